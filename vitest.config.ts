@@ -1,0 +1,44 @@
+import { fileURLToPath } from 'node:url';
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+
+const alias = {
+  '@quota/domain': fileURLToPath(new URL('./libs/domain/src/index.ts', import.meta.url)),
+  '@quota/ledger': fileURLToPath(new URL('./libs/ledger/src/index.ts', import.meta.url)),
+  '@quota/config': fileURLToPath(new URL('./libs/config/src/index.ts', import.meta.url)),
+};
+
+// SWC compiles the tests so that Nest's decorators get their design-time metadata,
+// which esbuild does not emit.
+const plugins = [swc.vite({ module: { type: 'es6' } })];
+
+export default defineConfig({
+  plugins,
+  resolve: { alias },
+  test: {
+    projects: [
+      {
+        plugins,
+        resolve: { alias },
+        test: {
+          name: 'unit',
+          include: ['apps/**/*.spec.ts', 'libs/**/*.spec.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        plugins,
+        resolve: { alias },
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          // Each file creates its own database; files run in parallel.
+          fileParallelism: true,
+        },
+      },
+    ],
+  },
+});
