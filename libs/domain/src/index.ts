@@ -4,3 +4,7 @@ export * from './quantity/quantity.js';
 export * as Resources from './resources/resource-list.js';
 export type { ResourceList, RawResourceList } from './resources/resource-list.js';
 export type * from './kube/types.js';
+export * from './usage/index.js';
+export * from './quota/index.js';
+export * from './limit-range/index.js';
+export * from './validation/index.js';

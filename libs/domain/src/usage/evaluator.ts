@@ -1,0 +1,28 @@
+import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { ResourceList } from '../resources/resource-list.js';
+
+/**
+ * How one kind of object is charged against quota: the domain's counterpart of Kubernetes'
+ * `quota.Evaluator` (k8s.io/apiserver/pkg/quota/v1). Pure: objects in, resource lists out.
+ */
+export interface UsageEvaluator {
+  readonly groupResource: GroupResource;
+  /** Whether an admission operation on this kind is charged at all (e.g. pods: CREATE). */
+  handles(operation: Operation, subresource?: string): boolean;
+  /** The quota resource names, out of `input`, that this evaluator charges. */
+  matchingResources(input: readonly string[]): string[];
+  /** The scope requirements, out of `scopes`, that the object satisfies. */
+  matchingScopes(object: KubeObject, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[];
+  /** The limited scopes that no matched quota covers (admission configuration `limitedResources`). */
+  uncoveredQuotaScopes(
+    limitedScopes: readonly ScopedResourceSelectorRequirement[],
+    matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
+  ): ScopedResourceSelectorRequirement[];
+  /**
+   * The must-specify rule: the names out of `required` that the object must set but does
+   * not (e.g. a pod without `requests.cpu` under a `requests.cpu` quota). Empty when satisfied.
+   */
+  constraints(required: readonly string[], object: KubeObject): string[];
+  /** What the object consumes, keyed by quota resource name. Throws DomainError on bad input. */
+  usage(object: KubeObject): ResourceList;
+}
