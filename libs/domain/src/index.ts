@@ -8,3 +8,6 @@ export * from './usage/index.js';
 export * from './quota/index.js';
 export * from './limit-range/index.js';
 export * from './validation/index.js';
+export * from './scopes/facts.js';
+export * from './events/events.js';
+export * from './events/fold.js';

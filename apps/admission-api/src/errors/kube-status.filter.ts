@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { DomainError } from '@quota/domain';
+import { kubeStatus, type KubeStatus } from './kube-status.js';
+
+/** Errors body-parser raises carry an HTTP status and a `type`. */
+interface HttpishError {
+  readonly status?: number;
+  readonly statusCode?: number;
+  readonly type?: string;
+  readonly expose?: boolean;
+}
+
+/**
+ * The one place errors become HTTP answers. Domain errors carry a code and map to 4xx;
+ * anything unknown is a 500 that names a request id and shows no internals.
+ */
+@Catch()
+export class KubeStatusFilter implements ExceptionFilter {
+  private readonly logger = new Logger('errors');
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const status = this.toStatus(error, request);
+    if (response.headersSent) return;
+    response.status(status.code).json(status);
+  }
+
+  private toStatus(error: unknown, request: Request): KubeStatus {
+    if (error instanceof DomainError) {
+      const code = error.code === 'ObjectInvalid' || error.code === 'QuantityInvalid' ? 422 : 400;
+      return kubeStatus(code, error.message, error.causes.length ? { causes: error.causes } : undefined);
+    }
+    if (error instanceof HttpException) {
+      const code = error.getStatus();
+      if (code === 404 && !request.route) {
+        return kubeStatus(404, 'the server could not find the requested resource');
+      }
+      const body = error.getResponse();
+      if (typeof body === 'object' && body !== null && (body as { kind?: unknown }).kind === 'Status') {
+        return body as KubeStatus;
+      }
+      return kubeStatus(code, error.message);
+    }
+    const httpish = error as HttpishError;
+    const code = httpish?.status ?? httpish?.statusCode;
+    if (typeof code === 'number' && code >= 400 && code < 500) {
+      if (httpish.type === 'entity.too.large') {
+        return kubeStatus(413, 'the request body is larger than the server accepts');
+      }
+      if (httpish.type === 'entity.parse.failed') {
+        return kubeStatus(400, 'the request body is not valid JSON');
+      }
+      if (httpish.type === 'encoding.unsupported' || httpish.type === 'charset.unsupported') {
+        return kubeStatus(415, 'the request body must be UTF-8 JSON');
+      }
+      return kubeStatus(code, 'the request could not be read');
+    }
+    const requestId = (request.headers['x-request-id'] as string | undefined) ?? randomUUID();
+    this.logger.error({ requestId, err: error instanceof Error ? error.stack : String(error) });
+    return kubeStatus(500, `internal error (request id ${requestId})`, { requestId });
+  }
+}

@@ -1,0 +1,155 @@
+import type { LimitRangeItem, ObjectMeta, RawQuantities, ResourceQuotaSpec } from '../kube/types.js';
+import type { ScopeFacts } from '../scopes/facts.js';
+
+/**
+ * The ledger's events: everything that changes a namespace's quota state, in the past tense.
+ * One stream per namespace. Payloads are plain JSON (quantities in canonical text) so that
+ * an auditor can read them and every version of the code can fold them.
+ */
+export const EVENT_SCHEMA_VERSION = 1;
+
+export type ReleaseReason =
+  /** The object never appeared within the grace period (its create failed after admission). */
+  | 'stale'
+  /** The object was deleted. */
+  | 'deleted'
+  /** The client gave the reservation up (REST release). */
+  | 'cancelled'
+  /** A later reservation for the same object (an UPDATE) replaced it. */
+  | 'superseded'
+  /** A REST reservation's TTL ran out before it was committed. */
+  | 'expired';
+
+export const RELEASE_REASONS: readonly ReleaseReason[] = ['stale', 'deleted', 'cancelled', 'superseded', 'expired'];
+
+/** Which object a reservation is for. `uid` is the key the webhook and reconciler match on. */
+export interface ObjectRef {
+  /** API group; '' for the core group. */
+  readonly group: string;
+  /** Plural resource, e.g. `pods`. */
+  readonly resource: string;
+  readonly kind?: string;
+  readonly name?: string;
+  readonly uid?: string;
+}
+
+/** The ResourceQuota as stored: its spec with canonical quantities, and the metadata users set. */
+export interface QuotaDefinition {
+  readonly name: string;
+  readonly spec: ResourceQuotaSpec;
+  readonly metadata?: Pick<ObjectMeta, 'labels' | 'annotations' | 'uid' | 'creationTimestamp'>;
+}
+
+export interface LimitRangeDefinition {
+  readonly name: string;
+  readonly spec: { readonly limits: readonly LimitRangeItem[] };
+  readonly metadata?: Pick<ObjectMeta, 'labels' | 'annotations' | 'uid' | 'creationTimestamp'>;
+}
+
+export interface QuotaDefined {
+  readonly type: 'QuotaDefined';
+  readonly data: QuotaDefinition;
+}
+
+export interface QuotaChanged {
+  readonly type: 'QuotaChanged';
+  readonly data: QuotaDefinition;
+}
+
+export interface QuotaRemoved {
+  readonly type: 'QuotaRemoved';
+  readonly data: { readonly name: string };
+}
+
+export interface LimitRangeDefined {
+  readonly type: 'LimitRangeDefined';
+  readonly data: LimitRangeDefinition;
+}
+
+export interface LimitRangeChanged {
+  readonly type: 'LimitRangeChanged';
+  readonly data: LimitRangeDefinition;
+}
+
+export interface LimitRangeRemoved {
+  readonly type: 'LimitRangeRemoved';
+  readonly data: { readonly name: string };
+}
+
+export interface Reserved {
+  readonly type: 'Reserved';
+  readonly data: {
+    readonly reservationId: string;
+    readonly object: ObjectRef;
+    readonly operation: 'CREATE' | 'UPDATE';
+    /**
+     * What the reservation adds to usage now. For a CREATE, the object's usage; for an
+     * UPDATE, Kubernetes' charge `max(0, new - old)` per key, so that a pending update never
+     * lowers usage before it is known to have happened.
+     */
+    readonly charged: RawQuantities;
+    /** UPDATE only: the object's whole usage after the change, which counts once committed. */
+    readonly objectUsage?: RawQuantities;
+    /** UPDATE only: the reservation of the object's previous state. */
+    readonly supersedes?: string;
+    readonly scopeFacts: ScopeFacts;
+    /** A REST reservation with a TTL: released as `expired` if not committed by then (RFC 3339). */
+    readonly expiresAt?: string;
+  };
+}
+
+export interface Committed {
+  readonly type: 'Committed';
+  readonly data: { readonly reservationId: string };
+}
+
+export interface Released {
+  readonly type: 'Released';
+  readonly data: { readonly reservationId: string; readonly reason: ReleaseReason };
+}
+
+/** An object that exists with no reservation: its usage counts from now on, over hard or not. */
+export interface Adopted {
+  readonly type: 'Adopted';
+  readonly data: {
+    readonly reservationId: string;
+    readonly object: ObjectRef;
+    readonly usage: RawQuantities;
+    readonly scopeFacts: ScopeFacts;
+  };
+}
+
+export type LedgerEvent =
+  | QuotaDefined
+  | QuotaChanged
+  | QuotaRemoved
+  | LimitRangeDefined
+  | LimitRangeChanged
+  | LimitRangeRemoved
+  | Reserved
+  | Committed
+  | Released
+  | Adopted;
+
+export type LedgerEventType = LedgerEvent['type'];
+
+export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
+  'QuotaDefined',
+  'QuotaChanged',
+  'QuotaRemoved',
+  'LimitRangeDefined',
+  'LimitRangeChanged',
+  'LimitRangeRemoved',
+  'Reserved',
+  'Committed',
+  'Released',
+  'Adopted',
+];
+
+/** An event as the ledger recorded it: its place in the namespace's stream and its time. */
+export type RecordedEvent<E extends LedgerEvent = LedgerEvent> = E & {
+  /** 1-based, gap-free position within the namespace's stream. */
+  readonly version: number;
+  /** When it was appended, in epoch milliseconds. */
+  readonly at: number;
+};

@@ -1,0 +1,2 @@
+export * from './data-source.js';
+export * from './entities/ledger-event.entity.js';

@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
+import type { DataSource } from 'typeorm';
+
+let db: TestDatabase & { dataSource: DataSource };
+
+beforeAll(async () => {
+  db = await createMigratedDatabase('qlschema');
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+const insert = (namespace: string, version: number) =>
+  db.dataSource.query(
+    `INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor) VALUES ($1, $2, 'Reserved', 1, '{}', 'test') RETURNING position`,
+    [namespace, version],
+  );
+
+describe('ledger schema (real PostgreSQL)', () => {
+  it('records the migration it ran, once', async () => {
+    const rows: { name: string }[] = await db.dataSource.query('SELECT name FROM schema_migrations');
+    expect(rows.map((r) => r.name)).toEqual(['CreateLedgerEvents1795293483763']);
+    expect(await db.dataSource.runMigrations()).toEqual([]);
+  });
+
+  it('gives each event a growing global position and rejects a second event at the same stream version', async () => {
+    const [first] = await insert('team-a', 1);
+    const [second] = await insert('team-b', 1);
+    expect(BigInt(second.position)).toBeGreaterThan(BigInt(first.position));
+    await expect(insert('team-a', 1)).rejects.toThrow(/ledger_events_stream_version/);
+  });
+
+  it('refuses to update, delete or truncate an event', async () => {
+    await insert('team-c', 1);
+    await expect(db.dataSource.query(`UPDATE ledger_events SET actor = 'x' WHERE namespace = 'team-c'`)).rejects.toThrow(/append-only: UPDATE/);
+    await expect(db.dataSource.query(`DELETE FROM ledger_events WHERE namespace = 'team-c'`)).rejects.toThrow(/append-only: DELETE/);
+    await expect(db.dataSource.query(`TRUNCATE ledger_events`)).rejects.toThrow(/append-only: TRUNCATE/);
+  });
+
+  it('rejects versions below 1 and an empty namespace', async () => {
+    await expect(insert('team-d', 0)).rejects.toThrow(/check constraint/);
+    await expect(insert('', 1)).rejects.toThrow(/check constraint/);
+  });
+});
