@@ -6,10 +6,32 @@ import { kubeStatus, type KubeStatus } from './kube-status.js';
 
 /** Errors body-parser raises carry an HTTP status and a `type`. */
 interface HttpishError {
+  readonly message?: string;
   readonly status?: number;
   readonly statusCode?: number;
   readonly type?: string;
   readonly expose?: boolean;
+}
+
+function bodyStatus(error: HttpishError | undefined): KubeStatus | undefined {
+  const code = error?.status ?? error?.statusCode;
+  if (!error || typeof code !== 'number' || code < 400 || code >= 500) return undefined;
+  switch (error.type) {
+    case 'entity.too.large':
+      return kubeStatus(413, 'the request body is larger than the server accepts');
+    case 'entity.parse.failed':
+      return kubeStatus(400, `the request body is not valid JSON: ${error.message}`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return kubeStatus(415, 'the request body must be UTF-8 JSON');
+    case 'entity.verify.failed':
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return kubeStatus(400, 'the request body could not be read');
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -35,6 +57,9 @@ export class KubeStatusFilter implements ExceptionFilter {
       return kubeStatus(code, error.message, error.causes.length ? { causes: error.causes } : undefined);
     }
     if (error instanceof HttpException) {
+      // Nest wraps body-parser's errors; their `type` says what went wrong with the body.
+      const fromBody = bodyStatus(error.cause as HttpishError | undefined);
+      if (fromBody) return fromBody;
       const code = error.getStatus();
       if (code === 404 && !request.route) {
         return kubeStatus(404, 'the server could not find the requested resource');
@@ -45,20 +70,8 @@ export class KubeStatusFilter implements ExceptionFilter {
       }
       return kubeStatus(code, error.message);
     }
-    const httpish = error as HttpishError;
-    const code = httpish?.status ?? httpish?.statusCode;
-    if (typeof code === 'number' && code >= 400 && code < 500) {
-      if (httpish.type === 'entity.too.large') {
-        return kubeStatus(413, 'the request body is larger than the server accepts');
-      }
-      if (httpish.type === 'entity.parse.failed') {
-        return kubeStatus(400, 'the request body is not valid JSON');
-      }
-      if (httpish.type === 'encoding.unsupported' || httpish.type === 'charset.unsupported') {
-        return kubeStatus(415, 'the request body must be UTF-8 JSON');
-      }
-      return kubeStatus(code, 'the request could not be read');
-    }
+    const fromBody = bodyStatus(error as HttpishError);
+    if (fromBody) return fromBody;
     const requestId = (request.headers['x-request-id'] as string | undefined) ?? randomUUID();
     this.logger.error({ requestId, err: error instanceof Error ? error.stack : String(error) });
     return kubeStatus(500, `internal error (request id ${requestId})`, { requestId });
