@@ -1,14 +1,27 @@
 import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import type { ResourceList } from '../resources/resource-list.js';
 
+/** What usage may need beyond the object itself. */
+export interface UsageOptions {
+  /**
+   * The current time in epoch milliseconds. Kubernetes stops charging a pod's compute
+   * resources once its deletion grace period has run out; without `now` that never happens.
+   */
+  readonly now?: number;
+}
+
 /**
  * How one kind of object is charged against quota: the domain's counterpart of Kubernetes'
  * `quota.Evaluator` (k8s.io/apiserver/pkg/quota/v1). Pure: objects in, resource lists out.
  */
 export interface UsageEvaluator {
   readonly groupResource: GroupResource;
-  /** Whether an admission operation on this kind is charged at all (e.g. pods: CREATE). */
-  handles(operation: Operation, subresource?: string): boolean;
+  /**
+   * Whether an admission operation on this kind is charged at all (e.g. pods: CREATE).
+   * Some answers depend on the objects (a pod UPDATE is charged only when it changes the
+   * Terminating scope; a PVC status UPDATE needs both objects): pass them when known.
+   */
+  handles(operation: Operation, subresource?: string, object?: KubeObject, oldObject?: KubeObject): boolean;
   /** The quota resource names, out of `input`, that this evaluator charges. */
   matchingResources(input: readonly string[]): string[];
   /** The scope requirements, out of `scopes`, that the object satisfies. */
@@ -23,6 +36,11 @@ export interface UsageEvaluator {
    * not (e.g. a pod without `requests.cpu` under a `requests.cpu` quota). Empty when satisfied.
    */
   constraints(required: readonly string[], object: KubeObject): string[];
+  /**
+   * The same rule as Kubernetes words its error (e.g. `must specify cpu for: app; memory
+   * for: app`), or undefined when satisfied. Absent where the rule never applies.
+   */
+  constraintError?(required: readonly string[], object: KubeObject): string | undefined;
   /** What the object consumes, keyed by quota resource name. Throws DomainError on bad input. */
-  usage(object: KubeObject): ResourceList;
+  usage(object: KubeObject, options?: UsageOptions): ResourceList;
 }

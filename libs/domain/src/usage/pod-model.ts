@@ -1,0 +1,155 @@
+import type { KubeObject } from '../kube/types.js';
+import type { ResourceList } from '../resources/resource-list.js';
+import { field, FieldReader } from './fields.js';
+
+/**
+ * A pod as the quota logic reads it: every quantity parsed, every field Kubernetes' pod
+ * evaluator looks at, and nothing else. Reading validates the whole pod at once, so an
+ * invalid quantity anywhere is reported even if the current question would not need it.
+ */
+export interface ContainerResources {
+  readonly requests: ResourceList;
+  readonly limits: ResourceList;
+}
+
+export interface PodContainer extends ContainerResources {
+  readonly name: string;
+  /** An init container with `restartPolicy: Always` is a restartable sidecar. */
+  readonly restartable: boolean;
+}
+
+export interface PodContainerStatus {
+  readonly name: string;
+  /** `status.containerStatuses[].resources`: what the kubelet applied (absent: nil). */
+  readonly resources: ContainerResources | undefined;
+  readonly allocatedResources: ResourceList;
+}
+
+export interface PodModel {
+  readonly containers: readonly PodContainer[];
+  readonly initContainers: readonly PodContainer[];
+  readonly overhead: ResourceList;
+  /** `spec.resources` (pod-level resources); undefined when the field is absent. */
+  readonly podResources: ContainerResources | undefined;
+  readonly containerStatuses: readonly PodContainerStatus[];
+  readonly initContainerStatuses: readonly PodContainerStatus[];
+  readonly conditions: readonly { readonly type: string; readonly reason: string }[];
+  readonly phase: string;
+  /** `status.qosClass`, '' when unset. */
+  readonly qosClass: string;
+  readonly activeDeadlineSeconds: number | undefined;
+  readonly priorityClassName: string;
+  readonly usesCrossNamespacePodAffinity: boolean;
+  /** `metadata.deletionTimestamp` in epoch milliseconds. */
+  readonly deletionTimestamp: number | undefined;
+  readonly deletionGracePeriodSeconds: number | undefined;
+}
+
+/** Reads a pod, or throws DomainError('ObjectInvalid') listing every invalid field. */
+export function readPod(object: KubeObject): PodModel {
+  const read = new FieldReader('pod');
+  const root = read.object(object, '') ?? {};
+  const metadata = read.object(field(root, 'metadata'), 'metadata');
+  const spec = read.object(field(root, 'spec'), 'spec');
+  const status = read.object(field(root, 'status'), 'status');
+
+  const containers = (key: 'containers' | 'initContainers'): PodContainer[] =>
+    read.array(field(spec, key), `spec.${key}`).map((raw, i) => {
+      const path = `spec.${key}[${i}]`;
+      const container = read.object(raw, path);
+      return {
+        name: read.string(field(container, 'name'), `${path}.name`),
+        ...requirements(read, field(container, 'resources'), `${path}.resources`),
+        restartable: read.string(field(container, 'restartPolicy'), `${path}.restartPolicy`) === 'Always',
+      };
+    });
+
+  const statuses = (key: 'containerStatuses' | 'initContainerStatuses'): PodContainerStatus[] =>
+    read.array(field(status, key), `status.${key}`).map((raw, i) => {
+      const path = `status.${key}[${i}]`;
+      const containerStatus = read.object(raw, path);
+      const resources = field(containerStatus, 'resources');
+      return {
+        name: read.string(field(containerStatus, 'name'), `${path}.name`),
+        resources: resources === undefined || resources === null ? undefined : requirements(read, resources, `${path}.resources`),
+        allocatedResources: read.resources(field(containerStatus, 'allocatedResources'), `${path}.allocatedResources`),
+      };
+    });
+
+  const conditions = read.array(field(status, 'conditions'), 'status.conditions').map((raw, i) => {
+    const condition = read.object(raw, `status.conditions[${i}]`);
+    return {
+      type: read.string(field(condition, 'type'), `status.conditions[${i}].type`),
+      reason: read.string(field(condition, 'reason'), `status.conditions[${i}].reason`),
+    };
+  });
+
+  const podResourcesRaw = field(spec, 'resources');
+  const deletionTimestampText = read.optionalString(field(metadata, 'deletionTimestamp'), 'metadata.deletionTimestamp');
+
+  const model: PodModel = {
+    containers: containers('containers'),
+    initContainers: containers('initContainers'),
+    overhead: read.resources(field(spec, 'overhead'), 'spec.overhead'),
+    podResources:
+      podResourcesRaw === undefined || podResourcesRaw === null ? undefined : requirements(read, podResourcesRaw, 'spec.resources'),
+    containerStatuses: statuses('containerStatuses'),
+    initContainerStatuses: statuses('initContainerStatuses'),
+    conditions,
+    phase: read.string(field(status, 'phase'), 'status.phase'),
+    qosClass: read.string(field(status, 'qosClass'), 'status.qosClass'),
+    activeDeadlineSeconds: read.optionalInteger(field(spec, 'activeDeadlineSeconds'), 'spec.activeDeadlineSeconds'),
+    priorityClassName: read.string(field(spec, 'priorityClassName'), 'spec.priorityClassName'),
+    usesCrossNamespacePodAffinity: readCrossNamespaceAffinity(read, field(spec, 'affinity')),
+    deletionTimestamp: readTimestamp(read, deletionTimestampText, 'metadata.deletionTimestamp'),
+    deletionGracePeriodSeconds: read.optionalInteger(field(metadata, 'deletionGracePeriodSeconds'), 'metadata.deletionGracePeriodSeconds'),
+  };
+  read.done();
+  return model;
+}
+
+function requirements(read: FieldReader, raw: unknown, path: string): ContainerResources {
+  const resources = read.object(raw, path);
+  return {
+    requests: read.resources(field(resources, 'requests'), `${path}.requests`),
+    limits: read.resources(field(resources, 'limits'), `${path}.limits`),
+  };
+}
+
+function readTimestamp(read: FieldReader, text: string | undefined, path: string): number | undefined {
+  if (text === undefined) return undefined;
+  const millis = Date.parse(text);
+  if (Number.isNaN(millis)) {
+    read.invalid(path, text, 'must be an RFC 3339 timestamp');
+    return undefined;
+  }
+  return millis;
+}
+
+/** Any pod (anti-)affinity term that names namespaces or selects them (pods.go usesCrossNamespacePodAffinity). */
+function readCrossNamespaceAffinity(read: FieldReader, raw: unknown): boolean {
+  const affinity = read.object(raw, 'spec.affinity');
+  let crossNamespace = false;
+  for (const kind of ['podAffinity', 'podAntiAffinity'] as const) {
+    const path = `spec.affinity.${kind}`;
+    const group = read.object(field(affinity, kind), path);
+    const requiredPath = `${path}.requiredDuringSchedulingIgnoredDuringExecution`;
+    const preferredPath = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
+    const terms = [
+      ...read.array(field(group, 'requiredDuringSchedulingIgnoredDuringExecution'), requiredPath).map(
+        (term, i) => [term, `${requiredPath}[${i}]`] as const,
+      ),
+      ...read.array(field(group, 'preferredDuringSchedulingIgnoredDuringExecution'), preferredPath).map(
+        (weighted, i) =>
+          [field(read.object(weighted, `${preferredPath}[${i}]`), 'podAffinityTerm'), `${preferredPath}[${i}].podAffinityTerm`] as const,
+      ),
+    ];
+    for (const [rawTerm, termPath] of terms) {
+      const term = read.object(rawTerm, termPath);
+      const namespaces = read.array(field(term, 'namespaces'), `${termPath}.namespaces`);
+      const selector = field(term, 'namespaceSelector');
+      if (namespaces.length > 0 || (selector !== undefined && selector !== null)) crossNamespace = true;
+    }
+  }
+  return crossNamespace;
+}

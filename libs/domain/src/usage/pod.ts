@@ -1,0 +1,217 @@
+import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import { Quantity } from '../quantity/quantity.js';
+import * as Resources from '../resources/resource-list.js';
+import type { ResourceList } from '../resources/resource-list.js';
+import type { UsageEvaluator, UsageOptions } from './evaluator.js';
+import {
+  compareStrings,
+  HUGEPAGES_PREFIX,
+  intersection,
+  isDRAExtendedResourceName,
+  isExtendedResourceNameForQuota,
+  objectCountName,
+  REQUESTS_HUGEPAGES_PREFIX,
+  REQUESTS_PREFIX,
+  unique,
+} from './names.js';
+import { type PodModel, readPod } from './pod-model.js';
+import { isPodLevelResourcesSet, podLimits, podQOS, podRequests, QUOTA_OPTIONS } from './pod-resources.js';
+import { scopeValueMatcher } from './selector.js';
+
+/** How pods are charged (pkg/quota/v1/evaluator/core/pods.go). */
+
+const PODS: GroupResource = { group: '', resource: 'pods' };
+export const POD_OBJECT_COUNT_NAME = objectCountName(PODS);
+
+/** The fixed quota names a pod can be charged for; hugepages and extended resources come by pattern. */
+export const POD_RESOURCE_NAMES: readonly string[] = [
+  POD_OBJECT_COUNT_NAME,
+  'cpu',
+  'memory',
+  'ephemeral-storage',
+  'requests.cpu',
+  'requests.memory',
+  'requests.ephemeral-storage',
+  'limits.cpu',
+  'limits.memory',
+  'limits.ephemeral-storage',
+  'pods',
+];
+
+const POD_RESOURCE_PREFIXES = [HUGEPAGES_PREFIX, REQUESTS_HUGEPAGES_PREFIX];
+
+/**
+ * Quotas on these force every container to state them (the must-specify rule). Kubernetes
+ * keeps the rule for cpu and memory for compatibility and will not extend it.
+ */
+const MUST_SPECIFY: ReadonlySet<string> = new Set(['cpu', 'memory', 'requests.cpu', 'requests.memory', 'limits.cpu', 'limits.memory']);
+
+export const POD_SCOPES = {
+  Terminating: 'Terminating',
+  NotTerminating: 'NotTerminating',
+  BestEffort: 'BestEffort',
+  NotBestEffort: 'NotBestEffort',
+  PriorityClass: 'PriorityClass',
+  CrossNamespacePodAffinity: 'CrossNamespacePodAffinity',
+} as const;
+
+export class PodEvaluator implements UsageEvaluator {
+  readonly groupResource = PODS;
+
+  /**
+   * CREATE; UPDATE of the `resize` subresource; and a plain UPDATE only when it moves the
+   * pod between Terminating and NotTerminating (which needs both objects).
+   */
+  handles(operation: Operation, subresource?: string, object?: KubeObject, oldObject?: KubeObject): boolean {
+    switch (subresource ?? '') {
+      case '':
+        if (operation === 'UPDATE') {
+          if (object === undefined || oldObject === undefined) return false;
+          return isTerminating(readPod(object)) !== isTerminating(readPod(oldObject));
+        }
+        return operation === 'CREATE';
+      case 'resize':
+        return operation === 'UPDATE';
+      default:
+        return false;
+    }
+  }
+
+  matchingResources(input: readonly string[]): string[] {
+    const result = intersection(input, POD_RESOURCE_NAMES);
+    for (const name of input) {
+      if (POD_RESOURCE_PREFIXES.some((prefix) => name.startsWith(prefix)) || isExtendedResourceNameForQuota(name)) result.push(name);
+    }
+    return unique(result);
+  }
+
+  matchingScopes(object: KubeObject, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
+    const pod = readPod(object);
+    return scopes.filter((scope) => podMatchesScope(pod, scope));
+  }
+
+  uncoveredQuotaScopes(
+    limitedScopes: readonly ScopedResourceSelectorRequirement[],
+    matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
+  ): ScopedResourceSelectorRequirement[] {
+    return uncoveredScopes(limitedScopes, matchedQuotaScopes);
+  }
+
+  constraints(required: readonly string[], object: KubeObject): string[] {
+    return [...missingByResource(readPod(object), required).keys()].sort(compareStrings);
+  }
+
+  /** Kubernetes' error text for the must-specify rule, or undefined when satisfied. */
+  constraintError(required: readonly string[], object: KubeObject): string | undefined {
+    const missing = missingByResource(readPod(object), required);
+    if (missing.size === 0) return undefined;
+    const parts = [...missing.keys()]
+      .sort(compareStrings)
+      .map((resource) => `${resource} for: ${[...(missing.get(resource) ?? [])].sort(compareStrings).join(',')}`);
+    return `must specify ${parts.join('; ')}`;
+  }
+
+  usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
+    return podUsage(readPod(object), options);
+  }
+}
+
+/**
+ * What a pod consumes. `count/pods` always (it counts stored objects); the rest only while
+ * the pod is not terminal and not stuck past its deletion grace period.
+ */
+export function podUsage(pod: PodModel, options: UsageOptions = {}): ResourceList {
+  const count = Resources.fromEntries([[POD_OBJECT_COUNT_NAME, Quantity.fromInt(1n)]]);
+  if (!chargesCompute(pod, options.now)) return count;
+  const requests = podRequests(pod, QUOTA_OPTIONS);
+  const limits = podLimits(pod, QUOTA_OPTIONS);
+  return Resources.add(count, computeUsage(requests, limits));
+}
+
+/** Kubernetes' QuotaV1Pod. Without a clock the deletion grace period cannot have run out. */
+function chargesCompute(pod: PodModel, now: number | undefined): boolean {
+  if (pod.phase === 'Failed' || pod.phase === 'Succeeded') return false;
+  if (now !== undefined && pod.deletionTimestamp !== undefined && pod.deletionGracePeriodSeconds !== undefined) {
+    if (now > pod.deletionTimestamp + pod.deletionGracePeriodSeconds * 1000) return false;
+  }
+  return true;
+}
+
+/** The quota names a set of requests and limits charges (podComputeUsageHelper). */
+export function computeUsage(requests: ResourceList, limits: ResourceList): ResourceList {
+  const result = new Map<string, Quantity>([['pods', Quantity.fromInt(1n)]]);
+  for (const name of ['cpu', 'memory', 'ephemeral-storage']) {
+    const request = Resources.get(requests, name);
+    if (request !== undefined) {
+      result.set(name, request);
+      result.set(`requests.${name}`, request);
+    }
+    const limit = Resources.get(limits, name);
+    if (limit !== undefined) result.set(`limits.${name}`, limit);
+  }
+  for (const [name, request] of Object.entries(requests)) {
+    if (name.startsWith(HUGEPAGES_PREFIX)) {
+      result.set(name, request);
+      result.set(`${REQUESTS_PREFIX}${name}`, request);
+    }
+    // Extended resources cannot be overcommitted, so only their requests are charged.
+    if (isDRAExtendedResourceName(name)) result.set(`${REQUESTS_PREFIX}${name}`, request);
+  }
+  return Resources.fromEntries(result);
+}
+
+/** For each must-specify resource some container omits, the containers omitting it. */
+function missingByResource(pod: PodModel, required: readonly string[]): Map<string, Set<string>> {
+  const missing = new Map<string, Set<string>>();
+  // Pod-level resources make container-level ones optional.
+  if (isPodLevelResourcesSet(pod)) return missing;
+  const requiredSet = required.filter((name) => MUST_SPECIFY.has(name));
+  for (const container of [...pod.containers, ...pod.initContainers]) {
+    const stated = computeUsage(container.requests, container.limits);
+    for (const name of requiredSet) {
+      if (Resources.has(stated, name)) continue;
+      const containers = missing.get(name) ?? new Set<string>();
+      containers.add(container.name);
+      missing.set(name, containers);
+    }
+  }
+  return missing;
+}
+
+export function isTerminating(pod: PodModel): boolean {
+  return pod.activeDeadlineSeconds !== undefined && pod.activeDeadlineSeconds >= 0;
+}
+
+export function isBestEffort(pod: PodModel): boolean {
+  return podQOS(pod) === 'BestEffort';
+}
+
+/** podMatchesScopeFunc. Scopes pods do not know never match. */
+export function podMatchesScope(pod: PodModel, scope: ScopedResourceSelectorRequirement): boolean {
+  switch (scope.scopeName) {
+    case POD_SCOPES.Terminating:
+      return isTerminating(pod);
+    case POD_SCOPES.NotTerminating:
+      return !isTerminating(pod);
+    case POD_SCOPES.BestEffort:
+      return isBestEffort(pod);
+    case POD_SCOPES.NotBestEffort:
+      return !isBestEffort(pod);
+    case POD_SCOPES.PriorityClass:
+      // Exists is answered without building a selector, so its values are never checked.
+      if (scope.operator === 'Exists') return pod.priorityClassName !== '';
+      return scopeValueMatcher(scope).matches(pod.priorityClassName === '' ? undefined : pod.priorityClassName);
+    case POD_SCOPES.CrossNamespacePodAffinity:
+      return pod.usesCrossNamespacePodAffinity;
+    default:
+      return false;
+  }
+}
+
+/** The limited scopes whose scope name no matched quota scope carries. */
+export function uncoveredScopes(
+  limitedScopes: readonly ScopedResourceSelectorRequirement[],
+  matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
+): ScopedResourceSelectorRequirement[] {
+  return limitedScopes.filter((limited) => !matchedQuotaScopes.some((matched) => matched.scopeName === limited.scopeName));
+}

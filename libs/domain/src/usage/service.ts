@@ -1,0 +1,77 @@
+import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import { Quantity } from '../quantity/quantity.js';
+import * as Resources from '../resources/resource-list.js';
+import type { ResourceList } from '../resources/resource-list.js';
+import type { UsageEvaluator } from './evaluator.js';
+import { field, FieldReader } from './fields.js';
+import { intersection, objectCountName } from './names.js';
+
+/** How services are charged (pkg/quota/v1/evaluator/core/services.go). */
+
+const SERVICES: GroupResource = { group: '', resource: 'services' };
+export const SERVICE_OBJECT_COUNT_NAME = objectCountName(SERVICES);
+
+export const SERVICE_RESOURCE_NAMES: readonly string[] = [
+  SERVICE_OBJECT_COUNT_NAME,
+  'services',
+  'services.nodeports',
+  'services.loadbalancers',
+];
+
+export class ServiceEvaluator implements UsageEvaluator {
+  readonly groupResource = SERVICES;
+
+  /** CREATE and UPDATE: an update can change the type, and with it the node ports and load balancers. */
+  handles(operation: Operation, _subresource?: string): boolean {
+    return operation === 'CREATE' || operation === 'UPDATE';
+  }
+
+  matchingResources(input: readonly string[]): string[] {
+    return intersection(input, SERVICE_RESOURCE_NAMES);
+  }
+
+  /** Services have no scopes. */
+  matchingScopes(_object: KubeObject, _scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
+    return [];
+  }
+
+  uncoveredQuotaScopes(
+    _limitedScopes: readonly ScopedResourceSelectorRequirement[],
+    _matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
+  ): ScopedResourceSelectorRequirement[] {
+    return [];
+  }
+
+  constraints(_required: readonly string[], _object: KubeObject): string[] {
+    return [];
+  }
+
+  usage(object: KubeObject): ResourceList {
+    const read = new FieldReader('service');
+    const spec = read.object(field(read.object(object, '') ?? {}, 'spec'), 'spec');
+    const type = read.string(field(spec, 'type'), 'spec.type');
+    const ports = read.array(field(spec, 'ports'), 'spec.ports').map((raw, i) => read.object(raw, `spec.ports[${i}]`));
+    const allocate = field(spec, 'allocateLoadBalancerNodePorts');
+    read.done();
+
+    let nodePorts = 0;
+    let loadBalancers = 0;
+    if (type === 'NodePort') {
+      nodePorts = ports.length;
+    } else if (type === 'LoadBalancer') {
+      // Without node-port allocation only the ports that ask for a node port explicitly get one.
+      nodePorts = allocate === false ? ports.filter((port) => isNonZeroNumber(field(port, 'nodePort'))).length : ports.length;
+      loadBalancers = 1;
+    }
+    return Resources.fromEntries([
+      [SERVICE_OBJECT_COUNT_NAME, Quantity.fromInt(1n)],
+      ['services', Quantity.fromInt(1n)],
+      ['services.loadbalancers', Quantity.fromInt(BigInt(loadBalancers))],
+      ['services.nodeports', Quantity.fromInt(BigInt(nodePorts))],
+    ]);
+  }
+}
+
+function isNonZeroNumber(value: unknown): boolean {
+  return typeof value === 'number' && value !== 0;
+}
