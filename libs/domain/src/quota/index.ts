@@ -1,1 +1,13 @@
-export {};
+export { checkQuota } from './admission.js';
+export { decideQuota } from './check.js';
+export type { LimitedResource, QuotaCharge, QuotaCheckInput, QuotaDecision, QuotaSnapshot } from './check.js';
+export {
+  admissionObjectName,
+  forbiddenMessage,
+  formatScopeRequirements,
+  groupResourceString,
+  isForbidden,
+  renderDenial,
+} from './denial.js';
+export type { ExceededResource, QuotaDenial } from './denial.js';
+export { matchesAllScopes, quotaMatchesObject, quotaScopeSelectors } from './scopes.js';

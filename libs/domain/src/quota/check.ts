@@ -1,0 +1,262 @@
+import type {
+  GroupResource,
+  KubeObject,
+  Operation,
+  ResourceQuotaSpec,
+  ScopedResourceSelectorRequirement,
+} from '../kube/types.js';
+import { DomainError } from '../errors.js';
+import { Quantity } from '../quantity/quantity.js';
+import {
+  add,
+  fromEntries,
+  get,
+  has,
+  lessThanOrEqual,
+  mask,
+  negativeKeys,
+  parseResourceList,
+  resourceNames,
+  withoutZeros,
+  type ResourceList,
+} from '../resources/resource-list.js';
+import type { UsageEvaluator, UsageOptions } from '../usage/evaluator.js';
+import type { ExceededResource, QuotaDenial } from './denial.js';
+import { quotaMatchesObject, quotaScopeSelectors } from './scopes.js';
+
+/**
+ * One entry of the admission configuration's `limitedResources` (Kubernetes'
+ * resourcequota Configuration): consuming a matching resource, or creating an object in a
+ * matching scope, requires a quota that covers it.
+ */
+export interface LimitedResource {
+  /** The API group of the limited kind; empty or absent for the core group. */
+  readonly apiGroup?: string;
+  readonly resource: string;
+  /** Quota resource names containing any of these substrings are limited. */
+  readonly matchContains?: readonly string[];
+  /** Objects in any of these scopes need a quota whose scopes cover them. */
+  readonly matchScopes?: readonly ScopedResourceSelectorRequirement[];
+}
+
+/** A quota as the decision sees it: its spec and its current usage. */
+export interface QuotaSnapshot {
+  readonly name: string;
+  readonly spec: ResourceQuotaSpec;
+  /**
+   * Current usage. It must hold an entry (zero is fine) for every hard resource the quota
+   * limits: a missing entry is "usage not computed yet", which Kubernetes refuses with
+   * `status unknown for quota` rather than guessing, and so do we.
+   */
+  readonly used: ResourceList;
+}
+
+export interface QuotaCheckInput {
+  readonly operation: Operation;
+  readonly groupResource: GroupResource;
+  readonly subresource?: string;
+  /** The request's namespace; it fills in an object that has none before usage is measured. */
+  readonly namespace?: string;
+  readonly object: KubeObject;
+  /** The stored object, for UPDATE. */
+  readonly oldObject?: KubeObject;
+  /**
+   * The decision time in epoch milliseconds, for usage that depends on it (a pod past its
+   * deletion grace period stops being charged for compute).
+   */
+  readonly now?: number;
+  /** Every quota in the request's namespace. */
+  readonly quotas: readonly QuotaSnapshot[];
+  readonly limitedResources?: readonly LimitedResource[];
+}
+
+/** What one quota is charged: add `delta` to its usage, giving `used`. */
+export interface QuotaCharge {
+  readonly quota: string;
+  /** Only positive amounts, only for resources the quota limits. */
+  readonly delta: ResourceList;
+  /** The quota's usage with the charge applied. */
+  readonly used: ResourceList;
+}
+
+export type QuotaDecision =
+  | { readonly allowed: true; readonly charges: readonly QuotaCharge[] }
+  | { readonly allowed: false; readonly denial: QuotaDenial };
+
+const allowedWithoutCharge = (): QuotaDecision => ({ allowed: true, charges: [] });
+
+const deny = (denial: QuotaDenial): QuotaDecision => ({ allowed: false, denial });
+
+/** Kubernetes' SubtractWithNonNegativeResult: a - b per key, never below zero (b-only keys are zero). */
+function nonNegativeDelta(a: ResourceList, b: ResourceList): ResourceList {
+  const pairs: [string, Quantity][] = resourceNames(a).map((name) => {
+    const before = get(b, name);
+    const after = get(a, name) as Quantity;
+    const diff = before === undefined ? after : after.sub(before);
+    return [name, diff.sign() > 0 ? diff : Quantity.ZERO];
+  });
+  for (const name of resourceNames(b)) if (!has(a, name)) pairs.push([name, Quantity.ZERO]);
+  return fromEntries(pairs);
+}
+
+/** The usage keys the `limitedResources` entries for this kind say need a covering quota. */
+function limitedByDefault(usage: ResourceList, limited: readonly LimitedResource[]): Set<string> {
+  const result = new Set<string>();
+  for (const entry of limited) {
+    for (const name of resourceNames(usage)) {
+      if ((get(usage, name) as Quantity).sign() <= 0) continue;
+      if ((entry.matchContains ?? []).some((fragment) => name.includes(fragment))) result.add(name);
+    }
+  }
+  return result;
+}
+
+/** A copy of the object carrying the request namespace when it has none (admission defaulting). */
+function withNamespace(object: KubeObject, namespace: string | undefined): KubeObject {
+  if (!namespace || object.metadata?.namespace) return object;
+  return { ...object, metadata: { ...object.metadata, namespace } };
+}
+
+/** The quota's hard limits; a quota that cannot be read names itself in the error. */
+function parseHard(snapshot: QuotaSnapshot): ResourceList {
+  try {
+    return parseResourceList(snapshot.spec.hard, 'spec.hard');
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    throw new DomainError(error.code, `resourcequota ${JSON.stringify(snapshot.name)}: ${error.message}`, error.causes);
+  }
+}
+
+interface PreparedQuota {
+  readonly snapshot: QuotaSnapshot;
+  readonly hard: ResourceList;
+  readonly hardNames: string[];
+  readonly scopes: ScopedResourceSelectorRequirement[];
+}
+
+/**
+ * Decides one admission request against the namespace's quotas, as Kubernetes' ResourceQuota
+ * admission plugin does (CheckRequest): which quotas apply, the must-specify rule, the charge
+ * (full usage on CREATE, the non-negative per-key increase on UPDATE), the
+ * `limitedResources` coverage rules and the hard limits. Pure: the caller persists the
+ * charges. DELETE is always allowed and charges nothing.
+ *
+ * Quotas are considered in name order, so when several would refuse, the first by name is
+ * reported (Kubernetes uses its cache's order, which is unspecified).
+ *
+ * `ev` is the usage evaluator of the request's kind; `checkQuota` (admission.ts) picks it
+ * from the registry. Without one the kind is not charged.
+ */
+export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefined): QuotaDecision {
+  if (input.operation === 'DELETE') return allowedWithoutCharge();
+  if (ev === undefined || !ev.handles(input.operation, input.subresource, input.object, input.oldObject)) return allowedWithoutCharge();
+
+  const { object, groupResource } = input;
+  const limited = input.limitedResources ?? [];
+  // Kubernetes does not evaluate at all when there is nothing to enforce.
+  if (input.quotas.length === 0 && limited.length === 0) return allowedWithoutCharge();
+  const usageOptions: UsageOptions = input.now === undefined ? {} : { now: input.now };
+  const usageOf = (o: KubeObject): ResourceList => ev.usage(o, usageOptions);
+
+  // Limited scopes come from every configured entry, whatever kind it names (as in Kubernetes).
+  const limitedScopes = limited.flatMap((entry) => ev.matchingScopes(object, entry.matchScopes ?? []));
+  const limitedForKind = limited.filter(
+    (entry) => (entry.apiGroup ?? '') === groupResource.group && entry.resource === groupResource.resource,
+  );
+  const limitedNames = limitedForKind.length > 0 ? limitedByDefault(usageOf(object), limitedForKind) : new Set<string>();
+
+  const quotas: PreparedQuota[] = [...input.quotas]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .map((snapshot) => {
+      const hard = parseHard(snapshot);
+      return { snapshot, hard, hardNames: resourceNames(hard), scopes: quotaScopeSelectors(snapshot.spec) };
+    });
+
+  // Find the quotas that apply; every scope a quota's selectors match covers limited scopes,
+  // whether or not the quota itself applies.
+  const interesting: PreparedQuota[] = [];
+  const restrictedNames = new Set<string>();
+  const restrictedScopes: ScopedResourceSelectorRequirement[] = [];
+  for (const quota of quotas) {
+    restrictedScopes.push(...ev.matchingScopes(object, quota.scopes));
+    if (!quotaMatchesObject(ev, quota.hardNames, quota.scopes, object)) continue;
+
+    const restricted = ev.matchingResources(quota.hardNames);
+    const missing = ev.constraints(restricted, object);
+    if (missing.length > 0) {
+      const detail = ev.constraintError?.(restricted, object) ?? `must specify ${[...missing].sort().join(',')}`;
+      return deny({ kind: 'MustSpecify', quota: quota.snapshot.name, resources: missing, detail });
+    }
+    const unknown = restricted.filter((name) => has(quota.hard, name) && !has(quota.snapshot.used, name));
+    if (unknown.length > 0) return deny({ kind: 'StatusUnknown', quota: quota.snapshot.name, resources: restricted });
+
+    interesting.push(quota);
+    for (const name of restricted) restrictedNames.add(name);
+  }
+
+  const inputUsage = usageOf(withNamespace(object, input.namespace));
+  const negative = negativeKeys(inputUsage);
+  if (negative.length > 0) return deny({ kind: 'NegativeUsage', resources: negative });
+
+  // What each applicable quota would be charged, and what the request consumes when none applies.
+  const deltas = new Map<PreparedQuota, ResourceList>(interesting.map((quota) => [quota, inputUsage]));
+  let deltaWithoutQuota: ResourceList = input.operation === 'CREATE' ? inputUsage : {};
+
+  if (input.operation === 'UPDATE') {
+    const old = input.oldObject;
+    if (old === undefined) return deny({ kind: 'OldObjectMissing' });
+    // An old object without a resourceVersion is a create-on-update: charge it in full.
+    if (old.metadata?.resourceVersion) {
+      const delta = nonNegativeDelta(inputUsage, usageOf(old));
+      deltaWithoutQuota = delta;
+      for (const quota of interesting) {
+        // An object moving into a quota's scope is charged in full by that quota.
+        if (quotaMatchesObject(ev, quota.hardNames, quota.scopes, old)) deltas.set(quota, delta);
+      }
+    } else {
+      deltaWithoutQuota = inputUsage;
+    }
+  }
+
+  for (const [quota, delta] of deltas) {
+    const nonZero = withoutZeros(delta);
+    if (resourceNames(nonZero).length === 0) deltas.delete(quota);
+    else deltas.set(quota, nonZero);
+  }
+  // Nothing changes: no quota to touch and nothing to cover.
+  if (interesting.length > 0 ? deltas.size === 0 : resourceNames(withoutZeros(deltaWithoutQuota)).length === 0) {
+    return allowedWithoutCharge();
+  }
+
+  const uncoveredNames = [...limitedNames].filter((name) => !restrictedNames.has(name));
+  if (uncoveredNames.length > 0) return deny({ kind: 'InsufficientQuotaToConsume', resources: uncoveredNames });
+
+  const uncoveredScopes = ev.uncoveredQuotaScopes(limitedScopes, restrictedScopes);
+  if (uncoveredScopes.length > 0) return deny({ kind: 'InsufficientQuotaToMatchScopes', scopes: uncoveredScopes });
+
+  const charges: QuotaCharge[] = [];
+  for (const quota of interesting) {
+    const delta = deltas.get(quota);
+    if (delta === undefined) continue;
+    const requested = mask(delta, quota.hardNames);
+    const used = add(quota.snapshot.used, requested);
+    // A status write reports what already happened (e.g. storage an expansion allocated):
+    // it is charged, never refused.
+    if (input.subresource !== 'status') {
+      const check = lessThanOrEqual(mask(used, resourceNames(requested)), quota.hard);
+      if (!check.ok) {
+        const resources = [...check.exceeded].sort().map(
+          (name): ExceededResource => ({
+            resource: name,
+            requested: get(requested, name) as Quantity,
+            used: get(quota.snapshot.used, name),
+            hard: get(quota.hard, name) as Quantity,
+          }),
+        );
+        return deny({ kind: 'Exceeded', quota: quota.snapshot.name, resources });
+      }
+    }
+    if (resourceNames(requested).length > 0) charges.push({ quota: quota.snapshot.name, delta: requested, used });
+  }
+  return { allowed: true, charges };
+}

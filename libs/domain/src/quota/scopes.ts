@@ -1,0 +1,39 @@
+import type { KubeObject, ResourceQuotaSpec, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { UsageEvaluator } from '../usage/evaluator.js';
+
+/**
+ * A quota's scopes as one list of requirements, as Kubernetes' getScopeSelectorsFromQuota
+ * builds it: every `spec.scopes` entry becomes an `Exists` requirement on that scope,
+ * followed by `spec.scopeSelector.matchExpressions` as written. The list is ANDed.
+ */
+export function quotaScopeSelectors(spec: ResourceQuotaSpec | undefined): ScopedResourceSelectorRequirement[] {
+  const fromScopes = (spec?.scopes ?? []).map((scopeName): ScopedResourceSelectorRequirement => ({ scopeName, operator: 'Exists' }));
+  return [...fromScopes, ...(spec?.scopeSelector?.matchExpressions ?? [])];
+}
+
+/**
+ * Whether the object satisfies every requirement (an empty list always matches). Each
+ * requirement is asked of the evaluator on its own, so duplicates in the list cannot make
+ * a partial match look complete.
+ */
+export function matchesAllScopes(
+  evaluator: UsageEvaluator,
+  object: KubeObject,
+  requirements: readonly ScopedResourceSelectorRequirement[],
+): boolean {
+  return requirements.every((requirement) => evaluator.matchingScopes(object, [requirement]).length > 0);
+}
+
+/**
+ * Kubernetes' generic `Matches`: a quota applies to an object when the evaluator charges at
+ * least one of the quota's hard resource names and the object satisfies all of the quota's
+ * scope requirements.
+ */
+export function quotaMatchesObject(
+  evaluator: UsageEvaluator,
+  hardNames: readonly string[],
+  requirements: readonly ScopedResourceSelectorRequirement[],
+  object: KubeObject,
+): boolean {
+  return evaluator.matchingResources(hardNames).length > 0 && matchesAllScopes(evaluator, object, requirements);
+}
