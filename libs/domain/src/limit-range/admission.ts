@@ -1,0 +1,105 @@
+import type { GroupResource, KubeObject, LimitRange, Operation, PersistentVolumeClaim, Pod } from '../kube/types.js';
+import { computePodDefaults } from './defaults.js';
+import type { JsonPatchOperation } from './json-patch.js';
+import type { LimitRangerPodOptions } from './pod-resources.js';
+import { validatePodLimits, validatePvcLimits, type LimitValidation } from './validate.js';
+
+/**
+ * The LimitRanger admission plugin end to end (Admit, then Validate), for one request and
+ * the namespace's LimitRanges. Skipped, as plumbing: the informer/lister, the live-lookup
+ * LRU and its singleflight; the caller passes the LimitRanges in.
+ */
+
+const isCore = (gr: GroupResource, resource: string): boolean => gr.group === '' && gr.resource === resource;
+
+export interface LimitRangerAttributes {
+  readonly operation: Operation;
+  readonly resource: GroupResource;
+  readonly subresource?: string;
+}
+
+/**
+ * Whether LimitRanger looks at a request at all: the handler takes CREATE and UPDATE, and
+ * SupportsAttributes keeps pods and persistentvolumeclaims without a subresource, except
+ * pod UPDATEs (containers are immutable) but including pods/resize (in-place resize).
+ */
+export function limitRangerHandles({ operation, resource, subresource = '' }: LimitRangerAttributes): boolean {
+  if (operation !== 'CREATE' && operation !== 'UPDATE') return false;
+  const pods = isCore(resource, 'pods');
+  if (subresource === 'resize' && pods && operation === 'UPDATE') return true;
+  if (subresource !== '') return false;
+  if (pods && operation === 'UPDATE') return false;
+  return pods || isCore(resource, 'persistentvolumeclaims');
+}
+
+export interface LimitRangerRequest extends LimitRangerAttributes {
+  /** `AdmissionRequest.name` (empty on a CREATE with generateName). */
+  readonly name?: string;
+  readonly object: KubeObject;
+  readonly oldObject?: KubeObject;
+  /** The namespace's LimitRanges, in the order to apply them. */
+  readonly limitRanges: readonly LimitRange[];
+  readonly options?: LimitRangerPodOptions;
+}
+
+export interface LimitRangerDecision {
+  /** False when the plugin ignores the request (wrong kind, operation, subresource, or deleting). */
+  readonly applies: boolean;
+  readonly allowed: boolean;
+  /** The defaulting patch against the request's object; empty when refused or nothing was set. */
+  readonly patch: readonly JsonPatchOperation[];
+  /** The object after defaulting (what was validated). */
+  readonly object: KubeObject;
+  /** The `kubernetes.io/limit-ranger` annotation written, if any. */
+  readonly annotation?: string;
+  readonly validation: LimitValidation;
+  /**
+   * When refused: the Forbidden (403) status message, as admission.NewForbidden words it,
+   * e.g. `pods "web" is forbidden: maximum cpu usage per Container is 1, but limit is 2`.
+   */
+  readonly message?: string;
+}
+
+/** GroupResource.String(): `pods`, `foos.example.com`. */
+const groupResourceString = (gr: GroupResource): string => (gr.group === '' ? gr.resource : `${gr.resource}.${gr.group}`);
+
+/** The name admission errors use: request name, else object name, else generateName, else Unknown. */
+function objectName(object: KubeObject, requestName: string | undefined): string {
+  if (requestName) return requestName;
+  return object.metadata?.name || object.metadata?.generateName || 'Unknown';
+}
+
+export function limitRangerForbiddenMessage(resource: GroupResource, name: string, reason: string): string {
+  return `${groupResourceString(resource)} ${JSON.stringify(name)} is forbidden: ${reason}`;
+}
+
+const ALLOWED: LimitValidation = Object.freeze({ ok: true, violations: Object.freeze([]) });
+
+export function admitLimitRanger(request: LimitRangerRequest): LimitRangerDecision {
+  const { object, oldObject, limitRanges } = request;
+  const ignored: LimitRangerDecision = { applies: false, allowed: true, patch: [], object, validation: ALLOWED };
+  if (!limitRangerHandles(request)) return ignored;
+  // An object being deleted is never blocked (finalizer updates must go through).
+  const deletion = oldObject?.metadata?.deletionTimestamp;
+  if (deletion !== undefined && deletion !== null) return ignored;
+
+  let mutated: KubeObject = object;
+  let patch: readonly JsonPatchOperation[] = [];
+  let annotation: string | undefined;
+  let validation: LimitValidation;
+  if (isCore(request.resource, 'pods')) {
+    const defaulting = computePodDefaults(object as Pod, limitRanges);
+    mutated = defaulting.pod;
+    patch = defaulting.patch;
+    annotation = defaulting.annotation;
+    validation = validatePodLimits(defaulting.pod, limitRanges, request.options);
+  } else {
+    validation = validatePvcLimits(object as PersistentVolumeClaim, limitRanges, oldObject as PersistentVolumeClaim | undefined);
+  }
+
+  if (!validation.ok) {
+    const message = limitRangerForbiddenMessage(request.resource, objectName(object, request.name), validation.message ?? '');
+    return { applies: true, allowed: false, patch: [], object: mutated, validation, message };
+  }
+  return { applies: true, allowed: true, patch, object: mutated, ...(annotation !== undefined ? { annotation } : {}), validation };
+}
