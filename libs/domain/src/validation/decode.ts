@@ -1,0 +1,171 @@
+import { DomainError } from '../errors.js';
+import { Quantity, QuantityParseError } from '../quantity/quantity.js';
+import { type FieldError, child, errorString, goJson, goQuote, invalid, key, notSupported, str, typeInvalid } from './field.js';
+
+/**
+ * Reads untrusted JSON into typed values the way the API server's strict decoder does:
+ * a field of the wrong JSON type, an unparsable quantity or a field the schema does not
+ * have is a decoding error, and decoding errors stop the request before validation runs.
+ * Every problem is collected, not only the first. `null` means "unset", as in Go.
+ */
+
+/** A resource list in the order its JSON had it. */
+export type QuantityEntries = readonly (readonly [string, Quantity])[];
+
+type JsonType = 'null' | 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
+
+function jsonType(value: unknown): JsonType {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  switch (typeof value) {
+    case 'string':
+      return 'string';
+    case 'number':
+      return Number.isInteger(value) ? 'integer' : 'number';
+    case 'boolean':
+      return 'boolean';
+    default:
+      return 'object';
+  }
+}
+
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export class StrictDecoder {
+  private readonly decodeErrors: FieldError[] = [];
+  private readonly unknownFields: FieldError[] = [];
+
+  constructor(
+    /** The kind being decoded, for messages (`ResourceQuota`). */
+    readonly kind: string,
+  ) {}
+
+  private wrongType(raw: unknown, path: string, expected: string): undefined {
+    this.decodeErrors.push(typeInvalid(path, str(jsonType(raw)), `must be of type ${expected}`));
+    return undefined;
+  }
+
+  /** An object whose keys must all be in `known`. */
+  object(raw: unknown, path: string, known: readonly string[]): Readonly<Record<string, unknown>> | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    if (!isObject(raw)) return this.wrongType(raw, path, 'object');
+    for (const name of Object.keys(raw)) {
+      if (!known.includes(name)) {
+        const field = child(path, name);
+        this.unknownFields.push({ reason: 'FieldValueInvalid', field, message: `unknown field ${goQuote(field)}` });
+      }
+    }
+    return raw;
+  }
+
+  string(raw: unknown, path: string): string | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    return typeof raw === 'string' ? raw : this.wrongType(raw, path, 'string');
+  }
+
+  integer(raw: unknown, path: string): number | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    return typeof raw === 'number' && Number.isSafeInteger(raw) ? raw : this.wrongType(raw, path, 'integer');
+  }
+
+  boolean(raw: unknown, path: string): boolean | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    return typeof raw === 'boolean' ? raw : this.wrongType(raw, path, 'boolean');
+  }
+
+  array(raw: unknown, path: string): readonly unknown[] | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    return Array.isArray(raw) ? raw : this.wrongType(raw, path, 'array');
+  }
+
+  /** A list of strings; a `null` element decodes to "" as in Go. */
+  stringArray(raw: unknown, path: string): string[] | undefined {
+    const items = this.array(raw, path);
+    return items?.map((item, i) => this.string(item, `${path}[${i}]`) ?? '');
+  }
+
+  /** A map of strings (labels, annotations); a `null` value decodes to "". */
+  stringMap(raw: unknown, path: string): Record<string, string> | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    if (!isObject(raw)) return this.wrongType(raw, path, 'object');
+    return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, this.string(v, key(path, k)) ?? '']));
+  }
+
+  /**
+   * A resource list. Like `Quantity.UnmarshalJSON`: a string (trimmed) or a bare JSON
+   * number is parsed, `null` is zero, anything else fails the quantity format.
+   */
+  quantities(raw: unknown, path: string): QuantityEntries | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    if (!isObject(raw)) return this.wrongType(raw, path, 'object');
+    const entries: (readonly [string, Quantity])[] = [];
+    for (const [name, value] of Object.entries(raw)) {
+      const q = this.quantity(value, key(path, name));
+      if (q) entries.push([name, q]);
+    }
+    return entries;
+  }
+
+  private quantity(raw: unknown, path: string): Quantity | undefined {
+    if (raw === null || raw === undefined) return Quantity.ZERO;
+    const text = typeof raw === 'string' ? raw.trim() : typeof raw === 'number' ? String(raw) : goJson(raw);
+    try {
+      return Quantity.parse(text);
+    } catch (error) {
+      if (!(error instanceof QuantityParseError)) throw error;
+      this.decodeErrors.push(invalid(path, str(text), error.message));
+      return undefined;
+    }
+  }
+
+  /**
+   * `apiVersion` and `kind` must name this kind when given; when absent the request's
+   * own resource type applies, as on the API server.
+   */
+  typeMeta(raw: Readonly<Record<string, unknown>>): void {
+    const apiVersion = this.string(raw['apiVersion'], 'apiVersion');
+    if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== 'v1') {
+      this.decodeErrors.push(notSupported('apiVersion', str(apiVersion), ['v1']));
+    }
+    const kind = this.string(raw['kind'], 'kind');
+    if (kind !== undefined && kind !== '' && kind !== this.kind) {
+      this.decodeErrors.push(notSupported('kind', str(kind), [this.kind]));
+    }
+  }
+
+  /** Records a decoding problem found by a caller (e.g. a malformed timestamp). */
+  reject(error: FieldError): void {
+    this.decodeErrors.push(error);
+  }
+
+  /** Every decoding problem so far: wrong types, bad quantities, then unknown fields. */
+  errors(): FieldError[] {
+    return [...this.decodeErrors, ...this.unknownFields];
+  }
+
+  /**
+   * Throws if anything failed to decode. The message reads like the API server's
+   * (`<Kind> in version "v1" cannot be handled as a <Kind>: ...`); unknown fields are
+   * listed as strict field validation lists them.
+   */
+  throwIfInvalid(): void {
+    if (this.decodeErrors.length === 0 && this.unknownFields.length === 0) return;
+    const parts = this.decodeErrors.map(errorString);
+    if (this.unknownFields.length > 0) parts.push(`strict decoding error: ${this.unknownFields.map((e) => e.message).join(', ')}`);
+    throw new DomainError(
+      'ObjectInvalid',
+      `${this.kind} in version "v1" cannot be handled as a ${this.kind}: ${parts.join(', ')}`,
+      this.errors(),
+    );
+  }
+
+  /** For the top level: anything but an object is refused outright. */
+  root(raw: unknown, known: readonly string[]): Readonly<Record<string, unknown>> {
+    if (!isObject(raw)) {
+      this.wrongType(raw, '', 'object');
+      this.throwIfInvalid();
+    }
+    return this.object(raw, '', known) ?? {};
+  }
+}

@@ -1,0 +1,181 @@
+import { DomainError, type FieldCause } from '../errors.js';
+
+/**
+ * Field errors as Kubernetes builds and prints them (k8s.io/apimachinery
+ * util/validation/field): the cause message is `ErrorBody()`, the overall message is
+ * `NewInvalid`'s `<Kind> "<name>" is invalid: <aggregate>`.
+ */
+export type FieldReason =
+  | 'FieldValueInvalid'
+  | 'FieldValueRequired'
+  | 'FieldValueNotSupported'
+  | 'FieldValueForbidden'
+  | 'FieldValueTypeInvalid'
+  | 'FieldValueDuplicate'
+  | 'FieldValueTooLong';
+
+export interface FieldError extends FieldCause {
+  readonly reason: FieldReason;
+}
+
+// ---- field paths (field.Path.String()) ----
+
+export const child = (path: string, name: string): string => (path === '' ? name : `${path}.${name}`);
+export const key = (path: string, k: string): string => `${path}[${k}]`;
+export const index = (path: string, i: number): string => `${path}[${i}]`;
+
+// ---- how a bad value is printed ----
+
+/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+const hex = (n: number, width: number): string => n.toString(16).padStart(width, '0');
+
+/** Go's strconv.Quote (`%q`), which Kubernetes uses for plain string values. */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) ?? 0;
+    switch (ch) {
+      case '"':
+        out += '\\"';
+        continue;
+      case '\\':
+        out += '\\\\';
+        continue;
+      case '\x07':
+        out += '\\a';
+        continue;
+      case '\b':
+        out += '\\b';
+        continue;
+      case '\f':
+        out += '\\f';
+        continue;
+      case '\n':
+        out += '\\n';
+        continue;
+      case '\r':
+        out += '\\r';
+        continue;
+      case '\t':
+        out += '\\t';
+        continue;
+      case '\v':
+        out += '\\v';
+        continue;
+    }
+    if (cp >= 0xd800 && cp <= 0xdfff) out += '\\ufffd'; // a lone surrogate reached Go as U+FFFD
+    else if (PRINTABLE.test(ch)) out += ch;
+    else if (cp < 0x80) out += `\\x${hex(cp, 2)}`;
+    else if (cp < 0x10000) out += `\\u${hex(cp, 4)}`;
+    else out += `\\U${hex(cp, 8)}`;
+  }
+  return `${out}"`;
+}
+
+function goJsonString(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (ch === '"') out += '\\"';
+    else if (ch === '\\') out += '\\\\';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\b') out += '\\b';
+    else if (ch === '\f') out += '\\f';
+    // encoding/json escapes HTML-significant characters and the JS line separators.
+    else if (cp < 0x20 || ch === '<' || ch === '>' || ch === '&' || cp === 0x2028 || cp === 0x2029) out += `\\u${hex(cp, 4)}`;
+    else if (cp >= 0xd800 && cp <= 0xdfff) out += '\\ufffd';
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/**
+ * Go's json.Marshal, for the value shapes our errors carry: null, strings, numbers,
+ * booleans, arrays and objects (printed in insertion order, as Go prints struct fields).
+ */
+export function goJson(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'string') return goJsonString(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return `[${value.map(goJson).join(',')}]`;
+  if (typeof value === 'object') {
+    if ('toJSON' in value && typeof value.toJSON === 'function') return goJson((value as { toJSON(): unknown }).toJSON());
+    const fields = Object.entries(value).filter(([, v]) => v !== undefined);
+    return `{${fields.map(([k, v]) => `${goJsonString(k)}:${goJson(v)}`).join(',')}}`;
+  }
+  return 'null';
+}
+
+/**
+ * A bad value already printed: Go prints a plain `string` with %q, simple numbers with %v
+ * and anything else (named string types, quantities, slices, structs) as JSON.
+ */
+export type Printed = { readonly printed: string };
+export const str = (s: string): Printed => ({ printed: goQuote(s) });
+export const json = (v: unknown): Printed => ({ printed: goJson(v) });
+export const num = (n: number | bigint): Printed => ({ printed: String(n) });
+
+const withDetail = (body: string, detail: string): string => (detail === '' ? body : `${body}: ${detail}`);
+
+// ---- constructors (field.Invalid, field.Required, ...) ----
+
+export function invalid(field: string, value: Printed, detail: string): FieldError {
+  return { reason: 'FieldValueInvalid', field, message: withDetail(`Invalid value: ${value.printed}`, detail) };
+}
+
+export function typeInvalid(field: string, value: Printed, detail: string): FieldError {
+  return { reason: 'FieldValueTypeInvalid', field, message: withDetail(`Invalid value: ${value.printed}`, detail) };
+}
+
+export function required(field: string, detail = ''): FieldError {
+  return { reason: 'FieldValueRequired', field, message: withDetail('Required value', detail) };
+}
+
+export function forbidden(field: string, detail: string): FieldError {
+  return { reason: 'FieldValueForbidden', field, message: withDetail('Forbidden', detail) };
+}
+
+export function duplicate(field: string, value: Printed): FieldError {
+  return { reason: 'FieldValueDuplicate', field, message: `Duplicate value: ${value.printed}` };
+}
+
+export function notSupported(field: string, value: Printed, supported: readonly string[]): FieldError {
+  const detail = supported.length === 0 ? '' : `supported values: ${supported.map(goQuote).join(', ')}`;
+  return { reason: 'FieldValueNotSupported', field, message: withDetail(`Unsupported value: ${value.printed}`, detail) };
+}
+
+export function tooLong(field: string, maxBytes: number): FieldError {
+  const unit = maxBytes === 1 ? 'byte' : 'bytes';
+  return { reason: 'FieldValueTooLong', field, message: `Too long: may not be more than ${maxBytes} ${unit}` };
+}
+
+/** `field.Error.Error()`: the field, then the body. */
+export const errorString = (e: FieldCause): string => (e.field === '' ? e.message : `${e.field}: ${e.message}`);
+
+/**
+ * Kubernetes' aggregate message: identical errors are printed once; a single error is
+ * printed bare, several in brackets.
+ */
+export function aggregate(errors: readonly FieldCause[]): string {
+  const messages = [...new Set(errors.map(errorString))];
+  return messages.length === 1 ? (messages[0] as string) : `[${messages.join(', ')}]`;
+}
+
+/** `apierrors.NewInvalid`: every error becomes a cause (duplicates kept, as Kubernetes keeps them). */
+export function invalidObject(kind: string, name: string, errors: readonly FieldError[]): DomainError {
+  return new DomainError('ObjectInvalid', `${kind} ${goQuote(name)} is invalid: ${aggregate(errors)}`, errors);
+}
+
+/** UTF-8 length: Go's len() on a string, which is what Kubernetes' length limits count. */
+export function byteLength(s: string): number {
+  let n = 0;
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) ?? 0;
+    n += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  }
+  return n;
+}

@@ -1,0 +1,273 @@
+import { type ObjectMeta } from '../kube/types.js';
+import { type StrictDecoder } from './decode.js';
+import {
+  type FieldError,
+  byteLength,
+  child,
+  forbidden,
+  index,
+  invalid,
+  json,
+  notSupported,
+  num,
+  required,
+  str,
+  tooLong,
+} from './field.js';
+import { isDNS1123Label, isQualifiedName, isValidLabelValue, nameIsDNSSubdomain } from './names.js';
+
+/**
+ * `metadata` as the API server accepts it on create: decoded strictly, then checked by
+ * `ValidateObjectMeta` (apimachinery) plus core's finalizer-name rule.
+ */
+
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly controller?: boolean;
+  readonly blockOwnerDeletion?: boolean;
+}
+
+export interface ManagedFieldsEntry {
+  readonly manager?: string;
+  readonly operation?: string;
+  readonly apiVersion?: string;
+  readonly time?: string;
+  readonly fieldsType?: string;
+  readonly fieldsV1?: unknown;
+  readonly subresource?: string;
+}
+
+/** Every `ObjectMeta` field a client may send. */
+export interface FullObjectMeta extends ObjectMeta {
+  readonly selfLink?: string;
+  readonly deletionGracePeriodSeconds?: number;
+  readonly ownerReferences?: readonly OwnerReference[];
+  readonly finalizers?: readonly string[];
+  readonly managedFields?: readonly ManagedFieldsEntry[];
+}
+
+const OBJECT_META_FIELDS = [
+  'name',
+  'generateName',
+  'namespace',
+  'selfLink',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'labels',
+  'annotations',
+  'ownerReferences',
+  'finalizers',
+  'managedFields',
+] as const;
+const OWNER_REFERENCE_FIELDS = ['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion'] as const;
+const MANAGED_FIELDS_FIELDS = ['manager', 'operation', 'apiVersion', 'time', 'fieldsType', 'fieldsV1', 'subresource'] as const;
+
+/** What `metav1.Time` accepts: RFC 3339, optionally with fractional seconds. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Drops unset fields so the typed result carries only what was sent. */
+function compact<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function timestamp(dec: StrictDecoder, raw: unknown, path: string): string | undefined {
+  const value = dec.string(raw, path);
+  if (value !== undefined && !RFC3339.test(value)) {
+    dec.reject(invalid(path, str(value), 'must be an RFC 3339 date-time (e.g. "2006-01-02T15:04:05Z")'));
+  }
+  return value;
+}
+
+export function decodeObjectMeta(dec: StrictDecoder, raw: unknown, path: string): FullObjectMeta {
+  const m = dec.object(raw, path, OBJECT_META_FIELDS);
+  if (!m) return {};
+  const f = (name: string): string => child(path, name);
+  const ownerReferences = dec.array(m['ownerReferences'], f('ownerReferences'))?.map((item, i): OwnerReference => {
+    const p = index(f('ownerReferences'), i);
+    const o = dec.object(item, p, OWNER_REFERENCE_FIELDS) ?? {};
+    return compact({
+      apiVersion: dec.string(o['apiVersion'], child(p, 'apiVersion')) ?? '',
+      kind: dec.string(o['kind'], child(p, 'kind')) ?? '',
+      name: dec.string(o['name'], child(p, 'name')) ?? '',
+      uid: dec.string(o['uid'], child(p, 'uid')) ?? '',
+      controller: dec.boolean(o['controller'], child(p, 'controller')),
+      blockOwnerDeletion: dec.boolean(o['blockOwnerDeletion'], child(p, 'blockOwnerDeletion')),
+    });
+  });
+  const managedFields = dec.array(m['managedFields'], f('managedFields'))?.map((item, i): ManagedFieldsEntry => {
+    const p = index(f('managedFields'), i);
+    const o = dec.object(item, p, MANAGED_FIELDS_FIELDS) ?? {};
+    return compact({
+      manager: dec.string(o['manager'], child(p, 'manager')),
+      operation: dec.string(o['operation'], child(p, 'operation')),
+      apiVersion: dec.string(o['apiVersion'], child(p, 'apiVersion')),
+      time: timestamp(dec, o['time'], child(p, 'time')),
+      fieldsType: dec.string(o['fieldsType'], child(p, 'fieldsType')),
+      // FieldsV1 is opaque JSON to the API server.
+      fieldsV1: o['fieldsV1'] ?? undefined,
+      subresource: dec.string(o['subresource'], child(p, 'subresource')),
+    });
+  });
+  return compact({
+    name: dec.string(m['name'], f('name')),
+    generateName: dec.string(m['generateName'], f('generateName')),
+    namespace: dec.string(m['namespace'], f('namespace')),
+    selfLink: dec.string(m['selfLink'], f('selfLink')),
+    uid: dec.string(m['uid'], f('uid')),
+    resourceVersion: dec.string(m['resourceVersion'], f('resourceVersion')),
+    generation: dec.integer(m['generation'], f('generation')),
+    creationTimestamp: timestamp(dec, m['creationTimestamp'], f('creationTimestamp')),
+    deletionTimestamp: timestamp(dec, m['deletionTimestamp'], f('deletionTimestamp')),
+    deletionGracePeriodSeconds: dec.integer(m['deletionGracePeriodSeconds'], f('deletionGracePeriodSeconds')),
+    labels: dec.stringMap(m['labels'], f('labels')),
+    annotations: dec.stringMap(m['annotations'], f('annotations')),
+    ownerReferences,
+    finalizers: dec.stringArray(m['finalizers'], f('finalizers')),
+    managedFields,
+  });
+}
+
+export const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
+const FIELD_MANAGER_MAX_LENGTH = 128;
+const MAX_SUBRESOURCE_NAME_LENGTH = 256;
+const STANDARD_FINALIZERS: ReadonlySet<string> = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
+
+export interface ObjectMetaRules {
+  /** `ValidateNameFunc`: the name rule of the kind (`prefix` is true for generateName). */
+  readonly nameFn: (name: string, prefix: boolean) => string[];
+  readonly requiresNamespace: boolean;
+}
+
+export const NAMESPACED_DNS_SUBDOMAIN: ObjectMetaRules = { nameFn: nameIsDNSSubdomain, requiresNamespace: true };
+
+/** `ValidateObjectMeta` for a create: the checks, in Kubernetes' order. */
+export function validateObjectMeta(meta: FullObjectMeta, rules: ObjectMetaRules, path = 'metadata'): FieldError[] {
+  const errs: FieldError[] = [];
+  const f = (name: string): string => child(path, name);
+
+  const generateName = meta.generateName ?? '';
+  if (generateName !== '') {
+    errs.push(...rules.nameFn(generateName, true).map((msg) => invalid(f('generateName'), str(generateName), msg)));
+  }
+  const name = meta.name ?? '';
+  if (name === '') errs.push(required(f('name'), 'name or generateName is required'));
+  else errs.push(...rules.nameFn(name, false).map((msg) => invalid(f('name'), str(name), msg)));
+
+  const namespace = meta.namespace ?? '';
+  if (rules.requiresNamespace) {
+    if (namespace === '') errs.push(required(f('namespace')));
+    else errs.push(...isDNS1123Label(namespace).map((msg) => invalid(f('namespace'), str(namespace), msg)));
+  } else if (namespace !== '') {
+    errs.push(forbidden(f('namespace'), 'not allowed on this type'));
+  }
+
+  if ((meta.generation ?? 0) < 0) errs.push(invalid(f('generation'), num(meta.generation ?? 0), 'must be greater than or equal to 0'));
+  errs.push(...validateLabels(meta.labels ?? {}, f('labels')));
+  errs.push(...validateAnnotations(meta.annotations ?? {}, f('annotations')));
+  errs.push(...validateOwnerReferences(meta.ownerReferences ?? [], f('ownerReferences')));
+  errs.push(...validateFinalizers(meta.finalizers ?? [], f('finalizers')));
+  errs.push(...validateManagedFields(meta.managedFields ?? [], f('managedFields')));
+
+  // Core adds: an unprefixed finalizer must be one of the standard ones.
+  (meta.finalizers ?? []).forEach((finalizer, i) => {
+    if (!finalizer.includes('/') && !STANDARD_FINALIZERS.has(finalizer)) {
+      errs.push(invalid(index(f('finalizers'), i), str(finalizer), 'name is neither a standard finalizer name nor is it fully qualified'));
+    }
+  });
+  return errs;
+}
+
+/** Keys are qualified names, values label values; both errors name the map, not the key. */
+export function validateLabels(labels: Readonly<Record<string, string>>, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const [k, v] of Object.entries(labels)) {
+    errs.push(...isQualifiedName(k).map((msg) => invalid(path, str(k), msg)));
+    errs.push(...isValidLabelValue(v).map((msg) => invalid(path, str(v), msg)));
+  }
+  return errs;
+}
+
+/** Keys are qualified names, case-insensitively; keys and values together at most 256 KiB. */
+export function validateAnnotations(annotations: Readonly<Record<string, string>>, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  let total = 0;
+  for (const [k, v] of Object.entries(annotations)) {
+    errs.push(...isQualifiedName(k.toLowerCase()).map((msg) => invalid(path, str(k), msg)));
+    total += byteLength(k) + byteLength(v);
+  }
+  if (total > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) errs.push(tooLong(path, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES));
+  return errs;
+}
+
+/** `schema.ParseGroupVersion`: "", "v1" or "group/version". */
+function versionOf(apiVersion: string): string | undefined {
+  const parts = apiVersion.split('/');
+  if (parts.length === 1) return parts[0];
+  if (parts.length === 2) return parts[1];
+  return undefined;
+}
+
+function validateOwnerReferences(refs: readonly OwnerReference[], path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  let firstController = '';
+  refs.forEach((ref, i) => {
+    const p = index(path, i);
+    const version = versionOf(ref.apiVersion);
+    if (ref.apiVersion === '') errs.push(required(child(p, 'apiVersion'), 'must not be empty'));
+    else if (!version) errs.push(invalid(child(p, 'apiVersion'), str(ref.apiVersion), 'must be <group>/<version> or <version>'));
+    if (ref.kind === '') errs.push(required(child(p, 'kind'), 'must not be empty'));
+    if (ref.name === '') errs.push(required(child(p, 'name'), 'must not be empty'));
+    if (ref.uid === '') errs.push(required(child(p, 'uid'), 'must not be empty'));
+    // Events may not own anything.
+    if (ref.apiVersion === 'v1' && ref.kind === 'Event') {
+      errs.push(invalid(p, json(ref), '/v1, Kind=Event is disallowed from being an owner'));
+    }
+    if (ref.controller === true) {
+      const current = `${ref.kind}/${ref.name}`;
+      if (firstController === '') firstController = current;
+      else
+        errs.push(
+          invalid(
+            path,
+            json(refs),
+            `Only one reference can have Controller set to true. Found "true" in references for ${firstController} and ${current}`,
+          ),
+        );
+    }
+  });
+  return errs;
+}
+
+function validateFinalizers(finalizers: readonly string[], path: string): FieldError[] {
+  const errs = finalizers.flatMap((fin) => isQualifiedName(fin).map((msg) => invalid(path, str(fin), msg)));
+  if (finalizers.includes('orphan') && finalizers.includes('foregroundDeletion')) {
+    errs.push(invalid(path, json(finalizers), 'finalizer orphan and foregroundDeletion cannot be both set'));
+  }
+  return errs;
+}
+
+function validateManagedFields(entries: readonly ManagedFieldsEntry[], path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  entries.forEach((entry, i) => {
+    const p = index(path, i);
+    const operation = entry.operation ?? '';
+    if (operation === '') errs.push(required(child(p, 'operation'), 'must not be empty'));
+    else if (operation !== 'Apply' && operation !== 'Update') {
+      errs.push(notSupported(child(p, 'operation'), json(operation), ['Apply', 'Update']));
+    }
+    const fieldsType = entry.fieldsType ?? '';
+    if (fieldsType !== '' && fieldsType !== 'FieldsV1') errs.push(invalid(child(p, 'fieldsType'), str(fieldsType), 'must be `FieldsV1`'));
+    if (byteLength(entry.manager ?? '') > FIELD_MANAGER_MAX_LENGTH) errs.push(tooLong(child(p, 'manager'), FIELD_MANAGER_MAX_LENGTH));
+    if (byteLength(entry.subresource ?? '') > MAX_SUBRESOURCE_NAME_LENGTH) {
+      errs.push(tooLong(child(p, 'subresource'), MAX_SUBRESOURCE_NAME_LENGTH));
+    }
+  });
+  return errs;
+}

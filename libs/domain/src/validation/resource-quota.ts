@@ -1,0 +1,215 @@
+import {
+  type RawQuantities,
+  type ResourceQuota,
+  type ResourceQuotaSpec,
+  type ScopedResourceSelectorRequirement,
+} from '../kube/types.js';
+import { type QuantityEntries, StrictDecoder } from './decode.js';
+import { type FieldError, child, invalid, invalidObject, json, required } from './field.js';
+import { type FullObjectMeta, NAMESPACED_DNS_SUBDOMAIN, decodeObjectMeta, validateObjectMeta } from './object-meta.js';
+import {
+  CONFLICTING_SCOPE_PAIRS,
+  EXISTS_ONLY_SCOPES,
+  isResourceQuotaScopeValidForResource,
+  isStandardQuotaResourceName,
+  isStandardResourceQuotaScope,
+  validateResourceQuantityValue,
+  validateResourceQuotaResourceName,
+} from './resource-names.js';
+
+/**
+ * ResourceQuota validation on create, as the API server does it: strict decoding, then
+ * `ValidateResourceQuota` (pkg/apis/core/validation).
+ */
+
+const KIND = 'ResourceQuota';
+
+/** A selector requirement as decoded: absent strings are "", absent `values` stays unset. */
+interface Requirement {
+  readonly scopeName: string;
+  readonly operator: string;
+  readonly values: readonly string[] | undefined;
+}
+
+interface DecodedSpec {
+  readonly hard: QuantityEntries | undefined;
+  /** Unset and empty differ when Kubernetes prints the scopes (`null` vs `[]`). */
+  readonly scopes: readonly string[] | undefined;
+  readonly scopeSelector: { readonly matchExpressions: readonly Requirement[] | undefined } | undefined;
+}
+
+interface DecodedQuota {
+  readonly metadata: FullObjectMeta;
+  readonly spec: DecodedSpec;
+  readonly status: { readonly hard: QuantityEntries | undefined; readonly used: QuantityEntries | undefined } | undefined;
+}
+
+function decode(raw: unknown): DecodedQuota {
+  const dec = new StrictDecoder(KIND);
+  const top = dec.root(raw, ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
+  dec.typeMeta(top);
+  const metadata = decodeObjectMeta(dec, top['metadata'], 'metadata');
+
+  const spec = dec.object(top['spec'], 'spec', ['hard', 'scopes', 'scopeSelector']) ?? {};
+  const selector = dec.object(spec['scopeSelector'], 'spec.scopeSelector', ['matchExpressions']);
+  const expressions = selector && dec.array(selector['matchExpressions'], 'spec.scopeSelector.matchExpressions');
+  const matchExpressions = expressions?.map((item, i): Requirement => {
+    const path = `spec.scopeSelector.matchExpressions[${i}]`;
+    const r = dec.object(item, path, ['scopeName', 'operator', 'values']) ?? {};
+    return {
+      scopeName: dec.string(r['scopeName'], child(path, 'scopeName')) ?? '',
+      operator: dec.string(r['operator'], child(path, 'operator')) ?? '',
+      values: dec.stringArray(r['values'], child(path, 'values')),
+    };
+  });
+
+  const status = dec.object(top['status'], 'status', ['hard', 'used']);
+  const decoded: DecodedQuota = {
+    metadata,
+    spec: {
+      hard: dec.quantities(spec['hard'], 'spec.hard'),
+      scopes: dec.stringArray(spec['scopes'], 'spec.scopes'),
+      scopeSelector: selector && { matchExpressions },
+    },
+    status: status && {
+      hard: dec.quantities(status['hard'], 'status.hard'),
+      used: dec.quantities(status['used'], 'status.used'),
+    },
+  };
+  dec.throwIfInvalid();
+  return decoded;
+}
+
+/** `validateResourceQuotaScopes`: known scopes, each fitting every standard hard resource, no conflicts. */
+function validateScopes(spec: DecodedSpec, hardNames: readonly string[]): FieldError[] {
+  const scopes = spec.scopes ?? [];
+  if (scopes.length === 0) return [];
+  const errs: FieldError[] = [];
+  const field = 'spec.scopes';
+  for (const scope of scopes) {
+    if (!isStandardResourceQuotaScope(scope)) errs.push(invalid(field, json(spec.scopes), 'unsupported scope'));
+    for (const name of hardNames) {
+      if (isStandardQuotaResourceName(name) && !isResourceQuotaScopeValidForResource(scope, name)) {
+        errs.push(invalid(field, json(spec.scopes), 'unsupported scope applied to resource'));
+      }
+    }
+  }
+  for (const [a, b] of CONFLICTING_SCOPE_PAIRS) {
+    if (scopes.includes(a) && scopes.includes(b)) errs.push(invalid(field, json(spec.scopes), 'conflicting scopes'));
+  }
+  return errs;
+}
+
+const EXISTS_ONLY_MESSAGE =
+  "must be 'Exists' when scope is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity";
+
+/** How Kubernetes prints the selector as a bad value: the internal struct, which has no JSON tags. */
+function printedSelector(expressions: readonly Requirement[] | undefined): unknown {
+  return {
+    MatchExpressions: expressions?.map((r) => ({ ScopeName: r.scopeName, Operator: r.operator, Values: r.values ?? null })) ?? null,
+  };
+}
+
+/**
+ * `validateScopedResourceSelectorRequirement`. Kubernetes reports these errors under
+ * `spec.scopeSelector.matchExpressions` without the requirement's index; so do we.
+ */
+function validateScopeSelector(spec: DecodedSpec, hardNames: readonly string[]): FieldError[] {
+  if (!spec.scopeSelector) return [];
+  const expressions = spec.scopeSelector.matchExpressions ?? [];
+  const errs: FieldError[] = [];
+  const field = 'spec.scopeSelector.matchExpressions';
+  const seen = new Set<string>();
+  for (const req of expressions) {
+    if (!isStandardResourceQuotaScope(req.scopeName)) errs.push(invalid(child(field, 'scopeName'), json(req.scopeName), 'unsupported scope'));
+    for (const name of hardNames) {
+      if (isStandardQuotaResourceName(name) && !isResourceQuotaScopeValidForResource(req.scopeName, name)) {
+        errs.push(invalid(field, json(printedSelector(spec.scopeSelector.matchExpressions)), 'unsupported scope applied to resource'));
+      }
+    }
+    if ((EXISTS_ONLY_SCOPES as readonly string[]).includes(req.scopeName) && req.operator !== 'Exists') {
+      errs.push(invalid(child(field, 'operator'), json(req.operator), EXISTS_ONLY_MESSAGE));
+    }
+    const values = req.values ?? [];
+    switch (req.operator) {
+      case 'In':
+      case 'NotIn':
+        if (values.length === 0) {
+          errs.push(required(child(field, 'values'), "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector"));
+        }
+        break;
+      case 'Exists':
+      case 'DoesNotExist':
+        if (values.length !== 0) {
+          errs.push(
+            invalid(child(field, 'values'), json(req.values), "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector"),
+          );
+        }
+        break;
+      default:
+        errs.push(invalid(child(field, 'operator'), json(req.operator), 'not a valid selector operator'));
+    }
+    seen.add(req.scopeName);
+  }
+  for (const [a, b] of CONFLICTING_SCOPE_PAIRS) {
+    // Kubernetes prints `spec.scopes` as the bad value here, not the selector.
+    if (seen.has(a) && seen.has(b)) errs.push(invalid(field, json(spec.scopes ?? null), 'conflicting scopes'));
+  }
+  return errs;
+}
+
+/** Resource names and values of a resource list (`spec.hard`, `status.hard`, `status.used`). */
+function validateQuotaResourceList(entries: QuantityEntries, path: string): FieldError[] {
+  return entries.flatMap(([name, value]) => {
+    const field = `${path}[${name}]`;
+    return [...validateResourceQuotaResourceName(name, field), ...validateResourceQuantityValue(name, value, field)];
+  });
+}
+
+function validate(quota: DecodedQuota): FieldError[] {
+  const hard = quota.spec.hard ?? [];
+  // Kubernetes walks the hard names as a sorted set for the scope checks.
+  const hardNames = [...new Set(hard.map(([name]) => name))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return [
+    ...validateObjectMeta(quota.metadata, NAMESPACED_DNS_SUBDOMAIN),
+    ...validateQuotaResourceList(hard, 'spec.hard'),
+    ...validateScopes(quota.spec, hardNames),
+    ...validateScopeSelector(quota.spec, hardNames),
+    ...validateQuotaResourceList(quota.status?.hard ?? [], 'status.hard'),
+    ...validateQuotaResourceList(quota.status?.used ?? [], 'status.used'),
+  ];
+}
+
+const raw = (entries: QuantityEntries): RawQuantities => Object.fromEntries(entries.map(([name, q]) => [name, q.toString()]));
+
+function requirement(r: Requirement): ScopedResourceSelectorRequirement {
+  return { scopeName: r.scopeName, operator: r.operator, ...(r.values && { values: r.values }) };
+}
+
+function toResourceQuota(quota: DecodedQuota): ResourceQuota {
+  const { hard, scopes, scopeSelector } = quota.spec;
+  const spec: ResourceQuotaSpec = {
+    ...(hard && { hard: raw(hard) }),
+    ...(scopes && { scopes }),
+    ...(scopeSelector && {
+      scopeSelector: scopeSelector.matchExpressions ? { matchExpressions: scopeSelector.matchExpressions.map(requirement) } : {},
+    }),
+  };
+  const status = quota.status && {
+    ...(quota.status.hard && { hard: raw(quota.status.hard) }),
+    ...(quota.status.used && { used: raw(quota.status.used) }),
+  };
+  return { apiVersion: 'v1', kind: KIND, metadata: quota.metadata, spec, ...(status && { status }) };
+}
+
+/**
+ * Validates an untrusted ResourceQuota (parsed JSON) exactly as the API server would on
+ * create, and returns it typed, with quantities printed as Kubernetes prints them.
+ * Throws `DomainError('ObjectInvalid')` with one `FieldCause` per problem.
+ */
+export function validateResourceQuota(obj: unknown): ResourceQuota {
+  const quota = decode(obj);
+  const errs = validate(quota);
+  if (errs.length > 0) throw invalidObject(KIND, quota.metadata.name ?? '', errs);
+  return toResourceQuota(quota);
+}
