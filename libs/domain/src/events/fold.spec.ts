@@ -17,7 +17,7 @@ function record(events: readonly LedgerEvent[], fromVersion = 0): RecordedEvent[
 const usedOf = (state: NamespaceState, quota: string): Record<string, string> =>
   Resources.canonicalResourceList(state.used.get(quota) ?? {});
 
-const podFacts = { Terminating: false, NotTerminating: true, BestEffort: false, NotBestEffort: true, PriorityClass: null };
+const podFacts = { Terminating: false, NotTerminating: true, BestEffort: false, NotBestEffort: true, PriorityClass: [] as string[] };
 const pods = { group: '', resource: 'pods', kind: 'Pod' };
 
 const quota = (name: string, spec: ResourceQuotaSpec): LedgerEvent => ({ type: 'QuotaDefined', data: { name, spec } });
@@ -54,7 +54,7 @@ describe('fold', () => {
         quota('high', { hard: { pods: '5' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] } }),
         reserve('a', { pods: '1' }),
         reserve('b', { pods: '1' }, { scopeFacts: terminating }),
-        reserve('c', { pods: '1' }, { scopeFacts: { ...podFacts, PriorityClass: 'high' } }),
+        reserve('c', { pods: '1' }, { scopeFacts: { ...podFacts, PriorityClass: ['high'] } }),
       ]),
     );
     expect(usedOf(state, 'long')).toEqual({ pods: '2' });
@@ -214,7 +214,7 @@ function history(steps: readonly Step[]): LedgerEvent[] {
     NotTerminating: !terminating,
     BestEffort: bestEffort,
     NotBestEffort: !bestEffort,
-    PriorityClass: priority === 0 ? null : `p${priority}`,
+    PriorityClass: priority === 0 ? [] : [`p${priority}`],
   });
   let next = 0;
   const pick = <T>(items: T[], n: number): T | undefined => items[n % Math.max(items.length, 1)];

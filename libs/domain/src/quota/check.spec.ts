@@ -38,6 +38,7 @@ const fakeEvaluator: UsageEvaluator = {
   handles: (operation, subresource) =>
     (operation === 'CREATE' || operation === 'UPDATE') && (subresource === undefined || subresource === 'status'),
   matchingResources: (input) => input.filter((name) => WIDGET_RESOURCES.includes(name)),
+  scopeFacts: (object) => Object.fromEntries((object.inScopes as string[]).map((scope) => [scope, true])),
   matchingScopes: (object, scopes) => scopes.filter((s) => (object.inScopes as string[]).includes(s.scopeName)),
   uncoveredQuotaScopes: (limited, matched) => limited.filter((l) => !matched.some((m) => m.scopeName === l.scopeName)),
   constraints: (required, object) => required.filter((name) => (object.omits as string[]).includes(name)),

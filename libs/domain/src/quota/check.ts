@@ -22,7 +22,8 @@ import {
 } from '../resources/resource-list.js';
 import type { UsageEvaluator, UsageOptions } from '../usage/evaluator.js';
 import type { ExceededResource, QuotaDenial } from './denial.js';
-import { quotaMatchesObject, quotaScopeSelectors } from './scopes.js';
+import { quotaScopeRequirements } from '../scopes/facts.js';
+import { quotaMatchesObject } from './scopes.js';
 
 /**
  * One entry of the admission configuration's `limitedResources` (Kubernetes'
@@ -169,7 +170,7 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((snapshot) => {
       const hard = parseHard(snapshot);
-      return { snapshot, hard, hardNames: resourceNames(hard), scopes: quotaScopeSelectors(snapshot.spec) };
+      return { snapshot, hard, hardNames: resourceNames(hard), scopes: quotaScopeRequirements(snapshot.spec) };
     });
 
   // Find the quotas that apply; every scope a quota's selectors match covers limited scopes,

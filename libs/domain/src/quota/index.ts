@@ -10,4 +10,4 @@ export {
   renderDenial,
 } from './denial.js';
 export type { ExceededResource, QuotaDenial } from './denial.js';
-export { matchesAllScopes, quotaMatchesObject, quotaScopeSelectors } from './scopes.js';
+export { matchesAllScopes, quotaMatchesObject } from './scopes.js';

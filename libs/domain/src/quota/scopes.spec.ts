@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeObject, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import type { UsageEvaluator } from '../usage/evaluator.js';
-import { matchesAllScopes, quotaMatchesObject, quotaScopeSelectors } from './scopes.js';
+import { quotaScopeRequirements } from '../scopes/facts.js';
+import { matchesAllScopes, quotaMatchesObject } from './scopes.js';
 
 /** An evaluator whose objects list, in `inScopes`, the scope names they satisfy. */
 const scopeEvaluator = (charges: readonly string[]): UsageEvaluator => ({
   groupResource: { group: '', resource: 'widgets' },
   handles: () => true,
   matchingResources: (input) => input.filter((name) => charges.includes(name)),
+  scopeFacts: (object) => Object.fromEntries(((object.inScopes as string[] | undefined) ?? []).map((scope) => [scope, true])),
   matchingScopes: (object, scopes) => scopes.filter((s) => ((object.inScopes as string[] | undefined) ?? []).includes(s.scopeName)),
   uncoveredQuotaScopes: () => [],
   constraints: () => [],
@@ -16,8 +18,8 @@ const scopeEvaluator = (charges: readonly string[]): UsageEvaluator => ({
 
 const widget = (...inScopes: string[]): KubeObject => ({ metadata: { name: 'w' }, inScopes });
 
-describe('quotaScopeSelectors', () => {
-  it.each<[string, Parameters<typeof quotaScopeSelectors>[0], ScopedResourceSelectorRequirement[]]>([
+describe('quotaScopeRequirements', () => {
+  it.each<[string, Parameters<typeof quotaScopeRequirements>[0], ScopedResourceSelectorRequirement[]]>([
     ['no spec at all gives no requirements', undefined, []],
     ['an empty spec gives no requirements', {}, []],
     [
@@ -46,7 +48,7 @@ describe('quotaScopeSelectors', () => {
     ],
     ['a selector without expressions adds nothing', { scopes: ['BestEffort'], scopeSelector: {} }, [{ scopeName: 'BestEffort', operator: 'Exists' }]],
   ])('%s', (_name, spec, expected) => {
-    expect(quotaScopeSelectors(spec)).toEqual(expected);
+    expect(quotaScopeRequirements(spec)).toEqual(expected);
   });
 });
 

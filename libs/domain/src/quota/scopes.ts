@@ -1,15 +1,5 @@
-import type { KubeObject, ResourceQuotaSpec, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { KubeObject, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import type { UsageEvaluator } from '../usage/evaluator.js';
-
-/**
- * A quota's scopes as one list of requirements, as Kubernetes' getScopeSelectorsFromQuota
- * builds it: every `spec.scopes` entry becomes an `Exists` requirement on that scope,
- * followed by `spec.scopeSelector.matchExpressions` as written. The list is ANDed.
- */
-export function quotaScopeSelectors(spec: ResourceQuotaSpec | undefined): ScopedResourceSelectorRequirement[] {
-  const fromScopes = (spec?.scopes ?? []).map((scopeName): ScopedResourceSelectorRequirement => ({ scopeName, operator: 'Exists' }));
-  return [...fromScopes, ...(spec?.scopeSelector?.matchExpressions ?? [])];
-}
 
 /**
  * Whether the object satisfies every requirement (an empty list always matches). Each

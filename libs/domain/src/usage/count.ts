@@ -1,3 +1,4 @@
+import type { ScopeFacts } from '../scopes/facts.js';
 import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
@@ -27,6 +28,10 @@ export class ObjectCountEvaluator implements UsageEvaluator {
 
   matchingResources(input: readonly string[]): string[] {
     return intersection(input, this.resourceNames);
+  }
+
+  scopeFacts(_object: KubeObject): ScopeFacts {
+    return {};
   }
 
   matchingScopes(_object: KubeObject, _scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {

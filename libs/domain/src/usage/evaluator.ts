@@ -1,5 +1,6 @@
 import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import type { ResourceList } from '../resources/resource-list.js';
+import type { ScopeFacts } from '../scopes/facts.js';
 
 /** What usage may need beyond the object itself. */
 export interface UsageOptions {
@@ -24,7 +25,12 @@ export interface UsageEvaluator {
   handles(operation: Operation, subresource?: string, object?: KubeObject, oldObject?: KubeObject): boolean;
   /** The quota resource names, out of `input`, that this evaluator charges. */
   matchingResources(input: readonly string[]): string[];
-  /** The scope requirements, out of `scopes`, that the object satisfies. */
+  /**
+   * What every scope this kind supports evaluates to for the object. Stored with each
+   * reservation, so that quotas defined later match it exactly as admission would.
+   */
+  scopeFacts(object: KubeObject): ScopeFacts;
+  /** The scope requirements, out of `scopes`, that the object satisfies (via `scopeFacts`). */
   matchingScopes(object: KubeObject, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[];
   /** The limited scopes that no matched quota covers (admission configuration `limitedResources`). */
   uncoveredQuotaScopes(

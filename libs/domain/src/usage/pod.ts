@@ -16,7 +16,7 @@ import {
 } from './names.js';
 import { type PodModel, readPod } from './pod-model.js';
 import { isPodLevelResourcesSet, podLimits, podQOS, podRequests, QUOTA_OPTIONS } from './pod-resources.js';
-import { scopeValueMatcher } from './selector.js';
+import { matchingScopesByFacts, type ScopeFacts } from '../scopes/facts.js';
 
 /** How pods are charged (pkg/quota/v1/evaluator/core/pods.go). */
 
@@ -85,9 +85,12 @@ export class PodEvaluator implements UsageEvaluator {
     return unique(result);
   }
 
+  scopeFacts(object: KubeObject): ScopeFacts {
+    return podScopeFacts(readPod(object));
+  }
+
   matchingScopes(object: KubeObject, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
-    const pod = readPod(object);
-    return scopes.filter((scope) => podMatchesScope(pod, scope));
+    return matchingScopesByFacts(this.scopeFacts(object), scopes);
   }
 
   uncoveredQuotaScopes(
@@ -186,26 +189,18 @@ export function isBestEffort(pod: PodModel): boolean {
   return podQOS(pod) === 'BestEffort';
 }
 
-/** podMatchesScopeFunc. Scopes pods do not know never match. */
-export function podMatchesScope(pod: PodModel, scope: ScopedResourceSelectorRequirement): boolean {
-  switch (scope.scopeName) {
-    case POD_SCOPES.Terminating:
-      return isTerminating(pod);
-    case POD_SCOPES.NotTerminating:
-      return !isTerminating(pod);
-    case POD_SCOPES.BestEffort:
-      return isBestEffort(pod);
-    case POD_SCOPES.NotBestEffort:
-      return !isBestEffort(pod);
-    case POD_SCOPES.PriorityClass:
-      // Exists is answered without building a selector, so its values are never checked.
-      if (scope.operator === 'Exists') return pod.priorityClassName !== '';
-      return scopeValueMatcher(scope).matches(pod.priorityClassName === '' ? undefined : pod.priorityClassName);
-    case POD_SCOPES.CrossNamespacePodAffinity:
-      return pod.usesCrossNamespacePodAffinity;
-    default:
-      return false;
-  }
+/** Every pod scope, evaluated for one pod (pods.go's podMatchesScopeFunc, as data). */
+export function podScopeFacts(pod: PodModel): ScopeFacts {
+  const terminating = isTerminating(pod);
+  const bestEffort = isBestEffort(pod);
+  return {
+    [POD_SCOPES.Terminating]: terminating,
+    [POD_SCOPES.NotTerminating]: !terminating,
+    [POD_SCOPES.BestEffort]: bestEffort,
+    [POD_SCOPES.NotBestEffort]: !bestEffort,
+    [POD_SCOPES.PriorityClass]: pod.priorityClassName === '' ? [] : [pod.priorityClassName],
+    [POD_SCOPES.CrossNamespacePodAffinity]: pod.usesCrossNamespacePodAffinity,
+  };
 }
 
 /** The limited scopes whose scope name no matched quota scope carries. */

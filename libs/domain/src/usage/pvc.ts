@@ -6,7 +6,7 @@ import type { UsageEvaluator } from './evaluator.js';
 import { field, FieldReader } from './fields.js';
 import { objectCountName, unique } from './names.js';
 import { uncoveredScopes } from './pod.js';
-import { scopeValueMatcher } from './selector.js';
+import { matchingScopesByFacts, type ScopeFacts } from '../scopes/facts.js';
 
 /** How persistent volume claims are charged (pkg/quota/v1/evaluator/core/persistent_volume_claims.go). */
 
@@ -64,9 +64,13 @@ export class PersistentVolumeClaimEvaluator implements UsageEvaluator {
     );
   }
 
+  /** Claims have one scope: the VolumeAttributesClasses they refer to (spec, current, target). */
+  scopeFacts(object: KubeObject): ScopeFacts {
+    return { [VOLUME_ATTRIBUTES_CLASS_SCOPE]: [...readPvc(object).volumeAttributesClasses] };
+  }
+
   matchingScopes(object: KubeObject, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
-    const pvc = readPvc(object);
-    return scopes.filter((scope) => pvcMatchesScope(pvc, scope));
+    return matchingScopesByFacts(this.scopeFacts(object), scopes);
   }
 
   uncoveredQuotaScopes(
@@ -114,15 +118,6 @@ function storageUsage(pvc: PvcModel): Quantity | undefined {
 /** Quantity.RoundUp(0): fractional bytes would fail quota validation. */
 function roundUpToInteger(quantity: Quantity): Quantity {
   return quantity.isInteger() ? quantity : Quantity.fromInt(quantity.value(), quantity.format);
-}
-
-function pvcMatchesScope(pvc: PvcModel, scope: ScopedResourceSelectorRequirement): boolean {
-  if (scope.scopeName !== VOLUME_ATTRIBUTES_CLASS_SCOPE) return false;
-  if (scope.operator === 'Exists') return pvc.volumeAttributesClasses.size > 0;
-  const matcher = scopeValueMatcher(scope);
-  if (pvc.volumeAttributesClasses.size === 0) return matcher.matches(undefined);
-  // A claim moving between classes matches a selector that any of them satisfies.
-  return [...pvc.volumeAttributesClasses].some((name) => matcher.matches(name));
 }
 
 function readPvc(object: KubeObject): PvcModel {

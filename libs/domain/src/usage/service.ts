@@ -1,3 +1,4 @@
+import type { ScopeFacts } from '../scopes/facts.js';
 import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
@@ -31,6 +32,10 @@ export class ServiceEvaluator implements UsageEvaluator {
   }
 
   /** Services have no scopes. */
+  scopeFacts(_object: KubeObject): ScopeFacts {
+    return {};
+  }
+
   matchingScopes(_object: KubeObject, _scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
     return [];
   }
