@@ -6,6 +6,8 @@
 export type DomainErrorCode =
   | 'QuantityInvalid'
   | 'ObjectInvalid'
+  /** Not a readable object at all: wrong JSON types, unknown fields, wrong kind (400, not 422). */
+  | 'ObjectMalformed'
   | 'EventInvalid';
 
 /** One field-level problem, shaped like Kubernetes' `field.Error` (`StatusCause`). */

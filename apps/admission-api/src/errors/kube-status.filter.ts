@@ -53,6 +53,7 @@ export class KubeStatusFilter implements ExceptionFilter {
 
   private toStatus(error: unknown, request: Request): KubeStatus {
     if (error instanceof DomainError) {
+      // Readable but invalid objects are 422 Invalid; unreadable ones 400, as the API server answers.
       const code = error.code === 'ObjectInvalid' || error.code === 'QuantityInvalid' ? 422 : 400;
       return kubeStatus(code, error.message, error.causes.length ? { causes: error.causes } : undefined);
     }

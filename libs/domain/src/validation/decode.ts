@@ -154,7 +154,7 @@ export class StrictDecoder {
     const parts = this.decodeErrors.map(errorString);
     if (this.unknownFields.length > 0) parts.push(`strict decoding error: ${this.unknownFields.map((e) => e.message).join(', ')}`);
     throw new DomainError(
-      'ObjectInvalid',
+      'ObjectMalformed',
       `${this.kind} in version "v1" cannot be handled as a ${this.kind}: ${parts.join(', ')}`,
       this.errors(),
     );

@@ -371,7 +371,7 @@ describe('validateResourceQuota: strict decoding of untrusted JSON', () => {
     ['null', null, [['FieldValueTypeInvalid', '', 'Invalid value: "null": must be of type object']]],
   ])('refuses %s before validating', (_name, obj, expected) => {
     const error = domainErrorOf(() => validateResourceQuota(obj));
-    expect(error.code).toBe('ObjectInvalid');
+    expect(error.code).toBe('ObjectMalformed');
     expect(triples(error.causes)).toEqual(expected);
   });
 
