@@ -1,5 +1,6 @@
 import { assert, assertNever } from '../assert.js';
 import type { ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { factsMatchAll, quotaScopeRequirements, type ScopeFacts } from '../scopes/facts.js';
@@ -22,6 +23,7 @@ export interface QuotaState {
   readonly name: string;
   readonly definition: QuotaDefinition;
   readonly hard: ResourceList;
+  readonly hardNames: readonly string[];
   readonly requirements: readonly ScopedResourceSelectorRequirement[];
   /** The stream version of the event that last defined or changed it (its resourceVersion). */
   readonly version: number;
@@ -134,7 +136,7 @@ function usedFor(quota: QuotaState, reservations: Iterable<Reservation>): Resour
   let used = zeros(quota.hard);
   for (const reservation of reservations) {
     if (factsMatchAll(reservation.scopeFacts, quota.requirements)) {
-      used = Resources.add(used, Resources.mask(reservation.contribution, Object.keys(quota.hard)));
+      used = Resources.add(used, Resources.mask(reservation.contribution, quota.hardNames));
     }
   }
   return used;
@@ -165,10 +167,12 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
       const previous = draft.quotas.get(name);
       if (event.type === 'QuotaDefined') assert(!previous, `quota ${name} defined twice`);
       else assert(previous, `quota ${name} changed before it was defined`);
+      const hard = parse(event.data.spec.hard);
       const quota: QuotaState = {
         name,
         definition: event.data,
-        hard: parse(event.data.spec.hard),
+        hard,
+        hardNames: Object.keys(hard),
         requirements: quotaScopeRequirements(event.data.spec),
         version,
         createdAt: previous?.createdAt ?? at,
@@ -246,7 +250,7 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
       // A committed update counts the object's whole new usage; the reservation of its
       // previous state is released (superseded) by its own event.
       const contribution = reservation.objectUsage ?? reservation.contribution;
-      applyContribution(draft, reservation.scopeFacts, Resources.subtract(contribution, reservation.contribution));
+      applyContribution(draft, reservation.scopeFacts, Resources.subtract(contribution, reservation.contribution), 1);
       draft.reservations.set(reservationId, { ...reservation, status: 'committed', contribution, committedAt: at });
       return;
     }
@@ -267,7 +271,7 @@ function addReservation(draft: Draft, reservation: Reservation): void {
   );
   draft.reservations.set(reservation.id, reservation);
   if (reservation.object.uid) draft.reservationsByUid.set(reservation.object.uid, reservation.id);
-  applyContribution(draft, reservation.scopeFacts, reservation.contribution);
+  applyContribution(draft, reservation.scopeFacts, reservation.contribution, 1);
 }
 
 function releaseReservation(draft: Draft, id: string, _reason: ReleaseReason): void {
@@ -284,16 +288,27 @@ function releaseReservation(draft: Draft, id: string, _reason: ReleaseReason): v
     }
   }
   draft.releasedCount++;
-  applyContribution(draft, reservation.scopeFacts, Resources.subtract(Resources.EMPTY, reservation.contribution));
+  applyContribution(draft, reservation.scopeFacts, reservation.contribution, -1);
 }
 
-function applyContribution(draft: Draft, facts: ScopeFacts, delta: ResourceList): void {
-  if (Resources.isZero(delta)) return;
+/**
+ * Adds (sign 1) or removes (sign -1) an amount to every quota the facts match, on the
+ * quota's hard resources only. The hot loop of the fold: it touches only the keys involved.
+ */
+function applyContribution(draft: Draft, facts: ScopeFacts, amount: ResourceList, sign: 1 | -1): void {
   for (const quota of draft.quotas.values()) {
     if (!factsMatchAll(facts, quota.requirements)) continue;
     const current = draft.used.get(quota.name) ?? zeros(quota.hard);
-    const next = Resources.add(current, Resources.mask(delta, Object.keys(quota.hard)));
-    assert(Resources.negativeKeys(next).length === 0, `usage of quota ${quota.name} went negative`);
-    draft.used.set(quota.name, next);
+    let next: Record<string, Quantity> | undefined;
+    for (const name of quota.hardNames) {
+      const change = Resources.get(amount, name);
+      if (change === undefined || change.isZero()) continue;
+      next ??= { ...current };
+      const before = next[name] as Quantity;
+      const after = sign === 1 ? before.add(change) : before.sub(change);
+      assert(after.sign() >= 0, `usage of quota ${quota.name} went negative on ${name}`);
+      next[name] = after;
+    }
+    if (next) draft.used.set(quota.name, Object.freeze(next));
   }
 }
