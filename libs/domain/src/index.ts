@@ -11,3 +11,4 @@ export * from './validation/index.js';
 export * from './scopes/facts.js';
 export * from './events/events.js';
 export * from './events/fold.js';
+export * from './admission/index.js';

@@ -1,0 +1,211 @@
+import type { Reserved } from '../events/events.js';
+import type { NamespaceState } from '../events/fold.js';
+import type { GroupResource, KubeObject, LimitRange, Operation } from '../kube/types.js';
+import { admitLimitRanger } from '../limit-range/admission.js';
+import type { JsonPatchOperation } from '../limit-range/json-patch.js';
+import type { LimitValidation } from '../limit-range/validate.js';
+import { Quantity } from '../quantity/quantity.js';
+import { checkQuota } from '../quota/admission.js';
+import type { LimitedResource, QuotaCharge, QuotaSnapshot } from '../quota/check.js';
+import { admissionObjectName, forbiddenMessage, isForbidden, type QuotaDenial } from '../quota/denial.js';
+import * as Resources from '../resources/resource-list.js';
+import type { ResourceList } from '../resources/resource-list.js';
+import { evaluatorFor, isIgnoredResource } from '../usage/registry.js';
+
+/**
+ * The admission decider: one request, the namespace's current quota state, and out comes
+ * the decision and the event to append. It runs the plugins in Kubernetes' order —
+ * LimitRanger's defaults (mutation), LimitRanger's validation, then ResourceQuota — on the
+ * defaulted object, so a platform team gets the answer the API server would give.
+ */
+export interface AdmissionRequest {
+  readonly operation: Operation;
+  readonly groupResource: GroupResource;
+  readonly subresource?: string;
+  readonly namespace: string;
+  /** `AdmissionRequest.name`; may be empty on a CREATE with generateName. */
+  readonly name?: string;
+  /** The object as it will be stored (absent on DELETE). */
+  readonly object?: KubeObject;
+  /** The stored object, on UPDATE (and DELETE). */
+  readonly oldObject?: KubeObject;
+}
+
+/** What the decision needs of the namespace: read by key, never by scanning history. */
+export interface AdmissionView {
+  /** Every quota with its current usage (an entry, zero or not, for each hard resource). */
+  readonly quotas: readonly QuotaSnapshot[];
+  readonly limitRanges: readonly LimitRange[];
+  /** UPDATE: the live reservation of the object's current state (by uid), if the ledger has one. */
+  readonly previousReservationId?: string;
+}
+
+export interface Admit {
+  readonly request: AdmissionRequest;
+  /** The id a new reservation gets (ids come from outside: the domain has no randomness). */
+  readonly reservationId: string;
+  /** The decision time, epoch milliseconds. */
+  readonly now: number;
+  /** A REST reservation's expiry, epoch milliseconds. */
+  readonly expiresAt?: number;
+  readonly limitedResources?: readonly LimitedResource[];
+}
+
+export type AdmissionDecision = AdmissionAllowed | AdmissionDenied;
+
+export interface AdmissionAllowed {
+  readonly allowed: true;
+  /** The object after LimitRange defaulting (what was checked and what will be stored). */
+  readonly object?: KubeObject;
+  /** LimitRange defaults as a JSONPatch against the request's object. */
+  readonly patch: readonly JsonPatchOperation[];
+  /** What each matching quota is charged, and its usage after the charge. */
+  readonly charges: readonly QuotaCharge[];
+  /** The reservation to append; absent when nothing is charged (DELETE, kinds quota ignores). */
+  readonly reservation?: Reserved;
+}
+
+export interface AdmissionDenied {
+  readonly allowed: false;
+  /** 403 Forbidden, or 500 where Kubernetes answers an internal error (uncovered limited scopes). */
+  readonly code: 403 | 500;
+  /** The full message, as the API server words it (`pods "web" is forbidden: …`). */
+  readonly message: string;
+  readonly stage: 'LimitRanger' | 'ResourceQuota';
+  readonly denial?: QuotaDenial;
+  readonly limits?: LimitValidation;
+}
+
+const ALLOW_WITHOUT_CHARGE: AdmissionAllowed = Object.freeze({ allowed: true, patch: Object.freeze([]), charges: Object.freeze([]) });
+
+export function decideAdmission(command: Admit, view: AdmissionView): AdmissionDecision {
+  const { request } = command;
+  // DELETE is always allowed: the charge is released when the object is gone.
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return ALLOW_WITHOUT_CHARGE;
+  if (!request.object) return ALLOW_WITHOUT_CHARGE;
+
+  const limits = admitLimitRanger({
+    operation: request.operation,
+    resource: request.groupResource,
+    ...(request.subresource ? { subresource: request.subresource } : {}),
+    ...(request.name ? { name: request.name } : {}),
+    object: request.object,
+    ...(request.oldObject ? { oldObject: request.oldObject } : {}),
+    limitRanges: view.limitRanges,
+  });
+  if (!limits.allowed) {
+    return { allowed: false, code: 403, message: limits.message ?? '', stage: 'LimitRanger', limits: limits.validation };
+  }
+  const object = limits.object;
+
+  const quota = checkQuota({
+    operation: request.operation,
+    groupResource: request.groupResource,
+    ...(request.subresource ? { subresource: request.subresource } : {}),
+    namespace: request.namespace,
+    object,
+    ...(request.oldObject ? { oldObject: request.oldObject } : {}),
+    now: command.now,
+    quotas: view.quotas,
+    ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
+  });
+  if (!quota.allowed) {
+    const name = admissionObjectName(request.object, request.name);
+    return {
+      allowed: false,
+      code: isForbidden(quota.denial) ? 403 : 500,
+      message: forbiddenMessage(request.groupResource, name, quota.denial),
+      stage: 'ResourceQuota',
+      denial: quota.denial,
+    };
+  }
+
+  const reservation = reservationFor(command, object, view);
+  return {
+    allowed: true,
+    object,
+    patch: limits.patch,
+    charges: quota.charges,
+    ...(reservation ? { reservation } : {}),
+  };
+}
+
+/**
+ * The Reserved event for an admitted request, or undefined when the kind's evaluator does
+ * not charge this operation. The reservation records the object's whole usage (not only
+ * what today's quotas limit), so a quota created later counts it, as the quota controller
+ * would count the existing object.
+ */
+function reservationFor(command: Admit, object: KubeObject, view: AdmissionView): Reserved | undefined {
+  const { request } = command;
+  if (isIgnoredResource(request.groupResource)) return undefined;
+  const evaluator = evaluatorFor(request.groupResource);
+  if (!evaluator.handles(request.operation, request.subresource, object, request.oldObject)) return undefined;
+
+  const usage = evaluator.usage(object, { now: command.now });
+  const base = {
+    reservationId: command.reservationId,
+    object: objectRef(request, object),
+    scopeFacts: evaluator.scopeFacts(object),
+    ...(command.expiresAt === undefined ? {} : { expiresAt: new Date(command.expiresAt).toISOString() }),
+  };
+  if (request.operation === 'CREATE' || !request.oldObject) {
+    return { type: 'Reserved', data: { ...base, operation: 'CREATE', charged: Resources.canonicalResourceList(usage) } };
+  }
+  const previous = evaluator.usage(request.oldObject, { now: command.now });
+  return {
+    type: 'Reserved',
+    data: {
+      ...base,
+      operation: 'UPDATE',
+      charged: Resources.canonicalResourceList(increase(usage, previous)),
+      objectUsage: Resources.canonicalResourceList(usage),
+      ...(view.previousReservationId ? { supersedes: view.previousReservationId } : {}),
+    },
+  };
+}
+
+/** `max(0, after - before)` per key of `after`: what an update adds while it is pending. */
+function increase(after: ResourceList, before: ResourceList): ResourceList {
+  return Resources.fromEntries(
+    Object.entries(after).map(([name, q]) => {
+      const was = Resources.get(before, name);
+      const diff = was === undefined ? q : q.sub(was);
+      return [name, diff.sign() > 0 ? diff : Quantity.fromNanos(0n, q.format)] as const;
+    }),
+  );
+}
+
+function objectRef(request: AdmissionRequest, object: KubeObject): Reserved['data']['object'] {
+  const metadata = object.metadata ?? {};
+  const name = metadata.name || request.name;
+  return {
+    group: request.groupResource.group,
+    resource: request.groupResource.resource,
+    ...(object.kind ? { kind: object.kind } : {}),
+    ...(name ? { name } : {}),
+    ...(metadata.uid ? { uid: metadata.uid } : {}),
+  };
+}
+
+/**
+ * The view admission needs, taken from a folded namespace state (tests, as-of "what if"
+ * queries). The service reads the same from its head row by key.
+ */
+export function admissionViewOf(state: NamespaceState, uid?: string): AdmissionView {
+  const previousReservationId = uid === undefined ? undefined : state.reservationsByUid.get(uid);
+  return {
+    quotas: [...state.quotas.values()].map((quota) => ({
+      name: quota.name,
+      spec: quota.definition.spec,
+      used: state.used.get(quota.name) ?? Resources.EMPTY,
+    })),
+    limitRanges: [...state.limitRanges.values()].map((lr) => ({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: lr.name },
+      spec: lr.definition.spec,
+    })),
+    ...(previousReservationId ? { previousReservationId } : {}),
+  };
+}
