@@ -177,4 +177,72 @@ describe('decideAdmission laws', () => {
       }),
     );
   });
+
+  type Step = { kind: 'create'; cpuMilli: number; terminating: boolean } | { kind: 'flip'; pick: number } | { kind: 'commit'; pick: number };
+  const stepArb: fc.Arbitrary<Step> = fc.oneof(
+    fc.record({ kind: fc.constant('create' as const), cpuMilli: fc.integer({ min: 1, max: 1200 }), terminating: fc.boolean() }),
+    fc.record({ kind: fc.constant('flip' as const), pick: fc.nat() }),
+    fc.record({ kind: fc.constant('commit' as const), pick: fc.nat() }),
+  );
+
+  it('pods moving between Terminating and NotTerminating scopes: charges match the fold, never over hard', () => {
+    const podOf = (i: number, cpuMilli: number, terminating: boolean, resourceVersion: number): Pod => ({
+      kind: 'Pod',
+      metadata: { name: `p${i}`, uid: `u${i}`, resourceVersion: `${resourceVersion}` },
+      spec: {
+        ...(terminating ? { activeDeadlineSeconds: 30 } : {}),
+        containers: [{ name: 'c', resources: { requests: { cpu: `${cpuMilli}m` }, limits: { cpu: `${cpuMilli}m` } } }],
+      },
+    });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 0, max: 3000 }), fc.array(stepArb, { maxLength: 30 }), (shortHard, longHard, steps) => {
+        let state = fold(
+          recordAll([
+            { type: 'QuotaDefined', data: { name: 'short', spec: { hard: { 'requests.cpu': `${shortHard}m` }, scopes: ['Terminating'] } } },
+            { type: 'QuotaDefined', data: { name: 'long', spec: { hard: { 'requests.cpu': `${longHard}m` }, scopes: ['NotTerminating'] } } },
+            { type: 'QuotaDefined', data: { name: 'all', spec: { hard: { pods: '100' } } } },
+          ]),
+        );
+        const pods: { pod: Pod; cpuMilli: number; terminating: boolean; version: number }[] = [];
+        let next = 0;
+        const admit = (command: Admit, uid?: string) => {
+          const decision = decideAdmission(command, admissionViewOf(state, uid));
+          if (!decision.allowed || !decision.reservation) return false;
+          state = append(state, decision.reservation);
+          for (const charge of decision.charges) {
+            expect(Resources.equals(charge.used, Resources.mask(state.used.get(charge.quota) ?? {}, Object.keys(charge.used)))).toBe(true);
+          }
+          return true;
+        };
+        for (const step of steps) {
+          if (step.kind === 'create') {
+            const i = pods.length;
+            const pod = podOf(i, step.cpuMilli, step.terminating, 1);
+            if (admit(create(pod, `r${next++}`))) pods.push({ pod, cpuMilli: step.cpuMilli, terminating: step.terminating, version: 1 });
+          } else if (step.kind === 'flip' && pods.length > 0) {
+            const entry = pods[step.pick % pods.length]!;
+            const i = Number(entry.pod.metadata?.name?.slice(1));
+            const updated = podOf(i, entry.cpuMilli, !entry.terminating, entry.version + 1);
+            const command: Admit = {
+              request: { operation: 'UPDATE', groupResource: PODS, namespace: 'team-a', name: `p${i}`, object: updated, oldObject: entry.pod },
+              reservationId: `r${next++}`,
+              now: T0,
+            };
+            if (admit(command, `u${i}`)) Object.assign(entry, { pod: updated, terminating: !entry.terminating, version: entry.version + 1 });
+          } else if (step.kind === 'commit') {
+            const pending = [...state.reservations.values()].filter((r) => r.status === 'reserved');
+            const chosen = pending[step.pick % Math.max(pending.length, 1)];
+            if (!chosen) continue;
+            state = append(state, { type: 'Committed', data: { reservationId: chosen.id } });
+            if (chosen.supersedes && state.reservations.has(chosen.supersedes)) {
+              state = append(state, { type: 'Released', data: { reservationId: chosen.supersedes, reason: 'superseded' } });
+            }
+          }
+          for (const quota of state.quotas.values()) {
+            expect(Resources.lessThanOrEqual(state.used.get(quota.name) ?? {}, quota.hard).ok).toBe(true);
+          }
+        }
+      }),
+    );
+  });
 });

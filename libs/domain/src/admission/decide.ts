@@ -161,6 +161,7 @@ function reservationFor(command: Admit, object: KubeObject, view: AdmissionView)
       charged: Resources.canonicalResourceList(increase(usage, previous)),
       objectUsage: Resources.canonicalResourceList(usage),
       ...(view.previousReservationId ? { supersedes: view.previousReservationId } : {}),
+      previousScopeFacts: evaluator.scopeFacts(request.oldObject),
     },
   };
 }

@@ -92,6 +92,12 @@ export interface Reserved {
     readonly objectUsage?: RawQuantities;
     /** UPDATE only: the reservation of the object's previous state. */
     readonly supersedes?: string;
+    /**
+     * UPDATE only: the scope facts of the object before the change. A quota the old object
+     * was not in (an object moving into its scope) is charged the whole new usage while the
+     * update is pending, as Kubernetes charges it; the others only the increase.
+     */
+    readonly previousScopeFacts?: ScopeFacts;
     readonly scopeFacts: ScopeFacts;
     /** A REST reservation with a TTL: released as `expired` if not committed by then (RFC 3339). */
     readonly expiresAt?: string;

@@ -255,7 +255,17 @@ function history(steps: readonly Step[]): LedgerEvent[] {
         const charged = step.usage.map((n, i) => (n > (old.usage[i] ?? 0n) ? n - (old.usage[i] ?? 0n) : 0n));
         events.push({
           type: 'Reserved',
-          data: { reservationId: id, object: { ...pods, uid: old.uid }, operation: 'UPDATE', charged: list(charged), objectUsage: list(step.usage), supersedes: oldId, scopeFacts: factsOf(old.facts) },
+          data: {
+            reservationId: id,
+            object: { ...pods, uid: old.uid },
+            operation: 'UPDATE',
+            charged: list(charged),
+            objectUsage: list(step.usage),
+            supersedes: oldId,
+            scopeFacts: factsOf(old.facts),
+            // Half the updates come from an object that was in other scopes (a pod turning terminating).
+            previousScopeFacts: factsOf(step.pick % 2 === 0 ? old.facts : [!old.facts[0], old.facts[1], old.facts[2]]),
+          },
         });
         live.set(id, { status: 'reserved', uid: old.uid, usage: step.usage, supersedes: oldId, facts: old.facts });
         break;

@@ -53,6 +53,8 @@ export interface Reservation {
   readonly objectUsage?: ResourceList;
   readonly supersedes?: string;
   readonly scopeFacts: ScopeFacts;
+  /** UPDATE only, while pending: the facts of the object's previous state. */
+  readonly previousScopeFacts?: ScopeFacts;
   /** The stream version of its Reserved or Adopted event. */
   readonly version: number;
   readonly reservedAt: number;
@@ -66,6 +68,7 @@ export interface NamespaceState {
   readonly lastEventAt?: number;
   readonly quotas: ReadonlyMap<string, QuotaState>;
   readonly limitRanges: ReadonlyMap<string, LimitRangeState>;
+  /** Live reservations by id, in the order they were made. */
   readonly reservations: ReadonlyMap<string, Reservation>;
   /** Live reservation ids by object uid. */
   readonly reservationsByUid: ReadonlyMap<string, string>;
@@ -135,11 +138,24 @@ export function recomputeUsed(state: NamespaceState, quotaName: string): Resourc
 function usedFor(quota: QuotaState, reservations: Iterable<Reservation>): ResourceList {
   let used = zeros(quota.hard);
   for (const reservation of reservations) {
-    if (factsMatchAll(reservation.scopeFacts, quota.requirements)) {
-      used = Resources.add(used, Resources.mask(reservation.contribution, quota.hardNames));
-    }
+    const amount = contributionTo(reservation, quota);
+    if (amount) used = Resources.add(used, Resources.mask(amount, quota.hardNames));
   }
   return used;
+}
+
+/**
+ * What a live reservation counts toward one quota, or undefined when its scopes do not
+ * match. A pending update counts only its increase toward the quotas the object was already
+ * in, and its whole new usage toward a quota it moves into (Kubernetes' UPDATE charge).
+ */
+export function contributionTo(reservation: Reservation, quota: QuotaState): ResourceList | undefined {
+  if (!factsMatchAll(reservation.scopeFacts, quota.requirements)) return undefined;
+  const previous = reservation.previousScopeFacts;
+  if (reservation.status === 'reserved' && previous && reservation.objectUsage && !factsMatchAll(previous, quota.requirements)) {
+    return reservation.objectUsage;
+  }
+  return reservation.contribution;
 }
 
 function zeros(hard: ResourceList): ResourceList {
@@ -221,6 +237,7 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
         ...(data.objectUsage ? { objectUsage: parse(data.objectUsage) } : {}),
         ...(data.supersedes ? { supersedes: data.supersedes } : {}),
         scopeFacts: data.scopeFacts,
+        ...(data.previousScopeFacts ? { previousScopeFacts: data.previousScopeFacts } : {}),
         version,
         reservedAt: at,
         ...(expiresAt === undefined ? {} : { expiresAt }),
@@ -249,9 +266,11 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
       assert(reservation.status === 'reserved', `reservation ${reservationId} committed twice`);
       // A committed update counts the object's whole new usage; the reservation of its
       // previous state is released (superseded) by its own event.
-      const contribution = reservation.objectUsage ?? reservation.contribution;
-      applyContribution(draft, reservation.scopeFacts, Resources.subtract(contribution, reservation.contribution), 1);
-      draft.reservations.set(reservationId, { ...reservation, status: 'committed', contribution, committedAt: at });
+      const { previousScopeFacts: _, ...rest } = reservation;
+      const committed: Reservation = { ...rest, status: 'committed', contribution: reservation.objectUsage ?? reservation.contribution, committedAt: at };
+      applyContribution(draft, reservation, -1);
+      applyContribution(draft, committed, 1);
+      draft.reservations.set(reservationId, committed);
       return;
     }
     case 'Released': {
@@ -271,7 +290,7 @@ function addReservation(draft: Draft, reservation: Reservation): void {
   );
   draft.reservations.set(reservation.id, reservation);
   if (reservation.object.uid) draft.reservationsByUid.set(reservation.object.uid, reservation.id);
-  applyContribution(draft, reservation.scopeFacts, reservation.contribution, 1);
+  applyContribution(draft, reservation, 1);
 }
 
 function releaseReservation(draft: Draft, id: string, _reason: ReleaseReason): void {
@@ -288,16 +307,17 @@ function releaseReservation(draft: Draft, id: string, _reason: ReleaseReason): v
     }
   }
   draft.releasedCount++;
-  applyContribution(draft, reservation.scopeFacts, reservation.contribution, -1);
+  applyContribution(draft, reservation, -1);
 }
 
 /**
- * Adds (sign 1) or removes (sign -1) an amount to every quota the facts match, on the
+ * Adds (sign 1) or removes (sign -1) what a reservation counts toward every quota, on the
  * quota's hard resources only. The hot loop of the fold: it touches only the keys involved.
  */
-function applyContribution(draft: Draft, facts: ScopeFacts, amount: ResourceList, sign: 1 | -1): void {
+function applyContribution(draft: Draft, reservation: Reservation, sign: 1 | -1): void {
   for (const quota of draft.quotas.values()) {
-    if (!factsMatchAll(facts, quota.requirements)) continue;
+    const amount = contributionTo(reservation, quota);
+    if (!amount) continue;
     const current = draft.used.get(quota.name) ?? zeros(quota.hard);
     let next: Record<string, Quantity> | undefined;
     for (const name of quota.hardNames) {
