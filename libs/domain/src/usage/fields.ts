@@ -60,6 +60,14 @@ export class FieldReader {
     return undefined;
   }
 
+  /** A boolean, or undefined when absent (a Go *bool). */
+  optionalBoolean(raw: unknown, path: string): boolean | undefined {
+    if (raw === undefined || raw === null) return undefined;
+    if (typeof raw === 'boolean') return raw;
+    this.typeInvalid(path, 'must be a boolean');
+    return undefined;
+  }
+
   /** Records a field whose value Kubernetes would not accept. */
   invalid(field: string, value: string, message: string): void {
     this.causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${value}": ${message}` });

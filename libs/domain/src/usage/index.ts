@@ -13,4 +13,11 @@ export {
   VOLUME_ATTRIBUTES_CLASS_SCOPE,
   resourceByStorageClass,
 } from './pvc.js';
+export {
+  ResourceClaimEvaluator,
+  RESOURCE_CLAIM_OBJECT_COUNT_NAME,
+  DEVICE_CLASS_DEVICES_SUFFIX,
+  ALLOCATION_RESULTS_MAX_SIZE,
+  resourceByDeviceClass,
+} from './resource-claim.js';
 export { objectCountName } from './names.js';

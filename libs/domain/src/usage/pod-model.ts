@@ -1,4 +1,5 @@
 import type { KubeObject } from '../kube/types.js';
+import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { field, FieldReader } from './fields.js';
 
@@ -22,7 +23,15 @@ export interface PodContainerStatus {
   readonly name: string;
   /** `status.containerStatuses[].resources`: what the kubelet applied (absent: nil). */
   readonly resources: ContainerResources | undefined;
+  /** `allocatedResources`, empty when absent (see `allocated` for the distinction). */
   readonly allocatedResources: ResourceList;
+  /**
+   * The same three lists with Go's nil kept apart from empty: Kubernetes reads a status list
+   * whenever it is set, even when it is set to `{}`, and falls back only when it is nil.
+   */
+  readonly appliedRequests: ResourceList | undefined;
+  readonly appliedLimits: ResourceList | undefined;
+  readonly allocated: ResourceList | undefined;
 }
 
 export interface PodModel {
@@ -68,11 +77,20 @@ export function readPod(object: KubeObject): PodModel {
     read.array(field(status, key), `status.${key}`).map((raw, i) => {
       const path = `status.${key}[${i}]`;
       const containerStatus = read.object(raw, path);
-      const resources = field(containerStatus, 'resources');
+      const resources = read.object(field(containerStatus, 'resources'), `${path}.resources`);
+      const appliedRequests = optionalResources(read, field(resources, 'requests'), `${path}.resources.requests`);
+      const appliedLimits = optionalResources(read, field(resources, 'limits'), `${path}.resources.limits`);
+      const allocated = optionalResources(read, field(containerStatus, 'allocatedResources'), `${path}.allocatedResources`);
       return {
         name: read.string(field(containerStatus, 'name'), `${path}.name`),
-        resources: resources === undefined || resources === null ? undefined : requirements(read, resources, `${path}.resources`),
-        allocatedResources: read.resources(field(containerStatus, 'allocatedResources'), `${path}.allocatedResources`),
+        resources:
+          resources === undefined
+            ? undefined
+            : { requests: appliedRequests ?? Resources.EMPTY, limits: appliedLimits ?? Resources.EMPTY },
+        allocatedResources: allocated ?? Resources.EMPTY,
+        appliedRequests,
+        appliedLimits,
+        allocated,
       };
     });
 
@@ -108,6 +126,11 @@ export function readPod(object: KubeObject): PodModel {
   return model;
 }
 
+/** A resource list, or undefined when the field is absent or null (Go's nil map). */
+function optionalResources(read: FieldReader, raw: unknown, path: string): ResourceList | undefined {
+  return raw === undefined || raw === null ? undefined : read.resources(raw, path);
+}
+
 function requirements(read: FieldReader, raw: unknown, path: string): ContainerResources {
   const resources = read.object(raw, path);
   return {
@@ -116,9 +139,12 @@ function requirements(read: FieldReader, raw: unknown, path: string): ContainerR
   };
 }
 
+/** RFC 3339 as Go's time.Parse(time.RFC3339) accepts it (fractional seconds allowed). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
 function readTimestamp(read: FieldReader, text: string | undefined, path: string): number | undefined {
   if (text === undefined) return undefined;
-  const millis = Date.parse(text);
+  const millis = RFC3339.test(text) ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(millis)) {
     read.invalid(path, text, 'must be an RFC 3339 timestamp');
     return undefined;

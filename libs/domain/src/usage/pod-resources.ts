@@ -1,4 +1,4 @@
-import type { Quantity } from '../quantity/quantity.js';
+import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { HUGEPAGES_PREFIX } from './names.js';
@@ -82,32 +82,75 @@ export function aggregateContainerLimits(pod: PodModel, options: PodResourcesOpt
 
 type Side = keyof ContainerResources;
 
-function aggregate(pod: PodModel, options: PodResourcesOptions, side: Side): MutableList {
-  const total: MutableList = new Map();
-  const statuses = options.useStatusResources ? statusesByName(pod) : undefined;
-  const effective = (container: PodContainer): ResourceList => {
-    const status = statuses?.get(container.name);
-    if (status?.resources === undefined) return container[side];
-    return side === 'requests' ? determineRequests(pod, container, status) : determineLimits(pod, container, status);
-  };
+/**
+ * What one container contributes to an aggregate, from its spec and its status (absent when
+ * the status is not read or has no entry for it). Undefined contributes nothing.
+ */
+type Contribution = (container: PodContainer, status: PodContainerStatus | undefined, infeasible: boolean) => ResourceList | undefined;
 
-  for (const container of pod.containers) addInto(total, effective(container));
+const specRequests: Contribution = (container) => container.requests;
+const specLimits: Contribution = (container) => container.limits;
+
+/** What the kubelet has admitted the container to (its allocation), else the spec. */
+const allocatedRequests: Contribution = (container, status, infeasible) => {
+  if (status?.allocated !== undefined) return status.allocated;
+  return infeasible ? undefined : container.requests;
+};
+
+/** What the kubelet has actually applied, else what it allocated, else the spec. */
+const actuatedRequests: Contribution = (container, status, infeasible) => {
+  if (status?.appliedRequests !== undefined) return status.appliedRequests;
+  if (status?.allocated !== undefined) return status.allocated;
+  return infeasible ? undefined : container.requests;
+};
+
+const actuatedLimits: Contribution = (container, status, infeasible) => {
+  if (status?.appliedLimits !== undefined) return status.appliedLimits;
+  return infeasible ? undefined : container.limits;
+};
+
+/**
+ * The container totals. Reading the status, Kubernetes sums the spec, the allocation and
+ * what is applied each on its own and charges the largest of the sums (not the sum of the
+ * per-container largest); an infeasible resize leaves the spec out.
+ */
+function aggregate(pod: PodModel, options: PodResourcesOptions, side: Side): MutableList {
+  if (!options.useStatusResources) return aggregateBy(pod, options, side === 'requests' ? specRequests : specLimits);
+  const infeasible = isPodResizeInfeasible(pod);
+  if (side === 'requests') {
+    const spec = aggregateBy(pod, options, specRequests);
+    const allocated = aggregateBy(pod, options, allocatedRequests);
+    const actuated = aggregateBy(pod, options, actuatedRequests);
+    return infeasible ? maxOf(actuated, allocated) : maxOf(spec, actuated, allocated);
+  }
+  const spec = aggregateBy(pod, options, specLimits);
+  const actuated = aggregateBy(pod, options, actuatedLimits);
+  return infeasible ? actuated : maxOf(spec, actuated);
+}
+
+/** Regular containers and sidecars summed; each plain init container with the sidecars before it; the peak wins. */
+function aggregateBy(pod: PodModel, options: PodResourcesOptions, contribution: Contribution): MutableList {
+  const infeasible = options.useStatusResources === true && isPodResizeInfeasible(pod);
+  const own = (container: PodContainer): ResourceList =>
+    contribution(container, options.useStatusResources ? findContainerStatus(pod, container.name) : undefined, infeasible) ??
+    Resources.EMPTY;
+
+  const total: MutableList = new Map();
+  for (const container of pod.containers) addInto(total, own(container));
 
   const sidecars: MutableList = new Map();
   const initPeak: MutableList = new Map();
   for (const container of pod.initContainers) {
-    // Only sidecars can be resized, so only they read the status.
-    const own = container.restartable ? effective(container) : container[side];
     let whileRunning: MutableList;
     if (container.restartable) {
       // A sidecar keeps running beside the regular containers.
-      addInto(total, own);
-      addInto(sidecars, own);
+      addInto(total, own(container));
+      addInto(sidecars, own(container));
       whileRunning = sidecars;
     } else {
       // A plain init container runs beside the sidecars started before it.
       whileRunning = new Map();
-      addInto(whileRunning, own);
+      addInto(whileRunning, own(container));
       addInto(whileRunning, sidecars);
     }
     maxInto(initPeak, whileRunning);
@@ -116,28 +159,21 @@ function aggregate(pod: PodModel, options: PodResourcesOptions, side: Side): Mut
   return total;
 }
 
-function statusesByName(pod: PodModel): Map<string, PodContainerStatus> {
-  const byName = new Map<string, PodContainerStatus>();
-  for (const status of [...pod.containerStatuses, ...pod.initContainerStatuses]) byName.set(status.name, status);
-  return byName;
+/** The first status with the container's name, regular containers' first (findContainerStatus). */
+function findContainerStatus(pod: PodModel, name: string): PodContainerStatus | undefined {
+  return pod.containerStatuses.find((status) => status.name === name) ?? pod.initContainerStatuses.find((status) => status.name === name);
+}
+
+function maxOf(...lists: MutableList[]): MutableList {
+  const result: MutableList = new Map();
+  for (const list of lists) maxInto(result, list);
+  return result;
 }
 
 /** The `PodResizePending` condition says the resize cannot be done on this node. */
 export function isPodResizeInfeasible(pod: PodModel): boolean {
   const pending = pod.conditions.find((condition) => condition.type === 'PodResizePending');
   return pending !== undefined && pending.reason === 'Infeasible';
-}
-
-function determineRequests(pod: PodModel, container: PodContainer, status: PodContainerStatus): ResourceList {
-  const applied = status.resources?.requests ?? Resources.EMPTY;
-  if (isPodResizeInfeasible(pod)) return Resources.max(applied, status.allocatedResources);
-  return Resources.max(Resources.max(container.requests, applied), status.allocatedResources);
-}
-
-function determineLimits(pod: PodModel, container: PodContainer, status: PodContainerStatus): ResourceList {
-  const applied = status.resources?.limits ?? Resources.EMPTY;
-  if (isPodResizeInfeasible(pod)) return applied;
-  return Resources.max(container.limits, applied);
 }
 
 function addInto(list: MutableList, add: ResourceList | MutableList): void {
@@ -160,7 +196,7 @@ function entries(list: ResourceList | MutableList): [string, Quantity][] {
 
 export type PodQOSClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 
-const QOS_RESOURCES = new Set(['cpu', 'memory']);
+const QOS_RESOURCES = ['cpu', 'memory'] as const;
 
 /** The pod's QoS class: `status.qosClass` when set, else computed (qos.GetPodQOS). */
 export function podQOS(pod: PodModel): string {
@@ -168,41 +204,37 @@ export function podQOS(pod: PodModel): string {
 }
 
 /**
- * Kubernetes' ComputePodQOS with PodLevelResources on: only positive cpu and memory count;
- * BestEffort when none is set, Guaranteed when every container (or the pod level) limits
- * both and every request equals its limit, Burstable otherwise.
+ * Kubernetes' ComputePodQOS with PodLevelResources on: pod-level resources, when the field is
+ * present at all, decide alone; otherwise every container is classed on its own and the pod
+ * is that class when all agree, Burstable when they do not.
  */
 export function computePodQOS(pod: PodModel): PodQOSClass {
-  const requests: MutableList = new Map();
-  const limits: MutableList = new Map();
-  let guaranteed = true;
-  const sources = pod.podResources !== undefined ? [pod.podResources] : [...pod.containers, ...pod.initContainers];
-  for (const source of sources) {
-    addQoSResources(requests, source.requests);
-    addQoSResources(limits, source.limits);
-    const limited = Object.entries(source.limits).filter(([name, q]) => QOS_RESOURCES.has(name) && q.sign() > 0);
-    const limitedNames = new Set(limited.map(([name]) => name));
-    // Pod-level resources without limits do not make the pod Burstable by themselves.
-    const checksLimits = pod.podResources === undefined || Object.keys(source.limits).length > 0;
-    if (checksLimits && !(limitedNames.has('cpu') && limitedNames.has('memory'))) guaranteed = false;
+  if (pod.podResources !== undefined) return resourcesQOS(pod.podResources);
+  let podClass: PodQOSClass | undefined;
+  for (const container of [...pod.initContainers, ...pod.containers]) {
+    const qos = resourcesQOS(container);
+    if (qos === 'Burstable') return qos;
+    if (podClass === undefined) podClass = qos;
+    else if (podClass !== qos) return 'Burstable';
   }
-  if (requests.size === 0 && limits.size === 0) return 'BestEffort';
-  if (guaranteed) {
-    for (const [name, request] of requests) {
-      const limit = limits.get(name);
-      if (limit === undefined || !limit.equals(request)) {
-        guaranteed = false;
-        break;
-      }
-    }
-  }
-  return guaranteed && requests.size === limits.size ? 'Guaranteed' : 'Burstable';
+  return podClass ?? 'BestEffort';
 }
 
-function addQoSResources(list: MutableList, add: ResourceList): void {
-  for (const [name, quantity] of Object.entries(add)) {
-    if (!QOS_RESOURCES.has(name) || quantity.sign() <= 0) continue;
-    const current = list.get(name);
-    list.set(name, current === undefined ? quantity : quantity.add(current));
+/**
+ * One set of requirements: BestEffort when nothing is stated; otherwise cpu and memory decide,
+ * a missing value reading as zero. A request unequal to its limit is Burstable; all zero is
+ * BestEffort; all set and equal is Guaranteed; a mix is Burstable.
+ */
+function resourcesQOS(resources: ContainerResources): PodQOSClass {
+  if (Object.keys(resources.requests).length === 0 && Object.keys(resources.limits).length === 0) return 'BestEffort';
+  let qos: PodQOSClass | undefined;
+  for (const name of QOS_RESOURCES) {
+    const request = Resources.get(resources.requests, name) ?? Quantity.ZERO;
+    const limit = Resources.get(resources.limits, name) ?? Quantity.ZERO;
+    if (!request.equals(limit)) return 'Burstable';
+    const bestEffort = request.isZero() && limit.isZero();
+    if (qos === undefined) qos = bestEffort ? 'BestEffort' : 'Guaranteed';
+    else if (bestEffort !== (qos === 'BestEffort')) return 'Burstable';
   }
+  return qos ?? 'BestEffort';
 }

@@ -3,11 +3,13 @@ import { ObjectCountEvaluator } from './count.js';
 import type { UsageEvaluator } from './evaluator.js';
 import { PodEvaluator } from './pod.js';
 import { PersistentVolumeClaimEvaluator } from './pvc.js';
+import { ResourceClaimEvaluator } from './resource-claim.js';
 import { ServiceEvaluator } from './service.js';
 
 /**
  * Which evaluator charges which kind (pkg/quota/v1/evaluator/core/registry.go): pods,
- * services and claims have their own; four core kinds are counted under a legacy bare name
+ * services, volume claims and DRA resource claims (DynamicResourceAllocation is on by
+ * default) have their own; four core kinds are counted under a legacy bare name
  * as well as `count/<resource>`; everything else is counted as `count/<resource>.<group>`
  * by an evaluator made on demand, as the quota admission plugin does.
  */
@@ -23,6 +25,7 @@ export const LEGACY_OBJECT_COUNT_ALIASES: Readonly<Record<string, string>> = {
 const pods = new PodEvaluator();
 const services = new ServiceEvaluator();
 const persistentVolumeClaims = new PersistentVolumeClaimEvaluator();
+const resourceClaims = new ResourceClaimEvaluator();
 
 export function evaluatorFor(groupResource: GroupResource): UsageEvaluator {
   if (groupResource.group === '') {
@@ -37,6 +40,9 @@ export function evaluatorFor(groupResource: GroupResource): UsageEvaluator {
     if (Object.prototype.hasOwnProperty.call(LEGACY_OBJECT_COUNT_ALIASES, groupResource.resource)) {
       return new ObjectCountEvaluator(groupResource, LEGACY_OBJECT_COUNT_ALIASES[groupResource.resource]);
     }
+  }
+  if (groupResource.group === resourceClaims.groupResource.group && groupResource.resource === resourceClaims.groupResource.resource) {
+    return resourceClaims;
   }
   return new ObjectCountEvaluator(groupResource);
 }

@@ -55,17 +55,20 @@ export class ServiceEvaluator implements UsageEvaluator {
     const read = new FieldReader('service');
     const spec = read.object(field(read.object(object, '') ?? {}, 'spec'), 'spec');
     const type = read.string(field(spec, 'type'), 'spec.type');
-    const ports = read.array(field(spec, 'ports'), 'spec.ports').map((raw, i) => read.object(raw, `spec.ports[${i}]`));
-    const allocate = field(spec, 'allocateLoadBalancerNodePorts');
+    const nodePortsAsked = read
+      .array(field(spec, 'ports'), 'spec.ports')
+      .map((raw, i) => read.optionalInteger(field(read.object(raw, `spec.ports[${i}]`), 'nodePort'), `spec.ports[${i}].nodePort`) ?? 0);
+    const allocate = read.optionalBoolean(field(spec, 'allocateLoadBalancerNodePorts'), 'spec.allocateLoadBalancerNodePorts');
     read.done();
 
     let nodePorts = 0;
     let loadBalancers = 0;
     if (type === 'NodePort') {
-      nodePorts = ports.length;
+      // Every port gets a node port, asked for or allocated.
+      nodePorts = nodePortsAsked.length;
     } else if (type === 'LoadBalancer') {
       // Without node-port allocation only the ports that ask for a node port explicitly get one.
-      nodePorts = allocate === false ? ports.filter((port) => isNonZeroNumber(field(port, 'nodePort'))).length : ports.length;
+      nodePorts = allocate === false ? nodePortsAsked.filter((nodePort) => nodePort !== 0).length : nodePortsAsked.length;
       loadBalancers = 1;
     }
     return Resources.fromEntries([
@@ -75,8 +78,4 @@ export class ServiceEvaluator implements UsageEvaluator {
       ['services.nodeports', Quantity.fromInt(BigInt(nodePorts))],
     ]);
   }
-}
-
-function isNonZeroNumber(value: unknown): boolean {
-  return typeof value === 'number' && value !== 0;
 }
