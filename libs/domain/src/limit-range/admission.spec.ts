@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { GroupResource, KubeObject, Operation, Pod } from '../kube/types.js';
+import type { GroupResource, KubeObject, LimitRange, Operation, Pod } from '../kube/types.js';
 import { admitLimitRanger, limitRangerHandles, type LimitRangerRequest } from './admission.js';
 import { applyJsonPatch } from './json-patch.js';
+import { validatePodLimits } from './validate.js';
 import { cpuMem, deepFreeze, limitRange, requirements, storage, validLimitRange, validLimitRangeNoDefaults, validPod, validPvc } from './spec-fixtures.js';
 
 const pods: GroupResource = { group: '', resource: 'pods' };
@@ -51,13 +52,30 @@ describe('admitting a pod', () => {
     'maximum memory usage per Container is 2Gi.  No limit is specified',
   ];
 
-  it('refuses a created pod that specifies no resources under a LimitRange without defaults', () => {
-    const decision = admitLimitRanger(request({ name: 'testPod', object: deepFreeze(validPod('testPod', 1, {})) }));
+  // Kubernetes' test reads the LimitRange through a fake client, which skips the API
+  // defaulting, so its plugin sees no defaults at all: validatePodLimits shows that case.
+  it('refuses a pod that specifies no resources under a LimitRange read without defaults', () => {
+    const result = validatePodLimits(deepFreeze(validPod('testPod', 1, {})), [validLimitRangeNoDefaults()]);
+    expect(result.limitRange).toBe('abc');
+    expect(result.message).toBe(`[${allPodMessages.join(', ')}]`);
+  });
+
+  it('refuses a created pod that specifies no resources under a Pod-only LimitRange', () => {
+    const podOnly: LimitRange = { metadata: { name: 'abc' }, spec: { limits: validLimitRangeNoDefaults().spec?.limits?.slice(0, 1) ?? [] } };
+    const decision = admitLimitRanger(request({ name: 'testPod', object: deepFreeze(validPod('testPod', 1, {})), limitRanges: [podOnly] }));
     expect(decision.applies).toBe(true);
     expect(decision.allowed).toBe(false);
     expect(decision.patch).toEqual([]);
     expect(decision.validation.limitRange).toBe('abc');
-    expect(decision.message).toBe(`pods "testPod" is forbidden: [${allPodMessages.join(', ')}]`);
+    expect(decision.message).toBe(`pods "testPod" is forbidden: [${allPodMessages.slice(0, 4).join(', ')}]`);
+  });
+
+  it('admits that pod through admission: read as the API server decodes it, the Container max is the default', () => {
+    const decision = admitLimitRanger(request({ name: 'testPod', object: deepFreeze(validPod('testPod', 1, {})) }));
+    expect(decision.allowed).toBe(true);
+    expect(decision.object.spec).toEqual({
+      containers: [{ name: 'foo-0', image: 'foo:V0', resources: { limits: { cpu: '100m', memory: '2Gi' }, requests: { cpu: '100m', memory: '2Gi' } } }],
+    });
   });
 
   it('ignores a pod update', () => {
@@ -125,12 +143,14 @@ describe('resizing a pod in place', () => {
     expect(decision).toMatchObject({ applies: true, allowed: true, patch: [] });
   });
 
-  it('checks the whole pod again, not only what the resize changed', () => {
+  it('does not check again what the resize leaves as stored', () => {
     // The stored memory limit breaks a LimitRange created later; the resize only touches cpu.
     const strict = limitRange('Container', { max: cpuMem('1', '128Mi') });
     const resized = validPod('web', 1, requirements(cpuMem('800m', '256Mi'), cpuMem('1', '256Mi')));
     const decision = admitLimitRanger(request({ operation: 'UPDATE', subresource: 'resize', object: resized, oldObject: running, limitRanges: [strict] }));
-    expect(decision.message).toBe('pods "web" is forbidden: maximum memory usage per Container is 128Mi, but limit is 256Mi');
+    expect(decision.allowed).toBe(true);
+    // Without the stored pod (as on CREATE) the same pod is refused.
+    expect(validatePodLimits(resized, [strict]).message).toBe('maximum memory usage per Container is 128Mi, but limit is 256Mi');
   });
 });
 

@@ -1,5 +1,6 @@
 import type { GroupResource, KubeObject, LimitRange, Operation, PersistentVolumeClaim, Pod } from '../kube/types.js';
 import { computePodDefaults } from './defaults.js';
+import { withLimitRangeApiDefaults } from './limit-range.js';
 import type { JsonPatchOperation } from './json-patch.js';
 import type { LimitRangerPodOptions } from './pod-resources.js';
 import { validatePodLimits, validatePvcLimits, type LimitValidation } from './validate.js';
@@ -8,6 +9,10 @@ import { validatePodLimits, validatePvcLimits, type LimitValidation } from './va
  * The LimitRanger admission plugin end to end (Admit, then Validate), for one request and
  * the namespace's LimitRanges. Skipped, as plumbing: the informer/lister, the live-lookup
  * LRU and its singleflight; the caller passes the LimitRanges in.
+ *
+ * LimitRanges may be passed as stored by our admin API, defaulted or not: the defaulting
+ * the API server applies whenever it decodes one (SetDefaults_LimitRangeItem) is applied
+ * here on read. It is idempotent, so an already defaulted LimitRange is read unchanged.
  */
 
 const isCore = (gr: GroupResource, resource: string): boolean => gr.group === '' && gr.resource === resource;
@@ -37,7 +42,7 @@ export interface LimitRangerRequest extends LimitRangerAttributes {
   readonly name?: string;
   readonly object: KubeObject;
   readonly oldObject?: KubeObject;
-  /** The namespace's LimitRanges, in the order to apply them. */
+  /** The namespace's LimitRanges, in the order to apply them, as stored (defaulted or not). */
   readonly limitRanges: readonly LimitRange[];
   readonly options?: LimitRangerPodOptions;
 }
@@ -76,7 +81,9 @@ export function limitRangerForbiddenMessage(resource: GroupResource, name: strin
 const ALLOWED: LimitValidation = Object.freeze({ ok: true, violations: Object.freeze([]) });
 
 export function admitLimitRanger(request: LimitRangerRequest): LimitRangerDecision {
-  const { object, oldObject, limitRanges } = request;
+  const { object, oldObject } = request;
+  // Read as the API server would decode them; a no-op on ones stored already defaulted.
+  const limitRanges = request.limitRanges.map(withLimitRangeApiDefaults);
   const ignored: LimitRangerDecision = { applies: false, allowed: true, patch: [], object, validation: ALLOWED };
   if (!limitRangerHandles(request)) return ignored;
   // An object being deleted is never blocked (finalizer updates must go through).
@@ -92,7 +99,8 @@ export function admitLimitRanger(request: LimitRangerRequest): LimitRangerDecisi
     mutated = defaulting.pod;
     patch = defaulting.patch;
     annotation = defaulting.annotation;
-    validation = validatePodLimits(defaulting.pod, limitRanges, request.options);
+    // On pods/resize the stored pod lets values the resize leaves alone go unchecked.
+    validation = validatePodLimits(defaulting.pod, limitRanges, request.options, oldObject as Pod | undefined);
   } else {
     validation = validatePvcLimits(object as PersistentVolumeClaim, limitRanges, oldObject as PersistentVolumeClaim | undefined);
   }

@@ -14,6 +14,10 @@ import { LIMIT_RANGER_ANNOTATION, LIMIT_TYPE_CONTAINER, parseLimitRange, type Pa
  * Requests are NOT defaulted from the container's own limits here: that rule belongs to the
  * API server's decoding of a Pod (SetDefaults_Pod), which has already run on any pod an
  * admission webhook sees.
+ *
+ * Like the plugin, this reads each LimitRange as given: Kubernetes hands the plugin
+ * LimitRanges already defaulted by the API server (SetDefaults_LimitRangeItem), and
+ * admitLimitRanger applies that defaulting on read before calling this.
  */
 
 /** The requests and limits a LimitRange gives a container that omits them. */
@@ -24,7 +28,8 @@ export interface DefaultRequirements {
 
 /**
  * defaultContainerResourceRequirements: `defaultRequest` and `default` of every
- * Container-type item, a later item overriding an earlier one for the same resource.
+ * Container-type item, a later item overriding an earlier one for the same resource. Like
+ * Kubernetes' function, it reads the items as given (no API defaulting).
  */
 export function defaultContainerResourceRequirements(limitRange: ParsedLimitRange): DefaultRequirements {
   let requests: ResourceList = {};

@@ -58,10 +58,11 @@ export function parseLimitRange(limitRange: LimitRange): ParsedLimitRange {
 
 /**
  * The API server's defaulting of a LimitRange (SetDefaults_LimitRangeItem in
- * pkg/apis/core/v1/defaults.go), for callers holding a LimitRange as written rather than
- * as stored: on a Container item, a missing `default` comes from `max`, and a missing
- * `defaultRequest` from `default`, else from `min`. Stored LimitRanges already carry these
- * (applying it to one changes nothing); LimitRanger itself never does this.
+ * pkg/apis/core/v1/defaults.go), run whenever Kubernetes decodes one, so LimitRanger only
+ * ever sees defaulted LimitRanges: on a Container item, a missing `default` comes from
+ * `max`, and a missing `defaultRequest` from `default`, else from `min`. Idempotent.
+ * admitLimitRanger applies it on read; the admin API should apply it on write too, so
+ * that a stored LimitRange reads back as Kubernetes would return it.
  */
 export function withLimitRangeApiDefaults(limitRange: LimitRange): LimitRange {
   const items = limitRange.spec?.limits;

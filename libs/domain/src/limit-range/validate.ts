@@ -57,11 +57,29 @@ export function aggregateMessage(messages: readonly string[]): string {
 
 type Check = (limitType: string, resource: string, enforced: Quantity, requests: ResourceList, limits: ResourceList) => ConstraintFailure | undefined;
 
+/** Absent from both lists, or present in both with equal values (sameQuantity). */
+function sameQuantity(resource: string, a: ResourceList, b: ResourceList): boolean {
+  const qa = get(a, resource);
+  const qb = get(b, resource);
+  if ((qa === undefined) !== (qb === undefined)) return false;
+  return qa === undefined || qb === undefined || qa.equals(qb);
+}
+
+/**
+ * On an in-place resize, a resource whose request AND limit the update leaves as stored is
+ * not checked again (resourceUnchanged): a stored value is valid as stored, even against a
+ * LimitRange created after it. Without an old value (CREATE) nothing is skipped.
+ */
+function unchangedBy(old: { requests: ResourceList; limits: ResourceList } | undefined, requests: ResourceList, limits: ResourceList) {
+  return (resource: string): boolean => old !== undefined && sameQuantity(resource, requests, old.requests) && sameQuantity(resource, limits, old.limits);
+}
+
 /** min, then max, then ratio, each over its resources: the plugin's order. */
-function checkItem(item: ParsedLimitRangeItem, requests: ResourceList, limits: ResourceList) {
+function checkItem(item: ParsedLimitRangeItem, requests: ResourceList, limits: ResourceList, skip: (resource: string) => boolean = () => false) {
   const failures: { resource: string; failure: ConstraintFailure }[] = [];
   const run = (bounds: ResourceList, check: Check) => {
     for (const resource of Object.keys(bounds).sort()) {
+      if (skip(resource)) continue;
       const failure = check(item.type, resource, bounds[resource] as Quantity, requests, limits);
       if (failure) failures.push({ resource, failure });
     }
@@ -87,15 +105,23 @@ function violation(limitRange: string, limitType: string, resource: string, fail
   };
 }
 
-/** The violations of one LimitRange by a pod (defaults already applied). */
-export function podLimitViolations(limitRange: LimitRange, pod: Pod, options: LimitRangerPodOptions = {}): LimitViolation[] {
+/**
+ * The violations of one LimitRange by a pod (defaults already applied). `oldPod` is the
+ * stored pod on an in-place resize (pods/resize): a container's resource, or the pod-wide
+ * total, that the resize leaves unchanged is skipped. Containers are matched to the stored
+ * ones by name, init containers among init containers.
+ */
+export function podLimitViolations(limitRange: LimitRange, pod: Pod, options: LimitRangerPodOptions = {}, oldPod?: Pod): LimitViolation[] {
   const parsed = parseLimitRange(limitRange);
   const resources = parseLimitRangerPod(pod);
+  const old = oldPod === undefined ? undefined : parseLimitRangerPod(oldPod);
   const out: LimitViolation[] = [];
   for (const item of parsed.items) {
     if (item.type === LIMIT_TYPE_CONTAINER) {
       for (const container of [...resources.containers, ...resources.initContainers]) {
-        for (const { resource, failure } of checkItem(item, container.requests, container.limits)) {
+        const stored = (container.init ? old?.initContainers : old?.containers)?.find((c) => c.name === container.name);
+        const skip = unchangedBy(stored, container.requests, container.limits);
+        for (const { resource, failure } of checkItem(item, container.requests, container.limits, skip)) {
           out.push(violation(parsed.name, item.type, resource, failure, container));
         }
       }
@@ -103,7 +129,10 @@ export function podLimitViolations(limitRange: LimitRange, pod: Pod, options: Li
     if (item.type === LIMIT_TYPE_POD) {
       const requests = limitRangerPodRequests(resources, options);
       const limits = limitRangerPodLimits(resources, options);
-      for (const { resource, failure } of checkItem(item, requests, limits)) out.push(violation(parsed.name, item.type, resource, failure));
+      const stored = old === undefined ? undefined : { requests: limitRangerPodRequests(old, options), limits: limitRangerPodLimits(old, options) };
+      for (const { resource, failure } of checkItem(item, requests, limits, unchangedBy(stored, requests, limits))) {
+        out.push(violation(parsed.name, item.type, resource, failure));
+      }
     }
   }
   return out;
@@ -159,13 +188,13 @@ function firstRefusal(limitRanges: readonly LimitRange[], check: (limitRange: Li
 
 /**
  * Validates a pod against the namespace's LimitRanges. Pass the pod AFTER defaulting (as
- * Kubernetes validates the mutated object). Throws DomainError('ObjectInvalid') for an
- * unparsable quantity in the pod.
+ * Kubernetes validates the mutated object), and on an in-place resize the stored pod as
+ * `oldPod`. Throws DomainError('ObjectInvalid') for an unparsable quantity in the pod.
  */
-export function validatePodLimits(pod: Pod, limitRanges: readonly LimitRange[], options: LimitRangerPodOptions = {}): LimitValidation {
+export function validatePodLimits(pod: Pod, limitRanges: readonly LimitRange[], options: LimitRangerPodOptions = {}, oldPod?: Pod): LimitValidation {
   // Parse once up front so a bad pod quantity fails even with no LimitRange item to read it.
   parseLimitRangerPod(pod);
-  return firstRefusal(limitRanges, (lr) => podLimitViolations(lr, pod, options));
+  return firstRefusal(limitRanges, (lr) => podLimitViolations(lr, pod, options, oldPod));
 }
 
 /** Validates a claim against the namespace's LimitRanges (`oldPvc` on UPDATE). */
