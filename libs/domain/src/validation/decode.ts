@@ -29,12 +29,19 @@ function jsonType(value: unknown): JsonType {
   }
 }
 
+/** Go's strings.TrimSpace: unlike String.prototype.trim it trims U+0085 and keeps U+FEFF. */
+const GO_SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const GO_TRIM_RE = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'g');
+export const goTrimSpace = (s: string): string => s.replace(GO_TRIM_RE, '');
+
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export class StrictDecoder {
   private readonly decodeErrors: FieldError[] = [];
   private readonly unknownFields: FieldError[] = [];
+  /** The first quantity that failed to parse: it alone makes the API server's message. */
+  private firstQuantityError: string | undefined;
 
   constructor(
     /** The kind being decoded, for messages (`ResourceQuota`). */
@@ -109,12 +116,13 @@ export class StrictDecoder {
 
   private quantity(raw: unknown, path: string): Quantity | undefined {
     if (raw === null || raw === undefined) return Quantity.ZERO;
-    const text = typeof raw === 'string' ? raw.trim() : typeof raw === 'number' ? String(raw) : goJson(raw);
+    const text = typeof raw === 'string' ? goTrimSpace(raw) : typeof raw === 'number' ? String(raw) : goJson(raw);
     try {
       return Quantity.parse(text);
     } catch (error) {
       if (!(error instanceof QuantityParseError)) throw error;
       this.decodeErrors.push(invalid(path, str(text), error.message));
+      this.firstQuantityError ??= error.message;
       return undefined;
     }
   }
@@ -146,18 +154,22 @@ export class StrictDecoder {
 
   /**
    * Throws if anything failed to decode. The message reads like the API server's
-   * (`<Kind> in version "v1" cannot be handled as a <Kind>: ...`); unknown fields are
-   * listed as strict field validation lists them.
+   * (`<Kind> in version "v1" cannot be handled as a <Kind>: ...`). A quantity that does not
+   * parse stops Go's JSON decoder at once, so then the message is that parse error alone,
+   * bare, as Kubernetes prints it; otherwise every problem is listed, unknown fields as
+   * strict field validation lists them. The causes always carry every problem found.
    */
   throwIfInvalid(): void {
     if (this.decodeErrors.length === 0 && this.unknownFields.length === 0) return;
-    const parts = this.decodeErrors.map(errorString);
-    if (this.unknownFields.length > 0) parts.push(`strict decoding error: ${this.unknownFields.map((e) => e.message).join(', ')}`);
-    throw new DomainError(
-      'ObjectMalformed',
-      `${this.kind} in version "v1" cannot be handled as a ${this.kind}: ${parts.join(', ')}`,
-      this.errors(),
-    );
+    let detail: string;
+    if (this.firstQuantityError !== undefined) {
+      detail = this.firstQuantityError;
+    } else {
+      const parts = this.decodeErrors.map(errorString);
+      if (this.unknownFields.length > 0) parts.push(`strict decoding error: ${this.unknownFields.map((e) => e.message).join(', ')}`);
+      detail = parts.join(', ');
+    }
+    throw new DomainError('ObjectMalformed', `${this.kind} in version "v1" cannot be handled as a ${this.kind}: ${detail}`, this.errors());
   }
 
   /** For the top level: anything but an object is refused outright. */

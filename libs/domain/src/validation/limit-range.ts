@@ -54,11 +54,39 @@ function decode(raw: unknown): DecodedLimitRange {
 const MAX_MILLI_VALUE = (2n ** 63n - 1n) / 1000n;
 const ONE = Quantity.fromInt(1n);
 
-/** Go's `%f`: six decimals, and Go's spelling of the non-finite values. */
+/** A finite double as an exact fraction: |x| = mantissa * 2^exponent. */
+function exactBinary(x: number): { mantissa: bigint; exponent: number } {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(x));
+  const bits = view.getBigUint64(0);
+  const biased = Number((bits >> 52n) & 0x7ffn);
+  const fraction = bits & ((1n << 52n) - 1n);
+  // Subnormals have no implicit leading bit and the smallest exponent.
+  return biased === 0 ? { mantissa: fraction, exponent: -1074 } : { mantissa: fraction | (1n << 52n), exponent: biased - 1075 };
+}
+
+/**
+ * Go's `%f`: six decimals of the exact binary value, ties rounded to even (JavaScript's
+ * toFixed rounds ties up), the sign of a negative zero kept, Go's spelling of infinities.
+ */
 function formatF(x: number): string {
   if (Number.isNaN(x)) return 'NaN';
   if (!Number.isFinite(x)) return x > 0 ? '+Inf' : '-Inf';
-  return x.toFixed(6);
+  const negative = x < 0 || Object.is(x, -0);
+  const { mantissa, exponent } = exactBinary(x);
+  const scale = 1_000_000n;
+  let units: bigint;
+  if (exponent >= 0) {
+    units = (mantissa << BigInt(exponent)) * scale;
+  } else {
+    const numerator = mantissa * scale;
+    const denominator = 1n << BigInt(-exponent);
+    units = numerator / denominator;
+    const twice = (numerator % denominator) * 2n;
+    if (twice > denominator || (twice === denominator && units % 2n === 1n)) units += 1n;
+  }
+  const fraction = (units % scale).toString().padStart(6, '0');
+  return `${negative ? '-' : ''}${units / scale}.${fraction}`;
 }
 
 /** `max/min` as Kubernetes computes it: float64 of milli (or whole) values. */

@@ -59,13 +59,13 @@ describe('metadata validation (ValidateObjectMeta)', () => {
       [['FieldValueInvalid', 'metadata.finalizers', 'Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set']],
     ],
     [
-      'an owner reference missing its fields',
+      'an owner reference missing its fields (reported under the list path, as invalid values)',
       { ownerReferences: [{ apiVersion: 'a/b/c' }] },
       [
-        ['FieldValueInvalid', 'metadata.ownerReferences[0].apiVersion', 'Invalid value: "a/b/c": must be <group>/<version> or <version>'],
-        ['FieldValueRequired', 'metadata.ownerReferences[0].kind', 'Required value: must not be empty'],
-        ['FieldValueRequired', 'metadata.ownerReferences[0].name', 'Required value: must not be empty'],
-        ['FieldValueRequired', 'metadata.ownerReferences[0].uid', 'Required value: must not be empty'],
+        ['FieldValueInvalid', 'metadata.ownerReferences.apiVersion', 'Invalid value: "a/b/c": version must not be empty'],
+        ['FieldValueInvalid', 'metadata.ownerReferences.kind', 'Invalid value: "": must not be empty'],
+        ['FieldValueInvalid', 'metadata.ownerReferences.name', 'Invalid value: "": must not be empty'],
+        ['FieldValueInvalid', 'metadata.ownerReferences.uid', 'Invalid value: "": must not be empty'],
       ],
     ],
     [
@@ -88,7 +88,7 @@ describe('metadata validation (ValidateObjectMeta)', () => {
       'a managed-fields entry with an unknown operation',
       { managedFields: [{ manager: 'kubectl', operation: 'Patch', fieldsType: 'FieldsV2' }] },
       [
-        ['FieldValueNotSupported', 'metadata.managedFields[0].operation', 'Unsupported value: "Patch": supported values: "Apply", "Update"'],
+        ['FieldValueInvalid', 'metadata.managedFields[0].operation', 'Invalid value: "Patch": must be `Apply` or `Update`'],
         ['FieldValueInvalid', 'metadata.managedFields[0].fieldsType', 'Invalid value: "FieldsV2": must be `FieldsV1`'],
       ],
     ],

@@ -8,7 +8,6 @@ import {
   index,
   invalid,
   json,
-  notSupported,
   num,
   required,
   str,
@@ -157,8 +156,10 @@ export function validateObjectMeta(meta: FullObjectMeta, rules: ObjectMetaRules,
     errs.push(...rules.nameFn(generateName, true).map((msg) => invalid(f('generateName'), str(generateName), msg)));
   }
   const name = meta.name ?? '';
-  if (name === '') errs.push(required(f('name'), 'name or generateName is required'));
-  else errs.push(...rules.nameFn(name, false).map((msg) => invalid(f('name'), str(name), msg)));
+  // With a generateName the API server generates the name (a random suffix) before it
+  // validates, so "required" cannot happen; the random name is not ours to invent.
+  if (name === '' && generateName === '') errs.push(required(f('name'), 'name or generateName is required'));
+  else if (name !== '') errs.push(...rules.nameFn(name, false).map((msg) => invalid(f('name'), str(name), msg)));
 
   const namespace = meta.namespace ?? '';
   if (rules.requiresNamespace) {
@@ -206,28 +207,35 @@ export function validateAnnotations(annotations: Readonly<Record<string, string>
   return errs;
 }
 
-/** `schema.ParseGroupVersion`: "", "v1" or "group/version". */
-function versionOf(apiVersion: string): string | undefined {
+/**
+ * The version `schema.FromAPIVersionAndKind` finds in an apiVersion: "" and "/" have
+ * none, "v1" and "group/v1" have one, anything with two slashes fails to parse (none).
+ */
+function parseGroupVersion(apiVersion: string): { group: string; version: string } {
+  if (apiVersion === '' || apiVersion === '/') return { group: '', version: '' };
   const parts = apiVersion.split('/');
-  if (parts.length === 1) return parts[0];
-  if (parts.length === 2) return parts[1];
-  return undefined;
+  if (parts.length === 1) return { group: '', version: apiVersion };
+  if (parts.length === 2) return { group: parts[0] as string, version: parts[1] as string };
+  return { group: '', version: '' };
 }
 
+/**
+ * Kubernetes reports owner-reference problems under the list's path, not the item's
+ * (`metadata.ownerReferences.kind`), and as invalid values rather than required ones.
+ */
 function validateOwnerReferences(refs: readonly OwnerReference[], path: string): FieldError[] {
   const errs: FieldError[] = [];
   let firstController = '';
-  refs.forEach((ref, i) => {
-    const p = index(path, i);
-    const version = versionOf(ref.apiVersion);
-    if (ref.apiVersion === '') errs.push(required(child(p, 'apiVersion'), 'must not be empty'));
-    else if (!version) errs.push(invalid(child(p, 'apiVersion'), str(ref.apiVersion), 'must be <group>/<version> or <version>'));
-    if (ref.kind === '') errs.push(required(child(p, 'kind'), 'must not be empty'));
-    if (ref.name === '') errs.push(required(child(p, 'name'), 'must not be empty'));
-    if (ref.uid === '') errs.push(required(child(p, 'uid'), 'must not be empty'));
-    // Events may not own anything.
-    if (ref.apiVersion === 'v1' && ref.kind === 'Event') {
-      errs.push(invalid(p, json(ref), '/v1, Kind=Event is disallowed from being an owner'));
+  for (const ref of refs) {
+    const gv = parseGroupVersion(ref.apiVersion);
+    if (gv.version === '') errs.push(invalid(child(path, 'apiVersion'), str(ref.apiVersion), 'version must not be empty'));
+    if (ref.kind === '') errs.push(invalid(child(path, 'kind'), str(ref.kind), 'must not be empty'));
+    if (ref.name === '') errs.push(invalid(child(path, 'name'), str(ref.name), 'must not be empty'));
+    // The uid is a named string type upstream: printed as JSON.
+    if (ref.uid === '') errs.push(invalid(child(path, 'uid'), json(ref.uid), 'must not be empty'));
+    // Events may not own anything, whichever way "v1" is spelled ("v1" or "/v1").
+    if (gv.group === '' && gv.version === 'v1' && ref.kind === 'Event') {
+      errs.push(invalid(path, json(ref), '/v1, Kind=Event is disallowed from being an owner'));
     }
     if (ref.controller === true) {
       const current = `${ref.kind}/${ref.name}`;
@@ -241,7 +249,7 @@ function validateOwnerReferences(refs: readonly OwnerReference[], path: string):
           ),
         );
     }
-  });
+  }
   return errs;
 }
 
@@ -253,18 +261,39 @@ function validateFinalizers(finalizers: readonly string[], path: string): FieldE
   return errs;
 }
 
+/** Go's unicode.IsPrint, per code point (the ASCII space is printable, other spaces are not). */
+const PRINTABLE_RUNE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+/** `ValidateFieldManager`: at most 128 bytes, and only printable characters. */
+function validateFieldManager(manager: string, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (byteLength(manager) > FIELD_MANAGER_MAX_LENGTH) errs.push(tooLong(path, FIELD_MANAGER_MAX_LENGTH));
+  let position = 0; // a byte offset, as Go's range over a string gives
+  for (const ch of manager) {
+    const cp = ch.codePointAt(0) ?? 0;
+    // A lone surrogate reached Go as U+FFFD, which is printable.
+    const printable = (cp >= 0xd800 && cp <= 0xdfff) || PRINTABLE_RUNE.test(ch);
+    if (!printable) {
+      const rune = `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+      errs.push(invalid(path, str(manager), `invalid character ${rune} (at position ${position})`));
+    }
+    position += byteLength(ch);
+  }
+  return errs;
+}
+
 function validateManagedFields(entries: readonly ManagedFieldsEntry[], path: string): FieldError[] {
   const errs: FieldError[] = [];
   entries.forEach((entry, i) => {
     const p = index(path, i);
     const operation = entry.operation ?? '';
-    if (operation === '') errs.push(required(child(p, 'operation'), 'must not be empty'));
-    else if (operation !== 'Apply' && operation !== 'Update') {
-      errs.push(notSupported(child(p, 'operation'), json(operation), ['Apply', 'Update']));
+    // An empty operation is just another unsupported one; the operation type prints as JSON.
+    if (operation !== 'Apply' && operation !== 'Update') {
+      errs.push(invalid(child(p, 'operation'), json(operation), 'must be `Apply` or `Update`'));
     }
     const fieldsType = entry.fieldsType ?? '';
     if (fieldsType !== '' && fieldsType !== 'FieldsV1') errs.push(invalid(child(p, 'fieldsType'), str(fieldsType), 'must be `FieldsV1`'));
-    if (byteLength(entry.manager ?? '') > FIELD_MANAGER_MAX_LENGTH) errs.push(tooLong(child(p, 'manager'), FIELD_MANAGER_MAX_LENGTH));
+    errs.push(...validateFieldManager(entry.manager ?? '', child(p, 'manager')));
     if (byteLength(entry.subresource ?? '') > MAX_SUBRESOURCE_NAME_LENGTH) {
       errs.push(tooLong(child(p, 'subresource'), MAX_SUBRESOURCE_NAME_LENGTH));
     }

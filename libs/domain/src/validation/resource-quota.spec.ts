@@ -246,7 +246,7 @@ describe('validateResourceQuota: scopes and scope selectors', () => {
   });
 });
 
-describe('validateResourceQuota: resource names and quantities in hard, status.hard and status.used', () => {
+describe('validateResourceQuota: resource names and quantities in spec.hard', () => {
   it.each([
     ['hugepages', { 'hugepages-2Mi': '1Gi', 'requests.hugepages-1Gi': '2Gi' }],
     ['an extended resource with a whole count', { 'requests.example.com/gpu': '4' }],
@@ -295,13 +295,14 @@ describe('validateResourceQuota: resource names and quantities in hard, status.h
     expect(triples(domainErrorOf(() => validateResourceQuota(quota({ hard }))).causes)).toEqual(expected);
   });
 
-  it('validates status.hard and status.used like spec.hard', () => {
+  it('ignores status.hard and status.used, which the API server clears before validating a create', () => {
     const obj = { ...quota({ hard: { pods: '1' } }), status: { hard: { pods: '1' }, used: { pods: '-1', disk: '1' } } };
-    expect(triples(domainErrorOf(() => validateResourceQuota(obj)).causes)).toEqual([
-      ['FieldValueInvalid', 'status.used[pods]', 'Invalid value: "-1": must be greater than or equal to 0'],
-      ['FieldValueInvalid', 'status.used[disk]', 'Invalid value: "disk": must be a standard resource type or fully qualified'],
-      ['FieldValueInvalid', 'status.used[disk]', 'Invalid value: "disk": must be a standard resource for quota'],
-    ]);
+    expect(validateResourceQuota(obj)).not.toHaveProperty('status');
+  });
+
+  it('still refuses a status quantity that cannot be decoded', () => {
+    const obj = { ...quota({ hard: { pods: '1' } }), status: { used: { pods: 'many' } } };
+    expect(domainErrorOf(() => validateResourceQuota(obj)).code).toBe('ObjectMalformed');
   });
 });
 
@@ -410,7 +411,6 @@ describe('validateResourceQuota returns the typed object', () => {
         scopes: ['NotBestEffort'],
         scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },
       },
-      status: { used: { cpu: '1' } },
     });
   });
 

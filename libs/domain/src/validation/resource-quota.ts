@@ -41,7 +41,6 @@ interface DecodedSpec {
 interface DecodedQuota {
   readonly metadata: FullObjectMeta;
   readonly spec: DecodedSpec;
-  readonly status: { readonly hard: QuantityEntries | undefined; readonly used: QuantityEntries | undefined } | undefined;
 }
 
 function decode(raw: unknown): DecodedQuota {
@@ -63,7 +62,6 @@ function decode(raw: unknown): DecodedQuota {
     };
   });
 
-  const status = dec.object(top['status'], 'status', ['hard', 'used']);
   const decoded: DecodedQuota = {
     metadata,
     spec: {
@@ -71,11 +69,11 @@ function decode(raw: unknown): DecodedQuota {
       scopes: dec.stringArray(spec['scopes'], 'spec.scopes'),
       scopeSelector: selector && { matchExpressions },
     },
-    status: status && {
-      hard: dec.quantities(status['hard'], 'status.hard'),
-      used: dec.quantities(status['used'], 'status.used'),
-    },
   };
+  // Decoded only for its errors: the status itself is discarded on create.
+  const status = dec.object(top['status'], 'status', ['hard', 'used']);
+  dec.quantities(status?.['hard'], 'status.hard');
+  dec.quantities(status?.['used'], 'status.used');
   dec.throwIfInvalid();
   return decoded;
 }
@@ -158,7 +156,7 @@ function validateScopeSelector(spec: DecodedSpec, hardNames: readonly string[]):
   return errs;
 }
 
-/** Resource names and values of a resource list (`spec.hard`, `status.hard`, `status.used`). */
+/** Resource names and values of a resource list (`spec.hard`). */
 function validateQuotaResourceList(entries: QuantityEntries, path: string): FieldError[] {
   return entries.flatMap(([name, value]) => {
     const field = `${path}[${name}]`;
@@ -175,8 +173,8 @@ function validate(quota: DecodedQuota): FieldError[] {
     ...validateQuotaResourceList(hard, 'spec.hard'),
     ...validateScopes(quota.spec, hardNames),
     ...validateScopeSelector(quota.spec, hardNames),
-    ...validateQuotaResourceList(quota.status?.hard ?? [], 'status.hard'),
-    ...validateQuotaResourceList(quota.status?.used ?? [], 'status.used'),
+    // No status checks: on create the API server clears the status before validating
+    // (the strategy's PrepareForCreate), so whatever a client sent there is never judged.
   ];
 }
 
@@ -195,16 +193,14 @@ function toResourceQuota(quota: DecodedQuota): ResourceQuota {
       scopeSelector: scopeSelector.matchExpressions ? { matchExpressions: scopeSelector.matchExpressions.map(requirement) } : {},
     }),
   };
-  const status = quota.status && {
-    ...(quota.status.hard && { hard: raw(quota.status.hard) }),
-    ...(quota.status.used && { used: raw(quota.status.used) }),
-  };
-  return { apiVersion: 'v1', kind: KIND, metadata: quota.metadata, spec, ...(status && { status }) };
+  // The status a client sent is dropped, as the API server drops it on create.
+  return { apiVersion: 'v1', kind: KIND, metadata: quota.metadata, spec };
 }
 
 /**
  * Validates an untrusted ResourceQuota (parsed JSON) exactly as the API server would on
- * create, and returns it typed, with quantities printed as Kubernetes prints them.
+ * create, and returns it typed, with quantities printed as Kubernetes prints them. A
+ * status is still decoded strictly (a malformed one is a 400) but is then discarded.
  * Throws `DomainError('ObjectInvalid')` with one `FieldCause` per problem.
  */
 export function validateResourceQuota(obj: unknown): ResourceQuota {
