@@ -1,7 +1,7 @@
 // Generic name helpers (qualified names, hugepages/extended/native resource tests) stay
 // internal: usage/names.ts has its own, and both at the root index would be ambiguous.
 export { validateResourceQuota } from './resource-quota.js';
-export { validateLimitRange } from './limit-range.js';
+export { prepareLimitRangeForStorage, validateLimitRange } from './limit-range.js';
 export {
   STANDARD_QUOTA_RESOURCE_NAMES,
   INTEGER_RESOURCE_NAMES,

@@ -50,6 +50,28 @@ function decode(raw: unknown): DecodedLimitRange {
   return { metadata, limits };
 }
 
+/**
+ * The API server defaults a Container item before validating and storing it
+ * (SetDefaults_LimitRangeItem): a missing `default` key comes from `max`, a missing
+ * `defaultRequest` key from `default`, then `min`. Validation then sees, and the store
+ * keeps, the defaulted item.
+ */
+function withApiDefaults(item: DecodedItem): DecodedItem {
+  if (item.type !== 'Container') return item;
+  const fill = (target: QuantityEntries | undefined, ...sources: (QuantityEntries | undefined)[]): QuantityEntries | undefined => {
+    const result = [...(target ?? [])];
+    const present = new Set(result.map(([name]) => name));
+    for (const [name, quantity] of sources.flatMap((source) => source ?? [])) {
+      if (present.has(name)) continue;
+      present.add(name);
+      result.push([name, quantity]);
+    }
+    return result.length > 0 || target ? result : undefined;
+  };
+  const defaults = fill(item.default, item.max);
+  return { ...item, default: defaults, defaultRequest: fill(item.defaultRequest, defaults, item.min) };
+}
+
 /** `resource.MaxMilliValue`: below it Kubernetes compares ratios in milli-units. */
 const MAX_MILLI_VALUE = (2n ** 63n - 1n) / 1000n;
 const ONE = Quantity.fromInt(1n);
@@ -202,7 +224,20 @@ function toItem(item: DecodedItem): LimitRangeItem {
  * Throws `DomainError('ObjectInvalid')` with one `FieldCause` per problem.
  */
 export function validateLimitRange(obj: unknown): LimitRange {
+  return validated(decode(obj));
+}
+
+/**
+ * What the API server does with a LimitRange it is asked to store: decode, apply its
+ * defaulting, then validate, and return the defaulted object (which is what it stores and
+ * what a read returns). The admin API uses this; `validateLimitRange` is validation alone.
+ */
+export function prepareLimitRangeForStorage(obj: unknown): LimitRange {
   const lr = decode(obj);
+  return validated({ ...lr, limits: lr.limits?.map(withApiDefaults) });
+}
+
+function validated(lr: DecodedLimitRange): LimitRange {
   const errs = validate(lr);
   if (errs.length > 0) throw invalidObject(KIND, lr.metadata.name ?? '', errs);
   return {
