@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../errors.js';
+import { type DomainError } from '../errors.js';
 import { prepareLimitRangeForStorage, validateLimitRange } from './limit-range.js';
 
 const limitRange = (item: Record<string, unknown>) => ({
