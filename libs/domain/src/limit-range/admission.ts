@@ -1,4 +1,5 @@
 import type { GroupResource, KubeObject, LimitRange, Operation, PersistentVolumeClaim, Pod } from '../kube/types.js';
+import { admissionObjectName, forbiddenText } from '../kube/forbidden.js';
 import { computePodDefaults } from './defaults.js';
 import { withLimitRangeApiDefaults } from './limit-range.js';
 import type { JsonPatchOperation } from './json-patch.js';
@@ -65,17 +66,8 @@ export interface LimitRangerDecision {
   readonly message?: string;
 }
 
-/** GroupResource.String(): `pods`, `foos.example.com`. */
-const groupResourceString = (gr: GroupResource): string => (gr.group === '' ? gr.resource : `${gr.resource}.${gr.group}`);
-
-/** The name admission errors use: request name, else object name, else generateName, else Unknown. */
-function objectName(object: KubeObject, requestName: string | undefined): string {
-  if (requestName) return requestName;
-  return object.metadata?.name || object.metadata?.generateName || 'Unknown';
-}
-
 export function limitRangerForbiddenMessage(resource: GroupResource, name: string, reason: string): string {
-  return `${groupResourceString(resource)} ${JSON.stringify(name)} is forbidden: ${reason}`;
+  return forbiddenText(resource, name, reason);
 }
 
 const ALLOWED: LimitValidation = Object.freeze({ ok: true, violations: Object.freeze([]) });
@@ -106,7 +98,7 @@ export function admitLimitRanger(request: LimitRangerRequest): LimitRangerDecisi
   }
 
   if (!validation.ok) {
-    const message = limitRangerForbiddenMessage(request.resource, objectName(object, request.name), validation.message ?? '');
+    const message = limitRangerForbiddenMessage(request.resource, admissionObjectName(object, request.name), validation.message ?? '');
     return { applies: true, allowed: false, patch: [], object: mutated, validation, message };
   }
   return { applies: true, allowed: true, patch, object: mutated, ...(annotation !== undefined ? { annotation } : {}), validation };

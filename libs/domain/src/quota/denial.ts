@@ -1,7 +1,10 @@
 import { assertNever } from '../assert.js';
-import type { GroupResource, KubeObject, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { GroupResource, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import type { Quantity } from '../quantity/quantity.js';
 import { fromEntries, prettyPrint } from '../resources/resource-list.js';
+import { forbiddenText } from '../kube/forbidden.js';
+
+export { admissionObjectName, groupResourceString } from '../kube/forbidden.js';
 
 /** One resource a request would push over a quota's hard limit. */
 export interface ExceededResource {
@@ -91,27 +94,10 @@ export function isForbidden(denial: QuotaDenial): boolean {
   return denial.kind !== 'InsufficientQuotaToMatchScopes';
 }
 
-/** `GroupResource.String()`: `pods`, `deployments.apps`. */
-export function groupResourceString(gr: GroupResource): string {
-  return gr.group === '' ? gr.resource : `${gr.resource}.${gr.group}`;
-}
-
-/**
- * The name Kubernetes' admission errors use: the request's name, else the object's name,
- * else its generateName (names are not generated yet at admission), else `Unknown`.
- */
-export function admissionObjectName(object: KubeObject | undefined, requestName?: string): string {
-  if (requestName) return requestName;
-  return object?.metadata?.name || object?.metadata?.generateName || 'Unknown';
-}
-
 /**
  * The full Forbidden status message (`pods "web" is forbidden: exceeded quota: ...`), as
  * admission.NewForbidden and apierrors.NewForbidden build it.
  */
 export function forbiddenMessage(groupResource: GroupResource, name: string, denial: QuotaDenial): string {
-  const text = renderDenial(denial);
-  if (groupResource.group === '' && groupResource.resource === '') return `forbidden: ${text}`;
-  if (name === '') return `${groupResourceString(groupResource)} is forbidden: ${text}`;
-  return `${groupResourceString(groupResource)} ${JSON.stringify(name)} is forbidden: ${text}`;
+  return forbiddenText(groupResource, name, renderDenial(denial));
 }
