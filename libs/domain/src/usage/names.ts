@@ -1,4 +1,5 @@
 import type { GroupResource } from '../kube/types.js';
+import { isQualifiedName as qualifiedNameProblems, isValidLabelValue as labelValueProblems } from '../validation/names.js';
 
 /**
  * Resource-name rules the evaluators share: Kubernetes' k8s.io/api core/v1 constants and the
@@ -56,29 +57,14 @@ export function isExtendedResourceNameForQuota(name: string): boolean {
   return (nonNative || implicitDeviceClass) && name.startsWith(REQUESTS_PREFIX);
 }
 
-const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
 /** apimachinery's IsQualifiedName: `[prefix/]name`, prefix a DNS subdomain, name ≤ 63 chars. */
 export function isQualifiedName(value: string): boolean {
-  const parts = value.split('/');
-  let name: string;
-  if (parts.length === 1) {
-    name = parts[0] as string;
-  } else if (parts.length === 2) {
-    const prefix = parts[0] as string;
-    if (prefix.length === 0 || prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix)) return false;
-    name = parts[1] as string;
-  } else {
-    return false;
-  }
-  return name.length > 0 && name.length <= 63 && QUALIFIED_NAME_PART.test(name);
+  return qualifiedNameProblems(value).length === 0;
 }
 
 /** apimachinery's IsValidLabelValue (the empty value is valid). */
 export function isValidLabelValue(value: string): boolean {
-  return value.length <= 63 && LABEL_VALUE.test(value);
+  return labelValueProblems(value).length === 0;
 }
 
 /** Deduplicated, in first-seen order. */
