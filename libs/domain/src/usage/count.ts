@@ -1,16 +1,15 @@
-import type { ScopeFacts } from '../scopes/facts.js';
-import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { GroupResource, KubeObject, Operation } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
-import type { UsageEvaluator } from './evaluator.js';
 import { intersection, objectCountName } from './names.js';
+import { UnscopedEvaluator } from './unscoped.js';
 
 /**
  * Kubernetes' generic object-count evaluator (apiserver quota/v1/generic): every object of
  * the kind is one `count/<resource>[.<group>]`, plus one of its legacy alias if it has one.
  */
-export class ObjectCountEvaluator implements UsageEvaluator {
+export class ObjectCountEvaluator extends UnscopedEvaluator {
   /** The names one object is charged for: the count name, then the alias. */
   readonly resourceNames: readonly string[];
 
@@ -18,6 +17,7 @@ export class ObjectCountEvaluator implements UsageEvaluator {
     readonly groupResource: GroupResource,
     alias?: string,
   ) {
+    super();
     this.resourceNames = alias ? [objectCountName(groupResource), alias] : [objectCountName(groupResource)];
   }
 
@@ -30,24 +30,6 @@ export class ObjectCountEvaluator implements UsageEvaluator {
     return intersection(input, this.resourceNames);
   }
 
-  scopeFacts(_object: KubeObject): ScopeFacts {
-    return {};
-  }
-
-  matchingScopes(_object: KubeObject, _scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
-    return [];
-  }
-
-  uncoveredQuotaScopes(
-    _limitedScopes: readonly ScopedResourceSelectorRequirement[],
-    _matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
-  ): ScopedResourceSelectorRequirement[] {
-    return [];
-  }
-
-  constraints(_required: readonly string[], _object: KubeObject): string[] {
-    return [];
-  }
 
   usage(_object: KubeObject): ResourceList {
     return Resources.fromEntries(this.resourceNames.map((name) => [name, Quantity.fromInt(1n)] as const));

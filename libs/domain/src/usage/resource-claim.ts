@@ -1,11 +1,10 @@
-import type { ScopeFacts } from '../scopes/facts.js';
-import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { GroupResource, KubeObject, Operation } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
-import type { UsageEvaluator } from './evaluator.js';
 import { field, FieldReader } from './fields.js';
 import { objectCountName, unique } from './names.js';
+import { UnscopedEvaluator } from './unscoped.js';
 
 /**
  * How DRA resource claims are charged (pkg/quota/v1/evaluator/core/resource_claims.go):
@@ -36,7 +35,7 @@ interface DeviceRequest {
   readonly firstAvailable: readonly DeviceChoice[];
 }
 
-export class ResourceClaimEvaluator implements UsageEvaluator {
+export class ResourceClaimEvaluator extends UnscopedEvaluator {
   readonly groupResource = RESOURCE_CLAIMS;
 
   /** CREATE and UPDATE of the claim itself; never a subresource (its status holds the allocation). */
@@ -50,25 +49,6 @@ export class ResourceClaimEvaluator implements UsageEvaluator {
     return unique(input.filter((name) => name === RESOURCE_CLAIM_OBJECT_COUNT_NAME || name.endsWith(DEVICE_CLASS_DEVICES_SUFFIX)));
   }
 
-  /** Claims have no scopes. */
-  scopeFacts(_object: KubeObject): ScopeFacts {
-    return {};
-  }
-
-  matchingScopes(_object: KubeObject, _scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
-    return [];
-  }
-
-  uncoveredQuotaScopes(
-    _limitedScopes: readonly ScopedResourceSelectorRequirement[],
-    _matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
-  ): ScopedResourceSelectorRequirement[] {
-    return [];
-  }
-
-  constraints(_required: readonly string[], _object: KubeObject): string[] {
-    return [];
-  }
 
   usage(object: KubeObject): ResourceList {
     const result = new Map<string, Quantity>([[RESOURCE_CLAIM_OBJECT_COUNT_NAME, Quantity.fromInt(1n)]]);

@@ -1,11 +1,10 @@
-import type { ScopeFacts } from '../scopes/facts.js';
-import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { GroupResource, KubeObject, Operation } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
-import type { UsageEvaluator } from './evaluator.js';
 import { field, FieldReader } from './fields.js';
 import { intersection, objectCountName } from './names.js';
+import { UnscopedEvaluator } from './unscoped.js';
 
 /** How services are charged (pkg/quota/v1/evaluator/core/services.go). */
 
@@ -19,7 +18,7 @@ export const SERVICE_RESOURCE_NAMES: readonly string[] = [
   'services.loadbalancers',
 ];
 
-export class ServiceEvaluator implements UsageEvaluator {
+export class ServiceEvaluator extends UnscopedEvaluator {
   readonly groupResource = SERVICES;
 
   /** CREATE and UPDATE: an update can change the type, and with it the node ports and load balancers. */
@@ -31,25 +30,6 @@ export class ServiceEvaluator implements UsageEvaluator {
     return intersection(input, SERVICE_RESOURCE_NAMES);
   }
 
-  /** Services have no scopes. */
-  scopeFacts(_object: KubeObject): ScopeFacts {
-    return {};
-  }
-
-  matchingScopes(_object: KubeObject, _scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
-    return [];
-  }
-
-  uncoveredQuotaScopes(
-    _limitedScopes: readonly ScopedResourceSelectorRequirement[],
-    _matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
-  ): ScopedResourceSelectorRequirement[] {
-    return [];
-  }
-
-  constraints(_required: readonly string[], _object: KubeObject): string[] {
-    return [];
-  }
 
   usage(object: KubeObject): ResourceList {
     const read = new FieldReader('service');
