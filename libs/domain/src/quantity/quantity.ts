@@ -1,3 +1,4 @@
+import { assert } from '../assert.js';
 import { DomainError } from '../errors.js';
 
 /**
@@ -35,10 +36,17 @@ const INT64_MAX = (1n << 63n) - 1n;
 const BINARY_MAX_NANOS = INT64_MAX * NANOS_PER_UNIT;
 /**
  * Kubernetes keeps an (unscaled, scale) pair and so accepts "1e999999999" cheaply; an exact
- * BigInt cannot. Nothing real is near this bound, and refusing beats allocating gigabytes.
+ * BigInt cannot. Nothing real is near this bound (10^30 units), and refusing beats
+ * allocating gigabytes. Exactly 10^30 is still accepted.
  */
 const MAX_MAGNITUDE_NANOS = 10n ** 39n;
+/** The digits of 10^39: a nano count with more digits is too large. */
+const MAX_NANO_DIGITS = 40;
 const MAX_INT64_DIGITS = 18;
+/** Fraction digits taken per step when multiplying a long fraction: keeps each BigInt small. */
+const FRACTION_CHUNK = 15;
+
+const POW10: readonly bigint[] = Array.from({ length: MAX_NANO_DIGITS + 1 }, (_, i) => 10n ** BigInt(i));
 
 const DECIMAL_SUFFIXES: ReadonlyMap<string, number> = new Map([
   ['n', -9],
@@ -121,10 +129,19 @@ interface Suffix {
   readonly format: QuantityFormat;
 }
 
+/** Go's int32(n): Kubernetes keeps exponents and scales in int32 and lets them wrap. */
+const int32 = (n: number): number => n | 0;
+
 /** Go's strconv.ParseInt(s, 10, 64) followed by int32(...): what Kubernetes does. */
 function parseExponent(text: string): number | undefined {
-  if (!/^[+-]?[0-9]+$/.test(text)) return undefined;
-  const parsed = BigInt(text);
+  let start = text[0] === '-' || text[0] === '+' ? 1 : 0;
+  if (start >= text.length) return undefined;
+  for (let i = start; i < text.length; i++) if (!isDigit(text[i])) return undefined;
+  // Leading zeros are legal ("e007"); counting digits after them bounds the BigInt below.
+  while (start < text.length - 1 && text[start] === '0') start++;
+  const digits = text.slice(start);
+  if (digits.length > 19) return undefined;
+  const parsed = text[0] === '-' ? -BigInt(digits) : BigInt(digits);
   if (parsed > INT64_MAX || parsed < -INT64_MAX - 1n) return undefined;
   return Number(BigInt.asIntN(32, parsed));
 }
@@ -141,15 +158,92 @@ function interpretSuffix(suffix: string): Suffix | undefined {
   return undefined;
 }
 
-const pow10 = (n: number): bigint => 10n ** BigInt(n);
+const pow10 = (n: number): bigint => POW10[n] ?? 10n ** BigInt(n);
 
 /** ceil(a / b) for a >= 0, b > 0. */
 const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
 
-const digitCount = (n: bigint): number => (n === 0n ? 0 : n.toString().length);
-
 function abs(n: bigint): bigint {
   return n < 0n ? -n : n;
+}
+
+/**
+ * The magnitude in nano-units of digits × 10^exponent, rounded up to a whole nano (Kubernetes
+ * rounds every non-zero amount up, so nobody asks for some and gets none). Works on the text:
+ * only the digits that land above the nano point become a BigInt, so a long or wildly
+ * exponented input costs linear time, never a huge power of ten.
+ */
+function decimalNanos(input: string, digits: string, exponent: number): bigint {
+  let first = 0;
+  while (first < digits.length && digits.charCodeAt(first) === 48) first++;
+  const significant = digits.length - first;
+  if (significant === 0) return 0n;
+  const shift = exponent + 9;
+  // At least 10^(significant - 1 + shift) nanos: beyond the bound whatever the digits are.
+  if (significant + shift > MAX_NANO_DIGITS) throw new QuantityParseError(input, 'tooLarge');
+  let nanos: bigint;
+  if (shift >= 0) {
+    nanos = BigInt(digits.slice(first)) * pow10(shift);
+  } else {
+    const whole = significant + shift;
+    if (whole <= 0) {
+      nanos = 1n;
+    } else {
+      nanos = BigInt(digits.slice(first, first + whole));
+      if (/[1-9]/.test(digits.slice(first + whole))) nanos += 1n;
+    }
+  }
+  if (nanos > MAX_MAGNITUDE_NANOS) throw new QuantityParseError(input, 'tooLarge');
+  return nanos;
+}
+
+/** ceil(0.fraction × factor), exact, in time linear in the fraction's length. */
+function ceilFractionTimes(fraction: string, factor: bigint): bigint {
+  let end = fraction.length;
+  while (end > 0 && fraction.charCodeAt(end - 1) === 48) end--;
+  let carry = 0n;
+  let inexact = false;
+  // Long multiplication from the last digits up: each step keeps the whole part as carry.
+  while (end > 0) {
+    const start = Math.max(0, end - FRACTION_CHUNK);
+    const total = BigInt(fraction.slice(start, end)) * factor + carry;
+    const base = pow10(end - start);
+    if (total % base !== 0n) inexact = true;
+    carry = total / base;
+    end = start;
+  }
+  return inexact ? carry + 1n : carry;
+}
+
+/** The magnitude in nano-units of num.denom × 2^exponent, rounded up, capped at the int64 maximum. */
+function binaryNanos(num: string, denom: string, exponent: number): bigint {
+  // num has no leading zeros: 20 digits are >= 10^19, over 2^63 already before the suffix.
+  if (num.length > 19) return BINARY_MAX_NANOS;
+  const factor = (1n << BigInt(exponent)) * NANOS_PER_UNIT;
+  const nanos = BigInt(num) * factor + ceilFractionTimes(denom, factor);
+  return nanos > BINARY_MAX_NANOS ? BINARY_MAX_NANOS : nanos;
+}
+
+/** Go's unicode.IsSpace, which strings.TrimSpace uses (not quite JavaScript's trim set). */
+const isGoSpace = (c: number): boolean =>
+  (c >= 0x09 && c <= 0x0d) ||
+  c === 0x20 ||
+  c === 0x85 ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000;
+
+function trimGoSpace(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && isGoSpace(text.charCodeAt(start))) start++;
+  while (end > start && isGoSpace(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
 }
 
 export class Quantity {
@@ -159,6 +253,8 @@ export class Quantity {
     readonly format: QuantityFormat,
     /** Kubernetes keeps the text it parsed when that text is already canonical. */
     private readonly cached?: string,
+    /** The decimal scale Kubernetes stored with the kept text; `roundUp` keeps the text above it. */
+    private readonly cachedScale = 0,
   ) {}
 
   static readonly ZERO = new Quantity(0n, 'DecimalSI');
@@ -172,8 +268,9 @@ export class Quantity {
     if (!scanned) throw new QuantityParseError(str, 'formatWrong');
     const suffix = interpretSuffix(scanned.suffix);
     if (!suffix) throw new QuantityParseError(str, 'suffix');
-
-    return Quantity.parseFast(str, scanned, suffix) ?? Quantity.parseExact(str, scanned, suffix);
+    return suffix.base === 2
+      ? Quantity.parseBinary(str, scanned, suffix.exponent)
+      : Quantity.parseDecimal(str, scanned, suffix.exponent, suffix.format);
   }
 
   /** Like `parse`, but returns undefined instead of throwing. */
@@ -187,64 +284,69 @@ export class Quantity {
   }
 
   /**
-   * Kubernetes' int64 fast path. It matters beyond speed: only here does Kubernetes keep the
-   * input text as the printed form, and only here does a text with no digits (".") parse.
+   * Decimal suffixes and exponents. Kubernetes takes an int64 fast path when the digits fit;
+   * only there does it keep the input text as the printed form, and only there does a text
+   * with no digits (".") parse. Elsewhere it goes through inf.Dec with its own int32 scale
+   * arithmetic, reproduced here because it changes the value when an exponent wraps.
    */
-  private static parseFast(str: string, s: Scanned, suffix: Suffix): Quantity | undefined {
-    let scale: number;
-    let precision: number;
-    let mantissa = 1n;
-    if (suffix.format === 'BinarySI') {
-      scale = 0;
-      if (suffix.exponent >= 0 && s.denom.length === 0) {
-        mantissa = 1n << BigInt(suffix.exponent);
-        precision = 15 - s.num.length - Math.trunc((suffix.exponent * 3) / 10) - 1;
-      } else {
-        precision = -1;
-      }
-    } else {
-      scale = suffix.exponent;
-      precision = MAX_INT64_DIGITS - (s.num.length + s.denom.length);
-    }
-    if (precision < 0) return undefined;
-    scale -= s.denom.length;
-    if (scale < -9) return undefined;
-
+  private static parseDecimal(str: string, s: Scanned, exponent: number, format: QuantityFormat): Quantity {
     const shifted = s.num + s.denom;
-    const value = BigInt(shifted);
-    const magnitude = value * mantissa;
-    if (magnitude > INT64_MAX) return undefined;
-    const nanos = (s.positive ? magnitude : -magnitude) * pow10(scale + 9);
-
-    const canonical =
-      suffix.format === 'BinarySI'
-        ? suffix.exponent % 10 === 0 && (value & 7n) !== 0n
-        : scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
-    return new Quantity(nanos, suffix.format, canonical ? str : undefined);
-  }
-
-  /** The arbitrary-precision path: round up to 1n, cap BinarySI at the int64 maximum. */
-  private static parseExact(str: string, s: Scanned, suffix: Suffix): Quantity {
+    if (shifted.length <= MAX_INT64_DIGITS) {
+      const scale = int32(exponent - s.denom.length);
+      if (scale >= -9) {
+        const nanos = decimalNanos(str, shifted, scale);
+        const canonical = scale % 3 === 0 && !shifted.endsWith('000') && shifted[0] !== '0';
+        return new Quantity(s.positive ? nanos : -nanos, format, canonical ? str : undefined, scale);
+      }
+    }
     // inf.Dec's scanner needs at least one digit in the numeric text.
     if (!/[0-9]/.test(s.value)) throw new QuantityParseError(str, 'numeric');
-    const digits = BigInt(s.num + s.denom);
-    let format = suffix.format;
-    let magnitude: bigint;
-    if (digits === 0n) {
-      magnitude = 0n;
-    } else if (suffix.base === 10) {
-      const shift = suffix.exponent - s.denom.length + 9;
-      if (digitCount(digits) + shift > 40) throw new QuantityParseError(str, 'tooLarge');
-      if (shift >= 0) magnitude = digits * pow10(shift);
-      else if (-shift > digitCount(digits) + 1) magnitude = 1n;
-      else magnitude = ceilDiv(digits, pow10(-shift));
-    } else {
-      magnitude = ceilDiv(digits * (1n << BigInt(suffix.exponent)) * NANOS_PER_UNIT, pow10(s.denom.length));
+    const decScale = int32(s.denom.length + int32(-exponent));
+    const nanos = decimalNanos(str, shifted, -decScale);
+    return new Quantity(s.positive ? nanos : -nanos, format);
+  }
+
+  /** Binary suffixes: integers on the fast path, anything else exactly, capped at 2^63-1. */
+  private static parseBinary(str: string, s: Scanned, exponent: number): Quantity {
+    if (s.denom.length === 0) {
+      const precision = 15 - s.num.length - Math.trunc((exponent * 3) / 10) - 1;
+      if (precision >= 0) {
+        const value = BigInt(s.num);
+        const magnitude = value << BigInt(exponent);
+        if (magnitude <= INT64_MAX) {
+          const nanos = magnitude * NANOS_PER_UNIT;
+          const canonical = exponent % 10 === 0 && (value & 7n) !== 0n;
+          return new Quantity(s.positive ? nanos : -nanos, 'BinarySI', canonical ? str : undefined);
+        }
+      }
     }
-    if (format === 'BinarySI' && magnitude > BINARY_MAX_NANOS) magnitude = BINARY_MAX_NANOS;
-    if (magnitude > MAX_MAGNITUDE_NANOS) throw new QuantityParseError(str, 'tooLarge');
-    if (format === 'BinarySI' && magnitude > 0n && magnitude < NANOS_PER_UNIT) format = 'DecimalSI';
-    return new Quantity(s.positive ? magnitude : -magnitude, format);
+    if (!/[0-9]/.test(s.value)) throw new QuantityParseError(str, 'numeric');
+    const nanos = binaryNanos(s.num, s.denom, exponent);
+    // A fraction of one unit has no binary spelling: Kubernetes switches it to DecimalSI.
+    const format = nanos > 0n && nanos < NANOS_PER_UNIT ? 'DecimalSI' : 'BinarySI';
+    return new Quantity(s.positive ? nanos : -nanos, format);
+  }
+
+  /**
+   * What Kubernetes' `UnmarshalJSON` reads: a JSON string, trimmed of white space first, or a
+   * JSON number. A number reaches us already parsed, so its JavaScript spelling is what gets
+   * parsed: the value is the same, but Kubernetes would keep the raw text's form ("1e3" stays
+   * DecimalExponent there, while 1000 prints as "1k" here).
+   */
+  static fromJSON(value: string | number): Quantity {
+    return Quantity.parse(typeof value === 'number' ? String(value) : trimGoSpace(value));
+  }
+
+  /**
+   * value × 10^scale (Kubernetes' `NewScaledQuantity`, any format). Quantities hold whole
+   * nano-units, so a finer scale must still land on one.
+   */
+  static fromScaled(value: bigint, scale: number, format: QuantityFormat = 'DecimalSI'): Quantity {
+    const shift = scale + 9;
+    if (shift >= 0) return new Quantity(value * pow10(shift), format);
+    const divisor = pow10(-shift);
+    assert(value % divisor === 0n, `${value}e${scale} is not a whole number of nano-units`);
+    return new Quantity(value / divisor, format);
   }
 
   static fromNanos(nanos: bigint, format: QuantityFormat = 'DecimalSI'): Quantity {
@@ -301,17 +403,37 @@ export class Quantity {
 
   /** The value in units, rounded away from zero (Kubernetes' `Value`). */
   value(): bigint {
-    return this.scaled(NANOS_PER_UNIT);
+    return this.scaledValue(0);
   }
 
   /** The value in milli-units, rounded away from zero (Kubernetes' `MilliValue`). */
   milliValue(): bigint {
-    return this.scaled(1_000_000n);
+    return this.scaledValue(-3);
   }
 
-  private scaled(divisor: bigint): bigint {
-    const magnitude = ceilDiv(abs(this.nanos), divisor);
+  /**
+   * The value in units of 10^scale, rounded away from zero (Kubernetes' `ScaledValue`, with
+   * `Scale` as a power of ten: -9 nano, -3 milli, 0, 3 kilo, …). Exact: no int64 overflow.
+   */
+  scaledValue(scale: number): bigint {
+    const shift = scale + 9;
+    if (shift <= 0) return this.nanos * pow10(-shift);
+    const magnitude = ceilDiv(abs(this.nanos), pow10(shift));
     return this.nanos < 0n ? -magnitude : magnitude;
+  }
+
+  /**
+   * Kubernetes' `RoundUp`: the value rounded away from zero to a multiple of 10^scale, and
+   * whether that kept it unchanged. Like Kubernetes, a kept parse text survives only when the
+   * scale it was parsed at is already at least as fine as `scale`.
+   */
+  roundUp(scale: number): { readonly quantity: Quantity; readonly exact: boolean } {
+    if (this.cached !== undefined && this.cachedScale >= scale) return { quantity: this, exact: true };
+    const shift = scale + 9;
+    if (shift <= 0) return { quantity: this, exact: true };
+    const unit = pow10(shift);
+    const rounded = this.scaledValue(scale) * unit;
+    return { quantity: new Quantity(rounded, this.format), exact: rounded === this.nanos };
   }
 
   /** The text Kubernetes prints for this quantity (its `String()`). */
