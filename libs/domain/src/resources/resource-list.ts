@@ -36,7 +36,7 @@ export function parseResourceList(raw: unknown, fieldPath: string): ResourceList
       continue;
     }
     try {
-      pairs.push([name, Quantity.parse(String(value))]);
+      pairs.push([name, Quantity.fromJSON(value)]);
     } catch (error) {
       if (!(error instanceof QuantityParseError)) throw error;
       causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${String(value)}": ${error.message}` });
