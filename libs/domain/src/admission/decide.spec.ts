@@ -5,6 +5,7 @@ import { evolve, fold, initialState, type NamespaceState } from '../events/fold.
 import type { Pod } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';
 import { admissionViewOf, decideAdmission, type Admit } from './decide.js';
+import { decideCommit } from './lifecycle.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const PODS = { group: '', resource: 'pods' };
@@ -233,10 +234,9 @@ describe('decideAdmission laws', () => {
             const pending = [...state.reservations.values()].filter((r) => r.status === 'reserved');
             const chosen = pending[step.pick % Math.max(pending.length, 1)];
             if (!chosen) continue;
-            state = append(state, { type: 'Committed', data: { reservationId: chosen.id } });
-            if (chosen.supersedes && state.reservations.has(chosen.supersedes)) {
-              state = append(state, { type: 'Released', data: { reservationId: chosen.supersedes, reason: 'superseded' } });
-            }
+            const outcome = decideCommit(state, chosen.id, T0);
+            if (outcome.kind !== 'Commit') throw new Error(`a pending reservation must commit, got ${outcome.kind}`);
+            for (const event of outcome.events) state = append(state, event);
           }
           for (const quota of state.quotas.values()) {
             expect(Resources.lessThanOrEqual(state.used.get(quota.name) ?? {}, quota.hard).ok).toBe(true);

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { LedgerEvent } from '../events/events.js';
+import { evolve, fold, type NamespaceState } from '../events/fold.js';
+import * as Resources from '../resources/resource-list.js';
+import { decideCommit, decideRelease } from './lifecycle.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+const facts = { NotTerminating: true, Terminating: false };
+const obj = { group: '', resource: 'pods', uid: 'u1' };
+
+function history(events: LedgerEvent[]): NamespaceState {
+  return fold(events.map((event, i) => ({ ...event, version: i + 1, at: T0 + i })));
+}
+const appendAll = (state: NamespaceState, events: readonly LedgerEvent[]): NamespaceState =>
+  events.reduce((s, event) => evolve(s, { ...event, version: s.version + 1, at: T0 + s.version + 1 }), state);
+
+const base: LedgerEvent[] = [
+  { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '10' } } } },
+  { type: 'Reserved', data: { reservationId: 'v1', object: obj, operation: 'CREATE', charged: { 'requests.cpu': '1' }, scopeFacts: facts } },
+  { type: 'Committed', data: { reservationId: 'v1' } },
+  { type: 'Reserved', data: { reservationId: 'v2', object: obj, operation: 'UPDATE', charged: { 'requests.cpu': '1' }, objectUsage: { 'requests.cpu': '2' }, supersedes: 'v1', scopeFacts: facts, previousScopeFacts: facts } },
+  { type: 'Reserved', data: { reservationId: 'v3', object: obj, operation: 'UPDATE', charged: { 'requests.cpu': '1' }, objectUsage: { 'requests.cpu': '3' }, supersedes: 'v2', scopeFacts: facts, previousScopeFacts: facts } },
+];
+
+describe('decideCommit', () => {
+  it('commits the later of two pending updates and retires the earlier one and the committed state before it', () => {
+    const state = history(base);
+    expect(Resources.canonicalResourceList(state.used.get('q') ?? {})).toEqual({ 'requests.cpu': '3' });
+    const outcome = decideCommit(state, 'v3', T0);
+    expect(outcome).toEqual({
+      kind: 'Commit',
+      events: [
+        { type: 'Committed', data: { reservationId: 'v3' } },
+        { type: 'Released', data: { reservationId: 'v2', reason: 'superseded' } },
+        { type: 'Released', data: { reservationId: 'v1', reason: 'superseded' } },
+      ],
+    });
+    if (outcome.kind !== 'Commit') return;
+    const after = appendAll(state, outcome.events);
+    expect(Resources.canonicalResourceList(after.used.get('q') ?? {})).toEqual({ 'requests.cpu': '3' });
+    expect([...after.reservations.keys()]).toEqual(['v3']);
+    expect(after.reservationsByUid.get('u1')).toBe('v3');
+  });
+
+  it('is idempotent: a committed reservation needs nothing appended', () => {
+    expect(decideCommit(history(base), 'v1', T0)).toEqual({ kind: 'AlreadyCommitted' });
+  });
+
+  it('a released or unknown reservation is not live', () => {
+    const released = appendAll(history(base), [{ type: 'Released', data: { reservationId: 'v3', reason: 'cancelled' } }]);
+    expect(decideCommit(released, 'v3', T0)).toEqual({ kind: 'NotLive' });
+    expect(decideCommit(released, 'nope', T0)).toEqual({ kind: 'NotLive' });
+  });
+
+  it('a reservation past its expiry is released as expired instead of committed', () => {
+    const state = history([...base, { type: 'Reserved', data: { reservationId: 'rest', object: { group: '', resource: 'pods' }, operation: 'CREATE', charged: { 'requests.cpu': '1' }, scopeFacts: facts, expiresAt: new Date(T0 + 1000).toISOString() } }]);
+    expect(decideCommit(state, 'rest', T0 + 999).kind).toBe('Commit');
+    expect(decideCommit(state, 'rest', T0 + 1000)).toEqual({ kind: 'Expired', events: [{ type: 'Released', data: { reservationId: 'rest', reason: 'expired' } }] });
+  });
+});
+
+describe('decideRelease', () => {
+  it('releases a live reservation once; a second release appends nothing', () => {
+    const state = history(base);
+    const first = decideRelease(state, 'v3', 'cancelled');
+    expect(first).toEqual({ kind: 'Release', events: [{ type: 'Released', data: { reservationId: 'v3', reason: 'cancelled' } }] });
+    if (first.kind !== 'Release') return;
+    expect(decideRelease(appendAll(state, first.events), 'v3', 'cancelled')).toEqual({ kind: 'NotLive' });
+  });
+});
