@@ -106,7 +106,9 @@ describe('round trips', () => {
         fc.pre(q !== undefined);
         const canonical = Quantity.parse(q.canonical());
         expect(canonical.equals(q)).toBe(true);
-        expect(canonical.canonical()).toBe(q.canonical());
+        // As above: BinarySI printed without a binary suffix ("109.375Ki" prints "112000")
+        // reads back as DecimalSI and spells itself "112k", in Kubernetes too.
+        if (!(q.format === 'BinarySI' && !/i$/.test(q.canonical()))) expect(canonical.canonical()).toBe(q.canonical());
         expect(Quantity.parse(q.toString()).equals(q)).toBe(true);
       }),
       { numRuns: 3000 },
