@@ -49,28 +49,7 @@ export const INTEGER_RESOURCE_NAMES = [
 ] as const;
 
 /** Names known to the system at all (`IsStandardResourceName`): the quota names plus `storage`. */
-const STANDARD_RESOURCE_NAMES: ReadonlySet<string> = new Set([
-  'cpu',
-  'memory',
-  'ephemeral-storage',
-  'requests.cpu',
-  'requests.memory',
-  'requests.ephemeral-storage',
-  'limits.cpu',
-  'limits.memory',
-  'limits.ephemeral-storage',
-  'pods',
-  'resourcequotas',
-  'services',
-  'replicationcontrollers',
-  'secrets',
-  'configmaps',
-  'persistentvolumeclaims',
-  'storage',
-  'requests.storage',
-  'services.nodeports',
-  'services.loadbalancers',
-]);
+const STANDARD_RESOURCE_NAMES: ReadonlySet<string> = new Set([...STANDARD_QUOTA_RESOURCE_NAMES, 'storage']);
 
 const STANDARD_CONTAINER_RESOURCES: ReadonlySet<string> = new Set(['cpu', 'memory', 'ephemeral-storage']);
 const quotaNames: ReadonlySet<string> = new Set(STANDARD_QUOTA_RESOURCE_NAMES);
