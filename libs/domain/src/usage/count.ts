@@ -3,7 +3,7 @@ import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { intersection, objectCountName } from './names.js';
-import { UnscopedEvaluator } from './unscoped.js';
+import { UnscopedEvaluator } from './evaluator-base.js';
 
 /**
  * Kubernetes' generic object-count evaluator (apiserver quota/v1/generic): every object of

@@ -1,8 +1,8 @@
-import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { GroupResource, KubeObject, Operation } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
-import type { UsageEvaluator, UsageOptions } from './evaluator.js';
+import type { UsageOptions } from './evaluator.js';
 import {
   compareStrings,
   HUGEPAGES_PREFIX,
@@ -16,7 +16,8 @@ import {
 } from './names.js';
 import { type PodModel, readPod } from './pod-model.js';
 import { isPodLevelResourcesSet, podLimits, podQOS, podRequests, QUOTA_OPTIONS } from './pod-resources.js';
-import { matchingScopesByFacts, type ScopeFacts } from '../scopes/facts.js';
+import type { ScopeFacts } from '../scopes/facts.js';
+import { EvaluatorBase } from './evaluator-base.js';
 
 /** How pods are charged (pkg/quota/v1/evaluator/core/pods.go). */
 
@@ -55,7 +56,7 @@ export const POD_SCOPES = {
   CrossNamespacePodAffinity: 'CrossNamespacePodAffinity',
 } as const;
 
-export class PodEvaluator implements UsageEvaluator {
+export class PodEvaluator extends EvaluatorBase {
   readonly groupResource = PODS;
 
   /**
@@ -89,16 +90,7 @@ export class PodEvaluator implements UsageEvaluator {
     return podScopeFacts(readPod(object));
   }
 
-  matchingScopes(object: KubeObject, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
-    return matchingScopesByFacts(this.scopeFacts(object), scopes);
-  }
 
-  uncoveredQuotaScopes(
-    limitedScopes: readonly ScopedResourceSelectorRequirement[],
-    matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
-  ): ScopedResourceSelectorRequirement[] {
-    return uncoveredScopes(limitedScopes, matchedQuotaScopes);
-  }
 
   constraints(required: readonly string[], object: KubeObject): string[] {
     return [...missingByResource(readPod(object), required).keys()].sort(compareStrings);
@@ -201,12 +193,4 @@ export function podScopeFacts(pod: PodModel): ScopeFacts {
     [POD_SCOPES.PriorityClass]: pod.priorityClassName === '' ? [] : [pod.priorityClassName],
     [POD_SCOPES.CrossNamespacePodAffinity]: pod.usesCrossNamespacePodAffinity,
   };
-}
-
-/** The limited scopes whose scope name no matched quota scope carries. */
-export function uncoveredScopes(
-  limitedScopes: readonly ScopedResourceSelectorRequirement[],
-  matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
-): ScopedResourceSelectorRequirement[] {
-  return limitedScopes.filter((limited) => !matchedQuotaScopes.some((matched) => matched.scopeName === limited.scopeName));
 }

@@ -1,12 +1,11 @@
-import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
+import type { GroupResource, KubeObject, Operation } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
-import type { UsageEvaluator } from './evaluator.js';
 import { field, FieldReader } from './fields.js';
 import { objectCountName, unique } from './names.js';
-import { uncoveredScopes } from './pod.js';
-import { matchingScopesByFacts, type ScopeFacts } from '../scopes/facts.js';
+import { EvaluatorBase } from './evaluator-base.js';
+import type { ScopeFacts } from '../scopes/facts.js';
 
 /** How persistent volume claims are charged (pkg/quota/v1/evaluator/core/persistent_volume_claims.go). */
 
@@ -33,7 +32,7 @@ interface PvcModel {
   readonly volumeAttributesClasses: ReadonlySet<string>;
 }
 
-export class PersistentVolumeClaimEvaluator implements UsageEvaluator {
+export class PersistentVolumeClaimEvaluator extends EvaluatorBase {
   readonly groupResource = PVCS;
 
   /**
@@ -69,16 +68,7 @@ export class PersistentVolumeClaimEvaluator implements UsageEvaluator {
     return { [VOLUME_ATTRIBUTES_CLASS_SCOPE]: [...readPvc(object).volumeAttributesClasses] };
   }
 
-  matchingScopes(object: KubeObject, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
-    return matchingScopesByFacts(this.scopeFacts(object), scopes);
-  }
 
-  uncoveredQuotaScopes(
-    limitedScopes: readonly ScopedResourceSelectorRequirement[],
-    matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
-  ): ScopedResourceSelectorRequirement[] {
-    return uncoveredScopes(limitedScopes, matchedQuotaScopes);
-  }
 
   /** Kubernetes has no must-specify rule for claims: a claim without a storage request passes. */
   constraints(_required: readonly string[], _object: KubeObject): string[] {

@@ -4,7 +4,7 @@ import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { field, FieldReader } from './fields.js';
 import { objectCountName, unique } from './names.js';
-import { UnscopedEvaluator } from './unscoped.js';
+import { UnscopedEvaluator } from './evaluator-base.js';
 
 /**
  * How DRA resource claims are charged (pkg/quota/v1/evaluator/core/resource_claims.go):
