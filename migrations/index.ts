@@ -1,4 +1,12 @@
 import { CreateLedgerEvents1795293483763 } from './1795293483763-CreateLedgerEvents.js';
+import { CreateNamespaceHeads1795365243712 } from './1795365243712-CreateNamespaceHeads.js';
+import { CreateReservations1795365243713 } from './1795365243713-CreateReservations.js';
+import { CreateAdmissionDecisions1795365243714 } from './1795365243714-CreateAdmissionDecisions.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
-export const MIGRATIONS = [CreateLedgerEvents1795293483763];
+export const MIGRATIONS = [
+  CreateLedgerEvents1795293483763,
+  CreateNamespaceHeads1795365243712,
+  CreateReservations1795365243713,
+  CreateAdmissionDecisions1795365243714,
+];

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../migrations/index.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import type { DataSource } from 'typeorm';
 
@@ -20,7 +21,7 @@ const insert = (namespace: string, version: number) =>
 describe('ledger schema (real PostgreSQL)', () => {
   it('records the migration it ran, once', async () => {
     const rows: { name: string }[] = await db.dataSource.query('SELECT name FROM schema_migrations');
-    expect(rows.map((r) => r.name)).toEqual(['CreateLedgerEvents1795293483763']);
+    expect(rows.map((r) => r.name)).toEqual(MIGRATIONS.map((m) => new m().name));
     expect(await db.dataSource.runMigrations()).toEqual([]);
   });
 

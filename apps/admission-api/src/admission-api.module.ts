@@ -1,7 +1,15 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
+import type { AppConfig } from '@quota/config';
 import { HealthController } from './health/health.controller.js';
+import { APP_CONFIG, LedgerShutdown, ledgerProviders } from './ledger/ledger.provider.js';
 
-@Module({
-  controllers: [HealthController],
-})
-export class AdmissionApiModule {}
+@Module({})
+export class AdmissionApiModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AdmissionApiModule,
+      controllers: [HealthController],
+      providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown],
+    };
+  }
+}

@@ -15,7 +15,7 @@ const NEST_LOG_LEVELS: Record<AppConfig['logLevel'], LogLevel[]> = {
 
 /** Builds the HTTP application; main.ts and the e2e tests share it. */
 export async function createAdmissionApi(config: AppConfig): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AdmissionApiModule, {
+  const app = await NestFactory.create<NestExpressApplication>(AdmissionApiModule.forRoot(config), {
     bodyParser: false,
     logger: NEST_LOG_LEVELS[config.logLevel],
   });

@@ -10,6 +10,11 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
       logLevel: 'info',
+      databasePoolSize: 8,
+      admissionBatchMax: 64,
+      admissionRetryMax: 12,
+      statementTimeoutMs: 5000,
+      reservationTtlMaxSeconds: 604800,
     });
   });
 

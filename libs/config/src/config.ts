@@ -13,6 +13,16 @@ export interface AppConfig {
   /** Largest request body accepted, in bytes (Kubernetes accepts requests of ~3 MiB). */
   readonly bodyLimitBytes: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** PostgreSQL connections this process may hold (throughput peaks at 4–16 on 2 cores). */
+  readonly databasePoolSize: number;
+  /** Most admissions for one namespace decided together in one transaction. */
+  readonly admissionBatchMax: number;
+  /** Attempts of one admission transaction (serialization conflicts) before answering 503. */
+  readonly admissionRetryMax: number;
+  /** Longest any ledger statement may run, in milliseconds. */
+  readonly statementTimeoutMs: number;
+  /** Longest TTL a REST reservation may ask for, in seconds. */
+  readonly reservationTtlMaxSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -70,5 +80,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, 1024, 64 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 8, 1, 200),
+    admissionBatchMax: integer(env, 'ADMISSION_BATCH_MAX', 64, 1, 1000),
+    admissionRetryMax: integer(env, 'ADMISSION_RETRY_MAX', 12, 1, 100),
+    statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
+    reservationTtlMaxSeconds: integer(env, 'RESERVATION_TTL_MAX_SECONDS', 7 * 24 * 3600, 1, 365 * 24 * 3600),
   };
 }

@@ -1,2 +1,5 @@
 export * from './data-source.js';
 export * from './entities/ledger-event.entity.js';
+export * from './ledger.types.js';
+export * from './ledger-error.js';
+export * from './ledger.js';

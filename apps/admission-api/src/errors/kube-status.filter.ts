@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DomainError } from '@quota/domain';
+import { LedgerError, type LedgerErrorCode } from '@quota/ledger';
 import { kubeStatus, type KubeStatus } from './kube-status.js';
 
 /** Errors body-parser raises carry an HTTP status and a `type`. */
@@ -34,6 +35,14 @@ function bodyStatus(error: HttpishError | undefined): KubeStatus | undefined {
   }
 }
 
+const LEDGER_CODES: Readonly<Record<LedgerErrorCode, number>> = {
+  NamespaceNotFound: 404,
+  NotFound: 404,
+  Conflict: 409,
+  Expired: 410,
+  Unavailable: 503,
+};
+
 /**
  * The one place errors become HTTP answers. Domain errors carry a code and map to 4xx;
  * anything unknown is a 500 that names a request id and shows no internals.
@@ -56,6 +65,13 @@ export class KubeStatusFilter implements ExceptionFilter {
       // Readable but invalid objects are 422 Invalid; unreadable ones 400, as the API server answers.
       const code = error.code === 'ObjectInvalid' || error.code === 'QuantityInvalid' ? 422 : 400;
       return kubeStatus(code, error.message, error.causes.length ? { causes: error.causes } : undefined);
+    }
+    if (error instanceof LedgerError) {
+      const { retryAfterSeconds, ...details } = error.details;
+      return kubeStatus(LEDGER_CODES[error.code], error.message, {
+        ...details,
+        ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+      });
     }
     if (error instanceof HttpException) {
       // Nest wraps body-parser's errors; their `type` says what went wrong with the body.

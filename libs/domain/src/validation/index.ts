@@ -29,3 +29,4 @@ export {
 } from './resource-names.js';
 export { type FieldError, type FieldReason, invalidObject } from './field.js';
 export type { FullObjectMeta, OwnerReference, ManagedFieldsEntry } from './object-meta.js';
+export { isDNS1123Label, isDNS1123Subdomain, isQualifiedName } from './names.js';

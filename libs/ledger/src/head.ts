@@ -1,0 +1,155 @@
+import {
+  quotaScopeRequirements,
+  Resources,
+  type LimitRangeDefinition,
+  type LimitRangeState,
+  type NamespaceState,
+  type QuotaDefinition,
+  type QuotaState,
+  type RawQuantities,
+  type Reservation,
+  type ScopeFacts,
+} from '@quota/domain';
+
+/**
+ * The JSON of a namespace's head row and of a reservation row, and their conversion to the
+ * domain's NamespaceState. The head holds what every admission needs (quotas with their
+ * running usage, limit ranges); reservations are rows of their own, loaded by key only when
+ * a command needs them, so a namespace with 100,000 pods still has a small head.
+ */
+export interface HeadJson {
+  readonly quotas: readonly {
+    readonly definition: QuotaDefinition;
+    readonly version: number;
+    readonly createdAt: number;
+    readonly updatedAt: number;
+    readonly used: RawQuantities;
+  }[];
+  readonly limitRanges: readonly {
+    readonly definition: LimitRangeDefinition;
+    readonly version: number;
+    readonly createdAt: number;
+    readonly updatedAt: number;
+  }[];
+  readonly lastEventAt?: number;
+  readonly releasedCount: number;
+}
+
+export interface ReservationJson {
+  readonly id: string;
+  readonly object: Reservation['object'];
+  readonly operation: Reservation['operation'];
+  readonly status: Reservation['status'];
+  readonly contribution: RawQuantities;
+  readonly objectUsage?: RawQuantities;
+  readonly supersedes?: string;
+  readonly scopeFacts: ScopeFacts;
+  readonly previousScopeFacts?: ScopeFacts;
+  readonly version: number;
+  readonly reservedAt: number;
+  readonly committedAt?: number;
+  readonly expiresAt?: number;
+}
+
+export const EMPTY_HEAD: HeadJson = { quotas: [], limitRanges: [], releasedCount: 0 };
+
+export function quotaStateOf(entry: HeadJson['quotas'][number]): QuotaState {
+  const hard = Resources.resourceList(entry.definition.spec.hard ?? {});
+  return {
+    name: entry.definition.name,
+    definition: entry.definition,
+    hard,
+    hardNames: Object.keys(hard),
+    requirements: quotaScopeRequirements(entry.definition.spec),
+    version: entry.version,
+    createdAt: entry.createdAt,
+    updatedAt: entry.updatedAt,
+  };
+}
+
+function limitRangeStateOf(entry: HeadJson['limitRanges'][number]): LimitRangeState {
+  return { name: entry.definition.name, ...entry };
+}
+
+/**
+ * The domain state of a namespace as far as the head and the given live reservations tell
+ * it. `reservations` holds only what was loaded: deciders that need all of them (a quota
+ * definition recounts usage) must load all first.
+ */
+export function stateOf(version: number, head: HeadJson, reservations: Iterable<Reservation> = []): NamespaceState {
+  const live = new Map<string, Reservation>();
+  const byUid = new Map<string, string>();
+  for (const reservation of reservations) {
+    live.set(reservation.id, reservation);
+    const uid = reservation.object.uid;
+    const current = uid === undefined ? undefined : byUid.get(uid);
+    if (uid !== undefined && (current === undefined || (live.get(current)?.version ?? 0) < reservation.version)) byUid.set(uid, reservation.id);
+  }
+  return {
+    version,
+    ...(head.lastEventAt === undefined ? {} : { lastEventAt: head.lastEventAt }),
+    quotas: new Map(head.quotas.map((q) => [q.definition.name, quotaStateOf(q)])),
+    limitRanges: new Map(head.limitRanges.map((lr) => [lr.definition.name, limitRangeStateOf(lr)])),
+    reservations: live,
+    reservationsByUid: byUid,
+    used: new Map(head.quotas.map((q) => [q.definition.name, Resources.resourceList(q.used)])),
+    releasedCount: head.releasedCount,
+  };
+}
+
+export function headOf(state: NamespaceState): HeadJson {
+  const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return {
+    quotas: [...state.quotas.values()].sort(byName).map((q) => ({
+      definition: q.definition,
+      version: q.version,
+      createdAt: q.createdAt,
+      updatedAt: q.updatedAt,
+      used: Resources.canonicalResourceList(state.used.get(q.name) ?? Resources.EMPTY),
+    })),
+    limitRanges: [...state.limitRanges.values()].sort(byName).map((lr) => ({
+      definition: lr.definition,
+      version: lr.version,
+      createdAt: lr.createdAt,
+      updatedAt: lr.updatedAt,
+    })),
+    ...(state.lastEventAt === undefined ? {} : { lastEventAt: state.lastEventAt }),
+    releasedCount: state.releasedCount,
+  };
+}
+
+export function reservationToJson(r: Reservation): ReservationJson {
+  return {
+    id: r.id,
+    object: r.object,
+    operation: r.operation,
+    status: r.status,
+    contribution: Resources.canonicalResourceList(r.contribution),
+    ...(r.objectUsage ? { objectUsage: Resources.canonicalResourceList(r.objectUsage) } : {}),
+    ...(r.supersedes ? { supersedes: r.supersedes } : {}),
+    scopeFacts: r.scopeFacts,
+    ...(r.previousScopeFacts ? { previousScopeFacts: r.previousScopeFacts } : {}),
+    version: r.version,
+    reservedAt: r.reservedAt,
+    ...(r.committedAt === undefined ? {} : { committedAt: r.committedAt }),
+    ...(r.expiresAt === undefined ? {} : { expiresAt: r.expiresAt }),
+  };
+}
+
+export function reservationFromJson(j: ReservationJson): Reservation {
+  return {
+    id: j.id,
+    object: j.object,
+    operation: j.operation,
+    status: j.status,
+    contribution: Resources.resourceList(j.contribution),
+    ...(j.objectUsage ? { objectUsage: Resources.resourceList(j.objectUsage) } : {}),
+    ...(j.supersedes ? { supersedes: j.supersedes } : {}),
+    scopeFacts: j.scopeFacts,
+    ...(j.previousScopeFacts ? { previousScopeFacts: j.previousScopeFacts } : {}),
+    version: j.version,
+    reservedAt: j.reservedAt,
+    ...(j.committedAt === undefined ? {} : { committedAt: j.committedAt }),
+    ...(j.expiresAt === undefined ? {} : { expiresAt: j.expiresAt }),
+  };
+}

@@ -1,0 +1,662 @@
+import { randomUUID } from 'node:crypto';
+import {
+  decideAdmission,
+  decideCommit,
+  decideRelease,
+  decideResources,
+  deepEqualJson,
+  groupResourceString,
+  Resources,
+  type AdmissionDecision,
+  type AdmissionView,
+  type LedgerEvent,
+  type LimitRange,
+  type LimitRangeDefinition,
+  type QuotaDefinition,
+  type QuotaDenial,
+  type ReleaseReason,
+} from '@quota/domain';
+import type pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { NamespaceBatcher, type BatchStats } from './batcher.js';
+import { quotaStateOf, type HeadJson } from './head.js';
+import { LedgerError } from './ledger-error.js';
+import type {
+  AdmissionResult,
+  AdmitCommand,
+  AdmitOutcome,
+  CommitOutcome,
+  DecisionQuery,
+  DecisionView,
+  DenialJson,
+  EventView,
+  LedgerOptions,
+  LimitRangeView,
+  NamespaceUsage,
+  Page,
+  PutOptions,
+  PutResult,
+  QuotaView,
+  ReleaseOutcome,
+  ReservationView,
+  WriteOptions,
+} from './ledger.types.js';
+import type { NamespaceTx, ReservationRecord } from './namespace-tx.js';
+
+const DEFAULTS = {
+  batchSizeMax: 64,
+  retryMax: 12,
+  retryBaseMs: 2,
+  retryMaxDelayMs: 100,
+  statementTimeoutMs: 5000,
+  queueMax: 10_000,
+};
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * The ledger: every write goes through one SERIALIZABLE transaction per batch of commands
+ * for a namespace (see NamespaceBatcher); reads go straight to the head row, the
+ * reservation rows and the decisions log, by key.
+ */
+export class Ledger {
+  private readonly pool: pg.Pool;
+  private readonly batcher: NamespaceBatcher;
+  private readonly newId: () => string;
+
+  constructor(dataSource: DataSource, options: LedgerOptions = {}) {
+    const pool = (dataSource.driver as unknown as { master?: pg.Pool }).master;
+    if (!pool) throw new Error('the ledger needs an initialized PostgreSQL data source');
+    this.pool = pool;
+    this.newId = options.newId ?? randomUUID;
+    this.batcher = new NamespaceBatcher(pool, {
+      batchSizeMax: options.batchSizeMax ?? DEFAULTS.batchSizeMax,
+      retryMax: options.retryMax ?? DEFAULTS.retryMax,
+      retryBaseMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
+      retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
+      statementTimeoutMs: options.statementTimeoutMs ?? DEFAULTS.statementTimeoutMs,
+      queueMax: DEFAULTS.queueMax,
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+  }
+
+  /** Transactions, commands, retries and refusals so far (for metrics and the benchmark). */
+  get stats(): Readonly<BatchStats> {
+    return this.batcher.stats;
+  }
+
+  /** Finishes the batches in flight; new commands are refused. */
+  close(): Promise<void> {
+    return this.batcher.close();
+  }
+
+  // ---------------------------------------------------------------- admission
+
+  admit(command: AdmitCommand): Promise<AdmitOutcome> {
+    const object = command.request.object;
+    const uid = object?.metadata?.uid ?? command.request.oldObject?.metadata?.uid;
+    const reservationId = this.newId();
+    return this.batcher.submit<AdmitOutcome>(command.namespace, {
+      prefetch: { requestKeys: command.requestKey && !command.dryRun ? [command.requestKey] : [], uids: uid ? [uid] : [] },
+      run: async (tx) => {
+        if (command.requestKey && !command.dryRun) {
+          const earlier = await tx.decisionFor(command.requestKey);
+          if (earlier) {
+            const handle = earlier.id === undefined ? tx.handleFor(command.requestKey) : undefined;
+            return () => ({ result: earlier.result, repeated: true, decisionId: earlier.id ?? handle?.id ?? '' });
+          }
+        }
+        if (!tx.known && command.requireKnownNamespace) {
+          throw new LedgerError(
+            'NamespaceNotFound',
+            `namespaces "${command.namespace}" not found: define a ResourceQuota or LimitRange in it first`,
+            { kind: 'namespaces', name: command.namespace },
+          );
+        }
+        const result = await this.decide(tx, command, reservationId, uid);
+        const handle = tx.recordDecision({
+          source: command.source,
+          ...(command.requestKey && !command.dryRun ? { requestKey: command.requestKey } : {}),
+          operation: command.request.operation,
+          resource: groupResourceString(command.request.groupResource),
+          ...(object?.kind ? { kind: object.kind } : {}),
+          ...(command.request.name || object?.metadata?.name ? { name: command.request.name || object?.metadata?.name } : {}),
+          ...(uid ? { objectUid: uid } : {}),
+          requester: command.requester,
+          dryRun: command.dryRun,
+          result,
+        });
+        return () => ({ result, repeated: false, decisionId: handle.id ?? '' });
+      },
+    });
+  }
+
+  private async decide(tx: NamespaceTx, command: AdmitCommand, reservationId: string, uid: string | undefined): Promise<AdmissionResult> {
+    const { request } = command;
+    const dryRun = command.dryRun;
+    // An unmanaged namespace (no stream) is not charged: the reconciler adopts its objects
+    // if a quota appears there later.
+    if (!tx.known) return { allowed: true, code: 200, dryRun };
+
+    const live = uid ? await tx.liveReservationOf(uid) : undefined;
+    // The same object admitted again (a second webhook call for one create): charged once.
+    if (request.operation === 'CREATE' && live && live.operation !== 'UPDATE' && command.resources === undefined) {
+      return {
+        allowed: true,
+        code: 200,
+        dryRun,
+        reservationId: live.id,
+        charged: Resources.canonicalResourceList(live.contribution),
+        ...(live.expiresAt === undefined ? {} : { expiresAt: iso(live.expiresAt) }),
+      };
+    }
+    const view = admissionView(tx, request.operation === 'UPDATE' ? live?.id : undefined);
+    const expiresAt = command.ttlMs === undefined ? undefined : tx.now + command.ttlMs;
+    const decision: AdmissionDecision = command.resources
+      ? decideResources(
+          {
+            namespace: command.namespace,
+            groupResource: request.groupResource,
+            ...(request.name ? { name: request.name } : {}),
+            ...(request.object?.kind ? { kind: request.object.kind } : {}),
+            resources: Resources.resourceList(command.resources),
+            reservationId,
+            now: tx.now,
+            ...(expiresAt === undefined ? {} : { expiresAt }),
+          },
+          view,
+        )
+      : decideAdmission({ request, reservationId, now: tx.now, ...(expiresAt === undefined ? {} : { expiresAt }) }, view);
+
+    if (!decision.allowed) {
+      return {
+        allowed: false,
+        code: decision.code,
+        dryRun,
+        message: decision.message,
+        stage: decision.stage,
+        ...(decision.denial ? { denial: denialJson(decision.denial) } : {}),
+      };
+    }
+    const reservation = decision.reservation;
+    if (reservation && !dryRun) tx.append([reservation], { actor: command.requester, ...(command.requestKey ? { requestId: command.requestKey } : {}) });
+    return {
+      allowed: true,
+      code: 200,
+      dryRun,
+      ...(reservation && !dryRun ? { reservationId: reservation.data.reservationId } : {}),
+      ...(reservation ? { charged: reservation.data.charged } : {}),
+      ...(reservation?.data.expiresAt ? { expiresAt: reservation.data.expiresAt } : {}),
+      ...(decision.patch.length > 0 ? { patch: decision.patch } : {}),
+    };
+  }
+
+  commit(namespace: string, reservationId: string, options: WriteOptions): Promise<CommitOutcome> {
+    return this.batcher.submit<CommitOutcome>(namespace, {
+      prefetch: { reservationIds: [reservationId] },
+      run: async (tx) => {
+        const record = await this.existingReservation(tx, namespace, reservationId);
+        if (record.status === 'released') {
+          if (record.releaseReason === 'expired') throw expired(reservationId, record);
+          throw new LedgerError(
+            'Conflict',
+            `reservation "${reservationId}" was released (${record.releaseReason ?? 'unknown'}) at ${iso(record.releasedAt ?? 0)} and cannot be committed; reserve again`,
+            { kind: 'reservations', name: reservationId },
+          );
+        }
+        await tx.loadChain(reservationId);
+        const outcome = decideCommit(tx.current, reservationId, tx.now);
+        switch (outcome.kind) {
+          case 'AlreadyCommitted':
+            return () => ({ view: viewOf(namespace, record), changed: false });
+          case 'Expired': {
+            tx.append(outcome.events, writeMeta(options));
+            const released = await this.existingReservation(tx, namespace, reservationId);
+            return () => {
+              throw expired(reservationId, released);
+            };
+          }
+          case 'Commit': {
+            tx.append(outcome.events, writeMeta(options));
+            const committed = await this.existingReservation(tx, namespace, reservationId);
+            return () => ({ view: viewOf(namespace, committed), changed: true });
+          }
+          case 'NotLive':
+            throw notFound('reservations', reservationId);
+        }
+      },
+    });
+  }
+
+  release(namespace: string, reservationId: string, options: WriteOptions & { readonly reason?: ReleaseReason }): Promise<ReleaseOutcome> {
+    return this.batcher.submit<ReleaseOutcome>(namespace, {
+      prefetch: { reservationIds: [reservationId] },
+      run: async (tx) => {
+        const record = await this.existingReservation(tx, namespace, reservationId);
+        const outcome = decideRelease(tx.current, reservationId, options.reason ?? 'cancelled');
+        if (outcome.kind === 'NotLive') return () => ({ view: viewOf(namespace, record), changed: false });
+        tx.append(outcome.events, writeMeta(options));
+        const released = await this.existingReservation(tx, namespace, reservationId);
+        return () => ({ view: viewOf(namespace, released), changed: true });
+      },
+    });
+  }
+
+  private async existingReservation(tx: NamespaceTx, namespace: string, id: string): Promise<ReservationRecord> {
+    if (!tx.known) throw namespaceNotFound(namespace);
+    const record = await tx.reservation(id);
+    if (!record) throw notFound('reservations', id);
+    return record;
+  }
+
+  async getReservation(namespace: string, id: string): Promise<ReservationView | undefined> {
+    const { rows } = await this.pool.query<{
+      status: ReservationRecord['status'];
+      data: ReservationRecord['json'];
+      released_at_ms: number | null;
+      release_reason: ReleaseReason | null;
+      event_versions: string[];
+      request_id: string | null;
+    }>(
+      `SELECT status, data, (extract(epoch from released_at) * 1000)::float8 AS released_at_ms, release_reason,
+              event_versions::text[] AS event_versions, request_id
+         FROM reservations WHERE namespace = $1 AND reservation_id = $2`,
+      [namespace, id],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const record: ReservationRecord = {
+      json: row.data,
+      status: row.status,
+      ...(row.released_at_ms === null ? {} : { releasedAt: Math.round(row.released_at_ms) }),
+      ...(row.release_reason === null ? {} : { releaseReason: row.release_reason }),
+      eventVersions: row.event_versions.map(Number),
+      ...(row.request_id === null ? {} : { requestId: row.request_id }),
+    };
+    const history = await this.eventsAt(namespace, record.eventVersions);
+    return { ...viewOf(namespace, record), history };
+  }
+
+  // ---------------------------------------------------------------- quotas and limit ranges
+
+  putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {
+    const uid = this.newId();
+    return this.batcher.submit<PutResult<QuotaView>>(namespace, {
+      run: async (tx) => {
+        const existing = tx.current.quotas.get(definition.name);
+        checkExpectedVersion('resourcequotas', definition.name, existing?.version, options.expectedVersion);
+        const stored: QuotaDefinition = {
+          name: definition.name,
+          spec: canonicalQuotaSpec(definition.spec),
+          metadata: {
+            ...withoutSystemFields(definition.metadata),
+            uid: existing?.definition.metadata?.uid ?? uid,
+            creationTimestamp: existing?.definition.metadata?.creationTimestamp ?? iso(tx.now),
+          },
+        };
+        if (existing && deepEqualJson(existing.definition as unknown, stored as unknown)) {
+          return () => ({ created: false, changed: false, view: quotaView(namespace, tx, definition.name) });
+        }
+        await tx.loadAllLive();
+        tx.append([{ type: existing ? 'QuotaChanged' : 'QuotaDefined', data: stored }], writeMeta(options));
+        const view = quotaView(namespace, tx, definition.name);
+        return () => ({ created: !existing, changed: true, view });
+      },
+    });
+  }
+
+  deleteQuota(namespace: string, name: string, options: WriteOptions): Promise<QuotaView> {
+    return this.batcher.submit(namespace, {
+      run: async (tx) => {
+        if (!tx.current.quotas.has(name)) throw notFound('resourcequotas', name);
+        const last = quotaView(namespace, tx, name);
+        tx.append([{ type: 'QuotaRemoved', data: { name } }], writeMeta(options));
+        return () => last;
+      },
+    });
+  }
+
+  putLimitRange(namespace: string, definition: LimitRangeDefinition, options: PutOptions): Promise<PutResult<LimitRangeView>> {
+    const uid = this.newId();
+    return this.batcher.submit<PutResult<LimitRangeView>>(namespace, {
+      run: async (tx) => {
+        const existing = tx.current.limitRanges.get(definition.name);
+        checkExpectedVersion('limitranges', definition.name, existing?.version, options.expectedVersion);
+        const stored: LimitRangeDefinition = {
+          name: definition.name,
+          spec: definition.spec,
+          metadata: {
+            ...withoutSystemFields(definition.metadata),
+            uid: existing?.definition.metadata?.uid ?? uid,
+            creationTimestamp: existing?.definition.metadata?.creationTimestamp ?? iso(tx.now),
+          },
+        };
+        if (existing && deepEqualJson(existing.definition as unknown, stored as unknown)) {
+          return () => ({ created: false, changed: false, view: limitRangeView(namespace, tx, definition.name) });
+        }
+        tx.append([{ type: existing ? 'LimitRangeChanged' : 'LimitRangeDefined', data: stored }], writeMeta(options));
+        const view = limitRangeView(namespace, tx, definition.name);
+        return () => ({ created: !existing, changed: true, view });
+      },
+    });
+  }
+
+  deleteLimitRange(namespace: string, name: string, options: WriteOptions): Promise<LimitRangeView> {
+    return this.batcher.submit(namespace, {
+      run: async (tx) => {
+        if (!tx.current.limitRanges.has(name)) throw notFound('limitranges', name);
+        const last = limitRangeView(namespace, tx, name);
+        tx.append([{ type: 'LimitRangeRemoved', data: { name } }], writeMeta(options));
+        return () => last;
+      },
+    });
+  }
+
+  async getQuota(namespace: string, name: string): Promise<QuotaView | undefined> {
+    return (await this.listQuotas(namespace)).find((q) => q.definition.name === name);
+  }
+
+  async listQuotas(namespace: string): Promise<QuotaView[]> {
+    const head = await this.head(namespace);
+    return (head?.state.quotas ?? []).map((q) => quotaViewOf(namespace, q));
+  }
+
+  async getLimitRange(namespace: string, name: string): Promise<LimitRangeView | undefined> {
+    return (await this.listLimitRanges(namespace)).find((lr) => lr.definition.name === name);
+  }
+
+  async listLimitRanges(namespace: string): Promise<LimitRangeView[]> {
+    const head = await this.head(namespace);
+    return (head?.state.limitRanges ?? []).map((lr) => limitRangeViewOf(namespace, lr));
+  }
+
+  /** The namespace's LimitRanges as Kubernetes objects (for the mutating webhook). */
+  async limitRanges(namespace: string): Promise<LimitRange[]> {
+    const head = await this.head(namespace);
+    return (head?.state.limitRanges ?? []).map((lr) => ({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: lr.definition.name, namespace },
+      spec: lr.definition.spec,
+    }));
+  }
+
+  async namespaceExists(namespace: string): Promise<boolean> {
+    return (await this.head(namespace)) !== undefined;
+  }
+
+  async usage(namespace: string): Promise<NamespaceUsage | undefined> {
+    const { rows } = await this.pool.query<{ version: string; state: HeadJson; position: string | null }>(
+      `SELECT h.version, h.state, e.position::text AS position
+         FROM namespace_heads h LEFT JOIN ledger_events e ON e.namespace = h.namespace AND e.version = h.version
+        WHERE h.namespace = $1`,
+      [namespace],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      namespace,
+      version: Number(row.version),
+      position: row.position ?? '0',
+      quotas: row.state.quotas.map((q) => ({ name: q.definition.name, hard: q.definition.spec.hard ?? {}, used: q.used })),
+    };
+  }
+
+  private async head(namespace: string): Promise<{ version: number; state: HeadJson } | undefined> {
+    const { rows } = await this.pool.query<{ version: string; state: HeadJson }>(
+      `SELECT version, state FROM namespace_heads WHERE namespace = $1`,
+      [namespace],
+    );
+    const row = rows[0];
+    return row ? { version: Number(row.version), state: row.state } : undefined;
+  }
+
+  // ---------------------------------------------------------------- audit reads
+
+  async listDecisions(namespace: string, query: DecisionQuery): Promise<Page<DecisionView>> {
+    const conditions = ['namespace = $1'];
+    const params: unknown[] = [namespace];
+    const add = (sql: string, value: unknown): void => {
+      params.push(value);
+      conditions.push(sql.replace('?', `$${params.length}`));
+    };
+    if (query.allowed !== undefined) add('allowed = ?', query.allowed);
+    if (query.since !== undefined) add('decided_at >= ?::timestamptz', query.since);
+    if (query.until !== undefined) add('decided_at < ?::timestamptz', query.until);
+    if (query.requester !== undefined) add('requester = ?', query.requester);
+    if (query.after !== undefined) add('id > ?::bigint', query.after);
+    const limit = Math.max(1, Math.min(1000, Math.floor(query.limit)));
+    const { rows } = await this.pool.query<{
+      id: string;
+      decided_at: Date;
+      source: DecisionView['source'];
+      request_key: string | null;
+      operation: string;
+      resource: string;
+      kind: string | null;
+      name: string | null;
+      object_uid: string | null;
+      requester: string;
+      dry_run: boolean;
+      allowed: boolean;
+      result: AdmissionResult;
+    }>(
+      `SELECT id::text AS id, decided_at, source, request_key, operation, resource, kind, name, object_uid, requester, dry_run, allowed, result
+         FROM admission_decisions WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT ${limit + 1}`,
+      params,
+    );
+    const items = rows.slice(0, limit).map(
+      (r): DecisionView => ({
+        id: r.id,
+        namespace,
+        time: r.decided_at.toISOString(),
+        source: r.source,
+        ...(r.request_key === null ? {} : { requestKey: r.request_key }),
+        operation: r.operation,
+        resource: r.resource,
+        ...(r.kind === null ? {} : { kind: r.kind }),
+        ...(r.name === null ? {} : { name: r.name }),
+        ...(r.object_uid === null ? {} : { objectUid: r.object_uid }),
+        requester: r.requester,
+        dryRun: r.dry_run,
+        allowed: r.allowed,
+        result: r.result,
+      }),
+    );
+    const last = items[items.length - 1];
+    return rows.length > limit && last ? { items, next: last.id } : { items };
+  }
+
+  async readEvents(namespace: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<EventView>> {
+    const limit = Math.max(1, Math.min(1000, Math.floor(page.limit)));
+    const { rows } = await this.pool.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND position > $2::bigint ORDER BY position LIMIT ${limit + 1}`,
+      [namespace, page.after ?? '0'],
+    );
+    const items = rows.slice(0, limit).map(eventView);
+    const last = items[items.length - 1];
+    return rows.length > limit && last ? { items, next: last.position } : { items };
+  }
+
+  private async eventsAt(namespace: string, versions: readonly number[]): Promise<EventView[]> {
+    const { rows } = await this.pool.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version = ANY($2::bigint[]) ORDER BY version`,
+      [namespace, versions],
+    );
+    return rows.map(eventView);
+  }
+}
+
+// -------------------------------------------------------------------- helpers
+
+interface EventRow {
+  position: string;
+  version: string;
+  type: string;
+  recorded_at: Date;
+  actor: string;
+  request_id: string | null;
+  data: unknown;
+}
+
+const EVENT_COLUMNS = 'position::text AS position, version, type, recorded_at, actor, request_id, data';
+
+function eventView(row: EventRow): EventView {
+  return {
+    position: row.position,
+    version: Number(row.version),
+    type: row.type,
+    time: row.recorded_at.toISOString(),
+    actor: row.actor,
+    ...(row.request_id === null ? {} : { requestId: row.request_id }),
+    data: row.data,
+  };
+}
+
+function admissionView(tx: NamespaceTx, previousReservationId: string | undefined): AdmissionView {
+  const state = tx.current;
+  return {
+    quotas: [...state.quotas.values()].map((quota) => ({
+      name: quota.name,
+      spec: quota.definition.spec,
+      used: state.used.get(quota.name) ?? Resources.EMPTY,
+    })),
+    limitRanges: [...state.limitRanges.values()].map((lr) => ({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: lr.name },
+      spec: lr.definition.spec,
+    })),
+    ...(previousReservationId ? { previousReservationId } : {}),
+  };
+}
+
+function denialJson(denial: QuotaDenial): DenialJson {
+  switch (denial.kind) {
+    case 'Exceeded': {
+      const exceeded = denial.resources.map((r) => ({
+        resource: r.resource,
+        requested: r.requested.canonical(),
+        ...(r.used ? { used: r.used.canonical() } : {}),
+        hard: r.hard.canonical(),
+      }));
+      const first = exceeded[0];
+      return { kind: denial.kind, quota: denial.quota, ...(first ?? {}), exceeded };
+    }
+    case 'MustSpecify':
+    case 'StatusUnknown':
+      return { kind: denial.kind, quota: denial.quota, resources: denial.resources };
+    case 'NegativeUsage':
+    case 'InsufficientQuotaToConsume':
+      return { kind: denial.kind, resources: denial.resources };
+    case 'InsufficientQuotaToMatchScopes':
+      return { kind: denial.kind, resources: denial.scopes.map((s) => s.scopeName) };
+    case 'OldObjectMissing':
+      return { kind: denial.kind };
+  }
+}
+
+function viewOf(namespace: string, record: ReservationRecord): ReservationView {
+  const r = record.json;
+  return {
+    id: r.id,
+    namespace,
+    state: record.status,
+    operation: r.operation,
+    object: r.object,
+    charged: r.contribution,
+    reservedAt: iso(r.reservedAt),
+    ...(r.committedAt === undefined ? {} : { committedAt: iso(r.committedAt) }),
+    ...(record.releasedAt === undefined ? {} : { releasedAt: iso(record.releasedAt) }),
+    ...(record.releaseReason === undefined ? {} : { releaseReason: record.releaseReason }),
+    ...(r.expiresAt === undefined ? {} : { expiresAt: iso(r.expiresAt) }),
+    ...(record.requestId === undefined ? {} : { requestId: record.requestId }),
+  };
+}
+
+function quotaView(namespace: string, tx: NamespaceTx, name: string): QuotaView {
+  const quota = tx.current.quotas.get(name);
+  if (!quota) throw notFound('resourcequotas', name);
+  return {
+    namespace,
+    definition: quota.definition,
+    version: quota.version,
+    createdAt: iso(quota.createdAt),
+    updatedAt: iso(quota.updatedAt),
+    hard: Resources.canonicalResourceList(quota.hard),
+    used: Resources.canonicalResourceList(tx.current.used.get(name) ?? Resources.EMPTY),
+  };
+}
+
+function quotaViewOf(namespace: string, entry: HeadJson['quotas'][number]): QuotaView {
+  const quota = quotaStateOf(entry);
+  return {
+    namespace,
+    definition: entry.definition,
+    version: entry.version,
+    createdAt: iso(entry.createdAt),
+    updatedAt: iso(entry.updatedAt),
+    hard: Resources.canonicalResourceList(quota.hard),
+    used: entry.used,
+  };
+}
+
+function limitRangeView(namespace: string, tx: NamespaceTx, name: string): LimitRangeView {
+  const lr = tx.current.limitRanges.get(name);
+  if (!lr) throw notFound('limitranges', name);
+  return { namespace, definition: lr.definition, version: lr.version, createdAt: iso(lr.createdAt), updatedAt: iso(lr.updatedAt) };
+}
+
+function limitRangeViewOf(namespace: string, entry: HeadJson['limitRanges'][number]): LimitRangeView {
+  return { namespace, definition: entry.definition, version: entry.version, createdAt: iso(entry.createdAt), updatedAt: iso(entry.updatedAt) };
+}
+
+function canonicalQuotaSpec(spec: QuotaDefinition['spec']): QuotaDefinition['spec'] {
+  return spec.hard ? { ...spec, hard: Resources.canonicalResourceList(Resources.parseResourceList(spec.hard, 'spec.hard')) } : spec;
+}
+
+/** Users set labels and annotations; uid and creationTimestamp are the ledger's. */
+function withoutSystemFields(metadata: QuotaDefinition['metadata']): QuotaDefinition['metadata'] {
+  const { uid: _uid, creationTimestamp: _created, ...rest } = metadata ?? {};
+  return rest;
+}
+
+function checkExpectedVersion(resource: string, name: string, current: number | undefined, expected: number | undefined): void {
+  if (expected === undefined) return;
+  if (current === undefined) {
+    throw new LedgerError(
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} "${name}": the object does not exist; remove metadata.resourceVersion to create it`,
+      { kind: resource, name },
+    );
+  }
+  if (current !== expected) {
+    throw new LedgerError(
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      { kind: resource, name },
+    );
+  }
+}
+
+function writeMeta(options: WriteOptions): { actor: string; requestId?: string } {
+  return { actor: options.actor, ...(options.requestId === undefined ? {} : { requestId: options.requestId }) };
+}
+
+function notFound(resource: string, name: string): LedgerError {
+  return new LedgerError('NotFound', `${resource} "${name}" not found`, { kind: resource, name });
+}
+
+function namespaceNotFound(namespace: string): LedgerError {
+  return new LedgerError('NamespaceNotFound', `namespaces "${namespace}" not found`, { kind: 'namespaces', name: namespace });
+}
+
+function expired(id: string, record: ReservationRecord): LedgerError {
+  const at = record.json.expiresAt === undefined ? '' : ` at ${iso(record.json.expiresAt)}`;
+  return new LedgerError('Expired', `reservation "${id}" expired${at} before it was committed and has been released; reserve again`, {
+    kind: 'reservations',
+    name: id,
+  });
+}
+
+export type { LedgerEvent };

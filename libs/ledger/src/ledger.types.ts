@@ -1,0 +1,223 @@
+import type { AdmissionRequest, JsonPatchOperation, LimitRangeDefinition, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason } from '@quota/domain';
+
+/**
+ * The ledger's public shapes: what the admission API gives it and gets back. Everything
+ * here is plain JSON (quantities as canonical strings, times as RFC 3339), so a stored
+ * answer can be repeated byte for byte.
+ */
+
+export interface LedgerOptions {
+  /** Most commands decided together in one transaction for one namespace. */
+  readonly batchSizeMax?: number;
+  /** Attempts of one transaction before answering Unavailable (SQLSTATE 40001, version conflicts). */
+  readonly retryMax?: number;
+  /** First backoff after a conflict, in milliseconds; doubles per attempt, with full jitter. */
+  readonly retryBaseMs?: number;
+  /** Largest single backoff, in milliseconds. */
+  readonly retryMaxDelayMs?: number;
+  /** Longest any statement of a ledger transaction may run, in milliseconds. */
+  readonly statementTimeoutMs?: number;
+  /** Time in epoch milliseconds. Default: the database's clock, read in the transaction. */
+  readonly clock?: () => number;
+  /** New ids (reservations, quota uids). Default: crypto.randomUUID. */
+  readonly newId?: () => string;
+}
+
+/** Where an admission came from. */
+export type AdmissionSource = 'webhook' | 'rest';
+
+/** The JSON form of a quota denial (`details.denial` of a REST 403). */
+export interface DenialJson {
+  /** Which rule refused: Exceeded, MustSpecify, StatusUnknown, NegativeUsage, ... */
+  readonly kind: string;
+  readonly quota?: string;
+  /** Exceeded: the first resource over its limit (the others are in `exceeded`). */
+  readonly resource?: string;
+  readonly requested?: string;
+  readonly used?: string;
+  readonly hard?: string;
+  readonly exceeded?: readonly { readonly resource: string; readonly requested: string; readonly used?: string; readonly hard: string }[];
+  readonly resources?: readonly string[];
+}
+
+/** One admission answer, as stored in the decisions log and repeated for a repeated request. */
+export interface AdmissionResult {
+  readonly allowed: boolean;
+  /** 200 allowed; 403 denied; 500 where Kubernetes answers an internal error. */
+  readonly code: 200 | 403 | 500;
+  readonly dryRun: boolean;
+  /** Denied: the message as the API server words it. */
+  readonly message?: string;
+  readonly stage?: 'LimitRanger' | 'ResourceQuota';
+  readonly denial?: DenialJson;
+  /** Allowed and charged: the reservation (absent when nothing is charged, e.g. DELETE). */
+  readonly reservationId?: string;
+  /** Allowed: what the reservation charges, canonical. */
+  readonly charged?: RawQuantities;
+  readonly expiresAt?: string;
+  /** Allowed: the LimitRange defaults applied to the object, as a JSONPatch. */
+  readonly patch?: readonly JsonPatchOperation[];
+}
+
+export interface AdmitCommand {
+  readonly namespace: string;
+  readonly source: AdmissionSource;
+  /** What is admitted: a Kubernetes object (through the domain's evaluators) ... */
+  readonly request: AdmissionRequest;
+  /**
+   * ... or, REST only, a plain resource list charged as given (any resource name). When set,
+   * `request` still names the operation and object, and its `object` may be absent.
+   */
+  readonly resources?: RawQuantities;
+  /**
+   * Idempotency key, unique per namespace: `review:<AdmissionReview uid>` or
+   * `rest:<requestId>`. A repeated key returns the first answer and appends nothing.
+   */
+  readonly requestKey?: string;
+  readonly dryRun: boolean;
+  /** Who asked (the Kubernetes user of the request, or the REST caller). */
+  readonly requester: string;
+  /** REST: the reservation expires (released as `expired`) unless committed within this many ms. */
+  readonly ttlMs?: number;
+  /**
+   * REST: refuse with NamespaceNotFound when the namespace has no stream (no quota or limit
+   * range was ever defined there). The webhook admits in such a namespace without a reservation.
+   */
+  readonly requireKnownNamespace?: boolean;
+}
+
+export interface AdmitOutcome {
+  readonly result: AdmissionResult;
+  /** True when this answer is the stored answer of an earlier request with the same key. */
+  readonly repeated: boolean;
+  /** The decision's id in the decisions log. */
+  readonly decisionId: string;
+}
+
+export type ReservationState = 'reserved' | 'committed' | 'released';
+
+/** An event as the audit API shows it. */
+export interface EventView {
+  readonly position: string;
+  readonly version: number;
+  readonly type: string;
+  readonly time: string;
+  readonly actor: string;
+  readonly requestId?: string;
+  readonly data: unknown;
+}
+
+export interface ReservationView {
+  readonly id: string;
+  readonly namespace: string;
+  readonly state: ReservationState;
+  readonly operation: 'CREATE' | 'UPDATE' | 'ADOPT';
+  readonly object: ObjectRef;
+  /** What it counts toward usage now (or counted, once released). */
+  readonly charged: RawQuantities;
+  readonly reservedAt: string;
+  readonly committedAt?: string;
+  readonly releasedAt?: string;
+  readonly releaseReason?: ReleaseReason;
+  readonly expiresAt?: string;
+  readonly requestId?: string;
+  /** Oldest first: Reserved/Adopted, Committed, Released. */
+  readonly history?: readonly EventView[];
+}
+
+/** A ResourceQuota as stored, with its usage now. */
+export interface QuotaView {
+  readonly namespace: string;
+  readonly definition: QuotaDefinition;
+  /** The stream version that last defined or changed it: its `metadata.resourceVersion`. */
+  readonly version: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** Canonical hard limits. */
+  readonly hard: RawQuantities;
+  /** Canonical usage, one entry per hard resource; may exceed hard after a limit was lowered. */
+  readonly used: RawQuantities;
+}
+
+export interface LimitRangeView {
+  readonly namespace: string;
+  readonly definition: LimitRangeDefinition;
+  readonly version: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export interface PutResult<V> {
+  /** True when the object did not exist before (HTTP 201). */
+  readonly created: boolean;
+  /** False when the body equalled the stored object (nothing appended). */
+  readonly changed: boolean;
+  readonly view: V;
+}
+
+export interface WriteOptions {
+  /** Who made the change. */
+  readonly actor: string;
+  /** The caller's request id, recorded on the events. */
+  readonly requestId?: string;
+}
+
+export interface PutOptions extends WriteOptions {
+  /** `metadata.resourceVersion` from the body: the version the caller last saw (409 when stale). */
+  readonly expectedVersion?: number;
+}
+
+export interface CommitOutcome {
+  readonly view: ReservationView;
+  /** False when it was committed already (idempotent repeat). */
+  readonly changed: boolean;
+}
+
+export interface ReleaseOutcome {
+  readonly view: ReservationView;
+  readonly changed: boolean;
+}
+
+export interface DecisionView {
+  readonly id: string;
+  readonly namespace: string;
+  readonly time: string;
+  readonly source: AdmissionSource;
+  readonly requestKey?: string;
+  readonly operation: string;
+  /** `pods`, `deployments.apps`, ... */
+  readonly resource: string;
+  readonly kind?: string;
+  readonly name?: string;
+  readonly objectUid?: string;
+  readonly requester: string;
+  readonly dryRun: boolean;
+  readonly allowed: boolean;
+  readonly result: AdmissionResult;
+}
+
+export interface DecisionQuery {
+  readonly allowed?: boolean;
+  /** RFC 3339 bounds on the decision time (inclusive since, exclusive until). */
+  readonly since?: string;
+  readonly until?: string;
+  readonly requester?: string;
+  /** Decisions with an id greater than this (paging). */
+  readonly after?: string;
+  /** At most this many (1..1000). */
+  readonly limit: number;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** Pass as `after` for the next page; absent on the last page. */
+  readonly next?: string;
+}
+
+export interface NamespaceUsage {
+  readonly namespace: string;
+  readonly version: number;
+  /** Global position of the namespace's last event ("0" when it has none). */
+  readonly position: string;
+  readonly quotas: readonly { readonly name: string; readonly hard: RawQuantities; readonly used: RawQuantities }[];
+}

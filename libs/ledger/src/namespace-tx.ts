@@ -1,0 +1,457 @@
+import {
+  assert,
+  EVENT_SCHEMA_VERSION,
+  evolve,
+  type LedgerEvent,
+  type NamespaceState,
+  type RecordedEvent,
+  type ReleaseReason,
+  type Reservation,
+} from '@quota/domain';
+import type pg from 'pg';
+import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+import type { AdmissionResult, AdmissionSource } from './ledger.types.js';
+import { VersionConflict } from './postgres-errors.js';
+
+/**
+ * One namespace inside one SERIALIZABLE transaction: the head read by key, reservations and
+ * earlier answers read by key as commands ask for them, and every write buffered until
+ * `flush`, which sends them in a single statement. Commands of a batch run one after the
+ * other on the evolving state; a command that fails is rolled back to its mark without
+ * touching the others.
+ */
+
+/** A reservation row as stored (released rows included). */
+export interface ReservationRecord {
+  readonly json: ReservationJson;
+  readonly status: 'reserved' | 'committed' | 'released';
+  readonly releasedAt?: number;
+  readonly releaseReason?: ReleaseReason;
+  readonly eventVersions: readonly number[];
+  readonly requestId?: string;
+}
+
+/** An earlier answer found by its request key. */
+export interface StoredDecision {
+  readonly id: string | undefined;
+  readonly result: AdmissionResult;
+}
+
+export interface DecisionInput {
+  readonly source: AdmissionSource;
+  readonly requestKey?: string;
+  readonly operation: string;
+  readonly resource: string;
+  readonly kind?: string;
+  readonly name?: string;
+  readonly objectUid?: string;
+  readonly requester: string;
+  readonly dryRun: boolean;
+  readonly result: AdmissionResult;
+}
+
+/** Filled with the decision's id once the batch is written. */
+export interface DecisionHandle {
+  id?: string;
+}
+
+export interface EventMeta {
+  readonly actor: string;
+  readonly requestId?: string;
+}
+
+export interface Prefetch {
+  readonly requestKeys: readonly string[];
+  readonly uids: readonly string[];
+  readonly reservationIds: readonly string[];
+}
+
+interface PendingEvent {
+  readonly version: number;
+  readonly type: string;
+  readonly data: unknown;
+  readonly request_id: string | null;
+  readonly actor: string;
+  readonly at: number;
+}
+
+interface Mark {
+  readonly state: NamespaceState;
+  readonly events: number;
+  readonly decisions: number;
+  readonly touched: Map<string, ReservationRecord>;
+  readonly exists: boolean;
+}
+
+interface RawReservationRow {
+  reservation_id: string;
+  status: ReservationRecord['status'];
+  data: ReservationJson;
+  released_at_ms: number | null;
+  release_reason: ReleaseReason | null;
+  event_versions: (string | number)[];
+  request_id: string | null;
+}
+
+const RESERVATION_COLUMNS = `reservation_id, status, data, (extract(epoch from released_at) * 1000)::float8 AS released_at_ms,
+  release_reason, event_versions, request_id`;
+
+function recordOf(row: RawReservationRow): ReservationRecord {
+  return {
+    json: row.data,
+    status: row.status,
+    ...(row.released_at_ms === null ? {} : { releasedAt: Math.round(row.released_at_ms) }),
+    ...(row.release_reason === null ? {} : { releaseReason: row.release_reason }),
+    eventVersions: row.event_versions.map(Number),
+    ...(row.request_id === null ? {} : { requestId: row.request_id }),
+  };
+}
+
+export class NamespaceTx {
+  private state: NamespaceState;
+  private exists: boolean;
+  private readonly baseVersion: number;
+  private readonly headExisted: boolean;
+  private allLoaded = false;
+  /** Rows read from the database, by reservation id (live ones are also in `state`). */
+  private readonly rows = new Map<string, ReservationRecord | null>();
+  /** Uids whose live reservations have all been read. */
+  private readonly uidsLoaded = new Set<string>();
+  /** Rows this transaction changes, as they will be written. */
+  private touched = new Map<string, ReservationRecord>();
+  private readonly events: PendingEvent[] = [];
+  private readonly decisions: { input: DecisionInput; handle: DecisionHandle }[] = [];
+  private readonly storedDecisions = new Map<string, StoredDecision | null>();
+
+  private constructor(
+    private readonly client: pg.PoolClient,
+    readonly namespace: string,
+    readonly now: number,
+    head: { version: number; state: HeadJson } | undefined,
+  ) {
+    this.baseVersion = head?.version ?? 0;
+    this.headExisted = head !== undefined;
+    this.exists = this.headExisted;
+    this.state = stateOf(this.baseVersion, head?.state ?? EMPTY_HEAD);
+  }
+
+  /**
+   * Reads the head, and whatever the batch's commands said they will look up, in one round
+   * trip. `clock` overrides the database's time (tests inject one).
+   */
+  static async open(client: pg.PoolClient, namespace: string, prefetch: Prefetch, clock?: () => number): Promise<NamespaceTx> {
+    const { rows } = await client.query<{
+      head_version: string | null;
+      head_state: HeadJson | null;
+      now_ms: number;
+      decisions: { request_key: string; id: string; result: AdmissionResult }[] | null;
+      reservations: RawReservationRow[] | null;
+    }>(
+      `SELECT h.version AS head_version, h.state AS head_state,
+              (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
+              (SELECT json_agg(json_build_object('request_key', d.request_key, 'id', d.id::text, 'result', d.result))
+                 FROM admission_decisions d WHERE d.namespace = $1 AND d.request_key = ANY($2::text[])) AS decisions,
+              (SELECT json_agg(r) FROM (
+                 SELECT ${RESERVATION_COLUMNS} FROM reservations
+                  WHERE namespace = $1 AND (reservation_id = ANY($4::text[])
+                     OR (object_uid = ANY($3::text[]) AND status <> 'released'))) r) AS reservations
+         FROM (SELECT 1) AS one LEFT JOIN namespace_heads h ON h.namespace = $1`,
+      [namespace, prefetch.requestKeys, prefetch.uids, prefetch.reservationIds],
+    );
+    const row = rows[0];
+    assert(row, 'the head query returns one row');
+    const now = clock ? clock() : Math.floor(row.now_ms);
+    const head = row.head_version === null || row.head_state === null ? undefined : { version: Number(row.head_version), state: row.head_state };
+    const tx = new NamespaceTx(client, namespace, now, head);
+    for (const key of prefetch.requestKeys) tx.storedDecisions.set(key, null);
+    for (const d of row.decisions ?? []) tx.storedDecisions.set(d.request_key, { id: d.id, result: d.result });
+    for (const id of prefetch.reservationIds) tx.rows.set(id, null);
+    tx.addRows((row.reservations ?? []).map((r) => ({ ...r, event_versions: r.event_versions })));
+    for (const uid of prefetch.uids) tx.uidsLoaded.add(uid);
+    return tx;
+  }
+
+  /** The namespace has a stream (a quota or limit range was defined here, ever). */
+  get known(): boolean {
+    return this.exists;
+  }
+
+  /** The state as far as it has been read; live reservations only where loaded. */
+  get current(): NamespaceState {
+    return this.state;
+  }
+
+  private addRows(raw: readonly RawReservationRow[]): void {
+    const live: Reservation[] = [];
+    for (const r of raw) {
+      if (this.rows.get(r.reservation_id) || this.touched.has(r.reservation_id)) continue;
+      const record = recordOf(r);
+      this.rows.set(r.reservation_id, record);
+      if (record.status !== 'released') live.push(reservationFromJson(record.json));
+    }
+    if (live.length === 0) return;
+    const reservations = [...this.state.reservations.values(), ...live];
+    this.state = { ...this.state, ...withLive(reservations) };
+  }
+
+  /** A reservation's row, live or released, or undefined when it never existed. */
+  async reservation(id: string): Promise<ReservationRecord | undefined> {
+    const touched = this.touched.get(id);
+    if (touched) return touched;
+    if (!this.rows.has(id)) {
+      const { rows } = await this.client.query<RawReservationRow>(
+        `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND reservation_id = $2`,
+        [this.namespace, id],
+      );
+      this.rows.set(id, null);
+      this.addRows(rows);
+    }
+    return this.rows.get(id) ?? undefined;
+  }
+
+  /** Loads a reservation and the chain of reservations it supersedes (what a commit releases). */
+  async loadChain(id: string): Promise<void> {
+    const seen = new Set<string>();
+    let next: string | undefined = id;
+    while (next !== undefined && !seen.has(next)) {
+      seen.add(next);
+      const record = await this.reservation(next);
+      next = record?.json.supersedes;
+    }
+  }
+
+  /** The live reservation of an object's current state, by its uid. */
+  async liveReservationOf(uid: string): Promise<Reservation | undefined> {
+    if (!this.uidsLoaded.has(uid) && !this.allLoaded) {
+      const { rows } = await this.client.query<RawReservationRow>(
+        `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND object_uid = $2 AND status <> 'released'`,
+        [this.namespace, uid],
+      );
+      this.addRows(rows);
+      this.uidsLoaded.add(uid);
+    }
+    const id = this.state.reservationsByUid.get(uid);
+    return id === undefined ? undefined : this.state.reservations.get(id);
+  }
+
+  /** Every live reservation: needed before a quota is defined or changed (usage is recounted). */
+  async loadAllLive(): Promise<void> {
+    if (this.allLoaded) return;
+    const { rows } = await this.client.query<RawReservationRow>(
+      `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND status <> 'released'`,
+      [this.namespace],
+    );
+    this.addRows(rows);
+    this.allLoaded = true;
+  }
+
+  /** The answer already given to this request key, in an earlier transaction or earlier in this batch. */
+  async decisionFor(requestKey: string): Promise<StoredDecision | undefined> {
+    if (!this.storedDecisions.has(requestKey)) {
+      const { rows } = await this.client.query<{ id: string; result: AdmissionResult }>(
+        `SELECT id::text AS id, result FROM admission_decisions WHERE namespace = $1 AND request_key = $2`,
+        [this.namespace, requestKey],
+      );
+      const row = rows[0];
+      this.storedDecisions.set(requestKey, row ? { id: row.id, result: row.result } : null);
+    }
+    return this.storedDecisions.get(requestKey) ?? undefined;
+  }
+
+  mark(): Mark {
+    return { state: this.state, events: this.events.length, decisions: this.decisions.length, touched: new Map(this.touched), exists: this.exists };
+  }
+
+  restore(mark: Mark): void {
+    this.state = mark.state;
+    this.events.length = mark.events;
+    for (const { input } of this.decisions.splice(mark.decisions)) {
+      if (input.requestKey !== undefined) this.storedDecisions.set(input.requestKey, null);
+    }
+    this.touched = mark.touched;
+    this.exists = mark.exists;
+  }
+
+  /**
+   * Appends events to the stream (buffered), applying each to the state with the domain's
+   * `evolve`, so the head written at the end is exactly the fold of the stream.
+   */
+  append(events: readonly LedgerEvent[], meta: EventMeta): RecordedEvent[] {
+    const recorded: RecordedEvent[] = [];
+    for (const event of events) {
+      if (event.type === 'QuotaDefined' || event.type === 'QuotaChanged') {
+        assert(this.allLoaded, 'a quota definition recounts usage: load every live reservation first');
+      }
+      const before = this.state;
+      const version = before.version + 1;
+      const record = { ...event, version, at: this.now } as RecordedEvent;
+      this.state = evolve(before, record);
+      this.events.push({ version, type: event.type, data: event.data, request_id: meta.requestId ?? null, actor: meta.actor, at: this.now });
+      this.track(before, record, meta);
+      recorded.push(record);
+    }
+    this.exists = true;
+    return recorded;
+  }
+
+  private track(before: NamespaceState, event: RecordedEvent, meta: EventMeta): void {
+    switch (event.type) {
+      case 'Reserved':
+      case 'Adopted': {
+        const id = event.data.reservationId;
+        const live = this.state.reservations.get(id);
+        assert(live, `reservation ${id} is live after ${event.type}`);
+        this.touched.set(id, {
+          json: reservationToJson(live),
+          status: live.status,
+          eventVersions: [event.version],
+          ...(meta.requestId === undefined ? {} : { requestId: meta.requestId }),
+        });
+        return;
+      }
+      case 'Committed': {
+        const id = event.data.reservationId;
+        const previous = this.touched.get(id) ?? this.rows.get(id);
+        const live = this.state.reservations.get(id);
+        assert(previous && live, `reservation ${id} was loaded before its commit`);
+        this.touched.set(id, { ...previous, json: reservationToJson(live), status: 'committed', eventVersions: [...previous.eventVersions, event.version] });
+        return;
+      }
+      case 'Released': {
+        const id = event.data.reservationId;
+        const previous = this.touched.get(id) ?? this.rows.get(id);
+        const live = before.reservations.get(id);
+        assert(previous && live, `reservation ${id} was loaded before its release`);
+        this.touched.set(id, {
+          ...previous,
+          json: reservationToJson(live),
+          status: 'released',
+          releasedAt: this.now,
+          releaseReason: event.data.reason,
+          eventVersions: [...previous.eventVersions, event.version],
+        });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Records an answer in the decisions log (written with the batch). */
+  recordDecision(input: DecisionInput): DecisionHandle {
+    const handle: DecisionHandle = {};
+    this.decisions.push({ input, handle });
+    if (input.requestKey !== undefined) this.storedDecisions.set(input.requestKey, { id: undefined, result: input.result });
+    return handle;
+  }
+
+  /** The batch's answers for repeated keys point at the first decision once it has an id. */
+  handleFor(requestKey: string): DecisionHandle | undefined {
+    return this.decisions.find((d) => d.input.requestKey === requestKey)?.handle;
+  }
+
+  /**
+   * Writes everything in one statement: the head (only if it is still at the version read:
+   * the optimistic guard), the events, the reservation rows and the decisions.
+   */
+  async flush(): Promise<void> {
+    if (this.events.length === 0 && this.decisions.length === 0) return;
+    const ctes: string[] = [];
+    const params: unknown[] = [this.namespace];
+    const param = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (this.events.length > 0) {
+      const version = param(this.state.version);
+      const state = param(JSON.stringify(headOf(this.state)));
+      ctes.push(
+        this.headExisted
+          ? `head AS (UPDATE namespace_heads SET version = ${version}, state = ${state}::jsonb, updated_at = clock_timestamp()
+               WHERE namespace = $1 AND version = ${param(this.baseVersion)} RETURNING 1)`
+          : `head AS (INSERT INTO namespace_heads (namespace, version, state) VALUES ($1, ${version}, ${state}::jsonb) RETURNING 1)`,
+      );
+      ctes.push(`events AS (INSERT INTO ledger_events (namespace, version, type, schema_version, data, request_id, actor, recorded_at)
+        SELECT $1, e.version, e.type, ${EVENT_SCHEMA_VERSION}, e.data, e.request_id, e.actor, to_timestamp(e.at / 1000.0)
+          FROM jsonb_to_recordset(${param(JSON.stringify(this.events))}::jsonb)
+            AS e(version bigint, type text, data jsonb, request_id text, actor text, at float8))`);
+      if (this.touched.size > 0) {
+        const rows = [...this.touched.entries()].map(([id, r]) => ({
+          reservation_id: id,
+          object_uid: r.json.object.uid ?? null,
+          status: r.status,
+          version: r.json.version,
+          data: r.json,
+          request_id: r.requestId ?? null,
+          reserved_at: r.json.reservedAt,
+          committed_at: r.json.committedAt ?? null,
+          released_at: r.releasedAt ?? null,
+          release_reason: r.releaseReason ?? null,
+          expires_at: r.json.expiresAt ?? null,
+          event_versions: r.eventVersions,
+        }));
+        ctes.push(`reservation_rows AS (INSERT INTO reservations (namespace, reservation_id, object_uid, status, version, data, request_id,
+            reserved_at, committed_at, released_at, release_reason, expires_at, event_versions)
+          SELECT $1, r.reservation_id, r.object_uid, r.status, r.version, r.data, r.request_id,
+                 to_timestamp(r.reserved_at / 1000.0), to_timestamp(r.committed_at / 1000.0), to_timestamp(r.released_at / 1000.0),
+                 r.release_reason, to_timestamp(r.expires_at / 1000.0),
+                 ARRAY(SELECT jsonb_array_elements_text(r.event_versions)::bigint)
+            FROM jsonb_to_recordset(${param(JSON.stringify(rows))}::jsonb)
+              AS r(reservation_id text, object_uid text, status text, version bigint, data jsonb, request_id text,
+                   reserved_at float8, committed_at float8, released_at float8, release_reason text, expires_at float8, event_versions jsonb)
+          ON CONFLICT (namespace, reservation_id) DO UPDATE SET
+            status = EXCLUDED.status, data = EXCLUDED.data, committed_at = EXCLUDED.committed_at,
+            released_at = EXCLUDED.released_at, release_reason = EXCLUDED.release_reason, event_versions = EXCLUDED.event_versions)`);
+      }
+    }
+    let select = `SELECT NULL::text AS id`;
+    if (this.decisions.length > 0) {
+      const rows = this.decisions.map(({ input }, ord) => ({
+        ord,
+        request_key: input.requestKey ?? null,
+        source: input.source,
+        operation: input.operation,
+        resource: input.resource,
+        kind: input.kind ?? null,
+        name: input.name ?? null,
+        object_uid: input.objectUid ?? null,
+        requester: input.requester,
+        dry_run: input.dryRun,
+        allowed: input.result.allowed,
+        code: input.result.code,
+        reason: input.result.denial?.kind ?? (input.result.allowed ? null : input.result.stage ?? null),
+        reservation_id: input.result.reservationId ?? null,
+        result: input.result,
+      }));
+      ctes.push(`decided AS (INSERT INTO admission_decisions (namespace, request_key, source, operation, resource, kind, name, object_uid,
+            requester, dry_run, allowed, code, reason, reservation_id, result, decided_at)
+          SELECT $1, d.request_key, d.source, d.operation, d.resource, d.kind, d.name, d.object_uid,
+                 d.requester, d.dry_run, d.allowed, d.code, d.reason, d.reservation_id, d.result, to_timestamp(${param(this.now)} / 1000.0)
+            FROM jsonb_to_recordset(${param(JSON.stringify(rows))}::jsonb)
+              AS d(ord int, request_key text, source text, operation text, resource text, kind text, name text, object_uid text,
+                   requester text, dry_run boolean, allowed boolean, code smallint, reason text, reservation_id text, result jsonb)
+           ORDER BY d.ord
+          RETURNING id)`);
+      select = `SELECT id::text AS id FROM decided`;
+    }
+    const headCheck = this.events.length > 0 ? `, (SELECT count(*) FROM head)::int AS head_rows` : `, 1 AS head_rows`;
+    const sql = `WITH ${ctes.join(',\n')} SELECT ids.id${headCheck} FROM (${select}) AS ids`;
+    const { rows } = await this.client.query<{ id: string | null; head_rows: number }>(sql, params);
+    if ((rows[0]?.head_rows ?? 0) !== 1) throw new VersionConflict(this.namespace, this.baseVersion);
+    // Identity values are drawn in insertion order, which follows ORDER BY ord.
+    const ids = rows.map((r) => r.id).filter((id): id is string => id !== null).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+    assert(ids.length === this.decisions.length, 'every decision got an id');
+    this.decisions.forEach((d, i) => (d.handle.id = ids[i]));
+  }
+}
+
+/** The live-reservation maps of a state holding exactly these reservations. */
+function withLive(reservations: readonly Reservation[]): Pick<NamespaceState, 'reservations' | 'reservationsByUid'> {
+  const live = new Map<string, Reservation>();
+  const byUid = new Map<string, string>();
+  for (const r of [...reservations].sort((a, b) => a.version - b.version)) {
+    live.set(r.id, r);
+    if (r.object.uid !== undefined) byUid.set(r.object.uid, r.id);
+  }
+  return { reservations: live, reservationsByUid: byUid };
+}

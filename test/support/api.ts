@@ -1,0 +1,50 @@
+import type { INestApplication } from '@nestjs/common';
+import { type AppConfig, loadConfig } from '@quota/config';
+import type { DataSource } from 'typeorm';
+import { createAdmissionApi } from '../../apps/admission-api/src/app.js';
+import { createMigratedDatabase, type TestDatabase } from './database.js';
+
+export interface RunningApi {
+  /** `http://127.0.0.1:PORT`, no trailing slash. */
+  readonly base: string;
+  readonly app: INestApplication;
+  /** The test's own migrated database (a data source of the test, not the app's). */
+  readonly db: TestDatabase & { dataSource: DataSource };
+  /** JSON request helper: returns the status and the parsed body (text when not JSON). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  close(): Promise<void>;
+}
+
+/** The admission API on its own fresh, migrated database, listening on a free port. */
+export async function startApi(overrides: Partial<AppConfig> = {}, prefix = 'qlapi'): Promise<RunningApi> {
+  const db = await createMigratedDatabase(prefix);
+  const config: AppConfig = { ...loadConfig({}), host: '127.0.0.1', port: 0, logLevel: 'error', databaseUrl: db.url, databasePoolSize: 4, ...overrides };
+  const app = await createAdmissionApi(config);
+  await app.listen(0, '127.0.0.1');
+  const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  return {
+    base,
+    app,
+    db,
+    async request(method, path, body, headers = {}) {
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: response.status, body: parsed };
+    },
+    async close() {
+      await app.close();
+      await db.drop();
+    },
+  };
+}
