@@ -1,18 +1,15 @@
-import type { INestApplication } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '@quota/config';
-import { createAdmissionApi } from '../../apps/admission-api/src/app.js';
+import { startApi, type RunningApi } from '../support/api.js';
 
-let app: INestApplication;
+let api: RunningApi;
 let base: string;
 
 beforeAll(async () => {
-  app = await createAdmissionApi({ ...loadConfig({}), port: 0, host: '127.0.0.1', bodyLimitBytes: 4096, logLevel: 'error' });
-  await app.listen(0, '127.0.0.1');
-  base = await app.getUrl();
+  api = await startApi({ bodyLimitBytes: 4096 }, 'qlhealth');
+  base = api.base;
 });
 afterAll(async () => {
-  await app?.close();
+  await api?.close();
 });
 
 describe('admission-api over HTTP', () => {

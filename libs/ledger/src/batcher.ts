@@ -156,8 +156,7 @@ export class NamespaceBatcher {
     let culprit: Queued | undefined;
     let broken = false;
     try {
-      await client.query(`BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL statement_timeout = ${Math.floor(this.options.statementTimeoutMs)}`);
-      const tx = await NamespaceTx.open(client, namespace, prefetchOf(batch), this.options.clock);
+      const tx = await NamespaceTx.open(client, namespace, prefetchOf(batch), this.options.statementTimeoutMs, this.options.clock);
       const finals: { queued: Queued; finish?: () => unknown; error?: unknown }[] = [];
       for (const queued of batch) {
         const mark = tx.mark();

@@ -3,7 +3,6 @@ import {
   decideAdmission,
   decideCommit,
   decideRelease,
-  decideResources,
   deepEqualJson,
   groupResourceString,
   Resources,
@@ -20,6 +19,7 @@ import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { NamespaceBatcher, type BatchStats } from './batcher.js';
 import { quotaStateOf, type HeadJson } from './head.js';
+import { decideResources } from './resource-admission.js';
 import { LedgerError } from './ledger-error.js';
 import type {
   AdmissionResult,

@@ -136,37 +136,60 @@ export class NamespaceTx {
   }
 
   /**
-   * Reads the head, and whatever the batch's commands said they will look up, in one round
-   * trip. `clock` overrides the database's time (tests inject one).
+   * Opens the transaction. What the batch's commands said they will look up (earlier answers
+   * by request key, reservations by id or object uid) is read first, outside the
+   * SERIALIZABLE snapshot, together with the head's version: SSI would otherwise take
+   * predicate locks on the index pages of those lookups, and unrelated namespaces whose keys
+   * share a page would abort each other (measured: 1,300 retries in 4 s over 1,000
+   * namespaces). Then the transaction reads only the head row, by primary key. This is safe
+   * because every change to a namespace's reservations advances its head: if the head is
+   * still at the version read with the prefetch, the prefetched rows are current (otherwise
+   * the attempt is retried). A decision stored meanwhile by a concurrent denial (which does
+   * not advance the head) makes our insert of the same key fail on its unique index, and the
+   * retry finds it.
    */
-  static async open(client: pg.PoolClient, namespace: string, prefetch: Prefetch, clock?: () => number): Promise<NamespaceTx> {
-    const { rows } = await client.query<{
+  static async open(
+    client: pg.PoolClient,
+    namespace: string,
+    prefetch: Prefetch,
+    statementTimeoutMs: number,
+    clock?: () => number,
+  ): Promise<NamespaceTx> {
+    const { rows: before } = await client.query<{
       head_version: string | null;
-      head_state: HeadJson | null;
-      now_ms: number;
       decisions: { request_key: string; id: string; result: AdmissionResult }[] | null;
       reservations: RawReservationRow[] | null;
-    }>(
-      `SELECT h.version AS head_version, h.state AS head_state,
-              (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
+    }>({
+      // Named: prepared once per connection, so PostgreSQL does not plan it per batch.
+      name: 'ledger_prefetch',
+      text: `SELECT (SELECT version FROM namespace_heads WHERE namespace = $1) AS head_version,
               (SELECT json_agg(json_build_object('request_key', d.request_key, 'id', d.id::text, 'result', d.result))
                  FROM admission_decisions d WHERE d.namespace = $1 AND d.request_key = ANY($2::text[])) AS decisions,
               (SELECT json_agg(r) FROM (
                  SELECT ${RESERVATION_COLUMNS} FROM reservations
                   WHERE namespace = $1 AND (reservation_id = ANY($4::text[])
-                     OR (object_uid = ANY($3::text[]) AND status <> 'released'))) r) AS reservations
-         FROM (SELECT 1) AS one LEFT JOIN namespace_heads h ON h.namespace = $1`,
-      [namespace, prefetch.requestKeys, prefetch.uids, prefetch.reservationIds],
-    );
-    const row = rows[0];
+                     OR (object_uid = ANY($3::text[]) AND status <> 'released'))) r) AS reservations`,
+      values: [namespace, prefetch.requestKeys, prefetch.uids, prefetch.reservationIds],
+    });
+    const pre = before[0];
+    assert(pre, 'the prefetch query returns one row');
+    await client.query(`BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL statement_timeout = ${Math.floor(statementTimeoutMs)}`);
+    const { rows: heads } = await client.query<{ version: string | null; state: HeadJson | null; now_ms: number }>({
+      name: 'ledger_head',
+      text: `SELECT h.version, h.state, (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms
+               FROM (SELECT 1) AS one LEFT JOIN namespace_heads h ON h.namespace = $1`,
+      values: [namespace],
+    });
+    const row = heads[0];
     assert(row, 'the head query returns one row');
+    if (row.version !== pre.head_version) throw new VersionConflict(namespace, Number(pre.head_version ?? 0));
     const now = clock ? clock() : Math.floor(row.now_ms);
-    const head = row.head_version === null || row.head_state === null ? undefined : { version: Number(row.head_version), state: row.head_state };
+    const head = row.version === null || row.state === null ? undefined : { version: Number(row.version), state: row.state };
     const tx = new NamespaceTx(client, namespace, now, head);
     for (const key of prefetch.requestKeys) tx.storedDecisions.set(key, null);
-    for (const d of row.decisions ?? []) tx.storedDecisions.set(d.request_key, { id: d.id, result: d.result });
+    for (const d of pre.decisions ?? []) tx.storedDecisions.set(d.request_key, { id: d.id, result: d.result });
     for (const id of prefetch.reservationIds) tx.rows.set(id, null);
-    tx.addRows((row.reservations ?? []).map((r) => ({ ...r, event_versions: r.event_versions })));
+    tx.addRows(pre.reservations ?? []);
     for (const uid of prefetch.uids) tx.uidsLoaded.add(uid);
     return tx;
   }
@@ -375,33 +398,42 @@ export class NamespaceTx {
         SELECT $1, e.version, e.type, ${EVENT_SCHEMA_VERSION}, e.data, e.request_id, e.actor, to_timestamp(e.at / 1000.0)
           FROM jsonb_to_recordset(${param(JSON.stringify(this.events))}::jsonb)
             AS e(version bigint, type text, data jsonb, request_id text, actor text, at float8))`);
-      if (this.touched.size > 0) {
-        const rows = [...this.touched.entries()].map(([id, r]) => ({
-          reservation_id: id,
-          object_uid: r.json.object.uid ?? null,
-          status: r.status,
-          version: r.json.version,
-          data: r.json,
-          request_id: r.requestId ?? null,
-          reserved_at: r.json.reservedAt,
-          committed_at: r.json.committedAt ?? null,
-          released_at: r.releasedAt ?? null,
-          release_reason: r.releaseReason ?? null,
-          expires_at: r.json.expiresAt ?? null,
-          event_versions: r.eventVersions,
-        }));
-        ctes.push(`reservation_rows AS (INSERT INTO reservations (namespace, reservation_id, object_uid, status, version, data, request_id,
+      const toRow = ([id, r]: [string, ReservationRecord]) => ({
+        reservation_id: id,
+        object_uid: r.json.object.uid ?? null,
+        status: r.status,
+        version: r.json.version,
+        data: r.json,
+        request_id: r.requestId ?? null,
+        reserved_at: r.json.reservedAt,
+        committed_at: r.json.committedAt ?? null,
+        released_at: r.releasedAt ?? null,
+        release_reason: r.releaseReason ?? null,
+        expires_at: r.json.expiresAt ?? null,
+        event_versions: r.eventVersions,
+      });
+      const RECORDSET = `AS r(reservation_id text, object_uid text, status text, version bigint, data jsonb, request_id text,
+            reserved_at float8, committed_at float8, released_at float8, release_reason text, expires_at float8, event_versions jsonb)`;
+      // New rows are inserted and known rows updated by key: no ON CONFLICT probe, whose
+      // index reads would add predicate locks.
+      const created = [...this.touched.entries()].filter(([id]) => !this.rows.get(id)).map(toRow);
+      const changed = [...this.touched.entries()].filter(([id]) => this.rows.get(id)).map(toRow);
+      if (created.length > 0) {
+        ctes.push(`created_reservations AS (INSERT INTO reservations (namespace, reservation_id, object_uid, status, version, data, request_id,
             reserved_at, committed_at, released_at, release_reason, expires_at, event_versions)
           SELECT $1, r.reservation_id, r.object_uid, r.status, r.version, r.data, r.request_id,
                  to_timestamp(r.reserved_at / 1000.0), to_timestamp(r.committed_at / 1000.0), to_timestamp(r.released_at / 1000.0),
                  r.release_reason, to_timestamp(r.expires_at / 1000.0),
                  ARRAY(SELECT jsonb_array_elements_text(r.event_versions)::bigint)
-            FROM jsonb_to_recordset(${param(JSON.stringify(rows))}::jsonb)
-              AS r(reservation_id text, object_uid text, status text, version bigint, data jsonb, request_id text,
-                   reserved_at float8, committed_at float8, released_at float8, release_reason text, expires_at float8, event_versions jsonb)
-          ON CONFLICT (namespace, reservation_id) DO UPDATE SET
-            status = EXCLUDED.status, data = EXCLUDED.data, committed_at = EXCLUDED.committed_at,
-            released_at = EXCLUDED.released_at, release_reason = EXCLUDED.release_reason, event_versions = EXCLUDED.event_versions)`);
+            FROM jsonb_to_recordset(${param(JSON.stringify(created))}::jsonb) ${RECORDSET})`);
+      }
+      if (changed.length > 0) {
+        ctes.push(`changed_reservations AS (UPDATE reservations AS t SET
+            status = r.status, data = r.data, committed_at = to_timestamp(r.committed_at / 1000.0),
+            released_at = to_timestamp(r.released_at / 1000.0), release_reason = r.release_reason,
+            event_versions = ARRAY(SELECT jsonb_array_elements_text(r.event_versions)::bigint)
+            FROM jsonb_to_recordset(${param(JSON.stringify(changed))}::jsonb) ${RECORDSET}
+           WHERE t.namespace = $1 AND t.reservation_id = r.reservation_id)`);
       }
     }
     let select = `SELECT NULL::text AS id`;
@@ -436,7 +468,8 @@ export class NamespaceTx {
     }
     const headCheck = this.events.length > 0 ? `, (SELECT count(*) FROM head)::int AS head_rows` : `, 1 AS head_rows`;
     const sql = `WITH ${ctes.join(',\n')} SELECT ids.id${headCheck} FROM (${select}) AS ids`;
-    const { rows } = await this.client.query<{ id: string | null; head_rows: number }>(sql, params);
+    // A handful of shapes (which tables a batch writes), each prepared once per connection.
+    const { rows } = await this.client.query<{ id: string | null; head_rows: number }>({ name: `ledger_flush_${shapeOf(sql)}`, text: sql, values: params });
     if ((rows[0]?.head_rows ?? 0) !== 1) throw new VersionConflict(this.namespace, this.baseVersion);
     // Identity values are drawn in insertion order, which follows ORDER BY ord.
     const ids = rows.map((r) => r.id).filter((id): id is string => id !== null).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
@@ -454,4 +487,11 @@ function withLive(reservations: readonly Reservation[]): Pick<NamespaceState, 'r
     if (r.object.uid !== undefined) byUid.set(r.object.uid, r.id);
   }
   return { reservations: live, reservationsByUid: byUid };
+}
+
+/** A short, stable name for one shape of the flush statement. */
+function shapeOf(sql: string): string {
+  let hash = 2166136261;
+  for (let i = 0; i < sql.length; i++) hash = Math.imul(hash ^ sql.charCodeAt(i), 16777619);
+  return (hash >>> 0).toString(36);
 }
