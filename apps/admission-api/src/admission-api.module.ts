@@ -1,6 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
 import { HealthController } from './health/health.controller.js';
+import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
+import { ResourceQuotasController } from './resource-quotas/resource-quotas.controller.js';
 import { APP_CONFIG, LedgerShutdown, ledgerProviders } from './ledger/ledger.provider.js';
 
 @Module({})
@@ -8,7 +10,7 @@ export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
-      controllers: [HealthController],
+      controllers: [HealthController, ResourceQuotasController, LimitRangesController],
       providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown],
     };
   }

@@ -1,0 +1,81 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { prepareLimitRangeForStorage, Resources, type LimitRange, type LimitRangeItem } from '@quota/domain';
+import { Ledger, LedgerError, type LimitRangeView } from '@quota/ledger';
+import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
+import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
+import { requesterOf } from '../auth/requester.js';
+
+export function renderLimitRange(view: LimitRangeView): LimitRange {
+  return {
+    apiVersion: 'v1',
+    kind: 'LimitRange',
+    metadata: renderMetadata({ name: view.definition.name, namespace: view.namespace, version: view.version, createdAt: view.createdAt, ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}) }),
+    spec: view.definition.spec,
+  };
+}
+
+const QUANTITY_MAPS = ['max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio'] as const;
+
+/** Every quantity of an item in canonical form (`1.5Gi` → `1536Mi`), as every response shows them. */
+function canonicalItem(item: LimitRangeItem): LimitRangeItem {
+  const out: Record<string, unknown> = { ...item };
+  for (const key of QUANTITY_MAPS) {
+    const raw = item[key];
+    if (raw) out[key] = Resources.canonicalResourceList(Resources.parseResourceList(raw, `spec.limits.${key}`));
+  }
+  return out as unknown as LimitRangeItem;
+}
+
+/**
+ * Admin CRUD of LimitRange. A stored LimitRange is what the API server would store: its
+ * defaulting applied (a Container item's missing `default` comes from `max`, ...), then
+ * validated, so a read shows the defaults admission will use.
+ */
+@Controller('v1/namespaces/:namespace/limitranges')
+export class LimitRangesController {
+  constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
+
+  @Put(':name')
+  async put(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Body() raw: unknown,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<LimitRange> {
+    const { body, expectedVersion } = readPutIdentity(raw, namespace, name, 'LimitRange');
+    const limitRange = prepareLimitRangeForStorage(body);
+    const metadata = limitRange.metadata ?? {};
+    const result = await this.ledger.putLimitRange(
+      namespace,
+      {
+        name,
+        spec: { limits: (limitRange.spec?.limits ?? []).map(canonicalItem) },
+        metadata: { ...(metadata.labels ? { labels: metadata.labels } : {}), ...(metadata.annotations ? { annotations: metadata.annotations } : {}) },
+      },
+      { actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) },
+    );
+    response.status(result.created ? 201 : 200);
+    return renderLimitRange(result.view);
+  }
+
+  @Get(':name')
+  async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<LimitRange> {
+    const view = await this.ledger.getLimitRange(namespace, name);
+    if (!view) throw new LedgerError('NotFound', `limitranges "${name}" not found`, { kind: 'limitranges', name });
+    return renderLimitRange(view);
+  }
+
+  @Get()
+  async list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: 'LimitRangeList'; metadata: Record<string, never>; items: LimitRange[] }> {
+    const views = await this.ledger.listLimitRanges(namespace);
+    return { apiVersion: 'v1', kind: 'LimitRangeList', metadata: {}, items: views.map(renderLimitRange) };
+  }
+
+  @Delete(':name')
+  @HttpCode(200)
+  async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request): Promise<LimitRange> {
+    return renderLimitRange(await this.ledger.deleteLimitRange(namespace, name, { actor: requesterOf(request) }));
+  }
+}
