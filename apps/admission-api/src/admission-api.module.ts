@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
 import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
+import { ReservationsController } from './reservations/reservations.controller.js';
 import { ResourceQuotasController } from './resource-quotas/resource-quotas.controller.js';
 import { APP_CONFIG, LedgerShutdown, ledgerProviders } from './ledger/ledger.provider.js';
 
@@ -10,7 +11,7 @@ export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
-      controllers: [HealthController, ResourceQuotasController, LimitRangesController],
+      controllers: [HealthController, ResourceQuotasController, LimitRangesController, ReservationsController],
       providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown],
     };
   }

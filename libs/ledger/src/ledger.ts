@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   decideAdmission,
   decideCommit,
+  decideResources,
   decideRelease,
   deepEqualJson,
   groupResourceString,
@@ -19,7 +20,6 @@ import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { NamespaceBatcher, type BatchStats } from './batcher.js';
 import { quotaStateOf, type HeadJson } from './head.js';
-import { decideResources } from './resource-admission.js';
 import { LedgerError } from './ledger-error.js';
 import type {
   AdmissionResult,

@@ -1,2 +1,3 @@
 export * from './decide.js';
 export * from './lifecycle.js';
+export * from './rest.js';

@@ -1,14 +1,11 @@
-import {
-  forbiddenMessage,
-  quotaScopeRequirements,
-  Resources,
-  type AdmissionDecision,
-  type AdmissionView,
-  type ExceededResource,
-  type GroupResource,
-  type QuotaCharge,
-  type ResourceList,
-} from '@quota/domain';
+import type { Container, GroupResource, Pod } from '../kube/types.js';
+import type { ExceededResource } from '../quota/denial.js';
+import { forbiddenMessage } from '../quota/denial.js';
+import type { QuotaCharge } from '../quota/check.js';
+import * as Resources from '../resources/resource-list.js';
+import type { ResourceList } from '../resources/resource-list.js';
+import { quotaScopeRequirements } from '../scopes/facts.js';
+import type { AdmissionDecision, AdmissionView } from './decide.js';
 
 /**
  * A REST reservation of a plain resource list (no object): it has no scopes, so it is
@@ -76,4 +73,61 @@ export function decideResources(command: AdmitResources, view: AdmissionView): A
       },
     },
   };
+}
+
+
+/**
+ * The part of the API server's Pod defaulting (SetDefaults_Pod) that quota depends on: a
+ * container that sets a limit but no request for a resource gets the limit as its request.
+ * A REST client sends a raw object that never went through the API server, so the REST path
+ * applies this before charging it (the webhook sees objects already defaulted).
+ */
+export function defaultPodForAdmission(pod: Pod): Pod {
+  const withRequests = (container: Container): Container => {
+    const limits = container.resources?.limits;
+    if (!limits) return container;
+    const requests = { ...(container.resources?.requests ?? {}) };
+    let changed = false;
+    for (const [name, value] of Object.entries(limits)) {
+      if (requests[name] === undefined) {
+        requests[name] = value;
+        changed = true;
+      }
+    }
+    return changed ? { ...container, resources: { ...container.resources, requests } } : container;
+  };
+  if (!pod.spec) return pod;
+  return {
+    ...pod,
+    spec: {
+      ...pod.spec,
+      ...(pod.spec.containers ? { containers: pod.spec.containers.map(withRequests) } : {}),
+      ...(pod.spec.initContainers ? { initContainers: pod.spec.initContainers.map(withRequests) } : {}),
+    },
+  };
+}
+
+const KINDS: Readonly<Record<string, GroupResource>> = {
+  Pod: { group: '', resource: 'pods' },
+  Service: { group: '', resource: 'services' },
+  PersistentVolumeClaim: { group: '', resource: 'persistentvolumeclaims' },
+  ConfigMap: { group: '', resource: 'configmaps' },
+  Secret: { group: '', resource: 'secrets' },
+  ReplicationController: { group: '', resource: 'replicationcontrollers' },
+  ResourceQuota: { group: '', resource: 'resourcequotas' },
+  ResourceClaim: { group: 'resource.k8s.io', resource: 'resourceclaims' },
+  Deployment: { group: 'apps', resource: 'deployments' },
+  StatefulSet: { group: 'apps', resource: 'statefulsets' },
+  DaemonSet: { group: 'apps', resource: 'daemonsets' },
+  ReplicaSet: { group: 'apps', resource: 'replicasets' },
+  Job: { group: 'batch', resource: 'jobs' },
+  CronJob: { group: 'batch', resource: 'cronjobs' },
+};
+
+/**
+ * The resource of a well-known kind (what a REST caller names in `kind`); undefined for
+ * others, which must name their resource (`plural.group`) instead.
+ */
+export function groupResourceForKind(kind: string): GroupResource | undefined {
+  return Object.prototype.hasOwnProperty.call(KINDS, kind) ? KINDS[kind] : undefined;
 }

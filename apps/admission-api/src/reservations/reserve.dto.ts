@@ -1,0 +1,58 @@
+import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+
+/** The body of `POST /v1/namespaces/{ns}/reservations` (see api.md). */
+export class ReserveDto {
+  /** Idempotency key: a repeated one returns the first answer. */
+  @IsOptional()
+  @IsString()
+  @Length(1, 253)
+  requestId?: string;
+
+  @IsString()
+  @Length(1, 63)
+  @Matches(/^[A-Za-z][A-Za-z0-9]*$/, { message: 'kind must be a Kubernetes kind such as Pod' })
+  kind!: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 253)
+  apiVersion?: string;
+
+  /** `plural` or `plural.group`; overrides the resource of `kind`. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, { message: 'resource must be a plural resource name, optionally with its group (deployments.apps)' })
+  @Length(1, 253)
+  resource?: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, 253)
+  name?: string;
+
+  @IsOptional()
+  @IsIn(['CREATE', 'UPDATE'])
+  operation?: 'CREATE' | 'UPDATE';
+
+  @IsOptional()
+  @IsObject()
+  object?: Record<string, unknown>;
+
+  @IsOptional()
+  @IsObject()
+  oldObject?: Record<string, unknown>;
+
+  @IsOptional()
+  @IsObject()
+  resources?: Record<string, unknown>;
+
+  @IsOptional()
+  @IsBoolean()
+  dryRun?: boolean;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(365 * 24 * 3600)
+  ttlSeconds?: number;
+}
