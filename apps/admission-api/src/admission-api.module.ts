@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
+import { AuditController } from './audit/audit.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
 import { ReservationsController } from './reservations/reservations.controller.js';
@@ -11,7 +12,7 @@ export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
-      controllers: [HealthController, ResourceQuotasController, LimitRangesController, ReservationsController],
+      controllers: [HealthController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController],
       providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown],
     };
   }

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi, type RunningApi } from '../support/api.js';
+
+let api: RunningApi;
+beforeAll(async () => {
+  api = await startApi({}, 'qlaudit');
+  await api.request('PUT', '/v1/namespaces/team-a/resourcequotas/gpus', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'example.com/gpu': '2' } } });
+  for (const [name, requester] of [['a', 'alice'], ['b', 'bob'], ['c', 'carol']] as const) {
+    await api.request('POST', '/v1/namespaces/team-a/reservations', { kind: 'Widget', resource: 'widgets.example.com', name, resources: { 'example.com/gpu': '1' } }, { 'x-remote-user': requester });
+  }
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+describe('audit reads of the ledger', () => {
+  it('keeps every decision, and a denial explains itself later', async () => {
+    const all = await api.request('GET', '/v1/namespaces/team-a/decisions');
+    expect(all.body.items.map((d: { allowed: boolean; requester: string }) => [d.requester, d.allowed])).toEqual([
+      ['alice', true],
+      ['bob', true],
+      ['carol', false],
+    ]);
+    const denied = await api.request('GET', '/v1/namespaces/team-a/decisions?allowed=false');
+    expect(denied.body.items).toHaveLength(1);
+    expect(denied.body.items[0]).toMatchObject({
+      requester: 'carol',
+      resource: 'widgets.example.com',
+      name: 'c',
+      result: { allowed: false, code: 403, denial: { quota: 'gpus', resource: 'example.com/gpu', requested: '1', used: '2', hard: '2' } },
+    });
+    expect(denied.body.items[0].result.message).toContain('exceeded quota: gpus');
+    expect((await api.request('GET', '/v1/namespaces/team-a/decisions?requester=bob')).body.items).toHaveLength(1);
+    const page = await api.request('GET', '/v1/namespaces/team-a/decisions?limit=2');
+    expect(page.body.items).toHaveLength(2);
+    const rest = await api.request('GET', `/v1/namespaces/team-a/decisions?limit=2&after=${page.body.next}`);
+    expect(rest.body.items).toHaveLength(1);
+    expect(rest.body.next).toBeUndefined();
+  });
+
+  it('pages the events of a namespace by position and shows usage now', async () => {
+    const first = await api.request('GET', '/v1/namespaces/team-a/events?limit=2');
+    expect(first.body.items.map((e: { type: string }) => e.type)).toEqual(['QuotaDefined', 'Reserved']);
+    const second = await api.request('GET', `/v1/namespaces/team-a/events?after=${first.body.next}`);
+    expect(second.body.items.map((e: { type: string; version: number }) => [e.type, e.version])).toEqual([['Reserved', 3]]);
+    const usage = await api.request('GET', '/v1/namespaces/team-a/usage');
+    expect(usage.body).toMatchObject({ namespace: 'team-a', version: 3, position: second.body.items[0].position, quotas: [{ name: 'gpus', hard: { 'example.com/gpu': '2' }, used: { 'example.com/gpu': '2' } }] });
+  });
+
+  it.each([
+    ['/v1/namespaces/team-a/decisions?allowed=maybe', 'allowed'],
+    ['/v1/namespaces/team-a/decisions?limit=5000', 'limit'],
+    ['/v1/namespaces/team-a/decisions?since=yesterday', 'since'],
+    ['/v1/namespaces/team-a/decisions?color=red', 'color'],
+    ['/v1/namespaces/team-a/events?after=-1', 'after'],
+  ])('refuses %s naming the parameter', async (path, field) => {
+    const response = await api.request('GET', path);
+    expect(response.status).toBe(400);
+    expect(response.body.message).toContain(field);
+  });
+
+  it('answers usage of a namespace it has never seen with 404', async () => {
+    expect((await api.request('GET', '/v1/namespaces/nowhere/usage')).status).toBe(404);
+  });
+});
