@@ -33,6 +33,8 @@ const create = (object: Pod, id = `res-${object.metadata?.name}`): Admit => ({
 const withQuota = (hard: Record<string, string>, extra: LedgerEvent[] = []): NamespaceState =>
   fold(recordAll([{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard } } }, ...extra]));
 
+const stored = <T extends { metadata: object }>(o: T): T => ({ ...o, metadata: { ...o.metadata, resourceVersion: '5' } });
+
 describe('decideAdmission', () => {
   it('admits a pod within quota and reserves its whole usage, keyed by its uid', () => {
     const state = withQuota({ 'requests.cpu': '1', pods: '2' });
@@ -121,7 +123,7 @@ describe('decideAdmission', () => {
     const after = append(state, created.reservation);
     const updated = decideAdmission(
       {
-        request: { operation: 'UPDATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('LoadBalancer'), oldObject: svc('ClusterIP') },
+        request: { operation: 'UPDATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('LoadBalancer'), oldObject: stored(svc('ClusterIP')) },
         reservationId: 'r2',
         now: T0,
       },
@@ -134,6 +136,20 @@ describe('decideAdmission', () => {
       charged: { services: '0', 'services.loadbalancers': '1' },
       objectUsage: { services: '1', 'services.loadbalancers': '1' },
     });
+  });
+
+  it('an update whose old object has no resourceVersion (create-on-update) is charged its whole usage, as the quota check charges it', () => {
+    const svc = (type: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', uid: 'uid-s' }, spec: { type, ports: [{ port: 80 }] } });
+    const updated = decideAdmission(
+      {
+        request: { operation: 'UPDATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('LoadBalancer'), oldObject: svc('ClusterIP') },
+        reservationId: 'r2',
+        now: T0,
+      },
+      admissionViewOf(withQuota({ 'services.loadbalancers': '1' })),
+    );
+    if (!updated.allowed) throw new Error(updated.message);
+    expect(updated.reservation?.data.charged).toMatchObject({ services: '1', 'services.loadbalancers': '1' });
   });
 
   it('dates a REST reservation’s expiry in RFC 3339', () => {

@@ -153,12 +153,15 @@ function reservationFor(command: Admit, object: KubeObject, view: AdmissionView)
     return { type: 'Reserved', data: { ...base, operation: 'CREATE', charged: Resources.canonicalResourceList(usage) } };
   }
   const previous = evaluator.usage(request.oldObject, { now: command.now });
+  // As the quota check: only an old object with a resourceVersion is known to be stored, so
+  // only then is the charge the increase; otherwise (create-on-update) the whole usage.
+  const stored = (request.oldObject.metadata?.resourceVersion ?? '') !== '';
   return {
     type: 'Reserved',
     data: {
       ...base,
       operation: 'UPDATE',
-      charged: Resources.canonicalResourceList(increase(usage, previous)),
+      charged: Resources.canonicalResourceList(stored ? increase(usage, previous) : usage),
       objectUsage: Resources.canonicalResourceList(usage),
       ...(view.previousReservationId ? { supersedes: view.previousReservationId } : {}),
       previousScopeFacts: evaluator.scopeFacts(request.oldObject),
