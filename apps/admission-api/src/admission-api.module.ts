@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
+import { AdmissionReviewController } from './admission-review/admission-review.controller.js';
 import { AuditController } from './audit/audit.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
@@ -12,7 +13,7 @@ export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
-      controllers: [HealthController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController],
+      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController],
       providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown],
     };
   }

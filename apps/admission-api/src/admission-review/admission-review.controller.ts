@@ -1,0 +1,75 @@
+import { BadRequestException, Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { admitLimitRanger } from '@quota/domain';
+import { Ledger } from '@quota/ledger';
+import { kubeStatus } from '../errors/kube-status.js';
+import { allowResponse, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
+
+function parse(body: unknown): AdmissionReviewRequest {
+  try {
+    return parseAdmissionReview(body);
+  } catch (error) {
+    if (!(error instanceof ReviewMalformed)) throw error;
+    throw new BadRequestException(
+      kubeStatus(400, `the AdmissionReview is malformed: ${error.message}`, { causes: [{ reason: 'FieldValueInvalid', field: error.field, message: error.problem }] }),
+    );
+  }
+}
+
+/**
+ * The Kubernetes admission webhook (register with `admissionReviewVersions: [v1]`,
+ * `sideEffects: NoneOnDryRun`). A decision, allowed or denied, is HTTP 200. When the ledger
+ * cannot decide (retries exhausted, database down) the answer is HTTP 503: kube-apiserver then
+ * applies the webhook's failurePolicy — `Fail` (recommended for quota: nothing is admitted
+ * unchecked) or `Ignore`.
+ */
+@Controller('v1/admission')
+export class AdmissionReviewController {
+  constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
+
+  /** LimitRange defaults as a JSONPatch. No side effects: nothing is written, not even a decision. */
+  @Post('mutate')
+  @HttpCode(200)
+  async mutate(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+    const review = parse(body);
+    if (!review.namespace || !review.object) return allowResponse(review.uid);
+    const limitRanges = await this.ledger.limitRanges(review.namespace);
+    if (limitRanges.length === 0) return allowResponse(review.uid);
+    const decision = admitLimitRanger({
+      operation: review.operation,
+      resource: { group: review.resource.group, resource: review.resource.resource },
+      ...(review.subResource ? { subresource: review.subResource } : {}),
+      ...(review.name ? { name: review.name } : {}),
+      object: { ...review.object, metadata: { ...review.object.metadata, namespace: review.namespace } },
+      ...(review.oldObject ? { oldObject: review.oldObject } : {}),
+      limitRanges,
+    });
+    // A pod that breaks a limit gets no defaults here; the validating webhook denies it.
+    return allowResponse(review.uid, decision.allowed ? decision.patch : []);
+  }
+
+  /** LimitRange validation and the quota check; an allowed CREATE/UPDATE appends a reservation. */
+  @Post('validate')
+  @HttpCode(200)
+  async validate(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+    const review = parse(body);
+    // Cluster-scoped objects are outside every namespace's quota.
+    if (!review.namespace) return allowResponse(review.uid);
+    const { result } = await this.ledger.admit({
+      namespace: review.namespace,
+      source: 'webhook',
+      request: {
+        operation: review.operation,
+        groupResource: { group: review.resource.group, resource: review.resource.resource },
+        ...(review.subResource ? { subresource: review.subResource } : {}),
+        namespace: review.namespace,
+        ...(review.name ? { name: review.name } : {}),
+        ...(review.object ? { object: review.object } : {}),
+        ...(review.oldObject ? { oldObject: review.oldObject } : {}),
+      },
+      requestKey: `review:${review.uid}`,
+      dryRun: review.dryRun,
+      requester: review.username ?? 'anonymous',
+    });
+    return result.allowed ? allowResponse(review.uid) : denyResponse(review.uid, result.code, result.message ?? 'denied');
+  }
+}

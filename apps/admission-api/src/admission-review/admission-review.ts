@@ -1,0 +1,158 @@
+import type { GroupResource, KubeObject, Operation } from '@quota/domain';
+
+/**
+ * admission.k8s.io/v1 AdmissionReview: the request kube-apiserver sends a webhook and the
+ * response it expects. Parsing is strict on what we read (a malformed review is a 400: the
+ * API server then applies the webhook's failurePolicy) and tolerant of fields we do not read.
+ */
+export interface AdmissionReviewRequest {
+  readonly uid: string;
+  readonly kind?: { readonly group: string; readonly version: string; readonly kind: string };
+  readonly resource: GroupResource & { readonly version: string };
+  readonly subResource?: string;
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly operation: Operation;
+  readonly username?: string;
+  readonly object?: KubeObject;
+  readonly oldObject?: KubeObject;
+  readonly dryRun: boolean;
+}
+
+export interface ReviewStatus {
+  readonly metadata: Record<string, never>;
+  readonly status: 'Failure';
+  readonly code: number;
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface AdmissionReviewResponse {
+  readonly apiVersion: 'admission.k8s.io/v1';
+  readonly kind: 'AdmissionReview';
+  readonly response: {
+    readonly uid: string;
+    readonly allowed: boolean;
+    readonly status?: ReviewStatus;
+    readonly patchType?: 'JSONPatch';
+    readonly patch?: string;
+  };
+}
+
+/** A review we cannot read: the field and what is wrong with it. */
+export class ReviewMalformed extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field}: ${problem}`);
+    this.name = 'ReviewMalformed';
+  }
+}
+
+const OPERATIONS: readonly Operation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
+const UID_MAX = 128;
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function str(parent: Json, key: string, path: string, required: boolean): string | undefined {
+  const value = parent[key];
+  if (value === undefined || value === null) {
+    if (required) throw new ReviewMalformed(`${path}.${key}`, 'Required value');
+    return undefined;
+  }
+  if (typeof value !== 'string') throw new ReviewMalformed(`${path}.${key}`, `must be a string, got ${typeof value}`);
+  return value;
+}
+
+function obj(parent: Json, key: string, path: string): KubeObject | undefined {
+  const value = parent[key];
+  if (value === undefined || value === null) return undefined;
+  if (!isObject(value)) throw new ReviewMalformed(`${path}.${key}`, 'must be an object or null');
+  if (value['metadata'] !== undefined && !isObject(value['metadata'])) throw new ReviewMalformed(`${path}.${key}.metadata`, 'must be an object');
+  return value as KubeObject;
+}
+
+export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
+  if (!isObject(body)) throw new ReviewMalformed('body', 'must be an AdmissionReview object');
+  if (body['apiVersion'] !== 'admission.k8s.io/v1') {
+    throw new ReviewMalformed('apiVersion', `Unsupported value: ${JSON.stringify(body['apiVersion'])}: supported values: "admission.k8s.io/v1"`);
+  }
+  if (body['kind'] !== 'AdmissionReview') throw new ReviewMalformed('kind', `Unsupported value: ${JSON.stringify(body['kind'])}: supported values: "AdmissionReview"`);
+  const request = body['request'];
+  if (!isObject(request)) throw new ReviewMalformed('request', 'Required value');
+
+  const uid = str(request, 'uid', 'request', true) as string;
+  if (uid.length === 0 || uid.length > UID_MAX) throw new ReviewMalformed('request.uid', `must be 1 to ${UID_MAX} characters`);
+  const operation = str(request, 'operation', 'request', true) as string;
+  if (!(OPERATIONS as readonly string[]).includes(operation)) {
+    throw new ReviewMalformed('request.operation', `Unsupported value: "${operation}": supported values: ${OPERATIONS.map((o) => `"${o}"`).join(', ')}`);
+  }
+  const resource = request['resource'];
+  if (!isObject(resource)) throw new ReviewMalformed('request.resource', 'Required value');
+  const group = str(resource, 'group', 'request.resource', false) ?? '';
+  const version = str(resource, 'version', 'request.resource', false) ?? '';
+  const plural = str(resource, 'resource', 'request.resource', true) as string;
+  if (plural === '') throw new ReviewMalformed('request.resource.resource', 'Required value');
+
+  let kind: AdmissionReviewRequest['kind'];
+  const rawKind = request['kind'];
+  if (rawKind !== undefined && rawKind !== null) {
+    if (!isObject(rawKind)) throw new ReviewMalformed('request.kind', 'must be an object');
+    kind = {
+      group: str(rawKind, 'group', 'request.kind', false) ?? '',
+      version: str(rawKind, 'version', 'request.kind', false) ?? '',
+      kind: str(rawKind, 'kind', 'request.kind', false) ?? '',
+    };
+  }
+  const userInfo = request['userInfo'];
+  if (userInfo !== undefined && userInfo !== null && !isObject(userInfo)) throw new ReviewMalformed('request.userInfo', 'must be an object');
+  const dryRun = request['dryRun'];
+  if (dryRun !== undefined && dryRun !== null && typeof dryRun !== 'boolean') throw new ReviewMalformed('request.dryRun', 'must be a boolean');
+
+  const subResource = str(request, 'subResource', 'request', false);
+  const name = str(request, 'name', 'request', false);
+  const namespace = str(request, 'namespace', 'request', false);
+  const username = userInfo ? str(userInfo, 'username', 'request.userInfo', false) : undefined;
+  const object = obj(request, 'object', 'request');
+  const oldObject = obj(request, 'oldObject', 'request');
+  return {
+    uid,
+    ...(kind ? { kind } : {}),
+    resource: { group, version, resource: plural },
+    ...(subResource ? { subResource } : {}),
+    ...(name ? { name } : {}),
+    ...(namespace ? { namespace } : {}),
+    operation: operation as Operation,
+    ...(username ? { username } : {}),
+    ...(object ? { object } : {}),
+    ...(oldObject ? { oldObject } : {}),
+    dryRun: dryRun === true,
+  };
+}
+
+export function allowResponse(uid: string, patch?: readonly unknown[]): AdmissionReviewResponse {
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    response: {
+      uid,
+      allowed: true,
+      ...(patch && patch.length > 0 ? { patchType: 'JSONPatch' as const, patch: Buffer.from(JSON.stringify(patch)).toString('base64') } : {}),
+    },
+  };
+}
+
+/** A denial: HTTP 200 with allowed false and the API server's Status (403 Forbidden, or 500). */
+export function denyResponse(uid: string, code: number, message: string): AdmissionReviewResponse {
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    response: {
+      uid,
+      allowed: false,
+      status: { metadata: {}, status: 'Failure', code, reason: code === 403 ? 'Forbidden' : 'InternalError', message },
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi, type RunningApi } from '../support/api.js';
+
+let api: RunningApi;
+beforeAll(async () => {
+  api = await startApi({}, 'qlwebhook');
+  await api.request('PUT', '/v1/namespaces/team-a/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '2', 'requests.cpu': '1' } } });
+  await api.request('PUT', '/v1/namespaces/team-a/limitranges/defaults', {
+    apiVersion: 'v1',
+    kind: 'LimitRange',
+    spec: { limits: [{ type: 'Container', default: { cpu: '300m' }, defaultRequest: { cpu: '200m' }, max: { cpu: '800m' } }] },
+  });
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+let uidSeq = 0;
+const pod = (name: string, cpu?: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'team-a', uid: `obj-${name}` },
+  spec: { containers: [{ name: 'app', image: 'nginx', ...(cpu ? { resources: { requests: { cpu }, limits: { cpu } } } : {}) }] },
+});
+
+/** An AdmissionReview as kube-apiserver v1.30 sends it. */
+function review(operation: string, object: unknown, extra: Record<string, unknown> = {}) {
+  const name = (object as { metadata?: { name?: string } } | null)?.metadata?.name ?? (extra['name'] as string | undefined) ?? '';
+  return {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: `review-${++uidSeq}`,
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      requestKind: { group: '', version: 'v1', kind: 'Pod' },
+      requestResource: { group: '', version: 'v1', resource: 'pods' },
+      name,
+      namespace: 'team-a',
+      operation,
+      userInfo: { username: 'system:serviceaccount:ci:deployer', uid: 'sa-1', groups: ['system:serviceaccounts', 'system:authenticated'] },
+      object,
+      oldObject: null,
+      dryRun: false,
+      options: { apiVersion: 'meta.k8s.io/v1', kind: operation === 'CREATE' ? 'CreateOptions' : operation === 'UPDATE' ? 'UpdateOptions' : 'DeleteOptions' },
+      ...extra,
+    },
+  };
+}
+
+const reserved = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events WHERE type = 'Reserved'`))[0].count);
+const validate = (body: unknown) => api.request('POST', '/v1/admission/validate', body);
+
+describe('the validating webhook', () => {
+  it('admits a CREATE within quota and reserves it, then denies one over quota with HTTP 200 and Kubernetes text', async () => {
+    const first = await validate(review('CREATE', pod('web-1', '400m')));
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: `review-${uidSeq}`, allowed: true } });
+    expect(await reserved()).toBe(1);
+
+    const second = await validate(review('CREATE', pod('web-2', '400m')));
+    expect(second.body.response.allowed).toBe(true);
+
+    const third = await validate(review('CREATE', pod('web-3', '100m')));
+    expect(third.status).toBe(200);
+    expect(third.body.response).toEqual({
+      uid: `review-${uidSeq}`,
+      allowed: false,
+      status: { metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden', message: 'pods "web-3" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2' },
+    });
+    expect(await reserved()).toBe(2);
+  });
+
+  it('denies a container over the LimitRange maximum with LimitRanger text', async () => {
+    const response = await validate(review('CREATE', pod('big', '2')));
+    expect(response.body.response.allowed).toBe(false);
+    expect(response.body.response.status.message).toBe('pods "big" is forbidden: maximum cpu usage per Container is 800m, but limit is 2');
+  });
+
+  it('charges a PVC expansion only its increase, a pod label change nothing, and admits a DELETE (object null) without appending', async () => {
+    await api.request('PUT', '/v1/namespaces/team-c/resourcequotas/storage', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'requests.storage': '5Gi' } } });
+    const pvc = (size: string) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data', namespace: 'team-c', uid: 'obj-data', resourceVersion: '7' },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } },
+    });
+    const pvcReview = (operation: string, object: unknown, extra: Record<string, unknown> = {}) =>
+      review(operation, object, {
+        namespace: 'team-c',
+        kind: { group: '', version: 'v1', kind: 'PersistentVolumeClaim' },
+        resource: { group: '', version: 'v1', resource: 'persistentvolumeclaims' },
+        ...extra,
+      });
+    expect((await validate(pvcReview('CREATE', pvc('1Gi')))).body.response.allowed).toBe(true);
+    expect((await validate(pvcReview('UPDATE', pvc('3Gi'), { oldObject: pvc('1Gi') }))).body.response.allowed).toBe(true);
+    const events = await api.db.dataSource.query(`SELECT data FROM ledger_events WHERE namespace = 'team-c' AND type = 'Reserved' ORDER BY version`);
+    expect(events.map((e: { data: { operation: string; charged: Record<string, string> } }) => [e.data.operation, e.data.charged['requests.storage']])).toEqual([
+      ['CREATE', '1Gi'],
+      ['UPDATE', '2Gi'],
+    ]);
+    const tooBig = await validate(pvcReview('UPDATE', pvc('6Gi'), { oldObject: pvc('3Gi') }));
+    expect(tooBig.body.response.status.message).toBe(
+      'persistentvolumeclaims "data" is forbidden: exceeded quota: storage, requested: requests.storage=3Gi, used: requests.storage=3Gi, limited: requests.storage=5Gi',
+    );
+
+    const before = await reserved();
+    const relabel = await validate(review('UPDATE', { ...pod('web-1', '400m'), metadata: { ...pod('web-1').metadata, labels: { v: '2' } } }, { oldObject: pod('web-1', '400m') }));
+    expect(relabel.body.response.allowed).toBe(true);
+    const del = await validate(review('DELETE', null, { name: 'web-2', oldObject: pod('web-2', '400m') }));
+    expect(del.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(await reserved()).toBe(before);
+  });
+
+  it('decides a dryRun review and appends nothing', async () => {
+    const before = await reserved();
+    const response = await validate(review('CREATE', pod('dry', '100m'), { dryRun: true }));
+    expect(response.body.response.allowed).toBe(false);
+    expect(await reserved()).toBe(before);
+  });
+
+  it('answers a repeated review uid with the first answer and charges once, even when the repeats race', async () => {
+    await api.request('PUT', '/v1/namespaces/team-b/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '5' } } });
+    const body = review('CREATE', { ...pod('once', '100m'), metadata: { name: 'once', namespace: 'team-b', uid: 'obj-once' } }, { namespace: 'team-b' });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => validate(body)));
+    expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
+    expect(answers[0]?.body.response).toEqual({ uid: body.request.uid, allowed: true });
+    const count = await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'team-b' AND type = 'Reserved'`);
+    expect(count[0].n).toBe(1);
+  });
+
+  it('admits a Scale subresource UPDATE without charging', async () => {
+    const before = await reserved();
+    const scale = await validate(
+      review('UPDATE', { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 5 } }, {
+        kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+        resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+        subResource: 'scale',
+        requestSubResource: 'scale',
+        oldObject: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 2 } },
+      }),
+    );
+    expect(scale.body.response.allowed).toBe(true);
+    expect(await reserved()).toBe(before);
+  });
+
+  it('admits in a namespace the ledger has never seen, and cluster-scoped objects', async () => {
+    expect((await validate(review('CREATE', pod('free', '5'), { namespace: 'unmanaged' }))).body.response.allowed).toBe(true);
+    expect((await validate(review('CREATE', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }, { namespace: '', resource: { group: '', version: 'v1', resource: 'namespaces' } }))).body.response.allowed).toBe(true);
+  });
+
+  it.each([
+    ['malformed JSON', '{"apiVersion":', 'not valid JSON'],
+    ['a v1beta1 review', { ...review('CREATE', pod('x')), apiVersion: 'admission.k8s.io/v1beta1' }, 'apiVersion'],
+    ['a review without uid', { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE', resource: { resource: 'pods' } } }, 'request.uid'],
+  ])('answers %s with a 400 Status and writes nothing', async (_case, body, text) => {
+    const decisions = Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
+    const response = await validate(body);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ kind: 'Status', code: 400 });
+    expect(response.body.message).toContain(text);
+    expect(Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count)).toBe(decisions);
+  });
+});
+
+describe('the mutating webhook', () => {
+  it('answers LimitRange defaults as a base64 JSONPatch and writes nothing', async () => {
+    const decisions = Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
+    const response = await api.request('POST', '/v1/admission/mutate', review('CREATE', pod('bare')));
+    expect(response.status).toBe(200);
+    expect(response.body.response).toMatchObject({ uid: `review-${uidSeq}`, allowed: true, patchType: 'JSONPatch' });
+    const patch = JSON.parse(Buffer.from(response.body.response.patch, 'base64').toString());
+    expect(patch).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '/spec/containers/0/resources', value: { limits: { cpu: '300m' }, requests: { cpu: '200m' } } }),
+      ]),
+    );
+    expect(patch).toContainEqual({ op: 'add', path: '/metadata/annotations', value: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: cpu request for container app; cpu limit for container app' } });
+    expect(Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count)).toBe(decisions);
+  });
+
+  it('answers a pod that needs no defaults without a patch', async () => {
+    const response = await api.request('POST', '/v1/admission/mutate', review('CREATE', pod('full', '300m')));
+    expect(response.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+  });
+});
