@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  admissionViewOf,
   decideAdmission,
   decideCommit,
   decideResources,
@@ -8,7 +9,6 @@ import {
   groupResourceString,
   Resources,
   type AdmissionDecision,
-  type AdmissionView,
   type LedgerEvent,
   type LimitRange,
   type LimitRangeDefinition,
@@ -41,7 +41,7 @@ import type {
   ReservationView,
   WriteOptions,
 } from './ledger.types.js';
-import type { NamespaceTx, ReservationRecord } from './namespace-tx.js';
+import { RESERVATION_COLUMNS, recordOf, type NamespaceTx, type RawReservationRow, type ReservationRecord } from './namespace-tx.js';
 
 const DEFAULTS = {
   batchSizeMax: 64,
@@ -150,7 +150,7 @@ export class Ledger {
         ...(live.expiresAt === undefined ? {} : { expiresAt: iso(live.expiresAt) }),
       };
     }
-    const view = admissionView(tx, request.operation === 'UPDATE' ? live?.id : undefined);
+    const view = admissionViewOf(tx.current, request.operation === 'UPDATE' ? uid : undefined);
     const expiresAt = command.ttlMs === undefined ? undefined : tx.now + command.ttlMs;
     const decision: AdmissionDecision = command.resources
       ? decideResources(
@@ -250,29 +250,13 @@ export class Ledger {
   }
 
   async getReservation(namespace: string, id: string): Promise<ReservationView | undefined> {
-    const { rows } = await this.pool.query<{
-      status: ReservationRecord['status'];
-      data: ReservationRecord['json'];
-      released_at_ms: number | null;
-      release_reason: ReleaseReason | null;
-      event_versions: string[];
-      request_id: string | null;
-    }>(
-      `SELECT status, data, (extract(epoch from released_at) * 1000)::float8 AS released_at_ms, release_reason,
-              event_versions::text[] AS event_versions, request_id
-         FROM reservations WHERE namespace = $1 AND reservation_id = $2`,
+    const { rows } = await this.pool.query<RawReservationRow>(
+      `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND reservation_id = $2`,
       [namespace, id],
     );
     const row = rows[0];
     if (!row) return undefined;
-    const record: ReservationRecord = {
-      json: row.data,
-      status: row.status,
-      ...(row.released_at_ms === null ? {} : { releasedAt: Math.round(row.released_at_ms) }),
-      ...(row.release_reason === null ? {} : { releaseReason: row.release_reason }),
-      eventVersions: row.event_versions.map(Number),
-      ...(row.request_id === null ? {} : { requestId: row.request_id }),
-    };
+    const record = recordOf(row);
     const history = await this.eventsAt(namespace, record.eventVersions);
     return { ...viewOf(namespace, record), history };
   }
@@ -510,24 +494,6 @@ function eventView(row: EventRow): EventView {
     actor: row.actor,
     ...(row.request_id === null ? {} : { requestId: row.request_id }),
     data: row.data,
-  };
-}
-
-function admissionView(tx: NamespaceTx, previousReservationId: string | undefined): AdmissionView {
-  const state = tx.current;
-  return {
-    quotas: [...state.quotas.values()].map((quota) => ({
-      name: quota.name,
-      spec: quota.definition.spec,
-      used: state.used.get(quota.name) ?? Resources.EMPTY,
-    })),
-    limitRanges: [...state.limitRanges.values()].map((lr) => ({
-      apiVersion: 'v1',
-      kind: 'LimitRange',
-      metadata: { name: lr.name },
-      spec: lr.definition.spec,
-    })),
-    ...(previousReservationId ? { previousReservationId } : {}),
   };
 }
 

@@ -83,7 +83,7 @@ interface Mark {
   readonly exists: boolean;
 }
 
-interface RawReservationRow {
+export interface RawReservationRow {
   reservation_id: string;
   status: ReservationRecord['status'];
   data: ReservationJson;
@@ -93,10 +93,10 @@ interface RawReservationRow {
   request_id: string | null;
 }
 
-const RESERVATION_COLUMNS = `reservation_id, status, data, (extract(epoch from released_at) * 1000)::float8 AS released_at_ms,
+export const RESERVATION_COLUMNS = `reservation_id, status, data, (extract(epoch from released_at) * 1000)::float8 AS released_at_ms,
   release_reason, event_versions, request_id`;
 
-function recordOf(row: RawReservationRow): ReservationRecord {
+export function recordOf(row: RawReservationRow): ReservationRecord {
   return {
     json: row.data,
     status: row.status,
