@@ -5,7 +5,7 @@
  * admissions/s, latency percentiles, retries and the mean batch size, and the ratio to the
  * baseline measured in the same run. Asserts nothing.
  *
- *   npm run bench:admission [-- --quick]
+ *   npm run bench:admission [-- --quick] [--only=hot|low]
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -148,8 +148,9 @@ const scenarios = [
   { label: '1 hot namespace, 64 clients', namespaces: 1, clients: 64, baselineNs: 1 },
 ];
 
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const rows: Record<string, string | number>[] = [];
-for (const s of scenarios) {
+for (const s of scenarios.filter((x) => !only || (only === 'hot' ? x.namespaces === 1 : x.namespaces > 1))) {
   const base = await baseline(s.baselineNs, 16);
   const run = await ledgerRun(s.namespaces, s.clients, 8);
   rows.push({

@@ -164,11 +164,20 @@ export class NamespaceTx {
       name: 'ledger_prefetch',
       text: `SELECT (SELECT version FROM namespace_heads WHERE namespace = $1) AS head_version,
               (SELECT json_agg(json_build_object('request_key', d.request_key, 'id', d.id::text, 'result', d.result))
-                 FROM admission_decisions d WHERE d.namespace = $1 AND d.request_key = ANY($2::text[])) AS decisions,
+                 FROM unnest($2::text[]) AS k(key)
+                 CROSS JOIN LATERAL (SELECT * FROM admission_decisions d
+                                      WHERE d.namespace = $1 AND d.request_key = k.key LIMIT 1) d) AS decisions,
               (SELECT json_agg(r) FROM (
-                 SELECT ${RESERVATION_COLUMNS} FROM reservations
-                  WHERE namespace = $1 AND (reservation_id = ANY($4::text[])
-                     OR (object_uid = ANY($3::text[]) AND status <> 'released'))) r) AS reservations`,
+                 -- One index lookup per key (LATERAL ... LIMIT), whatever the statistics say:
+                 -- a scan of the namespace's rows would grow with its history.
+                 SELECT ${RESERVATION_COLUMNS} FROM unnest($4::text[]) AS k(id)
+                   CROSS JOIN LATERAL (SELECT * FROM reservations t
+                                        WHERE t.namespace = $1 AND t.reservation_id = k.id LIMIT 1) t
+                 UNION ALL
+                 SELECT ${RESERVATION_COLUMNS} FROM unnest($3::text[]) AS k(uid)
+                   CROSS JOIN LATERAL (SELECT * FROM reservations t
+                                        WHERE t.namespace = $1 AND t.object_uid = k.uid AND t.status <> 'released'
+                                        ORDER BY t.version DESC LIMIT 8) t) r) AS reservations`,
       values: [namespace, prefetch.requestKeys, prefetch.uids, prefetch.reservationIds],
     });
     const pre = before[0];
@@ -247,7 +256,8 @@ export class NamespaceTx {
   async liveReservationOf(uid: string): Promise<Reservation | undefined> {
     if (!this.uidsLoaded.has(uid) && !this.allLoaded) {
       const { rows } = await this.client.query<RawReservationRow>(
-        `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND object_uid = $2 AND status <> 'released'`,
+        `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND object_uid = $2 AND status <> 'released'
+          ORDER BY version DESC LIMIT 8`,
         [this.namespace, uid],
       );
       this.addRows(rows);
@@ -272,7 +282,7 @@ export class NamespaceTx {
   async decisionFor(requestKey: string): Promise<StoredDecision | undefined> {
     if (!this.storedDecisions.has(requestKey)) {
       const { rows } = await this.client.query<{ id: string; result: AdmissionResult }>(
-        `SELECT id::text AS id, result FROM admission_decisions WHERE namespace = $1 AND request_key = $2`,
+        `SELECT id::text AS id, result FROM admission_decisions WHERE namespace = $1 AND request_key = $2 LIMIT 1`,
         [this.namespace, requestKey],
       );
       const row = rows[0];
