@@ -1,57 +1,70 @@
+import { Ledger } from '@quota/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 
 let api: RunningApi;
 beforeAll(async () => {
   api = await startApi({}, 'qlrest');
-  const quota = await api.request('PUT', '/v1/namespaces/team-a/resourcequotas/compute', {
-    apiVersion: 'v1',
-    kind: 'ResourceQuota',
-    metadata: { name: 'compute' },
-    spec: { hard: { pods: '3', 'requests.cpu': '2', 'example.com/gpu': '4' } },
-  });
-  expect(quota.status).toBe(201);
+  await api.app.get(Ledger).putQuota('team-a', { name: 'compute', spec: { hard: { pods: '2', 'requests.cpu': '1', 'example.com/gpu': '4' } } }, { actor: 'test' });
 });
 afterAll(async () => {
   await api?.close();
 });
 
-const reservedEvents = async (): Promise<number> =>
-  Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events WHERE type = 'Reserved'`))[0].count);
-const allEvents = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events`))[0].count);
+const count = async (sql: string, params: unknown[] = []): Promise<number> => Number((await api.db.dataSource.query(sql, params))[0].count);
+const allEvents = () => count(`SELECT count(*) FROM ledger_events`);
+const allDecisions = () => count(`SELECT count(*) FROM admission_decisions`);
 
 const pod = (name: string, cpu: string) => ({
   kind: 'Pod',
   name,
   object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { limits: { cpu } } }] } },
 });
+const gpus = (name: string, amount: string) => ({ kind: 'Widget', resource: 'widgets.example.com', name, resources: { 'example.com/gpu': amount } });
 
 const reserve = (body: unknown, namespace = 'team-a') => api.request('POST', `/v1/namespaces/${namespace}/reservations`, body);
+const commit = (id: string) => api.request('POST', `/v1/namespaces/team-a/reservations/${id}/commit`);
+const release = (id: string, headers: Record<string, string> = {}) => api.request('DELETE', `/v1/namespaces/team-a/reservations/${id}`, undefined, headers);
+const get = (id: string) => api.request('GET', `/v1/namespaces/team-a/reservations/${id}`);
 
 describe('REST reservations', () => {
-  it('reserves a pod (its requests defaulted from its limits), commits it, releases it, and keeps the history', async () => {
+  it('reserves a pod that sets only limits, charging its requests from them; a repeated requestId gets the same answer and appends once', async () => {
     const reserved = await reserve({ requestId: 'r-1', ...pod('web-1', '500m') });
     expect(reserved.status).toBe(201);
     expect(reserved.body).toMatchObject({ namespace: 'team-a', state: 'reserved', charged: { 'requests.cpu': '500m', pods: '1' } });
-    const id = reserved.body.id as string;
+    expect(reserved.body.id).toEqual(expect.any(String));
 
     const repeated = await reserve({ requestId: 'r-1', ...pod('web-1', '500m') });
     expect(repeated).toEqual(reserved);
+    expect(await count(`SELECT count(*) FROM ledger_events WHERE type = 'Reserved' AND request_id = $1`, ['rest:r-1'])).toBe(1);
+    await release(reserved.body.id);
+  });
 
-    const committed = await api.request('POST', `/v1/namespaces/team-a/reservations/${id}/commit`);
+  it('commits (idempotently), releases (idempotently), refuses a commit after release, and shows the history in order', async () => {
+    const { body } = await reserve(pod('web-2', '250m'));
+    const id = body.id as string;
+
+    const committed = await commit(id);
     expect(committed.status).toBe(200);
-    expect(committed.body).toMatchObject({ id, state: 'committed' });
-    expect((await api.request('POST', `/v1/namespaces/team-a/reservations/${id}/commit`)).body.state).toBe('committed');
+    expect(committed.body).toMatchObject({ id, namespace: 'team-a', state: 'committed' });
+    const again = await commit(id);
+    expect(again.status).toBe(200);
+    expect(again.body.state).toBe('committed');
 
-    const released = await api.request('DELETE', `/v1/namespaces/team-a/reservations/${id}`, undefined, { 'x-remote-user': 'ops' });
+    const released = await release(id, { 'x-remote-user': 'ops' });
+    expect(released.status).toBe(200);
     expect(released.body).toMatchObject({ id, state: 'released', releaseReason: 'cancelled' });
-    expect((await api.request('DELETE', `/v1/namespaces/team-a/reservations/${id}`)).status).toBe(200);
+    const releasedAgain = await release(id);
+    expect(releasedAgain.status).toBe(200);
+    expect(releasedAgain.body.state).toBe('released');
 
-    const late = await api.request('POST', `/v1/namespaces/team-a/reservations/${id}/commit`);
+    const late = await commit(id);
     expect(late.status).toBe(409);
-    expect(late.body).toMatchObject({ kind: 'Status', reason: 'Conflict' });
+    expect(late.body).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409 });
 
-    const history = await api.request('GET', `/v1/namespaces/team-a/reservations/${id}`);
+    const history = await get(id);
+    expect(history.status).toBe(200);
+    expect(history.body).toMatchObject({ id, state: 'released', object: { group: '', resource: 'pods', name: 'web-2' } });
     expect(history.body.history.map((e: { type: string; actor: string }) => [e.type, e.actor])).toEqual([
       ['Reserved', 'anonymous'],
       ['Committed', 'anonymous'],
@@ -59,73 +72,128 @@ describe('REST reservations', () => {
     ]);
   });
 
-  it('reserves a plain resource list under any resource name, and denies with the quota, resource, requested, used and hard', async () => {
-    const first = await reserve({ kind: 'Widget', resource: 'widgets.example.com', name: 'w1', resources: { 'example.com/gpu': '3' } });
+  it('reserves a plain list under any resource name, then denies the request that would exceed it, naming quota, resource, requested, used and hard', async () => {
+    const first = await reserve(gpus('w1', '3'));
     expect(first.status).toBe(201);
-    expect(first.body.charged).toEqual({ 'example.com/gpu': '3' });
-    const denied = await reserve({ kind: 'Widget', resource: 'widgets.example.com', name: 'w2', resources: { 'example.com/gpu': '2' } });
+    expect(first.body).toMatchObject({ namespace: 'team-a', state: 'reserved', charged: { 'example.com/gpu': '3' } });
+
+    const before = await allEvents();
+    const denied = await reserve({ requestId: 'deny-1', ...gpus('w2', '2') });
     expect(denied.status).toBe(403);
     expect(denied.body).toMatchObject({
       kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
       reason: 'Forbidden',
       code: 403,
       message: 'widgets.example.com "w2" is forbidden: exceeded quota: compute, requested: example.com/gpu=2, used: example.com/gpu=3, limited: example.com/gpu=4',
-      details: { denial: { quota: 'compute', resource: 'example.com/gpu', requested: '2', used: '3', hard: '4' } },
+      details: { denial: { kind: 'Exceeded', quota: 'compute', resource: 'example.com/gpu', requested: '2', used: '3', hard: '4' } },
     });
-    await api.request('DELETE', `/v1/namespaces/team-a/reservations/${first.body.id}`);
+    expect(await reserve({ requestId: 'deny-1', ...gpus('w2', '2') })).toEqual(denied);
+    expect(await allEvents()).toBe(before);
+    await release(first.body.id);
   });
 
-  it('decides a dry run without appending', async () => {
+  it('denies a pod whose requests.cpu (defaulted from its limit) would exceed the quota', async () => {
+    const denied = await reserve(pod('big', '2'));
+    expect(denied.status).toBe(403);
+    expect(denied.body.message).toBe('pods "big" is forbidden: exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=0, limited: requests.cpu=1');
+    expect(denied.body.details.denial).toMatchObject({ quota: 'compute', resource: 'requests.cpu', requested: '2', used: '0', hard: '1' });
+  });
+
+  it('decides a dry run without appending anything', async () => {
     const before = await allEvents();
-    const dry = await reserve({ dryRun: true, ...pod('dry-1', '100m') });
+    const dry = await reserve({ requestId: 'dry-1', dryRun: true, ...pod('dry-1', '100m') });
     expect(dry.status).toBe(200);
-    expect(dry.body).toMatchObject({ namespace: 'team-a', dryRun: true, allowed: true, charged: { 'requests.cpu': '100m', pods: '1' } });
+    expect(dry.body).toMatchObject({ namespace: 'team-a', state: 'reserved', dryRun: true, charged: { 'requests.cpu': '100m', pods: '1' } });
     expect(dry.body.id).toBeUndefined();
+    expect(await allEvents()).toBe(before);
+  });
+
+  it('answers 200 with state none for an object quota never charges (a resource Kubernetes quota ignores)', async () => {
+    const before = await allEvents();
+    const none = await reserve({ kind: 'Event', resource: 'events', object: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'ev-1' } } });
+    expect(none.status).toBe(200);
+    expect(none.body).toEqual({ namespace: 'team-a', state: 'none', charged: {} });
     expect(await allEvents()).toBe(before);
   });
 
   it('releases a reservation whose TTL ran out instead of committing it (410)', async () => {
     const reserved = await reserve({ ttlSeconds: 1, ...pod('ttl-1', '100m') });
-    expect(reserved.body.expiresAt).toBeDefined();
-    await new Promise((resolve) => setTimeout(resolve, 1200));
-    const commit = await api.request('POST', `/v1/namespaces/team-a/reservations/${reserved.body.id}/commit`);
-    expect(commit.status).toBe(410);
-    expect(commit.body).toMatchObject({ reason: 'Expired' });
-    expect((await api.request('GET', `/v1/namespaces/team-a/reservations/${reserved.body.id}`)).body).toMatchObject({ state: 'released', releaseReason: 'expired' });
+    expect(reserved.status).toBe(201);
+    expect(Date.parse(reserved.body.expiresAt)).toBeGreaterThan(Date.now() - 5000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const late = await commit(reserved.body.id);
+    expect(late.status).toBe(410);
+    expect(late.body).toMatchObject({ kind: 'Status', code: 410 });
+    const view = await get(reserved.body.id);
+    expect(view.body).toMatchObject({ state: 'released', releaseReason: 'expired' });
+    expect(view.body.history.map((e: { type: string }) => e.type)).toEqual(['Reserved', 'Released']);
   });
 
-  it('answers a namespace without quotas and an unknown reservation with 404', async () => {
+  it('answers 404 for a namespace without quotas and for an unknown reservation', async () => {
+    const before = await allEvents();
     const unknown = await reserve(pod('x', '1'), 'nowhere');
     expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ kind: 'Status', reason: 'NotFound' });
     expect(unknown.body.message).toContain('namespaces "nowhere" not found');
-    expect((await api.request('GET', '/v1/namespaces/team-a/reservations/no-such-id')).status).toBe(404);
-    expect((await api.request('POST', '/v1/namespaces/team-a/reservations/no-such-id/commit')).status).toBe(404);
+    expect(await allEvents()).toBe(before);
+
+    const missing = await get('no-such-id');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ kind: 'Status', reason: 'NotFound', message: 'reservations "no-such-id" not found' });
+    expect((await commit('no-such-id')).status).toBe(404);
+    expect((await release('no-such-id')).status).toBe(404);
   });
 
   it.each([
-    ['malformed JSON', '{"kind":', 400, 'not valid JSON'],
+    ['malformed JSON', '{"kind":', 400, 'JSON'],
     ['an unknown field', { ...pod('u', '1'), color: 'blue' }, 400, 'color'],
-    ['a wrong type', { ...pod('t', '1'), dryRun: 'yes' }, 400, 'dryRun'],
-    ['an invalid quantity', { kind: 'Widget', resource: 'widgets.example.com', resources: { 'example.com/gpu': '1.5.5' } }, 422, 'example.com/gpu'],
-    ['an absurd resource name', { kind: 'Widget', resource: 'widgets.example.com', resources: { 'no spaces allowed/!': '1' } }, 422, 'no spaces allowed'],
+    ['a kind that is not a string', { kind: 5, resources: { pods: '1' } }, 400, 'kind'],
+    ['a dryRun that is not a boolean', { ...pod('t', '1'), dryRun: 'yes' }, 400, 'dryRun'],
+    ['resources as an array', { kind: 'Pod', resources: ['pods'] }, 400, 'resources'],
+    ['a quantity that is not a string', { ...gpus('q', '1'), resources: { 'example.com/gpu': 1 } }, 400, 'example.com/gpu'],
+    ['an empty requestId', { ...pod('e', '1'), requestId: '' }, 400, 'requestId'],
+    ['an operation other than CREATE or UPDATE', { ...pod('o', '1'), operation: 'DELETE' }, 400, 'operation'],
+    ['a fractional ttlSeconds', { ...pod('f', '1'), ttlSeconds: 1.5 }, 400, 'ttlSeconds'],
+    ['an invalid quantity', gpus('i', '1.5.5'), 422, 'example.com/gpu'],
+    ['an absurd resource name', { ...gpus('a', '1'), resources: { 'no spaces allowed/!': '1' } }, 422, 'no spaces allowed'],
+    ['a resource name over 253 characters', { ...gpus('l', '1'), resources: { [`example.com/${'x'.repeat(300)}`]: '1' } }, 422, 'resources['],
+    ['more than 64 resources', { ...gpus('m', '1'), resources: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`example.com/r${i}`, '1'])) }, 422, 'at most 64'],
     ['both object and resources', { ...pod('b', '1'), resources: { pods: '1' } }, 400, 'exactly one of object'],
     ['neither object nor resources', { kind: 'Pod', name: 'n' }, 400, 'exactly one of object'],
     ['an unknown kind without a resource', { kind: 'Widget', resources: { pods: '1' } }, 422, 'kind: Widget is not a kind'],
-    ['a TTL over the limit', { ...pod('l', '1'), ttlSeconds: 10_000_000 }, 422, 'ttlSeconds'],
+    ['a known kind in another group', { kind: 'Job', apiVersion: 'example.com/v1', resources: { pods: '1' } }, 422, 'kind: Job in example.com/v1'],
+    ['a TTL over the configured maximum', { ...pod('l', '1'), ttlSeconds: 10_000_000 }, 422, 'ttlSeconds'],
     ['an object in another namespace', { kind: 'Pod', object: { metadata: { name: 'o', namespace: 'team-b' } } }, 400, 'object.metadata.namespace'],
+    ['an object of another kind', { kind: 'Pod', object: { kind: 'Service', metadata: { name: 'o' } } }, 400, 'object.kind'],
+    ['an UPDATE without oldObject', { ...pod('up', '1'), operation: 'UPDATE' }, 400, 'oldObject'],
+    ['an oldObject without object', { kind: 'Pod', resources: { pods: '1' }, oldObject: { metadata: { name: 'o' } } }, 400, 'oldObject'],
   ])('refuses %s with a Status naming it, and writes nothing', async (_case, body, code, text) => {
-    const before = await allEvents();
-    const decisions = Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
+    const events = await allEvents();
+    const decisions = await allDecisions();
     const response = await reserve(body);
     expect(response.status).toBe(code);
-    expect(response.body.kind).toBe('Status');
+    expect(response.body).toMatchObject({ kind: 'Status', status: 'Failure', code });
     expect(JSON.stringify(response.body)).toContain(text);
-    expect(await allEvents()).toBe(before);
-    expect(Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count)).toBe(decisions);
+    expect(await allEvents()).toBe(events);
+    expect(await allDecisions()).toBe(decisions);
   });
 
-  it('refuses a garbled reservation id in the path', async () => {
-    expect((await api.request('GET', `/v1/namespaces/team-a/reservations/${'x'.repeat(200)}`)).status).toBe(400);
-    expect(await reservedEvents()).toBeGreaterThan(0);
+  it.each([
+    ['too long', 'x'.repeat(129)],
+    ['with a character outside [A-Za-z0-9-_.]', 'a%20b'],
+  ])('refuses a reservation id in the path that is %s', async (_case, id) => {
+    const response = await get(id);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
+    expect((await commit(id)).status).toBe(400);
+    expect((await release(id)).status).toBe(400);
+  });
+
+  it('refuses an invalid namespace in the path', async () => {
+    const response = await reserve(pod('n', '1'), 'Not_A_Label');
+    expect(response.status).toBe(400);
+    expect(response.body.message).toContain('invalid namespace');
   });
 });

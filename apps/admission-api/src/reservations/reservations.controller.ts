@@ -16,7 +16,7 @@ const RESOURCES_MAX = 64;
 @Injectable()
 export class ReservationIdPipe implements PipeTransform<string, string> {
   transform(value: string): string {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(value)) {
+    if (!/^[A-Za-z0-9._-]{1,128}$/.test(value)) {
       throw new BadRequestException(kubeStatus(400, `invalid reservation id ${JSON.stringify(value.slice(0, 200))} in the path: 1 to 128 letters, digits, '.', '_' or '-'`));
     }
     return value;
@@ -29,15 +29,30 @@ const invalid = (field: string, message: string): UnprocessableEntityException =
 const badRequest = (field: string, message: string): BadRequestException =>
   new BadRequestException(kubeStatus(400, `${field}: ${message}`, { causes: [{ reason: 'FieldValueInvalid', field, message }] }));
 
-function groupResourceOf(dto: ReserveDto): GroupResource {
+/** The body's apiVersion, or the object's; the two must agree when both are given. */
+function apiVersionOf(dto: ReserveDto): string | undefined {
+  const fromObject = dto.object?.['apiVersion'];
+  if (fromObject !== undefined && typeof fromObject !== 'string') throw badRequest('object.apiVersion', 'must be a string such as "v1" or "apps/v1"');
+  if (dto.apiVersion !== undefined && fromObject !== undefined && fromObject !== dto.apiVersion) {
+    throw badRequest('object.apiVersion', `must equal apiVersion (${dto.apiVersion})`);
+  }
+  return dto.apiVersion ?? fromObject;
+}
+
+function groupResourceOf(dto: ReserveDto, apiVersion: string | undefined): GroupResource {
   if (dto.resource) {
     const dot = dto.resource.indexOf('.');
     return dot < 0 ? { group: '', resource: dto.resource } : { group: dto.resource.slice(dot + 1), resource: dto.resource.slice(0, dot) };
   }
-  const known = groupResourceForKind(dto.kind);
-  if (!known) throw invalid('kind', `${dto.kind} is not a kind this service knows; name its resource instead ("resource": "widgets.example.com")`);
+  const known = groupResourceForKind(dto.kind, apiVersion);
+  if (!known) {
+    const which = apiVersion === undefined ? dto.kind : `${dto.kind} in ${apiVersion}`;
+    throw invalid('kind', `${which} is not a kind this service knows; name its resource instead ("resource": "widgets.example.com")`);
+  }
   return known;
 }
+
+const isPods = (groupResource: GroupResource): boolean => groupResource.group === '' && groupResource.resource === 'pods';
 
 /** A plain resource list: qualified names, quantities Kubernetes accepts, at most RESOURCES_MAX. */
 function resourceListOf(raw: Record<string, unknown>): Record<string, string> {
@@ -52,7 +67,7 @@ function resourceListOf(raw: Record<string, unknown>): Record<string, string> {
   return Resources.canonicalResourceList(Resources.parseResourceList(raw, 'resources'));
 }
 
-function objectOf(dto: ReserveDto, raw: Record<string, unknown>, field: 'object' | 'oldObject', namespace: string): KubeObject {
+function objectOf(dto: ReserveDto, groupResource: GroupResource, raw: Record<string, unknown>, field: 'object' | 'oldObject', namespace: string): KubeObject {
   const metadata = raw['metadata'];
   if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))) throw badRequest(`${field}.metadata`, 'must be an object');
   const objectNamespace = (metadata as { namespace?: unknown } | undefined)?.namespace;
@@ -62,10 +77,15 @@ function objectOf(dto: ReserveDto, raw: Record<string, unknown>, field: 'object'
   if (raw['kind'] !== undefined && raw['kind'] !== dto.kind) throw badRequest(`${field}.kind`, `must equal kind (${dto.kind})`);
   const object: KubeObject = { ...raw, kind: dto.kind, metadata: { ...(metadata as object | undefined), namespace } };
   // A raw object never went through the API server's defaulting; quota charges defaulted pods.
-  return dto.kind === 'Pod' ? defaultPodForAdmission(object as Pod) : object;
+  return isPods(groupResource) ? defaultPodForAdmission(object as Pod) : object;
 }
 
-/** The answer to a reserve, the same for a first and a repeated request. */
+/**
+ * The answer to a reserve, the same for a first and a repeated request. Allowed answers:
+ * 201 with the new reservation; 200 with `dryRun: true` and no id for a dry run; 200 with
+ * `state: "none"` when the request is allowed but charges nothing (a kind no quota counts),
+ * so there is nothing to commit or release.
+ */
 function reserveAnswer(namespace: string, name: string | undefined, kind: string, result: AdmissionResult): { status: number; body: unknown } {
   if (!result.allowed) {
     return {
@@ -78,7 +98,12 @@ function reserveAnswer(namespace: string, name: string | undefined, kind: string
       }),
     };
   }
-  if (result.dryRun) return { status: 200, body: { namespace, dryRun: true, allowed: true, charged: result.charged ?? {} } };
+  if (result.dryRun) {
+    return {
+      status: 200,
+      body: { namespace, state: result.charged ? 'reserved' : 'none', dryRun: true, charged: result.charged ?? {}, ...(result.expiresAt ? { expiresAt: result.expiresAt } : {}) },
+    };
+  }
   if (!result.reservationId) return { status: 200, body: { namespace, state: 'none', charged: {} } };
   return {
     status: 201,
@@ -113,9 +138,10 @@ export class ReservationsController {
       throw invalid('ttlSeconds', `must be at most ${this.config.reservationTtlMaxSeconds}`);
     }
     const operation = dto.operation ?? 'CREATE';
-    const groupResource = groupResourceOf(dto);
-    const object = dto.object ? objectOf(dto, dto.object, 'object', namespace) : undefined;
-    const oldObject = dto.oldObject ? objectOf(dto, dto.oldObject, 'oldObject', namespace) : undefined;
+    if (dto.oldObject !== undefined && dto.object === undefined) throw badRequest('oldObject', 'only goes with object (the object as it will be stored)');
+    const groupResource = groupResourceOf(dto, apiVersionOf(dto));
+    const object = dto.object ? objectOf(dto, groupResource, dto.object, 'object', namespace) : undefined;
+    const oldObject = dto.oldObject ? objectOf(dto, groupResource, dto.oldObject, 'oldObject', namespace) : undefined;
     if (operation === 'UPDATE' && object && !oldObject) throw badRequest('oldObject', 'an UPDATE of an object needs the object as it is now (oldObject)');
     const resources = dto.resources ? resourceListOf(dto.resources) : undefined;
     const name = dto.name ?? object?.metadata?.name;

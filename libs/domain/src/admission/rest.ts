@@ -43,7 +43,9 @@ export function decideResources(command: AdmitResources, view: AdmissionView): A
       const after = Resources.get(used, resource);
       const limit = Resources.get(hard, resource);
       if (after && limit && after.cmp(limit) > 0) {
-        exceeded.push({ resource, requested: Resources.get(delta, resource) ?? limit.sub(limit), used: Resources.get(quota.used, resource), hard: limit });
+        // A quota's usage has an entry per hard resource; zero keeps the message whole if not.
+        const zero = limit.sub(limit);
+        exceeded.push({ resource, requested: Resources.get(delta, resource) ?? zero, used: Resources.get(quota.used, resource) ?? zero, hard: limit });
       }
     }
     if (exceeded.length > 0) {
@@ -74,7 +76,6 @@ export function decideResources(command: AdmitResources, view: AdmissionView): A
     },
   };
 }
-
 
 /**
  * The part of the API server's Pod defaulting (SetDefaults_Pod) that quota depends on: a
@@ -124,10 +125,21 @@ const KINDS: Readonly<Record<string, GroupResource>> = {
   CronJob: { group: 'batch', resource: 'cronjobs' },
 };
 
+/** The API group of an `apiVersion` (`apps/v1` → `apps`, `v1` → the core group ''). */
+function groupOfApiVersion(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
 /**
  * The resource of a well-known kind (what a REST caller names in `kind`); undefined for
- * others, which must name their resource (`plural.group`) instead.
+ * others, which must name their resource (`plural.group`) instead. An `apiVersion` from
+ * another group than the kind's is a different kind of the same name (a CRD `Job` in
+ * `example.com/v1` is not `batch` Jobs), so it is not guessed either.
  */
-export function groupResourceForKind(kind: string): GroupResource | undefined {
-  return Object.prototype.hasOwnProperty.call(KINDS, kind) ? KINDS[kind] : undefined;
+export function groupResourceForKind(kind: string, apiVersion?: string): GroupResource | undefined {
+  if (!Object.prototype.hasOwnProperty.call(KINDS, kind)) return undefined;
+  const known = KINDS[kind];
+  if (!known || (apiVersion !== undefined && groupOfApiVersion(apiVersion) !== known.group)) return undefined;
+  return known;
 }
