@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ledger } from '@quota/ledger';
 import { startApi, type RunningApi } from '../support/api.js';
 
 let api: RunningApi;
@@ -48,8 +49,16 @@ function review(operation: string, object: unknown, extra: Record<string, unknow
   };
 }
 
-const reserved = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events WHERE type = 'Reserved'`))[0].count);
+const reserved = async (namespace = 'team-a'): Promise<number> =>
+  Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, [namespace]))[0].count);
+const eventCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events`))[0].count);
+const decisionCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
 const validate = (body: unknown) => api.request('POST', '/v1/admission/validate', body);
+const mutate = (body: unknown) => api.request('POST', '/v1/admission/mutate', body);
+const quota = (namespace: string, hard: Record<string, string>) =>
+  api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard } });
+/** A pod of another namespace than team-a, with its review. */
+const podIn = (namespace: string, name: string, cpu?: string) => ({ ...pod(name, cpu), metadata: { name, namespace, uid: `obj-${namespace}-${name}` } });
 
 describe('the validating webhook', () => {
   it('admits a CREATE within quota and reserves it, then denies one over quota with HTTP 200 and Kubernetes text', async () => {
@@ -112,11 +121,20 @@ describe('the validating webhook', () => {
     expect(await reserved()).toBe(before);
   });
 
-  it('decides a dryRun review and appends nothing', async () => {
-    const before = await reserved();
-    const response = await validate(review('CREATE', pod('dry', '100m'), { dryRun: true }));
-    expect(response.body.response.allowed).toBe(false);
-    expect(await reserved()).toBe(before);
+  it('decides a dryRun review and appends nothing; the same pod without dryRun is reserved', async () => {
+    expect((await quota('team-dry', { pods: '5', 'requests.cpu': '1' })).status).toBe(201);
+    const dry = await validate(review('CREATE', podIn('team-dry', 'web', '100m'), { namespace: 'team-dry', dryRun: true }));
+    expect(dry.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(await reserved('team-dry')).toBe(0);
+    const overDry = await validate(review('CREATE', podIn('team-dry', 'big', '900m'), { namespace: 'team-dry', dryRun: true }));
+    expect(overDry.body.response).toMatchObject({ allowed: true });
+
+    const real = await validate(review('CREATE', podIn('team-dry', 'web', '100m'), { namespace: 'team-dry' }));
+    expect(real.body.response.allowed).toBe(true);
+    expect(await reserved('team-dry')).toBe(1);
+    // The dry run of the 900m pod charged nothing, so only 100m is used now.
+    const usage = await api.request('GET', '/v1/namespaces/team-dry/usage');
+    expect(usage.body.quotas[0].used).toMatchObject({ pods: '1', 'requests.cpu': '100m' });
   });
 
   it('answers a repeated review uid with the first answer and charges once, even when the repeats race', async () => {
@@ -127,6 +145,21 @@ describe('the validating webhook', () => {
     expect(answers[0]?.body.response).toEqual({ uid: body.request.uid, allowed: true });
     const count = await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'team-b' AND type = 'Reserved'`);
     expect(count[0].n).toBe(1);
+  });
+
+  it('answers a review sent twice with its first answer even after the quota filled, and charges once', async () => {
+    await quota('team-r', { pods: '1' });
+    const first = review('CREATE', podIn('team-r', 'a'), { namespace: 'team-r' });
+    const second = review('CREATE', podIn('team-r', 'b'), { namespace: 'team-r' });
+    const firstAnswer = await validate(first);
+    expect(firstAnswer.body.response).toEqual({ uid: first.request.uid, allowed: true });
+    const secondAnswer = await validate(second);
+    expect(secondAnswer.body.response.status.message).toBe('pods "b" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1');
+
+    // kube-apiserver retries a review on a timeout: the answer must not flip.
+    expect((await validate(first)).body).toEqual(firstAnswer.body);
+    expect((await validate(second)).body).toEqual(secondAnswer.body);
+    expect(await reserved('team-r')).toBe(1);
   });
 
   it('admits a Scale subresource UPDATE without charging', async () => {
@@ -144,43 +177,87 @@ describe('the validating webhook', () => {
     expect(await reserved()).toBe(before);
   });
 
-  it('admits in a namespace the ledger has never seen, and cluster-scoped objects', async () => {
-    expect((await validate(review('CREATE', pod('free', '5'), { namespace: 'unmanaged' }))).body.response.allowed).toBe(true);
-    expect((await validate(review('CREATE', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }, { namespace: '', resource: { group: '', version: 'v1', resource: 'namespaces' } }))).body.response.allowed).toBe(true);
+  it('admits in a namespace the ledger has never seen without creating it, and cluster-scoped objects', async () => {
+    const ledger = api.app.get(Ledger);
+    const before = await eventCount();
+    const answer = await validate(review('CREATE', podIn('unmanaged', 'free', '5'), { namespace: 'unmanaged' }));
+    expect(answer.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(await ledger.namespaceExists('unmanaged')).toBe(false);
+    const cluster = await validate(
+      review('CREATE', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }, { namespace: '', kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' } }),
+    );
+    expect(cluster.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(await eventCount()).toBe(before);
   });
 
+  const bare = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' };
   it.each([
-    ['malformed JSON', '{"apiVersion":', 'not valid JSON'],
-    ['a v1beta1 review', { ...review('CREATE', pod('x')), apiVersion: 'admission.k8s.io/v1beta1' }, 'apiVersion'],
-    ['a review without uid', { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE', resource: { resource: 'pods' } } }, 'request.uid'],
-  ])('answers %s with a 400 Status and writes nothing', async (_case, body, text) => {
-    const decisions = Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
-    const response = await validate(body);
-    expect(response.status).toBe(400);
-    expect(response.body).toMatchObject({ kind: 'Status', code: 400 });
-    expect(response.body.message).toContain(text);
-    expect(Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count)).toBe(decisions);
+    ['malformed JSON', '{"apiVersion":', 'body', 'not valid JSON'],
+    ['a v1beta1 review', { ...review('CREATE', pod('x')), apiVersion: 'admission.k8s.io/v1beta1' }, 'apiVersion', 'apiVersion: Unsupported value: "admission.k8s.io/v1beta1"'],
+    ['a review of another kind', { ...review('CREATE', pod('x')), kind: 'AdmissionRequest' }, 'kind', 'kind: Unsupported value'],
+    ['a review without request', bare, 'request', 'request: Required value'],
+    ['a review without uid', { ...bare, request: { operation: 'CREATE', resource: { group: '', version: 'v1', resource: 'pods' } } }, 'request.uid', 'request.uid: Required value'],
+    ['a review with an unknown operation', { ...bare, request: { ...review('CREATE', pod('x')).request, operation: 'PATCH' } }, 'request.operation', 'request.operation: Unsupported value: "PATCH"'],
+    ['a review whose dryRun is a string', { ...bare, request: { ...review('CREATE', pod('x')).request, dryRun: 'false' } }, 'request.dryRun', 'request.dryRun: must be a boolean'],
+  ])('answers %s with a 400 Status naming the field, and writes nothing', async (_case, body, field, text) => {
+    const [events, decisions] = [await eventCount(), await decisionCount()];
+    for (const send of [validate, mutate]) {
+      const response = await send(body);
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 400, reason: 'BadRequest' });
+      expect(response.body.message).toContain(text);
+      if (field !== 'body') expect(response.body.details.causes).toEqual([expect.objectContaining({ field })]);
+    }
+    expect([await eventCount(), await decisionCount()]).toEqual([events, decisions]);
   });
 });
 
 describe('the mutating webhook', () => {
   it('answers LimitRange defaults as a base64 JSONPatch and writes nothing', async () => {
-    const decisions = Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
-    const response = await api.request('POST', '/v1/admission/mutate', review('CREATE', pod('bare')));
+    const [events, decisions] = [await eventCount(), await decisionCount()];
+    const response = await mutate(review('CREATE', pod('bare')));
     expect(response.status).toBe(200);
     expect(response.body.response).toMatchObject({ uid: `review-${uidSeq}`, allowed: true, patchType: 'JSONPatch' });
-    const patch = JSON.parse(Buffer.from(response.body.response.patch, 'base64').toString());
-    expect(patch).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({ path: '/spec/containers/0/resources', value: { limits: { cpu: '300m' }, requests: { cpu: '200m' } } }),
-      ]),
-    );
-    expect(patch).toContainEqual({ op: 'add', path: '/metadata/annotations', value: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: cpu request for container app; cpu limit for container app' } });
-    expect(Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count)).toBe(decisions);
+    expect(JSON.parse(Buffer.from(response.body.response.patch, 'base64').toString())).toEqual([
+      { op: 'add', path: '/spec/containers/0/resources', value: { limits: { cpu: '300m' }, requests: { cpu: '200m' } } },
+      { op: 'add', path: '/metadata/annotations', value: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: cpu request for container app; cpu limit for container app' } },
+    ]);
+    expect([await eventCount(), await decisionCount()]).toEqual([events, decisions]);
   });
 
-  it('answers a pod that needs no defaults without a patch', async () => {
-    const response = await api.request('POST', '/v1/admission/mutate', review('CREATE', pod('full', '300m')));
-    expect(response.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+  it('defaults a pod that breaks the LimitRange maximum instead of denying it (validate denies)', async () => {
+    const object = { ...pod('mixed'), spec: { containers: [{ name: 'app', image: 'nginx' }, { name: 'big', image: 'nginx', resources: { requests: { cpu: '2' }, limits: { cpu: '2' } } }] } };
+    const response = await mutate(review('CREATE', object));
+    expect(response.body.response).toMatchObject({ allowed: true, patchType: 'JSONPatch' });
+    expect(JSON.parse(Buffer.from(response.body.response.patch, 'base64').toString())).toContainEqual({
+      op: 'add',
+      path: '/spec/containers/0/resources',
+      value: { limits: { cpu: '300m' }, requests: { cpu: '200m' } },
+    });
+  });
+
+  it.each([
+    ['a pod that needs no defaults', () => review('CREATE', pod('full', '300m'))],
+    ['a DELETE (object null)', () => review('DELETE', null, { name: 'web-1', oldObject: pod('web-1', '400m') })],
+    ['a pod UPDATE', () => review('UPDATE', pod('web-1'), { oldObject: pod('web-1') })],
+    ['a namespace without LimitRanges', () => review('CREATE', podIn('team-b', 'bare'), { namespace: 'team-b' })],
+    ['a namespace the ledger has never seen', () => review('CREATE', podIn('nowhere', 'bare'), { namespace: 'nowhere' })],
+    [
+      'a Deployment',
+      () =>
+        review('CREATE', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'team-a' }, spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx' }] } } } }, {
+          kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+          resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+        }),
+    ],
+    [
+      'a cluster-scoped object',
+      () => review('CREATE', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }, { namespace: '', kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' } }),
+    ],
+  ])('allows %s without a patch', async (_case, make) => {
+    const body = make();
+    const response = await mutate(body);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: body.request.uid, allowed: true } });
   });
 });

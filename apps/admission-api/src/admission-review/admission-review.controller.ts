@@ -1,7 +1,7 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { admitLimitRanger } from '@quota/domain';
 import { Ledger } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
+import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { allowResponse, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
 
 function parse(body: unknown): AdmissionReviewRequest {
@@ -33,18 +33,7 @@ export class AdmissionReviewController {
     const review = parse(body);
     if (!review.namespace || !review.object) return allowResponse(review.uid);
     const limitRanges = await this.ledger.limitRanges(review.namespace);
-    if (limitRanges.length === 0) return allowResponse(review.uid);
-    const decision = admitLimitRanger({
-      operation: review.operation,
-      resource: { group: review.resource.group, resource: review.resource.resource },
-      ...(review.subResource ? { subresource: review.subResource } : {}),
-      ...(review.name ? { name: review.name } : {}),
-      object: { ...review.object, metadata: { ...review.object.metadata, namespace: review.namespace } },
-      ...(review.oldObject ? { oldObject: review.oldObject } : {}),
-      limitRanges,
-    });
-    // A pod that breaks a limit gets no defaults here; the validating webhook denies it.
-    return allowResponse(review.uid, decision.allowed ? decision.patch : []);
+    return allowResponse(review.uid, limitRangeDefaultsPatch(review, limitRanges));
   }
 
   /** LimitRange validation and the quota check; an allowed CREATE/UPDATE appends a reservation. */
@@ -54,6 +43,7 @@ export class AdmissionReviewController {
     const review = parse(body);
     // Cluster-scoped objects are outside every namespace's quota.
     if (!review.namespace) return allowResponse(review.uid);
+    // LedgerError Unavailable is not caught: its 503 hands the request to the failurePolicy.
     const { result } = await this.ledger.admit({
       namespace: review.namespace,
       source: 'webhook',
