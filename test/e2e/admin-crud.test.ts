@@ -13,6 +13,11 @@ afterAll(async () => {
 const events = async (namespace: string): Promise<{ type: string; actor: string }[]> =>
   api.db.dataSource.query(`SELECT type, actor FROM ledger_events WHERE namespace = $1 ORDER BY version`, [namespace]);
 
+const eventCount = async (): Promise<number> => {
+  const rows: { count: string }[] = await api.db.dataSource.query(`SELECT count(*) FROM ledger_events`);
+  return Number(rows[0]?.count);
+};
+
 const quota = (hard: Record<string, string>, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
   kind: 'ResourceQuota',
@@ -20,8 +25,18 @@ const quota = (hard: Record<string, string>, extra: Record<string, unknown> = {}
   spec: { hard },
 });
 
+const pod = (name: string, cpu: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, uid: name },
+  spec: { containers: [{ name: 'c', resources: { requests: { cpu } } }] },
+});
+
+const CONFLICT_MESSAGE =
+  'Operation cannot be fulfilled on resourcequotas "compute": the object has been modified; please apply your changes to the latest version and try again';
+
 describe('admin API: ResourceQuota', () => {
-  it('creates, reads, replaces with optimistic concurrency, lists and deletes a quota', async () => {
+  it('creates, reads, replaces with optimistic concurrency, lists and deletes a quota, each change a ledger event with its actor', async () => {
     const path = '/v1/namespaces/team-a/resourcequotas/compute';
     const created = await api.request('PUT', path, quota({ 'requests.memory': '1.5Gi', pods: '10' }), { 'x-remote-user': 'alice' });
     expect(created.status).toBe(201);
@@ -33,8 +48,10 @@ describe('admin API: ResourceQuota', () => {
       status: { hard: { 'requests.memory': '1536Mi', pods: '10' }, used: { 'requests.memory': '0', pods: '0' } },
     });
     expect(created.body.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number.isNaN(Date.parse(created.body.metadata.creationTimestamp))).toBe(false);
 
     const read = await api.request('GET', path);
+    expect(read.status).toBe(200);
     expect(read.body).toEqual(created.body);
 
     const replaced = await api.request('PUT', path, quota({ pods: '20' }, { resourceVersion: '1' }));
@@ -43,101 +60,234 @@ describe('admin API: ResourceQuota', () => {
 
     const stale = await api.request('PUT', path, quota({ pods: '30' }, { resourceVersion: '1' }));
     expect(stale.status).toBe(409);
-    expect(stale.body).toMatchObject({
-      kind: 'Status',
-      reason: 'Conflict',
-      message: 'Operation cannot be fulfilled on resourcequotas "compute": the object has been modified; please apply your changes to the latest version and try again',
-    });
+    expect(stale.body).toMatchObject({ kind: 'Status', status: 'Failure', code: 409, reason: 'Conflict', message: CONFLICT_MESSAGE });
 
-    const same = await api.request('PUT', path, quota({ pods: '20' }));
-    expect(same.status).toBe(200);
-    expect(same.body.metadata.resourceVersion).toBe('2');
+    const current = await api.request('PUT', path, quota({ pods: '30' }, { resourceVersion: '2' }));
+    expect(current.status).toBe(200);
+    expect(current.body.metadata.resourceVersion).toBe('3');
+    expect(current.body.status.hard).toEqual({ pods: '30' });
 
     const list = await api.request('GET', '/v1/namespaces/team-a/resourcequotas');
-    expect(list.body).toMatchObject({ apiVersion: 'v1', kind: 'ResourceQuotaList', items: [{ metadata: { name: 'compute' } }] });
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({ apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: [current.body] });
 
     const deleted = await api.request('DELETE', path, undefined, { 'x-remote-user': 'bob' });
     expect(deleted.status).toBe(200);
-    expect(deleted.body.spec.hard).toEqual({ pods: '20' });
+    expect(deleted.body).toEqual(current.body);
     const gone = await api.request('GET', path);
     expect(gone.status).toBe(404);
-    expect(gone.body).toMatchObject({ reason: 'NotFound', message: 'resourcequotas "compute" not found', details: { name: 'compute', kind: 'resourcequotas' } });
+    expect(gone.body).toMatchObject({ kind: 'Status', reason: 'NotFound', message: 'resourcequotas "compute" not found', details: { name: 'compute', kind: 'resourcequotas' } });
+    const deletedAgain = await api.request('DELETE', path);
+    expect(deletedAgain.status).toBe(404);
+    expect(deletedAgain.body.message).toBe('resourcequotas "compute" not found');
+    expect((await api.request('GET', '/v1/namespaces/team-a/resourcequotas')).body.items).toEqual([]);
+
     expect(await events('team-a')).toEqual([
       { type: 'QuotaDefined', actor: 'alice' },
+      { type: 'QuotaChanged', actor: 'anonymous' },
       { type: 'QuotaChanged', actor: 'anonymous' },
       { type: 'QuotaRemoved', actor: 'bob' },
     ]);
   });
 
+  it('appends nothing when the same quota is put twice, and ignores a status in the body', async () => {
+    const path = '/v1/namespaces/idem/resourcequotas/compute';
+    const first = await api.request('PUT', path, quota({ 'requests.cpu': '1500m' }));
+    expect(first.status).toBe(201);
+    const before = await eventCount();
+    const second = await api.request('PUT', path, { ...quota({ 'requests.cpu': '1.5' }), status: { hard: { 'requests.cpu': '99' }, used: { 'requests.cpu': '98' } } });
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(second.body.status).toEqual({ hard: { 'requests.cpu': '1500m' }, used: { 'requests.cpu': '0' } });
+    expect(await eventCount()).toBe(before);
+    expect(await events('idem')).toEqual([{ type: 'QuotaDefined', actor: 'anonymous' }]);
+  });
+
+  it('answers an empty list for a namespace the ledger has never seen', async () => {
+    const list = await api.request('GET', '/v1/namespaces/never-seen/resourcequotas');
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({ apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: [] });
+    expect((await api.request('GET', '/v1/namespaces/never-seen/resourcequotas/compute')).status).toBe(404);
+    expect((await api.request('DELETE', '/v1/namespaces/never-seen/resourcequotas/compute')).status).toBe(404);
+  });
+
+  it('refuses a resourceVersion for a quota that does not exist yet', async () => {
+    const response = await api.request('PUT', '/v1/namespaces/fresh/resourcequotas/compute', quota({ pods: '1' }, { resourceVersion: '7' }));
+    expect(response.status).toBe(409);
+    expect(response.body.reason).toBe('Conflict');
+    expect(await events('fresh')).toEqual([]);
+  });
+
   it.each([
     ['a negative hard limit', quota({ pods: '-1' }), 422, 'spec.hard[pods]'],
     ['an unknown scope', { ...quota({ pods: '1' }), spec: { hard: { pods: '1' }, scopes: ['Nope'] } }, 422, 'spec.scopes'],
-    ['a quantity that does not parse (a decode error, 400 as in Kubernetes)', quota({ 'requests.cpu': 'abc' }), 400, 'quantities must match'],
-    ['an invalid resource name', quota({ 'bad name!': '1' }), 422, 'bad name!'],
-    ['a name that differs from the URL', { ...quota({ pods: '1' }), metadata: { name: 'other' } }, 400, 'does not match the name on the URL'],
-    ['another namespace', { ...quota({ pods: '1' }), metadata: { namespace: 'team-b' } }, 400, 'namespace of the provided object'],
-    ['a garbled resourceVersion', quota({ pods: '1' }, { resourceVersion: 'abc' }), 400, 'metadata.resourceVersion'],
-    ['an array body', [1, 2], 400, 'must be a ResourceQuota object'],
-  ])('refuses %s and writes nothing', async (_case, body, code, text) => {
+    ['an invalid resource name', quota({ 'bad name!': '1' }), 422, 'spec.hard[bad name!]'],
+    ['an unknown field in the spec', { ...quota({ pods: '1' }), spec: { hard: { pods: '1' }, hardd: {} } }, 400, 'spec.hardd'],
+  ])('refuses %s, naming the field, and writes nothing', async (_case, body, code, field) => {
+    const before = await eventCount();
     const response = await api.request('PUT', '/v1/namespaces/invalid/resourcequotas/compute', body);
     expect(response.status).toBe(code);
-    expect(response.body.kind).toBe('Status');
-    expect(JSON.stringify(response.body)).toContain(text);
-    expect(await events('invalid')).toEqual([]);
+    expect(response.body).toMatchObject({ kind: 'Status', code });
+    expect(response.body.details.causes.map((c: { field: string }) => c.field)).toContain(field);
+    expect(await eventCount()).toBe(before);
   });
 
-  it('answers malformed JSON and an invalid namespace in the path with 400', async () => {
-    expect((await api.request('PUT', '/v1/namespaces/x/resourcequotas/q', '{"kind":')).status).toBe(400);
+  // A quantity that does not parse fails Go's JSON decoding in the API server, before
+  // validation, so Kubernetes answers 400 BadRequest there, not 422 Invalid.
+  it('refuses a quantity that does not parse with 400, naming the field, and writes nothing', async () => {
+    const before = await eventCount();
+    const response = await api.request('PUT', '/v1/namespaces/invalid/resourcequotas/compute', quota({ 'requests.cpu': 'abc' }));
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
+    expect(response.body.message).toContain('quantities must match');
+    expect(response.body.details.causes.map((c: { field: string }) => c.field)).toContain('spec.hard[requests.cpu]');
+    expect(await eventCount()).toBe(before);
+  });
+
+  it.each([
+    ['a name that differs from the URL', { ...quota({ pods: '1' }), metadata: { name: 'other' } }, 'the name of the object (other) does not match the name on the URL (compute)'],
+    [
+      'another namespace',
+      { ...quota({ pods: '1' }), metadata: { namespace: 'team-b' } },
+      'the namespace of the provided object does not match the namespace sent on the request',
+    ],
+    ['a resourceVersion that is not a decimal integer', quota({ pods: '1' }, { resourceVersion: 'abc' }), 'metadata.resourceVersion'],
+    ['a resourceVersion that is a number, not a string', quota({ pods: '1' }, { resourceVersion: 3 }), 'metadata.resourceVersion'],
+    ['an array body', [1, 2], 'must be a ResourceQuota object'],
+    ['a JSON string body', '"compute"', 'not valid JSON'],
+    ['malformed JSON', '{"kind":', 'not valid JSON'],
+  ])('answers %s with 400 and writes nothing', async (_case, body, text) => {
+    const before = await eventCount();
+    const response = await api.request('PUT', '/v1/namespaces/invalid/resourcequotas/compute', body);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest' });
+    expect(response.body.message).toContain(text);
+    expect(await eventCount()).toBe(before);
+  });
+
+  it('answers an invalid namespace or name in the path with 400', async () => {
     const badNamespace = await api.request('GET', '/v1/namespaces/Bad_NS/resourcequotas');
     expect(badNamespace.status).toBe(400);
     expect(badNamespace.body.message).toContain('invalid namespace "Bad_NS"');
+    expect((await api.request('PUT', '/v1/namespaces/Bad_NS/resourcequotas/compute', quota({ pods: '1' }))).status).toBe(400);
+    expect((await api.request('PUT', '/v1/namespaces/ok/resourcequotas/Bad_Name', quota({ pods: '1' }))).status).toBe(400);
   });
 
   it('allows lowering hard below current usage, and shows used > hard', async () => {
     const path = '/v1/namespaces/lowered/resourcequotas/compute';
-    await api.request('PUT', path, quota({ 'requests.cpu': '2' }));
+    expect((await api.request('PUT', path, quota({ 'requests.cpu': '2' }))).status).toBe(201);
     const ledger = api.app.get(Ledger);
     for (const name of ['p1', 'p2']) {
       const outcome = await ledger.admit({
         namespace: 'lowered',
         source: 'rest',
-        request: {
-          operation: 'CREATE',
-          groupResource: { group: '', resource: 'pods' },
-          namespace: 'lowered',
-          name,
-          object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: name }, spec: { containers: [{ name: 'c', resources: { requests: { cpu: '500m' } } }] } },
-        },
+        request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace: 'lowered', name, object: pod(name, '500m') },
         dryRun: false,
         requester: 'test',
       });
       expect(outcome.result.allowed).toBe(true);
     }
+    expect((await api.request('GET', path)).body.status).toEqual({ hard: { 'requests.cpu': '2' }, used: { 'requests.cpu': '1' } });
+
     const lowered = await api.request('PUT', path, quota({ 'requests.cpu': '500m' }));
     expect(lowered.status).toBe(200);
     expect(lowered.body.status).toEqual({ hard: { 'requests.cpu': '500m' }, used: { 'requests.cpu': '1' } });
+    expect((await api.request('GET', path)).body.status).toEqual({ hard: { 'requests.cpu': '500m' }, used: { 'requests.cpu': '1' } });
   });
 });
 
 describe('admin API: LimitRange', () => {
-  it('stores the API server defaults, canonical quantities, and deletes', async () => {
-    const path = '/v1/namespaces/team-l/limitranges/limits';
-    const created = await api.request('PUT', path, {
+  const path = '/v1/namespaces/team-l/limitranges/limits';
+  const limitRange = (limits: unknown[], extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'v1',
+    kind: 'LimitRange',
+    metadata: { name: 'limits', ...extra },
+    spec: { limits },
+  });
+
+  it('stores the API server defaults with canonical quantities, then reads, lists, replaces and deletes', async () => {
+    const created = await api.request(
+      'PUT',
+      path,
+      limitRange([
+        { type: 'Container', max: { memory: '1.5Gi', cpu: '2' }, min: { cpu: '0.1' } },
+        { type: 'Pod', max: { cpu: '4000m' }, maxLimitRequestRatio: { cpu: '2' } },
+      ]),
+      { 'x-remote-user': 'carol' },
+    );
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
       apiVersion: 'v1',
       kind: 'LimitRange',
-      metadata: { name: 'limits' },
-      spec: { limits: [{ type: 'Container', max: { memory: '1.5Gi', cpu: '2' } }] },
+      metadata: {
+        name: 'limits',
+        namespace: 'team-l',
+        uid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        resourceVersion: '1',
+        creationTimestamp: expect.any(String),
+      },
+      spec: {
+        limits: [
+          // A Container item's default and defaultRequest come from max, as the API server defaults them.
+          {
+            type: 'Container',
+            max: { memory: '1536Mi', cpu: '2' },
+            min: { cpu: '100m' },
+            default: { memory: '1536Mi', cpu: '2' },
+            defaultRequest: { memory: '1536Mi', cpu: '2' },
+          },
+          { type: 'Pod', max: { cpu: '4' }, maxLimitRequestRatio: { cpu: '2' } },
+        ],
+      },
     });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
-      kind: 'LimitRange',
-      metadata: { name: 'limits', namespace: 'team-l', resourceVersion: '1' },
-      spec: { limits: [{ type: 'Container', max: { memory: '1536Mi', cpu: '2' }, default: { memory: '1536Mi', cpu: '2' }, defaultRequest: { memory: '1536Mi', cpu: '2' } }] },
-    });
-    expect((await api.request('GET', '/v1/namespaces/team-l/limitranges')).body).toMatchObject({ kind: 'LimitRangeList', items: [{ metadata: { name: 'limits' } }] });
-    expect((await api.request('PUT', path, { kind: 'LimitRange', apiVersion: 'v1', spec: { limits: [{ type: 'Nope' }] } })).status).toBe(422);
-    expect((await api.request('DELETE', path)).status).toBe(200);
-    expect((await api.request('GET', path)).status).toBe(404);
+    expect(created.body).not.toHaveProperty('status');
+
+    const read = await api.request('GET', path);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(created.body);
+    const list = await api.request('GET', '/v1/namespaces/team-l/limitranges');
+    expect(list.body).toEqual({ apiVersion: 'v1', kind: 'LimitRangeList', metadata: {}, items: [created.body] });
+
+    const stale = await api.request('PUT', path, limitRange([{ type: 'Container', max: { cpu: '1' } }], { resourceVersion: '9' }));
+    expect(stale.status).toBe(409);
+    expect(stale.body.message).toBe(
+      'Operation cannot be fulfilled on limitranges "limits": the object has been modified; please apply your changes to the latest version and try again',
+    );
+    const replaced = await api.request('PUT', path, limitRange([{ type: 'Container', max: { cpu: '1' } }], { resourceVersion: '1' }));
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.metadata).toMatchObject({ resourceVersion: '2', uid: created.body.metadata.uid });
+    expect(replaced.body.spec.limits).toEqual([{ type: 'Container', max: { cpu: '1' }, default: { cpu: '1' }, defaultRequest: { cpu: '1' } }]);
+    const again = await api.request('PUT', path, limitRange([{ type: 'Container', max: { cpu: '1000m' } }]));
+    expect(again.status).toBe(200);
+    expect(again.body.metadata.resourceVersion).toBe('2');
+
+    const deleted = await api.request('DELETE', path, undefined, { 'x-remote-user': 'dave' });
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual(replaced.body);
+    const gone = await api.request('GET', path);
+    expect(gone.status).toBe(404);
+    expect(gone.body).toMatchObject({ reason: 'NotFound', message: 'limitranges "limits" not found', details: { name: 'limits', kind: 'limitranges' } });
     expect((await api.request('DELETE', path)).status).toBe(404);
+    expect((await api.request('GET', '/v1/namespaces/team-l/limitranges')).body.items).toEqual([]);
+
+    expect(await events('team-l')).toEqual([
+      { type: 'LimitRangeDefined', actor: 'carol' },
+      { type: 'LimitRangeChanged', actor: 'anonymous' },
+      { type: 'LimitRangeRemoved', actor: 'dave' },
+    ]);
+  });
+
+  it.each([
+    ['an unknown type', limitRange([{ type: 'Nope' }]), 422, 'spec.limits[0].type'],
+    ['min above max', limitRange([{ type: 'Container', max: { cpu: '1' }, min: { cpu: '2' } }]), 422, 'spec.limits[0].min[cpu]'],
+    ['a name that differs from the URL', limitRange([], { name: 'other' }), 400, 'metadata.name'],
+    ['a string body', '"limits"', 400, undefined],
+  ])('refuses %s and writes nothing', async (_case, body, code, field) => {
+    const before = await eventCount();
+    const response = await api.request('PUT', '/v1/namespaces/invalid-l/limitranges/limits', body);
+    expect(response.status).toBe(code);
+    expect(response.body.kind).toBe('Status');
+    if (field) expect(response.body.details.causes.map((c: { field: string }) => c.field)).toContain(field);
+    expect(await eventCount()).toBe(before);
   });
 });
