@@ -1,3 +1,4 @@
 export * from './decide.js';
 export * from './lifecycle.js';
 export * from './rest.js';
+export * from './reconcile.js';

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type { LedgerEvent } from '../events/events.js';
+import { evolve, fold, type NamespaceState } from '../events/fold.js';
+import type { Pod } from '../kube/types.js';
+import * as Resources from '../resources/resource-list.js';
+import { decideReconcile, type ExistingObject, type ReconcileInput } from './reconcile.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+const GRACE = 60_000;
+const facts = { NotTerminating: true, Terminating: false, BestEffort: false, NotBestEffort: true };
+const pods = { group: '', resource: 'pods' };
+
+function history(events: LedgerEvent[], at = (i: number) => T0 + i): NamespaceState {
+  return fold(events.map((event, i) => ({ ...event, version: i + 1, at: at(i) })));
+}
+
+function pod(uid: string, cpu = '1'): ExistingObject {
+  const object: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `pod-${uid}`, namespace: 'ns', uid },
+    spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu }, limits: { cpu } } }] },
+  };
+  return { groupResource: pods, uid, name: `pod-${uid}`, object };
+}
+
+const quota: LedgerEvent = { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '2', pods: '2' } } } };
+const reserve = (id: string, uid: string | undefined, extra: Partial<Extract<LedgerEvent, { type: 'Reserved' }>['data']> = {}): LedgerEvent => ({
+  type: 'Reserved',
+  data: { reservationId: id, object: { ...pods, ...(uid ? { uid } : {}) }, operation: 'CREATE', charged: { 'requests.cpu': '1', pods: '1' }, scopeFacts: facts, ...extra },
+});
+
+let ids = 0;
+const input = (over: Partial<ReconcileInput>): ReconcileInput => ({
+  covers: [pods],
+  objects: [],
+  listedAt: T0 + GRACE + 10,
+  now: T0 + GRACE + 20,
+  graceMs: GRACE,
+  newId: () => `adopted-${++ids}`,
+  ...over,
+});
+
+describe('decideReconcile', () => {
+  it.each([
+    // [case, reservation age at listing, object listed?, expected action]
+    ['commits a reservation whose object exists, however young', 0, true, 'commit'],
+    ['leaves a reservation younger than the grace period alone while its object is missing', GRACE - 1, false, undefined],
+    ['releases as stale a reservation whose object did not appear within the grace period', GRACE, false, 'release:stale'],
+  ])('%s', (_case, age, listed, expected) => {
+    const listedAt = T0 + 1 + (age as number);
+    const state = history([quota, reserve('r1', 'u1')]);
+    const decision = decideReconcile(state, input({ listedAt, now: listedAt, objects: listed ? [pod('u1')] : [] }));
+    const action = decision.actions[0];
+    expect(action ? (action.kind === 'release' ? `release:${action.reason}` : action.kind) : undefined).toBe(expected);
+    expect(decision.pending).toBe(expected === undefined ? 1 : 0);
+  });
+
+  it('releases a committed reservation whose object is gone as deleted, but not one committed after the listing began', () => {
+    const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }], (i) => T0 + i * 1000);
+    expect(decideReconcile(state, input({ listedAt: T0 + 2001 })).actions).toEqual([{ kind: 'release', reservationId: 'r1', reason: 'deleted', uid: 'u1' }]);
+    expect(decideReconcile(state, input({ listedAt: T0 + 2000 })).actions).toEqual([]);
+  });
+
+  it('adopts an object that exists without a reservation, and reports a quota pushed over hard', () => {
+    const state = history([quota, reserve('r1', 'u1'), reserve('r2', 'u2')]);
+    const decision = decideReconcile(state, input({ objects: [pod('u1'), pod('u2'), pod('u3', '500m')] }));
+    expect(decision.actions.map((a) => a.kind)).toEqual(['commit', 'commit', 'adopt']);
+    const adopted = decision.events.at(-1);
+    expect(adopted).toMatchObject({ type: 'Adopted', data: { object: { uid: 'u3', name: 'pod-u3', kind: 'Pod' }, usage: { 'requests.cpu': '500m', pods: '1' } } });
+    expect(decision.overHard).toEqual([
+      { quota: 'q', resource: 'requests.cpu', used: '2500m', hard: '2' },
+      { quota: 'q', resource: 'pods', used: '3', hard: '2' },
+    ]);
+  });
+
+  it('leaves reservations of resources the listing does not cover, and those without a uid', () => {
+    const pvc = reserve('r1', 'u1', { object: { group: '', resource: 'persistentvolumeclaims', uid: 'u1' } });
+    const state = history([quota, pvc, reserve('r2', undefined)]);
+    expect(decideReconcile(state, input({ listedAt: T0 + 10 * GRACE })).events).toEqual([]);
+  });
+
+  it('releases an expired REST reservation whatever the listing says', () => {
+    const state = history([quota, reserve('r1', undefined, { expiresAt: new Date(T0 + 100).toISOString() })]);
+    expect(decideReconcile(state, input({ now: T0 + 100 })).actions).toEqual([{ kind: 'release', reservationId: 'r1', reason: 'expired' }]);
+    expect(decideReconcile(state, input({ now: T0 + 99 })).actions).toEqual([]);
+  });
+
+  it('commits an update only when the object shows the new usage, retiring the state it replaces', () => {
+    const update = reserve('r2', 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '0', pods: '0' }, objectUsage: { 'requests.cpu': '1500m', pods: '1' }, supersedes: 'r1', previousScopeFacts: facts });
+    const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, update]);
+    const unchanged = decideReconcile(state, input({ listedAt: T0 + 5, objects: [pod('u1', '1')] }));
+    expect(unchanged.events).toEqual([]);
+    expect(unchanged.pending).toBe(1);
+    const changed = decideReconcile(state, input({ listedAt: T0 + 5, objects: [pod('u1', '1500m')] }));
+    expect(changed.actions).toEqual([
+      { kind: 'commit', reservationId: 'r2', uid: 'u1' },
+      { kind: 'release', reservationId: 'r1', reason: 'superseded', uid: 'u1' },
+    ]);
+    const after = changed.events.reduce((s, e) => evolve(s, { ...e, version: s.version + 1, at: T0 + 99 }), state);
+    expect(Resources.canonicalResourceList(after.used.get('q') ?? {})).toEqual({ 'requests.cpu': '1500m', pods: '1' });
+  });
+
+  it('is idempotent: reconciling the state it produced appends nothing', () => {
+    const state = history([quota, reserve('r1', 'u1'), reserve('r2', 'u2')]);
+    const listing = input({ objects: [pod('u1'), pod('u3')] });
+    const first = decideReconcile(state, listing);
+    expect(first.events.length).toBe(3);
+    const after = first.events.reduce((s, e) => evolve(s, { ...e, version: s.version + 1, at: listing.now }), state);
+    expect(decideReconcile(after, { ...listing, listedAt: listing.now - 1 }).events).toEqual([]);
+  });
+});

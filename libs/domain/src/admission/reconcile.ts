@@ -1,0 +1,161 @@
+import type { GroupResource, KubeObject } from '../kube/types.js';
+import type { LedgerEvent, ReleaseReason } from '../events/events.js';
+import { fold, type NamespaceState, type Reservation } from '../events/fold.js';
+import * as Resources from '../resources/resource-list.js';
+import { evaluatorFor, isIgnoredResource } from '../usage/registry.js';
+import { decideCommit } from './lifecycle.js';
+
+/**
+ * The reconciler's decision for one namespace: the ledger's live reservations against the
+ * objects that really exist, answered with corrective events only (seed 004: usage is never
+ * overwritten by a recount). Pure: the listing, the times and the new ids come in.
+ */
+
+/** An object the inventory says exists. */
+export interface ExistingObject {
+  readonly groupResource: GroupResource;
+  readonly uid: string;
+  readonly name: string;
+  readonly object: KubeObject;
+}
+
+export interface ReconcileInput {
+  /** The resources the listing is complete for; reservations of other resources are left alone. */
+  readonly covers: readonly GroupResource[];
+  readonly objects: readonly ExistingObject[];
+  /**
+   * When the listing started (epoch ms). An object created after it may be missing from it,
+   * so only what was reserved a grace period before it, or committed before it, can be
+   * judged absent.
+   */
+  readonly listedAt: number;
+  /** The transaction's time (epoch ms), for TTL expiry and adopted usage. */
+  readonly now: number;
+  /** A reservation younger than this (at `listedAt`) is never released as stale. */
+  readonly graceMs: number;
+  /** Ids for adopted objects, one per call. */
+  readonly newId: () => string;
+}
+
+export type ReconcileAction =
+  | { readonly kind: 'commit'; readonly reservationId: string; readonly uid: string }
+  | { readonly kind: 'release'; readonly reservationId: string; readonly reason: ReleaseReason; readonly uid?: string }
+  | { readonly kind: 'adopt'; readonly reservationId: string; readonly uid: string; readonly name: string; readonly resource: string };
+
+/** A quota whose usage is over hard after the corrections (Kubernetes shows it as used > hard). */
+export interface OverHard {
+  readonly quota: string;
+  readonly resource: string;
+  readonly used: string;
+  readonly hard: string;
+}
+
+export interface ReconcileDecision {
+  readonly events: readonly LedgerEvent[];
+  readonly actions: readonly ReconcileAction[];
+  readonly overHard: readonly OverHard[];
+  /** Reservations of covered resources still waiting for their object (younger than grace). */
+  readonly pending: number;
+}
+
+const key = (gr: GroupResource): string => `${gr.resource}.${gr.group}`;
+
+export function decideReconcile(state: NamespaceState, input: ReconcileInput): ReconcileDecision {
+  const covered = new Set(input.covers.map(key));
+  const existing = new Map<string, ExistingObject>();
+  for (const object of input.objects) if (covered.has(key(object.groupResource))) existing.set(object.uid, object);
+
+  const events: LedgerEvent[] = [];
+  const actions: ReconcileAction[] = [];
+  const retired = new Set<string>();
+  let pending = 0;
+  const release = (reservation: Reservation, reason: ReleaseReason): void => {
+    retired.add(reservation.id);
+    events.push({ type: 'Released', data: { reservationId: reservation.id, reason } });
+    actions.push({ kind: 'release', reservationId: reservation.id, reason, ...(reservation.object.uid ? { uid: reservation.object.uid } : {}) });
+  };
+
+  for (const reservation of state.reservations.values()) {
+    if (retired.has(reservation.id)) continue;
+    if (reservation.status === 'reserved' && reservation.expiresAt !== undefined && reservation.expiresAt <= input.now) {
+      release(reservation, 'expired');
+      continue;
+    }
+    const uid = reservation.object.uid;
+    // Without a uid (a REST reservation of a plain list) nothing can match it: its client
+    // commits and releases it, and its TTL bounds it.
+    if (uid === undefined || !covered.has(key(reservation.object))) continue;
+    const object = existing.get(uid);
+    if (reservation.status === 'committed') {
+      if (!object && (reservation.committedAt ?? reservation.reservedAt) < input.listedAt) release(reservation, 'deleted');
+      continue;
+    }
+    if (object && updateHappened(reservation, object, input.now)) {
+      const outcome = decideCommit(state, reservation.id, input.now);
+      if (outcome.kind === 'Commit') {
+        for (const event of outcome.events) if (event.type === 'Released') retired.add(event.data.reservationId);
+        events.push(...outcome.events);
+        actions.push({ kind: 'commit', reservationId: reservation.id, uid });
+        for (const event of outcome.events) {
+          if (event.type === 'Released') actions.push({ kind: 'release', reservationId: event.data.reservationId, reason: 'superseded', uid });
+        }
+      }
+      continue;
+    }
+    if (input.listedAt - reservation.reservedAt >= input.graceMs) release(reservation, 'stale');
+    else pending++;
+  }
+
+  const claimed = new Set<string>();
+  for (const reservation of state.reservations.values()) {
+    if (!retired.has(reservation.id) && reservation.object.uid !== undefined) claimed.add(reservation.object.uid);
+  }
+  for (const object of existing.values()) {
+    if (claimed.has(object.uid) || isIgnoredResource(object.groupResource)) continue;
+    const evaluator = evaluatorFor(object.groupResource);
+    const reservationId = input.newId();
+    events.push({
+      type: 'Adopted',
+      data: {
+        reservationId,
+        object: {
+          group: object.groupResource.group,
+          resource: object.groupResource.resource,
+          ...(object.object.kind ? { kind: object.object.kind } : {}),
+          name: object.name,
+          uid: object.uid,
+        },
+        usage: Resources.canonicalResourceList(evaluator.usage(object.object, { now: input.now })),
+        scopeFacts: evaluator.scopeFacts(object.object),
+      },
+    });
+    actions.push({ kind: 'adopt', reservationId, uid: object.uid, name: object.name, resource: key(object.groupResource) });
+  }
+  return { events, actions, overHard: events.length > 0 ? overHardOf(state, events, input.now) : [], pending };
+}
+
+/**
+ * Whether the object as listed shows the reserved change. A CREATE: it exists. An UPDATE:
+ * its usage now is what the update would make it (an update that failed leaves the old
+ * usage, and its reservation goes stale).
+ */
+function updateHappened(reservation: Reservation, existing: ExistingObject, now: number): boolean {
+  if (reservation.operation !== 'UPDATE' || !reservation.objectUsage) return true;
+  const usage = evaluatorFor(existing.groupResource).usage(existing.object, { now });
+  return Resources.equals(Resources.mask(usage, Object.keys(reservation.objectUsage)), reservation.objectUsage);
+}
+
+function overHardOf(state: NamespaceState, events: readonly LedgerEvent[], now: number): OverHard[] {
+  let version = state.version;
+  const after = fold(events.map((event) => ({ ...event, version: ++version, at: now })), state);
+  const over: OverHard[] = [];
+  for (const quota of after.quotas.values()) {
+    const used = after.used.get(quota.name) ?? Resources.EMPTY;
+    for (const name of quota.hardNames) {
+      const u = Resources.get(used, name);
+      const h = Resources.get(quota.hard, name);
+      if (u && h && u.cmp(h) > 0) over.push({ quota: quota.name, resource: name, used: u.toString(), hard: h.toString() });
+    }
+  }
+  return over;
+}
