@@ -2,6 +2,7 @@ import { CreateLedgerEvents1795293483763 } from './1795293483763-CreateLedgerEve
 import { CreateNamespaceHeads1795365243712 } from './1795365243712-CreateNamespaceHeads.js';
 import { CreateReservations1795365243713 } from './1795365243713-CreateReservations.js';
 import { CreateAdmissionDecisions1795365243714 } from './1795365243714-CreateAdmissionDecisions.js';
+import { CreateProjections1795500000000 } from './1795500000000-CreateProjections.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -9,4 +10,5 @@ export const MIGRATIONS = [
   CreateNamespaceHeads1795365243712,
   CreateReservations1795365243713,
   CreateAdmissionDecisions1795365243714,
+  CreateProjections1795500000000,
 ];

@@ -50,9 +50,16 @@ describe('admin API: ResourceQuota', () => {
     expect(created.body.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(Number.isNaN(Date.parse(created.body.metadata.creationTimestamp))).toBe(false);
 
+    // A read's status.used is the projection's, annotated with the version it reflects.
+    const beforeProjection = await api.request('GET', path);
+    expect(beforeProjection.body.metadata.annotations).toEqual({ 'quota-ledger.io/used-version': '0', 'quota-ledger.io/ledger-version': '1' });
+    await api.settle();
     const read = await api.request('GET', path);
     expect(read.status).toBe(200);
-    expect(read.body).toEqual(created.body);
+    const { annotations, ...metadata } = read.body.metadata;
+    expect({ ...read.body, metadata }).toEqual(created.body);
+    expect(annotations).toMatchObject({ 'quota-ledger.io/used-version': '1', 'quota-ledger.io/ledger-version': '1' });
+    expect(Number.isNaN(Date.parse(annotations['quota-ledger.io/used-projected-at']))).toBe(false);
 
     const replaced = await api.request('PUT', path, quota({ pods: '20' }, { resourceVersion: '1' }));
     expect(replaced.status).toBe(200);
@@ -69,7 +76,8 @@ describe('admin API: ResourceQuota', () => {
 
     const list = await api.request('GET', '/v1/namespaces/team-a/resourcequotas');
     expect(list.status).toBe(200);
-    expect(list.body).toEqual({ apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: [current.body] });
+    const { annotations: _freshness, ...listedMetadata } = list.body.items[0].metadata;
+    expect({ ...list.body, items: [{ ...list.body.items[0], metadata: listedMetadata }] }).toEqual({ apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: [current.body] });
 
     const deleted = await api.request('DELETE', path, undefined, { 'x-remote-user': 'bob' });
     expect(deleted.status).toBe(200);
@@ -187,11 +195,13 @@ describe('admin API: ResourceQuota', () => {
       });
       expect(outcome.result.allowed).toBe(true);
     }
+    await api.settle();
     expect((await api.request('GET', path)).body.status).toEqual({ hard: { 'requests.cpu': '2' }, used: { 'requests.cpu': '1' } });
 
     const lowered = await api.request('PUT', path, quota({ 'requests.cpu': '500m' }));
     expect(lowered.status).toBe(200);
     expect(lowered.body.status).toEqual({ hard: { 'requests.cpu': '500m' }, used: { 'requests.cpu': '1' } });
+    await api.settle();
     expect((await api.request('GET', path)).body.status).toEqual({ hard: { 'requests.cpu': '500m' }, used: { 'requests.cpu': '1' } });
   });
 });

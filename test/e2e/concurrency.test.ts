@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settleProjection } from '../support/api.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { ensureBuilt, startApiProcess, type ApiProcess } from '../support/processes.js';
 import type { DataSource } from 'typeorm';
@@ -62,6 +63,7 @@ describe('concurrent admissions through several API processes', () => {
 
     const reserved = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'hot' AND type = 'Reserved'`);
     expect(reserved[0].n).toBe(HARD);
+    await settleProjection(db.dataSource);
     const quota = (await (await fetch(`${first?.base}/v1/namespaces/hot/resourcequotas/compute`)).json()) as { status: { used: Record<string, string> } };
     expect(quota.status.used).toEqual({ pods: String(HARD), 'requests.cpu': '5' });
   });

@@ -1,5 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { type AppConfig, loadConfig } from '@quota/config';
+import { UsageProjection } from '@quota/ledger';
+import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { createAdmissionApi } from '../../apps/admission-api/src/app.js';
 import { createMigratedDatabase, type TestDatabase } from './database.js';
@@ -13,7 +15,20 @@ export interface RunningApi {
   /** JSON request helper: returns the status and the parsed body (text when not JSON). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
   request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  /** Runs the projection until it has applied every committed event (what a projection-worker process does continuously). */
+  settle(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Brings the test database's read models up to date with its ledger. */
+export async function settleProjection(dataSource: DataSource): Promise<void> {
+  await new UsageProjection(poolOf(dataSource)).catchUp();
+}
+
+export function poolOf(dataSource: DataSource): pg.Pool {
+  const pool = (dataSource.driver as unknown as { master?: pg.Pool }).master;
+  if (!pool) throw new Error('data source not initialized');
+  return pool;
 }
 
 /** The admission API on its own fresh, migrated database, listening on a free port. */
@@ -42,6 +57,7 @@ export async function startApi(overrides: Partial<AppConfig> = {}, prefix = 'qla
       }
       return { status: response.status, body: parsed };
     },
+    settle: () => settleProjection(db.dataSource),
     async close() {
       await app.close();
       await db.drop();

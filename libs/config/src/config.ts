@@ -23,7 +23,29 @@ export interface AppConfig {
   readonly statementTimeoutMs: number;
   /** Longest TTL a REST reservation may ask for, in seconds. */
   readonly reservationTtlMaxSeconds: number;
+  /** Events the projection worker applies per transaction. */
+  readonly projectionBatchSize: number;
+  /** The projection worker's polling fallback when no notification arrives, in ms. */
+  readonly projectionPollMs: number;
+  /** Events between two full snapshots of a namespace (as-of queries fold at most this many). */
+  readonly snapshotEvery: number;
+  /** How often every namespace is reconciled, in seconds. */
+  readonly reconcileIntervalSeconds: number;
+  /** A reservation younger than this is never released as stale, in seconds. */
+  readonly reconcileGraceSeconds: number;
+  /** Namespaces reconciled at once by one reconciler process. */
+  readonly reconcileConcurrency: number;
+  /** Delay of the prompt reconcile after an admitted DELETE, in seconds. */
+  readonly reconcileAfterDeleteSeconds: number;
+  readonly inventory: InventoryConfig;
 }
+
+/** Where the reconciler lists the objects that exist (INVENTORY_SOURCE and its variables). */
+export type InventoryConfig =
+  | { readonly source: 'none' }
+  | { readonly source: 'kubernetes'; readonly kubeconfigPath?: string; readonly inCluster: boolean; readonly timeoutMs: number }
+  | { readonly source: 'postgres'; readonly databaseUrl: string; readonly relation: string; readonly timeoutMs: number }
+  | { readonly source: 'http'; readonly url: string; readonly token?: string; readonly timeoutMs: number };
 
 export class ConfigError extends Error {
   constructor(
@@ -85,5 +107,49 @@ export function loadConfig(env: Env = process.env): AppConfig {
     admissionRetryMax: integer(env, 'ADMISSION_RETRY_MAX', 12, 1, 100),
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     reservationTtlMaxSeconds: integer(env, 'RESERVATION_TTL_MAX_SECONDS', 7 * 24 * 3600, 1, 365 * 24 * 3600),
+    projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE', 1000, 1, 100_000),
+    projectionPollMs: integer(env, 'PROJECTION_POLL_MS', 1000, 10, 600_000),
+    snapshotEvery: integer(env, 'SNAPSHOT_EVERY', 1000, 10, 1_000_000),
+    reconcileIntervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS', 60, 1, 86_400),
+    reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS', 120, 0, 86_400),
+    reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY', 4, 1, 256),
+    reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS', 5, 0, 3600),
+    inventory: inventoryConfig(env),
   };
+}
+
+function required(env: Env, name: string, why: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') throw new ConfigError(name, `is required ${why}`);
+  return raw;
+}
+
+function inventoryConfig(env: Env): InventoryConfig {
+  const source = oneOf(env, 'INVENTORY_SOURCE', ['none', 'kubernetes', 'postgres', 'http'] as const, 'none');
+  const timeoutMs = integer(env, 'INVENTORY_TIMEOUT_MS', 10_000, 100, 600_000);
+  switch (source) {
+    case 'none':
+      return { source };
+    case 'kubernetes': {
+      const inCluster = oneOf(env, 'INVENTORY_IN_CLUSTER', ['true', 'false'] as const, 'false') === 'true';
+      const kubeconfigPath = env['INVENTORY_KUBECONFIG'] || undefined;
+      return { source, inCluster, timeoutMs, ...(kubeconfigPath ? { kubeconfigPath } : {}) };
+    }
+    case 'postgres':
+      return {
+        source,
+        databaseUrl: url(env, 'INVENTORY_DATABASE_URL', ['postgres:', 'postgresql:']) ?? required(env, 'INVENTORY_DATABASE_URL', 'when INVENTORY_SOURCE=postgres'),
+        relation: required(env, 'INVENTORY_RELATION', 'when INVENTORY_SOURCE=postgres (a table or view: name or schema.name)'),
+        timeoutMs,
+      };
+    case 'http': {
+      const token = env['INVENTORY_TOKEN'] || undefined;
+      return {
+        source,
+        url: url(env, 'INVENTORY_URL', ['http:', 'https:']) ?? required(env, 'INVENTORY_URL', 'when INVENTORY_SOURCE=http'),
+        timeoutMs,
+        ...(token ? { token } : {}),
+      };
+    }
+  }
 }

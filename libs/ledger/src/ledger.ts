@@ -4,8 +4,13 @@ import {
   decideAdmission,
   decideCommit,
   decideResources,
+  decideReconcile,
   decideRelease,
   deepEqualJson,
+  fold,
+  initialState,
+  type RawQuantities,
+  type RecordedEvent,
   groupResourceString,
   Resources,
   type AdmissionDecision,
@@ -19,7 +24,7 @@ import {
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { NamespaceBatcher, type BatchStats } from './batcher.js';
-import { quotaStateOf, type HeadJson } from './head.js';
+import { headOf, quotaStateOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
 import { LedgerError } from './ledger-error.js';
 import type {
   AdmissionResult,
@@ -33,10 +38,14 @@ import type {
   LedgerOptions,
   LimitRangeView,
   NamespaceUsage,
+  NamespaceUsageAt,
   Page,
+  ProjectedUsage,
   PutOptions,
   PutResult,
   QuotaView,
+  ReconcileListing,
+  ReconcileOutcome,
   ReleaseOutcome,
   ReservationView,
   WriteOptions,
@@ -63,12 +72,14 @@ export class Ledger {
   private readonly pool: pg.Pool;
   private readonly batcher: NamespaceBatcher;
   private readonly newId: () => string;
+  private readonly clock: (() => number) | undefined;
 
   constructor(dataSource: DataSource, options: LedgerOptions = {}) {
     const pool = (dataSource.driver as unknown as { master?: pg.Pool }).master;
     if (!pool) throw new Error('the ledger needs an initialized PostgreSQL data source');
     this.pool = pool;
     this.newId = options.newId ?? randomUUID;
+    this.clock = options.clock;
     this.batcher = new NamespaceBatcher(pool, {
       batchSizeMax: options.batchSizeMax ?? DEFAULTS.batchSizeMax,
       retryMax: options.retryMax ?? DEFAULTS.retryMax,
@@ -78,6 +89,18 @@ export class Ledger {
       queueMax: DEFAULTS.queueMax,
       ...(options.clock ? { clock: options.clock } : {}),
     });
+  }
+
+  /** The ledger's time, epoch ms: the injected clock, or the database's. */
+  async now(): Promise<number> {
+    if (this.clock) return this.clock();
+    const { rows } = await this.pool.query<{ now_ms: number }>(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`);
+    return Math.floor(rows[0]?.now_ms ?? Date.now());
+  }
+
+  /** The pool the ledger reads and writes with (projections and audit queries share it). */
+  get connectionPool(): pg.Pool {
+    return this.pool;
   }
 
   /** Transactions, commands, retries and refusals so far (for metrics and the benchmark). */
@@ -242,6 +265,34 @@ export class Ledger {
     });
   }
 
+  /**
+   * Appends the reconciler's corrections for one namespace (see decideReconcile): in the
+   * same serializable, batched transaction as admissions, so two reconcilers working from
+   * the same listing release a stale reservation once, and a reservation admitted while the
+   * listing ran is judged by the state that includes it.
+   */
+  reconcile(namespace: string, listing: ReconcileListing, options: WriteOptions & { readonly graceMs: number }): Promise<ReconcileOutcome> {
+    return this.batcher.submit<ReconcileOutcome>(namespace, {
+      run: async (tx) => {
+        if (!tx.known) return () => ({ namespace, version: 0, actions: [], overHard: [], pending: 0 });
+        await tx.loadAllLive();
+        const decision = decideReconcile(tx.current, { ...listing, now: tx.now, graceMs: options.graceMs, newId: this.newId });
+        if (decision.events.length > 0) tx.append(decision.events, writeMeta(options));
+        const version = tx.current.version;
+        return () => ({ namespace, version, actions: decision.actions, overHard: decision.overHard, pending: decision.pending });
+      },
+    });
+  }
+
+  /** Namespaces with a stream, in name order, paged (the reconciler's fan-out). */
+  async namespaces(page: { readonly after?: string; readonly limit: number }): Promise<string[]> {
+    const { rows } = await this.pool.query<{ namespace: string }>(
+      `SELECT namespace FROM namespace_heads WHERE namespace > $1 ORDER BY namespace LIMIT $2`,
+      [page.after ?? '', page.limit],
+    );
+    return rows.map((row) => row.namespace);
+  }
+
   private async existingReservation(tx: NamespaceTx, namespace: string, id: string): Promise<ReservationRecord> {
     if (!tx.known) throw namespaceNotFound(namespace);
     const record = await tx.reservation(id);
@@ -386,6 +437,72 @@ export class Ledger {
     };
   }
 
+  /**
+   * Usage per quota as the projection worker has folded it, with how far behind the head it
+   * is. Undefined for a namespace without a stream.
+   */
+  async projectedUsage(namespace: string): Promise<ProjectedUsage | undefined> {
+    const { rows } = await this.pool.query<{ head_version: string; version: string | null; projected_at: Date | null; quota: string | null; used: RawQuantities | null }>(
+      `SELECT h.version::text AS head_version, p.version::text AS version, p.projected_at, q.quota, q.used
+         FROM namespace_heads h
+         LEFT JOIN projected_namespaces p ON p.namespace = h.namespace
+         LEFT JOIN projected_quota_usage q ON q.namespace = h.namespace
+        WHERE h.namespace = $1`,
+      [namespace],
+    );
+    const first = rows[0];
+    if (!first) return undefined;
+    const used = new Map<string, RawQuantities>();
+    for (const row of rows) if (row.quota && row.used) used.set(row.quota, row.used);
+    return {
+      headVersion: Number(first.head_version),
+      version: Number(first.version ?? 0),
+      ...(first.projected_at ? { projectedAt: first.projected_at.toISOString() } : {}),
+      used,
+    };
+  }
+
+  /**
+   * Usage as it was at an instant (RFC 3339, microsecond precision): the fold of the
+   * namespace's events up to the last one recorded at or before it, started from the
+   * newest snapshot below that version, so at most a snapshot interval of events is read.
+   * Exact whatever the projection's lag: snapshots only shorten the fold.
+   */
+  async usageAt(namespace: string, at: string): Promise<NamespaceUsageAt | undefined> {
+    if (!(await this.namespaceExists(namespace))) return undefined;
+    const { rows: targets } = await this.pool.query<{ version: string; position: string }>(
+      `SELECT version::text AS version, position::text AS position FROM ledger_events
+        WHERE namespace = $1 AND recorded_at <= $2::timestamptz ORDER BY ledger_events.recorded_at DESC, ledger_events.version DESC LIMIT 1`,
+      [namespace, at],
+    );
+    const target = targets[0];
+    if (!target) return { namespace, at, version: 0, position: '0', quotas: [] };
+    const version = Number(target.version);
+    const { rows: snapshots } = await this.pool.query<{ version: string; state: HeadJson; reservations: ReservationJson[] }>(
+      `SELECT version::text AS version, state, reservations FROM usage_snapshots WHERE namespace = $1 AND version <= $2 ORDER BY usage_snapshots.version DESC LIMIT 1`,
+      [namespace, version],
+    );
+    const snapshot = snapshots[0];
+    const from = snapshot ? stateOf(Number(snapshot.version), snapshot.state, snapshot.reservations.map(reservationFromJson)) : initialState();
+    const { rows: events } = await this.pool.query<{ version: string; type: string; data: unknown; at_ms: number }>(
+      `SELECT version::text AS version, type, data, (extract(epoch from recorded_at) * 1000)::float8 AS at_ms
+         FROM ledger_events WHERE namespace = $1 AND version > $2 AND version <= $3 ORDER BY ledger_events.version`,
+      [namespace, from.version, version],
+    );
+    const state = fold(
+      events.map((e) => ({ type: e.type, data: e.data, version: Number(e.version), at: Math.floor(e.at_ms) }) as RecordedEvent),
+      from,
+    );
+    const head = headOf(state);
+    return {
+      namespace,
+      at,
+      version,
+      position: target.position,
+      quotas: head.quotas.map((q) => ({ name: q.definition.name, hard: q.definition.spec.hard ?? {}, used: q.used })),
+    };
+  }
+
   private async head(namespace: string): Promise<{ version: number; state: HeadJson } | undefined> {
     const { rows } = await this.pool.query<{ version: string; state: HeadJson }>(
       `SELECT version, state FROM namespace_heads WHERE namespace = $1`,
@@ -426,7 +543,7 @@ export class Ledger {
       result: AdmissionResult;
     }>(
       `SELECT id::text AS id, decided_at, source, request_key, operation, resource, kind, name, object_uid, requester, dry_run, allowed, result
-         FROM admission_decisions WHERE ${conditions.join(' AND ')} ORDER BY id LIMIT ${limit + 1}`,
+         FROM admission_decisions WHERE ${conditions.join(' AND ')} ORDER BY admission_decisions.id LIMIT ${limit + 1}`,
       params,
     );
     const items = rows.slice(0, limit).map(
@@ -454,7 +571,7 @@ export class Ledger {
   async readEvents(namespace: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<EventView>> {
     const limit = Math.max(1, Math.min(1000, Math.floor(page.limit)));
     const { rows } = await this.pool.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND position > $2::bigint ORDER BY position LIMIT ${limit + 1}`,
+      `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND position > $2::bigint ORDER BY ledger_events.position LIMIT ${limit + 1}`,
       [namespace, page.after ?? '0'],
     );
     const items = rows.slice(0, limit).map(eventView);
@@ -464,7 +581,7 @@ export class Ledger {
 
   private async eventsAt(namespace: string, versions: readonly number[]): Promise<EventView[]> {
     const { rows } = await this.pool.query<EventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version = ANY($2::bigint[]) ORDER BY version`,
+      `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version = ANY($2::bigint[]) ORDER BY ledger_events.version`,
       [namespace, versions],
     );
     return rows.map(eventView);

@@ -1,4 +1,4 @@
-import type { AdmissionRequest, JsonPatchOperation, LimitRangeDefinition, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason } from '@quota/domain';
+import type { AdmissionRequest, ExistingObject, GroupResource, OverHard, ReconcileAction, JsonPatchOperation, LimitRangeDefinition, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason } from '@quota/domain';
 
 /**
  * The ledger's public shapes: what the admission API gives it and gets back. Everything
@@ -220,4 +220,40 @@ export interface NamespaceUsage {
   /** Global position of the namespace's last event ("0" when it has none). */
   readonly position: string;
   readonly quotas: readonly { readonly name: string; readonly hard: RawQuantities; readonly used: RawQuantities }[];
+}
+
+/** What the reconciler found in a namespace: complete for `covers`, listed from `listedAt`. */
+export interface ReconcileListing {
+  readonly covers: readonly GroupResource[];
+  readonly objects: readonly ExistingObject[];
+  /** When the listing started, epoch ms (on the ledger's clock; see LedgerOptions.clock). */
+  readonly listedAt: number;
+}
+
+export interface ReconcileOutcome {
+  readonly namespace: string;
+  /** The stream version after the corrections. */
+  readonly version: number;
+  readonly actions: readonly ReconcileAction[];
+  /** Quotas whose usage is over hard after adoption. */
+  readonly overHard: readonly OverHard[];
+  /** Reservations still within their grace period, waiting for their object. */
+  readonly pending: number;
+}
+
+/** Usage as of an instant: the state after the last event recorded at or before `at`. */
+export interface NamespaceUsageAt extends NamespaceUsage {
+  /** The instant asked for, as given. */
+  readonly at: string;
+}
+
+/** A namespace's usage as the projection has it, and how fresh that is. */
+export interface ProjectedUsage {
+  /** The stream version of the namespace now (the head). */
+  readonly headVersion: number;
+  /** The stream version the projected usage reflects (0: not projected yet). */
+  readonly version: number;
+  readonly projectedAt?: string;
+  /** Usage per quota name, canonical. */
+  readonly used: ReadonlyMap<string, RawQuantities>;
 }

@@ -1,26 +1,51 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { validateResourceQuota, type ResourceQuota } from '@quota/domain';
-import { Ledger, LedgerError, type QuotaView } from '@quota/ledger';
+import { Ledger, LedgerError, type ProjectedUsage, type QuotaView } from '@quota/ledger';
 import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { requesterOf } from '../auth/requester.js';
 
-/** A stored quota as Kubernetes shows it: spec as set, status.hard and status.used canonical. */
-export function renderQuota(view: QuotaView): ResourceQuota {
+/** Annotations that say how fresh a read's `status.used` is. */
+export const USED_VERSION_ANNOTATION = 'quota-ledger.io/used-version';
+export const LEDGER_VERSION_ANNOTATION = 'quota-ledger.io/ledger-version';
+export const USED_PROJECTED_AT_ANNOTATION = 'quota-ledger.io/used-projected-at';
+
+/**
+ * A stored quota as Kubernetes shows it: spec as set, status.hard and status.used
+ * canonical. With `projected`, used is the projection's (a read), annotated with the
+ * namespace version it reflects and the ledger's version now; without, the write's own.
+ */
+export function renderQuota(view: QuotaView, projected?: ProjectedUsage): ResourceQuota {
+  const metadata = renderMetadata({ name: view.definition.name, namespace: view.namespace, version: view.version, createdAt: view.createdAt, ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}) });
+  if (!projected) return { apiVersion: 'v1', kind: 'ResourceQuota', metadata, spec: view.definition.spec, status: { hard: view.hard, used: view.used } };
+  const projectedUsed = projected.used.get(view.definition.name) ?? {};
+  const used = Object.fromEntries(Object.keys(view.hard).map((name) => [name, projectedUsed[name] ?? '0']));
+  const freshness = {
+    [USED_VERSION_ANNOTATION]: String(projected.version),
+    [LEDGER_VERSION_ANNOTATION]: String(projected.headVersion),
+    ...(projected.projectedAt ? { [USED_PROJECTED_AT_ANNOTATION]: projected.projectedAt } : {}),
+  };
   return {
     apiVersion: 'v1',
     kind: 'ResourceQuota',
-    metadata: renderMetadata({ name: view.definition.name, namespace: view.namespace, version: view.version, createdAt: view.createdAt, ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}) }),
+    metadata: { ...metadata, annotations: { ...metadata.annotations, ...freshness } },
     spec: view.definition.spec,
-    status: { hard: view.hard, used: view.used },
+    status: { hard: view.hard, used },
   };
+}
+
+/** The freshness annotations a GET adds are ours: a GET-edit-PUT round trip must not store them. */
+function withoutSystemAnnotations(annotations: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(annotations).filter(([key]) => !key.startsWith('quota-ledger.io/')));
 }
 
 /**
  * Admin CRUD of ResourceQuota. Every change is a ledger event (QuotaDefined / Changed /
  * Removed), so the history of a quota's limits is auditable; `status.used` is the head's
- * running usage, exact at the moment of the read. Lowering `hard` below `used` is allowed,
+ * running usage as the write left it; reads (GET, list) show the projection worker's usage,
+annotated with the version it reflects (`quota-ledger.io/used-version`) against the ledger's
+(`quota-ledger.io/ledger-version`); /usage is the exact head. Lowering `hard` below `used` is allowed,
  * as in Kubernetes, and shows as used > hard.
  */
 @Controller('v1/namespaces/:namespace/resourcequotas')
@@ -43,7 +68,7 @@ export class ResourceQuotasController {
       {
         name,
         spec: quota.spec ?? {},
-        metadata: { ...(metadata.labels ? { labels: metadata.labels } : {}), ...(metadata.annotations ? { annotations: metadata.annotations } : {}) },
+        metadata: { ...(metadata.labels ? { labels: metadata.labels } : {}), ...(metadata.annotations ? { annotations: withoutSystemAnnotations(metadata.annotations) } : {}) },
       },
       { actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) },
     );
@@ -53,15 +78,15 @@ export class ResourceQuotasController {
 
   @Get(':name')
   async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<ResourceQuota> {
-    const view = await this.ledger.getQuota(namespace, name);
+    const [view, projected] = await Promise.all([this.ledger.getQuota(namespace, name), this.ledger.projectedUsage(namespace)]);
     if (!view) throw new LedgerError('NotFound', `resourcequotas "${name}" not found`, { kind: 'resourcequotas', name });
-    return renderQuota(view);
+    return renderQuota(view, projected);
   }
 
   @Get()
   async list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: 'ResourceQuotaList'; metadata: Record<string, never>; items: ResourceQuota[] }> {
-    const views = await this.ledger.listQuotas(namespace);
-    return { apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: views.map(renderQuota) };
+    const [views, projected] = await Promise.all([this.ledger.listQuotas(namespace), this.ledger.projectedUsage(namespace)]);
+    return { apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: views.map((view) => renderQuota(view, projected)) };
   }
 
   @Delete(':name')

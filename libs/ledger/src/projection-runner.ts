@@ -1,0 +1,111 @@
+import type pg from 'pg';
+import { LEDGER_EVENTS_CHANNEL, type UsageProjection } from './projection.js';
+
+export interface ProjectionRunnerOptions {
+  /** Longest wait without a notification before looking again, in ms. */
+  readonly pollMs: number;
+  /** Told about every failed step or lost LISTEN connection; the runner carries on. */
+  readonly onError?: (error: unknown) => void;
+  /** Told after each step that applied events. */
+  readonly onApplied?: (count: number) => void;
+}
+
+/**
+ * Keeps a projection caught up: steps while there is work, then sleeps until the ledger's
+ * NOTIFY (sent by a trigger when events are appended) or the polling interval, whichever
+ * comes first. A notification can arrive before the writing transaction's events are safe to
+ * read (an older transaction still runs), which the poll then picks up.
+ */
+export class ProjectionRunner {
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private listener: pg.PoolClient | undefined;
+  private wake: (() => void) | undefined;
+  private notified = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly projection: UsageProjection,
+    private readonly options: ProjectionRunnerOptions,
+  ) {}
+
+  start(): void {
+    if (this.loop) return;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+    await this.unlisten();
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      await this.listen();
+      try {
+        this.notified = false;
+        const applied = await this.projection.step();
+        failures = 0;
+        if (applied > 0) {
+          this.options.onApplied?.(applied);
+          continue;
+        }
+      } catch (error) {
+        failures++;
+        this.options.onError?.(error);
+        await this.sleep(Math.min(this.options.pollMs, 50 * 2 ** Math.min(failures, 6)));
+        continue;
+      }
+      if (!this.notified) await this.sleep(this.options.pollMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      this.wake = done;
+    });
+  }
+
+  private async listen(): Promise<void> {
+    if (this.listener || this.stopped) return;
+    try {
+      const client = await this.pool.connect();
+      client.on('notification', () => {
+        this.notified = true;
+        this.wake?.();
+      });
+      client.on('error', (error) => {
+        this.options.onError?.(error);
+        if (this.listener === client) this.listener = undefined;
+        client.release(error);
+      });
+      await client.query(`LISTEN ${LEDGER_EVENTS_CHANNEL}`);
+      this.listener = client;
+    } catch (error) {
+      // Polling still works; the next round tries to listen again.
+      this.options.onError?.(error);
+    }
+  }
+
+  private async unlisten(): Promise<void> {
+    const client = this.listener;
+    this.listener = undefined;
+    if (!client) return;
+    try {
+      await client.query(`UNLISTEN ${LEDGER_EVENTS_CHANNEL}`);
+      client.release();
+    } catch (error) {
+      client.release(error as Error);
+    }
+  }
+}

@@ -1,0 +1,373 @@
+import { fold, type LedgerEvent, type NamespaceState, type RecordedEvent, type Reservation } from '@quota/domain';
+import type pg from 'pg';
+import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+
+/**
+ * The usage projection: follows the ledger and keeps the read models of
+ * migrations/1795500000000-CreateProjections (usage per namespace and quota, live
+ * reservations, snapshots for as-of queries).
+ *
+ * It reads events in (transaction_id, position) order and only those whose transaction id
+ * is below the oldest running transaction (pg_snapshot_xmin): every such transaction has
+ * finished, so no event can later appear below the checkpoint. Reading by position alone
+ * would skip an event whose transaction took its position first but committed last.
+ * Each step moves the read models and the checkpoint in one transaction; steps of several
+ * workers serialize on the checkpoint row.
+ */
+
+export interface ProjectionOptions {
+  /** Events applied per transaction. */
+  readonly batchSize?: number;
+  /** A namespace gets a full snapshot once this many events have passed since its last one. */
+  readonly snapshotEvery?: number;
+  /** Checkpoint name (one per projection). */
+  readonly name?: string;
+}
+
+export interface ProjectionLag {
+  readonly name: string;
+  /** The last position applied ("0" before the first). */
+  readonly position: string;
+  /** The newest position in the ledger. */
+  readonly headPosition: string;
+  /** Events committed or in flight beyond the checkpoint. */
+  readonly eventsBehind: number;
+  /** Age of the oldest event not yet applied, in ms (0 when caught up). */
+  readonly lagMs: number;
+  readonly eventsApplied: number;
+  readonly updatedAt: string;
+}
+
+interface EventRow {
+  position: string;
+  transaction_id: string;
+  namespace: string;
+  version: string;
+  type: string;
+  data: unknown;
+  at_ms: number;
+}
+
+interface NamespaceRow {
+  namespace: string;
+  version: string;
+  state: HeadJson;
+  snapshot_version: string;
+}
+
+const DEFAULTS = { batchSize: 1000, snapshotEvery: 1000, name: 'usage' };
+
+export const LEDGER_EVENTS_CHANNEL = 'quota_ledger_events';
+
+export class UsageProjection {
+  readonly name: string;
+  private readonly batchSize: number;
+  private readonly snapshotEvery: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    options: ProjectionOptions = {},
+  ) {
+    this.name = options.name ?? DEFAULTS.name;
+    this.batchSize = options.batchSize ?? DEFAULTS.batchSize;
+    this.snapshotEvery = options.snapshotEvery ?? DEFAULTS.snapshotEvery;
+  }
+
+  /** Applies the next batch of safe events; returns how many were applied. */
+  async step(): Promise<number> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
+      const { rows: checkpoints } = await client.query<{ transaction_id: string; position: string }>(
+        `SELECT transaction_id::text AS transaction_id, position::text AS position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`,
+        [this.name],
+      );
+      const checkpoint = checkpoints[0] ?? { transaction_id: '0', position: '0' };
+      const { rows } = await client.query<EventRow>(
+        `SELECT position::text AS position, transaction_id::text AS transaction_id, namespace, version::text AS version, type, data,
+                (extract(epoch from recorded_at) * 1000)::float8 AS at_ms
+           FROM ledger_events
+          WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+            AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+          ORDER BY ledger_events.transaction_id, ledger_events.position
+          LIMIT $3`,
+        [checkpoint.transaction_id, checkpoint.position, this.batchSize],
+      );
+      const last = rows.at(-1);
+      if (!last) {
+        await client.query('ROLLBACK');
+        return 0;
+      }
+      await this.apply(client, rows);
+      await client.query(
+        `UPDATE projection_checkpoints
+            SET transaction_id = $2::xid8, position = $3::bigint, events_applied = events_applied + $4,
+                last_event_at = to_timestamp($5::float8 / 1000), updated_at = clock_timestamp()
+          WHERE name = $1`,
+        [this.name, last.transaction_id, last.position, rows.length, last.at_ms],
+      );
+      await client.query('COMMIT');
+      return rows.length;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Steps until no safe event is left; returns how many were applied. */
+  async catchUp(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const applied = await this.step();
+      total += applied;
+      if (applied === 0) return total;
+    }
+  }
+
+  /**
+   * Empties every read model and the checkpoint in one transaction; the next steps replay
+   * the whole ledger. Until they have, reads show an older state (their version says so).
+   */
+  async reset(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
+      await client.query(`SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
+      await client.query(`TRUNCATE projected_namespaces, projected_reservations, projected_quota_usage, usage_snapshots`);
+      await client.query(
+        `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`,
+        [this.name],
+      );
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Rebuilds every read model from the first event. */
+  async rebuild(): Promise<number> {
+    await this.reset();
+    return this.catchUp();
+  }
+
+  async lag(): Promise<ProjectionLag> {
+    const { rows } = await this.pool.query<{
+      position: string | null;
+      events_applied: string | null;
+      updated_at: Date | null;
+      head_position: string | null;
+      behind: string;
+      oldest_ms: number | null;
+    }>(
+      `WITH c AS (SELECT transaction_id, position, events_applied, updated_at FROM projection_checkpoints WHERE name = $1),
+            pending AS (
+              SELECT count(*) AS behind, min(recorded_at) AS oldest FROM ledger_events e
+               WHERE (e.transaction_id, e.position) > (SELECT coalesce((SELECT transaction_id FROM c), '0'::xid8), coalesce((SELECT position FROM c), 0)))
+       SELECT (SELECT position::text FROM c) AS position, (SELECT events_applied::text FROM c) AS events_applied,
+              (SELECT updated_at FROM c) AS updated_at, (SELECT max(position)::text FROM ledger_events) AS head_position,
+              pending.behind::text AS behind,
+              (extract(epoch from clock_timestamp() - pending.oldest) * 1000)::float8 AS oldest_ms
+         FROM pending`,
+      [this.name],
+    );
+    const row = rows[0];
+    return {
+      name: this.name,
+      position: row?.position ?? '0',
+      headPosition: row?.head_position ?? '0',
+      eventsBehind: Number(row?.behind ?? 0),
+      lagMs: Math.max(0, Math.round(row?.oldest_ms ?? 0)),
+      eventsApplied: Number(row?.events_applied ?? 0),
+      updatedAt: (row?.updated_at ?? new Date(0)).toISOString(),
+    };
+  }
+
+  // ------------------------------------------------------------------ applying a batch
+
+  private async apply(client: pg.PoolClient, rows: readonly EventRow[]): Promise<void> {
+    const byNamespace = new Map<string, EventRow[]>();
+    for (const row of rows) {
+      const list = byNamespace.get(row.namespace);
+      if (list) list.push(row);
+      else byNamespace.set(row.namespace, [row]);
+    }
+    const namespaces = [...byNamespace.keys()];
+    const { rows: heads } = await client.query<NamespaceRow>(
+      `SELECT namespace, version::text AS version, state, snapshot_version::text AS snapshot_version
+         FROM projected_namespaces WHERE namespace = ANY($1::text[]) FOR UPDATE`,
+      [namespaces],
+    );
+    const headOfNamespace = new Map(heads.map((h) => [h.namespace, h]));
+
+    // Which live reservations each namespace's events need: all of them where a quota is
+    // (re)defined (usage is recounted) or a snapshot is due, else only those the events name.
+    const needAll: string[] = [];
+    const needKeys: { ns: string[]; id: string[] } = { ns: [], id: [] };
+    for (const [namespace, events] of byNamespace) {
+      const head = headOfNamespace.get(namespace);
+      const lastVersion = Number(events.at(-1)?.version ?? 0);
+      const snapshotDue = lastVersion - Number(head?.snapshot_version ?? 0) >= this.snapshotEvery;
+      if (snapshotDue || events.some((e) => e.type === 'QuotaDefined' || e.type === 'QuotaChanged')) {
+        needAll.push(namespace);
+        continue;
+      }
+      for (const event of events) {
+        if (event.type === 'Committed' || event.type === 'Released') {
+          needKeys.ns.push(namespace);
+          needKeys.id.push((event.data as { reservationId: string }).reservationId);
+        }
+      }
+    }
+    const loaded = new Map<string, ReservationJson[]>();
+    const addLoaded = (list: readonly { namespace: string; data: ReservationJson }[]): void => {
+      for (const r of list) {
+        const entries = loaded.get(r.namespace);
+        if (entries) entries.push(r.data);
+        else loaded.set(r.namespace, [r.data]);
+      }
+    };
+    if (needAll.length > 0) {
+      addLoaded((await client.query<{ namespace: string; data: ReservationJson }>(`SELECT namespace, data FROM projected_reservations WHERE namespace = ANY($1::text[])`, [needAll])).rows);
+    }
+    if (needKeys.ns.length > 0) {
+      addLoaded(
+        (
+          await client.query<{ namespace: string; data: ReservationJson }>(
+            `SELECT r.namespace, r.data FROM projected_reservations r
+               JOIN unnest($1::text[], $2::text[]) AS k(ns, id) ON r.namespace = k.ns AND r.reservation_id = k.id`,
+            [needKeys.ns, needKeys.id],
+          )
+        ).rows,
+      );
+    }
+
+    const out = new BatchWrites();
+    const wantsAll = new Set(needAll);
+    for (const [namespace, events] of byNamespace) {
+      const head = headOfNamespace.get(namespace);
+      const version = Number(head?.version ?? 0);
+      const before = stateOf(version, head?.state ?? EMPTY_HEAD, (loaded.get(namespace) ?? []).map(reservationFromJson));
+      const recorded = events.map(recordedOf);
+      const after = fold(recorded, before);
+      const last = events.at(-1) as EventRow;
+      const touched = new Set<string>();
+      for (const event of recorded) {
+        if ('reservationId' in event.data) touched.add(event.data.reservationId);
+      }
+      for (const id of touched) {
+        const reservation = after.reservations.get(id);
+        if (reservation) out.upsertReservation(namespace, reservation);
+        else out.deleteReservation(namespace, id);
+      }
+      const snapshot = wantsAll.has(namespace) && after.version - Number(head?.snapshot_version ?? 0) >= this.snapshotEvery;
+      out.namespace(namespace, after, last, snapshot ? after.version : Number(head?.snapshot_version ?? 0));
+      if (snapshot) out.snapshot(namespace, after, last);
+    }
+    await out.flush(client);
+  }
+}
+
+function recordedOf(row: EventRow): RecordedEvent {
+  return { type: row.type, data: row.data, version: Number(row.version), at: Math.floor(row.at_ms) } as RecordedEvent<LedgerEvent>;
+}
+
+/** The writes of one step, sent as one statement per table (unnest of arrays). */
+class BatchWrites {
+  private readonly upserts = { ns: [] as string[], id: [] as string[], data: [] as string[] };
+  private readonly deletes = { ns: [] as string[], id: [] as string[] };
+  private readonly namespaces = { ns: [] as string[], version: [] as number[], position: [] as string[], state: [] as string[], at: [] as number[], snapshot: [] as number[] };
+  private readonly quotas = { ns: [] as string[], quota: [] as string[], hard: [] as string[], used: [] as string[], version: [] as number[], position: [] as string[] };
+  private readonly snapshots = { ns: [] as string[], version: [] as number[], position: [] as string[], at: [] as number[], state: [] as string[], reservations: [] as string[] };
+
+  upsertReservation(namespace: string, reservation: Reservation): void {
+    this.upserts.ns.push(namespace);
+    this.upserts.id.push(reservation.id);
+    this.upserts.data.push(JSON.stringify(reservationToJson(reservation)));
+  }
+
+  deleteReservation(namespace: string, id: string): void {
+    this.deletes.ns.push(namespace);
+    this.deletes.id.push(id);
+  }
+
+  namespace(namespace: string, state: NamespaceState, last: EventRow, snapshotVersion: number): void {
+    const head = headOf(state);
+    this.namespaces.ns.push(namespace);
+    this.namespaces.version.push(state.version);
+    this.namespaces.position.push(last.position);
+    this.namespaces.state.push(JSON.stringify(head));
+    this.namespaces.at.push(last.at_ms);
+    this.namespaces.snapshot.push(snapshotVersion);
+    for (const quota of head.quotas) {
+      this.quotas.ns.push(namespace);
+      this.quotas.quota.push(quota.definition.name);
+      this.quotas.hard.push(JSON.stringify(quota.definition.spec.hard ?? {}));
+      this.quotas.used.push(JSON.stringify(quota.used));
+      this.quotas.version.push(state.version);
+      this.quotas.position.push(last.position);
+    }
+  }
+
+  snapshot(namespace: string, state: NamespaceState, last: EventRow): void {
+    this.snapshots.ns.push(namespace);
+    this.snapshots.version.push(state.version);
+    this.snapshots.position.push(last.position);
+    this.snapshots.at.push(last.at_ms);
+    this.snapshots.state.push(JSON.stringify(headOf(state)));
+    this.snapshots.reservations.push(JSON.stringify([...state.reservations.values()].map(reservationToJson)));
+  }
+
+  async flush(client: pg.PoolClient): Promise<void> {
+    if (this.deletes.ns.length > 0) {
+      await client.query(
+        `DELETE FROM projected_reservations r USING unnest($1::text[], $2::text[]) AS k(ns, id) WHERE r.namespace = k.ns AND r.reservation_id = k.id`,
+        [this.deletes.ns, this.deletes.id],
+      );
+    }
+    if (this.upserts.ns.length > 0) {
+      await client.query(
+        `INSERT INTO projected_reservations (namespace, reservation_id, data)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
+         ON CONFLICT (namespace, reservation_id) DO UPDATE SET data = EXCLUDED.data`,
+        [this.upserts.ns, this.upserts.id, this.upserts.data],
+      );
+    }
+    const n = this.namespaces;
+    await client.query(
+      `INSERT INTO projected_namespaces (namespace, version, position, state, last_event_at, projected_at, snapshot_version)
+       SELECT ns, version, position, state, to_timestamp(at / 1000), clock_timestamp(), snapshot
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::jsonb[], $5::float8[], $6::bigint[]) AS t(ns, version, position, state, at, snapshot)
+       ON CONFLICT (namespace) DO UPDATE SET version = EXCLUDED.version, position = EXCLUDED.position, state = EXCLUDED.state,
+         last_event_at = EXCLUDED.last_event_at, projected_at = EXCLUDED.projected_at, snapshot_version = EXCLUDED.snapshot_version`,
+      [n.ns, n.version, n.position, n.state, n.at, n.snapshot],
+    );
+    // A namespace's quota rows are replaced whole: a removed quota leaves no row behind.
+    await client.query(`DELETE FROM projected_quota_usage WHERE namespace = ANY($1::text[])`, [n.ns]);
+    const q = this.quotas;
+    if (q.ns.length > 0) {
+      await client.query(
+        `INSERT INTO projected_quota_usage (namespace, quota, hard, used, version, position, projected_at)
+         SELECT ns, quota, hard, used, version, position, clock_timestamp()
+           FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::bigint[], $6::bigint[]) AS t(ns, quota, hard, used, version, position)`,
+        [q.ns, q.quota, q.hard, q.used, q.version, q.position],
+      );
+    }
+    const s = this.snapshots;
+    if (s.ns.length > 0) {
+      await client.query(
+        `INSERT INTO usage_snapshots (namespace, version, position, last_event_at, state, reservations)
+         SELECT ns, version, position, to_timestamp(at / 1000), state, reservations
+           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::float8[], $5::jsonb[], $6::jsonb[]) AS t(ns, version, position, at, state, reservations)
+         ON CONFLICT (namespace, version) DO NOTHING`,
+        [s.ns, s.version, s.position, s.at, s.state, s.reservations],
+      );
+    }
+  }
+}
