@@ -1,0 +1,197 @@
+import fc from 'fast-check';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fold, Resources, type Pod, type RecordedEvent } from '@quota/domain';
+import { Ledger, UsageProjection } from '@quota/ledger';
+import { poolOf } from '../support/api.js';
+import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
+import type { DataSource } from 'typeorm';
+
+let db: TestDatabase & { dataSource: DataSource };
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  db = await createMigratedDatabase('qlproj');
+  pool = poolOf(db.dataSource);
+});
+afterAll(async () => {
+  await db?.drop();
+});
+
+/** Every event of a namespace, as the domain folds them. */
+async function streamOf(namespace: string, untilVersion = Number.MAX_SAFE_INTEGER): Promise<RecordedEvent[]> {
+  const { rows } = await pool.query<{ version: string; type: string; data: unknown; at_ms: number }>(
+    `SELECT version, type, data, (extract(epoch from recorded_at) * 1000)::float8 AS at_ms FROM ledger_events
+      WHERE namespace = $1 AND version <= $2 ORDER BY ledger_events.version`,
+    [namespace, untilVersion],
+  );
+  return rows.map((r) => ({ type: r.type, data: r.data, version: Number(r.version), at: Math.floor(r.at_ms) }) as RecordedEvent);
+}
+
+/** The fold's usage per quota, canonical, the shape the read models store. */
+function usageOfFold(events: readonly RecordedEvent[]): Record<string, Record<string, string>> {
+  const state = fold(events);
+  return Object.fromEntries([...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]));
+}
+
+async function projectedUsage(namespace: string): Promise<Record<string, Record<string, string>>> {
+  const { rows } = await pool.query<{ quota: string; used: Record<string, string> }>(`SELECT quota, used FROM projected_quota_usage WHERE namespace = $1 ORDER BY quota`, [namespace]);
+  return Object.fromEntries(rows.map((r) => [r.quota, r.used]));
+}
+
+async function projectedLive(namespace: string): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>(`SELECT reservation_id AS id FROM projected_reservations WHERE namespace = $1 ORDER BY reservation_id`, [namespace]);
+  return rows.map((r) => r.id);
+}
+
+const pod = (name: string, cpu: string): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, uid: `uid-${name}` },
+  spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu }, limits: { cpu } } }] },
+});
+
+describe('the usage projection', () => {
+  it('does not skip an event whose transaction took its position first but committed last', async () => {
+    const projection = new UsageProjection(pool);
+    const ledger = new Ledger(db.dataSource);
+    await projection.catchUp();
+    // A writer that takes an xid and a position, then holds its transaction open.
+    const late = new pg.Client({ connectionString: db.url });
+    await late.connect();
+    try {
+      await late.query('BEGIN');
+      await late.query(
+        `INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor) VALUES ('late', 1, 'QuotaDefined', 1, $1, 'test')`,
+        [JSON.stringify({ name: 'q', spec: { hard: { pods: '3' } } })],
+      );
+      // Another namespace's transaction commits after it, with a higher position.
+      await ledger.putQuota('early', { name: 'q', spec: { hard: { pods: '1' } } }, { actor: 'test' });
+      // While the older transaction runs, nothing after it is safe to read.
+      expect(await projection.step()).toBe(0);
+      await late.query('COMMIT');
+    } finally {
+      await late.end();
+    }
+    expect(await projection.catchUp()).toBe(2);
+    expect(await projectedUsage('late')).toEqual({ q: { pods: '0' } });
+    expect(await projectedUsage('early')).toEqual({ q: { pods: '0' } });
+    await ledger.close();
+  });
+
+  it('reports its lag: events behind and the age of the oldest one', async () => {
+    const projection = new UsageProjection(pool);
+    const ledger = new Ledger(db.dataSource);
+    await ledger.putQuota('lagging', { name: 'q', spec: { hard: { pods: '1' } } }, { actor: 'test' });
+    await ledger.close();
+    const before = await projection.lag();
+    expect(before.eventsBehind).toBeGreaterThan(0);
+    await projection.catchUp();
+    const after = await projection.lag();
+    expect(after).toMatchObject({ name: 'usage', eventsBehind: 0, lagMs: 0 });
+    expect(after.position).toBe(after.headPosition);
+  });
+
+  /**
+   * The law: for any valid history, the incremental projection (caught up at arbitrary
+   * points), a rebuild from zero, and the as-of query at the head all equal the domain fold;
+   * and the as-of query at any earlier instant equals the fold of the events up to it.
+   */
+  it('incremental projection = rebuild from zero = as-of at the head = the domain fold, for random histories', async () => {
+    let run = 0;
+    const command = fc.oneof(
+      fc.record({ kind: fc.constant('quota' as const), name: fc.constantFrom('a', 'b'), cpu: fc.integer({ min: 0, max: 6 }), pods: fc.integer({ min: 1, max: 8 }), scoped: fc.boolean() }),
+      fc.record({ kind: fc.constant('removeQuota' as const), name: fc.constantFrom('a', 'b') }),
+      fc.record({ kind: fc.constant('admit' as const), pod: fc.integer({ min: 0, max: 7 }), milli: fc.integer({ min: 0, max: 2500 }) }),
+      fc.record({ kind: fc.constant('commit' as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant('reconcile' as const), exists: fc.array(fc.integer({ min: 0, max: 9 }), { maxLength: 6 }), advance: fc.integer({ min: 0, max: 120_000 }) }),
+      fc.record({ kind: fc.constant('project' as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 40 }), async (commands) => {
+        const namespace = `prop-${++run}`;
+        let now = Date.UTC(2026, 0, 1) + run * 10_000_000;
+        const ledger = new Ledger(db.dataSource, { clock: () => (now += 1000) });
+        const projection = new UsageProjection(pool, { snapshotEvery: 10 });
+        const reservations: string[] = [];
+        try {
+          await ledger.putQuota(namespace, { name: 'base', spec: { hard: { pods: '5', 'requests.cpu': '4' } } }, { actor: 'test' });
+          for (const c of commands) {
+            switch (c.kind) {
+              case 'quota': {
+                const spec = { hard: { pods: String(c.pods), 'requests.cpu': String(c.cpu) }, ...(c.scoped ? { scopes: ['NotTerminating'] } : {}) };
+                await ledger.putQuota(namespace, { name: c.name, spec }, { actor: 'test' });
+                break;
+              }
+              case 'removeQuota':
+                await ledger.deleteQuota(namespace, c.name, { actor: 'test' }).catch(() => undefined);
+                break;
+              case 'admit': {
+                const name = `p${c.pod}-${now}`;
+                const outcome = await ledger.admit({
+                  namespace,
+                  source: 'webhook',
+                  request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name, object: pod(name, `${c.milli}m`) },
+                  dryRun: false,
+                  requester: 'test',
+                });
+                if (outcome.result.reservationId) reservations.push(outcome.result.reservationId);
+                break;
+              }
+              case 'commit':
+              case 'release': {
+                const id = reservations[c.pick % Math.max(1, reservations.length)];
+                if (!id) break;
+                const op = c.kind === 'commit' ? ledger.commit(namespace, id, { actor: 'test' }) : ledger.release(namespace, id, { actor: 'test' });
+                await op.catch(() => undefined);
+                break;
+              }
+              case 'reconcile': {
+                const listedAt = now;
+                now += c.advance;
+                await ledger.reconcile(
+                  namespace,
+                  {
+                    covers: [{ group: '', resource: 'pods' }],
+                    objects: c.exists.map((i) => ({ groupResource: { group: '', resource: 'pods' }, uid: `adopt-${i}`, name: `adopt-${i}`, object: pod(`adopt-${i}`, '100m') })),
+                    listedAt,
+                  },
+                  { actor: 'test', graceMs: 60_000 },
+                );
+                break;
+              }
+              case 'project':
+                await projection.catchUp();
+                break;
+            }
+          }
+          await projection.catchUp();
+          const stream = await streamOf(namespace);
+          const expected = usageOfFold(stream);
+          const expectedLive = [...fold(stream).reservations.keys()].sort();
+          expect(await projectedUsage(namespace)).toEqual(expected);
+          expect(await projectedLive(namespace)).toEqual(expectedLive);
+
+          const head = stream.at(-1) as RecordedEvent;
+          const asOfHead = await ledger.usageAt(namespace, new Date(head.at).toISOString());
+          expect(Object.fromEntries((asOfHead?.quotas ?? []).map((q) => [q.name, q.used]))).toEqual(expected);
+          expect(asOfHead?.version).toBe(head.version);
+          // Every earlier instant: the fold of the events recorded up to it (a transaction's
+          // events share their instant).
+          for (const event of stream) {
+            const asOf = await ledger.usageAt(namespace, new Date(event.at).toISOString());
+            expect(Object.fromEntries((asOf?.quotas ?? []).map((q) => [q.name, q.used]))).toEqual(usageOfFold(stream.filter((e) => e.at <= event.at)));
+          }
+
+          await projection.rebuild();
+          expect(await projectedUsage(namespace)).toEqual(expected);
+          expect(await projectedLive(namespace)).toEqual(expectedLive);
+        } finally {
+          await ledger.close();
+        }
+      }),
+      { numRuns: 12, endOnFailure: true },
+    );
+  });
+});
