@@ -4,6 +4,7 @@ import { AdmissionReviewController } from './admission-review/admission-review.c
 import { AuditController } from './audit/audit.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
+import { ProjectionsController } from './projections/projections.controller.js';
 import { ReservationsController } from './reservations/reservations.controller.js';
 import { ResourceQuotasController } from './resource-quotas/resource-quotas.controller.js';
 import { APP_CONFIG, LedgerShutdown, ledgerProviders } from './ledger/ledger.provider.js';
@@ -13,7 +14,7 @@ export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
-      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController],
+      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, ProjectionsController],
       providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown],
     };
   }

@@ -2,23 +2,23 @@ import { Controller, Get, Inject, Param, Query, UsePipes } from '@nestjs/common'
 import { Ledger, LedgerError, type DecisionView, type EventView, type NamespaceUsage, type Page } from '@quota/ledger';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
-import { DecisionsQueryDto, EventsQueryDto } from './audit.dto.js';
+import { DecisionsQueryDto, EventsQueryDto, UsageQueryDto } from './audit.dto.js';
 
 const DEFAULT_PAGE = 100;
 
 /**
- * What the ledger can already answer for auditors: usage now (the head row, exact), the
- * namespace's events paged by position, and the decisions log. Usage at a past instant and
- * the projections come with the audit issue.
+ * What auditors ask the ledger: usage now (the head row, exact) or at any past instant, the
+ * namespace's events paged by position, and the decisions log.
  */
 @Controller('v1/namespaces/:namespace')
 @UsePipes(dtoValidationPipe())
 export class AuditController {
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
+  /** Usage now (the head, exact) or, with `?at=`, as it was at that instant (folded from the ledger). */
   @Get('usage')
-  async usage(@Param('namespace', NamespacePipe) namespace: string): Promise<NamespaceUsage> {
-    const usage = await this.ledger.usage(namespace);
+  async usage(@Param('namespace', NamespacePipe) namespace: string, @Query() query: UsageQueryDto): Promise<NamespaceUsage> {
+    const usage = query.at ? await this.ledger.usageAt(namespace, query.at) : await this.ledger.usage(namespace);
     if (!usage) throw new LedgerError('NamespaceNotFound', `namespaces "${namespace}" not found`, { kind: 'namespaces', name: namespace });
     return usage;
   }

@@ -49,3 +49,11 @@ export class EventsQueryDto {
   @Max(1000)
   limit?: number;
 }
+
+/** `GET /v1/namespaces/{ns}/usage` query: `at` asks for usage as it was at that instant. */
+export class UsageQueryDto {
+  @IsOptional()
+  @Matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/, { message: 'at must be an RFC 3339 time with a zone, e.g. 2026-11-23T14:03:00Z' })
+  @IsISO8601({ strict: true }, { message: 'at must be an RFC 3339 time with a zone, e.g. 2026-11-23T14:03:00Z' })
+  at?: string;
+}
