@@ -20,9 +20,12 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** Brings the test database's read models up to date with its ledger. */
+/**
+ * Brings the test database's read models up to date with its ledger. Snapshots come every
+ * 25 events here (1,000 in production) so that tests cross several.
+ */
 export async function settleProjection(dataSource: DataSource): Promise<void> {
-  await new UsageProjection(poolOf(dataSource)).catchUp();
+  await new UsageProjection(poolOf(dataSource), { snapshotEvery: 25 }).catchUp();
 }
 
 export function poolOf(dataSource: DataSource): pg.Pool {
