@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
 const frameworkAndIo = ['@nestjs/*', 'typeorm', 'typeorm/*', 'pg', 'pg-*', 'bullmq', 'ioredis', 'class-validator', 'class-transformer', 'node:*', 'fs', 'fs/*', 'net', 'http', 'https', 'child_process', 'crypto', 'os', 'path', 'url', 'worker_threads', 'cluster', 'dgram', 'dns', 'tls', 'process'];
 const deepLibImports = {
   group: ['**/libs/*/src/**', '@quota/*/*'],
-  message: 'Reach a lib only through its index alias (@quota/domain, @quota/ledger, @quota/config, @quota/inventory).',
+  message: 'Reach a lib only through its index alias (@quota/domain, @quota/ledger, @quota/config, @quota/inventory, @quota/jobs).',
 };
 const appImports = {
   group: ['**/apps/**', '../../*/src/**'],
@@ -87,6 +87,12 @@ export default tseslint.config(
     files: ['libs/inventory/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['@quota/ledger', '@quota/config', '@quota/inventory'], message: 'libs/inventory may import only @quota/domain.' }, deepLibImports, appImports] }],
+    },
+  },
+  {
+    files: ['libs/jobs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@quota/*'], message: 'libs/jobs imports no lib: it names the queues and how to reach them.' }, appImports] }],
     },
   },
   {

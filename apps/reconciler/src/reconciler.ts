@@ -1,0 +1,147 @@
+import type { InventorySource } from '@quota/inventory';
+import {
+  bullConnection,
+  FAN_OUT_JOB,
+  NAMESPACE_JOB,
+  namespaceJobId,
+  RECONCILE_QUEUE,
+  reconcileQueue,
+  SCHEDULER_ID,
+  type NamespaceJobData,
+  type QueueBackend,
+} from '@quota/jobs';
+import type { Ledger, ReconcileOutcome } from '@quota/ledger';
+import { Worker, type Job, type Queue } from 'bullmq';
+
+export interface ReconcilerOptions {
+  /** Every namespace is reconciled this often. */
+  readonly intervalMs: number;
+  /** A reservation younger than this is never released as stale. */
+  readonly graceMs: number;
+  /** Namespace jobs one process runs at once. */
+  readonly concurrency: number;
+  /** Who the appended events name as their actor. */
+  readonly actor?: string;
+  /** Namespaces read per page while fanning out. */
+  readonly fanOutPageSize?: number;
+  /** Attempts of a namespace job whose listing failed, with exponential backoff. */
+  readonly attempts?: number;
+  readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** Counters for metrics and tests. */
+export interface ReconcilerStats {
+  namespaces: number;
+  committed: number;
+  released: number;
+  adopted: number;
+  failures: number;
+}
+
+/**
+ * The reconciler: a BullMQ job scheduler fans out one job per namespace every interval
+ * (job ids deduplicate, so any number of replicas and producers queue each namespace once);
+ * each job lists the namespace's objects from the inventory source and appends commit /
+ * release / adopt events through the ledger (never a recount).
+ */
+export class Reconciler {
+  readonly queue: Queue<NamespaceJobData>;
+  readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, adopted: 0, failures: 0 };
+  private worker: Worker<NamespaceJobData> | undefined;
+
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly inventory: InventorySource,
+    private readonly backend: QueueBackend,
+    private readonly options: ReconcilerOptions,
+  ) {
+    this.queue = reconcileQueue(backend);
+  }
+
+  /** Registers the repeating fan-out (idempotent across replicas) and starts working. */
+  async start(): Promise<void> {
+    await this.queue.upsertJobScheduler(SCHEDULER_ID, { every: this.options.intervalMs }, {
+      name: FAN_OUT_JOB,
+      data: { namespace: '', reason: 'interval' },
+      opts: { removeOnComplete: true, removeOnFail: 100 },
+    });
+    const { options, factory } = bullConnection(this.backend);
+    const workerOptions = { ...options, concurrency: this.options.concurrency };
+    const processor = (job: Job<NamespaceJobData>): Promise<unknown> => this.process(job);
+    this.worker = factory
+      ? new Worker<NamespaceJobData>(RECONCILE_QUEUE, processor, workerOptions as never, factory as never)
+      : new Worker<NamespaceJobData>(RECONCILE_QUEUE, processor, workerOptions);
+    this.worker.on('failed', (job, error) => {
+      this.stats.failures++;
+      this.options.log?.('warn', 'reconcile job failed', { job: job?.id, namespace: job?.data.namespace, attempt: job?.attemptsMade, error: error.message });
+    });
+    this.worker.on('error', (error) => this.options.log?.('error', 'reconcile worker error', { error: error.message }));
+  }
+
+  /** Queues one namespace now or after a delay; a job already waiting for it absorbs this one. */
+  async enqueue(namespace: string, reason: string, delayMs = 0): Promise<void> {
+    await this.queue.add(NAMESPACE_JOB, { namespace, reason }, this.jobOptions(namespace, reason, delayMs));
+  }
+
+  /** Lists the namespace's objects and appends the corrections. */
+  async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
+    const listedAt = await this.ledger.now();
+    const inventory = await this.inventory.list(namespace);
+    const outcome = await this.ledger.reconcile(
+      namespace,
+      { covers: inventory.covers, objects: inventory.objects, listedAt },
+      { actor: this.options.actor ?? 'system:reconciler', graceMs: this.options.graceMs },
+    );
+    this.stats.namespaces++;
+    for (const action of outcome.actions) {
+      if (action.kind === 'commit') this.stats.committed++;
+      else if (action.kind === 'release') this.stats.released++;
+      else this.stats.adopted++;
+    }
+    if (outcome.actions.length > 0 || outcome.overHard.length > 0) {
+      this.options.log?.('info', 'reconciled', {
+        namespace,
+        version: outcome.version,
+        actions: outcome.actions,
+        ...(outcome.overHard.length > 0 ? { overHard: outcome.overHard } : {}),
+      });
+    }
+    return outcome;
+  }
+
+  /** Waits for the jobs in hand to finish (others stay queued for the next process), then closes. */
+  async stop(): Promise<void> {
+    await this.worker?.close();
+    await this.queue.close();
+    await this.inventory.close();
+  }
+
+  private jobOptions(namespace: string, reason: string, delayMs: number) {
+    return {
+      jobId: namespaceJobId(namespace, reason),
+      delay: delayMs,
+      attempts: this.options.attempts ?? 3,
+      backoff: { type: 'exponential' as const, delay: 1000 },
+      removeOnComplete: true,
+      removeOnFail: 100,
+    };
+  }
+
+  private async process(job: Job<NamespaceJobData>): Promise<unknown> {
+    if (job.name === FAN_OUT_JOB) return this.fanOut();
+    return this.reconcileNamespace(job.data.namespace);
+  }
+
+  private async fanOut(): Promise<{ queued: number }> {
+    const pageSize = this.options.fanOutPageSize ?? 500;
+    let queued = 0;
+    let after: string | undefined;
+    for (;;) {
+      const namespaces = await this.ledger.namespaces({ ...(after === undefined ? {} : { after }), limit: pageSize });
+      if (namespaces.length === 0) return { queued };
+      await this.queue.addBulk(namespaces.map((namespace) => ({ name: NAMESPACE_JOB, data: { namespace, reason: 'interval' }, opts: this.jobOptions(namespace, 'interval', 0) })));
+      queued += namespaces.length;
+      after = namespaces.at(-1);
+    }
+  }
+}

@@ -1,0 +1,48 @@
+import type { GroupResource, KubeObject } from '@quota/domain';
+
+/**
+ * Where the reconciler learns which objects really exist. A source answers for a fixed set
+ * of resources (`covers`) and, for each, lists *every* object of the namespace: a
+ * reservation for a covered resource whose object is absent from a complete listing is
+ * released; reservations for resources a source does not cover are left alone.
+ */
+export interface InventorySource {
+  /** A short name for logs and metrics: `kubernetes`, `postgres`, `http`. */
+  readonly kind: string;
+  /** The resources this source lists completely. */
+  readonly covers: readonly GroupResource[];
+  /**
+   * Every object of the covered resources in the namespace. Rejects (InventoryError) when
+   * the listing may be incomplete: a partial listing must never release anything.
+   */
+  list(namespace: string, signal?: AbortSignal): Promise<Inventory>;
+  close(): Promise<void>;
+}
+
+export interface Inventory {
+  readonly namespace: string;
+  /** Complete for these resources. */
+  readonly covers: readonly GroupResource[];
+  readonly objects: readonly InventoryObject[];
+}
+
+/** One existing object: which resource it is, its uid, and the object (for adoption's usage). */
+export interface InventoryObject {
+  readonly groupResource: GroupResource;
+  readonly uid: string;
+  readonly name: string;
+  /** The Kubernetes object as stored, with `apiVersion`, `kind` and `metadata`. */
+  readonly object: KubeObject;
+}
+
+/** A listing that failed or may be incomplete; the reconciler retries later and appends nothing. */
+export class InventoryError extends Error {
+  constructor(
+    message: string,
+    readonly source: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'InventoryError';
+  }
+}

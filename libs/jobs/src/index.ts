@@ -1,0 +1,1 @@
+export * from './reconcile-queue.js';

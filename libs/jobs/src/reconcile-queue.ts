@@ -1,0 +1,63 @@
+import { createPostgresBackend, Queue, type QueueOptions, type RedisOptions } from 'bullmq';
+
+/**
+ * The reconcile queue as every process sees it: its name, its jobs, and how to reach its
+ * backend. Production runs BullMQ on Redis (REDIS_URL); the embedded default runs BullMQ's
+ * PostgreSQL backend in the ledger's own database (schema `bullmq`), so a machine with only
+ * PostgreSQL needs nothing else.
+ */
+export const RECONCILE_QUEUE = 'quota-ledger-reconcile';
+
+/** The scheduler's repeating job: fans out one `namespace` job per namespace. */
+export const FAN_OUT_JOB = 'fan-out';
+export const NAMESPACE_JOB = 'namespace';
+export const SCHEDULER_ID = 'reconcile-every-namespace';
+
+export interface NamespaceJobData {
+  readonly namespace: string;
+  /** Why it was queued: `interval`, `after-delete`, ... */
+  readonly reason: string;
+}
+
+export type QueueBackend =
+  /** `prefix` namespaces the keys (default `bull`): one Redis can serve several deployments. */
+  | { readonly kind: 'redis'; readonly url: string; readonly prefix?: string }
+  | { readonly kind: 'postgres'; readonly url: string; readonly schema?: string };
+
+/** Redis when a URL is given, else BullMQ's PostgreSQL backend on the ledger's database. */
+export function queueBackendOf(redisUrl: string | undefined, databaseUrl: string): QueueBackend {
+  return redisUrl ? { kind: 'redis', url: redisUrl } : { kind: 'postgres', url: databaseUrl };
+}
+
+/** Job ids: one waiting job per namespace and purpose, whatever the number of producers. */
+export const namespaceJobId = (namespace: string, reason: string): string => `${reason}.${namespace}`;
+
+/** Constructor arguments for a Queue or Worker on the backend (BullMQ takes the factory last). */
+export function bullConnection(backend: QueueBackend): { options: Pick<QueueOptions, 'connection'>; factory?: typeof createPostgresBackend } {
+  if (backend.kind === 'redis') return { options: { connection: redisOptions(backend.url), ...(backend.prefix ? { prefix: backend.prefix } : {}) } as Pick<QueueOptions, 'connection'> };
+  return {
+    options: { connection: { connectionString: backend.url, schema: backend.schema ?? 'bullmq', migrate: true, max: 4 } as unknown as QueueOptions['connection'] },
+    factory: createPostgresBackend,
+  };
+}
+
+export function reconcileQueue(backend: QueueBackend): Queue<NamespaceJobData> {
+  const { options, factory } = bullConnection(backend);
+  return factory ? new Queue<NamespaceJobData>(RECONCILE_QUEUE, options as never, factory as never) : new Queue<NamespaceJobData>(RECONCILE_QUEUE, options);
+}
+
+/** ioredis options from a redis:// or rediss:// URL (BullMQ then owns and closes its clients). */
+export function redisOptions(url: string): RedisOptions {
+  const parsed = new URL(url);
+  const db = parsed.pathname.replace(/^\//, '');
+  return {
+    host: parsed.hostname || '127.0.0.1',
+    port: parsed.port ? Number(parsed.port) : 6379,
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(db ? { db: Number(db) } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    // BullMQ's blocking commands must wait for a reconnect instead of failing.
+    maxRetriesPerRequest: null,
+  };
+}
