@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reconcileQueue } from '@quota/jobs';
 import { Ledger } from '@quota/ledger';
 import { startApi, type RunningApi } from '../support/api.js';
+import { until } from '../support/wait.js';
 
 let api: RunningApi;
 beforeAll(async () => {
@@ -119,6 +121,16 @@ describe('the validating webhook', () => {
     const del = await validate(review('DELETE', null, { name: 'web-2', oldObject: pod('web-2', '400m') }));
     expect(del.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await reserved()).toBe(before);
+    // The admitted DELETE queued a prompt, delayed reconcile of the namespace (BullMQ's
+    // PostgreSQL backend here: no REDIS_URL).
+    const queue = reconcileQueue({ kind: 'postgres', url: api.db.url });
+    try {
+      const job = await until('the after-delete job', () => queue.getJob('after-delete.team-a'));
+      expect(job.data).toEqual({ namespace: 'team-a', reason: 'after-delete' });
+      expect(job.opts.delay).toBe(5000);
+    } finally {
+      await queue.close();
+    }
   });
 
   it('decides a dryRun review and appends nothing; the same pod without dryRun is reserved', async () => {

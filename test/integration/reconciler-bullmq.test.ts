@@ -6,6 +6,7 @@ import type { QueueBackend } from '@quota/jobs';
 import { Ledger } from '@quota/ledger';
 import { Reconciler } from '../../apps/reconciler/src/reconciler.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
+import { until } from '../support/wait.js';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -23,16 +24,6 @@ const pod = (name: string): Pod => ({
   metadata: { name, namespace: 'team', uid: `uid-${name}` },
   spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '100m' }, limits: { cpu: '100m' } } }] },
 });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe.each([
   ['Redis', (_db: TestDatabase): QueueBackend => ({ kind: 'redis', url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` })],

@@ -5,6 +5,7 @@ import { AuditController } from './audit/audit.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
 import { ProjectionsController } from './projections/projections.controller.js';
+import { ReconcileTrigger } from './reconcile/reconcile-trigger.js';
 import { ReservationsController } from './reservations/reservations.controller.js';
 import { ResourceQuotasController } from './resource-quotas/resource-quotas.controller.js';
 import { APP_CONFIG, LedgerShutdown, ledgerProviders } from './ledger/ledger.provider.js';
@@ -15,7 +16,7 @@ export class AdmissionApiModule {
     return {
       module: AdmissionApiModule,
       controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, ProjectionsController],
-      providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown],
+      providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown, ReconcileTrigger],
     };
   }
 }

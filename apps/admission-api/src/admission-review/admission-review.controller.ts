@@ -1,6 +1,7 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { Ledger } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
+import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { allowResponse, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
 
@@ -24,7 +25,10 @@ function parse(body: unknown): AdmissionReviewRequest {
  */
 @Controller('v1/admission')
 export class AdmissionReviewController {
-  constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
+  constructor(
+    @Inject(Ledger) private readonly ledger: Ledger,
+    @Inject(ReconcileTrigger) private readonly reconcile: ReconcileTrigger,
+  ) {}
 
   /** LimitRange defaults as a JSONPatch. No side effects: nothing is written, not even a decision. */
   @Post('mutate')
@@ -60,6 +64,7 @@ export class AdmissionReviewController {
       dryRun: review.dryRun,
       requester: review.username ?? 'anonymous',
     });
+    if (review.operation === 'DELETE' && !review.dryRun && result.allowed) this.reconcile.afterDelete(review.namespace);
     return result.allowed ? allowResponse(review.uid) : denyResponse(review.uid, result.code, result.message ?? 'denied');
   }
 }

@@ -1,0 +1,44 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import type { AppConfig } from '@quota/config';
+import { NAMESPACE_JOB, namespaceJobId, queueBackendOf, reconcileQueue, type NamespaceJobData } from '@quota/jobs';
+import type { Queue } from 'bullmq';
+import { APP_CONFIG } from '../ledger/ledger.provider.js';
+
+const ENQUEUE_TIMEOUT_MS = 2000;
+
+/**
+ * After an admitted DELETE, the namespace is reconciled promptly (a delayed job) instead of
+ * at the next interval, so the deleted object's charge is released soon. Best effort: the
+ * queue being down never fails or slows an admission beyond a short timeout; the interval
+ * reconcile catches up. The queue is opened on first use.
+ */
+@Injectable()
+export class ReconcileTrigger implements OnApplicationShutdown {
+  private readonly logger = new Logger(ReconcileTrigger.name);
+  private queue: Queue<NamespaceJobData> | undefined;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  afterDelete(namespace: string): void {
+    const databaseUrl = this.config.databaseUrl;
+    if (!databaseUrl) return;
+    this.queue ??= reconcileQueue(queueBackendOf(this.config.redisUrl, databaseUrl));
+    const added = this.queue.add(
+      NAMESPACE_JOB,
+      { namespace, reason: 'after-delete' },
+      { jobId: namespaceJobId(namespace, 'after-delete'), delay: this.config.reconcileAfterDeleteSeconds * 1000, removeOnComplete: true, removeOnFail: 100, attempts: 3, backoff: { type: 'exponential', delay: 1000 } },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
+      timer.unref();
+    });
+    Promise.race([added, timeout])
+      .catch((error: unknown) => this.logger.warn(`could not queue the reconcile of namespace ${namespace} after a delete: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => clearTimeout(timer));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.queue?.close();
+  }
+}
