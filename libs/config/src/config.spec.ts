@@ -15,7 +15,34 @@ describe('loadConfig', () => {
       admissionRetryMax: 12,
       statementTimeoutMs: 5000,
       reservationTtlMaxSeconds: 604800,
+      projectionBatchSize: 1000,
+      projectionPollMs: 1000,
+      snapshotEvery: 1000,
+      reconcileIntervalSeconds: 60,
+      reconcileGraceSeconds: 120,
+      reconcileConcurrency: 4,
+      reconcileAfterDeleteSeconds: 5,
+      inventory: { source: 'none' },
     });
+  });
+
+  it.each([
+    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_KUBECONFIG: '/etc/kube/config' }, { source: 'kubernetes', kubeconfigPath: '/etc/kube/config', inCluster: false, timeoutMs: 10000 }],
+    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_IN_CLUSTER: 'true' }, { source: 'kubernetes', inCluster: true, timeoutMs: 10000 }],
+    [{ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://p@h/platform', INVENTORY_RELATION: 'platform.objects' }, { source: 'postgres', databaseUrl: 'postgres://p@h/platform', relation: 'platform.objects', timeoutMs: 10000 }],
+    [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'https://platform.example.com/api', INVENTORY_TOKEN: 't', INVENTORY_TIMEOUT_MS: '2500' }, { source: 'http', url: 'https://platform.example.com/api', token: 't', timeoutMs: 2500 }],
+  ])('reads the inventory source %o', (env, inventory) => {
+    expect(loadConfig(env).inventory).toEqual(inventory);
+  });
+
+  it.each([
+    [{ INVENTORY_SOURCE: 'etcd' }, /INVENTORY_SOURCE: must be one of none, kubernetes, postgres, http/],
+    [{ INVENTORY_SOURCE: 'postgres', INVENTORY_RELATION: 'objects' }, /INVENTORY_DATABASE_URL: is required when INVENTORY_SOURCE=postgres/],
+    [{ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://h/db' }, /INVENTORY_RELATION: is required/],
+    [{ INVENTORY_SOURCE: 'http' }, /INVENTORY_URL: is required when INVENTORY_SOURCE=http/],
+    [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'ftp://x' }, /INVENTORY_URL: must use http: or https:/],
+  ])('refuses an inventory configuration that cannot work: %o', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
   });
 
   it('reads the documented variables', () => {
