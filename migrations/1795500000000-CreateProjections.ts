@@ -14,6 +14,10 @@ export class CreateProjections1795500000000 implements MigrationInterface {
     // The feed order: every event of a finished transaction sorts below every event of a
     // transaction still running.
     await queryRunner.query(`CREATE INDEX ledger_events_feed ON ledger_events (transaction_id, position)`);
+    // The history of one quota's or limit range's definition, by name, without a scan.
+    await queryRunner.query(`
+      CREATE INDEX ledger_events_definitions ON ledger_events (namespace, (data->>'name'), position)
+        WHERE type IN ('QuotaDefined', 'QuotaChanged', 'QuotaRemoved', 'LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved')`);
     await queryRunner.query(`
       CREATE TABLE projection_checkpoints (
         name            text        PRIMARY KEY,
@@ -87,6 +91,7 @@ export class CreateProjections1795500000000 implements MigrationInterface {
     await queryRunner.query(`DROP TABLE projection_checkpoints`);
     await queryRunner.query(`DROP TRIGGER ledger_events_notify ON ledger_events`);
     await queryRunner.query(`DROP FUNCTION ledger_events_notify()`);
+    await queryRunner.query(`DROP INDEX ledger_events_definitions`);
     await queryRunner.query(`DROP INDEX ledger_events_feed`);
   }
 }

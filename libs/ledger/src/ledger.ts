@@ -39,6 +39,7 @@ import type {
   LimitRangeView,
   NamespaceUsage,
   NamespaceUsageAt,
+  DefinitionChange,
   Page,
   ProjectedUsage,
   PutOptions,
@@ -503,6 +504,39 @@ export class Ledger {
     };
   }
 
+  /**
+   * Every change of one ResourceQuota's or LimitRange's definition, oldest first: who, when,
+   * and the definition before and after. Undefined when that name never existed there.
+   */
+  async definitionHistory(namespace: string, kind: 'quota' | 'limitRange', name: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<DefinitionChange> | undefined> {
+    const types = kind === 'quota' ? ['QuotaDefined', 'QuotaChanged', 'QuotaRemoved'] : ['LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved'];
+    const limit = Math.min(Math.max(page.limit, 1), 1000);
+    const after = page.after ?? '0';
+    const { rows } = await this.pool.query<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM ledger_events
+        WHERE namespace = $1 AND type = ANY($2::text[]) AND data->>'name' = $3 AND position > $4::bigint
+        ORDER BY ledger_events.position LIMIT ${limit + 1}`,
+      [namespace, types, name, after],
+    );
+    if (rows.length === 0 && after === '0') return undefined;
+    // The definition in force before the page starts: the `before` of its first change.
+    const { rows: previous } = await this.pool.query<{ data: DefinitionJson | { name: string }; type: string }>(
+      `SELECT data, type FROM ledger_events WHERE namespace = $1 AND type = ANY($2::text[]) AND data->>'name' = $3 AND position <= $4::bigint
+        ORDER BY ledger_events.position DESC LIMIT 1`,
+      [namespace, types, name, after],
+    );
+    let before: DefinitionJson | null = previous[0] && !previous[0].type.endsWith('Removed') ? (previous[0].data as DefinitionJson) : null;
+    const items = rows.slice(0, limit).map((row): DefinitionChange => {
+      const event = eventView(row);
+      const after = row.type.endsWith('Removed') ? null : (row.data as DefinitionJson);
+      const change: DefinitionChange = { ...event, before: before?.spec ?? null, after: after?.spec ?? null, changed: changedKeys(kind, before?.spec, after?.spec) };
+      before = after;
+      return change;
+    });
+    const last = items.at(-1);
+    return { items, ...(rows.length > limit && last ? { next: last.position } : {}) };
+  }
+
   private async head(namespace: string): Promise<{ version: number; state: HeadJson } | undefined> {
     const { rows } = await this.pool.query<{ version: string; state: HeadJson }>(
       `SELECT version, state FROM namespace_heads WHERE namespace = $1`,
@@ -743,3 +777,30 @@ function expired(id: string, record: ReservationRecord): LedgerError {
 }
 
 export type { LedgerEvent };
+
+interface DefinitionJson {
+  readonly name: string;
+  readonly spec: Record<string, unknown>;
+}
+
+/**
+ * What a change changed: for a quota, the hard resources whose limit differs (plus `scopes`
+ * or `scopeSelector` when those changed); for a limit range, the limit types that differ.
+ */
+export function changedKeys(kind: 'quota' | 'limitRange', before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): string[] {
+  if (kind === 'quota') {
+    const hardBefore = (before?.['hard'] ?? {}) as Record<string, string>;
+    const hardAfter = (after?.['hard'] ?? {}) as Record<string, string>;
+    const names = [...new Set([...Object.keys(hardBefore), ...Object.keys(hardAfter)])].sort();
+    const changed = names.filter((n) => hardBefore[n] !== hardAfter[n]);
+    for (const field of ['scopes', 'scopeSelector']) {
+      if (JSON.stringify(before?.[field] ?? null) !== JSON.stringify(after?.[field] ?? null)) changed.push(field);
+    }
+    return changed;
+  }
+  const byType = (spec: Record<string, unknown> | undefined) =>
+    new Map(((spec?.['limits'] ?? []) as { type: string }[]).map((l) => [l.type, JSON.stringify(l)] as const));
+  const a = byType(before);
+  const b = byType(after);
+  return [...new Set([...a.keys(), ...b.keys()])].sort().filter((t) => a.get(t) !== b.get(t));
+}

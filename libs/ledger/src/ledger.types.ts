@@ -257,3 +257,13 @@ export interface ProjectedUsage {
   /** Usage per quota name, canonical. */
   readonly used: ReadonlyMap<string, RawQuantities>;
 }
+
+/** One change of a ResourceQuota's or LimitRange's definition, as the audit API shows it. */
+export interface DefinitionChange extends EventView {
+  /** The spec before the change (null when it was defined). */
+  readonly before: Readonly<Record<string, unknown>> | null;
+  /** The spec after the change (null when it was removed). */
+  readonly after: Readonly<Record<string, unknown>> | null;
+  /** Quota: the hard resources (and `scopes`/`scopeSelector`) that differ; limit range: the limit types. */
+  readonly changed: readonly string[];
+}

@@ -1,10 +1,38 @@
-import { Controller, Get, Inject, Param, Query, UsePipes } from '@nestjs/common';
+import { once } from 'node:events';
+import { Controller, Get, Inject, Param, Query, Res, UsePipes } from '@nestjs/common';
+import type { Response } from 'express';
 import { Ledger, LedgerError, type DecisionView, type EventView, type NamespaceUsage, type Page } from '@quota/ledger';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
-import { DecisionsQueryDto, EventsQueryDto, UsageQueryDto } from './audit.dto.js';
+import { DecisionsQueryDto, EventsQueryDto, ExportQueryDto, UsageQueryDto } from './audit.dto.js';
 
 const DEFAULT_PAGE = 100;
+const EXPORT_PAGE = 1000;
+
+/**
+ * Writes pages as NDJSON until the last one, honouring back-pressure; a client that goes
+ * away stops the reading. Errors after the first byte end the stream (the status is sent).
+ */
+async function streamNdjson<T>(response: Response, next: (after: string | undefined) => Promise<Page<T>>): Promise<void> {
+  let closed = false;
+  response.on('close', () => {
+    closed = true;
+  });
+  response.status(200).setHeader('content-type', 'application/x-ndjson; charset=utf-8');
+  let after: string | undefined;
+  try {
+    do {
+      const page = await next(after);
+      if (closed) return;
+      const chunk = page.items.map((item) => JSON.stringify(item)).join('\n');
+      if (chunk && !response.write(`${chunk}\n`)) await once(response, 'drain');
+      after = page.next;
+    } while (after && !closed);
+    response.end();
+  } catch (error) {
+    response.destroy(error instanceof Error ? error : new Error(String(error)));
+  }
+}
 
 /**
  * What auditors ask the ledger: usage now (the head row, exact) or at any past instant, the
@@ -26,6 +54,37 @@ export class AuditController {
   @Get('events')
   events(@Param('namespace', NamespacePipe) namespace: string, @Query() query: EventsQueryDto): Promise<Page<EventView>> {
     return this.ledger.readEvents(namespace, { ...(query.after ? { after: query.after } : {}), limit: query.limit ?? DEFAULT_PAGE });
+  }
+
+  /**
+   * The namespace's events from `after` on, as NDJSON (one EventView per line), read from the
+   * ledger a page of 1,000 at a time, so any range streams in constant memory. Stops reading
+   * when the client goes away.
+   */
+  @Get('events/export')
+  async exportEvents(@Param('namespace', NamespacePipe) namespace: string, @Query() query: ExportQueryDto, @Res() response: Response): Promise<void> {
+    const until = query.until === undefined ? undefined : BigInt(query.until);
+    await streamNdjson(response, async (after) => {
+      const page = await this.ledger.readEvents(namespace, { ...(after ? { after } : query.after ? { after: query.after } : {}), limit: EXPORT_PAGE });
+      const items = until === undefined ? page.items : page.items.filter((e) => BigInt(e.position) <= until);
+      const done = !page.next || items.length < page.items.length;
+      return { items, ...(done ? {} : { next: page.next }) };
+    });
+  }
+
+  /** The decisions log as NDJSON, with the filters of `/decisions`. */
+  @Get('decisions/export')
+  async exportDecisions(@Param('namespace', NamespacePipe) namespace: string, @Query() query: DecisionsQueryDto, @Res() response: Response): Promise<void> {
+    await streamNdjson(response, (after) =>
+      this.ledger.listDecisions(namespace, {
+        ...(query.allowed === undefined ? {} : { allowed: query.allowed }),
+        ...(query.since ? { since: query.since } : {}),
+        ...(query.until ? { until: query.until } : {}),
+        ...(query.requester ? { requester: query.requester } : {}),
+        ...(after ? { after } : query.after ? { after: query.after } : {}),
+        limit: EXPORT_PAGE,
+      }),
+    );
   }
 
   @Get('decisions')

@@ -57,3 +57,14 @@ export class UsageQueryDto {
   @IsISO8601({ strict: true }, { message: 'at must be an RFC 3339 time with a zone, e.g. 2026-11-23T14:03:00Z' })
   at?: string;
 }
+
+/** `GET /v1/namespaces/{ns}/events/export` query: positions after `after`, up to `until` (inclusive). */
+export class ExportQueryDto {
+  @IsOptional()
+  @Matches(/^[0-9]{1,19}$/, { message: 'after must be a position' })
+  after?: string;
+
+  @IsOptional()
+  @Matches(/^[0-9]{1,19}$/, { message: 'until must be a position' })
+  until?: string;
+}

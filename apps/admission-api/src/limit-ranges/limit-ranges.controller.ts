@@ -1,10 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { prepareLimitRangeForStorage, Resources, type LimitRange, type LimitRangeItem } from '@quota/domain';
-import { Ledger, LedgerError, type LimitRangeView } from '@quota/ledger';
+import { Ledger, LedgerError, type DefinitionChange, type LimitRangeView, type Page } from '@quota/ledger';
 import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { requesterOf } from '../auth/requester.js';
+import { EventsQueryDto } from '../audit/audit.dto.js';
+import { definitionHistory } from '../audit/definition-history.js';
+import { dtoValidationPipe } from '../common/validation.js';
 
 export function renderLimitRange(view: LimitRangeView): LimitRange {
   return {
@@ -65,6 +68,16 @@ export class LimitRangesController {
     const view = await this.ledger.getLimitRange(namespace, name);
     if (!view) throw new LedgerError('NotFound', `limitranges "${name}" not found`, { kind: 'limitranges', name });
     return renderLimitRange(view);
+  }
+
+  /** Every change of its definition: who, when, before and after (also after it was deleted). */
+  @Get(':name/history')
+  history(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Query(dtoValidationPipe()) query: EventsQueryDto,
+  ): Promise<Page<DefinitionChange>> {
+    return definitionHistory(this.ledger, namespace, 'limitRange', name, query);
   }
 
   @Get()

@@ -1,10 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { validateResourceQuota, type ResourceQuota } from '@quota/domain';
-import { Ledger, LedgerError, type ProjectedUsage, type QuotaView } from '@quota/ledger';
+import { Ledger, LedgerError, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
 import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { requesterOf } from '../auth/requester.js';
+import { EventsQueryDto } from '../audit/audit.dto.js';
+import { definitionHistory } from '../audit/definition-history.js';
+import { dtoValidationPipe } from '../common/validation.js';
 
 /** Annotations that say how fresh a read's `status.used` is. */
 export const USED_VERSION_ANNOTATION = 'quota-ledger.io/used-version';
@@ -81,6 +84,16 @@ export class ResourceQuotasController {
     const [view, projected] = await Promise.all([this.ledger.getQuota(namespace, name), this.ledger.projectedUsage(namespace)]);
     if (!view) throw new LedgerError('NotFound', `resourcequotas "${name}" not found`, { kind: 'resourcequotas', name });
     return renderQuota(view, projected);
+  }
+
+  /** Every change of its definition: who, when, before and after (also after it was deleted). */
+  @Get(':name/history')
+  history(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Query(dtoValidationPipe()) query: EventsQueryDto,
+  ): Promise<Page<DefinitionChange>> {
+    return definitionHistory(this.ledger, namespace, 'quota', name, query);
   }
 
   @Get()
