@@ -255,7 +255,22 @@ export class UsageProjection {
       const version = Number(head?.version ?? 0);
       const before = stateOf(version, head?.state ?? EMPTY_HEAD, (loaded.get(namespace) ?? []).map(reservationFromJson));
       const recorded = events.map(recordedOf);
-      const after = fold(recorded, before);
+      // Fold in chunks that end where a snapshot is due, so snapshots land every
+      // `snapshotEvery` events however large the step.
+      let after = before;
+      let snapshotVersion = Number(head?.snapshot_version ?? 0);
+      let from = 0;
+      for (let i = 0; i < recorded.length; i++) {
+        const event = recorded[i] as RecordedEvent;
+        const due = wantsAll.has(namespace) && event.version - snapshotVersion >= this.snapshotEvery;
+        if (!due && i < recorded.length - 1) continue;
+        after = fold(recorded.slice(from, i + 1), after);
+        from = i + 1;
+        if (due) {
+          out.snapshot(namespace, after, events[i] as EventRow);
+          snapshotVersion = after.version;
+        }
+      }
       const last = events.at(-1) as EventRow;
       const touched = new Set<string>();
       for (const event of recorded) {
@@ -266,9 +281,7 @@ export class UsageProjection {
         if (reservation) out.upsertReservation(namespace, reservation);
         else out.deleteReservation(namespace, id);
       }
-      const snapshot = wantsAll.has(namespace) && after.version - Number(head?.snapshot_version ?? 0) >= this.snapshotEvery;
-      out.namespace(namespace, after, last, snapshot ? after.version : Number(head?.snapshot_version ?? 0));
-      if (snapshot) out.snapshot(namespace, after, last);
+      out.namespace(namespace, after, last, snapshotVersion);
     }
     await out.flush(client);
   }
