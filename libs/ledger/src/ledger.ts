@@ -51,7 +51,7 @@ import type {
   ReservationView,
   WriteOptions,
 } from './ledger.types.js';
-import { RESERVATION_COLUMNS, recordOf, type NamespaceTx, type RawReservationRow, type ReservationRecord } from './namespace-tx.js';
+import { RESERVATION_COLUMNS, recordOf, reservationViewOf, type NamespaceTx, type RawReservationRow, type ReservationRecord } from './namespace-tx.js';
 
 const DEFAULTS = {
   batchSizeMax: 64,
@@ -232,7 +232,7 @@ export class Ledger {
         const outcome = decideCommit(tx.current, reservationId, tx.now);
         switch (outcome.kind) {
           case 'AlreadyCommitted':
-            return () => ({ view: viewOf(namespace, record), changed: false });
+            return () => ({ view: reservationViewOf(namespace, record), changed: false });
           case 'Expired': {
             tx.append(outcome.events, writeMeta(options));
             const released = await this.existingReservation(tx, namespace, reservationId);
@@ -243,7 +243,7 @@ export class Ledger {
           case 'Commit': {
             tx.append(outcome.events, writeMeta(options));
             const committed = await this.existingReservation(tx, namespace, reservationId);
-            return () => ({ view: viewOf(namespace, committed), changed: true });
+            return () => ({ view: reservationViewOf(namespace, committed), changed: true });
           }
           case 'NotLive':
             throw notFound('reservations', reservationId);
@@ -258,10 +258,10 @@ export class Ledger {
       run: async (tx) => {
         const record = await this.existingReservation(tx, namespace, reservationId);
         const outcome = decideRelease(tx.current, reservationId, options.reason ?? 'cancelled');
-        if (outcome.kind === 'NotLive') return () => ({ view: viewOf(namespace, record), changed: false });
+        if (outcome.kind === 'NotLive') return () => ({ view: reservationViewOf(namespace, record), changed: false });
         tx.append(outcome.events, writeMeta(options));
         const released = await this.existingReservation(tx, namespace, reservationId);
-        return () => ({ view: viewOf(namespace, released), changed: true });
+        return () => ({ view: reservationViewOf(namespace, released), changed: true });
       },
     });
   }
@@ -310,7 +310,7 @@ export class Ledger {
     if (!row) return undefined;
     const record = recordOf(row);
     const history = await this.eventsAt(namespace, record.eventVersions);
-    return { ...viewOf(namespace, record), history };
+    return { ...reservationViewOf(namespace, record), history };
   }
 
   // ---------------------------------------------------------------- quotas and limit ranges
@@ -671,24 +671,6 @@ function denialJson(denial: QuotaDenial): DenialJson {
     case 'OldObjectMissing':
       return { kind: denial.kind };
   }
-}
-
-function viewOf(namespace: string, record: ReservationRecord): ReservationView {
-  const r = record.json;
-  return {
-    id: r.id,
-    namespace,
-    state: record.status,
-    operation: r.operation,
-    object: r.object,
-    charged: r.contribution,
-    reservedAt: iso(r.reservedAt),
-    ...(r.committedAt === undefined ? {} : { committedAt: iso(r.committedAt) }),
-    ...(record.releasedAt === undefined ? {} : { releasedAt: iso(record.releasedAt) }),
-    ...(record.releaseReason === undefined ? {} : { releaseReason: record.releaseReason }),
-    ...(r.expiresAt === undefined ? {} : { expiresAt: iso(r.expiresAt) }),
-    ...(record.requestId === undefined ? {} : { requestId: record.requestId }),
-  };
 }
 
 function quotaView(namespace: string, tx: NamespaceTx, name: string): QuotaView {

@@ -10,7 +10,7 @@ import {
 } from '@quota/domain';
 import type pg from 'pg';
 import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
-import type { AdmissionResult, AdmissionSource } from './ledger.types.js';
+import type { AdmissionResult, AdmissionSource, ReservationView } from './ledger.types.js';
 import { VersionConflict } from './postgres-errors.js';
 
 /**
@@ -504,4 +504,25 @@ function shapeOf(sql: string): string {
   let hash = 2166136261;
   for (let i = 0; i < sql.length; i++) hash = Math.imul(hash ^ sql.charCodeAt(i), 16777619);
   return (hash >>> 0).toString(36);
+}
+
+const isoOf = (ms: number): string => new Date(ms).toISOString();
+
+/** A reservation row as the API shows it (without its history). */
+export function reservationViewOf(namespace: string, record: ReservationRecord): ReservationView {
+  const r = record.json;
+  return {
+    id: r.id,
+    namespace,
+    state: record.status,
+    operation: r.operation,
+    object: r.object,
+    charged: r.contribution,
+    reservedAt: isoOf(r.reservedAt),
+    ...(r.committedAt === undefined ? {} : { committedAt: isoOf(r.committedAt) }),
+    ...(record.releasedAt === undefined ? {} : { releasedAt: isoOf(record.releasedAt) }),
+    ...(record.releaseReason === undefined ? {} : { releaseReason: record.releaseReason }),
+    ...(r.expiresAt === undefined ? {} : { expiresAt: isoOf(r.expiresAt) }),
+    ...(record.requestId === undefined ? {} : { requestId: record.requestId }),
+  };
 }

@@ -10,24 +10,28 @@ const DEFAULT_PAGE = 100;
 const EXPORT_PAGE = 1000;
 
 /**
- * Writes pages as NDJSON until the last one, honouring back-pressure; a client that goes
- * away stops the reading. Errors after the first byte end the stream (the status is sent).
+ * Writes pages as NDJSON until the last one, honouring back-pressure. Nothing is sent before
+ * the first page is read, so an early failure is still a Status; a client that goes away stops
+ * the reading (a pending drain gives way to the close).
  */
 async function streamNdjson<T>(response: Response, next: (after: string | undefined) => Promise<Page<T>>): Promise<void> {
   let closed = false;
-  response.on('close', () => {
-    closed = true;
+  const gone = new Promise<void>((resolve) => {
+    response.once('close', () => {
+      closed = true;
+      resolve();
+    });
   });
+  let page = await next(undefined);
   response.status(200).setHeader('content-type', 'application/x-ndjson; charset=utf-8');
-  let after: string | undefined;
   try {
-    do {
-      const page = await next(after);
-      if (closed) return;
+    for (;;) {
       const chunk = page.items.map((item) => JSON.stringify(item)).join('\n');
-      if (chunk && !response.write(`${chunk}\n`)) await once(response, 'drain');
-      after = page.next;
-    } while (after && !closed);
+      if (chunk && !response.write(`${chunk}\n`)) await Promise.race([once(response, 'drain').catch(() => undefined), gone]);
+      if (!page.next || closed) break;
+      page = await next(page.next);
+      if (closed) break;
+    }
     response.end();
   } catch (error) {
     response.destroy(error instanceof Error ? error : new Error(String(error)));
@@ -63,10 +67,12 @@ export class AuditController {
    */
   @Get('events/export')
   async exportEvents(@Param('namespace', NamespacePipe) namespace: string, @Query() query: ExportQueryDto, @Res() response: Response): Promise<void> {
-    const until = query.until === undefined ? undefined : BigInt(query.until);
+    // Without `until`, the export ends at the namespace's last event when it starts: a stream
+    // that keeps growing would never finish.
+    const until = BigInt(query.until ?? (await this.ledger.usage(namespace))?.position ?? '0');
     await streamNdjson(response, async (after) => {
       const page = await this.ledger.readEvents(namespace, { ...(after ? { after } : query.after ? { after: query.after } : {}), limit: EXPORT_PAGE });
-      const items = until === undefined ? page.items : page.items.filter((e) => BigInt(e.position) <= until);
+      const items = page.items.filter((e) => BigInt(e.position) <= until);
       const done = !page.next || items.length < page.items.length;
       return { items, ...(done ? {} : { next: page.next }) };
     });
