@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
 import { AdmissionReviewController } from './admission-review/admission-review.controller.js';
 import { AuditController } from './audit/audit.controller.js';
+import { HistoryController } from './audit/history.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
 import { ProjectionsController } from './projections/projections.controller.js';
@@ -15,7 +16,7 @@ export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
-      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, ProjectionsController],
+      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, ProjectionsController],
       providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown, ReconcileTrigger],
     };
   }

@@ -5,3 +5,4 @@ export * from './ledger-error.js';
 export * from './ledger.js';
 export * from './projection.js';
 export * from './projection-runner.js';
+export * from './audit-queries.js';

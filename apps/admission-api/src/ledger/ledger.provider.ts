@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
-import { buildDataSourceOptions, Ledger } from '@quota/ledger';
+import { AuditQueries, buildDataSourceOptions, Ledger } from '@quota/ledger';
 import { DataSource } from 'typeorm';
 
 /** Injection token of the typed configuration. */
@@ -32,6 +32,7 @@ export const ledgerProviders: Provider[] = [
         statementTimeoutMs: config.statementTimeoutMs,
       }),
   },
+  { provide: AuditQueries, inject: [DataSource], useFactory: (dataSource: DataSource): AuditQueries => new AuditQueries(dataSource) },
 ];
 
 /** Closes the ledger (finishing batches in flight) and then the pool, in that order. */
