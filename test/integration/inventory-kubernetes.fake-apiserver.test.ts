@@ -4,44 +4,69 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKubernetesInventory, InventoryError } from '@quota/inventory';
+import { createInventorySource, createKubernetesInventory, InventoryError, KNOWN_KINDS, type KubernetesInventoryOptions } from '@quota/inventory';
 
 /**
- * We cannot run a Kubernetes API server here: this is a FAKE API server (node:http) that
- * serves RECORDED list responses (test/fixtures/kubernetes/), reached through a kubeconfig
- * the way a real cluster is.
+ * We cannot run a Kubernetes API server here. This is a FAKE API server (node:http) that
+ * replays RECORDED list responses (test/fixtures/kubernetes/), reached through a kubeconfig
+ * the way a real cluster is. Each namespace plays one scenario:
+ *
+ * - team-a: the recorded lists (pods over two pages, an empty PVC list, one deployment);
+ * - forbidden: pods answer 403 (RBAC); broken: deployments answer 500;
+ * - expired: the second page of pods answers 410 (continue token expired);
+ * - hanging: pods never answer; no-uid: a pod without metadata.uid.
  */
 const fixture = async (name: string): Promise<string> => readFile(new URL(`../fixtures/kubernetes/${name}`, import.meta.url), 'utf8');
+
+const CONTINUE_TOKEN = 'eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NDgyMTEsInN0YXJ0Ijoid2ViLTVkOGY5Yzc0Yjctazh3cTJcdTAwMDAifQ';
+
+interface Seen {
+  readonly path: string;
+  readonly query: Record<string, string>;
+  readonly authorization: string | undefined;
+}
 
 let server: Server;
 let dir: string;
 let kubeconfig: string;
-const seen: string[] = [];
-let behaviour: 'recorded' | 'forbidden' | 'gone-on-continue' | 'hang' = 'recorded';
-
-const emptyList = (kind: string) => JSON.stringify({ kind, apiVersion: 'v1', metadata: { resourceVersion: '48211' }, items: [] });
+const seen: Seen[] = [];
+/** Called when a hanging request arrives, with a promise of the moment the client lets go of it. */
+let onHang: ((hung: { closed: Promise<void> }) => void) | undefined;
 
 async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://fake');
-  seen.push(`${url.pathname}${url.search}`);
+  seen.push({ path: url.pathname, query: Object.fromEntries(url.searchParams), authorization: request.headers.authorization });
   const send = (status: number, body: string) => {
     response.writeHead(status, { 'content-type': 'application/json' });
     response.end(body);
   };
-  if (behaviour === 'hang') return; // never answers
-  if (behaviour === 'forbidden') {
-    return send(403, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'pods is forbidden: User "system:serviceaccount:quota:reconciler" cannot list resource "pods" in API group "" in the namespace "team-a"', reason: 'Forbidden', code: 403 }));
-  }
-  if (url.pathname === '/api/v1/namespaces/team-a/pods') {
-    if (!url.searchParams.get('continue')) return send(200, await fixture('pods-page-1.json'));
-    if (behaviour === 'gone-on-continue') {
-      return send(410, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'The provided continue parameter is too old to display a consistent list result.', reason: 'Expired', code: 410 }));
+  const match = /^\/apis?\/(?:[a-z.]+\/)?v1\/namespaces\/([^/]+)\/([a-z]+)$/.exec(url.pathname);
+  if (!match) return send(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
+  const [, namespace, resource] = match;
+  const continued = url.searchParams.has('continue');
+  if (resource === 'pods') {
+    if (namespace === 'forbidden') return send(403, await fixture('status-403-forbidden.json'));
+    if (namespace === 'hanging') {
+      onHang?.({ closed: new Promise((resolve) => request.socket.once('close', () => resolve())) });
+      return; // never answers
     }
-    return send(200, await fixture('pods-page-2.json'));
+    if (namespace === 'expired' && continued) return send(410, await fixture('status-410-expired.json'));
+    if (namespace === 'no-uid') {
+      const list = JSON.parse(await fixture('pods-page-2.json')) as { items: { metadata: { uid?: string } }[] };
+      delete list.items[0]?.metadata.uid;
+      return send(200, JSON.stringify(list));
+    }
+    if (continued) {
+      if (url.searchParams.get('continue') !== CONTINUE_TOKEN) return send(400, '{"kind":"Status","code":400}');
+      return send(200, await fixture('pods-page-2.json'));
+    }
+    return send(200, await fixture('pods-page-1.json'));
   }
-  if (url.pathname === '/api/v1/namespaces/team-a/persistentvolumeclaims') return send(200, await fixture('persistentvolumeclaims.json'));
-  const kind = url.pathname.split('/').at(-1) ?? 'List';
-  return send(200, emptyList(`${kind}List`));
+  if (resource === 'deployments' && namespace === 'broken') return send(500, await fixture('status-500.json'));
+  if (resource === 'persistentvolumeclaims') return send(200, await fixture('persistentvolumeclaims.json'));
+  if (resource === 'deployments') return send(200, await fixture('deployments.json'));
+  const known = KNOWN_KINDS.find((k) => k.groupResource.resource === resource);
+  return send(200, JSON.stringify({ kind: `${known?.kind}List`, apiVersion: known?.apiVersion, metadata: { resourceVersion: '48211' }, items: [] }));
 }
 
 beforeAll(async () => {
@@ -56,7 +81,7 @@ beforeAll(async () => {
       'apiVersion: v1',
       'kind: Config',
       'clusters:',
-      // client-node refuses plain http unless told the cluster is not verified; the fake is local.
+      // client-node sends credentials over plain http only to a cluster marked unverified; the fake is local.
       `- name: fake\n  cluster:\n    server: http://127.0.0.1:${port}\n    insecure-skip-tls-verify: true`,
       'users:',
       '- name: reconciler\n  user:\n    token: test-token',
@@ -73,44 +98,104 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('kubernetes inventory source against a fake API server with recorded responses', () => {
-  it('lists every covered kind in the namespace, following continue tokens, and fills in apiVersion and kind', async () => {
-    behaviour = 'recorded';
+const PODS = [{ group: '', resource: 'pods' }];
+const source = (options: Omit<KubernetesInventoryOptions, 'kubeconfigPath'> = {}) => createKubernetesInventory({ kubeconfigPath: kubeconfig, pageSize: 2, ...options });
+const failure = async (listing: Promise<unknown>): Promise<InventoryError> => {
+  const error = await listing.then(
+    () => new Error('the listing succeeded'),
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(InventoryError);
+  return error as InventoryError;
+};
+
+describe('kubernetes inventory source, against a fake API server replaying recorded responses', () => {
+  it('lists every covered resource of the namespace, following the continue token, and fills in apiVersion and kind', async () => {
     seen.length = 0;
-    const source = createKubernetesInventory({ kubeconfigPath: kubeconfig, pageSize: 2 });
-    const inventory = await source.list('team-a');
-    expect(inventory.objects.map((o) => [o.groupResource.resource, o.name, o.uid])).toEqual([
-      ['pods', 'web-5d8f9c74b7-2xkqz', '0b8f3c5e-6f1d-4a7e-9d52-1f0c4a3b7e11'],
-      ['pods', 'web-5d8f9c74b7-k8wq2', '7c2e9a10-2b4f-4c8d-8e3a-5d6f7a8b9c22'],
-      ['pods', 'batch-import-7x2lp', 'e4d3c2b1-9a8f-4e7d-b6c5-a4b3c2d1e033'],
-      ['persistentvolumeclaims', 'data-db-0', '3f2e1d0c-8b7a-4695-a4b3-c2d1e0f9a844'],
+    const inventory = await createInventorySource({ source: 'kubernetes', kubeconfigPath: kubeconfig, pageSize: 2 }).list('team-a');
+    expect(inventory.namespace).toBe('team-a');
+    expect(inventory.covers).toHaveLength(13);
+    expect(inventory.objects.map((o) => [`${o.groupResource.resource}.${o.groupResource.group}`, o.name, o.uid])).toEqual([
+      ['pods.', 'web-5d8f9c74b7-2xkqz', '0b8f3c5e-6f1d-4a7e-9d52-1f0c4a3b7e11'],
+      ['pods.', 'web-5d8f9c74b7-k8wq2', '7c2e9a10-2b4f-4c8d-8e3a-5d6f7a8b9c22'],
+      ['pods.', 'batch-import-7x2lp', 'e4d3c2b1-9a8f-4e7d-b6c5-a4b3c2d1e033'],
+      ['deployments.apps', 'web', '5f4e3d2c-1b0a-4987-8654-3210fedcba55'],
     ]);
-    expect(inventory.objects[0]?.object).toMatchObject({ apiVersion: 'v1', kind: 'Pod', metadata: { creationTimestamp: '2026-11-20T09:14:03.000Z' }, spec: { containers: [{ resources: { requests: { cpu: '250m' } } }] } });
-    expect(inventory.covers).toContainEqual({ group: 'apps', resource: 'deployments' });
-    // The namespace is in the path, the page size in limit, the second page asked by continue.
-    expect(seen).toContain('/api/v1/namespaces/team-a/pods?limit=2');
-    expect(seen.filter((s) => s.startsWith('/api/v1/namespaces/team-a/pods?') && s.includes('continue=eyJ2Ij') && s.includes('limit=2'))).toHaveLength(1);
-    expect(seen).toContain('/apis/apps/v1/namespaces/team-a/deployments?limit=2');
-    expect(seen).toContain('/apis/batch/v1/namespaces/team-a/cronjobs?limit=2');
+    const [first, , third, deployment] = inventory.objects;
+    expect(first?.object).toMatchObject({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'team-a', uid: '0b8f3c5e-6f1d-4a7e-9d52-1f0c4a3b7e11' } });
+    expect(deployment?.object).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', spec: { replicas: 2 } });
+    // The object as the API server stored it: timestamps as written, pod-level resources kept.
+    const recorded = (JSON.parse(await fixture('pods-page-2.json')) as { items: object[] }).items[0];
+    expect(third?.object).toEqual({ apiVersion: 'v1', kind: 'Pod', ...recorded });
+    expect(third?.object).toMatchObject({ metadata: { creationTimestamp: '2026-11-21T02:00:00Z' }, spec: { resources: { requests: { cpu: '1' } } } });
+  });
+
+  it('asks for the namespace in the path, pages by limit and continue, and sends the kubeconfig token', async () => {
+    seen.length = 0;
+    await source().list('team-a');
+    const pods = seen.filter((s) => s.path === '/api/v1/namespaces/team-a/pods');
+    expect(pods.map((s) => s.query)).toEqual([{ limit: '2' }, { limit: '2', continue: CONTINUE_TOKEN }]);
+    expect(seen.map((s) => s.path)).toEqual(
+      expect.arrayContaining([
+        '/api/v1/namespaces/team-a/persistentvolumeclaims',
+        '/api/v1/namespaces/team-a/resourcequotas',
+        '/apis/apps/v1/namespaces/team-a/deployments',
+        '/apis/batch/v1/namespaces/team-a/cronjobs',
+      ]),
+    );
+    expect(seen).toHaveLength(14); // 13 resources, pods in two pages
+    expect(new Set(seen.map((s) => s.authorization))).toEqual(new Set(['Bearer test-token']));
+  });
+
+  it('lists only the resources it is configured to cover', async () => {
+    seen.length = 0;
+    const inventory = await source({ resources: [{ group: 'apps', resource: 'deployments' }] }).list('team-a');
+    expect(inventory.covers).toEqual([{ group: 'apps', resource: 'deployments' }]);
+    expect(inventory.objects.map((o) => o.name)).toEqual(['web']);
+    expect(seen.map((s) => s.path)).toEqual(['/apis/apps/v1/namespaces/team-a/deployments']);
   });
 
   it.each([
-    ['a 403 (RBAC missing)', 'forbidden' as const, /HTTP 403/],
-    ['a 410 on a continue token (the list changed too much)', 'gone-on-continue' as const, /HTTP 410/],
-  ])('refuses the whole listing on %s: a partial list would release live reservations', async (_case, mode, message) => {
-    behaviour = mode;
-    const source = createKubernetesInventory({ kubeconfigPath: kubeconfig, pageSize: 2 });
-    const error = await source.list('team-a').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(InventoryError);
-    expect(String((error as Error).message)).toMatch(message);
+    ['a 403 (the service account may not list pods)', 'forbidden', /namespace forbidden: GET \/api\/v1\/namespaces\/forbidden\/pods: HTTP 403 Forbidden: pods is forbidden/],
+    ['a 500 on one resource while the others answer', 'broken', /GET \/apis\/apps\/v1\/namespaces\/broken\/deployments: HTTP 500 InternalError: Internal error occurred: etcdserver/],
+    ['a 410 on the continue token (the list changed too much to resume)', 'expired', /GET \/api\/v1\/namespaces\/expired\/pods \(continued\): the continue token expired .*HTTP 410 Expired/],
+    ['a pod without metadata.uid, naming it', 'no-uid', /namespace no-uid: Pod team-a\/batch-import-7x2lp has no metadata.uid/],
+  ])('refuses the whole listing on %s: a partial list would release live reservations', async (_case, namespace, message) => {
+    const error = await failure(source().list(namespace));
+    expect(error.source).toBe('kubernetes');
+    expect(error.message).toMatch(message);
   });
 
-  it('gives up on a server that does not answer within the timeout', async () => {
-    behaviour = 'hang';
-    const source = createKubernetesInventory({ kubeconfigPath: kubeconfig, timeoutMs: 300, resources: [{ group: '', resource: 'pods' }] });
-    const error = await source.list('team-a').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(InventoryError);
-    expect((error as Error).message).toContain('took longer than 300 ms');
-    behaviour = 'recorded';
+  it('refuses a listing over its object limit', async () => {
+    const error = await failure(source({ maxObjects: 2, resources: PODS }).list('team-a'));
+    expect(error.message).toMatch(/more than the 2 objects a listing may hold/);
+  });
+
+  it('refuses a page larger than its byte limit', async () => {
+    const error = await failure(source({ maxBytes: 1000, resources: PODS }).list('team-a'));
+    expect(error.message).toMatch(/over the 1000-byte limit/);
+  });
+
+  it('gives up on a server that does not answer within timeoutMs, and lets go of the connection', async () => {
+    let hung: { closed: Promise<void> } | undefined;
+    onHang = (h) => (hung = h);
+    const error = await failure(source({ timeoutMs: 200, resources: PODS }).list('hanging'));
+    expect(error.message).toBe('kubernetes: namespace hanging: GET /api/v1/namespaces/hanging/pods: no answer within 200 ms');
+    await hung?.closed;
+  });
+
+  it("stops when the caller's signal aborts", async () => {
+    const arrived = new Promise<{ closed: Promise<void> }>((resolve) => (onHang = resolve));
+    const controller = new AbortController();
+    const listing = failure(source({ resources: PODS }).list('hanging', controller.signal));
+    const hung = await arrived;
+    controller.abort();
+    expect((await listing).message).toBe('kubernetes: namespace hanging: GET /api/v1/namespaces/hanging/pods: aborted by the caller');
+    await hung.closed;
+  });
+
+  it('refuses at creation a kubeconfig that does not exist, and a resource it cannot list', () => {
+    expect(() => createKubernetesInventory({ kubeconfigPath: join(dir, 'missing') })).toThrow(/kubernetes inventory: cannot load the kubeconfig .*missing/);
+    expect(() => source({ resources: [{ group: 'example.com', resource: 'widgets' }] })).toThrow(/cannot cover widgets\.example\.com/);
   });
 });

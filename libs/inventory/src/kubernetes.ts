@@ -1,92 +1,224 @@
-import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { GroupResource } from '@quota/domain';
 import { InventoryError, type Inventory, type InventorySource } from './inventory.js';
-import { DEFAULT_RESOURCES, knownKindOf, MAX_OBJECTS } from './kinds.js';
-import { toInventoryObjects } from './objects.js';
+import { checkResources, DEFAULT_RESOURCES, type KnownKind } from './kinds.js';
+import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
+import { isRecord, toInventoryObjects } from './objects.js';
 
 export interface KubernetesInventoryOptions {
-  /** A kubeconfig file; without it and without `inCluster`, the default lookup ($KUBECONFIG, ~/.kube/config). */
+  /** A kubeconfig file. Without it and without `inCluster`: $KUBECONFIG, then ~/.kube/config. */
   readonly kubeconfigPath?: string;
-  /** The pod's service account (in a cluster). */
+  /** Use the pod's service account (running inside the cluster). */
   readonly inCluster?: boolean;
+  /** What to list; default every well-known kind (DEFAULT_RESOURCES). */
   readonly resources?: readonly GroupResource[];
-  /** Objects per page (`limit`); the listing follows `continue` to the end. */
+  /** Objects per page (`limit`); each list follows `continue` to the end. Default 500. */
   readonly pageSize?: number;
+  /** Per request (one page), in milliseconds. Default 10 s. */
   readonly timeoutMs?: number;
+  /** Objects in one listing, all resources together. Default 50,000. */
+  readonly maxObjects?: number;
+  /** Body of one page, in bytes. Default 64 MiB. */
+  readonly maxBytes?: number;
 }
 
-type Page = { metadata?: { _continue?: string }; items: unknown[] };
-type ListPage = (namespace: string, limit: number, token: string | undefined) => Promise<Page>;
+export const DEFAULT_PAGE_SIZE = 500;
+
+const SOURCE = 'kubernetes';
+
+/** The list path of a kind in a namespace: `/api/v1/namespaces/ns/pods`, `/apis/apps/v1/namespaces/ns/deployments`. */
+export function listPath(known: KnownKind, namespace: string): string {
+  const root = known.groupResource.group === '' ? `/api/${known.apiVersion}` : `/apis/${known.apiVersion}`;
+  return `${root}/namespaces/${encodeURIComponent(namespace)}/${known.groupResource.resource}`;
+}
 
 /**
- * Lists objects through the Kubernetes API with @kubernetes/client-node: one paged list per
- * covered resource (list responses omit each item's apiVersion and kind; they are filled in).
- * Needs RBAC `list` on those resources in the namespaces it reconciles.
+ * Lists objects through the Kubernetes API: one paged list per covered resource, following
+ * `continue` to the end (a 410 on a continue token fails the listing; the next reconcile
+ * starts over). Needs RBAC `list` on those resources in the namespaces it reconciles.
+ *
+ * client-node's KubeConfig supplies the server, TLS material, proxy and credentials (token,
+ * exec plugin, OIDC, the in-cluster token file). The request itself is plain node:http(s)
+ * on the raw JSON: client-node's typed models drop every field they do not know and turn
+ * timestamps into Dates, and adoption must charge the object as the API server stored it.
+ * Going raw also gives each request a real abort and a byte limit.
  */
 export function createKubernetesInventory(options: KubernetesInventoryOptions = {}): InventorySource {
-  const config = new KubeConfig();
-  if (options.inCluster) config.loadFromCluster();
-  else if (options.kubeconfigPath) config.loadFromFile(options.kubeconfigPath);
-  else config.loadFromDefault();
-  const core = config.makeApiClient(CoreV1Api);
-  const apps = config.makeApiClient(AppsV1Api);
-  const batch = config.makeApiClient(BatchV1Api);
-  const listers: Record<string, ListPage> = {
-    'pods.': (namespace, limit, token) => core.listNamespacedPod({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'persistentvolumeclaims.': (namespace, limit, token) => core.listNamespacedPersistentVolumeClaim({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'services.': (namespace, limit, token) => core.listNamespacedService({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'configmaps.': (namespace, limit, token) => core.listNamespacedConfigMap({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'secrets.': (namespace, limit, token) => core.listNamespacedSecret({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'replicationcontrollers.': (namespace, limit, token) => core.listNamespacedReplicationController({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'deployments.apps': (namespace, limit, token) => apps.listNamespacedDeployment({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'replicasets.apps': (namespace, limit, token) => apps.listNamespacedReplicaSet({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'statefulsets.apps': (namespace, limit, token) => apps.listNamespacedStatefulSet({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'daemonsets.apps': (namespace, limit, token) => apps.listNamespacedDaemonSet({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'jobs.batch': (namespace, limit, token) => batch.listNamespacedJob({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-    'cronjobs.batch': (namespace, limit, token) => batch.listNamespacedCronJob({ namespace, limit, ...(token ? { _continue: token } : {}) }),
-  };
-  const covers = options.resources ?? DEFAULT_RESOURCES;
-  for (const resource of covers) {
-    if (!listers[`${resource.resource}.${resource.group}`]) throw new Error(`the kubernetes inventory cannot list ${resource.resource}.${resource.group}`);
-  }
-  const pageSize = options.pageSize ?? 500;
-  const timeoutMs = options.timeoutMs ?? 10_000;
+  const kinds = checkResources(SOURCE, options.resources ?? DEFAULT_RESOURCES);
+  const covers = kinds.map((k) => k.groupResource);
+  const pageSize = positiveInteger(SOURCE, 'pageSize', options.pageSize, DEFAULT_PAGE_SIZE);
+  const timeoutMs = positiveInteger(SOURCE, 'timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS);
+  const maxObjects = positiveInteger(SOURCE, 'maxObjects', options.maxObjects, DEFAULT_MAX_OBJECTS);
+  const maxBytes = positiveInteger(SOURCE, 'maxBytes', options.maxBytes, DEFAULT_MAX_BYTES);
+  const config = loadKubeConfig(options);
+  const server = serverOf(config);
 
-  async function listAll(namespace: string, resource: GroupResource): Promise<unknown[]> {
-    const known = knownKindOf(resource);
-    const lister = listers[`${resource.resource}.${resource.group}`];
-    if (!known || !lister) return [];
-    const items: unknown[] = [];
+  /** One page: the raw list, or an InventoryError saying why not. */
+  async function page(namespace: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string }> {
+    const url = new URL(`${server}${listPath(known, namespace)}`);
+    url.searchParams.set('limit', String(pageSize));
+    if (token !== undefined) url.searchParams.set('continue', token);
+    const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
+    const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: namespace ${namespace}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+    const call = callDeadline(timeoutMs, signal);
+    let response: RawResponse;
+    try {
+      const requestOptions: https.RequestOptions = {};
+      await config.applyToHTTPSOptions(requestOptions);
+      response = await get(url, requestOptions, call.signal, maxBytes);
+    } catch (error) {
+      throw fail(call.why() ?? messageOf(error), error);
+    }
+    if (response.status !== 200) {
+      const status = describeStatus(response);
+      if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);
+      throw fail(status);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(response.body);
+    } catch (error) {
+      throw fail('the answer is not JSON', error);
+    }
+    if (!isRecord(body)) throw fail('the answer is not a list');
+    // An empty list may come back as `"items": null`.
+    const items = body['items'] ?? [];
+    if (!Array.isArray(items)) throw fail('the answer has no "items" array');
+    if (body['kind'] !== undefined && body['kind'] !== `${known.kind}List`) throw fail(`expected a ${known.kind}List, got ${String(body['kind'])}`);
+    const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
+    const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
+    if (next !== undefined && next === token) throw fail('the server answered the same continue token again');
+    return { apiVersion: body['apiVersion'], items, ...(next === undefined ? {} : { next }) };
+  }
+
+  /** Every object of one resource, page after page; `counted` holds the listing's running total. */
+  async function listResource(namespace: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }): Promise<unknown[]> {
+    const objects: unknown[] = [];
     let token: string | undefined;
     do {
-      const page = await lister(namespace, pageSize, token);
-      // Items come back as model classes (dates as Date): plain JSON is what quota evaluates.
-      for (const item of page.items) items.push({ ...(JSON.parse(JSON.stringify(item)) as object), apiVersion: known.apiVersion, kind: known.kind });
-      if (items.length > MAX_OBJECTS) throw new InventoryError(`kubernetes: more than ${MAX_OBJECTS} ${resource.resource} in namespace ${namespace}`, 'kubernetes');
-      token = page.metadata?._continue || undefined;
-    } while (token);
-    return items;
+      const list = await page(namespace, known, token, signal);
+      counted.objects += list.items.length;
+      if (counted.objects > maxObjects) {
+        throw new InventoryError(`kubernetes: namespace ${namespace}: more than the ${maxObjects} objects a listing may hold`, SOURCE);
+      }
+      // List items carry no apiVersion or kind: the list says which they are.
+      const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
+      for (const item of list.items) objects.push(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item);
+      token = list.next;
+    } while (token !== undefined);
+    return objects;
   }
 
   return {
-    kind: 'kubernetes',
+    kind: SOURCE,
     covers,
-    async list(namespace: string): Promise<Inventory> {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new InventoryError(`kubernetes: listing namespace ${namespace} took longer than ${timeoutMs} ms`, 'kubernetes')), timeoutMs);
-      });
+    async list(namespace: string, signal?: AbortSignal): Promise<Inventory> {
+      // The first failure stops the other resources' requests: the listing is lost anyway.
+      const listing = new AbortController();
+      const both = signal ? AbortSignal.any([signal, listing.signal]) : listing.signal;
+      const counted = { objects: 0 };
+      let first: unknown;
       try {
-        const lists = await Promise.race([Promise.all(covers.map((resource) => listAll(namespace, resource))), timeout]);
-        return { namespace, covers, objects: toInventoryObjects('kubernetes', namespace, lists.flat(), covers) };
+        const lists = await Promise.all(
+          kinds.map((known) =>
+            listResource(namespace, known, both, counted).catch((error: unknown) => {
+              first ??= error;
+              listing.abort();
+              throw error;
+            }),
+          ),
+        );
+        return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, lists.flat(), covers, maxObjects) };
       } catch (error) {
-        if (error instanceof InventoryError) throw error;
-        const status = (error as { code?: number }).code;
-        throw new InventoryError(`kubernetes: listing namespace ${namespace} failed${status ? ` (HTTP ${status})` : ''}: ${(error as Error).message.slice(0, 300)}`, 'kubernetes', { cause: error });
+        const reported = first ?? error;
+        if (reported instanceof InventoryError) throw reported;
+        throw new InventoryError(`kubernetes: namespace ${namespace}: ${messageOf(reported)}`, SOURCE, { cause: reported });
       } finally {
-        clearTimeout(timer);
+        listing.abort();
       }
     },
     close: async () => undefined,
   };
+}
+
+function loadKubeConfig(options: KubernetesInventoryOptions): KubeConfig {
+  const config = new KubeConfig();
+  try {
+    if (options.inCluster) config.loadFromCluster();
+    else if (options.kubeconfigPath) config.loadFromFile(options.kubeconfigPath);
+    else config.loadFromDefault();
+  } catch (error) {
+    throw new Error(`kubernetes inventory: cannot load the ${options.inCluster ? 'in-cluster configuration' : `kubeconfig${options.kubeconfigPath ? ` ${options.kubeconfigPath}` : ''}`}: ${messageOf(error)}`, { cause: error });
+  }
+  return config;
+}
+
+/** The API server's base URL without a trailing slash (it may carry a path, as behind a proxy). */
+function serverOf(config: KubeConfig): string {
+  const cluster = config.getCurrentCluster();
+  let url: URL | undefined;
+  try {
+    url = cluster ? new URL(cluster.server) : undefined;
+  } catch {
+    url = undefined;
+  }
+  // loadFromCluster outside a pod yields https://undefined:undefined.
+  if (!cluster || !url || url.hostname === 'undefined' || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new Error(`kubernetes inventory: the current context names no usable API server${cluster ? ` (server: ${JSON.stringify(cluster.server)})` : ''}`);
+  }
+  // client-node sends credentials over plain http only when TLS verification is waived on purpose.
+  if (url.protocol === 'http:' && !cluster.skipTLSVerify) throw new Error(`kubernetes inventory: ${cluster.server} is plain http; set insecure-skip-tls-verify on the cluster to allow it`);
+  return cluster.server.replace(/\/+$/, '');
+}
+
+interface RawResponse {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** One GET, read whole into a string, refused past `maxBytes`; `signal` ends it at any point. */
+function get(url: URL, options: https.RequestOptions, signal: AbortSignal, maxBytes: number): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? https.request : http.request;
+    const headers = { ...(options.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json' };
+    const request = send(url, { ...options, method: 'GET', headers, signal }, (response) => {
+      const declared = Number(response.headers['content-length'] ?? 0);
+      if (declared > maxBytes) {
+        request.destroy(new Error(`the answer of ${declared} bytes is over the ${maxBytes}-byte limit`));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      // The last chunks and 'end' may already be queued when the limit is passed: remember why.
+      let tooLarge: Error | undefined;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (tooLarge) return;
+        if (size <= maxBytes) chunks.push(chunk);
+        else request.destroy((tooLarge = new Error(`the answer is over the ${maxBytes}-byte limit`)));
+      });
+      response.on('end', () => (tooLarge ? reject(tooLarge) : resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') })));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+/** `HTTP 403 Forbidden: pods is forbidden: …` from a Kubernetes Status body, or the bare status. */
+function describeStatus(response: RawResponse): string {
+  let status: unknown;
+  try {
+    status = JSON.parse(response.body);
+  } catch {
+    status = undefined;
+  }
+  if (isRecord(status) && status['kind'] === 'Status') {
+    const reason = typeof status['reason'] === 'string' ? ` ${status['reason']}` : '';
+    const message = typeof status['message'] === 'string' ? `: ${status['message'].slice(0, 300)}` : '';
+    return `HTTP ${response.status}${reason}${message}`;
+  }
+  return `HTTP ${response.status}`;
 }
