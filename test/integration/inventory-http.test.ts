@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpInventory, createInventorySource, InventoryError, type HttpInventoryOptions } from '@quota/inventory';
+import { createHttpInventory, createInventorySource, type HttpInventoryOptions } from '@quota/inventory';
+import { inventoryFailure } from '../support/inventory.js';
 
 const pod = (name: string, namespace: string, metadata: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
@@ -79,14 +80,7 @@ afterAll(async () => {
 });
 
 const source = (options: Omit<HttpInventoryOptions, 'url'> = {}) => createHttpInventory({ url: base, ...options });
-const failure = async (listing: Promise<unknown>): Promise<InventoryError> => {
-  const error = await listing.then(
-    () => new Error('the listing succeeded'),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(InventoryError);
-  return error as InventoryError;
-};
+const failure = inventoryFailure;
 
 describe('http inventory source, against a platform endpoint (GET {url}/namespaces/{ns}/objects)', () => {
   it('GETs the namespace’s objects with the bearer token and keeps the covered ones whole', async () => {

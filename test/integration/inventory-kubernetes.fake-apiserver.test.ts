@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInventorySource, createKubernetesInventory, InventoryError, KNOWN_KINDS, type KubernetesInventoryOptions } from '@quota/inventory';
+import { createInventorySource, createKubernetesInventory, KNOWN_KINDS, type KubernetesInventoryOptions } from '@quota/inventory';
+import { inventoryFailure } from '../support/inventory.js';
 
 /**
  * We cannot run a Kubernetes API server here. This is a FAKE API server (node:http) that
@@ -100,14 +101,7 @@ afterAll(async () => {
 
 const PODS = [{ group: '', resource: 'pods' }];
 const source = (options: Omit<KubernetesInventoryOptions, 'kubeconfigPath'> = {}) => createKubernetesInventory({ kubeconfigPath: kubeconfig, pageSize: 2, ...options });
-const failure = async (listing: Promise<unknown>): Promise<InventoryError> => {
-  const error = await listing.then(
-    () => new Error('the listing succeeded'),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(InventoryError);
-  return error as InventoryError;
-};
+const failure = inventoryFailure;
 
 describe('kubernetes inventory source, against a fake API server replaying recorded responses', () => {
   it('lists every covered resource of the namespace, following the continue token, and fills in apiVersion and kind', async () => {

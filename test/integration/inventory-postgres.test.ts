@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInventorySource, createPostgresInventory, InventoryError, type InventorySource, type PostgresInventoryOptions } from '@quota/inventory';
+import { createInventorySource, createPostgresInventory, type InventorySource, type PostgresInventoryOptions } from '@quota/inventory';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { inventoryFailure } from '../support/inventory.js';
 
 const pod = (name: string, metadata: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
@@ -21,14 +22,7 @@ describe('postgres inventory source, on a table or view in the platform’s own 
     sources.push(created);
     return created;
   };
-  const failure = async (listing: Promise<unknown>): Promise<InventoryError> => {
-    const error = await listing.then(
-      () => new Error('the listing succeeded'),
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(InventoryError);
-    return error as InventoryError;
-  };
+  const failure = inventoryFailure;
 
   beforeAll(async () => {
     db = await createTestDatabase('qlinvpg');
