@@ -37,7 +37,7 @@ export function poolOf(dataSource: DataSource): pg.Pool {
 /** The admission API on its own fresh, migrated database, listening on a free port. */
 export async function startApi(overrides: Partial<AppConfig> = {}, prefix = 'qlapi'): Promise<RunningApi> {
   const db = await createMigratedDatabase(prefix);
-  const config: AppConfig = { ...loadConfig({}), host: '127.0.0.1', port: 0, logLevel: 'error', databaseUrl: db.url, databasePoolSize: 4, ...overrides };
+  const config: AppConfig = { ...loadConfig({}), host: '127.0.0.1', port: 0, logLevel: 'error', databaseUrl: db.url, databasePoolSize: 4, insecureDev: true, rateLimitPerSecond: 0, ...overrides };
   const app = await createAdmissionApi(config);
   await app.listen(0, '127.0.0.1');
   const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');

@@ -36,7 +36,7 @@ export async function startApiProcess(env: Record<string, string>, timeoutMs = 3
   const port = await freePort();
   const child = spawn(process.execPath, [API_MAIN], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'error', HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { ...process.env, LOG_LEVEL: 'error', HOST: '127.0.0.1', PORT: String(port), QUOTA_LEDGER_INSECURE_DEV: 'true', RATE_LIMIT_PER_SECOND: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -38,6 +38,34 @@ export interface AppConfig {
   /** Delay of the prompt reconcile after an admitted DELETE, in seconds. */
   readonly reconcileAfterDeleteSeconds: number;
   readonly inventory: InventoryConfig;
+  /** YAML file of hashed bearer tokens (TOKENS_FILE); see the README's security model. */
+  readonly tokensFile: string | undefined;
+  /**
+   * QUOTA_LEDGER_INSECURE_DEV=true: a development machine. Without it the API refuses to start
+   * with no tokens configured; with it and no TOKENS_FILE, every caller is an anonymous admin.
+   */
+  readonly insecureDev: boolean;
+  /** HTTPS when set (TLS_CERT_FILE + TLS_KEY_FILE), reloaded when the files change. */
+  readonly tls: TlsConfig | undefined;
+  /** Requests per second one client (token, else address) may make; 0 turns the limit off. */
+  readonly rateLimitPerSecond: number;
+  /** Requests one client may make at once above its rate before 429. */
+  readonly rateLimitBurst: number;
+  /** Longest an HTTP request may take from its first byte to the answer, in ms. */
+  readonly requestTimeoutMs: number;
+  /** Longest a graceful shutdown waits for requests and jobs in flight, in ms. */
+  readonly shutdownTimeoutMs: number;
+  /** Port of /metrics and /healthz of the projection worker and the reconciler (0 = none). */
+  readonly metricsPort: number;
+}
+
+export interface TlsConfig {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** When set, client certificates signed by this CA authenticate (as the kube-apiserver does). */
+  readonly clientCaFile: string | undefined;
+  /** Role a verified client certificate gets. */
+  readonly clientCertRole: 'admin' | 'admission' | 'auditor';
 }
 
 /** Where the reconciler lists the objects that exist (INVENTORY_SOURCE and its variables). */
@@ -115,7 +143,55 @@ export function loadConfig(env: Env = process.env): AppConfig {
     reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY', 4, 1, 256),
     reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS', 5, 0, 3600),
     inventory: inventoryConfig(env),
+    tokensFile: env['TOKENS_FILE'] || undefined,
+    insecureDev: flag(env, 'QUOTA_LEDGER_INSECURE_DEV'),
+    tls: tlsConfig(env),
+    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 500, 0, 1_000_000),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 1000, 1, 1_000_000),
+    requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
   };
+}
+
+function flag(env: Env, name: string): boolean {
+  return oneOf(env, name, ['true', 'false', '1', '0'] as const, 'false') === 'true' || env[name] === '1';
+}
+
+function tlsConfig(env: Env): TlsConfig | undefined {
+  const certFile = env['TLS_CERT_FILE'] || undefined;
+  const keyFile = env['TLS_KEY_FILE'] || undefined;
+  const clientCaFile = env['TLS_CLIENT_CA_FILE'] || undefined;
+  if (!certFile && !keyFile) {
+    if (clientCaFile) throw new ConfigError('TLS_CLIENT_CA_FILE', 'needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates exist only over HTTPS');
+    return undefined;
+  }
+  if (!certFile) throw new ConfigError('TLS_CERT_FILE', 'is required when TLS_KEY_FILE is set');
+  if (!keyFile) throw new ConfigError('TLS_KEY_FILE', 'is required when TLS_CERT_FILE is set');
+  const clientCertRole = oneOf(env, 'TLS_CLIENT_CERT_ROLE', ['admin', 'admission', 'auditor'] as const, 'admission');
+  return { certFile, keyFile, clientCaFile, clientCertRole };
+}
+
+/** The zero-setup start (`npm start`): where it keeps its embedded PostgreSQL and development token. */
+export interface StandaloneConfig {
+  /** Project-local state directory (git-ignored): embedded PostgreSQL data, the development token. */
+  readonly dataDir: string;
+  /** Port of the embedded PostgreSQL (127.0.0.1 only). */
+  readonly embeddedPostgresPort: number;
+}
+
+export function loadStandaloneConfig(env: Env = process.env): StandaloneConfig {
+  return {
+    dataDir: env['QUOTA_LEDGER_DATA_DIR'] || '.quota-ledger',
+    embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
+  };
+}
+
+/** A copy of the environment for a supervised child process (the one place that hands env on). */
+export function childEnvironment(overrides: Readonly<Record<string, string | undefined>>, env: Env = process.env): Record<string, string> {
+  const merged: Record<string, string> = {};
+  for (const [name, value] of Object.entries({ ...env, ...overrides })) if (value !== undefined) merged[name] = value;
+  return merged;
 }
 
 function required(env: Env, name: string, why: string): string {

@@ -5,6 +5,7 @@ import { Ledger, LedgerError, type DecisionView, type EventView, type NamespaceU
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { DecisionsQueryDto, EventsQueryDto, ExportQueryDto, UsageQueryDto } from './audit.dto.js';
+import { Allow } from '../auth/roles.decorator.js';
 
 const DEFAULT_PAGE = 100;
 const EXPORT_PAGE = 1000;
@@ -48,6 +49,7 @@ export class AuditController {
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
   /** Usage now (the head, exact) or, with `?at=`, as it was at that instant (folded from the ledger). */
+  @Allow('admin', 'auditor', 'admission')
   @Get('usage')
   async usage(@Param('namespace', NamespacePipe) namespace: string, @Query() query: UsageQueryDto): Promise<NamespaceUsage> {
     const usage = query.at ? await this.ledger.usageAt(namespace, query.at) : await this.ledger.usage(namespace);
@@ -55,6 +57,7 @@ export class AuditController {
     return usage;
   }
 
+  @Allow('admin', 'auditor')
   @Get('events')
   events(@Param('namespace', NamespacePipe) namespace: string, @Query() query: EventsQueryDto): Promise<Page<EventView>> {
     return this.ledger.readEvents(namespace, { ...(query.after ? { after: query.after } : {}), limit: query.limit ?? DEFAULT_PAGE });
@@ -65,6 +68,7 @@ export class AuditController {
    * ledger a page of 1,000 at a time, so any range streams in constant memory. Stops reading
    * when the client goes away.
    */
+  @Allow('admin', 'auditor')
   @Get('events/export')
   async exportEvents(@Param('namespace', NamespacePipe) namespace: string, @Query() query: ExportQueryDto, @Res() response: Response): Promise<void> {
     // Without `until`, the export ends at the namespace's last event when it starts: a stream
@@ -79,6 +83,7 @@ export class AuditController {
   }
 
   /** The decisions log as NDJSON, with the filters of `/decisions`. */
+  @Allow('admin', 'auditor')
   @Get('decisions/export')
   async exportDecisions(@Param('namespace', NamespacePipe) namespace: string, @Query() query: DecisionsQueryDto, @Res() response: Response): Promise<void> {
     await streamNdjson(response, (after) =>
@@ -93,6 +98,7 @@ export class AuditController {
     );
   }
 
+  @Allow('admin', 'auditor')
   @Get('decisions')
   decisions(@Param('namespace', NamespacePipe) namespace: string, @Query() query: DecisionsQueryDto): Promise<Page<DecisionView>> {
     return this.ledger.listDecisions(namespace, {

@@ -4,6 +4,7 @@ import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { ReservationsQueryDto } from './history.dto.js';
+import { Allow } from '../auth/roles.decorator.js';
 
 const DEFAULT_PAGE = 100;
 
@@ -22,6 +23,7 @@ export class HistoryController {
   constructor(@Inject(AuditQueries) private readonly audit: AuditQueries) {}
 
   /** Oldest first. `GET reservations/{id}` (ReservationsController) shows one with its history. */
+  @Allow('admin', 'auditor')
   @Get('reservations')
   listReservations(@Param('namespace', NamespacePipe) namespace: string, @Query() query: ReservationsQueryDto): Promise<Page<ReservationView>> {
     const after = query.after === undefined ? undefined : decodeReservationCursor(query.after);

@@ -57,7 +57,10 @@ export class KubeStatusFilter implements ExceptionFilter {
     const response = http.getResponse<Response>();
     const status = this.toStatus(error, request);
     if (response.headersSent) return;
-    response.status(status.code).json(status);
+    // Every error names its request (also in X-Request-Id), so a user's report finds the log lines.
+    const requestId = request.headers['x-request-id'];
+    const details = typeof requestId === 'string' ? { ...status.details, requestId } : status.details;
+    response.status(status.code).json(details ? { ...status, details } : status);
   }
 
   private toStatus(error: unknown, request: Request): KubeStatus {

@@ -8,6 +8,7 @@ import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
 import { definitionHistory } from '../audit/definition-history.js';
 import { dtoValidationPipe } from '../common/validation.js';
+import { Allow } from '../auth/roles.decorator.js';
 
 export function renderLimitRange(view: LimitRangeView): LimitRange {
   return {
@@ -39,6 +40,7 @@ function canonicalItem(item: LimitRangeItem): LimitRangeItem {
 export class LimitRangesController {
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
+  @Allow('admin')
   @Put(':name')
   async put(
     @Param('namespace', NamespacePipe) namespace: string,
@@ -63,6 +65,7 @@ export class LimitRangesController {
     return renderLimitRange(result.view);
   }
 
+  @Allow('admin', 'auditor', 'admission')
   @Get(':name')
   async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<LimitRange> {
     const view = await this.ledger.getLimitRange(namespace, name);
@@ -71,6 +74,7 @@ export class LimitRangesController {
   }
 
   /** Every change of its definition: who, when, before and after (also after it was deleted). */
+  @Allow('admin', 'auditor')
   @Get(':name/history')
   history(
     @Param('namespace', NamespacePipe) namespace: string,
@@ -80,12 +84,14 @@ export class LimitRangesController {
     return definitionHistory(this.ledger, namespace, 'limitRange', name, query);
   }
 
+  @Allow('admin', 'auditor', 'admission')
   @Get()
   async list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: 'LimitRangeList'; metadata: Record<string, never>; items: LimitRange[] }> {
     const views = await this.ledger.listLimitRanges(namespace);
     return { apiVersion: 'v1', kind: 'LimitRangeList', metadata: {}, items: views.map(renderLimitRange) };
   }
 
+  @Allow('admin')
   @Delete(':name')
   @HttpCode(200)
   async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request): Promise<LimitRange> {

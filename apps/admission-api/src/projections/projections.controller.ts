@@ -1,5 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { Ledger, UsageProjection, type ProjectionLag } from '@quota/ledger';
+import { Allow } from '../auth/roles.decorator.js';
 
 /**
  * How far the projection worker's read models trail the ledger (what `status.used` of a
@@ -14,6 +15,7 @@ export class ProjectionsController {
     this.projection = new UsageProjection(ledger.connectionPool);
   }
 
+  @Allow('admin', 'auditor')
   @Get('usage')
   lag(): Promise<ProjectionLag> {
     return this.projection.lag();

@@ -8,6 +8,7 @@ import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
 import { definitionHistory } from '../audit/definition-history.js';
 import { dtoValidationPipe } from '../common/validation.js';
+import { Allow } from '../auth/roles.decorator.js';
 
 /** Annotations that say how fresh a read's `status.used` is. */
 export const USED_VERSION_ANNOTATION = 'quota-ledger.io/used-version';
@@ -55,6 +56,7 @@ annotated with the version it reflects (`quota-ledger.io/used-version`) against 
 export class ResourceQuotasController {
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
+  @Allow('admin')
   @Put(':name')
   async put(
     @Param('namespace', NamespacePipe) namespace: string,
@@ -79,6 +81,7 @@ export class ResourceQuotasController {
     return renderQuota(result.view);
   }
 
+  @Allow('admin', 'auditor', 'admission')
   @Get(':name')
   async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<ResourceQuota> {
     const [view, projected] = await Promise.all([this.ledger.getQuota(namespace, name), this.ledger.projectedUsage(namespace)]);
@@ -87,6 +90,7 @@ export class ResourceQuotasController {
   }
 
   /** Every change of its definition: who, when, before and after (also after it was deleted). */
+  @Allow('admin', 'auditor')
   @Get(':name/history')
   history(
     @Param('namespace', NamespacePipe) namespace: string,
@@ -96,12 +100,14 @@ export class ResourceQuotasController {
     return definitionHistory(this.ledger, namespace, 'quota', name, query);
   }
 
+  @Allow('admin', 'auditor', 'admission')
   @Get()
   async list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: 'ResourceQuotaList'; metadata: Record<string, never>; items: ResourceQuota[] }> {
     const [views, projected] = await Promise.all([this.ledger.listQuotas(namespace), this.ledger.projectedUsage(namespace)]);
     return { apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: views.map((view) => renderQuota(view, projected)) };
   }
 
+  @Allow('admin')
   @Delete(':name')
   @HttpCode(200)
   async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request): Promise<ResourceQuota> {
