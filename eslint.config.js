@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
 const frameworkAndIo = ['@nestjs/*', 'typeorm', 'typeorm/*', 'pg', 'pg-*', 'bullmq', 'ioredis', 'class-validator', 'class-transformer', 'node:*', 'fs', 'fs/*', 'net', 'http', 'https', 'child_process', 'crypto', 'os', 'path', 'url', 'worker_threads', 'cluster', 'dgram', 'dns', 'tls', 'process'];
 const deepLibImports = {
   group: ['**/libs/*/src/**', '@quota/*/*'],
-  message: 'Reach a lib only through its index alias (@quota/domain, @quota/ledger, @quota/config, @quota/inventory, @quota/jobs).',
+  message: 'Reach a lib only through its index alias (@quota/domain, @quota/ledger, @quota/config, @quota/inventory, @quota/jobs, @quota/ops).',
 };
 const appImports = {
   group: ['**/apps/**', '../../*/src/**'],
@@ -93,6 +93,12 @@ export default tseslint.config(
     files: ['libs/jobs/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['@quota/*'], message: 'libs/jobs imports no lib: it names the queues and how to reach them.' }, appImports] }],
+    },
+  },
+  {
+    files: ['libs/ops/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@quota/*'], message: 'libs/ops imports no lib: logging, the ops endpoint and shutdown for every process.' }, appImports] }],
     },
   },
   {

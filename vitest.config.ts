@@ -8,6 +8,7 @@ const alias = {
   '@quota/config': fileURLToPath(new URL('./libs/config/src/index.ts', import.meta.url)),
   '@quota/inventory': fileURLToPath(new URL('./libs/inventory/src/index.ts', import.meta.url)),
   '@quota/jobs': fileURLToPath(new URL('./libs/jobs/src/index.ts', import.meta.url)),
+  '@quota/ops': fileURLToPath(new URL('./libs/ops/src/index.ts', import.meta.url)),
 };
 
 // SWC compiles the tests so that Nest's decorators get their design-time metadata,

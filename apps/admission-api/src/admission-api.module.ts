@@ -1,10 +1,16 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import type { AppConfig } from '@quota/config';
 import { AdmissionReviewController } from './admission-review/admission-review.controller.js';
 import { AuditController } from './audit/audit.controller.js';
 import { HistoryController } from './audit/history.controller.js';
+import { AuthGuard } from './auth/auth.guard.js';
+import { Authenticator } from './auth/authenticator.js';
 import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
+import { AdmissionTiming } from './observability/admission-timing.js';
+import { Metrics } from './observability/metrics.js';
+import { MetricsWiring } from './observability/metrics-wiring.js';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { ReconcileTrigger } from './reconcile/reconcile-trigger.js';
 import { ReservationsController } from './reservations/reservations.controller.js';
@@ -17,7 +23,17 @@ export class AdmissionApiModule {
     return {
       module: AdmissionApiModule,
       controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, ProjectionsController],
-      providers: [{ provide: APP_CONFIG, useValue: config }, ...ledgerProviders, LedgerShutdown, ReconcileTrigger],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        Metrics,
+        ...ledgerProviders,
+        LedgerShutdown,
+        ReconcileTrigger,
+        MetricsWiring,
+        Authenticator,
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_INTERCEPTOR, useClass: AdmissionTiming },
+      ],
     };
   }
 }

@@ -1,27 +1,53 @@
 import 'reflect-metadata';
-import { type INestApplication, type LogLevel } from '@nestjs/common';
+import type { Server } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AppConfig } from '@quota/config';
+import type { Logger } from '@quota/ops';
 import { AdmissionApiModule } from './admission-api.module.js';
+import { rateLimit } from './common/rate-limit.js';
+import { httpsOptions, reloadOnChange } from './common/tls.js';
+import { serveDocs } from './docs.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
+import { createLogger, NestPinoLogger, requestContext } from './observability/logger.js';
 
-const NEST_LOG_LEVELS: Record<AppConfig['logLevel'], LogLevel[]> = {
-  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
-  info: ['fatal', 'error', 'warn', 'log'],
-  warn: ['fatal', 'error', 'warn'],
-  error: ['fatal', 'error'],
-};
+export const API_VERSION = '0.1.0';
+
+export interface AdmissionApiOptions {
+  /** Where JSON log lines go (default stdout); tests pass a stream to read them. */
+  readonly logDestination?: NodeJS.WritableStream;
+}
 
 /** Builds the HTTP application; main.ts and the e2e tests share it. */
-export async function createAdmissionApi(config: AppConfig): Promise<INestApplication> {
+export async function createAdmissionApi(config: AppConfig, options: AdmissionApiOptions = {}): Promise<INestApplication> {
+  const logger: Logger = createLogger(config.logLevel, 'admission-api', options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(AdmissionApiModule.forRoot(config), {
     bodyParser: false,
-    logger: NEST_LOG_LEVELS[config.logLevel],
+    logger: new NestPinoLogger(logger),
+    ...(config.tls ? { httpsOptions: httpsOptions(config.tls) } : {}),
   });
+  // Order matters: the request id first (every later line and error carries it), then the
+  // rate limit (before any body is read), then the body parser with its size limit.
+  app.use(requestContext(logger));
+  app.use(rateLimit({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst }));
   app.useBodyParser('json', { limit: config.bodyLimitBytes, strict: true });
   app.useGlobalFilters(new KubeStatusFilter());
   app.enableShutdownHooks();
   app.getHttpAdapter().getInstance().disable('x-powered-by');
+  serveDocs(app, API_VERSION);
+
+  const server = app.getHttpServer() as Server;
+  // Slow clients cannot hold a connection open: whole request within the timeout, headers sooner.
+  server.requestTimeout = config.requestTimeoutMs;
+  server.headersTimeout = Math.min(config.requestTimeoutMs, 20_000);
+  if (config.tls) {
+    const stop = reloadOnChange(server as unknown as HttpsServer, config.tls, (level, message) => logger[level](message));
+    server.once('close', stop);
+  }
+  if (!config.tokensFile && config.insecureDev) {
+    logger.warn('QUOTA_LEDGER_INSECURE_DEV=true and no TOKENS_FILE: EVERY CALLER IS AN ADMIN. Development only; never expose this port.');
+  }
   return app;
 }

@@ -1,57 +1,69 @@
 import { loadConfig } from '@quota/config';
 import { ProjectionRunner, UsageProjection } from '@quota/ledger';
+import { createLogger, onShutdown, startOpsServer } from '@quota/ops';
 import pg from 'pg';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * The projection worker: keeps the read models (usage per namespace and quota, live
  * reservations, as-of snapshots) caught up with the ledger. Any number may run; their steps
  * serialize on the checkpoint row. `--rebuild` empties the read models, replays the whole
- * ledger, and exits (`npm run projections:rebuild`).
+ * ledger, and exits (`npm run projections:rebuild`). GET /metrics and /healthz on METRICS_PORT.
  */
 const config = loadConfig();
+const logger = createLogger(config.logLevel, 'projection-worker');
 if (!config.databaseUrl) {
-  console.error('DATABASE_URL is not set: the projection worker needs the ledger database');
+  logger.fatal('DATABASE_URL is not set: the projection worker needs the ledger database');
   process.exit(2);
 }
-const log = (level: string, msg: string, fields: Record<string, unknown> = {}): void => {
-  console.log(JSON.stringify({ time: new Date().toISOString(), level, app: 'projection-worker', msg, ...fields }));
-};
 
 const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 3, application_name: 'quota-ledger-projection' });
-pool.on('error', (error) => log('warn', 'idle connection failed', { error: error.message }));
+pool.on('error', (error) => logger.warn({ error: error.message }, 'idle connection failed'));
 const projection = new UsageProjection(pool, { batchSize: config.projectionBatchSize, snapshotEvery: config.snapshotEvery });
 
 if (process.argv.includes('--rebuild')) {
   const started = Date.now();
   const applied = await projection.rebuild();
-  log('info', 'rebuilt every read model from the ledger', { events: applied, ms: Date.now() - started });
+  logger.info({ events: applied, ms: Date.now() - started }, 'rebuilt every read model from the ledger');
   await pool.end();
   process.exit(0);
 }
 
 const runner = new ProjectionRunner(pool, projection, {
   pollMs: config.projectionPollMs,
-  onError: (error) => log('warn', 'projection step failed; retrying', { error: error instanceof Error ? error.message : String(error) }),
+  onError: (error) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'projection step failed; retrying'),
 });
 runner.start();
-log('info', 'following the ledger', { pollMs: config.projectionPollMs, batchSize: config.projectionBatchSize });
+logger.info({ pollMs: config.projectionPollMs, batchSize: config.projectionBatchSize }, 'following the ledger');
 
-const report = setInterval(() => {
-  projection.lag().then(
-    (lag) => log('info', 'lag', { ...lag }),
-    (error: unknown) => log('warn', 'lag query failed', { error: error instanceof Error ? error.message : String(error) }),
-  );
-}, 30_000);
+const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'quota_ledger_projection_' });
+const lagEvents = new Gauge({ name: 'quota_ledger_projection_lag_events', help: 'Ledger events the usage projection has not applied yet.', registers: [registry] });
+const lagSeconds = new Gauge({ name: 'quota_ledger_projection_lag_seconds', help: 'Age of the oldest ledger event not applied yet (0 when caught up).', registers: [registry] });
+const refreshLag = async (): Promise<void> => {
+  try {
+    const lag = await projection.lag();
+    lagEvents.set(lag.eventsBehind);
+    lagSeconds.set(lag.lagMs / 1000);
+    logger.debug({ ...lag }, 'lag');
+  } catch (error) {
+    logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'lag query failed');
+  }
+};
+const report = setInterval(() => void refreshLag(), 15_000);
 report.unref();
+await refreshLag();
+// Alive while the event loop turns: a database outage is not cured by a restart, so it is
+// reported by the lag series and the logs, not by failing the liveness probe.
+const ops = config.metricsPort ? await startOpsServer({ port: config.metricsPort, host: config.host, registry, healthy: () => true }) : undefined;
+if (ops) logger.info({ port: ops.port }, 'GET /metrics and /healthz');
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  log('info', 'stopping', { signal });
-  await runner.stop();
-  await pool.end();
-  process.exit(0);
-}
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+onShutdown(
+  async () => {
+    clearInterval(report);
+    await runner.stop();
+    await ops?.close();
+    await pool.end();
+  },
+  { timeoutMs: config.shutdownTimeoutMs, logger },
+);

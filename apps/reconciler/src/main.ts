@@ -3,7 +3,9 @@ import { loadConfig } from '@quota/config';
 import { createInventorySource } from '@quota/inventory';
 import { queueBackendOf } from '@quota/jobs';
 import { buildDataSourceOptions, Ledger } from '@quota/ledger';
+import { createLogger, onShutdown, startOpsServer } from '@quota/ops';
 import { DataSource } from 'typeorm';
+import { reconcilerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
 
 /**
@@ -13,13 +15,12 @@ import { Reconciler } from './reconciler.js';
  * database.
  */
 const config = loadConfig();
+const logger = createLogger(config.logLevel, 'reconciler');
 if (!config.databaseUrl) {
-  console.error('DATABASE_URL is not set: the reconciler needs the ledger database');
+  logger.fatal('DATABASE_URL is not set: the reconciler needs the ledger database');
   process.exit(2);
 }
-const log = (level: string, msg: string, fields: Record<string, unknown> = {}): void => {
-  console.log(JSON.stringify({ time: new Date().toISOString(), level, app: 'reconciler', msg, ...fields }));
-};
+const log = (level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void => logger[level](fields, msg);
 
 const dataSource = new DataSource(buildDataSourceOptions({ url: config.databaseUrl, poolSize: Math.max(2, config.reconcileConcurrency), applicationName: 'quota-ledger-reconciler' }));
 await dataSource.initialize();
@@ -34,15 +35,18 @@ const reconciler = new Reconciler(ledger, createInventorySource(config.inventory
 await reconciler.start();
 log('info', 'reconciling', { queue: backend.kind, inventory: config.inventory.source, intervalSeconds: config.reconcileIntervalSeconds, graceSeconds: config.reconcileGraceSeconds });
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  log('info', 'stopping: finishing the jobs in hand', { signal, ...reconciler.stats });
-  await reconciler.stop();
-  await ledger.close();
-  await dataSource.destroy();
-  process.exit(0);
-}
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+const ops = config.metricsPort
+  ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: reconcilerMetrics(reconciler), healthy: () => true })
+  : undefined;
+if (ops) log('info', 'GET /metrics and /healthz', { port: ops.port });
+
+onShutdown(
+  async () => {
+    log('info', 'finishing the jobs in hand', { ...reconciler.stats });
+    await reconciler.stop();
+    await ops?.close();
+    await ledger.close();
+    await dataSource.destroy();
+  },
+  { timeoutMs: config.shutdownTimeoutMs, logger },
+);

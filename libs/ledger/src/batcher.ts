@@ -31,6 +31,8 @@ export interface BatcherOptions {
   /** Most commands waiting for one namespace before new ones are refused (503). */
   readonly queueMax: number;
   readonly clock?: () => number;
+  /** Told of every committed transaction: how many commands it decided and after how many retries (metrics). */
+  readonly onCommitted?: (commands: number, retries: number) => void;
 }
 
 interface Queued {
@@ -123,7 +125,10 @@ export class NamespaceBatcher {
         return;
       }
       const outcome = await this.attempt(client, namespace, batch);
-      if (outcome.kind === 'done') return;
+      if (outcome.kind === 'done') {
+        this.options.onCommitted?.(batch.length, attempt - 1);
+        return;
+      }
       if (outcome.kind === 'poisoned') {
         // One command hit a database error of its own: answer it, and rerun the others.
         outcome.job.reject(outcome.error);

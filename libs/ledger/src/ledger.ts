@@ -89,6 +89,7 @@ export class Ledger {
       statementTimeoutMs: options.statementTimeoutMs ?? DEFAULTS.statementTimeoutMs,
       queueMax: DEFAULTS.queueMax,
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.onCommitted ? { onCommitted: options.onCommitted } : {}),
     });
   }
 

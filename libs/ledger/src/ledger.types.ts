@@ -21,6 +21,8 @@ export interface LedgerOptions {
   readonly clock?: () => number;
   /** New ids (reservations, quota uids). Default: crypto.randomUUID. */
   readonly newId?: () => string;
+  /** Told of every committed write transaction: commands decided in it, and retries it took (metrics). */
+  readonly onCommitted?: (commands: number, retries: number) => void;
 }
 
 /** Where an admission came from. */

@@ -1,9 +1,14 @@
-import { BadRequestException, Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { BadRequestException, Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { assertNamespaceAllowed } from '../auth/authenticator.js';
 import { Ledger } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
+import { TimedAdmission } from '../observability/admission-timing.js';
+import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { allowResponse, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
+import { Allow, NamespaceInBody } from '../auth/roles.decorator.js';
 
 function parse(body: unknown): AdmissionReviewRequest {
   try {
@@ -28,23 +33,32 @@ export class AdmissionReviewController {
   constructor(
     @Inject(Ledger) private readonly ledger: Ledger,
     @Inject(ReconcileTrigger) private readonly reconcile: ReconcileTrigger,
+    @Inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
   /** LimitRange defaults as a JSONPatch. No side effects: nothing is written, not even a decision. */
+  @Allow('admission')
+  @NamespaceInBody()
+  @TimedAdmission('mutate')
   @Post('mutate')
   @HttpCode(200)
-  async mutate(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+  async mutate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
     const review = parse(body);
+    if (review.namespace) assertNamespaceAllowed(request, review.namespace);
     if (!review.namespace || !review.object) return allowResponse(review.uid);
     const limitRanges = await this.ledger.limitRanges(review.namespace);
     return allowResponse(review.uid, limitRangeDefaultsPatch(review, limitRanges));
   }
 
   /** LimitRange validation and the quota check; an allowed CREATE/UPDATE appends a reservation. */
+  @Allow('admission')
+  @NamespaceInBody()
+  @TimedAdmission('validate')
   @Post('validate')
   @HttpCode(200)
-  async validate(@Body() body: unknown): Promise<AdmissionReviewResponse> {
+  async validate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
     const review = parse(body);
+    if (review.namespace) assertNamespaceAllowed(request, review.namespace);
     // Cluster-scoped objects are outside every namespace's quota.
     if (!review.namespace) return allowResponse(review.uid);
     // LedgerError Unavailable is not caught: its 503 hands the request to the failurePolicy.
@@ -64,6 +78,7 @@ export class AdmissionReviewController {
       dryRun: review.dryRun,
       requester: review.username ?? 'anonymous',
     });
+    this.metrics.decided('webhook', result);
     if (review.operation === 'DELETE' && !review.dryRun && result.allowed) this.reconcile.afterDelete(review.namespace);
     return result.allowed ? allowResponse(review.uid) : denyResponse(review.uid, result.code, result.message ?? 'denied');
   }

@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown, type Provider } from '@
 import type { AppConfig } from '@quota/config';
 import { AuditQueries, buildDataSourceOptions, Ledger } from '@quota/ledger';
 import { DataSource } from 'typeorm';
+import { Metrics } from '../observability/metrics.js';
 
 /** Injection token of the typed configuration. */
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -24,12 +25,13 @@ export const ledgerProviders: Provider[] = [
   },
   {
     provide: Ledger,
-    inject: [DataSource, APP_CONFIG],
-    useFactory: (dataSource: DataSource, config: AppConfig): Ledger =>
+    inject: [DataSource, APP_CONFIG, Metrics],
+    useFactory: (dataSource: DataSource, config: AppConfig, metrics: Metrics): Ledger =>
       new Ledger(dataSource, {
         batchSizeMax: config.admissionBatchMax,
         retryMax: config.admissionRetryMax,
         statementTimeoutMs: config.statementTimeoutMs,
+        onCommitted: (commands) => metrics.committedBatch(commands),
       }),
   },
   { provide: AuditQueries, inject: [DataSource], useFactory: (dataSource: DataSource): AuditQueries => new AuditQueries(dataSource) },

@@ -19,26 +19,49 @@ export class ReconcileTrigger implements OnApplicationShutdown {
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  afterDelete(namespace: string): void {
+  /** The queue, opened on first use; undefined without a database (nothing to queue into). */
+  private open(): Queue<NamespaceJobData> | undefined {
     const databaseUrl = this.config.databaseUrl;
-    if (!databaseUrl) return;
+    if (!databaseUrl) return undefined;
     this.queue ??= reconcileQueue(queueBackendOf(this.config.redisUrl, databaseUrl));
-    const added = this.queue.add(
+    return this.queue;
+  }
+
+  /** Jobs by state, for /metrics and /readyz; rejects when the queue's backend does not answer in time. */
+  async depth(): Promise<Record<string, number>> {
+    const queue = this.open();
+    if (!queue) throw new Error('no queue: DATABASE_URL is not set');
+    return withTimeout(queue.getJobCounts('wait', 'delayed', 'active', 'failed'), ENQUEUE_TIMEOUT_MS);
+  }
+
+  afterDelete(namespace: string): void {
+    const queue = this.open();
+    if (!queue) return;
+    const added = queue.add(
       NAMESPACE_JOB,
       { namespace, reason: 'after-delete' },
       { jobId: namespaceJobId(namespace, 'after-delete'), delay: this.config.reconcileAfterDeleteSeconds * 1000, removeOnComplete: true, removeOnFail: 100, attempts: 3, backoff: { type: 'exponential', delay: 1000 } },
     );
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
-      timer.unref();
-    });
-    Promise.race([added, timeout])
-      .catch((error: unknown) => this.logger.warn(`could not queue the reconcile of namespace ${namespace} after a delete: ${error instanceof Error ? error.message : String(error)}`))
-      .finally(() => clearTimeout(timer));
+    withTimeout(added, ENQUEUE_TIMEOUT_MS).catch((error: unknown) =>
+      this.logger.warn(`could not queue the reconcile of namespace ${namespace} after a delete: ${error instanceof Error ? error.message : String(error)}`),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue?.close();
+  }
+}
+
+/** The promise, or a rejection once `ms` have passed without an answer. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -9,6 +9,9 @@ import { kubeStatus } from '../errors/kube-status.js';
 import { APP_CONFIG } from '../ledger/ledger.provider.js';
 import { requesterOf } from '../auth/requester.js';
 import { ReserveDto } from './reserve.dto.js';
+import { Allow } from '../auth/roles.decorator.js';
+import { TimedAdmission } from '../observability/admission-timing.js';
+import { Metrics } from '../observability/metrics.js';
 
 /** Most entries in a plain resource list. */
 const RESOURCES_MAX = 64;
@@ -121,8 +124,11 @@ export class ReservationsController {
   constructor(
     @Inject(Ledger) private readonly ledger: Ledger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(Metrics) private readonly metrics: Metrics,
   ) {}
 
+  @Allow('admission')
+  @TimedAdmission('reserve')
   @Post()
   @UsePipes(dtoValidationPipe())
   async reserve(
@@ -157,23 +163,27 @@ export class ReservationsController {
       ...(dto.ttlSeconds === undefined ? {} : { ttlMs: dto.ttlSeconds * 1000 }),
       requireKnownNamespace: true,
     });
+    this.metrics.decided('rest', outcome.result);
     const answer = reserveAnswer(namespace, name, dto.kind, outcome.result);
     response.status(answer.status);
     return answer.body;
   }
 
+  @Allow('admission')
   @Post(':id/commit')
   @HttpCode(200)
   async commit(@Param('namespace', NamespacePipe) namespace: string, @Param('id', ReservationIdPipe) id: string, @Req() request: Request): Promise<ReservationView> {
     return (await this.ledger.commit(namespace, id, { actor: requesterOf(request) })).view;
   }
 
+  @Allow('admission')
   @Delete(':id')
   @HttpCode(200)
   async release(@Param('namespace', NamespacePipe) namespace: string, @Param('id', ReservationIdPipe) id: string, @Req() request: Request): Promise<ReservationView> {
     return (await this.ledger.release(namespace, id, { actor: requesterOf(request), reason: 'cancelled' })).view;
   }
 
+  @Allow('admin', 'auditor', 'admission')
   @Get(':id')
   async get(@Param('namespace', NamespacePipe) namespace: string, @Param('id', ReservationIdPipe) id: string): Promise<ReservationView> {
     const view = await this.ledger.getReservation(namespace, id);

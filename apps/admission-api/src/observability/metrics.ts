@@ -1,0 +1,140 @@
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import type { AdmissionResult } from '@quota/ledger';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type AdmissionEndpoint = 'mutate' | 'validate' | 'reserve';
+export type AdmissionOutcome = 'allowed' | 'denied' | 'rejected' | 'error';
+
+/** Sources of gauges that are read when Prometheus scrapes (each bounded by a timeout). */
+export interface MetricSources {
+  projectionLag(): Promise<{ eventsBehind: number; lagMs: number }>;
+  queueDepth(): Promise<Record<string, number> | undefined>;
+  ledgerStats(): { retries: number; unavailable: number };
+}
+
+const SCRAPE_READ_TIMEOUT_MS = 2000;
+
+/**
+ * The API's Prometheus series, on a registry of its own (several apps in one test process
+ * never share series). Names follow Prometheus conventions: base units, `_total` counters.
+ */
+@Injectable()
+export class Metrics implements OnApplicationShutdown {
+  readonly registry = new Registry();
+  private readonly admissionDuration: Histogram<'endpoint' | 'outcome'>;
+  private readonly decisions: Counter<'source' | 'outcome' | 'reason'>;
+  private readonly batchSize: Histogram;
+  private sources: MetricSources | undefined;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'quota_ledger_' });
+    this.admissionDuration = new Histogram({
+      name: 'quota_ledger_admission_duration_seconds',
+      help: 'Time from request to answer of admission calls, by endpoint and outcome (allowed, denied, rejected = 4xx, error = 5xx).',
+      labelNames: ['endpoint', 'outcome'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.decisions = new Counter({
+      name: 'quota_ledger_admission_decisions_total',
+      help: 'Admission decisions by source (webhook, rest), outcome and reason (the stage that denied: LimitRanger, ResourceQuota).',
+      labelNames: ['source', 'outcome', 'reason'],
+      registers,
+    });
+    this.batchSize = new Histogram({
+      name: 'quota_ledger_ledger_batch_size',
+      help: 'Commands decided in one ledger transaction (admissions for one namespace that arrived together).',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers,
+    });
+    const sources = (): MetricSources | undefined => this.sources;
+    let seenRetries = 0;
+    let seenUnavailable = 0;
+    new Counter({
+      name: 'quota_ledger_ledger_serialization_retries_total',
+      help: 'Ledger transactions rerun after a serialization failure, a lost version race or a lost connection.',
+      registers,
+      collect() {
+        const stats = sources()?.ledgerStats();
+        if (!stats) return;
+        this.inc(stats.retries - seenRetries);
+        seenRetries = stats.retries;
+      },
+    });
+    new Counter({
+      name: 'quota_ledger_ledger_unavailable_total',
+      help: 'Admissions answered 503 because the ledger could not decide (retries exhausted, database down, queue full).',
+      registers,
+      collect() {
+        const stats = sources()?.ledgerStats();
+        if (!stats) return;
+        this.inc(stats.unavailable - seenUnavailable);
+        seenUnavailable = stats.unavailable;
+      },
+    });
+    new Gauge({
+      name: 'quota_ledger_projection_lag_events',
+      help: 'Ledger events the usage projection has not applied yet.',
+      registers,
+      async collect() {
+        const lag = await withTimeout(sources()?.projectionLag());
+        if (lag) this.set(lag.eventsBehind);
+      },
+    });
+    new Gauge({
+      name: 'quota_ledger_projection_lag_seconds',
+      help: 'Age of the oldest ledger event the usage projection has not applied yet (0 when caught up).',
+      registers,
+      async collect() {
+        const lag = await withTimeout(sources()?.projectionLag());
+        if (lag) this.set(lag.lagMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'quota_ledger_reconcile_queue_jobs',
+      help: 'Reconcile jobs in the queue by state (waiting, delayed, active, failed).',
+      labelNames: ['state'],
+      registers,
+      async collect() {
+        const counts = await withTimeout(sources()?.queueDepth());
+        if (!counts) return;
+        for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+      },
+    });
+  }
+
+  /** Wires the scrape-time sources (the ledger, the projection, the queue) once they exist. */
+  attach(sources: MetricSources): void {
+    this.sources = sources;
+  }
+
+  observeAdmission(endpoint: AdmissionEndpoint, outcome: AdmissionOutcome, seconds: number): void {
+    this.admissionDuration.observe({ endpoint, outcome }, seconds);
+  }
+
+  decided(source: 'webhook' | 'rest', result: AdmissionResult): void {
+    this.decisions.inc({ source, outcome: result.allowed ? 'allowed' : 'denied', reason: result.allowed ? '' : (result.stage ?? 'other') });
+  }
+
+  committedBatch(commands: number): void {
+    this.batchSize.observe(commands);
+  }
+
+  onApplicationShutdown(): void {
+    this.registry.clear();
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T> | undefined): Promise<T | undefined> {
+  if (!promise) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), SCRAPE_READ_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([promise.catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

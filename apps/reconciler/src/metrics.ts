@@ -1,0 +1,53 @@
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { Reconciler } from './reconciler.js';
+
+/** The reconciler's series: actions by kind, namespaces reconciled, failed listings, queue depth. */
+export function reconcilerMetrics(reconciler: Reconciler): Registry {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry, prefix: 'quota_ledger_reconciler_' });
+  const seen = { committed: 0, released: 0, adopted: 0 };
+  new Counter({
+    name: 'quota_ledger_reconciler_actions_total',
+    help: 'Events the reconciler appended, by kind: commit (the object exists), release (stale, deleted, expired), adopt (an object nobody reserved).',
+    labelNames: ['kind'],
+    registers,
+    collect() {
+      for (const [kind, stat] of [['commit', 'committed'], ['release', 'released'], ['adopt', 'adopted']] as const) {
+        this.inc({ kind }, reconciler.stats[stat] - seen[stat]);
+        seen[stat] = reconciler.stats[stat];
+      }
+    },
+  });
+  let seenNamespaces = 0;
+  new Counter({
+    name: 'quota_ledger_reconciler_namespaces_total',
+    help: 'Namespace reconciliations completed.',
+    registers,
+    collect() {
+      this.inc(reconciler.stats.namespaces - seenNamespaces);
+      seenNamespaces = reconciler.stats.namespaces;
+    },
+  });
+  let seenFailures = 0;
+  new Counter({
+    name: 'quota_ledger_reconciler_failures_total',
+    help: 'Namespace reconciliations that failed (the inventory could not be listed completely); retried with backoff.',
+    registers,
+    collect() {
+      this.inc(reconciler.stats.failures - seenFailures);
+      seenFailures = reconciler.stats.failures;
+    },
+  });
+  new Gauge({
+    name: 'quota_ledger_reconcile_queue_jobs',
+    help: 'Reconcile jobs in the queue by state.',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      const counts = await reconciler.queue.getJobCounts('wait', 'delayed', 'active', 'failed').catch(() => undefined);
+      for (const [state, count] of Object.entries(counts ?? {})) this.set({ state }, count);
+    },
+  });
+  return registry;
+}

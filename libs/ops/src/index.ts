@@ -1,0 +1,3 @@
+export * from './logger.js';
+export * from './ops-server.js';
+export * from './shutdown.js';
