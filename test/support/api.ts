@@ -3,7 +3,7 @@ import { type AppConfig, loadConfig } from '@quota/config';
 import { UsageProjection } from '@quota/ledger';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { createAdmissionApi } from '../../apps/admission-api/src/app.js';
+import { type AdmissionApiOptions, createAdmissionApi } from '../../apps/admission-api/src/app.js';
 import { createMigratedDatabase, type TestDatabase } from './database.js';
 
 export interface RunningApi {
@@ -35,10 +35,10 @@ export function poolOf(dataSource: DataSource): pg.Pool {
 }
 
 /** The admission API on its own fresh, migrated database, listening on a free port. */
-export async function startApi(overrides: Partial<AppConfig> = {}, prefix = 'qlapi'): Promise<RunningApi> {
+export async function startApi(overrides: Partial<AppConfig> = {}, prefix = 'qlapi', options: AdmissionApiOptions = {}): Promise<RunningApi> {
   const db = await createMigratedDatabase(prefix);
   const config: AppConfig = { ...loadConfig({}), host: '127.0.0.1', port: 0, logLevel: 'error', databaseUrl: db.url, databasePoolSize: 4, insecureDev: true, rateLimitPerSecond: 0, ...overrides };
-  const app = await createAdmissionApi(config);
+  const app = await createAdmissionApi(config, options);
   await app.listen(0, '127.0.0.1');
   const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   return {

@@ -25,6 +25,8 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   const logger: Logger = createLogger(config.logLevel, 'admission-api', options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(AdmissionApiModule.forRoot(config), {
     bodyParser: false,
+    // A configuration mistake is thrown to the caller (main.ts prints it and exits 2) instead of Nest exiting the process.
+    abortOnError: false,
     logger: new NestPinoLogger(logger),
     ...(config.tls ? { httpsOptions: httpsOptions(config.tls) } : {}),
   });

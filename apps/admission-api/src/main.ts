@@ -2,7 +2,10 @@ import { loadConfig } from '@quota/config';
 import { createAdmissionApi } from './app.js';
 
 const config = loadConfig();
-const app = await createAdmissionApi(config);
+const app = await createAdmissionApi(config).catch((error: unknown) => {
+  console.error(JSON.stringify({ time: new Date().toISOString(), level: 'fatal', app: 'admission-api', msg: error instanceof Error ? error.message : String(error) }));
+  process.exit(2);
+});
 await app.listen(config.port, config.host);
 const scheme = config.tls ? 'https' : 'http';
 const shown = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
