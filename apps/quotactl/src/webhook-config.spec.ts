@@ -1,0 +1,188 @@
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { MUTATE_PATH, VALIDATE_PATH, toYaml, webhookConfiguration, type RuleWithOperations } from './webhook-config.js';
+
+// Not a real certificate: the generator only checks the PEM armour, never the DER inside.
+const CA = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUexampleexampleexample\n-----END CERTIFICATE-----\n';
+const service = { namespace: 'quota-ledger', name: 'quota-ledger' };
+
+function resourcesOf(rules: readonly RuleWithOperations[], group: string): string[] {
+  return rules.filter((r) => r.apiGroups.includes(group)).flatMap((r) => r.resources);
+}
+
+describe('webhookConfiguration', () => {
+  it('returns a mutating and a validating configuration of admissionregistration.k8s.io/v1', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    expect(mutating).toMatchObject({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'quota-ledger' } });
+    expect(validating).toMatchObject({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'quota-ledger' } });
+    expect(mutating.webhooks).toHaveLength(1);
+    expect(validating.webhooks).toHaveLength(1);
+  });
+
+  it('encodes the CA bundle in base64', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    for (const webhook of [...mutating.webhooks, ...validating.webhooks]) {
+      expect(webhook.clientConfig.caBundle).toMatch(/^[A-Za-z0-9+/]+=*$/);
+      expect(Buffer.from(webhook.clientConfig.caBundle, 'base64').toString('utf8')).toBe(CA);
+    }
+  });
+
+  it('points a service reference at the mutate and validate paths on port 443 by default', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    expect(mutating.webhooks[0]?.clientConfig.service).toEqual({ namespace: 'quota-ledger', name: 'quota-ledger', path: MUTATE_PATH, port: 443 });
+    expect(validating.webhooks[0]?.clientConfig.service).toEqual({ namespace: 'quota-ledger', name: 'quota-ledger', path: VALIDATE_PATH, port: 443 });
+    expect(mutating.webhooks[0]?.clientConfig.url).toBeUndefined();
+  });
+
+  it('keeps the service port it is given', () => {
+    const [, validating] = webhookConfiguration({ caBundlePem: CA, service: { ...service, port: 8443 } });
+    expect(validating.webhooks[0]?.clientConfig.service?.port).toBe(8443);
+  });
+
+  it('appends the paths to an https url, without a doubled slash', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, url: 'https://quota.example.com:8443/' });
+    expect(mutating.webhooks[0]?.clientConfig.url).toBe('https://quota.example.com:8443/v1/admission/mutate');
+    expect(validating.webhooks[0]?.clientConfig.url).toBe('https://quota.example.com:8443/v1/admission/validate');
+    expect(validating.webhooks[0]?.clientConfig.service).toBeUndefined();
+  });
+
+  it('refuses a plain http url', () => {
+    expect(() => webhookConfiguration({ caBundlePem: CA, url: 'http://quota.example.com' })).toThrow(/must use https/);
+  });
+
+  it('refuses a url with a query, a fragment or user info', () => {
+    expect(() => webhookConfiguration({ caBundlePem: CA, url: 'https://quota.example.com/?x=1' })).toThrow(/query or a fragment/);
+    expect(() => webhookConfiguration({ caBundlePem: CA, url: 'https://quota.example.com/#x' })).toThrow(/query or a fragment/);
+    expect(() => webhookConfiguration({ caBundlePem: CA, url: 'https://user:pw@quota.example.com/' })).toThrow(/user info/);
+  });
+
+  it('refuses something that is not a url', () => {
+    expect(() => webhookConfiguration({ caBundlePem: CA, url: 'quota.example.com' })).toThrow(/not a URL/);
+  });
+
+  it('refuses both a url and a service, and neither', () => {
+    const both = { caBundlePem: CA, url: 'https://quota.example.com', service } as unknown as Parameters<typeof webhookConfiguration>[0];
+    const neither = { caBundlePem: CA } as unknown as Parameters<typeof webhookConfiguration>[0];
+    expect(() => webhookConfiguration(both)).toThrow(/either url or service/);
+    expect(() => webhookConfiguration(neither)).toThrow(/either url or service/);
+  });
+
+  it('refuses a CA bundle without a PEM certificate', () => {
+    expect(() => webhookConfiguration({ caBundlePem: Buffer.from(CA).toString('base64'), service })).toThrow(/BEGIN CERTIFICATE/);
+    expect(() => webhookConfiguration({ caBundlePem: '', service })).toThrow(/BEGIN CERTIFICATE/);
+  });
+
+  it('refuses a CA bundle that carries a private key', () => {
+    const withKey = `${CA}-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIexample\n-----END PRIVATE KEY-----\n`;
+    expect(() => webhookConfiguration({ caBundlePem: withKey, service })).toThrow(/private key/);
+  });
+
+  it.each([0, 31, -1, 2.5, Number.NaN])('refuses timeoutSeconds %s', (timeoutSeconds) => {
+    expect(() => webhookConfiguration({ caBundlePem: CA, service, timeoutSeconds })).toThrow(/timeoutSeconds must be a whole number from 1 to 30/);
+  });
+
+  it('uses a 10 second timeout by default and accepts 1 and 30', () => {
+    expect(webhookConfiguration({ caBundlePem: CA, service })[1].webhooks[0]?.timeoutSeconds).toBe(10);
+    expect(webhookConfiguration({ caBundlePem: CA, service, timeoutSeconds: 1 })[1].webhooks[0]?.timeoutSeconds).toBe(1);
+    expect(webhookConfiguration({ caBundlePem: CA, service, timeoutSeconds: 30 })[0].webhooks[0]?.timeoutSeconds).toBe(30);
+  });
+
+  it('fails closed by default and lets the caller choose Ignore', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    expect(mutating.webhooks[0]?.failurePolicy).toBe('Fail');
+    expect(validating.webhooks[0]?.failurePolicy).toBe('Fail');
+    const [m2, v2] = webhookConfiguration({ caBundlePem: CA, service, failurePolicy: 'Ignore' });
+    expect(m2.webhooks[0]?.failurePolicy).toBe('Ignore');
+    expect(v2.webhooks[0]?.failurePolicy).toBe('Ignore');
+  });
+
+  it('refuses an unknown failure policy', () => {
+    expect(() => webhookConfiguration({ caBundlePem: CA, service, failurePolicy: 'fail' as 'Fail' })).toThrow(/Fail or Ignore/);
+  });
+
+  it('excludes kube-system and the namespace of the service by default', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' } });
+    const expected = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'platform'] }] };
+    expect(mutating.webhooks[0]?.namespaceSelector).toEqual(expected);
+    expect(validating.webhooks[0]?.namespaceSelector).toEqual(expected);
+  });
+
+  it('excludes the quota-ledger namespace when the API is reached by url', () => {
+    const [, validating] = webhookConfiguration({ caBundlePem: CA, url: 'https://quota.example.com' });
+    expect(validating.webhooks[0]?.namespaceSelector.matchExpressions?.[0]?.values).toEqual(['kube-system', 'quota-ledger']);
+  });
+
+  it('uses the namespace selector it is given instead of the default', () => {
+    const namespaceSelector = { matchLabels: { 'quota-ledger.io/enforce': 'true' } };
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service, namespaceSelector });
+    expect(mutating.webhooks[0]?.namespaceSelector).toEqual(namespaceSelector);
+    expect(validating.webhooks[0]?.namespaceSelector).toEqual(namespaceSelector);
+  });
+
+  it('gives the webhooks fully qualified names', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    expect(mutating.webhooks[0]?.name).toBe('mutate.quota-ledger.io');
+    expect(validating.webhooks[0]?.name).toBe('validate.quota-ledger.io');
+  });
+
+  it('names the configurations and their webhooks after the name option', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service, name: 'ql-staging' });
+    expect(mutating.metadata.name).toBe('ql-staging');
+    expect(validating.metadata.name).toBe('ql-staging');
+    // kube-apiserver wants a fully qualified webhook name: at least three DNS segments.
+    expect(mutating.webhooks[0]?.name.split('.').length).toBeGreaterThanOrEqual(3);
+    expect(mutating.webhooks[0]?.name).not.toBe(validating.webhooks[0]?.name);
+    expect(() => webhookConfiguration({ caBundlePem: CA, service, name: 'Quota_Ledger' })).toThrow(/DNS label/);
+  });
+
+  it('declares v1 reviews, Equivalent matching, side effects and no reinvocation', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    expect(mutating.webhooks[0]).toMatchObject({ admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', sideEffects: 'None', reinvocationPolicy: 'Never' });
+    expect(validating.webhooks[0]).toMatchObject({ admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', sideEffects: 'NoneOnDryRun' });
+    expect(validating.webhooks[0]).not.toHaveProperty('reinvocationPolicy');
+  });
+
+  it('mutates only pods and claims, on CREATE and UPDATE', () => {
+    const rules = webhookConfiguration({ caBundlePem: CA, service })[0].webhooks[0]?.rules ?? [];
+    expect(rules.flatMap((r) => r.resources).sort()).toEqual(['persistentvolumeclaims', 'pods']);
+    expect(rules.every((r) => r.apiGroups.length === 1 && r.apiGroups[0] === '')).toBe(true);
+    expect(new Set(rules.flatMap((r) => r.operations))).toEqual(new Set(['CREATE', 'UPDATE']));
+  });
+
+  it('validates every counted kind on CREATE, UPDATE and DELETE, but not ResourceQuota objects', () => {
+    const rules = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks[0]?.rules ?? [];
+    expect(resourcesOf(rules, '')).toEqual(expect.arrayContaining(['pods', 'services', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets', 'configmaps']));
+    expect(resourcesOf(rules, '')).not.toContain('resourcequotas');
+    expect(resourcesOf(rules, 'apps')).toEqual(expect.arrayContaining(['deployments', 'replicasets', 'statefulsets']));
+    expect(resourcesOf(rules, 'batch')).toEqual(expect.arrayContaining(['jobs', 'cronjobs']));
+    expect(resourcesOf(rules, 'resource.k8s.io')).toEqual(['resourceclaims']);
+    for (const r of rules) {
+      expect(r.operations).toEqual(['CREATE', 'UPDATE', 'DELETE']);
+      expect(r.scope).toBe('Namespaced');
+    }
+  });
+
+  it('validates the subresource writes quota charges: pod resize and claim status', () => {
+    const rules = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks[0]?.rules ?? [];
+    expect(resourcesOf(rules, '')).toEqual(expect.arrayContaining(['pods/resize', 'persistentvolumeclaims/status']));
+  });
+});
+
+describe('toYaml', () => {
+  it('joins the documents with --- and parses back to the same objects', () => {
+    const docs = webhookConfiguration({ caBundlePem: CA, service });
+    const text = toYaml(docs);
+    expect(text.match(/^---$/gm)).toHaveLength(1);
+    const parsed = parseAllDocuments(text).map((d) => d.toJS() as unknown);
+    expect(parsed).toEqual(JSON.parse(JSON.stringify(docs)));
+  });
+
+  it('keeps the caBundle on one line', () => {
+    const text = toYaml(webhookConfiguration({ caBundlePem: CA.repeat(20), service }));
+    expect(text).toMatch(/^\s+caBundle: [A-Za-z0-9+/]+=*$/m);
+  });
+
+  it('writes an empty stream for no documents', () => {
+    expect(toYaml([])).toBe('');
+  });
+});

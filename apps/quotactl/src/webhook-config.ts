@@ -1,0 +1,243 @@
+import { stringify } from 'yaml';
+
+/**
+ * The MutatingWebhookConfiguration and ValidatingWebhookConfiguration that register the
+ * admission API with a kube-apiserver (`quotactl webhook-config`). Pure: the caller reads the
+ * CA file and writes the output, so every rule here is testable without a cluster.
+ */
+
+export const MUTATE_PATH = '/v1/admission/mutate';
+export const VALIDATE_PATH = '/v1/admission/validate';
+export const DEFAULT_NAME = 'quota-ledger';
+export const DEFAULT_TIMEOUT_SECONDS = 10;
+/** kube-apiserver refuses a webhook timeout above 30 s. */
+export const MAX_TIMEOUT_SECONDS = 30;
+
+export type FailurePolicy = 'Fail' | 'Ignore';
+
+export interface WebhookServiceRef {
+  readonly namespace: string;
+  readonly name: string;
+  /** The Service's port (not the pod's); 443 by default, as in Kubernetes. */
+  readonly port?: number;
+}
+
+interface CommonOptions {
+  /** The PEM text of the CA that signed the API's serving certificate. */
+  readonly caBundlePem: string;
+  /** metadata.name of both configurations; a DNS label. */
+  readonly name?: string;
+  /** Both webhooks; `Fail` by default (see `DEFAULT_FAILURE_POLICY`). */
+  readonly failurePolicy?: FailurePolicy;
+  readonly timeoutSeconds?: number;
+  /** Replaces the default selector (everything but kube-system and the API's own namespace). */
+  readonly namespaceSelector?: LabelSelector;
+}
+
+export type WebhookConfigurationOptions =
+  | (CommonOptions & { readonly url: string; readonly service?: undefined })
+  | (CommonOptions & { readonly service: WebhookServiceRef; readonly url?: undefined });
+
+export interface LabelSelectorRequirement {
+  readonly key: string;
+  readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  readonly values?: readonly string[];
+}
+
+export interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly LabelSelectorRequirement[];
+}
+
+export interface RuleWithOperations {
+  readonly apiGroups: readonly string[];
+  readonly apiVersions: readonly string[];
+  readonly resources: readonly string[];
+  readonly operations: readonly ('CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT')[];
+  readonly scope: 'Namespaced' | 'Cluster' | '*';
+}
+
+export interface WebhookClientConfig {
+  readonly caBundle: string;
+  readonly url?: string;
+  readonly service?: { readonly namespace: string; readonly name: string; readonly path: string; readonly port: number };
+}
+
+export interface Webhook {
+  readonly name: string;
+  readonly clientConfig: WebhookClientConfig;
+  readonly rules: readonly RuleWithOperations[];
+  readonly failurePolicy: FailurePolicy;
+  readonly matchPolicy: 'Equivalent';
+  readonly namespaceSelector: LabelSelector;
+  readonly sideEffects: 'None' | 'NoneOnDryRun';
+  readonly timeoutSeconds: number;
+  readonly admissionReviewVersions: readonly string[];
+}
+
+export interface MutatingWebhook extends Webhook {
+  readonly reinvocationPolicy: 'Never' | 'IfNeeded';
+}
+
+export interface MutatingWebhookConfiguration {
+  readonly apiVersion: 'admissionregistration.k8s.io/v1';
+  readonly kind: 'MutatingWebhookConfiguration';
+  readonly metadata: { readonly name: string; readonly labels: Readonly<Record<string, string>> };
+  readonly webhooks: readonly MutatingWebhook[];
+}
+
+export interface ValidatingWebhookConfiguration {
+  readonly apiVersion: 'admissionregistration.k8s.io/v1';
+  readonly kind: 'ValidatingWebhookConfiguration';
+  readonly metadata: { readonly name: string; readonly labels: Readonly<Record<string, string>> };
+  readonly webhooks: readonly Webhook[];
+}
+
+/**
+ * `Fail` for both webhooks, as Kubernetes recommends for policy enforcement. For validate it
+ * is the whole point: with `Ignore`, an outage of the API admits objects no quota has seen,
+ * and the ledger can never charge them afterwards. Mutate is policy too, not a convenience: a
+ * pod admitted without its LimitRange defaults runs without the limits the namespace imposes,
+ * and validate then charges the quota for the requests it lacks (under-counting), or denies it
+ * for a missing request with a confusing message; `Fail` says plainly that the webhook is
+ * unavailable, and the request can be retried. The API's own namespace and kube-system are
+ * excluded by default so that `Fail` cannot lock the API (or the control plane) out of
+ * restarting itself.
+ */
+export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
+
+/**
+ * What validate sees: every namespaced kind a quota counts (`count/<resource>.<group>` and the
+ * compute/storage evaluators), with DELETE so that a release is recorded at once instead of at
+ * the next reconcile. ResourceQuota objects are left out on purpose: quotas live in the
+ * ledger's admin API, and charging `count/resourcequotas` at admission would only duplicate
+ * what the reconciler counts. `pods/resize` and `persistentvolumeclaims/status` are the two
+ * subresource writes quota admission charges (in-place resize, allocated storage).
+ */
+export const VALIDATE_RULES: readonly RuleWithOperations[] = [
+  rule('', ['pods', 'pods/resize', 'services', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'replicationcontrollers', 'secrets', 'configmaps'], ['CREATE', 'UPDATE', 'DELETE']),
+  rule('apps', ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], ['CREATE', 'UPDATE', 'DELETE']),
+  rule('batch', ['jobs', 'cronjobs'], ['CREATE', 'UPDATE', 'DELETE']),
+  rule('resource.k8s.io', ['resourceclaims'], ['CREATE', 'UPDATE', 'DELETE']),
+];
+
+/** LimitRange defaults apply to pods and claims only, and only to the objects themselves. */
+export const MUTATE_RULES: readonly RuleWithOperations[] = [rule('', ['pods', 'persistentvolumeclaims'], ['CREATE', 'UPDATE'])];
+
+function rule(group: string, resources: readonly string[], operations: RuleWithOperations['operations']): RuleWithOperations {
+  // Cluster-scoped objects are outside every namespace's quota: not sending them saves a round trip.
+  return { apiGroups: [group], apiVersions: ['*'], resources, operations, scope: 'Namespaced' };
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export function webhookConfiguration(options: WebhookConfigurationOptions): [MutatingWebhookConfiguration, ValidatingWebhookConfiguration] {
+  const name = options.name ?? DEFAULT_NAME;
+  if (!DNS_LABEL.test(name)) throw new Error(`webhook-config: name ${JSON.stringify(name)} must be a DNS label (lower-case letters, digits and '-', at most 63)`);
+  const caBundle = encodeCaBundle(options.caBundlePem);
+  const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
+    throw new Error(`webhook-config: timeoutSeconds must be a whole number from 1 to ${MAX_TIMEOUT_SECONDS}, got ${String(timeoutSeconds)}`);
+  }
+  const failurePolicy = options.failurePolicy ?? DEFAULT_FAILURE_POLICY;
+  if (failurePolicy !== 'Fail' && failurePolicy !== 'Ignore') throw new Error(`webhook-config: failurePolicy must be Fail or Ignore, got ${JSON.stringify(failurePolicy)}`);
+  const target = clientTarget(options);
+  const namespaceSelector = options.namespaceSelector ?? {
+    matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: unique(['kube-system', options.service?.namespace ?? DEFAULT_NAME]) }],
+  };
+  const labels = { 'app.kubernetes.io/name': 'quota-ledger', 'app.kubernetes.io/managed-by': 'quotactl' };
+
+  const common = (path: string) => ({
+    clientConfig: { caBundle, ...target(path) },
+    failurePolicy,
+    matchPolicy: 'Equivalent' as const,
+    namespaceSelector,
+    timeoutSeconds,
+    admissionReviewVersions: ['v1'],
+  });
+
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name, labels },
+      webhooks: [
+        {
+          name: webhookName('mutate', name),
+          ...common(MUTATE_PATH),
+          rules: MUTATE_RULES,
+          // mutate writes nothing, not even a decision, so it may be called for dry runs freely.
+          sideEffects: 'None',
+          // The defaults do not depend on fields other mutating webhooks set, so a second call adds nothing.
+          reinvocationPolicy: 'Never',
+        },
+      ],
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name, labels },
+      webhooks: [
+        {
+          name: webhookName('validate', name),
+          ...common(VALIDATE_PATH),
+          rules: VALIDATE_RULES,
+          // validate appends a reservation, but never for a dry run.
+          sideEffects: 'NoneOnDryRun',
+        },
+      ],
+    },
+  ];
+}
+
+/** The documents as one multi-document YAML stream, ready for `kubectl apply -f -`. */
+export function toYaml(docs: readonly object[]): string {
+  // lineWidth 0: a folded caBundle would still parse, but is miserable to diff or grep.
+  return docs.map((doc) => stringify(doc, { lineWidth: 0 })).join('---\n');
+}
+
+function encodeCaBundle(pem: string): string {
+  if (typeof pem !== 'string' || !pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new Error('webhook-config: the CA bundle must be PEM text containing "-----BEGIN CERTIFICATE-----" (pass the CA certificate file, not its base64 or DER form)');
+  }
+  // A key next to the certificate means the wrong file was passed, and it would be published in the cluster.
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
+    throw new Error('webhook-config: the CA bundle contains a private key; pass only the CA certificate');
+  }
+  return Buffer.from(pem, 'utf8').toString('base64');
+}
+
+function clientTarget(options: WebhookConfigurationOptions): (path: string) => Pick<WebhookClientConfig, 'url' | 'service'> {
+  const { url, service } = options;
+  if ((url === undefined) === (service === undefined)) throw new Error('webhook-config: give either url or service, not both and not neither');
+  if (url !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new Error(`webhook-config: url ${JSON.stringify(url)} is not a URL`);
+    }
+    if (parsed.protocol !== 'https:') throw new Error(`webhook-config: url must use https (kube-apiserver calls webhooks over TLS only), got ${parsed.protocol}`);
+    // kube-apiserver rejects these in clientConfig.url.
+    if (parsed.username || parsed.password) throw new Error('webhook-config: url must not contain user info');
+    if (parsed.search || parsed.hash) throw new Error('webhook-config: url must not contain a query or a fragment');
+    const base = `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+    return (path) => ({ url: `${base}${path}` });
+  }
+  const ref = service as WebhookServiceRef;
+  if (!DNS_LABEL.test(ref.namespace) || !DNS_LABEL.test(ref.name)) {
+    throw new Error(`webhook-config: service ${JSON.stringify(`${ref.namespace}/${ref.name}`)} must be a namespace and a name that are DNS labels`);
+  }
+  const port = ref.port ?? 443;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`webhook-config: service port must be from 1 to 65535, got ${String(port)}`);
+  return (path) => ({ service: { namespace: ref.namespace, name: ref.name, path, port } });
+}
+
+/** kube-apiserver wants a fully qualified name (three segments or more), unique in its configuration. */
+function webhookName(operation: 'mutate' | 'validate', name: string): string {
+  return name === DEFAULT_NAME ? `${operation}.quota-ledger.io` : `${operation}.${name}.quota-ledger.io`;
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
