@@ -32,6 +32,8 @@ const review = (namespace: string) => ({
   },
 });
 
+type StatusBody = { message: string; details: { requestId: string } };
+
 let api: RunningApi;
 const logLines: string[] = [];
 beforeAll(async () => {
@@ -159,7 +161,7 @@ describe('authentication failures', () => {
     const response = await fetch(`${api.base}/v1/namespaces/team-a/resourcequotas`, { headers });
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer realm="quota-ledger"');
-    const body = await response.json();
+    const body = (await response.json()) as StatusBody;
     expect(body).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 401, reason: 'Unauthorized' });
     expect(body.message).toContain(message);
     expect(body.details.requestId).toBe(response.headers.get('x-request-id'));
@@ -180,7 +182,7 @@ describe('request ids', () => {
     const response = await fetch(`${api.base}/v1/namespaces/team-a/resourcequotas/nope`, { headers: { ...bearer(TOKENS.auditor.token), 'x-request-id': 'trace-abc.123' } });
     expect(response.status).toBe(404);
     expect(response.headers.get('x-request-id')).toBe('trace-abc.123');
-    expect((await response.json()).details.requestId).toBe('trace-abc.123');
+    expect(((await response.json()) as StatusBody).details.requestId).toBe('trace-abc.123');
     const line = logLines.map((l) => JSON.parse(l)).find((l) => l.requestId === 'trace-abc.123' && l.msg === 'request');
     expect(line).toMatchObject({ app: 'admission-api', method: 'GET', status: 404, level: 'info' });
   });
