@@ -11,6 +11,8 @@ export interface EmbeddedPostgresOptions {
   readonly port: number;
   readonly database: string;
   readonly log: (message: string) => void;
+  /** Something the user should know about (an earlier run's leftovers). */
+  readonly warn: (message: string) => void;
 }
 
 export interface RunningPostgres {
@@ -104,7 +106,7 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
  * detached on purpose, so that Ctrl-C reaches the apps first and the database stops last.
  * Stop such an orphan before starting; PostgreSQL itself clears a stale lock of a dead one.
  */
-async function stopOrphan(dir: string, log: (message: string) => void): Promise<void> {
+async function stopOrphan(dir: string, warn: (message: string) => void): Promise<void> {
   const lock = join(dir, 'postmaster.pid');
   if (!existsSync(lock)) return;
   const pid = Number(readFileSync(lock, 'utf8').split('\n')[0]);
@@ -116,7 +118,7 @@ async function stopOrphan(dir: string, log: (message: string) => void): Promise<
     // not Linux, or already gone
   }
   if (command && !command.includes('postgres')) return; // the pid was reused: PostgreSQL handles the stale lock
-  log(`stopping the embedded PostgreSQL (pid ${pid}) left running by an earlier run`);
+  warn(`stopping the embedded PostgreSQL (pid ${pid}) left running by an earlier run`);
   process.kill(pid, 'SIGINT');
   if (!(await waitForExit(pid, STOP_TIMEOUT_MS))) {
     process.kill(pid, 'SIGQUIT');
@@ -160,7 +162,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     rmSync(dir, { recursive: true, force: true }); // a first start killed during initdb leaves a partial directory
     await initdb(binaries, dir, password, owner);
   }
-  await stopOrphan(dir, options.log);
+  await stopOrphan(dir, options.warn);
 
   const postgres = binaries.postgres;
   const logFile = join(root, 'postgres.log');

@@ -22,7 +22,7 @@ const log = (level: 'info' | 'warn' | 'error', message: string, fields: Record<s
 let postgres: RunningPostgres | undefined;
 let databaseUrl = config.databaseUrl;
 if (!databaseUrl) {
-  postgres = await startEmbeddedPostgres({ dataDir: standalone.dataDir, port: standalone.embeddedPostgresPort, database: 'quota_ledger', log: (message) => log('info', message) });
+  postgres = await startEmbeddedPostgres({ dataDir: standalone.dataDir, port: standalone.embeddedPostgresPort, database: 'quota_ledger', log: (message) => log('info', message), warn: (message) => log('warn', message) });
   databaseUrl = postgres.url;
 }
 
