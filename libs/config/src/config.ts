@@ -6,7 +6,7 @@ export interface AppConfig {
   /** HTTP port of the admission API. */
   readonly port: number;
   readonly host: string;
-  /** PostgreSQL connection string; undefined means the embedded default (a later issue). */
+  /** PostgreSQL connection string; undefined: the apps refuse to start, `npm start` runs an embedded PostgreSQL. */
   readonly databaseUrl: string | undefined;
   /** Redis connection string for BullMQ; undefined means BullMQ's PostgreSQL backend. */
   readonly redisUrl: string | undefined;

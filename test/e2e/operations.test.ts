@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi, type RunningApi } from '../support/api.js';
+
+let api: RunningApi;
+beforeAll(async () => {
+  api = await startApi({}, 'qlops');
+  await api.request('PUT', '/v1/namespaces/ops/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '2' } } });
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+let seq = 0;
+const review = () => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: {
+    uid: `ops-${++seq}`,
+    kind: { group: '', version: 'v1', kind: 'Pod' },
+    resource: { group: '', version: 'v1', resource: 'pods' },
+    namespace: 'ops',
+    name: `p-${seq}`,
+    operation: 'CREATE',
+    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${seq}`, namespace: 'ops', uid: `ops-uid-${seq}` }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    dryRun: false,
+  },
+});
+
+type OpenApi = { openapi: string; paths: Record<string, Record<string, Record<string, unknown>>> };
+
+/** The value of one series in Prometheus' text format, or undefined when absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('/metrics', () => {
+  it('counts admissions by endpoint and outcome, decisions by reason, batches, lag and queue depth', async () => {
+    // pods: 2 → two webhook admissions allowed, the third denied by ResourceQuota; one REST reservation denied too.
+    for (let i = 0; i < 3; i++) expect((await api.request('POST', '/v1/admission/validate', review())).status).toBe(200);
+    expect((await api.request('POST', '/v1/namespaces/ops/reservations', { requestId: 'ops-r', kind: 'Pod', name: 'r', resources: { pods: '1' } })).status).toBe(403);
+    expect((await api.request('POST', '/v1/admission/validate', { kind: 'AdmissionReview' })).status).toBe(400);
+
+    const response = await fetch(`${api.base}/metrics`);
+    expect(response.headers.get('content-type')).toContain('text/plain');
+    const text = await response.text();
+    expect(sample(text, 'quota_ledger_admission_duration_seconds_count{endpoint="validate",outcome="allowed"}')).toBe(2);
+    expect(sample(text, 'quota_ledger_admission_duration_seconds_count{endpoint="validate",outcome="denied"}')).toBe(1);
+    expect(sample(text, 'quota_ledger_admission_duration_seconds_count{endpoint="validate",outcome="rejected"}')).toBe(1);
+    expect(sample(text, 'quota_ledger_admission_duration_seconds_count{endpoint="reserve",outcome="denied"}')).toBe(1);
+    expect(sample(text, 'quota_ledger_admission_decisions_total{source="webhook",outcome="allowed",reason=""}')).toBe(2);
+    expect(sample(text, 'quota_ledger_admission_decisions_total{source="webhook",outcome="denied",reason="ResourceQuota"}')).toBe(1);
+    expect(sample(text, 'quota_ledger_admission_decisions_total{source="rest",outcome="denied",reason="ResourceQuota"}')).toBe(1);
+    // Each admission committed in a transaction of its own here (no concurrency).
+    expect(sample(text, 'quota_ledger_ledger_batch_size_count')).toBeGreaterThanOrEqual(3);
+    expect(sample(text, 'quota_ledger_ledger_serialization_retries_total')).toBe(0);
+    // Nothing projected the events yet: the quota's definition and the two reservations (denials append no event).
+    expect(sample(text, 'quota_ledger_projection_lag_events')).toBe(3);
+    expect(sample(text, 'quota_ledger_reconcile_queue_jobs{state="wait"}')).toBe(0);
+    expect(sample(text, 'quota_ledger_process_resident_memory_bytes')).toBeGreaterThan(0);
+
+    await api.settle();
+    expect(sample(await (await fetch(`${api.base}/metrics`)).text(), 'quota_ledger_projection_lag_events')).toBe(0);
+  });
+});
+
+describe('/readyz', () => {
+  it('lists each check, as kube-apiserver does', async () => {
+    const response = await fetch(`${api.base}/readyz`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('[+]database ok\n[+]queue ok\nreadyz check passed\n');
+  });
+
+  it('answers 503 naming the queue when Redis is unreachable, and 200 when the queue is excluded', async () => {
+    const noRedis = await startApi({ redisUrl: 'redis://127.0.0.1:1' }, 'qlready');
+    try {
+      const response = await fetch(`${noRedis.base}/readyz`);
+      expect(response.status).toBe(503);
+      const text = await response.text();
+      expect(text).toMatch(/^\[\+\]database ok\n\[-\]queue failed: .+\nreadyz check failed\n$/);
+      const excluded = await fetch(`${noRedis.base}/readyz?exclude=queue`);
+      expect(excluded.status).toBe(200);
+      expect(await excluded.text()).toContain('[+]queue excluded: ok');
+    } finally {
+      await noRedis.close();
+    }
+  });
+});
+
+describe('/docs', () => {
+  it('serves the OpenAPI document built from the controllers, with the roles of each operation', async () => {
+    const document = (await (await fetch(`${api.base}/docs/openapi.json`)).json()) as OpenApi;
+    expect(document.openapi).toMatch(/^3\./);
+    const reserve = document.paths['/v1/namespaces/{namespace}/reservations']!['post']!;
+    expect(reserve['x-quota-ledger-roles']).toEqual(['admission']);
+    expect(reserve.security).toEqual([{ bearer: [] }]);
+    expect(document.paths['/v1/namespaces/{namespace}/resourcequotas/{name}']!['put']!['x-quota-ledger-roles']).toEqual(['admin']);
+    expect(document.paths['/healthz']!['get']!['x-quota-ledger-roles']).toBeUndefined();
+    expect((await fetch(`${api.base}/docs`)).headers.get('content-type')).toContain('text/html');
+  });
+
+  it('documents in the README exactly the routes the service has', async () => {
+    const document = (await (await fetch(`${api.base}/docs/openapi.json`)).json()) as OpenApi;
+    const served = new Set<string>();
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const method of Object.keys(item)) served.add(`${method.toUpperCase()} ${path.replace('{namespace}', '{ns}')}`);
+    }
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const reference = readme.slice(readme.indexOf('## HTTP API'), readme.indexOf('\n## ', readme.indexOf('## HTTP API') + 5));
+    const documented = new Set([...reference.matchAll(/`(GET|PUT|POST|DELETE) (\/[^`?\s]*)[^`]*`/g)].map((m) => `${m[1]} ${m[2]}`));
+    documented.delete('GET /docs');
+    expect([...served].filter((route) => !documented.has(route)).sort(), 'served but not in the README').toEqual([]);
+    expect([...documented].filter((route) => !served.has(route)).sort(), 'in the README but not served').toEqual([]);
+  });
+});
