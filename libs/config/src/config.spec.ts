@@ -23,7 +23,42 @@ describe('loadConfig', () => {
       reconcileConcurrency: 4,
       reconcileAfterDeleteSeconds: 5,
       inventory: { source: 'none' },
+      tokensFile: undefined,
+      insecureDev: false,
+      tls: undefined,
+      rateLimitPerSecond: 500,
+      rateLimitBurst: 1000,
+      requestTimeoutMs: 30000,
+      shutdownTimeoutMs: 25000,
+      metricsPort: 9464,
     });
+  });
+
+  it.each([
+    [{ TLS_CERT_FILE: '/tls/tls.crt', TLS_KEY_FILE: '/tls/tls.key' }, { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: undefined, clientCertRole: 'admission' }],
+    [
+      { TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', TLS_CLIENT_CA_FILE: 'ca', TLS_CLIENT_CERT_ROLE: 'auditor' },
+      { certFile: 'c', keyFile: 'k', clientCaFile: 'ca', clientCertRole: 'auditor' },
+    ],
+  ])('reads TLS settings %o', (env, tls) => {
+    expect(loadConfig(env).tls).toEqual(tls);
+  });
+
+  it.each([
+    [{ TLS_CERT_FILE: 'c' }, 'TLS_KEY_FILE'],
+    [{ TLS_KEY_FILE: 'k' }, 'TLS_CERT_FILE'],
+    [{ TLS_CLIENT_CA_FILE: 'ca' }, 'TLS_CLIENT_CA_FILE'],
+    [{ TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', TLS_CLIENT_CERT_ROLE: 'root' }, 'TLS_CLIENT_CERT_ROLE'],
+    [{ QUOTA_LEDGER_INSECURE_DEV: 'yes' }, 'QUOTA_LEDGER_INSECURE_DEV'],
+    [{ RATE_LIMIT_BURST: '0' }, 'RATE_LIMIT_BURST'],
+  ])('refuses %o, naming %s', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(new RegExp(`invalid configuration: ${variable}`));
+  });
+
+  it('turns the development flag on only for true or 1', () => {
+    expect(loadConfig({ QUOTA_LEDGER_INSECURE_DEV: 'true' }).insecureDev).toBe(true);
+    expect(loadConfig({ QUOTA_LEDGER_INSECURE_DEV: '1' }).insecureDev).toBe(true);
+    expect(loadConfig({ QUOTA_LEDGER_INSECURE_DEV: 'false' }).insecureDev).toBe(false);
   });
 
   it.each([
