@@ -4,6 +4,7 @@ import type { Pod } from '@quota/domain';
 import { createPostgresInventory } from '@quota/inventory';
 import type { QueueBackend } from '@quota/jobs';
 import { Ledger } from '@quota/ledger';
+import { reconcilerMetrics } from '../../apps/reconciler/src/metrics.js';
 import { Reconciler } from '../../apps/reconciler/src/reconciler.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { until } from '../support/wait.js';
@@ -88,5 +89,19 @@ describe.each([
     });
     expect(released[1]).toEqual({ id: persisted.result.reservationId, reason: 'deleted' });
     expect((await ledger.usage('team'))?.quotas[0]?.used).toEqual({ pods: '1' });
+
+    // Each replica's /metrics counts what it appended; together they match the ledger.
+    const sum = async (series: string): Promise<number> => {
+      let total = 0;
+      for (const replica of replicas) {
+        const line = (await reconcilerMetrics(replica).metrics()).split('\n').find((l) => l.startsWith(`${series} `));
+        total += Number(line?.split(' ')[1] ?? 0);
+      }
+      return total;
+    };
+    expect(await sum('quota_ledger_reconciler_actions_total{kind="commit"}')).toBe(1);
+    expect(await sum('quota_ledger_reconciler_actions_total{kind="release"}')).toBe(2);
+    expect(await sum('quota_ledger_reconciler_actions_total{kind="adopt"}')).toBe(1);
+    expect(await sum('quota_ledger_reconciler_namespaces_total')).toBeGreaterThanOrEqual(4);
   });
 });

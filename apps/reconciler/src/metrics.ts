@@ -1,3 +1,4 @@
+import { mirroredCounter } from '@quota/ops';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Reconciler } from './reconciler.js';
 
@@ -19,25 +20,12 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
       }
     },
   });
-  let seenNamespaces = 0;
-  new Counter({
-    name: 'quota_ledger_reconciler_namespaces_total',
-    help: 'Namespace reconciliations completed.',
-    registers,
-    collect() {
-      this.inc(reconciler.stats.namespaces - seenNamespaces);
-      seenNamespaces = reconciler.stats.namespaces;
-    },
-  });
-  let seenFailures = 0;
-  new Counter({
+  mirroredCounter({ name: 'quota_ledger_reconciler_namespaces_total', help: 'Namespace reconciliations completed.', registers, read: () => reconciler.stats.namespaces });
+  mirroredCounter({
     name: 'quota_ledger_reconciler_failures_total',
     help: 'Namespace reconciliations that failed (the inventory could not be listed completely); retried with backoff.',
     registers,
-    collect() {
-      this.inc(reconciler.stats.failures - seenFailures);
-      seenFailures = reconciler.stats.failures;
-    },
+    read: () => reconciler.stats.failures,
   });
   new Gauge({
     name: 'quota_ledger_reconcile_queue_jobs',

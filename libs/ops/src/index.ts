@@ -1,3 +1,4 @@
 export * from './logger.js';
 export * from './ops-server.js';
 export * from './shutdown.js';
+export * from './metrics.js';

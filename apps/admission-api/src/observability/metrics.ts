@@ -1,5 +1,6 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { AdmissionResult } from '@quota/ledger';
+import { mirroredCounter } from '@quota/ops';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type AdmissionEndpoint = 'mutate' | 'validate' | 'reserve';
@@ -49,29 +50,17 @@ export class Metrics implements OnApplicationShutdown {
       registers,
     });
     const sources = (): MetricSources | undefined => this.sources;
-    let seenRetries = 0;
-    let seenUnavailable = 0;
-    new Counter({
+    mirroredCounter({
       name: 'quota_ledger_ledger_serialization_retries_total',
       help: 'Ledger transactions rerun after a serialization failure, a lost version race or a lost connection.',
       registers,
-      collect() {
-        const stats = sources()?.ledgerStats();
-        if (!stats) return;
-        this.inc(stats.retries - seenRetries);
-        seenRetries = stats.retries;
-      },
+      read: () => sources()?.ledgerStats().retries,
     });
-    new Counter({
+    mirroredCounter({
       name: 'quota_ledger_ledger_unavailable_total',
       help: 'Admissions answered 503 because the ledger could not decide (retries exhausted, database down, queue full).',
       registers,
-      collect() {
-        const stats = sources()?.ledgerStats();
-        if (!stats) return;
-        this.inc(stats.unavailable - seenUnavailable);
-        seenUnavailable = stats.unavailable;
-      },
+      read: () => sources()?.ledgerStats().unavailable,
     });
     new Gauge({
       name: 'quota_ledger_projection_lag_events',
