@@ -1,20 +1,29 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT, run, type Io } from './cli.js';
 
-/** A stand-in HTTP server (not the service: the e2e tests run the CLI against the real one). */
+/**
+ * A stand-in HTTP server inside the spec (the end-to-end tests run quotactl against the real
+ * service): it answers what each test sets and records what quotactl sent.
+ */
+interface Seen {
+  readonly method: string;
+  readonly url: string;
+  readonly auth: string | undefined;
+  readonly body: unknown;
+}
 let server: Server;
 let base: string;
-const seen: Array<{ method: string; url: string; auth: string | undefined; body: unknown }> = [];
+let seen: Seen[] = [];
 const answers = new Map<string, [number, unknown]>();
 
 beforeAll(async () => {
-  server = createServer((req: IncomingMessage, res) => {
+  server = createServer((req, res) => {
     let text = '';
-    req.on('data', (c: Buffer) => (text += c.toString()));
+    req.on('data', (chunk: Buffer) => (text += chunk.toString()));
     req.on('end', () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization, body: text ? JSON.parse(text) : undefined });
-      const [status, body] = answers.get(`${req.method} ${req.url}`) ?? [404, { kind: 'Status', reason: 'NotFound', message: 'nothing here', code: 404 }];
+      const [status, body] = answers.get(`${req.method} ${req.url}`) ?? [404, { kind: 'Status', code: 404, reason: 'NotFound', message: `${req.url} not found` }];
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
   });
@@ -23,107 +32,350 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+beforeEach(() => {
+  seen = [];
+  answers.clear();
+});
 
-function io(files: Record<string, string> = {}, devToken?: string): Io & { out: string; err: string } {
+type TestIo = Io & { out: string; err: string };
+
+/** Files are keyed by absolute path under /work (the working directory); `-` is standard input. */
+function io(files: Record<string, string> = {}, env: Record<string, string> = {}): TestIo {
   const state = { out: '', err: '' };
   return Object.assign(state, {
-    stdout: (t: string) => void (state.out += t),
-    stderr: (t: string) => void (state.err += t),
-    readFile: (p: string) => {
-      if (!(p in files)) throw new Error('ENOENT: no such file');
-      return files[p]!;
+    stdout: (text: string) => void (state.out += text),
+    stderr: (text: string) => void (state.err += text),
+    readFile: async (path: string) => {
+      const text = files[path];
+      if (text === undefined) throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), { code: 'ENOENT' });
+      return text;
     },
-    readStdin: () => files['-'] ?? '',
-    devToken: () => devToken,
-    now: () => 0,
+    readStdin: async () => files['-'] ?? '',
+    cwd: '/work',
+    env: { QUOTA_LEDGER_SERVER: base, ...env },
+    now: () => Date.parse('2026-11-23T10:05:30Z'),
+    version: '1.2.3',
   });
 }
 
-const defaults = () => ({ server: base, token: undefined, caFile: undefined });
+const QUOTA_YAML = 'apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: compute\n  namespace: team-a\nspec:\n  hard:\n    pods: "10"\n';
+const status = (code: number, reason: string, message: string, details?: object) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message, ...(details ? { details } : {}) });
 
-describe('usage errors exit 2 before anything is sent', () => {
+describe('usage errors: exit 2, error: on stderr, nothing sent', () => {
   it.each([
-    [['get', 'quota', '--bogus']],
-    [['get', 'quota']],
-    [['get', 'widgets', '-n', 'a']],
-    [['apply']],
-    [['reserve', '-n', 'a', '--kind', 'Pod']],
-    [['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods']],
-    [['history', '-n', 'a', '--limit', '0']],
-    [['get', 'quota', '-n', 'a', '-o', 'xml']],
-    [['frobnicate']],
-  ])('%j', async (argv) => {
-    const before = seen.length;
-    const out = io();
-    expect(await run(argv, out, defaults())).toBe(EXIT.usage);
+    ['exits 2 on an unknown flag', ['get', 'quota', '--bogus']],
+    ['a flag of another command', ['get', 'quota', '--kind', 'Pod']],
+    ['a flag without its value', ['get', 'quota', '-n']],
+    ['no kind for get', ['get']],
+    ['an unknown kind', ['get', 'widgets']],
+    ['two names', ['get', 'quota', 'a', 'b']],
+    ['an invalid namespace', ['get', 'quota', '-n', 'Team_A']],
+    ['an unknown output format', ['get', 'quota', '-o', 'xml']],
+    ['an unknown command', ['frobnicate']],
+    ['apply without -f', ['apply']],
+    ['a missing file', ['apply', '-f', 'missing.yaml']],
+    ['reserve without --resources or -f', ['reserve', '--kind', 'Pod']],
+    ['reserve with both', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '-f', 'p.yaml']],
+    ['a resource list without =', ['reserve', '--kind', 'Pod', '--resources', 'pods']],
+    ['a quantity Kubernetes would refuse', ['reserve', '--kind', 'Pod', '--resources', 'requests.cpu=lots']],
+    ['a TTL of 0', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--ttl', '0']],
+    ['commit without an id', ['commit']],
+    ['an id the server would refuse', ['release', 'a/b']],
+    ['a limit out of range', ['history', '--limit', '0']],
+    ['a position that is not one', ['history', '--after', 'yesterday']],
+    ['a time without a zone', ['usage', '--at', '2026-11-23T10:00:00']],
+    ['--denied with --allowed', ['decisions', '--denied', '--allowed']],
+    ['a server that is not a URL', ['get', 'quota', '--server', 'localhost:8080']],
+    ['an unreadable CA', ['get', 'quota', '--certificate-authority', 'nope.pem']],
+    ['a CA with the insecure flag', ['get', 'quota', '--certificate-authority', 'ca.pem', '--insecure-skip-tls-verify']],
+    ['a bad request timeout', ['get', 'quota', '--request-timeout', 'forever']],
+  ])('%s: %j', async (_, argv) => {
+    const out = io({ '/work/ca.pem': '-----BEGIN CERTIFICATE-----\n' });
+    expect(await run(argv, out)).toBe(EXIT.usage);
     expect(out.err).toMatch(/^error: /);
-    expect(seen.length).toBe(before);
+    expect(out.out).toBe('');
+    expect(seen).toEqual([]);
+  });
+
+  it('names the unknown flag as kubectl does', async () => {
+    const out = io();
+    await run(['get', 'quota', '--bogus'], out);
+    expect(out.err).toBe('error: unknown flag: --bogus\n');
   });
 
   it('apply refuses a namespace that disagrees with -n', async () => {
-    const out = io({ 'q.yaml': 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\nspec: {hard: {pods: "1"}}\n' });
-    expect(await run(['apply', '-f', 'q.yaml', '-n', 'b'], out, defaults())).toBe(EXIT.usage);
-    expect(out.err).toContain(`does not match the namespace "b"`);
+    const out = io({ '/work/q.yaml': QUOTA_YAML });
+    expect(await run(['apply', '-f', 'q.yaml', '-n', 'team-b'], out)).toBe(EXIT.usage);
+    expect(out.err).toBe(`error: the namespace from the provided object "team-a" does not match the namespace "team-b". You must pass '--namespace=team-a' to perform this operation.\n`);
+    expect(seen).toEqual([]);
   });
 
-  it('apply refuses invalid YAML and kinds it does not manage', async () => {
-    expect(await run(['apply', '-f', 'x.yaml'], io({ 'x.yaml': 'a: [' }), defaults())).toBe(EXIT.usage);
-    const pod = io({ 'p.yaml': 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n' });
-    expect(await run(['apply', '-f', 'p.yaml'], pod, defaults())).toBe(EXIT.usage);
+  it('apply refuses invalid YAML and kinds it does not manage, before sending any document', async () => {
+    const broken = io({ '/work/x.yaml': `${QUOTA_YAML}---\na: [\n` });
+    expect(await run(['apply', '-f', 'x.yaml'], broken)).toBe(EXIT.usage);
+    expect(broken.err).toMatch(/^error: error parsing x\.yaml \(document 2\): /);
+    const pod = io({ '/work/p.yaml': `${QUOTA_YAML}---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n` });
+    expect(await run(['apply', '-f', 'p.yaml'], pod)).toBe(EXIT.usage);
     expect(pod.err).toContain('not "Pod"');
+    expect(seen).toEqual([]);
   });
 });
 
-describe('talking to the server', () => {
-  it('applies every document of a stream with the token, and says created or configured', async () => {
-    answers.set('PUT /v1/namespaces/a/resourcequotas/q', [201, {}]);
-    answers.set('PUT /v1/namespaces/a/limitranges/l', [200, {}]);
-    const out = io({ 'f.yaml': 'kind: ResourceQuota\nmetadata: {name: q}\n---\nkind: LimitRange\nmetadata: {name: l}\n' });
-    expect(await run(['apply', '-f', 'f.yaml', '-n', 'a', '--token', 't0k'], out, defaults())).toBe(EXIT.ok);
-    expect(out.out).toBe('resourcequota/q created\nlimitrange/l configured\n');
-    expect(seen.at(-1)?.auth).toBe('Bearer t0k');
+describe('help and version', () => {
+  it('prints the overview with the exit codes for --help, help and no command at all', async () => {
+    for (const argv of [['--help'], ['help'], []]) {
+      const out = io();
+      expect(await run(argv, out)).toBe(EXIT.ok);
+      expect(out.out).toContain('Commands:\n  apply');
+      expect(out.out).toContain('3  admission denied');
+    }
   });
 
-  it('uses the development token of the current directory when no token is given', async () => {
-    answers.set('GET /v1/namespaces/a/resourcequotas', [200, { items: [] }]);
-    await run(['get', 'quota', '-n', 'a'], io({}, 'dev-123'), defaults());
-    expect(seen.at(-1)?.auth).toBe('Bearer dev-123');
+  it.each(['apply', 'get', 'describe', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'version', 'help'])('has usage text for %s', async (command) => {
+    const flag = io();
+    expect(await run([command, '--help'], flag)).toBe(EXIT.ok);
+    expect(flag.out).toContain(`Usage:\n  quotactl ${command}`);
+    const viaHelp = io();
+    expect(await run(['help', command], viaHelp)).toBe(EXIT.ok);
+    expect(viaHelp.out).toBe(flag.out);
   });
 
-  it('exits 3 on a denied reservation and prints the denial', async () => {
-    answers.set('POST /v1/namespaces/a/reservations', [403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1', details: { denial: {} } }]);
+  it('prints the client version', async () => {
     const out = io();
-    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--name', 'p', '--resources', 'pods=1'], out, defaults())).toBe(EXIT.denied);
-    expect(out.err).toBe('Error from server (Forbidden): exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1\n');
-    expect(seen.at(-1)?.body).toEqual({ kind: 'Pod', name: 'p', resources: { pods: '1' } });
+    expect(await run(['version'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('Client Version: v1.2.3\n');
+  });
+});
+
+describe('apply', () => {
+  it('PUTs every document with the token and says created, configured or unchanged', async () => {
+    answers.set('GET /v1/namespaces/team-a/resourcequotas/compute', [404, status(404, 'NotFound', 'resourcequotas "compute" not found')]);
+    answers.set('PUT /v1/namespaces/team-a/resourcequotas/compute', [201, { kind: 'ResourceQuota', metadata: { name: 'compute', resourceVersion: '1' } }]);
+    answers.set('GET /v1/namespaces/team-a/limitranges/defaults', [200, { metadata: { resourceVersion: '2' } }]);
+    answers.set('PUT /v1/namespaces/team-a/limitranges/defaults', [200, { metadata: { resourceVersion: '3' } }]);
+    answers.set('GET /v1/namespaces/team-a/limitranges/same', [200, { metadata: { resourceVersion: '2' } }]);
+    answers.set('PUT /v1/namespaces/team-a/limitranges/same', [200, { metadata: { resourceVersion: '2' } }]);
+    const stream = `${QUOTA_YAML}---\n{"kind":"List","items":[{"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"defaults"}},{"kind":"LimitRange","metadata":{"name":"same"}}]}\n`;
+    const out = io({ '/work/all.yaml': stream });
+    expect(await run(['apply', '-f', 'all.yaml', '-n', 'team-a', '--token', 't0k'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('resourcequota/compute created\nlimitrange/defaults configured\nlimitrange/same unchanged\n');
+    expect(seen.filter((s) => s.method === 'PUT').map((s) => [s.url, s.auth])).toEqual([
+      ['/v1/namespaces/team-a/resourcequotas/compute', 'Bearer t0k'],
+      ['/v1/namespaces/team-a/limitranges/defaults', 'Bearer t0k'],
+      ['/v1/namespaces/team-a/limitranges/same', 'Bearer t0k'],
+    ]);
+    expect(seen.find((s) => s.method === 'PUT')?.body).toMatchObject({ kind: 'ResourceQuota', spec: { hard: { pods: '10' } } });
   });
 
+  it('reads standard input with -f - and puts an object without a namespace in "default"', async () => {
+    answers.set('PUT /v1/namespaces/default/resourcequotas/q', [201, {}]);
+    const out = io({ '-': '{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},"spec":{"hard":{"pods":"1"}}}' });
+    expect(await run(['apply', '-f', '-'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('resourcequota/q created\n');
+  });
+
+  it('reports a refused object, applies the others, and exits with the refusal', async () => {
+    answers.set('PUT /v1/namespaces/team-a/resourcequotas/bad', [422, status(422, 'Invalid', 'ResourceQuota "bad" is invalid: spec.hard[pods]: Invalid value: "-1"')]);
+    answers.set('PUT /v1/namespaces/team-a/resourcequotas/good', [201, {}]);
+    const out = io({ '/work/two.yaml': 'kind: ResourceQuota\nmetadata: {name: bad}\n---\nkind: ResourceQuota\nmetadata: {name: good}\n' });
+    expect(await run(['apply', '-f', 'two.yaml', '-n', 'team-a'], out)).toBe(EXIT.failed);
+    expect(out.err).toBe('Error from server (Invalid): ResourceQuota "bad" is invalid: spec.hard[pods]: Invalid value: "-1"\n');
+    expect(out.out).toBe('resourcequota/good created\n');
+  });
+});
+
+describe('get and describe', () => {
+  const quota = {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'compute', namespace: 'team-a', creationTimestamp: '2026-11-23T10:00:00Z' },
+    spec: { hard: { pods: '10', 'requests.cpu': '2' } },
+    status: { hard: { pods: '10', 'requests.cpu': '2' }, used: { pods: '1', 'requests.cpu': '500m' } },
+  };
+
+  it("prints kubectl's columns for get quota", async () => {
+    answers.set('GET /v1/namespaces/team-a/resourcequotas', [200, { kind: 'ResourceQuotaList', items: [quota] }]);
+    const out = io();
+    expect(await run(['get', 'quota', '-n', 'team-a'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('NAME      AGE     REQUEST                            LIMIT\ncompute   5m30s   pods: 1/10, requests.cpu: 500m/2\n');
+  });
+
+  it("prints kubectl's Used/Hard table for describe quota", async () => {
+    answers.set('GET /v1/namespaces/team-a/resourcequotas/compute', [200, quota]);
+    const out = io();
+    expect(await run(['describe', 'resourcequota/compute', '-n', 'team-a'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('Name:         compute\nNamespace:    team-a\nResource      Used  Hard\n--------      ----  ----\npods          1     10\nrequests.cpu  500m  2\n');
+  });
+
+  it('says so on stderr when the namespace has none', async () => {
+    answers.set('GET /v1/namespaces/empty/limitranges', [200, { kind: 'LimitRangeList', items: [] }]);
+    const out = io();
+    expect(await run(['get', 'limits', '-n', 'empty'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('');
+    expect(out.err).toBe('No resources found in empty namespace.\n');
+  });
+
+  it('prints the server object with -o json or yaml, and a List without a name', async () => {
+    answers.set('GET /v1/namespaces/team-a/resourcequotas/compute', [200, quota]);
+    answers.set('GET /v1/namespaces/team-a/resourcequotas', [200, { kind: 'ResourceQuotaList', items: [quota] }]);
+    const json = io();
+    await run(['get', 'quota', 'compute', '-n', 'team-a', '-o', 'json'], json);
+    expect(JSON.parse(json.out)).toEqual(quota);
+    const yaml = io();
+    await run(['get', 'quota', '-n', 'team-a', '--output=yaml'], yaml);
+    expect(yaml.out).toMatch(/^apiVersion: v1\nkind: List\n/);
+    expect(yaml.out).toContain('  - apiVersion: v1\n    kind: ResourceQuota\n');
+  });
+});
+
+describe('exit codes for what the server answers', () => {
   it.each([
-    [404, EXIT.notFound],
-    [401, EXIT.auth],
-    [403, EXIT.auth],
-    [409, EXIT.refused],
-    [422, EXIT.refused],
-    [429, EXIT.unavailable],
-    [503, EXIT.unavailable],
-  ])('maps an HTTP %i Status to exit %i', async (status, code) => {
-    answers.set('GET /v1/namespaces/x/resourcequotas/q', [status, { kind: 'Status', reason: 'Something', message: 'because', code: status }]);
+    [404, 'NotFound', EXIT.notFound],
+    [401, 'Unauthorized', EXIT.unauthorized],
+    [403, 'Forbidden', EXIT.unauthorized],
+    [400, 'BadRequest', EXIT.failed],
+    [409, 'Conflict', EXIT.failed],
+    [410, 'Expired', EXIT.failed],
+    [422, 'Invalid', EXIT.failed],
+    [429, 'TooManyRequests', EXIT.unavailable],
+    [500, 'InternalError', EXIT.unavailable],
+    [503, 'ServiceUnavailable', EXIT.unavailable],
+  ])('maps a %i %s Status to exit code %i', async (code, reason, exit) => {
+    answers.set('GET /v1/namespaces/x/resourcequotas/q', [code, status(code, reason, 'because')]);
     const out = io();
-    expect(await run(['get', 'quota', 'q', '-n', 'x'], out, defaults())).toBe(code);
-    expect(out.err).toBe('Error from server (Something): because\n');
+    expect(await run(['get', 'quota', 'q', '-n', 'x'], out)).toBe(exit);
+    expect(out.err.split('\n')[0]).toBe(`Error from server (${reason}): because`);
   });
 
   it('exits 6 when nothing listens', async () => {
-    expect(await run(['get', 'quota', '-n', 'a', '--server', 'http://127.0.0.1:1'], io(), defaults())).toBe(EXIT.unavailable);
+    const out = io();
+    expect(await run(['get', 'quota', '--server', 'http://127.0.0.1:1'], out)).toBe(EXIT.unavailable);
+    expect(out.err).toBe('error: the connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?\n');
   });
 
-  it('prints the server object as JSON or YAML with -o', async () => {
-    answers.set('GET /v1/namespaces/a/resourcequotas/q', [200, { kind: 'ResourceQuota', metadata: { name: 'q' } }]);
+  it('says where a refused token came from', async () => {
+    answers.set('GET /v1/namespaces/default/resourcequotas', [401, status(401, 'Unauthorized', 'a bearer token is required')]);
+    const none = io();
+    expect(await run(['get', 'quota'], none)).toBe(EXIT.unauthorized);
+    expect(none.err).toContain('No token was sent');
+    const dev = io({ '/work/.quota-ledger/dev-token': 'stale\n' });
+    await run(['get', 'quota'], dev);
+    expect(dev.err).toContain('.quota-ledger/dev-token');
+  });
+});
+
+describe('the token', () => {
+  it.each([
+    ['--token first', ['--token', 'flag'], { QUOTA_LEDGER_TOKEN: 'env' }, 'Bearer flag'],
+    ['QUOTA_LEDGER_TOKEN next', [], { QUOTA_LEDGER_TOKEN: 'env' }, 'Bearer env'],
+    ['the development token of the working directory last', [], {}, 'Bearer dev-123'],
+  ])('%s', async (_, flags, env, auth) => {
+    answers.set('GET /v1/namespaces/a/resourcequotas', [200, { items: [] }]);
+    await run(['get', 'quota', '-n', 'a', ...flags], io({ '/work/.quota-ledger/dev-token': 'dev-123\n' }, env));
+    expect(seen.at(-1)?.auth).toBe(auth);
+  });
+});
+
+describe('audit commands', () => {
+  it('usage --at asks for that instant and prints QUOTA RESOURCE USED HARD', async () => {
+    answers.set('GET /v1/namespaces/team-a/usage?at=2026-11-23T14%3A03%3A00Z', [200, { namespace: 'team-a', position: '9', quotas: [{ name: 'compute', hard: { pods: '10' }, used: { pods: '2' } }] }]);
+    const out = io();
+    expect(await run(['usage', '-n', 'team-a', '--at', '2026-11-23T14:03:00Z'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('QUOTA     RESOURCE   USED   HARD\ncompute   pods       2      10\n');
+  });
+
+  it('history pages with --after and --limit and says where the next page starts', async () => {
+    answers.set('GET /v1/namespaces/team-a/events?after=5&limit=1', [200, { items: [{ position: '6', version: 2, type: 'Committed', time: '2026-11-23T10:00:00Z', actor: 'ci', data: { reservationId: 'r1' } }], next: '6' }]);
+    const out = io();
+    expect(await run(['history', '-n', 'team-a', '--after', '5', '--limit', '1'], out)).toBe(EXIT.ok);
+    expect(out.out).toMatch(/^POSITION +TIME +TYPE +ACTOR +SUMMARY\n6 +2026-11-23T10:00:00Z +Committed +ci +r1\n$/);
+    expect(out.err).toBe('(more: --after 6)\n');
+  });
+
+  it('decisions --denied asks for allowed=false with the filters', async () => {
+    answers.set('GET /v1/namespaces/team-a/decisions?allowed=false&since=2026-11-23T00%3A00%3A00Z&limit=10', [200, { items: [] }]);
+    const out = io();
+    expect(await run(['decisions', '-n', 'team-a', '--denied', '--since', '2026-11-23T00:00:00Z', '--limit', '10'], out)).toBe(EXIT.ok);
+    expect(out.out).toMatch(/^TIME +ALLOWED +KIND +NAME +OPERATION +REQUESTER +REASON +MESSAGE\n$/);
+  });
+});
+
+describe('reservations', () => {
+  it('reserve sends the resource list and prints the id', async () => {
+    answers.set('POST /v1/namespaces/team-a/reservations', [201, { id: 'r-1', namespace: 'team-a', state: 'reserved', charged: { pods: '1' } }]);
+    const out = io();
+    expect(await run(['reserve', '-n', 'team-a', '--kind', 'Pod', '--name', 'web-1', '--resources', 'requests.cpu=500m,pods=1', '--request-id', 'k1', '--ttl', '600'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('r-1\n');
+    expect(seen[0]?.body).toEqual({ kind: 'Pod', name: 'web-1', requestId: 'k1', resources: { 'requests.cpu': '500m', pods: '1' }, ttlSeconds: 600 });
+  });
+
+  it('reserve -f sends the object, its namespace and kind, and --dry-run', async () => {
+    answers.set('POST /v1/namespaces/team-b/reservations', [200, { namespace: 'team-b', state: 'reserved', dryRun: true, charged: { pods: '1' } }]);
+    const pod = 'apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: team-b}\nspec: {containers: [{name: app, image: nginx}]}\n';
+    const out = io({ '/work/pod.yaml': pod });
+    expect(await run(['reserve', '-f', 'pod.yaml', '--dry-run'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('dry run: allowed, would charge pods=1\n');
+    expect(seen[0]?.body).toMatchObject({ kind: 'Pod', name: 'web-1', dryRun: true, object: { metadata: { name: 'web-1' } } });
+  });
+
+  it('exits 3 on a denied reservation and prints the denial', async () => {
+    const message = 'pods "web-2" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1';
+    answers.set('POST /v1/namespaces/a/reservations', [403, status(403, 'Forbidden', message, { kind: 'Pod', stage: 'ResourceQuota', denial: { kind: 'Exceeded', quota: 'compute' } })]);
+    const out = io();
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--name', 'web-2', '--resources', 'pods=1'], out)).toBe(EXIT.denied);
+    expect(out.err).toBe(`Error from server (Forbidden): ${message}\n`);
     const json = io();
-    await run(['get', 'quota', 'q', '-n', 'a', '-o', 'json'], json, defaults());
-    expect(JSON.parse(json.out)).toEqual({ kind: 'ResourceQuota', metadata: { name: 'q' } });
-    const yaml = io();
-    await run(['get', 'quota', 'q', '-n', 'a', '-o', 'yaml'], yaml, defaults());
-    expect(yaml.out).toBe('kind: ResourceQuota\nmetadata:\n  name: q\n');
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--name', 'web-2', '--resources', 'pods=1', '-o', 'json'], json)).toBe(EXIT.denied);
+    expect(JSON.parse(json.out)).toMatchObject({ details: { denial: { quota: 'compute' } } });
+  });
+
+  it('a 403 without a decision is a refused caller (exit 5), not a denial', async () => {
+    answers.set('POST /v1/namespaces/a/reservations', [403, status(403, 'Forbidden', 'token "ci" lacks the role admission')]);
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1'], io())).toBe(EXIT.unauthorized);
+  });
+
+  it('commit and release settle the reservation', async () => {
+    answers.set('POST /v1/namespaces/a/reservations/r-1/commit', [200, { id: 'r-1', state: 'committed' }]);
+    answers.set('DELETE /v1/namespaces/a/reservations/r-2', [200, { id: 'r-2', state: 'released', releaseReason: 'cancelled' }]);
+    const commit = io();
+    expect(await run(['commit', '-n', 'a', 'r-1'], commit)).toBe(EXIT.ok);
+    expect(commit.out).toBe('reservation/r-1 committed\n');
+    const release = io();
+    expect(await run(['release', 'r-2', '-n', 'a'], release)).toBe(EXIT.ok);
+    expect(release.out).toBe('reservation/r-2 released (cancelled)\n');
+  });
+
+  it('a commit after the TTL ran out is a refusal (410, exit 1)', async () => {
+    answers.set('POST /v1/namespaces/a/reservations/r-1/commit', [410, status(410, 'Expired', 'reservation r-1 expired')]);
+    const out = io();
+    expect(await run(['commit', '-n', 'a', 'r-1'], out)).toBe(EXIT.failed);
+    expect(out.err).toBe('Error from server (Expired): reservation r-1 expired\n');
+  });
+});
+
+describe('webhook-config', () => {
+  const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+
+  it('prints both configurations for a service, without a server', async () => {
+    const out = io({ '/work/ca.pem': CA });
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--failure-policy', 'Ignore', '--timeout-seconds', '5'], out)).toBe(EXIT.ok);
+    expect(out.out).toContain('kind: MutatingWebhookConfiguration');
+    expect(out.out).toContain('kind: ValidatingWebhookConfiguration');
+    expect(out.out).toContain('failurePolicy: Ignore');
+    expect(out.out).toContain(`caBundle: ${Buffer.from(CA).toString('base64')}`);
+    expect(seen).toEqual([]);
+  });
+
+  it.each([
+    [['--service-namespace', 'ns', '--service-name', 'api']],
+    [['--ca-file', 'ca.pem']],
+    [['--ca-file', 'ca.pem', '--url', 'http://plain.example.com']],
+    [['--ca-file', 'ca.pem', '--url', 'https://x', '--service-name', 'api']],
+    [['--ca-file', 'ca.pem', '--url', 'https://x', '--failure-policy', 'Sometimes']],
+    [['--ca-file', 'ca.pem', '--url', 'https://x', '--timeout-seconds', '31']],
+  ])('refuses %j with exit 2', async (flags) => {
+    const out = io({ '/work/ca.pem': CA });
+    expect(await run(['webhook-config', ...flags], out)).toBe(EXIT.usage);
+    expect(out.err).toMatch(/^error: /);
   });
 });

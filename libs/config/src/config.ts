@@ -233,17 +233,3 @@ function inventoryConfig(env: Env): InventoryConfig {
   }
 }
 
-/** What quotactl takes from the environment; flags override each. */
-export interface CliDefaults {
-  readonly server: string;
-  readonly token: string | undefined;
-  readonly caFile: string | undefined;
-}
-
-export function loadCliDefaults(env: Env = process.env): CliDefaults {
-  return {
-    server: url(env, 'QUOTA_LEDGER_SERVER', ['http:', 'https:']) ?? 'http://127.0.0.1:8080',
-    token: env['QUOTA_LEDGER_TOKEN'] || undefined,
-    caFile: env['QUOTA_LEDGER_CA_FILE'] || undefined,
-  };
-}

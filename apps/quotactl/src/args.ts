@@ -1,0 +1,145 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './errors.js';
+
+/**
+ * Every flag any command takes. One parse for all of them (so a value is never mistaken for a
+ * command), then each command accepts only its own and the global ones: `get --kind Pod` is a
+ * usage error, as kubectl's `unknown flag` is.
+ */
+export const OPTIONS = {
+  // Global: how to reach the server, how to print.
+  server: { type: 'string' },
+  token: { type: 'string' },
+  'certificate-authority': { type: 'string' },
+  'insecure-skip-tls-verify': { type: 'boolean' },
+  'request-timeout': { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  help: { type: 'boolean', short: 'h' },
+  // Per command.
+  namespace: { type: 'string', short: 'n' },
+  filename: { type: 'string', short: 'f', multiple: true },
+  at: { type: 'string' },
+  after: { type: 'string' },
+  limit: { type: 'string' },
+  denied: { type: 'boolean' },
+  allowed: { type: 'boolean' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  requester: { type: 'string' },
+  kind: { type: 'string' },
+  name: { type: 'string' },
+  resource: { type: 'string' },
+  resources: { type: 'string' },
+  'request-id': { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  ttl: { type: 'string' },
+  'ca-file': { type: 'string' },
+  url: { type: 'string' },
+  'service-namespace': { type: 'string' },
+  'service-name': { type: 'string' },
+  'service-port': { type: 'string' },
+  'failure-policy': { type: 'string' },
+  'timeout-seconds': { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+export type FlagName = keyof typeof OPTIONS;
+
+export type Flags = {
+  readonly [K in FlagName]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+};
+
+export const GLOBAL_FLAGS: readonly FlagName[] = ['server', 'token', 'certificate-authority', 'insecure-skip-tls-verify', 'request-timeout', 'output', 'help'];
+
+/** One line of help per flag: the spelling with its value, then what it does. */
+export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = {
+  server: ['--server URL', 'the API (QUOTA_LEDGER_SERVER; default http://127.0.0.1:8080)'],
+  token: ['--token TOKEN', 'bearer token (QUOTA_LEDGER_TOKEN; else ./.quota-ledger/dev-token, which `npm start` writes)'],
+  'certificate-authority': ['--certificate-authority FILE', 'PEM CA that signed the server certificate (QUOTA_LEDGER_CA_FILE)'],
+  'insecure-skip-tls-verify': ['--insecure-skip-tls-verify', 'do not verify the server certificate (insecure: testing only)'],
+  'request-timeout': ['--request-timeout DURATION', 'give up on a request after this long: seconds or 500ms/30s/2m; 0 waits forever (QUOTA_LEDGER_REQUEST_TIMEOUT; default 30)'],
+  output: ['-o, --output FORMAT', 'table (default), json or yaml'],
+  help: ['-h, --help', 'this help'],
+  namespace: ['-n, --namespace NS', 'the namespace (default "default")'],
+  filename: ['-f, --filename FILE', 'YAML or JSON file; - reads standard input'],
+  at: ['--at TIME', 'usage as it was at this instant (RFC 3339 with a zone, e.g. 2026-11-23T14:03:00Z)'],
+  after: ['--after POSITION', 'start after this position (the `next` a previous page printed)'],
+  limit: ['--limit N', 'at most N items (1-1000; the server pages at 100 by default)'],
+  denied: ['--denied', 'only denials'],
+  allowed: ['--allowed', 'only allowances'],
+  since: ['--since TIME', 'from this instant on (RFC 3339, inclusive)'],
+  until: ['--until TIME', 'before this instant (RFC 3339, exclusive)'],
+  requester: ['--requester USER', 'only what this caller asked'],
+  kind: ['--kind KIND', 'the object\'s kind (Pod, PersistentVolumeClaim, Deployment, …)'],
+  name: ['--name NAME', 'the object\'s name'],
+  resource: ['--resource PLURAL[.GROUP]', 'the resource, for kinds the service does not know (widgets.example.com)'],
+  resources: ['--resources LIST', 'what to charge, instead of -f: name=quantity,… (requests.cpu=500m,pods=1)'],
+  'request-id': ['--request-id ID', 'idempotency key: repeating it returns the first answer'],
+  'dry-run': ['--dry-run', 'decide without reserving'],
+  ttl: ['--ttl SECONDS', 'release the reservation unless committed within this many seconds'],
+  'ca-file': ['--ca-file FILE', 'PEM CA that signed the API\'s serving certificate (becomes caBundle)'],
+  url: ['--url URL', 'the API\'s https:// URL, for a webhook outside the cluster'],
+  'service-namespace': ['--service-namespace NS', 'namespace of the API\'s Service'],
+  'service-name': ['--service-name NAME', 'name of the API\'s Service'],
+  'service-port': ['--service-port PORT', 'port of the Service (default 443)'],
+  'failure-policy': ['--failure-policy POLICY', 'Fail (default) or Ignore'],
+  'timeout-seconds': ['--timeout-seconds N', 'webhook timeout, 1-30 (default 10)'],
+};
+
+export interface Parsed {
+  readonly positionals: readonly string[];
+  readonly flags: Flags;
+  /** The flags as typed, in order (`-n`, `--namespace`), to name them in errors. */
+  readonly given: ReadonlyArray<{ readonly name: FlagName; readonly rawName: string }>;
+}
+
+/** parseArgs, with its errors reworded the way kubectl words them. */
+export function parse(argv: readonly string[]): Parsed {
+  let result;
+  try {
+    result = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+  } catch (error) {
+    throw new UsageError(parseErrorMessage(error));
+  }
+  const given = (result.tokens ?? []).flatMap((token) => (token.kind === 'option' ? [{ name: token.name as FlagName, rawName: token.rawName }] : []));
+  return { positionals: result.positionals, flags: result.values as Flags, given };
+}
+
+function parseErrorMessage(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const flag = /'([^']+)'/.exec(message)?.[1] ?? '';
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown flag: ${flag}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      // Both "argument missing" and "does not take an argument" land here.
+      if (/argument missing/.test(message)) return `flag needs an argument: ${flag.replace(/ <value>$/, '')}`;
+      if (/does not take an argument/.test(message)) return `flag ${flag} does not take a value`;
+      return message;
+    default:
+      return message;
+  }
+}
+
+/** The value of a flag that must be a whole number in a range. */
+export function wholeNumber(raw: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** An RFC 3339 instant with a zone, as the server takes it (a zone-less time would be read in the server's zone). */
+export function instant(raw: string | undefined, flag: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!RFC3339.test(raw) || Number.isNaN(Date.parse(raw))) throw new UsageError(`--${flag} must be an RFC 3339 time with a zone, e.g. 2026-11-23T14:03:00Z, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+/** A ledger position: the server's decimal bigint. */
+export function position(raw: string | undefined, flag: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^[0-9]{1,19}$/.test(raw)) throw new UsageError(`--${flag} must be a position (a whole number, as printed in POSITION or by the previous page), got ${JSON.stringify(raw)}`);
+  return raw;
+}
