@@ -1,8 +1,9 @@
 import { Controller, Get, Header, Inject, Query, Res } from '@nestjs/common';
+import { withTimeout } from '@quota/ops';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Metrics } from '../observability/metrics.js';
-import { ReconcileTrigger, withTimeout } from '../reconcile/reconcile-trigger.js';
+import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 

@@ -1,6 +1,6 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { AdmissionResult } from '@quota/ledger';
-import { mirroredCounter } from '@quota/ops';
+import { mirroredCounter, withTimeout } from '@quota/ops';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type AdmissionEndpoint = 'mutate' | 'validate' | 'reserve';
@@ -67,7 +67,7 @@ export class Metrics implements OnApplicationShutdown {
       help: 'Ledger events the usage projection has not applied yet.',
       registers,
       async collect() {
-        const lag = await withTimeout(sources()?.projectionLag());
+        const lag = await read(sources()?.projectionLag());
         if (lag) this.set(lag.eventsBehind);
       },
     });
@@ -76,7 +76,7 @@ export class Metrics implements OnApplicationShutdown {
       help: 'Age of the oldest ledger event the usage projection has not applied yet (0 when caught up).',
       registers,
       async collect() {
-        const lag = await withTimeout(sources()?.projectionLag());
+        const lag = await read(sources()?.projectionLag());
         if (lag) this.set(lag.lagMs / 1000);
       },
     });
@@ -86,7 +86,7 @@ export class Metrics implements OnApplicationShutdown {
       labelNames: ['state'],
       registers,
       async collect() {
-        const counts = await withTimeout(sources()?.queueDepth());
+        const counts = await read(sources()?.queueDepth());
         if (!counts) return;
         for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
       },
@@ -115,15 +115,7 @@ export class Metrics implements OnApplicationShutdown {
   }
 }
 
-async function withTimeout<T>(promise: Promise<T> | undefined): Promise<T | undefined> {
-  if (!promise) return undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), SCRAPE_READ_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([promise.catch(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** A scrape-time read: its value, or nothing when it fails or outlasts the scrape's budget. */
+function read<T>(promise: Promise<T> | undefined): Promise<T | undefined> {
+  return promise ? withTimeout(promise, SCRAPE_READ_TIMEOUT_MS).catch(() => undefined) : Promise.resolve(undefined);
 }

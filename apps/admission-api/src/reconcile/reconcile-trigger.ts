@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
 import { NAMESPACE_JOB, namespaceJobId, queueBackendOf, reconcileQueue, type NamespaceJobData } from '@quota/jobs';
+import { withTimeout } from '@quota/ops';
 import type { Queue } from 'bullmq';
 import { APP_CONFIG } from '../ledger/ledger.provider.js';
 
@@ -49,19 +50,5 @@ export class ReconcileTrigger implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.queue?.close();
-  }
-}
-
-/** The promise, or a rejection once `ms` have passed without an answer. */
-export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

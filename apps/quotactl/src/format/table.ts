@@ -1,3 +1,5 @@
+import type { DecisionView } from '../api-types.js';
+
 /**
  * kubectl lays out every table with Go's text/tabwriter; this is its algorithm, so columns
  * line up exactly as kubectl's do: a column is as wide as its widest cell plus the padding,
@@ -224,23 +226,12 @@ export function eventSummary(type: string, data: unknown): string {
   }
 }
 
-interface DecisionRow {
-  readonly time: string;
-  readonly allowed: boolean;
-  readonly operation?: string;
-  readonly resource?: string;
-  readonly kind?: string;
-  readonly name?: string;
-  readonly requester?: string;
-  readonly dryRun?: boolean;
-  readonly result?: { readonly message?: string; readonly stage?: string; readonly reservationId?: string; readonly charged?: Quantities };
-}
 
 /**
  * `quotactl decisions`: REASON is the admission plugin that refused (ResourceQuota or
  * LimitRanger), MESSAGE the API server's wording of the refusal, or for an allowance what it charged.
  */
-export function decisionsTable(decisions: readonly DecisionRow[]): string {
+export function decisionsTable(decisions: readonly DecisionView[]): string {
   return table(
     ['TIME', 'ALLOWED', 'KIND', 'NAME', 'OPERATION', 'REQUESTER', 'REASON', 'MESSAGE'],
     decisions.map((d) => {
