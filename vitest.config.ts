@@ -42,6 +42,20 @@ export default defineConfig({
           fileParallelism: true,
         },
       },
+      {
+        plugins,
+        resolve: { alias },
+        test: {
+          // Fault injection (npm run test:faults): kills processes, restarts a private PostgreSQL,
+          // stops a private Redis. One file at a time: each loads the machine on purpose.
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });
