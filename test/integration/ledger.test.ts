@@ -37,6 +37,22 @@ const count = async (sql: string, params: unknown[]): Promise<number> => Number(
 const events = (namespace: string, type?: string) =>
   count(`SELECT count(*) FROM ledger_events WHERE namespace = $1 ${type ? 'AND type = $2' : ''}`, type ? [namespace, type] : [namespace]);
 
+/**
+ * Begins, in `blocker`, what another replica's append does: the head advanced by one version
+ * and the event of that version (a redefinition of the quota as it is). Left uncommitted, so
+ * the head row stays locked until the test commits.
+ */
+async function moveHead(blocker: pg.Client, namespace: string): Promise<void> {
+  await blocker.query('BEGIN');
+  await blocker.query(
+    `WITH head AS (UPDATE namespace_heads SET version = version + 1 WHERE namespace = $1 RETURNING version)
+     INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor, recorded_at)
+     SELECT $1, head.version, 'QuotaChanged', 1, e.data, 'other-replica', clock_timestamp()
+       FROM head, LATERAL (SELECT data FROM ledger_events WHERE namespace = $1 AND type LIKE 'Quota%' ORDER BY version DESC LIMIT 1) e`,
+    [namespace],
+  );
+}
+
 async function quota(namespace: string, hard: Record<string, string>, name = 'compute'): Promise<void> {
   await ledger.putQuota(namespace, { name, spec: { hard } }, { actor: 'admin' });
 }
@@ -73,15 +89,14 @@ describe('the ledger on PostgreSQL', () => {
     expect(await events('stale')).toBe(2);
   });
 
-  it('retries a transaction that lost a serialization race, and then succeeds', async () => {
+  it('decides again when another writer moved the head meanwhile, and then succeeds', async () => {
     await quota('race', { pods: '10' });
     const blocker = new pg.Client({ connectionString: db.url });
     await blocker.connect();
     try {
-      // Hold the head row: the ledger's transaction reads it, then waits to write it, and
-      // fails with 40001 when the blocker commits its own update first.
-      await blocker.query('BEGIN');
-      await blocker.query(`UPDATE namespace_heads SET updated_at = clock_timestamp() WHERE namespace = 'race'`);
+      // Another replica's append holds the head row: the ledger reads the head, waits to
+      // write it, finds it moved when the blocker commits, and decides again.
+      await moveHead(blocker, 'race');
       const retriesBefore = ledger.stats.retries;
       const pending = ledger.admit(admitPod('race', pod('r1')));
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -101,8 +116,7 @@ describe('the ledger on PostgreSQL', () => {
     const blocker = new pg.Client({ connectionString: db.url });
     await blocker.connect();
     try {
-      await blocker.query('BEGIN');
-      await blocker.query(`UPDATE namespace_heads SET updated_at = clock_timestamp() WHERE namespace = 'busy'`);
+      await moveHead(blocker, 'busy');
       const pending = impatient.admit(admitPod('busy', pod('b1')));
       await new Promise((resolve) => setTimeout(resolve, 300));
       await blocker.query('COMMIT');

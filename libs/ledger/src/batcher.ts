@@ -59,6 +59,7 @@ export class NamespaceBatcher {
   private readonly queues = new Map<string, NamespaceQueue>();
   private readonly running = new Set<Promise<void>>();
   private closing = false;
+  private readonly prepared = new WeakSet<pg.PoolClient>();
   readonly stats: BatchStats = { transactions: 0, commands: 0, retries: 0, unavailable: 0 };
 
   constructor(
@@ -161,7 +162,8 @@ export class NamespaceBatcher {
     let culprit: Queued | undefined;
     let broken = false;
     try {
-      const tx = await NamespaceTx.open(client, namespace, prefetchOf(batch), this.options.statementTimeoutMs, this.options.clock);
+      await this.prepare(client);
+      const tx = await NamespaceTx.open(client, namespace, prefetchOf(batch), this.options.clock);
       const finals: { queued: Queued; finish?: () => unknown; error?: unknown }[] = [];
       for (const queued of batch) {
         const mark = tx.mark();
@@ -176,9 +178,9 @@ export class NamespaceBatcher {
           finals.push({ queued, error });
         }
       }
-      await tx.flush();
+      // The flush is the commit: once it is sent, a lost connection leaves the outcome unknown.
       commitSent = true;
-      await client.query('COMMIT');
+      await tx.flush();
       this.stats.transactions++;
       this.stats.commands += batch.length;
       for (const { queued, finish, error } of finals) {
@@ -194,8 +196,8 @@ export class NamespaceBatcher {
       }
       return { kind: 'done' };
     } catch (error) {
+      // Nothing to roll back: every write is in the one flush statement, which failed whole.
       broken = isConnectionError(error);
-      if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
       if (isRetryableConflict(error)) return { kind: 'conflict', error, commitSent: false };
       if (broken) return { kind: 'connection', error, commitSent };
       if (culprit && !isTimeout(error)) return { kind: 'poisoned', job: culprit, error };
@@ -204,6 +206,16 @@ export class NamespaceBatcher {
       // A broken connection is destroyed, not returned to the pool.
       client.release(broken ? true : undefined);
     }
+  }
+
+  /**
+   * Bounds every statement the ledger sends on this connection (a session setting, sent once
+   * per connection: the pool's other users are keyed, paged reads that fit the same bound).
+   */
+  private async prepare(client: pg.PoolClient): Promise<void> {
+    if (this.prepared.has(client)) return;
+    await client.query(`SET statement_timeout = ${Math.floor(this.options.statementTimeoutMs)}`);
+    this.prepared.add(client);
   }
 
   private fail(batch: readonly Queued[], error: unknown): void {

@@ -65,8 +65,8 @@ const DEFAULTS = {
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /**
- * The ledger: every write goes through one SERIALIZABLE transaction per batch of commands
- * for a namespace (see NamespaceBatcher); reads go straight to the head row, the
+ * The ledger: every write goes through one compare-and-set on the namespace's head per batch
+ * of commands (see NamespaceBatcher, NamespaceTx.open); reads go straight to the head row, the
  * reservation rows and the decisions log, by key.
  */
 export class Ledger {
@@ -268,8 +268,8 @@ export class Ledger {
   }
 
   /**
-   * Appends the reconciler's corrections for one namespace (see decideReconcile): in the
-   * same serializable, batched transaction as admissions, so two reconcilers working from
+   * Appends the reconciler's corrections for one namespace (see decideReconcile): through the
+   * same batched compare-and-set on the head as admissions, so two reconcilers working from
    * the same listing release a stale reservation once, and a reservation admitted while the
    * listing ran is judged by the state that includes it.
    */

@@ -14,9 +14,9 @@ import type { AdmissionResult, AdmissionSource, ReservationView } from './ledger
 import { VersionConflict } from './postgres-errors.js';
 
 /**
- * One namespace inside one SERIALIZABLE transaction: the head read by key, reservations and
- * earlier answers read by key as commands ask for them, and every write buffered until
- * `flush`, which sends them in a single statement. Commands of a batch run one after the
+ * One namespace's batch: the head read by key, reservations and earlier answers read by key
+ * as commands ask for them, and every write buffered until `flush`, which sends them in a
+ * single statement guarded by the head's version (see `open`). Commands of a batch run one after the
  * other on the evolving state; a command that fails is rolled back to its mark without
  * touching the others.
  */
@@ -136,33 +136,33 @@ export class NamespaceTx {
   }
 
   /**
-   * Opens the transaction. What the batch's commands said they will look up (earlier answers
-   * by request key, reservations by id or object uid) is read first, outside the
-   * SERIALIZABLE snapshot, together with the head's version: SSI would otherwise take
-   * predicate locks on the index pages of those lookups, and unrelated namespaces whose keys
-   * share a page would abort each other (measured: 1,300 retries in 4 s over 1,000
-   * namespaces). Then the transaction reads only the head row, by primary key. This is safe
-   * because every change to a namespace's reservations advances its head: if the head is
-   * still at the version read with the prefetch, the prefetched rows are current (otherwise
-   * the attempt is retried). A decision stored meanwhile by a concurrent denial (which does
-   * not advance the head) makes our insert of the same key fail on its unique index, and the
-   * retry finds it.
+   * Reads what the batch needs in one statement (one snapshot): the head row by primary key,
+   * the earlier answers and reservations the commands said they will look up (by request key,
+   * reservation id, object uid; one index lookup per key), and the server's clock. Nothing is
+   * locked and no transaction stays open: `flush` writes everything in one statement that
+   * advances the head only `WHERE version = <the version read here>` and writes nothing else
+   * when it does not. That compare-and-set is the whole concurrency control, and it is enough
+   * because every change to a namespace's quotas, limit ranges or reservations advances its
+   * head: a batch commits only if nothing it read (here, or lazily later) changed meanwhile,
+   * so the namespace's decisions form one sequence, each made on exactly the state the one
+   * before left. (An earlier design wrapped this in a SERIALIZABLE transaction: five round
+   * trips per batch and SSI's predicate locks for a guarantee the compare-and-set already
+   * gives; see the issue 6 note.) A decision stored meanwhile by a concurrent denial (which
+   * does not advance the head) makes our insert of the same key fail on its unique index,
+   * and the retry finds it.
    */
-  static async open(
-    client: pg.PoolClient,
-    namespace: string,
-    prefetch: Prefetch,
-    statementTimeoutMs: number,
-    clock?: () => number,
-  ): Promise<NamespaceTx> {
-    const { rows: before } = await client.query<{
+  static async open(client: pg.PoolClient, namespace: string, prefetch: Prefetch, clock?: () => number): Promise<NamespaceTx> {
+    const { rows } = await client.query<{
       head_version: string | null;
+      head_state: HeadJson | null;
+      now_ms: number;
       decisions: { request_key: string; id: string; result: AdmissionResult }[] | null;
       reservations: RawReservationRow[] | null;
     }>({
       // Named: prepared once per connection, so PostgreSQL does not plan it per batch.
-      name: 'ledger_prefetch',
-      text: `SELECT (SELECT version FROM namespace_heads WHERE namespace = $1) AS head_version,
+      name: 'ledger_read',
+      text: `SELECT h.version AS head_version, h.state AS head_state,
+              (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
               (SELECT json_agg(json_build_object('request_key', d.request_key, 'id', d.id::text, 'result', d.result))
                  FROM unnest($2::text[]) AS k(key)
                  CROSS JOIN LATERAL (SELECT * FROM admission_decisions d
@@ -177,28 +177,19 @@ export class NamespaceTx {
                  SELECT ${RESERVATION_COLUMNS} FROM unnest($3::text[]) AS k(uid)
                    CROSS JOIN LATERAL (SELECT * FROM reservations t
                                         WHERE t.namespace = $1 AND t.object_uid = k.uid AND t.status <> 'released'
-                                        ORDER BY t.version DESC LIMIT 8) t) r) AS reservations`,
+                                        ORDER BY t.version DESC LIMIT 8) t) r) AS reservations
+             FROM (SELECT 1) AS one LEFT JOIN namespace_heads h ON h.namespace = $1`,
       values: [namespace, prefetch.requestKeys, prefetch.uids, prefetch.reservationIds],
     });
-    const pre = before[0];
-    assert(pre, 'the prefetch query returns one row');
-    await client.query(`BEGIN ISOLATION LEVEL SERIALIZABLE; SET LOCAL statement_timeout = ${Math.floor(statementTimeoutMs)}`);
-    const { rows: heads } = await client.query<{ version: string | null; state: HeadJson | null; now_ms: number }>({
-      name: 'ledger_head',
-      text: `SELECT h.version, h.state, (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms
-               FROM (SELECT 1) AS one LEFT JOIN namespace_heads h ON h.namespace = $1`,
-      values: [namespace],
-    });
-    const row = heads[0];
-    assert(row, 'the head query returns one row');
-    if (row.version !== pre.head_version) throw new VersionConflict(namespace, Number(pre.head_version ?? 0));
+    const row = rows[0];
+    assert(row, 'the read returns one row');
     const now = clock ? clock() : Math.floor(row.now_ms);
-    const head = row.version === null || row.state === null ? undefined : { version: Number(row.version), state: row.state };
+    const head = row.head_version === null || row.head_state === null ? undefined : { version: Number(row.head_version), state: row.head_state };
     const tx = new NamespaceTx(client, namespace, now, head);
     for (const key of prefetch.requestKeys) tx.storedDecisions.set(key, null);
-    for (const d of pre.decisions ?? []) tx.storedDecisions.set(d.request_key, { id: d.id, result: d.result });
+    for (const d of row.decisions ?? []) tx.storedDecisions.set(d.request_key, { id: d.id, result: d.result });
     for (const id of prefetch.reservationIds) tx.rows.set(id, null);
-    tx.addRows(pre.reservations ?? []);
+    tx.addRows(row.reservations ?? []);
     for (const uid of prefetch.uids) tx.uidsLoaded.add(uid);
     return tx;
   }
@@ -387,6 +378,10 @@ export class NamespaceTx {
    * Writes everything in one statement: the head (only if it is still at the version read:
    * the optimistic guard), the events, the reservation rows and the decisions.
    */
+  /**
+   * Writes the batch in one statement, which is its commit (autocommit: there is no open
+   * transaction to end). Throws VersionConflict, having written nothing, if the head moved.
+   */
   async flush(): Promise<void> {
     if (this.events.length === 0 && this.decisions.length === 0) return;
     const ctes: string[] = [];
@@ -407,7 +402,8 @@ export class NamespaceTx {
       ctes.push(`events AS (INSERT INTO ledger_events (namespace, version, type, schema_version, data, request_id, actor, recorded_at)
         SELECT $1, e.version, e.type, ${EVENT_SCHEMA_VERSION}, e.data, e.request_id, e.actor, to_timestamp(e.at / 1000.0)
           FROM jsonb_to_recordset(${param(JSON.stringify(this.events))}::jsonb)
-            AS e(version bigint, type text, data jsonb, request_id text, actor text, at float8))`);
+            AS e(version bigint, type text, data jsonb, request_id text, actor text, at float8)
+         WHERE ${HEAD_MOVED})`);
       const toRow = ([id, r]: [string, ReservationRecord]) => ({
         reservation_id: id,
         object_uid: r.json.object.uid ?? null,
@@ -435,7 +431,8 @@ export class NamespaceTx {
                  to_timestamp(r.reserved_at / 1000.0), to_timestamp(r.committed_at / 1000.0), to_timestamp(r.released_at / 1000.0),
                  r.release_reason, to_timestamp(r.expires_at / 1000.0),
                  ARRAY(SELECT jsonb_array_elements_text(r.event_versions)::bigint)
-            FROM jsonb_to_recordset(${param(JSON.stringify(created))}::jsonb) ${RECORDSET})`);
+            FROM jsonb_to_recordset(${param(JSON.stringify(created))}::jsonb) ${RECORDSET}
+           WHERE ${HEAD_MOVED})`);
       }
       if (changed.length > 0) {
         ctes.push(`changed_reservations AS (UPDATE reservations AS t SET
@@ -443,7 +440,7 @@ export class NamespaceTx {
             released_at = to_timestamp(r.released_at / 1000.0), release_reason = r.release_reason,
             event_versions = ARRAY(SELECT jsonb_array_elements_text(r.event_versions)::bigint)
             FROM jsonb_to_recordset(${param(JSON.stringify(changed))}::jsonb) ${RECORDSET}
-           WHERE t.namespace = $1 AND t.reservation_id = r.reservation_id)`);
+           WHERE t.namespace = $1 AND t.reservation_id = r.reservation_id AND ${HEAD_MOVED})`);
       }
     }
     let select = `SELECT NULL::text AS id`;
@@ -472,6 +469,7 @@ export class NamespaceTx {
             FROM jsonb_to_recordset(${param(JSON.stringify(rows))}::jsonb)
               AS d(ord int, request_key text, source text, operation text, resource text, kind text, name text, object_uid text,
                    requester text, dry_run boolean, allowed boolean, code smallint, reason text, reservation_id text, result jsonb)
+          ${this.events.length > 0 ? `WHERE ${HEAD_MOVED}` : ''}
            ORDER BY d.ord
           RETURNING id)`);
       select = `SELECT id::text AS id FROM decided`;
@@ -498,6 +496,14 @@ function withLive(reservations: readonly Reservation[]): Pick<NamespaceState, 'r
   }
   return { reservations: live, reservationsByUid: byUid };
 }
+
+/**
+ * Every write of a batch that appends events happens only if the head moved from the version
+ * the batch read: data-modifying CTEs all run whatever the others did, so each is tied to the
+ * head's RETURNING row. (Were the head to stay put, the events' unique (namespace, version)
+ * would also refuse them; this makes the rule explicit for every table.)
+ */
+const HEAD_MOVED = 'EXISTS (SELECT 1 FROM head)';
 
 /** A short, stable name for one shape of the flush statement. */
 function shapeOf(sql: string): string {
