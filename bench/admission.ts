@@ -1,62 +1,23 @@
 /**
  * The admission decision against PostgreSQL, in-process (no HTTP): the ledger's batched
- * SERIALIZABLE design next to the direct-SQL baseline (a) of ../shared/bench-baseline (a
- * conditional UPDATE of a counter row + INSERT, one statement, run by pgbench). Prints
+ * compare-and-set design next to the direct-SQL baseline (a) of bench/baseline (a conditional
+ * UPDATE of a counter row + INSERT, one statement, run by pgbench). `npm run bench` measures
+ * the service over HTTP; this isolates the ledger. Prints
  * admissions/s, latency percentiles, retries and the mean batch size, and the ratio to the
  * baseline measured in the same run. Asserts nothing.
  *
  *   npm run bench:admission [-- --quick] [--only=hot|low]
  */
-import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { DataSource } from 'typeorm';
 import type { Pod } from '@quota/domain';
 import { buildDataSourceOptions, Ledger } from '@quota/ledger';
+import { runBaseline } from './lib/baselines.js';
+import { createDatabase } from './lib/postgres.js';
+import { summarize } from './lib/stats.js';
 
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 4 : 10;
-const ADMIN_URL = process.env['BENCH_DATABASE_ADMIN_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const NAMESPACES = 1000;
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-function urlOf(name: string): string {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-/** pgbench's tps for the baseline script, on its own database. */
-async function baseline(nns: number, clients: number): Promise<number> {
-  const name = `bench_base_${randomBytes(3).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  try {
-    const url = new URL(urlOf(name));
-    const common = ['-h', url.hostname, '-p', url.port || '5432', '-U', url.username || 'postgres'];
-    const dir = new URL('../../shared/bench-baseline/', import.meta.url).pathname;
-    const schema = spawnSync('psql', [...common, '-q', '-d', name, '-f', `${dir}schema.sql`], { encoding: 'utf8' });
-    if (schema.status !== 0) throw new Error(schema.stderr);
-    const run = spawnSync(
-      'pgbench',
-      [...common, '-n', '-M', 'extended', '-f', `${dir}cu1.sql`, '-D', `nns=${nns}`, '-c', String(clients), '-j', '2', '-T', String(SECONDS), name],
-      { encoding: 'utf8' },
-    );
-    const tps = /tps = ([0-9.]+) \(without initial connection time\)/.exec(run.stdout)?.[1];
-    if (!tps) throw new Error(`pgbench printed no tps: ${run.stdout}${run.stderr}`);
-    return Number(tps);
-  } finally {
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  }
-}
 
 interface Figures {
   perSecond: number;
@@ -70,14 +31,12 @@ interface Figures {
   meanBatch: number;
 }
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-
 async function ledgerRun(namespaces: number, clients: number, poolSize: number): Promise<Figures> {
-  const name = `bench_ledger_${randomBytes(3).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  const dataSource = new DataSource(buildDataSourceOptions({ url: urlOf(name), poolSize }));
+  const db = await createDatabase('ledger');
+  const dataSource = new DataSource(buildDataSourceOptions({ url: db.url, poolSize }));
   await dataSource.initialize();
   await dataSource.runMigrations({ transaction: 'each' });
+  if (process.env['BENCH_NO_NOTIFY']) await dataSource.query('DROP TRIGGER ledger_events_notify ON ledger_events');
   const ledger = new Ledger(dataSource);
   try {
     await Promise.all(
@@ -123,13 +82,13 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number):
     const t0 = performance.now();
     await Promise.all(Array.from({ length: clients }, worker));
     const elapsed = (performance.now() - t0) / 1000;
-    const sorted = latencies.sort((a, b) => a - b);
+    const latency = summarize(latencies);
     const transactions = ledger.stats.transactions - start.transactions;
     return {
       perSecond: allowed / elapsed,
-      p50: percentile(sorted, 50),
-      p95: percentile(sorted, 95),
-      p99: percentile(sorted, 99),
+      p50: latency.p50,
+      p95: latency.p95,
+      p99: latency.p99,
       allowed,
       denied,
       unavailable,
@@ -139,7 +98,7 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number):
   } finally {
     await ledger.close();
     await dataSource.destroy();
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await db.drop();
   }
 }
 
@@ -151,8 +110,8 @@ const scenarios = [
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const rows: Record<string, string | number>[] = [];
 for (const s of scenarios.filter((x) => !only || (only === 'hot' ? x.namespaces === 1 : x.namespaces > 1))) {
-  const base = await baseline(s.baselineNs, 16);
-  const run = await ledgerRun(s.namespaces, s.clients, 8);
+  const base = (await runBaseline('a', s.baselineNs, 16, SECONDS)).perSecond;
+  const run = await ledgerRun(s.namespaces, s.clients, Number(process.env['BENCH_POOL_SIZE'] ?? 8));
   rows.push({
     scenario: s.label,
     'baseline (a) /s': Math.round(base),

@@ -1,0 +1,169 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The service as production runs it: the compiled apps (`npm run build`), as processes,
+ * with authentication on (a tokens file) and the rate limiter off (it would measure itself).
+ */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MAIN = {
+  api: `${ROOT}dist/apps/admission-api/src/main.js`,
+  migrate: `${ROOT}dist/apps/admission-api/src/migrate.js`,
+  worker: `${ROOT}dist/apps/projection-worker/src/main.js`,
+} as const;
+
+export function builtAppsMissing(): string | undefined {
+  const missing = Object.values(MAIN).filter((file) => !existsSync(file));
+  return missing.length === 0 ? undefined : `run \`npm run build\` first (missing ${missing.join(', ')})`;
+}
+
+export interface Credentials {
+  readonly token: string;
+  readonly tokensFile: string;
+  remove(): void;
+}
+
+/** One token with every role, stored as operators store it (its SHA-256 only). */
+export function benchCredentials(): Credentials {
+  const token = randomBytes(24).toString('base64url');
+  const dir = mkdtempSync(join(tmpdir(), 'qlbench-'));
+  const tokensFile = join(dir, 'tokens.yaml');
+  const digest = createHash('sha256').update(token).digest('hex');
+  writeFileSync(tokensFile, `tokens:\n  - name: bench\n    sha256: "${digest}"\n    roles: [admin, admission, auditor]\n`);
+  return { token, tokensFile, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export function migrate(databaseUrl: string): void {
+  const run = spawnSync(process.execPath, [MAIN.migrate], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`migrate failed: ${run.stdout}${run.stderr}`);
+}
+
+export interface RunningProcess {
+  readonly pid: number;
+  readonly child: ChildProcess;
+  /** Resident set size now, in bytes (0 once the process is gone). */
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+function track(child: ChildProcess, what: string): RunningProcess & { output(): string } {
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`${what} did not start`);
+  return {
+    pid,
+    child,
+    output: () => output,
+    rss() {
+      try {
+        const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+        return Number(kb ?? 0) * 1024;
+      } catch {
+        return 0;
+      }
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        child.once('exit', () => {
+          clearTimeout(killer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface ApiProcess extends RunningProcess {
+  readonly base: string;
+}
+
+export async function startApi(databaseUrl: string, credentials: Credentials, env: Record<string, string> = {}): Promise<ApiProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN.api], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      TOKENS_FILE: credentials.tokensFile,
+      RATE_LIMIT_PER_SECOND: '0',
+      LOG_LEVEL: 'warn',
+      METRICS_PORT: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const running = track(child, 'admission-api');
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`admission-api exited with ${child.exitCode}:\n${running.output()}`);
+    try {
+      if ((await fetch(`${base}/readyz?exclude=queue`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`admission-api was not ready within 60 s:\n${running.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { ...running, base };
+}
+
+export function startProjectionWorker(databaseUrl: string): RunningProcess {
+  const child = spawn(process.execPath, [MAIN.worker], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', METRICS_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return track(child, 'projection-worker');
+}
+
+/** Samples a number every `everyMs` until stopped: RSS, projection lag. */
+export function sampler(probe: () => number | Promise<number>, everyMs: number): { stop(): Promise<number[]> } {
+  const samples: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        samples.push(await probe());
+      } catch {
+        // a probe that failed once (a busy pool) is skipped, not fatal
+      }
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return samples;
+    },
+  };
+}

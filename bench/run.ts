@@ -1,0 +1,361 @@
+/**
+ * The benchmark: the service over HTTP against the direct-SQL baselines, in one run, as
+ * ratios (these machines are shared and noisy: absolute figures drift, ratios hold).
+ *
+ *   npm run bench               full run (~6 min): 15 s per load, 1,000,000-event history,
+ *                               1,000 namespaces × 100 objects to reconcile
+ *   npm run bench -- --quick    smoke check (< 2 min): 3-4 s per load, 100,000 events, 100 × 100
+ *
+ * Needs the machine's PostgreSQL (BENCH_DATABASE_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres;
+ * each part makes and drops a database of its own), Redis for the reconciler (BENCH_REDIS_URL),
+ * and pgbench. Prints tables and writes bench/results/<date>[-quick].json. Asserts nothing:
+ * the targets are printed as met or missed with their margin.
+ */
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { UsageProjection } from '@quota/ledger';
+import { DESIGNS, pgbenchAvailable, runBaseline, type BaselineDesign, type BaselineFigure } from './lib/baselines.js';
+import { instantIn, LONG_NAMESPACE, writeLongHistory } from './lib/history.js';
+import { closedLoop, HttpClient, openLoop, type Classifier, type KindFigures, type LoadResult, type RequestSpec } from './lib/load.js';
+import { adminQuery, createDatabase, REDIS_URL } from './lib/postgres.js';
+import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
+import { benchCredentials, builtAppsMissing, migrate, sampler, startApi, startProjectionWorker } from './lib/service.js';
+import { ms, ratio, summarize, type Latency } from './lib/stats.js';
+
+const quick = process.argv.includes('--quick');
+const PLAN = quick
+  ? { baselineSeconds: 3, loadSeconds: 4, warmupSeconds: 1, historyEvents: 100_000, reconcileNamespaces: 100, asOfQueries: 100 }
+  : { baselineSeconds: 15, loadSeconds: 15, warmupSeconds: 3, historyEvents: 1_000_000, reconcileNamespaces: 1000, asOfQueries: 200 };
+const LOW = { label: 'low contention', namespaces: 1000, clients: 32 };
+const HOT = { label: 'hot namespace', namespaces: 1, clients: 64 };
+const MIXED = { label: 'mixed read/write', namespaces: 100, clients: 32, writeShare: 0.7 };
+const LIMIT = { hard: 1000, attempts: 3000 };
+
+const log = (message: string): void => console.log(`[bench] ${message}`);
+
+for (const problem of [builtAppsMissing(), pgbenchAvailable()]) {
+  if (problem) {
+    console.error(`bench: ${problem}`);
+    process.exit(2);
+  }
+}
+
+// ------------------------------------------------------------------ the baselines
+
+const baselines: BaselineFigure[] = [];
+for (const scenario of [LOW, HOT]) {
+  for (const design of Object.keys(DESIGNS) as BaselineDesign[]) {
+    log(`baseline (${design}) ${scenario.label}: pgbench ${DESIGNS[design].script}, ${scenario.namespaces} namespace(s), ${scenario.clients} clients, ${PLAN.baselineSeconds} s`);
+    baselines.push(await runBaseline(design, scenario.namespaces, scenario.clients, PLAN.baselineSeconds));
+  }
+}
+const baselineA = (namespaces: number): number => baselines.find((b) => b.design === 'a' && b.namespaces === namespaces)?.perSecond ?? 0;
+
+// ------------------------------------------------------------------ the service over HTTP
+
+let runSequence = 0;
+const runId = Date.now().toString(36);
+/** An AdmissionReview v1 for a new pod asking for 1m CPU: what kube-apiserver sends the validating webhook. */
+function review(namespace: string): RequestSpec {
+  const n = runSequence++;
+  const name = `p${n}`;
+  return {
+    kind: 'admission',
+    method: 'POST',
+    path: '/v1/admission/validate',
+    body: {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: `${runId}-${n}`,
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        name,
+        namespace,
+        operation: 'CREATE',
+        userInfo: { username: 'system:serviceaccount:ci:deployer' },
+        object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] } },
+        dryRun: false,
+      },
+    },
+  };
+}
+
+const classify: Classifier = (spec, answer) => {
+  if (answer.status !== 200) return 'error';
+  if (spec.kind !== 'admission') return 'ok';
+  const allowed = (JSON.parse(answer.body) as { response?: { allowed?: boolean } }).response?.allowed;
+  return allowed === true ? 'ok' : allowed === false ? 'denied' : 'error';
+};
+
+const pick = (prefix: string, count: number): string => `${prefix}-${String(Math.floor(Math.random() * count)).padStart(4, '0')}`;
+const names = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
+
+interface ServiceRun {
+  readonly label: string;
+  readonly clients: number;
+  readonly perSecond: number;
+  readonly latency: Latency;
+  readonly allowed: number;
+  readonly denied: number;
+  readonly errors: number;
+  readonly statuses: Record<string, number>;
+  /** Allowed answers the ledger has no reservation for (lost), and reservations no client was told of. */
+  readonly lost: number;
+  readonly unacknowledged: number;
+  readonly reads?: { readonly perSecond: number; readonly latency: Latency; readonly errors: number };
+}
+
+const credentials = benchCredentials();
+const serviceDb = await createDatabase('svc');
+migrate(serviceDb.url);
+const api = await startApi(serviceDb.url, credentials);
+const worker = startProjectionWorker(serviceDb.url);
+const client = new HttpClient(api.base, credentials.token, 256);
+const pool = new pg.Pool({ connectionString: serviceDb.url, max: 2 });
+const reservedIn = async (pattern: string): Promise<number> =>
+  Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ledger_events WHERE type = 'Reserved' AND namespace LIKE $1`, [pattern])).rows[0]?.n);
+
+async function putQuotas(namespaces: readonly string[], hard: Record<string, string>): Promise<void> {
+  for (let i = 0; i < namespaces.length; i += 32) {
+    await Promise.all(
+      namespaces.slice(i, i + 32).map((namespace) =>
+        client.must({ kind: 'setup', method: 'PUT', path: `/v1/namespaces/${namespace}/resourcequotas/compute`, body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute', namespace }, spec: { hard } } }),
+      ),
+    );
+  }
+}
+
+const roomy = { pods: '10000000', 'requests.cpu': '100000' };
+log(`service: API ${api.base} (pid ${api.pid}, auth on, rate limit off), projection worker pid ${worker.pid}, database ${serviceDb.name}`);
+await putQuotas([...names('low', LOW.namespaces), 'hot', ...names('mix', MIXED.namespaces), ...names('warm', 100)], roomy);
+await putQuotas(['limit-hot'], { pods: String(LIMIT.hard) });
+await putQuotas(names('limit-low', 100), { pods: String(LIMIT.hard / 100) });
+
+log(`warm-up ${PLAN.warmupSeconds} s`);
+await closedLoop(client, { clients: LOW.clients, seconds: PLAN.warmupSeconds, next: () => review(pick('warm', 100)), classify });
+
+const lagProjection = new UsageProjection(pool);
+const lagSamples = sampler(async () => (await lagProjection.lag()).lagMs, 250);
+const rssSamples = sampler(() => api.rss(), 250);
+
+function figuresOf(result: LoadResult, kind: string): KindFigures {
+  return result.byKind[kind] ?? { count: 0, ok: 0, denied: 0, errors: 0, latenciesMs: [], statuses: {} };
+}
+
+async function serviceRun(label: string, clients: number, pattern: string, load: () => Promise<LoadResult>): Promise<ServiceRun> {
+  log(`${label}: ${clients} clients, ${PLAN.loadSeconds} s`);
+  const before = await reservedIn(pattern);
+  const result = await load();
+  const admissions = figuresOf(result, 'admission');
+  const reads = [figuresOf(result, 'usage'), figuresOf(result, 'history')];
+  const reserved = (await reservedIn(pattern)) - before;
+  const readLatencies = reads.flatMap((r) => r.latenciesMs);
+  return {
+    label,
+    clients,
+    perSecond: admissions.ok / result.elapsedSeconds,
+    latency: summarize(admissions.latenciesMs),
+    allowed: admissions.ok,
+    denied: admissions.denied,
+    errors: admissions.errors,
+    statuses: admissions.statuses,
+    lost: Math.max(0, admissions.ok - reserved),
+    unacknowledged: Math.max(0, reserved - admissions.ok),
+    ...(readLatencies.length > 0
+      ? { reads: { perSecond: readLatencies.length / result.elapsedSeconds, latency: summarize(readLatencies), errors: reads.reduce((sum, r) => sum + r.errors, 0) } }
+      : {}),
+  };
+}
+
+const runs: ServiceRun[] = [];
+runs.push(await serviceRun(LOW.label, LOW.clients, 'low-%', () => closedLoop(client, { clients: LOW.clients, seconds: PLAN.loadSeconds, next: () => review(pick('low', LOW.namespaces)), classify })));
+runs.push(await serviceRun(HOT.label, HOT.clients, 'hot', () => closedLoop(client, { clients: HOT.clients, seconds: PLAN.loadSeconds, next: () => review('hot'), classify })));
+runs.push(
+  await serviceRun(MIXED.label, MIXED.clients, 'mix-%', () =>
+    closedLoop(client, {
+      clients: MIXED.clients,
+      seconds: PLAN.loadSeconds,
+      classify,
+      next: () => {
+        const dice = Math.random();
+        const namespace = pick('mix', MIXED.namespaces);
+        if (dice < MIXED.writeShare) return review(namespace);
+        if (dice < (1 + MIXED.writeShare) / 2) return { kind: 'usage', method: 'GET', path: `/v1/namespaces/${namespace}/usage` };
+        return { kind: 'history', method: 'GET', path: `/v1/namespaces/${namespace}/events?limit=50` };
+      },
+    }),
+  ),
+);
+const peak = runs[0]?.perSecond ?? 0;
+const steadyRate = Math.max(10, Math.floor(peak * 0.7));
+runs.push(
+  await serviceRun(`70% of peak (${steadyRate}/s, open loop)`, 256, 'low-%', () =>
+    openLoop(client, { perSecond: steadyRate, seconds: PLAN.loadSeconds, maxInFlight: 256, next: () => review(pick('low', LOW.namespaces)), classify }),
+  ),
+);
+
+// Over-admission: far more attempts than room, on one namespace and on 100 small ones.
+log(`over-admission: ${LIMIT.attempts} attempts against pods: ${LIMIT.hard} (one namespace, ${HOT.clients} clients) and 100 × ${LIMIT.hard / 100}`);
+const limitHot = await closedLoop(client, { clients: HOT.clients, seconds: 120, total: LIMIT.attempts, next: () => review('limit-hot'), classify });
+const limitLow = await closedLoop(client, { clients: LOW.clients, seconds: 120, total: LIMIT.attempts, next: () => review(pick('limit-low', 100)), classify });
+const perNamespace = (await pool.query<{ namespace: string; n: string }>(`SELECT namespace, count(*) AS n FROM ledger_events WHERE type = 'Reserved' AND namespace LIKE 'limit-%' GROUP BY namespace`)).rows;
+const overAdmitted = perNamespace.reduce((sum, row) => sum + Math.max(0, Number(row.n) - (row.namespace === 'limit-hot' ? LIMIT.hard : LIMIT.hard / 100)), 0);
+const overAnswered = Math.max(0, figuresOf(limitHot, 'admission').ok - LIMIT.hard) + Math.max(0, figuresOf(limitLow, 'admission').ok - LIMIT.hard);
+const overAdmission = {
+  attempts: 2 * LIMIT.attempts,
+  hard: 2 * LIMIT.hard,
+  allowed: figuresOf(limitHot, 'admission').ok + figuresOf(limitLow, 'admission').ok,
+  reserved: perNamespace.reduce((sum, row) => sum + Number(row.n), 0),
+  overAdmitted: overAdmitted + overAnswered,
+};
+
+const lags = summarize(await lagSamples.stop());
+const rss = await rssSamples.stop();
+const rssMaxMiB = Math.max(0, ...rss) / 2 ** 20;
+const finalLag = await lagProjection.lag();
+await pool.end();
+client.close();
+await worker.stop();
+await api.stop();
+await serviceDb.drop();
+
+// ------------------------------------------------------------------ as-of on a long history
+
+log(`as-of: writing a ${PLAN.historyEvents.toLocaleString('en-US')}-event history and catching the projection up`);
+const historyDb = await createDatabase('asof');
+migrate(historyDb.url);
+const history = await writeLongHistory(historyDb.url, PLAN.historyEvents);
+const historyApi = await startApi(historyDb.url, credentials);
+const historyClient = new HttpClient(historyApi.base, credentials.token, 1);
+const asOfSamples: number[] = [];
+for (let i = 0; i < PLAN.asOfQueries; i++) {
+  const t0 = performance.now();
+  await historyClient.must({ kind: 'asof', method: 'GET', path: `/v1/namespaces/${LONG_NAMESPACE}/usage?at=${encodeURIComponent(instantIn(history))}` });
+  asOfSamples.push(performance.now() - t0);
+}
+const asOf = summarize(asOfSamples);
+historyClient.close();
+await historyApi.stop();
+await historyDb.drop();
+credentials.remove();
+
+// ------------------------------------------------------------------ the reconciler
+
+log(`reconcile: ${PLAN.reconcileNamespaces} namespaces × 100 objects (seeding through the ledger first)`);
+let reconcile: ReconcileFigures | { skipped: string };
+try {
+  reconcile = await reconcileBench(PLAN.reconcileNamespaces, REDIS_URL);
+} catch (error) {
+  reconcile = { skipped: error instanceof Error ? error.message : String(error) };
+}
+
+// ------------------------------------------------------------------ report
+
+const commit = (() => {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+})();
+const postgresVersion = (await adminQuery<{ server_version: string }>('SHOW server_version'))[0]?.server_version ?? 'unknown';
+const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, postgres: postgresVersion };
+
+console.log('\nBaselines: the admission decision issued straight at PostgreSQL by pgbench (admissions/s)');
+console.table(
+  baselines.map((b) => ({
+    design: `(${b.design}) ${DESIGNS[b.design].script}`,
+    namespaces: b.namespaces,
+    clients: b.clients,
+    'admissions/s': Math.round(b.perSecond),
+    'ratio to (a)': ratio(b.perSecond, baselineA(b.namespaces)),
+    'mean latency ms': ms(b.latencyMeanMs),
+    retried: b.retried,
+    failed: b.failed,
+  })),
+);
+
+console.log('The service over HTTP (AdmissionReview v1 to /v1/admission/validate, bearer token, keep-alive)');
+console.table(
+  runs.map((r) => ({
+    load: r.label,
+    clients: r.clients,
+    'admissions/s': Math.round(r.perSecond),
+    'ratio to (a)': ratio(r.perSecond, baselineA(r.label === HOT.label ? 1 : 1000)),
+    'p50 ms': ms(r.latency.p50),
+    'p95 ms': ms(r.latency.p95),
+    'p99 ms': ms(r.latency.p99),
+    'reads/s': r.reads ? Math.round(r.reads.perSecond) : '',
+    'reads p99 ms': r.reads ? ms(r.reads.latency.p99) : '',
+    errors: r.errors + (r.reads?.errors ?? 0),
+    'lost/unacked': `${r.lost}/${r.unacknowledged}`,
+  })),
+);
+
+const reconcileDone = 'seconds' in reconcile ? reconcile : undefined;
+const targets = [
+  { target: 'low contention ≥ 0.6 × (a)', goal: 0.6, value: ratio(runs[0]?.perSecond ?? 0, baselineA(1000)), higherIsBetter: true },
+  { target: 'hot namespace ≥ 1.0 × (a)', goal: 1.0, value: ratio(runs[1]?.perSecond ?? 0, baselineA(1)), higherIsBetter: true },
+  { target: 'over-admission = 0', goal: 0, value: overAdmission.overAdmitted, higherIsBetter: false },
+  { target: 'p99 < 20 ms at 70% of peak', goal: 20, value: ms(runs[3]?.latency.p99 ?? 0), higherIsBetter: false },
+  { target: 'projection lag p99 < 500 ms', goal: 500, value: ms(lags.p99), higherIsBetter: false },
+  { target: `as-of p99 on ${history.events.toLocaleString('en-US')} events < 50 ms`, goal: 50, value: ms(asOf.p99), higherIsBetter: false },
+  {
+    target: `reconcile ${PLAN.reconcileNamespaces} × 100 < ${PLAN.reconcileNamespaces === 1000 ? 30 : 3} s`,
+    goal: PLAN.reconcileNamespaces === 1000 ? 30 : 3,
+    value: reconcileDone ? ms(reconcileDone.seconds) : Number.NaN,
+    higherIsBetter: false,
+  },
+  { target: 'API RSS under load < 250 MB', goal: 250, value: Math.round(rssMaxMiB), higherIsBetter: false },
+].map((t) => ({
+  ...t,
+  met: Number.isNaN(t.value) ? 'not run' : (t.higherIsBetter ? t.value >= t.goal : t.goal === 0 ? t.value === 0 : t.value < t.goal) ? 'met' : 'MISSED',
+}));
+
+console.log('Other figures');
+console.table({
+  'over-admission': { value: `${overAdmission.overAdmitted} (attempts ${overAdmission.attempts}, hard ${overAdmission.hard}, allowed ${overAdmission.allowed}, in the ledger ${overAdmission.reserved})` },
+  'projection lag during load': { value: `p50 ${ms(lags.p50)} ms, p99 ${ms(lags.p99)} ms, max ${ms(lags.max)} ms (${lags.count} samples); after load ${finalLag.eventsBehind} events behind` },
+  'as-of usage over HTTP': { value: `p50 ${ms(asOf.p50)} ms, p95 ${ms(asOf.p95)} ms, p99 ${ms(asOf.p99)} ms on ${history.events.toLocaleString('en-US')} events (${asOf.count} random instants)` },
+  'projection catch-up': { value: `${Math.round(history.catchUpPerSecond).toLocaleString('en-US')} events/s (${history.catchUpSeconds.toFixed(1)} s)` },
+  reconcile: {
+    value: reconcileDone
+      ? `${reconcileDone.seconds.toFixed(1)} s for ${reconcileDone.namespaces} namespaces × 100 objects (${Math.round(reconcileDone.namespacesPerSecond)} namespaces/s; ${reconcileDone.committed} committed, ${reconcileDone.released} released, ${reconcileDone.adopted} adopted, ${reconcileDone.wrong} wrong)`
+      : `not run: ${(reconcile as { skipped: string }).skipped}`,
+  },
+  'API RSS': { value: `max ${Math.round(rssMaxMiB)} MiB during load` },
+});
+console.log('Targets');
+console.table(targets.map(({ target, value, met }) => ({ target, value, met })));
+
+const date = new Date().toISOString().slice(0, 10);
+const out = fileURLToPath(new URL(`./results/${date}${quick ? '-quick' : ''}.json`, import.meta.url));
+mkdirSync(fileURLToPath(new URL('./results/', import.meta.url)), { recursive: true });
+writeFileSync(
+  out,
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      mode: quick ? 'quick' : 'full',
+      commit,
+      machine,
+      plan: { ...PLAN, low: LOW, hot: HOT, mixed: MIXED, limit: LIMIT },
+      baselines,
+      service: runs.map(({ statuses, ...r }) => ({ ...r, statuses })),
+      overAdmission,
+      projectionLagMs: lags,
+      apiRssMaxMiB: Math.round(rssMaxMiB),
+      asOf: { events: history.events, latencyMs: asOf, catchUpPerSecond: Math.round(history.catchUpPerSecond) },
+      reconcile,
+      targets,
+    },
+    null,
+    2,
+  )}\n`,
+);
+log(`wrote ${out}`);
