@@ -36,7 +36,6 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number):
   const dataSource = new DataSource(buildDataSourceOptions({ url: db.url, poolSize }));
   await dataSource.initialize();
   await dataSource.runMigrations({ transaction: 'each' });
-  if (process.env['BENCH_NO_NOTIFY']) await dataSource.query('DROP TRIGGER ledger_events_notify ON ledger_events');
   const ledger = new Ledger(dataSource);
   try {
     await Promise.all(

@@ -3,6 +3,7 @@ import { CreateNamespaceHeads1795365243712 } from './1795365243712-CreateNamespa
 import { CreateReservations1795365243713 } from './1795365243713-CreateReservations.js';
 import { CreateAdmissionDecisions1795365243714 } from './1795365243714-CreateAdmissionDecisions.js';
 import { CreateProjections1795500000000 } from './1795500000000-CreateProjections.js';
+import { DropLedgerEventsNotifyTrigger1795900000000 } from './1795900000000-DropLedgerEventsNotifyTrigger.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   CreateReservations1795365243713,
   CreateAdmissionDecisions1795365243714,
   CreateProjections1795500000000,
+  DropLedgerEventsNotifyTrigger1795900000000,
 ];

@@ -100,9 +100,9 @@ export interface ApiProcess extends RunningProcess {
   readonly base: string;
 }
 
-export async function startApi(databaseUrl: string, credentials: Credentials, env: Record<string, string> = {}): Promise<ApiProcess> {
+export async function startApi(databaseUrl: string, credentials: Credentials, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN.api], {
+  const child = spawn(process.execPath, [...nodeArgs, MAIN.api], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -33,6 +33,8 @@ export interface BatcherOptions {
   readonly clock?: () => number;
   /** Told of every committed transaction: how many commands it decided and after how many retries (metrics). */
   readonly onCommitted?: (commands: number, retries: number) => void;
+  /** Told when a committed batch appended events (to wake the projection worker). */
+  readonly onAppended?: () => void;
 }
 
 interface Queued {
@@ -181,6 +183,7 @@ export class NamespaceBatcher {
       // The flush is the commit: once it is sent, a lost connection leaves the outcome unknown.
       commitSent = true;
       await tx.flush();
+      if (tx.appends) this.options.onAppended?.();
       this.stats.transactions++;
       this.stats.commands += batch.length;
       for (const { queued, finish, error } of finals) {

@@ -23,6 +23,8 @@ import {
 } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
+import { AppendNotifier } from './append-notifier.js';
+import { LEDGER_EVENTS_CHANNEL } from './projection.js';
 import { NamespaceBatcher, type BatchStats } from './batcher.js';
 import { headOf, quotaStateOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
 import { LedgerError } from './ledger-error.js';
@@ -55,6 +57,8 @@ import { RESERVATION_COLUMNS, recordOf, reservationViewOf, type NamespaceTx, typ
 
 const DEFAULTS = {
   batchSizeMax: 64,
+  /** The projection worker hears of appends this long after them at most (it also polls). */
+  notifyIntervalMs: 20,
   retryMax: 12,
   retryBaseMs: 2,
   retryMaxDelayMs: 100,
@@ -72,6 +76,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export class Ledger {
   private readonly pool: pg.Pool;
   private readonly batcher: NamespaceBatcher;
+  private readonly notifier: AppendNotifier;
   private readonly newId: () => string;
   private readonly clock: (() => number) | undefined;
 
@@ -90,7 +95,9 @@ export class Ledger {
       queueMax: DEFAULTS.queueMax,
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.onCommitted ? { onCommitted: options.onCommitted } : {}),
+      onAppended: () => this.notifier.poke(),
     });
+    this.notifier = new AppendNotifier(pool, LEDGER_EVENTS_CHANNEL, DEFAULTS.notifyIntervalMs);
   }
 
   /** The ledger's time, epoch ms: the injected clock, or the database's. */
@@ -111,8 +118,9 @@ export class Ledger {
   }
 
   /** Finishes the batches in flight; new commands are refused. */
-  close(): Promise<void> {
-    return this.batcher.close();
+  async close(): Promise<void> {
+    await this.batcher.close();
+    await this.notifier.close();
   }
 
   // ---------------------------------------------------------------- admission

@@ -194,6 +194,11 @@ export class NamespaceTx {
     return tx;
   }
 
+  /** The batch writes events (the head moves when it commits). */
+  get appends(): boolean {
+    return this.events.length > 0;
+  }
+
   /** The namespace has a stream (a quota or limit range was defined here, ever). */
   get known(): boolean {
     return this.exists;
