@@ -30,6 +30,7 @@ try {
     );
   }
   let n = 0;
+  const cpuBefore = api.cpuSeconds();
   const result = await closedLoop(client, {
     clients: 32,
     seconds,
@@ -60,7 +61,8 @@ try {
   });
   const figures = result.byKind['admission'];
   const latency = summarize(figures?.latenciesMs ?? []);
-  console.log(`${Math.round((figures?.ok ?? 0) / result.elapsedSeconds)} admissions/s, p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, errors ${figures?.errors ?? 0}; profile in ${dir}`);
+  const cpuMs = ((api.cpuSeconds() - cpuBefore) * 1000) / Math.max(1, figures?.count ?? 0);
+  console.log(`${Math.round((figures?.ok ?? 0) / result.elapsedSeconds)} admissions/s, p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, errors ${figures?.errors ?? 0}, API CPU ${cpuMs.toFixed(2)} ms per admission; profile in ${dir}`);
   client.close();
   await api.stop();
 } finally {

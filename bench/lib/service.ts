@@ -59,6 +59,8 @@ export interface RunningProcess {
   readonly child: ChildProcess;
   /** Resident set size now, in bytes (0 once the process is gone). */
   rss(): number;
+  /** CPU time used so far (user + system), in seconds: a cost per request that contention does not inflate. */
+  cpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -79,6 +81,15 @@ function track(child: ChildProcess, what: string): RunningProcess & { output(): 
       try {
         const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
         return Number(kb ?? 0) * 1024;
+      } catch {
+        return 0;
+      }
+    },
+    cpuSeconds() {
+      try {
+        // Fields 14 and 15 of /proc/PID/stat (after the parenthesised command name), in clock ticks of 1/100 s.
+        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+        return (Number(fields[11]) + Number(fields[12])) / 100;
       } catch {
         return 0;
       }
