@@ -286,7 +286,11 @@ export class Ledger {
       run: async (tx) => {
         if (!tx.known) return () => ({ namespace, version: 0, actions: [], overHard: [], pending: 0 });
         await tx.loadAllLive();
-        const decision = decideReconcile(tx.current, { ...listing, now: tx.now, graceMs: options.graceMs, newId: this.newId });
+        // Listed objects that no live reservation claims are adoption candidates (few, usually
+        // none): unless the listing predates their reservation's release.
+        const unclaimed = listing.objects.map((o) => o.uid).filter((uid) => !tx.current.reservationsByUid.has(uid));
+        const releasedSinceListing = await tx.uidsReleasedSince(unclaimed, listing.listedAt);
+        const decision = decideReconcile(tx.current, { ...listing, now: tx.now, graceMs: options.graceMs, newId: this.newId, releasedSinceListing });
         if (decision.events.length > 0) tx.append(decision.events, writeMeta(options));
         const version = tx.current.version;
         return () => ({ namespace, version, actions: decision.actions, overHard: decision.overHard, pending: decision.pending });

@@ -274,6 +274,27 @@ export class NamespaceTx {
     this.allLoaded = true;
   }
 
+  /**
+   * Of these object uids, those whose reservation was released at or after `since` (epoch
+   * ms), in an earlier transaction or earlier in this batch. A release after this read moves
+   * the head, so the batch is decided again.
+   */
+  async uidsReleasedSince(uids: readonly string[], since: number): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (const record of this.touched.values()) {
+      const uid = record.json.object.uid;
+      if (uid !== undefined && record.status === 'released' && (record.releasedAt ?? 0) >= since && uids.includes(uid)) found.add(uid);
+    }
+    if (uids.length === 0) return found;
+    const { rows } = await this.client.query<{ object_uid: string }>(
+      `SELECT DISTINCT object_uid FROM reservations
+        WHERE namespace = $1 AND object_uid = ANY($2::text[]) AND status = 'released' AND released_at >= to_timestamp($3 / 1000.0)`,
+      [this.namespace, uids, since],
+    );
+    for (const row of rows) found.add(row.object_uid);
+    return found;
+  }
+
   /** The answer already given to this request key, in an earlier transaction or earlier in this batch. */
   async decisionFor(requestKey: string): Promise<StoredDecision | undefined> {
     if (!this.storedDecisions.has(requestKey)) {

@@ -74,6 +74,15 @@ describe('decideReconcile', () => {
     ]);
   });
 
+  it('does not adopt, on a listing older than the release, an object whose reservation another reconcile released as deleted', () => {
+    // Listing L1 saw web-1; web-1 was deleted; L2 released it; web-2 took the room; L1 comes last.
+    const state = history([quota, reserve('r1', 'web-1'), { type: 'Committed', data: { reservationId: 'r1' } }, { type: 'Released', data: { reservationId: 'r1', reason: 'deleted' } }]);
+    const stale = input({ objects: [pod('web-1')], releasedSinceListing: new Set(['web-1']) });
+    expect(decideReconcile(state, stale).events).toEqual([]);
+    // A listing that began after the release, and still shows the object, adopts it.
+    expect(decideReconcile(state, input({ objects: [pod('web-1')] })).actions.map((a) => a.kind)).toEqual(['adopt']);
+  });
+
   it('leaves reservations of resources the listing does not cover, and those without a uid', () => {
     const pvc = reserve('r1', 'u1', { object: { group: '', resource: 'persistentvolumeclaims', uid: 'u1' } });
     const state = history([quota, pvc, reserve('r2', undefined)]);

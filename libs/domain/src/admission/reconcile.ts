@@ -35,6 +35,12 @@ export interface ReconcileInput {
   readonly graceMs: number;
   /** Ids for adopted objects, one per call. */
   readonly newId: () => string;
+  /**
+   * Uids whose reservation was released at or after `listedAt`. The listing may show such an
+   * object although it has been deleted since (another reconcile saw it gone and released it),
+   * so it is not adopted on this listing; a later listing adopts it if it really exists.
+   */
+  readonly releasedSinceListing?: ReadonlySet<string>;
 }
 
 export type ReconcileAction =
@@ -111,7 +117,7 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
     if (!retired.has(reservation.id) && reservation.object.uid !== undefined) claimed.add(reservation.object.uid);
   }
   for (const object of existing.values()) {
-    if (claimed.has(object.uid) || isIgnoredResource(object.groupResource)) continue;
+    if (claimed.has(object.uid) || input.releasedSinceListing?.has(object.uid) || isIgnoredResource(object.groupResource)) continue;
     const evaluator = evaluatorFor(object.groupResource);
     const reservationId = input.newId();
     events.push({
