@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { LedgerError } from './ledger-error.js';
 import { NamespaceTx, type Prefetch } from './namespace-tx.js';
-import { isConnectionError, isDatabaseError, isRetryableConflict, isTimeout } from './postgres-errors.js';
+import { guardCheckedOut, isConnectionError, isDatabaseError, isRetryableConflict, isTimeout } from './postgres-errors.js';
 
 /**
  * Decides the commands for one namespace together: while a transaction for a namespace is
@@ -127,7 +127,8 @@ export class NamespaceBatcher {
         client.release();
         return;
       }
-      const outcome = await this.attempt(client, namespace, batch);
+      const unguard = guardCheckedOut(client);
+      const outcome = await this.attempt(client, namespace, batch, unguard);
       if (outcome.kind === 'done') {
         this.options.onCommitted?.(batch.length, attempt - 1);
         return;
@@ -155,6 +156,7 @@ export class NamespaceBatcher {
     client: pg.PoolClient,
     namespace: string,
     batch: readonly Queued[],
+    unguard: () => void,
   ): Promise<
     | { kind: 'done' }
     | { kind: 'poisoned'; job: Queued; error: unknown }
@@ -207,6 +209,7 @@ export class NamespaceBatcher {
       return { kind: 'failed', error, commitSent };
     } finally {
       // A broken connection is destroyed, not returned to the pool.
+      unguard();
       client.release(broken ? true : undefined);
     }
   }

@@ -6,3 +6,4 @@ export * from './ledger.js';
 export * from './projection.js';
 export * from './projection-runner.js';
 export * from './audit-queries.js';
+export { isConnectionError } from './postgres-errors.js';

@@ -42,7 +42,7 @@ export function isConnectionError(error: unknown): boolean {
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return true;
   const message = e.message ?? '';
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(message);
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(message);
 }
 
 /** Any error the database raised (as opposed to one our own code threw). */
@@ -54,4 +54,17 @@ export function isDatabaseError(error: unknown): boolean {
 /** A statement ran past statement_timeout (57014). */
 export function isTimeout(error: unknown): boolean {
   return (error as PgError | undefined)?.code === '57014';
+}
+
+/**
+ * Keeps a checked-out client's 'error' event from ending the process. While a client is out
+ * of the pool, an error the server sends between two statements (pg_terminate_backend, a
+ * shutdown) is emitted on it, and an 'error' event nobody listens to is fatal; the next
+ * statement fails with a connection error instead, which the caller handles. Returns the undo,
+ * to call before the client goes back to the pool.
+ */
+export function guardCheckedOut(client: { on(event: 'error', listener: () => void): unknown; removeListener(event: 'error', listener: () => void): unknown }): () => void {
+  const ignore = (): void => undefined;
+  client.on('error', ignore);
+  return () => void client.removeListener('error', ignore);
 }

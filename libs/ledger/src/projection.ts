@@ -1,5 +1,6 @@
 import { fold, type LedgerEvent, type NamespaceState, type RecordedEvent, type Reservation } from '@quota/domain';
 import type pg from 'pg';
+import { guardCheckedOut } from './postgres-errors.js';
 import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
 
 /**
@@ -76,6 +77,8 @@ export class UsageProjection {
   /** Applies the next batch of safe events; returns how many were applied. */
   async step(): Promise<number> {
     const client = await this.pool.connect();
+    const unguard = guardCheckedOut(client);
+    let broken = false;
     try {
       await client.query('BEGIN');
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
@@ -110,10 +113,12 @@ export class UsageProjection {
       await client.query('COMMIT');
       return rows.length;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A connection that cannot even roll back is destroyed rather than pooled.
+      broken = await client.query('ROLLBACK').then(() => false, () => true);
       throw error;
     } finally {
-      client.release();
+      unguard();
+      client.release(broken || undefined);
     }
   }
 
@@ -133,6 +138,8 @@ export class UsageProjection {
    */
   async reset(): Promise<void> {
     const client = await this.pool.connect();
+    const unguard = guardCheckedOut(client);
+    let broken = false;
     try {
       await client.query('BEGIN');
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
@@ -144,10 +151,12 @@ export class UsageProjection {
       );
       await client.query('COMMIT');
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // A connection that cannot even roll back is destroyed rather than pooled.
+      broken = await client.query('ROLLBACK').then(() => false, () => true);
       throw error;
     } finally {
-      client.release();
+      unguard();
+      client.release(broken || undefined);
     }
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DomainError } from '@quota/domain';
-import { LedgerError, type LedgerErrorCode } from '@quota/ledger';
+import { isConnectionError, LedgerError, type LedgerErrorCode } from '@quota/ledger';
 import { kubeStatus, type KubeStatus } from './kube-status.js';
 
 /** Errors body-parser raises carry an HTTP status and a `type`. */
@@ -92,6 +92,8 @@ export class KubeStatusFilter implements ExceptionFilter {
     }
     const fromBody = bodyStatus(error as HttpishError);
     if (fromBody) return fromBody;
+    // A read that lost its database (restart, failover, terminated backend): the caller retries, as for writes.
+    if (isConnectionError(error)) return kubeStatus(503, 'the ledger database is unreachable; retry', { retryAfterSeconds: 1 });
     const requestId = (request.headers['x-request-id'] as string | undefined) ?? randomUUID();
     this.logger.error({ requestId, err: error instanceof Error ? error.stack : String(error) });
     return kubeStatus(500, `internal error (request id ${requestId})`, { requestId });
