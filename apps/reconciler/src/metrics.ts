@@ -1,4 +1,4 @@
-import { mirroredCounter } from '@quota/ops';
+import { mirroredCounter, withTimeout } from '@quota/ops';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Reconciler } from './reconciler.js';
 
@@ -33,7 +33,8 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
     labelNames: ['state'],
     registers,
     async collect() {
-      const counts = await reconciler.queue.getJobCounts('wait', 'delayed', 'active', 'failed').catch(() => undefined);
+      // Bounded: a scrape must answer while Redis is down (the gauge is then left as it was).
+      const counts = await withTimeout(reconciler.queue.getJobCounts('wait', 'delayed', 'active', 'failed'), 2000).catch(() => undefined);
       for (const [state, count] of Object.entries(counts ?? {})) this.set({ state }, count);
     },
   });

@@ -48,6 +48,7 @@ export class Reconciler {
   readonly queue: Queue<NamespaceJobData>;
   readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, adopted: 0, failures: 0 };
   private worker: Worker<NamespaceJobData> | undefined;
+  private keeper: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ledger: Ledger,
@@ -58,13 +59,19 @@ export class Reconciler {
     this.queue = reconcileQueue(backend);
   }
 
-  /** Registers the repeating fan-out (idempotent across replicas) and starts working. */
-  async start(): Promise<void> {
-    await this.queue.upsertJobScheduler(SCHEDULER_ID, { every: this.options.intervalMs }, {
+  private schedule(): Promise<unknown> {
+    return this.queue.upsertJobScheduler(SCHEDULER_ID, { every: this.options.intervalMs }, {
       name: FAN_OUT_JOB,
       data: { namespace: '', reason: 'interval' },
       opts: { removeOnComplete: true, removeOnFail: 100 },
     });
+  }
+
+  /** Registers the repeating fan-out (idempotent across replicas) and starts working. */
+  async start(): Promise<void> {
+    await this.schedule();
+    // A Redis that restarted empty has lost the scheduler: register it again every interval (idempotent).
+    this.keeper = setInterval(() => void this.schedule().catch(() => undefined), this.options.intervalMs);
     const { options, factory } = bullConnection(this.backend);
     const workerOptions = { ...options, concurrency: this.options.concurrency };
     const processor = (job: Job<NamespaceJobData>): Promise<unknown> => this.process(job);
@@ -111,6 +118,7 @@ export class Reconciler {
 
   /** Waits for the jobs in hand to finish (others stay queued for the next process), then closes. */
   async stop(): Promise<void> {
+    clearInterval(this.keeper);
     await this.worker?.close();
     await this.queue.close();
     await this.inventory.close();

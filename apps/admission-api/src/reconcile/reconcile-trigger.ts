@@ -32,7 +32,14 @@ export class ReconcileTrigger implements OnApplicationShutdown {
   async depth(): Promise<Record<string, number>> {
     const queue = this.open();
     if (!queue) throw new Error('no queue: DATABASE_URL is not set');
-    return withTimeout(queue.getJobCounts('wait', 'delayed', 'active', 'failed'), ENQUEUE_TIMEOUT_MS);
+    try {
+      return await withTimeout(queue.getJobCounts('wait', 'delayed', 'active', 'failed'), ENQUEUE_TIMEOUT_MS);
+    } catch (error) {
+      // BullMQ's PostgreSQL backend remembers a failed first connection for good: open a new queue next time.
+      if (this.queue === queue) this.queue = undefined;
+      void queue.close().catch(() => undefined);
+      throw error;
+    }
   }
 
   afterDelete(namespace: string): void {
