@@ -12,3 +12,4 @@ export * from './scopes/facts.js';
 export * from './events/events.js';
 export * from './events/fold.js';
 export * from './admission/index.js';
+export * from './kube/shape.js';

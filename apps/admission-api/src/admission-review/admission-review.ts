@@ -1,4 +1,4 @@
-import type { GroupResource, KubeObject, Operation } from '@quota/domain';
+import { objectShapeProblem, type GroupResource, type KubeObject, type Operation } from '@quota/domain';
 
 /**
  * admission.k8s.io/v1 AdmissionReview: the request kube-apiserver sends a webhook and the
@@ -117,6 +117,10 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   const username = userInfo ? str(userInfo, 'username', 'request.userInfo', false) : undefined;
   const object = obj(request, 'object', 'request');
   const oldObject = obj(request, 'oldObject', 'request');
+  for (const [field, value] of [['request.object', object], ['request.oldObject', oldObject]] as const) {
+    const problem = value === undefined ? undefined : objectShapeProblem({ group, resource: plural }, value, field);
+    if (problem) throw new ReviewMalformed(problem.field, problem.message);
+  }
   return {
     uid,
     ...(kind ? { kind } : {}),

@@ -1,7 +1,7 @@
 import { BadRequestException, Body, Controller, Delete, Get, HttpCode, Inject, Injectable, Param, Post, Req, Res, UnprocessableEntityException, UsePipes, type PipeTransform } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
-import { defaultPodForAdmission, groupResourceForKind, isQualifiedName, Resources, type GroupResource, type KubeObject, type Pod } from '@quota/domain';
+import { defaultPodForAdmission, groupResourceForKind, isQualifiedName, objectShapeProblem, Resources, type GroupResource, type KubeObject, type Pod } from '@quota/domain';
 import { Ledger, LedgerError, type AdmissionResult, type ReservationView } from '@quota/ledger';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
@@ -78,6 +78,8 @@ function objectOf(dto: ReserveDto, groupResource: GroupResource, raw: Record<str
     throw badRequest(`${field}.metadata.namespace`, 'the namespace of the provided object does not match the namespace sent on the request');
   }
   if (raw['kind'] !== undefined && raw['kind'] !== dto.kind) throw badRequest(`${field}.kind`, `must equal kind (${dto.kind})`);
+  const problem = objectShapeProblem(groupResource, raw, field);
+  if (problem) throw badRequest(problem.field, problem.message);
   const object: KubeObject = { ...raw, kind: dto.kind, metadata: { ...(metadata as object | undefined), namespace } };
   // A raw object never went through the API server's defaulting; quota charges defaulted pods.
   return isPods(groupResource) ? defaultPodForAdmission(object as Pod) : object;
