@@ -8,6 +8,7 @@ import { AuthGuard } from './auth/auth.guard.js';
 import { Authenticator } from './auth/authenticator.js';
 import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
+import { JsonHygiene } from './common/json-hygiene.js';
 import { AdmissionTiming } from './observability/admission-timing.js';
 import { Metrics } from './observability/metrics.js';
 import { MetricsWiring } from './observability/metrics-wiring.js';
@@ -32,6 +33,7 @@ export class AdmissionApiModule {
         MetricsWiring,
         Authenticator,
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_INTERCEPTOR, useClass: JsonHygiene },
         { provide: APP_INTERCEPTOR, useClass: AdmissionTiming },
       ],
     };

@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { POSITION, RFC3339, rfc3339Message } from '../common/query-formats.js';
 
 const toBoolean = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
 const toInteger = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^[0-9]{1,7}$/.test(value) ? Number(value) : value);
@@ -12,11 +13,13 @@ export class DecisionsQueryDto {
   allowed?: boolean;
 
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'since must be an RFC 3339 time' })
+  @Matches(RFC3339, { message: rfc3339Message('since') })
+  @IsISO8601({ strict: true }, { message: rfc3339Message('since') })
   since?: string;
 
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'until must be an RFC 3339 time' })
+  @Matches(RFC3339, { message: rfc3339Message('until') })
+  @IsISO8601({ strict: true }, { message: rfc3339Message('until') })
   until?: string;
 
   @IsOptional()
@@ -25,7 +28,7 @@ export class DecisionsQueryDto {
   requester?: string;
 
   @IsOptional()
-  @Matches(/^[0-9]{1,19}$/, { message: 'after must be the `next` of a previous page' })
+  @Matches(POSITION, { message: 'after must be the `next` of a previous page' })
   after?: string;
 
   @IsOptional()
@@ -39,7 +42,7 @@ export class DecisionsQueryDto {
 /** `GET /v1/namespaces/{ns}/events` query. */
 export class EventsQueryDto {
   @IsOptional()
-  @Matches(/^[0-9]{1,19}$/, { message: 'after must be a position' })
+  @Matches(POSITION, { message: 'after must be a position' })
   after?: string;
 
   @IsOptional()
@@ -53,18 +56,18 @@ export class EventsQueryDto {
 /** `GET /v1/namespaces/{ns}/usage` query: `at` asks for usage as it was at that instant. */
 export class UsageQueryDto {
   @IsOptional()
-  @Matches(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/, { message: 'at must be an RFC 3339 time with a zone, e.g. 2026-11-23T14:03:00Z' })
-  @IsISO8601({ strict: true }, { message: 'at must be an RFC 3339 time with a zone, e.g. 2026-11-23T14:03:00Z' })
+  @Matches(RFC3339, { message: rfc3339Message('at') })
+  @IsISO8601({ strict: true }, { message: rfc3339Message('at') })
   at?: string;
 }
 
 /** `GET /v1/namespaces/{ns}/events/export` query: positions after `after`, up to `until` (inclusive). */
 export class ExportQueryDto {
   @IsOptional()
-  @Matches(/^[0-9]{1,19}$/, { message: 'after must be a position' })
+  @Matches(POSITION, { message: 'after must be a position' })
   after?: string;
 
   @IsOptional()
-  @Matches(/^[0-9]{1,19}$/, { message: 'until must be a position' })
+  @Matches(POSITION, { message: 'until must be a position' })
   until?: string;
 }

@@ -1,10 +1,9 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, Matches, Max, Min } from 'class-validator';
+import { RFC3339, rfc3339Message } from '../common/query-formats.js';
 
 const toInteger = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^[0-9]{1,7}$/.test(value) ? Number(value) : value);
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
-const RFC3339_MESSAGE = (field: string): string => `${field} must be an RFC 3339 time with a zone, e.g. 2026-11-23T14:03:00Z`;
 
 export const RESERVATION_STATES = ['reserved', 'committed', 'released'] as const;
 
@@ -15,8 +14,8 @@ export class ReservationsQueryDto {
   state?: (typeof RESERVATION_STATES)[number];
 
   @IsOptional()
-  @Matches(RFC3339, { message: RFC3339_MESSAGE('olderThan') })
-  @IsISO8601({ strict: true }, { message: RFC3339_MESSAGE('olderThan') })
+  @Matches(RFC3339, { message: rfc3339Message('olderThan') })
+  @IsISO8601({ strict: true }, { message: rfc3339Message('olderThan') })
   olderThan?: string;
 
   /** Opaque: checked by decoding it (see decodeReservationCursor). */

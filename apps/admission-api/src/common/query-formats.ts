@@ -1,0 +1,11 @@
+/**
+ * The formats the audit queries accept, checked before PostgreSQL sees them (it would answer
+ * a 500 for a value the API let through: found by fuzzing).
+ */
+
+/** RFC 3339 with a zone; offsets up to ±15:59, what PostgreSQL's timestamptz takes. */
+export const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-](0\d|1[0-5]):[0-5]\d)$/;
+export const rfc3339Message = (field: string): string => `${field} must be an RFC 3339 time with a zone (offset at most ±15:59), e.g. 2026-11-23T14:03:00Z`;
+
+/** A ledger position or page cursor: a bigint, kept to 18 digits so it always fits one. */
+export const POSITION = /^[0-9]{1,18}$/;
