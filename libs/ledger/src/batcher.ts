@@ -106,8 +106,8 @@ export class NamespaceBatcher {
     }
   }
 
-  private async runBatch(namespace: string, queue: NamespaceQueue): Promise<void> {
-    let batch: Queued[] = [];
+  private async runBatch(namespace: string, queue: NamespaceQueue, preset: Queued[] = []): Promise<void> {
+    let batch: Queued[] = preset;
     for (let attempt = 1; ; attempt++) {
       let client: pg.PoolClient;
       try {
@@ -140,6 +140,12 @@ export class NamespaceBatcher {
         attempt--;
         if (batch.length === 0) return;
         continue;
+      }
+      if (outcome.kind === 'failed' && batch.length > 1 && isDatabaseError(outcome.error) && !isTimeout(outcome.error)) {
+        // One command's data broke the batch's single statement, which wrote nothing: decide
+        // each alone, so that only the culprit fails.
+        for (const queued of batch) await this.runBatch(namespace, queue, [queued]);
+        return;
       }
       const retryable = outcome.kind === 'conflict' || (outcome.kind === 'connection' && !outcome.commitSent);
       if (retryable && attempt < this.options.retryMax) {
@@ -202,7 +208,10 @@ export class NamespaceBatcher {
       return { kind: 'done' };
     } catch (error) {
       // Nothing to roll back: every write is in the one flush statement, which failed whole.
-      broken = isConnectionError(error);
+      // Besides a lost connection, an error that is neither the server's nor our conflict came
+      // from inside the driver (say, a stack overflow while it encoded a parameter of a
+      // prepared statement): the connection's state is unknown, so it is not reused.
+      broken = isConnectionError(error) || !(isDatabaseError(error) || isRetryableConflict(error));
       if (isRetryableConflict(error)) return { kind: 'conflict', error, commitSent: false };
       if (broken) return { kind: 'connection', error, commitSent };
       if (culprit && !isTimeout(error)) return { kind: 'poisoned', job: culprit, error };
