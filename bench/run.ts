@@ -23,7 +23,7 @@ import { instantIn, LONG_NAMESPACE, writeLongHistory } from './lib/history.js';
 import { closedLoop, HttpClient, openLoop, type Classifier, type KindFigures, type LoadResult, type RequestSpec } from './lib/load.js';
 import { adminQuery, createDatabase, REDIS_URL } from './lib/postgres.js';
 import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
-import { benchCredentials, builtAppsMissing, migrate, sampler, startApi, startProjectionWorker } from './lib/service.js';
+import { benchCredentials, builtAppsMissing, migrate, postgresCpuSeconds, sampler, startApi, startProjectionWorker } from './lib/service.js';
 import { ms, ratio, summarize, type Latency } from './lib/stats.js';
 
 const quick = process.argv.includes('--quick');
@@ -108,6 +108,8 @@ interface ServiceRun {
   readonly lost: number;
   readonly unacknowledged: number;
   readonly reads?: { readonly perSecond: number; readonly latency: Latency; readonly errors: number };
+  /** CPU milliseconds per request (admissions and reads) spent by each party: where the time goes. */
+  readonly cpuMsPerRequest: { readonly api: number; readonly postgres: number; readonly loadGenerator: number };
 }
 
 const credentials = benchCredentials();
@@ -150,7 +152,16 @@ function figuresOf(result: LoadResult, kind: string): KindFigures {
 async function serviceRun(label: string, clients: number, pattern: string, load: () => Promise<LoadResult>): Promise<ServiceRun> {
   log(`${label}: ${clients} clients, ${PLAN.loadSeconds} s`);
   const before = await reservedIn(pattern);
+  const cpu0 = { api: api.cpuSeconds(), postgres: postgresCpuSeconds(), load: process.cpuUsage() };
   const result = await load();
+  const requests = Object.values(result.byKind).reduce((sum, k) => sum + k.count, 0);
+  const perRequest = (seconds: number): number => ms((seconds * 1000) / Math.max(1, requests));
+  const loadCpu = process.cpuUsage(cpu0.load);
+  const cpuMsPerRequest = {
+    api: perRequest(api.cpuSeconds() - cpu0.api),
+    postgres: perRequest(postgresCpuSeconds() - cpu0.postgres),
+    loadGenerator: perRequest((loadCpu.user + loadCpu.system) / 1e6),
+  };
   const admissions = figuresOf(result, 'admission');
   const reads = [figuresOf(result, 'usage'), figuresOf(result, 'history')];
   const reserved = (await reservedIn(pattern)) - before;
@@ -166,6 +177,7 @@ async function serviceRun(label: string, clients: number, pattern: string, load:
     statuses: admissions.statuses,
     lost: Math.max(0, admissions.ok - reserved),
     unacknowledged: Math.max(0, reserved - admissions.ok),
+    cpuMsPerRequest,
     ...(readLatencies.length > 0
       ? { reads: { perSecond: readLatencies.length / result.elapsedSeconds, latency: summarize(readLatencies), errors: reads.reduce((sum, r) => sum + r.errors, 0) } }
       : {}),
@@ -294,6 +306,7 @@ console.table(
     'reads p99 ms': r.reads ? ms(r.reads.latency.p99) : '',
     errors: r.errors + (r.reads?.errors ?? 0),
     'lost/unacked': `${r.lost}/${r.unacknowledged}`,
+    'CPU ms/req API+PG+gen': `${r.cpuMsPerRequest.api}+${r.cpuMsPerRequest.postgres}+${r.cpuMsPerRequest.loadGenerator}`,
   })),
 );
 

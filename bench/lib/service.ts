@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,15 +85,7 @@ function track(child: ChildProcess, what: string): RunningProcess & { output(): 
         return 0;
       }
     },
-    cpuSeconds() {
-      try {
-        // Fields 14 and 15 of /proc/PID/stat (after the parenthesised command name), in clock ticks of 1/100 s.
-        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-        return (Number(fields[11]) + Number(fields[12])) / 100;
-      } catch {
-        return 0;
-      }
-    },
+    cpuSeconds: () => cpuSecondsOf(pid),
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -154,6 +146,34 @@ export function startProjectionWorker(databaseUrl: string): RunningProcess {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return track(child, 'projection-worker');
+}
+
+/** CPU seconds (user + system) of one process from /proc/PID/stat, 0 once it is gone. */
+function cpuSecondsOf(pid: number | string): number {
+  try {
+    // Fields 14 and 15, counted after the parenthesised command name, in ticks of 1/100 s.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU seconds used so far by every PostgreSQL process on this machine (the server's backends
+ * come and go with connections; the run's own are most of it when the machine is otherwise idle).
+ */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(entry);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return total;
 }
 
 /** Samples a number every `everyMs` until stopped: RSS, projection lag. */
