@@ -1,7 +1,7 @@
 /**
  * Where the API's CPU goes under the low-contention load: runs the API with --cpu-prof
  * (profile written to PROFILE_DIR, default /tmp/quota-ledger-profile, when the API exits)
- * and loads it for SECONDS (default 8) with bench/run.ts's AdmissionReview. For a person to
+ * and loads it for SECONDS (default 8) with the benchmark's AdmissionReview (lib/review.ts). For a person to
  * read (Chrome DevTools, or speedscope); prints only the load's figures.
  *
  *   npm run build && npx tsx --tsconfig tsconfig.json bench/profile-api.ts [SECONDS]
@@ -9,6 +9,7 @@
 import { mkdirSync } from 'node:fs';
 import { closedLoop, HttpClient } from './lib/load.js';
 import { createDatabase } from './lib/postgres.js';
+import { podReview, quotaPut } from './lib/review.js';
 import { benchCredentials, migrate, startApi } from './lib/service.js';
 import { summarize } from './lib/stats.js';
 
@@ -25,39 +26,16 @@ try {
   for (let i = 0; i < namespaces.length; i += 32) {
     await Promise.all(
       namespaces.slice(i, i + 32).map((namespace) =>
-        client.must({ kind: 'setup', method: 'PUT', path: `/v1/namespaces/${namespace}/resourcequotas/compute`, body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute' }, spec: { hard: { pods: '1000000' } } } }),
+        client.must(quotaPut(namespace, { pods: '1000000' })),
       ),
     );
   }
-  let n = 0;
   const cpuBefore = api.cpuSeconds();
   const result = await closedLoop(client, {
     clients: 32,
     seconds,
     classify: (_spec, answer) => (answer.status === 200 ? 'ok' : 'error'),
-    next: () => {
-      const namespace = namespaces[Math.floor(Math.random() * namespaces.length)] ?? 'low-0';
-      const name = `p${n++}`;
-      return {
-        kind: 'admission',
-        method: 'POST',
-        path: '/v1/admission/validate',
-        body: {
-          apiVersion: 'admission.k8s.io/v1',
-          kind: 'AdmissionReview',
-          request: {
-            uid: `prof-${n}`,
-            kind: { group: '', version: 'v1', kind: 'Pod' },
-            resource: { group: '', version: 'v1', resource: 'pods' },
-            name,
-            namespace,
-            operation: 'CREATE',
-            userInfo: { username: 'bench' },
-            object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] } },
-          },
-        },
-      };
-    },
+    next: () => podReview(namespaces[Math.floor(Math.random() * namespaces.length)] ?? 'low-0'),
   });
   const figures = result.byKind['admission'];
   const latency = summarize(figures?.latenciesMs ?? []);

@@ -20,9 +20,10 @@ import pg from 'pg';
 import { UsageProjection } from '@quota/ledger';
 import { DESIGNS, pgbenchAvailable, runBaseline, type BaselineDesign, type BaselineFigure } from './lib/baselines.js';
 import { instantIn, LONG_NAMESPACE, writeLongHistory } from './lib/history.js';
-import { closedLoop, HttpClient, openLoop, type Classifier, type KindFigures, type LoadResult, type RequestSpec } from './lib/load.js';
+import { closedLoop, HttpClient, openLoop, type Classifier, type KindFigures, type LoadResult } from './lib/load.js';
 import { adminQuery, createDatabase, REDIS_URL } from './lib/postgres.js';
 import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
+import { podReview, quotaPut } from './lib/review.js';
 import { benchCredentials, builtAppsMissing, migrate, postgresCpuSeconds, sampler, startApi, startProjectionWorker } from './lib/service.js';
 import { ms, ratio, summarize, type Latency } from './lib/stats.js';
 
@@ -56,34 +57,6 @@ for (const scenario of [LOW, HOT]) {
 const baselineA = (namespaces: number): number => baselines.find((b) => b.design === 'a' && b.namespaces === namespaces)?.perSecond ?? 0;
 
 // ------------------------------------------------------------------ the service over HTTP
-
-let runSequence = 0;
-const runId = Date.now().toString(36);
-/** An AdmissionReview v1 for a new pod asking for 1m CPU: what kube-apiserver sends the validating webhook. */
-function review(namespace: string): RequestSpec {
-  const n = runSequence++;
-  const name = `p${n}`;
-  return {
-    kind: 'admission',
-    method: 'POST',
-    path: '/v1/admission/validate',
-    body: {
-      apiVersion: 'admission.k8s.io/v1',
-      kind: 'AdmissionReview',
-      request: {
-        uid: `${runId}-${n}`,
-        kind: { group: '', version: 'v1', kind: 'Pod' },
-        resource: { group: '', version: 'v1', resource: 'pods' },
-        name,
-        namespace,
-        operation: 'CREATE',
-        userInfo: { username: 'system:serviceaccount:ci:deployer' },
-        object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] } },
-        dryRun: false,
-      },
-    },
-  };
-}
 
 const classify: Classifier = (spec, answer) => {
   if (answer.status !== 200) return 'error';
@@ -126,7 +99,7 @@ async function putQuotas(namespaces: readonly string[], hard: Record<string, str
   for (let i = 0; i < namespaces.length; i += 32) {
     await Promise.all(
       namespaces.slice(i, i + 32).map((namespace) =>
-        client.must({ kind: 'setup', method: 'PUT', path: `/v1/namespaces/${namespace}/resourcequotas/compute`, body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute', namespace }, spec: { hard } } }),
+        client.must(quotaPut(namespace, hard)),
       ),
     );
   }
@@ -139,7 +112,7 @@ await putQuotas(['limit-hot'], { pods: String(LIMIT.hard) });
 await putQuotas(names('limit-low', 100), { pods: String(LIMIT.hard / 100) });
 
 log(`warm-up ${PLAN.warmupSeconds} s`);
-await closedLoop(client, { clients: LOW.clients, seconds: PLAN.warmupSeconds, next: () => review(pick('warm', 100)), classify });
+await closedLoop(client, { clients: LOW.clients, seconds: PLAN.warmupSeconds, next: () => podReview(pick('warm', 100)), classify });
 
 const lagProjection = new UsageProjection(pool);
 const lagSamples = sampler(async () => (await lagProjection.lag()).lagMs, 250);
@@ -185,8 +158,8 @@ async function serviceRun(label: string, clients: number, pattern: string, load:
 }
 
 const runs: ServiceRun[] = [];
-runs.push(await serviceRun(LOW.label, LOW.clients, 'low-%', () => closedLoop(client, { clients: LOW.clients, seconds: PLAN.loadSeconds, next: () => review(pick('low', LOW.namespaces)), classify })));
-runs.push(await serviceRun(HOT.label, HOT.clients, 'hot', () => closedLoop(client, { clients: HOT.clients, seconds: PLAN.loadSeconds, next: () => review('hot'), classify })));
+runs.push(await serviceRun(LOW.label, LOW.clients, 'low-%', () => closedLoop(client, { clients: LOW.clients, seconds: PLAN.loadSeconds, next: () => podReview(pick('low', LOW.namespaces)), classify })));
+runs.push(await serviceRun(HOT.label, HOT.clients, 'hot', () => closedLoop(client, { clients: HOT.clients, seconds: PLAN.loadSeconds, next: () => podReview('hot'), classify })));
 runs.push(
   await serviceRun(MIXED.label, MIXED.clients, 'mix-%', () =>
     closedLoop(client, {
@@ -196,7 +169,7 @@ runs.push(
       next: () => {
         const dice = Math.random();
         const namespace = pick('mix', MIXED.namespaces);
-        if (dice < MIXED.writeShare) return review(namespace);
+        if (dice < MIXED.writeShare) return podReview(namespace);
         if (dice < (1 + MIXED.writeShare) / 2) return { kind: 'usage', method: 'GET', path: `/v1/namespaces/${namespace}/usage` };
         return { kind: 'history', method: 'GET', path: `/v1/namespaces/${namespace}/events?limit=50` };
       },
@@ -207,14 +180,14 @@ const peak = runs[0]?.perSecond ?? 0;
 const steadyRate = Math.max(10, Math.floor(peak * 0.7));
 runs.push(
   await serviceRun(`70% of peak (${steadyRate}/s, open loop)`, 256, 'low-%', () =>
-    openLoop(client, { perSecond: steadyRate, seconds: PLAN.loadSeconds, maxInFlight: 256, next: () => review(pick('low', LOW.namespaces)), classify }),
+    openLoop(client, { perSecond: steadyRate, seconds: PLAN.loadSeconds, maxInFlight: 256, next: () => podReview(pick('low', LOW.namespaces)), classify }),
   ),
 );
 
 // Over-admission: far more attempts than room, on one namespace and on 100 small ones.
 log(`over-admission: ${LIMIT.attempts} attempts against pods: ${LIMIT.hard} (one namespace, ${HOT.clients} clients) and 100 × ${LIMIT.hard / 100}`);
-const limitHot = await closedLoop(client, { clients: HOT.clients, seconds: 120, total: LIMIT.attempts, next: () => review('limit-hot'), classify });
-const limitLow = await closedLoop(client, { clients: LOW.clients, seconds: 120, total: LIMIT.attempts, next: () => review(pick('limit-low', 100)), classify });
+const limitHot = await closedLoop(client, { clients: HOT.clients, seconds: 120, total: LIMIT.attempts, next: () => podReview('limit-hot'), classify });
+const limitLow = await closedLoop(client, { clients: LOW.clients, seconds: 120, total: LIMIT.attempts, next: () => podReview(pick('limit-low', 100)), classify });
 const perNamespace = (await pool.query<{ namespace: string; n: string }>(`SELECT namespace, count(*) AS n FROM ledger_events WHERE type = 'Reserved' AND namespace LIKE 'limit-%' GROUP BY namespace`)).rows;
 const overAdmitted = perNamespace.reduce((sum, row) => sum + Math.max(0, Number(row.n) - (row.namespace === 'limit-hot' ? LIMIT.hard : LIMIT.hard / 100)), 0);
 const overAnswered = Math.max(0, figuresOf(limitHot, 'admission').ok - LIMIT.hard) + Math.max(0, figuresOf(limitLow, 'admission').ok - LIMIT.hard);

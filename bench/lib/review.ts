@@ -1,0 +1,43 @@
+import type { RequestSpec } from './load.js';
+
+let sequence = 0;
+const runId = Date.now().toString(36);
+
+/**
+ * An AdmissionReview v1 for a new pod asking for 1m CPU, with a fresh uid and name: what
+ * kube-apiserver sends the validating webhook for each create.
+ */
+export function podReview(namespace: string): RequestSpec {
+  const n = sequence++;
+  const name = `p${n}`;
+  return {
+    kind: 'admission',
+    method: 'POST',
+    path: '/v1/admission/validate',
+    body: {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: `${runId}-${n}`,
+        kind: { group: '', version: 'v1', kind: 'Pod' },
+        resource: { group: '', version: 'v1', resource: 'pods' },
+        name,
+        namespace,
+        operation: 'CREATE',
+        userInfo: { username: 'system:serviceaccount:ci:deployer' },
+        object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] } },
+        dryRun: false,
+      },
+    },
+  };
+}
+
+/** A ResourceQuota named `compute` with these hard limits, as the admin API takes it. */
+export function quotaPut(namespace: string, hard: Record<string, string>): RequestSpec {
+  return {
+    kind: 'setup',
+    method: 'PUT',
+    path: `/v1/namespaces/${namespace}/resourcequotas/compute`,
+    body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute', namespace }, spec: { hard } },
+  };
+}
