@@ -82,7 +82,9 @@ interface ServiceRun {
   readonly unacknowledged: number;
   readonly reads?: { readonly perSecond: number; readonly latency: Latency; readonly errors: number };
   /** CPU milliseconds per request (admissions and reads) spent by each party: where the time goes. */
-  readonly cpuMsPerRequest: { readonly api: number; readonly postgres: number; readonly loadGenerator: number };
+  readonly cpuMsPerRequest: { readonly api: number; readonly postgres: number; readonly worker: number; readonly loadGenerator: number };
+  /** The projection's lag sampled every 250 ms during this load. */
+  readonly projectionLag: Latency;
 }
 
 const credentials = benchCredentials();
@@ -115,7 +117,6 @@ log(`warm-up ${PLAN.warmupSeconds} s`);
 await closedLoop(client, { clients: LOW.clients, seconds: PLAN.warmupSeconds, next: () => podReview(pick('warm', 100)), classify });
 
 const lagProjection = new UsageProjection(pool);
-const lagSamples = sampler(async () => (await lagProjection.lag()).lagMs, 250);
 const rssSamples = sampler(() => api.rss(), 250);
 
 function figuresOf(result: LoadResult, kind: string): KindFigures {
@@ -125,14 +126,17 @@ function figuresOf(result: LoadResult, kind: string): KindFigures {
 async function serviceRun(label: string, clients: number, pattern: string, load: () => Promise<LoadResult>): Promise<ServiceRun> {
   log(`${label}: ${clients} clients, ${PLAN.loadSeconds} s`);
   const before = await reservedIn(pattern);
-  const cpu0 = { api: api.cpuSeconds(), postgres: postgresCpuSeconds(), load: process.cpuUsage() };
+  const cpu0 = { api: api.cpuSeconds(), postgres: postgresCpuSeconds(), worker: worker.cpuSeconds(), load: process.cpuUsage() };
+  const lagSamples = sampler(async () => (await lagProjection.lag()).lagMs, 250);
   const result = await load();
+  const projectionLag = summarize(await lagSamples.stop());
   const requests = Object.values(result.byKind).reduce((sum, k) => sum + k.count, 0);
   const perRequest = (seconds: number): number => ms((seconds * 1000) / Math.max(1, requests));
   const loadCpu = process.cpuUsage(cpu0.load);
   const cpuMsPerRequest = {
     api: perRequest(api.cpuSeconds() - cpu0.api),
     postgres: perRequest(postgresCpuSeconds() - cpu0.postgres),
+    worker: perRequest(worker.cpuSeconds() - cpu0.worker),
     loadGenerator: perRequest((loadCpu.user + loadCpu.system) / 1e6),
   };
   const admissions = figuresOf(result, 'admission');
@@ -151,6 +155,7 @@ async function serviceRun(label: string, clients: number, pattern: string, load:
     lost: Math.max(0, admissions.ok - reserved),
     unacknowledged: Math.max(0, reserved - admissions.ok),
     cpuMsPerRequest,
+    projectionLag,
     ...(readLatencies.length > 0
       ? { reads: { perSecond: readLatencies.length / result.elapsedSeconds, latency: summarize(readLatencies), errors: reads.reduce((sum, r) => sum + r.errors, 0) } }
       : {}),
@@ -199,7 +204,6 @@ const overAdmission = {
   overAdmitted: overAdmitted + overAnswered,
 };
 
-const lags = summarize(await lagSamples.stop());
 const rss = await rssSamples.stop();
 const rssMaxMiB = Math.max(0, ...rss) / 2 ** 20;
 const finalLag = await lagProjection.lag();
@@ -279,7 +283,8 @@ console.table(
     'reads p99 ms': r.reads ? ms(r.reads.latency.p99) : '',
     errors: r.errors + (r.reads?.errors ?? 0),
     'lost/unacked': `${r.lost}/${r.unacknowledged}`,
-    'CPU ms/req API+PG+gen': `${r.cpuMsPerRequest.api}+${r.cpuMsPerRequest.postgres}+${r.cpuMsPerRequest.loadGenerator}`,
+    'lag p99 ms': ms(r.projectionLag.p99),
+    'CPU ms/req API+PG+worker+gen': `${r.cpuMsPerRequest.api}+${r.cpuMsPerRequest.postgres}+${r.cpuMsPerRequest.worker}+${r.cpuMsPerRequest.loadGenerator}`,
   })),
 );
 
@@ -289,7 +294,8 @@ const targets = [
   { target: 'hot namespace ≥ 1.0 × (a)', goal: 1.0, value: ratio(runs[1]?.perSecond ?? 0, baselineA(1)), higherIsBetter: true },
   { target: 'over-admission = 0', goal: 0, value: overAdmission.overAdmitted, higherIsBetter: false },
   { target: 'p99 < 20 ms at 70% of peak', goal: 20, value: ms(runs[3]?.latency.p99 ?? 0), higherIsBetter: false },
-  { target: 'projection lag p99 < 500 ms', goal: 500, value: ms(lags.p99), higherIsBetter: false },
+  { target: 'projection lag p99 < 500 ms at 70% of peak', goal: 500, value: ms(runs[3]?.projectionLag.p99 ?? 0), higherIsBetter: false },
+  { target: 'projection lag p99 < 500 ms, saturated loads', goal: 500, value: ms(Math.max(...runs.slice(0, 3).map((r) => r.projectionLag.p99))), higherIsBetter: false },
   { target: `as-of p99 on ${history.events.toLocaleString('en-US')} events < 50 ms`, goal: 50, value: ms(asOf.p99), higherIsBetter: false },
   {
     target: `reconcile ${PLAN.reconcileNamespaces} × 100 < ${PLAN.reconcileNamespaces === 1000 ? 30 : 3} s`,
@@ -306,7 +312,7 @@ const targets = [
 console.log('Other figures');
 console.table({
   'over-admission': { value: `${overAdmission.overAdmitted} (attempts ${overAdmission.attempts}, hard ${overAdmission.hard}, allowed ${overAdmission.allowed}, in the ledger ${overAdmission.reserved})` },
-  'projection lag during load': { value: `p50 ${ms(lags.p50)} ms, p99 ${ms(lags.p99)} ms, max ${ms(lags.max)} ms (${lags.count} samples); after load ${finalLag.eventsBehind} events behind` },
+  'projection lag': { value: `per load in the table above (sampled every 250 ms); ${finalLag.eventsBehind} events behind once the loads stopped` },
   'as-of usage over HTTP': { value: `p50 ${ms(asOf.p50)} ms, p95 ${ms(asOf.p95)} ms, p99 ${ms(asOf.p99)} ms on ${history.events.toLocaleString('en-US')} events (${asOf.count} random instants)` },
   'projection catch-up': { value: `${Math.round(history.catchUpPerSecond).toLocaleString('en-US')} events/s (${history.catchUpSeconds.toFixed(1)} s)` },
   reconcile: {
@@ -334,7 +340,6 @@ writeFileSync(
       baselines,
       service: runs.map(({ statuses, ...r }) => ({ ...r, statuses })),
       overAdmission,
-      projectionLagMs: lags,
       apiRssMaxMiB: Math.round(rssMaxMiB),
       asOf: { events: history.events, latencyMs: asOf, catchUpPerSecond: Math.round(history.catchUpPerSecond) },
       reconcile,

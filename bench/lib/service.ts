@@ -139,36 +139,41 @@ export async function startApi(databaseUrl: string, credentials: Credentials, en
   return { ...running, base };
 }
 
-export function startProjectionWorker(databaseUrl: string): RunningProcess {
+export function startProjectionWorker(databaseUrl: string, env: Record<string, string> = {}): RunningProcess {
   const child = spawn(process.execPath, [MAIN.worker], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', METRICS_PORT: '0' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return track(child, 'projection-worker');
 }
 
-/** CPU seconds (user + system) of one process from /proc/PID/stat, 0 once it is gone. */
-function cpuSecondsOf(pid: number | string): number {
+/**
+ * CPU seconds (user + system) of one process from /proc/PID/stat, 0 once it is gone; with
+ * `reaped`, also those of its children that have exited (the postmaster's ended backends).
+ */
+function cpuSecondsOf(pid: number | string, reaped = false): number {
   try {
-    // Fields 14 and 15, counted after the parenthesised command name, in ticks of 1/100 s.
+    // Fields 14-17 (utime, stime, cutime, cstime), counted after the parenthesised command name, in ticks of 1/100 s.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    const own = Number(fields[11]) + Number(fields[12]);
+    return (reaped ? own + Number(fields[13]) + Number(fields[14]) : own) / 100;
   } catch {
     return 0;
   }
 }
 
 /**
- * CPU seconds used so far by every PostgreSQL process on this machine (the server's backends
- * come and go with connections; the run's own are most of it when the machine is otherwise idle).
+ * CPU seconds used so far by every PostgreSQL process on this machine, including backends that
+ * have ended (the run's own are most of it when the machine is otherwise idle).
  */
 export function postgresCpuSeconds(): number {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(entry);
+      // Backends that ended during the run are counted in their parent's (the postmaster's) reaped time.
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(entry, true);
     } catch {
       // the process ended while we looked
     }
