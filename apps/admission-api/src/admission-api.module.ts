@@ -8,6 +8,7 @@ import { AuthGuard } from './auth/auth.guard.js';
 import { Authenticator } from './auth/authenticator.js';
 import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
+import { NamespacesController } from './audit/namespaces.controller.js';
 import { JsonHygiene } from './common/json-hygiene.js';
 import { AdmissionTiming } from './observability/admission-timing.js';
 import { Metrics } from './observability/metrics.js';
@@ -23,7 +24,7 @@ export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
-      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, ProjectionsController],
+      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, NamespacesController, ProjectionsController],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         Metrics,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeReservationCursor, encodeReservationCursor } from './audit-queries.js';
+import { decodeReservationCursor, encodeReservationCursor, usageRatio } from './audit-queries.js';
 
 describe('reservation cursors', () => {
   it('decode what they encode', () => {
@@ -27,5 +27,23 @@ describe('reservation cursors', () => {
     ['standard base64 padding', 'WyIyMDI2Il0='],
   ])('refuse %s', (_case, text) => {
     expect(decodeReservationCursor(text)).toBeUndefined();
+  });
+});
+
+describe('usageRatio', () => {
+  it.each([
+    ['0', '4', 0],
+    ['3', '4', 0.75],
+    ['1500m', '2', 0.75],
+    ['1Gi', '2Gi', 0.5],
+    ['5', '4', 1.25],
+    [undefined, '4', 0],
+    ['0', '0', 1],
+  ] as const)('used %s of hard %s is %d', (used, hard, ratio) => {
+    expect(usageRatio(used, hard)).toBe(ratio);
+  });
+
+  it('marks usage over a hard limit of 0 as far over, not as a division by zero', () => {
+    expect(usageRatio('1', '0')).toBe(Number.MAX_SAFE_INTEGER);
   });
 });

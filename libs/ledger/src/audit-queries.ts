@@ -1,3 +1,4 @@
+import { Quantity } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Page, ReservationState, ReservationView } from './ledger.types.js';
@@ -5,7 +6,8 @@ import { RESERVATION_COLUMNS, recordOf, reservationViewOf, type RawReservationRo
 
 /**
  * Read-only audit queries over the ledger's tables that the Ledger itself does not answer:
- * reservations by state and age. Nothing here writes or takes a lock.
+ * reservations by state and age, and the overview of namespaces with their quotas. Nothing
+ * here writes or takes a lock.
  */
 
 /** Largest page a list answers. */
@@ -73,6 +75,36 @@ export class AuditQueries {
     const last = page[page.length - 1];
     return rows.length > limit && last ? { items, next: encodeReservationCursor({ reservedAt: last.reserved_at_text, id: last.reservation_id }) } : { items };
   }
+
+  /**
+   * Namespaces with a stream, by name, each with its quotas' hard and used as the head holds
+   * them (what admission decides on) and its tightest resource: the dashboard's list.
+   */
+  async listNamespaces(query: NamespaceListQuery): Promise<Page<NamespaceSummary>> {
+    const limit = clampLimit(query.limit);
+    const { rows } = await this.pool.query<{ namespace: string; version: string; quotas: { definition: { name: string; spec: { hard?: Record<string, string> } }; used: Record<string, string> }[] | null }>(
+      `SELECT namespace, version::text AS version, state->'quotas' AS quotas FROM namespace_heads
+        WHERE namespace > $1 AND ($2::text IS NULL OR strpos(namespace, $2) > 0)
+        ORDER BY namespace LIMIT $3`,
+      [query.after ?? '', query.contains ?? null, limit + 1],
+    );
+    const items = rows.slice(0, limit).map((row): NamespaceSummary => {
+      const quotas = (row.quotas ?? []).map((q): QuotaSummary => {
+        const hard = q.definition.spec.hard ?? {};
+        let tightest: QuotaSummary['tightest'];
+        for (const [resource, limitValue] of Object.entries(hard)) {
+          const ratio = usageRatio(q.used[resource], limitValue);
+          if (!tightest || ratio > tightest.ratio) tightest = { resource, ratio };
+        }
+        return { name: q.definition.name, hard, used: q.used, ...(tightest ? { tightest } : {}) };
+      });
+      let tightest: NamespaceSummary['tightest'];
+      for (const q of quotas) if (q.tightest && (!tightest || q.tightest.ratio > tightest.ratio)) tightest = { quota: q.name, ...q.tightest };
+      return { namespace: row.namespace, version: Number(row.version), quotas, ...(tightest ? { tightest } : {}) };
+    });
+    const last = items.at(-1);
+    return rows.length > limit && last ? { items, next: last.namespace } : { items };
+  }
 }
 
 // ------------------------------------------------------------------------ pure helpers
@@ -98,4 +130,43 @@ export function decodeReservationCursor(text: string): ReservationCursor | undef
   if (typeof reservedAt !== 'string' || !CURSOR_TIME.test(reservedAt) || Number.isNaN(Date.parse(reservedAt))) return undefined;
   if (typeof id !== 'string' || id.length === 0 || id.length > 253) return undefined;
   return { reservedAt, id };
+}
+
+// ------------------------------------------------------------------------ namespace overview
+
+/** One quota of a namespace as its head holds it now (exact, not the projection). */
+export interface QuotaSummary {
+  readonly name: string;
+  readonly hard: Readonly<Record<string, string>>;
+  readonly used: Readonly<Record<string, string>>;
+  /** The resource closest to (or furthest over) its hard limit, and used / hard (1 = at the limit). */
+  readonly tightest?: { readonly resource: string; readonly ratio: number };
+}
+
+export interface NamespaceSummary {
+  readonly namespace: string;
+  /** The stream's version: what the numbers are as of. */
+  readonly version: number;
+  readonly quotas: readonly QuotaSummary[];
+  /** The tightest resource over all its quotas (absent without quotas). */
+  readonly tightest?: { readonly quota: string; readonly resource: string; readonly ratio: number };
+}
+
+export interface NamespaceListQuery {
+  /** Only namespaces whose name contains this (case-sensitive, as names are lower case). */
+  readonly contains?: string;
+  /** The `next` of a previous page: the last namespace name it held. */
+  readonly after?: string;
+  readonly limit: number;
+}
+
+/**
+ * used / hard as a number for display, from exact quantities; a hard limit of 0 counts as
+ * full (nothing more can be admitted), used over hard as more than 1.
+ */
+export function usageRatio(used: string | undefined, hard: string): number {
+  const h = Quantity.parse(hard).nanos;
+  const u = used === undefined ? 0n : Quantity.parse(used).nanos;
+  if (h <= 0n) return u > 0n ? Number.MAX_SAFE_INTEGER : 1;
+  return Number((u * 1_000_000n) / h) / 1_000_000;
 }

@@ -71,3 +71,21 @@ export class ExportQueryDto {
   @Matches(POSITION, { message: 'until must be a position' })
   until?: string;
 }
+
+/** `GET /v1/namespaces` query. */
+export class NamespacesQueryDto {
+  @IsOptional()
+  @Matches(/^[a-z0-9-]{1,63}$/, { message: 'contains must be part of a namespace name: lower-case letters, digits and -, at most 63' })
+  contains?: string;
+
+  @IsOptional()
+  @Matches(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, { message: 'after must be the `next` of a previous page (a namespace name)' })
+  after?: string;
+
+  @IsOptional()
+  @Transform(toInteger)
+  @IsInt({ message: 'limit must be a whole number' })
+  @Min(1)
+  @Max(1000)
+  limit?: number;
+}
