@@ -41,6 +41,9 @@ import type {
   LimitRangeView,
   NamespaceUsage,
   NamespaceUsageAt,
+  UsageMarker,
+  UsagePoint,
+  UsageSeries,
   DefinitionChange,
   Page,
   ProjectedUsage,
@@ -54,6 +57,10 @@ import type {
   WriteOptions,
 } from './ledger.types.js';
 import { RESERVATION_COLUMNS, recordOf, reservationViewOf, type NamespaceTx, type RawReservationRow, type ReservationRecord } from './namespace-tx.js';
+
+/** Most samples one usage series answers, and most markers of each kind. */
+export const SERIES_POINTS_MAX = 500;
+export const SERIES_MARKERS_MAX = 1000;
 
 const DEFAULTS = {
   batchSizeMax: 64,
@@ -515,6 +522,51 @@ export class Ledger {
       position: target.position,
       quotas: head.quotas.map((q) => ({ name: q.definition.name, hard: q.definition.spec.hard ?? {}, used: q.used })),
     };
+  }
+
+  /**
+   * Usage at `points` evenly spaced instants from `since` to `until` (both included), each
+   * exact (as `usageAt`: the newest snapshot before it plus at most SNAPSHOT_EVERY events, so
+   * the cost does not grow with the namespace's history), and the range's limit changes and
+   * denials as markers. Undefined when the namespace has no stream.
+   */
+  async usageSeries(namespace: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<UsageSeries | undefined> {
+    if (!(await this.namespaceExists(namespace))) return undefined;
+    const from = Date.parse(range.since);
+    const to = Date.parse(range.until);
+    const count = Math.max(2, Math.min(SERIES_POINTS_MAX, Math.floor(range.points)));
+    const points: UsagePoint[] = [];
+    for (let i = 0; i < count; i++) {
+      const at = new Date(from + Math.round(((to - from) * i) / (count - 1))).toISOString();
+      const usage = await this.usageAt(namespace, at);
+      points.push({ at, version: usage?.version ?? 0, quotas: usage?.quotas ?? [] });
+    }
+    const { rows: limits } = await this.pool.query<{ version: string; type: string; quota: string; actor: string; at: Date }>(
+      `SELECT version::text AS version, type, data->>'name' AS quota, actor, recorded_at AS at FROM ledger_events
+        WHERE namespace = $1 AND recorded_at BETWEEN $2::timestamptz AND $3::timestamptz
+          AND type IN ('QuotaDefined', 'QuotaChanged', 'QuotaRemoved')
+        ORDER BY ledger_events.recorded_at, ledger_events.version LIMIT ${SERIES_MARKERS_MAX + 1}`,
+      [namespace, range.since, range.until],
+    );
+    const { rows: denials } = await this.pool.query<{ id: string; at: Date; reason: string | null; requester: string; name: string | null; message: string | null }>(
+      `SELECT id::text AS id, decided_at AS at, reason, requester, name, result->>'message' AS message FROM admission_decisions
+        WHERE namespace = $1 AND NOT allowed AND NOT dry_run AND decided_at BETWEEN $2::timestamptz AND $3::timestamptz
+        ORDER BY admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
+      [namespace, range.since, range.until],
+    );
+    const change = { QuotaDefined: 'defined', QuotaChanged: 'changed', QuotaRemoved: 'removed' } as const;
+    const markers: UsageMarker[] = [
+      ...limits.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({
+        kind: 'limit',
+        at: r.at.toISOString(),
+        version: Number(r.version),
+        quota: r.quota,
+        change: change[r.type as keyof typeof change],
+        actor: r.actor,
+      })),
+      ...denials.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({ kind: 'denial', at: r.at.toISOString(), decisionId: r.id, reason: r.reason, requester: r.requester, name: r.name, message: r.message })),
+    ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    return { namespace, since: range.since, until: range.until, points, markers, truncated: limits.length > SERIES_MARKERS_MAX || denials.length > SERIES_MARKERS_MAX };
   }
 
   /**

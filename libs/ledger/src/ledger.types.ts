@@ -269,3 +269,27 @@ export interface DefinitionChange extends EventView {
   /** Quota: the hard resources (and `scopes`/`scopeSelector`) that differ; limit range: the limit types. */
   readonly changed: readonly string[];
 }
+
+/** One sample of a namespace's usage: every quota's hard and used as of `at`. */
+export interface UsagePoint {
+  readonly at: string;
+  /** The stream version in force at `at` (0 before the first event). */
+  readonly version: number;
+  readonly quotas: readonly { readonly name: string; readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> }[];
+}
+
+/** Something to mark on a usage chart. */
+export type UsageMarker =
+  | { readonly kind: 'limit'; readonly at: string; readonly version: number; readonly quota: string; readonly change: 'defined' | 'changed' | 'removed'; readonly actor: string }
+  | { readonly kind: 'denial'; readonly at: string; readonly decisionId: string; readonly reason: string | null; readonly requester: string; readonly name: string | null; readonly message: string | null };
+
+/** Usage sampled at evenly spaced instants over a range, with what happened to the limits and who was denied. */
+export interface UsageSeries {
+  readonly namespace: string;
+  readonly since: string;
+  readonly until: string;
+  readonly points: readonly UsagePoint[];
+  /** Oldest first; at most MARKERS_MAX of each kind (`truncated` says when there were more). */
+  readonly markers: readonly UsageMarker[];
+  readonly truncated: boolean;
+}

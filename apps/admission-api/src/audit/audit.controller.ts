@@ -1,13 +1,16 @@
 import { once } from 'node:events';
-import { Controller, Get, Inject, Param, Query, Res, UsePipes } from '@nestjs/common';
+import { BadRequestException, Controller, Get, Inject, Param, Query, Res, UsePipes } from '@nestjs/common';
 import type { Response } from 'express';
-import { Ledger, LedgerError, type DecisionView, type EventView, type NamespaceUsage, type Page } from '@quota/ledger';
+import { Ledger, LedgerError, type DecisionView, type EventView, type NamespaceUsage, type Page, type UsageSeries } from '@quota/ledger';
+import { kubeStatus } from '../errors/kube-status.js';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
-import { DecisionsQueryDto, EventsQueryDto, ExportQueryDto, UsageQueryDto } from './audit.dto.js';
+import { DecisionsQueryDto, EventsQueryDto, ExportQueryDto, UsageQueryDto, UsageSeriesQueryDto } from './audit.dto.js';
 import { Allow } from '../auth/roles.decorator.js';
 
 const DEFAULT_PAGE = 100;
+const SERIES_DEFAULT_RANGE_MS = 24 * 3600 * 1000;
+const SERIES_DEFAULT_POINTS = 100;
 const EXPORT_PAGE = 1000;
 
 /**
@@ -55,6 +58,24 @@ export class AuditController {
     const usage = query.at ? await this.ledger.usageAt(namespace, query.at) : await this.ledger.usage(namespace);
     if (!usage) throw new LedgerError('NamespaceNotFound', `namespaces "${namespace}" not found`, { kind: 'namespaces', name: namespace });
     return usage;
+  }
+
+  /**
+   * Usage sampled at evenly spaced instants (each exact, as `usage?at=`), with the range's
+   * quota changes and denials as markers: a usage chart's data.
+   */
+  @Allow('admin', 'auditor')
+  @Get('usage/series')
+  async usageSeries(@Param('namespace', NamespacePipe) namespace: string, @Query() query: UsageSeriesQueryDto): Promise<UsageSeries> {
+    const until = query.until ?? new Date(await this.ledger.now()).toISOString();
+    const since = query.since ?? new Date(Date.parse(until) - SERIES_DEFAULT_RANGE_MS).toISOString();
+    if (Date.parse(since) >= Date.parse(until)) {
+      const message = `since (${since}) must be before until (${until})`;
+      throw new BadRequestException(kubeStatus(400, message, { causes: [{ reason: 'FieldValueInvalid', field: 'since', message }] }));
+    }
+    const series = await this.ledger.usageSeries(namespace, { since, until, points: query.points ?? SERIES_DEFAULT_POINTS });
+    if (!series) throw new LedgerError('NamespaceNotFound', `namespaces "${namespace}" not found`, { kind: 'namespaces', name: namespace });
+    return series;
   }
 
   @Allow('admin', 'auditor')

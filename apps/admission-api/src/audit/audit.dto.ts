@@ -89,3 +89,23 @@ export class NamespacesQueryDto {
   @Max(1000)
   limit?: number;
 }
+
+/** `GET /v1/namespaces/{ns}/usage/series` query: the range (default the last 24 hours) and how many samples. */
+export class UsageSeriesQueryDto {
+  @IsOptional()
+  @Matches(RFC3339, { message: rfc3339Message('since') })
+  @IsISO8601({ strict: true }, { message: rfc3339Message('since') })
+  since?: string;
+
+  @IsOptional()
+  @Matches(RFC3339, { message: rfc3339Message('until') })
+  @IsISO8601({ strict: true }, { message: rfc3339Message('until') })
+  until?: string;
+
+  @IsOptional()
+  @Transform(toInteger)
+  @IsInt({ message: 'points must be a whole number' })
+  @Min(2)
+  @Max(500)
+  points?: number;
+}
