@@ -1,10 +1,8 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
-import { POSITION, RFC3339, rfc3339Message } from '../common/query-formats.js';
+import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { OptionalRfc3339, OptionalWholeNumber, POSITION } from '../common/query-formats.js';
 
 const toBoolean = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
-const toInteger = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^[0-9]{1,7}$/.test(value) ? Number(value) : value);
-
 /** `GET /v1/namespaces/{ns}/decisions` query. */
 export class DecisionsQueryDto {
   @IsOptional()
@@ -12,14 +10,10 @@ export class DecisionsQueryDto {
   @IsBoolean({ message: 'allowed must be true or false' })
   allowed?: boolean;
 
-  @IsOptional()
-  @Matches(RFC3339, { message: rfc3339Message('since') })
-  @IsISO8601({ strict: true }, { message: rfc3339Message('since') })
+  @OptionalRfc3339('since')
   since?: string;
 
-  @IsOptional()
-  @Matches(RFC3339, { message: rfc3339Message('until') })
-  @IsISO8601({ strict: true }, { message: rfc3339Message('until') })
+  @OptionalRfc3339('until')
   until?: string;
 
   @IsOptional()
@@ -31,11 +25,7 @@ export class DecisionsQueryDto {
   @Matches(POSITION, { message: 'after must be the `next` of a previous page' })
   after?: string;
 
-  @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1)
-  @Max(1000)
+  @OptionalWholeNumber('limit', 1, 1000)
   limit?: number;
 }
 
@@ -45,19 +35,13 @@ export class EventsQueryDto {
   @Matches(POSITION, { message: 'after must be a position' })
   after?: string;
 
-  @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1)
-  @Max(1000)
+  @OptionalWholeNumber('limit', 1, 1000)
   limit?: number;
 }
 
 /** `GET /v1/namespaces/{ns}/usage` query: `at` asks for usage as it was at that instant. */
 export class UsageQueryDto {
-  @IsOptional()
-  @Matches(RFC3339, { message: rfc3339Message('at') })
-  @IsISO8601({ strict: true }, { message: rfc3339Message('at') })
+  @OptionalRfc3339('at')
   at?: string;
 }
 
@@ -82,30 +66,18 @@ export class NamespacesQueryDto {
   @Matches(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, { message: 'after must be the `next` of a previous page (a namespace name)' })
   after?: string;
 
-  @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1)
-  @Max(1000)
+  @OptionalWholeNumber('limit', 1, 1000)
   limit?: number;
 }
 
 /** `GET /v1/namespaces/{ns}/usage/series` query: the range (default the last 24 hours) and how many samples. */
 export class UsageSeriesQueryDto {
-  @IsOptional()
-  @Matches(RFC3339, { message: rfc3339Message('since') })
-  @IsISO8601({ strict: true }, { message: rfc3339Message('since') })
+  @OptionalRfc3339('since')
   since?: string;
 
-  @IsOptional()
-  @Matches(RFC3339, { message: rfc3339Message('until') })
-  @IsISO8601({ strict: true }, { message: rfc3339Message('until') })
+  @OptionalRfc3339('until')
   until?: string;
 
-  @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'points must be a whole number' })
-  @Min(2)
-  @Max(500)
+  @OptionalWholeNumber('points', 2, 500)
   points?: number;
 }

@@ -1,9 +1,5 @@
-import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsOptional, Matches, Max, Min } from 'class-validator';
-import { RFC3339, rfc3339Message } from '../common/query-formats.js';
-
-const toInteger = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^[0-9]{1,7}$/.test(value) ? Number(value) : value);
-
+import { IsIn, IsOptional, Matches } from 'class-validator';
+import { OptionalRfc3339, OptionalWholeNumber } from '../common/query-formats.js';
 
 export const RESERVATION_STATES = ['reserved', 'committed', 'released'] as const;
 
@@ -13,9 +9,7 @@ export class ReservationsQueryDto {
   @IsIn(RESERVATION_STATES, { message: 'state must be one of reserved, committed, released' })
   state?: (typeof RESERVATION_STATES)[number];
 
-  @IsOptional()
-  @Matches(RFC3339, { message: rfc3339Message('olderThan') })
-  @IsISO8601({ strict: true }, { message: rfc3339Message('olderThan') })
+  @OptionalRfc3339('olderThan')
   olderThan?: string;
 
   /** Opaque: checked by decoding it (see decodeReservationCursor). */
@@ -23,10 +17,6 @@ export class ReservationsQueryDto {
   @Matches(/^[A-Za-z0-9_-]{1,1024}$/, { message: 'after must be the `next` of a previous page' })
   after?: string;
 
-  @IsOptional()
-  @Transform(toInteger)
-  @IsInt({ message: 'limit must be a whole number' })
-  @Min(1)
-  @Max(1000)
+  @OptionalWholeNumber('limit', 1, 1000)
   limit?: number;
 }

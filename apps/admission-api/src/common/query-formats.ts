@@ -1,3 +1,7 @@
+import { applyDecorators } from '@nestjs/common';
+import { Transform } from 'class-transformer';
+import { IsInt, IsISO8601, IsOptional, Matches, Max, Min } from 'class-validator';
+
 /**
  * The formats the audit queries accept, checked before PostgreSQL sees them (it would answer
  * a 500 for a value the API let through: found by fuzzing).
@@ -9,3 +13,13 @@ export const rfc3339Message = (field: string): string => `${field} must be an RF
 
 /** A ledger position or page cursor: a bigint, kept to 18 digits so it always fits one. */
 export const POSITION = /^[0-9]{1,18}$/;
+
+const toInteger = ({ value }: { value: unknown }): unknown => (typeof value === 'string' && /^[0-9]{1,7}$/.test(value) ? Number(value) : value);
+
+/** An optional query parameter holding an RFC 3339 time with a zone. */
+export const OptionalRfc3339 = (field: string): PropertyDecorator =>
+  applyDecorators(IsOptional(), Matches(RFC3339, { message: rfc3339Message(field) }), IsISO8601({ strict: true }, { message: rfc3339Message(field) }));
+
+/** An optional query parameter holding a whole number from `min` to `max` (`limit`, `points`). */
+export const OptionalWholeNumber = (field: string, min: number, max: number): PropertyDecorator =>
+  applyDecorators(IsOptional(), Transform(toInteger), IsInt({ message: `${field} must be a whole number` }), Min(min), Max(max));
