@@ -624,47 +624,22 @@ export class Ledger {
     if (query.since !== undefined) add('decided_at >= ?::timestamptz', query.since);
     if (query.until !== undefined) add('decided_at < ?::timestamptz', query.until);
     if (query.requester !== undefined) add('requester = ?', query.requester);
-    if (query.after !== undefined) add('id > ?::bigint', query.after);
+    if (query.after !== undefined) add(query.newestFirst ? 'id < ?::bigint' : 'id > ?::bigint', query.after);
     const limit = Math.max(1, Math.min(1000, Math.floor(query.limit)));
-    const { rows } = await this.pool.query<{
-      id: string;
-      decided_at: Date;
-      source: DecisionView['source'];
-      request_key: string | null;
-      operation: string;
-      resource: string;
-      kind: string | null;
-      name: string | null;
-      object_uid: string | null;
-      requester: string;
-      dry_run: boolean;
-      allowed: boolean;
-      result: AdmissionResult;
-    }>(
-      `SELECT id::text AS id, decided_at, source, request_key, operation, resource, kind, name, object_uid, requester, dry_run, allowed, result
-         FROM admission_decisions WHERE ${conditions.join(' AND ')} ORDER BY admission_decisions.id LIMIT ${limit + 1}`,
+    const { rows } = await this.pool.query<DecisionRow>(
+      `SELECT ${DECISION_COLUMNS} FROM admission_decisions WHERE ${conditions.join(' AND ')}
+        ORDER BY admission_decisions.id ${query.newestFirst ? 'DESC' : 'ASC'} LIMIT ${limit + 1}`,
       params,
     );
-    const items = rows.slice(0, limit).map(
-      (r): DecisionView => ({
-        id: r.id,
-        namespace,
-        time: r.decided_at.toISOString(),
-        source: r.source,
-        ...(r.request_key === null ? {} : { requestKey: r.request_key }),
-        operation: r.operation,
-        resource: r.resource,
-        ...(r.kind === null ? {} : { kind: r.kind }),
-        ...(r.name === null ? {} : { name: r.name }),
-        ...(r.object_uid === null ? {} : { objectUid: r.object_uid }),
-        requester: r.requester,
-        dryRun: r.dry_run,
-        allowed: r.allowed,
-        result: r.result,
-      }),
-    );
+    const items = rows.slice(0, limit).map((row) => decisionViewOf(namespace, row));
     const last = items[items.length - 1];
     return rows.length > limit && last ? { items, next: last.id } : { items };
+  }
+
+  /** One decision of the log, with its explanation; undefined when the namespace has no such id. */
+  async getDecision(namespace: string, id: string): Promise<DecisionView | undefined> {
+    const { rows } = await this.pool.query<DecisionRow>(`SELECT ${DECISION_COLUMNS} FROM admission_decisions WHERE namespace = $1 AND id = $2::bigint`, [namespace, id]);
+    return rows[0] && decisionViewOf(namespace, rows[0]);
   }
 
   async readEvents(namespace: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<EventView>> {
@@ -850,4 +825,41 @@ export function changedKeys(kind: 'quota' | 'limitRange', before: Record<string,
   const a = byType(before);
   const b = byType(after);
   return [...new Set([...a.keys(), ...b.keys()])].sort().filter((t) => a.get(t) !== b.get(t));
+}
+
+const DECISION_COLUMNS = 'id::text AS id, decided_at, source, request_key, operation, resource, kind, name, object_uid, requester, dry_run, allowed, result';
+
+interface DecisionRow {
+  id: string;
+  decided_at: Date;
+  source: DecisionView['source'];
+  request_key: string | null;
+  operation: string;
+  resource: string;
+  kind: string | null;
+  name: string | null;
+  object_uid: string | null;
+  requester: string;
+  dry_run: boolean;
+  allowed: boolean;
+  result: AdmissionResult;
+}
+
+function decisionViewOf(namespace: string, r: DecisionRow): DecisionView {
+  return {
+    id: r.id,
+    namespace,
+    time: r.decided_at.toISOString(),
+    source: r.source,
+    ...(r.request_key === null ? {} : { requestKey: r.request_key }),
+    operation: r.operation,
+    resource: r.resource,
+    ...(r.kind === null ? {} : { kind: r.kind }),
+    ...(r.name === null ? {} : { name: r.name }),
+    ...(r.object_uid === null ? {} : { objectUid: r.object_uid }),
+    requester: r.requester,
+    dryRun: r.dry_run,
+    allowed: r.allowed,
+    result: r.result,
+  };
 }

@@ -123,6 +123,8 @@ export interface ReservationView {
   readonly releaseReason?: ReleaseReason;
   readonly expiresAt?: string;
   readonly requestId?: string;
+  /** Who asked for it (the actor of its Reserved or Adopted event); in list answers. */
+  readonly requester?: string;
   /** Oldest first: Reserved/Adopted, Committed, Released. */
   readonly history?: readonly EventView[];
 }
@@ -204,8 +206,10 @@ export interface DecisionQuery {
   readonly since?: string;
   readonly until?: string;
   readonly requester?: string;
-  /** Decisions with an id greater than this (paging). */
+  /** The `next` of the previous page: decisions after it in the page order. */
   readonly after?: string;
+  /** Newest first (a log read from the top) instead of oldest first (an export). */
+  readonly newestFirst?: boolean;
   /** At most this many (1..1000). */
   readonly limit: number;
 }

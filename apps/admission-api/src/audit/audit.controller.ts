@@ -7,6 +7,7 @@ import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { DecisionsQueryDto, EventsQueryDto, ExportQueryDto, UsageQueryDto, UsageSeriesQueryDto } from './audit.dto.js';
 import { Allow } from '../auth/roles.decorator.js';
+import { POSITION } from '../common/query-formats.js';
 
 const DEFAULT_PAGE = 100;
 const SERIES_DEFAULT_RANGE_MS = 24 * 3600 * 1000;
@@ -128,7 +129,18 @@ export class AuditController {
       ...(query.until ? { until: query.until } : {}),
       ...(query.requester ? { requester: query.requester } : {}),
       ...(query.after ? { after: query.after } : {}),
+      ...(query.order === 'newest' ? { newestFirst: true } : {}),
       limit: query.limit ?? DEFAULT_PAGE,
     });
+  }
+
+  /** One decision with its explanation: where a denial on the dashboard's chart leads. */
+  @Allow('admin', 'auditor')
+  @Get('decisions/:id')
+  async decision(@Param('namespace', NamespacePipe) namespace: string, @Param('id') id: string): Promise<DecisionView> {
+    if (!POSITION.test(id)) throw new BadRequestException(kubeStatus(400, `invalid decision id ${JSON.stringify(id.slice(0, 100))} in the path: 1 to 18 digits`));
+    const decision = await this.ledger.getDecision(namespace, id);
+    if (!decision) throw new LedgerError('NotFound', `decisions "${id}" not found in namespace "${namespace}"`, { kind: 'decisions', name: id });
+    return decision;
   }
 }

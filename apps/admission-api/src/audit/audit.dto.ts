@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { OptionalRfc3339, OptionalWholeNumber, POSITION } from '../common/query-formats.js';
 
 const toBoolean = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
@@ -24,6 +24,11 @@ export class DecisionsQueryDto {
   @IsOptional()
   @Matches(POSITION, { message: 'after must be the `next` of a previous page' })
   after?: string;
+
+  /** `oldest` first (the default, as the export) or `newest` first (a log read from the top). */
+  @IsOptional()
+  @IsIn(['oldest', 'newest'], { message: 'order must be oldest or newest' })
+  order?: 'oldest' | 'newest';
 
   @OptionalWholeNumber('limit', 1, 1000)
   limit?: number;
