@@ -16,6 +16,8 @@ import { MetricsWiring } from './observability/metrics-wiring.js';
 import { ProjectionsController } from './projections/projections.controller.js';
 import { ReconcileTrigger } from './reconcile/reconcile-trigger.js';
 import { ReservationsController } from './reservations/reservations.controller.js';
+import { WhatIfController } from './reservations/what-if.controller.js';
+import { WhoAmIController } from './auth/whoami.controller.js';
 import { ResourceQuotasController } from './resource-quotas/resource-quotas.controller.js';
 import { APP_CONFIG, LedgerShutdown, ledgerProviders } from './ledger/ledger.provider.js';
 
@@ -24,7 +26,7 @@ export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
-      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, NamespacesController, ProjectionsController],
+      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, NamespacesController, ProjectionsController, WhatIfController, WhoAmIController],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         Metrics,

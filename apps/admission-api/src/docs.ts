@@ -4,6 +4,8 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 const TAGS: ReadonlyArray<[RegExp, string]> = [
   [/^\/v1\/admission\//, 'admission webhook'],
   [/\/reservations(\/|$)/, 'reservations'],
+  [/\/whatif$/, 'reservations'],
+  [/^\/v1\/whoami$/, 'authentication'],
   [/\/resourcequotas/, 'resource quotas'],
   [/\/limitranges/, 'limit ranges'],
   [/^\/v1\/namespaces\/\{namespace\}\/(usage|events|decisions)/, 'audit'],

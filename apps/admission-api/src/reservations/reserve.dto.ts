@@ -1,4 +1,5 @@
 import { IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { OmitType } from '@nestjs/swagger';
 
 /** The body of `POST /v1/namespaces/{ns}/reservations` (see api.md). */
 export class ReserveDto {
@@ -56,3 +57,9 @@ export class ReserveDto {
   @Max(365 * 24 * 3600)
   ttlSeconds?: number;
 }
+
+/**
+ * The body of `POST /v1/namespaces/{ns}/whatif`: what a reserve would admit, without the
+ * fields that only matter when something is written (idempotency key, dry-run flag).
+ */
+export class WhatIfDto extends OmitType(ReserveDto, ['requestId', 'dryRun'] as const) {}

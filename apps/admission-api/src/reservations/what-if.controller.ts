@@ -1,0 +1,60 @@
+import { Body, Controller, HttpCode, Inject, Param, Post, Req, UsePipes } from '@nestjs/common';
+import type { Request } from 'express';
+import type { AppConfig } from '@quota/config';
+import { Ledger, type AdmissionResult } from '@quota/ledger';
+import { requesterOf } from '../auth/requester.js';
+import { Allow } from '../auth/roles.decorator.js';
+import { NamespacePipe } from '../common/path-params.js';
+import { dtoValidationPipe } from '../common/validation.js';
+import { APP_CONFIG } from '../ledger/ledger.provider.js';
+import { admitCommandOf } from './admission-request.js';
+import { WhatIfDto } from './reserve.dto.js';
+
+/** The answer to a what-if: the decision a reserve would get now, allowed or not, as data. */
+export interface WhatIfAnswer {
+  readonly apiVersion: 'quota-ledger.io/v1';
+  readonly kind: 'WhatIf';
+  readonly namespace: string;
+  readonly allowed: boolean;
+  readonly code: AdmissionResult['code'];
+  readonly message?: string;
+  readonly stage?: AdmissionResult['stage'];
+  readonly denial?: AdmissionResult['denial'];
+  readonly charged: NonNullable<AdmissionResult['charged']>;
+  readonly patch?: AdmissionResult['patch'];
+}
+
+/**
+ * "Would this be admitted now?" for people, not admission clients: the REST reserve as a dry
+ * run, so it appends nothing to the ledger (the decision is logged as a dry run, which keeps
+ * who asked on record). Auditors may ask too, since nothing changes. A denial is a finding,
+ * not a failed request: it answers 200 with `allowed: false` and the explanation.
+ */
+@Controller('v1/namespaces/:namespace/whatif')
+export class WhatIfController {
+  constructor(
+    @Inject(Ledger) private readonly ledger: Ledger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Allow('admin', 'auditor', 'admission')
+  @Post()
+  @HttpCode(200)
+  @UsePipes(dtoValidationPipe())
+  async ask(@Param('namespace', NamespacePipe) namespace: string, @Body() dto: WhatIfDto, @Req() request: Request): Promise<WhatIfAnswer> {
+    const command = admitCommandOf(dto, namespace, this.config.reservationTtlMaxSeconds);
+    const { result } = await this.ledger.admit({ ...command, dryRun: true, requester: requesterOf(request) });
+    return {
+      apiVersion: 'quota-ledger.io/v1',
+      kind: 'WhatIf',
+      namespace,
+      allowed: result.allowed,
+      code: result.code,
+      ...(result.message ? { message: result.message } : {}),
+      ...(result.stage ? { stage: result.stage } : {}),
+      ...(result.denial ? { denial: result.denial } : {}),
+      charged: result.charged ?? {},
+      ...(result.patch ? { patch: result.patch } : {}),
+    };
+  }
+}
