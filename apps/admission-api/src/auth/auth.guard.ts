@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { type AuthenticatedRequest, Authenticator, forbidden } from './authenticator.js';
-import { NAMESPACE_IN_BODY_KEY, ROLES_KEY } from './roles.decorator.js';
+import { NAMESPACE_IN_BODY_KEY, NO_NAMESPACE_KEY, ROLES_KEY } from './roles.decorator.js';
 import type { Role } from './tokens.js';
 
 /**
@@ -40,6 +40,7 @@ export class AuthGuard implements CanActivate {
       throw forbidden(`"${principal.name}" may act only in namespace${principal.namespaces.size > 1 ? 's' : ''} ${[...principal.namespaces].join(', ')}; ${what} is in namespace "${namespace}"`);
     }
     if (this.reflector.get<boolean | undefined>(NAMESPACE_IN_BODY_KEY, context.getHandler())) return true;
+    if (this.reflector.get<boolean | undefined>(NO_NAMESPACE_KEY, context.getHandler())) return true;
     throw forbidden(`"${principal.name}" is limited to some namespaces and cannot ${what}, which reads every namespace`);
   }
 }

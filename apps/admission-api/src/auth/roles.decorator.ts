@@ -4,6 +4,7 @@ import type { Role } from './tokens.js';
 
 export const ROLES_KEY = 'quota-ledger:roles';
 export const NAMESPACE_IN_BODY_KEY = 'quota-ledger:namespace-in-body';
+export const NO_NAMESPACE_KEY = 'quota-ledger:no-namespace';
 
 /** Roles that may call the handler (any one suffices). A handler without it is open to every caller, authenticated or not. */
 export const Allow = (...roles: Role[]): MethodDecorator & ClassDecorator =>
@@ -16,3 +17,9 @@ export const Allow = (...roles: Role[]): MethodDecorator & ClassDecorator =>
  * `assertNamespaceAllowed` once it has parsed the body.
  */
 export const NamespaceInBody = (): MethodDecorator => SetMetadata(NAMESPACE_IN_BODY_KEY, true);
+
+/**
+ * The handler reads no namespace's data (it answers about the caller itself), so a
+ * namespace-scoped principal may call it like any other.
+ */
+export const ReadsNoNamespace = (): MethodDecorator => SetMetadata(NO_NAMESPACE_KEY, true);

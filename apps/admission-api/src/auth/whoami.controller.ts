@@ -1,6 +1,6 @@
 import { Controller, Get, Req } from '@nestjs/common';
 import type { AuthenticatedRequest } from './authenticator.js';
-import { Allow } from './roles.decorator.js';
+import { Allow, ReadsNoNamespace } from './roles.decorator.js';
 import { ROLES } from './tokens.js';
 
 export interface WhoAmI {
@@ -19,6 +19,7 @@ export interface WhoAmI {
 @Controller('v1/whoami')
 export class WhoAmIController {
   @Allow(...ROLES)
+  @ReadsNoNamespace()
   @Get()
   whoami(@Req() request: AuthenticatedRequest): WhoAmI {
     // The guard put the principal there: every role may call this handler.
