@@ -35,11 +35,26 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/architecture/**/*.test.ts'],
+          exclude: ['test/e2e/**/*.browser.test.ts'],
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // Each file creates its own database; files run in parallel.
           fileParallelism: true,
+        },
+      },
+      {
+        plugins,
+        resolve: { alias },
+        test: {
+          // The dashboard in Debian's Chromium, driven by playwright-core (npm run test:browser;
+          // .ci/run installs chromium). One file at a time: each starts a browser.
+          name: 'browser',
+          include: ['test/e2e/**/*.browser.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
         },
       },
       {

@@ -9,6 +9,7 @@ import type { Logger } from '@quota/ops';
 import { AdmissionApiModule } from './admission-api.module.js';
 import { rateLimit } from './common/rate-limit.js';
 import { httpsOptions, reloadOnChange } from './common/tls.js';
+import { serveDashboard } from './dashboard.js';
 import { serveDocs } from './docs.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
 import { createLogger, NestPinoLogger, requestContext } from './observability/logger.js';
@@ -39,6 +40,7 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   app.enableShutdownHooks();
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   serveDocs(app, API_VERSION);
+  serveDashboard(app);
 
   const server = app.getHttpServer() as Server;
   // Slow clients cannot hold a connection open: whole request within the timeout, headers sooner.

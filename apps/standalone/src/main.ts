@@ -67,6 +67,7 @@ const lines = [
   '  quota-ledger is starting (development mode: QUOTA_LEDGER_INSECURE_DEV=true; do not expose it)',
   `  API        ${base}          (ready when ${base}/readyz answers 200)`,
   `  API docs   ${base}/docs`,
+  `  dashboard  ${base}/ui/`,
   `  database   ${postgres ? `embedded PostgreSQL in ${standalone.dataDir}/postgres, port ${standalone.embeddedPostgresPort}` : 'DATABASE_URL'}`,
   `  queue      ${config.redisUrl ? 'Redis (REDIS_URL)' : 'BullMQ on PostgreSQL'}`,
   ...(devToken

@@ -1,0 +1,105 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { axisLabel, geometryOf, niceCeiling, tracksOf, type Series } from './chart.js';
+
+const BOX = { width: 120, height: 60, left: 10, right: 10, top: 5, bottom: 5 };
+const point = (at: string, quotas: Series['points'][number]['quotas']) => ({ at, version: 0, quotas });
+const series = (points: Series['points']): Series => ({ namespace: 'ns', since: points[0]?.at ?? '', until: points.at(-1)?.at ?? '', points, markers: [], truncated: false });
+
+describe('tracksOf', () => {
+  it('makes one track per quota resource, in order of first appearance, with gaps where the quota did not exist', () => {
+    const s = series([
+      point('2026-01-01T00:00:00.000Z', []),
+      point('2026-01-01T00:01:00.000Z', [{ name: 'compute', hard: { pods: '2' }, used: { pods: '1' } }]),
+      point('2026-01-01T00:02:00.000Z', [{ name: 'compute', hard: { pods: '2', 'requests.cpu': '1' }, used: {} }]),
+    ]);
+    expect(tracksOf(s)).toEqual([
+      { quota: 'compute', resource: 'pods', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '2', used: '1' }, { at: '2026-01-01T00:02:00.000Z', hard: '2', used: '0' }] },
+      { quota: 'compute', resource: 'requests.cpu', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z' }, { at: '2026-01-01T00:02:00.000Z', hard: '1', used: '0' }] },
+    ]);
+  });
+});
+
+describe('geometryOf', () => {
+  const track = {
+    quota: 'q',
+    resource: 'pods',
+    samples: [
+      { at: '2026-01-01T00:00:00.000Z' },
+      { at: '2026-01-01T00:01:00.000Z', hard: '4', used: '1' },
+      { at: '2026-01-01T00:02:00.000Z', hard: '4', used: '3' },
+    ],
+  };
+  const g = geometryOf(track, '2026-01-01T00:00:00.000Z', '2026-01-01T00:02:00.000Z', BOX);
+
+  it('draws usage as steps that start where the quota appears (no line before it existed)', () => {
+    // x: 10 → 110 over two minutes; y: 55 (0) → 5 (yMax 6: three steps of 2, the round step above 4 × 1.05 / 4).
+    expect(g.yMax).toBe(6);
+    expect(g.usedPath).toBe('M60,46.7H110V30');
+    expect(g.hardPath).toBe('M60,21.7H110V21.7');
+  });
+
+  it('gives one dot per sample where the quota existed, with the exact strings', () => {
+    expect(g.points.map((p) => [p.x, p.used, p.hard])).toEqual([
+      [60, '1', '4'],
+      [110, '3', '4'],
+    ]);
+  });
+
+  it('puts the y ticks at a round step from 0 to the top', () => {
+    expect(g.yTicks.map((t) => t.value)).toEqual([0, 2, 4, 6]);
+  });
+
+  it('keeps every dot inside the box, whatever the values (law)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 10 ** 9 }), fc.integer({ min: 0, max: 10 ** 9 })), { minLength: 1, maxLength: 30 }), (values) => {
+        const samples = values.map(([used, hard], i) => ({ at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), used: `${used}m`, hard: `${hard}m` }));
+        const geometry = geometryOf({ quota: 'q', resource: 'r', samples }, samples[0]!.at, new Date(Date.UTC(2026, 0, 1) + values.length * 1000).toISOString(), BOX);
+        for (const p of geometry.points) {
+          expect(p.x).toBeGreaterThanOrEqual(BOX.left);
+          expect(p.x).toBeLessThanOrEqual(BOX.width - BOX.right);
+          expect(p.y).toBeGreaterThanOrEqual(BOX.top);
+          expect(p.y).toBeLessThanOrEqual(BOX.height - BOX.bottom);
+        }
+      }),
+    );
+  });
+});
+
+describe('niceCeiling', () => {
+  it.each([
+    [0, 1],
+    [0.3, 0.5],
+    [1, 1],
+    [1.05, 2],
+    [2.1, 2.5],
+    [3, 5],
+    [7, 10],
+    [1200, 2000],
+  ])('%d → %d', (value, expected) => {
+    expect(niceCeiling(value)).toBeCloseTo(expected, 12);
+  });
+
+  it('is at or above its input and below ten times it (law)', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 1e-6, max: 1e15, noNaN: true }), (value) => {
+        const ceiling = niceCeiling(value);
+        expect(ceiling).toBeGreaterThanOrEqual(value * (1 - 1e-12));
+        expect(ceiling).toBeLessThan(value * 10);
+      }),
+    );
+  });
+});
+
+describe('axisLabel', () => {
+  it.each([
+    [0, '0'],
+    [0.25, '0.25'],
+    [2.5, '2.5'],
+    [1500, '1.5k'],
+    [2_000_000, '2M'],
+    [1.5e9, '1.5G'],
+  ])('%d reads %s', (value, label) => {
+    expect(axisLabel(value)).toBe(label);
+  });
+});

@@ -1,0 +1,150 @@
+import { quantityNumber } from './format.js';
+
+/** The audit API's usage series (GET /v1/namespaces/{ns}/usage/series), as the chart reads it. */
+export interface Series {
+  readonly namespace: string;
+  readonly since: string;
+  readonly until: string;
+  readonly points: readonly { readonly at: string; readonly version: number; readonly quotas: readonly { readonly name: string; readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> }[] }[];
+  readonly markers: readonly Marker[];
+  readonly truncated: boolean;
+}
+
+export type Marker =
+  | { readonly kind: 'limit'; readonly at: string; readonly version: number; readonly quota: string; readonly change: 'defined' | 'changed' | 'removed'; readonly actor: string }
+  | { readonly kind: 'denial'; readonly at: string; readonly decisionId: string; readonly reason: string | null; readonly requester: string; readonly name: string | null; readonly message: string | null };
+
+/** One resource of one quota over the range: what one small chart shows. */
+export interface Track {
+  readonly quota: string;
+  readonly resource: string;
+  /** One per sample; `hard` and `used` are the API's strings, undefined where the quota did not exist. */
+  readonly samples: readonly { readonly at: string; readonly hard?: string; readonly used?: string }[];
+}
+
+/**
+ * Every (quota, resource) pair that had a hard limit somewhere in the range, in the order
+ * they first appear, each with its value at every sample. A quota removed mid-range keeps
+ * its track, with gaps where it did not exist.
+ */
+export function tracksOf(series: Series): Track[] {
+  const keys: { quota: string; resource: string }[] = [];
+  const seen = new Set<string>();
+  for (const point of series.points) {
+    for (const quota of point.quotas) {
+      for (const resource of Object.keys(quota.hard)) {
+        const key = `${quota.name}\u0000${resource}`;
+        if (!seen.has(key)) {
+          seen.add(key);
+          keys.push({ quota: quota.name, resource });
+        }
+      }
+    }
+  }
+  return keys.map(({ quota, resource }) => ({
+    quota,
+    resource,
+    samples: series.points.map((point) => {
+      const q = point.quotas.find((candidate) => candidate.name === quota);
+      const hard = q?.hard[resource];
+      return { at: point.at, ...(hard === undefined ? {} : { hard, used: q?.used[resource] ?? '0' }) };
+    }),
+  }));
+}
+
+export interface Box {
+  readonly width: number;
+  readonly height: number;
+  /** Room for the axis labels. */
+  readonly left: number;
+  readonly right: number;
+  readonly top: number;
+  readonly bottom: number;
+}
+
+export interface Geometry {
+  /** Step lines (SVG path data): used, and the hard limit (dashed). */
+  readonly usedPath: string;
+  readonly hardPath: string;
+  readonly points: readonly { readonly x: number; readonly y: number; readonly at: string; readonly used: string; readonly hard: string }[];
+  /** The y axis runs from 0 to this, a round number at or above every value. */
+  readonly yMax: number;
+  readonly yTicks: readonly { readonly y: number; readonly value: number }[];
+  readonly xTicks: readonly { readonly x: number; readonly at: number }[];
+  readonly x: (atMs: number) => number;
+}
+
+/** 1, 2, 2.5, 5 × 10^k: the smallest such number at or above `value`. */
+export function niceCeiling(value: number): number {
+  if (!(value > 0) || !Number.isFinite(value)) return 1;
+  const exponent = Math.floor(Math.log10(value));
+  for (const step of [1, 2, 2.5, 5, 10]) {
+    const candidate = step * 10 ** exponent;
+    if (candidate >= value * (1 - 1e-12)) return candidate;
+  }
+  return 10 ** (exponent + 1);
+}
+
+const round = (n: number): number => Math.round(n * 10) / 10;
+
+/**
+ * Where a track's lines and points go in a box. Usage is a step function: a sample's value
+ * holds until the next sample, so both lines are drawn as steps, never as slopes that would
+ * suggest usage between two samples that nobody measured.
+ */
+export function geometryOf(track: Track, since: string, until: string, box: Box): Geometry {
+  const from = Date.parse(since);
+  const to = Date.parse(until);
+  const innerWidth = box.width - box.left - box.right;
+  const innerHeight = box.height - box.top - box.bottom;
+  const x = (atMs: number): number => round(box.left + (to === from ? 0 : ((atMs - from) / (to - from)) * innerWidth));
+  let peak = 0;
+  for (const sample of track.samples) {
+    if (sample.hard !== undefined) peak = Math.max(peak, quantityNumber(sample.hard) || 0, quantityNumber(sample.used) || 0);
+  }
+  // Four gridlines at a round step (1, 2, 2.5 or 5 × 10^k), the top one at or above every value.
+  const yStep = niceCeiling((peak * 1.05) / 4);
+  const yMax = yStep * Math.max(1, Math.ceil((peak * 1.05) / yStep - 1e-9));
+  const y = (value: number): number => round(box.top + innerHeight - (Math.min(value, yMax) / yMax) * innerHeight);
+
+  const step = (value: (sample: Track['samples'][number]) => string | undefined): string => {
+    let path = '';
+    let previousY: number | undefined;
+    for (const sample of track.samples) {
+      const raw = value(sample);
+      const sx = x(Date.parse(sample.at));
+      if (raw === undefined) {
+        previousY = undefined;
+        continue;
+      }
+      const sy = y(quantityNumber(raw));
+      path += previousY === undefined ? `M${sx},${sy}` : `H${sx}V${sy}`;
+      previousY = sy;
+    }
+    return path;
+  };
+
+  const points = track.samples.flatMap((sample) =>
+    sample.hard === undefined ? [] : [{ x: x(Date.parse(sample.at)), y: y(quantityNumber(sample.used)), at: sample.at, used: sample.used ?? '0', hard: sample.hard }],
+  );
+  const yTicks = Array.from({ length: Math.round(yMax / yStep) + 1 }, (_, i) => ({ value: i * yStep, y: y(i * yStep) }));
+  const xTicks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
+    const at = from + (to - from) * f;
+    return { at, x: x(at) };
+  });
+  return { usedPath: step((s) => s.used), hardPath: step((s) => s.hard), points, yMax, yTicks, xTicks, x };
+}
+
+/** A y-axis label: 1500 → "1.5k", 0.25 → "0.25"; exact values are in the points' titles. */
+export function axisLabel(value: number): string {
+  const units: [number, string][] = [
+    [1e12, 'T'],
+    [1e9, 'G'],
+    [1e6, 'M'],
+    [1e3, 'k'],
+  ];
+  for (const [size, suffix] of units) {
+    if (Math.abs(value) >= size) return `${Number((value / size).toPrecision(3))}${suffix}`;
+  }
+  return String(Number(value.toPrecision(3)));
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { age, percent, quantityNumber, resourceList } from './format.js';
+
+const NOW = Date.parse('2026-11-23T12:00:00.000Z');
+const ago = (ms: number) => new Date(NOW - ms).toISOString();
+
+describe('dashboard formatting', () => {
+  it.each([
+    [0, '0 s'],
+    [59_000, '59 s'],
+    [60_000, '1 min'],
+    [3_599_000, '59 min'],
+    [3_600_000, '1 h'],
+    [3_660_000, '1 h 1 min'],
+    [47 * 3_600_000, '47 h'],
+    [48 * 3_600_000, '2 d'],
+    [50 * 3_600_000, '2 d 2 h'],
+    [-5_000, '0 s'],
+  ])('age of %d ms reads %s', (ms, text) => {
+    expect(age(ago(ms), NOW)).toBe(text);
+  });
+
+  it.each([
+    [0, '0 %'],
+    [0.004, '<1 %'],
+    [0.6, '60 %'],
+    [1, '100 %'],
+    [12, '≥1000 %'],
+    [Infinity, '≥1000 %'],
+  ])('percent(%d) is %s', (ratio, text) => {
+    expect(percent(ratio)).toBe(text);
+  });
+
+  it.each([
+    ['500m', 0.5],
+    ['2', 2],
+    ['1Gi', 1073741824],
+    ['1.5k', 1500],
+    [undefined, 0],
+    ['not-a-quantity', Number.NaN],
+  ])('quantityNumber(%s) is %d', (value, number) => {
+    expect(quantityNumber(value)).toBe(number);
+  });
+
+  it('lists resources in the order given, or says nothing', () => {
+    expect(resourceList({ pods: '1', 'requests.cpu': '100m' })).toBe('pods: 1, requests.cpu: 100m');
+    expect(resourceList({})).toBe('nothing');
+  });
+});

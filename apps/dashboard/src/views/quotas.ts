@@ -1,0 +1,116 @@
+import { api, ApiError, enc } from '../api.js';
+import { fill, h } from '../dom.js';
+import { quantityNumber } from '../format.js';
+import { usageBar } from './bar.js';
+
+interface ResourceQuota {
+  readonly apiVersion: string;
+  readonly kind: 'ResourceQuota';
+  readonly metadata: { readonly name: string; readonly namespace: string; readonly resourceVersion?: string };
+  readonly spec: { readonly hard?: Record<string, string> } & Record<string, unknown>;
+  readonly status?: { readonly hard?: Record<string, string>; readonly used?: Record<string, string> };
+}
+
+interface Quota {
+  readonly name: string;
+  readonly hard: Record<string, string>;
+  readonly used: Record<string, string>;
+}
+
+/** The ratio for a bar; exact strings are what the page prints. */
+function ratio(used: string | undefined, hard: string): number {
+  const h = quantityNumber(hard);
+  const u = quantityNumber(used ?? '0');
+  if (!(h > 0)) return u > 0 ? Infinity : 1;
+  return u / h;
+}
+
+/** The namespace's quotas now, exact (as admission sees them), each resource as a bar; admins can change hard limits here. */
+export function quotasNow(namespace: string, editable: boolean, onChanged: () => void): HTMLElement {
+  const container = h('div', { id: 'quotas' }, h('p', { class: 'status', role: 'status' }, 'Loading…'));
+  const load = async (): Promise<void> => {
+    try {
+      const usage = await api<{ quotas: Quota[] }>('GET', `/v1/namespaces/${enc(namespace)}/usage`);
+      if (usage.quotas.length === 0) {
+        fill(container, h('p', { class: 'muted' }, 'No ResourceQuota in this namespace.'));
+        return;
+      }
+      fill(container, ...usage.quotas.map((quota) => card(quota)));
+    } catch (error) {
+      fill(container, h('p', { class: 'error', role: 'alert' }, (error as ApiError).message));
+    }
+  };
+  const card = (quota: Quota): HTMLElement => {
+    const section = h(
+      'section',
+      { class: 'quota', 'data-quota': quota.name, 'aria-labelledby': `quota-${quota.name}` },
+      h('h3', { id: `quota-${quota.name}` }, quota.name),
+      h(
+        'table',
+        { class: 'list' },
+        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Resource'), h('th', { scope: 'col' }, 'Used / hard'))),
+        h('tbody', {}, ...Object.entries(quota.hard).map(([resource, limit]) => h('tr', {}, h('td', {}, resource), h('td', {}, usageBar(ratio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`))))),
+      ),
+    );
+    if (editable) section.append(editor(quota.name));
+    return section;
+  };
+  const editor = (name: string): HTMLElement => {
+    const open = h('button', { type: 'button', class: 'secondary', 'aria-expanded': 'false' }, 'Edit hard limits');
+    const form = h('form', { class: 'quota-edit', hidden: true });
+    const message = h('p', { role: 'status' });
+    // The object is read when the editor opens, so its resourceVersion is fresh; the whole object
+    // goes back with it, and a concurrent edit is a 409 with a message, not a lost update.
+    let quota: ResourceQuota | undefined;
+    let inputs: { resource: string; input: HTMLInputElement }[] = [];
+    const show = async (): Promise<void> => {
+      try {
+        quota = await api<ResourceQuota>('GET', `/v1/namespaces/${enc(namespace)}/resourcequotas/${enc(name)}`);
+      } catch (error) {
+        message.textContent = (error as ApiError).message;
+        return;
+      }
+      inputs = Object.entries(quota.spec.hard ?? {}).map(([resource, value]) => ({ resource, input: h('input', { id: `hard-${name}-${resource}`.replace(/[^A-Za-z0-9_-]/g, '_'), name: resource, value, required: true, autocomplete: 'off', spellcheck: 'false' }) }));
+      fill(
+        form,
+        ...inputs.map(({ resource, input }) => h('div', { class: 'field' }, h('label', { for: input.id }, resource), input)),
+        h('div', {}, h('button', { type: 'submit' }, 'Save'), ' ', h('button', { type: 'button', class: 'secondary', onclick: () => toggle(false) }, 'Cancel')),
+        message,
+      );
+      form.hidden = false;
+      open.setAttribute('aria-expanded', 'true');
+      inputs[0]?.input.focus();
+    };
+    const toggle = (visible: boolean): void => {
+      if (visible) {
+        void show();
+        return;
+      }
+      form.hidden = true;
+      open.setAttribute('aria-expanded', 'false');
+      open.focus();
+    };
+    open.addEventListener('click', () => toggle(Boolean(form.hidden)));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      if (!quota) return;
+      const current = quota;
+      void (async () => {
+        const hard = Object.fromEntries(inputs.map((i) => [i.resource, i.input.value.trim()]));
+        message.className = '';
+        message.textContent = 'Saving…';
+        try {
+          const { status: _status, ...object } = current;
+          await api('PUT', `/v1/namespaces/${enc(namespace)}/resourcequotas/${enc(name)}`, { ...object, spec: { ...current.spec, hard } });
+          onChanged();
+        } catch (error) {
+          message.textContent = (error as ApiError).message;
+          message.className = 'error';
+        }
+      })();
+    });
+    return h('div', {}, open, form, form.hidden ? message : null);
+  };
+  void load();
+  return container;
+}

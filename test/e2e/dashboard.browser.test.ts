@@ -1,0 +1,238 @@
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi, type RunningApi } from '../support/api.js';
+import { launchChromium, SCREENSHOTS, type TestBrowser } from '../support/browser.js';
+import { bearer, writeTokensFile } from '../support/tokens.js';
+
+/**
+ * The dashboard at /ui in Debian's Chromium (playwright-core), against the API with a seeded
+ * history: sign-in, the namespaces list, the chart's points against the audit API, a denial
+ * followed to its explanation, a what-if, an admin's quota edit, and an auditor's read-only view.
+ */
+const TOKENS = {
+  admin: { name: 'platform-admin', token: 'admin-token-0123456789', roles: ['admin'] },
+  auditor: { name: 'auditor-anna', token: 'auditor-token-0123456789', roles: ['auditor'] },
+  webhook: { name: 'ci-pipeline', token: 'admission-token-0123456789', roles: ['admission'] },
+};
+const NS = 'team-a';
+
+let api: RunningApi;
+let chrome: TestBrowser;
+let seededFrom: string;
+let seededUntil: string;
+let deniedDecision: string;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const as = (who: keyof typeof TOKENS) => bearer(TOKENS[who].token);
+const pod = (name: string, cpu = '100m') => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] } });
+const putQuota = async (pods: string) => {
+  const current = await api.request('GET', `/v1/namespaces/${NS}/resourcequotas/compute`, undefined, as('admin'));
+  const body = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute', ...(current.status === 200 ? { resourceVersion: current.body.metadata.resourceVersion } : {}) }, spec: { hard: { pods, 'requests.cpu': '2' } } };
+  const answer = await api.request('PUT', `/v1/namespaces/${NS}/resourcequotas/compute`, body, as('admin'));
+  expect(answer.status, JSON.stringify(answer.body)).toBeLessThan(300);
+};
+const reserve = (name: string) => api.request('POST', `/v1/namespaces/${NS}/reservations`, { kind: 'Pod', object: pod(name) }, as('webhook'));
+const shot = (page: Page, name: string) => page.screenshot({ path: fileURLToPath(new URL(`${name}.png`, SCREENSHOTS)), fullPage: true });
+
+/** A page signed in with a token: the sign-in form, once, as a person would. */
+async function signedIn(who: keyof typeof TOKENS, hash = '#/'): Promise<Page> {
+  const page = await chrome.context.newPage();
+  page.on('pageerror', (error) => {
+    throw error;
+  });
+  await page.goto(`${api.base}/ui/${hash}`);
+  await page.getByLabel('Token').fill(TOKENS[who].token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('#who').getByText(TOKENS[who].name).waitFor();
+  return page;
+}
+
+/** What the chart of one quota resource drew: every sample dot's instant and values. */
+async function drawnPoints(page: Page, resource: string): Promise<{ at: string; used: string; hard: string }[]> {
+  const chart = page.locator(`svg.chart[data-resource="${resource}"]`);
+  await chart.waitFor();
+  return chart.locator('circle.point').evaluateAll((circles) => circles.map((c) => ({ at: c.getAttribute('data-at') ?? '', used: c.getAttribute('data-used') ?? '', hard: c.getAttribute('data-hard') ?? '' })));
+}
+
+beforeAll(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  api = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)) }, 'qlui');
+  // The history: a quota of 2 pods, two pods admitted, a third denied, the limit raised to 3,
+  // a third pod admitted; a pause between steps so that each state spans several samples.
+  seededFrom = new Date(Date.now() - 1000).toISOString();
+  await sleep(1000);
+  await putQuota('2');
+  await sleep(400);
+  expect((await reserve('web-1')).status).toBe(201);
+  await sleep(400);
+  expect((await reserve('web-2')).status).toBe(201);
+  await sleep(400);
+  const denied = await reserve('web-3');
+  expect(denied.status).toBe(403);
+  await sleep(400);
+  await putQuota('3');
+  await sleep(400);
+  expect((await reserve('web-3')).status).toBe(201);
+  await sleep(400);
+  seededUntil = new Date(Date.now() + 1000).toISOString();
+  const decisions = await api.request('GET', `/v1/namespaces/${NS}/decisions?allowed=false`, undefined, as('auditor'));
+  deniedDecision = decisions.body.items[0].id;
+  // Other namespaces, for the list and its search.
+  for (const ns of ['payments', 'search-infra']) {
+    const answer = await api.request('PUT', `/v1/namespaces/${ns}/resourcequotas/small`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '10' } } }, as('admin'));
+    expect(answer.status).toBe(201);
+  }
+  chrome = await launchChromium();
+});
+
+afterAll(async () => {
+  await chrome?.close();
+  await api?.close();
+});
+
+describe('the dashboard in Chromium', () => {
+  it('asks for a token once, keeps it for the tab, and refuses a wrong one', async () => {
+    const page = await chrome.context.newPage();
+    await page.goto(`${api.base}/ui/`);
+    await page.getByLabel('Token').fill('not-a-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('not accepted');
+    await page.getByLabel('Token').fill(TOKENS.auditor.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who').getByText('auditor-anna').waitFor();
+    await page.reload();
+    await page.locator('#who').getByText('auditor-anna').waitFor();
+    expect(await page.getByLabel('Token').count()).toBe(0);
+    // A new tab is a new session: it asks again.
+    const other = await chrome.context.newPage();
+    await other.goto(`${api.base}/ui/`);
+    await other.getByLabel('Token').waitFor();
+    await page.close();
+    await other.close();
+  });
+
+  it('lists namespaces with their tightest quota, and finds them by name', async () => {
+    const page = await signedIn('auditor');
+    const row = page.locator('tr[data-namespace="team-a"]');
+    await row.waitFor();
+    expect(await row.textContent()).toContain('compute · pods');
+    expect(await row.getByRole('meter').getAttribute('aria-valuetext')).toBe('3 of 3 (100 %)');
+    expect(await page.locator('tr[data-namespace]').count()).toBe(3);
+    await shot(page, 'namespaces');
+    await page.getByLabel('Find a namespace').fill('pay');
+    await expect.poll(() => page.locator('tr[data-namespace]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-namespace')))).toEqual(['payments']);
+    await page.getByLabel('Find a namespace').fill('nothing-like-this');
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('No namespace contains');
+    await page.close();
+  });
+
+  it('draws the points the audit API gives for the range, steps and all', async () => {
+    const page = await signedIn('auditor', `#/ns/${NS}?range=hour&since=${seededFrom}&until=${seededUntil}`);
+    const drawn = await drawnPoints(page, 'pods');
+    const series = await api.request('GET', `/v1/namespaces/${NS}/usage/series?since=${seededFrom}&until=${seededUntil}&points=100`, undefined, as('auditor'));
+    const expected = series.body.points.flatMap((p: { at: string; quotas: { name: string; used: Record<string, string>; hard: Record<string, string> }[] }) => {
+      const quota = p.quotas.find((q) => q.name === 'compute');
+      return quota ? [{ at: p.at, used: quota.used['pods'] ?? '0', hard: quota.hard['pods'] }] : [];
+    });
+    expect(drawn).toEqual(expected);
+    // The story of the seeded history, read off the chart: each state in order.
+    const states = drawn.map((p) => `${p.used}/${p.hard}`).filter((state, i, all) => state !== all[i - 1]);
+    expect(states).toEqual(['0/2', '1/2', '2/2', '2/3', '3/3']);
+    // Two limit markers (defined, raised) and one denial on the pods chart.
+    const chart = page.locator('svg.chart[data-resource="pods"]');
+    expect(await chart.locator('.limit-marker').count()).toBe(2);
+    expect(await chart.locator('a.denial-marker').count()).toBe(1);
+    // The requests.cpu chart draws too: 100m per pod.
+    expect((await drawnPoints(page, 'requests.cpu')).at(-1)).toMatchObject({ used: '300m', hard: '2' });
+    await shot(page, 'namespace-chart');
+    await page.close();
+  });
+
+  it('follows a denial from the chart to its explanation, by keyboard', async () => {
+    const page = await signedIn('auditor', `#/ns/${NS}?range=hour&since=${seededFrom}&until=${seededUntil}`);
+    const marker = page.locator(`svg.chart[data-resource="pods"] a.denial-marker[data-decision="${deniedDecision}"]`);
+    await marker.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(new RegExp(`#/ns/${NS}/decisions/${deniedDecision}$`));
+    const why = page.locator('#explanation');
+    await why.waitFor();
+    expect(await page.locator('h1').textContent()).toBe(`Decision ${deniedDecision}: denied`);
+    expect(await why.textContent()).toContain('exceeded quota: compute');
+    const over = why.locator('table.exceeded tbody tr').first();
+    expect(await over.locator('td').allTextContents()).toEqual(['pods', '1', '2', '2']);
+    expect(await page.locator('dl.facts').textContent()).toContain('ci-pipeline');
+    await shot(page, 'denial-explanation');
+    // The decisions log on the namespace page leads to the same explanation.
+    await page.goto(`${api.base}/ui/#/ns/${NS}?range=hour`);
+    await page.getByLabel('Denials only').check();
+    await expect.poll(() => page.locator('#decisions tbody tr').count()).toBe(1);
+    await page.locator(`#decisions tr[data-decision="${deniedDecision}"]`).getByRole('link').click();
+    await page.locator('#explanation').waitFor();
+    await page.close();
+  });
+
+  it('shows the reservations with state, age, object and requester', async () => {
+    const page = await signedIn('auditor', `#/ns/${NS}`);
+    const rows = page.locator('#reservations tbody tr');
+    await expect.poll(() => rows.count()).toBe(3);
+    const cells = await rows.first().locator('td').allTextContents();
+    expect(cells[0]).toContain('Pod web-1');
+    expect(cells[1]).toBe('reserved');
+    expect(cells[2]).toMatch(/^\d+ (s|min)$/);
+    expect(cells[3]).toBe('ci-pipeline');
+    expect(cells[4]).toContain('pods: 1');
+    await page.close();
+  });
+
+  it('answers a what-if without writing anything, and an auditor sees no edit controls', async () => {
+    const page = await signedIn('auditor', `#/ns/${NS}`);
+    expect(await page.locator('#read-only').textContent()).toBe('read-only');
+    await page.locator('section.quota[data-quota="compute"]').waitFor();
+    expect(await page.getByRole('button', { name: 'Edit hard limits' }).count()).toBe(0);
+    const before = await api.request('GET', `/v1/namespaces/${NS}/usage`, undefined, as('auditor'));
+
+    await page.getByLabel('Object or request').fill(JSON.stringify(pod('web-4')));
+    await page.getByRole('button', { name: 'Would it be admitted?' }).click();
+    const verdict = page.locator('#what-if-result .verdict');
+    await verdict.waitFor();
+    expect(await verdict.getAttribute('data-allowed')).toBe('false');
+    expect(await page.locator('#what-if-result').textContent()).toContain('exceeded quota: compute');
+    await shot(page, 'what-if-denied');
+
+    // Not JSON: a message that says what to paste.
+    await page.getByLabel('Object or request').fill('apiVersion: v1\nkind: Pod');
+    await page.getByRole('button', { name: 'Would it be admitted?' }).click();
+    await expect.poll(() => page.locator('#what-if-result').textContent()).toContain('looks like YAML');
+
+    const after = await api.request('GET', `/v1/namespaces/${NS}/usage`, undefined, as('auditor'));
+    expect(after.body.version).toBe(before.body.version);
+    await page.close();
+  });
+
+  it('lets an admin raise a hard limit, after which the what-if admits', async () => {
+    const page = await signedIn('admin', `#/ns/${NS}`);
+    expect(await page.locator('#read-only').count()).toBe(0);
+    await page.getByRole('button', { name: 'Edit hard limits' }).click();
+    await page.getByLabel('pods', { exact: true }).fill('5');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(async () => page.locator('section.quota[data-quota="compute"]').getByRole('meter').first().getAttribute('aria-valuetext')).toBe('3 of 5 (60 %)');
+    const quota = await api.request('GET', `/v1/namespaces/${NS}/resourcequotas/compute`, undefined, as('admin'));
+    expect(quota.body.spec.hard).toEqual({ pods: '5', 'requests.cpu': '2' });
+
+    // An AdmissionReview pasted as the webhook would receive it.
+    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'r1', operation: 'CREATE', namespace: NS, object: pod('web-4', '500m') } };
+    await page.getByLabel('Object or request').fill(JSON.stringify(review));
+    await page.getByRole('button', { name: 'Would it be admitted?' }).click();
+    const verdict = page.locator('#what-if-result .verdict');
+    await verdict.waitFor();
+    expect(await verdict.getAttribute('data-allowed')).toBe('true');
+    const answer = await page.locator('#what-if-result').textContent();
+    expect(answer).toContain('would be admitted now');
+    expect(answer).toMatch(/\bpods: 1\b/);
+    expect(answer).toContain('requests.cpu: 500m');
+    await shot(page, 'what-if-admitted');
+    await page.close();
+  });
+});
