@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
+import { Ledger } from '@quota/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 import { launchChromium, SCREENSHOTS, type TestBrowser } from '../support/browser.js';
@@ -17,12 +18,18 @@ const TOKENS = {
   webhook: { name: 'ci-pipeline', token: 'admission-token-0123456789', roles: ['admission'] },
 };
 const NS = 'team-a';
+/** A namespace with a year of history: one step every 6 hours, usage in a weekly wave, the limit raised twice. */
+const YEAR_NS = 'archive';
+const YEAR_MS = 365 * 24 * 3600_000;
+const STEP_MS = 6 * 3600_000;
+const DAY_MS = 24 * 3600_000;
 
 let api: RunningApi;
 let chrome: TestBrowser;
 let seededFrom: string;
 let seededUntil: string;
 let deniedDecision: string;
+let yearStart: number;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const as = (who: keyof typeof TOKENS) => bearer(TOKENS[who].token);
@@ -35,6 +42,46 @@ const putQuota = async (pods: string) => {
 };
 const reserve = (name: string) => api.request('POST', `/v1/namespaces/${NS}/reservations`, { kind: 'Pod', object: pod(name) }, as('webhook'));
 const shot = (page: Page, name: string) => page.screenshot({ path: fileURLToPath(new URL(`${name}.png`, SCREENSHOTS)), fullPage: true });
+
+/**
+ * Writes a year of admissions and releases through the real ledger with its clock set back a
+ * year (so events, decisions, reservations and the head agree, as if it had run for a year),
+ * then brings the read models and snapshots up to date.
+ */
+async function seedAYear(): Promise<void> {
+  yearStart = Date.now() - YEAR_MS;
+  let now = yearStart;
+  const ledger = new Ledger(api.db.dataSource, { clock: () => now });
+  const live: string[] = [];
+  try {
+    const hard = async (pods: string) => {
+      const current = await ledger.getQuota(YEAR_NS, 'compute');
+      await ledger.putQuota(YEAR_NS, { name: 'compute', spec: { hard: { pods } } }, { actor: 'platform-admin', ...(current ? { expectedVersion: current.version } : {}) });
+    };
+    await hard('20');
+    for (let step = 1; now + STEP_MS < Date.now() - DAY_MS; step++) {
+      now += STEP_MS;
+      if (step === 400 || step === 1000) await hard(step === 400 ? '24' : '30');
+      const target = 4 + Math.round(8 * (1 + Math.sin((2 * Math.PI * step) / 28)));
+      while (live.length > target) await ledger.release(YEAR_NS, live.shift() ?? '', { actor: 'reconciler', reason: 'deleted' });
+      while (live.length < target) {
+        const { result } = await ledger.admit({
+          namespace: YEAR_NS,
+          source: 'rest',
+          request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace: YEAR_NS, name: `batch-${step}-${live.length}` },
+          resources: { pods: '1' },
+          dryRun: false,
+          requester: 'nightly-batch',
+        });
+        if (!result.reservationId) throw new Error(`seeding was denied: ${result.message}`);
+        live.push(result.reservationId);
+      }
+    }
+  } finally {
+    await ledger.close();
+  }
+  await api.settle();
+}
 
 /** A page signed in with a token: the sign-in form, once, as a person would. */
 async function signedIn(who: keyof typeof TOKENS, hash = '#/'): Promise<Page> {
@@ -84,6 +131,7 @@ beforeAll(async () => {
     const answer = await api.request('PUT', `/v1/namespaces/${ns}/resourcequotas/small`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '10' } } }, as('admin'));
     expect(answer.status).toBe(201);
   }
+  await seedAYear();
   chrome = await launchChromium();
 });
 
@@ -119,7 +167,7 @@ describe('the dashboard in Chromium', () => {
     await row.waitFor();
     expect(await row.textContent()).toContain('compute · pods');
     expect(await row.getByRole('meter').getAttribute('aria-valuetext')).toBe('3 of 3 (100 %)');
-    expect(await page.locator('tr[data-namespace]').count()).toBe(3);
+    expect(await page.locator('tr[data-namespace]').count()).toBe(4);
     await shot(page, 'namespaces');
     await page.getByLabel('Find a namespace').fill('pay');
     await expect.poll(() => page.locator('tr[data-namespace]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-namespace')))).toEqual(['payments']);
@@ -147,6 +195,26 @@ describe('the dashboard in Chromium', () => {
     // The requests.cpu chart draws too: 100m per pod.
     expect((await drawnPoints(page, 'requests.cpu')).at(-1)).toMatchObject({ used: '300m', hard: '2' });
     await shot(page, 'namespace-chart');
+    await page.close();
+  });
+
+  it('draws a week of a year-long history, and moves a week earlier', async () => {
+    const until = new Date(yearStart + 200 * DAY_MS).toISOString();
+    const page = await signedIn('auditor', `#/ns/${YEAR_NS}?range=week&until=${until}`);
+    const drawn = await drawnPoints(page, 'pods');
+    expect(drawn).toHaveLength(169);
+    const since = new Date(Date.parse(until) - 7 * DAY_MS).toISOString();
+    const series = await api.request('GET', `/v1/namespaces/${YEAR_NS}/usage/series?since=${since}&until=${until}&points=169`, undefined, as('auditor'));
+    expect(drawn.map((p) => [p.at, p.used, p.hard])).toEqual(series.body.points.map((p: { at: string; quotas: { used: Record<string, string>; hard: Record<string, string> }[] }) => [p.at, p.quotas[0]?.used['pods'], p.quotas[0]?.hard['pods']]));
+    // The weekly wave: usage runs between 4 and 20 pods within the week.
+    const used = drawn.map((p) => Number(p.used));
+    expect(Math.min(...used)).toBeLessThanOrEqual(5);
+    expect(Math.max(...used)).toBeGreaterThanOrEqual(19);
+    await shot(page, 'year-history-week');
+
+    await page.getByRole('link', { name: '← Earlier' }).click();
+    await page.waitForURL((url) => url.hash.includes(`until=${encodeURIComponent(since)}`));
+    await expect.poll(async () => (await drawnPoints(page, 'pods'))[0]?.at).toBe(new Date(Date.parse(since) - 7 * DAY_MS).toISOString());
     await page.close();
   });
 
