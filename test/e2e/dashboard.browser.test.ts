@@ -241,6 +241,32 @@ describe('the dashboard in Chromium', () => {
     await page.close();
   });
 
+  it('names every control, so a keyboard or screen-reader user can find it', async () => {
+    const page = await signedIn('admin', `#/ns/${NS}?range=hour&since=${seededFrom}&until=${seededUntil}`);
+    await page.locator('svg.chart').first().waitFor();
+    await page.locator('#decisions tbody tr').first().waitFor();
+    const unnamed = await page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>('a, button, input, select, textarea, [role="meter"], svg.chart')]
+        .filter((element) => {
+          const labels = (element as HTMLInputElement).labels;
+          const name = element.getAttribute('aria-label') ?? (labels && labels.length > 0 ? labels[0]?.textContent : element.textContent);
+          return !name?.trim();
+        })
+        .map((element) => element.outerHTML.slice(0, 120)),
+    );
+    expect(unnamed).toEqual([]);
+    // Tab from the top of the page reaches the range controls, in reading order.
+    await page.locator('body').focus();
+    const focused: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press('Tab');
+      focused.push(await page.evaluate(() => document.activeElement?.textContent?.trim() ?? ''));
+    }
+    expect(focused).toContain('Day');
+    expect(focused.indexOf('Hour')).toBeLessThan(focused.indexOf('Week'));
+    await page.close();
+  });
+
   it('shows the reservations with state, age, object and requester', async () => {
     const page = await signedIn('auditor', `#/ns/${NS}`);
     const rows = page.locator('#reservations tbody tr');

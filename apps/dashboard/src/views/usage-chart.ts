@@ -38,12 +38,18 @@ function chart(track: Track, series: Series): HTMLElement {
   const bottom = BOX.height - BOX.bottom;
   const svg = s(
     'svg',
-    { viewBox: `0 0 ${BOX.width} ${BOX.height}`, class: 'chart', role: 'img', 'aria-label': summary, 'data-quota': track.quota, 'data-resource': track.resource, 'data-since': series.since, 'data-until': series.until },
-    ...g.yTicks.map((t) => s('g', { class: 'tick' }, s('line', { x1: BOX.left, x2: BOX.width - BOX.right, y1: t.y, y2: t.y }), s('text', { x: BOX.left - 6, y: t.y + 4, 'text-anchor': 'end' }, axisLabel(t.value)))),
-    ...g.xTicks.map((t, i) => s('text', { class: 'xlabel', x: t.x, y: BOX.height - 8, 'text-anchor': i === 0 ? 'start' : i === g.xTicks.length - 1 ? 'end' : 'middle' }, tickLabel(t.at, spanMs))),
-    s('path', { class: 'hard', d: g.hardPath }),
-    s('path', { class: 'used', d: g.usedPath }),
-    ...g.points.map((p) => s('circle', { class: 'point', cx: p.x, cy: p.y, r: 2.5, 'data-at': p.at, 'data-used': p.used, 'data-hard': p.hard }, s('title', {}, `${localTime(p.at)}: ${p.used} used of ${p.hard}`))),
+    // A group, not an image: an image's children are hidden from assistive technology, and
+    // the denial markers inside are links. The drawing itself is summarized by the label.
+    { viewBox: `0 0 ${BOX.width} ${BOX.height}`, class: 'chart', role: 'group', 'aria-label': summary, 'data-quota': track.quota, 'data-resource': track.resource, 'data-since': series.since, 'data-until': series.until },
+    s(
+      'g',
+      { 'aria-hidden': 'true' },
+      ...g.yTicks.map((t) => s('g', { class: 'tick' }, s('line', { x1: BOX.left, x2: BOX.width - BOX.right, y1: t.y, y2: t.y }), s('text', { x: BOX.left - 6, y: t.y + 4, 'text-anchor': 'end' }, axisLabel(t.value)))),
+      ...g.xTicks.map((t, i) => s('text', { class: 'xlabel', x: t.x, y: BOX.height - 8, 'text-anchor': i === 0 ? 'start' : i === g.xTicks.length - 1 ? 'end' : 'middle' }, tickLabel(t.at, spanMs))),
+      s('path', { class: 'hard', d: g.hardPath }),
+      s('path', { class: 'used', d: g.usedPath }),
+      ...g.points.map((p) => s('circle', { class: 'point', cx: p.x, cy: p.y, r: 2.5, 'data-at': p.at, 'data-used': p.used, 'data-hard': p.hard }, s('title', {}, `${localTime(p.at)}: ${p.used} used of ${p.hard}`))),
+    ),
     ...series.markers.filter((m) => m.kind === 'denial' || m.quota === track.quota).map((m) => marker(m, g.x(Date.parse(m.at)), bottom, series.namespace)),
   );
   return h(
@@ -58,7 +64,7 @@ function marker(m: Marker, x: number, bottom: number, namespace: string): SVGEle
   if (m.kind === 'limit') {
     return s(
       'g',
-      { class: `limit-marker ${m.change}`, 'data-at': m.at },
+      { class: `limit-marker ${m.change}`, 'data-at': m.at, 'aria-hidden': 'true' },
       s('line', { x1: x, x2: x, y1: BOX.top - 6, y2: bottom }),
       s('path', { d: `M${x - 5},${BOX.top - 10}h10l-5,7z` }),
       s('title', {}, `${localTime(m.at)}: quota ${m.quota} ${m.change} by ${m.actor}`),
