@@ -245,10 +245,11 @@ describe('the dashboard in Chromium', () => {
     const page = await signedIn('admin', `#/ns/${NS}?range=hour&since=${seededFrom}&until=${seededUntil}`);
     await page.locator('svg.chart').first().waitFor();
     await page.locator('#decisions tbody tr').first().waitFor();
-    const unnamed = await page.evaluate(() =>
-      [...document.querySelectorAll<HTMLElement>('a, button, input, select, textarea, [role="meter"], svg.chart')]
+    // Runs in the page; the test's own types have no DOM, so the element is read structurally.
+    const unnamed = await page.locator('a, button, input, select, textarea, [role="meter"], svg.chart').evaluateAll((elements) =>
+      elements
         .filter((element) => {
-          const labels = (element as HTMLInputElement).labels;
+          const labels = (element as unknown as { labels?: ArrayLike<{ textContent: string | null }> | null }).labels;
           const name = element.getAttribute('aria-label') ?? (labels && labels.length > 0 ? labels[0]?.textContent : element.textContent);
           return !name?.trim();
         })
@@ -260,7 +261,7 @@ describe('the dashboard in Chromium', () => {
     const focused: string[] = [];
     for (let i = 0; i < 12; i++) {
       await page.keyboard.press('Tab');
-      focused.push(await page.evaluate(() => document.activeElement?.textContent?.trim() ?? ''));
+      focused.push(((await page.locator(':focus').textContent()) ?? '').trim());
     }
     expect(focused).toContain('Day');
     expect(focused.indexOf('Hour')).toBeLessThan(focused.indexOf('Week'));
