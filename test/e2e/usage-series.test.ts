@@ -7,13 +7,21 @@ let since: string;
 let until: string;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const reservePod = (name: string) =>
-  api.request('POST', '/v1/namespaces/team-a/reservations', {
+const reservePod = (name: string, namespace = 'team-a') =>
+  api.request('POST', `/v1/namespaces/${namespace}/reservations`, {
     kind: 'Pod',
     name,
     object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '100m' } } }] } },
   });
-const putQuota = (pods: string) => api.request('PUT', '/v1/namespaces/team-a/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods } } });
+const putQuota = (pods: string, namespace = 'team-a') =>
+  api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods } } });
+/** Every point of a series equals what usage?at= answers for its instant. */
+async function expectEachPointAsOf(namespace: string, points: readonly { at: string; version: number; quotas: unknown }[]): Promise<void> {
+  for (const point of points) {
+    const at = await api.request('GET', `/v1/namespaces/${namespace}/usage?at=${encodeURIComponent(point.at)}`);
+    expect({ at: point.at, version: point.version, quotas: point.quotas }).toEqual({ at: point.at, version: at.body.version, quotas: at.body.quotas });
+  }
+}
 
 beforeAll(async () => {
   api = await startApi({}, 'qlseries');
@@ -67,6 +75,44 @@ describe('GET /v1/namespaces/{ns}/usage/series', () => {
     expect(status).toBe(code);
     expect(body).toMatchObject({ kind: 'Status', code });
     expect(body.message).toContain(field);
+  });
+
+  describe('over a history with snapshots (every 25 events here)', () => {
+    let first: string;
+    let last: string;
+    beforeAll(async () => {
+      first = new Date().toISOString();
+      expect((await putQuota('100', 'team-b')).status).toBe(201);
+      // Reservations made, then committed or released some events later (so across snapshots
+      // too), and a limit change (which recounts usage): usage moves both ways.
+      const ids: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        const reserved = await reservePod(`p${i}`, 'team-b');
+        expect(reserved.status).toBe(201);
+        ids.push(reserved.body.id);
+        if (i % 2 === 0 && i >= 4) expect((await api.request('POST', `/v1/namespaces/team-b/reservations/${ids[i - 4]}/commit`)).status).toBe(200);
+        if (i % 2 === 1 && i >= 3) expect((await api.request('DELETE', `/v1/namespaces/team-b/reservations/${ids[i - 2]}`)).status).toBe(200);
+        if (i === 30) expect((await putQuota('200', 'team-b')).status).toBe(200);
+      }
+      await sleep(5);
+      last = new Date().toISOString();
+      await api.settle();
+      const snapshots: { n: number }[] = await api.db.dataSource.query(`SELECT count(*)::int AS n FROM usage_snapshots WHERE namespace = 'team-b'`);
+      expect(snapshots[0]?.n).toBeGreaterThanOrEqual(3);
+    });
+
+    it('folds points closer than a snapshot interval together, each as usage?at= answers it', async () => {
+      const { status, body } = await api.request('GET', `/v1/namespaces/team-b/usage/series?since=${first}&until=${last}&points=300`);
+      expect(status).toBe(200);
+      expect(new Set(body.points.map((p: { version: number }) => p.version)).size).toBeGreaterThan(20);
+      await expectEachPointAsOf('team-b', body.points);
+    });
+
+    it('starts points further apart than a snapshot interval from their own snapshots, each as usage?at= answers it', async () => {
+      const { status, body } = await api.request('GET', `/v1/namespaces/team-b/usage/series?since=${first}&until=${last}&points=4`);
+      expect(status).toBe(200);
+      await expectEachPointAsOf('team-b', body.points);
+    });
   });
 
   it('answers 404 for a namespace without a stream', async () => {

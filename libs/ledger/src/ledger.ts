@@ -42,7 +42,6 @@ import type {
   NamespaceUsage,
   NamespaceUsageAt,
   UsageMarker,
-  UsagePoint,
   UsageSeries,
   DefinitionChange,
   Page,
@@ -56,6 +55,7 @@ import type {
   ReservationView,
   WriteOptions,
 } from './ledger.types.js';
+import { sampleUsage } from './usage-sampler.js';
 import { RESERVATION_COLUMNS, recordOf, reservationViewOf, type NamespaceTx, type RawReservationRow, type ReservationRecord } from './namespace-tx.js';
 
 /** Most samples one usage series answers, and most markers of each kind. */
@@ -527,20 +527,17 @@ export class Ledger {
   /**
    * Usage at `points` evenly spaced instants from `since` to `until` (both included), each
    * exact (as `usageAt`: the newest snapshot before it plus at most SNAPSHOT_EVERY events, so
-   * the cost does not grow with the namespace's history), and the range's limit changes and
-   * denials as markers. Undefined when the namespace has no stream.
+   * the cost does not grow with the namespace's history; points sharing a snapshot share one
+   * fold, see sampleUsage), and the range's limit changes and denials as markers. Undefined
+   * when the namespace has no stream.
    */
   async usageSeries(namespace: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<UsageSeries | undefined> {
     if (!(await this.namespaceExists(namespace))) return undefined;
     const from = Date.parse(range.since);
     const to = Date.parse(range.until);
     const count = Math.max(2, Math.min(SERIES_POINTS_MAX, Math.floor(range.points)));
-    const points: UsagePoint[] = [];
-    for (let i = 0; i < count; i++) {
-      const at = new Date(from + Math.round(((to - from) * i) / (count - 1))).toISOString();
-      const usage = await this.usageAt(namespace, at);
-      points.push({ at, version: usage?.version ?? 0, quotas: usage?.quotas ?? [] });
-    }
+    const instants = Array.from({ length: count }, (_, i) => new Date(from + Math.round(((to - from) * i) / (count - 1))).toISOString());
+    const points = await sampleUsage(this.pool, namespace, instants);
     const { rows: limits } = await this.pool.query<{ version: string; type: string; quota: string; actor: string; at: Date }>(
       `SELECT version::text AS version, type, data->>'name' AS quota, actor, recorded_at AS at FROM ledger_events
         WHERE namespace = $1 AND recorded_at BETWEEN $2::timestamptz AND $3::timestamptz
