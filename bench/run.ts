@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { UsageProjection } from '@quota/ledger';
 import { DESIGNS, pgbenchAvailable, runBaseline, type BaselineDesign, type BaselineFigure } from './lib/baselines.js';
-import { instantIn, LONG_NAMESPACE, writeLongHistory } from './lib/history.js';
+import { instantIn, LONG_NAMESPACE, rangeIn, spanIn, writeLongHistory } from './lib/history.js';
 import { closedLoop, HttpClient, openLoop, type Classifier, type KindFigures, type LoadResult } from './lib/load.js';
 import { adminQuery, createDatabase, REDIS_URL } from './lib/postgres.js';
 import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
@@ -29,12 +29,14 @@ import { ms, ratio, summarize, type Latency } from './lib/stats.js';
 
 const quick = process.argv.includes('--quick');
 const PLAN = quick
-  ? { baselineSeconds: 3, loadSeconds: 4, warmupSeconds: 1, historyEvents: 100_000, reconcileNamespaces: 100, asOfQueries: 100 }
-  : { baselineSeconds: 15, loadSeconds: 15, warmupSeconds: 3, historyEvents: 1_000_000, reconcileNamespaces: 1000, asOfQueries: 200 };
+  ? { baselineSeconds: 3, loadSeconds: 4, warmupSeconds: 1, historyEvents: 100_000, reconcileNamespaces: 100, asOfQueries: 100, seriesQueries: 10 }
+  : { baselineSeconds: 15, loadSeconds: 15, warmupSeconds: 3, historyEvents: 1_000_000, reconcileNamespaces: 1000, asOfQueries: 200, seriesQueries: 20 };
 const LOW = { label: 'low contention', namespaces: 1000, clients: 32 };
 const HOT = { label: 'hot namespace', namespaces: 1, clients: 64 };
 const MIXED = { label: 'mixed read/write', namespaces: 100, clients: 32, writeShare: 0.7 };
 const LIMIT = { hard: 1000, attempts: 3000 };
+/** The dashboard's usage chart: a week (or 90% of the history when shorter, see spanIn) at these sample counts. */
+const SERIES = { rangeMs: 7 * 24 * 3600 * 1000, points: [100, 500] } as const;
 
 const log = (message: string): void => console.log(`[bench] ${message}`);
 
@@ -228,6 +230,26 @@ for (let i = 0; i < PLAN.asOfQueries; i++) {
   asOfSamples.push(performance.now() - t0);
 }
 const asOf = summarize(asOfSamples);
+// The usage chart over the same history: each request samples a random range.
+const seriesRangeMs = spanIn(history, SERIES.rangeMs);
+const series: { readonly points: number; readonly latency: Latency }[] = [];
+for (const points of SERIES.points) {
+  log(`usage series: ${PLAN.seriesQueries} requests of ${points} points over ${(seriesRangeMs / 3_600_000).toFixed(1)} h`);
+  const samples: number[] = [];
+  for (let i = 0; i < PLAN.seriesQueries; i++) {
+    const range = rangeIn(history, SERIES.rangeMs);
+    const t0 = performance.now();
+    const answer = await historyClient.must({
+      kind: 'series',
+      method: 'GET',
+      path: `/v1/namespaces/${LONG_NAMESPACE}/usage/series?since=${encodeURIComponent(range.since)}&until=${encodeURIComponent(range.until)}&points=${points}`,
+    });
+    samples.push(performance.now() - t0);
+    const answered = (JSON.parse(answer.body) as { points: unknown[] }).points.length;
+    if (answered !== points) throw new Error(`usage series: asked for ${points} points, got ${answered}`);
+  }
+  series.push({ points, latency: summarize(samples) });
+}
 historyClient.close();
 await historyApi.stop();
 await historyDb.drop();
@@ -314,6 +336,12 @@ console.table({
   'over-admission': { value: `${overAdmission.overAdmitted} (attempts ${overAdmission.attempts}, hard ${overAdmission.hard}, allowed ${overAdmission.allowed}, in the ledger ${overAdmission.reserved})` },
   'projection lag': { value: `per load in the table above (sampled every 250 ms); ${finalLag.eventsBehind} events behind once the loads stopped` },
   'as-of usage over HTTP': { value: `p50 ${ms(asOf.p50)} ms, p95 ${ms(asOf.p95)} ms, p99 ${ms(asOf.p99)} ms on ${history.events.toLocaleString('en-US')} events (${asOf.count} random instants)` },
+  ...Object.fromEntries(
+    series.map((s) => [
+      `usage series over HTTP, ${s.points} points`,
+      { value: `p50 ${ms(s.latency.p50)} ms, p95 ${ms(s.latency.p95)} ms, p99 ${ms(s.latency.p99)} ms over ${(seriesRangeMs / 3_600_000).toFixed(1)} h of ${history.events.toLocaleString('en-US')} events (${s.latency.count} random ranges)` },
+    ]),
+  ),
   'projection catch-up': { value: `${Math.round(history.catchUpPerSecond).toLocaleString('en-US')} events/s (${history.catchUpSeconds.toFixed(1)} s)` },
   reconcile: {
     value: reconcileDone
@@ -336,12 +364,13 @@ writeFileSync(
       mode: quick ? 'quick' : 'full',
       commit,
       machine,
-      plan: { ...PLAN, low: LOW, hot: HOT, mixed: MIXED, limit: LIMIT },
+      plan: { ...PLAN, low: LOW, hot: HOT, mixed: MIXED, limit: LIMIT, series: SERIES },
       baselines,
       service: runs.map(({ statuses, ...r }) => ({ ...r, statuses })),
       overAdmission,
       apiRssMaxMiB: Math.round(rssMaxMiB),
       asOf: { events: history.events, latencyMs: asOf, catchUpPerSecond: Math.round(history.catchUpPerSecond) },
+      usageSeries: { events: history.events, rangeMs: seriesRangeMs, byPoints: series.map((s) => ({ points: s.points, latencyMs: s.latency })) },
       reconcile,
       targets,
     },

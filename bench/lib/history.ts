@@ -54,6 +54,28 @@ export async function writeLongHistory(databaseUrl: string, approximateEvents: n
   }
 }
 
+/** The history's last instant: version v (v ≥ 2) is recorded v seconds after HISTORY_START_MS. */
+export function historyEndMs(history: History): number {
+  return HISTORY_START_MS + history.events * 1000;
+}
+
+/**
+ * How long a range `rangeIn` picks: `spanMs`, or 90% of the history when that is shorter.
+ * Not the whole history: every request would sample the same instants, and 100 points over
+ * the quick run's 100,000 events would land right on the 1,000-event snapshot grid, which
+ * flatters every fold that starts from a snapshot.
+ */
+export function spanIn(history: History, spanMs: number): number {
+  return Math.min(spanMs, Math.floor((historyEndMs(history) - HISTORY_START_MS) * 0.9));
+}
+
+/** A random range of `spanIn(history, spanMs)` inside the history. */
+export function rangeIn(history: History, spanMs: number): { readonly since: string; readonly until: string } {
+  const span = spanIn(history, spanMs);
+  const since = HISTORY_START_MS + Math.floor(Math.random() * (historyEndMs(history) - HISTORY_START_MS - span));
+  return { since: new Date(since).toISOString(), until: new Date(since + span).toISOString() };
+}
+
 /** A random instant inside the history. */
 export function instantIn(history: History): string {
   return new Date(HISTORY_START_MS + Math.floor(Math.random() * history.events) * 1000).toISOString();
