@@ -330,7 +330,7 @@ export class Ledger {
     if (!row) return undefined;
     const record = recordOf(row);
     const history = await this.eventsAt(namespace, record.eventVersions);
-    return { ...reservationViewOf(namespace, record), history };
+    return { ...reservationViewOf(namespace, record), ...(history[0] ? { requester: history[0].actor } : {}), history };
   }
 
   // ---------------------------------------------------------------- quotas and limit ranges

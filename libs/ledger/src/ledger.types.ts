@@ -123,7 +123,7 @@ export interface ReservationView {
   readonly releaseReason?: ReleaseReason;
   readonly expiresAt?: string;
   readonly requestId?: string;
-  /** Who asked for it (the actor of its Reserved or Adopted event); in list answers. */
+  /** Who asked for it: the actor of its Reserved or Adopted event. */
   readonly requester?: string;
   /** Oldest first: Reserved/Adopted, Committed, Released. */
   readonly history?: readonly EventView[];
