@@ -1,4 +1,5 @@
-import { api, ApiError, enc } from '../api.js';
+import { api, type ApiError, enc } from '../api.js';
+import { pager } from './pager.js';
 import { fill, h } from '../dom.js';
 import { localTime, resourceList } from '../format.js';
 
@@ -37,32 +38,14 @@ const what = (d: Decision): string => `${d.operation} ${d.kind ?? d.resource}${d
 export function decisionsLog(namespace: string, since: string, until: string): HTMLElement {
   const deniedOnly = h('input', { type: 'checkbox', id: 'denied-only' });
   const body = h('tbody');
-  const status = h('p', { class: 'status', role: 'status' });
-  const more = h('button', { type: 'button', class: 'more', hidden: true }, 'Show older');
-  let next: string | undefined;
-  let generation = 0;
-  const load = async (append: boolean): Promise<void> => {
-    const mine = ++generation;
-    status.textContent = 'Loading…';
-    try {
-      const page = await api<{ items: Decision[]; next?: string }>(
-        'GET',
-        `/v1/namespaces/${enc(namespace)}/decisions?order=newest&limit=${PAGE}&since=${enc(since)}&until=${enc(until)}${deniedOnly.checked ? '&allowed=false' : ''}${append && next ? `&after=${next}` : ''}`,
-      );
-      if (mine !== generation) return;
-      next = page.next;
-      const rows = page.items.map((d) => row(namespace, d));
-      if (append) body.append(...rows);
-      else fill(body, ...rows);
-      more.hidden = next === undefined;
-      status.textContent = body.children.length === 0 ? `No ${deniedOnly.checked ? 'denials' : 'decisions'} in this range.` : '';
-    } catch (error) {
-      if (mine === generation) status.textContent = (error as ApiError).message;
-    }
-  };
-  deniedOnly.addEventListener('change', () => void load(false));
-  more.addEventListener('click', () => void load(true));
-  void load(false);
+  const { more, status, reload } = pager<Decision>(body, {
+    path: (after) =>
+      `/v1/namespaces/${enc(namespace)}/decisions?order=newest&limit=${PAGE}&since=${enc(since)}&until=${enc(until)}${deniedOnly.checked ? '&allowed=false' : ''}${after ? `&after=${enc(after)}` : ''}`,
+    row: (d) => row(namespace, d),
+    summary: (shown) => (shown === 0 ? `No ${deniedOnly.checked ? 'denials' : 'decisions'} in this range.` : ''),
+    moreLabel: 'Show older',
+  });
+  deniedOnly.addEventListener('change', reload);
   return h(
     'div',
     {},

@@ -1,5 +1,6 @@
-import { api, ApiError, enc } from '../api.js';
-import { fill, h } from '../dom.js';
+import { enc } from '../api.js';
+import { pager } from './pager.js';
+import { h } from '../dom.js';
 import { age, localTime, resourceList } from '../format.js';
 
 interface Reservation {
@@ -26,33 +27,12 @@ export function reservationsTable(namespace: string): HTMLElement {
     h('option', { value: '' }, 'all'),
   );
   const body = h('tbody');
-  const status = h('p', { class: 'status', role: 'status' });
-  const more = h('button', { type: 'button', class: 'more', hidden: true }, 'Show more');
-  let next: string | undefined;
-  let generation = 0;
-  const load = async (append: boolean): Promise<void> => {
-    const mine = ++generation;
-    status.textContent = 'Loading…';
-    try {
-      const page = await api<{ items: Reservation[]; next?: string }>(
-        'GET',
-        `/v1/namespaces/${enc(namespace)}/reservations?limit=${PAGE}${state.value ? `&state=${state.value}` : ''}${append && next ? `&after=${enc(next)}` : ''}`,
-      );
-      if (mine !== generation) return;
-      next = page.next;
-      const now = Date.now();
-      const rows = page.items.map((r) => row(r, now));
-      if (append) body.append(...rows);
-      else fill(body, ...rows);
-      more.hidden = next === undefined;
-      status.textContent = body.children.length === 0 ? `No ${state.value || ''} reservations.`.replace('  ', ' ') : '';
-    } catch (error) {
-      if (mine === generation) status.textContent = (error as ApiError).message;
-    }
-  };
-  state.addEventListener('change', () => void load(false));
-  more.addEventListener('click', () => void load(true));
-  void load(false);
+  const { more, status, reload } = pager<Reservation>(body, {
+    path: (after) => `/v1/namespaces/${enc(namespace)}/reservations?limit=${PAGE}${state.value ? `&state=${state.value}` : ''}${after ? `&after=${enc(after)}` : ''}`,
+    row: (r) => row(r, Date.now()),
+    summary: (shown) => (shown === 0 ? (state.value ? `No ${state.value} reservations.` : 'No reservations.') : ''),
+  });
+  state.addEventListener('change', reload);
   return h(
     'div',
     {},
