@@ -4,6 +4,7 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BODY_LIMIT_BYTES } from '@quota/config';
+import { bodyLimits } from '../../apps/admission-api/src/common/json-body.js';
 import { startApi, type RunningApi } from '../support/api.js';
 import {
   type Body,
@@ -238,7 +239,12 @@ interface Target {
   /** A valid body, new ids each time. */
   readonly seeds: readonly ((id: string) => Body)[];
   readonly webhook?: boolean;
+  /** Its largest body (common/json-body.ts): definitions take less than admissions. */
+  readonly bodyLimitBytes: number;
 }
+
+const ADMISSION_BODY_MAX = bodyLimits('admission', { bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES }).bytesMax;
+const DEFINITION_BODY_MAX = bodyLimits('definition', { bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES }).bytesMax;
 
 const metadataName = (body: Body): string | undefined => {
   const name = (body as { metadata?: { name?: unknown } } | null)?.metadata?.name;
@@ -251,11 +257,11 @@ const QUOTA_SEEDS = QUOTAS.map((q) => () => q);
 const LIMIT_RANGE_SEEDS = LIMIT_RANGES.map((l) => () => l);
 
 const TARGETS: readonly Target[] = [
-  named({ name: 'validate', method: 'POST', path: () => '/v1/admission/validate', seeds: REVIEWS, webhook: true }),
-  named({ name: 'mutate', method: 'POST', path: () => '/v1/admission/mutate', seeds: REVIEWS, webhook: true }),
-  named({ name: 'reserve', method: 'POST', path: () => '/v1/namespaces/team-a/reservations', seeds: RESERVES }),
-  named({ name: 'put resourcequota', method: 'PUT', path: (body) => `/v1/namespaces/fz-admin/resourcequotas/${metadataName(body) ?? 'q1'}`, seeds: QUOTA_SEEDS }),
-  named({ name: 'put limitrange', method: 'PUT', path: (body) => `/v1/namespaces/fz-admin/limitranges/${metadataName(body) ?? 'l1'}`, seeds: LIMIT_RANGE_SEEDS }),
+  named({ name: 'validate', method: 'POST', path: () => '/v1/admission/validate', seeds: REVIEWS, webhook: true, bodyLimitBytes: ADMISSION_BODY_MAX }),
+  named({ name: 'mutate', method: 'POST', path: () => '/v1/admission/mutate', seeds: REVIEWS, webhook: true, bodyLimitBytes: ADMISSION_BODY_MAX }),
+  named({ name: 'reserve', method: 'POST', path: () => '/v1/namespaces/team-a/reservations', seeds: RESERVES, bodyLimitBytes: ADMISSION_BODY_MAX }),
+  named({ name: 'put resourcequota', method: 'PUT', path: (body) => `/v1/namespaces/fz-admin/resourcequotas/${metadataName(body) ?? 'q1'}`, seeds: QUOTA_SEEDS, bodyLimitBytes: DEFINITION_BODY_MAX }),
+  named({ name: 'put limitrange', method: 'PUT', path: (body) => `/v1/namespaces/fz-admin/limitranges/${metadataName(body) ?? 'l1'}`, seeds: LIMIT_RANGE_SEEDS, bodyLimitBytes: DEFINITION_BODY_MAX }),
 ];
 
 // ------------------------------------------------------------------ HTTP, and what every answer must satisfy
@@ -875,7 +881,7 @@ describe('fuzzing the HTTP API', () => {
     );
   });
 
-  it('answers a body over BODY_LIMIT_BYTES with 413, however it is framed, and one just under it with no 5xx', async () => {
+  it("answers a body over its route's limit (BODY_LIMIT_BYTES, less for definitions) with 413, however it is framed, and one just under it with no 5xx", async () => {
     const arbitrary = fc.tuple(
       targetArb,
       fc.constantFrom('content-length', 'chunked', 'gzip-bomb', 'under-limit'),
@@ -894,14 +900,16 @@ describe('fuzzing the HTTP API', () => {
         };
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         let out: Outgoing;
-        if (framing === 'under-limit') out = { method: target.method, path: target.path(seed), headers, body: pad(DEFAULT_BODY_LIMIT_BYTES - extra) };
-        else if (framing === 'gzip-bomb') out = { method: target.method, path: target.path(seed), headers: { ...headers, 'content-encoding': 'gzip' }, body: gzipSync(pad(DEFAULT_BODY_LIMIT_BYTES + extra)) };
-        else out = { method: target.method, path: target.path(seed), headers, body: pad(DEFAULT_BODY_LIMIT_BYTES + extra), ...(framing === 'chunked' ? { chunkBytes: 64 * 1024 } : {}) };
+        const limit = target.bodyLimitBytes;
+        const under = Math.max(limit - extra, serialize(seed).length + 16);
+        if (framing === 'under-limit') out = { method: target.method, path: target.path(seed), headers, body: pad(under) };
+        else if (framing === 'gzip-bomb') out = { method: target.method, path: target.path(seed), headers: { ...headers, 'content-encoding': 'gzip' }, body: gzipSync(pad(limit + extra)) };
+        else out = { method: target.method, path: target.path(seed), headers, body: pad(limit + extra), ...(framing === 'chunked' ? { chunkBytes: 64 * 1024 } : {}) };
         const answer = await exchange(out, { webhook: target.webhook });
         if (!answer) return;
         const kind = `${routeOf(out.method, out.path)} ${framing}`;
         if (framing === 'under-limit' && answer.status === 413) violation(`${kind} 413`, `413 for a body of ${out.body?.length} bytes, under the limit: ${describeRequest(out)}`);
-        if (framing !== 'under-limit' && answer.status !== 413) violation(`${kind} not 413`, `${answer.status}, not 413, for a ${framing} body of ${DEFAULT_BODY_LIMIT_BYTES + extra} bytes: ${describeRequest(out)}`);
+        if (framing !== 'under-limit' && answer.status !== 413) violation(`${kind} not 413`, `${answer.status}, not 413, for a ${framing} body of ${limit + extra} bytes: ${describeRequest(out)}`);
       },
       30,
     );

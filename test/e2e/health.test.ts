@@ -26,14 +26,21 @@ describe('admission-api over HTTP', () => {
   });
 
   it('answers malformed JSON with a BadRequest Status', async () => {
-    const response = await fetch(`${base}/healthz`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+    const response = await fetch(`${base}/v1/namespaces/team-a/resourcequotas/q`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"a":' });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: expect.stringMatching(/^the request body is not valid JSON: /) });
   });
 
   it('answers a body over the limit with RequestEntityTooLarge', async () => {
-    const response = await fetch(`${base}/healthz`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(10_000) }) });
+    const response = await fetch(`${base}/v1/namespaces/team-a/resourcequotas/q`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(10_000) }) });
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ kind: 'Status', reason: 'RequestEntityTooLarge', code: 413 });
+  });
+
+  it('never reads a body sent where none is taken: a probe answers as without one, an unknown path 404', async () => {
+    const junk = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' };
+    expect((await fetch(`${base}/healthz`, { ...junk, method: 'GET', body: undefined })).status).toBe(200);
+    expect((await fetch(`${base}/healthz`, junk)).status).toBe(404);
+    expect((await fetch(`${base}/v1/nothing-here`, junk)).status).toBe(404);
   });
 });

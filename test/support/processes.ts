@@ -31,10 +31,10 @@ export interface ApiProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** One admission-api process on its own port, ready when /healthz answers. */
-export async function startApiProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<ApiProcess> {
+/** One admission-api process on its own port, ready when /healthz answers; `nodeArgs` go to node (`--max-old-space-size=256`). */
+export async function startApiProcess(env: Record<string, string>, timeoutMs = 30_000, nodeArgs: readonly string[] = []): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [API_MAIN], {
+  const child = spawn(process.execPath, [...nodeArgs, API_MAIN], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'error', HOST: '127.0.0.1', PORT: String(port), QUOTA_LEDGER_INSECURE_DEV: 'true', RATE_LIMIT_PER_SECOND: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

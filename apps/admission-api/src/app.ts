@@ -32,10 +32,10 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
     ...(config.tls ? { httpsOptions: httpsOptions(config.tls) } : {}),
   });
   // Order matters: the request id first (every later line and error carries it), then the
-  // rate limit (before any body is read), then the body parser with its size limit.
+  // rate limit. No body is parsed here: the handlers that take one read it after their guard
+  // (common/json-body.ts).
   app.use(requestContext(logger));
   app.use(rateLimit({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst }));
-  app.useBodyParser('json', { limit: config.bodyLimitBytes, strict: true });
   app.useGlobalFilters(new KubeStatusFilter());
   app.enableShutdownHooks();
   app.getHttpAdapter().getInstance().disable('x-powered-by');

@@ -9,6 +9,7 @@ describe('loadConfig', () => {
       databaseUrl: undefined,
       redisUrl: undefined,
       bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
+      bodiesInFlightMaxBytes: 64 * 1024 * 1024,
       logLevel: 'info',
       databasePoolSize: 8,
       admissionBatchMax: 64,
@@ -51,6 +52,7 @@ describe('loadConfig', () => {
     [{ TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', TLS_CLIENT_CERT_ROLE: 'root' }, 'TLS_CLIENT_CERT_ROLE'],
     [{ QUOTA_LEDGER_INSECURE_DEV: 'yes' }, 'QUOTA_LEDGER_INSECURE_DEV'],
     [{ RATE_LIMIT_BURST: '0' }, 'RATE_LIMIT_BURST'],
+    [{ BODY_LIMIT_BYTES: '4194304', BODIES_IN_FLIGHT_MAX_BYTES: '1048576' }, 'BODIES_IN_FLIGHT_MAX_BYTES'],
   ])('refuses %o, naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(new RegExp(`invalid configuration: ${variable}`));
   });

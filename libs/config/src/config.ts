@@ -12,6 +12,8 @@ export interface AppConfig {
   readonly redisUrl: string | undefined;
   /** Largest request body accepted, in bytes (Kubernetes accepts requests of ~3 MiB). */
   readonly bodyLimitBytes: number;
+  /** Bytes of request bodies the API reads at once, all requests together; past it, 429. */
+  readonly bodiesInFlightMaxBytes: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** PostgreSQL connections this process may hold (throughput peaks at 4–16 on 2 cores). */
   readonly databasePoolSize: number;
@@ -123,12 +125,18 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 export const DEFAULT_BODY_LIMIT_BYTES = 3 * 1024 * 1024 + 64 * 1024;
 
 export function loadConfig(env: Env = process.env): AppConfig {
+  const bodyLimitBytes = integer(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, 1024, 64 * 1024 * 1024);
+  const bodiesInFlightMaxBytes = integer(env, 'BODIES_IN_FLIGHT_MAX_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024);
+  if (bodiesInFlightMaxBytes < bodyLimitBytes) {
+    throw new ConfigError('BODIES_IN_FLIGHT_MAX_BYTES', `must be at least BODY_LIMIT_BYTES (${bodyLimitBytes}), or no body of the largest size could ever be read`);
+  }
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env['HOST'] || '0.0.0.0',
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, 1024, 64 * 1024 * 1024),
+    bodyLimitBytes,
+    bodiesInFlightMaxBytes,
     logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 8, 1, 200),
     admissionBatchMax: integer(env, 'ADMISSION_BATCH_MAX', 64, 1, 1000),

@@ -9,6 +9,7 @@ import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { allowResponse, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
 import { Allow, NamespaceInBody } from '../auth/roles.decorator.js';
+import { JsonBody } from '../common/json-body.js';
 
 function parse(body: unknown): AdmissionReviewRequest {
   try {
@@ -40,6 +41,7 @@ export class AdmissionReviewController {
   @Allow('admission')
   @NamespaceInBody()
   @TimedAdmission('mutate')
+  @JsonBody('admission')
   @Post('mutate')
   @HttpCode(200)
   async mutate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
@@ -54,6 +56,7 @@ export class AdmissionReviewController {
   @Allow('admission')
   @NamespaceInBody()
   @TimedAdmission('validate')
+  @JsonBody('admission')
   @Post('validate')
   @HttpCode(200)
   async validate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {

@@ -3,9 +3,10 @@ import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } fro
 import type { Request, Response } from 'express';
 import { DomainError } from '@quota/domain';
 import { isConnectionError, LedgerError, type LedgerErrorCode } from '@quota/ledger';
+import { BodyRefused } from '../common/json-body.js';
 import { kubeStatus, type KubeStatus } from './kube-status.js';
 
-/** Errors body-parser raises carry an HTTP status and a `type`. */
+/** Errors body-parser raises (http-errors) carry an HTTP status, `expose` and usually a `type`. */
 interface HttpishError {
   readonly message?: string;
   readonly status?: number;
@@ -16,7 +17,7 @@ interface HttpishError {
 
 function bodyStatus(error: HttpishError | undefined): KubeStatus | undefined {
   const code = error?.status ?? error?.statusCode;
-  if (!error || typeof code !== 'number' || code < 400 || code >= 500) return undefined;
+  if (!error || error.expose !== true || typeof code !== 'number' || code < 400 || code >= 500) return undefined;
   switch (error.type) {
     case 'entity.too.large':
       return kubeStatus(413, 'the request body is larger than the server accepts');
@@ -25,13 +26,9 @@ function bodyStatus(error: HttpishError | undefined): KubeStatus | undefined {
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return kubeStatus(415, 'the request body must be UTF-8 JSON');
-    case 'entity.verify.failed':
-    case 'request.aborted':
-    case 'request.size.invalid':
-    case 'stream.encoding.set':
-      return kubeStatus(400, 'the request body could not be read');
     default:
-      return undefined;
+      // Aborted, truncated, a length that lies, compressed data that does not inflate.
+      return kubeStatus(400, 'the request body could not be read');
   }
 }
 
@@ -64,6 +61,7 @@ export class KubeStatusFilter implements ExceptionFilter {
   }
 
   private toStatus(error: unknown, request: Request): KubeStatus {
+    if (error instanceof BodyRefused) return error.kubeStatus;
     if (error instanceof DomainError) {
       // Readable but invalid objects are 422 Invalid; unreadable ones 400, as the API server answers.
       const code = error.code === 'ObjectInvalid' || error.code === 'QuantityInvalid' ? 422 : 400;

@@ -9,6 +9,7 @@ import { EventsQueryDto } from '../audit/audit.dto.js';
 import { definitionHistory } from '../audit/definition-history.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
+import { JsonBody } from '../common/json-body.js';
 
 export function renderLimitRange(view: LimitRangeView): LimitRange {
   return {
@@ -41,6 +42,7 @@ export class LimitRangesController {
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
   @Allow('admin')
+  @JsonBody('definition')
   @Put(':name')
   async put(
     @Param('namespace', NamespacePipe) namespace: string,

@@ -10,6 +10,7 @@ import { requesterOf } from '../auth/requester.js';
 import { ReserveDto } from './reserve.dto.js';
 import { admitCommandOf } from './admission-request.js';
 import { Allow } from '../auth/roles.decorator.js';
+import { JsonBody } from '../common/json-body.js';
 import { TimedAdmission } from '../observability/admission-timing.js';
 import { Metrics } from '../observability/metrics.js';
 
@@ -69,6 +70,7 @@ export class ReservationsController {
 
   @Allow('admission')
   @TimedAdmission('reserve')
+  @JsonBody('admission')
   @Post()
   @UsePipes(dtoValidationPipe())
   async reserve(

@@ -4,6 +4,7 @@ import type { AppConfig } from '@quota/config';
 import { Ledger, type AdmissionResult } from '@quota/ledger';
 import { requesterOf } from '../auth/requester.js';
 import { Allow } from '../auth/roles.decorator.js';
+import { JsonBody } from '../common/json-body.js';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { APP_CONFIG } from '../ledger/ledger.provider.js';
@@ -38,6 +39,7 @@ export class WhatIfController {
   ) {}
 
   @Allow('admin', 'auditor', 'admission')
+  @JsonBody('admission')
   @Post()
   @HttpCode(200)
   @UsePipes(dtoValidationPipe())

@@ -9,6 +9,7 @@ import { EventsQueryDto } from '../audit/audit.dto.js';
 import { definitionHistory } from '../audit/definition-history.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
+import { JsonBody } from '../common/json-body.js';
 
 /** Annotations that say how fresh a read's `status.used` is. */
 export const USED_VERSION_ANNOTATION = 'quota-ledger.io/used-version';
@@ -57,6 +58,7 @@ export class ResourceQuotasController {
   constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
 
   @Allow('admin')
+  @JsonBody('definition')
   @Put(':name')
   async put(
     @Param('namespace', NamespacePipe) namespace: string,

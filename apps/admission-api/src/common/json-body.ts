@@ -1,0 +1,135 @@
+import { applyDecorators, HttpException, Inject, Injectable, SetMetadata, UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { AppConfig } from '@quota/config';
+import bodyParser from 'body-parser';
+import type { Request, Response } from 'express';
+import { from, type Observable, switchMap } from 'rxjs';
+import { kubeStatus, type KubeStatus } from '../errors/kube-status.js';
+import { APP_CONFIG } from '../ledger/ledger.provider.js';
+import { scanJson, type JsonLimits } from './json-scan.js';
+
+/**
+ * Request bodies are read only by the handlers that take one, and only after the guard has
+ * authenticated and authorized the caller: there is no global body parser. A probe, a scrape,
+ * an unknown path or a caller without a token never gets its body read (Node discards it),
+ * whatever it sends. A handler marked `@JsonBody(...)` gets its body read with the limits of
+ * its kind, scanned once in linear time (json-scan.ts) and only then parsed.
+ */
+export const JSON_DEPTH_MAX = 64;
+
+export interface BodyLimits extends JsonLimits {
+  /** Largest body, in bytes; larger is 413. */
+  readonly bytesMax: number;
+}
+
+export type BodyKind = 'admission' | 'definition';
+
+/**
+ * - admission: an AdmissionReview (object and oldObject, each up to Kubernetes' ~1.5 MiB) or a
+ *   REST reservation: BODY_LIMIT_BYTES, and at most 200,000 values (a 1.5 MiB ConfigMap of
+ *   short keys has ~50,000; two of them and their managedFields stay well under).
+ * - definition: a ResourceQuota or LimitRange (64 resources per list, labels and annotations
+ *   within Kubernetes' 256 KiB): 512 KiB and 20,000 values.
+ */
+export function bodyLimits(kind: BodyKind, config: Pick<AppConfig, 'bodyLimitBytes'>): BodyLimits {
+  return kind === 'admission'
+    ? { bytesMax: config.bodyLimitBytes, depthMax: JSON_DEPTH_MAX, valuesMax: 200_000 }
+    : { bytesMax: Math.min(config.bodyLimitBytes, 512 * 1024), depthMax: JSON_DEPTH_MAX, valuesMax: 20_000 };
+}
+
+const BODY_KEY = 'quota-ledger:json-body';
+
+/** A refusal raised while reading a body: its Status is the answer. */
+export class BodyRefused extends Error {
+  readonly type = 'quota-ledger.body.refused';
+  /** body-parser (http-errors) keeps the status of an error its `verify` throws. */
+  status: number;
+  statusCode: number;
+  constructor(readonly kubeStatus: KubeStatus) {
+    super(kubeStatus.message);
+    this.name = 'BodyRefused';
+    this.status = this.statusCode = kubeStatus.code;
+  }
+}
+
+function refused(code: number, message: string, field?: string): BodyRefused {
+  return new BodyRefused(kubeStatus(code, field ? `${field} ${message}` : message, field ? { causes: [{ reason: 'FieldValueInvalid', field, message: `${field} ${message}` }] } : undefined));
+}
+
+/**
+ * Every body being read at once shares one budget of bytes (BODIES_IN_FLIGHT_MAX_BYTES), so
+ * many slow or large bodies cannot together exhaust the process: past it, 429.
+ */
+class InFlightBudget {
+  private used = 0;
+  constructor(private readonly max: number) {}
+  take(bytes: number): boolean {
+    if (this.used + bytes > this.max) return false;
+    this.used += bytes;
+    return true;
+  }
+  give(bytes: number): void {
+    this.used -= bytes;
+  }
+}
+
+/** The handler takes a JSON body of this kind, read after its guard (see the module comment). */
+export const JsonBody = (kind: BodyKind): MethodDecorator => applyDecorators(SetMetadata(BODY_KEY, kind), UseInterceptors(JsonBodyReader));
+
+@Injectable()
+export class JsonBodyReader implements NestInterceptor {
+  private readonly parsers = new Map<BodyKind, ReturnType<typeof bodyParser.json>>();
+  private readonly limits = new Map<BodyKind, BodyLimits>();
+  private readonly budget: InFlightBudget;
+
+  constructor(
+    @Inject(Reflector) private readonly reflector: Reflector,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.budget = new InFlightBudget(config.bodiesInFlightMaxBytes);
+    for (const kind of ['admission', 'definition'] as const) {
+      const limits = bodyLimits(kind, config);
+      this.limits.set(kind, limits);
+      this.parsers.set(
+        kind,
+        bodyParser.json({
+          limit: limits.bytesMax,
+          strict: true,
+          // Runs on the raw bytes before JSON.parse: the only walk a body gets before it is bounded.
+          verify: (_request, _response, bytes, encoding) => {
+            if (!/^utf-?8$/i.test(encoding)) throw refused(415, 'the request body must be UTF-8 JSON');
+            const problem = scanJson(bytes, limits);
+            if (problem) throw refused(400, problem.message, problem.field);
+          },
+        }),
+      );
+    }
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const kind = this.reflector.get<BodyKind | undefined>(BODY_KEY, context.getHandler());
+    if (!kind) return next.handle();
+    const http = context.switchToHttp();
+    return from(this.read(kind, http.getRequest<Request>(), http.getResponse<Response>())).pipe(switchMap(() => next.handle()));
+  }
+
+  private async read(kind: BodyKind, request: Request, response: Response): Promise<void> {
+    const limits = this.limits.get(kind) as BodyLimits;
+    const declared = Number(request.headers['content-length']);
+    // What the body may occupy once read: its declared length, or the limit when it is
+    // compressed or chunked. One declared over the limit is refused by the parser unread.
+    const compressed = (request.headers['content-encoding'] ?? 'identity') !== 'identity';
+    const reserve = Number.isSafeInteger(declared) && declared >= 0 && !compressed ? Math.min(declared, limits.bytesMax) : limits.bytesMax;
+    if (!this.budget.take(reserve)) {
+      response.setHeader('Retry-After', '1');
+      throw new HttpException(kubeStatus(429, 'the server is reading as many request bodies as it holds at once; retry in a second', { retryAfterSeconds: 1 }), 429);
+    }
+    try {
+      await new Promise<void>((resolve, reject) => {
+        (this.parsers.get(kind) as ReturnType<typeof bodyParser.json>)(request, response, (error?: unknown) => (error ? reject(error) : resolve()));
+      });
+    } finally {
+      this.budget.give(reserve);
+    }
+  }
+}
