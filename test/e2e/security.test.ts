@@ -209,6 +209,49 @@ describe('start-up', () => {
 });
 
 describe('rate limit', () => {
+  const limitedApi = () => startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 3 }, 'qlrate');
+  const statusOf = async (base: string, headers: Record<string, string>, path = '/v1/namespaces/team-a/resourcequotas'): Promise<number> => (await fetch(`${base}${path}`, { headers })).status;
+
+  it('gives a token one bucket however "Bearer" is spelled (finding 4: 64 spellings were 64 buckets)', async () => {
+    const limited = await limitedApi();
+    try {
+      const spellings = ['Bearer', 'bearer', 'BEARER', 'bEaReR', 'BeArEr'].map((word) => ({ authorization: `${word} ${TOKENS.admission.token}` }));
+      const statuses = [];
+      for (const headers of spellings) statuses.push(await statusOf(limited.base, headers));
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('limits wrong tokens by the address they come from, and never refills a real client on their account', async () => {
+    const limited = await limitedApi();
+    try {
+      for (let i = 0; i < 3; i++) expect(await statusOf(limited.base, bearer(TOKENS.admission.token))).toBe(200);
+      expect(await statusOf(limited.base, bearer(TOKENS.admission.token))).toBe(429);
+      const strangers = [];
+      for (let i = 0; i < 40; i++) strangers.push(await statusOf(limited.base, bearer(`wrong-token-${i}`)));
+      expect(strangers.slice(0, 3)).toEqual([401, 401, 401]);
+      expect(new Set(strangers.slice(3))).toEqual(new Set([429]));
+      expect(await statusOf(limited.base, bearer(TOKENS.admission.token))).toBe(429);
+      // Another principal from the same address has its own bucket.
+      expect(await statusOf(limited.base, bearer(TOKENS.auditor.token))).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('never limits the probes, however the path is cased or slashed', async () => {
+    const limited = await limitedApi();
+    try {
+      for (let i = 0; i < 8; i++) {
+        for (const path of ['/healthz', '/healthz/', '/HEALTHZ', '/readyz?exclude=queue', '/metrics']) expect(await statusOf(limited.base, {}, path), path).toBe(200);
+      }
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('answers 429 with Retry-After once a client spends its burst, and counts each token apart', async () => {
     const limited = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 3 }, 'qlrate');
     try {

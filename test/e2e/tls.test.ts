@@ -43,7 +43,7 @@ beforeAll(async () => {
     {
       insecureDev: false,
       tokensFile: writeTokensFile([{ name: 'admin', token: ADMIN, roles: ['admin'] }]),
-      tls: { certFile: serving.cert, keyFile: serving.key, clientCaFile: pki.caCert, clientCertRole: 'admission' },
+      tls: { certFile: serving.cert, keyFile: serving.key, clientCaFile: pki.caCert, clientCertRole: 'admission', clientCertTrustUserInfo: true },
     },
     'qltls',
   );

@@ -8,6 +8,8 @@ export interface TestToken {
   readonly token: string;
   readonly roles: readonly string[];
   readonly namespaces?: readonly string[];
+  /** Its AdmissionReviews' userInfo is recorded as "on behalf of" (the kube-apiserver's token). */
+  readonly trustUserInfo?: boolean;
 }
 
 /** Writes a TOKENS_FILE (digests only, as operators write it) into a fresh temporary directory. */
@@ -19,6 +21,7 @@ export function writeTokensFile(tokens: readonly TestToken[]): string {
       `    sha256: "${createHash('sha256').update(t.token).digest('hex')}"`,
       `    roles: [${t.roles.join(', ')}]`,
       ...(t.namespaces ? [`    namespaces: [${t.namespaces.join(', ')}]`] : []),
+      ...(t.trustUserInfo === undefined ? [] : [`    trustUserInfo: ${t.trustUserInfo}`]),
     ].join('\n'),
   );
   writeFileSync(file, `tokens:\n${entries.join('\n')}\n`);

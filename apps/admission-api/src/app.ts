@@ -7,6 +7,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AppConfig } from '@quota/config';
 import type { Logger } from '@quota/ops';
 import { AdmissionApiModule } from './admission-api.module.js';
+import { Authenticator } from './auth/authenticator.js';
 import { rateLimit } from './common/rate-limit.js';
 import { httpsOptions, reloadOnChange } from './common/tls.js';
 import { serveDashboard } from './dashboard.js';
@@ -32,10 +33,18 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
     ...(config.tls ? { httpsOptions: httpsOptions(config.tls) } : {}),
   });
   // Order matters: the request id first (every later line and error carries it), then the
-  // rate limit. No body is parsed here: the handlers that take one read it after their guard
+  // rate limit, by authenticated principal. No body is parsed here: the handlers that take one read it after their guard
   // (common/json-body.ts).
   app.use(requestContext(logger));
-  app.use(rateLimit({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst }));
+  const authenticator = app.get(Authenticator);
+  app.use(
+    rateLimit({
+      perSecond: config.rateLimitPerSecond,
+      burst: config.rateLimitBurst,
+      // Headers and the TLS session only: who it is is settled before any body is read.
+      principalOf: (request) => authenticator.identify(request),
+    }),
+  );
   app.useGlobalFilters(new KubeStatusFilter());
   app.enableShutdownHooks();
   app.getHttpAdapter().getInstance().disable('x-powered-by');

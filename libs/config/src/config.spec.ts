@@ -36,10 +36,10 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    [{ TLS_CERT_FILE: '/tls/tls.crt', TLS_KEY_FILE: '/tls/tls.key' }, { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: undefined, clientCertRole: 'admission' }],
+    [{ TLS_CERT_FILE: '/tls/tls.crt', TLS_KEY_FILE: '/tls/tls.key' }, { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: undefined, clientCertRole: 'admission', clientCertTrustUserInfo: true }],
     [
-      { TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', TLS_CLIENT_CA_FILE: 'ca', TLS_CLIENT_CERT_ROLE: 'auditor' },
-      { certFile: 'c', keyFile: 'k', clientCaFile: 'ca', clientCertRole: 'auditor' },
+      { TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', TLS_CLIENT_CA_FILE: 'ca', TLS_CLIENT_CERT_ROLE: 'auditor', TLS_CLIENT_CERT_TRUST_USER_INFO: 'false' },
+      { certFile: 'c', keyFile: 'k', clientCaFile: 'ca', clientCertRole: 'auditor', clientCertTrustUserInfo: false },
     ],
   ])('reads TLS settings %o', (env, tls) => {
     expect(loadConfig(env).tls).toEqual(tls);

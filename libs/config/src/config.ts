@@ -68,6 +68,8 @@ export interface TlsConfig {
   readonly clientCaFile: string | undefined;
   /** Role a verified client certificate gets. */
   readonly clientCertRole: 'admin' | 'admission' | 'auditor';
+  /** A client certificate relays users' requests (kube-apiserver): its reviews' userInfo is recorded as "on behalf of". */
+  readonly clientCertTrustUserInfo: boolean;
 }
 
 /** Where the reconciler lists the objects that exist (INVENTORY_SOURCE and its variables). */
@@ -177,7 +179,8 @@ function tlsConfig(env: Env): TlsConfig | undefined {
   if (!certFile) throw new ConfigError('TLS_CERT_FILE', 'is required when TLS_KEY_FILE is set');
   if (!keyFile) throw new ConfigError('TLS_KEY_FILE', 'is required when TLS_CERT_FILE is set');
   const clientCertRole = oneOf(env, 'TLS_CLIENT_CERT_ROLE', ['admin', 'admission', 'auditor'] as const, 'admission');
-  return { certFile, keyFile, clientCaFile, clientCertRole };
+  const clientCertTrustUserInfo = oneOf(env, 'TLS_CLIENT_CERT_TRUST_USER_INFO', ['true', 'false'] as const, 'true') === 'true';
+  return { certFile, keyFile, clientCaFile, clientCertRole, clientCertTrustUserInfo };
 }
 
 /** The zero-setup start (`npm start`): where it keeps its embedded PostgreSQL and development token. */

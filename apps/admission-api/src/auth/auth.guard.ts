@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
-import { type AuthenticatedRequest, Authenticator, forbidden } from './authenticator.js';
+import { type AuthenticatedRequest, Authenticator, forbidden, unauthorized } from './authenticator.js';
 import { NAMESPACE_IN_BODY_KEY, NO_NAMESPACE_KEY, ROLES_KEY } from './roles.decorator.js';
 import type { Role } from './tokens.js';
 
@@ -21,14 +21,12 @@ export class AuthGuard implements CanActivate {
     const roles = this.reflector.getAllAndOverride<Role[] | undefined>(ROLES_KEY, [context.getHandler(), context.getClass()]);
     if (!roles) return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    let principal;
-    try {
-      principal = this.authenticator.authenticate(request);
-    } catch (error) {
+    // Normally settled already, before the rate limit (app.ts); idempotent.
+    const principal = this.authenticator.identify(request);
+    if (!principal) {
       context.switchToHttp().getResponse<Response>().setHeader('WWW-Authenticate', 'Bearer realm="quota-ledger"');
-      throw error;
+      throw unauthorized(request.authFailure ?? 'authentication required');
     }
-    request.principal = principal;
     const what = `${request.method} ${request.path}`;
     if (!roles.some((role) => principal.roles.has(role))) {
       throw forbidden(`"${principal.name}" (roles: ${[...principal.roles].join(', ')}) cannot ${what}: it needs the role ${roles.join(' or ')}`);

@@ -7,9 +7,14 @@ import { kubeStatus } from '../errors/kube-status.js';
 import { APP_CONFIG } from '../ledger/ledger.provider.js';
 import { ROLES, TokenSet, type Principal } from './tokens.js';
 
-/** The principal the guard found, kept on the request for handlers (the actor of a write). */
+/**
+ * Who the request is, settled once per request by `Authenticator.identify` (before the rate
+ * limit, which counts by principal): the principal, or why there is none.
+ */
 export interface AuthenticatedRequest extends Request {
   principal?: Principal;
+  /** Set when authentication failed or found nothing: the message of the 401. */
+  authFailure?: string;
 }
 
 const TOKENS_RELOAD_POLL_MS = 2000;
@@ -58,7 +63,21 @@ export class Authenticator implements OnApplicationShutdown {
     return this.tokens === undefined;
   }
 
-  authenticate(request: Request): Principal {
+  /**
+   * Settles who the request is, once: reads only headers and the TLS session, never the body.
+   * Sets `principal`, or `authFailure` when a credential is wrong or one is needed.
+   */
+  identify(request: AuthenticatedRequest): Principal | undefined {
+    if (request.principal || request.authFailure !== undefined) return request.principal;
+    try {
+      request.principal = this.authenticate(request);
+    } catch (error) {
+      request.authFailure = error instanceof HttpException ? (error.getResponse() as { message: string }).message : 'authentication failed';
+    }
+    return request.principal;
+  }
+
+  private authenticate(request: Request): Principal {
     const header = request.headers.authorization;
     if (header !== undefined) {
       const match = /^Bearer ([\x21-\x7e]+)$/i.exec(header.trim());
@@ -78,7 +97,7 @@ export class Authenticator implements OnApplicationShutdown {
     // Development only: an authenticating proxy's X-Remote-User still names the actor.
     const header = request.headers['x-remote-user'];
     const name = Array.isArray(header) ? header[0] : header;
-    return { name: name && name.length <= 253 ? name : 'anonymous', roles: new Set(ROLES), namespaces: 'all', via: 'insecure-development' };
+    return { name: name && name.length <= 253 ? name : 'anonymous', roles: new Set(ROLES), namespaces: 'all', via: 'insecure-development', trustUserInfo: true };
   }
 
   private clientCertificate(request: Request): Principal | undefined {
@@ -89,7 +108,7 @@ export class Authenticator implements OnApplicationShutdown {
     const subject = socket.getPeerCertificate().subject as Record<string, string | string[]> | undefined;
     const common = subject?.['CN'];
     const name = (Array.isArray(common) ? common[0] : common) ?? 'client-certificate';
-    return { name, roles: new Set([tls.clientCertRole]), namespaces: 'all', via: 'client-certificate' };
+    return { name, roles: new Set([tls.clientCertRole]), namespaces: 'all', via: 'client-certificate', trustUserInfo: tls.clientCertTrustUserInfo };
   }
 
   private reload(file: string): void {

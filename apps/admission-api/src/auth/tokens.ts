@@ -12,6 +12,12 @@ export interface Principal {
   /** The namespaces it may touch; `all` when unscoped. */
   readonly namespaces: ReadonlySet<string> | 'all';
   readonly via: 'token' | 'client-certificate' | 'insecure-development';
+  /**
+   * It relays other users' requests (the kube-apiserver): the `userInfo.username` of the
+   * AdmissionReviews it sends is recorded as "on behalf of". For any other principal that
+   * claim is ignored.
+   */
+  readonly trustUserInfo: boolean;
 }
 
 interface TokenEntry {
@@ -65,7 +71,9 @@ export class TokenSet {
       if (typeof raw !== 'object' || raw === null) throw new TokenFileError(file, `${at} must be a mapping`);
       const entry = raw as Record<string, unknown>;
       for (const key of Object.keys(entry)) {
-        if (!['name', 'sha256', 'roles', 'namespaces'].includes(key)) throw new TokenFileError(file, `${at}: unknown field "${key}" (expected name, sha256, roles, namespaces)`);
+        if (!['name', 'sha256', 'roles', 'namespaces', 'trustUserInfo'].includes(key)) {
+          throw new TokenFileError(file, `${at}: unknown field "${key}" (expected name, sha256, roles, namespaces, trustUserInfo)`);
+        }
       }
       const name = entry['name'];
       if (typeof name !== 'string' || name.length === 0 || name.length > 253) throw new TokenFileError(file, `${at}.name must be a string of 1 to 253 characters`);
@@ -89,7 +97,9 @@ export class TokenSet {
         }
         scope = new Set(namespaces);
       }
-      return { digest: Buffer.from(digest, 'hex'), principal: { name, roles: new Set(roles), namespaces: scope, via: 'token' } };
+      const trustUserInfo = entry['trustUserInfo'] ?? false;
+      if (typeof trustUserInfo !== 'boolean') throw new TokenFileError(file, `${at}.trustUserInfo must be true or false`);
+      return { digest: Buffer.from(digest, 'hex'), principal: { name, roles: new Set(roles), namespaces: scope, via: 'token', trustUserInfo } };
     });
     return new TokenSet(entries);
   }

@@ -1,18 +1,28 @@
 import type { NextFunction, Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import { rateLimit } from './rate-limit.js';
+import type { Principal } from '../auth/tokens.js';
+import { clientAddress, isExempt, rateLimit } from './rate-limit.js';
 
-function harness(perSecond: number, burst: number) {
+const principal = (name: string, via: Principal['via'] = 'token'): Principal => ({ name, roles: new Set(['admission']), namespaces: 'all', via, trustUserInfo: false });
+
+interface Sent {
+  /** The authenticated principal's name; absent: the request authenticated as nobody. */
+  readonly as?: string;
+  readonly from?: string;
+  readonly path?: string;
+}
+
+function harness(perSecond: number, burst: number, tables = { principalsMax: 10, addressesMax: 2 }) {
   let now = 0;
-  const limit = rateLimit({ perSecond, burst, now: () => now, clientsMax: 2 });
-  const send = (token: string, path = '/v1/x'): number => {
+  const limit = rateLimit({ perSecond, burst, now: () => now, ...tables, principalOf: (request) => (request as Request & { who?: Principal }).who });
+  const send = ({ as, from = '10.0.0.1', path = '/v1/x' }: Sent): number => {
     let status = 0;
     const response = {
       setHeader: () => response,
       status: (code: number) => ((status = code), response),
       json: () => response,
     } as unknown as Response;
-    const request = { path, headers: { authorization: `Bearer ${token}` }, socket: { remoteAddress: '10.0.0.1' } } as unknown as Request;
+    const request = { path, headers: {}, socket: { remoteAddress: from }, ...(as ? { who: principal(as) } : {}) } as unknown as Request;
     limit(request, response, (() => (status = 200)) as NextFunction);
     return status;
   };
@@ -22,16 +32,53 @@ function harness(perSecond: number, burst: number) {
 describe('rate limit', () => {
   it('lets a burst through, then refills at the rate', () => {
     const { send, advance } = harness(2, 3);
-    expect([send('a'), send('a'), send('a'), send('a')]).toEqual([200, 200, 200, 429]);
+    const a = { as: 'a' };
+    expect([send(a), send(a), send(a), send(a)]).toEqual([200, 200, 200, 429]);
     advance(500);
-    expect([send('a'), send('a')]).toEqual([200, 429]);
+    expect([send(a), send(a)]).toEqual([200, 429]);
     advance(10_000);
-    expect([send('a'), send('a'), send('a'), send('a')]).toEqual([200, 200, 200, 429]);
+    expect([send(a), send(a), send(a), send(a)]).toEqual([200, 200, 200, 429]);
   });
 
-  it('keeps one bucket per token and never limits probes', () => {
+  it('keeps one bucket per principal, whatever address or connection it comes from', () => {
     const { send } = harness(1, 1);
-    expect([send('a'), send('a'), send('b')]).toEqual([200, 429, 200]);
-    expect(send('a', '/healthz')).toBe(200);
+    expect([send({ as: 'a', from: '10.0.0.1' }), send({ as: 'a', from: '10.0.0.2' }), send({ as: 'b', from: '10.0.0.1' })]).toEqual([200, 429, 200]);
+  });
+
+  it('limits callers without a valid token by address, apart from the principals sending from there', () => {
+    const { send } = harness(1, 1);
+    expect([send({ from: '10.0.0.9' }), send({ from: '10.0.0.9' }), send({ as: 'a', from: '10.0.0.9' })]).toEqual([200, 429, 200]);
+  });
+
+  it('never lets strangers cycling addresses evict an authenticated client\'s spent bucket', () => {
+    const { send } = harness(1, 1, { principalsMax: 10, addressesMax: 2 });
+    expect(send({ as: 'a' })).toBe(200);
+    for (let i = 0; i < 1000; i++) send({ from: `10.1.${i >> 8}.${i & 255}` });
+    expect(send({ as: 'a' })).toBe(429);
+  });
+
+  it('counts one IPv6 /64 as one client', () => {
+    const { send } = harness(1, 1);
+    expect([send({ from: '2001:db8:1:2::1' }), send({ from: '2001:db8:1:2:ffff::7' }), send({ from: '2001:db8:1:3::1' })]).toEqual([200, 429, 200]);
+  });
+
+  it.each(['/healthz', '/readyz', '/metrics', '/HEALTHZ', '/healthz/', '/ReadyZ/', '/METRICS'])('never limits the probe or scrape %s', (path) => {
+    const { send } = harness(1, 1);
+    expect([send({ as: 'a', path }), send({ as: 'a', path }), send({ path }), send({ path })]).toEqual([200, 200, 200, 200]);
+    expect(isExempt(path)).toBe(true);
+  });
+
+  it.each(['/healthz//', '/healthzx', '/v1/healthz'])('limits %s, which is not a probe', (path) => {
+    expect(isExempt(path)).toBe(false);
+  });
+
+  it.each([
+    ['10.0.0.1', '10.0.0.1'],
+    ['::ffff:10.0.0.1', '10.0.0.1'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['2001:db8:aa:bb:cc:dd:ee:ff', '2001:db8:aa:bb::/64'],
+    ['::1', '0:0:0:0::/64'],
+  ])('names the client at %s as %s', (remoteAddress, client) => {
+    expect(clientAddress({ socket: { remoteAddress } } as unknown as Request)).toBe(client);
   });
 });

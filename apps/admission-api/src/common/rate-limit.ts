@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
+import type { Principal } from '../auth/tokens.js';
 import { kubeStatus } from '../errors/kube-status.js';
 
 export interface RateLimitOptions {
@@ -7,9 +8,13 @@ export interface RateLimitOptions {
   readonly perSecond: number;
   /** Requests a client may make at once above its rate. */
   readonly burst: number;
-  /** Most clients remembered; the least recently seen is forgotten first. */
-  readonly clientsMax?: number;
+  /** Most authenticated principals remembered (they are few: the tokens file names them). */
+  readonly principalsMax?: number;
+  /** Most client addresses remembered for unauthenticated callers; the least recently seen is forgotten first. */
+  readonly addressesMax?: number;
   readonly now?: () => number;
+  /** Who the request is, once authentication ran (see identify.ts); undefined: nobody. */
+  readonly principalOf: (request: Request) => Principal | undefined;
 }
 
 interface Bucket {
@@ -17,41 +22,78 @@ interface Bucket {
   at: number;
 }
 
-const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);
-
 /**
- * A token bucket per client: the bearer token (by digest: never kept in the clear) when one
- * is sent, else the remote address. Over the limit the answer is 429 with Retry-After, as the
- * API server's own priority-and-fairness does; probes and scrapes are never limited.
- * Per replica: N replicas admit N times the rate.
+ * Probes and scrapes are never limited. Express routes paths without regard to case or one
+ * trailing slash, so `/HEALTHZ` and `/healthz/` reach the probe too and are exempt as well.
  */
-export function rateLimit(options: RateLimitOptions) {
-  const clientsMax = options.clientsMax ?? 10_000;
-  const now = options.now ?? (() => performance.now());
-  const buckets = new Map<string, Bucket>();
-  return (request: Request, response: Response, next: NextFunction): void => {
-    if (options.perSecond === 0 || EXEMPT.has(request.path)) return next();
-    const authorization = request.headers.authorization;
-    const key = authorization ? `t:${createHash('sha256').update(authorization).digest('base64url').slice(0, 22)}` : `a:${request.socket.remoteAddress ?? '?'}`;
-    const at = now();
-    let bucket = buckets.get(key);
+const EXEMPT = new Set(['/healthz', '/readyz', '/metrics']);
+export function isExempt(path: string): boolean {
+  const lower = path.toLowerCase();
+  return EXEMPT.has(lower.endsWith('/') ? lower.slice(0, -1) : lower);
+}
+
+/** An IPv6 client is one /64 (what one host is usually given); an IPv4 client its address. */
+export function clientAddress(request: Request): string {
+  const address = request.socket.remoteAddress ?? '?';
+  if (address.startsWith('::ffff:')) return address.slice(7);
+  if (!isIPv6(address)) return address;
+  const [head, tail = ''] = address.split('::');
+  const left = (head ?? '').split(':').filter(Boolean);
+  const right = tail.split(':').filter(Boolean);
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups.slice(0, 4).join(':')}::/64`;
+}
+
+/** Token buckets keyed by one kind of client, least recently seen forgotten first past `max`. */
+class Buckets {
+  private readonly buckets = new Map<string, Bucket>();
+  constructor(private readonly max: number) {}
+
+  /** Spends one token; the seconds to wait when there is none. */
+  spend(key: string, at: number, perSecond: number, burst: number): number | undefined {
+    let bucket = this.buckets.get(key);
     if (bucket) {
-      buckets.delete(key);
-      bucket.tokens = Math.min(options.burst, bucket.tokens + ((at - bucket.at) / 1000) * options.perSecond);
+      this.buckets.delete(key);
+      bucket.tokens = Math.min(burst, bucket.tokens + ((at - bucket.at) / 1000) * perSecond);
       bucket.at = at;
     } else {
-      bucket = { tokens: options.burst, at };
-      if (buckets.size >= clientsMax) buckets.delete(buckets.keys().next().value as string);
+      bucket = { tokens: burst, at };
+      if (this.buckets.size >= this.max) this.buckets.delete(this.buckets.keys().next().value as string);
     }
-    buckets.set(key, bucket);
+    this.buckets.set(key, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
-      return next();
+      return undefined;
     }
-    const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / options.perSecond));
-    response.setHeader('Retry-After', String(retryAfterSeconds));
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+  }
+}
+
+/**
+ * A token bucket per client, as the API server's priority-and-fairness answers: 429 with
+ * Retry-After. A client is the authenticated principal (a token's or certificate's name, so
+ * no spelling of the header and no second connection gives a token a second bucket), else the
+ * address (a /64 for IPv6) the request came from: a wrong or missing token is limited by
+ * where it comes from. Principals and addresses are kept in separate tables, each bounded,
+ * so however many addresses or bad tokens a stranger cycles through, no authenticated
+ * client's bucket is forgotten (and refilled) on their account. Per replica.
+ */
+export function rateLimit(options: RateLimitOptions) {
+  const now = options.now ?? (() => performance.now());
+  const principals = new Buckets(options.principalsMax ?? 10_000);
+  const addresses = new Buckets(options.addressesMax ?? 10_000);
+  return (request: Request, response: Response, next: NextFunction): void => {
+    if (options.perSecond === 0 || isExempt(request.path)) return next();
+    const principal = options.principalOf(request);
+    // In development without tokens everyone is an anonymous admin named by a header: by address.
+    const wait =
+      principal && principal.via !== 'insecure-development'
+        ? principals.spend(`${principal.via}:${principal.name}`, now(), options.perSecond, options.burst)
+        : addresses.spend(clientAddress(request), now(), options.perSecond, options.burst);
+    if (wait === undefined) return next();
+    response.setHeader('Retry-After', String(wait));
     response
       .status(429)
-      .json(kubeStatus(429, `too many requests from this client: at most ${options.perSecond} per second (burst ${options.burst}); retry after ${retryAfterSeconds} s`, { retryAfterSeconds }));
+      .json(kubeStatus(429, `too many requests from this client: at most ${options.perSecond} per second (burst ${options.burst}); retry after ${wait} s`, { retryAfterSeconds: wait }));
   };
 }
