@@ -4,6 +4,7 @@ import { CreateReservations1795365243713 } from './1795365243713-CreateReservati
 import { CreateAdmissionDecisions1795365243714 } from './1795365243714-CreateAdmissionDecisions.js';
 import { CreateProjections1795500000000 } from './1795500000000-CreateProjections.js';
 import { DropLedgerEventsNotifyTrigger1795900000000 } from './1795900000000-DropLedgerEventsNotifyTrigger.js';
+import { AddOnBehalfOf1795900000100 } from './1795900000100-AddOnBehalfOf.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   CreateAdmissionDecisions1795365243714,
   CreateProjections1795500000000,
   DropLedgerEventsNotifyTrigger1795900000000,
+  AddOnBehalfOf1795900000100,
 ];

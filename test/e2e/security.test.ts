@@ -7,7 +7,7 @@ import { bearer, writeTokensFile, type TestToken } from '../support/tokens.js';
 
 const TOKENS = {
   admin: { name: 'platform-admin', token: 'admin-0123456789abcdef0123456789abcdef', roles: ['admin'] },
-  admission: { name: 'kube-apiserver', token: 'admission-0123456789abcdef0123456789ab', roles: ['admission'] },
+  admission: { name: 'kube-apiserver', token: 'admission-0123456789abcdef0123456789ab', roles: ['admission'], trustUserInfo: true },
   auditor: { name: 'audit-bot', token: 'auditor-0123456789abcdef0123456789abcd', roles: ['auditor'] },
   teamA: { name: 'team-a-ci', token: 'team-a-0123456789abcdef0123456789abcde', roles: ['admission', 'auditor'], namespaces: ['team-a'] },
 } satisfies Record<string, TestToken>;
@@ -122,6 +122,41 @@ describe('roles', () => {
     const events = await api.request('GET', '/v1/namespaces/team-b/events?limit=100', undefined, bearer(TOKENS.auditor.token));
     const defined = events.body.items.filter((e: { type: string }) => e.type === 'LimitRangeDefined');
     expect(defined.map((e: { actor: string }) => e.actor)).toEqual(['platform-admin']);
+  });
+});
+
+describe('identities (issue 15, finding 3: the actor could be forged through userInfo)', () => {
+  const audit = (path: string) => api.request('GET', path, undefined, bearer(TOKENS.auditor.token));
+  const sendReview = async (who: keyof typeof TOKENS, username: string) => {
+    const body = review('team-a');
+    body.request.userInfo = { username };
+    const answer = await api.request('POST', '/v1/admission/validate', body, bearer(TOKENS[who].token));
+    expect(answer.body.response.allowed).toBe(true);
+    const decisions = await audit('/v1/namespaces/team-a/decisions?order=newest&limit=1000');
+    const decision = decisions.body.items.find((d: { requestKey?: string }) => d.requestKey === `review:${body.request.uid}`);
+    const reservation = await audit(`/v1/namespaces/team-a/reservations/${decision.result.reservationId}`);
+    return { decision, reservation: reservation.body };
+  };
+
+  it("records a tenant's token as the requester and actor, and drops the user its review claims to act for", async () => {
+    const { decision, reservation } = await sendReview('teamA', 'system:admin');
+    expect(decision.requester).toBe('team-a-ci');
+    expect(decision).not.toHaveProperty('onBehalfOf');
+    expect(reservation.requester).toBe('team-a-ci');
+    expect(reservation.history[0]).toMatchObject({ type: 'Reserved', actor: 'team-a-ci' });
+    expect(reservation.history[0]).not.toHaveProperty('onBehalfOf');
+    // Filtering by the forged name finds nothing it wrote.
+    const forged = await audit('/v1/namespaces/team-a/decisions?requester=system:admin');
+    expect(forged.body.items).toEqual([]);
+  });
+
+  it('records the user a trusted relay (trustUserInfo: the kube-apiserver) acts for beside its own name', async () => {
+    const { decision, reservation } = await sendReview('admission', 'jane@example.com');
+    expect(decision).toMatchObject({ requester: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
+    expect(reservation).toMatchObject({ requester: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
+    expect(reservation.history[0]).toMatchObject({ actor: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
+    const listed = await audit('/v1/namespaces/team-a/reservations?state=reserved');
+    expect(listed.body.items.find((r: { id: string }) => r.id === reservation.id)).toMatchObject({ requester: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
   });
 });
 

@@ -64,16 +64,23 @@ export class AuditQueries {
       conditions.push(`(reserved_at, reservation_id) > (${param(query.after.reservedAt)}::timestamptz, ${param(query.after.id)}::text)`);
     }
     // The requester is the actor of the reservation's first event (Reserved or Adopted).
-    const { rows } = await this.pool.query<RawReservationRow & { reserved_at_text: string; requester: string | null }>(
+    const { rows } = await this.pool.query<RawReservationRow & { reserved_at_text: string; requester: string | null; on_behalf_of: string | null }>(
       `SELECT ${RESERVATION_COLUMNS},
               to_char(reserved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS reserved_at_text,
-              (SELECT e.actor FROM ledger_events e WHERE e.namespace = reservations.namespace AND e.version = reservations.event_versions[1]) AS requester
-         FROM reservations WHERE ${conditions.join(' AND ')}
+              first.actor AS requester, first.on_behalf_of
+         FROM (SELECT * FROM reservations WHERE ${conditions.join(' AND ')}
+                ORDER BY reservations.reserved_at, reservations.reservation_id LIMIT ${limit + 1}) AS reservations
+         LEFT JOIN LATERAL (SELECT e.actor, e.on_behalf_of FROM ledger_events e
+                             WHERE e.namespace = reservations.namespace AND e.version = reservations.event_versions[1]) AS first ON true
         ORDER BY reservations.reserved_at, reservations.reservation_id LIMIT ${limit + 1}`,
       params,
     );
     const page = rows.slice(0, limit);
-    const items = page.map((row) => ({ ...reservationViewOf(namespace, recordOf(row)), ...(row.requester ? { requester: row.requester } : {}) }));
+    const items = page.map((row) => ({
+      ...reservationViewOf(namespace, recordOf(row)),
+      ...(row.requester ? { requester: row.requester } : {}),
+      ...(row.on_behalf_of ? { onBehalfOf: row.on_behalf_of } : {}),
+    }));
     const last = page[page.length - 1];
     return rows.length > limit && last ? { items, next: encodeReservationCursor({ reservedAt: last.reserved_at_text, id: last.reservation_id }) } : { items };
   }

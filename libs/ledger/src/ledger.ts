@@ -163,6 +163,7 @@ export class Ledger {
           ...(command.request.name || object?.metadata?.name ? { name: command.request.name || object?.metadata?.name } : {}),
           ...(uid ? { objectUid: uid } : {}),
           requester: command.requester,
+          ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}),
           dryRun: command.dryRun,
           result,
         });
@@ -219,7 +220,9 @@ export class Ledger {
       };
     }
     const reservation = decision.reservation;
-    if (reservation && !dryRun) tx.append([reservation], { actor: command.requester, ...(command.requestKey ? { requestId: command.requestKey } : {}) });
+    if (reservation && !dryRun) {
+      tx.append([reservation], { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) });
+    }
     return {
       allowed: true,
       code: 200,
@@ -330,7 +333,8 @@ export class Ledger {
     if (!row) return undefined;
     const record = recordOf(row);
     const history = await this.eventsAt(namespace, record.eventVersions);
-    return { ...reservationViewOf(namespace, record), ...(history[0] ? { requester: history[0].actor } : {}), history };
+    const first = history[0];
+    return { ...reservationViewOf(namespace, record), ...(first ? { requester: first.actor } : {}), ...(first?.onBehalfOf ? { onBehalfOf: first.onBehalfOf } : {}), history };
   }
 
   // ---------------------------------------------------------------- quotas and limit ranges
@@ -667,11 +671,12 @@ interface EventRow {
   type: string;
   recorded_at: Date;
   actor: string;
+  on_behalf_of: string | null;
   request_id: string | null;
   data: unknown;
 }
 
-const EVENT_COLUMNS = 'position::text AS position, version, type, recorded_at, actor, request_id, data';
+const EVENT_COLUMNS = 'position::text AS position, version, type, recorded_at, actor, on_behalf_of, request_id, data';
 
 function eventView(row: EventRow): EventView {
   return {
@@ -680,6 +685,7 @@ function eventView(row: EventRow): EventView {
     type: row.type,
     time: row.recorded_at.toISOString(),
     actor: row.actor,
+    ...(row.on_behalf_of === null ? {} : { onBehalfOf: row.on_behalf_of }),
     ...(row.request_id === null ? {} : { requestId: row.request_id }),
     data: row.data,
   };
@@ -824,7 +830,7 @@ export function changedKeys(kind: 'quota' | 'limitRange', before: Record<string,
   return [...new Set([...a.keys(), ...b.keys()])].sort().filter((t) => a.get(t) !== b.get(t));
 }
 
-const DECISION_COLUMNS = 'id::text AS id, decided_at, source, request_key, operation, resource, kind, name, object_uid, requester, dry_run, allowed, result';
+const DECISION_COLUMNS = 'id::text AS id, decided_at, source, request_key, operation, resource, kind, name, object_uid, requester, on_behalf_of, dry_run, allowed, result';
 
 interface DecisionRow {
   id: string;
@@ -837,6 +843,7 @@ interface DecisionRow {
   name: string | null;
   object_uid: string | null;
   requester: string;
+  on_behalf_of: string | null;
   dry_run: boolean;
   allowed: boolean;
   result: AdmissionResult;
@@ -855,6 +862,7 @@ function decisionViewOf(namespace: string, r: DecisionRow): DecisionView {
     ...(r.name === null ? {} : { name: r.name }),
     ...(r.object_uid === null ? {} : { objectUid: r.object_uid }),
     requester: r.requester,
+    ...(r.on_behalf_of === null ? {} : { onBehalfOf: r.on_behalf_of }),
     dryRun: r.dry_run,
     allowed: r.allowed,
     result: r.result,

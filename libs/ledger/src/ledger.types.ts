@@ -77,8 +77,14 @@ export interface AdmitCommand {
    */
   readonly requestKey?: string;
   readonly dryRun: boolean;
-  /** Who asked (the Kubernetes user of the request, or the REST caller). */
+  /** Who asked: the authenticated principal (a token's or client certificate's name). */
   readonly requester: string;
+  /**
+   * The Kubernetes user the principal relays (an AdmissionReview's `userInfo.username`), only
+   * when the principal is trusted to speak for users; a claim from any other caller is dropped
+   * before it gets here.
+   */
+  readonly onBehalfOf?: string;
   /** REST: the reservation expires (released as `expired`) unless committed within this many ms. */
   readonly ttlMs?: number;
   /**
@@ -104,7 +110,10 @@ export interface EventView {
   readonly version: number;
   readonly type: string;
   readonly time: string;
+  /** The authenticated principal that wrote it. */
   readonly actor: string;
+  /** The Kubernetes user it relayed, when trusted (see AdmitCommand.onBehalfOf). */
+  readonly onBehalfOf?: string;
   readonly requestId?: string;
   readonly data: unknown;
 }
@@ -125,6 +134,8 @@ export interface ReservationView {
   readonly requestId?: string;
   /** Who asked for it: the actor of its Reserved or Adopted event. */
   readonly requester?: string;
+  /** The Kubernetes user that principal asked for, when recorded. */
+  readonly onBehalfOf?: string;
   /** Oldest first: Reserved/Adopted, Committed, Released. */
   readonly history?: readonly EventView[];
 }
@@ -194,7 +205,10 @@ export interface DecisionView {
   readonly kind?: string;
   readonly name?: string;
   readonly objectUid?: string;
+  /** The authenticated principal that asked. */
   readonly requester: string;
+  /** The Kubernetes user it asked for, when trusted (see AdmitCommand.onBehalfOf). */
+  readonly onBehalfOf?: string;
   readonly dryRun: boolean;
   readonly allowed: boolean;
   readonly result: AdmissionResult;

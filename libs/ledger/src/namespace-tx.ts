@@ -46,6 +46,7 @@ export interface DecisionInput {
   readonly name?: string;
   readonly objectUid?: string;
   readonly requester: string;
+  readonly onBehalfOf?: string;
   readonly dryRun: boolean;
   readonly result: AdmissionResult;
 }
@@ -57,6 +58,7 @@ export interface DecisionHandle {
 
 export interface EventMeta {
   readonly actor: string;
+  readonly onBehalfOf?: string;
   readonly requestId?: string;
 }
 
@@ -72,6 +74,7 @@ interface PendingEvent {
   readonly data: unknown;
   readonly request_id: string | null;
   readonly actor: string;
+  readonly on_behalf_of: string | null;
   readonly at: number;
 }
 
@@ -336,7 +339,7 @@ export class NamespaceTx {
       const version = before.version + 1;
       const record = { ...event, version, at: this.now } as RecordedEvent;
       this.state = evolve(before, record);
-      this.events.push({ version, type: event.type, data: event.data, request_id: meta.requestId ?? null, actor: meta.actor, at: this.now });
+      this.events.push({ version, type: event.type, data: event.data, request_id: meta.requestId ?? null, actor: meta.actor, on_behalf_of: meta.onBehalfOf ?? null, at: this.now });
       this.track(before, record, meta);
       recorded.push(record);
     }
@@ -425,10 +428,10 @@ export class NamespaceTx {
                WHERE namespace = $1 AND version = ${param(this.baseVersion)} RETURNING 1)`
           : `head AS (INSERT INTO namespace_heads (namespace, version, state) VALUES ($1, ${version}, ${state}::jsonb) RETURNING 1)`,
       );
-      ctes.push(`events AS (INSERT INTO ledger_events (namespace, version, type, schema_version, data, request_id, actor, recorded_at)
-        SELECT $1, e.version, e.type, ${EVENT_SCHEMA_VERSION}, e.data, e.request_id, e.actor, to_timestamp(e.at / 1000.0)
+      ctes.push(`events AS (INSERT INTO ledger_events (namespace, version, type, schema_version, data, request_id, actor, on_behalf_of, recorded_at)
+        SELECT $1, e.version, e.type, ${EVENT_SCHEMA_VERSION}, e.data, e.request_id, e.actor, e.on_behalf_of, to_timestamp(e.at / 1000.0)
           FROM jsonb_to_recordset(${param(JSON.stringify(this.events))}::jsonb)
-            AS e(version bigint, type text, data jsonb, request_id text, actor text, at float8)
+            AS e(version bigint, type text, data jsonb, request_id text, actor text, on_behalf_of text, at float8)
          WHERE ${HEAD_MOVED})`);
       const toRow = ([id, r]: [string, ReservationRecord]) => ({
         reservation_id: id,
@@ -481,6 +484,7 @@ export class NamespaceTx {
         name: input.name ?? null,
         object_uid: input.objectUid ?? null,
         requester: input.requester,
+        on_behalf_of: input.onBehalfOf ?? null,
         dry_run: input.dryRun,
         allowed: input.result.allowed,
         code: input.result.code,
@@ -489,12 +493,12 @@ export class NamespaceTx {
         result: input.result,
       }));
       ctes.push(`decided AS (INSERT INTO admission_decisions (namespace, request_key, source, operation, resource, kind, name, object_uid,
-            requester, dry_run, allowed, code, reason, reservation_id, result, decided_at)
+            requester, on_behalf_of, dry_run, allowed, code, reason, reservation_id, result, decided_at)
           SELECT $1, d.request_key, d.source, d.operation, d.resource, d.kind, d.name, d.object_uid,
-                 d.requester, d.dry_run, d.allowed, d.code, d.reason, d.reservation_id, d.result, to_timestamp(${param(this.now)} / 1000.0)
+                 d.requester, d.on_behalf_of, d.dry_run, d.allowed, d.code, d.reason, d.reservation_id, d.result, to_timestamp(${param(this.now)} / 1000.0)
             FROM jsonb_to_recordset(${param(JSON.stringify(rows))}::jsonb)
               AS d(ord int, request_key text, source text, operation text, resource text, kind text, name text, object_uid text,
-                   requester text, dry_run boolean, allowed boolean, code smallint, reason text, reservation_id text, result jsonb)
+                   requester text, on_behalf_of text, dry_run boolean, allowed boolean, code smallint, reason text, reservation_id text, result jsonb)
           ${this.events.length > 0 ? `WHERE ${HEAD_MOVED}` : ''}
            ORDER BY d.ord
           RETURNING id)`);

@@ -1,6 +1,7 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { assertNamespaceAllowed } from '../auth/authenticator.js';
+import { onBehalfOf, requesterOf } from '../auth/requester.js';
 import { Ledger } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
 import { TimedAdmission } from '../observability/admission-timing.js';
@@ -79,7 +80,8 @@ export class AdmissionReviewController {
       },
       requestKey: `review:${review.uid}`,
       dryRun: review.dryRun,
-      requester: review.username ?? 'anonymous',
+      requester: requesterOf(request),
+      ...onBehalfOf(request, review.username),
     });
     this.metrics.decided('webhook', result);
     if (review.operation === 'DELETE' && !review.dryRun && result.allowed) this.reconcile.afterDelete(review.namespace);

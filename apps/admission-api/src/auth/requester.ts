@@ -12,3 +12,13 @@ export function requesterOf(request: Request): string {
   const name = Array.isArray(header) ? header[0] : header;
   return name && name.length <= 253 ? name : 'anonymous';
 }
+
+/**
+ * The user a request says it relays (an AdmissionReview's `userInfo.username`), recorded as
+ * "on behalf of" only when the principal is trusted to speak for users (`trustUserInfo`: the
+ * kube-apiserver); from anyone else it is a claim we do not record.
+ */
+export function onBehalfOf(request: Request, claimed: string | undefined): { onBehalfOf?: string } {
+  const principal = (request as AuthenticatedRequest).principal;
+  return claimed && principal?.trustUserInfo ? { onBehalfOf: claimed } : {};
+}

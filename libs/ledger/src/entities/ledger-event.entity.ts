@@ -31,6 +31,9 @@ export class LedgerEventEntity {
   @Column({ type: 'text' })
   actor!: string;
 
+  @Column({ name: 'on_behalf_of', type: 'text', nullable: true })
+  onBehalfOf!: string | null;
+
   @Column({ name: 'recorded_at', type: 'timestamptz' })
   recordedAt!: Date;
 }
