@@ -110,9 +110,11 @@ describe('the validating webhook', () => {
       ['CREATE', '1Gi'],
       ['UPDATE', '2Gi'],
     ]);
+    // While the 3Gi expansion is not confirmed the ledger holds the claim at 1Gi: the next one is
+    // charged over that (5Gi), whatever oldObject says, since the first may never have happened.
     const tooBig = await validate(pvcReview('UPDATE', pvc('6Gi'), { oldObject: pvc('3Gi') }));
     expect(tooBig.body.response.status.message).toBe(
-      'persistentvolumeclaims "data" is forbidden: exceeded quota: storage, requested: requests.storage=3Gi, used: requests.storage=3Gi, limited: requests.storage=5Gi',
+      'persistentvolumeclaims "data" is forbidden: exceeded quota: storage, requested: requests.storage=5Gi, used: requests.storage=3Gi, limited: requests.storage=5Gi',
     );
 
     const before = await reserved();

@@ -136,27 +136,34 @@ export class Ledger {
     const object = command.request.object;
     const uid = object?.metadata?.uid ?? command.request.oldObject?.metadata?.uid;
     const reservationId = this.newId();
+    const requestKey = command.requestKey && !command.dryRun ? command.requestKey : undefined;
     return this.batcher.submit<AdmitOutcome>(command.namespace, {
-      prefetch: { requestKeys: command.requestKey && !command.dryRun ? [command.requestKey] : [], uids: uid ? [uid] : [] },
+      prefetch: { requestKeys: requestKey ? [requestKey] : [], uids: uid ? [uid] : [] },
       run: async (tx) => {
-        if (command.requestKey && !command.dryRun) {
-          const earlier = await tx.decisionFor(command.requestKey);
+        if (requestKey) {
+          const earlier = await tx.decisionFor(requestKey);
           if (earlier) {
-            const handle = earlier.id === undefined ? tx.handleFor(command.requestKey) : undefined;
-            return () => ({ result: earlier.result, repeated: true, decisionId: earlier.id ?? handle?.id ?? '' });
+            const handle = earlier.id === undefined ? tx.handleFor(requestKey) : undefined;
+            return () => ({ result: earlier.result, repeated: true, decisionId: earlier.id ?? handle?.id ?? '', managed: tx.known });
           }
         }
-        if (!tx.known && command.requireKnownNamespace) {
-          throw new LedgerError(
-            'NamespaceNotFound',
-            `namespaces "${command.namespace}" not found: define a ResourceQuota or LimitRange in it first`,
-            { kind: 'namespaces', name: command.namespace },
-          );
+        if (!tx.known) {
+          if (command.requireKnownNamespace) {
+            throw new LedgerError(
+              'NamespaceNotFound',
+              `namespaces "${command.namespace}" not found: define a ResourceQuota or LimitRange in it first`,
+              { kind: 'namespaces', name: command.namespace },
+            );
+          }
+          // An unmanaged namespace (no quota or limit range, ever): nothing to charge and nothing
+          // to record. The webhook is sent every namespace's requests; logging them all would let
+          // any caller grow the decisions log with names that mean nothing here.
+          return () => ({ result: { allowed: true, code: 200, dryRun: command.dryRun }, repeated: false, decisionId: '', managed: false });
         }
         const result = await this.decide(tx, command, reservationId, uid);
         const handle = tx.recordDecision({
           source: command.source,
-          ...(command.requestKey && !command.dryRun ? { requestKey: command.requestKey } : {}),
+          ...(requestKey ? { requestKey } : {}),
           operation: command.request.operation,
           resource: groupResourceString(command.request.groupResource),
           ...(object?.kind ? { kind: object.kind } : {}),
@@ -167,7 +174,7 @@ export class Ledger {
           dryRun: command.dryRun,
           result,
         });
-        return () => ({ result, repeated: false, decisionId: handle.id ?? '' });
+        return () => ({ result, repeated: false, decisionId: handle.id ?? '', managed: true });
       },
     });
   }
@@ -175,23 +182,10 @@ export class Ledger {
   private async decide(tx: NamespaceTx, command: AdmitCommand, reservationId: string, uid: string | undefined): Promise<AdmissionResult> {
     const { request } = command;
     const dryRun = command.dryRun;
-    // An unmanaged namespace (no stream) is not charged: the reconciler adopts its objects
-    // if a quota appears there later.
-    if (!tx.known) return { allowed: true, code: 200, dryRun };
 
-    const live = uid ? await tx.liveReservationOf(uid) : undefined;
-    // The same object admitted again (a second webhook call for one create): charged once.
-    if (request.operation === 'CREATE' && live && live.operation !== 'UPDATE' && command.resources === undefined) {
-      return {
-        allowed: true,
-        code: 200,
-        dryRun,
-        reservationId: live.id,
-        charged: Resources.canonicalResourceList(live.contribution),
-        ...(live.expiresAt === undefined ? {} : { expiresAt: iso(live.expiresAt) }),
-      };
-    }
-    const view = admissionViewOf(tx.current, request.operation === 'UPDATE' ? uid : undefined);
+    // What the ledger holds for the object: an UPDATE or a repeated CREATE is charged against it.
+    if (uid) await tx.loadLiveOf(uid);
+    const view = admissionViewOf(tx.current, uid);
     const expiresAt = command.ttlMs === undefined ? undefined : tx.now + command.ttlMs;
     const decision: AdmissionDecision = command.resources
       ? decideResources(
@@ -217,6 +211,18 @@ export class Ledger {
         message: decision.message,
         stage: decision.stage,
         ...(decision.denial ? { denial: denialJson(decision.denial) } : {}),
+      };
+    }
+    if (decision.existing) {
+      // The same object admitted again (a second webhook call for one create): charged once.
+      const live = decision.existing;
+      return {
+        allowed: true,
+        code: 200,
+        dryRun,
+        reservationId: live.id,
+        charged: Resources.canonicalResourceList(live.contribution),
+        ...(live.expiresAt === undefined ? {} : { expiresAt: iso(live.expiresAt) }),
       };
     }
     const reservation = decision.reservation;
@@ -247,7 +253,8 @@ export class Ledger {
             { kind: 'reservations', name: reservationId },
           );
         }
-        await tx.loadChain(reservationId);
+        // A commit replaces every older state of the object; an expiry takes its pending changes along.
+        if (record.json.object.uid) await tx.loadLiveOf(record.json.object.uid);
         const outcome = decideCommit(tx.current, reservationId, tx.now);
         switch (outcome.kind) {
           case 'AlreadyCommitted':
@@ -276,6 +283,8 @@ export class Ledger {
       prefetch: { reservationIds: [reservationId] },
       run: async (tx) => {
         const record = await this.existingReservation(tx, namespace, reservationId);
+        // Releasing an object's settled state releases its pending changes too.
+        if (record.json.object.uid) await tx.loadLiveOf(record.json.object.uid);
         const outcome = decideRelease(tx.current, reservationId, options.reason ?? 'cancelled');
         if (outcome.kind === 'NotLive') return () => ({ view: reservationViewOf(namespace, record), changed: false });
         tx.append(outcome.events, writeMeta(options));
@@ -298,7 +307,8 @@ export class Ledger {
         await tx.loadAllLive();
         // Listed objects that no live reservation claims are adoption candidates (few, usually
         // none): unless the listing predates their reservation's release.
-        const unclaimed = listing.objects.map((o) => o.uid).filter((uid) => !tx.current.reservationsByUid.has(uid));
+        const claimed = new Set([...tx.current.reservations.values()].map((r) => r.object.uid));
+        const unclaimed = listing.objects.map((o) => o.uid).filter((uid) => !claimed.has(uid));
         const releasedSinceListing = await tx.uidsReleasedSince(unclaimed, listing.listedAt);
         const decision = decideReconcile(tx.current, { ...listing, now: tx.now, graceMs: options.graceMs, newId: this.newId, releasedSinceListing });
         if (decision.events.length > 0) tx.append(decision.events, writeMeta(options));

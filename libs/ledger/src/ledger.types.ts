@@ -23,6 +23,10 @@ export interface LedgerOptions {
   readonly newId?: () => string;
   /** Told of every committed write transaction: commands decided in it, and retries it took (metrics). */
   readonly onCommitted?: (commands: number, retries: number) => void;
+  /** Most ResourceQuotas one namespace may hold (every admission there reads and rewrites them all). */
+  readonly quotasPerNamespaceMax?: number;
+  /** Most LimitRanges one namespace may hold. */
+  readonly limitRangesPerNamespaceMax?: number;
 }
 
 /** Where an admission came from. */
@@ -45,8 +49,12 @@ export interface DenialJson {
 /** One admission answer, as stored in the decisions log and repeated for a repeated request. */
 export interface AdmissionResult {
   readonly allowed: boolean;
-  /** 200 allowed; 403 denied; 500 where Kubernetes answers an internal error. */
-  readonly code: 200 | 403 | 500;
+  /**
+   * 200 allowed; 403 denied; 409 the request contradicts what the ledger holds for its object
+   * (a uid of another kind, a different CREATE of a known uid, too many changes pending); 500
+   * where Kubernetes answers an internal error.
+   */
+  readonly code: 200 | 403 | 409 | 500;
   readonly dryRun: boolean;
   /** Denied: the message as the API server words it. */
   readonly message?: string;
@@ -98,8 +106,13 @@ export interface AdmitOutcome {
   readonly result: AdmissionResult;
   /** True when this answer is the stored answer of an earlier request with the same key. */
   readonly repeated: boolean;
-  /** The decision's id in the decisions log. */
+  /** The decision's id in the decisions log ('' when none was recorded). */
   readonly decisionId: string;
+  /**
+   * False when the namespace has no quota or limit range (it never had): admitted without a
+   * charge and without a record, and nothing to reconcile there.
+   */
+  readonly managed: boolean;
 }
 
 export type ReservationState = 'reserved' | 'committed' | 'released';

@@ -1,6 +1,7 @@
 import {
   assert,
   EVENT_SCHEMA_VERSION,
+  LIVE_PER_OBJECT_MAX,
   evolve,
   type LedgerEvent,
   type NamespaceState,
@@ -180,7 +181,7 @@ export class NamespaceTx {
                  SELECT ${RESERVATION_COLUMNS} FROM unnest($3::text[]) AS k(uid)
                    CROSS JOIN LATERAL (SELECT * FROM reservations t
                                         WHERE t.namespace = $1 AND t.object_uid = k.uid AND t.status <> 'released'
-                                        ORDER BY t.version DESC LIMIT 8) t) r) AS reservations
+                                        ORDER BY t.version DESC LIMIT ${LIVE_PER_OBJECT_MAX}) t) r) AS reservations
              FROM (SELECT 1) AS one LEFT JOIN namespace_heads h ON h.namespace = $1`,
       values: [namespace, prefetch.requestKeys, prefetch.uids, prefetch.reservationIds],
     });
@@ -240,30 +241,20 @@ export class NamespaceTx {
     return this.rows.get(id) ?? undefined;
   }
 
-  /** Loads a reservation and the chain of reservations it supersedes (what a commit releases). */
-  async loadChain(id: string): Promise<void> {
-    const seen = new Set<string>();
-    let next: string | undefined = id;
-    while (next !== undefined && !seen.has(next)) {
-      seen.add(next);
-      const record = await this.reservation(next);
-      next = record?.json.supersedes;
-    }
-  }
-
-  /** The live reservation of an object's current state, by its uid. */
-  async liveReservationOf(uid: string): Promise<Reservation | undefined> {
-    if (!this.uidsLoaded.has(uid) && !this.allLoaded) {
-      const { rows } = await this.client.query<RawReservationRow>(
-        `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND object_uid = $2 AND status <> 'released'
-          ORDER BY version DESC LIMIT 8`,
-        [this.namespace, uid],
-      );
-      this.addRows(rows);
-      this.uidsLoaded.add(uid);
-    }
-    const id = this.state.reservationsByUid.get(uid);
-    return id === undefined ? undefined : this.state.reservations.get(id);
+  /**
+   * Loads the live reservations of an object (by uid) into the state: what an admission, a
+   * commit or a release of it is decided on. At most LIVE_PER_OBJECT_MAX, newest first (the
+   * domain refuses more changes than that).
+   */
+  async loadLiveOf(uid: string): Promise<void> {
+    if (this.uidsLoaded.has(uid) || this.allLoaded) return;
+    const { rows } = await this.client.query<RawReservationRow>(
+      `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND object_uid = $2 AND status <> 'released'
+        ORDER BY version DESC LIMIT ${LIVE_PER_OBJECT_MAX}`,
+      [this.namespace, uid],
+    );
+    this.addRows(rows);
+    this.uidsLoaded.add(uid);
   }
 
   /** Every live reservation: needed before a quota is defined or changed (usage is recounted). */

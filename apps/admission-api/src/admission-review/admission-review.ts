@@ -1,4 +1,5 @@
 import { objectShapeProblem, type GroupResource, type KubeObject, type Operation } from '@quota/domain';
+import { reasonFor } from '../errors/kube-status.js';
 
 /**
  * admission.k8s.io/v1 AdmissionReview: the request kube-apiserver sends a webhook and the
@@ -148,7 +149,7 @@ export function allowResponse(uid: string, patch?: readonly unknown[]): Admissio
   };
 }
 
-/** A denial: HTTP 200 with allowed false and the API server's Status (403 Forbidden, or 500). */
+/** A denial: HTTP 200 with allowed false and the API server's Status (403 Forbidden, 409 Conflict, or 500). */
 export function denyResponse(uid: string, code: number, message: string): AdmissionReviewResponse {
   return {
     apiVersion: 'admission.k8s.io/v1',
@@ -156,7 +157,7 @@ export function denyResponse(uid: string, code: number, message: string): Admiss
     response: {
       uid,
       allowed: false,
-      status: { metadata: {}, status: 'Failure', code, reason: code === 403 ? 'Forbidden' : 'InternalError', message },
+      status: { metadata: {}, status: 'Failure', code, reason: reasonFor(code), message },
     },
   };
 }

@@ -5,7 +5,8 @@ import { evolve, fold, initialState, type NamespaceState } from '../events/fold.
 import type { Pod } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';
 import { admissionViewOf, decideAdmission, type Admit } from './decide.js';
-import { decideCommit } from './lifecycle.js';
+import { decideCommit, decideRelease } from './lifecycle.js';
+import { LIVE_PER_OBJECT_MAX } from './stored.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const PODS = { group: '', resource: 'pods' };
@@ -259,6 +260,162 @@ describe('decideAdmission laws', () => {
           }
         }
       }),
+    );
+  });
+});
+
+describe('what the ledger holds for an object, not what the request claims (issue 15, finding 2)', () => {
+  const PVCS = { group: '', resource: 'persistentvolumeclaims' };
+  const pvc = (uid: string, size: string, resourceVersion?: string) => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: `claim-${uid}`, namespace: 'team-a', uid, ...(resourceVersion ? { resourceVersion } : {}) },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } },
+  });
+  const storage = (hard: string) => withQuota({ 'requests.storage': hard });
+  const admitPvc = (state: NamespaceState, operation: 'CREATE' | 'UPDATE', object: ReturnType<typeof pvc>, id: string, oldObject?: ReturnType<typeof pvc>) =>
+    decideAdmission(
+      { request: { operation, groupResource: PVCS, namespace: 'team-a', object, ...(oldObject ? { oldObject } : {}) }, reservationId: id, now: T0 },
+      admissionViewOf(state, object.metadata.uid),
+    );
+  const used = (state: NamespaceState): string | undefined => Resources.canonicalResourceList(state.used.get('compute') ?? {})['requests.storage'];
+  const created = (hard: string, size: string, uid = 'X'): NamespaceState => {
+    const state = storage(hard);
+    const decision = admitPvc(state, 'CREATE', pvc(uid, size), `c-${uid}`);
+    if (!decision.allowed || !decision.reservation) throw new Error('the first claim fits');
+    return append(state, decision.reservation);
+  };
+
+  it('denies the reported UPDATE: 5Gi reserved, then 100Gi with an oldObject that claims 100Gi was stored already', () => {
+    const state = created('10Gi', '5Gi');
+    const update = admitPvc(state, 'UPDATE', pvc('X', '100Gi', '3'), 'u1', pvc('X', '100Gi', '2'));
+    expect(update).toMatchObject({
+      allowed: false,
+      code: 403,
+      message: 'persistentvolumeclaims "claim-X" is forbidden: exceeded quota: compute, requested: requests.storage=95Gi, used: requests.storage=5Gi, limited: requests.storage=10Gi',
+    });
+  });
+
+  it('charges an UPDATE the increase over what the ledger holds, whatever oldObject says, and commits it at its new size within hard', () => {
+    const state = created('10Gi', '5Gi');
+    for (const claimed of [pvc('X', '1Gi', '2'), pvc('X', '8Gi', '2'), pvc('X', '500Gi', '2'), pvc('X', '5Gi')]) {
+      const update = admitPvc(state, 'UPDATE', pvc('X', '8Gi', '3'), 'u1', claimed);
+      if (!update.allowed || !update.reservation) throw new Error('a 3Gi increase fits');
+      expect(update.reservation.data).toMatchObject({ operation: 'UPDATE', charged: { 'requests.storage': '3Gi' }, objectUsage: { 'requests.storage': '8Gi' }, supersedes: 'c-X' });
+      const pending = append(state, update.reservation);
+      expect(used(pending)).toBe('8Gi');
+      const commit = decideCommit(pending, 'u1', T0);
+      if (commit.kind !== 'Commit') throw new Error(commit.kind);
+      expect(used(commit.events.reduce(append, pending))).toBe('8Gi');
+    }
+  });
+
+  it('charges an UPDATE of an object the ledger does not hold in full (it will count in full once committed)', () => {
+    const update = admitPvc(storage('10Gi'), 'UPDATE', pvc('Y', '8Gi', '3'), 'u1', pvc('Y', '8Gi', '2'));
+    if (!update.allowed || !update.reservation) throw new Error('8Gi fits');
+    expect(update.reservation.data.charged).toMatchObject({ persistentvolumeclaims: '1', 'requests.storage': '8Gi' });
+    expect(update.reservation.data).not.toHaveProperty('supersedes');
+    expect(admitPvc(storage('10Gi'), 'UPDATE', pvc('Y', '11Gi', '3'), 'u1', pvc('Y', '11Gi', '2')).allowed).toBe(false);
+  });
+
+  it('charges a second pending change against the settled state, not the first change, which may never happen', () => {
+    let state = created('13Gi', '5Gi');
+    const first = admitPvc(state, 'UPDATE', pvc('X', '8Gi', '3'), 'u1', pvc('X', '5Gi', '2'));
+    if (!first.allowed || !first.reservation) throw new Error('fits');
+    state = append(state, first.reservation);
+    const second = admitPvc(state, 'UPDATE', pvc('X', '10Gi', '4'), 'u2', pvc('X', '8Gi', '3'));
+    if (!second.allowed || !second.reservation) throw new Error('fits');
+    expect(second.reservation.data).toMatchObject({ charged: { 'requests.storage': '5Gi' }, supersedes: 'u1' });
+    state = append(state, second.reservation);
+    // If the first change never happened the object went from 5Gi to 10Gi: still counted.
+    const stale = decideRelease(state, 'u1', 'stale');
+    if (stale.kind !== 'Release') throw new Error(stale.kind);
+    expect(used(stale.events.reduce(append, state))).toBe('10Gi');
+  });
+
+  it('reserves nothing for an UPDATE that changes nothing the ledger counts', () => {
+    const state = created('10Gi', '5Gi');
+    const relabel = admitPvc(state, 'UPDATE', pvc('X', '5Gi', '3'), 'u1', pvc('X', '1Gi', '2'));
+    expect(relabel).toMatchObject({ allowed: true, charges: [] });
+    if (relabel.allowed) expect(relabel.reservation).toBeUndefined();
+  });
+
+  it('charges the same CREATE of a known uid once, and refuses a different one with 409 instead of charging the old size', () => {
+    const state = created('10Gi', '5Gi');
+    const again = admitPvc(state, 'CREATE', pvc('X', '5Gi'), 'c2');
+    expect(again).toMatchObject({ allowed: true, existing: { id: 'c-X' } });
+    if (again.allowed) expect(again.reservation).toBeUndefined();
+    const bigger = admitPvc(state, 'CREATE', pvc('X', '9Gi'), 'c3');
+    expect(bigger).toMatchObject({ allowed: false, code: 409, stage: 'ResourceQuota' });
+    if (!bigger.allowed) expect(bigger.message).toBe('Operation cannot be fulfilled on persistentvolumeclaims "claim-X": the object (uid X) is already admitted (reservation c-X) with other usage; send an UPDATE to change it');
+  });
+
+  it('refuses a request whose uid the ledger holds for an object of another resource', () => {
+    const state = created('10Gi', '5Gi');
+    const decision = decideAdmission(create({ ...pod('web', { cpu: '1' }), metadata: { name: 'web', uid: 'X' } }), admissionViewOf(state, 'X'));
+    expect(decision).toMatchObject({ allowed: false, code: 409 });
+    if (!decision.allowed) expect(decision.message).toContain('the uid X belongs to persistentvolumeclaims "claim-X"');
+  });
+
+  it(`refuses more than ${LIVE_PER_OBJECT_MAX} live reservations of one object`, () => {
+    let state = created('1000Gi', '1Gi');
+    for (let i = 2; i <= LIVE_PER_OBJECT_MAX; i++) {
+      const update = admitPvc(state, 'UPDATE', pvc('X', `${i}Gi`, `${i}`), `u${i}`, pvc('X', `${i - 1}Gi`, `${i - 1}`));
+      if (!update.allowed || !update.reservation) throw new Error(`update ${i} fits`);
+      state = append(state, update.reservation);
+    }
+    expect(admitPvc(state, 'UPDATE', pvc('X', '99Gi', '99'), 'u99', pvc('X', '1Gi', '1'))).toMatchObject({ allowed: false, code: 409 });
+  });
+
+  it('never lets usage pass hard, whatever the old objects claim, in any order of creates, updates, commits and releases', () => {
+    type Step =
+      | { kind: 'create'; object: number; gi: number }
+      | { kind: 'update'; object: number; gi: number; claimedGi: number; claimStored: boolean }
+      | { kind: 'commit'; pick: number }
+      | { kind: 'release'; pick: number; reason: 'cancelled' | 'stale' | 'deleted' };
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      fc.record({ kind: fc.constant('create' as const), object: fc.nat(2), gi: fc.integer({ min: 1, max: 12 }) }),
+      fc.record({ kind: fc.constant('update' as const), object: fc.nat(2), gi: fc.integer({ min: 1, max: 40 }), claimedGi: fc.integer({ min: 1, max: 40 }), claimStored: fc.boolean() }),
+      fc.record({ kind: fc.constant('commit' as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant('release' as const), pick: fc.nat(), reason: fc.constantFrom('cancelled' as const, 'stale' as const, 'deleted' as const) }),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }), fc.array(step, { maxLength: 40 }), (hardGi, steps) => {
+        let state = storage(`${hardGi}Gi`);
+        let next = 0;
+        for (const s of steps) {
+          if (s.kind === 'create' || s.kind === 'update') {
+            const object = pvc(`o${s.object}`, `${s.gi}Gi`, s.kind === 'update' ? '9' : undefined);
+            const old = s.kind === 'update' ? pvc(`o${s.object}`, `${s.claimedGi}Gi`, s.claimStored ? '8' : undefined) : undefined;
+            const decision = admitPvc(state, s.kind === 'create' ? 'CREATE' : 'UPDATE', object, `r${next++}`, old);
+            if (decision.allowed && decision.reservation) state = append(state, decision.reservation);
+          } else {
+            const live = [...state.reservations.values()].filter((r) => s.kind === 'release' || r.status === 'reserved');
+            const chosen = live[s.pick % Math.max(live.length, 1)];
+            if (!chosen) continue;
+            const outcome = s.kind === 'commit' ? decideCommit(state, chosen.id, T0) : decideRelease(state, chosen.id, s.reason);
+            if (outcome.kind === 'Commit' || outcome.kind === 'Release') state = outcome.events.reduce(append, state);
+          }
+          const quota = state.quotas.get('compute');
+          expect(quota && Resources.lessThanOrEqual(state.used.get('compute') ?? {}, quota.hard).ok).toBe(true);
+        }
+      }),
+      {
+        numRuns: 1000,
+        examples: [
+          // Give the settled state up, fill the room it left, then confirm the change made on top of it.
+          [
+            10,
+            [
+              { kind: 'create', object: 0, gi: 5 },
+              { kind: 'update', object: 0, gi: 8, claimedGi: 5, claimStored: true },
+              { kind: 'release', pick: 0, reason: 'cancelled' },
+              { kind: 'create', object: 1, gi: 7 },
+              { kind: 'commit', pick: 0 },
+            ],
+          ],
+        ],
+      },
     );
   });
 });

@@ -1,5 +1,5 @@
 import type { Reserved } from '../events/events.js';
-import type { NamespaceState } from '../events/fold.js';
+import type { NamespaceState, Reservation } from '../events/fold.js';
 import type { GroupResource, KubeObject, LimitRange, Operation } from '../kube/types.js';
 import { admitLimitRanger } from '../limit-range/admission.js';
 import type { JsonPatchOperation } from '../limit-range/json-patch.js';
@@ -11,6 +11,7 @@ import { admissionObjectName, forbiddenMessage, isForbidden, type QuotaDenial } 
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { evaluatorFor, isIgnoredResource } from '../usage/registry.js';
+import { isSameResource, LIVE_PER_OBJECT_MAX, liveReservationsOf, sameState, settledOf, settledStateOf, type SettledState } from './stored.js';
 
 /**
  * The admission decider: one request, the namespace's current quota state, and out comes
@@ -36,8 +37,12 @@ export interface AdmissionView {
   /** Every quota with its current usage (an entry, zero or not, for each hard resource). */
   readonly quotas: readonly QuotaSnapshot[];
   readonly limitRanges: readonly LimitRange[];
-  /** UPDATE: the live reservation of the object's current state (by uid), if the ledger has one. */
-  readonly previousReservationId?: string;
+  /**
+   * The live reservations the ledger holds for the request's object (by `metadata.uid`), oldest
+   * first: what an UPDATE or a repeated CREATE is charged against (stored.ts). Empty or absent
+   * when the ledger holds none.
+   */
+  readonly stored?: readonly Reservation[];
 }
 
 export interface Admit {
@@ -55,6 +60,11 @@ export type AdmissionDecision = AdmissionAllowed | AdmissionDenied;
 
 export interface AdmissionAllowed {
   readonly allowed: true;
+  /**
+   * A CREATE of an object the ledger already holds at exactly this usage (a second call for
+   * one create): the reservation that already charges it. Nothing new is reserved.
+   */
+  readonly existing?: Reservation;
   /** The object after LimitRange defaulting (what was checked and what will be stored). */
   readonly object?: KubeObject;
   /** LimitRange defaults as a JSONPatch against the request's object. */
@@ -67,8 +77,11 @@ export interface AdmissionAllowed {
 
 export interface AdmissionDenied {
   readonly allowed: false;
-  /** 403 Forbidden, or 500 where Kubernetes answers an internal error (uncovered limited scopes). */
-  readonly code: 403 | 500;
+  /**
+   * 403 Forbidden; 409 Conflict when the request contradicts what the ledger holds for its
+   * object (stored.ts); 500 where Kubernetes answers an internal error (uncovered limited scopes).
+   */
+  readonly code: 403 | 409 | 500;
   /** The full message, as the API server words it (`pods "web" is forbidden: …`). */
   readonly message: string;
   readonly stage: 'LimitRanger' | 'ResourceQuota';
@@ -98,6 +111,23 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
   }
   const object = limits.object;
 
+  const stored = storedObjectOf(request, view.stored ?? []);
+  if (stored.conflict) {
+    return { allowed: false, code: 409, stage: 'ResourceQuota', message: `Operation cannot be fulfilled on ${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}": ${stored.conflict}` };
+  }
+  // A CREATE of an object the ledger holds already: the same again is charged once; anything
+  // else is a change and must say so (an UPDATE), or it would be charged the old size.
+  if (request.operation === 'CREATE' && stored.settled) {
+    const now = newState(request, object, command.now);
+    if (now && sameState(now, settledStateOf(stored.settled))) return { allowed: true, object, patch: limits.patch, charges: [], existing: stored.settled };
+    return {
+      allowed: false,
+      code: 409,
+      stage: 'ResourceQuota',
+      message: `Operation cannot be fulfilled on ${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}": the object (uid ${object.metadata?.uid}) is already admitted (reservation ${stored.settled.id}) with other usage; send an UPDATE to change it`,
+    };
+  }
+
   const quota = checkQuota({
     operation: request.operation,
     groupResource: request.groupResource,
@@ -105,6 +135,9 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
     namespace: request.namespace,
     object,
     ...(request.oldObject ? { oldObject: request.oldObject } : {}),
+    // An UPDATE is charged against the ledger's settled state of the object, or in full when
+    // the ledger does not hold it — never against the caller's oldObject.
+    ...(request.operation === 'UPDATE' ? { previous: stored.settled ? settledStateOf(stored.settled) : null } : {}),
     now: command.now,
     quotas: view.quotas,
     ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
@@ -120,7 +153,7 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
     };
   }
 
-  const reservation = reservationFor(command, object, view);
+  const reservation = reservationFor(command, object, stored);
   return {
     allowed: true,
     object,
@@ -136,37 +169,68 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
  * what today's quotas limit), so a quota created later counts it, as the quota controller
  * would count the existing object.
  */
-function reservationFor(command: Admit, object: KubeObject, view: AdmissionView): Reserved | undefined {
+function reservationFor(command: Admit, object: KubeObject, stored: StoredObject): Reserved | undefined {
   const { request } = command;
-  if (isIgnoredResource(request.groupResource)) return undefined;
-  const evaluator = evaluatorFor(request.groupResource);
-  if (!evaluator.handles(request.operation, request.subresource, object, request.oldObject)) return undefined;
-
-  const usage = evaluator.usage(object, { now: command.now });
+  const now = newState(request, object, command.now);
+  if (!now) return undefined;
+  const { usage } = now;
   const base = {
     reservationId: command.reservationId,
     object: objectRef(request, object),
-    scopeFacts: evaluator.scopeFacts(object),
+    scopeFacts: now.scopeFacts,
     ...(command.expiresAt === undefined ? {} : { expiresAt: new Date(command.expiresAt).toISOString() }),
   };
   if (request.operation === 'CREATE' || !request.oldObject) {
     return { type: 'Reserved', data: { ...base, operation: 'CREATE', charged: Resources.canonicalResourceList(usage) } };
   }
-  const previous = evaluator.usage(request.oldObject, { now: command.now });
-  // As the quota check: only an old object with a resourceVersion is known to be stored, so
-  // only then is the charge the increase; otherwise (create-on-update) the whole usage.
-  const stored = (request.oldObject.metadata?.resourceVersion ?? '') !== '';
+  const settled = stored.settled ? settledStateOf(stored.settled) : undefined;
+  // Nothing the ledger counts changes (a label edit): nothing to reserve, confirm or release.
+  if (settled && sameState(now, settled)) return undefined;
   return {
     type: 'Reserved',
     data: {
       ...base,
       operation: 'UPDATE',
-      charged: Resources.canonicalResourceList(stored ? increase(usage, previous) : usage),
+      // While pending, the increase over what the ledger holds; in full when it holds nothing.
+      charged: Resources.canonicalResourceList(settled ? increase(usage, settled.usage) : usage),
       objectUsage: Resources.canonicalResourceList(usage),
-      ...(view.previousReservationId ? { supersedes: view.previousReservationId } : {}),
-      previousScopeFacts: evaluator.scopeFacts(request.oldObject),
+      ...(stored.latest ? { supersedes: stored.latest.id } : {}),
+      ...(settled ? { previousScopeFacts: settled.scopeFacts } : {}),
     },
   };
+}
+
+/** The object's usage and scope facts as its kind's evaluator measures them; undefined when quota does not charge this request. */
+function newState(request: AdmissionRequest, object: KubeObject, now: number): SettledState | undefined {
+  if (isIgnoredResource(request.groupResource)) return undefined;
+  const evaluator = evaluatorFor(request.groupResource);
+  if (!evaluator.handles(request.operation, request.subresource, object, request.oldObject)) return undefined;
+  return { usage: evaluator.usage(object, { now }), scopeFacts: evaluator.scopeFacts(object) };
+}
+
+/** What the ledger holds for the request's object, and whether the request contradicts it. */
+interface StoredObject {
+  readonly settled?: Reservation;
+  readonly latest?: Reservation;
+  readonly conflict?: string;
+}
+
+function storedObjectOf(request: AdmissionRequest, live: readonly Reservation[]): StoredObject {
+  if (live.length === 0) return {};
+  const uid = live[0]?.object.uid;
+  const other = live.find((r) => !isSameResource(r, request.groupResource));
+  if (other) return { conflict: `the uid ${uid} belongs to ${other.object.resource}${other.object.group ? `.${other.object.group}` : ''} "${other.object.name ?? ''}" in this ledger` };
+  if (request.operation === 'UPDATE' && live.length >= LIVE_PER_OBJECT_MAX) {
+    return { conflict: `${live.length} changes of the object (uid ${uid}) are waiting to be confirmed; retry once they are committed or released` };
+  }
+  const settled = settledOf(live);
+  const latest = live[live.length - 1];
+  return { ...(settled ? { settled } : {}), ...(latest ? { latest } : {}) };
+}
+
+function groupResourceText(request: AdmissionRequest): string {
+  const { group, resource } = request.groupResource;
+  return group ? `${resource}.${group}` : resource;
 }
 
 /** `max(0, after - before)` per key of `after`: what an update adds while it is pending. */
@@ -193,11 +257,12 @@ function objectRef(request: AdmissionRequest, object: KubeObject): Reserved['dat
 }
 
 /**
- * The view admission needs, taken from a folded namespace state (tests, as-of "what if"
- * queries). The service reads the same from its head row by key.
+ * The view admission needs, taken from a namespace state: the quotas, the limit ranges, and the
+ * live reservations of the request's object (`uid`), which the state must hold (the service
+ * loads them by key before deciding).
  */
 export function admissionViewOf(state: NamespaceState, uid?: string): AdmissionView {
-  const previousReservationId = uid === undefined ? undefined : state.reservationsByUid.get(uid);
+  const stored = uid === undefined ? [] : liveReservationsOf(state, uid);
   return {
     quotas: [...state.quotas.values()].map((quota) => ({
       name: quota.name,
@@ -210,6 +275,6 @@ export function admissionViewOf(state: NamespaceState, uid?: string): AdmissionV
       metadata: { name: lr.name },
       spec: lr.definition.spec,
     })),
-    ...(previousReservationId ? { previousReservationId } : {}),
+    ...(stored.length > 0 ? { stored } : {}),
   };
 }

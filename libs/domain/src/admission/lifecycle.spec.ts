@@ -31,8 +31,8 @@ describe('decideCommit', () => {
       kind: 'Commit',
       events: [
         { type: 'Committed', data: { reservationId: 'v3' } },
-        { type: 'Released', data: { reservationId: 'v2', reason: 'superseded' } },
         { type: 'Released', data: { reservationId: 'v1', reason: 'superseded' } },
+        { type: 'Released', data: { reservationId: 'v2', reason: 'superseded' } },
       ],
     });
     if (outcome.kind !== 'Commit') return;
@@ -40,6 +40,26 @@ describe('decideCommit', () => {
     expect(Resources.canonicalResourceList(after.used.get('q') ?? {})).toEqual({ 'requests.cpu': '3' });
     expect([...after.reservations.keys()]).toEqual(['v3']);
     expect(after.reservationsByUid.get('u1')).toBe('v3');
+  });
+
+  it('retires the committed state even when the change between them was released (the supersedes link is broken)', () => {
+    const state = appendAll(history(base), [{ type: 'Released', data: { reservationId: 'v2', reason: 'stale' } }]);
+    const outcome = decideCommit(state, 'v3', T0);
+    expect(outcome).toEqual({
+      kind: 'Commit',
+      events: [
+        { type: 'Committed', data: { reservationId: 'v3' } },
+        { type: 'Released', data: { reservationId: 'v1', reason: 'superseded' } },
+      ],
+    });
+    if (outcome.kind !== 'Commit') return;
+    // Counted once, at its new usage: before, the broken chain left v1 counted beside v3.
+    expect(Resources.canonicalResourceList(appendAll(state, outcome.events).used.get('q') ?? {})).toEqual({ 'requests.cpu': '3' });
+  });
+
+  it('leaves a later pending change alone when an earlier one is committed', () => {
+    const outcome = decideCommit(history(base), 'v2', T0);
+    expect(outcome).toEqual({ kind: 'Commit', events: [{ type: 'Committed', data: { reservationId: 'v2' } }, { type: 'Released', data: { reservationId: 'v1', reason: 'superseded' } }] });
   });
 
   it('is idempotent: a committed reservation needs nothing appended', () => {
@@ -66,5 +86,18 @@ describe('decideRelease', () => {
     expect(first).toEqual({ kind: 'Release', events: [{ type: 'Released', data: { reservationId: 'v3', reason: 'cancelled' } }] });
     if (first.kind !== 'Release') return;
     expect(decideRelease(appendAll(state, first.events), 'v3', 'cancelled')).toEqual({ kind: 'NotLive' });
+  });
+
+  it('releases the pending changes of an object with its settled state: none of them can happen any more', () => {
+    const state = history(base);
+    const outcome = decideRelease(state, 'v1', 'deleted');
+    expect(outcome).toEqual({
+      kind: 'Release',
+      events: ['v1', 'v2', 'v3'].map((reservationId) => ({ type: 'Released', data: { reservationId, reason: 'deleted' } })),
+    });
+    if (outcome.kind !== 'Release') return;
+    // Otherwise a REST client could give the settled state up and then commit a change counted
+    // only as its increase: the whole new usage would land unchecked.
+    expect(decideCommit(appendAll(state, outcome.events), 'v3', T0)).toEqual({ kind: 'NotLive' });
   });
 });

@@ -1,5 +1,6 @@
 import type { LedgerEvent, ReleaseReason } from '../events/events.js';
 import type { NamespaceState, Reservation } from '../events/fold.js';
+import { isSameResource, liveReservationsOf, releaseEvents } from './stored.js';
 
 /**
  * What happens to a reservation after admission: it is committed when its object is known
@@ -20,7 +21,7 @@ export function decideCommit(state: NamespaceState, reservationId: string, now: 
   if (!reservation) return { kind: 'NotLive' };
   if (reservation.status === 'committed') return { kind: 'AlreadyCommitted' };
   if (reservation.expiresAt !== undefined && reservation.expiresAt <= now) {
-    return { kind: 'Expired', events: [{ type: 'Released', data: { reservationId, reason: 'expired' } }] };
+    return { kind: 'Expired', events: releaseEvents(state, reservation, 'expired') };
   }
   const superseded = supersededBy(state, reservation).map(
     (id): LedgerEvent => ({ type: 'Released', data: { reservationId: id, reason: 'superseded' } }),
@@ -29,21 +30,17 @@ export function decideCommit(state: NamespaceState, reservationId: string, now: 
 }
 
 /**
- * The live reservations a committed one replaces: the chain of `supersedes` back from it.
- * Two updates of one object may be pending at once; committing the later one retires the
- * earlier pending one and the object's committed state before both.
+ * The live reservations a committed one replaces: every older one of the same object (its
+ * settled state and the changes made before it), whether or not a `supersedes` link still
+ * reaches them. The state must hold the object's live reservations (the service loads them by
+ * uid). Later pending changes stay: they may still happen.
  */
 function supersededBy(state: NamespaceState, reservation: Reservation): string[] {
-  const ids: string[] = [];
-  const seen = new Set<string>([reservation.id]);
-  let next = reservation.supersedes;
-  while (next !== undefined && !seen.has(next)) {
-    seen.add(next);
-    const previous = state.reservations.get(next);
-    if (previous) ids.push(next);
-    next = previous?.supersedes;
-  }
-  return ids;
+  const uid = reservation.object.uid;
+  if (uid === undefined) return [];
+  return liveReservationsOf(state, uid)
+    .filter((other) => other.version < reservation.version && isSameResource(other, reservation.object))
+    .map((other) => other.id);
 }
 
 export type ReleaseOutcome =
@@ -51,7 +48,9 @@ export type ReleaseOutcome =
   /** Not live: nothing to append (release is idempotent; the ledger tells a 404 from a repeat). */
   | { readonly kind: 'NotLive' };
 
+/** Releases a reservation, and with an object's settled state its pending changes (see `releaseEvents`). */
 export function decideRelease(state: NamespaceState, reservationId: string, reason: ReleaseReason): ReleaseOutcome {
-  if (!state.reservations.has(reservationId)) return { kind: 'NotLive' };
-  return { kind: 'Release', events: [{ type: 'Released', data: { reservationId, reason } }] };
+  const reservation = state.reservations.get(reservationId);
+  if (!reservation) return { kind: 'NotLive' };
+  return { kind: 'Release', events: releaseEvents(state, reservation, reason) };
 }

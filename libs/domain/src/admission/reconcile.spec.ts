@@ -110,6 +110,32 @@ describe('decideReconcile', () => {
     expect(Resources.canonicalResourceList(after.used.get('q') ?? {})).toEqual({ 'requests.cpu': '1500m', pods: '1' });
   });
 
+  it('releases a stale older change once when a later change of the same object commits in the same pass', () => {
+    const change = (id: string, cpu: string, supersedes: string) =>
+      reserve(id, 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '0', pods: '0' }, objectUsage: { 'requests.cpu': cpu, pods: '1' }, supersedes, previousScopeFacts: facts });
+    // r2 is old enough to be stale; the object shows r3's usage.
+    const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, change('r2', '1200m', 'r1'), change('r3', '1500m', 'r2')], (i) => (i < 4 ? T0 + i : T0 + GRACE + 5));
+    const decision = decideReconcile(state, input({ objects: [pod('u1', '1500m')] }));
+    expect(decision.actions).toEqual([
+      { kind: 'release', reservationId: 'r2', reason: 'stale', uid: 'u1' },
+      { kind: 'commit', reservationId: 'r3', uid: 'u1' },
+      { kind: 'release', reservationId: 'r1', reason: 'superseded', uid: 'u1' },
+    ]);
+    // Folding the answer does not trip over a second release of r2 (it used to).
+    const after = decision.events.reduce((s, e) => evolve(s, { ...e, version: s.version + 1, at: T0 + GRACE + 20 }), state);
+    expect([...after.reservations.keys()]).toEqual(['r3']);
+  });
+
+  it('releases the pending changes of a deleted object with its committed state', () => {
+    const change = reserve('r2', 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '500m', pods: '0' }, objectUsage: { 'requests.cpu': '1500m', pods: '1' }, supersedes: 'r1', previousScopeFacts: facts });
+    const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, change], (i) => T0 + i);
+    const decision = decideReconcile(state, input({ objects: [] }));
+    expect(decision.actions).toEqual([
+      { kind: 'release', reservationId: 'r1', reason: 'deleted', uid: 'u1' },
+      { kind: 'release', reservationId: 'r2', reason: 'deleted', uid: 'u1' },
+    ]);
+  });
+
   it('is idempotent: reconciling the state it produced appends nothing', () => {
     const state = history([quota, reserve('r1', 'u1'), reserve('r2', 'u2')]);
     const listing = input({ objects: [pod('u1'), pod('u3')] });

@@ -4,6 +4,7 @@ import { fold, type NamespaceState, type Reservation } from '../events/fold.js';
 import * as Resources from '../resources/resource-list.js';
 import { evaluatorFor, isIgnoredResource } from '../usage/registry.js';
 import { decideCommit } from './lifecycle.js';
+import { releaseEvents } from './stored.js';
 
 /**
  * The reconciler's decision for one namespace: the ledger's live reservations against the
@@ -75,10 +76,14 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
   const actions: ReconcileAction[] = [];
   const retired = new Set<string>();
   let pending = 0;
+  // With an object's settled state go its pending changes (stored.ts), each released once.
   const release = (reservation: Reservation, reason: ReleaseReason): void => {
-    retired.add(reservation.id);
-    events.push({ type: 'Released', data: { reservationId: reservation.id, reason } });
-    actions.push({ kind: 'release', reservationId: reservation.id, reason, ...(reservation.object.uid ? { uid: reservation.object.uid } : {}) });
+    for (const event of releaseEvents(state, reservation, reason, retired)) {
+      if (event.type !== 'Released') continue;
+      retired.add(event.data.reservationId);
+      events.push(event);
+      actions.push({ kind: 'release', reservationId: event.data.reservationId, reason, ...(reservation.object.uid ? { uid: reservation.object.uid } : {}) });
+    }
   };
 
   for (const reservation of state.reservations.values()) {
@@ -99,10 +104,12 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
     if (object && updateHappened(reservation, object, input.now)) {
       const outcome = decideCommit(state, reservation.id, input.now);
       if (outcome.kind === 'Commit') {
-        for (const event of outcome.events) if (event.type === 'Released') retired.add(event.data.reservationId);
-        events.push(...outcome.events);
+        // What this pass released already (an older change gone stale) is not released again.
+        const fresh = outcome.events.filter((event) => event.type !== 'Released' || !retired.has(event.data.reservationId));
+        for (const event of fresh) if (event.type === 'Released') retired.add(event.data.reservationId);
+        events.push(...fresh);
         actions.push({ kind: 'commit', reservationId: reservation.id, uid });
-        for (const event of outcome.events) {
+        for (const event of fresh) {
           if (event.type === 'Released') actions.push({ kind: 'release', reservationId: event.data.reservationId, reason: 'superseded', uid });
         }
       }

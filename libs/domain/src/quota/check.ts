@@ -22,7 +22,7 @@ import {
 } from '../resources/resource-list.js';
 import type { UsageEvaluator, UsageOptions } from '../usage/evaluator.js';
 import type { ExceededResource, QuotaDenial } from './denial.js';
-import { quotaScopeRequirements } from '../scopes/facts.js';
+import { factsMatchAll, quotaScopeRequirements, type ScopeFacts } from '../scopes/facts.js';
 import { quotaMatchesObject } from './scopes.js';
 
 /**
@@ -61,6 +61,15 @@ export interface QuotaCheckInput {
   readonly object: KubeObject;
   /** The stored object, for UPDATE. */
   readonly oldObject?: KubeObject;
+  /**
+   * UPDATE: what the ledger itself holds for the object (its settled usage and scope facts).
+   * When given, the charge is the increase over it and `oldObject` is not used to measure
+   * anything; `null` means the ledger holds nothing for the object, which is then charged
+   * its whole usage. Undefined: Kubernetes' own rule, which trusts `oldObject` (an old object
+   * with a resourceVersion is stored, one without is a create-on-update) — what the ported
+   * Kubernetes tables exercise.
+   */
+  readonly previous?: { readonly usage: ResourceList; readonly scopeFacts: ScopeFacts } | null;
   /**
    * The decision time in epoch milliseconds, for usage that depends on it (a pod past its
    * deletion grace period stops being charged for compute).
@@ -206,8 +215,20 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
   if (input.operation === 'UPDATE') {
     const old = input.oldObject;
     if (old === undefined) return deny({ kind: 'OldObjectMissing' });
-    // An old object without a resourceVersion is a create-on-update: charge it in full.
-    if (old.metadata?.resourceVersion) {
+    const previous = input.previous;
+    if (previous) {
+      // The ledger's own record of the object: the increase over it, and in full by a quota
+      // whose scope it moves into.
+      const delta = nonNegativeDelta(inputUsage, previous.usage);
+      deltaWithoutQuota = delta;
+      for (const quota of interesting) {
+        if (factsMatchAll(previous.scopeFacts, quota.scopes)) deltas.set(quota, delta);
+      }
+    } else if (previous === null) {
+      deltaWithoutQuota = inputUsage;
+    } else if (old.metadata?.resourceVersion) {
+      // Kubernetes' rule: an old object with a resourceVersion is stored, so only the increase
+      // is charged; one without is a create-on-update, charged in full (below).
       const delta = nonNegativeDelta(inputUsage, usageOf(old));
       deltaWithoutQuota = delta;
       for (const quota of interesting) {
