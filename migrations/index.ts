@@ -5,6 +5,7 @@ import { CreateAdmissionDecisions1795365243714 } from './1795365243714-CreateAdm
 import { CreateProjections1795500000000 } from './1795500000000-CreateProjections.js';
 import { DropLedgerEventsNotifyTrigger1795900000000 } from './1795900000000-DropLedgerEventsNotifyTrigger.js';
 import { AddOnBehalfOf1795900000100 } from './1795900000100-AddOnBehalfOf.js';
+import { AddRequestDigest1795900000200 } from './1795900000200-AddRequestDigest.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   CreateProjections1795500000000,
   DropLedgerEventsNotifyTrigger1795900000000,
   AddOnBehalfOf1795900000100,
+  AddRequestDigest1795900000200,
 ];

@@ -55,6 +55,7 @@ import type {
   ReservationView,
   WriteOptions,
 } from './ledger.types.js';
+import { requestDigest } from './request-digest.js';
 import { sampleUsage } from './usage-sampler.js';
 import { RESERVATION_COLUMNS, recordOf, reservationViewOf, type NamespaceTx, type RawReservationRow, type ReservationRecord } from './namespace-tx.js';
 
@@ -137,12 +138,18 @@ export class Ledger {
     const uid = object?.metadata?.uid ?? command.request.oldObject?.metadata?.uid;
     const reservationId = this.newId();
     const requestKey = command.requestKey && !command.dryRun ? command.requestKey : undefined;
+    // Computed outside the batch's transaction: the key is a claim checked against what it was first used for.
+    const digest = requestKey ? requestDigest(command) : undefined;
     return this.batcher.submit<AdmitOutcome>(command.namespace, {
       prefetch: { requestKeys: requestKey ? [requestKey] : [], uids: uid ? [uid] : [] },
       run: async (tx) => {
         if (requestKey) {
           const earlier = await tx.decisionFor(requestKey);
           if (earlier) {
+            // Decisions stored before digests were kept (null) answer as they always did.
+            if (earlier.digest !== undefined && earlier.digest !== digest) {
+              return () => ({ result: keyReused(command.namespace, requestKey, command.dryRun), repeated: false, decisionId: '', managed: tx.known });
+            }
             const handle = earlier.id === undefined ? tx.handleFor(requestKey) : undefined;
             return () => ({ result: earlier.result, repeated: true, decisionId: earlier.id ?? handle?.id ?? '', managed: tx.known });
           }
@@ -163,7 +170,7 @@ export class Ledger {
         const result = await this.decide(tx, command, reservationId, uid);
         const handle = tx.recordDecision({
           source: command.source,
-          ...(requestKey ? { requestKey } : {}),
+          ...(requestKey && digest ? { requestKey, requestDigest: digest } : {}),
           operation: command.request.operation,
           resource: groupResourceString(command.request.groupResource),
           ...(object?.kind ? { kind: object.kind } : {}),
@@ -793,6 +800,17 @@ function checkExpectedVersion(resource: string, name: string, current: number | 
 
 function writeMeta(options: WriteOptions): { actor: string; requestId?: string } {
   return { actor: options.actor, ...(options.requestId === undefined ? {} : { requestId: options.requestId }) };
+}
+
+/** The answer to an idempotency key sent again with a different request: 409, nothing decided or written. */
+function keyReused(namespace: string, requestKey: string, dryRun: boolean): AdmissionResult {
+  const [kind, key] = requestKey.startsWith('review:') ? ['the AdmissionReview uid', requestKey.slice(7)] : ['the requestId', requestKey.slice(requestKey.indexOf(':') + 1)];
+  return {
+    allowed: false,
+    code: 409,
+    dryRun,
+    message: `${kind} ${JSON.stringify(key)} was already used in namespace "${namespace}" for a different request; a new request needs a new ${kind === 'the requestId' ? 'requestId' : 'uid'}`,
+  };
 }
 
 function notFound(resource: string, name: string): LedgerError {

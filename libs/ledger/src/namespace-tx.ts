@@ -36,11 +36,15 @@ export interface ReservationRecord {
 export interface StoredDecision {
   readonly id: string | undefined;
   readonly result: AdmissionResult;
+  /** What the key was used for (request-digest.ts); undefined for decisions stored before digests. */
+  readonly digest: string | undefined;
 }
 
 export interface DecisionInput {
   readonly source: AdmissionSource;
   readonly requestKey?: string;
+  /** With a request key: the digest of the request it answers. */
+  readonly requestDigest?: string;
   readonly operation: string;
   readonly resource: string;
   readonly kind?: string;
@@ -160,14 +164,14 @@ export class NamespaceTx {
       head_version: string | null;
       head_state: HeadJson | null;
       now_ms: number;
-      decisions: { request_key: string; id: string; result: AdmissionResult }[] | null;
+      decisions: { request_key: string; id: string; result: AdmissionResult; digest: string | null }[] | null;
       reservations: RawReservationRow[] | null;
     }>({
       // Named: prepared once per connection, so PostgreSQL does not plan it per batch.
       name: 'ledger_read',
       text: `SELECT h.version AS head_version, h.state AS head_state,
               (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
-              (SELECT json_agg(json_build_object('request_key', d.request_key, 'id', d.id::text, 'result', d.result))
+              (SELECT json_agg(json_build_object('request_key', d.request_key, 'id', d.id::text, 'result', d.result, 'digest', d.request_digest))
                  FROM unnest($2::text[]) AS k(key)
                  CROSS JOIN LATERAL (SELECT * FROM admission_decisions d
                                       WHERE d.namespace = $1 AND d.request_key = k.key LIMIT 1) d) AS decisions,
@@ -191,7 +195,7 @@ export class NamespaceTx {
     const head = row.head_version === null || row.head_state === null ? undefined : { version: Number(row.head_version), state: row.head_state };
     const tx = new NamespaceTx(client, namespace, now, head);
     for (const key of prefetch.requestKeys) tx.storedDecisions.set(key, null);
-    for (const d of row.decisions ?? []) tx.storedDecisions.set(d.request_key, { id: d.id, result: d.result });
+    for (const d of row.decisions ?? []) tx.storedDecisions.set(d.request_key, { id: d.id, result: d.result, digest: d.digest ?? undefined });
     for (const id of prefetch.reservationIds) tx.rows.set(id, null);
     tx.addRows(row.reservations ?? []);
     for (const uid of prefetch.uids) tx.uidsLoaded.add(uid);
@@ -292,12 +296,12 @@ export class NamespaceTx {
   /** The answer already given to this request key, in an earlier transaction or earlier in this batch. */
   async decisionFor(requestKey: string): Promise<StoredDecision | undefined> {
     if (!this.storedDecisions.has(requestKey)) {
-      const { rows } = await this.client.query<{ id: string; result: AdmissionResult }>(
-        `SELECT id::text AS id, result FROM admission_decisions WHERE namespace = $1 AND request_key = $2 LIMIT 1`,
+      const { rows } = await this.client.query<{ id: string; result: AdmissionResult; digest: string | null }>(
+        `SELECT id::text AS id, result, request_digest AS digest FROM admission_decisions WHERE namespace = $1 AND request_key = $2 LIMIT 1`,
         [this.namespace, requestKey],
       );
       const row = rows[0];
-      this.storedDecisions.set(requestKey, row ? { id: row.id, result: row.result } : null);
+      this.storedDecisions.set(requestKey, row ? { id: row.id, result: row.result, digest: row.digest ?? undefined } : null);
     }
     return this.storedDecisions.get(requestKey) ?? undefined;
   }
@@ -385,7 +389,7 @@ export class NamespaceTx {
   recordDecision(input: DecisionInput): DecisionHandle {
     const handle: DecisionHandle = {};
     this.decisions.push({ input, handle });
-    if (input.requestKey !== undefined) this.storedDecisions.set(input.requestKey, { id: undefined, result: input.result });
+    if (input.requestKey !== undefined) this.storedDecisions.set(input.requestKey, { id: undefined, result: input.result, digest: input.requestDigest });
     return handle;
   }
 
@@ -468,6 +472,7 @@ export class NamespaceTx {
       const rows = this.decisions.map(({ input }, ord) => ({
         ord,
         request_key: input.requestKey ?? null,
+        request_digest: input.requestDigest ?? null,
         source: input.source,
         operation: input.operation,
         resource: input.resource,
@@ -483,12 +488,12 @@ export class NamespaceTx {
         reservation_id: input.result.reservationId ?? null,
         result: input.result,
       }));
-      ctes.push(`decided AS (INSERT INTO admission_decisions (namespace, request_key, source, operation, resource, kind, name, object_uid,
+      ctes.push(`decided AS (INSERT INTO admission_decisions (namespace, request_key, request_digest, source, operation, resource, kind, name, object_uid,
             requester, on_behalf_of, dry_run, allowed, code, reason, reservation_id, result, decided_at)
-          SELECT $1, d.request_key, d.source, d.operation, d.resource, d.kind, d.name, d.object_uid,
+          SELECT $1, d.request_key, d.request_digest, d.source, d.operation, d.resource, d.kind, d.name, d.object_uid,
                  d.requester, d.on_behalf_of, d.dry_run, d.allowed, d.code, d.reason, d.reservation_id, d.result, to_timestamp(${param(this.now)} / 1000.0)
             FROM jsonb_to_recordset(${param(JSON.stringify(rows))}::jsonb)
-              AS d(ord int, request_key text, source text, operation text, resource text, kind text, name text, object_uid text,
+              AS d(ord int, request_key text, request_digest text, source text, operation text, resource text, kind text, name text, object_uid text,
                    requester text, on_behalf_of text, dry_run boolean, allowed boolean, code smallint, reason text, reservation_id text, result jsonb)
           ${this.events.length > 0 ? `WHERE ${HEAD_MOVED}` : ''}
            ORDER BY d.ord
