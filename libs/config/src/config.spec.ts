@@ -16,6 +16,8 @@ describe('loadConfig', () => {
       admissionRetryMax: 12,
       statementTimeoutMs: 5000,
       reservationTtlMaxSeconds: 604800,
+      quotasPerNamespaceMax: 16,
+      limitRangesPerNamespaceMax: 16,
       projectionBatchSize: 1000,
       projectionPollMs: 1000,
       snapshotEvery: 1000,

@@ -25,6 +25,10 @@ export interface AppConfig {
   readonly statementTimeoutMs: number;
   /** Longest TTL a REST reservation may ask for, in seconds. */
   readonly reservationTtlMaxSeconds: number;
+  /** Most ResourceQuotas one namespace may hold (each admission there reads and rewrites them all). */
+  readonly quotasPerNamespaceMax: number;
+  /** Most LimitRanges one namespace may hold. */
+  readonly limitRangesPerNamespaceMax: number;
   /** Events the projection worker applies per transaction. */
   readonly projectionBatchSize: number;
   /** The projection worker's polling fallback when no notification arrives, in ms. */
@@ -145,6 +149,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     admissionRetryMax: integer(env, 'ADMISSION_RETRY_MAX', 12, 1, 100),
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     reservationTtlMaxSeconds: integer(env, 'RESERVATION_TTL_MAX_SECONDS', 7 * 24 * 3600, 1, 365 * 24 * 3600),
+    quotasPerNamespaceMax: integer(env, 'QUOTAS_PER_NAMESPACE_MAX', 16, 1, 1000),
+    limitRangesPerNamespaceMax: integer(env, 'LIMIT_RANGES_PER_NAMESPACE_MAX', 16, 1, 1000),
     projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE', 1000, 1, 100_000),
     projectionPollMs: integer(env, 'PROJECTION_POLL_MS', 1000, 10, 600_000),
     snapshotEvery: integer(env, 'SNAPSHOT_EVERY', 1000, 10, 1_000_000),

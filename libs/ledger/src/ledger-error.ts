@@ -9,6 +9,8 @@ export type LedgerErrorCode =
   | 'NotFound'
   /** A stale `resourceVersion`, or a reservation that cannot take this step any more (409). */
   | 'Conflict'
+  /** A write the namespace's limits refuse: one ResourceQuota or LimitRange too many (403, as Kubernetes refuses a count over quota). */
+  | 'Forbidden'
   /** A REST reservation whose TTL ran out before it was committed; it has been released (410). */
   | 'Expired'
   /** The request was not decided: serialization retries ran out, or the database is unreachable (503). */

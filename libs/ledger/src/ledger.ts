@@ -65,6 +65,8 @@ export const SERIES_MARKERS_MAX = 1000;
 
 const DEFAULTS = {
   batchSizeMax: 64,
+  quotasPerNamespaceMax: 16,
+  limitRangesPerNamespaceMax: 16,
   /** The projection worker hears of appends this long after them at most (it also polls). */
   notifyIntervalMs: 20,
   retryMax: 12,
@@ -87,6 +89,8 @@ export class Ledger {
   private readonly notifier: AppendNotifier;
   private readonly newId: () => string;
   private readonly clock: (() => number) | undefined;
+  private readonly quotasPerNamespaceMax: number;
+  private readonly limitRangesPerNamespaceMax: number;
 
   constructor(dataSource: DataSource, options: LedgerOptions = {}) {
     const pool = (dataSource.driver as unknown as { master?: pg.Pool }).master;
@@ -94,6 +98,8 @@ export class Ledger {
     this.pool = pool;
     this.newId = options.newId ?? randomUUID;
     this.clock = options.clock;
+    this.quotasPerNamespaceMax = options.quotasPerNamespaceMax ?? DEFAULTS.quotasPerNamespaceMax;
+    this.limitRangesPerNamespaceMax = options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax;
     this.batcher = new NamespaceBatcher(pool, {
       batchSizeMax: options.batchSizeMax ?? DEFAULTS.batchSizeMax,
       retryMax: options.retryMax ?? DEFAULTS.retryMax,
@@ -362,6 +368,7 @@ export class Ledger {
       run: async (tx) => {
         const existing = tx.current.quotas.get(definition.name);
         checkExpectedVersion('resourcequotas', definition.name, existing?.version, options.expectedVersion);
+        if (!existing) checkRoom('resourcequotas', 'ResourceQuotas', definition.name, namespace, tx.current.quotas.size, this.quotasPerNamespaceMax, 'QUOTAS_PER_NAMESPACE_MAX');
         const stored: QuotaDefinition = {
           name: definition.name,
           spec: canonicalQuotaSpec(definition.spec),
@@ -399,6 +406,7 @@ export class Ledger {
       run: async (tx) => {
         const existing = tx.current.limitRanges.get(definition.name);
         checkExpectedVersion('limitranges', definition.name, existing?.version, options.expectedVersion);
+        if (!existing) checkRoom('limitranges', 'LimitRanges', definition.name, namespace, tx.current.limitRanges.size, this.limitRangesPerNamespaceMax, 'LIMIT_RANGES_PER_NAMESPACE_MAX');
         const stored: LimitRangeDefinition = {
           name: definition.name,
           spec: definition.spec,
@@ -796,6 +804,15 @@ function checkExpectedVersion(resource: string, name: string, current: number | 
       { kind: resource, name },
     );
   }
+}
+
+/** A new definition in a namespace that holds as many as it may already: 403, nothing written. */
+function checkRoom(resource: string, kinds: string, name: string, namespace: string, count: number, max: number, variable: string): void {
+  if (count < max) return;
+  throw new LedgerError('Forbidden', `${resource} "${name}" is forbidden: namespace "${namespace}" already has ${count} ${kinds}, the most it may have (${variable}=${max})`, {
+    kind: resource,
+    name,
+  });
 }
 
 function writeMeta(options: WriteOptions): { actor: string; requestId?: string } {

@@ -36,6 +36,7 @@ const LEDGER_CODES: Readonly<Record<LedgerErrorCode, number>> = {
   NamespaceNotFound: 404,
   NotFound: 404,
   Conflict: 409,
+  Forbidden: 403,
   Expired: 410,
   Unavailable: 503,
 };

@@ -31,6 +31,8 @@ export const ledgerProviders: Provider[] = [
         batchSizeMax: config.admissionBatchMax,
         retryMax: config.admissionRetryMax,
         statementTimeoutMs: config.statementTimeoutMs,
+        quotasPerNamespaceMax: config.quotasPerNamespaceMax,
+        limitRangesPerNamespaceMax: config.limitRangesPerNamespaceMax,
         onCommitted: (commands) => metrics.committedBatch(commands),
       }),
   },

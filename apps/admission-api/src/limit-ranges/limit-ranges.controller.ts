@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { prepareLimitRangeForStorage, Resources, type LimitRange, type LimitRangeItem } from '@quota/domain';
+import { assertDefinitionSize, limitRangeSizeErrors, prepareLimitRangeForStorage, Resources, type LimitRange, type LimitRangeItem } from '@quota/domain';
 import { Ledger, LedgerError, type DefinitionChange, type LimitRangeView, type Page } from '@quota/ledger';
 import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
@@ -53,6 +53,7 @@ export class LimitRangesController {
   ): Promise<LimitRange> {
     const { body, expectedVersion } = readPutIdentity(raw, namespace, name, 'LimitRange');
     const limitRange = prepareLimitRangeForStorage(body);
+    assertDefinitionSize('LimitRange', name, limitRangeSizeErrors(limitRange));
     const metadata = limitRange.metadata ?? {};
     const result = await this.ledger.putLimitRange(
       namespace,

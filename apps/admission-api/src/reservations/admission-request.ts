@@ -1,5 +1,5 @@
 import { BadRequestException, UnprocessableEntityException } from '@nestjs/common';
-import { defaultPodForAdmission, groupResourceForKind, isQualifiedName, objectShapeProblem, Resources, type GroupResource, type KubeObject, type Pod } from '@quota/domain';
+import { defaultPodForAdmission, groupResourceForKind, isQualifiedName, objectShapeProblem, RESOURCE_LIST_MAX, Resources, type GroupResource, type KubeObject, type Pod } from '@quota/domain';
 import type { AdmitCommand } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
 import type { ReserveDto } from './reserve.dto.js';
@@ -7,8 +7,6 @@ import type { ReserveDto } from './reserve.dto.js';
 /** The fields of a reserve body that say what is admitted (a what-if sends only these). */
 export type AdmissionBody = Omit<ReserveDto, 'requestId' | 'dryRun'>;
 
-/** Most entries in a plain resource list. */
-const RESOURCES_MAX = 64;
 
 const invalid = (field: string, message: string): UnprocessableEntityException =>
   new UnprocessableEntityException(kubeStatus(422, `${field}: ${message}`, { causes: [{ reason: 'FieldValueInvalid', field, message }] }));
@@ -45,7 +43,7 @@ const isPods = (groupResource: GroupResource): boolean => groupResource.group ==
 function resourceListOf(raw: Record<string, unknown>): Record<string, string> {
   const entries = Object.entries(raw);
   if (entries.length === 0) throw invalid('resources', 'must name at least one resource');
-  if (entries.length > RESOURCES_MAX) throw invalid('resources', `at most ${RESOURCES_MAX} resources per reservation, got ${entries.length}`);
+  if (entries.length > RESOURCE_LIST_MAX) throw invalid('resources', `at most ${RESOURCE_LIST_MAX} resources per reservation, got ${entries.length}`);
   for (const [name, value] of entries) {
     const problems = isQualifiedName(name);
     if (problems.length > 0) throw invalid(`resources[${name}]`, `invalid resource name: ${problems.join('; ')}`);

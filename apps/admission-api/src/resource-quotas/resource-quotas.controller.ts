@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { validateResourceQuota, type ResourceQuota } from '@quota/domain';
+import { assertDefinitionSize, resourceQuotaSizeErrors, validateResourceQuota, type ResourceQuota } from '@quota/domain';
 import { Ledger, LedgerError, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
 import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
@@ -69,6 +69,7 @@ export class ResourceQuotasController {
   ): Promise<ResourceQuota> {
     const { body, expectedVersion } = readPutIdentity(raw, namespace, name, 'ResourceQuota');
     const quota = validateResourceQuota(body);
+    assertDefinitionSize('ResourceQuota', name, resourceQuotaSizeErrors(quota));
     const metadata = quota.metadata ?? {};
     const result = await this.ledger.putQuota(
       namespace,

@@ -12,7 +12,8 @@ export type FieldReason =
   | 'FieldValueForbidden'
   | 'FieldValueTypeInvalid'
   | 'FieldValueDuplicate'
-  | 'FieldValueTooLong';
+  | 'FieldValueTooLong'
+  | 'FieldValueTooMany';
 
 export interface FieldError extends FieldCause {
   readonly reason: FieldReason;
@@ -151,6 +152,11 @@ export function notSupported(field: string, value: Printed, supported: readonly 
 export function tooLong(field: string, maxBytes: number): FieldError {
   const unit = maxBytes === 1 ? 'byte' : 'bytes';
   return { reason: 'FieldValueTooLong', field, message: `Too long: may not be more than ${maxBytes} ${unit}` };
+}
+
+/** `field.TooMany`: a list or map with more entries than allowed. */
+export function tooMany(field: string, actual: number, max: number): FieldError {
+  return { reason: 'FieldValueTooMany', field, message: `Too many: ${actual}: must have at most ${max} items` };
 }
 
 /** `field.Error.Error()`: the field, then the body. */
