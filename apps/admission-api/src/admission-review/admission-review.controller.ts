@@ -66,7 +66,7 @@ export class AdmissionReviewController {
     // Cluster-scoped objects are outside every namespace's quota.
     if (!review.namespace) return allowResponse(review.uid);
     // LedgerError Unavailable is not caught: its 503 hands the request to the failurePolicy.
-    const { result } = await this.ledger.admit({
+    const { result, managed } = await this.ledger.admit({
       namespace: review.namespace,
       source: 'webhook',
       request: {
@@ -84,7 +84,8 @@ export class AdmissionReviewController {
       ...onBehalfOf(request, review.username),
     });
     this.metrics.decided('webhook', result);
-    if (review.operation === 'DELETE' && !review.dryRun && result.allowed) this.reconcile.afterDelete(review.namespace);
+    // Only where the ledger keeps reservations: a namespace it never managed has nothing to release.
+    if (review.operation === 'DELETE' && !review.dryRun && result.allowed && managed) this.reconcile.afterDelete(review.namespace);
     return result.allowed ? allowResponse(review.uid) : denyResponse(review.uid, result.code, result.message ?? 'denied');
   }
 }

@@ -121,6 +121,11 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   for (const [field, value] of [['request.object', object], ['request.oldObject', oldObject]] as const) {
     const problem = value === undefined ? undefined : objectShapeProblem({ group, resource: plural }, value, field);
     if (problem) throw new ReviewMalformed(problem.field, problem.message);
+    // As the REST path and the API server itself: the object lives in the namespace the request names.
+    const objectNamespace = value?.metadata?.namespace;
+    if (namespace && objectNamespace !== undefined && objectNamespace !== '' && objectNamespace !== namespace) {
+      throw new ReviewMalformed(`${field}.metadata.namespace`, 'the namespace of the provided object does not match the namespace sent on the request');
+    }
   }
   return {
     uid,
