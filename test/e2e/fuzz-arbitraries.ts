@@ -219,6 +219,12 @@ export const hugeString = (length: number): Raw => new Raw(JSON.stringify('x'.re
 export const nested = (depth: number, kind: 'array' | 'object'): Raw =>
   kind === 'array' ? new Raw(`${'['.repeat(depth)}1${']'.repeat(depth)}`, `nested(${depth}, 'array')`) : new Raw(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`, `nested(${depth}, 'object')`);
 
+/** A flat array of `length` zeros, or an object of `length` keys: wide instead of deep (issue 15, finding 1). */
+export const wide = (length: number, kind: 'array' | 'object'): Raw =>
+  kind === 'array'
+    ? new Raw(`[${'0,'.repeat(Math.max(0, length - 1))}0]`, `wide(${length}, 'array')`)
+    : new Raw(`{${Array.from({ length }, (_, i) => `"k${i}":0`).join(',')}}`, `wide(${length}, 'object')`);
+
 /** A value to put where another was: same-looking, another type, or poison. */
 export const weirdValue: fc.Arbitrary<Body> = fc.oneof(
   { arbitrary: weirdQuantity, weight: 4 },

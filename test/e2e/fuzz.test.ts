@@ -12,6 +12,7 @@ import {
   mutate,
   mutation,
   nested,
+  wide,
   NASTY_KEYS,
   type Mutation,
   pathIndex,
@@ -912,6 +913,51 @@ describe('fuzzing the HTTP API', () => {
         if (framing !== 'under-limit' && answer.status !== 413) violation(`${kind} not 413`, `${answer.status}, not 413, for a ${framing} body of ${limit + extra} bytes: ${describeRequest(out)}`);
       },
       30,
+    );
+  });
+
+  it('survives huge flat arrays and objects of many keys, as the whole body or anywhere in a valid one, on every route', async () => {
+    // Finding 1 of issue 15: a 3.2 MB `{"junk":[0,0,…]}` to /healthz (no token needed) was parsed
+    // before routing and walked with a path string per element: ~100× its size in memory.
+    const everyRoute: readonly Target[] = [
+      ...TARGETS,
+      ...(
+        [
+          ['GET', '/healthz'],
+          ['POST', '/healthz'],
+          ['GET', '/readyz'],
+          ['GET', '/metrics'],
+          ['POST', '/v1/nothing-here'],
+          ['GET', '/v1/namespaces/team-a/usage'],
+          ['POST', '/v1/namespaces/team-a/reservations/nope/commit'],
+          ['DELETE', '/v1/namespaces/team-a/reservations/nope'],
+          ['PUT', '/v1/namespaces/team-a/events'],
+        ] as const
+      ).map(([method, path]) => named({ name: `${method} ${path}`, method, path: () => path, seeds: [() => ({})], bodyLimitBytes: 0 })),
+    ];
+    type Shape = ['array' | 'object', number];
+    const shape: fc.Arbitrary<Shape> = fc.tuple(
+      fc.constantFrom<'array' | 'object'>('array', 'array', 'object'),
+      fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 150_000, max: 260_000 }), fc.integer({ min: 1_000_000, max: 1_600_000 })),
+    );
+    const arbitrary = fc.tuple(fc.constantFrom(...everyRoute), fc.nat(), shape, fc.boolean());
+    await check<[Target, number, Shape, boolean]>(
+      arbitrary,
+      async ([target, where, [kind, length], whole]) => {
+        // Objects of a million keys are slow to build here, not there: keep them under the values limit's neighbourhood.
+        const size = kind === 'object' ? Math.min(length, 260_000) : length;
+        const big = wide(size, kind);
+        const seed = (target.seeds[where % target.seeds.length] as (id: string) => Body)(next());
+        const body = whole ? big : mutate(seed, [{ op: 'set', at: where, value: big }]);
+        const out = jsonRequest(target, body);
+        const answer = await exchange(out, { webhook: target.webhook });
+        if (!answer || target.bodyLimitBytes === 0) return;
+        // A body route never accepts more values than its limit, however they are arranged.
+        const values = size + (whole ? 1 : 2);
+        if (values > 200_000 && answer.status < 400) violation(`${target.name} accepted a wide body`, `${answer.status} for ${values} values: ${describeRequest(out)}`);
+      },
+      40,
+      { examples: [[byName('validate'), 0, ['array', 1_600_000], true]] },
     );
   });
 
