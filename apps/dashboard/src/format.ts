@@ -41,3 +41,6 @@ export function resourceList(list: Readonly<Record<string, string>> | undefined)
   const entries = Object.entries(list ?? {});
   return entries.length === 0 ? 'nothing' : entries.map(([name, value]) => `${name}: ${value}`).join(', ');
 }
+
+/** The principal that asked, and the user it asked for when a trusted relay named one. */
+export const who = (requester: string | undefined, onBehalfOf: string | undefined): string => (requester ?? '—') + (onBehalfOf ? ` for ${onBehalfOf}` : '');

@@ -39,6 +39,7 @@ export interface DecisionView {
   readonly kind?: string;
   readonly name?: string;
   readonly requester?: string;
+  readonly onBehalfOf?: string;
   readonly dryRun?: boolean;
   readonly allowed: boolean;
   readonly result?: {

@@ -1,7 +1,7 @@
 import { api, type ApiError, enc } from '../api.js';
 import { pager } from './pager.js';
 import { fill, h } from '../dom.js';
-import { localTime, resourceList } from '../format.js';
+import { localTime, resourceList, who } from '../format.js';
 
 export interface Denial {
   readonly kind: string;
@@ -25,6 +25,8 @@ export interface Decision {
   readonly name?: string;
   readonly objectUid?: string;
   readonly requester: string;
+  /** The Kubernetes user a trusted relay (the kube-apiserver) asked for. */
+  readonly onBehalfOf?: string;
   readonly dryRun: boolean;
   readonly allowed: boolean;
   readonly result: { readonly code: number; readonly message?: string; readonly stage?: string; readonly denial?: Denial; readonly charged?: Record<string, string>; readonly reservationId?: string };
@@ -61,7 +63,7 @@ function row(namespace: string, d: Decision): HTMLTableRowElement {
     'tr',
     { class: d.allowed ? 'allowed' : 'denied', 'data-decision': d.id },
     h('td', {}, h('time', { datetime: d.time }, localTime(d.time))),
-    h('td', {}, d.requester),
+    h('td', {}, who(d.requester, d.onBehalfOf)),
     h('td', {}, what(d), d.dryRun ? h('span', { class: 'badge' }, 'dry run') : null),
     h('td', {}, d.allowed ? h('span', { class: 'ok' }, 'allowed') : h('span', { class: 'bad' }, `denied${d.result.denial ? ` (${d.result.denial.kind})` : d.result.stage ? ` (${d.result.stage})` : ''}`)),
     h('td', {}, h('a', { href: `#/ns/${enc(namespace)}/decisions/${enc(d.id)}`, 'aria-label': `why: decision ${d.id}` }, 'Why?')),
@@ -116,6 +118,7 @@ export async function decisionView(main: HTMLElement, namespace: string, id: str
   const facts: [string, Node | string][] = [
     ['Time', h('time', { datetime: d.time }, localTime(d.time))],
     ['Requester', d.requester],
+    ...(d.onBehalfOf ? ([['On behalf of', d.onBehalfOf]] as [string, string][]) : []),
     ['Request', what(d)],
     ['Through', d.source === 'webhook' ? 'the admission webhook' : 'the REST API'],
     ...(d.objectUid ? ([['Object uid', h('code', {}, d.objectUid)]] as [string, Node][]) : []),

@@ -1,7 +1,7 @@
 import { enc } from '../api.js';
 import { pager } from './pager.js';
 import { h } from '../dom.js';
-import { age, localTime, resourceList } from '../format.js';
+import { age, localTime, resourceList, who } from '../format.js';
 
 interface Reservation {
   readonly id: string;
@@ -12,6 +12,7 @@ interface Reservation {
   readonly reservedAt: string;
   readonly expiresAt?: string;
   readonly requester?: string;
+  readonly onBehalfOf?: string;
 }
 
 const PAGE = 100;
@@ -52,7 +53,7 @@ function row(r: Reservation, now: number): HTMLTableRowElement {
     h('td', {}, object, r.object.uid ? h('div', { class: 'muted small' }, r.object.uid) : null),
     h('td', {}, r.state, r.operation === 'ADOPT' ? h('span', { class: 'badge' }, 'adopted') : null),
     h('td', {}, h('time', { datetime: r.reservedAt, title: localTime(r.reservedAt) }, age(r.reservedAt, now))),
-    h('td', {}, r.requester ?? '—'),
+    h('td', {}, who(r.requester, r.onBehalfOf)),
     h('td', {}, resourceList(r.charged)),
     h('td', {}, r.expiresAt ? h('time', { datetime: r.expiresAt }, localTime(r.expiresAt)) : '—'),
   );

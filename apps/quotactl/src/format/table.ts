@@ -237,7 +237,7 @@ export function decisionsTable(decisions: readonly DecisionView[]): string {
     decisions.map((d) => {
       const charged = resourceList(d.result?.charged);
       const message = d.allowed ? [d.dryRun ? '(dry run)' : '', charged ? `charged: ${charged}` : ''].filter(Boolean).join(' ') : (d.result?.message ?? '');
-      return [d.time, String(d.allowed), d.kind ?? d.resource ?? '', d.name ?? '<none>', d.operation ?? '', d.requester ?? '', d.allowed ? '' : (d.result?.stage ?? ''), oneLine(message)];
+      return [d.time, String(d.allowed), d.kind ?? d.resource ?? '', d.name ?? '<none>', d.operation ?? '', `${d.requester ?? ''}${d.onBehalfOf ? ` (for ${d.onBehalfOf})` : ''}`, d.allowed ? '' : (d.result?.stage ?? ''), oneLine(message)];
     }),
   );
 }
