@@ -65,12 +65,23 @@ function escapedUnit(bytes: Uint8Array, at: number): number {
 
 const UNSTORABLE = 'must not contain NUL (\\u0000) or an unpaired UTF-16 surrogate';
 
+/**
+ * Per-level state, reused by every scan: a scan runs to its end synchronously, so one set
+ * serves the process (allocating it per body cost more than scanning a small body). Each level
+ * is set when a container opens, before it is read.
+ */
+let scratch = levels(66);
+
+function levels(size: number) {
+  return { kind: new Uint8Array(size), index: new Int32Array(size), keyStart: new Int32Array(size), keyEnd: new Int32Array(size), expectKey: new Uint8Array(size) };
+}
+
 export function scanJson(bytes: Uint8Array, limits: JsonLimits, rootName = 'body'): JsonProblem | undefined {
-  const kind = new Uint8Array(limits.depthMax + 2);
-  const index = new Int32Array(limits.depthMax + 2);
-  const keyStart = new Int32Array(limits.depthMax + 2).fill(-1);
-  const keyEnd = new Int32Array(limits.depthMax + 2);
-  const expectKey = new Uint8Array(limits.depthMax + 2);
+  if (scratch.kind.length < limits.depthMax + 2) scratch = levels(limits.depthMax + 2);
+  const { kind, index, keyStart, keyEnd, expectKey } = scratch;
+  // Level 0 is outside every container.
+  kind[0] = 0;
+  expectKey[0] = 0;
   let depth = 0;
   let values = 0;
   /** The last byte outside strings that was not whitespace (0: none yet). */
