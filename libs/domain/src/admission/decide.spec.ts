@@ -365,6 +365,8 @@ describe('what the ledger holds for an object, not what the request claims (issu
       state = append(state, update.reservation);
     }
     expect(admitPvc(state, 'UPDATE', pvc('X', '99Gi', '99'), 'u99', pvc('X', '1Gi', '1'))).toMatchObject({ allowed: false, code: 409 });
+    // A change that reserves nothing (back to the settled size) is still allowed.
+    expect(admitPvc(state, 'UPDATE', pvc('X', '1Gi', '99'), 'u100', pvc('X', '1Gi', '1'))).toMatchObject({ allowed: true, charges: [] });
   });
 
   it('never lets usage pass hard, whatever the old objects claim, in any order of creates, updates, commits and releases', () => {

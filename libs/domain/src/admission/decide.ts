@@ -154,6 +154,15 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
   }
 
   const reservation = reservationFor(command, object, stored);
+  // One more change of an object with as many waiting as it may have: refused, not reserved.
+  if (reservation?.data.operation === 'UPDATE' && stored.live >= LIVE_PER_OBJECT_MAX) {
+    return {
+      allowed: false,
+      code: 409,
+      stage: 'ResourceQuota',
+      message: `Operation cannot be fulfilled on ${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}": ${stored.live} changes of the object (uid ${reservation.data.object.uid}) are waiting to be confirmed; retry once they are committed or released`,
+    };
+  }
   return {
     allowed: true,
     object,
@@ -212,20 +221,20 @@ function newState(request: AdmissionRequest, object: KubeObject, now: number): S
 interface StoredObject {
   readonly settled?: Reservation;
   readonly latest?: Reservation;
+  /** How many of its reservations are live. */
+  readonly live: number;
   readonly conflict?: string;
 }
 
 function storedObjectOf(request: AdmissionRequest, live: readonly Reservation[]): StoredObject {
-  if (live.length === 0) return {};
-  const uid = live[0]?.object.uid;
+  if (live.length === 0) return { live: 0 };
   const other = live.find((r) => !isSameResource(r, request.groupResource));
-  if (other) return { conflict: `the uid ${uid} belongs to ${other.object.resource}${other.object.group ? `.${other.object.group}` : ''} "${other.object.name ?? ''}" in this ledger` };
-  if (request.operation === 'UPDATE' && live.length >= LIVE_PER_OBJECT_MAX) {
-    return { conflict: `${live.length} changes of the object (uid ${uid}) are waiting to be confirmed; retry once they are committed or released` };
+  if (other) {
+    return { live: live.length, conflict: `the uid ${other.object.uid} belongs to ${other.object.resource}${other.object.group ? `.${other.object.group}` : ''} "${other.object.name ?? ''}" in this ledger` };
   }
   const settled = settledOf(live);
   const latest = live[live.length - 1];
-  return { ...(settled ? { settled } : {}), ...(latest ? { latest } : {}) };
+  return { live: live.length, ...(settled ? { settled } : {}), ...(latest ? { latest } : {}) };
 }
 
 function groupResourceText(request: AdmissionRequest): string {
