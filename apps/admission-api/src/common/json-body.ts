@@ -5,6 +5,7 @@ import bodyParser from 'body-parser';
 import type { Request, Response } from 'express';
 import { from, type Observable, switchMap } from 'rxjs';
 import { kubeStatus, type KubeStatus } from '../errors/kube-status.js';
+import type { AuthenticatedRequest } from '../auth/authenticator.js';
 import { APP_CONFIG } from '../ledger/ledger.provider.js';
 import { scanJson, type JsonLimits } from './json-scan.js';
 
@@ -58,18 +59,30 @@ function refused(code: number, message: string, field?: string): BodyRefused {
 
 /**
  * Every body being read at once shares one budget of bytes (BODIES_IN_FLIGHT_MAX_BYTES), so
- * many slow or large bodies cannot together exhaust the process: past it, 429.
+ * many slow or large bodies cannot together exhaust the process: past it, 429. One principal
+ * may hold at most a quarter of it, so a tenant sending slow bodies on many connections cannot
+ * take the budget from everyone else (the kube-apiserver included).
  */
-class InFlightBudget {
+export class InFlightBudget {
   private used = 0;
+  private readonly byPrincipal = new Map<string, number>();
   constructor(private readonly max: number) {}
-  take(bytes: number): boolean {
-    if (this.used + bytes > this.max) return false;
+
+  take(principal: string, bytes: number): boolean {
+    const held = this.byPrincipal.get(principal) ?? 0;
+    // A body of the largest size is always readable by one principal alone.
+    const share = Math.max(Math.floor(this.max / 4), bytes);
+    if (this.used + bytes > this.max || held + bytes > share) return false;
     this.used += bytes;
+    this.byPrincipal.set(principal, held + bytes);
     return true;
   }
-  give(bytes: number): void {
+
+  give(principal: string, bytes: number): void {
     this.used -= bytes;
+    const held = (this.byPrincipal.get(principal) ?? 0) - bytes;
+    if (held > 0) this.byPrincipal.set(principal, held);
+    else this.byPrincipal.delete(principal);
   }
 }
 
@@ -120,7 +133,9 @@ export class JsonBodyReader implements NestInterceptor {
     // compressed or chunked. One declared over the limit is refused by the parser unread.
     const compressed = (request.headers['content-encoding'] ?? 'identity') !== 'identity';
     const reserve = Number.isSafeInteger(declared) && declared >= 0 && !compressed ? Math.min(declared, limits.bytesMax) : limits.bytesMax;
-    if (!this.budget.take(reserve)) {
+    // The guard has run: the principal is known.
+    const principal = (request as AuthenticatedRequest).principal?.name ?? '';
+    if (!this.budget.take(principal, reserve)) {
       response.setHeader('Retry-After', '1');
       throw new HttpException(kubeStatus(429, 'the server is reading as many request bodies as it holds at once; retry in a second', { retryAfterSeconds: 1 }), 429);
     }
@@ -129,7 +144,7 @@ export class JsonBodyReader implements NestInterceptor {
         (this.parsers.get(kind) as ReturnType<typeof bodyParser.json>)(request, response, (error?: unknown) => (error ? reject(error) : resolve()));
       });
     } finally {
-      this.budget.give(reserve);
+      this.budget.give(principal, reserve);
     }
   }
 }
