@@ -53,7 +53,7 @@ export interface AppConfig {
   readonly insecureDev: boolean;
   /** HTTPS when set (TLS_CERT_FILE + TLS_KEY_FILE), reloaded when the files change. */
   readonly tls: TlsConfig | undefined;
-  /** Requests per second one client (token, else address) may make; 0 turns the limit off. */
+  /** Requests per second one client (an authenticated principal, else an address) may make; 0 turns the limit off. */
   readonly rateLimitPerSecond: number;
   /** Requests one client may make at once above its rate before 429. */
   readonly rateLimitBurst: number;
