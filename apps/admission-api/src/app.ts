@@ -33,8 +33,8 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
     ...(config.tls ? { httpsOptions: httpsOptions(config.tls) } : {}),
   });
   // Order matters: the request id first (every later line and error carries it), then the
-  // rate limit, by authenticated principal. No body is parsed here: the handlers that take one read it after their guard
-  // (common/json-body.ts).
+  // rate limit, by authenticated principal. No body is parsed here: the handlers that take
+  // one read it after their guard (common/json-body.ts).
   app.use(requestContext(logger));
   const authenticator = app.get(Authenticator);
   app.use(

@@ -2,7 +2,7 @@
  * One pass over a JSON body's bytes before anything parses it: how deep it nests, how many
  * values it holds, and whether any string carries what PostgreSQL cannot store (NUL, or an
  * unpaired UTF-16 surrogate, which jsonb refuses). Linear in the body and allocation-free
- * (a few typed arrays of `depthMax` entries), so a hostile body costs its length and no more:
+ * (per-level state lives in typed arrays reused by every scan), so a hostile body costs its length and no more:
  * `JSON.parse` then runs only on bodies within the limits. The path of a problem is built
  * only when there is one to report.
  *

@@ -13,7 +13,7 @@ export interface RateLimitOptions {
   /** Most client addresses remembered for unauthenticated callers; the least recently seen is forgotten first. */
   readonly addressesMax?: number;
   readonly now?: () => number;
-  /** Who the request is, once authentication ran (see identify.ts); undefined: nobody. */
+  /** Who the request is (Authenticator.identify: headers and TLS session only); undefined: nobody. */
   readonly principalOf: (request: Request) => Principal | undefined;
 }
 
