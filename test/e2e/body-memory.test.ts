@@ -72,7 +72,10 @@ describe('a 3.2 MB body of 1.6 million array elements, under a 256 MB heap', () 
     const answers = await Promise.all(TARGETS.flatMap(([name, method, path, headers, expected]) => [0, 1, 2].map(async () => ({ name, expected, ...(await send(method, path, headers, JUNK)) }))));
     for (const answer of answers) {
       // -1: answered and closed before the body was all sent (the client saw the reset first).
-      expect([answer.expected, -1], answer.name).toContain(answer.status);
+      // 429: a body route whose principal already holds its share of the bodies being read at
+      // once (json-body.ts) refuses the next one unread; which ones depends on timing.
+      const bounded = answer.expected === 400 ? [429] : [];
+      expect([answer.expected, -1, ...bounded], answer.name).toContain(answer.status);
       // A liveness bound, not a benchmark: the reported request took 1.5 s and then killed the process.
       expect(answer.ms, answer.name).toBeLessThan(15_000);
     }
