@@ -185,6 +185,15 @@ export class NamespaceTx {
                  SELECT ${RESERVATION_COLUMNS} FROM unnest($3::text[]) AS k(uid)
                    CROSS JOIN LATERAL (SELECT * FROM reservations t
                                         WHERE t.namespace = $1 AND t.object_uid = k.uid AND t.status <> 'released'
+                                        ORDER BY t.version DESC LIMIT ${LIVE_PER_OBJECT_MAX}) t
+                 UNION ALL
+                 -- The live reservations of the same object as each reservation asked for by id:
+                 -- what its commit replaces or its release takes along (loadLiveOf), in this read.
+                 SELECT ${RESERVATION_COLUMNS} FROM unnest($4::text[]) AS k(id)
+                   CROSS JOIN LATERAL (SELECT o.object_uid FROM reservations o
+                                        WHERE o.namespace = $1 AND o.reservation_id = k.id AND o.object_uid IS NOT NULL LIMIT 1) o
+                   CROSS JOIN LATERAL (SELECT * FROM reservations t
+                                        WHERE t.namespace = $1 AND t.object_uid = o.object_uid AND t.status <> 'released'
                                         ORDER BY t.version DESC LIMIT ${LIVE_PER_OBJECT_MAX}) t) r) AS reservations
              FROM (SELECT 1) AS one LEFT JOIN namespace_heads h ON h.namespace = $1`,
       values: [namespace, prefetch.requestKeys, prefetch.uids, prefetch.reservationIds],
@@ -199,6 +208,10 @@ export class NamespaceTx {
     for (const id of prefetch.reservationIds) tx.rows.set(id, null);
     tx.addRows(row.reservations ?? []);
     for (const uid of prefetch.uids) tx.uidsLoaded.add(uid);
+    for (const id of prefetch.reservationIds) {
+      const uid = tx.rows.get(id)?.json.object.uid;
+      if (uid !== undefined) tx.uidsLoaded.add(uid);
+    }
     return tx;
   }
 
