@@ -24,7 +24,7 @@ import { closedLoop, HttpClient, openLoop, type Classifier, type KindFigures, ty
 import { adminQuery, createDatabase, REDIS_URL } from './lib/postgres.js';
 import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
 import { podReview, quotaPut } from './lib/review.js';
-import { benchCredentials, builtAppsMissing, migrate, postgresCpuSeconds, sampler, startApi, startProjectionWorker } from './lib/service.js';
+import { benchCredentials, builtAppsMissing, ledgerCounters, migrate, postgresCpuSeconds, sampler, startApi, startProjectionWorker } from './lib/service.js';
 import { ms, ratio, summarize, type Latency } from './lib/stats.js';
 
 const quick = process.argv.includes('--quick');
@@ -87,6 +87,8 @@ interface ServiceRun {
   readonly cpuMsPerRequest: { readonly api: number; readonly postgres: number; readonly worker: number; readonly loadGenerator: number };
   /** The projection's lag sampled every 250 ms during this load. */
   readonly projectionLag: Latency;
+  /** The ledger's write transactions during this load, how many were rerun, and why (from the API's /metrics). */
+  readonly ledger: { readonly transactions: number; readonly retries: number; readonly conflicts: Record<string, number> };
 }
 
 const credentials = benchCredentials();
@@ -129,9 +131,17 @@ async function serviceRun(label: string, clients: number, pattern: string, load:
   log(`${label}: ${clients} clients, ${PLAN.loadSeconds} s`);
   const before = await reservedIn(pattern);
   const cpu0 = { api: api.cpuSeconds(), postgres: postgresCpuSeconds(), worker: worker.cpuSeconds(), load: process.cpuUsage() };
+  const counters0 = await ledgerCounters(api.base);
   const lagSamples = sampler(async () => (await lagProjection.lag()).lagMs, 250);
   const result = await load();
   const projectionLag = summarize(await lagSamples.stop());
+  const counters1 = await ledgerCounters(api.base);
+  const delta = (name: string): number => (counters1[name] ?? 0) - (counters0[name] ?? 0);
+  const ledger = {
+    transactions: delta('ledger_batch_size_count'),
+    retries: delta('ledger_serialization_retries_total'),
+    conflicts: Object.fromEntries(Object.keys(counters1).filter((k) => k.startsWith('ledger_conflicts_total.')).map((k) => [k.slice('ledger_conflicts_total.'.length), delta(k)])),
+  };
   const requests = Object.values(result.byKind).reduce((sum, k) => sum + k.count, 0);
   const perRequest = (seconds: number): number => ms((seconds * 1000) / Math.max(1, requests));
   const loadCpu = process.cpuUsage(cpu0.load);
@@ -158,6 +168,7 @@ async function serviceRun(label: string, clients: number, pattern: string, load:
     unacknowledged: Math.max(0, reserved - admissions.ok),
     cpuMsPerRequest,
     projectionLag,
+    ledger,
     ...(readLatencies.length > 0
       ? { reads: { perSecond: readLatencies.length / result.elapsedSeconds, latency: summarize(readLatencies), errors: reads.reduce((sum, r) => sum + r.errors, 0) } }
       : {}),
@@ -306,6 +317,8 @@ console.table(
     errors: r.errors + (r.reads?.errors ?? 0),
     'lost/unacked': `${r.lost}/${r.unacknowledged}`,
     'lag p99 ms': ms(r.projectionLag.p99),
+    'tx/retries': `${r.ledger.transactions}/${r.ledger.retries}`,
+    'retried %': ms((100 * r.ledger.retries) / Math.max(1, r.ledger.transactions + r.ledger.retries)),
     'CPU ms/req API+PG+worker+gen': `${r.cpuMsPerRequest.api}+${r.cpuMsPerRequest.postgres}+${r.cpuMsPerRequest.worker}+${r.cpuMsPerRequest.loadGenerator}`,
   })),
 );
@@ -331,6 +344,8 @@ const targets = [
   met: Number.isNaN(t.value) ? 'not run' : (t.higherIsBetter ? t.value >= t.goal : t.goal === 0 ? t.value === 0 : t.value < t.goal) ? 'met' : 'MISSED',
 }));
 
+console.log('Why transactions were rerun, per load (SQLSTATE 40001 serialization failures, lost compare-and-sets on the head, unique-key races)');
+console.table(runs.map((r) => ({ load: r.label, transactions: r.ledger.transactions, retries: r.ledger.retries, ...r.ledger.conflicts })));
 console.log('Other figures');
 console.table({
   'over-admission': { value: `${overAdmission.overAdmitted} (attempts ${overAdmission.attempts}, hard ${overAdmission.hard}, allowed ${overAdmission.allowed}, in the ledger ${overAdmission.reserved})` },

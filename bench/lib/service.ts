@@ -203,3 +203,21 @@ export function sampler(probe: () => number | Promise<number>, everyMs: number):
     },
   };
 }
+
+/**
+ * The ledger's counters as the API's /metrics shows them (each series summed over its labels):
+ * read before and after a load, they give its transactions, retries and conflicts by cause.
+ */
+export async function ledgerCounters(base: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const totals: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match = /^quota_ledger_(ledger_[a-z_]+?)(?:\{([^}]*)\})? ([0-9.e+-]+)$/.exec(line);
+    if (!match) continue;
+    const [, name, labels, value] = match as unknown as [string, string, string | undefined, string];
+    // A labelled counter also counts per label value: `ledger_conflicts_total{cause="x"}` → ledger_conflicts_total.x.
+    const cause = labels ? /cause="([^"]+)"/.exec(labels)?.[1] : undefined;
+    for (const key of cause ? [name, `${name}.${cause}`] : [name]) totals[key] = (totals[key] ?? 0) + Number(value);
+  }
+  return totals;
+}
