@@ -13,3 +13,4 @@ export * from './events/events.js';
 export * from './events/fold.js';
 export * from './admission/index.js';
 export * from './kube/shape.js';
+export * from './namespace/index.js';

@@ -4,7 +4,7 @@ import type { RecordedEvent } from '../events/events.js';
 import { fold } from '../events/fold.js';
 import * as Resources from '../resources/resource-list.js';
 import type { AdmissionView } from './decide.js';
-import { decideResources, defaultPodForAdmission, groupResourceForKind, type AdmitResources } from './rest.js';
+import { decideResources, defaultPodForAdmission, groupResourceForKind, type ResourceListRequest } from './rest.js';
 
 type Quota = { name: string; spec: ResourceQuotaSpec; used?: Record<string, string> };
 
@@ -18,7 +18,7 @@ const view = (quotas: readonly Quota[]): AdmissionView => ({
   })),
   limitRanges: [],
 });
-const command = (resources: Record<string, string>, extra: Partial<AdmitResources> = {}): AdmitResources => ({
+const command = (resources: Record<string, string>, extra: Partial<ResourceListRequest> = {}): ResourceListRequest => ({
   namespace: 'ns',
   groupResource: { group: 'example.com', resource: 'widgets' },
   name: 'w1',

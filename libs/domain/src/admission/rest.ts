@@ -12,7 +12,7 @@ import type { AdmissionDecision, AdmissionView } from './decide.js';
  * checked against and charged to the quotas without scope requirements, on the resources
  * each limits. Quotas in name order; the first that would be exceeded is reported.
  */
-export interface AdmitResources {
+export interface ResourceListRequest {
   readonly namespace: string;
   readonly groupResource: GroupResource;
   readonly name?: string;
@@ -23,7 +23,7 @@ export interface AdmitResources {
   readonly expiresAt?: number;
 }
 
-export function decideResources(command: AdmitResources, view: AdmissionView): AdmissionDecision {
+export function decideResources(command: ResourceListRequest, view: AdmissionView): AdmissionDecision {
   const name = command.name ?? '';
   const negative = Resources.negativeKeys(command.resources);
   if (negative.length > 0) {

@@ -6,6 +6,7 @@ import type { ResourceList } from '../resources/resource-list.js';
 import { factsMatchAll, quotaScopeRequirements, type ScopeFacts } from '../scopes/facts.js';
 import type {
   LedgerEvent,
+  LedgerEventType,
   LimitRangeDefinition,
   ObjectRef,
   QuotaDefinition,
@@ -126,6 +127,38 @@ export function fold(events: Iterable<RecordedEvent>, from: NamespaceState = ini
   const draft = draftOf(from);
   for (const event of events) apply(draft, event);
   return draft;
+}
+
+/**
+ * Which live reservations must be in the state for `evolve` to apply an event of this type:
+ * all of them (a quota definition recounts usage over every one), the one it names
+ * (`data.reservationId`), or none (usage totals are in the state already). Whoever folds from a
+ * partial state (the command side, the projection, the usage series) asks this. A Record, so
+ * that a new event type does not compile until it is classified.
+ */
+export type ReservationsNeeded = 'all' | 'named' | 'none';
+
+const RESERVATIONS_NEEDED: Readonly<Record<LedgerEventType, ReservationsNeeded>> = {
+  QuotaDefined: 'all',
+  QuotaChanged: 'all',
+  QuotaRemoved: 'none',
+  LimitRangeDefined: 'none',
+  LimitRangeChanged: 'none',
+  LimitRangeRemoved: 'none',
+  Reserved: 'none',
+  Adopted: 'none',
+  Committed: 'named',
+  Released: 'named',
+};
+
+/** What folding an event of this type needs loaded; a type this build does not know needs everything. */
+export function reservationsNeededBy(type: string): ReservationsNeeded {
+  return Object.prototype.hasOwnProperty.call(RESERVATIONS_NEEDED, type) ? RESERVATIONS_NEEDED[type as LedgerEventType] : 'all';
+}
+
+/** The event types whose fold needs this much loaded. */
+export function eventTypesNeeding(need: ReservationsNeeded): LedgerEventType[] {
+  return (Object.keys(RESERVATIONS_NEEDED) as LedgerEventType[]).filter((type) => RESERVATIONS_NEEDED[type] === need);
 }
 
 /** The usage of one quota computed from scratch; the fold's incremental `used` must equal it. */

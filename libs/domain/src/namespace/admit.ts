@@ -1,0 +1,138 @@
+import { assert } from '../assert.js';
+import { admissionViewOf, decideAdmission, type AdmissionDecision } from '../admission/decide.js';
+import { decideResources } from '../admission/rest.js';
+import type { LedgerEvent } from '../events/events.js';
+import * as Resources from '../resources/resource-list.js';
+import { denialJson, refusal, type AdmissionResult } from './answers.js';
+import type { AdmissionAnswer, AdmitObject, AdmitResources, Decided } from './commands.js';
+import { liveLoadedFor, type NamespaceFacts } from './facts.js';
+
+/**
+ * Admission, for an object or a resource list: the request key first (a repeat gets the first
+ * answer, a reused key a conflict), then the namespace (unmanaged: admitted uncharged, unless
+ * the caller needs it managed), then LimitRanger and ResourceQuota on what the ledger holds.
+ */
+export function decideAdmit(command: AdmitObject | AdmitResources, facts: NamespaceFacts): Decided<AdmissionAnswer> {
+  const earlier = earlierAnswer(command, facts);
+  if (earlier) return { events: [], answer: earlier };
+  if (!facts.known) {
+    if (command.requireKnownNamespace) {
+      const message = `namespaces "${facts.namespace}" not found: define a ResourceQuota or LimitRange in it first`;
+      return { events: [], answer: refusal('NamespaceNotFound', message, 'namespaces', facts.namespace) };
+    }
+    // The webhook is sent every namespace's requests; logging them all would let any caller
+    // grow the decisions log with names that mean nothing here.
+    return { events: [], answer: { kind: 'Unmanaged', result: { allowed: true, code: 200, dryRun: command.dryRun } } };
+  }
+  const decision = command.type === 'AdmitObject' ? admitObject(command, facts) : admitResources(command, facts);
+  const reserved = decision.allowed && !decision.existing && !command.dryRun ? decision.reservation : undefined;
+  const events: LedgerEvent[] = reserved ? [reserved] : [];
+  return { events, answer: { kind: 'Decided', result: resultOf(decision, command.dryRun) } };
+}
+
+/** The uid an admission is charged against: the object's, or on a DELETE its old object's. */
+export function admittedUid(command: AdmitObject | AdmitResources): string | undefined {
+  if (command.type === 'AdmitResources') return undefined;
+  return command.request.object?.metadata?.uid ?? command.request.oldObject?.metadata?.uid;
+}
+
+/** The key this admission is remembered under; dry runs are never remembered. */
+export function rememberedKey(command: AdmitObject | AdmitResources): string | undefined {
+  return command.requestKey !== undefined && !command.dryRun ? command.requestKey : undefined;
+}
+
+function earlierAnswer(command: AdmitObject | AdmitResources, facts: NamespaceFacts): AdmissionAnswer | undefined {
+  const key = rememberedKey(command);
+  if (key === undefined) return undefined;
+  const earlier = facts.answers.get(key);
+  assert(earlier !== undefined, `the answer to request key ${key} was looked up before deciding`);
+  if (earlier === null) return undefined;
+  // Answers stored before digests were kept answer as they always did.
+  if (earlier.digest !== undefined && earlier.digest !== command.requestDigest) {
+    return { kind: 'KeyReused', result: keyReused(facts.namespace, key, command.dryRun) };
+  }
+  return { kind: 'Repeated', result: earlier.result };
+}
+
+function admitObject(command: AdmitObject, facts: NamespaceFacts): AdmissionDecision {
+  const uid = admittedUid(command);
+  // What the ledger holds for the object: an UPDATE or a repeated CREATE is charged against it.
+  assert(uid === undefined || liveLoadedFor(facts, uid), `the live reservations of ${uid} were loaded before deciding`);
+  const expiresAt = command.ttlMs === undefined ? undefined : facts.now + command.ttlMs;
+  return decideAdmission(
+    {
+      request: command.request,
+      reservationId: command.reservationId,
+      now: facts.now,
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+      ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
+    },
+    admissionViewOf(facts.state, uid),
+  );
+}
+
+function admitResources(command: AdmitResources, facts: NamespaceFacts): AdmissionDecision {
+  const expiresAt = command.ttlMs === undefined ? undefined : facts.now + command.ttlMs;
+  return decideResources(
+    {
+      namespace: facts.namespace,
+      groupResource: command.groupResource,
+      ...(command.name ? { name: command.name } : {}),
+      ...(command.kind ? { kind: command.kind } : {}),
+      resources: Resources.resourceList(command.resources),
+      reservationId: command.reservationId,
+      now: facts.now,
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+    },
+    admissionViewOf(facts.state),
+  );
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The answer to give (and log) for a decision. */
+function resultOf(decision: AdmissionDecision, dryRun: boolean): AdmissionResult {
+  if (!decision.allowed) {
+    return {
+      allowed: false,
+      code: decision.code,
+      dryRun,
+      message: decision.message,
+      stage: decision.stage,
+      ...(decision.denial ? { denial: denialJson(decision.denial) } : {}),
+    };
+  }
+  if (decision.existing) {
+    // The same object admitted again (a second webhook call for one create): charged once.
+    const live = decision.existing;
+    return {
+      allowed: true,
+      code: 200,
+      dryRun,
+      reservationId: live.id,
+      charged: Resources.canonicalResourceList(live.contribution),
+      ...(live.expiresAt === undefined ? {} : { expiresAt: iso(live.expiresAt) }),
+    };
+  }
+  const reservation = decision.reservation;
+  return {
+    allowed: true,
+    code: 200,
+    dryRun,
+    ...(reservation && !dryRun ? { reservationId: reservation.data.reservationId } : {}),
+    ...(reservation ? { charged: reservation.data.charged } : {}),
+    ...(reservation?.data.expiresAt ? { expiresAt: reservation.data.expiresAt } : {}),
+    ...(decision.patch.length > 0 ? { patch: decision.patch } : {}),
+  };
+}
+
+/** The answer to an idempotency key sent again with a different request: 409, nothing decided or written. */
+function keyReused(namespace: string, requestKey: string, dryRun: boolean): AdmissionResult {
+  const [kind, key] = requestKey.startsWith('review:') ? ['the AdmissionReview uid', requestKey.slice(7)] : ['the requestId', requestKey.slice(requestKey.indexOf(':') + 1)];
+  return {
+    allowed: false,
+    code: 409,
+    dryRun,
+    message: `${kind} ${JSON.stringify(key)} was already used in namespace "${namespace}" for a different request; a new request needs a new ${kind === 'the requestId' ? 'requestId' : 'uid'}`,
+  };
+}

@@ -1,0 +1,167 @@
+import type { ReleaseReason, LedgerEvent, LimitRangeDefinition, QuotaDefinition } from '../events/events.js';
+import type { GroupResource, RawQuantities } from '../kube/types.js';
+import type { AdmissionRequest } from '../admission/decide.js';
+import type { ExistingObject, OverHard, ReconcileAction } from '../admission/reconcile.js';
+import type { LimitedResource } from '../quota/check.js';
+import type { AdmissionResult, Refusal } from './answers.js';
+
+/**
+ * Everything that can be asked of one namespace's stream, in the imperative. `decide` (decide.ts)
+ * turns a command and the namespace's facts into the events to append and the answer to give;
+ * ids and times come in (the domain draws none).
+ */
+export type NamespaceCommand =
+  | AdmitObject
+  | AdmitResources
+  | CommitReservation
+  | ReleaseReservation
+  | Reconcile
+  | PutQuota
+  | RemoveQuota
+  | PutLimitRange
+  | RemoveLimitRange;
+
+export type NamespaceCommandType = NamespaceCommand['type'];
+
+/** What an admission, of an object or of a resource list, says about itself. */
+interface AdmissionCommon {
+  /**
+   * Idempotency key, unique per namespace (`review:<uid>`, `rest:<requestId>`): a repeated key
+   * gets the first answer and decides nothing. Dry runs never use it.
+   */
+  readonly requestKey?: string;
+  /** With a request key: a digest of the whole request; the same key with another digest is a conflict. */
+  readonly requestDigest?: string;
+  readonly dryRun: boolean;
+  /** The id a new reservation gets. */
+  readonly reservationId: string;
+  /** The reservation expires unless committed within this many ms (REST). */
+  readonly ttlMs?: number;
+  /** Refuse with NamespaceNotFound where no quota or limit range was ever defined (REST); else admit uncharged. */
+  readonly requireKnownNamespace?: boolean;
+}
+
+/** Admit a Kubernetes object: LimitRanger defaults and limits, then ResourceQuota. */
+export interface AdmitObject extends AdmissionCommon {
+  readonly type: 'AdmitObject';
+  readonly request: AdmissionRequest;
+  readonly limitedResources?: readonly LimitedResource[];
+}
+
+/** Admit a plain resource list (REST, any resource name): charged as given to the unscoped quotas. */
+export interface AdmitResources extends AdmissionCommon {
+  readonly type: 'AdmitResources';
+  readonly groupResource: GroupResource;
+  readonly name?: string;
+  readonly kind?: string;
+  readonly resources: RawQuantities;
+}
+
+/** The reserved object exists: count its reservation as settled. */
+export interface CommitReservation {
+  readonly type: 'CommitReservation';
+  readonly reservationId: string;
+}
+
+/** The reserved object is gone or will never be: stop counting it. */
+export interface ReleaseReservation {
+  readonly type: 'ReleaseReservation';
+  readonly reservationId: string;
+  readonly reason: ReleaseReason;
+}
+
+/** Compare the live reservations with the objects that exist, and correct with events only. */
+export interface Reconcile {
+  readonly type: 'Reconcile';
+  /** The resources the listing is complete for. */
+  readonly covers: readonly GroupResource[];
+  readonly objects: readonly ExistingObject[];
+  /** When the listing started, epoch ms (the ledger's clock). */
+  readonly listedAt: number;
+  readonly graceMs: number;
+  /** Ids for adopted objects. */
+  readonly newId: () => string;
+}
+
+/** Most definitions of one kind a namespace may hold, and the setting that says so (named in the refusal). */
+export interface DefinitionLimit {
+  readonly max: number;
+  readonly setting: string;
+}
+
+export interface PutQuota {
+  readonly type: 'PutQuota';
+  readonly definition: QuotaDefinition;
+  /** `metadata.resourceVersion` as the caller last saw it: stale is a conflict. */
+  readonly expectedVersion?: number;
+  /** The uid a new quota gets. */
+  readonly uid: string;
+  readonly limit: DefinitionLimit;
+}
+
+export interface RemoveQuota {
+  readonly type: 'RemoveQuota';
+  readonly name: string;
+}
+
+export interface PutLimitRange {
+  readonly type: 'PutLimitRange';
+  readonly definition: LimitRangeDefinition;
+  readonly expectedVersion?: number;
+  readonly uid: string;
+  readonly limit: DefinitionLimit;
+}
+
+export interface RemoveLimitRange {
+  readonly type: 'RemoveLimitRange';
+  readonly name: string;
+}
+
+// ------------------------------------------------------------------------ answers
+
+export type AdmissionAnswer =
+  /** Decided now: the answer goes to the decisions log (with the reservation, when one was made). */
+  | { readonly kind: 'Decided'; readonly result: AdmissionResult }
+  /** The key was answered before, for this same request: that answer again, nothing decided. */
+  | { readonly kind: 'Repeated'; readonly result: AdmissionResult }
+  /** The key was answered before for another request: 409, nothing decided or logged. */
+  | { readonly kind: 'KeyReused'; readonly result: AdmissionResult }
+  /** No quota or limit range was ever defined here: admitted uncharged, nothing logged. */
+  | { readonly kind: 'Unmanaged'; readonly result: AdmissionResult }
+  | Refusal;
+
+export type CommitAnswer = { readonly kind: 'Committed' } | { readonly kind: 'AlreadyCommitted' } | Refusal;
+
+export type ReleaseAnswer = { readonly kind: 'Released' } | { readonly kind: 'AlreadyReleased' } | Refusal;
+
+export interface ReconcileAnswer {
+  readonly kind: 'Reconciled';
+  readonly actions: readonly ReconcileAction[];
+  /** Quotas whose usage is over hard after the corrections. */
+  readonly overHard: readonly OverHard[];
+  /** Reservations of covered resources still waiting for their object (younger than grace). */
+  readonly pending: number;
+}
+
+export type PutAnswer = { readonly kind: 'Defined' } | { readonly kind: 'Changed' } | { readonly kind: 'Unchanged' } | Refusal;
+
+export type RemoveAnswer = { readonly kind: 'Removed' } | Refusal;
+
+/** The answer each kind of command gets. */
+export interface AnswerOf {
+  readonly AdmitObject: AdmissionAnswer;
+  readonly AdmitResources: AdmissionAnswer;
+  readonly CommitReservation: CommitAnswer;
+  readonly ReleaseReservation: ReleaseAnswer;
+  readonly Reconcile: ReconcileAnswer;
+  readonly PutQuota: PutAnswer;
+  readonly RemoveQuota: RemoveAnswer;
+  readonly PutLimitRange: PutAnswer;
+  readonly RemoveLimitRange: RemoveAnswer;
+}
+
+/** What `decide` returns: the events to append (possibly none) and the answer. */
+export interface Decided<A> {
+  readonly events: readonly LedgerEvent[];
+  readonly answer: A;
+}
