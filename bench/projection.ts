@@ -1,6 +1,6 @@
 /**
  * The projection worker and as-of queries on one long namespace history, in-process: how
- * fast the worker catches up (events/s), and how long `Ledger.usageAt` takes at random
+ * fast the worker catches up (events/s), and how long `UsageQueries.usageAt` takes at random
  * instants once snapshots exist. (`npm run bench` measures the same over HTTP.) Prints
  * figures; asserts nothing.
  *
@@ -8,7 +8,7 @@
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions, Ledger } from '@quota/ledger';
+import { buildDataSourceOptions, UsageQueries } from '@quota/ledger';
 import { instantIn, LONG_NAMESPACE, writeLongHistory } from './lib/history.js';
 import { createDatabase } from './lib/postgres.js';
 import { summarize } from './lib/stats.js';
@@ -20,7 +20,7 @@ try {
   await dataSource.initialize();
   await dataSource.runMigrations({ transaction: 'each' });
   const history = await writeLongHistory(db.url, total);
-  const ledger = new Ledger(dataSource);
+  const ledger = new UsageQueries(dataSource);
   const samples: number[] = [];
   for (let i = 0; i < 200; i++) {
     const s = performance.now();
@@ -31,7 +31,6 @@ try {
   console.log(`events in the namespace:      ${history.events.toLocaleString('en-US')}`);
   console.log(`projection catch-up:          ${history.catchUpSeconds.toFixed(1)} s = ${Math.round(history.catchUpPerSecond).toLocaleString('en-US')} events/s (batches of 5,000, snapshot every 1,000)`);
   console.log(`usage?at= (200 random instants): p50 ${asOf.p50.toFixed(1)} ms, p95 ${asOf.p95.toFixed(1)} ms, p99 ${asOf.p99.toFixed(1)} ms`);
-  await ledger.close();
 } finally {
   if (dataSource.isInitialized) await dataSource.destroy();
   await db.drop();

@@ -17,7 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { UsageProjection } from '@quota/ledger';
+import { openDataSource, UsageProjection } from '@quota/ledger';
 import { DESIGNS, pgbenchAvailable, runBaseline, type BaselineDesign, type BaselineFigure } from './lib/baselines.js';
 import { instantIn, LONG_NAMESPACE, rangeIn, spanIn, writeLongHistory } from './lib/history.js';
 import { closedLoop, HttpClient, openLoop, type Classifier, type KindFigures, type LoadResult } from './lib/load.js';
@@ -120,7 +120,8 @@ await putQuotas(names('limit-low', 100), { pods: String(LIMIT.hard / 100) });
 log(`warm-up ${PLAN.warmupSeconds} s`);
 await closedLoop(client, { clients: LOW.clients, seconds: PLAN.warmupSeconds, next: () => podReview(pick('warm', 100)), classify });
 
-const lagProjection = new UsageProjection(pool);
+const lagSource = await openDataSource({ url: serviceDb.url, poolSize: 1 });
+const lagProjection = new UsageProjection(lagSource);
 const rssSamples = sampler(() => api.rss(), 250);
 
 function figuresOf(result: LoadResult, kind: string): KindFigures {
@@ -221,6 +222,7 @@ const rss = await rssSamples.stop();
 const rssMaxMiB = Math.max(0, ...rss) / 2 ** 20;
 const finalLag = await lagProjection.lag();
 await pool.end();
+await lagSource.destroy();
 client.close();
 await worker.stop();
 await api.stop();

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { UsageProjection } from '@quota/ledger';
+import { openDataSource, UsageProjection } from '@quota/ledger';
 
 /**
  * A long namespace history written straight into ledger_events with SQL (valid Reserved /
@@ -44,9 +44,10 @@ export async function writeLongHistory(databaseUrl: string, approximateEvents: n
     const events = Number(rows[0]?.n);
     await pool.query(`INSERT INTO namespace_heads (namespace, version, state) VALUES ($1, $2, '{"quotas":[],"limitRanges":[],"releasedCount":0}')`, [LONG_NAMESPACE, events]);
     await pool.query('ANALYZE');
-    const projection = new UsageProjection(pool, { batchSize: 5000, snapshotEvery: 1000 });
+    const dataSource = await openDataSource({ url: databaseUrl, poolSize: 2 });
+    const projection = new UsageProjection(dataSource, { batchSize: 5000, snapshotEvery: 1000 });
     const t0 = performance.now();
-    const applied = await projection.catchUp();
+    const applied = await projection.catchUp().finally(() => dataSource.destroy());
     const catchUpSeconds = (performance.now() - t0) / 1000;
     return { events, catchUpSeconds, catchUpPerSecond: applied / catchUpSeconds };
   } finally {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Pod } from '@quota/domain';
 import { createPostgresInventory } from '@quota/inventory';
 import { FAN_OUT_JOB, type QueueBackend } from '@quota/jobs';
-import { buildDataSourceOptions, Ledger } from '@quota/ledger';
+import { buildDataSourceOptions, DefinitionQueries, LedgerCommands, runMigrationsLocked } from '@quota/ledger';
 import { DataSource } from 'typeorm';
 import { Reconciler } from '../../apps/reconciler/src/reconciler.js';
 import { createDatabase } from './postgres.js';
@@ -45,10 +45,10 @@ export async function reconcileBench(namespaces: number, redisUrl: string, concu
   const dataSource = new DataSource(buildDataSourceOptions({ url: db.url, poolSize: 8 }));
   const backend: QueueBackend = { kind: 'redis', url: redisUrl, prefix: `qlbench-${randomBytes(4).toString('hex')}` };
   let reconciler: Reconciler | undefined;
-  const ledger = () => new Ledger(dataSource, { retryMax: 12 });
+  const ledger = () => new LedgerCommands(dataSource, { retryMax: 12 });
   try {
     await dataSource.initialize();
-    await dataSource.runMigrations({ transaction: 'each' });
+    await runMigrationsLocked(dataSource);
     const seeding = ledger();
     const names = Array.from({ length: namespaces }, (_, i) => `team-${String(i).padStart(4, '0')}`);
     // Sixteen namespaces at a time, each namespace's 100 admissions submitted together: the
@@ -89,7 +89,9 @@ export async function reconcileBench(namespaces: number, redisUrl: string, concu
     await dataSource.query('ANALYZE');
 
     const working = ledger();
-    reconciler = new Reconciler(working, createPostgresInventory({ url: db.url, relation: 'platform_objects' }), backend, {
+    const definitions = new DefinitionQueries(dataSource);
+    const port = { now: () => working.now(), reconcile: working.reconcile.bind(working), namespaces: definitions.namespaces.bind(definitions) };
+    reconciler = new Reconciler(port, createPostgresInventory({ url: db.url, relation: 'platform_objects' }), backend, {
       intervalMs: 3_600_000,
       graceMs: 0,
       concurrency,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger } from '@quota/ledger';
+import { LedgerCommands } from '@quota/ledger';
 import { startApi, type RunningApi } from '../support/api.js';
 
 let api: RunningApi;
@@ -184,7 +184,7 @@ describe('admin API: ResourceQuota', () => {
   it('allows lowering hard below current usage, and shows used > hard', async () => {
     const path = '/v1/namespaces/lowered/resourcequotas/compute';
     expect((await api.request('PUT', path, quota({ 'requests.cpu': '2' }))).status).toBe(201);
-    const ledger = api.app.get(Ledger);
+    const ledger = api.app.get(LedgerCommands);
     for (const name of ['p1', 'p2']) {
       const outcome = await ledger.admit({
         namespace: 'lowered',

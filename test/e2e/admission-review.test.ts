@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileQueue } from '@quota/jobs';
-import { Ledger } from '@quota/ledger';
+import { DefinitionQueries } from '@quota/ledger';
 import { startApi, type RunningApi } from '../support/api.js';
 import { until } from '../support/wait.js';
 
@@ -192,7 +192,7 @@ describe('the validating webhook', () => {
   });
 
   it('admits in a namespace the ledger has never seen without creating it, and cluster-scoped objects', async () => {
-    const ledger = api.app.get(Ledger);
+    const ledger = api.app.get(DefinitionQueries);
     const before = await eventCount();
     const answer = await validate(review('CREATE', podIn('unmanaged', 'free', '5'), { namespace: 'unmanaged' }));
     expect(answer.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });

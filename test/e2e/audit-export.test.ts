@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Ledger } from '@quota/ledger';
+import { LedgerCommands } from '@quota/ledger';
 import { startApi, type RunningApi } from '../support/api.js';
 
 /** The history of a quota's limits, and NDJSON exports of events and decisions, over HTTP. */
@@ -61,7 +61,7 @@ describe('definition history', () => {
 describe('NDJSON export', () => {
   it('streams every event of a long range, line by line, equal to the paged /events', async () => {
     await api.request('PUT', '/v1/namespaces/busy/resourcequotas/gpus', quota({ 'example.com/gpu': '5000' }));
-    const ledger = api.app.get(Ledger);
+    const ledger = api.app.get(LedgerCommands);
     for (let chunk = 0; chunk < 11; chunk++) {
       await Promise.all(
         Array.from({ length: 100 }, (_, i) =>

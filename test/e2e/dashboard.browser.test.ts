@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { Ledger } from '@quota/ledger';
+import { Ledger } from '../support/ledger.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 import { launchChromium, SCREENSHOTS, type TestBrowser } from '../support/browser.js';

@@ -1,11 +1,11 @@
-import { Ledger } from '@quota/ledger';
+import { LedgerCommands } from '@quota/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 
 let api: RunningApi;
 beforeAll(async () => {
   api = await startApi({}, 'qlrest');
-  await api.app.get(Ledger).putQuota('team-a', { name: 'compute', spec: { hard: { pods: '2', 'requests.cpu': '1', 'example.com/gpu': '4' } } }, { actor: 'test' });
+  await api.app.get(LedgerCommands).putQuota('team-a', { name: 'compute', spec: { hard: { pods: '2', 'requests.cpu': '1', 'example.com/gpu': '4' } } }, { actor: 'test' });
 });
 afterAll(async () => {
   await api?.close();

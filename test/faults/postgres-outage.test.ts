@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evolve, initialState, Resources, type NamespaceState, type RecordedEvent } from '@quota/domain';
-import { UsageProjection } from '@quota/ledger';
+import { openDataSource, UsageProjection } from '@quota/ledger';
 import { ensureBuilt, startApiProcess, type ApiProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { startPrivatePostgres, type PrivatePostgres } from './support/private-postgres.js';
@@ -434,8 +434,12 @@ describe('a PostgreSQL outage under load', () => {
       ).toEqual(releasedIds);
 
       // Usage never exceeded hard at any version; the head, the fold and the projection agree.
-      const projection = new UsageProjection(pool);
-      await projection.catchUp();
+      const projectionSource = await openDataSource({ url: postgres.url, poolSize: 2, applicationName: 'quota-ledger-faults-test' });
+      try {
+        await new UsageProjection(projectionSource).catchUp();
+      } finally {
+        await projectionSource.destroy();
+      }
       for (const namespace of [REST_NS, HOOK_NS]) {
         const events = await streamOf(namespace);
         const state = assertNeverOverHard(events);

@@ -6,7 +6,8 @@ import { DataSource } from 'typeorm';
 import { fold, type Pod } from '@quota/domain';
 import { createPostgresInventory } from '@quota/inventory';
 import { reconcileQueue, type QueueBackend } from '@quota/jobs';
-import { buildDataSourceOptions, Ledger, UsageProjection } from '@quota/ledger';
+import { buildDataSourceOptions, openDataSource, UsageProjection } from '@quota/ledger';
+import { Ledger } from '../support/ledger.js';
 import { Reconciler } from '../../apps/reconciler/src/reconciler.js';
 import { poolOf } from '../support/api.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
@@ -65,7 +66,7 @@ let worker: AppProcess | undefined;
 const replicaSources: DataSource[] = [];
 let replicas: Reconciler[] = [];
 let platform: pg.Pool | undefined;
-let rebuildPool: pg.Pool | undefined;
+let rebuildSource: DataSource | undefined;
 /** The reconcilers' warnings and errors, for failure messages. */
 const reconcilerLog: string[] = [];
 const backend: QueueBackend = { kind: 'redis', url: REDIS_URL, prefix: `qlfault-${randomBytes(4).toString('hex')}` };
@@ -75,7 +76,7 @@ beforeAll(async () => {
   db = await createMigratedDatabase('qlfrecon');
   await db.dataSource.query(`CREATE TABLE platform_objects (namespace text NOT NULL, kind text NOT NULL, name text NOT NULL, uid text PRIMARY KEY, object jsonb NOT NULL)`);
   platform = new pg.Pool({ connectionString: db.url, max: 4, application_name: 'fault-platform' });
-  rebuildPool = new pg.Pool({ connectionString: db.url, max: 2, application_name: 'fault-rebuild' });
+  rebuildSource = await openDataSource({ url: db.url, poolSize: 2, applicationName: 'fault-rebuild' });
 });
 
 afterAll(async () => {
@@ -92,7 +93,7 @@ afterAll(async () => {
   await worker?.stop();
   await api?.stop();
   await platform?.end();
-  await rebuildPool?.end();
+  await rebuildSource?.destroy();
   if (db) await connectionsClosed(poolOf(db.dataSource), db.name);
   await db?.drop();
 });
@@ -307,7 +308,7 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
     const rebuilt: number[] = [];
     const rebuildExits: (number | null)[] = [];
     const rebuilds = (async () => {
-      const projection = new UsageProjection(rebuildPool as pg.Pool, { batchSize: 50, snapshotEvery: 25 });
+      const projection = new UsageProjection(rebuildSource as DataSource, { batchSize: 50, snapshotEvery: 25 });
       for (let i = 0; i < 4; i++) {
         await sleep(LOAD_MS / 5);
         if (i % 2 === 0) rebuilt.push(await projection.rebuild());
@@ -405,7 +406,7 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
     await until(
       'the projection worker to catch up',
       async () => {
-        const lag = await new UsageProjection(ledgerPool).lag();
+        const lag = await new UsageProjection(db.dataSource).lag();
         return lag.eventsBehind === 0 ? true : undefined;
       },
       30_000,

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '@quota/domain';
-import { Ledger, LedgerError, type AdmitCommand } from '@quota/ledger';
+import { LedgerError, type AdmitCommand } from '@quota/ledger';
+import { Ledger } from '../support/ledger.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import type { DataSource } from 'typeorm';
 

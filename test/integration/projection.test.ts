@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fold, Resources, type Pod, type RecordedEvent } from '@quota/domain';
-import { Ledger, UsageProjection } from '@quota/ledger';
+import { UsageProjection } from '@quota/ledger';
+import { Ledger } from '../support/ledger.js';
 import { poolOf } from '../support/api.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import type { DataSource } from 'typeorm';
@@ -53,7 +54,7 @@ const pod = (name: string, cpu: string): Pod => ({
 
 describe('the usage projection', () => {
   it('does not skip an event whose transaction took its position first but committed last', async () => {
-    const projection = new UsageProjection(pool);
+    const projection = new UsageProjection(db.dataSource);
     const ledger = new Ledger(db.dataSource);
     await projection.catchUp();
     // A writer that takes an xid and a position, then holds its transaction open.
@@ -80,7 +81,7 @@ describe('the usage projection', () => {
   });
 
   it('reports its lag: events behind and the age of the oldest one', async () => {
-    const projection = new UsageProjection(pool);
+    const projection = new UsageProjection(db.dataSource);
     const ledger = new Ledger(db.dataSource);
     await ledger.putQuota('lagging', { name: 'q', spec: { hard: { pods: '1' } } }, { actor: 'test' });
     await ledger.close();
@@ -113,7 +114,7 @@ describe('the usage projection', () => {
         const namespace = `prop-${++run}`;
         let now = Date.UTC(2026, 0, 1) + run * 10_000_000;
         const ledger = new Ledger(db.dataSource, { clock: () => (now += 1000) });
-        const projection = new UsageProjection(pool, { snapshotEvery: 10 });
+        const projection = new UsageProjection(db.dataSource, { snapshotEvery: 10 });
         const reservations: string[] = [];
         try {
           await ledger.putQuota(namespace, { name: 'base', spec: { hard: { pods: '5', 'requests.cpu': '4' } } }, { actor: 'test' });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '@quota/domain';
-import { Ledger, type AdmitCommand, type ReconcileListing } from '@quota/ledger';
+import type { AdmitCommand, ReconcileListing } from '@quota/ledger';
+import { Ledger } from '../support/ledger.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import type { DataSource } from 'typeorm';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '@quota/domain';
 import { createPostgresInventory } from '@quota/inventory';
 import type { QueueBackend } from '@quota/jobs';
-import { Ledger } from '@quota/ledger';
+import { Ledger } from '../support/ledger.js';
 import { reconcilerMetrics } from '../../apps/reconciler/src/metrics.js';
 import { Reconciler } from '../../apps/reconciler/src/reconciler.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';

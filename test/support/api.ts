@@ -25,7 +25,7 @@ export interface RunningApi {
  * 25 events here (1,000 in production) so that tests cross several.
  */
 export async function settleProjection(dataSource: DataSource): Promise<void> {
-  await new UsageProjection(poolOf(dataSource), { snapshotEvery: 25 }).catchUp();
+  await new UsageProjection(dataSource, { snapshotEvery: 25 }).catchUp();
 }
 
 export function poolOf(dataSource: DataSource): pg.Pool {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '@quota/ledger';
+import { buildDataSourceOptions, runMigrationsLocked } from '@quota/ledger';
 
 /** The server the tests use; CI and developers' machines run PostgreSQL here. */
 export const TEST_PG_ADMIN_URL = process.env['TEST_DATABASE_ADMIN_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -30,7 +30,7 @@ export async function createMigratedDatabase(prefix?: string): Promise<TestDatab
   const database = await createTestDatabase(prefix);
   const dataSource = new DataSource(buildDataSourceOptions({ url: database.url, poolSize: 4 }));
   await dataSource.initialize();
-  await dataSource.runMigrations({ transaction: 'each' });
+  await runMigrationsLocked(dataSource);
   return {
     ...database,
     dataSource,

@@ -19,19 +19,35 @@ import { ReservationsController } from './reservations/reservations.controller.j
 import { WhatIfController } from './reservations/what-if.controller.js';
 import { WhoAmIController } from './auth/whoami.controller.js';
 import { ResourceQuotasController } from './resource-quotas/resource-quotas.controller.js';
-import { APP_CONFIG, LedgerShutdown, ledgerProviders } from './ledger/ledger.provider.js';
+import { LedgerModule } from '@quota/ledger';
+import { APP_CONFIG, AppConfigModule } from './config/app-config.module.js';
 
 @Module({})
 export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
+      imports: [
+        AppConfigModule.forRoot(config),
+        LedgerModule.forRootAsync({
+          inject: [APP_CONFIG],
+          useFactory: (config: AppConfig) => {
+            if (!config.databaseUrl) throw new Error('DATABASE_URL is not set: the admission API needs a PostgreSQL database');
+            return {
+              database: { url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'quota-ledger-api', statementTimeoutMs: config.statementTimeoutMs },
+              commands: {
+                batchSizeMax: config.admissionBatchMax,
+                retryMax: config.admissionRetryMax,
+                quotasPerNamespaceMax: config.quotasPerNamespaceMax,
+                limitRangesPerNamespaceMax: config.limitRangesPerNamespaceMax,
+              },
+            };
+          },
+        }),
+      ],
       controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, NamespacesController, ProjectionsController, WhatIfController, WhoAmIController],
       providers: [
-        { provide: APP_CONFIG, useValue: config },
         Metrics,
-        ...ledgerProviders,
-        LedgerShutdown,
         ReconcileTrigger,
         MetricsWiring,
         Authenticator,

@@ -1,13 +1,12 @@
 import 'reflect-metadata';
 import { loadConfig } from '@quota/config';
-import { buildDataSourceOptions } from '@quota/ledger';
+import { openDataSource, runMigrationsLocked } from '@quota/ledger';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
 
 /**
  * `npm run migrate`: brings DATABASE_URL's schema up to date, creating the database first if
- * it does not exist. A deployment step, run once; the API never migrates at start, so
- * replicas cannot race over the schema.
+ * it does not exist. A deployment step; the API never migrates at start, and the migrations run
+ * under a PostgreSQL advisory lock, so two of these started at once cannot race over the schema.
  */
 const config = loadConfig();
 if (!config.databaseUrl) {
@@ -35,11 +34,11 @@ async function ensureDatabase(url: string): Promise<void> {
 }
 
 await ensureDatabase(config.databaseUrl);
-const dataSource = new DataSource(buildDataSourceOptions({ url: config.databaseUrl, poolSize: 1, applicationName: 'quota-ledger-migrate' }));
-await dataSource.initialize();
+const dataSource = await openDataSource({ url: config.databaseUrl, poolSize: 1, applicationName: 'quota-ledger-migrate' });
 try {
-  const applied = await dataSource.runMigrations({ transaction: 'each' });
-  console.log(applied.length === 0 ? 'schema is up to date' : `applied ${applied.map((m) => m.name).join(', ')}`);
+  // Under an advisory lock: two deploy jobs or replicas starting at once do not both migrate.
+  const applied = await runMigrationsLocked(dataSource);
+  console.log(applied.length === 0 ? 'schema is up to date' : `applied ${applied.join(', ')}`);
 } finally {
   await dataSource.destroy();
 }

@@ -1,7 +1,6 @@
 import { loadConfig } from '@quota/config';
-import { ProjectionRunner, UsageProjection } from '@quota/ledger';
+import { openDataSource, ProjectionRunner, UsageProjection } from '@quota/ledger';
 import { createLogger, onShutdown, startOpsServer } from '@quota/ops';
-import pg from 'pg';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
@@ -17,19 +16,19 @@ if (!config.databaseUrl) {
   process.exit(2);
 }
 
-const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 3, application_name: 'quota-ledger-projection' });
-pool.on('error', (error) => logger.warn({ error: error.message }, 'idle connection failed'));
-const projection = new UsageProjection(pool, { batchSize: config.projectionBatchSize, snapshotEvery: config.snapshotEvery });
+// Three connections: the LISTEN, a step's transaction, and the lag reads beside them.
+const dataSource = await openDataSource({ url: config.databaseUrl, poolSize: 3, applicationName: 'quota-ledger-projection' });
+const projection = new UsageProjection(dataSource, { batchSize: config.projectionBatchSize, snapshotEvery: config.snapshotEvery });
 
 if (process.argv.includes('--rebuild')) {
   const started = Date.now();
   const applied = await projection.rebuild();
   logger.info({ events: applied, ms: Date.now() - started }, 'rebuilt every read model from the ledger');
-  await pool.end();
+  await dataSource.destroy();
   process.exit(0);
 }
 
-const runner = new ProjectionRunner(pool, projection, {
+const runner = new ProjectionRunner(dataSource, projection, {
   pollMs: config.projectionPollMs,
   onError: (error) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'projection step failed; retrying'),
 });
@@ -63,7 +62,7 @@ onShutdown(
     clearInterval(report);
     await runner.stop();
     await ops?.close();
-    await pool.end();
+    await dataSource.destroy();
   },
   { timeoutMs: config.shutdownTimeoutMs, logger },
 );

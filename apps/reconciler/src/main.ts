@@ -2,9 +2,8 @@ import 'reflect-metadata';
 import { loadConfig } from '@quota/config';
 import { createInventorySource } from '@quota/inventory';
 import { queueBackendOf } from '@quota/jobs';
-import { buildDataSourceOptions, Ledger } from '@quota/ledger';
+import { DefinitionQueries, LedgerCommands, openDataSource } from '@quota/ledger';
 import { createLogger, onShutdown, startOpsServer } from '@quota/ops';
-import { DataSource } from 'typeorm';
 import { reconcilerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
 
@@ -22,9 +21,19 @@ if (!config.databaseUrl) {
 }
 const log = (level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void => logger[level](fields, msg);
 
-const dataSource = new DataSource(buildDataSourceOptions({ url: config.databaseUrl, poolSize: Math.max(2, config.reconcileConcurrency), applicationName: 'quota-ledger-reconciler' }));
-await dataSource.initialize();
-const ledger = new Ledger(dataSource, { statementTimeoutMs: config.statementTimeoutMs, retryMax: config.admissionRetryMax });
+const dataSource = await openDataSource({
+  url: config.databaseUrl,
+  poolSize: Math.max(2, config.reconcileConcurrency),
+  applicationName: 'quota-ledger-reconciler',
+  statementTimeoutMs: config.statementTimeoutMs,
+});
+const commands = new LedgerCommands(dataSource, { retryMax: config.admissionRetryMax });
+const definitions = new DefinitionQueries(dataSource);
+const ledger = {
+  now: () => commands.now(),
+  reconcile: commands.reconcile.bind(commands),
+  namespaces: definitions.namespaces.bind(definitions),
+};
 const backend = queueBackendOf(config.redisUrl, config.databaseUrl);
 const reconciler = new Reconciler(ledger, createInventorySource(config.inventory), backend, {
   intervalMs: config.reconcileIntervalSeconds * 1000,
@@ -45,7 +54,7 @@ onShutdown(
     log('info', 'finishing the jobs in hand', { ...reconciler.stats });
     await reconciler.stop();
     await ops?.close();
-    await ledger.close();
+    await commands.close();
     await dataSource.destroy();
   },
   { timeoutMs: config.shutdownTimeoutMs, logger },

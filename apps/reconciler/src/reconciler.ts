@@ -10,7 +10,7 @@ import {
   type NamespaceJobData,
   type QueueBackend,
 } from '@quota/jobs';
-import type { Ledger, ReconcileOutcome } from '@quota/ledger';
+import type { DefinitionQueries, LedgerCommands, ReconcileOutcome } from '@quota/ledger';
 import { Worker, type Job, type Queue } from 'bullmq';
 
 export interface ReconcilerOptions {
@@ -39,6 +39,13 @@ export interface ReconcilerStats {
 }
 
 /**
+ * What the reconciler needs of the ledger: its clock (listings are timed on it), the namespaces
+ * with a stream, and the command that appends corrections. main.ts composes it from
+ * LedgerCommands and DefinitionQueries.
+ */
+export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> & Pick<DefinitionQueries, 'namespaces'>;
+
+/**
  * The reconciler: a BullMQ job scheduler fans out one job per namespace every interval
  * (job ids deduplicate, so any number of replicas and producers queue each namespace once);
  * each job lists the namespace's objects from the inventory source and appends commit /
@@ -51,7 +58,7 @@ export class Reconciler {
   private keeper: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly ledger: Ledger,
+    private readonly ledger: ReconcilerLedger,
     private readonly inventory: InventorySource,
     private readonly backend: QueueBackend,
     private readonly options: ReconcilerOptions,

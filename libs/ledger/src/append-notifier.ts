@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { DataSource } from 'typeorm';
 
 /**
  * Wakes the projection worker after appends: a NOTIFY on the ledger's channel, sent from its
@@ -17,7 +17,7 @@ export class AppendNotifier {
   private closed = false;
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly dataSource: DataSource,
     private readonly channel: string,
     private readonly intervalMs: number,
   ) {}
@@ -27,7 +27,7 @@ export class AppendNotifier {
     if (this.closed || this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.sending = this.pool
+      this.sending = this.dataSource
         .query('SELECT pg_notify($1, $2)', [this.channel, ''])
         .then(() => undefined)
         .catch(() => undefined)
@@ -42,7 +42,7 @@ export class AppendNotifier {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
-      await this.pool.query('SELECT pg_notify($1, $2)', [this.channel, '']).catch(() => undefined);
+      await this.dataSource.query('SELECT pg_notify($1, $2)', [this.channel, '']).catch(() => undefined);
     }
     await this.sending;
   }

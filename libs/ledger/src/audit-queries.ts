@@ -1,12 +1,14 @@
 import { Quantity } from '@quota/domain';
-import type pg from 'pg';
-import type { DataSource } from 'typeorm';
-import type { Page, ReservationState, ReservationView } from './ledger.types.js';
-import { RESERVATION_COLUMNS, recordOf, reservationViewOf, type RawReservationRow } from './namespace-tx.js';
+import { MoreThan, type DataSource } from 'typeorm';
+import { LedgerEventEntity } from './entities/ledger-event.entity.js';
+import type { DecisionQuery, DecisionView, EventView, Page, ReservationState, ReservationView } from './ledger.types.js';
+import { DECISION_COLUMNS, EVENT_COLUMNS, RESERVATION_COLUMNS, recordOf, type DecisionRow, type EventRow, type ReservationRow } from './rows.js';
+import { select } from './sql.js';
+import { decisionViewOf, eventView, eventViewOfEntity, reservationViewOf } from './views.js';
 
 /**
- * Read-only audit queries over the ledger's tables that the Ledger itself does not answer:
- * reservations by state and age, and the overview of namespaces with their quotas. Nothing
+ * Read-only audit queries: the event stream, the decisions log, reservations (one with its
+ * history, or by state and age), and the overview of namespaces with their quotas. Nothing
  * here writes or takes a lock.
  */
 
@@ -36,17 +38,65 @@ export interface ReservationListQuery {
 // ------------------------------------------------------------------------ the queries
 
 export class AuditQueries {
-  private readonly pool: pg.Pool;
+  constructor(private readonly dataSource: DataSource) {}
 
-  /** From the pool itself, or from an initialized PostgreSQL data source (its pool, as the Ledger takes it). */
-  constructor(source: pg.Pool | DataSource) {
-    if ('driver' in source) {
-      const pool = (source.driver as unknown as { master?: pg.Pool }).master;
-      if (!pool) throw new Error('the audit queries need an initialized PostgreSQL data source');
-      this.pool = pool;
-    } else {
-      this.pool = source;
-    }
+  /** The namespace's stream, by position, paged (through the ledger_events entity: a plain keyed range). */
+  async readEvents(namespace: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<EventView>> {
+    const limit = clampLimit(page.limit);
+    const rows = await this.dataSource.getRepository(LedgerEventEntity).find({
+      where: { namespace, position: MoreThan(page.after ?? '0') },
+      order: { position: 'ASC' },
+      take: limit + 1,
+    });
+    const items = rows.slice(0, limit).map(eventViewOfEntity);
+    const last = items[items.length - 1];
+    return rows.length > limit && last ? { items, next: last.position } : { items };
+  }
+
+  async listDecisions(namespace: string, query: DecisionQuery): Promise<Page<DecisionView>> {
+    const conditions = ['namespace = $1'];
+    const params: unknown[] = [namespace];
+    const add = (sql: string, value: unknown): void => {
+      params.push(value);
+      conditions.push(sql.replace('?', `$${params.length}`));
+    };
+    if (query.allowed !== undefined) add('allowed = ?', query.allowed);
+    if (query.since !== undefined) add('decided_at >= ?::timestamptz', query.since);
+    if (query.until !== undefined) add('decided_at < ?::timestamptz', query.until);
+    if (query.requester !== undefined) add('requester = ?', query.requester);
+    if (query.after !== undefined) add(query.newestFirst ? 'id < ?::bigint' : 'id > ?::bigint', query.after);
+    const limit = clampLimit(query.limit);
+    const rows = await select<DecisionRow>(
+      this.dataSource,
+      `SELECT ${DECISION_COLUMNS} FROM admission_decisions WHERE ${conditions.join(' AND ')}
+        ORDER BY admission_decisions.id ${query.newestFirst ? 'DESC' : 'ASC'} LIMIT ${limit + 1}`,
+      params,
+    );
+    const items = rows.slice(0, limit).map((row) => decisionViewOf(namespace, row));
+    const last = items[items.length - 1];
+    return rows.length > limit && last ? { items, next: last.id } : { items };
+  }
+
+  /** One decision of the log, with its explanation; undefined when the namespace has no such id. */
+  async getDecision(namespace: string, id: string): Promise<DecisionView | undefined> {
+    const rows = await select<DecisionRow>(this.dataSource, `SELECT ${DECISION_COLUMNS} FROM admission_decisions WHERE namespace = $1 AND id = $2::bigint`, [namespace, id]);
+    return rows[0] && decisionViewOf(namespace, rows[0]);
+  }
+
+  /** A reservation with its history (its events, oldest first) and who asked for it. */
+  async getReservation(namespace: string, id: string): Promise<ReservationView | undefined> {
+    const rows = await select<ReservationRow>(this.dataSource, `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND reservation_id = $2`, [namespace, id]);
+    const row = rows[0];
+    if (!row) return undefined;
+    const record = recordOf(row);
+    const events = await select<EventRow>(
+      this.dataSource,
+      `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version = ANY($2::bigint[]) ORDER BY ledger_events.version`,
+      [namespace, record.eventVersions],
+    );
+    const history = events.map(eventView);
+    const first = history[0];
+    return { ...reservationViewOf(namespace, record), ...(first ? { requester: first.actor } : {}), ...(first?.onBehalfOf ? { onBehalfOf: first.onBehalfOf } : {}), history };
   }
 
   /** Reservations of a namespace, oldest first (by reservation time, then id), optionally of one state and older than an instant. */
@@ -64,7 +114,8 @@ export class AuditQueries {
       conditions.push(`(reserved_at, reservation_id) > (${param(query.after.reservedAt)}::timestamptz, ${param(query.after.id)}::text)`);
     }
     // The requester is the actor of the reservation's first event (Reserved or Adopted).
-    const { rows } = await this.pool.query<RawReservationRow & { reserved_at_text: string; requester: string | null; on_behalf_of: string | null }>(
+    const rows = await select<ReservationRow & { reserved_at_text: string; requester: string | null; on_behalf_of: string | null }>(
+      this.dataSource,
       `SELECT ${RESERVATION_COLUMNS},
               to_char(reserved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS reserved_at_text,
               first.actor AS requester, first.on_behalf_of
@@ -91,7 +142,8 @@ export class AuditQueries {
    */
   async listNamespaces(query: NamespaceListQuery): Promise<Page<NamespaceSummary>> {
     const limit = clampLimit(query.limit);
-    const { rows } = await this.pool.query<{ namespace: string; version: string; quotas: { definition: { name: string; spec: { hard?: Record<string, string> } }; used: Record<string, string> }[] | null }>(
+    const rows = await select<{ namespace: string; version: string; quotas: { definition: { name: string; spec: { hard?: Record<string, string> } }; used: Record<string, string> }[] | null }>(
+      this.dataSource,
       `SELECT namespace, version::text AS version, state->'quotas' AS quotas FROM namespace_heads
         WHERE namespace > $1 AND ($2::text IS NULL OR strpos(namespace, $2) > 0)
         ORDER BY namespace LIMIT $3`,

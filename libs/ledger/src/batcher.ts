@@ -1,25 +1,28 @@
 import type pg from 'pg';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { LedgerError } from './ledger-error.js';
-import { NamespaceTx, type Prefetch } from './namespace-tx.js';
-import { guardCheckedOut, isConnectionError, isDatabaseError, isRetryableConflict, isTimeout } from './postgres-errors.js';
+import { conflictCause, isConnectionError, isDatabaseError, isRetryableConflict, isTimeout, type ConflictCause } from './postgres-errors.js';
+import type { KeyedRead } from './read-statement.js';
+import { NamespaceUnitOfWork } from './unit-of-work.js';
 
 /**
- * Decides the commands for one namespace together: while a transaction for a namespace is
- * in flight, new commands for it wait, and the next transaction takes up to `batchSizeMax`
- * of them at once. One process thus never conflicts with itself on a hot namespace (the
- * Kubernetes quota evaluator batches per namespace for the same reason), and N waiting
- * requests cost one transaction instead of N retries. Conflicts with other processes
- * (SQLSTATE 40001, a lost version race) rerun the whole batch with jittered exponential
- * backoff, a bounded number of times.
+ * The unit of work's driver: decides the commands for one namespace together, each batch in
+ * one SERIALIZABLE transaction. While a transaction for a namespace is in flight, new commands
+ * for it wait, and the next transaction takes up to `batchSizeMax` of them at once: one
+ * process never conflicts with itself on a hot namespace (the Kubernetes quota evaluator
+ * batches per namespace for the same reason), and N waiting requests cost one transaction
+ * instead of N retries. Conflicts with other processes (SQLSTATE 40001 or 40P01, a lost
+ * compare-and-set on the head, a unique key another writer took) rerun the whole batch with
+ * jittered exponential backoff, a bounded number of times.
  */
 export interface NamespaceJob<R> {
-  /** What the job will look up, so the transaction reads it with the head in one round trip. */
-  readonly prefetch?: Partial<Prefetch>;
+  /** What the job will look up by key, so the batch reads it with the head in one round trip. */
+  readonly prefetch?: Partial<KeyedRead>;
   /**
-   * Runs inside the transaction; may run again if the transaction is retried. Returns a
-   * function that gives the result once the transaction has committed.
+   * Runs inside the transaction; runs again if the transaction is retried. Returns a function
+   * that gives the result (or throws the refusal) once the transaction has committed.
    */
-  run(tx: NamespaceTx): Promise<() => R>;
+  run(work: NamespaceUnitOfWork): Promise<() => R>;
 }
 
 export interface BatcherOptions {
@@ -27,7 +30,6 @@ export interface BatcherOptions {
   readonly retryMax: number;
   readonly retryBaseMs: number;
   readonly retryMaxDelayMs: number;
-  readonly statementTimeoutMs: number;
   /** Most commands waiting for one namespace before new ones are refused (503). */
   readonly queueMax: number;
   readonly clock?: () => number;
@@ -35,6 +37,8 @@ export interface BatcherOptions {
   readonly onCommitted?: (commands: number, retries: number) => void;
   /** Told when a committed batch appended events (to wake the projection worker). */
   readonly onAppended?: () => void;
+  /** A seam for tests and fault injection: runs between a batch's prefetch and its transaction. */
+  readonly onPrefetched?: (namespace: string) => Promise<void>;
 }
 
 interface Queued {
@@ -53,7 +57,14 @@ export interface BatchStats {
   commands: number;
   retries: number;
   unavailable: number;
+  /** Why transactions were rerun: 40001/40P01 (serialization), a moved head (version), a unique key taken (unique). */
+  conflicts: Record<ConflictCause, number>;
 }
+
+type Attempt =
+  | { readonly kind: 'done' }
+  | { readonly kind: 'poisoned'; readonly job: Queued; readonly error: unknown }
+  | { readonly kind: 'conflict' | 'connection' | 'failed'; readonly error: unknown; readonly commitSent: boolean };
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -61,11 +72,10 @@ export class NamespaceBatcher {
   private readonly queues = new Map<string, NamespaceQueue>();
   private readonly running = new Set<Promise<void>>();
   private closing = false;
-  private readonly prepared = new WeakSet<pg.PoolClient>();
-  readonly stats: BatchStats = { transactions: 0, commands: 0, retries: 0, unavailable: 0 };
+  readonly stats: BatchStats = { transactions: 0, commands: 0, retries: 0, unavailable: 0, conflicts: { serialization: 0, version: 0, unique: 0 } };
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly dataSource: DataSource,
     private readonly options: BatcherOptions,
   ) {}
 
@@ -109,10 +119,12 @@ export class NamespaceBatcher {
   private async runBatch(namespace: string, queue: NamespaceQueue, preset: Queued[] = []): Promise<void> {
     let batch: Queued[] = preset;
     for (let attempt = 1; ; attempt++) {
+      const runner = this.dataSource.createQueryRunner();
       let client: pg.PoolClient;
       try {
-        client = await this.pool.connect();
+        client = (await runner.connect()) as pg.PoolClient;
       } catch (error) {
+        await runner.release();
         // Take the batch only now, so commands that arrived while we waited for a connection join it.
         if (batch.length === 0) batch = queue.pending.splice(0, this.options.batchSizeMax);
         if (attempt < this.options.retryMax && isConnectionError(error)) {
@@ -124,11 +136,10 @@ export class NamespaceBatcher {
       }
       if (batch.length === 0) batch = queue.pending.splice(0, this.options.batchSizeMax);
       if (batch.length === 0) {
-        client.release();
+        await runner.release();
         return;
       }
-      const unguard = guardCheckedOut(client);
-      const outcome = await this.attempt(client, namespace, batch, unguard);
+      const outcome = await this.attempt(runner, client, namespace, batch);
       if (outcome.kind === 'done') {
         this.options.onCommitted?.(batch.length, attempt - 1);
         return;
@@ -142,8 +153,8 @@ export class NamespaceBatcher {
         continue;
       }
       if (outcome.kind === 'failed' && batch.length > 1 && isDatabaseError(outcome.error) && !isTimeout(outcome.error)) {
-        // One command's data broke the batch's single statement, which wrote nothing: decide
-        // each alone, so that only the culprit fails.
+        // One command's data broke the batch's single write statement, which rolled back with
+        // the transaction: decide each alone, so that only the culprit fails.
         for (const queued of batch) await this.runBatch(namespace, queue, [queued]);
         return;
       }
@@ -158,79 +169,61 @@ export class NamespaceBatcher {
     }
   }
 
-  private async attempt(
-    client: pg.PoolClient,
-    namespace: string,
-    batch: readonly Queued[],
-    unguard: () => void,
-  ): Promise<
-    | { kind: 'done' }
-    | { kind: 'poisoned'; job: Queued; error: unknown }
-    | { kind: 'conflict' | 'connection' | 'failed'; error: unknown; commitSent: boolean }
-  > {
+  /**
+   * One try of a batch: the keyed prefetch (outside the snapshot, see NamespaceUnitOfWork.open),
+   * START TRANSACTION ISOLATION LEVEL SERIALIZABLE (TypeORM's startTransaction), the head read
+   * by key, every command decided on the evolving state, the one write statement, COMMIT. The error that aborts it can arrive at any of these, COMMIT
+   * included (a serialization failure is often found only there), so the whole transaction is
+   * what is retried.
+   */
+  private async attempt(runner: QueryRunner, client: pg.PoolClient, namespace: string, batch: readonly Queued[]): Promise<Attempt> {
     let commitSent = false;
     let culprit: Queued | undefined;
-    let broken = false;
     try {
-      await this.prepare(client);
-      const tx = await NamespaceTx.open(client, namespace, prefetchOf(batch), this.options.clock);
+      const read = prefetchOf(batch);
+      const prefetched = await NamespaceUnitOfWork.prefetch(client, namespace, read);
+      await this.options.onPrefetched?.(namespace);
+      await runner.startTransaction('SERIALIZABLE');
+      const work = await NamespaceUnitOfWork.open(client, namespace, read, prefetched, this.options.clock);
       const finals: { queued: Queued; finish?: () => unknown; error?: unknown }[] = [];
       for (const queued of batch) {
-        const mark = tx.mark();
+        const mark = work.mark();
         try {
-          finals.push({ queued, finish: await queued.job.run(tx) });
+          finals.push({ queued, finish: await queued.job.run(work) });
         } catch (error) {
           if (isDatabaseError(error) || isConnectionError(error)) {
             culprit = queued;
             throw error;
           }
-          tx.restore(mark);
+          work.restore(mark);
           finals.push({ queued, error });
         }
       }
-      // The flush is the commit: once it is sent, a lost connection leaves the outcome unknown.
+      await work.flush();
+      // Once COMMIT is sent, a lost connection leaves the outcome unknown.
       commitSent = true;
-      await tx.flush();
-      if (tx.appends) this.options.onAppended?.();
+      await runner.commitTransaction();
+      if (work.appends) this.options.onAppended?.();
       this.stats.transactions++;
       this.stats.commands += batch.length;
-      for (const { queued, finish, error } of finals) {
-        if (finish === undefined) {
-          queued.reject(error);
-          continue;
-        }
-        try {
-          queued.resolve(finish());
-        } catch (finishError) {
-          queued.reject(finishError);
-        }
-      }
+      for (const { queued, finish, error } of finals) settle(queued, finish, error);
       return { kind: 'done' };
     } catch (error) {
-      // Nothing to roll back: every write is in the one flush statement, which failed whole.
-      // Besides a lost connection, an error that is neither the server's nor our conflict came
-      // from inside the driver (say, a stack overflow while it encoded a parameter of a
-      // prepared statement): the connection's state is unknown, so it is not reused.
-      broken = isConnectionError(error) || !(isDatabaseError(error) || isRetryableConflict(error));
-      if (isRetryableConflict(error)) return { kind: 'conflict', error, commitSent: false };
-      if (broken) return { kind: 'connection', error, commitSent };
+      // A failed COMMIT has ended the transaction already; anything earlier is rolled back. A
+      // connection that cannot even roll back is broken: the driver's error event makes
+      // TypeORM hand it back to the pool as such, which destroys it.
+      if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
+      const cause = conflictCause(error);
+      if (cause) {
+        this.stats.conflicts[cause]++;
+        return { kind: 'conflict', error, commitSent: false };
+      }
+      if (isConnectionError(error) || !isDatabaseError(error)) return { kind: 'connection', error, commitSent };
       if (culprit && !isTimeout(error)) return { kind: 'poisoned', job: culprit, error };
       return { kind: 'failed', error, commitSent };
     } finally {
-      // A broken connection is destroyed, not returned to the pool.
-      unguard();
-      client.release(broken ? true : undefined);
+      await runner.release();
     }
-  }
-
-  /**
-   * Bounds every statement the ledger sends on this connection (a session setting, sent once
-   * per connection: the pool's other users are keyed, paged reads that fit the same bound).
-   */
-  private async prepare(client: pg.PoolClient): Promise<void> {
-    if (this.prepared.has(client)) return;
-    await client.query(`SET statement_timeout = ${Math.floor(this.options.statementTimeoutMs)}`);
-    this.prepared.add(client);
   }
 
   private fail(batch: readonly Queued[], error: unknown): void {
@@ -245,7 +238,19 @@ export class NamespaceBatcher {
   }
 }
 
-function prefetchOf(batch: readonly Queued[]): Prefetch {
+function settle(queued: Queued, finish: (() => unknown) | undefined, error: unknown): void {
+  if (finish === undefined) {
+    queued.reject(error);
+    return;
+  }
+  try {
+    queued.resolve(finish());
+  } catch (finishError) {
+    queued.reject(finishError);
+  }
+}
+
+function prefetchOf(batch: readonly Queued[]): KeyedRead {
   const requestKeys = new Set<string>();
   const uids = new Set<string>();
   const reservationIds = new Set<string>();

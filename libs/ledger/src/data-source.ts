@@ -1,4 +1,4 @@
-import type { DataSourceOptions } from 'typeorm';
+import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations/index.js';
 import { LedgerEventEntity } from './entities/ledger-event.entity.js';
 
@@ -9,13 +9,21 @@ export interface DataSourceSettings {
   /** Connections this process may hold. */
   readonly poolSize?: number;
   readonly applicationName?: string;
+  /**
+   * Longest any statement may run, and a transaction may sit idle, in ms (a session setting of
+   * every pooled connection; absent: unbounded). A replica that stalls mid-transaction cannot
+   * hold the head row's lock, or SERIALIZABLE's bookkeeping, for longer.
+   */
+  readonly statementTimeoutMs?: number;
 }
 
 /**
- * The one place a TypeORM data source is described. Never `synchronize`: the schema comes
- * from migrations/, run once per deployment (not per replica).
+ * The one place a TypeORM data source is described (LedgerModule's TypeOrmModule, the
+ * projection worker, the reconciler, the migration, the tests and the benchmark all use it).
+ * Never `synchronize`: the schema comes from migrations/, run once per deployment.
  */
 export function buildDataSourceOptions(settings: DataSourceSettings): DataSourceOptions {
+  const timeout = settings.statementTimeoutMs === undefined ? {} : { statement_timeout: settings.statementTimeoutMs, idle_in_transaction_session_timeout: settings.statementTimeoutMs };
   return {
     type: 'postgres',
     url: settings.url,
@@ -26,6 +34,37 @@ export function buildDataSourceOptions(settings: DataSourceSettings): DataSource
     migrationsRun: false,
     logging: false,
     applicationName: settings.applicationName ?? 'quota-ledger',
-    extra: { max: settings.poolSize ?? 10 },
+    extra: { max: settings.poolSize ?? 10, ...timeout },
   };
+}
+
+/** A data source on these settings, initialized: how a process without Nest gets its database. */
+export async function openDataSource(settings: DataSourceSettings): Promise<DataSource> {
+  return new DataSource(buildDataSourceOptions(settings)).initialize();
+}
+
+/** Any 64-bit number the project owns: the session-level advisory lock migrations run under. */
+export const MIGRATION_LOCK_KEY = 7_165_430_219_812_345n;
+
+/**
+ * Brings the schema up to date under `pg_advisory_lock`, so two replicas or deploy jobs
+ * starting at once cannot both migrate: the second waits, then finds nothing pending. The
+ * migrations run on the connection that holds the lock (each in its own transaction).
+ * Returns the names of the migrations applied.
+ */
+export async function runMigrationsLocked(dataSource: DataSource): Promise<string[]> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.connect();
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    try {
+      const executor = new MigrationExecutor(dataSource, runner);
+      executor.transaction = 'each';
+      return (await executor.executePendingMigrations()).map((migration) => migration.name);
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY.toString()]).catch(() => undefined);
+    }
+  } finally {
+    await runner.release();
+  }
 }

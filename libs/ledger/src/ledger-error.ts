@@ -13,6 +13,11 @@ export type LedgerErrorCode =
   | 'Forbidden'
   /** A REST reservation whose TTL ran out before it was committed; it has been released (410). */
   | 'Expired'
+  /**
+   * The ledger holds an event this build cannot read (an unknown type, a newer schema version):
+   * a server problem, answered 500 with the reason, never folded by guessing.
+   */
+  | 'Undecodable'
   /** The request was not decided: serialization retries ran out, or the database is unreachable (503). */
   | 'Unavailable';
 

@@ -1,4 +1,4 @@
-import type { AdmissionRequest, ExistingObject, GroupResource, OverHard, ReconcileAction, JsonPatchOperation, LimitRangeDefinition, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason } from '@quota/domain';
+import type { AdmissionResult, AdmissionRequest, ExistingObject, GroupResource, OverHard, ReconcileAction, LimitRangeDefinition, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason } from '@quota/domain';
 
 /**
  * The ledger's public shapes: what the admission API gives it and gets back. Everything
@@ -15,8 +15,6 @@ export interface LedgerOptions {
   readonly retryBaseMs?: number;
   /** Largest single backoff, in milliseconds. */
   readonly retryMaxDelayMs?: number;
-  /** Longest any statement of a ledger transaction may run, in milliseconds. */
-  readonly statementTimeoutMs?: number;
   /** Time in epoch milliseconds. Default: the database's clock, read in the transaction. */
   readonly clock?: () => number;
   /** New ids (reservations, quota uids). Default: crypto.randomUUID. */
@@ -27,47 +25,14 @@ export interface LedgerOptions {
   readonly quotasPerNamespaceMax?: number;
   /** Most LimitRanges one namespace may hold. */
   readonly limitRangesPerNamespaceMax?: number;
+  /** A seam for tests and fault injection: runs between a batch's keyed prefetch and its transaction. */
+  readonly onPrefetched?: (namespace: string) => Promise<void>;
 }
 
 /** Where an admission came from. */
 export type AdmissionSource = 'webhook' | 'rest';
 
-/** The JSON form of a quota denial (`details.denial` of a REST 403). */
-export interface DenialJson {
-  /** Which rule refused: Exceeded, MustSpecify, StatusUnknown, NegativeUsage, ... */
-  readonly kind: string;
-  readonly quota?: string;
-  /** Exceeded: the first resource over its limit (the others are in `exceeded`). */
-  readonly resource?: string;
-  readonly requested?: string;
-  readonly used?: string;
-  readonly hard?: string;
-  readonly exceeded?: readonly { readonly resource: string; readonly requested: string; readonly used?: string; readonly hard: string }[];
-  readonly resources?: readonly string[];
-}
-
-/** One admission answer, as stored in the decisions log and repeated for a repeated request. */
-export interface AdmissionResult {
-  readonly allowed: boolean;
-  /**
-   * 200 allowed; 403 denied; 409 the request contradicts what the ledger holds for its object
-   * (a uid of another kind, a different CREATE of a known uid, too many changes pending); 500
-   * where Kubernetes answers an internal error.
-   */
-  readonly code: 200 | 403 | 409 | 500;
-  readonly dryRun: boolean;
-  /** Denied: the message as the API server words it. */
-  readonly message?: string;
-  readonly stage?: 'LimitRanger' | 'ResourceQuota';
-  readonly denial?: DenialJson;
-  /** Allowed and charged: the reservation (absent when nothing is charged, e.g. DELETE). */
-  readonly reservationId?: string;
-  /** Allowed: what the reservation charges, canonical. */
-  readonly charged?: RawQuantities;
-  readonly expiresAt?: string;
-  /** Allowed: the LimitRange defaults applied to the object, as a JSONPatch. */
-  readonly patch?: readonly JsonPatchOperation[];
-}
+export type { AdmissionResult, DenialJson } from '@quota/domain';
 
 export interface AdmitCommand {
   readonly namespace: string;

@@ -25,13 +25,26 @@ const RACE_CONSTRAINTS = new Set([
   'admission_decisions_request_key',
 ]);
 
+/** Why a transaction lost to a concurrent one: each is retried from the start. */
+export type ConflictCause =
+  /** SQLSTATE 40001 (SERIALIZABLE found a dangerous structure, or a concurrent update) or 40P01 (deadlock). */
+  | 'serialization'
+  /** The head was not at the version read: the compare-and-set wrote nothing. */
+  | 'version'
+  /** A unique key a concurrent writer took first (the same request key, a first head). */
+  | 'unique';
+
+export function conflictCause(error: unknown): ConflictCause | undefined {
+  if (error instanceof VersionConflict) return 'version';
+  const e = error as PgError | undefined;
+  if (!e || typeof e.code !== 'string') return undefined;
+  if (e.code === '40001' || e.code === '40P01') return 'serialization';
+  return e.code === '23505' && e.constraint !== undefined && RACE_CONSTRAINTS.has(e.constraint) ? 'unique' : undefined;
+}
+
 /** SQLSTATE 40001 (serialization failure), 40P01 (deadlock), a lost append race. */
 export function isRetryableConflict(error: unknown): boolean {
-  if (error instanceof VersionConflict) return true;
-  const e = error as PgError | undefined;
-  if (!e || typeof e.code !== 'string') return false;
-  if (e.code === '40001' || e.code === '40P01') return true;
-  return e.code === '23505' && e.constraint !== undefined && RACE_CONSTRAINTS.has(e.constraint);
+  return conflictCause(error) !== undefined;
 }
 
 /** The server went away or is not accepting connections (restart, pg_terminate_backend, network). */
@@ -54,17 +67,4 @@ export function isDatabaseError(error: unknown): boolean {
 /** A statement ran past statement_timeout (57014). */
 export function isTimeout(error: unknown): boolean {
   return (error as PgError | undefined)?.code === '57014';
-}
-
-/**
- * Keeps a checked-out client's 'error' event from ending the process. While a client is out
- * of the pool, an error the server sends between two statements (pg_terminate_backend, a
- * shutdown) is emitted on it, and an 'error' event nobody listens to is fatal; the next
- * statement fails with a connection error instead, which the caller handles. Returns the undo,
- * to call before the client goes back to the pool.
- */
-export function guardCheckedOut(client: { on(event: 'error', listener: () => void): unknown; removeListener(event: 'error', listener: () => void): unknown }): () => void {
-  const ignore = (): void => undefined;
-  client.on('error', ignore);
-  return () => void client.removeListener('error', ignore);
 }

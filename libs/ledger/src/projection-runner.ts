@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { LEDGER_EVENTS_CHANNEL, type UsageProjection } from './projection.js';
 
 export interface ProjectionRunnerOptions {
@@ -19,12 +20,12 @@ export interface ProjectionRunnerOptions {
 export class ProjectionRunner {
   private stopped = false;
   private loop: Promise<void> | undefined;
-  private listener: pg.PoolClient | undefined;
+  private listener: QueryRunner | undefined;
   private wake: (() => void) | undefined;
   private notified = false;
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly dataSource: DataSource,
     private readonly projection: UsageProjection,
     private readonly options: ProjectionRunnerOptions,
   ) {}
@@ -78,34 +79,33 @@ export class ProjectionRunner {
 
   private async listen(): Promise<void> {
     if (this.listener || this.stopped) return;
+    // A connection of its own for as long as it listens (a query runner holds one); when it
+    // fails, TypeORM hands it back to the pool as broken and the next round listens anew.
+    const runner = this.dataSource.createQueryRunner();
     try {
-      const client = await this.pool.connect();
+      const client = (await runner.connect()) as pg.PoolClient;
       client.on('notification', () => {
         this.notified = true;
         this.wake?.();
       });
       client.on('error', (error) => {
         this.options.onError?.(error);
-        if (this.listener === client) this.listener = undefined;
-        client.release(error);
+        if (this.listener === runner) this.listener = undefined;
       });
       await client.query(`LISTEN ${LEDGER_EVENTS_CHANNEL}`);
-      this.listener = client;
+      this.listener = runner;
     } catch (error) {
+      await runner.release();
       // Polling still works; the next round tries to listen again.
       this.options.onError?.(error);
     }
   }
 
   private async unlisten(): Promise<void> {
-    const client = this.listener;
+    const runner = this.listener;
     this.listener = undefined;
-    if (!client) return;
-    try {
-      await client.query(`UNLISTEN ${LEDGER_EVENTS_CHANNEL}`);
-      client.release();
-    } catch (error) {
-      client.release(error as Error);
-    }
+    if (!runner) return;
+    await runner.query(`UNLISTEN ${LEDGER_EVENTS_CHANNEL}`).catch(() => undefined);
+    await runner.release();
   }
 }

@@ -1,6 +1,8 @@
-import { fold, type LedgerEvent, type NamespaceState, type RecordedEvent, type Reservation } from '@quota/domain';
+import { fold, reservationsNeededBy, type NamespaceState, type RecordedEvent, type Reservation } from '@quota/domain';
 import type pg from 'pg';
-import { guardCheckedOut } from './postgres-errors.js';
+import type { DataSource } from 'typeorm';
+import { decodeEvent } from './rows.js';
+import { select } from './sql.js';
 import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
 
 /**
@@ -45,6 +47,7 @@ interface EventRow {
   namespace: string;
   version: string;
   type: string;
+  schema_version: number;
   data: unknown;
   at_ms: number;
 }
@@ -66,7 +69,7 @@ export class UsageProjection {
   private readonly snapshotEvery: number;
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly dataSource: DataSource,
     options: ProjectionOptions = {},
   ) {
     this.name = options.name ?? DEFAULTS.name;
@@ -76,11 +79,7 @@ export class UsageProjection {
 
   /** Applies the next batch of safe events; returns how many were applied. */
   async step(): Promise<number> {
-    const client = await this.pool.connect();
-    const unguard = guardCheckedOut(client);
-    let broken = false;
-    try {
-      await client.query('BEGIN');
+    return this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       const { rows: checkpoints } = await client.query<{ transaction_id: string; position: string }>(
         `SELECT transaction_id::text AS transaction_id, position::text AS position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`,
@@ -88,7 +87,7 @@ export class UsageProjection {
       );
       const checkpoint = checkpoints[0] ?? { transaction_id: '0', position: '0' };
       const { rows } = await client.query<EventRow>(
-        `SELECT position::text AS position, transaction_id::text AS transaction_id, namespace, version::text AS version, type, data,
+        `SELECT position::text AS position, transaction_id::text AS transaction_id, namespace, version::text AS version, type, schema_version, data,
                 (extract(epoch from recorded_at) * 1000)::float8 AS at_ms
            FROM ledger_events
           WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
@@ -98,10 +97,7 @@ export class UsageProjection {
         [checkpoint.transaction_id, checkpoint.position, this.batchSize],
       );
       const last = rows.at(-1);
-      if (!last) {
-        await client.query('ROLLBACK');
-        return 0;
-      }
+      if (!last) return 0;
       await this.apply(client, rows);
       await client.query(
         `UPDATE projection_checkpoints
@@ -110,15 +106,28 @@ export class UsageProjection {
           WHERE name = $1`,
         [this.name, last.transaction_id, last.position, rows.length, last.at_ms],
       );
-      await client.query('COMMIT');
       return rows.length;
+    });
+  }
+
+  /**
+   * Runs `work` in one READ COMMITTED transaction on a connection of its own (a TypeORM query
+   * runner): committed when it returns, rolled back when it throws. A connection that cannot
+   * even roll back is broken, and the driver's error event makes TypeORM destroy it.
+   */
+  private async inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const client = (await runner.connect()) as pg.PoolClient;
+      await runner.startTransaction();
+      const result = await work(client);
+      await runner.commitTransaction();
+      return result;
     } catch (error) {
-      // A connection that cannot even roll back is destroyed rather than pooled.
-      broken = await client.query('ROLLBACK').then(() => false, () => true);
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
       throw error;
     } finally {
-      unguard();
-      client.release(broken || undefined);
+      await runner.release();
     }
   }
 
@@ -137,11 +146,7 @@ export class UsageProjection {
    * the whole ledger. Until they have, reads show an older state (their version says so).
    */
   async reset(): Promise<void> {
-    const client = await this.pool.connect();
-    const unguard = guardCheckedOut(client);
-    let broken = false;
-    try {
-      await client.query('BEGIN');
+    await this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       await client.query(`SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
       await client.query(`TRUNCATE projected_namespaces, projected_reservations, projected_quota_usage, usage_snapshots`);
@@ -149,15 +154,7 @@ export class UsageProjection {
         `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`,
         [this.name],
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      // A connection that cannot even roll back is destroyed rather than pooled.
-      broken = await client.query('ROLLBACK').then(() => false, () => true);
-      throw error;
-    } finally {
-      unguard();
-      client.release(broken || undefined);
-    }
+    });
   }
 
   /** Rebuilds every read model from the first event. */
@@ -167,7 +164,7 @@ export class UsageProjection {
   }
 
   async lag(): Promise<ProjectionLag> {
-    const { rows } = await this.pool.query<{
+    const rows = await select<{
       position: string | null;
       events_applied: string | null;
       updated_at: Date | null;
@@ -175,6 +172,7 @@ export class UsageProjection {
       behind: string;
       oldest_ms: number | null;
     }>(
+      this.dataSource,
       `WITH c AS (SELECT transaction_id, position, events_applied, updated_at FROM projection_checkpoints WHERE name = $1),
             pending AS (
               SELECT count(*) AS behind, min(recorded_at) AS oldest FROM ledger_events e
@@ -207,28 +205,41 @@ export class UsageProjection {
       if (list) list.push(row);
       else byNamespace.set(row.namespace, [row]);
     }
-    const namespaces = [...byNamespace.keys()];
     const { rows: heads } = await client.query<NamespaceRow>(
       `SELECT namespace, version::text AS version, state, snapshot_version::text AS snapshot_version
          FROM projected_namespaces WHERE namespace = ANY($1::text[]) FOR UPDATE`,
-      [namespaces],
+      [[...byNamespace.keys()]],
     );
     const headOfNamespace = new Map(heads.map((h) => [h.namespace, h]));
+    const { loaded, wantsAll } = await this.loadReservations(client, byNamespace, headOfNamespace);
+    const out = new BatchWrites();
+    for (const [namespace, events] of byNamespace) {
+      this.project(out, namespace, events, headOfNamespace.get(namespace), loaded.get(namespace) ?? [], wantsAll.has(namespace));
+    }
+    await out.flush(client);
+  }
 
-    // Which live reservations each namespace's events need: all of them where a quota is
-    // (re)defined (usage is recounted) or a snapshot is due, else only those the events name.
-    const needAll: string[] = [];
+  /**
+   * The live reservations each namespace's events need (reservationsNeededBy): all of them
+   * where a quota is (re)defined (usage is recounted) or a snapshot is due, else only those
+   * the events name.
+   */
+  private async loadReservations(
+    client: pg.PoolClient,
+    byNamespace: ReadonlyMap<string, readonly EventRow[]>,
+    heads: ReadonlyMap<string, NamespaceRow>,
+  ): Promise<{ loaded: Map<string, ReservationJson[]>; wantsAll: Set<string> }> {
+    const wantsAll = new Set<string>();
     const needKeys: { ns: string[]; id: string[] } = { ns: [], id: [] };
     for (const [namespace, events] of byNamespace) {
-      const head = headOfNamespace.get(namespace);
       const lastVersion = Number(events.at(-1)?.version ?? 0);
-      const snapshotDue = lastVersion - Number(head?.snapshot_version ?? 0) >= this.snapshotEvery;
-      if (snapshotDue || events.some((e) => e.type === 'QuotaDefined' || e.type === 'QuotaChanged')) {
-        needAll.push(namespace);
+      const snapshotDue = lastVersion - Number(heads.get(namespace)?.snapshot_version ?? 0) >= this.snapshotEvery;
+      if (snapshotDue || events.some((e) => reservationsNeededBy(e.type) === 'all')) {
+        wantsAll.add(namespace);
         continue;
       }
       for (const event of events) {
-        if (event.type === 'Committed' || event.type === 'Released') {
+        if (reservationsNeededBy(event.type) === 'named') {
           needKeys.ns.push(namespace);
           needKeys.id.push((event.data as { reservationId: string }).reservationId);
         }
@@ -242,63 +253,54 @@ export class UsageProjection {
         else loaded.set(r.namespace, [r.data]);
       }
     };
-    if (needAll.length > 0) {
-      addLoaded((await client.query<{ namespace: string; data: ReservationJson }>(`SELECT namespace, data FROM projected_reservations WHERE namespace = ANY($1::text[])`, [needAll])).rows);
+    if (wantsAll.size > 0) {
+      addLoaded((await client.query<{ namespace: string; data: ReservationJson }>(`SELECT namespace, data FROM projected_reservations WHERE namespace = ANY($1::text[])`, [[...wantsAll]])).rows);
     }
     if (needKeys.ns.length > 0) {
-      addLoaded(
-        (
-          await client.query<{ namespace: string; data: ReservationJson }>(
-            `SELECT r.namespace, r.data FROM projected_reservations r
-               JOIN unnest($1::text[], $2::text[]) AS k(ns, id) ON r.namespace = k.ns AND r.reservation_id = k.id`,
-            [needKeys.ns, needKeys.id],
-          )
-        ).rows,
+      const { rows } = await client.query<{ namespace: string; data: ReservationJson }>(
+        `SELECT r.namespace, r.data FROM projected_reservations r
+           JOIN unnest($1::text[], $2::text[]) AS k(ns, id) ON r.namespace = k.ns AND r.reservation_id = k.id`,
+        [needKeys.ns, needKeys.id],
       );
+      addLoaded(rows);
     }
+    return { loaded, wantsAll };
+  }
 
-    const out = new BatchWrites();
-    const wantsAll = new Set(needAll);
-    for (const [namespace, events] of byNamespace) {
-      const head = headOfNamespace.get(namespace);
-      const version = Number(head?.version ?? 0);
-      const before = stateOf(version, head?.state ?? EMPTY_HEAD, (loaded.get(namespace) ?? []).map(reservationFromJson));
-      const recorded = events.map(recordedOf);
-      // Fold in chunks that end where a snapshot is due, so snapshots land every
-      // `snapshotEvery` events however large the step.
-      let after = before;
-      let snapshotVersion = Number(head?.snapshot_version ?? 0);
-      let from = 0;
-      for (let i = 0; i < recorded.length; i++) {
-        const event = recorded[i] as RecordedEvent;
-        const due = wantsAll.has(namespace) && event.version - snapshotVersion >= this.snapshotEvery;
-        if (!due && i < recorded.length - 1) continue;
-        after = fold(recorded.slice(from, i + 1), after);
-        from = i + 1;
-        if (due) {
-          out.snapshot(namespace, after, events[i] as EventRow);
-          snapshotVersion = after.version;
-        }
+  /** Folds one namespace's events onto its projected state and queues the writes. */
+  private project(out: BatchWrites, namespace: string, events: readonly EventRow[], head: NamespaceRow | undefined, reservations: readonly ReservationJson[], wantsAll: boolean): void {
+    const before = stateOf(Number(head?.version ?? 0), head?.state ?? EMPTY_HEAD, reservations.map(reservationFromJson));
+    const recorded = events.map(recordedOf);
+    // Fold in chunks that end where a snapshot is due, so snapshots land every
+    // `snapshotEvery` events however large the step.
+    let after = before;
+    let snapshotVersion = Number(head?.snapshot_version ?? 0);
+    let from = 0;
+    for (let i = 0; i < recorded.length; i++) {
+      const event = recorded[i] as RecordedEvent;
+      const due = wantsAll && event.version - snapshotVersion >= this.snapshotEvery;
+      if (!due && i < recorded.length - 1) continue;
+      after = fold(recorded.slice(from, i + 1), after);
+      from = i + 1;
+      if (due) {
+        out.snapshot(namespace, after, events[i] as EventRow);
+        snapshotVersion = after.version;
       }
-      const last = events.at(-1) as EventRow;
-      const touched = new Set<string>();
-      for (const event of recorded) {
-        if ('reservationId' in event.data) touched.add(event.data.reservationId);
-      }
-      for (const id of touched) {
-        const reservation = after.reservations.get(id);
-        if (reservation) out.upsertReservation(namespace, reservation);
-        else out.deleteReservation(namespace, id);
-      }
-      out.namespace(namespace, after, last, snapshotVersion);
     }
-    await out.flush(client);
+    const touched = new Set<string>();
+    for (const event of recorded) {
+      if ('reservationId' in event.data) touched.add(event.data.reservationId);
+    }
+    for (const id of touched) {
+      const reservation = after.reservations.get(id);
+      if (reservation) out.upsertReservation(namespace, reservation);
+      else out.deleteReservation(namespace, id);
+    }
+    out.namespace(namespace, after, events.at(-1) as EventRow, snapshotVersion);
   }
 }
 
-function recordedOf(row: EventRow): RecordedEvent {
-  return { type: row.type, data: row.data, version: Number(row.version), at: Math.floor(row.at_ms) } as RecordedEvent<LedgerEvent>;
-}
+const recordedOf = (row: EventRow): RecordedEvent => decodeEvent(row);
 
 /** The writes of one step, sent as one statement per table (unnest of arrays). */
 class BatchWrites {

@@ -1,7 +1,8 @@
-import { assert, fold, initialState, type LedgerEventType, type NamespaceState, type RecordedEvent } from '@quota/domain';
-import type pg from 'pg';
+import { assert, eventTypesNeeding, fold, initialState, type NamespaceState } from '@quota/domain';
+import type { DataSource } from 'typeorm';
 import { headOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
 import type { UsagePoint } from './ledger.types.js';
+import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
 
 /**
  * Queries of one series in flight at once (chains are folded side by side, and each reads
@@ -16,39 +17,12 @@ const SERIES_QUERIES_CONCURRENT_MAX = 4;
  */
 const SERIES_EVENTS_PAGE_MAX = 2000;
 
-/**
- * Which of a snapshot's live reservations folding an event needs: all of them (a quota
- * definition recounts usage over every one), the one it names (`data.reservationId`), or
- * none (the quota totals come with the snapshot). A Record, so that a new event type does
- * not compile until it is classified; a type the database holds but this build does not
- * know loads them all.
- */
-const RESERVATIONS_NEEDED: Readonly<Record<LedgerEventType, 'all' | 'named' | 'none'>> = {
-  QuotaDefined: 'all',
-  QuotaChanged: 'all',
-  QuotaRemoved: 'none',
-  LimitRangeDefined: 'none',
-  LimitRangeChanged: 'none',
-  LimitRangeRemoved: 'none',
-  Reserved: 'none',
-  Adopted: 'none',
-  Committed: 'named',
-  Released: 'named',
-};
-const needing = (need: 'all' | 'named' | 'none'): string[] => Object.entries(RESERVATIONS_NEEDED).filter(([, n]) => n === need).map(([type]) => type);
-/** Events a fold can apply with only the reservations they name. */
-const PARTIAL_TYPES = [...needing('named'), ...needing('none')];
+/** Events a fold can apply with only the reservations they name (reservationsNeededBy). */
+const PARTIAL_TYPES = [...eventTypesNeeding('named'), ...eventTypesNeeding('none')];
 /** Events that name a reservation: the ones to load. */
-const NAMING_TYPES = needing('named');
+const NAMING_TYPES = eventTypesNeeding('named');
 
 type Quotas = UsagePoint['quotas'];
-
-interface EventRow {
-  readonly version: string;
-  readonly type: string;
-  readonly data: unknown;
-  readonly at_ms: number;
-}
 
 /** Versions folded in one pass from one snapshot (0: the empty stream), ascending. */
 interface Chain {
@@ -56,11 +30,11 @@ interface Chain {
   readonly versions: number[];
 }
 
-type Query = <R extends pg.QueryResultRow>(sql: string, values: readonly unknown[]) => Promise<pg.QueryResult<R>>;
+type Query = <R>(sql: string, values: readonly unknown[]) => Promise<R[]>;
 
 /**
  * Usage at many instants of one namespace (one point per instant, same order), each exactly
- * what `Ledger.usageAt` answers for it, without paying a whole `usageAt` per instant. The
+ * what `UsageQueries.usageAt` answers for it, without paying a whole `usageAt` per instant. The
  * namespace must exist.
  *
  * `usageAt` folds, from the newest snapshot at or below the instant's version, the events up
@@ -74,13 +48,13 @@ type Query = <R extends pg.QueryResultRow>(sql: string, values: readonly unknown
  * A snapshot holds every live reservation (for a busy namespace, more bytes than an interval
  * of events), but only those the chain's events name can change the quota totals, which
  * come with the snapshot: a chain loads just those, unless one of its events recounts usage
- * (see RESERVATIONS_NEEDED).
+ * (see reservationsNeededBy).
  */
-export async function sampleUsage(pool: pg.Pool, namespace: string, instants: readonly string[]): Promise<UsagePoint[]> {
-  const query = boundedQuery(pool, SERIES_QUERIES_CONCURRENT_MAX);
+export async function sampleUsage(dataSource: DataSource, namespace: string, instants: readonly string[]): Promise<UsagePoint[]> {
+  const query = boundedQuery(dataSource, SERIES_QUERIES_CONCURRENT_MAX);
   // Per instant: the last event recorded at or before it (as usageAt picks it) and the newest
   // snapshot at or below that event. Instants before the first event have no row: version 0.
-  const { rows } = await query<{ ord: string; version: string; snapshot: string | null }>(
+  const rows = await query<{ ord: string; version: string; snapshot: string | null }>(
     `SELECT i.ord::text AS ord, t.version::text AS version,
             (SELECT u.version FROM usage_snapshots u WHERE u.namespace = $1 AND u.version <= t.version ORDER BY u.version DESC LIMIT 1)::text AS snapshot
        FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
@@ -119,7 +93,7 @@ async function foldChain(query: Query, namespace: string, chain: Chain): Promise
     // The snapshot usageAt picks (should a rebuild have dropped it meanwhile, an older one, or
     // none, gives the same state after a longer fold), with the reservations the fold to
     // `last` touches: all when an event there needs them all.
-    const { rows } = await query<{ version: string; state: HeadJson; reservations: ReservationJson[] }>(
+    const rows = await query<{ version: string; state: HeadJson; reservations: ReservationJson[] }>(
       `SELECT u.version::text AS version, u.state,
               CASE WHEN EXISTS (SELECT 1 FROM ledger_events e WHERE e.namespace = $1 AND e.version > u.version AND e.version <= $3 AND e.type <> ALL($4::text[]))
                    THEN u.reservations
@@ -134,9 +108,9 @@ async function foldChain(query: Query, namespace: string, chain: Chain): Promise
     const row = rows[0];
     if (row) state = stateOf(Number(row.version), row.state, row.reservations.map(reservationFromJson));
   }
-  const page = (after: number): Promise<pg.QueryResult<EventRow>> => {
-    const read = query<EventRow>(
-      `SELECT version::text AS version, type, data, (extract(epoch from recorded_at) * 1000)::float8 AS at_ms
+  const page = (after: number): Promise<FoldRow[]> => {
+    const read = query<FoldRow>(
+      `SELECT ${FOLD_COLUMNS}
          FROM ledger_events WHERE namespace = $1 AND version > $2 AND version <= $3 ORDER BY ledger_events.version LIMIT ${SERIES_EVENTS_PAGE_MAX}`,
       [namespace, after, last],
     );
@@ -152,12 +126,12 @@ async function foldChain(query: Query, namespace: string, chain: Chain): Promise
   capture();
   let pending = state.version < last ? page(state.version) : undefined;
   while (pending) {
-    const { rows } = await pending;
+    const rows = await pending;
     assert(rows.length > 0, `events ${state.version + 1}..${last} of ${namespace} exist`);
     const readTo = Number(rows.at(-1)?.version);
     // The next page is read while this one is folded.
     pending = readTo < last ? page(readTo) : undefined;
-    const events = rows.map(recordedOf);
+    const events = rows.map(decodeEvent);
     // Fold the page in stretches that end at the versions to capture.
     for (let start = 0; start < events.length; ) {
       const until = versions[next] ?? last;
@@ -172,8 +146,8 @@ async function foldChain(query: Query, namespace: string, chain: Chain): Promise
   return captured;
 }
 
-/** `pool.query`, with at most `concurrency` of these queries in flight at once. */
-function boundedQuery(pool: pg.Pool, concurrency: number): Query {
+/** A read through the data source, with at most `concurrency` of these queries in flight at once. */
+function boundedQuery(dataSource: DataSource, concurrency: number): Query {
   let running = 0;
   const waiting: (() => void)[] = [];
   return async (sql, values) => {
@@ -181,18 +155,13 @@ function boundedQuery(pool: pg.Pool, concurrency: number): Query {
     if (running < concurrency) running++;
     else await new Promise<void>((resolve) => waiting.push(resolve));
     try {
-      return await pool.query(sql, values as unknown[]);
+      return await dataSource.query(sql, [...values]);
     } finally {
       const handOff = waiting.shift();
       if (handOff) handOff();
       else running--;
     }
   };
-}
-
-/** The row as usageAt folds it. */
-function recordedOf(row: EventRow): RecordedEvent {
-  return { type: row.type, data: row.data, version: Number(row.version), at: Math.floor(row.at_ms) } as RecordedEvent;
 }
 
 /** The quotas part of usageAt's answer. */

@@ -2,7 +2,7 @@ import { BadRequestException, Body, Controller, HttpCode, Inject, Post, Req } fr
 import type { Request } from 'express';
 import { assertNamespaceAllowed } from '../auth/authenticator.js';
 import { onBehalfOf, requesterOf } from '../auth/requester.js';
-import { Ledger } from '@quota/ledger';
+import { DefinitionQueries, LedgerCommands } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
 import { TimedAdmission } from '../observability/admission-timing.js';
 import { Metrics } from '../observability/metrics.js';
@@ -33,7 +33,8 @@ function parse(body: unknown): AdmissionReviewRequest {
 @Controller('v1/admission')
 export class AdmissionReviewController {
   constructor(
-    @Inject(Ledger) private readonly ledger: Ledger,
+    @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
+    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
     @Inject(ReconcileTrigger) private readonly reconcile: ReconcileTrigger,
     @Inject(Metrics) private readonly metrics: Metrics,
   ) {}
@@ -49,7 +50,7 @@ export class AdmissionReviewController {
     const review = parse(body);
     if (review.namespace) assertNamespaceAllowed(request, review.namespace);
     if (!review.namespace || !review.object) return allowResponse(review.uid);
-    const limitRanges = await this.ledger.limitRanges(review.namespace);
+    const limitRanges = await this.definitions.limitRanges(review.namespace);
     return allowResponse(review.uid, limitRangeDefaultsPatch(review, limitRanges));
   }
 

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { BadRequestException, Controller, Get, Inject, Param, Query, Res, UsePipes } from '@nestjs/common';
 import type { Response } from 'express';
-import { Ledger, LedgerError, type DecisionView, type EventView, type NamespaceUsage, type Page, type UsageSeries } from '@quota/ledger';
+import { AuditQueries, LedgerClock, LedgerError, UsageQueries, type DecisionView, type EventView, type NamespaceUsage, type Page, type UsageSeries } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
@@ -50,13 +50,17 @@ async function streamNdjson<T>(response: Response, next: (after: string | undefi
 @Controller('v1/namespaces/:namespace')
 @UsePipes(dtoValidationPipe())
 export class AuditController {
-  constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
+  constructor(
+    @Inject(UsageQueries) private readonly usageQueries: UsageQueries,
+    @Inject(AuditQueries) private readonly audit: AuditQueries,
+    @Inject(LedgerClock) private readonly clock: LedgerClock,
+  ) {}
 
   /** Usage now (the head, exact) or, with `?at=`, as it was at that instant (folded from the ledger). */
   @Allow('admin', 'auditor', 'admission')
   @Get('usage')
   async usage(@Param('namespace', NamespacePipe) namespace: string, @Query() query: UsageQueryDto): Promise<NamespaceUsage> {
-    const usage = query.at ? await this.ledger.usageAt(namespace, query.at) : await this.ledger.usage(namespace);
+    const usage = query.at ? await this.usageQueries.usageAt(namespace, query.at) : await this.usageQueries.usage(namespace);
     if (!usage) throw new LedgerError('NamespaceNotFound', `namespaces "${namespace}" not found`, { kind: 'namespaces', name: namespace });
     return usage;
   }
@@ -68,13 +72,13 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @Get('usage/series')
   async usageSeries(@Param('namespace', NamespacePipe) namespace: string, @Query() query: UsageSeriesQueryDto): Promise<UsageSeries> {
-    const until = query.until ?? new Date(await this.ledger.now()).toISOString();
+    const until = query.until ?? new Date(await this.clock.now()).toISOString();
     const since = query.since ?? new Date(Date.parse(until) - SERIES_DEFAULT_RANGE_MS).toISOString();
     if (Date.parse(since) >= Date.parse(until)) {
       const message = `since (${since}) must be before until (${until})`;
       throw new BadRequestException(kubeStatus(400, message, { causes: [{ reason: 'FieldValueInvalid', field: 'since', message }] }));
     }
-    const series = await this.ledger.usageSeries(namespace, { since, until, points: query.points ?? SERIES_DEFAULT_POINTS });
+    const series = await this.usageQueries.usageSeries(namespace, { since, until, points: query.points ?? SERIES_DEFAULT_POINTS });
     if (!series) throw new LedgerError('NamespaceNotFound', `namespaces "${namespace}" not found`, { kind: 'namespaces', name: namespace });
     return series;
   }
@@ -82,7 +86,7 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @Get('events')
   events(@Param('namespace', NamespacePipe) namespace: string, @Query() query: EventsQueryDto): Promise<Page<EventView>> {
-    return this.ledger.readEvents(namespace, { ...(query.after ? { after: query.after } : {}), limit: query.limit ?? DEFAULT_PAGE });
+    return this.audit.readEvents(namespace, { ...(query.after ? { after: query.after } : {}), limit: query.limit ?? DEFAULT_PAGE });
   }
 
   /**
@@ -95,9 +99,9 @@ export class AuditController {
   async exportEvents(@Param('namespace', NamespacePipe) namespace: string, @Query() query: ExportQueryDto, @Res() response: Response): Promise<void> {
     // Without `until`, the export ends at the namespace's last event when it starts: a stream
     // that keeps growing would never finish.
-    const until = BigInt(query.until ?? (await this.ledger.usage(namespace))?.position ?? '0');
+    const until = BigInt(query.until ?? (await this.usageQueries.usage(namespace))?.position ?? '0');
     await streamNdjson(response, async (after) => {
-      const page = await this.ledger.readEvents(namespace, { ...(after ? { after } : query.after ? { after: query.after } : {}), limit: EXPORT_PAGE });
+      const page = await this.audit.readEvents(namespace, { ...(after ? { after } : query.after ? { after: query.after } : {}), limit: EXPORT_PAGE });
       const items = page.items.filter((e) => BigInt(e.position) <= until);
       const done = !page.next || items.length < page.items.length;
       return { items, ...(done ? {} : { next: page.next }) };
@@ -109,7 +113,7 @@ export class AuditController {
   @Get('decisions/export')
   async exportDecisions(@Param('namespace', NamespacePipe) namespace: string, @Query() query: DecisionsQueryDto, @Res() response: Response): Promise<void> {
     await streamNdjson(response, (after) =>
-      this.ledger.listDecisions(namespace, {
+      this.audit.listDecisions(namespace, {
         ...(query.allowed === undefined ? {} : { allowed: query.allowed }),
         ...(query.since ? { since: query.since } : {}),
         ...(query.until ? { until: query.until } : {}),
@@ -123,7 +127,7 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @Get('decisions')
   decisions(@Param('namespace', NamespacePipe) namespace: string, @Query() query: DecisionsQueryDto): Promise<Page<DecisionView>> {
-    return this.ledger.listDecisions(namespace, {
+    return this.audit.listDecisions(namespace, {
       ...(query.allowed === undefined ? {} : { allowed: query.allowed }),
       ...(query.since ? { since: query.since } : {}),
       ...(query.until ? { until: query.until } : {}),
@@ -139,7 +143,7 @@ export class AuditController {
   @Get('decisions/:id')
   async decision(@Param('namespace', NamespacePipe) namespace: string, @Param('id') id: string): Promise<DecisionView> {
     if (!POSITION.test(id)) throw new BadRequestException(kubeStatus(400, `invalid decision id ${JSON.stringify(id.slice(0, 100))} in the path: 1 to 18 digits`));
-    const decision = await this.ledger.getDecision(namespace, id);
+    const decision = await this.audit.getDecision(namespace, id);
     if (!decision) throw new LedgerError('NotFound', `decisions "${id}" not found in namespace "${namespace}"`, { kind: 'decisions', name: id });
     return decision;
   }

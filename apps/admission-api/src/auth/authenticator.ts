@@ -4,7 +4,7 @@ import { HttpException, Inject, Injectable, Logger, type OnApplicationShutdown }
 import type { AppConfig } from '@quota/config';
 import type { Request } from 'express';
 import { kubeStatus } from '../errors/kube-status.js';
-import { APP_CONFIG } from '../ledger/ledger.provider.js';
+import { APP_CONFIG } from '../config/app-config.module.js';
 import { ROLES, TokenSet, type Principal } from './tokens.js';
 
 /**

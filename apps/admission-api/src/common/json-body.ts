@@ -6,7 +6,7 @@ import type { Request, Response } from 'express';
 import { from, type Observable, switchMap } from 'rxjs';
 import { kubeStatus, type KubeStatus } from '../errors/kube-status.js';
 import type { AuthenticatedRequest } from '../auth/authenticator.js';
-import { APP_CONFIG } from '../ledger/ledger.provider.js';
+import { APP_CONFIG } from '../config/app-config.module.js';
 import { scanJson, type JsonLimits } from './json-scan.js';
 
 /**

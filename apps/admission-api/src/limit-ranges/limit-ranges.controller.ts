@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { assertDefinitionSize, limitRangeSizeErrors, prepareLimitRangeForStorage, Resources, type LimitRange, type LimitRangeItem } from '@quota/domain';
-import { Ledger, LedgerError, type DefinitionChange, type LimitRangeView, type Page } from '@quota/ledger';
+import { DefinitionQueries, LedgerCommands, LedgerError, type DefinitionChange, type LimitRangeView, type Page } from '@quota/ledger';
 import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { requesterOf } from '../auth/requester.js';
@@ -39,7 +39,10 @@ function canonicalItem(item: LimitRangeItem): LimitRangeItem {
  */
 @Controller('v1/namespaces/:namespace/limitranges')
 export class LimitRangesController {
-  constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
+  constructor(
+    @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
+    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+  ) {}
 
   @Allow('admin')
   @JsonBody('definition')
@@ -71,7 +74,7 @@ export class LimitRangesController {
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
   async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<LimitRange> {
-    const view = await this.ledger.getLimitRange(namespace, name);
+    const view = await this.definitions.getLimitRange(namespace, name);
     if (!view) throw new LedgerError('NotFound', `limitranges "${name}" not found`, { kind: 'limitranges', name });
     return renderLimitRange(view);
   }
@@ -84,13 +87,13 @@ export class LimitRangesController {
     @Param('name', ObjectNamePipe) name: string,
     @Query(dtoValidationPipe()) query: EventsQueryDto,
   ): Promise<Page<DefinitionChange>> {
-    return definitionHistory(this.ledger, namespace, 'limitRange', name, query);
+    return definitionHistory(this.definitions, namespace, 'limitRange', name, query);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
   async list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: 'LimitRangeList'; metadata: Record<string, never>; items: LimitRange[] }> {
-    const views = await this.ledger.listLimitRanges(namespace);
+    const views = await this.definitions.listLimitRanges(namespace);
     return { apiVersion: 'v1', kind: 'LimitRangeList', metadata: {}, items: views.map(renderLimitRange) };
   }
 

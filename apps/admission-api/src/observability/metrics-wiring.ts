@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { Ledger, UsageProjection } from '@quota/ledger';
+import { LedgerCommands, UsageProjection } from '@quota/ledger';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { Metrics } from './metrics.js';
 
@@ -8,14 +8,15 @@ import { Metrics } from './metrics.js';
 export class MetricsWiring implements OnModuleInit {
   constructor(
     @Inject(Metrics) private readonly metrics: Metrics,
-    @Inject(Ledger) private readonly ledger: Ledger,
+    @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
+    @Inject(UsageProjection) private readonly projection: UsageProjection,
     @Inject(ReconcileTrigger) private readonly queue: ReconcileTrigger,
   ) {}
 
   onModuleInit(): void {
-    const projection = new UsageProjection(this.ledger.connectionPool);
+    this.ledger.onCommitted((commands) => this.metrics.committedBatch(commands));
     this.metrics.attach({
-      projectionLag: () => projection.lag(),
+      projectionLag: () => this.projection.lag(),
       queueDepth: () => this.queue.depth(),
       ledgerStats: () => this.ledger.stats,
     });

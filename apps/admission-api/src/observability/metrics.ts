@@ -10,7 +10,7 @@ export type AdmissionOutcome = 'allowed' | 'denied' | 'rejected' | 'error';
 export interface MetricSources {
   projectionLag(): Promise<{ eventsBehind: number; lagMs: number }>;
   queueDepth(): Promise<Record<string, number> | undefined>;
-  ledgerStats(): { retries: number; unavailable: number };
+  ledgerStats(): { retries: number; unavailable: number; conflicts: Readonly<Record<string, number>> };
 }
 
 const SCRAPE_READ_TIMEOUT_MS = 2000;
@@ -55,6 +55,19 @@ export class Metrics implements OnApplicationShutdown {
       help: 'Ledger transactions rerun after a serialization failure, a lost version race or a lost connection.',
       registers,
       read: () => sources()?.ledgerStats().retries,
+    });
+    const conflictsSeen = new Map<string, number>();
+    new Counter({
+      name: 'quota_ledger_ledger_conflicts_total',
+      help: 'Ledger transactions that lost to a concurrent one, by cause: serialization (SQLSTATE 40001/40P01), version (the head moved: a lost compare-and-set), unique (a key a concurrent writer took).',
+      labelNames: ['cause'],
+      registers,
+      collect() {
+        for (const [cause, total] of Object.entries(sources()?.ledgerStats().conflicts ?? {})) {
+          this.inc({ cause }, total - (conflictsSeen.get(cause) ?? 0));
+          conflictsSeen.set(cause, total);
+        }
+      },
     });
     mirroredCounter({
       name: 'quota_ledger_ledger_unavailable_total',

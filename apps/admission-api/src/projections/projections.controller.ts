@@ -1,5 +1,5 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { Ledger, UsageProjection, type ProjectionLag } from '@quota/ledger';
+import { UsageProjection, type ProjectionLag } from '@quota/ledger';
 import { Allow } from '../auth/roles.decorator.js';
 
 /**
@@ -9,11 +9,7 @@ import { Allow } from '../auth/roles.decorator.js';
  */
 @Controller('v1/projections')
 export class ProjectionsController {
-  private readonly projection: UsageProjection;
-
-  constructor(@Inject(Ledger) ledger: Ledger) {
-    this.projection = new UsageProjection(ledger.connectionPool);
-  }
+  constructor(@Inject(UsageProjection) private readonly projection: UsageProjection) {}
 
   @Allow('admin', 'auditor')
   @Get('usage')

@@ -3,7 +3,7 @@ import type { AppConfig } from '@quota/config';
 import { NAMESPACE_JOB, namespaceJobId, queueBackendOf, reconcileQueue, type NamespaceJobData } from '@quota/jobs';
 import { withTimeout } from '@quota/ops';
 import type { Queue } from 'bullmq';
-import { APP_CONFIG } from '../ledger/ledger.provider.js';
+import { APP_CONFIG } from '../config/app-config.module.js';
 
 const ENQUEUE_TIMEOUT_MS = 2000;
 

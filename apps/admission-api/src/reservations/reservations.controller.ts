@@ -1,11 +1,11 @@
 import { BadRequestException, Body, Controller, Delete, Get, HttpCode, Inject, Injectable, Param, Post, Req, Res, UsePipes, type PipeTransform } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
-import { Ledger, LedgerError, type AdmissionResult, type ReservationView } from '@quota/ledger';
+import { AuditQueries, LedgerCommands, LedgerError, type AdmissionResult, type ReservationView } from '@quota/ledger';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
-import { APP_CONFIG } from '../ledger/ledger.provider.js';
+import { APP_CONFIG } from '../config/app-config.module.js';
 import { requesterOf } from '../auth/requester.js';
 import { ReserveDto } from './reserve.dto.js';
 import { admitCommandOf } from './admission-request.js';
@@ -63,7 +63,8 @@ function reserveAnswer(namespace: string, name: string | undefined, kind: string
 @Controller('v1/namespaces/:namespace/reservations')
 export class ReservationsController {
   constructor(
-    @Inject(Ledger) private readonly ledger: Ledger,
+    @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
+    @Inject(AuditQueries) private readonly audit: AuditQueries,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(Metrics) private readonly metrics: Metrics,
   ) {}
@@ -109,7 +110,7 @@ export class ReservationsController {
   @Allow('admin', 'auditor', 'admission')
   @Get(':id')
   async get(@Param('namespace', NamespacePipe) namespace: string, @Param('id', ReservationIdPipe) id: string): Promise<ReservationView> {
-    const view = await this.ledger.getReservation(namespace, id);
+    const view = await this.audit.getReservation(namespace, id);
     if (!view) throw new LedgerError('NotFound', `reservations "${id}" not found`, { kind: 'reservations', name: id });
     return view;
   }

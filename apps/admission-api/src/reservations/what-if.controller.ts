@@ -1,13 +1,13 @@
 import { Body, Controller, HttpCode, Inject, Param, Post, Req, UsePipes } from '@nestjs/common';
 import type { Request } from 'express';
 import type { AppConfig } from '@quota/config';
-import { Ledger, type AdmissionResult } from '@quota/ledger';
+import { LedgerCommands, type AdmissionResult } from '@quota/ledger';
 import { requesterOf } from '../auth/requester.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/json-body.js';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
-import { APP_CONFIG } from '../ledger/ledger.provider.js';
+import { APP_CONFIG } from '../config/app-config.module.js';
 import { admitCommandOf } from './admission-request.js';
 import { WhatIfDto } from './reserve.dto.js';
 
@@ -34,7 +34,7 @@ export interface WhatIfAnswer {
 @Controller('v1/namespaces/:namespace/whatif')
 export class WhatIfController {
   constructor(
-    @Inject(Ledger) private readonly ledger: Ledger,
+    @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

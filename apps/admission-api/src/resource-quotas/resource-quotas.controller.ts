@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { assertDefinitionSize, resourceQuotaSizeErrors, validateResourceQuota, type ResourceQuota } from '@quota/domain';
-import { Ledger, LedgerError, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
+import { DefinitionQueries, LedgerCommands, LedgerError, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
 import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { requesterOf } from '../auth/requester.js';
@@ -55,7 +55,11 @@ annotated with the version it reflects (`quota-ledger.io/used-version`) against 
  */
 @Controller('v1/namespaces/:namespace/resourcequotas')
 export class ResourceQuotasController {
-  constructor(@Inject(Ledger) private readonly ledger: Ledger) {}
+  constructor(
+    @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
+    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+    @Inject(UsageQueries) private readonly usage: UsageQueries,
+  ) {}
 
   @Allow('admin')
   @JsonBody('definition')
@@ -87,7 +91,7 @@ export class ResourceQuotasController {
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
   async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<ResourceQuota> {
-    const [view, projected] = await Promise.all([this.ledger.getQuota(namespace, name), this.ledger.projectedUsage(namespace)]);
+    const [view, projected] = await Promise.all([this.definitions.getQuota(namespace, name), this.usage.projectedUsage(namespace)]);
     if (!view) throw new LedgerError('NotFound', `resourcequotas "${name}" not found`, { kind: 'resourcequotas', name });
     return renderQuota(view, projected);
   }
@@ -100,13 +104,13 @@ export class ResourceQuotasController {
     @Param('name', ObjectNamePipe) name: string,
     @Query(dtoValidationPipe()) query: EventsQueryDto,
   ): Promise<Page<DefinitionChange>> {
-    return definitionHistory(this.ledger, namespace, 'quota', name, query);
+    return definitionHistory(this.definitions, namespace, 'quota', name, query);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
   async list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: 'ResourceQuotaList'; metadata: Record<string, never>; items: ResourceQuota[] }> {
-    const [views, projected] = await Promise.all([this.ledger.listQuotas(namespace), this.ledger.projectedUsage(namespace)]);
+    const [views, projected] = await Promise.all([this.definitions.listQuotas(namespace), this.usage.projectedUsage(namespace)]);
     return { apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: views.map((view) => renderQuota(view, projected)) };
   }
 

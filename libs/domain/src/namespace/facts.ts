@@ -21,11 +21,17 @@ export interface NamespaceFacts {
   /** Object uids whose live reservations are all in `state`, or 'all' when every live one is. */
   readonly liveLoaded: ReadonlySet<string> | 'all';
   /** Reservations looked up by id, released ones included. */
-  readonly reservations: ReadonlyMap<string, RecordedReservation | null>;
+  readonly reservations: Lookup<string, RecordedReservation | null>;
   /** Earlier answers looked up by request key. */
-  readonly answers: ReadonlyMap<string, StoredAnswer | null>;
+  readonly answers: Lookup<string, StoredAnswer | null>;
   /** Reconcile: of the uids asked about, those whose reservation was released at or after `since`. */
   readonly releasedSince?: { readonly since: number; readonly uids: ReadonlySet<string> };
+}
+
+/** What the decider asks of a keyed fact: a ReadonlyMap is one, so is a view over a unit of work's rows. */
+export interface Lookup<K, V> {
+  get(key: K): V | undefined;
+  has(key: K): boolean;
 }
 
 /** A reservation as the ledger recorded it, live or released. */

@@ -1,0 +1,101 @@
+import type { LimitRange } from '@quota/domain';
+import type { DataSource } from 'typeorm';
+import type { HeadJson } from './head.js';
+import type { DefinitionChange, LimitRangeView, Page, QuotaView } from './ledger.types.js';
+import { EVENT_COLUMNS, type EventRow } from './rows.js';
+import { select } from './sql.js';
+import { changedKeys, eventView, limitRangeViewOfHead, quotaViewOfHead } from './views.js';
+
+/**
+ * The definitions a namespace holds now (from its head row, by key) and how they came to be
+ * (their events): what the admin API and the mutating webhook read.
+ */
+export class DefinitionQueries {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async getQuota(namespace: string, name: string): Promise<QuotaView | undefined> {
+    return (await this.listQuotas(namespace)).find((q) => q.definition.name === name);
+  }
+
+  async listQuotas(namespace: string): Promise<QuotaView[]> {
+    const head = await this.head(namespace);
+    return (head?.state.quotas ?? []).map((q) => quotaViewOfHead(namespace, q));
+  }
+
+  async getLimitRange(namespace: string, name: string): Promise<LimitRangeView | undefined> {
+    return (await this.listLimitRanges(namespace)).find((lr) => lr.definition.name === name);
+  }
+
+  async listLimitRanges(namespace: string): Promise<LimitRangeView[]> {
+    const head = await this.head(namespace);
+    return (head?.state.limitRanges ?? []).map((lr) => limitRangeViewOfHead(namespace, lr));
+  }
+
+  /** The namespace's LimitRanges as Kubernetes objects (for the mutating webhook). */
+  async limitRanges(namespace: string): Promise<LimitRange[]> {
+    const head = await this.head(namespace);
+    return (head?.state.limitRanges ?? []).map((lr) => ({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: lr.definition.name, namespace },
+      spec: lr.definition.spec,
+    }));
+  }
+
+  /** The namespace has a stream (a quota or limit range was defined there, ever). */
+  async namespaceExists(namespace: string): Promise<boolean> {
+    return (await this.head(namespace)) !== undefined;
+  }
+
+  /** Namespaces with a stream, in name order, paged (the reconciler's fan-out). */
+  async namespaces(page: { readonly after?: string; readonly limit: number }): Promise<string[]> {
+    const rows = await select<{ namespace: string }>(this.dataSource, `SELECT namespace FROM namespace_heads WHERE namespace > $1 ORDER BY namespace LIMIT $2`, [page.after ?? '', page.limit]);
+    return rows.map((row) => row.namespace);
+  }
+
+  /**
+   * Every change of one ResourceQuota's or LimitRange's definition, oldest first: who, when,
+   * and the definition before and after. Undefined when that name never existed there.
+   */
+  async definitionHistory(namespace: string, kind: 'quota' | 'limitRange', name: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<DefinitionChange> | undefined> {
+    const types = kind === 'quota' ? ['QuotaDefined', 'QuotaChanged', 'QuotaRemoved'] : ['LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved'];
+    const limit = Math.min(Math.max(page.limit, 1), 1000);
+    const after = page.after ?? '0';
+    const rows = await select<EventRow>(
+      this.dataSource,
+      `SELECT ${EVENT_COLUMNS} FROM ledger_events
+        WHERE namespace = $1 AND type = ANY($2::text[]) AND data->>'name' = $3 AND position > $4::bigint
+        ORDER BY ledger_events.position LIMIT ${limit + 1}`,
+      [namespace, types, name, after],
+    );
+    if (rows.length === 0 && after === '0') return undefined;
+    // The definition in force before the page starts: the `before` of its first change.
+    const previous = await select<{ data: DefinitionJson | { name: string }; type: string }>(
+      this.dataSource,
+      `SELECT data, type FROM ledger_events WHERE namespace = $1 AND type = ANY($2::text[]) AND data->>'name' = $3 AND position <= $4::bigint
+        ORDER BY ledger_events.position DESC LIMIT 1`,
+      [namespace, types, name, after],
+    );
+    let before: DefinitionJson | null = previous[0] && !previous[0].type.endsWith('Removed') ? (previous[0].data as DefinitionJson) : null;
+    const items = rows.slice(0, limit).map((row): DefinitionChange => {
+      const event = eventView(row);
+      const now = row.type.endsWith('Removed') ? null : (row.data as DefinitionJson);
+      const change: DefinitionChange = { ...event, before: before?.spec ?? null, after: now?.spec ?? null, changed: changedKeys(kind, before?.spec, now?.spec) };
+      before = now;
+      return change;
+    });
+    const last = items.at(-1);
+    return { items, ...(rows.length > limit && last ? { next: last.position } : {}) };
+  }
+
+  private async head(namespace: string): Promise<{ version: number; state: HeadJson } | undefined> {
+    const rows = await select<{ version: string; state: HeadJson }>(this.dataSource, `SELECT version, state FROM namespace_heads WHERE namespace = $1`, [namespace]);
+    const row = rows[0];
+    return row ? { version: Number(row.version), state: row.state } : undefined;
+  }
+}
+
+interface DefinitionJson {
+  readonly name: string;
+  readonly spec: Record<string, unknown>;
+}

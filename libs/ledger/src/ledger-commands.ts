@@ -1,0 +1,298 @@
+import { randomUUID } from 'node:crypto';
+import {
+  assert,
+  decide,
+  groupResourceString,
+  initialState,
+  needsOf,
+  type AnswerOf,
+  type LimitRangeDefinition,
+  type NamespaceCommand,
+  type NamespaceFacts,
+  type NamespaceState,
+  type QuotaDefinition,
+  type Refusal,
+  type ReleaseReason,
+} from '@quota/domain';
+import type { DataSource } from 'typeorm';
+import { AppendNotifier } from './append-notifier.js';
+import { NamespaceBatcher, type BatchStats } from './batcher.js';
+import { LedgerClock } from './ledger-clock.js';
+import { LedgerError } from './ledger-error.js';
+import type {
+  AdmissionResult,
+  AdmitCommand,
+  AdmitOutcome,
+  CommitOutcome,
+  LedgerOptions,
+  LimitRangeView,
+  PutOptions,
+  PutResult,
+  QuotaView,
+  ReconcileListing,
+  ReconcileOutcome,
+  ReleaseOutcome,
+  WriteOptions,
+} from './ledger.types.js';
+import { LEDGER_EVENTS_CHANNEL } from './projection.js';
+import { requestDigest } from './request-digest.js';
+import type { EventMeta, NamespaceUnitOfWork } from './unit-of-work.js';
+import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from './views.js';
+
+const DEFAULTS = {
+  batchSizeMax: 64,
+  quotasPerNamespaceMax: 16,
+  limitRangesPerNamespaceMax: 16,
+  /** The projection worker hears of appends this long after them at most (it also polls). */
+  notifyIntervalMs: 20,
+  retryMax: 12,
+  retryBaseMs: 2,
+  retryMaxDelayMs: 100,
+  queueMax: 10_000,
+};
+
+/** A command needs its facts read in at most this many rounds (a commit: the reservation, then its object's). */
+const NEEDS_ROUNDS_MAX = 4;
+
+/** Turns an answer into what the caller gets, once the transaction has committed. */
+type Finish<C extends NamespaceCommand, R> = (answer: AnswerOf[C['type']], work: NamespaceUnitOfWork, before: NamespaceState) => () => R;
+
+/**
+ * The ledger's command side: each write is a NamespaceCommand, handled by one generic loop
+ * (as emmett's handleCommand): read what it needs by key, `decide`, append the events, inside
+ * the batch's SERIALIZABLE transaction (batcher.ts), retried whole on a conflict. The methods
+ * only build the command and turn the decider's answer into the caller's result.
+ */
+export class LedgerCommands {
+  private readonly batcher: NamespaceBatcher;
+  private readonly notifier: AppendNotifier;
+  private readonly newId: () => string;
+  private readonly clock: LedgerClock;
+  private readonly quotaLimit: { max: number; setting: string };
+  private readonly limitRangeLimit: { max: number; setting: string };
+  private readonly committedListeners: ((commands: number, retries: number) => void)[] = [];
+
+  constructor(dataSource: DataSource, options: LedgerOptions = {}) {
+    this.newId = options.newId ?? randomUUID;
+    this.clock = new LedgerClock(dataSource, options.clock);
+    this.quotaLimit = { max: options.quotasPerNamespaceMax ?? DEFAULTS.quotasPerNamespaceMax, setting: 'QUOTAS_PER_NAMESPACE_MAX' };
+    this.limitRangeLimit = { max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' };
+    this.notifier = new AppendNotifier(dataSource, LEDGER_EVENTS_CHANNEL, DEFAULTS.notifyIntervalMs);
+    this.batcher = new NamespaceBatcher(dataSource, {
+      batchSizeMax: options.batchSizeMax ?? DEFAULTS.batchSizeMax,
+      retryMax: options.retryMax ?? DEFAULTS.retryMax,
+      retryBaseMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
+      retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
+      queueMax: DEFAULTS.queueMax,
+      ...(options.clock ? { clock: options.clock } : {}),
+      onCommitted: (commands, retries) => {
+        options.onCommitted?.(commands, retries);
+        for (const listener of this.committedListeners) listener(commands, retries);
+      },
+      onAppended: () => this.notifier.poke(),
+      ...(options.onPrefetched ? { onPrefetched: options.onPrefetched } : {}),
+    });
+  }
+
+  /** The ledger's time, epoch ms: the injected clock, or the database's. */
+  now(): Promise<number> {
+    return this.clock.now();
+  }
+
+  /** Transactions, commands, retries and refusals so far (for metrics and the benchmark). */
+  get stats(): Readonly<BatchStats> {
+    return this.batcher.stats;
+  }
+
+  /** Tells `listener` of every committed transaction: how many commands it decided, after how many retries (metrics). */
+  onCommitted(listener: (commands: number, retries: number) => void): void {
+    this.committedListeners.push(listener);
+  }
+
+  /** Finishes the batches in flight; new commands are refused. */
+  async close(): Promise<void> {
+    await this.batcher.close();
+    await this.notifier.close();
+  }
+
+  admit(command: AdmitCommand): Promise<AdmitOutcome> {
+    const { request } = command;
+    const key = command.requestKey !== undefined && !command.dryRun ? command.requestKey : undefined;
+    // Computed outside the transaction: the key is a claim checked against what it was first used for.
+    const digest = key === undefined ? undefined : requestDigest(command);
+    const common = {
+      ...(key === undefined ? {} : { requestKey: key, requestDigest: digest }),
+      dryRun: command.dryRun,
+      reservationId: this.newId(),
+      ...(command.ttlMs === undefined ? {} : { ttlMs: command.ttlMs }),
+      ...(command.requireKnownNamespace ? { requireKnownNamespace: true } : {}),
+    };
+    const decided: NamespaceCommand = command.resources
+      ? {
+          type: 'AdmitResources',
+          ...common,
+          groupResource: request.groupResource,
+          ...(request.name ? { name: request.name } : {}),
+          ...(request.object?.kind ? { kind: request.object.kind } : {}),
+          resources: command.resources,
+        }
+      : { type: 'AdmitObject', ...common, request };
+    const meta = { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) };
+    return this.handle(command.namespace, decided, meta, (answer, work): (() => AdmitOutcome) => {
+      const managed = work.facts.known;
+      switch (answer.kind) {
+        case 'Refused':
+          return refused(answer);
+        case 'Unmanaged':
+          return () => ({ result: answer.result, repeated: false, decisionId: '', managed: false });
+        case 'KeyReused':
+          return () => ({ result: answer.result, repeated: false, decisionId: '', managed });
+        case 'Repeated': {
+          const decisionId = work.decisionIdFor(key ?? '');
+          return () => ({ result: answer.result, repeated: true, decisionId: decisionId(), managed });
+        }
+        case 'Decided': {
+          const handle = work.recordDecision(decisionOf(command, answer.result, key, digest));
+          return () => ({ result: answer.result, repeated: false, decisionId: handle.id ?? '', managed: true });
+        }
+      }
+    });
+  }
+
+  commit(namespace: string, reservationId: string, options: WriteOptions): Promise<CommitOutcome> {
+    return this.handle(namespace, { type: 'CommitReservation', reservationId }, writeMeta(options), (answer, work) => {
+      if (answer.kind === 'Refused') return refused(answer);
+      const view = reservationViewOf(namespace, recordIn(work, reservationId));
+      return () => ({ view, changed: answer.kind === 'Committed' });
+    });
+  }
+
+  release(namespace: string, reservationId: string, options: WriteOptions & { readonly reason?: ReleaseReason }): Promise<ReleaseOutcome> {
+    const command = { type: 'ReleaseReservation', reservationId, reason: options.reason ?? 'cancelled' } as const;
+    return this.handle(namespace, command, writeMeta(options), (answer, work) => {
+      if (answer.kind === 'Refused') return refused(answer);
+      const view = reservationViewOf(namespace, recordIn(work, reservationId));
+      return () => ({ view, changed: answer.kind === 'Released' });
+    });
+  }
+
+  /**
+   * Appends the reconciler's corrections for one namespace, through the same batched
+   * transaction as admissions: two reconcilers working from the same listing release a stale
+   * reservation once, and a reservation admitted while the listing ran is judged by the state
+   * that includes it.
+   */
+  reconcile(namespace: string, listing: ReconcileListing, options: WriteOptions & { readonly graceMs: number }): Promise<ReconcileOutcome> {
+    const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId } as const;
+    return this.handle(namespace, command, writeMeta(options), (answer, work) => {
+      const version = work.current.version;
+      return () => ({ namespace, version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending });
+    });
+  }
+
+  putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {
+    const command = { type: 'PutQuota', definition, uid: this.newId(), limit: this.quotaLimit, ...expected(options) } as const;
+    return this.handle(namespace, command, writeMeta(options), (answer, work) => {
+      if (answer.kind === 'Refused') return refused(answer);
+      const view = quotaViewOfState(namespace, work.current, definition.name);
+      assert(view, `quota ${definition.name} exists after its PUT`);
+      return () => ({ created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view });
+    });
+  }
+
+  deleteQuota(namespace: string, name: string, options: WriteOptions): Promise<QuotaView> {
+    return this.handle(namespace, { type: 'RemoveQuota', name }, writeMeta(options), (answer, _work, before) => {
+      if (answer.kind === 'Refused') return refused(answer);
+      const last = quotaViewOfState(namespace, before, name);
+      assert(last, `quota ${name} existed before its removal`);
+      return () => last;
+    });
+  }
+
+  putLimitRange(namespace: string, definition: LimitRangeDefinition, options: PutOptions): Promise<PutResult<LimitRangeView>> {
+    const command = { type: 'PutLimitRange', definition, uid: this.newId(), limit: this.limitRangeLimit, ...expected(options) } as const;
+    return this.handle(namespace, command, writeMeta(options), (answer, work) => {
+      if (answer.kind === 'Refused') return refused(answer);
+      const view = limitRangeViewOfState(namespace, work.current, definition.name);
+      assert(view, `limit range ${definition.name} exists after its PUT`);
+      return () => ({ created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view });
+    });
+  }
+
+  deleteLimitRange(namespace: string, name: string, options: WriteOptions): Promise<LimitRangeView> {
+    return this.handle(namespace, { type: 'RemoveLimitRange', name }, writeMeta(options), (answer, _work, before) => {
+      if (answer.kind === 'Refused') return refused(answer);
+      const last = limitRangeViewOfState(namespace, before, name);
+      assert(last, `limit range ${name} existed before its removal`);
+      return () => last;
+    });
+  }
+
+  /**
+   * The one loop every write goes through: in the namespace's next batch, read by key what the
+   * command needs (needsOf, until nothing is missing), decide, append what was decided, and
+   * let `finish` shape the answer. A retried transaction runs all of it again on fresh reads.
+   */
+  private handle<C extends NamespaceCommand, R>(namespace: string, command: C, meta: EventMeta, finish: Finish<C, R>): Promise<R> {
+    const first = needsOf(command, unread(namespace));
+    return this.batcher.submit<R>(namespace, {
+      ...(first ? { prefetch: first } : {}),
+      run: async (work) => {
+        for (let round = 1, needs = needsOf(command, work.facts); needs; needs = needsOf(command, work.facts), round++) {
+          assert(round <= NEEDS_ROUNDS_MAX, `${command.type} still needs facts after ${NEEDS_ROUNDS_MAX} reads`);
+          await work.load(needs);
+        }
+        const before = work.current;
+        const { events, answer } = decide(command, work.facts);
+        work.append(events, meta);
+        return finish(answer, work, before);
+      },
+    });
+  }
+}
+
+/** Facts of which nothing has been read: what a command asks for first is read with the head. */
+function unread(namespace: string): NamespaceFacts {
+  return { namespace, known: true, now: 0, state: initialState(), liveLoaded: new Set(), reservations: new Map(), answers: new Map() };
+}
+
+function refused(answer: Refusal): () => never {
+  return () => {
+    throw new LedgerError(answer.code, answer.message, answer.details);
+  };
+}
+
+function recordIn(work: NamespaceUnitOfWork, id: string) {
+  const record = work.record(id);
+  assert(record, `reservation ${id} was read before it was decided on`);
+  return record;
+}
+
+function expected(options: PutOptions): { expectedVersion?: number } {
+  return options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion };
+}
+
+function writeMeta(options: WriteOptions): EventMeta {
+  return { actor: options.actor, ...(options.requestId === undefined ? {} : { requestId: options.requestId }) };
+}
+
+/** The decisions log's row for an answer decided now. */
+function decisionOf(command: AdmitCommand, result: AdmissionResult, key: string | undefined, digest: string | undefined) {
+  const { request } = command;
+  const object = request.object;
+  const uid = object?.metadata?.uid ?? request.oldObject?.metadata?.uid;
+  const name = request.name || object?.metadata?.name;
+  return {
+    source: command.source,
+    ...(key && digest ? { requestKey: key, requestDigest: digest } : {}),
+    operation: request.operation,
+    resource: groupResourceString(request.groupResource),
+    ...(object?.kind ? { kind: object.kind } : {}),
+    ...(name ? { name } : {}),
+    ...(uid ? { objectUid: uid } : {}),
+    requester: command.requester,
+    ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}),
+    dryRun: command.dryRun,
+    result,
+  };
+}

@@ -1,0 +1,73 @@
+import { Inject, Injectable, Module, type DynamicModule, type InjectionToken, type ModuleMetadata, type OnApplicationShutdown } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AuditQueries } from './audit-queries.js';
+import { buildDataSourceOptions, type DataSourceSettings } from './data-source.js';
+import { DefinitionQueries } from './definition-queries.js';
+import { LedgerClock } from './ledger-clock.js';
+import { LedgerCommands } from './ledger-commands.js';
+import type { LedgerOptions } from './ledger.types.js';
+import { UsageProjection } from './projection.js';
+import { UsageQueries } from './usage-queries.js';
+
+/** What a process configures the ledger with: its database, and the command side's limits. */
+export interface LedgerSettings {
+  readonly database: DataSourceSettings;
+  readonly commands?: LedgerOptions;
+}
+
+export interface LedgerModuleOptions extends Pick<ModuleMetadata, 'imports'> {
+  readonly inject?: InjectionToken[];
+  readonly useFactory: (...args: never[]) => LedgerSettings;
+}
+
+const LEDGER_SETTINGS = Symbol('LEDGER_SETTINGS');
+
+/** Finishes the batches in flight before TypeORM's module destroys the data source (it shuts down after this module). */
+@Injectable()
+class LedgerShutdown implements OnApplicationShutdown {
+  constructor(@Inject(LedgerCommands) private readonly commands: LedgerCommands) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.commands.close();
+  }
+}
+
+/**
+ * The ledger for a Nest application: the one TypeORM DataSource (`TypeOrmModule.forRootAsync`,
+ * built by buildDataSourceOptions), and on it the command side and the narrow query classes,
+ * each injectable alone. Processes without Nest (the projection worker, the reconciler, the
+ * migration) take the same options through `openDataSource`.
+ */
+@Module({})
+export class LedgerModule {
+  static forRootAsync(options: LedgerModuleOptions): DynamicModule {
+    const inject = options.inject ?? [];
+    const settings = (...args: unknown[]): LedgerSettings => options.useFactory(...(args as never[]));
+    return {
+      module: LedgerModule,
+      global: true,
+      imports: [
+        ...(options.imports ?? []),
+        TypeOrmModule.forRootAsync({
+          ...(options.imports ? { imports: options.imports } : {}),
+          inject,
+          // A database that is not there at boot is a failed start (the caller exits and is
+          // restarted), as before: no minute of silent retries inside Nest.
+          useFactory: (...args: unknown[]) => ({ ...buildDataSourceOptions(settings(...args).database), retryAttempts: 1 }),
+        }),
+      ],
+      providers: [
+        { provide: LEDGER_SETTINGS, inject, useFactory: settings },
+        { provide: LedgerCommands, inject: [DataSource, LEDGER_SETTINGS], useFactory: (ds: DataSource, s: LedgerSettings) => new LedgerCommands(ds, s.commands) },
+        { provide: LedgerClock, inject: [DataSource, LEDGER_SETTINGS], useFactory: (ds: DataSource, s: LedgerSettings) => new LedgerClock(ds, s.commands?.clock) },
+        { provide: UsageQueries, inject: [DataSource], useFactory: (ds: DataSource) => new UsageQueries(ds) },
+        { provide: DefinitionQueries, inject: [DataSource], useFactory: (ds: DataSource) => new DefinitionQueries(ds) },
+        { provide: AuditQueries, inject: [DataSource], useFactory: (ds: DataSource) => new AuditQueries(ds) },
+        { provide: UsageProjection, inject: [DataSource], useFactory: (ds: DataSource) => new UsageProjection(ds) },
+        LedgerShutdown,
+      ],
+      exports: [LedgerCommands, LedgerClock, UsageQueries, DefinitionQueries, AuditQueries, UsageProjection],
+    };
+  }
+}

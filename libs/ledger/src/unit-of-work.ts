@@ -1,0 +1,320 @@
+import {
+  assert,
+  evolve,
+  reservationsNeededBy,
+  type LedgerEvent,
+  type NamespaceFacts,
+  type NamespaceState,
+  type Needs,
+  type RecordedEvent,
+  type Reservation,
+} from '@quota/domain';
+import type pg from 'pg';
+import { flushStatement, type DecisionInput, type PendingEvent } from './flush-statement.js';
+import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf } from './head.js';
+import type { AdmissionResult } from './ledger.types.js';
+import { VersionConflict } from './postgres-errors.js';
+import { allLiveRead, headRead, keyedRead, releasedSinceRead, type HeadRow, type KeyedRead, type ReadRow } from './read-statement.js';
+import { recordFromJson, recordOf, type ReservationRecord, type ReservationRow } from './rows.js';
+
+/**
+ * One namespace's batch inside its SERIALIZABLE transaction: the head and what the commands
+ * need read by key (read-statement.ts), the decider's facts built from them, every write
+ * buffered as events are appended (each applied to the state with the domain's `evolve`, so the
+ * head written is exactly the fold of the stream), and all of it written by one statement at
+ * the end (flush-statement.ts). Commands of a batch run one after the other on the evolving
+ * state; one that fails is rolled back to its mark without touching the others.
+ */
+
+/** An earlier answer found by its request key, with its id in the decisions log. */
+export interface StoredDecision {
+  readonly id: string | undefined;
+  readonly result: AdmissionResult;
+  readonly digest: string | undefined;
+}
+
+/** Filled with the decision's id once the batch is written. */
+export interface DecisionHandle {
+  id?: string;
+}
+
+export interface EventMeta {
+  readonly actor: string;
+  readonly onBehalfOf?: string;
+  readonly requestId?: string;
+}
+
+export interface Mark {
+  readonly state: NamespaceState;
+  readonly events: number;
+  readonly decisions: number;
+  readonly touched: Map<string, ReservationRecord>;
+  readonly exists: boolean;
+}
+
+export class NamespaceUnitOfWork {
+  private state: NamespaceState;
+  private exists: boolean;
+  private readonly baseVersion: number;
+  private readonly headExisted: boolean;
+  private allLoaded = false;
+  /** Rows read from the database, by reservation id (null: looked up, none). */
+  private readonly rows = new Map<string, ReservationRecord | null>();
+  private readonly uidsLoaded = new Set<string>();
+  /** Rows this batch changes, as they will be written. */
+  private touched = new Map<string, ReservationRecord>();
+  private readonly events: PendingEvent[] = [];
+  private readonly decisions: { input: DecisionInput; handle: DecisionHandle }[] = [];
+  private readonly answers = new Map<string, StoredDecision | null>();
+  private releasedSince: { since: number; uids: Set<string> } | undefined;
+
+  private constructor(
+    private readonly client: pg.ClientBase,
+    readonly namespace: string,
+    readonly now: number,
+    head: { version: number; state: ReadRow['head_state'] } | undefined,
+  ) {
+    this.baseVersion = head?.version ?? 0;
+    this.headExisted = head !== undefined;
+    this.exists = this.headExisted;
+    this.state = stateOf(this.baseVersion, head?.state ?? EMPTY_HEAD);
+  }
+
+  /**
+   * The keyed facts the batch's commands said they need (earlier answers, reservations), read
+   * in one statement *before* the batch's transaction begins, with the head's version they were
+   * read at. Read inside the SERIALIZABLE snapshot, these index probes left predicate locks on
+   * index pages that other namespaces' rows share, and unrelated namespaces aborted each other
+   * (a third of all transactions over 1,000 namespaces); see `open` for why reading them here is
+   * safe.
+   */
+  static async prefetch(client: pg.ClientBase, namespace: string, read: KeyedRead): Promise<ReadRow> {
+    const { rows } = await client.query<ReadRow>(keyedRead(namespace, read));
+    const row = rows[0];
+    assert(row, 'the read returns one row');
+    return row;
+  }
+
+  /**
+   * Begins the batch inside its SERIALIZABLE transaction: reads the head and the clock by key
+   * (the snapshot's first read), and takes the prefetched facts if the head is still at the
+   * version they were read at, else reads them again here.
+   *
+   * Why the prefetch may lie outside the snapshot: every write to a namespace's reservation
+   * rows advances its head in the same transaction (the compare-and-set in flush-statement.ts),
+   * and versions only grow. So when the head this snapshot reads has the version the prefetch
+   * saw, no transaction touched those reservations in between, and the prefetched rows are
+   * exactly what this snapshot would read; and the flush commits only if the head is still at
+   * that version. Earlier answers (the decisions log) can be written without moving the head (a
+   * denial), but a request key is unique per namespace: a concurrent answer to the same key
+   * makes this batch's insert fail, and the retry reads it. (test/integration/serializable.test.ts
+   * moves the head between the prefetch and the transaction and checks the re-read.)
+   */
+  static async open(client: pg.ClientBase, namespace: string, read: KeyedRead, prefetched: ReadRow | undefined, clock?: () => number): Promise<NamespaceUnitOfWork> {
+    const { rows } = await client.query<HeadRow>(headRead(namespace));
+    const row = rows[0];
+    assert(row, 'the head read returns one row');
+    const now = clock ? clock() : Math.floor(row.now_ms);
+    const head = row.head_version === null || row.head_state === null ? undefined : { version: Number(row.head_version), state: row.head_state };
+    const work = new NamespaceUnitOfWork(client, namespace, now, head);
+    const current = prefetched && prefetched.head_version === row.head_version ? prefetched : (await client.query<ReadRow>(keyedRead(namespace, read))).rows[0];
+    assert(current, 'the read returns one row');
+    work.take(read, current);
+    return work;
+  }
+
+  /** What the decider decides on, as far as it has been read. */
+  get facts(): NamespaceFacts {
+    return {
+      namespace: this.namespace,
+      known: this.exists,
+      now: this.now,
+      state: this.state,
+      liveLoaded: this.allLoaded ? 'all' : this.uidsLoaded,
+      reservations: { get: (id) => this.record(id), has: (id) => this.touched.has(id) || this.rows.has(id) },
+      answers: this.answers,
+      ...(this.releasedSince ? { releasedSince: this.releasedSince } : {}),
+    };
+  }
+
+  get current(): NamespaceState {
+    return this.state;
+  }
+
+  /** The batch appends events (the head moves when it commits). */
+  get appends(): boolean {
+    return this.events.length > 0;
+  }
+
+  /** A reservation's record as this batch leaves it: written here, else as read; null when it never existed. */
+  record(id: string): ReservationRecord | null | undefined {
+    return this.touched.get(id) ?? this.rows.get(id);
+  }
+
+  /** Reads what a command still needs (needsOf), by key. */
+  async load(needs: Needs): Promise<void> {
+    const keyed = { requestKeys: needs.requestKeys, reservationIds: needs.reservationIds, uids: needs.uids };
+    if (keyed.requestKeys.length + keyed.reservationIds.length + keyed.uids.length > 0) {
+      const { rows } = await this.client.query<ReadRow>(keyedRead(this.namespace, keyed));
+      const row = rows[0];
+      assert(row, 'the read returns one row');
+      this.take(keyed, row);
+    }
+    if (needs.allLive && !this.allLoaded) {
+      this.addRows((await this.client.query<ReservationRow>(allLiveRead(this.namespace))).rows);
+      this.allLoaded = true;
+    }
+    if (needs.releasedSince) await this.loadReleasedSince(needs.releasedSince.uids, needs.releasedSince.since);
+  }
+
+  private take(read: KeyedRead, row: ReadRow): void {
+    for (const key of read.requestKeys) if (!this.answers.has(key)) this.answers.set(key, null);
+    for (const d of row.decisions ?? []) {
+      if (!this.answers.get(d.request_key)) this.answers.set(d.request_key, { id: d.id, result: d.result, digest: d.digest ?? undefined });
+    }
+    for (const id of read.reservationIds) if (!this.rows.has(id)) this.rows.set(id, null);
+    this.addRows(row.reservations ?? []);
+    for (const uid of read.uids) this.uidsLoaded.add(uid);
+    for (const id of read.reservationIds) {
+      const uid = this.rows.get(id)?.object.uid;
+      if (uid !== undefined) this.uidsLoaded.add(uid);
+    }
+  }
+
+  private addRows(raw: readonly ReservationRow[]): void {
+    const live: Reservation[] = [];
+    for (const r of raw) {
+      if (this.rows.get(r.reservation_id) || this.touched.has(r.reservation_id)) continue;
+      const record = recordOf(r);
+      this.rows.set(r.reservation_id, record);
+      if (record.status !== 'released') live.push(reservationFromJson(record.json));
+    }
+    if (live.length === 0) return;
+    this.state = { ...this.state, ...withLive([...this.state.reservations.values(), ...live]) };
+  }
+
+  /** Of these uids, those released at or after `since`, in an earlier transaction or earlier in this batch. */
+  private async loadReleasedSince(uids: readonly string[], since: number): Promise<void> {
+    const found = new Set<string>();
+    for (const record of this.touched.values()) {
+      const uid = record.object.uid;
+      if (uid !== undefined && record.status === 'released' && (record.releasedAt ?? 0) >= since && uids.includes(uid)) found.add(uid);
+    }
+    if (uids.length > 0) {
+      const { rows } = await this.client.query<{ object_uid: string }>(releasedSinceRead(this.namespace, uids, since));
+      for (const row of rows) found.add(row.object_uid);
+    }
+    this.releasedSince = { since, uids: found };
+  }
+
+  mark(): Mark {
+    return { state: this.state, events: this.events.length, decisions: this.decisions.length, touched: new Map(this.touched), exists: this.exists };
+  }
+
+  restore(mark: Mark): void {
+    this.state = mark.state;
+    this.events.length = mark.events;
+    for (const { input } of this.decisions.splice(mark.decisions)) {
+      if (input.requestKey !== undefined) this.answers.set(input.requestKey, null);
+    }
+    this.touched = mark.touched;
+    this.exists = mark.exists;
+  }
+
+  /** Appends events to the stream (buffered), applying each to the state. */
+  append(events: readonly LedgerEvent[], meta: EventMeta): void {
+    for (const event of events) {
+      // Folding from a partial state is exact only with what the event needs loaded.
+      assert(reservationsNeededBy(event.type) !== 'all' || this.allLoaded, `${event.type} needs every live reservation loaded first`);
+      const before = this.state;
+      const version = before.version + 1;
+      const record = { ...event, version, at: this.now } as RecordedEvent;
+      this.state = evolve(before, record);
+      this.events.push({ version, type: event.type, data: event.data, request_id: meta.requestId ?? null, actor: meta.actor, on_behalf_of: meta.onBehalfOf ?? null, at: this.now });
+      this.track(before, record, meta);
+    }
+    if (events.length > 0) this.exists = true;
+  }
+
+  /** Keeps the reservation rows in step with the events: each is written as the batch leaves it. */
+  private track(before: NamespaceState, event: RecordedEvent, meta: EventMeta): void {
+    switch (event.type) {
+      case 'Reserved':
+      case 'Adopted': {
+        const live = this.state.reservations.get(event.data.reservationId);
+        assert(live, `reservation ${event.data.reservationId} is live after ${event.type}`);
+        const rest = { eventVersions: [event.version], ...(meta.requestId === undefined ? {} : { requestId: meta.requestId }) };
+        this.touched.set(live.id, recordFromJson(reservationToJson(live), live.status, rest));
+        return;
+      }
+      case 'Committed':
+      case 'Released': {
+        const id = event.data.reservationId;
+        const previous = this.record(id);
+        const live = event.type === 'Committed' ? this.state.reservations.get(id) : before.reservations.get(id);
+        assert(previous && live, `reservation ${id} was loaded before its ${event.type}`);
+        const eventVersions = [...previous.eventVersions, event.version];
+        const rest = { eventVersions, ...(previous.requestId === undefined ? {} : { requestId: previous.requestId }) };
+        this.touched.set(
+          id,
+          event.type === 'Committed'
+            ? recordFromJson(reservationToJson(live), 'committed', rest)
+            : recordFromJson(reservationToJson(live), 'released', { ...rest, releasedAt: this.now, releaseReason: event.data.reason }),
+        );
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Records an answer in the decisions log (written with the batch). */
+  recordDecision(input: DecisionInput): DecisionHandle {
+    const handle: DecisionHandle = {};
+    this.decisions.push({ input, handle });
+    if (input.requestKey !== undefined) this.answers.set(input.requestKey, { id: undefined, result: input.result, digest: input.requestDigest });
+    return handle;
+  }
+
+  /** The id of the decision stored for a request key: read earlier, or recorded in this batch (known once it is written). */
+  decisionIdFor(requestKey: string): () => string {
+    const stored = this.answers.get(requestKey)?.id;
+    const handle = this.decisions.find((d) => d.input.requestKey === requestKey)?.handle;
+    return () => stored ?? handle?.id ?? '';
+  }
+
+  /**
+   * Writes the batch in one statement, inside the batch's transaction. Throws VersionConflict,
+   * having written nothing, if the head moved since it was read.
+   */
+  async flush(): Promise<void> {
+    const statement = flushStatement({
+      namespace: this.namespace,
+      base: { version: this.baseVersion, existed: this.headExisted },
+      head: { version: this.state.version, state: headOf(this.state) },
+      events: this.events,
+      created: [...this.touched.values()].filter((r) => !this.rows.get(r.id)),
+      changed: [...this.touched.values()].filter((r) => this.rows.get(r.id)),
+      decisions: this.decisions.map((d) => d.input),
+      now: this.now,
+    });
+    if (!statement) return;
+    const { rows } = await this.client.query<{ id: string | null; head_rows: number }>(statement);
+    if ((rows[0]?.head_rows ?? 0) !== 1) throw new VersionConflict(this.namespace, this.baseVersion);
+    // Identity values are drawn in insertion order, which follows ORDER BY ord.
+    const ids = rows.map((r) => r.id).filter((id): id is string => id !== null).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+    assert(ids.length === this.decisions.length, 'every decision got an id');
+    this.decisions.forEach((d, i) => (d.handle.id = ids[i]));
+  }
+}
+
+/** The live-reservation maps of a state holding exactly these reservations. */
+function withLive(reservations: readonly Reservation[]): Pick<NamespaceState, 'reservations' | 'reservationsByUid'> {
+  const live = new Map<string, Reservation>();
+  const byUid = new Map<string, string>();
+  for (const r of [...reservations].sort((a, b) => a.version - b.version)) {
+    live.set(r.id, r);
+    if (r.object.uid !== undefined) byUid.set(r.object.uid, r.id);
+  }
+  return { reservations: live, reservationsByUid: byUid };
+}

@@ -1,0 +1,146 @@
+import { fold, initialState, type RawQuantities } from '@quota/domain';
+import type { DataSource } from 'typeorm';
+import { headOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+import type { NamespaceUsage, NamespaceUsageAt, ProjectedUsage, UsageMarker, UsageSeries } from './ledger.types.js';
+import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
+import { select } from './sql.js';
+import { sampleUsage } from './usage-sampler.js';
+
+/** Most samples one usage series answers, and most markers of each kind. */
+export const SERIES_POINTS_MAX = 500;
+export const SERIES_MARKERS_MAX = 1000;
+
+/**
+ * Usage as platform teams and auditors read it: now (exact, from the head row), as the
+ * projection has it (with its lag), as of any instant, and sampled over a range. Every read
+ * is by key or by a bounded range of one namespace's stream.
+ */
+export class UsageQueries {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async usage(namespace: string): Promise<NamespaceUsage | undefined> {
+    const rows = await select<{ version: string; state: HeadJson; position: string | null }>(
+      this.dataSource,
+      `SELECT h.version, h.state, e.position::text AS position
+         FROM namespace_heads h LEFT JOIN ledger_events e ON e.namespace = h.namespace AND e.version = h.version
+        WHERE h.namespace = $1`,
+      [namespace],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      namespace,
+      version: Number(row.version),
+      position: row.position ?? '0',
+      quotas: row.state.quotas.map((q) => ({ name: q.definition.name, hard: q.definition.spec.hard ?? {}, used: q.used })),
+    };
+  }
+
+  /** Usage per quota as the projection worker has folded it, with how far behind the head it is; undefined without a stream. */
+  async projectedUsage(namespace: string): Promise<ProjectedUsage | undefined> {
+    const rows = await select<{ head_version: string; version: string | null; projected_at: Date | null; quota: string | null; used: RawQuantities | null }>(
+      this.dataSource,
+      `SELECT h.version::text AS head_version, p.version::text AS version, p.projected_at, q.quota, q.used
+         FROM namespace_heads h
+         LEFT JOIN projected_namespaces p ON p.namespace = h.namespace
+         LEFT JOIN projected_quota_usage q ON q.namespace = h.namespace
+        WHERE h.namespace = $1`,
+      [namespace],
+    );
+    const first = rows[0];
+    if (!first) return undefined;
+    const used = new Map<string, RawQuantities>();
+    for (const row of rows) if (row.quota && row.used) used.set(row.quota, row.used);
+    return {
+      headVersion: Number(first.head_version),
+      version: Number(first.version ?? 0),
+      ...(first.projected_at ? { projectedAt: first.projected_at.toISOString() } : {}),
+      used,
+    };
+  }
+
+  /**
+   * Usage as it was at an instant (RFC 3339, microsecond precision): the fold of the
+   * namespace's events up to the last one recorded at or before it, started from the newest
+   * snapshot below that version, so at most a snapshot interval of events is read. Exact
+   * whatever the projection's lag: snapshots only shorten the fold.
+   */
+  async usageAt(namespace: string, at: string): Promise<NamespaceUsageAt | undefined> {
+    if (!(await this.exists(namespace))) return undefined;
+    const targets = await select<{ version: string; position: string }>(
+      this.dataSource,
+      `SELECT version::text AS version, position::text AS position FROM ledger_events
+        WHERE namespace = $1 AND recorded_at <= $2::timestamptz ORDER BY ledger_events.recorded_at DESC, ledger_events.version DESC LIMIT 1`,
+      [namespace, at],
+    );
+    const target = targets[0];
+    if (!target) return { namespace, at, version: 0, position: '0', quotas: [] };
+    const version = Number(target.version);
+    const snapshots = await select<{ version: string; state: HeadJson; reservations: ReservationJson[] }>(
+      this.dataSource,
+      `SELECT version::text AS version, state, reservations FROM usage_snapshots WHERE namespace = $1 AND version <= $2 ORDER BY usage_snapshots.version DESC LIMIT 1`,
+      [namespace, version],
+    );
+    const snapshot = snapshots[0];
+    const from = snapshot ? stateOf(Number(snapshot.version), snapshot.state, snapshot.reservations.map(reservationFromJson)) : initialState();
+    const events = await select<FoldRow>(
+      this.dataSource,
+      `SELECT ${FOLD_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version > $2 AND version <= $3 ORDER BY ledger_events.version`,
+      [namespace, from.version, version],
+    );
+    const head = headOf(fold(events.map(decodeEvent), from));
+    return {
+      namespace,
+      at,
+      version,
+      position: target.position,
+      quotas: head.quotas.map((q) => ({ name: q.definition.name, hard: q.definition.spec.hard ?? {}, used: q.used })),
+    };
+  }
+
+  /**
+   * Usage at `points` evenly spaced instants from `since` to `until` (both included), each
+   * exact (as `usageAt`: points sharing a snapshot share one fold, see sampleUsage), and the
+   * range's limit changes and denials as markers. Undefined when the namespace has no stream.
+   */
+  async usageSeries(namespace: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<UsageSeries | undefined> {
+    if (!(await this.exists(namespace))) return undefined;
+    const from = Date.parse(range.since);
+    const to = Date.parse(range.until);
+    const count = Math.max(2, Math.min(SERIES_POINTS_MAX, Math.floor(range.points)));
+    const instants = Array.from({ length: count }, (_, i) => new Date(from + Math.round(((to - from) * i) / (count - 1))).toISOString());
+    const points = await sampleUsage(this.dataSource, namespace, instants);
+    const limits = await select<{ version: string; type: string; quota: string; actor: string; at: Date }>(
+      this.dataSource,
+      `SELECT version::text AS version, type, data->>'name' AS quota, actor, recorded_at AS at FROM ledger_events
+        WHERE namespace = $1 AND recorded_at BETWEEN $2::timestamptz AND $3::timestamptz
+          AND type IN ('QuotaDefined', 'QuotaChanged', 'QuotaRemoved')
+        ORDER BY ledger_events.recorded_at, ledger_events.version LIMIT ${SERIES_MARKERS_MAX + 1}`,
+      [namespace, range.since, range.until],
+    );
+    const denials = await select<{ id: string; at: Date; reason: string | null; requester: string; name: string | null; message: string | null }>(
+      this.dataSource,
+      `SELECT id::text AS id, decided_at AS at, reason, requester, name, result->>'message' AS message FROM admission_decisions
+        WHERE namespace = $1 AND NOT allowed AND NOT dry_run AND decided_at BETWEEN $2::timestamptz AND $3::timestamptz
+        ORDER BY admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
+      [namespace, range.since, range.until],
+    );
+    const change = { QuotaDefined: 'defined', QuotaChanged: 'changed', QuotaRemoved: 'removed' } as const;
+    const markers: UsageMarker[] = [
+      ...limits.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({
+        kind: 'limit',
+        at: r.at.toISOString(),
+        version: Number(r.version),
+        quota: r.quota,
+        change: change[r.type as keyof typeof change],
+        actor: r.actor,
+      })),
+      ...denials.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({ kind: 'denial', at: r.at.toISOString(), decisionId: r.id, reason: r.reason, requester: r.requester, name: r.name, message: r.message })),
+    ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    return { namespace, since: range.since, until: range.until, points, markers, truncated: limits.length > SERIES_MARKERS_MAX || denials.length > SERIES_MARKERS_MAX };
+  }
+
+  private async exists(namespace: string): Promise<boolean> {
+    return (await select(this.dataSource, `SELECT 1 FROM namespace_heads WHERE namespace = $1`, [namespace])).length > 0;
+  }
+}
