@@ -1,7 +1,7 @@
 import { fold, reservationsNeededBy, type NamespaceState, type RecordedEvent, type Reservation } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { decodeEvent } from './rows.js';
+import { decodeEvent, type FoldRow } from './rows.js';
 import { select } from './sql.js';
 import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
 
@@ -41,15 +41,11 @@ export interface ProjectionLag {
   readonly updatedAt: string;
 }
 
-interface EventRow {
-  position: string;
-  transaction_id: string;
-  namespace: string;
-  version: string;
-  type: string;
-  schema_version: number;
-  data: unknown;
-  at_ms: number;
+/** An event as the feed reads it: what a fold needs (rows.ts) and where it sits in the feed. */
+interface FeedRow extends FoldRow {
+  readonly position: string;
+  readonly transaction_id: string;
+  readonly namespace: string;
 }
 
 interface NamespaceRow {
@@ -86,7 +82,7 @@ export class UsageProjection {
         [this.name],
       );
       const checkpoint = checkpoints[0] ?? { transaction_id: '0', position: '0' };
-      const { rows } = await client.query<EventRow>(
+      const { rows } = await client.query<FeedRow>(
         `SELECT position::text AS position, transaction_id::text AS transaction_id, namespace, version::text AS version, type, schema_version, data,
                 (extract(epoch from recorded_at) * 1000)::float8 AS at_ms
            FROM ledger_events
@@ -198,8 +194,8 @@ export class UsageProjection {
 
   // ------------------------------------------------------------------ applying a batch
 
-  private async apply(client: pg.PoolClient, rows: readonly EventRow[]): Promise<void> {
-    const byNamespace = new Map<string, EventRow[]>();
+  private async apply(client: pg.PoolClient, rows: readonly FeedRow[]): Promise<void> {
+    const byNamespace = new Map<string, FeedRow[]>();
     for (const row of rows) {
       const list = byNamespace.get(row.namespace);
       if (list) list.push(row);
@@ -226,7 +222,7 @@ export class UsageProjection {
    */
   private async loadReservations(
     client: pg.PoolClient,
-    byNamespace: ReadonlyMap<string, readonly EventRow[]>,
+    byNamespace: ReadonlyMap<string, readonly FeedRow[]>,
     heads: ReadonlyMap<string, NamespaceRow>,
   ): Promise<{ loaded: Map<string, ReservationJson[]>; wantsAll: Set<string> }> {
     const wantsAll = new Set<string>();
@@ -268,7 +264,7 @@ export class UsageProjection {
   }
 
   /** Folds one namespace's events onto its projected state and queues the writes. */
-  private project(out: BatchWrites, namespace: string, events: readonly EventRow[], head: NamespaceRow | undefined, reservations: readonly ReservationJson[], wantsAll: boolean): void {
+  private project(out: BatchWrites, namespace: string, events: readonly FeedRow[], head: NamespaceRow | undefined, reservations: readonly ReservationJson[], wantsAll: boolean): void {
     const before = stateOf(Number(head?.version ?? 0), head?.state ?? EMPTY_HEAD, reservations.map(reservationFromJson));
     const recorded = events.map(recordedOf);
     // Fold in chunks that end where a snapshot is due, so snapshots land every
@@ -283,7 +279,7 @@ export class UsageProjection {
       after = fold(recorded.slice(from, i + 1), after);
       from = i + 1;
       if (due) {
-        out.snapshot(namespace, after, events[i] as EventRow);
+        out.snapshot(namespace, after, events[i] as FeedRow);
         snapshotVersion = after.version;
       }
     }
@@ -296,11 +292,11 @@ export class UsageProjection {
       if (reservation) out.upsertReservation(namespace, reservation);
       else out.deleteReservation(namespace, id);
     }
-    out.namespace(namespace, after, events.at(-1) as EventRow, snapshotVersion);
+    out.namespace(namespace, after, events.at(-1) as FeedRow, snapshotVersion);
   }
 }
 
-const recordedOf = (row: EventRow): RecordedEvent => decodeEvent(row);
+const recordedOf = (row: FeedRow): RecordedEvent => decodeEvent(row);
 
 /** The writes of one step, sent as one statement per table (unnest of arrays). */
 class BatchWrites {
@@ -321,7 +317,7 @@ class BatchWrites {
     this.deletes.id.push(id);
   }
 
-  namespace(namespace: string, state: NamespaceState, last: EventRow, snapshotVersion: number): void {
+  namespace(namespace: string, state: NamespaceState, last: FeedRow, snapshotVersion: number): void {
     const head = headOf(state);
     this.namespaces.ns.push(namespace);
     this.namespaces.version.push(state.version);
@@ -339,7 +335,7 @@ class BatchWrites {
     }
   }
 
-  snapshot(namespace: string, state: NamespaceState, last: EventRow): void {
+  snapshot(namespace: string, state: NamespaceState, last: FeedRow): void {
     this.snapshots.ns.push(namespace);
     this.snapshots.version.push(state.version);
     this.snapshots.position.push(last.position);
