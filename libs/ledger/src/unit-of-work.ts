@@ -232,6 +232,8 @@ export class NamespaceUnitOfWork {
       this.state = evolve(before, record);
       this.events.push({ version, type: event.type, data: event.data, request_id: meta.requestId ?? null, actor: meta.actor, on_behalf_of: meta.onBehalfOf ?? null, at: this.now });
       this.track(before, record, meta);
+      // A release here changes which objects were released since a listing: ask again.
+      if (event.type === 'Released') this.releasedSince = undefined;
     }
     if (events.length > 0) this.exists = true;
   }
