@@ -10,6 +10,4 @@ export * from './definition-queries.js';
 export * from './audit-queries.js';
 export * from './projection.js';
 export * from './projection-runner.js';
-export { decodeEvent, type FoldRow } from './rows.js';
-export { flushStatement, type FlushPlan } from './flush-statement.js';
 export { isConnectionError } from './postgres-errors.js';
