@@ -209,11 +209,17 @@ export class NamespaceBatcher {
       for (const { queued, finish, error } of finals) settle(queued, finish, error);
       return { kind: 'done' };
     } catch (error) {
-      // A failed COMMIT has ended the transaction already; anything earlier is rolled back. A
-      // connection that cannot even roll back is broken: the driver's error event makes
-      // TypeORM hand it back to the pool as such, which destroys it.
-      if (runner.isTransactionActive && !commitSent) await runner.rollbackTransaction().catch(() => undefined);
       const cause = conflictCause(error);
+      if (!cause && !isDatabaseError(error)) {
+        // A lost connection, or an error from inside the driver (say, a stack overflow while it
+        // encoded a parameter): the connection's protocol state is unknown. Closing it makes the
+        // pool drop it when TypeORM releases it, instead of handing it to the next batch; the
+        // server rolls the transaction back.
+        await client.end().catch(() => undefined);
+      } else if (runner.isTransactionActive && !commitSent) {
+        // A failed COMMIT has ended the transaction already; anything earlier is rolled back.
+        await runner.rollbackTransaction().catch(() => undefined);
+      }
       if (cause) {
         this.stats.conflicts[cause]++;
         return { kind: 'conflict', error, commitSent: false };
