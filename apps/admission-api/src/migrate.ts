@@ -25,8 +25,15 @@ async function ensureDatabase(url: string): Promise<void> {
   try {
     const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (exists.rowCount === 0) {
-      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-      console.log(`created database ${name}`);
+      try {
+        await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+        console.log(`created database ${name}`);
+      } catch (error) {
+        // Another migration started at the same moment created it: 42P04 if it had committed,
+        // a unique violation on pg_database if both were creating it at once.
+        const { code, constraint } = error as { code?: string; constraint?: string };
+        if (code !== '42P04' && !(code === '23505' && constraint === 'pg_database_datname_index')) throw error;
+      }
     }
   } finally {
     await client.end();
