@@ -19,9 +19,8 @@ export interface KeyedRead {
 }
 
 export interface ReadRow {
+  /** The head's version when these were read (null: no head), to tell whether they are still current. */
   readonly head_version: string | null;
-  readonly head_state: HeadJson | null;
-  readonly now_ms: number;
   readonly decisions: { request_key: string; id: string; result: AdmissionResult; digest: string | null }[] | null;
   readonly reservations: ReservationRow[] | null;
 }
@@ -35,8 +34,7 @@ export function keyedRead(namespace: string, read: KeyedRead): pg.QueryConfig {
   };
 }
 
-const READ_SQL = `SELECT h.version AS head_version, h.state AS head_state,
-        (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
+const READ_SQL = `SELECT h.version AS head_version,
         (SELECT json_agg(json_build_object('request_key', d.request_key, 'id', d.id::text, 'result', d.result, 'digest', d.request_digest))
            FROM unnest($2::text[]) AS k(key)
            CROSS JOIN LATERAL (SELECT * FROM admission_decisions d

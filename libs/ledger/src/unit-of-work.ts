@@ -72,7 +72,7 @@ export class NamespaceUnitOfWork {
     private readonly client: pg.ClientBase,
     readonly namespace: string,
     readonly now: number,
-    head: { version: number; state: ReadRow['head_state'] } | undefined,
+    head: { version: number; state: HeadRow['head_state'] } | undefined,
   ) {
     this.baseVersion = head?.version ?? 0;
     this.headExisted = head !== undefined;
