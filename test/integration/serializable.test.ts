@@ -4,12 +4,12 @@ import type { Pod } from '@quota/domain';
 import { LedgerCommands, MIGRATION_LOCK_KEY, runMigrationsLocked, type AdmitCommand } from '@quota/ledger';
 import type { DataSource } from 'typeorm';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
-import { until } from '../support/wait.js';
 
 /**
  * The write path's transaction as PostgreSQL sees it: SERIALIZABLE (its predicate locks are
- * there while it runs), a conflict with a concurrent writer is a 40001 that is retried whole,
- * and migrations that start together take turns.
+ * there while it runs), a conflict with a concurrent writer is a 40001 that is retried whole, a
+ * group commit spans namespaces and leaves out only the one another writer holds, and
+ * migrations that start together take turns.
  */
 let db: TestDatabase & { dataSource: DataSource };
 let commands: LedgerCommands;
@@ -40,41 +40,74 @@ const admit = (namespace: string, object: Pod): AdmitCommand => ({
 });
 
 describe('the admission transaction', () => {
-  it('is SERIALIZABLE: while it waits for the head row, pg_locks shows its SIReadLocks, and the concurrent update it meets is a 40001 it retries', async () => {
+  it('is SERIALIZABLE: inside it pg_locks shows its SIReadLocks, and a row a concurrent writer changed under it is a 40001 it retries', async () => {
     await commands.putQuota('ser', { name: 'compute', spec: { hard: { pods: '10' } } }, { actor: 'admin' });
-    const blocker = new pg.Client({ connectionString: db.url });
-    const observer = new pg.Client({ connectionString: db.url });
-    await Promise.all([blocker.connect(), observer.connect()]);
-    try {
-      // Another replica's write holds the head row until it commits.
-      await blocker.query('BEGIN');
-      await blocker.query(`UPDATE namespace_heads SET updated_at = clock_timestamp() WHERE namespace = 'ser'`);
-      const before = commands.stats.conflicts.serialization;
-      const pending = commands.admit(admit('ser', pod('p1')));
-      const siReadLocks = async (): Promise<number> =>
-        Number(
+    const { result } = await commands.admit(admit('ser', pod('p1')));
+    const id = result.reservationId ?? '';
+    const other = new pg.Client({ connectionString: db.url });
+    await other.connect();
+    let siReadLocks = -1;
+    // Once the commit's transaction has read and locked its head, another writer changes the
+    // reservation row the commit is about to update (a row lock on the head does not cover it).
+    const seen = new LedgerCommands(db.dataSource, {
+      retryBaseMs: 1,
+      onLocked: async () => {
+        if (siReadLocks >= 0) return;
+        siReadLocks = Number(
           (
-            await observer.query<{ n: string }>(
+            await other.query<{ n: string }>(
               `SELECT count(*) AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.mode = 'SIReadLock' AND d.datname = $1`,
               [db.name],
             )
           ).rows[0]?.n,
         );
-      await until('the admission holding SIReadLocks', async () => ((await siReadLocks()) > 0 ? true : undefined), 10_000);
-      // It reads in its snapshot, then waits for the row lock to write the head.
-      await until('the admission waiting for the head row', async () => {
-        const { rows } = await observer.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, [db.name]);
-        return rows.length > 0 ? true : undefined;
-      });
+        await other.query(`UPDATE reservations SET request_id = request_id WHERE namespace = 'ser' AND reservation_id = $1`, [id]);
+      },
+    });
+    try {
+      const outcome = await seen.commit('ser', id, { actor: 'reconciler' });
+      expect(outcome).toMatchObject({ changed: true, view: { state: 'committed' } });
+      expect(siReadLocks).toBeGreaterThan(0);
+      expect(seen.stats.conflicts.serialization).toBe(1);
+      const types = await db.dataSource.query(`SELECT type FROM ledger_events WHERE namespace = 'ser' ORDER BY version`);
+      expect(types.map((t: { type: string }) => t.type)).toEqual(['QuotaDefined', 'Reserved', 'Committed']);
+    } finally {
+      await seen.close();
+      await other.end();
+    }
+  });
+
+  it('groups commands of several namespaces in one transaction; a namespace whose head another writer holds waits on its own while the others commit', async () => {
+    for (const namespace of ['held', 'free-a', 'free-b']) await commands.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '10' } } }, { actor: 'admin' });
+    const blocker = new pg.Client({ connectionString: db.url });
+    await blocker.connect();
+    const grouped = new LedgerCommands(db.dataSource, { retryBaseMs: 1 });
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`UPDATE namespace_heads SET updated_at = clock_timestamp() WHERE namespace = 'held'`);
+      const transactions = grouped.stats.transactions;
+      const held = grouped.admit(admit('held', pod('h1')));
+      let heldDone = false;
+      void held.finally(() => (heldDone = true));
+      // Submitted together: one group, one transaction for both free namespaces.
+      const free = await Promise.all([grouped.admit(admit('free-a', pod('a1'))), grouped.admit(admit('free-a', pod('a2'))), grouped.admit(admit('free-b', pod('b1')))]);
+      expect(free.map((o) => o.result.allowed)).toEqual([true, true, true]);
+      expect(grouped.stats.transactions - transactions).toBe(1);
+      expect(heldDone).toBe(false);
+      expect(grouped.stats.conflicts.locked).toBeGreaterThan(0);
       await blocker.query('COMMIT');
-      const outcome = await pending;
-      expect(outcome.result).toMatchObject({ allowed: true, code: 200 });
-      expect(commands.stats.conflicts.serialization).toBeGreaterThan(before);
-      const reserved = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'ser' AND type = 'Reserved'`);
-      expect(reserved[0].n).toBe(1);
+      expect((await held).result.allowed).toBe(true);
+      const reserved = await db.dataSource.query(
+        `SELECT namespace, count(*)::int AS n FROM ledger_events WHERE namespace IN ('held', 'free-a', 'free-b') AND type = 'Reserved' GROUP BY namespace ORDER BY namespace`,
+      );
+      expect(reserved).toEqual([
+        { namespace: 'free-a', n: 2 },
+        { namespace: 'free-b', n: 1 },
+        { namespace: 'held', n: 1 },
+      ]);
     } finally {
       await blocker.end();
-      await observer.end();
+      await grouped.close();
     }
   });
 

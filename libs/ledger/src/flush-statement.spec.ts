@@ -22,58 +22,78 @@ const plan = (over: Partial<FlushPlan>): FlushPlan => ({
   created: [],
   changed: [],
   decisions: [],
-  now: 1_000,
   ...over,
 });
 
 const reserved = { version: 2, type: 'Reserved', data: { reservationId: 'r1' }, request_id: 'review:1', actor: 'alice', on_behalf_of: null, at: 1_000 };
 const decision = { source: 'webhook', operation: 'CREATE', resource: 'pods', requester: 'alice', dryRun: false, result: { allowed: true, code: 200, dryRun: false } } as const;
+const denial = { ...decision, result: { allowed: false, code: 403, dryRun: false, stage: 'ResourceQuota' } } as const;
+const json = (value: unknown): unknown[] => JSON.parse(String(value)) as unknown[];
 
 describe('flushStatement', () => {
-  it('writes nothing for a batch that decided nothing new', () => {
-    expect(flushStatement(plan({}))).toBeUndefined();
+  it('writes nothing for a group that decided nothing new', () => {
+    expect(flushStatement([plan({}), plan({ namespace: 'team-b' })], 1_000)).toBeUndefined();
   });
 
-  it('advances an existing head only from the version the batch read (the compare-and-set), and ties every write to it', () => {
-    const statement = flushStatement(plan({ events: [reserved], created: [recordFromJson(reservation('r1'), 'reserved', { eventVersions: [2] })], decisions: [decision] }));
-    expect(statement?.text).toContain('UPDATE namespace_heads SET version = $2');
-    expect(statement?.text).toMatch(/WHERE namespace = \$1 AND version = \$4 RETURNING 1/);
-    expect(statement?.values?.[0]).toBe('team-a');
-    expect(statement?.values?.[1]).toBe(2);
-    expect(statement?.values?.[3]).toBe(1);
-    // The events, the new reservation and the decision are each written only if the head moved.
-    expect(statement?.text.match(/WHERE EXISTS \(SELECT 1 FROM head\)/g)).toHaveLength(3);
+  it('advances each existing head only from the version the group read (the compare-and-set), and ties every write to a head that moved', () => {
+    const statement = flushStatement(
+      [plan({ events: [reserved], created: [recordFromJson(reservation('r1'), 'reserved', { eventVersions: [2] })], decisions: [decision] }), plan({ namespace: 'team-b', base: { version: 7, existed: true }, head: { version: 8, state: EMPTY_HEAD }, events: [{ ...reserved, version: 8 }] })],
+      1_000,
+    );
+    expect(statement?.text).toContain('UPDATE namespace_heads AS t SET version = h.version');
+    expect(statement?.text).toContain('WHERE h.existed AND t.namespace = h.namespace AND t.version = h.base');
+    expect(json(statement?.values?.[0])).toEqual([
+      expect.objectContaining({ namespace: 'team-a', base: 1, existed: true, version: 2 }),
+      expect.objectContaining({ namespace: 'team-b', base: 7, existed: true, version: 8 }),
+    ]);
+    expect(json(statement?.values?.[1])).toEqual([expect.objectContaining({ namespace: 'team-a', version: 2 }), expect.objectContaining({ namespace: 'team-b', version: 8 })]);
+    // The events, the new reservation and the decision are each written only if their namespace's head moved.
+    expect(statement?.text.match(/\.namespace IN \(SELECT namespace FROM head\)/g)).toHaveLength(3);
     expect(statement?.text).toContain('(SELECT count(*) FROM head)::int AS head_rows');
     expect(statement?.text).toContain('SELECT id::text AS id FROM decided');
   });
 
   it('inserts the first head of a namespace instead (its primary key is the guard against a concurrent first write)', () => {
-    const statement = flushStatement(plan({ base: { version: 0, existed: false }, head: { version: 1, state: EMPTY_HEAD }, events: [{ ...reserved, version: 1 }] }));
-    expect(statement?.text).toContain('INSERT INTO namespace_heads (namespace, version, state) VALUES ($1, $2, $3::jsonb)');
-    expect(statement?.text).not.toContain('UPDATE namespace_heads');
+    const statement = flushStatement([plan({ base: { version: 0, existed: false }, head: { version: 1, state: EMPTY_HEAD }, events: [{ ...reserved, version: 1 }] })], 1_000);
+    expect(statement?.text).toContain('INSERT INTO namespace_heads (namespace, version, state)');
+    expect(statement?.text).toContain('WHERE NOT h.existed');
+    expect(json(statement?.values?.[0])).toEqual([expect.objectContaining({ existed: false, version: 1 })]);
   });
 
-  it('logs a denial alone without touching the head', () => {
-    const statement = flushStatement(plan({ decisions: [{ ...decision, result: { allowed: false, code: 403, dryRun: false, stage: 'ResourceQuota' } }] }));
+  it('logs denials alone without touching a head', () => {
+    const statement = flushStatement([plan({ decisions: [denial] }), plan({ namespace: 'team-b', decisions: [denial] })], 1_000);
     expect(statement?.text).not.toContain('namespace_heads');
-    expect(statement?.text).not.toContain('EXISTS (SELECT 1 FROM head)');
-    expect(statement?.text).toContain('1 AS head_rows');
-    expect(JSON.parse(String(statement?.values?.[2]))).toEqual([expect.objectContaining({ ord: 0, allowed: false, code: 403, reason: 'ResourceQuota' })]);
+    expect(statement?.text).not.toContain('FROM head');
+    expect(statement?.text).toContain('0 AS head_rows');
+    expect(json(statement?.values?.[1])).toEqual([
+      expect.objectContaining({ ord: 0, namespace: 'team-a', appends: false, allowed: false, code: 403, reason: 'ResourceQuota' }),
+      expect.objectContaining({ ord: 1, namespace: 'team-b' }),
+    ]);
+  });
+
+  it('writes a denial even when another namespace of the group fails its compare-and-set, and an admission only with its head', () => {
+    const statement = flushStatement([plan({ decisions: [denial] }), plan({ namespace: 'team-b', events: [reserved], decisions: [decision] })], 1_000);
+    expect(statement?.text).toContain('WHERE NOT d.appends OR d.namespace IN (SELECT namespace FROM head)');
+    const rows = json(statement?.values?.at(-1));
+    expect(rows).toEqual([expect.objectContaining({ namespace: 'team-a', appends: false }), expect.objectContaining({ namespace: 'team-b', appends: true })]);
   });
 
   it('updates known reservation rows by key and inserts new ones, never an upsert', () => {
     const committed = recordFromJson({ ...reservation('r0'), status: 'committed', committedAt: 1_000 }, 'committed', { eventVersions: [1, 2] });
-    const statement = flushStatement(plan({ events: [reserved], changed: [committed] }));
+    const statement = flushStatement([plan({ events: [reserved], changed: [committed] })], 1_000);
     expect(statement?.text).toContain('changed_reservations AS (UPDATE reservations AS t SET');
+    expect(statement?.text).toContain('WHERE t.namespace = r.namespace AND t.reservation_id = r.reservation_id');
     expect(statement?.text).not.toContain('created_reservations');
     expect(statement?.text).not.toContain('ON CONFLICT');
   });
 
-  it('names each shape of the statement once, so it is prepared once per connection', () => {
-    const a = flushStatement(plan({ decisions: [decision] }));
-    const b = flushStatement(plan({ decisions: [decision, decision], now: 2_000 }));
-    const c = flushStatement(plan({ events: [reserved] }));
+  it('names each shape of the statement once, whatever the number of namespaces and rows, so it is prepared once per connection', () => {
+    const a = flushStatement([plan({ decisions: [decision] })], 1_000);
+    const b = flushStatement([plan({ decisions: [decision, decision] }), plan({ namespace: 'team-b', decisions: [decision] })], 2_000);
+    const c = flushStatement([plan({ events: [reserved] })], 1_000);
+    const d = flushStatement([plan({ events: [reserved] }), plan({ namespace: 'team-b', events: [reserved] })], 1_000);
     expect(a?.name).toBe(b?.name);
+    expect(c?.name).toBe(d?.name);
     expect(a?.name).not.toBe(c?.name);
     expect(a?.name).toMatch(/^ledger_flush_[0-9a-z]+$/);
   });

@@ -5,10 +5,14 @@ import type { AdmissionResult, AdmissionSource } from './ledger.types.js';
 import type { ReservationRecord } from './rows.js';
 
 /**
- * The one statement that writes a batch: the head (advanced only if it is still at the version
- * the batch read: the compare-and-set), the events, the reservation rows and the decisions.
- * Built by a pure function from what the unit of work buffered, so its shape is tested without
- * a database (flush-statement.spec.ts).
+ * The one statement that writes a group commit: for every namespace in the group, its head
+ * (advanced only if it is still at the version the group read: the compare-and-set), its
+ * events, its reservation rows and its decisions. Built by a pure function from what the units
+ * of work buffered, so its shape is tested without a database (flush-statement.spec.ts).
+ *
+ * Every row set travels as one jsonb parameter and is joined back by key, so the statement's
+ * text depends only on which tables the group writes (a handful of shapes, each prepared once
+ * per connection), not on how many namespaces or rows it holds.
  */
 
 /** An event as it will be inserted. */
@@ -39,97 +43,120 @@ export interface DecisionInput {
   readonly result: AdmissionResult;
 }
 
+/** What one namespace of the group writes. */
 export interface FlushPlan {
   readonly namespace: string;
-  /** The head as the batch read it: its version (0 when there was no row) and whether the row existed. */
+  /** The head as the group read it: its version (0 when there was no row) and whether the row existed. */
   readonly base: { readonly version: number; readonly existed: boolean };
   /** The head after the events (written only with events). */
   readonly head: { readonly version: number; readonly state: HeadJson };
   readonly events: readonly PendingEvent[];
-  /** Reservation rows the batch creates, and rows it changes (known by key). */
+  /** Reservation rows the namespace's commands create, and rows they change (known by key). */
   readonly created: readonly ReservationRecord[];
   readonly changed: readonly ReservationRecord[];
   readonly decisions: readonly DecisionInput[];
-  /** The decisions' time, epoch ms. */
-  readonly now: number;
+}
+
+/** The rows the statement returns: one per decision with its new id (or one NULL row), and how many heads moved. */
+export interface FlushRow {
+  readonly id: string | null;
+  readonly head_rows: number;
 }
 
 /**
- * Every write of a batch that appends events happens only if the head moved from the version
- * the batch read: data-modifying CTEs all run whatever the others did, so each is tied to the
- * head's RETURNING row. (Were the head to stay put, the events' unique (namespace, version)
- * would also refuse them; this makes the rule explicit for every table.)
+ * Every write of a namespace that appends events happens only if its head moved from the
+ * version the group read: data-modifying CTEs all run whatever the others did, so each row is
+ * tied to its namespace's row in `head` (the heads the compare-and-set advanced). Were a head
+ * to stay put, the events' unique (namespace, version) would also refuse them; this makes the
+ * rule explicit for every table.
  */
-const HEAD_MOVED = 'EXISTS (SELECT 1 FROM head)';
+const HEAD_MOVED = (alias: string): string => `${alias}.namespace IN (SELECT namespace FROM head)`;
 
-const RESERVATION_RECORDSET = `AS r(reservation_id text, object_uid text, status text, version bigint, data jsonb, request_id text,
+const RESERVATION_RECORDSET = `AS r(namespace text, reservation_id text, object_uid text, status text, version bigint, data jsonb, request_id text,
             reserved_at float8, committed_at float8, released_at float8, release_reason text, expires_at float8, event_versions jsonb)`;
 
 /**
- * The statement, or undefined when the batch writes nothing. Its rows: one per decision with
- * its new id (or one NULL row), each with `head_rows` = 1 unless the compare-and-set found the
- * head moved (then nothing at all was written).
+ * The statement for the group, or undefined when it writes nothing. `head_rows` must equal the
+ * number of plans that append events; if it does not, a head moved
+ * and nothing of that namespace was written: the caller rolls the transaction back.
  */
-export function flushStatement(plan: FlushPlan): pg.QueryConfig | undefined {
-  if (plan.events.length === 0 && plan.decisions.length === 0) return undefined;
-  const params: unknown[] = [plan.namespace];
+export function flushStatement(plans: readonly FlushPlan[], now: number): pg.QueryConfig | undefined {
+  const appending = plans.filter((p) => p.events.length > 0);
+  const decisions = plans.flatMap((p) => p.decisions.map((input) => ({ namespace: p.namespace, appends: p.events.length > 0, input })));
+  if (appending.length === 0 && decisions.length === 0) return undefined;
+  const params: unknown[] = [];
   const param = (value: unknown): string => {
     params.push(value);
     return `$${params.length}`;
   };
   const ctes: string[] = [];
-  if (plan.events.length > 0) ctes.push(...appendCtes(plan, param));
+  if (appending.length > 0) ctes.push(...appendCtes(appending, param));
   let select = `SELECT NULL::text AS id`;
-  if (plan.decisions.length > 0) {
-    ctes.push(decisionsCte(plan, param));
+  if (decisions.length > 0) {
+    ctes.push(decisionsCte(decisions, now, appending.length > 0, param));
     select = `SELECT id::text AS id FROM decided`;
   }
-  const headCheck = plan.events.length > 0 ? `(SELECT count(*) FROM head)::int AS head_rows` : `1 AS head_rows`;
+  const headCheck = appending.length > 0 ? `(SELECT count(*) FROM head)::int AS head_rows` : `0 AS head_rows`;
   const text = `WITH ${ctes.join(',\n')} SELECT ids.id, ${headCheck} FROM (${select}) AS ids`;
-  // A handful of shapes (which tables a batch writes), each prepared once per connection.
+  // A handful of shapes (which tables a group writes), each prepared once per connection.
   return { name: `ledger_flush_${shapeOf(text)}`, text, values: params };
 }
 
-function appendCtes(plan: FlushPlan, param: (value: unknown) => string): string[] {
-  const version = param(plan.head.version);
-  const state = param(JSON.stringify(plan.head.state));
+function appendCtes(plans: readonly FlushPlan[], param: (value: unknown) => string): string[] {
+  const heads = plans.map((p) => ({ namespace: p.namespace, base: p.base.version, existed: p.base.existed, version: p.head.version, state: p.head.state }));
+  const events = plans.flatMap((p) => p.events.map((e) => ({ namespace: p.namespace, ...e })));
+  const created = plans.flatMap((p) => p.created.map((r) => reservationRow(p.namespace, r)));
+  const changed = plans.flatMap((p) => p.changed.map((r) => reservationRow(p.namespace, r)));
   const ctes = [
-    plan.base.existed
-      ? `head AS (UPDATE namespace_heads SET version = ${version}, state = ${state}::jsonb, updated_at = clock_timestamp()
-           WHERE namespace = $1 AND version = ${param(plan.base.version)} RETURNING 1)`
-      : `head AS (INSERT INTO namespace_heads (namespace, version, state) VALUES ($1, ${version}, ${state}::jsonb) RETURNING 1)`,
+    `heads_in AS (SELECT * FROM jsonb_to_recordset(${param(JSON.stringify(heads))}::jsonb)
+        AS h(namespace text, base bigint, existed boolean, version bigint, state jsonb))`,
+    `updated_heads AS (UPDATE namespace_heads AS t SET version = h.version, state = h.state, updated_at = clock_timestamp()
+        FROM heads_in AS h WHERE h.existed AND t.namespace = h.namespace AND t.version = h.base RETURNING t.namespace)`,
+    `inserted_heads AS (INSERT INTO namespace_heads (namespace, version, state)
+        SELECT h.namespace, h.version, h.state FROM heads_in AS h WHERE NOT h.existed RETURNING namespace)`,
+    `head AS (SELECT namespace FROM updated_heads UNION ALL SELECT namespace FROM inserted_heads)`,
     `events AS (INSERT INTO ledger_events (namespace, version, type, schema_version, data, request_id, actor, on_behalf_of, recorded_at)
-        SELECT $1, e.version, e.type, ${EVENT_SCHEMA_VERSION}, e.data, e.request_id, e.actor, e.on_behalf_of, to_timestamp(e.at / 1000.0)
-          FROM jsonb_to_recordset(${param(JSON.stringify(plan.events))}::jsonb)
-            AS e(version bigint, type text, data jsonb, request_id text, actor text, on_behalf_of text, at float8)
-         WHERE ${HEAD_MOVED})`,
+        SELECT e.namespace, e.version, e.type, ${EVENT_SCHEMA_VERSION}, e.data, e.request_id, e.actor, e.on_behalf_of, to_timestamp(e.at / 1000.0)
+          FROM jsonb_to_recordset(${param(JSON.stringify(events))}::jsonb)
+            AS e(namespace text, version bigint, type text, data jsonb, request_id text, actor text, on_behalf_of text, at float8)
+         WHERE ${HEAD_MOVED('e')}
+         ORDER BY e.namespace, e.version)`,
   ];
   // New rows are inserted and known rows updated by key: no ON CONFLICT probe, whose index
   // reads would add predicate locks.
-  if (plan.created.length > 0) {
+  if (created.length > 0) {
     ctes.push(`created_reservations AS (INSERT INTO reservations (namespace, reservation_id, object_uid, status, version, data, request_id,
             reserved_at, committed_at, released_at, release_reason, expires_at, event_versions)
-          SELECT $1, r.reservation_id, r.object_uid, r.status, r.version, r.data, r.request_id,
+          SELECT r.namespace, r.reservation_id, r.object_uid, r.status, r.version, r.data, r.request_id,
                  to_timestamp(r.reserved_at / 1000.0), to_timestamp(r.committed_at / 1000.0), to_timestamp(r.released_at / 1000.0),
                  r.release_reason, to_timestamp(r.expires_at / 1000.0),
                  ARRAY(SELECT jsonb_array_elements_text(r.event_versions)::bigint)
-            FROM jsonb_to_recordset(${param(JSON.stringify(plan.created.map(reservationRow)))}::jsonb) ${RESERVATION_RECORDSET}
-           WHERE ${HEAD_MOVED})`);
+            FROM jsonb_to_recordset(${param(JSON.stringify(created))}::jsonb) ${RESERVATION_RECORDSET}
+           WHERE ${HEAD_MOVED('r')})`);
   }
-  if (plan.changed.length > 0) {
+  if (changed.length > 0) {
     ctes.push(`changed_reservations AS (UPDATE reservations AS t SET
             status = r.status, data = r.data, committed_at = to_timestamp(r.committed_at / 1000.0),
             released_at = to_timestamp(r.released_at / 1000.0), release_reason = r.release_reason,
             event_versions = ARRAY(SELECT jsonb_array_elements_text(r.event_versions)::bigint)
-            FROM jsonb_to_recordset(${param(JSON.stringify(plan.changed.map(reservationRow)))}::jsonb) ${RESERVATION_RECORDSET}
-           WHERE t.namespace = $1 AND t.reservation_id = r.reservation_id AND ${HEAD_MOVED})`);
+            FROM jsonb_to_recordset(${param(JSON.stringify(changed))}::jsonb) ${RESERVATION_RECORDSET}
+           WHERE t.namespace = r.namespace AND t.reservation_id = r.reservation_id AND ${HEAD_MOVED('r')})`);
   }
   return ctes;
 }
 
-function decisionsCte(plan: FlushPlan, param: (value: unknown) => string): string {
-  const rows = plan.decisions.map((input, ord) => ({
+interface GroupDecision {
+  readonly namespace: string;
+  /** Its namespace appends events in this group: the decision is written only if that head moved. */
+  readonly appends: boolean;
+  readonly input: DecisionInput;
+}
+
+function decisionsCte(decisions: readonly GroupDecision[], now: number, anyAppends: boolean, param: (value: unknown) => string): string {
+  const rows = decisions.map(({ namespace, appends, input }, ord) => ({
     ord,
+    namespace,
+    appends,
     request_key: input.requestKey ?? null,
     request_digest: input.requestDigest ?? null,
     source: input.source,
@@ -149,18 +176,20 @@ function decisionsCte(plan: FlushPlan, param: (value: unknown) => string): strin
   }));
   return `decided AS (INSERT INTO admission_decisions (namespace, request_key, request_digest, source, operation, resource, kind, name, object_uid,
             requester, on_behalf_of, dry_run, allowed, code, reason, reservation_id, result, decided_at)
-          SELECT $1, d.request_key, d.request_digest, d.source, d.operation, d.resource, d.kind, d.name, d.object_uid,
-                 d.requester, d.on_behalf_of, d.dry_run, d.allowed, d.code, d.reason, d.reservation_id, d.result, to_timestamp(${param(plan.now)} / 1000.0)
+          SELECT d.namespace, d.request_key, d.request_digest, d.source, d.operation, d.resource, d.kind, d.name, d.object_uid,
+                 d.requester, d.on_behalf_of, d.dry_run, d.allowed, d.code, d.reason, d.reservation_id, d.result, to_timestamp(${param(now)} / 1000.0)
             FROM jsonb_to_recordset(${param(JSON.stringify(rows))}::jsonb)
-              AS d(ord int, request_key text, request_digest text, source text, operation text, resource text, kind text, name text, object_uid text,
-                   requester text, on_behalf_of text, dry_run boolean, allowed boolean, code smallint, reason text, reservation_id text, result jsonb)
-          ${plan.events.length > 0 ? `WHERE ${HEAD_MOVED}` : ''}
+              AS d(ord int, namespace text, appends boolean, request_key text, request_digest text, source text, operation text, resource text, kind text,
+                   name text, object_uid text, requester text, on_behalf_of text, dry_run boolean, allowed boolean, code smallint, reason text,
+                   reservation_id text, result jsonb)
+          ${anyAppends ? `WHERE NOT d.appends OR ${HEAD_MOVED('d')}` : ''}
            ORDER BY d.ord
           RETURNING id)`;
 }
 
-function reservationRow(r: ReservationRecord): Record<string, unknown> {
+function reservationRow(namespace: string, r: ReservationRecord): Record<string, unknown> {
   return {
+    namespace,
     reservation_id: r.id,
     object_uid: r.json.object.uid ?? null,
     status: r.status,

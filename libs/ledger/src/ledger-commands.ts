@@ -16,7 +16,7 @@ import {
 } from '@quota/domain';
 import type { DataSource } from 'typeorm';
 import { AppendNotifier } from './append-notifier.js';
-import { NamespaceBatcher, type BatchStats } from './batcher.js';
+import { GroupCommitter, type BatchStats } from './group-commit.js';
 import { LedgerClock } from './ledger-clock.js';
 import { LedgerError } from './ledger-error.js';
 import type {
@@ -41,6 +41,9 @@ import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from './vi
 
 const DEFAULTS = {
   batchSizeMax: 64,
+  groupCommandsMax: 256,
+  groupBytesMax: 1024 * 1024,
+  groupsInFlightMax: 2,
   quotasPerNamespaceMax: 16,
   limitRangesPerNamespaceMax: 16,
   /** The projection worker hears of appends this long after them at most (it also polls). */
@@ -48,6 +51,7 @@ const DEFAULTS = {
   retryMax: 12,
   retryBaseMs: 2,
   retryMaxDelayMs: 100,
+  headWaitMaxMs: 5_000,
   queueMax: 10_000,
 };
 
@@ -60,11 +64,12 @@ type Finish<C extends NamespaceCommand, R> = (answer: AnswerOf[C['type']], work:
 /**
  * The ledger's command side: each write is a NamespaceCommand, handled by one generic loop
  * (as emmett's handleCommand): read what it needs by key, `decide`, append the events, inside
- * the batch's SERIALIZABLE transaction (batcher.ts), retried whole on a conflict. The methods
+ * the SERIALIZABLE transaction of the group commit it joins (group-commit.ts), retried whole on
+ * a conflict. The methods
  * only build the command and turn the decider's answer into the caller's result.
  */
 export class LedgerCommands {
-  private readonly batcher: NamespaceBatcher;
+  private readonly batcher: GroupCommitter;
   private readonly notifier: AppendNotifier;
   private readonly newId: () => string;
   private readonly clock: LedgerClock;
@@ -78,11 +83,15 @@ export class LedgerCommands {
     this.quotaLimit = { max: options.quotasPerNamespaceMax ?? DEFAULTS.quotasPerNamespaceMax, setting: 'QUOTAS_PER_NAMESPACE_MAX' };
     this.limitRangeLimit = { max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' };
     this.notifier = new AppendNotifier(dataSource, LEDGER_EVENTS_CHANNEL, DEFAULTS.notifyIntervalMs);
-    this.batcher = new NamespaceBatcher(dataSource, {
+    this.batcher = new GroupCommitter(dataSource, {
       batchSizeMax: options.batchSizeMax ?? DEFAULTS.batchSizeMax,
+      groupCommandsMax: options.groupCommandsMax ?? DEFAULTS.groupCommandsMax,
+      groupBytesMax: options.groupBytesMax ?? DEFAULTS.groupBytesMax,
+      groupsInFlightMax: options.groupsInFlightMax ?? DEFAULTS.groupsInFlightMax,
       retryMax: options.retryMax ?? DEFAULTS.retryMax,
       retryBaseMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
       retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
+      headWaitMaxMs: options.headWaitMaxMs ?? DEFAULTS.headWaitMaxMs,
       queueMax: DEFAULTS.queueMax,
       ...(options.clock ? { clock: options.clock } : {}),
       onCommitted: (commands, retries) => {
@@ -91,6 +100,7 @@ export class LedgerCommands {
       },
       onAppended: () => this.notifier.poke(),
       ...(options.onPrefetched ? { onPrefetched: options.onPrefetched } : {}),
+      ...(options.onLocked ? { onLocked: options.onLocked } : {}),
     });
   }
 
@@ -237,6 +247,7 @@ export class LedgerCommands {
     const first = needsOf(command, unread(namespace));
     return this.batcher.submit<R>(namespace, {
       ...(first ? { prefetch: first } : {}),
+      bytes: bytesOf(command),
       run: async (work) => {
         for (let round = 1, needs = needsOf(command, work.facts); needs; needs = needsOf(command, work.facts), round++) {
           assert(round <= NEEDS_ROUNDS_MAX, `${command.type} still needs facts after ${NEEDS_ROUNDS_MAX} reads`);
@@ -248,6 +259,19 @@ export class LedgerCommands {
         return finish(answer, work, before);
       },
     });
+  }
+}
+
+/** Roughly what a command writes: a reconcile one reservation and event per object listed, a definition its spec, anything else a few rows. */
+function bytesOf(command: NamespaceCommand): number {
+  switch (command.type) {
+    case 'Reconcile':
+      return 2048 + 1024 * command.objects.length;
+    case 'PutQuota':
+    case 'PutLimitRange':
+      return 4096 + 8 * JSON.stringify(command.definition).length;
+    default:
+      return 2048;
   }
 }
 

@@ -7,14 +7,22 @@ import type { AdmissionResult, AdmissionRequest, ExistingObject, GroupResource, 
  */
 
 export interface LedgerOptions {
-  /** Most commands decided together in one transaction for one namespace. */
+  /** Most commands of one namespace decided together in one transaction. */
   readonly batchSizeMax?: number;
+  /** Most commands in one group commit, all namespaces together (default 256). */
+  readonly groupCommandsMax?: number;
+  /** Most estimated bytes one group commit writes (default 1 MiB). */
+  readonly groupBytesMax?: number;
+  /** Most group commits in flight at once, each on one pooled connection (default 2). */
+  readonly groupsInFlightMax?: number;
   /** Attempts of one transaction before answering Unavailable (SQLSTATE 40001, version conflicts). */
   readonly retryMax?: number;
   /** First backoff after a conflict, in milliseconds; doubles per attempt, with full jitter. */
   readonly retryBaseMs?: number;
   /** Largest single backoff, in milliseconds. */
   readonly retryMaxDelayMs?: number;
+  /** Longest a command waits, in all, while other replicas hold its namespace's head, before Unavailable (default 5,000 ms). */
+  readonly headWaitMaxMs?: number;
   /** Time in epoch milliseconds. Default: the database's clock, read in the transaction. */
   readonly clock?: () => number;
   /** New ids (reservations, quota uids). Default: crypto.randomUUID. */
@@ -27,6 +35,8 @@ export interface LedgerOptions {
   readonly limitRangesPerNamespaceMax?: number;
   /** A seam for tests and fault injection: runs between a batch's keyed prefetch and its transaction. */
   readonly onPrefetched?: (namespace: string) => Promise<void>;
+  /** A seam for tests: runs inside a group's transaction once its heads are read and locked. */
+  readonly onLocked?: (namespaces: readonly string[]) => Promise<void>;
 }
 
 /** Where an admission came from. */

@@ -32,7 +32,9 @@ export type ConflictCause =
   /** The head was not at the version read: the compare-and-set wrote nothing. */
   | 'version'
   /** A unique key a concurrent writer took first (the same request key, a first head). */
-  | 'unique';
+  | 'unique'
+  /** Another writer held the head (row-locked) when the group read it: that namespace alone is retried. */
+  | 'locked';
 
 export function conflictCause(error: unknown): ConflictCause | undefined {
   if (error instanceof VersionConflict) return 'version';

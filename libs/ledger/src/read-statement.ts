@@ -5,9 +5,9 @@ import type { AdmissionResult } from './ledger.types.js';
 import { RESERVATION_COLUMNS, type ReservationRow } from './rows.js';
 
 /**
- * The keyed reads of the write path, each one statement: what a batch reads first (the head,
- * the clock, and every earlier answer and reservation its commands said they need), and what a
- * command may need later (needsOf). Every lookup is by key, one index probe per key; nothing
+ * The keyed reads of the write path, each one statement: what a group reads first (every
+ * earlier answer and reservation its commands said they need, with their heads' versions), the
+ * heads and the clock inside its transaction, and what a command may need later (needsOf). Every lookup is by key, one index probe per key; nothing
  * here scans a namespace's history, so the SERIALIZABLE transaction's predicate locks stay on
  * the few index pages those keys live on.
  */
@@ -19,61 +19,81 @@ export interface KeyedRead {
 }
 
 export interface ReadRow {
+  readonly namespace: string;
   /** The head's version when these were read (null: no head), to tell whether they are still current. */
   readonly head_version: string | null;
   readonly decisions: { request_key: string; id: string; result: AdmissionResult; digest: string | null }[] | null;
   readonly reservations: ReservationRow[] | null;
 }
 
-/** Prepared once per connection (named), so PostgreSQL does not plan it per batch. */
-export function keyedRead(namespace: string, read: KeyedRead): pg.QueryConfig {
-  return {
-    name: 'ledger_read',
-    text: READ_SQL,
-    values: [namespace, read.requestKeys, read.uids, read.reservationIds],
-  };
+/**
+ * What several namespaces need, read by key in one statement: one row per namespace (in the
+ * order given). Prepared once per connection (named), so PostgreSQL does not plan it per group.
+ */
+export function keyedRead(reads: readonly { readonly namespace: string; readonly read: KeyedRead }[]): pg.QueryConfig {
+  const input = reads.map(({ namespace, read }, ord) => ({ ord, ns: namespace, keys: read.requestKeys, uids: read.uids, ids: read.reservationIds }));
+  return { name: 'ledger_read', text: READ_SQL, values: [JSON.stringify(input)] };
 }
 
-const READ_SQL = `SELECT h.version AS head_version,
+// Every lookup is one index probe per key (LATERAL ... LIMIT), whatever the statistics say: a
+// scan of a namespace's rows would grow with its history, and inside the SERIALIZABLE
+// transaction it would leave a predicate lock on the whole relation.
+const READ_SQL = `SELECT q.ns AS namespace, h.version::text AS head_version,
         (SELECT json_agg(json_build_object('request_key', d.request_key, 'id', d.id::text, 'result', d.result, 'digest', d.request_digest))
-           FROM unnest($2::text[]) AS k(key)
+           FROM jsonb_array_elements_text(q.keys) AS k(key)
            CROSS JOIN LATERAL (SELECT * FROM admission_decisions d
-                                WHERE d.namespace = $1 AND d.request_key = k.key LIMIT 1) d) AS decisions,
+                                WHERE d.namespace = q.ns AND d.request_key = k.key LIMIT 1) d) AS decisions,
         (SELECT json_agg(r) FROM (
-           -- One index lookup per key (LATERAL ... LIMIT), whatever the statistics say:
-           -- a scan of the namespace's rows would grow with its history.
-           SELECT ${RESERVATION_COLUMNS} FROM unnest($4::text[]) AS k(id)
+           SELECT ${RESERVATION_COLUMNS} FROM jsonb_array_elements_text(q.ids) AS k(id)
              CROSS JOIN LATERAL (SELECT * FROM reservations t
-                                  WHERE t.namespace = $1 AND t.reservation_id = k.id LIMIT 1) t
+                                  WHERE t.namespace = q.ns AND t.reservation_id = k.id LIMIT 1) t
            UNION ALL
-           SELECT ${RESERVATION_COLUMNS} FROM unnest($3::text[]) AS k(uid)
+           SELECT ${RESERVATION_COLUMNS} FROM jsonb_array_elements_text(q.uids) AS k(uid)
              CROSS JOIN LATERAL (SELECT * FROM reservations t
-                                  WHERE t.namespace = $1 AND t.object_uid = k.uid AND t.status <> 'released'
+                                  WHERE t.namespace = q.ns AND t.object_uid = k.uid AND t.status <> 'released'
                                   ORDER BY t.version DESC LIMIT ${LIVE_PER_OBJECT_MAX}) t
            UNION ALL
            -- The live reservations of the same object as each reservation asked for by id:
            -- what its commit replaces or its release takes along, in this read.
-           SELECT ${RESERVATION_COLUMNS} FROM unnest($4::text[]) AS k(id)
+           SELECT ${RESERVATION_COLUMNS} FROM jsonb_array_elements_text(q.ids) AS k(id)
              CROSS JOIN LATERAL (SELECT o.object_uid FROM reservations o
-                                  WHERE o.namespace = $1 AND o.reservation_id = k.id AND o.object_uid IS NOT NULL LIMIT 1) o
+                                  WHERE o.namespace = q.ns AND o.reservation_id = k.id AND o.object_uid IS NOT NULL LIMIT 1) o
              CROSS JOIN LATERAL (SELECT * FROM reservations t
-                                  WHERE t.namespace = $1 AND t.object_uid = o.object_uid AND t.status <> 'released'
+                                  WHERE t.namespace = q.ns AND t.object_uid = o.object_uid AND t.status <> 'released'
                                   ORDER BY t.version DESC LIMIT ${LIVE_PER_OBJECT_MAX}) t) r) AS reservations
-       FROM (SELECT 1) AS one LEFT JOIN namespace_heads h ON h.namespace = $1`;
+       FROM jsonb_to_recordset($1::jsonb) AS q(ord int, ns text, keys jsonb, uids jsonb, ids jsonb)
+       LEFT JOIN LATERAL (SELECT version FROM namespace_heads WHERE namespace = q.ns LIMIT 1) h ON true
+      ORDER BY q.ord`;
 
 export interface HeadRow {
-  readonly head_version: string | null;
-  readonly head_state: HeadJson | null;
   readonly now_ms: number;
+  readonly heads: { namespace: string; version: string; state: HeadJson }[] | null;
 }
 
-/** The head by key, and the clock: the first read inside the SERIALIZABLE transaction. */
-export function headRead(namespace: string): pg.QueryConfig {
+/**
+ * The first statement inside the group's SERIALIZABLE transaction: the clock, and the heads of
+ * the group's namespaces by key, each locked (FOR NO KEY UPDATE, what the head's UPDATE takes
+ * anyway) so that no other writer moves it before this transaction commits. A head another
+ * writer holds is skipped (SKIP LOCKED), not waited for: its namespace is retried on its own
+ * and the rest of the group goes on. (A head changed by a transaction that committed after
+ * this snapshot began is a 40001, and the group is retried.)
+ *
+ * It also tells the planner, for this transaction only, to probe indexes rather than scan or
+ * hash: the group's flush joins its jsonb row sets to the heads and reservations by key, and a
+ * sequential scan there would take a predicate lock on the whole relation, so that every other
+ * writer would conflict with it.
+ */
+export function lockedHeadRead(namespaces: readonly string[]): pg.QueryConfig {
   return {
-    name: 'ledger_head',
-    text: `SELECT h.version AS head_version, h.state AS head_state, (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms
-             FROM (SELECT 1) AS one LEFT JOIN namespace_heads h ON h.namespace = $1`,
-    values: [namespace],
+    name: 'ledger_heads',
+    text: `SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
+                  set_config('enable_seqscan', 'off', true) AS s, set_config('enable_hashjoin', 'off', true) AS hj,
+                  set_config('enable_mergejoin', 'off', true) AS mj,
+                  (SELECT json_agg(json_build_object('namespace', h.namespace, 'version', h.version::text, 'state', h.state))
+                     FROM unnest($1::text[]) AS n(ns)
+                     CROSS JOIN LATERAL (SELECT namespace, version, state FROM namespace_heads
+                                          WHERE namespace = n.ns FOR NO KEY UPDATE SKIP LOCKED) h) AS heads`,
+    values: [namespaces],
   };
 }
 

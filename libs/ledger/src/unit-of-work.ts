@@ -10,20 +10,20 @@ import {
   type Reservation,
 } from '@quota/domain';
 import type pg from 'pg';
-import { flushStatement, type DecisionInput, type PendingEvent } from './flush-statement.js';
-import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf } from './head.js';
+import type { DecisionInput, FlushPlan, PendingEvent } from './flush-statement.js';
+import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson } from './head.js';
 import type { AdmissionResult } from './ledger.types.js';
-import { VersionConflict } from './postgres-errors.js';
-import { allLiveRead, headRead, keyedRead, releasedSinceRead, type HeadRow, type KeyedRead, type ReadRow } from './read-statement.js';
+import { allLiveRead, keyedRead, releasedSinceRead, type KeyedRead, type ReadRow } from './read-statement.js';
 import { recordFromJson, recordOf, type ReservationRecord, type ReservationRow } from './rows.js';
 
 /**
- * One namespace's batch inside its SERIALIZABLE transaction: the head and what the commands
- * need read by key (read-statement.ts), the decider's facts built from them, every write
- * buffered as events are appended (each applied to the state with the domain's `evolve`, so the
- * head written is exactly the fold of the stream), and all of it written by one statement at
- * the end (flush-statement.ts). Commands of a batch run one after the other on the evolving
- * state; one that fails is rolled back to its mark without touching the others.
+ * One namespace's part of a group commit, inside the group's SERIALIZABLE transaction: the
+ * head and what the commands need read by key (read-statement.ts), the decider's facts built
+ * from them, every write buffered as events are appended (each applied to the domain's
+ * `evolve`, so the head written is exactly the fold of the stream), and handed to the group's
+ * one write statement at the end (`plan`, flush-statement.ts). The namespace's commands run
+ * one after the other on the evolving state, in arrival order; one that fails is rolled back
+ * to its mark without touching the others.
  */
 
 /** An earlier answer found by its request key, with its id in the decisions log. */
@@ -72,7 +72,7 @@ export class NamespaceUnitOfWork {
     private readonly client: pg.ClientBase,
     readonly namespace: string,
     readonly now: number,
-    head: { version: number; state: HeadRow['head_state'] } | undefined,
+    head: { version: number; state: HeadJson } | undefined,
   ) {
     this.baseVersion = head?.version ?? 0;
     this.headExisted = head !== undefined;
@@ -81,45 +81,13 @@ export class NamespaceUnitOfWork {
   }
 
   /**
-   * The keyed facts the batch's commands said they need (earlier answers, reservations), read
-   * in one statement *before* the batch's transaction begins, with the head's version they were
-   * read at. Read inside the SERIALIZABLE snapshot, these index probes left predicate locks on
-   * index pages that other namespaces' rows share, and unrelated namespaces aborted each other
-   * (a third of all transactions over 1,000 namespaces); see `open` for why reading them here is
-   * safe.
+   * Begins a namespace's part of a group inside the group's SERIALIZABLE transaction, from its
+   * head as the transaction read it (and locked) and the keyed facts read at that head's
+   * version (see GroupCommitter for why those may have been read before the transaction).
    */
-  static async prefetch(client: pg.ClientBase, namespace: string, read: KeyedRead): Promise<ReadRow> {
-    const { rows } = await client.query<ReadRow>(keyedRead(namespace, read));
-    const row = rows[0];
-    assert(row, 'the read returns one row');
-    return row;
-  }
-
-  /**
-   * Begins the batch inside its SERIALIZABLE transaction: reads the head and the clock by key
-   * (the snapshot's first read), and takes the prefetched facts if the head is still at the
-   * version they were read at, else reads them again here.
-   *
-   * Why the prefetch may lie outside the snapshot: every write to a namespace's reservation
-   * rows advances its head in the same transaction (the compare-and-set in flush-statement.ts),
-   * and versions only grow. So when the head this snapshot reads has the version the prefetch
-   * saw, no transaction touched those reservations in between, and the prefetched rows are
-   * exactly what this snapshot would read; and the flush commits only if the head is still at
-   * that version. Earlier answers (the decisions log) can be written without moving the head (a
-   * denial), but a request key is unique per namespace: a concurrent answer to the same key
-   * makes this batch's insert fail, and the retry reads it. (test/integration/serializable.test.ts
-   * moves the head between the prefetch and the transaction and checks the re-read.)
-   */
-  static async open(client: pg.ClientBase, namespace: string, read: KeyedRead, prefetched: ReadRow | undefined, clock?: () => number): Promise<NamespaceUnitOfWork> {
-    const { rows } = await client.query<HeadRow>(headRead(namespace));
-    const row = rows[0];
-    assert(row, 'the head read returns one row');
-    const now = clock ? clock() : Math.floor(row.now_ms);
-    const head = row.head_version === null || row.head_state === null ? undefined : { version: Number(row.head_version), state: row.head_state };
+  static begin(client: pg.ClientBase, namespace: string, now: number, head: { version: number; state: HeadJson } | undefined, read: KeyedRead, facts: ReadRow): NamespaceUnitOfWork {
     const work = new NamespaceUnitOfWork(client, namespace, now, head);
-    const current = prefetched && prefetched.head_version === row.head_version ? prefetched : (await client.query<ReadRow>(keyedRead(namespace, read))).rows[0];
-    assert(current, 'the read returns one row');
-    work.take(read, current);
+    work.take(read, facts);
     return work;
   }
 
@@ -155,7 +123,7 @@ export class NamespaceUnitOfWork {
   async load(needs: Needs): Promise<void> {
     const keyed = { requestKeys: needs.requestKeys, reservationIds: needs.reservationIds, uids: needs.uids };
     if (keyed.requestKeys.length + keyed.reservationIds.length + keyed.uids.length > 0) {
-      const { rows } = await this.client.query<ReadRow>(keyedRead(this.namespace, keyed));
+      const { rows } = await this.client.query<ReadRow>(keyedRead([{ namespace: this.namespace, read: keyed }]));
       const row = rows[0];
       assert(row, 'the read returns one row');
       this.take(keyed, row);
@@ -285,12 +253,10 @@ export class NamespaceUnitOfWork {
     return () => stored ?? handle?.id ?? '';
   }
 
-  /**
-   * Writes the batch in one statement, inside the batch's transaction. Throws VersionConflict,
-   * having written nothing, if the head moved since it was read.
-   */
-  async flush(): Promise<void> {
-    const statement = flushStatement({
+  /** What this namespace writes in the group's statement (flush-statement.ts), or undefined when nothing. */
+  plan(): FlushPlan | undefined {
+    if (this.events.length === 0 && this.decisions.length === 0) return undefined;
+    return {
       namespace: this.namespace,
       base: { version: this.baseVersion, existed: this.headExisted },
       head: { version: this.state.version, state: headOf(this.state) },
@@ -298,13 +264,11 @@ export class NamespaceUnitOfWork {
       created: [...this.touched.values()].filter((r) => !this.rows.get(r.id)),
       changed: [...this.touched.values()].filter((r) => this.rows.get(r.id)),
       decisions: this.decisions.map((d) => d.input),
-      now: this.now,
-    });
-    if (!statement) return;
-    const { rows } = await this.client.query<{ id: string | null; head_rows: number }>(statement);
-    if ((rows[0]?.head_rows ?? 0) !== 1) throw new VersionConflict(this.namespace, this.baseVersion);
-    // Identity values are drawn in insertion order, which follows ORDER BY ord.
-    const ids = rows.map((r) => r.id).filter((id): id is string => id !== null).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+    };
+  }
+
+  /** Once the group is written: the ids its decisions got, in the order `plan` listed them. */
+  settle(ids: readonly string[]): void {
     assert(ids.length === this.decisions.length, 'every decision got an id');
     this.decisions.forEach((d, i) => (d.handle.id = ids[i]));
   }
