@@ -37,6 +37,8 @@ export class AdmissionApiModule {
               database: { url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'quota-ledger-api', statementTimeoutMs: config.statementTimeoutMs },
               commands: {
                 batchSizeMax: config.admissionBatchMax,
+                groupCommandsMax: config.admissionGroupMax,
+                groupsInFlightMax: Math.min(config.admissionGroupsInFlight, config.databasePoolSize),
                 retryMax: config.admissionRetryMax,
                 quotasPerNamespaceMax: config.quotasPerNamespaceMax,
                 limitRangesPerNamespaceMax: config.limitRangesPerNamespaceMax,

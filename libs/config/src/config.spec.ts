@@ -13,6 +13,8 @@ describe('loadConfig', () => {
       logLevel: 'info',
       databasePoolSize: 8,
       admissionBatchMax: 64,
+      admissionGroupMax: 256,
+      admissionGroupsInFlight: 2,
       admissionRetryMax: 12,
       statementTimeoutMs: 5000,
       reservationTtlMaxSeconds: 604800,

@@ -19,6 +19,10 @@ export interface AppConfig {
   readonly databasePoolSize: number;
   /** Most admissions for one namespace decided together in one transaction. */
   readonly admissionBatchMax: number;
+  /** Most commands of all namespaces in one group commit (one transaction). */
+  readonly admissionGroupMax: number;
+  /** Most group commits in flight at once, each on one pooled connection. */
+  readonly admissionGroupsInFlight: number;
   /** Attempts of one admission transaction (serialization conflicts) before answering 503. */
   readonly admissionRetryMax: number;
   /** Longest any ledger statement may run, in milliseconds. */
@@ -146,6 +150,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 8, 1, 200),
     admissionBatchMax: integer(env, 'ADMISSION_BATCH_MAX', 64, 1, 1000),
+    admissionGroupMax: integer(env, 'ADMISSION_GROUP_MAX', 256, 1, 10_000),
+    admissionGroupsInFlight: integer(env, 'ADMISSION_GROUPS_IN_FLIGHT', 2, 1, 64),
     admissionRetryMax: integer(env, 'ADMISSION_RETRY_MAX', 12, 1, 100),
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     reservationTtlMaxSeconds: integer(env, 'RESERVATION_TTL_MAX_SECONDS', 7 * 24 * 3600, 1, 365 * 24 * 3600),
