@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evolve, fold, initialState, Resources, type RecordedEvent } from '@quota/domain';
 import { LedgerCommands } from '@quota/ledger';
