@@ -218,3 +218,54 @@ export async function measureWrites<T>(databaseUrl: string, load: () => Promise<
     await client.end();
   }
 }
+
+/** A load's writes per admission, as the bench prints and stores them. */
+export interface WriteFigures {
+  /** The whole server's WAL over the load (pg_wal_lsn_diff): includes other databases' writes on a shared server. */
+  readonly serverWalBytesPerAdmission: number;
+  /** This database's alone (undefined when pg_waldump could not be run: then `unavailable` says why). */
+  readonly walBytesPerAdmission?: number;
+  readonly fpiBytesPerAdmission?: number;
+  readonly rowsPerAdmission?: number;
+  readonly indexEntriesPerAdmission?: number;
+  readonly commitsPerAdmission?: number;
+  /** Per table: rows, index entries and WAL bytes per admission. */
+  readonly byTable?: Record<string, { readonly rows: number; readonly indexEntries: number; readonly walBytes: number }>;
+  /** Per relation (tables, their TOAST and indexes), as writesPerAdmission prints it. */
+  readonly byRelation?: readonly RelationWrites[];
+  readonly unavailable?: string;
+}
+
+export function writeFigures(wal: WalMeasure, serverWalBytes: number, admissions: number): WriteFigures {
+  const per = (n: number, digits = 2): number => Number((n / Math.max(1, admissions)).toFixed(digits));
+  const serverWalBytesPerAdmission = per(serverWalBytes, 0);
+  if ('unavailable' in wal) return { serverWalBytesPerAdmission, unavailable: wal.unavailable };
+  const byTable: Record<string, { rows: number; indexEntries: number; walBytes: number }> = {};
+  for (const r of wal.relations) {
+    const t = (byTable[r.table] ??= { rows: 0, indexEntries: 0, walBytes: 0 });
+    if (r.kind !== 'index') t.rows += r.inserted + r.updated + r.deleted;
+    t.indexEntries += r.indexEntries;
+    t.walBytes += r.bytes;
+  }
+  return {
+    serverWalBytesPerAdmission,
+    walBytesPerAdmission: per(wal.bytes, 0),
+    fpiBytesPerAdmission: per(wal.fpiBytes, 0),
+    rowsPerAdmission: per(rowsWritten(wal)),
+    indexEntriesPerAdmission: per(indexEntriesWritten(wal)),
+    commitsPerAdmission: per(wal.commits),
+    byTable: Object.fromEntries(
+      Object.entries(byTable)
+        .filter(([, t]) => t.rows + t.indexEntries > 0)
+        .map(([table, t]) => [table, { rows: per(t.rows), indexEntries: per(t.indexEntries), walBytes: per(t.walBytes, 0) }]),
+    ),
+    byRelation: wal.relations,
+  };
+}
+
+/** "Where the writes go": one row per table, one column per load, each cell rows / index entries / WAL bytes per admission. */
+export function whereTheWritesGo(loads: readonly { readonly label: string; readonly writes: WriteFigures }[]): Record<string, Record<string, string>> {
+  const tables = [...new Set(loads.flatMap((l) => Object.keys(l.writes.byTable ?? {})))].sort();
+  const cell = (t: { rows: number; indexEntries: number; walBytes: number } | undefined): string => (t ? `${t.rows} / ${t.indexEntries} / ${t.walBytes}` : '');
+  return Object.fromEntries(tables.map((table) => [table, Object.fromEntries(loads.map((l) => [l.label, cell(l.writes.byTable?.[table])]))]));
+}
