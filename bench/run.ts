@@ -8,7 +8,9 @@
  *
  * Needs the machine's PostgreSQL (BENCH_DATABASE_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres;
  * each part makes and drops a database of its own), Redis for the reconciler (BENCH_REDIS_URL),
- * and pgbench. Prints tables and writes bench/results/<date>[-quick].json. Asserts nothing:
+ * and pgbench; to count each load's writes (WAL bytes, rows and index entries per admission, per
+ * table) in its own database, pg_waldump and the server's pg_wal readable (else only the whole
+ * server's WAL is shown). Prints tables and writes bench/results/<date>[-quick].json. Asserts nothing:
  * the targets are printed as met or missed with their margin.
  */
 import 'reflect-metadata';
@@ -26,6 +28,7 @@ import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
 import { podReview, quotaPut } from './lib/review.js';
 import { benchCredentials, builtAppsMissing, ledgerCounters, migrate, postgresCpuSeconds, sampler, startApi, startProjectionWorker } from './lib/service.js';
 import { ms, ratio, summarize, type Latency } from './lib/stats.js';
+import { measureWrites, whereTheWritesGo, writeFigures, type WriteFigures } from './lib/writes.js';
 
 const quick = process.argv.includes('--quick');
 const PLAN = quick
@@ -89,6 +92,8 @@ interface ServiceRun {
   readonly projectionLag: Latency;
   /** The ledger's write transactions during this load, how many were rerun, and why (from the API's /metrics). */
   readonly ledger: { readonly transactions: number; readonly retries: number; readonly conflicts: Record<string, number> };
+  /** What the database wrote during this load (the API's and the projection worker's writes), per admission answered. */
+  readonly writes: WriteFigures;
 }
 
 const credentials = benchCredentials();
@@ -134,7 +139,8 @@ async function serviceRun(label: string, clients: number, pattern: string, load:
   const cpu0 = { api: api.cpuSeconds(), postgres: postgresCpuSeconds(), worker: worker.cpuSeconds(), load: process.cpuUsage() };
   const counters0 = await ledgerCounters(api.base);
   const lagSamples = sampler(async () => (await lagProjection.lag()).lagMs, 250);
-  const result = await load();
+  const measured = await measureWrites(serviceDb.url, load);
+  const result = measured.result;
   const projectionLag = summarize(await lagSamples.stop());
   const counters1 = await ledgerCounters(api.base);
   const delta = (name: string): number => (counters1[name] ?? 0) - (counters0[name] ?? 0);
@@ -153,6 +159,7 @@ async function serviceRun(label: string, clients: number, pattern: string, load:
     loadGenerator: perRequest((loadCpu.user + loadCpu.system) / 1e6),
   };
   const admissions = figuresOf(result, 'admission');
+  const writes = writeFigures(measured.wal, measured.clusterWalBytes, admissions.ok + admissions.denied);
   const reads = [figuresOf(result, 'usage'), figuresOf(result, 'history')];
   const reserved = (await reservedIn(pattern)) - before;
   const readLatencies = reads.flatMap((r) => r.latenciesMs);
@@ -170,6 +177,7 @@ async function serviceRun(label: string, clients: number, pattern: string, load:
     cpuMsPerRequest,
     projectionLag,
     ledger,
+    writes,
     ...(readLatencies.length > 0
       ? { reads: { perSecond: readLatencies.length / result.elapsedSeconds, latency: summarize(readLatencies), errors: reads.reduce((sum, r) => sum + r.errors, 0) } }
       : {}),
@@ -322,8 +330,17 @@ console.table(
     'tx/retries': `${r.ledger.transactions}/${r.ledger.retries}`,
     'retried %': ms((100 * r.ledger.retries) / Math.max(1, r.ledger.transactions + r.ledger.retries)),
     'CPU ms/req API+PG+worker+gen': `${r.cpuMsPerRequest.api}+${r.cpuMsPerRequest.postgres}+${r.cpuMsPerRequest.worker}+${r.cpuMsPerRequest.loadGenerator}`,
+    'WAL bytes/adm db (FPI)/server': `${r.writes.walBytesPerAdmission ?? '?'} (${r.writes.fpiBytesPerAdmission ?? '?'})/${r.writes.serverWalBytesPerAdmission}`,
+    'rows/adm': r.writes.rowsPerAdmission ?? '?',
+    'index entries/adm': r.writes.indexEntriesPerAdmission ?? '?',
   })),
 );
+const walMissing = runs.find((r) => r.writes.unavailable)?.writes.unavailable;
+if (walMissing) console.log(`(WAL per database, rows and index entries not counted: ${walMissing}; the server's WAL includes other databases' writes)`);
+else {
+  console.log("Where the writes go: per table, rows / index entries / WAL bytes per admission answered (from this database's WAL; API and projection worker)");
+  console.table(whereTheWritesGo(runs.map((r) => ({ label: r.label, writes: r.writes }))));
+}
 
 const reconcileDone = 'seconds' in reconcile ? reconcile : undefined;
 const targets = [

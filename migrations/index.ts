@@ -6,6 +6,7 @@ import { CreateProjections1795500000000 } from './1795500000000-CreateProjection
 import { DropLedgerEventsNotifyTrigger1795900000000 } from './1795900000000-DropLedgerEventsNotifyTrigger.js';
 import { AddOnBehalfOf1795900000100 } from './1795900000100-AddOnBehalfOf.js';
 import { AddRequestDigest1795900000200 } from './1795900000200-AddRequestDigest.js';
+import { TrimWritePathIndexes1795900000300 } from './1795900000300-TrimWritePathIndexes.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   DropLedgerEventsNotifyTrigger1795900000000,
   AddOnBehalfOf1795900000100,
   AddRequestDigest1795900000200,
+  TrimWritePathIndexes1795900000300,
 ];

@@ -43,4 +43,27 @@ describe('ledger schema (real PostgreSQL)', () => {
     await expect(insert('team-d', 0)).rejects.toThrow(/check constraint/);
     await expect(insert('', 1)).rejects.toThrow(/check constraint/);
   });
+
+  it('keeps on the tables an admission writes only the indexes some query reads (each costs an entry per row)', async () => {
+    const rows: { tablename: string; indexname: string; indexdef: string }[] = await db.dataSource.query(
+      `SELECT tablename, indexname, indexdef FROM pg_indexes
+        WHERE tablename IN ('ledger_events', 'namespace_heads', 'reservations', 'admission_decisions') ORDER BY tablename, indexname`,
+    );
+    expect(rows.map((r) => `${r.tablename}.${r.indexname}`)).toEqual([
+      'admission_decisions.admission_decisions_denied',
+      'admission_decisions.admission_decisions_pkey',
+      'admission_decisions.admission_decisions_request_key',
+      'ledger_events.ledger_events_definitions',
+      'ledger_events.ledger_events_feed',
+      'ledger_events.ledger_events_pkey',
+      'ledger_events.ledger_events_recorded_at',
+      'ledger_events.ledger_events_stream_version',
+      'namespace_heads.namespace_heads_pkey',
+      'reservations.reservations_live_by_age',
+      'reservations.reservations_live_by_uid',
+      'reservations.reservations_pkey',
+    ]);
+    // Every query of the decisions log names its namespace: one (namespace, id) key serves them all.
+    expect(rows.find((r) => r.indexname === 'admission_decisions_pkey')?.indexdef).toMatch(/UNIQUE INDEX .* \(namespace, id\)$/);
+  });
 });
