@@ -87,10 +87,13 @@ describe('group commits from two processes over the same namespaces', () => {
       expect(stream.map((e) => e.version)).toEqual(stream.map((_, i) => i + 1));
       // At no version did the namespace hold more pods than its hard limit.
       let state = initialState();
+      let most = 0;
       for (const event of stream) {
         state = evolve(state, event);
-        expect(state.reservations.size).toBeLessThanOrEqual(HARD);
+        most = Math.max(most, state.reservations.size);
       }
+      // Two thirds of what is allowed stays live and 60 try per namespace, so it fills up: exactly to the hard limit.
+      expect(most).toBe(HARD);
       reserved += stream.filter((e) => e.type === 'Reserved').length;
       releases += stream.filter((e) => e.type === 'Released').length;
 
@@ -106,8 +109,6 @@ describe('group commits from two processes over the same namespaces', () => {
       );
       const live = await pool.query<{ id: string }>(`SELECT reservation_id AS id FROM reservations WHERE namespace = $1 AND status <> 'released' ORDER BY reservation_id`, [namespace]);
       expect(live.rows.map((r) => r.id)).toEqual([...folded.reservations.keys()].sort());
-      // Usage held is what is live: the namespace filled up.
-      expect(folded.reservations.size).toBe(HARD);
     }
     // Every allowed answer is one Reserved event, and every release a caller was told of is one Released event.
     expect(reserved).toBe(a.allowed + b.allowed);

@@ -69,7 +69,7 @@ type Finish<C extends NamespaceCommand, R> = (answer: AnswerOf[C['type']], work:
  * only build the command and turn the decider's answer into the caller's result.
  */
 export class LedgerCommands {
-  private readonly batcher: GroupCommitter;
+  private readonly groups: GroupCommitter;
   private readonly notifier: AppendNotifier;
   private readonly newId: () => string;
   private readonly clock: LedgerClock;
@@ -83,7 +83,7 @@ export class LedgerCommands {
     this.quotaLimit = { max: options.quotasPerNamespaceMax ?? DEFAULTS.quotasPerNamespaceMax, setting: 'QUOTAS_PER_NAMESPACE_MAX' };
     this.limitRangeLimit = { max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' };
     this.notifier = new AppendNotifier(dataSource, LEDGER_EVENTS_CHANNEL, DEFAULTS.notifyIntervalMs);
-    this.batcher = new GroupCommitter(dataSource, {
+    this.groups = new GroupCommitter(dataSource, {
       batchSizeMax: options.batchSizeMax ?? DEFAULTS.batchSizeMax,
       groupCommandsMax: options.groupCommandsMax ?? DEFAULTS.groupCommandsMax,
       groupBytesMax: options.groupBytesMax ?? DEFAULTS.groupBytesMax,
@@ -111,7 +111,7 @@ export class LedgerCommands {
 
   /** Transactions, commands, retries and refusals so far (for metrics and the benchmark). */
   get stats(): Readonly<BatchStats> {
-    return this.batcher.stats;
+    return this.groups.stats;
   }
 
   /** Tells `listener` of every committed transaction: how many commands it decided, after how many retries (metrics). */
@@ -121,7 +121,7 @@ export class LedgerCommands {
 
   /** Finishes the batches in flight; new commands are refused. */
   async close(): Promise<void> {
-    await this.batcher.close();
+    await this.groups.close();
     await this.notifier.close();
   }
 
@@ -245,7 +245,7 @@ export class LedgerCommands {
    */
   private handle<C extends NamespaceCommand, R>(namespace: string, command: C, meta: EventMeta, finish: Finish<C, R>): Promise<R> {
     const first = needsOf(command, unread(namespace));
-    return this.batcher.submit<R>(namespace, {
+    return this.groups.submit<R>(namespace, {
       ...(first ? { prefetch: first } : {}),
       bytes: bytesOf(command),
       run: async (work) => {
