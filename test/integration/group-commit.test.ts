@@ -114,4 +114,36 @@ describe('group commits from two processes over the same namespaces', () => {
     expect(reserved).toBe(a.allowed + b.allowed);
     expect(releases).toBe(a.released + b.released);
   }, 120_000);
+
+  it('fail only the command PostgreSQL refuses: the rest of its group, in its namespace and in others, commits', async () => {
+    const commands = new LedgerCommands(db.dataSource, { retryBaseMs: 1 });
+    try {
+      const spaces = ['poison-a', 'poison-b', 'poison-c', 'poison-d', 'poison-e'];
+      await Promise.all(spaces.map((namespace) => commands.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '10' } } }, { actor: 'admin' })));
+      const admit = (namespace: string, name: string, requester: string) =>
+        commands.admit({
+          namespace,
+          source: 'rest',
+          request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` }, spec: { containers: [] } } },
+          requestKey: `req-${name}`,
+          dryRun: false,
+          requester,
+        });
+      const transactions = commands.stats.transactions;
+      // Submitted together, so they share one group; jsonb cannot hold the NUL in one requester.
+      const outcomes = await Promise.allSettled([
+        ...spaces.map((namespace) => admit(namespace, `${namespace}-1`, 'alice')),
+        admit('poison-c', 'poison-c-2', 'evil\u0000'),
+        admit('poison-c', 'poison-c-3', 'alice'),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      // One group; then halves of its namespaces; then the poisoned namespace's commands one by one.
+      expect(commands.stats.transactions - transactions).toBeLessThanOrEqual(1 + 2 * 3 + 3);
+      const reserved = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace LIKE 'poison-%' AND type = 'Reserved'`);
+      expect(reserved.rows[0]?.n).toBe(6);
+    } finally {
+      await commands.close();
+    }
+  });
 });
+
