@@ -66,4 +66,10 @@ describe('ledger schema (real PostgreSQL)', () => {
     // Every query of the decisions log names its namespace: one (namespace, id) key serves them all.
     expect(rows.find((r) => r.indexname === 'admission_decisions_pkey')?.indexdef).toMatch(/UNIQUE INDEX .* \(namespace, id\)$/);
   });
+
+  it('leaves half of each head page free, so that rewriting a head stays a HOT update (no index entry for concurrent groups to conflict on)', async () => {
+    const rows: { reloptions: string[] | null }[] = await db.dataSource.query(`SELECT reloptions FROM pg_class WHERE relname = 'namespace_heads'`);
+    expect(rows[0]?.reloptions).toContain('fillfactor=50');
+  });
 });
+

@@ -92,6 +92,16 @@ interface NamespaceQueue {
   notBefore: number;
 }
 
+/** A group being formed. */
+interface Forming {
+  readonly parts: Part[];
+  commands: number;
+  bytes: number;
+  /** Most commands it may take: smaller when it holds commands that conflicted before. */
+  limit: number;
+  closed: boolean;
+}
+
 interface Part {
   readonly namespace: string;
   readonly queue: NamespaceQueue;
@@ -195,39 +205,55 @@ export class GroupCommitter {
     this.wakeForBackoff();
   }
 
-  /** The next group: each ready namespace's oldest commands, least recently served namespace first, within the bounds. */
+  /**
+   * The next group: each ready namespace's oldest commands, least recently served namespace
+   * first, within the bounds. Namespaces whose commands conflicted before go first, and in
+   * smaller groups the more often they did (a quarter the size per conflict): a group of many
+   * namespaces reads more index pages that concurrent writers insert into (SERIALIZABLE's
+   * predicate locks are per page), and one of a few namespaces rarely meets another, so a
+   * command that keeps conflicting ends up decided alone instead of answered 503.
+   */
   private form(): Part[] {
-    const { batchSizeMax, groupCommandsMax, groupBytesMax } = this.options;
     const now = Date.now();
-    const parts: Part[] = [];
-    let commands = 0;
-    let bytes = 0;
-    for (const [namespace, queue] of this.queues) {
-      if (queue.busy || queue.pending.length === 0 || queue.notBefore > now) continue;
-      const first = queue.pending[0];
-      if (first?.alone) {
-        if (parts.length > 0) continue;
-        parts.push(this.take(namespace, queue, 1));
-        break;
+    const group: Forming = { parts: [], commands: 0, bytes: 0, limit: this.options.groupCommandsMax, closed: false };
+    for (const retried of [true, false]) {
+      for (const [namespace, queue] of this.queues) {
+        if (group.closed) break;
+        const first = queue.pending[0];
+        if (queue.busy || !first || queue.notBefore > now || first.attempts > 0 !== retried) continue;
+        this.add(group, namespace, queue, first);
       }
-      let n = 0;
-      for (const queued of queue.pending) {
-        const size = queued.job.bytes ?? DEFAULT_JOB_BYTES;
-        if (queued.alone || n >= batchSizeMax || commands >= groupCommandsMax || (commands > 0 && bytes + size > groupBytesMax)) break;
-        n++;
-        commands++;
-        bytes += size;
-      }
-      if (n === 0) break;
-      parts.push(this.take(namespace, queue, n));
-      if (commands >= groupCommandsMax || bytes >= groupBytesMax) break;
     }
     // Served namespaces go to the back of the line.
-    for (const part of parts) {
+    for (const part of group.parts) {
       this.queues.delete(part.namespace);
       this.queues.set(part.namespace, part.queue);
     }
-    return parts;
+    return group.parts;
+  }
+
+  /** Adds a namespace's oldest commands to the group, as many as fit. */
+  private add(group: Forming, namespace: string, queue: NamespaceQueue, first: Queued): void {
+    const { batchSizeMax, groupCommandsMax, groupBytesMax } = this.options;
+    if (first.alone) {
+      if (group.parts.length > 0) return;
+      group.parts.push(this.take(namespace, queue, 1));
+      group.closed = true;
+      return;
+    }
+    const limit = Math.min(group.limit, first.attempts > 0 ? Math.max(1, groupCommandsMax >> (2 * first.attempts)) : groupCommandsMax);
+    let { commands, bytes } = group;
+    let n = 0;
+    for (const queued of queue.pending) {
+      const size = queued.job.bytes ?? DEFAULT_JOB_BYTES;
+      if (queued.alone || n >= batchSizeMax || commands >= limit || (commands > 0 && bytes + size > groupBytesMax)) break;
+      n++;
+      commands++;
+      bytes += size;
+    }
+    if (n === 0) return;
+    group.parts.push(this.take(namespace, queue, n));
+    Object.assign(group, { commands, bytes, limit, closed: commands >= limit || bytes >= groupBytesMax });
   }
 
   private take(namespace: string, queue: NamespaceQueue, n: number): Part {
