@@ -210,6 +210,9 @@ export async function measureWrites<T>(databaseUrl: string, load: () => Promise<
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'qlbench-wal' });
   await client.connect();
   try {
+    // A temporary replication slot that reserves WAL from now on: a checkpoint during the load
+    // would otherwise recycle the segments pg_waldump reads. Dropped with this session.
+    await client.query(`SELECT pg_create_physical_replication_slot('qlbench_wal_' || pg_backend_pid(), true, true)`).catch(() => undefined);
     const from = await walPosition(client);
     const result = await load();
     const to = await walPosition(client);
