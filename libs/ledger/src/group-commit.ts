@@ -131,6 +131,8 @@ export class GroupCommitter {
   /** Namespaces with commands waiting or in flight, least recently served first. */
   private readonly queues = new Map<string, NamespaceQueue>();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Queues told to wait (`notBefore`) after a conflict. */
+  private readonly backingOff = new Set<NamespaceQueue>();
   private pumpScheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private closing = false;
@@ -261,20 +263,23 @@ export class GroupCommitter {
     return { namespace, queue, batch: queue.pending.splice(0, n) };
   }
 
-  /** Pumps again when the earliest namespace backing off may be taken. */
+  /** Pumps again when the earliest namespace backing off may be taken (the others wait for a group to finish, which pumps). */
   private wakeForBackoff(): void {
-    if (this.timer !== undefined) return;
+    if (this.timer !== undefined || this.backingOff.size === 0) return;
+    const now = Date.now();
     let earliest = Infinity;
-    for (const queue of this.queues.values()) {
-      if (!queue.busy && queue.pending.length > 0) earliest = Math.min(earliest, queue.notBefore);
+    for (const queue of this.backingOff) {
+      if (queue.notBefore <= now || queue.pending.length === 0) this.backingOff.delete(queue);
+      else if (!queue.busy) earliest = Math.min(earliest, queue.notBefore);
     }
+    // None waiting on time: what is ready waits for a free slot, and a finishing group pumps.
     if (earliest === Infinity) return;
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
         this.pump();
       },
-      Math.max(0, earliest - Date.now()),
+      Math.ceil(earliest - now),
     );
     this.timer.unref?.();
   }
@@ -348,6 +353,7 @@ export class GroupCommitter {
       } else again.push(queued);
     }
     part.queue.notBefore = Date.now() + this.backoff(Math.max(0, ...again.map((q) => q.attempts)));
+    this.backingOff.add(part.queue);
     this.requeue(part.queue, again);
   }
 
@@ -368,6 +374,7 @@ export class GroupCommitter {
       } else again.push(queued);
     }
     part.queue.notBefore = now + this.backoff(Math.min(4, Math.max(0, ...again.map((q) => q.held))));
+    this.backingOff.add(part.queue);
     this.requeue(part.queue, again);
   }
 
