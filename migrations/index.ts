@@ -7,6 +7,7 @@ import { DropLedgerEventsNotifyTrigger1795900000000 } from './1795900000000-Drop
 import { AddOnBehalfOf1795900000100 } from './1795900000100-AddOnBehalfOf.js';
 import { AddRequestDigest1795900000200 } from './1795900000200-AddRequestDigest.js';
 import { TrimWritePathIndexes1795900000300 } from './1795900000300-TrimWritePathIndexes.js';
+import { SlimProjections1795900000500 } from './1795900000500-SlimProjections.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   AddOnBehalfOf1795900000100,
   AddRequestDigest1795900000200,
   TrimWritePathIndexes1795900000300,
+  SlimProjections1795900000500,
 ];
