@@ -90,8 +90,8 @@ export class UsageProjection {
     this.snapshotEvery = options.snapshotEvery ?? DEFAULTS.snapshotEvery;
   }
 
-  /** Applies the next batch of safe events; returns how many were applied. */
-  async step(): Promise<number> {
+  /** Applies the next batch of safe events (at most `limit`, and at most the batch size); returns how many were applied. */
+  async step(limit = this.batchSize): Promise<number> {
     return this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       const { rows: checkpoints } = await client.query<{ transaction_id: string; position: string }>(
@@ -107,7 +107,7 @@ export class UsageProjection {
             AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
           ORDER BY ledger_events.transaction_id, ledger_events.position
           LIMIT $3`,
-        [checkpoint.transaction_id, checkpoint.position, this.batchSize],
+        [checkpoint.transaction_id, checkpoint.position, Math.max(1, Math.min(limit, this.batchSize))],
       );
       const last = rows.at(-1);
       if (!last) return 0;
