@@ -8,6 +8,7 @@ import { AddOnBehalfOf1795900000100 } from './1795900000100-AddOnBehalfOf.js';
 import { AddRequestDigest1795900000200 } from './1795900000200-AddRequestDigest.js';
 import { TrimWritePathIndexes1795900000300 } from './1795900000300-TrimWritePathIndexes.js';
 import { HeadsFillfactor1795900000350 } from './1795900000350-HeadsFillfactor.js';
+import { SlimProjections1795900000500 } from './1795900000500-SlimProjections.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   AddRequestDigest1795900000200,
   TrimWritePathIndexes1795900000300,
   HeadsFillfactor1795900000350,
+  SlimProjections1795900000500,
 ];

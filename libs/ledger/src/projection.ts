@@ -1,9 +1,9 @@
-import { fold, reservationsNeededBy, type NamespaceState, type RecordedEvent, type Reservation } from '@quota/domain';
+import { evolve, fold, initialState, reservationsNeededBy, Resources, type NamespaceState, type RawQuantities, type RecordedEvent, type Reservation } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { decodeEvent, type FoldRow } from './rows.js';
 import { select } from './sql.js';
-import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+import { headOf, reservationToJson, stateOf, type HeadJson } from './head.js';
 
 /**
  * The usage projection: follows the ledger and keeps the read models of
@@ -48,12 +48,29 @@ interface FeedRow extends FoldRow {
   readonly namespace: string;
 }
 
+/** A namespace as projected_namespaces and projected_definitions hold it (migrations/1795900000500). */
 interface NamespaceRow {
   namespace: string;
   version: string;
-  state: HeadJson;
+  /** Usage per quota (canonical), as of `version`. */
+  used: Record<string, RawQuantities>;
+  released_count: string;
   snapshot_version: string;
+  /** The definitions (quotas without usage, limit ranges); written only when they change. */
+  definitions: Definitions | null;
 }
+
+type Definitions = Pick<HeadJson, 'limitRanges'> & { readonly quotas: readonly Omit<HeadJson['quotas'][number], 'used'>[] };
+
+/** A live reservation as projected_reservations keeps it: where its Reserved or Adopted event is, and when it was committed. */
+interface ReservationKeyRow extends FoldRow {
+  readonly namespace: string;
+  readonly reservation_id: string;
+  readonly committed_at: string | null;
+}
+
+/** Event types that change a namespace's definitions (and so its projected_definitions row). */
+const DEFINING: ReadonlySet<string> = new Set(['QuotaDefined', 'QuotaChanged', 'QuotaRemoved', 'LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved']);
 
 const DEFAULTS = { batchSize: 1000, snapshotEvery: 1000, name: 'usage' };
 
@@ -73,8 +90,8 @@ export class UsageProjection {
     this.snapshotEvery = options.snapshotEvery ?? DEFAULTS.snapshotEvery;
   }
 
-  /** Applies the next batch of safe events; returns how many were applied. */
-  async step(): Promise<number> {
+  /** Applies the next batch of safe events (at most `limit`, and at most the batch size); returns how many were applied. */
+  async step(limit = this.batchSize): Promise<number> {
     return this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       const { rows: checkpoints } = await client.query<{ transaction_id: string; position: string }>(
@@ -90,7 +107,7 @@ export class UsageProjection {
             AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
           ORDER BY ledger_events.transaction_id, ledger_events.position
           LIMIT $3`,
-        [checkpoint.transaction_id, checkpoint.position, this.batchSize],
+        [checkpoint.transaction_id, checkpoint.position, Math.max(1, Math.min(limit, this.batchSize))],
       );
       const last = rows.at(-1);
       if (!last) return 0;
@@ -145,7 +162,7 @@ export class UsageProjection {
     await this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       await client.query(`SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
-      await client.query(`TRUNCATE projected_namespaces, projected_reservations, projected_quota_usage, usage_snapshots`);
+      await client.query(`TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots`);
       await client.query(
         `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`,
         [this.name],
@@ -202,8 +219,10 @@ export class UsageProjection {
       else byNamespace.set(row.namespace, [row]);
     }
     const { rows: heads } = await client.query<NamespaceRow>(
-      `SELECT namespace, version::text AS version, state, snapshot_version::text AS snapshot_version
-         FROM projected_namespaces WHERE namespace = ANY($1::text[]) FOR UPDATE`,
+      `SELECT p.namespace, p.version::text AS version, p.used, p.released_count::text AS released_count, p.snapshot_version::text AS snapshot_version,
+              d.state AS definitions
+         FROM projected_namespaces p LEFT JOIN projected_definitions d ON d.namespace = p.namespace
+        WHERE p.namespace = ANY($1::text[]) FOR UPDATE OF p`,
       [[...byNamespace.keys()]],
     );
     const headOfNamespace = new Map(heads.map((h) => [h.namespace, h]));
@@ -218,13 +237,14 @@ export class UsageProjection {
   /**
    * The live reservations each namespace's events need (reservationsNeededBy): all of them
    * where a quota is (re)defined (usage is recounted) or a snapshot is due, else only those
-   * the events name.
+   * the events name. Each is its Reserved or Adopted event folded again, then committed at
+   * its recorded instant if it was.
    */
   private async loadReservations(
     client: pg.PoolClient,
     byNamespace: ReadonlyMap<string, readonly FeedRow[]>,
     heads: ReadonlyMap<string, NamespaceRow>,
-  ): Promise<{ loaded: Map<string, ReservationJson[]>; wantsAll: Set<string> }> {
+  ): Promise<{ loaded: Map<string, Reservation[]>; wantsAll: Set<string> }> {
     const wantsAll = new Set<string>();
     const needKeys: { ns: string[]; id: string[] } = { ns: [], id: [] };
     for (const [namespace, events] of byNamespace) {
@@ -241,21 +261,30 @@ export class UsageProjection {
         }
       }
     }
-    const loaded = new Map<string, ReservationJson[]>();
-    const addLoaded = (list: readonly { namespace: string; data: ReservationJson }[]): void => {
-      for (const r of list) {
-        const entries = loaded.get(r.namespace);
-        if (entries) entries.push(r.data);
-        else loaded.set(r.namespace, [r.data]);
+    const loaded = new Map<string, Reservation[]>();
+    const addLoaded = (list: readonly ReservationKeyRow[]): void => {
+      for (const row of list) {
+        const reservation = reservationOf(row);
+        const entries = loaded.get(row.namespace);
+        if (entries) entries.push(reservation);
+        else loaded.set(row.namespace, [reservation]);
       }
     };
+    const columns = `r.namespace, r.reservation_id, r.committed_at::text AS committed_at, e.version::text AS version, e.type, e.schema_version, e.data,
+                     (extract(epoch from e.recorded_at) * 1000)::float8 AS at_ms`;
     if (wantsAll.size > 0) {
-      addLoaded((await client.query<{ namespace: string; data: ReservationJson }>(`SELECT namespace, data FROM projected_reservations WHERE namespace = ANY($1::text[])`, [[...wantsAll]])).rows);
+      const { rows } = await client.query<ReservationKeyRow>(
+        `SELECT ${columns} FROM projected_reservations r JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version
+          WHERE r.namespace = ANY($1::text[])`,
+        [[...wantsAll]],
+      );
+      addLoaded(rows);
     }
     if (needKeys.ns.length > 0) {
-      const { rows } = await client.query<{ namespace: string; data: ReservationJson }>(
-        `SELECT r.namespace, r.data FROM projected_reservations r
-           JOIN unnest($1::text[], $2::text[]) AS k(ns, id) ON r.namespace = k.ns AND r.reservation_id = k.id`,
+      const { rows } = await client.query<ReservationKeyRow>(
+        `SELECT ${columns} FROM projected_reservations r
+           JOIN unnest($1::text[], $2::text[]) AS k(ns, id) ON r.namespace = k.ns AND r.reservation_id = k.id
+           JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version`,
         [needKeys.ns, needKeys.id],
       );
       addLoaded(rows);
@@ -264,8 +293,8 @@ export class UsageProjection {
   }
 
   /** Folds one namespace's events onto its projected state and queues the writes. */
-  private project(out: BatchWrites, namespace: string, events: readonly FeedRow[], head: NamespaceRow | undefined, reservations: readonly ReservationJson[], wantsAll: boolean): void {
-    const before = stateOf(Number(head?.version ?? 0), head?.state ?? EMPTY_HEAD, reservations.map(reservationFromJson));
+  private project(out: BatchWrites, namespace: string, events: readonly FeedRow[], head: NamespaceRow | undefined, reservations: readonly Reservation[], wantsAll: boolean): void {
+    const before = stateOf(Number(head?.version ?? 0), headJsonOf(head), reservations);
     const recorded = events.map(recordedOf);
     // Fold in chunks that end where a snapshot is due, so snapshots land every
     // `snapshotEvery` events however large the step.
@@ -283,33 +312,73 @@ export class UsageProjection {
         snapshotVersion = after.version;
       }
     }
+    // Each reservation the events name, as the step leaves it: new rows for those made in
+    // this step, the commit instant for older ones committed in it, gone when released.
+    const made = new Set<string>();
     const touched = new Set<string>();
     for (const event of recorded) {
-      if ('reservationId' in event.data) touched.add(event.data.reservationId);
+      if (!('reservationId' in event.data)) continue;
+      touched.add(event.data.reservationId);
+      if (event.type === 'Reserved' || event.type === 'Adopted') made.add(event.data.reservationId);
     }
     for (const id of touched) {
       const reservation = after.reservations.get(id);
-      if (reservation) out.upsertReservation(namespace, reservation);
-      else out.deleteReservation(namespace, id);
+      if (!reservation) out.deleteReservation(namespace, id);
+      else if (made.has(id)) out.insertReservation(namespace, reservation);
+      else if (reservation.committedAt !== undefined && reservation.operation !== 'ADOPT') out.commitReservation(namespace, reservation);
     }
-    out.namespace(namespace, after, events.at(-1) as FeedRow, snapshotVersion);
+    const definitionsChanged = !head?.definitions || events.some((e) => DEFINING.has(e.type));
+    out.namespace(namespace, after, events.at(-1) as FeedRow, snapshotVersion, definitionsChanged);
   }
+}
+
+/** The head a namespace's projected rows describe (its lastEventAt is not kept: the next event folded sets it). */
+function headJsonOf(head: NamespaceRow | undefined): HeadJson {
+  const definitions = head?.definitions ?? { quotas: [], limitRanges: [] };
+  return {
+    quotas: definitions.quotas.map((q) => ({ ...q, used: head?.used[q.definition.name] ?? {} })),
+    limitRanges: definitions.limitRanges,
+    releasedCount: Number(head?.released_count ?? 0),
+  };
+}
+
+/**
+ * A live reservation from its Reserved or Adopted event and its commit instant, by the
+ * domain's own fold (on a state without quotas, so nothing is counted).
+ */
+function reservationOf(row: ReservationKeyRow): Reservation {
+  const event = decodeEvent(row);
+  let state = evolve({ ...initialState(), version: event.version - 1 }, event);
+  if (row.committed_at !== null) {
+    state = evolve(state, { type: 'Committed', data: { reservationId: row.reservation_id }, version: event.version + 1, at: Number(row.committed_at) } as RecordedEvent);
+  }
+  const reservation = state.reservations.get(row.reservation_id);
+  if (!reservation) throw new Error(`projected reservation ${row.namespace}/${row.reservation_id} is not made by the event at version ${row.version}`);
+  return reservation;
 }
 
 const recordedOf = (row: FeedRow): RecordedEvent => decodeEvent(row);
 
 /** The writes of one step, sent as one statement per table (unnest of arrays). */
 class BatchWrites {
-  private readonly upserts = { ns: [] as string[], id: [] as string[], data: [] as string[] };
+  private readonly inserts = { ns: [] as string[], id: [] as string[], version: [] as number[], committed: [] as (number | null)[] };
+  private readonly commits = { ns: [] as string[], id: [] as string[], committed: [] as number[] };
   private readonly deletes = { ns: [] as string[], id: [] as string[] };
-  private readonly namespaces = { ns: [] as string[], version: [] as number[], position: [] as string[], state: [] as string[], at: [] as number[], snapshot: [] as number[] };
-  private readonly quotas = { ns: [] as string[], quota: [] as string[], hard: [] as string[], used: [] as string[], version: [] as number[], position: [] as string[] };
+  private readonly namespaces = { ns: [] as string[], version: [] as number[], position: [] as string[], used: [] as string[], released: [] as number[], at: [] as number[], snapshot: [] as number[] };
+  private readonly definitions = { ns: [] as string[], state: [] as string[] };
   private readonly snapshots = { ns: [] as string[], version: [] as number[], position: [] as string[], at: [] as number[], state: [] as string[], reservations: [] as string[] };
 
-  upsertReservation(namespace: string, reservation: Reservation): void {
-    this.upserts.ns.push(namespace);
-    this.upserts.id.push(reservation.id);
-    this.upserts.data.push(JSON.stringify(reservationToJson(reservation)));
+  insertReservation(namespace: string, reservation: Reservation): void {
+    this.inserts.ns.push(namespace);
+    this.inserts.id.push(reservation.id);
+    this.inserts.version.push(reservation.version);
+    this.inserts.committed.push(reservation.operation !== 'ADOPT' && reservation.committedAt !== undefined ? reservation.committedAt : null);
+  }
+
+  commitReservation(namespace: string, reservation: Reservation): void {
+    this.commits.ns.push(namespace);
+    this.commits.id.push(reservation.id);
+    this.commits.committed.push(reservation.committedAt as number);
   }
 
   deleteReservation(namespace: string, id: string): void {
@@ -317,21 +386,21 @@ class BatchWrites {
     this.deletes.id.push(id);
   }
 
-  namespace(namespace: string, state: NamespaceState, last: FeedRow, snapshotVersion: number): void {
-    const head = headOf(state);
+  namespace(namespace: string, state: NamespaceState, last: FeedRow, snapshotVersion: number, definitionsChanged: boolean): void {
+    const used: Record<string, RawQuantities> = {};
+    for (const name of state.quotas.keys()) used[name] = Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY);
     this.namespaces.ns.push(namespace);
     this.namespaces.version.push(state.version);
     this.namespaces.position.push(last.position);
-    this.namespaces.state.push(JSON.stringify(head));
+    this.namespaces.used.push(JSON.stringify(used));
+    this.namespaces.released.push(state.releasedCount);
     this.namespaces.at.push(last.at_ms);
     this.namespaces.snapshot.push(snapshotVersion);
-    for (const quota of head.quotas) {
-      this.quotas.ns.push(namespace);
-      this.quotas.quota.push(quota.definition.name);
-      this.quotas.hard.push(JSON.stringify(quota.definition.spec.hard ?? {}));
-      this.quotas.used.push(JSON.stringify(quota.used));
-      this.quotas.version.push(state.version);
-      this.quotas.position.push(last.position);
+    if (definitionsChanged) {
+      const head = headOf(state);
+      const definitions: Definitions = { quotas: head.quotas.map(({ used: _, ...q }) => q), limitRanges: head.limitRanges };
+      this.definitions.ns.push(namespace);
+      this.definitions.state.push(JSON.stringify(definitions));
     }
   }
 
@@ -351,32 +420,37 @@ class BatchWrites {
         [this.deletes.ns, this.deletes.id],
       );
     }
-    if (this.upserts.ns.length > 0) {
+    if (this.inserts.ns.length > 0) {
       await client.query(
-        `INSERT INTO projected_reservations (namespace, reservation_id, data)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
-         ON CONFLICT (namespace, reservation_id) DO UPDATE SET data = EXCLUDED.data`,
-        [this.upserts.ns, this.upserts.id, this.upserts.data],
+        `INSERT INTO projected_reservations (namespace, reservation_id, version, committed_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])`,
+        [this.inserts.ns, this.inserts.id, this.inserts.version, this.inserts.committed],
+      );
+    }
+    if (this.commits.ns.length > 0) {
+      await client.query(
+        `UPDATE projected_reservations r SET committed_at = k.committed
+           FROM unnest($1::text[], $2::text[], $3::bigint[]) AS k(ns, id, committed)
+          WHERE r.namespace = k.ns AND r.reservation_id = k.id`,
+        [this.commits.ns, this.commits.id, this.commits.committed],
       );
     }
     const n = this.namespaces;
     await client.query(
-      `INSERT INTO projected_namespaces (namespace, version, position, state, last_event_at, projected_at, snapshot_version)
-       SELECT ns, version, position, state, to_timestamp(at / 1000), clock_timestamp(), snapshot
-         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::jsonb[], $5::float8[], $6::bigint[]) AS t(ns, version, position, state, at, snapshot)
-       ON CONFLICT (namespace) DO UPDATE SET version = EXCLUDED.version, position = EXCLUDED.position, state = EXCLUDED.state,
-         last_event_at = EXCLUDED.last_event_at, projected_at = EXCLUDED.projected_at, snapshot_version = EXCLUDED.snapshot_version`,
-      [n.ns, n.version, n.position, n.state, n.at, n.snapshot],
+      `INSERT INTO projected_namespaces (namespace, version, position, used, released_count, last_event_at, projected_at, snapshot_version)
+       SELECT ns, version, position, used, released, to_timestamp(at / 1000), clock_timestamp(), snapshot
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::jsonb[], $5::bigint[], $6::float8[], $7::bigint[]) AS t(ns, version, position, used, released, at, snapshot)
+       ON CONFLICT (namespace) DO UPDATE SET version = EXCLUDED.version, position = EXCLUDED.position, used = EXCLUDED.used,
+         released_count = EXCLUDED.released_count, last_event_at = EXCLUDED.last_event_at, projected_at = EXCLUDED.projected_at,
+         snapshot_version = EXCLUDED.snapshot_version`,
+      [n.ns, n.version, n.position, n.used, n.released, n.at, n.snapshot],
     );
-    // A namespace's quota rows are replaced whole: a removed quota leaves no row behind.
-    await client.query(`DELETE FROM projected_quota_usage WHERE namespace = ANY($1::text[])`, [n.ns]);
-    const q = this.quotas;
-    if (q.ns.length > 0) {
+    const d = this.definitions;
+    if (d.ns.length > 0) {
       await client.query(
-        `INSERT INTO projected_quota_usage (namespace, quota, hard, used, version, position, projected_at)
-         SELECT ns, quota, hard, used, version, position, clock_timestamp()
-           FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::jsonb[], $5::bigint[], $6::bigint[]) AS t(ns, quota, hard, used, version, position)`,
-        [q.ns, q.quota, q.hard, q.used, q.version, q.position],
+        `INSERT INTO projected_definitions (namespace, state) SELECT * FROM unnest($1::text[], $2::jsonb[])
+         ON CONFLICT (namespace) DO UPDATE SET state = EXCLUDED.state WHERE projected_definitions.state IS DISTINCT FROM EXCLUDED.state`,
+        [d.ns, d.state],
       );
     }
     const s = this.snapshots;
