@@ -1,5 +1,5 @@
 import { loadConfig } from '@quota/config';
-import { openDataSource, ProjectionRunner, RUNNER_DEFAULTS, UsageProjection } from '@quota/ledger';
+import { openDataSource, ProjectionRunner, UsageProjection } from '@quota/ledger';
 import { createLogger, onShutdown, startOpsServer } from '@quota/ops';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -28,30 +28,17 @@ if (process.argv.includes('--rebuild')) {
   process.exit(0);
 }
 
-/** A whole number from the environment within [min, max], else the default. */
-const envInteger = (name: string, fallback: number, min: number, max: number): number => {
-  const raw = process.env[name];
-  const value = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    logger.fatal({ [name]: raw }, `${name} must be a whole number from ${min} to ${max}`);
-    process.exit(2);
-  }
-  return value;
-};
-// Pacing (ProjectionRunner): at most PROJECTION_STEP_MAX events per step, and a
-// PROJECTION_COALESCE_MS wait after a notification, so the worker applies events in regular
-// small steps instead of bursts of up to PROJECTION_BATCH_SIZE that compete with admissions.
-const stepMax = envInteger('PROJECTION_STEP_MAX', RUNNER_DEFAULTS.stepMax, 1, 100_000);
-const coalesceMs = envInteger('PROJECTION_COALESCE_MS', RUNNER_DEFAULTS.coalesceMs, 0, 10_000);
-
 const runner = new ProjectionRunner(dataSource, projection, {
   pollMs: config.projectionPollMs,
-  stepMax,
-  coalesceMs,
+  // Pacing: at most this many events a step, after notifications gathered for a moment, so
+  // the worker applies events in regular small steps instead of bursts that compete with
+  // admissions for the cores.
+  stepMax: config.projectionStepMax,
+  coalesceMs: config.projectionCoalesceMs,
   onError: (error) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'projection step failed; retrying'),
 });
 runner.start();
-logger.info({ pollMs: config.projectionPollMs, batchSize: config.projectionBatchSize, stepMax, coalesceMs }, 'following the ledger');
+logger.info({ pollMs: config.projectionPollMs, batchSize: config.projectionBatchSize, stepMax: config.projectionStepMax, coalesceMs: config.projectionCoalesceMs }, 'following the ledger');
 
 const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'quota_ledger_projection_' });

@@ -13,6 +13,8 @@ describe('loadConfig', () => {
       logLevel: 'info',
       databasePoolSize: 8,
       admissionBatchMax: 64,
+      projectionStepMax: 250,
+      projectionCoalesceMs: 25,
       admissionGroupMax: 256,
       admissionGroupsInFlight: 2,
       admissionRetryMax: 12,

@@ -37,6 +37,10 @@ export interface AppConfig {
   readonly projectionBatchSize: number;
   /** The projection worker's polling fallback when no notification arrives, in ms. */
   readonly projectionPollMs: number;
+  /** Most events the projection worker applies in one step (smaller, steadier steps compete less with admissions). */
+  readonly projectionStepMax: number;
+  /** How long the projection worker lets notifications gather before a step, in ms. */
+  readonly projectionCoalesceMs: number;
   /** Events between two full snapshots of a namespace (as-of queries fold at most this many). */
   readonly snapshotEvery: number;
   /** How often every namespace is reconciled, in seconds. */
@@ -159,6 +163,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     limitRangesPerNamespaceMax: integer(env, 'LIMIT_RANGES_PER_NAMESPACE_MAX', 16, 1, 1000),
     projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE', 1000, 1, 100_000),
     projectionPollMs: integer(env, 'PROJECTION_POLL_MS', 1000, 10, 600_000),
+    projectionStepMax: integer(env, 'PROJECTION_STEP_MAX', 250, 1, 100_000),
+    projectionCoalesceMs: integer(env, 'PROJECTION_COALESCE_MS', 25, 0, 10_000),
     snapshotEvery: integer(env, 'SNAPSHOT_EVERY', 1000, 10, 1_000_000),
     reconcileIntervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS', 60, 1, 86_400),
     reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS', 120, 0, 86_400),
