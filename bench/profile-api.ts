@@ -1,12 +1,17 @@
 /**
  * Where the API's CPU goes under the low-contention load: runs the API with --cpu-prof
  * (profile written to PROFILE_DIR, default /tmp/quota-ledger-profile, when the API exits)
- * and loads it for SECONDS (default 8) with the benchmark's AdmissionReview (lib/review.ts). For a person to
- * read (Chrome DevTools, or speedscope); prints only the load's figures.
+ * and loads it for SECONDS (default 8) with the benchmark's AdmissionReview (lib/review.ts).
+ * Prints the load's figures and, from the profile's samples taken during the load only (not
+ * the boot, not the setup), the TOP (default 30) functions and files by self and inclusive
+ * time, as shares of the busy (non-idle) time. The profile itself is for Chrome DevTools or
+ * speedscope. With PROFILE=0 the API runs without the profiler (which costs CPU of its own):
+ * the CPU per admission to compare before and after a change.
  *
- *   npm run build && npx tsx --tsconfig tsconfig.json bench/profile-api.ts [SECONDS]
+ *   npm run build && npx tsx --tsconfig tsconfig.json bench/profile-api.ts [SECONDS] [TOP]
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { closedLoop, HttpClient } from './lib/load.js';
 import { createDatabase } from './lib/postgres.js';
 import { podReview, quotaPut } from './lib/review.js';
@@ -14,13 +19,16 @@ import { benchCredentials, migrate, startApi } from './lib/service.js';
 import { summarize } from './lib/stats.js';
 
 const seconds = Number(process.argv[2] ?? 8);
+const top = Number(process.argv[3] ?? 30);
 const dir = process.env['PROFILE_DIR'] ?? '/tmp/quota-ledger-profile';
 mkdirSync(dir, { recursive: true });
 const credentials = benchCredentials();
 const db = await createDatabase('prof');
 try {
   migrate(db.url);
-  const api = await startApi(db.url, credentials, {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  // PROFILE=0: the same load without the profiler, whose sampling costs CPU of its own.
+  const profiling = process.env['PROFILE'] !== '0';
+  const api = await startApi(db.url, credentials, {}, profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
   const client = new HttpClient(api.base, credentials.token, 64);
   const namespaces = Array.from({ length: 1000 }, (_, i) => `low-${i}`);
   for (let i = 0; i < namespaces.length; i += 32) {
@@ -31,19 +39,100 @@ try {
     );
   }
   const cpuBefore = api.cpuSeconds();
+  const splitBefore = userSystemSeconds(api.pid);
+  // V8's sample clock and process.hrtime are both CLOCK_MONOTONIC, in µs here as in the profile.
+  const windowStart = Number(process.hrtime.bigint() / 1000n);
   const result = await closedLoop(client, {
     clients: 32,
     seconds,
     classify: (_spec, answer) => (answer.status === 200 ? 'ok' : 'error'),
     next: () => podReview(namespaces[Math.floor(Math.random() * namespaces.length)] ?? 'low-0'),
   });
+  const windowEnd = Number(process.hrtime.bigint() / 1000n);
   const figures = result.byKind['admission'];
   const latency = summarize(figures?.latenciesMs ?? []);
   const cpuMs = ((api.cpuSeconds() - cpuBefore) * 1000) / Math.max(1, figures?.count ?? 0);
-  console.log(`${Math.round((figures?.ok ?? 0) / result.elapsedSeconds)} admissions/s, p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, errors ${figures?.errors ?? 0}, API CPU ${cpuMs.toFixed(2)} ms per admission; profile in ${dir}`);
+  const splitAfter = userSystemSeconds(api.pid);
+  const perAdmission = (seconds: number): string => ((seconds * 1000) / Math.max(1, figures?.count ?? 0)).toFixed(2);
+  console.log(
+    `${Math.round((figures?.ok ?? 0) / result.elapsedSeconds)} admissions/s, p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, errors ${figures?.errors ?? 0}, API CPU ${cpuMs.toFixed(2)} ms per admission ` +
+      `(user ${perAdmission(splitAfter.user - splitBefore.user)}, system ${perAdmission(splitAfter.system - splitBefore.system)}); profile in ${dir}`,
+  );
   client.close();
   await api.stop();
+  const profile = !profiling ? undefined : readdirSync(dir).find((name) => name.endsWith('.cpuprofile') && name.split('.').includes(String(api.pid)));
+  if (profile) {
+    // The load's window, for other readings of the same profile.
+    writeFileSync(join(dir, `${profile}.window.json`), JSON.stringify({ fromUs: windowStart, toUs: windowEnd, admissions: figures?.count ?? 0, cpuMsPerAdmission: cpuMs }));
+    console.log(summarizeProfile(join(dir, profile), windowStart, windowEnd, top));
+  }
 } finally {
   await db.drop();
   credentials.remove();
+}
+
+/** User and system CPU seconds of a process so far (/proc/PID/stat fields 14 and 15, in ticks of 1/100 s). */
+function userSystemSeconds(pid: number): { user: number; system: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+}
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly children?: readonly number[];
+}
+
+/** Self and inclusive time by function and by file (a package counts as one), of the samples in [from, to] µs. */
+function summarizeProfile(file: string, from: number, to: number, count: number): string {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; startTime: number; samples: number[]; timeDeltas: number[] };
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  // A sample's time is the interval until the next one.
+  const selfUs = new Map<number, number>();
+  let at = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < from || at > to) continue;
+    const id = profile.samples[i] as number;
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
+  }
+  const place = (url: string): string => url.replace(/^file:\/\//, '').replace(/.*\/node_modules\//, '').replace(/.*\/dist\//, '');
+  const byFunction = (node: ProfileNode): string => `${node.callFrame.functionName || '(anonymous)'} ${place(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+  const byFile = (node: ProfileNode): string => {
+    const url = node.callFrame.url;
+    if (!url) return node.callFrame.functionName.startsWith('(') ? node.callFrame.functionName : '(native)';
+    return /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? place(url);
+  };
+  let busy = 0;
+  let idle = 0;
+  for (const [id, us] of selfUs) {
+    if (nodes.get(id)?.callFrame.functionName === '(idle)') idle += us;
+    else busy += us;
+  }
+  const lines = [`profile ${file}: ${(busy / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle during the load; shares of busy time`];
+  for (const [title, key] of [['function', byFunction], ['file or package', byFile]] as const) {
+    const self = new Map<string, number>();
+    const inclusive = new Map<string, number>();
+    for (const [id, us] of selfUs) {
+      const node = nodes.get(id) as ProfileNode;
+      if (node.callFrame.functionName === '(idle)') continue;
+      self.set(key(node), (self.get(key(node)) ?? 0) + us);
+      const seen = new Set<string>();
+      for (let cursor: number | undefined = id; cursor !== undefined; cursor = parents.get(cursor)) {
+        const name = key(nodes.get(cursor) as ProfileNode);
+        if (seen.has(name)) continue;
+        seen.add(name);
+        inclusive.set(name, (inclusive.get(name) ?? 0) + us);
+      }
+    }
+    for (const [kind, totals] of [['self', self], ['inclusive', inclusive]] as const) {
+      lines.push(`\n${kind} time by ${title}:`);
+      for (const [name, us] of [...totals].filter(([name]) => name !== '(root)' && !name.startsWith('(root) ')).sort((a, b) => b[1] - a[1]).slice(0, count)) {
+        lines.push(`${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`);
+      }
+    }
+  }
+  return lines.join('\n');
 }

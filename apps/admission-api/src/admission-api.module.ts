@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_GUARD } from '@nestjs/core';
 import type { AppConfig } from '@quota/config';
 import { AdmissionReviewController } from './admission-review/admission-review.controller.js';
 import { AuditController } from './audit/audit.controller.js';
@@ -10,7 +10,6 @@ import { HealthController } from './health/health.controller.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
 import { NamespacesController } from './audit/namespaces.controller.js';
 import { JsonHygiene } from './common/json-hygiene.js';
-import { AdmissionTiming } from './observability/admission-timing.js';
 import { Metrics } from './observability/metrics.js';
 import { MetricsWiring } from './observability/metrics-wiring.js';
 import { ProjectionsController } from './projections/projections.controller.js';
@@ -53,9 +52,9 @@ export class AdmissionApiModule {
         ReconcileTrigger,
         MetricsWiring,
         Authenticator,
+        // Guards run in this order: who is calling first, then the query's hygiene (a 400).
         { provide: APP_GUARD, useClass: AuthGuard },
-        { provide: APP_INTERCEPTOR, useClass: JsonHygiene },
-        { provide: APP_INTERCEPTOR, useClass: AdmissionTiming },
+        { provide: APP_GUARD, useClass: JsonHygiene },
       ],
     };
   }

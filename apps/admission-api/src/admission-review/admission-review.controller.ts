@@ -4,13 +4,12 @@ import { assertNamespaceAllowed } from '../auth/authenticator.js';
 import { onBehalfOf, requesterOf } from '../auth/requester.js';
 import { DefinitionQueries, LedgerCommands } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
-import { TimedAdmission } from '../observability/admission-timing.js';
 import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { allowResponse, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
 import { Allow, NamespaceInBody } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/json-body.js';
+import { JsonBody, TimedAdmission } from '../common/handler-interceptor.js';
 
 function parse(body: unknown): AdmissionReviewRequest {
   try {

@@ -1,20 +1,17 @@
-import { applyDecorators, HttpException, Inject, Injectable, SetMetadata, UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
+import { HttpException } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
 import bodyParser from 'body-parser';
 import type { Request, Response } from 'express';
-import { from, type Observable, switchMap } from 'rxjs';
 import { kubeStatus, type KubeStatus } from '../errors/kube-status.js';
 import type { AuthenticatedRequest } from '../auth/authenticator.js';
-import { APP_CONFIG } from '../config/app-config.module.js';
 import { scanJson, type JsonLimits } from './json-scan.js';
 
 /**
  * Request bodies are read only by the handlers that take one, and only after the guard has
  * authenticated and authorized the caller: there is no global body parser. A probe, a scrape,
  * an unknown path or a caller without a token never gets its body read (Node discards it),
- * whatever it sends. A handler marked `@JsonBody(...)` gets its body read with the limits of
- * its kind, scanned once in linear time (json-scan.ts) and only then parsed.
+ * whatever it sends. A handler marked `@JsonBody(...)` (handler-interceptor.ts) gets its body
+ * read with the limits of its kind, scanned once in linear time (json-scan.ts) and only then parsed.
  */
 export const JSON_DEPTH_MAX = 64;
 
@@ -38,7 +35,7 @@ export function bodyLimits(kind: BodyKind, config: Pick<AppConfig, 'bodyLimitByt
     : { bytesMax: Math.min(config.bodyLimitBytes, 512 * 1024), depthMax: JSON_DEPTH_MAX, valuesMax: 20_000 };
 }
 
-const BODY_KEY = 'quota-ledger:json-body';
+export const BODY_KEY = 'quota-ledger:json-body';
 
 /** A refusal raised while reading a body: its Status is the answer. */
 export class BodyRefused extends Error {
@@ -86,19 +83,13 @@ export class InFlightBudget {
   }
 }
 
-/** The handler takes a JSON body of this kind, read after its guard (see the module comment). */
-export const JsonBody = (kind: BodyKind): MethodDecorator => applyDecorators(SetMetadata(BODY_KEY, kind), UseInterceptors(JsonBodyReader));
-
-@Injectable()
-export class JsonBodyReader implements NestInterceptor {
+/** Reads the bodies of `@JsonBody` handlers (one reader, so one in-flight budget, per application). */
+export class JsonBodyReader {
   private readonly parsers = new Map<BodyKind, ReturnType<typeof bodyParser.json>>();
   private readonly limits = new Map<BodyKind, BodyLimits>();
   private readonly budget: InFlightBudget;
 
-  constructor(
-    @Inject(Reflector) private readonly reflector: Reflector,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
+  constructor(config: AppConfig) {
     this.budget = new InFlightBudget(config.bodiesInFlightMaxBytes);
     for (const kind of ['admission', 'definition'] as const) {
       const limits = bodyLimits(kind, config);
@@ -119,14 +110,8 @@ export class JsonBodyReader implements NestInterceptor {
     }
   }
 
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const kind = this.reflector.get<BodyKind | undefined>(BODY_KEY, context.getHandler());
-    if (!kind) return next.handle();
-    const http = context.switchToHttp();
-    return from(this.read(kind, http.getRequest<Request>(), http.getResponse<Response>())).pipe(switchMap(() => next.handle()));
-  }
-
-  private async read(kind: BodyKind, request: Request, response: Response): Promise<void> {
+  /** Reads, scans and parses the body into `request.body`; rejects with the refusal. */
+  async read(kind: BodyKind, request: Request, response: Response): Promise<void> {
     const limits = this.limits.get(kind) as BodyLimits;
     const declared = Number(request.headers['content-length']);
     // What the body may occupy once read: its declared length, or the limit when it is

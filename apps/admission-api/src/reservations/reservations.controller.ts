@@ -10,8 +10,7 @@ import { requesterOf } from '../auth/requester.js';
 import { ReserveDto } from './reserve.dto.js';
 import { admitCommandOf } from './admission-request.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/json-body.js';
-import { TimedAdmission } from '../observability/admission-timing.js';
+import { JsonBody, TimedAdmission } from '../common/handler-interceptor.js';
 import { Metrics } from '../observability/metrics.js';
 
 @Injectable()

@@ -9,7 +9,7 @@ import { EventsQueryDto } from '../audit/audit.dto.js';
 import { definitionHistory } from '../audit/definition-history.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/json-body.js';
+import { JsonBody } from '../common/handler-interceptor.js';
 
 /** Annotations that say how fresh a read's `status.used` is. */
 export const USED_VERSION_ANNOTATION = 'quota-ledger.io/used-version';
