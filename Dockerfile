@@ -37,4 +37,4 @@ EXPOSE 8080
 # and the workers, which serve /healthz on METRICS_PORT, override or disable this check.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/apps/admission-api/src/main.js"]
+CMD ["node", "--max-old-space-size=256", "--max-semi-space-size=8", "dist/apps/admission-api/src/main.js"]

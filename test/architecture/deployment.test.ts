@@ -120,6 +120,8 @@ const ALLOWED_VARIABLES = new Set([...CONFIG_VARIABLES, ...DOCUMENTED_VARIABLES]
 const IMAGE_VARIABLES = new Set([...ALLOWED_VARIABLES, 'NODE_ENV']);
 
 const API_MAIN = 'dist/apps/admission-api/src/main.js';
+/** The heap the API runs with wherever it is started (bench/lib/service.ts API_NODE_ARGS: sized for its 512Mi container). */
+const API_HEAP = ['--max-old-space-size=256', '--max-semi-space-size=8'];
 const MIGRATE = 'dist/apps/admission-api/src/migrate.js';
 const PROJECTION_MAIN = 'dist/apps/projection-worker/src/main.js';
 const RECONCILER_MAIN = 'dist/apps/reconciler/src/main.js';
@@ -261,6 +263,7 @@ function deploymentProblems(deployment: unknown): string[] {
     problems.push(...containerProblems(where, container, pod, expected.role));
     const command = asList(get(container, 'command'));
     if (!command.includes(expected.main)) problems.push(`${where}: does not run ${expected.main}`);
+    if (expected.main === API_MAIN && !API_HEAP.every((flag) => command.includes(flag))) problems.push(`${where}: does not run the API with its heap flags ${API_HEAP.join(' ')}`);
   }
   for (const container of asList(get(pod, 'initContainers'))) problems.push(...containerProblems(where, container, pod, 'init'));
   if (get(pod, 'securityContext', 'runAsNonRoot') !== true) problems.push(`${where}: the pod's securityContext does not set runAsNonRoot`);
@@ -786,7 +789,7 @@ describe('Dockerfile', () => {
   it('builds in one stage and runs as a non-root user in another, the API by default', () => {
     expect(dockerfileProblems(text)).toEqual([]);
     const cmd = dockerInstructions(text).filter((i) => i.keyword === 'CMD').pop();
-    expect(JSON.parse(cmd?.args ?? '[]')).toEqual(['node', API_MAIN]);
+    expect(JSON.parse(cmd?.args ?? '[]')).toEqual(['node', ...API_HEAP, API_MAIN]);
   });
 
   it('copies exactly what the build compiles (tsconfig.build.json includes)', () => {
