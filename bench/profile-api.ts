@@ -12,7 +12,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { closedLoop, HttpClient } from './lib/load.js';
+import { closedLoop, HttpClient, openLoop, type Classifier, type RequestSpec } from './lib/load.js';
 import { createDatabase } from './lib/postgres.js';
 import { podReview, quotaPut } from './lib/review.js';
 import { benchCredentials, migrate, startApi } from './lib/service.js';
@@ -42,12 +42,11 @@ try {
   const splitBefore = userSystemSeconds(api.pid);
   // V8's sample clock and process.hrtime are both CLOCK_MONOTONIC, in µs here as in the profile.
   const windowStart = Number(process.hrtime.bigint() / 1000n);
-  const result = await closedLoop(client, {
-    clients: 32,
-    seconds,
-    classify: (_spec, answer) => (answer.status === 200 ? 'ok' : 'error'),
-    next: () => podReview(namespaces[Math.floor(Math.random() * namespaces.length)] ?? 'low-0'),
-  });
+  const classify: Classifier = (_spec, answer) => (answer.status === 200 ? 'ok' : 'error');
+  const next = (): RequestSpec => podReview(namespaces[Math.floor(Math.random() * namespaces.length)] ?? 'low-0');
+  // RATE=n: an open loop at n admissions a second (small groups), instead of 32 clients as fast as they go.
+  const rate = Number(process.env['RATE'] ?? 0);
+  const result = rate > 0 ? await openLoop(client, { perSecond: rate, seconds, maxInFlight: 256, classify, next }) : await closedLoop(client, { clients: 32, seconds, classify, next });
   const windowEnd = Number(process.hrtime.bigint() / 1000n);
   const figures = result.byKind['admission'];
   const latency = summarize(figures?.latenciesMs ?? []);
