@@ -107,9 +107,10 @@ export interface ApiProcess extends RunningProcess {
  * The heap the API is deployed with (Dockerfile, deploy/): old space sized for its 512Mi
  * container, and a young generation of 8 MB semi-spaces. With V8's defaults the API's RSS grew
  * to 280-300 MiB under load, garbage it had not yet collected; with these, ~150 MiB at the
- * same CPU per admission (bench/profile-api.ts, measured back to back).
+ * same CPU per admission (bench/profile-api.ts, measured back to back). BENCH_API_NODE_ARGS
+ * (space-separated; empty: V8's defaults) measures another heap beside it.
  */
-export const API_NODE_ARGS = ['--max-old-space-size=256', '--max-semi-space-size=8'] as const;
+export const API_NODE_ARGS: readonly string[] = process.env['BENCH_API_NODE_ARGS']?.split(' ').filter(Boolean) ?? ['--max-old-space-size=256', '--max-semi-space-size=8'];
 
 export async function startApi(databaseUrl: string, credentials: Credentials, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<ApiProcess> {
   const port = await freePort();
