@@ -14,3 +14,4 @@ export * from './events/fold.js';
 export * from './admission/index.js';
 export * from './kube/shape.js';
 export * from './namespace/index.js';
+export * from './selectors/index.js';
