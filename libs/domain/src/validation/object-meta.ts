@@ -138,6 +138,11 @@ const FIELD_MANAGER_MAX_LENGTH = 128;
 const MAX_SUBRESOURCE_NAME_LENGTH = 256;
 const STANDARD_FINALIZERS: ReadonlySet<string> = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
 
+/** Core's finalizer rule (validateKubeFinalizerName): a name without a '/' must be a standard finalizer. */
+export function isStandardOrQualifiedFinalizer(finalizer: string): boolean {
+  return finalizer.includes('/') || STANDARD_FINALIZERS.has(finalizer);
+}
+
 export interface ObjectMetaRules {
   /** `ValidateNameFunc`: the name rule of the kind (`prefix` is true for generateName). */
   readonly nameFn: (name: string, prefix: boolean) => string[];
@@ -178,7 +183,7 @@ export function validateObjectMeta(meta: FullObjectMeta, rules: ObjectMetaRules,
 
   // Core adds: an unprefixed finalizer must be one of the standard ones.
   (meta.finalizers ?? []).forEach((finalizer, i) => {
-    if (!finalizer.includes('/') && !STANDARD_FINALIZERS.has(finalizer)) {
+    if (!isStandardOrQualifiedFinalizer(finalizer)) {
       errs.push(invalid(index(f('finalizers'), i), str(finalizer), 'name is neither a standard finalizer name nor is it fully qualified'));
     }
   });
