@@ -46,6 +46,8 @@ export class StrictDecoder {
   constructor(
     /** The kind being decoded, for messages (`ResourceQuota`). */
     readonly kind: string,
+    /** Its group and version (`v1`, `quota.openshift.io/v1`). */
+    readonly apiVersion = 'v1',
   ) {}
 
   private wrongType(raw: unknown, path: string, expected: string): undefined {
@@ -133,8 +135,8 @@ export class StrictDecoder {
    */
   typeMeta(raw: Readonly<Record<string, unknown>>): void {
     const apiVersion = this.string(raw['apiVersion'], 'apiVersion');
-    if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== 'v1') {
-      this.decodeErrors.push(notSupported('apiVersion', str(apiVersion), ['v1']));
+    if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== this.apiVersion) {
+      this.decodeErrors.push(notSupported('apiVersion', str(apiVersion), [this.apiVersion]));
     }
     const kind = this.string(raw['kind'], 'kind');
     if (kind !== undefined && kind !== '' && kind !== this.kind) {
@@ -169,7 +171,8 @@ export class StrictDecoder {
       if (this.unknownFields.length > 0) parts.push(`strict decoding error: ${this.unknownFields.map((e) => e.message).join(', ')}`);
       detail = parts.join(', ');
     }
-    throw new DomainError('ObjectMalformed', `${this.kind} in version "v1" cannot be handled as a ${this.kind}: ${detail}`, this.errors());
+    const version = this.apiVersion.slice(this.apiVersion.indexOf('/') + 1);
+    throw new DomainError('ObjectMalformed', `${this.kind} in version "${version}" cannot be handled as a ${this.kind}: ${detail}`, this.errors());
   }
 
   /** For the top level: anything but an object is refused outright. */

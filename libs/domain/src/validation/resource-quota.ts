@@ -31,7 +31,7 @@ interface Requirement {
   readonly values: readonly string[] | undefined;
 }
 
-interface DecodedSpec {
+export interface DecodedSpec {
   readonly hard: QuantityEntries | undefined;
   /** Unset and empty differ when Kubernetes prints the scopes (`null` vs `[]`). */
   readonly scopes: readonly string[] | undefined;
@@ -48,28 +48,7 @@ function decode(raw: unknown): DecodedQuota {
   const top = dec.root(raw, ['apiVersion', 'kind', 'metadata', 'spec', 'status']);
   dec.typeMeta(top);
   const metadata = decodeObjectMeta(dec, top['metadata'], 'metadata');
-
-  const spec = dec.object(top['spec'], 'spec', ['hard', 'scopes', 'scopeSelector']) ?? {};
-  const selector = dec.object(spec['scopeSelector'], 'spec.scopeSelector', ['matchExpressions']);
-  const expressions = selector && dec.array(selector['matchExpressions'], 'spec.scopeSelector.matchExpressions');
-  const matchExpressions = expressions?.map((item, i): Requirement => {
-    const path = `spec.scopeSelector.matchExpressions[${i}]`;
-    const r = dec.object(item, path, ['scopeName', 'operator', 'values']) ?? {};
-    return {
-      scopeName: dec.string(r['scopeName'], child(path, 'scopeName')) ?? '',
-      operator: dec.string(r['operator'], child(path, 'operator')) ?? '',
-      values: dec.stringArray(r['values'], child(path, 'values')),
-    };
-  });
-
-  const decoded: DecodedQuota = {
-    metadata,
-    spec: {
-      hard: dec.quantities(spec['hard'], 'spec.hard'),
-      scopes: dec.stringArray(spec['scopes'], 'spec.scopes'),
-      scopeSelector: selector && { matchExpressions },
-    },
-  };
+  const decoded: DecodedQuota = { metadata, spec: decodeQuotaSpec(dec, top['spec'], 'spec') };
   // Decoded only for its errors: the status itself is discarded on create.
   const status = dec.object(top['status'], 'status', ['hard', 'used']);
   dec.quantities(status?.['hard'], 'status.hard');
@@ -78,12 +57,34 @@ function decode(raw: unknown): DecodedQuota {
   return decoded;
 }
 
+/** A ResourceQuotaSpec at `path` (a ResourceQuota's `spec`, a ClusterResourceQuota's `spec.quota`). */
+export function decodeQuotaSpec(dec: StrictDecoder, raw: unknown, path: string): DecodedSpec {
+  const spec = dec.object(raw, path, ['hard', 'scopes', 'scopeSelector']) ?? {};
+  const selectorPath = child(path, 'scopeSelector');
+  const selector = dec.object(spec['scopeSelector'], selectorPath, ['matchExpressions']);
+  const expressions = selector && dec.array(selector['matchExpressions'], child(selectorPath, 'matchExpressions'));
+  const matchExpressions = expressions?.map((item, i): Requirement => {
+    const at = `${child(selectorPath, 'matchExpressions')}[${i}]`;
+    const r = dec.object(item, at, ['scopeName', 'operator', 'values']) ?? {};
+    return {
+      scopeName: dec.string(r['scopeName'], child(at, 'scopeName')) ?? '',
+      operator: dec.string(r['operator'], child(at, 'operator')) ?? '',
+      values: dec.stringArray(r['values'], child(at, 'values')),
+    };
+  });
+  return {
+    hard: dec.quantities(spec['hard'], child(path, 'hard')),
+    scopes: dec.stringArray(spec['scopes'], child(path, 'scopes')),
+    scopeSelector: selector && { matchExpressions },
+  };
+}
+
 /** `validateResourceQuotaScopes`: known scopes, each fitting every standard hard resource, no conflicts. */
-function validateScopes(spec: DecodedSpec, hardNames: readonly string[]): FieldError[] {
+function validateScopes(spec: DecodedSpec, hardNames: readonly string[], path: string): FieldError[] {
   const scopes = spec.scopes ?? [];
   if (scopes.length === 0) return [];
   const errs: FieldError[] = [];
-  const field = 'spec.scopes';
+  const field = child(path, 'scopes');
   for (const scope of scopes) {
     if (!isStandardResourceQuotaScope(scope)) errs.push(invalid(field, json(spec.scopes), 'unsupported scope'));
     for (const name of hardNames) {
@@ -112,11 +113,11 @@ function printedSelector(expressions: readonly Requirement[] | undefined): unkno
  * `validateScopedResourceSelectorRequirement`. Kubernetes reports these errors under
  * `spec.scopeSelector.matchExpressions` without the requirement's index; so do we.
  */
-function validateScopeSelector(spec: DecodedSpec, hardNames: readonly string[]): FieldError[] {
+function validateScopeSelector(spec: DecodedSpec, hardNames: readonly string[], path: string): FieldError[] {
   if (!spec.scopeSelector) return [];
   const expressions = spec.scopeSelector.matchExpressions ?? [];
   const errs: FieldError[] = [];
-  const field = 'spec.scopeSelector.matchExpressions';
+  const field = child(path, 'scopeSelector.matchExpressions');
   const seen = new Set<string>();
   for (const req of expressions) {
     if (!isStandardResourceQuotaScope(req.scopeName)) errs.push(invalid(child(field, 'scopeName'), json(req.scopeName), 'unsupported scope'));
@@ -165,17 +166,20 @@ function validateQuotaResourceList(entries: QuantityEntries, path: string): Fiel
 }
 
 function validate(quota: DecodedQuota): FieldError[] {
-  const hard = quota.spec.hard ?? [];
-  // Kubernetes walks the hard names as a sorted set for the scope checks.
-  const hardNames = [...new Set(hard.map(([name]) => name))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return [
     ...validateObjectMeta(quota.metadata, NAMESPACED_DNS_SUBDOMAIN),
-    ...validateQuotaResourceList(hard, 'spec.hard'),
-    ...validateScopes(quota.spec, hardNames),
-    ...validateScopeSelector(quota.spec, hardNames),
+    ...validateQuotaSpec(quota.spec, 'spec'),
     // No status checks: on create the API server clears the status before validating
     // (the strategy's PrepareForCreate), so whatever a client sent there is never judged.
   ];
+}
+
+/** ValidateResourceQuotaSpec at `path`: the hard list, the scopes, the scope selector. */
+export function validateQuotaSpec(spec: DecodedSpec, path: string): FieldError[] {
+  const hard = spec.hard ?? [];
+  // Kubernetes walks the hard names as a sorted set for the scope checks.
+  const hardNames = [...new Set(hard.map(([name]) => name))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...validateQuotaResourceList(hard, child(path, 'hard')), ...validateScopes(spec, hardNames, path), ...validateScopeSelector(spec, hardNames, path)];
 }
 
 const raw = (entries: QuantityEntries): RawQuantities => Object.fromEntries(entries.map(([name, q]) => [name, q.toString()]));
@@ -184,17 +188,20 @@ function requirement(r: Requirement): ScopedResourceSelectorRequirement {
   return { scopeName: r.scopeName, operator: r.operator, ...(r.values && { values: r.values }) };
 }
 
-function toResourceQuota(quota: DecodedQuota): ResourceQuota {
-  const { hard, scopes, scopeSelector } = quota.spec;
-  const spec: ResourceQuotaSpec = {
+/** A decoded spec, typed, with quantities printed as Kubernetes prints them. */
+export function toQuotaSpec({ hard, scopes, scopeSelector }: DecodedSpec): ResourceQuotaSpec {
+  return {
     ...(hard && { hard: raw(hard) }),
     ...(scopes && { scopes }),
     ...(scopeSelector && {
       scopeSelector: scopeSelector.matchExpressions ? { matchExpressions: scopeSelector.matchExpressions.map(requirement) } : {},
     }),
   };
+}
+
+function toResourceQuota(quota: DecodedQuota): ResourceQuota {
   // The status a client sent is dropped, as the API server drops it on create.
-  return { apiVersion: 'v1', kind: KIND, metadata: quota.metadata, spec };
+  return { apiVersion: 'v1', kind: KIND, metadata: quota.metadata, spec: toQuotaSpec(quota.spec) };
 }
 
 /**
