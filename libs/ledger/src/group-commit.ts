@@ -416,22 +416,7 @@ export class GroupCommitter {
       const prefetched = (await client.query<ReadRow>(keyedRead(reads))).rows;
       if (this.options.onPrefetched) for (const part of group) await this.options.onPrefetched(part.namespace);
       await runner.startTransaction('SERIALIZABLE');
-      const namespaces = group.map((part) => part.namespace);
-      const headRow = (await client.query<HeadRow>(lockedHeadRead(namespaces))).rows[0];
-      if (!headRow) throw new Error('the head read returns one row');
-      await this.options.onLocked?.(namespaces);
-      const now = this.options.clock ? this.options.clock() : Math.floor(headRow.now_ms);
-      const heads = new Map((headRow.heads ?? []).map((h) => [h.namespace, h]));
-      // A head the prefetch saw but the locked read did not is held by another writer.
-      const taken = reads.map((read, i) => ({ ...read, part: group[i] as Part, facts: prefetched[i] as ReadRow })).filter((r) => heads.has(r.namespace) || r.facts.head_version === null);
-      const deferred = group.filter((part) => !taken.some((t) => t.part === part));
-      this.stats.conflicts.locked += deferred.length;
-      this.stats.retries += deferred.length;
-      const stale = taken.filter((t) => (heads.get(t.namespace)?.version ?? null) !== t.facts.head_version);
-      if (stale.length > 0) {
-        const again = (await client.query<ReadRow>(keyedRead(stale))).rows;
-        stale.forEach((t, i) => (t.facts = again[i] as ReadRow));
-      }
+      const { now, heads, taken, deferred } = await this.lockHeads(client, group, reads, prefetched);
       const finals: { queued: Queued; finish?: () => unknown; error?: unknown }[] = [];
       const works: NamespaceUnitOfWork[] = [];
       for (const { namespace, read, part, facts } of taken) {
@@ -482,6 +467,30 @@ export class GroupCommitter {
       if (culprit && !isTimeout(error)) return { kind: 'poisoned', job: culprit, error };
       return { kind: 'failed', error, commitSent };
     }
+  }
+
+  /**
+   * Inside the transaction: the clock, and the group's heads read and locked by key. A head the
+   * prefetch saw but the locked read did not is held by another writer: its namespace is
+   * deferred. The keyed facts of a namespace whose head moved since the prefetch are read again.
+   */
+  private async lockHeads(client: pg.ClientBase, group: readonly Part[], reads: readonly { namespace: string; read: KeyedRead }[], prefetched: readonly ReadRow[]) {
+    const namespaces = group.map((part) => part.namespace);
+    const headRow = (await client.query<HeadRow>(lockedHeadRead(namespaces))).rows[0];
+    if (!headRow) throw new Error('the head read returns one row');
+    await this.options.onLocked?.(namespaces);
+    const now = this.options.clock ? this.options.clock() : Math.floor(headRow.now_ms);
+    const heads = new Map((headRow.heads ?? []).map((h) => [h.namespace, h]));
+    const taken = reads.map((read, i) => ({ ...read, part: group[i] as Part, facts: prefetched[i] as ReadRow })).filter((r) => heads.has(r.namespace) || r.facts.head_version === null);
+    const deferred = group.filter((part) => !taken.some((t) => t.part === part));
+    this.stats.conflicts.locked += deferred.length;
+    this.stats.retries += deferred.length;
+    const stale = taken.filter((t) => (heads.get(t.namespace)?.version ?? null) !== t.facts.head_version);
+    if (stale.length > 0) {
+      const again = (await client.query<ReadRow>(keyedRead(stale))).rows;
+      stale.forEach((t, i) => (t.facts = again[i] as ReadRow));
+    }
+    return { now, heads, taken, deferred };
   }
 
   /** Writes every namespace's part in one statement; throws VersionConflict, to roll all back, if a head was not where it was read. */
