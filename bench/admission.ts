@@ -9,10 +9,10 @@
  *   npm run bench:admission [-- --quick] [--only=hot|low]
  */
 import { DataSource } from 'typeorm';
-import type { Pod } from '@quota/domain';
 import { buildDataSourceOptions, LedgerCommands, runMigrationsLocked } from '@quota/ledger';
 import { runBaseline } from './lib/baselines.js';
 import { createDatabase } from './lib/postgres.js';
+import { podAdmission } from './lib/review.js';
 import { summarize } from './lib/stats.js';
 
 const quick = process.argv.includes('--quick');
@@ -58,22 +58,9 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number):
       while (performance.now() < deadline) {
         const n = seq++;
         const namespace = `ns-${Math.floor(Math.random() * namespaces)}`;
-        const object: Pod = {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: `p${n}`, uid: `u${n}` },
-          spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] },
-        };
         const t0 = performance.now();
         try {
-          const { result } = await ledger.admit({
-            namespace,
-            source: 'webhook',
-            request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name: `p${n}`, object },
-            requestKey: `review:${n}`,
-            dryRun: false,
-            requester: 'bench',
-          });
+          const { result } = await ledger.admit(podAdmission(namespace, n));
           if (result.allowed) allowed++;
           else denied++;
         } catch {

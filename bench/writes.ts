@@ -12,9 +12,9 @@
  * back before the statement itself runs). Asserts nothing.
  */
 import pg from 'pg';
-import { type Pod } from '@quota/domain';
 import { LedgerCommands, openDataSource, runMigrationsLocked, UsageProjection } from '@quota/ledger';
 import { createDatabase } from './lib/postgres.js';
+import { podAdmission } from './lib/review.js';
 import { indexEntriesWritten, measureWrites, rowsWritten, writesPerAdmission, type WalMeasure } from './lib/writes.js';
 
 const arg = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -71,20 +71,7 @@ try {
     for (let n = next++; n < ADMISSIONS; n = next++) {
       if (EXPLAIN && n === ADMISSIONS - 1) explained = explainNextFlush();
       const namespace = namespaces[n % namespaces.length] as string;
-      const object: Pod = {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: `p${n}`, uid: `u${n}`, namespace },
-        spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] },
-      };
-      const { result } = await ledger.admit({
-        namespace,
-        source: 'webhook',
-        request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name: `p${n}`, object },
-        requestKey: `review:${n}`,
-        dryRun: false,
-        requester: 'bench',
-      });
+      const { result } = await ledger.admit(podAdmission(namespace, n));
       if (result.allowed) allowed++;
     }
   };

@@ -1,3 +1,5 @@
+import type { Pod } from '@quota/domain';
+import type { AdmitCommand } from '@quota/ledger';
 import type { RequestSpec } from './load.js';
 
 let sequence = 0;
@@ -39,5 +41,23 @@ export function quotaPut(namespace: string, hard: Record<string, string>): Reque
     method: 'PUT',
     path: `/v1/namespaces/${namespace}/resourcequotas/compute`,
     body: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute', namespace }, spec: { hard } },
+  };
+}
+
+/** The same pod as an in-process admission (LedgerCommands.admit), the n-th of a run, keyed as a webhook review. */
+export function podAdmission(namespace: string, n: number): AdmitCommand {
+  const object: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `p${n}`, uid: `u${n}` },
+    spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] },
+  };
+  return {
+    namespace,
+    source: 'webhook',
+    request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name: `p${n}`, object },
+    requestKey: `review:${n}`,
+    dryRun: false,
+    requester: 'bench',
   };
 }
