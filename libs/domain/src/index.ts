@@ -15,3 +15,4 @@ export * from './admission/index.js';
 export * from './kube/shape.js';
 export * from './namespace/index.js';
 export * from './selectors/index.js';
+export * from './shared/index.js';

@@ -1,3 +1,4 @@
+import { assert } from '../assert.js';
 import type { Reserved } from '../events/events.js';
 import type { NamespaceState, Reservation } from '../events/fold.js';
 import type { GroupResource, KubeObject, LimitRange, Operation } from '../kube/types.js';
@@ -270,14 +271,24 @@ function objectRef(request: AdmissionRequest, object: KubeObject): Reserved['dat
  * live reservations of the request's object (`uid`), which the state must hold (the service
  * loads them by key before deciding).
  */
-export function admissionViewOf(state: NamespaceState, uid?: string): AdmissionView {
+export function admissionViewOf(state: NamespaceState, uid?: string, sharedElsewhere?: ReadonlyMap<string, ResourceList>): AdmissionView {
   const stored = uid === undefined ? [] : liveReservationsOf(state, uid);
   return {
-    quotas: [...state.quotas.values()].map((quota) => ({
-      name: quota.name,
-      spec: quota.definition.spec,
-      used: state.used.get(quota.name) ?? Resources.EMPTY,
-    })),
+    quotas: [
+      ...[...state.quotas.values()].map((quota) => ({
+        name: quota.name,
+        spec: quota.definition.spec,
+        used: state.used.get(quota.name) ?? Resources.EMPTY,
+      })),
+      // A shared quota's usage is the total over every namespace it covers: this namespace's
+      // part from its own state, the others' from the shared quota's head.
+      ...[...state.shared.values()].map((quota) => {
+        const here = state.sharedUsed.get(quota.key) ?? Resources.EMPTY;
+        const elsewhere = sharedElsewhere?.get(quota.key);
+        assert(sharedElsewhere === undefined || elsewhere !== undefined, `the usage of ${quota.key} in other namespaces was read before deciding`);
+        return { name: quota.key, shared: quota.ref, spec: quota.definition.spec, used: elsewhere ? Resources.add(here, elsewhere) : here };
+      }),
+    ],
     limitRanges: [...state.limitRanges.values()].map((lr) => ({
       apiVersion: 'v1',
       kind: 'LimitRange',

@@ -1,5 +1,6 @@
 import type { LimitRangeItem, ObjectMeta, RawQuantities, ResourceQuotaSpec } from '../kube/types.js';
 import type { ScopeFacts } from '../scopes/facts.js';
+import type { NamespaceDefinition, SharedQuotaDefinition, SharedQuotaRef } from '../shared/shared-quota.js';
 
 /**
  * The ledger's events: everything that changes a namespace's quota state, in the past tense.
@@ -125,6 +126,54 @@ export interface Adopted {
   };
 }
 
+/** The namespace's own object (its labels and annotations) was created or changed. */
+export interface NamespaceDefined {
+  readonly type: 'NamespaceDefined';
+  readonly data: NamespaceDefinition;
+}
+
+export interface NamespaceChanged {
+  readonly type: 'NamespaceChanged';
+  readonly data: NamespaceDefinition;
+}
+
+/** The Namespace object was deleted: its labels no longer select it into anything. */
+export interface NamespaceRemoved {
+  readonly type: 'NamespaceRemoved';
+  readonly data: { readonly name: string };
+}
+
+/**
+ * A shared quota covers this namespace from now on, with this spec (or its spec changed): the
+ * namespace's contribution to it is recounted over its live reservations, as for a quota defined.
+ */
+export interface SharedQuotaApplied {
+  readonly type: 'SharedQuotaApplied';
+  readonly data: { readonly key: string; readonly ref: SharedQuotaRef; readonly spec: ResourceQuotaSpec };
+}
+
+/** A shared quota no longer covers this namespace (its labels changed, or the quota was removed). */
+export interface SharedQuotaWithdrawn {
+  readonly type: 'SharedQuotaWithdrawn';
+  readonly data: { readonly key: string };
+}
+
+/** In a shared quota's own stream: its definition was created or changed. */
+export interface SharedQuotaDefined {
+  readonly type: 'SharedQuotaDefined';
+  readonly data: SharedQuotaDefinition;
+}
+
+export interface SharedQuotaChanged {
+  readonly type: 'SharedQuotaChanged';
+  readonly data: SharedQuotaDefinition;
+}
+
+export interface SharedQuotaRemoved {
+  readonly type: 'SharedQuotaRemoved';
+  readonly data: { readonly ref: SharedQuotaRef };
+}
+
 export type LedgerEvent =
   | QuotaDefined
   | QuotaChanged
@@ -135,7 +184,15 @@ export type LedgerEvent =
   | Reserved
   | Committed
   | Released
-  | Adopted;
+  | Adopted
+  | NamespaceDefined
+  | NamespaceChanged
+  | NamespaceRemoved
+  | SharedQuotaApplied
+  | SharedQuotaWithdrawn
+  | SharedQuotaDefined
+  | SharedQuotaChanged
+  | SharedQuotaRemoved;
 
 export type LedgerEventType = LedgerEvent['type'];
 
@@ -150,6 +207,14 @@ export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
   'Committed',
   'Released',
   'Adopted',
+  'NamespaceDefined',
+  'NamespaceChanged',
+  'NamespaceRemoved',
+  'SharedQuotaApplied',
+  'SharedQuotaWithdrawn',
+  'SharedQuotaDefined',
+  'SharedQuotaChanged',
+  'SharedQuotaRemoved',
 ];
 
 /** An event as the ledger recorded it: its place in the namespace's stream and its time. */

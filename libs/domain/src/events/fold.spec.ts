@@ -5,7 +5,7 @@ import type { ResourceQuotaSpec } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { LedgerEvent, RecordedEvent } from './events.js';
-import { evolve, fold, initialState, recomputeUsed, type NamespaceState } from './fold.js';
+import { evolve, fold, initialState, recomputeSharedUsed, recomputeUsed, type NamespaceState } from './fold.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -344,5 +344,42 @@ describe('fold laws', () => {
       }),
       { numRuns: 50 },
     );
+  });
+});
+
+describe('fold laws for a shared quota covering the namespace (issue 18)', () => {
+  const applied = (spec: ResourceQuotaSpec): LedgerEvent => ({
+    type: 'SharedQuotaApplied',
+    data: { key: 'clusterresourcequotas/team', ref: { kind: 'ClusterResourceQuota', name: 'team' }, spec },
+  });
+  const specOf = (events: readonly RecordedEvent[]): ResourceQuotaSpec => {
+    const defined = events.find((e) => e.type === 'QuotaDefined' || e.type === 'QuotaChanged');
+    return defined && (defined.type === 'QuotaDefined' || defined.type === 'QuotaChanged') ? defined.data.spec : { hard: { pods: '10', 'requests.cpu': '4' } };
+  };
+
+  it('keeps the namespace’s part equal to a recount, and to a ResourceQuota of the same spec applied at the same point', () => {
+    fc.assert(
+      fc.property(historyArb, fc.nat(), (events, cut) => {
+        const at = events.length === 0 ? 0 : cut % (events.length + 1);
+        const spec = specOf(events);
+        const plain = events.map(({ version: _v, at: _at, ...e }) => e as LedgerEvent);
+        const withShared = record([...plain.slice(0, at), applied(spec), { type: 'QuotaDefined', data: { name: 'twin', spec } }, ...plain.slice(at)]);
+        const state = fold(withShared);
+        const part = state.sharedUsed.get('clusterresourcequotas/team') ?? {};
+        expect(Resources.equals(part, recomputeSharedUsed(state, 'clusterresourcequotas/team') ?? {})).toBe(true);
+        // The twin quota is never changed or removed by the history (its name is new), so it counts the same.
+        expect(Resources.canonicalResourceList(part)).toEqual(usedOf(state, 'twin'));
+      }),
+    );
+  });
+
+  it('forgets the namespace’s part once the shared quota is withdrawn, and a Namespace object alone leaves it unmanaged', () => {
+    const state = fold(record([applied({ hard: { pods: '5' } }), reserve('a', { pods: '1' }), { type: 'SharedQuotaWithdrawn', data: { key: 'clusterresourcequotas/team' } }]));
+    expect(state.shared.size).toBe(0);
+    expect(state.sharedUsed.size).toBe(0);
+    const labelled = fold(record([{ type: 'NamespaceDefined', data: { name: 'a', metadata: { labels: { team: 'x' } } } }]));
+    expect(labelled.objectOnly).toBe(true);
+    expect(labelled.object?.definition.metadata?.labels).toEqual({ team: 'x' });
+    expect(fold(record([applied({ hard: { pods: '5' } })], 1), labelled).objectOnly).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import type { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { factsMatchAll, quotaScopeRequirements, type ScopeFacts } from '../scopes/facts.js';
+import type { NamespaceDefinition, SharedQuotaRef } from '../shared/shared-quota.js';
 import type {
   LedgerEvent,
   LedgerEventType,
@@ -27,6 +28,21 @@ export interface QuotaState {
   readonly hardNames: readonly string[];
   readonly requirements: readonly ScopedResourceSelectorRequirement[];
   /** The stream version of the event that last defined or changed it (its resourceVersion). */
+  readonly version: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** A shared quota as one namespace it covers carries it: its spec, and (in `sharedUsed`) what the namespace contributes. */
+export interface SharedQuotaState extends QuotaState {
+  /** Its key (sharedQuotaKey): also its `name` and `definition.name`. */
+  readonly key: string;
+  readonly ref: SharedQuotaRef;
+}
+
+/** The Namespace object as the fold keeps it: its definition, and the stream version of its last change (its resourceVersion). */
+export interface NamespaceObjectState {
+  readonly definition: NamespaceDefinition;
   readonly version: number;
   readonly createdAt: number;
   readonly updatedAt: number;
@@ -76,6 +92,17 @@ export interface NamespaceState {
   /** Per quota: every hard resource, with the usage it has now (zero when nothing counts). */
   readonly used: ReadonlyMap<string, ResourceList>;
   readonly releasedCount: number;
+  /** The Namespace object, while one is defined (its labels select the namespace into shared quotas). */
+  readonly object?: NamespaceObjectState;
+  /** The shared quotas covering this namespace, by key. */
+  readonly shared: ReadonlyMap<string, SharedQuotaState>;
+  /** Per shared quota: what this namespace contributes to its usage (every hard resource, zero or not). */
+  readonly sharedUsed: ReadonlyMap<string, ResourceList>;
+  /**
+   * Only the Namespace object was ever recorded here (no quota, limit range, shared quota or
+   * reservation): the namespace is not managed, and admission there is not charged.
+   */
+  readonly objectOnly?: boolean;
 }
 
 export function initialState(): NamespaceState {
@@ -87,6 +114,8 @@ export function initialState(): NamespaceState {
     reservationsByUid: new Map(),
     used: new Map(),
     releasedCount: 0,
+    shared: new Map(),
+    sharedUsed: new Map(),
   };
 }
 
@@ -100,6 +129,10 @@ interface Draft {
   reservationsByUid: Map<string, string>;
   used: Map<string, ResourceList>;
   releasedCount: number;
+  object?: NamespaceObjectState;
+  shared: Map<string, SharedQuotaState>;
+  sharedUsed: Map<string, ResourceList>;
+  objectOnly?: boolean;
 }
 
 function draftOf(state: NamespaceState): Draft {
@@ -112,6 +145,10 @@ function draftOf(state: NamespaceState): Draft {
     reservationsByUid: new Map(state.reservationsByUid),
     used: new Map(state.used),
     releasedCount: state.releasedCount,
+    ...(state.object ? { object: state.object } : {}),
+    shared: new Map(state.shared),
+    sharedUsed: new Map(state.sharedUsed),
+    ...(state.objectOnly ? { objectOnly: true } : {}),
   };
 }
 
@@ -149,6 +186,14 @@ const RESERVATIONS_NEEDED: Readonly<Record<LedgerEventType, ReservationsNeeded>>
   Adopted: 'none',
   Committed: 'named',
   Released: 'named',
+  NamespaceDefined: 'none',
+  NamespaceChanged: 'none',
+  NamespaceRemoved: 'none',
+  SharedQuotaApplied: 'all',
+  SharedQuotaWithdrawn: 'none',
+  SharedQuotaDefined: 'none',
+  SharedQuotaChanged: 'none',
+  SharedQuotaRemoved: 'none',
 };
 
 /** What folding an event of this type needs loaded; a type this build does not know needs everything. */
@@ -164,6 +209,13 @@ export function eventTypesNeeding(need: ReservationsNeeded): LedgerEventType[] {
 /** The usage of one quota computed from scratch; the fold's incremental `used` must equal it. */
 export function recomputeUsed(state: NamespaceState, quotaName: string): ResourceList | undefined {
   const quota = state.quotas.get(quotaName);
+  if (!quota) return undefined;
+  return usedFor(quota, state.reservations.values());
+}
+
+/** What the namespace contributes to a shared quota, computed from scratch; the fold's `sharedUsed` must equal it. */
+export function recomputeSharedUsed(state: NamespaceState, key: string): ResourceList | undefined {
+  const quota = state.shared.get(key);
   if (!quota) return undefined;
   return usedFor(quota, state.reservations.values());
 }
@@ -205,8 +257,13 @@ function apply(draft: Draft, event: RecordedEvent): void {
   );
   draft.version = event.version;
   draft.lastEventAt = event.at;
+  // A stream that holds nothing but its Namespace object is not managed (see NamespaceState).
+  if (event.version === 1 && (event.type === 'NamespaceDefined' || event.type === 'NamespaceChanged')) draft.objectOnly = true;
+  else if (!NAMESPACE_OBJECT_EVENTS.has(event.type)) delete draft.objectOnly;
   applyData(draft, event, event.version, event.at);
 }
+
+const NAMESPACE_OBJECT_EVENTS: ReadonlySet<string> = new Set(['NamespaceDefined', 'NamespaceChanged', 'NamespaceRemoved']);
 
 function applyData(draft: Draft, event: LedgerEvent, version: number, at: number): void {
   switch (event.type) {
@@ -310,6 +367,47 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
       releaseReservation(draft, event.data.reservationId, event.data.reason);
       return;
     }
+    case 'NamespaceDefined':
+    case 'NamespaceChanged':
+      if (event.type === 'NamespaceDefined') assert(!draft.object, `namespace ${event.data.name} defined twice`);
+      else assert(draft.object, `namespace ${event.data.name} changed before it was defined`);
+      draft.object = { definition: event.data, version, createdAt: draft.object?.createdAt ?? at, updatedAt: at };
+      return;
+    case 'NamespaceRemoved':
+      assert(draft.object, `namespace ${event.data.name} removed but not defined`);
+      delete draft.object;
+      return;
+    case 'SharedQuotaApplied': {
+      const { key, ref, spec } = event.data;
+      const previous = draft.shared.get(key);
+      const hard = parse(spec.hard);
+      const quota: SharedQuotaState = {
+        name: key,
+        key,
+        ref,
+        definition: { name: key, spec },
+        hard,
+        hardNames: Object.keys(hard),
+        requirements: quotaScopeRequirements(spec),
+        version,
+        createdAt: previous?.createdAt ?? at,
+        updatedAt: at,
+      };
+      draft.shared.set(key, quota);
+      draft.sharedUsed.set(key, usedFor(quota, draft.reservations.values()));
+      return;
+    }
+    case 'SharedQuotaWithdrawn': {
+      const { key } = event.data;
+      assert(draft.shared.delete(key), `shared quota ${key} withdrawn but not applied`);
+      draft.sharedUsed.delete(key);
+      return;
+    }
+    // A shared quota's own stream: its definition lives in its head, not in a namespace's state.
+    case 'SharedQuotaDefined':
+    case 'SharedQuotaChanged':
+    case 'SharedQuotaRemoved':
+      return;
     default:
       assertNever(event, 'ledger event');
   }
@@ -348,10 +446,15 @@ function releaseReservation(draft: Draft, id: string, _reason: ReleaseReason): v
  * quota's hard resources only. The hot loop of the fold: it touches only the keys involved.
  */
 function applyContribution(draft: Draft, reservation: Reservation, sign: 1 | -1): void {
-  for (const quota of draft.quotas.values()) {
+  applyTo(draft.quotas, draft.used, reservation, sign);
+  if (draft.shared.size > 0) applyTo(draft.shared, draft.sharedUsed, reservation, sign);
+}
+
+function applyTo(quotas: ReadonlyMap<string, QuotaState>, usedByQuota: Map<string, ResourceList>, reservation: Reservation, sign: 1 | -1): void {
+  for (const quota of quotas.values()) {
     const amount = contributionTo(reservation, quota);
     if (!amount) continue;
-    const current = draft.used.get(quota.name) ?? zeros(quota.hard);
+    const current = usedByQuota.get(quota.name) ?? zeros(quota.hard);
     let next: Record<string, Quantity> | undefined;
     for (const name of quota.hardNames) {
       const change = Resources.get(amount, name);
@@ -362,6 +465,6 @@ function applyContribution(draft: Draft, reservation: Reservation, sign: 1 | -1)
       assert(after.sign() >= 0, `usage of quota ${quota.name} went negative on ${name}`);
       next[name] = after;
     }
-    if (next) draft.used.set(quota.name, Object.freeze(next));
+    if (next) usedByQuota.set(quota.name, Object.freeze(next));
   }
 }

@@ -15,7 +15,7 @@ import { liveLoadedFor, type NamespaceFacts } from './facts.js';
 export function decideAdmit(command: AdmitObject | AdmitResources, facts: NamespaceFacts): Decided<AdmissionAnswer> {
   const earlier = earlierAnswer(command, facts);
   if (earlier) return { events: [], answer: earlier };
-  if (!facts.known) {
+  if (!facts.known || facts.state.objectOnly) {
     if (command.requireKnownNamespace) {
       const message = `namespaces "${facts.namespace}" not found: define a ResourceQuota or LimitRange in it first`;
       return { events: [], answer: refusal('NamespaceNotFound', message, 'namespaces', facts.namespace) };
@@ -67,7 +67,7 @@ function admitObject(command: AdmitObject, facts: NamespaceFacts): AdmissionDeci
       ...(expiresAt === undefined ? {} : { expiresAt }),
       ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
     },
-    admissionViewOf(facts.state, uid),
+    admissionViewOf(facts.state, uid, facts.sharedElsewhere),
   );
 }
 
@@ -84,7 +84,7 @@ function admitResources(command: AdmitResources, facts: NamespaceFacts): Admissi
       now: facts.now,
       ...(expiresAt === undefined ? {} : { expiresAt }),
     },
-    admissionViewOf(facts.state),
+    admissionViewOf(facts.state, undefined, facts.sharedElsewhere),
   );
 }
 

@@ -1,3 +1,4 @@
+import type { SharedQuotaRef } from '../shared/shared-quota.js';
 import type { JsonPatchOperation } from '../limit-range/json-patch.js';
 import type { RawQuantities } from '../kube/types.js';
 import type { QuotaDenial } from '../quota/denial.js';
@@ -12,6 +13,10 @@ export interface DenialJson {
   /** Which rule refused: Exceeded, MustSpecify, StatusUnknown, NegativeUsage, ... */
   readonly kind: string;
   readonly quota?: string;
+  /** A quota over several namespaces: ClusterResourceQuota or HierarchicalResourceQuota (absent: a ResourceQuota). */
+  readonly quotaKind?: string;
+  /** A HierarchicalResourceQuota's namespace. */
+  readonly quotaNamespace?: string;
   /** Exceeded: the first resource over its limit (the others are in `exceeded`). */
   readonly resource?: string;
   readonly requested?: string;
@@ -64,6 +69,11 @@ export function notFound(resource: string, name: string): Refusal {
   return refusal('NotFound', `${resource} "${name}" not found`, resource, name);
 }
 
+function sharedOf(ref: SharedQuotaRef | undefined): Pick<DenialJson, 'quotaKind' | 'quotaNamespace'> {
+  if (!ref) return {};
+  return { quotaKind: ref.kind, ...(ref.namespace ? { quotaNamespace: ref.namespace } : {}) };
+}
+
 export function denialJson(denial: QuotaDenial): DenialJson {
   switch (denial.kind) {
     case 'Exceeded': {
@@ -74,11 +84,11 @@ export function denialJson(denial: QuotaDenial): DenialJson {
         hard: r.hard.canonical(),
       }));
       const first = exceeded[0];
-      return { kind: denial.kind, quota: denial.quota, ...(first ?? {}), exceeded };
+      return { kind: denial.kind, quota: denial.quota, ...sharedOf(denial.shared), ...(first ?? {}), exceeded };
     }
     case 'MustSpecify':
     case 'StatusUnknown':
-      return { kind: denial.kind, quota: denial.quota, resources: denial.resources };
+      return { kind: denial.kind, quota: denial.quota, ...sharedOf(denial.shared), resources: denial.resources };
     case 'NegativeUsage':
     case 'InsufficientQuotaToConsume':
       return { kind: denial.kind, resources: denial.resources };

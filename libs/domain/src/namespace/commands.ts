@@ -4,6 +4,9 @@ import type { AdmissionRequest } from '../admission/decide.js';
 import type { ExistingObject, OverHard, ReconcileAction } from '../admission/reconcile.js';
 import type { LimitedResource } from '../quota/check.js';
 import type { AdmissionResult, Refusal } from './answers.js';
+import type { PutNamespace, RemoveNamespace, SyncAnswer, SyncSharedQuotas } from './namespace-object.js';
+
+export type { PutNamespace, RemoveNamespace, SyncAnswer, SyncSharedQuotas, AppliedSharedQuota } from './namespace-object.js';
 
 /**
  * Everything that can be asked of one namespace's stream, in the imperative. `decide` (decide.ts)
@@ -19,7 +22,10 @@ export type NamespaceCommand =
   | PutQuota
   | RemoveQuota
   | PutLimitRange
-  | RemoveLimitRange;
+  | RemoveLimitRange
+  | PutNamespace
+  | RemoveNamespace
+  | SyncSharedQuotas;
 
 export type NamespaceCommandType = NamespaceCommand['type'];
 
@@ -158,6 +164,9 @@ export interface AnswerOf {
   readonly RemoveQuota: RemoveAnswer;
   readonly PutLimitRange: PutAnswer;
   readonly RemoveLimitRange: RemoveAnswer;
+  readonly PutNamespace: PutAnswer;
+  readonly RemoveNamespace: RemoveAnswer;
+  readonly SyncSharedQuotas: SyncAnswer;
 }
 
 /** What `decide` returns: the events to append (possibly none) and the answer. */

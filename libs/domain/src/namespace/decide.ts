@@ -3,6 +3,7 @@ import { decideAdmit } from './admit.js';
 import type { AnswerOf, Decided, NamespaceCommand } from './commands.js';
 import { decidePut, decideRemoveLimitRange, decideRemoveQuota, planPutLimitRange, planPutQuota } from './definitions.js';
 import type { NamespaceFacts } from './facts.js';
+import { decidePutNamespace, decideRemoveNamespace, decideSyncSharedQuotas } from './namespace-object.js';
 import { decideCommitReservation, decideReconciliation, decideReleaseReservation } from './reservations.js';
 
 /**
@@ -36,6 +37,12 @@ function decideAny(command: NamespaceCommand, facts: NamespaceFacts): Decided<An
       return decideRemoveQuota(command, facts);
     case 'RemoveLimitRange':
       return decideRemoveLimitRange(command, facts);
+    case 'PutNamespace':
+      return decidePutNamespace(command, facts);
+    case 'RemoveNamespace':
+      return decideRemoveNamespace(command, facts);
+    case 'SyncSharedQuotas':
+      return decideSyncSharedQuotas(command, facts);
     default:
       return assertNever(command, 'namespace command');
   }

@@ -1,6 +1,7 @@
 import type { ObjectRef, ReleaseReason } from '../events/events.js';
 import { initialState, type NamespaceState } from '../events/fold.js';
 import type { AdmissionResult } from './answers.js';
+import type { ResourceList } from '../resources/resource-list.js';
 
 /**
  * What the namespace decider decides on: the namespace's folded state as far as it has been
@@ -24,6 +25,11 @@ export interface NamespaceFacts {
   readonly reservations: Lookup<string, RecordedReservation | null>;
   /** Earlier answers looked up by request key. */
   readonly answers: Lookup<string, StoredAnswer | null>;
+  /**
+   * Per shared quota covering the namespace (by key): its usage in every other namespace it
+   * covers, as its head holds it in this transaction. Absent in tests that have no other namespace.
+   */
+  readonly sharedElsewhere?: ReadonlyMap<string, ResourceList>;
   /** Reconcile: of the uids asked about, those whose reservation was released at or after `since`. */
   readonly releasedSince?: { readonly since: number; readonly uids: ReadonlySet<string> };
 }

@@ -60,9 +60,14 @@ function needsAny(command: NamespaceCommand, facts: NamespaceFacts): Needs {
     case 'PutQuota':
       // A quota that is defined or changed recounts usage over every live reservation.
       return { ...NOTHING, allLive: facts.liveLoaded !== 'all' && 'event' in planPutQuota(command, facts) };
+    case 'SyncSharedQuotas':
+      // A shared quota applied recounts the namespace's part over every live reservation.
+      return { ...NOTHING, allLive: facts.liveLoaded !== 'all' && command.covering.length > 0 };
     case 'PutLimitRange':
     case 'RemoveQuota':
     case 'RemoveLimitRange':
+    case 'PutNamespace':
+    case 'RemoveNamespace':
       return NOTHING;
     default:
       return assertNever(command, 'namespace command');

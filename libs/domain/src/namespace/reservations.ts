@@ -53,7 +53,8 @@ export function decideReleaseReservation(command: ReleaseReservation, facts: Nam
  * started (the listing may show an object deleted since).
  */
 export function decideReconciliation(command: Reconcile, facts: NamespaceFacts): Decided<ReconcileAnswer> {
-  if (!facts.known) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0 } };
+  // A namespace that holds only its Namespace object is not managed: nothing is charged there to reconcile.
+  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0 } };
   assert(facts.liveLoaded === 'all', 'every live reservation was loaded before reconciling');
   assert(facts.releasedSince?.since === command.listedAt, 'the releases since the listing were looked up before reconciling');
   const decision = decideReconcile(facts.state, {

@@ -24,6 +24,7 @@ import type { UsageEvaluator, UsageOptions } from '../usage/evaluator.js';
 import type { ExceededResource, QuotaDenial } from './denial.js';
 import { factsMatchAll, quotaScopeRequirements, type ScopeFacts } from '../scopes/facts.js';
 import { quotaMatchesObject } from './scopes.js';
+import type { SharedQuotaRef } from '../shared/shared-quota.js';
 
 /**
  * One entry of the admission configuration's `limitedResources` (Kubernetes'
@@ -42,7 +43,10 @@ export interface LimitedResource {
 
 /** A quota as the decision sees it: its spec and its current usage. */
 export interface QuotaSnapshot {
+  /** A ResourceQuota's name; a shared quota's key (sharedQuotaKey). */
   readonly name: string;
+  /** Set for a quota over several namespaces: which one (its usage is then the total over all of them). */
+  readonly shared?: SharedQuotaRef;
   readonly spec: ResourceQuotaSpec;
   /**
    * Current usage. It must hold an entry (zero is fine) for every hard resource the quota
@@ -137,6 +141,11 @@ function parseHard(snapshot: QuotaSnapshot): ResourceList {
   }
 }
 
+/** How a denial names the quota: a ResourceQuota by name, a shared quota by kind, name (and namespace). */
+function quotaNamed(snapshot: QuotaSnapshot): { quota: string; shared?: SharedQuotaRef } {
+  return snapshot.shared ? { quota: snapshot.shared.name, shared: snapshot.shared } : { quota: snapshot.name };
+}
+
 interface PreparedQuota {
   readonly snapshot: QuotaSnapshot;
   readonly hard: ResourceList;
@@ -175,8 +184,11 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
   );
   const limitedNames = limitedForKind.length > 0 ? limitedByDefault(usageOf(object), limitedForKind) : new Set<string>();
 
+  // The namespace's own quotas first (Kubernetes' plugin), then the shared ones (OpenShift's and
+  // HNC's run after it).
+  const order = (q: QuotaSnapshot): string => `${q.shared ? 1 : 0}:${q.name}`;
   const quotas: PreparedQuota[] = [...input.quotas]
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    .sort((a, b) => (order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0))
     .map((snapshot) => {
       const hard = parseHard(snapshot);
       return { snapshot, hard, hardNames: resourceNames(hard), scopes: quotaScopeRequirements(snapshot.spec) };
@@ -195,10 +207,10 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
     const missing = ev.constraints(restricted, object);
     if (missing.length > 0) {
       const detail = ev.constraintError?.(restricted, object) ?? `must specify ${[...missing].sort().join(',')}`;
-      return deny({ kind: 'MustSpecify', quota: quota.snapshot.name, resources: missing, detail });
+      return deny({ kind: 'MustSpecify', ...quotaNamed(quota.snapshot), resources: missing, detail });
     }
     const unknown = restricted.filter((name) => has(quota.hard, name) && !has(quota.snapshot.used, name));
-    if (unknown.length > 0) return deny({ kind: 'StatusUnknown', quota: quota.snapshot.name, resources: restricted });
+    if (unknown.length > 0) return deny({ kind: 'StatusUnknown', ...quotaNamed(quota.snapshot), resources: restricted });
 
     interesting.push(quota);
     for (const name of restricted) restrictedNames.add(name);
@@ -275,7 +287,7 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
             hard: get(quota.hard, name) as Quantity,
           }),
         );
-        return deny({ kind: 'Exceeded', quota: quota.snapshot.name, resources });
+        return deny({ kind: 'Exceeded', ...quotaNamed(quota.snapshot), resources });
       }
     }
     if (resourceNames(requested).length > 0) charges.push({ quota: quota.snapshot.name, delta: requested, used });

@@ -3,6 +3,7 @@ import type { GroupResource, ScopedResourceSelectorRequirement } from '../kube/t
 import type { Quantity } from '../quantity/quantity.js';
 import { fromEntries, prettyPrint } from '../resources/resource-list.js';
 import { forbiddenText } from '../kube/forbidden.js';
+import type { SharedQuotaRef } from '../shared/shared-quota.js';
 
 export { admissionObjectName, groupResourceString } from '../kube/forbidden.js';
 
@@ -28,9 +29,9 @@ export type QuotaDenial =
    * The object omits a cpu/memory request or limit that a matching quota tracks. `detail` is
    * the evaluator's wording of the rule (`must specify limits.cpu for: app; ...`).
    */
-  | { readonly kind: 'MustSpecify'; readonly quota: string; readonly resources: readonly string[]; readonly detail: string }
+  | { readonly kind: 'MustSpecify'; readonly quota: string; readonly shared?: SharedQuotaRef; readonly resources: readonly string[]; readonly detail: string }
   /** A matching quota has no usage figure for a resource it limits. */
-  | { readonly kind: 'StatusUnknown'; readonly quota: string; readonly resources: readonly string[] }
+  | { readonly kind: 'StatusUnknown'; readonly quota: string; readonly shared?: SharedQuotaRef; readonly resources: readonly string[] }
   /** The object itself would consume a negative amount. */
   | { readonly kind: 'NegativeUsage'; readonly resources: readonly string[] }
   /** An UPDATE came without the object's previous version. */
@@ -40,7 +41,18 @@ export type QuotaDenial =
   /** `limitedResources` names a scope the object is in that no quota scope covers. */
   | { readonly kind: 'InsufficientQuotaToMatchScopes'; readonly scopes: readonly ScopedResourceSelectorRequirement[] }
   /** The request would take a quota's usage above its hard limit. */
-  | { readonly kind: 'Exceeded'; readonly quota: string; readonly resources: readonly ExceededResource[] };
+  | { readonly kind: 'Exceeded'; readonly quota: string; readonly shared?: SharedQuotaRef; readonly resources: readonly ExceededResource[] };
+
+/**
+ * The quota as a refusal names it: a ResourceQuota by its name (Kubernetes' words), a
+ * ClusterResourceQuota as `cluster quota: <name>`, a HierarchicalResourceQuota as HNC's webhook
+ * does, `hierarchical quota in namespace "<ns>": "<name>"`.
+ */
+function quotaWords(denial: { readonly quota: string; readonly shared?: SharedQuotaRef }): { noun: string; name: string } {
+  if (!denial.shared) return { noun: 'quota', name: denial.quota };
+  if (denial.shared.kind === 'ClusterResourceQuota') return { noun: 'cluster quota', name: denial.shared.name };
+  return { noun: `hierarchical quota in namespace ${JSON.stringify(denial.shared.namespace ?? '')}`, name: JSON.stringify(denial.shared.name) };
+}
 
 const sortedNames = (names: Iterable<string>): string[] => [...new Set(names)].sort();
 
@@ -56,10 +68,14 @@ export function formatScopeRequirements(scopes: readonly ScopedResourceSelectorR
 /** The text of the refusal, exactly as Kubernetes words it (without the `... is forbidden:` prefix). */
 export function renderDenial(denial: QuotaDenial): string {
   switch (denial.kind) {
-    case 'MustSpecify':
-      return `failed quota: ${denial.quota}: ${denial.detail}`;
-    case 'StatusUnknown':
-      return `status unknown for quota: ${denial.quota}, resources: ${sortedNames(denial.resources).join(',')}`;
+    case 'MustSpecify': {
+      const { noun, name } = quotaWords(denial);
+      return `failed ${noun}: ${name}: ${denial.detail}`;
+    }
+    case 'StatusUnknown': {
+      const { noun, name } = quotaWords(denial);
+      return `status unknown for ${noun}: ${name}, resources: ${sortedNames(denial.resources).join(',')}`;
+    }
     case 'NegativeUsage':
       return `quota usage is negative for resource(s): ${sortedNames(denial.resources).join(',')}`;
     case 'OldObjectMissing':
@@ -78,7 +94,8 @@ export function renderDenial(denial: QuotaDenial): string {
             }),
           ),
         );
-      return `exceeded quota: ${denial.quota}, requested: ${list((r) => r.requested)}, used: ${list((r) => r.used)}, limited: ${list((r) => r.hard)}`;
+      const { noun, name } = quotaWords(denial);
+      return `exceeded ${noun}: ${name}, requested: ${list((r) => r.requested)}, used: ${list((r) => r.used)}, limited: ${list((r) => r.hard)}`;
     }
     default:
       return assertNever(denial, 'quota denial');

@@ -4,7 +4,7 @@ export { validateResourceQuota } from './resource-quota.js';
 export { validateNamespace, type Namespace } from './namespace.js';
 export { validateClusterResourceQuota, validateHierarchicalResourceQuota, type ClusterResourceQuota, type HierarchicalResourceQuota } from './shared-quotas.js';
 export { prepareLimitRangeForStorage, validateLimitRange } from './limit-range.js';
-export { assertDefinitionSize, DEFINITION_LIST_MAX, limitRangeSizeErrors, RESOURCE_LIST_MAX, resourceQuotaSizeErrors } from './sizes.js';
+export { assertDefinitionSize, clusterResourceQuotaSizeErrors, DEFINITION_LIST_MAX, limitRangeSizeErrors, RESOURCE_LIST_MAX, resourceQuotaSizeErrors } from './sizes.js';
 export {
   STANDARD_QUOTA_RESOURCE_NAMES,
   INTEGER_RESOURCE_NAMES,

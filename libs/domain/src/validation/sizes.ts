@@ -1,4 +1,5 @@
 import type { LimitRange, ResourceQuota } from '../kube/types.js';
+import type { ClusterResourceQuota } from './shared-quotas.js';
 import { child, type FieldError, index, invalidObject, tooMany } from './field.js';
 
 /**
@@ -39,6 +40,22 @@ export function limitRangeSizeErrors(limitRange: LimitRange): FieldError[] {
 }
 
 /** Throws 422 Invalid, naming every list over its bound, as the API server words a TooMany. */
-export function assertDefinitionSize(kind: 'ResourceQuota' | 'LimitRange', name: string, errors: readonly FieldError[]): void {
+export function assertDefinitionSize(kind: string, name: string, errors: readonly FieldError[]): void {
   if (errors.length > 0) throw invalidObject(kind, name, errors);
+}
+
+/**
+ * A ClusterResourceQuota's bounds: its quota as a ResourceQuota's, and its selector's lists
+ * (every namespace's labels are matched against it when a label or the quota changes).
+ */
+export function clusterResourceQuotaSizeErrors(quota: ClusterResourceQuota): FieldError[] {
+  const labels = quota.spec.selector.labels ?? undefined;
+  const expressions = labels?.matchExpressions ?? [];
+  return [
+    ...resourceQuotaSizeErrors({ spec: quota.spec.quota }).map((e) => ({ ...e, field: e.field.replace(/^spec\./, 'spec.quota.') })),
+    ...countErrors('spec.selector.labels.matchLabels', labels?.matchLabels ?? undefined, DEFINITION_LIST_MAX),
+    ...countErrors('spec.selector.labels.matchExpressions', expressions, DEFINITION_LIST_MAX),
+    ...expressions.flatMap((e, i) => countErrors(child(index('spec.selector.labels.matchExpressions', i), 'values'), e.values, DEFINITION_LIST_MAX)),
+    ...countErrors('spec.selector.annotations', quota.spec.selector.annotations ?? undefined, DEFINITION_LIST_MAX),
+  ];
 }

@@ -1,0 +1,97 @@
+import type { LedgerEvent } from '../events/events.js';
+import { deepEqualJson } from '../limit-range/json-patch.js';
+import { sameSharedSpec, type NamespaceDefinition, type SharedQuotaRef } from '../shared/shared-quota.js';
+import type { ResourceQuotaSpec } from '../kube/types.js';
+import { assert } from '../assert.js';
+import { notFound, refusal } from './answers.js';
+import type { Decided, PutAnswer, RemoveAnswer } from './commands.js';
+import type { NamespaceFacts } from './facts.js';
+
+/**
+ * The namespace's own object and the shared quotas covering it (issue 18), as commands on its
+ * stream: a Namespace PUT defines (201), changes (200) or leaves it (no event); a stale
+ * `resourceVersion` is a conflict. Which shared quotas cover the namespace is decided by the
+ * caller from the labels and every shared quota's selection (the ledger's cluster writer, in
+ * the same transaction); the namespace then applies or withdraws each, so that its
+ * contribution to every one is in its own fold.
+ */
+export interface PutNamespace {
+  readonly type: 'PutNamespace';
+  readonly definition: NamespaceDefinition;
+  readonly expectedVersion?: number;
+  /** The uid a new Namespace object gets. */
+  readonly uid: string;
+}
+
+export interface RemoveNamespace {
+  readonly type: 'RemoveNamespace';
+}
+
+/** A shared quota as a namespace it covers carries it. */
+export interface AppliedSharedQuota {
+  readonly key: string;
+  readonly ref: SharedQuotaRef;
+  readonly spec: ResourceQuotaSpec;
+}
+
+/** Make the shared quotas covering the namespace exactly these (by key), with these specs. */
+export interface SyncSharedQuotas {
+  readonly type: 'SyncSharedQuotas';
+  readonly covering: readonly AppliedSharedQuota[];
+}
+
+export interface SyncAnswer {
+  readonly kind: 'Synced';
+  /** Keys newly covering the namespace, or whose spec changed. */
+  readonly applied: readonly string[];
+  readonly withdrawn: readonly string[];
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts): Decided<PutAnswer> {
+  const name = facts.namespace;
+  const existing = facts.state.object;
+  const expected = command.expectedVersion;
+  if (expected !== undefined && existing === undefined) {
+    return { events: [], answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object does not exist; remove metadata.resourceVersion to create it`, 'namespaces', name) };
+  }
+  if (expected !== undefined && existing?.version !== expected) {
+    return { events: [], answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object has been modified; please apply your changes to the latest version and try again`, 'namespaces', name) };
+  }
+  const { uid: _uid, creationTimestamp: _created, ...given } = command.definition.metadata ?? {};
+  const stored: NamespaceDefinition = {
+    name,
+    metadata: {
+      ...given,
+      uid: existing?.definition.metadata?.uid ?? command.uid,
+      creationTimestamp: existing?.definition.metadata?.creationTimestamp ?? iso(facts.now),
+    },
+    ...(command.definition.spec?.finalizers ? { spec: { finalizers: command.definition.spec.finalizers } } : {}),
+  };
+  if (existing && deepEqualJson(existing.definition as unknown, stored as unknown)) return { events: [], answer: { kind: 'Unchanged' } };
+  return existing
+    ? { events: [{ type: 'NamespaceChanged', data: stored }], answer: { kind: 'Changed' } }
+    : { events: [{ type: 'NamespaceDefined', data: stored }], answer: { kind: 'Defined' } };
+}
+
+export function decideRemoveNamespace(_command: RemoveNamespace, facts: NamespaceFacts): Decided<RemoveAnswer> {
+  if (!facts.state.object) return { events: [], answer: notFound('namespaces', facts.namespace) };
+  return { events: [{ type: 'NamespaceRemoved', data: { name: facts.namespace } }], answer: { kind: 'Removed' } };
+}
+
+export function decideSyncSharedQuotas(command: SyncSharedQuotas, facts: NamespaceFacts): Decided<SyncAnswer> {
+  const events: LedgerEvent[] = [];
+  const wanted = new Map(command.covering.map((q) => [q.key, q]));
+  const withdrawn = [...facts.state.shared.keys()].filter((key) => !wanted.has(key)).sort();
+  for (const key of withdrawn) events.push({ type: 'SharedQuotaWithdrawn', data: { key } });
+  const applied: string[] = [];
+  for (const quota of [...wanted.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))) {
+    const current = facts.state.shared.get(quota.key);
+    if (current && sameSharedSpec(current.definition.spec, quota.spec)) continue;
+    applied.push(quota.key);
+    events.push({ type: 'SharedQuotaApplied', data: { key: quota.key, ref: quota.ref, spec: quota.spec } });
+  }
+  if (applied.length > 0) assert(facts.liveLoaded === 'all', 'a shared quota applied recounts usage: every live reservation was loaded before deciding');
+  return { events, answer: { kind: 'Synced', applied, withdrawn } };
+}
