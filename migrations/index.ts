@@ -9,6 +9,7 @@ import { AddRequestDigest1795900000200 } from './1795900000200-AddRequestDigest.
 import { TrimWritePathIndexes1795900000300 } from './1795900000300-TrimWritePathIndexes.js';
 import { HeadsFillfactor1795900000350 } from './1795900000350-HeadsFillfactor.js';
 import { SlimProjections1795900000500 } from './1795900000500-SlimProjections.js';
+import { SharedQuotaHeads1795900000600 } from './1795900000600-SharedQuotaHeads.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   TrimWritePathIndexes1795900000300,
   HeadsFillfactor1795900000350,
   SlimProjections1795900000500,
+  SharedQuotaHeads1795900000600,
 ];

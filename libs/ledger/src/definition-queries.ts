@@ -59,28 +59,69 @@ export class DefinitionQueries {
    */
   async definitionHistory(namespace: string, kind: 'quota' | 'limitRange', name: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<DefinitionChange> | undefined> {
     const types = kind === 'quota' ? ['QuotaDefined', 'QuotaChanged', 'QuotaRemoved'] : ['LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved'];
+    return this.changes(namespace, types, name, page, (data) => (data as DefinitionJson).spec, (before, after) => changedKeys(kind, before, after));
+  }
+
+  /** Every change of a Namespace object (its labels and annotations), oldest first; undefined when it never existed. */
+  namespaceHistory(name: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<DefinitionChange> | undefined> {
+    const metadataOf = (data: unknown): Record<string, unknown> => {
+      const m = (data as { metadata?: { labels?: unknown; annotations?: unknown } }).metadata ?? {};
+      return { labels: m.labels ?? {}, annotations: m.annotations ?? {} };
+    };
+    return this.changes(name, ['NamespaceDefined', 'NamespaceChanged', 'NamespaceRemoved'], name, page, metadataOf, (before, after) => {
+      const keys = (field: string): string[] => {
+        const a = (before?.[field] ?? {}) as Record<string, string>;
+        const b = (after?.[field] ?? {}) as Record<string, string>;
+        return [...new Set([...Object.keys(a), ...Object.keys(b)])].sort().filter((k) => a[k] !== b[k]).map((k) => `${field}.${k}`);
+      };
+      return [...keys('labels'), ...keys('annotations')];
+    });
+  }
+
+  /** Every change of a shared quota's definition (its own stream), oldest first; undefined when it never existed. */
+  sharedQuotaHistory(key: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<DefinitionChange> | undefined> {
+    const specOf = (data: unknown): Record<string, unknown> => {
+      const d = data as { spec?: Record<string, unknown>; selector?: unknown };
+      return { ...(d.spec ?? {}), ...(d.selector ? { selector: d.selector } : {}) };
+    };
+    return this.changes(key, ['SharedQuotaDefined', 'SharedQuotaChanged', 'SharedQuotaRemoved'], null, page, specOf, (before, after) => {
+      const changed = changedKeys('quota', before, after);
+      if (JSON.stringify(before?.['selector'] ?? null) !== JSON.stringify(after?.['selector'] ?? null)) changed.push('selector');
+      return changed;
+    });
+  }
+
+  /** A stream's definition events of these types (for one name, or all), paged, each with what it replaced. */
+  private async changes(
+    stream: string,
+    types: readonly string[],
+    name: string | null,
+    page: { readonly after?: string; readonly limit: number },
+    specOf: (data: unknown) => Record<string, unknown>,
+    changed: (before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined) => string[],
+  ): Promise<Page<DefinitionChange> | undefined> {
     const limit = Math.min(Math.max(page.limit, 1), 1000);
     const after = page.after ?? '0';
     const rows = await select<EventRow>(
       this.dataSource,
       `SELECT ${EVENT_COLUMNS} FROM ledger_events
-        WHERE namespace = $1 AND type = ANY($2::text[]) AND data->>'name' = $3 AND position > $4::bigint
+        WHERE namespace = $1 AND type = ANY($2::text[]) AND ($3::text IS NULL OR data->>'name' = $3) AND position > $4::bigint
         ORDER BY ledger_events.position LIMIT ${limit + 1}`,
-      [namespace, types, name, after],
+      [stream, types, name, after],
     );
     if (rows.length === 0 && after === '0') return undefined;
     // The definition in force before the page starts: the `before` of its first change.
-    const previous = await select<{ data: DefinitionJson | { name: string }; type: string }>(
+    const previous = await select<{ data: unknown; type: string }>(
       this.dataSource,
-      `SELECT data, type FROM ledger_events WHERE namespace = $1 AND type = ANY($2::text[]) AND data->>'name' = $3 AND position <= $4::bigint
+      `SELECT data, type FROM ledger_events WHERE namespace = $1 AND type = ANY($2::text[]) AND ($3::text IS NULL OR data->>'name' = $3) AND position <= $4::bigint
         ORDER BY ledger_events.position DESC LIMIT 1`,
-      [namespace, types, name, after],
+      [stream, types, name, after],
     );
-    let before: DefinitionJson | null = previous[0] && !previous[0].type.endsWith('Removed') ? (previous[0].data as DefinitionJson) : null;
+    let before: Record<string, unknown> | null = previous[0] && !previous[0].type.endsWith('Removed') ? specOf(previous[0].data) : null;
     const items = rows.slice(0, limit).map((row): DefinitionChange => {
       const event = eventView(row);
-      const now = row.type.endsWith('Removed') ? null : (row.data as DefinitionJson);
-      const change: DefinitionChange = { ...event, before: before?.spec ?? null, after: now?.spec ?? null, changed: changedKeys(kind, before?.spec, now?.spec) };
+      const now = row.type.endsWith('Removed') ? null : specOf(row.data);
+      const change: DefinitionChange = { ...event, before, after: now, changed: changed(before ?? undefined, now ?? undefined) };
       before = now;
       return change;
     });

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { HeadJson } from './head.js';
 import type { AdmissionResult, AdmissionSource } from './ledger.types.js';
 import type { ReservationRecord } from './rows.js';
+import type { SharedHeadPlan } from './shared-heads.js';
 
 /**
  * The one statement that writes a group commit: for every namespace in the group, its head
@@ -77,34 +78,47 @@ const RESERVATION_RECORDSET = `AS r(namespace text, reservation_id text, object_
 
 /**
  * The statement for the group, or undefined when it writes nothing. `head_rows` must equal the
- * number of plans that append events; if it does not, a head moved
+ * number of plans that append events plus the shared heads written; if it does not, a head moved
  * and nothing of that namespace was written: the caller rolls the transaction back.
  */
-export function flushStatement(plans: readonly FlushPlan[], now: number): pg.QueryConfig | undefined {
+export function flushStatement(plans: readonly FlushPlan[], now: number, shared: readonly SharedHeadPlan[] = []): pg.QueryConfig | undefined {
   const appending = plans.filter((p) => p.events.length > 0);
   const decisions = plans.flatMap((p) => p.decisions.map((input) => ({ namespace: p.namespace, appends: p.events.length > 0, input })));
-  if (appending.length === 0 && decisions.length === 0) return undefined;
+  if (appending.length === 0 && decisions.length === 0 && shared.length === 0) return undefined;
   const params: unknown[] = [];
   const param = (value: unknown): string => {
     params.push(value);
     return `$${params.length}`;
   };
   const ctes: string[] = [];
-  if (appending.length > 0) ctes.push(...appendCtes(appending, param));
+  const moves = appending.length > 0 || shared.length > 0;
+  if (moves) ctes.push(...appendCtes(appending, shared, param));
   let select = `SELECT NULL::text AS id`;
   if (decisions.length > 0) {
     ctes.push(decisionsCte(decisions, now, appending.length > 0, param));
     select = `SELECT id::text AS id FROM decided`;
   }
-  const headCheck = appending.length > 0 ? `(SELECT count(*) FROM head)::int AS head_rows` : `0 AS head_rows`;
+  const headCheck = moves ? `(SELECT count(*) FROM head)::int AS head_rows` : `0 AS head_rows`;
   const text = `WITH ${ctes.join(',\n')} SELECT ids.id, ${headCheck} FROM (${select}) AS ids`;
   // A handful of shapes (which tables a group writes), each prepared once per connection.
   return { name: `ledger_flush_${shapeOf(text)}`, text, values: params };
 }
 
-function appendCtes(plans: readonly FlushPlan[], param: (value: unknown) => string): string[] {
+function appendCtes(plans: readonly FlushPlan[], shared: readonly SharedHeadPlan[], param: (value: unknown) => string): string[] {
   const heads = plans.map((p) => ({ namespace: p.namespace, base: p.base.version, existed: p.base.existed, version: p.head.version, state: p.head.state }));
-  const events = plans.flatMap((p) => p.events.map((e) => ({ namespace: p.namespace, ...e })));
+  // A shared quota's definition events are its own stream, keyed like its head.
+  const events = [...plans.flatMap((p) => p.events.map((e) => ({ namespace: p.namespace, ...e }))), ...shared.flatMap((h) => h.events.map((e) => ({ namespace: h.key, ...e })))];
+  const sharedCtes =
+    shared.length === 0
+      ? []
+      : [
+          `shared_in AS (SELECT * FROM jsonb_to_recordset(${param(JSON.stringify(shared.map((h) => ({ key: h.key, base: h.base.revision, existed: h.base.existed, revision: h.revision, version: h.version, state: h.state }))))}::jsonb)
+        AS s(key text, base bigint, existed boolean, revision bigint, version bigint, state jsonb))`,
+          `updated_shared AS (UPDATE shared_quota_heads AS t SET revision = s.revision, version = s.version, state = s.state, updated_at = clock_timestamp()
+        FROM shared_in AS s WHERE s.existed AND t.key = s.key AND t.revision = s.base RETURNING t.key)`,
+          `inserted_shared AS (INSERT INTO shared_quota_heads (key, revision, version, state)
+        SELECT s.key, s.revision, s.version, s.state FROM shared_in AS s WHERE NOT s.existed RETURNING key)`,
+        ];
   const created = plans.flatMap((p) => p.created.map((r) => reservationRow(p.namespace, r)));
   const changed = plans.flatMap((p) => p.changed.map((r) => reservationRow(p.namespace, r)));
   const ctes = [
@@ -114,7 +128,10 @@ function appendCtes(plans: readonly FlushPlan[], param: (value: unknown) => stri
         FROM heads_in AS h WHERE h.existed AND t.namespace = h.namespace AND t.version = h.base RETURNING t.namespace)`,
     `inserted_heads AS (INSERT INTO namespace_heads (namespace, version, state)
         SELECT h.namespace, h.version, h.state FROM heads_in AS h WHERE NOT h.existed RETURNING namespace)`,
-    `head AS (SELECT namespace FROM updated_heads UNION ALL SELECT namespace FROM inserted_heads)`,
+    ...sharedCtes,
+    `head AS (SELECT namespace FROM updated_heads UNION ALL SELECT namespace FROM inserted_heads${
+      shared.length === 0 ? '' : ' UNION ALL SELECT key FROM updated_shared UNION ALL SELECT key FROM inserted_shared'
+    })`,
     `events AS (INSERT INTO ledger_events (namespace, version, type, schema_version, data, request_id, actor, on_behalf_of, recorded_at)
         SELECT e.namespace, e.version, e.type, ${EVENT_SCHEMA_VERSION}, e.data, e.request_id, e.actor, e.on_behalf_of, to_timestamp(e.at / 1000.0)
           FROM jsonb_to_recordset(${param(JSON.stringify(events))}::jsonb)

@@ -3,6 +3,7 @@ import type { DataSource, QueryRunner } from 'typeorm';
 import { flushStatement, type FlushPlan, type FlushRow } from './flush-statement.js';
 import { LedgerError } from './ledger-error.js';
 import { conflictCause, isConnectionError, isDatabaseError, isRetryableConflict, isTimeout, VersionConflict, type ConflictCause } from './postgres-errors.js';
+import { SharedHeads } from './shared-heads.js';
 import { keyedRead, lockedHeadRead, type HeadRow, type KeyedRead, type ReadRow } from './read-statement.js';
 import { NamespaceUnitOfWork } from './unit-of-work.js';
 
@@ -416,12 +417,12 @@ export class GroupCommitter {
       const prefetched = (await client.query<ReadRow>(keyedRead(reads))).rows;
       if (this.options.onPrefetched) for (const part of group) await this.options.onPrefetched(part.namespace);
       await runner.startTransaction('SERIALIZABLE');
-      const { now, heads, taken, deferred } = await this.lockHeads(client, group, reads, prefetched);
+      const { now, heads, shared, taken, deferred } = await this.lockHeads(client, group, reads, prefetched);
       const finals: { queued: Queued; finish?: () => unknown; error?: unknown }[] = [];
       const works: NamespaceUnitOfWork[] = [];
       for (const { namespace, read, part, facts } of taken) {
         const head = heads.get(namespace);
-        const work = NamespaceUnitOfWork.begin(client, namespace, now, head ? { version: Number(head.version), state: head.state } : undefined, read, facts);
+        const work = NamespaceUnitOfWork.begin(client, namespace, now, head ? { version: Number(head.version), state: head.state } : undefined, read, facts, shared);
         works.push(work);
         for (const queued of part.batch) {
           const mark = work.mark();
@@ -437,7 +438,7 @@ export class GroupCommitter {
           }
         }
       }
-      await this.flush(client, works, now);
+      await flushWorks(client, works, now, shared);
       // Once COMMIT is sent, a lost connection leaves the outcome unknown.
       commitSent = true;
       await runner.commitTransaction();
@@ -481,7 +482,13 @@ export class GroupCommitter {
     await this.options.onLocked?.(namespaces);
     const now = this.options.clock ? this.options.clock() : Math.floor(headRow.now_ms);
     const heads = new Map((headRow.heads ?? []).map((h) => [h.namespace, h]));
-    const taken = reads.map((read, i) => ({ ...read, part: group[i] as Part, facts: prefetched[i] as ReadRow })).filter((r) => heads.has(r.namespace) || r.facts.head_version === null);
+    const shared = new SharedHeads(headRow.shared ?? []);
+    // A namespace is taken when its head was read (or it has none) and so was the head of every
+    // shared quota covering it.
+    const ready = (namespace: string): boolean => (heads.get(namespace)?.state.shared ?? []).every((q) => shared.has(q.key));
+    const taken = reads
+      .map((read, i) => ({ ...read, part: group[i] as Part, facts: prefetched[i] as ReadRow }))
+      .filter((r) => (heads.has(r.namespace) || r.facts.head_version === null) && ready(r.namespace));
     const deferred = group.filter((part) => !taken.some((t) => t.part === part));
     this.stats.conflicts.locked += deferred.length;
     this.stats.retries += deferred.length;
@@ -490,31 +497,9 @@ export class GroupCommitter {
       const again = (await client.query<ReadRow>(keyedRead(stale))).rows;
       stale.forEach((t, i) => (t.facts = again[i] as ReadRow));
     }
-    return { now, heads, taken, deferred };
+    return { now, heads, shared, taken, deferred };
   }
 
-  /** Writes every namespace's part in one statement; throws VersionConflict, to roll all back, if a head was not where it was read. */
-  private async flush(client: pg.ClientBase, works: readonly NamespaceUnitOfWork[], now: number): Promise<void> {
-    const planned = works.map((work) => ({ work, plan: work.plan() })).filter((p): p is { work: NamespaceUnitOfWork; plan: FlushPlan } => p.plan !== undefined);
-    const statement = flushStatement(
-      planned.map((p) => p.plan),
-      now,
-    );
-    if (!statement) return;
-    const { rows } = await client.query<FlushRow>(statement);
-    const moving = planned.filter((p) => p.plan.events.length > 0);
-    if ((rows[0]?.head_rows ?? 0) !== moving.length) {
-      const first = moving[0]?.plan;
-      throw new VersionConflict(first?.namespace ?? '', first?.base.version ?? 0);
-    }
-    // Identity values are drawn in insertion order, which follows ORDER BY ord: the plans' order.
-    const ids = rows.map((r) => r.id).filter((id): id is string => id !== null).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
-    let next = 0;
-    for (const { work, plan } of planned) {
-      work.settle(ids.slice(next, next + plan.decisions.length));
-      next += plan.decisions.length;
-    }
-  }
 
   /** Exponential backoff with full jitter, capped. */
   private backoff(attempt: number): number {
@@ -568,3 +553,32 @@ function unknownOutcome(): LedgerError {
     { retryAfterSeconds: 1 },
   );
 }
+
+/**
+ * Writes every namespace's part, and the shared heads they moved, in one statement; throws
+ * VersionConflict, to roll all back, if a head was not where it was read.
+ */
+export async function flushWorks(client: pg.ClientBase, works: readonly NamespaceUnitOfWork[], now: number, shared: SharedHeads): Promise<void> {
+  const planned = works.map((work) => ({ work, plan: work.plan() })).filter((p): p is { work: NamespaceUnitOfWork; plan: FlushPlan } => p.plan !== undefined);
+  const sharedPlans = shared.plans();
+  const statement = flushStatement(
+    planned.map((p) => p.plan),
+    now,
+    sharedPlans,
+  );
+  if (!statement) return;
+  const { rows } = await client.query<FlushRow>(statement);
+  const moving = planned.filter((p) => p.plan.events.length > 0);
+  if ((rows[0]?.head_rows ?? 0) !== moving.length + sharedPlans.length) {
+    const first = moving[0]?.plan;
+    throw new VersionConflict(first?.namespace ?? '', first?.base.version ?? 0);
+  }
+  // Identity values are drawn in insertion order, which follows ORDER BY ord: the plans' order.
+  const ids = rows.map((r) => r.id).filter((id): id is string => id !== null).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+  let next = 0;
+  for (const { work, plan } of planned) {
+    work.settle(ids.slice(next, next + plan.decisions.length));
+    next += plan.decisions.length;
+  }
+}
+

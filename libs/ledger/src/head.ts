@@ -3,7 +3,11 @@ import {
   Resources,
   type LimitRangeDefinition,
   type LimitRangeState,
+  type NamespaceDefinition,
   type NamespaceState,
+  type SharedQuotaRef,
+  type SharedQuotaState,
+  type ResourceQuotaSpec,
   type QuotaDefinition,
   type QuotaState,
   type RawQuantities,
@@ -33,6 +37,19 @@ export interface HeadJson {
   }[];
   readonly lastEventAt?: number;
   readonly releasedCount: number;
+  /** The Namespace object (labels, annotations), when one is defined. */
+  readonly object?: { readonly definition: NamespaceDefinition; readonly version: number; readonly createdAt: number; readonly updatedAt: number };
+  /** The shared quotas covering the namespace, with what it contributes to each (absent: none). */
+  readonly shared?: readonly {
+    readonly key: string;
+    readonly ref: SharedQuotaRef;
+    readonly spec: ResourceQuotaSpec;
+    readonly version: number;
+    readonly createdAt: number;
+    readonly updatedAt: number;
+    readonly used: RawQuantities;
+  }[];
+  readonly objectOnly?: boolean;
 }
 
 export interface ReservationJson {
@@ -67,6 +84,22 @@ export function quotaStateOf(entry: HeadJson['quotas'][number]): QuotaState {
   };
 }
 
+function sharedStateOf(entry: NonNullable<HeadJson['shared']>[number]): SharedQuotaState {
+  const hard = Resources.resourceList(entry.spec.hard ?? {});
+  return {
+    name: entry.key,
+    key: entry.key,
+    ref: entry.ref,
+    definition: { name: entry.key, spec: entry.spec },
+    hard,
+    hardNames: Object.keys(hard),
+    requirements: quotaScopeRequirements(entry.spec),
+    version: entry.version,
+    createdAt: entry.createdAt,
+    updatedAt: entry.updatedAt,
+  };
+}
+
 function limitRangeStateOf(entry: HeadJson['limitRanges'][number]): LimitRangeState {
   return { name: entry.definition.name, ...entry };
 }
@@ -94,6 +127,10 @@ export function stateOf(version: number, head: HeadJson, reservations: Iterable<
     reservationsByUid: byUid,
     used: new Map(head.quotas.map((q) => [q.definition.name, Resources.resourceList(q.used)])),
     releasedCount: head.releasedCount,
+    ...(head.object ? { object: head.object } : {}),
+    shared: new Map((head.shared ?? []).map((q) => [q.key, sharedStateOf(q)])),
+    sharedUsed: new Map((head.shared ?? []).map((q) => [q.key, Resources.resourceList(q.used)])),
+    ...(head.objectOnly ? { objectOnly: true } : {}),
   };
 }
 
@@ -115,6 +152,23 @@ export function headOf(state: NamespaceState): HeadJson {
     })),
     ...(state.lastEventAt === undefined ? {} : { lastEventAt: state.lastEventAt }),
     releasedCount: state.releasedCount,
+    ...(state.object ? { object: state.object } : {}),
+    ...(state.shared.size > 0
+      ? {
+          shared: [...state.shared.values()]
+            .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+            .map((q) => ({
+              key: q.key,
+              ref: q.ref,
+              spec: q.definition.spec,
+              version: q.version,
+              createdAt: q.createdAt,
+              updatedAt: q.updatedAt,
+              used: Resources.canonicalResourceList(state.sharedUsed.get(q.key) ?? Resources.EMPTY),
+            })),
+        }
+      : {}),
+    ...(state.objectOnly ? { objectOnly: true } : {}),
   };
 }
 

@@ -11,3 +11,6 @@ export * from './audit-queries.js';
 export * from './projection.js';
 export * from './projection-runner.js';
 export { isConnectionError } from './postgres-errors.js';
+export * from './cluster-writer.js';
+export * from './cluster-queries.js';
+export type { NamespaceView, SharedQuotaView } from './cluster-views.js';

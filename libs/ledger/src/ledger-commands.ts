@@ -249,17 +249,26 @@ export class LedgerCommands {
       ...(first ? { prefetch: first } : {}),
       bytes: bytesOf(command),
       run: async (work) => {
-        for (let round = 1, needs = needsOf(command, work.facts); needs; needs = needsOf(command, work.facts), round++) {
-          assert(round <= NEEDS_ROUNDS_MAX, `${command.type} still needs facts after ${NEEDS_ROUNDS_MAX} reads`);
-          await work.load(needs);
-        }
-        const before = work.current;
-        const { events, answer } = decide(command, work.facts);
-        work.append(events, meta);
+        const { answer, before } = await decideOn(work, command, meta);
         return finish(answer, work, before);
       },
     });
   }
+}
+
+/**
+ * One command on a namespace's unit of work: read by key what it needs (needsOf, until nothing
+ * is missing), decide, append what was decided. Returns the answer and the state it was decided on.
+ */
+export async function decideOn<C extends NamespaceCommand>(work: NamespaceUnitOfWork, command: C, meta: EventMeta): Promise<{ answer: AnswerOf[C['type']]; before: NamespaceState }> {
+  for (let round = 1, needs = needsOf(command, work.facts); needs; needs = needsOf(command, work.facts), round++) {
+    assert(round <= NEEDS_ROUNDS_MAX, `${command.type} still needs facts after ${NEEDS_ROUNDS_MAX} reads`);
+    await work.load(needs);
+  }
+  const before = work.current;
+  const { events, answer } = decide(command, work.facts);
+  work.append(events, meta);
+  return { answer, before };
 }
 
 /** Roughly what a command writes: a reconcile one reservation and event per object listed, a definition its spec, anything else a few rows. */

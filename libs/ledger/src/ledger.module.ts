@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditQueries } from './audit-queries.js';
 import { buildDataSourceOptions, type DataSourceSettings } from './data-source.js';
+import { ClusterQueries } from './cluster-queries.js';
+import { ClusterWriter } from './cluster-writer.js';
 import { DefinitionQueries } from './definition-queries.js';
 import { LedgerClock } from './ledger-clock.js';
 import { LedgerCommands } from './ledger-commands.js';
@@ -26,10 +28,14 @@ const LEDGER_SETTINGS = Symbol('LEDGER_SETTINGS');
 /** Finishes the batches in flight before TypeORM's module destroys the data source (it shuts down after this module). */
 @Injectable()
 class LedgerShutdown implements OnApplicationShutdown {
-  constructor(@Inject(LedgerCommands) private readonly commands: LedgerCommands) {}
+  constructor(
+    @Inject(LedgerCommands) private readonly commands: LedgerCommands,
+    @Inject(ClusterWriter) private readonly cluster: ClusterWriter,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.commands.close();
+    await this.cluster.close();
   }
 }
 
@@ -61,13 +67,24 @@ export class LedgerModule {
         { provide: LEDGER_SETTINGS, inject, useFactory: settings },
         { provide: LedgerCommands, inject: [DataSource, LEDGER_SETTINGS], useFactory: (ds: DataSource, s: LedgerSettings) => new LedgerCommands(ds, s.commands) },
         { provide: LedgerClock, inject: [DataSource, LEDGER_SETTINGS], useFactory: (ds: DataSource, s: LedgerSettings) => new LedgerClock(ds, s.commands?.clock) },
+        {
+          provide: ClusterWriter,
+          inject: [DataSource, LEDGER_SETTINGS],
+          useFactory: (ds: DataSource, s: LedgerSettings) =>
+            new ClusterWriter(ds, {
+              ...(s.commands?.clock ? { clock: s.commands.clock } : {}),
+              ...(s.commands?.newId ? { newId: s.commands.newId } : {}),
+              ...(s.commands?.sharedQuotaNamespacesMax ? { sharedQuotaNamespacesMax: s.commands.sharedQuotaNamespacesMax } : {}),
+            }),
+        },
+        { provide: ClusterQueries, inject: [DataSource], useFactory: (ds: DataSource) => new ClusterQueries(ds) },
         { provide: UsageQueries, inject: [DataSource], useFactory: (ds: DataSource) => new UsageQueries(ds) },
         { provide: DefinitionQueries, inject: [DataSource], useFactory: (ds: DataSource) => new DefinitionQueries(ds) },
         { provide: AuditQueries, inject: [DataSource], useFactory: (ds: DataSource) => new AuditQueries(ds) },
         { provide: UsageProjection, inject: [DataSource], useFactory: (ds: DataSource) => new UsageProjection(ds) },
         LedgerShutdown,
       ],
-      exports: [LedgerCommands, LedgerClock, UsageQueries, DefinitionQueries, AuditQueries, UsageProjection],
+      exports: [LedgerCommands, ClusterWriter, ClusterQueries, LedgerClock, UsageQueries, DefinitionQueries, AuditQueries, UsageProjection],
     };
   }
 }

@@ -33,6 +33,8 @@ export interface LedgerOptions {
   readonly quotasPerNamespaceMax?: number;
   /** Most LimitRanges one namespace may hold. */
   readonly limitRangesPerNamespaceMax?: number;
+  /** Most namespaces one shared quota may cover when it is defined (default 1,000). */
+  readonly sharedQuotaNamespacesMax?: number;
   /** A seam for tests and fault injection: runs between a batch's keyed prefetch and its transaction. */
   readonly onPrefetched?: (namespace: string) => Promise<void>;
   /** A seam for tests: runs inside a group's transaction once its heads are read and locked. */

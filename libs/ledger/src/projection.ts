@@ -1,4 +1,4 @@
-import { evolve, fold, initialState, reservationsNeededBy, Resources, type NamespaceState, type RawQuantities, type RecordedEvent, type Reservation } from '@quota/domain';
+import { evolve, fold, initialState, isSharedQuotaKey, reservationsNeededBy, Resources, type NamespaceState, type RawQuantities, type RecordedEvent, type Reservation } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { decodeEvent, type FoldRow } from './rows.js';
@@ -214,10 +214,13 @@ export class UsageProjection {
   private async apply(client: pg.PoolClient, rows: readonly FeedRow[]): Promise<void> {
     const byNamespace = new Map<string, FeedRow[]>();
     for (const row of rows) {
+      // A shared quota's stream holds its definition only; its usage is in its head (issue 18).
+      if (isSharedQuotaKey(row.namespace)) continue;
       const list = byNamespace.get(row.namespace);
       if (list) list.push(row);
       else byNamespace.set(row.namespace, [row]);
     }
+    if (byNamespace.size === 0) return;
     const { rows: heads } = await client.query<NamespaceRow>(
       `SELECT p.namespace, p.version::text AS version, p.used, p.released_count::text AS released_count, p.snapshot_version::text AS snapshot_version,
               d.state AS definitions

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { HeadJson } from './head.js';
 import type { AdmissionResult } from './ledger.types.js';
 import { RESERVATION_COLUMNS, type ReservationRow } from './rows.js';
+import type { SharedHeadRow } from './shared-heads.js';
 
 /**
  * The keyed reads of the write path, each one statement: what a group reads first (every
@@ -68,15 +69,19 @@ const READ_SQL = `SELECT q.ns AS namespace, h.version::text AS head_version,
 export interface HeadRow {
   readonly now_ms: number;
   readonly heads: { namespace: string; version: string; state: HeadJson }[] | null;
+  /** The heads of the shared quotas those namespaces are covered by (issue 18), locked likewise. */
+  readonly shared: SharedHeadRow[] | null;
 }
 
 /**
  * The first statement inside the group's SERIALIZABLE transaction: the clock, and the heads of
  * the group's namespaces by key, each locked (FOR NO KEY UPDATE, what the head's UPDATE takes
- * anyway) so that no other writer moves it before this transaction commits. A head another
- * writer holds is skipped (SKIP LOCKED), not waited for: its namespace is retried on its own
- * and the rest of the group goes on. (A head changed by a transaction that committed after
- * this snapshot began is a 40001, and the group is retried.)
+ * anyway) so that no other writer moves it before this transaction commits, and likewise the
+ * heads of the shared quotas (ClusterResourceQuota, HierarchicalResourceQuota) those heads say
+ * cover them. A head another writer holds is skipped (SKIP LOCKED), not waited for: its
+ * namespace (or a namespace whose shared quota was skipped) is retried on its own and the rest
+ * of the group goes on. (A head changed by a transaction that committed after this snapshot
+ * began is a 40001, and the group is retried.)
  *
  * It also tells the planner, for this transaction only, to probe indexes rather than scan or
  * hash: the group's flush joins its jsonb row sets to the heads and reservations by key, and a
@@ -86,13 +91,21 @@ export interface HeadRow {
 export function lockedHeadRead(namespaces: readonly string[]): pg.QueryConfig {
   return {
     name: 'ledger_heads',
-    text: `SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
+    text: `WITH h AS MATERIALIZED (
+                  SELECT l.namespace, l.version, l.state FROM unnest($1::text[]) AS n(ns)
+                   CROSS JOIN LATERAL (SELECT namespace, version, state FROM namespace_heads
+                                        WHERE namespace = n.ns FOR NO KEY UPDATE SKIP LOCKED) l),
+                s AS MATERIALIZED (
+                  SELECT l.key, l.revision, l.version, l.state
+                    FROM (SELECT DISTINCT q->>'key' AS key FROM h, jsonb_array_elements(h.state->'shared') AS q
+                           WHERE jsonb_typeof(h.state->'shared') = 'array' ORDER BY 1) AS k
+                   CROSS JOIN LATERAL (SELECT key, revision, version, state FROM shared_quota_heads
+                                        WHERE key = k.key FOR NO KEY UPDATE SKIP LOCKED) l)
+           SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
                   set_config('enable_seqscan', 'off', true) AS s, set_config('enable_hashjoin', 'off', true) AS hj,
                   set_config('enable_mergejoin', 'off', true) AS mj,
-                  (SELECT json_agg(json_build_object('namespace', h.namespace, 'version', h.version::text, 'state', h.state))
-                     FROM unnest($1::text[]) AS n(ns)
-                     CROSS JOIN LATERAL (SELECT namespace, version, state FROM namespace_heads
-                                          WHERE namespace = n.ns FOR NO KEY UPDATE SKIP LOCKED) h) AS heads`,
+                  (SELECT json_agg(json_build_object('namespace', h.namespace, 'version', h.version::text, 'state', h.state)) FROM h) AS heads,
+                  (SELECT json_agg(json_build_object('key', s.key, 'revision', s.revision::text, 'version', s.version::text, 'state', s.state)) FROM s) AS shared`,
     values: [namespaces],
   };
 }

@@ -8,6 +8,7 @@ import {
   type Needs,
   type RecordedEvent,
   type Reservation,
+  type ResourceList,
 } from '@quota/domain';
 import type pg from 'pg';
 import type { DecisionInput, FlushPlan, PendingEvent } from './flush-statement.js';
@@ -15,6 +16,7 @@ import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, ty
 import type { AdmissionResult } from './ledger.types.js';
 import { allLiveRead, keyedRead, releasedSinceRead, type KeyedRead, type ReadRow } from './read-statement.js';
 import { recordFromJson, recordOf, type ReservationRecord, type ReservationRow } from './rows.js';
+import type { SharedHeads } from './shared-heads.js';
 
 /**
  * One namespace's part of a group commit, inside the group's SERIALIZABLE transaction: the
@@ -73,6 +75,8 @@ export class NamespaceUnitOfWork {
     readonly namespace: string,
     readonly now: number,
     head: { version: number; state: HeadJson } | undefined,
+    /** The heads of the shared quotas covering the namespace, read and locked in this transaction. */
+    private readonly shared: SharedHeads | undefined,
   ) {
     this.baseVersion = head?.version ?? 0;
     this.headExisted = head !== undefined;
@@ -85,8 +89,16 @@ export class NamespaceUnitOfWork {
    * head as the transaction read it (and locked) and the keyed facts read at that head's
    * version (see GroupCommitter for why those may have been read before the transaction).
    */
-  static begin(client: pg.ClientBase, namespace: string, now: number, head: { version: number; state: HeadJson } | undefined, read: KeyedRead, facts: ReadRow): NamespaceUnitOfWork {
-    const work = new NamespaceUnitOfWork(client, namespace, now, head);
+  static begin(
+    client: pg.ClientBase,
+    namespace: string,
+    now: number,
+    head: { version: number; state: HeadJson } | undefined,
+    read: KeyedRead,
+    facts: ReadRow,
+    shared?: SharedHeads,
+  ): NamespaceUnitOfWork {
+    const work = new NamespaceUnitOfWork(client, namespace, now, head, shared);
     work.take(read, facts);
     return work;
   }
@@ -102,7 +114,29 @@ export class NamespaceUnitOfWork {
       reservations: { get: (id) => this.record(id), has: (id) => this.touched.has(id) || this.rows.has(id) },
       answers: this.answers,
       ...(this.releasedSince ? { releasedSince: this.releasedSince } : {}),
+      ...(this.state.shared.size > 0 ? { sharedElsewhere: this.sharedElsewhere() } : {}),
     };
+  }
+
+  /** Per shared quota covering the namespace: its usage in the other namespaces it covers. */
+  private sharedElsewhere(): Map<string, ResourceList> {
+    const shared = this.shared;
+    assert(shared, `namespace ${this.namespace} is covered by shared quotas, whose heads were not read`);
+    // Only the heads read in this transaction: admission reads every one (admissionViewOf checks).
+    return new Map([...this.state.shared.keys()].filter((key) => shared.has(key)).map((key) => [key, shared.elsewhere(key, this.namespace)]));
+  }
+
+  /** Keeps the shared heads' copy of this namespace's contributions equal to its state. */
+  private syncShared(before: NamespaceState): void {
+    if (before.shared.size === 0 && this.state.shared.size === 0) return;
+    const shared = this.shared;
+    assert(shared, `namespace ${this.namespace} is covered by shared quotas, whose heads were not read`);
+    for (const key of before.shared.keys()) if (!this.state.shared.has(key)) shared.setMember(key, this.namespace, undefined);
+    for (const key of this.state.shared.keys()) {
+      // The fold replaces a contribution only when it changes: the others need not have been read.
+      const used = this.state.sharedUsed.get(key);
+      if (used !== before.sharedUsed.get(key) || !before.shared.has(key)) shared.setMember(key, this.namespace, used);
+    }
   }
 
   get current(): NamespaceState {
@@ -180,7 +214,9 @@ export class NamespaceUnitOfWork {
   }
 
   restore(mark: Mark): void {
+    const before = this.state;
     this.state = mark.state;
+    this.syncShared(before);
     this.events.length = mark.events;
     for (const { input } of this.decisions.splice(mark.decisions)) {
       if (input.requestKey !== undefined) this.answers.set(input.requestKey, null);
@@ -191,6 +227,7 @@ export class NamespaceUnitOfWork {
 
   /** Appends events to the stream (buffered), applying each to the state. */
   append(events: readonly LedgerEvent[], meta: EventMeta): void {
+    const start = this.state;
     for (const event of events) {
       // Folding from a partial state is exact only with what the event needs loaded.
       assert(reservationsNeededBy(event.type) !== 'all' || this.allLoaded, `${event.type} needs every live reservation loaded first`);
@@ -203,7 +240,10 @@ export class NamespaceUnitOfWork {
       // A release here changes which objects were released since a listing: ask again.
       if (event.type === 'Released') this.releasedSince = undefined;
     }
-    if (events.length > 0) this.exists = true;
+    if (events.length > 0) {
+      this.exists = true;
+      this.syncShared(start);
+    }
   }
 
   /** Keeps the reservation rows in step with the events: each is written as the batch leaves it. */

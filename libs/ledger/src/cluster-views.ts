@@ -1,0 +1,69 @@
+import { Resources, type NamespaceDefinition, type NamespaceState, type RawQuantities, type SharedQuotaDefinition, type SharedQuotaRef } from '@quota/domain';
+import type { SharedHeadJson } from './shared-heads.js';
+
+/** A Namespace object as stored, and the shared quotas covering the namespace now. */
+export interface NamespaceView {
+  readonly name: string;
+  readonly definition: NamespaceDefinition;
+  /** The stream version of its last change: its `metadata.resourceVersion`. */
+  readonly version: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly sharedQuotas: readonly SharedQuotaRef[];
+}
+
+/** A shared quota as stored, with its usage now: in all, and per namespace it covers. */
+export interface SharedQuotaView {
+  readonly key: string;
+  readonly definition: SharedQuotaDefinition;
+  /** The version of its stream's last definition event: its `metadata.resourceVersion`. */
+  readonly version: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** Canonical hard limits. */
+  readonly hard: RawQuantities;
+  /** Canonical usage over every namespace it covers, one entry per hard resource (may exceed hard after a limit was lowered or a namespace joined). */
+  readonly used: RawQuantities;
+  /** Per covered namespace, in name order: what it contributes. */
+  readonly namespaces: readonly { readonly namespace: string; readonly used: RawQuantities }[];
+}
+
+const iso = (ms: number | undefined): string => new Date(ms ?? 0).toISOString();
+
+export function namespaceViewOf(name: string, state: NamespaceState): NamespaceView | undefined {
+  const object = state.object;
+  if (!object) return undefined;
+  return {
+    name,
+    definition: object.definition,
+    version: object.version,
+    createdAt: iso(object.createdAt),
+    updatedAt: iso(object.updatedAt),
+    sharedQuotas: [...state.shared.values()].map((q) => q.ref),
+  };
+}
+
+export function sharedQuotaViewOf(key: string, version: number, state: SharedHeadJson): SharedQuotaView | undefined {
+  const definition = state.definition;
+  if (!definition) return undefined;
+  const hard = Resources.resourceList(definition.spec.hard ?? {});
+  const hardNames = Resources.resourceNames(hard);
+  let total = Resources.fromEntries(Object.entries(hard).map(([name, q]) => [name, q.sub(q)] as const));
+  const namespaces = Object.entries(state.members)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([namespace, used]) => {
+      const list = Resources.mask(Resources.resourceList(used), hardNames);
+      total = Resources.add(total, list);
+      return { namespace, used: Resources.canonicalResourceList(list) };
+    });
+  return {
+    key,
+    definition,
+    version,
+    createdAt: iso(state.createdAt),
+    updatedAt: iso(state.updatedAt),
+    hard: Resources.canonicalResourceList(hard),
+    used: Resources.canonicalResourceList(total),
+    namespaces,
+  };
+}

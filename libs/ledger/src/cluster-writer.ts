@@ -1,0 +1,301 @@
+import { randomUUID } from 'node:crypto';
+import {
+  assert,
+  selectableOf,
+  sharedQuotaKey,
+  sharedQuotaSelects,
+  sharedQuotaTitle,
+  type AppliedSharedQuota,
+  type NamespaceDefinition,
+  type NamespaceState,
+  type SharedQuotaDefinition,
+  type SharedQuotaRef,
+} from '@quota/domain';
+import type pg from 'pg';
+import type { DataSource } from 'typeorm';
+import { AppendNotifier } from './append-notifier.js';
+import { flushWorks } from './group-commit.js';
+import { stateOf, type HeadJson } from './head.js';
+import { decideOn } from './ledger-commands.js';
+import { LedgerError } from './ledger-error.js';
+import type { PutOptions, PutResult, WriteOptions } from './ledger.types.js';
+import { conflictCause } from './postgres-errors.js';
+import { LEDGER_EVENTS_CHANNEL } from './projection.js';
+import { SharedHeads, type SharedHeadRow } from './shared-heads.js';
+import { NamespaceUnitOfWork, type EventMeta } from './unit-of-work.js';
+import { namespaceViewOf, sharedQuotaViewOf, type NamespaceView, type SharedQuotaView } from './cluster-views.js';
+
+/**
+ * The writes that move several heads at once (issue 18): a Namespace's labels (which shared
+ * quotas cover it), and a shared quota's definition (which namespaces it covers). Each is one
+ * SERIALIZABLE transaction that reads what decides the selection (every shared quota's
+ * definition, or every namespace's labels), locks the heads it changes in one order (namespaces,
+ * then shared quotas, each sorted), lets every namespace's own decider apply or withdraw the
+ * shared quotas (so each namespace's contribution is recounted in its fold), and writes it all
+ * in the group commit's one statement with a compare-and-set on every head. Admissions take the
+ * same heads with SKIP LOCKED, so they wait for these (rare) writes instead of deadlocking.
+ */
+export interface ClusterWriterOptions {
+  readonly newId?: () => string;
+  readonly clock?: () => number;
+  readonly retryMax?: number;
+  /** Most namespaces one shared quota may cover (each admission there rewrites its head). */
+  readonly sharedQuotaNamespacesMax?: number;
+}
+
+const EMPTY_READ = { requestKeys: [], reservationIds: [], uids: [] };
+const RETRY_MAX = 12;
+const NAMESPACES_MAX = 1000;
+
+interface Tx {
+  readonly client: pg.ClientBase;
+  readonly now: number;
+}
+
+export class ClusterWriter {
+  private readonly newId: () => string;
+  private readonly notifier: AppendNotifier;
+  private readonly namespacesMax: number;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly options: ClusterWriterOptions = {},
+  ) {
+    this.newId = options.newId ?? randomUUID;
+    this.namespacesMax = options.sharedQuotaNamespacesMax ?? NAMESPACES_MAX;
+    this.notifier = new AppendNotifier(dataSource, LEDGER_EVENTS_CHANNEL, 20);
+  }
+
+  async close(): Promise<void> {
+    await this.notifier.close();
+  }
+
+  /** Creates or changes a Namespace object; the shared quotas its labels select cover it from this transaction on. */
+  putNamespace(definition: NamespaceDefinition, options: PutOptions): Promise<PutResult<NamespaceView>> {
+    const name = definition.name;
+    const uid = this.newId();
+    return this.transact(async (tx) => {
+      const registry = await liveSharedQuotas(tx.client);
+      const head = await lockNamespaceHeads(tx.client, [name]);
+      const current = head.get(name);
+      const covering = registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, definition)));
+      const shared = await lockSharedHeads(tx.client, [...(current?.state.shared ?? []).map((q) => q.key), ...covering.map((d) => sharedQuotaKey(d.ref))]);
+      const work = this.begin(tx, name, current, shared);
+      const { answer: put } = await decideOn(work, { type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) }, meta(options));
+      if (put.kind === 'Refused') throw new LedgerError(put.code, put.message, put.details);
+      await decideOn(work, { type: 'SyncSharedQuotas', covering: covering.map(applied) }, meta(options));
+      await flushWorks(tx.client, [work], tx.now, shared);
+      const view = namespaceViewOf(name, work.current);
+      assert(view, `namespace ${name} exists after its PUT`);
+      return { created: put.kind === 'Defined', changed: put.kind !== 'Unchanged', view };
+    });
+  }
+
+  /** Deletes a Namespace object: only the shared quotas that cover it by name (its own hierarchical ones) still do. */
+  deleteNamespace(name: string, options: WriteOptions): Promise<NamespaceView> {
+    return this.transact(async (tx) => {
+      const registry = await liveSharedQuotas(tx.client);
+      const current = (await lockNamespaceHeads(tx.client, [name])).get(name);
+      const before = current ? namespaceViewOf(name, stateOfHead(current)) : undefined;
+      if (!current || !before) throw new LedgerError('NotFound', `namespaces "${name}" not found`, { kind: 'namespaces', name });
+      const covering = registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, undefined)));
+      const shared = await lockSharedHeads(tx.client, (current.state.shared ?? []).map((q) => q.key));
+      const work = this.begin(tx, name, current, shared);
+      await decideOn(work, { type: 'RemoveNamespace' }, meta(options));
+      await decideOn(work, { type: 'SyncSharedQuotas', covering: covering.map(applied) }, meta(options));
+      await flushWorks(tx.client, [work], tx.now, shared);
+      return before;
+    });
+  }
+
+  /** Creates or changes a shared quota, and applies it to (or withdraws it from) every namespace its selection changes for. */
+  putSharedQuota(definition: SharedQuotaDefinition, options: PutOptions): Promise<PutResult<SharedQuotaView>> {
+    const key = sharedQuotaKey(definition.ref);
+    const uid = this.newId();
+    return this.transact(async (tx) => {
+      const namespaces = await namespaceLabels(tx.client);
+      const existingHead = (await readSharedHead(tx.client, key)) ?? undefined;
+      const existing = existingHead?.state.definition ?? undefined;
+      checkExpected(definition.ref, existing, existingHead ? Number(existingHead.version) : 0, options.expectedVersion);
+      const stored: SharedQuotaDefinition = {
+        ...definition,
+        metadata: {
+          ...withoutServerFields(definition.metadata),
+          uid: existing?.metadata?.uid ?? uid,
+          creationTimestamp: existing?.metadata?.creationTimestamp ?? new Date(tx.now).toISOString(),
+        },
+      };
+      if (existing && existingHead && JSON.stringify(existing) === JSON.stringify(stored)) {
+        return { created: false, changed: false, view: sharedQuotaViewOf(existingHead.key, Number(existingHead.version), existingHead.state) as SharedQuotaView };
+      }
+      const selected = namespaces.filter((n) => sharedQuotaSelects(stored, selectableOf(n.namespace, n.object ?? undefined))).map((n) => n.namespace);
+      // A hierarchical quota covers its own namespace whether the ledger knows it yet or not.
+      if (stored.ref.kind === 'HierarchicalResourceQuota' && stored.ref.namespace && !selected.includes(stored.ref.namespace)) selected.push(stored.ref.namespace);
+      if (selected.length > this.namespacesMax) {
+        throw new LedgerError(
+          'Forbidden',
+          `${sharedQuotaTitle(stored.ref)} is forbidden: it would cover ${selected.length} namespaces, more than one shared quota may (SHARED_QUOTA_NAMESPACES_MAX=${this.namespacesMax})`,
+          { kind: kindPlural(stored.ref), name: stored.ref.name },
+        );
+      }
+      const members = namespaces.filter((n) => n.shared.includes(key)).map((n) => n.namespace);
+      const targets = [...new Set([...selected, ...members])].sort();
+      const heads = await lockNamespaceHeads(tx.client, targets);
+      const shared = await lockSharedHeads(tx.client, [key]);
+      if (!shared.has(key)) shared.take({ key });
+      shared.define(key, stored, { type: existing ? 'SharedQuotaChanged' : 'SharedQuotaDefined', data: stored, ...eventMeta(options), at: tx.now }, tx.now);
+      const works: NamespaceUnitOfWork[] = [];
+      for (const namespace of targets) {
+        const head = heads.get(namespace);
+        const work = this.begin(tx, namespace, head, shared);
+        const keep = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
+        const covering = selected.includes(namespace) ? [...keep, applied(stored)] : keep;
+        await decideOn(work, { type: 'SyncSharedQuotas', covering }, meta(options));
+        works.push(work);
+      }
+      await flushWorks(tx.client, works, tx.now, shared);
+      const plan = shared.plans().find((p) => p.key === key);
+      assert(plan, `shared quota ${key} was written`);
+      return { created: !existing, changed: true, view: sharedQuotaViewOf(key, plan.version, plan.state) as SharedQuotaView };
+    });
+  }
+
+  /** Removes a shared quota: it is withdrawn from every namespace it covered. */
+  deleteSharedQuota(ref: SharedQuotaRef, options: WriteOptions): Promise<SharedQuotaView> {
+    const key = sharedQuotaKey(ref);
+    return this.transact(async (tx) => {
+      const existingHead = await readSharedHead(tx.client, key);
+      const before = existingHead ? sharedQuotaViewOf(key, Number(existingHead.version), existingHead.state) : undefined;
+      if (!existingHead || !before) throw new LedgerError('NotFound', `${kindPlural(ref)} "${ref.name}" not found`, { kind: kindPlural(ref), name: ref.name });
+      const targets = Object.keys(existingHead.state.members).sort();
+      const heads = await lockNamespaceHeads(tx.client, targets);
+      const shared = await lockSharedHeads(tx.client, [key]);
+      assert(shared.has(key), `shared quota ${key} was locked`);
+      shared.define(key, null, { type: 'SharedQuotaRemoved', data: { ref }, ...eventMeta(options), at: tx.now }, tx.now);
+      const works: NamespaceUnitOfWork[] = [];
+      for (const namespace of targets) {
+        const work = this.begin(tx, namespace, heads.get(namespace), shared);
+        const covering = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
+        await decideOn(work, { type: 'SyncSharedQuotas', covering }, meta(options));
+        works.push(work);
+      }
+      await flushWorks(tx.client, works, tx.now, shared);
+      return before;
+    });
+  }
+
+  private begin(tx: Tx, namespace: string, head: LockedHead | undefined, shared: SharedHeads): NamespaceUnitOfWork {
+    const row = { namespace, head_version: head?.version ?? null, decisions: null, reservations: null };
+    return NamespaceUnitOfWork.begin(tx.client, namespace, tx.now, head ? { version: Number(head.version), state: head.state } : undefined, EMPTY_READ, row, shared);
+  }
+
+  /** One SERIALIZABLE transaction, retried whole on a serialization failure or a moved head. */
+  private async transact<R>(body: (tx: Tx) => Promise<R>): Promise<R> {
+    const retryMax = this.options.retryMax ?? RETRY_MAX;
+    for (let attempt = 1; ; attempt++) {
+      const runner = this.dataSource.createQueryRunner();
+      try {
+        const client = (await runner.connect()) as pg.PoolClient;
+        await runner.startTransaction('SERIALIZABLE');
+        const { rows } = await client.query<{ now_ms: number }>(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`);
+        const now = this.options.clock ? this.options.clock() : Math.floor(rows[0]?.now_ms ?? Date.now());
+        const result = await body({ client, now });
+        await runner.commitTransaction();
+        this.notifier.poke();
+        return result;
+      } catch (error) {
+        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+        if (!conflictCause(error)) throw error;
+        if (attempt >= retryMax) {
+          throw new LedgerError('Unavailable', `the change conflicted with concurrent ones ${attempt} times; retry`, { retryAfterSeconds: 1 });
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+      } finally {
+        await runner.release();
+      }
+    }
+  }
+}
+
+interface LockedHead {
+  readonly namespace: string;
+  readonly version: string;
+  readonly state: HeadJson;
+}
+
+function applied(definition: SharedQuotaDefinition): AppliedSharedQuota {
+  return { key: sharedQuotaKey(definition.ref), ref: definition.ref, spec: definition.spec };
+}
+
+function meta(options: WriteOptions): EventMeta {
+  return { actor: options.actor, ...(options.requestId === undefined ? {} : { requestId: options.requestId }) };
+}
+
+function eventMeta(options: WriteOptions): { request_id: string | null; actor: string; on_behalf_of: null } {
+  return { request_id: options.requestId ?? null, actor: options.actor, on_behalf_of: null };
+}
+
+function kindPlural(ref: SharedQuotaRef): string {
+  return ref.kind === 'ClusterResourceQuota' ? 'clusterresourcequotas' : 'hierarchicalresourcequotas';
+}
+
+function withoutServerFields(metadata: SharedQuotaDefinition['metadata']): SharedQuotaDefinition['metadata'] {
+  const { uid: _uid, creationTimestamp: _created, ...rest } = metadata ?? {};
+  return rest;
+}
+
+function checkExpected(ref: SharedQuotaRef, existing: SharedQuotaDefinition | undefined, version: number, expected: number | undefined): void {
+  if (expected === undefined) return;
+  const resource = kindPlural(ref);
+  if (!existing) throw new LedgerError('Conflict', `Operation cannot be fulfilled on ${resource} "${ref.name}": the object does not exist; remove metadata.resourceVersion to create it`, { kind: resource, name: ref.name });
+  if (version !== expected) {
+    throw new LedgerError('Conflict', `Operation cannot be fulfilled on ${resource} "${ref.name}": the object has been modified; please apply your changes to the latest version and try again`, { kind: resource, name: ref.name });
+  }
+}
+
+function stateOfHead(head: LockedHead): NamespaceState {
+  return stateOf(Number(head.version), head.state);
+}
+
+/** Every shared quota defined now: what a namespace's labels are matched against. */
+async function liveSharedQuotas(client: pg.ClientBase): Promise<SharedQuotaDefinition[]> {
+  const { rows } = await client.query<{ definition: SharedQuotaDefinition }>(
+    `SELECT state->'definition' AS definition FROM shared_quota_heads WHERE jsonb_typeof(state->'definition') = 'object' ORDER BY key`,
+  );
+  return rows.map((r) => r.definition);
+}
+
+/** Every namespace the ledger knows: its Namespace object and the shared quotas covering it. */
+async function namespaceLabels(client: pg.ClientBase): Promise<{ namespace: string; object: NamespaceDefinition | null; shared: string[] }[]> {
+  const { rows } = await client.query<{ namespace: string; object: NamespaceDefinition | null; shared: string[] | null }>(
+    `SELECT namespace, state->'object'->'definition' AS object,
+            (SELECT json_agg(q->>'key') FROM jsonb_array_elements(CASE WHEN jsonb_typeof(state->'shared') = 'array' THEN state->'shared' ELSE '[]'::jsonb END) AS q) AS shared
+       FROM namespace_heads ORDER BY namespace`,
+  );
+  return rows.map((r) => ({ namespace: r.namespace, object: r.object, shared: r.shared ?? [] }));
+}
+
+async function readSharedHead(client: pg.ClientBase, key: string): Promise<SharedHeadRow | undefined> {
+  const { rows } = await client.query<SharedHeadRow>(`SELECT key, revision::text AS revision, version::text AS version, state FROM shared_quota_heads WHERE key = $1`, [key]);
+  return rows[0];
+}
+
+/** Locks the heads of these namespaces, in name order (the order every multi-head writer takes). */
+async function lockNamespaceHeads(client: pg.ClientBase, namespaces: readonly string[]): Promise<Map<string, LockedHead>> {
+  if (namespaces.length === 0) return new Map();
+  const { rows } = await client.query<LockedHead>(
+    `SELECT namespace, version::text AS version, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace FOR NO KEY UPDATE`,
+    [[...new Set(namespaces)].sort()],
+  );
+  return new Map(rows.map((r) => [r.namespace, r]));
+}
+
+/** Locks the heads of these shared quotas, in key order, after the namespaces'. */
+async function lockSharedHeads(client: pg.ClientBase, keys: readonly string[]): Promise<SharedHeads> {
+  if (keys.length === 0) return new SharedHeads();
+  const { rows } = await client.query<SharedHeadRow>(
+    `SELECT key, revision::text AS revision, version::text AS version, state FROM shared_quota_heads WHERE key = ANY($1::text[]) ORDER BY key FOR NO KEY UPDATE`,
+    [[...new Set(keys)].sort()],
+  );
+  return new SharedHeads(rows);
+}
