@@ -10,6 +10,7 @@ const TOKENS = {
   admission: { name: 'kube-apiserver', token: 'admission-0123456789abcdef0123456789ab', roles: ['admission'], trustUserInfo: true },
   auditor: { name: 'audit-bot', token: 'auditor-0123456789abcdef0123456789abcd', roles: ['auditor'] },
   teamA: { name: 'team-a-ci', token: 'team-a-0123456789abcdef0123456789abcde', roles: ['admission', 'auditor'], namespaces: ['team-a'] },
+  teamAdmin: { name: 'team-a-admin', token: 'team-admin-0123456789abcdef0123456789', roles: ['admin'], namespaces: ['team-a'] },
 } satisfies Record<string, TestToken>;
 
 const quota = { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '100', 'requests.cpu': '10' } } };
@@ -303,5 +304,19 @@ describe('rate limit', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('quotas over several namespaces and a token scoped to one namespace (issue 18)', () => {
+  it('cannot relabel its namespace out of a cluster quota, or touch cluster quotas, but reads what applies to it', async () => {
+    const team = bearer(TOKENS.teamAdmin.token);
+    const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tenant: 'x' } } };
+    expect((await api.request('PUT', '/v1/namespaces/team-a', namespace, team)).status).toBe(403);
+    expect((await api.request('DELETE', '/v1/namespaces/team-a', undefined, team)).status).toBe(403);
+    const crq = { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', spec: { selector: { labels: { matchLabels: { tenant: 'x' } } }, quota: { hard: { pods: '1' } } } };
+    expect((await api.request('PUT', '/v1/clusterresourcequotas/x', crq, team)).status).toBe(403);
+    expect((await api.request('PUT', '/v1/namespaces/team-a', namespace, bearer(TOKENS.admin.token))).status).toBe(201);
+    expect((await api.request('GET', '/v1/namespaces/team-a/appliedclusterresourcequotas', undefined, bearer(TOKENS.teamA.token))).status).toBe(200);
+    expect((await api.request('GET', '/v1/namespaces/team-b/appliedclusterresourcequotas', undefined, bearer(TOKENS.teamA.token))).status).toBe(403);
   });
 });

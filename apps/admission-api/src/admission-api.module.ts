@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { ClusterResourceQuotasController, HierarchicalResourceQuotasController, NamespaceObjectsController } from './shared-quotas/shared-quotas.controller.js';
 import { APP_GUARD } from '@nestjs/core';
 import type { AppConfig } from '@quota/config';
 import { AdmissionReviewController } from './admission-review/admission-review.controller.js';
@@ -41,12 +42,17 @@ export class AdmissionApiModule {
                 retryMax: config.admissionRetryMax,
                 quotasPerNamespaceMax: config.quotasPerNamespaceMax,
                 limitRangesPerNamespaceMax: config.limitRangesPerNamespaceMax,
+                sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax,
               },
             };
           },
         }),
       ],
-      controllers: [HealthController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, NamespacesController, ProjectionsController, WhatIfController, WhoAmIController],
+      controllers: [
+        HealthController,
+        NamespaceObjectsController,
+        ClusterResourceQuotasController,
+        HierarchicalResourceQuotasController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, NamespacesController, ProjectionsController, WhatIfController, WhoAmIController],
       providers: [
         Metrics,
         ReconcileTrigger,

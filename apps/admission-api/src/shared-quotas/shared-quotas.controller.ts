@@ -1,0 +1,220 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import {
+  assertDefinitionSize,
+  clusterResourceQuotaSizeErrors,
+  resourceQuotaSizeErrors,
+  sharedQuotaKey,
+  validateClusterResourceQuota,
+  validateHierarchicalResourceQuota,
+  validateNamespace,
+  type SharedQuotaRef,
+} from '@quota/domain';
+import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerError, type DefinitionChange, type Page } from '@quota/ledger';
+import { readPutIdentity } from '../common/kube-object.js';
+import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
+import { requesterOf } from '../auth/requester.js';
+import { EventsQueryDto } from '../audit/audit.dto.js';
+import { dtoValidationPipe } from '../common/validation.js';
+import { Allow } from '../auth/roles.decorator.js';
+import { JsonBody } from '../common/handler-interceptor.js';
+import { renderAppliedClusterResourceQuota, renderClusterResourceQuota, renderHierarchicalResourceQuota, renderNamespace } from './render.js';
+
+/**
+ * Namespaces as objects and the quotas over several namespaces (issue 18). Writes go through
+ * the ledger's ClusterWriter (one SERIALIZABLE transaction over every head a change moves);
+ * reads come from the heads. Cluster-scoped routes take no `:namespace`, so a namespace-scoped
+ * token cannot reach them; the namespaced ones are checked against its namespaces as usual.
+ */
+const LIST_MAX = 1000;
+const DEFAULT_PAGE = 100;
+
+const userMetadata = (m: { labels?: Readonly<Record<string, string>>; annotations?: Readonly<Record<string, string>> } | undefined) => ({
+  ...(m?.labels ? { labels: m.labels } : {}),
+  ...(m?.annotations ? { annotations: m.annotations } : {}),
+});
+
+const putOptions = (request: Request, expectedVersion: number | undefined) => ({ actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) });
+
+async function historyOr404(page: Promise<Page<DefinitionChange> | undefined>, resource: string, name: string): Promise<Page<DefinitionChange>> {
+  const found = await page;
+  if (!found) throw new LedgerError('NotFound', `${resource} "${name}" has no history: it never existed`, { kind: resource, name });
+  return found;
+}
+
+const pageOf = (query: EventsQueryDto) => ({ ...(query.after ? { after: query.after } : {}), limit: query.limit ?? DEFAULT_PAGE });
+
+@Controller('v1/namespaces')
+export class NamespaceObjectsController {
+  constructor(
+    @Inject(ClusterWriter) private readonly writer: ClusterWriter,
+    @Inject(ClusterQueries) private readonly queries: ClusterQueries,
+    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+  ) {}
+
+  /**
+   * Creates or changes a Namespace: its labels decide which ClusterResourceQuotas and
+   * HierarchicalResourceQuotas cover it, from this write on. A cluster-scoped write (the path
+   * names no `:namespace`), so a token scoped to the namespace cannot relabel it out of a quota.
+   */
+  @Allow('admin')
+  @JsonBody('definition')
+  @Put(':name')
+  async put(@Param('name', NamespacePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
+    const { body, expectedVersion } = readPutIdentity(raw, '', name, 'Namespace');
+    const { namespace: _ignored, ...metadata } = (body['metadata'] ?? {}) as Record<string, unknown>;
+    const namespace = validateNamespace({ ...body, metadata });
+    const result = await this.writer.putNamespace(
+      { name, metadata: userMetadata(namespace.metadata), ...(namespace.spec.finalizers ? { spec: { finalizers: namespace.spec.finalizers } } : {}) },
+      putOptions(request, expectedVersion),
+    );
+    response.status(result.created ? 201 : 200);
+    return renderNamespace(result.view);
+  }
+
+  @Allow('admin', 'auditor', 'admission')
+  @Get(':namespace')
+  async get(@Param('namespace', NamespacePipe) name: string) {
+    const view = await this.queries.getNamespace(name);
+    if (!view) throw new LedgerError('NotFound', `namespaces "${name}" not found`, { kind: 'namespaces', name });
+    return renderNamespace(view);
+  }
+
+  /** Every change of its labels and annotations: who, when, before and after. */
+  @Allow('admin', 'auditor')
+  @Get(':namespace/history')
+  history(@Param('namespace', NamespacePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+    return historyOr404(this.definitions.namespaceHistory(name, pageOf(query)), 'namespaces', name);
+  }
+
+  /** Cluster-scoped, as the PUT. */
+  @Allow('admin')
+  @Delete(':name')
+  @HttpCode(200)
+  async delete(@Param('name', NamespacePipe) name: string, @Req() request: Request) {
+    return renderNamespace(await this.writer.deleteNamespace(name, { actor: requesterOf(request) }));
+  }
+
+  /** The ClusterResourceQuotas covering the namespace, readable by its own tokens (OpenShift's AppliedClusterResourceQuota). */
+  @Allow('admin', 'auditor', 'admission')
+  @Get(':namespace/appliedclusterresourcequotas')
+  async applied(@Param('namespace', NamespacePipe) namespace: string) {
+    const views = (await this.queries.coveringNamespace(namespace)).filter((v) => v.definition.ref.kind === 'ClusterResourceQuota');
+    return { apiVersion: 'quota.openshift.io/v1', kind: 'AppliedClusterResourceQuotaList', metadata: {}, items: views.map((v) => renderAppliedClusterResourceQuota(v, namespace)) };
+  }
+
+  @Allow('admin', 'auditor', 'admission')
+  @Get(':namespace/appliedclusterresourcequotas/:name')
+  async appliedOne(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string) {
+    const view = (await this.queries.coveringNamespace(namespace)).find((v) => v.definition.ref.kind === 'ClusterResourceQuota' && v.definition.ref.name === name);
+    if (!view) throw new LedgerError('NotFound', `appliedclusterresourcequotas "${name}" not found`, { kind: 'appliedclusterresourcequotas', name });
+    return renderAppliedClusterResourceQuota(view, namespace);
+  }
+}
+
+@Controller('v1/clusterresourcequotas')
+export class ClusterResourceQuotasController {
+  constructor(
+    @Inject(ClusterWriter) private readonly writer: ClusterWriter,
+    @Inject(ClusterQueries) private readonly queries: ClusterQueries,
+    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+  ) {}
+
+  @Allow('admin')
+  @JsonBody('definition')
+  @Put(':name')
+  async put(@Param('name', ObjectNamePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
+    const { body, expectedVersion } = readPutIdentity(raw, '', name, 'ClusterResourceQuota');
+    const { namespace: _ignored, ...metadata } = (body['metadata'] ?? {}) as Record<string, unknown>;
+    const quota = validateClusterResourceQuota({ ...body, metadata });
+    assertDefinitionSize('ClusterResourceQuota', name, clusterResourceQuotaSizeErrors(quota));
+    const ref: SharedQuotaRef = { kind: 'ClusterResourceQuota', name };
+    const result = await this.writer.putSharedQuota({ ref, spec: quota.spec.quota, selector: quota.spec.selector, metadata: userMetadata(quota.metadata) }, putOptions(request, expectedVersion));
+    response.status(result.created ? 201 : 200);
+    return renderClusterResourceQuota(result.view);
+  }
+
+  @Allow('admin', 'auditor', 'admission')
+  @Get()
+  async list() {
+    const views = await this.queries.listSharedQuotas('clusterresourcequotas/', LIST_MAX);
+    return { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuotaList', metadata: {}, items: views.map(renderClusterResourceQuota) };
+  }
+
+  @Allow('admin', 'auditor', 'admission')
+  @Get(':name')
+  async get(@Param('name', ObjectNamePipe) name: string) {
+    const view = await this.queries.getSharedQuota(sharedQuotaKey({ kind: 'ClusterResourceQuota', name }));
+    if (!view) throw new LedgerError('NotFound', `clusterresourcequotas "${name}" not found`, { kind: 'clusterresourcequotas', name });
+    return renderClusterResourceQuota(view);
+  }
+
+  @Allow('admin', 'auditor')
+  @Get(':name/history')
+  history(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+    return historyOr404(this.definitions.sharedQuotaHistory(sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), pageOf(query)), 'clusterresourcequotas', name);
+  }
+
+  @Allow('admin')
+  @Delete(':name')
+  @HttpCode(200)
+  async delete(@Param('name', ObjectNamePipe) name: string, @Req() request: Request) {
+    return renderClusterResourceQuota(await this.writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name }, { actor: requesterOf(request) }));
+  }
+}
+
+@Controller('v1/namespaces/:namespace/hierarchicalresourcequotas')
+export class HierarchicalResourceQuotasController {
+  constructor(
+    @Inject(ClusterWriter) private readonly writer: ClusterWriter,
+    @Inject(ClusterQueries) private readonly queries: ClusterQueries,
+    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+  ) {}
+
+  @Allow('admin')
+  @JsonBody('definition')
+  @Put(':name')
+  async put(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Body() raw: unknown,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const { body, expectedVersion } = readPutIdentity(raw, namespace, name, 'HierarchicalResourceQuota');
+    const quota = validateHierarchicalResourceQuota(body);
+    assertDefinitionSize('HierarchicalResourceQuota', name, resourceQuotaSizeErrors({ spec: quota.spec }));
+    const ref: SharedQuotaRef = { kind: 'HierarchicalResourceQuota', name, namespace };
+    const result = await this.writer.putSharedQuota({ ref, spec: { hard: quota.spec.hard ?? {} }, metadata: userMetadata(quota.metadata) }, putOptions(request, expectedVersion));
+    response.status(result.created ? 201 : 200);
+    return renderHierarchicalResourceQuota(result.view);
+  }
+
+  @Allow('admin', 'auditor', 'admission')
+  @Get()
+  async list(@Param('namespace', NamespacePipe) namespace: string) {
+    const views = await this.queries.listSharedQuotas(`hierarchicalresourcequotas/${namespace}/`, LIST_MAX);
+    return { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuotaList', metadata: {}, items: views.map(renderHierarchicalResourceQuota) };
+  }
+
+  @Allow('admin', 'auditor', 'admission')
+  @Get(':name')
+  async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string) {
+    const view = await this.queries.getSharedQuota(sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }));
+    if (!view) throw new LedgerError('NotFound', `hierarchicalresourcequotas.hnc.x-k8s.io "${name}" not found`, { kind: 'hierarchicalresourcequotas', name });
+    return renderHierarchicalResourceQuota(view);
+  }
+
+  @Allow('admin', 'auditor')
+  @Get(':name/history')
+  history(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+    return historyOr404(this.definitions.sharedQuotaHistory(sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }), pageOf(query)), 'hierarchicalresourcequotas', name);
+  }
+
+  @Allow('admin')
+  @Delete(':name')
+  @HttpCode(200)
+  async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request) {
+    return renderHierarchicalResourceQuota(await this.writer.deleteSharedQuota({ kind: 'HierarchicalResourceQuota', name, namespace }, { actor: requesterOf(request) }));
+  }
+}

@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi, type RunningApi } from '../support/api.js';
+import { disagreements } from '../support/shared-quotas.js';
+import { poolOf } from '../support/api.js';
+
+/**
+ * Issue 18 through HTTP: Namespace objects, ClusterResourceQuota (with AppliedClusterResourceQuota)
+ * and HierarchicalResourceQuota, their validation, history, and admission charging them.
+ */
+let api: RunningApi;
+beforeAll(async () => {
+  api = await startApi({}, 'qlsharedapi');
+});
+afterAll(async () => {
+  await api?.close();
+});
+
+const namespace = (name: string, labels: Record<string, string>, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name, labels, ...extra },
+});
+const crq = (name: string, labels: Record<string, string>, hard: Record<string, string>, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'quota.openshift.io/v1',
+  kind: 'ClusterResourceQuota',
+  metadata: { name, ...extra },
+  spec: { selector: { labels: { matchLabels: labels } }, quota: { hard } },
+});
+const reserve = (ns: string, i: number, cpu = '100m') =>
+  api.request('POST', `/v1/namespaces/${ns}/reservations`, {
+    requestId: `r-${ns}-${i}`,
+    kind: 'Pod',
+    name: `pod-${i}`,
+    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `pod-${i}`, uid: `uid-${ns}-${i}` }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] } },
+  });
+
+describe('Namespace objects', () => {
+  it('are created, read, replaced with optimistic concurrency, listed in history and deleted', async () => {
+    const created = await api.request('PUT', '/v1/namespaces/ns-one', namespace('ns-one', { team: 'red' }), { 'x-remote-user': 'alice' });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns-one', resourceVersion: '1', labels: { team: 'red' } }, status: { phase: 'Active' } });
+    expect(created.body.metadata.namespace).toBeUndefined();
+    expect((await api.request('GET', '/v1/namespaces/ns-one')).body).toEqual(created.body);
+
+    const same = await api.request('PUT', '/v1/namespaces/ns-one', namespace('ns-one', { team: 'red' }));
+    expect(same.status).toBe(200);
+    expect(same.body.metadata.resourceVersion).toBe('1');
+    const stale = await api.request('PUT', '/v1/namespaces/ns-one', namespace('ns-one', { team: 'blue' }, { resourceVersion: '7' }));
+    expect(stale.status).toBe(409);
+    const changed = await api.request('PUT', '/v1/namespaces/ns-one', namespace('ns-one', { team: 'blue' }, { resourceVersion: '1' }));
+    expect(changed.body.metadata).toMatchObject({ resourceVersion: '2', uid: created.body.metadata.uid, labels: { team: 'blue' } });
+
+    const history = await api.request('GET', '/v1/namespaces/ns-one/history');
+    expect(history.body.items.map((c: { type: string; changed: string[] }) => [c.type, c.changed])).toEqual([
+      ['NamespaceDefined', ['labels.team']],
+      ['NamespaceChanged', ['labels.team']],
+    ]);
+    expect((await api.request('DELETE', '/v1/namespaces/ns-one')).status).toBe(200);
+    expect((await api.request('GET', '/v1/namespaces/ns-one')).status).toBe(404);
+    expect((await api.request('DELETE', '/v1/namespaces/ns-one')).status).toBe(404);
+  });
+
+  it('refuses what the API server refuses, writing nothing', async () => {
+    const before = await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events`);
+    const badLabel = await api.request('PUT', '/v1/namespaces/ns-bad', namespace('ns-bad', { 'not a key': 'x' }));
+    expect(badLabel.status).toBe(422);
+    expect(badLabel.body).toMatchObject({ kind: 'Status', reason: 'Invalid' });
+    const badName = await api.request('PUT', '/v1/namespaces/Bad_Name', namespace('Bad_Name', {}));
+    expect(badName.status).toBe(400);
+    const mismatch = await api.request('PUT', '/v1/namespaces/ns-a', namespace('ns-b', {}));
+    expect(mismatch.status).toBe(400);
+    expect(await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events`)).toEqual(before);
+  });
+});
+
+describe('ClusterResourceQuota', () => {
+  it('covers the namespaces its selector picks, charges them in the same transaction, and names itself in a denial', async () => {
+    for (const ns of ['crq-a', 'crq-b']) expect((await api.request('PUT', `/v1/namespaces/${ns}`, namespace(ns, { tenant: 'acme' }))).status).toBe(201);
+    const created = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('acme', { tenant: 'acme' }, { pods: '3', 'requests.cpu': '1' }));
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      metadata: { name: 'acme', resourceVersion: '1' },
+      spec: { selector: { labels: { matchLabels: { tenant: 'acme' } }, annotations: null }, quota: { hard: { pods: '3', 'requests.cpu': '1' } } },
+      status: {
+        total: { hard: { pods: '3', 'requests.cpu': '1' }, used: { pods: '0', 'requests.cpu': '0' } },
+        namespaces: [
+          { namespace: 'crq-a', status: { hard: { pods: '3', 'requests.cpu': '1' }, used: { pods: '0', 'requests.cpu': '0' } } },
+          { namespace: 'crq-b', status: { hard: { pods: '3', 'requests.cpu': '1' }, used: { pods: '0', 'requests.cpu': '0' } } },
+        ],
+      },
+    });
+    expect((await reserve('crq-a', 1)).status).toBe(201);
+    expect((await reserve('crq-b', 2)).status).toBe(201);
+    expect((await reserve('crq-b', 3)).status).toBe(201);
+    const denied = await reserve('crq-a', 4);
+    expect(denied.status).toBe(403);
+    expect(denied.body.message).toBe('pods "pod-4" is forbidden: exceeded cluster quota: acme, requested: pods=1, used: pods=3, limited: pods=3');
+    expect(denied.body.details.denial).toMatchObject({ kind: 'Exceeded', quota: 'acme', quotaKind: 'ClusterResourceQuota', resource: 'pods', used: '3', hard: '3' });
+
+    const read = await api.request('GET', '/v1/clusterresourcequotas/acme');
+    expect(read.body.status.total.used).toEqual({ pods: '3', 'requests.cpu': '300m' });
+    expect(read.body.status.namespaces.map((n: { namespace: string; status: { used: { pods: string } } }) => [n.namespace, n.status.used.pods])).toEqual([
+      ['crq-a', '1'],
+      ['crq-b', '2'],
+    ]);
+    const list = await api.request('GET', '/v1/clusterresourcequotas');
+    expect(list.body).toMatchObject({ kind: 'ClusterResourceQuotaList', items: [read.body] });
+
+    const applied = await api.request('GET', '/v1/namespaces/crq-b/appliedclusterresourcequotas');
+    expect(applied.body.kind).toBe('AppliedClusterResourceQuotaList');
+    expect(applied.body.items[0]).toMatchObject({ kind: 'AppliedClusterResourceQuota', metadata: { name: 'acme', namespace: 'crq-b' }, status: read.body.status });
+    expect((await api.request('GET', '/v1/namespaces/crq-b/appliedclusterresourcequotas/acme')).status).toBe(200);
+    expect((await api.request('GET', '/v1/namespaces/other/appliedclusterresourcequotas/acme')).status).toBe(404);
+
+    // Raising the limit is a change with history; a stale resourceVersion is a conflict.
+    expect((await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('acme', { tenant: 'acme' }, { pods: '4', 'requests.cpu': '1' }, { resourceVersion: '9' }))).status).toBe(409);
+    const raised = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('acme', { tenant: 'acme' }, { pods: '4', 'requests.cpu': '1' }, { resourceVersion: '1' }));
+    expect(raised.status).toBe(200);
+    expect(raised.body.metadata.resourceVersion).toBe('2');
+    expect((await reserve('crq-a', 5)).status).toBe(201);
+    const history = await api.request('GET', '/v1/clusterresourcequotas/acme/history');
+    expect(history.body.items.map((c: { type: string; changed: string[] }) => [c.type, c.changed])).toEqual([
+      ['SharedQuotaDefined', ['pods', 'requests.cpu', 'selector']],
+      ['SharedQuotaChanged', ['pods']],
+    ]);
+    expect(await disagreements(poolOf(api.db.dataSource))).toEqual([]);
+  });
+
+  it('moves a namespace in and out with its labels, and refuses a selector that selects everything', async () => {
+    const out = await api.request('PUT', '/v1/namespaces/crq-b', namespace('crq-b', { tenant: 'other' }));
+    expect(out.status).toBe(200);
+    const read = await api.request('GET', '/v1/clusterresourcequotas/acme');
+    expect(read.body.status.namespaces.map((n: { namespace: string }) => n.namespace)).toEqual(['crq-a']);
+    expect(read.body.status.total.used.pods).toBe('2');
+    expect((await api.request('GET', '/v1/namespaces/crq-b/appliedclusterresourcequotas')).body.items).toEqual([]);
+
+    const everything = await api.request('PUT', '/v1/clusterresourcequotas/all', { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'all' }, spec: { selector: { labels: {} }, quota: { hard: { pods: '1' } } } });
+    expect(everything.status).toBe(422);
+    expect(everything.body.message).toContain('must restrict the selected projects');
+    const matchExpressions = Array.from({ length: 65 }, (_, i) => ({ key: `k${i}`, operator: 'Exists' }));
+    const tooMany = await api.request('PUT', '/v1/clusterresourcequotas/many', { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'many' }, spec: { selector: { labels: { matchExpressions } }, quota: { hard: { pods: '1' } } } });
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.details.causes[0]).toMatchObject({ reason: 'FieldValueTooMany', field: 'spec.selector.labels.matchExpressions' });
+
+    const removed = await api.request('DELETE', '/v1/clusterresourcequotas/acme');
+    expect(removed.status).toBe(200);
+    expect((await api.request('GET', '/v1/clusterresourcequotas/acme')).status).toBe(404);
+    expect((await reserve('crq-a', 6)).status).toBe(201);
+    expect(await disagreements(poolOf(api.db.dataSource))).toEqual([]);
+  });
+});
+
+describe('HierarchicalResourceQuota', () => {
+  it('covers its namespace and every descendant HNC labelled, charging all of them atomically', async () => {
+    await api.request('PUT', '/v1/namespaces/child-1', namespace('child-1', { 'org.tree.hnc.x-k8s.io/depth': '1', 'child-1.tree.hnc.x-k8s.io/depth': '0' }));
+    const created = await api.request('PUT', '/v1/namespaces/org/hierarchicalresourcequotas/org-pods', {
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'HierarchicalResourceQuota',
+      metadata: { name: 'org-pods' },
+      spec: { hard: { pods: '2' } },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', metadata: { name: 'org-pods', namespace: 'org' }, spec: { hard: { pods: '2' } }, status: { hard: { pods: '2' }, used: { pods: '0' } } });
+    expect((await reserve('org', 1)).status).toBe(201);
+    expect((await reserve('child-1', 2)).status).toBe(201);
+    const denied = await reserve('child-1', 3);
+    expect(denied.status).toBe(403);
+    expect(denied.body.message).toBe('pods "pod-3" is forbidden: exceeded hierarchical quota in namespace "org": "org-pods", requested: pods=1, used: pods=2, limited: pods=2');
+    expect(denied.body.details.denial).toMatchObject({ quotaKind: 'HierarchicalResourceQuota', quotaNamespace: 'org', quota: 'org-pods' });
+    expect((await api.request('GET', '/v1/namespaces/org/hierarchicalresourcequotas')).body.items[0].status.used).toEqual({ pods: '2' });
+    expect((await api.request('GET', '/v1/namespaces/org/hierarchicalresourcequotas/org-pods/history')).body.items).toHaveLength(1);
+    expect((await api.request('DELETE', '/v1/namespaces/org/hierarchicalresourcequotas/org-pods')).status).toBe(200);
+    expect((await reserve('child-1', 4)).status).toBe(201);
+    expect(await disagreements(poolOf(api.db.dataSource))).toEqual([]);
+  });
+});
