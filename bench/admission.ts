@@ -6,10 +6,13 @@
  * admissions/s, latency percentiles, retries and the mean batch size, and the ratio to the
  * baseline measured in the same run. Asserts nothing.
  *
- *   npm run bench:admission [-- --quick] [--only=hot|low]
+ *   npm run bench:admission [-- --quick] [--only=hot|low|shared]
+ *
+ * `shared` is the low-contention load with every admission also charging a shared quota (issue
+ * 18): 1,000 namespaces in 100 tenants of 10, each tenant under one ClusterResourceQuota.
  */
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions, LedgerCommands, runMigrationsLocked } from '@quota/ledger';
+import { buildDataSourceOptions, ClusterWriter, LedgerCommands, runMigrationsLocked } from '@quota/ledger';
 import { runBaseline } from './lib/baselines.js';
 import { createDatabase } from './lib/postgres.js';
 import { podAdmission } from './lib/review.js';
@@ -34,7 +37,7 @@ interface Figures {
   headsHotPercent: number;
 }
 
-async function ledgerRun(namespaces: number, clients: number, poolSize: number): Promise<Figures> {
+async function ledgerRun(namespaces: number, clients: number, poolSize: number, tenants = 0): Promise<Figures> {
   const db = await createDatabase('ledger');
   const dataSource = new DataSource(buildDataSourceOptions({ url: db.url, poolSize }));
   await dataSource.initialize();
@@ -47,6 +50,7 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number):
         ledger.putQuota(`ns-${i}`, { name: 'compute', spec: { hard: { pods: '1000000', 'requests.cpu': '1000000' } } }, { actor: 'bench' }),
       ),
     );
+    if (tenants > 0) await defineTenants(dataSource, namespaces, tenants);
     const start = { ...ledger.stats, conflicts: { ...ledger.stats.conflicts } };
     const latencies: number[] = [];
     let allowed = 0;
@@ -97,16 +101,33 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number):
   }
 }
 
+/** Every namespace labelled into one of `tenants` tenants, each under a ClusterResourceQuota of its own. */
+async function defineTenants(dataSource: DataSource, namespaces: number, tenants: number): Promise<void> {
+  const writer = new ClusterWriter(dataSource);
+  try {
+    for (let i = 0; i < namespaces; i++) await writer.putNamespace({ name: `ns-${i}`, metadata: { labels: { tenant: `t-${i % tenants}` } } }, { actor: 'bench' });
+    for (let t = 0; t < tenants; t++) {
+      await writer.putSharedQuota(
+        { ref: { kind: 'ClusterResourceQuota', name: `t-${t}` }, spec: { hard: { pods: '1000000', 'requests.cpu': '1000000' } }, selector: { labels: { matchLabels: { tenant: `t-${t}` } } } },
+        { actor: 'bench' },
+      );
+    }
+  } finally {
+    await writer.close();
+  }
+}
+
 const scenarios = [
-  { label: `${NAMESPACES} namespaces, 16 clients`, namespaces: NAMESPACES, clients: 16, baselineNs: 1000 },
-  { label: '1 hot namespace, 64 clients', namespaces: 1, clients: 64, baselineNs: 1 },
+  { key: 'low', label: `${NAMESPACES} namespaces, 16 clients`, namespaces: NAMESPACES, clients: 16, baselineNs: 1000, tenants: 0 },
+  { key: 'shared', label: `${NAMESPACES} namespaces, 16 clients, each admission also charging its tenant's ClusterResourceQuota (100 of 10 namespaces)`, namespaces: NAMESPACES, clients: 16, baselineNs: 1000, tenants: 100 },
+  { key: 'hot', label: '1 hot namespace, 64 clients', namespaces: 1, clients: 64, baselineNs: 1, tenants: 0 },
 ];
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const rows: Record<string, string | number>[] = [];
-for (const s of scenarios.filter((x) => !only || (only === 'hot' ? x.namespaces === 1 : x.namespaces > 1))) {
+for (const s of scenarios.filter((x) => !only || x.key === only)) {
   const base = (await runBaseline('a', s.baselineNs, 16, SECONDS)).perSecond;
-  const run = await ledgerRun(s.namespaces, s.clients, Number(process.env['BENCH_POOL_SIZE'] ?? 8));
+  const run = await ledgerRun(s.namespaces, s.clients, Number(process.env['BENCH_POOL_SIZE'] ?? 8), s.tenants);
   rows.push({
     scenario: s.label,
     'baseline (a) /s': Math.round(base),

@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       reservationTtlMaxSeconds: 604800,
       quotasPerNamespaceMax: 16,
       limitRangesPerNamespaceMax: 16,
+      sharedQuotaNamespacesMax: 1000,
       projectionBatchSize: 1000,
       projectionPollMs: 1000,
       snapshotEvery: 1000,

@@ -33,6 +33,8 @@ export interface AppConfig {
   readonly quotasPerNamespaceMax: number;
   /** Most LimitRanges one namespace may hold. */
   readonly limitRangesPerNamespaceMax: number;
+  /** Most namespaces one ClusterResourceQuota or HierarchicalResourceQuota may cover when it is defined (each admission there rewrites its head). */
+  readonly sharedQuotaNamespacesMax: number;
   /** Events the projection worker applies per transaction. */
   readonly projectionBatchSize: number;
   /** The projection worker's polling fallback when no notification arrives, in ms. */
@@ -161,6 +163,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     reservationTtlMaxSeconds: integer(env, 'RESERVATION_TTL_MAX_SECONDS', 7 * 24 * 3600, 1, 365 * 24 * 3600),
     quotasPerNamespaceMax: integer(env, 'QUOTAS_PER_NAMESPACE_MAX', 16, 1, 1000),
     limitRangesPerNamespaceMax: integer(env, 'LIMIT_RANGES_PER_NAMESPACE_MAX', 16, 1, 1000),
+    sharedQuotaNamespacesMax: integer(env, 'SHARED_QUOTA_NAMESPACES_MAX', 1000, 1, 100_000),
     projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE', 1000, 1, 100_000),
     projectionPollMs: integer(env, 'PROJECTION_POLL_MS', 1000, 10, 600_000),
     projectionStepMax: integer(env, 'PROJECTION_STEP_MAX', 250, 1, 100_000),
