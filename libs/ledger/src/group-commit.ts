@@ -77,7 +77,7 @@ interface Queued {
   reject(error: unknown): void;
   /** Transactions that conflicted with it (SQLSTATE 40001, a unique key, a lost connection). */
   attempts: number;
-  /** When a group first found its namespace's head held by another writer (epoch ms). */
+  /** When a group first found its namespace's head held by another writer (performance.now()). */
   heldSince?: number;
   /** How many groups found it so. */
   held: number;
@@ -89,7 +89,10 @@ interface NamespaceQueue {
   readonly pending: Queued[];
   /** A group holding this namespace is in flight. */
   busy: boolean;
-  /** Not to be taken again before this time (epoch ms): backing off after a conflict. */
+  /**
+   * Not to be taken again before this time: backing off after a conflict. On performance.now(),
+   * a monotonic clock (a wall clock set back would hold the queue that much longer).
+   */
   notBefore: number;
 }
 
@@ -189,9 +192,16 @@ export class GroupCommitter {
     });
   }
 
+  /**
+   * Forms and starts groups while slots are free, then arms the backoff timer. One clock
+   * reading serves both: with two, a namespace whose backoff ends between them (its notBefore
+   * is fractional) was "not yet" to the forming and "due" to the timer, so it was neither taken
+   * nor woken for, and with nothing in flight its commands waited forever.
+   */
   private pump(): void {
+    const now = performance.now();
     while (this.inFlight.size < this.options.groupsInFlightMax) {
-      const group = this.form();
+      const group = this.form(now);
       if (group.length === 0) break;
       const running: Promise<void> = this.run(group)
         .catch((error: unknown) => this.settleAll(group, error))
@@ -205,7 +215,7 @@ export class GroupCommitter {
         });
       this.inFlight.add(running);
     }
-    this.wakeForBackoff();
+    this.wakeForBackoff(now);
   }
 
   /**
@@ -216,8 +226,7 @@ export class GroupCommitter {
    * predicate locks are per page), and one of a few namespaces rarely meets another, so a
    * command that keeps conflicting ends up decided alone instead of answered 503.
    */
-  private form(): Part[] {
-    const now = Date.now();
+  private form(now: number): Part[] {
     const group: Forming = { parts: [], commands: 0, bytes: 0, limit: this.options.groupCommandsMax, closed: false };
     for (const retried of [true, false]) {
       for (const [namespace, queue] of this.queues) {
@@ -265,9 +274,8 @@ export class GroupCommitter {
   }
 
   /** Pumps again when the earliest namespace backing off may be taken (the others wait for a group to finish, which pumps). */
-  private wakeForBackoff(): void {
+  private wakeForBackoff(now: number): void {
     if (this.timer !== undefined || this.backingOff.size === 0) return;
-    const now = Date.now();
     let earliest = Infinity;
     for (const queue of this.backingOff) {
       if (queue.notBefore <= now || queue.pending.length === 0) this.backingOff.delete(queue);
@@ -353,7 +361,7 @@ export class GroupCommitter {
         queued.reject(unavailable(error, queued.attempts));
       } else again.push(queued);
     }
-    part.queue.notBefore = Date.now() + this.backoff(Math.max(0, ...again.map((q) => q.attempts)));
+    part.queue.notBefore = performance.now() + this.backoff(Math.max(0, ...again.map((q) => q.attempts)));
     this.backingOff.add(part.queue);
     this.requeue(part.queue, again);
   }
@@ -364,7 +372,7 @@ export class GroupCommitter {
    * Unavailable only once they have waited `headWaitMaxMs` in all.
    */
   private waitForHead(part: Part): void {
-    const now = Date.now();
+    const now = performance.now();
     const again: Queued[] = [];
     for (const queued of part.batch) {
       queued.heldSince ??= now;
