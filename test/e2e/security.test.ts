@@ -319,4 +319,30 @@ describe('quotas over several namespaces and a token scoped to one namespace (is
     expect((await api.request('GET', '/v1/namespaces/team-a/appliedclusterresourcequotas', undefined, bearer(TOKENS.teamA.token))).status).toBe(200);
     expect((await api.request('GET', '/v1/namespaces/team-b/appliedclusterresourcequotas', undefined, bearer(TOKENS.teamA.token))).status).toBe(403);
   });
+
+  it("cannot relabel its namespace through the webhook either: a Namespace review needs an unscoped identity, and the scoped one's writes nothing", async () => {
+    const namespaceReview = (labels: Record<string, string>) => ({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: `sec-ns-${++seq}`,
+        kind: { group: '', version: 'v1', kind: 'Namespace' },
+        resource: { group: '', version: 'v1', resource: 'namespaces' },
+        // kube-apiserver names the namespace itself here for a Namespace's UPDATE.
+        namespace: 'team-a',
+        name: 'team-a',
+        operation: 'UPDATE',
+        object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels } },
+        oldObject: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tenant: 'x' } } },
+        dryRun: false,
+      },
+    });
+    const escape = await api.request('POST', '/v1/admission/validate', namespaceReview({ tenant: 'nobody' }), bearer(TOKENS.teamA.token));
+    expect(escape.status).toBe(403);
+    expect(escape.body.message).toContain('Namespace "team-a" is cluster-scoped');
+    expect((await api.request('GET', '/v1/namespaces/team-a', undefined, bearer(TOKENS.admin.token))).body.metadata.labels).toEqual({ tenant: 'x' });
+    const relayed = await api.request('POST', '/v1/admission/validate', namespaceReview({ tenant: 'y' }), bearer(TOKENS.admission.token));
+    expect(relayed.body.response).toMatchObject({ allowed: true });
+    expect((await api.request('GET', '/v1/namespaces/team-a', undefined, bearer(TOKENS.admin.token))).body.metadata.labels).toEqual({ tenant: 'y' });
+  });
 });

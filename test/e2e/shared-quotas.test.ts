@@ -176,3 +176,88 @@ describe('HierarchicalResourceQuota', () => {
     expect(await disagreements(poolOf(api.db.dataSource))).toEqual([]);
   });
 });
+
+describe("the webhook's Namespace reviews", () => {
+  let seq = 0;
+  const namespaceReview = (operation: 'CREATE' | 'UPDATE' | 'DELETE', name: string, labels: Record<string, string> | undefined, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: `ns-review-${++seq}`,
+      kind: { group: '', version: 'v1', kind: 'Namespace' },
+      resource: { group: '', version: 'v1', resource: 'namespaces' },
+      name,
+      operation,
+      userInfo: { username: 'kubernetes-admin' },
+      // As kube-apiserver sends it: server-set fields and kubectl's last-applied copy included.
+      ...(labels === undefined
+        ? {}
+        : {
+            object: {
+              apiVersion: 'v1',
+              kind: 'Namespace',
+              metadata: {
+                name,
+                uid: '6f7d4c2e-5a1b-4c3d-9e8f-0a1b2c3d4e5f',
+                resourceVersion: '48211',
+                creationTimestamp: '2026-11-24T10:00:00Z',
+                labels: { 'kubernetes.io/metadata.name': name, ...labels },
+                annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"apiVersion":"v1","kind":"Namespace"}', owner: 'web-team' },
+                managedFields: [{ manager: 'kubectl', operation: 'Update' }],
+              },
+              spec: { finalizers: ['kubernetes'] },
+              status: { phase: 'Active' },
+            },
+          }),
+      dryRun: false,
+      ...extra,
+    },
+  });
+  const validate = (body: unknown) => api.request('POST', '/v1/admission/validate', body);
+
+  it('records CREATE, UPDATE and DELETE, so the labels a cluster gives a namespace choose its cluster quotas with no import', async () => {
+    expect((await api.request('PUT', '/v1/clusterresourcequotas/web', crq('web', { tenant: 'web' }, { pods: '1' }))).status).toBe(201);
+    const created = await validate(namespaceReview('CREATE', 'web-prod', { tenant: 'web' }));
+    expect(created.status).toBe(200);
+    expect(created.body.response).toEqual({ uid: `ns-review-${seq}`, allowed: true });
+    const recorded = await api.request('GET', '/v1/namespaces/web-prod');
+    expect(recorded.body.metadata).toMatchObject({ name: 'web-prod', labels: { 'kubernetes.io/metadata.name': 'web-prod', tenant: 'web' }, annotations: { owner: 'web-team' } });
+    expect(recorded.body.metadata.annotations).not.toHaveProperty('kubectl.kubernetes.io/last-applied-configuration');
+    expect((await api.request('GET', '/v1/namespaces/web-prod/appliedclusterresourcequotas')).body.items.map((q: { metadata: { name: string } }) => q.metadata.name)).toEqual(['web']);
+    expect((await reserve('web-prod', 1)).status).toBe(201);
+    expect((await reserve('web-prod', 2)).body.message).toContain('exceeded cluster quota: web');
+
+    // The same review again (kube-apiserver retries) and an UPDATE that changes no label write nothing.
+    const events = async () => (await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'web-prod'`))[0].n as number;
+    const before = await events();
+    expect((await validate(namespaceReview('UPDATE', 'web-prod', { tenant: 'web' }))).body.response.allowed).toBe(true);
+    expect(await events()).toBe(before);
+
+    // Relabelled out: its pod's charge leaves the cluster quota in the same transaction.
+    expect((await validate(namespaceReview('UPDATE', 'web-prod', { tenant: 'elsewhere' }))).body.response.allowed).toBe(true);
+    expect((await api.request('GET', '/v1/clusterresourcequotas/web')).body.status.total.used).toEqual({ pods: '0' });
+    const history = await api.request('GET', '/v1/namespaces/web-prod/history');
+    expect(history.body.items.map((c: { type: string; actor: string }) => c.type)).toEqual(['NamespaceDefined', 'NamespaceChanged']);
+
+    expect((await validate(namespaceReview('DELETE', 'web-prod', undefined))).body.response.allowed).toBe(true);
+    expect((await api.request('GET', '/v1/namespaces/web-prod')).status).toBe(404);
+    // A namespace the ledger never recorded is deleted all the same.
+    expect((await validate(namespaceReview('DELETE', 'never-seen', undefined))).body.response.allowed).toBe(true);
+    expect(await disagreements(poolOf(api.db.dataSource))).toEqual([]);
+  });
+
+  it('writes nothing for a dry run or a subresource, and refuses a review it cannot read', async () => {
+    expect((await validate(namespaceReview('CREATE', 'dry-ns', { tenant: 'web' }, { dryRun: true }))).body.response.allowed).toBe(true);
+    expect((await api.request('GET', '/v1/namespaces/dry-ns')).status).toBe(404);
+    const status = namespaceReview('UPDATE', 'sub-ns', { tenant: 'web' }, { subResource: 'status' });
+    expect((await validate(status)).body.response.allowed).toBe(true);
+    expect((await api.request('GET', '/v1/namespaces/sub-ns')).status).toBe(404);
+    const noObject = await validate(namespaceReview('CREATE', 'bare-ns', undefined));
+    expect(noObject.status).toBe(400);
+    expect(noObject.body.message).toContain('request.object');
+    const mismatch = namespaceReview('CREATE', 'one-ns', { tenant: 'web' });
+    mismatch.request.name = 'other-ns';
+    expect((await validate(mismatch)).status).toBe(400);
+    expect((await api.request('GET', '/v1/namespaces/one-ns')).status).toBe(404);
+  });
+});

@@ -158,8 +158,15 @@ describe('webhookConfiguration', () => {
     expect(resourcesOf(rules, 'resource.k8s.io')).toEqual(['resourceclaims']);
     for (const r of rules) {
       expect(r.operations).toEqual(['CREATE', 'UPDATE', 'DELETE']);
-      expect(r.scope).toBe('Namespaced');
+      expect(r.scope).toBe(r.resources.includes('namespaces') ? 'Cluster' : 'Namespaced');
     }
+  });
+
+  it('sends the Namespaces themselves, cluster-scoped and alone in their rule, so the ledger records their labels', () => {
+    const rules = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks[0]?.rules ?? [];
+    expect(rules.filter((r) => r.scope === 'Cluster')).toEqual([
+      { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
+    ]);
   });
 
   it('validates the subresource writes quota charges: pod resize and claim status', () => {

@@ -109,7 +109,8 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
 /**
  * What validate sees: every namespaced kind a quota counts (`count/<resource>.<group>` and the
  * compute/storage evaluators), with DELETE so that a release is recorded at once instead of at
- * the next reconcile. ResourceQuota objects are left out on purpose: quotas live in the
+ * the next reconcile. Namespaces are sent too (the one cluster-scoped rule): the ledger
+ * records their labels. ResourceQuota objects are left out on purpose: quotas live in the
  * ledger's admin API, and charging `count/resourcequotas` at admission would only duplicate
  * what the reconciler counts. `pods/resize` and `persistentvolumeclaims/status` are the two
  * subresource writes quota admission charges (in-place resize, allocated storage).
@@ -119,6 +120,9 @@ export const VALIDATE_RULES: readonly RuleWithOperations[] = [
   rule('apps', ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], ['CREATE', 'UPDATE', 'DELETE']),
   rule('batch', ['jobs', 'cronjobs'], ['CREATE', 'UPDATE', 'DELETE']),
   rule('resource.k8s.io', ['resourceclaims'], ['CREATE', 'UPDATE', 'DELETE']),
+  // Namespaces themselves (cluster-scoped): their labels choose the ClusterResourceQuotas and
+  // hierarchical quotas covering them, so the ledger records every change as it is made.
+  { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
 ];
 
 /** LimitRange defaults apply to pods and claims only, and only to the objects themselves. */

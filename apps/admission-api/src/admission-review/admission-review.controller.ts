@@ -1,19 +1,25 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import type { Request } from 'express';
-import { assertNamespaceAllowed } from '../auth/authenticator.js';
+import { assertClusterWide, assertNamespaceAllowed } from '../auth/authenticator.js';
 import { onBehalfOf, requesterOf } from '../auth/requester.js';
-import { DefinitionQueries, LedgerCommands } from '@quota/ledger';
+import { ClusterWriter, DefinitionQueries, LedgerCommands, LedgerError } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
 import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
+import { isNamespaceReview, namespaceOfReview, reviewedNamespaceName } from './namespace-review.js';
 import { allowResponse, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
 import { Allow, NamespaceInBody } from '../auth/roles.decorator.js';
 import { JsonBody, TimedAdmission } from '../common/handler-interceptor.js';
 
 function parse(body: unknown): AdmissionReviewRequest {
+  return readReview(() => parseAdmissionReview(body));
+}
+
+/** A ReviewMalformed from `read` as the 400 Status kube-apiserver applies its failurePolicy to. */
+function readReview<T>(read: () => T): T {
   try {
-    return parseAdmissionReview(body);
+    return read();
   } catch (error) {
     if (!(error instanceof ReviewMalformed)) throw error;
     throw new BadRequestException(
@@ -34,6 +40,7 @@ export class AdmissionReviewController {
   constructor(
     @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
     @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+    @Inject(ClusterWriter) private readonly cluster: ClusterWriter,
     @Inject(ReconcileTrigger) private readonly reconcile: ReconcileTrigger,
     @Inject(Metrics) private readonly metrics: Metrics,
   ) {}
@@ -63,6 +70,7 @@ export class AdmissionReviewController {
   async validate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
     const review = parse(body);
     if (review.namespace) assertNamespaceAllowed(request, review.namespace);
+    if (isNamespaceReview(review)) return this.recordNamespace(review, request);
     // Cluster-scoped objects are outside every namespace's quota.
     if (!review.namespace) return allowResponse(review.uid);
     // LedgerError Unavailable is not caught: its 503 hands the request to the failurePolicy.
@@ -87,5 +95,29 @@ export class AdmissionReviewController {
     // Only where the ledger keeps reservations: a namespace it never managed has nothing to release.
     if (review.operation === 'DELETE' && !review.dryRun && result.allowed && managed) this.reconcile.afterDelete(review.namespace);
     return result.allowed ? allowResponse(review.uid) : denyResponse(review.uid, result.code, result.message ?? 'denied');
+  }
+
+  /**
+   * A Namespace's CREATE, UPDATE or DELETE: always allowed (quota does not limit namespaces),
+   * and recorded, so that its labels choose the ClusterResourceQuotas and hierarchical quotas
+   * covering it from this review on, with no import by hand. Only an unscoped identity may send
+   * it: a tenant's token relabelling its namespace out of a cluster quota would escape the quota.
+   * Recording is in the ledger's transaction; when the ledger cannot answer, the 503 hands the
+   * request to the failurePolicy as for any other review.
+   */
+  private async recordNamespace(review: AdmissionReviewRequest, request: Request): Promise<AdmissionReviewResponse> {
+    const name = readReview(() => reviewedNamespaceName(review));
+    assertClusterWide(request, `Namespace "${name}"`);
+    if (review.dryRun || review.operation === 'CONNECT') return allowResponse(review.uid);
+    const options = { actor: requesterOf(request), requestId: `review:${review.uid}` };
+    if (review.operation === 'DELETE') {
+      await this.cluster.deleteNamespace(name, options).catch((error: unknown) => {
+        // A namespace the ledger never recorded has nothing to forget.
+        if (!(error instanceof LedgerError && error.code === 'NotFound')) throw error;
+      });
+    } else {
+      await this.cluster.putNamespace(readReview(() => namespaceOfReview(review)), options);
+    }
+    return allowResponse(review.uid);
   }
 }

@@ -34,6 +34,13 @@ export function assertNamespaceAllowed(request: Request, namespace: string): voi
   throw forbidden(`"${principal.name}" may act only in namespace${principal.namespaces.size > 1 ? 's' : ''} ${[...principal.namespaces].join(', ')}; this request is for namespace "${namespace}"`);
 }
 
+/** Throws 403 when a namespace-scoped principal would change something cluster-scoped (`what`). */
+export function assertClusterWide(request: Request, what: string): void {
+  const principal = (request as AuthenticatedRequest).principal;
+  if (!principal || principal.namespaces === 'all') return;
+  throw forbidden(`"${principal.name}" may act only in namespace${principal.namespaces.size > 1 ? 's' : ''} ${[...principal.namespaces].join(', ')}; ${what} is cluster-scoped`);
+}
+
 /**
  * Who is calling: a bearer token from TOKENS_FILE, else a client certificate verified against
  * TLS_CLIENT_CA_FILE (the kube-apiserver's), else nobody (401). With QUOTA_LEDGER_INSECURE_DEV

@@ -1,3 +1,4 @@
+import type { NamespaceDefinition } from '../shared/shared-quota.js';
 import { StrictDecoder } from './decode.js';
 import { type FieldError, invalid, invalidObject, str } from './field.js';
 import { type FullObjectMeta, type ObjectMetaRules, decodeObjectMeta, isStandardOrQualifiedFinalizer, validateObjectMeta } from './object-meta.js';
@@ -47,4 +48,41 @@ function finalizerErrors(finalizer: string, path: string): FieldError[] {
   const errs = isQualifiedName(finalizer).map((msg) => invalid(path, str(finalizer), msg));
   if (!isStandardOrQualifiedFinalizer(finalizer)) errs.push(invalid(path, str(finalizer), 'name is neither a standard finalizer name nor is it fully qualified'));
   return errs;
+}
+
+/**
+ * kubectl's copy of the last applied object: it repeats the object, can be as large as all
+ * annotations together, and no quota selects on it, so the ledger does not keep it.
+ */
+const NOT_RECORDED_ANNOTATIONS: ReadonlySet<string> = new Set(['kubectl.kubernetes.io/last-applied-configuration']);
+
+/**
+ * What the ledger records of a Namespace a cluster has (from a webhook review or the
+ * reconciler's listing): name, labels, annotations and finalizers, validated as the admin PUT
+ * validates them. The cluster's server-set fields (uid, resourceVersion, managedFields, status)
+ * are its own, not the ledger's, and are left out.
+ */
+export function clusterNamespaceRecord(
+  name: string,
+  metadata: { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> },
+  finalizers?: unknown,
+): NamespaceDefinition {
+  const annotations = Object.entries(metadata.annotations ?? {}).filter(([key]) => !NOT_RECORDED_ANNOTATIONS.has(key));
+  const namespace = validateNamespace({
+    apiVersion: 'v1',
+    kind: KIND,
+    metadata: { name, ...(metadata.labels ? { labels: metadata.labels } : {}), ...(annotations.length > 0 ? { annotations: Object.fromEntries(annotations) } : {}) },
+    ...(finalizers === undefined ? {} : { spec: { finalizers } }),
+  });
+  return {
+    name,
+    metadata: { ...(namespace.metadata.labels ? { labels: namespace.metadata.labels } : {}), ...(namespace.metadata.annotations ? { annotations: namespace.metadata.annotations } : {}) },
+    ...(namespace.spec.finalizers ? { spec: { finalizers: namespace.spec.finalizers } } : {}),
+  };
+}
+
+/** Whether two records carry the same labels and annotations (the finalizers select nothing). */
+export function sameNamespaceMetadata(a: Pick<NamespaceDefinition, 'metadata'>, b: Pick<NamespaceDefinition, 'metadata'>): boolean {
+  const canonical = (m: Readonly<Record<string, string>> | undefined) => JSON.stringify(Object.entries(m ?? {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+  return canonical(a.metadata?.labels) === canonical(b.metadata?.labels) && canonical(a.metadata?.annotations) === canonical(b.metadata?.annotations);
 }
