@@ -1,11 +1,9 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInventorySource, createKubernetesInventory, KNOWN_KINDS, type KubernetesInventoryOptions } from '@quota/inventory';
 import { inventoryFailure } from '../support/inventory.js';
+import { sendJson, startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
 
 /**
  * We cannot run a Kubernetes API server here. This is a FAKE API server (node:http) that
@@ -16,8 +14,17 @@ import { inventoryFailure } from '../support/inventory.js';
  * - forbidden: pods answer 403 (RBAC); broken: deployments answer 500;
  * - expired: the second page of pods answers 410 (continue token expired);
  * - hanging: pods never answer; no-uid: a pod without metadata.uid.
+ *
+ * `/api/v1/namespaces` lists `clusterNamespaces` two to a page (what the reconciler records).
  */
 const fixture = async (name: string): Promise<string> => readFile(new URL(`../fixtures/kubernetes/${name}`, import.meta.url), 'utf8');
+
+let clusterNamespaces: unknown[] = [];
+const namespaceItem = (name: string, labels?: Record<string, string>) => ({
+  metadata: { name, uid: `uid-${name}`, resourceVersion: '48211', ...(labels ? { labels } : {}) },
+  spec: { finalizers: ['kubernetes'] },
+  status: { phase: 'Active' },
+});
 
 const CONTINUE_TOKEN = 'eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NDgyMTEsInN0YXJ0Ijoid2ViLTVkOGY5Yzc0Yjctazh3cTJcdTAwMDAifQ';
 
@@ -27,8 +34,7 @@ interface Seen {
   readonly authorization: string | undefined;
 }
 
-let server: Server;
-let dir: string;
+let fake: FakeApiServer;
 let kubeconfig: string;
 const seen: Seen[] = [];
 /** Called when a hanging request arrives, with a promise of the moment the client lets go of it. */
@@ -37,10 +43,13 @@ let onHang: ((hung: { closed: Promise<void> }) => void) | undefined;
 async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://fake');
   seen.push({ path: url.pathname, query: Object.fromEntries(url.searchParams), authorization: request.headers.authorization });
-  const send = (status: number, body: string) => {
-    response.writeHead(status, { 'content-type': 'application/json' });
-    response.end(body);
-  };
+  const send = (status: number, body: string) => sendJson(response, status, body);
+  if (url.pathname === '/api/v1/namespaces') {
+    const offset = Number(url.searchParams.get('continue') ?? 0);
+    const limit = Number(url.searchParams.get('limit'));
+    const next = offset + limit < clusterNamespaces.length ? String(offset + limit) : undefined;
+    return send(200, JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: '48211', ...(next ? { continue: next } : {}) }, items: clusterNamespaces.slice(offset, offset + limit) }));
+  }
   const match = /^\/apis?\/(?:[a-z.]+\/)?v1\/namespaces\/([^/]+)\/([a-z]+)$/.exec(url.pathname);
   if (!match) return send(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
   const [, namespace, resource] = match;
@@ -71,32 +80,11 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
 }
 
 beforeAll(async () => {
-  server = createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  dir = await mkdtemp(join(tmpdir(), 'ql-kubeconfig-'));
-  kubeconfig = join(dir, 'config');
-  await writeFile(
-    kubeconfig,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      // client-node sends credentials over plain http only to a cluster marked unverified; the fake is local.
-      `- name: fake\n  cluster:\n    server: http://127.0.0.1:${port}\n    insecure-skip-tls-verify: true`,
-      'users:',
-      '- name: reconciler\n  user:\n    token: test-token',
-      'contexts:',
-      '- name: fake\n  context:\n    cluster: fake\n    user: reconciler',
-      'current-context: fake',
-      '',
-    ].join('\n'),
-  );
+  fake = await startFakeApiServer(handle);
+  kubeconfig = fake.kubeconfig;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-  await rm(dir, { recursive: true, force: true });
+  await fake?.close();
 });
 
 const PODS = [{ group: '', resource: 'pods' }];
@@ -189,7 +177,29 @@ describe('kubernetes inventory source, against a fake API server replaying recor
   });
 
   it('refuses at creation a kubeconfig that does not exist, and a resource it cannot list', () => {
-    expect(() => createKubernetesInventory({ kubeconfigPath: join(dir, 'missing') })).toThrow(/kubernetes inventory: cannot load the kubeconfig .*missing/);
+    expect(() => createKubernetesInventory({ kubeconfigPath: `${kubeconfig}-missing` })).toThrow(/kubernetes inventory: cannot load the kubeconfig .*missing/);
     expect(() => source({ resources: [{ group: 'example.com', resource: 'widgets' }] })).toThrow(/cannot cover widgets\.example\.com/);
+  });
+});
+
+describe('kubernetes inventory source: the namespaces of the cluster, from a FAKE API server', () => {
+  it('lists every Namespace with its labels and annotations, following the continue token', async () => {
+    clusterNamespaces = [namespaceItem('team-a', { tenant: 'acme' }), namespaceItem('team-b'), { ...namespaceItem('team-c'), metadata: { name: 'team-c', annotations: { owner: 'x' } } }];
+    seen.length = 0;
+    const listed = await source().namespaces?.();
+    expect(listed).toEqual([{ name: 'team-a', labels: { tenant: 'acme' } }, { name: 'team-b' }, { name: 'team-c', annotations: { owner: 'x' } }]);
+    expect(seen.map((s) => [s.path, s.query['limit'], s.query['continue']])).toEqual([
+      ['/api/v1/namespaces', '2', undefined],
+      ['/api/v1/namespaces', '2', '2'],
+    ]);
+  });
+
+  it('refuses a listing it cannot read whole: a namespace without a name, labels that are not strings, more namespaces than its limit', async () => {
+    clusterNamespaces = [namespaceItem('team-a'), { metadata: {} }];
+    await expect(source().namespaces?.()).rejects.toThrow('kubernetes: namespaces: a Namespace without metadata.name');
+    clusterNamespaces = [{ metadata: { name: 'team-a', labels: { tenant: 7 } } }];
+    await expect(source().namespaces?.()).rejects.toThrow('Namespace team-a: metadata.labels is not a map of strings');
+    clusterNamespaces = [namespaceItem('a'), namespaceItem('b'), namespaceItem('c')];
+    await expect(source({ maxObjects: 2 }).namespaces?.()).rejects.toThrow('kubernetes: namespaces: more than the 2 objects a listing may hold');
   });
 });

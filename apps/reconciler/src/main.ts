@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { loadConfig } from '@quota/config';
 import { createInventorySource } from '@quota/inventory';
 import { queueBackendOf } from '@quota/jobs';
-import { DefinitionQueries, LedgerCommands, openDataSource } from '@quota/ledger';
+import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, openDataSource } from '@quota/ledger';
 import { createLogger, onShutdown, startOpsServer } from '@quota/ops';
 import { reconcilerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
@@ -29,10 +29,15 @@ const dataSource = await openDataSource({
 });
 const commands = new LedgerCommands(dataSource, { retryMax: config.admissionRetryMax });
 const definitions = new DefinitionQueries(dataSource);
+const cluster = new ClusterWriter(dataSource, { sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax });
+const clusterQueries = new ClusterQueries(dataSource);
 const ledger = {
   now: () => commands.now(),
   reconcile: commands.reconcile.bind(commands),
   namespaces: definitions.namespaces.bind(definitions),
+  putNamespace: cluster.putNamespace.bind(cluster),
+  deleteNamespace: cluster.deleteNamespace.bind(cluster),
+  namespaceObjects: clusterQueries.namespaceObjects.bind(clusterQueries),
 };
 const backend = queueBackendOf(config.redisUrl, config.databaseUrl);
 const reconciler = new Reconciler(ledger, createInventorySource(config.inventory), backend, {
@@ -55,6 +60,7 @@ onShutdown(
     await reconciler.stop();
     await ops?.close();
     await commands.close();
+    await cluster.close();
     await dataSource.destroy();
   },
   { timeoutMs: config.shutdownTimeoutMs, logger },

@@ -27,6 +27,18 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
     registers,
     read: () => reconciler.stats.failures,
   });
+  mirroredCounter({
+    name: 'quota_ledger_reconciler_namespace_objects_recorded_total',
+    help: "Namespace objects recorded or changed from the cluster's listing (their labels choose the shared quotas covering them).",
+    registers,
+    read: () => reconciler.stats.namespacesRecorded,
+  });
+  mirroredCounter({
+    name: 'quota_ledger_reconciler_namespace_objects_removed_total',
+    help: 'Namespace objects removed because the cluster no longer has them.',
+    registers,
+    read: () => reconciler.stats.namespacesRemoved,
+  });
   new Gauge({
     name: 'quota_ledger_reconcile_queue_jobs',
     help: 'Reconcile jobs in the queue by state.',

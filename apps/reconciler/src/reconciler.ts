@@ -1,3 +1,4 @@
+import { clusterNamespaceRecord, sameNamespaceMetadata } from '@quota/domain';
 import type { InventorySource } from '@quota/inventory';
 import {
   bullConnection,
@@ -10,7 +11,7 @@ import {
   type NamespaceJobData,
   type QueueBackend,
 } from '@quota/jobs';
-import type { DefinitionQueries, LedgerCommands, ReconcileOutcome } from '@quota/ledger';
+import type { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, ReconcileOutcome } from '@quota/ledger';
 import { Worker, type Job, type Queue } from 'bullmq';
 
 export interface ReconcilerOptions {
@@ -36,6 +37,10 @@ export interface ReconcilerStats {
   released: number;
   adopted: number;
   failures: number;
+  /** Namespace objects recorded or changed from the inventory's listing. */
+  namespacesRecorded: number;
+  /** Namespace objects removed because the cluster no longer has them. */
+  namespacesRemoved: number;
 }
 
 /**
@@ -43,7 +48,10 @@ export interface ReconcilerStats {
  * with a stream, and the command that appends corrections. main.ts composes it from
  * LedgerCommands and DefinitionQueries.
  */
-export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> & Pick<DefinitionQueries, 'namespaces'>;
+export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> & Pick<DefinitionQueries, 'namespaces'> & Partial<NamespaceRecords>;
+
+/** Where the Namespace objects are recorded (ClusterWriter and ClusterQueries): without it, the reconciler leaves them alone. */
+export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNamespace'> & Pick<ClusterQueries, 'namespaceObjects'>;
 
 /**
  * The reconciler: a BullMQ job scheduler fans out one job per namespace every interval
@@ -53,7 +61,7 @@ export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> & Pick<
  */
 export class Reconciler {
   readonly queue: Queue<NamespaceJobData>;
-  readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, adopted: 0, failures: 0 };
+  readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, adopted: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
   private worker: Worker<NamespaceJobData> | undefined;
   private keeper: NodeJS.Timeout | undefined;
 
@@ -147,7 +155,61 @@ export class Reconciler {
     return this.reconcileNamespace(job.data.namespace);
   }
 
+  /**
+   * Brings the ledger's Namespace objects to what the cluster has: a namespace whose labels or
+   * annotations differ is recorded again (and so moves into or out of the shared quotas its
+   * labels select), one the cluster no longer has is removed. The webhook records changes as
+   * they happen; this catches what it missed (namespaces from before it was installed, reviews
+   * it never received). Only a complete listing is acted on. A namespace the cluster has but
+   * the ledger refuses (it cannot happen for what the API server validated) is logged and skipped.
+   */
+  async syncNamespaces(): Promise<{ recorded: number; removed: number }> {
+    const listNamespaces = this.inventory.namespaces?.bind(this.inventory);
+    const { putNamespace, deleteNamespace, namespaceObjects } = this.ledger;
+    if (!listNamespaces || !putNamespace || !deleteNamespace || !namespaceObjects) return { recorded: 0, removed: 0 };
+    const [cluster, recorded] = await Promise.all([listNamespaces(), namespaceObjects()]);
+    const known = new Map(recorded.map((n) => [n.name, n]));
+    const options = { actor: this.options.actor ?? 'system:reconciler' };
+    let changed = 0;
+    for (const namespace of cluster) {
+      let record;
+      try {
+        record = clusterNamespaceRecord(namespace.name, namespace);
+      } catch (error) {
+        this.options.log?.('warn', 'a namespace of the cluster was not recorded', { namespace: namespace.name, error: (error as Error).message });
+        continue;
+      }
+      const mine = known.get(namespace.name);
+      if (mine && sameNamespaceMetadata({ metadata: mine }, record)) continue;
+      if (await this.recording(namespace.name, () => putNamespace(record, options))) changed++;
+    }
+    const present = new Set(cluster.map((n) => n.name));
+    let removed = 0;
+    for (const { name } of recorded) {
+      if (!present.has(name) && (await this.recording(name, () => deleteNamespace(name, options)))) removed++;
+    }
+    this.stats.namespacesRecorded += changed;
+    this.stats.namespacesRemoved += removed;
+    if (changed + removed > 0) this.options.log?.('info', 'namespaces recorded from the cluster', { recorded: changed, removed });
+    return { recorded: changed, removed };
+  }
+
+  /** One namespace's write; a refusal (say, a shared quota that would cover too many namespaces) is logged and the others go on. */
+  private async recording(namespace: string, write: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await write();
+      return true;
+    } catch (error) {
+      this.options.log?.('warn', 'a namespace of the cluster was not recorded', { namespace, error: (error as Error).message });
+      return false;
+    }
+  }
+
   private async fanOut(): Promise<{ queued: number }> {
+    // Labels first: the namespace jobs below then reconcile against the quotas that cover them now.
+    await this.syncNamespaces().catch((error: unknown) => {
+      this.options.log?.('warn', 'namespaces not recorded this interval', { error: (error as Error).message });
+    });
     const pageSize = this.options.fanOutPageSize ?? 500;
     let queued = 0;
     let after: string | undefined;

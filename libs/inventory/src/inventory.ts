@@ -16,7 +16,21 @@ export interface InventorySource {
    * the listing may be incomplete: a partial listing must never release anything.
    */
   list(namespace: string, signal?: AbortSignal): Promise<Inventory>;
+  /**
+   * Every Namespace of the cluster with its labels and annotations, for sources that know
+   * namespaces as objects (kubernetes). The reconciler records them, so that the labels the
+   * shared quotas select on stay current without an import. Rejects (InventoryError) unless
+   * the listing is complete: a namespace missing from it is taken as deleted.
+   */
+  namespaces?(signal?: AbortSignal): Promise<readonly ClusterNamespace[]>;
   close(): Promise<void>;
+}
+
+/** A Namespace as the cluster has it: what the ledger records of it. */
+export interface ClusterNamespace {
+  readonly name: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 export interface Inventory {

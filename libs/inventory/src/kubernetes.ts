@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { GroupResource } from '@quota/domain';
-import { InventoryError, type Inventory, type InventorySource } from './inventory.js';
+import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource } from './inventory.js';
 import { checkResources, DEFAULT_RESOURCES, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
@@ -34,6 +34,23 @@ export function listPath(known: KnownKind, namespace: string): string {
   return `${root}/namespaces/${encodeURIComponent(namespace)}/${known.groupResource.resource}`;
 }
 
+const NAMESPACE_KIND: KnownKind = { kind: 'Namespace', apiVersion: 'v1', groupResource: { group: '', resource: 'namespaces' } };
+const NAMESPACES_PATH = '/api/v1/namespaces';
+
+/** A listed Namespace's name, labels and annotations, or why it cannot be read. */
+function clusterNamespaceOf(item: unknown): ClusterNamespace | string {
+  const metadata = isRecord(item) && isRecord(item['metadata']) ? item['metadata'] : undefined;
+  const name = metadata?.['name'];
+  if (typeof name !== 'string' || name === '') return 'a Namespace without metadata.name';
+  const stringMap = (value: unknown): Record<string, string> | undefined =>
+    isRecord(value) && Object.values(value).every((v) => typeof v === 'string') ? (value as Record<string, string>) : undefined;
+  const labels = stringMap(metadata?.['labels']);
+  const annotations = stringMap(metadata?.['annotations']);
+  if (metadata?.['labels'] !== undefined && !labels) return `Namespace ${name}: metadata.labels is not a map of strings`;
+  if (metadata?.['annotations'] !== undefined && !annotations) return `Namespace ${name}: metadata.annotations is not a map of strings`;
+  return { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) };
+}
+
 /**
  * Lists objects through the Kubernetes API: one paged list per covered resource, following
  * `continue` to the end (a 410 on a continue token fails the listing; the next reconcile
@@ -56,12 +73,12 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const server = serverOf(config);
 
   /** One page: the raw list, or an InventoryError saying why not. */
-  async function page(namespace: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string }> {
-    const url = new URL(`${server}${listPath(known, namespace)}`);
+  async function page(path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string }> {
+    const url = new URL(`${server}${path}`);
     url.searchParams.set('limit', String(pageSize));
     if (token !== undefined) url.searchParams.set('continue', token);
     const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
-    const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: namespace ${namespace}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+    const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
     const call = callDeadline(timeoutMs, signal);
     let response: RawResponse;
     try {
@@ -94,14 +111,14 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   }
 
   /** Every object of one resource, page after page; `counted` holds the listing's running total. */
-  async function listResource(namespace: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }): Promise<unknown[]> {
+  async function listResource(path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }): Promise<unknown[]> {
     const objects: unknown[] = [];
     let token: string | undefined;
     do {
-      const list = await page(namespace, known, token, signal);
+      const list = await page(path, scope, known, token, signal);
       counted.objects += list.items.length;
       if (counted.objects > maxObjects) {
-        throw new InventoryError(`kubernetes: namespace ${namespace}: more than the ${maxObjects} objects a listing may hold`, SOURCE);
+        throw new InventoryError(`kubernetes: ${scope}: more than the ${maxObjects} objects a listing may hold`, SOURCE);
       }
       // List items carry no apiVersion or kind: the list says which they are.
       const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
@@ -123,7 +140,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       try {
         const lists = await Promise.all(
           kinds.map((known) =>
-            listResource(namespace, known, both, counted).catch((error: unknown) => {
+            listResource(listPath(known, namespace), `namespace ${namespace}`, known, both, counted).catch((error: unknown) => {
               first ??= error;
               listing.abort();
               throw error;
@@ -138,6 +155,14 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       } finally {
         listing.abort();
       }
+    },
+    async namespaces(signal?: AbortSignal): Promise<readonly ClusterNamespace[]> {
+      const items = await listResource(NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 });
+      return items.map((item) => {
+        const namespace = clusterNamespaceOf(item);
+        if (typeof namespace === 'string') throw new InventoryError(`kubernetes: namespaces: ${namespace}`, SOURCE);
+        return namespace;
+      });
     },
     close: async () => undefined,
   };

@@ -49,7 +49,13 @@ export class DefinitionQueries {
 
   /** Namespaces with a stream, in name order, paged (the reconciler's fan-out). */
   async namespaces(page: { readonly after?: string; readonly limit: number }): Promise<string[]> {
-    const rows = await select<{ namespace: string }>(this.dataSource, `SELECT namespace FROM namespace_heads WHERE namespace > $1 ORDER BY namespace LIMIT $2`, [page.after ?? '', page.limit]);
+    // A namespace the ledger holds only the Namespace object of (recorded from the cluster, no
+    // quota covers it) has no reservations to reconcile.
+    const rows = await select<{ namespace: string }>(
+      this.dataSource,
+      `SELECT namespace FROM namespace_heads WHERE namespace > $1 AND (state->'objectOnly') IS DISTINCT FROM 'true'::jsonb ORDER BY namespace LIMIT $2`,
+      [page.after ?? '', page.limit],
+    );
     return rows.map((row) => row.namespace);
   }
 
