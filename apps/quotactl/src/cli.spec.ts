@@ -184,6 +184,94 @@ describe('apply', () => {
   });
 });
 
+describe('apply: namespaces and quotas over several namespaces (issue 18)', () => {
+  it('PUTs Namespaces and ClusterResourceQuotas cluster-scoped, HierarchicalResourceQuotas in their namespace, and names them as kubectl does', async () => {
+    answers.set('PUT /v1/namespaces/team-a', [201, { metadata: { resourceVersion: '1' } }]);
+    answers.set('PUT /v1/clusterresourcequotas/acme', [201, { metadata: { resourceVersion: '1' } }]);
+    answers.set('GET /v1/namespaces/team-a/hierarchicalresourcequotas/subtree', [200, { metadata: { resourceVersion: '4' } }]);
+    answers.set('PUT /v1/namespaces/team-a/hierarchicalresourcequotas/subtree', [200, { metadata: { resourceVersion: '5' } }]);
+    const stream = [
+      'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {tenant: acme}\n',
+      'apiVersion: quota.openshift.io/v1\nkind: ClusterResourceQuota\nmetadata: {name: acme}\nspec:\n  selector: {labels: {matchLabels: {tenant: acme}}}\n  quota: {hard: {pods: "50"}}\n',
+      'apiVersion: hnc.x-k8s.io/v1alpha2\nkind: HierarchicalResourceQuota\nmetadata: {name: subtree, namespace: team-a}\nspec: {hard: {pods: "10"}}\n',
+    ].join('---\n');
+    const out = io({ '/work/tenants.yaml': stream });
+    expect(await run(['apply', '-f', 'tenants.yaml'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('namespace/team-a created\nclusterresourcequota.quota.openshift.io/acme created\nhierarchicalresourcequota.hnc.x-k8s.io/subtree configured\n');
+    expect(seen.filter((s) => s.method === 'PUT').map((s) => s.url)).toEqual(['/v1/namespaces/team-a', '/v1/clusterresourcequotas/acme', '/v1/namespaces/team-a/hierarchicalresourcequotas/subtree']);
+  });
+
+  it("refuses a kind's wrong apiVersion before sending anything", async () => {
+    const out = io({ '/work/crq.yaml': 'apiVersion: v1\nkind: ClusterResourceQuota\nmetadata: {name: acme}\n' });
+    expect(await run(['apply', '-f', 'crq.yaml'], out)).toBe(EXIT.usage);
+    expect(out.err).toBe('error: crq.yaml: a ClusterResourceQuota is apiVersion quota.openshift.io/v1, not "v1"\n');
+    expect(seen).toEqual([]);
+  });
+});
+
+describe('get and describe: ClusterResourceQuota as oc prints it, HierarchicalResourceQuota as a quota', () => {
+  const crq = {
+    apiVersion: 'quota.openshift.io/v1',
+    kind: 'ClusterResourceQuota',
+    metadata: { name: 'acme', creationTimestamp: '2026-11-23T09:59:00Z', labels: { owner: 'platform' } },
+    spec: {
+      selector: { labels: { matchLabels: { tenant: 'acme' }, matchExpressions: [{ key: 'env', operator: 'In', values: ['prod', 'dev'] }] }, annotations: null },
+      quota: { hard: { pods: '50', 'requests.cpu': '10' } },
+    },
+    status: {
+      total: { hard: { pods: '50', 'requests.cpu': '10' }, used: { pods: '3', 'requests.cpu': '1500m' } },
+      namespaces: [
+        { namespace: 'team-a', status: { hard: { pods: '50' }, used: { pods: '1' } } },
+        { namespace: 'team-b', status: { hard: { pods: '50' }, used: { pods: '2' } } },
+      ],
+    },
+  };
+
+  it('describes a ClusterResourceQuota in oc\'s layout: meta, the namespaces it covers, its selectors, the total Used/Hard', async () => {
+    answers.set('GET /v1/clusterresourcequotas/acme', [200, crq]);
+    const out = io();
+    expect(await run(['describe', 'clusterresourcequota', 'acme', '-n', 'ignored'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe(
+      [
+        'Name:         acme',
+        'Namespace:    <none>',
+        'Created:      6 minutes ago',
+        'Labels:       owner=platform',
+        'Annotations:  <none>',
+        'Namespace Selector: ["team-a" "team-b"]',
+        'Label Selector: env in (dev,prod),tenant=acme',
+        'AnnotationSelector: map[]',
+        'Resource      Used   Hard',
+        '--------      ----   ----',
+        'pods          3      50',
+        'requests.cpu  1500m  10',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('lists ClusterResourceQuotas with the quota columns over status.total, and says so without a namespace when there are none', async () => {
+    answers.set('GET /v1/clusterresourcequotas', [200, { kind: 'ClusterResourceQuotaList', items: [crq] }]);
+    const out = io();
+    expect(await run(['get', 'clusterquota'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('NAME   AGE     REQUEST                              LIMIT\nacme   6m30s   pods: 3/50, requests.cpu: 1500m/10\n');
+    answers.set('GET /v1/clusterresourcequotas', [200, { kind: 'ClusterResourceQuotaList', items: [] }]);
+    const none = io();
+    expect(await run(['get', 'clusterresourcequotas.quota.openshift.io'], none)).toBe(EXIT.ok);
+    expect(none.err).toBe('No resources found\n');
+  });
+
+  it('reads a HierarchicalResourceQuota from its namespace', async () => {
+    answers.set('GET /v1/namespaces/org/hierarchicalresourcequotas/subtree', [
+      200,
+      { metadata: { name: 'subtree', namespace: 'org', creationTimestamp: '2026-11-23T10:00:00Z' }, spec: { hard: { pods: '10' } }, status: { hard: { pods: '10' }, used: { pods: '4' } } },
+    ]);
+    const out = io();
+    expect(await run(['get', 'hrq/subtree', '-n', 'org'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('NAME      AGE     REQUEST      LIMIT\nsubtree   5m30s   pods: 4/10\n');
+  });
+});
+
 describe('get and describe', () => {
   const quota = {
     apiVersion: 'v1',

@@ -1,20 +1,31 @@
 import { ApiError, Unavailable } from '../client.js';
-import { asList, namespacePath, print, readInput, type Command, type Context } from '../context.js';
+import { asList, enc, namespacePath, print, readInput, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, errorMessage, exitCodeOf, type ExitCode } from '../errors.js';
 import { identity, parseObjects, targetNamespace, type KubeObject } from '../manifests.js';
 
-/** The kinds apply manages, with the path segment and the name kubectl prints for each. */
-const KINDS: Readonly<Record<string, { readonly resource: string; readonly singular: string }>> = {
-  ResourceQuota: { resource: 'resourcequotas', singular: 'resourcequota' },
-  LimitRange: { resource: 'limitranges', singular: 'limitrange' },
+interface Kind {
+  readonly apiVersion: string;
+  readonly resource: string;
+  /** What kubectl prints before the name: the singular resource, `.group` outside the core group. */
+  readonly singular: string;
+  /** Cluster-scoped: no namespace in its path, and -n does not apply. */
+  readonly cluster?: boolean;
+}
+
+/** The kinds apply manages. */
+const KINDS: Readonly<Record<string, Kind>> = {
+  ResourceQuota: { apiVersion: 'v1', resource: 'resourcequotas', singular: 'resourcequota' },
+  LimitRange: { apiVersion: 'v1', resource: 'limitranges', singular: 'limitrange' },
+  Namespace: { apiVersion: 'v1', resource: 'namespaces', singular: 'namespace', cluster: true },
+  ClusterResourceQuota: { apiVersion: 'quota.openshift.io/v1', resource: 'clusterresourcequotas', singular: 'clusterresourcequota.quota.openshift.io', cluster: true },
+  HierarchicalResourceQuota: { apiVersion: 'hnc.x-k8s.io/v1alpha2', resource: 'hierarchicalresourcequotas', singular: 'hierarchicalresourcequota.hnc.x-k8s.io' },
 };
 
 interface Target {
   readonly object: KubeObject;
   readonly source: string;
-  readonly resource: string;
   readonly singular: string;
-  readonly namespace: string;
+  readonly path: string;
   readonly name: string;
 }
 
@@ -22,11 +33,12 @@ function target(object: KubeObject, source: string, flagNamespace: string | unde
   const kind = typeof object.kind === 'string' ? object.kind : undefined;
   if (!kind) throw new UsageError(`error validating ${source}: kind not set`);
   const known = KINDS[kind];
-  if (!known) throw new UsageError(`${source}: apply handles ResourceQuota and LimitRange objects, not "${kind}"`);
-  if (object.apiVersion !== undefined && object.apiVersion !== 'v1') throw new UsageError(`${source}: a ${kind} is apiVersion v1, not ${JSON.stringify(object.apiVersion)}`);
+  if (!known) throw new UsageError(`${source}: apply handles ${Object.keys(KINDS).join(', ')} objects, not "${kind}"`);
+  if (object.apiVersion !== undefined && object.apiVersion !== known.apiVersion) throw new UsageError(`${source}: a ${kind} is apiVersion ${known.apiVersion}, not ${JSON.stringify(object.apiVersion)}`);
   const { name } = identity(object);
   if (!name) throw new UsageError(`error validating ${source}: ${kind} has no metadata.name`);
-  return { object, source, ...known, namespace: targetNamespace(object, flagNamespace), name };
+  const path = known.cluster ? `/v1/${known.resource}/${enc(name)}` : namespacePath(targetNamespace(object, flagNamespace), known.resource, name);
+  return { object, source, singular: known.singular, path, name };
 }
 
 /**
@@ -54,10 +66,9 @@ async function apply(ctx: Context): Promise<ExitCode> {
   const applied: unknown[] = [];
   let failure: unknown;
   for (const t of targets) {
-    const path = namespacePath(t.namespace, t.resource, t.name);
     try {
-      const before = await previousVersion(ctx, path);
-      const { status, body } = await ctx.client.call<{ metadata?: { resourceVersion?: string } }>('PUT', path, t.object);
+      const before = await previousVersion(ctx, t.path);
+      const { status, body } = await ctx.client.call<{ metadata?: { resourceVersion?: string } }>('PUT', t.path, t.object);
       applied.push(body);
       const after = body?.metadata?.resourceVersion;
       const word = status === 201 ? 'created' : before !== undefined && after !== undefined && before === after ? 'unchanged' : 'configured';
@@ -82,12 +93,14 @@ async function previousVersion(ctx: Context, path: string): Promise<string | und
 
 export const applyCommand: Command = {
   name: 'apply',
-  summary: 'create or replace ResourceQuota and LimitRange objects from files',
+  summary: 'create or replace quotas, limit ranges, namespaces and quotas over namespaces from files',
   synopsis: 'apply -f FILE [-f FILE …] [-n NS] [-o json|yaml]',
   description: [
-    'PUTs every ResourceQuota and LimitRange of a YAML or JSON stream (several documents, or a',
-    '`kind: List`). An object without metadata.namespace goes to -n (default "default"); one whose',
-    'namespace disagrees with -n is refused. Prints, per object, `resourcequota/NAME created`,',
+    'PUTs every ResourceQuota, LimitRange, Namespace, ClusterResourceQuota (quota.openshift.io/v1)',
+    'and HierarchicalResourceQuota (hnc.x-k8s.io/v1alpha2) of a YAML or JSON stream (several',
+    'documents, or a `kind: List`). A namespaced object without metadata.namespace goes to -n',
+    '(default "default"); one whose namespace disagrees with -n is refused; Namespaces and',
+    'ClusterResourceQuotas are cluster-scoped. Prints, per object, `resourcequota/NAME created`,',
     '`configured` (replaced) or `unchanged` (the server already held exactly this). Every file is',
     'read and checked before anything is sent; metadata.resourceVersion, when present, makes the',
     'write conditional (409 Conflict if the object changed since).',

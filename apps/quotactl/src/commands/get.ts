@@ -1,11 +1,11 @@
-import { asList, namespacePath, print, type Command, type Context } from '../context.js';
+import { asList, enc, namespacePath, print, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
-import { describeLimitRange, describeQuota, joinDescriptions, type LimitRangeObject, type QuotaObject } from '../format/describe.js';
+import { describeClusterQuota, describeLimitRange, describeQuota, joinDescriptions, type ClusterQuotaObject, type LimitRangeObject, type QuotaObject } from '../format/describe.js';
 import { limitRangeTable, quotaTable } from '../format/table.js';
 
-type Resource = 'resourcequotas' | 'limitranges';
+type Resource = 'resourcequotas' | 'limitranges' | 'clusterresourcequotas' | 'hierarchicalresourcequotas';
 
-/** The names kubectl accepts for the two kinds (plural, singular, short name). */
+/** The names kubectl and oc accept for each kind (plural, singular, short name, with or without the group). */
 const RESOURCES: Readonly<Record<string, Resource>> = {
   quota: 'resourcequotas',
   quotas: 'resourcequotas',
@@ -14,7 +14,28 @@ const RESOURCES: Readonly<Record<string, Resource>> = {
   limitrange: 'limitranges',
   limitranges: 'limitranges',
   limits: 'limitranges',
+  clusterquota: 'clusterresourcequotas',
+  clusterresourcequota: 'clusterresourcequotas',
+  clusterresourcequotas: 'clusterresourcequotas',
+  'clusterresourcequota.quota.openshift.io': 'clusterresourcequotas',
+  'clusterresourcequotas.quota.openshift.io': 'clusterresourcequotas',
+  hrq: 'hierarchicalresourcequotas',
+  hierarchicalresourcequota: 'hierarchicalresourcequotas',
+  hierarchicalresourcequotas: 'hierarchicalresourcequotas',
+  'hierarchicalresourcequota.hnc.x-k8s.io': 'hierarchicalresourcequotas',
+  'hierarchicalresourcequotas.hnc.x-k8s.io': 'hierarchicalresourcequotas',
 };
+
+/** ClusterResourceQuotas live outside every namespace: -n does not apply. */
+const CLUSTER_SCOPED: ReadonlySet<Resource> = new Set(['clusterresourcequotas']);
+
+function pathOf(ctx: Context, resource: Resource, name?: string): string {
+  if (CLUSTER_SCOPED.has(resource)) return `/v1/${resource}${name === undefined ? '' : `/${enc(name)}`}`;
+  return name === undefined ? namespacePath(ctx.namespace, resource) : namespacePath(ctx.namespace, resource, name);
+}
+
+/** A ClusterResourceQuota in the quota table's columns: its total over every namespace it covers. */
+const asQuota = (o: ClusterQuotaObject): QuotaObject => ({ ...(o.metadata ? { metadata: o.metadata } : {}), ...(o.status?.total ? { status: o.status.total } : {}) });
 
 /** `get quota NAME`, `get quota/NAME` or `get quota`: the resource and the optional name. */
 function resourceAndName(command: string, args: readonly string[]): { resource: Resource; name: string | undefined } {
@@ -23,7 +44,7 @@ function resourceAndName(command: string, args: readonly string[]): { resource: 
   const slash = first.indexOf('/');
   const type = (slash < 0 ? first : first.slice(0, slash)).toLowerCase();
   const resource = RESOURCES[type];
-  if (!resource) throw new UsageError(`the server doesn't have a resource type "${type}" (quotactl knows quota and limitrange)`);
+  if (!resource) throw new UsageError(`the server doesn't have a resource type "${type}" (quotactl knows quota, limitrange, clusterresourcequota and hierarchicalresourcequota)`);
   const name = slash < 0 ? rest.shift() : first.slice(slash + 1);
   if (name === '') throw new UsageError(`${first}: the name after / is empty`);
   if (rest.length > 0) throw new UsageError(`one name at a time: unexpected ${JSON.stringify(rest[0])}`);
@@ -31,9 +52,27 @@ function resourceAndName(command: string, args: readonly string[]): { resource: 
 }
 
 async function fetchObjects(ctx: Context, resource: Resource, name: string | undefined): Promise<unknown[]> {
-  if (name !== undefined) return [(await ctx.client.call('GET', namespacePath(ctx.namespace, resource, name))).body];
-  const { body } = await ctx.client.call<{ items?: unknown[] }>('GET', namespacePath(ctx.namespace, resource));
+  if (name !== undefined) return [(await ctx.client.call('GET', pathOf(ctx, resource, name))).body];
+  const { body } = await ctx.client.call<{ items?: unknown[] }>('GET', pathOf(ctx, resource));
   return Array.isArray(body?.items) ? body.items : [];
+}
+
+function describeOne(resource: Resource, now: number): (o: unknown) => string {
+  switch (resource) {
+    case 'clusterresourcequotas':
+      return (o) => describeClusterQuota(o as ClusterQuotaObject, now);
+    case 'limitranges':
+      return (o) => describeLimitRange(o as LimitRangeObject);
+    default:
+      // A HierarchicalResourceQuota has a ResourceQuota's spec.hard and status.hard/used.
+      return (o) => describeQuota(o as QuotaObject);
+  }
+}
+
+function tableOf(resource: Resource, items: unknown[], now: number): string {
+  if (resource === 'limitranges') return limitRangeTable(items as LimitRangeObject[]);
+  if (resource === 'clusterresourcequotas') return quotaTable((items as ClusterQuotaObject[]).map(asQuota), now);
+  return quotaTable(items as QuotaObject[], now);
 }
 
 function show(command: 'get' | 'describe') {
@@ -46,49 +85,50 @@ function show(command: 'get' | 'describe') {
     }
     if (items.length === 0) {
       // kubectl says so on stderr: stdout stays a (empty) table for scripts.
-      ctx.io.stderr(`No resources found in ${ctx.namespace} namespace.\n`);
+      ctx.io.stderr(CLUSTER_SCOPED.has(resource) ? 'No resources found\n' : `No resources found in ${ctx.namespace} namespace.\n`);
       return EXIT.ok;
     }
-    if (command === 'describe') {
-      const describe = resource === 'resourcequotas' ? (o: unknown) => describeQuota(o as QuotaObject) : (o: unknown) => describeLimitRange(o as LimitRangeObject);
-      ctx.io.stdout(joinDescriptions(items.map(describe)));
-    } else {
-      ctx.io.stdout(resource === 'resourcequotas' ? quotaTable(items as QuotaObject[], ctx.now()) : limitRangeTable(items as LimitRangeObject[]));
-    }
+    if (command === 'describe') ctx.io.stdout(joinDescriptions(items.map(describeOne(resource, ctx.now()))));
+    else ctx.io.stdout(tableOf(resource, items, ctx.now()));
     return EXIT.ok;
   };
 }
 
 export const getCommand: Command = {
   name: 'get',
-  summary: 'list quotas or limit ranges, or show one',
-  synopsis: 'get quota|limitrange [NAME] [-n NS] [-o table|json|yaml]',
+  summary: 'list quotas, limit ranges or quotas over several namespaces, or show one',
+  synopsis: 'get quota|limitrange|clusterresourcequota|hrq [NAME] [-n NS] [-o table|json|yaml]',
   description: [
     'Prints kubectl\'s columns: for quotas NAME, AGE, REQUEST and LIMIT, where REQUEST lists every',
     'resource but limits.* and LIMIT the limits.* ones, each as `resource: used/hard`; for limit',
     'ranges NAME and CREATED AT. `quota` may also be spelled resourcequota(s), `limitrange` as',
     'limitranges or limits, and `quota/NAME` works too. With -o json or yaml it prints the server\'s',
     'object, or a List of them (status.used comes from the projection; its freshness is in the',
-    'quota-ledger.io/ annotations).',
+    'quota-ledger.io/ annotations). clusterresourcequota (clusterquota) is cluster-scoped, -n does',
+    'not apply, and its REQUEST/LIMIT are status.total over every namespace it covers;',
+    'hierarchicalresourcequota (hrq) is HNC\'s, in the namespace at the top of its subtree.',
   ].join('\n'),
   flags: ['namespace'],
-  examples: ['quotactl get quota -n team-a', 'quotactl get quota compute -n team-a -o yaml', 'quotactl get limitrange -n team-a'],
+  examples: ['quotactl get quota -n team-a', 'quotactl get quota compute -n team-a -o yaml', 'quotactl get limitrange -n team-a', 'quotactl get clusterresourcequota'],
   needsServer: true,
   run: show('get'),
 };
 
 export const describeCommand: Command = {
   name: 'describe',
-  summary: 'show quotas or limit ranges as kubectl describe does',
-  synopsis: 'describe quota|limitrange [NAME] [-n NS]',
+  summary: 'show quotas or limit ranges as kubectl describe does, cluster quotas as oc does',
+  synopsis: 'describe quota|limitrange|clusterresourcequota|hrq [NAME] [-n NS]',
   description: [
     'For a quota: Name, Namespace, its Scopes with what each means, then the Resource / Used / Hard',
     'table, resources in name order. For a limit range: the Type / Resource / Min / Max / Default',
     'Request / Default Limit / Max Limit/Request Ratio table, `-` where an item sets nothing.',
-    'Without NAME, every one in the namespace, separated as kubectl separates them.',
+    'Without NAME, every one in the namespace, separated as kubectl separates them. A',
+    'ClusterResourceQuota reads as `oc describe` prints it: Name, Created, Labels, Annotations, the',
+    'Namespace Selector (the namespaces it covers now), Label Selector, AnnotationSelector, then',
+    'Resource / Used / Hard over all of them.',
   ].join('\n'),
   flags: ['namespace'],
-  examples: ['quotactl describe quota -n team-a', 'quotactl describe limitrange defaults -n team-a'],
+  examples: ['quotactl describe quota -n team-a', 'quotactl describe limitrange defaults -n team-a', 'quotactl describe clusterresourcequota acme'],
   needsServer: true,
   run: show('describe'),
 };

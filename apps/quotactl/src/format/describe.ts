@@ -105,3 +105,122 @@ export function describeLimitRange(range: LimitRangeObject): string {
 export function joinDescriptions(descriptions: readonly string[]): string {
   return descriptions.join('\n\n');
 }
+
+// ---------------------------------------------------------------------------------------------
+// OpenShift's ClusterResourceQuota, as `oc describe clusterresourcequota` prints it
+// (openshift/oc pkg/helpers/describe: DescribeClusterQuota over formatMeta).
+
+interface LabelSelectorRequirement {
+  readonly key?: string;
+  readonly operator?: string;
+  readonly values?: readonly string[];
+}
+
+interface LabelSelectorObject {
+  readonly matchLabels?: Quantities;
+  readonly matchExpressions?: readonly LabelSelectorRequirement[];
+}
+
+/** The parts of a ClusterResourceQuota answer `describe` reads. */
+export interface ClusterQuotaObject {
+  readonly metadata?: Meta & { readonly labels?: Quantities; readonly annotations?: Quantities };
+  readonly spec?: {
+    readonly selector?: {
+      readonly labels?: LabelSelectorObject | null;
+      readonly annotations?: Quantities | null;
+    };
+    readonly quota?: { readonly scopes?: readonly string[] };
+  };
+  readonly status?: { readonly total?: { readonly hard?: Quantities; readonly used?: Quantities }; readonly namespaces?: readonly { readonly namespace?: string }[] };
+}
+
+/** docker/go-units HumanDuration, which oc prints ages with ("5 minutes ago"). */
+export function humanDuration(ms: number): string {
+  const seconds = Math.trunc(ms / 1000);
+  if (seconds < 1) return 'Less than a second';
+  if (seconds === 1) return '1 second';
+  if (seconds < 60) return `${seconds} seconds`;
+  const minutes = Math.trunc(seconds / 60);
+  if (minutes === 1) return 'About a minute';
+  if (minutes < 60) return `${minutes} minutes`;
+  const hours = Math.round(ms / 3_600_000);
+  if (hours === 1) return 'About an hour';
+  if (hours < 48) return `${hours} hours`;
+  if (hours < 24 * 7 * 2) return `${Math.trunc(hours / 24)} days`;
+  if (hours < 24 * 30 * 2) return `${Math.trunc(hours / 24 / 7)} weeks`;
+  if (hours < 24 * 365 * 2) return `${Math.trunc(hours / 24 / 30)} months`;
+  return `${Math.trunc(ms / 3_600_000 / 24 / 365)} years`;
+}
+
+/**
+ * A LabelSelector as labels.Selector's String() prints it: requirements by key, `k=v`,
+ * `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, joined by commas; `<null>` for no selector (as
+ * OpenShift's documentation shows it), the empty string for one that selects everything.
+ */
+export function labelSelectorString(selector: LabelSelectorObject | null | undefined): string {
+  if (!selector) return '<null>';
+  const requirements: [string, string][] = [
+    ...Object.entries(selector.matchLabels ?? {}).map(([key, value]): [string, string] => [key, `${key}=${value}`]),
+    ...(selector.matchExpressions ?? []).map((r): [string, string] => {
+      const key = r.key ?? '';
+      const values = [...(r.values ?? [])].sort(byteOrder).join(',');
+      switch (r.operator) {
+        case 'In':
+          return [key, `${key} in (${values})`];
+        case 'NotIn':
+          return [key, `${key} notin (${values})`];
+        case 'Exists':
+          return [key, key];
+        default:
+          return [key, `!${key}`];
+      }
+    }),
+  ];
+  return requirements
+    .sort(([a], [b]) => byteOrder(a, b))
+    .map(([, text]) => text)
+    .join(',');
+}
+
+/** A Go map[string]string as fmt's %s prints it: `map[k1:v1 k2:v2]`, keys sorted. */
+function goMap(map: Quantities | null | undefined): string {
+  return `map[${Object.keys(map ?? {})
+    .sort(byteOrder)
+    .map((key) => `${key}:${map?.[key] ?? ''}`)
+    .join(' ')}]`;
+}
+
+/** formatMapStringString: `<none>`, or `k=v` with further keys on lines of their own. */
+function mapLines(label: string, map: Quantities | undefined): string[][] {
+  const keys = Object.keys(map ?? {}).sort(byteOrder);
+  if (keys.length === 0) return [[`${label}:`, '<none>']];
+  return keys.map((key, i) => [i === 0 ? `${label}:` : '', `${key}=${map?.[key] ?? ''}`]);
+}
+
+/** `oc describe clusterresourcequota NAME`. */
+export function describeClusterQuota(quota: ClusterQuotaObject, now: number): string {
+  const meta = quota.metadata ?? {};
+  const created = meta.creationTimestamp ? Date.parse(meta.creationTimestamp) : Number.NaN;
+  const { description, ...annotations } = meta.annotations ?? {};
+  const namespaces = (quota.status?.namespaces ?? []).map((n) => JSON.stringify(n.namespace ?? ''));
+  const hard = quota.status?.total?.hard ?? {};
+  const scopes = [...(quota.spec?.quota?.scopes ?? [])].sort(byteOrder);
+  const lines: string[][] = [
+    ['Name:', meta.name || '<none>'],
+    ['Namespace:', meta.namespace || '<none>'],
+    ...(Number.isNaN(created) ? [] : [['Created:', `${humanDuration(now - created)} ago`]]),
+    ...mapLines('Labels', meta.labels),
+    ...(description ? [['Description:', description]] : []),
+    ...mapLines('Annotations', annotations),
+    [`Namespace Selector: [${namespaces.join(' ')}]`],
+    [`Label Selector: ${labelSelectorString(quota.spec?.selector?.labels)}`],
+    [`AnnotationSelector: ${goMap(quota.spec?.selector?.annotations)}`],
+    ...(scopes.length > 0 ? [['Scopes:', scopes.join(', ')]] : []),
+    ['Resource', 'Used', 'Hard'],
+    ['--------', '----', '----'],
+    ...Object.keys(hard)
+      .sort(byteOrder)
+      .map((name) => [name, quota.status?.total?.used?.[name] ?? '0', hard[name] ?? '']),
+  ];
+  return tabwrite(lines, DESCRIBE_TABLE);
+}
