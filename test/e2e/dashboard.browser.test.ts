@@ -103,6 +103,20 @@ async function drawnPoints(page: Page, resource: string): Promise<{ at: string; 
   return chart.locator('circle.point').evaluateAll((circles) => circles.map((c) => ({ at: c.getAttribute('data-at') ?? '', used: c.getAttribute('data-used') ?? '', hard: c.getAttribute('data-hard') ?? '' })));
 }
 
+/** The controls and meters on the page that have no accessible name (each as the start of its markup). */
+function unnamedControls(page: Page): Promise<string[]> {
+  // Runs in the page; the test's own types have no DOM, so the element is read structurally.
+  return page.locator('a, button, input, select, textarea, [role="meter"], svg.chart').evaluateAll((elements) =>
+    elements
+      .filter((element) => {
+        const labels = (element as unknown as { labels?: ArrayLike<{ textContent: string | null }> | null }).labels;
+        const name = element.getAttribute('aria-label') ?? (labels && labels.length > 0 ? labels[0]?.textContent : element.textContent);
+        return !name?.trim();
+      })
+      .map((element) => element.outerHTML.slice(0, 120)),
+  );
+}
+
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   api = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)) }, 'qlui');
@@ -245,17 +259,7 @@ describe('the dashboard in Chromium', () => {
     const page = await signedIn('admin', `#/ns/${NS}?range=hour&since=${seededFrom}&until=${seededUntil}`);
     await page.locator('svg.chart').first().waitFor();
     await page.locator('#decisions tbody tr').first().waitFor();
-    // Runs in the page; the test's own types have no DOM, so the element is read structurally.
-    const unnamed = await page.locator('a, button, input, select, textarea, [role="meter"], svg.chart').evaluateAll((elements) =>
-      elements
-        .filter((element) => {
-          const labels = (element as unknown as { labels?: ArrayLike<{ textContent: string | null }> | null }).labels;
-          const name = element.getAttribute('aria-label') ?? (labels && labels.length > 0 ? labels[0]?.textContent : element.textContent);
-          return !name?.trim();
-        })
-        .map((element) => element.outerHTML.slice(0, 120)),
-    );
-    expect(unnamed).toEqual([]);
+    expect(await unnamedControls(page)).toEqual([]);
     // Tab from the top of the page reaches the range controls, in reading order.
     await page.locator('body').focus();
     const focused: string[] = [];
@@ -328,6 +332,64 @@ describe('the dashboard in Chromium', () => {
     expect(answer).toMatch(/\bpods: 1\b/);
     expect(answer).toContain('requests.cpu: 500m');
     await shot(page, 'what-if-admitted');
+    await page.close();
+  });
+
+  it('lists the cluster quotas, and shows one with its namespaces, their use and its history', async () => {
+    for (const ns of ['acme-web', 'acme-jobs']) {
+      const answer = await api.request('PUT', `/v1/namespaces/${ns}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { tenant: 'acme' } } }, as('admin'));
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    }
+    const crq = (pods: string, resourceVersion?: string) => ({
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      metadata: { name: 'acme', ...(resourceVersion ? { resourceVersion } : {}) },
+      spec: { selector: { labels: { matchLabels: { tenant: 'acme' } } }, quota: { hard: { pods } } },
+    });
+    const created = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('10'), as('admin'));
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const reserved = await api.request('POST', '/v1/namespaces/acme-web/reservations', { kind: 'Pod', object: pod('acme-1') }, as('webhook'));
+    expect(reserved.status, JSON.stringify(reserved.body)).toBe(201);
+    // A second change, so the history has a before and an after.
+    const raised = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('20', created.body.metadata.resourceVersion), as('admin'));
+    expect(raised.status, JSON.stringify(raised.body)).toBe(200);
+
+    const page = await signedIn('auditor');
+    await page.getByRole('navigation', { name: 'Lists' }).getByRole('link', { name: 'Cluster quotas' }).click();
+    await page.waitForURL(/#\/clusterresourcequotas$/);
+    const row = page.locator('#crq-list tr[data-cluster-quota="acme"]');
+    await row.waitFor();
+    expect((await row.locator('td').allTextContents()).slice(0, 4)).toEqual(['acme', 'tenant=acme', '2', 'pods']);
+    expect(await row.getByRole('meter').getAttribute('aria-valuetext')).toBe('1 of 20 (5 %)');
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('1 cluster quota.');
+    expect(await unnamedControls(page)).toEqual([]);
+    await shot(page, 'cluster-quotas');
+
+    await row.getByRole('link', { name: 'acme' }).click();
+    await page.waitForURL(/#\/clusterresourcequotas\/acme$/);
+    const namespaces = page.locator('#crq-namespaces tbody tr');
+    await namespaces.first().waitFor();
+    expect(await page.locator('h1').textContent()).toBe('acme');
+    expect(await page.locator('#crq-total tr[data-resource="pods"]').getByRole('meter').getAttribute('aria-valuetext')).toBe('1 of 20 (5 %)');
+    expect(await namespaces.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-namespace')))).toEqual(['acme-jobs', 'acme-web']);
+    expect(await namespaces.nth(0).locator('td').allTextContents()).toEqual(['acme-jobs', '0 (0 %)']);
+    expect(await namespaces.nth(1).locator('td').allTextContents()).toEqual(['acme-web', '1 (100 %)']);
+    expect(await page.locator('#crq-namespaces tfoot td').allTextContents()).toEqual(['1 of 20']);
+    const history = page.locator('#crq-history tbody tr');
+    await expect.poll(() => history.count()).toBe(2);
+    const change = async (i: number) => {
+      const cells = history.nth(i).locator('td');
+      return [...(await cells.allTextContents()).slice(0, 3), await cells.nth(3).locator('div').allTextContents()];
+    };
+    expect(await change(0)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'defined', 'platform-admin', ['pods: 10', 'selector: tenant=acme']]);
+    expect(await change(1)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'changed', 'platform-admin', ['pods: 10 → 20']]);
+    expect(await unnamedControls(page)).toEqual([]);
+    await shot(page, 'cluster-quota');
+
+    // Each namespace leads to its own page.
+    await page.locator('#crq-namespaces').getByRole('link', { name: 'acme-web' }).click();
+    await page.waitForURL(/#\/ns\/acme-web$/);
+    await expect.poll(() => page.locator('h1').textContent()).toBe('acme-web');
     await page.close();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { age, percent, quantityNumber, resourceList } from './format.js';
+import { age, percent, quantityNumber, resourceList, usageRatio } from './format.js';
 
 const NOW = Date.parse('2026-11-23T12:00:00.000Z');
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
@@ -40,6 +40,16 @@ describe('dashboard formatting', () => {
     ['not-a-quantity', Number.NaN],
   ])('quantityNumber(%s) is %d', (value, number) => {
     expect(quantityNumber(value)).toBe(number);
+  });
+
+  it.each([
+    ['3', '4', 0.75],
+    [undefined, '4', 0],
+    ['500m', '2', 0.25],
+    ['0', '0', 1],
+    ['1', '0', Infinity],
+  ])('usageRatio(%s, %s) is %d', (used, hard, ratio) => {
+    expect(usageRatio(used, hard)).toBe(ratio);
   });
 
   it('lists resources in the order given, or says nothing', () => {

@@ -10,6 +10,17 @@ export function quantityNumber(value: string | undefined): number {
   return quantity ? Number(quantity.milliValue()) / 1000 : Number.NaN;
 }
 
+/**
+ * used/hard for a bar (exact strings are what the page prints). A hard limit of zero is full
+ * (nothing more fits), and past full when anything is used.
+ */
+export function usageRatio(used: string | undefined, hard: string): number {
+  const limit = quantityNumber(hard);
+  const value = quantityNumber(used ?? '0');
+  if (!(limit > 0)) return value > 0 ? Infinity : 1;
+  return value / limit;
+}
+
 /** "3 s", "4 min", "2 h 5 min", "3 d 4 h": how long ago, coarse enough to read at a glance. */
 export function age(fromIso: string, nowMs: number): string {
   const seconds = Math.max(0, Math.floor((nowMs - Date.parse(fromIso)) / 1000));

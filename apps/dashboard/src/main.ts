@@ -2,6 +2,8 @@ import './styles.css';
 import { api, ApiError, tokenStore } from './api.js';
 import { fill, h } from './dom.js';
 import { canAudit, type WhoAmI } from './session.js';
+import { clusterQuotaView } from './views/cluster-quota.js';
+import { clusterQuotasView } from './views/cluster-quotas.js';
 import { decisionView } from './views/decisions.js';
 import { namespaceView, RANGES, type RangeName } from './views/namespace.js';
 import { namespacesView } from './views/namespaces.js';
@@ -64,7 +66,7 @@ async function start(): Promise<void> {
   route();
 }
 
-/** `#/`, `#/ns/NAME?range=day&until=…`, `#/ns/NAME/decisions/ID`. */
+/** `#/`, `#/ns/NAME?range=day&until=…`, `#/ns/NAME/decisions/ID`, `#/clusterresourcequotas[/NAME]`. */
 function route(): void {
   if (!who) return;
   if (!canAudit(who)) {
@@ -90,6 +92,16 @@ function route(): void {
     const since = until ? instant('since') : undefined;
     document.title = `${namespace} · quota-ledger`;
     namespaceView(main, who, { namespace, range: Object.hasOwn(RANGES, range) ? range : 'day', ...(until ? { until } : {}), ...(since ? { since } : {}) });
+    return;
+  }
+  if (parts[0] === 'clusterresourcequotas') {
+    if (parts[1]) {
+      document.title = `${parts[1]} · Cluster quotas · quota-ledger`;
+      void clusterQuotaView(main, parts[1]);
+      return;
+    }
+    document.title = 'Cluster quotas · quota-ledger';
+    clusterQuotasView(main, who);
     return;
   }
   document.title = 'Namespaces · quota-ledger';

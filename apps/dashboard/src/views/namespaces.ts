@@ -3,6 +3,7 @@ import { fill, h } from '../dom.js';
 import type { WhoAmI } from '../session.js';
 import { usageBar } from './bar.js';
 import { pager } from './pager.js';
+import { sectionsNav } from './sections.js';
 
 interface NamespaceSummary {
   readonly namespace: string;
@@ -21,6 +22,7 @@ export function namespacesView(main: HTMLElement, who: WhoAmI): void {
   const footer = h('div');
   fill(
     main,
+    sectionsNav('namespaces', who),
     h('h1', {}, 'Namespaces'),
     h('p', { class: 'lede' }, 'Each namespace with its tightest quota: the resource closest to its hard limit, as admission sees it now.'),
     h('div', { class: 'search' }, h('label', { for: 'ns-search' }, 'Find a namespace'), search),

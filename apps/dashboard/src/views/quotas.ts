@@ -1,6 +1,6 @@
 import { api, ApiError, enc } from '../api.js';
 import { fill, h } from '../dom.js';
-import { quantityNumber } from '../format.js';
+import { usageRatio } from '../format.js';
 import { usageBar } from './bar.js';
 
 interface ResourceQuota {
@@ -15,14 +15,6 @@ interface Quota {
   readonly name: string;
   readonly hard: Record<string, string>;
   readonly used: Record<string, string>;
-}
-
-/** The ratio for a bar; exact strings are what the page prints. */
-function ratio(used: string | undefined, hard: string): number {
-  const h = quantityNumber(hard);
-  const u = quantityNumber(used ?? '0');
-  if (!(h > 0)) return u > 0 ? Infinity : 1;
-  return u / h;
 }
 
 /** The namespace's quotas now, exact (as admission sees them), each resource as a bar; admins can change hard limits here. */
@@ -49,7 +41,7 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
         'table',
         { class: 'list' },
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Resource'), h('th', { scope: 'col' }, 'Used / hard'))),
-        h('tbody', {}, ...Object.entries(quota.hard).map(([resource, limit]) => h('tr', {}, h('td', {}, resource), h('td', {}, usageBar(ratio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`))))),
+        h('tbody', {}, ...Object.entries(quota.hard).map(([resource, limit]) => h('tr', {}, h('td', {}, resource), h('td', {}, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`))))),
       ),
     );
     if (editable) section.append(editor(quota.name));
