@@ -279,9 +279,9 @@ function deploymentProblems(deployment: unknown): string[] {
 
 /** The verbs a reader needs; anything more would let the reconciler change the cluster. */
 const READ_VERBS = new Set(['get', 'list', 'watch']);
-/** group → resources the reconciler may read: what the inventory lists, plus resource claims. */
+/** group → resources the reconciler may read: what the inventory lists, plus resource claims, plus the Namespaces it records. */
 const READABLE: Readonly<Record<string, readonly string[]>> = {
-  '': ['pods', 'services', 'persistentvolumeclaims', 'resourcequotas', 'replicationcontrollers', 'secrets', 'configmaps'],
+  '': ['namespaces', 'pods', 'services', 'persistentvolumeclaims', 'resourcequotas', 'replicationcontrollers', 'secrets', 'configmaps'],
   apps: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'],
   batch: ['jobs', 'cronjobs'],
   'resource.k8s.io': ['resourceclaims'],
@@ -305,7 +305,7 @@ function clusterRoleProblems(role: unknown): string[] {
     }
   }
   // One forbidden list fails a whole listing, so every kind the inventory lists must be granted.
-  for (const { groupResource } of KNOWN_KINDS) {
+  for (const { groupResource } of [...KNOWN_KINDS, { groupResource: { group: '', resource: 'namespaces' } }]) {
     if (!granted.has(`${groupResource.group}/${groupResource.resource}`)) problems.push(`ClusterRole: no list on ${groupResource.resource} in group "${groupResource.group}", which the kubernetes inventory lists`);
   }
   return problems;
@@ -682,6 +682,12 @@ describe('deploy/kubernetes', () => {
       const broken = clone(role) as Json;
       broken['rules'] = [...asList(broken['rules']), { apiGroups: ['*'], resources: ['*'], verbs: ['get'] }];
       expect(clusterRoleProblems(broken).join('\n')).toMatch(/grants \* in group "\*"/);
+    });
+
+    it('a role without list on namespaces fails: the reconciler records the cluster\'s Namespaces', () => {
+      const broken = clone(role) as Json;
+      broken['rules'] = asList(broken['rules']).map((r) => ({ ...(r as Json), resources: asList(get(r, 'resources')).filter((x) => x !== 'namespaces') }));
+      expect(clusterRoleProblems(broken).join('\n')).toMatch(/no list on namespaces in group ""/);
     });
 
     it('a kind the inventory lists but the role does not grant fails', () => {

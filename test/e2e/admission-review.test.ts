@@ -191,14 +191,18 @@ describe('the validating webhook', () => {
     expect(await reserved()).toBe(before);
   });
 
-  it('admits in a namespace the ledger has never seen without creating it, and cluster-scoped objects', async () => {
+  it('admits in a namespace the ledger has never seen without creating it, and cluster-scoped objects (Namespaces aside: those are recorded, see shared-quotas.test.ts)', async () => {
     const ledger = api.app.get(DefinitionQueries);
     const before = await eventCount();
     const answer = await validate(review('CREATE', podIn('unmanaged', 'free', '5'), { namespace: 'unmanaged' }));
     expect(answer.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await ledger.namespaceExists('unmanaged')).toBe(false);
     const cluster = await validate(
-      review('CREATE', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }, { namespace: '', kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' } }),
+      review(
+        'CREATE',
+        { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-x' } },
+        { namespace: '', kind: { group: '', version: 'v1', kind: 'PersistentVolume' }, resource: { group: '', version: 'v1', resource: 'persistentvolumes' } },
+      ),
     );
     expect(cluster.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await eventCount()).toBe(before);
