@@ -7,6 +7,7 @@ import {
   sharedQuotaKey,
   validateClusterResourceQuota,
   validateHierarchicalResourceQuota,
+  namespaceDefinitionOf,
   validateNamespace,
   type SharedQuotaRef,
 } from '@quota/domain';
@@ -63,11 +64,7 @@ export class NamespaceObjectsController {
   async put(@Param('name', NamespacePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
     const { body, expectedVersion } = readPutIdentity(raw, '', name, 'Namespace');
     const { namespace: _ignored, ...metadata } = (body['metadata'] ?? {}) as Record<string, unknown>;
-    const namespace = validateNamespace({ ...body, metadata });
-    const result = await this.writer.putNamespace(
-      { name, metadata: userMetadata(namespace.metadata), ...(namespace.spec.finalizers ? { spec: { finalizers: namespace.spec.finalizers } } : {}) },
-      putOptions(request, expectedVersion),
-    );
+    const result = await this.writer.putNamespace(namespaceDefinitionOf(name, validateNamespace({ ...body, metadata })), putOptions(request, expectedVersion));
     response.status(result.created ? 201 : 200);
     return renderNamespace(result.view);
   }

@@ -1,7 +1,7 @@
 // Generic name helpers (qualified names, hugepages/extended/native resource tests) stay
 // internal: usage/names.ts has its own, and both at the root index would be ambiguous.
 export { validateResourceQuota } from './resource-quota.js';
-export { clusterNamespaceRecord, sameNamespaceMetadata, validateNamespace, type Namespace } from './namespace.js';
+export { clusterNamespaceRecord, namespaceDefinitionOf, sameNamespaceMetadata, validateNamespace, type Namespace } from './namespace.js';
 export { validateClusterResourceQuota, validateHierarchicalResourceQuota, type ClusterResourceQuota, type HierarchicalResourceQuota } from './shared-quotas.js';
 export { prepareLimitRangeForStorage, validateLimitRange } from './limit-range.js';
 export { assertDefinitionSize, clusterResourceQuotaSizeErrors, DEFINITION_LIST_MAX, limitRangeSizeErrors, RESOURCE_LIST_MAX, resourceQuotaSizeErrors } from './sizes.js';

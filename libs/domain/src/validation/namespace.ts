@@ -74,6 +74,11 @@ export function clusterNamespaceRecord(
     metadata: { name, ...(metadata.labels ? { labels: metadata.labels } : {}), ...(annotations.length > 0 ? { annotations: Object.fromEntries(annotations) } : {}) },
     ...(finalizers === undefined ? {} : { spec: { finalizers } }),
   });
+  return namespaceDefinitionOf(name, namespace);
+}
+
+/** What the ledger keeps of a validated Namespace: its name, labels, annotations and finalizers. */
+export function namespaceDefinitionOf(name: string, namespace: Namespace): NamespaceDefinition {
   return {
     name,
     metadata: { ...(namespace.metadata.labels ? { labels: namespace.metadata.labels } : {}), ...(namespace.metadata.annotations ? { annotations: namespace.metadata.annotations } : {}) },
