@@ -10,6 +10,7 @@ import { TrimWritePathIndexes1795900000300 } from './1795900000300-TrimWritePath
 import { HeadsFillfactor1795900000350 } from './1795900000350-HeadsFillfactor.js';
 import { SlimProjections1795900000500 } from './1795900000500-SlimProjections.js';
 import { SharedQuotaHeads1795900000600 } from './1795900000600-SharedQuotaHeads.js';
+import { SharedQuotaAppliedIndex1795900000700 } from './1795900000700-SharedQuotaAppliedIndex.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   HeadsFillfactor1795900000350,
   SlimProjections1795900000500,
   SharedQuotaHeads1795900000600,
+  SharedQuotaAppliedIndex1795900000700,
 ];

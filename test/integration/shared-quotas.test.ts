@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod, SharedQuotaDefinition } from '@quota/domain';
-import { ClusterQueries, ClusterWriter, LedgerCommands, type AdmitCommand } from '@quota/ledger';
+import { ClusterQueries, ClusterWriter, LedgerClock, LedgerCommands, SharedUsageQueries, type AdmitCommand, type SharedQuotaUsagePoint } from '@quota/ledger';
 import type { DataSource } from 'typeorm';
 import { poolOf } from '../support/api.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
@@ -17,12 +17,16 @@ let db: TestDatabase & { dataSource: DataSource };
 let pool: pg.Pool;
 let writer: ClusterWriter;
 let queries: ClusterQueries;
+let usage: SharedUsageQueries;
+let clock: LedgerClock;
 
 beforeAll(async () => {
   db = await createMigratedDatabase('qlshared');
   pool = poolOf(db.dataSource);
   writer = new ClusterWriter(db.dataSource);
   queries = new ClusterQueries(db.dataSource);
+  usage = new SharedUsageQueries(db.dataSource);
+  clock = new LedgerClock(db.dataSource);
 });
 afterAll(async () => {
   await writer?.close();
@@ -154,8 +158,10 @@ describe('a namespace whose labels change', () => {
   });
 });
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 describe('random histories of labels, shared quota changes, admissions and releases', () => {
-  it('leave every shared quota holding exactly what the folds of the namespaces it covers contribute', async () => {
+  it('leave every shared quota holding exactly what the folds of the namespaces it covers contribute, and usage?at= answers what the head held then', async () => {
     const op = fc.oneof(
       fc.record({ t: fc.constant('label' as const), ns: fc.integer({ min: 0, max: 3 }), team: fc.constantFrom('x', 'y', 'none') }),
       fc.record({ t: fc.constant('quota' as const), team: fc.constantFrom('x', 'y'), pods: fc.integer({ min: 0, max: 6 }) }),
@@ -170,6 +176,9 @@ describe('random histories of labels, shared quota changes, admissions and relea
         const commands = new LedgerCommands(db.dataSource, { retryBaseMs: 1 });
         const ns = (i: number): string => `prop-${run}-${i}`;
         const live = new Map<string, string[]>();
+        const keys = ['x', 'y'].map((team) => `clusterresourcequotas/prop-${run}-${team}`);
+        // What each shared quota's head held after each step, and when (no event shares the instant).
+        const seen: { at: string; key: string; point: Pick<SharedQuotaUsagePoint, 'defined' | 'hard' | 'used'>; namespaces: unknown }[] = [];
         try {
           for (const o of ops) {
             switch (o.t) {
@@ -197,6 +206,38 @@ describe('random histories of labels, shared quota changes, admissions and relea
               }
             }
             expect(await disagreements(pool)).toEqual([]);
+            await sleep(2);
+            const at = new Date(await clock.now()).toISOString();
+            for (const key of keys) {
+              const view = await queries.getSharedQuota(key);
+              seen.push({
+                at,
+                key,
+                point: view ? { defined: true, hard: view.hard, used: view.used } : { defined: false, hard: {}, used: {} },
+                namespaces: view?.namespaces ?? [],
+              });
+            }
+            await sleep(2);
+          }
+          for (const then of seen) {
+            const found = await usage.usageAt(then.key, then.at);
+            if (!found) {
+              expect(then.point.defined).toBe(false);
+              continue;
+            }
+            expect({ defined: found.defined, hard: found.hard, used: found.used }, `${then.key} at ${then.at}`).toEqual(then.point);
+            expect(found.namespaces.map(({ namespace, used }) => ({ namespace, used })), `${then.key}'s namespaces at ${then.at}`).toEqual(then.namespaces);
+          }
+          // A series samples the same usage: each of its points is what usage?at= answers for its instant.
+          const [first, last] = [seen[0], seen.at(-1)];
+          if (first && last && first.at < last.at) {
+            for (const key of keys) {
+              const series = await usage.usageSeries(key, { since: first.at, until: last.at, points: 7 });
+              for (const point of series?.points ?? []) {
+                const at = await usage.usageAt(key, point.at);
+                expect(point, `${key}'s series at ${point.at}`).toEqual({ at: point.at, version: at?.version, defined: at?.defined, hard: at?.hard, used: at?.used });
+              }
+            }
           }
           // Nothing admitted ever took a shared quota over its hard limit: only labels and lowered limits may.
         } finally {

@@ -1,4 +1,4 @@
-import { Resources, type NamespaceDefinition, type NamespaceState, type RawQuantities, type SharedQuotaDefinition, type SharedQuotaRef } from '@quota/domain';
+import { Resources, type NamespaceDefinition, type NamespaceState, type RawQuantities, type ResourceList, type SharedQuotaDefinition, type SharedQuotaRef } from '@quota/domain';
 import type { SharedHeadJson } from './shared-heads.js';
 
 /** A Namespace object as stored, and the shared quotas covering the namespace now. */
@@ -47,15 +47,10 @@ export function sharedQuotaViewOf(key: string, version: number, state: SharedHea
   const definition = state.definition;
   if (!definition) return undefined;
   const hard = Resources.resourceList(definition.spec.hard ?? {});
-  const hardNames = Resources.resourceNames(hard);
-  let total = Resources.fromEntries(Object.entries(hard).map(([name, q]) => [name, q.sub(q)] as const));
-  const namespaces = Object.entries(state.members)
+  const members = Object.entries(state.members)
     .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([namespace, used]) => {
-      const list = Resources.mask(Resources.resourceList(used), hardNames);
-      total = Resources.add(total, list);
-      return { namespace, used: Resources.canonicalResourceList(list) };
-    });
+    .map(([namespace, used]) => ({ namespace, used: Resources.resourceList(used) }));
+  const { used, namespaces } = sharedTotal(hard, members);
   return {
     key,
     definition,
@@ -63,7 +58,25 @@ export function sharedQuotaViewOf(key: string, version: number, state: SharedHea
     createdAt: iso(state.createdAt),
     updatedAt: iso(state.updatedAt),
     hard: Resources.canonicalResourceList(hard),
-    used: Resources.canonicalResourceList(total),
+    used,
     namespaces,
   };
+}
+
+/**
+ * A shared quota's usage from what its namespaces contribute: each part counted for the hard
+ * resources only, and the total with an entry (zero or not) for every hard resource. Canonical.
+ */
+export function sharedTotal<M extends { readonly namespace: string; readonly used: ResourceList }>(
+  hard: ResourceList,
+  members: readonly M[],
+): { used: RawQuantities; namespaces: (Omit<M, 'used'> & { used: RawQuantities })[] } {
+  const names = Resources.resourceNames(hard);
+  let total = Resources.fromEntries(Object.entries(hard).map(([name, q]) => [name, q.sub(q)] as const));
+  const namespaces = members.map((member) => {
+    const part = Resources.mask(member.used, names);
+    total = Resources.add(total, part);
+    return { ...member, used: Resources.canonicalResourceList(part) };
+  });
+  return { used: Resources.canonicalResourceList(total), namespaces };
 }

@@ -14,3 +14,4 @@ export { isConnectionError } from './postgres-errors.js';
 export * from './cluster-writer.js';
 export * from './cluster-queries.js';
 export type { NamespaceView, SharedQuotaView } from './cluster-views.js';
+export * from './shared-usage-queries.js';

@@ -11,6 +11,7 @@ import { LedgerCommands } from './ledger-commands.js';
 import type { LedgerOptions } from './ledger.types.js';
 import { UsageProjection } from './projection.js';
 import { UsageQueries } from './usage-queries.js';
+import { SharedUsageQueries } from './shared-usage-queries.js';
 
 /** What a process configures the ledger with: its database, and the command side's limits. */
 export interface LedgerSettings {
@@ -79,12 +80,13 @@ export class LedgerModule {
         },
         { provide: ClusterQueries, inject: [DataSource], useFactory: (ds: DataSource) => new ClusterQueries(ds) },
         { provide: UsageQueries, inject: [DataSource], useFactory: (ds: DataSource) => new UsageQueries(ds) },
+        { provide: SharedUsageQueries, inject: [DataSource], useFactory: (ds: DataSource) => new SharedUsageQueries(ds) },
         { provide: DefinitionQueries, inject: [DataSource], useFactory: (ds: DataSource) => new DefinitionQueries(ds) },
         { provide: AuditQueries, inject: [DataSource], useFactory: (ds: DataSource) => new AuditQueries(ds) },
         { provide: UsageProjection, inject: [DataSource], useFactory: (ds: DataSource) => new UsageProjection(ds) },
         LedgerShutdown,
       ],
-      exports: [LedgerCommands, ClusterWriter, ClusterQueries, LedgerClock, UsageQueries, DefinitionQueries, AuditQueries, UsageProjection],
+      exports: [LedgerCommands, ClusterWriter, ClusterQueries, LedgerClock, UsageQueries, SharedUsageQueries, DefinitionQueries, AuditQueries, UsageProjection],
     };
   }
 }

@@ -286,6 +286,36 @@ export interface UsagePoint {
   readonly quotas: readonly { readonly name: string; readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> }[];
 }
 
+/** A shared quota (ClusterResourceQuota, HierarchicalResourceQuota) as it stood at an instant. */
+export interface SharedQuotaUsagePoint {
+  readonly at: string;
+  /** The version of its stream's definition event in force at `at` (0 before the first). */
+  readonly version: number;
+  /** Whether it existed at `at` (false before its creation and after its removal: no hard, nothing used). */
+  readonly defined: boolean;
+  /** Canonical. */
+  readonly hard: RawQuantities;
+  /** Canonical: over every namespace it covered at `at`, one entry per hard resource. */
+  readonly used: RawQuantities;
+}
+
+/** A shared quota's usage at an instant, with each covered namespace's part (in name order). */
+export interface SharedQuotaUsageAt extends SharedQuotaUsagePoint {
+  readonly key: string;
+  /** `version`: the namespace's stream version in force at `at`. */
+  readonly namespaces: readonly { readonly namespace: string; readonly version: number; readonly used: RawQuantities }[];
+}
+
+/** A shared quota's usage sampled over a range, with its limit changes and the denials that named it. */
+export interface SharedQuotaUsageSeries {
+  readonly key: string;
+  readonly since: string;
+  readonly until: string;
+  readonly points: readonly SharedQuotaUsagePoint[];
+  readonly markers: readonly UsageMarker[];
+  readonly truncated: boolean;
+}
+
 /** Something to mark on a usage chart. */
 export type UsageMarker =
   | { readonly kind: 'limit'; readonly at: string; readonly version: number; readonly quota: string; readonly change: 'defined' | 'changed' | 'removed'; readonly actor: string }

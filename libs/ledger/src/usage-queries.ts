@@ -10,6 +10,14 @@ import { sampleUsage } from './usage-sampler.js';
 export const SERIES_POINTS_MAX = 500;
 export const SERIES_MARKERS_MAX = 1000;
 
+/** A series' instants: `points` (2 to SERIES_POINTS_MAX) evenly spaced from `since` to `until`, both included. */
+export function seriesInstants(range: { readonly since: string; readonly until: string; readonly points: number }): string[] {
+  const from = Date.parse(range.since);
+  const to = Date.parse(range.until);
+  const count = Math.max(2, Math.min(SERIES_POINTS_MAX, Math.floor(range.points)));
+  return Array.from({ length: count }, (_, i) => new Date(from + Math.round(((to - from) * i) / (count - 1))).toISOString());
+}
+
 /**
  * Usage as platform teams and auditors read it: now (exact, from the head row), as the
  * projection has it (with its lag), as of any instant, and sampled over a range. Every read
@@ -105,11 +113,7 @@ export class UsageQueries {
    */
   async usageSeries(namespace: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<UsageSeries | undefined> {
     if (!(await this.exists(namespace))) return undefined;
-    const from = Date.parse(range.since);
-    const to = Date.parse(range.until);
-    const count = Math.max(2, Math.min(SERIES_POINTS_MAX, Math.floor(range.points)));
-    const instants = Array.from({ length: count }, (_, i) => new Date(from + Math.round(((to - from) * i) / (count - 1))).toISOString());
-    const points = await sampleUsage(this.dataSource, namespace, instants);
+    const points = await sampleUsage(this.dataSource, namespace, seriesInstants(range));
     const limits = await select<{ version: string; type: string; quota: string; actor: string; at: Date }>(
       this.dataSource,
       `SELECT version::text AS version, type, data->>'name' AS quota, actor, recorded_at AS at FROM ledger_events

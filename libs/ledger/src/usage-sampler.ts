@@ -30,7 +30,7 @@ interface Chain {
   readonly versions: number[];
 }
 
-type Query = <R>(sql: string, values: readonly unknown[]) => Promise<R[]>;
+export type Query = <R>(sql: string, values: readonly unknown[]) => Promise<R[]>;
 
 /**
  * Usage at many instants of one namespace (one point per instant, same order), each exactly
@@ -51,7 +51,22 @@ type Query = <R>(sql: string, values: readonly unknown[]) => Promise<R[]>;
  * (see reservationsNeededBy).
  */
 export async function sampleUsage(dataSource: DataSource, namespace: string, instants: readonly string[]): Promise<UsagePoint[]> {
-  const query = boundedQuery(dataSource, SERIES_QUERIES_CONCURRENT_MAX);
+  const samples = await sampleStates(boundedQuery(dataSource, SERIES_QUERIES_CONCURRENT_MAX), namespace, instants, quotasOf);
+  return samples.map(({ at, version, value }) => ({ at, version, quotas: value ?? [] }));
+}
+
+/** One instant's sample: the stream version in force then (0 before the first event), and what `capture` read from the state at it (undefined at version 0). */
+export interface StateSample<T> {
+  readonly at: string;
+  readonly version: number;
+  readonly value: T | undefined;
+}
+
+/**
+ * What `capture` reads from a namespace's state at each instant (as sampleUsage, whose fold it
+ * is), through `query`: a shared quota's series samples many namespaces through one limit.
+ */
+export async function sampleStates<T>(query: Query, namespace: string, instants: readonly string[], capture: (state: NamespaceState) => T): Promise<StateSample<T>[]> {
   // Per instant: the last event recorded at or before it (as usageAt picks it) and the newest
   // snapshot at or below that event. Instants before the first event have no row: version 0.
   const rows = await query<{ ord: string; version: string; snapshot: string | null }>(
@@ -72,20 +87,19 @@ export async function sampleUsage(dataSource: DataSource, namespace: string, ins
     bySnapshot.set(snapshot, (bySnapshot.get(snapshot) ?? new Set<number>()).add(version));
   }
   const chains = [...bySnapshot].map(([snapshot, chain]): Chain => ({ snapshot, versions: [...chain].sort((a, b) => a - b) }));
-  const quotasAt = new Map<number, Quotas>([[0, []]]);
+  const valueAt = new Map<number, T>();
   await forEachBounded(chains, SERIES_QUERIES_CONCURRENT_MAX, async (chain) => {
-    for (const [version, quotas] of await foldChain(query, namespace, chain)) quotasAt.set(version, quotas);
+    for (const [version, value] of await foldChain(query, namespace, chain, capture)) valueAt.set(version, value);
   });
   return instants.map((at, i) => {
     const version = versions[i] ?? 0;
-    const quotas = quotasAt.get(version);
-    assert(quotas, `usage at version ${version} was captured`);
-    return { at, version, quotas };
+    assert(version === 0 || valueAt.has(version), `the state at version ${version} was captured`);
+    return { at, version, value: valueAt.get(version) };
   });
 }
 
 /** The usage at each version of the chain: one fold from its snapshot, paged, captured as it passes each. */
-async function foldChain(query: Query, namespace: string, chain: Chain): Promise<Map<number, Quotas>> {
+async function foldChain<T>(query: Query, namespace: string, chain: Chain, read: (state: NamespaceState) => T): Promise<Map<number, T>> {
   const { versions } = chain;
   const last = versions.at(-1) ?? 0;
   let state = initialState();
@@ -118,10 +132,10 @@ async function foldChain(query: Query, namespace: string, chain: Chain): Promise
     read.catch(() => undefined);
     return read;
   };
-  const captured = new Map<number, Quotas>();
+  const captured = new Map<number, T>();
   let next = 0;
   const capture = (): void => {
-    for (let version = versions[next]; version !== undefined && version <= state.version; version = versions[++next]) captured.set(version, quotasOf(state));
+    for (let version = versions[next]; version !== undefined && version <= state.version; version = versions[++next]) captured.set(version, read(state));
   };
   capture();
   let pending = state.version < last ? page(state.version) : undefined;
@@ -147,7 +161,7 @@ async function foldChain(query: Query, namespace: string, chain: Chain): Promise
 }
 
 /** A read through the data source, with at most `concurrency` of these queries in flight at once. */
-function boundedQuery(dataSource: DataSource, concurrency: number): Query {
+export function boundedQuery(dataSource: DataSource, concurrency: number): Query {
   let running = 0;
   const waiting: (() => void)[] = [];
   return async (sql, values) => {
@@ -170,7 +184,7 @@ function quotasOf(state: NamespaceState): Quotas {
 }
 
 /** Runs `run` over `items`, at most `concurrency` at a time; the first failure stops the rest. */
-async function forEachBounded<T>(items: readonly T[], concurrency: number, run: (item: T) => Promise<void>): Promise<void> {
+export async function forEachBounded<T>(items: readonly T[], concurrency: number, run: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   let failed = false;
   const worker = async (): Promise<void> => {

@@ -1,0 +1,136 @@
+import { Resources, type NamespaceState, type ResourceList, type SharedQuotaDefinition } from '@quota/domain';
+import { sharedTotal } from './cluster-views.js';
+import type { DataSource } from 'typeorm';
+import type { SharedQuotaUsageAt, SharedQuotaUsagePoint, SharedQuotaUsageSeries, UsageMarker } from './ledger.types.js';
+import { select } from './sql.js';
+import { SERIES_MARKERS_MAX, seriesInstants } from './usage-queries.js';
+import { boundedQuery, forEachBounded, sampleStates, type StateSample } from './usage-sampler.js';
+
+/** Namespaces sampled side by side by one shared quota's series (each runs sampleStates, itself bounded). */
+const NAMESPACES_CONCURRENT_MAX = 2;
+/** Queries of one shared quota's read in flight at once, over all its namespaces (the pool also serves admissions). */
+const QUERIES_CONCURRENT_MAX = 4;
+
+const CHANGE = { SharedQuotaDefined: 'defined', SharedQuotaChanged: 'changed', SharedQuotaRemoved: 'removed' } as const;
+
+/**
+ * A shared quota's usage as it was (issue 18): at an instant, and sampled over a range. There is
+ * no stored total to read back: a shared quota's usage at an instant is, by definition, the sum
+ * of what each namespace covering it then contributed, and each namespace's contribution is in
+ * its own fold (`sharedUsed`, exact at every version as its quotas' usage is). So the namespaces
+ * that ever carried the quota (those with a SharedQuotaApplied naming it, found by index) are
+ * each folded at the instant, as `usage?at=` folds one namespace, and summed; the limits are
+ * the quota's own stream's definition at the instant. Namespaces that did not carry it then
+ * contribute nothing.
+ *
+ * Cost: one fold per namespace that ever carried the quota (at most SHARED_QUOTA_NAMESPACES_MAX
+ * at a time), each bounded by the snapshot interval.
+ */
+export class SharedUsageQueries {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Undefined when the key never had a stream. */
+  async usageAt(key: string, at: string): Promise<SharedQuotaUsageAt | undefined> {
+    if (!(await this.exists(key))) return undefined;
+    const [point] = await this.sample(key, [at], true);
+    if (!point) return undefined;
+    return { key, ...point.point, namespaces: point.namespaces };
+  }
+
+  /**
+   * Usage at `points` evenly spaced instants from `since` to `until` (both included), each as
+   * `usageAt` answers it, and the range's limit changes and the denials that named the quota as
+   * markers. Undefined when the key never had a stream.
+   */
+  async usageSeries(key: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<SharedQuotaUsageSeries | undefined> {
+    if (!(await this.exists(key))) return undefined;
+    const samples = await this.sample(key, seriesInstants(range), false);
+    const limits = await select<{ version: string; type: keyof typeof CHANGE; name: string; actor: string; at: Date }>(
+      this.dataSource,
+      `SELECT version::text AS version, type, data->'ref'->>'name' AS name, actor, recorded_at AS at FROM ledger_events
+        WHERE namespace = $1 AND recorded_at BETWEEN $2::timestamptz AND $3::timestamptz
+        ORDER BY ledger_events.recorded_at, ledger_events.version LIMIT ${SERIES_MARKERS_MAX + 1}`,
+      [key, range.since, range.until],
+    );
+    const ref = samples.find((s) => s.definition)?.definition?.ref ?? (await this.definitionNow(key))?.ref;
+    const candidates = await this.candidates(key, range.until);
+    const denials = ref
+      ? await select<{ id: string; at: Date; reason: string | null; requester: string; name: string | null; message: string | null }>(
+          this.dataSource,
+          `SELECT id::text AS id, decided_at AS at, reason, requester, name, result->>'message' AS message FROM admission_decisions
+            WHERE namespace = ANY($1::text[]) AND NOT allowed AND NOT dry_run AND decided_at BETWEEN $2::timestamptz AND $3::timestamptz
+              AND result->'denial'->>'quotaKind' = $4 AND result->'denial'->>'quota' = $5 AND coalesce(result->'denial'->>'quotaNamespace', '') = $6
+            ORDER BY admission_decisions.decided_at, admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
+          [candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? ''],
+        )
+      : [];
+    const markers: UsageMarker[] = [
+      ...limits.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({ kind: 'limit', at: r.at.toISOString(), version: Number(r.version), quota: r.name, change: CHANGE[r.type], actor: r.actor })),
+      ...denials.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({ kind: 'denial', at: r.at.toISOString(), decisionId: r.id, reason: r.reason, requester: r.requester, name: r.name, message: r.message })),
+    ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    return {
+      key,
+      since: range.since,
+      until: range.until,
+      points: samples.map((s) => s.point),
+      markers,
+      truncated: limits.length > SERIES_MARKERS_MAX || denials.length > SERIES_MARKERS_MAX,
+    };
+  }
+
+  /** Each instant's definition, and the sum of what the namespaces then covered by it contributed. */
+  private async sample(key: string, instants: readonly string[], perNamespace: boolean) {
+    const query = boundedQuery(this.dataSource, QUERIES_CONCURRENT_MAX);
+    const definitions = await query<{ ord: string; version: string; type: string; data: SharedQuotaDefinition }>(
+      `SELECT i.ord::text AS ord, t.version::text AS version, t.type, t.data
+         FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
+         CROSS JOIN LATERAL (
+           SELECT e.version, e.type, e.data FROM ledger_events e WHERE e.namespace = $1 AND e.recorded_at <= i.at
+            ORDER BY e.recorded_at DESC, e.version DESC LIMIT 1) t`,
+      [key, instants],
+    );
+    const definitionAt = new Array<{ version: number; definition: SharedQuotaDefinition | undefined }>(instants.length).fill({ version: 0, definition: undefined });
+    for (const row of definitions) definitionAt[Number(row.ord) - 1] = { version: Number(row.version), definition: row.type === 'SharedQuotaRemoved' ? undefined : row.data };
+    const last = instants.reduce((a, b) => (Date.parse(a) >= Date.parse(b) ? a : b));
+    const contribution = (state: NamespaceState): ResourceList | undefined => (state.shared.has(key) ? state.sharedUsed.get(key) : undefined);
+    const byNamespace = new Map<string, StateSample<ResourceList | undefined>[]>();
+    await forEachBounded(await this.candidates(key, last), NAMESPACES_CONCURRENT_MAX, async (namespace) => {
+      byNamespace.set(namespace, await sampleStates(query, namespace, instants, contribution));
+    });
+    const namespaces = [...byNamespace.keys()].sort();
+    return instants.map((at, i) => {
+      const { version, definition } = definitionAt[i] ?? { version: 0, definition: undefined };
+      const hard = Resources.resourceList(definition?.spec.hard ?? {});
+      const members = (definition ? namespaces : []).flatMap((namespace) => {
+        const sample = byNamespace.get(namespace)?.[i];
+        return sample?.value ? [{ namespace, version: sample.version, used: sample.value }] : [];
+      });
+      const total = sharedTotal(hard, members);
+      const point: SharedQuotaUsagePoint = { at, version, defined: definition !== undefined, hard: Resources.canonicalResourceList(hard), used: total.used };
+      return { point, definition, namespaces: perNamespace ? total.namespaces : [] };
+    });
+  }
+
+  /** The namespaces that carried the quota at some instant up to `until` (they alone can have contributed). */
+  private async candidates(key: string, until: string): Promise<string[]> {
+    const rows = await select<{ namespace: string }>(
+      this.dataSource,
+      `SELECT DISTINCT namespace FROM ledger_events WHERE type = 'SharedQuotaApplied' AND data->>'key' = $1 AND recorded_at <= $2::timestamptz`,
+      [key, until],
+    );
+    return rows.map((r) => r.namespace);
+  }
+
+  private async definitionNow(key: string): Promise<SharedQuotaDefinition | undefined> {
+    const rows = await select<{ data: SharedQuotaDefinition }>(
+      this.dataSource,
+      `SELECT data FROM ledger_events WHERE namespace = $1 AND type <> 'SharedQuotaRemoved' ORDER BY ledger_events.version DESC LIMIT 1`,
+      [key],
+    );
+    return rows[0]?.data;
+  }
+
+  private async exists(key: string): Promise<boolean> {
+    return (await select(this.dataSource, `SELECT 1 FROM shared_quota_heads WHERE key = $1`, [key])).length > 0;
+  }
+}
