@@ -8,10 +8,9 @@ import { dtoValidationPipe } from '../common/validation.js';
 import { DecisionsQueryDto, EventsQueryDto, ExportQueryDto, UsageQueryDto, UsageSeriesQueryDto } from './audit.dto.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { POSITION } from '../common/query-formats.js';
+import { seriesRange } from './series-range.js';
 
 const DEFAULT_PAGE = 100;
-const SERIES_DEFAULT_RANGE_MS = 24 * 3600 * 1000;
-const SERIES_DEFAULT_POINTS = 100;
 const EXPORT_PAGE = 1000;
 
 /**
@@ -72,13 +71,7 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @Get('usage/series')
   async usageSeries(@Param('namespace', NamespacePipe) namespace: string, @Query() query: UsageSeriesQueryDto): Promise<UsageSeries> {
-    const until = query.until ?? new Date(await this.clock.now()).toISOString();
-    const since = query.since ?? new Date(Date.parse(until) - SERIES_DEFAULT_RANGE_MS).toISOString();
-    if (Date.parse(since) >= Date.parse(until)) {
-      const message = `since (${since}) must be before until (${until})`;
-      throw new BadRequestException(kubeStatus(400, message, { causes: [{ reason: 'FieldValueInvalid', field: 'since', message }] }));
-    }
-    const series = await this.usageQueries.usageSeries(namespace, { since, until, points: query.points ?? SERIES_DEFAULT_POINTS });
+    const series = await this.usageQueries.usageSeries(namespace, await seriesRange(query, this.clock));
     if (!series) throw new LedgerError('NamespaceNotFound', `namespaces "${namespace}" not found`, { kind: 'namespaces', name: namespace });
     return series;
   }

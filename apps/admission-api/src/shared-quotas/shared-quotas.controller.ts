@@ -11,11 +11,22 @@ import {
   validateNamespace,
   type SharedQuotaRef,
 } from '@quota/domain';
-import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerError, type DefinitionChange, type Page } from '@quota/ledger';
+import {
+  ClusterQueries,
+  ClusterWriter,
+  DefinitionQueries,
+  LedgerClock,
+  LedgerError,
+  SharedUsageQueries,
+  type DefinitionChange,
+  type Page,
+  type SharedQuotaUsageSeries,
+} from '@quota/ledger';
 import { readPutIdentity } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { requesterOf } from '../auth/requester.js';
-import { EventsQueryDto } from '../audit/audit.dto.js';
+import { EventsQueryDto, UsageQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
+import { seriesRange } from '../audit/series-range.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
@@ -41,6 +52,27 @@ async function historyOr404(page: Promise<Page<DefinitionChange> | undefined>, r
   const found = await page;
   if (!found) throw new LedgerError('NotFound', `${resource} "${name}" has no history: it never existed`, { kind: resource, name });
   return found;
+}
+
+/**
+ * A shared quota's usage: now (its head, exact) or, with `?at=`, as it was at that instant
+ * (the sum of what the namespaces covering it then contributed, each folded from the ledger).
+ */
+async function usageOr404(queries: ClusterQueries, usage: SharedUsageQueries, key: string, at: string | undefined, resource: string, name: string) {
+  if (at) {
+    const then = await usage.usageAt(key, at);
+    if (then) return then;
+  } else {
+    const view = await queries.getSharedQuota(key);
+    if (view) return { key, version: view.version, defined: true, hard: view.hard, used: view.used, namespaces: view.namespaces };
+  }
+  throw new LedgerError('NotFound', `${resource} "${name}" not found`, { kind: resource, name });
+}
+
+async function seriesOr404(usage: SharedUsageQueries, clock: LedgerClock, key: string, query: UsageSeriesQueryDto, resource: string, name: string): Promise<SharedQuotaUsageSeries> {
+  const series = await usage.usageSeries(key, await seriesRange(query, clock));
+  if (!series) throw new LedgerError('NotFound', `${resource} "${name}" has no history: it never existed`, { kind: resource, name });
+  return series;
 }
 
 const pageOf = (query: EventsQueryDto) => ({ ...(query.after ? { after: query.after } : {}), limit: query.limit ?? DEFAULT_PAGE });
@@ -115,6 +147,8 @@ export class ClusterResourceQuotasController {
     @Inject(ClusterWriter) private readonly writer: ClusterWriter,
     @Inject(ClusterQueries) private readonly queries: ClusterQueries,
     @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+    @Inject(SharedUsageQueries) private readonly usage: SharedUsageQueries,
+    @Inject(LedgerClock) private readonly clock: LedgerClock,
   ) {}
 
   @Allow('admin')
@@ -152,6 +186,20 @@ export class ClusterResourceQuotasController {
     return historyOr404(this.definitions.sharedQuotaHistory(sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), pageOf(query)), 'clusterresourcequotas', name);
   }
 
+  /** Its usage now or, with `?at=`, at an instant, with each covered namespace's part. */
+  @Allow('admin', 'auditor', 'admission')
+  @Get(':name/usage')
+  usageAt(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageQueryDto) {
+    return usageOr404(this.queries, this.usage, sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), query.at, 'clusterresourcequotas', name);
+  }
+
+  /** Its usage sampled over a range (as the namespace's usage series), with its limit changes and the denials naming it. */
+  @Allow('admin', 'auditor')
+  @Get(':name/usage/series')
+  usageSeries(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageSeriesQueryDto): Promise<SharedQuotaUsageSeries> {
+    return seriesOr404(this.usage, this.clock, sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), query, 'clusterresourcequotas', name);
+  }
+
   @Allow('admin')
   @Delete(':name')
   @HttpCode(200)
@@ -166,6 +214,8 @@ export class HierarchicalResourceQuotasController {
     @Inject(ClusterWriter) private readonly writer: ClusterWriter,
     @Inject(ClusterQueries) private readonly queries: ClusterQueries,
     @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+    @Inject(SharedUsageQueries) private readonly usage: SharedUsageQueries,
+    @Inject(LedgerClock) private readonly clock: LedgerClock,
   ) {}
 
   @Allow('admin')
@@ -206,6 +256,22 @@ export class HierarchicalResourceQuotasController {
   @Get(':name/history')
   history(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
     return historyOr404(this.definitions.sharedQuotaHistory(sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }), pageOf(query)), 'hierarchicalresourcequotas', name);
+  }
+
+  @Allow('admin', 'auditor', 'admission')
+  @Get(':name/usage')
+  usageAt(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageQueryDto) {
+    return usageOr404(this.queries, this.usage, sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }), query.at, 'hierarchicalresourcequotas.hnc.x-k8s.io', name);
+  }
+
+  @Allow('admin', 'auditor')
+  @Get(':name/usage/series')
+  usageSeries(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Query(dtoValidationPipe()) query: UsageSeriesQueryDto,
+  ): Promise<SharedQuotaUsageSeries> {
+    return seriesOr404(this.usage, this.clock, sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }), query, 'hierarchicalresourcequotas.hnc.x-k8s.io', name);
   }
 
   @Allow('admin')
