@@ -15,6 +15,16 @@ export interface UsageAnswer {
   readonly quotas?: ReadonlyArray<{ readonly name: string; readonly hard?: Quantities; readonly used?: Quantities }>;
 }
 
+/** A ClusterResourceQuota's or HierarchicalResourceQuota's usage, now or at an instant. */
+export interface SharedUsageAnswer {
+  readonly key?: string;
+  readonly at?: string;
+  readonly defined?: boolean;
+  readonly hard?: Quantities;
+  readonly used?: Quantities;
+  readonly namespaces?: ReadonlyArray<{ readonly namespace: string; readonly used?: Quantities }>;
+}
+
 export interface EventView {
   readonly position: string;
   readonly version?: number;

@@ -372,6 +372,22 @@ describe('audit commands', () => {
     expect(out.out).toBe('QUOTA     RESOURCE   USED   HARD\ncompute   pods       2      10\n');
   });
 
+  it('usage clusterresourcequota NAME --at prints the total and each namespace part; hrq goes through -n', async () => {
+    answers.set('GET /v1/clusterresourcequotas/acme/usage?at=2026-11-23T14%3A03%3A00Z', [
+      200,
+      { key: 'clusterresourcequotas/acme', defined: true, hard: { pods: '5' }, used: { pods: '3' }, namespaces: [{ namespace: 'b', used: { pods: '2' } }, { namespace: 'a', used: { pods: '1' } }] },
+    ]);
+    const out = io();
+    expect(await run(['usage', 'clusterresourcequota', 'acme', '--at', '2026-11-23T14:03:00Z'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('NAMESPACE   RESOURCE   USED   HARD\n(all)       pods       3      5\na           pods       1\nb           pods       2\n');
+    answers.set('GET /v1/namespaces/org/hierarchicalresourcequotas/tree/usage', [200, { defined: true, hard: {}, used: {}, namespaces: [] }]);
+    expect(await run(['usage', 'hrq/tree', '-n', 'org'], io())).toBe(EXIT.ok);
+    expect(seen.at(-1)?.url).toBe('/v1/namespaces/org/hierarchicalresourcequotas/tree/usage');
+    const wrong = io();
+    expect(await run(['usage', 'quota', 'compute', '-n', 'org'], wrong)).toBe(EXIT.usage);
+    expect(wrong.err).toContain('quotactl usage -n NS');
+  });
+
   it('history pages with --after and --limit and says where the next page starts', async () => {
     answers.set('GET /v1/namespaces/team-a/events?after=5&limit=1', [200, { items: [{ position: '6', version: 2, type: 'Committed', time: '2026-11-23T10:00:00Z', actor: 'ci', data: { reservationId: 'r1' } }], next: '6' }]);
     const out = io();

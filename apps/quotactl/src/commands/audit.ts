@@ -1,8 +1,9 @@
-import type { DecisionView, EventView, Page, UsageAnswer } from '../api-types.js';
+import type { DecisionView, EventView, Page, SharedUsageAnswer, UsageAnswer } from '../api-types.js';
 import { instant, position, wholeNumber } from '../args.js';
 import { namespacePath, print, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
-import { decisionsTable, historyTable, usageTable } from '../format/table.js';
+import { decisionsTable, historyTable, sharedUsageTable, usageTable } from '../format/table.js';
+import { pathOf, resourceAndName } from './get.js';
 
 function noArguments(ctx: Context, command: string): void {
   if (ctx.args.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(ctx.args[0])}: ${command} takes only flags`);
@@ -13,9 +14,27 @@ function nextPageHint(ctx: Context, next: string | undefined): void {
   if (next !== undefined && ctx.output === 'table') ctx.io.stderr(`(more: --after ${next})\n`);
 }
 
+/** `usage clusterresourcequota NAME` or `usage hrq NAME -n NS`: a shared quota's total and each namespace's part. */
+async function sharedUsage(ctx: Context, at: string | undefined): Promise<ExitCode> {
+  const { resource, name } = resourceAndName('usage', ctx.args);
+  if (resource !== 'clusterresourcequotas' && resource !== 'hierarchicalresourcequotas') {
+    throw new UsageError(`usage takes clusterresourcequota NAME or hrq NAME; a namespace's quotas are \`quotactl usage -n NS\``);
+  }
+  if (name === undefined) throw new UsageError(`usage ${ctx.args[0] ?? ''}: which one? (a NAME after the type)`);
+  const { body } = await ctx.client.call<SharedUsageAnswer>('GET', `${pathOf(ctx, resource, name)}/usage`, undefined, { at });
+  print(ctx, body, () => {
+    if (body?.defined === false) {
+      ctx.io.stderr(`${name} did not exist${at ? ` at ${at}` : ''}.\n`);
+      return '';
+    }
+    return sharedUsageTable(body ?? {});
+  });
+  return EXIT.ok;
+}
+
 async function usage(ctx: Context): Promise<ExitCode> {
-  noArguments(ctx, 'usage');
   const at = instant(ctx.flags.at, 'at');
+  if (ctx.args.length > 0) return sharedUsage(ctx, at);
   const { body } = await ctx.client.call<UsageAnswer>('GET', namespacePath(ctx.namespace, 'usage'), undefined, { at });
   print(ctx, body, () => {
     const quotas = body?.quotas ?? [];
@@ -57,13 +76,19 @@ async function decisions(ctx: Context): Promise<ExitCode> {
 export const usageCommand: Command = {
   name: 'usage',
   summary: 'usage per quota, now or as it was at an instant',
-  synopsis: 'usage [-n NS] [--at RFC3339] [-o table|json|yaml]',
+  synopsis: 'usage [-n NS] [clusterresourcequota NAME | hrq NAME] [--at RFC3339] [-o table|json|yaml]',
   description: [
     'QUOTA, RESOURCE, USED and HARD for every quota of the namespace. Without --at, the exact usage',
     'from the ledger\'s head; with --at, folded from the ledger as it stood at that instant.',
+    'With a ClusterResourceQuota or HierarchicalResourceQuota: its total over the namespaces it',
+    'covered (NAMESPACE "(all)") and what each of them contributed, now or at --at.',
   ].join('\n'),
   flags: ['namespace', 'at'],
-  examples: ['quotactl usage -n team-a', 'quotactl usage -n team-a --at 2026-11-23T14:03:00Z'],
+  examples: [
+    'quotactl usage -n team-a',
+    'quotactl usage -n team-a --at 2026-11-23T14:03:00Z',
+    'quotactl usage clusterresourcequota acme --at 2026-11-23T14:03:00Z',
+  ],
   needsServer: true,
   run: usage,
 };

@@ -29,7 +29,7 @@ const RESOURCES: Readonly<Record<string, Resource>> = {
 /** ClusterResourceQuotas live outside every namespace: -n does not apply. */
 const CLUSTER_SCOPED: ReadonlySet<Resource> = new Set(['clusterresourcequotas']);
 
-function pathOf(ctx: Context, resource: Resource, name?: string): string {
+export function pathOf(ctx: Context, resource: Resource, name?: string): string {
   if (CLUSTER_SCOPED.has(resource)) return `/v1/${resource}${name === undefined ? '' : `/${enc(name)}`}`;
   return name === undefined ? namespacePath(ctx.namespace, resource) : namespacePath(ctx.namespace, resource, name);
 }
@@ -38,7 +38,7 @@ function pathOf(ctx: Context, resource: Resource, name?: string): string {
 const asQuota = (o: ClusterQuotaObject): QuotaObject => ({ ...(o.metadata ? { metadata: o.metadata } : {}), ...(o.status?.total ? { status: o.status.total } : {}) });
 
 /** `get quota NAME`, `get quota/NAME` or `get quota`: the resource and the optional name. */
-function resourceAndName(command: string, args: readonly string[]): { resource: Resource; name: string | undefined } {
+export function resourceAndName(command: string, args: readonly string[]): { resource: Resource; name: string | undefined } {
   const [first, ...rest] = args;
   if (!first) throw new UsageError(`you must specify the type of resource to ${command}: quota (resourcequota) or limitrange (limits)`);
   const slash = first.indexOf('/');

@@ -163,6 +163,18 @@ export function usageTable(quotas: ReadonlyArray<{ readonly name: string; readon
   return table(['QUOTA', 'RESOURCE', 'USED', 'HARD'], rows);
 }
 
+/** `quotactl usage clusterresourcequota NAME`: the total over its namespaces, then each namespace's part. */
+export function sharedUsageTable(usage: { readonly hard?: Quantities; readonly used?: Quantities; readonly namespaces?: ReadonlyArray<{ readonly namespace: string; readonly used?: Quantities }> }): string {
+  const resources = Object.keys(usage.hard ?? {}).sort(byteOrder);
+  const rows = [
+    ...resources.map((resource) => ['(all)', resource, usage.used?.[resource] ?? '0', usage.hard?.[resource] ?? '']),
+    ...[...(usage.namespaces ?? [])]
+      .sort((a, b) => byteOrder(a.namespace, b.namespace))
+      .flatMap((member) => resources.map((resource) => [member.namespace, resource, member.used?.[resource] ?? '0', ''])),
+  ];
+  return table(['NAMESPACE', 'RESOURCE', 'USED', 'HARD'], rows);
+}
+
 interface EventRow {
   readonly position: string;
   readonly type: string;
