@@ -177,6 +177,79 @@ describe('HierarchicalResourceQuota', () => {
   });
 });
 
+describe('a shared quota as it was', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** An instant after everything written so far and before anything written next (the ledger's clock). */
+  const instant = async (): Promise<string> => {
+    await sleep(3);
+    const { rows } = await poolOf(api.db.dataSource).query<{ at: Date }>(`SELECT clock_timestamp() AS at`);
+    await sleep(3);
+    return (rows[0] as { at: Date }).at.toISOString();
+  };
+  const usageAt = async (path: string, at: string) => {
+    const answer = await api.request('GET', `${path}/usage?at=${encodeURIComponent(at)}`);
+    expect(answer.status).toBe(200);
+    return answer.body;
+  };
+
+  it('answers usage at any instant (the sum over the namespaces it covered then) and a series with its limit changes and denials', async () => {
+    const before = await instant();
+    for (const ns of ['past-a', 'past-b']) await api.request('PUT', `/v1/namespaces/${ns}`, namespace(ns, { tenant: 'past' }));
+    expect((await api.request('PUT', '/v1/clusterresourcequotas/past', crq('past', { tenant: 'past' }, { pods: '5' }))).status).toBe(201);
+    const created = await instant();
+    for (const [ns, i] of [['past-a', 1], ['past-b', 2], ['past-b', 3]] as const) expect((await reserve(ns, i)).status).toBe(201);
+    const charged = await instant();
+    const now = await api.request('GET', '/v1/clusterresourcequotas/past/usage');
+    expect(now.body).toEqual({ key: 'clusterresourcequotas/past', version: 1, defined: true, hard: { pods: '5' }, used: { pods: '3' }, namespaces: [{ namespace: 'past-a', used: { pods: '1' } }, { namespace: 'past-b', used: { pods: '2' } }] });
+    await api.request('PUT', '/v1/namespaces/past-b', namespace('past-b', { tenant: 'elsewhere' }));
+    const moved = await instant();
+    await api.request('PUT', '/v1/clusterresourcequotas/past', crq('past', { tenant: 'past' }, { pods: '1' }));
+    expect((await reserve('past-a', 4)).status).toBe(403);
+    const lowered = await instant();
+    expect((await api.request('DELETE', '/v1/clusterresourcequotas/past')).status).toBe(200);
+    const removed = await instant();
+
+    const path = '/v1/clusterresourcequotas/past';
+    expect(await usageAt(path, before)).toEqual({ key: 'clusterresourcequotas/past', at: before, version: 0, defined: false, hard: {}, used: {}, namespaces: [] });
+    expect(await usageAt(path, created)).toMatchObject({ version: 1, defined: true, hard: { pods: '5' }, used: { pods: '0' }, namespaces: [{ namespace: 'past-a', used: { pods: '0' } }, { namespace: 'past-b', used: { pods: '0' } }] });
+    const atCharged = await usageAt(path, charged);
+    expect(atCharged).toMatchObject({ hard: now.body.hard, used: now.body.used });
+    expect(atCharged.namespaces.map(({ namespace: ns, used }: { namespace: string; used: unknown }) => ({ namespace: ns, used }))).toEqual(now.body.namespaces);
+    expect(await usageAt(path, moved)).toMatchObject({ version: 1, used: { pods: '1' }, namespaces: [{ namespace: 'past-a', used: { pods: '1' } }] });
+    expect(await usageAt(path, lowered)).toMatchObject({ version: 2, hard: { pods: '1' }, used: { pods: '1' } });
+    expect(await usageAt(path, removed)).toMatchObject({ version: 3, defined: false, hard: {}, used: {}, namespaces: [] });
+
+    const series = await api.request('GET', `${path}/usage/series?since=${encodeURIComponent(before)}&until=${encodeURIComponent(removed)}&points=40`);
+    expect(series.status).toBe(200);
+    expect(series.body.points).toHaveLength(40);
+    expect(Math.max(...series.body.points.map((p: { used: { pods?: string } }) => Number(p.used.pods ?? 0)))).toBe(3);
+    expect(series.body.markers.map((m: { kind: string; change?: string }) => m.change ?? m.kind)).toEqual(['defined', 'changed', 'denial', 'removed']);
+    expect(series.body.markers[2]).toMatchObject({ kind: 'denial', name: 'pod-4', message: expect.stringContaining('exceeded cluster quota: past') });
+
+    expect((await api.request('GET', '/v1/clusterresourcequotas/never/usage')).status).toBe(404);
+    expect((await api.request('GET', `/v1/clusterresourcequotas/never/usage?at=${encodeURIComponent(removed)}`)).status).toBe(404);
+    expect((await api.request('GET', `${path}/usage`)).status).toBe(404);
+    const bad = await api.request('GET', `${path}/usage?at=yesterday`);
+    expect(bad.status).toBe(400);
+    expect((await api.request('GET', `${path}/usage/series?since=${encodeURIComponent(removed)}&until=${encodeURIComponent(before)}`)).status).toBe(400);
+  });
+
+  it('answers the same for a HierarchicalResourceQuota over its subtree', async () => {
+    await api.request('PUT', '/v1/namespaces/past-child', namespace('past-child', { 'past-root.tree.hnc.x-k8s.io/depth': '1' }));
+    const hrq = { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', metadata: { name: 'tree' }, spec: { hard: { pods: '4' } } };
+    expect((await api.request('PUT', '/v1/namespaces/past-root/hierarchicalresourcequotas/tree', hrq)).status).toBe(201);
+    expect((await reserve('past-root', 1)).status).toBe(201);
+    expect((await reserve('past-child', 2)).status).toBe(201);
+    const charged = await instant();
+    expect((await reserve('past-child', 3)).status).toBe(201);
+    const path = '/v1/namespaces/past-root/hierarchicalresourcequotas/tree';
+    expect(await usageAt(path, charged)).toMatchObject({ key: 'hierarchicalresourcequotas/past-root/tree', defined: true, hard: { pods: '4' }, used: { pods: '2' } });
+    expect((await api.request('GET', `${path}/usage`)).body.used).toEqual({ pods: '3' });
+    const series = await api.request('GET', `${path}/usage/series?points=5`);
+    expect(series.body.points.at(-1).used).toEqual({ pods: '3' });
+  });
+});
+
 describe("the webhook's Namespace reviews", () => {
   let seq = 0;
   const namespaceReview = (operation: 'CREATE' | 'UPDATE' | 'DELETE', name: string, labels: Record<string, string> | undefined, extra: Record<string, unknown> = {}) => ({

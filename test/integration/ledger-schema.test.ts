@@ -57,6 +57,7 @@ describe('ledger schema (real PostgreSQL)', () => {
       'ledger_events.ledger_events_feed',
       'ledger_events.ledger_events_pkey',
       'ledger_events.ledger_events_recorded_at',
+      'ledger_events.ledger_events_shared_applied',
       'ledger_events.ledger_events_stream_version',
       'namespace_heads.namespace_heads_pkey',
       'reservations.reservations_live_by_age',
@@ -65,6 +66,8 @@ describe('ledger schema (real PostgreSQL)', () => {
     ]);
     // Every query of the decisions log names its namespace: one (namespace, id) key serves them all.
     expect(rows.find((r) => r.indexname === 'admission_decisions_pkey')?.indexdef).toMatch(/UNIQUE INDEX .* \(namespace, id\)$/);
+    // A shared quota's past starts from the namespaces that carried it: partial, so no admission writes an entry.
+    expect(rows.find((r) => r.indexname === 'ledger_events_shared_applied')?.indexdef).toMatch(/WHERE \(type = 'SharedQuotaApplied'::text\)$/);
   });
 
   it('leaves half of each head page free, so that rewriting a head stays a HOT update (no index entry for concurrent groups to conflict on)', async () => {
