@@ -279,13 +279,11 @@ function deploymentProblems(deployment: unknown): string[] {
 
 /** The verbs a reader needs; anything more would let the reconciler change the cluster. */
 const READ_VERBS = new Set(['get', 'list', 'watch']);
-/** group → resources the reconciler may read: what the inventory lists, plus resource claims, plus the Namespaces it records. */
-const READABLE: Readonly<Record<string, readonly string[]>> = {
-  '': ['namespaces', 'pods', 'services', 'persistentvolumeclaims', 'resourcequotas', 'replicationcontrollers', 'secrets', 'configmaps'],
-  apps: ['deployments', 'replicasets', 'statefulsets', 'daemonsets'],
-  batch: ['jobs', 'cronjobs'],
-  'resource.k8s.io': ['resourceclaims'],
-};
+/** group → resources the reconciler may read: every kind the inventory lists (the domain's one list), plus the Namespaces it records. */
+const READABLE: Readonly<Record<string, readonly string[]>> = [...KNOWN_KINDS.map((k) => k.groupResource), { group: '', resource: 'namespaces' }].reduce<Record<string, string[]>>(
+  (byGroup, { group, resource }) => ({ ...byGroup, [group]: [...(byGroup[group] ?? []), resource] }),
+  {},
+);
 
 function clusterRoleProblems(role: unknown): string[] {
   const problems: string[] = [];

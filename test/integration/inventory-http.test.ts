@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpInventory, createInventorySource, type HttpInventoryOptions } from '@quota/inventory';
+import { createHttpInventory, createInventorySource, KNOWN_KINDS, type HttpInventoryOptions } from '@quota/inventory';
 import { inventoryFailure } from '../support/inventory.js';
 
 const pod = (name: string, namespace: string, metadata: Record<string, unknown> = {}) => ({
@@ -88,7 +88,7 @@ describe('http inventory source, against a platform endpoint (GET {url}/namespac
     const inventory = await source({ token: 's3cret' }).list('team-a');
     expect(seen).toEqual([{ url: '/platform/v2/namespaces/team-a/objects', authorization: 'Bearer s3cret' }]);
     expect(inventory.namespace).toBe('team-a');
-    expect(inventory.covers).toHaveLength(13);
+    expect(inventory.covers).toHaveLength(KNOWN_KINDS.length);
     expect(inventory.objects.map((o) => [o.groupResource, o.name, o.uid])).toEqual([
       [{ group: '', resource: 'pods' }, 'a', 'uid-a'],
       [{ group: '', resource: 'pods' }, 'b', 'uid-b'],

@@ -50,7 +50,7 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     const next = offset + limit < clusterNamespaces.length ? String(offset + limit) : undefined;
     return send(200, JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: '48211', ...(next ? { continue: next } : {}) }, items: clusterNamespaces.slice(offset, offset + limit) }));
   }
-  const match = /^\/apis?\/(?:[a-z.]+\/)?v1\/namespaces\/([^/]+)\/([a-z]+)$/.exec(url.pathname);
+  const match = /^\/apis?\/(?:[a-z0-9.]+\/)?v1\/namespaces\/([^/]+)\/([a-z]+)$/.exec(url.pathname);
   if (!match) return send(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
   const [, namespace, resource] = match;
   const continued = url.searchParams.has('continue');
@@ -73,6 +73,8 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     return send(200, await fixture('pods-page-1.json'));
   }
   if (resource === 'deployments' && namespace === 'broken') return send(500, await fixture('status-500.json'));
+  // A cluster before Kubernetes 1.34 serves no resource.k8s.io/v1.
+  if (resource === 'resourceclaims' && namespace === 'old-cluster') return send(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404 }));
   if (resource === 'persistentvolumeclaims') return send(200, await fixture('persistentvolumeclaims.json'));
   if (resource === 'deployments') return send(200, await fixture('deployments.json'));
   const known = KNOWN_KINDS.find((k) => k.groupResource.resource === resource);
@@ -96,7 +98,7 @@ describe('kubernetes inventory source, against a fake API server replaying recor
     seen.length = 0;
     const inventory = await createInventorySource({ source: 'kubernetes', kubeconfigPath: kubeconfig, pageSize: 2 }).list('team-a');
     expect(inventory.namespace).toBe('team-a');
-    expect(inventory.covers).toHaveLength(13);
+    expect(inventory.covers).toHaveLength(14);
     expect(inventory.objects.map((o) => [`${o.groupResource.resource}.${o.groupResource.group}`, o.name, o.uid])).toEqual([
       ['pods.', 'web-5d8f9c74b7-2xkqz', '0b8f3c5e-6f1d-4a7e-9d52-1f0c4a3b7e11'],
       ['pods.', 'web-5d8f9c74b7-k8wq2', '7c2e9a10-2b4f-4c8d-8e3a-5d6f7a8b9c22'],
@@ -125,8 +127,17 @@ describe('kubernetes inventory source, against a fake API server replaying recor
         '/apis/batch/v1/namespaces/team-a/cronjobs',
       ]),
     );
-    expect(seen).toHaveLength(14); // 13 resources, pods in two pages
+    expect(seen).toHaveLength(15); // 14 resources, pods in two pages
     expect(new Set(seen.map((s) => s.authorization))).toEqual(new Set(['Bearer test-token']));
+  });
+
+  it('lists a resource the cluster does not serve (404 on its list, as resource.k8s.io/v1 before Kubernetes 1.34) as having no objects', async () => {
+    seen.length = 0;
+    const claims = { group: 'resource.k8s.io', resource: 'resourceclaims' };
+    const inventory = await source({ resources: [claims, { group: '', resource: 'configmaps' }] }).list('old-cluster');
+    expect(seen.map((s) => s.path).sort()).toEqual(['/api/v1/namespaces/old-cluster/configmaps', '/apis/resource.k8s.io/v1/namespaces/old-cluster/resourceclaims']);
+    expect(inventory.covers).toContainEqual(claims);
+    expect(inventory.objects).toEqual([]);
   });
 
   it('lists only the resources it is configured to cover', async () => {

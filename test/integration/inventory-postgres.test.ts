@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInventorySource, createPostgresInventory, type InventorySource, type PostgresInventoryOptions } from '@quota/inventory';
+import { createInventorySource, createPostgresInventory, KNOWN_KINDS, type InventorySource, type PostgresInventoryOptions } from '@quota/inventory';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { inventoryFailure } from '../support/inventory.js';
 
@@ -69,7 +69,7 @@ describe('postgres inventory source, on a table or view in the platform’s own 
   it('lists one namespace from a table: every covered object whole, with its resource, uid and name', async () => {
     const inventory = await source({ relation: 'platform.objects' }).list('team-a');
     expect(inventory.namespace).toBe('team-a');
-    expect(inventory.covers).toHaveLength(13);
+    expect(inventory.covers).toHaveLength(KNOWN_KINDS.length);
     const byName = [...inventory.objects].sort((x, y) => x.name.localeCompare(y.name));
     expect(byName.map((o) => [o.groupResource, o.name, o.uid])).toEqual([
       [{ group: '', resource: 'pods' }, 'a', uidOf('a')],

@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import { CHARGED_KINDS, type ChargedKind } from '@quota/domain';
 
 /**
  * The MutatingWebhookConfiguration and ValidatingWebhookConfiguration that register the
@@ -107,23 +108,33 @@ export interface ValidatingWebhookConfiguration {
 export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
 
 /**
- * What validate sees: every namespaced kind a quota counts (`count/<resource>.<group>` and the
- * compute/storage evaluators), with DELETE so that a release is recorded at once instead of at
- * the next reconcile. Namespaces are sent too (the one cluster-scoped rule): the ledger
+ * What validate sees: every namespaced kind a quota counts (the domain's CHARGED_KINDS: the list
+ * the inventory lists and the reconciler's RBAC grants), with DELETE so that a release is
+ * recorded at once instead of at the next reconcile. Namespaces are sent too (the one cluster-scoped rule): the ledger
  * records their labels. ResourceQuota objects are left out on purpose: quotas live in the
  * ledger's admin API, and charging `count/resourcequotas` at admission would only duplicate
  * what the reconciler counts. `pods/resize` and `persistentvolumeclaims/status` are the two
  * subresource writes quota admission charges (in-place resize, allocated storage).
  */
 export const VALIDATE_RULES: readonly RuleWithOperations[] = [
-  rule('', ['pods', 'pods/resize', 'services', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'replicationcontrollers', 'secrets', 'configmaps'], ['CREATE', 'UPDATE', 'DELETE']),
-  rule('apps', ['deployments', 'replicasets', 'statefulsets', 'daemonsets'], ['CREATE', 'UPDATE', 'DELETE']),
-  rule('batch', ['jobs', 'cronjobs'], ['CREATE', 'UPDATE', 'DELETE']),
-  rule('resource.k8s.io', ['resourceclaims'], ['CREATE', 'UPDATE', 'DELETE']),
+  ...groupsOf(CHARGED_KINDS.filter((k) => k.webhook)).map(([group, kinds]) =>
+    rule(
+      group,
+      kinds.flatMap((k) => [k.groupResource.resource, ...(k.subresources ?? []).map((sub) => `${k.groupResource.resource}/${sub}`)]),
+      ['CREATE', 'UPDATE', 'DELETE'],
+    ),
+  ),
   // Namespaces themselves (cluster-scoped): their labels choose the ClusterResourceQuotas and
   // hierarchical quotas covering them, so the ledger records every change as it is made.
   { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
 ];
+
+/** The kinds by API group, groups in the order they first appear. */
+function groupsOf(kinds: readonly ChargedKind[]): [string, ChargedKind[]][] {
+  const groups = new Map<string, ChargedKind[]>();
+  for (const kind of kinds) groups.set(kind.groupResource.group, [...(groups.get(kind.groupResource.group) ?? []), kind]);
+  return [...groups];
+}
 
 /** LimitRange defaults apply to pods and claims only, and only to the objects themselves. */
 export const MUTATE_RULES: readonly RuleWithOperations[] = [rule('', ['pods', 'persistentvolumeclaims'], ['CREATE', 'UPDATE'])];

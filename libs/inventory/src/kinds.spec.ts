@@ -17,15 +17,16 @@ describe('the well-known kinds every source maps through', () => {
     ['ReplicaSet', 'apps/v1', { group: 'apps', resource: 'replicasets' }],
     ['StatefulSet', 'apps/v1', { group: 'apps', resource: 'statefulsets' }],
     ['DaemonSet', 'apps/v1', { group: 'apps', resource: 'daemonsets' }],
+    ['ResourceClaim', 'resource.k8s.io/v1', { group: 'resource.k8s.io', resource: 'resourceclaims' }],
   ])('maps a %s of %s to its resource and back', (kind, apiVersion, groupResource) => {
     expect(resourceOfKind(kind, apiVersion)).toEqual(groupResource);
-    expect(knownKindOf(groupResource)).toEqual({ kind, apiVersion, groupResource });
+    expect(knownKindOf(groupResource)).toMatchObject({ kind, apiVersion, groupResource });
   });
 
   it('covers by default exactly the known kinds, each once', () => {
-    expect(DEFAULT_RESOURCES).toHaveLength(13);
-    expect(new Set(DEFAULT_RESOURCES.map(formatResource)).size).toBe(13);
-    expect(new Set(KNOWN_KINDS.map((k) => k.kind)).size).toBe(13);
+    expect(DEFAULT_RESOURCES).toHaveLength(14);
+    expect(new Set(DEFAULT_RESOURCES.map(formatResource)).size).toBe(14);
+    expect(new Set(KNOWN_KINDS.map((k) => k.kind)).size).toBe(14);
   });
 
   it.each([

@@ -1,32 +1,14 @@
-import type { GroupResource } from '@quota/domain';
+import { CHARGED_KINDS, type ChargedKind, type GroupResource } from '@quota/domain';
 
 /** A kind every source can list: the apiVersion its objects carry and the resource it is. */
-export interface KnownKind {
-  readonly kind: string;
-  /** The version the Kubernetes source asks for and fills into listed items. */
-  readonly apiVersion: string;
-  readonly groupResource: GroupResource;
-}
+export type KnownKind = Pick<ChargedKind, 'kind' | 'apiVersion' | 'groupResource'>;
 
 /**
- * The namespaced kinds Kubernetes' ResourceQuota counts, one row each. Every source maps
- * kind ↔ resource through this table and nothing else, so the three cannot disagree.
+ * The namespaced kinds Kubernetes' ResourceQuota counts: the domain's one list (CHARGED_KINDS),
+ * which the webhook rules and the reconciler's RBAC come from too. Every source maps
+ * kind ↔ resource through it and nothing else, so they cannot disagree.
  */
-export const KNOWN_KINDS: readonly KnownKind[] = [
-  { kind: 'Pod', apiVersion: 'v1', groupResource: { group: '', resource: 'pods' } },
-  { kind: 'PersistentVolumeClaim', apiVersion: 'v1', groupResource: { group: '', resource: 'persistentvolumeclaims' } },
-  { kind: 'Service', apiVersion: 'v1', groupResource: { group: '', resource: 'services' } },
-  { kind: 'ConfigMap', apiVersion: 'v1', groupResource: { group: '', resource: 'configmaps' } },
-  { kind: 'Secret', apiVersion: 'v1', groupResource: { group: '', resource: 'secrets' } },
-  { kind: 'ReplicationController', apiVersion: 'v1', groupResource: { group: '', resource: 'replicationcontrollers' } },
-  { kind: 'ResourceQuota', apiVersion: 'v1', groupResource: { group: '', resource: 'resourcequotas' } },
-  { kind: 'Job', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'jobs' } },
-  { kind: 'CronJob', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'cronjobs' } },
-  { kind: 'Deployment', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'deployments' } },
-  { kind: 'ReplicaSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'replicasets' } },
-  { kind: 'StatefulSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'statefulsets' } },
-  { kind: 'DaemonSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'daemonsets' } },
-];
+export const KNOWN_KINDS: readonly ChargedKind[] = CHARGED_KINDS;
 
 /** What a source covers unless told otherwise: every known kind. */
 export const DEFAULT_RESOURCES: readonly GroupResource[] = KNOWN_KINDS.map((k) => k.groupResource);

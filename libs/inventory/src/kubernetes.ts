@@ -88,6 +88,10 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     } catch (error) {
       throw fail(call.why() ?? messageOf(error), error);
     }
+    // A namespaced list answers 404 only when the cluster does not serve the resource at all
+    // (an API group it lacks, e.g. resource.k8s.io/v1 before Kubernetes 1.34): no such object
+    // can exist, and so none can be missing from the listing.
+    if (response.status === 404 && token === undefined && known !== NAMESPACE_KIND) return { items: [] };
     if (response.status !== 200) {
       const status = describeStatus(response);
       if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);

@@ -1,4 +1,5 @@
 import type { Container, GroupResource, Pod } from '../kube/types.js';
+import { CHARGED_KINDS } from '../kube/kinds.js';
 import type { ExceededResource } from '../quota/denial.js';
 import { forbiddenMessage } from '../quota/denial.js';
 import type { QuotaCharge } from '../quota/check.js';
@@ -108,22 +109,7 @@ export function defaultPodForAdmission(pod: Pod): Pod {
   };
 }
 
-const KINDS: Readonly<Record<string, GroupResource>> = {
-  Pod: { group: '', resource: 'pods' },
-  Service: { group: '', resource: 'services' },
-  PersistentVolumeClaim: { group: '', resource: 'persistentvolumeclaims' },
-  ConfigMap: { group: '', resource: 'configmaps' },
-  Secret: { group: '', resource: 'secrets' },
-  ReplicationController: { group: '', resource: 'replicationcontrollers' },
-  ResourceQuota: { group: '', resource: 'resourcequotas' },
-  ResourceClaim: { group: 'resource.k8s.io', resource: 'resourceclaims' },
-  Deployment: { group: 'apps', resource: 'deployments' },
-  StatefulSet: { group: 'apps', resource: 'statefulsets' },
-  DaemonSet: { group: 'apps', resource: 'daemonsets' },
-  ReplicaSet: { group: 'apps', resource: 'replicasets' },
-  Job: { group: 'batch', resource: 'jobs' },
-  CronJob: { group: 'batch', resource: 'cronjobs' },
-};
+const KINDS: Readonly<Record<string, GroupResource>> = Object.fromEntries(CHARGED_KINDS.map((k) => [k.kind, k.groupResource]));
 
 /** The API group of an `apiVersion` (`apps/v1` → `apps`, `v1` → the core group ''). */
 function groupOfApiVersion(apiVersion: string): string {
