@@ -38,7 +38,8 @@ beforeAll(async () => {
   db = await createMigratedDatabase('qlkinds');
   ledger = new Ledger(db.dataSource);
   const backend = { kind: 'redis' as const, url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` };
-  reconciler = new Reconciler({ now: ledger.now, reconcile: ledger.reconcile }, createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }), backend, {
+  const recorder = { now: ledger.now, reconcile: ledger.reconcile, namespaces: ledger.definitions.namespaces.bind(ledger.definitions) };
+  reconciler = new Reconciler(recorder, createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }), backend, {
     intervalMs: 60_000,
     graceMs: 0,
     concurrency: 1,

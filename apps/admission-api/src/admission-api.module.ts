@@ -42,6 +42,7 @@ export class AdmissionApiModule {
                 retryMax: config.admissionRetryMax,
                 quotasPerNamespaceMax: config.quotasPerNamespaceMax,
                 limitRangesPerNamespaceMax: config.limitRangesPerNamespaceMax,
+                quotaWarningPercent: config.quotaWarningPercent,
                 sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax,
               },
             };

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       quotasPerNamespaceMax: 16,
       limitRangesPerNamespaceMax: 16,
       sharedQuotaNamespacesMax: 1000,
+      quotaWarningPercent: 90,
       projectionBatchSize: 1000,
       projectionPollMs: 1000,
       snapshotEvery: 1000,

@@ -35,6 +35,8 @@ export interface AppConfig {
   readonly limitRangesPerNamespaceMax: number;
   /** Most namespaces one ClusterResourceQuota or HierarchicalResourceQuota may cover when it is defined (each admission there rewrites its head). */
   readonly sharedQuotaNamespacesMax: number;
+  /** An allowed admission warns (AdmissionReview warnings, REST Warning headers) of every charged resource at or above this percent of its hard limit; 0: never. */
+  readonly quotaWarningPercent: number;
   /** Events the projection worker applies per transaction. */
   readonly projectionBatchSize: number;
   /** The projection worker's polling fallback when no notification arrives, in ms. */
@@ -164,6 +166,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     quotasPerNamespaceMax: integer(env, 'QUOTAS_PER_NAMESPACE_MAX', 16, 1, 1000),
     limitRangesPerNamespaceMax: integer(env, 'LIMIT_RANGES_PER_NAMESPACE_MAX', 16, 1, 1000),
     sharedQuotaNamespacesMax: integer(env, 'SHARED_QUOTA_NAMESPACES_MAX', 1000, 1, 100_000),
+    quotaWarningPercent: integer(env, 'QUOTA_WARNING_PERCENT', 90, 0, 100),
     projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE', 1000, 1, 100_000),
     projectionPollMs: integer(env, 'PROJECTION_POLL_MS', 1000, 10, 600_000),
     projectionStepMax: integer(env, 'PROJECTION_STEP_MAX', 250, 1, 100_000),

@@ -75,6 +75,7 @@ export class LedgerCommands {
   private readonly clock: LedgerClock;
   private readonly quotaLimit: { max: number; setting: string };
   private readonly limitRangeLimit: { max: number; setting: string };
+  private readonly warnAtPercent: number | undefined;
   private readonly committedListeners: ((commands: number, retries: number) => void)[] = [];
 
   constructor(dataSource: DataSource, options: LedgerOptions = {}) {
@@ -82,6 +83,7 @@ export class LedgerCommands {
     this.clock = new LedgerClock(dataSource, options.clock);
     this.quotaLimit = { max: options.quotasPerNamespaceMax ?? DEFAULTS.quotasPerNamespaceMax, setting: 'QUOTAS_PER_NAMESPACE_MAX' };
     this.limitRangeLimit = { max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' };
+    this.warnAtPercent = options.quotaWarningPercent ? options.quotaWarningPercent : undefined;
     this.notifier = new AppendNotifier(dataSource, LEDGER_EVENTS_CHANNEL, DEFAULTS.notifyIntervalMs);
     this.groups = new GroupCommitter(dataSource, {
       batchSizeMax: options.batchSizeMax ?? DEFAULTS.batchSizeMax,
@@ -136,6 +138,7 @@ export class LedgerCommands {
       reservationId: this.newId(),
       ...(command.ttlMs === undefined ? {} : { ttlMs: command.ttlMs }),
       ...(command.requireKnownNamespace ? { requireKnownNamespace: true } : {}),
+      ...(this.warnAtPercent === undefined ? {} : { warnAtPercent: this.warnAtPercent }),
     };
     const decided: NamespaceCommand = command.resources
       ? {

@@ -33,6 +33,8 @@ export interface LedgerOptions {
   readonly quotasPerNamespaceMax?: number;
   /** Most LimitRanges one namespace may hold. */
   readonly limitRangesPerNamespaceMax?: number;
+  /** An allowed admission warns of every charged resource at or above this percent of its hard limit (absent or 0: never). */
+  readonly quotaWarningPercent?: number;
   /** Most namespaces one shared quota may cover when it is defined (default 1,000). */
   readonly sharedQuotaNamespacesMax?: number;
   /** A seam for tests and fault injection: runs between a batch's keyed prefetch and its transaction. */

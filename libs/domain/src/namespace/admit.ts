@@ -4,6 +4,7 @@ import { decideResources } from '../admission/rest.js';
 import type { LedgerEvent } from '../events/events.js';
 import * as Resources from '../resources/resource-list.js';
 import { denialJson, refusal, type AdmissionResult } from './answers.js';
+import { nearLimitWarnings } from '../quota/warnings.js';
 import type { AdmissionAnswer, AdmitObject, AdmitResources, Decided } from './commands.js';
 import { liveLoadedFor, type NamespaceFacts } from './facts.js';
 
@@ -27,7 +28,8 @@ export function decideAdmit(command: AdmitObject | AdmitResources, facts: Namesp
   const decision = command.type === 'AdmitObject' ? admitObject(command, facts) : admitResources(command, facts);
   const reserved = decision.allowed && !decision.existing && !command.dryRun ? decision.reservation : undefined;
   const events: LedgerEvent[] = reserved ? [reserved] : [];
-  return { events, answer: { kind: 'Decided', result: resultOf(decision, command.dryRun) } };
+  const warnings = decision.allowed && !decision.existing && command.warnAtPercent !== undefined ? nearLimitWarnings(decision.charges, facts.state, command.warnAtPercent) : [];
+  return { events, answer: { kind: 'Decided', result: resultOf(decision, command.dryRun, warnings) } };
 }
 
 /** The uid an admission is charged against: the object's, or on a DELETE its old object's. */
@@ -91,7 +93,7 @@ function admitResources(command: AdmitResources, facts: NamespaceFacts): Admissi
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The answer to give (and log) for a decision. */
-function resultOf(decision: AdmissionDecision, dryRun: boolean): AdmissionResult {
+function resultOf(decision: AdmissionDecision, dryRun: boolean, warnings: readonly string[]): AdmissionResult {
   if (!decision.allowed) {
     return {
       allowed: false,
@@ -123,6 +125,7 @@ function resultOf(decision: AdmissionDecision, dryRun: boolean): AdmissionResult
     ...(reservation ? { charged: reservation.data.charged } : {}),
     ...(reservation?.data.expiresAt ? { expiresAt: reservation.data.expiresAt } : {}),
     ...(decision.patch.length > 0 ? { patch: decision.patch } : {}),
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
 

@@ -47,6 +47,8 @@ export interface AdmissionResult {
   readonly expiresAt?: string;
   /** Allowed: the LimitRange defaults applied to the object, as a JSONPatch. */
   readonly patch?: readonly JsonPatchOperation[];
+  /** Allowed: the charged quotas near their limits, in words (nearLimitWarnings). */
+  readonly warnings?: readonly string[];
 }
 
 /**

@@ -45,6 +45,8 @@ interface AdmissionCommon {
   readonly ttlMs?: number;
   /** Refuse with NamespaceNotFound where no quota or limit range was ever defined (REST); else admit uncharged. */
   readonly requireKnownNamespace?: boolean;
+  /** Allowed: warn of every charged resource at or above this percent of its hard limit (nearLimitWarnings); absent, no warnings. */
+  readonly warnAtPercent?: number;
 }
 
 /** Admit a Kubernetes object: LimitRanger defaults and limits, then ResourceQuota. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LedgerEvent } from '../events/events.js';
 import { fold, reservationsNeededBy, eventTypesNeeding } from '../events/fold.js';
 import type { Pod } from '../kube/types.js';
+import { Quantity } from '../quantity/quantity.js';
 import type { ExistingObject } from '../admission/reconcile.js';
 import type { AdmitObject, AdmitResources, NamespaceCommand } from './commands.js';
 import { decide } from './decide.js';
@@ -315,6 +316,36 @@ describe('decide: PutLimitRange', () => {
 
   it('forbids one more than the namespace may hold', () => {
     expect(given([]).when({ ...put, limit: { max: 0, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' } }).answer).toMatchObject({ kind: 'Refused', code: 'Forbidden' });
+  });
+});
+
+describe('decide: warnings of quotas near their limits', () => {
+  const warningsOf = (events: readonly LedgerEvent[], command: AdmitObject | AdmitResources, extra: Partial<NamespaceFacts> = {}) => {
+    const { answer } = given(events, extra).when(command);
+    return answer.kind === 'Decided' ? answer.result.warnings : ['not decided'];
+  };
+  it.each([
+    ['below the threshold: none', [quota({ pods: '10' }), reserved('r1', 'u1', { pods: '7' })], 90, undefined],
+    ['at the threshold: the charged resource', [quota({ pods: '10' }), reserved('r1', 'u1', { pods: '8' })], 90, ['quota "compute": pods at 90% of its limit (9/10)']],
+    ['filling the quota', [quota({ pods: '2', 'requests.cpu': '10' }), reserved('r1', 'u1', { pods: '1' })], 90, ['quota "compute": pods at 100% of its limit (2/2)']],
+    ['several quotas, each named', [quota({ pods: '1' }), quota({ pods: '2' }, 'small')], 50, ['quota "compute": pods at 100% of its limit (1/1)', 'quota "small": pods at 50% of its limit (1/2)']],
+    ['not asked for: none', [quota({ pods: '1' })], undefined, undefined],
+  ])('%s', (_case, events, percent, expected) => {
+    const command = admitPod(pod('web', '100m'), percent === undefined ? {} : { warnAtPercent: percent });
+    expect(warningsOf(events as LedgerEvent[], command)).toEqual(expected);
+  });
+
+  it('names a cluster quota as a denial does, with its usage over every namespace it covers', () => {
+    const applied: LedgerEvent = { type: 'SharedQuotaApplied', data: { key: 'clusterresourcequotas/acme', ref: { kind: 'ClusterResourceQuota', name: 'acme' }, spec: { hard: { pods: '10' } } } };
+    const elsewhere = { sharedElsewhere: new Map([['clusterresourcequotas/acme', { pods: Quantity.parse('8') }]]) };
+    expect(warningsOf([quota({ 'requests.cpu': '10' }), applied], admitPod(pod('web', '100m'), { warnAtPercent: 90 }), elsewhere)).toEqual(['cluster quota "acme": pods at 90% of its limit (9/10)']);
+  });
+
+  it('warns a REST admission and a dry run too, and never a denial', () => {
+    expect(warningsOf([quota({ 'count/widgets.example.com': '1' })], admitList({ 'count/widgets.example.com': '1' }, { warnAtPercent: 90, dryRun: true }))).toEqual([
+      'quota "compute": count/widgets.example.com at 100% of its limit (1/1)',
+    ]);
+    expect(warningsOf([quota({ pods: '1' }), reserved('r1', 'u1', { pods: '1' })], admitPod(pod('web', '100m'), { warnAtPercent: 90 }))).toBeUndefined();
   });
 });
 
