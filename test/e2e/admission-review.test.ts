@@ -56,6 +56,8 @@ const reserved = async (namespace = 'team-a'): Promise<number> =>
 const eventCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events`))[0].count);
 const decisionCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
 const validate = (body: unknown) => api.request('POST', '/v1/admission/validate', body);
+/** An answer without its audit annotations and warnings (checked where they are the point). */
+const withoutExtras = ({ auditAnnotations: _a, warnings: _w, ...rest }: Record<string, unknown>) => rest;
 const mutate = (body: unknown) => api.request('POST', '/v1/admission/mutate', body);
 const quota = (namespace: string, hard: Record<string, string>) =>
   api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard } });
@@ -66,11 +68,19 @@ describe('the validating webhook', () => {
   it('admits a CREATE within quota and reserves it, then denies one over quota with HTTP 200 and Kubernetes text', async () => {
     const first = await validate(review('CREATE', pod('web-1', '400m')));
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: `review-${uidSeq}`, allowed: true } });
+    // The audit annotations tie kube-apiserver's audit log to the ledger: the decision and the reservation it made.
+    expect(first.body).toEqual({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: `review-${uidSeq}`, allowed: true, auditAnnotations: { decision: expect.stringMatching(/^\d+$/), reservation: expect.any(String) } },
+    });
+    const logged = await api.request('GET', `/v1/namespaces/team-a/decisions/${first.body.response.auditAnnotations.decision}`);
+    expect(logged.body).toMatchObject({ allowed: true, name: 'web-1', result: { reservationId: first.body.response.auditAnnotations.reservation } });
     expect(await reserved()).toBe(1);
 
+    // The admission that fills the quota is allowed with a warning (QUOTA_WARNING_PERCENT, 90 by default).
     const second = await validate(review('CREATE', pod('web-2', '400m')));
-    expect(second.body.response.allowed).toBe(true);
+    expect(second.body.response).toMatchObject({ allowed: true, warnings: expect.arrayContaining(['quota "compute": pods at 100% of its limit (2/2)']) });
 
     const third = await validate(review('CREATE', pod('web-3', '100m')));
     expect(third.status).toBe(200);
@@ -78,6 +88,7 @@ describe('the validating webhook', () => {
       uid: `review-${uidSeq}`,
       allowed: false,
       status: { metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden', message: 'pods "web-3" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2' },
+      auditAnnotations: { decision: expect.stringMatching(/^\d+$/) },
     });
     expect(await reserved()).toBe(2);
   });
@@ -121,7 +132,7 @@ describe('the validating webhook', () => {
     const relabel = await validate(review('UPDATE', { ...pod('web-1', '400m'), metadata: { ...pod('web-1').metadata, labels: { v: '2' } } }, { oldObject: pod('web-1', '400m') }));
     expect(relabel.body.response.allowed).toBe(true);
     const del = await validate(review('DELETE', null, { name: 'web-2', oldObject: pod('web-2', '400m') }));
-    expect(del.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(withoutExtras(del.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await reserved()).toBe(before);
     // The admitted DELETE queued a prompt, delayed reconcile of the namespace (BullMQ's
     // PostgreSQL backend here: no REDIS_URL).
@@ -138,7 +149,7 @@ describe('the validating webhook', () => {
   it('decides a dryRun review and appends nothing; the same pod without dryRun is reserved', async () => {
     expect((await quota('team-dry', { pods: '5', 'requests.cpu': '1' })).status).toBe(201);
     const dry = await validate(review('CREATE', podIn('team-dry', 'web', '100m'), { namespace: 'team-dry', dryRun: true }));
-    expect(dry.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(withoutExtras(dry.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await reserved('team-dry')).toBe(0);
     const overDry = await validate(review('CREATE', podIn('team-dry', 'big', '900m'), { namespace: 'team-dry', dryRun: true }));
     expect(overDry.body.response).toMatchObject({ allowed: true });
@@ -156,7 +167,7 @@ describe('the validating webhook', () => {
     const body = review('CREATE', { ...pod('once', '100m'), metadata: { name: 'once', namespace: 'team-b', uid: 'obj-once' } }, { namespace: 'team-b' });
     const answers = await Promise.all(Array.from({ length: 10 }, () => validate(body)));
     expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
-    expect(answers[0]?.body.response).toEqual({ uid: body.request.uid, allowed: true });
+    expect(withoutExtras(answers[0]?.body.response)).toEqual({ uid: body.request.uid, allowed: true });
     const count = await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'team-b' AND type = 'Reserved'`);
     expect(count[0].n).toBe(1);
   });
@@ -166,7 +177,7 @@ describe('the validating webhook', () => {
     const first = review('CREATE', podIn('team-r', 'a'), { namespace: 'team-r' });
     const second = review('CREATE', podIn('team-r', 'b'), { namespace: 'team-r' });
     const firstAnswer = await validate(first);
-    expect(firstAnswer.body.response).toEqual({ uid: first.request.uid, allowed: true });
+    expect(withoutExtras(firstAnswer.body.response)).toEqual({ uid: first.request.uid, allowed: true });
     const secondAnswer = await validate(second);
     expect(secondAnswer.body.response.status.message).toBe('pods "b" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1');
 
@@ -195,7 +206,7 @@ describe('the validating webhook', () => {
     const ledger = api.app.get(DefinitionQueries);
     const before = await eventCount();
     const answer = await validate(review('CREATE', podIn('unmanaged', 'free', '5'), { namespace: 'unmanaged' }));
-    expect(answer.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(withoutExtras(answer.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await ledger.namespaceExists('unmanaged')).toBe(false);
     const cluster = await validate(
       review(
@@ -204,7 +215,7 @@ describe('the validating webhook', () => {
         { namespace: '', kind: { group: '', version: 'v1', kind: 'PersistentVolume' }, resource: { group: '', version: 'v1', resource: 'persistentvolumes' } },
       ),
     );
-    expect(cluster.body.response).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(withoutExtras(cluster.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await eventCount()).toBe(before);
   });
 

@@ -76,6 +76,8 @@ describe('REST reservations', () => {
     const first = await reserve(gpus('w1', '3'));
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ namespace: 'team-a', state: 'reserved', charged: { 'example.com/gpu': '3' } });
+    // 3 of 4 is below QUOTA_WARNING_PERCENT (90): no warning.
+    expect(first.headers.get('warning')).toBeNull();
 
     const before = await allEvents();
     const denied = await reserve({ requestId: 'deny-1', ...gpus('w2', '2') });
@@ -90,6 +92,10 @@ describe('REST reservations', () => {
       details: { denial: { kind: 'Exceeded', quota: 'compute', resource: 'example.com/gpu', requested: '2', used: '3', hard: '4' } },
     });
     expect(await reserve({ requestId: 'deny-1', ...gpus('w2', '2') })).toEqual(denied);
+    // The one that fills it is allowed with a Warning header, as kube-apiserver sends warnings; a dry run warns too.
+    const filling = await reserve({ ...gpus('w3', '1'), dryRun: true });
+    expect(filling.status).toBe(200);
+    expect(filling.headers.get('warning')).toBe('299 - "quota \\"compute\\": example.com/gpu at 100% of its limit (4/4)"');
     expect(await allEvents()).toBe(before);
     await release(first.body.id);
   });

@@ -6,6 +6,10 @@ import type { DataSource } from 'typeorm';
 import { type AdmissionApiOptions, createAdmissionApi } from '../../apps/admission-api/src/app.js';
 import { createMigratedDatabase, type TestDatabase } from './database.js';
 
+/** An answer: status, the parsed body (text when not JSON), and the headers (not enumerable, so toEqual compares answers without them). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
+export type Answer = { status: number; body: any; readonly headers: Headers };
+
 export interface RunningApi {
   /** `http://127.0.0.1:PORT`, no trailing slash. */
   readonly base: string;
@@ -13,8 +17,7 @@ export interface RunningApi {
   /** The test's own migrated database (a data source of the test, not the app's). */
   readonly db: TestDatabase & { dataSource: DataSource };
   /** JSON request helper: returns the status and the parsed body (text when not JSON). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON answers
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer>;
   /** Runs the projection until it has applied every committed event (what a projection-worker process does continuously). */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -58,7 +61,8 @@ export async function startApi(overrides: Partial<AppConfig> = {}, prefix = 'qla
       } catch {
         // not JSON: keep the text
       }
-      return { status: response.status, body: parsed };
+      // Headers not enumerable: tests compare whole answers with toEqual, and two answers' headers (dates) differ.
+      return Object.defineProperty({ status: response.status, body: parsed }, 'headers', { value: response.headers, enumerable: false }) as Answer;
     },
     settle: () => settleProjection(db.dataSource),
     async close() {

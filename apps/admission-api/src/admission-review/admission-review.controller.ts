@@ -8,7 +8,7 @@ import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { isNamespaceReview, namespaceOfReview, reviewedNamespaceName } from './namespace-review.js';
-import { allowResponse, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
+import { allowResponse, decisionAnnotations, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
 import { Allow, NamespaceInBody } from '../auth/roles.decorator.js';
 import { JsonBody, TimedAdmission } from '../common/handler-interceptor.js';
 
@@ -74,7 +74,7 @@ export class AdmissionReviewController {
     // Cluster-scoped objects are outside every namespace's quota.
     if (!review.namespace) return allowResponse(review.uid);
     // LedgerError Unavailable is not caught: its 503 hands the request to the failurePolicy.
-    const { result, managed } = await this.ledger.admit({
+    const { result, managed, decisionId } = await this.ledger.admit({
       namespace: review.namespace,
       source: 'webhook',
       request: {
@@ -94,7 +94,8 @@ export class AdmissionReviewController {
     this.metrics.decided('webhook', result);
     // Only where the ledger keeps reservations: a namespace it never managed has nothing to release.
     if (review.operation === 'DELETE' && !review.dryRun && result.allowed && managed) this.reconcile.afterDelete(review.namespace);
-    return result.allowed ? allowResponse(review.uid) : denyResponse(review.uid, result.code, result.message ?? 'denied');
+    const extras = { auditAnnotations: decisionAnnotations(decisionId, result.reservationId), ...(result.warnings ? { warnings: result.warnings } : {}) };
+    return result.allowed ? allowResponse(review.uid, undefined, extras) : denyResponse(review.uid, result.code, result.message ?? 'denied', extras);
   }
 
   /**

@@ -37,6 +37,32 @@ export interface AdmissionReviewResponse {
     readonly status?: ReviewStatus;
     readonly patchType?: 'JSONPatch';
     readonly patch?: string;
+    /** Kept in kube-apiserver's audit log, each key prefixed with the webhook's name (`validate.quota-ledger.io/decision`). */
+    readonly auditAnnotations?: Readonly<Record<string, string>>;
+    /** Passed on to the client (kubectl prints them), as kube-apiserver's own warnings. */
+    readonly warnings?: readonly string[];
+  };
+}
+
+/** What a validate answer adds beyond allowed/denied: audit annotations tying the request to the ledger, and warnings. */
+export interface ReviewExtras {
+  readonly auditAnnotations?: Readonly<Record<string, string>>;
+  readonly warnings?: readonly string[];
+}
+
+/**
+ * The audit annotations of a decision: its id in the decisions log and the reservation it made.
+ * Keys without a prefix: kube-apiserver prefixes them with the webhook's name, and a key with a
+ * '/' of its own would not be a valid annotation key after that (it is dropped with a warning).
+ */
+export function decisionAnnotations(decisionId: string, reservationId: string | undefined): Record<string, string> {
+  return { ...(decisionId ? { decision: decisionId } : {}), ...(reservationId ? { reservation: reservationId } : {}) };
+}
+
+function extrasOf(extras: ReviewExtras): ReviewExtras {
+  return {
+    ...(extras.auditAnnotations && Object.keys(extras.auditAnnotations).length > 0 ? { auditAnnotations: extras.auditAnnotations } : {}),
+    ...(extras.warnings && extras.warnings.length > 0 ? { warnings: extras.warnings } : {}),
   };
 }
 
@@ -142,7 +168,7 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   };
 }
 
-export function allowResponse(uid: string, patch?: readonly unknown[]): AdmissionReviewResponse {
+export function allowResponse(uid: string, patch?: readonly unknown[], extras: ReviewExtras = {}): AdmissionReviewResponse {
   return {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -150,12 +176,13 @@ export function allowResponse(uid: string, patch?: readonly unknown[]): Admissio
       uid,
       allowed: true,
       ...(patch && patch.length > 0 ? { patchType: 'JSONPatch' as const, patch: Buffer.from(JSON.stringify(patch)).toString('base64') } : {}),
+      ...extrasOf(extras),
     },
   };
 }
 
 /** A denial: HTTP 200 with allowed false and the API server's Status (403 Forbidden, 409 Conflict, or 500). */
-export function denyResponse(uid: string, code: number, message: string): AdmissionReviewResponse {
+export function denyResponse(uid: string, code: number, message: string, extras: ReviewExtras = {}): AdmissionReviewResponse {
   return {
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -163,6 +190,7 @@ export function denyResponse(uid: string, code: number, message: string): Admiss
       uid,
       allowed: false,
       status: { metadata: {}, status: 'Failure', code, reason: reasonFor(code), message },
+      ...extrasOf(extras),
     },
   };
 }

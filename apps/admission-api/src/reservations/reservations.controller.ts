@@ -24,6 +24,15 @@ export class ReservationIdPipe implements PipeTransform<string, string> {
 }
 
 /**
+ * A warning as kube-apiserver sends one (RFC 7234 §5.5 shape, code 299, agent "-"): the text
+ * quoted, with `"` and `\` escaped, and nothing outside printable ASCII (a header cannot carry it).
+ */
+export function warningHeader(text: string): string {
+  const printable = text.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, (c) => `\\${c}`);
+  return `299 - "${printable}"`;
+}
+
+/**
  * The answer to a reserve, the same for a first and a repeated request. Allowed answers:
  * 201 with the new reservation; 200 with `dryRun: true` and no id for a dry run; 200 with
  * `state: "none"` when the request is allowed but charges nothing (a kind no quota counts),
@@ -89,6 +98,7 @@ export class ReservationsController {
     this.metrics.decided('rest', outcome.result);
     const answer = reserveAnswer(namespace, command.request.name, dto.kind, outcome.result);
     response.status(answer.status);
+    for (const warning of outcome.result.warnings ?? []) response.append('Warning', warningHeader(warning));
     return answer.body;
   }
 
