@@ -10,7 +10,8 @@ import { bearer, writeTokensFile } from '../support/tokens.js';
 /**
  * The dashboard at /ui in Debian's Chromium (playwright-core), against the API with a seeded
  * history: sign-in, the namespaces list, the chart's points against the audit API, a denial
- * followed to its explanation, a what-if, an admin's quota edit, and an auditor's read-only view.
+ * followed to its explanation, a what-if, an admin's quota edit, an auditor's read-only view,
+ * and a cluster quota's page with its chart's points against its usage series.
  */
 const TOKENS = {
   admin: { name: 'platform-admin', token: 'admin-token-0123456789', roles: ['admin'] },
@@ -101,6 +102,18 @@ async function drawnPoints(page: Page, resource: string): Promise<{ at: string; 
   const chart = page.locator(`svg.chart[data-resource="${resource}"]`);
   await chart.waitFor();
   return chart.locator('circle.point').evaluateAll((circles) => circles.map((c) => ({ at: c.getAttribute('data-at') ?? '', used: c.getAttribute('data-used') ?? '', hard: c.getAttribute('data-hard') ?? '' })));
+}
+
+/** A cluster quota's series as its chart draws it: the samples where the quota existed, with one resource's used and hard. */
+function sharedPoints(series: { points: { at: string; defined: boolean; used: Record<string, string>; hard: Record<string, string> }[] }, resource: string): { at: string; used: string; hard: string }[] {
+  return series.points.flatMap((p) => (p.defined && p.hard[resource] !== undefined ? [{ at: p.at, used: p.used[resource] ?? '0', hard: p.hard[resource] }] : []));
+}
+
+/** The range a chart on the page draws (each chart says so in data-since and data-until). */
+async function chartRange(page: Page, resource: string): Promise<{ since: string; until: string }> {
+  const chart = page.locator(`svg.chart[data-resource="${resource}"]`);
+  await chart.waitFor();
+  return { since: (await chart.getAttribute('data-since')) ?? '', until: (await chart.getAttribute('data-until')) ?? '' };
 }
 
 /** The controls and meters on the page that have no accessible name (each as the start of its markup). */
@@ -335,7 +348,7 @@ describe('the dashboard in Chromium', () => {
     await page.close();
   });
 
-  it('lists the cluster quotas, and shows one with its namespaces, their use and its history', async () => {
+  it('lists the cluster quotas, and shows one with its namespaces, their use, its usage chart and its history', async () => {
     for (const ns of ['acme-web', 'acme-jobs']) {
       const answer = await api.request('PUT', `/v1/namespaces/${ns}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { tenant: 'acme' } } }, as('admin'));
       expect(answer.status, JSON.stringify(answer.body)).toBe(201);
@@ -346,13 +359,30 @@ describe('the dashboard in Chromium', () => {
       metadata: { name: 'acme', ...(resourceVersion ? { resourceVersion } : {}) },
       spec: { selector: { labels: { matchLabels: { tenant: 'acme' } } }, quota: { hard: { pods } } },
     });
-    const created = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('10'), as('admin'));
+    // A pod in one namespace fills it, one in the other is denied, and the limit is raised: a
+    // pause between steps so that each state spans several samples of the chart.
+    const crqFrom = new Date(Date.now() - 1000).toISOString();
+    await sleep(1000);
+    const created = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('1'), as('admin'));
     expect(created.status, JSON.stringify(created.body)).toBe(201);
+    await sleep(400);
     const reserved = await api.request('POST', '/v1/namespaces/acme-web/reservations', { kind: 'Pod', object: pod('acme-1') }, as('webhook'));
     expect(reserved.status, JSON.stringify(reserved.body)).toBe(201);
+    await sleep(400);
+    const refused = await api.request('POST', '/v1/namespaces/acme-jobs/reservations', { kind: 'Pod', object: pod('acme-2') }, as('webhook'));
+    expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+    await sleep(400);
     // A second change, so the history has a before and an after.
     const raised = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('20', created.body.metadata.resourceVersion), as('admin'));
     expect(raised.status, JSON.stringify(raised.body)).toBe(200);
+    await sleep(400);
+    const crqUntil = new Date(Date.now() + 1000).toISOString();
+    const seriesOf = async (range: { since: string; until: string }, points: number) => {
+      const answer = await api.request('GET', `/v1/clusterresourcequotas/acme/usage/series?since=${encodeURIComponent(range.since)}&until=${encodeURIComponent(range.until)}&points=${points}`, undefined, as('auditor'));
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body.points).toHaveLength(points);
+      return answer.body;
+    };
 
     const page = await signedIn('auditor');
     await page.getByRole('navigation', { name: 'Lists' }).getByRole('link', { name: 'Cluster quotas' }).click();
@@ -381,8 +411,15 @@ describe('the dashboard in Chromium', () => {
       const cells = history.nth(i).locator('td');
       return [...(await cells.allTextContents()).slice(0, 3), await cells.nth(3).locator('div').allTextContents()];
     };
-    expect(await change(0)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'defined', 'platform-admin', ['pods: 10', 'selector: tenant=acme']]);
-    expect(await change(1)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'changed', 'platform-admin', ['pods: 10 → 20']]);
+    expect(await change(0)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'defined', 'platform-admin', ['pods: 1', 'selector: tenant=acme']]);
+    expect(await change(1)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'changed', 'platform-admin', ['pods: 1 → 20']]);
+    // Its usage chart, a day ending now by default: the points its usage series gives for that day.
+    const day = await chartRange(page, 'pods');
+    expect(Date.parse(day.until) - Date.parse(day.since)).toBe(DAY_MS);
+    expect(await page.locator('.zoom [aria-current="true"]').textContent()).toBe('Day');
+    const drawnToday = await drawnPoints(page, 'pods');
+    expect(drawnToday).toEqual(sharedPoints(await seriesOf(day, 97), 'pods'));
+    expect(drawnToday.at(-1)).toMatchObject({ used: '1', hard: '20' });
     expect(await unnamedControls(page)).toEqual([]);
     await shot(page, 'cluster-quota');
 
@@ -391,5 +428,32 @@ describe('the dashboard in Chromium', () => {
     await page.waitForURL(/#\/ns\/acme-web$/);
     await expect.poll(() => page.locator('h1').textContent()).toBe('acme-web');
     await page.close();
+
+    // The seconds of its story, as an exact range in the address: every sample the series gives.
+    const story = await signedIn('auditor', `#/clusterresourcequotas/acme?range=hour&since=${crqFrom}&until=${crqUntil}`);
+    const drawn = await drawnPoints(story, 'pods');
+    expect(drawn).toEqual(sharedPoints(await seriesOf({ since: crqFrom, until: crqUntil }, 100), 'pods'));
+    expect(drawn.map((p) => `${p.used}/${p.hard}`).filter((state, i, all) => state !== all[i - 1])).toEqual(['0/1', '1/1', '1/20']);
+    // Two limit markers (defined, raised) and the denial, which leads nowhere: the marker does not
+    // say in which namespace it was decided. The list under the chart says it in words.
+    const chart = story.locator('svg.chart[data-resource="pods"]');
+    expect(await chart.locator('.limit-marker').count()).toBe(2);
+    expect(await chart.locator('.denial-marker').count()).toBe(1);
+    expect(await chart.locator('a').count()).toBe(0);
+    const denial = story.locator('#markers li.denial');
+    expect(await denial.textContent()).toContain('denied acme-2 (ci-pipeline): ');
+    expect(await denial.locator('a').count()).toBe(0);
+    expect(await story.locator('#markers li.limit').allTextContents()).toEqual([expect.stringContaining('quota acme changed by platform-admin'), expect.stringContaining('quota acme defined by platform-admin')]);
+    expect(await unnamedControls(story)).toEqual([]);
+    await shot(story, 'cluster-quota-chart');
+
+    // The same range choices as a namespace's page: the hour up to the same end, in 61 samples.
+    await story.getByRole('group', { name: 'Range' }).getByRole('link', { name: 'Hour' }).click();
+    await story.waitForURL((url) => url.hash === `#/clusterresourcequotas/acme?range=hour&until=${encodeURIComponent(crqUntil)}`);
+    const hour = { since: new Date(Date.parse(crqUntil) - 3600_000).toISOString(), until: crqUntil };
+    await expect.poll(() => chartRange(story, 'pods')).toEqual(hour);
+    expect(await story.locator('.zoom [aria-current="true"]').textContent()).toBe('Hour');
+    expect(await drawnPoints(story, 'pods')).toEqual(sharedPoints(await seriesOf(hour, 61), 'pods'));
+    await story.close();
   });
 });

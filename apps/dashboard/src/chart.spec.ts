@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { axisLabel, geometryOf, niceCeiling, tracksOf, type Series } from './chart.js';
+import { axisLabel, geometryOf, niceCeiling, sharedSeries, tracksOf, type Series } from './chart.js';
 
 const BOX = { width: 120, height: 60, left: 10, right: 10, top: 5, bottom: 5 };
 const point = (at: string, quotas: Series['points'][number]['quotas']) => ({ at, version: 0, quotas });
@@ -17,6 +17,34 @@ describe('tracksOf', () => {
       { quota: 'compute', resource: 'pods', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '2', used: '1' }, { at: '2026-01-01T00:02:00.000Z', hard: '2', used: '0' }] },
       { quota: 'compute', resource: 'requests.cpu', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z' }, { at: '2026-01-01T00:02:00.000Z', hard: '1', used: '0' }] },
     ]);
+  });
+});
+
+describe('sharedSeries', () => {
+  it("reads a shared quota's series as one quota named after it, absent where it did not exist, linking no denial", () => {
+    const markers: Series['markers'] = [
+      { kind: 'limit', at: '2026-01-01T00:00:30.000Z', version: 1, quota: 'acme', change: 'defined', actor: 'platform-admin' },
+      { kind: 'denial', at: '2026-01-01T00:01:30.000Z', decisionId: '7', reason: 'Forbidden', requester: 'ci', name: 'web-2', message: 'exceeded cluster quota: acme' },
+    ];
+    const s = sharedSeries(
+      {
+        key: 'clusterresourcequotas/acme',
+        since: '2026-01-01T00:00:00.000Z',
+        until: '2026-01-01T00:02:00.000Z',
+        points: [
+          { at: '2026-01-01T00:00:00.000Z', version: 0, defined: false, hard: {}, used: {} },
+          { at: '2026-01-01T00:01:00.000Z', version: 1, defined: true, hard: { pods: '1' }, used: { pods: '1' } },
+          { at: '2026-01-01T00:02:00.000Z', version: 3, defined: false, hard: {}, used: {} },
+        ],
+        markers,
+        truncated: false,
+      },
+      'acme',
+    );
+    expect(s.namespace).toBeUndefined();
+    expect(s.markers).toEqual(markers);
+    expect(s.points.map((p) => p.quotas)).toEqual([[], [{ name: 'acme', hard: { pods: '1' }, used: { pods: '1' } }], []]);
+    expect(tracksOf(s)).toEqual([{ quota: 'acme', resource: 'pods', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '1', used: '1' }, { at: '2026-01-01T00:02:00.000Z' }] }]);
   });
 });
 

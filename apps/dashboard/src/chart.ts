@@ -2,7 +2,11 @@ import { quantityNumber } from './format.js';
 
 /** The audit API's usage series (GET /v1/namespaces/{ns}/usage/series), as the chart reads it. */
 export interface Series {
-  readonly namespace: string;
+  /**
+   * Whose decisions the denial markers link to. None for a shared quota's series (sharedSeries):
+   * its denials come from the namespaces it covers, and a marker does not say which.
+   */
+  readonly namespace?: string;
   readonly since: string;
   readonly until: string;
   readonly points: readonly { readonly at: string; readonly version: number; readonly quotas: readonly { readonly name: string; readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> }[] }[];
@@ -13,6 +17,34 @@ export interface Series {
 export type Marker =
   | { readonly kind: 'limit'; readonly at: string; readonly version: number; readonly quota: string; readonly change: 'defined' | 'changed' | 'removed'; readonly actor: string }
   | { readonly kind: 'denial'; readonly at: string; readonly decisionId: string; readonly reason: string | null; readonly requester: string; readonly name: string | null; readonly message: string | null };
+
+/**
+ * A shared quota's usage series (GET /v1/clusterresourcequotas/{name}/usage/series): one quota,
+ * and at each sample whether it existed then (when it did not, `hard` and `used` are empty).
+ */
+export interface SharedSeries {
+  readonly key: string;
+  readonly since: string;
+  readonly until: string;
+  readonly points: readonly { readonly at: string; readonly version: number; readonly defined: boolean; readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> }[];
+  readonly markers: readonly Marker[];
+  readonly truncated: boolean;
+}
+
+/**
+ * A shared quota's series as a namespace's, so the same charts draw it: one quota named
+ * `name` (its limit markers name it so too), absent from the samples where it did not exist.
+ * No namespace: its denial markers link nowhere.
+ */
+export function sharedSeries(series: SharedSeries, name: string): Series {
+  return {
+    since: series.since,
+    until: series.until,
+    points: series.points.map((p) => ({ at: p.at, version: p.version, quotas: p.defined ? [{ name, hard: p.hard, used: p.used }] : [] })),
+    markers: series.markers,
+    truncated: series.truncated,
+  };
+}
 
 /** One resource of one quota over the range: what one small chart shows. */
 export interface Track {

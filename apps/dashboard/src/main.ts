@@ -5,8 +5,9 @@ import { canAudit, type WhoAmI } from './session.js';
 import { clusterQuotaView } from './views/cluster-quota.js';
 import { clusterQuotasView } from './views/cluster-quotas.js';
 import { decisionView } from './views/decisions.js';
-import { namespaceView, RANGES, type RangeName } from './views/namespace.js';
+import { namespaceView } from './views/namespace.js';
 import { namespacesView } from './views/namespaces.js';
+import { rangeRoute } from './views/range.js';
 
 const main = document.getElementById('main') as HTMLElement;
 const whoSlot = document.getElementById('who') as HTMLElement;
@@ -66,7 +67,7 @@ async function start(): Promise<void> {
   route();
 }
 
-/** `#/`, `#/ns/NAME?range=day&until=…`, `#/ns/NAME/decisions/ID`, `#/clusterresourcequotas[/NAME]`. */
+/** `#/`, `#/ns/NAME?range=day&until=…`, `#/ns/NAME/decisions/ID`, `#/clusterresourcequotas[/NAME?range=day&until=…]`. */
 function route(): void {
   if (!who) return;
   if (!canAudit(who)) {
@@ -83,21 +84,14 @@ function route(): void {
       void decisionView(main, namespace, parts[3]);
       return;
     }
-    const range = (params.get('range') ?? 'day') as RangeName;
-    const instant = (name: string): string | undefined => {
-      const value = params.get(name);
-      return value && !Number.isNaN(Date.parse(value)) ? new Date(value).toISOString() : undefined;
-    };
-    const until = instant('until');
-    const since = until ? instant('since') : undefined;
     document.title = `${namespace} · quota-ledger`;
-    namespaceView(main, who, { namespace, range: Object.hasOwn(RANGES, range) ? range : 'day', ...(until ? { until } : {}), ...(since ? { since } : {}) });
+    namespaceView(main, who, { namespace, ...rangeRoute(params) });
     return;
   }
   if (parts[0] === 'clusterresourcequotas') {
     if (parts[1]) {
       document.title = `${parts[1]} · Cluster quotas · quota-ledger`;
-      void clusterQuotaView(main, parts[1]);
+      void clusterQuotaView(main, parts[1], rangeRoute(params));
       return;
     }
     document.title = 'Cluster quotas · quota-ledger';

@@ -1,14 +1,21 @@
 import { api, type ApiError, enc } from '../api.js';
+import { sharedSeries, type SharedSeries } from '../chart.js';
 import { changeSummary, changeType, type ClusterResourceQuota, type QuotaChange, selectorSummary, share } from '../cluster-quota.js';
 import { fill, h } from '../dom.js';
 import { localTime, usageRatio, who } from '../format.js';
 import { usageBar } from './bar.js';
+import { clusterQuotaHref } from './cluster-quotas.js';
 import { pager } from './pager.js';
+import { type RangeRoute, type Span, spanOf } from './range.js';
+import { usageSection } from './usage-chart.js';
 
 const HISTORY_PAGE = 50;
 
-/** One cluster quota: its total used/hard, each namespace's part of it, and how its definition changed. */
-export async function clusterQuotaView(main: HTMLElement, name: string): Promise<void> {
+/**
+ * One cluster quota: its total used/hard, its usage over a range (as a namespace's page charts
+ * its quotas), each namespace's part of it, and how its definition changed.
+ */
+export async function clusterQuotaView(main: HTMLElement, name: string, route: RangeRoute): Promise<void> {
   const back = h('p', {}, h('a', { href: '#/clusterresourcequotas' }, '← All cluster quotas'));
   fill(main, back, h('p', { class: 'status', role: 'status' }, 'Loading…'));
   let quota: ClusterResourceQuota;
@@ -26,6 +33,8 @@ export async function clusterQuotaView(main: HTMLElement, name: string): Promise
     ...(created ? ([['Created', h('time', { datetime: created }, localTime(created))]] as [string, Node][]) : []),
     ...(quota.metadata.resourceVersion ? ([['Version', quota.metadata.resourceVersion]] as [string, string][]) : []),
   ];
+  // The same charts as a namespace's, of one quota named after it (its limit changes name it so).
+  const series = async (s: Span) => sharedSeries(await api<SharedSeries>('GET', `/v1/clusterresourcequotas/${enc(name)}/usage/series?since=${enc(s.since)}&until=${enc(s.until)}&points=${s.points}`), name);
   fill(
     main,
     back,
@@ -46,6 +55,7 @@ export async function clusterQuotaView(main: HTMLElement, name: string): Promise
             h('tbody', {}, ...Object.entries(hard).map(([resource, limit]) => h('tr', { 'data-resource': resource }, h('td', {}, resource), h('td', {}, usageBar(usageRatio(used[resource], limit), used[resource] ?? '0', limit, `${resource} in cluster quota ${name}`))))),
           ),
     ),
+    usageSection(route, spanOf(route), (range) => clusterQuotaHref(name, range), series),
     h('section', { 'aria-labelledby': 'h-namespaces' }, h('h2', { id: 'h-namespaces' }, 'Namespaces'), namespacesTable(quota)),
     h('section', { 'aria-labelledby': 'h-history' }, h('h2', { id: 'h-history' }, 'History'), historyTable(name)),
   );

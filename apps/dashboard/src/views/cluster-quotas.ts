@@ -3,10 +3,11 @@ import { type ClusterResourceQuota, selectorSummary, tightestResource } from '..
 import { fill, h } from '../dom.js';
 import type { WhoAmI } from '../session.js';
 import { usageBar } from './bar.js';
+import { rangeQuery, type RangeRoute } from './range.js';
 import { sectionsNav } from './sections.js';
 
-/** The address of one cluster quota's page. */
-export const clusterQuotaHref = (name: string): string => `#/clusterresourcequotas/${enc(name)}`;
+/** The address of one cluster quota's page, with its usage chart at a range when one is given. */
+export const clusterQuotaHref = (name: string, range?: RangeRoute): string => `#/clusterresourcequotas/${enc(name)}${range ? `?${rangeQuery(range)}` : ''}`;
 
 /** Every ClusterResourceQuota: what its selector picks, how many namespaces, and its tightest resource as a bar. */
 export function clusterQuotasView(main: HTMLElement, who: WhoAmI): void {

@@ -1,7 +1,8 @@
 import { axisLabel, geometryOf, tracksOf, type Box, type Marker, type Series, type Track } from '../chart.js';
-import { enc } from '../api.js';
-import { h, s } from '../dom.js';
+import { type ApiError, enc } from '../api.js';
+import { fill, h, s } from '../dom.js';
 import { localTime } from '../format.js';
+import { rangeToolbar, type RangeRoute, type Span } from './range.js';
 
 const BOX: Box = { width: 640, height: 190, left: 48, right: 12, top: 16, bottom: 26 };
 
@@ -16,10 +17,44 @@ function tickLabel(atMs: number, spanMs: number): string {
 }
 
 /**
+ * A page's "Usage over time": the range's controls (`href` gives the page's address at another
+ * range), a legend, the charts of the series `load` answers for the span, and their markers as
+ * a list. A failed load is shown where the charts would be.
+ */
+export function usageSection(route: RangeRoute, span: Span, href: (route: RangeRoute) => string, load: (span: Span) => Promise<Series>): HTMLElement {
+  const chartArea = h('div', { id: 'usage', 'aria-busy': 'true' }, h('p', { class: 'status', role: 'status' }, 'Loading usage…'));
+  const markersArea = h('div');
+  void (async () => {
+    try {
+      const series = await load(span);
+      fill(chartArea, usageCharts(series));
+      fill(markersArea, markerList(series));
+    } catch (error) {
+      fill(chartArea, h('p', { class: 'error', role: 'alert' }, (error as ApiError).message));
+    } finally {
+      chartArea.setAttribute('aria-busy', 'false');
+    }
+  })();
+  return h(
+    'section',
+    { 'aria-labelledby': 'h-usage' },
+    h('h2', { id: 'h-usage' }, 'Usage over time'),
+    rangeToolbar(route, span, href),
+    h('p', { class: 'legend', 'aria-hidden': 'true' }, h('span', { class: 'key used' }, 'used'), h('span', { class: 'key hard' }, 'hard'), h('span', { class: 'key limit' }, 'limit changed'), h('span', { class: 'key denial' }, 'denied')),
+    chartArea,
+    h('h3', {}, 'Limit changes and denials in this range'),
+    markersArea,
+  );
+}
+
+/** Where a denial leads: its explanation, on a namespace's series; nowhere on a shared quota's (its markers do not say which namespace decided). */
+const decisionHref = (series: Series, decisionId: string): string | undefined => (series.namespace === undefined ? undefined : `#/ns/${enc(series.namespace)}/decisions/${enc(decisionId)}`);
+
+/**
  * One small chart per quota resource: used (solid) and hard (dashed) as steps, a dot per
  * sample (its title gives the exact values), limit changes as vertical lines, denials as red
- * marks linking to their explanation. Each chart is an image with a text summary for screen
- * readers; the same events are listed as links under the charts.
+ * marks linking to their explanation (where the series says whose). Each chart has a text
+ * summary for screen readers; the same events are listed under the charts.
  */
 export function usageCharts(series: Series): HTMLElement {
   const tracks = tracksOf(series);
@@ -50,7 +85,7 @@ function chart(track: Track, series: Series): HTMLElement {
       s('path', { class: 'used', d: g.usedPath }),
       ...g.points.map((p) => s('circle', { class: 'point', cx: p.x, cy: p.y, r: 2.5, 'data-at': p.at, 'data-used': p.used, 'data-hard': p.hard }, s('title', {}, `${localTime(p.at)}: ${p.used} used of ${p.hard}`))),
     ),
-    ...series.markers.filter((m) => m.kind === 'denial' || m.quota === track.quota).map((m) => marker(m, g.x(Date.parse(m.at)), bottom, series.namespace)),
+    ...series.markers.filter((m) => m.kind === 'denial' || m.quota === track.quota).map((m) => marker(m, g.x(Date.parse(m.at)), bottom, m.kind === 'denial' ? decisionHref(series, m.decisionId) : undefined)),
   );
   return h(
     'figure',
@@ -60,7 +95,7 @@ function chart(track: Track, series: Series): HTMLElement {
   );
 }
 
-function marker(m: Marker, x: number, bottom: number, namespace: string): SVGElement {
+function marker(m: Marker, x: number, bottom: number, href: string | undefined): SVGElement {
   if (m.kind === 'limit') {
     return s(
       'g',
@@ -70,17 +105,18 @@ function marker(m: Marker, x: number, bottom: number, namespace: string): SVGEle
       s('title', {}, `${localTime(m.at)}: quota ${m.quota} ${m.change} by ${m.actor}`),
     );
   }
-  // A link: keyboard users reach it with Tab, and Enter opens the explanation.
-  return s(
-    'a',
-    { href: `#/ns/${enc(namespace)}/decisions/${enc(m.decisionId)}`, class: 'denial-marker', 'data-decision': m.decisionId, 'aria-label': `denied ${m.name ?? 'a request'} of ${m.requester} at ${localTime(m.at)}` },
+  const drawing = [
     s('line', { x1: x, x2: x, y1: bottom - 8, y2: bottom }),
     s('circle', { cx: x, cy: bottom - 12, r: 4.5 }),
     s('title', {}, `${localTime(m.at)}: denied ${m.name ?? ''} (${m.requester}) — ${m.message ?? m.reason ?? ''}`),
-  );
+  ];
+  // Nowhere to lead: a mark like a limit change's, read as text in the list under the charts.
+  if (href === undefined) return s('g', { class: 'denial-marker', 'data-decision': m.decisionId, 'aria-hidden': 'true' }, ...drawing);
+  // A link: keyboard users reach it with Tab, and Enter opens the explanation.
+  return s('a', { href, class: 'denial-marker', 'data-decision': m.decisionId, 'aria-label': `denied ${m.name ?? 'a request'} of ${m.requester} at ${localTime(m.at)}` }, ...drawing);
 }
 
-/** The range's limit changes and denials as a list of text and links: the charts' markers, readable without the charts. */
+/** The range's limit changes and denials as a list of text and links (where they lead somewhere): the charts' markers, readable without the charts. */
 export function markerList(series: Series): HTMLElement {
   if (series.markers.length === 0) return h('p', { class: 'muted', id: 'markers' }, 'No limit changes or denials in this range.');
   return h(
@@ -90,18 +126,19 @@ export function markerList(series: Series): HTMLElement {
     h(
       'ol',
       { class: 'markers' },
-      ...[...series.markers].reverse().map((m) =>
-        m.kind === 'limit'
-          ? h('li', { class: 'limit' }, h('time', { datetime: m.at }, localTime(m.at)), ` quota ${m.quota} ${m.change} by ${m.actor}`)
-          : h(
-              'li',
-              { class: 'denial' },
-              h('time', { datetime: m.at }, localTime(m.at)),
-              ' ',
-              h('a', { href: `#/ns/${enc(series.namespace)}/decisions/${enc(m.decisionId)}`, 'data-decision': m.decisionId }, `denied ${m.name ?? 'a request'}`),
-              ` (${m.requester})${m.message ? `: ${m.message}` : ''}`,
-            ),
-      ),
+      ...[...series.markers].reverse().map((m) => {
+        if (m.kind === 'limit') return h('li', { class: 'limit' }, h('time', { datetime: m.at }, localTime(m.at)), ` quota ${m.quota} ${m.change} by ${m.actor}`);
+        const href = decisionHref(series, m.decisionId);
+        const what = `denied ${m.name ?? 'a request'}`;
+        return h(
+          'li',
+          { class: 'denial' },
+          h('time', { datetime: m.at }, localTime(m.at)),
+          ' ',
+          href === undefined ? h('span', { 'data-decision': m.decisionId }, what) : h('a', { href, 'data-decision': m.decisionId }, what),
+          ` (${m.requester})${m.message ? `: ${m.message}` : ''}`,
+        );
+      }),
     ),
   );
 }
