@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileQueue } from '@quota/jobs';
 import { DefinitionQueries } from '@quota/ledger';
 import { startApi, type RunningApi } from '../support/api.js';
+import { withoutReviewExtras } from '../support/review.js';
 import { until } from '../support/wait.js';
 
 let api: RunningApi;
@@ -56,8 +57,7 @@ const reserved = async (namespace = 'team-a'): Promise<number> =>
 const eventCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events`))[0].count);
 const decisionCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
 const validate = (body: unknown) => api.request('POST', '/v1/admission/validate', body);
-/** An answer without its audit annotations and warnings (checked where they are the point). */
-const withoutExtras = ({ auditAnnotations: _a, warnings: _w, ...rest }: Record<string, unknown>) => rest;
+const withoutExtras = withoutReviewExtras;
 const mutate = (body: unknown) => api.request('POST', '/v1/admission/mutate', body);
 const quota = (namespace: string, hard: Record<string, string>) =>
   api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard } });

@@ -92,7 +92,7 @@ describe('duplicate deliveries through two API processes', () => {
       const uid = `review-${round}`;
       const [copies] = await deliverAll([{ path: '/v1/admission/validate', body: createReview(uid, pod(namespace, `web-${round}`, `obj-${round}`)) }], COPIES);
       expect(copies).toHaveLength(COPIES);
-      expect(distinct(copies as Attempt[])).toEqual([expect.objectContaining({ ok: true, status: 200, body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } } })]);
+      expect(distinct(copies as Attempt[])).toEqual([expect.objectContaining({ ok: true, status: 200, body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true, auditAnnotations: { decision: expect.stringMatching(/^\d+$/), reservation: expect.any(String) } } } })]);
       expect(await count(`SELECT count(*) AS n FROM ledger_events WHERE type = 'Reserved' AND request_id = $1`, [`review:${uid}`])).toBe(1);
       expect(await count(`SELECT count(*) AS n FROM admission_decisions WHERE request_key = $1`, [`review:${uid}`])).toBe(1);
     }
