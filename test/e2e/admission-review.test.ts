@@ -57,7 +57,6 @@ const reserved = async (namespace = 'team-a'): Promise<number> =>
 const eventCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events`))[0].count);
 const decisionCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
 const validate = (body: unknown) => api.request('POST', '/v1/admission/validate', body);
-const withoutExtras = withoutReviewExtras;
 const mutate = (body: unknown) => api.request('POST', '/v1/admission/mutate', body);
 const quota = (namespace: string, hard: Record<string, string>) =>
   api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard } });
@@ -132,7 +131,7 @@ describe('the validating webhook', () => {
     const relabel = await validate(review('UPDATE', { ...pod('web-1', '400m'), metadata: { ...pod('web-1').metadata, labels: { v: '2' } } }, { oldObject: pod('web-1', '400m') }));
     expect(relabel.body.response.allowed).toBe(true);
     const del = await validate(review('DELETE', null, { name: 'web-2', oldObject: pod('web-2', '400m') }));
-    expect(withoutExtras(del.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(withoutReviewExtras(del.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await reserved()).toBe(before);
     // The admitted DELETE queued a prompt, delayed reconcile of the namespace (BullMQ's
     // PostgreSQL backend here: no REDIS_URL).
@@ -149,7 +148,7 @@ describe('the validating webhook', () => {
   it('decides a dryRun review and appends nothing; the same pod without dryRun is reserved', async () => {
     expect((await quota('team-dry', { pods: '5', 'requests.cpu': '1' })).status).toBe(201);
     const dry = await validate(review('CREATE', podIn('team-dry', 'web', '100m'), { namespace: 'team-dry', dryRun: true }));
-    expect(withoutExtras(dry.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(withoutReviewExtras(dry.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await reserved('team-dry')).toBe(0);
     const overDry = await validate(review('CREATE', podIn('team-dry', 'big', '900m'), { namespace: 'team-dry', dryRun: true }));
     expect(overDry.body.response).toMatchObject({ allowed: true });
@@ -167,7 +166,7 @@ describe('the validating webhook', () => {
     const body = review('CREATE', { ...pod('once', '100m'), metadata: { name: 'once', namespace: 'team-b', uid: 'obj-once' } }, { namespace: 'team-b' });
     const answers = await Promise.all(Array.from({ length: 10 }, () => validate(body)));
     expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
-    expect(withoutExtras(answers[0]?.body.response)).toEqual({ uid: body.request.uid, allowed: true });
+    expect(withoutReviewExtras(answers[0]?.body.response)).toEqual({ uid: body.request.uid, allowed: true });
     const count = await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'team-b' AND type = 'Reserved'`);
     expect(count[0].n).toBe(1);
   });
@@ -177,7 +176,7 @@ describe('the validating webhook', () => {
     const first = review('CREATE', podIn('team-r', 'a'), { namespace: 'team-r' });
     const second = review('CREATE', podIn('team-r', 'b'), { namespace: 'team-r' });
     const firstAnswer = await validate(first);
-    expect(withoutExtras(firstAnswer.body.response)).toEqual({ uid: first.request.uid, allowed: true });
+    expect(withoutReviewExtras(firstAnswer.body.response)).toEqual({ uid: first.request.uid, allowed: true });
     const secondAnswer = await validate(second);
     expect(secondAnswer.body.response.status.message).toBe('pods "b" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1');
 
@@ -206,7 +205,7 @@ describe('the validating webhook', () => {
     const ledger = api.app.get(DefinitionQueries);
     const before = await eventCount();
     const answer = await validate(review('CREATE', podIn('unmanaged', 'free', '5'), { namespace: 'unmanaged' }));
-    expect(withoutExtras(answer.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(withoutReviewExtras(answer.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await ledger.namespaceExists('unmanaged')).toBe(false);
     const cluster = await validate(
       review(
@@ -215,7 +214,7 @@ describe('the validating webhook', () => {
         { namespace: '', kind: { group: '', version: 'v1', kind: 'PersistentVolume' }, resource: { group: '', version: 'v1', resource: 'persistentvolumes' } },
       ),
     );
-    expect(withoutExtras(cluster.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
+    expect(withoutReviewExtras(cluster.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
     expect(await eventCount()).toBe(before);
   });
 

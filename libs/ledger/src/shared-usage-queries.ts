@@ -32,7 +32,7 @@ export class SharedUsageQueries {
   /** Undefined when the key never had a stream. */
   async usageAt(key: string, at: string): Promise<SharedQuotaUsageAt | undefined> {
     if (!(await this.exists(key))) return undefined;
-    const [point] = await this.sample(key, [at], true);
+    const [point] = (await this.sample(key, [at], true)).samples;
     if (!point) return undefined;
     return { key, ...point.point, namespaces: point.namespaces };
   }
@@ -44,7 +44,7 @@ export class SharedUsageQueries {
    */
   async usageSeries(key: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<SharedQuotaUsageSeries | undefined> {
     if (!(await this.exists(key))) return undefined;
-    const samples = await this.sample(key, seriesInstants(range), false);
+    const { samples, candidates } = await this.sample(key, seriesInstants(range), false);
     const limits = await select<{ version: string; type: keyof typeof CHANGE; name: string; actor: string; at: Date }>(
       this.dataSource,
       `SELECT version::text AS version, type, data->'ref'->>'name' AS name, actor, recorded_at AS at FROM ledger_events
@@ -53,7 +53,6 @@ export class SharedUsageQueries {
       [key, range.since, range.until],
     );
     const ref = samples.find((s) => s.definition)?.definition?.ref ?? (await this.definitionNow(key))?.ref;
-    const candidates = await this.candidates(key, range.until);
     const denials = ref
       ? await select<{ id: string; at: Date; reason: string | null; requester: string; name: string | null; message: string | null }>(
           this.dataSource,
@@ -78,7 +77,7 @@ export class SharedUsageQueries {
     };
   }
 
-  /** Each instant's definition, and the sum of what the namespaces then covered by it contributed. */
+  /** Each instant's definition and the sum of what the namespaces then covered by it contributed, and the namespaces that ever carried it up to the last instant. */
   private async sample(key: string, instants: readonly string[], perNamespace: boolean) {
     const query = boundedQuery(this.dataSource, QUERIES_CONCURRENT_MAX);
     const definitions = await query<{ ord: string; version: string; type: string; data: SharedQuotaDefinition }>(
@@ -94,11 +93,12 @@ export class SharedUsageQueries {
     const last = instants.reduce((a, b) => (Date.parse(a) >= Date.parse(b) ? a : b));
     const contribution = (state: NamespaceState): ResourceList | undefined => (state.shared.has(key) ? state.sharedUsed.get(key) : undefined);
     const byNamespace = new Map<string, StateSample<ResourceList | undefined>[]>();
-    await forEachBounded(await this.candidates(key, last), NAMESPACES_CONCURRENT_MAX, async (namespace) => {
+    const candidates = await this.candidates(key, last);
+    await forEachBounded(candidates, NAMESPACES_CONCURRENT_MAX, async (namespace) => {
       byNamespace.set(namespace, await sampleStates(query, namespace, instants, contribution));
     });
     const namespaces = [...byNamespace.keys()].sort();
-    return instants.map((at, i) => {
+    const samples = instants.map((at, i) => {
       const { version, definition } = definitionAt[i] ?? { version: 0, definition: undefined };
       const hard = Resources.resourceList(definition?.spec.hard ?? {});
       const members = (definition ? namespaces : []).flatMap((namespace) => {
@@ -109,6 +109,7 @@ export class SharedUsageQueries {
       const point: SharedQuotaUsagePoint = { at, version, defined: definition !== undefined, hard: Resources.canonicalResourceList(hard), used: total.used };
       return { point, definition, namespaces: perNamespace ? total.namespaces : [] };
     });
+    return { samples, candidates };
   }
 
   /** The namespaces that carried the quota at some instant up to `until` (they alone can have contributed). */
