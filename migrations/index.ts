@@ -11,6 +11,7 @@ import { HeadsFillfactor1795900000350 } from './1795900000350-HeadsFillfactor.js
 import { SlimProjections1795900000500 } from './1795900000500-SlimProjections.js';
 import { SharedQuotaHeads1795900000600 } from './1795900000600-SharedQuotaHeads.js';
 import { SharedQuotaAppliedIndex1795900000700 } from './1795900000700-SharedQuotaAppliedIndex.js';
+import { ProjectedTerminations1795900000800 } from './1795900000800-ProjectedTerminations.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   SlimProjections1795900000500,
   SharedQuotaHeads1795900000600,
   SharedQuotaAppliedIndex1795900000700,
+  ProjectedTerminations1795900000800,
 ];

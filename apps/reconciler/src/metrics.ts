@@ -7,14 +7,14 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'quota_ledger_reconciler_' });
-  const seen = { committed: 0, released: 0, adopted: 0 };
+  const seen = { committed: 0, released: 0, terminated: 0, adopted: 0 };
   new Counter({
     name: 'quota_ledger_reconciler_actions_total',
-    help: 'Events the reconciler appended, by kind: commit (the object exists), release (stale, deleted, expired), adopt (an object nobody reserved).',
+    help: 'Events the reconciler appended, by kind: commit (the object exists), release (stale, deleted, expired), terminate (a terminal pod keeps only its object count), adopt (an object nobody reserved).',
     labelNames: ['kind'],
     registers,
     collect() {
-      for (const [kind, stat] of [['commit', 'committed'], ['release', 'released'], ['adopt', 'adopted']] as const) {
+      for (const [kind, stat] of [['commit', 'committed'], ['release', 'released'], ['terminate', 'terminated'], ['adopt', 'adopted']] as const) {
         this.inc({ kind }, reconciler.stats[stat] - seen[stat]);
         seen[stat] = reconciler.stats[stat];
       }

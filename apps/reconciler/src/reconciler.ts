@@ -35,6 +35,8 @@ export interface ReconcilerStats {
   namespaces: number;
   committed: number;
   released: number;
+  /** Committed objects found terminal (a pod Succeeded, Failed or past its grace period): their compute charge released. */
+  terminated: number;
   adopted: number;
   failures: number;
   /** Namespace objects recorded or changed from the inventory's listing. */
@@ -61,7 +63,7 @@ export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNames
  */
 export class Reconciler {
   readonly queue: Queue<NamespaceJobData>;
-  readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, adopted: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
+  readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, terminated: 0, adopted: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
   private worker: Worker<NamespaceJobData> | undefined;
   private keeper: NodeJS.Timeout | undefined;
 
@@ -118,6 +120,7 @@ export class Reconciler {
     for (const action of outcome.actions) {
       if (action.kind === 'commit') this.stats.committed++;
       else if (action.kind === 'release') this.stats.released++;
+      else if (action.kind === 'terminate') this.stats.terminated++;
       else this.stats.adopted++;
     }
     if (outcome.actions.length > 0 || outcome.overHard.length > 0) {

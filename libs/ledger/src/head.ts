@@ -66,6 +66,7 @@ export interface ReservationJson {
   readonly reservedAt: number;
   readonly committedAt?: number;
   readonly expiresAt?: number;
+  readonly terminatedAt?: number;
 }
 
 export const EMPTY_HEAD: HeadJson = { quotas: [], limitRanges: [], releasedCount: 0 };
@@ -187,6 +188,7 @@ export function reservationToJson(r: Reservation): ReservationJson {
     reservedAt: r.reservedAt,
     ...(r.committedAt === undefined ? {} : { committedAt: r.committedAt }),
     ...(r.expiresAt === undefined ? {} : { expiresAt: r.expiresAt }),
+    ...(r.terminatedAt === undefined ? {} : { terminatedAt: r.terminatedAt }),
   };
 }
 
@@ -205,5 +207,6 @@ export function reservationFromJson(j: ReservationJson): Reservation {
     reservedAt: j.reservedAt,
     ...(j.committedAt === undefined ? {} : { committedAt: j.committedAt }),
     ...(j.expiresAt === undefined ? {} : { expiresAt: j.expiresAt }),
+    ...(j.terminatedAt === undefined ? {} : { terminatedAt: j.terminatedAt }),
   };
 }

@@ -120,6 +120,8 @@ export interface ReservationView {
   readonly charged: RawQuantities;
   readonly reservedAt: string;
   readonly committedAt?: string;
+  /** When the object turned terminal while it still existed: from then on `charged` is only its object count. */
+  readonly terminatedAt?: string;
   readonly releasedAt?: string;
   readonly releaseReason?: ReleaseReason;
   readonly expiresAt?: string;

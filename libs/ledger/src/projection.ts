@@ -62,11 +62,18 @@ interface NamespaceRow {
 
 type Definitions = Pick<HeadJson, 'limitRanges'> & { readonly quotas: readonly Omit<HeadJson['quotas'][number], 'used'>[] };
 
-/** A live reservation as projected_reservations keeps it: where its Reserved or Adopted event is, and when it was committed. */
+/**
+ * A live reservation as projected_reservations keeps it: where its Reserved or Adopted event is,
+ * when it was committed, and its Terminated event if it has one.
+ */
 interface ReservationKeyRow extends FoldRow {
   readonly namespace: string;
   readonly reservation_id: string;
   readonly committed_at: string | null;
+  readonly terminated_version: string | null;
+  readonly terminated_schema_version: number | null;
+  readonly terminated_data: unknown;
+  readonly terminated_at_ms: number | null;
 }
 
 /** Event types that change a namespace's definitions (and so its projected_definitions row). */
@@ -274,10 +281,12 @@ export class UsageProjection {
       }
     };
     const columns = `r.namespace, r.reservation_id, r.committed_at::text AS committed_at, e.version::text AS version, e.type, e.schema_version, e.data,
-                     (extract(epoch from e.recorded_at) * 1000)::float8 AS at_ms`;
+                     (extract(epoch from e.recorded_at) * 1000)::float8 AS at_ms, r.terminated_version::text AS terminated_version,
+                     t.schema_version AS terminated_schema_version, t.data AS terminated_data, (extract(epoch from t.recorded_at) * 1000)::float8 AS terminated_at_ms`;
+    const terminated = `LEFT JOIN ledger_events t ON r.terminated_version IS NOT NULL AND t.namespace = r.namespace AND t.version = r.terminated_version`;
     if (wantsAll.size > 0) {
       const { rows } = await client.query<ReservationKeyRow>(
-        `SELECT ${columns} FROM projected_reservations r JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version
+        `SELECT ${columns} FROM projected_reservations r JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version ${terminated}
           WHERE r.namespace = ANY($1::text[])`,
         [[...wantsAll]],
       );
@@ -287,7 +296,7 @@ export class UsageProjection {
       const { rows } = await client.query<ReservationKeyRow>(
         `SELECT ${columns} FROM projected_reservations r
            JOIN unnest($1::text[], $2::text[]) AS k(ns, id) ON r.namespace = k.ns AND r.reservation_id = k.id
-           JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version`,
+           JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version ${terminated}`,
         [needKeys.ns, needKeys.id],
       );
       addLoaded(rows);
@@ -319,16 +328,22 @@ export class UsageProjection {
     // this step, the commit instant for older ones committed in it, gone when released.
     const made = new Set<string>();
     const touched = new Set<string>();
+    const terminatedAt = new Map<string, number>();
     for (const event of recorded) {
       if (!('reservationId' in event.data)) continue;
       touched.add(event.data.reservationId);
       if (event.type === 'Reserved' || event.type === 'Adopted') made.add(event.data.reservationId);
+      else if (event.type === 'Terminated') terminatedAt.set(event.data.reservationId, event.version);
     }
     for (const id of touched) {
       const reservation = after.reservations.get(id);
       if (!reservation) out.deleteReservation(namespace, id);
-      else if (made.has(id)) out.insertReservation(namespace, reservation);
-      else if (reservation.committedAt !== undefined && reservation.operation !== 'ADOPT') out.commitReservation(namespace, reservation);
+      else if (made.has(id)) out.insertReservation(namespace, reservation, terminatedAt.get(id));
+      else {
+        if (reservation.committedAt !== undefined && reservation.operation !== 'ADOPT') out.commitReservation(namespace, reservation);
+        const terminated = terminatedAt.get(id);
+        if (terminated !== undefined) out.terminateReservation(namespace, id, terminated);
+      }
     }
     const definitionsChanged = !head?.definitions || events.some((e) => DEFINING.has(e.type));
     out.namespace(namespace, after, events.at(-1) as FeedRow, snapshotVersion, definitionsChanged);
@@ -355,6 +370,10 @@ function reservationOf(row: ReservationKeyRow): Reservation {
   if (row.committed_at !== null) {
     state = evolve(state, { type: 'Committed', data: { reservationId: row.reservation_id }, version: event.version + 1, at: Number(row.committed_at) } as RecordedEvent);
   }
+  if (row.terminated_version !== null) {
+    const terminated = decodeEvent({ version: row.terminated_version, type: 'Terminated', schema_version: Number(row.terminated_schema_version), data: row.terminated_data, at_ms: Number(row.terminated_at_ms) });
+    state = evolve(state, { ...terminated, version: state.version + 1 });
+  }
   const reservation = state.reservations.get(row.reservation_id);
   if (!reservation) throw new Error(`projected reservation ${row.namespace}/${row.reservation_id} is not made by the event at version ${row.version}`);
   return reservation;
@@ -364,24 +383,34 @@ const recordedOf = (row: FeedRow): RecordedEvent => decodeEvent(row);
 
 /** The writes of one step, sent as one statement per table (unnest of arrays). */
 class BatchWrites {
-  private readonly inserts = { ns: [] as string[], id: [] as string[], version: [] as number[], committed: [] as (number | null)[] };
+  private readonly inserts = { ns: [] as string[], id: [] as string[], version: [] as number[], committed: [] as (number | null)[], terminated: [] as (number | null)[] };
   private readonly commits = { ns: [] as string[], id: [] as string[], committed: [] as number[] };
+  private readonly terminations = { ns: [] as string[], id: [] as string[], version: [] as number[] };
   private readonly deletes = { ns: [] as string[], id: [] as string[] };
   private readonly namespaces = { ns: [] as string[], version: [] as number[], position: [] as string[], used: [] as string[], released: [] as number[], at: [] as number[], snapshot: [] as number[] };
   private readonly definitions = { ns: [] as string[], state: [] as string[] };
   private readonly snapshots = { ns: [] as string[], version: [] as number[], position: [] as string[], at: [] as number[], state: [] as string[], reservations: [] as string[] };
 
-  insertReservation(namespace: string, reservation: Reservation): void {
+  /** A reservation made in this step; `terminatedVersion` is its Terminated event's, when the step holds one. */
+  insertReservation(namespace: string, reservation: Reservation, terminatedVersion: number | undefined): void {
     this.inserts.ns.push(namespace);
     this.inserts.id.push(reservation.id);
     this.inserts.version.push(reservation.version);
     this.inserts.committed.push(reservation.operation !== 'ADOPT' && reservation.committedAt !== undefined ? reservation.committedAt : null);
+    this.inserts.terminated.push(terminatedVersion ?? null);
   }
 
   commitReservation(namespace: string, reservation: Reservation): void {
     this.commits.ns.push(namespace);
     this.commits.id.push(reservation.id);
     this.commits.committed.push(reservation.committedAt as number);
+  }
+
+  /** An older reservation (committed or adopted) terminated in this step, by its event at `version`. */
+  terminateReservation(namespace: string, id: string, version: number): void {
+    this.terminations.ns.push(namespace);
+    this.terminations.id.push(id);
+    this.terminations.version.push(version);
   }
 
   deleteReservation(namespace: string, id: string): void {
@@ -425,9 +454,9 @@ class BatchWrites {
     }
     if (this.inserts.ns.length > 0) {
       await client.query(
-        `INSERT INTO projected_reservations (namespace, reservation_id, version, committed_at)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])`,
-        [this.inserts.ns, this.inserts.id, this.inserts.version, this.inserts.committed],
+        `INSERT INTO projected_reservations (namespace, reservation_id, version, committed_at, terminated_version)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])`,
+        [this.inserts.ns, this.inserts.id, this.inserts.version, this.inserts.committed, this.inserts.terminated],
       );
     }
     if (this.commits.ns.length > 0) {
@@ -436,6 +465,15 @@ class BatchWrites {
            FROM unnest($1::text[], $2::text[], $3::bigint[]) AS k(ns, id, committed)
           WHERE r.namespace = k.ns AND r.reservation_id = k.id`,
         [this.commits.ns, this.commits.id, this.commits.committed],
+      );
+    }
+    const t = this.terminations;
+    if (t.ns.length > 0) {
+      await client.query(
+        `UPDATE projected_reservations r SET terminated_version = k.version
+           FROM unnest($1::text[], $2::text[], $3::bigint[]) AS k(ns, id, version)
+          WHERE r.namespace = k.ns AND r.reservation_id = k.id`,
+        [t.ns, t.id, t.version],
       );
     }
     const n = this.namespaces;

@@ -258,18 +258,19 @@ export class NamespaceUnitOfWork {
         return;
       }
       case 'Committed':
+      case 'Terminated':
       case 'Released': {
         const id = event.data.reservationId;
         const previous = this.record(id);
-        const live = event.type === 'Committed' ? this.state.reservations.get(id) : before.reservations.get(id);
+        const live = event.type === 'Released' ? before.reservations.get(id) : this.state.reservations.get(id);
         assert(previous && live, `reservation ${id} was loaded before its ${event.type}`);
         const eventVersions = [...previous.eventVersions, event.version];
         const rest = { eventVersions, ...(previous.requestId === undefined ? {} : { requestId: previous.requestId }) };
         this.touched.set(
           id,
-          event.type === 'Committed'
-            ? recordFromJson(reservationToJson(live), 'committed', rest)
-            : recordFromJson(reservationToJson(live), 'released', { ...rest, releasedAt: this.now, releaseReason: event.data.reason }),
+          event.type === 'Released'
+            ? recordFromJson(reservationToJson(live), 'released', { ...rest, releasedAt: this.now, releaseReason: event.data.reason })
+            : recordFromJson(reservationToJson(live), 'committed', rest),
         );
         return;
       }

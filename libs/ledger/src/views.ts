@@ -66,6 +66,7 @@ export function reservationViewOf(namespace: string, record: ReservationRecord):
     charged: r.contribution,
     reservedAt: iso(r.reservedAt),
     ...(r.committedAt === undefined ? {} : { committedAt: iso(r.committedAt) }),
+    ...(r.terminatedAt === undefined ? {} : { terminatedAt: iso(r.terminatedAt) }),
     ...(record.releasedAt === undefined ? {} : { releasedAt: iso(record.releasedAt) }),
     ...(record.releaseReason === undefined ? {} : { releaseReason: record.releaseReason }),
     ...(r.expiresAt === undefined ? {} : { expiresAt: iso(r.expiresAt) }),

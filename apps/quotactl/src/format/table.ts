@@ -228,6 +228,8 @@ export function eventSummary(type: string, data: unknown): string {
       return id;
     case 'Released':
       return `${id} (${str(d['reason']) ?? 'released'})`;
+    case 'Terminated':
+      return `${id} (${str(d['reason']) ?? 'terminal'}) keeps: ${resourceList(quantities(d['usage'])) || 'nothing'}`;
     case 'Adopted':
       return `${id} ${objectName(d['object'])} usage: ${resourceList(quantities(d['usage'])) || 'nothing'}`;
     default: {

@@ -14,12 +14,13 @@ function history(events: LedgerEvent[], at = (i: number) => T0 + i): NamespaceSt
   return fold(events.map((event, i) => ({ ...event, version: i + 1, at: at(i) })));
 }
 
-function pod(uid: string, cpu = '1'): ExistingObject {
+function pod(uid: string, cpu = '1', extra: { status?: Pod['status']; metadata?: Partial<Pod['metadata']> } = {}): ExistingObject {
   const object: Pod = {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: `pod-${uid}`, namespace: 'ns', uid },
+    metadata: { name: `pod-${uid}`, namespace: 'ns', uid, ...extra.metadata },
     spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu }, limits: { cpu } } }] },
+    ...(extra.status ? { status: extra.status } : {}),
   };
   return { groupResource: pods, uid, name: `pod-${uid}`, object };
 }
@@ -143,5 +144,51 @@ describe('decideReconcile', () => {
     expect(first.events.length).toBe(3);
     const after = first.events.reduce((s, e) => evolve(s, { ...e, version: s.version + 1, at: listing.now }), state);
     expect(decideReconcile(after, { ...listing, listedAt: listing.now - 1 }).events).toEqual([]);
+  });
+
+  describe('terminal pods (issue 19: Kubernetes stops charging compute once a pod is terminal; count/pods stays)', () => {
+    const countQuota: LedgerEvent = { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '2', pods: '2', 'count/pods': '5' } } } };
+    const charge = { 'requests.cpu': '1', pods: '1', 'count/pods': '1' };
+    const running = history([countQuota, reserve('r1', 'u1', { charged: charge }), { type: 'Committed', data: { reservationId: 'r1' } }]);
+    const deleting = (graceSeconds: number) => ({ metadata: { deletionTimestamp: new Date(T0).toISOString(), deletionGracePeriodSeconds: graceSeconds } });
+
+    it.each([
+      ['Succeeded', { status: { phase: 'Succeeded' } }, T0 + GRACE + 20],
+      ['Failed', { status: { phase: 'Failed' } }, T0 + GRACE + 20],
+      ['DeletionGracePeriodElapsed', deleting(30), T0 + 30_001],
+    ] as const)('a committed pod listed as %s keeps only count/pods, by one Terminated event', (reason, extra, now) => {
+      const decision = decideReconcile(running, input({ now, objects: [pod('u1', '1', extra)] }));
+      expect(decision.events).toEqual([{ type: 'Terminated', data: { reservationId: 'r1', reason, usage: { 'count/pods': '1' } } }]);
+      expect(decision.actions).toEqual([{ kind: 'terminate', reservationId: 'r1', reason, uid: 'u1' }]);
+      const after = evolve(running, { ...decision.events[0]!, version: running.version + 1, at: now });
+      expect(Resources.canonicalResourceList(after.used.get('q') ?? {})).toEqual({ 'requests.cpu': '0', pods: '0', 'count/pods': '1' });
+      // Listed again, terminal still: nothing more to correct.
+      expect(decideReconcile(after, input({ now, objects: [pod('u1', '1', extra)] })).events).toEqual([]);
+    });
+
+    it('leaves a running pod, and one still inside its deletion grace period, charged', () => {
+      expect(decideReconcile(running, input({ objects: [pod('u1', '1', { status: { phase: 'Running' } })] })).events).toEqual([]);
+      expect(decideReconcile(running, input({ now: T0 + 30_000, objects: [pod('u1', '1', deleting(30))] })).events).toEqual([]);
+    });
+
+    it('commits and terminates at once a reserved pod first listed after it completed', () => {
+      const reserved = history([countQuota, reserve('r1', 'u1', { charged: charge })]);
+      const decision = decideReconcile(reserved, input({ objects: [pod('u1', '1', { status: { phase: 'Succeeded' } })] }));
+      expect(decision.events.map((e) => e.type)).toEqual(['Committed', 'Terminated']);
+      expect(decision.actions.map((a) => a.kind)).toEqual(['commit', 'terminate']);
+    });
+
+    it('adopts a terminal pod nobody reserved at its object count, with nothing to terminate later', () => {
+      const empty = history([countQuota]);
+      const decision = decideReconcile(empty, input({ objects: [pod('u9', '1', { status: { phase: 'Failed' } })] }));
+      expect(decision.events).toMatchObject([{ type: 'Adopted', data: { usage: { 'count/pods': '1' } } }]);
+      const after = evolve(empty, { ...decision.events[0]!, version: 2, at: T0 + GRACE + 20 });
+      expect(decideReconcile(after, input({ objects: [pod('u9', '1', { status: { phase: 'Failed' } })] })).events).toEqual([]);
+    });
+
+    it('releases a terminated pod as deleted once it is gone', () => {
+      const terminal = evolve(running, { type: 'Terminated', data: { reservationId: 'r1', reason: 'Succeeded', usage: { 'count/pods': '1' } }, version: 4, at: T0 + 5 });
+      expect(decideReconcile(terminal, input({})).actions).toEqual([{ kind: 'release', reservationId: 'r1', reason: 'deleted', uid: 'u1' }]);
+    });
   });
 });

@@ -1,7 +1,9 @@
 import type { GroupResource, KubeObject } from '../kube/types.js';
-import type { LedgerEvent, ReleaseReason } from '../events/events.js';
+import type { LedgerEvent, ReleaseReason, TerminationReason } from '../events/events.js';
 import { fold, type NamespaceState, type Reservation } from '../events/fold.js';
 import * as Resources from '../resources/resource-list.js';
+import type { ResourceList } from '../resources/resource-list.js';
+import type { Quantity } from '../quantity/quantity.js';
 import { evaluatorFor, isIgnoredResource } from '../usage/registry.js';
 import { decideCommit } from './lifecycle.js';
 import { releaseEvents } from './stored.js';
@@ -47,6 +49,7 @@ export interface ReconcileInput {
 export type ReconcileAction =
   | { readonly kind: 'commit'; readonly reservationId: string; readonly uid: string }
   | { readonly kind: 'release'; readonly reservationId: string; readonly reason: ReleaseReason; readonly uid?: string }
+  | { readonly kind: 'terminate'; readonly reservationId: string; readonly reason: TerminationReason; readonly uid: string }
   | { readonly kind: 'adopt'; readonly reservationId: string; readonly uid: string; readonly name: string; readonly resource: string };
 
 /** A quota whose usage is over hard after the corrections (Kubernetes shows it as used > hard). */
@@ -86,6 +89,19 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
     }
   };
 
+  // A committed object that is terminal but still listed keeps only its object count (Kubernetes'
+  // QuotaV1Pod): the rest of its charge is released by a Terminated event, once.
+  const terminate = (reservation: Reservation, counted: ResourceList, object: ExistingObject): void => {
+    if (reservation.terminatedAt !== undefined) return;
+    const evaluator = evaluatorFor(object.groupResource);
+    const reason = evaluator.endOfLife?.(object.object, { now: input.now });
+    if (reason === undefined) return;
+    const kept = keptPart(counted, evaluator.usage(object.object, { now: input.now }));
+    if (Resources.equals(kept, counted)) return;
+    events.push({ type: 'Terminated', data: { reservationId: reservation.id, reason, usage: Resources.canonicalResourceList(kept) } });
+    actions.push({ kind: 'terminate', reservationId: reservation.id, reason, uid: object.uid });
+  };
+
   for (const reservation of state.reservations.values()) {
     if (retired.has(reservation.id)) continue;
     if (reservation.status === 'reserved' && reservation.expiresAt !== undefined && reservation.expiresAt <= input.now) {
@@ -98,7 +114,8 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
     if (uid === undefined || !covered.has(key(reservation.object))) continue;
     const object = existing.get(uid);
     if (reservation.status === 'committed') {
-      if (!object && (reservation.committedAt ?? reservation.reservedAt) < input.listedAt) release(reservation, 'deleted');
+      if (object) terminate(reservation, reservation.contribution, object);
+      else if ((reservation.committedAt ?? reservation.reservedAt) < input.listedAt) release(reservation, 'deleted');
       continue;
     }
     if (object && updateHappened(reservation, object, input.now)) {
@@ -112,6 +129,9 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
         for (const event of fresh) {
           if (event.type === 'Released') actions.push({ kind: 'release', reservationId: event.data.reservationId, reason: 'superseded', uid });
         }
+        // Committed, it counts the object's whole usage: a pod that ran to completion before this
+        // listing saw it is cut down at once.
+        terminate(reservation, reservation.objectUsage ?? reservation.contribution, object);
       }
       continue;
     }
@@ -145,6 +165,17 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
     actions.push({ kind: 'adopt', reservationId, uid: object.uid, name: object.name, resource: key(object.groupResource) });
   }
   return { events, actions, overHard: events.length > 0 ? overHardOf(state, events, input.now) : [], pending };
+}
+
+/** What a terminal object still counts of its charge: the keys its usage keeps, never more than charged. */
+function keptPart(counted: ResourceList, usage: ResourceList): ResourceList {
+  const kept: [string, Quantity][] = [];
+  for (const name of Resources.resourceNames(counted)) {
+    const now = Resources.get(usage, name);
+    const before = Resources.get(counted, name) as Quantity;
+    if (now !== undefined) kept.push([name, now.cmp(before) < 0 ? now : before]);
+  }
+  return Resources.fromEntries(kept);
 }
 
 /**

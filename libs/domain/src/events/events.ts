@@ -115,6 +115,31 @@ export interface Released {
   readonly data: { readonly reservationId: string; readonly reason: ReleaseReason };
 }
 
+/**
+ * Why a committed object stopped being charged its compute resources while it still exists
+ * (Kubernetes' `QuotaV1Pod`): its pod phase, or its deletion grace period having run out.
+ */
+export type TerminationReason = 'Succeeded' | 'Failed' | 'DeletionGracePeriodElapsed';
+
+export const TERMINATION_REASONS: readonly TerminationReason[] = ['Succeeded', 'Failed', 'DeletionGracePeriodElapsed'];
+
+/**
+ * A committed object reached the end of its life but still exists (a pod Succeeded or Failed,
+ * or past its deletion grace period). Kubernetes stops charging its compute resources and
+ * `pods`; it counts only `usage` (its object count, `count/pods`) from now on, until its
+ * deletion releases the reservation. The part it no longer counts is released by this event:
+ * usage is corrected by appending, never by overwriting.
+ */
+export interface Terminated {
+  readonly type: 'Terminated';
+  readonly data: {
+    readonly reservationId: string;
+    readonly reason: TerminationReason;
+    /** What the reservation counts from now on: a part of what it counted, never more. */
+    readonly usage: RawQuantities;
+  };
+}
+
 /** An object that exists with no reservation: its usage counts from now on, over hard or not. */
 export interface Adopted {
   readonly type: 'Adopted';
@@ -184,6 +209,7 @@ export type LedgerEvent =
   | Reserved
   | Committed
   | Released
+  | Terminated
   | Adopted
   | NamespaceDefined
   | NamespaceChanged
@@ -206,6 +232,7 @@ export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
   'Reserved',
   'Committed',
   'Released',
+  'Terminated',
   'Adopted',
   'NamespaceDefined',
   'NamespaceChanged',

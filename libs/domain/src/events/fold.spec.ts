@@ -25,6 +25,8 @@ const reserve = (id: string, charged: Record<string, string>, extra: Partial<Ext
   type: 'Reserved',
   data: { reservationId: id, object: { ...pods, name: id, uid: `uid-${id}` }, operation: 'CREATE', charged, scopeFacts: podFacts, ...extra },
 });
+const committed = (id: string): LedgerEvent => ({ type: 'Committed', data: { reservationId: id } });
+const terminated = (id: string, usage: Record<string, string>): LedgerEvent => ({ type: 'Terminated', data: { reservationId: id, reason: 'Succeeded', usage } });
 
 describe('fold', () => {
   it('counts a reservation toward every quota it matches, restricted to the quota’s hard resources', () => {
@@ -156,8 +158,22 @@ describe('fold', () => {
     ['a quota defined twice', [quota('q', { hard: {} }), quota('q', { hard: {} })]],
     ['a quota changed before it exists', [{ type: 'QuotaChanged', data: { name: 'q', spec: { hard: {} } } }]],
     ['a limit range removed before it exists', [{ type: 'LimitRangeRemoved', data: { name: 'l' } }]],
+    ['a pending reservation terminated', [reserve('a', { pods: '1' }), terminated('a', { pods: '1' })]],
+    ['a reservation terminated twice', [reserve('a', { pods: '1', 'count/pods': '1' }), committed('a'), terminated('a', { 'count/pods': '1' }), terminated('a', { 'count/pods': '1' })]],
+    ['a termination that keeps more than was counted', [reserve('a', { pods: '1' }), committed('a'), terminated('a', { pods: '2' })]],
+    ['a termination that keeps a key never counted', [reserve('a', { pods: '1' }), committed('a'), terminated('a', { 'count/pods': '1' })]],
   ])('crashes loudly on an impossible history: %s', (_name, events) => {
     expect(() => fold(record(events))).toThrow(InvariantViolation);
+  });
+
+  it('a terminated reservation keeps only what its event says, and its deletion releases that (issue 19)', () => {
+    const charge = { pods: '1', 'count/pods': '1', 'requests.cpu': '500m' };
+    const running = fold(record([quota('q', { hard: { pods: '5', 'count/pods': '5', 'requests.cpu': '2' } }), reserve('a', charge), committed('a')]));
+    const terminal = fold(record([terminated('a', { 'count/pods': '1' })], 3), running);
+    expect(usedOf(terminal, 'q')).toEqual({ pods: '0', 'count/pods': '1', 'requests.cpu': '0' });
+    expect(terminal.reservations.get('a')).toMatchObject({ status: 'committed', terminatedAt: T0 + 3000 });
+    const deleted = fold(record([{ type: 'Released', data: { reservationId: 'a', reason: 'deleted' } }], 4), terminal);
+    expect(usedOf(deleted, 'q')).toEqual({ pods: '0', 'count/pods': '0', 'requests.cpu': '0' });
   });
 
   it('crashes loudly on a gap in the stream’s versions', () => {
@@ -186,7 +202,8 @@ type Step =
   | { kind: 'update'; pick: number; usage: bigint[] }
   | { kind: 'commit'; pick: number }
   | { kind: 'release'; pick: number; reason: number }
-  | { kind: 'adopt'; usage: bigint[]; facts: [boolean, boolean, number] };
+  | { kind: 'adopt'; usage: bigint[]; facts: [boolean, boolean, number] }
+  | { kind: 'terminate'; pick: number; keep: boolean[] };
 
 const amounts = fc.array(fc.bigInt({ min: 0n, max: 5_000_000_000n }), { minLength: KEYS.length, maxLength: KEYS.length });
 const factsArb = fc.tuple(fc.boolean(), fc.boolean(), fc.nat(2));
@@ -198,6 +215,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('commit' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('release' as const), pick: fc.nat(), reason: fc.nat(3) }),
   fc.record({ kind: fc.constant('adopt' as const), usage: amounts, facts: factsArb }),
+  fc.record({ kind: fc.constant('terminate' as const), pick: fc.nat(), keep: fc.array(fc.boolean(), { minLength: KEYS.length, maxLength: KEYS.length }) }),
 );
 
 const list = (values: bigint[]): Record<string, string> =>
@@ -207,7 +225,7 @@ const list = (values: bigint[]): Record<string, string> =>
 function history(steps: readonly Step[]): LedgerEvent[] {
   const events: LedgerEvent[] = [];
   const quotas = new Set<string>();
-  const live = new Map<string, { status: 'reserved' | 'committed'; uid: string; usage: bigint[]; supersedes?: string; facts: ScopeFactsTuple }>();
+  const live = new Map<string, { status: 'reserved' | 'committed'; uid: string; usage: bigint[]; supersedes?: string; facts: ScopeFactsTuple; terminated?: true }>();
   type ScopeFactsTuple = [boolean, boolean, number];
   const factsOf = ([terminating, bestEffort, priority]: ScopeFactsTuple) => ({
     Terminating: terminating,
@@ -281,6 +299,19 @@ function history(steps: readonly Step[]): LedgerEvent[] {
           live.delete(reservation.supersedes);
         }
         delete reservation.supersedes;
+        break;
+      }
+      case 'terminate': {
+        // A committed object turns terminal: it keeps some keys of its charge (a pod keeps count/pods).
+        const chosen = pick([...live.entries()].filter(([, r]) => r.status === 'committed' && !r.terminated), step.pick);
+        if (!chosen) break;
+        const [id, reservation] = chosen;
+        const kept = reservation.usage.map((n, i) => (step.keep[i] ? n : undefined));
+        const usage = Object.fromEntries(KEYS.flatMap((key, i) => (kept[i] === undefined ? [] : [[key, Quantity.fromNanos(kept[i] as bigint).canonical()]])));
+        const reason = (['Succeeded', 'Failed', 'DeletionGracePeriodElapsed'] as const)[step.pick % 3] ?? 'Succeeded';
+        events.push({ type: 'Terminated', data: { reservationId: id, reason, usage } });
+        reservation.usage = kept.map((n) => n ?? 0n);
+        reservation.terminated = true;
         break;
       }
       case 'release': {

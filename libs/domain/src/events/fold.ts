@@ -77,6 +77,8 @@ export interface Reservation {
   readonly reservedAt: number;
   readonly committedAt?: number;
   readonly expiresAt?: number;
+  /** When a Terminated event cut it down to its object count (the object is terminal but still exists). */
+  readonly terminatedAt?: number;
 }
 
 export interface NamespaceState {
@@ -186,6 +188,7 @@ const RESERVATIONS_NEEDED: Readonly<Record<LedgerEventType, ReservationsNeeded>>
   Adopted: 'none',
   Committed: 'named',
   Released: 'named',
+  Terminated: 'named',
   NamespaceDefined: 'none',
   NamespaceChanged: 'none',
   NamespaceRemoved: 'none',
@@ -365,6 +368,22 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
     }
     case 'Released': {
       releaseReservation(draft, event.data.reservationId, event.data.reason);
+      return;
+    }
+    case 'Terminated': {
+      const { reservationId } = event.data;
+      const reservation = draft.reservations.get(reservationId);
+      assert(reservation, `reservation ${reservationId} terminated but not live`);
+      assert(reservation.status === 'committed', `reservation ${reservationId} terminated before it was committed`);
+      assert(reservation.terminatedAt === undefined, `reservation ${reservationId} terminated twice`);
+      const remaining = parse(event.data.usage);
+      // It releases a part of the charge: every key it keeps was charged, and no more of it.
+      const unknown = Resources.resourceNames(remaining).filter((name) => !Resources.has(reservation.contribution, name));
+      assert(unknown.length === 0 && Resources.lessThanOrEqual(remaining, reservation.contribution).ok, `reservation ${reservationId} terminated to more than it counted`);
+      const terminated: Reservation = { ...reservation, contribution: remaining, terminatedAt: at };
+      applyContribution(draft, reservation, -1);
+      applyContribution(draft, terminated, 1);
+      draft.reservations.set(reservationId, terminated);
       return;
     }
     case 'NamespaceDefined':

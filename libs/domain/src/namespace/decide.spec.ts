@@ -358,9 +358,9 @@ describe('decide: RemoveLimitRange', () => {
 });
 
 describe('reservationsNeededBy', () => {
-  it('says a quota definition (or a shared quota applied) needs every live reservation, a commit or release the one it names, the rest none', () => {
+  it('says a quota definition (or a shared quota applied) needs every live reservation, a commit, termination or release the one it names, the rest none', () => {
     expect(eventTypesNeeding('all').sort()).toEqual(['QuotaChanged', 'QuotaDefined', 'SharedQuotaApplied']);
-    expect(eventTypesNeeding('named').sort()).toEqual(['Committed', 'Released']);
+    expect(eventTypesNeeding('named').sort()).toEqual(['Committed', 'Released', 'Terminated']);
     expect(reservationsNeededBy('Reserved')).toBe('none');
     expect(reservationsNeededBy('SomethingNewer')).toBe('all');
   });

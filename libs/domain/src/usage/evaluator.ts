@@ -1,3 +1,4 @@
+import type { TerminationReason } from '../events/events.js';
 import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import type { ScopeFacts } from '../scopes/facts.js';
@@ -49,4 +50,10 @@ export interface UsageEvaluator {
   constraintError?(required: readonly string[], object: KubeObject): string | undefined;
   /** What the object consumes, keyed by quota resource name. Throws DomainError on bad input. */
   usage(object: KubeObject, options?: UsageOptions): ResourceList;
+  /**
+   * Why the object, although it still exists, is at the end of its life and charged less
+   * than while it lived (a pod Succeeded, Failed or past its deletion grace period: only its
+   * object count), or undefined. Absent for kinds whose charge never changes that way.
+   */
+  endOfLife?(object: KubeObject, options?: UsageOptions): TerminationReason | undefined;
 }

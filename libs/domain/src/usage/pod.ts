@@ -1,3 +1,4 @@
+import type { TerminationReason } from '../events/events.js';
 import type { GroupResource, KubeObject, Operation } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
@@ -109,6 +110,10 @@ export class PodEvaluator extends EvaluatorBase {
   usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
     return podUsage(readPod(object), options);
   }
+
+  endOfLife(object: KubeObject, options: UsageOptions = {}): TerminationReason | undefined {
+    return podEndOfLife(readPod(object), options.now);
+  }
 }
 
 /**
@@ -117,19 +122,22 @@ export class PodEvaluator extends EvaluatorBase {
  */
 export function podUsage(pod: PodModel, options: UsageOptions = {}): ResourceList {
   const count = Resources.fromEntries([[POD_OBJECT_COUNT_NAME, Quantity.fromInt(1n)]]);
-  if (!chargesCompute(pod, options.now)) return count;
+  if (podEndOfLife(pod, options.now) !== undefined) return count;
   const requests = podRequests(pod, QUOTA_OPTIONS);
   const limits = podLimits(pod, QUOTA_OPTIONS);
   return Resources.add(count, computeUsage(requests, limits));
 }
 
-/** Kubernetes' QuotaV1Pod. Without a clock the deletion grace period cannot have run out. */
-function chargesCompute(pod: PodModel, now: number | undefined): boolean {
-  if (pod.phase === 'Failed' || pod.phase === 'Succeeded') return false;
+/**
+ * Why a pod no longer charges compute resources, or undefined while it does: Kubernetes'
+ * QuotaV1Pod, negated. Without a clock the deletion grace period cannot have run out.
+ */
+function podEndOfLife(pod: PodModel, now: number | undefined): TerminationReason | undefined {
+  if (pod.phase === 'Failed' || pod.phase === 'Succeeded') return pod.phase;
   if (now !== undefined && pod.deletionTimestamp !== undefined && pod.deletionGracePeriodSeconds !== undefined) {
-    if (now > pod.deletionTimestamp + pod.deletionGracePeriodSeconds * 1000) return false;
+    if (now > pod.deletionTimestamp + pod.deletionGracePeriodSeconds * 1000) return 'DeletionGracePeriodElapsed';
   }
-  return true;
+  return undefined;
 }
 
 /** The quota names a set of requests and limits charges (podComputeUsageHelper). */
