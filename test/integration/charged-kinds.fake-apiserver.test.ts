@@ -5,7 +5,7 @@ import { createKubernetesInventory, KNOWN_KINDS } from '@quota/inventory';
 import { Reconciler } from '../../apps/reconciler/src/reconciler.js';
 import { VALIDATE_RULES } from '../../apps/quotactl/src/webhook-config.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
-import { sendJson, startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
+import { startFakeCluster, type FakeCluster } from '../support/fake-apiserver.js';
 import { Ledger } from '../support/ledger.js';
 import type { DataSource } from 'typeorm';
 
@@ -19,22 +19,13 @@ import type { DataSource } from 'typeorm';
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const CLAIMS = { group: 'resource.k8s.io', resource: 'resourceclaims' };
 
-/** namespace → the ResourceClaims the fake cluster holds. */
-const claims = new Map<string, KubeObject[]>();
 let db: TestDatabase & { dataSource: DataSource };
-let fake: FakeApiServer;
+let fake: FakeCluster;
 let ledger: Ledger;
 let reconciler: Reconciler;
 
 beforeAll(async () => {
-  fake = await startFakeApiServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://fake');
-    const match = /^\/apis?\/(?:[a-z0-9.]+\/)?v1\/namespaces\/([^/]+)\/([a-z]+)$/.exec(url.pathname);
-    const known = KNOWN_KINDS.find((k) => k.groupResource.resource === match?.[2]);
-    if (!match || !known) return sendJson(response, 404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
-    const items = known.groupResource.resource === 'resourceclaims' ? (claims.get(match[1] ?? '') ?? []) : [];
-    return sendJson(response, 200, JSON.stringify({ kind: `${known.kind}List`, apiVersion: known.apiVersion, metadata: {}, items }));
-  });
+  fake = await startFakeCluster(KNOWN_KINDS);
   db = await createMigratedDatabase('qlkinds');
   ledger = new Ledger(db.dataSource);
   const backend = { kind: 'redis' as const, url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` };
@@ -77,11 +68,64 @@ describe('the one list of kinds', () => {
     expect(admitted.result.allowed).toBe(true);
     expect(await used(namespace)).toMatchObject({ 'count/resourceclaims.resource.k8s.io': '1' });
 
-    claims.set(namespace, [object]);
+    fake.set(CLAIMS, namespace, [object]);
     expect((await reconciler.reconcileNamespace(namespace)).actions).toEqual([{ kind: 'commit', reservationId: admitted.result.reservationId, uid: 'uid-dra-gpu-1' }]);
-    claims.set(namespace, []);
+    fake.set(CLAIMS, namespace, []);
     const gone = await reconciler.reconcileNamespace(namespace);
     expect(gone.actions).toEqual([expect.objectContaining({ kind: 'release', reservationId: admitted.result.reservationId, reason: 'deleted' })]);
     expect(await used(namespace)).toMatchObject({ 'count/resourceclaims.resource.k8s.io': '0' });
+  });
+});
+
+describe('terminal pods (issue 19)', () => {
+  const PODS = { group: '', resource: 'pods' };
+  const job = (namespace: string, name: string, phase: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, uid: `uid-${namespace}-${name}` },
+    spec: { restartPolicy: 'Never', containers: [{ name: 'work', image: 'busybox', resources: { requests: { cpu: '500m' }, limits: { cpu: '500m' } } }] },
+    status: { phase },
+  });
+  const admit = (namespace: string, name: string) =>
+    ledger.admit({ namespace, source: 'webhook', request: { operation: 'CREATE', groupResource: PODS, namespace, name, object: job(namespace, name, 'Pending') }, dryRun: false, requester: 'test' });
+  const usedAt = async (namespace: string, at?: number) =>
+    (at === undefined ? await ledger.usage(namespace) : await ledger.usageAt(namespace, new Date(at).toISOString()))?.quotas.find((q) => q.name === 'compute')?.used;
+
+  it('a committed pod the cluster lists as Succeeded gives back requests.cpu and pods, keeps count/pods, and as-of sees both sides', async () => {
+    const namespace = 'batch';
+    await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '1', 'requests.cpu': '1', 'count/pods': '5' } } }, { actor: 'admin' });
+    const first = await admit(namespace, 'job-1');
+    expect(first.result.allowed).toBe(true);
+    fake.set(PODS, namespace, [job(namespace, 'job-1', 'Running')]);
+    expect((await reconciler.reconcileNamespace(namespace)).actions.map((a) => a.kind)).toEqual(['commit']);
+    // Running, it fills `pods: 1`: a second pod is refused.
+    expect((await admit(namespace, 'job-2')).result.allowed).toBe(false);
+
+    fake.set(PODS, namespace, [job(namespace, 'job-1', 'Succeeded')]);
+    const done = await reconciler.reconcileNamespace(namespace);
+    expect(done.actions).toEqual([{ kind: 'terminate', reservationId: first.result.reservationId, reason: 'Succeeded', uid: 'uid-batch-job-1' }]);
+    expect(await usedAt(namespace)).toEqual({ pods: '0', 'requests.cpu': '0', 'count/pods': '1' });
+    // Listed again, nothing more happens; the reservation says it is terminated.
+    expect((await reconciler.reconcileNamespace(namespace)).actions).toEqual([]);
+    expect(await ledger.getReservation(namespace, first.result.reservationId ?? '')).toMatchObject({ state: 'committed', charged: { 'count/pods': '1' }, terminatedAt: expect.any(String) });
+
+    const [terminated] = await db.dataSource.query(
+      `SELECT (extract(epoch from recorded_at) * 1000)::float8 AS at FROM ledger_events WHERE namespace = $1 AND type = 'Terminated'`,
+      [namespace],
+    );
+    const at = Math.floor(Number(terminated.at));
+    expect(await usedAt(namespace, at - 1)).toEqual({ pods: '1', 'requests.cpu': '500m', 'count/pods': '1' });
+    expect(await usedAt(namespace, at)).toEqual({ pods: '0', 'requests.cpu': '0', 'count/pods': '1' });
+
+    // The completed job no longer holds the namespace's room: Kubernetes would admit the next pod.
+    const second = await admit(namespace, 'job-3');
+    expect(second.result.allowed).toBe(true);
+    expect(await usedAt(namespace)).toEqual({ pods: '1', 'requests.cpu': '500m', 'count/pods': '2' });
+
+    // Deleted, the terminated pod gives back its object count too.
+    fake.set(PODS, namespace, [job(namespace, 'job-3', 'Running')]);
+    const gone = await reconciler.reconcileNamespace(namespace);
+    expect(gone.actions.map((a) => (a.kind === 'release' ? `release:${a.reason}` : a.kind)).sort()).toEqual(['commit', 'release:deleted']);
+    expect(await usedAt(namespace)).toEqual({ pods: '1', 'requests.cpu': '500m', 'count/pods': '1' });
   });
 });

@@ -51,3 +51,41 @@ export function sendJson(response: ServerResponse, status: number, body: string)
   response.writeHead(status, { 'content-type': 'application/json' });
   response.end(body);
 }
+
+/** A kind the fake cluster serves: its list path is built from `apiVersion` and the resource. */
+export interface FakeKind {
+  readonly kind: string;
+  readonly apiVersion: string;
+  readonly groupResource: { readonly group: string; readonly resource: string };
+}
+
+/** A FAKE cluster holding namespaced objects of some kinds; the test sets what each list answers. */
+export interface FakeCluster extends FakeApiServer {
+  /** What a list of this resource in this namespace answers from now on. */
+  set(resource: FakeKind['groupResource'], namespace: string, items: readonly unknown[]): void;
+}
+
+/**
+ * Serves `GET /api/v1/namespaces/NS/RESOURCE` and `/apis/GROUP/VERSION/namespaces/NS/RESOURCE`
+ * for the given kinds (empty until set); any other path is a 404 Status, as for a resource the
+ * cluster does not serve.
+ */
+export async function startFakeCluster(kinds: readonly FakeKind[]): Promise<FakeCluster> {
+  const items = new Map<string, readonly unknown[]>();
+  const keyOf = (group: string, resource: string, namespace: string): string => `${resource}.${group}/${namespace}`;
+  const server = await startFakeApiServer((request, response) => {
+    const path = new URL(request.url ?? '/', 'http://fake').pathname;
+    const match = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)\/namespaces\/([^/]+)\/([^/]+)$/.exec(path);
+    const group = match?.[1] ?? '';
+    const known = match ? kinds.find((k) => k.groupResource.group === group && k.groupResource.resource === match[3]) : undefined;
+    if (!match || !known) return sendJson(response, 404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
+    const list = items.get(keyOf(group, known.groupResource.resource, match[2] ?? '')) ?? [];
+    return sendJson(response, 200, JSON.stringify({ kind: `${known.kind}List`, apiVersion: known.apiVersion, metadata: {}, items: list }));
+  });
+  return {
+    ...server,
+    set(resource, namespace, list) {
+      items.set(keyOf(resource.group, resource.resource, namespace), list);
+    },
+  };
+}
