@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHARGED_KINDS, type KubeObject } from '@quota/domain';
 import { createKubernetesInventory, KNOWN_KINDS } from '@quota/inventory';
 import { Reconciler } from '../../apps/reconciler/src/reconciler.js';
-import { VALIDATE_RULES } from '../../apps/quotactl/src/webhook-config.js';
+import { customResourceRbac, validateRules, VALIDATE_RULES } from '../../apps/quotactl/src/webhook-config.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { startFakeCluster, type FakeCluster } from '../support/fake-apiserver.js';
 import { Ledger } from '../support/ledger.js';
@@ -18,14 +18,18 @@ import type { DataSource } from 'typeorm';
  */
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const CLAIMS = { group: 'resource.k8s.io', resource: 'resourceclaims' };
+/** A custom resource, as CUSTOM_RESOURCES=widgets.example.com/v1=Widget configures it. */
+const WIDGET = { kind: 'Widget', apiVersion: 'example.com/v1', groupResource: { group: 'example.com', resource: 'widgets' } };
 
 let db: TestDatabase & { dataSource: DataSource };
 let fake: FakeCluster;
 let ledger: Ledger;
 let reconciler: Reconciler;
+/** The same cluster, reconciled by a reconciler configured with the custom resource. */
+let customReconciler: Reconciler;
 
 beforeAll(async () => {
-  fake = await startFakeCluster(KNOWN_KINDS);
+  fake = await startFakeCluster([...KNOWN_KINDS, WIDGET]);
   db = await createMigratedDatabase('qlkinds');
   ledger = new Ledger(db.dataSource);
   const backend = { kind: 'redis' as const, url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` };
@@ -35,10 +39,17 @@ beforeAll(async () => {
     graceMs: 0,
     concurrency: 1,
   });
+  customReconciler = new Reconciler(recorder, createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }), { ...backend, prefix: `${backend.prefix}-custom` }, {
+    intervalMs: 60_000,
+    graceMs: 0,
+    concurrency: 1,
+  });
 });
 afterAll(async () => {
   await reconciler?.queue.obliterate({ force: true }).catch(() => undefined);
   await reconciler?.stop();
+  await customReconciler?.queue.obliterate({ force: true }).catch(() => undefined);
+  await customReconciler?.stop();
   await ledger?.close();
   await db?.drop();
   await fake?.close();
@@ -58,6 +69,15 @@ describe('the one list of kinds', () => {
     const listed = new Set(createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }).covers.map((gr) => `${gr.resource}.${gr.group}`));
     expect(sent.filter((gr) => !listed.has(gr))).toEqual([]);
     expect(sent.sort()).toEqual(CHARGED_KINDS.filter((k) => k.webhook).map((k) => `${k.groupResource.resource}.${k.groupResource.group}`).sort());
+  });
+
+  it('with custom resources, sends the webhook what the configured inventory lists and grants the reconciler its list', () => {
+    const rules = validateRules([WIDGET]).filter((r) => r.scope === 'Namespaced');
+    const sent = rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)));
+    const listed = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }).covers.map((gr) => `${gr.resource}.${gr.group}`);
+    expect(sent.sort()).toEqual(listed.filter((gr) => gr !== 'resourcequotas.').sort());
+    const [role] = customResourceRbac([WIDGET], { namespace: 'quota-ledger' }) as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }[];
+    expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list'] }]);
   });
 
   it('commits a ResourceClaim the webhook reserved once the cluster shows it, and releases it once it is deleted', async () => {
@@ -127,5 +147,42 @@ describe('terminal pods (issue 19)', () => {
     const gone = await reconciler.reconcileNamespace(namespace);
     expect(gone.actions.map((a) => (a.kind === 'release' ? `release:${a.reason}` : a.kind)).sort()).toEqual(['commit', 'release:deleted']);
     expect(await usedAt(namespace)).toEqual({ pods: '1', 'requests.cpu': '500m', 'count/pods': '1' });
+  });
+});
+
+describe('custom resources (issue 19: count/<resource>.<group> end to end)', () => {
+  const WIDGETS = WIDGET.groupResource;
+  const widget = (namespace: string, name: string): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace, uid: `uid-${namespace}-${name}` }, spec: {} });
+  const admit = (namespace: string, name: string) =>
+    ledger.admit({ namespace, source: 'webhook', request: { operation: 'CREATE', groupResource: WIDGETS, namespace, name, object: widget(namespace, name) }, dryRun: false, requester: 'test' });
+  const widgetsUsed = async (namespace: string) => (await ledger.usage(namespace))?.quotas.find((q) => q.name === 'widgets')?.used;
+
+  it('a configured custom resource the webhook reserved is committed once the cluster lists it and released once it is deleted', async () => {
+    const namespace = 'crd';
+    await ledger.putQuota(namespace, { name: 'widgets', spec: { hard: { 'count/widgets.example.com': '2' } } }, { actor: 'admin' });
+    const admitted = await admit(namespace, 'w-1');
+    expect(await widgetsUsed(namespace)).toEqual({ 'count/widgets.example.com': '1' });
+    fake.set(WIDGETS, namespace, [widget(namespace, 'w-1')]);
+    expect((await customReconciler.reconcileNamespace(namespace)).actions).toEqual([{ kind: 'commit', reservationId: admitted.result.reservationId, uid: 'uid-crd-w-1' }]);
+    fake.set(WIDGETS, namespace, []);
+    expect((await customReconciler.reconcileNamespace(namespace)).actions).toEqual([expect.objectContaining({ kind: 'release', reason: 'deleted' })]);
+    expect(await widgetsUsed(namespace)).toEqual({ 'count/widgets.example.com': '0' });
+    expect(customReconciler.uncovered.size).toBe(0);
+  });
+
+  it('a reservation of a kind the inventory does not list is reported while young, then released "uncovered" after the grace period', async () => {
+    const namespace = 'crd-unlisted';
+    await ledger.putQuota(namespace, { name: 'widgets', spec: { hard: { 'count/widgets.example.com': '2' } } }, { actor: 'admin' });
+    const admitted = await admit(namespace, 'w-1');
+    fake.set(WIDGETS, namespace, [widget(namespace, 'w-1')]);
+    // Within the grace period: nothing is released, the reservation is reported.
+    const inventory = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig });
+    const young = await ledger.reconcile(namespace, { ...(await inventory.list(namespace)), listedAt: await ledger.now() }, { actor: 'test', graceMs: 60_000 });
+    expect(young).toMatchObject({ actions: [], uncovered: [{ resource: 'widgets.example.com', count: 1 }] });
+    await inventory.close();
+    // The reconciler without the custom resource (grace 0) can never see the widget: released, not counted forever.
+    const judged = await reconciler.reconcileNamespace(namespace);
+    expect(judged.actions).toEqual([{ kind: 'release', reservationId: admitted.result.reservationId, reason: 'uncovered', uid: 'uid-crd-unlisted-w-1' }]);
+    expect(await widgetsUsed(namespace)).toEqual({ 'count/widgets.example.com': '0' });
   });
 });

@@ -129,14 +129,18 @@ describe('reconciler corrections (seed 004)', () => {
     expect((await ledger.usage('drift'))?.quotas[0]?.used).toEqual({ pods: '2' });
   });
 
-  it('leaves alone what the listing does not cover, and a namespace the ledger does not know', async () => {
+  it('releases as uncovered, after the grace period, a webhook reservation of a kind the listing does not cover; leaves a namespace the ledger does not know', async () => {
     await ledger.putQuota('partial', { name: 'compute', spec: { hard: { persistentvolumeclaims: '1', pods: '2' } } }, { actor: 'admin' });
     await ledger.admit({
       ...admit('partial', 'claim'),
       request: { operation: 'CREATE', groupResource: { group: '', resource: 'persistentvolumeclaims' }, namespace: 'partial', name: 'claim', object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'claim', uid: 'uid-claim' }, spec: { resources: { requests: { storage: '1Gi' } } } } },
     });
+    // Younger than the grace period: reported, kept.
+    expect(await reconcile('partial', [])).toMatchObject({ actions: [], uncovered: [{ resource: 'persistentvolumeclaims', count: 1 }] });
     now += 10 * GRACE_MS;
-    expect((await reconcile('partial', [])).actions).toEqual([]);
+    // The PVC can never be seen by a listing of pods: it is not left to count forever (issue 19).
+    expect(await reconcile('partial', [])).toMatchObject({ actions: [{ kind: 'release', reason: 'uncovered', uid: 'uid-claim' }], uncovered: [] });
+    expect(await eventTypes('partial')).toEqual(['QuotaDefined', 'Reserved', 'Released:uncovered']);
     expect(await reconcile('nobody-here', ['x'])).toMatchObject({ version: 0, actions: [] });
     expect(await eventTypes('nobody-here')).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { clusterNamespaceRecord, sameNamespaceMetadata } from '@quota/domain';
+import { clusterNamespaceRecord, sameNamespaceMetadata, type Uncovered } from '@quota/domain';
 import type { InventorySource } from '@quota/inventory';
 import {
   bullConnection,
@@ -64,6 +64,11 @@ export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNames
 export class Reconciler {
   readonly queue: Queue<NamespaceJobData>;
   readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, terminated: 0, adopted: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
+  /**
+   * Per namespace, the live reservations of kinds the inventory does not list, as its last
+   * reconcile left them (only namespaces that have some): no listing can settle them.
+   */
+  readonly uncovered = new Map<string, readonly Uncovered[]>();
   private worker: Worker<NamespaceJobData> | undefined;
   private keeper: NodeJS.Timeout | undefined;
 
@@ -123,12 +128,17 @@ export class Reconciler {
       else if (action.kind === 'terminate') this.stats.terminated++;
       else this.stats.adopted++;
     }
-    if (outcome.actions.length > 0 || outcome.overHard.length > 0) {
-      this.options.log?.('info', 'reconciled', {
+    const wasUncovered = this.uncovered.has(namespace);
+    if (outcome.uncovered.length > 0) this.uncovered.set(namespace, outcome.uncovered);
+    else this.uncovered.delete(namespace);
+    if (outcome.actions.length > 0 || outcome.overHard.length > 0 || (outcome.uncovered.length > 0 && !wasUncovered)) {
+      this.options.log?.(outcome.uncovered.length > 0 ? 'warn' : 'info', 'reconciled', {
         namespace,
         version: outcome.version,
         actions: outcome.actions,
         ...(outcome.overHard.length > 0 ? { overHard: outcome.overHard } : {}),
+        // Said once when they first appear: the inventory does not list these kinds (CUSTOM_RESOURCES).
+        ...(outcome.uncovered.length > 0 ? { uncovered: outcome.uncovered } : {}),
       });
     }
     return outcome;

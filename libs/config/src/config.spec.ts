@@ -72,10 +72,10 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_KUBECONFIG: '/etc/kube/config' }, { source: 'kubernetes', kubeconfigPath: '/etc/kube/config', inCluster: false, timeoutMs: 10000 }],
-    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_IN_CLUSTER: 'true' }, { source: 'kubernetes', inCluster: true, timeoutMs: 10000 }],
-    [{ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://p@h/platform', INVENTORY_RELATION: 'platform.objects' }, { source: 'postgres', databaseUrl: 'postgres://p@h/platform', relation: 'platform.objects', timeoutMs: 10000 }],
-    [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'https://platform.example.com/api', INVENTORY_TOKEN: 't', INVENTORY_TIMEOUT_MS: '2500' }, { source: 'http', url: 'https://platform.example.com/api', token: 't', timeoutMs: 2500 }],
+    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_KUBECONFIG: '/etc/kube/config' }, { source: 'kubernetes', kubeconfigPath: '/etc/kube/config', inCluster: false, timeoutMs: 10000, customKinds: [] }],
+    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_IN_CLUSTER: 'true' }, { source: 'kubernetes', inCluster: true, timeoutMs: 10000, customKinds: [] }],
+    [{ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://p@h/platform', INVENTORY_RELATION: 'platform.objects' }, { source: 'postgres', databaseUrl: 'postgres://p@h/platform', relation: 'platform.objects', timeoutMs: 10000, customKinds: [] }],
+    [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'https://platform.example.com/api', INVENTORY_TOKEN: 't', INVENTORY_TIMEOUT_MS: '2500' }, { source: 'http', url: 'https://platform.example.com/api', token: 't', timeoutMs: 2500, customKinds: [] }],
   ])('reads the inventory source %o', (env, inventory) => {
     expect(loadConfig(env).inventory).toEqual(inventory);
   });
@@ -86,8 +86,23 @@ describe('loadConfig', () => {
     [{ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://h/db' }, /INVENTORY_RELATION: is required/],
     [{ INVENTORY_SOURCE: 'http' }, /INVENTORY_URL: is required when INVENTORY_SOURCE=http/],
     [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'ftp://x' }, /INVENTORY_URL: must use http: or https:/],
+    [{ CUSTOM_RESOURCES: 'widgets' }, /CUSTOM_RESOURCES: "widgets" is not resource\.group\/version=Kind/],
+    [{ CUSTOM_RESOURCES: 'widgets.example/v1=Widget' }, /the group has a dot/],
+    [{ CUSTOM_RESOURCES: 'widgets.example.com/1=Widget' }, /CUSTOM_RESOURCES: "widgets\.example\.com\/1=Widget"/],
+    [{ CUSTOM_RESOURCES: 'widgets.example.com/v1=widget' }, /CUSTOM_RESOURCES/],
+    [{ CUSTOM_RESOURCES: 'widgets.example.com/v1=Widget,widgets.example.com/v2=Widget' }, /CUSTOM_RESOURCES: lists widgets\.example\.com twice/],
   ])('refuses an inventory configuration that cannot work: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads CUSTOM_RESOURCES into the kinds the inventory lists besides the known ones', () => {
+    const config = loadConfig({ INVENTORY_SOURCE: 'kubernetes', CUSTOM_RESOURCES: ' widgets.example.com/v1=Widget, gadgets.tools.example.org/v1beta2=Gadget ' });
+    expect(config.inventory).toMatchObject({
+      customKinds: [
+        { kind: 'Widget', apiVersion: 'example.com/v1', groupResource: { group: 'example.com', resource: 'widgets' } },
+        { kind: 'Gadget', apiVersion: 'tools.example.org/v1beta2', groupResource: { group: 'tools.example.org', resource: 'gadgets' } },
+      ],
+    });
   });
 
   it('reads the documented variables', () => {

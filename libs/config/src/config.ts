@@ -88,12 +88,22 @@ export interface TlsConfig {
   readonly clientCertTrustUserInfo: boolean;
 }
 
+/**
+ * A custom resource quota charges (`count/<resource>.<group>`) and the inventory lists, so that
+ * the webhook's reservations of it are committed and released (CUSTOM_RESOURCES).
+ */
+export interface CustomResourceConfig {
+  readonly kind: string;
+  readonly apiVersion: string;
+  readonly groupResource: { readonly group: string; readonly resource: string };
+}
+
 /** Where the reconciler lists the objects that exist (INVENTORY_SOURCE and its variables). */
 export type InventoryConfig =
   | { readonly source: 'none' }
-  | { readonly source: 'kubernetes'; readonly kubeconfigPath?: string; readonly inCluster: boolean; readonly timeoutMs: number }
-  | { readonly source: 'postgres'; readonly databaseUrl: string; readonly relation: string; readonly timeoutMs: number }
-  | { readonly source: 'http'; readonly url: string; readonly token?: string; readonly timeoutMs: number };
+  | { readonly source: 'kubernetes'; readonly kubeconfigPath?: string; readonly inCluster: boolean; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] }
+  | { readonly source: 'postgres'; readonly databaseUrl: string; readonly relation: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] }
+  | { readonly source: 'http'; readonly url: string; readonly token?: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] };
 
 export class ConfigError extends Error {
   constructor(
@@ -241,13 +251,15 @@ function required(env: Env, name: string, why: string): string {
 function inventoryConfig(env: Env): InventoryConfig {
   const source = oneOf(env, 'INVENTORY_SOURCE', ['none', 'kubernetes', 'postgres', 'http'] as const, 'none');
   const timeoutMs = integer(env, 'INVENTORY_TIMEOUT_MS', 10_000, 100, 600_000);
+  // Checked whatever the source, so that a typo stops the process before a source is chosen.
+  const customKinds = customResources(env);
   switch (source) {
     case 'none':
       return { source };
     case 'kubernetes': {
       const inCluster = oneOf(env, 'INVENTORY_IN_CLUSTER', ['true', 'false'] as const, 'false') === 'true';
       const kubeconfigPath = env['INVENTORY_KUBECONFIG'] || undefined;
-      return { source, inCluster, timeoutMs, ...(kubeconfigPath ? { kubeconfigPath } : {}) };
+      return { source, inCluster, timeoutMs, customKinds, ...(kubeconfigPath ? { kubeconfigPath } : {}) };
     }
     case 'postgres':
       return {
@@ -255,6 +267,7 @@ function inventoryConfig(env: Env): InventoryConfig {
         databaseUrl: url(env, 'INVENTORY_DATABASE_URL', ['postgres:', 'postgresql:']) ?? required(env, 'INVENTORY_DATABASE_URL', 'when INVENTORY_SOURCE=postgres'),
         relation: required(env, 'INVENTORY_RELATION', 'when INVENTORY_SOURCE=postgres (a table or view: name or schema.name)'),
         timeoutMs,
+        customKinds,
       };
     case 'http': {
       const token = env['INVENTORY_TOKEN'] || undefined;
@@ -262,9 +275,40 @@ function inventoryConfig(env: Env): InventoryConfig {
         source,
         url: url(env, 'INVENTORY_URL', ['http:', 'https:']) ?? required(env, 'INVENTORY_URL', 'when INVENTORY_SOURCE=http'),
         timeoutMs,
+        customKinds,
         ...(token ? { token } : {}),
       };
     }
   }
+}
+
+const DNS_LABEL = '[a-z0-9](?:[-a-z0-9]*[a-z0-9])?';
+/** `widgets.example.com/v1=Widget`: plural resource, a group with a dot (as a CRD's must have), a version, the kind. */
+const CUSTOM_RESOURCE = new RegExp(`^(${DNS_LABEL})\\.(${DNS_LABEL}(?:\\.${DNS_LABEL})+)/(v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?)=([A-Z][A-Za-z0-9]*)$`);
+const CUSTOM_RESOURCES_MAX = 64;
+
+/**
+ * Custom resources as CUSTOM_RESOURCES and `quotactl webhook-config --custom-resource` spell them:
+ * entries of `resource.group/version=Kind`. A string says what is wrong.
+ */
+export function parseCustomResources(entries: readonly string[]): CustomResourceConfig[] | string {
+  if (entries.length > CUSTOM_RESOURCES_MAX) return `lists ${entries.length} resources; at most ${CUSTOM_RESOURCES_MAX}`;
+  const kinds: CustomResourceConfig[] = [];
+  for (const entry of entries) {
+    const match = CUSTOM_RESOURCE.exec(entry);
+    if (!match) return `"${entry}" is not resource.group/version=Kind (e.g. widgets.example.com/v1=Widget; the group has a dot)`;
+    const [, resource = '', group = '', version = '', kind = ''] = match;
+    if (kinds.some((k) => k.groupResource.resource === resource && k.groupResource.group === group)) return `lists ${resource}.${group} twice`;
+    kinds.push({ kind, apiVersion: `${group}/${version}`, groupResource: { group, resource } });
+  }
+  return kinds;
+}
+
+/** CUSTOM_RESOURCES: a comma list of `resource.group/version=Kind`. */
+function customResources(env: Env): CustomResourceConfig[] {
+  const entries = (env['CUSTOM_RESOURCES'] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const parsed = parseCustomResources(entries);
+  if (typeof parsed === 'string') throw new ConfigError('CUSTOM_RESOURCES', parsed);
+  return parsed;
 }
 

@@ -1,6 +1,6 @@
 import type { GroupResource } from '@quota/domain';
 import { InventoryError, type Inventory, type InventorySource } from './inventory.js';
-import { checkResources, DEFAULT_RESOURCES } from './kinds.js';
+import { checkResources, kindsWith, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
 
@@ -11,6 +11,8 @@ export interface HttpInventoryOptions {
   readonly token?: string;
   /** What the endpoint lists completely; default every well-known kind (DEFAULT_RESOURCES). */
   readonly resources?: readonly GroupResource[];
+  /** Custom resources to map besides the known kinds (CUSTOM_RESOURCES); with no `resources`, they are covered too. */
+  readonly customKinds?: readonly KnownKind[];
   /** The whole request, body included, in milliseconds. Default 10 s. */
   readonly timeoutMs?: number;
   /** Largest body accepted, in bytes. Default 64 MiB. */
@@ -37,7 +39,8 @@ const SOURCE = 'http';
  * object without a uid.
  */
 export function createHttpInventory(options: HttpInventoryOptions): InventorySource {
-  const covers = checkResources(SOURCE, options.resources ?? DEFAULT_RESOURCES).map((k) => k.groupResource);
+  const all = kindsWith(options.customKinds);
+  const covers = checkResources(SOURCE, options.resources ?? all.map((k) => k.groupResource), all).map((k) => k.groupResource);
   const timeoutMs = positiveInteger(SOURCE, 'timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS);
   const maxBytes = positiveInteger(SOURCE, 'maxBytes', options.maxBytes, DEFAULT_MAX_BYTES);
   const maxObjects = positiveInteger(SOURCE, 'maxObjects', options.maxObjects, DEFAULT_MAX_OBJECTS);
@@ -74,7 +77,7 @@ export function createHttpInventory(options: HttpInventoryOptions): InventorySou
       if (!isRecord(body) || !Array.isArray(body['items'])) throw fail('the answer is not a list with an "items" array');
       const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
       if (typeof metadata['continue'] === 'string' && metadata['continue'] !== '') throw fail('the answer is one page of several (metadata.continue is set); the endpoint must answer the whole namespace');
-      return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, body['items'], covers, maxObjects) };
+      return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, body['items'], covers, maxObjects, all) };
     },
     close: async () => undefined,
   };

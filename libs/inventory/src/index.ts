@@ -1,5 +1,5 @@
 export * from './inventory.js';
-export { KNOWN_KINDS, DEFAULT_RESOURCES, resourceOfKind, knownKindOf, groupOfApiVersion, sameResource, formatResource, type KnownKind } from './kinds.js';
+export { KNOWN_KINDS, DEFAULT_RESOURCES, kindsWith, resourceOfKind, knownKindOf, groupOfApiVersion, sameResource, formatResource, type KnownKind } from './kinds.js';
 export { DEFAULT_TIMEOUT_MS, DEFAULT_MAX_OBJECTS, DEFAULT_MAX_BYTES } from './limits.js';
 export { quoteRelation } from './relation.js';
 export { createKubernetesInventory, DEFAULT_PAGE_SIZE, type KubernetesInventoryOptions } from './kubernetes.js';

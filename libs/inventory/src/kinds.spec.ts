@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkResources, DEFAULT_RESOURCES, formatResource, groupOfApiVersion, KNOWN_KINDS, knownKindOf, resourceOfKind } from './kinds.js';
+import { checkResources, DEFAULT_RESOURCES, formatResource, groupOfApiVersion, KNOWN_KINDS, kindsWith, knownKindOf, resourceOfKind } from './kinds.js';
 
 describe('the well-known kinds every source maps through', () => {
   it.each([
@@ -77,5 +77,23 @@ describe('the resources a source is configured to cover', () => {
 
   it('refuses a resource listed twice', () => {
     expect(() => checkResources('test', [{ group: '', resource: 'pods' }, { group: '', resource: 'pods' }])).toThrow(/pods is listed twice/);
+  });
+});
+
+describe('kindsWith (CUSTOM_RESOURCES)', () => {
+  const widget = { kind: 'Widget', apiVersion: 'example.com/v1', groupResource: { group: 'example.com', resource: 'widgets' } };
+
+  it('maps the known kinds and the custom ones, which sources then cover and read', () => {
+    const kinds = kindsWith([widget]);
+    expect(kinds.at(-1)).toBe(widget);
+    expect(resourceOfKind('Widget', 'example.com/v1', kinds)).toEqual(widget.groupResource);
+    expect(resourceOfKind('Widget', 'example.com/v1')).toBeUndefined();
+    expect(checkResources('test', [widget.groupResource], kinds)).toEqual([widget]);
+  });
+
+  it('refuses a custom resource that redefines a known one, by resource or by kind in its group', () => {
+    expect(() => kindsWith([{ kind: 'Thing', apiVersion: 'v1', groupResource: { group: '', resource: 'pods' } }])).toThrow(/custom resource pods \(Thing\) clashes with pods \(Pod\)/);
+    expect(() => kindsWith([{ kind: 'Deployment', apiVersion: 'apps/v2', groupResource: { group: 'apps', resource: 'deploys' } }])).toThrow(/clashes with deployments\.apps/);
+    expect(() => kindsWith([widget, widget])).toThrow(/clashes/);
   });
 });

@@ -13,6 +13,20 @@ export const KNOWN_KINDS: readonly ChargedKind[] = CHARGED_KINDS;
 /** What a source covers unless told otherwise: every known kind. */
 export const DEFAULT_RESOURCES: readonly GroupResource[] = KNOWN_KINDS.map((k) => k.groupResource);
 
+/**
+ * The kinds a source maps: the known ones, then the configured custom resources (CUSTOM_RESOURCES),
+ * which quota charges as `count/<resource>.<group>`. A custom resource may not redefine a known one.
+ */
+export function kindsWith(custom: readonly KnownKind[] = []): readonly KnownKind[] {
+  const kinds: KnownKind[] = [...KNOWN_KINDS];
+  for (const kind of custom) {
+    const taken = kinds.find((k) => sameResource(k.groupResource, kind.groupResource) || (k.kind === kind.kind && k.groupResource.group === kind.groupResource.group));
+    if (taken) throw new Error(`custom resource ${formatResource(kind.groupResource)} (${kind.kind}) clashes with ${formatResource(taken.groupResource)} (${taken.kind})`);
+    kinds.push(kind);
+  }
+  return kinds;
+}
+
 /** `apps/v1` → `apps`; the core group (`v1`) is the empty string. */
 export function groupOfApiVersion(apiVersion: string): string {
   const slash = apiVersion.indexOf('/');
@@ -29,24 +43,24 @@ export const formatResource = (groupResource: GroupResource): string =>
  * The resource an object of this kind and apiVersion is, when the kind is known *in that
  * group*: a `Job` of `example.com/v1` is some custom resource, not `jobs.batch`.
  */
-export function resourceOfKind(kind: string, apiVersion: string): GroupResource | undefined {
+export function resourceOfKind(kind: string, apiVersion: string, kinds: readonly KnownKind[] = KNOWN_KINDS): GroupResource | undefined {
   const group = groupOfApiVersion(apiVersion);
-  return KNOWN_KINDS.find((k) => k.kind === kind && k.groupResource.group === group)?.groupResource;
+  return kinds.find((k) => k.kind === kind && k.groupResource.group === group)?.groupResource;
 }
 
-export function knownKindOf(groupResource: GroupResource): KnownKind | undefined {
-  return KNOWN_KINDS.find((k) => sameResource(k.groupResource, groupResource));
+export function knownKindOf(groupResource: GroupResource, kinds: readonly KnownKind[] = KNOWN_KINDS): KnownKind | undefined {
+  return kinds.find((k) => sameResource(k.groupResource, groupResource));
 }
 
 /**
  * The kinds of the resources a source is asked to cover, checked once at creation: a resource no source
  * can map would be "covered" yet never listed, and every reservation for it released.
  */
-export function checkResources(source: string, resources: readonly GroupResource[]): readonly KnownKind[] {
+export function checkResources(source: string, resources: readonly GroupResource[], kinds: readonly KnownKind[] = KNOWN_KINDS): readonly KnownKind[] {
   const checked: KnownKind[] = [];
   for (const resource of resources) {
-    const known = knownKindOf(resource);
-    if (!known) throw new Error(`${source} inventory: cannot cover ${formatResource(resource)}: not one of ${DEFAULT_RESOURCES.map(formatResource).join(', ')}`);
+    const known = knownKindOf(resource, kinds);
+    if (!known) throw new Error(`${source} inventory: cannot cover ${formatResource(resource)}: not one of ${kinds.map((k) => formatResource(k.groupResource)).join(', ')}`);
     if (checked.includes(known)) throw new Error(`${source} inventory: ${formatResource(resource)} is listed twice in resources`);
     checked.push(known);
   }

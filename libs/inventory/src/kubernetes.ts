@@ -3,7 +3,7 @@ import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { GroupResource } from '@quota/domain';
 import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource } from './inventory.js';
-import { checkResources, DEFAULT_RESOURCES, type KnownKind } from './kinds.js';
+import { checkResources, kindsWith, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
 
@@ -14,6 +14,8 @@ export interface KubernetesInventoryOptions {
   readonly inCluster?: boolean;
   /** What to list; default every well-known kind (DEFAULT_RESOURCES). */
   readonly resources?: readonly GroupResource[];
+  /** Custom resources to map besides the known kinds (CUSTOM_RESOURCES); with no `resources`, they are covered too. */
+  readonly customKinds?: readonly KnownKind[];
   /** Objects per page (`limit`); each list follows `continue` to the end. Default 500. */
   readonly pageSize?: number;
   /** Per request (one page), in milliseconds. Default 10 s. */
@@ -63,7 +65,8 @@ function clusterNamespaceOf(item: unknown): ClusterNamespace | string {
  * Going raw also gives each request a real abort and a byte limit.
  */
 export function createKubernetesInventory(options: KubernetesInventoryOptions = {}): InventorySource {
-  const kinds = checkResources(SOURCE, options.resources ?? DEFAULT_RESOURCES);
+  const all = kindsWith(options.customKinds);
+  const kinds = checkResources(SOURCE, options.resources ?? all.map((k) => k.groupResource), all);
   const covers = kinds.map((k) => k.groupResource);
   const pageSize = positiveInteger(SOURCE, 'pageSize', options.pageSize, DEFAULT_PAGE_SIZE);
   const timeoutMs = positiveInteger(SOURCE, 'timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS);
@@ -151,7 +154,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
             }),
           ),
         );
-        return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, lists.flat(), covers, maxObjects) };
+        return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, lists.flat(), covers, maxObjects, all) };
       } catch (error) {
         const reported = first ?? error;
         if (reported instanceof InventoryError) throw reported;

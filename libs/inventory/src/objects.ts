@@ -1,6 +1,6 @@
 import type { GroupResource, KubeObject } from '@quota/domain';
 import { InventoryError, type InventoryObject } from './inventory.js';
-import { resourceOfKind, sameResource } from './kinds.js';
+import { KNOWN_KINDS, resourceOfKind, sameResource, type KnownKind } from './kinds.js';
 
 /** How an object is named in an error: `Pod team-a/web-1`, or its position when it has no name. */
 export function describeObject(item: unknown, index: number): string {
@@ -19,7 +19,14 @@ export const isRecord = (value: unknown): value is Record<string, unknown> => ty
  * unmatchable (no uid, no name, another namespace, a uid seen twice) refuses the whole
  * listing: read as "absent", that object's reservation would be released.
  */
-export function toInventoryObjects(source: string, namespace: string, raw: readonly unknown[], covers: readonly GroupResource[], maxObjects: number): InventoryObject[] {
+export function toInventoryObjects(
+  source: string,
+  namespace: string,
+  raw: readonly unknown[],
+  covers: readonly GroupResource[],
+  maxObjects: number,
+  kinds: readonly KnownKind[] = KNOWN_KINDS,
+): InventoryObject[] {
   const fail = (message: string) => new InventoryError(`${source}: namespace ${namespace}: ${message}`, source);
   if (raw.length > maxObjects) throw fail(`${raw.length} objects, more than the ${maxObjects} a listing may hold`);
   const objects: InventoryObject[] = [];
@@ -29,7 +36,7 @@ export function toInventoryObjects(source: string, namespace: string, raw: reado
     if (!isRecord(item)) throw fail(`item #${index} is not an object`);
     const object = item as KubeObject;
     if (typeof object.kind !== 'string' || typeof object.apiVersion !== 'string') throw fail(`${where} has no kind or apiVersion`);
-    const groupResource = resourceOfKind(object.kind, object.apiVersion);
+    const groupResource = resourceOfKind(object.kind, object.apiVersion, kinds);
     if (!groupResource || !covers.some((c) => sameResource(c, groupResource))) continue;
     const metadata = isRecord(object.metadata) ? object.metadata : {};
     if (typeof metadata.uid !== 'string' || metadata.uid === '') throw fail(`${where} has no metadata.uid, so it cannot be matched to a reservation`);

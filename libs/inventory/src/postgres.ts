@@ -1,7 +1,7 @@
 import type { GroupResource } from '@quota/domain';
 import pg from 'pg';
 import { InventoryError, type Inventory, type InventorySource } from './inventory.js';
-import { checkResources, DEFAULT_RESOURCES, groupOfApiVersion, KNOWN_KINDS } from './kinds.js';
+import { checkResources, groupOfApiVersion, kindsWith, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
 import { quoteRelation } from './relation.js';
@@ -16,6 +16,8 @@ export interface PostgresInventoryOptions {
   readonly relation: string;
   /** What to list; default every well-known kind (DEFAULT_RESOURCES). */
   readonly resources?: readonly GroupResource[];
+  /** Custom resources to map besides the known kinds (CUSTOM_RESOURCES); with no `resources`, they are covered too. */
+  readonly customKinds?: readonly KnownKind[];
   /** Connecting plus the query, in milliseconds; also the session's statement_timeout. Default 10 s. */
   readonly timeoutMs?: number;
   /** Rows in one listing. Default 50,000. */
@@ -42,7 +44,8 @@ interface Row {
  */
 export function createPostgresInventory(options: PostgresInventoryOptions): InventorySource {
   const relation = quoteRelation(options.relation);
-  const kinds = checkResources(SOURCE, options.resources ?? DEFAULT_RESOURCES);
+  const all = kindsWith(options.customKinds);
+  const kinds = checkResources(SOURCE, options.resources ?? all.map((k) => k.groupResource), all);
   const covers = kinds.map((k) => k.groupResource);
   const timeoutMs = positiveInteger(SOURCE, 'timeoutMs', options.timeoutMs, DEFAULT_TIMEOUT_MS);
   const maxObjects = positiveInteger(SOURCE, 'maxObjects', options.maxObjects, DEFAULT_MAX_OBJECTS);
@@ -75,15 +78,15 @@ export function createPostgresInventory(options: PostgresInventoryOptions): Inve
         throw fail(call.why() ?? messageOf(error), error);
       }
       if (rows.length > maxObjects) throw fail(`more than the ${maxObjects} rows a listing may hold`);
-      const objects = rows.map((row, index) => objectOfRow(row, index, fail));
-      return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, objects, covers, maxObjects) };
+      const objects = rows.map((row, index) => objectOfRow(row, index, kinds, fail));
+      return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, objects, covers, maxObjects, all) };
     },
     close: () => (closed ??= pool.end()),
   };
 }
 
 /** The row's object, with the row's name and uid filled in, or a failure when the row contradicts itself. */
-function objectOfRow(row: Row, index: number, fail: (message: string) => InventoryError): Record<string, unknown> {
+function objectOfRow(row: Row, index: number, kinds: readonly KnownKind[], fail: (message: string) => InventoryError): Record<string, unknown> {
   const where = `row ${row.kind} ${row.name ?? `#${index} (no name)`}`;
   let object = row.object;
   if (typeof object === 'string') {
@@ -97,7 +100,7 @@ function objectOfRow(row: Row, index: number, fail: (message: string) => Invento
   const metadata = isRecord(object['metadata']) ? object['metadata'] : {};
   if (object['kind'] !== undefined && object['kind'] !== row.kind) throw fail(`${where}: the kind column says ${row.kind}, the object says ${String(object['kind'])}`);
   // The query fetched only covered kinds, so the row's kind is a known one.
-  const known = KNOWN_KINDS.find((k) => k.kind === row.kind);
+  const known = kinds.find((k) => k.kind === row.kind);
   const apiVersion = object['apiVersion'] ?? known?.apiVersion;
   if (known && (typeof apiVersion !== 'string' || groupOfApiVersion(apiVersion) !== known.groupResource.group)) {
     throw fail(`${where}: apiVersion ${String(apiVersion)} is not in the ${known.groupResource.group || 'core'} group of ${known.kind}`);

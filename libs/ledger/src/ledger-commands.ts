@@ -199,7 +199,7 @@ export class LedgerCommands {
     const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId } as const;
     return this.handle(namespace, command, writeMeta(options), (answer, work) => {
       const version = work.current.version;
-      return () => ({ namespace, version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending });
+      return () => ({ namespace, version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending, uncovered: answer.uncovered });
     });
   }
 

@@ -1,4 +1,4 @@
-import type { AdmissionResult, AdmissionRequest, ExistingObject, GroupResource, OverHard, ReconcileAction, LimitRangeDefinition, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason } from '@quota/domain';
+import type { AdmissionPlugin, AdmissionResult, AdmissionRequest, ExistingObject, GroupResource, OverHard, ReconcileAction, Uncovered, LimitRangeDefinition, LimitedResource, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason } from '@quota/domain';
 
 /**
  * The ledger's public shapes: what the admission API gives it and gets back. Everything
@@ -253,6 +253,8 @@ export interface ReconcileOutcome {
   readonly overHard: readonly OverHard[];
   /** Reservations still within their grace period, waiting for their object. */
   readonly pending: number;
+  /** Live reservations of objects of kinds the inventory does not list, by resource. */
+  readonly uncovered: readonly Uncovered[];
 }
 
 /** Usage as of an instant: the state after the last event recorded at or before `at`. */

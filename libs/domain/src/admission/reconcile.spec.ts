@@ -84,10 +84,32 @@ describe('decideReconcile', () => {
     expect(decideReconcile(state, input({ objects: [pod('web-1')] })).actions.map((a) => a.kind)).toEqual(['adopt']);
   });
 
-  it('leaves reservations of resources the listing does not cover, and those without a uid', () => {
-    const pvc = reserve('r1', 'u1', { object: { group: '', resource: 'persistentvolumeclaims', uid: 'u1' } });
-    const state = history([quota, pvc, reserve('r2', undefined)]);
-    expect(decideReconcile(state, input({ listedAt: T0 + 10 * GRACE })).events).toEqual([]);
+  it('leaves reservations without a uid to their clients and TTLs', () => {
+    const state = history([quota, reserve('r2', undefined)]);
+    expect(decideReconcile(state, input({ listedAt: T0 + 10 * GRACE }))).toMatchObject({ events: [], uncovered: [] });
+  });
+
+  describe('reservations of kinds the listing does not cover (issue 19: never left to grow Used forever)', () => {
+    const widget = (id: string, uid: string) => reserve(id, uid, { object: { group: 'example.com', resource: 'widgets', uid }, charged: { 'count/widgets.example.com': '1' } });
+    const state = history([quota, widget('w1', 'u1'), widget('w2', 'u2'), { type: 'Committed', data: { reservationId: 'w2' } }]);
+
+    it('releases a reserved one as uncovered after the grace period, like an object that never appeared; reports the committed one', () => {
+      const decision = decideReconcile(state, input({ listedAt: T0 + 1 + GRACE }));
+      expect(decision.actions).toEqual([{ kind: 'release', reservationId: 'w1', reason: 'uncovered', uid: 'u1' }]);
+      expect(decision.uncovered).toEqual([{ resource: 'widgets.example.com', count: 1 }]);
+    });
+
+    it('keeps and reports one younger than the grace period', () => {
+      const decision = decideReconcile(state, input({ listedAt: T0 + GRACE }));
+      expect(decision.events).toEqual([]);
+      expect(decision.uncovered).toEqual([{ resource: 'widgets.example.com', count: 2 }]);
+    });
+
+    it('only reports them when there is no inventory at all (INVENTORY_SOURCE=none lists nothing, so judges nothing)', () => {
+      const decision = decideReconcile(state, input({ covers: [], listedAt: T0 + 10 * GRACE }));
+      expect(decision.events).toEqual([]);
+      expect(decision.uncovered).toEqual([{ resource: 'widgets.example.com', count: 2 }]);
+    });
   });
 
   it('releases an expired REST reservation whatever the listing says', () => {

@@ -60,15 +60,29 @@ export interface OverHard {
   readonly hard: string;
 }
 
+/** Live reservations of objects (with a uid) of a resource the listing does not cover, after the corrections. */
+export interface Uncovered {
+  /** Kubernetes' spelling: `widgets.example.com`. */
+  readonly resource: string;
+  readonly count: number;
+}
+
 export interface ReconcileDecision {
   readonly events: readonly LedgerEvent[];
   readonly actions: readonly ReconcileAction[];
   readonly overHard: readonly OverHard[];
   /** Reservations of covered resources still waiting for their object (younger than grace). */
   readonly pending: number;
+  /**
+   * What no listing can settle: reservations of objects of kinds the inventory does not list
+   * (reported: a metric, /readyz, `quotactl describe`). Committed ones stay until released by
+   * hand; reserved ones are released `uncovered` after the grace period when a source lists anything.
+   */
+  readonly uncovered: readonly Uncovered[];
 }
 
 const key = (gr: GroupResource): string => `${gr.resource}.${gr.group}`;
+const spelling = (gr: GroupResource): string => (gr.group === '' ? gr.resource : `${gr.resource}.${gr.group}`);
 
 export function decideReconcile(state: NamespaceState, input: ReconcileInput): ReconcileDecision {
   const covered = new Set(input.covers.map(key));
@@ -111,7 +125,15 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
     const uid = reservation.object.uid;
     // Without a uid (a REST reservation of a plain list) nothing can match it: its client
     // commits and releases it, and its TTL bounds it.
-    if (uid === undefined || !covered.has(key(reservation.object))) continue;
+    if (uid === undefined) continue;
+    if (!covered.has(key(reservation.object))) {
+      // Its object can never be seen here. Like an object that never appeared, a reserved one
+      // goes after the grace period, unless there is no source at all (INVENTORY_SOURCE=none:
+      // nothing is listed, so nothing is judged; it is only reported).
+      const judged = input.covers.length > 0 && reservation.status === 'reserved' && input.listedAt - reservation.reservedAt >= input.graceMs;
+      if (judged) release(reservation, 'uncovered');
+      continue;
+    }
     const object = existing.get(uid);
     if (reservation.status === 'committed') {
       if (object) terminate(reservation, reservation.contribution, object);
@@ -164,7 +186,17 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
     });
     actions.push({ kind: 'adopt', reservationId, uid: object.uid, name: object.name, resource: key(object.groupResource) });
   }
-  return { events, actions, overHard: events.length > 0 ? overHardOf(state, events, input.now) : [], pending };
+  return { events, actions, overHard: events.length > 0 ? overHardOf(state, events, input.now) : [], pending, uncovered: uncoveredOf(state, covered, retired) };
+}
+
+function uncoveredOf(state: NamespaceState, covered: ReadonlySet<string>, retired: ReadonlySet<string>): Uncovered[] {
+  const counts = new Map<string, number>();
+  for (const reservation of state.reservations.values()) {
+    if (reservation.object.uid === undefined || retired.has(reservation.id) || covered.has(key(reservation.object))) continue;
+    const resource = spelling(reservation.object);
+    counts.set(resource, (counts.get(resource) ?? 0) + 1);
+  }
+  return [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([resource, count]) => ({ resource, count }));
 }
 
 /** What a terminal object still counts of its charge: the keys its usage keeps, never more than charged. */

@@ -19,9 +19,14 @@ export type ReleaseReason =
   /** A later reservation for the same object (an UPDATE) replaced it. */
   | 'superseded'
   /** A REST reservation's TTL ran out before it was committed. */
-  | 'expired';
+  | 'expired'
+  /**
+   * A webhook reservation of a kind the reconciler's inventory does not list: its object can
+   * never be seen, so it is released after the grace period rather than counted forever.
+   */
+  | 'uncovered';
 
-export const RELEASE_REASONS: readonly ReleaseReason[] = ['stale', 'deleted', 'cancelled', 'superseded', 'expired'];
+export const RELEASE_REASONS: readonly ReleaseReason[] = ['stale', 'deleted', 'cancelled', 'superseded', 'expired', 'uncovered'];
 
 /** Which object a reservation is for. `uid` is the key the webhook and reconciler match on. */
 export interface ObjectRef {

@@ -1,7 +1,7 @@
 import type { ReleaseReason, LedgerEvent, LimitRangeDefinition, QuotaDefinition } from '../events/events.js';
 import type { GroupResource, RawQuantities } from '../kube/types.js';
 import type { AdmissionRequest } from '../admission/decide.js';
-import type { ExistingObject, OverHard, ReconcileAction } from '../admission/reconcile.js';
+import type { ExistingObject, OverHard, ReconcileAction, Uncovered } from '../admission/reconcile.js';
 import type { LimitedResource } from '../quota/check.js';
 import type { AdmissionResult, Refusal } from './answers.js';
 import type { PutNamespace, RemoveNamespace, SyncAnswer, SyncSharedQuotas } from './namespace-object.js';
@@ -155,6 +155,8 @@ export type PutAnswer = { readonly kind: 'Defined' } | { readonly kind: 'Changed
 
 export type RemoveAnswer = { readonly kind: 'Removed' } | Refusal;
 
+  /** Reservations of objects of kinds the listing does not cover, by resource (reconcile.ts). */
+  readonly uncovered: readonly Uncovered[];
 /** The answer each kind of command gets. */
 export interface AnswerOf {
   readonly AdmitObject: AdmissionAnswer;

@@ -54,7 +54,7 @@ export function decideReleaseReservation(command: ReleaseReservation, facts: Nam
  */
 export function decideReconciliation(command: Reconcile, facts: NamespaceFacts): Decided<ReconcileAnswer> {
   // A namespace that holds only its Namespace object is not managed: nothing is charged there to reconcile.
-  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0 } };
+  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0, uncovered: [] } };
   assert(facts.liveLoaded === 'all', 'every live reservation was loaded before reconciling');
   assert(facts.releasedSince?.since === command.listedAt, 'the releases since the listing were looked up before reconciling');
   const decision = decideReconcile(facts.state, {
@@ -66,7 +66,7 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
     newId: command.newId,
     releasedSinceListing: facts.releasedSince.uids,
   });
-  return { events: decision.events, answer: { kind: 'Reconciled', actions: decision.actions, overHard: decision.overHard, pending: decision.pending } };
+  return { events: decision.events, answer: { kind: 'Reconciled', actions: decision.actions, overHard: decision.overHard, pending: decision.pending, uncovered: decision.uncovered } };
 }
 
 /** The listed uids no live reservation claims: those whose releases since the listing matter. */
