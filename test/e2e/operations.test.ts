@@ -69,7 +69,7 @@ describe('/readyz', () => {
   it('lists each check, as kube-apiserver does', async () => {
     const response = await fetch(`${api.base}/readyz`);
     expect(response.status).toBe(200);
-    expect(await response.text()).toBe('[+]database ok\n[+]queue ok\nreadyz check passed\n');
+    expect(await response.text()).toBe('[+]database ok\n[+]queue ok\n[+]unsettled-reservations ok\nreadyz check passed\n');
   });
 
   it('answers 503 naming the queue when Redis is unreachable, and 200 when the queue is excluded', async () => {
@@ -78,7 +78,7 @@ describe('/readyz', () => {
       const response = await fetch(`${noRedis.base}/readyz`);
       expect(response.status).toBe(503);
       const text = await response.text();
-      expect(text).toMatch(/^\[\+\]database ok\n\[-\]queue failed: .+\nreadyz check failed\n$/);
+      expect(text).toMatch(/^\[\+\]database ok\n\[-\]queue failed: .+\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
       const excluded = await fetch(`${noRedis.base}/readyz?exclude=queue`);
       expect(excluded.status).toBe(200);
       expect(await excluded.text()).toContain('[+]queue excluded: ok');

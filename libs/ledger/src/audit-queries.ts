@@ -35,6 +35,14 @@ export interface ReservationListQuery {
   readonly limit: number;
 }
 
+/** Webhook reservations of one resource that no reconcile has settled (`unsettledReservations`). */
+export interface UnsettledReservations {
+  /** Kubernetes' spelling: `widgets.example.com`. */
+  readonly resource: string;
+  readonly count: number;
+  readonly namespaces: number;
+}
+
 // ------------------------------------------------------------------------ the queries
 
 export class AuditQueries {
@@ -134,6 +142,26 @@ export class AuditQueries {
     }));
     const last = page[page.length - 1];
     return rows.length > limit && last ? { items, next: encodeReservationCursor({ reservedAt: last.reserved_at_text, id: last.reservation_id }) } : { items };
+  }
+
+  /**
+   * Webhook reservations (of an object, with a uid) reserved before `olderThan` and never
+   * committed nor released, counted by resource over every namespace: what no reconcile settles,
+   * because no inventory lists the kind or no reconciler runs (issue 19). At most 20 resources;
+   * with `namespace`, only its reservations (read through its live-by-age index).
+   */
+  async unsettledReservations(olderThan: string, namespace?: string): Promise<UnsettledReservations[]> {
+    const rows = await select<{ grp: string; resource: string; count: string; namespaces: string }>(
+      this.dataSource,
+      `SELECT coalesce(data->'object'->>'group', '') AS grp, data->'object'->>'resource' AS resource,
+              count(*)::text AS count, count(DISTINCT namespace)::text AS namespaces
+         FROM reservations
+        WHERE status = 'reserved' AND object_uid IS NOT NULL AND reserved_at < $1::timestamptz
+          AND ($2::text IS NULL OR namespace = $2::text)
+        GROUP BY 1, 2 ORDER BY count(*) DESC, 1, 2 LIMIT 20`,
+      [olderThan, namespace ?? null],
+    );
+    return rows.map((r) => ({ resource: r.grp === '' ? r.resource : `${r.resource}.${r.grp}`, count: Number(r.count), namespaces: Number(r.namespaces) }));
   }
 
   /**

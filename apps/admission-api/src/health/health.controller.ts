@@ -1,17 +1,25 @@
 import { Controller, Get, Header, Inject, Query, Res } from '@nestjs/common';
+import type { AppConfig } from '@quota/config';
+import { AuditQueries, type UnsettledReservations } from '@quota/ledger';
 import { withTimeout } from '@quota/ops';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
+import { APP_CONFIG } from '../config/app-config.module.js';
+import { unsettledAfterMs, unsettledBefore } from '../common/unsettled.js';
 import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 
 const CHECK_TIMEOUT_MS = 2000;
+/** How long the unsettled-reservations answer is reused at most: it reads every live reservation. */
+const UNSETTLED_CACHE_MS = 60_000;
 
 /**
  * Liveness, readiness and metrics, open to every caller (no tokens: probes and Prometheus
  * scrape them). /readyz answers as the kube-apiserver's does: one `[+]name ok` or
  * `[-]name failed: why` line per check, 200 or 503, and `?exclude=queue` to leave a check out
  * (a replica may stay in service while Redis is away: admissions never need the queue).
+ * `[+]unsettled-reservations` never fails readiness: it warns, on the same line, of webhook
+ * reservations no reconcile has settled (issue 19).
  */
 @Controller()
 export class HealthController {
@@ -19,7 +27,11 @@ export class HealthController {
     @Inject(DataSource) private readonly dataSource: DataSource,
     @Inject(ReconcileTrigger) private readonly queue: ReconcileTrigger,
     @Inject(Metrics) private readonly metrics: Metrics,
+    @Inject(AuditQueries) private readonly audit: AuditQueries,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  private unsettled: { at: number; answer: Promise<UnsettledReservations[]> } | undefined;
 
   /** Alive: the process answers. */
   @Get('healthz')
@@ -47,9 +59,32 @@ export class HealthController {
           }
         }),
     );
+    if (!excluded.has('unsettled-reservations')) results.push({ name: 'unsettled-reservations', ok: true, line: await this.unsettledLine() });
     const ok = results.every((r) => r.ok);
     const lines = [...results.map((r) => r.line), ...[...excluded].map((name) => `[+]${name} excluded: ok`), `readyz check ${ok ? 'passed' : 'failed'}`];
     response.status(ok ? 200 : 503).type('text/plain; charset=utf-8').send(`${lines.join('\n')}\n`);
+  }
+
+  /**
+   * Webhook reservations still reserved long after a reconciler would have settled them
+   * (unsettledBefore): of kinds no inventory lists (INVENTORY_SOURCE=none, or a kind missing from
+   * CUSTOM_RESOURCES), or no reconciler runs. They keep counting toward Used.
+   */
+  private async unsettledLine(): Promise<string> {
+    const now = Date.now();
+    if (!this.unsettled || now - this.unsettled.at > Math.min(UNSETTLED_CACHE_MS, unsettledAfterMs(this.config))) {
+      this.unsettled = { at: now, answer: withTimeout(this.audit.unsettledReservations(unsettledBefore(this.config, now)), CHECK_TIMEOUT_MS) };
+    }
+    try {
+      const unsettled = await this.unsettled.answer;
+      if (unsettled.length === 0) return '[+]unsettled-reservations ok';
+      const parts = unsettled.map((u) => `${u.resource}: ${u.count} in ${u.namespaces} namespace${u.namespaces === 1 ? '' : 's'}`).join(', ');
+      return `[+]unsettled-reservations ok (warning: webhook reservations never committed nor released, still counted: ${parts}; no inventory lists these kinds (INVENTORY_SOURCE, CUSTOM_RESOURCES) or no reconciler runs)`;
+    } catch {
+      // Advisory only: when the ledger cannot be read, the database check says why.
+      this.unsettled = undefined;
+      return '[+]unsettled-reservations ok';
+    }
   }
 
   @Get('metrics')
