@@ -40,6 +40,9 @@ export const OPTIONS = {
   'service-port': { type: 'string' },
   'failure-policy': { type: 'string' },
   'timeout-seconds': { type: 'string' },
+  'namespace-selector': { type: 'string' },
+  'object-selector': { type: 'string' },
+  'custom-resource': { type: 'string', multiple: true },
 } as const satisfies ParseArgsConfig['options'];
 
 export type FlagName = keyof typeof OPTIONS;
@@ -83,6 +86,9 @@ export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = 
   'service-port': ['--service-port PORT', 'port of the Service (default 443)'],
   'failure-policy': ['--failure-policy POLICY', 'Fail (default) or Ignore'],
   'timeout-seconds': ['--timeout-seconds N', 'webhook timeout, 1-30 (default 10)'],
+  'namespace-selector': ['--namespace-selector SELECTOR', 'only namespaces with these labels, as kubectl -l takes them (env=prod,team in (a,b),!legacy); kube-system and the service\'s namespace stay excluded'],
+  'custom-resource': ['--custom-resource R.GROUP/VERSION=Kind', 'a custom resource quota charges (repeatable), as CUSTOM_RESOURCES names it: validating rules, and RBAC for the reconciler'],
+  'object-selector': ['--object-selector SELECTOR', 'only objects with these labels (same syntax); whoever sets an object\'s labels can then skip quota'],
 };
 
 export interface Parsed {

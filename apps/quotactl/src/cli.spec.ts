@@ -477,9 +477,53 @@ describe('webhook-config', () => {
     [['--ca-file', 'ca.pem', '--url', 'https://x', '--service-name', 'api']],
     [['--ca-file', 'ca.pem', '--url', 'https://x', '--failure-policy', 'Sometimes']],
     [['--ca-file', 'ca.pem', '--url', 'https://x', '--timeout-seconds', '31']],
+    [['--ca-file', 'ca.pem', '--url', 'https://x', '--custom-resource', 'widgets.example.com=Widget']],
   ])('refuses %j with exit 2', async (flags) => {
     const out = io({ '/work/ca.pem': CA });
     expect(await run(['webhook-config', ...flags], out)).toBe(EXIT.usage);
     expect(out.err).toMatch(/^error: /);
+  });
+
+  it('adds each --custom-resource to the validating rules and prints the reconciler\'s RBAC to list them (issue 19)', async () => {
+    const out = io({ '/work/ca.pem': CA });
+    const flags = ['--custom-resource', 'widgets.example.com/v1=Widget', '--custom-resource', 'gadgets.example.com/v1beta1=Gadget', '-o', 'json'];
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'platform', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
+    type Doc = { kind: string; metadata: { name: string }; webhooks?: { rules: unknown[] }[]; rules?: unknown[]; subjects?: unknown[]; roleRef?: { name: string } };
+    const [, validating, role, binding] = (JSON.parse(out.out) as { items: Doc[] }).items;
+    expect([validating?.kind, role?.kind, binding?.kind]).toEqual(['ValidatingWebhookConfiguration', 'ClusterRole', 'ClusterRoleBinding']);
+    expect(validating?.webhooks?.[0]?.rules).toContainEqual({ apiGroups: ['example.com'], apiVersions: ['*'], resources: ['widgets', 'gadgets'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' });
+    expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets', 'gadgets'], verbs: ['get', 'list'] }]);
+    expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'quota-ledger-reconciler', namespace: 'platform' }]);
+    expect(binding?.roleRef?.name).toBe(role?.metadata.name);
+  });
+
+  it('applies --namespace-selector and --object-selector, in kubectl\'s syntax, to both webhooks', async () => {
+    const out = io({ '/work/ca.pem': CA });
+    const flags = ['--namespace-selector', 'env=prod,team in (a,b),!legacy', '--object-selector', 'tier!=cache', '-o', 'json'];
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
+    const webhooks = (JSON.parse(out.out) as { items: { webhooks: { namespaceSelector: unknown; objectSelector: unknown }[] }[] }).items.flatMap((item) => item.webhooks);
+    expect(webhooks).toHaveLength(2);
+    for (const webhook of webhooks) {
+      expect(webhook.namespaceSelector).toEqual({
+        matchLabels: { env: 'prod' },
+        matchExpressions: [
+          { key: 'team', operator: 'In', values: ['a', 'b'] },
+          { key: 'legacy', operator: 'DoesNotExist' },
+          { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'quota-ledger'] },
+        ],
+      });
+      expect(webhook.objectSelector).toEqual({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['cache'] }] });
+    }
+  });
+
+  it.each([
+    ['--namespace-selector', 'team in ()', 'error: --namespace-selector "team in ()": unable to parse requirement: found \')\', expected: \',\', or identifier\n'],
+    ['--object-selector', 'replicas>1', 'error: --object-selector "replicas>1": unable to parse requirement: "gt" isn\'t supported in label selectors\n'],
+    ['--namespace-selector', '-env=prod', 'error: --namespace-selector "-env=prod": unable to parse requirement: invalid label key "-env"'],
+  ])('refuses a bad %s (%j) with exit 2, naming the flag', async (flag, value, message) => {
+    const out = io({ '/work/ca.pem': CA });
+    // --flag=value: a value starting with '-' would otherwise be taken for a flag.
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--url', 'https://x', `${flag}=${value}`], out)).toBe(EXIT.usage);
+    expect(out.err.startsWith(message)).toBe(true);
   });
 });

@@ -1,6 +1,9 @@
+import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { MUTATE_PATH, VALIDATE_PATH, toYaml, webhookConfiguration, type RuleWithOperations } from './webhook-config.js';
+import { labelSelectorMatches, parseLabelSelector } from '@quota/domain';
+import { labelSelectorString } from './format/describe.js';
+import { MUTATE_PATH, VALIDATE_PATH, toYaml, webhookConfiguration, type LabelSelector, type LabelSelectorRequirement, type RuleWithOperations } from './webhook-config.js';
 
 // Not a real certificate: the generator only checks the PEM armour, never the DER inside.
 const CA = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUexampleexampleexample\n-----END CERTIFICATE-----\n';
@@ -112,11 +115,61 @@ describe('webhookConfiguration', () => {
     expect(validating.webhooks[0]?.namespaceSelector.matchExpressions?.[0]?.values).toEqual(['kube-system', 'quota-ledger']);
   });
 
-  it('uses the namespace selector it is given instead of the default', () => {
-    const namespaceSelector = { matchLabels: { 'quota-ledger.io/enforce': 'true' } };
-    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service, namespaceSelector });
-    expect(mutating.webhooks[0]?.namespaceSelector).toEqual(namespaceSelector);
-    expect(validating.webhooks[0]?.namespaceSelector).toEqual(namespaceSelector);
+  it('narrows to the namespace selector it is given, still excluding kube-system and its own namespace', () => {
+    const namespaceSelector: LabelSelector = { matchLabels: { 'quota-ledger.io/enforce': 'true' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['cache'] }] };
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' }, namespaceSelector });
+    const expected = {
+      matchLabels: { 'quota-ledger.io/enforce': 'true' },
+      matchExpressions: [
+        { key: 'tier', operator: 'NotIn', values: ['cache'] },
+        { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'platform'] },
+      ],
+    };
+    expect(mutating.webhooks[0]?.namespaceSelector).toEqual(expected);
+    expect(validating.webhooks[0]?.namespaceSelector).toEqual(expected);
+    // A selector that would pick kube-system by its name cannot: requirements are ANDed.
+    const greedy = webhookConfiguration({ caBundlePem: CA, service, namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } })[1];
+    expect(labelSelectorMatches(greedy.webhooks[0]?.namespaceSelector, { 'kubernetes.io/metadata.name': 'kube-system' })).toBe(false);
+  });
+
+  it('sends every object by default, and only the selected ones with an object selector, on both webhooks', () => {
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    expect(mutating.webhooks[0]?.objectSelector).toEqual({});
+    expect(validating.webhooks[0]?.objectSelector).toEqual({});
+    const objectSelector: LabelSelector = { matchExpressions: [{ key: 'quota-ledger.io/skip', operator: 'DoesNotExist' }] };
+    const [m2, v2] = webhookConfiguration({ caBundlePem: CA, service, objectSelector });
+    expect(m2.webhooks[0]?.objectSelector).toEqual(objectSelector);
+    expect(v2.webhooks[0]?.objectSelector).toEqual(objectSelector);
+  });
+
+  it.each<readonly [string, 'namespaceSelector' | 'objectSelector', LabelSelector, RegExp]>([
+    ['an In without values', 'namespaceSelector', { matchExpressions: [{ key: 'env', operator: 'In' }] }, /namespaceSelector\.matchExpressions\[0\]\.values: Required value/],
+    ['a key that is no label key', 'objectSelector', { matchLabels: { '-env': 'prod' } }, /objectSelector\.matchLabels: Invalid value: "-env"/],
+    ['an unknown operator', 'objectSelector', { matchExpressions: [{ key: 'env', operator: 'Equals' as LabelSelectorRequirement['operator'], values: ['x'] }] }, /objectSelector\.matchExpressions\[0\]\.operator/],
+  ])('refuses %s in the %s, naming the field', (_name, option, selector, message) => {
+    expect(() => webhookConfiguration({ caBundlePem: CA, service, [option]: selector })).toThrow(message);
+  });
+
+  it('takes a selector as kubectl prints it back as one selecting the same labels (parse of the printed form)', () => {
+    const key = fc.constantFrom('env', 'team', 'example.com/tier');
+    const value = fc.constantFrom('', 'a', 'b', 'prod');
+    const requirement: fc.Arbitrary<LabelSelectorRequirement> = fc.oneof(
+      fc.record({
+        key,
+        operator: fc.constantFrom('In' as const, 'NotIn' as const),
+        // Kubernetes prints a set of only the empty value as `in ()`, which its own parser refuses.
+        values: fc.uniqueArray(value, { minLength: 1, maxLength: 3 }).filter((vs) => vs.join('') !== ''),
+      }),
+      fc.record({ key, operator: fc.constantFrom('Exists' as const, 'DoesNotExist' as const) }),
+    );
+    const selector = fc.record({ matchLabels: fc.dictionary(key, value), matchExpressions: fc.array(requirement, { maxLength: 3 }) });
+    fc.assert(
+      fc.property(selector, fc.dictionary(key, value), (original, labels) => {
+        const parsed = parseLabelSelector(labelSelectorString(original));
+        expect(parsed.ok).toBe(true);
+        if (parsed.ok) expect(labelSelectorMatches(parsed.selector, labels)).toBe(labelSelectorMatches(original, labels));
+      }),
+    );
   });
 
   it('gives the webhooks fully qualified names', () => {
@@ -135,9 +188,9 @@ describe('webhookConfiguration', () => {
     expect(() => webhookConfiguration({ caBundlePem: CA, service, name: 'Quota_Ledger' })).toThrow(/DNS label/);
   });
 
-  it('declares v1 reviews, Equivalent matching, side effects and no reinvocation', () => {
+  it('declares v1 reviews, Equivalent matching, side effects, and reinvokes the mutating hook when a later mutator changed the object', () => {
     const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
-    expect(mutating.webhooks[0]).toMatchObject({ admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', sideEffects: 'None', reinvocationPolicy: 'Never' });
+    expect(mutating.webhooks[0]).toMatchObject({ admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', sideEffects: 'None', reinvocationPolicy: 'IfNeeded' });
     expect(validating.webhooks[0]).toMatchObject({ admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', sideEffects: 'NoneOnDryRun' });
     expect(validating.webhooks[0]).not.toHaveProperty('reinvocationPolicy');
   });

@@ -1,5 +1,7 @@
 import { stringify } from 'yaml';
-import { CHARGED_KINDS, type ChargedKind } from '@quota/domain';
+import { CHARGED_KINDS, validateLabelSelector, type ChargedKind, type LabelSelector } from '@quota/domain';
+
+export type { LabelSelector, LabelSelectorRequirement } from '@quota/domain';
 
 /**
  * The MutatingWebhookConfiguration and ValidatingWebhookConfiguration that register the
@@ -31,24 +33,23 @@ interface CommonOptions {
   /** Both webhooks; `Fail` by default (see `DEFAULT_FAILURE_POLICY`). */
   readonly failurePolicy?: FailurePolicy;
   readonly timeoutSeconds?: number;
-  /** Replaces the default selector (everything but kube-system and the API's own namespace). */
+  /**
+   * Namespaces whose requests are sent, by their labels. Whatever it says, kube-system and the
+   * API's own namespace stay excluded (see `excludedNamespaces`); absent, every other namespace is sent.
+   */
   readonly namespaceSelector?: LabelSelector;
+  /** Objects whose requests are sent, by their own labels; absent (`{}`), every object. */
+  readonly objectSelector?: LabelSelector;
+  /** Custom resources quota charges (`count/<resource>.<group>`), as CUSTOM_RESOURCES names them: validate is sent them too. */
+  readonly customResources?: readonly CustomResource[];
 }
+
+/** A custom resource: the shape of CUSTOM_RESOURCES' entries. */
+export type CustomResource = Pick<ChargedKind, 'kind' | 'apiVersion' | 'groupResource'>;
 
 export type WebhookConfigurationOptions =
   | (CommonOptions & { readonly url: string; readonly service?: undefined })
   | (CommonOptions & { readonly service: WebhookServiceRef; readonly url?: undefined });
-
-export interface LabelSelectorRequirement {
-  readonly key: string;
-  readonly operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-  readonly values?: readonly string[];
-}
-
-export interface LabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly LabelSelectorRequirement[];
-}
 
 export interface RuleWithOperations {
   readonly apiGroups: readonly string[];
@@ -71,6 +72,7 @@ export interface Webhook {
   readonly failurePolicy: FailurePolicy;
   readonly matchPolicy: 'Equivalent';
   readonly namespaceSelector: LabelSelector;
+  readonly objectSelector: LabelSelector;
   readonly sideEffects: 'None' | 'NoneOnDryRun';
   readonly timeoutSeconds: number;
   readonly admissionReviewVersions: readonly string[];
@@ -102,8 +104,8 @@ export interface ValidatingWebhookConfiguration {
  * and validate then charges the quota for the requests it lacks (under-counting), or denies it
  * for a missing request with a confusing message; `Fail` says plainly that the webhook is
  * unavailable, and the request can be retried. The API's own namespace and kube-system are
- * excluded by default so that `Fail` cannot lock the API (or the control plane) out of
- * restarting itself.
+ * always excluded (`excludedNamespaces`) so that `Fail` cannot lock the API (or the control
+ * plane) out of restarting itself.
  */
 export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
 
@@ -116,22 +118,32 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
  * what the reconciler counts. `pods/resize` and `persistentvolumeclaims/status` are the two
  * subresource writes quota admission charges (in-place resize, allocated storage).
  */
-export const VALIDATE_RULES: readonly RuleWithOperations[] = [
-  ...groupsOf(CHARGED_KINDS.filter((k) => k.webhook)).map(([group, kinds]) =>
-    rule(
-      group,
-      kinds.flatMap((k) => [k.groupResource.resource, ...(k.subresources ?? []).map((sub) => `${k.groupResource.resource}/${sub}`)]),
-      ['CREATE', 'UPDATE', 'DELETE'],
+export const VALIDATE_RULES: readonly RuleWithOperations[] = validateRules([]);
+
+/** The validate rules with these custom resources added (each group's kinds in one rule). */
+export function validateRules(customResources: readonly CustomResource[]): RuleWithOperations[] {
+  return [
+    ...groupsOf([...CHARGED_KINDS.filter((k) => k.webhook), ...customResources]).map(([group, kinds]) =>
+      rule(
+        group,
+        kinds.flatMap((k) => [k.groupResource.resource, ...subresourcesOf(k).map((sub) => `${k.groupResource.resource}/${sub}`)]),
+        ['CREATE', 'UPDATE', 'DELETE'],
+      ),
     ),
-  ),
-  // Namespaces themselves (cluster-scoped): their labels choose the ClusterResourceQuotas and
-  // hierarchical quotas covering them, so the ledger records every change as it is made.
-  { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
-];
+    // Namespaces themselves (cluster-scoped): their labels choose the ClusterResourceQuotas and
+    // hierarchical quotas covering them, so the ledger records every change as it is made.
+    { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
+  ];
+}
+
+/** The subresource writes charged for a kind: a custom resource has none. */
+function subresourcesOf(kind: CustomResource | ChargedKind): readonly string[] {
+  return 'subresources' in kind ? (kind.subresources ?? []) : [];
+}
 
 /** The kinds by API group, groups in the order they first appear. */
-function groupsOf(kinds: readonly ChargedKind[]): [string, ChargedKind[]][] {
-  const groups = new Map<string, ChargedKind[]>();
+function groupsOf<K extends CustomResource>(kinds: readonly K[]): [string, K[]][] {
+  const groups = new Map<string, K[]>();
   for (const kind of kinds) groups.set(kind.groupResource.group, [...(groups.get(kind.groupResource.group) ?? []), kind]);
   return [...groups];
 }
@@ -157,9 +169,8 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
   const failurePolicy = options.failurePolicy ?? DEFAULT_FAILURE_POLICY;
   if (failurePolicy !== 'Fail' && failurePolicy !== 'Ignore') throw new Error(`webhook-config: failurePolicy must be Fail or Ignore, got ${JSON.stringify(failurePolicy)}`);
   const target = clientTarget(options);
-  const namespaceSelector = options.namespaceSelector ?? {
-    matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: unique(['kube-system', options.service?.namespace ?? DEFAULT_NAME]) }],
-  };
+  const namespaceSelector = withExcluded(checkedSelector(options.namespaceSelector, 'namespaceSelector') ?? {}, excludedNamespaces(options));
+  const objectSelector = checkedSelector(options.objectSelector, 'objectSelector') ?? {};
   const labels = { 'app.kubernetes.io/name': 'quota-ledger', 'app.kubernetes.io/managed-by': 'quotactl' };
 
   const common = (path: string) => ({
@@ -167,6 +178,7 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
     failurePolicy,
     matchPolicy: 'Equivalent' as const,
     namespaceSelector,
+    objectSelector,
     timeoutSeconds,
     admissionReviewVersions: ['v1'],
   });
@@ -183,8 +195,10 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
           rules: MUTATE_RULES,
           // mutate writes nothing, not even a decision, so it may be called for dry runs freely.
           sideEffects: 'None',
-          // The defaults do not depend on fields other mutating webhooks set, so a second call adds nothing.
-          reinvocationPolicy: 'Never',
+          // A mutator after us may add a container (a sidecar injector): called again, we give it its
+          // LimitRange defaults too, or validate would charge (or refuse) a container without them.
+          // Defaults only fill what is missing, so a call that has nothing to add patches nothing.
+          reinvocationPolicy: 'IfNeeded',
         },
       ],
     },
@@ -196,7 +210,7 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
         {
           name: webhookName('validate', name),
           ...common(VALIDATE_PATH),
-          rules: VALIDATE_RULES,
+          rules: options.customResources?.length ? validateRules(options.customResources) : VALIDATE_RULES,
           // validate appends a reservation, but never for a dry run.
           sideEffects: 'NoneOnDryRun',
         },
@@ -204,6 +218,34 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
     },
   ];
 }
+
+/**
+ * What the reconciler needs beyond deploy/kubernetes/rbac.yaml to list the custom resources
+ * (its kubernetes inventory lists every kind it covers; one forbidden list fails the listing): a
+ * ClusterRole `NAME-reconciler-custom-resources` and its binding to the reconciler's service account.
+ */
+export function customResourceRbac(customResources: readonly CustomResource[], options: { readonly name?: string; readonly namespace: string }): object[] {
+  const name = `${options.name ?? DEFAULT_NAME}-reconciler-custom-resources`;
+  const labels = { 'app.kubernetes.io/name': 'quota-ledger', 'app.kubernetes.io/component': 'reconciler', 'app.kubernetes.io/managed-by': 'quotactl' };
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name, labels },
+      rules: groupsOf(customResources).map(([group, kinds]) => ({ apiGroups: [group], resources: kinds.map((k) => k.groupResource.resource), verbs: ['get', 'list'] })),
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name: RECONCILER_SERVICE_ACCOUNT, namespace: options.namespace }],
+    },
+  ];
+}
+
+/** The reconciler's service account in deploy/kubernetes/rbac.yaml. */
+export const RECONCILER_SERVICE_ACCOUNT = 'quota-ledger-reconciler';
 
 /** The documents as one multi-document YAML stream, ready for `kubectl apply -f -`. */
 export function toYaml(docs: readonly object[]): string {
@@ -255,4 +297,27 @@ function webhookName(operation: 'mutate' | 'validate', name: string): string {
 
 function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
+}
+
+/**
+ * Never sent to the webhooks, whatever the selector: kube-system (the control plane must be able
+ * to restart without us) and the API's own namespace (with `Fail`, its pods could not be created
+ * while none answers: a deadlock). Reached by url, the API's namespace is unknown: the default
+ * name stands in for it.
+ */
+function excludedNamespaces(options: WebhookConfigurationOptions): string[] {
+  return unique(['kube-system', options.service?.namespace ?? DEFAULT_NAME]);
+}
+
+/** The selector ANDed with "not one of these namespaces" (a selector's requirements must all hold). */
+function withExcluded(selector: LabelSelector, namespaces: readonly string[]): LabelSelector {
+  const exclusion = { key: 'kubernetes.io/metadata.name', operator: 'NotIn' as const, values: namespaces };
+  return { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), exclusion] };
+}
+
+/** A selector as kube-apiserver would validate it, the option named in the error. */
+function checkedSelector(selector: LabelSelector | undefined, option: string): LabelSelector | undefined {
+  const problems = validateLabelSelector(selector, option);
+  if (problems.length > 0) throw new Error(`webhook-config: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
+  return selector;
 }

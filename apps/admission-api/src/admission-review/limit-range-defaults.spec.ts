@@ -1,4 +1,4 @@
-import type { LimitRange } from '@quota/domain';
+import { applyJsonPatch, type LimitRange } from '@quota/domain';
 import { describe, expect, it } from 'vitest';
 import type { AdmissionReviewRequest } from './admission-review.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
@@ -44,6 +44,19 @@ describe('limitRangeDefaultsPatch', () => {
   it('defaults a pod whose object carries no metadata.namespace (the review names it)', () => {
     const object = { ...pod(bare), metadata: { name: 'web' } };
     expect(limitRangeDefaultsPatch(review({ object }), limitRanges)).toHaveLength(2);
+  });
+
+  // reinvocationPolicy: IfNeeded calls mutate again after a later mutator changed the pod.
+  it('called again (reinvocation), patches nothing it already patched, and defaults only a container added since', () => {
+    const first = limitRangeDefaultsPatch(review({}), limitRanges);
+    const defaulted = applyJsonPatch(pod(bare), first);
+    expect(limitRangeDefaultsPatch(review({ object: defaulted }), limitRanges)).toEqual([]);
+    // A sidecar injector ran after us: only its container is defaulted, and the annotation says so.
+    const injected = { ...defaulted, spec: { containers: [...defaulted.spec.containers, { ...bare, name: 'proxy' }] } };
+    const again = limitRangeDefaultsPatch(review({ object: injected }), limitRanges);
+    expect(again.filter((op) => op.path.startsWith('/spec/'))).toEqual([{ ...containerDefaults, path: '/spec/containers/1/resources' }]);
+    const annotated = applyJsonPatch(injected, again) as { metadata: { annotations?: Record<string, string> } };
+    expect(annotated.metadata.annotations?.['kubernetes.io/limit-ranger']).toBe('LimitRanger plugin set: cpu request for container proxy; cpu limit for container proxy');
   });
 
   it.each<[string, Partial<AdmissionReviewRequest>, readonly LimitRange[]]>([

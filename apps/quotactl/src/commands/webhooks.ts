@@ -1,7 +1,9 @@
+import { parseCustomResources } from '@quota/config';
+import { parseLabelSelector, type LabelSelector } from '@quota/domain';
 import { wholeNumber } from '../args.js';
 import { asList, readInput, serialize, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
-import { toYaml, webhookConfiguration, type FailurePolicy, type WebhookConfigurationOptions } from '../webhook-config.js';
+import { customResourceRbac, toYaml, webhookConfiguration, type FailurePolicy, type WebhookConfigurationOptions } from '../webhook-config.js';
 
 /** Needs no server: it only turns the CA file and the flags into the two configurations. */
 async function webhookConfig(ctx: Context): Promise<ExitCode> {
@@ -18,6 +20,10 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
   if (policy !== undefined && policy !== 'Fail' && policy !== 'Ignore') throw new UsageError(`--failure-policy must be Fail or Ignore, got ${JSON.stringify(policy)}`);
   const timeoutSeconds = wholeNumber(flags['timeout-seconds'], 'timeout-seconds', 1, 30);
   const port = wholeNumber(flags['service-port'], 'service-port', 1, 65535);
+  const namespaceSelector = selector(flags['namespace-selector'], 'namespace-selector');
+  const objectSelector = selector(flags['object-selector'], 'object-selector');
+  const customResources = parseCustomResources(flags['custom-resource'] ?? []);
+  if (typeof customResources === 'string') throw new UsageError(`--custom-resource ${customResources}`);
   const caBundlePem = await readInput(ctx.io, caFile);
 
   const common = {
@@ -25,14 +31,19 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
     ...(flags.name !== undefined ? { name: flags.name } : {}),
     ...(policy !== undefined ? { failurePolicy: policy as FailurePolicy } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    ...(namespaceSelector !== undefined ? { namespaceSelector } : {}),
+    ...(objectSelector !== undefined ? { objectSelector } : {}),
+    ...(customResources.length > 0 ? { customResources } : {}),
   };
   const options: WebhookConfigurationOptions =
     flags.url !== undefined
       ? { ...common, url: flags.url }
       : { ...common, service: { namespace: flags['service-namespace'] ?? '', name: flags['service-name'] ?? '', ...(port !== undefined ? { port } : {}) } };
-  let docs;
+  let docs: object[];
   try {
     docs = webhookConfiguration(options);
+    // The reconciler must list them too, or their reservations are only ever released as uncovered.
+    if (customResources.length > 0) docs.push(...customResourceRbac(customResources, { ...(flags.name !== undefined ? { name: flags.name } : {}), namespace: flags['service-namespace'] ?? 'quota-ledger' }));
   } catch (error) {
     // The generator checks what the flags said (URL, names, CA text): the user's input, so exit 2.
     throw new UsageError((error instanceof Error ? error.message : String(error)).replace(/^webhook-config: /, ''));
@@ -41,20 +52,38 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
   return EXIT.ok;
 }
 
+/** A label selector flag, in kubectl's syntax. */
+function selector(raw: string | undefined, flag: string): LabelSelector | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = parseLabelSelector(raw);
+  if (!parsed.ok) throw new UsageError(`--${flag} ${JSON.stringify(raw)}: ${parsed.error}`);
+  return parsed.selector;
+}
+
 export const webhookConfigCommand: Command = {
   name: 'webhook-config',
   summary: 'print the Mutating/ValidatingWebhookConfiguration that registers the API with a cluster',
-  synopsis: 'webhook-config --ca-file CA.pem (--url https://… | --service-namespace NS --service-name NAME [--service-port 443]) [--failure-policy Fail|Ignore] [--timeout-seconds N] [--name NAME]',
+  synopsis: 'webhook-config --ca-file CA.pem (--url https://… | --service-namespace NS --service-name NAME [--service-port 443]) [--failure-policy Fail|Ignore] [--timeout-seconds N] [--namespace-selector SELECTOR] [--object-selector SELECTOR] [--custom-resource R.GROUP/VERSION=Kind]… [--name NAME]',
   description: [
     'Writes both configurations as one YAML stream for `kubectl apply -f -` (-o json: a List). Needs',
     'no server. caBundle is the CA file, base64-encoded; failurePolicy is Fail unless told otherwise,',
-    'timeoutSeconds 10, and kube-system and the service\'s own namespace are never sent to the webhook.',
+    'timeoutSeconds 10, matchPolicy Equivalent, and the mutating webhook is called again',
+    '(reinvocationPolicy IfNeeded) when a later mutator changes the pod. kube-system and the',
+    'service\'s own namespace are never sent to the webhooks: --namespace-selector narrows the rest,',
+    'it cannot add them back. Both selectors apply to both webhooks; an object selector lets whoever',
+    'labels an object opt it out of quota.',
+    'Each --custom-resource widgets.example.com/v1=Widget (as CUSTOM_RESOURCES names them; repeat it)',
+    'adds the resource to the validating rules, and a ClusterRole and ClusterRoleBinding are printed',
+    'after the configurations so the reconciler (service account quota-ledger-reconciler in the',
+    'service\'s namespace) may list it. Set the same list in the reconciler\'s CUSTOM_RESOURCES.',
   ].join('\n'),
-  flags: ['ca-file', 'url', 'service-namespace', 'service-name', 'service-port', 'failure-policy', 'timeout-seconds', 'name'],
+  flags: ['ca-file', 'url', 'service-namespace', 'service-name', 'service-port', 'failure-policy', 'timeout-seconds', 'namespace-selector', 'object-selector', 'custom-resource', 'name'],
   flagHelp: { name: 'metadata.name of both configurations (default quota-ledger)', output: 'yaml (default) or json' },
   examples: [
     'quotactl webhook-config --ca-file ca.crt --service-namespace quota-ledger --service-name quota-ledger | kubectl apply -f -',
     'quotactl webhook-config --ca-file ca.crt --url https://quota-ledger.example.com --failure-policy Ignore',
+    "quotactl webhook-config --ca-file ca.crt --service-namespace quota-ledger --service-name quota-ledger --namespace-selector 'env=prod,team in (a,b),!legacy'",
+    'quotactl webhook-config --ca-file ca.crt --service-namespace quota-ledger --service-name quota-ledger --custom-resource widgets.example.com/v1=Widget',
   ],
   needsServer: false,
   run: webhookConfig,
