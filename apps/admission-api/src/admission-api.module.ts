@@ -43,6 +43,8 @@ export class AdmissionApiModule {
                 quotasPerNamespaceMax: config.quotasPerNamespaceMax,
                 limitRangesPerNamespaceMax: config.limitRangesPerNamespaceMax,
                 quotaWarningPercent: config.quotaWarningPercent,
+                admissionPlugins: config.admission.plugins,
+                limitedResources: config.admission.limitedResources,
                 sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax,
               },
             };

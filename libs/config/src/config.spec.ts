@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       requestTimeoutMs: 30000,
       shutdownTimeoutMs: 25000,
       metricsPort: 9464,
+      admission: { plugins: ['NamespaceLifecycle', 'LimitRanger', 'ResourceQuota'], configFile: undefined, limitedResources: [] },
     });
   });
 

@@ -1,3 +1,5 @@
+import { AdmissionConfigProblem, admissionControlConfig, type AdmissionControlConfig, type ReadTextFile } from './admission-config.js';
+
 /**
  * The environment, read once at boot into a typed object. Only this lib reads
  * `process.env`; a bad value stops the process with a message naming the variable.
@@ -75,6 +77,8 @@ export interface AppConfig {
   readonly shutdownTimeoutMs: number;
   /** Port of /metrics and /healthz of the projection worker and the reconciler (0 = none). */
   readonly metricsPort: number;
+  /** The admission plugins that run and their configuration (ADMISSION_PLUGINS_ENABLE / _DISABLE, ADMISSION_CONFIG_FILE). */
+  readonly admission: AdmissionControlConfig;
 }
 
 export interface TlsConfig {
@@ -152,7 +156,8 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 
 export const DEFAULT_BODY_LIMIT_BYTES = 3 * 1024 * 1024 + 64 * 1024;
 
-export function loadConfig(env: Env = process.env): AppConfig {
+/** @param read reads the files the environment names (ADMISSION_CONFIG_FILE); the specs pass files from memory */
+export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConfig {
   const bodyLimitBytes = integer(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, 1024, 64 * 1024 * 1024);
   const bodiesInFlightMaxBytes = integer(env, 'BODIES_IN_FLIGHT_MAX_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024);
   if (bodiesInFlightMaxBytes < bodyLimitBytes) {
@@ -195,7 +200,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
     requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+    admission: admissionConfig(env, read),
   };
+}
+
+function admissionConfig(env: Env, read: ReadTextFile | undefined): AdmissionControlConfig {
+  try {
+    return admissionControlConfig(env, read);
+  } catch (error) {
+    if (error instanceof AdmissionConfigProblem) throw new ConfigError(error.variable, error.message);
+    throw error;
+  }
 }
 
 function flag(env: Env, name: string): boolean {

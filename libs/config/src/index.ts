@@ -1,2 +1,3 @@
 export * from './config.js';
+export * from './admission-config.js';
 export * from './cli-config.js';

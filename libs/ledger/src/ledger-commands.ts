@@ -5,8 +5,10 @@ import {
   groupResourceString,
   initialState,
   needsOf,
+  type AdmissionPlugin,
   type AnswerOf,
   type LimitRangeDefinition,
+  type LimitedResource,
   type NamespaceCommand,
   type NamespaceFacts,
   type NamespaceState,
@@ -76,6 +78,7 @@ export class LedgerCommands {
   private readonly quotaLimit: { max: number; setting: string };
   private readonly limitRangeLimit: { max: number; setting: string };
   private readonly warnAtPercent: number | undefined;
+  private readonly admission: { readonly plugins?: readonly AdmissionPlugin[]; readonly limitedResources?: readonly LimitedResource[] };
   private readonly committedListeners: ((commands: number, retries: number) => void)[] = [];
 
   constructor(dataSource: DataSource, options: LedgerOptions = {}) {
@@ -84,6 +87,10 @@ export class LedgerCommands {
     this.quotaLimit = { max: options.quotasPerNamespaceMax ?? DEFAULTS.quotasPerNamespaceMax, setting: 'QUOTAS_PER_NAMESPACE_MAX' };
     this.limitRangeLimit = { max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' };
     this.warnAtPercent = options.quotaWarningPercent ? options.quotaWarningPercent : undefined;
+    this.admission = {
+      ...(options.admissionPlugins ? { plugins: options.admissionPlugins } : {}),
+      ...(options.limitedResources?.length ? { limitedResources: options.limitedResources } : {}),
+    };
     this.notifier = new AppendNotifier(dataSource, LEDGER_EVENTS_CHANNEL, DEFAULTS.notifyIntervalMs);
     this.groups = new GroupCommitter(dataSource, {
       batchSizeMax: options.batchSizeMax ?? DEFAULTS.batchSizeMax,
@@ -139,6 +146,7 @@ export class LedgerCommands {
       ...(command.ttlMs === undefined ? {} : { ttlMs: command.ttlMs }),
       ...(command.requireKnownNamespace ? { requireKnownNamespace: true } : {}),
       ...(this.warnAtPercent === undefined ? {} : { warnAtPercent: this.warnAtPercent }),
+      ...(this.admission.plugins ? { plugins: this.admission.plugins } : {}),
     };
     const decided: NamespaceCommand = command.resources
       ? {
@@ -149,7 +157,7 @@ export class LedgerCommands {
           ...(request.object?.kind ? { kind: request.object.kind } : {}),
           resources: command.resources,
         }
-      : { type: 'AdmitObject', ...common, request };
+      : { type: 'AdmitObject', ...common, request, ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}) };
     const meta = { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) };
     return this.handle(command.namespace, decided, meta, (answer, work): (() => AdmitOutcome) => {
       const managed = work.facts.known;

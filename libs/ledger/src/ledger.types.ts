@@ -35,6 +35,10 @@ export interface LedgerOptions {
   readonly limitRangesPerNamespaceMax?: number;
   /** An allowed admission warns of every charged resource at or above this percent of its hard limit (absent or 0: never). */
   readonly quotaWarningPercent?: number;
+  /** The admission plugins that run (ADMISSION_PLUGINS_ENABLE / _DISABLE); absent: NamespaceLifecycle, LimitRanger, ResourceQuota. */
+  readonly admissionPlugins?: readonly AdmissionPlugin[];
+  /** The ResourceQuota plugin's `limitedResources` (ADMISSION_CONFIG_FILE): consuming them needs a covering quota. */
+  readonly limitedResources?: readonly LimitedResource[];
   /** Most namespaces one shared quota may cover when it is defined (default 1,000). */
   readonly sharedQuotaNamespacesMax?: number;
   /** A seam for tests and fault injection: runs between a batch's keyed prefetch and its transaction. */

@@ -3,6 +3,9 @@ import type { Request } from 'express';
 import { assertClusterWide, assertNamespaceAllowed } from '../auth/authenticator.js';
 import { onBehalfOf, requesterOf } from '../auth/requester.js';
 import { ClusterWriter, DefinitionQueries, LedgerCommands, LedgerError } from '@quota/ledger';
+import type { AppConfig } from '@quota/config';
+import { admissionObjectName, alwaysDenyRefusal, namespaceDeletionRefusal, pluginEnabled } from '@quota/domain';
+import { APP_CONFIG } from '../config/app-config.module.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
@@ -43,9 +46,13 @@ export class AdmissionReviewController {
     @Inject(ClusterWriter) private readonly cluster: ClusterWriter,
     @Inject(ReconcileTrigger) private readonly reconcile: ReconcileTrigger,
     @Inject(Metrics) private readonly metrics: Metrics,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** LimitRange defaults as a JSONPatch. No side effects: nothing is written, not even a decision. */
+  /**
+   * LimitRange defaults as a JSONPatch (LimitRanger's mutating step; none while it is disabled),
+   * or AlwaysDeny's refusal. No side effects: nothing is written, not even a decision.
+   */
   @Allow('admission')
   @NamespaceInBody()
   @TimedAdmission('mutate')
@@ -55,7 +62,9 @@ export class AdmissionReviewController {
   async mutate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
     const review = parse(body);
     if (review.namespace) assertNamespaceAllowed(request, review.namespace);
-    if (!review.namespace || !review.object) return allowResponse(review.uid);
+    const denied = this.alwaysDenied(review);
+    if (denied) return denied;
+    if (!review.namespace || !review.object || !pluginEnabled(this.config.admission.plugins, 'LimitRanger')) return allowResponse(review.uid);
     const limitRanges = await this.definitions.limitRanges(review.namespace);
     return allowResponse(review.uid, limitRangeDefaultsPatch(review, limitRanges));
   }
@@ -71,8 +80,8 @@ export class AdmissionReviewController {
     const review = parse(body);
     if (review.namespace) assertNamespaceAllowed(request, review.namespace);
     if (isNamespaceReview(review)) return this.recordNamespace(review, request);
-    // Cluster-scoped objects are outside every namespace's quota.
-    if (!review.namespace) return allowResponse(review.uid);
+    // Cluster-scoped objects are outside every namespace's quota; only AlwaysDeny refuses them.
+    if (!review.namespace) return this.alwaysDenied(review) ?? allowResponse(review.uid);
     // LedgerError Unavailable is not caught: its 503 hands the request to the failurePolicy.
     const { result, managed, decisionId } = await this.ledger.admit({
       namespace: review.namespace,
@@ -98,6 +107,12 @@ export class AdmissionReviewController {
     return result.allowed ? allowResponse(review.uid, undefined, extras) : denyResponse(review.uid, result.code, result.message ?? 'denied', extras);
   }
 
+  /** AlwaysDeny's answer to a review it refuses (every one, while it runs); the ledger decides the rest. */
+  private alwaysDenied(review: AdmissionReviewRequest): AdmissionReviewResponse | undefined {
+    const denied = alwaysDenyRefusal(this.config.admission.plugins, review.resource, admissionObjectName(review.object ?? review.oldObject, review.name));
+    return denied ? denyResponse(review.uid, 403, denied) : undefined;
+  }
+
   /**
    * A Namespace's CREATE, UPDATE or DELETE: always allowed (quota does not limit namespaces),
    * and recorded, so that its labels choose the ClusterResourceQuotas and hierarchical quotas
@@ -109,6 +124,11 @@ export class AdmissionReviewController {
   private async recordNamespace(review: AdmissionReviewRequest, request: Request): Promise<AdmissionReviewResponse> {
     const name = readReview(() => reviewedNamespaceName(review));
     assertClusterWide(request, `Namespace "${name}"`);
+    // NamespaceLifecycle, then AlwaysDeny: refused, nothing recorded.
+    const immortal = review.operation === 'DELETE' ? namespaceDeletionRefusal(name, this.config.admission.plugins) : undefined;
+    if (immortal) return denyResponse(review.uid, 403, immortal);
+    const denied = this.alwaysDenied(review);
+    if (denied) return denied;
     if (review.dryRun || review.operation === 'CONNECT') return allowResponse(review.uid);
     const options = { actor: requesterOf(request), requestId: `review:${review.uid}` };
     if (review.operation === 'DELETE') {

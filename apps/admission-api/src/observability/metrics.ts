@@ -39,7 +39,7 @@ export class Metrics implements OnApplicationShutdown {
     });
     this.decisions = new Counter({
       name: 'quota_ledger_admission_decisions_total',
-      help: 'Admission decisions by source (webhook, rest), outcome and reason (the stage that denied: LimitRanger, ResourceQuota).',
+      help: 'Admission decisions by source (webhook, rest), outcome and reason (the plugin that denied: NamespaceLifecycle, LimitRanger, ResourceQuota, AlwaysDeny).',
       labelNames: ['source', 'outcome', 'reason'],
       registers,
     });

@@ -8,9 +8,12 @@ import {
   validateClusterResourceQuota,
   validateHierarchicalResourceQuota,
   namespaceDefinitionOf,
+  namespaceDeletionRefusal,
   validateNamespace,
   type SharedQuotaRef,
 } from '@quota/domain';
+import type { AppConfig } from '@quota/config';
+import { APP_CONFIG } from '../config/app-config.module.js';
 import {
   ClusterQueries,
   ClusterWriter,
@@ -83,6 +86,7 @@ export class NamespaceObjectsController {
     @Inject(ClusterWriter) private readonly writer: ClusterWriter,
     @Inject(ClusterQueries) private readonly queries: ClusterQueries,
     @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -116,11 +120,13 @@ export class NamespaceObjectsController {
     return historyOr404(this.definitions.namespaceHistory(name, pageOf(query)), 'namespaces', name);
   }
 
-  /** Cluster-scoped, as the PUT. */
+  /** Cluster-scoped, as the PUT. default, kube-system and kube-public are never deleted (NamespaceLifecycle). */
   @Allow('admin')
   @Delete(':name')
   @HttpCode(200)
   async delete(@Param('name', NamespacePipe) name: string, @Req() request: Request) {
+    const refused = namespaceDeletionRefusal(name, this.config.admission.plugins);
+    if (refused) throw new LedgerError('Forbidden', refused, { kind: 'namespaces', name });
     return renderNamespace(await this.writer.deleteNamespace(name, { actor: requesterOf(request) }));
   }
 

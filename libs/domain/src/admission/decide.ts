@@ -8,6 +8,7 @@ import type { LimitValidation } from '../limit-range/validate.js';
 import { Quantity } from '../quantity/quantity.js';
 import { checkQuota } from '../quota/admission.js';
 import type { LimitedResource, QuotaCharge, QuotaSnapshot } from '../quota/check.js';
+import { pluginEnabled, type AdmissionPlugin } from './plugins.js';
 import { admissionObjectName, forbiddenMessage, isForbidden, type QuotaDenial } from '../quota/denial.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
@@ -18,7 +19,9 @@ import { isSameResource, LIVE_PER_OBJECT_MAX, liveReservationsOf, sameState, set
  * The admission decider: one request, the namespace's current quota state, and out comes
  * the decision and the event to append. It runs the plugins in Kubernetes' order —
  * LimitRanger's defaults (mutation), LimitRanger's validation, then ResourceQuota — on the
- * defaulted object, so a platform team gets the answer the API server would give.
+ * defaulted object, so a platform team gets the answer the API server would give. Either
+ * plugin may be disabled (`Admit.plugins`); NamespaceLifecycle and AlwaysDeny run before this,
+ * on the namespace (namespace/admit.ts).
  */
 export interface AdmissionRequest {
   readonly operation: Operation;
@@ -55,6 +58,8 @@ export interface Admit {
   /** A REST reservation's expiry, epoch milliseconds. */
   readonly expiresAt?: number;
   readonly limitedResources?: readonly LimitedResource[];
+  /** The admission plugins that run (ADMISSION_PLUGINS_ENABLE / _DISABLE); absent: the defaults. */
+  readonly plugins?: readonly AdmissionPlugin[];
 }
 
 export type AdmissionDecision = AdmissionAllowed | AdmissionDenied;
@@ -85,7 +90,7 @@ export interface AdmissionDenied {
   readonly code: 403 | 409 | 500;
   /** The full message, as the API server words it (`pods "web" is forbidden: …`). */
   readonly message: string;
-  readonly stage: 'LimitRanger' | 'ResourceQuota';
+  readonly stage: Extract<AdmissionPlugin, 'LimitRanger' | 'ResourceQuota'>;
   readonly denial?: QuotaDenial;
   readonly limits?: LimitValidation;
 }
@@ -98,19 +103,26 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return ALLOW_WITHOUT_CHARGE;
   if (!request.object) return ALLOW_WITHOUT_CHARGE;
 
-  const limits = admitLimitRanger({
-    operation: request.operation,
-    resource: request.groupResource,
-    ...(request.subresource ? { subresource: request.subresource } : {}),
-    ...(request.name ? { name: request.name } : {}),
-    object: request.object,
-    ...(request.oldObject ? { oldObject: request.oldObject } : {}),
-    limitRanges: view.limitRanges,
-  });
-  if (!limits.allowed) {
+  // LimitRanger disabled: no defaults and no min/max checks, the object is charged as sent.
+  const limits = pluginEnabled(command.plugins, 'LimitRanger')
+    ? admitLimitRanger({
+        operation: request.operation,
+        resource: request.groupResource,
+        ...(request.subresource ? { subresource: request.subresource } : {}),
+        ...(request.name ? { name: request.name } : {}),
+        object: request.object,
+        ...(request.oldObject ? { oldObject: request.oldObject } : {}),
+        limitRanges: view.limitRanges,
+      })
+    : undefined;
+  if (limits && !limits.allowed) {
     return { allowed: false, code: 403, message: limits.message ?? '', stage: 'LimitRanger', limits: limits.validation };
   }
-  const object = limits.object;
+  const object = limits?.object ?? request.object;
+  const patch = limits?.patch ?? [];
+  // ResourceQuota disabled: nothing is checked and nothing charged, so nothing is reserved (as
+  // Kubernetes, which then does not charge at all); the reconciler adopts what exists later.
+  if (!pluginEnabled(command.plugins, 'ResourceQuota')) return { allowed: true, object, patch, charges: [] };
 
   const stored = storedObjectOf(request, view.stored ?? []);
   if (stored.conflict) {
@@ -120,7 +132,7 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
   // else is a change and must say so (an UPDATE), or it would be charged the old size.
   if (request.operation === 'CREATE' && stored.settled) {
     const now = newState(request, object, command.now);
-    if (now && sameState(now, settledStateOf(stored.settled))) return { allowed: true, object, patch: limits.patch, charges: [], existing: stored.settled };
+    if (now && sameState(now, settledStateOf(stored.settled))) return { allowed: true, object, patch, charges: [], existing: stored.settled };
     return {
       allowed: false,
       code: 409,
@@ -143,16 +155,7 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
     quotas: view.quotas,
     ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
   });
-  if (!quota.allowed) {
-    const name = admissionObjectName(request.object, request.name);
-    return {
-      allowed: false,
-      code: isForbidden(quota.denial) ? 403 : 500,
-      message: forbiddenMessage(request.groupResource, name, quota.denial),
-      stage: 'ResourceQuota',
-      denial: quota.denial,
-    };
-  }
+  if (!quota.allowed) return quotaDenied(request, quota.denial);
 
   const reservation = reservationFor(command, object, stored);
   // One more change of an object with as many waiting as it may have: refused, not reserved.
@@ -167,9 +170,20 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
   return {
     allowed: true,
     object,
-    patch: limits.patch,
+    patch,
     charges: quota.charges,
     ...(reservation ? { reservation } : {}),
+  };
+}
+
+/** A refusal of the ResourceQuota plugin, as the API server answers it. */
+export function quotaDenied(request: AdmissionRequest, denial: QuotaDenial): AdmissionDenied {
+  return {
+    allowed: false,
+    code: isForbidden(denial) ? 403 : 500,
+    message: forbiddenMessage(request.groupResource, admissionObjectName(request.object, request.name), denial),
+    stage: 'ResourceQuota',
+    denial,
   };
 }
 

@@ -1,7 +1,11 @@
 import { assert } from '../assert.js';
-import { admissionViewOf, decideAdmission, type AdmissionDecision } from '../admission/decide.js';
+import { admissionViewOf, decideAdmission, quotaDenied, type AdmissionDecision } from '../admission/decide.js';
+import { alwaysDenyRefusal, namespaceLifecycleRefusal, pluginEnabled, type AdmissionPlugin } from '../admission/plugins.js';
+import { checkQuota } from '../quota/admission.js';
+import { admissionObjectName } from '../quota/denial.js';
 import { decideResources } from '../admission/rest.js';
 import type { LedgerEvent } from '../events/events.js';
+import type { GroupResource, Operation } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';
 import { denialJson, refusal, type AdmissionResult } from './answers.js';
 import { nearLimitWarnings } from '../quota/warnings.js';
@@ -10,26 +14,80 @@ import { liveLoadedFor, type NamespaceFacts } from './facts.js';
 
 /**
  * Admission, for an object or a resource list: the request key first (a repeat gets the first
- * answer, a reused key a conflict), then the namespace (unmanaged: admitted uncharged, unless
- * the caller needs it managed), then LimitRanger and ResourceQuota on what the ledger holds.
+ * answer, a reused key a conflict), then the plugins in kube-apiserver's order — NamespaceLifecycle,
+ * AlwaysDeny (both mutating, so before any validation), and on what the ledger holds LimitRanger
+ * and ResourceQuota — each only when enabled (`command.plugins`). An unmanaged namespace is
+ * admitted uncharged unless the caller needs it managed or a limited resource needs a quota.
  */
 export function decideAdmit(command: AdmitObject | AdmitResources, facts: NamespaceFacts): Decided<AdmissionAnswer> {
   const earlier = earlierAnswer(command, facts);
   if (earlier) return { events: [], answer: earlier };
-  if (!facts.known || facts.state.objectOnly) {
-    if (command.requireKnownNamespace) {
-      const message = `namespaces "${facts.namespace}" not found: define a ResourceQuota or LimitRange in it first`;
-      return { events: [], answer: refusal('NamespaceNotFound', message, 'namespaces', facts.namespace) };
-    }
+  const managed = facts.known && !facts.state.objectOnly;
+  // The plugins that decide on the namespace, in kube-apiserver's order: NamespaceLifecycle
+  // first; AlwaysDeny, a mutating plugin too, before any validation.
+  const target = targetOf(command, facts.namespace);
+  const lifecycle = namespaceLifecycleRefusal(command.plugins, target, facts.state);
+  if (lifecycle) return refusedBy('NamespaceLifecycle', lifecycle, command, managed);
+  if (!managed && command.requireKnownNamespace) {
+    const message = `namespaces "${facts.namespace}" not found: define a ResourceQuota or LimitRange in it first`;
+    return { events: [], answer: refusal('NamespaceNotFound', message, 'namespaces', facts.namespace) };
+  }
+  const denied = alwaysDenyRefusal(command.plugins, target.resource, target.name);
+  if (denied) return refusedBy('AlwaysDeny', denied, command, managed);
+  if (!managed) {
     // The webhook is sent every namespace's requests; logging them all would let any caller
     // grow the decisions log with names that mean nothing here.
-    return { events: [], answer: { kind: 'Unmanaged', result: { allowed: true, code: 200, dryRun: command.dryRun } } };
+    return { events: [], answer: { kind: 'Unmanaged', result: unmanagedResult(command) } };
   }
   const decision = command.type === 'AdmitObject' ? admitObject(command, facts) : admitResources(command, facts);
   const reserved = decision.allowed && !decision.existing && !command.dryRun ? decision.reservation : undefined;
   const events: LedgerEvent[] = reserved ? [reserved] : [];
   const warnings = decision.allowed && !decision.existing && command.warnAtPercent !== undefined ? nearLimitWarnings(decision.charges, facts.state, command.warnAtPercent) : [];
   return { events, answer: { kind: 'Decided', result: resultOf(decision, command.dryRun, warnings) } };
+}
+
+interface Target {
+  readonly operation: Operation;
+  readonly resource: GroupResource;
+  readonly name: string;
+  readonly namespace: string;
+}
+
+/** What a plugin's refusal names: the request's resource, object name, operation and namespace. */
+function targetOf(command: AdmitObject | AdmitResources, namespace: string): Target {
+  if (command.type === 'AdmitResources') return { operation: 'CREATE', resource: command.groupResource, name: command.name ?? '', namespace };
+  const { request } = command;
+  return { operation: request.operation, resource: request.groupResource, name: admissionObjectName(request.object ?? request.oldObject, request.name), namespace };
+}
+
+/** A refusal by NamespaceLifecycle or AlwaysDeny: logged as a decision where the namespace is managed, answered alone where not. */
+function refusedBy(stage: AdmissionPlugin, message: string, command: AdmitObject | AdmitResources, managed: boolean): Decided<AdmissionAnswer> {
+  const result: AdmissionResult = { allowed: false, code: 403, dryRun: command.dryRun, message, stage };
+  return { events: [], answer: managed ? { kind: 'Decided', result } : { kind: 'Unmanaged', result } };
+}
+
+/**
+ * The answer where the ledger manages nothing: admitted, uncharged, unless `limitedResources`
+ * says the object consumes something only a quota may allow (there is none here). Judged as
+ * Kubernetes judges it, an UPDATE by its increase over `oldObject`: the ledger holds nothing of
+ * this namespace to charge against, and nothing is charged either way.
+ */
+function unmanagedResult(command: AdmitObject | AdmitResources): AdmissionResult {
+  const allowed: AdmissionResult = { allowed: true, code: 200, dryRun: command.dryRun };
+  if (command.type !== 'AdmitObject' || !command.limitedResources?.length || !pluginEnabled(command.plugins, 'ResourceQuota')) return allowed;
+  const { request } = command;
+  if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || !request.object) return allowed;
+  const quota = checkQuota({
+    operation: request.operation,
+    groupResource: request.groupResource,
+    ...(request.subresource ? { subresource: request.subresource } : {}),
+    namespace: request.namespace,
+    object: request.object,
+    ...(request.oldObject ? { oldObject: request.oldObject } : {}),
+    quotas: [],
+    limitedResources: command.limitedResources,
+  });
+  return quota.allowed ? allowed : resultOf(quotaDenied(request, quota.denial), command.dryRun, []);
 }
 
 /** The uid an admission is charged against: the object's, or on a DELETE its old object's. */
@@ -68,12 +126,15 @@ function admitObject(command: AdmitObject, facts: NamespaceFacts): AdmissionDeci
       now: facts.now,
       ...(expiresAt === undefined ? {} : { expiresAt }),
       ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
+      ...(command.plugins ? { plugins: command.plugins } : {}),
     },
     admissionViewOf(facts.state, uid, facts.sharedElsewhere),
   );
 }
 
 function admitResources(command: AdmitResources, facts: NamespaceFacts): AdmissionDecision {
+  // ResourceQuota disabled: nothing checked, nothing charged, nothing reserved (as for an object).
+  if (!pluginEnabled(command.plugins, 'ResourceQuota')) return { allowed: true, patch: [], charges: [] };
   const expiresAt = command.ttlMs === undefined ? undefined : facts.now + command.ttlMs;
   return decideResources(
     {

@@ -2,6 +2,7 @@ import type { SharedQuotaRef } from '../shared/shared-quota.js';
 import type { JsonPatchOperation } from '../limit-range/json-patch.js';
 import type { RawQuantities } from '../kube/types.js';
 import type { QuotaDenial } from '../quota/denial.js';
+import type { AdmissionPlugin } from '../admission/plugins.js';
 
 /**
  * The answers the namespace decider gives, as plain JSON (quantities as canonical strings,
@@ -38,7 +39,8 @@ export interface AdmissionResult {
   readonly dryRun: boolean;
   /** Denied: the message as the API server words it. */
   readonly message?: string;
-  readonly stage?: 'LimitRanger' | 'ResourceQuota';
+  /** Denied: the admission plugin that refused (kube-apiserver's name for it). */
+  readonly stage?: AdmissionPlugin;
   readonly denial?: DenialJson;
   /** Allowed and charged: the reservation (absent when nothing is charged, e.g. DELETE). */
   readonly reservationId?: string;

@@ -3,6 +3,7 @@ import type { GroupResource, RawQuantities } from '../kube/types.js';
 import type { AdmissionRequest } from '../admission/decide.js';
 import type { ExistingObject, OverHard, ReconcileAction, Uncovered } from '../admission/reconcile.js';
 import type { LimitedResource } from '../quota/check.js';
+import type { AdmissionPlugin } from '../admission/plugins.js';
 import type { AdmissionResult, Refusal } from './answers.js';
 import type { PutNamespace, RemoveNamespace, SyncAnswer, SyncSharedQuotas } from './namespace-object.js';
 
@@ -47,6 +48,8 @@ interface AdmissionCommon {
   readonly requireKnownNamespace?: boolean;
   /** Allowed: warn of every charged resource at or above this percent of its hard limit (nearLimitWarnings); absent, no warnings. */
   readonly warnAtPercent?: number;
+  /** The admission plugins that run (ADMISSION_PLUGINS_ENABLE / _DISABLE), in any order; absent: the defaults. */
+  readonly plugins?: readonly AdmissionPlugin[];
 }
 
 /** Admit a Kubernetes object: LimitRanger defaults and limits, then ResourceQuota. */
@@ -134,7 +137,10 @@ export type AdmissionAnswer =
   | { readonly kind: 'Repeated'; readonly result: AdmissionResult }
   /** The key was answered before for another request: 409, nothing decided or logged. */
   | { readonly kind: 'KeyReused'; readonly result: AdmissionResult }
-  /** No quota or limit range was ever defined here: admitted uncharged, nothing logged. */
+  /**
+   * No quota or limit range was ever defined here: admitted uncharged, nothing logged; or denied
+   * without a record (AlwaysDeny, NamespaceLifecycle, a limited resource no quota covers).
+   */
   | { readonly kind: 'Unmanaged'; readonly result: AdmissionResult }
   | Refusal;
 
@@ -149,14 +155,14 @@ export interface ReconcileAnswer {
   readonly overHard: readonly OverHard[];
   /** Reservations of covered resources still waiting for their object (younger than grace). */
   readonly pending: number;
+  /** Reservations of objects of kinds the listing does not cover, by resource (reconcile.ts). */
+  readonly uncovered: readonly Uncovered[];
 }
 
 export type PutAnswer = { readonly kind: 'Defined' } | { readonly kind: 'Changed' } | { readonly kind: 'Unchanged' } | Refusal;
 
 export type RemoveAnswer = { readonly kind: 'Removed' } | Refusal;
 
-  /** Reservations of objects of kinds the listing does not cover, by resource (reconcile.ts). */
-  readonly uncovered: readonly Uncovered[];
 /** The answer each kind of command gets. */
 export interface AnswerOf {
   readonly AdmitObject: AdmissionAnswer;
