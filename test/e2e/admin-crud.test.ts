@@ -204,6 +204,46 @@ describe('admin API: ResourceQuota', () => {
     await api.settle();
     expect((await api.request('GET', path)).body.status).toEqual({ hard: { 'requests.cpu': '500m' }, used: { 'requests.cpu': '1' } });
   });
+
+  it('counts the namespace\'s quotas against count/resourcequotas and resourcequotas: a create past them is 403 exceeded quota, a replace is not', async () => {
+    const path = (name: string) => `/v1/namespaces/counted/resourcequotas/${name}`;
+    const named = (name: string, hard: Record<string, string>) => ({ ...quota(hard), metadata: { name } });
+    const objects = await api.request('PUT', path('objects'), named('objects', { 'count/resourcequotas': '2', resourcequotas: '2' }));
+    expect(objects.status).toBe(201);
+    // It counts itself, as Kubernetes' quota controller counts every ResourceQuota in the namespace.
+    expect(objects.body.status.used).toEqual({ 'count/resourcequotas': '1', resourcequotas: '1' });
+    expect((await api.request('PUT', path('compute'), named('compute', { pods: '1' }))).status).toBe(201);
+    await api.settle();
+    expect((await api.request('GET', path('objects'))).body.status).toEqual({
+      hard: { 'count/resourcequotas': '2', resourcequotas: '2' },
+      used: { 'count/resourcequotas': '2', resourcequotas: '2' },
+    });
+
+    const before = await eventCount();
+    const refused = await api.request('PUT', path('storage'), named('storage', { 'requests.storage': '10Gi' }));
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Status',
+      status: 'Failure',
+      reason: 'Forbidden',
+      code: 403,
+      message: 'resourcequotas "storage" is forbidden: exceeded quota: objects, requested: count/resourcequotas=1,resourcequotas=1, used: count/resourcequotas=2,resourcequotas=2, limited: count/resourcequotas=2,resourcequotas=2',
+      details: { name: 'storage', kind: 'resourcequotas' },
+    });
+    expect(await eventCount()).toBe(before);
+
+    // Replacing a quota creates nothing; deleting one makes room.
+    expect((await api.request('PUT', path('compute'), named('compute', { pods: '2' }))).status).toBe(200);
+    expect((await api.request('DELETE', path('compute'))).status).toBe(200);
+    const storage = await api.request('PUT', path('storage'), named('storage', { 'requests.storage': '10Gi' }));
+    expect(storage.status).toBe(201);
+    const list = await api.request('GET', '/v1/namespaces/counted/resourcequotas');
+    expect(list.body.items.map((q: { metadata: { name: string }; status: { used: Record<string, string> } }) => [q.metadata.name, q.status.used])).toEqual([
+      ['objects', { 'count/resourcequotas': '2', resourcequotas: '2' }],
+      ['storage', { 'requests.storage': '0' }],
+    ]);
+  });
 });
 
 describe('admin API: LimitRange', () => {

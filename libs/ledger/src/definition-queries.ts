@@ -19,7 +19,8 @@ export class DefinitionQueries {
 
   async listQuotas(namespace: string): Promise<QuotaView[]> {
     const head = await this.head(namespace);
-    return (head?.state.quotas ?? []).map((q) => quotaViewOfHead(namespace, q));
+    const quotas = head?.state.quotas ?? [];
+    return quotas.map((q) => quotaViewOfHead(namespace, q, quotas.length));
   }
 
   async getLimitRange(namespace: string, name: string): Promise<LimitRangeView | undefined> {

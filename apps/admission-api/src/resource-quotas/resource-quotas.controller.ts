@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { assertDefinitionSize, resourceQuotaSizeErrors, validateResourceQuota, type ResourceQuota } from '@quota/domain';
+import { assertDefinitionSize, quotaObjectCountNames, resourceQuotaSizeErrors, validateResourceQuota, type ResourceQuota } from '@quota/domain';
 import { DefinitionQueries, LedgerCommands, LedgerError, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
 import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
@@ -26,6 +26,8 @@ export function renderQuota(view: QuotaView, projected?: ProjectedUsage): Resour
   if (!projected) return { apiVersion: 'v1', kind: 'ResourceQuota', metadata, spec: view.definition.spec, status: { hard: view.hard, used: view.used } };
   const projectedUsed = projected.used.get(view.definition.name) ?? {};
   const used = Object.fromEntries(Object.keys(view.hard).map((name) => [name, projectedUsed[name] ?? '0']));
+  // The count of ResourceQuotas comes from the definitions, which the view has at the head.
+  for (const name of quotaObjectCountNames(view.definition.spec)) used[name] = view.used[name] ?? '0';
   const freshness = {
     [USED_VERSION_ANNOTATION]: String(projected.version),
     [LEDGER_VERSION_ANNOTATION]: String(projected.headVersion),

@@ -294,6 +294,72 @@ describe('decide: PutQuota', () => {
   });
 });
 
+/**
+ * `count/resourcequotas` and its legacy name `resourcequotas` on a quota's CREATE, as
+ * Kubernetes' ResourceQuota admission counts ResourceQuota objects: the new quota is one more,
+ * checked against the unscoped quotas stored before it (never against its own limit).
+ */
+describe('decide: PutQuota counts the namespace\'s quotas', () => {
+  const put = (name: string, hard: Record<string, string>) => ({ type: 'PutQuota', definition: { name, spec: { hard } }, uid: `uid-${name}`, limit: { max: 16, setting: 'QUOTAS_PER_NAMESPACE_MAX' } }) as const;
+  const adoptedQuota = (i: number): LedgerEvent => ({
+    type: 'Adopted',
+    data: {
+      reservationId: `adopted-${i}`,
+      object: { group: '', resource: 'resourcequotas', kind: 'ResourceQuota', name: `cluster-${i}`, uid: `rq-${i}` },
+      usage: { 'count/resourcequotas': '1', resourcequotas: '1' },
+      scopeFacts: {},
+    },
+  });
+  const exceeded = (name: string, quotaName: string, text: string) => ({
+    kind: 'Refused',
+    code: 'Forbidden',
+    message: `resourcequotas "${name}" is forbidden: exceeded quota: ${quotaName}, ${text}`,
+    details: { kind: 'resourcequotas', name },
+  });
+
+  it.each<readonly [string, readonly LedgerEvent[], ReturnType<typeof put>, object]>([
+    ['the first quota, whatever its own limit (nothing limits it yet)', [], put('objects', { resourcequotas: '0' }), { kind: 'Defined' }],
+    ['a second quota under a limit of 2', [quota({ resourcequotas: '2' }, 'objects')], put('compute', { pods: '1' }), { kind: 'Defined' }],
+    [
+      'a second quota over a limit of 1 (resourcequotas)',
+      [quota({ resourcequotas: '1' }, 'objects')],
+      put('compute', { pods: '1' }),
+      exceeded('compute', 'objects', 'requested: resourcequotas=1, used: resourcequotas=1, limited: resourcequotas=1'),
+    ],
+    [
+      'a second quota over a limit of 1 (count/resourcequotas)',
+      [quota({ 'count/resourcequotas': '1' }, 'objects')],
+      put('compute', { pods: '1' }),
+      exceeded('compute', 'objects', 'requested: count/resourcequotas=1, used: count/resourcequotas=1, limited: count/resourcequotas=1'),
+    ],
+    [
+      'a third quota over both names, each named',
+      [quota({ 'count/resourcequotas': '2', resourcequotas: '2' }, 'objects'), quota({ pods: '1' }, 'compute')],
+      put('storage', { 'requests.storage': '1Gi' }),
+      exceeded('storage', 'objects', 'requested: count/resourcequotas=1,resourcequotas=1, used: count/resourcequotas=2,resourcequotas=2, limited: count/resourcequotas=2,resourcequotas=2'),
+    ],
+    ['a quota whose own limit it breaks (it is not stored yet when it is checked)', [quota({ pods: '1' }, 'compute')], put('objects', { resourcequotas: '1' }), { kind: 'Defined' }],
+    [
+      'a quota the first full quota by name refuses, though another has room',
+      [quota({ resourcequotas: '5' }, 'a'), quota({ resourcequotas: '2' }, 'b')],
+      put('c', { pods: '1' }),
+      exceeded('c', 'b', 'requested: resourcequotas=1, used: resourcequotas=2, limited: resourcequotas=2'),
+    ],
+    ['a quota beside quotas that limit other resources only', [quota({ pods: '1' }, 'a'), quota({ pods: '1' }, 'b')], put('c', { pods: '1' }), { kind: 'Defined' }],
+    ['a replaced quota (a change counts nothing, as an UPDATE)', [quota({ resourcequotas: '1' }, 'objects')], put('objects', { resourcequotas: '1', pods: '2' }), { kind: 'Changed' }],
+    [
+      'a quota counted by the quotas defined here, not by ResourceQuota objects adopted from the cluster',
+      [quota({ resourcequotas: '2' }, 'objects'), adoptedQuota(1), adoptedQuota(2)],
+      put('compute', { pods: '1' }),
+      { kind: 'Defined' },
+    ],
+  ])('%s', (_name, history, command, answer) => {
+    const decided = given(history).when(command);
+    expect(decided.answer).toEqual(answer);
+    expect(decided.events).toHaveLength('code' in answer ? 0 : 1);
+  });
+});
+
 describe('decide: RemoveQuota', () => {
   it('removes a quota that exists, and answers NotFound for one that does not', () => {
     expect(given([quota({ pods: '1' })]).when({ type: 'RemoveQuota', name: 'compute' })).toEqual({ events: [{ type: 'QuotaRemoved', data: { name: 'compute' } }], answer: { kind: 'Removed' } });

@@ -1,6 +1,9 @@
 import { assert } from '../assert.js';
 import type { LedgerEvent, LimitRangeDefinition, QuotaDefinition } from '../events/events.js';
 import { deepEqualJson } from '../limit-range/json-patch.js';
+import { checkQuota } from '../quota/admission.js';
+import { forbiddenMessage } from '../quota/denial.js';
+import { quotaObjectUsage, RESOURCE_QUOTAS } from '../quota/quota-objects.js';
 import * as Resources from '../resources/resource-list.js';
 import { notFound, refusal, type Refusal } from './answers.js';
 import type { Decided, DefinitionLimit, PutAnswer, PutLimitRange, PutQuota, RemoveAnswer, RemoveLimitRange, RemoveQuota } from './commands.js';
@@ -9,7 +12,9 @@ import type { NamespaceFacts } from './facts.js';
 /**
  * ResourceQuota and LimitRange definitions: a PUT defines (201) or changes (200) one, or
  * changes nothing when the stored object would be the same (no event); a stale
- * `resourceVersion` is a conflict; a new one past the namespace's limit is forbidden.
+ * `resourceVersion` is a conflict; a new one past the namespace's limit is forbidden, and so is
+ * a new quota that the namespace's quotas on `count/resourcequotas` (or `resourcequotas`) have no
+ * room for.
  */
 
 /** A PUT's outcome before anything is appended: the event to append, or why there is none. */
@@ -20,7 +25,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export function planPutQuota(command: PutQuota, facts: NamespaceFacts): PutPlan {
   const { name } = command.definition;
   const existing = facts.state.quotas.get(name)?.definition;
-  const refused = checkPut(facts, 'resourcequotas', 'ResourceQuotas', name, existing, facts.state.quotas, command);
+  const refused = checkPut(facts, 'resourcequotas', 'ResourceQuotas', name, existing, facts.state.quotas, command) ?? (existing ? undefined : quotaCountRefusal(command.definition, facts));
   if (refused) return { refused };
   const spec = command.definition.spec;
   const stored: QuotaDefinition = {
@@ -89,6 +94,28 @@ function checkPut(
     return refusal('Forbidden', message, resource, name);
   }
   return undefined;
+}
+
+/**
+ * Kubernetes' ResourceQuota admission of a ResourceQuota CREATE (the object-count evaluator of
+ * `resourcequotas`): the new quota is one more `count/resourcequotas` and `resourcequotas` for
+ * every unscoped quota already in the namespace, whose usage is the number of quotas there; the
+ * first by name that it would take over its hard limit refuses it with the usual
+ * `exceeded quota` message. The new quota's own limit does not apply: Kubernetes checks a
+ * request against the quotas stored before it, and this one is not stored yet. A PUT that
+ * replaces a quota counts nothing (the evaluator handles CREATE only).
+ */
+function quotaCountRefusal(definition: QuotaDefinition, facts: NamespaceFacts): Refusal | undefined {
+  const { state, namespace } = facts;
+  const quotas = [...state.quotas.values()].map((quota) => ({
+    name: quota.name,
+    spec: quota.definition.spec,
+    used: { ...(state.used.get(quota.name) ?? Resources.EMPTY), ...Resources.resourceList(quotaObjectUsage(quota.definition.spec, state.quotas.size)) },
+  }));
+  const object = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: definition.name, namespace }, spec: definition.spec };
+  const decision = checkQuota({ operation: 'CREATE', groupResource: RESOURCE_QUOTAS, namespace, object, quotas });
+  if (decision.allowed) return undefined;
+  return refusal('Forbidden', forbiddenMessage(RESOURCE_QUOTAS, definition.name, decision.denial), 'resourcequotas', definition.name);
 }
 
 /** Users set labels and annotations; uid and creationTimestamp are the ledger's, kept from the first definition. */
