@@ -96,6 +96,14 @@ describe('REST reservations', () => {
     const filling = await reserve({ ...gpus('w3', '1'), dryRun: true });
     expect(filling.status).toBe(200);
     expect(filling.headers.get('warning')).toBe('299 - "quota \\"compute\\": example.com/gpu at 100% of its limit (4/4)"');
+    // What-if warns as the reserve would; one that would be denied warns of nothing.
+    const whatIf = await api.request('POST', '/v1/namespaces/team-a/whatif', gpus('w3', '1'));
+    expect(whatIf.status).toBe(200);
+    expect(whatIf.body).toMatchObject({ kind: 'WhatIf', allowed: true, charged: { 'example.com/gpu': '1' } });
+    expect(whatIf.headers.get('warning')).toBe(filling.headers.get('warning'));
+    const tooMuch = await api.request('POST', '/v1/namespaces/team-a/whatif', gpus('w3', '2'));
+    expect(tooMuch.body).toMatchObject({ kind: 'WhatIf', allowed: false });
+    expect(tooMuch.headers.get('warning')).toBeNull();
     expect(await allEvents()).toBe(before);
     await release(first.body.id);
   });

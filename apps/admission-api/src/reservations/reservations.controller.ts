@@ -32,6 +32,11 @@ export function warningHeader(text: string): string {
   return `299 - "${printable}"`;
 }
 
+/** Each warning as a `Warning` header of its own, as kube-apiserver sends them. */
+export function appendWarnings(response: Response, warnings: readonly string[] | undefined): void {
+  for (const warning of warnings ?? []) response.append('Warning', warningHeader(warning));
+}
+
 /**
  * The answer to a reserve, the same for a first and a repeated request. Allowed answers:
  * 201 with the new reservation; 200 with `dryRun: true` and no id for a dry run; 200 with
@@ -98,7 +103,7 @@ export class ReservationsController {
     this.metrics.decided('rest', outcome.result);
     const answer = reserveAnswer(namespace, command.request.name, dto.kind, outcome.result);
     response.status(answer.status);
-    for (const warning of outcome.result.warnings ?? []) response.append('Warning', warningHeader(warning));
+    appendWarnings(response, outcome.result.warnings);
     return answer.body;
   }
 

@@ -1,5 +1,5 @@
-import { Body, Controller, HttpCode, Inject, Param, Post, Req, UsePipes } from '@nestjs/common';
-import type { Request } from 'express';
+import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res, UsePipes } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
 import { LedgerCommands, type AdmissionResult } from '@quota/ledger';
 import { requesterOf } from '../auth/requester.js';
@@ -9,6 +9,7 @@ import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { admitCommandOf } from './admission-request.js';
+import { appendWarnings } from './reservations.controller.js';
 import { WhatIfDto } from './reserve.dto.js';
 
 /** The answer to a what-if: the decision a reserve would get now, allowed or not, as data. */
@@ -29,7 +30,8 @@ export interface WhatIfAnswer {
  * "Would this be admitted now?" for people, not admission clients: the REST reserve as a dry
  * run, so it appends nothing to the ledger (the decision is logged as a dry run, which keeps
  * who asked on record). Auditors may ask too, since nothing changes. A denial is a finding,
- * not a failed request: it answers 200 with `allowed: false` and the explanation.
+ * not a failed request: it answers 200 with `allowed: false` and the explanation. An allowed
+ * answer carries the `Warning` headers the reserve would (quotas it would leave near their limits).
  */
 @Controller('v1/namespaces/:namespace/whatif')
 export class WhatIfController {
@@ -43,9 +45,15 @@ export class WhatIfController {
   @Post()
   @HttpCode(200)
   @UsePipes(dtoValidationPipe())
-  async ask(@Param('namespace', NamespacePipe) namespace: string, @Body() dto: WhatIfDto, @Req() request: Request): Promise<WhatIfAnswer> {
+  async ask(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Body() dto: WhatIfDto,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<WhatIfAnswer> {
     const command = admitCommandOf(dto, namespace, this.config.reservationTtlMaxSeconds);
     const { result } = await this.ledger.admit({ ...command, dryRun: true, requester: requesterOf(request) });
+    appendWarnings(response, result.warnings);
     return {
       apiVersion: 'quota-ledger.io/v1',
       kind: 'WhatIf',
