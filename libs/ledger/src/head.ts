@@ -50,6 +50,8 @@ export interface HeadJson {
     readonly used: RawQuantities;
   }[];
   readonly objectOnly?: boolean;
+  /** When the Namespace object was removed, while none is defined again (NamespaceState.objectRemovedAt). */
+  readonly objectRemovedAt?: number;
 }
 
 export interface ReservationJson {
@@ -132,6 +134,7 @@ export function stateOf(version: number, head: HeadJson, reservations: Iterable<
     shared: new Map((head.shared ?? []).map((q) => [q.key, sharedStateOf(q)])),
     sharedUsed: new Map((head.shared ?? []).map((q) => [q.key, Resources.resourceList(q.used)])),
     ...(head.objectOnly ? { objectOnly: true } : {}),
+    ...(head.objectRemovedAt === undefined ? {} : { objectRemovedAt: head.objectRemovedAt }),
   };
 }
 
@@ -170,6 +173,7 @@ export function headOf(state: NamespaceState): HeadJson {
         }
       : {}),
     ...(state.objectOnly ? { objectOnly: true } : {}),
+    ...(state.objectRemovedAt === undefined ? {} : { objectRemovedAt: state.objectRemovedAt }),
   };
 }
 

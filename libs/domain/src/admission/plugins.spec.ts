@@ -129,6 +129,14 @@ describe('NamespaceLifecycle', () => {
     expect(answer).toEqual({ kind: 'Unmanaged', result: { allowed: false, code: 403, dryRun: false, message: terminating, stage: 'NamespaceLifecycle' } });
   });
 
+  it('refuses it in a namespace with quotas too, with the decision logged, and admits again once a Namespace object is defined anew', () => {
+    const { events, answer } = decide(admit(pod('web', '100m')), facts([quota, namespaceObject, namespaceRemoved]));
+    expect(events).toEqual([]);
+    expect(answer).toMatchObject({ kind: 'Decided', result: { allowed: false, code: 403, message: terminating, stage: 'NamespaceLifecycle' } });
+    const recreated = decide(admit(pod('web', '100m')), facts([quota, namespaceObject, namespaceRemoved, namespaceObject]));
+    expect(recreated.answer).toMatchObject({ kind: 'Decided', result: { allowed: true } });
+  });
+
   it('lets updates and deletes through there, as a terminating namespace does (finalizers are removed by updates)', () => {
     expect(decide(admit(pod('web', '100m'), undefined, 'UPDATE'), facts([namespaceObject, namespaceRemoved])).answer).toMatchObject({ result: { allowed: true } });
     expect(decide(admit(pod('web'), undefined, 'DELETE'), facts([namespaceObject, namespaceRemoved])).answer).toMatchObject({ result: { allowed: true } });

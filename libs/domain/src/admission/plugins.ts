@@ -38,13 +38,14 @@ export function alwaysDenyRefusal(enabled: readonly AdmissionPlugin[] | undefine
 }
 
 /**
- * The namespace's Namespace object was recorded and then deleted (a Namespace DELETE reviewed, or
- * removed through the admin API): the ledger knows it as an object that no longer exists.
- * Detectable while the stream holds only the Namespace object's events; a stream that also holds
- * quotas keeps no trace of a removed object in its fold, so such a namespace reads as unknown.
+ * The namespace's Namespace object was recorded and then deleted (a Namespace DELETE reviewed,
+ * removed through the admin API, or gone from the cluster's listing), and no new one since: the
+ * ledger knows it as an object that no longer exists, whether or not the namespace has quotas.
  */
 export function namespaceObjectRemoved(state: NamespaceState): boolean {
-  return state.objectOnly === true && state.object === undefined;
+  // A stream of nothing but Namespace events without an object was removed too (heads written
+  // before objectRemovedAt was kept say only that).
+  return state.object === undefined && (state.objectRemovedAt !== undefined || state.objectOnly === true);
 }
 
 /**

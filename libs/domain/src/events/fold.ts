@@ -96,6 +96,11 @@ export interface NamespaceState {
   readonly releasedCount: number;
   /** The Namespace object, while one is defined (its labels select the namespace into shared quotas). */
   readonly object?: NamespaceObjectState;
+  /**
+   * When the Namespace object was last removed, while no new one is defined: the ledger knows the
+   * namespace as deleted (NamespaceLifecycle refuses new content there), quotas or not.
+   */
+  readonly objectRemovedAt?: number;
   /** The shared quotas covering this namespace, by key. */
   readonly shared: ReadonlyMap<string, SharedQuotaState>;
   /** Per shared quota: what this namespace contributes to its usage (every hard resource, zero or not). */
@@ -132,6 +137,7 @@ interface Draft {
   used: Map<string, ResourceList>;
   releasedCount: number;
   object?: NamespaceObjectState;
+  objectRemovedAt?: number;
   shared: Map<string, SharedQuotaState>;
   sharedUsed: Map<string, ResourceList>;
   objectOnly?: boolean;
@@ -148,6 +154,7 @@ function draftOf(state: NamespaceState): Draft {
     used: new Map(state.used),
     releasedCount: state.releasedCount,
     ...(state.object ? { object: state.object } : {}),
+    ...(state.objectRemovedAt === undefined ? {} : { objectRemovedAt: state.objectRemovedAt }),
     shared: new Map(state.shared),
     sharedUsed: new Map(state.sharedUsed),
     ...(state.objectOnly ? { objectOnly: true } : {}),
@@ -391,10 +398,12 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
       if (event.type === 'NamespaceDefined') assert(!draft.object, `namespace ${event.data.name} defined twice`);
       else assert(draft.object, `namespace ${event.data.name} changed before it was defined`);
       draft.object = { definition: event.data, version, createdAt: draft.object?.createdAt ?? at, updatedAt: at };
+      delete draft.objectRemovedAt;
       return;
     case 'NamespaceRemoved':
       assert(draft.object, `namespace ${event.data.name} removed but not defined`);
       delete draft.object;
+      draft.objectRemovedAt = at;
       return;
     case 'SharedQuotaApplied': {
       const { key, ref, spec } = event.data;
