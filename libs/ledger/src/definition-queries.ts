@@ -19,8 +19,7 @@ export class DefinitionQueries {
 
   async listQuotas(namespace: string): Promise<QuotaView[]> {
     const head = await this.head(namespace);
-    const quotas = head?.state.quotas ?? [];
-    return quotas.map((q) => quotaViewOfHead(namespace, q, quotas.length));
+    return (head?.state.quotas ?? []).map((q) => quotaViewOfHead(namespace, q));
   }
 
   async getLimitRange(namespace: string, name: string): Promise<LimitRangeView | undefined> {

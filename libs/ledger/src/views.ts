@@ -1,4 +1,4 @@
-import { quotaObjectUsage, Resources, type NamespaceState } from '@quota/domain';
+import { Resources, type NamespaceState } from '@quota/domain';
 import { quotaStateOf, type HeadJson } from './head.js';
 import type { DecisionView, EventView, LimitRangeView, QuotaView, ReservationView } from './ledger.types.js';
 import type { LedgerEventEntity } from './entities/ledger-event.entity.js';
@@ -85,12 +85,12 @@ export function quotaViewOfState(namespace: string, state: NamespaceState, name:
     createdAt: iso(quota.createdAt),
     updatedAt: iso(quota.updatedAt),
     hard: Resources.canonicalResourceList(quota.hard),
-    used: { ...Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY), ...quotaObjectUsage(quota.definition.spec, state.quotas.size) },
+    used: Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY),
   };
 }
 
-/** A quota as the head row holds it, in a namespace holding `quotaCount` quotas (its `count/resourcequotas`). */
-export function quotaViewOfHead(namespace: string, entry: HeadJson['quotas'][number], quotaCount: number): QuotaView {
+/** A quota as the head row holds it. */
+export function quotaViewOfHead(namespace: string, entry: HeadJson['quotas'][number]): QuotaView {
   const quota = quotaStateOf(entry);
   return {
     namespace,
@@ -99,7 +99,7 @@ export function quotaViewOfHead(namespace: string, entry: HeadJson['quotas'][num
     createdAt: iso(entry.createdAt),
     updatedAt: iso(entry.updatedAt),
     hard: Resources.canonicalResourceList(quota.hard),
-    used: { ...entry.used, ...quotaObjectUsage(entry.definition.spec, quotaCount) },
+    used: entry.used,
   };
 }
 

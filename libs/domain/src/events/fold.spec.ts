@@ -176,6 +176,21 @@ describe('fold', () => {
     expect(usedOf(deleted, 'q')).toEqual({ pods: '0', 'count/pods': '0', 'requests.cpu': '0' });
   });
 
+  it('counts the namespace’s quotas under count/resourcequotas and resourcequotas, as Kubernetes counts ResourceQuota objects, and nothing reserved toward them', () => {
+    const limit = { hard: { 'count/resourcequotas': '3', resourcequotas: '3', pods: '5' } };
+    const adoptedQuota: LedgerEvent = {
+      type: 'Adopted',
+      data: { reservationId: 'rq', object: { group: '', resource: 'resourcequotas', uid: 'uid-rq' }, usage: { 'count/resourcequotas': '1', resourcequotas: '1' }, scopeFacts: {} },
+    };
+    const two = fold(record([quota('a', limit), adoptedQuota, quota('b', { hard: { pods: '1' } }), quota('scoped', { hard: { resourcequotas: '9' }, scopes: ['BestEffort'] })]));
+    expect(usedOf(two, 'a')).toEqual({ 'count/resourcequotas': '3', resourcequotas: '3', pods: '0' });
+    // A scoped quota counts no quota objects (the object-count evaluator matches no scope).
+    expect(usedOf(two, 'scoped')).toEqual({ resourcequotas: '0' });
+    expect(Resources.canonicalResourceList(recomputeUsed(two, 'a') ?? {})).toEqual(usedOf(two, 'a'));
+    const one = fold(record([{ type: 'QuotaRemoved', data: { name: 'b' } }, { type: 'Released', data: { reservationId: 'rq', reason: 'deleted' } }], 4), two);
+    expect(usedOf(one, 'a')).toEqual({ 'count/resourcequotas': '2', resourcequotas: '2', pods: '0' });
+  });
+
   it('crashes loudly on a gap in the stream’s versions', () => {
     const [first] = record([reserve('a', { pods: '1' })]);
     expect(() => fold([{ ...first!, version: 2 }])).toThrow(/gap-free/);

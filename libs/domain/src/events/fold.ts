@@ -1,6 +1,6 @@
 import { assert, assertNever } from '../assert.js';
 import type { ScopedResourceSelectorRequirement } from '../kube/types.js';
-import type { Quantity } from '../quantity/quantity.js';
+import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { factsMatchAll, quotaScopeRequirements, type ScopeFacts } from '../scopes/facts.js';
@@ -220,7 +220,7 @@ export function eventTypesNeeding(need: ReservationsNeeded): LedgerEventType[] {
 export function recomputeUsed(state: NamespaceState, quotaName: string): ResourceList | undefined {
   const quota = state.quotas.get(quotaName);
   if (!quota) return undefined;
-  return usedFor(quota, state.reservations.values());
+  return usedFor(quota, state.reservations.values(), state.quotas.size);
 }
 
 /** What the namespace contributes to a shared quota, computed from scratch; the fold's `sharedUsed` must equal it. */
@@ -230,13 +230,49 @@ export function recomputeSharedUsed(state: NamespaceState, key: string): Resourc
   return usedFor(quota, state.reservations.values());
 }
 
-function usedFor(quota: QuotaState, reservations: Iterable<Reservation>): ResourceList {
+/**
+ * A quota's usage over these reservations. With `quotaCount` (a namespace's own quota), its
+ * `count/resourcequotas` and `resourcequotas` are the number of quotas the namespace holds, as
+ * Kubernetes counts ResourceQuota objects: here quotas are the ledger's definitions, not reserved
+ * objects, so reservations (an adopted ResourceQuota of the cluster) do not count toward them.
+ */
+function usedFor(quota: QuotaState, reservations: Iterable<Reservation>, quotaCount?: number): ResourceList {
+  const counted = quotaCount === undefined ? NO_NAMES : quotaCountNames(quota);
+  const names = counted.length === 0 ? quota.hardNames : quota.hardNames.filter((name) => !counted.includes(name));
   let used = zeros(quota.hard);
   for (const reservation of reservations) {
     const amount = contributionTo(reservation, quota);
-    if (amount) used = Resources.add(used, Resources.mask(amount, quota.hardNames));
+    if (amount) used = Resources.add(used, Resources.mask(amount, names));
   }
+  if (counted.length > 0) used = Resources.add(used, Resources.fromEntries(counted.map((name) => [name, Quantity.fromInt(BigInt(quotaCount ?? 0))])));
   return used;
+}
+
+const NO_NAMES: readonly string[] = [];
+/** Kubernetes' two names for the count of ResourceQuota objects. */
+const QUOTA_COUNT_NAMES: readonly string[] = ['count/resourcequotas', 'resourcequotas'];
+
+/**
+ * The hard names of a namespace's quota that count the namespace's quotas: none for a scoped quota
+ * (Kubernetes' object-count evaluator matches no scope). Cheap: it runs in the fold's hot loop.
+ */
+function quotaCountNames(quota: QuotaState): readonly string[] {
+  if (quota.requirements.length > 0) return NO_NAMES;
+  const has0 = Resources.has(quota.hard, 'count/resourcequotas');
+  const has1 = Resources.has(quota.hard, 'resourcequotas');
+  return has0 && has1 ? QUOTA_COUNT_NAMES : has0 ? ['count/resourcequotas'] : has1 ? ['resourcequotas'] : NO_NAMES;
+}
+
+/** After a quota is defined or removed: every quota counting the namespace's quotas shows the new number. */
+function recountQuotaObjects(draft: Draft): void {
+  for (const quota of draft.quotas.values()) {
+    const counted = quotaCountNames(quota);
+    if (counted.length === 0) continue;
+    const current = draft.used.get(quota.name) ?? zeros(quota.hard);
+    const next: Record<string, Quantity> = { ...current };
+    for (const name of counted) next[name] = Quantity.fromInt(BigInt(draft.quotas.size));
+    draft.used.set(quota.name, Object.freeze(next));
+  }
 }
 
 /**
@@ -295,13 +331,15 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
         updatedAt: at,
       };
       draft.quotas.set(name, quota);
-      draft.used.set(name, usedFor(quota, draft.reservations.values()));
+      draft.used.set(name, usedFor(quota, draft.reservations.values(), draft.quotas.size));
+      if (!previous) recountQuotaObjects(draft);
       return;
     }
     case 'QuotaRemoved': {
       const { name } = event.data;
       assert(draft.quotas.delete(name), `quota ${name} removed but not defined`);
       draft.used.delete(name);
+      recountQuotaObjects(draft);
       return;
     }
     case 'LimitRangeDefined':
@@ -474,17 +512,19 @@ function releaseReservation(draft: Draft, id: string, _reason: ReleaseReason): v
  * quota's hard resources only. The hot loop of the fold: it touches only the keys involved.
  */
 function applyContribution(draft: Draft, reservation: Reservation, sign: 1 | -1): void {
-  applyTo(draft.quotas, draft.used, reservation, sign);
-  if (draft.shared.size > 0) applyTo(draft.shared, draft.sharedUsed, reservation, sign);
+  applyTo(draft.quotas, draft.used, reservation, sign, true);
+  if (draft.shared.size > 0) applyTo(draft.shared, draft.sharedUsed, reservation, sign, false);
 }
 
-function applyTo(quotas: ReadonlyMap<string, QuotaState>, usedByQuota: Map<string, ResourceList>, reservation: Reservation, sign: 1 | -1): void {
+function applyTo(quotas: ReadonlyMap<string, QuotaState>, usedByQuota: Map<string, ResourceList>, reservation: Reservation, sign: 1 | -1, ownQuotas: boolean): void {
   for (const quota of quotas.values()) {
     const amount = contributionTo(reservation, quota);
     if (!amount) continue;
     const current = usedByQuota.get(quota.name) ?? zeros(quota.hard);
+    const counted = ownQuotas ? quotaCountNames(quota) : NO_NAMES;
     let next: Record<string, Quantity> | undefined;
     for (const name of quota.hardNames) {
+      if (counted.length > 0 && counted.includes(name)) continue;
       const change = Resources.get(amount, name);
       if (change === undefined || change.isZero()) continue;
       next ??= { ...current };

@@ -3,7 +3,7 @@ import type { LedgerEvent, LimitRangeDefinition, QuotaDefinition } from '../even
 import { deepEqualJson } from '../limit-range/json-patch.js';
 import { checkQuota } from '../quota/admission.js';
 import { forbiddenMessage } from '../quota/denial.js';
-import { quotaObjectUsage, RESOURCE_QUOTAS } from '../quota/quota-objects.js';
+import { RESOURCE_QUOTAS } from '../quota/quota-objects.js';
 import * as Resources from '../resources/resource-list.js';
 import { notFound, refusal, type Refusal } from './answers.js';
 import type { Decided, DefinitionLimit, PutAnswer, PutLimitRange, PutQuota, RemoveAnswer, RemoveLimitRange, RemoveQuota } from './commands.js';
@@ -110,7 +110,8 @@ function quotaCountRefusal(definition: QuotaDefinition, facts: NamespaceFacts): 
   const quotas = [...state.quotas.values()].map((quota) => ({
     name: quota.name,
     spec: quota.definition.spec,
-    used: { ...(state.used.get(quota.name) ?? Resources.EMPTY), ...Resources.resourceList(quotaObjectUsage(quota.definition.spec, state.quotas.size)) },
+    // The fold counts the namespace's quotas under count/resourcequotas and resourcequotas.
+    used: state.used.get(quota.name) ?? Resources.EMPTY,
   }));
   const object = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: definition.name, namespace }, spec: definition.spec };
   const decision = checkQuota({ operation: 'CREATE', groupResource: RESOURCE_QUOTAS, namespace, object, quotas });

@@ -11,4 +11,4 @@ export {
 } from './denial.js';
 export type { ExceededResource, QuotaDenial } from './denial.js';
 export { matchesAllScopes, quotaMatchesObject } from './scopes.js';
-export { quotaObjectCountNames, quotaObjectUsage, RESOURCE_QUOTAS } from './quota-objects.js';
+export { quotaObjectCountNames, RESOURCE_QUOTAS } from './quota-objects.js';
