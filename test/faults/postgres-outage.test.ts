@@ -505,7 +505,7 @@ describe('a PostgreSQL outage under load', () => {
       const during = await send('readyz', 'readyz', { method: 'GET', path: '/readyz' }, fresh.base);
       await postgres.start();
       expect(during.status).toBe(503);
-      expect(during.body).toMatch(/^\[-\]database failed: .+\n\[-\]queue failed: .+\nreadyz check failed\n$/);
+      expect(during.body).toMatch(/^\[-\]database failed: .+\n\[-\]queue failed: .+\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
       let last: Call | undefined;
       await until(
         '/readyz 200 on the fresh API after the restart',

@@ -243,7 +243,7 @@ describe('a Redis outage', () => {
     // Readiness: the queue is reported failing; without it the replica stays in service.
     const notReady = await request(api.base, 'GET', '/readyz');
     expect(notReady.status).toBe(503);
-    expect(notReady.body).toMatch(/^\[\+\]database ok\n\[-\]queue failed: .+\nreadyz check failed\n$/);
+    expect(notReady.body).toMatch(/^\[\+\]database ok\n\[-\]queue failed: .+\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
     const excluded = await request(api.base, 'GET', '/readyz?exclude=queue');
     expect(excluded.status).toBe(200);
     expect(excluded.body).toBe('[+]database ok\n[+]unsettled-reservations ok\n[+]queue excluded: ok\nreadyz check passed\n');
