@@ -12,6 +12,7 @@
  * 18): 1,000 namespaces in 100 tenants of 10, each tenant under one ClusterResourceQuota.
  */
 import { DataSource } from 'typeorm';
+import { loadConfig } from '@quota/config';
 import { buildDataSourceOptions, ClusterWriter, LedgerCommands, runMigrationsLocked } from '@quota/ledger';
 import { runBaseline } from './lib/baselines.js';
 import { createDatabase } from './lib/postgres.js';
@@ -43,7 +44,10 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number, 
   await dataSource.initialize();
   await runMigrationsLocked(dataSource);
   if (process.env['HEADS_FILLFACTOR']) await dataSource.query(`ALTER TABLE namespace_heads SET (fillfactor = ${Number(process.env['HEADS_FILLFACTOR'])})`);
-  const ledger = new LedgerCommands(dataSource);
+  // As the service runs it by default: near-limit warnings computed on every allowed admission,
+  // the default admission plugins (QUOTA_WARNING_PERCENT=0 measures without the warnings).
+  const defaults = loadConfig({ QUOTA_WARNING_PERCENT: process.env['QUOTA_WARNING_PERCENT'] ?? '90' });
+  const ledger = new LedgerCommands(dataSource, { quotaWarningPercent: defaults.quotaWarningPercent });
   try {
     await Promise.all(
       Array.from({ length: namespaces }, (_, i) =>
