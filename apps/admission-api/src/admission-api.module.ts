@@ -47,6 +47,12 @@ export class AdmissionApiModule {
                 limitedResources: config.admission.limitedResources,
                 sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax,
               },
+              reads: {
+                ...(config.databaseReadUrl
+                  ? { database: { url: config.databaseReadUrl, poolSize: config.databasePoolSize, applicationName: 'quota-ledger-api-reads', statementTimeoutMs: config.statementTimeoutMs } }
+                  : {}),
+                waitMs: config.readReplicaWaitMs,
+              },
             };
           },
         }),

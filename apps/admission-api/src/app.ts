@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
+import { readAfterContext } from './common/read-after.js';
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -36,6 +37,8 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   // rate limit, by authenticated principal. No body is parsed here: the handlers that take
   // one read it after their guard (common/json-body.ts).
   app.use(requestContext(logger));
+  // Read-your-writes for history reads that may go to the read replica (DATABASE_READ_URL).
+  app.use(readAfterContext());
   const authenticator = app.get(Authenticator);
   app.use(
     rateLimit({

@@ -7,6 +7,8 @@ describe('loadConfig', () => {
       port: 8080,
       host: '0.0.0.0',
       databaseUrl: undefined,
+      databaseReadUrl: undefined,
+      readReplicaWaitMs: 1000,
       redisUrl: undefined,
       bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
       bodiesInFlightMaxBytes: 64 * 1024 * 1024,

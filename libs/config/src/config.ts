@@ -10,6 +10,10 @@ export interface AppConfig {
   readonly host: string;
   /** PostgreSQL connection string; undefined: the apps refuse to start, `npm start` runs an embedded PostgreSQL. */
   readonly databaseUrl: string | undefined;
+  /** A PostgreSQL hot standby of the ledger's database (streaming replication): audit, as-of, series, export and dashboard reads go there. */
+  readonly databaseReadUrl: string | undefined;
+  /** Longest a read with `?minPosition=` waits for the standby to replay that position before the primary answers, in ms. */
+  readonly readReplicaWaitMs: number;
   /** Redis connection string for BullMQ; undefined means BullMQ's PostgreSQL backend. */
   readonly redisUrl: string | undefined;
   /** Largest request body accepted, in bytes (Kubernetes accepts requests of ~3 MiB). */
@@ -167,6 +171,8 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env['HOST'] || '0.0.0.0',
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseReadUrl: url(env, 'DATABASE_READ_URL', ['postgres:', 'postgresql:']),
+    readReplicaWaitMs: integer(env, 'READ_REPLICA_WAIT_MS', 1000, 0, 30_000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     bodyLimitBytes,
     bodiesInFlightMaxBytes,

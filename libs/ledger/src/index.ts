@@ -15,3 +15,4 @@ export * from './cluster-writer.js';
 export * from './cluster-queries.js';
 export type { NamespaceView, SharedQuotaView } from './cluster-views.js';
 export * from './shared-usage-queries.js';
+export * from './read-path.js';

@@ -12,11 +12,14 @@ import type { LedgerOptions } from './ledger.types.js';
 import { UsageProjection } from './projection.js';
 import { UsageQueries } from './usage-queries.js';
 import { SharedUsageQueries } from './shared-usage-queries.js';
+import { ReadPath, routedReads, type ReadPathOptions } from './read-path.js';
 
 /** What a process configures the ledger with: its database, and the command side's limits. */
 export interface LedgerSettings {
   readonly database: DataSourceSettings;
   readonly commands?: LedgerOptions;
+  /** A hot standby of `database` for history reads (DATABASE_READ_URL), and how long a read waits for it to replay a position. */
+  readonly reads?: { readonly database?: DataSourceSettings; readonly waitMs?: number; readonly log?: ReadPathOptions['log'] };
 }
 
 export interface LedgerModuleOptions extends Pick<ModuleMetadata, 'imports'> {
@@ -32,11 +35,13 @@ class LedgerShutdown implements OnApplicationShutdown {
   constructor(
     @Inject(LedgerCommands) private readonly commands: LedgerCommands,
     @Inject(ClusterWriter) private readonly cluster: ClusterWriter,
+    @Inject(ReadPath) private readonly reads: ReadPath,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.commands.close();
     await this.cluster.close();
+    await this.reads.close();
   }
 }
 
@@ -78,15 +83,30 @@ export class LedgerModule {
               ...(s.commands?.sharedQuotaNamespacesMax ? { sharedQuotaNamespacesMax: s.commands.sharedQuotaNamespacesMax } : {}),
             }),
         },
+        {
+          provide: ReadPath,
+          inject: [DataSource, LEDGER_SETTINGS],
+          useFactory: (ds: DataSource, s: LedgerSettings) =>
+            new ReadPath(ds, s.reads?.database ? ReadPath.replicaDataSource(s.reads.database) : undefined, {
+              ...(s.reads?.waitMs === undefined ? {} : { waitMs: s.reads.waitMs }),
+              ...(s.reads?.log ? { log: s.reads.log } : {}),
+            }),
+        },
         { provide: ClusterQueries, inject: [DataSource], useFactory: (ds: DataSource) => new ClusterQueries(ds) },
-        { provide: UsageQueries, inject: [DataSource], useFactory: (ds: DataSource) => new UsageQueries(ds) },
-        { provide: SharedUsageQueries, inject: [DataSource], useFactory: (ds: DataSource) => new SharedUsageQueries(ds) },
-        { provide: DefinitionQueries, inject: [DataSource], useFactory: (ds: DataSource) => new DefinitionQueries(ds) },
-        { provide: AuditQueries, inject: [DataSource], useFactory: (ds: DataSource) => new AuditQueries(ds) },
+        // History goes to the standby when there is one (read-path.ts); usage now and definitions, which writes answer from, stay on the primary.
+        { provide: UsageQueries, inject: [ReadPath], useFactory: (reads: ReadPath) => routedReads((ds) => new UsageQueries(ds), reads, ['usageAt', 'usageSeries', 'projectedUsage']) },
+        { provide: SharedUsageQueries, inject: [ReadPath], useFactory: (reads: ReadPath) => routedReads((ds) => new SharedUsageQueries(ds), reads, ['usageAt', 'usageSeries']) },
+        { provide: DefinitionQueries, inject: [ReadPath], useFactory: (reads: ReadPath) => routedReads((ds) => new DefinitionQueries(ds), reads, ['definitionHistory']) },
+        {
+          provide: AuditQueries,
+          inject: [ReadPath],
+          useFactory: (reads: ReadPath) =>
+            routedReads((ds) => new AuditQueries(ds), reads, ['readEvents', 'listDecisions', 'getDecision', 'getReservation', 'listReservations', 'unsettledReservations', 'listNamespaces']),
+        },
         { provide: UsageProjection, inject: [DataSource], useFactory: (ds: DataSource) => new UsageProjection(ds) },
         LedgerShutdown,
       ],
-      exports: [LedgerCommands, ClusterWriter, ClusterQueries, LedgerClock, UsageQueries, SharedUsageQueries, DefinitionQueries, AuditQueries, UsageProjection],
+      exports: [LedgerCommands, ClusterWriter, ClusterQueries, LedgerClock, UsageQueries, SharedUsageQueries, DefinitionQueries, AuditQueries, UsageProjection, ReadPath],
     };
   }
 }

@@ -1,10 +1,10 @@
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
-import { OptionalRfc3339, OptionalWholeNumber, POSITION } from '../common/query-formats.js';
+import { OptionalRfc3339, OptionalWholeNumber, POSITION, ReadAfterQuery } from '../common/query-formats.js';
 
 const toBoolean = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
 /** `GET /v1/namespaces/{ns}/decisions` query. */
-export class DecisionsQueryDto {
+export class DecisionsQueryDto extends ReadAfterQuery {
   @IsOptional()
   @Transform(toBoolean)
   @IsBoolean({ message: 'allowed must be true or false' })
@@ -35,7 +35,7 @@ export class DecisionsQueryDto {
 }
 
 /** `GET /v1/namespaces/{ns}/events` query. */
-export class EventsQueryDto {
+export class EventsQueryDto extends ReadAfterQuery {
   @IsOptional()
   @Matches(POSITION, { message: 'after must be a position' })
   after?: string;
@@ -45,13 +45,13 @@ export class EventsQueryDto {
 }
 
 /** `GET /v1/namespaces/{ns}/usage` query: `at` asks for usage as it was at that instant. */
-export class UsageQueryDto {
+export class UsageQueryDto extends ReadAfterQuery {
   @OptionalRfc3339('at')
   at?: string;
 }
 
 /** `GET /v1/namespaces/{ns}/events/export` query: positions after `after`, up to `until` (inclusive). */
-export class ExportQueryDto {
+export class ExportQueryDto extends ReadAfterQuery {
   @IsOptional()
   @Matches(POSITION, { message: 'after must be a position' })
   after?: string;
@@ -62,7 +62,7 @@ export class ExportQueryDto {
 }
 
 /** `GET /v1/namespaces` query. */
-export class NamespacesQueryDto {
+export class NamespacesQueryDto extends ReadAfterQuery {
   @IsOptional()
   @Matches(/^[a-z0-9-]{1,63}$/, { message: 'contains must be part of a namespace name: lower-case letters, digits and -, at most 63' })
   contains?: string;
@@ -76,7 +76,7 @@ export class NamespacesQueryDto {
 }
 
 /** `GET /v1/namespaces/{ns}/usage/series` query: the range (default the last 24 hours) and how many samples. */
-export class UsageSeriesQueryDto {
+export class UsageSeriesQueryDto extends ReadAfterQuery {
   @OptionalRfc3339('since')
   since?: string;
 

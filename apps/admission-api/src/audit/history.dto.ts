@@ -1,10 +1,10 @@
 import { IsIn, IsOptional, Matches } from 'class-validator';
-import { OptionalRfc3339, OptionalWholeNumber } from '../common/query-formats.js';
+import { OptionalRfc3339, OptionalWholeNumber, ReadAfterQuery } from '../common/query-formats.js';
 
 export const RESERVATION_STATES = ['reserved', 'committed', 'released'] as const;
 
 /** `GET /v1/namespaces/{ns}/reservations` query. */
-export class ReservationsQueryDto {
+export class ReservationsQueryDto extends ReadAfterQuery {
   @IsOptional()
   @IsIn(RESERVATION_STATES, { message: 'state must be one of reserved, committed, released' })
   state?: (typeof RESERVATION_STATES)[number];

@@ -23,3 +23,14 @@ export const OptionalRfc3339 = (field: string): PropertyDecorator =>
 /** An optional query parameter holding a whole number from `min` to `max` (`limit`, `points`). */
 export const OptionalWholeNumber = (field: string, min: number, max: number): PropertyDecorator =>
   applyDecorators(IsOptional(), Transform(toInteger), IsInt({ message: `${field} must be a whole number` }), Min(min), Max(max));
+
+/**
+ * `?minPosition=`, accepted by every history read: it must see the ledger at least up to the
+ * event at this position (a read replica waits to replay it, or the primary answers; see
+ * libs/ledger read-path.ts and common/read-after.ts, which acts on it).
+ */
+export class ReadAfterQuery {
+  @IsOptional()
+  @Matches(POSITION, { message: 'minPosition must be the position of an event (e.g. /usage\'s position), 1 to 18 digits' })
+  minPosition?: string;
+}

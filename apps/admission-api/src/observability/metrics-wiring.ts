@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { LedgerCommands, UsageProjection } from '@quota/ledger';
+import { LedgerCommands, ReadPath, UsageProjection } from '@quota/ledger';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { Metrics } from './metrics.js';
 
@@ -11,6 +11,7 @@ export class MetricsWiring implements OnModuleInit {
     @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
     @Inject(UsageProjection) private readonly projection: UsageProjection,
     @Inject(ReconcileTrigger) private readonly queue: ReconcileTrigger,
+    @Inject(ReadPath) private readonly reads: ReadPath,
   ) {}
 
   onModuleInit(): void {
@@ -19,6 +20,7 @@ export class MetricsWiring implements OnModuleInit {
       projectionLag: () => this.projection.lag(),
       queueDepth: () => this.queue.depth(),
       ledgerStats: () => this.ledger.stats,
+      readStats: () => this.reads.stats,
     });
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { AdmissionResult } from '@quota/ledger';
+import type { AdmissionResult, ReadPathStats } from '@quota/ledger';
 import { mirroredCounter, withTimeout } from '@quota/ops';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -11,6 +11,7 @@ export interface MetricSources {
   projectionLag(): Promise<{ eventsBehind: number; lagMs: number }>;
   queueDepth(): Promise<Record<string, number> | undefined>;
   ledgerStats(): { retries: number; unavailable: number; conflicts: Readonly<Record<string, number>> };
+  readStats(): ReadPathStats;
 }
 
 const SCRAPE_READ_TIMEOUT_MS = 2000;
@@ -55,6 +56,21 @@ export class Metrics implements OnApplicationShutdown {
       help: 'Ledger transactions rerun after a serialization failure, a lost version race or a lost connection.',
       registers,
       read: () => sources()?.ledgerStats().retries,
+    });
+    const readsSeen = new Map<string, number>();
+    new Counter({
+      name: 'quota_ledger_history_reads_total',
+      help: 'History reads (audit, as-of, series, export, dashboard) by where they were answered: replica (DATABASE_READ_URL), primary (no replica, or marked down), waited_out (the replica had not replayed ?minPosition= in READ_REPLICA_WAIT_MS), fell_back (the replica failed the read).',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        const stats = sources()?.readStats();
+        if (!stats) return;
+        for (const [source, total] of [['replica', stats.replica], ['primary', stats.primary], ['waited_out', stats.waitedOut], ['fell_back', stats.fellBack]] as const) {
+          this.inc({ source }, total - (readsSeen.get(source) ?? 0));
+          readsSeen.set(source, total);
+        }
+      },
     });
     const conflictsSeen = new Map<string, number>();
     new Counter({
