@@ -68,11 +68,12 @@ const pod = (name: string, cpu: string, phase?: string): Pod => ({
 });
 
 describe('the usage projection', () => {
-  it('does not skip an event whose transaction took its position first but committed last', async () => {
+  it('does not skip an event whose transaction took its position first but committed last, and does not wait for it either', async () => {
     const projection = new UsageProjection(db.dataSource);
     const ledger = new Ledger(db.dataSource);
     await projection.catchUp();
-    // A writer that takes an xid and a position, then holds its transaction open.
+    // A writer that takes a position, then holds its transaction open (as the ledger writes: the
+    // namespace's head moves with its events).
     const late = new pg.Client({ connectionString: db.url });
     await late.connect();
     try {
@@ -81,18 +82,44 @@ describe('the usage projection', () => {
         `INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor) VALUES ('late', 1, 'QuotaDefined', 1, $1, 'test')`,
         [JSON.stringify({ name: 'q', spec: { hard: { pods: '3' } } })],
       );
-      // Another namespace's transaction commits after it, with a higher position.
+      await late.query(`INSERT INTO namespace_heads (namespace, version, state) VALUES ('late', 1, '{}')`);
+      // Another namespace's transaction commits after it, with a higher position: it is applied
+      // at once, an unrelated open transaction holds nothing back (issue 20).
       await ledger.putQuota('early', { name: 'q', spec: { hard: { pods: '1' } } }, { actor: 'test' });
-      // While the older transaction runs, nothing after it is safe to read.
-      expect(await projection.step()).toBe(0);
+      expect(await projection.step(1000, 'force')).toBe(1);
+      expect(await projectedUsage('early')).toEqual({ q: { pods: '0' } });
       await late.query('COMMIT');
     } finally {
       await late.end();
     }
-    expect(await settle(projection)).toBe(2);
+    // The feed has passed the late event's position; its namespace's head says it is behind.
+    expect((await projection.lag()).eventsBehind).toBe(1);
+    expect(await settle(projection)).toBe(1);
     expect(await projectedUsage('late')).toEqual({ q: { pods: '0' } });
-    expect(await projectedUsage('early')).toEqual({ q: { pods: '0' } });
     await ledger.close();
+  });
+
+  it('is not held back by a long transaction in another database of the same server', async () => {
+    const projection = new UsageProjection(db.dataSource);
+    const ledger = new Ledger(db.dataSource);
+    await projection.catchUp();
+    const other = await createMigratedDatabase('qlother');
+    const long = new pg.Client({ connectionString: other.url });
+    await long.connect();
+    try {
+      // An open transaction with an xid: the cluster-wide pg_snapshot_xmin stays at it.
+      await long.query('BEGIN');
+      await long.query('SELECT pg_current_xact_id()');
+      await ledger.putQuota('busy', { name: 'q', spec: { hard: { pods: '2' } } }, { actor: 'test' });
+      expect(await projection.catchUp()).toBe(1);
+      expect(await projection.lag()).toMatchObject({ eventsBehind: 0, lagMs: 0 });
+      expect(await projectedUsage('busy')).toEqual({ q: { pods: '0' } });
+    } finally {
+      await long.query('ROLLBACK').catch(() => undefined);
+      await long.end();
+      await other.drop();
+      await ledger.close();
+    }
   });
 
   it('reports its lag: events behind and the age of the oldest one', async () => {

@@ -10,12 +10,23 @@ import { headOf, reservationToJson, stateOf, type HeadJson } from './head.js';
  * migrations/1795500000000-CreateProjections (usage per namespace and quota, live
  * reservations, snapshots for as-of queries).
  *
- * It reads events in (transaction_id, position) order and only those whose transaction id
- * is below the oldest running transaction (pg_snapshot_xmin): every such transaction has
- * finished, so no event can later appear below the checkpoint. Reading by position alone
- * would skip an event whose transaction took its position first but committed last.
- * Each step moves the read models and the checkpoint in one transaction; steps of several
- * workers serialize on the checkpoint row.
+ * It follows each namespace's versions, which are gap-free by construction: a namespace's
+ * version v+1 is written only by a transaction that saw v committed (the head's
+ * compare-and-set), so whatever of a namespace is visible is a prefix of its stream, and the
+ * projection applies a namespace's events only from its projected version + 1 on (issue 20).
+ * Two ways find what is new, and neither waits for any other transaction:
+ *
+ * - the feed: events above the checkpoint's position, in position order (cheap, the usual path);
+ * - the sweep: namespaces whose head (namespace_heads.version, written with their events) is
+ *   ahead of their projected version. It finds what the feed passed while its transaction was
+ *   still open (an event whose transaction took its position first but committed last), and a
+ *   gap ahead of a feed event is filled from the (namespace, version) key. The sweep runs when
+ *   the feed is drained, at most every SWEEP_EVERY_MS (and always at the end of catchUp).
+ *
+ * Until issue 20 it read only below the cluster-wide `pg_snapshot_xmin`: one long transaction in
+ * any database of the same server (or a long read-only snapshot in this one) held every
+ * projection back. Each step moves the read models and the checkpoint in one transaction;
+ * steps of several workers serialize on the checkpoint row.
  */
 
 export interface ProjectionOptions {
@@ -81,12 +92,22 @@ const DEFINING: ReadonlySet<string> = new Set(['QuotaDefined', 'QuotaChanged', '
 
 const DEFAULTS = { batchSize: 1000, snapshotEvery: 1000, name: 'usage' };
 
+/** How often, at most, a step looks for namespaces whose head is ahead of their projection (the feed being drained). */
+const SWEEP_EVERY_MS = 200;
+/** Namespaces one sweep takes on. */
+const SWEEP_NAMESPACES_MAX = 200;
+
+/** What the feed reads of an event (FeedRow), from the ledger_events row named `e`. */
+const FEED_COLUMNS = `e.position::text AS position, e.transaction_id::text AS transaction_id, e.namespace, e.version::text AS version, e.type, e.schema_version, e.data,
+                (extract(epoch from e.recorded_at) * 1000)::float8 AS at_ms`;
+
 export const LEDGER_EVENTS_CHANNEL = 'quota_ledger_events';
 
 export class UsageProjection {
   readonly name: string;
   private readonly batchSize: number;
   private readonly snapshotEvery: number;
+  private sweptAt = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -97,37 +118,63 @@ export class UsageProjection {
     this.snapshotEvery = options.snapshotEvery ?? DEFAULTS.snapshotEvery;
   }
 
-  /** Applies the next batch of safe events (at most `limit`, and at most the batch size); returns how many were applied. */
-  async step(limit = this.batchSize): Promise<number> {
+  /**
+   * Applies the next events (at most `limit`, and at most the batch size, plus a gap's fill):
+   * the feed's, then, when the feed is drained, the sweep's (`sweep: 'force'` sweeps whatever the
+   * time). Returns how many events it took on (0: nothing new).
+   */
+  async step(limit = this.batchSize, sweep: 'auto' | 'force' = 'auto'): Promise<number> {
+    const max = Math.max(1, Math.min(limit, this.batchSize));
     return this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
-      const { rows: checkpoints } = await client.query<{ transaction_id: string; position: string }>(
-        `SELECT transaction_id::text AS transaction_id, position::text AS position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`,
-        [this.name],
-      );
-      const checkpoint = checkpoints[0] ?? { transaction_id: '0', position: '0' };
-      const { rows } = await client.query<FeedRow>(
-        `SELECT position::text AS position, transaction_id::text AS transaction_id, namespace, version::text AS version, type, schema_version, data,
-                (extract(epoch from recorded_at) * 1000)::float8 AS at_ms
-           FROM ledger_events
-          WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-            AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-          ORDER BY ledger_events.transaction_id, ledger_events.position
-          LIMIT $3`,
-        [checkpoint.transaction_id, checkpoint.position, Math.max(1, Math.min(limit, this.batchSize))],
-      );
+      const { rows: checkpoints } = await client.query<{ position: string }>(`SELECT position::text AS position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
+      const checkpoint = checkpoints[0]?.position ?? '0';
+      const { rows } = await client.query<FeedRow>(`SELECT ${FEED_COLUMNS} FROM ledger_events e WHERE e.position > $1::bigint ORDER BY e.position LIMIT $2`, [checkpoint, max]);
+      let swept: FeedRow[] = [];
+      if (rows.length < max && (sweep === 'force' || Date.now() - this.sweptAt >= SWEEP_EVERY_MS)) {
+        this.sweptAt = Date.now();
+        swept = await this.behind(client, max - rows.length);
+      }
+      const applied = await this.apply(client, [...rows, ...swept]);
       const last = rows.at(-1);
-      if (!last) return 0;
-      await this.apply(client, rows);
+      if (!last && applied === 0) return 0;
+      const lastApplied = [...rows, ...swept].reduce((at, row) => Math.max(at, row.at_ms), 0);
       await client.query(
         `UPDATE projection_checkpoints
-            SET transaction_id = $2::xid8, position = $3::bigint, events_applied = events_applied + $4,
-                last_event_at = to_timestamp($5::float8 / 1000), updated_at = clock_timestamp()
+            SET position = $2::bigint, events_applied = events_applied + $3,
+                last_event_at = greatest(last_event_at, to_timestamp($4::float8 / 1000)), updated_at = clock_timestamp()
           WHERE name = $1`,
-        [this.name, last.transaction_id, last.position, rows.length, last.at_ms],
+        [this.name, last?.position ?? checkpoint, applied, lastApplied],
       );
-      return rows.length;
+      return Math.max(rows.length, applied);
     });
+  }
+
+  /**
+   * The sweep: events of namespaces whose head is ahead of their projected version, each
+   * namespace's from its projected version + 1 on, at most `limit` in all (each namespace's a prefix).
+   */
+  private async behind(client: pg.PoolClient, limit: number): Promise<FeedRow[]> {
+    const { rows: ahead } = await client.query<{ namespace: string; done: string; head: string }>(
+      `SELECT h.namespace, coalesce(p.version, 0)::text AS done, h.version::text AS head
+         FROM namespace_heads h LEFT JOIN projected_namespaces p ON p.namespace = h.namespace
+        WHERE h.version > coalesce(p.version, 0)
+        LIMIT ${SWEEP_NAMESPACES_MAX}`,
+    );
+    if (ahead.length === 0) return [];
+    return this.versions(client, ahead.map((a) => ({ namespace: a.namespace, after: a.done, upTo: a.head })), limit);
+  }
+
+  /** Events of each namespace with after < version <= upTo, in (namespace, version) order, at most `limit`. */
+  private async versions(client: pg.PoolClient, ranges: readonly { namespace: string; after: string; upTo: string }[], limit?: number): Promise<FeedRow[]> {
+    const { rows } = await client.query<FeedRow>(
+      `SELECT ${FEED_COLUMNS}
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS k(ns, after, up_to)
+         JOIN ledger_events e ON e.namespace = k.ns AND e.version > k.after AND e.version <= k.up_to
+        ORDER BY e.namespace, e.version${limit === undefined ? '' : ` LIMIT ${Math.max(1, Math.floor(limit))}`}`,
+      [ranges.map((r) => r.namespace), ranges.map((r) => r.after), ranges.map((r) => r.upTo)],
+    );
+    return rows;
   }
 
   /**
@@ -151,11 +198,11 @@ export class UsageProjection {
     }
   }
 
-  /** Steps until no safe event is left; returns how many were applied. */
+  /** Steps until nothing is left, the sweep included; returns how many events were taken on. */
   async catchUp(): Promise<number> {
     let total = 0;
     for (;;) {
-      const applied = await this.step();
+      const applied = await this.step(this.batchSize, 'force');
       total += applied;
       if (applied === 0) return total;
     }
@@ -193,10 +240,17 @@ export class UsageProjection {
       oldest_ms: number | null;
     }>(
       this.dataSource,
-      `WITH c AS (SELECT transaction_id, position, events_applied, updated_at FROM projection_checkpoints WHERE name = $1),
+      // Behind: each namespace's head against its projected version (what the projection has
+      // still to apply; a shared quota's stream is never projected), and the oldest such event.
+      `WITH c AS (SELECT position, events_applied, updated_at FROM projection_checkpoints WHERE name = $1),
+            ahead AS (
+              SELECT h.namespace, coalesce(p.version, 0) AS done, h.version AS head
+                FROM namespace_heads h LEFT JOIN projected_namespaces p ON p.namespace = h.namespace
+               WHERE h.version > coalesce(p.version, 0)),
             pending AS (
-              SELECT count(*) AS behind, min(recorded_at) AS oldest FROM ledger_events e
-               WHERE (e.transaction_id, e.position) > (SELECT coalesce((SELECT transaction_id FROM c), '0'::xid8), coalesce((SELECT position FROM c), 0)))
+              SELECT coalesce(sum(a.head - a.done), 0) AS behind,
+                     (SELECT min(e.recorded_at) FROM ahead b JOIN ledger_events e ON e.namespace = b.namespace AND e.version = b.done + 1) AS oldest
+                FROM ahead a)
        SELECT (SELECT position::text FROM c) AS position, (SELECT events_applied::text FROM c) AS events_applied,
               (SELECT updated_at FROM c) AS updated_at, (SELECT max(position)::text FROM ledger_events) AS head_position,
               pending.behind::text AS behind,
@@ -218,7 +272,13 @@ export class UsageProjection {
 
   // ------------------------------------------------------------------ applying a batch
 
-  private async apply(client: pg.PoolClient, rows: readonly FeedRow[]): Promise<void> {
+  /**
+   * Applies events of any namespaces, in any order and possibly twice (the feed and the sweep
+   * overlap): each namespace's are taken from its projected version + 1 on, in version order,
+   * and a gap ahead of them (an event the feed passed while its transaction was open) is read
+   * from the (namespace, version) key first. Returns how many events were applied.
+   */
+  private async apply(client: pg.PoolClient, rows: readonly FeedRow[]): Promise<number> {
     const byNamespace = new Map<string, FeedRow[]>();
     for (const row of rows) {
       // A shared quota's stream holds its definition only; its usage is in its head (issue 18).
@@ -227,7 +287,7 @@ export class UsageProjection {
       if (list) list.push(row);
       else byNamespace.set(row.namespace, [row]);
     }
-    if (byNamespace.size === 0) return;
+    if (byNamespace.size === 0) return 0;
     const { rows: heads } = await client.query<NamespaceRow>(
       `SELECT p.namespace, p.version::text AS version, p.used, p.released_count::text AS released_count, p.snapshot_version::text AS snapshot_version,
               d.state AS definitions
@@ -236,12 +296,35 @@ export class UsageProjection {
       [[...byNamespace.keys()]],
     );
     const headOfNamespace = new Map(heads.map((h) => [h.namespace, h]));
+    const gaps: { namespace: string; after: string; upTo: string }[] = [];
+    for (const [namespace, events] of byNamespace) {
+      const done = Number(headOfNamespace.get(namespace)?.version ?? 0);
+      const seen = new Set<number>();
+      const fresh = events
+        .filter((e) => Number(e.version) > done && !seen.has(Number(e.version)) && seen.add(Number(e.version)))
+        .sort((a, b) => Number(a.version) - Number(b.version));
+      if (fresh.length === 0) byNamespace.delete(namespace);
+      else byNamespace.set(namespace, fresh);
+      const first = fresh[0];
+      if (first && Number(first.version) > done + 1) gaps.push({ namespace, after: String(done), upTo: String(Number(first.version) - 1) });
+    }
+    for (const row of gaps.length > 0 ? await this.versions(client, gaps) : []) {
+      (byNamespace.get(row.namespace) as FeedRow[]).unshift(row);
+    }
+    for (const [namespace, events] of byNamespace) {
+      // The gap's events were added in version order at the front, one by one: put them back in order.
+      if (gaps.some((g) => g.namespace === namespace)) events.sort((a, b) => Number(a.version) - Number(b.version));
+    }
+    if (byNamespace.size === 0) return 0;
     const { loaded, wantsAll } = await this.loadReservations(client, byNamespace, headOfNamespace);
     const out = new BatchWrites();
+    let applied = 0;
     for (const [namespace, events] of byNamespace) {
       this.project(out, namespace, events, headOfNamespace.get(namespace), loaded.get(namespace) ?? [], wantsAll.has(namespace));
+      applied += events.length;
     }
     await out.flush(client);
+    return applied;
   }
 
   /**
