@@ -80,7 +80,8 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   const root = mkdtempSync(join(tmpdir(), 'ql-replica-'));
   if (ids) chownSync(root, ids.uid, ids.gid);
   const run = (tool: string, args: readonly string[]): void => {
-    execFileSync(join(bin, tool), args, { stdio: 'pipe', ...(ids ?? {}) });
+    // In the servers' own directory: `postgres` may not enter the test's working directory.
+    execFileSync(join(bin, tool), args, { stdio: 'pipe', cwd: root, ...(ids ?? {}) });
   };
   const primaryDir = join(root, 'primary');
   const standbyDir = join(root, 'standby');
@@ -91,6 +92,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   const serve = (dir: string, port: number): ChildProcess =>
     spawn(join(bin, 'postgres'), ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${root}`, '-c', 'fsync=off', '-c', 'max_connections=60'], {
       stdio: 'ignore',
+      cwd: root,
       ...(ids ?? {}),
     });
   const primary = serve(primaryDir, primaryPort);
