@@ -299,22 +299,18 @@ export class UsageProjection {
     const gaps: { namespace: string; after: string; upTo: string }[] = [];
     for (const [namespace, events] of byNamespace) {
       const done = Number(headOfNamespace.get(namespace)?.version ?? 0);
-      const seen = new Set<number>();
-      const fresh = events
-        .filter((e) => Number(e.version) > done && !seen.has(Number(e.version)) && seen.add(Number(e.version)))
-        .sort((a, b) => Number(a.version) - Number(b.version));
+      // One row per version not applied yet, in version order (the feed and the sweep overlap).
+      const byVersion = new Map(events.filter((e) => Number(e.version) > done).map((e) => [Number(e.version), e] as const));
+      const fresh = [...byVersion.keys()].sort((a, b) => a - b).map((version) => byVersion.get(version) as FeedRow);
       if (fresh.length === 0) byNamespace.delete(namespace);
       else byNamespace.set(namespace, fresh);
       const first = fresh[0];
       if (first && Number(first.version) > done + 1) gaps.push({ namespace, after: String(done), upTo: String(Number(first.version) - 1) });
     }
-    for (const row of gaps.length > 0 ? await this.versions(client, gaps) : []) {
-      (byNamespace.get(row.namespace) as FeedRow[]).unshift(row);
-    }
-    for (const [namespace, events] of byNamespace) {
-      // The gap's events were added in version order at the front, one by one: put them back in order.
-      if (gaps.some((g) => g.namespace === namespace)) events.sort((a, b) => Number(a.version) - Number(b.version));
-    }
+    // A gap's events come in (namespace, version) order and all precede the namespace's fresh ones.
+    const filled = new Map<string, FeedRow[]>();
+    for (const row of gaps.length > 0 ? await this.versions(client, gaps) : []) filled.set(row.namespace, [...(filled.get(row.namespace) ?? []), row]);
+    for (const [namespace, rows] of filled) byNamespace.set(namespace, [...rows, ...(byNamespace.get(namespace) ?? [])]);
     if (byNamespace.size === 0) return 0;
     const { loaded, wantsAll } = await this.loadReservations(client, byNamespace, headOfNamespace);
     const out = new BatchWrites();
