@@ -65,6 +65,40 @@ describe('reads from a streaming replica (DATABASE_READ_URL)', () => {
     expect(reads.stats.replica).toBe(before.replica + 1);
   });
 
+  it('sees a write through the position the write itself answered (X-Ledger-Position, and a reservation\'s position)', async () => {
+    const events = async (query: string): Promise<{ position: string; type: string }[]> => {
+      const answer = await api.request('GET', `/v1/namespaces/team-b/events${query}`);
+      expect(answer.status).toBe(200);
+      return (answer.body.items as { position: string; type: string }[]).map(({ position, type }) => ({ position, type }));
+    };
+    await pair.pauseReplay();
+    let reserved: string;
+    try {
+      const put = await api.request('PUT', '/v1/namespaces/team-b/resourcequotas/gpus', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'example.com/gpu': '4' } } });
+      expect(put.status).toBe(201);
+      const defined = put.headers.get('x-ledger-position') ?? '';
+      expect(defined).toMatch(/^[0-9]+$/);
+      const reserve = await api.request('POST', '/v1/namespaces/team-b/reservations', { kind: 'Widget', resource: 'widgets.example.com', name: 'w', resources: { 'example.com/gpu': '1' } });
+      expect(reserve.status).toBe(201);
+      reserved = reserve.body.position as string;
+      expect(reserve.headers.get('x-ledger-position')).toBe(reserved);
+      // The lagging standby has neither; the positions the writes answered make the read wait, then ask the primary.
+      expect(await events('')).toEqual([]);
+      const before = { ...reads.stats };
+      expect(await events(`?minPosition=${reserved}`)).toEqual([
+        { position: defined, type: 'QuotaDefined' },
+        { position: reserved, type: 'Reserved' },
+      ]);
+      expect(reads.stats.waitedOut).toBe(before.waitedOut + 1);
+    } finally {
+      await pair.resumeReplay();
+    }
+    // Replay resumed: the standby answers once it has replayed the reservation.
+    const before = { ...reads.stats };
+    expect((await events(`?minPosition=${reserved}`)).at(-1)).toEqual({ position: reserved, type: 'Reserved' });
+    expect(reads.stats.replica).toBe(before.replica + 1);
+  });
+
   it('refuses a minPosition that is not a position, as every query parameter is checked', async () => {
     const answer = await api.request('GET', '/v1/namespaces/team-a/events?minPosition=latest');
     expect(answer.status).toBe(400);

@@ -18,8 +18,10 @@ import { flushWorks } from './group-commit.js';
 import { stateOf, type HeadJson } from './head.js';
 import { decideOn } from './ledger-commands.js';
 import { LedgerError } from './ledger-error.js';
-import type { PutOptions, PutResult, WriteOptions } from './ledger.types.js';
+import { pointing, removed } from './event-position.js';
+import type { PutOptions, PutResult, RemoveResult, WriteOptions } from './ledger.types.js';
 import { conflictCause } from './postgres-errors.js';
+import { canonicalJson } from './request-digest.js';
 import { LEDGER_EVENTS_CHANNEL } from './projection.js';
 import { SharedHeads, type SharedHeadRow } from './shared-heads.js';
 import { NamespaceUnitOfWork, type EventMeta } from './unit-of-work.js';
@@ -71,10 +73,10 @@ export class ClusterWriter {
   }
 
   /** Creates or changes a Namespace object; the shared quotas its labels select cover it from this transaction on. */
-  putNamespace(definition: NamespaceDefinition, options: PutOptions): Promise<PutResult<NamespaceView>> {
+  async putNamespace(definition: NamespaceDefinition, options: PutOptions): Promise<PutResult<NamespaceView>> {
     const name = definition.name;
     const uid = this.newId();
-    return this.transact(async (tx) => {
+    const result = await this.transact(async (tx) => {
       const registry = await liveSharedQuotas(tx.client);
       const head = await lockNamespaceHeads(tx.client, [name]);
       const current = head.get(name);
@@ -84,15 +86,17 @@ export class ClusterWriter {
       const { answer: put } = await decideOn(work, { type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) }, meta(options));
       if (put.kind === 'Refused') throw new LedgerError(put.code, put.message, put.details);
       await decideOn(work, { type: 'SyncSharedQuotas', covering: covering.map(applied) }, meta(options));
-      await flushWorks(tx.client, [work], tx.now, shared);
+      const position = await flushWorks(tx.client, [work], tx.now, shared);
       const view = namespaceViewOf(name, work.current);
       assert(view, `namespace ${name} exists after its PUT`);
-      return { created: put.kind === 'Defined', changed: put.kind !== 'Unchanged', view };
+      return { created: put.kind === 'Defined', changed: put.kind !== 'Unchanged', view, position };
     });
+    // Unchanged (and no shared quota moved): it stands on the event that last changed the Namespace.
+    return pointing(this.dataSource, result, { stream: name, version: result.view.version });
   }
 
   /** Deletes a Namespace object: only the shared quotas that cover it by name (its own hierarchical ones) still do. */
-  deleteNamespace(name: string, options: WriteOptions): Promise<NamespaceView> {
+  deleteNamespace(name: string, options: WriteOptions): Promise<RemoveResult<NamespaceView>> {
     return this.transact(async (tx) => {
       const registry = await liveSharedQuotas(tx.client);
       const current = (await lockNamespaceHeads(tx.client, [name])).get(name);
@@ -103,16 +107,15 @@ export class ClusterWriter {
       const work = this.begin(tx, name, current, shared);
       await decideOn(work, { type: 'RemoveNamespace' }, meta(options));
       await decideOn(work, { type: 'SyncSharedQuotas', covering: covering.map(applied) }, meta(options));
-      await flushWorks(tx.client, [work], tx.now, shared);
-      return before;
+      return removed(before, await flushWorks(tx.client, [work], tx.now, shared));
     });
   }
 
   /** Creates or changes a shared quota, and applies it to (or withdraws it from) every namespace its selection changes for. */
-  putSharedQuota(definition: SharedQuotaDefinition, options: PutOptions): Promise<PutResult<SharedQuotaView>> {
+  async putSharedQuota(definition: SharedQuotaDefinition, options: PutOptions): Promise<PutResult<SharedQuotaView>> {
     const key = sharedQuotaKey(definition.ref);
     const uid = this.newId();
-    return this.transact(async (tx) => {
+    const result = await this.transact(async (tx): Promise<PutResult<SharedQuotaView>> => {
       const namespaces = await namespaceLabels(tx.client);
       const existingHead = (await readSharedHead(tx.client, key)) ?? undefined;
       const existing = existingHead?.state.definition ?? undefined;
@@ -125,7 +128,8 @@ export class ClusterWriter {
           creationTimestamp: existing?.metadata?.creationTimestamp ?? new Date(tx.now).toISOString(),
         },
       };
-      if (existing && existingHead && JSON.stringify(existing) === JSON.stringify(stored)) {
+      // Compared key order aside: the stored definition comes back from jsonb, which reorders keys.
+      if (existing && existingHead && canonicalJson(existing) === canonicalJson(stored)) {
         return { created: false, changed: false, view: sharedQuotaViewOf(existingHead.key, Number(existingHead.version), existingHead.state) as SharedQuotaView };
       }
       const selected = namespaces.filter((n) => sharedQuotaSelects(stored, selectableOf(n.namespace, n.object ?? undefined))).map((n) => n.namespace);
@@ -153,15 +157,17 @@ export class ClusterWriter {
         await decideOn(work, { type: 'SyncSharedQuotas', covering }, meta(options));
         works.push(work);
       }
-      await flushWorks(tx.client, works, tx.now, shared);
+      const position = await flushWorks(tx.client, works, tx.now, shared);
       const plan = shared.plans().find((p) => p.key === key);
       assert(plan, `shared quota ${key} was written`);
-      return { created: !existing, changed: true, view: sharedQuotaViewOf(key, plan.version, plan.state) as SharedQuotaView };
+      return { created: !existing, changed: true, view: sharedQuotaViewOf(key, plan.version, plan.state) as SharedQuotaView, position };
     });
+    // Unchanged: it stands on its stream's last definition event.
+    return pointing(this.dataSource, result, { stream: key, version: result.view.version });
   }
 
   /** Removes a shared quota: it is withdrawn from every namespace it covered. */
-  deleteSharedQuota(ref: SharedQuotaRef, options: WriteOptions): Promise<SharedQuotaView> {
+  deleteSharedQuota(ref: SharedQuotaRef, options: WriteOptions): Promise<RemoveResult<SharedQuotaView>> {
     const key = sharedQuotaKey(ref);
     return this.transact(async (tx) => {
       const existingHead = await readSharedHead(tx.client, key);
@@ -179,8 +185,7 @@ export class ClusterWriter {
         await decideOn(work, { type: 'SyncSharedQuotas', covering }, meta(options));
         works.push(work);
       }
-      await flushWorks(tx.client, works, tx.now, shared);
-      return before;
+      return removed(before, await flushWorks(tx.client, works, tx.now, shared));
     });
   }
 

@@ -50,7 +50,23 @@ describe('flushStatement', () => {
     // The events, the new reservation and the decision are each written only if their namespace's head moved.
     expect(statement?.text.match(/\.namespace IN \(SELECT namespace FROM head\)/g)).toHaveLength(3);
     expect(statement?.text).toContain('(SELECT count(*) FROM head)::int AS head_rows');
-    expect(statement?.text).toContain('SELECT id::text AS id FROM decided');
+    expect(statement?.text).toContain('(SELECT array_agg(id::text ORDER BY id) FROM decided) AS ids');
+  });
+
+  it('returns one row whatever the group holds, with the positions each stream\'s events got, in version order (what a write answers to read after)', () => {
+    const statement = flushStatement([plan({ events: [reserved, { ...reserved, version: 3 }], decisions: [decision, decision] }), plan({ namespace: 'team-b', events: [reserved] })], 1_000);
+    expect(statement?.text).toContain('ORDER BY e.namespace, e.version\n        RETURNING namespace, version, position)');
+    expect(statement?.text).toContain(
+      '(SELECT jsonb_object_agg(p.namespace, p.positions) FROM (SELECT namespace, jsonb_agg(position::text ORDER BY version) AS positions FROM events GROUP BY namespace) AS p) AS positions',
+    );
+    // No FROM after the aggregates: one row, not one per decision each repeating the positions.
+    expect(statement?.text).toMatch(/\) SELECT \(SELECT array_agg\(id::text ORDER BY id\) FROM decided\) AS ids, \(SELECT count\(\*\) FROM head\)::int AS head_rows, \(SELECT jsonb_object_agg[^]*AS positions$/);
+  });
+
+  it('returns no positions, in the same row shape, for a group that only logs decisions', () => {
+    const statement = flushStatement([plan({ decisions: [denial] })], 1_000);
+    expect(statement?.text).not.toContain('RETURNING namespace, version, position');
+    expect(statement?.text).toMatch(/ SELECT \(SELECT array_agg\(id::text ORDER BY id\) FROM decided\) AS ids, 0 AS head_rows, NULL::jsonb AS positions$/);
   });
 
   it('inserts the first head of a namespace instead (its primary key is the guard against a concurrent first write)', () => {

@@ -58,10 +58,15 @@ export interface FlushPlan {
   readonly decisions: readonly DecisionInput[];
 }
 
-/** The rows the statement returns: one per decision with its new id (or one NULL row), and how many heads moved. */
+/**
+ * The one row the statement returns: the decisions' new ids (ascending, so in the plans' order),
+ * how many heads moved, and per stream (a namespace, or a shared quota's key) the positions its
+ * events got, in version order: what a write tells its caller to read after (`?minPosition=`).
+ */
 export interface FlushRow {
-  readonly id: string | null;
+  readonly ids: readonly string[] | null;
   readonly head_rows: number;
+  readonly positions: Readonly<Record<string, readonly string[]>> | null;
 }
 
 /**
@@ -93,13 +98,14 @@ export function flushStatement(plans: readonly FlushPlan[], now: number, shared:
   const ctes: string[] = [];
   const moves = appending.length > 0 || shared.length > 0;
   if (moves) ctes.push(...appendCtes(appending, shared, param));
-  let select = `SELECT NULL::text AS id`;
-  if (decisions.length > 0) {
-    ctes.push(decisionsCte(decisions, now, appending.length > 0, param));
-    select = `SELECT id::text AS id FROM decided`;
-  }
+  if (decisions.length > 0) ctes.push(decisionsCte(decisions, now, appending.length > 0, param));
+  // One row, whatever the number of decisions and events: each aggregate is sent once.
+  const ids = decisions.length > 0 ? `(SELECT array_agg(id::text ORDER BY id) FROM decided) AS ids` : `NULL::text[] AS ids`;
   const headCheck = moves ? `(SELECT count(*) FROM head)::int AS head_rows` : `0 AS head_rows`;
-  const text = `WITH ${ctes.join(',\n')} SELECT ids.id, ${headCheck} FROM (${select}) AS ids`;
+  const positions = moves
+    ? `(SELECT jsonb_object_agg(p.namespace, p.positions) FROM (SELECT namespace, jsonb_agg(position::text ORDER BY version) AS positions FROM events GROUP BY namespace) AS p) AS positions`
+    : `NULL::jsonb AS positions`;
+  const text = `WITH ${ctes.join(',\n')} SELECT ${ids}, ${headCheck}, ${positions}`;
   // A handful of shapes (which tables a group writes), each prepared once per connection.
   return { name: `ledger_flush_${shapeOf(text)}`, text, values: params };
 }
@@ -137,7 +143,8 @@ function appendCtes(plans: readonly FlushPlan[], shared: readonly SharedHeadPlan
           FROM jsonb_to_recordset(${param(JSON.stringify(events))}::jsonb)
             AS e(namespace text, version bigint, type text, data jsonb, request_id text, actor text, on_behalf_of text, at float8)
          WHERE ${HEAD_MOVED('e')}
-         ORDER BY e.namespace, e.version)`,
+         ORDER BY e.namespace, e.version
+        RETURNING namespace, version, position)`,
   ];
   // New rows are inserted and known rows updated by key: no ON CONFLICT probe, whose index
   // reads would add predicate locks.

@@ -1,3 +1,4 @@
+import { assert } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { flushStatement, type FlushPlan, type FlushRow } from './flush-statement.js';
@@ -564,9 +565,11 @@ function unknownOutcome(): LedgerError {
 
 /**
  * Writes every namespace's part, and the shared heads they moved, in one statement; throws
- * VersionConflict, to roll all back, if a head was not where it was read.
+ * VersionConflict, to roll all back, if a head was not where it was read. Returns the position
+ * of the last event written (undefined when none was), and tells each unit of work its
+ * decisions' ids and its events' positions.
  */
-export async function flushWorks(client: pg.ClientBase, works: readonly NamespaceUnitOfWork[], now: number, shared: SharedHeads): Promise<void> {
+export async function flushWorks(client: pg.ClientBase, works: readonly NamespaceUnitOfWork[], now: number, shared: SharedHeads): Promise<string | undefined> {
   const planned = works.map((work) => ({ work, plan: work.plan() })).filter((p): p is { work: NamespaceUnitOfWork; plan: FlushPlan } => p.plan !== undefined);
   const sharedPlans = shared.plans();
   const statement = flushStatement(
@@ -574,19 +577,21 @@ export async function flushWorks(client: pg.ClientBase, works: readonly Namespac
     now,
     sharedPlans,
   );
-  if (!statement) return;
-  const { rows } = await client.query<FlushRow>(statement);
+  if (!statement) return undefined;
+  const row = (await client.query<FlushRow>(statement)).rows[0];
+  assert(row, 'the write statement returns one row');
   const moving = planned.filter((p) => p.plan.events.length > 0);
-  if ((rows[0]?.head_rows ?? 0) !== moving.length + sharedPlans.length) {
+  if (row.head_rows !== moving.length + sharedPlans.length) {
     const first = moving[0]?.plan;
     throw new VersionConflict(first?.namespace ?? '', first?.base.version ?? 0);
   }
   // Identity values are drawn in insertion order, which follows ORDER BY ord: the plans' order.
-  const ids = rows.map((r) => r.id).filter((id): id is string => id !== null).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+  const ids = row.ids ?? [];
   let next = 0;
   for (const { work, plan } of planned) {
-    work.settle(ids.slice(next, next + plan.decisions.length));
+    work.settle(ids.slice(next, next + plan.decisions.length), row.positions?.[work.namespace] ?? []);
     next += plan.decisions.length;
   }
+  const lasts = Object.values(row.positions ?? {}).flatMap((positions) => positions.slice(-1).map(BigInt));
+  return lasts.length === 0 ? undefined : lasts.reduce((a, b) => (a > b ? a : b)).toString();
 }
-

@@ -34,8 +34,11 @@ import type {
   ReconcileListing,
   ReconcileOutcome,
   ReleaseOutcome,
+  RemoveResult,
   WriteOptions,
 } from './ledger.types.js';
+import { pointing, removed, type EventRef } from './event-position.js';
+import type { ReservationRecord } from './rows.js';
 import { LEDGER_EVENTS_CHANNEL } from './projection.js';
 import { requestDigest } from './request-digest.js';
 import type { EventMeta, NamespaceUnitOfWork } from './unit-of-work.js';
@@ -60,8 +63,11 @@ const DEFAULTS = {
 /** A command needs its facts read in at most this many rounds (a commit: the reservation, then its object's). */
 const NEEDS_ROUNDS_MAX = 4;
 
-/** Turns an answer into what the caller gets, once the transaction has committed. */
-type Finish<C extends NamespaceCommand, R> = (answer: AnswerOf[C['type']], work: NamespaceUnitOfWork, before: NamespaceState) => () => R;
+/**
+ * Turns an answer into what the caller gets, once the transaction has committed; `written`
+ * then gives the position of the command's last event (undefined when it appended none).
+ */
+type Finish<C extends NamespaceCommand, R> = (answer: AnswerOf[C['type']], work: NamespaceUnitOfWork, before: NamespaceState, written: () => string | undefined) => () => R;
 
 /**
  * The ledger's command side: each write is a NamespaceCommand, handled by one generic loop
@@ -73,6 +79,7 @@ type Finish<C extends NamespaceCommand, R> = (answer: AnswerOf[C['type']], work:
 export class LedgerCommands {
   private readonly groups: GroupCommitter;
   private readonly notifier: AppendNotifier;
+  private readonly dataSource: DataSource;
   private readonly newId: () => string;
   private readonly clock: LedgerClock;
   private readonly quotaLimit: { max: number; setting: string };
@@ -82,6 +89,7 @@ export class LedgerCommands {
   private readonly committedListeners: ((commands: number, retries: number) => void)[] = [];
 
   constructor(dataSource: DataSource, options: LedgerOptions = {}) {
+    this.dataSource = dataSource;
     this.newId = options.newId ?? randomUUID;
     this.clock = new LedgerClock(dataSource, options.clock);
     this.quotaLimit = { max: options.quotasPerNamespaceMax ?? DEFAULTS.quotasPerNamespaceMax, setting: 'QUOTAS_PER_NAMESPACE_MAX' };
@@ -134,7 +142,7 @@ export class LedgerCommands {
     await this.notifier.close();
   }
 
-  admit(command: AdmitCommand): Promise<AdmitOutcome> {
+  async admit(command: AdmitCommand): Promise<AdmitOutcome> {
     const { request } = command;
     const key = command.requestKey !== undefined && !command.dryRun ? command.requestKey : undefined;
     // Computed outside the transaction: the key is a claim checked against what it was first used for.
@@ -159,7 +167,7 @@ export class LedgerCommands {
         }
       : { type: 'AdmitObject', ...common, request, ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}) };
     const meta = { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) };
-    return this.handle(command.namespace, decided, meta, (answer, work): (() => AdmitOutcome) => {
+    const outcome = await this.handle(command.namespace, decided, meta, (answer, work, _before, written): (() => AdmitOutcome) => {
       const managed = work.facts.known;
       switch (answer.kind) {
         case 'Refused':
@@ -174,27 +182,33 @@ export class LedgerCommands {
         }
         case 'Decided': {
           const handle = work.recordDecision(decisionOf(command, answer.result, key, digest));
-          return () => ({ result: answer.result, repeated: false, decisionId: handle.id ?? '', managed: true });
+          return () => ({ result: answer.result, repeated: false, decisionId: handle.id ?? '', managed: true, position: written() });
         }
       }
     });
+    // A repeat, or an object admitted again, appended nothing: it stands on its reservation's
+    // first event, read once committed. Not for the webhook: kube-apiserver reads no position,
+    // and a repeated review should cost no extra round trip.
+    const { result } = outcome;
+    if (command.source === 'webhook' || !result.allowed || result.dryRun || !result.reservationId) return outcome;
+    return pointing(this.dataSource, outcome, { stream: command.namespace, reservationId: result.reservationId });
   }
 
-  commit(namespace: string, reservationId: string, options: WriteOptions): Promise<CommitOutcome> {
-    return this.handle(namespace, { type: 'CommitReservation', reservationId }, writeMeta(options), (answer, work) => {
+  async commit(namespace: string, reservationId: string, options: WriteOptions): Promise<CommitOutcome> {
+    const { outcome, latest } = await this.handle(namespace, { type: 'CommitReservation', reservationId }, writeMeta(options), (answer, work, _before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
-      const view = reservationViewOf(namespace, recordIn(work, reservationId));
-      return () => ({ view, changed: answer.kind === 'Committed' });
+      return settled(namespace, recordIn(work, reservationId), answer.kind === 'Committed', written);
     });
+    return pointing(this.dataSource, outcome, latest);
   }
 
-  release(namespace: string, reservationId: string, options: WriteOptions & { readonly reason?: ReleaseReason }): Promise<ReleaseOutcome> {
+  async release(namespace: string, reservationId: string, options: WriteOptions & { readonly reason?: ReleaseReason }): Promise<ReleaseOutcome> {
     const command = { type: 'ReleaseReservation', reservationId, reason: options.reason ?? 'cancelled' } as const;
-    return this.handle(namespace, command, writeMeta(options), (answer, work) => {
+    const { outcome, latest } = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
-      const view = reservationViewOf(namespace, recordIn(work, reservationId));
-      return () => ({ view, changed: answer.kind === 'Released' });
+      return settled(namespace, recordIn(work, reservationId), answer.kind === 'Released', written);
     });
+    return pointing(this.dataSource, outcome, latest);
   }
 
   /**
@@ -211,41 +225,44 @@ export class LedgerCommands {
     });
   }
 
-  putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {
+  async putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {
     const command = { type: 'PutQuota', definition, uid: this.newId(), limit: this.quotaLimit, ...expected(options) } as const;
-    return this.handle(namespace, command, writeMeta(options), (answer, work) => {
+    const result = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
       const view = quotaViewOfState(namespace, work.current, definition.name);
       assert(view, `quota ${definition.name} exists after its PUT`);
-      return () => ({ created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view });
+      return () => ({ created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view, position: written() });
     });
+    // Unchanged: it stands on the event that last defined or changed the quota.
+    return pointing(this.dataSource, result, { stream: namespace, version: result.view.version });
   }
 
-  deleteQuota(namespace: string, name: string, options: WriteOptions): Promise<QuotaView> {
-    return this.handle(namespace, { type: 'RemoveQuota', name }, writeMeta(options), (answer, _work, before) => {
+  deleteQuota(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<QuotaView>> {
+    return this.handle(namespace, { type: 'RemoveQuota', name }, writeMeta(options), (answer, _work, before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
       const last = quotaViewOfState(namespace, before, name);
       assert(last, `quota ${name} existed before its removal`);
-      return () => last;
+      return () => removed(last, written());
     });
   }
 
-  putLimitRange(namespace: string, definition: LimitRangeDefinition, options: PutOptions): Promise<PutResult<LimitRangeView>> {
+  async putLimitRange(namespace: string, definition: LimitRangeDefinition, options: PutOptions): Promise<PutResult<LimitRangeView>> {
     const command = { type: 'PutLimitRange', definition, uid: this.newId(), limit: this.limitRangeLimit, ...expected(options) } as const;
-    return this.handle(namespace, command, writeMeta(options), (answer, work) => {
+    const result = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
       const view = limitRangeViewOfState(namespace, work.current, definition.name);
       assert(view, `limit range ${definition.name} exists after its PUT`);
-      return () => ({ created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view });
+      return () => ({ created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view, position: written() });
     });
+    return pointing(this.dataSource, result, { stream: namespace, version: result.view.version });
   }
 
-  deleteLimitRange(namespace: string, name: string, options: WriteOptions): Promise<LimitRangeView> {
-    return this.handle(namespace, { type: 'RemoveLimitRange', name }, writeMeta(options), (answer, _work, before) => {
+  deleteLimitRange(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<LimitRangeView>> {
+    return this.handle(namespace, { type: 'RemoveLimitRange', name }, writeMeta(options), (answer, _work, before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
       const last = limitRangeViewOfState(namespace, before, name);
       assert(last, `limit range ${name} existed before its removal`);
-      return () => last;
+      return () => removed(last, written());
     });
   }
 
@@ -261,7 +278,8 @@ export class LedgerCommands {
       bytes: bytesOf(command),
       run: async (work) => {
         const { answer, before } = await decideOn(work, command, meta);
-        return finish(answer, work, before);
+        const last = work.current.version;
+        return finish(answer, work, before, () => (last > before.version ? work.positionAt(last) : undefined));
       },
     });
   }
@@ -310,6 +328,13 @@ function recordIn(work: NamespaceUnitOfWork, id: string) {
   const record = work.record(id);
   assert(record, `reservation ${id} was read before it was decided on`);
   return record;
+}
+
+/** A commit's or release's outcome, and the reservation's latest event: what a repeat (which appended nothing) stands on. */
+function settled(namespace: string, record: ReservationRecord, changed: boolean, written: () => string | undefined): () => { outcome: CommitOutcome; latest: EventRef | undefined } {
+  const view = reservationViewOf(namespace, record);
+  const version = record.eventVersions.at(-1);
+  return () => ({ outcome: { view, changed, position: written() }, latest: version === undefined ? undefined : { stream: namespace, version } });
 }
 
 function expected(options: PutOptions): { expectedVersion?: number } {

@@ -96,6 +96,14 @@ export interface AdmitOutcome {
    * charge and without a record, and nothing to reconcile there.
    */
   readonly managed: boolean;
+  /**
+   * The global position (ledger_events.position, decimal) of the event this answer stands on,
+   * to read after with `?minPosition=`: the Reserved event it appended or, when it appended
+   * nothing (a repeated request, an object admitted again), its reservation's first event (REST
+   * only: the webhook's answer carries none). Absent when it names no reservation (a denial, a
+   * dry run, nothing charged).
+   */
+  readonly position?: string;
 }
 
 export type ReservationState = 'reserved' | 'committed' | 'released';
@@ -166,6 +174,19 @@ export interface PutResult<V> {
   /** False when the body equalled the stored object (nothing appended). */
   readonly changed: boolean;
   readonly view: V;
+  /**
+   * The global position (ledger_events.position, decimal) of the event this answer stands on,
+   * to read after with `?minPosition=`: the last event the write appended or, when it appended
+   * nothing, the event that last defined or changed the object (its `metadata.resourceVersion`).
+   */
+  readonly position?: string;
+}
+
+/** What a delete answers: the object's last state, and the position of the event that removed it. */
+export interface RemoveResult<V> {
+  readonly view: V;
+  /** The global position (ledger_events.position, decimal) of the removal's last event, to read after with `?minPosition=`. */
+  readonly position: string;
 }
 
 export interface WriteOptions {
@@ -184,11 +205,19 @@ export interface CommitOutcome {
   readonly view: ReservationView;
   /** False when it was committed already (idempotent repeat). */
   readonly changed: boolean;
+  /**
+   * The global position (ledger_events.position, decimal) of the event this answer stands on,
+   * to read after with `?minPosition=`: the event it appended or, for a repeat, the
+   * reservation's latest (the state the view shows).
+   */
+  readonly position?: string;
 }
 
 export interface ReleaseOutcome {
   readonly view: ReservationView;
   readonly changed: boolean;
+  /** As a commit's: the event it appended or, for a repeat, the reservation's latest. */
+  readonly position?: string;
 }
 
 export interface DecisionView {

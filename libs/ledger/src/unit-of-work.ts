@@ -69,6 +69,8 @@ export class NamespaceUnitOfWork {
   private readonly decisions: { input: DecisionInput; handle: DecisionHandle }[] = [];
   private readonly answers = new Map<string, StoredDecision | null>();
   private releasedSince: { since: number; uids: Set<string> } | undefined;
+  /** The positions the events got, in version order (set by `settle`). */
+  private positions: readonly string[] = [];
 
   private constructor(
     private readonly client: pg.ClientBase,
@@ -308,10 +310,17 @@ export class NamespaceUnitOfWork {
     };
   }
 
-  /** Once the group is written: the ids its decisions got, in the order `plan` listed them. */
-  settle(ids: readonly string[]): void {
+  /** Once the group is written: the ids its decisions got, in the order `plan` listed them, and the positions its events got, in version order. */
+  settle(ids: readonly string[], positions: readonly string[]): void {
     assert(ids.length === this.decisions.length, 'every decision got an id');
+    assert(positions.length === this.events.length, 'every event got a position');
     this.decisions.forEach((d, i) => (d.handle.id = ids[i]));
+    this.positions = positions;
+  }
+
+  /** The global position of this batch's event at `version`, once the batch is written (undefined before, or for a version it did not append). */
+  positionAt(version: number): string | undefined {
+    return this.positions[version - this.baseVersion - 1];
   }
 }
 

@@ -10,6 +10,7 @@ import { definitionHistory } from '../audit/definition-history.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
+import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 
 export function renderLimitRange(view: LimitRangeView): LimitRange {
   return {
@@ -46,6 +47,7 @@ export class LimitRangesController {
 
   @Allow('admin')
   @JsonBody('definition')
+  @AnswersPosition(201, 200)
   @Put(':name')
   async put(
     @Param('namespace', NamespacePipe) namespace: string,
@@ -68,6 +70,7 @@ export class LimitRangesController {
       { actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) },
     );
     response.status(result.created ? 201 : 200);
+    sendPosition(response, result.position);
     return renderLimitRange(result.view);
   }
 
@@ -98,9 +101,17 @@ export class LimitRangesController {
   }
 
   @Allow('admin')
+  @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request): Promise<LimitRange> {
-    return renderLimitRange(await this.ledger.deleteLimitRange(namespace, name, { actor: requesterOf(request) }));
+  async delete(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<LimitRange> {
+    const removed = await this.ledger.deleteLimitRange(namespace, name, { actor: requesterOf(request) });
+    sendPosition(response, removed.position);
+    return renderLimitRange(removed.view);
   }
 }

@@ -1,7 +1,7 @@
 import { BadRequestException, Body, Controller, Delete, Get, HttpCode, Inject, Injectable, Param, Post, Req, Res, UsePipes, type PipeTransform } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
-import { AuditQueries, LedgerCommands, LedgerError, type AdmissionResult, type ReservationView } from '@quota/ledger';
+import { AuditQueries, LedgerCommands, LedgerError, type AdmissionResult, type CommitOutcome, type ReleaseOutcome, type ReservationView } from '@quota/ledger';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
@@ -12,6 +12,7 @@ import { admitCommandOf } from './admission-request.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody, TimedAdmission } from '../common/handler-interceptor.js';
 import { Metrics } from '../observability/metrics.js';
+import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 
 @Injectable()
 export class ReservationIdPipe implements PipeTransform<string, string> {
@@ -39,11 +40,11 @@ export function appendWarnings(response: Response, warnings: readonly string[] |
 
 /**
  * The answer to a reserve, the same for a first and a repeated request. Allowed answers:
- * 201 with the new reservation; 200 with `dryRun: true` and no id for a dry run; 200 with
- * `state: "none"` when the request is allowed but charges nothing (a kind no quota counts),
- * so there is nothing to commit or release.
+ * 201 with the new reservation and the `position` of its Reserved event; 200 with
+ * `dryRun: true` and no id for a dry run; 200 with `state: "none"` when the request is allowed
+ * but charges nothing (a kind no quota counts), so there is nothing to commit or release.
  */
-function reserveAnswer(namespace: string, name: string | undefined, kind: string, result: AdmissionResult): { status: number; body: unknown } {
+function reserveAnswer(namespace: string, name: string | undefined, kind: string, result: AdmissionResult, position: string | undefined): { status: number; body: unknown } {
   if (!result.allowed) {
     return {
       status: result.code,
@@ -64,8 +65,23 @@ function reserveAnswer(namespace: string, name: string | undefined, kind: string
   if (!result.reservationId) return { status: 200, body: { namespace, state: 'none', charged: {} } };
   return {
     status: 201,
-    body: { id: result.reservationId, namespace, state: 'reserved', charged: result.charged ?? {}, ...(result.expiresAt ? { expiresAt: result.expiresAt } : {}) },
+    body: {
+      id: result.reservationId,
+      namespace,
+      state: 'reserved',
+      charged: result.charged ?? {},
+      ...(result.expiresAt ? { expiresAt: result.expiresAt } : {}),
+      ...(position === undefined ? {} : { position }),
+    },
   };
+}
+
+/** A commit's or release's answer: the reservation, and the position to read after. */
+type PositionedReservation = ReservationView & { readonly position?: string };
+
+function positioned(response: Response, outcome: CommitOutcome | ReleaseOutcome): PositionedReservation {
+  sendPosition(response, outcome.position);
+  return outcome.position === undefined ? outcome.view : { ...outcome.view, position: outcome.position };
 }
 
 /**
@@ -85,6 +101,7 @@ export class ReservationsController {
   @Allow('admission')
   @TimedAdmission('reserve')
   @JsonBody('admission')
+  @AnswersPosition(201)
   @Post()
   @UsePipes(dtoValidationPipe())
   async reserve(
@@ -101,24 +118,39 @@ export class ReservationsController {
       requester: requesterOf(request),
     });
     this.metrics.decided('rest', outcome.result);
-    const answer = reserveAnswer(namespace, command.request.name, dto.kind, outcome.result);
+    const answer = reserveAnswer(namespace, command.request.name, dto.kind, outcome.result, outcome.position);
     response.status(answer.status);
+    sendPosition(response, outcome.position);
     appendWarnings(response, outcome.result.warnings);
     return answer.body;
   }
 
+  /** The reservation as it stands, with the `position` of its Committed event (of its latest, for a repeat). */
   @Allow('admission')
+  @AnswersPosition(200)
   @Post(':id/commit')
   @HttpCode(200)
-  async commit(@Param('namespace', NamespacePipe) namespace: string, @Param('id', ReservationIdPipe) id: string, @Req() request: Request): Promise<ReservationView> {
-    return (await this.ledger.commit(namespace, id, { actor: requesterOf(request) })).view;
+  async commit(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('id', ReservationIdPipe) id: string,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PositionedReservation> {
+    return positioned(response, await this.ledger.commit(namespace, id, { actor: requesterOf(request) }));
   }
 
+  /** The reservation as it stands, with the `position` of its Released event (of its latest, for a repeat). */
   @Allow('admission')
+  @AnswersPosition(200)
   @Delete(':id')
   @HttpCode(200)
-  async release(@Param('namespace', NamespacePipe) namespace: string, @Param('id', ReservationIdPipe) id: string, @Req() request: Request): Promise<ReservationView> {
-    return (await this.ledger.release(namespace, id, { actor: requesterOf(request), reason: 'cancelled' })).view;
+  async release(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('id', ReservationIdPipe) id: string,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PositionedReservation> {
+    return positioned(response, await this.ledger.release(namespace, id, { actor: requesterOf(request), reason: 'cancelled' }));
   }
 
   @Allow('admin', 'auditor', 'admission')

@@ -10,6 +10,7 @@ import { definitionHistory } from '../audit/definition-history.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
+import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 
 /** Annotations that say how fresh a read's `status.used` is. */
 export const USED_VERSION_ANNOTATION = 'quota-ledger.io/used-version';
@@ -65,6 +66,7 @@ export class ResourceQuotasController {
 
   @Allow('admin')
   @JsonBody('definition')
+  @AnswersPosition(201, 200)
   @Put(':name')
   async put(
     @Param('namespace', NamespacePipe) namespace: string,
@@ -87,6 +89,7 @@ export class ResourceQuotasController {
       { actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) },
     );
     response.status(result.created ? 201 : 200);
+    sendPosition(response, result.position);
     return renderQuota(result.view);
   }
 
@@ -117,9 +120,17 @@ export class ResourceQuotasController {
   }
 
   @Allow('admin')
+  @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request): Promise<ResourceQuota> {
-    return renderQuota(await this.ledger.deleteQuota(namespace, name, { actor: requesterOf(request) }));
+  async delete(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<ResourceQuota> {
+    const removed = await this.ledger.deleteQuota(namespace, name, { actor: requesterOf(request) });
+    sendPosition(response, removed.position);
+    return renderQuota(removed.view);
   }
 }

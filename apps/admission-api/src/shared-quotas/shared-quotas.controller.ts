@@ -33,6 +33,7 @@ import { seriesRange } from '../audit/series-range.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
+import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderAppliedClusterResourceQuota, renderClusterResourceQuota, renderHierarchicalResourceQuota, renderNamespace } from './render.js';
 
 /**
@@ -96,12 +97,14 @@ export class NamespaceObjectsController {
    */
   @Allow('admin')
   @JsonBody('definition')
+  @AnswersPosition(201, 200)
   @Put(':name')
   async put(@Param('name', NamespacePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
     const { body, expectedVersion } = readPutIdentity(raw, '', name, 'Namespace');
     const { namespace: _ignored, ...metadata } = (body['metadata'] ?? {}) as Record<string, unknown>;
     const result = await this.writer.putNamespace(namespaceDefinitionOf(name, validateNamespace({ ...body, metadata })), putOptions(request, expectedVersion));
     response.status(result.created ? 201 : 200);
+    sendPosition(response, result.position);
     return renderNamespace(result.view);
   }
 
@@ -122,12 +125,15 @@ export class NamespaceObjectsController {
 
   /** Cluster-scoped, as the PUT. default, kube-system and kube-public are never deleted (NamespaceLifecycle). */
   @Allow('admin')
+  @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(@Param('name', NamespacePipe) name: string, @Req() request: Request) {
+  async delete(@Param('name', NamespacePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
     const refused = namespaceDeletionRefusal(name, this.config.admission.plugins);
     if (refused) throw new LedgerError('Forbidden', refused, { kind: 'namespaces', name });
-    return renderNamespace(await this.writer.deleteNamespace(name, { actor: requesterOf(request) }));
+    const removed = await this.writer.deleteNamespace(name, { actor: requesterOf(request) });
+    sendPosition(response, removed.position);
+    return renderNamespace(removed.view);
   }
 
   /** The ClusterResourceQuotas covering the namespace, readable by its own tokens (OpenShift's AppliedClusterResourceQuota). */
@@ -159,6 +165,7 @@ export class ClusterResourceQuotasController {
 
   @Allow('admin')
   @JsonBody('definition')
+  @AnswersPosition(201, 200)
   @Put(':name')
   async put(@Param('name', ObjectNamePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
     const { body, expectedVersion } = readPutIdentity(raw, '', name, 'ClusterResourceQuota');
@@ -168,6 +175,7 @@ export class ClusterResourceQuotasController {
     const ref: SharedQuotaRef = { kind: 'ClusterResourceQuota', name };
     const result = await this.writer.putSharedQuota({ ref, spec: quota.spec.quota, selector: quota.spec.selector, metadata: userMetadata(quota.metadata) }, putOptions(request, expectedVersion));
     response.status(result.created ? 201 : 200);
+    sendPosition(response, result.position);
     return renderClusterResourceQuota(result.view);
   }
 
@@ -207,10 +215,13 @@ export class ClusterResourceQuotasController {
   }
 
   @Allow('admin')
+  @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(@Param('name', ObjectNamePipe) name: string, @Req() request: Request) {
-    return renderClusterResourceQuota(await this.writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name }, { actor: requesterOf(request) }));
+  async delete(@Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
+    const removed = await this.writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name }, { actor: requesterOf(request) });
+    sendPosition(response, removed.position);
+    return renderClusterResourceQuota(removed.view);
   }
 }
 
@@ -226,6 +237,7 @@ export class HierarchicalResourceQuotasController {
 
   @Allow('admin')
   @JsonBody('definition')
+  @AnswersPosition(201, 200)
   @Put(':name')
   async put(
     @Param('namespace', NamespacePipe) namespace: string,
@@ -240,6 +252,7 @@ export class HierarchicalResourceQuotasController {
     const ref: SharedQuotaRef = { kind: 'HierarchicalResourceQuota', name, namespace };
     const result = await this.writer.putSharedQuota({ ref, spec: { hard: quota.spec.hard ?? {} }, metadata: userMetadata(quota.metadata) }, putOptions(request, expectedVersion));
     response.status(result.created ? 201 : 200);
+    sendPosition(response, result.position);
     return renderHierarchicalResourceQuota(result.view);
   }
 
@@ -281,9 +294,17 @@ export class HierarchicalResourceQuotasController {
   }
 
   @Allow('admin')
+  @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request) {
-    return renderHierarchicalResourceQuota(await this.writer.deleteSharedQuota({ kind: 'HierarchicalResourceQuota', name, namespace }, { actor: requesterOf(request) }));
+  async delete(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    const removed = await this.writer.deleteSharedQuota({ kind: 'HierarchicalResourceQuota', name, namespace }, { actor: requesterOf(request) });
+    sendPosition(response, removed.position);
+    return renderHierarchicalResourceQuota(removed.view);
   }
 }
