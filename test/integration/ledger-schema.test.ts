@@ -54,11 +54,9 @@ describe('ledger schema (real PostgreSQL)', () => {
       'admission_decisions.admission_decisions_pkey',
       'admission_decisions.admission_decisions_request_key',
       'ledger_events.ledger_events_definitions',
-      'ledger_events.ledger_events_feed',
       'ledger_events.ledger_events_pkey',
       'ledger_events.ledger_events_recorded_at',
       'ledger_events.ledger_events_shared_applied',
-      'ledger_events.ledger_events_stream_version',
       'namespace_heads.namespace_heads_pkey',
       'reservations.reservations_live_by_age',
       'reservations.reservations_live_by_uid',
@@ -68,6 +66,26 @@ describe('ledger schema (real PostgreSQL)', () => {
     expect(rows.find((r) => r.indexname === 'admission_decisions_pkey')?.indexdef).toMatch(/UNIQUE INDEX .* \(namespace, id\)$/);
     // A shared quota's past starts from the namespaces that carried it: partial, so no admission writes an entry.
     expect(rows.find((r) => r.indexname === 'ledger_events_shared_applied')?.indexdef).toMatch(/WHERE \(type = 'SharedQuotaApplied'::text\)$/);
+  });
+
+  it('partitions the events by month, each partition with its own unique (namespace, version) index and TRUNCATE trigger', async () => {
+    // A partitioned table's keys must hold the partition key: the primary key is (position, recorded_at),
+    // and the stream version is unique per partition (migrations/1795900001000).
+    const [parent] = await db.dataSource.query(`SELECT pg_get_partkeydef('ledger_events'::regclass) AS key, pg_get_indexdef('ledger_events_pkey'::regclass) AS pkey`);
+    expect(parent).toEqual({ key: 'RANGE (recorded_at)', pkey: expect.stringMatching(/UNIQUE INDEX ledger_events_pkey ON ONLY .* \("position", recorded_at\)$/) });
+    const partitions: { name: string; stream_version: string | null; truncate: boolean }[] = await db.dataSource.query(
+      `SELECT c.relname AS name,
+              (SELECT pg_get_indexdef(x.indexrelid) FROM pg_index x JOIN pg_class xc ON xc.oid = x.indexrelid
+                WHERE x.indrelid = c.oid AND xc.relname LIKE 'ledger_events_stream_version_%') AS stream_version,
+              EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = 'ledger_events_no_truncate') AS truncate
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'ledger_events'::regclass ORDER BY c.relname`,
+    );
+    expect(partitions.map((p) => p.name)).toContain('ledger_events_default');
+    expect(partitions.length).toBeGreaterThanOrEqual(4);
+    for (const p of partitions) {
+      expect(p.stream_version, p.name).toMatch(new RegExp(`^CREATE UNIQUE INDEX ledger_events_stream_version_${p.name.replace('ledger_events_', '')} ON .* \\(namespace, version\\)$`));
+      expect(p.truncate, p.name).toBe(true);
+    }
   });
 
   it('leaves half of each head page free, so that rewriting a head stays a HOT update (no index entry for concurrent groups to conflict on)', async () => {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadConfig } from '@quota/config';
-import { openDataSource, runMigrationsLocked } from '@quota/ledger';
+import { ensureLedgerPartitions, openDataSource, runMigrationsLocked } from '@quota/ledger';
 import pg from 'pg';
 
 /**
@@ -46,6 +46,14 @@ try {
   // Under an advisory lock: two deploy jobs or replicas starting at once do not both migrate.
   const applied = await runMigrationsLocked(dataSource);
   console.log(applied.length === 0 ? 'schema is up to date' : `applied ${applied.join(', ')}`);
+  // Each deploy also makes this month's and the next months' partitions of ledger_events. Not a
+  // reason to fail the deploy: inserts never need them, and the projection worker tries hourly.
+  try {
+    const made = await ensureLedgerPartitions(dataSource);
+    if (made.length > 0) console.log(`made partitions ${made.join(', ')}`);
+  } catch (error) {
+    console.warn(`could not make the ledger's partitions ahead now (${error instanceof Error ? error.message : String(error)}); the projection worker tries again hourly`);
+  }
 } finally {
   await dataSource.destroy();
 }

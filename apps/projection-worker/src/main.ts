@@ -1,5 +1,5 @@
 import { loadConfig } from '@quota/config';
-import { openDataSource, ProjectionRunner, UsageProjection } from '@quota/ledger';
+import { ensureLedgerPartitions, openDataSource, PARTITIONS_EVERY_MS, ProjectionRunner, UsageProjection } from '@quota/ledger';
 import { createLogger, onShutdown, startOpsServer } from '@quota/ops';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -57,6 +57,22 @@ const refreshLag = async (): Promise<void> => {
 const report = setInterval(() => void refreshLag(), 15_000);
 report.unref();
 await refreshLag();
+
+// The ledger's monthly partitions, made months ahead (ledger-partitions.ts): a long-running
+// process that reaches the database anyway, so a deployment that is rarely migrated still gets
+// them. A failure (a lock not granted in time, a role that may not create tables) is logged and
+// tried again at the next run; inserts never depend on it.
+const makePartitions = async (): Promise<void> => {
+  try {
+    const made = await ensureLedgerPartitions(dataSource);
+    if (made.length > 0) logger.info({ partitions: made }, 'made ledger partitions');
+  } catch (error) {
+    logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'making ledger partitions failed; trying again later');
+  }
+};
+const partitions = setInterval(() => void makePartitions(), PARTITIONS_EVERY_MS);
+partitions.unref();
+await makePartitions();
 // Alive while the event loop turns: a database outage is not cured by a restart, so it is
 // reported by the lag series and the logs, not by failing the liveness probe.
 const ops = config.metricsPort ? await startOpsServer({ port: config.metricsPort, host: config.host, registry, healthy: () => true }) : undefined;
@@ -65,6 +81,7 @@ if (ops) logger.info({ port: ops.port }, 'GET /metrics and /healthz');
 onShutdown(
   async () => {
     clearInterval(report);
+    clearInterval(partitions);
     await runner.stop();
     await ops?.close();
     await dataSource.destroy();

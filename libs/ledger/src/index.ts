@@ -16,3 +16,6 @@ export * from './cluster-queries.js';
 export type { NamespaceView, SharedQuotaView } from './cluster-views.js';
 export * from './shared-usage-queries.js';
 export * from './read-path.js';
+export * from './retention.js';
+export * from './ledger-partitions.js';
+export * from './ledger-archive.js';

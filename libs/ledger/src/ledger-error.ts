@@ -13,6 +13,8 @@ export type LedgerErrorCode =
   | 'Forbidden'
   /** A REST reservation whose TTL ran out before it was committed; it has been released (410). */
   | 'Expired'
+  /** An instant before the retention horizon: its events were archived out of the ledger (410; retention.ts). */
+  | 'Archived'
   /**
    * The ledger holds an event this build cannot read (an unknown type, a newer schema version):
    * a server problem, answered 500 with the reason, never folded by guessing.

@@ -18,12 +18,17 @@ interface PgError {
 }
 
 /** Unique keys whose violation means a concurrent writer won the race (retrying re-reads it). */
-const RACE_CONSTRAINTS = new Set([
-  'ledger_events_stream_version',
-  'namespace_heads_pkey',
-  'reservations_pkey',
-  'admission_decisions_request_key',
-]);
+const RACE_CONSTRAINTS = new Set(['namespace_heads_pkey', 'reservations_pkey', 'admission_decisions_request_key']);
+
+/**
+ * A stream's version taken twice: each partition of ledger_events has its own unique
+ * (namespace, version) index, `ledger_events_stream_version_<partition>` (a partitioned table
+ * cannot have one across partitions; migrations/1795900001000). The heads' compare-and-set is
+ * what keeps a version from being written twice; this fires only if it failed within a month.
+ */
+const STREAM_VERSION_PREFIX = 'ledger_events_stream_version';
+
+const isRaceConstraint = (constraint: string): boolean => RACE_CONSTRAINTS.has(constraint) || constraint.startsWith(STREAM_VERSION_PREFIX);
 
 /** Why a transaction lost to a concurrent one: each is retried from the start. */
 export type ConflictCause =
@@ -41,7 +46,7 @@ export function conflictCause(error: unknown): ConflictCause | undefined {
   const e = error as PgError | undefined;
   if (!e || typeof e.code !== 'string') return undefined;
   if (e.code === '40001' || e.code === '40P01') return 'serialization';
-  return e.code === '23505' && e.constraint !== undefined && RACE_CONSTRAINTS.has(e.constraint) ? 'unique' : undefined;
+  return e.code === '23505' && e.constraint !== undefined && isRaceConstraint(e.constraint) ? 'unique' : undefined;
 }
 
 /** SQLSTATE 40001 (serialization failure), 40P01 (deadlock), a lost append race. */

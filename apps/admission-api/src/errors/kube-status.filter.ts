@@ -38,6 +38,7 @@ const LEDGER_CODES: Readonly<Record<LedgerErrorCode, number>> = {
   Conflict: 409,
   Forbidden: 403,
   Expired: 410,
+  Archived: 410,
   Undecodable: 500,
   Unavailable: 503,
 };
