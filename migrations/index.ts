@@ -12,6 +12,7 @@ import { SlimProjections1795900000500 } from './1795900000500-SlimProjections.js
 import { SharedQuotaHeads1795900000600 } from './1795900000600-SharedQuotaHeads.js';
 import { SharedQuotaAppliedIndex1795900000700 } from './1795900000700-SharedQuotaAppliedIndex.js';
 import { ProjectedTerminations1795900000800 } from './1795900000800-ProjectedTerminations.js';
+import { UsageVersions1795900000900 } from './1795900000900-UsageVersions.js';
 import { PartitionLedgerEvents1795900001000 } from './1795900001000-PartitionLedgerEvents.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
@@ -30,5 +31,6 @@ export const MIGRATIONS = [
   SharedQuotaHeads1795900000600,
   SharedQuotaAppliedIndex1795900000700,
   ProjectedTerminations1795900000800,
+  UsageVersions1795900000900,
   PartitionLedgerEvents1795900001000,
 ];

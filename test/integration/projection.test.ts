@@ -35,6 +35,14 @@ function usageOfFold(events: readonly RecordedEvent[]): Record<string, Record<st
   return Object.fromEntries([...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]));
 }
 
+/** The quotas as usage?at= answers them, by the fold. */
+function quotasOfFold(events: readonly RecordedEvent[]): { name: string; hard: Record<string, string>; used: Record<string, string> }[] {
+  const state = fold(events);
+  return [...state.quotas.values()]
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((q) => ({ name: q.name, hard: q.definition.spec.hard ?? {}, used: Resources.canonicalResourceList(state.used.get(q.name) ?? Resources.EMPTY) }));
+}
+
 async function projectedUsage(namespace: string): Promise<Record<string, Record<string, string>>> {
   const { rows } = await pool.query<{ quota: string; used: Record<string, string> }>(`SELECT quota, used FROM projected_quota_usage WHERE namespace = $1 ORDER BY quota`, [namespace]);
   return Object.fromEntries(rows.map((r) => [r.quota, r.used]));
@@ -158,7 +166,7 @@ describe('the usage projection', () => {
         admitted: fc.array(fc.record({ pick: fc.nat(), phase: phaseArb }), { maxLength: 4 }),
         advance: fc.integer({ min: 0, max: 120_000 }),
       }),
-      fc.record({ kind: fc.constant('project' as const) }),
+      fc.record({ kind: fc.constant('project' as const), fresh: fc.boolean() }),
     );
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 15, maxLength: 40 }), async (commands) => {
@@ -223,28 +231,43 @@ describe('the usage projection', () => {
                 break;
               }
               case 'project':
-                await settle(projection);
+                // The same worker (its remembered states), or another one (state read back from the
+                // read models; the first worker's memory is then behind, and must not be used).
+                await settle(c.fresh ? new UsageProjection(db.dataSource, { snapshotEvery: 10 }) : projection);
                 break;
             }
           }
-          await settle(projection);
           const stream = await streamOf(namespace);
+          const head = stream.at(-1) as RecordedEvent;
+          // Before the projection has caught up (some versions are past what it reached, unless
+          // the last command projected): as-of folds what the read model does not cover.
+          const unsettled = await ledger.usageAt(namespace, new Date(head.at).toISOString());
+          expect(unsettled?.quotas).toEqual(quotasOfFold(stream));
+          await settle(projection);
           terminations += stream.filter((e) => e.type === 'Terminated').length;
           const expected = usageOfFold(stream);
           const expectedLive = [...fold(stream).reservations.keys()].sort();
           expect(await projectedUsage(namespace)).toEqual(expected);
           expect(await projectedLive(namespace)).toEqual(expectedLive);
 
-          const head = stream.at(-1) as RecordedEvent;
           const asOfHead = await ledger.usageAt(namespace, new Date(head.at).toISOString());
-          expect(Object.fromEntries((asOfHead?.quotas ?? []).map((q) => [q.name, q.used]))).toEqual(expected);
+          expect(asOfHead?.quotas).toEqual(quotasOfFold(stream));
           expect(asOfHead?.version).toBe(head.version);
-          // Every earlier instant: the fold of the events recorded up to it (a transaction's
-          // events share their instant).
+          // Every earlier instant, from the read model of usage at every version: the fold of the
+          // events recorded up to it (a transaction's events share their instant), quotas'
+          // limits included.
           for (const event of stream) {
             const asOf = await ledger.usageAt(namespace, new Date(event.at).toISOString());
-            expect(Object.fromEntries((asOf?.quotas ?? []).map((q) => [q.name, q.used]))).toEqual(usageOfFold(stream.filter((e) => e.at <= event.at)));
+            expect(asOf?.quotas).toEqual(quotasOfFold(stream.filter((e) => e.at <= event.at)));
           }
+          // A series over the whole history: every point in one statement, each the fold up to it.
+          const first = stream[0] as RecordedEvent;
+          const series = await ledger.usageSeries(namespace, { since: new Date(first.at - 1).toISOString(), until: new Date(head.at).toISOString(), points: 50 });
+          for (const point of series?.points ?? []) {
+            const upTo = stream.filter((e) => e.at <= Date.parse(point.at));
+            expect({ at: point.at, version: point.version, quotas: point.quotas }).toEqual({ at: point.at, version: upTo.at(-1)?.version ?? 0, quotas: quotasOfFold(upTo) });
+          }
+          expect(series?.points).toHaveLength(50);
 
           await projection.reset();
           await settle(projection);

@@ -345,7 +345,13 @@ describe('archiving a month', () => {
       for (const at of instants) {
         if (namespace === 'arch' && at === instants.at(-1)) continue;
         expect(await usageFromHorizon(namespace, at), `${namespace} at ${at}`).toEqual(expected.get(`${namespace}@${at}`));
+        // And usage?at= answers it: from the read model of usage at every version, the target
+        // being the horizon state's version for a namespace idle since before the horizon.
+        expect(await usageNow(namespace, at), `usageAt of ${namespace} at ${at}`).toEqual(expected.get(`${namespace}@${at}`));
       }
+      // Before the horizon: 410 Expired, naming the horizon, for an instant and for a series' start.
+      await expect(ledger.usageAt(namespace, '2025-01-15T00:00:00Z')).rejects.toMatchObject({ code: 'Archived', message: expect.stringContaining(HORIZON) });
+      await expect(ledger.usageSeries(namespace, { since: '2025-01-15T00:00:00Z', until: HORIZON, points: 3 })).rejects.toMatchObject({ code: 'Archived' });
     }
   });
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod, SharedQuotaDefinition } from '@quota/domain';
-import { ClusterQueries, ClusterWriter, LedgerClock, LedgerCommands, SharedUsageQueries, type AdmitCommand, type SharedQuotaUsagePoint } from '@quota/ledger';
+import { ClusterQueries, ClusterWriter, LedgerClock, LedgerCommands, SharedUsageQueries, UsageProjection, type AdmitCommand, type SharedQuotaUsagePoint } from '@quota/ledger';
 import type { DataSource } from 'typeorm';
 import { poolOf } from '../support/api.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
@@ -219,26 +219,36 @@ describe('random histories of labels, shared quota changes, admissions and relea
             }
             await sleep(2);
           }
-          for (const then of seen) {
-            const found = await usage.usageAt(then.key, then.at);
-            if (!found) {
-              expect(then.point.defined).toBe(false);
-              continue;
+          // Every instant seen, as usage?at= and a series answer it: first by folding the member
+          // namespaces (the projection has not run), then from the read model of usage at every
+          // version once it has caught up.
+          const asOfAgrees = async (): Promise<void> => {
+            for (const then of seen) {
+              const found = await usage.usageAt(then.key, then.at);
+              if (!found) {
+                expect(then.point.defined).toBe(false);
+                continue;
+              }
+              expect({ defined: found.defined, hard: found.hard, used: found.used }, `${then.key} at ${then.at}`).toEqual(then.point);
+              expect(found.namespaces.map(({ namespace, used }) => ({ namespace, used })), `${then.key}'s namespaces at ${then.at}`).toEqual(then.namespaces);
             }
-            expect({ defined: found.defined, hard: found.hard, used: found.used }, `${then.key} at ${then.at}`).toEqual(then.point);
-            expect(found.namespaces.map(({ namespace, used }) => ({ namespace, used })), `${then.key}'s namespaces at ${then.at}`).toEqual(then.namespaces);
-          }
-          // A series samples the same usage: each of its points is what usage?at= answers for its instant.
-          const [first, last] = [seen[0], seen.at(-1)];
-          if (first && last && first.at < last.at) {
-            for (const key of keys) {
-              const series = await usage.usageSeries(key, { since: first.at, until: last.at, points: 7 });
-              for (const point of series?.points ?? []) {
-                const at = await usage.usageAt(key, point.at);
-                expect(point, `${key}'s series at ${point.at}`).toEqual({ at: point.at, version: at?.version, defined: at?.defined, hard: at?.hard, used: at?.used });
+            // A series samples the same usage: each of its points is what usage?at= answers for its instant.
+            const [first, last] = [seen[0], seen.at(-1)];
+            if (first && last && first.at < last.at) {
+              for (const key of keys) {
+                const series = await usage.usageSeries(key, { since: first.at, until: last.at, points: 7 });
+                for (const point of series?.points ?? []) {
+                  const at = await usage.usageAt(key, point.at);
+                  expect(point, `${key}'s series at ${point.at}`).toEqual({ at: point.at, version: at?.version, defined: at?.defined, hard: at?.hard, used: at?.used });
+                }
               }
             }
-          }
+          };
+          await asOfAgrees();
+          // In steps of a few events, each by a new worker, so a namespace's state is taken up
+          // again from the read models (not from a worker's memory).
+          while ((await new UsageProjection(db.dataSource, { batchSize: 3 }).step(3, 'force')) > 0);
+          await asOfAgrees();
           // Nothing admitted ever took a shared quota over its hard limit: only labels and lowered limits may.
         } finally {
           await commands.close();

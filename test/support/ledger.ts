@@ -41,6 +41,7 @@ export class Ledger {
   deleteLimitRange: LedgerCommands['deleteLimitRange'] = (...args) => this.commands.deleteLimitRange(...args);
   usage: UsageQueries['usage'] = (namespace) => this.usageQueries.usage(namespace);
   usageAt: UsageQueries['usageAt'] = (...args) => this.usageQueries.usageAt(...args);
+  usageSeries: UsageQueries['usageSeries'] = (...args) => this.usageQueries.usageSeries(...args);
   projectedUsage: UsageQueries['projectedUsage'] = (namespace) => this.usageQueries.projectedUsage(namespace);
   getQuota: DefinitionQueries['getQuota'] = (...args) => this.definitions.getQuota(...args);
   listQuotas: DefinitionQueries['listQuotas'] = (namespace) => this.definitions.listQuotas(namespace);

@@ -28,7 +28,7 @@ describe('loadConfig', () => {
       quotaWarningPercent: 90,
       projectionBatchSize: 1000,
       projectionPollMs: 1000,
-      snapshotEvery: 1000,
+      snapshotEvery: 10_000,
       reconcileIntervalSeconds: 60,
       reconcileGraceSeconds: 120,
       reconcileConcurrency: 4,

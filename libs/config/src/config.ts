@@ -51,7 +51,7 @@ export interface AppConfig {
   readonly projectionStepMax: number;
   /** How long the projection worker lets notifications gather before a step, in ms. */
   readonly projectionCoalesceMs: number;
-  /** Events between two full snapshots of a namespace (as-of queries fold at most this many). */
+  /** Events between two full snapshots of a namespace: where a fold starts for what the usage-at-every-version read model does not cover yet. */
   readonly snapshotEvery: number;
   /** How often every namespace is reconciled, in seconds. */
   readonly reconcileIntervalSeconds: number;
@@ -192,7 +192,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     projectionPollMs: integer(env, 'PROJECTION_POLL_MS', 1000, 10, 600_000),
     projectionStepMax: integer(env, 'PROJECTION_STEP_MAX', 250, 1, 100_000),
     projectionCoalesceMs: integer(env, 'PROJECTION_COALESCE_MS', 25, 0, 10_000),
-    snapshotEvery: integer(env, 'SNAPSHOT_EVERY', 1000, 10, 1_000_000),
+    snapshotEvery: integer(env, 'SNAPSHOT_EVERY', 10_000, 10, 1_000_000),
     reconcileIntervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS', 60, 1, 86_400),
     reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS', 120, 0, 86_400),
     reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY', 4, 1, 256),

@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import { decodeEvent, type FoldRow } from './rows.js';
 import { select } from './sql.js';
 import { headOf, reservationToJson, stateOf, type HeadJson } from './head.js';
+import { USED_VERSIONS_PER_ROW, VersionRecorder, type VersionRow } from './usage-versions.js';
 
 /**
  * The usage projection: follows the ledger and keeps the read models of
@@ -55,7 +56,6 @@ export interface ProjectionLag {
 /** An event as the feed reads it: what a fold needs (rows.ts) and where it sits in the feed. */
 interface FeedRow extends FoldRow {
   readonly position: string;
-  readonly transaction_id: string;
   readonly namespace: string;
 }
 
@@ -67,11 +67,31 @@ interface NamespaceRow {
   used: Record<string, RawQuantities>;
   released_count: string;
   snapshot_version: string;
+  /** The rest of the head (HeadRest), or null when it has none. */
+  head_rest: HeadRest | null;
   /** The definitions (quotas without usage, limit ranges); written only when they change. */
   definitions: Definitions | null;
 }
 
 type Definitions = Pick<HeadJson, 'limitRanges'> & { readonly quotas: readonly Omit<HeadJson['quotas'][number], 'used'>[] };
+
+/**
+ * What of the head the other columns do not hold: the shared quotas covering the namespace (with
+ * what it contributes to each) and its Namespace object. The fold needs them to take the
+ * namespace up again (a Namespace change needs the object it changes), and usage at every
+ * version records the contributions.
+ */
+type HeadRest = Pick<HeadJson, 'shared' | 'object' | 'objectRemovedAt' | 'objectOnly'>;
+
+function headRestOf(head: HeadJson): HeadRest | undefined {
+  const rest: HeadRest = {
+    ...(head.shared ? { shared: head.shared } : {}),
+    ...(head.object ? { object: head.object } : {}),
+    ...(head.objectRemovedAt === undefined ? {} : { objectRemovedAt: head.objectRemovedAt }),
+    ...(head.objectOnly ? { objectOnly: head.objectOnly } : {}),
+  };
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
 
 /**
  * A live reservation as projected_reservations keeps it: where its Reserved or Adopted event is,
@@ -90,15 +110,59 @@ interface ReservationKeyRow extends FoldRow {
 /** Event types that change a namespace's definitions (and so its projected_definitions row). */
 const DEFINING: ReadonlySet<string> = new Set(['QuotaDefined', 'QuotaChanged', 'QuotaRemoved', 'LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved']);
 
-const DEFAULTS = { batchSize: 1000, snapshotEvery: 1000, name: 'usage' };
+const DEFAULTS = { batchSize: 1000, snapshotEvery: 10_000, name: 'usage' };
 
 /** How often, at most, a step looks for namespaces whose head is ahead of their projection (the feed being drained). */
 const SWEEP_EVERY_MS = 200;
 /** Namespaces one sweep takes on. */
 const SWEEP_NAMESPACES_MAX = 200;
+/** Live reservations the worker keeps in memory, over all the namespace states it remembers (StateCache). */
+const CACHED_RESERVATIONS_MAX = 200_000;
+
+/**
+ * The complete states (every live reservation) of the namespaces a worker projected last, as its
+ * committed steps left them, most recent last. A step whose namespace is still at the version it
+ * left there starts from it instead of reading the reservations back and folding their events
+ * again: a busy namespace costs its events, not its live reservations. A state is used only
+ * while the projected version is the one it was cached at (another worker, or a reset, moves
+ * it), and only states made with every reservation are kept, so a snapshot or a recount from
+ * one is exact.
+ */
+class StateCache {
+  private readonly states = new Map<string, NamespaceState>();
+  private reservations = 0;
+
+  get(namespace: string, version: number): NamespaceState | undefined {
+    const state = this.states.get(namespace);
+    return state?.version === version ? state : undefined;
+  }
+
+  set(namespace: string, state: NamespaceState): void {
+    this.delete(namespace);
+    this.states.set(namespace, state);
+    this.reservations += state.reservations.size;
+    for (const [oldest, old] of this.states) {
+      if (this.reservations <= CACHED_RESERVATIONS_MAX) break;
+      this.states.delete(oldest);
+      this.reservations -= old.reservations.size;
+    }
+  }
+
+  delete(namespace: string): void {
+    const state = this.states.get(namespace);
+    if (!state) return;
+    this.states.delete(namespace);
+    this.reservations -= state.reservations.size;
+  }
+
+  clear(): void {
+    this.states.clear();
+    this.reservations = 0;
+  }
+}
 
 /** What the feed reads of an event (FeedRow), from the ledger_events row named `e`. */
-const FEED_COLUMNS = `e.position::text AS position, e.transaction_id::text AS transaction_id, e.namespace, e.version::text AS version, e.type, e.schema_version, e.data,
+const FEED_COLUMNS = `e.position::text AS position, e.namespace, e.version::text AS version, e.type, e.schema_version, e.data,
                 (extract(epoch from e.recorded_at) * 1000)::float8 AS at_ms`;
 
 export const LEDGER_EVENTS_CHANNEL = 'quota_ledger_events';
@@ -108,6 +172,7 @@ export class UsageProjection {
   private readonly batchSize: number;
   private readonly snapshotEvery: number;
   private sweptAt = 0;
+  private readonly cache = new StateCache();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -125,7 +190,9 @@ export class UsageProjection {
    */
   async step(limit = this.batchSize, sweep: 'auto' | 'force' = 'auto'): Promise<number> {
     const max = Math.max(1, Math.min(limit, this.batchSize));
-    return this.inTransaction(async (client) => {
+    // The states this step leaves, remembered once it has committed (a rolled-back step's never are).
+    const left = new Map<string, NamespaceState>();
+    const taken = await this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       const { rows: checkpoints } = await client.query<{ position: string }>(`SELECT position::text AS position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
       const checkpoint = checkpoints[0]?.position ?? '0';
@@ -135,7 +202,7 @@ export class UsageProjection {
         this.sweptAt = Date.now();
         swept = await this.behind(client, max - rows.length);
       }
-      const applied = await this.apply(client, [...rows, ...swept]);
+      const applied = await this.apply(client, [...rows, ...swept], left);
       const last = rows.at(-1);
       if (!last && applied === 0) return 0;
       const lastApplied = [...rows, ...swept].reduce((at, row) => Math.max(at, row.at_ms), 0);
@@ -148,6 +215,8 @@ export class UsageProjection {
       );
       return Math.max(rows.length, applied);
     });
+    for (const [namespace, state] of left) this.cache.set(namespace, state);
+    return taken;
   }
 
   /**
@@ -213,10 +282,11 @@ export class UsageProjection {
    * the whole ledger. Until they have, reads show an older state (their version says so).
    */
   async reset(): Promise<void> {
+    this.cache.clear();
     await this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       await client.query(`SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
-      await client.query(`TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots`);
+      await client.query(`TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots, projected_used_versions, projected_quota_versions`);
       await client.query(
         `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`,
         [this.name],
@@ -278,7 +348,7 @@ export class UsageProjection {
    * and a gap ahead of them (an event the feed passed while its transaction was open) is read
    * from the (namespace, version) key first. Returns how many events were applied.
    */
-  private async apply(client: pg.PoolClient, rows: readonly FeedRow[]): Promise<number> {
+  private async apply(client: pg.PoolClient, rows: readonly FeedRow[], left: Map<string, NamespaceState>): Promise<number> {
     const byNamespace = new Map<string, FeedRow[]>();
     for (const row of rows) {
       // A shared quota's stream holds its definition only; its usage is in its head (issue 18).
@@ -290,7 +360,7 @@ export class UsageProjection {
     if (byNamespace.size === 0) return 0;
     const { rows: heads } = await client.query<NamespaceRow>(
       `SELECT p.namespace, p.version::text AS version, p.used, p.released_count::text AS released_count, p.snapshot_version::text AS snapshot_version,
-              d.state AS definitions
+              p.head_rest, d.state AS definitions
          FROM projected_namespaces p LEFT JOIN projected_definitions d ON d.namespace = p.namespace
         WHERE p.namespace = ANY($1::text[]) FOR UPDATE OF p`,
       [[...byNamespace.keys()]],
@@ -312,11 +382,22 @@ export class UsageProjection {
     for (const row of gaps.length > 0 ? await this.versions(client, gaps) : []) filled.set(row.namespace, [...(filled.get(row.namespace) ?? []), row]);
     for (const [namespace, rows] of filled) byNamespace.set(namespace, [...rows, ...(byNamespace.get(namespace) ?? [])]);
     if (byNamespace.size === 0) return 0;
-    const { loaded, wantsAll } = await this.loadReservations(client, byNamespace, headOfNamespace);
+    const cached = new Map<string, NamespaceState>();
+    for (const namespace of byNamespace.keys()) {
+      const state = this.cache.get(namespace, Number(headOfNamespace.get(namespace)?.version ?? -1));
+      if (state) cached.set(namespace, state);
+      // Taken by this step: it is remembered again only if the step commits.
+      this.cache.delete(namespace);
+    }
+    const { loaded, wantsAll } = await this.loadReservations(client, byNamespace, headOfNamespace, cached);
     const out = new BatchWrites();
     let applied = 0;
     for (const [namespace, events] of byNamespace) {
-      this.project(out, namespace, events, headOfNamespace.get(namespace), loaded.get(namespace) ?? [], wantsAll.has(namespace));
+      const head = headOfNamespace.get(namespace);
+      const from = cached.get(namespace) ?? stateOf(Number(head?.version ?? 0), headJsonOf(head), loaded.get(namespace) ?? []);
+      const after = this.project(out, namespace, events, head, from, wantsAll.has(namespace));
+      // Complete when it started from a remembered state, from every reservation, or from nothing.
+      if (cached.has(namespace) || wantsAll.has(namespace) || !head) left.set(namespace, after);
       applied += events.length;
     }
     await out.flush(client);
@@ -333,20 +414,30 @@ export class UsageProjection {
     client: pg.PoolClient,
     byNamespace: ReadonlyMap<string, readonly FeedRow[]>,
     heads: ReadonlyMap<string, NamespaceRow>,
+    cached: ReadonlyMap<string, NamespaceState>,
   ): Promise<{ loaded: Map<string, Reservation[]>; wantsAll: Set<string> }> {
     const wantsAll = new Set<string>();
+    const toLoad = new Set<string>();
     const needKeys: { ns: string[]; id: string[] } = { ns: [], id: [] };
     for (const [namespace, events] of byNamespace) {
       const lastVersion = Number(events.at(-1)?.version ?? 0);
       const snapshotDue = lastVersion - Number(heads.get(namespace)?.snapshot_version ?? 0) >= this.snapshotEvery;
       if (snapshotDue || events.some((e) => reservationsNeededBy(e.type) === 'all')) {
         wantsAll.add(namespace);
+        if (!cached.has(namespace)) toLoad.add(namespace);
         continue;
       }
+      // A remembered state holds every live reservation already.
+      if (cached.has(namespace)) continue;
+      // Each older reservation once: one made earlier in the same batch is in the fold's state by then.
+      const known = new Set<string>();
       for (const event of events) {
+        const id = (event.data as { reservationId?: string }).reservationId;
+        if (id === undefined || known.has(id)) continue;
+        known.add(id);
         if (reservationsNeededBy(event.type) === 'named') {
           needKeys.ns.push(namespace);
-          needKeys.id.push((event.data as { reservationId: string }).reservationId);
+          needKeys.id.push(id);
         }
       }
     }
@@ -363,11 +454,11 @@ export class UsageProjection {
                      (extract(epoch from e.recorded_at) * 1000)::float8 AS at_ms, r.terminated_version::text AS terminated_version,
                      t.schema_version AS terminated_schema_version, t.data AS terminated_data, (extract(epoch from t.recorded_at) * 1000)::float8 AS terminated_at_ms`;
     const terminated = `LEFT JOIN ledger_events t ON r.terminated_version IS NOT NULL AND t.namespace = r.namespace AND t.version = r.terminated_version`;
-    if (wantsAll.size > 0) {
+    if (toLoad.size > 0) {
       const { rows } = await client.query<ReservationKeyRow>(
         `SELECT ${columns} FROM projected_reservations r JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version ${terminated}
           WHERE r.namespace = ANY($1::text[])`,
-        [[...wantsAll]],
+        [[...toLoad]],
       );
       addLoaded(rows);
     }
@@ -383,10 +474,10 @@ export class UsageProjection {
     return { loaded, wantsAll };
   }
 
-  /** Folds one namespace's events onto its projected state and queues the writes. */
-  private project(out: BatchWrites, namespace: string, events: readonly FeedRow[], head: NamespaceRow | undefined, reservations: readonly Reservation[], wantsAll: boolean): void {
-    const before = stateOf(Number(head?.version ?? 0), headJsonOf(head), reservations);
+  /** Folds one namespace's events onto its projected state (`before`) and queues the writes; returns the state it leaves. */
+  private project(out: BatchWrites, namespace: string, events: readonly FeedRow[], head: NamespaceRow | undefined, before: NamespaceState, wantsAll: boolean): NamespaceState {
     const recorded = events.map(recordedOf);
+    const versions = new VersionRecorder(before, (row) => out.version(namespace, row));
     // Fold in chunks that end where a snapshot is due, so snapshots land every
     // `snapshotEvery` events however large the step.
     let after = before;
@@ -396,7 +487,7 @@ export class UsageProjection {
       const event = recorded[i] as RecordedEvent;
       const due = wantsAll && event.version - snapshotVersion >= this.snapshotEvery;
       if (!due && i < recorded.length - 1) continue;
-      after = fold(recorded.slice(from, i + 1), after);
+      after = fold(recorded.slice(from, i + 1), after, versions.observe);
       from = i + 1;
       if (due) {
         out.snapshot(namespace, after, events[i] as FeedRow);
@@ -426,6 +517,7 @@ export class UsageProjection {
     }
     const definitionsChanged = !head?.definitions || events.some((e) => DEFINING.has(e.type));
     out.namespace(namespace, after, events.at(-1) as FeedRow, snapshotVersion, definitionsChanged);
+    return after;
   }
 }
 
@@ -436,6 +528,7 @@ function headJsonOf(head: NamespaceRow | undefined): HeadJson {
     quotas: definitions.quotas.map((q) => ({ ...q, used: head?.used[q.definition.name] ?? {} })),
     limitRanges: definitions.limitRanges,
     releasedCount: Number(head?.released_count ?? 0),
+    ...head?.head_rest,
   };
 }
 
@@ -466,9 +559,49 @@ class BatchWrites {
   private readonly commits = { ns: [] as string[], id: [] as string[], committed: [] as number[] };
   private readonly terminations = { ns: [] as string[], id: [] as string[], version: [] as number[] };
   private readonly deletes = { ns: [] as string[], id: [] as string[] };
-  private readonly namespaces = { ns: [] as string[], version: [] as number[], position: [] as string[], used: [] as string[], released: [] as number[], at: [] as number[], snapshot: [] as number[] };
+  private readonly namespaces = {
+    ns: [] as string[],
+    version: [] as number[],
+    position: [] as string[],
+    used: [] as string[],
+    released: [] as number[],
+    at: [] as number[],
+    snapshot: [] as number[],
+    rest: [] as (string | null)[],
+  };
   private readonly definitions = { ns: [] as string[], state: [] as string[] };
   private readonly snapshots = { ns: [] as string[], version: [] as number[], position: [] as string[], at: [] as number[], state: [] as string[], reservations: [] as string[] };
+  /** Rows of projected_used_versions and projected_quota_versions, as JSON records (one jsonb parameter each: no array escaping). */
+  private readonly usedVersions: string[] = [];
+  private readonly quotaVersions: string[] = [];
+  /** The usage row being filled, per namespace (usage-versions.ts: up to USED_VERSIONS_PER_ROW versions a row). */
+  private readonly usedRows = new Map<string, { versions: number[]; used: string[]; shared: (string | undefined)[] }>();
+
+  /** What changed at one version of a namespace (usage-versions.ts); a namespace's come in version order. */
+  version(namespace: string, row: VersionRow): void {
+    if (row.quotas !== undefined) this.quotaVersions.push(`{"namespace":${JSON.stringify(namespace)},"version":${row.version},"quotas":${row.quotas}}`);
+    if (row.used === undefined) return;
+    let open = this.usedRows.get(namespace);
+    if (open && open.versions.length >= USED_VERSIONS_PER_ROW) {
+      this.closeUsedRow(namespace, open);
+      open = undefined;
+    }
+    if (!open) {
+      open = { versions: [], used: [], shared: [] };
+      this.usedRows.set(namespace, open);
+    }
+    open.versions.push(row.version);
+    open.used.push(row.used);
+    open.shared.push(row.shared);
+  }
+
+  private closeUsedRow(namespace: string, row: { versions: number[]; used: string[]; shared: (string | undefined)[] }): void {
+    const shared = row.shared.some((s) => s !== undefined) ? `[${row.shared.map((s) => s ?? 'null').join(',')}]` : 'null';
+    this.usedVersions.push(
+      `{"namespace":${JSON.stringify(namespace)},"version":${row.versions[0]},"versions":[${row.versions.join(',')}],"used":[${row.used.join(',')}],"shared":${shared}}`,
+    );
+    this.usedRows.delete(namespace);
+  }
 
   /** A reservation made in this step; `terminatedVersion` is its Terminated event's, when the step holds one. */
   insertReservation(namespace: string, reservation: Reservation, terminatedVersion: number | undefined): void {
@@ -507,6 +640,8 @@ class BatchWrites {
     this.namespaces.released.push(state.releasedCount);
     this.namespaces.at.push(last.at_ms);
     this.namespaces.snapshot.push(snapshotVersion);
+    const rest = state.shared.size > 0 || state.object || state.objectRemovedAt !== undefined || state.objectOnly ? headRestOf(headOf(state)) : undefined;
+    this.namespaces.rest.push(rest ? JSON.stringify(rest) : null);
     if (definitionsChanged) {
       const head = headOf(state);
       const definitions: Definitions = { quotas: head.quotas.map(({ used: _, ...q }) => q), limitRanges: head.limitRanges };
@@ -557,13 +692,13 @@ class BatchWrites {
     }
     const n = this.namespaces;
     await client.query(
-      `INSERT INTO projected_namespaces (namespace, version, position, used, released_count, last_event_at, projected_at, snapshot_version)
-       SELECT ns, version, position, used, released, to_timestamp(at / 1000), clock_timestamp(), snapshot
-         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::jsonb[], $5::bigint[], $6::float8[], $7::bigint[]) AS t(ns, version, position, used, released, at, snapshot)
+      `INSERT INTO projected_namespaces (namespace, version, position, used, released_count, last_event_at, projected_at, snapshot_version, head_rest)
+       SELECT ns, version, position, used, released, to_timestamp(at / 1000), clock_timestamp(), snapshot, rest
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::jsonb[], $5::bigint[], $6::float8[], $7::bigint[], $8::jsonb[]) AS t(ns, version, position, used, released, at, snapshot, rest)
        ON CONFLICT (namespace) DO UPDATE SET version = EXCLUDED.version, position = EXCLUDED.position, used = EXCLUDED.used,
          released_count = EXCLUDED.released_count, last_event_at = EXCLUDED.last_event_at, projected_at = EXCLUDED.projected_at,
-         snapshot_version = EXCLUDED.snapshot_version`,
-      [n.ns, n.version, n.position, n.used, n.released, n.at, n.snapshot],
+         snapshot_version = EXCLUDED.snapshot_version, head_rest = EXCLUDED.head_rest`,
+      [n.ns, n.version, n.position, n.used, n.released, n.at, n.snapshot, n.rest],
     );
     const d = this.definitions;
     if (d.ns.length > 0) {
@@ -571,6 +706,22 @@ class BatchWrites {
         `INSERT INTO projected_definitions (namespace, state) SELECT * FROM unnest($1::text[], $2::jsonb[])
          ON CONFLICT (namespace) DO UPDATE SET state = EXCLUDED.state WHERE projected_definitions.state IS DISTINCT FROM EXCLUDED.state`,
         [d.ns, d.state],
+      );
+    }
+    for (const [namespace, row] of this.usedRows) this.closeUsedRow(namespace, row);
+    if (this.usedVersions.length > 0) {
+      await client.query(
+        `INSERT INTO projected_used_versions (namespace, version, versions, used, shared)
+         SELECT r.namespace, r.version, r.versions, r.used, r.shared
+           FROM jsonb_to_recordset($1::jsonb) AS r(namespace text, version bigint, versions bigint[], used jsonb, shared jsonb)`,
+        [`[${this.usedVersions.join(',')}]`],
+      );
+    }
+    if (this.quotaVersions.length > 0) {
+      await client.query(
+        `INSERT INTO projected_quota_versions (namespace, version, quotas)
+         SELECT r.namespace, r.version, r.quotas FROM jsonb_to_recordset($1::jsonb) AS r(namespace text, version bigint, quotas jsonb)`,
+        [`[${this.quotaVersions.join(',')}]`],
       );
     }
     const s = this.snapshots;

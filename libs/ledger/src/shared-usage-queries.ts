@@ -4,7 +4,8 @@ import type { DataSource } from 'typeorm';
 import type { SharedQuotaUsageAt, SharedQuotaUsagePoint, SharedQuotaUsageSeries, UsageMarker } from './ledger.types.js';
 import { select } from './sql.js';
 import { SERIES_MARKERS_MAX, seriesInstants } from './usage-queries.js';
-import { boundedQuery, forEachBounded, sampleStates, type StateSample } from './usage-sampler.js';
+import { boundedQuery, forEachBounded, sampleStates, type Query, type StateSample } from './usage-sampler.js';
+import { sharedAtInstants } from './usage-versions.js';
 
 /** Namespaces sampled side by side by one shared quota's series (each runs sampleStates, itself bounded). */
 const NAMESPACES_CONCURRENT_MAX = 2;
@@ -95,7 +96,7 @@ export class SharedUsageQueries {
     const byNamespace = new Map<string, StateSample<ResourceList | undefined>[]>();
     const candidates = await this.candidates(key, last);
     await forEachBounded(candidates, NAMESPACES_CONCURRENT_MAX, async (namespace) => {
-      byNamespace.set(namespace, await sampleStates(query, namespace, instants, contribution));
+      byNamespace.set(namespace, await contributed(query, namespace, key, instants, contribution));
     });
     const namespaces = [...byNamespace.keys()].sort();
     const samples = instants.map((at, i) => {
@@ -134,4 +135,26 @@ export class SharedUsageQueries {
   private async exists(key: string): Promise<boolean> {
     return (await select(this.dataSource, `SELECT 1 FROM shared_quota_heads WHERE key = $1`, [key])).length > 0;
   }
+}
+
+/**
+ * What one namespace contributed to the shared quota at each instant: from the read model of
+ * usage at every version (usage-versions.ts), and by folding (`capture`) the instants the
+ * projection has not reached.
+ */
+async function contributed(
+  query: Query,
+  namespace: string,
+  key: string,
+  instants: readonly string[],
+  capture: (state: NamespaceState) => ResourceList | undefined,
+): Promise<StateSample<ResourceList | undefined>[]> {
+  const modelled = await sharedAtInstants(query, namespace, key, instants);
+  const unreached = modelled.flatMap((point, i) => (point.covered ? [] : [i]));
+  const folded = unreached.length > 0 ? await sampleStates(query, namespace, unreached.map((i) => instants[i] as string), capture) : [];
+  const samples = modelled.map((point, i): StateSample<ResourceList | undefined> => ({ at: instants[i] as string, version: point.version, value: point.used ? Resources.resourceList(point.used) : undefined }));
+  unreached.forEach((index, i) => {
+    samples[index] = folded[i] as StateSample<ResourceList | undefined>;
+  });
+  return samples;
 }

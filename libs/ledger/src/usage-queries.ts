@@ -1,10 +1,12 @@
 import { fold, initialState, type RawQuantities } from '@quota/domain';
 import type { DataSource } from 'typeorm';
 import { headOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
-import type { NamespaceUsage, NamespaceUsageAt, ProjectedUsage, UsageMarker, UsageSeries } from './ledger.types.js';
+import type { NamespaceUsage, NamespaceUsageAt, ProjectedUsage, UsageMarker, UsagePoint, UsageSeries } from './ledger.types.js';
 import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
 import { select } from './sql.js';
-import { sampleUsage } from './usage-sampler.js';
+import { sampleUsage, type Query } from './usage-sampler.js';
+import { usageAtInstants } from './usage-versions.js';
+import { archivedInstant, isBeforeHorizon, retentionHorizon } from './retention.js';
 
 /** Most samples one usage series answers, and most markers of each kind. */
 export const SERIES_POINTS_MAX = 500;
@@ -68,13 +70,24 @@ export class UsageQueries {
   }
 
   /**
-   * Usage as it was at an instant (RFC 3339, microsecond precision): the fold of the
-   * namespace's events up to the last one recorded at or before it, started from the newest
-   * snapshot below that version, so at most a snapshot interval of events is read. Exact
-   * whatever the projection's lag: snapshots only shorten the fold.
+   * Usage as it was at an instant (RFC 3339, microsecond precision): the state after the last
+   * event recorded at or before it. From the usage-at-every-version read model
+   * (usage-versions.ts) when the projection has passed that event, else by folding.
    */
   async usageAt(namespace: string, at: string): Promise<NamespaceUsageAt | undefined> {
     if (!(await this.exists(namespace))) return undefined;
+    await this.retained(namespace, at);
+    const [point] = await usageAtInstants(this.query, namespace, [at]);
+    if (point?.quotas) return { namespace, at, version: point.version, position: point.position, quotas: point.quotas };
+    return this.foldedAt(namespace, at);
+  }
+
+  /**
+   * usageAt by folding: the namespace's events up to the last one recorded at or before the
+   * instant, from the newest snapshot below that version. Exact whatever the projection's lag:
+   * snapshots only shorten the fold.
+   */
+  private async foldedAt(namespace: string, at: string): Promise<NamespaceUsageAt> {
     const targets = await select<{ version: string; position: string }>(
       this.dataSource,
       `SELECT version::text AS version, position::text AS position FROM ledger_events
@@ -108,12 +121,14 @@ export class UsageQueries {
 
   /**
    * Usage at `points` evenly spaced instants from `since` to `until` (both included), each
-   * exact (as `usageAt`: points sharing a snapshot share one fold, see sampleUsage), and the
-   * range's limit changes and denials as markers. Undefined when the namespace has no stream.
+   * exact as `usageAt` answers it (the read model in one statement; the points the projection
+   * has not reached yet folded, sharing folds, see sampleUsage), and the range's limit changes
+   * and denials as markers. Undefined when the namespace has no stream.
    */
   async usageSeries(namespace: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<UsageSeries | undefined> {
     if (!(await this.exists(namespace))) return undefined;
-    const points = await sampleUsage(this.dataSource, namespace, seriesInstants(range));
+    await this.retained(namespace, range.since);
+    const points = await this.usageAtMany(namespace, seriesInstants(range));
     const limits = await select<{ version: string; type: string; quota: string; actor: string; at: Date }>(
       this.dataSource,
       `SELECT version::text AS version, type, data->>'name' AS quota, actor, recorded_at AS at FROM ledger_events
@@ -143,6 +158,25 @@ export class UsageQueries {
     ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     return { namespace, since: range.since, until: range.until, points, markers, truncated: limits.length > SERIES_MARKERS_MAX || denials.length > SERIES_MARKERS_MAX };
   }
+
+  private async usageAtMany(namespace: string, instants: readonly string[]): Promise<UsagePoint[]> {
+    const modelled = await usageAtInstants(this.query, namespace, instants);
+    const unreached = modelled.flatMap((point, i) => (point.quotas ? [] : [i]));
+    const folded = unreached.length > 0 ? await sampleUsage(this.dataSource, namespace, unreached.map((i) => instants[i] as string)) : [];
+    const points: UsagePoint[] = modelled.map((point) => ({ at: point.at, version: point.version, quotas: point.quotas ?? [] }));
+    unreached.forEach((index, i) => {
+      points[index] = folded[i] as UsagePoint;
+    });
+    return points;
+  }
+
+  /** Throws Archived (410) for an instant before the retention horizon: the events that would answer it left the ledger. */
+  private async retained(namespace: string, at: string): Promise<void> {
+    const horizon = await retentionHorizon(this.dataSource);
+    if (horizon !== undefined && isBeforeHorizon(at, horizon)) throw archivedInstant(namespace, at, horizon);
+  }
+
+  private readonly query: Query = (sql, values) => this.dataSource.query(sql, [...values]);
 
   private async exists(namespace: string): Promise<boolean> {
     return (await select(this.dataSource, `SELECT 1 FROM namespace_heads WHERE namespace = $1`, [namespace])).length > 0;
