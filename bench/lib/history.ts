@@ -45,7 +45,7 @@ export async function writeLongHistory(databaseUrl: string, approximateEvents: n
     await pool.query(`INSERT INTO namespace_heads (namespace, version, state) VALUES ($1, $2, '{"quotas":[],"limitRanges":[],"releasedCount":0}')`, [LONG_NAMESPACE, events]);
     await pool.query('ANALYZE');
     const dataSource = await openDataSource({ url: databaseUrl, poolSize: 2 });
-    const projection = new UsageProjection(dataSource, { batchSize: 5000, snapshotEvery: 1000 });
+    const projection = new UsageProjection(dataSource, { batchSize: 5000 });
     const t0 = performance.now();
     const applied = await projection.catchUp().finally(() => dataSource.destroy());
     const catchUpSeconds = (performance.now() - t0) / 1000;
