@@ -156,6 +156,17 @@ export function headOf(state: NamespaceState): HeadJson {
     })),
     ...(state.lastEventAt === undefined ? {} : { lastEventAt: state.lastEventAt }),
     releasedCount: state.releasedCount,
+    ...headRestOf(state),
+  };
+}
+
+/**
+ * The parts of the head besides quotas, limit ranges and usage: the Namespace object and the
+ * shared quotas covering the namespace (with what it contributes to each). The projection keeps
+ * these alone (projected_namespaces.head_rest).
+ */
+export function headRestOf(state: NamespaceState): Pick<HeadJson, 'object' | 'shared' | 'objectOnly' | 'objectRemovedAt'> {
+  return {
     ...(state.object ? { object: state.object } : {}),
     ...(state.shared.size > 0
       ? {

@@ -3,13 +3,14 @@ import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { decodeEvent, type FoldRow } from './rows.js';
 import { select } from './sql.js';
-import { headOf, reservationToJson, stateOf, type HeadJson } from './head.js';
+import { headOf, headRestOf, reservationToJson, stateOf, type HeadJson } from './head.js';
 import { USED_VERSIONS_PER_ROW, VersionRecorder, type VersionRow } from './usage-versions.js';
 
 /**
  * The usage projection: follows the ledger and keeps the read models of
- * migrations/1795500000000-CreateProjections (usage per namespace and quota, live
- * reservations, snapshots for as-of queries).
+ * migrations/1795500000000-CreateProjections and 1795900000900-UsageVersions (usage per
+ * namespace and quota, live reservations, usage at every version for as-of queries, and the
+ * snapshots that start folds of what those do not cover yet).
  *
  * It follows each namespace's versions, which are gap-free by construction: a namespace's
  * version v+1 is written only by a transaction that saw v committed (the head's
@@ -76,22 +77,11 @@ interface NamespaceRow {
 type Definitions = Pick<HeadJson, 'limitRanges'> & { readonly quotas: readonly Omit<HeadJson['quotas'][number], 'used'>[] };
 
 /**
- * What of the head the other columns do not hold: the shared quotas covering the namespace (with
- * what it contributes to each) and its Namespace object. The fold needs them to take the
- * namespace up again (a Namespace change needs the object it changes), and usage at every
- * version records the contributions.
+ * What of the head the other columns do not hold (head.ts headRestOf): the fold needs the
+ * Namespace object to take the namespace up again (a Namespace change needs the object it
+ * changes), and usage at every version records the shared-quota contributions.
  */
-type HeadRest = Pick<HeadJson, 'shared' | 'object' | 'objectRemovedAt' | 'objectOnly'>;
-
-function headRestOf(head: HeadJson): HeadRest | undefined {
-  const rest: HeadRest = {
-    ...(head.shared ? { shared: head.shared } : {}),
-    ...(head.object ? { object: head.object } : {}),
-    ...(head.objectRemovedAt === undefined ? {} : { objectRemovedAt: head.objectRemovedAt }),
-    ...(head.objectOnly ? { objectOnly: head.objectOnly } : {}),
-  };
-  return Object.keys(rest).length > 0 ? rest : undefined;
-}
+type HeadRest = ReturnType<typeof headRestOf>;
 
 /**
  * A live reservation as projected_reservations keeps it: where its Reserved or Adopted event is,
@@ -640,8 +630,8 @@ class BatchWrites {
     this.namespaces.released.push(state.releasedCount);
     this.namespaces.at.push(last.at_ms);
     this.namespaces.snapshot.push(snapshotVersion);
-    const rest = state.shared.size > 0 || state.object || state.objectRemovedAt !== undefined || state.objectOnly ? headRestOf(headOf(state)) : undefined;
-    this.namespaces.rest.push(rest ? JSON.stringify(rest) : null);
+    const rest = headRestOf(state);
+    this.namespaces.rest.push(Object.keys(rest).length > 0 ? JSON.stringify(rest) : null);
     if (definitionsChanged) {
       const head = headOf(state);
       const definitions: Definitions = { quotas: head.quotas.map(({ used: _, ...q }) => q), limitRanges: head.limitRanges };
