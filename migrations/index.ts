@@ -14,6 +14,7 @@ import { SharedQuotaAppliedIndex1795900000700 } from './1795900000700-SharedQuot
 import { ProjectedTerminations1795900000800 } from './1795900000800-ProjectedTerminations.js';
 import { UsageVersions1795900000900 } from './1795900000900-UsageVersions.js';
 import { PartitionLedgerEvents1795900001000 } from './1795900001000-PartitionLedgerEvents.js';
+import { HorizonDefinitions1795900001100 } from './1795900001100-HorizonDefinitions.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   ProjectedTerminations1795900000800,
   UsageVersions1795900000900,
   PartitionLedgerEvents1795900001000,
+  HorizonDefinitions1795900001100,
 ];

@@ -9,11 +9,13 @@ import {
   archiveLedger,
   ArchiveRefused,
   buildDataSourceOptions,
+  ClusterWriter,
   ensureLedgerPartitions,
   horizonState,
   isBeforeHorizon,
   retentionHorizon,
   runMigrationsLocked,
+  SharedUsageQueries,
   UsageProjection,
   type AdmitCommand,
   type ArchivedEvent,
@@ -196,6 +198,11 @@ describe('archiving a month', () => {
   const JANUARY_INSTANTS = ['2025-01-10T10:00:03Z', '2025-01-10T10:00:05.5Z', '2025-01-20T00:00:00Z', '2025-01-31T23:59:59Z'];
   /** Usage at instants of January, read before the archive. */
   const januaryUsage = new Map<string, Record<string, Record<string, string>>>();
+  /** A ClusterResourceQuota defined in January over "arch", never changed since: its stream is idle from the horizon on. */
+  const BLUE = 'clusterresourcequotas/blue';
+  const SHARED_INSTANTS = ['2025-02-01T00:00:00Z', '2025-02-03T10:00:01Z', '2025-02-25T00:00:00Z', '2025-03-06T00:00:00Z'];
+  /** The shared quota's usage at those instants, read before the archive. */
+  const sharedBefore = new Map<string, unknown>();
 
   beforeAll(async () => {
     db = await createMigratedDatabase('qlarchive');
@@ -242,6 +249,10 @@ describe('archiving a month', () => {
   it('refuses a month while a live reservation was made in it, and changes nothing', async () => {
     await db.dataSource.query(`SELECT ledger_events_add_partition('2025-01-01T00:00:00Z'), ledger_events_add_partition('2025-02-01T00:00:00Z')`);
     await ledger.putQuota('arch', { name: 'compute', spec: { hard: { pods: '10', 'requests.cpu': '2' } } }, { actor: 'admin' });
+    const cluster = new ClusterWriter(db.dataSource, { clock: () => (now += 1000) });
+    await cluster.putNamespace({ name: 'arch', metadata: { labels: { team: 'blue' } } }, { actor: 'admin' });
+    await cluster.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name: 'blue' }, spec: { hard: { pods: '10' } }, selector: { labels: { matchLabels: { team: 'blue' } } } }, { actor: 'admin' });
+    await cluster.close();
     await ledger.putQuota('idle', { name: 'compute', spec: { hard: { pods: '3' } } }, { actor: 'admin' });
     // Never written to again: its usage from the horizon on comes from its horizon state alone.
     await ledger.putQuota('quiet', { name: 'compute', spec: { hard: { pods: '5' } } }, { actor: 'admin' });
@@ -283,6 +294,10 @@ describe('archiving a month', () => {
     now = Date.parse('2025-03-05T12:00:00Z');
     await expect(archiveLedger(db.dataSource, { before: HORIZON, directory })).rejects.toThrow(/projection has not applied all of it \(1 namespaces behind, e\.g\. "late"/);
     await projectAll();
+    const shared = new SharedUsageQueries(db.dataSource);
+    for (const at of SHARED_INSTANTS) sharedBefore.set(at, await shared.usageAt(BLUE, at));
+    // What the checks after the archive compare with: defined, and charged by arch's pods.
+    expect(sharedBefore.get('2025-02-03T10:00:01Z')).toMatchObject({ defined: true, hard: { pods: '10' }, used: { pods: '1' } });
   });
 
   it('exports exactly the partition’s rows as NDJSON, detaches it and records the horizon; the ledger stays append-only', async () => {
@@ -306,7 +321,7 @@ describe('archiving a month', () => {
 
     const report = await archiveLedger(ds, { before: HORIZON, directory });
     expect(report.archived).toEqual([
-      expect.objectContaining({ partition: JANUARY, rangeEnd: HORIZON, events: january.length, file: path.join(directory, `${JANUARY}.ndjson`), streams: namespaces.length + 1 }),
+      expect.objectContaining({ partition: JANUARY, rangeEnd: HORIZON, events: january.length, file: path.join(directory, `${JANUARY}.ndjson`), streams: namespaces.length + 2 }),
     ]);
     expect(report.horizon).toBe(HORIZON);
 
@@ -355,6 +370,38 @@ describe('archiving a month', () => {
     }
   });
 
+  const NAMESPACES = ['arch', 'idle', 'quiet', 'late'];
+  const RETAINED_INSTANTS = [HORIZON, '2025-02-03T10:00:01Z', '2025-02-04T12:00:00Z', '2025-02-25T00:00:00Z', '2025-03-06T00:00:00Z', '2025-03-06T10:00:01Z'];
+  const SERIES_RANGE = { since: HORIZON, until: '2025-03-06T10:00:01Z', points: 7 };
+
+  /** What usage?at= and a series answer for every namespace from the horizon on (read while the projection has caught up). */
+  async function retainedAnswers(): Promise<Map<string, unknown>> {
+    const answers = new Map<string, unknown>();
+    for (const namespace of NAMESPACES) {
+      for (const at of RETAINED_INSTANTS) answers.set(`${namespace}@${at}`, await usageNow(namespace, at));
+      answers.set(`${namespace} series`, (await ledger.usageSeries(namespace, SERIES_RANGE))?.points);
+    }
+    return answers;
+  }
+
+  it('reads a shared quota idle since before the horizon as before the archive (definition and members from their horizon states), and 410 before it', async () => {
+    const shared = new SharedUsageQueries(db.dataSource);
+    for (const at of SHARED_INSTANTS) expect(await shared.usageAt(BLUE, at), at).toEqual(sharedBefore.get(at));
+    const series = await shared.usageSeries(BLUE, { since: HORIZON, until: '2025-03-06T00:00:00Z', points: 4 });
+    expect(series?.points.map((p) => p.defined)).toEqual([true, true, true, true]);
+    await expect(shared.usageAt(BLUE, '2025-01-20T00:00:00Z')).rejects.toMatchObject({ code: 'Archived', message: expect.stringContaining(HORIZON) });
+    await expect(shared.usageSeries(BLUE, { since: '2025-01-20T00:00:00Z', until: HORIZON, points: 3 })).rejects.toMatchObject({ code: 'Archived' });
+  });
+
+  it('folds usage?at= and series from the horizon states while the projection has not reached them (no snapshot, no read model)', async () => {
+    const expected = await retainedAnswers();
+    expect(expected.get('arch@2025-02-03T10:00:01Z')).toEqual({ compute: { pods: '1', 'requests.cpu': '200m' } });
+    // The projection emptied: every answer is a fold, which must start at the horizon state.
+    await new UsageProjection(db.dataSource).reset();
+    expect(await db.dataSource.query(`SELECT count(*)::int AS n FROM usage_snapshots`)).toEqual([{ n: 0 }]);
+    expect(await retainedAnswers()).toEqual(expected);
+  });
+
   it('restores into a separate database, where the archived month reads as it did (README, "Retention and archiving")', async () => {
     const audit = await createMigratedDatabase('qlaudit');
     try {
@@ -382,7 +429,8 @@ describe('archiving a month', () => {
   });
 
   it('migrates down no more once a month was archived', async () => {
-    await expect(db.dataSource.undoLastMigration()).rejects.toThrow(/partitions were archived/);
+    // The newest migration refuses as the partitioning does: their tables say what was archived.
+    await expect(db.dataSource.undoLastMigration()).rejects.toThrow(/were archived/);
     expect(await tableExists('ledger_event_partitions')).toBe(true);
   });
 
@@ -406,7 +454,8 @@ describe('archiving a month', () => {
 });
 
 describe('the migration, on a ledger with history', () => {
-  const partitioning = MIGRATIONS.at(-1);
+  const at = MIGRATIONS.findIndex((m) => m.name === 'PartitionLedgerEvents1795900001000');
+  const partitioning = MIGRATIONS[at];
   let database: TestDatabase;
   let dataSource: DataSource;
   const role = `ql_reader_${randomBytes(4).toString('hex')}`;
@@ -414,7 +463,7 @@ describe('the migration, on a ledger with history', () => {
   beforeAll(async () => {
     expect(partitioning?.name).toBe('PartitionLedgerEvents1795900001000');
     database = await createTestDatabase('qlpartmig');
-    dataSource = await new DataSource({ ...buildDataSourceOptions({ url: database.url, poolSize: 2 }), migrations: MIGRATIONS.slice(0, -1) }).initialize();
+    dataSource = await new DataSource({ ...buildDataSourceOptions({ url: database.url, poolSize: 2 }), migrations: MIGRATIONS.slice(0, at) }).initialize();
     await runMigrationsLocked(dataSource);
   });
   afterAll(async () => {
@@ -452,7 +501,7 @@ describe('the migration, on a ledger with history', () => {
     const indexesBefore = await indexesOf(plain);
     await plain.destroy();
 
-    dataSource = await new DataSource(buildDataSourceOptions({ url: database.url, poolSize: 2 })).initialize();
+    dataSource = await new DataSource({ ...buildDataSourceOptions({ url: database.url, poolSize: 2 }), migrations: MIGRATIONS.slice(0, at + 1) }).initialize();
     expect(await runMigrationsLocked(dataSource)).toEqual(['PartitionLedgerEvents1795900001000']);
     expect(await allRows(dataSource)).toEqual(before);
     const partitions = await partitionsOf(dataSource);

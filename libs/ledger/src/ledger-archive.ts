@@ -7,7 +7,7 @@ import { assert, fold, initialState, isSharedQuotaKey, type NamespaceState } fro
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
-import { forgetRetentionHorizon } from './retention.js';
+import { FOLD_START, forgetRetentionHorizon } from './retention.js';
 import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
 
 /**
@@ -301,7 +301,8 @@ function archiveLine(row: ExportRow): string {
  * Each stream's state at its last event in the partition, folded as `usage?at=` folds: from the
  * newest of its earlier horizon state and its snapshots at or below that version, over the
  * events in between (read from the whole ledger: the partition is still attached). A shared
- * quota's stream gets its version only. Returns how many streams it wrote.
+ * quota's stream gets its last event's type and data (`definition`: what it was defined as
+ * then, copied in SQL so that its numbers stay as written). Returns how many streams it wrote.
  */
 async function writeHorizonStates(client: pg.PoolClient, partition: string, horizon: string): Promise<number> {
   const { rows: lasts } = await client.query<{ namespace: string; version: string; position: string; recorded_at: Date }>(
@@ -310,16 +311,21 @@ async function writeHorizonStates(client: pg.PoolClient, partition: string, hori
   );
   for (const last of lasts) {
     const version = Number(last.version);
-    let state: HeadJson | null = null;
-    let reservations: ReservationJson[] | null = null;
-    if (!isSharedQuotaKey(last.namespace)) {
-      const folded = await foldTo(client, last.namespace, version);
-      state = headOf(folded);
-      reservations = [...folded.reservations.values()].map(reservationToJson);
+    if (isSharedQuotaKey(last.namespace)) {
+      await client.query(
+        `INSERT INTO ledger_horizon_states (namespace, version, position, recorded_at, definition, horizon)
+         SELECT e.namespace, e.version, e.position, e.recorded_at, jsonb_build_object('type', e.type, 'data', e.data), $3
+           FROM ${ident(partition)} AS e WHERE e.namespace = $1 AND e.version = $2`,
+        [last.namespace, version, horizon],
+      );
+      continue;
     }
+    const folded = await foldTo(client, last.namespace, version);
+    const state: HeadJson = headOf(folded);
+    const reservations: ReservationJson[] = [...folded.reservations.values()].map(reservationToJson);
     await client.query(
       `INSERT INTO ledger_horizon_states (namespace, version, position, recorded_at, state, reservations, horizon) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [last.namespace, version, last.position, last.recorded_at, state === null ? null : JSON.stringify(state), reservations === null ? null : JSON.stringify(reservations), horizon],
+      [last.namespace, version, last.position, last.recorded_at, JSON.stringify(state), JSON.stringify(reservations), horizon],
     );
   }
   return lasts.length;
@@ -327,11 +333,7 @@ async function writeHorizonStates(client: pg.PoolClient, partition: string, hori
 
 async function foldTo(client: pg.PoolClient, namespace: string, version: number): Promise<NamespaceState> {
   const { rows: starts } = await client.query<{ version: string; state: HeadJson; reservations: ReservationJson[] }>(
-    `SELECT version::text AS version, state, reservations FROM (
-       (SELECT version, state, reservations FROM ledger_horizon_states WHERE namespace = $1 AND version <= $2 ORDER BY version DESC LIMIT 1)
-       UNION ALL
-       (SELECT version, state, reservations FROM usage_snapshots WHERE namespace = $1 AND version <= $2 ORDER BY version DESC LIMIT 1)
-     ) AS s ORDER BY s.version DESC LIMIT 1`,
+    `SELECT f.version::text AS version, f.state, f.reservations FROM (${FOLD_START('$2')}) AS f`,
     [namespace, version],
   );
   const start = starts[0];

@@ -22,6 +22,32 @@ import { select } from './sql.js';
  *   state exists (the events below it are gone).
  */
 
+/**
+ * The stream's last event recorded at or before the instant `i.at` (SQL of a LATERAL subquery
+ * on a stream `$1`, columns version and position): among the retained events, or, when every
+ * event up to then was archived (a stream idle since before the horizon), the last archived
+ * one, which the archive kept in ledger_horizon_states.
+ */
+export const LAST_EVENT_AT = `(SELECT e.version, e.position FROM ledger_events e WHERE e.namespace = $1 AND e.recorded_at <= i.at
+            ORDER BY e.recorded_at DESC, e.version DESC LIMIT 1)
+          UNION ALL
+          (SELECT h.version, h.position FROM ledger_horizon_states h WHERE h.namespace = $1 AND h.recorded_at <= i.at
+            ORDER BY h.version DESC LIMIT 1)
+          ORDER BY version DESC LIMIT 1`;
+
+/**
+ * Where a fold of namespace `$1` up to version `upTo` (an SQL expression) starts (SQL of a
+ * subquery, columns version, state, reservations; no row: from the empty state): the newer of
+ * its newest snapshot and its newest horizon state at or below `upTo`. Never a snapshot older
+ * than the horizon state: the events between them were archived.
+ */
+export const FOLD_START = (upTo: string): string => `SELECT s.version, s.state, s.reservations FROM (
+         (SELECT u.version, u.state, u.reservations FROM usage_snapshots u WHERE u.namespace = $1 AND u.version <= ${upTo} ORDER BY u.version DESC LIMIT 1)
+         UNION ALL
+         (SELECT h.version, h.state, h.reservations FROM ledger_horizon_states h WHERE h.namespace = $1 AND h.version <= ${upTo} AND h.state IS NOT NULL
+           ORDER BY h.version DESC LIMIT 1)
+       ) AS s ORDER BY s.version DESC LIMIT 1`;
+
 /** How long a process trusts the horizon it read: it moves only when an operator archives a month. */
 const HORIZON_CACHE_MS = 5_000;
 
@@ -57,10 +83,20 @@ export function isBeforeHorizon(at: string, horizon: string | undefined): boolea
  * the caller knows what the ledger still answers and where to look for the rest.
  */
 export function archivedInstant(namespace: string, at: string, horizon: string): LedgerError {
+  return archived(`namespace "${namespace}"`, at, horizon, { kind: 'namespaces', name: namespace });
+}
+
+/** As archivedInstant, for a shared quota's usage (its key names its kind and name). */
+export function archivedSharedInstant(key: string, at: string, horizon: string): LedgerError {
+  const [kind = key, ...name] = key.split('/');
+  return archived(`"${key}"`, at, horizon, { kind, name: name.join('/') });
+}
+
+function archived(subject: string, at: string, horizon: string, details: { kind: string; name: string }): LedgerError {
   return new LedgerError(
     'Archived',
-    `usage of namespace "${namespace}" at ${at} is no longer in the ledger: events recorded before ${horizon} were archived (ask for an instant at or after ${horizon}, or read the archive)`,
-    { kind: 'namespaces', name: namespace },
+    `usage of ${subject} at ${at} is no longer in the ledger: events recorded before ${horizon} were archived (ask for an instant at or after ${horizon}, or read the archive)`,
+    details,
   );
 }
 

@@ -2,6 +2,7 @@ import { Resources, type NamespaceState, type ResourceList, type SharedQuotaDefi
 import { sharedTotal } from './cluster-views.js';
 import type { DataSource } from 'typeorm';
 import type { SharedQuotaUsageAt, SharedQuotaUsagePoint, SharedQuotaUsageSeries, UsageMarker } from './ledger.types.js';
+import { archivedSharedInstant, isBeforeHorizon, retentionHorizon } from './retention.js';
 import { select } from './sql.js';
 import { SERIES_MARKERS_MAX, seriesInstants } from './usage-queries.js';
 import { boundedQuery, forEachBounded, sampleStates, type Query, type StateSample } from './usage-sampler.js';
@@ -33,6 +34,7 @@ export class SharedUsageQueries {
   /** Undefined when the key never had a stream. */
   async usageAt(key: string, at: string): Promise<SharedQuotaUsageAt | undefined> {
     if (!(await this.exists(key))) return undefined;
+    await this.retained(key, at);
     const [point] = (await this.sample(key, [at], true)).samples;
     if (!point) return undefined;
     return { key, ...point.point, namespaces: point.namespaces };
@@ -45,6 +47,7 @@ export class SharedUsageQueries {
    */
   async usageSeries(key: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<SharedQuotaUsageSeries | undefined> {
     if (!(await this.exists(key))) return undefined;
+    await this.retained(key, range.since);
     const { samples, candidates } = await this.sample(key, seriesInstants(range), false);
     const limits = await select<{ version: string; type: keyof typeof CHANGE; name: string; actor: string; at: Date }>(
       this.dataSource,
@@ -85,8 +88,12 @@ export class SharedUsageQueries {
       `SELECT i.ord::text AS ord, t.version::text AS version, t.type, t.data
          FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
          CROSS JOIN LATERAL (
-           SELECT e.version, e.type, e.data FROM ledger_events e WHERE e.namespace = $1 AND e.recorded_at <= i.at
-            ORDER BY e.recorded_at DESC, e.version DESC LIMIT 1) t`,
+           (SELECT e.version, e.type, e.data FROM ledger_events e WHERE e.namespace = $1 AND e.recorded_at <= i.at
+             ORDER BY e.recorded_at DESC, e.version DESC LIMIT 1)
+           UNION ALL
+           (SELECT h.version, h.definition->>'type', h.definition->'data' FROM ledger_horizon_states h
+             WHERE h.namespace = $1 AND h.recorded_at <= i.at AND h.definition IS NOT NULL ORDER BY h.version DESC LIMIT 1)
+           ORDER BY version DESC LIMIT 1) t`,
       [key, instants],
     );
     const definitionAt = new Array<{ version: number; definition: SharedQuotaDefinition | undefined }>(instants.length).fill({ version: 0, definition: undefined });
@@ -113,11 +120,17 @@ export class SharedUsageQueries {
     return { samples, candidates };
   }
 
-  /** The namespaces that carried the quota at some instant up to `until` (they alone can have contributed). */
+  /**
+   * The namespaces that carried the quota at some instant up to `until` (they alone can have
+   * contributed): from their retained SharedQuotaApplied events, and those whose horizon state
+   * has it (applied in a month since archived).
+   */
   private async candidates(key: string, until: string): Promise<string[]> {
     const rows = await select<{ namespace: string }>(
       this.dataSource,
-      `SELECT DISTINCT namespace FROM ledger_events WHERE type = 'SharedQuotaApplied' AND data->>'key' = $1 AND recorded_at <= $2::timestamptz`,
+      `SELECT namespace FROM ledger_events WHERE type = 'SharedQuotaApplied' AND data->>'key' = $1 AND recorded_at <= $2::timestamptz
+       UNION
+       SELECT namespace FROM ledger_horizon_states WHERE state->'shared' @> jsonb_build_array(jsonb_build_object('key', $1::text))`,
       [key, until],
     );
     return rows.map((r) => r.namespace);
@@ -126,10 +139,21 @@ export class SharedUsageQueries {
   private async definitionNow(key: string): Promise<SharedQuotaDefinition | undefined> {
     const rows = await select<{ data: SharedQuotaDefinition }>(
       this.dataSource,
-      `SELECT data FROM ledger_events WHERE namespace = $1 AND type <> 'SharedQuotaRemoved' ORDER BY ledger_events.version DESC LIMIT 1`,
+      `SELECT d.data FROM (
+         (SELECT version, data FROM ledger_events WHERE namespace = $1 AND type <> 'SharedQuotaRemoved' ORDER BY ledger_events.version DESC LIMIT 1)
+         UNION ALL
+         (SELECT version, definition->'data' FROM ledger_horizon_states
+           WHERE namespace = $1 AND definition IS NOT NULL AND definition->>'type' <> 'SharedQuotaRemoved' ORDER BY version DESC LIMIT 1)
+       ) AS d ORDER BY d.version DESC LIMIT 1`,
       [key],
     );
     return rows[0]?.data;
+  }
+
+  /** Throws Archived (410) for an instant before the retention horizon. */
+  private async retained(key: string, at: string): Promise<void> {
+    const horizon = await retentionHorizon(this.dataSource);
+    if (horizon !== undefined && isBeforeHorizon(at, horizon)) throw archivedSharedInstant(key, at, horizon);
   }
 
   private async exists(key: string): Promise<boolean> {

@@ -6,7 +6,7 @@ import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
 import { select } from './sql.js';
 import { sampleUsage, type Query } from './usage-sampler.js';
 import { usageAtInstants } from './usage-versions.js';
-import { archivedInstant, isBeforeHorizon, retentionHorizon } from './retention.js';
+import { archivedInstant, FOLD_START, isBeforeHorizon, LAST_EVENT_AT, retentionHorizon } from './retention.js';
 
 /** Most samples one usage series answers, and most markers of each kind. */
 export const SERIES_POINTS_MAX = 500;
@@ -84,14 +84,14 @@ export class UsageQueries {
 
   /**
    * usageAt by folding: the namespace's events up to the last one recorded at or before the
-   * instant, from the newest snapshot below that version. Exact whatever the projection's lag:
-   * snapshots only shorten the fold.
+   * instant (or the archived one the stream's horizon state holds), from the newest snapshot
+   * or horizon state below that version. Exact whatever the projection's lag: snapshots only
+   * shorten the fold.
    */
   private async foldedAt(namespace: string, at: string): Promise<NamespaceUsageAt> {
     const targets = await select<{ version: string; position: string }>(
       this.dataSource,
-      `SELECT version::text AS version, position::text AS position FROM ledger_events
-        WHERE namespace = $1 AND recorded_at <= $2::timestamptz ORDER BY ledger_events.recorded_at DESC, ledger_events.version DESC LIMIT 1`,
+      `SELECT t.version::text AS version, t.position::text AS position FROM (SELECT $2::timestamptz AS at) AS i CROSS JOIN LATERAL (${LAST_EVENT_AT}) AS t`,
       [namespace, at],
     );
     const target = targets[0];
@@ -99,7 +99,7 @@ export class UsageQueries {
     const version = Number(target.version);
     const snapshots = await select<{ version: string; state: HeadJson; reservations: ReservationJson[] }>(
       this.dataSource,
-      `SELECT version::text AS version, state, reservations FROM usage_snapshots WHERE namespace = $1 AND version <= $2 ORDER BY usage_snapshots.version DESC LIMIT 1`,
+      `SELECT f.version::text AS version, f.state, f.reservations FROM (${FOLD_START('$2')}) AS f`,
       [namespace, version],
     );
     const snapshot = snapshots[0];

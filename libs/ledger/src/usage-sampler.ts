@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { headOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
 import type { UsagePoint } from './ledger.types.js';
 import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
+import { FOLD_START, LAST_EVENT_AT } from './retention.js';
 
 /**
  * Queries of one series in flight at once (chains are folded side by side, and each reads
@@ -68,14 +69,12 @@ export interface StateSample<T> {
  */
 export async function sampleStates<T>(query: Query, namespace: string, instants: readonly string[], capture: (state: NamespaceState) => T): Promise<StateSample<T>[]> {
   // Per instant: the last event recorded at or before it (as usageAt picks it) and the newest
-  // snapshot at or below that event. Instants before the first event have no row: version 0.
+  // snapshot or horizon state at or below that event (where the fold starts). Instants before
+  // the first event have no row: version 0.
   const rows = await query<{ ord: string; version: string; snapshot: string | null }>(
-    `SELECT i.ord::text AS ord, t.version::text AS version,
-            (SELECT u.version FROM usage_snapshots u WHERE u.namespace = $1 AND u.version <= t.version ORDER BY u.version DESC LIMIT 1)::text AS snapshot
+    `SELECT i.ord::text AS ord, t.version::text AS version, (SELECT f.version FROM (${FOLD_START('t.version')}) AS f)::text AS snapshot
        FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
-       CROSS JOIN LATERAL (
-         SELECT e.version FROM ledger_events e WHERE e.namespace = $1 AND e.recorded_at <= i.at
-          ORDER BY e.recorded_at DESC, e.version DESC LIMIT 1) t`,
+       CROSS JOIN LATERAL (${LAST_EVENT_AT}) t`,
     [namespace, instants],
   );
   const versions = new Array<number>(instants.length).fill(0);
@@ -116,7 +115,7 @@ async function foldChain<T>(query: Query, namespace: string, chain: Chain, read:
                           WHERE r.value->>'id' IN (SELECT e.data->>'reservationId' FROM ledger_events e
                                                     WHERE e.namespace = $1 AND e.version > u.version AND e.version <= $3 AND e.type = ANY($5::text[])))
               END AS reservations
-         FROM usage_snapshots u WHERE u.namespace = $1 AND u.version <= $2 ORDER BY u.version DESC LIMIT 1`,
+         FROM (${FOLD_START('$2')}) AS u`,
       [namespace, chain.snapshot, last, PARTIAL_TYPES, NAMING_TYPES],
     );
     const row = rows[0];

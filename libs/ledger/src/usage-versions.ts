@@ -1,6 +1,7 @@
 import { Resources, type NamespaceState, type RawQuantities, type RecordedEvent, type ResourceList } from '@quota/domain';
 import type { UsagePoint } from './ledger.types.js';
 import type { Query } from './usage-sampler.js';
+import { LAST_EVENT_AT } from './retention.js';
 
 /**
  * Usage at every version, as rows (issue 20): the read model that answers `usage?at=` and each
@@ -33,18 +34,6 @@ const USED_AT = (column: 'used' | 'shared', at: string): string =>
   `SELECT v.${column} -> (SELECT max(i) - 1 FROM generate_subscripts(v.versions, 1) AS i WHERE v.versions[i] <= ${at}) AS ${column}
      FROM projected_used_versions v WHERE v.namespace = $1 AND v.version <= ${at} ORDER BY v.version DESC LIMIT 1`;
 
-/**
- * The namespace's last event recorded at or before the instant `i.at` (SQL of a LATERAL
- * subquery): among the retained events, or, when every event up to then was archived (a
- * namespace idle since before the retention horizon), the last archived one, which the archive
- * kept in ledger_horizon_states (retention.ts).
- */
-const LAST_EVENT_AT = `(SELECT e.version, e.position FROM ledger_events e WHERE e.namespace = $1 AND e.recorded_at <= i.at
-            ORDER BY e.recorded_at DESC, e.version DESC LIMIT 1)
-          UNION ALL
-          (SELECT h.version, h.position FROM ledger_horizon_states h WHERE h.namespace = $1 AND h.recorded_at <= i.at
-            ORDER BY h.version DESC LIMIT 1)
-          ORDER BY version DESC LIMIT 1`;
 
 /** A quota's name and its spec's hard limits, as `usage?at=` shows them. */
 export interface QuotaHard {
@@ -102,6 +91,16 @@ export class VersionRecorder {
       ...(usedChanged && state.shared.size > 0 ? { shared: usedJson(contributions(state)) } : {}),
       ...(quotasChanged ? { quotas: quotasJson(state.quotas) } : {}),
     });
+  };
+}
+
+/** Everything the read model holds at the state's version (a fold starting there from a state whose rows are not written: a horizon state). */
+export function versionRowOf(state: NamespaceState): VersionRow {
+  return {
+    version: state.version,
+    used: usedJson(state.used),
+    ...(state.shared.size > 0 ? { shared: usedJson(contributions(state)) } : {}),
+    quotas: quotasJson(state.quotas),
   };
 }
 
