@@ -3,8 +3,8 @@ import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { decodeEvent, type FoldRow } from './rows.js';
 import { select } from './sql.js';
-import { headOf, headRestOf, reservationToJson, stateOf, type HeadJson } from './head.js';
-import { USED_VERSIONS_PER_ROW, VersionRecorder, type VersionRow } from './usage-versions.js';
+import { headOf, headRestOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+import { USED_VERSIONS_PER_ROW, VersionRecorder, versionRowOf, type VersionRow } from './usage-versions.js';
 
 /**
  * The usage projection: follows the ledger and keeps the read models of
@@ -85,9 +85,11 @@ type HeadRest = ReturnType<typeof headRestOf>;
 
 /**
  * A live reservation as projected_reservations keeps it: where its Reserved or Adopted event is,
- * when it was committed, and its Terminated event if it has one.
+ * when it was committed, and its Terminated event if it has one. When that event was archived
+ * (`ledger:archive`), its columns are null and the reservation comes from the newest horizon
+ * state that holds it (its state at the retention horizon).
  */
-interface ReservationKeyRow extends FoldRow {
+interface ReservationKeyRow extends NullableFields<FoldRow> {
   readonly namespace: string;
   readonly reservation_id: string;
   readonly committed_at: string | null;
@@ -95,7 +97,11 @@ interface ReservationKeyRow extends FoldRow {
   readonly terminated_schema_version: number | null;
   readonly terminated_data: unknown;
   readonly terminated_at_ms: number | null;
+  readonly horizon_version: string | null;
+  readonly horizon_reservation: ReservationJson | null;
 }
+
+type NullableFields<T> = { readonly [K in keyof T]: T[K] | null };
 
 /** Event types that change a namespace's definitions (and so its projected_definitions row). */
 const DEFINING: ReadonlySet<string> = new Set(['QuotaDefined', 'QuotaChanged', 'QuotaRemoved', 'LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved']);
@@ -188,11 +194,13 @@ export class UsageProjection {
       const checkpoint = checkpoints[0]?.position ?? '0';
       const { rows } = await client.query<FeedRow>(`SELECT ${FEED_COLUMNS} FROM ledger_events e WHERE e.position > $1::bigint ORDER BY e.position LIMIT $2`, [checkpoint, max]);
       let swept: FeedRow[] = [];
+      let archived = 0;
       if (rows.length < max && (sweep === 'force' || Date.now() - this.sweptAt >= SWEEP_EVERY_MS)) {
         this.sweptAt = Date.now();
+        archived = await this.archivedOnly(client, left);
         swept = await this.behind(client, max - rows.length);
       }
-      const applied = await this.apply(client, [...rows, ...swept], left);
+      const applied = (await this.apply(client, [...rows, ...swept], left)) + archived;
       const last = rows.at(-1);
       if (!last && applied === 0) return 0;
       const lastApplied = [...rows, ...swept].reduce((at, row) => Math.max(at, row.at_ms), 0);
@@ -218,10 +226,38 @@ export class UsageProjection {
       `SELECT h.namespace, coalesce(p.version, 0)::text AS done, h.version::text AS head
          FROM namespace_heads h LEFT JOIN projected_namespaces p ON p.namespace = h.namespace
         WHERE h.version > coalesce(p.version, 0)
+          AND (p.namespace IS NOT NULL OR NOT EXISTS (SELECT 1 FROM ledger_horizon_states z WHERE z.namespace = h.namespace AND z.version = h.version))
         LIMIT ${SWEEP_NAMESPACES_MAX}`,
     );
     if (ahead.length === 0) return [];
     return this.versions(client, ahead.map((a) => ({ namespace: a.namespace, after: a.done, upTo: a.head })), limit);
+  }
+
+  /**
+   * Namespaces the projection has no row of whose every event was archived (a rebuild after
+   * `ledger:archive` of a namespace idle since before the horizon): projected as their horizon
+   * state, which no event of the feed or the sweep would ever bring. Returns how many.
+   */
+  private async archivedOnly(client: pg.PoolClient, left: Map<string, NamespaceState>): Promise<number> {
+    const { rows } = await client.query<{ namespace: string }>(
+      `SELECT h.namespace FROM namespace_heads h
+         JOIN LATERAL (SELECT z.version FROM ledger_horizon_states z WHERE z.namespace = h.namespace AND z.state IS NOT NULL
+                        ORDER BY z.version DESC LIMIT 1) z ON z.version = h.version
+        WHERE EXISTS (SELECT 1 FROM ledger_horizon_states)
+          AND NOT EXISTS (SELECT 1 FROM projected_namespaces p WHERE p.namespace = h.namespace)
+        LIMIT ${SWEEP_NAMESPACES_MAX}`,
+    );
+    if (rows.length === 0) return 0;
+    const starts = await horizonStarts(client, rows.map((r) => r.namespace));
+    const out = new BatchWrites();
+    for (const [namespace, { state, position, atMs }] of starts) {
+      out.version(namespace, versionRowOf(state));
+      for (const reservation of state.reservations.values()) out.insertReservation(namespace, reservation, undefined);
+      out.namespace(namespace, state, { position, at_ms: atMs } as FeedRow, state.version, true);
+      left.set(namespace, state);
+    }
+    await out.flush(client);
+    return starts.size;
   }
 
   /** Events of each namespace with after < version <= upTo, in (namespace, version) order, at most `limit`. */
@@ -356,9 +392,10 @@ export class UsageProjection {
       [[...byNamespace.keys()]],
     );
     const headOfNamespace = new Map(heads.map((h) => [h.namespace, h]));
+    const starts = new Map([...(await horizonStarts(client, [...byNamespace.keys()].filter((namespace) => !headOfNamespace.has(namespace))))].map(([ns, s]) => [ns, s.state]));
     const gaps: { namespace: string; after: string; upTo: string }[] = [];
     for (const [namespace, events] of byNamespace) {
-      const done = Number(headOfNamespace.get(namespace)?.version ?? 0);
+      const done = Number(headOfNamespace.get(namespace)?.version ?? starts.get(namespace)?.version ?? 0);
       // One row per version not applied yet, in version order (the feed and the sweep overlap).
       const byVersion = new Map(events.filter((e) => Number(e.version) > done).map((e) => [Number(e.version), e] as const));
       const fresh = [...byVersion.keys()].sort((a, b) => a - b).map((version) => byVersion.get(version) as FeedRow);
@@ -384,8 +421,11 @@ export class UsageProjection {
     let applied = 0;
     for (const [namespace, events] of byNamespace) {
       const head = headOfNamespace.get(namespace);
-      const from = cached.get(namespace) ?? stateOf(Number(head?.version ?? 0), headJsonOf(head), loaded.get(namespace) ?? []);
+      const start = head ? undefined : starts.get(namespace);
+      const from = cached.get(namespace) ?? start ?? stateOf(Number(head?.version ?? 0), headJsonOf(head), loaded.get(namespace) ?? []);
+      if (start) out.version(namespace, versionRowOf(start));
       const after = this.project(out, namespace, events, head, from, wantsAll.has(namespace));
+      if (start) keepHorizonReservations(out, namespace, start, after);
       // Complete when it started from a remembered state, from every reservation, or from nothing.
       if (cached.has(namespace) || wantsAll.has(namespace) || !head) left.set(namespace, after);
       applied += events.length;
@@ -442,11 +482,20 @@ export class UsageProjection {
     };
     const columns = `r.namespace, r.reservation_id, r.committed_at::text AS committed_at, e.version::text AS version, e.type, e.schema_version, e.data,
                      (extract(epoch from e.recorded_at) * 1000)::float8 AS at_ms, r.terminated_version::text AS terminated_version,
-                     t.schema_version AS terminated_schema_version, t.data AS terminated_data, (extract(epoch from t.recorded_at) * 1000)::float8 AS terminated_at_ms`;
+                     t.schema_version AS terminated_schema_version, t.data AS terminated_data, (extract(epoch from t.recorded_at) * 1000)::float8 AS terminated_at_ms,
+                     hz.horizon_version, hz.horizon_reservation`;
+    // An event the archive took (only for a reservation the horizon state holds; ledger-archive.ts
+    // refuses a month while a live reservation needs it): the reservation as the horizon state has it.
+    const made = `LEFT JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version
+                  LEFT JOIN LATERAL (
+                    SELECT h.version::text AS horizon_version, x.value AS horizon_reservation
+                      FROM ledger_horizon_states h CROSS JOIN LATERAL jsonb_array_elements(h.reservations) AS x(value)
+                     WHERE e.namespace IS NULL AND h.namespace = r.namespace AND x.value->>'id' = r.reservation_id
+                     ORDER BY h.version DESC LIMIT 1) hz ON true`;
     const terminated = `LEFT JOIN ledger_events t ON r.terminated_version IS NOT NULL AND t.namespace = r.namespace AND t.version = r.terminated_version`;
     if (toLoad.size > 0) {
       const { rows } = await client.query<ReservationKeyRow>(
-        `SELECT ${columns} FROM projected_reservations r JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version ${terminated}
+        `SELECT ${columns} FROM projected_reservations r ${made} ${terminated}
           WHERE r.namespace = ANY($1::text[])`,
         [[...toLoad]],
       );
@@ -456,7 +505,7 @@ export class UsageProjection {
       const { rows } = await client.query<ReservationKeyRow>(
         `SELECT ${columns} FROM projected_reservations r
            JOIN unnest($1::text[], $2::text[]) AS k(ns, id) ON r.namespace = k.ns AND r.reservation_id = k.id
-           JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version ${terminated}`,
+           ${made} ${terminated}`,
         [needKeys.ns, needKeys.id],
       );
       addLoaded(rows);
@@ -527,18 +576,69 @@ function headJsonOf(head: NamespaceRow | undefined): HeadJson {
  * domain's own fold (on a state without quotas, so nothing is counted).
  */
 function reservationOf(row: ReservationKeyRow): Reservation {
-  const event = decodeEvent(row);
-  let state = evolve({ ...initialState(), version: event.version - 1 }, event);
-  if (row.committed_at !== null) {
-    state = evolve(state, { type: 'Committed', data: { reservationId: row.reservation_id }, version: event.version + 1, at: Number(row.committed_at) } as RecordedEvent);
+  let state: NamespaceState;
+  if (row.version !== null && row.type !== null && row.schema_version !== null && row.at_ms !== null) {
+    const event = decodeEvent({ version: row.version, type: row.type, schema_version: row.schema_version, data: row.data, at_ms: row.at_ms });
+    state = evolve({ ...initialState(), version: event.version - 1 }, event);
+  } else if (row.horizon_reservation !== null && row.horizon_version !== null) {
+    state = stateOf(Number(row.horizon_version), EMPTY_HEAD, [reservationFromJson(row.horizon_reservation)]);
+  } else {
+    throw new Error(`projected reservation ${row.namespace}/${row.reservation_id}: its making event was archived and no horizon state holds it`);
   }
-  if (row.terminated_version !== null) {
+  if (row.committed_at !== null && state.reservations.get(row.reservation_id)?.committedAt === undefined) {
+    state = evolve(state, { type: 'Committed', data: { reservationId: row.reservation_id }, version: state.version + 1, at: Number(row.committed_at) } as RecordedEvent);
+  }
+  // A Terminated event the archive took is in the horizon state's reservation already.
+  if (row.terminated_version !== null && row.terminated_data !== null) {
     const terminated = decodeEvent({ version: row.terminated_version, type: 'Terminated', schema_version: Number(row.terminated_schema_version), data: row.terminated_data, at_ms: Number(row.terminated_at_ms) });
     state = evolve(state, { ...terminated, version: state.version + 1 });
   }
   const reservation = state.reservations.get(row.reservation_id);
   if (!reservation) throw new Error(`projected reservation ${row.namespace}/${row.reservation_id} is not made by the event at version ${row.version}`);
   return reservation;
+}
+
+const EMPTY_HEAD: HeadJson = { quotas: [], limitRanges: [], releasedCount: 0 };
+
+/**
+ * Each namespace's newest horizon state (retention.ts), for namespaces the projection has no
+ * row of: their events up to it were archived, so a projection rebuilt after `ledger:archive`
+ * starts them there, not from the empty state.
+ */
+async function horizonStarts(client: pg.PoolClient, namespaces: readonly string[]): Promise<Map<string, HorizonStart>> {
+  const starts = new Map<string, HorizonStart>();
+  if (namespaces.length === 0) return starts;
+  const { rows } = await client.query<{ namespace: string; version: string; position: string; at_ms: number; state: HeadJson; reservations: ReservationJson[] | null }>(
+    `SELECT DISTINCT ON (h.namespace) h.namespace, h.version::text AS version, h.position::text AS position,
+            (extract(epoch from h.recorded_at) * 1000)::float8 AS at_ms, h.state, h.reservations
+       FROM ledger_horizon_states h WHERE h.namespace = ANY($1::text[]) AND h.state IS NOT NULL
+      ORDER BY h.namespace, h.version DESC`,
+    [namespaces],
+  );
+  for (const row of rows) {
+    starts.set(row.namespace, { state: stateOf(Number(row.version), row.state, (row.reservations ?? []).map(reservationFromJson)), position: row.position, atMs: row.at_ms });
+  }
+  return starts;
+}
+
+/** A horizon state, and where its last (archived) event was. */
+interface HorizonStart {
+  readonly state: NamespaceState;
+  readonly position: string;
+  readonly atMs: number;
+}
+
+/**
+ * A row for each reservation of a namespace's horizon state that its first step leaves live:
+ * their making events were archived, so project() does not know them as made in the step
+ * (loadReservations reads them back from the horizon state). Rows it changes in the same step
+ * are updated after this insert (BatchWrites.flush's order).
+ */
+function keepHorizonReservations(out: BatchWrites, namespace: string, start: NamespaceState, after: NamespaceState): void {
+  for (const id of start.reservations.keys()) {
+    const live = after.reservations.get(id);
+    if (live) out.insertReservation(namespace, live, undefined);
+  }
 }
 
 const recordedOf = (row: FeedRow): RecordedEvent => decodeEvent(row);
