@@ -277,6 +277,25 @@ describe('rate limit', () => {
     }
   });
 
+  it("never answers the kube-apiserver's reviews 429 (under failurePolicy Fail that denies the write), but limits a tenant's token on the same route", async () => {
+    const limited = await limitedApi();
+    try {
+      const post = async (token: string): Promise<number> =>
+        (await fetch(`${limited.base}/v1/admission/validate`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(review('team-a')) })).status;
+      const apiServer: number[] = [];
+      for (let i = 0; i < 8; i++) apiServer.push(await post(TOKENS.admission.token));
+      expect(apiServer).toEqual(Array(8).fill(200));
+      const tenant: number[] = [];
+      for (let i = 0; i < 5; i++) tenant.push(await post(TOKENS.teamA.token));
+      expect(tenant.slice(0, 3)).toEqual([200, 200, 200]);
+      expect(tenant[4]).toBe(429);
+      // The API server's own bucket is spent by nothing it reviewed: its other calls are limited as anyone's.
+      expect(await statusOf(limited.base, bearer(TOKENS.admission.token))).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('never limits the probes, however the path is cased or slashed', async () => {
     const limited = await limitedApi();
     try {

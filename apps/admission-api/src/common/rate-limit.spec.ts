@@ -3,26 +3,35 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../auth/tokens.js';
 import { clientAddress, isExempt, rateLimit } from './rate-limit.js';
 
-const principal = (name: string, via: Principal['via'] = 'token'): Principal => ({ name, roles: new Set(['admission']), namespaces: 'all', via, trustUserInfo: false });
+const principal = (name: string, via: Principal['via'] = 'token', trustUserInfo = false, roles: Principal['roles'] = new Set(['admission'])): Principal => ({
+  name,
+  roles,
+  namespaces: 'all',
+  via,
+  trustUserInfo,
+});
 
 interface Sent {
   /** The authenticated principal's name; absent: the request authenticated as nobody. */
   readonly as?: string;
   readonly from?: string;
   readonly path?: string;
+  readonly method?: string;
+  /** The principal itself, when the test needs one other than a plain admission token named `as`. */
+  readonly who?: Principal;
 }
 
 function harness(perSecond: number, burst: number, tables = { principalsMax: 10, addressesMax: 2 }) {
   let now = 0;
   const limit = rateLimit({ perSecond, burst, now: () => now, ...tables, principalOf: (request) => (request as Request & { who?: Principal }).who });
-  const send = ({ as, from = '10.0.0.1', path = '/v1/x' }: Sent): number => {
+  const send = ({ as, from = '10.0.0.1', path = '/v1/x', method = 'GET', who }: Sent): number => {
     let status = 0;
     const response = {
       setHeader: () => response,
       status: (code: number) => ((status = code), response),
       json: () => response,
     } as unknown as Response;
-    const request = { path, headers: {}, socket: { remoteAddress: from }, ...(as ? { who: principal(as) } : {}) } as unknown as Request;
+    const request = { method, path, headers: {}, socket: { remoteAddress: from }, ...(who ? { who } : as ? { who: principal(as) } : {}) } as unknown as Request;
     limit(request, response, (() => (status = 200)) as NextFunction);
     return status;
   };
@@ -70,6 +79,37 @@ describe('rate limit', () => {
 
   it.each(['/healthz//', '/healthzx', '/v1/healthz'])('limits %s, which is not a probe', (path) => {
     expect(isExempt(path)).toBe(false);
+  });
+
+  describe('the kube-apiserver reviewing cluster writes', () => {
+    const apiServer = principal('kube-apiserver', 'token', true);
+    const certificate = principal('kube-apiserver', 'client-certificate', true);
+
+    it.each(['/v1/admission/validate', '/v1/admission/mutate', '/V1/Admission/Validate', '/v1/admission/mutate/'])(
+      'never limits its reviews at %s: a 429 under failurePolicy Fail would deny the write',
+      (path) => {
+        const { send } = harness(1, 1);
+        for (const who of [apiServer, certificate]) expect(Array.from({ length: 5 }, () => send({ who, path, method: 'POST' }))).toEqual([200, 200, 200, 200, 200]);
+      },
+    );
+
+    it('limits it on every other route, with one bucket whatever it reviewed', () => {
+      const { send } = harness(1, 1);
+      for (let i = 0; i < 5; i++) send({ who: apiServer, path: '/v1/admission/validate', method: 'POST' });
+      expect([send({ who: apiServer, path: '/v1/namespaces/a/reservations', method: 'POST' }), send({ who: apiServer })]).toEqual([200, 429]);
+    });
+
+    it.each<[string, Sent]>([
+      ["a tenant's admission token (no trustUserInfo)", { who: principal('team-a-ci'), path: '/v1/admission/validate', method: 'POST' }],
+      ['a relaying token without the admission role', { who: principal('relay', 'token', true, new Set(['auditor'])), path: '/v1/admission/validate', method: 'POST' }],
+      ['anybody in development mode (limited by address)', { who: principal('anonymous', 'insecure-development', true), path: '/v1/admission/validate', method: 'POST' }],
+      ['nobody (no valid token)', { path: '/v1/admission/validate', method: 'POST' }],
+      ['a GET of the webhook path', { who: apiServer, path: '/v1/admission/validate', method: 'GET' }],
+      ['a path that only starts like the webhook', { who: apiServer, path: '/v1/admission/validate/x', method: 'POST' }],
+    ])('limits %s', (_what, sent) => {
+      const { send } = harness(1, 1);
+      expect([send(sent), send(sent)]).toEqual([200, 429]);
+    });
   });
 
   it.each([

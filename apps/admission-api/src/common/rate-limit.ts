@@ -32,6 +32,25 @@ export function isExempt(path: string): boolean {
   return EXEMPT.has(lower.endsWith('/') ? lower.slice(0, -1) : lower);
 }
 
+/** The webhook's routes, which kube-apiserver calls for every write it admits (lower case, no trailing slash). */
+const WEBHOOK_PATHS = new Set(['/v1/admission/validate', '/v1/admission/mutate']);
+
+/**
+ * The kube-apiserver calling the webhook: a POST to /v1/admission/validate or /mutate (spelled
+ * as Express routes it) by an authenticated principal with the admission role that relays
+ * users' requests (`trustUserInfo`: the API server's token, or a client certificate while
+ * TLS_CLIENT_CERT_TRUST_USER_INFO is on). Under `failurePolicy: Fail` a 429 to it denies the
+ * cluster write it reviews, so it is never limited here: the API server's own priority and
+ * fairness already bounds what it sends. Any other caller of those routes (a tenant's
+ * admission token) is limited as usual, and so is the API server on every other route.
+ */
+export function isClusterWriteReview(request: Request, principal: Principal | undefined): boolean {
+  if (request.method !== 'POST' || !principal || principal.via === 'insecure-development') return false;
+  if (!principal.trustUserInfo || !principal.roles.has('admission')) return false;
+  const lower = request.path.toLowerCase();
+  return WEBHOOK_PATHS.has(lower.endsWith('/') ? lower.slice(0, -1) : lower);
+}
+
 /** An IPv6 client is one /64 (what one host is usually given); an IPv4 client its address. */
 export function clientAddress(request: Request): string {
   const address = request.socket.remoteAddress ?? '?';
@@ -76,7 +95,8 @@ class Buckets {
  * address (a /64 for IPv6) the request came from: a wrong or missing token is limited by
  * where it comes from. Principals and addresses are kept in separate tables, each bounded,
  * so however many addresses or bad tokens a stranger cycles through, no authenticated
- * client's bucket is forgotten (and refilled) on their account. Per replica.
+ * client's bucket is forgotten (and refilled) on their account. Per replica. Probes, scrapes
+ * and the kube-apiserver's reviews (isClusterWriteReview) are never limited.
  */
 export function rateLimit(options: RateLimitOptions) {
   const now = options.now ?? (() => performance.now());
@@ -85,6 +105,7 @@ export function rateLimit(options: RateLimitOptions) {
   return (request: Request, response: Response, next: NextFunction): void => {
     if (options.perSecond === 0 || isExempt(request.path)) return next();
     const principal = options.principalOf(request);
+    if (isClusterWriteReview(request, principal)) return next();
     // In development without tokens everyone is an anonymous admin named by a header: by address.
     const wait =
       principal && principal.via !== 'insecure-development'
