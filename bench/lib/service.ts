@@ -123,6 +123,8 @@ export async function startApi(databaseUrl: string, credentials: Credentials, en
       PORT: String(port),
       TOKENS_FILE: credentials.tokensFile,
       RATE_LIMIT_PER_SECOND: '0',
+      // Nothing follows /readyz here: stop without the rollout's drain.
+      SHUTDOWN_DRAIN_SECONDS: '0',
       LOG_LEVEL: 'warn',
       METRICS_PORT: '0',
       ...env,

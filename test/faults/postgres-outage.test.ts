@@ -187,7 +187,7 @@ beforeAll(async () => {
   // the reconcile queue, which runs on BullMQ's PostgreSQL backend in the same database here).
   const ready = await send('readyz', 'readyz', { method: 'GET', path: '/readyz' });
   expect(ready.status).toBe(200);
-  expect(ready.body).toBe('[+]database ok\n[+]queue ok\n[+]unsettled-reservations ok\nreadyz check passed\n');
+  expect(ready.body).toBe('[+]database ok\n[+]queue ok\n[+]shutdown ok\n[+]unsettled-reservations ok\nreadyz check passed\n');
 });
 
 afterAll(async () => {
@@ -366,7 +366,7 @@ describe('a PostgreSQL outage under load', () => {
         expect(probe.body).toMatch(/^\[-\]database failed: .+$/m);
         expect(probe.body).toMatch(/readyz check failed\n$/);
       }
-      expect(ready.body).toBe('[+]database ok\n[+]queue ok\n[+]unsettled-reservations ok\nreadyz check passed\n');
+      expect(ready.body).toBe('[+]database ok\n[+]queue ok\n[+]shutdown ok\n[+]unsettled-reservations ok\nreadyz check passed\n');
 
       // The webhook admits again after the restart, in a namespace the load left alone.
       const fresh = await send('review', 'fresh-1', reviewRequest(FRESH_NS, 'fresh-1', '100m'));
@@ -505,7 +505,7 @@ describe('a PostgreSQL outage under load', () => {
       const during = await send('readyz', 'readyz', { method: 'GET', path: '/readyz' }, fresh.base);
       await postgres.start();
       expect(during.status).toBe(503);
-      expect(during.body).toMatch(/^\[-\]database failed: .+\n\[-\]queue failed: .+\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
+      expect(during.body).toMatch(/^\[-\]database failed: .+\n\[-\]queue failed: .+\n\[\+\]shutdown ok\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
       let last: Call | undefined;
       await until(
         '/readyz 200 on the fresh API after the restart',

@@ -217,7 +217,7 @@ describe('a Redis outage', () => {
     await eventually('pod a committed', async () => ((await corrections()).includes('Committed a') ? true : undefined), 15_000);
     const ready = await request(api.base, 'GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toBe('[+]database ok\n[+]queue ok\n[+]unsettled-reservations ok\nreadyz check passed\n');
+    expect(ready.body).toBe('[+]database ok\n[+]queue ok\n[+]shutdown ok\n[+]unsettled-reservations ok\nreadyz check passed\n');
 
     await redis.stop();
     const stoppedAt = Date.now();
@@ -243,10 +243,10 @@ describe('a Redis outage', () => {
     // Readiness: the queue is reported failing; without it the replica stays in service.
     const notReady = await request(api.base, 'GET', '/readyz');
     expect(notReady.status).toBe(503);
-    expect(notReady.body).toMatch(/^\[\+\]database ok\n\[-\]queue failed: .+\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
+    expect(notReady.body).toMatch(/^\[\+\]database ok\n\[-\]queue failed: .+\n\[\+\]shutdown ok\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
     const excluded = await request(api.base, 'GET', '/readyz?exclude=queue');
     expect(excluded.status).toBe(200);
-    expect(excluded.body).toBe('[+]database ok\n[+]unsettled-reservations ok\n[+]queue excluded: ok\nreadyz check passed\n');
+    expect(excluded.body).toBe('[+]database ok\n[+]shutdown ok\n[+]unsettled-reservations ok\n[+]queue excluded: ok\nreadyz check passed\n');
 
     // The reconciler rides the outage out: alive, and its probes answer.
     const outageLeft = OUTAGE_MS - (Date.now() - stoppedAt);

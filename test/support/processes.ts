@@ -36,7 +36,8 @@ export async function startApiProcess(env: Record<string, string>, timeoutMs = 3
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, API_MAIN], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'error', HOST: '127.0.0.1', PORT: String(port), QUOTA_LEDGER_INSECURE_DEV: 'true', RATE_LIMIT_PER_SECOND: '0', ...env },
+    // No drain on SIGTERM unless a test asks for one (sigterm-drain.test.ts): nothing here follows /readyz.
+    env: { ...process.env, LOG_LEVEL: 'error', HOST: '127.0.0.1', PORT: String(port), QUOTA_LEDGER_INSECURE_DEV: 'true', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_DRAIN_SECONDS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

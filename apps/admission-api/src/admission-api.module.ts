@@ -8,6 +8,7 @@ import { HistoryController } from './audit/history.controller.js';
 import { AuthGuard } from './auth/auth.guard.js';
 import { Authenticator } from './auth/authenticator.js';
 import { HealthController } from './health/health.controller.js';
+import { ShutdownState } from './health/shutdown.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
 import { NamespacesController } from './audit/namespaces.controller.js';
 import { JsonHygiene } from './common/json-hygiene.js';
@@ -64,6 +65,7 @@ export class AdmissionApiModule {
         HierarchicalResourceQuotasController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, NamespacesController, ProjectionsController, WhatIfController, WhoAmIController],
       providers: [
         Metrics,
+        ShutdownState,
         ReconcileTrigger,
         MetricsWiring,
         Authenticator,

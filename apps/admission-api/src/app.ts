@@ -14,6 +14,7 @@ import { httpsOptions, reloadOnChange } from './common/tls.js';
 import { serveDashboard } from './dashboard.js';
 import { serveDocs } from './docs.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
+import { closeConnectionsWhenShuttingDown, ShutdownState } from './health/shutdown.js';
 import { createLogger, NestPinoLogger, requestContext } from './observability/logger.js';
 
 export const API_VERSION = '0.1.0';
@@ -37,6 +38,7 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   // rate limit, by authenticated principal. No body is parsed here: the handlers that take
   // one read it after their guard (common/json-body.ts).
   app.use(requestContext(logger));
+  app.use(closeConnectionsWhenShuttingDown(app.get(ShutdownState)));
   // Read-your-writes for history reads that may go to the read replica (DATABASE_READ_URL).
   app.use(readAfterContext());
   const authenticator = app.get(Authenticator);
@@ -49,7 +51,8 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
     }),
   );
   app.useGlobalFilters(new KubeStatusFilter());
-  app.enableShutdownHooks();
+  // No enableShutdownHooks(): main.ts owns the signals, to drain before app.close() (which
+  // runs the same hooks) and to exit 0 once closed.
   app.getHttpAdapter().getInstance().disable('x-powered-by');
   serveDocs(app, API_VERSION);
   serveDashboard(app);

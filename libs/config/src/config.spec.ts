@@ -41,6 +41,7 @@ describe('loadConfig', () => {
       rateLimitBurst: 1000,
       requestTimeoutMs: 30000,
       shutdownTimeoutMs: 25000,
+      shutdownDrainSeconds: 10,
       metricsPort: 9464,
       admission: { plugins: ['NamespaceLifecycle', 'LimitRanger', 'ResourceQuota'], configFile: undefined, limitedResources: [] },
     });
@@ -121,6 +122,7 @@ describe('loadConfig', () => {
     ['REDIS_URL', 'http://h', /REDIS_URL: must use redis: or rediss:/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL: must be one of/],
     ['BODY_LIMIT_BYTES', '10', /BODY_LIMIT_BYTES: must be between/],
+    ['SHUTDOWN_DRAIN_SECONDS', '1.5', /SHUTDOWN_DRAIN_SECONDS: must be a whole number/],
   ])('stops on a bad %s (%s), naming the variable', (name, value, message) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(message);

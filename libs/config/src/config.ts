@@ -77,8 +77,13 @@ export interface AppConfig {
   readonly rateLimitBurst: number;
   /** Longest an HTTP request may take from its first byte to the answer, in ms. */
   readonly requestTimeoutMs: number;
-  /** Longest a graceful shutdown waits for requests and jobs in flight, in ms. */
+  /** Longest a graceful shutdown waits for requests and jobs in flight, in ms (the API: once its drain is over). */
   readonly shutdownTimeoutMs: number;
+  /**
+   * After SIGTERM the API keeps serving this long, in seconds, while /readyz answers
+   * `[-]shutdown` so that load balancers and endpoints stop sending to it; then it closes.
+   */
+  readonly shutdownDrainSeconds: number;
   /** Port of /metrics and /healthz of the projection worker and the reconciler (0 = none). */
   readonly metricsPort: number;
   /** The admission plugins that run and their configuration (ADMISSION_PLUGINS_ENABLE / _DISABLE, ADMISSION_CONFIG_FILE). */
@@ -205,6 +210,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 1000, 1, 1_000_000),
     requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    shutdownDrainSeconds: integer(env, 'SHUTDOWN_DRAIN_SECONDS', 10, 0, 600),
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
     admission: admissionConfig(env, read),
   };

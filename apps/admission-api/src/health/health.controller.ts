@@ -8,6 +8,7 @@ import { APP_CONFIG } from '../config/app-config.module.js';
 import { unsettledAfterMs, unsettledBefore } from '../common/unsettled.js';
 import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
+import { ShutdownState } from './shutdown.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 /** How long the unsettled-reservations answer is reused at most: it reads every live reservation. */
@@ -18,6 +19,7 @@ const UNSETTLED_CACHE_MS = 60_000;
  * scrape them). /readyz answers as the kube-apiserver's does: one `[+]name ok` or
  * `[-]name failed: why` line per check, 200 or 503, and `?exclude=queue` to leave a check out
  * (a replica may stay in service while Redis is away: admissions never need the queue).
+ * `[-]shutdown` from the signal on, while the process still serves its drain (shutdown.ts).
  * `[+]unsettled-reservations` never fails readiness: it warns, on the same line, of webhook
  * reservations no reconcile has settled (issue 19).
  */
@@ -29,6 +31,7 @@ export class HealthController {
     @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(AuditQueries) private readonly audit: AuditQueries,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(ShutdownState) private readonly shutdown: ShutdownState,
   ) {}
 
   private unsettled: { at: number; answer: Promise<UnsettledReservations[]> } | undefined;
@@ -46,6 +49,7 @@ export class HealthController {
     const checks: Array<[string, () => Promise<unknown>]> = [
       ['database', () => withTimeout(this.dataSource.query('SELECT 1'), CHECK_TIMEOUT_MS)],
       ['queue', () => this.queue.depth()],
+      ['shutdown', () => this.shuttingDown()],
     ];
     const results = await Promise.all(
       checks
@@ -63,6 +67,11 @@ export class HealthController {
     const ok = results.every((r) => r.ok);
     const lines = [...results.map((r) => r.line), ...[...excluded].map((name) => `[+]${name} excluded: ok`), `readyz check ${ok ? 'passed' : 'failed'}`];
     response.status(ok ? 200 : 503).type('text/plain; charset=utf-8').send(`${lines.join('\n')}\n`);
+  }
+
+  private async shuttingDown(): Promise<void> {
+    const signal = this.shutdown.reason;
+    if (signal !== undefined) throw new Error(`${signal} received: still serving while load balancers take this replica out, then closing`);
   }
 
   /**
