@@ -145,7 +145,7 @@ async function serviceRun(label: string, clients: number, pattern: string, load:
   const counters1 = await ledgerCounters(api.base);
   const delta = (name: string): number => (counters1[name] ?? 0) - (counters0[name] ?? 0);
   const ledger = {
-    transactions: delta('ledger_batch_size_count'),
+    transactions: delta('ledger_batch_commands_count'),
     retries: delta('ledger_serialization_retries_total'),
     conflicts: Object.fromEntries(Object.keys(counters1).filter((k) => k.startsWith('ledger_conflicts_total.')).map((k) => [k.slice('ledger_conflicts_total.'.length), delta(k)])),
   };

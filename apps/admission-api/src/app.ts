@@ -15,7 +15,9 @@ import { serveDashboard } from './dashboard.js';
 import { serveDocs } from './docs.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
 import { closeConnectionsWhenShuttingDown, ShutdownState } from './health/shutdown.js';
+import { timeAdmissions } from './observability/admission-timing.js';
 import { createLogger, NestPinoLogger, requestContext } from './observability/logger.js';
+import { Metrics } from './observability/metrics.js';
 
 export const API_VERSION = '0.1.0';
 
@@ -34,9 +36,11 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
     logger: new NestPinoLogger(logger),
     ...(config.tls ? { httpsOptions: httpsOptions(config.tls) } : {}),
   });
-  // Order matters: the request id first (every later line and error carries it), then the
-  // rate limit, by authenticated principal. No body is parsed here: the handlers that take
-  // one read it after their guard (common/json-body.ts).
+  // Order matters: the admissions' clock first, so that every answer is timed, those sent
+  // before any handler runs too (401, 413, 429); the request id next (every later line and
+  // error carries it); then the rate limit, by authenticated principal. No body is parsed
+  // here: the handlers that take one read it after their guard (common/json-body.ts).
+  app.use(timeAdmissions(app.get(Metrics)));
   app.use(requestContext(logger));
   app.use(closeConnectionsWhenShuttingDown(app.get(ShutdownState)));
   // Read-your-writes for history reads that may go to the read replica (DATABASE_READ_URL).

@@ -1,7 +1,12 @@
 import { loadConfig } from '@quota/config';
 import { ensureLedgerPartitions, openDataSource, PARTITIONS_EVERY_MS, ProjectionRunner, UsageProjection } from '@quota/ledger';
-import { createLogger, onShutdown, startOpsServer } from '@quota/ops';
+import { createLogger, onShutdown, startOpsServer, withTimeout } from '@quota/ops';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** A scrape's lag read answers within this, or the gauges keep their last values. */
+const LAG_READ_TIMEOUT_MS = 2000;
+/** Both lag gauges of one scrape share one read. */
+const LAG_READ_REUSE_MS = 1000;
 
 /**
  * The projection worker: keeps the read models (usage per namespace and quota, live
@@ -40,23 +45,43 @@ const runner = new ProjectionRunner(dataSource, projection, {
 runner.start();
 logger.info({ pollMs: config.projectionPollMs, batchSize: config.projectionBatchSize, stepMax: config.projectionStepMax, coalesceMs: config.projectionCoalesceMs }, 'following the ledger');
 
+// The projection's lag is exported here only (the API does not repeat it): read when
+// Prometheus scrapes, once for both gauges, and bounded so that a scrape answers while the
+// database does not (the gauges then keep their last values).
 const registry = new Registry();
-collectDefaultMetrics({ register: registry, prefix: 'quota_ledger_projection_' });
-const lagEvents = new Gauge({ name: 'quota_ledger_projection_lag_events', help: 'Ledger events the usage projection has not applied yet.', registers: [registry] });
-const lagSeconds = new Gauge({ name: 'quota_ledger_projection_lag_seconds', help: 'Age of the oldest ledger event not applied yet (0 when caught up).', registers: [registry] });
-const refreshLag = async (): Promise<void> => {
-  try {
-    const lag = await projection.lag();
-    lagEvents.set(lag.eventsBehind);
-    lagSeconds.set(lag.lagMs / 1000);
-    logger.debug({ ...lag }, 'lag');
-  } catch (error) {
-    logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'lag query failed');
+collectDefaultMetrics({ register: registry });
+let lagRead: { at: number; lag: Promise<{ eventsBehind: number; lagMs: number } | undefined> } | undefined;
+const lagNow = (): Promise<{ eventsBehind: number; lagMs: number } | undefined> => {
+  const now = Date.now();
+  if (!lagRead || now - lagRead.at > LAG_READ_REUSE_MS) {
+    lagRead = {
+      at: now,
+      lag: withTimeout(projection.lag(), LAG_READ_TIMEOUT_MS).catch((error: unknown) => {
+        logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'lag query failed');
+        return undefined;
+      }),
+    };
   }
+  return lagRead.lag;
 };
-const report = setInterval(() => void refreshLag(), 15_000);
-report.unref();
-await refreshLag();
+new Gauge({
+  name: 'quota_ledger_projection_lag_events',
+  help: 'Ledger events the usage projection has not applied yet.',
+  registers: [registry],
+  async collect() {
+    const lag = await lagNow();
+    if (lag) this.set(lag.eventsBehind);
+  },
+});
+new Gauge({
+  name: 'quota_ledger_projection_lag_seconds',
+  help: 'Age of the oldest ledger event the usage projection has not applied yet (0 when caught up).',
+  registers: [registry],
+  async collect() {
+    const lag = await lagNow();
+    if (lag) this.set(lag.lagMs / 1000);
+  },
+});
 
 // The ledger's monthly partitions, made months ahead (ledger-partitions.ts): a long-running
 // process that reaches the database anyway, so a deployment that is rarely migrated still gets
@@ -80,7 +105,6 @@ if (ops) logger.info({ port: ops.port }, 'GET /metrics and /healthz');
 
 onShutdown(
   async () => {
-    clearInterval(report);
     clearInterval(partitions);
     await runner.stop();
     await ops?.close();

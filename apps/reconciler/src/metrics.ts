@@ -2,11 +2,15 @@ import { mirroredCounter, withTimeout } from '@quota/ops';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Reconciler } from './reconciler.js';
 
-/** The reconciler's series: actions by kind, namespaces reconciled, failed listings, queue depth. */
+/**
+ * The reconciler's series: actions by kind, namespaces reconciled, failed listings, and the
+ * reconcile queue's depth (exported here only: the queue is this process's work). Node's
+ * process_* and nodejs_* series unprefixed, as every process serves them.
+ */
 export function reconcilerMetrics(reconciler: Reconciler): Registry {
   const registry = new Registry();
   const registers = [registry];
-  collectDefaultMetrics({ register: registry, prefix: 'quota_ledger_reconciler_' });
+  collectDefaultMetrics({ register: registry });
   const seen = { committed: 0, released: 0, terminated: 0, adopted: 0 };
   new Counter({
     name: 'quota_ledger_reconciler_actions_total',
@@ -52,8 +56,8 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
     },
   });
   new Gauge({
-    name: 'quota_ledger_reconcile_queue_jobs',
-    help: 'Reconcile jobs in the queue by state.',
+    name: 'quota_ledger_reconciler_queue_jobs',
+    help: 'Reconcile jobs in the queue by state (wait, delayed, active, failed).',
     labelNames: ['state'],
     registers,
     async collect() {

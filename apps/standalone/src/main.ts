@@ -57,7 +57,7 @@ const shared = {
   ...(devToken ? { TOKENS_FILE: devToken.tokensFile } : {}),
 };
 supervisor.start({ name: 'admission-api', script: app('admission-api'), env: childEnvironment(shared) });
-// The workers' /metrics ports stay closed here (METRICS_PORT=0): the API's /metrics has the lag and the queue.
+// The workers' /metrics ports stay closed here (METRICS_PORT=0): a development start has no Prometheus; the lag is also at /v1/projections/usage.
 supervisor.start({ name: 'projection-worker', script: app('projection-worker'), env: childEnvironment({ ...shared, METRICS_PORT: '0' }) });
 supervisor.start({ name: 'reconciler', script: app('reconciler'), env: childEnvironment({ ...shared, METRICS_PORT: '0' }) });
 

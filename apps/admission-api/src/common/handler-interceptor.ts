@@ -5,17 +5,18 @@ import type { AppConfig } from '@quota/config';
 import type { Request, Response } from 'express';
 import { Observable, type Subscription } from 'rxjs';
 import { APP_CONFIG } from '../config/app-config.module.js';
-import { ENDPOINT_KEY, failureOutcome, outcomeOf } from '../observability/admission-timing.js';
-import { type AdmissionEndpoint, type AdmissionOutcome, Metrics } from '../observability/metrics.js';
+import { ENDPOINT_KEY, noteAnswer } from '../observability/admission-timing.js';
+import type { AdmissionEndpoint } from '../observability/metrics.js';
 import { BODY_KEY, type BodyKind, JsonBodyReader } from './json-body.js';
 
 /**
- * The one interceptor of the handlers that take a JSON body (`@JsonBody`) or are timed
+ * The one interceptor of the handlers that take a JSON body (`@JsonBody`) or answer admissions
  * (`@TimedAdmission`); other handlers have none. Nest runs each interceptor through rxjs
  * operators and an async scope of its own, about 25 µs of CPU per interceptor per request
- * (more than reading and parsing an AdmissionReview), so the timing and the body read share
- * one, written as a single Observable. The timing wraps the body read: an admission is timed
- * from its guard to its answer, and a body refused (400, 413, 415, 429) counts as rejected.
+ * (more than reading and parsing an AdmissionReview), so the body read and the note of what an
+ * admission answered share one, written as a single Observable. The admission is timed by the
+ * first middleware (observability/admission-timing.ts), which sees every answer, those sent
+ * before any handler runs too; from here it only learns a webhook's denial, an HTTP 200.
  */
 @Injectable()
 export class HandlerInterceptor implements NestInterceptor {
@@ -23,7 +24,6 @@ export class HandlerInterceptor implements NestInterceptor {
 
   constructor(
     @Inject(Reflector) private readonly reflector: Reflector,
-    @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.bodies = new JsonBodyReader(config);
@@ -37,29 +37,21 @@ export class HandlerInterceptor implements NestInterceptor {
     const http = context.switchToHttp();
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
-    const started = process.hrtime.bigint();
-    const observe = (outcome: AdmissionOutcome): void => {
-      if (endpoint) this.metrics.observeAdmission(endpoint, outcome, Number(process.hrtime.bigint() - started) / 1e9);
-    };
     return new Observable<unknown>((subscriber) => {
       let inner: Subscription | undefined;
       let closed = false;
-      const fail = (error: unknown): void => {
-        observe(failureOutcome(error));
-        subscriber.error(error);
-      };
       const handle = (): void => {
         if (closed) return;
         inner = next.handle().subscribe({
           next: (body) => {
-            observe(outcomeOf(body, response.statusCode));
+            if (endpoint) noteAnswer(response, body);
             subscriber.next(body);
           },
-          error: fail,
+          error: (error: unknown) => subscriber.error(error),
           complete: () => subscriber.complete(),
         });
       };
-      if (kind) this.bodies.read(kind, request, response).then(handle, fail);
+      if (kind) this.bodies.read(kind, request, response).then(handle, (error: unknown) => subscriber.error(error));
       else handle();
       return () => {
         closed = true;
@@ -82,5 +74,5 @@ function useHandlerInterceptor(): MethodDecorator {
 /** The handler takes a JSON body of this kind, read after its guard (json-body.ts). */
 export const JsonBody = (kind: BodyKind): MethodDecorator => applyDecorators(SetMetadata(BODY_KEY, kind), useHandlerInterceptor());
 
-/** The handler's latency goes into quota_ledger_admission_duration_seconds, labelled by what the answer was. */
+/** The handler answers admissions of this endpoint: quota_ledger_admission_duration_seconds counts them, labelled by what the answer was. */
 export const TimedAdmission = (endpoint: AdmissionEndpoint): MethodDecorator => applyDecorators(SetMetadata(ENDPOINT_KEY, endpoint), useHandlerInterceptor());

@@ -1,24 +1,59 @@
-import { HttpException } from '@nestjs/common';
-import { DomainError } from '@quota/domain';
-import { LedgerError } from '@quota/ledger';
-import type { AdmissionOutcome } from './metrics.js';
+import type { NextFunction, Request, Response } from 'express';
+import type { AdmissionEndpoint, AdmissionOutcome, Metrics } from './metrics.js';
 
-/** Metadata of a handler whose latency goes into quota_ledger_admission_duration_seconds (`@TimedAdmission`, handler-interceptor.ts). */
+/** Metadata of a handler answering an admission (`@TimedAdmission`, handler-interceptor.ts): the endpoint its answers are counted under. */
 export const ENDPOINT_KEY = 'quota-ledger:admission-endpoint';
 
-/** What a handler's answer was, from its body and status. */
-export function outcomeOf(body: unknown, statusCode: number): AdmissionOutcome {
-  if (statusCode >= 500) return 'error';
-  if (statusCode === 403) return 'denied';
-  if (statusCode >= 400) return 'rejected';
-  const review = (body as { response?: { allowed?: unknown } } | undefined)?.response;
-  return review?.allowed === false ? 'denied' : 'allowed';
+/**
+ * The admission routes as Express matches them (any case, one trailing slash), for the answers
+ * sent before routing (the rate limit's 429) as well as after. admission-timing.spec.ts checks
+ * that they agree with the routes of the handlers that carry `@TimedAdmission`.
+ */
+const ENDPOINTS: ReadonlyArray<readonly [RegExp, AdmissionEndpoint]> = [
+  [/^\/v1\/admission\/validate\/?$/i, 'validate'],
+  [/^\/v1\/admission\/mutate\/?$/i, 'mutate'],
+  [/^\/v1\/namespaces\/[^/]+\/reservations\/?$/i, 'reserve'],
+];
+
+/** Which admission endpoint a request is for, if any. */
+export function admissionEndpointOf(method: string, path: string): AdmissionEndpoint | undefined {
+  if (method !== 'POST') return undefined;
+  return ENDPOINTS.find(([pattern]) => pattern.test(path))?.[1];
 }
 
-/** What a handler's failure was. */
-export function failureOutcome(error: unknown): AdmissionOutcome {
-  if (error instanceof HttpException) return error.getStatus() >= 500 ? 'error' : 'rejected';
-  if (error instanceof DomainError) return 'rejected';
-  if (error instanceof LedgerError) return error.code === 'Unavailable' ? 'error' : 'rejected';
-  return 'error';
+/** A webhook's denial is an HTTP 200 whose body says `allowed: false`: the handler notes it here. */
+const deniedInBody = new WeakSet<Response>();
+
+/** Called with the body a timed handler answered (handler-interceptor.ts). */
+export function noteAnswer(response: Response, body: unknown): void {
+  const review = (body as { response?: { allowed?: unknown } } | undefined)?.response;
+  if (review?.allowed === false) deniedInBody.add(response);
+}
+
+/** What an answer was: error = 5xx, denied = 403 or a review that says so, rejected = any other 4xx. */
+export function outcomeOf(statusCode: number, denied: boolean): AdmissionOutcome {
+  if (statusCode >= 500) return 'error';
+  if (statusCode === 403 || denied) return 'denied';
+  if (statusCode >= 400) return 'rejected';
+  return 'allowed';
+}
+
+/**
+ * Times every answer of the admission endpoints, from the first middleware to the last byte
+ * handed to the socket, whoever sent it: the handler, a guard (401, 403), the body reader
+ * (400, 413, 415, 429), the rate limit (429) or the error filter (5xx). A request whose client
+ * went away before any answer was sent is not counted: nothing was answered.
+ */
+export function timeAdmissions(metrics: Metrics) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const endpoint = admissionEndpointOf(request.method, request.path);
+    if (endpoint) {
+      const started = process.hrtime.bigint();
+      response.once('finish', () => {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        metrics.observeAdmission(endpoint, outcomeOf(response.statusCode, deniedInBody.has(response)), response.statusCode, seconds);
+      });
+    }
+    next();
+  };
 }

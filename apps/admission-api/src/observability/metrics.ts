@@ -1,40 +1,39 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { AdmissionResult, ReadPathStats } from '@quota/ledger';
-import { mirroredCounter, withTimeout } from '@quota/ops';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { mirroredCounter } from '@quota/ops';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 export type AdmissionEndpoint = 'mutate' | 'validate' | 'reserve';
 export type AdmissionOutcome = 'allowed' | 'denied' | 'rejected' | 'error';
 
-/** Sources of gauges that are read when Prometheus scrapes (each bounded by a timeout). */
+/** Running totals kept by the ledger, read when Prometheus scrapes. */
 export interface MetricSources {
-  projectionLag(): Promise<{ eventsBehind: number; lagMs: number }>;
-  queueDepth(): Promise<Record<string, number> | undefined>;
   ledgerStats(): { retries: number; unavailable: number; conflicts: Readonly<Record<string, number>> };
   readStats(): ReadPathStats;
 }
 
-const SCRAPE_READ_TIMEOUT_MS = 2000;
-
 /**
  * The API's Prometheus series, on a registry of its own (several apps in one test process
- * never share series). Names follow Prometheus conventions: base units, `_total` counters.
+ * never share series). Names follow Prometheus conventions: base units, `_total` counters,
+ * Node's process_* and nodejs_* series unprefixed. Each fact has one exporter: the projection's
+ * lag is the projection worker's, the reconcile queue's depth the reconciler's (README,
+ * "Operations"; test/e2e/metric-names.test.ts compares the two lists).
  */
 @Injectable()
 export class Metrics implements OnApplicationShutdown {
   readonly registry = new Registry();
-  private readonly admissionDuration: Histogram<'endpoint' | 'outcome'>;
+  private readonly admissionDuration: Histogram<'endpoint' | 'outcome' | 'code'>;
   private readonly decisions: Counter<'source' | 'outcome' | 'reason'>;
-  private readonly batchSize: Histogram;
+  private readonly batchCommands: Histogram;
   private sources: MetricSources | undefined;
 
   constructor() {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'quota_ledger_' });
+    collectDefaultMetrics({ register: this.registry });
     this.admissionDuration = new Histogram({
       name: 'quota_ledger_admission_duration_seconds',
-      help: 'Time from request to answer of admission calls, by endpoint and outcome (allowed, denied, rejected = 4xx, error = 5xx).',
-      labelNames: ['endpoint', 'outcome'],
+      help: 'Time from request to answer of every admission call (webhook mutate and validate, REST reserve), whoever answered it (handler, guard, body limit, rate limit), by endpoint, outcome (allowed, denied, rejected = other 4xx, error = 5xx) and HTTP status code.',
+      labelNames: ['endpoint', 'outcome', 'code'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
@@ -44,8 +43,8 @@ export class Metrics implements OnApplicationShutdown {
       labelNames: ['source', 'outcome', 'reason'],
       registers,
     });
-    this.batchSize = new Histogram({
-      name: 'quota_ledger_ledger_batch_size',
+    this.batchCommands = new Histogram({
+      name: 'quota_ledger_ledger_batch_commands',
       help: 'Commands decided in one ledger transaction (admissions for one namespace that arrived together).',
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers,
@@ -91,44 +90,15 @@ export class Metrics implements OnApplicationShutdown {
       registers,
       read: () => sources()?.ledgerStats().unavailable,
     });
-    new Gauge({
-      name: 'quota_ledger_projection_lag_events',
-      help: 'Ledger events the usage projection has not applied yet.',
-      registers,
-      async collect() {
-        const lag = await read(sources()?.projectionLag());
-        if (lag) this.set(lag.eventsBehind);
-      },
-    });
-    new Gauge({
-      name: 'quota_ledger_projection_lag_seconds',
-      help: 'Age of the oldest ledger event the usage projection has not applied yet (0 when caught up).',
-      registers,
-      async collect() {
-        const lag = await read(sources()?.projectionLag());
-        if (lag) this.set(lag.lagMs / 1000);
-      },
-    });
-    new Gauge({
-      name: 'quota_ledger_reconcile_queue_jobs',
-      help: 'Reconcile jobs in the queue by state (waiting, delayed, active, failed).',
-      labelNames: ['state'],
-      registers,
-      async collect() {
-        const counts = await read(sources()?.queueDepth());
-        if (!counts) return;
-        for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
-      },
-    });
   }
 
-  /** Wires the scrape-time sources (the ledger, the projection, the queue) once they exist. */
+  /** Wires the scrape-time sources (the ledger's and the read path's totals) once they exist. */
   attach(sources: MetricSources): void {
     this.sources = sources;
   }
 
-  observeAdmission(endpoint: AdmissionEndpoint, outcome: AdmissionOutcome, seconds: number): void {
-    this.admissionDuration.observe({ endpoint, outcome }, seconds);
+  observeAdmission(endpoint: AdmissionEndpoint, outcome: AdmissionOutcome, code: number, seconds: number): void {
+    this.admissionDuration.observe({ endpoint, outcome, code: String(code) }, seconds);
   }
 
   decided(source: 'webhook' | 'rest', result: AdmissionResult): void {
@@ -136,15 +106,10 @@ export class Metrics implements OnApplicationShutdown {
   }
 
   committedBatch(commands: number): void {
-    this.batchSize.observe(commands);
+    this.batchCommands.observe(commands);
   }
 
   onApplicationShutdown(): void {
     this.registry.clear();
   }
-}
-
-/** A scrape-time read: its value, or nothing when it fails or outlasts the scrape's budget. */
-function read<T>(promise: Promise<T> | undefined): Promise<T | undefined> {
-  return promise ? withTimeout(promise, SCRAPE_READ_TIMEOUT_MS).catch(() => undefined) : Promise.resolve(undefined);
 }
