@@ -216,6 +216,26 @@ function inventoryProblems(docs: readonly unknown[], expected: readonly string[]
   return problems;
 }
 
+const COMPONENT = 'app.kubernetes.io/component';
+
+/**
+ * The install applies in steps chosen by label (README, "Registering the webhook"): everything
+ * but `component=admission-webhook`, then those; an upgrade first `component=migration`. Each
+ * selector must pick exactly what the step means, and every object must carry part-of.
+ */
+function applyStepProblems(docs: readonly unknown[]): string[] {
+  const problems: string[] = [];
+  const labelled = (value: string): string[] => docs.filter((d) => get(d, 'metadata', 'labels', COMPONENT) === value).map((d) => `${String(get(d, 'kind'))} ${nameOf(d)}`).sort();
+  const webhooks = labelled('admission-webhook');
+  if (JSON.stringify(webhooks) !== JSON.stringify(['MutatingWebhookConfiguration quota-ledger', 'ValidatingWebhookConfiguration quota-ledger'])) problems.push(`${COMPONENT}=admission-webhook selects ${webhooks.join(', ') || 'nothing'}, not exactly the two webhook configurations`);
+  const migration = labelled('migration');
+  if (!migration.includes('Job quota-ledger-migrate') || migration.some((o) => !/^(Job|NetworkPolicy) /.test(o))) problems.push(`${COMPONENT}=migration selects ${migration.join(', ') || 'nothing'}, not the migration Job (and its NetworkPolicy)`);
+  for (const d of docs) {
+    if (get(d, 'metadata', 'labels', 'app.kubernetes.io/part-of') !== 'quota-ledger') problems.push(`${String(get(d, 'kind'))} ${nameOf(d)}: no label app.kubernetes.io/part-of=quota-ledger`);
+  }
+  return problems;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pods: security, resources, probes, commands, and the environment through the real loader.
 
@@ -653,6 +673,10 @@ describe.each(OVERLAYS)('kustomize build deploy/kubernetes/overlays/%s', (overla
     expect(inventoryProblems(docs, EXPECTED_OBJECTS[overlay])).toEqual([]);
   });
 
+  it('labels the webhook configurations and the migration so that the install can apply them in their own steps', () => {
+    expect(applyStepProblems(docs)).toEqual([]);
+  });
+
   it('every pod runs its app non-root, with resources, bounded, and probes on the routes the API serves', () => {
     const templates = podTemplates(docs);
     expect(templates.map((t) => t.where).sort()).toEqual(Object.keys(PODS).sort());
@@ -744,6 +768,15 @@ describe('the rules bite', () => {
     expect(problems).toMatch(/renders v1 ConfigMap stray, which is not expected/);
     expect(problems).toMatch(/does not render batch\/v1 Job quota-ledger-migrate/);
     expect(problems).toMatch(/ConfigMap stray is in namespace default/);
+  });
+
+  it('a webhook configuration without its component label, or a Deployment labelled as the migration, fails', () => {
+    const list = docs();
+    delete asObject(get(find(list, 'MutatingWebhookConfiguration', 'quota-ledger'), 'metadata', 'labels'))[COMPONENT];
+    asObject(get(find(list, 'Deployment', 'quota-ledger-reconciler'), 'metadata', 'labels'))[COMPONENT] = 'migration';
+    const problems = applyStepProblems(list).join('\n');
+    expect(problems).toMatch(/admission-webhook selects ValidatingWebhookConfiguration quota-ledger, not exactly the two/);
+    expect(problems).toMatch(/migration selects Deployment quota-ledger-reconciler, Job quota-ledger-migrate/);
   });
 
   it('a root container, a missing probe, or an HTTP probe of the HTTPS port fails', () => {
