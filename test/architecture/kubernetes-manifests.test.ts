@@ -560,6 +560,18 @@ function webhookProblems(docs: readonly unknown[]): string[] {
   }
   for (const route of WEBHOOK_ROUTES) if (!paths.has(route)) problems.push(`the API serves ${route}, but no webhook calls it`);
 
+  // Every kind the reconciler lists is validated (so reserved when created, released when
+  // deleted), except ResourceQuota objects: quotas live in the ledger's admin API.
+  const validated = new Set(
+    ofKind(docs, 'ValidatingWebhookConfiguration')
+      .flatMap((c) => asList(get(c, 'webhooks')))
+      .flatMap((w) => asList(get(w, 'rules')))
+      .flatMap((r) => asList(get(r, 'apiGroups')).flatMap((g) => asList(get(r, 'resources')).map((res) => `${String(g)}/${String(res)}`))),
+  );
+  for (const { groupResource } of KNOWN_KINDS.filter((k) => k.groupResource.resource !== 'resourcequotas')) {
+    if (!validated.has(`${groupResource.group}/${groupResource.resource}`)) problems.push(`no validating webhook rule sends ${groupResource.resource} in group "${groupResource.group}", which the reconciler lists`);
+  }
+
   // The same objects quotactl generates for this Service: one definition of rules, selectors, policies.
   const { name, namespace } = webhookService(docs);
   const port = Number(get(ofKind(docs, 'ValidatingWebhookConfiguration')[0], 'webhooks', 0, 'clientConfig', 'service', 'port') ?? 443);
@@ -850,6 +862,7 @@ describe('the rules bite', () => {
     expect(problems).toMatch(/calls \/v1\/admission\/mutating, which the API does not serve/);
     expect(problems).toMatch(/the API serves \/v1\/admission\/mutate, but no webhook calls it/);
     expect(problems).toMatch(/ValidatingWebhookConfiguration: differs from what quotactl webhook-config generates/);
+    expect(problems).toMatch(/no validating webhook rule sends pods in group "", which the reconciler lists/);
   });
 
   it('a webhook timeout at or below the statement timeout fails', () => {
