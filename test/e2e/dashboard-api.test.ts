@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 import { bearer, writeTokensFile, type TestToken } from '../support/tokens.js';
@@ -337,6 +339,51 @@ describe('the dashboard at /ui', () => {
     const response = await fetch(`${api.base}/ui/nope.js`);
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ kind: 'Status', code: 404 });
+  });
+
+  it('leads a browser from / to /ui/, and keeps the JSON 404 for a client that asks for JSON and for every other unknown path', async () => {
+    for (const accept of ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', '*/*']) {
+      const response = await fetch(`${api.base}/`, { redirect: 'manual', headers: { accept } });
+      expect(response.status, accept).toBe(302);
+      expect(response.headers.get('location')).toBe('/ui/');
+    }
+    const json = await fetch(`${api.base}/`, { redirect: 'manual', headers: { accept: 'application/json' } });
+    expect(json.status).toBe(404);
+    expect(await json.json()).toMatchObject({ kind: 'Status', code: 404 });
+    for (const path of ['/nope', '/v1/nope', '/index.html']) {
+      const response = await fetch(`${api.base}${path}`, { redirect: 'manual', headers: { accept: 'text/html' } });
+      expect(response.status, path).toBe(404);
+      expect(response.headers.get('content-type'), path).toMatch(/^application\/json/);
+    }
+  });
+
+  it('tells the sign-in page, without a token, that a token is needed (and no development token file on a production setup)', async () => {
+    const response = await fetch(`${api.base}/ui/session.json`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(await response.json()).toEqual({ authentication: 'token' });
+  });
+
+  it('names the development token file of the zero-setup start, and says when the API is open to everyone', async () => {
+    // As apps/standalone writes them: tokens.yaml, and dev-token beside it; QUOTA_LEDGER_INSECURE_DEV set.
+    const tokensFile = writeTokensFile([TOKENS.admin]);
+    const devTokenFile = join(dirname(tokensFile), 'dev-token');
+    writeFileSync(devTokenFile, `${TOKENS.admin.token}\n`, { mode: 0o600 });
+    const standalone = await startApi({ insecureDev: true, tokensFile }, 'qldashdev');
+    try {
+      const answer = await (await fetch(`${standalone.base}/ui/session.json`)).json();
+      expect(answer).toEqual({ authentication: 'token', devTokenFile });
+      // The token itself is never served.
+      expect(JSON.stringify(answer)).not.toContain(TOKENS.admin.token);
+    } finally {
+      await standalone.close();
+    }
+    const open = await startApi({ insecureDev: true, tokensFile: undefined }, 'qldashopen');
+    try {
+      expect(await (await fetch(`${open.base}/ui/session.json`)).json()).toEqual({ authentication: 'open' });
+    } finally {
+      await open.close();
+    }
   });
 
   it('serves nothing from outside its directory', async () => {
