@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { axisLabel, geometryOf, niceCeiling, sharedSeries, tracksOf, type Series } from './chart.js';
+import { axisLabel, binaryCeiling, geometryOf, isByteResource, layoutDenials, nearestSample, niceCeiling, sharedSeries, tracksOf, type Series } from './chart.js';
 
 const BOX = { width: 120, height: 60, left: 10, right: 10, top: 5, bottom: 5 };
 const point = (at: string, quotas: Series['points'][number]['quotas']) => ({ at, version: 0, quotas });
@@ -129,5 +129,103 @@ describe('axisLabel', () => {
     [1.5e9, '1.5G'],
   ])('%d reads %s', (value, label) => {
     expect(axisLabel(value)).toBe(label);
+  });
+});
+
+describe('memory and storage axes', () => {
+  it.each([
+    ['memory', true],
+    ['requests.memory', true],
+    ['limits.memory', true],
+    ['requests.storage', true],
+    ['ephemeral-storage', true],
+    ['limits.ephemeral-storage', true],
+    ['gold.storageclass.storage.k8s.io/requests.storage', true],
+    ['requests.hugepages-2Mi', true],
+    ['pods', false],
+    ['requests.cpu', false],
+    ['persistentvolumeclaims', false],
+    ['count/configmaps', false],
+  ])('%s is counted in bytes: %s', (resource, bytes) => {
+    expect(isByteResource(resource)).toBe(bytes);
+  });
+
+  it.each([
+    [0, '0'],
+    [512, '512'],
+    [1024, '1Ki'],
+    [256 * 2 ** 20, '256Mi'],
+    [768 * 2 ** 20, '768Mi'],
+    [2 ** 30, '1Gi'],
+    [1.5 * 2 ** 30, '1.5Gi'],
+    [2 ** 40, '1Ti'],
+  ])('labels %d bytes %s', (value, label) => {
+    expect(axisLabel(value, true)).toBe(label);
+  });
+
+  it('puts the gridlines of a memory chart at binary steps, labelled as the values are written (256Mi, not 268M)', () => {
+    const samples = [{ at: '2026-01-01T00:00:00.000Z', hard: '1Gi', used: '300Mi' }];
+    const g = geometryOf({ quota: 'q', resource: 'requests.memory', samples }, '2026-01-01T00:00:00.000Z', '2026-01-01T00:01:00.000Z', BOX);
+    expect(g.bytes).toBe(true);
+    expect(g.yTicks.map((t) => axisLabel(t.value, g.bytes))).toEqual(['0', '512Mi', '1Gi', '1.5Gi']);
+    // Other resources keep decimal steps.
+    expect(geometryOf({ quota: 'q', resource: 'pods', samples: [{ at: samples[0]!.at, hard: '10', used: '3' }] }, samples[0]!.at, '2026-01-01T00:01:00.000Z', BOX).bytes).toBe(false);
+  });
+
+  it('steps by the smallest power of two at or above the step asked for (law)', () => {
+    fc.assert(
+      fc.property(fc.double({ min: 1, max: 2 ** 50, noNaN: true }), (value) => {
+        const step = binaryCeiling(value);
+        expect(Number.isInteger(Math.log2(step))).toBe(true);
+        expect(step).toBeGreaterThanOrEqual(value * (1 - 1e-12));
+        expect(step).toBeLessThan(value * 2 + 1e-9);
+      }),
+    );
+  });
+});
+
+describe('layoutDenials', () => {
+  it('stacks markers closer than the gap, each its own mark, and starts a new cluster a gap away', () => {
+    expect(layoutDenials([100, 101, 120, 200], 14, 5)).toEqual({
+      placed: [
+        { index: 0, x: 100, level: 0 },
+        { index: 1, x: 100, level: 1 },
+        { index: 2, x: 120, level: 0 },
+        { index: 3, x: 200, level: 0 },
+      ],
+      overflow: [],
+    });
+  });
+
+  it('puts what does not fit in a stack under one mark at its top', () => {
+    expect(layoutDenials([10, 10, 11, 12, 13], 14, 3)).toEqual({
+      placed: [
+        { index: 0, x: 10, level: 0 },
+        { index: 1, x: 10, level: 1 },
+      ],
+      overflow: [{ x: 10, level: 2, indices: [2, 3, 4] }],
+    });
+  });
+
+  it('never draws two marks of one level closer than the gap, and shows every marker once (law)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 640, noNaN: true }), { maxLength: 60 }), fc.integer({ min: 2, max: 6 }), (unsorted, stackMax) => {
+        const xs = [...unsorted].sort((a, b) => a - b);
+        const { placed, overflow } = layoutDenials(xs, 14, stackMax);
+        const marks = [...placed.map((p) => ({ x: p.x, level: p.level })), ...overflow];
+        for (const a of marks) for (const b of marks) if (a !== b && a.level === b.level) expect(Math.abs(a.x - b.x)).toBeGreaterThanOrEqual(14);
+        for (const m of marks) expect(m.level).toBeLessThan(stackMax);
+        expect([...placed.map((p) => p.index), ...overflow.flatMap((o) => o.indices)].sort((a, b) => a - b)).toEqual(xs.map((_, i) => i));
+      }),
+    );
+  });
+});
+
+describe('nearestSample', () => {
+  it('picks the sample closest to a clicked instant', () => {
+    const ats = ['2026-01-01T00:00:00.000Z', '2026-01-01T00:01:00.000Z', '2026-01-01T00:02:00.000Z'];
+    expect(nearestSample(ats, Date.parse('2026-01-01T00:01:20.000Z'))).toBe(ats[1]);
+    expect(nearestSample(ats, Date.parse('2025-12-31T00:00:00.000Z'))).toBe(ats[0]);
+    expect(nearestSample([], 0)).toBeUndefined();
   });
 });

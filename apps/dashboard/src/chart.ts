@@ -104,6 +104,22 @@ export interface Geometry {
   readonly yTicks: readonly { readonly y: number; readonly value: number }[];
   readonly xTicks: readonly { readonly x: number; readonly at: number }[];
   readonly x: (atMs: number) => number;
+  /** The values are bytes: label the axis with axisLabel(value, true). */
+  readonly bytes: boolean;
+}
+
+/**
+ * Resources counted in bytes (memory, storage, ephemeral storage, huge pages, a storage class's
+ * requests.storage): Kubernetes writes them in binary units (256Mi, 1Gi), so their axes do too.
+ */
+export function isByteResource(resource: string): boolean {
+  return /(?:^|[./])(?:memory|storage|ephemeral-storage)$/.test(resource) || /(?:^|\.)hugepages-/.test(resource);
+}
+
+/** The smallest power of two at or above `value` (at least 1): a gridline step in bytes. */
+export function binaryCeiling(value: number): number {
+  if (!(value > 1) || !Number.isFinite(value)) return 1;
+  return 2 ** Math.ceil(Math.log2(value) - 1e-12);
 }
 
 /** 1, 2, 2.5, 5 × 10^k: the smallest such number at or above `value`. */
@@ -134,8 +150,10 @@ export function geometryOf(track: Track, since: string, until: string, box: Box)
   for (const sample of track.samples) {
     if (sample.hard !== undefined) peak = Math.max(peak, quantityNumber(sample.hard) || 0, quantityNumber(sample.used) || 0);
   }
-  // Four gridlines at a round step (1, 2, 2.5 or 5 × 10^k), the top one at or above every value.
-  const yStep = niceCeiling((peak * 1.05) / 4);
+  // Four gridlines at a round step, the top one at or above every value: 1, 2, 2.5 or 5 × 10^k,
+  // or for bytes a power of two (256Mi, 512Mi, 768Mi, 1Gi), so the labels read as the values do.
+  const bytes = isByteResource(track.resource);
+  const yStep = bytes ? binaryCeiling((peak * 1.05) / 4) : niceCeiling((peak * 1.05) / 4);
   const yMax = yStep * Math.max(1, Math.ceil((peak * 1.05) / yStep - 1e-9));
   const y = (value: number): number => round(box.top + innerHeight - (Math.min(value, yMax) / yMax) * innerHeight);
 
@@ -164,11 +182,28 @@ export function geometryOf(track: Track, since: string, until: string, box: Box)
     const at = from + (to - from) * f;
     return { at, x: x(at) };
   });
-  return { usedPath: step((s) => s.used), hardPath: step((s) => s.hard), points, yMax, yTicks, xTicks, x };
+  return { usedPath: step((s) => s.used), hardPath: step((s) => s.hard), points, yMax, yTicks, xTicks, x, bytes };
 }
 
-/** A y-axis label: 1500 → "1.5k", 0.25 → "0.25"; exact values are in the points' titles. */
-export function axisLabel(value: number): string {
+const BINARY_UNITS: [number, string][] = [
+  [2 ** 50, 'Pi'],
+  [2 ** 40, 'Ti'],
+  [2 ** 30, 'Gi'],
+  [2 ** 20, 'Mi'],
+  [2 ** 10, 'Ki'],
+];
+
+/**
+ * A y-axis label: 1500 → "1.5k", 0.25 → "0.25"; bytes in binary units, as their values are
+ * written: 536870912 → "512Mi", 1610612736 → "1.5Gi". Exact values are in the points' titles.
+ */
+export function axisLabel(value: number, bytes = false): string {
+  if (bytes) {
+    for (const [size, suffix] of BINARY_UNITS) {
+      if (Math.abs(value) >= size) return `${Number((value / size).toPrecision(3))}${suffix}`;
+    }
+    return String(Number(value.toPrecision(3)));
+  }
   const units: [number, string][] = [
     [1e12, 'T'],
     [1e9, 'G'],
@@ -179,4 +214,60 @@ export function axisLabel(value: number): string {
     if (Math.abs(value) >= size) return `${Number((value / size).toPrecision(3))}${suffix}`;
   }
   return String(Number(value.toPrecision(3)));
+}
+
+/** Where one denial marker is drawn: at its cluster's x, `level` marks up from the axis. */
+export interface PlacedDenial {
+  readonly index: number;
+  readonly x: number;
+  readonly level: number;
+}
+
+/** The denials of a cluster too many to stack: one "+n" mark at the top of the stack, leading to a range that spreads them out. */
+export interface DenialOverflow {
+  readonly x: number;
+  readonly level: number;
+  readonly indices: readonly number[];
+}
+
+/**
+ * Lays out denial markers (their x, in time order) so that none covers another: markers closer
+ * than `gap` to the first of their cluster are stacked upward from it, one level each, each its
+ * own mark (and its own link). A cluster of more than `stackMax` keeps `stackMax - 1` marks and
+ * puts the rest under one "+n" mark. Clusters start at least `gap` apart, so marks of the same
+ * level in different clusters never touch either.
+ */
+export function layoutDenials(xs: readonly number[], gap: number, stackMax: number): { placed: PlacedDenial[]; overflow: DenialOverflow[] } {
+  const clusters: { x: number; indices: number[] }[] = [];
+  xs.forEach((x, index) => {
+    const last = clusters.at(-1);
+    if (last && x - last.x < gap) last.indices.push(index);
+    else clusters.push({ x, indices: [index] });
+  });
+  const placed: PlacedDenial[] = [];
+  const overflow: DenialOverflow[] = [];
+  for (const cluster of clusters) {
+    const fits = cluster.indices.length <= stackMax;
+    const shown = fits ? cluster.indices : cluster.indices.slice(0, stackMax - 1);
+    shown.forEach((index, level) => placed.push({ index, x: cluster.x, level }));
+    if (!fits) overflow.push({ x: cluster.x, level: stackMax - 1, indices: cluster.indices.slice(stackMax - 1) });
+  }
+  return { placed, overflow };
+}
+
+/**
+ * The sample nearest to an instant (a click on a chart, as a time): what "usage at this instant"
+ * shows, so the answer is the point drawn there. Undefined without samples.
+ */
+export function nearestSample(ats: readonly string[], atMs: number): string | undefined {
+  let best: string | undefined;
+  let distance = Infinity;
+  for (const at of ats) {
+    const d = Math.abs(Date.parse(at) - atMs);
+    if (d < distance) {
+      distance = d;
+      best = at;
+    }
+  }
+  return best;
 }
