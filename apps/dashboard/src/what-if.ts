@@ -17,24 +17,55 @@ export const PASTE_MAX_CHARS = 256 * 1024;
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** The YAML parser's one function the box uses: the `yaml` package, loaded (as its own chunk) only when YAML is pasted. */
+export type YamlLoader = () => Promise<{ parseAllDocuments: typeof import('yaml').parseAllDocuments }>;
+const loadYaml: YamlLoader = () => import('yaml');
+
 /**
  * What a person may paste into the what-if box, turned into a what-if body:
- * - a Kubernetes object as `kubectl get -o json` prints it (a Pod, a Service, a PVC, ...);
+ * - a Kubernetes object as `kubectl get -o yaml` or `-o json` prints it (a Pod, a Service, a PVC, ...);
  * - an AdmissionReview (its request's object, oldObject and operation);
  * - a REST reservation body (`{"kind": "Pod", "object": {...}}` or `{"kind": ..., "resources": {...}}`).
- * The namespace, when the paste names one, is returned so the page can say if it differs.
+ * JSON is read at once; anything else is read as YAML, whose parser is fetched the first time
+ * it is needed, so a page that never sees YAML never loads it. The namespace, when the paste
+ * names one, is returned so the page can say if it differs.
  */
-export function parsePasted(text: string): Pasted {
-  if (text.trim() === '') return { ok: false, problem: 'Paste a Pod (or another object) as JSON, an AdmissionReview, or a REST reservation body.' };
+export async function parsePasted(text: string, yaml: YamlLoader = loadYaml): Promise<Pasted> {
+  if (text.trim() === '') return { ok: false, problem: 'Paste a Pod (or another object) as YAML or JSON, an AdmissionReview, or a REST reservation body.' };
   if (text.length > PASTE_MAX_CHARS) return { ok: false, problem: `That is ${text.length.toLocaleString('en-US')} characters; a what-if takes at most ${PASTE_MAX_CHARS.toLocaleString('en-US')}.` };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const hint = /^\s*[A-Za-z]+:/.test(text) ? ' It looks like YAML: paste JSON (kubectl get pod NAME -o json).' : '';
-    return { ok: false, problem: `Not JSON: ${(error as Error).message}.${hint}` };
+    // Braces or brackets first: JSON with a mistake, not YAML (whose flow style would hide it).
+    if (/^\s*[[{]/.test(text)) return { ok: false, problem: `Not JSON: ${(error as Error).message}.` };
+    const read = await readYaml(text, yaml);
+    if (!read.ok) return read;
+    value = read.value;
   }
-  if (!isObject(value)) return { ok: false, problem: 'Expected a JSON object ({ ... }).' };
+  return interpret(value);
+}
+
+/** One YAML document as plain values; several documents, or a syntax error, say so. */
+async function readYaml(text: string, yaml: YamlLoader): Promise<{ ok: true; value: unknown } | { ok: false; problem: string }> {
+  let documents: ReturnType<typeof import('yaml').parseAllDocuments>;
+  try {
+    documents = (await yaml()).parseAllDocuments(text);
+  } catch (error) {
+    return { ok: false, problem: `Could not load the YAML reader: ${(error as Error).message}. Paste JSON instead (kubectl get pod NAME -o json).` };
+  }
+  if (!Array.isArray(documents)) return { ok: false, problem: 'Not YAML or JSON: nothing to read.' };
+  const problem = documents.flatMap((d) => d.errors)[0];
+  // The parser's message names the line and column ("… at line 2, column 7:"); the excerpt after it is left out.
+  if (problem) return { ok: false, problem: `Not YAML or JSON: ${(problem.message.split('\n')[0] ?? '').replace(/:$/, '')}.` };
+  const present = documents.filter((d) => d.contents !== null);
+  if (present.length !== 1) return { ok: false, problem: `A what-if takes one object; this has ${present.length} YAML documents (separated by ---).` };
+  return { ok: true, value: (present[0] as (typeof present)[number]).toJS({ maxAliasCount: 100 }) };
+}
+
+/** A parsed paste (from JSON or YAML) as a what-if body. */
+function interpret(value: unknown): Pasted {
+  if (!isObject(value)) return { ok: false, problem: 'Expected an object: { ... } in JSON, or key: value lines in YAML.' };
 
   if (value['kind'] === 'AdmissionReview') {
     const request = value['request'];

@@ -29,7 +29,7 @@ export function whatIfBox(namespace: string): HTMLElement {
     'form',
     { class: 'what-if' },
     h('label', { for: 'what-if-input' }, 'Object or request'),
-    h('p', { id: 'what-if-help', class: 'muted' }, 'Paste a Pod (kubectl get pod NAME -o json), another object, an AdmissionReview, or a REST reservation body. It is checked against this namespace’s quotas and limit ranges now, as a dry run: nothing is reserved.'),
+    h('p', { id: 'what-if-help', class: 'muted' }, 'Paste a Pod as YAML or JSON (kubectl get pod NAME -o yaml), another object, an AdmissionReview, or a REST reservation body. It is checked against this namespace’s quotas and limit ranges now, as a dry run: nothing is reserved.'),
     input,
     h('div', {}, button),
     result,
@@ -39,7 +39,10 @@ export function whatIfBox(namespace: string): HTMLElement {
     void ask();
   });
   const ask = async (): Promise<void> => {
-    const pasted = parsePasted(input.value);
+    // The last answer goes at once: it was about what was pasted before.
+    fill(result, h('p', { class: 'status' }, 'Reading…'));
+    button.disabled = true;
+    const pasted = await parsePasted(input.value).finally(() => (button.disabled = false));
     if (!pasted.ok) {
       fill(result, h('p', { class: 'error', role: 'alert' }, pasted.problem));
       return;
