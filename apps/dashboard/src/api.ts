@@ -24,14 +24,27 @@ export const tokenStore = {
   clear: (): void => sessionStorage.removeItem(TOKEN_KEY),
 };
 
+/** A JSON request to the API with the tab's token; a non-2xx answer is thrown as an ApiError with the Status's message. */
 export async function api<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+  const text = await request(method, path, 'application/json', body);
+  try {
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  } catch {
+    throw new ApiError(0, `${method} ${path}: the answer is not JSON`);
+  }
+}
+
+/** A GET whose answer is text (an NDJSON export), with the tab's token. */
+export const apiText = (path: string): Promise<string> => request('GET', path, 'application/x-ndjson, application/json');
+
+async function request(method: 'GET' | 'POST' | 'PUT', path: string, accept: string, body?: unknown): Promise<string> {
   const token = tokenStore.get();
   let response: Response;
   try {
     response = await fetch(path, {
       method,
       headers: {
-        accept: 'application/json',
+        accept,
         ...(token ? { authorization: `Bearer ${token}` } : {}),
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
@@ -43,17 +56,16 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?
     throw new ApiError(0, timedOut ? `${method} ${path} took longer than ${REQUEST_TIMEOUT_MS / 1000} s` : `cannot reach the service: ${(error as Error).message}`);
   }
   const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
   if (!response.ok) {
-    const status = parsed as { message?: string; reason?: string } | undefined;
+    let status: { message?: string; reason?: string } | undefined;
+    try {
+      status = JSON.parse(text) as typeof status;
+    } catch {
+      status = undefined;
+    }
     throw new ApiError(response.status, status?.message ?? `${method} ${path}: HTTP ${response.status}`, status?.reason);
   }
-  return parsed as T;
+  return text;
 }
 
 export const enc = encodeURIComponent;

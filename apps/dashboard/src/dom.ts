@@ -38,3 +38,16 @@ export function fill(parent: Element, ...children: Child[]): void {
   parent.replaceChildren();
   apply(parent, {}, children);
 }
+
+/**
+ * Saves text as a file: a Blob behind a temporary link (the token never goes in a URL, so an
+ * export is fetched with it first and handed to the browser whole).
+ */
+export function download(name: string, type: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = h('a', { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { age, percent, quantityNumber, resourceList, usageRatio } from './format.js';
+import { age, localTime, parseInstant, percent, quantityNumber, resourceList, usageRatio } from './format.js';
 
 const NOW = Date.parse('2026-11-23T12:00:00.000Z');
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
@@ -55,5 +55,19 @@ describe('dashboard formatting', () => {
   it('lists resources in the order given, or says nothing', () => {
     expect(resourceList({ pods: '1', 'requests.cpu': '100m' })).toBe('pods: 1, requests.cpu: 100m');
     expect(resourceList({})).toBe('nothing');
+  });
+});
+
+describe('an instant typed into the page', () => {
+  it('reads back what the page writes (local time, to the second), and RFC 3339 with a zone', () => {
+    const iso = '2026-11-23T14:05:09.000Z';
+    expect(parseInstant(localTime(iso))).toBe(iso);
+    expect(parseInstant(`  ${localTime(iso)} `)).toBe(iso);
+    expect(parseInstant('2026-11-23T14:05:09Z')).toBe(iso);
+    expect(parseInstant('2026-11-23T15:05:09+01:00')).toBe(iso);
+  });
+
+  it.each(['', 'yesterday', '2026-11-23', '23/11/2026 14:05', '2026-13-45 99:99:99'])('refuses %j', (text) => {
+    expect(parseInstant(text)).toBeUndefined();
   });
 });

@@ -55,3 +55,16 @@ export function resourceList(list: Readonly<Record<string, string>> | undefined)
 
 /** The principal that asked, and the user it asked for when a trusted relay named one. */
 export const who = (requester: string | undefined, onBehalfOf: string | undefined): string => (requester ?? '—') + (onBehalfOf ? ` for ${onBehalfOf}` : '');
+
+/**
+ * An instant typed by a person: the page's own form ("2026-11-23 14:05:09", in the reader's time
+ * zone, seconds optional) or RFC 3339 with a zone. Undefined when it is neither.
+ */
+export function parseInstant(text: string): string | undefined {
+  const value = text.trim();
+  const local = /^\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:\.\d{1,3})?)?$/.test(value);
+  const zoned = /^\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)$/i.test(value);
+  if (!local && !zoned) return undefined;
+  const ms = Date.parse(local ? value.replace(' ', 'T') : value);
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+}
