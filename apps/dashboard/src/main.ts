@@ -13,9 +13,45 @@ const main = document.getElementById('main') as HTMLElement;
 const whoSlot = document.getElementById('who') as HTMLElement;
 let who: WhoAmI | undefined;
 
-/** The token form: shown when the service asks for credentials (401) or the token was refused. */
+/** What the service says before sign-in (GET /ui/session.json, no credentials): whether it wants a token, and where a development token is kept. */
+interface Session {
+  readonly authentication: 'token' | 'open';
+  readonly devTokenFile?: string;
+}
+let session: Session | undefined;
+
+/** Read once per load; a service that does not answer it is asked for a token as before. */
+async function loadSession(): Promise<Session> {
+  session ??= await api<Session>('GET', `${import.meta.env.BASE_URL}session.json`).catch((): Session => ({ authentication: 'token' }));
+  return session;
+}
+
+/** Where a token comes from: the zero-setup start's development token (its file, when the service names it), or whoever runs the service. */
+function whereTokensAre(devTokenFile: string | undefined): HTMLElement {
+  return h(
+    'div',
+    { class: 'token-help', id: 'token-help' },
+    h('h2', {}, 'Where is my token?'),
+    h(
+      'p',
+      {},
+      'Started with ',
+      h('code', {}, 'npm start'),
+      '? It printed a development token (the ',
+      h('code', {}, 'token'),
+      ' line, every role) and keeps it in ',
+      devTokenFile ? h('code', { id: 'dev-token-file' }, devTokenFile) : h('code', {}, 'dev-token'),
+      devTokenFile ? '. Show it with ' : ' in its data directory (.quota-ledger/ in the project unless QUOTA_LEDGER_DATA_DIR says otherwise). Show it with ',
+      h('code', {}, `cat ${devTokenFile ?? '.quota-ledger/dev-token'}`),
+      '.',
+    ),
+    h('p', {}, 'Otherwise, ask whoever runs this service for a token with the admin or auditor role (its SHA-256 digest goes in the TOKENS_FILE; see the README, “Security”).'),
+  );
+}
+
+/** The token form: shown when the service needs credentials and this tab has none, or the token was refused. */
 function signIn(problem?: string): void {
-  const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', required: true, spellcheck: 'false' });
+  const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', required: true, spellcheck: 'false', 'aria-describedby': 'token-help' });
   const form = h(
     'form',
     { class: 'sign-in' },
@@ -25,6 +61,7 @@ function signIn(problem?: string): void {
     h('label', { for: 'token' }, 'Token'),
     input,
     h('div', {}, h('button', { type: 'submit' }, 'Sign in')),
+    whereTokensAre(session?.devTokenFile),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -39,11 +76,18 @@ function signIn(problem?: string): void {
 function signOut(): void {
   tokenStore.clear();
   who = undefined;
-  signIn();
+  void loadSession().then(() => signIn());
 }
 
-/** Checks the token (GET /v1/whoami) and shows what its roles allow. */
+/**
+ * Checks the token (GET /v1/whoami) and shows what its roles allow. Without a token, and a
+ * service that wants one, the form comes first: asking whoami would only earn a 401.
+ */
 async function start(): Promise<void> {
+  if (!tokenStore.get() && (await loadSession()).authentication === 'token') {
+    signIn();
+    return;
+  }
   try {
     who = await api<WhoAmI>('GET', '/v1/whoami');
   } catch (error) {
@@ -51,6 +95,7 @@ async function start(): Promise<void> {
     if (e.status === 401) {
       const had = tokenStore.get();
       tokenStore.clear();
+      await loadSession();
       signIn(had ? `That token was not accepted: ${e.message}` : undefined);
     } else {
       fill(main, h('p', { class: 'error', role: 'alert' }, `The service did not answer: ${e.message}`), h('button', { type: 'button', onclick: () => void start() }, 'Try again'));
@@ -67,7 +112,7 @@ async function start(): Promise<void> {
   route();
 }
 
-/** `#/`, `#/ns/NAME?range=day&until=…`, `#/ns/NAME/decisions/ID`, `#/clusterresourcequotas[/NAME?range=day&until=…]`. */
+/** `#/`, `#/ns/NAME?range=all|hour|day|week&until=…&since=…&at=…`, `#/ns/NAME/decisions/ID` (a receipt), `#/clusterresourcequotas[/NAME?range=…]`. */
 function route(): void {
   if (!who) return;
   if (!canAudit(who)) {
