@@ -46,7 +46,7 @@ describe('cluster quota formatting', () => {
   });
 
   it('names the change types and says what each change did', () => {
-    expect(['SharedQuotaDefined', 'SharedQuotaChanged', 'SharedQuotaRemoved', 'SomethingNew'].map(changeType)).toEqual(['defined', 'changed', 'removed', 'SomethingNew']);
+    expect(['SharedQuotaDefined', 'SharedQuotaChanged', 'SharedQuotaRemoved', 'QuotaChanged', 'SomethingNew'].map(changeType)).toEqual(['defined', 'changed', 'removed', 'changed', 'SomethingNew']);
     const selector = { labels: { matchLabels: { tenant: 'acme' } } };
     expect(changeSummary({ before: null, after: { hard: { pods: '10', 'requests.cpu': '2' }, selector }, changed: ['pods', 'requests.cpu', 'selector'] })).toEqual(['pods: 10', 'requests.cpu: 2', 'selector: tenant=acme']);
     expect(

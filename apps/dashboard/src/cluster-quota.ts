@@ -12,9 +12,14 @@ export interface ClusterQuotaSelector {
   readonly annotations?: Readonly<Record<string, string>> | null;
 }
 
-/** One change of a cluster quota's definition (GET …/history): `before`/`after` are `{hard, scopes?, selector?}`. */
+/**
+ * One change of a quota's definition (GET …/resourcequotas/{name}/history, or a cluster quota's
+ * …/history): `before`/`after` are `{hard, scopes?, scopeSelector?, selector?}`, `version` the
+ * stream version its limit marker on a chart carries.
+ */
 export interface QuotaChange {
   readonly position: string;
+  readonly version: number;
   readonly type: string;
   readonly time: string;
   readonly actor: string;
@@ -67,9 +72,9 @@ export function share(part: string | undefined, total: string | undefined): stri
   return percent(mine / whole);
 }
 
-/** `SharedQuotaChanged` → "changed"; a type the page does not know is shown as it is. */
+/** `SharedQuotaChanged`, `QuotaChanged` → "changed"; a type the page does not know is shown as it is. */
 export function changeType(type: string): string {
-  const known = /^SharedQuota(Defined|Changed|Removed)$/.exec(type);
+  const known = /^(?:Shared)?Quota(Defined|Changed|Removed)$/.exec(type);
   return known?.[1] ? known[1].toLowerCase() : type;
 }
 

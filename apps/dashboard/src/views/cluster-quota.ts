@@ -1,15 +1,24 @@
 import { api, type ApiError, enc } from '../api.js';
 import { sharedSeries, type SharedSeries } from '../chart.js';
-import { changeSummary, changeType, type ClusterResourceQuota, type QuotaChange, selectorSummary, share } from '../cluster-quota.js';
+import { type ClusterResourceQuota, type QuotaChange, selectorSummary, share } from '../cluster-quota.js';
 import { fill, h } from '../dom.js';
-import { localTime, usageRatio, who } from '../format.js';
+import { localTime, usageRatio } from '../format.js';
 import { usageBar } from './bar.js';
 import { clusterQuotaHref } from './cluster-quotas.js';
-import { pager } from './pager.js';
-import { type RangeRoute, type Span, spanOf } from './range.js';
+import { historyTable, limitChanges } from './history.js';
+import type { Instant } from './instant.js';
+import { type RangeRoute, spanOf } from './range.js';
 import { usageSection } from './usage-chart.js';
 
-const HISTORY_PAGE = 50;
+/** A cluster quota as it stood at an instant (`GET …/usage?at=`). */
+interface SharedInstant {
+  readonly at: string;
+  readonly version: number;
+  readonly defined: boolean;
+  readonly hard: Record<string, string>;
+  readonly used: Record<string, string>;
+  readonly namespaces: readonly { readonly namespace: string; readonly used: Record<string, string> }[];
+}
 
 /**
  * One cluster quota: its total used/hard, its usage over a range (as a namespace's page charts
@@ -18,9 +27,14 @@ const HISTORY_PAGE = 50;
 export async function clusterQuotaView(main: HTMLElement, name: string, route: RangeRoute): Promise<void> {
   const back = h('p', {}, h('a', { href: '#/clusterresourcequotas' }, '← All cluster quotas'));
   fill(main, back, h('p', { class: 'status', role: 'status' }, 'Loading…'));
+  const base = `/v1/clusterresourcequotas/${enc(name)}`;
   let quota: ClusterResourceQuota;
+  let first: string | undefined;
   try {
-    quota = await api<ClusterResourceQuota>('GET', `/v1/clusterresourcequotas/${enc(name)}`);
+    // Its first change is where the whole history (the default range) starts.
+    const [object, history] = await Promise.all([api<ClusterResourceQuota>('GET', base), api<{ items: QuotaChange[] }>('GET', `${base}/history?limit=1`).catch(() => ({ items: [] }))]);
+    quota = object;
+    first = history.items[0]?.time;
   } catch (error) {
     fill(main, back, h('h1', {}, name), h('p', { class: 'error', role: 'alert' }, (error as ApiError).message));
     return;
@@ -34,7 +48,12 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
     ...(quota.metadata.resourceVersion ? ([['Version', quota.metadata.resourceVersion]] as [string, string][]) : []),
   ];
   // The same charts as a namespace's, of one quota named after it (its limit changes name it so).
-  const series = async (s: Span) => sharedSeries(await api<SharedSeries>('GET', `/v1/clusterresourcequotas/${enc(name)}/usage/series?since=${enc(s.since)}&until=${enc(s.until)}&points=${s.points}`), name);
+  const span = spanOf(route, first);
+  const series = api<SharedSeries>('GET', `${base}/usage/series?since=${enc(span.since)}&until=${enc(span.until)}&points=${span.points}`).then((answer) => sharedSeries(answer, name));
+  const instant = async (at: string): Promise<Instant> => {
+    const then = await api<SharedInstant>('GET', `${base}/usage?at=${enc(at)}`);
+    return { at, version: then.version, quotas: then.defined ? [{ name, hard: then.hard, used: then.used }] : [], parts: then.namespaces };
+  };
   fill(
     main,
     back,
@@ -52,12 +71,21 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
             { id: 'crq-total', class: 'list' },
             h('caption', { class: 'visually-hidden' }, 'Used and hard per resource, over all its namespaces'),
             h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Resource'), h('th', { scope: 'col' }, 'Used / hard'))),
-            h('tbody', {}, ...Object.entries(hard).map(([resource, limit]) => h('tr', { 'data-resource': resource }, h('td', {}, resource), h('td', {}, usageBar(usageRatio(used[resource], limit), used[resource] ?? '0', limit, `${resource} in cluster quota ${name}`))))),
+            h('tbody', {}, ...Object.entries(hard).map(([resource, limit]) => h('tr', { 'data-resource': resource }, h('td', { 'data-label': 'Resource' }, resource), h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(used[resource], limit), used[resource] ?? '0', limit, `${resource} in cluster quota ${name}`))))),
           ),
     ),
-    usageSection(route, spanOf(route), (range) => clusterQuotaHref(name, range), series),
+    usageSection({
+      route,
+      span,
+      href: (range) => clusterQuotaHref(name, range),
+      series,
+      changes: (loaded) => limitChanges(loaded, () => base),
+      instant,
+      onInstant: (at) => history.replaceState(null, '', clusterQuotaHref(name, { ...route, at })),
+      exportAs: `${name} usage`,
+    }),
     h('section', { 'aria-labelledby': 'h-namespaces' }, h('h2', { id: 'h-namespaces' }, 'Namespaces'), namespacesTable(quota)),
-    h('section', { 'aria-labelledby': 'h-history' }, h('h2', { id: 'h-history' }, 'History'), historyTable(name)),
+    h('section', { 'aria-labelledby': 'h-history' }, h('h2', { id: 'h-history' }, 'History'), historyTable(base, 'crq-history', 'Changes to its definition, oldest first')),
   );
 }
 
@@ -68,7 +96,7 @@ function namespacesTable(quota: ClusterResourceQuota): HTMLElement {
   if (quota.status.namespaces.length === 0) return h('p', { class: 'muted', id: 'crq-namespaces' }, 'The selector picks no namespace yet.');
   return h(
     'table',
-    { id: 'crq-namespaces', class: 'list' },
+    { id: 'crq-namespaces', class: 'list stack' },
     h('caption', {}, 'Used per resource, and (in brackets) its share of what all the namespaces use'),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Namespace'), ...resources.map((resource) => h('th', { scope: 'col' }, resource)))),
     h(
@@ -78,37 +106,11 @@ function namespacesTable(quota: ClusterResourceQuota): HTMLElement {
         h(
           'tr',
           { 'data-namespace': n.namespace },
-          h('td', {}, h('a', { href: `#/ns/${enc(n.namespace)}` }, n.namespace)),
-          ...resources.map((resource) => h('td', { 'data-resource': resource }, n.status.used[resource] ?? '0', ' ', h('span', { class: 'muted' }, `(${share(n.status.used[resource], used[resource])})`))),
+          h('td', { 'data-label': 'Namespace' }, h('a', { href: `#/ns/${enc(n.namespace)}` }, n.namespace)),
+          ...resources.map((resource) => h('td', { 'data-resource': resource, 'data-label': resource }, n.status.used[resource] ?? '0', ' ', h('span', { class: 'muted' }, `(${share(n.status.used[resource], used[resource])})`))),
         ),
       ),
     ),
-    h('tfoot', {}, h('tr', {}, h('th', { scope: 'row' }, 'All namespaces'), ...resources.map((resource) => h('td', { 'data-resource': resource }, `${used[resource] ?? '0'} of ${hard[resource]}`)))),
-  );
-}
-
-/** The definition's changes as the API pages them (oldest first): type, actor, time and what changed. */
-function historyTable(name: string): HTMLElement {
-  const body = h('tbody');
-  const { more, status } = pager<QuotaChange>(body, {
-    path: (after) => `/v1/clusterresourcequotas/${enc(name)}/history?limit=${HISTORY_PAGE}${after ? `&after=${enc(after)}` : ''}`,
-    row: (c) =>
-      h(
-        'tr',
-        { 'data-position': c.position },
-        h('td', {}, h('time', { datetime: c.time }, localTime(c.time))),
-        h('td', {}, changeType(c.type)),
-        h('td', {}, who(c.actor, c.onBehalfOf)),
-        h('td', {}, ...changeSummary(c).map((line) => h('div', {}, line))),
-      ),
-    summary: (shown) => (shown === 0 ? 'No change recorded.' : ''),
-    moreLabel: 'Show later changes',
-  });
-  return h(
-    'div',
-    {},
-    h('table', { class: 'list', id: 'crq-history' }, h('caption', { class: 'visually-hidden' }, 'Changes to its definition, oldest first'), h('thead', {}, h('tr', {}, ...['Time', 'Change', 'By', 'What changed'].map((t) => h('th', { scope: 'col' }, t)))), body),
-    more,
-    status,
+    h('tfoot', {}, h('tr', {}, h('th', { scope: 'row' }, 'All namespaces'), ...resources.map((resource) => h('td', { 'data-resource': resource, 'data-label': resource }, `${used[resource] ?? '0'} of ${hard[resource]}`)))),
   );
 }

@@ -7,10 +7,19 @@ export const RANGES = {
   day: { ms: 24 * 3600_000, points: 97, label: 'Day' },
   week: { ms: 7 * 24 * 3600_000, points: 169, label: 'Week' },
 } as const;
-export type RangeName = keyof typeof RANGES;
+/**
+ * `all`: from a little before the first event to the end, so a namespace's whole history fills
+ * the chart (the default: a day would squash a new namespace's minutes against its right edge).
+ */
+export const ALL = { label: 'All' } as const;
+export type RangeName = keyof typeof RANGES | 'all';
 
-/** A range given by both ends (a link to an incident's minutes) is sampled at this many points. */
+/** A range given by both ends (a link to an incident's minutes), or the whole history, is sampled at this many points. */
 const CUSTOM_POINTS = 100;
+/** The whole history starts this share of its length before the first event, so the first step shows. */
+const HISTORY_LEAD = 0.04;
+/** ...and at least this long before it, so a history of one event is still a range. */
+const HISTORY_LEAD_MIN_MS = 100;
 
 /** A usage chart's range, as a page's address gives it (`?range=day&until=…&since=…`). */
 export interface RangeRoute {
@@ -19,23 +28,28 @@ export interface RangeRoute {
   readonly until?: string;
   /** With `until`: an exact range instead of a zoom level. */
   readonly since?: string;
+  /** An instant whose usage is shown beside the charts ("usage at this instant"). */
+  readonly at?: string;
 }
 
-/** The range in an address's query: an unknown zoom level is a day, an instant that does not parse is left out. */
+const isRangeName = (name: string): name is RangeName => name === 'all' || Object.hasOwn(RANGES, name);
+
+/** The range in an address's query: the whole history by default and for an unknown name, an instant that does not parse is left out. */
 export function rangeRoute(params: URLSearchParams): RangeRoute {
-  const range = params.get('range') ?? 'day';
+  const range = params.get('range') ?? 'all';
   const instant = (name: string): string | undefined => {
     const value = params.get(name);
     return value && !Number.isNaN(Date.parse(value)) ? new Date(value).toISOString() : undefined;
   };
   const until = instant('until');
   const since = until ? instant('since') : undefined;
-  return { range: Object.hasOwn(RANGES, range) ? (range as RangeName) : 'day', ...(until ? { until } : {}), ...(since ? { since } : {}) };
+  const at = instant('at');
+  return { range: isRangeName(range) ? range : 'all', ...(until ? { until } : {}), ...(since ? { since } : {}), ...(at ? { at } : {}) };
 }
 
 /** The query (without `?`) of a page's address at a range: the zoom and position survive a reload and can be shared. */
 export function rangeQuery(route: RangeRoute): string {
-  return new URLSearchParams({ range: route.range, ...(route.until ? { until: route.until } : {}), ...(route.since && route.until ? { since: route.since } : {}) }).toString();
+  return new URLSearchParams({ range: route.range, ...(route.until ? { until: route.until } : {}), ...(route.since && route.until ? { since: route.since } : {}), ...(route.at ? { at: route.at } : {}) }).toString();
 }
 
 /** The instants a range covers and how many samples a chart of it draws. */
@@ -46,14 +60,31 @@ export interface Span {
   readonly points: number;
   /** Given by both ends rather than as a zoom level. */
   readonly custom: boolean;
+  /** The whole history (`all`), fitted to its first event. */
+  readonly fitted: boolean;
 }
 
-/** A range ending now is pinned when this is called (the page draws), so every section reads the same instant. */
-export function spanOf(route: RangeRoute): Span {
+/**
+ * A range ending now is pinned when this is called (the page draws), so every section reads the
+ * same instant. `firstEventAt` (the history's first event) is what `all` fits; without one (no
+ * history yet, or it starts after the end) `all` is a day.
+ */
+export function spanOf(route: RangeRoute, firstEventAt?: string): Span {
   const until = route.until ?? new Date(Math.ceil(Date.now() / 1000) * 1000).toISOString();
-  const custom = route.since !== undefined && route.until !== undefined && Date.parse(route.since) < Date.parse(route.until);
-  const { ms, points } = custom ? { ms: Date.parse(until) - Date.parse(route.since as string), points: CUSTOM_POINTS } : RANGES[route.range];
-  return { since: new Date(Date.parse(until) - ms).toISOString(), until, ms, points, custom };
+  const end = Date.parse(until);
+  const custom = route.since !== undefined && route.until !== undefined && Date.parse(route.since) < end;
+  if (custom) {
+    const ms = end - Date.parse(route.since as string);
+    return { since: new Date(end - ms).toISOString(), until, ms, points: CUSTOM_POINTS, custom, fitted: false };
+  }
+  const first = firstEventAt === undefined ? Number.NaN : Date.parse(firstEventAt);
+  if (route.range === 'all' && first < end) {
+    const lead = Math.max(HISTORY_LEAD_MIN_MS, (end - first) * HISTORY_LEAD);
+    const since = Math.round(first - lead);
+    return { since: new Date(since).toISOString(), until, ms: end - since, points: CUSTOM_POINTS, custom: false, fitted: true };
+  }
+  const { ms, points } = RANGES[route.range === 'all' ? 'day' : route.range];
+  return { since: new Date(end - ms).toISOString(), until, ms, points, custom: false, fitted: false };
 }
 
 /**
@@ -62,22 +93,29 @@ export function spanOf(route: RangeRoute): Span {
  * by keyboard, and the range it leads to can be shared or opened in a new tab.
  */
 export function rangeToolbar(route: RangeRoute, span: Span, href: (route: RangeRoute) => string): HTMLElement {
-  const { range } = route;
-  const { since, until, custom } = span;
+  const { since, until, custom, fitted } = span;
+  // What is drawn: `all` without a history to fit is drawn as a day, and its controls say so.
+  const range: RangeName = route.range === 'all' && !fitted && !custom ? 'day' : route.range;
+  const names: RangeName[] = ['all', ...(Object.keys(RANGES) as (keyof typeof RANGES)[])];
   const zoom = h(
     'div',
     { class: 'zoom', role: 'group', 'aria-label': 'Range' },
-    ...(Object.keys(RANGES) as RangeName[]).map((name) =>
-      h('a', { class: 'button', href: href({ range: name, ...(route.until ? { until: route.until } : {}) }), 'aria-current': name === range && !custom ? 'true' : undefined, 'data-range': name }, RANGES[name].label),
+    ...names.map((name) =>
+      h(
+        'a',
+        { class: 'button', href: href({ range: name, ...(route.until ? { until: route.until } : {}) }), 'aria-current': name === range && !custom ? 'true' : undefined, 'data-range': name, ...(name === 'all' ? { title: 'From the first event to the end of the range' } : {}) },
+        name === 'all' ? ALL.label : RANGES[name].label,
+      ),
     ),
   );
   const earlier = new Date(Date.parse(until) - span.ms).toISOString();
   const later = Date.parse(until) + span.ms >= Date.now() ? undefined : new Date(Date.parse(until) + span.ms).toISOString();
+  // The whole history has nothing earlier; a range given by both ends moves by its length.
   const pan = h(
     'div',
     { class: 'pan', role: 'group', 'aria-label': 'Move the range' },
-    h('a', { class: 'button', href: href({ range, until: earlier, ...(custom ? { since: new Date(Date.parse(earlier) - span.ms).toISOString() } : {}) }), rel: 'prev' }, '← Earlier'),
-    route.until ? h('a', { class: 'button', href: href({ range, ...(later ? { until: later, ...(custom ? { since: until } : {}) } : {}) }), rel: 'next' }, 'Later →') : null,
+    fitted ? null : h('a', { class: 'button', href: href({ range, until: earlier, ...(custom ? { since: new Date(Date.parse(earlier) - span.ms).toISOString() } : {}) }), rel: 'prev' }, '← Earlier'),
+    route.until && !fitted ? h('a', { class: 'button', href: href({ range, ...(later ? { until: later, ...(custom ? { since: until } : {}) } : {}) }), rel: 'next' }, 'Later →') : null,
     route.until ? h('a', { class: 'button', href: href({ range }) }, 'Now') : null,
   );
   return h('div', { class: 'toolbar' }, zoom, pan, h('p', { class: 'range' }, 'From ', h('time', { datetime: since }, localTime(since)), ' to ', h('time', { datetime: until }, localTime(until))));
