@@ -13,7 +13,8 @@ export default defineConfig({
     outDir: fileURLToPath(new URL('../../dist/ui', import.meta.url)),
     emptyOutDir: true,
     target: 'es2022',
-    // One small script and one stylesheet; a report of their sizes is printed on every build.
+    // One small script and one stylesheet, and the YAML reader as a chunk of its own that only a
+    // what-if pasted as YAML fetches; a report of their sizes is printed on every build.
     modulePreload: { polyfill: false },
     reportCompressedSize: true,
     rollupOptions: {
@@ -23,7 +24,8 @@ export default defineConfig({
     },
   },
   server: {
-    // `npx vite apps/dashboard` during development: the API on its default port answers /v1.
-    proxy: { '/v1': 'http://127.0.0.1:8080' },
+    // `npx vite apps/dashboard` during development: the API on its default port answers /v1,
+    // and what the sign-in page asks before it has a token.
+    proxy: { '/v1': 'http://127.0.0.1:8080', '/ui/session.json': 'http://127.0.0.1:8080' },
   },
 });

@@ -20,7 +20,7 @@ export function clusterQuotasView(main: HTMLElement, who: WhoAmI): void {
     h('p', { class: 'lede' }, 'Each ClusterResourceQuota: one quota shared by every namespace its selector picks, with its tightest resource across them all, as admission sees it now.'),
     h(
       'table',
-      { id: 'crq-list', class: 'list' },
+      { id: 'crq-list', class: 'list stack' },
       h('caption', { class: 'visually-hidden' }, 'Cluster quotas, their selectors and their tightest resource'),
       h('thead', {}, h('tr', {}, ...['Cluster quota', 'Selects', 'Namespaces', 'Tightest resource', 'Used / hard'].map((t) => h('th', { scope: 'col' }, t)))),
       list,
@@ -53,10 +53,10 @@ function row(quota: ClusterResourceQuota): HTMLTableRowElement {
   return h(
     'tr',
     { 'data-cluster-quota': name },
-    h('td', {}, h('a', { href: clusterQuotaHref(name) }, name)),
-    h('td', {}, h('code', {}, selectorSummary(quota.spec.selector))),
-    h('td', {}, count),
-    tightest ? h('td', {}, tightest.resource) : h('td', { class: 'muted' }, 'no limits'),
-    h('td', {}, tightest ? usageBar(tightest.ratio, used[tightest.resource] ?? '0', hard[tightest.resource] ?? '?', `${name}: ${tightest.resource} across ${count} namespace${count === 1 ? '' : 's'}`) : ''),
+    h('td', { 'data-label': 'Cluster quota' }, h('a', { href: clusterQuotaHref(name) }, name)),
+    h('td', { 'data-label': 'Selects' }, h('code', {}, selectorSummary(quota.spec.selector))),
+    h('td', { 'data-label': 'Namespaces' }, count),
+    tightest ? h('td', { 'data-label': 'Tightest resource' }, tightest.resource) : h('td', { class: 'muted', 'data-label': 'Tightest resource' }, 'no limits'),
+    h('td', { 'data-label': 'Used / hard' }, tightest ? usageBar(tightest.ratio, used[tightest.resource] ?? '0', hard[tightest.resource] ?? '?', `${name}: ${tightest.resource} across ${count} namespace${count === 1 ? '' : 's'}`) : ''),
   );
 }

@@ -26,14 +26,14 @@ export function namespacesView(main: HTMLElement, who: WhoAmI): void {
     h('h1', {}, 'Namespaces'),
     h('p', { class: 'lede' }, 'Each namespace with its tightest quota: the resource closest to its hard limit, as admission sees it now.'),
     h('div', { class: 'search' }, h('label', { for: 'ns-search' }, 'Find a namespace'), search),
-    h('table', { id: 'ns-list', class: 'list' }, h('caption', { class: 'visually-hidden' }, 'Namespaces and their tightest quota'), h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Namespace'), h('th', { scope: 'col' }, 'Tightest quota'), h('th', { scope: 'col' }, 'Used / hard'))), list),
+    h('table', { id: 'ns-list', class: 'list stack' }, h('caption', { class: 'visually-hidden' }, 'Namespaces and their tightest quota'), h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Namespace'), h('th', { scope: 'col' }, 'Tightest quota'), h('th', { scope: 'col' }, 'Used / hard'))), list),
     footer,
   );
 
   if (who.namespaces !== '*') {
     // A namespace-scoped token cannot list the cluster; it can open its own namespaces.
     search.disabled = true;
-    fill(list, ...who.namespaces.map((ns) => h('tr', {}, h('td', {}, h('a', { href: `#/ns/${enc(ns)}` }, ns)), h('td', {}, '—'), h('td', {}, ''))));
+    fill(list, ...who.namespaces.map((ns) => h('tr', {}, h('td', { 'data-label': 'Namespace' }, h('a', { href: `#/ns/${enc(ns)}` }, ns)), h('td', { 'data-label': 'Tightest quota' }, '—'), h('td', { 'data-label': '' }, ''))));
     fill(footer, h('p', { class: 'status', role: 'status' }, 'This token is limited to these namespaces.'));
     return;
   }
@@ -61,15 +61,15 @@ export function namespacesView(main: HTMLElement, who: WhoAmI): void {
 function row(summary: NamespaceSummary): HTMLTableRowElement {
   const link = h('a', { href: `#/ns/${enc(summary.namespace)}` }, summary.namespace);
   const tightest = summary.tightest;
-  if (!tightest) return h('tr', { 'data-namespace': summary.namespace }, h('td', {}, link), h('td', { class: 'muted' }, 'no quota'), h('td', {}, ''));
+  if (!tightest) return h('tr', { 'data-namespace': summary.namespace }, h('td', { 'data-label': 'Namespace' }, link), h('td', { class: 'muted', 'data-label': 'Tightest quota' }, 'no quota'), h('td', { 'data-label': '' }, ''));
   const quota = summary.quotas.find((q) => q.name === tightest.quota);
   const used = quota?.used[tightest.resource] ?? '0';
   const hard = quota?.hard[tightest.resource] ?? '?';
   return h(
     'tr',
     { 'data-namespace': summary.namespace },
-    h('td', {}, link),
-    h('td', {}, `${tightest.quota} · ${tightest.resource}`),
-    h('td', {}, usageBar(tightest.ratio, used, hard, `${summary.namespace}: ${tightest.resource} in quota ${tightest.quota}`)),
+    h('td', { 'data-label': 'Namespace' }, link),
+    h('td', { 'data-label': 'Tightest quota' }, `${tightest.quota} · ${tightest.resource}`),
+    h('td', { 'data-label': 'Used / hard' }, usageBar(tightest.ratio, used, hard, `${summary.namespace}: ${tightest.resource} in quota ${tightest.quota}`)),
   );
 }

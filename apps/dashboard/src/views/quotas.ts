@@ -41,7 +41,7 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
         'table',
         { class: 'list' },
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Resource'), h('th', { scope: 'col' }, 'Used / hard'))),
-        h('tbody', {}, ...Object.entries(quota.hard).map(([resource, limit]) => h('tr', {}, h('td', {}, resource), h('td', {}, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`))))),
+        h('tbody', {}, ...Object.entries(quota.hard).map(([resource, limit]) => h('tr', {}, h('td', { 'data-label': 'Resource' }, resource), h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`))))),
       ),
     );
     if (editable) section.append(editor(quota.name));
@@ -70,6 +70,8 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
         message,
       );
       form.hidden = false;
+      // The editor has its own Cancel: the button that opened it goes while it is open.
+      open.hidden = true;
       open.setAttribute('aria-expanded', 'true');
       inputs[0]?.input.focus();
     };
@@ -79,6 +81,7 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
         return;
       }
       form.hidden = true;
+      open.hidden = false;
       open.setAttribute('aria-expanded', 'false');
       open.focus();
     };

@@ -39,7 +39,7 @@ export function reservationsTable(namespace: string): HTMLElement {
     {},
     h('label', { for: 'reservation-state' }, 'State '),
     state,
-    h('table', { class: 'list', id: 'reservations' }, h('caption', { class: 'visually-hidden' }, 'Reservations, oldest first'), h('thead', {}, h('tr', {}, ...['Object', 'State', 'Age', 'Requester', 'Charged', 'Expires'].map((t) => h('th', { scope: 'col' }, t)))), body),
+    h('table', { class: 'list stack', id: 'reservations' }, h('caption', { class: 'visually-hidden' }, 'Reservations, oldest first'), h('thead', {}, h('tr', {}, ...['Object', 'State', 'Age', 'Requester', 'Charged', 'Expires'].map((t) => h('th', { scope: 'col' }, t)))), body),
     more,
     status,
   );
@@ -50,11 +50,12 @@ function row(r: Reservation, now: number): HTMLTableRowElement {
   return h(
     'tr',
     { 'data-reservation': r.id },
-    h('td', {}, object, r.object.uid ? h('div', { class: 'muted small' }, r.object.uid) : null),
-    h('td', {}, r.state, r.operation === 'ADOPT' ? h('span', { class: 'badge' }, 'adopted') : null),
-    h('td', {}, h('time', { datetime: r.reservedAt, title: localTime(r.reservedAt) }, age(r.reservedAt, now))),
-    h('td', {}, who(r.requester, r.onBehalfOf)),
-    h('td', {}, resourceList(r.charged)),
-    h('td', {}, r.expiresAt ? h('time', { datetime: r.expiresAt }, localTime(r.expiresAt)) : '—'),
+    // The object's kind and name on one line ("Pod hook-1", never "Pod hook-" over "1"); its uid may break.
+    h('td', { 'data-label': 'Object', class: 'object' }, h('span', { class: 'nowrap' }, object), r.object.uid ? h('div', { class: 'muted small uid' }, r.object.uid) : null),
+    h('td', { 'data-label': 'State' }, r.state, r.operation === 'ADOPT' ? h('span', { class: 'badge' }, 'adopted') : null),
+    h('td', { 'data-label': 'Age', class: 'nowrap' }, h('time', { datetime: r.reservedAt, title: localTime(r.reservedAt) }, age(r.reservedAt, now))),
+    h('td', { 'data-label': 'Requester', class: 'nowrap' }, who(r.requester, r.onBehalfOf)),
+    h('td', { 'data-label': 'Charged' }, resourceList(r.charged)),
+    h('td', { 'data-label': 'Expires' }, r.expiresAt ? h('time', { datetime: r.expiresAt }, localTime(r.expiresAt)) : '—'),
   );
 }
