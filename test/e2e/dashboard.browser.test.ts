@@ -11,7 +11,8 @@ import { bearer, writeTokensFile } from '../support/tokens.js';
  * The dashboard at /ui in Debian's Chromium (playwright-core), against the API with a seeded
  * history: sign-in, the namespaces list, the chart's points against the audit API, a denial
  * followed to its explanation, a what-if, an admin's quota edit, an auditor's read-only view,
- * and a cluster quota's page with its chart's points against its usage series.
+ * and a cluster quota's page with its chart's points against its usage series. Issue 22's
+ * points (widths, markers, receipts, exports) are in dashboard-first-hour.browser.test.ts.
  */
 const TOKENS = {
   admin: { name: 'platform-admin', token: 'admin-token-0123456789', roles: ['admin'] },
@@ -239,6 +240,18 @@ describe('the dashboard in Chromium', () => {
     expect(Math.max(...used)).toBeGreaterThanOrEqual(19);
     await shot(page, 'year-history-week');
 
+    // By default the whole year, from its first event: all three limits, in 100 samples.
+    const whole = await signedIn('auditor', `#/ns/${YEAR_NS}`);
+    const wholeRange = await chartRange(whole, 'pods');
+    expect(Date.parse(wholeRange.since)).toBeLessThan(yearStart);
+    expect((yearStart - Date.parse(wholeRange.since)) / (Date.parse(wholeRange.until) - Date.parse(wholeRange.since))).toBeLessThan(0.1);
+    const wholeDrawn = await drawnPoints(whole, 'pods');
+    const wholeSeries = await api.request('GET', `/v1/namespaces/${YEAR_NS}/usage/series?since=${encodeURIComponent(wholeRange.since)}&until=${encodeURIComponent(wholeRange.until)}&points=100`, undefined, as('auditor'));
+    expect(wholeDrawn.map((p) => p.at)).toEqual(wholeSeries.body.points.filter((p: { quotas: unknown[] }) => p.quotas.length > 0).map((p: { at: string }) => p.at));
+    expect([...new Set(wholeDrawn.map((p) => p.hard))]).toEqual(['20', '24', '30']);
+    await shot(whole, 'year-history-all');
+    await whole.close();
+
     await page.getByRole('link', { name: '← Earlier' }).click();
     await page.waitForURL((url) => url.hash.includes(`until=${encodeURIComponent(since)}`));
     await expect.poll(async () => (await drawnPoints(page, 'pods'))[0]?.at).toBe(new Date(Date.parse(since) - 7 * DAY_MS).toISOString());
@@ -335,10 +348,10 @@ describe('the dashboard in Chromium', () => {
     expect(await page.locator('#what-if-result').textContent()).toContain('exceeded quota: compute');
     await shot(page, 'what-if-denied');
 
-    // Not JSON: a message that says what to paste.
-    await page.getByLabel('Object or request').fill('apiVersion: v1\nkind: Pod');
+    // Neither JSON nor YAML: a message that says where it went wrong.
+    await page.getByLabel('Object or request').fill('kind: Pod\n  name: [web');
     await page.getByRole('button', { name: 'Would it be admitted?' }).click();
-    await expect.poll(() => page.locator('#what-if-result').textContent()).toContain('looks like YAML');
+    await expect.poll(() => page.locator('#what-if-result').textContent()).toContain('Not YAML or JSON');
 
     const after = await api.request('GET', `/v1/namespaces/${NS}/usage`, undefined, as('auditor'));
     expect(after.body.version).toBe(before.body.version);
@@ -431,17 +444,20 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => history.count()).toBe(2);
     const change = async (i: number) => {
       const cells = history.nth(i).locator('td');
-      return [...(await cells.allTextContents()).slice(0, 3), await cells.nth(3).locator('div').allTextContents()];
+      return [...(await cells.allTextContents()).slice(0, 3), await cells.nth(3).locator('div.lines > div').allTextContents()];
     };
     expect(await change(0)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'defined', 'platform-admin', ['pods: 1', 'selector: tenant=acme']]);
     expect(await change(1)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'changed', 'platform-admin', ['pods: 1 → 20']]);
-    // Its usage chart, a day ending now by default: the points its usage series gives for that day.
-    const day = await chartRange(page, 'pods');
-    expect(Date.parse(day.until) - Date.parse(day.since)).toBe(DAY_MS);
-    expect(await page.locator('.zoom [aria-current="true"]').textContent()).toBe('Day');
-    const drawnToday = await drawnPoints(page, 'pods');
-    expect(drawnToday).toEqual(sharedPoints(await seriesOf(day, 97), 'pods'));
-    expect(drawnToday.at(-1)).toMatchObject({ used: '1', hard: '20' });
+    // Its usage chart, by default over its whole history (from its first change to now): the
+    // points its usage series gives for that range.
+    const all = await chartRange(page, 'pods');
+    const firstChange = Date.parse((await api.request('GET', '/v1/clusterresourcequotas/acme/history?limit=1', undefined, as('auditor'))).body.items[0].time);
+    expect(Date.parse(all.since)).toBeLessThan(firstChange);
+    expect((firstChange - Date.parse(all.since)) / (Date.parse(all.until) - Date.parse(all.since))).toBeLessThan(0.1);
+    expect(await page.locator('.zoom [aria-current="true"]').textContent()).toBe('All');
+    const drawnAll = await drawnPoints(page, 'pods');
+    expect(drawnAll).toEqual(sharedPoints(await seriesOf(all, 100), 'pods'));
+    expect(drawnAll.at(-1)).toMatchObject({ used: '1', hard: '20' });
     expect(await unnamedControls(page)).toEqual([]);
     await shot(page, 'cluster-quota');
 
@@ -465,7 +481,11 @@ describe('the dashboard in Chromium', () => {
     const denial = story.locator('#markers li.denial');
     expect(await denial.textContent()).toContain('denied acme-2 (ci-pipeline): ');
     expect(await denial.locator('a').count()).toBe(0);
-    expect(await story.locator('#markers li.limit').allTextContents()).toEqual([expect.stringContaining('quota acme changed by platform-admin'), expect.stringContaining('quota acme defined by platform-admin')]);
+    // Each limit change says what it did, before → after.
+    expect(await story.locator('#markers li.limit').allTextContents()).toEqual([
+      expect.stringMatching(/ quota acme changed by platform-admin: pods: 1 → 20$/),
+      expect.stringMatching(/ quota acme defined by platform-admin: pods: 1, selector: tenant=acme$/),
+    ]);
     expect(await unnamedControls(story)).toEqual([]);
     await shot(story, 'cluster-quota-chart');
 
