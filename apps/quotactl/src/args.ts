@@ -60,7 +60,7 @@ export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = 
   'certificate-authority': ['--certificate-authority FILE', 'PEM CA that signed the server certificate (QUOTA_LEDGER_CA_FILE)'],
   'insecure-skip-tls-verify': ['--insecure-skip-tls-verify', 'do not verify the server certificate (insecure: testing only)'],
   'request-timeout': ['--request-timeout DURATION', 'give up on a request after this long: seconds or 500ms/30s/2m; 0 waits forever (QUOTA_LEDGER_REQUEST_TIMEOUT; default 30)'],
-  output: ['-o, --output FORMAT', 'table (default), json or yaml'],
+  output: ['-o, --output FORMAT', 'table (default), json or yaml; name (kind/name lines, as kubectl -o name) where a command prints objects'],
   help: ['-h, --help', 'this help'],
   namespace: ['-n, --namespace NS', 'the namespace (default "default")'],
   filename: ['-f, --filename FILE', 'YAML or JSON file; - reads standard input'],

@@ -131,7 +131,7 @@ describe('help and version', () => {
     }
   });
 
-  it.each(['apply', 'get', 'describe', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'version', 'help'])('has usage text for %s', async (command) => {
+  it.each(['apply', 'get', 'describe', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'completion', 'version', 'help'])('has usage text for %s', async (command) => {
     const flag = io();
     expect(await run([command, '--help'], flag)).toBe(EXIT.ok);
     expect(flag.out).toContain(`Usage:\n  quotactl ${command}`);
@@ -172,6 +172,15 @@ describe('apply', () => {
     const out = io({ '-': '{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},"spec":{"hard":{"pods":"1"}}}' });
     expect(await run(['apply', '-f', '-'], out)).toBe(EXIT.ok);
     expect(out.out).toBe('resourcequota/q created\n');
+  });
+
+  it('-o name prints only kind/name for each object applied, as kubectl apply -o name', async () => {
+    answers.set('PUT /v1/namespaces/team-a/resourcequotas/compute', [201, {}]);
+    answers.set('PUT /v1/clusterresourcequotas/acme', [200, {}]);
+    const stream = `${QUOTA_YAML}---\napiVersion: quota.openshift.io/v1\nkind: ClusterResourceQuota\nmetadata: {name: acme}\nspec: {quota: {hard: {pods: "5"}}}\n`;
+    const out = io({ '/work/q.yaml': stream });
+    expect(await run(['apply', '-f', 'q.yaml', '-o', 'name'], out), out.err).toBe(EXIT.ok);
+    expect(out.out).toBe('resourcequota/compute\nclusterresourcequota.quota.openshift.io/acme\n');
   });
 
   it('reports a refused object, applies the others, and exits with the refusal', async () => {
@@ -314,6 +323,41 @@ describe('get and describe', () => {
     expect(yaml.out).toMatch(/^apiVersion: v1\nkind: List\n/);
     expect(yaml.out).toContain('  - apiVersion: v1\n    kind: ResourceQuota\n');
   });
+
+  it("prints kind/name lines with -o name, as kubectl's -o name, by the resource asked for", async () => {
+    const second = { metadata: { name: 'storage' } }; // list items need not carry a kind
+    answers.set('GET /v1/namespaces/team-a/resourcequotas', [200, { kind: 'ResourceQuotaList', items: [quota, second] }]);
+    answers.set('GET /v1/namespaces/team-a/limitranges/defaults', [200, { metadata: { name: 'defaults' } }]);
+    answers.set('GET /v1/clusterresourcequotas', [200, { items: [{ metadata: { name: 'acme' } }] }]);
+    answers.set('GET /v1/namespaces/team-a/hierarchicalresourcequotas', [200, { items: [{ metadata: { name: 'subtree' } }] }]);
+    const cases: [string[], string][] = [
+      [['get', 'quota', '-n', 'team-a', '-o', 'name'], 'resourcequota/compute\nresourcequota/storage\n'],
+      [['get', 'limits/defaults', '-n', 'team-a', '--output=name'], 'limitrange/defaults\n'],
+      [['get', 'clusterquota', '-o', 'name'], 'clusterresourcequota.quota.openshift.io/acme\n'],
+      [['get', 'hrq', '-n', 'team-a', '-o', 'name'], 'hierarchicalresourcequota.hnc.x-k8s.io/subtree\n'],
+    ];
+    for (const [argv, expected] of cases) {
+      const out = io();
+      expect(await run(argv, out), out.err).toBe(EXIT.ok);
+      expect(out.out).toBe(expected);
+    }
+    answers.set('GET /v1/namespaces/empty/resourcequotas', [200, { items: [] }]);
+    const none = io();
+    expect(await run(['get', 'quota', '-n', 'empty', '-o', 'name'], none)).toBe(EXIT.ok);
+    expect([none.out, none.err]).toEqual(['', 'No resources found in empty namespace.\n']);
+  });
+
+  it('refuses -o name where the output is not objects, naming the formats that command has, before sending anything', async () => {
+    for (const argv of [['describe', 'quota'], ['usage'], ['decisions'], ['version']]) {
+      const out = io();
+      expect(await run([...argv, '-o', 'name'], out)).toBe(EXIT.usage);
+      expect(out.err).toBe('error: unable to match a printer suitable for the output format "name", allowed formats are: json,table,yaml\n');
+    }
+    const get = io();
+    expect(await run(['get', 'quota', '-o', 'xml'], get)).toBe(EXIT.usage);
+    expect(get.err).toContain('allowed formats are: json,name,table,yaml');
+    expect(seen).toEqual([]);
+  });
 });
 
 describe('exit codes for what the server answers', () => {
@@ -449,6 +493,28 @@ describe('reservations', () => {
     expect(release.out).toBe('reservation/r-2 released (cancelled)\n');
   });
 
+  it('-o name: reserve prints reservation/ID, which commit and release take back', async () => {
+    answers.set('POST /v1/namespaces/a/reservations', [201, { id: 'r-7', namespace: 'a', state: 'reserved', charged: { pods: '1' } }]);
+    answers.set('POST /v1/namespaces/a/reservations/r-7/commit', [200, { id: 'r-7', state: 'committed' }]);
+    answers.set('DELETE /v1/namespaces/a/reservations/r-7', [200, { id: 'r-7', state: 'released', releaseReason: 'cancelled' }]);
+    const reserve = io();
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1', '-o', 'name'], reserve)).toBe(EXIT.ok);
+    expect(reserve.out).toBe('reservation/r-7\n');
+    for (const command of ['commit', 'release']) {
+      const out = io();
+      expect(await run([command, '-n', 'a', reserve.out.trim(), '-o', 'name'], out), out.err).toBe(EXIT.ok);
+      expect(out.out).toBe('reservation/r-7\n');
+    }
+    expect(seen.map((s) => `${s.method} ${s.url}`).slice(1)).toEqual(['POST /v1/namespaces/a/reservations/r-7/commit', 'DELETE /v1/namespaces/a/reservations/r-7']);
+  });
+
+  it('-o name of a dry run: no reservation, so nothing on stdout and the decision on stderr', async () => {
+    answers.set('POST /v1/namespaces/a/reservations', [200, { namespace: 'a', state: 'reserved', dryRun: true, charged: { pods: '1' } }]);
+    const out = io();
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1', '--dry-run', '-o', 'name'], out)).toBe(EXIT.ok);
+    expect([out.out, out.err]).toEqual(['', 'dry run: allowed, would charge pods=1\n']);
+  });
+
   it('a commit after the TTL ran out is a refusal (410, exit 1)', async () => {
     answers.set('POST /v1/namespaces/a/reservations/r-1/commit', [410, status(410, 'Expired', 'reservation r-1 expired')]);
     const out = io();
@@ -495,6 +561,18 @@ describe('webhook-config', () => {
     expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets', 'gadgets'], verbs: ['get', 'list'] }]);
     expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'quota-ledger-reconciler', namespace: 'platform' }]);
     expect(binding?.roleRef?.name).toBe(role?.metadata.name);
+  });
+
+  it('-o name prints each object as kind.group/name, as kubectl apply -o name would', async () => {
+    const out = io({ '/work/ca.pem': CA });
+    const argv = ['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--name', 'ql', '--custom-resource', 'widgets.example.com/v1=Widget', '-o', 'name'];
+    expect(await run(argv, out), out.err).toBe(EXIT.ok);
+    expect(out.out.split('\n').filter(Boolean)).toEqual([
+      'mutatingwebhookconfiguration.admissionregistration.k8s.io/ql',
+      'validatingwebhookconfiguration.admissionregistration.k8s.io/ql',
+      expect.stringMatching(/^clusterrole\.rbac\.authorization\.k8s\.io\//),
+      expect.stringMatching(/^clusterrolebinding\.rbac\.authorization\.k8s\.io\//),
+    ]);
   });
 
   it('applies --namespace-selector and --object-selector, in kubectl\'s syntax, to both webhooks', async () => {

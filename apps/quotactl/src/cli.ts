@@ -8,7 +8,8 @@ import { describeCommand, getCommand } from './commands/get.js';
 import { commandHelp, overview } from './commands/help.js';
 import { commitCommand, releaseCommand, reserveCommand } from './commands/reservations.js';
 import { webhookConfigCommand } from './commands/webhooks.js';
-import { readInput, serialize, type Command, type Context, type Io, type OutputFormat } from './context.js';
+import { SHELLS, complete, completionScript } from './completion.js';
+import { DEFAULT_OUTPUTS, print, readInput, type Command, type Context, type Io, type OutputFormat } from './context.js';
 import { EXIT, UsageError, errorMessage, exitCodeOf, type ExitCode } from './errors.js';
 
 export { EXIT, type ExitCode } from './errors.js';
@@ -22,7 +23,7 @@ const versionCommand: Command = {
   needsServer: false,
   run: async (ctx) => {
     const version = ctx.io.version ?? 'unknown';
-    ctx.io.stdout(ctx.output === 'table' ? `Client Version: v${version}\n` : serialize({ clientVersion: { gitVersion: `v${version}` } }, ctx.output));
+    print(ctx, { clientVersion: { gitVersion: `v${version}` } }, () => `Client Version: v${version}\n`);
     return EXIT.ok;
   },
 };
@@ -46,6 +47,29 @@ const helpCommand: Command = {
   },
 };
 
+const completionCommand: Command = {
+  name: 'completion',
+  summary: 'print a shell completion script (bash or zsh)',
+  synopsis: 'completion bash|zsh',
+  description: [
+    'Prints a script that completes commands, resource types, flags and their values (-o, -f files,',
+    '--failure-policy) for quotactl and kubectl-quota. The script asks the program itself',
+    '(quotactl __complete WORD…), as kubectl\'s does; nothing is asked of the server. For',
+    '`kubectl quota <TAB>` (kubectl 1.26 or newer) put kubectl_complete-quota on PATH: the',
+    'npm package installs it, or link it to the kubectl-quota file.',
+  ].join('\n'),
+  flags: [],
+  examples: ['source <(quotactl completion bash)', 'quotactl completion zsh > "${fpath[1]}/_quotactl"'],
+  needsServer: false,
+  run: async (ctx) => {
+    const [shell, ...rest] = ctx.args;
+    const known = SHELLS.find((s) => s === shell);
+    if (known === undefined || rest.length > 0) throw new UsageError(`completion takes one shell: ${SHELLS.join(' or ')}${shell === undefined ? '' : `, got ${JSON.stringify(ctx.args.join(' '))}`}`);
+    ctx.io.stdout(completionScript(known));
+    return EXIT.ok;
+  },
+};
+
 export const COMMANDS: readonly Command[] = [
   applyCommand,
   getCommand,
@@ -57,9 +81,13 @@ export const COMMANDS: readonly Command[] = [
   commitCommand,
   releaseCommand,
   webhookConfigCommand,
+  completionCommand,
   versionCommand,
   helpCommand,
 ];
+
+/** What the shells call on TAB (completion.ts); not a command a person types, so before any parsing. */
+const COMPLETE = '__complete';
 
 function find(name: string): Command {
   const command = COMMANDS.find((c) => c.name === name || c.aliases?.includes(name));
@@ -76,6 +104,10 @@ const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
  */
 export async function run(argv: readonly string[], io: Io): Promise<ExitCode> {
   let config: CliConfig | undefined;
+  if (argv[0] === COMPLETE) {
+    io.stdout(complete(COMMANDS, argv.slice(1)));
+    return EXIT.ok;
+  }
   try {
     const { positionals, flags, given } = parse(argv);
     const [name, ...args] = positionals;
@@ -93,7 +125,7 @@ export async function run(argv: readonly string[], io: Io): Promise<ExitCode> {
     const stray = given.find((flag) => !allowed.has(flag.name));
     if (stray) throw new UsageError(`unknown flag: ${stray.rawName} (for ${command.name}; see quotactl ${command.name} --help)`);
 
-    const output = outputFormat(flags.output);
+    const output = outputFormat(flags.output, command);
     const namespace = flags.namespace ?? 'default';
     if (!NAMESPACE.test(namespace)) throw new UsageError(`invalid namespace ${JSON.stringify(namespace)}: a lowercase RFC 1123 label (letters, digits and '-', at most 63)`);
 
@@ -123,10 +155,12 @@ export async function run(argv: readonly string[], io: Io): Promise<ExitCode> {
   }
 }
 
-function outputFormat(raw: string | undefined): OutputFormat {
-  if (raw === undefined || raw === 'table' || raw === 'wide') return 'table';
-  if (raw === 'json' || raw === 'yaml') return raw;
-  throw new UsageError(`unable to match a printer suitable for the output format ${JSON.stringify(raw)}, allowed formats are: json,table,yaml`);
+/** `-o` as the command can print it (`wide` is the table); kubectl's words for any other. */
+function outputFormat(raw: string | undefined, command: Command): OutputFormat {
+  const allowed = command.outputs ?? DEFAULT_OUTPUTS;
+  const format = raw === undefined || raw === 'wide' ? 'table' : allowed.find((f) => f === raw);
+  if (format === undefined) throw new UsageError(`unable to match a printer suitable for the output format ${JSON.stringify(raw)}, allowed formats are: ${[...allowed].sort().join(',')}`);
+  return format;
 }
 
 /** Flags over QUOTA_LEDGER_* over defaults, and the development token when no other is given. */

@@ -21,7 +21,11 @@ export interface Io {
   readonly version?: string;
 }
 
-export type OutputFormat = 'table' | 'json' | 'yaml';
+/** `name` is kubectl's `-o name`: one `kind/name` per object (resourcequota/compute), for scripts. */
+export type OutputFormat = 'table' | 'json' | 'yaml' | 'name';
+
+/** What a command prints unless it says otherwise: `-o name` only where the output is objects with names. */
+export const DEFAULT_OUTPUTS: readonly OutputFormat[] = ['table', 'json', 'yaml'];
 
 export interface Context {
   readonly io: Io;
@@ -54,6 +58,8 @@ export interface Command {
   readonly examples?: readonly string[];
   /** False for the commands that never call the server (their context has no client). */
   readonly needsServer: boolean;
+  /** The `-o` formats it can print (DEFAULT_OUTPUTS when not given); any other is a usage error. */
+  readonly outputs?: readonly OutputFormat[];
   run(ctx: Context): Promise<ExitCode>;
 }
 
@@ -74,9 +80,33 @@ export function serialize(value: unknown, format: 'json' | 'yaml'): string {
   return format === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value, { lineWidth: 0 });
 }
 
-/** Prints the server's answer as asked: its JSON or YAML, or the command's table. */
-export function print(ctx: Context, value: unknown, table: () => string): void {
-  ctx.io.stdout(ctx.output === 'table' ? table() : serialize(value, ctx.output));
+/**
+ * Prints the server's answer as asked: its JSON or YAML, the command's table, or for `-o name`
+ * the `kind/name` lines `names` gives (only commands that list 'name' in their outputs get here
+ * with it).
+ */
+export function print(ctx: Context, value: unknown, table: () => string, names: () => readonly string[] = () => objectNames(value)): void {
+  if (ctx.output === 'table') ctx.io.stdout(table());
+  else if (ctx.output === 'name') ctx.io.stdout(names().map((name) => `${name}\n`).join(''));
+  else ctx.io.stdout(serialize(value, ctx.output));
+}
+
+/**
+ * kubectl's `-o name` of an object: its kind in lower case, `.group` outside the core group,
+ * `/`, its name (`resourcequota/compute`, `validatingwebhookconfiguration.admissionregistration.k8s.io/quota-ledger`).
+ */
+export function objectName(object: unknown): string | undefined {
+  const { apiVersion, kind, metadata } = (object ?? {}) as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
+  if (typeof kind !== 'string' || typeof metadata?.name !== 'string') return undefined;
+  const slash = typeof apiVersion === 'string' ? apiVersion.indexOf('/') : -1;
+  const group = slash < 0 ? '' : `.${(apiVersion as string).slice(0, slash)}`;
+  return `${kind.toLowerCase()}${group}/${metadata.name}`;
+}
+
+/** The `-o name` lines of one object or of a List's items (those without a kind or a name have none). */
+export function objectNames(value: unknown): string[] {
+  const items = (value as { items?: unknown } | undefined)?.items;
+  return (Array.isArray(items) ? items : [value]).map(objectName).filter((name): name is string => name !== undefined);
 }
 
 /** Several objects as one document, the way kubectl prints a list it assembled. */

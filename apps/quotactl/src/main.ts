@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { cliEnvironment } from '@quota/config';
 import { run } from './cli.js';
@@ -10,13 +11,25 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code !== 'EPIPE') throw error;
 });
 
-process.exitCode = await run(process.argv.slice(2), {
-  stdout: (chunk) => void process.stdout.write(chunk),
-  stderr: (chunk) => void process.stderr.write(chunk),
-  readFile: (path) => readFile(path, 'utf8'),
-  readStdin: () => text(process.stdin),
-  cwd: process.cwd(),
-  env: cliEnvironment(),
-  now: () => Date.now(),
-  version: await packageVersion(),
-});
+/**
+ * kubectl (1.26+) completes `kubectl quota …` by running `kubectl_complete-quota WORD…` from
+ * PATH; the npm package links that name to this same file, which then answers as `__complete`.
+ */
+const completing = basename(process.argv[1] ?? '').startsWith('kubectl_complete-');
+
+// No top-level await: the single-file bundle (bundle.mjs) is CommonJS, which has none.
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  process.exitCode = await run(completing ? ['__complete', ...argv] : argv, {
+    stdout: (chunk) => void process.stdout.write(chunk),
+    stderr: (chunk) => void process.stderr.write(chunk),
+    readFile: (path) => readFile(path, 'utf8'),
+    readStdin: () => text(process.stdin),
+    cwd: process.cwd(),
+    env: cliEnvironment(),
+    now: () => Date.now(),
+    version: await packageVersion(),
+  });
+}
+
+void main();

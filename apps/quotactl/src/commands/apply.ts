@@ -73,13 +73,14 @@ async function apply(ctx: Context): Promise<ExitCode> {
       const after = body?.metadata?.resourceVersion;
       const word = status === 201 ? 'created' : before !== undefined && after !== undefined && before === after ? 'unchanged' : 'configured';
       if (ctx.output === 'table') ctx.io.stdout(`${t.singular}/${t.name} ${word}\n`);
+      else if (ctx.output === 'name') ctx.io.stdout(`${t.singular}/${t.name}\n`);
     } catch (error) {
       if (error instanceof Unavailable || !(error instanceof ApiError)) throw error;
       ctx.io.stderr(`${errorMessage(error)}\n`);
       failure ??= error;
     }
   }
-  if (ctx.output !== 'table' && applied.length > 0) print(ctx, applied.length === 1 && targets.length === 1 ? applied[0] : asList(applied), () => '');
+  if ((ctx.output === 'json' || ctx.output === 'yaml') && applied.length > 0) print(ctx, applied.length === 1 && targets.length === 1 ? applied[0] : asList(applied), () => '');
   return failure === undefined ? EXIT.ok : exitCodeOf(failure);
 }
 
@@ -94,7 +95,7 @@ async function previousVersion(ctx: Context, path: string): Promise<string | und
 export const applyCommand: Command = {
   name: 'apply',
   summary: 'create or replace quotas, limit ranges, namespaces and quotas over namespaces from files',
-  synopsis: 'apply -f FILE [-f FILE …] [-n NS] [-o json|yaml]',
+  synopsis: 'apply -f FILE [-f FILE …] [-n NS] [-o json|yaml|name]',
   description: [
     'PUTs every ResourceQuota, LimitRange, Namespace, ClusterResourceQuota (quota.openshift.io/v1)',
     'and HierarchicalResourceQuota (hnc.x-k8s.io/v1alpha2) of a YAML or JSON stream (several',
@@ -103,10 +104,12 @@ export const applyCommand: Command = {
     'ClusterResourceQuotas are cluster-scoped. Prints, per object, `resourcequota/NAME created`,',
     '`configured` (replaced) or `unchanged` (the server already held exactly this). Every file is',
     'read and checked before anything is sent; metadata.resourceVersion, when present, makes the',
-    'write conditional (409 Conflict if the object changed since).',
+    'write conditional (409 Conflict if the object changed since). -o name prints only',
+    '`resourcequota/NAME`, one line per object applied, as kubectl does.',
   ].join('\n'),
   flags: ['filename', 'namespace'],
   examples: ['quotactl apply -f quota.yaml', 'cat limits.json | quotactl apply -f - -n team-a'],
   needsServer: true,
+  outputs: ['table', 'json', 'yaml', 'name'],
   run: apply,
 };

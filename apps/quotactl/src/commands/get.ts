@@ -26,6 +26,14 @@ const RESOURCES: Readonly<Record<string, Resource>> = {
   'hierarchicalresourcequotas.hnc.x-k8s.io': 'hierarchicalresourcequotas',
 };
 
+/** What kubectl's `-o name` prints before the slash: the singular resource, `.group` outside the core group. */
+const NAME_PREFIX: Readonly<Record<Resource, string>> = {
+  resourcequotas: 'resourcequota',
+  limitranges: 'limitrange',
+  clusterresourcequotas: 'clusterresourcequota.quota.openshift.io',
+  hierarchicalresourcequotas: 'hierarchicalresourcequota.hnc.x-k8s.io',
+};
+
 /** ClusterResourceQuotas live outside every namespace: -n does not apply. */
 const CLUSTER_SCOPED: ReadonlySet<Resource> = new Set(['clusterresourcequotas']);
 
@@ -79,13 +87,19 @@ function show(command: 'get' | 'describe') {
   return async (ctx: Context): Promise<ExitCode> => {
     const { resource, name } = resourceAndName(command, ctx.args);
     const items = await fetchObjects(ctx, resource, name);
-    if (ctx.output !== 'table') {
+    if (ctx.output === 'json' || ctx.output === 'yaml') {
       print(ctx, name !== undefined ? items[0] : asList(items), () => '');
       return EXIT.ok;
     }
     if (items.length === 0) {
       // kubectl says so on stderr: stdout stays a (empty) table for scripts.
       ctx.io.stderr(CLUSTER_SCOPED.has(resource) ? 'No resources found\n' : `No resources found in ${ctx.namespace} namespace.\n`);
+      return EXIT.ok;
+    }
+    if (ctx.output === 'name') {
+      // By the resource asked for, not the items' kind: list items need not carry one.
+      const names = items.map((o) => (o as { metadata?: { name?: unknown } } | undefined)?.metadata?.name).filter((n): n is string => typeof n === 'string');
+      ctx.io.stdout(names.map((n) => `${NAME_PREFIX[resource]}/${n}\n`).join(''));
       return EXIT.ok;
     }
     if (command === 'describe') {
@@ -114,7 +128,7 @@ async function unsettledLine(ctx: Context): Promise<string> {
 export const getCommand: Command = {
   name: 'get',
   summary: 'list quotas, limit ranges or quotas over several namespaces, or show one',
-  synopsis: 'get quota|limitrange|clusterresourcequota|hrq [NAME] [-n NS] [-o table|json|yaml]',
+  synopsis: 'get quota|limitrange|clusterresourcequota|hrq [NAME] [-n NS] [-o table|json|yaml|name]',
   description: [
     'Prints kubectl\'s columns: for quotas NAME, AGE, REQUEST and LIMIT, where REQUEST lists every',
     'resource but limits.* and LIMIT the limits.* ones, each as `resource: used/hard`; for limit',
@@ -124,10 +138,13 @@ export const getCommand: Command = {
     'quota-ledger.io/ annotations). clusterresourcequota (clusterquota) is cluster-scoped, -n does',
     'not apply, and its REQUEST/LIMIT are status.total over every namespace it covers;',
     'hierarchicalresourcequota (hrq) is HNC\'s, in the namespace at the top of its subtree.',
+    'With -o name: one line per object as kubectl prints them (resourcequota/compute,',
+    'clusterresourcequota.quota.openshift.io/acme), for scripts.',
   ].join('\n'),
   flags: ['namespace'],
-  examples: ['quotactl get quota -n team-a', 'quotactl get quota compute -n team-a -o yaml', 'quotactl get limitrange -n team-a', 'quotactl get clusterresourcequota'],
+  examples: ['quotactl get quota -n team-a', 'quotactl get quota compute -n team-a -o yaml', 'quotactl get limitrange -n team-a', 'quotactl get clusterresourcequota', 'quotactl get quota -n team-a -o name'],
   needsServer: true,
+  outputs: ['table', 'json', 'yaml', 'name'],
   run: show('get'),
 };
 

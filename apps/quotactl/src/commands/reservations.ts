@@ -79,29 +79,38 @@ async function reserve(ctx: Context): Promise<ExitCode> {
     answer = (await ctx.client.call<ReserveAnswer>('POST', namespacePath(namespace, 'reservations'), body)).body;
   } catch (error) {
     // A script asking for JSON gets the denial's details (quota, resource, requested, used, hard) on stdout too.
-    if (isAdmissionDenial(error) && ctx.output !== 'table') print(ctx, error.body, () => '');
+    if (isAdmissionDenial(error) && (ctx.output === 'json' || ctx.output === 'yaml')) print(ctx, error.body, () => '');
     throw error;
   }
-  print(ctx, answer, () => {
+  const table = (): string => {
     if (answer?.id) return `${answer.id}\n`;
     const charged = resourceList(answer?.charged);
     if (answer?.dryRun) return `dry run: allowed${answer.state === 'none' ? ', charges nothing' : `, would charge ${charged}`}\n`;
     // Allowed but nothing to charge (a kind no quota counts): there is no reservation to settle.
     ctx.io.stderr('allowed: nothing is charged, so no reservation was made\n');
     return '';
-  });
+  };
+  // -o name: `reservation/ID`, which commit and release take back; a dry run has no id, so its line goes to stderr.
+  print(ctx, answer, table, () => (answer?.id ? [`reservation/${answer.id}`] : (ctx.io.stderr(table()), [])));
   return EXIT.ok;
 }
 
 function settle(action: 'commit' | 'release') {
   return async (ctx: Context): Promise<ExitCode> => {
-    const [id, ...rest] = ctx.args;
+    const [given, ...rest] = ctx.args;
+    // `reservation/ID` too: what reserve -o name printed.
+    const id = given?.replace(/^reservations?\//, '');
     if (!id) throw new UsageError(`${action} needs the reservation id (what reserve printed)`);
     if (rest.length > 0) throw new UsageError(`${action} takes one reservation id, got ${ctx.args.length}`);
     if (!RESERVATION_ID.test(id)) throw new UsageError(`${JSON.stringify(id)} is not a reservation id (1-128 letters, digits, '.', '_' or '-')`);
     const path = namespacePath(ctx.namespace, 'reservations', id);
     const { body } = action === 'commit' ? await ctx.client.call<ReservationView>('POST', `${path}/commit`) : await ctx.client.call<ReservationView>('DELETE', path);
-    print(ctx, body, () => `reservation/${id} ${body?.state ?? (action === 'commit' ? 'committed' : 'released')}${body?.releaseReason ? ` (${body.releaseReason})` : ''}\n`);
+    print(
+      ctx,
+      body,
+      () => `reservation/${id} ${body?.state ?? (action === 'commit' ? 'committed' : 'released')}${body?.releaseReason ? ` (${body.releaseReason})` : ''}\n`,
+      () => [`reservation/${id}`],
+    );
     return EXIT.ok;
   };
 }
@@ -115,7 +124,8 @@ export const reserveCommand: Command = {
     'and charges it to the namespace\'s quotas at once; prints the reservation id. -f gives the',
     'object itself (a Pod is defaulted as the API server would: limits become requests); --resources',
     'a plain list under any resource name. A refusal prints the API server\'s message and exits 3.',
-    'Commit the reservation once the object exists, or release it.',
+    'Commit the reservation once the object exists, or release it. -o name prints reservation/ID,',
+    'which commit and release accept as they accept the bare id.',
   ].join('\n'),
   flags: ['namespace', 'kind', 'name', 'resource', 'resources', 'filename', 'request-id', 'dry-run', 'ttl'],
   examples: [
@@ -124,27 +134,30 @@ export const reserveCommand: Command = {
     'ID=$(quotactl reserve -n team-a --kind Widget --resource widgets.example.com --name w1 --resources example.com/gpu=1 --ttl 600)',
   ],
   needsServer: true,
+  outputs: ['table', 'json', 'yaml', 'name'],
   run: reserve,
 };
 
 export const commitCommand: Command = {
   name: 'commit',
   summary: 'the reserved object exists: make its reservation permanent',
-  synopsis: 'commit [-n NS] ID',
+  synopsis: 'commit [-n NS] ID|reservation/ID',
   description: 'Idempotent. Exits 1 with 410 Expired when the reservation\'s TTL ran out, 409 Conflict when it was released.',
   flags: ['namespace'],
   examples: ['quotactl commit -n team-a 3f6c1e2a-…'],
   needsServer: true,
+  outputs: ['table', 'json', 'yaml', 'name'],
   run: settle('commit'),
 };
 
 export const releaseCommand: Command = {
   name: 'release',
   summary: 'give a reservation up (the object was deleted or never made)',
-  synopsis: 'release [-n NS] ID',
+  synopsis: 'release [-n NS] ID|reservation/ID',
   description: 'Idempotent: releasing a released reservation answers as the first release did.',
   flags: ['namespace'],
   examples: ['quotactl release -n team-a 3f6c1e2a-…'],
   needsServer: true,
+  outputs: ['table', 'json', 'yaml', 'name'],
   run: settle('release'),
 };

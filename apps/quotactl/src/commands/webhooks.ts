@@ -1,7 +1,7 @@
 import { parseCustomResources } from '@quota/config';
 import { parseLabelSelector, type LabelSelector } from '@quota/domain';
 import { wholeNumber } from '../args.js';
-import { asList, readInput, serialize, type Command, type Context } from '../context.js';
+import { asList, objectNames, readInput, serialize, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
 import { customResourceRbac, toYaml, webhookConfiguration, type FailurePolicy, type WebhookConfigurationOptions } from '../webhook-config.js';
 
@@ -48,7 +48,8 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
     // The generator checks what the flags said (URL, names, CA text): the user's input, so exit 2.
     throw new UsageError((error instanceof Error ? error.message : String(error)).replace(/^webhook-config: /, ''));
   }
-  ctx.io.stdout(ctx.output === 'json' ? serialize(asList(docs), 'json') : toYaml(docs));
+  if (ctx.output === 'name') ctx.io.stdout(objectNames(asList(docs)).map((name) => `${name}\n`).join(''));
+  else ctx.io.stdout(ctx.output === 'json' ? serialize(asList(docs), 'json') : toYaml(docs));
   return EXIT.ok;
 }
 
@@ -78,7 +79,7 @@ export const webhookConfigCommand: Command = {
     'service\'s namespace) may list it. Set the same list in the reconciler\'s CUSTOM_RESOURCES.',
   ].join('\n'),
   flags: ['ca-file', 'url', 'service-namespace', 'service-name', 'service-port', 'failure-policy', 'timeout-seconds', 'namespace-selector', 'object-selector', 'custom-resource', 'name'],
-  flagHelp: { name: 'metadata.name of both configurations (default quota-ledger)', output: 'yaml (default) or json' },
+  flagHelp: { name: 'metadata.name of both configurations (default quota-ledger)', output: 'yaml (default), json, or name (kind.group/name of each object)' },
   examples: [
     'quotactl webhook-config --ca-file ca.crt --service-namespace quota-ledger --service-name quota-ledger | kubectl apply -f -',
     'quotactl webhook-config --ca-file ca.crt --url https://quota-ledger.example.com --failure-policy Ignore',
@@ -86,5 +87,6 @@ export const webhookConfigCommand: Command = {
     'quotactl webhook-config --ca-file ca.crt --service-namespace quota-ledger --service-name quota-ledger --custom-resource widgets.example.com/v1=Widget',
   ],
   needsServer: false,
+  outputs: ['table', 'json', 'yaml', 'name'],
   run: webhookConfig,
 };
