@@ -1,32 +1,40 @@
 # syntax=docker/dockerfile:1
-# One image for the three apps. The default command is the admission API; run the others with
+# One image for the three apps, on Node 24 LTS. The default command is the admission API; run
+# the others with
 #   docker run IMAGE node dist/apps/projection-worker/src/main.js
 #   docker run IMAGE node dist/apps/reconciler/src/main.js
-# and the schema migration (once per deploy, before the API starts) with
+# the schema migration (once per deploy, before the API starts) with
 #   docker run IMAGE node dist/apps/admission-api/src/migrate.js
+# and the CLI (a single file, no dependencies) with
+#   docker run IMAGE node dist/quotactl/kubectl-quota webhook-config …
+# test/architecture/dockerfile.test.ts checks this file: it builds what the build stage copies in
+# a scratch directory and runs the commands above against the output.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm install, not npm ci: the lockfile holds the optional native packages of only some
-# platforms (@swc/core and msgpackr-extract are locked for Linux alone), and npm ci, which
-# accepts nothing but an exact match of lockfile and package.json, fails with it on some
-# machines (.ci/run installs the same way). npm install keeps the locked versions and only
-# resolves what is missing for this platform.
-RUN npm install --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+# Exactly the lockfile, which locks every platform's optional packages (npm ci refuses a
+# lockfile that disagrees with package.json, so an image never builds from a drifted one).
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json LICENSE ./
 COPY apps ./apps
 COPY libs ./libs
 COPY migrations ./migrations
+# Then only the production dependencies: no swc, esbuild, Vite, Vitest, ESLint, no embedded
+# PostgreSQL (a devDependency: only `npm start` runs it; the image is given DATABASE_URL), and no
+# TypeScript, which --omit=dev alone keeps (an optional peer of @nestjs/swagger, "devOptional" in
+# the lockfile). --omit=optional also drops msgpackr-extract, whose absence msgpackr (BullMQ)
+# covers with its JavaScript decoder, and pg-cloudflare, which only Cloudflare Workers load.
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund
+ && npm prune --omit=dev --omit=optional --no-audit --no-fund
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     PORT=8080 \
     HOST=0.0.0.0
 WORKDIR /app
 # Owned by root and read-only to the app: a compromised process cannot rewrite its own code.
+# The compiled output only: no sources, no tsconfig, no tests.
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -4,12 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { ROLES, TokenSet, sha256Hex } from '../../apps/admission-api/src/auth/tokens.js';
 import {
   ALLOWED_VARIABLES,
-  API_HEAP,
-  API_MAIN,
   CONFIG_VARIABLES,
   DEPLOY,
   DOCUMENTED_VARIABLES,
-  IMAGE_VARIABLES,
   MIGRATE,
   ROOT,
   asList,
@@ -24,7 +21,7 @@ import {
 } from '../support/deploy.js';
 
 /**
- * The deployment artifacts (Dockerfile, deploy/compose.yaml, deploy/tokens.example.yaml)
+ * The deployment artifacts (deploy/compose.yaml, deploy/tokens.example.yaml; the Dockerfile has dockerfile.test.ts)
  * checked against the code they deploy. No Docker engine runs here, so the files are parsed and
  * every rule is a function returning the problems it finds: each is run on the real files (no
  * problems) and on a broken copy (the problem is named), so no rule passes vacuously. The
@@ -36,7 +33,7 @@ const COMPOSE_FILE = join(DEPLOY, 'compose.yaml');
 const TOKENS_FILE = join(DEPLOY, 'tokens.example.yaml');
 
 // ---------------------------------------------------------------------------------------------
-// Rules for the compose file and the Dockerfile.
+// Rules for the compose file.
 
 function dependsOnOf(service: unknown): Map<string, string | undefined> {
   const raw = get(service, 'depends_on');
@@ -94,70 +91,6 @@ function composeProblems(compose: unknown): string[] {
   }
   return problems;
 }
-
-interface DockerInstruction {
-  readonly keyword: string;
-  readonly args: string;
-}
-
-function dockerInstructions(text: string): DockerInstruction[] {
-  const instructions: DockerInstruction[] = [];
-  let pending = '';
-  for (const line of text.split('\n')) {
-    if (pending === '' && /^\s*(#|$)/.test(line)) continue;
-    pending += line.replace(/\\\s*$/, ' ');
-    if (/\\\s*$/.test(line)) continue;
-    const match = /^\s*([A-Za-z]+)\s+([\s\S]*)$/.exec(pending);
-    if (match?.[1]) instructions.push({ keyword: match[1].toUpperCase(), args: (match[2] ?? '').trim() });
-    pending = '';
-  }
-  return instructions;
-}
-
-function dockerfileProblems(text: string): string[] {
-  const problems: string[] = [];
-  const instructions = dockerInstructions(text);
-  const stages = instructions.filter((i) => i.keyword === 'FROM');
-  if (stages.length < 2) problems.push(`Dockerfile: ${stages.length} FROM stage(s); the build tools must stay out of the runtime image (at least 2)`);
-  const stageNames = new Set(stages.map((s) => /\sAS\s+(\S+)/i.exec(s.args)?.[1]).filter((n): n is string => n !== undefined));
-  for (const stage of stages) {
-    if (!/^node:20[-.\w]*$/.test(stage.args.split(/\s+/)[0] ?? '')) problems.push(`Dockerfile: FROM ${stage.args} is not a node:20 image`);
-  }
-  for (const copy of instructions.filter((i) => i.keyword === 'COPY')) {
-    const from = /--from=(\S+)/.exec(copy.args)?.[1];
-    if (from !== undefined && !stageNames.has(from)) problems.push(`Dockerfile: COPY --from=${from} names no stage`);
-  }
-  for (const run of instructions.filter((i) => i.keyword === 'RUN')) {
-    if (/\bnpm ci\b/.test(run.args)) problems.push('Dockerfile: npm ci refuses this lockfile on platforms it lacks optional packages for; use npm install');
-  }
-  const lastFrom = instructions.lastIndexOf(stages[stages.length - 1] as DockerInstruction);
-  const runtime = instructions.slice(lastFrom + 1);
-  const user = runtime.filter((i) => i.keyword === 'USER').pop()?.args.split(':')[0];
-  if (user === undefined) problems.push('Dockerfile: the runtime stage has no USER, so it runs as root');
-  else if (user === 'root' || user === '0') problems.push(`Dockerfile: the runtime stage runs as ${user}`);
-  for (const env of runtime.filter((i) => i.keyword === 'ENV')) {
-    for (const match of env.args.matchAll(/([A-Z_][A-Z0-9_]*)=/g)) {
-      if (match[1] && !IMAGE_VARIABLES.has(match[1])) problems.push(`Dockerfile: ENV ${match[1]} is read by no app`);
-    }
-  }
-  const cmd = runtime.filter((i) => i.keyword === 'CMD').pop();
-  if (cmd === undefined) problems.push('Dockerfile: no CMD in the runtime stage');
-  else {
-    let command: unknown;
-    try {
-      command = JSON.parse(cmd.args);
-    } catch {
-      command = undefined;
-    }
-    // The exec form: with a shell in between, SIGTERM reaches the shell and not node, so the graceful shutdown never runs.
-    if (!Array.isArray(command)) problems.push(`Dockerfile: CMD ${cmd.args} is not in exec (JSON array) form`);
-    else problems.push(...commandProblems('Dockerfile CMD', command));
-  }
-  if (!runtime.some((i) => i.keyword === 'EXPOSE' && i.args.split(/\s+/).includes('8080'))) problems.push('Dockerfile: the runtime stage does not EXPOSE 8080');
-  return problems;
-}
-
-// ---------------------------------------------------------------------------------------------
 
 describe('deploy/: every YAML file parses', () => {
   it('finds the compose file, the example tokens and the kustomize base and overlays', () => {
@@ -265,47 +198,6 @@ describe('deploy/tokens.example.yaml', () => {
       expect(sha256Hex(token)).toBe(digest);
       expect(set.authenticate(token)).toBeDefined();
     }
-  });
-});
-
-describe('Dockerfile', () => {
-  const text = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-
-  it('builds in one stage and runs as a non-root user in another, the API by default', () => {
-    expect(dockerfileProblems(text)).toEqual([]);
-    const cmd = dockerInstructions(text).filter((i) => i.keyword === 'CMD').pop();
-    expect(JSON.parse(cmd?.args ?? '[]')).toEqual(['node', ...API_HEAP, API_MAIN]);
-  });
-
-  it('copies exactly what the build compiles (tsconfig.build.json includes)', () => {
-    const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include?: string[] };
-    const copied = dockerInstructions(text)
-      .filter((i) => i.keyword === 'COPY' && !i.args.includes('--from'))
-      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
-    for (const include of build.include ?? []) expect(copied, include).toContain(include);
-  });
-
-  it('a single stage fails', () => {
-    const single = text.replace(/^FROM node:20-bookworm-slim AS build\n[\s\S]*?(?=^FROM )/m, '').replace(/^COPY --from=build .*$/gm, '');
-    expect(dockerfileProblems(single).join('\n')).toMatch(/1 FROM stage/);
-  });
-
-  it('running as root, or no USER at all, fails', () => {
-    expect(dockerfileProblems(text.replace(/^USER .*$/m, 'USER root')).join('\n')).toMatch(/runs as root/);
-    expect(dockerfileProblems(text.replace(/^USER .*$/m, '')).join('\n')).toMatch(/has no USER/);
-  });
-
-  it('npm ci, or a shell-form CMD, fails', () => {
-    expect(dockerfileProblems(text.replace('RUN npm install', 'RUN npm ci')).join('\n')).toMatch(/npm ci refuses/);
-    expect(dockerfileProblems(text.replace(/^CMD .*$/m, `CMD node ${API_MAIN}`)).join('\n')).toMatch(/exec \(JSON array\) form/);
-  });
-
-  it('.dockerignore keeps local outputs and the git history out of the build context', () => {
-    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l && !l.startsWith('#'));
-    expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git', '.quota-ledger', 'coverage', 'bench/results', 'test/e2e/screenshots']));
   });
 });
 
