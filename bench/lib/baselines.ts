@@ -5,8 +5,7 @@ import { createDatabase } from './postgres.js';
 
 /**
  * The denominators: the same admission decision issued straight at PostgreSQL by pgbench,
- * with the scripts of ../shared/bench-baseline (copied into bench/baseline/ so that a clone
- * runs alone), at the concurrency the service is loaded with.
+ * with the scripts in bench/baseline/, at the concurrency the service is loaded with.
  */
 export type BaselineDesign = 'a' | 'b' | 'c';
 

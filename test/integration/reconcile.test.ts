@@ -6,7 +6,7 @@ import { createMigratedDatabase, type TestDatabase } from '../support/database.j
 import type { DataSource } from 'typeorm';
 
 /**
- * The race of seed 004, on the real ledger with an injected clock: a periodic recount that
+ * The recount race (docs/architecture.md), on the real ledger with an injected clock: a periodic recount that
  * runs between validation and persistence resets usage and admits a second request over
  * quota. The reconciler here only appends corrections, and never releases a reservation
  * younger than the grace period, so the race has nothing to act on.
@@ -57,7 +57,7 @@ async function eventTypes(namespace: string): Promise<string[]> {
   return rows.map((r: { type: string; reason: string | null }) => (r.reason ? `${r.type}:${r.reason}` : r.type));
 }
 
-describe('reconciler corrections (seed 004)', () => {
+describe('reconciler corrections (the recount race)', () => {
   it('a reconcile between validation and persistence changes nothing; the second request is denied; the object then commits', async () => {
     await ledger.putQuota('race', { name: 'compute', spec: { hard: { pods: '1', 'requests.cpu': '1' } } }, { actor: 'admin' });
     // Validation admitted web-1; the API server has not persisted it yet.

@@ -1,5 +1,5 @@
 /**
- * The shapes of the service's answers that quotactl reads (api.md; the admission API's
+ * The shapes of the service's answers that quotactl reads (docs/api.md; the admission API's
  * controllers and libs/ledger's views). Declared here rather than imported: an app may not
  * import another, and the CLI must cope with a server of another version, so every field is
  * read defensively.

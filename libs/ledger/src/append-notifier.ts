@@ -8,7 +8,7 @@ import type { DataSource } from 'typeorm';
  * Why not a trigger on ledger_events (the first design): PostgreSQL makes a committing
  * transaction that has notified hold a database-wide lock until its commit record is flushed,
  * so every admission commit waited for the one before it to reach disk, and group commit was
- * lost (issue 6's benchmark). Here only the notification itself is serialized. A notification
+ * lost (the first benchmark, README "Benchmarks"). Here only the notification itself is serialized. A notification
  * lost to a crash or a dropped connection only delays the worker until its next poll.
  */
 export class AppendNotifier {

@@ -10,8 +10,8 @@ import { releaseEvents } from './stored.js';
 
 /**
  * The reconciler's decision for one namespace: the ledger's live reservations against the
- * objects that really exist, answered with corrective events only (seed 004: usage is never
- * overwritten by a recount). Pure: the listing, the times and the new ids come in.
+ * objects that really exist, answered with corrective events only (the recount race of
+ * docs/architecture.md: usage is never overwritten by a recount). Pure: the listing, the times and the new ids come in.
  */
 
 /** An object the inventory says exists. */
