@@ -220,7 +220,7 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
 }
 
 /**
- * What the reconciler needs beyond deploy/kubernetes/rbac.yaml to list the custom resources
+ * What the reconciler needs beyond deploy/kubernetes/base/rbac.yaml to list the custom resources
  * (its kubernetes inventory lists every kind it covers; one forbidden list fails the listing): a
  * ClusterRole `NAME-reconciler-custom-resources` and its binding to the reconciler's service account.
  */
@@ -244,7 +244,7 @@ export function customResourceRbac(customResources: readonly CustomResource[], o
   ];
 }
 
-/** The reconciler's service account in deploy/kubernetes/rbac.yaml. */
+/** The reconciler's service account in deploy/kubernetes/base/rbac.yaml. */
 export const RECONCILER_SERVICE_ACCOUNT = 'quota-ledger-reconciler';
 
 /** The documents as one multi-document YAML stream, ready for `kubectl apply -f -`. */
