@@ -69,6 +69,7 @@ export class AuditQueries {
       conditions.push(sql.replace('?', `$${params.length}`));
     };
     if (query.allowed !== undefined) add('allowed = ?', query.allowed);
+    if (query.dryRun !== undefined) add('dry_run = ?', query.dryRun);
     if (query.since !== undefined) add('decided_at >= ?::timestamptz', query.since);
     if (query.until !== undefined) add('decided_at < ?::timestamptz', query.until);
     if (query.requester !== undefined) add('requester = ?', query.requester);

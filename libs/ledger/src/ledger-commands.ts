@@ -162,7 +162,7 @@ export class LedgerCommands {
           ...common,
           groupResource: request.groupResource,
           ...(request.name ? { name: request.name } : {}),
-          ...(request.object?.kind ? { kind: request.object.kind } : {}),
+          ...(kindOf(command) ? { kind: kindOf(command) } : {}),
           resources: command.resources,
         }
       : { type: 'AdmitObject', ...common, request, ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}) };
@@ -345,6 +345,11 @@ function writeMeta(options: WriteOptions): EventMeta {
   return { actor: options.actor, ...(options.requestId === undefined ? {} : { requestId: options.requestId }) };
 }
 
+/** The admitted object's kind: the object's own, else the one the command names (a resource list), else the old object's. */
+function kindOf(command: AdmitCommand): string | undefined {
+  return command.request.object?.kind || command.kind || command.request.oldObject?.kind || undefined;
+}
+
 /** The decisions log's row for an answer decided now. */
 function decisionOf(command: AdmitCommand, result: AdmissionResult, key: string | undefined, digest: string | undefined) {
   const { request } = command;
@@ -356,7 +361,7 @@ function decisionOf(command: AdmitCommand, result: AdmissionResult, key: string 
     ...(key && digest ? { requestKey: key, requestDigest: digest } : {}),
     operation: request.operation,
     resource: groupResourceString(request.groupResource),
-    ...(object?.kind ? { kind: object.kind } : {}),
+    ...(kindOf(command) ? { kind: kindOf(command) } : {}),
     ...(name ? { name } : {}),
     ...(uid ? { objectUid: uid } : {}),
     requester: command.requester,

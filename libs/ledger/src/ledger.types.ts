@@ -63,6 +63,12 @@ export interface AdmitCommand {
    */
   readonly resources?: RawQuantities;
   /**
+   * The object's kind (`Pod`, `Widget`) when `request.object` does not carry one (a REST
+   * resource list): the decision and the reservation record it, so the audit log never has
+   * a row without a kind.
+   */
+  readonly kind?: string;
+  /**
    * Idempotency key, unique per namespace: `review:<AdmissionReview uid>` or
    * `rest:<requestId>`. A repeated key returns the first answer and appends nothing.
    */
@@ -243,6 +249,8 @@ export interface DecisionView {
 
 export interface DecisionQuery {
   readonly allowed?: boolean;
+  /** Only dry runs and what-ifs (true) or only decisions that counted (false). */
+  readonly dryRun?: boolean;
   /** RFC 3339 bounds on the decision time (inclusive since, exclusive until). */
   readonly since?: string;
   readonly until?: string;

@@ -124,6 +124,7 @@ export class AuditController {
     await streamNdjson(response, (after) =>
       this.audit.listDecisions(namespace, {
         ...(query.allowed === undefined ? {} : { allowed: query.allowed }),
+        ...(query.dryRun === undefined ? {} : { dryRun: query.dryRun }),
         ...(query.since ? { since: query.since } : {}),
         ...(query.until ? { until: query.until } : {}),
         ...(query.requester ? { requester: query.requester } : {}),
@@ -138,6 +139,7 @@ export class AuditController {
   decisions(@Param('namespace', NamespacePipe) namespace: string, @Query() query: DecisionsQueryDto): Promise<Page<DecisionView>> {
     return this.audit.listDecisions(namespace, {
       ...(query.allowed === undefined ? {} : { allowed: query.allowed }),
+      ...(query.dryRun === undefined ? {} : { dryRun: query.dryRun }),
       ...(query.since ? { since: query.since } : {}),
       ...(query.until ? { until: query.until } : {}),
       ...(query.requester ? { requester: query.requester } : {}),

@@ -10,6 +10,12 @@ export class DecisionsQueryDto extends ReadAfterQuery {
   @IsBoolean({ message: 'allowed must be true or false' })
   allowed?: boolean;
 
+  /** `true`: only dry runs and what-ifs (nothing was reserved); `false`: only decisions that counted. */
+  @IsOptional()
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'dryRun must be true or false' })
+  dryRun?: boolean;
+
   @OptionalRfc3339('since')
   since?: string;
 

@@ -93,6 +93,9 @@ export function admitCommandOf(
     source: 'rest',
     request: { operation, groupResource, namespace, ...(name ? { name } : {}), ...(object ? { object } : {}), ...(oldObject ? { oldObject } : {}) },
     ...(resources ? { resources } : {}),
+    // The body's kind is required and recorded even when no object carries it (a resource list),
+    // so decisions and reservations always say what was admitted ("Pod web-2", never "pods web-2").
+    kind: dto.kind,
     ...(dto.ttlSeconds === undefined ? {} : { ttlMs: dto.ttlSeconds * 1000 }),
     requireKnownNamespace: true,
   };
