@@ -98,16 +98,40 @@ export interface Parsed {
   readonly given: ReadonlyArray<{ readonly name: FlagName; readonly rawName: string }>;
 }
 
+const isBooleanFlag = (name: string): name is FlagName => Object.hasOwn(OPTIONS, name) && OPTIONS[name as FlagName].type === 'boolean';
+
+/**
+ * kubectl's boolean flags also take `--flag=true` and `--flag=false` (`decisions --dry-run=false`);
+ * parseArgs takes only `--flag`. Those two spellings become `--flag`, and the false ones are set
+ * back to false after the parse. Anything after `--` is left alone.
+ */
+function booleanValues(argv: readonly string[]): { args: string[]; falses: FlagName[] } {
+  const falses: FlagName[] = [];
+  const end = argv.indexOf('--');
+  const args = argv.map((arg, i) => {
+    const match = /^--([a-z-]+)=(.*)$/s.exec(arg);
+    if (!match || (end >= 0 && i > end) || !isBooleanFlag(match[1]!)) return arg;
+    const [, name, value] = match as unknown as [string, FlagName, string];
+    if (value !== 'true' && value !== 'false') throw new UsageError(`flag --${name} takes true or false, got ${JSON.stringify(value)}`);
+    if (value === 'false') falses.push(name);
+    return `--${name}`;
+  });
+  return { args, falses };
+}
+
 /** parseArgs, with its errors reworded the way kubectl words them. */
 export function parse(argv: readonly string[]): Parsed {
+  const { args, falses } = booleanValues(argv);
   let result;
   try {
-    result = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+    result = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
     throw new UsageError(parseErrorMessage(error));
   }
+  const values = result.values as Record<string, unknown>;
+  for (const name of falses) values[name] = false;
   const given = (result.tokens ?? []).flatMap((token) => (token.kind === 'option' ? [{ name: token.name as FlagName, rawName: token.rawName }] : []));
-  return { positionals: result.positionals, flags: result.values as Flags, given };
+  return { positionals: result.positionals, flags: values as Flags, given };
 }
 
 function parseErrorMessage(error: unknown): string {

@@ -85,6 +85,8 @@ describe('usage errors: exit 2, error: on stderr, nothing sent', () => {
     ['a position that is not one', ['history', '--after', 'yesterday']],
     ['a time without a zone', ['usage', '--at', '2026-11-23T10:00:00']],
     ['--denied with --allowed', ['decisions', '--denied', '--allowed']],
+    ['--dry-run with a value that is not a boolean', ['decisions', '--dry-run=maybe']],
+    ['a boolean value for a flag the command does not take', ['history', '--dry-run=false']],
     ['a server that is not a URL', ['get', 'quota', '--server', 'localhost:8080']],
     ['an unreadable CA', ['get', 'quota', '--certificate-authority', 'nope.pem']],
     ['a CA with the insecure flag', ['get', 'quota', '--certificate-authority', 'ca.pem', '--insecure-skip-tls-verify']],
@@ -444,7 +446,23 @@ describe('audit commands', () => {
     answers.set('GET /v1/namespaces/team-a/decisions?allowed=false&since=2026-11-23T00%3A00%3A00Z&limit=10', [200, { items: [] }]);
     const out = io();
     expect(await run(['decisions', '-n', 'team-a', '--denied', '--since', '2026-11-23T00:00:00Z', '--limit', '10'], out)).toBe(EXIT.ok);
-    expect(out.out).toMatch(/^TIME +ALLOWED +KIND +NAME +OPERATION +REQUESTER +REASON +MESSAGE\n$/);
+    expect(out.out).toMatch(/^TIME +ALLOWED +DRY-RUN +KIND +NAME +OPERATION +REQUESTER +REASON +MESSAGE\n$/);
+  });
+
+  it.each([
+    [['--dry-run=false'], 'dryRun=false'],
+    [['--dry-run=true'], 'dryRun=true'],
+    [['--dry-run'], 'dryRun=true'],
+  ])('decisions --denied %j asks for allowed=false&%s', async (flag, query) => {
+    answers.set(`GET /v1/namespaces/team-a/decisions?allowed=false&${query}`, [200, { items: [] }]);
+    expect(await run(['decisions', '-n', 'team-a', '--denied', ...flag], io())).toBe(EXIT.ok);
+    expect(seen.at(-1)?.url).toBe(`/v1/namespaces/team-a/decisions?allowed=false&${query}`);
+  });
+
+  it('reserve --dry-run=false is a real reservation', async () => {
+    answers.set('POST /v1/namespaces/team-a/reservations', [201, { id: 'r-9', namespace: 'team-a', state: 'reserved', charged: { pods: '1' } }]);
+    expect(await run(['reserve', '-n', 'team-a', '--kind', 'Pod', '--resources', 'pods=1', '--dry-run=false'], io())).toBe(EXIT.ok);
+    expect(seen.at(-1)?.body).not.toHaveProperty('dryRun');
   });
 });
 

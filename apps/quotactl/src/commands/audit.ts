@@ -61,6 +61,7 @@ async function decisions(ctx: Context): Promise<ExitCode> {
   if (ctx.flags.denied && ctx.flags.allowed) throw new UsageError('--denied and --allowed exclude each other (give neither for both)');
   const query = {
     allowed: ctx.flags.denied ? 'false' : ctx.flags.allowed ? 'true' : undefined,
+    dryRun: ctx.flags['dry-run'] === undefined ? undefined : String(ctx.flags['dry-run']),
     since: instant(ctx.flags.since, 'since'),
     until: instant(ctx.flags.until, 'until'),
     requester: ctx.flags.requester,
@@ -111,14 +112,16 @@ export const historyCommand: Command = {
 export const decisionsCommand: Command = {
   name: 'decisions',
   summary: 'admission decisions and their explanations',
-  synopsis: 'decisions [-n NS] [--denied|--allowed] [--since T] [--until T] [--requester USER] [--after ID] [--limit N]',
+  synopsis: 'decisions [-n NS] [--denied|--allowed] [--dry-run=true|false] [--since T] [--until T] [--requester USER] [--after ID] [--limit N]',
   description: [
-    'TIME, ALLOWED, KIND, NAME, OPERATION, REQUESTER, REASON (the plugin that refused: ResourceQuota',
-    'or LimitRanger) and MESSAGE (the refusal as the API server words it, or what an allowance',
-    'charged), oldest first, a page at a time.',
+    'TIME, ALLOWED, DRY-RUN, KIND, NAME, OPERATION, REQUESTER, REASON (the plugin that refused:',
+    'ResourceQuota or LimitRanger) and MESSAGE (the refusal as the API server words it, or what an',
+    'allowance charged), oldest first, a page at a time. DRY-RUN true: a dry run or a what-if, which',
+    'reserved nothing; --dry-run=false leaves them out.',
   ].join('\n'),
-  flags: ['namespace', 'denied', 'allowed', 'since', 'until', 'requester', 'after', 'limit'],
-  examples: ['quotactl decisions -n team-a --denied', 'quotactl decisions -n team-a --since 2026-11-23T00:00:00Z -o json'],
+  flags: ['namespace', 'denied', 'allowed', 'dry-run', 'since', 'until', 'requester', 'after', 'limit'],
+  flagHelp: { 'dry-run': 'only dry runs and what-ifs; --dry-run=false: only the decisions that counted' },
+  examples: ['quotactl decisions -n team-a --denied --dry-run=false', 'quotactl decisions -n team-a --since 2026-11-23T00:00:00Z -o json'],
   needsServer: true,
   run: decisions,
 };

@@ -104,8 +104,18 @@ describe('decisions', () => {
       { time: 't2', allowed: false, resource: 'pods', operation: 'CREATE', requester: 'ci', result: { stage: 'ResourceQuota', message: 'exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1' } },
     ]);
     const lines = text.split('\n');
-    expect(lines[0]).toMatch(/^TIME +ALLOWED +KIND +NAME +OPERATION +REQUESTER +REASON +MESSAGE$/);
-    expect(lines[1]).toMatch(/^t1 +true +Pod +web-1 +CREATE +ci +charged: pods=1$/);
-    expect(lines[2]).toMatch(/^t2 +false +pods +<none> +CREATE +ci +ResourceQuota +exceeded quota: compute, /);
+    expect(lines[0]).toMatch(/^TIME +ALLOWED +DRY-RUN +KIND +NAME +OPERATION +REQUESTER +REASON +MESSAGE$/);
+    expect(lines[1]).toMatch(/^t1 +true +false +Pod +web-1 +CREATE +ci +charged: pods=1$/);
+    expect(lines[2]).toMatch(/^t2 +false +false +pods +<none> +CREATE +ci +ResourceQuota +exceeded quota: compute, /);
+  });
+
+  it('marks dry runs and what-ifs, denied or not, in their own column', () => {
+    const text = decisionsTable([
+      { time: 't1', allowed: false, dryRun: true, kind: 'Pod', name: 'web-3', operation: 'CREATE', requester: 'auditor', result: { stage: 'ResourceQuota', message: 'exceeded quota: compute' } },
+      { time: 't2', allowed: true, dryRun: true, kind: 'Pod', name: 'web-4', operation: 'CREATE', requester: 'auditor', result: { charged: { pods: '1' } } },
+    ]);
+    const lines = text.split('\n');
+    expect(lines[1]).toMatch(/^t1 +false +true +Pod +web-3 +CREATE +auditor +ResourceQuota +exceeded quota: compute$/);
+    expect(lines[2]).toMatch(/^t2 +true +true +Pod +web-4 +CREATE +auditor +would charge: pods=1$/);
   });
 });

@@ -247,11 +247,12 @@ export function eventSummary(type: string, data: unknown): string {
  */
 export function decisionsTable(decisions: readonly DecisionView[]): string {
   return table(
-    ['TIME', 'ALLOWED', 'KIND', 'NAME', 'OPERATION', 'REQUESTER', 'REASON', 'MESSAGE'],
+    ['TIME', 'ALLOWED', 'DRY-RUN', 'KIND', 'NAME', 'OPERATION', 'REQUESTER', 'REASON', 'MESSAGE'],
     decisions.map((d) => {
       const charged = resourceList(d.result?.charged);
-      const message = d.allowed ? [d.dryRun ? '(dry run)' : '', charged ? `charged: ${charged}` : ''].filter(Boolean).join(' ') : (d.result?.message ?? '');
-      return [d.time, String(d.allowed), d.kind ?? d.resource ?? '', d.name ?? '<none>', d.operation ?? '', `${d.requester ?? ''}${d.onBehalfOf ? ` (for ${d.onBehalfOf})` : ''}`, d.allowed ? '' : (d.result?.stage ?? ''), oneLine(message)];
+      // A dry run (or what-if) reserved nothing: its own column, so a denial that never happened is not read as one.
+      const message = d.allowed ? (charged ? `${d.dryRun ? 'would charge' : 'charged'}: ${charged}` : '') : (d.result?.message ?? '');
+      return [d.time, String(d.allowed), String(d.dryRun === true), d.kind ?? d.resource ?? '', d.name ?? '<none>', d.operation ?? '', `${d.requester ?? ''}${d.onBehalfOf ? ` (for ${d.onBehalfOf})` : ''}`, d.allowed ? '' : (d.result?.stage ?? ''), oneLine(message)];
     }),
   );
 }
