@@ -86,7 +86,15 @@ describe('the validating webhook', () => {
     expect(third.body.response).toEqual({
       uid: `review-${uidSeq}`,
       allowed: false,
-      status: { metadata: {}, status: 'Failure', code: 403, reason: 'Forbidden', message: 'pods "web-3" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2' },
+      status: {
+        metadata: {},
+        status: 'Failure',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'pods "web-3" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=2, limited: pods=2',
+        // A denial names its request as every error does (the X-Request-Id answered with it).
+        details: { requestId: third.headers.get('x-request-id') },
+      },
       auditAnnotations: { decision: expect.stringMatching(/^\d+$/) },
     });
     expect(await reserved()).toBe(2);
@@ -182,7 +190,12 @@ describe('the validating webhook', () => {
 
     // kube-apiserver retries a review on a timeout: the answer must not flip.
     expect((await validate(first)).body).toEqual(firstAnswer.body);
-    expect((await validate(second)).body).toEqual(secondAnswer.body);
+    // The same denial; only the request it names (details.requestId, its X-Request-Id) is the new one's.
+    const again = await validate(second);
+    expect(again.body.response.status.details.requestId).toBe(again.headers.get('x-request-id'));
+    const { details: _again, ...againStatus } = again.body.response.status;
+    const { details: _first, ...firstStatus } = secondAnswer.body.response.status;
+    expect({ ...again.body.response, status: againStatus }).toEqual({ ...secondAnswer.body.response, status: firstStatus });
     expect(await reserved('team-r')).toBe(1);
   });
 

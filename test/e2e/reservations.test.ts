@@ -89,9 +89,12 @@ describe('REST reservations', () => {
       reason: 'Forbidden',
       code: 403,
       message: 'widgets.example.com "w2" is forbidden: exceeded quota: compute, requested: example.com/gpu=2, used: example.com/gpu=3, limited: example.com/gpu=4',
-      details: { denial: { kind: 'Exceeded', quota: 'compute', resource: 'example.com/gpu', requested: '2', used: '3', hard: '4' } },
+      details: { denial: { kind: 'Exceeded', quota: 'compute', resource: 'example.com/gpu', requested: '2', used: '3', hard: '4' }, requestId: denied.headers.get('x-request-id') },
     });
-    expect(await reserve({ requestId: 'deny-1', ...gpus('w2', '2') })).toEqual(denied);
+    // The same answer again, naming the request that asked this time.
+    const repeated = await reserve({ requestId: 'deny-1', ...gpus('w2', '2') });
+    expect(repeated).toEqual({ ...denied, body: { ...denied.body, details: { ...denied.body.details, requestId: repeated.headers.get('x-request-id') } } });
+    expect(repeated.body.details.requestId).not.toBe(denied.body.details.requestId);
     // The one that fills it is allowed with a Warning header, as kube-apiserver sends warnings; a dry run warns too.
     const filling = await reserve({ ...gpus('w3', '1'), dryRun: true });
     expect(filling.status).toBe(200);

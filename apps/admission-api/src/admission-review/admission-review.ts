@@ -1,5 +1,5 @@
 import { objectShapeProblem, type GroupResource, type KubeObject, type Operation } from '@quota/domain';
-import { reasonFor } from '../errors/kube-status.js';
+import { reasonFor, withRequestId } from '../errors/kube-status.js';
 
 /**
  * admission.k8s.io/v1 AdmissionReview: the request kube-apiserver sends a webhook and the
@@ -26,6 +26,8 @@ export interface ReviewStatus {
   readonly code: number;
   readonly reason: string;
   readonly message: string;
+  /** The id of the HTTP request that was answered (its X-Request-Id), as every Status of ours names it. */
+  readonly details?: Record<string, unknown>;
 }
 
 export interface AdmissionReviewResponse {
@@ -181,6 +183,8 @@ export function allowResponse(uid: string, patch?: readonly unknown[], extras: R
   };
 }
 
+const detailsOf = (details: Record<string, unknown> | undefined): { details?: Record<string, unknown> } => (details ? { details } : {});
+
 /** A denial: HTTP 200 with allowed false and the API server's Status (403 Forbidden, 409 Conflict, or 500). */
 export function denyResponse(uid: string, code: number, message: string, extras: ReviewExtras = {}): AdmissionReviewResponse {
   return {
@@ -189,7 +193,7 @@ export function denyResponse(uid: string, code: number, message: string, extras:
     response: {
       uid,
       allowed: false,
-      status: { metadata: {}, status: 'Failure', code, reason: reasonFor(code), message },
+      status: { metadata: {}, status: 'Failure', code, reason: reasonFor(code), message, ...detailsOf(withRequestId()) },
       ...extrasOf(extras),
     },
   };

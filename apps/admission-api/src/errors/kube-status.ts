@@ -1,3 +1,5 @@
+import { currentRequestId } from '../observability/logger.js';
+
 /**
  * Kubernetes' `Status` object: every error outside the webhook is answered with one, so a
  * platform engineer's tools (and kubectl-like clients) read our errors as they read the API
@@ -37,7 +39,18 @@ export function reasonFor(code: number): string {
   return REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest');
 }
 
+/**
+ * `details` with the id of the request being answered (the X-Request-Id answered with it), when
+ * there is one: a user's report of any refusal, a denial included, finds its log lines.
+ */
+export function withRequestId(details?: Record<string, unknown>): Record<string, unknown> | undefined {
+  const requestId = currentRequestId();
+  return requestId === undefined ? details : { ...details, requestId };
+}
+
+/** A `Status`; built while a request is served (a denial returned, an error thrown), it names the request in `details.requestId`. */
 export function kubeStatus(code: number, message: string, details?: Record<string, unknown>, reason = reasonFor(code)): KubeStatus {
+  const named = withRequestId(details);
   return {
     kind: 'Status',
     apiVersion: 'v1',
@@ -46,6 +59,6 @@ export function kubeStatus(code: number, message: string, details?: Record<strin
     message,
     reason,
     code,
-    ...(details ? { details } : {}),
+    ...(named ? { details: named } : {}),
   };
 }
