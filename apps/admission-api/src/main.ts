@@ -1,10 +1,12 @@
 import { loadConfig } from '@quota/config';
+import { leaveWithSupervisor } from '@quota/ops';
 import { createAdmissionApi } from './app.js';
 import { ShutdownState } from './health/shutdown.js';
 import { createLogger } from './observability/logger.js';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel, 'admission-api');
+leaveWithSupervisor((message) => console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', app: 'admission-api', msg: message })));
 const app = await createAdmissionApi(config).catch((error: unknown) => {
   // On stderr, as an error thrown by loadConfig() is.
   console.error(JSON.stringify({ time: new Date().toISOString(), level: 'fatal', app: 'admission-api', msg: error instanceof Error ? error.message : String(error) }));
@@ -62,5 +64,6 @@ const drainMs = process.send ? 0 : config.shutdownDrainSeconds * 1000;
 process.on('SIGTERM', () => void stop('SIGTERM', drainMs));
 process.on('SIGINT', () => void stop('SIGINT', drainMs));
 // Under the zero-setup supervisor: when it dies (even by SIGKILL) the IPC channel closes and
-// this process shuts down too, so a crashed run leaves no orphan holding the port.
+// this process shuts down too, so a crashed run leaves no orphan holding the port (within
+// ORPHAN_GRACE_MS: leaveWithSupervisor, above, also covers a supervisor gone during the start).
 if (process.send) process.once('disconnect', () => void stop('supervisor gone', 0));

@@ -1,6 +1,6 @@
 import { loadConfig } from '@quota/config';
 import { ensureLedgerPartitions, openDataSource, PARTITIONS_EVERY_MS, ProjectionRunner, UsageProjection } from '@quota/ledger';
-import { createLogger, onShutdown, startOpsServer, withTimeout } from '@quota/ops';
+import { createLogger, leaveWithSupervisor, onShutdown, startOpsServer, withTimeout } from '@quota/ops';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** A scrape's lag read answers within this, or the gauges keep their last values. */
@@ -16,6 +16,7 @@ const LAG_READ_REUSE_MS = 1000;
  */
 const config = loadConfig();
 const logger = createLogger(config.logLevel, 'projection-worker');
+leaveWithSupervisor((message) => logger.warn(message));
 if (!config.databaseUrl) {
   logger.fatal('DATABASE_URL is not set: the projection worker needs the ledger database');
   process.exit(2);

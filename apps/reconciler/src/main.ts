@@ -3,7 +3,7 @@ import { loadConfig } from '@quota/config';
 import { createInventorySource } from '@quota/inventory';
 import { queueBackendOf } from '@quota/jobs';
 import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, openDataSource } from '@quota/ledger';
-import { createLogger, onShutdown, startOpsServer } from '@quota/ops';
+import { createLogger, leaveWithSupervisor, onShutdown, startOpsServer } from '@quota/ops';
 import { reconcilerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
 
@@ -15,6 +15,7 @@ import { Reconciler } from './reconciler.js';
  */
 const config = loadConfig();
 const logger = createLogger(config.logLevel, 'reconciler');
+leaveWithSupervisor((message) => logger.warn(message));
 if (!config.databaseUrl) {
   logger.fatal('DATABASE_URL is not set: the reconciler needs the ledger database');
   process.exit(2);

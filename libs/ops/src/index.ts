@@ -3,3 +3,4 @@ export * from './ops-server.js';
 export * from './shutdown.js';
 export * from './metrics.js';
 export * from './timeout.js';
+export * from './supervisor-channel.js';
