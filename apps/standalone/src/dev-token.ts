@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export interface DevToken {
@@ -15,6 +15,8 @@ export interface DevToken {
  * directory (mode 0600), holding every role. The API still checks it like any other token.
  */
 export function ensureDevToken(dataDir: string): DevToken {
+  // With DATABASE_URL set nothing else has made the state directory.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const tokenFile = resolve(join(dataDir, 'dev-token'));
   const tokensFile = resolve(join(dataDir, 'tokens.yaml'));
   if (!existsSync(tokenFile)) writeFileSync(tokenFile, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
