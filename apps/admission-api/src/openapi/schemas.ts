@@ -289,7 +289,14 @@ export const SCHEMAS = {
           uid: string('The request\'s uid.'),
           allowed: boolean(),
           status: closed(
-            { metadata: closed({}), status: constant('Failure'), code: { type: 'integer', enum: [403, 409, 500] }, reason: string(), message: string() },
+            {
+              metadata: closed({}),
+              status: constant('Failure'),
+              code: { type: 'integer', enum: [403, 409, 500] },
+              reason: string(),
+              message: string(),
+              details: ref('StatusDetails'),
+            },
             ['metadata', 'status', 'code', 'reason', 'message'],
             'A denial, as the API server words it.',
           ),
