@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Download, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 import { launchChromium, SCREENSHOTS, type TestBrowser } from '../support/browser.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
@@ -249,7 +249,16 @@ describe('the dashboard in the first hour (issue 22)', () => {
       await chart.waitFor();
       const marks = denials.map((id) => chart.locator(`a.denial-marker[data-decision="${id}"]`));
       // A second in a day is a fraction of a unit: without stacking, one would hide the other.
-      const boxes = await Promise.all(marks.map(async (m) => (await m.locator('circle.dot').boundingBox()) as { x: number; y: number; width: number; height: number }));
+      // Read once both are drawn: after a resize the chart is drawn again, and a mark being
+      // replaced has no box for a moment.
+      const boxes = await vi.waitFor(
+        async () => {
+          const read = await Promise.all(marks.map((m) => m.locator('circle.dot').boundingBox()));
+          if (read.some((box) => box === null)) throw new Error('the denial marks are not drawn yet');
+          return read as { x: number; y: number; width: number; height: number }[];
+        },
+        { timeout: 10_000, interval: 100 },
+      );
       const [a, b] = boxes as [NonNullable<(typeof boxes)[0]>, NonNullable<(typeof boxes)[0]>];
       const overlap = a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
       expect(overlap, JSON.stringify(boxes)).toBe(false);
