@@ -219,3 +219,12 @@ export async function connectionsClosed(pool: pg.Pool, database: string, keepApp
     await sleep(50);
   }
 }
+
+/** The body without the delivery's request id (a REST Status's details, an AdmissionReview denial's status.details). */
+export function withoutDeliveryId(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null) return body;
+  const copy = structuredClone(body) as { details?: { requestId?: string }; response?: { status?: { details?: { requestId?: string } } } };
+  delete copy.details?.requestId;
+  delete copy.response?.status?.details?.requestId;
+  return copy;
+}
