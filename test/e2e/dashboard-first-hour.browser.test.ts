@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Download, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
-import { launchChromium, SCREENSHOTS, type TestBrowser } from '../support/browser.js';
+import { drawnPoints, launchChromium, SCREENSHOTS, signIn, type TestBrowser } from '../support/browser.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
 /**
@@ -98,18 +98,7 @@ async function newPage(): Promise<{ page: Page; statuses: { url: string; status:
 /** A page signed in with a token: the sign-in form, once, as a person would. */
 async function signedIn(who: keyof typeof TOKENS, hash = '#/'): Promise<Page> {
   const { page } = await newPage();
-  await page.goto(`${api.base}/ui/${hash}`);
-  await page.getByLabel('Token').fill(TOKENS[who].token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('#who').getByText(TOKENS[who].name).waitFor();
-  return page;
-}
-
-/** What a chart drew: every sample dot's instant and values. */
-async function drawnPoints(page: Page, resource: string): Promise<{ at: string; used: string; hard: string }[]> {
-  const chart = page.locator(`svg.chart[data-resource="${resource}"]`);
-  await chart.waitFor();
-  return chart.locator('circle.point').evaluateAll((circles) => circles.map((c) => ({ at: c.getAttribute('data-at') ?? '', used: c.getAttribute('data-used') ?? '', hard: c.getAttribute('data-hard') ?? '' })));
+  return signIn(page, `${api.base}/ui/${hash}`, TOKENS[who].token, TOKENS[who].name);
 }
 
 async function chartRange(page: Page, resource: string): Promise<{ since: string; until: string }> {

@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { Ledger } from '../support/ledger.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
-import { launchChromium, SCREENSHOTS, type TestBrowser } from '../support/browser.js';
+import { drawnPoints, launchChromium, SCREENSHOTS, signIn, type TestBrowser } from '../support/browser.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
 /**
@@ -91,18 +91,7 @@ async function signedIn(who: keyof typeof TOKENS, hash = '#/'): Promise<Page> {
   page.on('pageerror', (error) => {
     throw error;
   });
-  await page.goto(`${api.base}/ui/${hash}`);
-  await page.getByLabel('Token').fill(TOKENS[who].token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('#who').getByText(TOKENS[who].name).waitFor();
-  return page;
-}
-
-/** What the chart of one quota resource drew: every sample dot's instant and values. */
-async function drawnPoints(page: Page, resource: string): Promise<{ at: string; used: string; hard: string }[]> {
-  const chart = page.locator(`svg.chart[data-resource="${resource}"]`);
-  await chart.waitFor();
-  return chart.locator('circle.point').evaluateAll((circles) => circles.map((c) => ({ at: c.getAttribute('data-at') ?? '', used: c.getAttribute('data-used') ?? '', hard: c.getAttribute('data-hard') ?? '' })));
+  return signIn(page, `${api.base}/ui/${hash}`, TOKENS[who].token, TOKENS[who].name);
 }
 
 /** A cluster quota's series as its chart draws it: the samples where the quota existed, with one resource's used and hard. */

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 /** Debian's chromium package (.ci/run installs it); tests never download a browser. */
 export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
@@ -41,3 +41,19 @@ export async function launchChromium(): Promise<TestBrowser> {
 
 /** Where screenshots go for a person to look at (git-ignored). */
 export const SCREENSHOTS = new URL('../e2e/screenshots/', import.meta.url);
+
+/** Signs the page in at `url` with a token, through the sign-in form, as a person would; waits until it names `name`. */
+export async function signIn(page: Page, url: string, token: string, name: string): Promise<Page> {
+  await page.goto(url);
+  await page.getByLabel('Token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('#who').getByText(name).waitFor();
+  return page;
+}
+
+/** What the chart of one quota resource drew: every sample dot's instant and values. */
+export async function drawnPoints(page: Page, resource: string): Promise<{ at: string; used: string; hard: string }[]> {
+  const chart = page.locator(`svg.chart[data-resource="${resource}"]`);
+  await chart.waitFor();
+  return chart.locator('circle.point').evaluateAll((circles) => circles.map((c) => ({ at: c.getAttribute('data-at') ?? '', used: c.getAttribute('data-used') ?? '', hard: c.getAttribute('data-hard') ?? '' })));
+}
