@@ -1,4 +1,5 @@
 import type { Series } from './chart.js';
+import type { Decision } from './views/decisions.js';
 
 /**
  * One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. A field that a
@@ -24,30 +25,13 @@ export function seriesCsv(series: Series): string {
   return csv(['at', 'version', 'quota', 'resource', 'used', 'hard'], rows);
 }
 
-/** The fields of a decision that a CSV row keeps (the NDJSON export has all of them). */
-export interface DecisionRecord {
-  readonly id: string;
-  readonly namespace: string;
-  readonly time: string;
-  readonly source: string;
-  readonly operation: string;
-  readonly resource: string;
-  readonly kind?: string;
-  readonly name?: string;
-  readonly requester: string;
-  readonly onBehalfOf?: string;
-  readonly dryRun: boolean;
-  readonly allowed: boolean;
-  readonly result: { readonly code: number; readonly message?: string; readonly stage?: string; readonly denial?: { readonly kind: string; readonly quota?: string } };
-}
-
 /** The decisions export (NDJSON, one decision a line) as CSV: one row a decision. */
 export function decisionsCsv(ndjson: string): string {
   const rows = ndjson
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => {
-      const d = JSON.parse(line) as DecisionRecord;
+      const d = JSON.parse(line) as Decision;
       return [d.id, d.time, d.namespace, d.source, d.requester, d.onBehalfOf, d.operation, d.kind, d.resource, d.name, d.dryRun, d.allowed, d.result.code, d.result.stage, d.result.denial?.kind, d.result.denial?.quota, d.result.message];
     });
   return csv(['id', 'time', 'namespace', 'source', 'requester', 'onBehalfOf', 'operation', 'kind', 'resource', 'name', 'dryRun', 'allowed', 'code', 'stage', 'denial', 'quota', 'message'], rows);
