@@ -22,10 +22,10 @@ import pg from 'pg';
 import { openDataSource, UsageProjection } from '@quota/ledger';
 import { DESIGNS, pgbenchAvailable, runBaseline, type BaselineDesign, type BaselineFigure } from './lib/baselines.js';
 import { instantIn, LONG_NAMESPACE, rangeIn, spanIn, writeLongHistory } from './lib/history.js';
-import { closedLoop, HttpClient, openLoop, type Classifier, type KindFigures, type LoadResult } from './lib/load.js';
+import { closedLoop, HttpClient, openLoop, type KindFigures, type LoadResult } from './lib/load.js';
 import { adminQuery, createDatabase, REDIS_URL } from './lib/postgres.js';
 import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
-import { podReview, quotaPut } from './lib/review.js';
+import { classifyReview, podReview, quotaPut } from './lib/review.js';
 import { benchCredentials, builtAppsMissing, ledgerCounters, migrate, postgresCpuSeconds, sampler, startApi, startProjectionWorker } from './lib/service.js';
 import { ms, ratio, summarize, type Latency } from './lib/stats.js';
 import { measureWrites, whereTheWritesGo, writeFigures, type WriteFigures } from './lib/writes.js';
@@ -63,12 +63,7 @@ const baselineA = (namespaces: number): number => baselines.find((b) => b.design
 
 // ------------------------------------------------------------------ the service over HTTP
 
-const classify: Classifier = (spec, answer) => {
-  if (answer.status !== 200) return 'error';
-  if (spec.kind !== 'admission') return 'ok';
-  const allowed = (JSON.parse(answer.body) as { response?: { allowed?: boolean } }).response?.allowed;
-  return allowed === true ? 'ok' : allowed === false ? 'denied' : 'error';
-};
+const classify = classifyReview;
 
 const pick = (prefix: string, count: number): string => `${prefix}-${String(Math.floor(Math.random() * count)).padStart(4, '0')}`;
 const names = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);

@@ -1,6 +1,6 @@
 import type { Pod } from '@quota/domain';
 import type { AdmitCommand } from '@quota/ledger';
-import type { RequestSpec } from './load.js';
+import type { Classifier, RequestSpec } from './load.js';
 
 let sequence = 0;
 const runId = Date.now().toString(36);
@@ -61,3 +61,11 @@ export function podAdmission(namespace: string, n: number): AdmitCommand {
     requester: 'bench',
   };
 }
+
+/** An answer as the loads count it: an admission allowed (ok) or denied, any other request ok when 200; anything else an error. */
+export const classifyReview: Classifier = (spec, answer) => {
+  if (answer.status !== 200) return 'error';
+  if (spec.kind !== 'admission') return 'ok';
+  const allowed = (JSON.parse(answer.body) as { response?: { allowed?: boolean } }).response?.allowed;
+  return allowed === true ? 'ok' : allowed === false ? 'denied' : 'error';
+};

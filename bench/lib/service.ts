@@ -38,7 +38,7 @@ export function benchCredentials(): Credentials {
   return { token, tokensFile, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -1,7 +1,7 @@
 import { loadConfig } from '@quota/config';
 import { ensureLedgerPartitions, openDataSource, PARTITIONS_EVERY_MS, ProjectionRunner, UsageProjection } from '@quota/ledger';
 import { createLogger, leaveWithSupervisor, onShutdown, startOpsServer, withTimeout } from '@quota/ops';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** A scrape's lag read answers within this, or the gauges keep their last values. */
 const LAG_READ_TIMEOUT_MS = 2000;
@@ -34,6 +34,21 @@ if (process.argv.includes('--rebuild')) {
   process.exit(0);
 }
 
+// Registered before the runner starts, so its first step is counted.
+const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+const stepSeconds = new Histogram({
+  name: 'quota_ledger_projection_step_duration_seconds',
+  help: 'Time of each projection step that applied events (one transaction: read the feed, fold, write the read models).',
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});
+const eventsApplied = new Counter({
+  name: 'quota_ledger_projection_events_applied_total',
+  help: 'Ledger events the usage projection has applied (by this process).',
+  registers: [registry],
+});
+
 const runner = new ProjectionRunner(dataSource, projection, {
   pollMs: config.projectionPollMs,
   // Pacing: at most this many events a step, after notifications gathered for a moment, so
@@ -42,6 +57,10 @@ const runner = new ProjectionRunner(dataSource, projection, {
   stepMax: config.projectionStepMax,
   coalesceMs: config.projectionCoalesceMs,
   onError: (error) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'projection step failed; retrying'),
+  onApplied: (count, seconds) => {
+    stepSeconds.observe(seconds);
+    eventsApplied.inc(count);
+  },
 });
 runner.start();
 logger.info({ pollMs: config.projectionPollMs, batchSize: config.projectionBatchSize, stepMax: config.projectionStepMax, coalesceMs: config.projectionCoalesceMs }, 'following the ledger');
@@ -49,8 +68,6 @@ logger.info({ pollMs: config.projectionPollMs, batchSize: config.projectionBatch
 // The projection's lag is exported here only (the API does not repeat it): read when
 // Prometheus scrapes, once for both gauges, and bounded so that a scrape answers while the
 // database does not (the gauges then keep their last values).
-const registry = new Registry();
-collectDefaultMetrics({ register: registry });
 let lagRead: { at: number; lag: Promise<{ eventsBehind: number; lagMs: number } | undefined> } | undefined;
 const lagNow = (): Promise<{ eventsBehind: number; lagMs: number } | undefined> => {
   const now = Date.now();

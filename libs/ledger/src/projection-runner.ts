@@ -7,8 +7,8 @@ export interface ProjectionRunnerOptions {
   readonly pollMs: number;
   /** Told about every failed step or lost LISTEN connection; the runner carries on. */
   readonly onError?: (error: unknown) => void;
-  /** Told after each step that applied events. */
-  readonly onApplied?: (count: number) => void;
+  /** Told after each step that applied events: how many, and how long the step took (its transaction, in seconds). */
+  readonly onApplied?: (count: number, seconds: number) => void;
   /**
    * Most events one step applies (capped by the projection's batch size): a step is one
    * transaction and one uninterrupted stretch of CPU, so smaller steps keep the worker from
@@ -67,11 +67,12 @@ export class ProjectionRunner {
         if (!behind && coalesceMs > 0) await this.sleep(coalesceMs, false);
         else await new Promise((resolve) => setImmediate(resolve));
         this.notified = false;
+        const started = performance.now();
         const applied = await this.projection.step(stepMax);
         failures = 0;
         behind = applied >= stepMax;
         if (applied > 0) {
-          this.options.onApplied?.(applied);
+          this.options.onApplied?.(applied, (performance.now() - started) / 1000);
           continue;
         }
       } catch (error) {
