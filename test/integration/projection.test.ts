@@ -283,3 +283,85 @@ describe('the usage projection', () => {
     expect(terminations).toBeGreaterThan(0);
   });
 });
+
+describe("the projection's snapshots (written after the step that reached them: snapshot-writer.ts)", () => {
+  /** Admits `count` pods of 100m into `namespace`, releasing and committing some on the way; returns nothing, the ledger holds it. */
+  async function churn(ledger: Ledger, namespace: string, count: number, from = 0): Promise<void> {
+    const ids: string[] = [];
+    for (let i = from; i < from + count; i++) {
+      const name = `s${i}`;
+      const outcome = await ledger.admit({
+        namespace,
+        source: 'webhook',
+        request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name, object: pod(name, '100m') },
+        dryRun: false,
+        requester: 'test',
+      });
+      expect(outcome.result.allowed).toBe(true);
+      ids.push(outcome.result.reservationId as string);
+      if (ids.length % 3 === 0) await ledger.release(namespace, ids.at(-2) as string, { actor: 'test' });
+      if (ids.length % 4 === 0) await ledger.commit(namespace, ids.at(-4) as string, { actor: 'test' }).catch(() => undefined);
+    }
+  }
+
+  it('each holds the fold of its namespace up to its version: usage, and every live reservation as it stood', async () => {
+    const namespace = 'snapshotted';
+    const ledger = new Ledger(db.dataSource);
+    const projection = new UsageProjection(db.dataSource, { snapshotEvery: 7 });
+    try {
+      await ledger.putQuota(namespace, { name: 'q', spec: { hard: { pods: '100', 'requests.cpu': '100' } } }, { actor: 'test' });
+      await churn(ledger, namespace, 30);
+      // One step takes the whole stream: several snapshots are due inside it, each of a state
+      // the same step's later events go on to change.
+      while ((await projection.step(1000, 'force')) > 0);
+      await projection.snapshotsWritten();
+      const { rows } = await pool.query<{ version: number; state: { quotas: { definition: { name: string }; used: Record<string, string> }[] }; reservations: { id: string; status: string; committedAt?: number }[] }>(
+        `SELECT version::int AS version, state, reservations FROM usage_snapshots WHERE namespace = $1 ORDER BY version`,
+        [namespace],
+      );
+      expect(rows.length).toBeGreaterThanOrEqual(6);
+      for (const row of rows) {
+        const stream = await streamOf(namespace, row.version);
+        const state = fold(stream);
+        expect(Object.fromEntries(row.state.quotas.map((q) => [q.definition.name, q.used])), `usage at ${row.version}`).toEqual(usageOfFold(stream));
+        const live = (reservations: Iterable<{ id: string; status: string; committedAt?: number }>): string[] =>
+          [...reservations].map((r) => `${r.id} ${r.status} ${r.committedAt === undefined ? 'pending' : 'committed'}`).sort();
+        expect(live(row.reservations), `live reservations at ${row.version}`).toEqual(live(state.reservations.values()));
+      }
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it('one that cannot be written holds no step back: the read models move on, the failure is told, and the next one due is written', async () => {
+    const namespace = 'unsnapshotted';
+    const ledger = new Ledger(db.dataSource);
+    const told: unknown[] = [];
+    const projection = new UsageProjection(db.dataSource, { snapshotEvery: 5, onError: (error) => told.push(error) });
+    const snapshots = async (): Promise<number> =>
+      Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM usage_snapshots WHERE namespace = $1`, [namespace])).rows[0]?.n);
+    try {
+      await settle(projection);
+      await pool.query(`ALTER TABLE usage_snapshots ADD CONSTRAINT test_refuses_snapshots CHECK (namespace <> '${namespace}') NOT VALID`);
+      try {
+        await ledger.putQuota(namespace, { name: 'q', spec: { hard: { pods: '100', 'requests.cpu': '100' } } }, { actor: 'test' });
+        await churn(ledger, namespace, 8);
+        while ((await projection.step(1000, 'force')) > 0);
+        await expect(projection.snapshotsWritten()).rejects.toThrow(/test_refuses_snapshots/);
+        expect(told.length).toBeGreaterThan(0);
+        expect((await projection.lag()).eventsBehind).toBe(0);
+        expect(await projectedUsage(namespace)).toEqual(usageOfFold(await streamOf(namespace)));
+        expect(await snapshots()).toBe(0);
+      } finally {
+        await pool.query(`ALTER TABLE usage_snapshots DROP CONSTRAINT IF EXISTS test_refuses_snapshots`);
+      }
+      const failed = told.length;
+      await churn(ledger, namespace, 4, 8);
+      await settle(projection);
+      expect(await snapshots()).toBe(1);
+      expect(told).toHaveLength(failed);
+    } finally {
+      await ledger.close();
+    }
+  });
+});

@@ -22,9 +22,14 @@ if (!config.databaseUrl) {
   process.exit(2);
 }
 
-// Three connections: the LISTEN, a step's transaction, and the lag reads beside them.
-const dataSource = await openDataSource({ url: config.databaseUrl, poolSize: 3, applicationName: 'quota-ledger-projection' });
-const projection = new UsageProjection(dataSource, { batchSize: config.projectionBatchSize, snapshotEvery: config.snapshotEvery });
+// Four connections: the LISTEN, a step's transaction, the snapshot being written after its
+// step (snapshot-writer.ts), and the lag reads beside them.
+const dataSource = await openDataSource({ url: config.databaseUrl, poolSize: 4, applicationName: 'quota-ledger-projection' });
+const projection = new UsageProjection(dataSource, {
+  batchSize: config.projectionBatchSize,
+  snapshotEvery: config.snapshotEvery,
+  onError: (error) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'writing a usage snapshot failed; the next one is due after SNAPSHOT_EVERY more events'),
+});
 
 if (process.argv.includes('--rebuild')) {
   const started = Date.now();
@@ -125,6 +130,8 @@ onShutdown(
   async () => {
     clearInterval(partitions);
     await runner.stop();
+    // A snapshot being written is let finish (a failure was logged already).
+    await projection.snapshotsWritten().catch(() => undefined);
     await ops?.close();
     await dataSource.destroy();
   },

@@ -10,6 +10,7 @@ export * from './definition-queries.js';
 export * from './audit-queries.js';
 export * from './projection.js';
 export * from './projection-runner.js';
+export * from './snapshot-writer.js';
 export { isConnectionError } from './postgres-errors.js';
 export * from './cluster-writer.js';
 export * from './cluster-queries.js';

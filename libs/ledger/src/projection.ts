@@ -3,7 +3,8 @@ import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { decodeEvent, type FoldRow } from './rows.js';
 import { select } from './sql.js';
-import { headOf, headRestOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+import { headOf, headRestOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+import { SnapshotWriter, type DueSnapshot } from './snapshot-writer.js';
 import { USED_VERSIONS_PER_ROW, VersionRecorder, versionRowOf, type VersionRow } from './usage-versions.js';
 
 /**
@@ -28,7 +29,9 @@ import { USED_VERSIONS_PER_ROW, VersionRecorder, versionRowOf, type VersionRow }
  * Until issue 20 it read only below the cluster-wide `pg_snapshot_xmin`: one long transaction in
  * any database of the same server (or a long read-only snapshot in this one) held every
  * projection back. Each step moves the read models and the checkpoint in one transaction;
- * steps of several workers serialize on the checkpoint row.
+ * steps of several workers serialize on the checkpoint row. The full snapshots a step reaches
+ * are written after it commits, beside the next steps (snapshot-writer.ts): they grow with a
+ * namespace's live reservations, and inside the step they held every later event back.
  */
 
 export interface ProjectionOptions {
@@ -38,6 +41,8 @@ export interface ProjectionOptions {
   readonly snapshotEvery?: number;
   /** Checkpoint name (one per projection). */
   readonly name?: string;
+  /** Told about a snapshot that could not be written (they are written after their step: snapshot-writer.ts). */
+  readonly onError?: (error: unknown) => void;
 }
 
 export interface ProjectionLag {
@@ -108,6 +113,8 @@ const DEFINING: ReadonlySet<string> = new Set(['QuotaDefined', 'QuotaChanged', '
 
 const DEFAULTS = { batchSize: 1000, snapshotEvery: 10_000, name: 'usage' };
 
+/** Snapshots a catch-up lets wait to be written before it waits for them. */
+const CATCH_UP_SNAPSHOTS_AHEAD = 4;
 /** How often, at most, a step looks for namespaces whose head is ahead of their projection (the feed being drained). */
 const SWEEP_EVERY_MS = 200;
 /** Namespaces one sweep takes on. */
@@ -169,6 +176,7 @@ export class UsageProjection {
   private readonly snapshotEvery: number;
   private sweptAt = 0;
   private readonly cache = new StateCache();
+  private readonly snapshots: SnapshotWriter;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -177,6 +185,7 @@ export class UsageProjection {
     this.name = options.name ?? DEFAULTS.name;
     this.batchSize = options.batchSize ?? DEFAULTS.batchSize;
     this.snapshotEvery = options.snapshotEvery ?? DEFAULTS.snapshotEvery;
+    this.snapshots = new SnapshotWriter(dataSource, options.onError);
   }
 
   /**
@@ -188,6 +197,8 @@ export class UsageProjection {
     const max = Math.max(1, Math.min(limit, this.batchSize));
     // The states this step leaves, remembered once it has committed (a rolled-back step's never are).
     const left = new Map<string, NamespaceState>();
+    // The snapshots it reached, written once it has committed (snapshot-writer.ts).
+    const due: DueSnapshot[] = [];
     const taken = await this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       const { rows: checkpoints } = await client.query<{ position: string }>(`SELECT position::text AS position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
@@ -200,7 +211,7 @@ export class UsageProjection {
         archived = await this.archivedOnly(client, left);
         swept = await this.behind(client, max - rows.length);
       }
-      const applied = (await this.apply(client, [...rows, ...swept], left)) + archived;
+      const applied = (await this.apply(client, [...rows, ...swept], left, due)) + archived;
       const last = rows.at(-1);
       if (!last && applied === 0) return 0;
       const lastApplied = [...rows, ...swept].reduce((at, row) => Math.max(at, row.at_ms), 0);
@@ -214,6 +225,7 @@ export class UsageProjection {
       return Math.max(rows.length, applied);
     });
     for (const [namespace, state] of left) this.cache.set(namespace, state);
+    for (const snapshot of due) this.snapshots.add(snapshot);
     return taken;
   }
 
@@ -249,7 +261,7 @@ export class UsageProjection {
     );
     if (rows.length === 0) return 0;
     const starts = await horizonStarts(client, rows.map((r) => r.namespace));
-    const out = new BatchWrites();
+    const out = new BatchWrites([]);
     for (const [namespace, { state, position, atMs }] of starts) {
       out.version(namespace, versionRowOf(state));
       for (const reservation of state.reservations.values()) out.insertReservation(namespace, reservation, undefined);
@@ -293,12 +305,20 @@ export class UsageProjection {
     }
   }
 
-  /** Steps until nothing is left, the sweep included; returns how many events were taken on. */
+  /** Resolves once the snapshots of the steps so far are written (throws the first that failed since the last call). */
+  snapshotsWritten(): Promise<void> {
+    return this.snapshots.drain();
+  }
+
+  /** Steps until nothing is left, the sweep included, and the snapshots are written; returns how many events were taken on. */
   async catchUp(): Promise<number> {
     let total = 0;
     for (;;) {
       const applied = await this.step(this.batchSize, 'force');
       total += applied;
+      // Steps outrunning the snapshot writes wait for them: a catch-up keeps every snapshot.
+      if (applied > 0 && this.snapshots.backlog < CATCH_UP_SNAPSHOTS_AHEAD) continue;
+      await this.snapshotsWritten();
       if (applied === 0) return total;
     }
   }
@@ -309,6 +329,9 @@ export class UsageProjection {
    */
   async reset(): Promise<void> {
     this.cache.clear();
+    this.snapshots.clear();
+    // One being written is let finish (its failure was told already): the truncate removes it.
+    await this.snapshots.drain().catch(() => undefined);
     await this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       await client.query(`SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
@@ -374,7 +397,7 @@ export class UsageProjection {
    * and a gap ahead of them (an event the feed passed while its transaction was open) is read
    * from the (namespace, version) key first. Returns how many events were applied.
    */
-  private async apply(client: pg.PoolClient, rows: readonly FeedRow[], left: Map<string, NamespaceState>): Promise<number> {
+  private async apply(client: pg.PoolClient, rows: readonly FeedRow[], left: Map<string, NamespaceState>, due: DueSnapshot[]): Promise<number> {
     const byNamespace = new Map<string, FeedRow[]>();
     for (const row of rows) {
       // A shared quota's stream holds its definition only; its usage is in its head (issue 18).
@@ -417,7 +440,7 @@ export class UsageProjection {
       this.cache.delete(namespace);
     }
     const { loaded, wantsAll } = await this.loadReservations(client, byNamespace, headOfNamespace, cached);
-    const out = new BatchWrites();
+    const out = new BatchWrites(due);
     let applied = 0;
     for (const [namespace, events] of byNamespace) {
       const head = headOfNamespace.get(namespace);
@@ -643,8 +666,10 @@ function keepHorizonReservations(out: BatchWrites, namespace: string, start: Nam
 
 const recordedOf = (row: FeedRow): RecordedEvent => decodeEvent(row);
 
-/** The writes of one step, sent as one statement per table (unnest of arrays). */
+/** The writes of one step, sent as one statement per table (unnest of arrays); its snapshots go to `snapshotsDue`. */
 class BatchWrites {
+  constructor(private readonly snapshotsDue: DueSnapshot[]) {}
+
   private readonly inserts = { ns: [] as string[], id: [] as string[], version: [] as number[], committed: [] as (number | null)[], terminated: [] as (number | null)[] };
   private readonly commits = { ns: [] as string[], id: [] as string[], committed: [] as number[] };
   private readonly terminations = { ns: [] as string[], id: [] as string[], version: [] as number[] };
@@ -660,7 +685,6 @@ class BatchWrites {
     rest: [] as (string | null)[],
   };
   private readonly definitions = { ns: [] as string[], state: [] as string[] };
-  private readonly snapshots = { ns: [] as string[], version: [] as number[], position: [] as string[], at: [] as number[], state: [] as string[], reservations: [] as string[] };
   /** Rows of projected_used_versions and projected_quota_versions, as JSON records (one jsonb parameter each: no array escaping). */
   private readonly usedVersions: string[] = [];
   private readonly quotaVersions: string[] = [];
@@ -740,13 +764,9 @@ class BatchWrites {
     }
   }
 
+  /** A snapshot due at `last`: not written by this step's flush but after it commits (snapshot-writer.ts). */
   snapshot(namespace: string, state: NamespaceState, last: FeedRow): void {
-    this.snapshots.ns.push(namespace);
-    this.snapshots.version.push(state.version);
-    this.snapshots.position.push(last.position);
-    this.snapshots.at.push(last.at_ms);
-    this.snapshots.state.push(JSON.stringify(headOf(state)));
-    this.snapshots.reservations.push(JSON.stringify([...state.reservations.values()].map(reservationToJson)));
+    this.snapshotsDue.push({ namespace, state, position: last.position, atMs: last.at_ms });
   }
 
   async flush(client: pg.PoolClient): Promise<void> {
@@ -812,16 +832,6 @@ class BatchWrites {
         `INSERT INTO projected_quota_versions (namespace, version, quotas)
          SELECT r.namespace, r.version, r.quotas FROM jsonb_to_recordset($1::jsonb) AS r(namespace text, version bigint, quotas jsonb)`,
         [`[${this.quotaVersions.join(',')}]`],
-      );
-    }
-    const s = this.snapshots;
-    if (s.ns.length > 0) {
-      await client.query(
-        `INSERT INTO usage_snapshots (namespace, version, position, last_event_at, state, reservations)
-         SELECT ns, version, position, to_timestamp(at / 1000), state, reservations
-           FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::float8[], $5::jsonb[], $6::jsonb[]) AS t(ns, version, position, at, state, reservations)
-         ON CONFLICT (namespace, version) DO NOTHING`,
-        [s.ns, s.version, s.position, s.at, s.state, s.reservations],
       );
     }
   }
