@@ -15,6 +15,8 @@ export interface History {
   readonly events: number;
   readonly catchUpSeconds: number;
   readonly catchUpPerSecond: number;
+  /** CPU time of this process (the fold in Node, the driver) per event applied, in µs: steadier than the wall clock on a shared machine. */
+  readonly catchUpNodeMicrosPerEvent: number;
 }
 
 export async function writeLongHistory(databaseUrl: string, approximateEvents: number): Promise<History> {
@@ -47,9 +49,11 @@ export async function writeLongHistory(databaseUrl: string, approximateEvents: n
     const dataSource = await openDataSource({ url: databaseUrl, poolSize: 2 });
     const projection = new UsageProjection(dataSource, { batchSize: 5000 });
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const applied = await projection.catchUp().finally(() => dataSource.destroy());
+    const cpu = process.cpuUsage(cpu0);
     const catchUpSeconds = (performance.now() - t0) / 1000;
-    return { events, catchUpSeconds, catchUpPerSecond: applied / catchUpSeconds };
+    return { events, catchUpSeconds, catchUpPerSecond: applied / catchUpSeconds, catchUpNodeMicrosPerEvent: (cpu.user + cpu.system) / Math.max(1, applied) };
   } finally {
     await pool.end();
   }
