@@ -72,7 +72,7 @@ try {
   await db.drop();
 }
 
-/** Every sample of the worker's /metrics, by name with its labels (`name{le="0.1"}`), summed as the text gives them. */
+/** Every sample of the worker's /metrics, by its name with its labels (`name{le="0.1"}`). */
 async function workerMetrics(port: number): Promise<Map<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const samples = new Map<string, number>();

@@ -316,7 +316,8 @@ export class UsageProjection {
     for (;;) {
       const applied = await this.step(this.batchSize, 'force');
       total += applied;
-      // Steps outrunning the snapshot writes wait for them: a catch-up keeps every snapshot.
+      // Steps outrunning the snapshot writes wait for them, so a catch-up does not drop snapshots
+      // for falling behind (only past the writer's bound on waiting reservations).
       if (applied > 0 && this.snapshots.backlog < CATCH_UP_SNAPSHOTS_AHEAD) continue;
       await this.snapshotsWritten();
       if (applied === 0) return total;

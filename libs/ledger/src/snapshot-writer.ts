@@ -36,7 +36,8 @@ export class SnapshotWriter {
   private waiting: DueSnapshot[] = [];
   private waitingReservations = 0;
   private writing: Promise<void> | undefined;
-  private failures: unknown[] = [];
+  /** The first write that failed since the last drain (only the first is kept: a process that never drains holds one). */
+  private failure: { readonly error: unknown } | undefined;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -65,9 +66,9 @@ export class SnapshotWriter {
   /** Resolves once every snapshot queued so far is written; throws the first write that failed since the last drain. */
   async drain(): Promise<void> {
     while (this.writing) await this.writing;
-    const [first] = this.failures;
-    this.failures = [];
-    if (first !== undefined) throw first;
+    const failure = this.failure;
+    this.failure = undefined;
+    if (failure) throw failure.error;
   }
 
   private async writeAll(): Promise<void> {
@@ -76,7 +77,7 @@ export class SnapshotWriter {
         try {
           await this.write(next);
         } catch (error) {
-          this.failures.push(error);
+          this.failure ??= { error };
           this.onError?.(error);
         }
       }
