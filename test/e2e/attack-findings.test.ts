@@ -12,7 +12,7 @@ import { bearer, writeTokensFile } from '../support/tokens.js';
  */
 const TOKENS = {
   admin: { name: 'platform-admin', token: 'findings-admin-0123456789abcdef0123456789', roles: ['admin'] },
-  apiserver: { name: 'kube-apiserver', token: 'findings-apiserver-0123456789abcdef012345', roles: ['admission'], trustUserInfo: true },
+  apiserver: { name: 'kube-apiserver', token: 'findings-apiserver-0123456789abcdef012345', roles: ['webhook'], trustUserInfo: true },
   teamA: { name: 'team-a-ci', token: 'findings-team-a-0123456789abcdef0123456789', roles: ['admission', 'auditor'], namespaces: ['team-a', 'team-r', 'team-s', 'team-i', 'team-c'] },
   auditor: { name: 'auditor', token: 'findings-auditor-0123456789abcdef012345678', roles: ['auditor'] },
 };
@@ -54,20 +54,22 @@ const pvcReview = (namespace: string, operation: string, object: unknown, oldObj
     dryRun: false,
   },
 });
-const validate = (body: unknown, who: keyof typeof TOKENS = 'teamA') => api.request('POST', '/v1/admission/validate', body, as(who));
+const validate = (body: unknown, who: keyof typeof TOKENS = 'apiserver') => api.request('POST', '/v1/admission/validate', body, as(who));
 const reserve = (namespace: string, body: unknown) => api.request('POST', `/v1/namespaces/${namespace}/reservations`, body, as('teamA'));
 
 describe('finding 2: over-admission through UPDATE', () => {
-  it('via the webhook with a namespace-scoped token: the 100Gi UPDATE claiming a 100Gi old object is denied, and used stays within hard', async () => {
+  it('via the webhook: the 100Gi UPDATE claiming a 100Gi old object is denied, and used stays within hard', async () => {
     expect((await putQuota('team-a', 'storage', { 'requests.storage': '10Gi' })).status).toBe(201);
     expect((await validate(pvcReview('team-a', 'CREATE', pvc('team-a', 'X', '5Gi')))).body.response.allowed).toBe(true);
     expect((await validate(pvcReview('team-a', 'CREATE', pvc('team-a', 'Y', '50Gi')))).body.response.allowed).toBe(false);
     const attack = await validate(pvcReview('team-a', 'UPDATE', pvc('team-a', 'X', '100Gi', '3'), pvc('team-a', 'X', '100Gi', '2')));
     expect(attack.body.response).toMatchObject({ allowed: false, status: { code: 403 } });
     expect(attack.body.response.status.message).toContain('requested: requests.storage=95Gi, used: requests.storage=5Gi, limited: requests.storage=10Gi');
-    // The reported follow-up: commit what was reserved. Only the 5Gi claim is there to commit.
+    // The reported follow-up: commit what was reserved. Only the 5Gi claim is there, and a
+    // tenant's REST call may not settle what the cluster's webhook reserved (issue 33).
     const reservations = await api.request('GET', '/v1/namespaces/team-a/reservations?state=reserved', undefined, as('teamA'));
-    for (const r of reservations.body.items) expect((await api.request('POST', `/v1/namespaces/team-a/reservations/${r.id}/commit`, undefined, as('teamA'))).status).toBe(200);
+    expect(reservations.body.items).toHaveLength(1);
+    for (const r of reservations.body.items) expect((await api.request('POST', `/v1/namespaces/team-a/reservations/${r.id}/commit`, undefined, as('teamA'))).status).toBe(403);
     expect(await usage('team-a')).toMatchObject({ 'requests.storage': '5Gi' });
   });
 

@@ -24,7 +24,7 @@ beforeAll(async () => {
   db = await createMigratedDatabase('qlmem');
   const tokensFile = writeTokensFile([
     { name: 'admin', token: ADMIN, roles: ['admin'] },
-    { name: 'kube-apiserver', token: ADMISSION, roles: ['admission'] },
+    { name: 'kube-apiserver', token: ADMISSION, roles: ['webhook', 'admission'] },
   ]);
   api = await startApiProcess({ DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'false', TOKENS_FILE: tokensFile, DATABASE_POOL_SIZE: '2' }, 30_000, ['--max-old-space-size=256']);
 }, 120_000);

@@ -15,7 +15,7 @@ import { bearer, writeTokensFile, type TestToken } from '../support/tokens.js';
 
 const TOKENS = {
   // One identity with every role, unscoped, for the walk; the others to be refused.
-  operator: { name: 'operator', token: 'operator-0123456789abcdef0123456789abcde', roles: ['admin', 'auditor', 'admission'] },
+  operator: { name: 'operator', token: 'operator-0123456789abcdef0123456789abcde', roles: ['admin', 'auditor', 'admission', 'webhook'] },
   auditor: { name: 'audit-bot', token: 'auditor-0123456789abcdef0123456789abcd', roles: ['auditor'] },
 } satisfies Record<string, TestToken>;
 

@@ -74,9 +74,10 @@ describe('/metrics', () => {
     expect(text).not.toMatch(/^quota_ledger_(projection|reconcile)/m);
   });
 
-  it('times every answer of the admission endpoints, those sent before any handler runs too (401, 413, 429)', async () => {
+  it('times every answer of the admission endpoints, those sent before any handler runs too (401, 403, 413, 429)', async () => {
     const tokens = {
       tenant: { name: 'team-ops-ci', token: 'team-ops-0123456789abcdef0123456789abc', roles: ['admission'], namespaces: ['ops'] },
+      apiserver: { name: 'kube-apiserver', token: 'apiserver-ops-0123456789abcdef012345678', roles: ['webhook'] },
     } satisfies Record<string, TestToken>;
     const limited = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(tokens)), rateLimitPerSecond: 1, rateLimitBurst: 2, bodyLimitBytes: 4096 }, 'qlopst');
     try {
@@ -87,16 +88,17 @@ describe('/metrics', () => {
         return status;
       };
       expect(await post({}, JSON.stringify(review()))).toBe(401);
-      expect(await post(bearer(tokens.tenant.token), JSON.stringify(review()))).toBe(200);
-      expect(await post(bearer(tokens.tenant.token), JSON.stringify({ ...review(), padding: 'x'.repeat(8192) }))).toBe(413);
-      // The bucket refills at one a second: send until the limit answers.
+      expect(await post(bearer(tokens.apiserver.token), JSON.stringify(review()))).toBe(200);
+      expect(await post(bearer(tokens.apiserver.token), JSON.stringify({ ...review(), padding: 'x'.repeat(8192) }))).toBe(413);
+      // A tenant's token may not send reviews (403), and is rate limited there; the bucket
+      // refills at one a second: send until the limit answers.
       for (let i = 0; i < 20 && !seen.has('429'); i++) await post(bearer(tokens.tenant.token), JSON.stringify(review()));
-      expect([...seen.keys()].sort()).toEqual(['200', '401', '413', '429']);
+      expect([...seen.keys()].sort()).toEqual(['200', '401', '403', '413', '429']);
 
       const text = await (await fetch(`${limited.base}/metrics`)).text();
       for (const [code, count] of seen) {
         expect(sum(text, 'quota_ledger_admission_duration_seconds_count', { endpoint: 'validate', code }), `answers ${code}`).toBe(count);
-        expect(sum(text, 'quota_ledger_admission_duration_seconds_count', { endpoint: 'validate', code, outcome: code === '200' ? 'allowed' : 'rejected' }), `answers ${code}`).toBe(count);
+        expect(sum(text, 'quota_ledger_admission_duration_seconds_count', { endpoint: 'validate', code, outcome: code === '200' ? 'allowed' : code === '403' ? 'denied' : 'rejected' }), `answers ${code}`).toBe(count);
       }
       expect(sum(text, 'quota_ledger_admission_duration_seconds_count', {})).toBe([...seen.values()].reduce((a, b) => a + b, 0));
     } finally {

@@ -7,7 +7,9 @@ import { bearer, writeTokensFile, type TestToken } from '../support/tokens.js';
 
 const TOKENS = {
   admin: { name: 'platform-admin', token: 'admin-0123456789abcdef0123456789abcdef', roles: ['admin'] },
-  admission: { name: 'kube-apiserver', token: 'admission-0123456789abcdef0123456789ab', roles: ['admission'], trustUserInfo: true },
+  apiserver: { name: 'kube-apiserver', token: 'apiserver-0123456789abcdef0123456789ab', roles: ['webhook'], trustUserInfo: true },
+  relay: { name: 'review-relay', token: 'relay-0123456789abcdef0123456789abcdef', roles: ['webhook'] },
+  admission: { name: 'platform-ci', token: 'admission-0123456789abcdef0123456789ab', roles: ['admission'] },
   auditor: { name: 'audit-bot', token: 'auditor-0123456789abcdef0123456789abcd', roles: ['auditor'] },
   teamA: { name: 'team-a-ci', token: 'team-a-0123456789abcdef0123456789abcde', roles: ['admission', 'auditor'], namespaces: ['team-a'] },
   teamAdmin: { name: 'team-a-admin', token: 'team-admin-0123456789abcdef0123456789', roles: ['admin'], namespaces: ['team-a'] },
@@ -79,8 +81,15 @@ const MATRIX: ReadonlyArray<[keyof typeof TOKENS, keyof typeof CALLS, 'allowed' 
   ['admin', 'projection lag', 'allowed'],
   ['admin', 'reserve', 'forbidden'],
   ['admin', 'webhook', 'forbidden'],
-  ['admission', 'webhook', 'allowed'],
-  ['admission', 'mutate', 'allowed'],
+  ['apiserver', 'webhook', 'allowed'],
+  ['apiserver', 'mutate', 'allowed'],
+  ['apiserver', 'reserve', 'forbidden'],
+  ['apiserver', 'get quota', 'forbidden'],
+  ['apiserver', 'put quota', 'forbidden'],
+  ['apiserver', 'events', 'forbidden'],
+  // A tenant's REST role never speaks for the cluster (issue 33: its reviews erased usage).
+  ['admission', 'webhook', 'forbidden'],
+  ['admission', 'mutate', 'forbidden'],
   ['admission', 'reserve', 'allowed'],
   ['admission', 'get quota', 'allowed'],
   ['admission', 'usage', 'allowed'],
@@ -98,7 +107,8 @@ const MATRIX: ReadonlyArray<[keyof typeof TOKENS, keyof typeof CALLS, 'allowed' 
   ['auditor', 'reserve', 'forbidden'],
   ['auditor', 'webhook', 'forbidden'],
   ['teamA', 'reserve', 'allowed'],
-  ['teamA', 'webhook', 'allowed'],
+  ['teamA', 'webhook', 'forbidden'],
+  ['teamA', 'mutate', 'forbidden'],
   ['teamA', 'events', 'allowed'],
   ['teamA', 'put quota', 'forbidden'],
   ['teamA', 'projection lag', 'forbidden'],
@@ -139,12 +149,12 @@ describe('identities (issue 15, finding 3: the actor could be forged through use
     return { decision, reservation: reservation.body };
   };
 
-  it("records a tenant's token as the requester and actor, and drops the user its review claims to act for", async () => {
-    const { decision, reservation } = await sendReview('teamA', 'system:admin');
-    expect(decision.requester).toBe('team-a-ci');
+  it('records a reviewer without trustUserInfo as the requester and actor, and drops the user its review claims to act for', async () => {
+    const { decision, reservation } = await sendReview('relay', 'system:admin');
+    expect(decision.requester).toBe('review-relay');
     expect(decision).not.toHaveProperty('onBehalfOf');
-    expect(reservation.requester).toBe('team-a-ci');
-    expect(reservation.history[0]).toMatchObject({ type: 'Reserved', actor: 'team-a-ci' });
+    expect(reservation.requester).toBe('review-relay');
+    expect(reservation.history[0]).toMatchObject({ type: 'Reserved', actor: 'review-relay' });
     expect(reservation.history[0]).not.toHaveProperty('onBehalfOf');
     // Filtering by the forged name finds nothing it wrote.
     const forged = await audit('/v1/namespaces/team-a/decisions?requester=system:admin');
@@ -152,7 +162,7 @@ describe('identities (issue 15, finding 3: the actor could be forged through use
   });
 
   it('records the user a trusted relay (trustUserInfo: the kube-apiserver) acts for beside its own name', async () => {
-    const { decision, reservation } = await sendReview('admission', 'jane@example.com');
+    const { decision, reservation } = await sendReview('apiserver', 'jane@example.com');
     expect(decision).toMatchObject({ requester: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
     expect(reservation).toMatchObject({ requester: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
     expect(reservation.history[0]).toMatchObject({ actor: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
@@ -173,10 +183,12 @@ describe('a token scoped to team-a', () => {
     expect(after.body.items).toHaveLength(before.body.items.length);
   });
 
-  it('may not send a webhook review for a pod in team-b', async () => {
-    const { status, body } = await api.request('POST', '/v1/admission/validate', review('team-b'), headers);
-    expect(status).toBe(403);
-    expect(body.message).toContain('"team-b"');
+  it('may not send a webhook review, for team-b or its own namespace: reviews are the webhook role\'s', async () => {
+    for (const namespace of ['team-b', 'team-a']) {
+      const { status, body } = await api.request('POST', '/v1/admission/validate', review(namespace), headers);
+      expect(status).toBe(403);
+      expect(body.message).toContain('needs the role webhook');
+    }
   });
 
   it("may not read team-b's audit trail", async () => {
@@ -283,14 +295,15 @@ describe('rate limit', () => {
       const post = async (token: string): Promise<number> =>
         (await fetch(`${limited.base}/v1/admission/validate`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(review('team-a')) })).status;
       const apiServer: number[] = [];
-      for (let i = 0; i < 8; i++) apiServer.push(await post(TOKENS.admission.token));
+      for (let i = 0; i < 8; i++) apiServer.push(await post(TOKENS.apiserver.token));
       expect(apiServer).toEqual(Array(8).fill(200));
       const tenant: number[] = [];
       for (let i = 0; i < 5; i++) tenant.push(await post(TOKENS.teamA.token));
-      expect(tenant.slice(0, 3)).toEqual([200, 200, 200]);
+      // A tenant may not send reviews at all (403), and its refused calls spend its bucket like any.
+      expect(tenant.slice(0, 3)).toEqual([403, 403, 403]);
       expect(tenant[4]).toBe(429);
-      // The API server's own bucket is spent by nothing it reviewed: its other calls are limited as anyone's.
-      expect(await statusOf(limited.base, bearer(TOKENS.admission.token))).toBe(200);
+      // The API server's own bucket is spent by nothing it reviewed: its other calls (which its role refuses) are counted as anyone's.
+      expect(await statusOf(limited.base, bearer(TOKENS.apiserver.token))).toBe(403);
     } finally {
       await limited.close();
     }
@@ -339,7 +352,7 @@ describe('quotas over several namespaces and a token scoped to one namespace (is
     expect((await api.request('GET', '/v1/namespaces/team-b/appliedclusterresourcequotas', undefined, bearer(TOKENS.teamA.token))).status).toBe(403);
   });
 
-  it("cannot relabel its namespace through the webhook either: a Namespace review needs an unscoped identity, and the scoped one's writes nothing", async () => {
+  it("cannot relabel its namespace through the webhook either: a Namespace review is the kube-apiserver's (webhook role), and a tenant's writes nothing", async () => {
     const namespaceReview = (labels: Record<string, string>) => ({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
@@ -356,11 +369,13 @@ describe('quotas over several namespaces and a token scoped to one namespace (is
         dryRun: false,
       },
     });
-    const escape = await api.request('POST', '/v1/admission/validate', namespaceReview({ tenant: 'nobody' }), bearer(TOKENS.teamA.token));
-    expect(escape.status).toBe(403);
-    expect(escape.body.message).toContain('Namespace "team-a" is cluster-scoped');
+    for (const tenant of [TOKENS.teamA, TOKENS.admission]) {
+      const escape = await api.request('POST', '/v1/admission/validate', namespaceReview({ tenant: 'nobody' }), bearer(tenant.token));
+      expect(escape.status).toBe(403);
+      expect(escape.body.message).toContain('needs the role webhook');
+    }
     expect((await api.request('GET', '/v1/namespaces/team-a', undefined, bearer(TOKENS.admin.token))).body.metadata.labels).toEqual({ tenant: 'x' });
-    const relayed = await api.request('POST', '/v1/admission/validate', namespaceReview({ tenant: 'y' }), bearer(TOKENS.admission.token));
+    const relayed = await api.request('POST', '/v1/admission/validate', namespaceReview({ tenant: 'y' }), bearer(TOKENS.apiserver.token));
     expect(relayed.body.response).toMatchObject({ allowed: true });
     expect((await api.request('GET', '/v1/namespaces/team-a', undefined, bearer(TOKENS.admin.token))).body.metadata.labels).toEqual({ tenant: 'y' });
   });

@@ -24,7 +24,7 @@ export function ensureDevToken(dataDir: string): DevToken {
   const digest = createHash('sha256').update(token, 'utf8').digest('hex');
   writeFileSync(
     tokensFile,
-    `# Written by the zero-setup start (npm start) for the token in ./dev-token. Development only.\ntokens:\n  - name: developer\n    sha256: "${digest}"\n    roles: [admin, admission, auditor]\n`,
+    `# Written by the zero-setup start (npm start) for the token in ./dev-token. Development only.\ntokens:\n  - name: developer\n    sha256: "${digest}"\n    roles: [admin, admission, auditor, webhook]\n`,
     { mode: 0o600 },
   );
   return { token, tokensFile, tokenFile };

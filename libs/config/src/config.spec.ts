@@ -48,7 +48,7 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    [{ TLS_CERT_FILE: '/tls/tls.crt', TLS_KEY_FILE: '/tls/tls.key' }, { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: undefined, clientCertRole: 'admission', clientCertTrustUserInfo: true }],
+    [{ TLS_CERT_FILE: '/tls/tls.crt', TLS_KEY_FILE: '/tls/tls.key' }, { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: undefined, clientCertRole: 'webhook', clientCertTrustUserInfo: true }],
     [
       { TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', TLS_CLIENT_CA_FILE: 'ca', TLS_CLIENT_CERT_ROLE: 'auditor', TLS_CLIENT_CERT_TRUST_USER_INFO: 'false' },
       { certFile: 'c', keyFile: 'k', clientCaFile: 'ca', clientCertRole: 'auditor', clientCertTrustUserInfo: false },

@@ -96,7 +96,7 @@ export interface TlsConfig {
   /** When set, client certificates signed by this CA authenticate (as the kube-apiserver does). */
   readonly clientCaFile: string | undefined;
   /** Role a verified client certificate gets. */
-  readonly clientCertRole: 'admin' | 'admission' | 'auditor';
+  readonly clientCertRole: 'admin' | 'admission' | 'auditor' | 'webhook';
   /** A client certificate relays users' requests (kube-apiserver): its reviews' userInfo is recorded as "on behalf of". */
   readonly clientCertTrustUserInfo: boolean;
 }
@@ -239,7 +239,7 @@ function tlsConfig(env: Env): TlsConfig | undefined {
   }
   if (!certFile) throw new ConfigError('TLS_CERT_FILE', 'is required when TLS_KEY_FILE is set');
   if (!keyFile) throw new ConfigError('TLS_KEY_FILE', 'is required when TLS_CERT_FILE is set');
-  const clientCertRole = oneOf(env, 'TLS_CLIENT_CERT_ROLE', ['admin', 'admission', 'auditor'] as const, 'admission');
+  const clientCertRole = oneOf(env, 'TLS_CLIENT_CERT_ROLE', ['webhook', 'admin', 'admission', 'auditor'] as const, 'webhook');
   const clientCertTrustUserInfo = oneOf(env, 'TLS_CLIENT_CERT_TRUST_USER_INFO', ['true', 'false'] as const, 'true') === 'true';
   return { certFile, keyFile, clientCaFile, clientCertRole, clientCertTrustUserInfo };
 }

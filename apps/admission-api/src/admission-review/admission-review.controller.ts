@@ -53,7 +53,7 @@ export class AdmissionReviewController {
    * LimitRange defaults as a JSONPatch (LimitRanger's mutating step; none while it is disabled),
    * or AlwaysDeny's refusal. No side effects: nothing is written, not even a decision.
    */
-  @Allow('admission')
+  @Allow('webhook')
   @NamespaceInBody()
   @TimedAdmission('mutate')
   @JsonBody('admission')
@@ -70,7 +70,7 @@ export class AdmissionReviewController {
   }
 
   /** LimitRange validation and the quota check; an allowed CREATE/UPDATE appends a reservation. */
-  @Allow('admission')
+  @Allow('webhook')
   @NamespaceInBody()
   @TimedAdmission('validate')
   @JsonBody('admission')

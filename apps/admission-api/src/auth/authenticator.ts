@@ -57,6 +57,7 @@ export class Authenticator implements OnApplicationShutdown {
     const file = config.tokensFile;
     if (file) {
       this.tokens = TokenSet.parse(readText(file), file);
+      this.warnOfOldReviewers(this.tokens);
       watchFile(file, { interval: TOKENS_RELOAD_POLL_MS, persistent: false }, () => this.reload(file));
     } else if (!config.insecureDev) {
       throw new Error(
@@ -123,8 +124,17 @@ export class Authenticator implements OnApplicationShutdown {
       const next = TokenSet.parse(readText(file), file);
       this.tokens = next;
       this.logger.log(`reloaded ${next.size} token(s) from ${file}`);
+      this.warnOfOldReviewers(next);
     } catch (error) {
       this.logger.error(`kept the previous tokens: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private warnOfOldReviewers(tokens: TokenSet): void {
+    for (const name of tokens.withoutWebhookRole) {
+      this.logger.warn(
+        `token "${name}" has trustUserInfo but not the webhook role: AdmissionReviews need the role webhook (add it to the token's roles), so its reviews are refused with 403 and kube-apiserver applies the webhook's failurePolicy`,
+      );
     }
   }
 

@@ -1,7 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { parse } from 'yaml';
 
-export const ROLES = ['admin', 'admission', 'auditor'] as const;
+/**
+ * admin: definitions (quotas, limit ranges, namespaces, shared quotas); admission: a tenant's REST
+ * reservations and what-ifs; auditor: history; webhook: the kube-apiserver's AdmissionReviews (and
+ * only them). A review speaks for the cluster (its Namespace reviews move namespaces between shared
+ * quotas, its reservations are settled from what the cluster holds), so it is a role of its own.
+ */
+export const ROLES = ['admin', 'admission', 'auditor', 'webhook'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Who is calling, once authenticated. */
@@ -102,6 +108,15 @@ export class TokenSet {
       return { digest: Buffer.from(digest, 'hex'), principal: { name, roles: new Set(roles), namespaces: scope, via: 'token', trustUserInfo } };
     });
     return new TokenSet(entries);
+  }
+
+  /**
+   * Tokens that look like the kube-apiserver's as it was configured before the webhook role
+   * (`admission` with `trustUserInfo: true`): their reviews are now refused, which under
+   * `failurePolicy: Fail` stops the cluster's writes. Named at boot and on every reload.
+   */
+  get withoutWebhookRole(): string[] {
+    return this.entries.filter((e) => e.principal.trustUserInfo && e.principal.roles.has('admission') && !e.principal.roles.has('webhook')).map((e) => e.principal.name);
   }
 
   /** The principal whose token this is, or undefined. Takes the same time whichever entry matches. */

@@ -82,8 +82,8 @@ describe('rate limit', () => {
   });
 
   describe('the kube-apiserver reviewing cluster writes', () => {
-    const apiServer = principal('kube-apiserver', 'token', true);
-    const certificate = principal('kube-apiserver', 'client-certificate', true);
+    const apiServer = principal('kube-apiserver', 'token', true, new Set(['webhook']));
+    const certificate = principal('kube-apiserver', 'client-certificate', true, new Set(['webhook']));
 
     it.each(['/v1/admission/validate', '/v1/admission/mutate', '/V1/Admission/Validate', '/v1/admission/mutate/'])(
       'never limits its reviews at %s: a 429 under failurePolicy Fail would deny the write',
@@ -100,9 +100,9 @@ describe('rate limit', () => {
     });
 
     it.each<[string, Sent]>([
-      ["a tenant's admission token (no trustUserInfo)", { who: principal('team-a-ci'), path: '/v1/admission/validate', method: 'POST' }],
-      ['a relaying token without the admission role', { who: principal('relay', 'token', true, new Set(['auditor'])), path: '/v1/admission/validate', method: 'POST' }],
-      ['anybody in development mode (limited by address)', { who: principal('anonymous', 'insecure-development', true), path: '/v1/admission/validate', method: 'POST' }],
+      ["a tenant's admission token (its reviews are refused 403)", { who: principal('team-a-ci'), path: '/v1/admission/validate', method: 'POST' }],
+      ["a tenant's admission token with trustUserInfo but without the webhook role", { who: principal('relay', 'token', true), path: '/v1/admission/validate', method: 'POST' }],
+      ['anybody in development mode (limited by address)', { who: principal('anonymous', 'insecure-development', true, new Set(['webhook'])), path: '/v1/admission/validate', method: 'POST' }],
       ['nobody (no valid token)', { path: '/v1/admission/validate', method: 'POST' }],
       ['a GET of the webhook path', { who: apiServer, path: '/v1/admission/validate', method: 'GET' }],
       ['a path that only starts like the webhook', { who: apiServer, path: '/v1/admission/validate/x', method: 'POST' }],

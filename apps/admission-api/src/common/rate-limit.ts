@@ -37,16 +37,15 @@ const WEBHOOK_PATHS = new Set(['/v1/admission/validate', '/v1/admission/mutate']
 
 /**
  * The kube-apiserver calling the webhook: a POST to /v1/admission/validate or /mutate (spelled
- * as Express routes it) by an authenticated principal with the admission role that relays
- * users' requests (`trustUserInfo`: the API server's token, or a client certificate while
- * TLS_CLIENT_CERT_TRUST_USER_INFO is on). Under `failurePolicy: Fail` a 429 to it denies the
- * cluster write it reviews, so it is never limited here: the API server's own priority and
- * fairness already bounds what it sends. Any other caller of those routes (a tenant's
- * admission token) is limited as usual, and so is the API server on every other route.
+ * as Express routes it) by an authenticated principal with the webhook role (the only role
+ * those routes admit: the API server's token or client certificate). Under `failurePolicy: Fail`
+ * a 429 to it denies the cluster write it reviews, so it is never limited here: the API server's
+ * own priority and fairness already bounds what it sends. Every other route is limited as
+ * usual, for the API server too.
  */
 export function isClusterWriteReview(request: Request, principal: Principal | undefined): boolean {
   if (request.method !== 'POST' || !principal || principal.via === 'insecure-development') return false;
-  if (!principal.trustUserInfo || !principal.roles.has('admission')) return false;
+  if (!principal.roles.has('webhook')) return false;
   const lower = request.path.toLowerCase();
   return WEBHOOK_PATHS.has(lower.endsWith('/') ? lower.slice(0, -1) : lower);
 }
