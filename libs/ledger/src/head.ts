@@ -58,6 +58,7 @@ export interface ReservationJson {
   readonly id: string;
   readonly object: Reservation['object'];
   readonly operation: Reservation['operation'];
+  readonly source?: Reservation['source'];
   readonly status: Reservation['status'];
   readonly contribution: RawQuantities;
   readonly objectUsage?: RawQuantities;
@@ -193,6 +194,7 @@ export function reservationToJson(r: Reservation): ReservationJson {
     id: r.id,
     object: r.object,
     operation: r.operation,
+    ...(r.source ? { source: r.source } : {}),
     status: r.status,
     contribution: Resources.canonicalResourceList(r.contribution),
     ...(r.objectUsage ? { objectUsage: Resources.canonicalResourceList(r.objectUsage) } : {}),
@@ -212,6 +214,7 @@ export function reservationFromJson(j: ReservationJson): Reservation {
     id: j.id,
     object: j.object,
     operation: j.operation,
+    ...(j.source ? { source: j.source } : {}),
     status: j.status,
     contribution: Resources.resourceList(j.contribution),
     ...(j.objectUsage ? { objectUsage: Resources.resourceList(j.objectUsage) } : {}),

@@ -151,6 +151,7 @@ export class LedgerCommands {
       ...(key === undefined ? {} : { requestKey: key, requestDigest: digest }),
       dryRun: command.dryRun,
       reservationId: this.newId(),
+      source: command.source,
       ...(command.ttlMs === undefined ? {} : { ttlMs: command.ttlMs }),
       ...(command.requireKnownNamespace ? { requireKnownNamespace: true } : {}),
       ...(this.warnAtPercent === undefined ? {} : { warnAtPercent: this.warnAtPercent }),
@@ -194,16 +195,18 @@ export class LedgerCommands {
     return pointing(this.dataSource, outcome, { stream: command.namespace, reservationId: result.reservationId });
   }
 
-  async commit(namespace: string, reservationId: string, options: WriteOptions): Promise<CommitOutcome> {
-    const { outcome, latest } = await this.handle(namespace, { type: 'CommitReservation', reservationId }, writeMeta(options), (answer, work, _before, written) => {
+  /** `by: 'rest'`: a REST call, which may settle only reservations REST made (the cluster's are the reconciler's). */
+  async commit(namespace: string, reservationId: string, options: WriteOptions & { readonly by?: 'rest' }): Promise<CommitOutcome> {
+    const command = { type: 'CommitReservation', reservationId, ...(options.by ? { by: options.by } : {}) } as const;
+    const { outcome, latest } = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
       return settled(namespace, recordIn(work, reservationId), answer.kind === 'Committed', written);
     });
     return pointing(this.dataSource, outcome, latest);
   }
 
-  async release(namespace: string, reservationId: string, options: WriteOptions & { readonly reason?: ReleaseReason }): Promise<ReleaseOutcome> {
-    const command = { type: 'ReleaseReservation', reservationId, reason: options.reason ?? 'cancelled' } as const;
+  async release(namespace: string, reservationId: string, options: WriteOptions & { readonly reason?: ReleaseReason; readonly by?: 'rest' }): Promise<ReleaseOutcome> {
+    const command = { type: 'ReleaseReservation', reservationId, reason: options.reason ?? 'cancelled', ...(options.by ? { by: options.by } : {}) } as const;
     const { outcome, latest } = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
       return settled(namespace, recordIn(work, reservationId), answer.kind === 'Released', written);

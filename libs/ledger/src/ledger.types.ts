@@ -1,4 +1,4 @@
-import type { AdmissionPlugin, AdmissionResult, AdmissionRequest, ExistingObject, GroupResource, OverHard, ReconcileAction, Uncovered, LimitRangeDefinition, LimitedResource, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason } from '@quota/domain';
+import type { AdmissionPlugin, AdmissionResult, AdmissionRequest, ExistingObject, GroupResource, OverHard, ReconcileAction, Uncovered, LimitRangeDefinition, LimitedResource, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason, ReservationOrigin } from '@quota/domain';
 
 /**
  * The ledger's public shapes: what the admission API gives it and gets back. Everything
@@ -133,6 +133,12 @@ export interface ReservationView {
   readonly namespace: string;
   readonly state: ReservationState;
   readonly operation: 'CREATE' | 'UPDATE' | 'ADOPT';
+  /**
+   * Who made it, and so who settles it: `webhook` (the kube-apiserver's review) and `adopted`
+   * (the reconciler found the object) are committed and released from what the cluster holds;
+   * `rest` by the REST calls of whoever holds the admission role in its namespace.
+   */
+  readonly origin: ReservationOrigin;
   readonly object: ObjectRef;
   /** What it counts toward usage now (or counted, once released). */
   readonly charged: RawQuantities;

@@ -1,4 +1,4 @@
-import { EVENT_SCHEMA_VERSION, LEDGER_EVENT_TYPES, type LedgerEventType, type RecordedEvent, type RecordedReservation, type ReleaseReason } from '@quota/domain';
+import { EVENT_SCHEMA_VERSION, LEDGER_EVENT_TYPES, originOf, type LedgerEventType, type RecordedEvent, type RecordedReservation, type ReleaseReason } from '@quota/domain';
 import type { ReservationJson } from './head.js';
 import { LedgerError } from './ledger-error.js';
 import type { AdmissionResult, DecisionView } from './ledger.types.js';
@@ -96,7 +96,8 @@ export function recordFromJson(
   status: ReservationRecord['status'],
   rest: Pick<ReservationRecord, 'eventVersions' | 'releasedAt' | 'releaseReason' | 'requestId'>,
 ): ReservationRecord {
-  return { id: json.id, object: json.object, status, ...(json.expiresAt === undefined ? {} : { expiresAt: json.expiresAt }), json, ...rest };
+  const origin = originOf(json, rest.requestId);
+  return { id: json.id, object: json.object, origin, status, ...(json.expiresAt === undefined ? {} : { expiresAt: json.expiresAt }), json, ...rest };
 }
 
 // ------------------------------------------------------------------------ decisions

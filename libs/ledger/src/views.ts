@@ -62,6 +62,7 @@ export function reservationViewOf(namespace: string, record: ReservationRecord):
     namespace,
     state: record.status,
     operation: r.operation,
+    origin: record.origin,
     object: r.object,
     charged: r.contribution,
     reservedAt: iso(r.reservedAt),

@@ -373,6 +373,7 @@ export const SCHEMAS = {
       namespace: string(),
       state: { type: 'string', enum: [...RESERVATION_STATES] },
       operation: { type: 'string', enum: ['CREATE', 'UPDATE', 'ADOPT'] },
+      origin: { type: 'string', enum: ['webhook', 'rest', 'adopted'], description: "Who made it: the kube-apiserver's review (webhook) and the reconciler (adopted) are settled from what the cluster holds; rest by REST calls." },
       object: closed({ group: string('\'\' for the core group.'), resource: string(), kind: string(), name: string(), uid: string() }, ['group', 'resource']),
       charged: ref('ResourceList'),
       reservedAt: time(),
@@ -387,7 +388,7 @@ export const SCHEMAS = {
       history: array(ref('Event'), 'Oldest first: Reserved/Adopted, Committed, Released.'),
       position: { ...POSITION_SCHEMA, description: 'A commit or release: the position of its event (X-Ledger-Position).' },
     },
-    ['id', 'namespace', 'state', 'operation', 'object', 'charged', 'reservedAt'],
+    ['id', 'namespace', 'state', 'operation', 'origin', 'object', 'charged', 'reservedAt'],
   ),
   ReservationPage: page('Reservation'),
   WhatIf: closed(

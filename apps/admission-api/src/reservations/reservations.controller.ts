@@ -136,7 +136,8 @@ export class ReservationsController {
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PositionedReservation> {
-    return positioned(response, await this.ledger.commit(namespace, id, { actor: requesterOf(request) }));
+    // A REST call settles REST reservations only: the cluster's are the reconciler's (403).
+    return positioned(response, await this.ledger.commit(namespace, id, { actor: requesterOf(request), by: 'rest' }));
   }
 
   /** The reservation as it stands, with the `position` of its Released event (of its latest, for a repeat). */
@@ -150,7 +151,7 @@ export class ReservationsController {
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PositionedReservation> {
-    return positioned(response, await this.ledger.release(namespace, id, { actor: requesterOf(request), reason: 'cancelled' }));
+    return positioned(response, await this.ledger.release(namespace, id, { actor: requesterOf(request), reason: 'cancelled', by: 'rest' }));
   }
 
   @Allow('admin', 'auditor', 'admission')

@@ -1,5 +1,5 @@
 import { assert } from '../assert.js';
-import type { Reserved } from '../events/events.js';
+import type { ReservationSource, Reserved } from '../events/events.js';
 import type { NamespaceState, Reservation } from '../events/fold.js';
 import type { GroupResource, KubeObject, LimitRange, Operation } from '../kube/types.js';
 import { admitLimitRanger } from '../limit-range/admission.js';
@@ -13,7 +13,7 @@ import { admissionObjectName, forbiddenMessage, isForbidden, type QuotaDenial } 
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { evaluatorFor, isIgnoredResource } from '../usage/registry.js';
-import { isSameResource, LIVE_PER_OBJECT_MAX, liveReservationsOf, sameState, settledOf, settledStateOf, type SettledState } from './stored.js';
+import { isSameResource, LIVE_PER_OBJECT_MAX, liveReservationsOf, originOf, sameState, settledOf, settledStateOf, type SettledState } from './stored.js';
 
 /**
  * The admission decider: one request, the namespace's current quota state, and out comes
@@ -60,6 +60,12 @@ export interface Admit {
   readonly limitedResources?: readonly LimitedResource[];
   /** The admission plugins that run (ADMISSION_PLUGINS_ENABLE / _DISABLE); absent: the defaults. */
   readonly plugins?: readonly AdmissionPlugin[];
+  /**
+   * Who asks: the kube-apiserver's review or a REST call (recorded on the reservation). A REST
+   * call may not change an object the cluster admitted (`originOf`); absent in the specs that
+   * port Kubernetes' own tables, where every request is the API server's.
+   */
+  readonly source?: ReservationSource;
 }
 
 export type AdmissionDecision = AdmissionAllowed | AdmissionDenied;
@@ -128,6 +134,8 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
   if (stored.conflict) {
     return { allowed: false, code: 409, stage: 'ResourceQuota', message: `Operation cannot be fulfilled on ${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}": ${stored.conflict}` };
   }
+  const foreign = command.source === 'rest' ? clusterReservationOf(view.stored ?? []) : undefined;
+  if (foreign) return { allowed: false, code: 403, stage: 'ResourceQuota', message: clusterObjectMessage(request, foreign) };
   // A CREATE of an object the ledger holds already: the same again is charged once; anything
   // else is a change and must say so (an UPDATE), or it would be charged the old size.
   if (request.operation === 'CREATE' && stored.settled) {
@@ -152,6 +160,8 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
     // the ledger does not hold it — never against the caller's oldObject.
     ...(request.operation === 'UPDATE' ? { previous: stored.settled ? settledStateOf(stored.settled) : null } : {}),
     now: command.now,
+    // A request's word that its object reached its end is not taken: only the cluster's listing says so.
+    asLive: true,
     quotas: view.quotas,
     ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
   });
@@ -174,6 +184,19 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
     charges: quota.charges,
     ...(reservation ? { reservation } : {}),
   };
+}
+
+/** A live reservation of the object that the cluster made (its webhook or its listing): a REST call may not change it. */
+function clusterReservationOf(live: readonly Reservation[]): Reservation | undefined {
+  return live.find((reservation) => originOf(reservation) !== 'rest');
+}
+
+function clusterObjectMessage(request: AdmissionRequest, reservation: Reservation): string {
+  const how = originOf(reservation) === 'adopted' ? 'found in the cluster by the reconciler' : "admitted by the cluster's webhook";
+  return (
+    `${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}" is forbidden: the object (uid ${reservation.object.uid ?? ''}) was ${how} ` +
+    `(reservation ${reservation.id}); only the kube-apiserver's reviews and the reconciler change what it is charged, not a REST call`
+  );
 }
 
 /** A refusal of the ResourceQuota plugin, as the API server answers it. */
@@ -203,6 +226,7 @@ function reservationFor(command: Admit, object: KubeObject, stored: StoredObject
     object: objectRef(request, object),
     scopeFacts: now.scopeFacts,
     ...(command.expiresAt === undefined ? {} : { expiresAt: new Date(command.expiresAt).toISOString() }),
+    ...(command.source ? { source: command.source } : {}),
   };
   if (request.operation === 'CREATE' || !request.oldObject) {
     return { type: 'Reserved', data: { ...base, operation: 'CREATE', charged: Resources.canonicalResourceList(usage) } };
@@ -229,7 +253,7 @@ function newState(request: AdmissionRequest, object: KubeObject, now: number): S
   if (isIgnoredResource(request.groupResource)) return undefined;
   const evaluator = evaluatorFor(request.groupResource);
   if (!evaluator.handles(request.operation, request.subresource, object, request.oldObject)) return undefined;
-  return { usage: evaluator.usage(object, { now }), scopeFacts: evaluator.scopeFacts(object) };
+  return { usage: evaluator.usage(object, { now, asLive: true }), scopeFacts: evaluator.scopeFacts(object) };
 }
 
 /** What the ledger holds for the request's object, and whether the request contradicts it. */

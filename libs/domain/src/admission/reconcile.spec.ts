@@ -25,6 +25,9 @@ function pod(uid: string, cpu = '1', extra: { status?: Pod['status']; metadata?:
   return { groupResource: pods, uid, name: `pod-${uid}`, object };
 }
 
+/** A pod's whole usage as admission records it for an UPDATE (objectUsage): every key its evaluator charges. */
+const wholeUsage = (cpu: string) => ({ 'count/pods': '1', pods: '1', cpu, 'requests.cpu': cpu, 'limits.cpu': cpu });
+
 const quota: LedgerEvent = { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '2', pods: '2' } } } };
 const reserve = (id: string, uid: string | undefined, extra: Partial<Extract<LedgerEvent, { type: 'Reserved' }>['data']> = {}): LedgerEvent => ({
   type: 'Reserved',
@@ -119,7 +122,7 @@ describe('decideReconcile', () => {
   });
 
   it('commits an update only when the object shows the new usage, retiring the state it replaces', () => {
-    const update = reserve('r2', 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '0', pods: '0' }, objectUsage: { 'requests.cpu': '1500m', pods: '1' }, supersedes: 'r1', previousScopeFacts: facts });
+    const update = reserve('r2', 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '0', pods: '0' }, objectUsage: wholeUsage('1500m'), supersedes: 'r1', previousScopeFacts: facts });
     const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, update]);
     const unchanged = decideReconcile(state, input({ listedAt: T0 + 5, objects: [pod('u1', '1')] }));
     expect(unchanged.events).toEqual([]);
@@ -133,9 +136,21 @@ describe('decideReconcile', () => {
     expect(Resources.canonicalResourceList(after.used.get('q') ?? {})).toEqual({ 'requests.cpu': '1500m', pods: '1' });
   });
 
+  it('never commits a change the listed object shows only in part (issue 33: a resize claiming the pod Succeeded erased its compute)', () => {
+    // What a resize review claiming `status.phase: Succeeded` reserved before the fix: the terminal usage, a count only.
+    const claim = reserve('r2', 'u1', { operation: 'UPDATE', charged: { 'count/pods': '0' }, objectUsage: { 'count/pods': '1' }, supersedes: 'r1', previousScopeFacts: facts });
+    const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, claim]);
+    const running = decideReconcile(state, input({ listedAt: T0 + 5, objects: [pod('u1', '1')] }));
+    expect(running.actions).toEqual([]);
+    expect(running.pending).toBe(1);
+    // Whereas a pod the listing shows Succeeded is cut down to its count by a Terminated event, from the listing.
+    const done = decideReconcile(history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }]), input({ objects: [pod('u1', '1', { status: { phase: 'Succeeded' } })] }));
+    expect(done.actions).toEqual([{ kind: 'terminate', reservationId: 'r1', reason: 'Succeeded', uid: 'u1' }]);
+  });
+
   it('releases a stale older change once when a later change of the same object commits in the same pass', () => {
     const change = (id: string, cpu: string, supersedes: string) =>
-      reserve(id, 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '0', pods: '0' }, objectUsage: { 'requests.cpu': cpu, pods: '1' }, supersedes, previousScopeFacts: facts });
+      reserve(id, 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '0', pods: '0' }, objectUsage: wholeUsage(cpu), supersedes, previousScopeFacts: facts });
     // r2 is old enough to be stale; the object shows r3's usage.
     const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, change('r2', '1200m', 'r1'), change('r3', '1500m', 'r2')], (i) => (i < 4 ? T0 + i : T0 + GRACE + 5));
     const decision = decideReconcile(state, input({ objects: [pod('u1', '1500m')] }));

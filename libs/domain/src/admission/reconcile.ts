@@ -212,13 +212,16 @@ function keptPart(counted: ResourceList, usage: ResourceList): ResourceList {
 
 /**
  * Whether the object as listed shows the reserved change. A CREATE: it exists. An UPDATE:
- * its usage now is what the update would make it (an update that failed leaves the old
- * usage, and its reservation goes stale).
+ * its whole usage, measured as admission measured it (as though alive), is what the update
+ * would make it. An update that failed leaves the old usage, and its reservation goes stale;
+ * so does one whose object shows only some of it (issue 33: comparing only the keys of a
+ * terminal state's usage committed a resize that claimed the pod had finished). That the object
+ * reached its end is then this listing's to say (`terminate`).
  */
 function updateHappened(reservation: Reservation, existing: ExistingObject, now: number): boolean {
   if (reservation.operation !== 'UPDATE' || !reservation.objectUsage) return true;
-  const usage = evaluatorFor(existing.groupResource).usage(existing.object, { now });
-  return Resources.equals(Resources.mask(usage, Object.keys(reservation.objectUsage)), reservation.objectUsage);
+  const usage = evaluatorFor(existing.groupResource).usage(existing.object, { now, asLive: true });
+  return Resources.equals(usage, reservation.objectUsage);
 }
 
 function overHardOf(state: NamespaceState, events: readonly LedgerEvent[], now: number): OverHard[] {

@@ -100,6 +100,7 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
         charged: { 'requests.memory': '1536Mi', 'example.com/gpu': '1' },
         scopeFacts: {},
         expiresAt: '2030-01-02T03:04:05.000Z',
+        source: 'rest',
       },
     });
   });

@@ -73,6 +73,8 @@ export function decideResources(command: ResourceListRequest, view: AdmissionVie
         charged: Resources.canonicalResourceList(command.resources),
         scopeFacts: {},
         ...(command.expiresAt === undefined ? {} : { expiresAt: new Date(command.expiresAt).toISOString() }),
+        // A resource list comes only through REST.
+        source: 'rest',
       },
     },
   };

@@ -1,4 +1,4 @@
-import type { LedgerEvent, ReleaseReason } from '../events/events.js';
+import type { LedgerEvent, ReleaseReason, ReservationSource } from '../events/events.js';
 import type { NamespaceState, Reservation } from '../events/fold.js';
 import type { GroupResource } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';
@@ -17,6 +17,23 @@ import type { ScopeFacts } from '../scopes/facts.js';
  * pending one, keeps usage at or above every state the object can really be in: any pending
  * update may turn out never to have happened.
  */
+
+/** Who a reservation answers to: the cluster's webhook, a REST call, or the cluster's listing (adopted). */
+export type ReservationOrigin = ReservationSource | 'adopted';
+
+/**
+ * Where a reservation came from. Reservations recorded before their source was (issue 33) are
+ * told by their request key when it is known (`review:` the webhook's, `rest:` a REST call's);
+ * else one with an object uid is taken as the webhook's, the safe side: a REST call can then no
+ * longer release it, the reconciler still can.
+ */
+export function originOf(reservation: Pick<Reservation, 'operation' | 'source' | 'object'>, requestId?: string): ReservationOrigin {
+  if (reservation.operation === 'ADOPT') return 'adopted';
+  if (reservation.source) return reservation.source;
+  if (requestId?.startsWith('review:')) return 'webhook';
+  if (requestId?.startsWith('rest:')) return 'rest';
+  return reservation.object.uid === undefined ? 'rest' : 'webhook';
+}
 
 /** Most live reservations of one object: its settled state and the changes waiting to be confirmed. */
 export const LIVE_PER_OBJECT_MAX = 16;

@@ -28,6 +28,14 @@ export type ReleaseReason =
 
 export const RELEASE_REASONS: readonly ReleaseReason[] = ['stale', 'deleted', 'cancelled', 'superseded', 'expired', 'uncovered'];
 
+/**
+ * Who made a reservation: the kube-apiserver's AdmissionReview (`webhook`) or a REST call
+ * (`rest`). The cluster's reservations are committed, shrunk and released only from what the
+ * cluster holds (the reconciler's listing) or by the API server's own reviews, never by a REST
+ * call (issue 33: a tenant released what the API server had reserved).
+ */
+export type ReservationSource = 'webhook' | 'rest';
+
 /** Which object a reservation is for. `uid` is the key the webhook and reconciler match on. */
 export interface ObjectRef {
   /** API group; '' for the core group. */
@@ -107,6 +115,8 @@ export interface Reserved {
     readonly scopeFacts: ScopeFacts;
     /** A REST reservation with a TTL: released as `expired` if not committed by then (RFC 3339). */
     readonly expiresAt?: string;
+    /** Who made it; absent in events written before it was recorded (see `originOf`). */
+    readonly source?: ReservationSource;
   };
 }
 

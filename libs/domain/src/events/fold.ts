@@ -11,6 +11,7 @@ import type {
   LimitRangeDefinition,
   ObjectRef,
   QuotaDefinition,
+  ReservationSource,
   RecordedEvent,
   ReleaseReason,
 } from './events.js';
@@ -63,6 +64,8 @@ export interface Reservation {
   readonly id: string;
   readonly object: ObjectRef;
   readonly operation: 'CREATE' | 'UPDATE' | 'ADOPT';
+  /** Reserved only: who made it (absent for reservations recorded before it was; see `originOf`). */
+  readonly source?: ReservationSource;
   readonly status: ReservationStatus;
   /** What it counts toward usage now. */
   readonly contribution: ResourceList;
@@ -377,6 +380,7 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
         id: data.reservationId,
         object: data.object,
         operation: data.operation,
+        ...(data.source ? { source: data.source } : {}),
         status: 'reserved',
         contribution: parse(data.charged),
         ...(data.objectUsage ? { objectUsage: parse(data.objectUsage) } : {}),

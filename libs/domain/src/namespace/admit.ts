@@ -127,6 +127,7 @@ function admitObject(command: AdmitObject, facts: NamespaceFacts): AdmissionDeci
       ...(expiresAt === undefined ? {} : { expiresAt }),
       ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
       ...(command.plugins ? { plugins: command.plugins } : {}),
+      ...(command.source ? { source: command.source } : {}),
     },
     admissionViewOf(facts.state, uid, facts.sharedElsewhere),
   );

@@ -1,4 +1,4 @@
-import type { ReleaseReason, LedgerEvent, LimitRangeDefinition, QuotaDefinition } from '../events/events.js';
+import type { ReleaseReason, LedgerEvent, LimitRangeDefinition, QuotaDefinition, ReservationSource } from '../events/events.js';
 import type { GroupResource, RawQuantities } from '../kube/types.js';
 import type { AdmissionRequest } from '../admission/decide.js';
 import type { ExistingObject, OverHard, ReconcileAction, Uncovered } from '../admission/reconcile.js';
@@ -50,6 +50,8 @@ interface AdmissionCommon {
   readonly warnAtPercent?: number;
   /** The admission plugins that run (ADMISSION_PLUGINS_ENABLE / _DISABLE), in any order; absent: the defaults. */
   readonly plugins?: readonly AdmissionPlugin[];
+  /** Who asks (recorded on the reservation): a REST call may not change what the cluster admitted. */
+  readonly source?: ReservationSource;
 }
 
 /** Admit a Kubernetes object: LimitRanger defaults and limits, then ResourceQuota. */
@@ -72,6 +74,8 @@ export interface AdmitResources extends AdmissionCommon {
 export interface CommitReservation {
   readonly type: 'CommitReservation';
   readonly reservationId: string;
+  /** A REST call: it may settle only reservations REST made (`originOf`). Absent: the ledger's own callers. */
+  readonly by?: 'rest';
 }
 
 /** The reserved object is gone or will never be: stop counting it. */
@@ -79,6 +83,8 @@ export interface ReleaseReservation {
   readonly type: 'ReleaseReservation';
   readonly reservationId: string;
   readonly reason: ReleaseReason;
+  /** A REST call: it may release only reservations REST made (`originOf`). */
+  readonly by?: 'rest';
 }
 
 /** Compare the live reservations with the objects that exist, and correct with events only. */

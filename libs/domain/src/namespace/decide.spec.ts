@@ -149,7 +149,7 @@ describe('decide: AdmitResources', () => {
     expect(events).toEqual([
       {
         type: 'Reserved',
-        data: { reservationId: 'r-list', object: { group: 'example.com', resource: 'widgets', name: 'w1' }, operation: 'CREATE', charged: { 'example.com/gpu': '1' }, scopeFacts: {}, expiresAt: new Date(NOW + 60_000).toISOString() },
+        data: { reservationId: 'r-list', object: { group: 'example.com', resource: 'widgets', name: 'w1' }, operation: 'CREATE', charged: { 'example.com/gpu': '1' }, scopeFacts: {}, expiresAt: new Date(NOW + 60_000).toISOString(), source: 'rest' },
       },
     ]);
     expect(answer).toMatchObject({ kind: 'Decided', result: { allowed: true, reservationId: 'r-list', expiresAt: new Date(NOW + 60_000).toISOString() } });
@@ -164,7 +164,7 @@ describe('decide: AdmitResources', () => {
 
 describe('decide: CommitReservation', () => {
   const history = [quota({ pods: '5' }), reserved('r1', 'u1')];
-  const live: RecordedReservation = { id: 'r1', object: { ...pods, uid: 'u1' }, status: 'reserved' };
+  const live: RecordedReservation = { id: 'r1', object: { ...pods, uid: 'u1' }, origin: 'webhook', status: 'reserved' };
 
   it('commits a live reservation', () => {
     expect(given(history, recorded(live)).when({ type: 'CommitReservation', reservationId: 'r1' })).toEqual({
@@ -211,7 +211,7 @@ describe('decide: ReleaseReservation', () => {
       reserved('r1', 'u1'),
       reserved('r2', 'u1', { pods: '0' }, { operation: 'UPDATE', objectUsage: { pods: '1' }, supersedes: 'r1', previousScopeFacts: podFacts }),
     ];
-    const { events, answer } = given(history, recorded({ id: 'r1', object: { ...pods, uid: 'u1' }, status: 'reserved' })).when({ type: 'ReleaseReservation', reservationId: 'r1', reason: 'deleted' });
+    const { events, answer } = given(history, recorded({ id: 'r1', object: { ...pods, uid: 'u1' }, origin: 'webhook', status: 'reserved' })).when({ type: 'ReleaseReservation', reservationId: 'r1', reason: 'deleted' });
     expect(events).toEqual([
       { type: 'Released', data: { reservationId: 'r1', reason: 'deleted' } },
       { type: 'Released', data: { reservationId: 'r2', reason: 'deleted' } },
@@ -220,7 +220,7 @@ describe('decide: ReleaseReservation', () => {
   });
 
   it('releases once: a released reservation appends nothing more', () => {
-    const released: RecordedReservation = { id: 'r1', object: { ...pods, uid: 'u1' }, status: 'released', releasedAt: T0, releaseReason: 'cancelled' };
+    const released: RecordedReservation = { id: 'r1', object: { ...pods, uid: 'u1' }, origin: 'webhook', status: 'released', releasedAt: T0, releaseReason: 'cancelled' };
     expect(given([quota({ pods: '5' })], recorded(released)).when({ type: 'ReleaseReservation', reservationId: 'r1', reason: 'cancelled' })).toEqual({ events: [], answer: { kind: 'AlreadyReleased' } });
   });
 });

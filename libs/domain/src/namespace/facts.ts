@@ -1,4 +1,5 @@
 import type { ObjectRef, ReleaseReason } from '../events/events.js';
+import type { ReservationOrigin } from '../admission/stored.js';
 import { initialState, type NamespaceState } from '../events/fold.js';
 import type { AdmissionResult } from './answers.js';
 import type { ResourceList } from '../resources/resource-list.js';
@@ -44,6 +45,8 @@ export interface Lookup<K, V> {
 export interface RecordedReservation {
   readonly id: string;
   readonly object: ObjectRef;
+  /** Who made it, and so who may settle it (`originOf`). */
+  readonly origin: ReservationOrigin;
   readonly status: 'reserved' | 'committed' | 'released';
   readonly expiresAt?: number;
   readonly releasedAt?: number;

@@ -15,7 +15,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function decideCommitReservation(command: CommitReservation, facts: NamespaceFacts): Decided<CommitAnswer> {
   const id = command.reservationId;
-  const found = recordOf(id, facts);
+  const found = recordOf(id, facts, command.by);
   if ('refused' in found) return { events: [], answer: found.refused };
   const { record } = found;
   if (record.status === 'released') {
@@ -39,7 +39,7 @@ export function decideCommitReservation(command: CommitReservation, facts: Names
 }
 
 export function decideReleaseReservation(command: ReleaseReservation, facts: NamespaceFacts): Decided<ReleaseAnswer> {
-  const found = recordOf(command.reservationId, facts);
+  const found = recordOf(command.reservationId, facts, command.by);
   if ('refused' in found) return { events: [], answer: found.refused };
   // Releasing an object's settled state releases its pending changes too.
   const outcome = decideRelease(facts.state, command.reservationId, command.reason);
@@ -76,14 +76,24 @@ export function unclaimedUids(command: Reconcile, facts: NamespaceFacts): string
   return [...new Set(command.objects.map((o) => o.uid))].filter((uid) => !claimed.has(uid));
 }
 
-function recordOf(id: string, facts: NamespaceFacts): { readonly record: RecordedReservation } | { readonly refused: Refusal } {
+function recordOf(id: string, facts: NamespaceFacts, by: 'rest' | undefined): { readonly record: RecordedReservation } | { readonly refused: Refusal } {
   if (!facts.known) return { refused: refusal('NamespaceNotFound', `namespaces "${facts.namespace}" not found`, 'namespaces', facts.namespace) };
   const record = facts.reservations.get(id);
   assert(record !== undefined, `reservation ${id} was looked up before deciding`);
   if (record === null) return { refused: notFound('reservations', id) };
+  if (by === 'rest' && record.origin !== 'rest') return { refused: clusterOwned(record) };
   const uid = record.object.uid;
   assert(record.status === 'released' || uid === undefined || liveLoadedFor(facts, uid), `the live reservations of ${uid} were loaded before deciding`);
   return { record };
+}
+
+/** A REST call aimed at a reservation the cluster made: only the API server's reviews and the reconciler's listing settle it. */
+function clusterOwned(record: RecordedReservation): Refusal {
+  const { object } = record;
+  const what = `${object.group ? `${object.resource}.${object.group}` : object.resource}${object.name ? ` "${object.name}"` : ''}`;
+  const how = record.origin === 'adopted' ? 'found in the cluster by the reconciler' : "made by the cluster's admission webhook";
+  const message = `reservation "${record.id}" (${what}) was ${how}: it is committed and released from what the cluster holds, by the reconciler, never by a REST call`;
+  return refusal('Forbidden', message, 'reservations', record.id);
 }
 
 function expired(id: string, expiresAt: number | undefined): Refusal {

@@ -79,6 +79,8 @@ export interface QuotaCheckInput {
    * deletion grace period stops being charged for compute).
    */
   readonly now?: number;
+  /** Measure the object as though alive (UsageOptions.asLive): the ledger's admissions do; Kubernetes' tables do not. */
+  readonly asLive?: boolean;
   /** Every quota in the request's namespace. */
   readonly quotas: readonly QuotaSnapshot[];
   readonly limitedResources?: readonly LimitedResource[];
@@ -174,7 +176,7 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
   const limited = input.limitedResources ?? [];
   // Kubernetes does not evaluate at all when there is nothing to enforce.
   if (input.quotas.length === 0 && limited.length === 0) return allowedWithoutCharge();
-  const usageOptions: UsageOptions = input.now === undefined ? {} : { now: input.now };
+  const usageOptions: UsageOptions = { ...(input.now === undefined ? {} : { now: input.now }), ...(input.asLive ? { asLive: true } : {}) };
   const usageOf = (o: KubeObject): ResourceList => ev.usage(o, usageOptions);
 
   // Limited scopes come from every configured entry, whatever kind it names (as in Kubernetes).

@@ -122,7 +122,7 @@ export class PodEvaluator extends EvaluatorBase {
  */
 export function podUsage(pod: PodModel, options: UsageOptions = {}): ResourceList {
   const count = Resources.fromEntries([[POD_OBJECT_COUNT_NAME, Quantity.fromInt(1n)]]);
-  if (podEndOfLife(pod, options.now) !== undefined) return count;
+  if (!options.asLive && podEndOfLife(pod, options.now) !== undefined) return count;
   const requests = podRequests(pod, QUOTA_OPTIONS);
   const limits = podLimits(pod, QUOTA_OPTIONS);
   return Resources.add(count, computeUsage(requests, limits));
