@@ -115,3 +115,48 @@ describe('what the kube-apiserver reserved', () => {
     expect(await used('team-v')).toMatchObject({ 'requests.storage': '2Gi' });
   });
 });
+
+describe('Namespace reviews', () => {
+  const namespaceReview = (name: string, labels: Record<string, string>, resourceVersion = '7') => ({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: `trust-ns-${++seq}`,
+      kind: { group: '', version: 'v1', kind: 'Namespace' },
+      resource: { group: '', version: 'v1', resource: 'namespaces' },
+      namespace: name,
+      name,
+      operation: 'UPDATE',
+      object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels, resourceVersion } },
+      oldObject: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, resourceVersion } },
+      dryRun: false,
+    },
+  });
+  const crq = (name: string, tenant: string) => ({ apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', spec: { selector: { labels: { matchLabels: { tenant } } }, quota: { hard: { pods: '5' } } } , metadata: { name } });
+
+  it('record nothing where the reconciler lists the cluster (labels come from the stored object), and refuse a relabel past a shared quota\'s cap', async () => {
+    const listed = await startApi(
+      { insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), namespaceLabelsFrom: 'cluster', sharedQuotaNamespacesMax: 1 },
+      'qltrustns',
+    );
+    try {
+      const call = (method: string, path: string, body?: unknown) => listed.request(method, path, body, as('admin'));
+      expect((await call('PUT', '/v1/clusterresourcequotas/acme', crq('acme', 'acme'))).status).toBe(201);
+      expect((await call('PUT', '/v1/namespaces/team-1', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-1', labels: { tenant: 'acme' } } })).status).toBe(201);
+      // A relabel the API server may yet fail to store: allowed, and nothing recorded from it.
+      const relabel = await listed.request('POST', '/v1/admission/validate', namespaceReview('team-2', { tenant: 'beta' }), as('apiserver'));
+      expect(relabel.body.response).toMatchObject({ allowed: true });
+      expect((await call('GET', '/v1/namespaces/team-2')).status).toBe(404);
+      // acme covers as many namespaces as one may (1): a relabel that would add team-2 is refused.
+      const crowd = await listed.request('POST', '/v1/admission/validate', namespaceReview('team-2', { tenant: 'acme' }), as('apiserver'));
+      expect(crowd.body.response).toMatchObject({ allowed: false, status: { code: 403 } });
+      expect(crowd.body.response.status.message).toContain('clusterresourcequota "acme", which covers 1 namespaces already');
+      // The same through the admin API (and a review where no listing exists): refused, nothing written.
+      const put = await call('PUT', '/v1/namespaces/team-2', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-2', labels: { tenant: 'acme' } } });
+      expect(put.status).toBe(403);
+      expect((await call('GET', '/v1/clusterresourcequotas/acme')).body.status.namespaces).toHaveLength(1);
+    } finally {
+      await listed.close();
+    }
+  });
+});

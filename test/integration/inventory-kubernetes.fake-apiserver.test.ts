@@ -198,7 +198,11 @@ describe('kubernetes inventory source: the namespaces of the cluster, from a FAK
     clusterNamespaces = [namespaceItem('team-a', { tenant: 'acme' }), namespaceItem('team-b'), { ...namespaceItem('team-c'), metadata: { name: 'team-c', annotations: { owner: 'x' } } }];
     seen.length = 0;
     const listed = await source().namespaces?.();
-    expect(listed).toEqual([{ name: 'team-a', labels: { tenant: 'acme' } }, { name: 'team-b' }, { name: 'team-c', annotations: { owner: 'x' } }]);
+    expect(listed?.items).toEqual([
+      { name: 'team-a', labels: { tenant: 'acme' }, resourceVersion: '48211' },
+      { name: 'team-b', resourceVersion: '48211' },
+      { name: 'team-c', annotations: { owner: 'x' } },
+    ]);
     expect(seen.map((s) => [s.path, s.query['limit'], s.query['continue']])).toEqual([
       ['/api/v1/namespaces', '2', undefined],
       ['/api/v1/namespaces', '2', '2'],

@@ -20,7 +20,9 @@ import type { DataSource } from 'typeorm';
 const ACME = sharedQuotaKey({ kind: 'ClusterResourceQuota', name: 'acme' });
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
-let clusterNamespaces: { name: string; labels?: Record<string, string> }[] = [];
+let clusterNamespaces: { name: string; labels?: Record<string, string>; resourceVersion?: string }[] = [];
+/** The NamespaceList's own resourceVersion (what the listing is as of); unset: none is sent. */
+let listVersion: string | undefined;
 let db: TestDatabase & { dataSource: DataSource };
 let fake: FakeApiServer;
 let ledger: Ledger;
@@ -31,9 +33,18 @@ let reconciler: Reconciler;
 beforeAll(async () => {
   fake = await startFakeApiServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://fake');
+    const namespaceOf = (n: (typeof clusterNamespaces)[number]) => ({
+      metadata: { name: n.name, uid: `uid-${n.name}`, labels: { 'kubernetes.io/metadata.name': n.name, ...n.labels }, ...(n.resourceVersion ? { resourceVersion: n.resourceVersion } : {}) },
+      status: { phase: 'Active' },
+    });
     if (url.pathname === '/api/v1/namespaces') {
-      const items = clusterNamespaces.map((n) => ({ metadata: { name: n.name, uid: `uid-${n.name}`, labels: { 'kubernetes.io/metadata.name': n.name, ...n.labels } }, status: { phase: 'Active' } }));
-      return sendJson(response, 200, JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: {}, items }));
+      const items = clusterNamespaces.map(namespaceOf);
+      return sendJson(response, 200, JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: listVersion ? { resourceVersion: listVersion } : {}, items }));
+    }
+    const one = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(url.pathname);
+    if (one) {
+      const found = clusterNamespaces.find((n) => n.name === one[1]);
+      return found ? sendJson(response, 200, JSON.stringify({ kind: 'Namespace', apiVersion: 'v1', ...namespaceOf(found) })) : sendJson(response, 404, JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound' }));
     }
     const known = KNOWN_KINDS.find((k) => url.pathname.endsWith(`/${k.groupResource.resource}`));
     return sendJson(response, 200, JSON.stringify({ kind: `${known?.kind}List`, apiVersion: known?.apiVersion, metadata: {}, items: [] }));
@@ -101,5 +112,36 @@ describe('the reconciler records the Namespaces of a cluster (FAKE API server)',
     expect(await eventCount()).toBe(before);
     expect(reconciler.stats).toMatchObject({ namespacesRecorded: 4, namespacesRemoved: 1 });
     expect(await disagreements(poolOf(db.dataSource))).toEqual([]);
+  });
+});
+
+describe('labels from the stored object, by resourceVersion (issue 33; FAKE API server)', () => {
+  it('never lets an older listing undo a newer relabel, nor remove a namespace recorded newer than it', async () => {
+    const labelsOf = async (name: string) => (await queries.getNamespace(name))?.definition.metadata?.labels?.['tenant'];
+    clusterNamespaces = [{ name: 'team-c', labels: { tenant: 'acme' }, resourceVersion: '10' }];
+    listVersion = '10';
+    await reconciler.syncNamespaces();
+    expect(await labelsOf('team-c')).toBe('acme');
+
+    // Relabelled in the cluster at 12 and read back on its own (what the API queues after the review).
+    clusterNamespaces = [{ name: 'team-c', labels: { tenant: 'other' }, resourceVersion: '12' }];
+    expect(await reconciler.syncNamespace('team-c')).toBe(true);
+    expect(await labelsOf('team-c')).toBe('other');
+    expect((await queries.coveringNamespace('team-c')).map((q) => q.key)).toEqual([]);
+
+    // Another replica's listing, taken at 11, arrives late: it changes nothing.
+    clusterNamespaces = [{ name: 'team-c', labels: { tenant: 'acme' }, resourceVersion: '10' }];
+    listVersion = '11';
+    await reconciler.syncNamespaces();
+    expect(await labelsOf('team-c')).toBe('other');
+    clusterNamespaces = [];
+    await reconciler.syncNamespaces();
+    expect(await labelsOf('team-c')).toBe('other');
+
+    // A listing newer than the record that misses the namespace removes it.
+    listVersion = '13';
+    await reconciler.syncNamespaces();
+    expect(await queries.getNamespace('team-c')).toBeUndefined();
+    listVersion = undefined;
   });
 });

@@ -47,6 +47,7 @@ export class AdmissionApiModule {
                 admissionPlugins: config.admission.plugins,
                 limitedResources: config.admission.limitedResources,
                 sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax,
+                awaitFirstCount: config.awaitFirstCount,
               },
               reads: {
                 ...(config.databaseReadUrl

@@ -28,9 +28,9 @@ const dataSource = await openDataSource({
   applicationName: 'quota-ledger-reconciler',
   statementTimeoutMs: config.statementTimeoutMs,
 });
-const commands = new LedgerCommands(dataSource, { retryMax: config.admissionRetryMax });
+const commands = new LedgerCommands(dataSource, { retryMax: config.admissionRetryMax, awaitFirstCount: config.awaitFirstCount });
 const definitions = new DefinitionQueries(dataSource);
-const cluster = new ClusterWriter(dataSource, { sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax });
+const cluster = new ClusterWriter(dataSource, { sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax, awaitFirstCount: config.awaitFirstCount });
 const clusterQueries = new ClusterQueries(dataSource);
 const ledger = {
   now: () => commands.now(),
@@ -46,6 +46,10 @@ const reconciler = new Reconciler(ledger, createInventorySource(config.inventory
   graceMs: config.reconcileGraceSeconds * 1000,
   concurrency: config.reconcileConcurrency,
   log,
+});
+// A namespace the cluster's labels put under a shared quota, made managed by it, is counted at once.
+cluster.onCountAwaited((namespaces) => {
+  for (const namespace of namespaces) void reconciler.enqueue(namespace, 'count').catch((error: unknown) => log('warn', 'first count not queued', { namespace, error: (error as Error).message }));
 });
 await reconciler.start();
 log('info', 'reconciling', { queue: backend.kind, inventory: config.inventory.source, intervalSeconds: config.reconcileIntervalSeconds, graceSeconds: config.reconcileGraceSeconds });

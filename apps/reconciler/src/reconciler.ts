@@ -1,9 +1,10 @@
 import { clusterNamespaceRecord, sameNamespaceMetadata, type Uncovered } from '@quota/domain';
-import type { InventorySource } from '@quota/inventory';
+import type { ClusterNamespace, InventorySource } from '@quota/inventory';
 import {
   bullConnection,
   FAN_OUT_JOB,
   NAMESPACE_JOB,
+  NAMESPACE_OBJECT_JOB,
   namespaceJobId,
   RECONCILE_QUEUE,
   reconcileQueue,
@@ -165,7 +166,33 @@ export class Reconciler {
 
   private async process(job: Job<NamespaceJobData>): Promise<unknown> {
     if (job.name === FAN_OUT_JOB) return this.fanOut();
+    if (job.name === NAMESPACE_OBJECT_JOB) return this.syncNamespace(job.data.namespace);
     return this.reconcileNamespace(job.data.namespace);
+  }
+
+  /**
+   * One Namespace read again from the cluster, as it is stored now (queued by the API after a
+   * review of it, which is validated before it is stored): its labels are recorded if they
+   * changed. The interval's complete listing records the rest, and removals.
+   */
+  async syncNamespace(name: string): Promise<boolean> {
+    const read = this.inventory.namespace?.bind(this.inventory);
+    const { putNamespace } = this.ledger;
+    if (!read || !putNamespace) return false;
+    const namespace = await read(name);
+    if (!namespace) return false;
+    const record = this.recordOf(namespace);
+    return record ? this.recording(name, () => putNamespace(record, { actor: this.options.actor ?? 'system:reconciler' })) : false;
+  }
+
+  /** What the ledger records of a listed Namespace, or undefined (logged) when it cannot. */
+  private recordOf(namespace: ClusterNamespace) {
+    try {
+      return clusterNamespaceRecord(namespace.name, namespace);
+    } catch (error) {
+      this.options.log?.('warn', 'a namespace of the cluster was not recorded', { namespace: namespace.name, error: (error as Error).message });
+      return undefined;
+    }
   }
 
   /**
@@ -184,22 +211,19 @@ export class Reconciler {
     const known = new Map(recorded.map((n) => [n.name, n]));
     const options = { actor: this.options.actor ?? 'system:reconciler' };
     let changed = 0;
-    for (const namespace of cluster) {
-      let record;
-      try {
-        record = clusterNamespaceRecord(namespace.name, namespace);
-      } catch (error) {
-        this.options.log?.('warn', 'a namespace of the cluster was not recorded', { namespace: namespace.name, error: (error as Error).message });
-        continue;
-      }
+    for (const namespace of cluster.items) {
+      const record = this.recordOf(namespace);
+      if (!record) continue;
       const mine = known.get(namespace.name);
       if (mine && sameNamespaceMetadata({ metadata: mine }, record)) continue;
+      // The ledger keeps the newer of this listing and what it recorded (observedVersion).
       if (await this.recording(namespace.name, () => putNamespace(record, options))) changed++;
     }
-    const present = new Set(cluster.map((n) => n.name));
+    const present = new Set(cluster.items.map((n) => n.name));
+    const removal = { ...options, ...(cluster.resourceVersion ? { listedVersion: cluster.resourceVersion } : {}) };
     let removed = 0;
     for (const { name } of recorded) {
-      if (!present.has(name) && (await this.recording(name, () => deleteNamespace(name, options)))) removed++;
+      if (!present.has(name) && (await this.recording(name, () => deleteNamespace(name, removal)))) removed++;
     }
     this.stats.namespacesRecorded += changed;
     this.stats.namespacesRemoved += removed;

@@ -2,6 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_BODY_LIMIT_BYTES, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
+  it.each([
+    [{}, false],
+    [{ INVENTORY_SOURCE: 'kubernetes' }, true],
+    [{ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://x/y', INVENTORY_RELATION: 'objects' }, true],
+    [{ INVENTORY_SOURCE: 'kubernetes', QUOTA_AWAITS_FIRST_COUNT: 'false' }, false],
+    [{ QUOTA_AWAITS_FIRST_COUNT: 'true' }, true],
+  ])('awaits first counts by default only where an inventory can count (%j)', (env, expected) => {
+    expect(loadConfig(env).awaitFirstCount).toBe(expected);
+  });
+
   it('defaults to port 8080, no external database or Redis, a ~3 MiB body limit', () => {
     expect(loadConfig({})).toEqual({
       port: 8080,
@@ -34,6 +44,8 @@ describe('loadConfig', () => {
       reconcileConcurrency: 4,
       reconcileAfterDeleteSeconds: 5,
       inventory: { source: 'none' },
+      awaitFirstCount: false,
+      namespaceLabelsFrom: 'reviews',
       tokensFile: undefined,
       insecureDev: false,
       tls: undefined,

@@ -62,6 +62,20 @@ export interface AppConfig {
   /** Delay of the prompt reconcile after an admitted DELETE, in seconds. */
   readonly reconcileAfterDeleteSeconds: number;
   readonly inventory: InventoryConfig;
+  /**
+   * A namespace made managed (its first quota, limit range or shared quota) awaits its first
+   * count: its quotas refuse what they would charge until the reconciler's listing has adopted the
+   * objects admitted before (QUOTA_AWAITS_FIRST_COUNT; default: whenever an inventory is
+   * configured, for without one nothing can ever count them).
+   */
+  readonly awaitFirstCount: boolean;
+  /**
+   * Where a Namespace's labels are taken from (NAMESPACE_LABELS_FROM): `cluster`, the stored
+   * object, read back by the reconciler (the webhook's review records nothing: it is validated
+   * before it is stored and may yet fail); `reviews`, the webhook's review as it passes, where no
+   * reconciler lists the cluster's Namespaces. Default: `cluster` with INVENTORY_SOURCE=kubernetes.
+   */
+  readonly namespaceLabelsFrom: 'cluster' | 'reviews';
   /** YAML file of hashed bearer tokens (TOKENS_FILE); see the README's security model. */
   readonly tokensFile: string | undefined;
   /**
@@ -203,6 +217,8 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY', 4, 1, 256),
     reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS', 5, 0, 3600),
     inventory: inventoryConfig(env),
+    awaitFirstCount: oneOf(env, 'QUOTA_AWAITS_FIRST_COUNT', ['true', 'false'] as const, env['INVENTORY_SOURCE'] && env['INVENTORY_SOURCE'] !== 'none' ? 'true' : 'false') === 'true',
+    namespaceLabelsFrom: oneOf(env, 'NAMESPACE_LABELS_FROM', ['cluster', 'reviews'] as const, env['INVENTORY_SOURCE'] === 'kubernetes' ? 'cluster' : 'reviews'),
     tokensFile: env['TOKENS_FILE'] || undefined,
     insecureDev: flag(env, 'QUOTA_LEDGER_INSECURE_DEV'),
     tls: tlsConfig(env),

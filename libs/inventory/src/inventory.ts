@@ -22,7 +22,9 @@ export interface InventorySource {
    * shared quotas select on stay current without an import. Rejects (InventoryError) unless
    * the listing is complete: a namespace missing from it is taken as deleted.
    */
-  namespaces?(signal?: AbortSignal): Promise<readonly ClusterNamespace[]>;
+  namespaces?(signal?: AbortSignal): Promise<NamespaceListing>;
+  /** One Namespace as the cluster stores it now, or null when it has none of that name. */
+  namespace?(name: string, signal?: AbortSignal): Promise<ClusterNamespace | null>;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,14 @@ export interface ClusterNamespace {
   readonly name: string;
   readonly labels?: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
+  /** Its `metadata.resourceVersion`: a record taken from it is never replaced by an older one. */
+  readonly resourceVersion?: string;
+}
+
+/** Every Namespace of the cluster, and the list's `metadata.resourceVersion` (what it is as of). */
+export interface NamespaceListing {
+  readonly items: readonly ClusterNamespace[];
+  readonly resourceVersion?: string;
 }
 
 export interface Inventory {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { GroupResource } from '@quota/domain';
-import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource } from './inventory.js';
+import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource, type NamespaceListing } from './inventory.js';
 import { checkResources, kindsWith, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
@@ -50,7 +50,8 @@ function clusterNamespaceOf(item: unknown): ClusterNamespace | string {
   const annotations = stringMap(metadata?.['annotations']);
   if (metadata?.['labels'] !== undefined && !labels) return `Namespace ${name}: metadata.labels is not a map of strings`;
   if (metadata?.['annotations'] !== undefined && !annotations) return `Namespace ${name}: metadata.annotations is not a map of strings`;
-  return { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) };
+  const resourceVersion = typeof metadata?.['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
+  return { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), ...(resourceVersion ? { resourceVersion } : {}) };
 }
 
 /**
@@ -76,7 +77,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const server = serverOf(config);
 
   /** One page: the raw list, or an InventoryError saying why not. */
-  async function page(path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string }> {
+  async function page(path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
     const url = new URL(`${server}${path}`);
     url.searchParams.set('limit', String(pageSize));
     if (token !== undefined) url.searchParams.set('continue', token);
@@ -114,15 +115,20 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
     const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
     if (next !== undefined && next === token) throw fail('the server answered the same continue token again');
-    return { apiVersion: body['apiVersion'], items, ...(next === undefined ? {} : { next }) };
+    const resourceVersion = typeof metadata['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
+    return { apiVersion: body['apiVersion'], items, ...(next === undefined ? {} : { next }), ...(resourceVersion ? { resourceVersion } : {}) };
   }
 
-  /** Every object of one resource, page after page; `counted` holds the listing's running total. */
-  async function listResource(path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }): Promise<unknown[]> {
+  /**
+   * Every object of one resource, page after page; `counted` holds the listing's running total.
+   * `versions` gets each page's list resourceVersion (all pages of one list share the first's snapshot).
+   */
+  async function listResource(path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions?: string[]): Promise<unknown[]> {
     const objects: unknown[] = [];
     let token: string | undefined;
     do {
       const list = await page(path, scope, known, token, signal);
+      if (list.resourceVersion) versions?.push(list.resourceVersion);
       counted.objects += list.items.length;
       if (counted.objects > maxObjects) {
         throw new InventoryError(`kubernetes: ${scope}: more than the ${maxObjects} objects a listing may hold`, SOURCE);
@@ -163,13 +169,39 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
         listing.abort();
       }
     },
-    async namespaces(signal?: AbortSignal): Promise<readonly ClusterNamespace[]> {
-      const items = await listResource(NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 });
-      return items.map((item) => {
+    async namespaces(signal?: AbortSignal): Promise<NamespaceListing> {
+      const versions: string[] = [];
+      const items = await listResource(NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 }, versions);
+      const namespaces = items.map((item) => {
         const namespace = clusterNamespaceOf(item);
         if (typeof namespace === 'string') throw new InventoryError(`kubernetes: namespaces: ${namespace}`, SOURCE);
         return namespace;
       });
+      return { items: namespaces, ...(versions[0] ? { resourceVersion: versions[0] } : {}) };
+    },
+    async namespace(name: string, signal?: AbortSignal): Promise<ClusterNamespace | null> {
+      const url = new URL(`${server}${NAMESPACES_PATH}/${encodeURIComponent(name)}`);
+      const call = callDeadline(timeoutMs, signal ?? new AbortController().signal);
+      const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+      let response: RawResponse;
+      try {
+        const requestOptions: https.RequestOptions = {};
+        await config.applyToHTTPSOptions(requestOptions);
+        response = await get(url, requestOptions, call.signal, maxBytes);
+      } catch (error) {
+        throw fail(call.why() ?? messageOf(error), error);
+      }
+      if (response.status === 404) return null;
+      if (response.status !== 200) throw fail(describeStatus(response));
+      let body: unknown;
+      try {
+        body = JSON.parse(response.body);
+      } catch (error) {
+        throw fail('the answer is not JSON', error);
+      }
+      const namespace = clusterNamespaceOf(body);
+      if (typeof namespace === 'string') throw fail(namespace);
+      return namespace;
     },
     close: async () => undefined,
   };

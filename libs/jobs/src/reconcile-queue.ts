@@ -11,6 +11,8 @@ export const RECONCILE_QUEUE = 'quota-ledger-reconcile';
 /** The scheduler's repeating job: fans out one `namespace` job per namespace. */
 export const FAN_OUT_JOB = 'fan-out';
 export const NAMESPACE_JOB = 'namespace';
+/** One Namespace object read again from the cluster (after a review of it): its labels choose the shared quotas covering it. */
+export const NAMESPACE_OBJECT_JOB = 'namespace-object';
 export const SCHEDULER_ID = 'reconcile-every-namespace';
 
 export interface NamespaceJobData {

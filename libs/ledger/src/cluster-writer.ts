@@ -43,6 +43,8 @@ export interface ClusterWriterOptions {
   readonly retryMax?: number;
   /** Most namespaces one shared quota may cover (each admission there rewrites its head). */
   readonly sharedQuotaNamespacesMax?: number;
+  /** A namespace a shared quota starts to manage awaits its first count (QUOTA_AWAITS_FIRST_COUNT). */
+  readonly awaitFirstCount?: boolean;
 }
 
 const EMPTY_READ = { requestKeys: [], reservationIds: [], uids: [] };
@@ -58,6 +60,7 @@ export class ClusterWriter {
   private readonly newId: () => string;
   private readonly notifier: AppendNotifier;
   private readonly namespacesMax: number;
+  private readonly countAwaitedListeners: ((namespaces: readonly string[]) => void)[] = [];
 
   constructor(
     private readonly dataSource: DataSource,
@@ -72,31 +75,56 @@ export class ClusterWriter {
     await this.notifier.close();
   }
 
+  /** Tells `listener` of namespaces that began awaiting their first count in a committed write (LedgerCommands.onCountAwaited). */
+  onCountAwaited(listener: (namespaces: readonly string[]) => void): void {
+    this.countAwaitedListeners.push(listener);
+  }
+
+  /** After COMMIT: tells the listeners of the namespaces these units of work made await their first count. */
+  private tell(works: readonly NamespaceUnitOfWork[]): void {
+    const awaiting = works.filter((work) => work.appended('CountAwaited')).map((work) => work.namespace);
+    if (awaiting.length > 0) for (const listener of this.countAwaitedListeners) listener(awaiting);
+  }
+
+  /** The SyncSharedQuotas command, with the deployment's first-count setting. */
+  private sync(covering: readonly AppliedSharedQuota[]) {
+    return { type: 'SyncSharedQuotas', covering, ...(this.options.awaitFirstCount ? { awaitFirstCount: true } : {}) } as const;
+  }
+
   /** Creates or changes a Namespace object; the shared quotas its labels select cover it from this transaction on. */
   async putNamespace(definition: NamespaceDefinition, options: PutOptions): Promise<PutResult<NamespaceView>> {
     const name = definition.name;
     const uid = this.newId();
+    let committed: NamespaceUnitOfWork[] = [];
     const result = await this.transact(async (tx) => {
       const registry = await liveSharedQuotas(tx.client);
       const head = await lockNamespaceHeads(tx.client, [name]);
       const current = head.get(name);
       const covering = registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, definition)));
       const shared = await lockSharedHeads(tx.client, [...(current?.state.shared ?? []).map((q) => q.key), ...covering.map((d) => sharedQuotaKey(d.ref))]);
+      const crowded = this.crowded(name, covering, new Set((current?.state.shared ?? []).map((q) => q.key)), (key) => shared.memberCount(key));
+      if (crowded) throw crowded;
       const work = this.begin(tx, name, current, shared);
       const { answer: put } = await decideOn(work, { type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) }, meta(options));
       if (put.kind === 'Refused') throw new LedgerError(put.code, put.message, put.details);
-      await decideOn(work, { type: 'SyncSharedQuotas', covering: covering.map(applied) }, meta(options));
+      await decideOn(work, this.sync(covering.map(applied)), meta(options));
       const position = await flushWorks(tx.client, [work], tx.now, shared);
+      committed = [work];
       const view = namespaceViewOf(name, work.current);
       assert(view, `namespace ${name} exists after its PUT`);
       return { created: put.kind === 'Defined', changed: put.kind !== 'Unchanged', view, position };
     });
+    this.tell(committed);
     // Unchanged (and no shared quota moved): it stands on the event that last changed the Namespace.
     return pointing(this.dataSource, result, { stream: name, version: result.view.version });
   }
 
-  /** Deletes a Namespace object: only the shared quotas that cover it by name (its own hierarchical ones) still do. */
-  deleteNamespace(name: string, options: WriteOptions): Promise<RemoveResult<NamespaceView>> {
+  /**
+   * Deletes a Namespace object: only the shared quotas that cover it by name (its own hierarchical
+   * ones) still do. `listedVersion`: the reconciler's listing that misses it (a record observed at
+   * a newer version is kept: Conflict).
+   */
+  deleteNamespace(name: string, options: WriteOptions & { readonly listedVersion?: string }): Promise<RemoveResult<NamespaceView>> {
     return this.transact(async (tx) => {
       const registry = await liveSharedQuotas(tx.client);
       const current = (await lockNamespaceHeads(tx.client, [name])).get(name);
@@ -105,16 +133,52 @@ export class ClusterWriter {
       const covering = registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, undefined)));
       const shared = await lockSharedHeads(tx.client, (current.state.shared ?? []).map((q) => q.key));
       const work = this.begin(tx, name, current, shared);
-      await decideOn(work, { type: 'RemoveNamespace' }, meta(options));
-      await decideOn(work, { type: 'SyncSharedQuotas', covering: covering.map(applied) }, meta(options));
+      const { answer } = await decideOn(work, { type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) }, meta(options));
+      if (answer.kind === 'Refused') throw new LedgerError(answer.code, answer.message, answer.details);
+      await decideOn(work, this.sync(covering.map(applied)), meta(options));
       return removed(before, await flushWorks(tx.client, [work], tx.now, shared));
     });
+  }
+
+  /**
+   * Why these labels may not be recorded for the namespace, or undefined: a shared quota they
+   * would newly put it under covers as many namespaces as one may (issue 33: relabels grew one
+   * past its cap, and its admin could no longer redefine it). A read, no lock: the webhook asks
+   * before it lets a relabel through, so that the cluster never stores what the ledger refuses.
+   */
+  async relabelProblem(definition: NamespaceDefinition): Promise<string | undefined> {
+    const name = definition.name;
+    const registry: SharedQuotaDefinition[] = (await this.dataSource.query(LIVE_SHARED_QUOTAS)).map((r: { definition: SharedQuotaDefinition }) => r.definition);
+    const covering = registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, definition)));
+    if (covering.length === 0) return undefined;
+    const rows: { key: string; members: number; here: boolean }[] = await this.dataSource.query(
+      `SELECT key, (SELECT count(*) FROM jsonb_object_keys(state->'members'))::int AS members, (state->'members') ? $2 AS here FROM shared_quota_heads WHERE key = ANY($1::text[])`,
+      [covering.map((d) => sharedQuotaKey(d.ref)), name],
+    );
+    const counts = new Map(rows.map((r) => [r.key, r]));
+    const current = new Set(rows.filter((r) => r.here).map((r) => r.key));
+    return this.crowded(name, covering, current, (key) => counts.get(key)?.members ?? 0)?.message;
+  }
+
+  /** The refusal of a namespace newly put under a shared quota that covers as many as one may. */
+  private crowded(name: string, covering: readonly SharedQuotaDefinition[], current: ReadonlySet<string>, members: (key: string) => number): LedgerError | undefined {
+    for (const definition of covering) {
+      const key = sharedQuotaKey(definition.ref);
+      if (current.has(key) || members(key) < this.namespacesMax) continue;
+      return new LedgerError(
+        'Forbidden',
+        `namespaces "${name}" is forbidden: its labels would put it under ${sharedQuotaTitle(definition.ref)}, which covers ${members(key)} namespaces already, as many as one shared quota may (SHARED_QUOTA_NAMESPACES_MAX=${this.namespacesMax})`,
+        { kind: 'namespaces', name },
+      );
+    }
+    return undefined;
   }
 
   /** Creates or changes a shared quota, and applies it to (or withdraws it from) every namespace its selection changes for. */
   async putSharedQuota(definition: SharedQuotaDefinition, options: PutOptions): Promise<PutResult<SharedQuotaView>> {
     const key = sharedQuotaKey(definition.ref);
     const uid = this.newId();
+    let committed: NamespaceUnitOfWork[] = [];
     const result = await this.transact(async (tx): Promise<PutResult<SharedQuotaView>> => {
       const namespaces = await namespaceLabels(tx.client);
       const existingHead = (await readSharedHead(tx.client, key)) ?? undefined;
@@ -154,14 +218,16 @@ export class ClusterWriter {
         const work = this.begin(tx, namespace, head, shared);
         const keep = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
         const covering = selected.includes(namespace) ? [...keep, applied(stored)] : keep;
-        await decideOn(work, { type: 'SyncSharedQuotas', covering }, meta(options));
+        await decideOn(work, this.sync(covering), meta(options));
         works.push(work);
       }
       const position = await flushWorks(tx.client, works, tx.now, shared);
+      committed = works;
       const plan = shared.plans().find((p) => p.key === key);
       assert(plan, `shared quota ${key} was written`);
       return { created: !existing, changed: true, view: sharedQuotaViewOf(key, plan.version, plan.state) as SharedQuotaView, position };
     });
+    this.tell(committed);
     // Unchanged: it stands on its stream's last definition event.
     return pointing(this.dataSource, result, { stream: key, version: result.view.version });
   }
@@ -182,7 +248,7 @@ export class ClusterWriter {
       for (const namespace of targets) {
         const work = this.begin(tx, namespace, heads.get(namespace), shared);
         const covering = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
-        await decideOn(work, { type: 'SyncSharedQuotas', covering }, meta(options));
+        await decideOn(work, this.sync(covering), meta(options));
         works.push(work);
       }
       return removed(before, await flushWorks(tx.client, works, tx.now, shared));
@@ -263,10 +329,10 @@ function stateOfHead(head: LockedHead): NamespaceState {
 }
 
 /** Every shared quota defined now: what a namespace's labels are matched against. */
+const LIVE_SHARED_QUOTAS = `SELECT state->'definition' AS definition FROM shared_quota_heads WHERE jsonb_typeof(state->'definition') = 'object' ORDER BY key`;
+
 async function liveSharedQuotas(client: pg.ClientBase): Promise<SharedQuotaDefinition[]> {
-  const { rows } = await client.query<{ definition: SharedQuotaDefinition }>(
-    `SELECT state->'definition' AS definition FROM shared_quota_heads WHERE jsonb_typeof(state->'definition') = 'object' ORDER BY key`,
-  );
+  const { rows } = await client.query<{ definition: SharedQuotaDefinition }>(LIVE_SHARED_QUOTAS);
   return rows.map((r) => r.definition);
 }
 

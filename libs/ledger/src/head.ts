@@ -52,6 +52,8 @@ export interface HeadJson {
   readonly objectOnly?: boolean;
   /** When the Namespace object was removed, while none is defined again (NamespaceState.objectRemovedAt). */
   readonly objectRemovedAt?: number;
+  /** Since when the namespace awaits its first count (NamespaceState.awaitingCountSince). */
+  readonly awaitingCountSince?: number;
 }
 
 export interface ReservationJson {
@@ -136,6 +138,7 @@ export function stateOf(version: number, head: HeadJson, reservations: Iterable<
     sharedUsed: new Map((head.shared ?? []).map((q) => [q.key, Resources.resourceList(q.used)])),
     ...(head.objectOnly ? { objectOnly: true } : {}),
     ...(head.objectRemovedAt === undefined ? {} : { objectRemovedAt: head.objectRemovedAt }),
+    ...(head.awaitingCountSince === undefined ? {} : { awaitingCountSince: head.awaitingCountSince }),
   };
 }
 
@@ -166,7 +169,7 @@ export function headOf(state: NamespaceState): HeadJson {
  * shared quotas covering the namespace (with what it contributes to each). The projection keeps
  * these alone (projected_namespaces.head_rest).
  */
-export function headRestOf(state: NamespaceState): Pick<HeadJson, 'object' | 'shared' | 'objectOnly' | 'objectRemovedAt'> {
+export function headRestOf(state: NamespaceState): Pick<HeadJson, 'object' | 'shared' | 'objectOnly' | 'objectRemovedAt' | 'awaitingCountSince'> {
   return {
     ...(state.object ? { object: state.object } : {}),
     ...(state.shared.size > 0
@@ -186,6 +189,7 @@ export function headRestOf(state: NamespaceState): Pick<HeadJson, 'object' | 'sh
       : {}),
     ...(state.objectOnly ? { objectOnly: true } : {}),
     ...(state.objectRemovedAt === undefined ? {} : { objectRemovedAt: state.objectRemovedAt }),
+    ...(state.awaitingCountSince === undefined ? {} : { awaitingCountSince: state.awaitingCountSince }),
   };
 }
 

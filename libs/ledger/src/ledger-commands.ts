@@ -8,6 +8,7 @@ import {
   type AdmissionPlugin,
   type AnswerOf,
   type LimitRangeDefinition,
+  type LedgerEvent,
   type LimitedResource,
   type NamespaceCommand,
   type NamespaceFacts,
@@ -87,6 +88,8 @@ export class LedgerCommands {
   private readonly warnAtPercent: number | undefined;
   private readonly admission: { readonly plugins?: readonly AdmissionPlugin[]; readonly limitedResources?: readonly LimitedResource[] };
   private readonly committedListeners: ((commands: number, retries: number) => void)[] = [];
+  private readonly countAwaitedListeners: ((namespaces: readonly string[]) => void)[] = [];
+  private readonly awaitFirstCount: boolean;
 
   constructor(dataSource: DataSource, options: LedgerOptions = {}) {
     this.dataSource = dataSource;
@@ -95,6 +98,7 @@ export class LedgerCommands {
     this.quotaLimit = { max: options.quotasPerNamespaceMax ?? DEFAULTS.quotasPerNamespaceMax, setting: 'QUOTAS_PER_NAMESPACE_MAX' };
     this.limitRangeLimit = { max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' };
     this.warnAtPercent = options.quotaWarningPercent ? options.quotaWarningPercent : undefined;
+    this.awaitFirstCount = options.awaitFirstCount === true;
     this.admission = {
       ...(options.admissionPlugins ? { plugins: options.admissionPlugins } : {}),
       ...(options.limitedResources?.length ? { limitedResources: options.limitedResources } : {}),
@@ -134,6 +138,14 @@ export class LedgerCommands {
   /** Tells `listener` of every committed transaction: how many commands it decided, after how many retries (metrics). */
   onCommitted(listener: (commands: number, retries: number) => void): void {
     this.committedListeners.push(listener);
+  }
+
+  /**
+   * Tells `listener` of namespaces that began awaiting their first count (CountAwaited) in a
+   * committed write, so that their count is queued at once (the API's ReconcileTrigger).
+   */
+  onCountAwaited(listener: (namespaces: readonly string[]) => void): void {
+    this.countAwaitedListeners.push(listener);
   }
 
   /** Finishes the batches in flight; new commands are refused. */
@@ -229,7 +241,7 @@ export class LedgerCommands {
   }
 
   async putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {
-    const command = { type: 'PutQuota', definition, uid: this.newId(), limit: this.quotaLimit, ...expected(options) } as const;
+    const command = { type: 'PutQuota', definition, uid: this.newId(), limit: this.quotaLimit, awaitFirstCount: this.awaitFirstCount, ...expected(options) } as const;
     const result = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
       const view = quotaViewOfState(namespace, work.current, definition.name);
@@ -250,7 +262,7 @@ export class LedgerCommands {
   }
 
   async putLimitRange(namespace: string, definition: LimitRangeDefinition, options: PutOptions): Promise<PutResult<LimitRangeView>> {
-    const command = { type: 'PutLimitRange', definition, uid: this.newId(), limit: this.limitRangeLimit, ...expected(options) } as const;
+    const command = { type: 'PutLimitRange', definition, uid: this.newId(), limit: this.limitRangeLimit, awaitFirstCount: this.awaitFirstCount, ...expected(options) } as const;
     const result = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
       if (answer.kind === 'Refused') return refused(answer);
       const view = limitRangeViewOfState(namespace, work.current, definition.name);
@@ -280,9 +292,15 @@ export class LedgerCommands {
       ...(first ? { prefetch: first } : {}),
       bytes: bytesOf(command),
       run: async (work) => {
-        const { answer, before } = await decideOn(work, command, meta);
+        const { answer, before, events } = await decideOn(work, command, meta);
         const last = work.current.version;
-        return finish(answer, work, before, () => (last > before.version ? work.positionAt(last) : undefined));
+        const after = finish(answer, work, before, () => (last > before.version ? work.positionAt(last) : undefined));
+        if (!events.some((event) => event.type === 'CountAwaited')) return after;
+        return () => {
+          const result = after();
+          for (const listener of this.countAwaitedListeners) listener([namespace]);
+          return result;
+        };
       },
     });
   }
@@ -292,7 +310,11 @@ export class LedgerCommands {
  * One command on a namespace's unit of work: read by key what it needs (needsOf, until nothing
  * is missing), decide, append what was decided. Returns the answer and the state it was decided on.
  */
-export async function decideOn<C extends NamespaceCommand>(work: NamespaceUnitOfWork, command: C, meta: EventMeta): Promise<{ answer: AnswerOf[C['type']]; before: NamespaceState }> {
+export async function decideOn<C extends NamespaceCommand>(
+  work: NamespaceUnitOfWork,
+  command: C,
+  meta: EventMeta,
+): Promise<{ answer: AnswerOf[C['type']]; before: NamespaceState; events: readonly LedgerEvent[] }> {
   for (let round = 1, needs = needsOf(command, work.facts); needs; needs = needsOf(command, work.facts), round++) {
     assert(round <= NEEDS_ROUNDS_MAX, `${command.type} still needs facts after ${NEEDS_ROUNDS_MAX} reads`);
     await work.load(needs);
@@ -300,7 +322,7 @@ export async function decideOn<C extends NamespaceCommand>(work: NamespaceUnitOf
   const before = work.current;
   const { events, answer } = decide(command, work.facts);
   work.append(events, meta);
-  return { answer, before };
+  return { answer, before, events };
 }
 
 /** Roughly what a command writes: a reconcile one reservation and event per object listed, a definition its spec, anything else a few rows. */

@@ -81,6 +81,7 @@ export class LedgerModule {
               ...(s.commands?.clock ? { clock: s.commands.clock } : {}),
               ...(s.commands?.newId ? { newId: s.commands.newId } : {}),
               ...(s.commands?.sharedQuotaNamespacesMax ? { sharedQuotaNamespacesMax: s.commands.sharedQuotaNamespacesMax } : {}),
+              ...(s.commands?.awaitFirstCount ? { awaitFirstCount: true } : {}),
             }),
         },
         {

@@ -41,6 +41,8 @@ export interface LedgerOptions {
   readonly limitedResources?: readonly LimitedResource[];
   /** Most namespaces one shared quota may cover when it is defined (default 1,000). */
   readonly sharedQuotaNamespacesMax?: number;
+  /** A namespace made managed awaits its first count (QUOTA_AWAITS_FIRST_COUNT): see CountAwaited. */
+  readonly awaitFirstCount?: boolean;
   /** A seam for tests and fault injection: runs between a batch's keyed prefetch and its transaction. */
   readonly onPrefetched?: (namespace: string) => Promise<void>;
   /** A seam for tests: runs inside a group's transaction once its heads are read and locked. */
@@ -281,6 +283,12 @@ export interface NamespaceUsage {
   /** Global position of the namespace's last event ("0" when it has none). */
   readonly position: string;
   readonly quotas: readonly { readonly name: string; readonly hard: RawQuantities; readonly used: RawQuantities }[];
+  /**
+   * Since when (RFC 3339) the namespace awaits its first count: its quotas' `used` misses the
+   * objects admitted before it was managed, and admissions they would charge are refused until the
+   * reconciler's listing has counted them. Absent once counted.
+   */
+  readonly awaitingFirstCountSince?: string;
 }
 
 /** What the reconciler found in a namespace: complete for `covers`, listed from `listedAt`. */

@@ -81,6 +81,11 @@ export class SharedHeads {
     return this.entries.has(key);
   }
 
+  /** How many namespaces it covers now. */
+  memberCount(key: string): number {
+    return this.entry(key).members.size;
+  }
+
   /** The usage of every covered namespace but this one. */
   elsewhere(key: string, namespace: string): ResourceList {
     const entry = this.entry(key);

@@ -228,6 +228,11 @@ export class NamespaceUnitOfWork {
   }
 
   /** Appends events to the stream (buffered), applying each to the state. */
+  /** Whether this unit of work appended an event of this type. */
+  appended(type: LedgerEvent['type']): boolean {
+    return this.events.some((event) => event.type === type);
+  }
+
   append(events: readonly LedgerEvent[], meta: EventMeta): void {
     const start = this.state;
     for (const event of events) {

@@ -43,6 +43,7 @@ export class UsageQueries {
       version: Number(row.version),
       position: row.position ?? '0',
       quotas: row.state.quotas.map((q) => ({ name: q.definition.name, hard: q.definition.spec.hard ?? {}, used: q.used })),
+      ...(row.state.awaitingCountSince === undefined ? {} : { awaitingFirstCountSince: new Date(row.state.awaitingCountSince).toISOString() }),
     };
   }
 

@@ -114,12 +114,15 @@ export class AdmissionReviewController {
   }
 
   /**
-   * A Namespace's CREATE, UPDATE or DELETE: always allowed (quota does not limit namespaces),
-   * and recorded, so that its labels choose the ClusterResourceQuotas and hierarchical quotas
-   * covering it from this review on, with no import by hand. Only an unscoped identity may send
-   * it: a tenant's token relabelling its namespace out of a cluster quota would escape the quota.
-   * Recording is in the ledger's transaction; when the ledger cannot answer, the 503 hands the
-   * request to the failurePolicy as for any other review.
+   * A Namespace's CREATE, UPDATE or DELETE (the kube-apiserver's alone: the webhook role). Quota
+   * does not limit namespaces, but labels choose the ClusterResourceQuotas covering one: a relabel
+   * that would put it under a shared quota covering as many namespaces as one may is refused.
+   * Where the reconciler lists the cluster (NAMESPACE_LABELS_FROM=cluster), labels are taken from
+   * the stored object, by resourceVersion, never from the review: it is validated before it is
+   * stored and may yet fail (issue 33). The Namespace is read back once stored (a job of the
+   * reconciler's), and the interval's listing records the rest, removals included. Without such
+   * a listing the review is the only word there is, and is recorded as it passes. When the ledger
+   * cannot answer, the 503 hands the request to the failurePolicy as for any other review.
    */
   private async recordNamespace(review: AdmissionReviewRequest, request: Request): Promise<AdmissionReviewResponse> {
     const name = readReview(() => reviewedNamespaceName(review));
@@ -130,15 +133,31 @@ export class AdmissionReviewController {
     const denied = this.alwaysDenied(review);
     if (denied) return denied;
     if (review.dryRun || review.operation === 'CONNECT') return allowResponse(review.uid);
-    const options = { actor: requesterOf(request), requestId: `review:${review.uid}` };
+    const fromCluster = this.config.namespaceLabelsFrom === 'cluster';
     if (review.operation === 'DELETE') {
-      await this.cluster.deleteNamespace(name, options).catch((error: unknown) => {
-        // A namespace the ledger never recorded has nothing to forget.
-        if (!(error instanceof LedgerError && error.code === 'NotFound')) throw error;
-      });
-    } else {
-      await this.cluster.putNamespace(readReview(() => namespaceOfReview(review)), options);
+      if (!fromCluster) await this.forgetNamespace(name, request, review.uid);
+      return allowResponse(review.uid);
+    }
+    const definition = readReview(() => namespaceOfReview(review));
+    if (fromCluster) {
+      const problem = await this.cluster.relabelProblem(definition);
+      if (problem) return denyResponse(review.uid, 403, problem);
+      this.reconcile.namespaceStored(name);
+      return allowResponse(review.uid);
+    }
+    try {
+      await this.cluster.putNamespace(definition, { actor: requesterOf(request), requestId: `review:${review.uid}` });
+    } catch (error) {
+      if (error instanceof LedgerError && error.code === 'Forbidden') return denyResponse(review.uid, 403, error.message);
+      throw error;
     }
     return allowResponse(review.uid);
+  }
+
+  private async forgetNamespace(name: string, request: Request, uid: string): Promise<void> {
+    await this.cluster.deleteNamespace(name, { actor: requesterOf(request), requestId: `review:${uid}` }).catch((error: unknown) => {
+      // A namespace the ledger never recorded has nothing to forget.
+      if (!(error instanceof LedgerError && error.code === 'NotFound')) throw error;
+    });
   }
 }

@@ -447,6 +447,7 @@ export const SCHEMAS = {
       position: POSITION_SCHEMA,
       at: time('With `?at=`: the instant asked for.'),
       quotas: array(QUOTA_USAGE),
+      awaitingFirstCountSince: time('The namespace awaits its first count since then: objects admitted before it was managed are not in `used` yet, and what its quotas would charge is refused (`status unknown for quota`) until the reconciler has listed them.'),
     },
     ['namespace', 'version', 'position', 'quotas'],
   ),

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
-import { NAMESPACE_JOB, namespaceJobId, queueBackendOf, reconcileQueue, type NamespaceJobData } from '@quota/jobs';
+import { ClusterWriter, LedgerCommands } from '@quota/ledger';
+import { NAMESPACE_JOB, NAMESPACE_OBJECT_JOB, namespaceJobId, queueBackendOf, reconcileQueue, type NamespaceJobData } from '@quota/jobs';
 import { withTimeout } from '@quota/ops';
 import type { Queue } from 'bullmq';
 import { APP_CONFIG } from '../config/app-config.module.js';
@@ -8,17 +9,25 @@ import { APP_CONFIG } from '../config/app-config.module.js';
 const ENQUEUE_TIMEOUT_MS = 2000;
 
 /**
- * After an admitted DELETE, the namespace is reconciled promptly (a delayed job) instead of
- * at the next interval, so the deleted object's charge is released soon. Best effort: the
- * queue being down never fails or slows an admission beyond a short timeout; the interval
- * reconcile catches up. The queue is opened on first use.
+ * Reconciles a namespace sooner than the next interval: after an admitted DELETE (a delayed
+ * job), so the deleted object's charge is released soon; and at once when a write made a
+ * namespace await its first count (CountAwaited), since its quotas refuse what they would
+ * charge until then. Best effort: the queue being down never fails or slows a request beyond a
+ * short timeout; the interval reconcile catches up. The queue is opened on first use.
  */
 @Injectable()
 export class ReconcileTrigger implements OnApplicationShutdown {
   private readonly logger = new Logger(ReconcileTrigger.name);
   private queue: Queue<NamespaceJobData> | undefined;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LedgerCommands) ledger: LedgerCommands,
+    @Inject(ClusterWriter) cluster: ClusterWriter,
+  ) {
+    ledger.onCountAwaited((namespaces) => this.count(namespaces));
+    cluster.onCountAwaited((namespaces) => this.count(namespaces));
+  }
 
   /** The queue, opened on first use; undefined without a database (nothing to queue into). */
   private open(): Queue<NamespaceJobData> | undefined {
@@ -43,15 +52,32 @@ export class ReconcileTrigger implements OnApplicationShutdown {
   }
 
   afterDelete(namespace: string): void {
+    this.queueOne(namespace, 'after-delete', this.config.reconcileAfterDeleteSeconds * 1000);
+  }
+
+  /** The first count of namespaces that now await it, queued at once. */
+  count(namespaces: readonly string[]): void {
+    for (const namespace of namespaces) this.queueOne(namespace, 'count', 0);
+  }
+
+  /**
+   * A Namespace the webhook let through, read back from the cluster once it is stored (its
+   * labels are the stored object's): after the same delay as a deletion's reconcile.
+   */
+  namespaceStored(namespace: string): void {
+    this.queueOne(namespace, 'namespace-object', this.config.reconcileAfterDeleteSeconds * 1000, NAMESPACE_OBJECT_JOB);
+  }
+
+  private queueOne(namespace: string, reason: string, delay: number, job = NAMESPACE_JOB): void {
     const queue = this.open();
     if (!queue) return;
     const added = queue.add(
-      NAMESPACE_JOB,
-      { namespace, reason: 'after-delete' },
-      { jobId: namespaceJobId(namespace, 'after-delete'), delay: this.config.reconcileAfterDeleteSeconds * 1000, removeOnComplete: true, removeOnFail: 100, attempts: 3, backoff: { type: 'exponential', delay: 1000 } },
+      job,
+      { namespace, reason },
+      { jobId: namespaceJobId(namespace, reason), delay, removeOnComplete: true, removeOnFail: 100, attempts: 3, backoff: { type: 'exponential', delay: 1000 } },
     );
     withTimeout(added, ENQUEUE_TIMEOUT_MS).catch((error: unknown) =>
-      this.logger.warn(`could not queue the reconcile of namespace ${namespace} after a delete: ${error instanceof Error ? error.message : String(error)}`),
+      this.logger.warn(`could not queue the reconcile (${reason}) of namespace ${namespace}: ${error instanceof Error ? error.message : String(error)}`),
     );
   }
 

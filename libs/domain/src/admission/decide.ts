@@ -311,12 +311,15 @@ function objectRef(request: AdmissionRequest, object: KubeObject): Reserved['dat
  */
 export function admissionViewOf(state: NamespaceState, uid?: string, sharedElsewhere?: ReadonlyMap<string, ResourceList>): AdmissionView {
   const stored = uid === undefined ? [] : liveReservationsOf(state, uid);
+  // Awaiting its first count, the namespace's usage is unknown: every quota refuses what it would
+  // charge (`status unknown for quota`), as Kubernetes' does before its controller's first count.
+  const unknown = state.awaitingCountSince !== undefined;
   return {
     quotas: [
       ...[...state.quotas.values()].map((quota) => ({
         name: quota.name,
         spec: quota.definition.spec,
-        used: state.used.get(quota.name) ?? Resources.EMPTY,
+        used: unknown ? Resources.EMPTY : (state.used.get(quota.name) ?? Resources.EMPTY),
       })),
       // A shared quota's usage is the total over every namespace it covers: this namespace's
       // part from its own state, the others' from the shared quota's head.
@@ -324,7 +327,7 @@ export function admissionViewOf(state: NamespaceState, uid?: string, sharedElsew
         const here = state.sharedUsed.get(quota.key) ?? Resources.EMPTY;
         const elsewhere = sharedElsewhere?.get(quota.key);
         assert(sharedElsewhere === undefined || elsewhere !== undefined, `the usage of ${quota.key} in other namespaces was read before deciding`);
-        return { name: quota.key, shared: quota.ref, spec: quota.definition.spec, used: elsewhere ? Resources.add(here, elsewhere) : here };
+        return { name: quota.key, shared: quota.ref, spec: quota.definition.spec, used: unknown ? Resources.EMPTY : elsewhere ? Resources.add(here, elsewhere) : here };
       }),
     ],
     limitRanges: [...state.limitRanges.values()].map((lr) => ({

@@ -38,6 +38,12 @@ export function decideResources(command: ResourceListRequest, view: AdmissionVie
     const hard = Resources.resourceList(quota.spec.hard ?? {});
     const delta = Resources.withoutZeros(Resources.mask(command.resources, Object.keys(hard)));
     if (Object.keys(delta).length === 0) continue;
+    // No usage figure (the namespace awaits its first count): refused, as an object would be.
+    const unknown = Object.keys(delta).filter((resource) => !Resources.has(quota.used, resource));
+    if (unknown.length > 0) {
+      const denial = { kind: 'StatusUnknown', quota: quota.name, ...(quota.shared ? { shared: quota.shared } : {}), resources: unknown.sort() } as const;
+      return { allowed: false, code: 403, stage: 'ResourceQuota', denial, message: forbiddenMessage(command.groupResource, name, denial) };
+    }
     const used = Resources.add(Resources.mask(quota.used, Object.keys(hard)), delta);
     const exceeded: ExceededResource[] = [];
     for (const resource of Object.keys(delta).sort()) {

@@ -198,6 +198,24 @@ export interface SharedQuotaWithdrawn {
   readonly data: { readonly key: string };
 }
 
+/**
+ * The namespace just became managed (its first quota, limit range or shared quota) while objects
+ * admitted before were never recorded: until a complete listing has counted them (`Counted`),
+ * every quota covering it refuses what it would charge, as Kubernetes answers `status unknown
+ * for quota` until its controller's first count (issue 33: a quota of pods=2 over 2 live pods
+ * admitted a third). Appended only where an inventory can count (QUOTA_AWAITS_FIRST_COUNT).
+ */
+export interface CountAwaited {
+  readonly type: 'CountAwaited';
+  readonly data: { readonly reason: 'managed' };
+}
+
+/** A complete listing that started after `CountAwaited` has adopted the namespace's objects: its usage is known. */
+export interface Counted {
+  readonly type: 'Counted';
+  readonly data: { readonly listedAt: string };
+}
+
 /** In a shared quota's own stream: its definition was created or changed. */
 export interface SharedQuotaDefined {
   readonly type: 'SharedQuotaDefined';
@@ -231,6 +249,8 @@ export type LedgerEvent =
   | NamespaceRemoved
   | SharedQuotaApplied
   | SharedQuotaWithdrawn
+  | CountAwaited
+  | Counted
   | SharedQuotaDefined
   | SharedQuotaChanged
   | SharedQuotaRemoved;
@@ -254,6 +274,8 @@ export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
   'NamespaceRemoved',
   'SharedQuotaApplied',
   'SharedQuotaWithdrawn',
+  'CountAwaited',
+  'Counted',
   'SharedQuotaDefined',
   'SharedQuotaChanged',
   'SharedQuotaRemoved',

@@ -113,6 +113,11 @@ export interface NamespaceState {
    * reservation): the namespace is not managed, and admission there is not charged.
    */
   readonly objectOnly?: boolean;
+  /**
+   * Since when (epoch ms) the namespace awaits its first count (`CountAwaited`): its quotas'
+   * usage is unknown until a listing started after then has adopted what exists.
+   */
+  readonly awaitingCountSince?: number;
 }
 
 export function initialState(): NamespaceState {
@@ -144,6 +149,7 @@ interface Draft {
   shared: Map<string, SharedQuotaState>;
   sharedUsed: Map<string, ResourceList>;
   objectOnly?: boolean;
+  awaitingCountSince?: number;
 }
 
 function draftOf(state: NamespaceState): Draft {
@@ -161,6 +167,7 @@ function draftOf(state: NamespaceState): Draft {
     shared: new Map(state.shared),
     sharedUsed: new Map(state.sharedUsed),
     ...(state.objectOnly ? { objectOnly: true } : {}),
+    ...(state.awaitingCountSince === undefined ? {} : { awaitingCountSince: state.awaitingCountSince }),
   };
 }
 
@@ -211,6 +218,8 @@ const RESERVATIONS_NEEDED: Readonly<Record<LedgerEventType, ReservationsNeeded>>
   NamespaceRemoved: 'none',
   SharedQuotaApplied: 'all',
   SharedQuotaWithdrawn: 'none',
+  CountAwaited: 'none',
+  Counted: 'none',
   SharedQuotaDefined: 'none',
   SharedQuotaChanged: 'none',
   SharedQuotaRemoved: 'none',
@@ -480,6 +489,12 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
       draft.sharedUsed.delete(key);
       return;
     }
+    case 'CountAwaited':
+      draft.awaitingCountSince = at;
+      return;
+    case 'Counted':
+      delete draft.awaitingCountSince;
+      return;
     // A shared quota's own stream: its definition lives in its head, not in a namespace's state.
     case 'SharedQuotaDefined':
     case 'SharedQuotaChanged':

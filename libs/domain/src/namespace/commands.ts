@@ -106,7 +106,15 @@ export interface DefinitionLimit {
   readonly setting: string;
 }
 
-export interface PutQuota {
+/**
+ * A definition that may make the namespace managed: with `awaitFirstCount` (an inventory can
+ * count what exists), a namespace that becomes managed by it awaits its first count (`CountAwaited`).
+ */
+interface MayManage {
+  readonly awaitFirstCount?: boolean;
+}
+
+export interface PutQuota extends MayManage {
   readonly type: 'PutQuota';
   readonly definition: QuotaDefinition;
   /** `metadata.resourceVersion` as the caller last saw it: stale is a conflict. */
@@ -121,7 +129,7 @@ export interface RemoveQuota {
   readonly name: string;
 }
 
-export interface PutLimitRange {
+export interface PutLimitRange extends MayManage {
   readonly type: 'PutLimitRange';
   readonly definition: LimitRangeDefinition;
   readonly expectedVersion?: number;
@@ -163,6 +171,8 @@ export interface ReconcileAnswer {
   readonly pending: number;
   /** Reservations of objects of kinds the listing does not cover, by resource (reconcile.ts). */
   readonly uncovered: readonly Uncovered[];
+  /** This listing was the namespace's first count (`Counted`): its quotas enforce from now on. */
+  readonly counted?: true;
 }
 
 export type PutAnswer = { readonly kind: 'Defined' } | { readonly kind: 'Changed' } | { readonly kind: 'Unchanged' } | Refusal;

@@ -30,9 +30,9 @@ function decideAny(command: NamespaceCommand, facts: NamespaceFacts): Decided<An
     case 'Reconcile':
       return decideReconciliation(command, facts);
     case 'PutQuota':
-      return decidePut(planPutQuota(command, facts), facts);
+      return awaitingCount(command, facts, decidePut(planPutQuota(command, facts), facts));
     case 'PutLimitRange':
-      return decidePut(planPutLimitRange(command, facts), facts);
+      return awaitingCount(command, facts, decidePut(planPutLimitRange(command, facts), facts));
     case 'RemoveQuota':
       return decideRemoveQuota(command, facts);
     case 'RemoveLimitRange':
@@ -42,8 +42,22 @@ function decideAny(command: NamespaceCommand, facts: NamespaceFacts): Decided<An
     case 'RemoveNamespace':
       return decideRemoveNamespace(command, facts);
     case 'SyncSharedQuotas':
-      return decideSyncSharedQuotas(command, facts);
+      return awaitingCount(command, facts, decideSyncSharedQuotas(command, facts));
     default:
       return assertNever(command, 'namespace command');
   }
+}
+
+/** The events that make a namespace managed: from then on its admissions are charged and recorded. */
+const MANAGING: ReadonlySet<string> = new Set(['QuotaDefined', 'LimitRangeDefined', 'SharedQuotaApplied']);
+
+/**
+ * A namespace that was not managed (objects admitted there were not recorded) and is made managed
+ * now awaits its first count, where the deployment can count (`awaitFirstCount`): its quotas
+ * refuse what they would charge until the reconciler's listing has adopted what exists.
+ */
+function awaitingCount<A>(command: { readonly awaitFirstCount?: boolean }, facts: NamespaceFacts, decided: Decided<A>): Decided<A> {
+  if (!command.awaitFirstCount || (facts.known && !facts.state.objectOnly) || facts.state.awaitingCountSince !== undefined) return decided;
+  if (!decided.events.some((event) => MANAGING.has(event.type))) return decided;
+  return { events: [...decided.events, { type: 'CountAwaited', data: { reason: 'managed' } }], answer: decided.answer };
 }

@@ -1,6 +1,6 @@
 import type { LedgerEvent } from '../events/events.js';
 import { deepEqualJson } from '../limit-range/json-patch.js';
-import { sameSharedSpec, type NamespaceDefinition, type SharedQuotaRef } from '../shared/shared-quota.js';
+import { isNewerVersion, sameSharedSpec, type NamespaceDefinition, type SharedQuotaRef } from '../shared/shared-quota.js';
 import type { ResourceQuotaSpec } from '../kube/types.js';
 import { assert } from '../assert.js';
 import { notFound, refusal } from './answers.js';
@@ -25,6 +25,11 @@ export interface PutNamespace {
 
 export interface RemoveNamespace {
   readonly type: 'RemoveNamespace';
+  /**
+   * The reconciler's listing that no longer holds the Namespace: its list `resourceVersion`. A
+   * record observed at a newer version than it (another replica's newer listing) is kept.
+   */
+  readonly listedVersion?: string;
 }
 
 /** A shared quota as a namespace it covers carries it. */
@@ -38,6 +43,8 @@ export interface AppliedSharedQuota {
 export interface SyncSharedQuotas {
   readonly type: 'SyncSharedQuotas';
   readonly covering: readonly AppliedSharedQuota[];
+  /** As a quota's PUT (commands.ts MayManage): a namespace a shared quota starts to manage awaits its first count. */
+  readonly awaitFirstCount?: boolean;
 }
 
 export interface SyncAnswer {
@@ -59,6 +66,10 @@ export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts)
   if (expected !== undefined && existing?.version !== expected) {
     return { events: [], answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object has been modified; please apply your changes to the latest version and try again`, 'namespaces', name) };
   }
+  // A listing older than the stored Namespace the record was last taken from changes nothing.
+  const observed = command.definition.observedVersion;
+  const recorded = existing?.definition.observedVersion;
+  if (observed !== undefined && recorded !== undefined && !isNewerVersion(observed, recorded)) return { events: [], answer: { kind: 'Unchanged' } };
   const { uid: _uid, creationTimestamp: _created, ...given } = command.definition.metadata ?? {};
   const stored: NamespaceDefinition = {
     name,
@@ -68,15 +79,27 @@ export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts)
       creationTimestamp: existing?.definition.metadata?.creationTimestamp ?? iso(facts.now),
     },
     ...(command.definition.spec?.finalizers ? { spec: { finalizers: command.definition.spec.finalizers } } : {}),
+    ...(observed === undefined ? {} : { observedVersion: observed }),
   };
-  if (existing && deepEqualJson(existing.definition as unknown, stored as unknown)) return { events: [], answer: { kind: 'Unchanged' } };
+  // A new resourceVersion alone (the object changed in nothing the ledger keeps) is no change.
+  if (existing && deepEqualJson(withoutObserved(existing.definition), withoutObserved(stored))) return { events: [], answer: { kind: 'Unchanged' } };
   return existing
     ? { events: [{ type: 'NamespaceChanged', data: stored }], answer: { kind: 'Changed' } }
     : { events: [{ type: 'NamespaceDefined', data: stored }], answer: { kind: 'Defined' } };
 }
 
-export function decideRemoveNamespace(_command: RemoveNamespace, facts: NamespaceFacts): Decided<RemoveAnswer> {
+function withoutObserved(definition: NamespaceDefinition): unknown {
+  const { observedVersion: _observed, ...rest } = definition;
+  return rest;
+}
+
+export function decideRemoveNamespace(command: RemoveNamespace, facts: NamespaceFacts): Decided<RemoveAnswer> {
   if (!facts.state.object) return { events: [], answer: notFound('namespaces', facts.namespace) };
+  const observed = facts.state.object.definition.observedVersion;
+  if (command.listedVersion !== undefined && observed !== undefined && !isNewerVersion(command.listedVersion, observed)) {
+    const message = `namespaces "${facts.namespace}" was recorded from the cluster at resourceVersion ${observed}, newer than the listing (${command.listedVersion}) that misses it; kept`;
+    return { events: [], answer: refusal('Conflict', message, 'namespaces', facts.namespace) };
+  }
   return { events: [{ type: 'NamespaceRemoved', data: { name: facts.namespace } }], answer: { kind: 'Removed' } };
 }
 

@@ -66,7 +66,11 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
     newId: command.newId,
     releasedSinceListing: facts.releasedSince.uids,
   });
-  return { events: decision.events, answer: { kind: 'Reconciled', actions: decision.actions, overHard: decision.overHard, pending: decision.pending, uncovered: decision.uncovered } };
+  // A complete listing begun after the namespace became managed has adopted what exists: its first count.
+  const since = facts.state.awaitingCountSince;
+  const counted = since !== undefined && command.covers.length > 0 && command.listedAt >= since;
+  const events = counted ? [...decision.events, { type: 'Counted', data: { listedAt: iso(command.listedAt) } } as const] : decision.events;
+  return { events, answer: { kind: 'Reconciled', actions: decision.actions, overHard: decision.overHard, pending: decision.pending, uncovered: decision.uncovered, ...(counted ? { counted: true } : {}) } };
 }
 
 /** The listed uids no live reservation claims: those whose releases since the listing matter. */

@@ -39,6 +39,22 @@ export interface NamespaceDefinition {
   readonly name: string;
   readonly metadata?: Pick<ObjectMeta, 'labels' | 'annotations' | 'uid' | 'creationTimestamp'>;
   readonly spec?: { readonly finalizers?: readonly string[] };
+  /**
+   * The cluster's `metadata.resourceVersion` of the stored Namespace this record was taken from
+   * (the reconciler's listing): a listing older than it changes nothing. Absent for records from
+   * the REST API or a review (issue 33: labels from the wrong moment).
+   */
+  readonly observedVersion?: string;
+}
+
+/**
+ * Whether a Kubernetes resourceVersion is newer than another. Kubernetes calls them opaque, but
+ * etcd's are decimal revisions that only grow (what every kube-apiserver serves): those are
+ * compared as numbers; any other pair can only be told apart, and the newer write is taken.
+ */
+export function isNewerVersion(candidate: string, than: string): boolean {
+  if (/^\d{1,30}$/.test(candidate) && /^\d{1,30}$/.test(than)) return BigInt(candidate) > BigInt(than);
+  return candidate !== than;
 }
 
 const PLURAL: Readonly<Record<SharedQuotaKind, string>> = {

@@ -64,7 +64,7 @@ const NOT_RECORDED_ANNOTATIONS: ReadonlySet<string> = new Set(['kubectl.kubernet
  */
 export function clusterNamespaceRecord(
   name: string,
-  metadata: { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> },
+  metadata: { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>>; readonly resourceVersion?: string },
   finalizers?: unknown,
 ): NamespaceDefinition {
   const annotations = Object.entries(metadata.annotations ?? {}).filter(([key]) => !NOT_RECORDED_ANNOTATIONS.has(key));
@@ -74,7 +74,8 @@ export function clusterNamespaceRecord(
     metadata: { name, ...(metadata.labels ? { labels: metadata.labels } : {}), ...(annotations.length > 0 ? { annotations: Object.fromEntries(annotations) } : {}) },
     ...(finalizers === undefined ? {} : { spec: { finalizers } }),
   });
-  return namespaceDefinitionOf(name, namespace);
+  const definition = namespaceDefinitionOf(name, namespace);
+  return metadata.resourceVersion ? { ...definition, observedVersion: metadata.resourceVersion } : definition;
 }
 
 /** What the ledger keeps of a validated Namespace: its name, labels, annotations and finalizers. */
