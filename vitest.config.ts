@@ -71,6 +71,20 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        plugins,
+        resolve: { alias },
+        test: {
+          // A real control plane (npm run test:kubernetes: test/kubernetes/build.sh builds etcd,
+          // kube-apiserver and kube-controller-manager first). One file at a time: each starts one.
+          name: 'kubernetes',
+          include: ['test/kubernetes/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });
