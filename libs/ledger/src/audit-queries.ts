@@ -61,7 +61,7 @@ export class AuditQueries {
     const rows = await select<EventRow & ByteBoundedColumns>(
       this.dataSource,
       byteBoundedSql({
-        candidates: `SELECT ${EVENT_COLUMNS}, e.position AS page_key, octet_length(e::text) AS row_bytes FROM ledger_events e
+        candidates: `SELECT ${EVENT_COLUMNS}, e.position AS page_key, pg_column_size(e.data) AS stored_bytes FROM ledger_events e
                       WHERE e.namespace = $1 AND e.position > $2::bigint ORDER BY e.position LIMIT ${limit + 1}`,
         order: 'c.page_key',
         rowsMax: limit,
@@ -90,7 +90,8 @@ export class AuditQueries {
     const rows = await select<DecisionRow & ByteBoundedColumns>(
       this.dataSource,
       byteBoundedSql({
-        candidates: `SELECT ${DECISION_COLUMNS}, d.id AS page_key, octet_length(d::text) AS row_bytes FROM admission_decisions d
+        candidates: `SELECT ${DECISION_COLUMNS}, d.id AS page_key,
+                            pg_column_size(d.result) + coalesce(pg_column_size(d.name), 0) AS stored_bytes FROM admission_decisions d
                       WHERE ${conditions.join(' AND ')} ORDER BY d.id ${order} LIMIT ${limit + 1}`,
         order: `c.page_key ${order}`,
         rowsMax: limit,
@@ -143,7 +144,7 @@ export class AuditQueries {
       byteBoundedSql({
         candidates: `SELECT ${RESERVATION_COLUMNS}, reservations.reserved_at AS page_at, reservations.reservation_id AS page_id,
                             to_char(reserved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS reserved_at_text,
-                            first.actor AS requester, first.on_behalf_of, octet_length(reservations::text) AS row_bytes
+                            first.actor AS requester, first.on_behalf_of, pg_column_size(reservations.data) AS stored_bytes
                        FROM (SELECT * FROM reservations WHERE ${conditions.join(' AND ')}
                               ORDER BY reservations.reserved_at, reservations.reservation_id LIMIT ${limit + 1}) AS reservations
                        LEFT JOIN LATERAL (SELECT e.actor, e.on_behalf_of FROM ledger_events e

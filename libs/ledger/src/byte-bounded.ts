@@ -13,12 +13,13 @@ export const HISTORY_PAGE_MAX_BYTES = 1024 * 1024;
 
 export interface ByteBoundedRead {
   /**
-   * A SELECT of the candidate rows, in page order: every column the read needs, plus `row_bytes`
-   * (the row's size: `octet_length(t::text)` of the row, as PostgreSQL prints it) and whatever
-   * `order` names; limited to the row bound (plus one, for a page that must say whether more follow).
+   * A SELECT of the candidate rows, in page order: every column the read needs, plus
+   * `stored_bytes`, what the row's large columns take as stored (`pg_column_size` of each: read
+   * from their TOAST pointers, nothing decompressed), and whatever `order` names; limited to the
+   * row bound (plus one, for a page that must say whether more follow).
    */
   readonly candidates: string;
-  /** The page order over the candidates' columns, as the window sees them (`c.id DESC`, `c.page_at, c.reservation_id`). */
+  /** The page order over the candidates' columns, as `c.<column>` (`c.page_key DESC`). */
   readonly order: string;
   /** At most this many rows. */
   readonly rowsMax: number;
@@ -30,21 +31,28 @@ export interface ByteBoundedRead {
 export interface ByteBoundedColumns {
   /** How many candidates there were: more than the page took means another page follows. */
   readonly candidates: string | number;
+  /** The row's size as PostgreSQL prints it (what the driver receives). */
+  readonly row_bytes: number;
 }
 
 /**
- * The statement of a byte-bounded read: the candidates, numbered and summed in page order by one
- * window, and only those within both bounds returned (in page order).
+ * The statement of a byte-bounded read, in two passes so that the cost of measuring stays with
+ * the rows taken: first the candidates whose stored sizes before them are under the budget (cheap,
+ * and compressed sizes only let more through), then of those, the ones whose printed sizes before
+ * them are (each row printed once). Each pass is one window in page order.
  */
 export function byteBoundedSql(read: ByteBoundedRead): string {
   const rows = Math.max(1, Math.floor(read.rowsMax));
   const bytes = Math.max(1, Math.floor(read.bytesMax));
+  const running = `WINDOW w AS (ORDER BY ${read.order} ROWS UNBOUNDED PRECEDING)`;
   return `SELECT * FROM (
-            SELECT c.*, row_number() OVER w AS page_row, sum(c.row_bytes) OVER w - c.row_bytes AS bytes_before, count(*) OVER () AS candidates
-              FROM (${read.candidates}) AS c
-            WINDOW w AS (ORDER BY ${read.order} ROWS UNBOUNDED PRECEDING)) AS b
-           WHERE b.page_row <= ${rows} AND b.bytes_before < ${bytes}
-           ORDER BY b.page_row`;
+            SELECT c.*, row_number() OVER w AS page_row, sum(c.row_bytes) OVER w - c.row_bytes AS bytes_before
+              FROM (SELECT c.*, octet_length(c::text) AS row_bytes
+                      FROM (SELECT c.*, sum(c.stored_bytes) OVER w - c.stored_bytes AS stored_before, count(*) OVER () AS candidates
+                              FROM (${read.candidates}) AS c ${running}) AS c
+                     WHERE c.stored_before < ${bytes}) AS c ${running}) AS c
+           WHERE c.page_row <= ${rows} AND c.bytes_before < ${bytes}
+           ORDER BY c.page_row`;
 }
 
 /** Whether the candidates ran past the page taken: by the row bound (the extra candidate) or by the byte budget. */

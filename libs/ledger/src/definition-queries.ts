@@ -112,7 +112,7 @@ export class DefinitionQueries {
     const rows = await select<EventRow & ByteBoundedColumns>(
       this.dataSource,
       byteBoundedSql({
-        candidates: `SELECT ${EVENT_COLUMNS}, e.position AS page_key, octet_length(e::text) AS row_bytes FROM ledger_events e
+        candidates: `SELECT ${EVENT_COLUMNS}, e.position AS page_key, pg_column_size(e.data) AS stored_bytes FROM ledger_events e
                       WHERE e.namespace = $1 AND e.type = ANY($2::text[]) AND ($3::text IS NULL OR e.data->>'name' = $3) AND e.position > $4::bigint
                       ORDER BY e.position LIMIT ${limit + 1}`,
         order: 'c.page_key',
