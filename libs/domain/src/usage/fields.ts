@@ -1,5 +1,6 @@
 import { DomainError, type FieldCause } from '../errors.js';
 import { EMPTY, parseResourceList, type ResourceList } from '../resources/resource-list.js';
+import { cutText, firstOf, listMessages } from '../validation/field.js';
 
 /**
  * Reads the parts of a JSON object the evaluators need, collecting every field problem so
@@ -70,14 +71,14 @@ export class FieldReader {
 
   /** Records a field whose value Kubernetes would not accept. */
   invalid(field: string, value: string, message: string): void {
-    this.causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${value}": ${message}` });
+    this.causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${cutText(value)}": ${message}` });
   }
 
   /** Throws the collected problems, if any. */
   done(): void {
     if (this.causes.length === 0) return;
-    const detail = this.causes.map((cause) => `${cause.field}: ${cause.message}`).join(', ');
-    throw new DomainError('ObjectInvalid', `${this.what} is invalid: ${detail}`, [...this.causes]);
+    const detail = listMessages(this.causes.map((cause) => `${cause.field}: ${cause.message}`));
+    throw new DomainError('ObjectInvalid', `${this.what} is invalid: ${detail}`, firstOf(this.causes).listed);
   }
 
   private typeInvalid(field: string, message: string): void {
