@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
+import { rewriteWithHugeNames } from '../support/oversized.js';
 import { ensureBuilt, startApiProcess, type ApiProcess } from '../support/processes.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
 import type { DataSource } from 'typeorm';
@@ -18,6 +20,8 @@ const TOKENS = {
   team: { name: 'team-ci', token: 'avail-team-ci-0123456789abcdef0123456789ab', roles: ['admission'], namespaces: ['team-a', 'team-d', 'team-r'] },
   auditor: { name: 'auditor', token: 'avail-auditor-0123456789abcdef012345678901', roles: ['auditor'], namespaces: ['team-a', 'team-d', 'team-r'] },
 };
+/** A random 3 MB name, as reported (hex: what a random name costs PostgreSQL, uncompressed). */
+const HUGE_NAME = randomBytes(1_500_000).toString('hex');
 
 let db: TestDatabase & { dataSource: DataSource };
 let api: ApiProcess;
@@ -55,6 +59,7 @@ async function call(method: string, path: string, body: unknown, who: keyof type
 }
 
 const json = (answer: Answer) => JSON.parse(answer.text);
+const count = async (sql: string): Promise<number> => Number((await db.dataSource.query(sql))[0].count);
 
 /** The process's resident set now, and at its peak so far (VmHWM). */
 function memory(): { rss: number; peak: number } {
@@ -68,6 +73,7 @@ async function stillUp(): Promise<void> {
   expect((await fetch(`${api.base}/healthz`)).status).toBe(200);
 }
 
+const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: {} });
 const review = (uid: string, namespace: string, object: unknown, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'admission.k8s.io/v1',
   kind: 'AdmissionReview',
@@ -82,6 +88,83 @@ const review = (uid: string, namespace: string, object: unknown, extra: Record<s
     dryRun: false,
     ...extra,
   },
+});
+const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name.length}` }, spec: { containers: [{ name: 'app', image: 'nginx' }] } });
+
+describe('CRITICAL: multi-MB object names', () => {
+  it('refuses a 3 MB metadata.name on a read-only auditor’s what-if, naming the field and the limit, and stores nothing', async () => {
+    const before = await count(`SELECT count(*) FROM admission_decisions`);
+    for (let i = 0; i < 10; i++) {
+      const answer = await call('POST', '/v1/namespaces/team-a/whatif', { kind: 'ConfigMap', object: configMap(HUGE_NAME) }, 'auditor');
+      expect(answer.status).toBe(400);
+      expect(json(answer)).toMatchObject({ kind: 'Status', code: 400, details: { causes: [{ field: 'object.metadata.name' }] } });
+      expect(json(answer).message).toContain('must be no more than 253 characters');
+      expect(answer.text.length).toBeLessThan(4096);
+    }
+    expect(await count(`SELECT count(*) FROM admission_decisions`)).toBe(before);
+    const exported = await call('GET', '/v1/namespaces/team-a/decisions/export', undefined, 'auditor');
+    expect(exported.status).toBe(200);
+    await stillUp();
+  });
+
+  it('refuses it on a REST reservation and a webhook review too, and every other string it would store past its bound', async () => {
+    const events = await count(`SELECT count(*) FROM ledger_events`);
+    const decisions = await count(`SELECT count(*) FROM admission_decisions`);
+    const rest = await call('POST', '/v1/namespaces/team-a/reservations', { kind: 'ConfigMap', object: configMap(HUGE_NAME) }, 'team');
+    expect(rest.status).toBe(400);
+    expect(json(rest).details.causes[0].field).toBe('object.metadata.name');
+    const refusals: [string, unknown, string][] = [
+      ['request.name', review('r1', 'team-a', pod('web'), { name: HUGE_NAME }), 'must be no more than 253 characters'],
+      ['request.object.metadata.name', review('r2', 'team-a', pod(HUGE_NAME)), 'must be no more than 253 characters'],
+      ['request.namespace', review('r3', 'x'.repeat(64), pod('web')), 'must be no more than 63 characters'],
+      ['request.kind.kind', review('r4', 'team-a', pod('web'), { kind: { group: '', version: 'v1', kind: 'P'.repeat(64) } }), 'must be no more than 63 characters'],
+      ['request.userInfo.username', review('r5', 'team-a', pod('web'), { userInfo: { username: 'u'.repeat(1025) } }), 'may not be more than 1024 bytes'],
+      ['request.object.metadata.name', review('r6', 'team-a', { ...pod('Web_1') }), 'a lowercase RFC 1123 subdomain'],
+    ];
+    for (const [field, body, message] of refusals) {
+      const answer = await call('POST', '/v1/admission/validate', body, 'apiserver');
+      expect(answer.status, field).toBe(400);
+      expect(json(answer).details.causes[0].field, field).toBe(field);
+      expect(json(answer).message, field).toContain(message);
+      expect(answer.text.length, field).toBeLessThan(4096);
+    }
+    // A Service's name is a DNS-1035 label (at most 63), as Kubernetes requires.
+    const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's'.repeat(64) }, spec: { type: 'ClusterIP' } };
+    const serviceReview = review('r7', 'team-a', service, { kind: { group: '', version: 'v1', kind: 'Service' }, resource: { group: '', version: 'v1', resource: 'services' } });
+    expect((await call('POST', '/v1/admission/validate', serviceReview, 'apiserver')).status).toBe(400);
+    expect(await count(`SELECT count(*) FROM ledger_events`)).toBe(events);
+    expect(await count(`SELECT count(*) FROM admission_decisions`)).toBe(decisions);
+    await stillUp();
+  });
+
+  it('serves every history read of rows stored with 3 MB names before the fix, in bounded pages, and stays up', async () => {
+    // As reported: denied webhook CREATEs (decisions only) and REST ConfigMap reservations, stored
+    // small and rewritten with a 3 MB name each, as a database written before names were bounded.
+    for (let i = 0; i < 15; i++) expect(json(await call('POST', '/v1/admission/validate', review(`deny-${i}`, 'team-d', pod(`web-${i}`)), 'apiserver')).response.allowed).toBe(false);
+    for (let i = 0; i < 64; i++) expect((await call('POST', '/v1/namespaces/team-r/reservations', { kind: 'ConfigMap', object: configMap(`cm-${i}`) }, 'team')).status).toBe(201);
+    await rewriteWithHugeNames(db.dataSource, 'team-d', HUGE_NAME.length, 'random', ['decisions']);
+    await rewriteWithHugeNames(db.dataSource, 'team-r', HUGE_NAME.length, 'random', ['events', 'reservations']);
+    const before = memory();
+    const [exports, events, reservations, decisions] = await Promise.all([
+      Promise.all([0, 1, 2].map(() => call('GET', '/v1/namespaces/team-d/decisions/export', undefined, 'auditor'))),
+      call('GET', '/v1/namespaces/team-r/events?limit=100', undefined, 'auditor'),
+      call('GET', '/v1/namespaces/team-r/reservations?limit=1000', undefined, 'auditor'),
+      call('GET', '/v1/namespaces/team-d/decisions?limit=1000', undefined, 'auditor'),
+    ]);
+    for (const exported of exports) {
+      expect(exported.status).toBe(200);
+      expect(exported.text.trim().split('\n')).toHaveLength(15);
+    }
+    for (const page of [events, reservations, decisions]) {
+      expect(page.status).toBe(200);
+      // A page stops at its byte budget (1 MiB) after the row that crossed it, and says where to go on.
+      expect(json(page).items.length).toBeLessThanOrEqual(2);
+      expect(json(page).next).toBeDefined();
+    }
+    await stillUp();
+    const after = memory();
+    console.log(`history reads of 3 MB rows: RSS ${Math.round(before.rss / 2 ** 20)} -> ${Math.round(after.rss / 2 ** 20)} MiB, peak ${Math.round(after.peak / 2 ** 20)} MiB`);
+  }, 180_000);
 });
 
 describe('HIGH: validation errors many times the request', () => {

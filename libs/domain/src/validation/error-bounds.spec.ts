@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
+import { FieldReader } from '../usage/fields.js';
 import { aggregate, checkEach, FIELD_ERRORS_MAX, invalid, invalidObject, str } from './field.js';
 import { validateNamespace } from './namespace.js';
 import { validateResourceQuota } from './resource-quota.js';
@@ -86,5 +87,23 @@ describe('bounded field errors', () => {
     expect(error.code).toBe('ObjectMalformed');
     expect(error.causes).toHaveLength(FIELD_ERRORS_MAX);
     expect(error.message).toMatch(/, and 4900 more errors$/);
+  });
+});
+
+describe('what an evaluator reads', () => {
+  it('refuses a string over 253 bytes (a class name becomes a stored resource name)', () => {
+    const read = new FieldReader('pod');
+    expect(read.string('c'.repeat(254), 'spec.priorityClassName')).toBe('');
+    expect(thrown(() => read.done()).causes).toEqual([{ reason: 'FieldValueTooLong', field: 'spec.priorityClassName', message: 'Too long: may not be more than 253 bytes' }]);
+  });
+
+  it('refuses more than 64 different resource names in one object', () => {
+    const read = new FieldReader('pod');
+    read.resources(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`example.com/a${i}`, '1'])), 'spec.containers[0].resources.requests');
+    read.resources(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`example.com/b${i}`, '1'])), 'spec.containers[1].resources.requests');
+    expect(thrown(() => read.done()).causes[0]).toMatchObject({ reason: 'FieldValueTooMany' });
+    const one = new FieldReader('pod');
+    one.resources(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`example.com/a${i}`, '1'])), 'spec.overhead');
+    expect(thrown(() => one.done()).causes).toEqual([{ reason: 'FieldValueTooMany', field: 'spec.overhead', message: 'Too many: 65: must have at most 64 items' }]);
   });
 });
