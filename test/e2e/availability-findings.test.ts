@@ -101,6 +101,9 @@ describe('CRITICAL: multi-MB object names', () => {
       expect(json(answer).message).toContain('must be no more than 253 characters');
       expect(answer.text.length).toBeLessThan(4096);
     }
+    // A what-if is a read: even one that is answered leaves no decision behind.
+    const asked = await call('POST', '/v1/namespaces/team-a/whatif', { kind: 'ConfigMap', object: configMap('cm-1') }, 'auditor');
+    expect(json(asked)).toMatchObject({ kind: 'WhatIf', allowed: true });
     expect(await count(`SELECT count(*) FROM admission_decisions`)).toBe(before);
     const exported = await call('GET', '/v1/namespaces/team-a/decisions/export', undefined, 'auditor');
     expect(exported.status).toBe(200);
