@@ -135,6 +135,12 @@ describe('CRITICAL: multi-MB object names', () => {
     const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's'.repeat(64) }, spec: { type: 'ClusterIP' } };
     const serviceReview = review('r7', 'team-a', service, { kind: { group: '', version: 'v1', kind: 'Service' }, resource: { group: '', version: 'v1', resource: 'services' } });
     expect((await call('POST', '/v1/admission/validate', serviceReview, 'apiserver')).status).toBe(400);
+    // What the evaluators would record: a class name past 253 bytes, 65 resource names in one list.
+    const requests = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`example.com/r${i}`, '1']));
+    const charged = { ...pod('web'), spec: { priorityClassName: 'c'.repeat(254), containers: [{ name: 'app', resources: { requests } }] } };
+    const unrecordable = await call('POST', '/v1/admission/validate', review('r8', 'team-a', charged), 'apiserver');
+    expect(unrecordable.status).toBe(422);
+    expect(json(unrecordable).details.causes.map((c: { field: string }) => c.field)).toEqual(['spec.containers[0].resources.requests', 'spec.priorityClassName']);
     expect(await count(`SELECT count(*) FROM ledger_events`)).toBe(events);
     expect(await count(`SELECT count(*) FROM admission_decisions`)).toBe(decisions);
     await stillUp();
