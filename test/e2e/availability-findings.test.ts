@@ -154,12 +154,18 @@ describe('CRITICAL: multi-MB object names', () => {
     await rewriteWithHugeNames(db.dataSource, 'team-d', HUGE_NAME.length, 'random', ['decisions']);
     await rewriteWithHugeNames(db.dataSource, 'team-r', HUGE_NAME.length, 'random', ['events', 'reservations']);
     const before = memory();
-    const [exports, events, reservations, decisions] = await Promise.all([
+    const [exports, events, reservations, decisions, series] = await Promise.all([
       Promise.all([0, 1, 2].map(() => call('GET', '/v1/namespaces/team-d/decisions/export', undefined, 'auditor'))),
       call('GET', '/v1/namespaces/team-r/events?limit=100', undefined, 'auditor'),
       call('GET', '/v1/namespaces/team-r/reservations?limit=1000', undefined, 'auditor'),
       call('GET', '/v1/namespaces/team-d/decisions?limit=1000', undefined, 'auditor'),
+      call('GET', '/v1/namespaces/team-d/usage/series?points=2', undefined, 'auditor'),
     ]);
+    // The chart's denial markers carry their decision's name and message cut (the decision has them whole).
+    expect(series.status).toBe(200);
+    const denials = json(series).markers.filter((m: { kind: string }) => m.kind === 'denial') as { name: string; message: string }[];
+    expect(denials).toHaveLength(15);
+    for (const marker of denials) expect([marker.name.length, marker.message.length]).toEqual([253, 1024]);
     for (const exported of exports) {
       expect(exported.status).toBe(200);
       expect(exported.text.trim().split('\n')).toHaveLength(15);
