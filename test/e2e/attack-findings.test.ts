@@ -35,7 +35,7 @@ let seq = 0;
 const pvc = (namespace: string, uid: string, size: string, resourceVersion?: string) => ({
   apiVersion: 'v1',
   kind: 'PersistentVolumeClaim',
-  metadata: { name: `claim-${uid}`, namespace, uid, ...(resourceVersion ? { resourceVersion } : {}) },
+  metadata: { name: `claim-${uid.toLowerCase()}`, namespace, uid, ...(resourceVersion ? { resourceVersion } : {}) },
   spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } },
 });
 const pvcReview = (namespace: string, operation: string, object: unknown, oldObject: unknown = null) => ({

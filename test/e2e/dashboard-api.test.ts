@@ -169,19 +169,9 @@ describe('POST /v1/namespaces/{ns}/whatif', () => {
     expect((await api.request('POST', '/v1/namespaces/team-a/whatif', podBody('x'))).status).toBe(401);
   });
 
-  it('logs each what-if as a dry-run decision, with who asked', async () => {
+  it('logs no what-if, whoever asked: a what-if is a read, and a read-only auditor leaves nothing behind (issue 33)', async () => {
     const decisions = await allDecisions();
-    const dry = decisions.filter((d) => d.dryRun);
-    // Four allowed (one per token), the resource list, and the denied one.
-    expect(dry.map((d) => [d.requester, d.allowed])).toEqual([
-      [TOKENS.admin.name, true],
-      [TOKENS.auditor.name, true],
-      [TOKENS.admission.name, true],
-      [TOKENS.teamAuditor.name, true],
-      [TOKENS.auditor.name, true],
-      [TOKENS.auditor.name, false],
-    ]);
-    expect(dry.at(-1)?.result.message).toContain('exceeded quota: compute');
+    expect(decisions.filter((d) => d.dryRun)).toEqual([]);
     const real = decisions.filter((d) => !d.dryRun);
     expect(real.map((d) => [d.requester, d.allowed, d.name])).toEqual([[TOKENS.admission.name, true, 'p']]);
   });
@@ -205,7 +195,7 @@ describe('POST /v1/namespaces/{ns}/whatif', () => {
 describe('GET /v1/namespaces/{ns}/decisions/{id}', () => {
   it('answers each decision as the list shows it', async () => {
     const decisions = await allDecisions();
-    expect(decisions.length).toBeGreaterThanOrEqual(8);
+    expect(decisions.length).toBeGreaterThanOrEqual(2);
     for (const decision of decisions) {
       const { status, body } = await api.request('GET', `/v1/namespaces/team-a/decisions/${decision.id}`, undefined, as('auditor'));
       expect(status, decision.id).toBe(200);

@@ -436,7 +436,7 @@ describe('the dashboard in the first hour (issue 22)', () => {
     const [ndjson] = await Promise.all([page.waitForEvent('download'), page.locator('#export-ndjson').click()]);
     expect(ndjson.suggestedFilename()).toMatch(/^shop decisions .+\.ndjson$/);
     const lines = (await saved(ndjson)).trim().split('\n');
-    // Five reservations and the what-ifs asked above (dry runs are decisions too).
+    // Five reservations (the what-ifs asked above are reads: not logged).
     expect(lines.map((line) => JSON.parse(line).id)).toEqual(await exported());
     expect(lines.length).toBeGreaterThanOrEqual(5);
 

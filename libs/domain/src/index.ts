@@ -13,6 +13,7 @@ export * from './events/events.js';
 export * from './events/fold.js';
 export * from './admission/index.js';
 export * from './kube/shape.js';
+export * from './kube/object-names.js';
 export * from './kube/kinds.js';
 export * from './namespace/index.js';
 export * from './selectors/index.js';

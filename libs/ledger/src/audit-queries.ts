@@ -1,19 +1,26 @@
 import { Quantity } from '@quota/domain';
-import { MoreThan, type DataSource } from 'typeorm';
-import { LedgerEventEntity } from './entities/ledger-event.entity.js';
+import type { DataSource } from 'typeorm';
+import { byteBoundedSql, HISTORY_PAGE_MAX_BYTES, pageCutShort, type ByteBoundedColumns } from './byte-bounded.js';
 import type { DecisionQuery, DecisionView, EventView, Page, ReservationState, ReservationView } from './ledger.types.js';
 import { DECISION_COLUMNS, EVENT_COLUMNS, RESERVATION_COLUMNS, recordOf, type DecisionRow, type EventRow, type ReservationRow } from './rows.js';
 import { select } from './sql.js';
-import { decisionViewOf, eventView, eventViewOfEntity, reservationViewOf } from './views.js';
+import { decisionViewOf, eventView, reservationViewOf } from './views.js';
 
 /**
  * Read-only audit queries: the event stream, the decisions log, reservations (one with its
  * history, or by state and age), and the overview of namespaces with their quotas. Nothing
- * here writes or takes a lock.
+ * here writes or takes a lock. Every page is bounded in bytes as well as rows (byte-bounded.ts):
+ * one cut short by its budget still has a `next`.
  */
 
 /** Largest page a list answers. */
 export const AUDIT_PAGE_MAX = 1000;
+
+/** Where a page of `limit` ends: its last item's cursor when more rows follow, by count or by bytes. */
+function pageOf<R extends ByteBoundedColumns, T>(rows: readonly R[], items: readonly T[], cursor: (last: R) => string): Page<T> {
+  const last = rows.at(-1);
+  return last && pageCutShort(rows) ? { items, next: cursor(last) } : { items };
+}
 
 const clampLimit = (limit: number): number => Math.max(1, Math.min(AUDIT_PAGE_MAX, Math.floor(limit)));
 
@@ -48,17 +55,21 @@ export interface UnsettledReservations {
 export class AuditQueries {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** The namespace's stream, by position, paged (through the ledger_events entity: a plain keyed range). */
+  /** The namespace's stream, by position, paged (a keyed range of its (namespace, position) index). */
   async readEvents(namespace: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<EventView>> {
     const limit = clampLimit(page.limit);
-    const rows = await this.dataSource.getRepository(LedgerEventEntity).find({
-      where: { namespace, position: MoreThan(page.after ?? '0') },
-      order: { position: 'ASC' },
-      take: limit + 1,
-    });
-    const items = rows.slice(0, limit).map(eventViewOfEntity);
-    const last = items[items.length - 1];
-    return rows.length > limit && last ? { items, next: last.position } : { items };
+    const rows = await select<EventRow & ByteBoundedColumns>(
+      this.dataSource,
+      byteBoundedSql({
+        candidates: `SELECT ${EVENT_COLUMNS}, e.position AS page_key, pg_column_size(e.data) AS stored_bytes FROM ledger_events e
+                      WHERE e.namespace = $1 AND e.position > $2::bigint ORDER BY e.position LIMIT ${limit + 1}`,
+        order: 'c.page_key',
+        rowsMax: limit,
+        bytesMax: HISTORY_PAGE_MAX_BYTES,
+      }),
+      [namespace, page.after ?? '0'],
+    );
+    return pageOf(rows, rows.map(eventView), (last) => last.position);
   }
 
   async listDecisions(namespace: string, query: DecisionQuery): Promise<Page<DecisionView>> {
@@ -75,15 +86,20 @@ export class AuditQueries {
     if (query.requester !== undefined) add('requester = ?', query.requester);
     if (query.after !== undefined) add(query.newestFirst ? 'id < ?::bigint' : 'id > ?::bigint', query.after);
     const limit = clampLimit(query.limit);
-    const rows = await select<DecisionRow>(
+    const order = query.newestFirst ? 'DESC' : 'ASC';
+    const rows = await select<DecisionRow & ByteBoundedColumns>(
       this.dataSource,
-      `SELECT ${DECISION_COLUMNS} FROM admission_decisions WHERE ${conditions.join(' AND ')}
-        ORDER BY admission_decisions.id ${query.newestFirst ? 'DESC' : 'ASC'} LIMIT ${limit + 1}`,
+      byteBoundedSql({
+        candidates: `SELECT ${DECISION_COLUMNS}, d.id AS page_key,
+                            pg_column_size(d.result) + coalesce(pg_column_size(d.name), 0) AS stored_bytes FROM admission_decisions d
+                      WHERE ${conditions.join(' AND ')} ORDER BY d.id ${order} LIMIT ${limit + 1}`,
+        order: `c.page_key ${order}`,
+        rowsMax: limit,
+        bytesMax: HISTORY_PAGE_MAX_BYTES,
+      }),
       params,
     );
-    const items = rows.slice(0, limit).map((row) => decisionViewOf(namespace, row));
-    const last = items[items.length - 1];
-    return rows.length > limit && last ? { items, next: last.id } : { items };
+    return pageOf(rows, rows.map((row) => decisionViewOf(namespace, row)), (last) => last.id);
   }
 
   /** One decision of the log, with its explanation; undefined when the namespace has no such id. */
@@ -123,26 +139,29 @@ export class AuditQueries {
       conditions.push(`(reserved_at, reservation_id) > (${param(query.after.reservedAt)}::timestamptz, ${param(query.after.id)}::text)`);
     }
     // The requester is the actor of the reservation's first event (Reserved or Adopted).
-    const rows = await select<ReservationRow & { reserved_at_text: string; requester: string | null; on_behalf_of: string | null }>(
+    const rows = await select<ReservationRow & ByteBoundedColumns & { reserved_at_text: string; requester: string | null; on_behalf_of: string | null }>(
       this.dataSource,
-      `SELECT ${RESERVATION_COLUMNS},
-              to_char(reserved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS reserved_at_text,
-              first.actor AS requester, first.on_behalf_of
-         FROM (SELECT * FROM reservations WHERE ${conditions.join(' AND ')}
-                ORDER BY reservations.reserved_at, reservations.reservation_id LIMIT ${limit + 1}) AS reservations
-         LEFT JOIN LATERAL (SELECT e.actor, e.on_behalf_of FROM ledger_events e
-                             WHERE e.namespace = reservations.namespace AND e.version = reservations.event_versions[1]) AS first ON true
-        ORDER BY reservations.reserved_at, reservations.reservation_id LIMIT ${limit + 1}`,
+      byteBoundedSql({
+        candidates: `SELECT ${RESERVATION_COLUMNS}, reservations.reserved_at AS page_at, reservations.reservation_id AS page_id,
+                            to_char(reserved_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS reserved_at_text,
+                            first.actor AS requester, first.on_behalf_of, pg_column_size(reservations.data) AS stored_bytes
+                       FROM (SELECT * FROM reservations WHERE ${conditions.join(' AND ')}
+                              ORDER BY reservations.reserved_at, reservations.reservation_id LIMIT ${limit + 1}) AS reservations
+                       LEFT JOIN LATERAL (SELECT e.actor, e.on_behalf_of FROM ledger_events e
+                                           WHERE e.namespace = reservations.namespace AND e.version = reservations.event_versions[1]) AS first ON true
+                      ORDER BY reservations.reserved_at, reservations.reservation_id LIMIT ${limit + 1}`,
+        order: 'c.page_at, c.page_id',
+        rowsMax: limit,
+        bytesMax: HISTORY_PAGE_MAX_BYTES,
+      }),
       params,
     );
-    const page = rows.slice(0, limit);
-    const items = page.map((row) => ({
+    const items = rows.map((row) => ({
       ...reservationViewOf(namespace, recordOf(row)),
       ...(row.requester ? { requester: row.requester } : {}),
       ...(row.on_behalf_of ? { onBehalfOf: row.on_behalf_of } : {}),
     }));
-    const last = page[page.length - 1];
-    return rows.length > limit && last ? { items, next: encodeReservationCursor({ reservedAt: last.reserved_at_text, id: last.reservation_id }) } : { items };
+    return pageOf(rows, items, (last) => encodeReservationCursor({ reservedAt: last.reserved_at_text, id: last.reservation_id }));
   }
 
   /**

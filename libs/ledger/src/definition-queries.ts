@@ -2,6 +2,7 @@ import type { LimitRange } from '@quota/domain';
 import type { DataSource } from 'typeorm';
 import type { HeadJson } from './head.js';
 import type { DefinitionChange, LimitRangeView, Page, QuotaView } from './ledger.types.js';
+import { byteBoundedSql, HISTORY_PAGE_MAX_BYTES, pageCutShort, type ByteBoundedColumns } from './byte-bounded.js';
 import { EVENT_COLUMNS, type EventRow } from './rows.js';
 import { select } from './sql.js';
 import { changedKeys, eventView, limitRangeViewOfHead, quotaViewOfHead } from './views.js';
@@ -108,11 +109,16 @@ export class DefinitionQueries {
   ): Promise<Page<DefinitionChange> | undefined> {
     const limit = Math.min(Math.max(page.limit, 1), 1000);
     const after = page.after ?? '0';
-    const rows = await select<EventRow>(
+    const rows = await select<EventRow & ByteBoundedColumns>(
       this.dataSource,
-      `SELECT ${EVENT_COLUMNS} FROM ledger_events
-        WHERE namespace = $1 AND type = ANY($2::text[]) AND ($3::text IS NULL OR data->>'name' = $3) AND position > $4::bigint
-        ORDER BY ledger_events.position LIMIT ${limit + 1}`,
+      byteBoundedSql({
+        candidates: `SELECT ${EVENT_COLUMNS}, e.position AS page_key, pg_column_size(e.data) AS stored_bytes FROM ledger_events e
+                      WHERE e.namespace = $1 AND e.type = ANY($2::text[]) AND ($3::text IS NULL OR e.data->>'name' = $3) AND e.position > $4::bigint
+                      ORDER BY e.position LIMIT ${limit + 1}`,
+        order: 'c.page_key',
+        rowsMax: limit,
+        bytesMax: HISTORY_PAGE_MAX_BYTES,
+      }),
       [stream, types, name, after],
     );
     if (rows.length === 0 && after === '0') return undefined;
@@ -124,7 +130,7 @@ export class DefinitionQueries {
       [stream, types, name, after],
     );
     let before: Record<string, unknown> | null = previous[0] && !previous[0].type.endsWith('Removed') ? specOf(previous[0].data) : null;
-    const items = rows.slice(0, limit).map((row): DefinitionChange => {
+    const items = rows.map((row): DefinitionChange => {
       const event = eventView(row);
       const now = row.type.endsWith('Removed') ? null : specOf(row.data);
       const change: DefinitionChange = { ...event, before, after: now, changed: changed(before ?? undefined, now ?? undefined) };
@@ -132,7 +138,7 @@ export class DefinitionQueries {
       return change;
     });
     const last = items.at(-1);
-    return { items, ...(rows.length > limit && last ? { next: last.position } : {}) };
+    return { items, ...(pageCutShort(rows) && last ? { next: last.position } : {}) };
   }
 
   private async head(namespace: string): Promise<{ version: number; state: HeadJson } | undefined> {

@@ -20,3 +20,5 @@ export * from './read-path.js';
 export * from './retention.js';
 export * from './ledger-partitions.js';
 export * from './ledger-archive.js';
+export { HISTORY_PAGE_MAX_BYTES } from './byte-bounded.js';
+export { PROJECTION_STEP_MAX_BYTES } from './projection-feed.js';

@@ -156,6 +156,7 @@ export class LedgerCommands {
 
   async admit(command: AdmitCommand): Promise<AdmitOutcome> {
     const { request } = command;
+    assert(command.logged !== false || command.dryRun, 'only a dry run may go unlogged');
     const key = command.requestKey !== undefined && !command.dryRun ? command.requestKey : undefined;
     // Computed outside the transaction: the key is a claim checked against what it was first used for.
     const digest = key === undefined ? undefined : requestDigest(command);
@@ -194,6 +195,7 @@ export class LedgerCommands {
           return () => ({ result: answer.result, repeated: true, decisionId: decisionId(), managed });
         }
         case 'Decided': {
+          if (command.logged === false) return () => ({ result: answer.result, repeated: false, decisionId: '', managed: true });
           const handle = work.recordDecision(decisionOf(command, answer.result, key, digest));
           return () => ({ result: answer.result, repeated: false, decisionId: handle.id ?? '', managed: true, position: written() });
         }

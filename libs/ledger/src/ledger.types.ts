@@ -87,6 +87,11 @@ export interface AdmitCommand {
   /** REST: the reservation expires (released as `expired`) unless committed within this many ms. */
   readonly ttlMs?: number;
   /**
+   * `false`: the decision is not written to the decisions log (a what-if: a read, which a
+   * read-only auditor may ask, so it must leave nothing behind; issue 33). Only with `dryRun`.
+   */
+  readonly logged?: false;
+  /**
    * REST: refuse with NamespaceNotFound when the namespace has no stream (no quota or limit
    * range was ever defined there). The webhook admits in such a namespace without a reservation.
    */

@@ -1,6 +1,7 @@
 import { evolve, fold, initialState, isSharedQuotaKey, reservationsNeededBy, Resources, type NamespaceState, type RawQuantities, type RecordedEvent, type Reservation } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
+import { feedDrained, feedRead, payloadBytes, PROJECTION_STEP_MAX_BYTES, versionsRead, type BoundedFeedRow, type FeedRow } from './projection-feed.js';
 import { decodeEvent, type FoldRow } from './rows.js';
 import { select } from './sql.js';
 import { headOf, headRestOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
@@ -37,6 +38,8 @@ import { USED_VERSIONS_PER_ROW, VersionRecorder, versionRowOf, type VersionRow }
 export interface ProjectionOptions {
   /** Events applied per transaction. */
   readonly batchSize?: number;
+  /** Bytes of event payloads one step reads at most (one event always): PROJECTION_STEP_MAX_BYTES. */
+  readonly stepBytesMax?: number;
   /** A namespace gets a full snapshot once this many events have passed since its last one. */
   readonly snapshotEvery?: number;
   /** Checkpoint name (one per projection). */
@@ -57,12 +60,6 @@ export interface ProjectionLag {
   readonly lagMs: number;
   readonly eventsApplied: number;
   readonly updatedAt: string;
-}
-
-/** An event as the feed reads it: what a fold needs (rows.ts) and where it sits in the feed. */
-interface FeedRow extends FoldRow {
-  readonly position: string;
-  readonly namespace: string;
 }
 
 /** A namespace as projected_namespaces and projected_definitions hold it (migrations/1795900000500). */
@@ -164,15 +161,12 @@ class StateCache {
   }
 }
 
-/** What the feed reads of an event (FeedRow), from the ledger_events row named `e`. */
-const FEED_COLUMNS = `e.position::text AS position, e.namespace, e.version::text AS version, e.type, e.schema_version, e.data,
-                (extract(epoch from e.recorded_at) * 1000)::float8 AS at_ms`;
-
 export const LEDGER_EVENTS_CHANNEL = 'quota_ledger_events';
 
 export class UsageProjection {
   readonly name: string;
   private readonly batchSize: number;
+  private readonly stepBytesMax: number;
   private readonly snapshotEvery: number;
   private sweptAt = 0;
   private readonly cache = new StateCache();
@@ -184,14 +178,15 @@ export class UsageProjection {
   ) {
     this.name = options.name ?? DEFAULTS.name;
     this.batchSize = options.batchSize ?? DEFAULTS.batchSize;
+    this.stepBytesMax = options.stepBytesMax ?? PROJECTION_STEP_MAX_BYTES;
     this.snapshotEvery = options.snapshotEvery ?? DEFAULTS.snapshotEvery;
     this.snapshots = new SnapshotWriter(dataSource, options.onError);
   }
 
   /**
-   * Applies the next events (at most `limit`, and at most the batch size, plus a gap's fill):
-   * the feed's, then, when the feed is drained, the sweep's (`sweep: 'force'` sweeps whatever the
-   * time). Returns how many events it took on (0: nothing new).
+   * Applies the next events (at most `limit`, at most the batch size and at most stepBytesMax of
+   * payloads, but always one, plus a gap's fill): the feed's, then, when the feed is drained, the
+   * sweep's (`sweep: 'force'` sweeps whatever the time). Returns how many events it took on (0: nothing new).
    */
   async step(limit = this.batchSize, sweep: 'auto' | 'force' = 'auto'): Promise<number> {
     const max = Math.max(1, Math.min(limit, this.batchSize));
@@ -203,13 +198,13 @@ export class UsageProjection {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       const { rows: checkpoints } = await client.query<{ position: string }>(`SELECT position::text AS position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
       const checkpoint = checkpoints[0]?.position ?? '0';
-      const { rows } = await client.query<FeedRow>(`SELECT ${FEED_COLUMNS} FROM ledger_events e WHERE e.position > $1::bigint ORDER BY e.position LIMIT $2`, [checkpoint, max]);
+      const { rows } = await client.query<BoundedFeedRow>(feedRead(checkpoint, max, this.stepBytesMax));
       let swept: FeedRow[] = [];
       let archived = 0;
-      if (rows.length < max && (sweep === 'force' || Date.now() - this.sweptAt >= SWEEP_EVERY_MS)) {
+      if (feedDrained(rows, max) && (sweep === 'force' || Date.now() - this.sweptAt >= SWEEP_EVERY_MS)) {
         this.sweptAt = Date.now();
         archived = await this.archivedOnly(client, left);
-        swept = await this.behind(client, max - rows.length);
+        swept = await this.behind(client, max - rows.length, this.stepBytesMax - payloadBytes(rows));
       }
       const applied = (await this.apply(client, [...rows, ...swept], left, due)) + archived;
       const last = rows.at(-1);
@@ -233,7 +228,7 @@ export class UsageProjection {
    * The sweep: events of namespaces whose head is ahead of their projected version, each
    * namespace's from its projected version + 1 on, at most `limit` in all (each namespace's a prefix).
    */
-  private async behind(client: pg.PoolClient, limit: number): Promise<FeedRow[]> {
+  private async behind(client: pg.PoolClient, limit: number, bytesMax: number): Promise<FeedRow[]> {
     const { rows: ahead } = await client.query<{ namespace: string; done: string; head: string }>(
       `SELECT h.namespace, coalesce(p.version, 0)::text AS done, h.version::text AS head
          FROM namespace_heads h LEFT JOIN projected_namespaces p ON p.namespace = h.namespace
@@ -242,7 +237,8 @@ export class UsageProjection {
         LIMIT ${SWEEP_NAMESPACES_MAX}`,
     );
     if (ahead.length === 0) return [];
-    return this.versions(client, ahead.map((a) => ({ namespace: a.namespace, after: a.done, upTo: a.head })), limit);
+    const ranges = ahead.map((a) => ({ namespace: a.namespace, after: a.done, upTo: a.head }));
+    return (await client.query<FeedRow>(versionsRead(ranges, { max: limit, bytesMax }))).rows;
   }
 
   /**
@@ -270,18 +266,6 @@ export class UsageProjection {
     }
     await out.flush(client);
     return starts.size;
-  }
-
-  /** Events of each namespace with after < version <= upTo, in (namespace, version) order, at most `limit`. */
-  private async versions(client: pg.PoolClient, ranges: readonly { namespace: string; after: string; upTo: string }[], limit?: number): Promise<FeedRow[]> {
-    const { rows } = await client.query<FeedRow>(
-      `SELECT ${FEED_COLUMNS}
-         FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS k(ns, after, up_to)
-         JOIN ledger_events e ON e.namespace = k.ns AND e.version > k.after AND e.version <= k.up_to
-        ORDER BY e.namespace, e.version${limit === undefined ? '' : ` LIMIT ${Math.max(1, Math.floor(limit))}`}`,
-      [ranges.map((r) => r.namespace), ranges.map((r) => r.after), ranges.map((r) => r.upTo)],
-    );
-    return rows;
   }
 
   /**
@@ -430,7 +414,7 @@ export class UsageProjection {
     }
     // A gap's events come in (namespace, version) order and all precede the namespace's fresh ones.
     const filled = new Map<string, FeedRow[]>();
-    for (const row of gaps.length > 0 ? await this.versions(client, gaps) : []) filled.set(row.namespace, [...(filled.get(row.namespace) ?? []), row]);
+    for (const row of gaps.length > 0 ? (await client.query<FeedRow>(versionsRead(gaps))).rows : []) filled.set(row.namespace, [...(filled.get(row.namespace) ?? []), row]);
     for (const [namespace, rows] of filled) byNamespace.set(namespace, [...rows, ...(byNamespace.get(namespace) ?? [])]);
     if (byNamespace.size === 0) return 0;
     const cached = new Map<string, NamespaceState>();

@@ -11,6 +11,9 @@ import { archivedInstant, FOLD_START, isBeforeHorizon, LAST_EVENT_AT, retentionH
 /** Most samples one usage series answers, and most markers of each kind. */
 export const SERIES_POINTS_MAX = 500;
 export const SERIES_MARKERS_MAX = 1000;
+/** The characters of its decision's name and message a denial marker carries (the decision has them whole). */
+const MARKER_NAME_MAX = 253;
+const MARKER_MESSAGE_MAX = 1024;
 
 /** A series' instants: `points` (2 to SERIES_POINTS_MAX) evenly spaced from `since` to `until`, both included. */
 export function seriesInstants(range: { readonly since: string; readonly until: string; readonly points: number }): string[] {
@@ -140,7 +143,10 @@ export class UsageQueries {
     );
     const denials = await select<{ id: string; at: Date; reason: string | null; requester: string; name: string | null; message: string | null }>(
       this.dataSource,
-      `SELECT id::text AS id, decided_at AS at, reason, requester, name, result->>'message' AS message FROM admission_decisions
+      // A marker names its decision; cut to what a name and a message hold now (rows written before
+      // names were bounded hold megabytes: 1,000 of them were gigabytes built whole, issue 33).
+      `SELECT id::text AS id, decided_at AS at, reason, requester, left(name, ${MARKER_NAME_MAX}) AS name,
+              left(result->>'message', ${MARKER_MESSAGE_MAX}) AS message FROM admission_decisions
         WHERE namespace = $1 AND NOT allowed AND NOT dry_run AND decided_at BETWEEN $2::timestamptz AND $3::timestamptz
         ORDER BY admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
       [namespace, range.since, range.until],

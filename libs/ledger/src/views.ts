@@ -1,7 +1,6 @@
 import { Resources, type NamespaceState } from '@quota/domain';
 import { quotaStateOf, type HeadJson } from './head.js';
 import type { DecisionView, EventView, LimitRangeView, QuotaView, ReservationView } from './ledger.types.js';
-import type { LedgerEventEntity } from './entities/ledger-event.entity.js';
 import type { DecisionRow, EventRow, ReservationRecord } from './rows.js';
 
 /** How the ledger's rows and states are shown through the API: plain JSON, times in RFC 3339. */
@@ -19,19 +18,6 @@ export function eventView(row: EventRow): EventView {
     ...(row.request_id === null ? {} : { requestId: row.request_id }),
     data: row.data,
   };
-}
-
-export function eventViewOfEntity(event: LedgerEventEntity): EventView {
-  return eventView({
-    position: event.position,
-    version: event.version,
-    type: event.type,
-    recorded_at: event.recordedAt,
-    actor: event.actor,
-    on_behalf_of: event.onBehalfOf,
-    request_id: event.requestId,
-    data: event.data,
-  });
 }
 
 export function decisionViewOf(namespace: string, r: DecisionRow): DecisionView {

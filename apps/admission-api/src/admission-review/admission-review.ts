@@ -1,4 +1,17 @@
-import { objectShapeProblem, type GroupResource, type KubeObject, type Operation } from '@quota/domain';
+import {
+  groupProblem,
+  kindProblem,
+  labelProblem,
+  nameProblem,
+  nameRuleFor,
+  namespaceProblem,
+  objectShapeProblem,
+  tooLongProblem,
+  type GroupResource,
+  type KubeObject,
+  type NameProblem,
+  type Operation,
+} from '@quota/domain';
 import { reasonFor, withRequestId } from '../errors/kube-status.js';
 
 /**
@@ -81,6 +94,8 @@ export class ReviewMalformed extends Error {
 
 const OPERATIONS: readonly Operation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 const UID_MAX = 128;
+/** The longest `userInfo.username` recorded as "on behalf of" (Kubernetes sets none; a service account's is at most 339). */
+export const USERNAME_MAX_BYTES = 1024;
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -144,6 +159,8 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   const name = str(request, 'name', 'request', false);
   const namespace = str(request, 'namespace', 'request', false);
   const username = userInfo ? str(userInfo, 'username', 'request.userInfo', false) : undefined;
+  const stored = storedStringProblem({ group, version, resource: plural }, kind, subResource, name, namespace, username);
+  if (stored) throw new ReviewMalformed(stored.field, stored.message);
   const object = obj(request, 'object', 'request');
   const oldObject = obj(request, 'oldObject', 'request');
   for (const [field, value] of [['request.object', object], ['request.oldObject', oldObject]] as const) {
@@ -168,6 +185,33 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
     ...(oldObject ? { oldObject } : {}),
     dryRun: dryRun === true,
   };
+}
+
+/**
+ * The review's strings the ledger stores with its decision (the resource, kind, name, namespace
+ * and user), held to Kubernetes' formats and lengths before anything reads the objects (issue 33).
+ */
+function storedStringProblem(
+  resource: GroupResource & { readonly version: string },
+  kind: AdmissionReviewRequest['kind'],
+  subResource: string | undefined,
+  name: string | undefined,
+  namespace: string | undefined,
+  username: string | undefined,
+): NameProblem | undefined {
+  const optional = (value: string | undefined, check: (value: string) => NameProblem | undefined): NameProblem | undefined => (value ? check(value) : undefined);
+  return (
+    labelProblem(resource.resource, 'request.resource.resource') ??
+    groupProblem(resource.group, 'request.resource.group') ??
+    optional(resource.version, (v) => labelProblem(v, 'request.resource.version')) ??
+    optional(subResource, (v) => labelProblem(v, 'request.subResource')) ??
+    optional(kind?.kind, (v) => kindProblem(v, 'request.kind.kind')) ??
+    optional(kind?.group, (v) => groupProblem(v, 'request.kind.group')) ??
+    optional(kind?.version, (v) => labelProblem(v, 'request.kind.version')) ??
+    optional(name, (v) => nameProblem(nameRuleFor(resource), v, 'request.name')) ??
+    optional(namespace, (v) => namespaceProblem(v, 'request.namespace')) ??
+    optional(username, (v) => tooLongProblem(v, 'request.userInfo.username', USERNAME_MAX_BYTES))
+  );
 }
 
 export function allowResponse(uid: string, patch?: readonly unknown[], extras: ReviewExtras = {}): AdmissionReviewResponse {

@@ -100,8 +100,8 @@ export class AuditController {
 
   /**
    * The namespace's events from `after` on, as NDJSON (one EventView per line), read from the
-   * ledger a page of 1,000 at a time, so any range streams in constant memory. Stops reading
-   * when the client goes away.
+   * ledger a page at a time (1,000 events, or fewer once a page holds HISTORY_PAGE_MAX_BYTES), so
+   * any range streams in bounded memory, whatever its rows hold. Stops reading when the client goes away.
    */
   @Allow('admin', 'auditor')
   @Get('events/export')

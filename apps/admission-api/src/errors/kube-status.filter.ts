@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { DomainError } from '@quota/domain';
+import { DomainError, FIELD_ERRORS_MAX } from '@quota/domain';
 import { isConnectionError, LedgerError, type LedgerErrorCode } from '@quota/ledger';
 import { BodyRefused } from '../common/json-body.js';
 import { kubeStatus, type KubeStatus } from './kube-status.js';
@@ -68,7 +68,7 @@ export class KubeStatusFilter implements ExceptionFilter {
     if (error instanceof DomainError) {
       // Readable but invalid objects are 422 Invalid; unreadable ones 400, as the API server answers.
       const code = error.code === 'ObjectInvalid' || error.code === 'QuantityInvalid' ? 422 : 400;
-      return kubeStatus(code, error.message, error.causes.length ? { causes: error.causes } : undefined);
+      return kubeStatus(code, error.message, error.causes.length ? { causes: error.causes.slice(0, FIELD_ERRORS_MAX) } : undefined);
     }
     if (error instanceof LedgerError) {
       const { retryAfterSeconds, ...details } = error.details;

@@ -1,5 +1,18 @@
 import { BadRequestException, UnprocessableEntityException } from '@nestjs/common';
-import { defaultPodForAdmission, groupResourceForKind, isQualifiedName, objectShapeProblem, RESOURCE_LIST_MAX, Resources, type GroupResource, type KubeObject, type Pod } from '@quota/domain';
+import {
+  cutText,
+  defaultPodForAdmission,
+  groupResourceForKind,
+  isQualifiedName,
+  nameProblem,
+  nameRuleFor,
+  objectShapeProblem,
+  RESOURCE_LIST_MAX,
+  Resources,
+  type GroupResource,
+  type KubeObject,
+  type Pod,
+} from '@quota/domain';
 import type { AdmitCommand } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
 import type { ReserveDto } from './reserve.dto.js';
@@ -46,7 +59,7 @@ function resourceListOf(raw: Record<string, unknown>): Record<string, string> {
   if (entries.length > RESOURCE_LIST_MAX) throw invalid('resources', `at most ${RESOURCE_LIST_MAX} resources per reservation, got ${entries.length}`);
   for (const [name, value] of entries) {
     const problems = isQualifiedName(name);
-    if (problems.length > 0) throw invalid(`resources[${name}]`, `invalid resource name: ${problems.join('; ')}`);
+    if (problems.length > 0) throw invalid(`resources[${cutText(name)}]`, `invalid resource name: ${problems.join('; ')}`);
     if (typeof value !== 'string') throw badRequest(`resources[${name}]`, 'must be a quantity string such as "500m" or "1Gi"');
   }
   return Resources.canonicalResourceList(Resources.parseResourceList(raw, 'resources'));
@@ -88,6 +101,9 @@ export function admitCommandOf(
   if (operation === 'UPDATE' && object && !oldObject) throw badRequest('oldObject', 'an UPDATE of an object needs the object as it is now (oldObject)');
   const resources = dto.resources ? resourceListOf(dto.resources) : undefined;
   const name = dto.name ?? object?.metadata?.name;
+  // Stored with the decision and the reservation: the kind's name rule, as the object's own name.
+  const badName = dto.name === undefined ? undefined : nameProblem(nameRuleFor(groupResource), dto.name, 'name');
+  if (badName) throw invalid(badName.field, badName.message);
   return {
     namespace,
     source: 'rest',

@@ -28,10 +28,11 @@ export interface WhatIfAnswer {
 
 /**
  * "Would this be admitted now?" for people, not admission clients: the REST reserve as a dry
- * run, so it appends nothing to the ledger (the decision is logged as a dry run, which keeps
- * who asked on record). Auditors may ask too, since nothing changes. A denial is a finding,
- * not a failed request: it answers 200 with `allowed: false` and the explanation. An allowed
- * answer carries the `Warning` headers the reserve would (quotas it would leave near their limits).
+ * run, so it appends nothing to the ledger, and it is a read, so it is not logged either.
+ * Auditors may ask, and a read-only role must leave nothing behind: logged what-ifs let an
+ * auditor fill the append-only decisions log (issue 33). A denial is a finding, not a failed
+ * request: it answers 200 with `allowed: false` and the explanation. An allowed answer carries
+ * the `Warning` headers the reserve would (quotas it would leave near their limits).
  */
 @Controller('v1/namespaces/:namespace/whatif')
 export class WhatIfController {
@@ -52,7 +53,7 @@ export class WhatIfController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<WhatIfAnswer> {
     const command = admitCommandOf(dto, namespace, this.config.reservationTtlMaxSeconds);
-    const { result } = await this.ledger.admit({ ...command, dryRun: true, requester: requesterOf(request) });
+    const { result } = await this.ledger.admit({ ...command, dryRun: true, logged: false, requester: requesterOf(request) });
     appendWarnings(response, result.warnings);
     return {
       apiVersion: 'quota-ledger.io/v1',

@@ -109,7 +109,7 @@ describe('decisions', () => {
     expect(lines[2]).toMatch(/^t2 +false +false +pods +<none> +CREATE +ci +ResourceQuota +exceeded quota: compute, /);
   });
 
-  it('marks dry runs and what-ifs, denied or not, in their own column', () => {
+  it('marks dry runs, denied or not, in their own column', () => {
     const text = decisionsTable([
       { time: 't1', allowed: false, dryRun: true, kind: 'Pod', name: 'web-3', operation: 'CREATE', requester: 'auditor', result: { stage: 'ResourceQuota', message: 'exceeded quota: compute' } },
       { time: 't2', allowed: true, dryRun: true, kind: 'Pod', name: 'web-4', operation: 'CREATE', requester: 'auditor', result: { charged: { pods: '1' } } },

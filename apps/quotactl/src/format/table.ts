@@ -250,7 +250,7 @@ export function decisionsTable(decisions: readonly DecisionView[]): string {
     ['TIME', 'ALLOWED', 'DRY-RUN', 'KIND', 'NAME', 'OPERATION', 'REQUESTER', 'REASON', 'MESSAGE'],
     decisions.map((d) => {
       const charged = resourceList(d.result?.charged);
-      // A dry run (or what-if) reserved nothing: its own column, so a denial that never happened is not read as one.
+      // A dry run reserved nothing: its own column, so a denial that never happened is not read as one.
       const message = d.allowed ? (charged ? `${d.dryRun ? 'would charge' : 'charged'}: ${charged}` : '') : (d.result?.message ?? '');
       return [d.time, String(d.allowed), String(d.dryRun === true), d.kind ?? d.resource ?? '', d.name ?? '<none>', d.operation ?? '', `${d.requester ?? ''}${d.onBehalfOf ? ` (for ${d.onBehalfOf})` : ''}`, d.allowed ? '' : (d.result?.stage ?? ''), oneLine(message)];
     }),

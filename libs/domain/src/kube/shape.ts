@@ -1,10 +1,12 @@
+import { metadataNameProblem } from './object-names.js';
 import type { GroupResource } from './types.js';
 
 /**
  * The shape of the fields quota and LimitRanger read from an object, checked before anything
  * reads them: a request that never went through an API server (REST) or a broken webhook
  * caller can send anything, and a wrong type deep in a pod must be a 400 naming the field,
- * not a TypeError. Only what we read is checked; the API server validates the rest.
+ * not a TypeError. Only what we read is checked, and the names the ledger stores (object-names.ts);
+ * the API server validates the rest.
  */
 export interface ShapeProblem {
   readonly field: string;
@@ -70,6 +72,9 @@ export function objectShapeProblem(groupResource: GroupResource, object: unknown
       const problem = optionalString(metadata, key, `${path}.metadata`);
       if (problem) return problem;
     }
+    // The names are stored with every decision and reservation: held to Kubernetes' rules first.
+    const nameProblem = metadataNameProblem(groupResource, metadata, `${path}.metadata`);
+    if (nameProblem) return nameProblem;
   }
   const specProblem = optionalObject(object, 'spec', path);
   if (specProblem) return specProblem;

@@ -1,5 +1,6 @@
 import { DomainError, type FieldCause } from '../errors.js';
 import { Quantity, QuantityParseError } from '../quantity/quantity.js';
+import { cutText, firstOf, key, listMessages } from '../validation/field.js';
 
 /**
  * A set of named quantities (Kubernetes' `v1.ResourceList`), immutable. The helpers mirror
@@ -30,7 +31,7 @@ export function parseResourceList(raw: unknown, fieldPath: string): ResourceList
   const causes: FieldCause[] = [];
   const pairs: [string, Quantity][] = [];
   for (const [name, value] of Object.entries(raw)) {
-    const field = `${fieldPath}[${name}]`;
+    const field = key(fieldPath, name);
     if (typeof value !== 'string' && typeof value !== 'number') {
       causes.push({ reason: 'FieldValueTypeInvalid', field, message: 'must be a quantity string such as "500m" or "1Gi"' });
       continue;
@@ -39,11 +40,12 @@ export function parseResourceList(raw: unknown, fieldPath: string): ResourceList
       pairs.push([name, Quantity.fromJSON(value)]);
     } catch (error) {
       if (!(error instanceof QuantityParseError)) throw error;
-      causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${String(value)}": ${error.message}` });
+      causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${cutText(String(value))}": ${error.message}` });
     }
   }
   if (causes.length > 0) {
-    throw new DomainError('ObjectInvalid', causes.map((c) => `${c.field}: ${c.message}`).join(', '), causes);
+    // At most FIELD_ERRORS_MAX described (issue 33): a list can hold as many entries as a body values.
+    throw new DomainError('ObjectInvalid', listMessages(causes.map((c) => `${c.field}: ${c.message}`)), firstOf(causes).listed);
   }
   return build(pairs);
 }

@@ -1,5 +1,14 @@
 import { DomainError, type FieldCause } from '../errors.js';
 import { EMPTY, parseResourceList, type ResourceList } from '../resources/resource-list.js';
+import { cutText, exceedsBytes, firstOf, listMessages } from '../validation/field.js';
+import { RESOURCE_LIST_MAX } from '../validation/sizes.js';
+
+/**
+ * The longest string an evaluator reads. What it reads ends up stored (class names become
+ * resource names and scope facts of a reservation) or in messages (container names): Kubernetes
+ * holds each to a DNS name (at most 253), and so does the ledger (issue 33).
+ */
+export const EVALUATED_STRING_MAX_BYTES = 253;
 
 /**
  * Reads the parts of a JSON object the evaluators need, collecting every field problem so
@@ -8,13 +17,26 @@ import { EMPTY, parseResourceList, type ResourceList } from '../resources/resour
  */
 export class FieldReader {
   private readonly causes: FieldCause[] = [];
+  /** Every resource name the object's lists name: its reservation records each. */
+  private readonly resourceNames = new Set<string>();
 
   constructor(private readonly what: string) {}
 
-  /** A resource list; an invalid one is reported and read as empty. */
+  /**
+   * A resource list; an invalid one is reported and read as empty. One object may name at most
+   * RESOURCE_LIST_MAX different resources over all its lists (names Kubernetes would refuse are
+   * charged nowhere, but the rest are recorded with its reservation).
+   */
   resources(raw: unknown, path: string): ResourceList {
+    const count = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? Object.keys(raw).length : 0;
+    if (count > RESOURCE_LIST_MAX) {
+      this.causes.push({ reason: 'FieldValueTooMany', field: path, message: `Too many: ${count}: must have at most ${RESOURCE_LIST_MAX} items` });
+      return EMPTY;
+    }
     try {
-      return parseResourceList(raw, path);
+      const list = parseResourceList(raw, path);
+      for (const name of Object.keys(list)) this.resourceNames.add(name);
+      return list;
     } catch (error) {
       if (!(error instanceof DomainError) || error.code !== 'ObjectInvalid') throw error;
       this.causes.push(...error.causes);
@@ -38,11 +60,15 @@ export class FieldReader {
     return [];
   }
 
-  /** A string, '' when absent (Go's zero value). */
+  /** A string, '' when absent (Go's zero value); at most EVALUATED_STRING_MAX_BYTES. */
   string(raw: unknown, path: string): string {
     if (raw === undefined || raw === null) return '';
-    if (typeof raw === 'string') return raw;
-    this.typeInvalid(path, 'must be a string');
+    if (typeof raw !== 'string') {
+      this.typeInvalid(path, 'must be a string');
+      return '';
+    }
+    if (!exceedsBytes(raw, EVALUATED_STRING_MAX_BYTES)) return raw;
+    this.causes.push({ reason: 'FieldValueTooLong', field: path, message: `Too long: may not be more than ${EVALUATED_STRING_MAX_BYTES} bytes` });
     return '';
   }
 
@@ -70,14 +96,17 @@ export class FieldReader {
 
   /** Records a field whose value Kubernetes would not accept. */
   invalid(field: string, value: string, message: string): void {
-    this.causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${value}": ${message}` });
+    this.causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${cutText(value)}": ${message}` });
   }
 
   /** Throws the collected problems, if any. */
   done(): void {
+    if (this.resourceNames.size > RESOURCE_LIST_MAX) {
+      this.causes.push({ reason: 'FieldValueTooMany', field: 'spec', message: `Too many: more than ${RESOURCE_LIST_MAX} different resource names in one object: must have at most ${RESOURCE_LIST_MAX}` });
+    }
     if (this.causes.length === 0) return;
-    const detail = this.causes.map((cause) => `${cause.field}: ${cause.message}`).join(', ');
-    throw new DomainError('ObjectInvalid', `${this.what} is invalid: ${detail}`, [...this.causes]);
+    const detail = listMessages(this.causes.map((cause) => `${cause.field}: ${cause.message}`));
+    throw new DomainError('ObjectInvalid', `${this.what} is invalid: ${detail}`, firstOf(this.causes).listed);
   }
 
   private typeInvalid(field: string, message: string): void {

@@ -1,6 +1,6 @@
 import { DomainError } from '../errors.js';
 import { Quantity, QuantityParseError } from '../quantity/quantity.js';
-import { type FieldError, child, errorString, goJson, goQuote, invalid, key, notSupported, str, typeInvalid } from './field.js';
+import { type FieldError, child, cutText, errorString, FIELD_ERRORS_MAX, goJson, invalid, key, notSupported, quoteCut, str, typeInvalid } from './field.js';
 
 /**
  * Reads untrusted JSON into typed values the way the API server's strict decoder does:
@@ -40,6 +40,8 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
 export class StrictDecoder {
   private readonly decodeErrors: FieldError[] = [];
   private readonly unknownFields: FieldError[] = [];
+  /** Problems found past FIELD_ERRORS_MAX: counted, never described (issue 33). */
+  private omitted = 0;
   /** The first quantity that failed to parse: it alone makes the API server's message. */
   private firstQuantityError: string | undefined;
 
@@ -50,8 +52,15 @@ export class StrictDecoder {
     readonly apiVersion = 'v1',
   ) {}
 
+  /** Whether FIELD_ERRORS_MAX problems are described already: a new one is then only counted. */
+  private full(): boolean {
+    if (this.decodeErrors.length + this.unknownFields.length < FIELD_ERRORS_MAX) return false;
+    this.omitted++;
+    return true;
+  }
+
   private wrongType(raw: unknown, path: string, expected: string): undefined {
-    this.decodeErrors.push(typeInvalid(path, str(jsonType(raw)), `must be of type ${expected}`));
+    if (!this.full()) this.decodeErrors.push(typeInvalid(path, str(jsonType(raw)), `must be of type ${expected}`));
     return undefined;
   }
 
@@ -60,9 +69,9 @@ export class StrictDecoder {
     if (raw === undefined || raw === null) return undefined;
     if (!isObject(raw)) return this.wrongType(raw, path, 'object');
     for (const name of Object.keys(raw)) {
-      if (!known.includes(name)) {
-        const field = child(path, name);
-        this.unknownFields.push({ reason: 'FieldValueInvalid', field, message: `unknown field ${goQuote(field)}` });
+      if (!known.includes(name) && !this.full()) {
+        const field = child(path, cutText(name));
+        this.unknownFields.push({ reason: 'FieldValueInvalid', field, message: `unknown field ${quoteCut(field)}` });
       }
     }
     return raw;
@@ -123,7 +132,7 @@ export class StrictDecoder {
       return Quantity.parse(text);
     } catch (error) {
       if (!(error instanceof QuantityParseError)) throw error;
-      this.decodeErrors.push(invalid(path, str(text), error.message));
+      if (!this.full()) this.decodeErrors.push(invalid(path, str(text), error.message));
       this.firstQuantityError ??= error.message;
       return undefined;
     }
@@ -146,10 +155,10 @@ export class StrictDecoder {
 
   /** Records a decoding problem found by a caller (e.g. a malformed timestamp). */
   reject(error: FieldError): void {
-    this.decodeErrors.push(error);
+    if (!this.full()) this.decodeErrors.push(error);
   }
 
-  /** Every decoding problem so far: wrong types, bad quantities, then unknown fields. */
+  /** Every decoding problem described so far (FIELD_ERRORS_MAX at most): wrong types, bad quantities, then unknown fields. */
   errors(): FieldError[] {
     return [...this.decodeErrors, ...this.unknownFields];
   }
@@ -169,7 +178,7 @@ export class StrictDecoder {
     } else {
       const parts = this.decodeErrors.map(errorString);
       if (this.unknownFields.length > 0) parts.push(`strict decoding error: ${this.unknownFields.map((e) => e.message).join(', ')}`);
-      detail = parts.join(', ');
+      detail = this.omitted === 0 ? parts.join(', ') : `${parts.join(', ')}, and ${this.omitted} more errors`;
     }
     const version = this.apiVersion.slice(this.apiVersion.indexOf('/') + 1);
     throw new DomainError('ObjectMalformed', `${this.kind} in version "${version}" cannot be handled as a ${this.kind}: ${detail}`, this.errors());

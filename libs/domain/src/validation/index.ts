@@ -4,6 +4,7 @@ export { validateResourceQuota } from './resource-quota.js';
 export { clusterNamespaceRecord, namespaceDefinitionOf, sameNamespaceMetadata, validateNamespace, type Namespace } from './namespace.js';
 export { validateClusterResourceQuota, validateHierarchicalResourceQuota, type ClusterResourceQuota, type HierarchicalResourceQuota } from './shared-quotas.js';
 export { prepareLimitRangeForStorage, validateLimitRange } from './limit-range.js';
+export { METADATA_LIST_MAX, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES, TOTAL_LABEL_SIZE_LIMIT_BYTES } from './object-meta.js';
 export { assertDefinitionSize, clusterResourceQuotaSizeErrors, DEFINITION_LIST_MAX, limitRangeSizeErrors, RESOURCE_LIST_MAX, resourceQuotaSizeErrors } from './sizes.js';
 export {
   STANDARD_QUOTA_RESOURCE_NAMES,
@@ -30,6 +31,6 @@ export {
   validateLimitRangeTypeName,
   validateLimitRangeResourceName,
 } from './resource-names.js';
-export { type FieldError, type FieldReason, invalidObject } from './field.js';
+export { cutText, type FieldError, type FieldReason, FIELD_ERRORS_MAX, invalidObject } from './field.js';
 export type { FullObjectMeta, OwnerReference, ManagedFieldsEntry } from './object-meta.js';
 export { isDNS1123Label, isDNS1123Subdomain, isQualifiedName } from './names.js';

@@ -3,6 +3,7 @@ import { Quantity } from '../quantity/quantity.js';
 import { type QuantityEntries, StrictDecoder } from './decode.js';
 import { type FieldError, child, duplicate, forbidden, index, invalid, invalidObject, json, key, required } from './field.js';
 import { type FullObjectMeta, NAMESPACED_DNS_SUBDOMAIN, decodeObjectMeta, validateObjectMeta } from './object-meta.js';
+import { assertDefinitionSize, limitRangeSizeErrors } from './sizes.js';
 import { isOvercommitAllowed, validateLimitRangeResourceName, validateLimitRangeTypeName } from './resource-names.js';
 
 /**
@@ -238,6 +239,7 @@ export function prepareLimitRangeForStorage(obj: unknown): LimitRange {
 }
 
 function validated(lr: DecodedLimitRange): LimitRange {
+  assertDefinitionSize(KIND, lr.metadata.name ?? '', limitRangeSizeErrors({ spec: { limits: lr.limits?.map(toItem) ?? [] } }));
   const errs = validate(lr);
   if (errs.length > 0) throw invalidObject(KIND, lr.metadata.name ?? '', errs);
   return {

@@ -1,4 +1,4 @@
-import { byteLength } from './field.js';
+import { exceedsBytes } from './field.js';
 
 /**
  * Kubernetes' name formats (k8s.io/apimachinery util/validation and api/validate/content).
@@ -31,7 +31,7 @@ export const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
 /** RFC 1123 label: namespaces. */
 export function isDNS1123Label(value: string): string[] {
   const errs: string[] = [];
-  if (byteLength(value) > DNS1123_LABEL_MAX_LENGTH) errs.push(maxLenCharacters(DNS1123_LABEL_MAX_LENGTH));
+  if (exceedsBytes(value, DNS1123_LABEL_MAX_LENGTH)) errs.push(maxLenCharacters(DNS1123_LABEL_MAX_LENGTH));
   if (!DNS1123_LABEL_RE.test(value)) {
     // Length was checked already, so a valid subdomain that is no label has dots.
     if (DNS1123_SUBDOMAIN_RE.test(value)) errs.push('must not contain dots');
@@ -40,9 +40,39 @@ export function isDNS1123Label(value: string): string[] {
   return errs;
 }
 
+const DNS1035_LABEL_FMT = '[a-z]([-a-z0-9]*[a-z0-9])?';
+const DNS1035_LABEL_ERR =
+  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+const DNS1035_LABEL_RE = new RegExp(`^${DNS1035_LABEL_FMT}$`);
+
+/** RFC 1035 label: Service names (they become DNS names in the cluster). */
+export function isDNS1035Label(value: string): string[] {
+  const errs: string[] = [];
+  if (exceedsBytes(value, DNS1123_LABEL_MAX_LENGTH)) errs.push(maxLenCharacters(DNS1123_LABEL_MAX_LENGTH));
+  if (!DNS1035_LABEL_RE.test(value)) errs.push(regexError(DNS1035_LABEL_ERR, DNS1035_LABEL_FMT, 'my-name', 'abc-123'));
+  return errs;
+}
+
+export function nameIsDNS1035Label(name: string, prefix: boolean): string[] {
+  return isDNS1035Label(prefix ? maskTrailingDash(name) : name);
+}
+
+/**
+ * `path.IsValidPathSegmentName`: what RBAC names must be (`system:controller:…` is one). Kubernetes
+ * sets no length; the ledger stores names, so it holds them to a subdomain's 253 as well.
+ */
+export function nameIsPathSegment(name: string, prefix: boolean): string[] {
+  const errs: string[] = [];
+  if (exceedsBytes(name, DNS1123_SUBDOMAIN_MAX_LENGTH)) errs.push(maxLenCharacters(DNS1123_SUBDOMAIN_MAX_LENGTH));
+  if (!prefix && (name === '.' || name === '..')) errs.push(`may not be '${name}'`);
+  if (name.includes('/')) errs.push("may not contain '/'");
+  if (name.includes('%')) errs.push("may not contain '%'");
+  return errs;
+}
+
 function dns1123Subdomain(value: string, maxLen: (n: number) => string): string[] {
   const errs: string[] = [];
-  if (byteLength(value) > DNS1123_SUBDOMAIN_MAX_LENGTH) errs.push(maxLen(DNS1123_SUBDOMAIN_MAX_LENGTH));
+  if (exceedsBytes(value, DNS1123_SUBDOMAIN_MAX_LENGTH)) errs.push(maxLen(DNS1123_SUBDOMAIN_MAX_LENGTH));
   if (!DNS1123_SUBDOMAIN_RE.test(value)) errs.push(regexError(DNS1123_SUBDOMAIN_ERR, DNS1123_SUBDOMAIN_FMT, 'example.com'));
   return errs;
 }
@@ -94,7 +124,7 @@ export function isQualifiedName(value: string): string[] {
     ];
   }
   if (name.length === 0) errs.push(`name part ${EMPTY_ERROR}`);
-  else if (byteLength(name) > LABEL_KEY_MAX_LENGTH) errs.push(`name part ${maxLenBytes(LABEL_KEY_MAX_LENGTH)}`);
+  else if (exceedsBytes(name, LABEL_KEY_MAX_LENGTH)) errs.push(`name part ${maxLenBytes(LABEL_KEY_MAX_LENGTH)}`);
   if (!LABEL_KEY_RE.test(name)) errs.push(`name part ${regexError(LABEL_KEY_ERR, LABEL_KEY_FMT, 'MyName', 'my.name', '123-abc')}`);
   return errs;
 }
@@ -107,7 +137,7 @@ const LABEL_VALUE_MAX_LENGTH = 63;
 
 export function isValidLabelValue(value: string): string[] {
   const errs: string[] = [];
-  if (byteLength(value) > LABEL_VALUE_MAX_LENGTH) errs.push(maxLenBytes(LABEL_VALUE_MAX_LENGTH));
+  if (exceedsBytes(value, LABEL_VALUE_MAX_LENGTH)) errs.push(maxLenBytes(LABEL_VALUE_MAX_LENGTH));
   if (!LABEL_VALUE_RE.test(value)) errs.push(regexError(LABEL_VALUE_ERR, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
   return errs;
 }

@@ -1,7 +1,7 @@
 import type { NamespaceDefinition } from '../shared/shared-quota.js';
 import { StrictDecoder } from './decode.js';
-import { type FieldError, invalid, invalidObject, str } from './field.js';
-import { type FullObjectMeta, type ObjectMetaRules, decodeObjectMeta, isStandardOrQualifiedFinalizer, validateObjectMeta } from './object-meta.js';
+import { type FieldError, checkEach, invalid, invalidObject, str, tooMany } from './field.js';
+import { type FullObjectMeta, type ObjectMetaRules, decodeObjectMeta, isStandardOrQualifiedFinalizer, METADATA_LIST_MAX, validateObjectMeta } from './object-meta.js';
 import { isQualifiedName, nameIsDNSLabel } from './names.js';
 
 /**
@@ -38,16 +38,22 @@ export function validateNamespace(obj: unknown): Namespace {
   dec.array(status?.['conditions'], 'status.conditions');
   dec.throwIfInvalid();
 
-  const errs: FieldError[] = [...validateObjectMeta(metadata, CLUSTER_DNS_LABEL), ...(finalizers ?? []).flatMap((f) => finalizerErrors(f, 'spec.finalizers'))];
+  const errs: FieldError[] = [...validateObjectMeta(metadata, CLUSTER_DNS_LABEL), ...finalizerErrors(finalizers ?? [], 'spec.finalizers')];
   if (errs.length > 0) throw invalidObject(KIND, metadata.name ?? '', errs);
   return { apiVersion: 'v1', kind: KIND, metadata, spec: finalizers ? { finalizers } : {} };
 }
 
-/** validateFinalizerName, on the list's path (Kubernetes does not index it). */
-function finalizerErrors(finalizer: string, path: string): FieldError[] {
-  const errs = isQualifiedName(finalizer).map((msg) => invalid(path, str(finalizer), msg));
-  if (!isStandardOrQualifiedFinalizer(finalizer)) errs.push(invalid(path, str(finalizer), 'name is neither a standard finalizer name nor is it fully qualified'));
-  return errs;
+/**
+ * validateFinalizerName of each, on the list's path (Kubernetes does not index it); at most
+ * METADATA_LIST_MAX of them (the ledger stores them), checked first.
+ */
+function finalizerErrors(finalizers: readonly string[], path: string): FieldError[] {
+  if (finalizers.length > METADATA_LIST_MAX) return [tooMany(path, finalizers.length, METADATA_LIST_MAX)];
+  const problems = (finalizer: string): string[] => [
+    ...isQualifiedName(finalizer),
+    ...(isStandardOrQualifiedFinalizer(finalizer) ? [] : ['name is neither a standard finalizer name nor is it fully qualified']),
+  ];
+  return checkEach(finalizers, problems, (finalizer, msg) => invalid(path, str(finalizer), msg));
 }
 
 /**

@@ -3,6 +3,7 @@ import { type StrictDecoder } from './decode.js';
 import {
   type FieldError,
   byteLength,
+  checkEach,
   child,
   forbidden,
   index,
@@ -12,6 +13,7 @@ import {
   required,
   str,
   tooLong,
+  tooMany,
 } from './field.js';
 import { isDNS1123Label, isQualifiedName, isValidLabelValue, nameIsDNSSubdomain } from './names.js';
 
@@ -134,6 +136,14 @@ export function decodeObjectMeta(dec: StrictDecoder, raw: unknown, path: string)
 }
 
 export const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
+/**
+ * The service's bounds where Kubernetes leaves a list to its request size (issue 33): labels'
+ * keys and values together as annotations', and at most METADATA_LIST_MAX finalizers, owner
+ * references and managed-fields entries. Checked before the entries, so that a list over its bound
+ * costs one error: a Namespace with 190,000 finalizers was answered with a 52.8 MB error.
+ */
+export const TOTAL_LABEL_SIZE_LIMIT_BYTES = 256 * 1024;
+export const METADATA_LIST_MAX = 256;
 const FIELD_MANAGER_MAX_LENGTH = 128;
 const MAX_SUBRESOURCE_NAME_LENGTH = 256;
 const STANDARD_FINALIZERS: ReadonlySet<string> = new Set(['kubernetes', 'orphan', 'foregroundDeletion']);
@@ -177,39 +187,53 @@ export function validateObjectMeta(meta: FullObjectMeta, rules: ObjectMetaRules,
   if ((meta.generation ?? 0) < 0) errs.push(invalid(f('generation'), num(meta.generation ?? 0), 'must be greater than or equal to 0'));
   errs.push(...validateLabels(meta.labels ?? {}, f('labels')));
   errs.push(...validateAnnotations(meta.annotations ?? {}, f('annotations')));
-  errs.push(...validateOwnerReferences(meta.ownerReferences ?? [], f('ownerReferences')));
-  errs.push(...validateFinalizers(meta.finalizers ?? [], f('finalizers')));
-  errs.push(...validateManagedFields(meta.managedFields ?? [], f('managedFields')));
+  errs.push(...listBound(meta.ownerReferences, f('ownerReferences'), validateOwnerReferences));
+  errs.push(...listBound(meta.finalizers, f('finalizers'), validateMetadataFinalizers));
+  errs.push(...listBound(meta.managedFields, f('managedFields'), validateManagedFields));
+  return errs;
+}
 
-  // Core adds: an unprefixed finalizer must be one of the standard ones.
-  (meta.finalizers ?? []).forEach((finalizer, i) => {
+/** A list's entries validated, or, over METADATA_LIST_MAX, the one error that says so. */
+function listBound<T>(list: readonly T[] | undefined, path: string, validate: (list: readonly T[], path: string) => FieldError[]): FieldError[] {
+  if (list === undefined) return [];
+  return list.length > METADATA_LIST_MAX ? [tooMany(path, list.length, METADATA_LIST_MAX)] : validate(list, path);
+}
+
+/** The finalizers' names, then core's rule: an unprefixed finalizer must be one of the standard ones. */
+function validateMetadataFinalizers(finalizers: readonly string[], path: string): FieldError[] {
+  const errs = validateFinalizers(finalizers, path);
+  finalizers.forEach((finalizer, i) => {
     if (!isStandardOrQualifiedFinalizer(finalizer)) {
-      errs.push(invalid(index(f('finalizers'), i), str(finalizer), 'name is neither a standard finalizer name nor is it fully qualified'));
+      errs.push(invalid(index(path, i), str(finalizer), 'name is neither a standard finalizer name nor is it fully qualified'));
     }
   });
   return errs;
 }
 
-/** Keys are qualified names, values label values; both errors name the map, not the key. */
-export function validateLabels(labels: Readonly<Record<string, string>>, path: string): FieldError[] {
-  const errs: FieldError[] = [];
-  for (const [k, v] of Object.entries(labels)) {
-    errs.push(...isQualifiedName(k).map((msg) => invalid(path, str(k), msg)));
-    errs.push(...isValidLabelValue(v).map((msg) => invalid(path, str(v), msg)));
+/** Keys and values together in bytes, stopping once past `max` (a map can hold 200,000 entries). */
+function totalBytesOver(map: Readonly<Record<string, string>>, max: number): boolean {
+  let total = 0;
+  for (const [k, v] of Object.entries(map)) {
+    total += byteLength(k) + byteLength(v);
+    if (total > max) return true;
   }
-  return errs;
+  return false;
 }
 
-/** Keys are qualified names, case-insensitively; keys and values together at most 256 KiB. */
+/**
+ * Keys are qualified names, values label values; both errors name the map, not the key. Keys and
+ * values together at most TOTAL_LABEL_SIZE_LIMIT_BYTES (the service's bound), checked first.
+ */
+export function validateLabels(labels: Readonly<Record<string, string>>, path: string): FieldError[] {
+  if (totalBytesOver(labels, TOTAL_LABEL_SIZE_LIMIT_BYTES)) return [tooLong(path, TOTAL_LABEL_SIZE_LIMIT_BYTES)];
+  const problems = ([k, v]: readonly [string, string]) => [...isQualifiedName(k).map((msg) => ({ value: k, msg })), ...isValidLabelValue(v).map((msg) => ({ value: v, msg }))];
+  return checkEach(Object.entries(labels), problems, (_entry, { value, msg }) => invalid(path, str(value), msg));
+}
+
+/** Keys are qualified names, case-insensitively; keys and values together at most 256 KiB, checked first. */
 export function validateAnnotations(annotations: Readonly<Record<string, string>>, path: string): FieldError[] {
-  const errs: FieldError[] = [];
-  let total = 0;
-  for (const [k, v] of Object.entries(annotations)) {
-    errs.push(...isQualifiedName(k.toLowerCase()).map((msg) => invalid(path, str(k), msg)));
-    total += byteLength(k) + byteLength(v);
-  }
-  if (total > TOTAL_ANNOTATION_SIZE_LIMIT_BYTES) errs.push(tooLong(path, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES));
-  return errs;
+  if (totalBytesOver(annotations, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES)) return [tooLong(path, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES)];
+  return checkEach(Object.keys(annotations), (k) => isQualifiedName(k.toLowerCase()), (k, msg) => invalid(path, str(k), msg));
 }
 
 /**
@@ -259,7 +283,7 @@ function validateOwnerReferences(refs: readonly OwnerReference[], path: string):
 }
 
 function validateFinalizers(finalizers: readonly string[], path: string): FieldError[] {
-  const errs = finalizers.flatMap((fin) => isQualifiedName(fin).map((msg) => invalid(path, str(fin), msg)));
+  const errs = checkEach(finalizers, (fin) => isQualifiedName(fin), (fin, msg) => invalid(path, str(fin), msg));
   if (finalizers.includes('orphan') && finalizers.includes('foregroundDeletion')) {
     errs.push(invalid(path, json(finalizers), 'finalizer orphan and foregroundDeletion cannot be both set'));
   }

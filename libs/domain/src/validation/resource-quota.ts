@@ -7,6 +7,7 @@ import {
 import { type QuantityEntries, StrictDecoder } from './decode.js';
 import { type FieldError, child, invalid, invalidObject, json, required } from './field.js';
 import { type FullObjectMeta, NAMESPACED_DNS_SUBDOMAIN, decodeObjectMeta, validateObjectMeta } from './object-meta.js';
+import { assertDefinitionSize, resourceQuotaSizeErrors } from './sizes.js';
 import {
   CONFLICTING_SCOPE_PAIRS,
   EXISTS_ONLY_SCOPES,
@@ -212,6 +213,7 @@ function toResourceQuota(quota: DecodedQuota): ResourceQuota {
  */
 export function validateResourceQuota(obj: unknown): ResourceQuota {
   const quota = decode(obj);
+  assertDefinitionSize(KIND, quota.metadata.name ?? '', resourceQuotaSizeErrors(toResourceQuota(quota)));
   const errs = validate(quota);
   if (errs.length > 0) throw invalidObject(KIND, quota.metadata.name ?? '', errs);
   return toResourceQuota(quota);

@@ -6,6 +6,7 @@ import { child, invalidObject } from './field.js';
 import { type FullObjectMeta, NAMESPACED_DNS_SUBDOMAIN, type ObjectMetaRules, decodeObjectMeta, validateObjectMeta } from './object-meta.js';
 import { nameIsDNSSubdomain } from './names.js';
 import { decodeQuotaSpec, toQuotaSpec, validateQuotaSpec } from './resource-quota.js';
+import { assertDefinitionSize, clusterResourceQuotaSizeErrors, resourceQuotaSizeErrors } from './sizes.js';
 
 /**
  * The two kinds of quota over several namespaces (issue 18), validated on create and update
@@ -50,6 +51,7 @@ export function validateClusterResourceQuota(obj: unknown): ClusterResourceQuota
   dec.throwIfInvalid();
 
   const selector: ClusterResourceQuotaSelector = { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) };
+  assertDefinitionSize(kind, metadata.name ?? '', clusterResourceQuotaSizeErrors({ spec: { selector, quota: toQuotaSpec(quota) } }));
   const errs = [...validateObjectMeta(metadata, CLUSTER_DNS_SUBDOMAIN), ...validateClusterResourceQuotaSelector(selector, 'spec.selector'), ...validateQuotaSpec(quota, 'spec.quota')];
   if (errs.length > 0) throw invalidObject(kind, metadata.name ?? '', errs);
   return { apiVersion: 'quota.openshift.io/v1', kind, metadata, spec: { selector, quota: toQuotaSpec(quota) } };
@@ -69,6 +71,7 @@ export function validateHierarchicalResourceQuota(obj: unknown): HierarchicalRes
   dec.throwIfInvalid();
 
   const decoded = { hard, scopes: undefined, scopeSelector: undefined };
+  assertDefinitionSize(kind, metadata.name ?? '', resourceQuotaSizeErrors({ spec: toQuotaSpec(decoded) }));
   const errs = [...validateObjectMeta(metadata, NAMESPACED_DNS_SUBDOMAIN), ...validateQuotaSpec(decoded, 'spec')];
   if (errs.length > 0) throw invalidObject(kind, metadata.name ?? '', errs);
   return { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind, metadata, spec: toQuotaSpec(decoded) };

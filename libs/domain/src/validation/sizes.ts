@@ -1,5 +1,5 @@
-import type { LimitRange, ResourceQuota } from '../kube/types.js';
-import type { ClusterResourceQuota } from './shared-quotas.js';
+import type { LimitRange, ResourceQuota, ResourceQuotaSpec } from '../kube/types.js';
+import type { LabelSelector } from '../selectors/label-selector.js';
 import { child, type FieldError, index, invalidObject, tooMany } from './field.js';
 
 /**
@@ -39,7 +39,11 @@ export function limitRangeSizeErrors(limitRange: LimitRange): FieldError[] {
   ];
 }
 
-/** Throws 422 Invalid, naming every list over its bound, as the API server words a TooMany. */
+/**
+ * Throws 422 Invalid, naming every list over its bound, as the API server words a TooMany. The
+ * validators check it right after decoding, before the entries (issue 33): 19,000 invalid
+ * entries were 19,000 errors built and sent.
+ */
 export function assertDefinitionSize(kind: string, name: string, errors: readonly FieldError[]): void {
   if (errors.length > 0) throw invalidObject(kind, name, errors);
 }
@@ -48,7 +52,9 @@ export function assertDefinitionSize(kind: string, name: string, errors: readonl
  * A ClusterResourceQuota's bounds: its quota as a ResourceQuota's, and its selector's lists
  * (every namespace's labels are matched against it when a label or the quota changes).
  */
-export function clusterResourceQuotaSizeErrors(quota: ClusterResourceQuota): FieldError[] {
+export function clusterResourceQuotaSizeErrors(quota: {
+  readonly spec: { readonly quota: ResourceQuotaSpec; readonly selector: { readonly labels?: LabelSelector | null; readonly annotations?: Readonly<Record<string, string>> | null } };
+}): FieldError[] {
   const labels = quota.spec.selector.labels ?? undefined;
   const expressions = labels?.matchExpressions ?? [];
   return [
