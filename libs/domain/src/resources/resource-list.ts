@@ -18,7 +18,8 @@ const build = (pairs: Iterable<readonly [string, Quantity]>): ResourceList => Ob
 
 /**
  * Parses a JSON resource list. Every invalid quantity is reported (as a field cause under
- * `fieldPath`), not only the first.
+ * `fieldPath`), not only the first. A quantity that does not parse is `QuantityInvalid` (the API
+ * server refuses it while decoding, 400 BadRequest); a value of another type `ObjectInvalid`.
  */
 export function parseResourceList(raw: unknown, fieldPath: string): ResourceList {
   if (raw === undefined || raw === null) return EMPTY;
@@ -29,6 +30,7 @@ export function parseResourceList(raw: unknown, fieldPath: string): ResourceList
   }
   const causes: FieldCause[] = [];
   const pairs: [string, Quantity][] = [];
+  let unparsable = false;
   for (const [name, value] of Object.entries(raw)) {
     const field = `${fieldPath}[${name}]`;
     if (typeof value !== 'string' && typeof value !== 'number') {
@@ -39,11 +41,12 @@ export function parseResourceList(raw: unknown, fieldPath: string): ResourceList
       pairs.push([name, Quantity.fromJSON(value)]);
     } catch (error) {
       if (!(error instanceof QuantityParseError)) throw error;
+      unparsable = true;
       causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${String(value)}": ${error.message}` });
     }
   }
   if (causes.length > 0) {
-    throw new DomainError('ObjectInvalid', causes.map((c) => `${c.field}: ${c.message}`).join(', '), causes);
+    throw new DomainError(unparsable ? 'QuantityInvalid' : 'ObjectInvalid', causes.map((c) => `${c.field}: ${c.message}`).join(', '), causes);
   }
   return build(pairs);
 }

@@ -3,11 +3,13 @@ import { EMPTY, parseResourceList, type ResourceList } from '../resources/resour
 
 /**
  * Reads the parts of a JSON object the evaluators need, collecting every field problem so
- * that one DomainError('ObjectInvalid') reports them all (as Kubernetes' decoding would have
- * refused the object outright).
+ * that one DomainError reports them all (as Kubernetes' decoding would have refused the object
+ * outright): 'QuantityInvalid' (400, as the API server answers) when a quantity does not parse,
+ * else 'ObjectInvalid'.
  */
 export class FieldReader {
   private readonly causes: FieldCause[] = [];
+  private unparsable = false;
 
   constructor(private readonly what: string) {}
 
@@ -16,7 +18,8 @@ export class FieldReader {
     try {
       return parseResourceList(raw, path);
     } catch (error) {
-      if (!(error instanceof DomainError) || error.code !== 'ObjectInvalid') throw error;
+      if (!(error instanceof DomainError) || (error.code !== 'ObjectInvalid' && error.code !== 'QuantityInvalid')) throw error;
+      this.unparsable ||= error.code === 'QuantityInvalid';
       this.causes.push(...error.causes);
       return EMPTY;
     }
@@ -77,6 +80,7 @@ export class FieldReader {
   done(): void {
     if (this.causes.length === 0) return;
     const detail = this.causes.map((cause) => `${cause.field}: ${cause.message}`).join(', ');
+    if (this.unparsable) throw new DomainError('QuantityInvalid', `${this.what} cannot be decoded: ${detail}`, [...this.causes]);
     throw new DomainError('ObjectInvalid', `${this.what} is invalid: ${detail}`, [...this.causes]);
   }
 
