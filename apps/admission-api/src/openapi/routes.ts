@@ -196,7 +196,7 @@ route(HealthController, 'readyz', {
   summary: 'Readiness',
   answers: {
     200: text('One `[+]name ok` line per check, then `readyz check passed`.'),
-    503: text('A `[-]name failed: why` line for each failing check, then `readyz check failed`.'),
+    503: text('A `[-]name failed: why` line for each failing check (the why only to an authenticated caller not limited to namespaces; else `reason withheld`), then `readyz check failed`.'),
   },
   errors: {},
   parameters: {
