@@ -4,7 +4,7 @@ import {
   bullConnection,
   FAN_OUT_JOB,
   NAMESPACE_JOB,
-  namespaceJobId,
+  namespaceJobOptions,
   RECONCILE_QUEUE,
   reconcileQueue,
   SCHEDULER_ID,
@@ -27,6 +27,8 @@ export interface ReconcilerOptions {
   readonly fanOutPageSize?: number;
   /** Attempts of a namespace job whose listing failed, with exponential backoff. */
   readonly attempts?: number;
+  /** The first retry's delay of a failed namespace job, in ms (doubled at each). */
+  readonly retryDelayMs?: number;
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -57,7 +59,8 @@ export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNames
 
 /**
  * The reconciler: a BullMQ job scheduler fans out one job per namespace every interval
- * (job ids deduplicate, so any number of replicas and producers queue each namespace once);
+ * (BullMQ deduplicates them while one is pending, so any number of replicas and producers
+ * queue each namespace once, and a job that failed never blocks the next interval's);
  * each job lists the namespace's objects from the inventory source and appends commit /
  * release / adopt events through the ledger (never a recount).
  */
@@ -153,14 +156,8 @@ export class Reconciler {
   }
 
   private jobOptions(namespace: string, reason: string, delayMs: number) {
-    return {
-      jobId: namespaceJobId(namespace, reason),
-      delay: delayMs,
-      attempts: this.options.attempts ?? 3,
-      backoff: { type: 'exponential' as const, delay: 1000 },
-      removeOnComplete: true,
-      removeOnFail: 100,
-    };
+    const { attempts, retryDelayMs } = this.options;
+    return namespaceJobOptions(namespace, reason, { delayMs, ...(attempts === undefined ? {} : { attempts }), ...(retryDelayMs === undefined ? {} : { retryDelayMs }) });
   }
 
   private async process(job: Job<NamespaceJobData>): Promise<unknown> {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
-import { NAMESPACE_JOB, namespaceJobId, queueBackendOf, reconcileQueue, type NamespaceJobData } from '@quota/jobs';
+import { NAMESPACE_JOB, namespaceJobOptions, queueBackendOf, reconcileQueue, type NamespaceJobData } from '@quota/jobs';
 import { withTimeout } from '@quota/ops';
 import type { Queue } from 'bullmq';
 import { APP_CONFIG } from '../config/app-config.module.js';
@@ -45,11 +45,7 @@ export class ReconcileTrigger implements OnApplicationShutdown {
   afterDelete(namespace: string): void {
     const queue = this.open();
     if (!queue) return;
-    const added = queue.add(
-      NAMESPACE_JOB,
-      { namespace, reason: 'after-delete' },
-      { jobId: namespaceJobId(namespace, 'after-delete'), delay: this.config.reconcileAfterDeleteSeconds * 1000, removeOnComplete: true, removeOnFail: 100, attempts: 3, backoff: { type: 'exponential', delay: 1000 } },
-    );
+    const added = queue.add(NAMESPACE_JOB, { namespace, reason: 'after-delete' }, namespaceJobOptions(namespace, 'after-delete', { delayMs: this.config.reconcileAfterDeleteSeconds * 1000 }));
     withTimeout(added, ENQUEUE_TIMEOUT_MS).catch((error: unknown) =>
       this.logger.warn(`could not queue the reconcile of namespace ${namespace} after a delete: ${error instanceof Error ? error.message : String(error)}`),
     );
