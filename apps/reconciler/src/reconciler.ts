@@ -1,4 +1,4 @@
-import { clusterNamespaceRecord, sameNamespaceMetadata, type Uncovered } from '@quota/domain';
+import { clusterNamespaceRecord, sameNamespaceMetadata } from '@quota/domain';
 import type { InventorySource } from '@quota/inventory';
 import {
   bullConnection,
@@ -13,6 +13,7 @@ import {
 } from '@quota/jobs';
 import type { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, ReconcileOutcome } from '@quota/ledger';
 import { Worker, type Job, type Queue } from 'bullmq';
+import { UncoveredReports } from './uncovered.js';
 
 export interface ReconcilerOptions {
   /** Every namespace is reconciled this often. */
@@ -29,6 +30,8 @@ export interface ReconcilerOptions {
   readonly attempts?: number;
   /** The first retry's delay of a failed namespace job, in ms (doubled at each). */
   readonly retryDelayMs?: number;
+  /** Namespaces whose uncovered reservations are remembered at most (UNCOVERED_NAMESPACES_MAX). */
+  readonly uncoveredNamespacesMax?: number;
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -67,11 +70,8 @@ export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNames
 export class Reconciler {
   readonly queue: Queue<NamespaceJobData>;
   readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, terminated: 0, adopted: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
-  /**
-   * Per namespace, the live reservations of kinds the inventory does not list, as its last
-   * reconcile left them (only namespaces that have some): no listing can settle them.
-   */
-  readonly uncovered = new Map<string, readonly Uncovered[]>();
+  /** Per namespace, the live reservations of kinds the inventory does not list (bounded: uncovered.ts). */
+  readonly uncovered: UncoveredReports;
   private worker: Worker<NamespaceJobData> | undefined;
   private keeper: NodeJS.Timeout | undefined;
 
@@ -82,6 +82,7 @@ export class Reconciler {
     private readonly options: ReconcilerOptions,
   ) {
     this.queue = reconcileQueue(backend);
+    this.uncovered = new UncoveredReports(2 * options.intervalMs, options.uncoveredNamespacesMax);
   }
 
   private schedule(): Promise<unknown> {
@@ -132,8 +133,7 @@ export class Reconciler {
       else this.stats.adopted++;
     }
     const wasUncovered = this.uncovered.has(namespace);
-    if (outcome.uncovered.length > 0) this.uncovered.set(namespace, outcome.uncovered);
-    else this.uncovered.delete(namespace);
+    this.uncovered.record(namespace, outcome.uncovered, listedAt);
     if (outcome.actions.length > 0 || outcome.overHard.length > 0 || (outcome.uncovered.length > 0 && !wasUncovered)) {
       this.options.log?.(outcome.uncovered.length > 0 ? 'warn' : 'info', 'reconciled', {
         namespace,
