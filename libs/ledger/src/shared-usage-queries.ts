@@ -1,5 +1,5 @@
 import { Resources, type NamespaceState, type ResourceList, type SharedQuotaDefinition } from '@quota/domain';
-import { sharedTotal } from './cluster-views.js';
+import { overHardOf, sharedTotal } from './cluster-views.js';
 import type { DataSource } from 'typeorm';
 import type { SharedQuotaUsageAt, SharedQuotaUsagePoint, SharedQuotaUsageSeries, UsageMarker } from './ledger.types.js';
 import { archivedSharedInstant, isBeforeHorizon, retentionHorizon } from './retention.js';
@@ -37,7 +37,7 @@ export class SharedUsageQueries {
     await this.retained(key, at);
     const [point] = (await this.sample(key, [at], true)).samples;
     if (!point) return undefined;
-    return { key, ...point.point, namespaces: point.namespaces };
+    return { key, ...point.point, namespaces: point.namespaces, overHard: overHardOf(point.point.hard, point.point.used) };
   }
 
   /**

@@ -478,8 +478,12 @@ export const SCHEMAS = {
       hard: ref('ResourceList'),
       used: ref('ResourceList'),
       namespaces: array(closed({ namespace: string(), version: integer(), used: ref('ResourceList') }, ['namespace', 'used'])),
+      overHard: array(
+        closed({ resource: string(), used: string('Canonical quantity.'), hard: string('Canonical quantity.') }, ['resource', 'used', 'hard']),
+        'The resources used beyond their hard limit (a namespace relabelled in brought its usage, or the limit was lowered): nothing more is admitted there until usage drops.',
+      ),
     },
-    ['key', 'version', 'defined', 'hard', 'used', 'namespaces'],
+    ['key', 'version', 'defined', 'hard', 'used', 'namespaces', 'overHard'],
   ),
   SharedQuotaUsageSeries: closed(
     {

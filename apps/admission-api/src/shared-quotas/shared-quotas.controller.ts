@@ -68,7 +68,7 @@ async function usageOr404(queries: ClusterQueries, usage: SharedUsageQueries, ke
     if (then) return then;
   } else {
     const view = await queries.getSharedQuota(key);
-    if (view) return { key, version: view.version, defined: true, hard: view.hard, used: view.used, namespaces: view.namespaces };
+    if (view) return { key, version: view.version, defined: true, hard: view.hard, used: view.used, namespaces: view.namespaces, overHard: view.overHard };
   }
   throw new LedgerError('NotFound', `${resource} "${name}" not found`, { kind: resource, name });
 }
