@@ -45,7 +45,12 @@ export class SharedUsageQueries {
    * `usageAt` answers it, and the range's limit changes and the denials that named the quota as
    * markers. Undefined when the key never had a stream.
    */
-  async usageSeries(key: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<SharedQuotaUsageSeries | undefined> {
+  async usageSeries(
+    key: string,
+    range: { readonly since: string; readonly until: string; readonly points: number },
+    /** The namespaces whose denials the caller may see (undefined: every one); the usage is the whole quota's regardless. */
+    visible?: ReadonlySet<string>,
+  ): Promise<SharedQuotaUsageSeries | undefined> {
     if (!(await this.exists(key))) return undefined;
     await this.retained(key, range.since);
     const { samples, candidates } = await this.sample(key, seriesInstants(range), false);
@@ -64,7 +69,7 @@ export class SharedUsageQueries {
             WHERE namespace = ANY($1::text[]) AND NOT allowed AND NOT dry_run AND decided_at BETWEEN $2::timestamptz AND $3::timestamptz
               AND result->'denial'->>'quotaKind' = $4 AND result->'denial'->>'quota' = $5 AND coalesce(result->'denial'->>'quotaNamespace', '') = $6
             ORDER BY admission_decisions.decided_at, admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
-          [candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? ''],
+          [visible ? candidates.filter((namespace) => visible.has(namespace)) : candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? ''],
         )
       : [];
     const markers: UsageMarker[] = [

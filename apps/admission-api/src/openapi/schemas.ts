@@ -482,6 +482,7 @@ export const SCHEMAS = {
         closed({ resource: string(), used: string('Canonical quantity.'), hard: string('Canonical quantity.') }, ['resource', 'used', 'hard']),
         'The resources used beyond their hard limit (a namespace relabelled in brought its usage, or the limit was lowered): nothing more is admitted there until usage drops.',
       ),
+      namespacesWithheld: integer('Covered namespaces outside the caller\'s scope, left out of `namespaces` (their usage is in `used`).', { minimum: 1 }),
     },
     ['key', 'version', 'defined', 'hard', 'used', 'namespaces', 'overHard'],
   ),
