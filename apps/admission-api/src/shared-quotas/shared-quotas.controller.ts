@@ -33,6 +33,7 @@ import { seriesRange } from '../audit/series-range.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
+import { HeavyRead } from '../common/heavy-reads.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderAppliedClusterResourceQuota, renderClusterResourceQuota, renderHierarchicalResourceQuota, renderNamespace } from './render.js';
 
@@ -213,6 +214,7 @@ export class ClusterResourceQuotasController {
 
   /** Its usage now or, with `?at=`, at an instant, with each covered namespace's part. */
   @Allow('admin', 'auditor', 'admission')
+  @HeavyRead('at')
   @Get(':name/usage')
   usageAt(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageQueryDto) {
     return usageOr404(this.queries, this.usage, sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), query.at, 'clusterresourcequotas', name);
@@ -220,6 +222,7 @@ export class ClusterResourceQuotasController {
 
   /** Its usage sampled over a range (as the namespace's usage series), with its limit changes and the denials naming it. */
   @Allow('admin', 'auditor')
+  @HeavyRead()
   @Get(':name/usage/series')
   usageSeries(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageSeriesQueryDto): Promise<SharedQuotaUsageSeries> {
     return seriesOr404(this.usage, this.clock, sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), query, 'clusterresourcequotas', name);
@@ -290,6 +293,7 @@ export class HierarchicalResourceQuotasController {
 
   /** A token scoped to the parent reads the subtree's total, and the parts and denials of its own namespaces only. */
   @Allow('admin', 'auditor', 'admission')
+  @HeavyRead('at')
   @Get(':name/usage')
   usageAt(
     @Param('namespace', NamespacePipe) namespace: string,
@@ -302,6 +306,7 @@ export class HierarchicalResourceQuotasController {
   }
 
   @Allow('admin', 'auditor')
+  @HeavyRead()
   @Get(':name/usage/series')
   usageSeries(
     @Param('namespace', NamespacePipe) namespace: string,
