@@ -478,10 +478,7 @@ export const SCHEMAS = {
       hard: ref('ResourceList'),
       used: ref('ResourceList'),
       namespaces: array(closed({ namespace: string(), version: integer(), used: ref('ResourceList') }, ['namespace', 'used'])),
-      overHard: array(
-        closed({ resource: string(), used: string('Canonical quantity.'), hard: string('Canonical quantity.') }, ['resource', 'used', 'hard']),
-        'The resources used beyond their hard limit (a namespace relabelled in brought its usage, or the limit was lowered): nothing more is admitted there until usage drops.',
-      ),
+      overHard: array(closed({ resource: string(), used: string(), hard: string() }, ['resource', 'used', 'hard']), 'Resources used beyond hard (a namespace relabelled in, a lowered limit): nothing more is admitted until usage drops.'),
       namespacesWithheld: integer('Covered namespaces outside the caller\'s scope, left out of `namespaces` (their usage is in `used`).', { minimum: 1 }),
     },
     ['key', 'version', 'defined', 'hard', 'used', 'namespaces', 'overHard'],

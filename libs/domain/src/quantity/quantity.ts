@@ -10,11 +10,7 @@ import { DomainError } from '../errors.js';
  */
 export type QuantityFormat = 'DecimalExponent' | 'BinarySI' | 'DecimalSI';
 
-/**
- * What a quantity looks like, said to whoever sent one that does not parse. Kubernetes prints
- * its regular expression ('^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'), which tells a reader
- * neither the suffixes nor that "1.5Gi" is fine (issue 33).
- */
+/** What a quantity looks like, for one that does not parse (Kubernetes prints its regular expression: issue 33). */
 export const QUANTITY_EXAMPLES = 'must be a quantity such as "500m", "2", "1Gi" or "1e3"';
 
 /** Why a quantity did not parse, in words (the same grammar and the same cases as Kubernetes' parse errors). */
