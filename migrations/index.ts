@@ -15,6 +15,7 @@ import { ProjectedTerminations1795900000800 } from './1795900000800-ProjectedTer
 import { UsageVersions1795900000900 } from './1795900000900-UsageVersions.js';
 import { PartitionLedgerEvents1795900001000 } from './1795900001000-PartitionLedgerEvents.js';
 import { HorizonDefinitions1795900001100 } from './1795900001100-HorizonDefinitions.js';
+import { SharedQuotaWithdrawnIndex1795900001200 } from './1795900001200-SharedQuotaWithdrawnIndex.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   UsageVersions1795900000900,
   PartitionLedgerEvents1795900001000,
   HorizonDefinitions1795900001100,
+  SharedQuotaWithdrawnIndex1795900001200,
 ];

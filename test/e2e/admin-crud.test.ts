@@ -147,7 +147,7 @@ describe('admin API: ResourceQuota', () => {
     const response = await api.request('PUT', '/v1/namespaces/invalid/resourcequotas/compute', quota({ 'requests.cpu': 'abc' }));
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
-    expect(response.body.message).toContain('quantities must match');
+    expect(response.body.message).toContain('spec.hard[requests.cpu]: Invalid value: "abc": must be a quantity such as "500m", "2", "1Gi" or "1e3"');
     expect(response.body.details.causes.map((c: { field: string }) => c.field)).toContain('spec.hard[requests.cpu]');
     expect(await eventCount()).toBe(before);
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcileQueue } from '@quota/jobs';
+import { namespaceDeduplicationId, reconcileQueue } from '@quota/jobs';
 import { DefinitionQueries } from '@quota/ledger';
 import { startApi, type RunningApi } from '../support/api.js';
 import { withoutReviewExtras } from '../support/review.js';
@@ -145,7 +145,10 @@ describe('the validating webhook', () => {
     // PostgreSQL backend here: no REDIS_URL).
     const queue = reconcileQueue({ kind: 'postgres', url: api.db.url });
     try {
-      const job = await until('the after-delete job', () => queue.getJob('after-delete.team-a'));
+      const job = await until('the after-delete job', async () => {
+        const id = await queue.getDeduplicationJobId(namespaceDeduplicationId('team-a', 'after-delete'));
+        return id ? queue.getJob(id) : undefined;
+      });
       expect(job.data).toEqual({ namespace: 'team-a', reason: 'after-delete' });
       expect(job.opts.delay).toBe(5000);
     } finally {

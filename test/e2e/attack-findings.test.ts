@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcileQueue } from '@quota/jobs';
+import { namespaceDeduplicationId, reconcileQueue } from '@quota/jobs';
 import { startApi, type RunningApi } from '../support/api.js';
 import { until } from '../support/wait.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
@@ -197,8 +197,8 @@ describe('finding 6: idempotency keys, repeated uids, namespaces, probes, unmana
     expect((await validate(pvcReview('team-u', 'DELETE', null, pvc('team-u', 'A', '1Gi')), 'apiserver')).body.response.allowed).toBe(true);
     const queue = reconcileQueue({ kind: 'postgres', url: api.db.url });
     try {
-      await until('the after-delete job of team-u', () => queue.getJob('after-delete.team-u'));
-      expect(await queue.getJob('after-delete.never-managed')).toBeUndefined();
+      await until('the after-delete job of team-u', async () => (await queue.getDeduplicationJobId(namespaceDeduplicationId('team-u', 'after-delete'))) ?? undefined);
+      expect(await queue.getDeduplicationJobId(namespaceDeduplicationId('never-managed', 'after-delete'))).toBeNull();
     } finally {
       await queue.close();
     }

@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { loadConfig } from '@quota/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdmissionApi } from '../../apps/admission-api/src/app.js';
 import { startApi, type RunningApi } from '../support/api.js';
+import { createMigratedDatabase } from '../support/database.js';
+import { until } from '../support/wait.js';
 import { bearer, writeTokensFile, type TestToken } from '../support/tokens.js';
 
 let api: RunningApi;
@@ -126,6 +131,56 @@ describe('/readyz', () => {
       expect(await excluded.text()).toContain('[+]queue excluded: ok');
     } finally {
       await noRedis.close();
+    }
+  });
+  // Issue 33: the unauthenticated probe named the database's host and port ("connect ECONNREFUSED 127.0.0.1:…").
+  it('says which check failed to every caller, and why only to an authenticated caller not limited to namespaces', async () => {
+    const tokens: TestToken[] = [
+      { name: 'sre', token: 'readyz-sre-0123456789abcdef0123456789abcdef', roles: ['auditor'] },
+      { name: 'tenant', token: 'readyz-tenant-0123456789abcdef0123456789ab', roles: ['admission'], namespaces: ['team-a'] },
+    ];
+    const db = await createMigratedDatabase('qlreadyzwhy');
+    // The API reaches PostgreSQL through a proxy of the test's, which then goes away: connections refused.
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const upstream = connect(5432, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('error', () => socket.destroy());
+        socket.on('close', () => sockets.delete(socket));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    const url = new URL(db.url);
+    url.host = `127.0.0.1:${port}`;
+    const config = { ...loadConfig({}), host: '127.0.0.1', port: 0, logLevel: 'error' as const, databaseUrl: url.toString(), databasePoolSize: 2, insecureDev: false, tokensFile: writeTokensFile(tokens), rateLimitPerSecond: 0 };
+    const app = await createAdmissionApi(config);
+    await app.listen(0, '127.0.0.1');
+    const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    try {
+      const probe = async (headers: Record<string, string>) => {
+        const response = await fetch(`${base}/readyz?exclude=queue`, { headers });
+        return { status: response.status, text: await response.text() };
+      };
+      expect((await probe({})).status).toBe(200);
+      proxy.close();
+      for (const socket of sockets) socket.destroy();
+      const sre = await until('the database check to fail on a refused connection', async () => {
+        const answer = await probe(bearer(tokens[0]!.token));
+        return answer.text.includes('ECONNREFUSED') ? answer : undefined;
+      });
+      expect(sre.status).toBe(503);
+      expect(sre.text).toMatch(new RegExp(`^\\[-\\]database failed: .*127\\.0\\.0\\.1:${port}$`, 'm'));
+      for (const headers of [{}, bearer(tokens[1]!.token), bearer('not-a-token-0123456789abcdef0123456789abcdef')]) {
+        const answer = await probe(headers);
+        expect(answer.status).toBe(503);
+        expect(answer.text).toBe('[-]database failed: reason withheld\n[+]shutdown ok\n[+]unsettled-reservations ok\n[+]queue excluded: ok\nreadyz check failed\n');
+      }
+    } finally {
+      await app.close().catch(() => undefined);
+      await db.drop();
     }
   });
 });

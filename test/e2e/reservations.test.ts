@@ -173,7 +173,9 @@ describe('REST reservations', () => {
     ['an empty requestId', { ...pod('e', '1'), requestId: '' }, 400, 'requestId'],
     ['an operation other than CREATE or UPDATE', { ...pod('o', '1'), operation: 'DELETE' }, 400, 'operation'],
     ['a fractional ttlSeconds', { ...pod('f', '1'), ttlSeconds: 1.5 }, 400, 'ttlSeconds'],
-    ['an invalid quantity', gpus('i', '1.5.5'), 422, 'example.com/gpu'],
+    // A quantity that does not parse is 400, as the quota PUT answers it and the API server decodes it (issue 33).
+    ['a quantity that does not parse', gpus('i', '1.5.5'), 400, 'resources[example.com/gpu]: Invalid value: \\"1.5.5\\": must be a quantity such as'],
+    ['a quantity of an object that does not parse', pod('iq', 'lots'), 400, 'Invalid value: \\"lots\\": must be a quantity such as'],
     ['an absurd resource name', { ...gpus('a', '1'), resources: { 'no spaces allowed/!': '1' } }, 422, 'no spaces allowed'],
     ['a resource name over 253 characters', { ...gpus('l', '1'), resources: { [`example.com/${'x'.repeat(300)}`]: '1' } }, 422, 'resources['],
     ['more than 64 resources', { ...gpus('m', '1'), resources: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`example.com/r${i}`, '1'])) }, 422, 'at most 64'],

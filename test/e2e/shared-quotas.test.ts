@@ -200,7 +200,7 @@ describe('a shared quota as it was', () => {
     for (const [ns, i] of [['past-a', 1], ['past-b', 2], ['past-b', 3]] as const) expect((await reserve(ns, i)).status).toBe(201);
     const charged = await instant();
     const now = await api.request('GET', '/v1/clusterresourcequotas/past/usage');
-    expect(now.body).toEqual({ key: 'clusterresourcequotas/past', version: 1, defined: true, hard: { pods: '5' }, used: { pods: '3' }, namespaces: [{ namespace: 'past-a', used: { pods: '1' } }, { namespace: 'past-b', used: { pods: '2' } }] });
+    expect(now.body).toEqual({ key: 'clusterresourcequotas/past', version: 1, defined: true, hard: { pods: '5' }, used: { pods: '3' }, namespaces: [{ namespace: 'past-a', used: { pods: '1' } }, { namespace: 'past-b', used: { pods: '2' } }], overHard: [] });
     await api.request('PUT', '/v1/namespaces/past-b', namespace('past-b', { tenant: 'elsewhere' }));
     const moved = await instant();
     await api.request('PUT', '/v1/clusterresourcequotas/past', crq('past', { tenant: 'past' }, { pods: '1' }));
@@ -210,7 +210,7 @@ describe('a shared quota as it was', () => {
     const removed = await instant();
 
     const path = '/v1/clusterresourcequotas/past';
-    expect(await usageAt(path, before)).toEqual({ key: 'clusterresourcequotas/past', at: before, version: 0, defined: false, hard: {}, used: {}, namespaces: [] });
+    expect(await usageAt(path, before)).toEqual({ key: 'clusterresourcequotas/past', at: before, version: 0, defined: false, hard: {}, used: {}, namespaces: [], overHard: [] });
     expect(await usageAt(path, created)).toMatchObject({ version: 1, defined: true, hard: { pods: '5' }, used: { pods: '0' }, namespaces: [{ namespace: 'past-a', used: { pods: '0' } }, { namespace: 'past-b', used: { pods: '0' } }] });
     const atCharged = await usageAt(path, charged);
     expect(atCharged).toMatchObject({ hard: now.body.hard, used: now.body.used });

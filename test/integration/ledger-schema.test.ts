@@ -57,6 +57,7 @@ describe('ledger schema (real PostgreSQL)', () => {
       'ledger_events.ledger_events_pkey',
       'ledger_events.ledger_events_recorded_at',
       'ledger_events.ledger_events_shared_applied',
+      'ledger_events.ledger_events_shared_withdrawn',
       'namespace_heads.namespace_heads_pkey',
       'reservations.reservations_live_by_age',
       'reservations.reservations_live_by_uid',
@@ -66,6 +67,7 @@ describe('ledger schema (real PostgreSQL)', () => {
     expect(rows.find((r) => r.indexname === 'admission_decisions_pkey')?.indexdef).toMatch(/UNIQUE INDEX .* \(namespace, id\)$/);
     // A shared quota's past starts from the namespaces that carried it: partial, so no admission writes an entry.
     expect(rows.find((r) => r.indexname === 'ledger_events_shared_applied')?.indexdef).toMatch(/WHERE \(type = 'SharedQuotaApplied'::text\)$/);
+    expect(rows.find((r) => r.indexname === 'ledger_events_shared_withdrawn')?.indexdef).toMatch(/WHERE \(type = 'SharedQuotaWithdrawn'::text\)$/);
   });
 
   it('partitions the events by month, each partition with its own unique (namespace, version) index and TRUNCATE trigger', async () => {

@@ -457,9 +457,13 @@ describe('archiving a month', () => {
   });
 
   it('migrates down no more once a month was archived', async () => {
-    // The newest migration refuses as the partitioning does: their tables say what was archived.
-    await expect(db.dataSource.undoLastMigration()).rejects.toThrow(/were archived/);
+    // Down to the first migration whose tables say what was archived, which refuses as the
+    // partitioning does; those above it (an index) go, and come back after.
+    let refused: Error | undefined;
+    for (let undone = 0; !refused && undone < 5; undone++) refused = await db.dataSource.undoLastMigration().then(() => undefined, (error: Error) => error);
+    expect(refused?.message).toMatch(/were archived/);
     expect(await tableExists('ledger_event_partitions')).toBe(true);
+    await db.dataSource.runMigrations();
   });
 
   it('drops the detached table only once its file reads back as recorded', async () => {

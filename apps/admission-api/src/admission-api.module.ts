@@ -12,6 +12,7 @@ import { ShutdownState } from './health/shutdown.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
 import { NamespacesController } from './audit/namespaces.controller.js';
 import { JsonHygiene } from './common/json-hygiene.js';
+import { HeavyReads } from './common/heavy-reads.js';
 import { Metrics } from './observability/metrics.js';
 import { MetricsWiring } from './observability/metrics-wiring.js';
 import { ProjectionsController } from './projections/projections.controller.js';
@@ -70,6 +71,7 @@ export class AdmissionApiModule {
         ReconcileTrigger,
         MetricsWiring,
         Authenticator,
+        { provide: HeavyReads, useValue: new HeavyReads() },
         // Guards run in this order: who is calling first, then the query's hygiene (a 400).
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: JsonHygiene },

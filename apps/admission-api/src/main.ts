@@ -1,8 +1,9 @@
 import { loadConfig } from '@quota/config';
 import { leaveWithSupervisor } from '@quota/ops';
 import { createAdmissionApi } from './app.js';
+import type { Server } from 'node:http';
 import { listenUnauthenticatedWebhook } from './common/unauthenticated-webhook.js';
-import { ShutdownState } from './health/shutdown.js';
+import { CLOSE_GRACE_MS, ShutdownState, stopAccepting } from './health/shutdown.js';
 import { createLogger } from './observability/logger.js';
 
 const config = loadConfig();
@@ -25,9 +26,10 @@ if (await listenUnauthenticatedWebhook(app, config)) {
  * A rollout that refuses nothing. On SIGTERM (or SIGINT) /readyz fails `[-]shutdown` at once
  * while every request is still served, for SHUTDOWN_DRAIN_SECONDS: long enough for load
  * balancers and the Service's endpoints to stop sending here (the Deployment's preStop sleep
- * covers the endpoints' own delay before the signal). Then app.close() stops accepting, lets the
- * requests in flight finish, and flushes the group commits in flight (LedgerShutdown), bounded by
- * SHUTDOWN_TIMEOUT_MS. A second signal ends the drain at once (a second Ctrl-C). Under the
+ * covers the endpoints' own delay before the signal). Then it stops accepting, gives the
+ * connections still open a moment to deliver their request (stopAccepting), and app.close() lets
+ * the requests in flight finish and flushes the group commits in flight (LedgerShutdown), bounded
+ * by SHUTDOWN_TIMEOUT_MS. A second signal ends the drain at once (a second Ctrl-C). Under the
  * zero-setup supervisor no load balancer follows /readyz: there is no drain.
  */
 const shutdown = app.get(ShutdownState);
@@ -55,6 +57,8 @@ async function stop(signal: string, drainMs: number): Promise<void> {
     process.exit(1);
   }, config.shutdownTimeoutMs).unref();
   try {
+    // Without a drain (Ctrl-C, the supervisor gone) nobody is still sending: no grace either.
+    await stopAccepting(app.getHttpServer() as Server, drainMs > 0 ? CLOSE_GRACE_MS : 0);
     await app.close();
   } catch (error) {
     logger.error({ error: error instanceof Error ? error.message : String(error) }, 'shutdown failed');

@@ -45,14 +45,12 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
   });
   new Gauge({
     name: 'quota_ledger_reconciler_uncovered_reservations',
-    help: 'Live reservations of objects of kinds the inventory does not list (add them to CUSTOM_RESOURCES), by resource, as the last reconcile of each namespace left them; reserved ones are released "uncovered" after the grace period.',
+    help: 'Live reservations of objects of kinds the inventory does not list (add them to CUSTOM_RESOURCES), by resource, as this replica\'s last reconcile of each namespace left them (within two intervals, at most 10,000 namespaces); reserved ones are released "uncovered" after the grace period.',
     labelNames: ['resource'],
     registers,
     collect() {
       this.reset();
-      const totals = new Map<string, number>();
-      for (const list of reconciler.uncovered.values()) for (const { resource, count } of list) totals.set(resource, (totals.get(resource) ?? 0) + count);
-      for (const [resource, count] of totals) this.set({ resource }, count);
+      for (const [resource, count] of reconciler.uncovered.totals(Date.now())) this.set({ resource }, count);
     },
   });
   new Gauge({

@@ -1,11 +1,11 @@
-import { clusterNamespaceRecord, sameNamespaceMetadata, type Uncovered } from '@quota/domain';
+import { clusterNamespaceRecord, sameNamespaceMetadata } from '@quota/domain';
 import type { ClusterNamespace, InventorySource } from '@quota/inventory';
 import {
   bullConnection,
   FAN_OUT_JOB,
   NAMESPACE_JOB,
   NAMESPACE_OBJECT_JOB,
-  namespaceJobId,
+  namespaceJobOptions,
   RECONCILE_QUEUE,
   reconcileQueue,
   SCHEDULER_ID,
@@ -14,6 +14,7 @@ import {
 } from '@quota/jobs';
 import type { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, ReconcileOutcome } from '@quota/ledger';
 import { Worker, type Job, type Queue } from 'bullmq';
+import { UncoveredReports } from './uncovered.js';
 
 export interface ReconcilerOptions {
   /** Every namespace is reconciled this often. */
@@ -28,6 +29,10 @@ export interface ReconcilerOptions {
   readonly fanOutPageSize?: number;
   /** Attempts of a namespace job whose listing failed, with exponential backoff. */
   readonly attempts?: number;
+  /** The first retry's delay of a failed namespace job, in ms (doubled at each). */
+  readonly retryDelayMs?: number;
+  /** Namespaces whose uncovered reservations are remembered at most (UNCOVERED_NAMESPACES_MAX). */
+  readonly uncoveredNamespacesMax?: number;
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -58,18 +63,16 @@ export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNames
 
 /**
  * The reconciler: a BullMQ job scheduler fans out one job per namespace every interval
- * (job ids deduplicate, so any number of replicas and producers queue each namespace once);
+ * (BullMQ deduplicates them while one is pending, so any number of replicas and producers
+ * queue each namespace once, and a job that failed never blocks the next interval's);
  * each job lists the namespace's objects from the inventory source and appends commit /
  * release / adopt events through the ledger (never a recount).
  */
 export class Reconciler {
   readonly queue: Queue<NamespaceJobData>;
   readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, terminated: 0, adopted: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
-  /**
-   * Per namespace, the live reservations of kinds the inventory does not list, as its last
-   * reconcile left them (only namespaces that have some): no listing can settle them.
-   */
-  readonly uncovered = new Map<string, readonly Uncovered[]>();
+  /** Per namespace, the live reservations of kinds the inventory does not list (bounded: uncovered.ts). */
+  readonly uncovered: UncoveredReports;
   private worker: Worker<NamespaceJobData> | undefined;
   private keeper: NodeJS.Timeout | undefined;
 
@@ -80,6 +83,7 @@ export class Reconciler {
     private readonly options: ReconcilerOptions,
   ) {
     this.queue = reconcileQueue(backend);
+    this.uncovered = new UncoveredReports(2 * options.intervalMs, options.uncoveredNamespacesMax);
   }
 
   private schedule(): Promise<unknown> {
@@ -130,8 +134,7 @@ export class Reconciler {
       else this.stats.adopted++;
     }
     const wasUncovered = this.uncovered.has(namespace);
-    if (outcome.uncovered.length > 0) this.uncovered.set(namespace, outcome.uncovered);
-    else this.uncovered.delete(namespace);
+    this.uncovered.record(namespace, outcome.uncovered, listedAt);
     if (outcome.actions.length > 0 || outcome.overHard.length > 0 || (outcome.uncovered.length > 0 && !wasUncovered)) {
       this.options.log?.(outcome.uncovered.length > 0 ? 'warn' : 'info', 'reconciled', {
         namespace,
@@ -154,14 +157,8 @@ export class Reconciler {
   }
 
   private jobOptions(namespace: string, reason: string, delayMs: number) {
-    return {
-      jobId: namespaceJobId(namespace, reason),
-      delay: delayMs,
-      attempts: this.options.attempts ?? 3,
-      backoff: { type: 'exponential' as const, delay: 1000 },
-      removeOnComplete: true,
-      removeOnFail: 100,
-    };
+    const { attempts, retryDelayMs } = this.options;
+    return namespaceJobOptions(namespace, reason, { delayMs, ...(attempts === undefined ? {} : { attempts }), ...(retryDelayMs === undefined ? {} : { retryDelayMs }) });
   }
 
   private async process(job: Job<NamespaceJobData>): Promise<unknown> {

@@ -1,4 +1,4 @@
-import { createPostgresBackend, Queue, type QueueOptions, type RedisOptions } from 'bullmq';
+import { createPostgresBackend, Queue, type JobsOptions, type QueueOptions, type RedisOptions } from 'bullmq';
 
 /**
  * The reconcile queue as every process sees it: its name, its jobs, and how to reach its
@@ -31,8 +31,32 @@ export function queueBackendOf(redisUrl: string | undefined, databaseUrl: string
   return redisUrl ? { kind: 'redis', url: redisUrl } : { kind: 'postgres', url: databaseUrl };
 }
 
-/** Job ids: one waiting job per namespace and purpose, whatever the number of producers. */
-export const namespaceJobId = (namespace: string, reason: string): string => `${reason}.${namespace}`;
+/** The deduplication id of a namespace's job for a purpose (Queue.getDeduplicationJobId finds the pending one). */
+export const namespaceDeduplicationId = (namespace: string, reason: string): string => `${reason}.${namespace}`;
+
+/** Attempts of a namespace job whose listing failed, and the first retry's delay (doubled at each). */
+export const NAMESPACE_JOB_ATTEMPTS = 3;
+export const NAMESPACE_JOB_RETRY_DELAY_MS = 1000;
+
+/**
+ * A namespace job's options: one job per namespace and purpose, whatever the number of
+ * producers. BullMQ's deduplication keeps that one job while it is delayed, waiting, running or
+ * waiting for a retry, and forgets it once the job completes or fails for good, so the next
+ * fan-out queues the namespace again whatever happened to its last job. A fixed `jobId` did the
+ * opposite: a job that failed every attempt kept its id in the failed set (removeOnFail), and
+ * every later add of that id was a no-op, so the namespace was never reconciled again (issue 33).
+ */
+export function namespaceJobOptions(namespace: string, reason: string, options: { delayMs?: number; attempts?: number; retryDelayMs?: number } = {}): JobsOptions {
+  return {
+    deduplication: { id: namespaceDeduplicationId(namespace, reason) },
+    delay: options.delayMs ?? 0,
+    attempts: options.attempts ?? NAMESPACE_JOB_ATTEMPTS,
+    backoff: { type: 'exponential', delay: options.retryDelayMs ?? NAMESPACE_JOB_RETRY_DELAY_MS },
+    removeOnComplete: true,
+    // Kept for a look (and the queue's `failed` gauge); they no longer stand in the way of a new job.
+    removeOnFail: 100,
+  };
+}
 
 /** Constructor arguments for a Queue or Worker on the backend (BullMQ takes the factory last). */
 export function bullConnection(backend: QueueBackend): { options: Pick<QueueOptions, 'connection'>; factory?: typeof createPostgresBackend } {

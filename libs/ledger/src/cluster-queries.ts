@@ -1,3 +1,4 @@
+import type { SharedQuotaRef } from '@quota/domain';
 import type { DataSource } from 'typeorm';
 import { namespaceViewOf, sharedQuotaViewOf, type NamespaceView, type SharedQuotaView } from './cluster-views.js';
 import { stateOf, type HeadJson } from './head.js';
@@ -43,6 +44,25 @@ export class ClusterQueries {
       [prefix, limit],
     );
     return rows.flatMap((r) => sharedQuotaViewOf(r.key, Number(r.version), r.state) ?? []);
+  }
+
+  /**
+   * How many shared quotas of each kind are used above hard now (a namespace relabelled in brought
+   * its usage, or a limit was lowered): the metric's reading. Every defined head is read, so it is
+   * meant for a scrape, not for a request.
+   */
+  async sharedQuotasOverHard(): Promise<Record<SharedQuotaRef['kind'], number>> {
+    const rows = await select<{ key: string; version: string; state: SharedHeadJson }>(
+      this.dataSource,
+      `SELECT key, version, state FROM shared_quota_heads WHERE jsonb_typeof(state->'definition') = 'object'`,
+      [],
+    );
+    const counts: Record<SharedQuotaRef['kind'], number> = { ClusterResourceQuota: 0, HierarchicalResourceQuota: 0 };
+    for (const row of rows) {
+      const view = sharedQuotaViewOf(row.key, Number(row.version), row.state);
+      if (view && view.overHard.length > 0) counts[view.definition.ref.kind]++;
+    }
+    return counts;
   }
 
   /** The shared quotas covering a namespace now (its head says which), with their usage. */

@@ -26,6 +26,32 @@ export interface SharedQuotaView {
   readonly used: RawQuantities;
   /** Per covered namespace, in name order: what it contributes. */
   readonly namespaces: readonly { readonly namespace: string; readonly used: RawQuantities }[];
+  /** The resources whose usage is above hard (a namespace relabelled in, a limit lowered), in name order. */
+  readonly overHard: readonly OverHardResource[];
+}
+
+/** A resource of a shared quota used beyond its hard limit, canonical. */
+export interface OverHardResource {
+  readonly resource: string;
+  readonly used: string;
+  readonly hard: string;
+}
+
+/**
+ * The resources whose usage is above hard. Admission never takes a shared quota there, but a
+ * namespace relabelled into it brings its usage along, and a limit may be lowered below usage:
+ * nothing more is admitted until usage drops, and this says why (issue 33).
+ */
+export function overHardOf(hard: RawQuantities, used: RawQuantities): OverHardResource[] {
+  const limits = Resources.resourceList(hard);
+  const usage = Resources.resourceList(used);
+  return Resources.resourceNames(limits)
+    .sort()
+    .flatMap((resource) => {
+      const limit = Resources.get(limits, resource);
+      const now = Resources.get(usage, resource);
+      return limit && now && now.cmp(limit) > 0 ? [{ resource, used: now.canonical(), hard: limit.canonical() }] : [];
+    });
 }
 
 const iso = (ms: number | undefined): string => new Date(ms ?? 0).toISOString();
@@ -60,6 +86,7 @@ export function sharedQuotaViewOf(key: string, version: number, state: SharedHea
     hard: Resources.canonicalResourceList(hard),
     used,
     namespaces,
+    overHard: overHardOf(Resources.canonicalResourceList(hard), used),
   };
 }
 

@@ -370,6 +370,8 @@ export interface SharedQuotaUsageAt extends SharedQuotaUsagePoint {
   readonly key: string;
   /** `version`: the namespace's stream version in force at `at`. */
   readonly namespaces: readonly { readonly namespace: string; readonly version: number; readonly used: RawQuantities }[];
+  /** The resources whose usage was above hard then (overHardOf). */
+  readonly overHard: readonly { readonly resource: string; readonly used: string; readonly hard: string }[];
 }
 
 /** A shared quota's usage sampled over a range, with its limit changes and the denials that named it. */

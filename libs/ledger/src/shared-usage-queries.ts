@@ -1,5 +1,5 @@
-import { Resources, type NamespaceState, type ResourceList, type SharedQuotaDefinition } from '@quota/domain';
-import { sharedTotal } from './cluster-views.js';
+import { Resources, type NamespaceState, type RawQuantities, type ResourceList, type SharedQuotaDefinition } from '@quota/domain';
+import { overHardOf, sharedTotal } from './cluster-views.js';
 import type { DataSource } from 'typeorm';
 import type { SharedQuotaUsageAt, SharedQuotaUsagePoint, SharedQuotaUsageSeries, UsageMarker } from './ledger.types.js';
 import { archivedSharedInstant, isBeforeHorizon, retentionHorizon } from './retention.js';
@@ -25,8 +25,10 @@ const CHANGE = { SharedQuotaDefined: 'defined', SharedQuotaChanged: 'changed', S
  * the quota's own stream's definition at the instant. Namespaces that did not carry it then
  * contribute nothing.
  *
- * Cost: one fold per namespace that ever carried the quota (at most SHARED_QUOTA_NAMESPACES_MAX
- * at a time), each bounded by the snapshot interval.
+ * Cost: one read per namespace the quota covered in the range asked (candidates), each of the
+ * usage read model at every instant (a fold only past the projection), two namespaces at a time;
+ * memory: the instants' sums and the samples of the namespaces in flight. How many such reads
+ * run at once is the API's to bound (its heavy-read limit).
  */
 export class SharedUsageQueries {
   constructor(private readonly dataSource: DataSource) {}
@@ -37,7 +39,7 @@ export class SharedUsageQueries {
     await this.retained(key, at);
     const [point] = (await this.sample(key, [at], true)).samples;
     if (!point) return undefined;
-    return { key, ...point.point, namespaces: point.namespaces };
+    return { key, ...point.point, namespaces: point.namespaces, overHard: overHardOf(point.point.hard, point.point.used) };
   }
 
   /**
@@ -45,7 +47,12 @@ export class SharedUsageQueries {
    * `usageAt` answers it, and the range's limit changes and the denials that named the quota as
    * markers. Undefined when the key never had a stream.
    */
-  async usageSeries(key: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<SharedQuotaUsageSeries | undefined> {
+  async usageSeries(
+    key: string,
+    range: { readonly since: string; readonly until: string; readonly points: number },
+    /** The namespaces whose denials the caller may see (undefined: every one); the usage is the whole quota's regardless. */
+    visible?: ReadonlySet<string>,
+  ): Promise<SharedQuotaUsageSeries | undefined> {
     if (!(await this.exists(key))) return undefined;
     await this.retained(key, range.since);
     const { samples, candidates } = await this.sample(key, seriesInstants(range), false);
@@ -64,7 +71,7 @@ export class SharedUsageQueries {
             WHERE namespace = ANY($1::text[]) AND NOT allowed AND NOT dry_run AND decided_at BETWEEN $2::timestamptz AND $3::timestamptz
               AND result->'denial'->>'quotaKind' = $4 AND result->'denial'->>'quota' = $5 AND coalesce(result->'denial'->>'quotaNamespace', '') = $6
             ORDER BY admission_decisions.decided_at, admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
-          [candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? ''],
+          [visible ? candidates.filter((namespace) => visible.has(namespace)) : candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? ''],
         )
       : [];
     const markers: UsageMarker[] = [
@@ -98,40 +105,53 @@ export class SharedUsageQueries {
     );
     const definitionAt = new Array<{ version: number; definition: SharedQuotaDefinition | undefined }>(instants.length).fill({ version: 0, definition: undefined });
     for (const row of definitions) definitionAt[Number(row.ord) - 1] = { version: Number(row.version), definition: row.type === 'SharedQuotaRemoved' ? undefined : row.data };
-    const last = instants.reduce((a, b) => (Date.parse(a) >= Date.parse(b) ? a : b));
+    const sums = new InstantSums(definitionAt.map((d) => (d.definition ? Resources.resourceList(d.definition.spec.hard ?? {}) : undefined)), perNamespace);
     const contribution = (state: NamespaceState): ResourceList | undefined => (state.shared.has(key) ? state.sharedUsed.get(key) : undefined);
-    const byNamespace = new Map<string, StateSample<ResourceList | undefined>[]>();
-    const candidates = await this.candidates(key, last);
+    const candidates = await this.candidates(key, instants);
+    // Each namespace's samples are added to the instants' sums as they come, and let go: what a
+    // read holds is its instants' sums and the samples of the namespaces in flight.
     await forEachBounded(candidates, NAMESPACES_CONCURRENT_MAX, async (namespace) => {
-      byNamespace.set(namespace, await contributed(query, namespace, key, instants, contribution));
+      sums.add(namespace, await contributed(query, namespace, key, instants, contribution));
     });
-    const namespaces = [...byNamespace.keys()].sort();
     const samples = instants.map((at, i) => {
       const { version, definition } = definitionAt[i] ?? { version: 0, definition: undefined };
-      const hard = Resources.resourceList(definition?.spec.hard ?? {});
-      const members = (definition ? namespaces : []).flatMap((namespace) => {
-        const sample = byNamespace.get(namespace)?.[i];
-        return sample?.value ? [{ namespace, version: sample.version, used: sample.value }] : [];
-      });
-      const total = sharedTotal(hard, members);
-      const point: SharedQuotaUsagePoint = { at, version, defined: definition !== undefined, hard: Resources.canonicalResourceList(hard), used: total.used };
-      return { point, definition, namespaces: perNamespace ? total.namespaces : [] };
+      const total = sums.total(i);
+      const point: SharedQuotaUsagePoint = { at, version, defined: definition !== undefined, hard: total.hard, used: total.used };
+      return { point, definition, namespaces: total.namespaces };
     });
     return { samples, candidates };
   }
 
   /**
-   * The namespaces that carried the quota at some instant up to `until` (they alone can have
-   * contributed): from their retained SharedQuotaApplied events, and those whose horizon state
-   * has it (applied in a month since archived).
+   * The namespaces the quota covered at some instant from the first of `instants` to the last
+   * (they alone can have contributed), so that a read costs the namespaces of its range, not
+   * every namespace that ever carried the quota (issue 33: a quota that had covered 1,501
+   * namespaces folded all of them for every series, long after they left it). Those covered at
+   * the first instant (their last SharedQuotaApplied or SharedQuotaWithdrawn up to it, or their
+   * horizon state, has it applied) and those it was applied to in between; both events are
+   * indexed by key and time.
    */
-  private async candidates(key: string, until: string): Promise<string[]> {
+  private async candidates(key: string, instants: readonly string[]): Promise<string[]> {
+    const times = instants.map((at) => Date.parse(at));
+    const first = new Date(Math.min(...times)).toISOString();
+    const last = new Date(Math.max(...times)).toISOString();
     const rows = await select<{ namespace: string }>(
       this.dataSource,
-      `SELECT namespace FROM ledger_events WHERE type = 'SharedQuotaApplied' AND data->>'key' = $1 AND recorded_at <= $2::timestamptz
+      `SELECT namespace FROM (
+         SELECT DISTINCT ON (namespace) namespace, type FROM (
+           SELECT namespace, recorded_at, version, type FROM ledger_events
+            WHERE type = 'SharedQuotaApplied' AND data->>'key' = $1 AND recorded_at <= $2::timestamptz
+           UNION ALL
+           SELECT namespace, recorded_at, version, type FROM ledger_events
+            WHERE type = 'SharedQuotaWithdrawn' AND data->>'key' = $1 AND recorded_at <= $2::timestamptz
+           UNION ALL
+           SELECT namespace, recorded_at, version, 'SharedQuotaApplied' FROM ledger_horizon_states
+            WHERE state->'shared' @> jsonb_build_array(jsonb_build_object('key', $1::text))
+         ) AS marks ORDER BY namespace, recorded_at DESC, version DESC
+       ) AS latest WHERE type = 'SharedQuotaApplied'
        UNION
-       SELECT namespace FROM ledger_horizon_states WHERE state->'shared' @> jsonb_build_array(jsonb_build_object('key', $1::text))`,
-      [key, until],
+       SELECT namespace FROM ledger_events WHERE type = 'SharedQuotaApplied' AND data->>'key' = $1 AND recorded_at > $2::timestamptz AND recorded_at <= $3::timestamptz`,
+      [key, first, last],
     );
     return rows.map((r) => r.namespace);
   }
@@ -158,6 +178,45 @@ export class SharedUsageQueries {
 
   private async exists(key: string): Promise<boolean> {
     return (await select(this.dataSource, `SELECT 1 FROM shared_quota_heads WHERE key = $1`, [key])).length > 0;
+  }
+}
+
+/**
+ * A shared quota's total at each instant, summed namespace by namespace as their samples come
+ * (sharedTotal's sum, without holding every namespace's samples): each part counted for the
+ * instant's hard resources only, and the total with an entry for each. With `perNamespace`, the
+ * parts are kept too (usage?at=, one instant).
+ */
+class InstantSums {
+  private readonly totals: ResourceList[];
+  private readonly parts: { namespace: string; version: number; used: ResourceList }[][];
+
+  /** @param hard each instant's hard limits; undefined where the quota was not defined (nothing counts) */
+  constructor(
+    private readonly hard: readonly (ResourceList | undefined)[],
+    private readonly perNamespace: boolean,
+  ) {
+    this.totals = hard.map((limits) => sharedTotal(limits ?? Resources.EMPTY, []).used).map((used) => Resources.resourceList(used));
+    this.parts = hard.map(() => []);
+  }
+
+  add(namespace: string, samples: readonly StateSample<ResourceList | undefined>[]): void {
+    samples.forEach((sample, i) => {
+      const limits = this.hard[i];
+      if (!limits || !sample.value) return;
+      const part = Resources.mask(sample.value, Resources.resourceNames(limits));
+      this.totals[i] = Resources.add(this.totals[i] ?? Resources.EMPTY, part);
+      if (this.perNamespace) this.parts[i]?.push({ namespace, version: sample.version, used: part });
+    });
+  }
+
+  total(i: number): { hard: RawQuantities; used: RawQuantities; namespaces: { namespace: string; version: number; used: RawQuantities }[] } {
+    const parts = [...(this.parts[i] ?? [])].sort((a, b) => (a.namespace < b.namespace ? -1 : 1));
+    return {
+      hard: Resources.canonicalResourceList(this.hard[i] ?? Resources.EMPTY),
+      used: Resources.canonicalResourceList(this.totals[i] ?? Resources.EMPTY),
+      namespaces: parts.map((p) => ({ ...p, used: Resources.canonicalResourceList(p.used) })),
+    };
   }
 }
 

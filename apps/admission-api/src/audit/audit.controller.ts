@@ -12,6 +12,7 @@ import { POSITION } from '../common/query-formats.js';
 import { seriesRange } from './series-range.js';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { unsettledBefore } from '../common/unsettled.js';
+import { HeavyRead } from '../common/heavy-reads.js';
 
 const DEFAULT_PAGE = 100;
 const EXPORT_PAGE = 1000;
@@ -73,6 +74,7 @@ export class AuditController {
    * quota changes and denials as markers: a usage chart's data.
    */
   @Allow('admin', 'auditor')
+  @HeavyRead()
   @Get('usage/series')
   async usageSeries(@Param('namespace', NamespacePipe) namespace: string, @Query() query: UsageSeriesQueryDto): Promise<UsageSeries> {
     const series = await this.usageQueries.usageSeries(namespace, await seriesRange(query, this.clock));
@@ -104,6 +106,7 @@ export class AuditController {
    * any range streams in bounded memory, whatever its rows hold. Stops reading when the client goes away.
    */
   @Allow('admin', 'auditor')
+  @HeavyRead()
   @Get('events/export')
   async exportEvents(@Param('namespace', NamespacePipe) namespace: string, @Query() query: ExportQueryDto, @Res() response: Response): Promise<void> {
     // Without `until`, the export ends at the namespace's last event when it starts: a stream
@@ -119,6 +122,7 @@ export class AuditController {
 
   /** The decisions log as NDJSON, with the filters of `/decisions`. */
   @Allow('admin', 'auditor')
+  @HeavyRead()
   @Get('decisions/export')
   async exportDecisions(@Param('namespace', NamespacePipe) namespace: string, @Query() query: DecisionsQueryDto, @Res() response: Response): Promise<void> {
     await streamNdjson(response, (after) =>

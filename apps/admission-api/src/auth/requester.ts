@@ -13,6 +13,12 @@ export function requesterOf(request: Request): string {
   return name && name.length <= 253 ? name : 'anonymous';
 }
 
+/** The namespaces the caller may read; undefined when it may read every one (unscoped, or development without tokens). */
+export function namespaceScopeOf(request: Request): ReadonlySet<string> | undefined {
+  const principal = (request as AuthenticatedRequest).principal;
+  return principal && principal.namespaces !== 'all' ? principal.namespaces : undefined;
+}
+
 /**
  * The user a request says it relays (an AdmissionReview's `userInfo.username`), recorded as
  * "on behalf of" only when the principal is trusted to speak for users (`trustUserInfo`: the

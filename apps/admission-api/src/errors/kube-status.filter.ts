@@ -66,8 +66,9 @@ export class KubeStatusFilter implements ExceptionFilter {
   private toStatus(error: unknown, request: Request): KubeStatus {
     if (error instanceof BodyRefused) return error.kubeStatus;
     if (error instanceof DomainError) {
-      // Readable but invalid objects are 422 Invalid; unreadable ones 400, as the API server answers.
-      const code = error.code === 'ObjectInvalid' || error.code === 'QuantityInvalid' ? 422 : 400;
+      // Readable but invalid objects are 422 Invalid; unreadable ones 400, as the API server answers,
+      // a quantity that does not parse among them (it fails decoding there, before validation).
+      const code = error.code === 'ObjectInvalid' ? 422 : 400;
       return kubeStatus(code, error.message, error.causes.length ? { causes: error.causes.slice(0, FIELD_ERRORS_MAX) } : undefined);
     }
     if (error instanceof LedgerError) {

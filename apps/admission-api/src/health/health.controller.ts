@@ -1,9 +1,10 @@
-import { Controller, Get, Header, Inject, Query, Res } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Logger, Query, Req, Res } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
 import { AuditQueries, type UnsettledReservations } from '@quota/ledger';
 import { withTimeout } from '@quota/ops';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
+import { Authenticator, type AuthenticatedRequest } from '../auth/authenticator.js';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { unsettledAfterMs, unsettledBefore } from '../common/unsettled.js';
 import { Metrics } from '../observability/metrics.js';
@@ -22,6 +23,12 @@ const UNSETTLED_CACHE_MS = 60_000;
  * `[-]shutdown` from the signal on, while the process still serves its drain (shutdown.ts).
  * `[+]unsettled-reservations` never fails readiness: it warns, on the same line, of webhook
  * reservations no reconcile has settled (issue 19).
+ *
+ * A probe needs to know which check failed, not why: the why of a failed database or queue
+ * check (a driver's error names the host and port) and the unsettled warning's detail are
+ * answered only to an authenticated caller not limited to namespaces, as kube-apiserver
+ * answers `reason withheld`; every caller else gets the check's name, and the log gets the why
+ * (once per change) (issue 33).
  */
 @Controller()
 export class HealthController {
@@ -32,7 +39,12 @@ export class HealthController {
     @Inject(AuditQueries) private readonly audit: AuditQueries,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(ShutdownState) private readonly shutdown: ShutdownState,
+    @Inject(Authenticator) private readonly authenticator: Authenticator,
   ) {}
+
+  private readonly logger = new Logger('readyz');
+  /** Each failing check's last reason, so the log says it when it changes, not at every probe. */
+  private readonly failing = new Map<string, string>();
 
   private unsettled: { at: number; answer: Promise<UnsettledReservations[]> } | undefined;
 
@@ -44,7 +56,8 @@ export class HealthController {
   }
 
   @Get('readyz')
-  async readyz(@Query('exclude') exclude: string | string[] | undefined, @Res() response: Response): Promise<void> {
+  async readyz(@Query('exclude') exclude: string | string[] | undefined, @Req() request: Request, @Res() response: Response): Promise<void> {
+    const detailed = this.mayReadReasons(request);
     const excluded = new Set(([] as string[]).concat(exclude ?? []));
     const checks: Array<[string, () => Promise<unknown>]> = [
       ['database', () => withTimeout(this.dataSource.query('SELECT 1'), CHECK_TIMEOUT_MS)],
@@ -57,16 +70,35 @@ export class HealthController {
         .map(async ([name, check]) => {
           try {
             await check();
+            this.recovered(name);
             return { name, ok: true, line: `[+]${name} ok` };
           } catch (error) {
-            return { name, ok: false, line: `[-]${name} failed: ${error instanceof Error ? error.message : String(error)}` };
+            const reason = error instanceof Error ? error.message : String(error);
+            this.failed(name, reason);
+            return { name, ok: false, line: `[-]${name} failed: ${detailed || name === 'shutdown' ? reason : 'reason withheld'}` };
           }
         }),
     );
-    if (!excluded.has('unsettled-reservations')) results.push({ name: 'unsettled-reservations', ok: true, line: await this.unsettledLine() });
+    if (!excluded.has('unsettled-reservations')) results.push({ name: 'unsettled-reservations', ok: true, line: await this.unsettledLine(detailed) });
     const ok = results.every((r) => r.ok);
     const lines = [...results.map((r) => r.line), ...[...excluded].map((name) => `[+]${name} excluded: ok`), `readyz check ${ok ? 'passed' : 'failed'}`];
     response.status(ok ? 200 : 503).type('text/plain; charset=utf-8').send(`${lines.join('\n')}\n`);
+  }
+
+  /** An authenticated principal not limited to namespaces (in development without tokens, everyone). */
+  private mayReadReasons(request: Request): boolean {
+    const principal = this.authenticator.identify(request as AuthenticatedRequest);
+    return principal !== undefined && principal.namespaces === 'all';
+  }
+
+  private failed(name: string, reason: string): void {
+    if (this.failing.get(name) === reason) return;
+    this.failing.set(name, reason);
+    if (name !== 'shutdown') this.logger.warn(`readiness check ${name} failed: ${reason}`);
+  }
+
+  private recovered(name: string): void {
+    if (this.failing.delete(name)) this.logger.log(`readiness check ${name} ok again`);
   }
 
   private async shuttingDown(): Promise<void> {
@@ -79,7 +111,7 @@ export class HealthController {
    * (unsettledBefore): of kinds no inventory lists (INVENTORY_SOURCE=none, or a kind missing from
    * CUSTOM_RESOURCES), or no reconciler runs. They keep counting toward Used.
    */
-  private async unsettledLine(): Promise<string> {
+  private async unsettledLine(detailed: boolean): Promise<string> {
     const now = Date.now();
     if (!this.unsettled || now - this.unsettled.at > Math.min(UNSETTLED_CACHE_MS, unsettledAfterMs(this.config))) {
       this.unsettled = { at: now, answer: withTimeout(this.audit.unsettledReservations(unsettledBefore(this.config, now)), CHECK_TIMEOUT_MS) };
@@ -87,6 +119,7 @@ export class HealthController {
     try {
       const unsettled = await this.unsettled.answer;
       if (unsettled.length === 0) return '[+]unsettled-reservations ok';
+      if (!detailed) return '[+]unsettled-reservations ok (warning: webhook reservations never committed nor released, still counted; details withheld)';
       const parts = unsettled.map((u) => `${u.resource}: ${u.count} in ${u.namespaces} namespace${u.namespaces === 1 ? '' : 's'}`).join(', ');
       return `[+]unsettled-reservations ok (warning: webhook reservations never committed nor released, still counted: ${parts}; no inventory lists these kinds (INVENTORY_SOURCE, CUSTOM_RESOURCES) or no reconciler runs)`;
     } catch {

@@ -1,14 +1,15 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { LedgerCommands, ReadPath } from '@quota/ledger';
+import { ClusterQueries, LedgerCommands, ReadPath } from '@quota/ledger';
 import { Metrics } from './metrics.js';
 
-/** Points the scrape-time counters at the ledger's and the read path's running totals. */
+/** Points the scrape-time series at the ledger's and the read path's running totals, and the shared heads. */
 @Injectable()
 export class MetricsWiring implements OnModuleInit {
   constructor(
     @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
     @Inject(ReadPath) private readonly reads: ReadPath,
+    @Inject(ClusterQueries) private readonly cluster: ClusterQueries,
   ) {}
 
   onModuleInit(): void {
@@ -16,6 +17,7 @@ export class MetricsWiring implements OnModuleInit {
     this.metrics.attach({
       ledgerStats: () => this.ledger.stats,
       readStats: () => this.reads.stats,
+      sharedQuotasOverHard: () => this.cluster.sharedQuotasOverHard(),
     });
   }
 }

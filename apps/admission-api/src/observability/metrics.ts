@@ -1,7 +1,7 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { AdmissionResult, ReadPathStats } from '@quota/ledger';
-import { mirroredCounter } from '@quota/ops';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { mirroredCounter, withTimeout } from '@quota/ops';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type AdmissionEndpoint = 'mutate' | 'validate' | 'reserve';
 export type AdmissionOutcome = 'allowed' | 'denied' | 'rejected' | 'error';
@@ -10,7 +10,12 @@ export type AdmissionOutcome = 'allowed' | 'denied' | 'rejected' | 'error';
 export interface MetricSources {
   ledgerStats(): { retries: number; unavailable: number; conflicts: Readonly<Record<string, number>> };
   readStats(): ReadPathStats;
+  /** Shared quotas used above hard now, by kind (read from the heads at each scrape). */
+  sharedQuotasOverHard(): Promise<Readonly<Record<string, number>>>;
 }
+
+/** A scrape must answer while the database is slow or down (the gauge is then left as it was). */
+const SCRAPE_READ_TIMEOUT_MS = 2000;
 
 /**
  * The API's Prometheus series, on a registry of its own (several apps in one test process
@@ -82,6 +87,18 @@ export class Metrics implements OnApplicationShutdown {
           this.inc({ cause }, total - (conflictsSeen.get(cause) ?? 0));
           conflictsSeen.set(cause, total);
         }
+      },
+    });
+    new Gauge({
+      name: 'quota_ledger_shared_quotas_over_hard',
+      help: 'Shared quotas used above hard for some resource, by kind (ClusterResourceQuota, HierarchicalResourceQuota): a namespace relabelled into one brings its usage along, and a limit may be lowered below usage; nothing more is admitted there until usage drops. GET its usage for overHard.',
+      labelNames: ['kind'],
+      registers,
+      async collect() {
+        const read = sources()?.sharedQuotasOverHard;
+        if (!read) return;
+        const counts = await withTimeout(read(), SCRAPE_READ_TIMEOUT_MS).catch(() => undefined);
+        for (const [kind, count] of Object.entries(counts ?? {})) this.set({ kind }, count);
       },
     });
     mirroredCounter({

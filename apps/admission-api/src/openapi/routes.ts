@@ -157,7 +157,7 @@ route(ReservationsController, 'reserve', {
     403: 'Denied by a quota or LimitRange: details.denial says which and why, details.stage which admission plugin.',
     404: 'The namespace has no quota or limit range (it is not managed here).',
     409: 'The request contradicts what the ledger holds (a requestId reused for another request, an object uid of another kind).',
-    422: 'An invalid object or resource list; details.causes names the field.',
+    422: 'An invalid object or resource list (a quantity that does not parse is 400, as for a quota); details.causes names the field.',
   },
 });
 route(ReservationsController, 'commit', { summary: 'Commit a reservation once its object exists', answers: { 200: json('Reservation', 'Committed (idempotent).') }, errors: { 404: NOT_FOUND, 409: 'It was released.', 410: 'Its TTL ran out before the commit: it has been released; reserve again.' } });
@@ -196,7 +196,7 @@ route(HealthController, 'readyz', {
   summary: 'Readiness',
   answers: {
     200: text('One `[+]name ok` line per check, then `readyz check passed`.'),
-    503: text('A `[-]name failed: why` line for each failing check, then `readyz check failed`.'),
+    503: text('A `[-]name failed: why` line for each failing check (the why only to an authenticated caller not limited to namespaces; else `reason withheld`), then `readyz check failed`.'),
   },
   errors: {},
   parameters: {

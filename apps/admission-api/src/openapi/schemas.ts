@@ -480,8 +480,10 @@ export const SCHEMAS = {
       hard: ref('ResourceList'),
       used: ref('ResourceList'),
       namespaces: array(closed({ namespace: string(), version: integer(), used: ref('ResourceList') }, ['namespace', 'used'])),
+      overHard: array(closed({ resource: string(), used: string(), hard: string() }, ['resource', 'used', 'hard']), 'Resources used beyond hard (a namespace relabelled in, a lowered limit): nothing more is admitted until usage drops.'),
+      namespacesWithheld: integer('Covered namespaces outside the caller\'s scope, left out of `namespaces` (their usage is in `used`).', { minimum: 1 }),
     },
-    ['key', 'version', 'defined', 'hard', 'used', 'namespaces'],
+    ['key', 'version', 'defined', 'hard', 'used', 'namespaces', 'overHard'],
   ),
   SharedQuotaUsageSeries: closed(
     {

@@ -27,12 +27,13 @@ import {
 } from '@quota/ledger';
 import { readPutIdentity } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
-import { requesterOf } from '../auth/requester.js';
+import { namespaceScopeOf, requesterOf } from '../auth/requester.js';
 import { EventsQueryDto, UsageQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
 import { seriesRange } from '../audit/series-range.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
+import { HeavyRead } from '../common/heavy-reads.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderAppliedClusterResourceQuota, renderClusterResourceQuota, renderHierarchicalResourceQuota, renderNamespace } from './render.js';
 
@@ -61,20 +62,31 @@ async function historyOr404(page: Promise<Page<DefinitionChange> | undefined>, r
 /**
  * A shared quota's usage: now (its head, exact) or, with `?at=`, as it was at that instant
  * (the sum of what the namespaces covering it then contributed, each folded from the ledger).
+ * With a `scope` (a token limited to namespaces: a HierarchicalResourceQuota's parent), the
+ * total is the whole quota's, as HNC's status shows it, and the per-namespace parts only those
+ * of namespaces in the scope; `namespacesWithheld` counts the others (issue 33).
  */
-async function usageOr404(queries: ClusterQueries, usage: SharedUsageQueries, key: string, at: string | undefined, resource: string, name: string) {
+async function usageOr404(queries: ClusterQueries, usage: SharedUsageQueries, key: string, at: string | undefined, resource: string, name: string, scope?: ReadonlySet<string>) {
   if (at) {
     const then = await usage.usageAt(key, at);
-    if (then) return then;
+    if (then) return withinScope(then, scope);
   } else {
     const view = await queries.getSharedQuota(key);
-    if (view) return { key, version: view.version, defined: true, hard: view.hard, used: view.used, namespaces: view.namespaces };
+    if (view) return withinScope({ key, version: view.version, defined: true, hard: view.hard, used: view.used, namespaces: view.namespaces, overHard: view.overHard }, scope);
   }
   throw new LedgerError('NotFound', `${resource} "${name}" not found`, { kind: resource, name });
 }
 
-async function seriesOr404(usage: SharedUsageQueries, clock: LedgerClock, key: string, query: UsageSeriesQueryDto, resource: string, name: string): Promise<SharedQuotaUsageSeries> {
-  const series = await usage.usageSeries(key, await seriesRange(query, clock));
+function withinScope<T extends { readonly namespaces: readonly { readonly namespace: string }[] }>(usage: T, scope: ReadonlySet<string> | undefined): T & { namespacesWithheld?: number } {
+  if (!scope) return usage;
+  const namespaces = usage.namespaces.filter((n) => scope.has(n.namespace));
+  const withheld = usage.namespaces.length - namespaces.length;
+  return { ...usage, namespaces, ...(withheld > 0 ? { namespacesWithheld: withheld } : {}) };
+}
+
+/** As usageOr404; with a `scope`, only the denials of namespaces in it are marked. */
+async function seriesOr404(usage: SharedUsageQueries, clock: LedgerClock, key: string, query: UsageSeriesQueryDto, resource: string, name: string, scope?: ReadonlySet<string>): Promise<SharedQuotaUsageSeries> {
+  const series = await usage.usageSeries(key, await seriesRange(query, clock), scope);
   if (!series) throw new LedgerError('NotFound', `${resource} "${name}" has no history: it never existed`, { kind: resource, name });
   return series;
 }
@@ -202,6 +214,7 @@ export class ClusterResourceQuotasController {
 
   /** Its usage now or, with `?at=`, at an instant, with each covered namespace's part. */
   @Allow('admin', 'auditor', 'admission')
+  @HeavyRead('at')
   @Get(':name/usage')
   usageAt(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageQueryDto) {
     return usageOr404(this.queries, this.usage, sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), query.at, 'clusterresourcequotas', name);
@@ -209,6 +222,7 @@ export class ClusterResourceQuotasController {
 
   /** Its usage sampled over a range (as the namespace's usage series), with its limit changes and the denials naming it. */
   @Allow('admin', 'auditor')
+  @HeavyRead()
   @Get(':name/usage/series')
   usageSeries(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageSeriesQueryDto): Promise<SharedQuotaUsageSeries> {
     return seriesOr404(this.usage, this.clock, sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), query, 'clusterresourcequotas', name);
@@ -277,20 +291,31 @@ export class HierarchicalResourceQuotasController {
     return historyOr404(this.definitions.sharedQuotaHistory(sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }), pageOf(query)), 'hierarchicalresourcequotas', name);
   }
 
+  /** A token scoped to the parent reads the subtree's total, and the parts and denials of its own namespaces only. */
   @Allow('admin', 'auditor', 'admission')
+  @HeavyRead('at')
   @Get(':name/usage')
-  usageAt(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageQueryDto) {
-    return usageOr404(this.queries, this.usage, sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }), query.at, 'hierarchicalresourcequotas.hnc.x-k8s.io', name);
+  usageAt(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Query(dtoValidationPipe()) query: UsageQueryDto,
+    @Req() request: Request,
+  ) {
+    const key = sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace });
+    return usageOr404(this.queries, this.usage, key, query.at, 'hierarchicalresourcequotas.hnc.x-k8s.io', name, namespaceScopeOf(request));
   }
 
   @Allow('admin', 'auditor')
+  @HeavyRead()
   @Get(':name/usage/series')
   usageSeries(
     @Param('namespace', NamespacePipe) namespace: string,
     @Param('name', ObjectNamePipe) name: string,
     @Query(dtoValidationPipe()) query: UsageSeriesQueryDto,
+    @Req() request: Request,
   ): Promise<SharedQuotaUsageSeries> {
-    return seriesOr404(this.usage, this.clock, sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }), query, 'hierarchicalresourcequotas.hnc.x-k8s.io', name);
+    const key = sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace });
+    return seriesOr404(this.usage, this.clock, key, query, 'hierarchicalresourcequotas.hnc.x-k8s.io', name, namespaceScopeOf(request));
   }
 
   @Allow('admin')

@@ -1,4 +1,4 @@
-import { Quantity } from '@quota/domain';
+import { Quantity, QUANTITY_EXAMPLES } from '@quota/domain';
 import type { ReservationView, ReserveAnswer } from '../api-types.js';
 import { wholeNumber } from '../args.js';
 import { namespacePath, print, readInput, type Command, type Context } from '../context.js';
@@ -25,7 +25,7 @@ export function parseResourceList(raw: string): Record<string, string> {
     const value = eq < 0 ? '' : pair.slice(eq + 1).trim();
     if (!name || !value) throw new UsageError(`--resources takes name=quantity pairs separated by commas (requests.cpu=500m,pods=1), got ${JSON.stringify(pair)}`);
     if (name in list) throw new UsageError(`--resources names ${name} twice`);
-    if (!Quantity.tryParse(value)) throw new UsageError(`--resources: ${name}=${value}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`);
+    if (!Quantity.tryParse(value)) throw new UsageError(`--resources: ${name}=${value}: ${QUANTITY_EXAMPLES}`);
     list[name] = value;
   }
   if (Object.keys(list).length === 0) throw new UsageError('--resources needs at least one name=quantity');

@@ -4,6 +4,8 @@ import type { RecordedEvent } from '../events/events.js';
 import { fold } from '../events/fold.js';
 import * as Resources from '../resources/resource-list.js';
 import type { AdmissionView } from './decide.js';
+import { denialJson } from '../namespace/answers.js';
+import { sharedQuotaKey, type SharedQuotaRef } from '../shared/shared-quota.js';
 import { decideResources, defaultPodForAdmission, groupResourceForKind, type ResourceListRequest } from './rest.js';
 
 type Quota = { name: string; spec: ResourceQuotaSpec; used?: Record<string, string> };
@@ -83,6 +85,24 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
   it('words a denial without a name as apierrors.NewForbidden does (no quoted name)', () => {
     const decision = decideResources(command({ pods: '1' }, { name: undefined, groupResource: { group: '', resource: 'pods' } }), view([{ name: 'q', spec: { hard: { pods: '0' } } }]));
     expect(decision).toMatchObject({ allowed: false, message: 'pods is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0' });
+  });
+
+  // Issue 33: a plain list refused by a shared quota was named by the quota's internal key
+  // ("exceeded quota: clusterresourcequotas/acme") and its denial had no quotaKind.
+  it.each<[string, SharedQuotaRef, string, Record<string, unknown>]>([
+    ['a ClusterResourceQuota as OpenShift does', { kind: 'ClusterResourceQuota', name: 'acme' }, 'exceeded cluster quota: acme,', { quota: 'acme', quotaKind: 'ClusterResourceQuota' }],
+    [
+      'a HierarchicalResourceQuota as HNC does',
+      { kind: 'HierarchicalResourceQuota', name: 'sub', namespace: 'team-a' },
+      'exceeded hierarchical quota in namespace "team-a": "sub",',
+      { quota: 'sub', quotaKind: 'HierarchicalResourceQuota', quotaNamespace: 'team-a' },
+    ],
+  ])('names %s, as an object denial names it', (_case, shared, words, named) => {
+    const quotas = view([{ name: 'q', spec: { hard: { pods: '1' } }, used: { pods: '1' } }]).quotas.map((q) => ({ ...q, name: sharedQuotaKey(shared), shared }));
+    const decision = decideResources(command({ pods: '1' }), { quotas, limitRanges: [] });
+    if (decision.allowed || !decision.denial) throw new Error('expected a denial');
+    expect(decision.message).toBe(`widgets.example.com "w1" is forbidden: ${words} requested: pods=1, used: pods=1, limited: pods=1`);
+    expect(denialJson(decision.denial)).toMatchObject({ kind: 'Exceeded', ...named, resource: 'pods' });
   });
 
   it('reserves the whole list, canonical, for the object it names, with its expiry', () => {

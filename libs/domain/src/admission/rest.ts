@@ -2,7 +2,7 @@ import type { Container, GroupResource, Pod } from '../kube/types.js';
 import { CHARGED_KINDS } from '../kube/kinds.js';
 import type { ExceededResource } from '../quota/denial.js';
 import { forbiddenMessage } from '../quota/denial.js';
-import type { QuotaCharge } from '../quota/check.js';
+import { quotaNamed, type QuotaCharge } from '../quota/check.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { quotaScopeRequirements } from '../scopes/facts.js';
@@ -56,7 +56,9 @@ export function decideResources(command: ResourceListRequest, view: AdmissionVie
       }
     }
     if (exceeded.length > 0) {
-      const denial = { kind: 'Exceeded', quota: quota.name, resources: exceeded } as const;
+      // Named as an object's denial names it (a shared quota by kind and name, not by its key),
+      // so its message, details.denial and the shared quota's series markers agree.
+      const denial = { kind: 'Exceeded', ...quotaNamed(quota), resources: exceeded } as const;
       return { allowed: false, code: 403, stage: 'ResourceQuota', denial, message: forbiddenMessage(command.groupResource, name, denial) };
     }
     charges.push({ quota: quota.name, delta, used });

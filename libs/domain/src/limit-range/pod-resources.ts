@@ -44,7 +44,7 @@ function parseContainer(container: Container, init: boolean, index: number): Lim
   };
 }
 
-/** Parses every quantity LimitRanger reads from a pod. Throws DomainError('ObjectInvalid'). */
+/** Parses every quantity LimitRanger reads from a pod. Throws DomainError('QuantityInvalid') for a quantity that does not parse. */
 export function parseLimitRangerPod(pod: Pod): LimitRangerPodResources {
   const podLevel = pod.spec?.resources;
   return {

@@ -288,13 +288,13 @@ describe('the aggregated message', () => {
 });
 
 describe('bad input', () => {
-  it('refuses a pod with an unparsable quantity as an invalid object', () => {
+  it('refuses a pod with an unparsable quantity as an unreadable one', () => {
     const pod = validPod('a', 1, requirements({}, { cpu: 'lots' }));
     expect(() => validatePodLimits(pod, [])).toThrow(DomainError);
     try {
       validatePodLimits(pod, []);
     } catch (error) {
-      expect((error as DomainError).code).toBe('ObjectInvalid');
+      expect((error as DomainError).code).toBe('QuantityInvalid');
       expect((error as DomainError).causes[0]?.field).toBe('spec.containers[0].resources.limits[cpu]');
     }
   });

@@ -189,7 +189,7 @@ function firstRefusal(limitRanges: readonly LimitRange[], check: (limitRange: Li
 /**
  * Validates a pod against the namespace's LimitRanges. Pass the pod AFTER defaulting (as
  * Kubernetes validates the mutated object), and on an in-place resize the stored pod as
- * `oldPod`. Throws DomainError('ObjectInvalid') for an unparsable quantity in the pod.
+ * `oldPod`. Throws DomainError('QuantityInvalid') for an unparsable quantity in the pod.
  */
 export function validatePodLimits(pod: Pod, limitRanges: readonly LimitRange[], options: LimitRangerPodOptions = {}, oldPod?: Pod): LimitValidation {
   // Parse once up front so a bad pod quantity fails even with no LimitRange item to read it.

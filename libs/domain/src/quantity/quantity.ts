@@ -10,13 +10,14 @@ import { DomainError } from '../errors.js';
  */
 export type QuantityFormat = 'DecimalExponent' | 'BinarySI' | 'DecimalSI';
 
-const SPLIT_RE_STRING = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
+/** What a quantity looks like, for one that does not parse (Kubernetes prints its regular expression: issue 33). */
+export const QUANTITY_EXAMPLES = 'must be a quantity such as "500m", "2", "1Gi" or "1e3"';
 
-/** Kubernetes' own parse error texts, so messages match what kubectl users know. */
+/** Why a quantity did not parse, in words (the same grammar and the same cases as Kubernetes' parse errors). */
 export const QUANTITY_ERRORS = {
-  formatWrong: `quantities must match the regular expression '${SPLIT_RE_STRING}'`,
-  numeric: 'unable to parse numeric part of quantity',
-  suffix: "unable to parse quantity's suffix",
+  formatWrong: QUANTITY_EXAMPLES,
+  numeric: `${QUANTITY_EXAMPLES}: its number has no digits`,
+  suffix: `${QUANTITY_EXAMPLES}: the suffix is none of n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or an exponent (e3)`,
   tooLarge: 'quantity is too large: the magnitude must not exceed 10^30',
 } as const;
 

@@ -144,7 +144,7 @@ function parseHard(snapshot: QuotaSnapshot): ResourceList {
 }
 
 /** How a denial names the quota: a ResourceQuota by name, a shared quota by kind, name (and namespace). */
-function quotaNamed(snapshot: QuotaSnapshot): { quota: string; shared?: SharedQuotaRef } {
+export function quotaNamed(snapshot: QuotaSnapshot): { quota: string; shared?: SharedQuotaRef } {
   return snapshot.shared ? { quota: snapshot.shared.name, shared: snapshot.shared } : { quota: snapshot.name };
 }
 

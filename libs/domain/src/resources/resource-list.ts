@@ -19,7 +19,8 @@ const build = (pairs: Iterable<readonly [string, Quantity]>): ResourceList => Ob
 
 /**
  * Parses a JSON resource list. Every invalid quantity is reported (as a field cause under
- * `fieldPath`), not only the first.
+ * `fieldPath`), not only the first. A quantity that does not parse is `QuantityInvalid` (the API
+ * server refuses it while decoding, 400 BadRequest); a value of another type `ObjectInvalid`.
  */
 export function parseResourceList(raw: unknown, fieldPath: string): ResourceList {
   if (raw === undefined || raw === null) return EMPTY;
@@ -30,6 +31,7 @@ export function parseResourceList(raw: unknown, fieldPath: string): ResourceList
   }
   const causes: FieldCause[] = [];
   const pairs: [string, Quantity][] = [];
+  let unparsable = false;
   for (const [name, value] of Object.entries(raw)) {
     const field = key(fieldPath, name);
     if (typeof value !== 'string' && typeof value !== 'number') {
@@ -40,12 +42,13 @@ export function parseResourceList(raw: unknown, fieldPath: string): ResourceList
       pairs.push([name, Quantity.fromJSON(value)]);
     } catch (error) {
       if (!(error instanceof QuantityParseError)) throw error;
+      unparsable = true;
       causes.push({ reason: 'FieldValueInvalid', field, message: `Invalid value: "${cutText(String(value))}": ${error.message}` });
     }
   }
   if (causes.length > 0) {
     // At most FIELD_ERRORS_MAX described (issue 33): a list can hold as many entries as a body values.
-    throw new DomainError('ObjectInvalid', listMessages(causes.map((c) => `${c.field}: ${c.message}`)), firstOf(causes).listed);
+    throw new DomainError(unparsable ? 'QuantityInvalid' : 'ObjectInvalid', listMessages(causes.map((c) => `${c.field}: ${c.message}`)), firstOf(causes).listed);
   }
   return build(pairs);
 }

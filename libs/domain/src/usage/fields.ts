@@ -12,13 +12,15 @@ export const EVALUATED_STRING_MAX_BYTES = 253;
 
 /**
  * Reads the parts of a JSON object the evaluators need, collecting every field problem so
- * that one DomainError('ObjectInvalid') reports them all (as Kubernetes' decoding would have
- * refused the object outright).
+ * that one DomainError reports them all (as Kubernetes' decoding would have refused the object
+ * outright): 'QuantityInvalid' (400, as the API server answers) when a quantity does not parse,
+ * else 'ObjectInvalid'.
  */
 export class FieldReader {
   private readonly causes: FieldCause[] = [];
   /** Every resource name the object's lists name: its reservation records each. */
   private readonly resourceNames = new Set<string>();
+  private unparsable = false;
 
   constructor(private readonly what: string) {}
 
@@ -38,7 +40,8 @@ export class FieldReader {
       for (const name of Object.keys(list)) this.resourceNames.add(name);
       return list;
     } catch (error) {
-      if (!(error instanceof DomainError) || error.code !== 'ObjectInvalid') throw error;
+      if (!(error instanceof DomainError) || (error.code !== 'ObjectInvalid' && error.code !== 'QuantityInvalid')) throw error;
+      this.unparsable ||= error.code === 'QuantityInvalid';
       this.causes.push(...error.causes);
       return EMPTY;
     }
@@ -106,6 +109,7 @@ export class FieldReader {
     }
     if (this.causes.length === 0) return;
     const detail = listMessages(this.causes.map((cause) => `${cause.field}: ${cause.message}`));
+    if (this.unparsable) throw new DomainError('QuantityInvalid', `${this.what} cannot be decoded: ${detail}`, firstOf(this.causes).listed);
     throw new DomainError('ObjectInvalid', `${this.what} is invalid: ${detail}`, firstOf(this.causes).listed);
   }
 

@@ -54,7 +54,7 @@ export interface PodModel {
   readonly deletionGracePeriodSeconds: number | undefined;
 }
 
-/** Reads a pod, or throws DomainError('ObjectInvalid') listing every invalid field. */
+/** Reads a pod, or throws a DomainError listing every invalid field (FieldReader). */
 export function readPod(object: KubeObject): PodModel {
   const read = new FieldReader('pod');
   const root = read.object(object, '') ?? {};

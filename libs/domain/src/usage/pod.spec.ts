@@ -549,7 +549,8 @@ describe('invalid pods', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(DomainError);
-    expect((error as DomainError).code).toBe('ObjectInvalid');
+    // Unreadable, as the API server's decoder finds it (400), not invalid (422).
+    expect((error as DomainError).code).toBe('QuantityInvalid');
     expect((error as DomainError).causes.map((cause) => cause.field)).toEqual(['spec.containers[0].resources.requests[cpu]']);
   });
 
@@ -561,7 +562,7 @@ describe('invalid pods', () => {
     });
     expect(() => evaluator.usage(object)).toThrow(
       expect.objectContaining({
-        code: 'ObjectInvalid',
+        code: 'QuantityInvalid',
         causes: [
           expect.objectContaining({ field: 'spec.containers[1].resources.requests[cpu]', reason: 'FieldValueInvalid' }),
           expect.objectContaining({ field: 'spec.initContainers[0].resources.limits[memory]' }),

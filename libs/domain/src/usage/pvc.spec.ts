@@ -72,7 +72,7 @@ describe('claim usage', () => {
 
   it('rejects an invalid storage request naming the field', () => {
     expect(() => evaluator.usage(claim({ storage: 'big' }))).toThrow(
-      expect.objectContaining({ code: 'ObjectInvalid', causes: [expect.objectContaining({ field: 'spec.resources.requests[storage]' })] }),
+      expect.objectContaining({ code: 'QuantityInvalid', causes: [expect.objectContaining({ field: 'spec.resources.requests[storage]' })] }),
     );
   });
 });

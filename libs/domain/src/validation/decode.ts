@@ -132,8 +132,9 @@ export class StrictDecoder {
       return Quantity.parse(text);
     } catch (error) {
       if (!(error instanceof QuantityParseError)) throw error;
-      if (!this.full()) this.decodeErrors.push(invalid(path, str(text), error.message));
-      this.firstQuantityError ??= error.message;
+      const cause = invalid(path, str(text), error.message);
+      if (!this.full()) this.decodeErrors.push(cause);
+      this.firstQuantityError ??= errorString(cause);
       return undefined;
     }
   }
@@ -166,9 +167,10 @@ export class StrictDecoder {
   /**
    * Throws if anything failed to decode. The message reads like the API server's
    * (`<Kind> in version "v1" cannot be handled as a <Kind>: ...`). A quantity that does not
-   * parse stops Go's JSON decoder at once, so then the message is that parse error alone,
-   * bare, as Kubernetes prints it; otherwise every problem is listed, unknown fields as
-   * strict field validation lists them. The causes always carry every problem found.
+   * parse stops Go's JSON decoder at once, so then the message is that parse error alone (with
+   * its field and value, which Kubernetes leaves out); otherwise every problem is listed,
+   * unknown fields as strict field validation lists them. The causes always carry every
+   * problem found.
    */
   throwIfInvalid(): void {
     if (this.decodeErrors.length === 0 && this.unknownFields.length === 0) return;

@@ -355,9 +355,9 @@ describe('validateResourceQuota: strict decoding of untrusted JSON', () => {
       'unparsable quantities',
       quota({ hard: { cpu: '1 core', memory: true, pods: '10ki' } }),
       [
-        ['FieldValueInvalid', 'spec.hard[cpu]', `Invalid value: "1 core": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`],
-        ['FieldValueInvalid', 'spec.hard[memory]', `Invalid value: "true": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`],
-        ['FieldValueInvalid', 'spec.hard[pods]', `Invalid value: "10ki": unable to parse quantity's suffix`],
+        ['FieldValueInvalid', 'spec.hard[cpu]', `Invalid value: "1 core": must be a quantity such as "500m", "2", "1Gi" or "1e3"`],
+        ['FieldValueInvalid', 'spec.hard[memory]', `Invalid value: "true": must be a quantity such as "500m", "2", "1Gi" or "1e3"`],
+        ['FieldValueInvalid', 'spec.hard[pods]', `Invalid value: "10ki": must be a quantity such as "500m", "2", "1Gi" or "1e3": the suffix is none of n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or an exponent (e3)`],
       ],
     ],
     [

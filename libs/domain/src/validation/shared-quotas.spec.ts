@@ -83,7 +83,7 @@ describe('validateClusterResourceQuota (OpenShift ValidateClusterResourceQuota)'
     ['another group', { ...crq({ selector: { annotations: { a: 'b' } } }), apiVersion: 'v1' }, 'apiVersion: Unsupported value: "v1": supported values: "quota.openshift.io/v1"'],
     ['an unknown field of the selector', crq({ selector: { namespaces: ['a'] } }), 'unknown field "spec.selector.namespaces"'],
     ['matchLabels that are not strings', crq({ selector: { labels: { matchLabels: { a: 1 } } } }), 'spec.selector.labels.matchLabels'],
-    ['a quantity that does not parse', crq({ selector: { annotations: { a: 'b' } }, quota: { hard: { pods: 'lots' } } }), 'quantities must match the regular expression'],
+    ['a quantity that does not parse', crq({ selector: { annotations: { a: 'b' } }, quota: { hard: { pods: 'lots' } } }), 'must be a quantity such as'],
   ])('cannot decode %s', (_name, raw, fragment) => {
     const error = domainErrorOf(() => validateClusterResourceQuota(raw));
     expect(error.code).toBe('ObjectMalformed');
