@@ -76,22 +76,26 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const config = loadKubeConfig(options);
   const server = serverOf(config);
 
+  /** One GET, whole; a transport failure or a timeout is an InventoryError (`fail`) saying which. */
+  async function fetchRaw(url: URL, fail: Failure, signal: AbortSignal): Promise<RawResponse> {
+    const call = callDeadline(timeoutMs, signal);
+    try {
+      const requestOptions: https.RequestOptions = {};
+      await config.applyToHTTPSOptions(requestOptions);
+      return await get(url, requestOptions, call.signal, maxBytes);
+    } catch (error) {
+      throw fail(call.why() ?? messageOf(error), error);
+    }
+  }
+
   /** One page: the raw list, or an InventoryError saying why not. */
   async function page(path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
     const url = new URL(`${server}${path}`);
     url.searchParams.set('limit', String(pageSize));
     if (token !== undefined) url.searchParams.set('continue', token);
     const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
-    const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
-    const call = callDeadline(timeoutMs, signal);
-    let response: RawResponse;
-    try {
-      const requestOptions: https.RequestOptions = {};
-      await config.applyToHTTPSOptions(requestOptions);
-      response = await get(url, requestOptions, call.signal, maxBytes);
-    } catch (error) {
-      throw fail(call.why() ?? messageOf(error), error);
-    }
+    const fail = failure(`kubernetes: ${scope}: ${what}`);
+    const response = await fetchRaw(url, fail, signal);
     // A namespaced list answers 404 only when the cluster does not serve the resource at all
     // (an API group it lacks, e.g. resource.k8s.io/v1 before Kubernetes 1.34): no such object
     // can exist, and so none can be missing from the listing.
@@ -101,12 +105,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);
       throw fail(status);
     }
-    let body: unknown;
-    try {
-      body = JSON.parse(response.body);
-    } catch (error) {
-      throw fail('the answer is not JSON', error);
-    }
+    const body = parseJson(response, fail);
     if (!isRecord(body)) throw fail('the answer is not a list');
     // An empty list may come back as `"items": null`.
     const items = body['items'] ?? [];
@@ -181,30 +180,31 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     },
     async namespace(name: string, signal?: AbortSignal): Promise<ClusterNamespace | null> {
       const url = new URL(`${server}${NAMESPACES_PATH}/${encodeURIComponent(name)}`);
-      const call = callDeadline(timeoutMs, signal ?? new AbortController().signal);
-      const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
-      let response: RawResponse;
-      try {
-        const requestOptions: https.RequestOptions = {};
-        await config.applyToHTTPSOptions(requestOptions);
-        response = await get(url, requestOptions, call.signal, maxBytes);
-      } catch (error) {
-        throw fail(call.why() ?? messageOf(error), error);
-      }
+      const fail = failure(`kubernetes: GET ${url.pathname}`);
+      const response = await fetchRaw(url, fail, signal ?? new AbortController().signal);
       if (response.status === 404) return null;
       if (response.status !== 200) throw fail(describeStatus(response));
-      let body: unknown;
-      try {
-        body = JSON.parse(response.body);
-      } catch (error) {
-        throw fail('the answer is not JSON', error);
-      }
-      const namespace = clusterNamespaceOf(body);
+      const namespace = clusterNamespaceOf(parseJson(response, fail));
       if (typeof namespace === 'string') throw fail(namespace);
       return namespace;
     },
     close: async () => undefined,
   };
+}
+
+/** Makes the InventoryError of one request: what was asked, then why it failed. */
+type Failure = (message: string, cause?: unknown) => InventoryError;
+
+function failure(what: string): Failure {
+  return (message, cause) => new InventoryError(`${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+}
+
+function parseJson(response: RawResponse, fail: Failure): unknown {
+  try {
+    return JSON.parse(response.body);
+  } catch (error) {
+    throw fail('the answer is not JSON', error);
+  }
 }
 
 function loadKubeConfig(options: KubernetesInventoryOptions): KubeConfig {
