@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evolve, initialState, Resources, type NamespaceState, type RecordedEvent } from '@quota/domain';
-import { openDataSource, UsageProjection } from '@quota/ledger';
+import { LedgerCommands, openDataSource, UsageProjection } from '@quota/ledger';
 import { ensureBuilt, startApiProcess, type ApiProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { withoutReviewExtras } from '../support/review.js';
@@ -232,19 +232,29 @@ describe('a PostgreSQL outage under load', () => {
       }
     };
 
-    // Pods get deleted: the janitor releases the oldest reserved ones (as the reconciler would,
-    // without waiting for a grace period). It finds them in the database, so it pauses while
-    // the database is down; its releases go through the API like any other write.
+    // Pods get deleted: the janitor releases the oldest reserved ones as the reconciler does
+    // (its own command side, the ledger's, without waiting for a grace period: a REST call may
+    // not release what the webhook reserved). It finds them in the database, so it pauses while
+    // the database is down, and a release the outage interrupts is simply tried again later.
+    const janitorSource = await openDataSource({ url: postgres.url, poolSize: 1, applicationName: 'quota-ledger-faults-janitor' });
+    const reconciler = new LedgerCommands(janitorSource);
     const janitor = async (): Promise<void> => {
       while (!stopping) {
         const ids = await pool
           .query<{ id: string }>(`SELECT reservation_id AS id FROM reservations WHERE namespace = $1 AND status = 'reserved' ORDER BY reserved_at LIMIT 5`, [HOOK_NS])
           .then((r) => r.rows.map((row) => row.id))
           .catch(() => []);
-        for (const id of ids) record(await send('release', id, releaseRequest(HOOK_NS, id)));
+        for (const id of ids) janitorReleases.set(id, await janitorRelease(id));
         await sleep(100);
       }
     };
+    // Every release the janitor asked for, and whether it was answered (one the outage interrupted may have committed).
+    const janitorReleases = new Map<string, boolean>();
+    const janitorRelease = (id: string): Promise<boolean> =>
+      reconciler.release(HOOK_NS, id, { actor: 'system:reconciler', reason: 'deleted' }).then(
+        () => true,
+        () => false,
+      );
 
     const load = Promise.all([
       ...Array.from({ length: REST_WORKERS }, (_, i) => restWorker(i)),
@@ -392,6 +402,12 @@ describe('a PostgreSQL outage under load', () => {
         expect(again.status, `release ${id} asked again`).toBe(200);
         releaseFinals.set(id, again);
       }
+
+      // The janitor's releases interrupted by the outage are asked again (a release is idempotent).
+      for (const [id, answered] of janitorReleases) if (!answered) expect(await janitorRelease(id), `janitor release ${id} asked again`).toBe(true);
+      await reconciler.close();
+      await janitorSource.destroy();
+      for (const id of janitorReleases.keys()) releaseFinals.set(id, { what: 'release', key: id, status: 200 } as Call);
 
       const restAdmitted = [...finals.values()].filter((c) => c.what === 'reserve' && c.status === 201);
       const hookAdmitted = [...finals.values()].filter((c) => c.what === 'review' && c.body.response.allowed === true);
