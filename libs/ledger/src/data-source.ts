@@ -1,6 +1,8 @@
 import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations/index.js';
+import { parseDatabaseUrl } from './database-url.js';
 import { LedgerEventEntity } from './entities/ledger-event.entity.js';
+import { failoverClientClass, type HostFailoverOptions } from './host-failover.js';
 
 export const ENTITIES = [LedgerEventEntity];
 
@@ -15,18 +17,24 @@ export interface DataSourceSettings {
    * hold the head row's lock, or SERIALIZABLE's bookkeeping, for longer.
    */
   readonly statementTimeoutMs?: number;
+  /** Told when connections move to another host of a multi-host `url` (host-failover.ts). */
+  readonly onHostChosen?: HostFailoverOptions['onHostChosen'];
 }
 
 /**
  * The one place a TypeORM data source is described (LedgerModule's TypeOrmModule, the
  * projection worker, the reconciler, the migration, the tests and the benchmark all use it).
- * Never `synchronize`: the schema comes from migrations/, run once per deployment.
+ * Never `synchronize`: the schema comes from migrations/, run once per deployment. A URL of
+ * several hosts, or with `target_session_attrs` (libpq's syntax, which pg 8 does not read), gets
+ * a pool whose connections go to the host that matches (host-failover.ts).
  */
 export function buildDataSourceOptions(settings: DataSourceSettings): DataSourceOptions {
   const timeout = settings.statementTimeoutMs === undefined ? {} : { statement_timeout: settings.statementTimeoutMs, idle_in_transaction_session_timeout: settings.statementTimeoutMs };
+  const url = parseDatabaseUrl(settings.url);
+  const failover = url.needsFailover ? { Client: failoverClientClass(url, settings.onHostChosen ? { onHostChosen: settings.onHostChosen } : {}) } : {};
   return {
     type: 'postgres',
-    url: settings.url,
+    url: url.needsFailover ? url.urlFor(url.hosts[0] as (typeof url.hosts)[number]) : settings.url,
     entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'schema_migrations',
@@ -37,7 +45,7 @@ export function buildDataSourceOptions(settings: DataSourceSettings): DataSource
     // JIT off: every statement here is a short keyed read or write, but the planner prices each
     // jsonb row set at 100 rows, so a group's keyed read crossed jit_above_cost and spent 38 ms
     // compiling for 0.3 ms of work.
-    extra: { max: settings.poolSize ?? 10, options: '-c jit=off', ...timeout },
+    extra: { max: settings.poolSize ?? 10, options: '-c jit=off', ...timeout, ...failover },
   };
 }
 
