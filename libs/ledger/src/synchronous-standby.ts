@@ -49,15 +49,16 @@ function synchronousProblem({ names, level, standbys }: Settings): string | unde
   return `no synchronous standby is streaming (synchronous_standby_names = '${names}'; pg_stat_replication: ${seen || 'no standby connected'}): commits wait until one is`;
 }
 
-/** The warning PostgreSQL sends when a commit stops waiting for the standby (a statement timeout, a cancel). */
+/** The warning PostgreSQL sends when a commit stops waiting for the standby (a cancel). */
 const SYNC_WAIT_CANCELLED = /canceling (the )?wait for synchronous replication/i;
 
 /**
  * COMMIT, refusing to call it acknowledged if PostgreSQL stopped waiting for the synchronous
- * standby: a cancelled wait (statement_timeout while the standby is away) still commits locally
- * and answers with a WARNING only. Then the decision is in the primary's ledger but no standby is
- * known to hold it, so its caller is answered 503 (repeating the request with the same request
- * id or review uid reads the stored answer once a standby holds it) instead of "allowed".
+ * standby. While no standby confirms, a COMMIT waits (statement_timeout does not end that wait);
+ * cancelled (pg_cancel_backend: what an operator does to commits that seem stuck), it commits
+ * locally and answers with a WARNING only. Then the decision is in the primary's ledger but no
+ * standby is known to hold it, so its caller is answered 503 instead of "allowed" (the same
+ * request again, with the same request id or review uid, reads the stored answer).
  */
 export async function commitReplicated(runner: QueryRunner, client: pg.ClientBase): Promise<void> {
   let cancelled: string | undefined;
@@ -75,7 +76,7 @@ export async function commitReplicated(runner: QueryRunner, client: pg.ClientBas
       'Unavailable',
       'the ledger committed the decision, but no synchronous standby confirmed it in time (PostgreSQL: "' +
         cancelled +
-        '"); repeat the request with the same request id to learn it once the standby is back',
+        '"); repeat the request with the same request id to learn it',
       { retryAfterSeconds: 1 },
     );
   }
