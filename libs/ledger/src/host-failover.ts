@@ -175,6 +175,9 @@ export function failoverClientClass(url: DatabaseUrl, options: HostFailoverOptio
         self.host = self.connectionParameters.host = host.host;
         if (host.port !== undefined) self.port = self.connectionParameters.port = host.port;
       }
+      // From here an error of the connection is an event (its role query running, or later): the
+      // pool listens only once connect() has answered, and an event nobody listens to ends the process.
+      this.on('error', () => locator.forget(host));
       try {
         await super.connect();
         const role = await roleOf(this);
@@ -186,8 +189,6 @@ export function failoverClientClass(url: DatabaseUrl, options: HostFailoverOptio
         await this.end().catch(() => undefined);
         throw error;
       }
-      // A connection lost later (the server killed, a failover) sends the next one to probe.
-      this.on('error', () => locator.forget(host));
       return this;
     }
   }
