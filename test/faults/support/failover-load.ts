@@ -38,6 +38,8 @@ export class LoadLog {
   readonly exchanges: Exchange[] = [];
   readonly acknowledged: Acknowledged[] = [];
   stopping = false;
+  /** Set when the test gives up (a process it sends to exited): every client stops at once with it. */
+  aborted: string | undefined;
 
   constructor(private readonly base: string) {}
 
@@ -71,6 +73,7 @@ export class LoadLog {
   async untilFinal(what: Exchange['what'], key: string, method: string, path: string, body: unknown, final: readonly number[], deadlineMs = 60_000): Promise<Exchange> {
     const deadline = Date.now() + deadlineMs;
     for (let attempt = 0; ; attempt++) {
+      if (this.aborted !== undefined) throw new Error(`${what} ${key}: ${this.aborted}`);
       const exchange = await this.send(what, key, method, path, body);
       if (final.includes(exchange.status)) return exchange;
       if (Date.now() > deadline) throw new Error(`${what} ${key}: no decision within ${deadlineMs} ms; last answer ${exchange.status} ${JSON.stringify(exchange.body ?? exchange.error)}`);
