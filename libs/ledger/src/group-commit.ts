@@ -340,7 +340,6 @@ export class GroupCommitter {
         return;
       case 'connection':
         if (outcome.commitSent) {
-          // Lost during COMMIT, or committed without a synchronous standby's confirmation: never "allowed".
           this.settleAll(group, outcome.error instanceof LedgerError ? outcome.error : unknownOutcome());
           return;
         }
@@ -510,7 +509,6 @@ export class GroupCommitter {
     }
     return { now, heads, shared, taken, deferred };
   }
-
 
   /** Exponential backoff with full jitter, capped. */
   private backoff(attempt: number): number {
