@@ -138,6 +138,7 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'postgres://a,,b/ledger', REDIS_URL: 'redis://r' }, /DATABASE_URL: has an empty host/],
     [{ DATABASE_URL: 'postgres://a,b:x/ledger', REDIS_URL: 'redis://r' }, /DATABASE_URL: must be a URL/],
     [{ DATABASE_URL: 'postgres://a,b/ledger?target_session_attrs=master', REDIS_URL: 'redis://r' }, /DATABASE_URL: target_session_attrs must be one of/],
+    [{ DATABASE_READ_URL: 'postgres://a/ledger?target_session_attrs=replica' }, /DATABASE_READ_URL: target_session_attrs must be one of/],
     [{ DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: 'yes' }, /DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: must be one of/],
   ])('refuses a database setting that cannot work: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);

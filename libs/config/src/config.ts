@@ -187,12 +187,14 @@ function postgresUrl(env: Env, name: string): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   const parts = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?]*@)?([^/?]*)(.*)$/i.exec(raw);
   const hosts = parts?.[3]?.split(',') ?? [];
-  if (!parts || hosts.length < 2) return url(env, name, ['postgres:', 'postgresql:']);
-  for (const host of hosts) {
-    if (host === '') throw new ConfigError(name, 'has an empty host in its host list');
-    url({ [name]: `${parts[1]}${parts[2] ?? ''}${host}${parts[4]}` }, name, ['postgres:', 'postgresql:']);
+  if (!parts || hosts.length < 2) url(env, name, ['postgres:', 'postgresql:']);
+  else {
+    for (const host of hosts) {
+      if (host === '') throw new ConfigError(name, 'has an empty host in its host list');
+      url({ [name]: `${parts[1]}${parts[2] ?? ''}${host}${parts[4]}` }, name, ['postgres:', 'postgresql:']);
+    }
   }
-  const attrs = new URLSearchParams(parts[4]?.split('?')[1] ?? '').get('target_session_attrs');
+  const attrs = new URLSearchParams(raw.split('?')[1] ?? '').get('target_session_attrs');
   if (attrs !== null && !TARGET_SESSION_ATTRS.includes(attrs)) throw new ConfigError(name, `target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${attrs}"`);
   return raw;
 }

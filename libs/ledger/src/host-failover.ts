@@ -111,9 +111,13 @@ class HostLocator {
 
   private async probeOne(host: DatabaseHost, config: pg.ClientConfig): Promise<Role | string> {
     const timeoutMs = this.options.probeTimeoutMs ?? (config.connectionTimeoutMillis || DEFAULT_PROBE_TIMEOUT_MS);
-    const target = new URL(this.url.urlFor(host));
-    if (this.options.probeDatabase !== undefined) target.pathname = `/${encodeURIComponent(this.options.probeDatabase)}`;
-    const client = new pg.Client({ ...withoutPoolOptions(config), connectionString: target.toString(), connectionTimeoutMillis: timeoutMs });
+    let target = this.url.urlFor(host);
+    if (this.options.probeDatabase !== undefined) {
+      const other = new URL(target);
+      other.pathname = `/${encodeURIComponent(this.options.probeDatabase)}`;
+      target = other.toString();
+    }
+    const client = new pg.Client({ ...withoutPoolOptions(config), connectionString: target, connectionTimeoutMillis: timeoutMs });
     client.on('error', () => undefined);
     try {
       await client.connect();
