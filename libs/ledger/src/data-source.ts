@@ -6,6 +6,9 @@ import { failoverClientClass, type HostFailoverOptions } from './host-failover.j
 
 export const ENTITIES = [LedgerEventEntity];
 
+/** How long a connection of a multi-host pool waits for its host before trying another, in ms (absent connect_timeout). */
+const FAILOVER_CONNECT_TIMEOUT_MS = 5000;
+
 export interface DataSourceSettings {
   readonly url: string;
   /** Connections this process may hold. */
@@ -31,7 +34,11 @@ export interface DataSourceSettings {
 export function buildDataSourceOptions(settings: DataSourceSettings): DataSourceOptions {
   const timeout = settings.statementTimeoutMs === undefined ? {} : { statement_timeout: settings.statementTimeoutMs, idle_in_transaction_session_timeout: settings.statementTimeoutMs };
   const url = parseDatabaseUrl(settings.url);
-  const failover = url.needsFailover ? { Client: failoverClientClass(url, settings.onHostChosen ? { onHostChosen: settings.onHostChosen } : {}) } : {};
+  // With several hosts, a connection to one that does not answer (a machine gone: no refusal, no
+  // reset) must give up, so that the next one probes the others: libpq's connect_timeout, else 5 s.
+  const failover = url.needsFailover
+    ? { Client: failoverClientClass(url, settings.onHostChosen ? { onHostChosen: settings.onHostChosen } : {}), connectionTimeoutMillis: url.connectTimeoutMs ?? FAILOVER_CONNECT_TIMEOUT_MS }
+    : {};
   return {
     type: 'postgres',
     url: url.needsFailover ? url.urlFor(url.hosts[0] as (typeof url.hosts)[number]) : settings.url,

@@ -14,6 +14,12 @@ describe('parseDatabaseUrl', () => {
     ]);
   });
 
+  it("reads libpq's connect_timeout, which pg does not", () => {
+    expect(parseDatabaseUrl('postgres://a,b/db?connect_timeout=3').connectTimeoutMs).toBe(3000);
+    expect(parseDatabaseUrl('postgres://a,b/db?connect_timeout=1').connectTimeoutMs).toBe(2000);
+    expect(parseDatabaseUrl('postgres://a,b/db?connect_timeout=0').connectTimeoutMs).toBeUndefined();
+  });
+
   it('leaves a one-host URL without session attributes to pg as it is', () => {
     const url = parseDatabaseUrl('postgresql://postgres@127.0.0.1:5432/postgres');
     expect(url).toMatchObject({ hosts: [{ host: '127.0.0.1', port: 5432 }], targetSessionAttrs: 'any', needsFailover: false });

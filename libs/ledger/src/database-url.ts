@@ -20,6 +20,8 @@ export interface DatabaseHost {
 export interface DatabaseUrl {
   readonly hosts: readonly DatabaseHost[];
   readonly targetSessionAttrs: TargetSessionAttrs;
+  /** libpq's `connect_timeout` (seconds in the URL), in ms; pg itself does not read it. */
+  readonly connectTimeoutMs?: number;
   /** Whether connecting needs more than pg does alone: several hosts, or a session attribute to check. */
   readonly needsFailover: boolean;
   /** The URL with this host only and without `target_session_attrs`: what pg parses. */
@@ -51,9 +53,12 @@ export function parseDatabaseUrl(url: string): DatabaseUrl {
   const hosts = hostList === '' ? [] : hostList.split(',').map(hostOf);
   const urlFor = (host: DatabaseHost): string =>
     hosts.length === 0 ? `${scheme}${userInfo === undefined ? '' : `${userInfo}@`}${tail}` : `${scheme}${userInfo === undefined ? '' : `${userInfo}@`}${hostText(host)}${tail}`;
+  const timeout = params.map((p) => /^connect_timeout=([0-9]+)$/.exec(p)?.[1]).filter((v) => v !== undefined).at(-1);
   return {
     hosts: hosts.length === 0 ? [{ host: '' }] : hosts,
     targetSessionAttrs,
+    // libpq: 0 waits forever, and less than 2 s counts as 2.
+    ...(timeout === undefined || timeout === '0' ? {} : { connectTimeoutMs: Math.max(2, Number(timeout)) * 1000 }),
     needsFailover: hosts.length > 1 || targetSessionAttrs !== 'any',
     urlFor,
   };

@@ -5,7 +5,7 @@ import { describeHost, parseDatabaseUrl, type DatabaseHost, type DatabaseUrl, ty
  * Host failover for node-postgres, in the one place every pool of the ledger gets it
  * (data-source.ts): libpq's multi-host URLs with `target_session_attrs`, which pg 8 does not
  * implement. Each pooled connection goes to the host that last matched (first connection: every
- * host is probed at once, and the first of the list, in its order, that matches wins) and checks
+ * host is probed at once, and the first to answer that matches wins) and checks
  * on itself that it still matches before the pool hands it out (`SHOW transaction_read_only`,
  * `pg_is_in_recovery()`: one round trip per new connection). A connection that fails, or that
  * finds its host no longer matching (a primary now a standby), makes the next connection probe
@@ -91,22 +91,36 @@ class HostLocator {
     if (this.chosen === host) this.chosen = undefined;
   }
 
-  private async probe(config: pg.ClientConfig): Promise<DatabaseHost> {
+  /**
+   * Every host at once; the first to answer that matches wins (for prefer-standby, the first
+   * standby, else the first host of the list that answered). Not the list's order: a host that does
+   * not answer at all (a machine gone, not a refused port) would hold every probe for its timeout,
+   * longer than the pool waits for a connection, and no connection would ever be made.
+   */
+  private probe(config: pg.ClientConfig): Promise<DatabaseHost> {
     const attrs = this.url.targetSessionAttrs;
-    // All at once, so a host that does not answer costs its timeout once, not once per host before it.
-    const probes = this.url.hosts.map((host) => this.probeOne(host, config));
-    const problems: string[] = [];
-    let fallback: DatabaseHost | undefined;
-    for (const [i, probe] of probes.entries()) {
-      const host = this.url.hosts[i] as DatabaseHost;
-      const result = await probe;
-      if (typeof result === 'string') problems.push(`${describeHost(host)}: ${result}`);
-      else if (matches(attrs, result, true)) return this.choose(host);
-      else if (matches(attrs, result, false)) fallback ??= host;
-      else problems.push(`${describeHost(host)}: ${result.recovery ? 'a standby (in recovery)' : 'read-only'}`);
-    }
-    if (fallback) return this.choose(fallback);
-    throw new NoMatchingHost(`no host of the database URL accepts a session with target_session_attrs=${attrs} (${problems.join('; ')})`);
+    const hosts = this.url.hosts;
+    const results: (Role | string | undefined)[] = hosts.map(() => undefined);
+    return new Promise((resolve, reject) => {
+      let pending = hosts.length;
+      let done = false;
+      hosts.forEach((host, i) => {
+        void this.probeOne(host, config).then((result) => {
+          results[i] = result;
+          pending--;
+          if (done) return;
+          if (typeof result !== 'string' && matches(attrs, result, true)) {
+            done = true;
+            resolve(this.choose(host));
+          } else if (pending === 0) {
+            done = true;
+            const fallback = hosts.find((_, j) => typeof results[j] === 'object' && matches(attrs, results[j] as Role, false));
+            if (fallback) resolve(this.choose(fallback));
+            else reject(new NoMatchingHost(`no host of the database URL accepts a session with target_session_attrs=${attrs} (${hosts.map((h, j) => `${describeHost(h)}: ${problemOf(results[j])}`).join('; ')})`));
+          }
+        });
+      });
+    });
   }
 
   private async probeOne(host: DatabaseHost, config: pg.ClientConfig): Promise<Role | string> {
@@ -136,6 +150,11 @@ class HostLocator {
     if (previous !== host) this.options.onHostChosen?.(describeHost(host), previous && describeHost(previous));
     return host;
   }
+}
+
+function problemOf(result: Role | string | undefined): string {
+  if (typeof result === 'string') return result;
+  return result?.recovery ? 'a standby (in recovery)' : 'read-only';
 }
 
 /** The client settings of a pool's options (pg-pool hands a client all of them). */
