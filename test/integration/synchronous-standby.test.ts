@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSource } from 'typeorm';
@@ -64,6 +65,25 @@ describe('a multi-host DATABASE_URL (host-failover.ts)', () => {
       expect(chosen).toEqual([hostOf(a())]);
     } finally {
       await ds.destroy();
+    }
+  });
+
+  it('does not wait for a host that never answers (a machine gone) when another matches', async () => {
+    // Accepts the connection and says nothing, as a host behind a dead route never refuses.
+    const accepted: Socket[] = [];
+    const silent = createServer((socket) => void accepted.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    const started = Date.now();
+    const ds = await openOn(`postgres://postgres@127.0.0.1:${port},${hostOf(b())},${hostOf(a())}/postgres?target_session_attrs=read-write&connect_timeout=20`);
+    try {
+      expect(await ds.query('SELECT inet_server_port() AS port')).toEqual([{ port: a().port }]);
+      // The silent host's probe gives up only after 20 s; the primary answered long before.
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      await ds.destroy();
+      for (const socket of accepted) socket.destroy();
+      silent.close();
     }
   });
 
