@@ -4,7 +4,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fold, type RecordedEvent } from '@quota/domain';
 import { startFailoverPair, type FailoverPair } from '../support/failover-pair.js';
-import { ensureBuilt, startApiProcess, type ApiProcess } from '../support/processes.js';
+import { ensureBuilt, freePort, startApiProcess, type ApiProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { expiringClient, LoadLog, restClient, webhookClient, type Acknowledged } from './support/failover-load.js';
 import { overHardPoints, sleep, startApp, streamOf, usageOf, type AppProcess } from './support/load.js';
@@ -63,8 +63,17 @@ beforeAll(async () => {
   api = await startApiProcess({ ...env, DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: 'true' }, 60_000);
   api.child.stdout?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
   api.child.stderr?.on('data', (chunk: Buffer) => (apiOutput += chunk.toString()));
-  worker = startApp('dist/apps/projection-worker/src/main.js', [], { ...env, PROJECTION_POLL_MS: '200' });
-  reconciler = startApp('dist/apps/reconciler/src/main.js', [], { ...env, RECONCILE_INTERVAL_SECONDS: '1', INVENTORY_SOURCE: 'none' });
+  // Each serves /healthz on METRICS_PORT once it has started: a process still connecting when the
+  // primary dies fails its start (exit 1, restarted by its supervisor), which is not what this tests.
+  const [workerPort, reconcilerPort] = [await freePort(), await freePort()];
+  worker = startApp('dist/apps/projection-worker/src/main.js', [], { ...env, PROJECTION_POLL_MS: '200', METRICS_PORT: String(workerPort) });
+  reconciler = startApp('dist/apps/reconciler/src/main.js', [], { ...env, RECONCILE_INTERVAL_SECONDS: '1', INVENTORY_SOURCE: 'none', METRICS_PORT: String(reconcilerPort) });
+  for (const [app, port] of [[worker, workerPort], [reconciler, reconcilerPort]] as const) {
+    await until(`${app === worker ? 'the projection worker' : 'the reconciler'} started`, async () => {
+      if (app.child.exitCode !== null) throw new Error(`exited at start: ${app.output()}`);
+      return (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok ? true : undefined;
+    }, 60_000);
+  }
   for (const [namespace, hard] of Object.entries(QUOTAS)) {
     const put = await fetch(`${api.base}/v1/namespaces/${namespace}/resourcequotas/compute`, {
       method: 'PUT',

@@ -154,7 +154,8 @@ class HostLocator {
 
 function problemOf(result: Role | string | undefined): string {
   if (typeof result === 'string') return result;
-  return result?.recovery ? 'a standby (in recovery)' : 'read-only';
+  if (result?.recovery) return 'a standby (in recovery)';
+  return result?.readOnly ? 'read-only' : 'a primary (accepts writes)';
 }
 
 /** The client settings of a pool's options (pg-pool hands a client all of them). */
