@@ -20,7 +20,7 @@ import { startPrivatePostgres, type PrivatePostgres } from './support/private-po
  * once, never more than the quota, and the projection agrees with it.
  *
  * The validating webhook, when the ledger cannot decide, answers HTTP 503 with a Kubernetes
- * Status (not an AdmissionReview; `details.retryAfterSeconds: 1`, no Retry-After header), never
+ * Status (not an AdmissionReview; `details.retryAfterSeconds: 1` and a `Retry-After: 1` header), never
  * an explicit `allowed: false`: kube-apiserver counts the call as failed and applies the
  * webhook's failurePolicy (Fail: the request is refused and can be retried; Ignore: admitted
  * unchecked, later adopted by the reconciler).

@@ -5,7 +5,9 @@ import { readAfterContext } from './common/read-after.js';
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DataSource } from 'typeorm';
 import type { AppConfig } from '@quota/config';
+import { checkSynchronousStandby } from '@quota/ledger';
 import type { Logger } from '@quota/ops';
 import { AdmissionApiModule } from './admission-api.module.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -26,6 +28,16 @@ export interface AdmissionApiOptions {
   readonly logDestination?: NodeJS.WritableStream;
 }
 
+/** DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: the boot error that says what the database lacks. */
+async function requireSynchronousStandby(app: INestApplication): Promise<void> {
+  try {
+    await checkSynchronousStandby(app.get(DataSource));
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw new Error(`DATABASE_REQUIRE_SYNCHRONOUS_STANDBY=true, but ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
+
 /** Builds the HTTP application; main.ts and the e2e tests share it. */
 export async function createAdmissionApi(config: AppConfig, options: AdmissionApiOptions = {}): Promise<INestApplication> {
   const logger: Logger = createLogger(config.logLevel, 'admission-api', options.logDestination);
@@ -36,6 +48,7 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
     logger: new NestPinoLogger(logger),
     ...(config.tls ? { httpsOptions: httpsOptions(config.tls) } : {}),
   });
+  if (config.requireSynchronousStandby) await requireSynchronousStandby(app);
   // Order matters: the admissions' clock first, so that every answer is timed, those sent
   // before any handler runs too (401, 413, 429); the request id next (every later line and
   // error carries it); then the rate limit, by authenticated principal. No body is parsed

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadConfig } from '@quota/config';
-import { ensureLedgerPartitions, openDataSource, runMigrationsLocked } from '@quota/ledger';
+import { ensureLedgerPartitions, openDataSource, resolveDatabaseUrl, runMigrationsLocked } from '@quota/ledger';
 import pg from 'pg';
 
 /**
@@ -40,8 +40,10 @@ async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
-await ensureDatabase(config.databaseUrl);
-const dataSource = await openDataSource({ url: config.databaseUrl, poolSize: 1, applicationName: 'quota-ledger-migrate' });
+// A URL of several hosts migrates the one it wants now (target_session_attrs=read-write: the primary).
+const databaseUrl = await resolveDatabaseUrl(config.databaseUrl, 'postgres');
+await ensureDatabase(databaseUrl);
+const dataSource = await openDataSource({ url: databaseUrl, poolSize: 1, applicationName: 'quota-ledger-migrate' });
 try {
   // Under an advisory lock: two deploy jobs or replicas starting at once do not both migrate.
   const applied = await runMigrationsLocked(dataSource);

@@ -68,6 +68,10 @@ const runner = new ProjectionRunner(dataSource, projection, {
   },
 });
 runner.start();
+// The runner's timers do not hold the event loop (tests run it in-process): without this, a
+// database outage (no connection, no LISTEN) with METRICS_PORT=0 left nothing to wait for, and
+// the worker exited 0 in the middle of a failover.
+const alive = setInterval(() => undefined, 60_000);
 logger.info({ pollMs: config.projectionPollMs, batchSize: config.projectionBatchSize, stepMax: config.projectionStepMax, coalesceMs: config.projectionCoalesceMs }, 'following the ledger');
 
 // The projection's lag is exported here only (the API does not repeat it): read when
@@ -129,6 +133,7 @@ if (ops) logger.info({ port: ops.port }, 'GET /metrics and /healthz');
 onShutdown(
   async () => {
     clearInterval(partitions);
+    clearInterval(alive);
     await runner.stop();
     // A snapshot being written is let finish (a failure was logged already).
     await projection.snapshotsWritten().catch(() => undefined);

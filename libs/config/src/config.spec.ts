@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       databaseUrl: undefined,
       databaseReadUrl: undefined,
       readReplicaWaitMs: 1000,
+      requireSynchronousStandby: false,
       redisUrl: undefined,
       bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
       bodiesInFlightMaxBytes: 64 * 1024 * 1024,
@@ -124,6 +125,23 @@ describe('loadConfig', () => {
   it('reads the documented variables', () => {
     const config = loadConfig({ PORT: '9000', DATABASE_URL: 'postgres://u@h/db', REDIS_URL: 'redis://127.0.0.1:6379', LOG_LEVEL: 'debug' });
     expect(config).toMatchObject({ port: 9000, databaseUrl: 'postgres://u@h/db', redisUrl: 'redis://127.0.0.1:6379', logLevel: 'debug' });
+  });
+
+  it('reads a DATABASE_URL of several hosts as libpq writes it, and the synchronous standby requirement', () => {
+    const hosts = 'postgres://ql@db-a:5432,db-b:5432/ledger?target_session_attrs=read-write';
+    const config = loadConfig({ DATABASE_URL: hosts, REDIS_URL: 'redis://r:6379', DATABASE_READ_URL: 'postgres://db-b,db-a/ledger?target_session_attrs=prefer-standby', DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: 'true' });
+    expect(config).toMatchObject({ databaseUrl: hosts, databaseReadUrl: 'postgres://db-b,db-a/ledger?target_session_attrs=prefer-standby', requireSynchronousStandby: true });
+  });
+
+  it.each([
+    [{ DATABASE_URL: 'postgres://a,b/ledger' }, /REDIS_URL: is required when DATABASE_URL names several hosts/],
+    [{ DATABASE_URL: 'postgres://a,,b/ledger', REDIS_URL: 'redis://r' }, /DATABASE_URL: has an empty host/],
+    [{ DATABASE_URL: 'postgres://a,b:x/ledger', REDIS_URL: 'redis://r' }, /DATABASE_URL: must be a URL/],
+    [{ DATABASE_URL: 'postgres://a,b/ledger?target_session_attrs=master', REDIS_URL: 'redis://r' }, /DATABASE_URL: target_session_attrs must be one of/],
+    [{ DATABASE_READ_URL: 'postgres://a/ledger?target_session_attrs=replica' }, /DATABASE_READ_URL: target_session_attrs must be one of/],
+    [{ DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: 'yes' }, /DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: must be one of/],
+  ])('refuses a database setting that cannot work: %o', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
   });
 
   it.each([

@@ -14,6 +14,13 @@ export interface AppConfig {
   readonly databaseReadUrl: string | undefined;
   /** Longest a read with `?minPosition=` waits for the standby to replay that position before the primary answers, in ms. */
   readonly readReplicaWaitMs: number;
+  /**
+   * DATABASE_REQUIRE_SYNCHRONOUS_STANDBY=true: an admission counts only once a synchronous
+   * standby holds it. The API refuses to start, and /readyz fails `[-]synchronous-standby`, unless
+   * the database says so (synchronous_standby_names set, synchronous_commit on or remote_apply, a
+   * sync or quorum standby streaming).
+   */
+  readonly requireSynchronousStandby: boolean;
   /** Redis connection string for BullMQ; undefined means BullMQ's PostgreSQL backend. */
   readonly redisUrl: string | undefined;
   /** Largest request body accepted, in bytes (Kubernetes accepts requests of ~3 MiB). */
@@ -175,6 +182,30 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
   return raw;
 }
 
+/** The libpq target_session_attrs values the ledger's host failover reads (libs/ledger database-url.ts). */
+const TARGET_SESSION_ATTRS = ['any', 'read-write', 'read-only', 'primary', 'standby', 'prefer-standby'];
+
+/**
+ * A PostgreSQL URL, which may name several hosts as libpq's do (`postgres://a:5432,b:5432/db`,
+ * which `new URL` refuses): each host is checked in a one-host copy of the URL.
+ */
+function postgresUrl(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const parts = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?]*@)?([^/?]*)(.*)$/i.exec(raw);
+  const hosts = parts?.[3]?.split(',') ?? [];
+  if (!parts || hosts.length < 2) url(env, name, ['postgres:', 'postgresql:']);
+  else {
+    for (const host of hosts) {
+      if (host === '') throw new ConfigError(name, 'has an empty host in its host list');
+      url({ [name]: `${parts[1]}${parts[2] ?? ''}${host}${parts[4]}` }, name, ['postgres:', 'postgresql:']);
+    }
+  }
+  const attrs = new URLSearchParams(raw.split('?')[1] ?? '').get('target_session_attrs');
+  if (attrs !== null && !TARGET_SESSION_ATTRS.includes(attrs)) throw new ConfigError(name, `target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${attrs}"`);
+  return raw;
+}
+
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -196,9 +227,10 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env['HOST'] || '0.0.0.0',
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    databaseReadUrl: url(env, 'DATABASE_READ_URL', ['postgres:', 'postgresql:']),
+    databaseUrl: databaseUrl(env),
+    databaseReadUrl: postgresUrl(env, 'DATABASE_READ_URL'),
     readReplicaWaitMs: integer(env, 'READ_REPLICA_WAIT_MS', 1000, 0, 30_000),
+    requireSynchronousStandby: flag(env, 'DATABASE_REQUIRE_SYNCHRONOUS_STANDBY'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     bodyLimitBytes,
     bodiesInFlightMaxBytes,
@@ -250,6 +282,18 @@ function unauthenticatedWebhook(env: Env): { webhookUnauthenticatedPort?: number
   }
   if (env['PORT'] !== undefined && Number(env['PORT']) === port) throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'must differ from PORT');
   return { webhookUnauthenticatedPort: port };
+}
+
+/**
+ * DATABASE_URL. Several hosts need REDIS_URL: BullMQ's PostgreSQL backend opens connections of
+ * its own from the URL, which neither read a host list nor follow a failover.
+ */
+function databaseUrl(env: Env): string | undefined {
+  const value = postgresUrl(env, 'DATABASE_URL');
+  if (value !== undefined && /^[^/]*\/\/([^@/?]*@)?[^/?]*,/.test(value) && !env['REDIS_URL']) {
+    throw new ConfigError('REDIS_URL', 'is required when DATABASE_URL names several hosts: the reconcile queue on PostgreSQL (the default without REDIS_URL) cannot follow a failover');
+  }
+  return value;
 }
 
 function admissionConfig(env: Env, read: ReadTextFile | undefined): AdmissionControlConfig {

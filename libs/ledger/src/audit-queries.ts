@@ -120,7 +120,8 @@ export class AuditQueries {
       [namespace, record.eventVersions],
     );
     const history = events.map(eventView);
-    const first = history[0];
+    // Who asked is the actor of its Reserved or Adopted event; an archived one names nobody (not the releaser).
+    const first = history.find((event) => event.type === 'Reserved' || event.type === 'Adopted');
     return { ...reservationViewOf(namespace, record), ...(first ? { requester: first.actor } : {}), ...(first?.onBehalfOf ? { onBehalfOf: first.onBehalfOf } : {}), history };
   }
 

@@ -1,8 +1,13 @@
 import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations/index.js';
+import { parseDatabaseUrl } from './database-url.js';
 import { LedgerEventEntity } from './entities/ledger-event.entity.js';
+import { failoverClientClass, type HostFailoverOptions } from './host-failover.js';
 
 export const ENTITIES = [LedgerEventEntity];
+
+/** How long a connection of a multi-host pool waits for its host before trying another, in ms (absent connect_timeout). */
+const FAILOVER_CONNECT_TIMEOUT_MS = 5000;
 
 export interface DataSourceSettings {
   readonly url: string;
@@ -15,18 +20,28 @@ export interface DataSourceSettings {
    * hold the head row's lock, or SERIALIZABLE's bookkeeping, for longer.
    */
   readonly statementTimeoutMs?: number;
+  /** Told when connections move to another host of a multi-host `url` (host-failover.ts). */
+  readonly onHostChosen?: HostFailoverOptions['onHostChosen'];
 }
 
 /**
  * The one place a TypeORM data source is described (LedgerModule's TypeOrmModule, the
  * projection worker, the reconciler, the migration, the tests and the benchmark all use it).
- * Never `synchronize`: the schema comes from migrations/, run once per deployment.
+ * Never `synchronize`: the schema comes from migrations/, run once per deployment. A URL of
+ * several hosts, or with `target_session_attrs` (libpq's syntax, which pg 8 does not read), gets
+ * a pool whose connections go to the host that matches (host-failover.ts).
  */
 export function buildDataSourceOptions(settings: DataSourceSettings): DataSourceOptions {
   const timeout = settings.statementTimeoutMs === undefined ? {} : { statement_timeout: settings.statementTimeoutMs, idle_in_transaction_session_timeout: settings.statementTimeoutMs };
+  const url = parseDatabaseUrl(settings.url);
+  // With several hosts, a connection to one that does not answer (a machine gone: no refusal, no
+  // reset) must give up, so that the next one probes the others: libpq's connect_timeout, else 5 s.
+  const failover = url.needsFailover
+    ? { Client: failoverClientClass(url, settings.onHostChosen ? { onHostChosen: settings.onHostChosen } : {}), connectionTimeoutMillis: url.connectTimeoutMs ?? FAILOVER_CONNECT_TIMEOUT_MS }
+    : {};
   return {
     type: 'postgres',
-    url: settings.url,
+    url: url.needsFailover ? url.urlFor(url.hosts[0] as (typeof url.hosts)[number]) : settings.url,
     entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'schema_migrations',
@@ -37,7 +52,7 @@ export function buildDataSourceOptions(settings: DataSourceSettings): DataSource
     // JIT off: every statement here is a short keyed read or write, but the planner prices each
     // jsonb row set at 100 rows, so a group's keyed read crossed jit_above_cost and spent 38 ms
     // compiling for 0.3 ms of work.
-    extra: { max: settings.poolSize ?? 10, options: '-c jit=off', ...timeout },
+    extra: { max: settings.poolSize ?? 10, options: '-c jit=off', ...timeout, ...failover },
   };
 }
 

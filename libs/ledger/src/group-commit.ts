@@ -6,6 +6,7 @@ import { LedgerError } from './ledger-error.js';
 import { conflictCause, isConnectionError, isDatabaseError, isRetryableConflict, isTimeout, VersionConflict, type ConflictCause } from './postgres-errors.js';
 import { SharedHeads } from './shared-heads.js';
 import { keyedRead, lockedHeadRead, type HeadRow, type KeyedRead, type ReadRow } from './read-statement.js';
+import { commitReplicated } from './synchronous-standby.js';
 import { NamespaceUnitOfWork } from './unit-of-work.js';
 
 /**
@@ -339,7 +340,7 @@ export class GroupCommitter {
         return;
       case 'connection':
         if (outcome.commitSent) {
-          this.settleAll(group, unknownOutcome());
+          this.settleAll(group, outcome.error instanceof LedgerError ? outcome.error : unknownOutcome());
           return;
         }
         this.stats.retries++;
@@ -450,7 +451,7 @@ export class GroupCommitter {
       await flushWorks(client, works, now, shared);
       // Once COMMIT is sent, a lost connection leaves the outcome unknown.
       commitSent = true;
-      await runner.commitTransaction();
+      await commitReplicated(runner, client);
       if (works.some((w) => w.appends)) this.options.onAppended?.();
       this.stats.transactions++;
       this.stats.commands += finals.length;
@@ -508,7 +509,6 @@ export class GroupCommitter {
     }
     return { now, heads, shared, taken, deferred };
   }
-
 
   /** Exponential backoff with full jitter, capped. */
   private backoff(attempt: number): number {

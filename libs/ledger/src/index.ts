@@ -1,4 +1,7 @@
 export * from './data-source.js';
+export { parseDatabaseUrl, type DatabaseUrl, type TargetSessionAttrs } from './database-url.js';
+export { NoMatchingHost, resolveDatabaseUrl } from './host-failover.js';
+export { checkSynchronousStandby, SYNCHRONOUS_COMMIT_LEVELS } from './synchronous-standby.js';
 export * from './entities/ledger-event.entity.js';
 export * from './ledger.types.js';
 export * from './ledger-error.js';

@@ -19,7 +19,7 @@ import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
  *    that month (its transaction read the clock before the month ended) is waited for, and none
  *    can start, so the snapshot holds the partition's final rows. Writers into other months
  *    never touch the partition's lock.
- * 2. Refuses the partition while the projection still needs its events (below).
+ * 2. Refuses the partition while the projection has not applied all of it (below).
  * 3. Writes its rows, by position, as NDJSON to `<dir>/<partition>.ndjson.partial`; checks the
  *    line count against `count(*)` in the same snapshot; fsyncs; renames to `<partition>.ndjson`.
  * 4. Writes each stream's state at its last event in the partition (`ledger_horizon_states`), so
@@ -33,10 +33,13 @@ import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
  * 6. Records it in `ledger_retention`; commits. Only with `drop`, and only after reading the file
  *    back against the recorded count and digest, is the detached table dropped.
  *
- * The projection reads a live reservation's making event by its version (projection.ts
- * loadReservations) and replays from version 1 on a rebuild; until it can start from the horizon
- * states, a partition is archived only when the projection has applied all of it and no live
- * projected reservation was made or terminated by an event at or below a version it holds.
+ * Reservations still live are no reason to keep a month: every real namespace holds long-lived
+ * objects (ConfigMaps, Secrets, PVCs), and a month that had to wait for all of them would never
+ * go. Each horizon state carries its stream's live reservations as the fold left them, so the
+ * projection reads one whose making (or Terminated) event was archived from there
+ * (projection-horizon.ts), a rebuild starts each namespace at its horizon state, and as-of folds
+ * start there too (retention.ts FOLD_START). A partition is refused only while the projection has
+ * not applied all of it: the horizon state must not be ahead of what the read models hold.
  */
 
 export interface ArchiveOptions {
@@ -198,8 +201,8 @@ async function archivePartition(dataSource: DataSource, range: Omit<PartitionRan
 }
 
 /**
- * The projection's needs (see the header): every namespace's events of the partition applied,
- * and no live projected reservation whose making or Terminated event is at or below them.
+ * The projection's need (see the header): every namespace's events of the partition applied, so
+ * that no event the archive takes is still to be read by the worker.
  */
 async function refuseWhileProjectionNeedsIt(client: pg.PoolClient, partition: string): Promise<void> {
   const last = `SELECT namespace, max(version) AS version FROM ${ident(partition)} GROUP BY namespace`;
@@ -213,17 +216,6 @@ async function refuseWhileProjectionNeedsIt(client: pg.PoolClient, partition: st
   if (first) {
     throw new ArchiveRefused(
       `${partition} is not archived: the projection has not applied all of it (${lagging.length} namespaces behind, e.g. "${first.namespace}" at version ${first.projected} of ${first.version}); start the projection worker and run again`,
-    );
-  }
-  const { rows: live } = await client.query<{ count: number; example: string | null }>(
-    `SELECT count(*)::int AS count, min(r.namespace || '/' || r.reservation_id) AS example
-       FROM projected_reservations r JOIN (${last}) AS l ON l.namespace = r.namespace
-      WHERE r.version <= l.version OR r.terminated_version <= l.version`,
-  );
-  const held = live[0];
-  if (held && held.count > 0) {
-    throw new ArchiveRefused(
-      `${partition} is not archived: ${held.count} live reservations (e.g. ${held.example}) were made or terminated by its events or earlier ones, and the projection reads those events again when it recounts usage; archive it once they are released`,
     );
   }
 }

@@ -1,10 +1,11 @@
-import { evolve, fold, initialState, isSharedQuotaKey, reservationsNeededBy, Resources, type NamespaceState, type RawQuantities, type RecordedEvent, type Reservation } from '@quota/domain';
+import { fold, isSharedQuotaKey, reservationsNeededBy, Resources, type NamespaceState, type RawQuantities, type RecordedEvent, type Reservation } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { feedDrained, feedRead, payloadBytes, PROJECTION_STEP_MAX_BYTES, versionsRead, type BoundedFeedRow, type FeedRow } from './projection-feed.js';
 import { decodeEvent, type FoldRow } from './rows.js';
 import { select } from './sql.js';
-import { headOf, headRestOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+import { headOf, headRestOf, stateOf, type HeadJson } from './head.js';
+import { horizonReservations, horizonStarts, reservationOf, type ReservationKeyRow } from './projection-horizon.js';
 import { SnapshotWriter, type DueSnapshot } from './snapshot-writer.js';
 import { USED_VERSIONS_PER_ROW, VersionRecorder, versionRowOf, type VersionRow } from './usage-versions.js';
 
@@ -84,26 +85,6 @@ type Definitions = Pick<HeadJson, 'limitRanges'> & { readonly quotas: readonly O
  * changes), and usage at every version records the shared-quota contributions.
  */
 type HeadRest = ReturnType<typeof headRestOf>;
-
-/**
- * A live reservation as projected_reservations keeps it: where its Reserved or Adopted event is,
- * when it was committed, and its Terminated event if it has one. When that event was archived
- * (`ledger:archive`), its columns are null and the reservation comes from the newest horizon
- * state that holds it (its state at the retention horizon).
- */
-interface ReservationKeyRow extends NullableFields<FoldRow> {
-  readonly namespace: string;
-  readonly reservation_id: string;
-  readonly committed_at: string | null;
-  readonly terminated_version: string | null;
-  readonly terminated_schema_version: number | null;
-  readonly terminated_data: unknown;
-  readonly terminated_at_ms: number | null;
-  readonly horizon_version: string | null;
-  readonly horizon_reservation: ReservationJson | null;
-}
-
-type NullableFields<T> = { readonly [K in keyof T]: T[K] | null };
 
 /** Event types that change a namespace's definitions (and so its projected_definitions row). */
 const DEFINING: ReadonlySet<string> = new Set(['QuotaDefined', 'QuotaChanged', 'QuotaRemoved', 'LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved']);
@@ -480,9 +461,11 @@ export class UsageProjection {
       }
     }
     const loaded = new Map<string, Reservation[]>();
-    const addLoaded = (list: readonly ReservationKeyRow[]): void => {
+    const addLoaded = async (list: readonly ReservationKeyRow[]): Promise<void> => {
+      // Those made by an event the archive took: as the newest horizon state holds them.
+      const horizon = await horizonReservations(client, list);
       for (const row of list) {
-        const reservation = reservationOf(row);
+        const reservation = reservationOf(row, horizon);
         const entries = loaded.get(row.namespace);
         if (entries) entries.push(reservation);
         else loaded.set(row.namespace, [reservation]);
@@ -490,16 +473,8 @@ export class UsageProjection {
     };
     const columns = `r.namespace, r.reservation_id, r.committed_at::text AS committed_at, e.version::text AS version, e.type, e.schema_version, e.data,
                      (extract(epoch from e.recorded_at) * 1000)::float8 AS at_ms, r.terminated_version::text AS terminated_version,
-                     t.schema_version AS terminated_schema_version, t.data AS terminated_data, (extract(epoch from t.recorded_at) * 1000)::float8 AS terminated_at_ms,
-                     hz.horizon_version, hz.horizon_reservation`;
-    // An event the archive took (only for a reservation the horizon state holds; ledger-archive.ts
-    // refuses a month while a live reservation needs it): the reservation as the horizon state has it.
-    const made = `LEFT JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version
-                  LEFT JOIN LATERAL (
-                    SELECT h.version::text AS horizon_version, x.value AS horizon_reservation
-                      FROM ledger_horizon_states h CROSS JOIN LATERAL jsonb_array_elements(h.reservations) AS x(value)
-                     WHERE e.namespace IS NULL AND h.namespace = r.namespace AND x.value->>'id' = r.reservation_id
-                     ORDER BY h.version DESC LIMIT 1) hz ON true`;
+                     t.schema_version AS terminated_schema_version, t.data AS terminated_data, (extract(epoch from t.recorded_at) * 1000)::float8 AS terminated_at_ms`;
+    const made = `LEFT JOIN ledger_events e ON e.namespace = r.namespace AND e.version = r.version`;
     const terminated = `LEFT JOIN ledger_events t ON r.terminated_version IS NOT NULL AND t.namespace = r.namespace AND t.version = r.terminated_version`;
     if (toLoad.size > 0) {
       const { rows } = await client.query<ReservationKeyRow>(
@@ -507,7 +482,7 @@ export class UsageProjection {
           WHERE r.namespace = ANY($1::text[])`,
         [[...toLoad]],
       );
-      addLoaded(rows);
+      await addLoaded(rows);
     }
     if (needKeys.ns.length > 0) {
       const { rows } = await client.query<ReservationKeyRow>(
@@ -516,7 +491,7 @@ export class UsageProjection {
            ${made} ${terminated}`,
         [needKeys.ns, needKeys.id],
       );
-      addLoaded(rows);
+      await addLoaded(rows);
     }
     return { loaded, wantsAll };
   }
@@ -577,63 +552,6 @@ function headJsonOf(head: NamespaceRow | undefined): HeadJson {
     releasedCount: Number(head?.released_count ?? 0),
     ...head?.head_rest,
   };
-}
-
-/**
- * A live reservation from its Reserved or Adopted event and its commit instant, by the
- * domain's own fold (on a state without quotas, so nothing is counted).
- */
-function reservationOf(row: ReservationKeyRow): Reservation {
-  let state: NamespaceState;
-  if (row.version !== null && row.type !== null && row.schema_version !== null && row.at_ms !== null) {
-    const event = decodeEvent({ version: row.version, type: row.type, schema_version: row.schema_version, data: row.data, at_ms: row.at_ms });
-    state = evolve({ ...initialState(), version: event.version - 1 }, event);
-  } else if (row.horizon_reservation !== null && row.horizon_version !== null) {
-    state = stateOf(Number(row.horizon_version), EMPTY_HEAD, [reservationFromJson(row.horizon_reservation)]);
-  } else {
-    throw new Error(`projected reservation ${row.namespace}/${row.reservation_id}: its making event was archived and no horizon state holds it`);
-  }
-  if (row.committed_at !== null && state.reservations.get(row.reservation_id)?.committedAt === undefined) {
-    state = evolve(state, { type: 'Committed', data: { reservationId: row.reservation_id }, version: state.version + 1, at: Number(row.committed_at) } as RecordedEvent);
-  }
-  // A Terminated event the archive took is in the horizon state's reservation already.
-  if (row.terminated_version !== null && row.terminated_data !== null) {
-    const terminated = decodeEvent({ version: row.terminated_version, type: 'Terminated', schema_version: Number(row.terminated_schema_version), data: row.terminated_data, at_ms: Number(row.terminated_at_ms) });
-    state = evolve(state, { ...terminated, version: state.version + 1 });
-  }
-  const reservation = state.reservations.get(row.reservation_id);
-  if (!reservation) throw new Error(`projected reservation ${row.namespace}/${row.reservation_id} is not made by the event at version ${row.version}`);
-  return reservation;
-}
-
-const EMPTY_HEAD: HeadJson = { quotas: [], limitRanges: [], releasedCount: 0 };
-
-/**
- * Each namespace's newest horizon state (retention.ts), for namespaces the projection has no
- * row of: their events up to it were archived, so a projection rebuilt after `ledger:archive`
- * starts them there, not from the empty state.
- */
-async function horizonStarts(client: pg.PoolClient, namespaces: readonly string[]): Promise<Map<string, HorizonStart>> {
-  const starts = new Map<string, HorizonStart>();
-  if (namespaces.length === 0) return starts;
-  const { rows } = await client.query<{ namespace: string; version: string; position: string; at_ms: number; state: HeadJson; reservations: ReservationJson[] | null }>(
-    `SELECT DISTINCT ON (h.namespace) h.namespace, h.version::text AS version, h.position::text AS position,
-            (extract(epoch from h.recorded_at) * 1000)::float8 AS at_ms, h.state, h.reservations
-       FROM ledger_horizon_states h WHERE h.namespace = ANY($1::text[]) AND h.state IS NOT NULL
-      ORDER BY h.namespace, h.version DESC`,
-    [namespaces],
-  );
-  for (const row of rows) {
-    starts.set(row.namespace, { state: stateOf(Number(row.version), row.state, (row.reservations ?? []).map(reservationFromJson)), position: row.position, atMs: row.at_ms });
-  }
-  return starts;
-}
-
-/** A horizon state, and where its last (archived) event was. */
-interface HorizonStart {
-  readonly state: NamespaceState;
-  readonly position: string;
-  readonly atMs: number;
 }
 
 /**

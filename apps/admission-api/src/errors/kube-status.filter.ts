@@ -60,6 +60,9 @@ export class KubeStatusFilter implements ExceptionFilter {
     // Every error names its request (also in X-Request-Id), so a user's report finds the log lines.
     const requestId = request.headers['x-request-id'];
     const details = typeof requestId === 'string' ? { ...status.details, requestId } : status.details;
+    // A 503 the caller should repeat (the ledger unreachable, a failover, a commit of unknown outcome) says when, as HTTP does.
+    const retryAfter = (status.details as { retryAfterSeconds?: unknown } | undefined)?.retryAfterSeconds;
+    if (typeof retryAfter === 'number') response.setHeader('Retry-After', String(retryAfter));
     response.status(status.code).json(details ? { ...status, details } : status);
   }
 

@@ -1,6 +1,6 @@
 import { Controller, Get, Header, Inject, Logger, Query, Req, Res } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
-import { AuditQueries, type UnsettledReservations } from '@quota/ledger';
+import { AuditQueries, checkSynchronousStandby, type UnsettledReservations } from '@quota/ledger';
 import { withTimeout } from '@quota/ops';
 import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
@@ -22,7 +22,9 @@ const UNSETTLED_CACHE_MS = 60_000;
  * (a replica may stay in service while Redis is away: admissions never need the queue).
  * `[-]shutdown` from the signal on, while the process still serves its drain (shutdown.ts).
  * `[+]unsettled-reservations` never fails readiness: it warns, on the same line, of webhook
- * reservations no reconcile has settled (issue 19).
+ * reservations no reconcile has settled (issue 19). With DATABASE_REQUIRE_SYNCHRONOUS_STANDBY,
+ * `[-]synchronous-standby` while the primary has no synchronous standby streaming: this replica's
+ * admissions would then be acknowledged before a standby holds them, or wait for one.
  *
  * A probe needs to know which check failed, not why: the why of a failed database or queue
  * check (a driver's error names the host and port) and the unsettled warning's detail are
@@ -61,6 +63,7 @@ export class HealthController {
     const excluded = new Set(([] as string[]).concat(exclude ?? []));
     const checks: Array<[string, () => Promise<unknown>]> = [
       ['database', () => withTimeout(this.dataSource.query('SELECT 1'), CHECK_TIMEOUT_MS)],
+      ...(this.config.requireSynchronousStandby ? [['synchronous-standby', () => withTimeout(checkSynchronousStandby(this.dataSource), CHECK_TIMEOUT_MS)] as [string, () => Promise<unknown>]] : []),
       ['queue', () => this.queue.depth()],
       ['shutdown', () => this.shuttingDown()],
     ];
