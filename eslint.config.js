@@ -18,7 +18,7 @@ const appImports = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', '.data/**', '.quota-ledger/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'docs/.vitepress/dist/**', 'docs/.vitepress/cache/**', 'coverage/**', 'bench/results/**', '.data/**', '.quota-ledger/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

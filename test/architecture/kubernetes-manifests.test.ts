@@ -186,6 +186,8 @@ const COMMON_OBJECTS = [
   'admissionregistration.k8s.io/v1 MutatingWebhookConfiguration quota-ledger',
   'admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration quota-ledger',
   'monitoring.coreos.com/v1 ServiceMonitor quota-ledger',
+  'monitoring.coreos.com/v1 PrometheusRule quota-ledger',
+  'v1 ConfigMap quota-ledger-grafana-dashboard',
 ];
 const EXPECTED_OBJECTS: Readonly<Record<Overlay, readonly string[]>> = {
   'cert-manager': [

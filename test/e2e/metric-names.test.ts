@@ -8,7 +8,8 @@ import { ensureBuilt, freePort, startApiProcess, type ApiProcess } from '../supp
 import { until } from '../support/wait.js';
 
 /**
- * The README's metrics table ("Operations") against what each built process serves on
+ * The metrics reference (docs/reference/metrics.md, generated from the registries; and the
+ * README's "Operations" table while it has one) against what each built process serves on
  * /metrics (issue 21): the same names, process by process, of the types it says, and no
  * quota_ledger_ series exported by two processes. Then each process stops on SIGTERM and exits 0.
  */
@@ -24,33 +25,43 @@ interface Documented {
   readonly types: Map<string, string>;
 }
 
-/** The metrics table of the README's "Operations" section, by process. */
-function documented(): Record<ProcessName, Documented> {
-  const readme = readFileSync(`${ROOT}README.md`, 'utf8');
-  const start = readme.indexOf('\n## Operations\n');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 5));
+/**
+ * The metrics table of a document, by process: docs/reference/metrics.md (generated from the
+ * registries), and the README's "Operations" section for as long as it still has the table.
+ */
+function documented(text: string, where: string): Record<ProcessName, Documented> {
   const byProcess = Object.fromEntries(PROCESSES.map((p) => [p, { names: new Set<string>(), types: new Map<string, string>() }])) as Record<ProcessName, Documented>;
   let rows = 0;
-  for (const line of section.split('\n')) {
+  for (const line of text.split('\n')) {
     if (!/^\s*\| `/.test(line)) continue;
     const cells = line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((cell) => cell.trim());
     const [metrics = '', type = '', processCell = ''] = cells;
     const names = [...metrics.matchAll(/`([a-z_:][a-z0-9_:]*)`/g)].map((m) => m[1] as string);
     const owners = processCell === 'every process' ? PROCESSES : PROCESSES.filter((p) => p === processCell);
-    expect(owners.length, `the process column of ${metrics.slice(0, 60)}: "${processCell}"`).toBeGreaterThan(0);
+    expect(owners.length, `${where}: the process column of ${metrics.slice(0, 60)}: "${processCell}"`).toBeGreaterThan(0);
     expect(names.length, line).toBeGreaterThan(0);
     rows++;
     for (const owner of owners) {
       for (const name of names) {
         if (LINUX_ONLY.has(name) && process.platform !== 'linux') continue;
-        expect(byProcess[owner].names.has(name), `${name} listed twice for ${owner}`).toBe(false);
+        expect(byProcess[owner].names.has(name), `${where}: ${name} listed twice for ${owner}`).toBe(false);
         byProcess[owner].names.add(name);
         if (['counter', 'gauge', 'histogram', 'summary'].includes(type)) byProcess[owner].types.set(name, type);
       }
     }
   }
-  expect(rows, 'metric rows in the README\'s "Operations" section').toBeGreaterThan(0);
+  expect(rows, `metric rows in ${where}`).toBeGreaterThan(0);
   return byProcess;
+}
+
+/** The tables to hold against the processes: the generated reference, and the README's while it has one. */
+function tables(): [string, Record<ProcessName, Documented>][] {
+  const found: [string, Record<ProcessName, Documented>][] = [['docs/reference/metrics.md', documented(readFileSync(`${ROOT}docs/reference/metrics.md`, 'utf8'), 'docs/reference/metrics.md')]];
+  const readme = readFileSync(`${ROOT}README.md`, 'utf8');
+  const start = readme.indexOf('\n## Operations\n');
+  const section = start < 0 ? '' : readme.slice(start, readme.indexOf('\n## ', start + 5));
+  if (/^\s*\| `quota_ledger_/m.test(section)) found.push(['README.md', documented(section, 'the README\'s "Operations" section')]);
+  return found;
 }
 
 /** Name → type of every metric a /metrics answer declares (its `# TYPE` lines: a metric with no sample yet is declared too). */
@@ -112,16 +123,17 @@ afterAll(async () => {
   await db?.drop();
 });
 
-describe('the metrics the README lists', () => {
+describe('the metrics the documentation lists', () => {
   it('are exactly what each process serves on /metrics, of the types it says, each quota_ledger_ series from one process', async () => {
-    const table = documented();
     const bases: Record<ProcessName, string> = { api: api!.base, 'projection-worker': workers['projection-worker']!.base, reconciler: workers.reconciler!.base };
     const owners = new Map<string, ProcessName[]>();
     for (const name of PROCESSES) {
       const serving = await served(bases[name]);
-      expect([...serving.keys()].filter((metric) => !table[name].names.has(metric)).sort(), `${name} serves, the README does not list`).toEqual([]);
-      expect([...table[name].names].filter((metric) => !serving.has(metric)).sort(), `the README lists for ${name}, it does not serve`).toEqual([]);
-      for (const [metric, type] of table[name].types) expect(serving.get(metric), `${metric}'s type`).toBe(type);
+      for (const [where, table] of tables()) {
+        expect([...serving.keys()].filter((metric) => !table[name].names.has(metric)).sort(), `${name} serves, ${where} does not list`).toEqual([]);
+        expect([...table[name].names].filter((metric) => !serving.has(metric)).sort(), `${where} lists for ${name}, it does not serve`).toEqual([]);
+        for (const [metric, type] of table[name].types) expect(serving.get(metric), `${where}: ${metric}'s type`).toBe(type);
+      }
       for (const metric of serving.keys()) if (metric.startsWith('quota_ledger_')) owners.set(metric, [...(owners.get(metric) ?? []), name]);
       // Node's own series unprefixed in every process.
       expect(serving.has('process_cpu_seconds_total') && serving.has('nodejs_heap_size_used_bytes'), name).toBe(true);

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTE_DOCS } from '../../apps/admission-api/src/openapi/routes.js';
+import { httpApiPage } from '../../scripts/docs/http-api-page.js';
 import { startApi, type RunningApi } from '../support/api.js';
 import { admissionReview } from '../support/review.js';
 import { bearer, writeTokensFile, type TestToken } from '../support/tokens.js';
@@ -196,6 +198,11 @@ describe('the OpenAPI document', () => {
     expect(parameter('namespace')).toMatchObject({ in: 'path', schema: { pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 } });
     expect(document.components.schemas['ReserveDto']).toMatchObject({ required: ['kind'], additionalProperties: false, properties: { ttlSeconds: { type: 'integer', minimum: 1 }, dryRun: { type: 'boolean' } } });
     expect(Object.keys((document.components.schemas['WhatIfDto'] as { properties: object }).properties)).not.toContain('requestId');
+  });
+
+  it('is the document docs/reference/http-api.md is generated from (npm run docs:generate builds it without a database)', () => {
+    const page = readFileSync(new URL('../../docs/reference/http-api.md', import.meta.url), 'utf8');
+    expect(httpApiPage(document as unknown as Parameters<typeof httpApiPage>[0])).toBe(page);
   });
 });
 

@@ -8,8 +8,9 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ensureBuilt, freePort } from '../support/processes.js';
 
 /**
- * The README's "The API, by example", run as its reader runs it: every ```sh block of the
- * section, in order, in one bash, from the directory of a started service (`npm start`'s
+ * "The API, by example" (docs/api-by-example.md; the README's section of that name while it
+ * still has one must say the same), run as its reader runs it: every ```sh block of the
+ * page, in order, in one bash, from the directory of a started service (`npm start`'s
  * supervisor, on its own database, with the development token it writes there). Each
  * `# → STATUS {…}` line under a command is checked against what that command printed: the
  * status `api` prints on stderr, then the answer on stdout, as a JSON pattern (the fields
@@ -17,10 +18,16 @@ import { ensureBuilt, freePort } from '../support/processes.js';
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SECTION = '## The API, by example';
+const PAGE = 'docs/api-by-example.md';
+
+/** The page, as the walkthrough's section: its title made the section heading the parser looks for. */
+function walkthroughSource(): string {
+  return readFileSync(join(ROOT, PAGE), 'utf8').replace(/^# The API, by example$/m, SECTION);
+}
 
 interface Step {
   readonly script: string;
-  /** Where in README.md (the line of its expectation), for the failure message. */
+  /** Where in the page (the line of its expectation), for the failure message. */
   readonly line: number;
   readonly expected?: { readonly status: number; readonly body?: string };
 }
@@ -29,7 +36,7 @@ interface Step {
 function walkthroughSteps(readme: string): Step[] {
   const lines = readme.split('\n');
   const start = lines.indexOf(SECTION);
-  if (start < 0) throw new Error(`README.md has no "${SECTION}" section`);
+  if (start < 0) throw new Error(`no "${SECTION}" section`);
   const steps: Step[] = [];
   let inBlock = false;
   let pending: string[] = [];
@@ -179,15 +186,22 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
-describe('the README walkthrough ("The API, by example")', () => {
+describe('the walkthrough ("The API, by example")', () => {
   it('finds the blocks and their expectations', () => {
-    const steps = walkthroughSteps(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+    const steps = walkthroughSteps(walkthroughSource());
     expect(steps.filter((s) => s.expected).length).toBeGreaterThan(30);
     expect(steps.some((s) => s.expected?.status === 403)).toBe(true);
   });
 
-  it('answers every command as the README says, top to bottom', () => {
-    const steps = walkthroughSteps(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+  it("is the README's section, for as long as the README has one", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    if (!readme.split('\n').includes(SECTION)) return;
+    const scripts = (text: string): string[] => walkthroughSteps(text).map((step) => `${step.script}\n${JSON.stringify(step.expected)}`);
+    expect(scripts(readme), `the README's "The API, by example" differs from ${PAGE}: make the change in ${PAGE}`).toEqual(scripts(walkthroughSource()));
+  });
+
+  it('answers every command as the page says, top to bottom', () => {
+    const steps = walkthroughSteps(walkthroughSource());
     // One bash runs them all (variables and functions carry over); each step's output goes to its own files.
     const out = join(dir, 'steps');
     const script = steps
@@ -198,12 +212,12 @@ describe('the README walkthrough ("The API, by example")', () => {
     const failures = steps.flatMap((step, i) => {
       const read = (suffix: string): string => readFileSync(`${out}.${i}.${suffix}`, 'utf8');
       const problem = verdict(step, read('out'), read('err'), Number(read('rc').trim()));
-      return problem ? [`README.md:${step.line}: ${step.script.trim().split('\n')[0]}\n  ${problem}`] : [];
+      return problem ? [`${PAGE}:${step.line}: ${step.script.trim().split('\n')[0]}\n  ${problem}`] : [];
     });
     expect(failures.join('\n\n')).toBe('');
   }, 150_000);
 
-  it('catches an answer the README gets wrong', () => {
+  it('catches an answer the page gets wrong', () => {
     const step: Step = { script: '', line: 1, expected: { status: 200, body: '{"items":[{"name":"web-3","dryRun":true},…],"next":…}' } };
     expect(verdict(step, '{"items":[{"name":"web-3","dryRun":true},{"name":"x"}],"next":"5"}', 'HTTP 200\n', 0)).toBeUndefined();
     expect(verdict(step, '{"items":[{"name":"web-3","dryRun":false}],"next":"5"}', 'HTTP 200\n', 0)).toContain('$.items[0].dryRun');

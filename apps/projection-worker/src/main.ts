@@ -1,12 +1,7 @@
 import { loadConfig } from '@quota/config';
 import { ensureLedgerPartitions, openDataSource, PARTITIONS_EVERY_MS, ProjectionRunner, UsageProjection } from '@quota/ledger';
-import { createLogger, leaveWithSupervisor, onShutdown, startOpsServer, withTimeout } from '@quota/ops';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-
-/** A scrape's lag read answers within this, or the gauges keep their last values. */
-const LAG_READ_TIMEOUT_MS = 2000;
-/** Both lag gauges of one scrape share one read. */
-const LAG_READ_REUSE_MS = 1000;
+import { createLogger, leaveWithSupervisor, onShutdown, startOpsServer } from '@quota/ops';
+import { projectionMetrics } from './metrics.js';
 
 /**
  * The projection worker: keeps the read models (usage per namespace and quota, live
@@ -40,19 +35,10 @@ if (process.argv.includes('--rebuild')) {
 }
 
 // Registered before the runner starts, so its first step is counted.
-const registry = new Registry();
-collectDefaultMetrics({ register: registry });
-const stepSeconds = new Histogram({
-  name: 'quota_ledger_projection_step_duration_seconds',
-  help: 'Time of each projection step that applied events (one transaction: read the feed, fold, write the read models).',
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  registers: [registry],
-});
-const eventsApplied = new Counter({
-  name: 'quota_ledger_projection_events_applied_total',
-  help: 'Ledger events the usage projection has applied (by this process).',
-  registers: [registry],
-});
+const metrics = projectionMetrics(
+  () => projection.lag(),
+  (error) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'lag query failed'),
+);
 
 const runner = new ProjectionRunner(dataSource, projection, {
   pollMs: config.projectionPollMs,
@@ -62,10 +48,7 @@ const runner = new ProjectionRunner(dataSource, projection, {
   stepMax: config.projectionStepMax,
   coalesceMs: config.projectionCoalesceMs,
   onError: (error) => logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'projection step failed; retrying'),
-  onApplied: (count, seconds) => {
-    stepSeconds.observe(seconds);
-    eventsApplied.inc(count);
-  },
+  onApplied: (count, seconds) => metrics.applied(count, seconds),
 });
 runner.start();
 // The runner's timers do not hold the event loop (tests run it in-process): without this, a
@@ -73,42 +56,6 @@ runner.start();
 // the worker exited 0 in the middle of a failover.
 const alive = setInterval(() => undefined, 60_000);
 logger.info({ pollMs: config.projectionPollMs, batchSize: config.projectionBatchSize, stepMax: config.projectionStepMax, coalesceMs: config.projectionCoalesceMs }, 'following the ledger');
-
-// The projection's lag is exported here only (the API does not repeat it): read when
-// Prometheus scrapes, once for both gauges, and bounded so that a scrape answers while the
-// database does not (the gauges then keep their last values).
-let lagRead: { at: number; lag: Promise<{ eventsBehind: number; lagMs: number } | undefined> } | undefined;
-const lagNow = (): Promise<{ eventsBehind: number; lagMs: number } | undefined> => {
-  const now = Date.now();
-  if (!lagRead || now - lagRead.at > LAG_READ_REUSE_MS) {
-    lagRead = {
-      at: now,
-      lag: withTimeout(projection.lag(), LAG_READ_TIMEOUT_MS).catch((error: unknown) => {
-        logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'lag query failed');
-        return undefined;
-      }),
-    };
-  }
-  return lagRead.lag;
-};
-new Gauge({
-  name: 'quota_ledger_projection_lag_events',
-  help: 'Ledger events the usage projection has not applied yet.',
-  registers: [registry],
-  async collect() {
-    const lag = await lagNow();
-    if (lag) this.set(lag.eventsBehind);
-  },
-});
-new Gauge({
-  name: 'quota_ledger_projection_lag_seconds',
-  help: 'Age of the oldest ledger event the usage projection has not applied yet (0 when caught up).',
-  registers: [registry],
-  async collect() {
-    const lag = await lagNow();
-    if (lag) this.set(lag.lagMs / 1000);
-  },
-});
 
 // The ledger's monthly partitions, made months ahead (ledger-partitions.ts): a long-running
 // process that reaches the database anyway, so a deployment that is rarely migrated still gets
@@ -127,7 +74,7 @@ partitions.unref();
 await makePartitions();
 // Alive while the event loop turns: a database outage is not cured by a restart, so it is
 // reported by the lag series and the logs, not by failing the liveness probe.
-const ops = config.metricsPort ? await startOpsServer({ port: config.metricsPort, host: config.host, registry, healthy: () => true }) : undefined;
+const ops = config.metricsPort ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: metrics.registry, healthy: () => true }) : undefined;
 if (ops) logger.info({ port: ops.port }, 'GET /metrics and /healthz');
 
 onShutdown(

@@ -5,9 +5,11 @@
  * itself and its tests need no process environment.
  */
 
+import { VARIABLES } from './variables.js';
+
 /** Where `npm start` serves the API, so a development checkout needs no flags at all. */
-export const CLI_DEFAULT_SERVER = 'http://127.0.0.1:8080';
-export const CLI_DEFAULT_REQUEST_TIMEOUT_SECONDS = 30;
+export const CLI_DEFAULT_SERVER: string = VARIABLES.QUOTA_LEDGER_SERVER.default;
+export const CLI_DEFAULT_REQUEST_TIMEOUT_SECONDS = Number(VARIABLES.QUOTA_LEDGER_REQUEST_TIMEOUT.default);
 /** The file, relative to the working directory, in which `npm start` keeps its development token. */
 export const CLI_DEV_TOKEN_FILE = '.quota-ledger/dev-token';
 

@@ -1,3 +1,4 @@
+import { DEFAULT_BODY_LIMIT_BYTES, VARIABLES, type VariableOfKind } from './variables.js';
 import { AdmissionConfigProblem, admissionControlConfig, type AdmissionControlConfig, type ReadTextFile } from './admission-config.js';
 
 /**
@@ -158,7 +159,9 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+/** A whole number within the bounds VARIABLES gives `name`; its default when unset or empty. */
+function integer(env: Env, name: VariableOfKind<'integer'>): number {
+  const { default: fallback, min, max } = VARIABLES[name];
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^[0-9]+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
@@ -167,7 +170,9 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+/** A URL of one of the schemes VARIABLES gives `name`; undefined when unset or empty. */
+function url(env: Env, name: VariableOfKind<'url'>): string | undefined {
+  const protocols: readonly string[] = VARIABLES[name].protocols;
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   let parsed: URL;
@@ -189,16 +194,16 @@ const TARGET_SESSION_ATTRS = ['any', 'read-write', 'read-only', 'primary', 'stan
  * A PostgreSQL URL, which may name several hosts as libpq's do (`postgres://a:5432,b:5432/db`,
  * which `new URL` refuses): each host is checked in a one-host copy of the URL.
  */
-function postgresUrl(env: Env, name: string): string | undefined {
+function postgresUrl(env: Env, name: 'DATABASE_URL' | 'DATABASE_READ_URL'): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const parts = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?]*@)?([^/?]*)(.*)$/i.exec(raw);
   const hosts = parts?.[3]?.split(',') ?? [];
-  if (!parts || hosts.length < 2) url(env, name, ['postgres:', 'postgresql:']);
+  if (!parts || hosts.length < 2) url(env, name);
   else {
     for (const host of hosts) {
       if (host === '') throw new ConfigError(name, 'has an empty host in its host list');
-      url({ [name]: `${parts[1]}${parts[2] ?? ''}${host}${parts[4]}` }, name, ['postgres:', 'postgresql:']);
+      url({ [name]: `${parts[1]}${parts[2] ?? ''}${host}${parts[4]}` }, name);
     }
   }
   const attrs = new URLSearchParams(raw.split('?')[1] ?? '').get('target_session_attrs');
@@ -206,74 +211,79 @@ function postgresUrl(env: Env, name: string): string | undefined {
   return raw;
 }
 
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+type OneOfName = VariableOfKind<'oneOf'>;
+type ValueOf<N extends OneOfName> = (typeof VARIABLES)[N]['values'][number];
+
+/** One of the values VARIABLES lists for `name`; when unset, `fallback` (a default that depends on other variables) or the table's. */
+function oneOf<N extends OneOfName>(env: Env, name: N, fallback?: ValueOf<N>): ValueOf<N> {
+  const allowed: readonly string[] = VARIABLES[name].values;
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) {
+  if (raw === undefined || raw === '') return fallback ?? (VARIABLES[name] as { default?: ValueOf<N> }).default ?? (allowed[0] as ValueOf<N>);
+  if (!allowed.includes(raw)) {
     throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
   }
-  return raw as T;
+  return raw as ValueOf<N>;
 }
 
-export const DEFAULT_BODY_LIMIT_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+export { DEFAULT_BODY_LIMIT_BYTES };
 
 /** @param read reads the files the environment names (ADMISSION_CONFIG_FILE); the specs pass files from memory */
 export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConfig {
-  const bodyLimitBytes = integer(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, 1024, 64 * 1024 * 1024);
-  const bodiesInFlightMaxBytes = integer(env, 'BODIES_IN_FLIGHT_MAX_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024);
+  const bodyLimitBytes = integer(env, 'BODY_LIMIT_BYTES');
+  const bodiesInFlightMaxBytes = integer(env, 'BODIES_IN_FLIGHT_MAX_BYTES');
   if (bodiesInFlightMaxBytes < bodyLimitBytes) {
     throw new ConfigError('BODIES_IN_FLIGHT_MAX_BYTES', `must be at least BODY_LIMIT_BYTES (${bodyLimitBytes}), or no body of the largest size could ever be read`);
   }
   return {
-    port: integer(env, 'PORT', 8080, 0, 65535),
+    port: integer(env, 'PORT'),
     host: env['HOST'] || '0.0.0.0',
     databaseUrl: databaseUrl(env),
     databaseReadUrl: postgresUrl(env, 'DATABASE_READ_URL'),
-    readReplicaWaitMs: integer(env, 'READ_REPLICA_WAIT_MS', 1000, 0, 30_000),
+    readReplicaWaitMs: integer(env, 'READ_REPLICA_WAIT_MS'),
     requireSynchronousStandby: flag(env, 'DATABASE_REQUIRE_SYNCHRONOUS_STANDBY'),
-    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisUrl: url(env, 'REDIS_URL'),
     bodyLimitBytes,
     bodiesInFlightMaxBytes,
-    logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const, 'info'),
-    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 8, 1, 200),
-    admissionBatchMax: integer(env, 'ADMISSION_BATCH_MAX', 64, 1, 1000),
-    admissionGroupMax: integer(env, 'ADMISSION_GROUP_MAX', 256, 1, 10_000),
-    admissionGroupsInFlight: integer(env, 'ADMISSION_GROUPS_IN_FLIGHT', 2, 1, 64),
-    admissionRetryMax: integer(env, 'ADMISSION_RETRY_MAX', 12, 1, 100),
-    statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
-    reservationTtlMaxSeconds: integer(env, 'RESERVATION_TTL_MAX_SECONDS', 7 * 24 * 3600, 1, 365 * 24 * 3600),
-    quotasPerNamespaceMax: integer(env, 'QUOTAS_PER_NAMESPACE_MAX', 16, 1, 1000),
-    limitRangesPerNamespaceMax: integer(env, 'LIMIT_RANGES_PER_NAMESPACE_MAX', 16, 1, 1000),
-    sharedQuotaNamespacesMax: integer(env, 'SHARED_QUOTA_NAMESPACES_MAX', 1000, 1, 100_000),
-    quotaWarningPercent: integer(env, 'QUOTA_WARNING_PERCENT', 90, 0, 100),
-    projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE', 1000, 1, 100_000),
-    projectionPollMs: integer(env, 'PROJECTION_POLL_MS', 1000, 10, 600_000),
-    projectionStepMax: integer(env, 'PROJECTION_STEP_MAX', 250, 1, 100_000),
-    projectionCoalesceMs: integer(env, 'PROJECTION_COALESCE_MS', 25, 0, 10_000),
-    snapshotEvery: integer(env, 'SNAPSHOT_EVERY', 10_000, 10, 1_000_000),
-    reconcileIntervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS', 60, 1, 86_400),
-    reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS', 120, 0, 86_400),
-    reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY', 4, 1, 256),
-    reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS', 5, 0, 3600),
+    logLevel: oneOf(env, 'LOG_LEVEL'),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE'),
+    admissionBatchMax: integer(env, 'ADMISSION_BATCH_MAX'),
+    admissionGroupMax: integer(env, 'ADMISSION_GROUP_MAX'),
+    admissionGroupsInFlight: integer(env, 'ADMISSION_GROUPS_IN_FLIGHT'),
+    admissionRetryMax: integer(env, 'ADMISSION_RETRY_MAX'),
+    statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS'),
+    reservationTtlMaxSeconds: integer(env, 'RESERVATION_TTL_MAX_SECONDS'),
+    quotasPerNamespaceMax: integer(env, 'QUOTAS_PER_NAMESPACE_MAX'),
+    limitRangesPerNamespaceMax: integer(env, 'LIMIT_RANGES_PER_NAMESPACE_MAX'),
+    sharedQuotaNamespacesMax: integer(env, 'SHARED_QUOTA_NAMESPACES_MAX'),
+    quotaWarningPercent: integer(env, 'QUOTA_WARNING_PERCENT'),
+    projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE'),
+    projectionPollMs: integer(env, 'PROJECTION_POLL_MS'),
+    projectionStepMax: integer(env, 'PROJECTION_STEP_MAX'),
+    projectionCoalesceMs: integer(env, 'PROJECTION_COALESCE_MS'),
+    snapshotEvery: integer(env, 'SNAPSHOT_EVERY'),
+    reconcileIntervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS'),
+    reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS'),
+    reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY'),
+    reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS'),
     inventory: inventoryConfig(env),
-    awaitFirstCount: oneOf(env, 'QUOTA_AWAITS_FIRST_COUNT', ['true', 'false'] as const, env['INVENTORY_SOURCE'] && env['INVENTORY_SOURCE'] !== 'none' ? 'true' : 'false') === 'true',
+    awaitFirstCount: oneOf(env, 'QUOTA_AWAITS_FIRST_COUNT', env['INVENTORY_SOURCE'] && env['INVENTORY_SOURCE'] !== 'none' ? 'true' : 'false') === 'true',
     ...unauthenticatedWebhook(env),
-    namespaceLabelsFrom: oneOf(env, 'NAMESPACE_LABELS_FROM', ['cluster', 'reviews'] as const, env['INVENTORY_SOURCE'] === 'kubernetes' ? 'cluster' : 'reviews'),
+    namespaceLabelsFrom: oneOf(env, 'NAMESPACE_LABELS_FROM', env['INVENTORY_SOURCE'] === 'kubernetes' ? 'cluster' : 'reviews'),
     tokensFile: env['TOKENS_FILE'] || undefined,
     insecureDev: flag(env, 'QUOTA_LEDGER_INSECURE_DEV'),
     tls: tlsConfig(env),
-    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 500, 0, 1_000_000),
-    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 1000, 1, 1_000_000),
-    requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
-    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
-    shutdownDrainSeconds: integer(env, 'SHUTDOWN_DRAIN_SECONDS', 10, 0, 600),
-    metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND'),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST'),
+    requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS'),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS'),
+    shutdownDrainSeconds: integer(env, 'SHUTDOWN_DRAIN_SECONDS'),
+    metricsPort: integer(env, 'METRICS_PORT'),
     admission: admissionConfig(env, read),
   };
 }
 
 function unauthenticatedWebhook(env: Env): { webhookUnauthenticatedPort?: number } {
-  const port = integer(env, 'WEBHOOK_UNAUTHENTICATED_PORT', 0, 0, 65535);
+  const port = integer(env, 'WEBHOOK_UNAUTHENTICATED_PORT');
   if (port === 0) return {};
   if (!env['TLS_CERT_FILE']) throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'needs TLS_CERT_FILE and TLS_KEY_FILE: the API server calls webhooks over HTTPS only');
   const labels = env['NAMESPACE_LABELS_FROM'] ?? (env['INVENTORY_SOURCE'] === 'kubernetes' ? 'cluster' : 'reviews');
@@ -305,8 +315,12 @@ function admissionConfig(env: Env, read: ReadTextFile | undefined): AdmissionCon
   }
 }
 
-function flag(env: Env, name: string): boolean {
-  return oneOf(env, name, ['true', 'false', '1', '0'] as const, 'false') === 'true' || env[name] === '1';
+/** true, false, 1 or 0 (VARIABLES: kind `flag`); false when unset. */
+function flag(env: Env, name: VariableOfKind<'flag'>): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return false;
+  if (!['true', 'false', '1', '0'].includes(raw)) throw new ConfigError(name, `must be one of true, false, 1, 0, got "${raw}"`);
+  return raw === 'true' || raw === '1';
 }
 
 function tlsConfig(env: Env): TlsConfig | undefined {
@@ -319,8 +333,8 @@ function tlsConfig(env: Env): TlsConfig | undefined {
   }
   if (!certFile) throw new ConfigError('TLS_CERT_FILE', 'is required when TLS_KEY_FILE is set');
   if (!keyFile) throw new ConfigError('TLS_KEY_FILE', 'is required when TLS_CERT_FILE is set');
-  const clientCertRole = oneOf(env, 'TLS_CLIENT_CERT_ROLE', ['webhook', 'admin', 'admission', 'auditor'] as const, 'webhook');
-  const clientCertTrustUserInfo = oneOf(env, 'TLS_CLIENT_CERT_TRUST_USER_INFO', ['true', 'false'] as const, 'true') === 'true';
+  const clientCertRole = oneOf(env, 'TLS_CLIENT_CERT_ROLE');
+  const clientCertTrustUserInfo = oneOf(env, 'TLS_CLIENT_CERT_TRUST_USER_INFO') === 'true';
   return { certFile, keyFile, clientCaFile, clientCertRole, clientCertTrustUserInfo };
 }
 
@@ -337,7 +351,7 @@ export interface StandaloneConfig {
 export function loadStandaloneConfig(env: Env = process.env): StandaloneConfig {
   return {
     dataDir: env['QUOTA_LEDGER_DATA_DIR'] || '.quota-ledger',
-    embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
+    embeddedPostgresPort: integer(env, 'EMBEDDED_POSTGRES_PORT'),
     apiHost: env['HOST'] || '127.0.0.1',
   };
 }
@@ -356,22 +370,22 @@ function required(env: Env, name: string, why: string): string {
 }
 
 function inventoryConfig(env: Env): InventoryConfig {
-  const source = oneOf(env, 'INVENTORY_SOURCE', ['none', 'kubernetes', 'postgres', 'http'] as const, 'none');
-  const timeoutMs = integer(env, 'INVENTORY_TIMEOUT_MS', 10_000, 100, 600_000);
+  const source = oneOf(env, 'INVENTORY_SOURCE');
+  const timeoutMs = integer(env, 'INVENTORY_TIMEOUT_MS');
   // Checked whatever the source, so that a typo stops the process before a source is chosen.
   const customKinds = customResources(env);
   switch (source) {
     case 'none':
       return { source };
     case 'kubernetes': {
-      const inCluster = oneOf(env, 'INVENTORY_IN_CLUSTER', ['true', 'false'] as const, 'false') === 'true';
+      const inCluster = oneOf(env, 'INVENTORY_IN_CLUSTER') === 'true';
       const kubeconfigPath = env['INVENTORY_KUBECONFIG'] || undefined;
       return { source, inCluster, timeoutMs, customKinds, ...(kubeconfigPath ? { kubeconfigPath } : {}) };
     }
     case 'postgres':
       return {
         source,
-        databaseUrl: url(env, 'INVENTORY_DATABASE_URL', ['postgres:', 'postgresql:']) ?? required(env, 'INVENTORY_DATABASE_URL', 'when INVENTORY_SOURCE=postgres'),
+        databaseUrl: url(env, 'INVENTORY_DATABASE_URL') ?? required(env, 'INVENTORY_DATABASE_URL', 'when INVENTORY_SOURCE=postgres'),
         relation: required(env, 'INVENTORY_RELATION', 'when INVENTORY_SOURCE=postgres (a table or view: name or schema.name)'),
         timeoutMs,
         customKinds,
@@ -380,7 +394,7 @@ function inventoryConfig(env: Env): InventoryConfig {
       const token = env['INVENTORY_TOKEN'] || undefined;
       return {
         source,
-        url: url(env, 'INVENTORY_URL', ['http:', 'https:']) ?? required(env, 'INVENTORY_URL', 'when INVENTORY_SOURCE=http'),
+        url: url(env, 'INVENTORY_URL') ?? required(env, 'INVENTORY_URL', 'when INVENTORY_SOURCE=http'),
         timeoutMs,
         customKinds,
         ...(token ? { token } : {}),

@@ -1,3 +1,4 @@
 export * from './config.js';
 export * from './admission-config.js';
 export * from './cli-config.js';
+export * from './variables.js';

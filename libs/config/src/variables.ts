@@ -1,0 +1,174 @@
+/**
+ * Every environment variable the processes read, as data: its default, its bounds or allowed
+ * values, and what it means. The loaders (config.ts, admission-config.ts, cli-config.ts) take
+ * defaults and bounds from here, and `npm run docs:generate` writes the configuration reference
+ * (docs/reference/configuration.md) from the same table, so the two cannot drift apart.
+ */
+
+import { ADMISSION_PLUGIN_NAMES } from './admission-config.js';
+
+/** How a variable's text is read. */
+export type VariableKind = 'integer' | 'url' | 'oneOf' | 'flag' | 'text' | 'file' | 'list';
+
+/** The reference's sections, in the order it prints them. */
+export const VARIABLE_GROUPS = {
+  server: 'HTTP server',
+  database: 'Database and queue',
+  security: 'Security',
+  admission: 'Admission',
+  projection: 'Projection worker',
+  reconciler: 'Reconciler and inventory',
+  lifecycle: 'Logs, metrics and shutdown',
+  development: 'Development start (npm start)',
+  quotactl: 'quotactl',
+} as const;
+
+export type VariableGroup = keyof typeof VARIABLE_GROUPS;
+
+export interface VariableDefinition {
+  readonly group: VariableGroup;
+  readonly kind: VariableKind;
+  /** The value when the variable is unset or empty; undefined: none (the feature is off). */
+  readonly default?: number | string;
+  /** The default in words, where it depends on other variables or on how the process is started. */
+  readonly defaultText?: string;
+  /** Inclusive bounds of an integer. */
+  readonly min?: number;
+  readonly max?: number;
+  /** The values a `oneOf` accepts. */
+  readonly values?: readonly string[];
+  /** The URL schemes a `url` accepts. */
+  readonly protocols?: readonly string[];
+  /** What it does, for the reference (Markdown). */
+  readonly meaning: string;
+  /** The documentation page that says more (a path under docs/, with an optional #anchor). */
+  readonly see?: string;
+}
+
+interface IntegerDefinition extends VariableDefinition {
+  readonly kind: 'integer';
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+const integer = (group: VariableGroup, value: number, min: number, max: number, meaning: string, more: Pick<VariableDefinition, 'see' | 'defaultText'> = {}): IntegerDefinition => ({
+  group,
+  kind: 'integer',
+  default: value,
+  min,
+  max,
+  meaning,
+  ...more,
+});
+const postgresUrl = ['postgres:', 'postgresql:'];
+
+/** The default request body limit: Kubernetes accepts objects of ~3 MiB, plus room for the AdmissionReview around them. */
+export const DEFAULT_BODY_LIMIT_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+
+export const VARIABLES = {
+  // HTTP server
+  PORT: integer('server', 8080, 0, 65535, 'HTTP(S) port of the admission API.'),
+  HOST: { group: 'server', kind: 'text', default: '0.0.0.0', defaultText: '`0.0.0.0` (`npm start`: `127.0.0.1`)', meaning: 'Listen address of the API and of the workers\' `/metrics` + `/healthz`.' },
+  HTTP_REQUEST_TIMEOUT_MS: integer('server', 30_000, 1000, 600_000, 'Longest a request may take from its first byte to the answer (headers within 20 s); then 408 or the connection is closed.'),
+  BODY_LIMIT_BYTES: integer('server', DEFAULT_BODY_LIMIT_BYTES, 1024, 64 * 1024 * 1024, 'Largest admission request body (3 MiB + 64 KiB by default: Kubernetes accepts ~3 MiB objects); larger gets 413. Definitions take at most 512 KiB.', { see: 'security.md#limits' }),
+  BODIES_IN_FLIGHT_MAX_BYTES: integer('server', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024, 'Request bodies being read at once, all requests together (one principal: a quarter); past it 429. At least `BODY_LIMIT_BYTES`.', { see: 'security.md#limits' }),
+  RATE_LIMIT_PER_SECOND: integer('server', 500, 0, 1_000_000, 'Requests per second one authenticated principal (else one address) may make, per replica; `0` turns the limit off. The kube-apiserver\'s reviews are never limited.', { see: 'security.md#rate-limit-by-principal' }),
+  RATE_LIMIT_BURST: integer('server', 1000, 1, 1_000_000, 'Requests one client may make at once above its rate before 429.'),
+  WEBHOOK_UNAUTHENTICATED_PORT: integer('server', 0, 0, 65535, 'A second HTTPS listener serving only the webhook routes, to anyone, as `unauthenticated:kube-apiserver` (managed control planes, whose API servers present no credential); needs TLS and `NAMESPACE_LABELS_FROM=cluster`, and must differ from `PORT`. `0`: no such listener.', { defaultText: 'unset (no listener)', see: 'install/managed-control-planes.md' }),
+
+  // Database and queue
+  DATABASE_URL: {
+    group: 'database',
+    kind: 'url',
+    protocols: postgresUrl,
+    defaultText: 'unset (`npm start`: the embedded PostgreSQL)',
+    meaning:
+      'The ledger\'s PostgreSQL; the apps refuse to start without one. `npm run migrate` applies the migrations to it (creating the database if needed). Several hosts as libpq writes them (`postgres://a:5432,b:5432/db?target_session_attrs=read-write`): every pool connects to the first that answers as the primary, and again after a failover (several hosts need `REDIS_URL`).',
+    see: 'operations/failover.md',
+  },
+  DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: {
+    group: 'database',
+    kind: 'flag',
+    default: 'false',
+    meaning: 'The API refuses to start, and `/readyz` fails `[-]synchronous-standby`, unless the primary has `synchronous_standby_names` set, `synchronous_commit` at `on` or `remote_apply`, and a synchronous standby streaming: an admission is then acknowledged only once a standby holds it.',
+    see: 'operations/failover.md',
+  },
+  DATABASE_READ_URL: { group: 'database', kind: 'url', protocols: postgresUrl, meaning: 'A hot standby of `DATABASE_URL` (PostgreSQL streaming replication): the API reads history there.', see: 'operations/replicas.md' },
+  READ_REPLICA_WAIT_MS: integer('database', 1000, 0, 30_000, 'Longest a read with `?minPosition=` waits for the standby to replay that event before the primary answers.', { see: 'operations/replicas.md' }),
+  REDIS_URL: { group: 'database', kind: 'url', protocols: ['redis:', 'rediss:'], defaultText: 'unset (BullMQ\'s PostgreSQL backend in `DATABASE_URL`, schema `bullmq`)', meaning: 'Redis for BullMQ\'s reconcile queue. Run it with `maxmemory-policy noeviction`.' },
+  DATABASE_POOL_SIZE: integer('database', 8, 1, 200, 'PostgreSQL connections one process may hold (throughput peaks at 4–16 on 2 cores; keep it small).'),
+  STATEMENT_TIMEOUT_MS: integer('database', 5000, 100, 600_000, 'Longest any statement of the API or the reconciler may run, and a transaction may sit idle. Keep it below the webhooks\' `timeoutSeconds`.'),
+
+  // Security
+  TOKENS_FILE: { group: 'security', kind: 'file', meaning: 'YAML file of hashed bearer tokens with their roles; re-read when it changes. Required unless `QUOTA_LEDGER_INSECURE_DEV=true`.', see: 'security.md' },
+  QUOTA_LEDGER_INSECURE_DEV: { group: 'security', kind: 'flag', default: 'false', meaning: 'Development only: without `TOKENS_FILE`, every caller is an anonymous admin (logged as a warning at boot).' },
+  TLS_CERT_FILE: { group: 'security', kind: 'file', meaning: 'HTTPS: the serving certificate (PEM), with `TLS_KEY_FILE`; reloaded when it changes.', see: 'security.md#https' },
+  TLS_KEY_FILE: { group: 'security', kind: 'file', meaning: 'HTTPS: the serving key (PEM), with `TLS_CERT_FILE`.' },
+  TLS_CLIENT_CA_FILE: { group: 'security', kind: 'file', meaning: 'Also accept client certificates signed by this CA (as the kube-apiserver authenticates to a webhook); needs `TLS_CERT_FILE`.' },
+  TLS_CLIENT_CERT_ROLE: { group: 'security', kind: 'oneOf', values: ['webhook', 'admin', 'admission', 'auditor'], default: 'webhook', meaning: 'The role a verified client certificate gets, named by its CN.' },
+  TLS_CLIENT_CERT_TRUST_USER_INFO: { group: 'security', kind: 'oneOf', values: ['true', 'false'], default: 'true', meaning: 'Record the `userInfo.username` of reviews sent with such a certificate as "on behalf of".', see: 'security.md#two-identities-on-every-write' },
+
+  // Admission
+  ADMISSION_BATCH_MAX: integer('admission', 64, 1, 1000, 'Most requests for one namespace decided in one transaction.', { see: 'concepts/ledger.md' }),
+  ADMISSION_GROUP_MAX: integer('admission', 256, 1, 10_000, 'Most requests of all namespaces decided in one transaction (group commit).', { see: 'concepts/ledger.md' }),
+  ADMISSION_GROUPS_IN_FLIGHT: integer('admission', 2, 1, 64, 'Group commits in flight at once, each on one pooled connection (at most `DATABASE_POOL_SIZE`).'),
+  ADMISSION_RETRY_MAX: integer('admission', 12, 1, 100, 'Attempts of one transaction (serialization conflicts) before 503.'),
+  RESERVATION_TTL_MAX_SECONDS: integer('admission', 7 * 24 * 3600, 1, 365 * 24 * 3600, 'Longest `ttlSeconds` a REST reservation may ask for (7 days by default).'),
+  QUOTAS_PER_NAMESPACE_MAX: integer('admission', 16, 1, 1000, 'Most ResourceQuotas one namespace may hold (every admission there reads them all).'),
+  LIMIT_RANGES_PER_NAMESPACE_MAX: integer('admission', 16, 1, 1000, 'Most LimitRanges one namespace may hold.'),
+  SHARED_QUOTA_NAMESPACES_MAX: integer('admission', 1000, 1, 100_000, 'Most namespaces one ClusterResourceQuota or HierarchicalResourceQuota may cover when it is defined and at every relabel (every admission there rewrites its head).', { see: 'concepts/shared-quotas.md' }),
+  QUOTA_WARNING_PERCENT: integer('admission', 90, 0, 100, 'An allowed admission warns (AdmissionReview `warnings`, REST `Warning` headers) of every resource it charged that is now at or above this percent of a hard limit; `0`: never.'),
+  ADMISSION_PLUGINS_ENABLE: { group: 'admission', kind: 'list', values: ADMISSION_PLUGIN_NAMES, defaultText: 'unset (`NamespaceLifecycle`, `LimitRanger`, `ResourceQuota` run)', meaning: 'Comma list of admission plugins added to the defaults, as kube-apiserver\'s `--enable-admission-plugins`.', see: 'admission-plugins.md' },
+  ADMISSION_PLUGINS_DISABLE: { group: 'admission', kind: 'list', values: ADMISSION_PLUGIN_NAMES, meaning: 'Comma list of admission plugins removed from the defaults, as kube-apiserver\'s `--disable-admission-plugins`.', see: 'admission-plugins.md' },
+  ADMISSION_CONFIG_FILE: { group: 'admission', kind: 'file', meaning: 'kube-apiserver\'s `AdmissionConfiguration` file (YAML or JSON), read at boot: the ResourceQuota plugin\'s `limitedResources`.', see: 'admission-plugins.md' },
+
+  // Projection worker
+  PROJECTION_BATCH_SIZE: integer('projection', 1000, 1, 100_000, 'Events the projection worker applies per transaction at most (and at most 8 MiB of them).'),
+  PROJECTION_STEP_MAX: integer('projection', 250, 1, 100_000, 'Most events the projection worker applies in one step (smaller, steadier steps compete less with admissions).'),
+  PROJECTION_COALESCE_MS: integer('projection', 25, 0, 10_000, 'How long the worker lets notifications gather before a step.'),
+  PROJECTION_POLL_MS: integer('projection', 1000, 10, 600_000, 'The worker\'s polling fallback when no NOTIFY arrives (the ledger notifies after each committed batch).'),
+  SNAPSHOT_EVERY: integer('projection', 10_000, 10, 1_000_000, 'Events between two snapshots of a namespace (where `usage?at=` folds from for versions the projection has not reached).'),
+
+  // Reconciler and inventory
+  RECONCILE_INTERVAL_SECONDS: integer('reconciler', 60, 1, 86_400, 'Every namespace is reconciled this often.', { see: 'concepts/reconciliation.md' }),
+  RECONCILE_GRACE_SECONDS: integer('reconciler', 120, 0, 86_400, 'A reservation younger than this is never released as stale.', { see: 'concepts/reconciliation.md' }),
+  RECONCILE_CONCURRENCY: integer('reconciler', 4, 1, 256, 'Namespace jobs one reconciler process runs at once.'),
+  RECONCILE_AFTER_DELETE_SECONDS: integer('reconciler', 5, 0, 3600, 'Delay of the prompt reconcile the webhook queues after an admitted DELETE (and of the read of a reviewed Namespace).'),
+  INVENTORY_SOURCE: { group: 'reconciler', kind: 'oneOf', values: ['none', 'kubernetes', 'postgres', 'http'], default: 'none', meaning: 'Where the reconciler lists the objects that exist.', see: 'concepts/reconciliation.md#choosing-an-inventory-source' },
+  QUOTA_AWAITS_FIRST_COUNT: { group: 'reconciler', kind: 'oneOf', values: ['true', 'false'], defaultText: '`true` when `INVENTORY_SOURCE` is not `none`, else `false`', meaning: 'A namespace made managed awaits its first count (its quotas answer `status unknown` until the reconciler has listed what exists). Set it on the API too (the kustomize base does), which has no `INVENTORY_SOURCE` of its own.', see: 'concepts/reconciliation.md#the-first-count' },
+  NAMESPACE_LABELS_FROM: { group: 'reconciler', kind: 'oneOf', values: ['cluster', 'reviews'], defaultText: '`cluster` with `INVENTORY_SOURCE=kubernetes`, else `reviews`', meaning: 'Where Namespaces\' labels are taken from: `cluster`, the stored object as the reconciler reads it back (the webhook\'s review records nothing); `reviews`, the webhook\'s review as it passes. Set `cluster` on the API when a reconciler lists the cluster (the kustomize base does).', see: 'concepts/shared-quotas.md' },
+  INVENTORY_KUBECONFIG: { group: 'reconciler', kind: 'file', meaning: 'The kubernetes source: a kubeconfig file.' },
+  INVENTORY_IN_CLUSTER: { group: 'reconciler', kind: 'oneOf', values: ['true', 'false'], default: 'false', meaning: 'The kubernetes source: use the pod\'s service account.' },
+  INVENTORY_DATABASE_URL: { group: 'reconciler', kind: 'url', protocols: postgresUrl, defaultText: 'required with `INVENTORY_SOURCE=postgres`', meaning: 'The postgres source: the platform\'s database.' },
+  INVENTORY_RELATION: { group: 'reconciler', kind: 'text', defaultText: 'required with `INVENTORY_SOURCE=postgres`', meaning: 'The postgres source: a table or view (`name` or `schema.name`) with columns `namespace, kind, name, uid, object jsonb`.' },
+  INVENTORY_URL: { group: 'reconciler', kind: 'url', protocols: ['http:', 'https:'], defaultText: 'required with `INVENTORY_SOURCE=http`', meaning: 'The http source: the reconciler GETs `{url}/namespaces/{ns}/objects`.' },
+  INVENTORY_TOKEN: { group: 'reconciler', kind: 'text', meaning: 'The http source: sent as a bearer token.' },
+  INVENTORY_TIMEOUT_MS: integer('reconciler', 10_000, 100, 600_000, 'Longest a listing may take.'),
+  CUSTOM_RESOURCES: { group: 'reconciler', kind: 'list', defaultText: 'empty', meaning: 'Custom resources the inventory lists besides Kubernetes\' kinds: `resource.group/version=Kind`, comma-separated (at most 64), e.g. `widgets.example.com/v1=Widget`.', see: 'concepts/reconciliation.md#choosing-an-inventory-source' },
+
+  // Logs, metrics and shutdown
+  LOG_LEVEL: { group: 'lifecycle', kind: 'oneOf', values: ['debug', 'info', 'warn', 'error'], default: 'info', meaning: 'The least severe log line written (JSON lines on stdout).' },
+  METRICS_PORT: integer('lifecycle', 9464, 0, 65535, 'The projection worker\'s and the reconciler\'s `/metrics` + `/healthz` (`0`: none). The API serves them on `PORT`.', { see: 'operations/index.md#metrics' }),
+  SHUTDOWN_DRAIN_SECONDS: integer('lifecycle', 10, 0, 600, 'The API after SIGTERM/SIGINT: `/readyz` fails `[-]shutdown` at once while every request is still served, this long, so that load balancers and endpoints stop sending to it; then it closes (a second signal ends the drain at once).', { defaultText: '`10` (`npm start`: none)', see: 'operations/index.md#rollouts-refuse-nothing' }),
+  SHUTDOWN_TIMEOUT_MS: integer('lifecycle', 25_000, 0, 600_000, 'Longest a graceful shutdown may take (the API: its close, after the drain) before the process exits anyway.'),
+
+  // Development start
+  QUOTA_LEDGER_DATA_DIR: { group: 'development', kind: 'text', default: '.quota-ledger', meaning: '`npm start`: the embedded PostgreSQL\'s data, its password, the development token.' },
+  EMBEDDED_POSTGRES_PORT: integer('development', 54329, 1, 65535, '`npm start`: the embedded PostgreSQL\'s port (127.0.0.1 only).'),
+
+  // quotactl
+  QUOTA_LEDGER_SERVER: { group: 'quotactl', kind: 'url', protocols: ['http:', 'https:'], default: 'http://127.0.0.1:8080', meaning: 'quotactl\'s default for `--server`.', see: 'cli.md' },
+  QUOTA_LEDGER_TOKEN: { group: 'quotactl', kind: 'text', defaultText: 'unset (then `./.quota-ledger/dev-token`)', meaning: 'quotactl\'s default for `--token`.' },
+  QUOTA_LEDGER_CA_FILE: { group: 'quotactl', kind: 'file', meaning: 'quotactl\'s default for `--certificate-authority`.' },
+  QUOTA_LEDGER_REQUEST_TIMEOUT: { group: 'quotactl', kind: 'text', default: '30', meaning: 'quotactl\'s default for `--request-timeout`: seconds, or a duration with a unit (`500ms`, `30s`, `2m`, `1h`); `0` waits forever.' },
+} as const satisfies Record<string, VariableDefinition>;
+
+export type VariableName = keyof typeof VARIABLES;
+
+/** The names of the variables whose definition has the given kind. */
+export type VariableOfKind<K extends VariableKind> = { [N in VariableName]: (typeof VARIABLES)[N] extends { readonly kind: K } ? N : never }[VariableName];
+
+export function variable(name: VariableName): VariableDefinition {
+  return VARIABLES[name];
+}
