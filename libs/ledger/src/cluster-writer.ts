@@ -16,7 +16,6 @@ import type { DataSource } from 'typeorm';
 import { AppendNotifier } from './append-notifier.js';
 import { flushWorks } from './group-commit.js';
 import { stateOf, type HeadJson } from './head.js';
-import { decideOn } from './ledger-commands.js';
 import { LedgerError } from './ledger-error.js';
 import { pointing, removed } from './event-position.js';
 import type { PutOptions, PutResult, RemoveResult, WriteOptions } from './ledger.types.js';
@@ -114,9 +113,9 @@ export class ClusterWriter {
       const crowded = this.crowded(name, covering, new Set((current?.state.shared ?? []).map((q) => q.key)), (key) => shared.memberCount(key));
       if (crowded) throw crowded;
       const work = this.begin(tx, name, current, shared);
-      const { answer: put } = await decideOn(work, { type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) }, meta(options));
+      const { answer: put } = await work.decide({ type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) }, meta(options));
       if (put.kind === 'Refused') throw new LedgerError(put.code, put.message, put.details);
-      await decideOn(work, this.sync(covering.map(applied)), meta(options));
+      await work.decide(this.sync(covering.map(applied)), meta(options));
       const position = await flushWorks(tx.client, [work], tx.now, shared);
       committed = [work];
       const view = namespaceViewOf(name, work.current);
@@ -142,9 +141,9 @@ export class ClusterWriter {
       const covering = registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, undefined)));
       const shared = await lockSharedHeads(tx.client, (current.state.shared ?? []).map((q) => q.key));
       const work = this.begin(tx, name, current, shared);
-      const { answer } = await decideOn(work, { type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) }, meta(options));
+      const { answer } = await work.decide({ type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) }, meta(options));
       if (answer.kind === 'Refused') throw new LedgerError(answer.code, answer.message, answer.details);
-      await decideOn(work, this.sync(covering.map(applied)), meta(options));
+      await work.decide(this.sync(covering.map(applied)), meta(options));
       return removed(before, await flushWorks(tx.client, [work], tx.now, shared));
     });
   }
@@ -227,7 +226,7 @@ export class ClusterWriter {
         const work = this.begin(tx, namespace, head, shared);
         const keep = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
         const covering = selected.includes(namespace) ? [...keep, applied(stored)] : keep;
-        await decideOn(work, this.sync(covering), meta(options));
+        await work.decide(this.sync(covering), meta(options));
         works.push(work);
       }
       const position = await flushWorks(tx.client, works, tx.now, shared);
@@ -257,7 +256,7 @@ export class ClusterWriter {
       for (const namespace of targets) {
         const work = this.begin(tx, namespace, heads.get(namespace), shared);
         const covering = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
-        await decideOn(work, this.sync(covering), meta(options));
+        await work.decide(this.sync(covering), meta(options));
         works.push(work);
       }
       return removed(before, await flushWorks(tx.client, works, tx.now, shared));

@@ -36,10 +36,11 @@ export interface NamespaceJob<R> {
   /** Roughly how many bytes the job writes (what bounds a group's statement). */
   readonly bytes?: number;
   /**
-   * Runs inside the transaction; runs again if the transaction is retried. Returns a function
-   * that gives the result (or throws the refusal) once the transaction has committed.
+   * Runs inside the transaction; runs again if the transaction is retried. What it returns is
+   * the command's result, handed to its caller once the transaction has committed (plain data:
+   * the unit of work fills in positions and decision ids when the batch is written).
    */
-  run(work: NamespaceUnitOfWork): Promise<() => R>;
+  run(work: NamespaceUnitOfWork): Promise<R>;
 }
 
 export interface GroupCommitOptions {
@@ -427,7 +428,7 @@ export class GroupCommitter {
       if (this.options.onPrefetched) for (const part of group) await this.options.onPrefetched(part.namespace);
       await runner.startTransaction('SERIALIZABLE');
       const { now, heads, shared, taken, deferred } = await this.lockHeads(client, group, reads, prefetched);
-      const finals: { queued: Queued; finish?: () => unknown; error?: unknown }[] = [];
+      const finals: { queued: Queued; result?: unknown; error?: unknown }[] = [];
       const works: NamespaceUnitOfWork[] = [];
       for (const { namespace, read, part, facts } of taken) {
         const head = heads.get(namespace);
@@ -436,7 +437,7 @@ export class GroupCommitter {
         for (const queued of part.batch) {
           const mark = work.mark();
           try {
-            finals.push({ queued, finish: await queued.job.run(work) });
+            finals.push({ queued, result: await queued.job.run(work) });
           } catch (error) {
             if (isDatabaseError(error) || isConnectionError(error)) {
               culprit = queued;
@@ -455,7 +456,10 @@ export class GroupCommitter {
       this.stats.transactions++;
       this.stats.commands += finals.length;
       this.options.onCommitted?.(finals.length, Math.max(0, ...finals.map((f) => f.queued.attempts)));
-      for (const { queued, finish, error } of finals) settle(queued, finish, error);
+      for (const final of finals) {
+        if ('error' in final) final.queued.reject(final.error);
+        else final.queued.resolve(final.result);
+      }
       return { kind: 'done', deferred };
     } catch (error) {
       const cause = conflictCause(error);
@@ -514,18 +518,6 @@ export class GroupCommitter {
   private backoff(attempt: number): number {
     const ceiling = Math.min(this.options.retryMaxDelayMs, this.options.retryBaseMs * 2 ** Math.max(0, attempt - 1));
     return Math.random() * ceiling;
-  }
-}
-
-function settle(queued: Queued, finish: (() => unknown) | undefined, error: unknown): void {
-  if (finish === undefined) {
-    queued.reject(error);
-    return;
-  }
-  try {
-    queued.resolve(finish());
-  } catch (finishError) {
-    queued.reject(finishError);
   }
 }
 
