@@ -19,7 +19,7 @@ import { stateOf, type HeadJson } from './head.js';
 import { LedgerError } from './ledger-error.js';
 import { pointing, removed } from './event-position.js';
 import type { PutOptions, PutResult, RemoveResult, WriteOptions } from './ledger.types.js';
-import { conflictCause } from './postgres-errors.js';
+import { RetryPolicy } from './retry-policy.js';
 import { canonicalJson } from './request-digest.js';
 import { LEDGER_EVENTS_CHANNEL } from './projection.js';
 import { SharedHeads, type SharedHeadRow } from './shared-heads.js';
@@ -47,7 +47,8 @@ export interface ClusterWriterOptions {
 }
 
 const EMPTY_READ = { requestKeys: [], reservationIds: [], uids: [] };
-const RETRY_MAX = 12;
+/** The cluster writer's retries: as many as an admission's, with longer pauses (each reads every head). */
+const RETRIES = { retryMax: 12, retryBaseMs: 10, retryMaxDelayMs: 200 };
 /**
  * Conflicts after which a write takes the heads' tables before its snapshot (transact). A
  * write that reads every head and then locks those of the namespaces it covers loses to any
@@ -69,12 +70,14 @@ export class ClusterWriter {
   private readonly notifier: AppendNotifier;
   private readonly namespacesMax: number;
   private readonly countAwaitedListeners: ((namespaces: readonly string[]) => void)[] = [];
+  private readonly retries: RetryPolicy;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly options: ClusterWriterOptions = {},
   ) {
     this.newId = options.newId ?? randomUUID;
+    this.retries = new RetryPolicy({ ...RETRIES, retryMax: options.retryMax ?? RETRIES.retryMax, pessimisticAfter: OPTIMISTIC_ATTEMPTS });
     this.namespacesMax = options.sharedQuotaNamespacesMax ?? NAMESPACES_MAX;
     this.notifier = new AppendNotifier(dataSource, LEDGER_EVENTS_CHANNEL, 20);
   }
@@ -269,42 +272,41 @@ export class ClusterWriter {
   }
 
   /**
-   * One SERIALIZABLE transaction, retried whole on a serialization failure or a moved head.
-   * After OPTIMISTIC_ATTEMPTS conflicts it first locks the head tables in EXCLUSIVE mode, before
+   * One SERIALIZABLE transaction, retried whole on a serialization failure or a moved head, by
+   * the writers' one RetryPolicy. After OPTIMISTIC_ATTEMPTS conflicts (the policy's
+   * `pessimisticAfter`) it first locks the head tables in EXCLUSIVE mode, before
    * its first query takes the snapshot (PostgreSQL lets a SERIALIZABLE transaction lock tables
    * before its view of the data is frozen): it waits for the admissions in flight, holds off new
    * ones (their head locks wait behind it; plain reads go on), and runs alone on the heads, so
    * it commits. Tables in the order admissions lock them (namespaces, then shared quotas), so
    * nothing waits in a cycle.
    */
-  private async transact<R>(body: (tx: Tx) => Promise<R>): Promise<R> {
-    const retryMax = this.options.retryMax ?? RETRY_MAX;
-    for (let attempt = 1; ; attempt++) {
-      const runner = this.dataSource.createQueryRunner();
-      try {
-        const client = (await runner.connect()) as pg.PoolClient;
-        await runner.startTransaction('SERIALIZABLE');
-        if (attempt > OPTIMISTIC_ATTEMPTS) await client.query(`LOCK TABLE namespace_heads, shared_quota_heads IN EXCLUSIVE MODE`);
-        const { rows } = await client.query<{ now_ms: number }>(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`);
-        const now = this.options.clock ? this.options.clock() : Math.floor(rows[0]?.now_ms ?? Date.now());
-        const result = await body({ client, now });
-        await runner.commitTransaction();
-        this.stats.transactions++;
-        this.notifier.poke();
-        return result;
-      } catch (error) {
-        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-        const cause = conflictCause(error);
-        if (!cause) throw error;
-        this.stats.conflicts[cause]++;
-        if (attempt >= retryMax) {
-          throw new LedgerError('Unavailable', `the change conflicted with concurrent ones ${attempt} times; retry`, { retryAfterSeconds: 1 });
-        }
-        this.stats.retries++;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
-      } finally {
-        await runner.release();
-      }
+  private transact<R>(body: (tx: Tx) => Promise<R>): Promise<R> {
+    return this.retries.run((attempt) => this.once(attempt, body), {
+      conflicted: (cause) => this.stats.conflicts[cause]++,
+      retrying: () => this.stats.retries++,
+      gaveUp: (attempts) => new LedgerError('Unavailable', `the change conflicted with concurrent ones ${attempts} times; retry`, { retryAfterSeconds: 1 }),
+    });
+  }
+
+  private async once<R>(attempt: number, body: (tx: Tx) => Promise<R>): Promise<R> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const client = (await runner.connect()) as pg.PoolClient;
+      await runner.startTransaction('SERIALIZABLE');
+      if (this.retries.pessimistic(attempt)) await client.query(`LOCK TABLE namespace_heads, shared_quota_heads IN EXCLUSIVE MODE`);
+      const { rows } = await client.query<{ now_ms: number }>(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`);
+      const now = this.options.clock ? this.options.clock() : Math.floor(rows[0]?.now_ms ?? Date.now());
+      const result = await body({ client, now });
+      await runner.commitTransaction();
+      this.stats.transactions++;
+      this.notifier.poke();
+      return result;
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
     }
   }
 }

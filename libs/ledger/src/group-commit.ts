@@ -6,6 +6,7 @@ import { LedgerError } from './ledger-error.js';
 import { conflictCause, isConnectionError, isDatabaseError, isRetryableConflict, isTimeout, VersionConflict, type ConflictCause } from './postgres-errors.js';
 import { SharedHeads } from './shared-heads.js';
 import { keyedRead, lockedHeadRead, type HeadRow, type KeyedRead, type ReadRow } from './read-statement.js';
+import type { RetryPolicy } from './retry-policy.js';
 import { NamespaceUnitOfWork } from './unit-of-work.js';
 
 /**
@@ -52,9 +53,8 @@ export interface GroupCommitOptions {
   readonly groupBytesMax: number;
   /** Most groups in flight at once (each holds one pooled connection). */
   readonly groupsInFlightMax: number;
-  readonly retryMax: number;
-  readonly retryBaseMs: number;
-  readonly retryMaxDelayMs: number;
+  /** When a conflicted command is tried again, and how often at most (the writers' one policy). */
+  readonly retries: RetryPolicy;
   /** Longest a command waits, in all, for heads another writer holds before it is answered Unavailable. */
   readonly headWaitMaxMs: number;
   /** Most commands waiting for one namespace before new ones are refused (503). */
@@ -172,7 +172,7 @@ export class GroupCommitter {
     this.closing = true;
     while (this.inFlight.size > 0 || this.waiting() > 0) {
       if (this.inFlight.size > 0) await Promise.race([...this.inFlight]);
-      else await sleep(this.options.retryBaseMs);
+      else await sleep(this.options.retries.options.retryBaseMs);
       this.pump();
     }
     clearTimeout(this.timer);
@@ -358,12 +358,12 @@ export class GroupCommitter {
     const again: Queued[] = [];
     for (const queued of part.batch) {
       queued.attempts++;
-      if (queued.attempts >= this.options.retryMax) {
+      if (this.options.retries.exhausted(queued.attempts)) {
         this.stats.unavailable++;
         queued.reject(unavailable(error, queued.attempts));
       } else again.push(queued);
     }
-    part.queue.notBefore = performance.now() + this.backoff(Math.max(0, ...again.map((q) => q.attempts)));
+    part.queue.notBefore = performance.now() + this.options.retries.backoff(Math.max(0, ...again.map((q) => q.attempts)));
     this.backingOff.add(part.queue);
     this.requeue(part.queue, again);
   }
@@ -384,7 +384,7 @@ export class GroupCommitter {
         queued.reject(busy(now - queued.heldSince));
       } else again.push(queued);
     }
-    part.queue.notBefore = now + this.backoff(Math.min(4, Math.max(0, ...again.map((q) => q.held))));
+    part.queue.notBefore = now + this.options.retries.backoff(Math.min(4, Math.max(0, ...again.map((q) => q.held))));
     this.backingOff.add(part.queue);
     this.requeue(part.queue, again);
   }
@@ -511,13 +511,6 @@ export class GroupCommitter {
       stale.forEach((t, i) => (t.facts = again[i] as ReadRow));
     }
     return { now, heads, shared, taken, deferred };
-  }
-
-
-  /** Exponential backoff with full jitter, capped. */
-  private backoff(attempt: number): number {
-    const ceiling = Math.min(this.options.retryMaxDelayMs, this.options.retryBaseMs * 2 ** Math.max(0, attempt - 1));
-    return Math.random() * ceiling;
   }
 }
 

@@ -38,6 +38,7 @@ import type {
 import { pointing, removed, type EventRef } from './event-position.js';
 import { LEDGER_EVENTS_CHANNEL } from './projection.js';
 import { requestDigest } from './request-digest.js';
+import { RetryPolicy } from './retry-policy.js';
 import type { EventMeta, NamespaceUnitOfWork, Step } from './unit-of-work.js';
 import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from './views.js';
 
@@ -102,9 +103,11 @@ export class LedgerCommands {
       groupCommandsMax: options.groupCommandsMax ?? DEFAULTS.groupCommandsMax,
       groupBytesMax: options.groupBytesMax ?? DEFAULTS.groupBytesMax,
       groupsInFlightMax: options.groupsInFlightMax ?? DEFAULTS.groupsInFlightMax,
-      retryMax: options.retryMax ?? DEFAULTS.retryMax,
-      retryBaseMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
-      retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
+      retries: new RetryPolicy({
+        retryMax: options.retryMax ?? DEFAULTS.retryMax,
+        retryBaseMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
+        retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
+      }),
       headWaitMaxMs: options.headWaitMaxMs ?? DEFAULTS.headWaitMaxMs,
       queueMax: DEFAULTS.queueMax,
       ...(options.clock ? { clock: options.clock } : {}),
