@@ -3,3 +3,4 @@ export * from './commands.js';
 export * from './facts.js';
 export * from './decide.js';
 export * from './needs.js';
+export * from './shared-quotas.js';
