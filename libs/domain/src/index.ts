@@ -11,7 +11,7 @@ export * from './validation/index.js';
 export * from './scopes/facts.js';
 export * from './events/events.js';
 export * from './events/fold.js';
-export * from './admission/index.js';
+// The admission deciders are parts of the namespace decider (namespace/), reached through its `decide` alone.
 export * from './kube/shape.js';
 export * from './kube/object-names.js';
 export * from './kube/kinds.js';

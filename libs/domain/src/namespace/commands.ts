@@ -1,9 +1,9 @@
 import type { ReleaseReason, LedgerEvent, LimitRangeDefinition, QuotaDefinition, ReservationSource } from '../events/events.js';
 import type { GroupResource, RawQuantities } from '../kube/types.js';
-import type { AdmissionRequest } from '../admission/decide.js';
-import type { ExistingObject, OverHard, ReconcileAction, Uncovered } from '../admission/reconcile.js';
+import type { AdmissionRequest } from './admission.js';
+import type { ExistingObject, OverHard, ReconcileAction, Uncovered } from './reconcile.js';
 import type { LimitedResource } from '../quota/check.js';
-import type { AdmissionPlugin } from '../admission/plugins.js';
+import type { AdmissionPlugin } from './plugins.js';
 import type { AdmissionResult, Refusal } from './answers.js';
 import type { PutNamespace, RemoveNamespace, SyncAnswer, SyncSharedQuotas } from './namespace-object.js';
 

@@ -1,6 +1,6 @@
 import { assert } from '../assert.js';
-import { decideCommit, decideRelease } from '../admission/lifecycle.js';
-import { decideReconcile } from '../admission/reconcile.js';
+import { decideCommit, decideRelease } from './lifecycle.js';
+import { decideReconcile } from './reconcile.js';
 import { notFound, refusal, type Refusal } from './answers.js';
 import type { CommitAnswer, CommitReservation, Decided, Reconcile, ReconcileAnswer, ReleaseAnswer, ReleaseReservation } from './commands.js';
 import { liveLoadedFor, type NamespaceFacts, type RecordedReservation } from './facts.js';
