@@ -12,7 +12,7 @@ import {
   type NameProblem,
   type Operation,
 } from '@quota/domain';
-import { reasonFor, withRequestId } from '../errors/kube-status.js';
+import { reasonFor, withRequestId, type KubeStatus } from '../errors/kube-status.js';
 
 /**
  * admission.k8s.io/v1 AdmissionReview: the request kube-apiserver sends a webhook and the
@@ -33,15 +33,8 @@ export interface AdmissionReviewRequest {
   readonly dryRun: boolean;
 }
 
-export interface ReviewStatus {
-  readonly metadata: Record<string, never>;
-  readonly status: 'Failure';
-  readonly code: number;
-  readonly reason: string;
-  readonly message: string;
-  /** The id of the HTTP request that was answered (its X-Request-Id), as every Status of ours names it. */
-  readonly details?: Record<string, unknown>;
-}
+/** A review's refusal: a Status without its kind, whose details name the request answered (its X-Request-Id). */
+export type ReviewStatus = Omit<KubeStatus, 'kind' | 'apiVersion'>;
 
 export interface AdmissionReviewResponse {
   readonly apiVersion: 'admission.k8s.io/v1';

@@ -1,3 +1,5 @@
+import type { DecisionView } from '@quota/api';
+import type { AdmissionResult, DenialJson } from '@quota/domain';
 import { api, type ApiError, apiText, enc } from '../api.js';
 import { pager } from './pager.js';
 import { download, fill, h } from '../dom.js';
@@ -5,34 +7,11 @@ import { decisionsCsv, exportName } from '../export.js';
 import { localTime, resourceList, usageRatio, who } from '../format.js';
 import { usageBar } from './bar.js';
 
-export interface Denial {
-  readonly kind: string;
-  readonly quota?: string;
-  readonly resource?: string;
-  readonly requested?: string;
-  readonly used?: string;
-  readonly hard?: string;
-  readonly exceeded?: readonly { readonly resource: string; readonly requested: string; readonly used?: string; readonly hard: string }[];
-  readonly resources?: readonly string[];
-}
+/** A quota's refusal, as a decision's `result.denial` and a REST 403's `details.denial` carry it. */
+export type Denial = DenialJson;
 
-export interface Decision {
-  readonly id: string;
-  readonly namespace: string;
-  readonly time: string;
-  readonly source: string;
-  readonly operation: string;
-  readonly resource: string;
-  readonly kind?: string;
-  readonly name?: string;
-  readonly objectUid?: string;
-  readonly requester: string;
-  /** The Kubernetes user a trusted relay (the kube-apiserver) asked for. */
-  readonly onBehalfOf?: string;
-  readonly dryRun: boolean;
-  readonly allowed: boolean;
-  readonly result: { readonly code: number; readonly message?: string; readonly stage?: string; readonly denial?: Denial; readonly charged?: Record<string, string>; readonly reservationId?: string };
-}
+/** A decision as the audit API lists it (GET …/decisions), the domain's answer as its result. */
+export type Decision = DecisionView<AdmissionResult>;
 
 const PAGE = 50;
 
@@ -111,7 +90,8 @@ function row(namespace: string, d: Decision): HTMLTableRowElement {
 }
 
 /** A denial in plain words, with the numbers that decided it. */
-export function explanation(allowed: boolean, result: Decision['result']): HTMLElement {
+/** Why a decision (or a what-if's answer, which names its stage as a plain string) went as it did. */
+export function explanation(allowed: boolean, result: Pick<AdmissionResult, 'charged' | 'denial' | 'message'> & { readonly stage?: string }): HTMLElement {
   if (allowed) {
     return h('div', { class: 'explanation ok', id: 'explanation' }, h('p', {}, h('strong', {}, 'Allowed. '), `It charges ${resourceList(result.charged)}.`));
   }
