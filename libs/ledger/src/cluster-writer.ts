@@ -17,14 +17,13 @@ import {
 } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { AppendNotifier } from './append-notifier.js';
+import { AppendNotifier, LEDGER_EVENTS_CHANNEL } from './append-notifier.js';
 import { flushWorks } from './group-commit.js';
 import { stateOf, type HeadJson } from './head.js';
 import { LedgerError } from './ledger-error.js';
 import { pointing, removed } from './event-position.js';
 import type { PutOptions, PutResult, RemoveResult, WriteOptions } from './ledger.types.js';
 import { RetryPolicy } from './retry-policy.js';
-import { LEDGER_EVENTS_CHANNEL } from './projection.js';
 import { SharedHeads, type SharedHeadRow } from './shared-heads.js';
 import { NamespaceUnitOfWork, type EventMeta } from './unit-of-work.js';
 import { namespaceViewOf, sharedQuotaViewOf, type NamespaceView, type SharedQuotaView } from './cluster-views.js';

@@ -15,7 +15,7 @@ import {
   type ReleaseReason,
 } from '@quota/domain';
 import type { DataSource } from 'typeorm';
-import { AppendNotifier } from './append-notifier.js';
+import { AppendNotifier, LEDGER_EVENTS_CHANNEL } from './append-notifier.js';
 import { GroupCommitter, type BatchStats } from './group-commit.js';
 import { LedgerClock } from './ledger-clock.js';
 import { LedgerError } from './ledger-error.js';
@@ -36,7 +36,6 @@ import type {
   WriteOptions,
 } from './ledger.types.js';
 import { pointing, removed, type EventRef } from './event-position.js';
-import { LEDGER_EVENTS_CHANNEL } from './projection.js';
 import { requestDigest } from './request-digest.js';
 import { RetryPolicy } from './retry-policy.js';
 import type { EventMeta, NamespaceUnitOfWork, Step } from './unit-of-work.js';
