@@ -18,7 +18,7 @@ import {
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { AppendNotifier, LEDGER_EVENTS_CHANNEL } from './append-notifier.js';
-import { flushWorks } from './group-commit.js';
+import { flushWorks } from './flush.js';
 import { stateOf, type HeadJson } from './head.js';
 import { LedgerError } from './ledger-error.js';
 import { pointing, removed } from './event-position.js';
