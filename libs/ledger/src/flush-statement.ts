@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { HeadJson } from './head.js';
 import type { DecisionRequest } from '@quota/api';
 import type { AdmissionResult } from './ledger.types.js';
-import type { ReservationRecord } from './rows.js';
+import type { PendingEvent, ReservationRecord } from './rows.js';
 import type { SharedHeadPlan } from './shared-heads.js';
 
 /**
@@ -16,17 +16,6 @@ import type { SharedHeadPlan } from './shared-heads.js';
  * text depends only on which tables the group writes (a handful of shapes, each prepared once
  * per connection), not on how many namespaces or rows it holds.
  */
-
-/** An event as it will be inserted. */
-export interface PendingEvent {
-  readonly version: number;
-  readonly type: string;
-  readonly data: unknown;
-  readonly request_id: string | null;
-  readonly actor: string;
-  readonly on_behalf_of: string | null;
-  readonly at: number;
-}
 
 /** A decision for the log: the request as the contract shows it, and the answer. */
 export interface DecisionInput extends DecisionRequest {

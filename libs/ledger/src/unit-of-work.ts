@@ -15,11 +15,11 @@ import {
   type ResourceList,
 } from '@quota/domain';
 import type pg from 'pg';
-import type { DecisionInput, FlushPlan, PendingEvent } from './flush-statement.js';
+import type { DecisionInput, FlushPlan } from './flush-statement.js';
 import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson } from './head.js';
 import type { AdmissionResult } from './ledger.types.js';
 import { allLiveRead, keyedRead, releasedSinceRead, type KeyedRead, type ReadRow } from './read-statement.js';
-import { recordFromJson, recordOf, type ReservationRecord, type ReservationRow } from './rows.js';
+import { recordFromJson, recordOf, type PendingEvent, type ReservationRecord, type ReservationRow } from './rows.js';
 import type { SharedHeads } from './shared-heads.js';
 
 /**

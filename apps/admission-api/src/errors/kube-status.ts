@@ -29,3 +29,16 @@ export function kubeStatus(code: number, message: string, details?: Record<strin
     ...(named ? { details: named } : {}),
   };
 }
+
+/** A refusal raised while reading a body: its Status is the answer. */
+export class BodyRefused extends Error {
+  readonly type = 'quota-ledger.body.refused';
+  /** body-parser (http-errors) keeps the status of an error its `verify` throws. */
+  status: number;
+  statusCode: number;
+  constructor(readonly kubeStatus: KubeStatus) {
+    super(kubeStatus.message);
+    this.name = 'BodyRefused';
+    this.status = this.statusCode = kubeStatus.code;
+  }
+}

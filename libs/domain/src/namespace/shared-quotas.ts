@@ -2,7 +2,7 @@ import type { SharedQuotaChanged, SharedQuotaDefined, SharedQuotaRemoved } from 
 import { deepEqualJson } from '../limit-range/json-patch.js';
 import { selectableOf, sharedQuotaKey, sharedQuotaSelects, sharedQuotaTitle, type NamespaceDefinition, type SharedQuotaDefinition, type SharedQuotaRef } from '../shared/shared-quota.js';
 import { notFound, refusal, type Refusal } from './answers.js';
-import type { AppliedSharedQuota } from './namespace-object.js';
+import type { AppliedSharedQuota } from './commands.js';
 
 /**
  * The shared quotas' decider (issue 18), beside the namespace's: a ClusterResourceQuota's or

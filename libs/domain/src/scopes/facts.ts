@@ -1,5 +1,5 @@
 import type { ResourceQuotaSpec, ScopedResourceSelectorRequirement } from '../kube/types.js';
-import { scopeValueMatcher } from '../usage/selector.js';
+import { scopeValueMatcher } from './selector.js';
 
 /**
  * What a quota's scopes can ask of an object, captured once at admission and stored with the
