@@ -74,72 +74,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const maxObjects = positiveInteger(SOURCE, 'maxObjects', options.maxObjects, DEFAULT_MAX_OBJECTS);
   const maxBytes = positiveInteger(SOURCE, 'maxBytes', options.maxBytes, DEFAULT_MAX_BYTES);
   const config = loadKubeConfig(options);
-  const server = serverOf(config);
-
-  /** One page: the raw list, or an InventoryError saying why not. */
-  async function page(path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
-    const url = new URL(`${server}${path}`);
-    url.searchParams.set('limit', String(pageSize));
-    if (token !== undefined) url.searchParams.set('continue', token);
-    const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
-    const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
-    const call = callDeadline(timeoutMs, signal);
-    let response: RawResponse;
-    try {
-      const requestOptions: https.RequestOptions = {};
-      await config.applyToHTTPSOptions(requestOptions);
-      response = await get(url, requestOptions, call.signal, maxBytes);
-    } catch (error) {
-      throw fail(call.why() ?? messageOf(error), error);
-    }
-    // A namespaced list answers 404 only when the cluster does not serve the resource at all
-    // (an API group it lacks, e.g. resource.k8s.io/v1 before Kubernetes 1.34): no such object
-    // can exist, and so none can be missing from the listing.
-    if (response.status === 404 && token === undefined && known !== NAMESPACE_KIND) return { items: [] };
-    if (response.status !== 200) {
-      const status = describeStatus(response);
-      if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);
-      throw fail(status);
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(response.body);
-    } catch (error) {
-      throw fail('the answer is not JSON', error);
-    }
-    if (!isRecord(body)) throw fail('the answer is not a list');
-    // An empty list may come back as `"items": null`.
-    const items = body['items'] ?? [];
-    if (!Array.isArray(items)) throw fail('the answer has no "items" array');
-    if (body['kind'] !== undefined && body['kind'] !== `${known.kind}List`) throw fail(`expected a ${known.kind}List, got ${String(body['kind'])}`);
-    const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
-    const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
-    if (next !== undefined && next === token) throw fail('the server answered the same continue token again');
-    const resourceVersion = typeof metadata['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
-    return { apiVersion: body['apiVersion'], items, ...(next === undefined ? {} : { next }), ...(resourceVersion ? { resourceVersion } : {}) };
-  }
-
-  /**
-   * Every object of one resource, page after page; `counted` holds the listing's running total.
-   * `versions` gets each page's list resourceVersion (all pages of one list share the first's snapshot).
-   */
-  async function listResource(path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions?: string[]): Promise<unknown[]> {
-    const objects: unknown[] = [];
-    let token: string | undefined;
-    do {
-      const list = await page(path, scope, known, token, signal);
-      if (list.resourceVersion) versions?.push(list.resourceVersion);
-      counted.objects += list.items.length;
-      if (counted.objects > maxObjects) {
-        throw new InventoryError(`kubernetes: ${scope}: more than the ${maxObjects} objects a listing may hold`, SOURCE);
-      }
-      // List items carry no apiVersion or kind: the list says which they are.
-      const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
-      for (const item of list.items) objects.push(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item);
-      token = list.next;
-    } while (token !== undefined);
-    return objects;
-  }
+  const ctx: Listing = { server: serverOf(config), config, pageSize, timeoutMs, maxObjects, maxBytes };
 
   return {
     kind: SOURCE,
@@ -153,14 +88,14 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       try {
         const lists = await Promise.all(
           kinds.map((known) =>
-            listResource(listPath(known, namespace), `namespace ${namespace}`, known, both, counted).catch((error: unknown) => {
+            listResource(ctx, listPath(known, namespace), `namespace ${namespace}`, known, both, counted).catch((error: unknown) => {
               first ??= error;
               listing.abort();
               throw error;
             }),
           ),
         );
-        return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, lists.flat(), covers, maxObjects, all) };
+        return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, lists.flat(), covers, ctx.maxObjects, all) };
       } catch (error) {
         const reported = first ?? error;
         if (reported instanceof InventoryError) throw reported;
@@ -171,7 +106,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     },
     async namespaces(signal?: AbortSignal): Promise<NamespaceListing> {
       const versions: string[] = [];
-      const items = await listResource(NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 }, versions);
+      const items = await listResource(ctx, NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 }, versions);
       const namespaces = items.map((item) => {
         const namespace = clusterNamespaceOf(item);
         if (typeof namespace === 'string') throw new InventoryError(`kubernetes: namespaces: ${namespace}`, SOURCE);
@@ -179,32 +114,110 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       });
       return { items: namespaces, ...(versions[0] ? { resourceVersion: versions[0] } : {}) };
     },
-    async namespace(name: string, signal?: AbortSignal): Promise<ClusterNamespace | null> {
-      const url = new URL(`${server}${NAMESPACES_PATH}/${encodeURIComponent(name)}`);
-      const call = callDeadline(timeoutMs, signal ?? new AbortController().signal);
-      const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
-      let response: RawResponse;
-      try {
-        const requestOptions: https.RequestOptions = {};
-        await config.applyToHTTPSOptions(requestOptions);
-        response = await get(url, requestOptions, call.signal, maxBytes);
-      } catch (error) {
-        throw fail(call.why() ?? messageOf(error), error);
-      }
-      if (response.status === 404) return null;
-      if (response.status !== 200) throw fail(describeStatus(response));
-      let body: unknown;
-      try {
-        body = JSON.parse(response.body);
-      } catch (error) {
-        throw fail('the answer is not JSON', error);
-      }
-      const namespace = clusterNamespaceOf(body);
-      if (typeof namespace === 'string') throw fail(namespace);
-      return namespace;
-    },
+    namespace: (name: string, signal?: AbortSignal) => getNamespace(ctx, name, signal),
     close: async () => undefined,
   };
+}
+
+/** What every request of one Kubernetes inventory needs: where, with which credentials, within which bounds. */
+interface Listing {
+  readonly server: string;
+  readonly config: KubeConfig;
+  readonly pageSize: number;
+  readonly timeoutMs: number;
+  readonly maxObjects: number;
+  readonly maxBytes: number;
+}
+
+/** One page: the raw list, or an InventoryError saying why not. */
+async function page(ctx: Listing, path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
+  const url = new URL(`${ctx.server}${path}`);
+  url.searchParams.set('limit', String(ctx.pageSize));
+  if (token !== undefined) url.searchParams.set('continue', token);
+  const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
+  const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+  const call = callDeadline(ctx.timeoutMs, signal);
+  let response: RawResponse;
+  try {
+    const requestOptions: https.RequestOptions = {};
+    await ctx.config.applyToHTTPSOptions(requestOptions);
+    response = await get(url, requestOptions, call.signal, ctx.maxBytes);
+  } catch (error) {
+    throw fail(call.why() ?? messageOf(error), error);
+  }
+  // A namespaced list answers 404 only when the cluster does not serve the resource at all
+  // (an API group it lacks, e.g. resource.k8s.io/v1 before Kubernetes 1.34): no such object
+  // can exist, and so none can be missing from the listing.
+  if (response.status === 404 && token === undefined && known !== NAMESPACE_KIND) return { items: [] };
+  if (response.status !== 200) {
+    const status = describeStatus(response);
+    if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);
+    throw fail(status);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(response.body);
+  } catch (error) {
+    throw fail('the answer is not JSON', error);
+  }
+  if (!isRecord(body)) throw fail('the answer is not a list');
+  // An empty list may come back as `"items": null`.
+  const items = body['items'] ?? [];
+  if (!Array.isArray(items)) throw fail('the answer has no "items" array');
+  if (body['kind'] !== undefined && body['kind'] !== `${known.kind}List`) throw fail(`expected a ${known.kind}List, got ${String(body['kind'])}`);
+  const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
+  const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
+  if (next !== undefined && next === token) throw fail('the ctx.server answered the same continue token again');
+  const resourceVersion = typeof metadata['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
+  return { apiVersion: body['apiVersion'], items, ...(next === undefined ? {} : { next }), ...(resourceVersion ? { resourceVersion } : {}) };
+}
+
+/**
+ * Every object of one resource, page after page; `counted` holds the listing's running total.
+ * `versions` gets each page's list resourceVersion (all pages of one list share the first's snapshot).
+ */
+async function listResource(ctx: Listing, path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions?: string[]): Promise<unknown[]> {
+  const objects: unknown[] = [];
+  let token: string | undefined;
+  do {
+    const list = await page(ctx, path, scope, known, token, signal);
+    if (list.resourceVersion) versions?.push(list.resourceVersion);
+    counted.objects += list.items.length;
+    if (counted.objects > ctx.maxObjects) {
+      throw new InventoryError(`kubernetes: ${scope}: more than the ${ctx.maxObjects} objects a listing may hold`, SOURCE);
+    }
+    // List items carry no apiVersion or kind: the list says which they are.
+    const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
+    for (const item of list.items) objects.push(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item);
+    token = list.next;
+  } while (token !== undefined);
+  return objects;
+}
+
+/** The Namespace object by name (null when there is none). */
+async function getNamespace(ctx: Listing, name: string, signal?: AbortSignal): Promise<ClusterNamespace | null> {
+  const url = new URL(`${ctx.server}${NAMESPACES_PATH}/${encodeURIComponent(name)}`);
+  const call = callDeadline(ctx.timeoutMs, signal ?? new AbortController().signal);
+  const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+  let response: RawResponse;
+  try {
+    const requestOptions: https.RequestOptions = {};
+    await ctx.config.applyToHTTPSOptions(requestOptions);
+    response = await get(url, requestOptions, call.signal, ctx.maxBytes);
+  } catch (error) {
+    throw fail(call.why() ?? messageOf(error), error);
+  }
+  if (response.status === 404) return null;
+  if (response.status !== 200) throw fail(describeStatus(response));
+  let body: unknown;
+  try {
+    body = JSON.parse(response.body);
+  } catch (error) {
+    throw fail('the answer is not JSON', error);
+  }
+  const namespace = clusterNamespaceOf(body);
+  if (typeof namespace === 'string') throw fail(namespace);
+  return namespace;
 }
 
 function loadKubeConfig(options: KubernetesInventoryOptions): KubeConfig {
