@@ -40,6 +40,7 @@ const podOf = (namespace: string, j: number): Pod => ({
   spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] },
 });
 
+/** Length: a benchmark's phases, in the order they run. */
 export async function reconcileBench(namespaces: number, redisUrl: string, concurrency = 4): Promise<ReconcileFigures> {
   const db = await createDatabase('reconcile');
   const dataSource = new DataSource(buildDataSourceOptions({ url: db.url, poolSize: 8 }));

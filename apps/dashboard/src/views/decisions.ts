@@ -134,6 +134,7 @@ interface UsageThen {
  * One decision's receipt, from its id (`#/ns/NAME/decisions/ID`, an address to share): who asked
  * for what, when, through what, what it charged or why it was denied, the quotas as the ledger
  * had them at that instant, and the record itself as the API keeps it.
+ * Length: one view's DOM, built top to bottom in the order the page shows it.
  */
 export async function decisionView(main: HTMLElement, namespace: string, id: string): Promise<void> {
   const back = h('p', {}, h('a', { href: `#/ns/${enc(namespace)}` }, `← ${namespace}`));

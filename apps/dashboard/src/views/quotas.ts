@@ -17,7 +17,10 @@ interface Quota {
   readonly used: Record<string, string>;
 }
 
-/** The namespace's quotas now, exact (as admission sees them), each resource as a bar; admins can change hard limits here. */
+/**
+ * The namespace's quotas now, exact (as admission sees them), each resource as a bar; admins can change hard limits here.
+ * Length: one view's DOM, built top to bottom in the order the page shows it.
+ */
 export function quotasNow(namespace: string, editable: boolean, onChanged: () => void): HTMLElement {
   const container = h('div', { id: 'quotas' }, h('p', { class: 'status', role: 'status' }, 'Loading…'));
   const load = async (): Promise<void> => {
