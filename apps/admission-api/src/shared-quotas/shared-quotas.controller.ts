@@ -36,6 +36,7 @@ import { JsonBody } from '../common/handler-interceptor.js';
 import { HeavyRead } from '../common/heavy-reads.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderAppliedClusterResourceQuota, renderClusterResourceQuota, renderHierarchicalResourceQuota, renderNamespace } from './render.js';
+import { userMetadata } from '../definitions/definition-handlers.js';
 
 /**
  * Namespaces as objects and the quotas over several namespaces (issue 18). Writes go through
@@ -45,11 +46,6 @@ import { renderAppliedClusterResourceQuota, renderClusterResourceQuota, renderHi
  */
 const LIST_MAX = 1000;
 const DEFAULT_PAGE = 100;
-
-const userMetadata = (m: { labels?: Readonly<Record<string, string>>; annotations?: Readonly<Record<string, string>> } | undefined) => ({
-  ...(m?.labels ? { labels: m.labels } : {}),
-  ...(m?.annotations ? { annotations: m.annotations } : {}),
-});
 
 const putOptions = (request: Request, expectedVersion: number | undefined) => ({ actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) });
 
