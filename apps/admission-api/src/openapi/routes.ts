@@ -2,7 +2,7 @@ import type { ReferenceObject, SchemaObject } from '@nestjs/swagger';
 import { AdmissionReviewController } from '../admission-review/admission-review.controller.js';
 import { AuditController } from '../audit/audit.controller.js';
 import { HistoryController } from '../audit/history.controller.js';
-import { NamespacesController } from '../audit/namespaces.controller.js';
+import { NamespacesController } from '../namespaces/namespaces.controller.js';
 import { WhoAmIController } from '../auth/whoami.controller.js';
 import { HealthController } from '../health/health.controller.js';
 import { LimitRangesController } from '../limit-ranges/limit-ranges.controller.js';
@@ -10,7 +10,9 @@ import { ProjectionsController } from '../projections/projections.controller.js'
 import { ReservationsController } from '../reservations/reservations.controller.js';
 import { WhatIfController } from '../reservations/what-if.controller.js';
 import { ResourceQuotasController } from '../resource-quotas/resource-quotas.controller.js';
-import { ClusterResourceQuotasController, HierarchicalResourceQuotasController, NamespaceObjectsController } from '../shared-quotas/shared-quotas.controller.js';
+import { ClusterResourceQuotasController } from '../cluster-resource-quotas/cluster-resource-quotas.controller.js';
+import { HierarchicalResourceQuotasController } from '../hierarchical-resource-quotas/hierarchical-resource-quotas.controller.js';
+import { NamespaceObjectsController } from '../namespaces/namespace-objects.controller.js';
 import { POSITION_SCHEMA, schemaRef, type SchemaName } from './schemas.js';
 
 /**
