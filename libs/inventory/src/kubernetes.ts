@@ -129,6 +129,26 @@ interface Listing {
   readonly maxBytes: number;
 }
 
+/** The raw answer to one GET within the call's deadline, or the error `fail` makes of why there is none. */
+async function send(ctx: Listing, url: URL, call: ReturnType<typeof callDeadline>, fail: (message: string, cause?: unknown) => InventoryError): Promise<RawResponse> {
+  try {
+    const requestOptions: https.RequestOptions = {};
+    await ctx.config.applyToHTTPSOptions(requestOptions);
+    return await get(url, requestOptions, call.signal, ctx.maxBytes);
+  } catch (error) {
+    throw fail(call.why() ?? messageOf(error), error);
+  }
+}
+
+/** An answer's body as JSON, or the error `fail` makes of it. */
+function jsonOf(response: RawResponse, fail: (message: string, cause?: unknown) => InventoryError): unknown {
+  try {
+    return JSON.parse(response.body) as unknown;
+  } catch (error) {
+    throw fail('the answer is not JSON', error);
+  }
+}
+
 /** One page: the raw list, or an InventoryError saying why not. */
 async function page(ctx: Listing, path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
   const url = new URL(`${ctx.server}${path}`);
@@ -137,14 +157,7 @@ async function page(ctx: Listing, path: string, scope: string, known: KnownKind,
   const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
   const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
   const call = callDeadline(ctx.timeoutMs, signal);
-  let response: RawResponse;
-  try {
-    const requestOptions: https.RequestOptions = {};
-    await ctx.config.applyToHTTPSOptions(requestOptions);
-    response = await get(url, requestOptions, call.signal, ctx.maxBytes);
-  } catch (error) {
-    throw fail(call.why() ?? messageOf(error), error);
-  }
+  const response = await send(ctx, url, call, fail);
   // A namespaced list answers 404 only when the cluster does not serve the resource at all
   // (an API group it lacks, e.g. resource.k8s.io/v1 before Kubernetes 1.34): no such object
   // can exist, and so none can be missing from the listing.
@@ -154,12 +167,7 @@ async function page(ctx: Listing, path: string, scope: string, known: KnownKind,
     if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);
     throw fail(status);
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(response.body);
-  } catch (error) {
-    throw fail('the answer is not JSON', error);
-  }
+  const body = jsonOf(response, fail);
   if (!isRecord(body)) throw fail('the answer is not a list');
   // An empty list may come back as `"items": null`.
   const items = body['items'] ?? [];
@@ -199,22 +207,10 @@ async function getNamespace(ctx: Listing, name: string, signal?: AbortSignal): P
   const url = new URL(`${ctx.server}${NAMESPACES_PATH}/${encodeURIComponent(name)}`);
   const call = callDeadline(ctx.timeoutMs, signal ?? new AbortController().signal);
   const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
-  let response: RawResponse;
-  try {
-    const requestOptions: https.RequestOptions = {};
-    await ctx.config.applyToHTTPSOptions(requestOptions);
-    response = await get(url, requestOptions, call.signal, ctx.maxBytes);
-  } catch (error) {
-    throw fail(call.why() ?? messageOf(error), error);
-  }
+  const response = await send(ctx, url, call, fail);
   if (response.status === 404) return null;
   if (response.status !== 200) throw fail(describeStatus(response));
-  let body: unknown;
-  try {
-    body = JSON.parse(response.body);
-  } catch (error) {
-    throw fail('the answer is not JSON', error);
-  }
+  const body = jsonOf(response, fail);
   const namespace = clusterNamespaceOf(body);
   if (typeof namespace === 'string') throw fail(namespace);
   return namespace;
