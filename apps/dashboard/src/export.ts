@@ -33,7 +33,25 @@ export function decisionsCsv(ndjson: string): string {
     .filter((line) => line.trim() !== '')
     .map((line) => {
       const d = JSON.parse(line) as DecisionView<AdmissionResult>;
-      return [d.id, d.time, d.namespace, d.source, d.requester, d.onBehalfOf, d.operation, d.kind, d.resource, d.name, d.dryRun, d.allowed, d.result.code, d.result.stage, d.result.denial?.kind, d.result.denial?.quota, d.result.message];
+      return [
+        d.id,
+        d.time,
+        d.namespace,
+        d.source,
+        d.requester,
+        d.onBehalfOf,
+        d.operation,
+        d.kind,
+        d.resource,
+        d.name,
+        d.dryRun,
+        d.allowed,
+        d.result.code,
+        d.result.stage,
+        d.result.denial?.kind,
+        d.result.denial?.quota,
+        d.result.message,
+      ];
     });
   return csv(['id', 'time', 'namespace', 'source', 'requester', 'onBehalfOf', 'operation', 'kind', 'resource', 'name', 'dryRun', 'allowed', 'code', 'stage', 'denial', 'quota', 'message'], rows);
 }

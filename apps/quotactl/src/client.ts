@@ -159,8 +159,6 @@ export function apiError(answer: Answer): ApiError {
   const text = typeof answer.body === 'string' ? answer.body.trim() : JSON.stringify(answer.body ?? '');
   const snippet = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   const message =
-    answer.status >= 500
-      ? `an error on the server (${JSON.stringify(snippet)}) has prevented the request from succeeding`
-      : `the server answered ${answer.status}${snippet ? `: ${snippet}` : ''}`;
+    answer.status >= 500 ? `an error on the server (${JSON.stringify(snippet)}) has prevented the request from succeeding` : `the server answered ${answer.status}${snippet ? `: ${snippet}` : ''}`;
   return new ApiError(answer.status, reason, message, answer.body);
 }

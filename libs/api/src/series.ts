@@ -11,7 +11,15 @@ export interface UsagePoint {
 /** Something to mark on a usage chart. */
 export type UsageMarker =
   | { readonly kind: 'limit'; readonly at: string; readonly version: number; readonly quota: string; readonly change: 'defined' | 'changed' | 'removed'; readonly actor: string }
-  | { readonly kind: 'denial'; readonly at: string; readonly decisionId: string; readonly reason: string | null; readonly requester: string; readonly name: string | null; readonly message: string | null };
+  | {
+      readonly kind: 'denial';
+      readonly at: string;
+      readonly decisionId: string;
+      readonly reason: string | null;
+      readonly requester: string;
+      readonly name: string | null;
+      readonly message: string | null;
+    };
 
 /** Usage sampled at evenly spaced instants over a range, with what happened to the limits and who was denied. */
 export interface UsageSeries {

@@ -150,7 +150,14 @@ function jsonOf(response: RawResponse, fail: (message: string, cause?: unknown) 
 }
 
 /** One page: the raw list, or an InventoryError saying why not. */
-async function page(ctx: Listing, path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
+async function page(
+  ctx: Listing,
+  path: string,
+  scope: string,
+  known: KnownKind,
+  token: string | undefined,
+  signal: AbortSignal,
+): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
   const url = new URL(`${ctx.server}${path}`);
   url.searchParams.set('limit', String(ctx.pageSize));
   if (token !== undefined) url.searchParams.set('continue', token);
@@ -223,7 +230,10 @@ function loadKubeConfig(options: KubernetesInventoryOptions): KubeConfig {
     else if (options.kubeconfigPath) config.loadFromFile(options.kubeconfigPath);
     else config.loadFromDefault();
   } catch (error) {
-    throw new Error(`kubernetes inventory: cannot load the ${options.inCluster ? 'in-cluster configuration' : `kubeconfig${options.kubeconfigPath ? ` ${options.kubeconfigPath}` : ''}`}: ${messageOf(error)}`, { cause: error });
+    throw new Error(
+      `kubernetes inventory: cannot load the ${options.inCluster ? 'in-cluster configuration' : `kubeconfig${options.kubeconfigPath ? ` ${options.kubeconfigPath}` : ''}`}: ${messageOf(error)}`,
+      { cause: error },
+    );
   }
   return config;
 }

@@ -118,7 +118,10 @@ export class ClusterWriter {
       const crowded = crowdedRefusal(name, covering, new Set((current?.state.shared ?? []).map((q) => q.key)), (key) => shared.memberCount(key), this.namespacesMax);
       if (crowded) throw refused(crowded);
       const work = this.begin(tx, name, current, shared);
-      const { answer: put } = await work.decide({ type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) }, meta(options));
+      const { answer: put } = await work.decide(
+        { type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) },
+        meta(options),
+      );
       if (put.kind === 'Refused') throw refused(put);
       await work.decide(this.sync(covering.map(appliedSharedQuota)), meta(options));
       const position = await flushWorks(tx.client, [work], tx.now, shared);
@@ -144,7 +147,10 @@ export class ClusterWriter {
       const before = current ? namespaceViewOf(name, stateOfHead(current)) : undefined;
       if (!current || !before) throw new LedgerError('NotFound', `namespaces "${name}" not found`, { kind: 'namespaces', name });
       const covering = sharedQuotasCovering(registry, name, undefined);
-      const shared = await lockSharedHeads(tx.client, (current.state.shared ?? []).map((q) => q.key));
+      const shared = await lockSharedHeads(
+        tx.client,
+        (current.state.shared ?? []).map((q) => q.key),
+      );
       const work = this.begin(tx, name, current, shared);
       const { answer } = await work.decide({ type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) }, meta(options));
       if (answer.kind === 'Refused') throw refused(answer);
@@ -180,7 +186,13 @@ export class ClusterWriter {
    */
   async putSharedQuota(definition: SharedQuotaDefinition, options: PutOptions): Promise<PutResult<SharedQuotaView>> {
     const key = sharedQuotaKey(definition.ref);
-    const command = { type: 'PutSharedQuota', definition, uid: this.newId(), namespacesMax: this.namespacesMax, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) } as const;
+    const command = {
+      type: 'PutSharedQuota',
+      definition,
+      uid: this.newId(),
+      namespacesMax: this.namespacesMax,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    } as const;
     let committed: NamespaceUnitOfWork[] = [];
     const result = await this.transact(async (tx): Promise<PutResult<SharedQuotaView>> => {
       const namespaces = await namespaceLabels(tx.client);
@@ -222,8 +234,18 @@ export class ClusterWriter {
    * every multi-head writer takes), records its event on its head, and has each namespace apply
    * (`covered`) or withdraw it, keeping the other shared quotas that cover it.
    */
-  private async resync(tx: Tx, key: string, stored: SharedQuotaDefinition | null, events: readonly SharedQuotaEvent[], resync: readonly { namespace: string; covered: boolean }[], options: WriteOptions) {
-    const heads = await lockNamespaceHeads(tx.client, resync.map((r) => r.namespace));
+  private async resync(
+    tx: Tx,
+    key: string,
+    stored: SharedQuotaDefinition | null,
+    events: readonly SharedQuotaEvent[],
+    resync: readonly { namespace: string; covered: boolean }[],
+    options: WriteOptions,
+  ) {
+    const heads = await lockNamespaceHeads(
+      tx.client,
+      resync.map((r) => r.namespace),
+    );
     const shared = await lockSharedHeads(tx.client, [key]);
     if (!shared.has(key)) shared.take({ key });
     for (const event of events) shared.define(key, stored, { type: event.type, data: event.data, ...eventMeta(options), at: tx.now }, tx.now);
@@ -305,7 +327,6 @@ function eventMeta(options: WriteOptions): { request_id: string | null; actor: s
   return { request_id: options.requestId ?? null, actor: options.actor, on_behalf_of: null };
 }
 
-
 function stateOfHead(head: LockedHead): NamespaceState {
   return stateOf(Number(head.version), head.state);
 }
@@ -336,10 +357,9 @@ async function readSharedHead(client: pg.ClientBase, key: string): Promise<Share
 /** Locks the heads of these namespaces, in name order (the order every multi-head writer takes). */
 async function lockNamespaceHeads(client: pg.ClientBase, namespaces: readonly string[]): Promise<Map<string, LockedHead>> {
   if (namespaces.length === 0) return new Map();
-  const { rows } = await client.query<LockedHead>(
-    `SELECT namespace, version::text AS version, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace FOR NO KEY UPDATE`,
-    [[...new Set(namespaces)].sort()],
-  );
+  const { rows } = await client.query<LockedHead>(`SELECT namespace, version::text AS version, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace FOR NO KEY UPDATE`, [
+    [...new Set(namespaces)].sort(),
+  ]);
   return new Map(rows.map((r) => [r.namespace, r]));
 }
 

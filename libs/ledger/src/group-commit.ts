@@ -198,7 +198,11 @@ export class GroupCommitter {
       case 'poisoned':
         // One command hit a database error of its own: answer it, and rerun the others at once.
         outcome.job.reject(outcome.error);
-        for (const part of group) this.requeue(part.queue, part.batch.filter((q) => q !== outcome.job));
+        for (const part of group)
+          this.requeue(
+            part.queue,
+            part.batch.filter((q) => q !== outcome.job),
+          );
         return;
       case 'failed':
         if (isDatabaseError(outcome.error) && !isTimeout(outcome.error) && group.length > 1) {
@@ -413,9 +417,7 @@ function busy(waitedMs: number): LedgerError {
 }
 
 function unknownOutcome(): LedgerError {
-  return new LedgerError(
-    'Unavailable',
-    'the connection to the ledger was lost while committing: the outcome is unknown; repeat the request with the same request id to learn it',
-    { retryAfterSeconds: 1 },
-  );
+  return new LedgerError('Unavailable', 'the connection to the ledger was lost while committing: the outcome is unknown; repeat the request with the same request id to learn it', {
+    retryAfterSeconds: 1,
+  });
 }

@@ -1,5 +1,21 @@
 import type { AdmissionSource, DecisionView as ApiDecisionView, EventView, SharedQuotaUsagePoint } from '@quota/api';
-import type { AdmissionPlugin, AdmissionResult, AdmissionRequest, ExistingObject, GroupResource, OverHard, ReconcileAction, Uncovered, LimitRangeDefinition, LimitedResource, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason, ReservationOrigin } from '@quota/domain';
+import type {
+  AdmissionPlugin,
+  AdmissionResult,
+  AdmissionRequest,
+  ExistingObject,
+  GroupResource,
+  OverHard,
+  ReconcileAction,
+  Uncovered,
+  LimitRangeDefinition,
+  LimitedResource,
+  ObjectRef,
+  QuotaDefinition,
+  RawQuantities,
+  ReleaseReason,
+  ReservationOrigin,
+} from '@quota/domain';
 
 /**
  * The ledger's public shapes: what the admission API gives it and gets back. Everything
@@ -49,7 +65,6 @@ export interface LedgerOptions {
   /** A seam for tests: runs inside a group's transaction once its heads are read and locked. */
   readonly onLocked?: (namespaces: readonly string[]) => Promise<void>;
 }
-
 
 export type { AdmissionResult, DenialJson } from '@quota/domain';
 export type { AdmissionSource, EventView, Page, SharedQuotaUsagePoint, SharedQuotaUsageSeries, UsageMarker, UsagePoint, UsageSeries } from '@quota/api';
@@ -314,4 +329,3 @@ export interface SharedQuotaUsageAt extends SharedQuotaUsagePoint {
   /** The resources whose usage was above hard then (overHardOf). */
   readonly overHard: readonly { readonly resource: string; readonly used: string; readonly hard: string }[];
 }
-

@@ -67,7 +67,12 @@ export function isConnectionError(error: unknown): boolean {
   if (/^(08|57P)/.test(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|the database system is (starting up|shutting down)/i.test(message)) return true;
+  if (
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|the database system is (starting up|shutting down)/i.test(
+      message,
+    )
+  )
+    return true;
   return e.driverError !== undefined && e.driverError !== error ? isConnectionError(e.driverError) : false;
 }
 

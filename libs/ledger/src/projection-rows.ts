@@ -81,7 +81,13 @@ export function reservationOf(row: ReservationKeyRow): Reservation {
   }
   // A Terminated event the archive took is in the horizon state's reservation already.
   if (row.terminated_version !== null && row.terminated_data !== null) {
-    const terminated = decodeEvent({ version: row.terminated_version, type: 'Terminated', schema_version: Number(row.terminated_schema_version), data: row.terminated_data, at_ms: Number(row.terminated_at_ms) });
+    const terminated = decodeEvent({
+      version: row.terminated_version,
+      type: 'Terminated',
+      schema_version: Number(row.terminated_schema_version),
+      data: row.terminated_data,
+      at_ms: Number(row.terminated_at_ms),
+    });
     state = evolve(state, { ...terminated, version: state.version + 1 });
   }
   const reservation = state.reservations.get(row.reservation_id);

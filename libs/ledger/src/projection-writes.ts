@@ -69,9 +69,7 @@ export class BatchWrites {
 
   private closeUsedRow(namespace: string, row: { versions: number[]; used: string[]; shared: (string | undefined)[] }): void {
     const shared = row.shared.some((s) => s !== undefined) ? `[${row.shared.map((s) => s ?? 'null').join(',')}]` : 'null';
-    this.usedVersions.push(
-      `{"namespace":${JSON.stringify(namespace)},"version":${row.versions[0]},"versions":[${row.versions.join(',')}],"used":[${row.used.join(',')}],"shared":${shared}}`,
-    );
+    this.usedVersions.push(`{"namespace":${JSON.stringify(namespace)},"version":${row.versions[0]},"versions":[${row.versions.join(',')}],"used":[${row.used.join(',')}],"shared":${shared}}`);
     this.usedRows.delete(namespace);
   }
 
@@ -129,10 +127,10 @@ export class BatchWrites {
 
   async flush(client: pg.PoolClient): Promise<void> {
     if (this.deletes.ns.length > 0) {
-      await client.query(
-        `DELETE FROM projected_reservations r USING unnest($1::text[], $2::text[]) AS k(ns, id) WHERE r.namespace = k.ns AND r.reservation_id = k.id`,
-        [this.deletes.ns, this.deletes.id],
-      );
+      await client.query(`DELETE FROM projected_reservations r USING unnest($1::text[], $2::text[]) AS k(ns, id) WHERE r.namespace = k.ns AND r.reservation_id = k.id`, [
+        this.deletes.ns,
+        this.deletes.id,
+      ]);
     }
     if (this.inserts.ns.length > 0) {
       await client.query(

@@ -158,7 +158,10 @@ export class UsageProjection {
         LIMIT ${SWEEP_NAMESPACES_MAX}`,
     );
     if (rows.length === 0) return 0;
-    const starts = await horizonStarts(client, rows.map((r) => r.namespace));
+    const starts = await horizonStarts(
+      client,
+      rows.map((r) => r.namespace),
+    );
     const out = new BatchWrites([]);
     for (const [namespace, { state, position, atMs }] of starts) {
       out.version(namespace, versionRowOf(state));
@@ -223,10 +226,9 @@ export class UsageProjection {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       await client.query(`SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
       await client.query(`TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots, projected_used_versions, projected_quota_versions`);
-      await client.query(
-        `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`,
-        [this.name],
-      );
+      await client.query(`UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`, [
+        this.name,
+      ]);
     });
   }
 
@@ -267,7 +269,14 @@ export class UsageProjection {
       [[...byNamespace.keys()]],
     );
     const headOfNamespace = new Map(heads.map((h) => [h.namespace, h]));
-    const starts = new Map([...(await horizonStarts(client, [...byNamespace.keys()].filter((namespace) => !headOfNamespace.has(namespace))))].map(([ns, s]) => [ns, s.state]));
+    const starts = new Map(
+      [
+        ...(await horizonStarts(
+          client,
+          [...byNamespace.keys()].filter((namespace) => !headOfNamespace.has(namespace)),
+        )),
+      ].map(([ns, s]) => [ns, s.state]),
+    );
     const gaps: { namespace: string; after: string; upTo: string }[] = [];
     for (const [namespace, events] of byNamespace) {
       const done = Number(headOfNamespace.get(namespace)?.version ?? starts.get(namespace)?.version ?? 0);

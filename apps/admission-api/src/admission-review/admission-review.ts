@@ -156,7 +156,10 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   if (stored) throw new ReviewMalformed(stored.field, stored.message);
   const object = obj(request, 'object', 'request');
   const oldObject = obj(request, 'oldObject', 'request');
-  for (const [field, value] of [['request.object', object], ['request.oldObject', oldObject]] as const) {
+  for (const [field, value] of [
+    ['request.object', object],
+    ['request.oldObject', oldObject],
+  ] as const) {
     const problem = value === undefined ? undefined : objectShapeProblem({ group, resource: plural }, value, field);
     if (problem) throw new ReviewMalformed(problem.field, problem.message);
     // As the REST path and the API server itself: the object lives in the namespace the request names.

@@ -71,12 +71,7 @@ export class HierarchicalResourceQuotasController {
   @Allow('admin', 'auditor', 'admission')
   @HeavyRead('at')
   @Get(':name/usage')
-  usageAt(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
-    @Query(dtoValidationPipe()) query: UsageQueryDto,
-    @Req() request: Request,
-  ) {
+  usageAt(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageQueryDto, @Req() request: Request) {
     const key = sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace });
     return usageOr404(this.queries, this.usage, key, query.at, 'hierarchicalresourcequotas.hnc.x-k8s.io', name, namespaceScopeOf(request));
   }
@@ -98,12 +93,7 @@ export class HierarchicalResourceQuotasController {
   @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-  ) {
+  async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
     const removed = await this.writer.deleteSharedQuota({ kind: 'HierarchicalResourceQuota', name, namespace }, { actor: requesterOf(request) });
     sendPosition(response, removed.position);
     return renderHierarchicalResourceQuota(removed.view);

@@ -15,7 +15,13 @@ export function renderLimitRange(view: LimitRangeView): LimitRange {
   return {
     apiVersion: 'v1',
     kind: 'LimitRange',
-    metadata: renderMetadata({ name: view.definition.name, namespace: view.namespace, version: view.version, createdAt: view.createdAt, ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}) }),
+    metadata: renderMetadata({
+      name: view.definition.name,
+      namespace: view.namespace,
+      version: view.version,
+      createdAt: view.createdAt,
+      ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}),
+    }),
     spec: view.definition.spec,
   };
 }

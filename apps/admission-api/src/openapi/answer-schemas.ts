@@ -1,7 +1,25 @@
 import { ADMISSION_PLUGINS, RELEASE_REASONS } from '@quota/domain';
 import { RESERVATION_STATES } from '../audit/history.dto.js';
 import { ROLES } from '../auth/tokens.js';
-import { EVENT_PROPERTIES, EVENT_REQUIRED, POSITION_SCHEMA, QUOTA_USAGE, USAGE_MARKER_DENIAL, USAGE_MARKER_LIMIT, array, boolean, closed, constant, integer, page, ref, string, stringMap, time, type Schema } from './schema-parts.js';
+import {
+  EVENT_PROPERTIES,
+  EVENT_REQUIRED,
+  POSITION_SCHEMA,
+  QUOTA_USAGE,
+  USAGE_MARKER_DENIAL,
+  USAGE_MARKER_LIMIT,
+  array,
+  boolean,
+  closed,
+  constant,
+  integer,
+  page,
+  ref,
+  string,
+  stringMap,
+  time,
+  type Schema,
+} from './schema-parts.js';
 
 /** The answers the service builds (reviews, reservations, the audit log, usage), as schema components: the second half of SCHEMAS (schemas.ts). */
 export const ANSWER_SCHEMAS = {
@@ -45,7 +63,7 @@ export const ANSWER_SCHEMAS = {
       kind: constant('AdmissionReview'),
       response: closed(
         {
-          uid: string('The request\'s uid.'),
+          uid: string("The request's uid."),
           allowed: boolean(),
           status: closed(
             {
@@ -61,7 +79,7 @@ export const ANSWER_SCHEMAS = {
           ),
           patchType: constant('JSONPatch'),
           patch: string('Base64 of the JSON Patch (LimitRange defaults).', { format: 'byte' }),
-          auditAnnotations: stringMap('`decision` (its id in the decisions log) and `reservation`; kube-apiserver prefixes each key with the webhook\'s name.'),
+          auditAnnotations: stringMap("`decision` (its id in the decisions log) and `reservation`; kube-apiserver prefixes each key with the webhook's name."),
           warnings: array(string(), 'Quotas the request leaves near their limits; kubectl prints them.'),
         },
         ['uid', 'allowed'],
@@ -76,7 +94,7 @@ export const ANSWER_SCHEMAS = {
       kind: string('Which rule refused: Exceeded, MustSpecify, StatusUnknown, NegativeUsage, InsufficientQuotaToConsume, ...'),
       quota: string(),
       quotaKind: { type: 'string', enum: ['ClusterResourceQuota', 'HierarchicalResourceQuota'], description: 'Absent for a ResourceQuota.' },
-      quotaNamespace: string('A HierarchicalResourceQuota\'s namespace.'),
+      quotaNamespace: string("A HierarchicalResourceQuota's namespace."),
       resource: string('Exceeded: the first resource over its limit.'),
       requested: ref('Quantity'),
       used: ref('Quantity'),
@@ -132,8 +150,12 @@ export const ANSWER_SCHEMAS = {
       namespace: string(),
       state: { type: 'string', enum: [...RESERVATION_STATES] },
       operation: { type: 'string', enum: ['CREATE', 'UPDATE', 'ADOPT'] },
-      origin: { type: 'string', enum: ['webhook', 'rest', 'adopted'], description: "Who made it: the kube-apiserver's review (webhook) and the reconciler (adopted) are settled from what the cluster holds; rest by REST calls." },
-      object: closed({ group: string('\'\' for the core group.'), resource: string(), kind: string(), name: string(), uid: string() }, ['group', 'resource']),
+      origin: {
+        type: 'string',
+        enum: ['webhook', 'rest', 'adopted'],
+        description: "Who made it: the kube-apiserver's review (webhook) and the reconciler (adopted) are settled from what the cluster holds; rest by REST calls.",
+      },
+      object: closed({ group: string("'' for the core group."), resource: string(), kind: string(), name: string(), uid: string() }, ['group', 'resource']),
       charged: ref('ResourceList'),
       reservedAt: time(),
       committedAt: time(),
@@ -202,11 +224,13 @@ export const ANSWER_SCHEMAS = {
   NamespaceUsage: closed(
     {
       namespace: string(),
-      version: integer('The namespace stream\'s version the usage is as of.', { minimum: 0 }),
+      version: integer("The namespace stream's version the usage is as of.", { minimum: 0 }),
       position: POSITION_SCHEMA,
       at: time('With `?at=`: the instant asked for.'),
       quotas: array(QUOTA_USAGE),
-      awaitingFirstCountSince: time('The namespace awaits its first count since then: objects admitted before it was managed are not in `used` yet, and what its quotas would charge is refused (`status unknown for quota`) until the reconciler has listed them.'),
+      awaitingFirstCountSince: time(
+        'The namespace awaits its first count since then: objects admitted before it was managed are not in `used` yet, and what its quotas would charge is refused (`status unknown for quota`) until the reconciler has listed them.',
+      ),
     },
     ['namespace', 'version', 'position', 'quotas'],
   ),
@@ -225,7 +249,9 @@ export const ANSWER_SCHEMAS = {
   UnsettledReservations: closed(
     {
       reservedBefore: time(),
-      items: array(closed({ resource: string('`widgets.example.com`'), count: integer(undefined, { minimum: 1 }), namespaces: integer(undefined, { minimum: 1 }) }, ['resource', 'count', 'namespaces'])),
+      items: array(
+        closed({ resource: string('`widgets.example.com`'), count: integer(undefined, { minimum: 1 }), namespaces: integer(undefined, { minimum: 1 }) }, ['resource', 'count', 'namespaces']),
+      ),
     },
     ['reservedBefore', 'items'],
     'Webhook reservations reserved before `reservedBefore` that no reconcile has settled, by resource.',
@@ -239,8 +265,11 @@ export const ANSWER_SCHEMAS = {
       hard: ref('ResourceList'),
       used: ref('ResourceList'),
       namespaces: array(closed({ namespace: string(), version: integer(), used: ref('ResourceList') }, ['namespace', 'used'])),
-      overHard: array(closed({ resource: string(), used: string(), hard: string() }, ['resource', 'used', 'hard']), 'Resources used beyond hard (a namespace relabelled in, a lowered limit): nothing more is admitted until usage drops.'),
-      namespacesWithheld: integer('Covered namespaces outside the caller\'s scope, left out of `namespaces` (their usage is in `used`).', { minimum: 1 }),
+      overHard: array(
+        closed({ resource: string(), used: string(), hard: string() }, ['resource', 'used', 'hard']),
+        'Resources used beyond hard (a namespace relabelled in, a lowered limit): nothing more is admitted until usage drops.',
+      ),
+      namespacesWithheld: integer("Covered namespaces outside the caller's scope, left out of `namespaces` (their usage is in `used`).", { minimum: 1 }),
     },
     ['key', 'version', 'defined', 'hard', 'used', 'namespaces', 'overHard'],
   ),

@@ -65,14 +65,12 @@ export const SCHEMAS = {
       managedFields: array({ type: 'object' }),
     },
     [],
-    'Kubernetes meta/v1 ObjectMeta. On a write, name and namespace default to the URL\'s; server-set fields are ignored.',
+    "Kubernetes meta/v1 ObjectMeta. On a write, name and namespace default to the URL's; server-set fields are ignored.",
   ),
   LabelSelector: {
     ...closed({
       matchLabels: stringMap(),
-      matchExpressions: array(
-        closed({ key: string(), operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }, values: array(string()) }, ['key', 'operator']),
-      ),
+      matchExpressions: array(closed({ key: string(), operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }, values: array(string()) }, ['key', 'operator'])),
     }),
     nullable: true,
   },
@@ -92,7 +90,7 @@ export const SCHEMAS = {
       status: closed({ hard: ref('ResourceList'), used: ref('ResourceList') }, [], 'Computed by the ledger; ignored on a write.'),
     },
     [],
-    'core/v1 ResourceQuota. A read shows the projection\'s usage, annotated with quota-ledger.io/used-version and quota-ledger.io/ledger-version.',
+    "core/v1 ResourceQuota. A read shows the projection's usage, annotated with quota-ledger.io/used-version and quota-ledger.io/ledger-version.",
   ),
   ResourceQuotaList: kubeList('v1', 'ResourceQuota', 'ResourceQuota'),
   LimitRangeItem: closed(
@@ -109,7 +107,7 @@ export const SCHEMAS = {
   LimitRange: closed(
     { apiVersion: constant('v1'), kind: constant('LimitRange'), metadata: ref('ObjectMeta'), spec: closed({ limits: array(ref('LimitRangeItem')) }) },
     [],
-    'core/v1 LimitRange, stored with the API server\'s defaulting applied.',
+    "core/v1 LimitRange, stored with the API server's defaulting applied.",
   ),
   LimitRangeList: kubeList('v1', 'LimitRange', 'LimitRange'),
   Namespace: closed(

@@ -22,7 +22,13 @@ export const USED_PROJECTED_AT_ANNOTATION = 'quota-ledger.io/used-projected-at';
  * namespace version it reflects and the ledger's version now; without, the write's own.
  */
 export function renderQuota(view: QuotaView, projected?: ProjectedUsage): ResourceQuota {
-  const metadata = renderMetadata({ name: view.definition.name, namespace: view.namespace, version: view.version, createdAt: view.createdAt, ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}) });
+  const metadata = renderMetadata({
+    name: view.definition.name,
+    namespace: view.namespace,
+    version: view.version,
+    createdAt: view.createdAt,
+    ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}),
+  });
   if (!projected) return { apiVersion: 'v1', kind: 'ResourceQuota', metadata, spec: view.definition.spec, status: { hard: view.hard, used: view.used } };
   const projectedUsed = projected.used.get(view.definition.name) ?? {};
   const used = Object.fromEntries(Object.keys(view.hard).map((name) => [name, projectedUsed[name] ?? '0']));
@@ -59,11 +65,7 @@ annotated with the version it reflects (`quota-ledger.io/used-version`) against 
 export class ResourceQuotasController {
   private readonly serve: DefinitionHandlers<QuotaDefinition, QuotaView, ResourceQuota>;
 
-  constructor(
-    @Inject(LedgerCommands) ledger: LedgerCommands,
-    @Inject(DefinitionQueries) definitions: DefinitionQueries,
-    @Inject(UsageQueries) usage: UsageQueries,
-  ) {
+  constructor(@Inject(LedgerCommands) ledger: LedgerCommands, @Inject(DefinitionQueries) definitions: DefinitionQueries, @Inject(UsageQueries) usage: UsageQueries) {
     this.serve = new DefinitionHandlers(resourceQuotaKind(ledger, definitions, usage), definitions);
   }
 

@@ -49,7 +49,15 @@ export function withinScope<T extends { readonly namespaces: readonly { readonly
 }
 
 /** As usageOr404; with a `scope`, only the denials of namespaces in it are marked. */
-export async function seriesOr404(usage: SharedUsageQueries, clock: LedgerClock, key: string, query: UsageSeriesQueryDto, resource: string, name: string, scope?: ReadonlySet<string>): Promise<SharedQuotaUsageSeries> {
+export async function seriesOr404(
+  usage: SharedUsageQueries,
+  clock: LedgerClock,
+  key: string,
+  query: UsageSeriesQueryDto,
+  resource: string,
+  name: string,
+  scope?: ReadonlySet<string>,
+): Promise<SharedQuotaUsageSeries> {
   const series = await usage.usageSeries(key, await seriesRange(query, clock), scope);
   if (!series) throw new LedgerError('NotFound', `${resource} "${name}" has no history: it never existed`, { kind: resource, name });
   return series;

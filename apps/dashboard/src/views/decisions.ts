@@ -71,7 +71,13 @@ export function decisionsLog(namespace: string, since: string, until: string): H
       ),
       find,
     ),
-    h('table', { class: 'list stack', id: 'decisions' }, h('caption', { class: 'visually-hidden' }, 'Decisions, newest first'), h('thead', {}, h('tr', {}, ...['Time', 'Requester', 'Request', 'Decision', ''].map((t) => h('th', { scope: 'col' }, t)))), body),
+    h(
+      'table',
+      { class: 'list stack', id: 'decisions' },
+      h('caption', { class: 'visually-hidden' }, 'Decisions, newest first'),
+      h('thead', {}, h('tr', {}, ...['Time', 'Requester', 'Request', 'Decision', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      body,
+    ),
     more,
     status,
   );
@@ -84,7 +90,11 @@ function row(namespace: string, d: Decision): HTMLTableRowElement {
     h('td', { 'data-label': 'Time' }, h('time', { datetime: d.time }, localTime(d.time))),
     h('td', { 'data-label': 'Requester' }, who(d.requester, d.onBehalfOf)),
     h('td', { 'data-label': 'Request' }, what(d), d.dryRun ? h('span', { class: 'badge' }, 'dry run') : null),
-    h('td', { 'data-label': 'Decision', class: 'decision' }, d.allowed ? h('span', { class: 'ok' }, 'allowed') : h('span', { class: 'bad' }, `denied${d.result.denial ? ` (${d.result.denial.kind})` : d.result.stage ? ` (${d.result.stage})` : ''}`)),
+    h(
+      'td',
+      { 'data-label': 'Decision', class: 'decision' },
+      d.allowed ? h('span', { class: 'ok' }, 'allowed') : h('span', { class: 'bad' }, `denied${d.result.denial ? ` (${d.result.denial.kind})` : d.result.stage ? ` (${d.result.stage})` : ''}`),
+    ),
     h('td', { 'data-label': '' }, h('a', { href: decisionHref(namespace, d.id), 'aria-label': `why: decision ${d.id}` }, 'Why?')),
   );
 }
@@ -119,7 +129,20 @@ export function explanation(allowed: boolean, result: Pick<AdmissionResult, 'cha
           { class: 'list stack exceeded' },
           h('caption', {}, 'Over the limit'),
           h('thead', {}, h('tr', {}, ...['Resource', 'Requested', 'Already used', 'Hard limit'].map((t) => h('th', { scope: 'col' }, t)))),
-          h('tbody', {}, ...exceeded.map((e) => h('tr', {}, h('td', { 'data-label': 'Resource' }, e.resource), h('td', { 'data-label': 'Requested' }, e.requested), h('td', { 'data-label': 'Already used' }, e.used ?? '0'), h('td', { 'data-label': 'Hard limit' }, e.hard)))),
+          h(
+            'tbody',
+            {},
+            ...exceeded.map((e) =>
+              h(
+                'tr',
+                {},
+                h('td', { 'data-label': 'Resource' }, e.resource),
+                h('td', { 'data-label': 'Requested' }, e.requested),
+                h('td', { 'data-label': 'Already used' }, e.used ?? '0'),
+                h('td', { 'data-label': 'Hard limit' }, e.hard),
+              ),
+            ),
+          ),
         )
       : null,
   );
@@ -211,7 +234,13 @@ export async function decisionView(main: HTMLElement, namespace: string, id: str
       then,
       rows.length === 0
         ? h('p', { class: 'muted' }, 'No quota had a hard limit then.')
-        : h('table', { class: 'list stack' }, h('caption', { class: 'visually-hidden' }, `Quotas at version ${usage.version}`), h('thead', {}, h('tr', {}, ...['Quota', 'Resource', 'Used / hard'].map((t) => h('th', { scope: 'col' }, t)))), h('tbody', {}, ...rows)),
+        : h(
+            'table',
+            { class: 'list stack' },
+            h('caption', { class: 'visually-hidden' }, `Quotas at version ${usage.version}`),
+            h('thead', {}, h('tr', {}, ...['Quota', 'Resource', 'Used / hard'].map((t) => h('th', { scope: 'col' }, t)))),
+            h('tbody', {}, ...rows),
+          ),
     );
   } catch (error) {
     fill(then, h('p', { class: 'error', role: 'alert' }, (error as ApiError).message));

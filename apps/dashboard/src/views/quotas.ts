@@ -44,7 +44,18 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
         'table',
         { class: 'list' },
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Resource'), h('th', { scope: 'col' }, 'Used / hard'))),
-        h('tbody', {}, ...Object.entries(quota.hard).map(([resource, limit]) => h('tr', {}, h('td', { 'data-label': 'Resource' }, resource), h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`))))),
+        h(
+          'tbody',
+          {},
+          ...Object.entries(quota.hard).map(([resource, limit]) =>
+            h(
+              'tr',
+              {},
+              h('td', { 'data-label': 'Resource' }, resource),
+              h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`)),
+            ),
+          ),
+        ),
       ),
     );
     if (editable) section.append(editor(quota.name));
@@ -65,7 +76,10 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
         message.textContent = (error as ApiError).message;
         return;
       }
-      inputs = Object.entries(quota.spec.hard ?? {}).map(([resource, value]) => ({ resource, input: h('input', { id: `hard-${name}-${resource}`.replace(/[^A-Za-z0-9_-]/g, '_'), name: resource, value, required: true, autocomplete: 'off', spellcheck: 'false' }) }));
+      inputs = Object.entries(quota.spec.hard ?? {}).map(([resource, value]) => ({
+        resource,
+        input: h('input', { id: `hard-${name}-${resource}`.replace(/[^A-Za-z0-9_-]/g, '_'), name: resource, value, required: true, autocomplete: 'off', spellcheck: 'false' }),
+      }));
       fill(
         form,
         ...inputs.map(({ resource, input }) => h('div', { class: 'field' }, h('label', { for: input.id }, resource), input)),

@@ -88,10 +88,7 @@ export function applyReservationEvent(draft: Draft, event: ReservationEvent, ver
 
 function addReservation(draft: Draft, reservation: Reservation): void {
   assert(!draft.reservations.has(reservation.id), `reservation ${reservation.id} recorded twice`);
-  assert(
-    Resources.negativeKeys(reservation.contribution).length === 0,
-    `reservation ${reservation.id} charges a negative quantity`,
-  );
+  assert(Resources.negativeKeys(reservation.contribution).length === 0, `reservation ${reservation.id} charges a negative quantity`);
   draft.reservations.set(reservation.id, reservation);
   if (reservation.object.uid) draft.reservationsByUid.set(reservation.object.uid, reservation.id);
   applyContribution(draft, reservation, 1);

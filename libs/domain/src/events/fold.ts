@@ -82,16 +82,10 @@ export function eventTypesNeeding(need: ReservationsNeeded): LedgerEventType[] {
   return (Object.keys(RESERVATIONS_NEEDED) as LedgerEventType[]).filter((type) => RESERVATIONS_NEEDED[type] === need);
 }
 
-
-
-const parse = (raw: Readonly<Record<string, string>> | undefined): ResourceList =>
-  Resources.resourceList(raw ?? {});
+const parse = (raw: Readonly<Record<string, string>> | undefined): ResourceList => Resources.resourceList(raw ?? {});
 
 function apply(draft: Draft, event: RecordedEvent): void {
-  assert(
-    event.version === draft.version + 1,
-    `stream versions must be gap-free: expected ${draft.version + 1}, got ${event.version}`,
-  );
+  assert(event.version === draft.version + 1, `stream versions must be gap-free: expected ${draft.version + 1}, got ${event.version}`);
   draft.version = event.version;
   draft.lastEventAt = event.at;
   // A stream that holds nothing but its Namespace object is not managed (see NamespaceState).

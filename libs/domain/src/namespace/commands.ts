@@ -13,18 +13,7 @@ import type { AdmissionResult, Refusal } from './answers.js';
  * ids and times come in (the domain draws none).
  */
 export type NamespaceCommand =
-  | AdmitObject
-  | AdmitResources
-  | CommitReservation
-  | ReleaseReservation
-  | Reconcile
-  | PutQuota
-  | RemoveQuota
-  | PutLimitRange
-  | RemoveLimitRange
-  | PutNamespace
-  | RemoveNamespace
-  | SyncSharedQuotas;
+  AdmitObject | AdmitResources | CommitReservation | ReleaseReservation | Reconcile | PutQuota | RemoveQuota | PutLimitRange | RemoveLimitRange | PutNamespace | RemoveNamespace | SyncSharedQuotas;
 
 export type NamespaceCommandType = NamespaceCommand['type'];
 

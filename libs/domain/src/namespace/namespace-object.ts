@@ -22,10 +22,21 @@ export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts)
   const existing = facts.state.object;
   const expected = command.expectedVersion;
   if (expected !== undefined && existing === undefined) {
-    return { events: [], answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object does not exist; remove metadata.resourceVersion to create it`, 'namespaces', name) };
+    return {
+      events: [],
+      answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object does not exist; remove metadata.resourceVersion to create it`, 'namespaces', name),
+    };
   }
   if (expected !== undefined && existing?.version !== expected) {
-    return { events: [], answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object has been modified; please apply your changes to the latest version and try again`, 'namespaces', name) };
+    return {
+      events: [],
+      answer: refusal(
+        'Conflict',
+        `Operation cannot be fulfilled on namespaces "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        'namespaces',
+        name,
+      ),
+    };
   }
   // A listing older than the stored Namespace the record was last taken from changes nothing.
   const observed = command.definition.observedVersion;
@@ -44,9 +55,7 @@ export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts)
   };
   // A new resourceVersion alone (the object changed in nothing the ledger keeps) is no change.
   if (existing && deepEqualJson(withoutObserved(existing.definition), withoutObserved(stored))) return { events: [], answer: { kind: 'Unchanged' } };
-  return existing
-    ? { events: [{ type: 'NamespaceChanged', data: stored }], answer: { kind: 'Changed' } }
-    : { events: [{ type: 'NamespaceDefined', data: stored }], answer: { kind: 'Defined' } };
+  return existing ? { events: [{ type: 'NamespaceChanged', data: stored }], answer: { kind: 'Changed' } } : { events: [{ type: 'NamespaceDefined', data: stored }], answer: { kind: 'Defined' } };
 }
 
 function withoutObserved(definition: NamespaceDefinition): unknown {

@@ -47,11 +47,7 @@ export interface SharedQuotaFacts {
 
 export type SharedQuotaEvent = SharedQuotaDefined | SharedQuotaChanged | SharedQuotaRemoved;
 
-export type SharedQuotaAnswer =
-  | { readonly kind: 'Defined' | 'Changed'; readonly definition: SharedQuotaDefinition }
-  | { readonly kind: 'Unchanged' }
-  | { readonly kind: 'Removed' }
-  | Refusal;
+export type SharedQuotaAnswer = { readonly kind: 'Defined' | 'Changed'; readonly definition: SharedQuotaDefinition } | { readonly kind: 'Unchanged' } | { readonly kind: 'Removed' } | Refusal;
 
 export interface SharedQuotaDecision {
   readonly events: readonly SharedQuotaEvent[];
@@ -140,7 +136,12 @@ function staleRefusal(ref: SharedQuotaRef, existing: SharedQuotaDefinition | und
   const resource = sharedQuotaPlural(ref);
   if (!existing) return refusal('Conflict', `Operation cannot be fulfilled on ${resource} "${ref.name}": the object does not exist; remove metadata.resourceVersion to create it`, resource, ref.name);
   if (version === expected) return undefined;
-  return refusal('Conflict', `Operation cannot be fulfilled on ${resource} "${ref.name}": the object has been modified; please apply your changes to the latest version and try again`, resource, ref.name);
+  return refusal(
+    'Conflict',
+    `Operation cannot be fulfilled on ${resource} "${ref.name}": the object has been modified; please apply your changes to the latest version and try again`,
+    resource,
+    ref.name,
+  );
 }
 
 function withoutServerFields(metadata: SharedQuotaDefinition['metadata']): SharedQuotaDefinition['metadata'] {

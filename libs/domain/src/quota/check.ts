@@ -1,25 +1,7 @@
-import type {
-  GroupResource,
-  KubeObject,
-  Operation,
-  ResourceQuotaSpec,
-  ScopedResourceSelectorRequirement,
-} from '../kube/types.js';
+import type { GroupResource, KubeObject, Operation, ResourceQuotaSpec, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import { DomainError } from '../errors.js';
 import { Quantity } from '../quantity/quantity.js';
-import {
-  add,
-  fromEntries,
-  get,
-  has,
-  lessThanOrEqual,
-  mask,
-  negativeKeys,
-  parseResourceList,
-  resourceNames,
-  withoutZeros,
-  type ResourceList,
-} from '../resources/resource-list.js';
+import { add, fromEntries, get, has, lessThanOrEqual, mask, negativeKeys, parseResourceList, resourceNames, withoutZeros, type ResourceList } from '../resources/resource-list.js';
 import type { UsageEvaluator, UsageOptions } from '../usage/evaluator.js';
 import type { ExceededResource, QuotaDenial } from './denial.js';
 import { factsMatchAll, quotaScopeRequirements, type ScopeFacts } from '../scopes/facts.js';
@@ -95,9 +77,7 @@ export interface QuotaCharge {
   readonly used: ResourceList;
 }
 
-export type QuotaDecision =
-  | { readonly allowed: true; readonly charges: readonly QuotaCharge[] }
-  | { readonly allowed: false; readonly denial: QuotaDenial };
+export type QuotaDecision = { readonly allowed: true; readonly charges: readonly QuotaCharge[] } | { readonly allowed: false; readonly denial: QuotaDenial };
 
 const allowedWithoutCharge = (): QuotaDecision => ({ allowed: true, charges: [] });
 
@@ -183,9 +163,7 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
 
   // Limited scopes come from every configured entry, whatever kind it names (as in Kubernetes).
   const limitedScopes = limited.flatMap((entry) => ev.matchingScopes(object, entry.matchScopes ?? []));
-  const limitedForKind = limited.filter(
-    (entry) => (entry.apiGroup ?? '') === groupResource.group && entry.resource === groupResource.resource,
-  );
+  const limitedForKind = limited.filter((entry) => (entry.apiGroup ?? '') === groupResource.group && entry.resource === groupResource.resource);
   const limitedNames = limitedForKind.length > 0 ? limitedByDefault(usageOf(object), limitedForKind) : new Set<string>();
 
   // The namespace's own quotas first (Kubernetes' plugin), then the shared ones (OpenShift's and
@@ -315,14 +293,12 @@ function chargeQuotas(input: QuotaCheckInput, interesting: readonly PreparedQuot
     if (input.subresource !== 'status') {
       const check = lessThanOrEqual(mask(used, resourceNames(requested)), quota.hard);
       if (!check.ok) {
-        const resources = [...check.exceeded].sort().map(
-          (name): ExceededResource => ({
-            resource: name,
-            requested: get(requested, name) as Quantity,
-            used: get(quota.snapshot.used, name),
-            hard: get(quota.hard, name) as Quantity,
-          }),
-        );
+        const resources = [...check.exceeded].sort().map((name): ExceededResource => ({
+          resource: name,
+          requested: get(requested, name) as Quantity,
+          used: get(quota.snapshot.used, name),
+          hard: get(quota.hard, name) as Quantity,
+        }));
         return deny({ kind: 'Exceeded', ...quotaNamed(quota.snapshot), resources });
       }
     }
