@@ -7,10 +7,37 @@ import tseslint from 'typescript-eslint';
  * I/O, no clock, no randomness); libs/config imports no lib; libs are reached only through
  * their index alias; apps never import each other.
  */
-const frameworkAndIo = ['@nestjs/*', 'typeorm', 'typeorm/*', 'pg', 'pg-*', 'bullmq', 'ioredis', 'class-validator', 'class-transformer', 'node:*', 'fs', 'fs/*', 'net', 'http', 'https', 'child_process', 'crypto', 'os', 'path', 'url', 'worker_threads', 'cluster', 'dgram', 'dns', 'tls', 'process'];
+const frameworkAndIo = [
+  '@nestjs/*',
+  'typeorm',
+  'typeorm/*',
+  'pg',
+  'pg-*',
+  'bullmq',
+  'ioredis',
+  'class-validator',
+  'class-transformer',
+  'node:*',
+  'fs',
+  'fs/*',
+  'net',
+  'http',
+  'https',
+  'child_process',
+  'crypto',
+  'os',
+  'path',
+  'url',
+  'worker_threads',
+  'cluster',
+  'dgram',
+  'dns',
+  'tls',
+  'process',
+];
 const deepLibImports = {
   group: ['**/libs/*/src/**', '@quota/*/*'],
-  message: 'Reach a lib only through its index alias (@quota/domain, @quota/ledger, @quota/config, @quota/inventory, @quota/jobs, @quota/ops).',
+  message: 'Reach a lib only through its index alias (@quota/domain, @quota/ledger, @quota/config, @quota/inventory, @quota/jobs, @quota/ops, @quota/api).',
 };
 const appImports = {
   group: ['**/apps/**', '../../*/src/**'],
@@ -80,19 +107,42 @@ export default tseslint.config(
   {
     files: ['libs/ledger/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@quota/ledger', '@quota/config'], message: 'libs/ledger may import only @quota/domain.' }, deepLibImports, appImports] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@quota/ledger', '@quota/config', '@quota/inventory', '@quota/jobs', '@quota/ops'], message: 'libs/ledger may import only @quota/domain and @quota/api.' },
+            deepLibImports,
+            appImports,
+          ],
+        },
+      ],
     },
   },
   {
     files: ['libs/inventory/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@quota/ledger', '@quota/config', '@quota/inventory'], message: 'libs/inventory may import only @quota/domain.' }, deepLibImports, appImports] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@quota/ledger', '@quota/config', '@quota/inventory'], message: 'libs/inventory may import only @quota/domain.' }, deepLibImports, appImports] },
+      ],
     },
   },
   {
     files: ['libs/jobs/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['@quota/*'], message: 'libs/jobs imports no lib: it names the queues and how to reach them.' }, appImports] }],
+    },
+  },
+  {
+    // The HTTP contract: types and the status reasons, which the ledger's views, the controllers,
+    // quotactl and the dashboard share; it imports nothing, so each of them may import it.
+    files: ['libs/api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./[a-z-]+\\.js$)', message: 'libs/api imports nothing but its own files: it is the HTTP contract, shared by the server and its clients.' }] },
+      ],
     },
   },
   {

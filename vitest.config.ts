@@ -9,6 +9,7 @@ const alias = {
   '@quota/inventory': fileURLToPath(new URL('./libs/inventory/src/index.ts', import.meta.url)),
   '@quota/jobs': fileURLToPath(new URL('./libs/jobs/src/index.ts', import.meta.url)),
   '@quota/ops': fileURLToPath(new URL('./libs/ops/src/index.ts', import.meta.url)),
+  '@quota/api': fileURLToPath(new URL('./libs/api/src/index.ts', import.meta.url)),
 };
 
 // SWC compiles the tests so that Nest's decorators get their design-time metadata,

@@ -7,7 +7,10 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/ui/',
   resolve: {
-    alias: { '@quota/domain': fileURLToPath(new URL('../../libs/domain/src/index.ts', import.meta.url)) },
+    alias: {
+      '@quota/domain': fileURLToPath(new URL('../../libs/domain/src/index.ts', import.meta.url)),
+      '@quota/api': fileURLToPath(new URL('../../libs/api/src/index.ts', import.meta.url)),
+    },
   },
   build: {
     outDir: fileURLToPath(new URL('../../dist/ui', import.meta.url)),

@@ -40,6 +40,7 @@ const podOf = (namespace: string, j: number): Pod => ({
   spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] },
 });
 
+/** Length: a benchmark's phases, in the order they run. */
 export async function reconcileBench(namespaces: number, redisUrl: string, concurrency = 4): Promise<ReconcileFigures> {
   const db = await createDatabase('reconcile');
   const dataSource = new DataSource(buildDataSourceOptions({ url: db.url, poolSize: 8 }));
@@ -75,15 +76,12 @@ export async function reconcileBench(namespaces: number, redisUrl: string, concu
     }
     await seeding.close();
     await dataSource.query(`CREATE TABLE platform_objects (namespace text NOT NULL, kind text NOT NULL, name text, uid text, object jsonb NOT NULL)`);
-    const rows = names.flatMap((namespace) =>
-      [...Array.from({ length: EXISTING }, (_, j) => j), ...Array.from({ length: UNADMITTED }, (_, k) => EXISTING + LOST + k)].map((j) => podOf(namespace, j)),
-    );
+    const rows = names.flatMap((namespace) => [...Array.from({ length: EXISTING }, (_, j) => j), ...Array.from({ length: UNADMITTED }, (_, k) => EXISTING + LOST + k)].map((j) => podOf(namespace, j)));
     for (let i = 0; i < rows.length; i += 5000) {
       const chunk = rows.slice(i, i + 5000);
-      await dataSource.query(
-        `INSERT INTO platform_objects SELECT o->'metadata'->>'namespace', 'Pod', o->'metadata'->>'name', o->'metadata'->>'uid', o FROM jsonb_array_elements($1::jsonb) o`,
-        [JSON.stringify(chunk)],
-      );
+      await dataSource.query(`INSERT INTO platform_objects SELECT o->'metadata'->>'namespace', 'Pod', o->'metadata'->>'name', o->'metadata'->>'uid', o FROM jsonb_array_elements($1::jsonb) o`, [
+        JSON.stringify(chunk),
+      ]);
     }
     await dataSource.query(`CREATE INDEX ON platform_objects (namespace, kind)`);
     await dataSource.query('ANALYZE');
@@ -118,7 +116,9 @@ export async function reconcileBench(namespaces: number, redisUrl: string, concu
     );
     const count = (type: string): number => Number(counts.find((c) => c.type === type)?.n ?? 0);
     const wrong =
-      Math.abs(count('Committed') - expected.committed) + Math.abs(count('Released') - expected.released) + Math.abs(count('Adopted') - expected.adopted) +
+      Math.abs(count('Committed') - expected.committed) +
+      Math.abs(count('Released') - expected.released) +
+      Math.abs(count('Adopted') - expected.adopted) +
       counts.reduce((sum, c) => sum + (Number(c.n) - Number(c.distinct_ids)), 0);
     return {
       namespaces,

@@ -1,5 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { ClusterResourceQuotasController, HierarchicalResourceQuotasController, NamespaceObjectsController } from './shared-quotas/shared-quotas.controller.js';
+import { ClusterResourceQuotasController } from './cluster-resource-quotas/cluster-resource-quotas.controller.js';
+import { HierarchicalResourceQuotasController } from './hierarchical-resource-quotas/hierarchical-resource-quotas.controller.js';
+import { NamespaceObjectsController } from './namespaces/namespace-objects.controller.js';
 import { APP_GUARD } from '@nestjs/core';
 import type { AppConfig } from '@quota/config';
 import { AdmissionReviewController } from './admission-review/admission-review.controller.js';
@@ -10,7 +12,7 @@ import { Authenticator } from './auth/authenticator.js';
 import { HealthController } from './health/health.controller.js';
 import { ShutdownState } from './health/shutdown.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
-import { NamespacesController } from './audit/namespaces.controller.js';
+import { NamespacesController } from './namespaces/namespaces.controller.js';
 import { JsonHygiene } from './common/json-hygiene.js';
 import { HeavyReads } from './common/heavy-reads.js';
 import { Metrics } from './observability/metrics.js';
@@ -64,7 +66,18 @@ export class AdmissionApiModule {
         HealthController,
         NamespaceObjectsController,
         ClusterResourceQuotasController,
-        HierarchicalResourceQuotasController, AdmissionReviewController, ResourceQuotasController, LimitRangesController, ReservationsController, AuditController, HistoryController, NamespacesController, ProjectionsController, WhatIfController, WhoAmIController],
+        HierarchicalResourceQuotasController,
+        AdmissionReviewController,
+        ResourceQuotasController,
+        LimitRangesController,
+        ReservationsController,
+        AuditController,
+        HistoryController,
+        NamespacesController,
+        ProjectionsController,
+        WhatIfController,
+        WhoAmIController,
+      ],
       providers: [
         Metrics,
         ShutdownState,

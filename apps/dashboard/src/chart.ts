@@ -1,35 +1,20 @@
+import type { SharedQuotaUsageSeries, UsageMarker, UsageSeries } from '@quota/api';
 import { quantityNumber } from './format.js';
 
-/** The audit API's usage series (GET /v1/namespaces/{ns}/usage/series), as the chart reads it. */
-export interface Series {
-  /**
-   * Whose decisions the denial markers link to. None for a shared quota's series (sharedSeries):
-   * its denials come from the namespaces it covers, and a marker does not say which.
-   */
-  readonly namespace?: string;
-  readonly since: string;
-  readonly until: string;
-  readonly points: readonly { readonly at: string; readonly version: number; readonly quotas: readonly { readonly name: string; readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> }[] }[];
-  readonly markers: readonly Marker[];
-  readonly truncated: boolean;
-}
+/**
+ * The audit API's usage series (GET /v1/namespaces/{ns}/usage/series), as the chart reads it. Its
+ * namespace says whose decisions the denial markers link to: none for a shared quota's series
+ * (sharedSeries), whose denials come from the namespaces it covers, and a marker does not say which.
+ */
+export type Series = Omit<UsageSeries, 'namespace'> & { readonly namespace?: string };
 
-export type Marker =
-  | { readonly kind: 'limit'; readonly at: string; readonly version: number; readonly quota: string; readonly change: 'defined' | 'changed' | 'removed'; readonly actor: string }
-  | { readonly kind: 'denial'; readonly at: string; readonly decisionId: string; readonly reason: string | null; readonly requester: string; readonly name: string | null; readonly message: string | null };
+export type Marker = UsageMarker;
 
 /**
  * A shared quota's usage series (GET /v1/clusterresourcequotas/{name}/usage/series): one quota,
  * and at each sample whether it existed then (when it did not, `hard` and `used` are empty).
  */
-export interface SharedSeries {
-  readonly key: string;
-  readonly since: string;
-  readonly until: string;
-  readonly points: readonly { readonly at: string; readonly version: number; readonly defined: boolean; readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> }[];
-  readonly markers: readonly Marker[];
-  readonly truncated: boolean;
-}
+export type SharedSeries = SharedQuotaUsageSeries;
 
 /**
  * A shared quota's series as a namespace's, so the same charts draw it: one quota named

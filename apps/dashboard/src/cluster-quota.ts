@@ -1,3 +1,4 @@
+import type { EventView } from '@quota/api';
 import { percent, quantityNumber, usageRatio } from './format.js';
 
 /** A meta/v1 LabelSelector as the API prints it. */
@@ -17,13 +18,7 @@ export interface ClusterQuotaSelector {
  * …/history): `before`/`after` are `{hard, scopes?, scopeSelector?, selector?}`, `version` the
  * stream version its limit marker on a chart carries.
  */
-export interface QuotaChange {
-  readonly position: string;
-  readonly version: number;
-  readonly type: string;
-  readonly time: string;
-  readonly actor: string;
-  readonly onBehalfOf?: string;
+export interface QuotaChange extends Omit<EventView, 'data' | 'requestId'> {
   readonly before: { readonly hard?: Readonly<Record<string, string>>; readonly selector?: ClusterQuotaSelector } | null;
   readonly after: { readonly hard?: Readonly<Record<string, string>>; readonly selector?: ClusterQuotaSelector } | null;
   readonly changed: readonly string[];

@@ -1,5 +1,6 @@
 import type { Series } from './chart.js';
-import type { Decision } from './views/decisions.js';
+import type { DecisionView } from '@quota/api';
+import type { AdmissionResult } from '@quota/domain';
 
 /**
  * One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. A field that a
@@ -31,8 +32,26 @@ export function decisionsCsv(ndjson: string): string {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => {
-      const d = JSON.parse(line) as Decision;
-      return [d.id, d.time, d.namespace, d.source, d.requester, d.onBehalfOf, d.operation, d.kind, d.resource, d.name, d.dryRun, d.allowed, d.result.code, d.result.stage, d.result.denial?.kind, d.result.denial?.quota, d.result.message];
+      const d = JSON.parse(line) as DecisionView<AdmissionResult>;
+      return [
+        d.id,
+        d.time,
+        d.namespace,
+        d.source,
+        d.requester,
+        d.onBehalfOf,
+        d.operation,
+        d.kind,
+        d.resource,
+        d.name,
+        d.dryRun,
+        d.allowed,
+        d.result.code,
+        d.result.stage,
+        d.result.denial?.kind,
+        d.result.denial?.quota,
+        d.result.message,
+      ];
     });
   return csv(['id', 'time', 'namespace', 'source', 'requester', 'onBehalfOf', 'operation', 'kind', 'resource', 'name', 'dryRun', 'allowed', 'code', 'stage', 'denial', 'quota', 'message'], rows);
 }

@@ -1,9 +1,12 @@
+import type { DecisionView as ApiDecisionView, KubeStatus } from '@quota/api';
+import type { AdmissionResult } from '@quota/domain';
+
 /**
- * The shapes of the service's answers that quotactl reads (docs/api.md; the admission API's
- * controllers and libs/ledger's views). Declared here rather than imported: an app may not
- * import another, and the CLI must cope with a server of another version, so every field is
- * read defensively.
+ * The shapes of the service's answers that quotactl reads (docs/api.md). The contract's own
+ * come from @quota/api, as the server builds them; these few are read as partial answers, and
+ * the CLI must cope with a server of another version, so every field is read defensively.
  */
+export type { EventView, KubeStatus, Page } from '@quota/api';
 
 type Quantities = Readonly<Record<string, string>>;
 
@@ -25,40 +28,8 @@ export interface SharedUsageAnswer {
   readonly namespaces?: ReadonlyArray<{ readonly namespace: string; readonly used?: Quantities }>;
 }
 
-export interface EventView {
-  readonly position: string;
-  readonly version?: number;
-  readonly type: string;
-  readonly time: string;
-  readonly actor?: string;
-  readonly requestId?: string;
-  readonly data?: unknown;
-}
-
-export interface Page<T> {
-  readonly items?: readonly T[];
-  readonly next?: string;
-}
-
-export interface DecisionView {
-  readonly id?: string;
-  readonly time: string;
-  readonly source?: string;
-  readonly operation?: string;
-  readonly resource?: string;
-  readonly kind?: string;
-  readonly name?: string;
-  readonly requester?: string;
-  readonly onBehalfOf?: string;
-  readonly dryRun?: boolean;
-  readonly allowed: boolean;
-  readonly result?: {
-    readonly message?: string;
-    readonly stage?: string;
-    readonly reservationId?: string;
-    readonly charged?: Quantities;
-  };
-}
+/** A decision as the audit API lists it, read defensively: only its time and whether it was allowed are sure. */
+export type DecisionView = Partial<ApiDecisionView<Partial<AdmissionResult>>> & Pick<ApiDecisionView<AdmissionResult>, 'time' | 'allowed'>;
 
 /** 201 reserved, or 200 for a dry run or a request that charges nothing (no id then). */
 export interface ReserveAnswer {
@@ -74,15 +45,6 @@ export interface ReservationView {
   readonly id: string;
   readonly state?: string;
   readonly releaseReason?: string;
-}
-
-/** Kubernetes' Status, the body of every error. */
-export interface KubeStatus {
-  readonly kind: 'Status';
-  readonly code?: number;
-  readonly reason?: string;
-  readonly message?: string;
-  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 export function isStatus(body: unknown): body is KubeStatus {

@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { STATUS_REASONS, statusReason } from '@quota/api';
 import { isStatus, type KubeStatus } from './api-types.js';
 
 export interface ClientOptions {
@@ -55,25 +56,6 @@ export class ApiError extends Error {
 const ANSWER_BYTES_MAX = 64 * 1024 * 1024;
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED']);
-
-/** HTTP status → Kubernetes StatusReason, for answers that are not a Status. */
-const REASONS: Readonly<Record<number, string>> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  409: 'Conflict',
-  410: 'Expired',
-  413: 'RequestEntityTooLarge',
-  415: 'UnsupportedMediaType',
-  422: 'Invalid',
-  429: 'TooManyRequests',
-  500: 'InternalError',
-  502: 'InternalError',
-  503: 'ServiceUnavailable',
-  504: 'Timeout',
-};
 
 /**
  * JSON over HTTP(S) with Node's own clients, because fetch cannot be given a CA bundle. Follows
@@ -167,18 +149,16 @@ function connectionError(error: Error, target: URL): Error {
 export function apiError(answer: Answer): ApiError {
   if (isStatus(answer.body)) {
     const status: KubeStatus = answer.body;
-    return new ApiError(answer.status, status.reason || REASONS[answer.status] || '', status.message ?? '', answer.body);
+    return new ApiError(answer.status, status.reason || STATUS_REASONS[answer.status] || '', status.message ?? '', answer.body);
   }
   if (answer.status >= 300 && answer.status < 400) {
     const location = typeof answer.headers.location === 'string' ? ` to ${answer.headers.location}` : '';
     return new ApiError(answer.status, '', `the server answered ${answer.status} (a redirect${location}); quotactl follows no redirects: check --server`, answer.body);
   }
-  const reason = REASONS[answer.status] ?? (answer.status >= 500 ? 'InternalError' : 'BadRequest');
+  const reason = statusReason(answer.status);
   const text = typeof answer.body === 'string' ? answer.body.trim() : JSON.stringify(answer.body ?? '');
   const snippet = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   const message =
-    answer.status >= 500
-      ? `an error on the server (${JSON.stringify(snippet)}) has prevented the request from succeeding`
-      : `the server answered ${answer.status}${snippet ? `: ${snippet}` : ''}`;
+    answer.status >= 500 ? `an error on the server (${JSON.stringify(snippet)}) has prevented the request from succeeding` : `the server answered ${answer.status}${snippet ? `: ${snippet}` : ''}`;
   return new ApiError(answer.status, reason, message, answer.body);
 }

@@ -11,9 +11,9 @@ export * from './validation/index.js';
 export * from './scopes/facts.js';
 export * from './events/events.js';
 export * from './events/fold.js';
-export * from './admission/index.js';
-export * from './kube/shape.js';
-export * from './kube/object-names.js';
+// The admission deciders are parts of the namespace decider (namespace/), reached through its `decide` alone.
+export * from './validation/shape.js';
+export * from './validation/object-names.js';
 export * from './kube/kinds.js';
 export * from './namespace/index.js';
 export * from './selectors/index.js';

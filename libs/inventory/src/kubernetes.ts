@@ -74,71 +74,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const maxObjects = positiveInteger(SOURCE, 'maxObjects', options.maxObjects, DEFAULT_MAX_OBJECTS);
   const maxBytes = positiveInteger(SOURCE, 'maxBytes', options.maxBytes, DEFAULT_MAX_BYTES);
   const config = loadKubeConfig(options);
-  const server = serverOf(config);
-
-  /** One GET, whole; a transport failure or a timeout is an InventoryError (`fail`) saying which. */
-  async function fetchRaw(url: URL, fail: Failure, signal: AbortSignal): Promise<RawResponse> {
-    const call = callDeadline(timeoutMs, signal);
-    try {
-      const requestOptions: https.RequestOptions = {};
-      await config.applyToHTTPSOptions(requestOptions);
-      return await get(url, requestOptions, call.signal, maxBytes);
-    } catch (error) {
-      throw fail(call.why() ?? messageOf(error), error);
-    }
-  }
-
-  /** One page: the raw list, or an InventoryError saying why not. */
-  async function page(path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
-    const url = new URL(`${server}${path}`);
-    url.searchParams.set('limit', String(pageSize));
-    if (token !== undefined) url.searchParams.set('continue', token);
-    const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
-    const fail = failure(`kubernetes: ${scope}: ${what}`);
-    const response = await fetchRaw(url, fail, signal);
-    // A namespaced list answers 404 only when the cluster does not serve the resource at all
-    // (an API group it lacks, e.g. resource.k8s.io/v1 before Kubernetes 1.34): no such object
-    // can exist, and so none can be missing from the listing.
-    if (response.status === 404 && token === undefined && known !== NAMESPACE_KIND) return { items: [] };
-    if (response.status !== 200) {
-      const status = describeStatus(response);
-      if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);
-      throw fail(status);
-    }
-    const body = parseJson(response, fail);
-    if (!isRecord(body)) throw fail('the answer is not a list');
-    // An empty list may come back as `"items": null`.
-    const items = body['items'] ?? [];
-    if (!Array.isArray(items)) throw fail('the answer has no "items" array');
-    if (body['kind'] !== undefined && body['kind'] !== `${known.kind}List`) throw fail(`expected a ${known.kind}List, got ${String(body['kind'])}`);
-    const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
-    const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
-    if (next !== undefined && next === token) throw fail('the server answered the same continue token again');
-    const resourceVersion = typeof metadata['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
-    return { apiVersion: body['apiVersion'], items, ...(next === undefined ? {} : { next }), ...(resourceVersion ? { resourceVersion } : {}) };
-  }
-
-  /**
-   * Every object of one resource, page after page; `counted` holds the listing's running total.
-   * `versions` gets each page's list resourceVersion (all pages of one list share the first's snapshot).
-   */
-  async function listResource(path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions?: string[]): Promise<unknown[]> {
-    const objects: unknown[] = [];
-    let token: string | undefined;
-    do {
-      const list = await page(path, scope, known, token, signal);
-      if (list.resourceVersion) versions?.push(list.resourceVersion);
-      counted.objects += list.items.length;
-      if (counted.objects > maxObjects) {
-        throw new InventoryError(`kubernetes: ${scope}: more than the ${maxObjects} objects a listing may hold`, SOURCE);
-      }
-      // List items carry no apiVersion or kind: the list says which they are.
-      const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
-      for (const item of list.items) objects.push(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item);
-      token = list.next;
-    } while (token !== undefined);
-    return objects;
-  }
+  const ctx: Listing = { server: serverOf(config), config, pageSize, timeoutMs, maxObjects, maxBytes };
 
   return {
     kind: SOURCE,
@@ -152,14 +88,14 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       try {
         const lists = await Promise.all(
           kinds.map((known) =>
-            listResource(listPath(known, namespace), `namespace ${namespace}`, known, both, counted).catch((error: unknown) => {
+            listResource(ctx, listPath(known, namespace), `namespace ${namespace}`, known, both, counted).catch((error: unknown) => {
               first ??= error;
               listing.abort();
               throw error;
             }),
           ),
         );
-        return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, lists.flat(), covers, maxObjects, all) };
+        return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, lists.flat(), covers, ctx.maxObjects, all) };
       } catch (error) {
         const reported = first ?? error;
         if (reported instanceof InventoryError) throw reported;
@@ -170,7 +106,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     },
     async namespaces(signal?: AbortSignal): Promise<NamespaceListing> {
       const versions: string[] = [];
-      const items = await listResource(NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 }, versions);
+      const items = await listResource(ctx, NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 }, versions);
       const namespaces = items.map((item) => {
         const namespace = clusterNamespaceOf(item);
         if (typeof namespace === 'string') throw new InventoryError(`kubernetes: namespaces: ${namespace}`, SOURCE);
@@ -178,33 +114,113 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       });
       return { items: namespaces, ...(versions[0] ? { resourceVersion: versions[0] } : {}) };
     },
-    async namespace(name: string, signal?: AbortSignal): Promise<ClusterNamespace | null> {
-      const url = new URL(`${server}${NAMESPACES_PATH}/${encodeURIComponent(name)}`);
-      const fail = failure(`kubernetes: GET ${url.pathname}`);
-      const response = await fetchRaw(url, fail, signal ?? new AbortController().signal);
-      if (response.status === 404) return null;
-      if (response.status !== 200) throw fail(describeStatus(response));
-      const namespace = clusterNamespaceOf(parseJson(response, fail));
-      if (typeof namespace === 'string') throw fail(namespace);
-      return namespace;
-    },
+    namespace: (name: string, signal?: AbortSignal) => getNamespace(ctx, name, signal),
     close: async () => undefined,
   };
 }
 
-/** Makes the InventoryError of one request: what was asked, then why it failed. */
-type Failure = (message: string, cause?: unknown) => InventoryError;
-
-function failure(what: string): Failure {
-  return (message, cause) => new InventoryError(`${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+/** What every request of one Kubernetes inventory needs: where, with which credentials, within which bounds. */
+interface Listing {
+  readonly server: string;
+  readonly config: KubeConfig;
+  readonly pageSize: number;
+  readonly timeoutMs: number;
+  readonly maxObjects: number;
+  readonly maxBytes: number;
 }
 
-function parseJson(response: RawResponse, fail: Failure): unknown {
+/** The raw answer to one GET within the call's deadline, or the error `fail` makes of why there is none. */
+async function send(ctx: Listing, url: URL, call: ReturnType<typeof callDeadline>, fail: (message: string, cause?: unknown) => InventoryError): Promise<RawResponse> {
   try {
-    return JSON.parse(response.body);
+    const requestOptions: https.RequestOptions = {};
+    await ctx.config.applyToHTTPSOptions(requestOptions);
+    return await get(url, requestOptions, call.signal, ctx.maxBytes);
+  } catch (error) {
+    throw fail(call.why() ?? messageOf(error), error);
+  }
+}
+
+/** An answer's body as JSON, or the error `fail` makes of it. */
+function jsonOf(response: RawResponse, fail: (message: string, cause?: unknown) => InventoryError): unknown {
+  try {
+    return JSON.parse(response.body) as unknown;
   } catch (error) {
     throw fail('the answer is not JSON', error);
   }
+}
+
+/** One page: the raw list, or an InventoryError saying why not. */
+async function page(
+  ctx: Listing,
+  path: string,
+  scope: string,
+  known: KnownKind,
+  token: string | undefined,
+  signal: AbortSignal,
+): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
+  const url = new URL(`${ctx.server}${path}`);
+  url.searchParams.set('limit', String(ctx.pageSize));
+  if (token !== undefined) url.searchParams.set('continue', token);
+  const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
+  const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+  const call = callDeadline(ctx.timeoutMs, signal);
+  const response = await send(ctx, url, call, fail);
+  // A namespaced list answers 404 only when the cluster does not serve the resource at all
+  // (an API group it lacks, e.g. resource.k8s.io/v1 before Kubernetes 1.34): no such object
+  // can exist, and so none can be missing from the listing.
+  if (response.status === 404 && token === undefined && known !== NAMESPACE_KIND) return { items: [] };
+  if (response.status !== 200) {
+    const status = describeStatus(response);
+    if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);
+    throw fail(status);
+  }
+  const body = jsonOf(response, fail);
+  if (!isRecord(body)) throw fail('the answer is not a list');
+  // An empty list may come back as `"items": null`.
+  const items = body['items'] ?? [];
+  if (!Array.isArray(items)) throw fail('the answer has no "items" array');
+  if (body['kind'] !== undefined && body['kind'] !== `${known.kind}List`) throw fail(`expected a ${known.kind}List, got ${String(body['kind'])}`);
+  const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
+  const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
+  if (next !== undefined && next === token) throw fail('the ctx.server answered the same continue token again');
+  const resourceVersion = typeof metadata['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
+  return { apiVersion: body['apiVersion'], items, ...(next === undefined ? {} : { next }), ...(resourceVersion ? { resourceVersion } : {}) };
+}
+
+/**
+ * Every object of one resource, page after page; `counted` holds the listing's running total.
+ * `versions` gets each page's list resourceVersion (all pages of one list share the first's snapshot).
+ */
+async function listResource(ctx: Listing, path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions?: string[]): Promise<unknown[]> {
+  const objects: unknown[] = [];
+  let token: string | undefined;
+  do {
+    const list = await page(ctx, path, scope, known, token, signal);
+    if (list.resourceVersion) versions?.push(list.resourceVersion);
+    counted.objects += list.items.length;
+    if (counted.objects > ctx.maxObjects) {
+      throw new InventoryError(`kubernetes: ${scope}: more than the ${ctx.maxObjects} objects a listing may hold`, SOURCE);
+    }
+    // List items carry no apiVersion or kind: the list says which they are.
+    const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
+    for (const item of list.items) objects.push(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item);
+    token = list.next;
+  } while (token !== undefined);
+  return objects;
+}
+
+/** The Namespace object by name (null when there is none). */
+async function getNamespace(ctx: Listing, name: string, signal?: AbortSignal): Promise<ClusterNamespace | null> {
+  const url = new URL(`${ctx.server}${NAMESPACES_PATH}/${encodeURIComponent(name)}`);
+  const call = callDeadline(ctx.timeoutMs, signal ?? new AbortController().signal);
+  const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+  const response = await send(ctx, url, call, fail);
+  if (response.status === 404) return null;
+  if (response.status !== 200) throw fail(describeStatus(response));
+  const body = jsonOf(response, fail);
+  const namespace = clusterNamespaceOf(body);
+  if (typeof namespace === 'string') throw fail(namespace);
+  return namespace;
 }
 
 function loadKubeConfig(options: KubernetesInventoryOptions): KubeConfig {
@@ -214,7 +230,10 @@ function loadKubeConfig(options: KubernetesInventoryOptions): KubeConfig {
     else if (options.kubeconfigPath) config.loadFromFile(options.kubeconfigPath);
     else config.loadFromDefault();
   } catch (error) {
-    throw new Error(`kubernetes inventory: cannot load the ${options.inCluster ? 'in-cluster configuration' : `kubeconfig${options.kubeconfigPath ? ` ${options.kubeconfigPath}` : ''}`}: ${messageOf(error)}`, { cause: error });
+    throw new Error(
+      `kubernetes inventory: cannot load the ${options.inCluster ? 'in-cluster configuration' : `kubeconfig${options.kubeconfigPath ? ` ${options.kubeconfigPath}` : ''}`}: ${messageOf(error)}`,
+      { cause: error },
+    );
   }
   return config;
 }

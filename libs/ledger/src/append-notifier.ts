@@ -1,5 +1,8 @@
 import type { DataSource } from 'typeorm';
 
+/** The channel a committed append is announced on (NOTIFY), which the projection worker LISTENs to. */
+export const LEDGER_EVENTS_CHANNEL = 'quota_ledger_events';
+
 /**
  * Wakes the projection worker after appends: a NOTIFY on the ledger's channel, sent from its
  * own short transaction after the batch committed, at most once per `intervalMs` however many

@@ -1,28 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import {
+  appliedSharedQuota,
   assert,
-  selectableOf,
+  crowdedRefusal,
+  decideSharedQuota,
   sharedQuotaKey,
-  sharedQuotaSelects,
-  sharedQuotaTitle,
+  sharedQuotasCovering,
   type AppliedSharedQuota,
   type NamespaceDefinition,
+  type NamespaceLabels,
   type NamespaceState,
+  type Refusal,
   type SharedQuotaDefinition,
+  type SharedQuotaEvent,
   type SharedQuotaRef,
 } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { AppendNotifier } from './append-notifier.js';
-import { flushWorks } from './group-commit.js';
+import { AppendNotifier, LEDGER_EVENTS_CHANNEL } from './append-notifier.js';
+import { flushWorks } from './flush.js';
 import { stateOf, type HeadJson } from './head.js';
-import { decideOn } from './ledger-commands.js';
 import { LedgerError } from './ledger-error.js';
 import { pointing, removed } from './event-position.js';
 import type { PutOptions, PutResult, RemoveResult, WriteOptions } from './ledger.types.js';
-import { conflictCause } from './postgres-errors.js';
-import { canonicalJson } from './request-digest.js';
-import { LEDGER_EVENTS_CHANNEL } from './projection.js';
+import { RetryPolicy } from './retry-policy.js';
 import { SharedHeads, type SharedHeadRow } from './shared-heads.js';
 import { NamespaceUnitOfWork, type EventMeta } from './unit-of-work.js';
 import { namespaceViewOf, sharedQuotaViewOf, type NamespaceView, type SharedQuotaView } from './cluster-views.js';
@@ -48,7 +49,8 @@ export interface ClusterWriterOptions {
 }
 
 const EMPTY_READ = { requestKeys: [], reservationIds: [], uids: [] };
-const RETRY_MAX = 12;
+/** The cluster writer's retries: as many as an admission's, with longer pauses (each reads every head). */
+const RETRIES = { retryMax: 12, retryBaseMs: 10, retryMaxDelayMs: 200 };
 /**
  * Conflicts after which a write takes the heads' tables before its snapshot (transact). A
  * write that reads every head and then locks those of the namespaces it covers loses to any
@@ -70,12 +72,14 @@ export class ClusterWriter {
   private readonly notifier: AppendNotifier;
   private readonly namespacesMax: number;
   private readonly countAwaitedListeners: ((namespaces: readonly string[]) => void)[] = [];
+  private readonly retries: RetryPolicy;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly options: ClusterWriterOptions = {},
   ) {
     this.newId = options.newId ?? randomUUID;
+    this.retries = new RetryPolicy({ ...RETRIES, retryMax: options.retryMax ?? RETRIES.retryMax, pessimisticAfter: OPTIMISTIC_ATTEMPTS });
     this.namespacesMax = options.sharedQuotaNamespacesMax ?? NAMESPACES_MAX;
     this.notifier = new AppendNotifier(dataSource, LEDGER_EVENTS_CHANNEL, 20);
   }
@@ -109,14 +113,17 @@ export class ClusterWriter {
       const registry = await liveSharedQuotas(tx.client);
       const head = await lockNamespaceHeads(tx.client, [name]);
       const current = head.get(name);
-      const covering = registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, definition)));
+      const covering = sharedQuotasCovering(registry, name, definition);
       const shared = await lockSharedHeads(tx.client, [...(current?.state.shared ?? []).map((q) => q.key), ...covering.map((d) => sharedQuotaKey(d.ref))]);
-      const crowded = this.crowded(name, covering, new Set((current?.state.shared ?? []).map((q) => q.key)), (key) => shared.memberCount(key));
-      if (crowded) throw crowded;
+      const crowded = crowdedRefusal(name, covering, new Set((current?.state.shared ?? []).map((q) => q.key)), (key) => shared.memberCount(key), this.namespacesMax);
+      if (crowded) throw refused(crowded);
       const work = this.begin(tx, name, current, shared);
-      const { answer: put } = await decideOn(work, { type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) }, meta(options));
-      if (put.kind === 'Refused') throw new LedgerError(put.code, put.message, put.details);
-      await decideOn(work, this.sync(covering.map(applied)), meta(options));
+      const { answer: put } = await work.decide(
+        { type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) },
+        meta(options),
+      );
+      if (put.kind === 'Refused') throw refused(put);
+      await work.decide(this.sync(covering.map(appliedSharedQuota)), meta(options));
       const position = await flushWorks(tx.client, [work], tx.now, shared);
       committed = [work];
       const view = namespaceViewOf(name, work.current);
@@ -139,12 +146,15 @@ export class ClusterWriter {
       const current = (await lockNamespaceHeads(tx.client, [name])).get(name);
       const before = current ? namespaceViewOf(name, stateOfHead(current)) : undefined;
       if (!current || !before) throw new LedgerError('NotFound', `namespaces "${name}" not found`, { kind: 'namespaces', name });
-      const covering = registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, undefined)));
-      const shared = await lockSharedHeads(tx.client, (current.state.shared ?? []).map((q) => q.key));
+      const covering = sharedQuotasCovering(registry, name, undefined);
+      const shared = await lockSharedHeads(
+        tx.client,
+        (current.state.shared ?? []).map((q) => q.key),
+      );
       const work = this.begin(tx, name, current, shared);
-      const { answer } = await decideOn(work, { type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) }, meta(options));
-      if (answer.kind === 'Refused') throw new LedgerError(answer.code, answer.message, answer.details);
-      await decideOn(work, this.sync(covering.map(applied)), meta(options));
+      const { answer } = await work.decide({ type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) }, meta(options));
+      if (answer.kind === 'Refused') throw refused(answer);
+      await work.decide(this.sync(covering.map(appliedSharedQuota)), meta(options));
       return removed(before, await flushWorks(tx.client, [work], tx.now, shared));
     });
   }
@@ -158,7 +168,7 @@ export class ClusterWriter {
   async relabelProblem(definition: NamespaceDefinition): Promise<string | undefined> {
     const name = definition.name;
     const registry: SharedQuotaDefinition[] = (await this.dataSource.query(LIVE_SHARED_QUOTAS)).map((r: { definition: SharedQuotaDefinition }) => r.definition);
-    const covering = registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, definition)));
+    const covering = sharedQuotasCovering(registry, name, definition);
     if (covering.length === 0) return undefined;
     const rows: { key: string; members: number; here: boolean }[] = await this.dataSource.query(
       `SELECT key, (SELECT count(*) FROM jsonb_object_keys(state->'members'))::int AS members, (state->'members') ? $2 AS here FROM shared_quota_heads WHERE key = ANY($1::text[])`,
@@ -166,75 +176,39 @@ export class ClusterWriter {
     );
     const counts = new Map(rows.map((r) => [r.key, r]));
     const current = new Set(rows.filter((r) => r.here).map((r) => r.key));
-    return this.crowded(name, covering, current, (key) => counts.get(key)?.members ?? 0)?.message;
+    return crowdedRefusal(name, covering, current, (key) => counts.get(key)?.members ?? 0, this.namespacesMax)?.message;
   }
 
-  /** The refusal of a namespace newly put under a shared quota that covers as many as one may. */
-  private crowded(name: string, covering: readonly SharedQuotaDefinition[], current: ReadonlySet<string>, members: (key: string) => number): LedgerError | undefined {
-    for (const definition of covering) {
-      const key = sharedQuotaKey(definition.ref);
-      if (current.has(key) || members(key) < this.namespacesMax) continue;
-      return new LedgerError(
-        'Forbidden',
-        `namespaces "${name}" is forbidden: its labels would put it under ${sharedQuotaTitle(definition.ref)}, which covers ${members(key)} namespaces already, as many as one shared quota may (SHARED_QUOTA_NAMESPACES_MAX=${this.namespacesMax})`,
-        { kind: 'namespaces', name },
-      );
-    }
-    return undefined;
-  }
-
-  /** Creates or changes a shared quota, and applies it to (or withdraws it from) every namespace its selection changes for. */
+  /**
+   * Creates or changes a shared quota, and applies it to (or withdraws it from) every namespace
+   * its selection changes for: the domain's shared-quota decider decides on every namespace's
+   * labels and the quota's head; this locks the heads it names and has each namespace sync.
+   */
   async putSharedQuota(definition: SharedQuotaDefinition, options: PutOptions): Promise<PutResult<SharedQuotaView>> {
     const key = sharedQuotaKey(definition.ref);
-    const uid = this.newId();
+    const command = {
+      type: 'PutSharedQuota',
+      definition,
+      uid: this.newId(),
+      namespacesMax: this.namespacesMax,
+      ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+    } as const;
     let committed: NamespaceUnitOfWork[] = [];
     const result = await this.transact(async (tx): Promise<PutResult<SharedQuotaView>> => {
       const namespaces = await namespaceLabels(tx.client);
-      const existingHead = (await readSharedHead(tx.client, key)) ?? undefined;
-      const existing = existingHead?.state.definition ?? undefined;
-      checkExpected(definition.ref, existing, existingHead ? Number(existingHead.version) : 0, options.expectedVersion);
-      const stored: SharedQuotaDefinition = {
-        ...definition,
-        metadata: {
-          ...withoutServerFields(definition.metadata),
-          uid: existing?.metadata?.uid ?? uid,
-          creationTimestamp: existing?.metadata?.creationTimestamp ?? new Date(tx.now).toISOString(),
-        },
-      };
-      // Compared key order aside: the stored definition comes back from jsonb, which reorders keys.
-      if (existing && existingHead && canonicalJson(existing) === canonicalJson(stored)) {
-        return { created: false, changed: false, view: sharedQuotaViewOf(existingHead.key, Number(existingHead.version), existingHead.state) as SharedQuotaView };
+      const head = await readSharedHead(tx.client, key);
+      const { events, answer, resync } = decideSharedQuota(command, { now: tx.now, head: factsOf(head), namespaces });
+      if (answer.kind === 'Refused') throw refused(answer);
+      if (answer.kind !== 'Defined' && answer.kind !== 'Changed') {
+        assert(head, `an unchanged shared quota ${key} has a head`);
+        return { created: false, changed: false, view: sharedQuotaViewOf(head.key, Number(head.version), head.state) as SharedQuotaView };
       }
-      const selected = namespaces.filter((n) => sharedQuotaSelects(stored, selectableOf(n.namespace, n.object ?? undefined))).map((n) => n.namespace);
-      // A hierarchical quota covers its own namespace whether the ledger knows it yet or not.
-      if (stored.ref.kind === 'HierarchicalResourceQuota' && stored.ref.namespace && !selected.includes(stored.ref.namespace)) selected.push(stored.ref.namespace);
-      if (selected.length > this.namespacesMax) {
-        throw new LedgerError(
-          'Forbidden',
-          `${sharedQuotaTitle(stored.ref)} is forbidden: it would cover ${selected.length} namespaces, more than one shared quota may (SHARED_QUOTA_NAMESPACES_MAX=${this.namespacesMax})`,
-          { kind: kindPlural(stored.ref), name: stored.ref.name },
-        );
-      }
-      const members = namespaces.filter((n) => n.shared.includes(key)).map((n) => n.namespace);
-      const targets = [...new Set([...selected, ...members])].sort();
-      const heads = await lockNamespaceHeads(tx.client, targets);
-      const shared = await lockSharedHeads(tx.client, [key]);
-      if (!shared.has(key)) shared.take({ key });
-      shared.define(key, stored, { type: existing ? 'SharedQuotaChanged' : 'SharedQuotaDefined', data: stored, ...eventMeta(options), at: tx.now }, tx.now);
-      const works: NamespaceUnitOfWork[] = [];
-      for (const namespace of targets) {
-        const head = heads.get(namespace);
-        const work = this.begin(tx, namespace, head, shared);
-        const keep = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
-        const covering = selected.includes(namespace) ? [...keep, applied(stored)] : keep;
-        await decideOn(work, this.sync(covering), meta(options));
-        works.push(work);
-      }
-      const position = await flushWorks(tx.client, works, tx.now, shared);
-      committed = works;
-      const plan = shared.plans().find((p) => p.key === key);
+      const works = await this.resync(tx, key, answer.definition, events, resync, options);
+      const position = await flushWorks(tx.client, works.units, tx.now, works.shared);
+      committed = works.units;
+      const plan = works.shared.plans().find((p) => p.key === key);
       assert(plan, `shared quota ${key} was written`);
-      return { created: !existing, changed: true, view: sharedQuotaViewOf(key, plan.version, plan.state) as SharedQuotaView, position };
+      return { created: answer.kind === 'Defined', changed: true, view: sharedQuotaViewOf(key, plan.version, plan.state) as SharedQuotaView, position };
     });
     this.tell(committed);
     // Unchanged: it stands on its stream's last definition event.
@@ -245,23 +219,44 @@ export class ClusterWriter {
   deleteSharedQuota(ref: SharedQuotaRef, options: WriteOptions): Promise<RemoveResult<SharedQuotaView>> {
     const key = sharedQuotaKey(ref);
     return this.transact(async (tx) => {
-      const existingHead = await readSharedHead(tx.client, key);
-      const before = existingHead ? sharedQuotaViewOf(key, Number(existingHead.version), existingHead.state) : undefined;
-      if (!existingHead || !before) throw new LedgerError('NotFound', `${kindPlural(ref)} "${ref.name}" not found`, { kind: kindPlural(ref), name: ref.name });
-      const targets = Object.keys(existingHead.state.members).sort();
-      const heads = await lockNamespaceHeads(tx.client, targets);
-      const shared = await lockSharedHeads(tx.client, [key]);
-      assert(shared.has(key), `shared quota ${key} was locked`);
-      shared.define(key, null, { type: 'SharedQuotaRemoved', data: { ref }, ...eventMeta(options), at: tx.now }, tx.now);
-      const works: NamespaceUnitOfWork[] = [];
-      for (const namespace of targets) {
-        const work = this.begin(tx, namespace, heads.get(namespace), shared);
-        const covering = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
-        await decideOn(work, this.sync(covering), meta(options));
-        works.push(work);
-      }
-      return removed(before, await flushWorks(tx.client, works, tx.now, shared));
+      const head = await readSharedHead(tx.client, key);
+      const { events, answer, resync } = decideSharedQuota({ type: 'RemoveSharedQuota', ref }, { now: tx.now, head: factsOf(head), namespaces: [] });
+      if (answer.kind === 'Refused') throw refused(answer);
+      const before = head ? sharedQuotaViewOf(key, Number(head.version), head.state) : undefined;
+      assert(before, `shared quota ${key} existed before its removal`);
+      const works = await this.resync(tx, key, null, events, resync, options);
+      return removed(before, await flushWorks(tx.client, works.units, tx.now, works.shared));
     });
+  }
+
+  /**
+   * Locks the heads of the namespaces a shared quota's change touches and then its own (the order
+   * every multi-head writer takes), records its event on its head, and has each namespace apply
+   * (`covered`) or withdraw it, keeping the other shared quotas that cover it.
+   */
+  private async resync(
+    tx: Tx,
+    key: string,
+    stored: SharedQuotaDefinition | null,
+    events: readonly SharedQuotaEvent[],
+    resync: readonly { namespace: string; covered: boolean }[],
+    options: WriteOptions,
+  ) {
+    const heads = await lockNamespaceHeads(
+      tx.client,
+      resync.map((r) => r.namespace),
+    );
+    const shared = await lockSharedHeads(tx.client, [key]);
+    if (!shared.has(key)) shared.take({ key });
+    for (const event of events) shared.define(key, stored, { type: event.type, data: event.data, ...eventMeta(options), at: tx.now }, tx.now);
+    const units: NamespaceUnitOfWork[] = [];
+    for (const { namespace, covered } of resync) {
+      const work = this.begin(tx, namespace, heads.get(namespace), shared);
+      const keep: AppliedSharedQuota[] = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
+      await work.decide(this.sync(covered && stored ? [...keep, appliedSharedQuota(stored)] : keep), meta(options));
+      units.push(work);
+    }
+    return { units, shared };
   }
 
   private begin(tx: Tx, namespace: string, head: LockedHead | undefined, shared: SharedHeads): NamespaceUnitOfWork {
@@ -270,42 +265,41 @@ export class ClusterWriter {
   }
 
   /**
-   * One SERIALIZABLE transaction, retried whole on a serialization failure or a moved head.
-   * After OPTIMISTIC_ATTEMPTS conflicts it first locks the head tables in EXCLUSIVE mode, before
+   * One SERIALIZABLE transaction, retried whole on a serialization failure or a moved head, by
+   * the writers' one RetryPolicy. After OPTIMISTIC_ATTEMPTS conflicts (the policy's
+   * `pessimisticAfter`) it first locks the head tables in EXCLUSIVE mode, before
    * its first query takes the snapshot (PostgreSQL lets a SERIALIZABLE transaction lock tables
    * before its view of the data is frozen): it waits for the admissions in flight, holds off new
    * ones (their head locks wait behind it; plain reads go on), and runs alone on the heads, so
    * it commits. Tables in the order admissions lock them (namespaces, then shared quotas), so
    * nothing waits in a cycle.
    */
-  private async transact<R>(body: (tx: Tx) => Promise<R>): Promise<R> {
-    const retryMax = this.options.retryMax ?? RETRY_MAX;
-    for (let attempt = 1; ; attempt++) {
-      const runner = this.dataSource.createQueryRunner();
-      try {
-        const client = (await runner.connect()) as pg.PoolClient;
-        await runner.startTransaction('SERIALIZABLE');
-        if (attempt > OPTIMISTIC_ATTEMPTS) await client.query(`LOCK TABLE namespace_heads, shared_quota_heads IN EXCLUSIVE MODE`);
-        const { rows } = await client.query<{ now_ms: number }>(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`);
-        const now = this.options.clock ? this.options.clock() : Math.floor(rows[0]?.now_ms ?? Date.now());
-        const result = await body({ client, now });
-        await runner.commitTransaction();
-        this.stats.transactions++;
-        this.notifier.poke();
-        return result;
-      } catch (error) {
-        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-        const cause = conflictCause(error);
-        if (!cause) throw error;
-        this.stats.conflicts[cause]++;
-        if (attempt >= retryMax) {
-          throw new LedgerError('Unavailable', `the change conflicted with concurrent ones ${attempt} times; retry`, { retryAfterSeconds: 1 });
-        }
-        this.stats.retries++;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
-      } finally {
-        await runner.release();
-      }
+  private transact<R>(body: (tx: Tx) => Promise<R>): Promise<R> {
+    return this.retries.run((attempt) => this.once(attempt, body), {
+      conflicted: (cause) => this.stats.conflicts[cause]++,
+      retrying: () => this.stats.retries++,
+      gaveUp: (attempts) => new LedgerError('Unavailable', `the change conflicted with concurrent ones ${attempts} times; retry`, { retryAfterSeconds: 1 }),
+    });
+  }
+
+  private async once<R>(attempt: number, body: (tx: Tx) => Promise<R>): Promise<R> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      const client = (await runner.connect()) as pg.PoolClient;
+      await runner.startTransaction('SERIALIZABLE');
+      if (this.retries.pessimistic(attempt)) await client.query(`LOCK TABLE namespace_heads, shared_quota_heads IN EXCLUSIVE MODE`);
+      const { rows } = await client.query<{ now_ms: number }>(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`);
+      const now = this.options.clock ? this.options.clock() : Math.floor(rows[0]?.now_ms ?? Date.now());
+      const result = await body({ client, now });
+      await runner.commitTransaction();
+      this.stats.transactions++;
+      this.notifier.poke();
+      return result;
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
     }
   }
 }
@@ -316,8 +310,13 @@ interface LockedHead {
   readonly state: HeadJson;
 }
 
-function applied(definition: SharedQuotaDefinition): AppliedSharedQuota {
-  return { key: sharedQuotaKey(definition.ref), ref: definition.ref, spec: definition.spec };
+function refused(answer: Refusal): LedgerError {
+  return new LedgerError(answer.code, answer.message, answer.details);
+}
+
+/** What the shared-quota decider needs of a head. */
+function factsOf(head: SharedHeadRow | undefined) {
+  return head ? { version: Number(head.version), definition: head.state.definition ?? undefined, members: Object.keys(head.state.members) } : undefined;
 }
 
 function meta(options: WriteOptions): EventMeta {
@@ -326,24 +325,6 @@ function meta(options: WriteOptions): EventMeta {
 
 function eventMeta(options: WriteOptions): { request_id: string | null; actor: string; on_behalf_of: null } {
   return { request_id: options.requestId ?? null, actor: options.actor, on_behalf_of: null };
-}
-
-function kindPlural(ref: SharedQuotaRef): string {
-  return ref.kind === 'ClusterResourceQuota' ? 'clusterresourcequotas' : 'hierarchicalresourcequotas';
-}
-
-function withoutServerFields(metadata: SharedQuotaDefinition['metadata']): SharedQuotaDefinition['metadata'] {
-  const { uid: _uid, creationTimestamp: _created, ...rest } = metadata ?? {};
-  return rest;
-}
-
-function checkExpected(ref: SharedQuotaRef, existing: SharedQuotaDefinition | undefined, version: number, expected: number | undefined): void {
-  if (expected === undefined) return;
-  const resource = kindPlural(ref);
-  if (!existing) throw new LedgerError('Conflict', `Operation cannot be fulfilled on ${resource} "${ref.name}": the object does not exist; remove metadata.resourceVersion to create it`, { kind: resource, name: ref.name });
-  if (version !== expected) {
-    throw new LedgerError('Conflict', `Operation cannot be fulfilled on ${resource} "${ref.name}": the object has been modified; please apply your changes to the latest version and try again`, { kind: resource, name: ref.name });
-  }
 }
 
 function stateOfHead(head: LockedHead): NamespaceState {
@@ -359,13 +340,13 @@ async function liveSharedQuotas(client: pg.ClientBase): Promise<SharedQuotaDefin
 }
 
 /** Every namespace the ledger knows: its Namespace object and the shared quotas covering it. */
-async function namespaceLabels(client: pg.ClientBase): Promise<{ namespace: string; object: NamespaceDefinition | null; shared: string[] }[]> {
+async function namespaceLabels(client: pg.ClientBase): Promise<NamespaceLabels[]> {
   const { rows } = await client.query<{ namespace: string; object: NamespaceDefinition | null; shared: string[] | null }>(
     `SELECT namespace, state->'object'->'definition' AS object,
             (SELECT json_agg(q->>'key') FROM jsonb_array_elements(CASE WHEN jsonb_typeof(state->'shared') = 'array' THEN state->'shared' ELSE '[]'::jsonb END) AS q) AS shared
        FROM namespace_heads ORDER BY namespace`,
   );
-  return rows.map((r) => ({ namespace: r.namespace, object: r.object, shared: r.shared ?? [] }));
+  return rows.map((r) => ({ namespace: r.namespace, object: r.object ?? undefined, shared: r.shared ?? [] }));
 }
 
 async function readSharedHead(client: pg.ClientBase, key: string): Promise<SharedHeadRow | undefined> {
@@ -376,10 +357,9 @@ async function readSharedHead(client: pg.ClientBase, key: string): Promise<Share
 /** Locks the heads of these namespaces, in name order (the order every multi-head writer takes). */
 async function lockNamespaceHeads(client: pg.ClientBase, namespaces: readonly string[]): Promise<Map<string, LockedHead>> {
   if (namespaces.length === 0) return new Map();
-  const { rows } = await client.query<LockedHead>(
-    `SELECT namespace, version::text AS version, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace FOR NO KEY UPDATE`,
-    [[...new Set(namespaces)].sort()],
-  );
+  const { rows } = await client.query<LockedHead>(`SELECT namespace, version::text AS version, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace FOR NO KEY UPDATE`, [
+    [...new Set(namespaces)].sort(),
+  ]);
   return new Map(rows.map((r) => [r.namespace, r]));
 }
 

@@ -1,8 +1,9 @@
 import { EVENT_SCHEMA_VERSION } from '@quota/domain';
 import type pg from 'pg';
 import type { HeadJson } from './head.js';
-import type { AdmissionResult, AdmissionSource } from './ledger.types.js';
-import type { ReservationRecord } from './rows.js';
+import type { DecisionRequest } from '@quota/api';
+import type { AdmissionResult } from './ledger.types.js';
+import type { PendingEvent, ReservationRecord } from './rows.js';
 import type { SharedHeadPlan } from './shared-heads.js';
 
 /**
@@ -16,31 +17,10 @@ import type { SharedHeadPlan } from './shared-heads.js';
  * per connection), not on how many namespaces or rows it holds.
  */
 
-/** An event as it will be inserted. */
-export interface PendingEvent {
-  readonly version: number;
-  readonly type: string;
-  readonly data: unknown;
-  readonly request_id: string | null;
-  readonly actor: string;
-  readonly on_behalf_of: string | null;
-  readonly at: number;
-}
-
-/** A decision for the log. */
-export interface DecisionInput {
-  readonly source: AdmissionSource;
-  readonly requestKey?: string;
+/** A decision for the log: the request as the contract shows it, and the answer. */
+export interface DecisionInput extends DecisionRequest {
   /** With a request key: the digest of the request it answers. */
   readonly requestDigest?: string;
-  readonly operation: string;
-  readonly resource: string;
-  readonly kind?: string;
-  readonly name?: string;
-  readonly objectUid?: string;
-  readonly requester: string;
-  readonly onBehalfOf?: string;
-  readonly dryRun: boolean;
   readonly result: AdmissionResult;
 }
 

@@ -1,13 +1,55 @@
-import { assert } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource, QueryRunner } from 'typeorm';
-import { flushStatement, type FlushPlan, type FlushRow } from './flush-statement.js';
+import { flushWorks } from './flush.js';
+import { formGroup, prefetchOf, type GroupLimits, type NamespaceJob, type NamespaceQueue, type Part, type Queued } from './group-queues.js';
 import { LedgerError } from './ledger-error.js';
-import { conflictCause, isConnectionError, isDatabaseError, isRetryableConflict, isTimeout, VersionConflict, type ConflictCause } from './postgres-errors.js';
+import { conflictCause, isConnectionError, isDatabaseError, isRetryableConflict, isTimeout, type ConflictCause } from './postgres-errors.js';
 import { SharedHeads } from './shared-heads.js';
 import { keyedRead, lockedHeadRead, type HeadRow, type KeyedRead, type ReadRow } from './read-statement.js';
+import type { RetryPolicy } from './retry-policy.js';
 import { commitReplicated } from './synchronous-standby.js';
 import { NamespaceUnitOfWork } from './unit-of-work.js';
+
+export type { NamespaceJob } from './group-queues.js';
+
+export interface GroupCommitOptions extends GroupLimits {
+  /** Most groups in flight at once (each holds one pooled connection). */
+  readonly groupsInFlightMax: number;
+  /** When a conflicted command is tried again, and how often at most (the writers' one policy). */
+  readonly retries: RetryPolicy;
+  /** Longest a command waits, in all, for heads another writer holds before it is answered Unavailable. */
+  readonly headWaitMaxMs: number;
+  /** Most commands waiting for one namespace before new ones are refused (503). */
+  readonly queueMax: number;
+  readonly clock?: () => number;
+  /** Told of every committed transaction: how many commands it decided and after how many retries (metrics). */
+  readonly onCommitted?: (commands: number, retries: number) => void;
+  /** Told when a committed group appended events (to wake the projection worker). */
+  readonly onAppended?: () => void;
+  /** A seam for tests and fault injection: runs between a group's prefetch and its transaction, per namespace. */
+  readonly onPrefetched?: (namespace: string) => Promise<void>;
+  /** A seam for tests: runs inside the transaction once the heads are read and locked. */
+  readonly onLocked?: (namespaces: readonly string[]) => Promise<void>;
+}
+
+export interface BatchStats {
+  transactions: number;
+  commands: number;
+  retries: number;
+  unavailable: number;
+  /**
+   * Why commands were rerun: 40001/40P01 (serialization), a moved head (version), a unique key
+   * taken (unique), a head another writer held (locked: that namespace alone is retried).
+   */
+  conflicts: Record<ConflictCause, number>;
+}
+
+type Attempt =
+  | { readonly kind: 'done'; readonly deferred: readonly Part[] }
+  | { readonly kind: 'poisoned'; readonly job: Queued; readonly error: unknown }
+  | { readonly kind: 'conflict' | 'connection' | 'failed'; readonly error: unknown; readonly commitSent: boolean };
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Group commit: the commands that arrive while transactions are in flight, whatever their
@@ -31,108 +73,6 @@ import { NamespaceUnitOfWork } from './unit-of-work.js';
  * namespaces' queues, to be retried after a jittered exponential backoff, at most `retryMax`
  * times each.
  */
-export interface NamespaceJob<R> {
-  /** What the job will look up by key, so the group reads it with everything else in one round trip. */
-  readonly prefetch?: Partial<KeyedRead>;
-  /** Roughly how many bytes the job writes (what bounds a group's statement). */
-  readonly bytes?: number;
-  /**
-   * Runs inside the transaction; runs again if the transaction is retried. Returns a function
-   * that gives the result (or throws the refusal) once the transaction has committed.
-   */
-  run(work: NamespaceUnitOfWork): Promise<() => R>;
-}
-
-export interface GroupCommitOptions {
-  /** Most commands of one namespace in one group. */
-  readonly batchSizeMax: number;
-  /** Most commands in one group, all namespaces together. */
-  readonly groupCommandsMax: number;
-  /** Most estimated bytes one group writes (a single command larger than this still goes, alone). */
-  readonly groupBytesMax: number;
-  /** Most groups in flight at once (each holds one pooled connection). */
-  readonly groupsInFlightMax: number;
-  readonly retryMax: number;
-  readonly retryBaseMs: number;
-  readonly retryMaxDelayMs: number;
-  /** Longest a command waits, in all, for heads another writer holds before it is answered Unavailable. */
-  readonly headWaitMaxMs: number;
-  /** Most commands waiting for one namespace before new ones are refused (503). */
-  readonly queueMax: number;
-  readonly clock?: () => number;
-  /** Told of every committed transaction: how many commands it decided and after how many retries (metrics). */
-  readonly onCommitted?: (commands: number, retries: number) => void;
-  /** Told when a committed group appended events (to wake the projection worker). */
-  readonly onAppended?: () => void;
-  /** A seam for tests and fault injection: runs between a group's prefetch and its transaction, per namespace. */
-  readonly onPrefetched?: (namespace: string) => Promise<void>;
-  /** A seam for tests: runs inside the transaction once the heads are read and locked. */
-  readonly onLocked?: (namespaces: readonly string[]) => Promise<void>;
-}
-
-/** A job's bytes when it does not say (an admission's reservation, event and decision rows). */
-const DEFAULT_JOB_BYTES = 2048;
-
-interface Queued {
-  readonly job: NamespaceJob<unknown>;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-  /** Transactions that conflicted with it (SQLSTATE 40001, a unique key, a lost connection). */
-  attempts: number;
-  /** When a group first found its namespace's head held by another writer (performance.now()). */
-  heldSince?: number;
-  /** How many groups found it so. */
-  held: number;
-  /** It broke a group's write statement once: from now on it is decided in a group of its own. */
-  alone: boolean;
-}
-
-interface NamespaceQueue {
-  readonly pending: Queued[];
-  /** A group holding this namespace is in flight. */
-  busy: boolean;
-  /**
-   * Not to be taken again before this time: backing off after a conflict. On performance.now(),
-   * a monotonic clock (a wall clock set back would hold the queue that much longer).
-   */
-  notBefore: number;
-}
-
-/** A group being formed. */
-interface Forming {
-  readonly parts: Part[];
-  commands: number;
-  bytes: number;
-  /** Most commands it may take: smaller when it holds commands that conflicted before. */
-  limit: number;
-  closed: boolean;
-}
-
-interface Part {
-  readonly namespace: string;
-  readonly queue: NamespaceQueue;
-  readonly batch: Queued[];
-}
-
-export interface BatchStats {
-  transactions: number;
-  commands: number;
-  retries: number;
-  unavailable: number;
-  /**
-   * Why commands were rerun: 40001/40P01 (serialization), a moved head (version), a unique key
-   * taken (unique), a head another writer held (locked: that namespace alone is retried).
-   */
-  conflicts: Record<ConflictCause, number>;
-}
-
-type Attempt =
-  | { readonly kind: 'done'; readonly deferred: readonly Part[] }
-  | { readonly kind: 'poisoned'; readonly job: Queued; readonly error: unknown }
-  | { readonly kind: 'conflict' | 'connection' | 'failed'; readonly error: unknown; readonly commitSent: boolean };
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 export class GroupCommitter {
   /** Namespaces with commands waiting or in flight, least recently served first. */
   private readonly queues = new Map<string, NamespaceQueue>();
@@ -172,7 +112,7 @@ export class GroupCommitter {
     this.closing = true;
     while (this.inFlight.size > 0 || this.waiting() > 0) {
       if (this.inFlight.size > 0) await Promise.race([...this.inFlight]);
-      else await sleep(this.options.retryBaseMs);
+      else await sleep(this.options.retries.options.retryBaseMs);
       this.pump();
     }
     clearTimeout(this.timer);
@@ -203,7 +143,7 @@ export class GroupCommitter {
   private pump(): void {
     const now = performance.now();
     while (this.inFlight.size < this.options.groupsInFlightMax) {
-      const group = this.form(now);
+      const group = formGroup(this.queues, now, this.options);
       if (group.length === 0) break;
       const running: Promise<void> = this.run(group)
         .catch((error: unknown) => this.settleAll(group, error))
@@ -218,61 +158,6 @@ export class GroupCommitter {
       this.inFlight.add(running);
     }
     this.wakeForBackoff(now);
-  }
-
-  /**
-   * The next group: each ready namespace's oldest commands, least recently served namespace
-   * first, within the bounds. Namespaces whose commands conflicted before go first, and in
-   * smaller groups the more often they did (a quarter the size per conflict): a group of many
-   * namespaces reads more index pages that concurrent writers insert into (SERIALIZABLE's
-   * predicate locks are per page), and one of a few namespaces rarely meets another, so a
-   * command that keeps conflicting ends up decided alone instead of answered 503.
-   */
-  private form(now: number): Part[] {
-    const group: Forming = { parts: [], commands: 0, bytes: 0, limit: this.options.groupCommandsMax, closed: false };
-    for (const retried of [true, false]) {
-      for (const [namespace, queue] of this.queues) {
-        if (group.closed) break;
-        const first = queue.pending[0];
-        if (queue.busy || !first || queue.notBefore > now || first.attempts > 0 !== retried) continue;
-        this.add(group, namespace, queue, first);
-      }
-    }
-    // Served namespaces go to the back of the line.
-    for (const part of group.parts) {
-      this.queues.delete(part.namespace);
-      this.queues.set(part.namespace, part.queue);
-    }
-    return group.parts;
-  }
-
-  /** Adds a namespace's oldest commands to the group, as many as fit. */
-  private add(group: Forming, namespace: string, queue: NamespaceQueue, first: Queued): void {
-    const { batchSizeMax, groupCommandsMax, groupBytesMax } = this.options;
-    if (first.alone) {
-      if (group.parts.length > 0) return;
-      group.parts.push(this.take(namespace, queue, 1));
-      group.closed = true;
-      return;
-    }
-    const limit = Math.min(group.limit, first.attempts > 0 ? Math.max(1, groupCommandsMax >> (2 * first.attempts)) : groupCommandsMax);
-    let { commands, bytes } = group;
-    let n = 0;
-    for (const queued of queue.pending) {
-      const size = queued.job.bytes ?? DEFAULT_JOB_BYTES;
-      if (queued.alone || n >= batchSizeMax || commands >= limit || (commands > 0 && bytes + size > groupBytesMax)) break;
-      n++;
-      commands++;
-      bytes += size;
-    }
-    if (n === 0) return;
-    group.parts.push(this.take(namespace, queue, n));
-    Object.assign(group, { commands, bytes, limit, closed: commands >= limit || bytes >= groupBytesMax });
-  }
-
-  private take(namespace: string, queue: NamespaceQueue, n: number): Part {
-    queue.busy = true;
-    return { namespace, queue, batch: queue.pending.splice(0, n) };
   }
 
   /** Pumps again when the earliest namespace backing off may be taken (the others wait for a group to finish, which pumps). */
@@ -314,7 +199,11 @@ export class GroupCommitter {
       case 'poisoned':
         // One command hit a database error of its own: answer it, and rerun the others at once.
         outcome.job.reject(outcome.error);
-        for (const part of group) this.requeue(part.queue, part.batch.filter((q) => q !== outcome.job));
+        for (const part of group)
+          this.requeue(
+            part.queue,
+            part.batch.filter((q) => q !== outcome.job),
+          );
         return;
       case 'failed':
         if (isDatabaseError(outcome.error) && !isTimeout(outcome.error) && group.length > 1) {
@@ -358,12 +247,12 @@ export class GroupCommitter {
     const again: Queued[] = [];
     for (const queued of part.batch) {
       queued.attempts++;
-      if (queued.attempts >= this.options.retryMax) {
+      if (this.options.retries.exhausted(queued.attempts)) {
         this.stats.unavailable++;
         queued.reject(unavailable(error, queued.attempts));
       } else again.push(queued);
     }
-    part.queue.notBefore = performance.now() + this.backoff(Math.max(0, ...again.map((q) => q.attempts)));
+    part.queue.notBefore = performance.now() + this.options.retries.backoff(Math.max(0, ...again.map((q) => q.attempts)));
     this.backingOff.add(part.queue);
     this.requeue(part.queue, again);
   }
@@ -384,7 +273,7 @@ export class GroupCommitter {
         queued.reject(busy(now - queued.heldSince));
       } else again.push(queued);
     }
-    part.queue.notBefore = now + this.backoff(Math.min(4, Math.max(0, ...again.map((q) => q.held))));
+    part.queue.notBefore = now + this.options.retries.backoff(Math.min(4, Math.max(0, ...again.map((q) => q.held))));
     this.backingOff.add(part.queue);
     this.requeue(part.queue, again);
   }
@@ -428,7 +317,7 @@ export class GroupCommitter {
       if (this.options.onPrefetched) for (const part of group) await this.options.onPrefetched(part.namespace);
       await runner.startTransaction('SERIALIZABLE');
       const { now, heads, shared, taken, deferred } = await this.lockHeads(client, group, reads, prefetched);
-      const finals: { queued: Queued; finish?: () => unknown; error?: unknown }[] = [];
+      const finals: { queued: Queued; result?: unknown; error?: unknown }[] = [];
       const works: NamespaceUnitOfWork[] = [];
       for (const { namespace, read, part, facts } of taken) {
         const head = heads.get(namespace);
@@ -437,7 +326,7 @@ export class GroupCommitter {
         for (const queued of part.batch) {
           const mark = work.mark();
           try {
-            finals.push({ queued, finish: await queued.job.run(work) });
+            finals.push({ queued, result: await queued.job.run(work) });
           } catch (error) {
             if (isDatabaseError(error) || isConnectionError(error)) {
               culprit = queued;
@@ -456,7 +345,10 @@ export class GroupCommitter {
       this.stats.transactions++;
       this.stats.commands += finals.length;
       this.options.onCommitted?.(finals.length, Math.max(0, ...finals.map((f) => f.queued.attempts)));
-      for (const { queued, finish, error } of finals) settle(queued, finish, error);
+      for (const final of finals) {
+        if ('error' in final) final.queued.reject(final.error);
+        else final.queued.resolve(final.result);
+      }
       return { kind: 'done', deferred };
     } catch (error) {
       const cause = conflictCause(error);
@@ -509,36 +401,6 @@ export class GroupCommitter {
     }
     return { now, heads, shared, taken, deferred };
   }
-
-  /** Exponential backoff with full jitter, capped. */
-  private backoff(attempt: number): number {
-    const ceiling = Math.min(this.options.retryMaxDelayMs, this.options.retryBaseMs * 2 ** Math.max(0, attempt - 1));
-    return Math.random() * ceiling;
-  }
-}
-
-function settle(queued: Queued, finish: (() => unknown) | undefined, error: unknown): void {
-  if (finish === undefined) {
-    queued.reject(error);
-    return;
-  }
-  try {
-    queued.resolve(finish());
-  } catch (finishError) {
-    queued.reject(finishError);
-  }
-}
-
-function prefetchOf(batch: readonly Queued[]): KeyedRead {
-  const requestKeys = new Set<string>();
-  const uids = new Set<string>();
-  const reservationIds = new Set<string>();
-  for (const { job } of batch) {
-    for (const key of job.prefetch?.requestKeys ?? []) requestKeys.add(key);
-    for (const uid of job.prefetch?.uids ?? []) uids.add(uid);
-    for (const id of job.prefetch?.reservationIds ?? []) reservationIds.add(id);
-  }
-  return { requestKeys: [...requestKeys], uids: [...uids], reservationIds: [...reservationIds] };
 }
 
 function unavailable(error: unknown, attempts?: number): LedgerError {
@@ -556,42 +418,7 @@ function busy(waitedMs: number): LedgerError {
 }
 
 function unknownOutcome(): LedgerError {
-  return new LedgerError(
-    'Unavailable',
-    'the connection to the ledger was lost while committing: the outcome is unknown; repeat the request with the same request id to learn it',
-    { retryAfterSeconds: 1 },
-  );
-}
-
-/**
- * Writes every namespace's part, and the shared heads they moved, in one statement; throws
- * VersionConflict, to roll all back, if a head was not where it was read. Returns the position
- * of the last event written (undefined when none was), and tells each unit of work its
- * decisions' ids and its events' positions.
- */
-export async function flushWorks(client: pg.ClientBase, works: readonly NamespaceUnitOfWork[], now: number, shared: SharedHeads): Promise<string | undefined> {
-  const planned = works.map((work) => ({ work, plan: work.plan() })).filter((p): p is { work: NamespaceUnitOfWork; plan: FlushPlan } => p.plan !== undefined);
-  const sharedPlans = shared.plans();
-  const statement = flushStatement(
-    planned.map((p) => p.plan),
-    now,
-    sharedPlans,
-  );
-  if (!statement) return undefined;
-  const row = (await client.query<FlushRow>(statement)).rows[0];
-  assert(row, 'the write statement returns one row');
-  const moving = planned.filter((p) => p.plan.events.length > 0);
-  if (row.head_rows !== moving.length + sharedPlans.length) {
-    const first = moving[0]?.plan;
-    throw new VersionConflict(first?.namespace ?? '', first?.base.version ?? 0);
-  }
-  // Identity values are drawn in insertion order, which follows ORDER BY ord: the plans' order.
-  const ids = row.ids ?? [];
-  let next = 0;
-  for (const { work, plan } of planned) {
-    work.settle(ids.slice(next, next + plan.decisions.length), row.positions?.[work.namespace] ?? []);
-    next += plan.decisions.length;
-  }
-  const lasts = Object.values(row.positions ?? {}).flatMap((positions) => positions.slice(-1).map(BigInt));
-  return lasts.length === 0 ? undefined : lasts.reduce((a, b) => (a > b ? a : b)).toString();
+  return new LedgerError('Unavailable', 'the connection to the ledger was lost while committing: the outcome is unknown; repeat the request with the same request id to learn it', {
+    retryAfterSeconds: 1,
+  });
 }

@@ -1,24 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import {
   assert,
-  decide,
   groupResourceString,
   initialState,
   needsOf,
   type AdmissionPlugin,
   type AnswerOf,
   type LimitRangeDefinition,
-  type LedgerEvent,
   type LimitedResource,
   type NamespaceCommand,
   type NamespaceFacts,
-  type NamespaceState,
   type QuotaDefinition,
   type Refusal,
   type ReleaseReason,
 } from '@quota/domain';
 import type { DataSource } from 'typeorm';
-import { AppendNotifier } from './append-notifier.js';
+import { AppendNotifier, LEDGER_EVENTS_CHANNEL } from './append-notifier.js';
 import { GroupCommitter, type BatchStats } from './group-commit.js';
 import { LedgerClock } from './ledger-clock.js';
 import { LedgerError } from './ledger-error.js';
@@ -39,10 +36,9 @@ import type {
   WriteOptions,
 } from './ledger.types.js';
 import { pointing, removed, type EventRef } from './event-position.js';
-import type { ReservationRecord } from './rows.js';
-import { LEDGER_EVENTS_CHANNEL } from './projection.js';
 import { requestDigest } from './request-digest.js';
-import type { EventMeta, NamespaceUnitOfWork } from './unit-of-work.js';
+import { RetryPolicy } from './retry-policy.js';
+import type { EventMeta, NamespaceUnitOfWork, Step } from './unit-of-work.js';
 import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from './views.js';
 
 const DEFAULTS = {
@@ -61,21 +57,18 @@ const DEFAULTS = {
   queueMax: 10_000,
 };
 
-/** A command needs its facts read in at most this many rounds (a commit: the reservation, then its object's). */
-const NEEDS_ROUNDS_MAX = 4;
-
 /**
- * Turns an answer into what the caller gets, once the transaction has committed; `written`
- * then gives the position of the command's last event (undefined when it appended none).
+ * Inside the transaction, after the command is decided: records what the batch must write with
+ * it (a decision for the log) or keep of it (a reservation as it leaves it) on its step.
  */
-type Finish<C extends NamespaceCommand, R> = (answer: AnswerOf[C['type']], work: NamespaceUnitOfWork, before: NamespaceState, written: () => string | undefined) => () => R;
+type Keep<A> = (step: Step<A>, work: NamespaceUnitOfWork) => void;
 
 /**
- * The ledger's command side: each write is a NamespaceCommand, handled by one generic loop
- * (as emmett's handleCommand): read what it needs by key, `decide`, append the events, inside
- * the SERIALIZABLE transaction of the group commit it joins (group-commit.ts), retried whole on
- * a conflict. The methods
- * only build the command and turn the decider's answer into the caller's result.
+ * The ledger's command side, read as emmett's handleCommand: each write builds a
+ * NamespaceCommand; `handle` has it decided in the SERIALIZABLE transaction of the group commit
+ * it joins (group-commit.ts: read by key, `decide`, append, write, COMMIT, retried whole on a
+ * conflict) and gets back a plain Step once committed; the method then turns the decider's
+ * answer into the caller's result, or throws its refusal.
  */
 export class LedgerCommands {
   private readonly groups: GroupCommitter;
@@ -109,9 +102,11 @@ export class LedgerCommands {
       groupCommandsMax: options.groupCommandsMax ?? DEFAULTS.groupCommandsMax,
       groupBytesMax: options.groupBytesMax ?? DEFAULTS.groupBytesMax,
       groupsInFlightMax: options.groupsInFlightMax ?? DEFAULTS.groupsInFlightMax,
-      retryMax: options.retryMax ?? DEFAULTS.retryMax,
-      retryBaseMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
-      retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
+      retries: new RetryPolicy({
+        retryMax: options.retryMax ?? DEFAULTS.retryMax,
+        retryBaseMs: options.retryBaseMs ?? DEFAULTS.retryBaseMs,
+        retryMaxDelayMs: options.retryMaxDelayMs ?? DEFAULTS.retryMaxDelayMs,
+      }),
       headWaitMaxMs: options.headWaitMaxMs ?? DEFAULTS.headWaitMaxMs,
       queueMax: DEFAULTS.queueMax,
       ...(options.clock ? { clock: options.clock } : {}),
@@ -181,26 +176,12 @@ export class LedgerCommands {
         }
       : { type: 'AdmitObject', ...common, request, ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}) };
     const meta = { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) };
-    const outcome = await this.handle(command.namespace, decided, meta, (answer, work, _before, written): (() => AdmitOutcome) => {
-      const managed = work.facts.known;
-      switch (answer.kind) {
-        case 'Refused':
-          return refused(answer);
-        case 'Unmanaged':
-          return () => ({ result: answer.result, repeated: false, decisionId: '', managed: false });
-        case 'KeyReused':
-          return () => ({ result: answer.result, repeated: false, decisionId: '', managed });
-        case 'Repeated': {
-          const decisionId = work.decisionIdFor(key ?? '');
-          return () => ({ result: answer.result, repeated: true, decisionId: decisionId(), managed });
-        }
-        case 'Decided': {
-          if (command.logged === false) return () => ({ result: answer.result, repeated: false, decisionId: '', managed: true });
-          const handle = work.recordDecision(decisionOf(command, answer.result, key, digest));
-          return () => ({ result: answer.result, repeated: false, decisionId: handle.id ?? '', managed: true, position: written() });
-        }
-      }
+    const step = await this.handle(command.namespace, decided, meta, (decidedStep, work) => {
+      const { answer } = decidedStep;
+      if (answer.kind === 'Repeated') decidedStep.decision = work.decisionFor(key ?? '');
+      else if (answer.kind === 'Decided' && command.logged !== false) decidedStep.decision = work.recordDecision(decisionOf(command, answer.result, key, digest));
     });
+    const outcome = admitOutcome(step);
     // A repeat, or an object admitted again, appended nothing: it stands on its reservation's
     // first event, read once committed. Not for the webhook: kube-apiserver reads no position,
     // and a repeated review should cost no extra round trip.
@@ -212,19 +193,17 @@ export class LedgerCommands {
   /** `by: 'rest'`: a REST call, which may settle only reservations REST made (the cluster's are the reconciler's). */
   async commit(namespace: string, reservationId: string, options: WriteOptions & { readonly by?: 'rest' }): Promise<CommitOutcome> {
     const command = { type: 'CommitReservation', reservationId, ...(options.by ? { by: options.by } : {}) } as const;
-    const { outcome, latest } = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
-      if (answer.kind === 'Refused') return refused(answer);
-      return settled(namespace, recordIn(work, reservationId), answer.kind === 'Committed', written);
-    });
+    const step = await this.handle(namespace, command, writeMeta(options), keepReservation(reservationId));
+    if (step.answer.kind === 'Refused') throw refusal(step.answer);
+    const { outcome, latest } = settled(namespace, step, step.answer.kind === 'Committed');
     return pointing(this.dataSource, outcome, latest);
   }
 
   async release(namespace: string, reservationId: string, options: WriteOptions & { readonly reason?: ReleaseReason; readonly by?: 'rest' }): Promise<ReleaseOutcome> {
     const command = { type: 'ReleaseReservation', reservationId, reason: options.reason ?? 'cancelled', ...(options.by ? { by: options.by } : {}) } as const;
-    const { outcome, latest } = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
-      if (answer.kind === 'Refused') return refused(answer);
-      return settled(namespace, recordIn(work, reservationId), answer.kind === 'Released', written);
-    });
+    const step = await this.handle(namespace, command, writeMeta(options), keepReservation(reservationId));
+    if (step.answer.kind === 'Refused') throw refusal(step.answer);
+    const { outcome, latest } = settled(namespace, step, step.answer.kind === 'Released');
     return pointing(this.dataSource, outcome, latest);
   }
 
@@ -234,97 +213,95 @@ export class LedgerCommands {
    * reservation once, and a reservation admitted while the listing ran is judged by the state
    * that includes it.
    */
-  reconcile(namespace: string, listing: ReconcileListing, options: WriteOptions & { readonly graceMs: number }): Promise<ReconcileOutcome> {
+  async reconcile(namespace: string, listing: ReconcileListing, options: WriteOptions & { readonly graceMs: number }): Promise<ReconcileOutcome> {
     const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId } as const;
-    return this.handle(namespace, command, writeMeta(options), (answer, work) => {
-      const version = work.current.version;
-      return () => ({ namespace, version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending, uncovered: answer.uncovered });
-    });
+    const { answer, after } = await this.handle(namespace, command, writeMeta(options));
+    return { namespace, version: after.version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending, uncovered: answer.uncovered };
   }
 
   async putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {
     const command = { type: 'PutQuota', definition, uid: this.newId(), limit: this.quotaLimit, awaitFirstCount: this.awaitFirstCount, ...expected(options) } as const;
-    const result = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
-      if (answer.kind === 'Refused') return refused(answer);
-      const view = quotaViewOfState(namespace, work.current, definition.name);
-      assert(view, `quota ${definition.name} exists after its PUT`);
-      return () => ({ created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view, position: written() });
-    });
+    const { answer, after, position } = await this.handle(namespace, command, writeMeta(options));
+    if (answer.kind === 'Refused') throw refusal(answer);
+    const view = quotaViewOfState(namespace, after, definition.name);
+    assert(view, `quota ${definition.name} exists after its PUT`);
+    const result = { created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view, position };
     // Unchanged: it stands on the event that last defined or changed the quota.
     return pointing(this.dataSource, result, { stream: namespace, version: result.view.version });
   }
 
-  deleteQuota(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<QuotaView>> {
-    return this.handle(namespace, { type: 'RemoveQuota', name }, writeMeta(options), (answer, _work, before, written) => {
-      if (answer.kind === 'Refused') return refused(answer);
-      const last = quotaViewOfState(namespace, before, name);
-      assert(last, `quota ${name} existed before its removal`);
-      return () => removed(last, written());
-    });
+  async deleteQuota(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<QuotaView>> {
+    const { answer, before, position } = await this.handle(namespace, { type: 'RemoveQuota', name }, writeMeta(options));
+    if (answer.kind === 'Refused') throw refusal(answer);
+    const last = quotaViewOfState(namespace, before, name);
+    assert(last, `quota ${name} existed before its removal`);
+    return removed(last, position);
   }
 
   async putLimitRange(namespace: string, definition: LimitRangeDefinition, options: PutOptions): Promise<PutResult<LimitRangeView>> {
     const command = { type: 'PutLimitRange', definition, uid: this.newId(), limit: this.limitRangeLimit, awaitFirstCount: this.awaitFirstCount, ...expected(options) } as const;
-    const result = await this.handle(namespace, command, writeMeta(options), (answer, work, _before, written) => {
-      if (answer.kind === 'Refused') return refused(answer);
-      const view = limitRangeViewOfState(namespace, work.current, definition.name);
-      assert(view, `limit range ${definition.name} exists after its PUT`);
-      return () => ({ created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view, position: written() });
-    });
+    const { answer, after, position } = await this.handle(namespace, command, writeMeta(options));
+    if (answer.kind === 'Refused') throw refusal(answer);
+    const view = limitRangeViewOfState(namespace, after, definition.name);
+    assert(view, `limit range ${definition.name} exists after its PUT`);
+    const result = { created: answer.kind === 'Defined', changed: answer.kind !== 'Unchanged', view, position };
     return pointing(this.dataSource, result, { stream: namespace, version: result.view.version });
   }
 
-  deleteLimitRange(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<LimitRangeView>> {
-    return this.handle(namespace, { type: 'RemoveLimitRange', name }, writeMeta(options), (answer, _work, before, written) => {
-      if (answer.kind === 'Refused') return refused(answer);
-      const last = limitRangeViewOfState(namespace, before, name);
-      assert(last, `limit range ${name} existed before its removal`);
-      return () => removed(last, written());
-    });
+  async deleteLimitRange(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<LimitRangeView>> {
+    const { answer, before, position } = await this.handle(namespace, { type: 'RemoveLimitRange', name }, writeMeta(options));
+    if (answer.kind === 'Refused') throw refusal(answer);
+    const last = limitRangeViewOfState(namespace, before, name);
+    assert(last, `limit range ${name} existed before its removal`);
+    return removed(last, position);
   }
 
   /**
-   * The one loop every write goes through: in the namespace's next batch, read by key what the
-   * command needs (needsOf, until nothing is missing), decide, append what was decided, and
-   * let `finish` shape the answer. A retried transaction runs all of it again on fresh reads.
+   * The one way every write goes: in the namespace's next batch, the unit of work reads by key
+   * what the command needs, decides and appends (`record` adds what the batch writes with it);
+   * the Step comes back once the transaction has committed. A retried transaction runs all of it
+   * again on fresh reads.
    */
-  private handle<C extends NamespaceCommand, R>(namespace: string, command: C, meta: EventMeta, finish: Finish<C, R>): Promise<R> {
+  private async handle<C extends NamespaceCommand>(namespace: string, command: C, meta: EventMeta, record?: Keep<AnswerOf[C['type']]>): Promise<Step<AnswerOf[C['type']]>> {
     const first = needsOf(command, unread(namespace));
-    return this.groups.submit<R>(namespace, {
+    const step = await this.groups.submit(namespace, {
       ...(first ? { prefetch: first } : {}),
       bytes: bytesOf(command),
       run: async (work) => {
-        const { answer, before, events } = await decideOn(work, command, meta);
-        const last = work.current.version;
-        const after = finish(answer, work, before, () => (last > before.version ? work.positionAt(last) : undefined));
-        if (!events.some((event) => event.type === 'CountAwaited')) return after;
-        return () => {
-          const result = after();
-          for (const listener of this.countAwaitedListeners) listener([namespace]);
-          return result;
-        };
+        const decided = await work.decide(command, meta);
+        record?.(decided, work);
+        return decided;
       },
     });
+    if (step.events.some((event) => event.type === 'CountAwaited')) for (const listener of this.countAwaitedListeners) listener([namespace]);
+    return step;
   }
 }
 
-/**
- * One command on a namespace's unit of work: read by key what it needs (needsOf, until nothing
- * is missing), decide, append what was decided. Returns the answer and the state it was decided on.
- */
-export async function decideOn<C extends NamespaceCommand>(
-  work: NamespaceUnitOfWork,
-  command: C,
-  meta: EventMeta,
-): Promise<{ answer: AnswerOf[C['type']]; before: NamespaceState; events: readonly LedgerEvent[] }> {
-  for (let round = 1, needs = needsOf(command, work.facts); needs; needs = needsOf(command, work.facts), round++) {
-    assert(round <= NEEDS_ROUNDS_MAX, `${command.type} still needs facts after ${NEEDS_ROUNDS_MAX} reads`);
-    await work.load(needs);
+/** An admission's outcome from its step: the first answer for a repeat, nothing logged where unmanaged. */
+function admitOutcome(step: Step<AnswerOf['AdmitObject']>): AdmitOutcome {
+  const { answer, known: managed } = step;
+  switch (answer.kind) {
+    case 'Refused':
+      throw refusal(answer);
+    case 'Unmanaged':
+      return { result: answer.result, repeated: false, decisionId: '', managed: false };
+    case 'KeyReused':
+      return { result: answer.result, repeated: false, decisionId: '', managed };
+    case 'Repeated':
+      return { result: answer.result, repeated: true, decisionId: step.decision?.id ?? '', managed };
+    case 'Decided':
+      if (!step.decision) return { result: answer.result, repeated: false, decisionId: '', managed: true };
+      return { result: answer.result, repeated: false, decisionId: step.decision.id ?? '', managed: true, position: step.position };
   }
-  const before = work.current;
-  const { events, answer } = decide(command, work.facts);
-  work.append(events, meta);
-  return { answer, before, events };
+}
+
+/** Keeps the reservation as the command leaves it: what a commit's or release's answer shows. */
+function keepReservation<A>(id: string): Keep<A> {
+  return (step, work) => {
+    const record = work.record(id);
+    if (record) step.reservation = record;
+  };
 }
 
 /** Roughly what a command writes: a reconcile one reservation and event per object listed, a definition its spec, anything else a few rows. */
@@ -345,23 +322,17 @@ function unread(namespace: string): NamespaceFacts {
   return { namespace, known: true, now: 0, state: initialState(), liveLoaded: new Set(), reservations: new Map(), answers: new Map() };
 }
 
-function refused(answer: Refusal): () => never {
-  return () => {
-    throw new LedgerError(answer.code, answer.message, answer.details);
-  };
-}
-
-function recordIn(work: NamespaceUnitOfWork, id: string) {
-  const record = work.record(id);
-  assert(record, `reservation ${id} was read before it was decided on`);
-  return record;
+function refusal(answer: Refusal): LedgerError {
+  return new LedgerError(answer.code, answer.message, answer.details);
 }
 
 /** A commit's or release's outcome, and the reservation's latest event: what a repeat (which appended nothing) stands on. */
-function settled(namespace: string, record: ReservationRecord, changed: boolean, written: () => string | undefined): () => { outcome: CommitOutcome; latest: EventRef | undefined } {
+function settled(namespace: string, step: Step<unknown>, changed: boolean): { outcome: CommitOutcome; latest: EventRef | undefined } {
+  const record = step.reservation;
+  assert(record, `the reservation was read before it was decided on`);
   const view = reservationViewOf(namespace, record);
   const version = record.eventVersions.at(-1);
-  return () => ({ outcome: { view, changed, position: written() }, latest: version === undefined ? undefined : { stream: namespace, version } });
+  return { outcome: { view, changed, position: step.position }, latest: version === undefined ? undefined : { stream: namespace, version } };
 }
 
 function expected(options: PutOptions): { expectedVersion?: number } {

@@ -1,4 +1,21 @@
-import type { AdmissionPlugin, AdmissionResult, AdmissionRequest, ExistingObject, GroupResource, OverHard, ReconcileAction, Uncovered, LimitRangeDefinition, LimitedResource, ObjectRef, QuotaDefinition, RawQuantities, ReleaseReason, ReservationOrigin } from '@quota/domain';
+import type { AdmissionSource, DecisionView as ApiDecisionView, EventView, SharedQuotaUsagePoint } from '@quota/api';
+import type {
+  AdmissionPlugin,
+  AdmissionResult,
+  AdmissionRequest,
+  ExistingObject,
+  GroupResource,
+  OverHard,
+  ReconcileAction,
+  Uncovered,
+  LimitRangeDefinition,
+  LimitedResource,
+  ObjectRef,
+  QuotaDefinition,
+  RawQuantities,
+  ReleaseReason,
+  ReservationOrigin,
+} from '@quota/domain';
 
 /**
  * The ledger's public shapes: what the admission API gives it and gets back. Everything
@@ -49,10 +66,11 @@ export interface LedgerOptions {
   readonly onLocked?: (namespaces: readonly string[]) => Promise<void>;
 }
 
-/** Where an admission came from. */
-export type AdmissionSource = 'webhook' | 'rest';
-
 export type { AdmissionResult, DenialJson } from '@quota/domain';
+export type { AdmissionSource, EventView, Page, SharedQuotaUsagePoint, SharedQuotaUsageSeries, UsageMarker, UsagePoint, UsageSeries } from '@quota/api';
+
+/** A decision as the audit API lists it: the contract's view of the domain's answer. */
+export type DecisionView = ApiDecisionView<AdmissionResult>;
 
 export interface AdmitCommand {
   readonly namespace: string;
@@ -120,20 +138,6 @@ export interface AdmitOutcome {
 }
 
 export type ReservationState = 'reserved' | 'committed' | 'released';
-
-/** An event as the audit API shows it. */
-export interface EventView {
-  readonly position: string;
-  readonly version: number;
-  readonly type: string;
-  readonly time: string;
-  /** The authenticated principal that wrote it. */
-  readonly actor: string;
-  /** The Kubernetes user it relayed, when trusted (see AdmitCommand.onBehalfOf). */
-  readonly onBehalfOf?: string;
-  readonly requestId?: string;
-  readonly data: unknown;
-}
 
 export interface ReservationView {
   readonly id: string;
@@ -239,27 +243,6 @@ export interface ReleaseOutcome {
   readonly position?: string;
 }
 
-export interface DecisionView {
-  readonly id: string;
-  readonly namespace: string;
-  readonly time: string;
-  readonly source: AdmissionSource;
-  readonly requestKey?: string;
-  readonly operation: string;
-  /** `pods`, `deployments.apps`, ... */
-  readonly resource: string;
-  readonly kind?: string;
-  readonly name?: string;
-  readonly objectUid?: string;
-  /** The authenticated principal that asked. */
-  readonly requester: string;
-  /** The Kubernetes user it asked for, when trusted (see AdmitCommand.onBehalfOf). */
-  readonly onBehalfOf?: string;
-  readonly dryRun: boolean;
-  readonly allowed: boolean;
-  readonly result: AdmissionResult;
-}
-
 export interface DecisionQuery {
   readonly allowed?: boolean;
   /** Only dry runs and what-ifs (true) or only decisions that counted (false). */
@@ -274,12 +257,6 @@ export interface DecisionQuery {
   readonly newestFirst?: boolean;
   /** At most this many (1..1000). */
   readonly limit: number;
-}
-
-export interface Page<T> {
-  readonly items: readonly T[];
-  /** Pass as `after` for the next page; absent on the last page. */
-  readonly next?: string;
 }
 
 export interface NamespaceUsage {
@@ -344,27 +321,6 @@ export interface DefinitionChange extends EventView {
   readonly changed: readonly string[];
 }
 
-/** One sample of a namespace's usage: every quota's hard and used as of `at`. */
-export interface UsagePoint {
-  readonly at: string;
-  /** The stream version in force at `at` (0 before the first event). */
-  readonly version: number;
-  readonly quotas: readonly { readonly name: string; readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> }[];
-}
-
-/** A shared quota (ClusterResourceQuota, HierarchicalResourceQuota) as it stood at an instant. */
-export interface SharedQuotaUsagePoint {
-  readonly at: string;
-  /** The version of its stream's definition event in force at `at` (0 before the first). */
-  readonly version: number;
-  /** Whether it existed at `at` (false before its creation and after its removal: no hard, nothing used). */
-  readonly defined: boolean;
-  /** Canonical. */
-  readonly hard: RawQuantities;
-  /** Canonical: over every namespace it covered at `at`, one entry per hard resource. */
-  readonly used: RawQuantities;
-}
-
 /** A shared quota's usage at an instant, with each covered namespace's part (in name order). */
 export interface SharedQuotaUsageAt extends SharedQuotaUsagePoint {
   readonly key: string;
@@ -372,30 +328,4 @@ export interface SharedQuotaUsageAt extends SharedQuotaUsagePoint {
   readonly namespaces: readonly { readonly namespace: string; readonly version: number; readonly used: RawQuantities }[];
   /** The resources whose usage was above hard then (overHardOf). */
   readonly overHard: readonly { readonly resource: string; readonly used: string; readonly hard: string }[];
-}
-
-/** A shared quota's usage sampled over a range, with its limit changes and the denials that named it. */
-export interface SharedQuotaUsageSeries {
-  readonly key: string;
-  readonly since: string;
-  readonly until: string;
-  readonly points: readonly SharedQuotaUsagePoint[];
-  readonly markers: readonly UsageMarker[];
-  readonly truncated: boolean;
-}
-
-/** Something to mark on a usage chart. */
-export type UsageMarker =
-  | { readonly kind: 'limit'; readonly at: string; readonly version: number; readonly quota: string; readonly change: 'defined' | 'changed' | 'removed'; readonly actor: string }
-  | { readonly kind: 'denial'; readonly at: string; readonly decisionId: string; readonly reason: string | null; readonly requester: string; readonly name: string | null; readonly message: string | null };
-
-/** Usage sampled at evenly spaced instants over a range, with what happened to the limits and who was denied. */
-export interface UsageSeries {
-  readonly namespace: string;
-  readonly since: string;
-  readonly until: string;
-  readonly points: readonly UsagePoint[];
-  /** Oldest first; at most MARKERS_MAX of each kind (`truncated` says when there were more). */
-  readonly markers: readonly UsageMarker[];
-  readonly truncated: boolean;
 }

@@ -54,15 +54,26 @@ export function isRetryableConflict(error: unknown): boolean {
   return conflictCause(error) !== undefined;
 }
 
-/** The server went away or is not accepting connections (restart, pg_terminate_backend, network). */
+/**
+ * The server went away or is not accepting connections (restart, pg_terminate_backend, network):
+ * no connection, one lost or timed out, the server shutting down or starting (57P0x), a
+ * connection exception (08xxx); looked for in the driver's error too when TypeORM wraps it. The
+ * one check of the write path and the read path (read-path.ts) alike.
+ */
 export function isConnectionError(error: unknown): boolean {
-  const e = error as (PgError & { errno?: string }) | undefined;
-  if (!e) return false;
-  const code = e.code ?? '';
-  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
+  const e = error as { code?: unknown; message?: unknown; driverError?: unknown } | undefined;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (/^(08|57P)/.test(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return true;
-  const message = e.message ?? '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i.test(message);
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|the database system is (starting up|shutting down)/i.test(
+      message,
+    )
+  )
+    return true;
+  return e.driverError !== undefined && e.driverError !== error ? isConnectionError(e.driverError) : false;
 }
 
 /** Any error the database raised (as opposed to one our own code threw). */

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { DataSource, QueryRunner } from 'typeorm';
-import { LEDGER_EVENTS_CHANNEL, type UsageProjection } from './projection.js';
+import { LEDGER_EVENTS_CHANNEL } from './append-notifier.js';
+import type { UsageProjection } from './projection.js';
 
 export interface ProjectionRunnerOptions {
   /** Longest wait without a notification before looking again, in ms. */

@@ -1,13 +1,18 @@
-import { fold, isSharedQuotaKey, reservationsNeededBy, Resources, type NamespaceState, type RawQuantities, type RecordedEvent, type Reservation } from '@quota/domain';
+import { fold, isSharedQuotaKey, reservationsNeededBy, type NamespaceState, type RecordedEvent, type Reservation } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { feedDrained, feedRead, payloadBytes, PROJECTION_STEP_MAX_BYTES, versionsRead, type BoundedFeedRow, type FeedRow } from './projection-feed.js';
-import { decodeEvent, type FoldRow } from './rows.js';
-import { select } from './sql.js';
-import { headOf, headRestOf, stateOf, type HeadJson } from './head.js';
+import { decodeEvent } from './rows.js';
+import { stateOf } from './head.js';
+import { StateCache } from './projection-cache.js';
+import { projectionLag, type ProjectionLag } from './projection-lag.js';
+import { headJsonOf, type NamespaceRow } from './projection-rows.js';
 import { horizonReservations, horizonStarts, reservationOf, type ReservationKeyRow } from './projection-horizon.js';
+import { BatchWrites, keepHorizonReservations } from './projection-writes.js';
 import { SnapshotWriter, type DueSnapshot } from './snapshot-writer.js';
-import { USED_VERSIONS_PER_ROW, VersionRecorder, versionRowOf, type VersionRow } from './usage-versions.js';
+import { VersionRecorder, versionRowOf } from './usage-versions.js';
+
+export type { ProjectionLag } from './projection-lag.js';
 
 /**
  * The usage projection: follows the ledger and keeps the read models of
@@ -49,43 +54,6 @@ export interface ProjectionOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-export interface ProjectionLag {
-  readonly name: string;
-  /** The last position applied ("0" before the first). */
-  readonly position: string;
-  /** The newest position in the ledger. */
-  readonly headPosition: string;
-  /** Events committed or in flight beyond the checkpoint. */
-  readonly eventsBehind: number;
-  /** Age of the oldest event not yet applied, in ms (0 when caught up). */
-  readonly lagMs: number;
-  readonly eventsApplied: number;
-  readonly updatedAt: string;
-}
-
-/** A namespace as projected_namespaces and projected_definitions hold it (migrations/1795900000500). */
-interface NamespaceRow {
-  namespace: string;
-  version: string;
-  /** Usage per quota (canonical), as of `version`. */
-  used: Record<string, RawQuantities>;
-  released_count: string;
-  snapshot_version: string;
-  /** The rest of the head (HeadRest), or null when it has none. */
-  head_rest: HeadRest | null;
-  /** The definitions (quotas without usage, limit ranges); written only when they change. */
-  definitions: Definitions | null;
-}
-
-type Definitions = Pick<HeadJson, 'limitRanges'> & { readonly quotas: readonly Omit<HeadJson['quotas'][number], 'used'>[] };
-
-/**
- * What of the head the other columns do not hold (head.ts headRestOf): the fold needs the
- * Namespace object to take the namespace up again (a Namespace change needs the object it
- * changes), and usage at every version records the shared-quota contributions.
- */
-type HeadRest = ReturnType<typeof headRestOf>;
-
 /** Event types that change a namespace's definitions (and so its projected_definitions row). */
 const DEFINING: ReadonlySet<string> = new Set(['QuotaDefined', 'QuotaChanged', 'QuotaRemoved', 'LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved']);
 
@@ -97,52 +65,6 @@ const CATCH_UP_SNAPSHOTS_AHEAD = 4;
 const SWEEP_EVERY_MS = 200;
 /** Namespaces one sweep takes on. */
 const SWEEP_NAMESPACES_MAX = 200;
-/** Live reservations the worker keeps in memory, over all the namespace states it remembers (StateCache). */
-const CACHED_RESERVATIONS_MAX = 200_000;
-
-/**
- * The complete states (every live reservation) of the namespaces a worker projected last, as its
- * committed steps left them, most recent last. A step whose namespace is still at the version it
- * left there starts from it instead of reading the reservations back and folding their events
- * again: a busy namespace costs its events, not its live reservations. A state is used only
- * while the projected version is the one it was cached at (another worker, or a reset, moves
- * it), and only states made with every reservation are kept, so a snapshot or a recount from
- * one is exact.
- */
-class StateCache {
-  private readonly states = new Map<string, NamespaceState>();
-  private reservations = 0;
-
-  get(namespace: string, version: number): NamespaceState | undefined {
-    const state = this.states.get(namespace);
-    return state?.version === version ? state : undefined;
-  }
-
-  set(namespace: string, state: NamespaceState): void {
-    this.delete(namespace);
-    this.states.set(namespace, state);
-    this.reservations += state.reservations.size;
-    for (const [oldest, old] of this.states) {
-      if (this.reservations <= CACHED_RESERVATIONS_MAX) break;
-      this.states.delete(oldest);
-      this.reservations -= old.reservations.size;
-    }
-  }
-
-  delete(namespace: string): void {
-    const state = this.states.get(namespace);
-    if (!state) return;
-    this.states.delete(namespace);
-    this.reservations -= state.reservations.size;
-  }
-
-  clear(): void {
-    this.states.clear();
-    this.reservations = 0;
-  }
-}
-
-export const LEDGER_EVENTS_CHANNEL = 'quota_ledger_events';
 
 export class UsageProjection {
   readonly name: string;
@@ -237,7 +159,10 @@ export class UsageProjection {
         LIMIT ${SWEEP_NAMESPACES_MAX}`,
     );
     if (rows.length === 0) return 0;
-    const starts = await horizonStarts(client, rows.map((r) => r.namespace));
+    const starts = await horizonStarts(
+      client,
+      rows.map((r) => r.namespace),
+    );
     const out = new BatchWrites([]);
     for (const [namespace, { state, position, atMs }] of starts) {
       out.version(namespace, versionRowOf(state));
@@ -302,10 +227,9 @@ export class UsageProjection {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       await client.query(`SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
       await client.query(`TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots, projected_used_versions, projected_quota_versions`);
-      await client.query(
-        `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`,
-        [this.name],
-      );
+      await client.query(`UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`, [
+        this.name,
+      ]);
     });
   }
 
@@ -315,44 +239,9 @@ export class UsageProjection {
     return this.catchUp();
   }
 
+  /** How far it is behind the ledger. */
   async lag(): Promise<ProjectionLag> {
-    const rows = await select<{
-      position: string | null;
-      events_applied: string | null;
-      updated_at: Date | null;
-      head_position: string | null;
-      behind: string;
-      oldest_ms: number | null;
-    }>(
-      this.dataSource,
-      // Behind: each namespace's head against its projected version (what the projection has
-      // still to apply; a shared quota's stream is never projected), and the oldest such event.
-      `WITH c AS (SELECT position, events_applied, updated_at FROM projection_checkpoints WHERE name = $1),
-            ahead AS (
-              SELECT h.namespace, coalesce(p.version, 0) AS done, h.version AS head
-                FROM namespace_heads h LEFT JOIN projected_namespaces p ON p.namespace = h.namespace
-               WHERE h.version > coalesce(p.version, 0)),
-            pending AS (
-              SELECT coalesce(sum(a.head - a.done), 0) AS behind,
-                     (SELECT min(e.recorded_at) FROM ahead b JOIN ledger_events e ON e.namespace = b.namespace AND e.version = b.done + 1) AS oldest
-                FROM ahead a)
-       SELECT (SELECT position::text FROM c) AS position, (SELECT events_applied::text FROM c) AS events_applied,
-              (SELECT updated_at FROM c) AS updated_at, (SELECT max(position)::text FROM ledger_events) AS head_position,
-              pending.behind::text AS behind,
-              (extract(epoch from clock_timestamp() - pending.oldest) * 1000)::float8 AS oldest_ms
-         FROM pending`,
-      [this.name],
-    );
-    const row = rows[0];
-    return {
-      name: this.name,
-      position: row?.position ?? '0',
-      headPosition: row?.head_position ?? '0',
-      eventsBehind: Number(row?.behind ?? 0),
-      lagMs: Math.max(0, Math.round(row?.oldest_ms ?? 0)),
-      eventsApplied: Number(row?.events_applied ?? 0),
-      updatedAt: (row?.updated_at ?? new Date(0)).toISOString(),
-    };
+    return projectionLag(this.dataSource, this.name);
   }
 
   // ------------------------------------------------------------------ applying a batch
@@ -381,7 +270,14 @@ export class UsageProjection {
       [[...byNamespace.keys()]],
     );
     const headOfNamespace = new Map(heads.map((h) => [h.namespace, h]));
-    const starts = new Map([...(await horizonStarts(client, [...byNamespace.keys()].filter((namespace) => !headOfNamespace.has(namespace))))].map(([ns, s]) => [ns, s.state]));
+    const starts = new Map(
+      [
+        ...(await horizonStarts(
+          client,
+          [...byNamespace.keys()].filter((namespace) => !headOfNamespace.has(namespace)),
+        )),
+      ].map(([ns, s]) => [ns, s.state]),
+    );
     const gaps: { namespace: string; after: string; upTo: string }[] = [];
     for (const [namespace, events] of byNamespace) {
       const done = Number(headOfNamespace.get(namespace)?.version ?? starts.get(namespace)?.version ?? 0);
@@ -543,199 +439,4 @@ export class UsageProjection {
   }
 }
 
-/** The head a namespace's projected rows describe (its lastEventAt is not kept: the next event folded sets it). */
-function headJsonOf(head: NamespaceRow | undefined): HeadJson {
-  const definitions = head?.definitions ?? { quotas: [], limitRanges: [] };
-  return {
-    quotas: definitions.quotas.map((q) => ({ ...q, used: head?.used[q.definition.name] ?? {} })),
-    limitRanges: definitions.limitRanges,
-    releasedCount: Number(head?.released_count ?? 0),
-    ...head?.head_rest,
-  };
-}
-
-/**
- * A row for each reservation of a namespace's horizon state that its first step leaves live:
- * their making events were archived, so project() does not know them as made in the step
- * (loadReservations reads them back from the horizon state). Rows it changes in the same step
- * are updated after this insert (BatchWrites.flush's order).
- */
-function keepHorizonReservations(out: BatchWrites, namespace: string, start: NamespaceState, after: NamespaceState): void {
-  for (const id of start.reservations.keys()) {
-    const live = after.reservations.get(id);
-    if (live) out.insertReservation(namespace, live, undefined);
-  }
-}
-
 const recordedOf = (row: FeedRow): RecordedEvent => decodeEvent(row);
-
-/** The writes of one step, sent as one statement per table (unnest of arrays); its snapshots go to `snapshotsDue`. */
-class BatchWrites {
-  constructor(private readonly snapshotsDue: DueSnapshot[]) {}
-
-  private readonly inserts = { ns: [] as string[], id: [] as string[], version: [] as number[], committed: [] as (number | null)[], terminated: [] as (number | null)[] };
-  private readonly commits = { ns: [] as string[], id: [] as string[], committed: [] as number[] };
-  private readonly terminations = { ns: [] as string[], id: [] as string[], version: [] as number[] };
-  private readonly deletes = { ns: [] as string[], id: [] as string[] };
-  private readonly namespaces = {
-    ns: [] as string[],
-    version: [] as number[],
-    position: [] as string[],
-    used: [] as string[],
-    released: [] as number[],
-    at: [] as number[],
-    snapshot: [] as number[],
-    rest: [] as (string | null)[],
-  };
-  private readonly definitions = { ns: [] as string[], state: [] as string[] };
-  /** Rows of projected_used_versions and projected_quota_versions, as JSON records (one jsonb parameter each: no array escaping). */
-  private readonly usedVersions: string[] = [];
-  private readonly quotaVersions: string[] = [];
-  /** The usage row being filled, per namespace (usage-versions.ts: up to USED_VERSIONS_PER_ROW versions a row). */
-  private readonly usedRows = new Map<string, { versions: number[]; used: string[]; shared: (string | undefined)[] }>();
-
-  /** What changed at one version of a namespace (usage-versions.ts); a namespace's come in version order. */
-  version(namespace: string, row: VersionRow): void {
-    if (row.quotas !== undefined) this.quotaVersions.push(`{"namespace":${JSON.stringify(namespace)},"version":${row.version},"quotas":${row.quotas}}`);
-    if (row.used === undefined) return;
-    let open = this.usedRows.get(namespace);
-    if (open && open.versions.length >= USED_VERSIONS_PER_ROW) {
-      this.closeUsedRow(namespace, open);
-      open = undefined;
-    }
-    if (!open) {
-      open = { versions: [], used: [], shared: [] };
-      this.usedRows.set(namespace, open);
-    }
-    open.versions.push(row.version);
-    open.used.push(row.used);
-    open.shared.push(row.shared);
-  }
-
-  private closeUsedRow(namespace: string, row: { versions: number[]; used: string[]; shared: (string | undefined)[] }): void {
-    const shared = row.shared.some((s) => s !== undefined) ? `[${row.shared.map((s) => s ?? 'null').join(',')}]` : 'null';
-    this.usedVersions.push(
-      `{"namespace":${JSON.stringify(namespace)},"version":${row.versions[0]},"versions":[${row.versions.join(',')}],"used":[${row.used.join(',')}],"shared":${shared}}`,
-    );
-    this.usedRows.delete(namespace);
-  }
-
-  /** A reservation made in this step; `terminatedVersion` is its Terminated event's, when the step holds one. */
-  insertReservation(namespace: string, reservation: Reservation, terminatedVersion: number | undefined): void {
-    this.inserts.ns.push(namespace);
-    this.inserts.id.push(reservation.id);
-    this.inserts.version.push(reservation.version);
-    this.inserts.committed.push(reservation.operation !== 'ADOPT' && reservation.committedAt !== undefined ? reservation.committedAt : null);
-    this.inserts.terminated.push(terminatedVersion ?? null);
-  }
-
-  commitReservation(namespace: string, reservation: Reservation): void {
-    this.commits.ns.push(namespace);
-    this.commits.id.push(reservation.id);
-    this.commits.committed.push(reservation.committedAt as number);
-  }
-
-  /** An older reservation (committed or adopted) terminated in this step, by its event at `version`. */
-  terminateReservation(namespace: string, id: string, version: number): void {
-    this.terminations.ns.push(namespace);
-    this.terminations.id.push(id);
-    this.terminations.version.push(version);
-  }
-
-  deleteReservation(namespace: string, id: string): void {
-    this.deletes.ns.push(namespace);
-    this.deletes.id.push(id);
-  }
-
-  namespace(namespace: string, state: NamespaceState, last: FeedRow, snapshotVersion: number, definitionsChanged: boolean): void {
-    const used: Record<string, RawQuantities> = {};
-    for (const name of state.quotas.keys()) used[name] = Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY);
-    this.namespaces.ns.push(namespace);
-    this.namespaces.version.push(state.version);
-    this.namespaces.position.push(last.position);
-    this.namespaces.used.push(JSON.stringify(used));
-    this.namespaces.released.push(state.releasedCount);
-    this.namespaces.at.push(last.at_ms);
-    this.namespaces.snapshot.push(snapshotVersion);
-    const rest = headRestOf(state);
-    this.namespaces.rest.push(Object.keys(rest).length > 0 ? JSON.stringify(rest) : null);
-    if (definitionsChanged) {
-      const head = headOf(state);
-      const definitions: Definitions = { quotas: head.quotas.map(({ used: _, ...q }) => q), limitRanges: head.limitRanges };
-      this.definitions.ns.push(namespace);
-      this.definitions.state.push(JSON.stringify(definitions));
-    }
-  }
-
-  /** A snapshot due at `last`: not written by this step's flush but after it commits (snapshot-writer.ts). */
-  snapshot(namespace: string, state: NamespaceState, last: FeedRow): void {
-    this.snapshotsDue.push({ namespace, state, position: last.position, atMs: last.at_ms });
-  }
-
-  async flush(client: pg.PoolClient): Promise<void> {
-    if (this.deletes.ns.length > 0) {
-      await client.query(
-        `DELETE FROM projected_reservations r USING unnest($1::text[], $2::text[]) AS k(ns, id) WHERE r.namespace = k.ns AND r.reservation_id = k.id`,
-        [this.deletes.ns, this.deletes.id],
-      );
-    }
-    if (this.inserts.ns.length > 0) {
-      await client.query(
-        `INSERT INTO projected_reservations (namespace, reservation_id, version, committed_at, terminated_version)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[])`,
-        [this.inserts.ns, this.inserts.id, this.inserts.version, this.inserts.committed, this.inserts.terminated],
-      );
-    }
-    if (this.commits.ns.length > 0) {
-      await client.query(
-        `UPDATE projected_reservations r SET committed_at = k.committed
-           FROM unnest($1::text[], $2::text[], $3::bigint[]) AS k(ns, id, committed)
-          WHERE r.namespace = k.ns AND r.reservation_id = k.id`,
-        [this.commits.ns, this.commits.id, this.commits.committed],
-      );
-    }
-    const t = this.terminations;
-    if (t.ns.length > 0) {
-      await client.query(
-        `UPDATE projected_reservations r SET terminated_version = k.version
-           FROM unnest($1::text[], $2::text[], $3::bigint[]) AS k(ns, id, version)
-          WHERE r.namespace = k.ns AND r.reservation_id = k.id`,
-        [t.ns, t.id, t.version],
-      );
-    }
-    const n = this.namespaces;
-    await client.query(
-      `INSERT INTO projected_namespaces (namespace, version, position, used, released_count, last_event_at, projected_at, snapshot_version, head_rest)
-       SELECT ns, version, position, used, released, to_timestamp(at / 1000), clock_timestamp(), snapshot, rest
-         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::jsonb[], $5::bigint[], $6::float8[], $7::bigint[], $8::jsonb[]) AS t(ns, version, position, used, released, at, snapshot, rest)
-       ON CONFLICT (namespace) DO UPDATE SET version = EXCLUDED.version, position = EXCLUDED.position, used = EXCLUDED.used,
-         released_count = EXCLUDED.released_count, last_event_at = EXCLUDED.last_event_at, projected_at = EXCLUDED.projected_at,
-         snapshot_version = EXCLUDED.snapshot_version, head_rest = EXCLUDED.head_rest`,
-      [n.ns, n.version, n.position, n.used, n.released, n.at, n.snapshot, n.rest],
-    );
-    const d = this.definitions;
-    if (d.ns.length > 0) {
-      await client.query(
-        `INSERT INTO projected_definitions (namespace, state) SELECT * FROM unnest($1::text[], $2::jsonb[])
-         ON CONFLICT (namespace) DO UPDATE SET state = EXCLUDED.state WHERE projected_definitions.state IS DISTINCT FROM EXCLUDED.state`,
-        [d.ns, d.state],
-      );
-    }
-    for (const [namespace, row] of this.usedRows) this.closeUsedRow(namespace, row);
-    if (this.usedVersions.length > 0) {
-      await client.query(
-        `INSERT INTO projected_used_versions (namespace, version, versions, used, shared)
-         SELECT r.namespace, r.version, r.versions, r.used, r.shared
-           FROM jsonb_to_recordset($1::jsonb) AS r(namespace text, version bigint, versions bigint[], used jsonb, shared jsonb)`,
-        [`[${this.usedVersions.join(',')}]`],
-      );
-    }
-    if (this.quotaVersions.length > 0) {
-      await client.query(
-        `INSERT INTO projected_quota_versions (namespace, version, quotas)
-         SELECT r.namespace, r.version, r.quotas FROM jsonb_to_recordset($1::jsonb) AS r(namespace text, version bigint, quotas jsonb)`,
-        [`[${this.quotaVersions.join(',')}]`],
-      );
-    }
-  }
-}

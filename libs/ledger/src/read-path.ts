@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions, type DataSourceSettings } from './data-source.js';
+import { isConnectionError } from './postgres-errors.js';
 
 /**
  * Where history is read (issue 20): a PostgreSQL hot standby of the ledger's database, fed by
@@ -140,16 +141,12 @@ export class ReadPath {
 }
 
 /**
- * Errors that say the standby cannot answer now, as opposed to a bad query: no connection, a
- * connection lost or timed out, the server shutting down or starting (57P0x), a connection
- * exception (08xxx), or a query cancelled by a conflict with recovery (40001 on a standby).
+ * Errors that say the standby cannot answer now, as opposed to a bad query: a connection error
+ * (postgres-errors.ts), or a query cancelled by a conflict with recovery (40001 on a standby).
  */
 function unavailable(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown; driverError?: unknown };
-  const code = typeof e?.code === 'string' ? e.code : undefined;
-  if (code && (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EPIPE', '40001'].includes(code) || /^(08|57P)/.test(code))) return true;
-  const message = typeof e?.message === 'string' ? e.message : '';
-  if (/Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/i.test(message)) return true;
+  const e = error as { code?: unknown; driverError?: unknown } | undefined;
+  if (isConnectionError(error) || e?.code === '40001') return true;
   return e?.driverError !== undefined && e.driverError !== error ? unavailable(e.driverError) : false;
 }
 

@@ -121,3 +121,14 @@ export interface DecisionRow {
   readonly allowed: boolean;
   readonly result: AdmissionResult;
 }
+
+/** An event as it will be inserted. */
+export interface PendingEvent {
+  readonly version: number;
+  readonly type: string;
+  readonly data: unknown;
+  readonly request_id: string | null;
+  readonly actor: string;
+  readonly on_behalf_of: string | null;
+  readonly at: number;
+}

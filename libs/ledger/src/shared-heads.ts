@@ -1,5 +1,5 @@
 import { Resources, type RawQuantities, type ResourceList, type SharedQuotaDefinition } from '@quota/domain';
-import type { PendingEvent } from './flush-statement.js';
+import type { PendingEvent } from './rows.js';
 
 /**
  * The heads of the shared quotas one transaction touches (issue 18): each as its row was read

@@ -1,8 +1,12 @@
 import {
   assert,
+  decide,
   evolve,
+  needsOf,
   reservationsNeededBy,
+  type AnswerOf,
   type LedgerEvent,
+  type NamespaceCommand,
   type NamespaceFacts,
   type NamespaceState,
   type Needs,
@@ -11,11 +15,11 @@ import {
   type ResourceList,
 } from '@quota/domain';
 import type pg from 'pg';
-import type { DecisionInput, FlushPlan, PendingEvent } from './flush-statement.js';
+import type { DecisionInput, FlushPlan } from './flush-statement.js';
 import { EMPTY_HEAD, headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson } from './head.js';
 import type { AdmissionResult } from './ledger.types.js';
 import { allLiveRead, keyedRead, releasedSinceRead, type KeyedRead, type ReadRow } from './read-statement.js';
-import { recordFromJson, recordOf, type ReservationRecord, type ReservationRow } from './rows.js';
+import { recordFromJson, recordOf, type PendingEvent, type ReservationRecord, type ReservationRow } from './rows.js';
 import type { SharedHeads } from './shared-heads.js';
 
 /**
@@ -50,9 +54,33 @@ export interface Mark {
   readonly state: NamespaceState;
   readonly events: number;
   readonly decisions: number;
+  readonly steps: number;
   readonly touched: Map<string, ReservationRecord>;
   readonly exists: boolean;
 }
+
+/**
+ * What one command did on a unit of work, as plain data: the decider's answer, the state it was
+ * decided on and the state its events left. Its handler reads it once the transaction has
+ * committed; by then the batch is written, so `position` and the decision's id are filled in.
+ */
+export interface Step<A> {
+  readonly answer: A;
+  readonly before: NamespaceState;
+  readonly after: NamespaceState;
+  readonly events: readonly LedgerEvent[];
+  /** The namespace has a stream once the command is decided (it had one, or the command appended). */
+  readonly known: boolean;
+  /** The global position of its last event, once the batch is written; undefined when it appended none. */
+  position?: string;
+  /** The decisions-log entry it answers with: recorded in this batch, or stored earlier (its id once written). */
+  decision?: DecisionHandle;
+  /** A reservation as the command left it (a commit's or release's), when its handler asked for it. */
+  reservation?: ReservationRecord;
+}
+
+/** A command needs its facts read in at most this many rounds (a commit: the reservation, then its object's). */
+const NEEDS_ROUNDS_MAX = 4;
 
 export class NamespaceUnitOfWork {
   private state: NamespaceState;
@@ -67,6 +95,8 @@ export class NamespaceUnitOfWork {
   private touched = new Map<string, ReservationRecord>();
   private readonly events: PendingEvent[] = [];
   private readonly decisions: { input: DecisionInput; handle: DecisionHandle }[] = [];
+  /** The commands decided here, in order: their positions are filled in once the batch is written. */
+  private readonly steps: Step<unknown>[] = [];
   private readonly answers = new Map<string, StoredDecision | null>();
   private releasedSince: { since: number; uids: Set<string> } | undefined;
   /** The positions the events got, in version order (set by `settle`). */
@@ -155,6 +185,23 @@ export class NamespaceUnitOfWork {
     return this.touched.get(id) ?? this.rows.get(id);
   }
 
+  /**
+   * One command, as emmett's handleCommand has it: read by key what it needs (needsOf, until
+   * nothing is missing), decide with the domain's decider, append what was decided.
+   */
+  async decide<C extends NamespaceCommand>(command: C, meta: EventMeta): Promise<Step<AnswerOf[C['type']]>> {
+    for (let round = 1, needs = needsOf(command, this.facts); needs; needs = needsOf(command, this.facts), round++) {
+      assert(round <= NEEDS_ROUNDS_MAX, `${command.type} still needs facts after ${NEEDS_ROUNDS_MAX} reads`);
+      await this.load(needs);
+    }
+    const before = this.state;
+    const { events, answer } = decide(command, this.facts);
+    this.append(events, meta);
+    const step: Step<AnswerOf[C['type']]> = { answer, before, after: this.state, events, known: this.exists };
+    this.steps.push(step);
+    return step;
+  }
+
   /** Reads what a command still needs (needsOf), by key. */
   async load(needs: Needs): Promise<void> {
     const keyed = { requestKeys: needs.requestKeys, reservationIds: needs.reservationIds, uids: needs.uids };
@@ -212,7 +259,7 @@ export class NamespaceUnitOfWork {
   }
 
   mark(): Mark {
-    return { state: this.state, events: this.events.length, decisions: this.decisions.length, touched: new Map(this.touched), exists: this.exists };
+    return { state: this.state, events: this.events.length, decisions: this.decisions.length, steps: this.steps.length, touched: new Map(this.touched), exists: this.exists };
   }
 
   restore(mark: Mark): void {
@@ -220,6 +267,7 @@ export class NamespaceUnitOfWork {
     this.state = mark.state;
     this.syncShared(before);
     this.events.length = mark.events;
+    this.steps.length = mark.steps;
     for (const { input } of this.decisions.splice(mark.decisions)) {
       if (input.requestKey !== undefined) this.answers.set(input.requestKey, null);
     }
@@ -227,12 +275,12 @@ export class NamespaceUnitOfWork {
     this.exists = mark.exists;
   }
 
-  /** Appends events to the stream (buffered), applying each to the state. */
   /** Whether this unit of work appended an event of this type. */
   appended(type: LedgerEvent['type']): boolean {
     return this.events.some((event) => event.type === type);
   }
 
+  /** Appends events to the stream (buffered), applying each to the state. */
   append(events: readonly LedgerEvent[], meta: EventMeta): void {
     const start = this.state;
     for (const event of events) {
@@ -294,11 +342,10 @@ export class NamespaceUnitOfWork {
     return handle;
   }
 
-  /** The id of the decision stored for a request key: read earlier, or recorded in this batch (known once it is written). */
-  decisionIdFor(requestKey: string): () => string {
+  /** The decision stored for a request key: read earlier, or recorded in this batch (its id known once it is written). */
+  decisionFor(requestKey: string): DecisionHandle {
     const stored = this.answers.get(requestKey)?.id;
-    const handle = this.decisions.find((d) => d.input.requestKey === requestKey)?.handle;
-    return () => stored ?? handle?.id ?? '';
+    return stored !== undefined ? { id: stored } : (this.decisions.find((d) => d.input.requestKey === requestKey)?.handle ?? {});
   }
 
   /** What this namespace writes in the group's statement (flush-statement.ts), or undefined when nothing. */
@@ -321,6 +368,7 @@ export class NamespaceUnitOfWork {
     assert(positions.length === this.events.length, 'every event got a position');
     this.decisions.forEach((d, i) => (d.handle.id = ids[i]));
     this.positions = positions;
+    for (const step of this.steps) if (step.after.version > step.before.version) step.position = this.positionAt(step.after.version);
   }
 
   /** The global position of this batch's event at `version`, once the batch is written (undefined before, or for a version it did not append). */

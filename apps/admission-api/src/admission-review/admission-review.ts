@@ -12,7 +12,7 @@ import {
   type NameProblem,
   type Operation,
 } from '@quota/domain';
-import { reasonFor, withRequestId } from '../errors/kube-status.js';
+import { reasonFor, withRequestId, type KubeStatus } from '../errors/kube-status.js';
 
 /**
  * admission.k8s.io/v1 AdmissionReview: the request kube-apiserver sends a webhook and the
@@ -33,15 +33,8 @@ export interface AdmissionReviewRequest {
   readonly dryRun: boolean;
 }
 
-export interface ReviewStatus {
-  readonly metadata: Record<string, never>;
-  readonly status: 'Failure';
-  readonly code: number;
-  readonly reason: string;
-  readonly message: string;
-  /** The id of the HTTP request that was answered (its X-Request-Id), as every Status of ours names it. */
-  readonly details?: Record<string, unknown>;
-}
+/** A review's refusal: a Status without its kind, whose details name the request answered (its X-Request-Id). */
+export type ReviewStatus = Omit<KubeStatus, 'kind' | 'apiVersion'>;
 
 export interface AdmissionReviewResponse {
   readonly apiVersion: 'admission.k8s.io/v1';
@@ -163,7 +156,10 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   if (stored) throw new ReviewMalformed(stored.field, stored.message);
   const object = obj(request, 'object', 'request');
   const oldObject = obj(request, 'oldObject', 'request');
-  for (const [field, value] of [['request.object', object], ['request.oldObject', oldObject]] as const) {
+  for (const [field, value] of [
+    ['request.object', object],
+    ['request.oldObject', oldObject],
+  ] as const) {
     const problem = value === undefined ? undefined : objectShapeProblem({ group, resource: plural }, value, field);
     if (problem) throw new ReviewMalformed(problem.field, problem.message);
     // As the REST path and the API server itself: the object lives in the namespace the request names.

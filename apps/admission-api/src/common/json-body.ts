@@ -2,7 +2,7 @@ import { HttpException } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
 import bodyParser from 'body-parser';
 import type { Request, Response } from 'express';
-import { kubeStatus, type KubeStatus } from '../errors/kube-status.js';
+import { BodyRefused, kubeStatus } from '../errors/kube-status.js';
 import type { AuthenticatedRequest } from '../auth/authenticator.js';
 import { scanJson, type JsonLimits } from './json-scan.js';
 
@@ -36,19 +36,6 @@ export function bodyLimits(kind: BodyKind, config: Pick<AppConfig, 'bodyLimitByt
 }
 
 export const BODY_KEY = 'quota-ledger:json-body';
-
-/** A refusal raised while reading a body: its Status is the answer. */
-export class BodyRefused extends Error {
-  readonly type = 'quota-ledger.body.refused';
-  /** body-parser (http-errors) keeps the status of an error its `verify` throws. */
-  status: number;
-  statusCode: number;
-  constructor(readonly kubeStatus: KubeStatus) {
-    super(kubeStatus.message);
-    this.name = 'BodyRefused';
-    this.status = this.statusCode = kubeStatus.code;
-  }
-}
 
 function refused(code: number, message: string, field?: string): BodyRefused {
   return new BodyRefused(kubeStatus(code, field ? `${field} ${message}` : message, field ? { causes: [{ reason: 'FieldValueInvalid', field, message: `${field} ${message}` }] } : undefined));

@@ -76,6 +76,7 @@ function levels(size: number) {
   return { kind: new Uint8Array(size), index: new Int32Array(size), keyStart: new Int32Array(size), keyEnd: new Int32Array(size), expectKey: new Uint8Array(size) };
 }
 
+/** Length: one pass of a hand-written scanner, whose states read best in one loop. */
 export function scanJson(bytes: Uint8Array, limits: JsonLimits, rootName = 'body'): JsonProblem | undefined {
   if (scratch.kind.length < limits.depthMax + 2) scratch = levels(limits.depthMax + 2);
   const { kind, index, keyStart, keyEnd, expectKey } = scratch;

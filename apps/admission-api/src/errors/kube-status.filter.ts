@@ -3,8 +3,7 @@ import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } fro
 import type { Request, Response } from 'express';
 import { DomainError, FIELD_ERRORS_MAX } from '@quota/domain';
 import { isConnectionError, LedgerError, type LedgerErrorCode } from '@quota/ledger';
-import { BodyRefused } from '../common/json-body.js';
-import { kubeStatus, type KubeStatus } from './kube-status.js';
+import { BodyRefused, kubeStatus, type KubeStatus } from './kube-status.js';
 
 /** Errors body-parser raises (http-errors) carry an HTTP status, `expose` and usually a `type`. */
 interface HttpishError {

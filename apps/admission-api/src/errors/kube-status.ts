@@ -1,43 +1,10 @@
+import { statusReason, type KubeStatus } from '@quota/api';
 import { currentRequestId } from '../observability/logger.js';
 
-/**
- * Kubernetes' `Status` object: every error outside the webhook is answered with one, so a
- * platform engineer's tools (and kubectl-like clients) read our errors as they read the API
- * server's.
- */
-export interface KubeStatus {
-  readonly kind: 'Status';
-  readonly apiVersion: 'v1';
-  readonly metadata: Record<string, never>;
-  readonly status: 'Failure';
-  readonly message: string;
-  readonly reason: string;
-  readonly code: number;
-  readonly details?: Record<string, unknown>;
-}
+export type { KubeStatus } from '@quota/api';
 
-/** HTTP code → Kubernetes `StatusReason`. */
-const REASONS: Readonly<Record<number, string>> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  406: 'NotAcceptable',
-  409: 'Conflict',
-  410: 'Expired',
-  413: 'RequestEntityTooLarge',
-  415: 'UnsupportedMediaType',
-  422: 'Invalid',
-  429: 'TooManyRequests',
-  500: 'InternalError',
-  503: 'ServiceUnavailable',
-  504: 'Timeout',
-};
-
-export function reasonFor(code: number): string {
-  return REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest');
-}
+/** HTTP code → Kubernetes `StatusReason` (the contract's table, shared with quotactl). */
+export const reasonFor = statusReason;
 
 /**
  * `details` with the id of the request being answered (the X-Request-Id answered with it), when
@@ -61,4 +28,17 @@ export function kubeStatus(code: number, message: string, details?: Record<strin
     code,
     ...(named ? { details: named } : {}),
   };
+}
+
+/** A refusal raised while reading a body: its Status is the answer. */
+export class BodyRefused extends Error {
+  readonly type = 'quota-ledger.body.refused';
+  /** body-parser (http-errors) keeps the status of an error its `verify` throws. */
+  status: number;
+  statusCode: number;
+  constructor(readonly kubeStatus: KubeStatus) {
+    super(kubeStatus.message);
+    this.name = 'BodyRefused';
+    this.status = this.statusCode = kubeStatus.code;
+  }
 }

@@ -1,22 +1,27 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { assertDefinitionSize, limitRangeSizeErrors, prepareLimitRangeForStorage, Resources, type LimitRange, type LimitRangeItem } from '@quota/domain';
-import { DefinitionQueries, LedgerCommands, LedgerError, type DefinitionChange, type LimitRangeView, type Page } from '@quota/ledger';
-import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
+import { assertDefinitionSize, limitRangeSizeErrors, prepareLimitRangeForStorage, Resources, type LimitRange, type LimitRangeDefinition, type LimitRangeItem } from '@quota/domain';
+import { DefinitionQueries, LedgerCommands, type DefinitionChange, type LimitRangeView, type Page } from '@quota/ledger';
+import { renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
-import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
-import { definitionHistory } from '../audit/definition-history.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
-import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
+import { AnswersPosition } from '../common/ledger-position.js';
+import { DefinitionHandlers, userMetadata, type DefinitionKind } from '../definitions/definition-handlers.js';
 
 export function renderLimitRange(view: LimitRangeView): LimitRange {
   return {
     apiVersion: 'v1',
     kind: 'LimitRange',
-    metadata: renderMetadata({ name: view.definition.name, namespace: view.namespace, version: view.version, createdAt: view.createdAt, ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}) }),
+    metadata: renderMetadata({
+      name: view.definition.name,
+      namespace: view.namespace,
+      version: view.version,
+      createdAt: view.createdAt,
+      ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}),
+    }),
     spec: view.definition.spec,
   };
 }
@@ -40,78 +45,79 @@ function canonicalItem(item: LimitRangeItem): LimitRangeItem {
  */
 @Controller('v1/namespaces/:namespace/limitranges')
 export class LimitRangesController {
-  constructor(
-    @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
-    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
-  ) {}
+  private readonly serve: DefinitionHandlers<LimitRangeDefinition, LimitRangeView, LimitRange>;
+
+  constructor(@Inject(LedgerCommands) ledger: LedgerCommands, @Inject(DefinitionQueries) definitions: DefinitionQueries) {
+    this.serve = new DefinitionHandlers(limitRangeKind(ledger, definitions), definitions);
+  }
 
   @Allow('admin')
   @JsonBody('definition')
   @AnswersPosition(201, 200)
   @Put(':name')
-  async put(
+  put(
     @Param('namespace', NamespacePipe) namespace: string,
     @Param('name', ObjectNamePipe) name: string,
     @Body() raw: unknown,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<LimitRange> {
-    const { body, expectedVersion } = readPutIdentity(raw, namespace, name, 'LimitRange');
-    const limitRange = prepareLimitRangeForStorage(body);
-    assertDefinitionSize('LimitRange', name, limitRangeSizeErrors(limitRange));
-    const metadata = limitRange.metadata ?? {};
-    const result = await this.ledger.putLimitRange(
-      namespace,
-      {
-        name,
-        spec: { limits: (limitRange.spec?.limits ?? []).map(canonicalItem) },
-        metadata: { ...(metadata.labels ? { labels: metadata.labels } : {}), ...(metadata.annotations ? { annotations: metadata.annotations } : {}) },
-      },
-      { actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) },
-    );
-    response.status(result.created ? 201 : 200);
-    sendPosition(response, result.position);
-    return renderLimitRange(result.view);
+    return this.serve.put(namespace, name, raw, request, response);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
-  async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<LimitRange> {
-    const view = await this.definitions.getLimitRange(namespace, name);
-    if (!view) throw new LedgerError('NotFound', `limitranges "${name}" not found`, { kind: 'limitranges', name });
-    return renderLimitRange(view);
+  get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<LimitRange> {
+    return this.serve.get(namespace, name);
   }
 
   /** Every change of its definition: who, when, before and after (also after it was deleted). */
   @Allow('admin', 'auditor')
   @Get(':name/history')
-  history(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
-    @Query(dtoValidationPipe()) query: EventsQueryDto,
-  ): Promise<Page<DefinitionChange>> {
-    return definitionHistory(this.definitions, namespace, 'limitRange', name, query);
+  history(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+    return this.serve.history(namespace, name, query);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  async list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: 'LimitRangeList'; metadata: Record<string, never>; items: LimitRange[] }> {
-    const views = await this.definitions.listLimitRanges(namespace);
-    return { apiVersion: 'v1', kind: 'LimitRangeList', metadata: {}, items: views.map(renderLimitRange) };
+  list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: string; metadata: Record<string, never>; items: LimitRange[] }> {
+    return this.serve.list(namespace);
   }
 
   @Allow('admin')
   @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(
+  delete(
     @Param('namespace', NamespacePipe) namespace: string,
     @Param('name', ObjectNamePipe) name: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<LimitRange> {
-    const removed = await this.ledger.deleteLimitRange(namespace, name, { actor: requesterOf(request) });
-    sendPosition(response, removed.position);
-    return renderLimitRange(removed.view);
+    return this.serve.delete(namespace, name, request, response);
   }
+}
+
+/** LimitRange as a definition kind: defaulted and validated as the API server stores it, its quantities canonical. */
+function limitRangeKind(ledger: LedgerCommands, definitions: DefinitionQueries): DefinitionKind<LimitRangeDefinition, LimitRangeView, LimitRange> {
+  return {
+    kind: 'LimitRange',
+    resource: 'limitranges',
+    history: 'limitRange',
+    definitionOf(body, name) {
+      const limitRange = prepareLimitRangeForStorage(body);
+      assertDefinitionSize('LimitRange', name, limitRangeSizeErrors(limitRange));
+      return { name, spec: { limits: (limitRange.spec?.limits ?? []).map(canonicalItem) }, metadata: userMetadata(limitRange.metadata) };
+    },
+    put: (namespace, definition, options) => ledger.putLimitRange(namespace, definition, options),
+    remove: (namespace, name, options) => ledger.deleteLimitRange(namespace, name, options),
+    render: renderLimitRange,
+    async read(namespace, name) {
+      const view = await definitions.getLimitRange(namespace, name);
+      return view ? renderLimitRange(view) : undefined;
+    },
+    async readAll(namespace) {
+      return (await definitions.listLimitRanges(namespace)).map(renderLimitRange);
+    },
+  };
 }

@@ -2,7 +2,7 @@ import type { ReferenceObject, SchemaObject } from '@nestjs/swagger';
 import { AdmissionReviewController } from '../admission-review/admission-review.controller.js';
 import { AuditController } from '../audit/audit.controller.js';
 import { HistoryController } from '../audit/history.controller.js';
-import { NamespacesController } from '../audit/namespaces.controller.js';
+import { NamespacesController } from '../namespaces/namespaces.controller.js';
 import { WhoAmIController } from '../auth/whoami.controller.js';
 import { HealthController } from '../health/health.controller.js';
 import { LimitRangesController } from '../limit-ranges/limit-ranges.controller.js';
@@ -10,7 +10,9 @@ import { ProjectionsController } from '../projections/projections.controller.js'
 import { ReservationsController } from '../reservations/reservations.controller.js';
 import { WhatIfController } from '../reservations/what-if.controller.js';
 import { ResourceQuotasController } from '../resource-quotas/resource-quotas.controller.js';
-import { ClusterResourceQuotasController, HierarchicalResourceQuotasController, NamespaceObjectsController } from '../shared-quotas/shared-quotas.controller.js';
+import { ClusterResourceQuotasController } from '../cluster-resource-quotas/cluster-resource-quotas.controller.js';
+import { HierarchicalResourceQuotasController } from '../hierarchical-resource-quotas/hierarchical-resource-quotas.controller.js';
+import { NamespaceObjectsController } from '../namespaces/namespace-objects.controller.js';
 import { POSITION_SCHEMA, schemaRef, type SchemaName } from './schemas.js';
 
 /**
@@ -105,7 +107,7 @@ definitionRoutes(NamespaceObjectsController, 'Namespace', {
   put: PUT_ERRORS,
   delete: { 403: 'default, kube-system and kube-public are never deleted (NamespaceLifecycle).' },
 });
-route(ResourceQuotasController, 'list', { summary: 'List the ResourceQuotas of a namespace', answers: { 200: json('ResourceQuotaList', 'With the projection\'s usage.') }, errors: {} });
+route(ResourceQuotasController, 'list', { summary: 'List the ResourceQuotas of a namespace', answers: { 200: json('ResourceQuotaList', "With the projection's usage.") }, errors: {} });
 route(LimitRangesController, 'list', { summary: 'List the LimitRanges of a namespace', answers: { 200: json('LimitRangeList', 'The LimitRanges.') }, errors: {} });
 route(ClusterResourceQuotasController, 'list', { summary: 'List the ClusterResourceQuotas', answers: { 200: json('ClusterResourceQuotaList', 'The ClusterResourceQuotas.') }, errors: {} });
 route(HierarchicalResourceQuotasController, 'list', {
@@ -117,7 +119,7 @@ route(HierarchicalResourceQuotasController, 'list', {
 for (const controller of [ClusterResourceQuotasController, HierarchicalResourceQuotasController]) {
   route(controller, 'usageAt', {
     summary: 'Usage of a quota over several namespaces, now or at an instant',
-    answers: { 200: json('SharedQuotaUsage', 'Its usage in all and each covered namespace\'s part.') },
+    answers: { 200: json('SharedQuotaUsage', "Its usage in all and each covered namespace's part.") },
     errors: { 404: NOT_FOUND },
   });
   route(controller, 'usageSeries', {
@@ -128,7 +130,7 @@ for (const controller of [ClusterResourceQuotasController, HierarchicalResourceQ
 }
 route(NamespaceObjectsController, 'applied', {
   summary: 'The ClusterResourceQuotas covering a namespace',
-  answers: { 200: json('AppliedClusterResourceQuotaList', 'OpenShift\'s AppliedClusterResourceQuotaList.') },
+  answers: { 200: json('AppliedClusterResourceQuotaList', "OpenShift's AppliedClusterResourceQuotaList.") },
   errors: {},
 });
 route(NamespaceObjectsController, 'appliedOne', { summary: 'One ClusterResourceQuota covering a namespace', answers: { 200: json('AppliedClusterResourceQuota', 'It.') }, errors: { 404: NOT_FOUND } });
@@ -137,7 +139,7 @@ const review = { schema: schemaRef('AdmissionReviewRequest'), description: 'The 
 route(AdmissionReviewController, 'mutate', {
   summary: 'Mutating webhook: LimitRange defaults',
   body: review,
-  answers: { 200: json('AdmissionReviewResponse', 'Allowed with the defaults as a JSONPatch, or AlwaysDeny\'s refusal. A 5XX hands the request to the failurePolicy.') },
+  answers: { 200: json('AdmissionReviewResponse', "Allowed with the defaults as a JSONPatch, or AlwaysDeny's refusal. A 5XX hands the request to the failurePolicy.") },
   errors: {},
 });
 route(AdmissionReviewController, 'validate', {
@@ -160,8 +162,16 @@ route(ReservationsController, 'reserve', {
     422: 'An invalid object or resource list (a quantity that does not parse is 400, as for a quota); details.causes names the field.',
   },
 });
-route(ReservationsController, 'commit', { summary: 'Commit a reservation once its object exists', answers: { 200: json('Reservation', 'Committed (idempotent).') }, errors: { 404: NOT_FOUND, 409: 'It was released.', 410: 'Its TTL ran out before the commit: it has been released; reserve again.' } });
-route(ReservationsController, 'release', { summary: 'Release a reservation', answers: { 200: json('Reservation', 'Released (idempotent).') }, errors: { 404: NOT_FOUND, 409: 'It cannot be released in its state.' } });
+route(ReservationsController, 'commit', {
+  summary: 'Commit a reservation once its object exists',
+  answers: { 200: json('Reservation', 'Committed (idempotent).') },
+  errors: { 404: NOT_FOUND, 409: 'It was released.', 410: 'Its TTL ran out before the commit: it has been released; reserve again.' },
+});
+route(ReservationsController, 'release', {
+  summary: 'Release a reservation',
+  answers: { 200: json('Reservation', 'Released (idempotent).') },
+  errors: { 404: NOT_FOUND, 409: 'It cannot be released in its state.' },
+});
 route(ReservationsController, 'get', { summary: 'A reservation and its history', answers: { 200: json('Reservation', 'The reservation.') }, errors: { 404: NOT_FOUND } });
 route(HistoryController, 'listReservations', { summary: 'Reservations by state and age', answers: { 200: json('ReservationPage', 'Oldest first.') }, errors: {} });
 route(WhatIfController, 'ask', {
@@ -177,17 +187,17 @@ route(AuditController, 'usageSeries', {
   errors: { 404: NOT_FOUND },
 });
 route(AuditController, 'unsettled', { summary: 'Webhook reservations no reconcile has settled', answers: { 200: json('UnsettledReservations', 'By resource.') }, errors: {} });
-route(AuditController, 'events', { summary: 'The namespace\'s ledger stream, paged', answers: { 200: json('EventPage', 'Events by position.') }, errors: {} });
-route(AuditController, 'exportEvents', { summary: 'The namespace\'s events as NDJSON', answers: { 200: ndjson('Event', 'One event per line, each of this schema.') }, errors: {} });
+route(AuditController, 'events', { summary: "The namespace's ledger stream, paged", answers: { 200: json('EventPage', 'Events by position.') }, errors: {} });
+route(AuditController, 'exportEvents', { summary: "The namespace's events as NDJSON", answers: { 200: ndjson('Event', 'One event per line, each of this schema.') }, errors: {} });
 route(AuditController, 'decisions', { summary: 'The decisions log', answers: { 200: json('DecisionPage', 'Decisions with their explanation.') }, errors: {} });
 route(AuditController, 'exportDecisions', { summary: 'The decisions log as NDJSON', answers: { 200: ndjson('Decision', 'One decision per line, each of this schema.') }, errors: {} });
 route(AuditController, 'decision', {
   summary: 'One decision and why',
   answers: { 200: json('Decision', 'The decision.') },
   errors: { 404: NOT_FOUND },
-  parameters: { id: { in: 'path', schema: POSITION_SCHEMA, description: 'The decision\'s id.' } },
+  parameters: { id: { in: 'path', schema: POSITION_SCHEMA, description: "The decision's id." } },
 });
-route(NamespacesController, 'list', { summary: 'Namespaces with their quotas\' usage', answers: { 200: json('NamespaceSummaryPage', 'By name.') }, errors: {} });
+route(NamespacesController, 'list', { summary: "Namespaces with their quotas' usage", answers: { 200: json('NamespaceSummaryPage', 'By name.') }, errors: {} });
 route(ProjectionsController, 'lag', { summary: 'How far the projection trails the ledger', answers: { 200: json('ProjectionLag', 'The checkpoint and its lag.') }, errors: {} });
 route(WhoAmIController, 'whoami', { summary: 'Who the credentials belong to', answers: { 200: json('WhoAmI', 'Name, roles and namespaces.') }, errors: {} });
 

@@ -1,16 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { assertDefinitionSize, quotaObjectCountNames, resourceQuotaSizeErrors, validateResourceQuota, type ResourceQuota } from '@quota/domain';
-import { DefinitionQueries, LedgerCommands, LedgerError, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
-import { readPutIdentity, renderMetadata } from '../common/kube-object.js';
+import { assertDefinitionSize, quotaObjectCountNames, resourceQuotaSizeErrors, validateResourceQuota, type QuotaDefinition, type ResourceQuota } from '@quota/domain';
+import { DefinitionQueries, LedgerCommands, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
+import { renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
-import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
-import { definitionHistory } from '../audit/definition-history.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
-import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
+import { AnswersPosition } from '../common/ledger-position.js';
+import { DefinitionHandlers, userMetadata, type DefinitionKind } from '../definitions/definition-handlers.js';
 
 /** Annotations that say how fresh a read's `status.used` is. */
 export const USED_VERSION_ANNOTATION = 'quota-ledger.io/used-version';
@@ -23,7 +22,13 @@ export const USED_PROJECTED_AT_ANNOTATION = 'quota-ledger.io/used-projected-at';
  * namespace version it reflects and the ledger's version now; without, the write's own.
  */
 export function renderQuota(view: QuotaView, projected?: ProjectedUsage): ResourceQuota {
-  const metadata = renderMetadata({ name: view.definition.name, namespace: view.namespace, version: view.version, createdAt: view.createdAt, ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}) });
+  const metadata = renderMetadata({
+    name: view.definition.name,
+    namespace: view.namespace,
+    version: view.version,
+    createdAt: view.createdAt,
+    ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}),
+  });
   if (!projected) return { apiVersion: 'v1', kind: 'ResourceQuota', metadata, spec: view.definition.spec, status: { hard: view.hard, used: view.used } };
   const projectedUsed = projected.used.get(view.definition.name) ?? {};
   const used = Object.fromEntries(Object.keys(view.hard).map((name) => [name, projectedUsed[name] ?? '0']));
@@ -58,79 +63,80 @@ annotated with the version it reflects (`quota-ledger.io/used-version`) against 
  */
 @Controller('v1/namespaces/:namespace/resourcequotas')
 export class ResourceQuotasController {
-  constructor(
-    @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
-    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
-    @Inject(UsageQueries) private readonly usage: UsageQueries,
-  ) {}
+  private readonly serve: DefinitionHandlers<QuotaDefinition, QuotaView, ResourceQuota>;
+
+  constructor(@Inject(LedgerCommands) ledger: LedgerCommands, @Inject(DefinitionQueries) definitions: DefinitionQueries, @Inject(UsageQueries) usage: UsageQueries) {
+    this.serve = new DefinitionHandlers(resourceQuotaKind(ledger, definitions, usage), definitions);
+  }
 
   @Allow('admin')
   @JsonBody('definition')
   @AnswersPosition(201, 200)
   @Put(':name')
-  async put(
+  put(
     @Param('namespace', NamespacePipe) namespace: string,
     @Param('name', ObjectNamePipe) name: string,
     @Body() raw: unknown,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<ResourceQuota> {
-    const { body, expectedVersion } = readPutIdentity(raw, namespace, name, 'ResourceQuota');
-    const quota = validateResourceQuota(body);
-    assertDefinitionSize('ResourceQuota', name, resourceQuotaSizeErrors(quota));
-    const metadata = quota.metadata ?? {};
-    const result = await this.ledger.putQuota(
-      namespace,
-      {
-        name,
-        spec: quota.spec ?? {},
-        metadata: { ...(metadata.labels ? { labels: metadata.labels } : {}), ...(metadata.annotations ? { annotations: withoutSystemAnnotations(metadata.annotations) } : {}) },
-      },
-      { actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) },
-    );
-    response.status(result.created ? 201 : 200);
-    sendPosition(response, result.position);
-    return renderQuota(result.view);
+    return this.serve.put(namespace, name, raw, request, response);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
-  async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<ResourceQuota> {
-    const [view, projected] = await Promise.all([this.definitions.getQuota(namespace, name), this.usage.projectedUsage(namespace)]);
-    if (!view) throw new LedgerError('NotFound', `resourcequotas "${name}" not found`, { kind: 'resourcequotas', name });
-    return renderQuota(view, projected);
+  get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<ResourceQuota> {
+    return this.serve.get(namespace, name);
   }
 
   /** Every change of its definition: who, when, before and after (also after it was deleted). */
   @Allow('admin', 'auditor')
   @Get(':name/history')
-  history(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
-    @Query(dtoValidationPipe()) query: EventsQueryDto,
-  ): Promise<Page<DefinitionChange>> {
-    return definitionHistory(this.definitions, namespace, 'quota', name, query);
+  history(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+    return this.serve.history(namespace, name, query);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  async list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: 'ResourceQuotaList'; metadata: Record<string, never>; items: ResourceQuota[] }> {
-    const [views, projected] = await Promise.all([this.definitions.listQuotas(namespace), this.usage.projectedUsage(namespace)]);
-    return { apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: views.map((view) => renderQuota(view, projected)) };
+  list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: string; metadata: Record<string, never>; items: ResourceQuota[] }> {
+    return this.serve.list(namespace);
   }
 
   @Allow('admin')
   @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(
+  delete(
     @Param('namespace', NamespacePipe) namespace: string,
     @Param('name', ObjectNamePipe) name: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<ResourceQuota> {
-    const removed = await this.ledger.deleteQuota(namespace, name, { actor: requesterOf(request) });
-    sendPosition(response, removed.position);
-    return renderQuota(removed.view);
+    return this.serve.delete(namespace, name, request, response);
   }
+}
+
+/** ResourceQuota as a definition kind: validated as Kubernetes validates it, read with the projection's usage. */
+function resourceQuotaKind(ledger: LedgerCommands, definitions: DefinitionQueries, usage: UsageQueries): DefinitionKind<QuotaDefinition, QuotaView, ResourceQuota> {
+  return {
+    kind: 'ResourceQuota',
+    resource: 'resourcequotas',
+    history: 'quota',
+    definitionOf(body, name) {
+      const quota = validateResourceQuota(body);
+      assertDefinitionSize('ResourceQuota', name, resourceQuotaSizeErrors(quota));
+      return { name, spec: quota.spec ?? {}, metadata: userMetadata(quota.metadata, withoutSystemAnnotations) };
+    },
+    put: (namespace, definition, options) => ledger.putQuota(namespace, definition, options),
+    remove: (namespace, name, options) => ledger.deleteQuota(namespace, name, options),
+    render: (view) => renderQuota(view),
+    async read(namespace, name) {
+      const [view, projected] = await Promise.all([definitions.getQuota(namespace, name), usage.projectedUsage(namespace)]);
+      return view ? renderQuota(view, projected) : undefined;
+    },
+    async readAll(namespace) {
+      const [views, projected] = await Promise.all([definitions.listQuotas(namespace), usage.projectedUsage(namespace)]);
+      return views.map((view) => renderQuota(view, projected));
+    },
+  };
 }

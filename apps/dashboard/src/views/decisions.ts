@@ -1,3 +1,5 @@
+import type { DecisionView } from '@quota/api';
+import type { AdmissionResult, DenialJson } from '@quota/domain';
 import { api, type ApiError, apiText, enc } from '../api.js';
 import { pager } from './pager.js';
 import { download, fill, h } from '../dom.js';
@@ -5,34 +7,11 @@ import { decisionsCsv, exportName } from '../export.js';
 import { localTime, resourceList, usageRatio, who } from '../format.js';
 import { usageBar } from './bar.js';
 
-export interface Denial {
-  readonly kind: string;
-  readonly quota?: string;
-  readonly resource?: string;
-  readonly requested?: string;
-  readonly used?: string;
-  readonly hard?: string;
-  readonly exceeded?: readonly { readonly resource: string; readonly requested: string; readonly used?: string; readonly hard: string }[];
-  readonly resources?: readonly string[];
-}
+/** A quota's refusal, as a decision's `result.denial` and a REST 403's `details.denial` carry it. */
+export type Denial = DenialJson;
 
-export interface Decision {
-  readonly id: string;
-  readonly namespace: string;
-  readonly time: string;
-  readonly source: string;
-  readonly operation: string;
-  readonly resource: string;
-  readonly kind?: string;
-  readonly name?: string;
-  readonly objectUid?: string;
-  readonly requester: string;
-  /** The Kubernetes user a trusted relay (the kube-apiserver) asked for. */
-  readonly onBehalfOf?: string;
-  readonly dryRun: boolean;
-  readonly allowed: boolean;
-  readonly result: { readonly code: number; readonly message?: string; readonly stage?: string; readonly denial?: Denial; readonly charged?: Record<string, string>; readonly reservationId?: string };
-}
+/** A decision as the audit API lists it (GET …/decisions), the domain's answer as its result. */
+export type Decision = DecisionView<AdmissionResult>;
 
 const PAGE = 50;
 
@@ -92,7 +71,13 @@ export function decisionsLog(namespace: string, since: string, until: string): H
       ),
       find,
     ),
-    h('table', { class: 'list stack', id: 'decisions' }, h('caption', { class: 'visually-hidden' }, 'Decisions, newest first'), h('thead', {}, h('tr', {}, ...['Time', 'Requester', 'Request', 'Decision', ''].map((t) => h('th', { scope: 'col' }, t)))), body),
+    h(
+      'table',
+      { class: 'list stack', id: 'decisions' },
+      h('caption', { class: 'visually-hidden' }, 'Decisions, newest first'),
+      h('thead', {}, h('tr', {}, ...['Time', 'Requester', 'Request', 'Decision', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      body,
+    ),
     more,
     status,
   );
@@ -105,13 +90,18 @@ function row(namespace: string, d: Decision): HTMLTableRowElement {
     h('td', { 'data-label': 'Time' }, h('time', { datetime: d.time }, localTime(d.time))),
     h('td', { 'data-label': 'Requester' }, who(d.requester, d.onBehalfOf)),
     h('td', { 'data-label': 'Request' }, what(d), d.dryRun ? h('span', { class: 'badge' }, 'dry run') : null),
-    h('td', { 'data-label': 'Decision', class: 'decision' }, d.allowed ? h('span', { class: 'ok' }, 'allowed') : h('span', { class: 'bad' }, `denied${d.result.denial ? ` (${d.result.denial.kind})` : d.result.stage ? ` (${d.result.stage})` : ''}`)),
+    h(
+      'td',
+      { 'data-label': 'Decision', class: 'decision' },
+      d.allowed ? h('span', { class: 'ok' }, 'allowed') : h('span', { class: 'bad' }, `denied${d.result.denial ? ` (${d.result.denial.kind})` : d.result.stage ? ` (${d.result.stage})` : ''}`),
+    ),
     h('td', { 'data-label': '' }, h('a', { href: decisionHref(namespace, d.id), 'aria-label': `why: decision ${d.id}` }, 'Why?')),
   );
 }
 
 /** A denial in plain words, with the numbers that decided it. */
-export function explanation(allowed: boolean, result: Decision['result']): HTMLElement {
+/** Why a decision (or a what-if's answer, which names its stage as a plain string) went as it did. */
+export function explanation(allowed: boolean, result: Pick<AdmissionResult, 'charged' | 'denial' | 'message'> & { readonly stage?: string }): HTMLElement {
   if (allowed) {
     return h('div', { class: 'explanation ok', id: 'explanation' }, h('p', {}, h('strong', {}, 'Allowed. '), `It charges ${resourceList(result.charged)}.`));
   }
@@ -139,7 +129,20 @@ export function explanation(allowed: boolean, result: Decision['result']): HTMLE
           { class: 'list stack exceeded' },
           h('caption', {}, 'Over the limit'),
           h('thead', {}, h('tr', {}, ...['Resource', 'Requested', 'Already used', 'Hard limit'].map((t) => h('th', { scope: 'col' }, t)))),
-          h('tbody', {}, ...exceeded.map((e) => h('tr', {}, h('td', { 'data-label': 'Resource' }, e.resource), h('td', { 'data-label': 'Requested' }, e.requested), h('td', { 'data-label': 'Already used' }, e.used ?? '0'), h('td', { 'data-label': 'Hard limit' }, e.hard)))),
+          h(
+            'tbody',
+            {},
+            ...exceeded.map((e) =>
+              h(
+                'tr',
+                {},
+                h('td', { 'data-label': 'Resource' }, e.resource),
+                h('td', { 'data-label': 'Requested' }, e.requested),
+                h('td', { 'data-label': 'Already used' }, e.used ?? '0'),
+                h('td', { 'data-label': 'Hard limit' }, e.hard),
+              ),
+            ),
+          ),
         )
       : null,
   );
@@ -154,6 +157,7 @@ interface UsageThen {
  * One decision's receipt, from its id (`#/ns/NAME/decisions/ID`, an address to share): who asked
  * for what, when, through what, what it charged or why it was denied, the quotas as the ledger
  * had them at that instant, and the record itself as the API keeps it.
+ * Length: one view's DOM, built top to bottom in the order the page shows it.
  */
 export async function decisionView(main: HTMLElement, namespace: string, id: string): Promise<void> {
   const back = h('p', {}, h('a', { href: `#/ns/${enc(namespace)}` }, `← ${namespace}`));
@@ -230,7 +234,13 @@ export async function decisionView(main: HTMLElement, namespace: string, id: str
       then,
       rows.length === 0
         ? h('p', { class: 'muted' }, 'No quota had a hard limit then.')
-        : h('table', { class: 'list stack' }, h('caption', { class: 'visually-hidden' }, `Quotas at version ${usage.version}`), h('thead', {}, h('tr', {}, ...['Quota', 'Resource', 'Used / hard'].map((t) => h('th', { scope: 'col' }, t)))), h('tbody', {}, ...rows)),
+        : h(
+            'table',
+            { class: 'list stack' },
+            h('caption', { class: 'visually-hidden' }, `Quotas at version ${usage.version}`),
+            h('thead', {}, h('tr', {}, ...['Quota', 'Resource', 'Used / hard'].map((t) => h('th', { scope: 'col' }, t)))),
+            h('tbody', {}, ...rows),
+          ),
     );
   } catch (error) {
     fill(then, h('p', { class: 'error', role: 'alert' }, (error as ApiError).message));

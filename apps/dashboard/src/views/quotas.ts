@@ -17,7 +17,10 @@ interface Quota {
   readonly used: Record<string, string>;
 }
 
-/** The namespace's quotas now, exact (as admission sees them), each resource as a bar; admins can change hard limits here. */
+/**
+ * The namespace's quotas now, exact (as admission sees them), each resource as a bar; admins can change hard limits here.
+ * Length: one view's DOM, built top to bottom in the order the page shows it.
+ */
 export function quotasNow(namespace: string, editable: boolean, onChanged: () => void): HTMLElement {
   const container = h('div', { id: 'quotas' }, h('p', { class: 'status', role: 'status' }, 'Loading…'));
   const load = async (): Promise<void> => {
@@ -41,7 +44,18 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
         'table',
         { class: 'list' },
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Resource'), h('th', { scope: 'col' }, 'Used / hard'))),
-        h('tbody', {}, ...Object.entries(quota.hard).map(([resource, limit]) => h('tr', {}, h('td', { 'data-label': 'Resource' }, resource), h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`))))),
+        h(
+          'tbody',
+          {},
+          ...Object.entries(quota.hard).map(([resource, limit]) =>
+            h(
+              'tr',
+              {},
+              h('td', { 'data-label': 'Resource' }, resource),
+              h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`)),
+            ),
+          ),
+        ),
       ),
     );
     if (editable) section.append(editor(quota.name));
@@ -62,7 +76,10 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
         message.textContent = (error as ApiError).message;
         return;
       }
-      inputs = Object.entries(quota.spec.hard ?? {}).map(([resource, value]) => ({ resource, input: h('input', { id: `hard-${name}-${resource}`.replace(/[^A-Za-z0-9_-]/g, '_'), name: resource, value, required: true, autocomplete: 'off', spellcheck: 'false' }) }));
+      inputs = Object.entries(quota.spec.hard ?? {}).map(([resource, value]) => ({
+        resource,
+        input: h('input', { id: `hard-${name}-${resource}`.replace(/[^A-Za-z0-9_-]/g, '_'), name: resource, value, required: true, autocomplete: 'off', spellcheck: 'false' }),
+      }));
       fill(
         form,
         ...inputs.map(({ resource, input }) => h('div', { class: 'field' }, h('label', { for: input.id }, resource), input)),

@@ -133,3 +133,17 @@ export interface GroupResource {
 }
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+/** Kubernetes' LabelSelector (meta/v1); selectors/label-selector.ts validates and matches it. */
+export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+
+export interface LabelSelectorRequirement {
+  readonly key: string;
+  readonly operator: LabelSelectorOperator;
+  readonly values?: readonly string[];
+}
+
+export interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly LabelSelectorRequirement[];
+}

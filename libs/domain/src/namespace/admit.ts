@@ -1,9 +1,9 @@
 import { assert } from '../assert.js';
-import { admissionViewOf, decideAdmission, quotaDenied, type AdmissionDecision } from '../admission/decide.js';
-import { alwaysDenyRefusal, namespaceLifecycleRefusal, pluginEnabled, type AdmissionPlugin } from '../admission/plugins.js';
+import { admissionViewOf, decideAdmission, quotaDenied, type AdmissionDecision } from './admission.js';
+import { alwaysDenyRefusal, namespaceLifecycleRefusal, pluginEnabled, type AdmissionPlugin } from './plugins.js';
 import { checkQuota } from '../quota/admission.js';
 import { admissionObjectName } from '../quota/denial.js';
-import { decideResources } from '../admission/rest.js';
+import { decideResources } from './rest.js';
 import type { LedgerEvent } from '../events/events.js';
 import type { GroupResource, Operation } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';

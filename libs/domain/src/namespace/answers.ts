@@ -2,7 +2,7 @@ import type { SharedQuotaRef } from '../shared/shared-quota.js';
 import type { JsonPatchOperation } from '../limit-range/json-patch.js';
 import type { RawQuantities } from '../kube/types.js';
 import type { QuotaDenial } from '../quota/denial.js';
-import type { AdmissionPlugin } from '../admission/plugins.js';
+import type { AdmissionPlugin } from './plugins.js';
 
 /**
  * The answers the namespace decider gives, as plain JSON (quantities as canonical strings,

@@ -1,13 +1,11 @@
 import type { ReleaseReason, LedgerEvent, LimitRangeDefinition, QuotaDefinition, ReservationSource } from '../events/events.js';
-import type { GroupResource, RawQuantities } from '../kube/types.js';
-import type { AdmissionRequest } from '../admission/decide.js';
-import type { ExistingObject, OverHard, ReconcileAction, Uncovered } from '../admission/reconcile.js';
+import type { GroupResource, RawQuantities, ResourceQuotaSpec } from '../kube/types.js';
+import type { NamespaceDefinition, SharedQuotaRef } from '../shared/shared-quota.js';
+import type { AdmissionRequest } from './admission.js';
+import type { ExistingObject, OverHard, ReconcileAction, Uncovered } from './reconcile.js';
 import type { LimitedResource } from '../quota/check.js';
-import type { AdmissionPlugin } from '../admission/plugins.js';
+import type { AdmissionPlugin } from './plugins.js';
 import type { AdmissionResult, Refusal } from './answers.js';
-import type { PutNamespace, RemoveNamespace, SyncAnswer, SyncSharedQuotas } from './namespace-object.js';
-
-export type { PutNamespace, RemoveNamespace, SyncAnswer, SyncSharedQuotas, AppliedSharedQuota } from './namespace-object.js';
 
 /**
  * Everything that can be asked of one namespace's stream, in the imperative. `decide` (decide.ts)
@@ -15,18 +13,7 @@ export type { PutNamespace, RemoveNamespace, SyncAnswer, SyncSharedQuotas, Appli
  * ids and times come in (the domain draws none).
  */
 export type NamespaceCommand =
-  | AdmitObject
-  | AdmitResources
-  | CommitReservation
-  | ReleaseReservation
-  | Reconcile
-  | PutQuota
-  | RemoveQuota
-  | PutLimitRange
-  | RemoveLimitRange
-  | PutNamespace
-  | RemoveNamespace
-  | SyncSharedQuotas;
+  AdmitObject | AdmitResources | CommitReservation | ReleaseReservation | Reconcile | PutQuota | RemoveQuota | PutLimitRange | RemoveLimitRange | PutNamespace | RemoveNamespace | SyncSharedQuotas;
 
 export type NamespaceCommandType = NamespaceCommand['type'];
 
@@ -199,4 +186,44 @@ export interface AnswerOf {
 export interface Decided<A> {
   readonly events: readonly LedgerEvent[];
   readonly answer: A;
+}
+
+/** The namespace's own object and the shared quotas covering it (namespace-object.ts decides them). */
+export interface PutNamespace {
+  readonly type: 'PutNamespace';
+  readonly definition: NamespaceDefinition;
+  readonly expectedVersion?: number;
+  /** The uid a new Namespace object gets. */
+  readonly uid: string;
+}
+
+export interface RemoveNamespace {
+  readonly type: 'RemoveNamespace';
+  /**
+   * The reconciler's listing that no longer holds the Namespace: its list `resourceVersion`. A
+   * record observed at a newer version than it (another replica's newer listing) is kept.
+   */
+  readonly listedVersion?: string;
+}
+
+/** A shared quota as a namespace it covers carries it. */
+export interface AppliedSharedQuota {
+  readonly key: string;
+  readonly ref: SharedQuotaRef;
+  readonly spec: ResourceQuotaSpec;
+}
+
+/** Make the shared quotas covering the namespace exactly these (by key), with these specs. */
+export interface SyncSharedQuotas {
+  readonly type: 'SyncSharedQuotas';
+  readonly covering: readonly AppliedSharedQuota[];
+  /** As a quota's PUT (commands.ts MayManage): a namespace a shared quota starts to manage awaits its first count. */
+  readonly awaitFirstCount?: boolean;
+}
+
+export interface SyncAnswer {
+  readonly kind: 'Synced';
+  /** Keys newly covering the namespace, or whose spec changed. */
+  readonly applied: readonly string[];
+  readonly withdrawn: readonly string[];
 }

@@ -3,7 +3,7 @@ import type { LedgerEvent } from '../events/events.js';
 import { fold, reservationsNeededBy, eventTypesNeeding } from '../events/fold.js';
 import type { Pod } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
-import type { ExistingObject } from '../admission/reconcile.js';
+import type { ExistingObject } from './reconcile.js';
 import type { AdmitObject, AdmitResources, NamespaceCommand } from './commands.js';
 import { decide } from './decide.js';
 import { emptyFacts, type NamespaceFacts, type RecordedReservation, type StoredAnswer } from './facts.js';

@@ -1,5 +1,5 @@
 import type { ObjectRef, ReleaseReason } from '../events/events.js';
-import type { ReservationOrigin } from '../admission/stored.js';
+import type { ReservationOrigin } from './stored.js';
 import { initialState, type NamespaceState } from '../events/fold.js';
 import type { AdmissionResult } from './answers.js';
 import type { ResourceList } from '../resources/resource-list.js';

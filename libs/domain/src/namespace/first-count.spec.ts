@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LedgerEvent, RecordedEvent } from '../events/events.js';
 import { fold } from '../events/fold.js';
 import type { Pod } from '../kube/types.js';
-import type { ExistingObject } from '../admission/reconcile.js';
+import type { ExistingObject } from './reconcile.js';
 import type { NamespaceCommand } from './commands.js';
 import { decide } from './decide.js';
 import { emptyFacts, type NamespaceFacts } from './facts.js';

@@ -1,10 +1,9 @@
 import type { LedgerEvent } from '../events/events.js';
 import { deepEqualJson } from '../limit-range/json-patch.js';
-import { isNewerVersion, sameSharedSpec, type NamespaceDefinition, type SharedQuotaRef } from '../shared/shared-quota.js';
-import type { ResourceQuotaSpec } from '../kube/types.js';
+import { isNewerVersion, sameSharedSpec, type NamespaceDefinition } from '../shared/shared-quota.js';
 import { assert } from '../assert.js';
 import { notFound, refusal } from './answers.js';
-import type { Decided, PutAnswer, RemoveAnswer } from './commands.js';
+import type { Decided, PutAnswer, PutNamespace, RemoveAnswer, RemoveNamespace, SyncAnswer, SyncSharedQuotas } from './commands.js';
 import type { NamespaceFacts } from './facts.js';
 
 /**
@@ -15,44 +14,6 @@ import type { NamespaceFacts } from './facts.js';
  * the same transaction); the namespace then applies or withdraws each, so that its
  * contribution to every one is in its own fold.
  */
-export interface PutNamespace {
-  readonly type: 'PutNamespace';
-  readonly definition: NamespaceDefinition;
-  readonly expectedVersion?: number;
-  /** The uid a new Namespace object gets. */
-  readonly uid: string;
-}
-
-export interface RemoveNamespace {
-  readonly type: 'RemoveNamespace';
-  /**
-   * The reconciler's listing that no longer holds the Namespace: its list `resourceVersion`. A
-   * record observed at a newer version than it (another replica's newer listing) is kept.
-   */
-  readonly listedVersion?: string;
-}
-
-/** A shared quota as a namespace it covers carries it. */
-export interface AppliedSharedQuota {
-  readonly key: string;
-  readonly ref: SharedQuotaRef;
-  readonly spec: ResourceQuotaSpec;
-}
-
-/** Make the shared quotas covering the namespace exactly these (by key), with these specs. */
-export interface SyncSharedQuotas {
-  readonly type: 'SyncSharedQuotas';
-  readonly covering: readonly AppliedSharedQuota[];
-  /** As a quota's PUT (commands.ts MayManage): a namespace a shared quota starts to manage awaits its first count. */
-  readonly awaitFirstCount?: boolean;
-}
-
-export interface SyncAnswer {
-  readonly kind: 'Synced';
-  /** Keys newly covering the namespace, or whose spec changed. */
-  readonly applied: readonly string[];
-  readonly withdrawn: readonly string[];
-}
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -61,10 +22,21 @@ export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts)
   const existing = facts.state.object;
   const expected = command.expectedVersion;
   if (expected !== undefined && existing === undefined) {
-    return { events: [], answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object does not exist; remove metadata.resourceVersion to create it`, 'namespaces', name) };
+    return {
+      events: [],
+      answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object does not exist; remove metadata.resourceVersion to create it`, 'namespaces', name),
+    };
   }
   if (expected !== undefined && existing?.version !== expected) {
-    return { events: [], answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object has been modified; please apply your changes to the latest version and try again`, 'namespaces', name) };
+    return {
+      events: [],
+      answer: refusal(
+        'Conflict',
+        `Operation cannot be fulfilled on namespaces "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        'namespaces',
+        name,
+      ),
+    };
   }
   // A listing older than the stored Namespace the record was last taken from changes nothing.
   const observed = command.definition.observedVersion;
@@ -83,9 +55,7 @@ export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts)
   };
   // A new resourceVersion alone (the object changed in nothing the ledger keeps) is no change.
   if (existing && deepEqualJson(withoutObserved(existing.definition), withoutObserved(stored))) return { events: [], answer: { kind: 'Unchanged' } };
-  return existing
-    ? { events: [{ type: 'NamespaceChanged', data: stored }], answer: { kind: 'Changed' } }
-    : { events: [{ type: 'NamespaceDefined', data: stored }], answer: { kind: 'Defined' } };
+  return existing ? { events: [{ type: 'NamespaceChanged', data: stored }], answer: { kind: 'Changed' } } : { events: [{ type: 'NamespaceDefined', data: stored }], answer: { kind: 'Defined' } };
 }
 
 function withoutObserved(definition: NamespaceDefinition): unknown {

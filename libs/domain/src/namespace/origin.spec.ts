@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LedgerEvent } from '../events/events.js';
 import { fold } from '../events/fold.js';
 import type { Pod } from '../kube/types.js';
-import { originOf } from '../admission/stored.js';
+import { originOf } from './stored.js';
 import type { AdmitObject, NamespaceCommand } from './commands.js';
 import { decide } from './decide.js';
 import { emptyFacts, type NamespaceFacts, type RecordedReservation } from './facts.js';

@@ -1,6 +1,6 @@
 import { assert } from '../assert.js';
-import { decideCommit, decideRelease } from '../admission/lifecycle.js';
-import { decideReconcile } from '../admission/reconcile.js';
+import { decideCommit, decideRelease } from './lifecycle.js';
+import { decideReconcile } from './reconcile.js';
 import { notFound, refusal, type Refusal } from './answers.js';
 import type { CommitAnswer, CommitReservation, Decided, Reconcile, ReconcileAnswer, ReleaseAnswer, ReleaseReservation } from './commands.js';
 import { liveLoadedFor, type NamespaceFacts, type RecordedReservation } from './facts.js';
@@ -70,7 +70,10 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
   const since = facts.state.awaitingCountSince;
   const counted = since !== undefined && command.covers.length > 0 && command.listedAt >= since;
   const events = counted ? [...decision.events, { type: 'Counted', data: { listedAt: iso(command.listedAt) } } as const] : decision.events;
-  return { events, answer: { kind: 'Reconciled', actions: decision.actions, overHard: decision.overHard, pending: decision.pending, uncovered: decision.uncovered, ...(counted ? { counted: true } : {}) } };
+  return {
+    events,
+    answer: { kind: 'Reconciled', actions: decision.actions, overHard: decision.overHard, pending: decision.pending, uncovered: decision.uncovered, ...(counted ? { counted: true } : {}) },
+  };
 }
 
 /** The listed uids no live reservation claims: those whose releases since the listing matter. */

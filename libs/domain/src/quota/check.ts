@@ -1,25 +1,7 @@
-import type {
-  GroupResource,
-  KubeObject,
-  Operation,
-  ResourceQuotaSpec,
-  ScopedResourceSelectorRequirement,
-} from '../kube/types.js';
+import type { GroupResource, KubeObject, Operation, ResourceQuotaSpec, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import { DomainError } from '../errors.js';
 import { Quantity } from '../quantity/quantity.js';
-import {
-  add,
-  fromEntries,
-  get,
-  has,
-  lessThanOrEqual,
-  mask,
-  negativeKeys,
-  parseResourceList,
-  resourceNames,
-  withoutZeros,
-  type ResourceList,
-} from '../resources/resource-list.js';
+import { add, fromEntries, get, has, lessThanOrEqual, mask, negativeKeys, parseResourceList, resourceNames, withoutZeros, type ResourceList } from '../resources/resource-list.js';
 import type { UsageEvaluator, UsageOptions } from '../usage/evaluator.js';
 import type { ExceededResource, QuotaDenial } from './denial.js';
 import { factsMatchAll, quotaScopeRequirements, type ScopeFacts } from '../scopes/facts.js';
@@ -95,13 +77,13 @@ export interface QuotaCharge {
   readonly used: ResourceList;
 }
 
-export type QuotaDecision =
-  | { readonly allowed: true; readonly charges: readonly QuotaCharge[] }
-  | { readonly allowed: false; readonly denial: QuotaDenial };
+export type QuotaDecision = { readonly allowed: true; readonly charges: readonly QuotaCharge[] } | { readonly allowed: false; readonly denial: QuotaDenial };
 
 const allowedWithoutCharge = (): QuotaDecision => ({ allowed: true, charges: [] });
 
 const deny = (denial: QuotaDenial): QuotaDecision => ({ allowed: false, denial });
+
+const denied = (denial: QuotaDenial): Extract<QuotaDecision, { allowed: false }> => ({ allowed: false, denial });
 
 /** Kubernetes' SubtractWithNonNegativeResult: a - b per key, never below zero (b-only keys are zero). */
 function nonNegativeDelta(a: ResourceList, b: ResourceList): ResourceList {
@@ -181,9 +163,7 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
 
   // Limited scopes come from every configured entry, whatever kind it names (as in Kubernetes).
   const limitedScopes = limited.flatMap((entry) => ev.matchingScopes(object, entry.matchScopes ?? []));
-  const limitedForKind = limited.filter(
-    (entry) => (entry.apiGroup ?? '') === groupResource.group && entry.resource === groupResource.resource,
-  );
+  const limitedForKind = limited.filter((entry) => (entry.apiGroup ?? '') === groupResource.group && entry.resource === groupResource.resource);
   const limitedNames = limitedForKind.length > 0 ? limitedByDefault(usageOf(object), limitedForKind) : new Set<string>();
 
   // The namespace's own quotas first (Kubernetes' plugin), then the shared ones (OpenShift's and
@@ -196,8 +176,47 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
       return { snapshot, hard, hardNames: resourceNames(hard), scopes: quotaScopeRequirements(snapshot.spec) };
     });
 
-  // Find the quotas that apply; every scope a quota's selectors match covers limited scopes,
-  // whether or not the quota itself applies.
+  const applying = applicableQuotas(quotas, ev, object);
+  if ('denial' in applying) return applying;
+  const { interesting, restrictedNames, restrictedScopes } = applying;
+
+  const inputUsage = usageOf(withNamespace(object, input.namespace));
+  const negative = negativeKeys(inputUsage);
+  if (negative.length > 0) return deny({ kind: 'NegativeUsage', resources: negative });
+
+  const charged = deltasOf(input, ev, interesting, inputUsage, usageOf);
+  if ('denial' in charged) return charged;
+  const { deltas, deltaWithoutQuota } = charged;
+
+  for (const [quota, delta] of deltas) {
+    const nonZero = withoutZeros(delta);
+    if (resourceNames(nonZero).length === 0) deltas.delete(quota);
+    else deltas.set(quota, nonZero);
+  }
+  // Nothing changes: no quota to touch and nothing to cover.
+  if (interesting.length > 0 ? deltas.size === 0 : resourceNames(withoutZeros(deltaWithoutQuota)).length === 0) {
+    return allowedWithoutCharge();
+  }
+
+  const uncoveredNames = [...limitedNames].filter((name) => !restrictedNames.has(name));
+  if (uncoveredNames.length > 0) return deny({ kind: 'InsufficientQuotaToConsume', resources: uncoveredNames });
+
+  const uncoveredScopes = ev.uncoveredQuotaScopes(limitedScopes, restrictedScopes);
+  if (uncoveredScopes.length > 0) return deny({ kind: 'InsufficientQuotaToMatchScopes', scopes: uncoveredScopes });
+
+  return chargeQuotas(input, interesting, deltas);
+}
+
+/**
+ * The quotas that apply to the object, in order, and what they restrict; every scope a quota's
+ * selectors match covers limited scopes, whether or not the quota itself applies. A quota that
+ * applies but cannot be checked (a missing constraint, a usage it has no status for) refuses.
+ */
+function applicableQuotas(
+  quotas: readonly PreparedQuota[],
+  ev: UsageEvaluator,
+  object: KubeObject,
+): { readonly interesting: PreparedQuota[]; readonly restrictedNames: Set<string>; readonly restrictedScopes: ScopedResourceSelectorRequirement[] } | Extract<QuotaDecision, { allowed: false }> {
   const interesting: PreparedQuota[] = [];
   const restrictedNames = new Set<string>();
   const restrictedScopes: ScopedResourceSelectorRequirement[] = [];
@@ -209,26 +228,31 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
     const missing = ev.constraints(restricted, object);
     if (missing.length > 0) {
       const detail = ev.constraintError?.(restricted, object) ?? `must specify ${[...missing].sort().join(',')}`;
-      return deny({ kind: 'MustSpecify', ...quotaNamed(quota.snapshot), resources: missing, detail });
+      return denied({ kind: 'MustSpecify', ...quotaNamed(quota.snapshot), resources: missing, detail });
     }
     const unknown = restricted.filter((name) => has(quota.hard, name) && !has(quota.snapshot.used, name));
-    if (unknown.length > 0) return deny({ kind: 'StatusUnknown', ...quotaNamed(quota.snapshot), resources: restricted });
+    if (unknown.length > 0) return denied({ kind: 'StatusUnknown', ...quotaNamed(quota.snapshot), resources: restricted });
 
     interesting.push(quota);
     for (const name of restricted) restrictedNames.add(name);
   }
+  return { interesting, restrictedNames, restrictedScopes };
+}
 
-  const inputUsage = usageOf(withNamespace(object, input.namespace));
-  const negative = negativeKeys(inputUsage);
-  if (negative.length > 0) return deny({ kind: 'NegativeUsage', resources: negative });
-
-  // What each applicable quota would be charged, and what the request consumes when none applies.
+/** What each applicable quota would be charged, and what the request consumes when none applies (an UPDATE: its increase). */
+function deltasOf(
+  input: QuotaCheckInput,
+  ev: UsageEvaluator,
+  interesting: readonly PreparedQuota[],
+  inputUsage: ResourceList,
+  usageOf: (o: KubeObject) => ResourceList,
+): { readonly deltas: Map<PreparedQuota, ResourceList>; readonly deltaWithoutQuota: ResourceList } | Extract<QuotaDecision, { allowed: false }> {
   const deltas = new Map<PreparedQuota, ResourceList>(interesting.map((quota) => [quota, inputUsage]));
   let deltaWithoutQuota: ResourceList = input.operation === 'CREATE' ? inputUsage : {};
 
   if (input.operation === 'UPDATE') {
     const old = input.oldObject;
-    if (old === undefined) return deny({ kind: 'OldObjectMissing' });
+    if (old === undefined) return denied({ kind: 'OldObjectMissing' });
     const previous = input.previous;
     if (previous) {
       // The ledger's own record of the object: the increase over it, and in full by a quota
@@ -253,23 +277,11 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
       deltaWithoutQuota = inputUsage;
     }
   }
+  return { deltas, deltaWithoutQuota };
+}
 
-  for (const [quota, delta] of deltas) {
-    const nonZero = withoutZeros(delta);
-    if (resourceNames(nonZero).length === 0) deltas.delete(quota);
-    else deltas.set(quota, nonZero);
-  }
-  // Nothing changes: no quota to touch and nothing to cover.
-  if (interesting.length > 0 ? deltas.size === 0 : resourceNames(withoutZeros(deltaWithoutQuota)).length === 0) {
-    return allowedWithoutCharge();
-  }
-
-  const uncoveredNames = [...limitedNames].filter((name) => !restrictedNames.has(name));
-  if (uncoveredNames.length > 0) return deny({ kind: 'InsufficientQuotaToConsume', resources: uncoveredNames });
-
-  const uncoveredScopes = ev.uncoveredQuotaScopes(limitedScopes, restrictedScopes);
-  if (uncoveredScopes.length > 0) return deny({ kind: 'InsufficientQuotaToMatchScopes', scopes: uncoveredScopes });
-
+/** Each quota's charge checked against its hard limits, in order: the first over its limit refuses. */
+function chargeQuotas(input: QuotaCheckInput, interesting: readonly PreparedQuota[], deltas: ReadonlyMap<PreparedQuota, ResourceList>): QuotaDecision {
   const charges: QuotaCharge[] = [];
   for (const quota of interesting) {
     const delta = deltas.get(quota);
@@ -281,14 +293,12 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
     if (input.subresource !== 'status') {
       const check = lessThanOrEqual(mask(used, resourceNames(requested)), quota.hard);
       if (!check.ok) {
-        const resources = [...check.exceeded].sort().map(
-          (name): ExceededResource => ({
-            resource: name,
-            requested: get(requested, name) as Quantity,
-            used: get(quota.snapshot.used, name),
-            hard: get(quota.hard, name) as Quantity,
-          }),
-        );
+        const resources = [...check.exceeded].sort().map((name): ExceededResource => ({
+          resource: name,
+          requested: get(requested, name) as Quantity,
+          used: get(quota.snapshot.used, name),
+          hard: get(quota.hard, name) as Quantity,
+        }));
         return deny({ kind: 'Exceeded', ...quotaNamed(quota.snapshot), resources });
       }
     }

@@ -5,7 +5,7 @@ import type { GroupResource, KubeObject, Operation, ScopedResourceSelectorRequir
 import type { AdmitObject } from '../namespace/commands.js';
 import { decide } from '../namespace/decide.js';
 import { emptyFacts } from '../namespace/facts.js';
-import type { AdmissionPlugin } from '../admission/plugins.js';
+import type { AdmissionPlugin } from '../namespace/plugins.js';
 import type { LimitedResource } from './check.js';
 
 /*

@@ -1,5 +1,5 @@
 import type { ResourceQuotaSpec, ScopedResourceSelectorRequirement } from '../kube/types.js';
-import { scopeValueMatcher } from '../usage/selector.js';
+import { scopeValueMatcher } from './selector.js';
 
 /**
  * What a quota's scopes can ask of an object, captured once at admission and stored with the
@@ -34,10 +34,7 @@ export function factsMatchAll(facts: ScopeFacts, requirements: readonly ScopedRe
 }
 
 /** The requirements, out of `scopes`, that an object with these facts satisfies. */
-export function matchingScopesByFacts(
-  facts: ScopeFacts,
-  scopes: readonly ScopedResourceSelectorRequirement[],
-): ScopedResourceSelectorRequirement[] {
+export function matchingScopesByFacts(facts: ScopeFacts, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
   return scopes.filter((scope) => factsMatchRequirement(facts, scope));
 }
 

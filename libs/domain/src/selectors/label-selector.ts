@@ -1,6 +1,7 @@
 import { type FieldError, child, forbidden, index, invalid, json, required, str } from '../validation/field.js';
 import { isQualifiedName, isValidLabelValue } from '../validation/names.js';
 import { validateLabels } from '../validation/object-meta.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../kube/types.js';
 
 /**
  * Kubernetes' LabelSelector (meta/v1): the selector of a ClusterResourceQuota's namespaces, of a
@@ -8,18 +9,7 @@ import { validateLabels } from '../validation/object-meta.js';
  * `matchExpressions` must all hold. As Kubernetes converts it (LabelSelectorAsSelector), an
  * absent selector selects nothing and an empty one `{}` selects everything.
  */
-export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-
-export interface LabelSelectorRequirement {
-  readonly key: string;
-  readonly operator: LabelSelectorOperator;
-  readonly values?: readonly string[];
-}
-
-export interface LabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly LabelSelectorRequirement[];
-}
+export type { LabelSelector, LabelSelectorOperator, LabelSelectorRequirement } from '../kube/types.js';
 
 export type LabelSet = Readonly<Record<string, string>>;
 

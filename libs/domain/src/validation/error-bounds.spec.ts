@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
 import { FieldReader } from '../usage/fields.js';
 import { aggregate, checkEach, FIELD_ERRORS_MAX, invalid, invalidObject, str } from './field.js';
-import { validateNamespace } from './namespace.js';
+import { validateNamespace } from '../shared/namespace-validation.js';
 import { validateResourceQuota } from './resource-quota.js';
 import { METADATA_LIST_MAX } from './object-meta.js';
 

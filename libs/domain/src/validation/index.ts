@@ -1,8 +1,6 @@
 // Generic name helpers (qualified names, hugepages/extended/native resource tests) stay
 // internal: usage/names.ts has its own, and both at the root index would be ambiguous.
 export { validateResourceQuota } from './resource-quota.js';
-export { clusterNamespaceRecord, namespaceDefinitionOf, sameNamespaceMetadata, validateNamespace, type Namespace } from './namespace.js';
-export { validateClusterResourceQuota, validateHierarchicalResourceQuota, type ClusterResourceQuota, type HierarchicalResourceQuota } from './shared-quotas.js';
 export { prepareLimitRangeForStorage, validateLimitRange } from './limit-range.js';
 export { METADATA_LIST_MAX, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES, TOTAL_LABEL_SIZE_LIMIT_BYTES } from './object-meta.js';
 export { assertDefinitionSize, clusterResourceQuotaSizeErrors, DEFINITION_LIST_MAX, limitRangeSizeErrors, RESOURCE_LIST_MAX, resourceQuotaSizeErrors } from './sizes.js';

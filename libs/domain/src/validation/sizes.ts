@@ -1,5 +1,4 @@
-import type { LimitRange, ResourceQuota, ResourceQuotaSpec } from '../kube/types.js';
-import type { LabelSelector } from '../selectors/label-selector.js';
+import type { LabelSelector, LimitRange, ResourceQuota, ResourceQuotaSpec } from '../kube/types.js';
 import { child, type FieldError, index, invalidObject, tooMany } from './field.js';
 
 /**

@@ -1,12 +1,12 @@
 import type { ResourceQuotaSpec } from '../kube/types.js';
 import { type ClusterResourceQuotaSelector, validateClusterResourceQuotaSelector } from '../selectors/namespace-selection.js';
 import type { LabelSelector, LabelSelectorRequirement } from '../selectors/label-selector.js';
-import { StrictDecoder } from './decode.js';
-import { child, invalidObject } from './field.js';
-import { type FullObjectMeta, NAMESPACED_DNS_SUBDOMAIN, type ObjectMetaRules, decodeObjectMeta, validateObjectMeta } from './object-meta.js';
-import { nameIsDNSSubdomain } from './names.js';
-import { decodeQuotaSpec, toQuotaSpec, validateQuotaSpec } from './resource-quota.js';
-import { assertDefinitionSize, clusterResourceQuotaSizeErrors, resourceQuotaSizeErrors } from './sizes.js';
+import { StrictDecoder } from '../validation/decode.js';
+import { child, invalidObject } from '../validation/field.js';
+import { type FullObjectMeta, NAMESPACED_DNS_SUBDOMAIN, type ObjectMetaRules, decodeObjectMeta, validateObjectMeta } from '../validation/object-meta.js';
+import { nameIsDNSSubdomain } from '../validation/names.js';
+import { decodeQuotaSpec, toQuotaSpec, validateQuotaSpec } from '../validation/resource-quota.js';
+import { assertDefinitionSize, clusterResourceQuotaSizeErrors, resourceQuotaSizeErrors } from '../validation/sizes.js';
 
 /**
  * The two kinds of quota over several namespaces (issue 18), validated on create and update

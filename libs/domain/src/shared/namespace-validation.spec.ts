@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Cause, DNS_LABEL_MSG, NAME_PART_MSG, domainErrorOf, triples } from './spec-helpers.js';
-import { validateNamespace } from './namespace.js';
+import { type Cause, DNS_LABEL_MSG, NAME_PART_MSG, domainErrorOf, triples } from '../validation/spec-helpers.js';
+import { validateNamespace } from './namespace-validation.js';
 
 const namespace = (metadata: Record<string, unknown>, spec?: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   apiVersion: 'v1',

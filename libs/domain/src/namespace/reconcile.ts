@@ -161,11 +161,20 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
     else pending++;
   }
 
+  adopt(state, existing.values(), retired, input, events, actions);
+  return { events, actions, overHard: events.length > 0 ? overHardOf(state, events, input.now) : [], pending, uncovered: uncoveredOf(state, covered, retired) };
+}
+
+/**
+ * Every listed object no live reservation claims is adopted: charged as it is now, unless it was
+ * released since the listing began (its delete is in flight) or its kind is not charged.
+ */
+function adopt(state: NamespaceState, listed: Iterable<ExistingObject>, retired: ReadonlySet<string>, input: ReconcileInput, events: LedgerEvent[], actions: ReconcileAction[]): void {
   const claimed = new Set<string>();
   for (const reservation of state.reservations.values()) {
     if (!retired.has(reservation.id) && reservation.object.uid !== undefined) claimed.add(reservation.object.uid);
   }
-  for (const object of existing.values()) {
+  for (const object of listed) {
     if (claimed.has(object.uid) || input.releasedSinceListing?.has(object.uid) || isIgnoredResource(object.groupResource)) continue;
     const evaluator = evaluatorFor(object.groupResource);
     const reservationId = input.newId();
@@ -186,7 +195,6 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
     });
     actions.push({ kind: 'adopt', reservationId, uid: object.uid, name: object.name, resource: key(object.groupResource) });
   }
-  return { events, actions, overHard: events.length > 0 ? overHardOf(state, events, input.now) : [], pending, uncovered: uncoveredOf(state, covered, retired) };
 }
 
 function uncoveredOf(state: NamespaceState, covered: ReadonlySet<string>, retired: ReadonlySet<string>): Uncovered[] {

@@ -103,6 +103,7 @@ export interface AdmissionDenied {
 
 const ALLOW_WITHOUT_CHARGE: AdmissionAllowed = Object.freeze({ allowed: true, patch: Object.freeze([]), charges: Object.freeze([]) });
 
+/** Length: the plugins in the order kube-apiserver runs them, read top to bottom. */
 export function decideAdmission(command: Admit, view: AdmissionView): AdmissionDecision {
   const { request } = command;
   // DELETE is always allowed: the charge is released when the object is gone.

@@ -4,7 +4,7 @@ import type { LedgerEvent, RecordedEvent } from '../events/events.js';
 import { evolve, fold, initialState, type NamespaceState } from '../events/fold.js';
 import type { Pod } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';
-import { admissionViewOf, decideAdmission, type Admit } from './decide.js';
+import { admissionViewOf, decideAdmission, type Admit } from './admission.js';
 import { decideCommit, decideRelease } from './lifecycle.js';
 import { LIVE_PER_OBJECT_MAX } from './stored.js';
 

@@ -1,7 +1,7 @@
 import { assertNever } from '../assert.js';
 import { DomainError } from '../errors.js';
 import type { ScopedResourceSelectorRequirement } from '../kube/types.js';
-import { isValidLabelValue } from './names.js';
+import { isValidLabelValue as labelValueProblems } from '../validation/names.js';
 
 /**
  * A value-carrying scope (PriorityClass, VolumeAttributesClass) is matched as Kubernetes
@@ -59,7 +59,7 @@ function requirementProblems(requirement: ScopedResourceSelectorRequirement): st
     problems.push('values: Invalid value: values set must be empty for exists and does not exist');
   }
   values.forEach((value, i) => {
-    if (!isValidLabelValue(value)) {
+    if (labelValueProblems(value).length > 0) {
       problems.push(
         `values[${i}]: Invalid value: "${value}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63 characters)`,
       );

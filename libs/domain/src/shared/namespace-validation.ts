@@ -1,8 +1,8 @@
-import type { NamespaceDefinition } from '../shared/shared-quota.js';
-import { StrictDecoder } from './decode.js';
-import { type FieldError, checkEach, invalid, invalidObject, str, tooMany } from './field.js';
-import { type FullObjectMeta, type ObjectMetaRules, decodeObjectMeta, isStandardOrQualifiedFinalizer, METADATA_LIST_MAX, validateObjectMeta } from './object-meta.js';
-import { isQualifiedName, nameIsDNSLabel } from './names.js';
+import type { NamespaceDefinition } from './shared-quota.js';
+import { StrictDecoder } from '../validation/decode.js';
+import { type FieldError, checkEach, invalid, invalidObject, str, tooMany } from '../validation/field.js';
+import { type FullObjectMeta, type ObjectMetaRules, decodeObjectMeta, isStandardOrQualifiedFinalizer, METADATA_LIST_MAX, validateObjectMeta } from '../validation/object-meta.js';
+import { isQualifiedName, nameIsDNSLabel } from '../validation/names.js';
 
 /**
  * A Namespace as the ledger keeps it (issue 18: the labels and annotations that shared quotas

@@ -1,6 +1,6 @@
-import { exceedsBytes, quoteCut } from '../validation/field.js';
-import { isDNS1123Label, isDNS1123Subdomain, nameIsDNS1035Label, nameIsDNSLabel, nameIsDNSSubdomain, nameIsPathSegment } from '../validation/names.js';
-import type { GroupResource } from './types.js';
+import { exceedsBytes, quoteCut } from './field.js';
+import { isDNS1123Label, isDNS1123Subdomain, nameIsDNS1035Label, nameIsDNSLabel, nameIsDNSSubdomain, nameIsPathSegment } from './names.js';
+import type { GroupResource } from '../kube/types.js';
 
 /**
  * The names an admission stores (issue 33): every decision records the object's name, kind and

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Cause, DNS_SUBDOMAIN_MSG, domainErrorOf, triples } from './spec-helpers.js';
-import { validateClusterResourceQuota, validateHierarchicalResourceQuota } from './shared-quotas.js';
+import { type Cause, DNS_SUBDOMAIN_MSG, domainErrorOf, triples } from '../validation/spec-helpers.js';
+import { validateClusterResourceQuota, validateHierarchicalResourceQuota } from './shared-quota-validation.js';
 
 const crq = (spec: unknown, metadata: Record<string, unknown> = { name: 'team-a' }, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   apiVersion: 'quota.openshift.io/v1',

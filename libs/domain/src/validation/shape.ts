@@ -1,5 +1,5 @@
 import { metadataNameProblem } from './object-names.js';
-import type { GroupResource } from './types.js';
+import type { GroupResource } from '../kube/types.js';
 
 /**
  * The shape of the fields quota and LimitRanger read from an object, checked before anything
