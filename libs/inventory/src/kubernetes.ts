@@ -54,10 +54,15 @@ function clusterNamespaceOf(item: unknown): ClusterNamespace | string {
   return { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), ...(resourceVersion ? { resourceVersion } : {}) };
 }
 
+/** A paged list outlived its snapshot: the continue token's resourceVersion was compacted (410). */
+class ContinueExpired extends InventoryError {}
+
 /**
  * Lists objects through the Kubernetes API: one paged list per covered resource, following
- * `continue` to the end (a 410 on a continue token fails the listing; the next reconcile
- * starts over). Needs RBAC `list` on those resources in the namespaces it reconciles.
+ * `continue` to the end. A 410 on a continue token (the list took longer than etcd keeps its
+ * snapshot) restarts that resource's list as one unpaged list, as client-go's pager does
+ * (FullListIfExpired); a second failure fails the listing. Needs RBAC `list` on those resources
+ * in the namespaces it reconciles.
  *
  * client-node's KubeConfig supplies the server, TLS material, proxy and credentials (token,
  * exec plugin, OIDC, the in-cluster token file). The request itself is plain node:http(s)
@@ -77,9 +82,9 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const server = serverOf(config);
 
   /** One page: the raw list, or an InventoryError saying why not. */
-  async function page(path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
+  async function page(path: string, scope: string, known: KnownKind, token: string | undefined, signal: AbortSignal, limit: number | undefined): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
     const url = new URL(`${server}${path}`);
-    url.searchParams.set('limit', String(pageSize));
+    if (limit !== undefined) url.searchParams.set('limit', String(limit));
     if (token !== undefined) url.searchParams.set('continue', token);
     const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
     const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
@@ -98,7 +103,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     if (response.status === 404 && token === undefined && known !== NAMESPACE_KIND) return { items: [] };
     if (response.status !== 200) {
       const status = describeStatus(response);
-      if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);
+      if (response.status === 410 && token !== undefined) throw new ContinueExpired(fail(`the continue token expired before the list was read to its end (${status})`).message, SOURCE);
       throw fail(status);
     }
     let body: unknown;
@@ -123,12 +128,25 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
    * Every object of one resource, page after page; `counted` holds the listing's running total.
    * `versions` gets each page's list resourceVersion (all pages of one list share the first's snapshot).
    */
-  async function listResource(path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions?: string[]): Promise<unknown[]> {
+  async function listResource(path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions: string[] = []): Promise<unknown[]> {
+    const before = { objects: counted.objects, versions: versions.length };
+    try {
+      return await listPages(path, scope, known, signal, counted, versions, pageSize);
+    } catch (error) {
+      if (!(error instanceof ContinueExpired)) throw error;
+      counted.objects = before.objects;
+      versions.length = before.versions;
+      return listPages(path, scope, known, signal, counted, versions, undefined);
+    }
+  }
+
+  /** One list from its first page (of `limit` objects, or all of them) to its last. */
+  async function listPages(path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions: string[], limit: number | undefined): Promise<unknown[]> {
     const objects: unknown[] = [];
     let token: string | undefined;
     do {
-      const list = await page(path, scope, known, token, signal);
-      if (list.resourceVersion) versions?.push(list.resourceVersion);
+      const list = await page(path, scope, known, token, signal, limit);
+      if (list.resourceVersion) versions.push(list.resourceVersion);
       counted.objects += list.items.length;
       if (counted.objects > maxObjects) {
         throw new InventoryError(`kubernetes: ${scope}: more than the ${maxObjects} objects a listing may hold`, SOURCE);
