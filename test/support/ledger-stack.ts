@@ -9,7 +9,7 @@ import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '
 import { createTestDatabase, TEST_PG_ADMIN_URL, type TestDatabase } from './database.js';
 import { ROOT } from './deploy.js';
 import { httpsJson } from './https-json.js';
-import type { AdmissionConfiguration } from './kubeconfig.js';
+import { writeKubeconfig, type AdmissionConfiguration } from './kubeconfig.js';
 import { ensureBuilt, freePort } from './processes.js';
 import { startJanitor, supervise, type Supervised } from './supervised.js';
 import { writeTokensFile } from './tokens.js';
@@ -74,6 +74,8 @@ export interface LedgerStackOptions {
   /** RECONCILE_GRACE_SECONDS (default 5) and RECONCILE_INTERVAL_SECONDS (default 3). */
   readonly graceSeconds?: number;
   readonly intervalSeconds?: number;
+  /** The server the reconciler's kubeconfig names (a proxy in front of the plane); default the plane's. */
+  readonly inventoryServer?: string;
   /** Variables for every app, then per app (last wins). */
   readonly env?: Env;
   readonly appEnv?: Partial<Record<AppName, Env>>;
@@ -169,7 +171,7 @@ export async function startLedgerStack(plane: ControlPlane, prepared: PreparedSt
   };
   try {
     const [reconcilerKubeconfig] = await Promise.all([
-      timed('reconciler credentials', () => reconcilerCredentials(plane)),
+      timed('reconciler credentials', () => reconcilerCredentials(plane, join(dir, 'reconciler.kubeconfig'), options.inventoryServer)),
       timed('migrate', () => run(process.execPath, [MIGRATE], { ...(process.env as Env), DATABASE_URL: database.url })),
     ]);
     pool = new pg.Pool({ connectionString: database.url, max: 2 });
@@ -188,7 +190,7 @@ export async function startLedgerStack(plane: ControlPlane, prepared: PreparedSt
  * Applies deploy/kubernetes/base/rbac.yaml (its namespace first) and mints a token for its
  * ServiceAccount once RBAC grants it what the ClusterRole says: the reconciler's credentials.
  */
-async function reconcilerCredentials(plane: ControlPlane): Promise<string> {
+async function reconcilerCredentials(plane: ControlPlane, kubeconfig: string, server = plane.server): Promise<string> {
   await plane.apply(readFileSync(NAMESPACE_MANIFEST, 'utf8'));
   await plane.apply(readFileSync(RBAC, 'utf8'));
   const user = `system:serviceaccount:${RECONCILER_SERVICE_ACCOUNT.namespace}:${RECONCILER_SERVICE_ACCOUNT.name}`;
@@ -199,7 +201,7 @@ async function reconcilerCredentials(plane: ControlPlane): Promise<string> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const token = (await plane.kubectl(['create', 'token', RECONCILER_SERVICE_ACCOUNT.name, '-n', RECONCILER_SERVICE_ACCOUNT.namespace, '--duration=7200s'])).trim();
-  return plane.kubeconfigForToken('quota-ledger-reconciler', token);
+  return writeKubeconfig(kubeconfig, server, plane.caCert, { token });
 }
 
 interface Parts {
