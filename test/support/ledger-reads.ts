@@ -79,6 +79,19 @@ export function untilCounted(stack: LedgerStack, namespace: string): Promise<tru
   });
 }
 
+/** Waits until the reconciler has settled every reservation of the namespace (each committed or released). */
+export function untilSettled(stack: LedgerStack, namespace: string, timeoutMs?: number): Promise<LedgerEventView[]> {
+  return eventually(
+    `every reservation of ${namespace} settled`,
+    async () => {
+      const events = await ledgerEvents(stack, namespace);
+      const settled = new Set(events.filter((e) => e.type === 'Committed' || e.type === 'Released').map((e) => e.data.reservationId as string));
+      return events.every((e) => e.type !== 'Reserved' || settled.has(e.data.reservationId as string)) ? events : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 /** The events of one object (by uid) whose reservations they name: Reserved, then what settled each. */
 export function eventsOfObject(events: readonly LedgerEventView[], uid: string): LedgerEventView[] {
   const reservations = new Set(events.filter((e) => (e.type === 'Reserved' || e.type === 'Adopted') && e.data.object?.uid === uid).map((e) => e.data.reservationId as string));
