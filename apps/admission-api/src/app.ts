@@ -14,7 +14,7 @@ import { httpsOptions, reloadOnChange } from './common/tls.js';
 import { serveDashboard } from './dashboard.js';
 import { serveDocs } from './docs.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
-import { closeConnectionsWhenShuttingDown, ShutdownState } from './health/shutdown.js';
+import { closeConnectionsWhenShuttingDown, endUnusedConnectionsOnClose, ShutdownState } from './health/shutdown.js';
 import { timeAdmissions } from './observability/admission-timing.js';
 import { createLogger, NestPinoLogger, requestContext } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
@@ -65,6 +65,7 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   // Slow clients cannot hold a connection open: whole request within the timeout, headers sooner.
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(config.requestTimeoutMs, 20_000);
+  endUnusedConnectionsOnClose(server);
   if (config.tls) {
     const stop = reloadOnChange(server as unknown as HttpsServer, config.tls, (level, message) => logger[level](message));
     server.once('close', stop);
