@@ -82,6 +82,11 @@ export async function startRefusingWebhook(plane: ControlPlane, name: string, re
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // kube-apiserver keeps connections, some never used, which close() alone waits for.
+        server.closeAllConnections();
+      }),
   };
 }
