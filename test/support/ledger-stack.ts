@@ -99,6 +99,8 @@ export interface LedgerStack {
   webhookConfig(flags?: readonly string[]): Promise<string>;
   /** kubectl apply of webhookConfig(flags); waits until the kube-apiserver calls both webhooks (unless `wait: false`). */
   registerWebhooks(flags?: readonly string[], options?: { wait?: boolean; probeNamespace?: string }): Promise<string>;
+  /** Validate and mutate calls our API has answered so far (its /metrics). */
+  webhookCalls(): Promise<{ validate: number; mutate: number }>;
   startApp(name: AppName, env?: Env): Promise<void>;
   stopApp(name: AppName): Promise<void>;
   logs(name: AppName): string;
@@ -299,6 +301,7 @@ function assemble(parts: Parts): LedgerStack {
       if (wait) await untilWebhooksCalled(plane, base, ca, probeNamespace);
       return yaml;
     },
+    webhookCalls: () => webhookCalls(base, ca),
     startApp,
     stopApp: async (name) => {
       await running.get(name)?.stop(15_000);
@@ -311,7 +314,7 @@ function assemble(parts: Parts): LedgerStack {
 }
 
 /** Validate and mutate calls the API has answered, from its /metrics. */
-export async function webhookCalls(base: string, ca: Buffer): Promise<{ validate: number; mutate: number }> {
+async function webhookCalls(base: string, ca: Buffer): Promise<{ validate: number; mutate: number }> {
   const metrics = await httpsJson(`${base}/metrics`, { ca });
   const calls = { validate: 0, mutate: 0 };
   for (const match of String(metrics.body).matchAll(/^quota_ledger_admission_duration_seconds_count\{([^}]*)\} (\d+)/gm)) {
