@@ -24,7 +24,8 @@ const refusedBySecond = (name: string): boolean => /^race-\d+$/.test(name) && Nu
 let stack: LedgerStack;
 let second: RefusingWebhook;
 let kube: KubeApi;
-const summary = { created: 0, lateCreated: 0, deniedByUs: 0, refusedAfterOurs: 0, otherErrors: 0, samples: 0, maxUsed: 0, maxStored: 0, maxAtAnyVersion: 0, released: 0 };
+const otherErrors: string[] = [];
+const summary = { created: 0, lateCreated: 0, deniedByUs: 0, refusedAfterOurs: 0, samples: 0, maxUsed: 0, maxStored: 0, maxAtAnyVersion: 0, released: 0 };
 
 beforeAll(async () => {
   stack = await startLedgerCluster({ controllers: ['namespace'] }, { graceSeconds: GRACE_SECONDS, intervalSeconds: 1 });
@@ -41,8 +42,8 @@ afterAll(async () => {
   await second?.close();
   await stack?.plane.stop();
   console.log(
-    `admission race e2e: ${CREATES} concurrent creates, then ${LATE_CREATES} more in waves as the grace period ends, for ${HARD} pods: ${summary.created} created (${summary.lateCreated} of them late), ${summary.deniedByUs} denied by us, ${summary.refusedAfterOurs} refused by another webhook after ours admitted them ` +
-      `(${summary.released} released once each), ${summary.otherErrors} other errors; ${summary.samples} samples, max used ${summary.maxUsed}, max stored ${summary.maxStored}, max at any ledger version ${summary.maxAtAnyVersion}`,
+    `admission race e2e: ${CREATES} concurrent creates, then ${LATE_CREATES} more in waves as the grace period ends, for ${HARD} pods: ${summary.created} created (${summary.lateCreated} of them late), ${summary.deniedByUs} denied by us, ${summary.refusedAfterOurs} admitted by ours and never stored (refused by another webhook after ours, or failed otherwise) ` +
+      `(${summary.released} of them released once each), ${otherErrors.length} other errors${otherErrors.length ? ` (${otherErrors.join('; ')})` : ''}; ${summary.samples} samples, max used ${summary.maxUsed}, max stored ${summary.maxStored}, max at any ledger version ${summary.maxAtAnyVersion}`,
   );
 });
 
@@ -103,12 +104,17 @@ describe("seed 004's race against kube-apiserver: no over-admission at any momen
       return [...(await first), ...(await Promise.all(waves)).flat()];
     })();
     const [answers] = await Promise.all([creating, sample(creating)]);
+    const failed = new Set<string>();
     for (const [i, answer] of answers.entries()) {
       const message = String(answer.body?.message ?? '');
       if (answer.status === 201 && i >= CREATES) summary.lateCreated++;
       if (answer.status === 201) summary.created++;
-      else if (message.includes('"validate.quota-ledger.io" denied the request')) summary.deniedByUs++;
-      else if (!message.includes('second opinion')) summary.otherErrors++;
+      else failed.add(names[i] ?? '');
+      if (answer.status === 201 || message.includes('second opinion')) continue;
+      if (message.includes('"validate.quota-ledger.io" denied the request')) summary.deniedByUs++;
+      // Anything else failing a create after ours admitted it (a timeout under this load) is one
+      // more object never stored: the reconciler's to release, like the refused ones.
+      else otherErrors.push(`${answer.status} ${message.slice(0, 200)}`);
     }
     const stored = (await kube.call('GET', `/api/v1/namespaces/${NAMESPACE}/pods?limit=1000`)).body.items as { metadata: { uid: string } }[];
     expect(stored).toHaveLength(summary.created);
@@ -121,12 +127,12 @@ describe("seed 004's race against kube-apiserver: no over-admission at any momen
     expect(summary.maxAtAnyVersion).toBeLessThanOrEqual(HARD);
 
     // Each reservation whose object was never stored (refused by the other webhook after ours
-    // admitted it) is released exactly once, as stale, and not before the grace period.
+    // admitted it, or failed otherwise) is released exactly once, as stale, and not before the grace period.
     const storedUids = new Set(stored.map((p) => p.metadata.uid));
     const reserved = events.filter((e) => e.type === 'Reserved');
     const lost = reserved.filter((e) => !storedUids.has(e.data.object.uid as string));
     summary.refusedAfterOurs = lost.length;
-    expect(lost.every((e) => refusedBySecond(e.data.object.name as string))).toBe(true);
+    expect(lost.filter((e) => !failed.has(e.data.object.name as string))).toEqual([]);
     for (const reservation of lost) {
       const releases = events.filter((e) => e.type === 'Released' && e.data.reservationId === reservation.data.reservationId);
       expect(releases.map((e) => e.data.reason)).toEqual(['stale']);

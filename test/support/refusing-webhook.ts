@@ -48,6 +48,8 @@ export async function startRefusingWebhook(plane: ControlPlane, name: string, re
       res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
     });
   });
+  // As a webhook should (and ours does): kube-apiserver, not the server, closes idle connections.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/validate`;
   return {
