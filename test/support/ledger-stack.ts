@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Answer } from './api.js';
+import { createTestPki } from './certificates.js';
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.js';
 import { createTestDatabase, TEST_PG_ADMIN_URL, type TestDatabase } from './database.js';
 import { ROOT } from './deploy.js';
@@ -60,9 +61,17 @@ export interface LedgerTokens {
 export interface PreparedStack {
   readonly port: number;
   readonly tokens: LedgerTokens;
-  /** For startControlPlane's `admission.configuration`: the webhook token for both webhooks at 127.0.0.1:port. */
+  /** For startControlPlane's `admission.configuration`: the webhook credentials for both webhooks at 127.0.0.1:port. */
   readonly admission: AdmissionConfiguration;
+  /** With client-certificate credentials: the CA that signed the kube-apiserver's (TLS_CLIENT_CA_FILE), in a directory of its own. */
+  readonly clientCa?: { readonly dir: string; readonly caCert: string };
 }
+
+/**
+ * How the kube-apiserver authenticates to the webhooks (README, step 5): the `webhook` token, or
+ * a client certificate (CN apiserver-webhook-client) that the API accepts through TLS_CLIENT_CA_FILE.
+ */
+export type WebhookAuth = 'token' | 'client-certificate';
 
 export interface LedgerStackOptions {
   /** CUSTOM_RESOURCES entries (`widgets.example.com/v1=Widget`), given to the apps and to `webhook-config --custom-resource`. */
@@ -76,6 +85,8 @@ export interface LedgerStackOptions {
   readonly intervalSeconds?: number;
   /** The server the reconciler's kubeconfig names (a proxy in front of the plane); default the plane's. */
   readonly inventoryServer?: string;
+  /** How the kube-apiserver authenticates to the webhooks (startLedgerCluster; default the token). */
+  readonly webhookAuth?: WebhookAuth;
   /** Variables for every app, then per app (last wins). */
   readonly env?: Env;
   readonly appEnv?: Partial<Record<AppName, Env>>;
@@ -112,17 +123,20 @@ export interface LedgerStack {
 }
 
 /** Step one: the API's port and tokens, so that the plane can be started with the webhook credentials. */
-export async function prepareLedgerStack(): Promise<PreparedStack> {
+export async function prepareLedgerStack(auth: WebhookAuth = 'token'): Promise<PreparedStack> {
   const port = await freePort();
   const token = (): string => randomBytes(32).toString('hex');
   const tokens = { webhook: token(), admin: token(), auditor: token(), admission: token() };
-  const client = { server: `127.0.0.1:${port}`, credentials: { token: tokens.webhook } };
-  return { port, tokens, admission: { validatingWebhooks: [client], mutatingWebhooks: [client] } };
+  const pki = auth === 'client-certificate' ? createTestPki() : undefined;
+  const certificate = pki?.issue('kube-apiserver-webhooks', { commonName: 'apiserver-webhook-client', client: true });
+  const credentials = certificate ? { clientCertificate: certificate.cert, clientKey: certificate.key } : { token: tokens.webhook };
+  const client = { server: `127.0.0.1:${port}`, credentials };
+  return { port, tokens, admission: { validatingWebhooks: [client], mutatingWebhooks: [client] }, ...(pki ? { clientCa: { dir: pki.dir, caCert: pki.caCert } } : {}) };
 }
 
 /** A plane with the stack's webhook credentials (merged into `planeOptions.admission.configuration`), then the stack. */
 export async function startLedgerCluster(planeOptions: ControlPlaneOptions = {}, options: LedgerStackOptions = {}): Promise<LedgerStack> {
-  const prepared = await prepareLedgerStack();
+  const prepared = await prepareLedgerStack(options.webhookAuth);
   const extra = planeOptions.admission?.configuration;
   const configuration: AdmissionConfiguration = {
     ...extra,
@@ -160,7 +174,8 @@ export async function startLedgerStack(plane: ControlPlane, prepared: PreparedSt
   const database = await timed('database', () => createTestDatabase('qlk8s'));
   const dir = mkdtempSync(join(tmpdir(), 'ql-stack-'));
   // A test killed outright runs no afterAll: the janitor drops the database too.
-  const janitor = startJanitor(dir, `psql -qX '${TEST_PG_ADMIN_URL}' -c 'DROP DATABASE IF EXISTS ${database.name} WITH (FORCE)' >/dev/null 2>&1`);
+  const clientCa = prepared.clientCa ? `; rm -rf '${prepared.clientCa.dir}'` : '';
+  const janitor = startJanitor(dir, `psql -qX '${TEST_PG_ADMIN_URL}' -c 'DROP DATABASE IF EXISTS ${database.name} WITH (FORCE)' >/dev/null 2>&1${clientCa}`);
   const running = new Map<AppName, Supervised>();
   let pool: pg.Pool | undefined;
   const teardown = async (): Promise<void> => {
@@ -170,6 +185,7 @@ export async function startLedgerStack(plane: ControlPlane, prepared: PreparedSt
     await database.drop();
     janitor.dismiss();
     rmSync(dir, { recursive: true, force: true });
+    if (prepared.clientCa) rmSync(prepared.clientCa.dir, { recursive: true, force: true });
   };
   try {
     const [reconcilerKubeconfig] = await Promise.all([
@@ -254,6 +270,7 @@ function assemble(parts: Parts): LedgerStack {
         TOKENS_FILE: tokensFile,
         TLS_CERT_FILE: serving.cert,
         TLS_KEY_FILE: serving.key,
+        ...(prepared.clientCa ? { TLS_CLIENT_CA_FILE: prepared.clientCa.caCert } : {}),
         NAMESPACE_LABELS_FROM: 'cluster',
         QUOTA_AWAITS_FIRST_COUNT: 'true',
         SHUTDOWN_DRAIN_SECONDS: '0',
