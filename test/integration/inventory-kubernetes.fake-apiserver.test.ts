@@ -12,7 +12,8 @@ import { sendJson, startFakeApiServer, type FakeApiServer } from '../support/fak
  *
  * - team-a: the recorded lists (pods over two pages, an empty PVC list, one deployment);
  * - forbidden: pods answer 403 (RBAC); broken: deployments answer 500;
- * - expired: the second page of pods answers 410 (continue token expired);
+ * - expired: the second page of pods answers 410 (continue token expired), the unpaged list
+ *   answers both pages' pods; expired-broken: the unpaged list answers 500;
  * - hanging: pods never answer; no-uid: a pod without metadata.uid.
  *
  * `/api/v1/namespaces` lists `clusterNamespaces` two to a page (what the reconciler records).
@@ -60,7 +61,13 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
       onHang?.({ closed: new Promise((resolve) => request.socket.once('close', () => resolve())) });
       return; // never answers
     }
-    if (namespace === 'expired' && continued) return send(410, await fixture('status-410-expired.json'));
+    if (namespace?.startsWith('expired') && continued) return send(410, await fixture('status-410-expired.json'));
+    if (namespace?.startsWith('expired') && !url.searchParams.has('limit')) {
+      if (namespace === 'expired-broken') return send(500, await fixture('status-500.json'));
+      const [first, second] = [JSON.parse(await fixture('pods-page-1.json')), JSON.parse(await fixture('pods-page-2.json'))] as { metadata: object; items: { metadata: object }[] }[];
+      const items = [...(first?.items ?? []), ...(second?.items ?? [])].map((item) => ({ ...item, metadata: { ...item.metadata, namespace } }));
+      return send(200, JSON.stringify({ ...second, items }));
+    }
     if (namespace === 'no-uid') {
       const list = JSON.parse(await fixture('pods-page-2.json')) as { items: { metadata: { uid?: string } }[] };
       delete list.items[0]?.metadata.uid;
@@ -151,12 +158,19 @@ describe('kubernetes inventory source, against a fake API server replaying recor
   it.each([
     ['a 403 (the service account may not list pods)', 'forbidden', /namespace forbidden: GET \/api\/v1\/namespaces\/forbidden\/pods: HTTP 403 Forbidden: pods is forbidden/],
     ['a 500 on one resource while the others answer', 'broken', /GET \/apis\/apps\/v1\/namespaces\/broken\/deployments: HTTP 500 InternalError: Internal error occurred: etcdserver/],
-    ['a 410 on the continue token (the list changed too much to resume)', 'expired', /GET \/api\/v1\/namespaces\/expired\/pods \(continued\): the continue token expired .*HTTP 410 Expired/],
+    ['a 410 on the continue token, then a failure of the unpaged list that replaces it', 'expired-broken', /GET \/api\/v1\/namespaces\/expired-broken\/pods: HTTP 500/],
     ['a pod without metadata.uid, naming it', 'no-uid', /namespace no-uid: Pod team-a\/batch-import-7x2lp has no metadata.uid/],
   ])('refuses the whole listing on %s: a partial list would release live reservations', async (_case, namespace, message) => {
     const error = await failure(source().list(namespace));
     expect(error.source).toBe('kubernetes');
     expect(error.message).toMatch(message);
+  });
+
+  it('lists again, unpaged, a resource whose continue token expired (410), as client-go pages: the listing is complete', async () => {
+    seen.length = 0;
+    const inventory = await source({ resources: PODS }).list('expired');
+    expect(seen.map((s) => s.query)).toEqual([{ limit: '2' }, { limit: '2', continue: CONTINUE_TOKEN }, {}]);
+    expect(inventory.objects.map((o) => o.name)).toEqual(['web-5d8f9c74b7-2xkqz', 'web-5d8f9c74b7-k8wq2', 'batch-import-7x2lp']);
   });
 
   it('refuses a listing over its object limit', async () => {

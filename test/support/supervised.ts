@@ -18,7 +18,7 @@ const SETPRIV = '/usr/bin/setpriv';
 
 // dash: a pid is alive while /proc has it and it is not a zombie (PID 1 here may be slow to reap).
 const JANITOR_SCRIPT = `
-parent=$1 dir=$2
+parent=$1 dir=$2 afterwards=$3
 alive() {
   [ -r "/proc/$1/stat" ] || return 1
   read -r stat < "/proc/$1/stat" 2>/dev/null || return 1
@@ -36,6 +36,8 @@ while [ $tries -lt 50 ]; do
   tries=$((tries + 1)); sleep 0.1
 done
 rm -rf "$dir"
+[ -n "$afterwards" ] && eval "$afterwards"
+exit 0
 `;
 
 export interface Janitor {
@@ -44,9 +46,12 @@ export interface Janitor {
   dismiss(): void;
 }
 
-/** Starts the janitor for `dir` (see above); call before starting anything it should clean up. */
-export function startJanitor(dir: string): Janitor {
-  const janitor = spawn('/bin/sh', ['-c', JANITOR_SCRIPT, 'janitor', String(process.pid), dir], { detached: true, stdio: 'ignore' });
+/**
+ * Starts the janitor for `dir` (see above); call before starting anything it should clean up.
+ * `afterwards`, a shell command, runs last (e.g. dropping the test's database).
+ */
+export function startJanitor(dir: string, afterwards = ''): Janitor {
+  const janitor = spawn('/bin/sh', ['-c', JANITOR_SCRIPT, 'janitor', String(process.pid), dir, afterwards], { detached: true, stdio: 'ignore' });
   janitor.unref();
   if (janitor.pid === undefined) throw new Error('could not start the janitor (/bin/sh)');
   return { pid: janitor.pid, dismiss: () => void janitor.kill('SIGKILL') };
@@ -74,15 +79,18 @@ export interface Supervised {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Starts `binary` with its output in `<dir>/<name>.log` and its pid in `<dir>/pids` (the janitor's list). */
-export function supervise(dir: string, name: string, binary: string, args: readonly string[]): Supervised {
+/**
+ * Starts `binary` with its output in `<dir>/<name>.log` and its pid in `<dir>/pids` (the janitor's list);
+ * `env` replaces this process's environment (node apps get their configuration there).
+ */
+export function supervise(dir: string, name: string, binary: string, args: readonly string[], env?: NodeJS.ProcessEnv): Supervised {
   const logFile = join(dir, `${name}.log`);
   const fd = openSync(logFile, 'a');
   const [command, argv] = existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'KILL', '--', binary, ...args]] : [binary, [...args]];
   let child: ChildProcess;
   try {
     // Output goes straight to the file: no pipe for this process to drain, none to break.
-    child = spawn(command, argv, { cwd: dir, stdio: ['ignore', fd, fd] });
+    child = spawn(command, argv, { cwd: dir, stdio: ['ignore', fd, fd], ...(env ? { env } : {}) });
   } finally {
     closeSync(fd);
   }

@@ -12,9 +12,9 @@ export interface TestToken {
   readonly trustUserInfo?: boolean;
 }
 
-/** Writes a TOKENS_FILE (digests only, as operators write it) into a fresh temporary directory. */
-export function writeTokensFile(tokens: readonly TestToken[]): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'ql-tokens-')), 'tokens.yaml');
+/** Writes a TOKENS_FILE (digests only, as operators write it) into `dir`, or a fresh temporary directory. */
+export function writeTokensFile(tokens: readonly TestToken[], dir = mkdtempSync(join(tmpdir(), 'ql-tokens-'))): string {
+  const file = join(dir, 'tokens.yaml');
   const entries = tokens.map((t) =>
     [
       `  - name: ${t.name}`,

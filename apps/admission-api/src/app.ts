@@ -16,7 +16,7 @@ import { httpsOptions, reloadOnChange } from './common/tls.js';
 import { serveDashboard } from './dashboard.js';
 import { serveDocs } from './docs.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
-import { closeConnectionsWhenShuttingDown, ShutdownState } from './health/shutdown.js';
+import { closeConnectionsWhenShuttingDown, endUnusedConnectionsOnClose, ShutdownState } from './health/shutdown.js';
 import { timeAdmissions } from './observability/admission-timing.js';
 import { createLogger, NestPinoLogger, requestContext } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
@@ -39,6 +39,9 @@ async function requireSynchronousStandby(app: INestApplication): Promise<void> {
 }
 
 /** Builds the HTTP application; main.ts and the e2e tests share it. */
+/** Longer than kube-apiserver's webhook client keeps an idle connection (90 s): the client, not us, closes it. */
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+
 export async function createAdmissionApi(config: AppConfig, options: AdmissionApiOptions = {}): Promise<INestApplication> {
   const logger: Logger = createLogger(config.logLevel, 'admission-api', options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(AdmissionApiModule.forRoot(config), {
@@ -78,6 +81,12 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   // Slow clients cannot hold a connection open: whole request within the timeout, headers sooner.
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(config.requestTimeoutMs, 20_000);
+  // An idle keep-alive connection stays open longer than kube-apiserver keeps one for its next
+  // review (Go's default transport: 90 s). With Node's 5 s, the server closed connections the
+  // apiserver was sending a review on at that moment: 'failed calling webhook … connection reset
+  // by peer', a refused write under failurePolicy Fail.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  endUnusedConnectionsOnClose(server);
   if (config.tls) {
     const stop = reloadOnChange(server as unknown as HttpsServer, config.tls, (level, message) => logger[level](message));
     server.once('close', stop);

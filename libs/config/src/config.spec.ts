@@ -89,8 +89,8 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_KUBECONFIG: '/etc/kube/config' }, { source: 'kubernetes', kubeconfigPath: '/etc/kube/config', inCluster: false, timeoutMs: 10000, customKinds: [] }],
-    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_IN_CLUSTER: 'true' }, { source: 'kubernetes', inCluster: true, timeoutMs: 10000, customKinds: [] }],
+    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_KUBECONFIG: '/etc/kube/config' }, { source: 'kubernetes', kubeconfigPath: '/etc/kube/config', inCluster: false, timeoutMs: 10000, pageSize: 500, customKinds: [] }],
+    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_IN_CLUSTER: 'true', INVENTORY_PAGE_SIZE: '2' }, { source: 'kubernetes', inCluster: true, timeoutMs: 10000, pageSize: 2, customKinds: [] }],
     [{ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://p@h/platform', INVENTORY_RELATION: 'platform.objects' }, { source: 'postgres', databaseUrl: 'postgres://p@h/platform', relation: 'platform.objects', timeoutMs: 10000, customKinds: [] }],
     [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'https://platform.example.com/api', INVENTORY_TOKEN: 't', INVENTORY_TIMEOUT_MS: '2500' }, { source: 'http', url: 'https://platform.example.com/api', token: 't', timeoutMs: 2500, customKinds: [] }],
   ])('reads the inventory source %o', (env, inventory) => {
@@ -102,6 +102,7 @@ describe('loadConfig', () => {
     [{ INVENTORY_SOURCE: 'postgres', INVENTORY_RELATION: 'objects' }, /INVENTORY_DATABASE_URL: is required when INVENTORY_SOURCE=postgres/],
     [{ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://h/db' }, /INVENTORY_RELATION: is required/],
     [{ INVENTORY_SOURCE: 'http' }, /INVENTORY_URL: is required when INVENTORY_SOURCE=http/],
+    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_PAGE_SIZE: '0' }, /INVENTORY_PAGE_SIZE/],
     [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'ftp://x' }, /INVENTORY_URL: must use http: or https:/],
     [{ CUSTOM_RESOURCES: 'widgets' }, /CUSTOM_RESOURCES: "widgets" is not resource\.group\/version=Kind/],
     [{ CUSTOM_RESOURCES: 'widgets.example/v1=Widget' }, /the group has a dot/],

@@ -143,7 +143,15 @@ export interface CustomResourceConfig {
 /** Where the reconciler lists the objects that exist (INVENTORY_SOURCE and its variables). */
 export type InventoryConfig =
   | { readonly source: 'none' }
-  | { readonly source: 'kubernetes'; readonly kubeconfigPath?: string; readonly inCluster: boolean; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] }
+  | {
+      readonly source: 'kubernetes';
+      readonly kubeconfigPath?: string;
+      readonly inCluster: boolean;
+      readonly timeoutMs: number;
+      /** Objects per page of a list (`limit`), each list followed by `continue` to its end (INVENTORY_PAGE_SIZE). */
+      readonly pageSize: number;
+      readonly customKinds: readonly CustomResourceConfig[];
+    }
   | { readonly source: 'postgres'; readonly databaseUrl: string; readonly relation: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] }
   | { readonly source: 'http'; readonly url: string; readonly token?: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] };
 
@@ -380,7 +388,8 @@ function inventoryConfig(env: Env): InventoryConfig {
     case 'kubernetes': {
       const inCluster = oneOf(env, 'INVENTORY_IN_CLUSTER') === 'true';
       const kubeconfigPath = env['INVENTORY_KUBECONFIG'] || undefined;
-      return { source, inCluster, timeoutMs, customKinds, ...(kubeconfigPath ? { kubeconfigPath } : {}) };
+      const pageSize = integer(env, 'INVENTORY_PAGE_SIZE');
+      return { source, inCluster, timeoutMs, pageSize, customKinds, ...(kubeconfigPath ? { kubeconfigPath } : {}) };
     }
     case 'postgres':
       return {

@@ -145,6 +145,7 @@ export const VARIABLES = {
   INVENTORY_URL: { group: 'reconciler', kind: 'url', protocols: ['http:', 'https:'], defaultText: 'required with `INVENTORY_SOURCE=http`', meaning: 'The http source: the reconciler GETs `{url}/namespaces/{ns}/objects`.' },
   INVENTORY_TOKEN: { group: 'reconciler', kind: 'text', meaning: 'The http source: sent as a bearer token.' },
   INVENTORY_TIMEOUT_MS: integer('reconciler', 10_000, 100, 600_000, 'Longest a listing may take.'),
+  INVENTORY_PAGE_SIZE: integer('reconciler', 500, 1, 10_000, 'The kubernetes inventory\'s page size (`limit`): each list follows `continue` to its end; a list whose continue token expired (410) is read again whole.'),
   CUSTOM_RESOURCES: { group: 'reconciler', kind: 'list', defaultText: 'empty', meaning: 'Custom resources the inventory lists besides Kubernetes\' kinds: `resource.group/version=Kind`, comma-separated (at most 64), e.g. `widgets.example.com/v1=Widget`.', see: 'concepts/reconciliation.md#choosing-an-inventory-source' },
 
   // Logs, metrics and shutdown

@@ -54,6 +54,9 @@ function clusterNamespaceOf(item: unknown): ClusterNamespace | string {
   return { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), ...(resourceVersion ? { resourceVersion } : {}) };
 }
 
+/** A paged list outlived its snapshot: the continue token's resourceVersion was compacted (410). */
+class ContinueExpired extends InventoryError {}
+
 /**
  * Lists objects through the Kubernetes API: one paged list per covered resource, following
  * `continue` to the end (a 410 on a continue token fails the listing; the next reconcile
@@ -157,9 +160,10 @@ async function page(
   known: KnownKind,
   token: string | undefined,
   signal: AbortSignal,
+  limit: number | undefined,
 ): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
   const url = new URL(`${ctx.server}${path}`);
-  url.searchParams.set('limit', String(ctx.pageSize));
+  if (limit !== undefined) url.searchParams.set('limit', String(limit));
   if (token !== undefined) url.searchParams.set('continue', token);
   const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
   const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
@@ -171,7 +175,7 @@ async function page(
   if (response.status === 404 && token === undefined && known !== NAMESPACE_KIND) return { items: [] };
   if (response.status !== 200) {
     const status = describeStatus(response);
-    if (response.status === 410 && token !== undefined) throw fail(`the continue token expired before the list was read to its end (${status})`);
+    if (response.status === 410 && token !== undefined) throw new ContinueExpired(fail(`the continue token expired before the list was read to its end (${status})`).message, SOURCE);
     throw fail(status);
   }
   const body = jsonOf(response, fail);
@@ -182,21 +186,36 @@ async function page(
   if (body['kind'] !== undefined && body['kind'] !== `${known.kind}List`) throw fail(`expected a ${known.kind}List, got ${String(body['kind'])}`);
   const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
   const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
-  if (next !== undefined && next === token) throw fail('the ctx.server answered the same continue token again');
+  if (next !== undefined && next === token) throw fail('the server answered the same continue token again');
   const resourceVersion = typeof metadata['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
   return { apiVersion: body['apiVersion'], items, ...(next === undefined ? {} : { next }), ...(resourceVersion ? { resourceVersion } : {}) };
 }
 
 /**
  * Every object of one resource, page after page; `counted` holds the listing's running total.
- * `versions` gets each page's list resourceVersion (all pages of one list share the first's snapshot).
+ * `versions` gets each page's list resourceVersion (all pages of one list share the first's
+ * snapshot). A list whose continue token expired (410: etcd compacted its snapshot while the
+ * pages were read) is read again whole, in one answer, as client-go's pager does.
  */
-async function listResource(ctx: Listing, path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions?: string[]): Promise<unknown[]> {
+async function listResource(ctx: Listing, path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions: string[] = []): Promise<unknown[]> {
+  const before = { objects: counted.objects, versions: versions.length };
+  try {
+    return await listPages(ctx, path, scope, known, signal, counted, versions, ctx.pageSize);
+  } catch (error) {
+    if (!(error instanceof ContinueExpired)) throw error;
+    counted.objects = before.objects;
+    versions.length = before.versions;
+    return listPages(ctx, path, scope, known, signal, counted, versions, undefined);
+  }
+}
+
+/** One list from its first page (of `limit` objects, or all of them) to its last. */
+async function listPages(ctx: Listing, path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions: string[], limit: number | undefined): Promise<unknown[]> {
   const objects: unknown[] = [];
   let token: string | undefined;
   do {
-    const list = await page(ctx, path, scope, known, token, signal);
-    if (list.resourceVersion) versions?.push(list.resourceVersion);
+    const list = await page(ctx, path, scope, known, token, signal, limit);
+    if (list.resourceVersion) versions.push(list.resourceVersion);
     counted.objects += list.items.length;
     if (counted.objects > ctx.maxObjects) {
       throw new InventoryError(`kubernetes: ${scope}: more than the ${ctx.maxObjects} objects a listing may hold`, SOURCE);

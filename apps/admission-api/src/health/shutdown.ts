@@ -1,5 +1,6 @@
-import type { Server } from 'node:http';
-import { Server as NetServer } from 'node:net';
+import { Server as HttpServer, type IncomingMessage, type Server } from 'node:http';
+import { Server as HttpsServer } from 'node:https';
+import { Server as NetServer, type Socket } from 'node:net';
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 
@@ -60,4 +61,30 @@ export async function stopAccepting(server: Server, graceMs = CLOSE_GRACE_MS): P
 
 function openConnections(server: Server): Promise<number> {
   return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
+}
+
+/**
+ * Once the server closes (app.close(), after the drain), a connection that never carried a
+ * request is ended too. Node's server.close() ends idle keep-alive connections but waits for
+ * those, and kube-apiserver leaves some: under load Go's HTTP client dials spare connections
+ * and keeps in its pool those a request did not need. One of them held every shutdown of ours
+ * until SHUTDOWN_TIMEOUT_MS, which then exited 1. Ending it races a request only as Node's own
+ * closing of idle connections does.
+ */
+export function endUnusedConnectionsOnClose(server: HttpServer | HttpsServer): void {
+  const unused = new Set<Socket>();
+  // Over TLS a request's socket is the TLSSocket of 'secureConnection', not the TCP one.
+  const connected = server instanceof HttpsServer ? 'secureConnection' : 'connection';
+  server.on(connected, (socket: Socket) => {
+    unused.add(socket);
+    socket.once('close', () => unused.delete(socket));
+  });
+  server.on('request', (request: IncomingMessage) => unused.delete(request.socket));
+  server.prependListener('close', () => unused.clear());
+  const close = server.close.bind(server);
+  server.close = (callback?: (error?: Error) => void) => {
+    const closing = close(callback);
+    for (const socket of unused) socket.destroy();
+    return closing;
+  };
 }

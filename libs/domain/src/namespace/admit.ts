@@ -26,7 +26,11 @@ export function decideAdmit(command: AdmitObject | AdmitResources, facts: Namesp
   // The plugins that decide on the namespace, in kube-apiserver's order: NamespaceLifecycle
   // first; AlwaysDeny, a mutating plugin too, before any validation.
   const target = targetOf(command, facts.namespace);
-  const lifecycle = namespaceLifecycleRefusal(command.plugins, target, facts.state);
+  // A review comes from the kube-apiserver, whose own NamespaceLifecycle has already refused new
+  // content in a terminating namespace: the ledger's record of a deletion only lags behind it (a
+  // namespace deleted and created again under the same name is recorded when read back), so it
+  // decides for REST callers alone.
+  const lifecycle = command.source === 'webhook' ? undefined : namespaceLifecycleRefusal(command.plugins, target, facts.state);
   if (lifecycle) return refusedBy('NamespaceLifecycle', lifecycle, command, managed);
   if (!managed && command.requireKnownNamespace) {
     const message = `namespaces "${facts.namespace}" not found: define a ResourceQuota or LimitRange in it first`;

@@ -137,6 +137,16 @@ describe('NamespaceLifecycle', () => {
     expect(recreated.answer).toMatchObject({ kind: 'Decided', result: { allowed: true } });
   });
 
+  it("leaves a webhook's review to the kube-apiserver's own NamespaceLifecycle: a namespace deleted and created again is active before the ledger reads it back", () => {
+    const webhook = { source: 'webhook' as const };
+    expect(decide(admit(pod('web', '100m'), undefined, 'CREATE', webhook), facts([namespaceObject, namespaceRemoved])).answer).toEqual({ kind: 'Unmanaged', result: { allowed: true, code: 200, dryRun: false } });
+    const { events, answer } = decide(admit(pod('web', '100m'), undefined, 'CREATE', webhook), facts([{ ...quota, data: { name: 'compute', spec: { hard: { pods: '5' } } } }, namespaceObject, namespaceRemoved]));
+    expect(answer).toMatchObject({ kind: 'Decided', result: { allowed: true, charged: { pods: '1' } } });
+    expect(events).toMatchObject([{ type: 'Reserved' }]);
+    // A REST caller still meets the ledger's NamespaceLifecycle there.
+    expect(decide(admit(pod('web', '100m'), undefined, 'CREATE', { source: 'rest' }), facts([namespaceObject, namespaceRemoved])).answer).toMatchObject({ result: { allowed: false, stage: 'NamespaceLifecycle' } });
+  });
+
   it('lets updates and deletes through there, as a terminating namespace does (finalizers are removed by updates)', () => {
     expect(decide(admit(pod('web', '100m'), undefined, 'UPDATE'), facts([namespaceObject, namespaceRemoved])).answer).toMatchObject({ result: { allowed: true } });
     expect(decide(admit(pod('web'), undefined, 'DELETE'), facts([namespaceObject, namespaceRemoved])).answer).toMatchObject({ result: { allowed: true } });
