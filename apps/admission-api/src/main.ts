@@ -1,6 +1,7 @@
 import { loadConfig } from '@quota/config';
 import { leaveWithSupervisor } from '@quota/ops';
 import { createAdmissionApi } from './app.js';
+import { listenUnauthenticatedWebhook } from './common/unauthenticated-webhook.js';
 import { ShutdownState } from './health/shutdown.js';
 import { createLogger } from './observability/logger.js';
 
@@ -16,6 +17,9 @@ await app.listen(config.port, config.host);
 const scheme = config.tls ? 'https' : 'http';
 const shown = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 logger.info({ url: `${scheme}://${shown}:${config.port}`, docs: `${scheme}://${shown}:${config.port}/docs` }, 'listening');
+if (await listenUnauthenticatedWebhook(app, config)) {
+  logger.warn({ url: `https://${shown}:${config.webhookUnauthenticatedPort}` }, 'the unauthenticated webhook listener is open: anyone who reaches it is the kube-apiserver (restrict it with a NetworkPolicy)');
+}
 
 /**
  * A rollout that refuses nothing. On SIGTERM (or SIGINT) /readyz fails `[-]shutdown` at once

@@ -76,6 +76,13 @@ export interface AppConfig {
    * reconciler lists the cluster's Namespaces. Default: `cluster` with INVENTORY_SOURCE=kubernetes.
    */
   readonly namespaceLabelsFrom: 'cluster' | 'reviews';
+  /**
+   * A second HTTPS listener for managed control planes, whose API servers present no credential
+   * to a webhook (WEBHOOK_UNAUTHENTICATED_PORT): it serves the webhook routes only, to anyone who
+   * reaches it, as the principal `unauthenticated:kube-apiserver`. Needs TLS and
+   * NAMESPACE_LABELS_FROM=cluster. Unset: no such listener.
+   */
+  readonly webhookUnauthenticatedPort?: number;
   /** YAML file of hashed bearer tokens (TOKENS_FILE); see the README's security model. */
   readonly tokensFile: string | undefined;
   /**
@@ -226,6 +233,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS', 5, 0, 3600),
     inventory: inventoryConfig(env),
     awaitFirstCount: oneOf(env, 'QUOTA_AWAITS_FIRST_COUNT', ['true', 'false'] as const, env['INVENTORY_SOURCE'] && env['INVENTORY_SOURCE'] !== 'none' ? 'true' : 'false') === 'true',
+    ...unauthenticatedWebhook(env),
     namespaceLabelsFrom: oneOf(env, 'NAMESPACE_LABELS_FROM', ['cluster', 'reviews'] as const, env['INVENTORY_SOURCE'] === 'kubernetes' ? 'cluster' : 'reviews'),
     tokensFile: env['TOKENS_FILE'] || undefined,
     insecureDev: flag(env, 'QUOTA_LEDGER_INSECURE_DEV'),
@@ -238,6 +246,18 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     metricsPort: integer(env, 'METRICS_PORT', 9464, 0, 65535),
     admission: admissionConfig(env, read),
   };
+}
+
+function unauthenticatedWebhook(env: Env): { webhookUnauthenticatedPort?: number } {
+  const port = integer(env, 'WEBHOOK_UNAUTHENTICATED_PORT', 0, 0, 65535);
+  if (port === 0) return {};
+  if (!env['TLS_CERT_FILE']) throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'needs TLS_CERT_FILE and TLS_KEY_FILE: the API server calls webhooks over HTTPS only');
+  const labels = env['NAMESPACE_LABELS_FROM'] ?? (env['INVENTORY_SOURCE'] === 'kubernetes' ? 'cluster' : 'reviews');
+  if (labels !== 'cluster') {
+    throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'needs NAMESPACE_LABELS_FROM=cluster: an unauthenticated Namespace review must never record labels (anyone reaching the port could move namespaces between shared quotas)');
+  }
+  if (env['PORT'] !== undefined && Number(env['PORT']) === port) throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'must differ from PORT');
+  return { webhookUnauthenticatedPort: port };
 }
 
 function admissionConfig(env: Env, read: ReadTextFile | undefined): AdmissionControlConfig {

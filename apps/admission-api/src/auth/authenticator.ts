@@ -19,6 +19,22 @@ export interface AuthenticatedRequest extends Request {
 
 const TOKENS_RELOAD_POLL_MS = 2000;
 
+/** Set on a request by the unauthenticated webhook listener (unauthenticated-webhook.ts): nothing it sends is a credential. */
+export const UNAUTHENTICATED_WEBHOOK = Symbol('quota-ledger:unauthenticated-webhook');
+
+/**
+ * Who calls the unauthenticated webhook listener (WEBHOOK_UNAUTHENTICATED_PORT): a managed
+ * control plane's API server, which presents no credential, or anyone who reaches the port. It
+ * may send reviews and nothing else; its userInfo is never trusted; it is limited by address.
+ */
+export const UNAUTHENTICATED_KUBE_APISERVER: Principal = Object.freeze({
+  name: 'unauthenticated:kube-apiserver',
+  roles: new Set<'webhook'>(['webhook']),
+  namespaces: 'all',
+  via: 'unauthenticated-webhook',
+  trustUserInfo: false,
+});
+
 export function unauthorized(message: string): HttpException {
   return new HttpException(kubeStatus(401, message), 401);
 }
@@ -77,6 +93,7 @@ export class Authenticator implements OnApplicationShutdown {
    */
   identify(request: AuthenticatedRequest): Principal | undefined {
     if (request.principal || request.authFailure !== undefined) return request.principal;
+    if ((request as { [UNAUTHENTICATED_WEBHOOK]?: boolean })[UNAUTHENTICATED_WEBHOOK]) return (request.principal = UNAUTHENTICATED_KUBE_APISERVER);
     try {
       request.principal = this.authenticate(request);
     } catch (error) {

@@ -17,7 +17,7 @@ export interface Principal {
   readonly roles: ReadonlySet<Role>;
   /** The namespaces it may touch; `all` when unscoped. */
   readonly namespaces: ReadonlySet<string> | 'all';
-  readonly via: 'token' | 'client-certificate' | 'insecure-development';
+  readonly via: 'token' | 'client-certificate' | 'insecure-development' | 'unauthenticated-webhook';
   /**
    * It relays other users' requests (the kube-apiserver): the `userInfo.username` of the
    * AdmissionReviews it sends is recorded as "on behalf of". For any other principal that
