@@ -8,12 +8,13 @@ import { EXPANDABLE_CLASS, FIXED_CLASS, HIGH_PRIORITY, LOW_PRIORITY, OVERHEAD_RU
  * plain JSON without a namespace: each side posts the same one to its own namespace.
  */
 
-export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec: Record<string, unknown> };
+export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: Record<string, unknown> };
 
 const CPU = ['50m', '100m', '250m', '500m', '1', '1500m'];
 const MEMORY = ['32Mi', '64Mi', '128Mi', '256Mi', '512Mi'];
 export const CLAIM_SIZES = ['256Mi', '512Mi', '1Gi', '2Gi', '3Gi'];
 const IMAGE = 'registry.invalid/differential:1';
+export const GPU = 'example.com/gpu';
 
 /** Requests and limits of one container: none, requests only, limits only, or both (limits >= requests). */
 function containerResources(random: Random): { requests?: ResourceList; limits?: ResourceList } {
@@ -27,6 +28,16 @@ function containerResources(random: Random): { requests?: ResourceList; limits?:
     const high = random.int(low, values.length - 1);
     if (shape !== 'limits') requests[resource] = values[low]!;
     if (shape !== 'requests') limits[resource] = values[high]!;
+  }
+  if (random.chance(0.25)) {
+    const size = random.pick(['256Mi', '1Gi']);
+    if (shape !== 'limits') requests['ephemeral-storage'] = size;
+    if (shape !== 'requests') limits['ephemeral-storage'] = size === '256Mi' ? '512Mi' : '2Gi';
+  }
+  // An extended resource: whole units, never overcommitted (requests = limits).
+  if (random.chance(0.08)) {
+    limits[GPU] = '1';
+    if (shape !== 'limits') requests[GPU] = '1';
   }
   return { ...(Object.keys(requests).length ? { requests } : {}), ...(Object.keys(limits).length ? { limits } : {}) };
 }
@@ -50,6 +61,10 @@ export function podManifest(random: Random, name: string, claims: readonly strin
   if (random.chance(0.1)) spec.runtimeClassName = OVERHEAD_RUNTIME;
   // Scheduled to a node that never runs it (no kubelet): its deletion is graceful.
   if (random.chance(0.1)) spec.nodeName = 'node-without-kubelet';
+  // Affinity to pods of other namespaces (the CrossNamespacePodAffinity scope).
+  if (random.chance(0.08)) {
+    spec.affinity = { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'other' } }, topologyKey: 'kubernetes.io/hostname', namespaces: ['elsewhere'] }] } };
+  }
   if (claims.length && random.chance(0.15)) {
     spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: random.pick(claims) } }];
     (containers[0] as { volumeMounts?: unknown }).volumeMounts = [{ name: 'data', mountPath: '/data' }];
@@ -73,6 +88,13 @@ export function claimManifest(random: Random, name: string): Manifest {
 
 export type ServiceType = 'ClusterIP' | 'NodePort' | 'LoadBalancer';
 
+/** A ConfigMap or a Secret: counted objects, nothing more. */
+export function dataManifest(random: Random, name: string): Manifest {
+  return random.chance(0.5)
+    ? ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { key: 'value' } } as unknown as Manifest)
+    : ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', stringData: { key: 'value' } } as unknown as Manifest);
+}
+
 /** A service's type and, for a LoadBalancer, whether node ports are allocated. */
 export function serviceShape(random: Random): { type: ServiceType; allocateLoadBalancerNodePorts?: boolean } {
   const type = random.weighted({ ClusterIP: 3, NodePort: 3, LoadBalancer: 2 }) as ServiceType;
@@ -81,12 +103,13 @@ export function serviceShape(random: Random): { type: ServiceType; allocateLoadB
 
 export function serviceManifest(random: Random, name: string): Manifest {
   const ports = Array.from({ length: random.int(1, 2) }, (_, i) => ({ name: `p${i}`, port: 80 + i }));
+  if (random.chance(0.1)) return { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { type: 'ExternalName', externalName: 'elsewhere.example.com', ports } };
   return { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ...serviceShape(random), ports, selector: { app: 'differential' } } };
 }
 
 /** The API path of a kind's collection in `namespace`. */
 export function collectionPath(kind: string, namespace: string): string {
-  const plural = { Pod: 'pods', PersistentVolumeClaim: 'persistentvolumeclaims', Service: 'services' }[kind];
+  const plural = { Pod: 'pods', PersistentVolumeClaim: 'persistentvolumeclaims', Service: 'services', ConfigMap: 'configmaps', Secret: 'secrets' }[kind];
   if (!plural) throw new Error(`no path for kind ${kind}`);
   return `/api/v1/namespaces/${namespace}/${plural}`;
 }

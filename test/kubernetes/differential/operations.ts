@@ -1,4 +1,4 @@
-import { claimManifest, CLAIM_SIZES, amount, podManifest, scaled, serviceManifest, serviceShape, type Manifest, type ServiceType } from './objects.js';
+import { claimManifest, CLAIM_SIZES, amount, dataManifest, podManifest, scaled, serviceManifest, serviceShape, type Manifest, type ServiceType } from './objects.js';
 import type { Random } from './random.js';
 import { addableResources, hardValueFor, type QuotaDefinition, type ResourceList } from './scenario.js';
 
@@ -8,13 +8,14 @@ import { addableResources, hardValueFor, type QuotaDefinition, type ResourceList
  * denied) is skipped. The world is what exists, as the Kubernetes side's answers say.
  */
 
-export type Kind = 'Pod' | 'PersistentVolumeClaim' | 'Service';
+export type Kind = 'Pod' | 'PersistentVolumeClaim' | 'Service' | 'ConfigMap' | 'Secret';
 
 export type Op =
   | { op: 'create'; manifest: Manifest }
   | { op: 'label'; kind: Kind; name: string; value: string }
   | { op: 'resize'; name: string; container: string; resources: { requests?: ResourceList; limits?: ResourceList } }
   | { op: 'finish'; name: string; phase: 'Succeeded' | 'Failed' }
+  | { op: 'deadline'; name: string; seconds: number }
   | { op: 'kubelet'; name: string; container: string; resources: ContainerResources; infeasible?: boolean }
   | { op: 'bind'; name: string }
   | { op: 'allocate'; name: string; storage: string }
@@ -33,7 +34,9 @@ export type ObjectState =
       containers: Record<string, ContainerResources>;
       /** Before the last resize: what a kubelet may still hold (and report) until it applies the resize. */
       previous?: Record<string, ContainerResources>;
+      deadline?: number;
     }
+  | { kind: 'ConfigMap' | 'Secret'; name: string }
   | { kind: 'PersistentVolumeClaim'; name: string; bound: boolean; className?: string; storage: string }
   | { kind: 'Service'; name: string; type: ServiceType };
 
@@ -63,7 +66,8 @@ export function applicable(op: Op, world: World): boolean {
       const pod = objectOf(world, op.name, 'Pod');
       return pod?.kind === 'Pod' && op.container in pod.containers && (op.op === 'resize' || !pod.terminal);
     }
-    case 'finish': {
+    case 'finish':
+    case 'deadline': {
       const pod = objectOf(world, op.name, 'Pod');
       return pod?.kind === 'Pod' && !pod.terminal;
     }
@@ -91,8 +95,12 @@ function containersOf(pod: { spec?: { containers?: { name: string; resources?: C
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a Kubernetes object
 function stateOf(stored: any): ObjectState {
   const name = String(stored.metadata.name);
-  if (stored.kind === 'Pod') return { kind: 'Pod', name, terminal: false, bound: Boolean(stored.spec.nodeName), containers: containersOf(stored) };
+  if (stored.kind === 'Pod') {
+    const deadline = stored.spec.activeDeadlineSeconds as number | undefined;
+    return { kind: 'Pod', name, terminal: false, bound: Boolean(stored.spec.nodeName), containers: containersOf(stored), ...(deadline === undefined ? {} : { deadline }) };
+  }
   if (stored.kind === 'Service') return { kind: 'Service', name, type: stored.spec.type };
+  if (stored.kind === 'ConfigMap' || stored.kind === 'Secret') return { kind: stored.kind, name };
   return { kind: 'PersistentVolumeClaim', name, bound: false, className: stored.spec.storageClassName, storage: stored.spec.resources.requests.storage };
 }
 
@@ -107,6 +115,7 @@ export function evolve(world: World, op: Op, stored: any): void {
     current.containers = containersOf(stored);
   }
   else if (op.op === 'finish' && current?.kind === 'Pod') current.terminal = true;
+  else if (op.op === 'deadline' && current?.kind === 'Pod') current.deadline = op.seconds;
   else if (op.op === 'bind' && current?.kind === 'PersistentVolumeClaim') current.bound = true;
   else if (op.op === 'expand' && current?.kind === 'PersistentVolumeClaim') current.storage = op.storage;
   else if (op.op === 'retype' && current?.kind === 'Service') current.type = op.type;
@@ -120,7 +129,7 @@ export function evolve(world: World, op: Op, stored: any): void {
   }
 }
 
-const WEIGHTS = { pod: 28, claim: 8, service: 8, label: 5, resize: 10, finish: 7, kubelet: 5, bind: 4, expand: 5, allocate: 3, retype: 5, delete: 14, hard: 4 } as const;
+const WEIGHTS = { pod: 28, claim: 8, service: 7, data: 4, label: 5, resize: 10, finish: 7, deadline: 3, kubelet: 5, bind: 4, expand: 5, allocate: 3, retype: 5, delete: 14, hard: 4 } as const;
 type Choice = keyof typeof WEIGHTS;
 
 /** The next step drawn for `world`; `serial` names new objects. */
@@ -133,9 +142,11 @@ export function nextOp(random: Random, world: World, serial: number): Op {
     pod: true,
     claim: true,
     service: true,
+    data: true,
     label: all.length > 0,
     resize: pods.length > 0,
     finish: pods.some((p) => !p.terminal),
+    deadline: pods.some((p) => !p.terminal),
     kubelet: world.kubelet && pods.some((p) => !p.terminal),
     bind: claims.some((c) => !c.bound),
     expand: claims.length > 0,
@@ -152,6 +163,8 @@ export function nextOp(random: Random, world: World, serial: number): Op {
       return { op: 'create', manifest: claimManifest(random, `claim-${serial}`) };
     case 'service':
       return { op: 'create', manifest: serviceManifest(random, `svc-${serial}`) };
+    case 'data':
+      return { op: 'create', manifest: dataManifest(random, `data-${serial}`) };
     case 'label': {
       const target = random.pick(all);
       return { op: 'label', kind: target.kind, name: target.name, value: `v${serial}` };
@@ -160,6 +173,8 @@ export function nextOp(random: Random, world: World, serial: number): Op {
       return resizeOp(random, random.chance(0.9) && pods.some((p) => !p.terminal) ? pods.filter((p) => !p.terminal) : pods);
     case 'finish':
       return { op: 'finish', name: random.pick(pods.filter((p) => !p.terminal)).name, phase: random.pick(['Succeeded', 'Failed'] as const) };
+    case 'deadline':
+      return deadlineOp(random, pods.filter((p) => !p.terminal));
     case 'kubelet':
       return kubeletOp(random, pods.filter((p) => !p.terminal));
     case 'bind':
@@ -215,6 +230,13 @@ function kubeletOp(random: Random, pods: readonly ObjectState[]): Op {
   return { op: 'kubelet', name: pod.name, container, resources: pod.containers[container] ?? {} };
 }
 
+/** An active deadline set (a NotTerminating pod becomes Terminating) or shortened; now and then lengthened, which is refused. */
+function deadlineOp(random: Random, pods: readonly ObjectState[]): Op {
+  const pod = random.pick(pods) as Extract<ObjectState, { kind: 'Pod' }>;
+  if (pod.deadline === undefined) return { op: 'deadline', name: pod.name, seconds: random.pick([60, 300]) };
+  return { op: 'deadline', name: pod.name, seconds: random.chance(0.8) ? Math.max(1, Math.floor(pod.deadline / 2)) : pod.deadline + 60 };
+}
+
 function expandOp(random: Random, claims: readonly ObjectState[]): Op {
   const claim = random.pick(claims) as Extract<ObjectState, { kind: 'PersistentVolumeClaim' }>;
   const larger = CLAIM_SIZES.filter((size) => amount(size) > amount(claim.storage));
@@ -231,7 +253,7 @@ function hardOp(random: Random, world: World): Op {
   return { op: 'hard', quota: quota.name, resource, value: hardValueFor(random, resource) };
 }
 
-const RESOURCE = { Pod: 'pod', PersistentVolumeClaim: 'pvc', Service: 'service' } as const;
+const RESOURCE = { Pod: 'pod', PersistentVolumeClaim: 'pvc', Service: 'service', ConfigMap: 'configmap', Secret: 'secret' } as const;
 
 /** The step as the kubectl command that does the same (for the Kubernetes side's namespace). */
 export function describeOp(op: Op): string {
@@ -244,6 +266,8 @@ export function describeOp(op: Op): string {
       return `kubectl patch pod ${op.name} --subresource=resize -p '${JSON.stringify({ spec: { containers: [{ name: op.container, resources: op.resources }] } })}'`;
     case 'finish':
       return `kubectl patch pod ${op.name} --subresource=status --type=merge -p '{"status":{"phase":"${op.phase}"}}'`;
+    case 'deadline':
+      return `kubectl patch pod ${op.name} --type=merge -p '{"spec":{"activeDeadlineSeconds":${op.seconds}}}'`;
     case 'kubelet':
       return `kubectl patch pod ${op.name} --subresource=status --type=merge -p '${JSON.stringify(kubeletStatus(op))}'`;
     case 'bind':

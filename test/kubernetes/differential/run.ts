@@ -41,6 +41,8 @@ export interface RunResult {
   readonly ms: number;
   /** Per kind of step: how many were played and the milliseconds they took, settling included. */
   readonly timings: Record<string, { count: number; ms: number }>;
+  /** Compared decisions by outcome (allowed, or the kind of refusal). */
+  readonly decisions: Record<string, number>;
 }
 
 export interface RunOptions {
@@ -95,7 +97,7 @@ async function settle(sides: [Side, Side], world: World, op: Op, settleMs = SETT
  * One step on both sides: the decisions compared, the world evolved, Used settled and compared.
  * Answers the disagreement it showed, if any, and whether that was a known one the run survives.
  */
-async function playStep(sides: [Side, Side], world: World, op: Op, step: number, options: RunOptions): Promise<{ disagreement?: Disagreement; goOn: boolean }> {
+async function playStep(sides: [Side, Side], world: World, op: Op, step: number, options: RunOptions): Promise<{ disagreement?: Disagreement; goOn: boolean; decision: Decision }> {
   const log = options.log ?? (() => undefined);
   const answers = await Promise.all(sides.map((side) => side.perform(op, world)));
   const [k, l] = answers.map(decisionOf) as [Decision, Decision];
@@ -106,15 +108,15 @@ async function playStep(sides: [Side, Side], world: World, op: Op, step: number,
     const said = [k.kind ?? 'allowed', l.kind ?? 'allowed'];
     const disagreement: Disagreement = { step, op, what: 'decision', details: [`kubernetes: ${showDecision(k)}`, `ledger: ${showDecision(l)}`], signature: signature('decision', op, said), decisions: { kubernetes: k, ledger: l } };
     // Both refused for different reasons (a known difference): nothing changed, the run can go on.
-    if (k.allowed || l.allowed || !options.known?.(disagreement)) return { disagreement, goOn: false };
+    if (k.allowed || l.allowed || !options.known?.(disagreement)) return { disagreement, goOn: false, decision: k };
     known = disagreement;
   }
   if (k.allowed) evolve(world, op, answers[0]!.body);
   const differences = await settle(sides, world, op, options.settleMs);
-  if (differences.length === 0) return { ...(known ? { disagreement: known } : {}), goOn: true };
+  if (differences.length === 0) return { ...(known ? { disagreement: known } : {}), goOn: true, decision: k };
   const details = differences.map(showDifference);
   log(`      Used differs: ${details.join('; ')}`);
-  return { disagreement: { step, op, what: 'usage', details, usage: differences, signature: signature('usage', op, differences.map((d) => d.resource)) }, goOn: false };
+  return { disagreement: { step, op, what: 'usage', details, usage: differences, signature: signature('usage', op, differences.map((d) => d.resource)) }, goOn: false, decision: k };
 }
 
 let runs = 0;
@@ -127,8 +129,9 @@ export async function run(env: Environment, scenario: Scenario, source: OpSource
   const played: Op[] = [];
   const known: Disagreement[] = [];
   const timings: RunResult['timings'] = {};
+  const decisions: Record<string, number> = {};
   let compared = 0;
-  const result = (disagreement?: Disagreement): RunResult => ({ played, compared, known, timings, ms: Date.now() - started, ...(disagreement ? { disagreement } : {}) });
+  const result = (disagreement?: Disagreement): RunResult => ({ played, compared, known, timings, decisions, ms: Date.now() - started, ...(disagreement ? { disagreement } : {}) });
   try {
     await Promise.all(sides.map((side) => createNamespace(env.kube, side.namespace, side.label)));
     await Promise.all(sides.map((side) => side.define(scenario)));
@@ -138,10 +141,12 @@ export async function run(env: Environment, scenario: Scenario, source: OpSource
       if (!op) break;
       played.push(op);
       const begun = Date.now();
-      const { disagreement, goOn } = await playStep(sides, world, op, step, options);
+      const { disagreement, goOn, decision } = await playStep(sides, world, op, step, options);
       if (!goOn) return result(disagreement);
       if (disagreement) known.push(disagreement);
       compared++;
+      const outcome = `${op.op}: ${decision.kind ?? 'allowed'}`;
+      decisions[outcome] = (decisions[outcome] ?? 0) + 1;
       const timing = (timings[op.op] ??= { count: 0, ms: 0 });
       timing.count++;
       timing.ms += Date.now() - begun;

@@ -65,8 +65,11 @@ function computeQuota(random: Random): QuotaDefinition {
     ['requests.memory', random.pick(MEMORY)],
     ['limits.cpu', random.pick(CPU.slice(1))],
     ['limits.memory', random.pick(MEMORY.slice(1))],
+    ['requests.ephemeral-storage', random.pick(['1Gi', '2Gi'])],
+    ['limits.ephemeral-storage', random.pick(['2Gi', '4Gi'])],
+    ['requests.example.com/gpu', String(random.int(1, 2))],
   ];
-  return { name: 'compute', hard: some(random, entries, 0.6) };
+  return { name: 'compute', hard: some(random, entries, 0.5) };
 }
 
 function objectsQuota(random: Random): QuotaDefinition {
@@ -80,6 +83,8 @@ function objectsQuota(random: Random): QuotaDefinition {
     ['requests.storage', random.pick(STORAGE)],
     [EXPANDABLE_STORAGE, random.pick(STORAGE.slice(0, 3))],
     [EXPANDABLE_CLAIMS, String(random.int(1, 3))],
+    ['count/configmaps', String(random.int(1, 3))],
+    ['secrets', String(random.int(1, 3))],
   ];
   return { name: 'objects', hard: some(random, entries, 0.5) };
 }
@@ -96,6 +101,7 @@ function scopedQuotas(random: Random): QuotaDefinition[] {
       scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: [HIGH_PRIORITY] }] },
       hard: some(random, [['pods', String(random.int(1, 3))], ['requests.cpu', random.pick(CPU)]], 0.7),
     },
+    { name: 'cross-namespace', scopes: ['CrossNamespacePodAffinity'], hard: { pods: String(random.int(0, 1)) } },
   ];
   return candidates.filter(() => random.chance(0.3));
 }
@@ -115,6 +121,7 @@ function containerItem(random: Random): LimitRangeItem {
   if (random.chance(0.4)) item.max!.memory = random.pick(['512Mi', '1Gi']);
   if (random.chance(0.3)) item.min!.cpu = '50m';
   if (random.chance(0.25)) item.maxLimitRequestRatio!.cpu = random.pick(['2', '4']);
+  if (random.chance(0.2)) item.default!['ephemeral-storage'] = '1Gi';
   return { type: 'Container', ...Object.fromEntries(Object.entries(item).filter(([, list]) => Object.keys(list).length > 0)) };
 }
 
@@ -146,8 +153,8 @@ export function addableResources(quota: QuotaDefinition): string[] {
   if (quota.scopes?.includes('BestEffort')) return ['pods'];
   const compute = ['pods', 'requests.cpu', 'requests.memory', 'limits.cpu', 'limits.memory'];
   if (scoped) return compute;
-  if (quota.name === 'compute') return [...compute, 'count/pods'];
-  return ['services', 'services.nodeports', 'services.loadbalancers', 'persistentvolumeclaims', 'requests.storage', EXPANDABLE_STORAGE, EXPANDABLE_CLAIMS, 'count/services'];
+  if (quota.name === 'compute') return [...compute, 'count/pods', 'requests.ephemeral-storage', 'limits.ephemeral-storage', 'requests.example.com/gpu'];
+  return ['services', 'services.nodeports', 'services.loadbalancers', 'persistentvolumeclaims', 'requests.storage', EXPANDABLE_STORAGE, EXPANDABLE_CLAIMS, 'count/services', 'count/configmaps', 'configmaps', 'count/secrets', 'secrets'];
 }
 
 /** A ResourceQuota object of `definition`, with `extra` hard entries (Kubernetes' side only). */

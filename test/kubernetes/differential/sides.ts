@@ -65,6 +65,8 @@ async function performObjectOp(kube: KubeApi, namespace: string, op: Exclude<Op,
       return kube.patch(`${objectPath('Pod', namespace, op.name)}/resize`, { spec: { containers: [{ name: op.container, resources: op.resources }] } }, 'strategic');
     case 'finish':
       return kube.patch(`${objectPath('Pod', namespace, op.name)}/status`, { status: { phase: op.phase } });
+    case 'deadline':
+      return kube.patch(objectPath('Pod', namespace, op.name), { spec: { activeDeadlineSeconds: op.seconds } });
     case 'kubelet':
       return kube.patch(`${objectPath('Pod', namespace, op.name)}/status`, kubeletStatus(op));
     case 'allocate':
