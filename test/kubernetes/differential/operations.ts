@@ -1,6 +1,6 @@
 import { claimManifest, CLAIM_SIZES, amount, dataManifest, podManifest, scaled, serviceManifest, serviceShape, type Manifest, type ServiceType } from './objects.js';
 import type { Random } from './random.js';
-import { addableResources, hardValueFor, type QuotaDefinition, type ResourceList } from './scenario.js';
+import { addableResources, hardValueFor, type QuotaDefinition, type ResourceList, type Scenario } from './scenario.js';
 
 /**
  * The steps of a run, as data: each names its object, so a sequence replays (and shrinks) on
@@ -22,7 +22,9 @@ export type Op =
   | { op: 'expand'; name: string; storage: string }
   | { op: 'retype'; name: string; type: ServiceType; allocateLoadBalancerNodePorts?: boolean }
   | { op: 'delete'; kind: Kind; name: string; graceSeconds?: number }
-  | { op: 'hard'; quota: string; resource: string; value: string | null };
+  | { op: 'hard'; quota: string; resource: string; value: string | null }
+  /** The scenario's quotas and LimitRange defined now, in a namespace holding objects already (the first count). */
+  | { op: 'define' };
 
 type ContainerResources = { requests?: ResourceList; limits?: ResourceList };
 export type ObjectState =
@@ -43,13 +45,19 @@ export type ObjectState =
 export interface World {
   readonly objects: Map<string, ObjectState>;
   quotas: QuotaDefinition[];
+  /** Defined at the `define` step, drawn at `defineAt` (Scenario.definedAfter); undefined once defined. */
+  later?: Scenario;
+  readonly defineAt: number;
   /** Whether steps may report a kubelet's status of a pod (a documented difference: README, test/kubernetes/README.md). */
   readonly kubelet: boolean;
 }
 
-export function newWorld(quotas: readonly QuotaDefinition[], kubelet = false): World {
-  return { objects: new Map(), quotas: quotas.map((q) => ({ ...q, hard: { ...q.hard } })), kubelet };
+export function newWorld(scenario: Scenario, kubelet = false): World {
+  const late = scenario.definedAfter !== undefined;
+  return { objects: new Map(), quotas: late ? [] : copyQuotas(scenario.quotas), ...(late ? { later: scenario } : {}), defineAt: scenario.definedAfter ?? 0, kubelet };
 }
+
+const copyQuotas = (quotas: readonly QuotaDefinition[]): QuotaDefinition[] => quotas.map((q) => ({ ...q, hard: { ...q.hard } }));
 
 const objectOf = (world: World, name: string, kind: Kind): ObjectState | undefined => (world.objects.get(name)?.kind === kind ? world.objects.get(name) : undefined);
 
@@ -80,6 +88,8 @@ export function applicable(op: Op, world: World): boolean {
       return objectOf(world, op.name, 'PersistentVolumeClaim') !== undefined;
     case 'retype':
       return objectOf(world, op.name, 'Service') !== undefined;
+    case 'define':
+      return world.later !== undefined;
     case 'hard': {
       const quota = world.quotas.find((q) => q.name === op.quota);
       return quota !== undefined && (op.value !== null || (op.resource in quota.hard && Object.keys(quota.hard).length > 1));
@@ -108,7 +118,10 @@ function stateOf(stored: any): ObjectState {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a Kubernetes object
 export function evolve(world: World, op: Op, stored: any): void {
   const current = 'name' in op ? world.objects.get(op.name) : undefined;
-  if (op.op === 'create') world.objects.set(op.manifest.metadata.name, stateOf(stored));
+  if (op.op === 'define') {
+    world.quotas = copyQuotas(world.later?.quotas ?? []);
+    delete world.later;
+  } else if (op.op === 'create') world.objects.set(op.manifest.metadata.name, stateOf(stored));
   else if (op.op === 'delete') world.objects.delete(op.name);
   else if (op.op === 'resize' && current?.kind === 'Pod') {
     current.previous = current.containers;
@@ -134,6 +147,7 @@ type Choice = keyof typeof WEIGHTS;
 
 /** The next step drawn for `world`; `serial` names new objects. */
 export function nextOp(random: Random, world: World, serial: number): Op {
+  if (world.later && serial >= world.defineAt) return { op: 'define' };
   const all = [...world.objects.values()];
   const pods = all.filter((o) => o.kind === 'Pod');
   const claims = all.filter((o) => o.kind === 'PersistentVolumeClaim');
@@ -153,7 +167,7 @@ export function nextOp(random: Random, world: World, serial: number): Op {
     allocate: claims.length > 0,
     retype: services.length > 0,
     delete: all.length > 0,
-    hard: true,
+    hard: world.quotas.length > 0,
   };
   const choice = random.weighted(Object.fromEntries(Object.entries(WEIGHTS).filter(([k]) => possible[k as Choice])) as Record<Choice, number>);
   switch (choice) {
@@ -282,6 +296,8 @@ export function describeOp(op: Op): string {
       return `kubectl delete ${RESOURCE[op.kind]} ${op.name}${op.graceSeconds === undefined ? '' : ` --grace-period=${op.graceSeconds}`}`;
     case 'hard':
       return `(both quotas) ${op.quota}.spec.hard[${op.resource}] = ${op.value ?? '(removed)'}`;
+    case 'define':
+      return '(both namespaces) the scenario\'s quotas and LimitRange defined now';
   }
 }
 

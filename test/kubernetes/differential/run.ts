@@ -134,8 +134,9 @@ export async function run(env: Environment, scenario: Scenario, source: OpSource
   const result = (disagreement?: Disagreement): RunResult => ({ played, compared, known, timings, decisions, ms: Date.now() - started, ...(disagreement ? { disagreement } : {}) });
   try {
     await Promise.all(sides.map((side) => createNamespace(env.kube, side.namespace, side.label)));
-    await Promise.all(sides.map((side) => side.define(scenario)));
-    const world = newWorld(scenario.quotas, options.kubelet);
+    // Defined now, or by the `define` step (Scenario.definedAfter).
+    if (scenario.definedAfter === undefined) await Promise.all(sides.map((side) => side.define(scenario)));
+    const world = newWorld(scenario, options.kubelet);
     for (let step = 0; step < maxSteps; step++) {
       const op = source(world);
       if (!op) break;

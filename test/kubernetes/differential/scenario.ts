@@ -28,6 +28,11 @@ export interface Scenario {
   readonly quotas: readonly QuotaDefinition[];
   /** The LimitRange `limits` (absent: none in either namespace). */
   readonly limitRange?: readonly LimitRangeItem[];
+  /**
+   * Defined only after this many steps, in namespaces that hold objects by then (absent: before
+   * the first): Kubernetes' controller counts what exists, the ledger awaits its first count.
+   */
+  readonly definedAfter?: number;
 }
 
 export const EXPANDABLE_CLASS = 'expandable';
@@ -136,7 +141,8 @@ function limitRange(random: Random): LimitRangeItem[] | undefined {
 export function scenario(random: Random): Scenario {
   const quotas = [computeQuota(random), objectsQuota(random), ...scopedQuotas(random)];
   const limits = limitRange(random);
-  return { quotas, ...(limits ? { limitRange: limits } : {}) };
+  const definedAfter = random.chance(0.3) ? random.int(4, 12) : undefined;
+  return { quotas, ...(limits ? { limitRange: limits } : {}), ...(definedAfter === undefined ? {} : { definedAfter }) };
 }
 
 /** Values a resource may be set to by a quota change in the middle of a run. */

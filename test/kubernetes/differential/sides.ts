@@ -55,7 +55,7 @@ function objectPath(kind: string, namespace: string, name: string): string {
 }
 
 /** The object requests of `op`, the same on both sides. */
-async function performObjectOp(kube: KubeApi, namespace: string, op: Exclude<Op, { op: 'hard' }>, world: World): Promise<KubeAnswer> {
+async function performObjectOp(kube: KubeApi, namespace: string, op: Exclude<Op, { op: 'hard' | 'define' }>, world: World): Promise<KubeAnswer> {
   switch (op.op) {
     case 'create':
       return kube.create(collectionPath(op.manifest.kind, namespace), { ...op.manifest, metadata: { ...op.manifest.metadata, namespace } });
@@ -117,6 +117,16 @@ function sameList(a: ResourceList | undefined, b: ResourceList | undefined): boo
   return [...keys].every((key) => a?.[key] !== undefined && b?.[key] !== undefined && sameQuantity(a[key], b[key]));
 }
 
+/** A `define` step's answer: the definitions written (and counted), or the error that stopped them. */
+async function defined(define: () => Promise<void>): Promise<KubeAnswer> {
+  try {
+    await define();
+    return { status: 200, body: {} };
+  } catch (error) {
+    return { status: 500, body: { reason: 'DefinitionFailed', message: (error as Error).message } };
+  }
+}
+
 export async function createNamespace(kube: KubeApi, name: string, side: Side['label']): Promise<void> {
   const answer = await kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [SIDE_LABEL]: side } } });
   if (answer.status !== 201) throw new Error(`namespace ${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
@@ -149,7 +159,8 @@ export class KubernetesSide implements Side {
     await this.synced();
   }
 
-  perform(op: Op, world: World): Promise<KubeAnswer> {
+  async perform(op: Op, world: World): Promise<KubeAnswer> {
+    if (op.op === 'define') return defined(() => this.define(world.later ?? { quotas: [] }));
     if (op.op !== 'hard') return performObjectOp(this.kube, this.namespace, op, world);
     return this.kube.patch(this.quotaPath(op.quota), { spec: { hard: { [op.resource]: op.value } } });
   }
@@ -228,6 +239,7 @@ export class LedgerSide implements Side {
   }
 
   async perform(op: Op, world: World): Promise<KubeAnswer> {
+    if (op.op === 'define') return defined(() => this.define(world.later ?? { quotas: [] }));
     if (op.op !== 'hard') return performObjectOp(this.kube, this.namespace, op, world);
     const quota = this.definitions.get(op.quota);
     if (!quota) throw new Error(`no quota ${op.quota}`);
@@ -239,6 +251,8 @@ export class LedgerSide implements Side {
 
   async usage(): Promise<Usage> {
     const answer = await this.request('GET', `/v1/namespaces/${this.namespace}/usage`);
+    // Before its definitions (Scenario.definedAfter) the ledger does not know the namespace.
+    if (answer.status === 404 && this.definitions.size === 0) return {};
     if (answer.status !== 200) throw new Error(`ledger usage: ${answer.status} ${JSON.stringify(answer.body)}`);
     return Object.fromEntries((answer.body.quotas as { name: string; used: ResourceList }[]).map((q) => [q.name, { ...q.used }]));
   }
