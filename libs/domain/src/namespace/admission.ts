@@ -150,6 +150,10 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
     };
   }
 
+  // The cluster's listing found the object at its end (a terminated reservation: a pod Succeeded or
+  // Failed): a change of it, a resize, is measured as the request shows it, as Kubernetes measures
+  // a terminal pod (its object count only), unless the request shows it alive again.
+  const asLive = stored.settled?.terminatedAt === undefined;
   const quota = checkQuota({
     operation: request.operation,
     groupResource: request.groupResource,
@@ -162,13 +166,13 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
     ...(request.operation === 'UPDATE' ? { previous: stored.settled ? settledStateOf(stored.settled) : null } : {}),
     now: command.now,
     // A request's word that its object reached its end is not taken: only the cluster's listing says so.
-    asLive: true,
+    asLive,
     quotas: view.quotas,
     ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
   });
   if (!quota.allowed) return quotaDenied(request, quota.denial);
 
-  const reservation = reservationFor(command, object, stored);
+  const reservation = reservationFor(command, object, stored, asLive);
   // One more change of an object with as many waiting as it may have: refused, not reserved.
   if (reservation?.data.operation === 'UPDATE' && stored.live >= LIVE_PER_OBJECT_MAX) {
     return {
@@ -217,9 +221,9 @@ export function quotaDenied(request: AdmissionRequest, denial: QuotaDenial): Adm
  * what today's quotas limit), so a quota created later counts it, as the quota controller
  * would count the existing object.
  */
-function reservationFor(command: Admit, object: KubeObject, stored: StoredObject): Reserved | undefined {
+function reservationFor(command: Admit, object: KubeObject, stored: StoredObject, asLive: boolean): Reserved | undefined {
   const { request } = command;
-  const now = newState(request, object, command.now);
+  const now = newState(request, object, command.now, asLive);
   if (!now) return undefined;
   const { usage } = now;
   const base = {
@@ -250,11 +254,11 @@ function reservationFor(command: Admit, object: KubeObject, stored: StoredObject
 }
 
 /** The object's usage and scope facts as its kind's evaluator measures them; undefined when quota does not charge this request. */
-function newState(request: AdmissionRequest, object: KubeObject, now: number): SettledState | undefined {
+function newState(request: AdmissionRequest, object: KubeObject, now: number, asLive = true): SettledState | undefined {
   if (isIgnoredResource(request.groupResource)) return undefined;
   const evaluator = evaluatorFor(request.groupResource);
   if (!evaluator.handles(request.operation, request.subresource, object, request.oldObject)) return undefined;
-  return { usage: evaluator.usage(object, { now, asLive: true }), scopeFacts: evaluator.scopeFacts(object) };
+  return { usage: evaluator.usage(object, { now, asLive }), scopeFacts: evaluator.scopeFacts(object) };
 }
 
 /** What the ledger holds for the request's object, and whether the request contradicts it. */
