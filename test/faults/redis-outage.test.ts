@@ -27,7 +27,7 @@ import { startPrivateRedis, type PrivateRedis } from './support/private-redis.js
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RECONCILER_MAIN = `${ROOT}dist/apps/reconciler/src/main.js`;
 const NS = 'team';
-/** Short, so that the reconciler has run several times within the test: see the README's lifecycle. */
+/** Short, so that the reconciler has run several times within the test: see docs/concepts/reconciliation.md. */
 const INTERVAL_SECONDS = 1;
 const GRACE_SECONDS = 2;
 const OUTAGE_MS = 4000;

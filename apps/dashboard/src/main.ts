@@ -45,7 +45,7 @@ function whereTokensAre(devTokenFile: string | undefined): HTMLElement {
       h('code', {}, `cat ${devTokenFile ?? '.quota-ledger/dev-token'}`),
       '.',
     ),
-    h('p', {}, 'Otherwise, ask whoever runs this service for a token with the admin or auditor role (its SHA-256 digest goes in the TOKENS_FILE; see the README, “Security”).'),
+    h('p', {}, 'Otherwise, ask whoever runs this service for a token with the admin or auditor role (its SHA-256 digest goes in the TOKENS_FILE; see the documentation, “Security”).'),
   );
 }
 

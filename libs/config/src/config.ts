@@ -91,7 +91,7 @@ export interface AppConfig {
    * NAMESPACE_LABELS_FROM=cluster. Unset: no such listener.
    */
   readonly webhookUnauthenticatedPort?: number;
-  /** YAML file of hashed bearer tokens (TOKENS_FILE); see the README's security model. */
+  /** YAML file of hashed bearer tokens (TOKENS_FILE); see docs/security.md. */
   readonly tokensFile: string | undefined;
   /**
    * QUOTA_LEDGER_INSECURE_DEV=true: a development machine. Without it the API refuses to start
@@ -296,7 +296,10 @@ function unauthenticatedWebhook(env: Env): { webhookUnauthenticatedPort?: number
   if (!env['TLS_CERT_FILE']) throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'needs TLS_CERT_FILE and TLS_KEY_FILE: the API server calls webhooks over HTTPS only');
   const labels = env['NAMESPACE_LABELS_FROM'] ?? (env['INVENTORY_SOURCE'] === 'kubernetes' ? 'cluster' : 'reviews');
   if (labels !== 'cluster') {
-    throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'needs NAMESPACE_LABELS_FROM=cluster: an unauthenticated Namespace review must never record labels (anyone reaching the port could move namespaces between shared quotas)');
+    throw new ConfigError(
+      'WEBHOOK_UNAUTHENTICATED_PORT',
+      'needs NAMESPACE_LABELS_FROM=cluster: an unauthenticated Namespace review must never record labels (anyone reaching the port could move namespaces between shared quotas)',
+    );
   }
   if (env['PORT'] !== undefined && Number(env['PORT']) === port) throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'must differ from PORT');
   return { webhookUnauthenticatedPort: port };
@@ -436,9 +439,11 @@ export function parseCustomResources(entries: readonly string[]): CustomResource
 
 /** CUSTOM_RESOURCES: a comma list of `resource.group/version=Kind`. */
 function customResources(env: Env): CustomResourceConfig[] {
-  const entries = (env['CUSTOM_RESOURCES'] ?? '').split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const entries = (env['CUSTOM_RESOURCES'] ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   const parsed = parseCustomResources(entries);
   if (typeof parsed === 'string') throw new ConfigError('CUSTOM_RESOURCES', parsed);
   return parsed;
 }
-

@@ -77,7 +77,7 @@ export class Authenticator implements OnApplicationShutdown {
       watchFile(file, { interval: TOKENS_RELOAD_POLL_MS, persistent: false }, () => this.reload(file));
     } else if (!config.insecureDev) {
       throw new Error(
-        'no tokens configured: set TOKENS_FILE to a file of hashed bearer tokens (see the README, "Security"), or set QUOTA_LEDGER_INSECURE_DEV=true on a development machine to accept every caller as an anonymous admin',
+        'no tokens configured: set TOKENS_FILE to a file of hashed bearer tokens (see docs/security.md), or set QUOTA_LEDGER_INSECURE_DEV=true on a development machine to accept every caller as an anonymous admin',
       );
     }
   }
