@@ -60,6 +60,8 @@ export interface LedgerTokens {
 
 export interface PreparedStack {
   readonly port: number;
+  /** With `none`: the unauthenticated webhook listener's port (WEBHOOK_UNAUTHENTICATED_PORT), where the webhooks are registered. */
+  readonly unauthenticatedPort?: number;
   readonly tokens: LedgerTokens;
   /** For startControlPlane's `admission.configuration`: the webhook credentials for both webhooks at 127.0.0.1:port. */
   readonly admission: AdmissionConfiguration;
@@ -68,10 +70,13 @@ export interface PreparedStack {
 }
 
 /**
- * How the kube-apiserver authenticates to the webhooks (README, step 5): the `webhook` token, or
- * a client certificate (CN apiserver-webhook-client) that the API accepts through TLS_CLIENT_CA_FILE.
+ * How the kube-apiserver authenticates to the webhooks (docs/install/kubernetes.md, step 5): the
+ * `webhook` token, a client certificate (CN apiserver-webhook-client) that the API accepts through
+ * TLS_CLIENT_CA_FILE, or `none`, a managed control plane's way (docs/install/managed-control-planes.md):
+ * no webhook credential in its AdmissionConfiguration, the webhooks registered at the API's
+ * unauthenticated listener (WEBHOOK_UNAUTHENTICATED_PORT).
  */
-export type WebhookAuth = 'token' | 'client-certificate';
+export type WebhookAuth = 'token' | 'client-certificate' | 'none';
 
 export interface LedgerStackOptions {
   /** CUSTOM_RESOURCES entries (`widgets.example.com/v1=Widget`), given to the apps and to `webhook-config --custom-resource`. */
@@ -97,6 +102,8 @@ export interface LedgerStack {
   /** https://127.0.0.1:<port> */
   readonly base: string;
   readonly port: number;
+  /** With webhookAuth `none`: the unauthenticated webhook listener's port, where the webhooks are registered. */
+  readonly unauthenticatedPort?: number;
   readonly tokens: LedgerTokens;
   readonly database: TestDatabase;
   readonly dir: string;
@@ -127,6 +134,7 @@ export async function prepareLedgerStack(auth: WebhookAuth = 'token'): Promise<P
   const port = await freePort();
   const token = (): string => randomBytes(32).toString('hex');
   const tokens = { webhook: token(), admin: token(), auditor: token(), admission: token() };
+  if (auth === 'none') return { port, tokens, unauthenticatedPort: await freePort(), admission: { validatingWebhooks: [], mutatingWebhooks: [] } };
   const pki = auth === 'client-certificate' ? createTestPki() : undefined;
   const certificate = pki?.issue('kube-apiserver-webhooks', { commonName: 'apiserver-webhook-client', client: true });
   const credentials = certificate ? { clientCertificate: certificate.cert, clientKey: certificate.key } : { token: tokens.webhook };
@@ -240,12 +248,15 @@ function assemble(parts: Parts): LedgerStack {
   const base = `https://127.0.0.1:${prepared.port}`;
   const ca = readFileSync(plane.caCert);
   const serving = plane.issueCertificate('quota-ledger-api', { commonName: '127.0.0.1', ipAddresses: ['127.0.0.1'] });
-  const tokensFile = writeTokensFile([
-    { name: 'kube-apiserver', token: prepared.tokens.webhook, roles: ['webhook'], trustUserInfo: true },
-    { name: 'platform-admin', token: prepared.tokens.admin, roles: ['admin', 'auditor'] },
-    { name: 'auditor', token: prepared.tokens.auditor, roles: ['auditor'] },
-    { name: 'team-ci', token: prepared.tokens.admission, roles: ['admission'] },
-  ], dir);
+  const tokensFile = writeTokensFile(
+    [
+      { name: 'kube-apiserver', token: prepared.tokens.webhook, roles: ['webhook'], trustUserInfo: true },
+      { name: 'platform-admin', token: prepared.tokens.admin, roles: ['admin', 'auditor'] },
+      { name: 'auditor', token: prepared.tokens.auditor, roles: ['auditor'] },
+      { name: 'team-ci', token: prepared.tokens.admission, roles: ['admission'] },
+    ],
+    dir,
+  );
   const customResources = (options.customResources ?? []).join(',');
   const common: Env = {
     ...(process.env as Env),
@@ -271,6 +282,7 @@ function assemble(parts: Parts): LedgerStack {
         TLS_CERT_FILE: serving.cert,
         TLS_KEY_FILE: serving.key,
         ...(prepared.clientCa ? { TLS_CLIENT_CA_FILE: prepared.clientCa.caCert } : {}),
+        ...(prepared.unauthenticatedPort ? { WEBHOOK_UNAUTHENTICATED_PORT: String(prepared.unauthenticatedPort) } : {}),
         NAMESPACE_LABELS_FROM: 'cluster',
         QUOTA_AWAITS_FIRST_COUNT: 'true',
         SHUTDOWN_DRAIN_SECONDS: '0',
@@ -298,13 +310,20 @@ function assemble(parts: Parts): LedgerStack {
     }
   };
 
+  // Where the webhooks are registered: the main port, or the unauthenticated listener's.
+  const webhookBase = prepared.unauthenticatedPort ? `https://127.0.0.1:${prepared.unauthenticatedPort}` : base;
   const webhookConfig = (flags: readonly string[] = []): Promise<string> =>
-    run(process.execPath, [QUOTACTL, 'webhook-config', '--ca-file', plane.caCert, '--url', base, ...(options.customResources ?? []).flatMap((r) => ['--custom-resource', r]), ...flags], process.env as Env);
+    run(
+      process.execPath,
+      [QUOTACTL, 'webhook-config', '--ca-file', plane.caCert, '--url', webhookBase, ...(options.customResources ?? []).flatMap((r) => ['--custom-resource', r]), ...flags],
+      process.env as Env,
+    );
 
   return {
     plane,
     base,
     port: prepared.port,
+    ...(prepared.unauthenticatedPort ? { unauthenticatedPort: prepared.unauthenticatedPort } : {}),
     tokens: prepared.tokens,
     database,
     dir,
