@@ -5,6 +5,7 @@ import { childEnvironment, loadConfig, loadStandaloneConfig } from '@quota/confi
 import { createLogger } from '@quota/ops';
 import { ensureDevToken } from './dev-token.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres.js';
+import { portInUse } from './port-check.js';
 import { Supervisor } from './supervisor.js';
 
 /**
@@ -20,10 +21,24 @@ const standalone = loadStandaloneConfig();
 const logger = createLogger(config.logLevel, 'standalone');
 const log = (level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}): void => logger[level](fields, message);
 
+if (await portInUse(standalone.apiHost, config.port)) {
+  log(
+    'error',
+    `port ${config.port} on ${standalone.apiHost} is in use: an earlier start still running (stop it: Ctrl-C in its terminal, or kill its node process) or another server; or set PORT. Nothing was started or stopped`,
+  );
+  process.exit(1);
+}
+
 let postgres: RunningPostgres | undefined;
 let databaseUrl = config.databaseUrl;
 if (!databaseUrl) {
-  postgres = await startEmbeddedPostgres({ dataDir: standalone.dataDir, port: standalone.embeddedPostgresPort, database: 'quota_ledger', log: (message) => log('info', message), warn: (message) => log('warn', message) });
+  postgres = await startEmbeddedPostgres({
+    dataDir: standalone.dataDir,
+    port: standalone.embeddedPostgresPort,
+    database: 'quota_ledger',
+    log: (message) => log('info', message),
+    warn: (message) => log('warn', message),
+  });
   databaseUrl = postgres.url;
 }
 
@@ -72,9 +87,7 @@ const lines = [
   `  database   ${postgres ? `embedded PostgreSQL in ${relative(process.cwd(), postgres.dir).startsWith('..') ? postgres.dir : relative(process.cwd(), postgres.dir)}, port ${standalone.embeddedPostgresPort}` : 'DATABASE_URL'}`,
   ...(postgres?.outsideBecause ? [`             (outside the project: ${postgres.outsideBecause}; the same directory at every start)`] : []),
   `  queue      ${config.redisUrl ? 'Redis (REDIS_URL)' : 'BullMQ on PostgreSQL'}`,
-  ...(devToken
-    ? [`  token      ${devToken.token}`, `             (every role; kept in ${devToken.tokenFile}; quotactl run from here uses it)`]
-    : ['  tokens     TOKENS_FILE']),
+  ...(devToken ? [`  token      ${devToken.token}`, `             (every role; kept in ${devToken.tokenFile}; quotactl run from here uses it)`] : ['  tokens     TOKENS_FILE']),
   `  try        npm run quotactl -- get quota -n default`,
   '  Ctrl-C stops everything.',
   '',
@@ -86,7 +99,10 @@ if (!config.tls) {
   const started = Date.now();
   for (;;) {
     if (stopping) break;
-    const ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) {
       log('info', `ready: ${base} (${Date.now() - started} ms)`);
       break;
