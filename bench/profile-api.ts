@@ -6,12 +6,14 @@
  * the boot, not the setup), the TOP (default 30) functions and files by self and inclusive
  * time, as shares of the busy (non-idle) time. The profile itself is for Chrome DevTools or
  * speedscope. With PROFILE=0 the API runs without the profiler (which costs CPU of its own):
- * the CPU per admission to compare before and after a change.
+ * the CPU per admission to compare before and after a change. Then the same load against the
+ * floor (bench/lib/floor.ts: a bare Node http server), and the API's CPU as a multiple of it.
  *
  *   npm run build && npx tsx --tsconfig tsconfig.json bench/profile-api.ts [SECONDS] [TOP]
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { measureFloor } from './lib/floor.js';
 import { closedLoop, HttpClient, openLoop, type Classifier, type RequestSpec } from './lib/load.js';
 import { createDatabase } from './lib/postgres.js';
 import { podReview, quotaPut } from './lib/review.js';
@@ -32,11 +34,7 @@ try {
   const client = new HttpClient(api.base, credentials.token, 64);
   const namespaces = Array.from({ length: 1000 }, (_, i) => `low-${i}`);
   for (let i = 0; i < namespaces.length; i += 32) {
-    await Promise.all(
-      namespaces.slice(i, i + 32).map((namespace) =>
-        client.must(quotaPut(namespace, { pods: '1000000' })),
-      ),
-    );
+    await Promise.all(namespaces.slice(i, i + 32).map((namespace) => client.must(quotaPut(namespace, { pods: '1000000' }))));
   }
   const cpuBefore = api.cpuSeconds();
   const splitBefore = userSystemSeconds(api.pid);
@@ -59,6 +57,11 @@ try {
   );
   client.close();
   await api.stop();
+  const floor = await measureFloor(seconds);
+  console.log(
+    `floor (bare Node http, one JSON.parse, precomputed answer; same load): ${Math.round(floor.perSecond)} answers/s, p99 ${floor.latency.p99.toFixed(1)} ms, CPU ${floor.cpuMsPerRequest.toFixed(3)} ms per answer; ` +
+      `the API's CPU per admission is ${(cpuMs / floor.cpuMsPerRequest).toFixed(1)} × the floor`,
+  );
   const profile = !profiling ? undefined : readdirSync(dir).find((name) => name.endsWith('.cpuprofile') && name.split('.').includes(String(api.pid)));
   if (profile) {
     // The load's window, for other readings of the same profile.
@@ -97,7 +100,11 @@ function summarizeProfile(file: string, from: number, to: number, count: number)
     const id = profile.samples[i] as number;
     selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
   }
-  const place = (url: string): string => url.replace(/^file:\/\//, '').replace(/.*\/node_modules\//, '').replace(/.*\/dist\//, '');
+  const place = (url: string): string =>
+    url
+      .replace(/^file:\/\//, '')
+      .replace(/.*\/node_modules\//, '')
+      .replace(/.*\/dist\//, '');
   const byFunction = (node: ProfileNode): string => `${node.callFrame.functionName || '(anonymous)'} ${place(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
   const byFile = (node: ProfileNode): string => {
     const url = node.callFrame.url;
@@ -111,7 +118,10 @@ function summarizeProfile(file: string, from: number, to: number, count: number)
     else busy += us;
   }
   const lines = [`profile ${file}: ${(busy / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle during the load; shares of busy time`];
-  for (const [title, key] of [['function', byFunction], ['file or package', byFile]] as const) {
+  for (const [title, key] of [
+    ['function', byFunction],
+    ['file or package', byFile],
+  ] as const) {
     const self = new Map<string, number>();
     const inclusive = new Map<string, number>();
     for (const [id, us] of selfUs) {
@@ -126,9 +136,15 @@ function summarizeProfile(file: string, from: number, to: number, count: number)
         inclusive.set(name, (inclusive.get(name) ?? 0) + us);
       }
     }
-    for (const [kind, totals] of [['self', self], ['inclusive', inclusive]] as const) {
+    for (const [kind, totals] of [
+      ['self', self],
+      ['inclusive', inclusive],
+    ] as const) {
       lines.push(`\n${kind} time by ${title}:`);
-      for (const [name, us] of [...totals].filter(([name]) => name !== '(root)' && !name.startsWith('(root) ')).sort((a, b) => b[1] - a[1]).slice(0, count)) {
+      for (const [name, us] of [...totals]
+        .filter(([name]) => name !== '(root)' && !name.startsWith('(root) '))
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, count)) {
         lines.push(`${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`);
       }
     }

@@ -232,3 +232,15 @@ export async function ledgerCounters(base: string): Promise<Record<string, numbe
   }
   return totals;
 }
+
+/** The bare Node `http` server of bench/lib/floor-server.mjs (the API's floor), on a port of its own. */
+export async function startFloorServer(): Promise<ApiProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...API_NODE_ARGS, fileURLToPath(new URL('./floor-server.mjs', import.meta.url)), String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const running = track(child, 'floor server');
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`floor server exited with ${code}:\n${running.output()}`)));
+    child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+  });
+  return { ...running, base: `http://127.0.0.1:${port}` };
+}
