@@ -133,14 +133,17 @@ describe('help and version', () => {
     }
   });
 
-  it.each(['apply', 'get', 'describe', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'completion', 'version', 'help'])('has usage text for %s', async (command) => {
-    const flag = io();
-    expect(await run([command, '--help'], flag)).toBe(EXIT.ok);
-    expect(flag.out).toContain(`Usage:\n  quotactl ${command}`);
-    const viaHelp = io();
-    expect(await run(['help', command], viaHelp)).toBe(EXIT.ok);
-    expect(viaHelp.out).toBe(flag.out);
-  });
+  it.each(['apply', 'get', 'describe', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'completion', 'version', 'help'])(
+    'has usage text for %s',
+    async (command) => {
+      const flag = io();
+      expect(await run([command, '--help'], flag)).toBe(EXIT.ok);
+      expect(flag.out).toContain(`Usage:\n  quotactl ${command}`);
+      const viaHelp = io();
+      expect(await run(['help', command], viaHelp)).toBe(EXIT.ok);
+      expect(viaHelp.out).toBe(flag.out);
+    },
+  );
 
   it('prints the client version', async () => {
     const out = io();
@@ -193,6 +196,34 @@ describe('apply', () => {
     expect(out.err).toBe('Error from server (Invalid): ResourceQuota "bad" is invalid: spec.hard[pods]: Invalid value: "-1"\n');
     expect(out.out).toBe('resourcequota/good created\n');
   });
+
+  it("moves an object read from the cluster (kubectl get -o yaml): another server's uid and resourceVersion are no precondition of ours", async () => {
+    const fromCluster = (uid: string): string =>
+      `apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: compute, namespace: team-a, uid: ${uid}, resourceVersion: "48213", creationTimestamp: "2026-01-01T00:00:00Z"}\nspec: {hard: {pods: "10"}}\nstatus: {used: {pods: "3"}}\n`;
+    answers.set('GET /v1/namespaces/team-a/resourcequotas/compute', [404, status(404, 'NotFound', 'resourcequotas "compute" not found')]);
+    answers.set('PUT /v1/namespaces/team-a/resourcequotas/compute', [201, { metadata: { resourceVersion: '1' } }]);
+    const moved = io({ '-': fromCluster('9f1c') });
+    expect(await run(['apply', '-f', '-'], moved), moved.err).toBe(EXIT.ok);
+    expect(moved.out).toBe('resourcequota/compute created\n');
+    expect(moved.err).toBe("Warning: resourcequota/compute: metadata.uid 9f1c and resourceVersion 48213 are another server's; applied without that precondition\n");
+    const sent = seen.find((s) => s.method === 'PUT')?.body as { metadata: Record<string, unknown> };
+    expect(sent.metadata).not.toHaveProperty('resourceVersion');
+    expect(sent.metadata).not.toHaveProperty('uid');
+    // Moved again after it was created here: still another server's object, still no precondition.
+    seen = [];
+    answers.set('GET /v1/namespaces/team-a/resourcequotas/compute', [200, { metadata: { resourceVersion: '1' } }]);
+    answers.set('PUT /v1/namespaces/team-a/resourcequotas/compute', [200, { metadata: { resourceVersion: '1' } }]);
+    const again = io({ '-': fromCluster('9f1c') });
+    expect(await run(['apply', '-f', '-'], again), again.err).toBe(EXIT.ok);
+    expect(again.out).toBe('resourcequota/compute unchanged\n');
+    // One of ours (our uid) keeps its resourceVersion as the precondition it is.
+    seen = [];
+    answers.set('GET /v1/namespaces/team-a/resourcequotas/compute', [200, { metadata: { resourceVersion: '1', uid: 'ours' } }]);
+    const ours = io({ '-': fromCluster('ours') });
+    expect(await run(['apply', '-f', '-'], ours), ours.err).toBe(EXIT.ok);
+    expect(ours.err).toBe('');
+    expect((seen.find((s) => s.method === 'PUT')?.body as { metadata: Record<string, unknown> }).metadata).toMatchObject({ uid: 'ours', resourceVersion: '48213' });
+  });
 });
 
 describe('apply: namespaces and quotas over several namespaces (issue 18)', () => {
@@ -238,7 +269,7 @@ describe('get and describe: ClusterResourceQuota as oc prints it, HierarchicalRe
     },
   };
 
-  it('describes a ClusterResourceQuota in oc\'s layout: meta, the namespaces it covers, its selectors, the total Used/Hard', async () => {
+  it("describes a ClusterResourceQuota in oc's layout: meta, the namespaces it covers, its selectors, the total Used/Hard", async () => {
     answers.set('GET /v1/clusterresourcequotas/acme', [200, crq]);
     const out = io();
     expect(await run(['describe', 'clusterresourcequota', 'acme', '-n', 'ignored'], out)).toBe(EXIT.ok);
@@ -421,7 +452,16 @@ describe('audit commands', () => {
   it('usage clusterresourcequota NAME --at prints the total and each namespace part; hrq goes through -n', async () => {
     answers.set('GET /v1/clusterresourcequotas/acme/usage?at=2026-11-23T14%3A03%3A00Z', [
       200,
-      { key: 'clusterresourcequotas/acme', defined: true, hard: { pods: '5' }, used: { pods: '3' }, namespaces: [{ namespace: 'b', used: { pods: '2' } }, { namespace: 'a', used: { pods: '1' } }] },
+      {
+        key: 'clusterresourcequotas/acme',
+        defined: true,
+        hard: { pods: '5' },
+        used: { pods: '3' },
+        namespaces: [
+          { namespace: 'b', used: { pods: '2' } },
+          { namespace: 'a', used: { pods: '1' } },
+        ],
+      },
     ]);
     const out = io();
     expect(await run(['usage', 'clusterresourcequota', 'acme', '--at', '2026-11-23T14:03:00Z'], out)).toBe(EXIT.ok);
@@ -435,7 +475,10 @@ describe('audit commands', () => {
   });
 
   it('history pages with --after and --limit and says where the next page starts', async () => {
-    answers.set('GET /v1/namespaces/team-a/events?after=5&limit=1', [200, { items: [{ position: '6', version: 2, type: 'Committed', time: '2026-11-23T10:00:00Z', actor: 'ci', data: { reservationId: 'r1' } }], next: '6' }]);
+    answers.set('GET /v1/namespaces/team-a/events?after=5&limit=1', [
+      200,
+      { items: [{ position: '6', version: 2, type: 'Committed', time: '2026-11-23T10:00:00Z', actor: 'ci', data: { reservationId: 'r1' } }], next: '6' },
+    ]);
     const out = io();
     expect(await run(['history', '-n', 'team-a', '--after', '5', '--limit', '1'], out)).toBe(EXIT.ok);
     expect(out.out).toMatch(/^POSITION +TIME +TYPE +ACTOR +SUMMARY\n6 +2026-11-23T10:00:00Z +Committed +ci +r1\n$/);
@@ -546,7 +589,9 @@ describe('webhook-config', () => {
 
   it('prints both configurations for a service, without a server', async () => {
     const out = io({ '/work/ca.pem': CA });
-    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--failure-policy', 'Ignore', '--timeout-seconds', '5'], out)).toBe(EXIT.ok);
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--failure-policy', 'Ignore', '--timeout-seconds', '5'], out)).toBe(
+      EXIT.ok,
+    );
     expect(out.out).toContain('kind: MutatingWebhookConfiguration');
     expect(out.out).toContain('kind: ValidatingWebhookConfiguration');
     expect(out.out).toContain('failurePolicy: Ignore');
@@ -568,14 +613,20 @@ describe('webhook-config', () => {
     expect(out.err).toMatch(/^error: /);
   });
 
-  it('adds each --custom-resource to the validating rules and prints the reconciler\'s RBAC to list them (issue 19)', async () => {
+  it("adds each --custom-resource to the validating rules and prints the reconciler's RBAC to list them (issue 19)", async () => {
     const out = io({ '/work/ca.pem': CA });
     const flags = ['--custom-resource', 'widgets.example.com/v1=Widget', '--custom-resource', 'gadgets.example.com/v1beta1=Gadget', '-o', 'json'];
     expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'platform', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
     type Doc = { kind: string; metadata: { name: string }; webhooks?: { rules: unknown[] }[]; rules?: unknown[]; subjects?: unknown[]; roleRef?: { name: string } };
     const [, validating, role, binding] = (JSON.parse(out.out) as { items: Doc[] }).items;
     expect([validating?.kind, role?.kind, binding?.kind]).toEqual(['ValidatingWebhookConfiguration', 'ClusterRole', 'ClusterRoleBinding']);
-    expect(validating?.webhooks?.[0]?.rules).toContainEqual({ apiGroups: ['example.com'], apiVersions: ['*'], resources: ['widgets', 'gadgets'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' });
+    expect(validating?.webhooks?.[0]?.rules).toContainEqual({
+      apiGroups: ['example.com'],
+      apiVersions: ['*'],
+      resources: ['widgets', 'gadgets'],
+      operations: ['CREATE', 'UPDATE', 'DELETE'],
+      scope: 'Namespaced',
+    });
     expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets', 'gadgets'], verbs: ['get', 'list'] }]);
     expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'quota-ledger-reconciler', namespace: 'platform' }]);
     expect(binding?.roleRef?.name).toBe(role?.metadata.name);
@@ -583,7 +634,21 @@ describe('webhook-config', () => {
 
   it('-o name prints each object as kind.group/name, as kubectl apply -o name would', async () => {
     const out = io({ '/work/ca.pem': CA });
-    const argv = ['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--name', 'ql', '--custom-resource', 'widgets.example.com/v1=Widget', '-o', 'name'];
+    const argv = [
+      'webhook-config',
+      '--ca-file',
+      'ca.pem',
+      '--service-namespace',
+      'quota-ledger',
+      '--service-name',
+      'api',
+      '--name',
+      'ql',
+      '--custom-resource',
+      'widgets.example.com/v1=Widget',
+      '-o',
+      'name',
+    ];
     expect(await run(argv, out), out.err).toBe(EXIT.ok);
     expect(out.out.split('\n').filter(Boolean)).toEqual([
       'mutatingwebhookconfiguration.admissionregistration.k8s.io/ql',
@@ -593,7 +658,7 @@ describe('webhook-config', () => {
     ]);
   });
 
-  it('applies --namespace-selector and --object-selector, in kubectl\'s syntax, to both webhooks', async () => {
+  it("applies --namespace-selector and --object-selector, in kubectl's syntax, to both webhooks", async () => {
     const out = io({ '/work/ca.pem': CA });
     const flags = ['--namespace-selector', 'env=prod,team in (a,b),!legacy', '--object-selector', 'tier!=cache', '-o', 'json'];
     expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
@@ -613,7 +678,7 @@ describe('webhook-config', () => {
   });
 
   it.each([
-    ['--namespace-selector', 'team in ()', 'error: --namespace-selector "team in ()": unable to parse requirement: found \')\', expected: \',\', or identifier\n'],
+    ['--namespace-selector', 'team in ()', "error: --namespace-selector \"team in ()\": unable to parse requirement: found ')', expected: ',', or identifier\n"],
     ['--object-selector', 'replicas>1', 'error: --object-selector "replicas>1": unable to parse requirement: "gt" isn\'t supported in label selectors\n'],
     ['--namespace-selector', '-env=prod', 'error: --namespace-selector "-env=prod": unable to parse requirement: invalid label key "-env"'],
   ])('refuses a bad %s (%j) with exit 2, naming the flag', async (flag, value, message) => {

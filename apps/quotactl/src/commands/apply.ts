@@ -34,7 +34,8 @@ function target(object: KubeObject, source: string, flagNamespace: string | unde
   if (!kind) throw new UsageError(`error validating ${source}: kind not set`);
   const known = KINDS[kind];
   if (!known) throw new UsageError(`${source}: apply handles ${Object.keys(KINDS).join(', ')} objects, not "${kind}"`);
-  if (object.apiVersion !== undefined && object.apiVersion !== known.apiVersion) throw new UsageError(`${source}: a ${kind} is apiVersion ${known.apiVersion}, not ${JSON.stringify(object.apiVersion)}`);
+  if (object.apiVersion !== undefined && object.apiVersion !== known.apiVersion)
+    throw new UsageError(`${source}: a ${kind} is apiVersion ${known.apiVersion}, not ${JSON.stringify(object.apiVersion)}`);
   const { name } = identity(object);
   if (!name) throw new UsageError(`error validating ${source}: ${kind} has no metadata.name`);
   const path = known.cluster ? `/v1/${known.resource}/${enc(name)}` : namespacePath(targetNamespace(object, flagNamespace), known.resource, name);
@@ -67,8 +68,9 @@ async function apply(ctx: Context): Promise<ExitCode> {
   let failure: unknown;
   for (const t of targets) {
     try {
-      const before = await previousVersion(ctx, t.path);
-      const { status, body } = await ctx.client.call<{ metadata?: { resourceVersion?: string } }>('PUT', t.path, t.object);
+      const stored = await storedIdentity(ctx, t.path);
+      const before = stored?.resourceVersion;
+      const { status, body } = await ctx.client.call<{ metadata?: { resourceVersion?: string } }>('PUT', t.path, asOurs(ctx, t, stored));
       applied.push(body);
       const after = body?.metadata?.resourceVersion;
       const word = status === 201 ? 'created' : before !== undefined && after !== undefined && before === after ? 'unchanged' : 'configured';
@@ -84,12 +86,38 @@ async function apply(ctx: Context): Promise<ExitCode> {
   return failure === undefined ? EXIT.ok : exitCodeOf(failure);
 }
 
-/** The stored resourceVersion, or undefined when there is none (404) or it cannot be read. */
-async function previousVersion(ctx: Context, path: string): Promise<string | undefined> {
+interface StoredIdentity {
+  readonly resourceVersion?: string;
+  readonly uid?: string;
+}
+
+/** The stored object's resourceVersion and uid, or undefined when there is none (404) or it cannot be read. */
+async function storedIdentity(ctx: Context, path: string): Promise<StoredIdentity | undefined> {
   const answer = await ctx.client.send('GET', path);
   if (answer.status !== 200) return undefined;
-  const version = (answer.body as { metadata?: { resourceVersion?: unknown } } | undefined)?.metadata?.resourceVersion;
-  return typeof version === 'string' ? version : undefined;
+  const metadata = (answer.body as { metadata?: { resourceVersion?: unknown; uid?: unknown } } | undefined)?.metadata;
+  return {
+    ...(typeof metadata?.resourceVersion === 'string' ? { resourceVersion: metadata.resourceVersion } : {}),
+    ...(typeof metadata?.uid === 'string' ? { uid: metadata.uid } : {}),
+  };
+}
+
+/**
+ * An object read from another server (`kubectl get resourcequota -o yaml | quotactl apply -f -`)
+ * carries that server's uid and resourceVersion: a precondition on a history we never had,
+ * which would make every such move a 409. When its uid is not the one we store (or we store
+ * none), the two are dropped with a warning and the object is applied as a new version of
+ * ours. An object of ours (no uid, or our uid) keeps its resourceVersion as a precondition.
+ */
+function asOurs(ctx: Context, t: Target, stored: StoredIdentity | undefined): KubeObject {
+  const metadata = (t.object.metadata ?? {}) as Record<string, unknown>;
+  const uid = metadata['uid'];
+  if (typeof uid !== 'string' || uid === '' || uid === stored?.uid) return t.object;
+  const { uid: _uid, resourceVersion, ...rest } = metadata;
+  if (resourceVersion !== undefined && resourceVersion !== '') {
+    ctx.io.stderr(`Warning: ${t.singular}/${t.name}: metadata.uid ${uid} and resourceVersion ${String(resourceVersion)} are another server's; applied without that precondition\n`);
+  }
+  return { ...t.object, metadata: rest };
 }
 
 export const applyCommand: Command = {
@@ -104,7 +132,9 @@ export const applyCommand: Command = {
     'ClusterResourceQuotas are cluster-scoped. Prints, per object, `resourcequota/NAME created`,',
     '`configured` (replaced) or `unchanged` (the server already held exactly this). Every file is',
     'read and checked before anything is sent; metadata.resourceVersion, when present, makes the',
-    'write conditional (409 Conflict if the object changed since). -o name prints only',
+    'write conditional (409 Conflict if the object changed since), except on an object read from',
+    'another server (a metadata.uid that is not ours: `kubectl get resourcequota -o yaml | quotactl',
+    'apply -f -` moves it), whose uid and resourceVersion are dropped with a warning. -o name prints only',
     '`resourcequota/NAME`, one line per object applied, as kubectl does.',
   ].join('\n'),
   flags: ['filename', 'namespace'],
