@@ -57,6 +57,7 @@ export default defineConfig({
         { text: 'Backups, retention and archiving', link: '/operations/backups-and-retention' },
         { text: 'Replicas and failover', link: '/operations/replicas' },
         { text: 'A synchronous standby, and failover', link: '/operations/failover' },
+        { text: 'When the ledger is down', link: '/operations/blast-radius' },
       ] },
       { text: 'Using it', items: [
         { text: 'Security', link: '/security' },

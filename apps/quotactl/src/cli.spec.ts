@@ -133,14 +133,17 @@ describe('help and version', () => {
     }
   });
 
-  it.each(['apply', 'get', 'describe', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'completion', 'version', 'help'])('has usage text for %s', async (command) => {
-    const flag = io();
-    expect(await run([command, '--help'], flag)).toBe(EXIT.ok);
-    expect(flag.out).toContain(`Usage:\n  quotactl ${command}`);
-    const viaHelp = io();
-    expect(await run(['help', command], viaHelp)).toBe(EXIT.ok);
-    expect(viaHelp.out).toBe(flag.out);
-  });
+  it.each(['apply', 'get', 'describe', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'completion', 'version', 'help'])(
+    'has usage text for %s',
+    async (command) => {
+      const flag = io();
+      expect(await run([command, '--help'], flag)).toBe(EXIT.ok);
+      expect(flag.out).toContain(`Usage:\n  quotactl ${command}`);
+      const viaHelp = io();
+      expect(await run(['help', command], viaHelp)).toBe(EXIT.ok);
+      expect(viaHelp.out).toBe(flag.out);
+    },
+  );
 
   it('prints the client version', async () => {
     const out = io();
@@ -238,7 +241,7 @@ describe('get and describe: ClusterResourceQuota as oc prints it, HierarchicalRe
     },
   };
 
-  it('describes a ClusterResourceQuota in oc\'s layout: meta, the namespaces it covers, its selectors, the total Used/Hard', async () => {
+  it("describes a ClusterResourceQuota in oc's layout: meta, the namespaces it covers, its selectors, the total Used/Hard", async () => {
     answers.set('GET /v1/clusterresourcequotas/acme', [200, crq]);
     const out = io();
     expect(await run(['describe', 'clusterresourcequota', 'acme', '-n', 'ignored'], out)).toBe(EXIT.ok);
@@ -421,7 +424,16 @@ describe('audit commands', () => {
   it('usage clusterresourcequota NAME --at prints the total and each namespace part; hrq goes through -n', async () => {
     answers.set('GET /v1/clusterresourcequotas/acme/usage?at=2026-11-23T14%3A03%3A00Z', [
       200,
-      { key: 'clusterresourcequotas/acme', defined: true, hard: { pods: '5' }, used: { pods: '3' }, namespaces: [{ namespace: 'b', used: { pods: '2' } }, { namespace: 'a', used: { pods: '1' } }] },
+      {
+        key: 'clusterresourcequotas/acme',
+        defined: true,
+        hard: { pods: '5' },
+        used: { pods: '3' },
+        namespaces: [
+          { namespace: 'b', used: { pods: '2' } },
+          { namespace: 'a', used: { pods: '1' } },
+        ],
+      },
     ]);
     const out = io();
     expect(await run(['usage', 'clusterresourcequota', 'acme', '--at', '2026-11-23T14:03:00Z'], out)).toBe(EXIT.ok);
@@ -435,7 +447,10 @@ describe('audit commands', () => {
   });
 
   it('history pages with --after and --limit and says where the next page starts', async () => {
-    answers.set('GET /v1/namespaces/team-a/events?after=5&limit=1', [200, { items: [{ position: '6', version: 2, type: 'Committed', time: '2026-11-23T10:00:00Z', actor: 'ci', data: { reservationId: 'r1' } }], next: '6' }]);
+    answers.set('GET /v1/namespaces/team-a/events?after=5&limit=1', [
+      200,
+      { items: [{ position: '6', version: 2, type: 'Committed', time: '2026-11-23T10:00:00Z', actor: 'ci', data: { reservationId: 'r1' } }], next: '6' },
+    ]);
     const out = io();
     expect(await run(['history', '-n', 'team-a', '--after', '5', '--limit', '1'], out)).toBe(EXIT.ok);
     expect(out.out).toMatch(/^POSITION +TIME +TYPE +ACTOR +SUMMARY\n6 +2026-11-23T10:00:00Z +Committed +ci +r1\n$/);
@@ -546,12 +561,28 @@ describe('webhook-config', () => {
 
   it('prints both configurations for a service, without a server', async () => {
     const out = io({ '/work/ca.pem': CA });
-    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--failure-policy', 'Ignore', '--timeout-seconds', '5'], out)).toBe(EXIT.ok);
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--failure-policy', 'Ignore', '--timeout-seconds', '5'], out)).toBe(
+      EXIT.ok,
+    );
     expect(out.out).toContain('kind: MutatingWebhookConfiguration');
     expect(out.out).toContain('kind: ValidatingWebhookConfiguration');
     expect(out.out).toContain('failurePolicy: Ignore');
     expect(out.out).toContain(`caBundle: ${Buffer.from(CA).toString('base64')}`);
     expect(seen).toEqual([]);
+  });
+
+  it('--count-failure-policy sets the count-only webhook alone; anything but Fail or Ignore is a usage error', async () => {
+    const out = io({ '/work/ca.pem': CA });
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--count-failure-policy', 'Fail', '-o', 'json'], out)).toBe(EXIT.ok);
+    const items = (JSON.parse(out.out) as { items: { webhooks: { name: string; failurePolicy: string }[] }[] }).items;
+    expect(items.flatMap((i) => i.webhooks.map((w) => `${w.name}=${w.failurePolicy}`))).toEqual([
+      'mutate.quota-ledger.io=Fail',
+      'validate.quota-ledger.io=Fail',
+      'validate-count.quota-ledger.io=Fail',
+    ]);
+    const bad = io({ '/work/ca.pem': CA });
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--url', 'https://x', '--count-failure-policy', 'Never'], bad)).toBe(EXIT.usage);
+    expect(bad.err).toContain('--count-failure-policy must be Fail or Ignore, got "Never"');
   });
 
   it.each([
@@ -568,14 +599,21 @@ describe('webhook-config', () => {
     expect(out.err).toMatch(/^error: /);
   });
 
-  it('adds each --custom-resource to the validating rules and prints the reconciler\'s RBAC to list them (issue 19)', async () => {
+  it("adds each --custom-resource to the validating rules and prints the reconciler's RBAC to list them (issue 19)", async () => {
     const out = io({ '/work/ca.pem': CA });
     const flags = ['--custom-resource', 'widgets.example.com/v1=Widget', '--custom-resource', 'gadgets.example.com/v1beta1=Gadget', '-o', 'json'];
     expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'platform', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
     type Doc = { kind: string; metadata: { name: string }; webhooks?: { rules: unknown[] }[]; rules?: unknown[]; subjects?: unknown[]; roleRef?: { name: string } };
     const [, validating, role, binding] = (JSON.parse(out.out) as { items: Doc[] }).items;
     expect([validating?.kind, role?.kind, binding?.kind]).toEqual(['ValidatingWebhookConfiguration', 'ClusterRole', 'ClusterRoleBinding']);
-    expect(validating?.webhooks?.[0]?.rules).toContainEqual({ apiGroups: ['example.com'], apiVersions: ['*'], resources: ['widgets', 'gadgets'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' });
+    // Custom resources are only counted: the count-only webhook's.
+    expect(validating?.webhooks?.[1]?.rules).toContainEqual({
+      apiGroups: ['example.com'],
+      apiVersions: ['*'],
+      resources: ['widgets', 'gadgets'],
+      operations: ['CREATE', 'UPDATE', 'DELETE'],
+      scope: 'Namespaced',
+    });
     expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets', 'gadgets'], verbs: ['get', 'list'] }]);
     expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'quota-ledger-reconciler', namespace: 'platform' }]);
     expect(binding?.roleRef?.name).toBe(role?.metadata.name);
@@ -583,7 +621,21 @@ describe('webhook-config', () => {
 
   it('-o name prints each object as kind.group/name, as kubectl apply -o name would', async () => {
     const out = io({ '/work/ca.pem': CA });
-    const argv = ['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--name', 'ql', '--custom-resource', 'widgets.example.com/v1=Widget', '-o', 'name'];
+    const argv = [
+      'webhook-config',
+      '--ca-file',
+      'ca.pem',
+      '--service-namespace',
+      'quota-ledger',
+      '--service-name',
+      'api',
+      '--name',
+      'ql',
+      '--custom-resource',
+      'widgets.example.com/v1=Widget',
+      '-o',
+      'name',
+    ];
     expect(await run(argv, out), out.err).toBe(EXIT.ok);
     expect(out.out.split('\n').filter(Boolean)).toEqual([
       'mutatingwebhookconfiguration.admissionregistration.k8s.io/ql',
@@ -593,12 +645,12 @@ describe('webhook-config', () => {
     ]);
   });
 
-  it('applies --namespace-selector and --object-selector, in kubectl\'s syntax, to both webhooks', async () => {
+  it("applies --namespace-selector and --object-selector, in kubectl's syntax, to both webhooks", async () => {
     const out = io({ '/work/ca.pem': CA });
     const flags = ['--namespace-selector', 'env=prod,team in (a,b),!legacy', '--object-selector', 'tier!=cache', '-o', 'json'];
     expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
     const webhooks = (JSON.parse(out.out) as { items: { webhooks: { namespaceSelector: unknown; objectSelector: unknown }[] }[] }).items.flatMap((item) => item.webhooks);
-    expect(webhooks).toHaveLength(2);
+    expect(webhooks).toHaveLength(3);
     for (const webhook of webhooks) {
       expect(webhook.namespaceSelector).toEqual({
         matchLabels: { env: 'prod' },
@@ -613,7 +665,7 @@ describe('webhook-config', () => {
   });
 
   it.each([
-    ['--namespace-selector', 'team in ()', 'error: --namespace-selector "team in ()": unable to parse requirement: found \')\', expected: \',\', or identifier\n'],
+    ['--namespace-selector', 'team in ()', "error: --namespace-selector \"team in ()\": unable to parse requirement: found ')', expected: ',', or identifier\n"],
     ['--object-selector', 'replicas>1', 'error: --object-selector "replicas>1": unable to parse requirement: "gt" isn\'t supported in label selectors\n'],
     ['--namespace-selector', '-env=prod', 'error: --namespace-selector "-env=prod": unable to parse requirement: invalid label key "-env"'],
   ])('refuses a bad %s (%j) with exit 2, naming the flag', async (flag, value, message) => {
