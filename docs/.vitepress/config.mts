@@ -48,6 +48,8 @@ export default defineConfig({
       { text: 'Installing', items: [
         { text: 'Overview', link: '/install/' },
         { text: 'On Kubernetes', link: '/install/kubernetes' },
+        { text: 'With Helm', link: '/install/helm' },
+        { text: 'PostgreSQL in the cluster', link: '/install/database' },
         { text: 'Managed control planes', link: '/install/managed-control-planes' },
         { text: 'The webhook configurations', link: '/install/webhook-configuration' },
         { text: 'Upgrades', link: '/install/upgrades' },
