@@ -79,7 +79,8 @@ export default defineConfig({
           // A real control plane (npm run test:kubernetes: test/kubernetes/build.sh builds etcd,
           // kube-apiserver and kube-controller-manager first). One file at a time: each starts one.
           name: 'kubernetes',
-          include: ['test/kubernetes/**/*.test.ts'],
+          // test/helm: helm from its Go module (test/helm/build.sh, run first by npm run test:kubernetes).
+          include: ['test/kubernetes/**/*.test.ts', 'test/helm/**/*.test.ts'],
           environment: 'node',
           testTimeout: 120_000,
           hookTimeout: 180_000,

@@ -35,10 +35,11 @@ async function ok(args: string[], input?: string): Promise<string> {
   return result.stdout;
 }
 
-async function denied(args: string[], input?: string): Promise<string> {
+/** Refused by one of our validating webhooks: `validate-count` for what quota only counts (custom resources). */
+async function denied(args: string[], input?: string, webhook = 'validate.quota-ledger.io'): Promise<string> {
   const result = await kubectl(args, input);
   expect(result.code).not.toBe(0);
-  expect(result.stderr).toContain('admission webhook "validate.quota-ledger.io" denied the request: ');
+  expect(result.stderr).toContain(`admission webhook "${webhook}" denied the request: `);
   counts.denied++;
   return result.stderr;
 }
@@ -63,9 +64,28 @@ const json = (value: unknown): string => JSON.stringify(value);
 describe('the kinds quota charges, through kube-apiserver and our webhooks', () => {
   it('PersistentVolumeClaims: created, expanded, allocated (status), refused past the class quota, deleted', async () => {
     await managedNamespace('wk-storage', { persistentvolumeclaims: '2', 'requests.storage': '4Gi', 'expandable.storageclass.storage.k8s.io/requests.storage': '3Gi' });
-    await ok(['apply', '-f', '-'], json({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'expandable' }, provisioner: 'kubernetes.io/no-provisioner', allowVolumeExpansion: true }));
-    await ok(['apply', '-f', '-'], json({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-data' }, spec: { storageClassName: 'expandable', capacity: { storage: '5Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/pv-data' }, claimRef: { namespace: 'wk-storage', name: 'data' } } }));
-    await ok(['create', '-f', '-'], json({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'wk-storage' }, spec: { storageClassName: 'expandable', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }));
+    await ok(
+      ['apply', '-f', '-'],
+      json({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'expandable' }, provisioner: 'kubernetes.io/no-provisioner', allowVolumeExpansion: true }),
+    );
+    await ok(
+      ['apply', '-f', '-'],
+      json({
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv-data' },
+        spec: { storageClassName: 'expandable', capacity: { storage: '5Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/pv-data' }, claimRef: { namespace: 'wk-storage', name: 'data' } },
+      }),
+    );
+    await ok(
+      ['create', '-f', '-'],
+      json({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'data', namespace: 'wk-storage' },
+        spec: { storageClassName: 'expandable', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      }),
+    );
     await untilUsed(stack, 'wk-storage', 'compute', { persistentvolumeclaims: '1', 'requests.storage': '1Gi', 'expandable.storageclass.storage.k8s.io/requests.storage': '1Gi' });
     // Only a bound claim may grow.
     await eventually('the claim bound', async () => ((await ok(['get', 'pvc', 'data', '-n', 'wk-storage', '-o', 'jsonpath={.status.phase}'])) === 'Bound' ? true : undefined));
@@ -111,18 +131,26 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
   });
 
   it('a custom resource of ours (widgets.example.com): counted, listed by the reconciler with the RBAC webhook-config printed', async () => {
-    await ok(['apply', '-f', '-'], json({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'widgets.example.com' },
-      spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
-    }));
+    await ok(
+      ['apply', '-f', '-'],
+      json({
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name: 'widgets.example.com' },
+        spec: {
+          group: 'example.com',
+          names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+          scope: 'Namespaced',
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        },
+      }),
+    );
     await ok(['wait', '--for=condition=established', 'crd/widgets.example.com', '--timeout=60s']);
     await managedNamespace('wk-widgets', { 'count/widgets.example.com': '1' });
     const widget = (name: string, size: number) => json({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'wk-widgets' }, spec: { size } });
     // The CRD's resource may take a moment to be served everywhere in the apiserver.
     await eventually('the first widget created', async () => ((await kubectl(['create', '-f', '-'], widget('w1', 1))).code === 0 ? true : undefined));
-    expect(await denied(['create', '-f', '-'], widget('w2', 1))).toContain(
+    expect(await denied(['create', '-f', '-'], widget('w2', 1), 'validate-count.quota-ledger.io')).toContain(
       'widgets.example.com "w2" is forbidden: exceeded quota: compute, requested: count/widgets.example.com=1, used: count/widgets.example.com=1, limited: count/widgets.example.com=1',
     );
     const uid = (await uidOf(stack, 'widget', 'w1', 'wk-widgets')) ?? '';
@@ -139,7 +167,12 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
   it('ResourceClaims (resource.k8s.io/v1): the claim count and the devices per class', async () => {
     await managedNamespace('wk-claims', { 'count/resourceclaims.resource.k8s.io': '2', 'gpu.example.com.deviceclass.resource.k8s.io/devices': '2' });
     const claim = (name: string, count: number) =>
-      json({ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', metadata: { name, namespace: 'wk-claims' }, spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com', allocationMode: 'ExactCount', count } }] } } });
+      json({
+        apiVersion: 'resource.k8s.io/v1',
+        kind: 'ResourceClaim',
+        metadata: { name, namespace: 'wk-claims' },
+        spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com', allocationMode: 'ExactCount', count } }] } },
+      });
     await ok(['create', '-f', '-'], claim('one', 1));
     await untilUsed(stack, 'wk-claims', 'compute', { 'count/resourceclaims.resource.k8s.io': '1', 'gpu.example.com.deviceclass.resource.k8s.io/devices': '1' });
     expect(await denied(['create', '-f', '-'], claim('two', 2))).toContain(

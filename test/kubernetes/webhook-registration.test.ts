@@ -61,7 +61,9 @@ describe('quotactl webhook-config flags, as kube-apiserver applies them', () => 
     expect(exempt.stdout).toBe('pod/exempt created\n');
     counts.notSent++;
     const sent = await stack.plane.tryKubectl(['create', '-f', '-'], pod('web', 'sel-on'));
-    expect(sent.stderr).toContain('admission webhook "validate.quota-ledger.io" denied the request: pods "web" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=0, limited: pods=0');
+    expect(sent.stderr).toContain(
+      'admission webhook "validate.quota-ledger.io" denied the request: pods "web" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=0, limited: pods=0',
+    );
     counts.sent++;
     // The API's own namespace stays out whatever the selector says (with Fail, it could not restart).
     await stack.plane.kubectl(['label', 'namespace', 'quota-ledger', 'quota-ledger.io/quota=enforced']);
@@ -82,7 +84,9 @@ describe('quotactl webhook-config flags, as kube-apiserver applies them', () => 
     const refused = await stack.plane.tryKubectl(['create', '-f', '-'], pod('during-fail', 'outage'));
     expect(refused.code).not.toBe(0);
     // The mutating webhook is called first; kube-apiserver names it and why it failed.
-    expect(refused.stderr).toMatch(/Internal error occurred: failed calling webhook "mutate\.quota-ledger\.io": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/v1\/admission\/mutate\?timeout=10s": dial tcp 127\.0\.0\.1:\d+: connect: connection refused/);
+    expect(refused.stderr).toMatch(
+      /Internal error occurred: failed calling webhook "mutate\.quota-ledger\.io": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/v1\/admission\/mutate\?timeout=10s": dial tcp 127\.0\.0\.1:\d+: connect: connection refused/,
+    );
     expect(await uidOf(stack, 'pod', 'during-fail', 'outage')).toBeUndefined();
     counts.refusedWhileDown++;
 
@@ -108,5 +112,30 @@ describe('quotactl webhook-config flags, as kube-apiserver applies them', () => 
     await stack.plane.kubectl(['delete', 'pod', 'unseen-0', 'unseen-1', '-n', 'outage', '--wait=false']);
     await untilUsed(stack, 'outage', 'compute', { pods: '1' });
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('after', 'outage'))).code).toBe(0);
+  });
+
+  it('with our API down and the default registration, a Secret (only counted: validate-count, Ignore) is created while a pod is refused; the Secret is adopted after', async () => {
+    await namespaceWithQuota('count-outage', { pods: '1', 'count/secrets': '1' });
+    await stack.registerWebhooks([]);
+    await stack.stopApp('api');
+    try {
+      const refused = await stack.plane.tryKubectl(['create', '-f', '-'], pod('during', 'count-outage'));
+      expect(refused.code).not.toBe(0);
+      counts.refusedWhileDown++;
+      // What a `helm install` writes first (its release Secret) is not hostage to the ledger.
+      expect(await stack.plane.kubectl(['create', 'secret', 'generic', 'release-v1', '-n', 'count-outage', '--from-literal=a=b'])).toBe('secret/release-v1 created\n');
+      counts.admittedWhileDown++;
+    } finally {
+      await stack.startApp('api');
+    }
+    const uid = (await uidOf(stack, 'secret', 'release-v1', 'count-outage')) ?? '';
+    await eventually('the Secret adopted', async () => ((await ledgerEvents(stack, 'count-outage')).some((e) => e.type === 'Adopted' && e.data.object?.uid === uid) ? true : undefined));
+    counts.adopted++;
+    await untilUsed(stack, 'count-outage', 'compute', { 'count/secrets': '1' });
+    // Counted again: the quota refuses the next one, under validate-count.
+    const second = await stack.plane.tryKubectl(['create', 'secret', 'generic', 'release-v2', '-n', 'count-outage', '--from-literal=a=b']);
+    expect(second.stderr).toContain(
+      'admission webhook "validate-count.quota-ledger.io" denied the request: secrets "release-v2" is forbidden: exceeded quota: compute, requested: count/secrets=1, used: count/secrets=1, limited: count/secrets=1',
+    );
   });
 });

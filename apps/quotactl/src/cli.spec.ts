@@ -599,6 +599,20 @@ describe('webhook-config', () => {
     expect(seen).toEqual([]);
   });
 
+  it('--count-failure-policy sets the count-only webhook alone; anything but Fail or Ignore is a usage error', async () => {
+    const out = io({ '/work/ca.pem': CA });
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--count-failure-policy', 'Fail', '-o', 'json'], out)).toBe(EXIT.ok);
+    const items = (JSON.parse(out.out) as { items: { webhooks: { name: string; failurePolicy: string }[] }[] }).items;
+    expect(items.flatMap((i) => i.webhooks.map((w) => `${w.name}=${w.failurePolicy}`))).toEqual([
+      'mutate.quota-ledger.io=Fail',
+      'validate.quota-ledger.io=Fail',
+      'validate-count.quota-ledger.io=Fail',
+    ]);
+    const bad = io({ '/work/ca.pem': CA });
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--url', 'https://x', '--count-failure-policy', 'Never'], bad)).toBe(EXIT.usage);
+    expect(bad.err).toContain('--count-failure-policy must be Fail or Ignore, got "Never"');
+  });
+
   it.each([
     [['--service-namespace', 'ns', '--service-name', 'api']],
     [['--ca-file', 'ca.pem']],
@@ -620,7 +634,8 @@ describe('webhook-config', () => {
     type Doc = { kind: string; metadata: { name: string }; webhooks?: { rules: unknown[] }[]; rules?: unknown[]; subjects?: unknown[]; roleRef?: { name: string } };
     const [, validating, role, binding] = (JSON.parse(out.out) as { items: Doc[] }).items;
     expect([validating?.kind, role?.kind, binding?.kind]).toEqual(['ValidatingWebhookConfiguration', 'ClusterRole', 'ClusterRoleBinding']);
-    expect(validating?.webhooks?.[0]?.rules).toContainEqual({
+    // Custom resources are only counted: the count-only webhook's.
+    expect(validating?.webhooks?.[1]?.rules).toContainEqual({
       apiGroups: ['example.com'],
       apiVersions: ['*'],
       resources: ['widgets', 'gadgets'],
@@ -663,7 +678,7 @@ describe('webhook-config', () => {
     const flags = ['--namespace-selector', 'env=prod,team in (a,b),!legacy', '--object-selector', 'tier!=cache', '-o', 'json'];
     expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
     const webhooks = (JSON.parse(out.out) as { items: { webhooks: { namespaceSelector: unknown; objectSelector: unknown }[] }[] }).items.flatMap((item) => item.webhooks);
-    expect(webhooks).toHaveLength(2);
+    expect(webhooks).toHaveLength(3);
     for (const webhook of webhooks) {
       expect(webhook.namespaceSelector).toEqual({
         matchLabels: { env: 'prod' },

@@ -42,11 +42,9 @@ export const SHELLS = ['bash', 'zsh'] as const;
 /** Flags whose value is a file: the shell's own file completion does best there. */
 const FILE_FLAGS: ReadonlySet<FlagName> = new Set(['filename', 'ca-file', 'certificate-authority']);
 /** Flags with a closed set of values. */
-const FLAG_VALUES: Partial<Record<FlagName, readonly string[]>> = { 'failure-policy': ['Fail', 'Ignore'] };
+const FLAG_VALUES: Partial<Record<FlagName, readonly string[]>> = { 'failure-policy': ['Fail', 'Ignore'], 'count-failure-policy': ['Ignore', 'Fail'] };
 
-const SHORT: ReadonlyMap<string, FlagName> = new Map(
-  Object.entries(OPTIONS).flatMap(([name, option]) => ('short' in option ? [[`-${option.short}`, name as FlagName] as const] : [])),
-);
+const SHORT: ReadonlyMap<string, FlagName> = new Map(Object.entries(OPTIONS).flatMap(([name, option]) => ('short' in option ? [[`-${option.short}`, name as FlagName] as const] : [])));
 
 function flagOf(word: string): FlagName | undefined {
   if (SHORT.has(word)) return SHORT.get(word);

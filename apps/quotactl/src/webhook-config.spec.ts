@@ -19,7 +19,36 @@ describe('webhookConfiguration', () => {
     expect(mutating).toMatchObject({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'quota-ledger' } });
     expect(validating).toMatchObject({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'quota-ledger' } });
     expect(mutating.webhooks).toHaveLength(1);
-    expect(validating.webhooks).toHaveLength(1);
+    expect(validating.webhooks.map((w) => w.name)).toEqual(['validate.quota-ledger.io', 'validate-count.quota-ledger.io']);
+  });
+
+  it('sends what quota only counts to a webhook of its own, Ignore by default, and what it charges under Fail', () => {
+    const [mutating, validating] = webhookConfiguration({
+      caBundlePem: CA,
+      service,
+      customResources: [{ kind: 'Widget', apiVersion: 'example.com/v1', groupResource: { group: 'example.com', resource: 'widgets' } }],
+    });
+    const [charged, counted] = validating.webhooks;
+    expect([mutating.webhooks[0]?.failurePolicy, charged?.failurePolicy, counted?.failurePolicy]).toEqual(['Fail', 'Fail', 'Ignore']);
+    expect(resourcesOf(charged?.rules ?? [], '')).toEqual(['pods', 'pods/resize', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'services', 'namespaces']);
+    expect(resourcesOf(charged?.rules ?? [], 'resource.k8s.io')).toEqual(['resourceclaims']);
+    expect(resourcesOf(counted?.rules ?? [], '')).toEqual(['configmaps', 'secrets', 'replicationcontrollers']);
+    expect(resourcesOf(counted?.rules ?? [], 'apps')).toEqual(['deployments', 'replicasets', 'statefulsets', 'daemonsets']);
+    expect(resourcesOf(counted?.rules ?? [], 'batch')).toEqual(['jobs', 'cronjobs']);
+    expect(resourcesOf(counted?.rules ?? [], 'example.com')).toEqual(['widgets']);
+    // The same route and everything else alike: only the kinds and the policy differ.
+    expect({ ...counted, name: '', rules: [], failurePolicy: '' }).toEqual({ ...charged, name: '', rules: [], failurePolicy: '' });
+  });
+
+  it('takes each failure policy on its own', () => {
+    const policies = (options: { failurePolicy?: 'Fail' | 'Ignore'; countFailurePolicy?: 'Fail' | 'Ignore' }) => {
+      const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service, ...options });
+      return [...mutating.webhooks, ...validating.webhooks].map((w) => w.failurePolicy);
+    };
+    expect(policies({ countFailurePolicy: 'Fail' })).toEqual(['Fail', 'Fail', 'Fail']);
+    expect(policies({ failurePolicy: 'Ignore' })).toEqual(['Ignore', 'Ignore', 'Ignore']);
+    expect(policies({ failurePolicy: 'Ignore', countFailurePolicy: 'Fail' })).toEqual(['Ignore', 'Ignore', 'Fail']);
+    expect(() => policies({ countFailurePolicy: 'Sometimes' as 'Fail' })).toThrow(/countFailurePolicy must be Fail or Ignore/);
   });
 
   it('encodes the CA bundle in base64', () => {
@@ -145,7 +174,12 @@ describe('webhookConfiguration', () => {
   it.each<readonly [string, 'namespaceSelector' | 'objectSelector', LabelSelector, RegExp]>([
     ['an In without values', 'namespaceSelector', { matchExpressions: [{ key: 'env', operator: 'In' }] }, /namespaceSelector\.matchExpressions\[0\]\.values: Required value/],
     ['a key that is no label key', 'objectSelector', { matchLabels: { '-env': 'prod' } }, /objectSelector\.matchLabels: Invalid value: "-env"/],
-    ['an unknown operator', 'objectSelector', { matchExpressions: [{ key: 'env', operator: 'Equals' as LabelSelectorRequirement['operator'], values: ['x'] }] }, /objectSelector\.matchExpressions\[0\]\.operator/],
+    [
+      'an unknown operator',
+      'objectSelector',
+      { matchExpressions: [{ key: 'env', operator: 'Equals' as LabelSelectorRequirement['operator'], values: ['x'] }] },
+      /objectSelector\.matchExpressions\[0\]\.operator/,
+    ],
   ])('refuses %s in the %s, naming the field', (_name, option, selector, message) => {
     expect(() => webhookConfiguration({ caBundlePem: CA, service, [option]: selector })).toThrow(message);
   });
@@ -203,7 +237,7 @@ describe('webhookConfiguration', () => {
   });
 
   it('validates every counted kind on CREATE, UPDATE and DELETE, but not ResourceQuota objects', () => {
-    const rules = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks[0]?.rules ?? [];
+    const rules = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks.flatMap((w) => w.rules);
     expect(resourcesOf(rules, '')).toEqual(expect.arrayContaining(['pods', 'services', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets', 'configmaps']));
     expect(resourcesOf(rules, '')).not.toContain('resourcequotas');
     expect(resourcesOf(rules, 'apps')).toEqual(expect.arrayContaining(['deployments', 'replicasets', 'statefulsets']));
@@ -217,9 +251,7 @@ describe('webhookConfiguration', () => {
 
   it('sends the Namespaces themselves, cluster-scoped and alone in their rule, so the ledger records their labels', () => {
     const rules = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks[0]?.rules ?? [];
-    expect(rules.filter((r) => r.scope === 'Cluster')).toEqual([
-      { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
-    ]);
+    expect(rules.filter((r) => r.scope === 'Cluster')).toEqual([{ apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' }]);
   });
 
   it('validates the subresource writes quota charges: pod resize and claim status', () => {

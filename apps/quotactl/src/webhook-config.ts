@@ -30,8 +30,10 @@ interface CommonOptions {
   readonly caBundlePem: string;
   /** metadata.name of both configurations; a DNS label. */
   readonly name?: string;
-  /** Both webhooks; `Fail` by default (see `DEFAULT_FAILURE_POLICY`). */
+  /** Mutate and the validating webhook of the charged kinds; `Fail` by default (see `DEFAULT_FAILURE_POLICY`). */
   readonly failurePolicy?: FailurePolicy;
+  /** The validating webhook of the count-only kinds; `Ignore` by default (see `DEFAULT_COUNT_FAILURE_POLICY`). */
+  readonly countFailurePolicy?: FailurePolicy;
   readonly timeoutSeconds?: number;
   /**
    * Namespaces whose requests are sent, by their labels. Whatever it says, kube-system and the
@@ -48,8 +50,7 @@ interface CommonOptions {
 export type CustomResource = Pick<ChargedKind, 'kind' | 'apiVersion' | 'groupResource'>;
 
 export type WebhookConfigurationOptions =
-  | (CommonOptions & { readonly url: string; readonly service?: undefined })
-  | (CommonOptions & { readonly service: WebhookServiceRef; readonly url?: undefined });
+  (CommonOptions & { readonly url: string; readonly service?: undefined }) | (CommonOptions & { readonly service: WebhookServiceRef; readonly url?: undefined });
 
 export interface RuleWithOperations {
   readonly apiGroups: readonly string[];
@@ -97,9 +98,11 @@ export interface ValidatingWebhookConfiguration {
 }
 
 /**
- * `Fail` for both webhooks, as Kubernetes recommends for policy enforcement. For validate it
- * is the whole point: with `Ignore`, an outage of the API admits objects no quota has seen,
- * and the ledger can never charge them afterwards. Mutate is policy too, not a convenience: a
+ * `Fail` for mutate and for the validating webhook of the charged kinds (pods, claims, services,
+ * resource claims, Namespaces), as Kubernetes recommends for policy enforcement. For validate it
+ * is the whole point: with `Ignore`, an outage of the API admits pods and claims no quota has
+ * checked; the reconciler adopts them afterwards, but the CPU, memory and storage they hold
+ * while over the limit cannot be taken back. Mutate is policy too, not a convenience: a
  * pod admitted without its LimitRange defaults runs without the limits the namespace imposes,
  * and validate then charges the quota for the requests it lacks (under-counting), or denies it
  * for a missing request with a confusing message; `Fail` says plainly that the webhook is
@@ -110,8 +113,21 @@ export interface ValidatingWebhookConfiguration {
 export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
 
 /**
- * What validate sees: every namespaced kind a quota counts (the domain's CHARGED_KINDS: the list
- * the inventory lists and the reconciler's RBAC grants), with DELETE so that a release is
+ * `Ignore` for the count-only kinds (ConfigMaps, Secrets, the workload controllers, custom
+ * resources: `countOnly` in CHARGED_KINDS): their writes are the cluster's plumbing (every
+ * `helm install` writes a release Secret, controllers and operators write ConfigMaps), and
+ * under `Fail` all of it stops while the ledger is down. What `Ignore` admits meanwhile is an
+ * object count only, never compute, storage or a load balancer (the pods a Deployment makes are
+ * still refused under `Fail`), and nothing is lost: the reconciler lists every kind and appends an
+ * `Adopted` event for each object nobody reserved, so the count is right again within one
+ * interval; a quota it puts over its hard limit refuses further objects until some are deleted.
+ */
+export const DEFAULT_COUNT_FAILURE_POLICY: FailurePolicy = 'Ignore';
+
+/**
+ * What validate sees, both webhooks together (`validateWebhookRules` splits them): every
+ * namespaced kind a quota counts (the domain's CHARGED_KINDS: the list the inventory lists and
+ * the reconciler's RBAC grants), with DELETE so that a release is
  * recorded at once instead of at the next reconcile. Namespaces are sent too (the one cluster-scoped rule): the ledger
  * records their labels. ResourceQuota objects are left out on purpose: quotas live in the
  * ledger's admin API, and charging `count/resourcequotas` at admission would only duplicate
@@ -120,20 +136,38 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
  */
 export const VALIDATE_RULES: readonly RuleWithOperations[] = validateRules([]);
 
-/** The validate rules with these custom resources added (each group's kinds in one rule). */
+/** The validate rules with these custom resources added (each group's kinds in one rule): both validating webhooks' together. */
 export function validateRules(customResources: readonly CustomResource[]): RuleWithOperations[] {
-  return [
-    ...groupsOf([...CHARGED_KINDS.filter((k) => k.webhook), ...customResources]).map(([group, kinds]) =>
-      rule(
-        group,
-        kinds.flatMap((k) => [k.groupResource.resource, ...subresourcesOf(k).map((sub) => `${k.groupResource.resource}/${sub}`)]),
-        ['CREATE', 'UPDATE', 'DELETE'],
-      ),
+  const { charged, countOnly } = validateWebhookRules(customResources);
+  return [...charged, ...countOnly];
+}
+
+/**
+ * The validate rules split by webhook: `charged` (pods, claims, services, resource claims, and
+ * Namespaces, whose labels choose the shared quotas) under `failurePolicy`, `countOnly` (the
+ * `countOnly` kinds and every custom resource, which quota counts only) under `countFailurePolicy`.
+ */
+export function validateWebhookRules(customResources: readonly CustomResource[]): { charged: RuleWithOperations[]; countOnly: RuleWithOperations[] } {
+  const sent = CHARGED_KINDS.filter((k) => k.webhook);
+  return {
+    charged: [
+      ...kindRules(sent.filter((k) => !k.countOnly)),
+      // Namespaces themselves (cluster-scoped): their labels choose the ClusterResourceQuotas and
+      // hierarchical quotas covering them, so the ledger records every change as it is made.
+      { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
+    ],
+    countOnly: kindRules([...sent.filter((k) => k.countOnly), ...customResources]),
+  };
+}
+
+function kindRules(kinds: readonly (CustomResource | ChargedKind)[]): RuleWithOperations[] {
+  return groupsOf(kinds).map(([group, inGroup]) =>
+    rule(
+      group,
+      inGroup.flatMap((k) => [k.groupResource.resource, ...subresourcesOf(k).map((sub) => `${k.groupResource.resource}/${sub}`)]),
+      ['CREATE', 'UPDATE', 'DELETE'],
     ),
-    // Namespaces themselves (cluster-scoped): their labels choose the ClusterResourceQuotas and
-    // hierarchical quotas covering them, so the ledger records every change as it is made.
-    { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
-  ];
+  );
 }
 
 /** The subresource writes charged for a kind: a custom resource has none. */
@@ -166,16 +200,17 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
     throw new Error(`webhook-config: timeoutSeconds must be a whole number from 1 to ${MAX_TIMEOUT_SECONDS}, got ${String(timeoutSeconds)}`);
   }
-  const failurePolicy = options.failurePolicy ?? DEFAULT_FAILURE_POLICY;
-  if (failurePolicy !== 'Fail' && failurePolicy !== 'Ignore') throw new Error(`webhook-config: failurePolicy must be Fail or Ignore, got ${JSON.stringify(failurePolicy)}`);
+  const failurePolicy = checkedPolicy(options.failurePolicy ?? DEFAULT_FAILURE_POLICY, 'failurePolicy');
+  const countFailurePolicy = checkedPolicy(options.countFailurePolicy ?? DEFAULT_COUNT_FAILURE_POLICY, 'countFailurePolicy');
+  const rules = validateWebhookRules(options.customResources ?? []);
   const target = clientTarget(options);
   const namespaceSelector = withExcluded(checkedSelector(options.namespaceSelector, 'namespaceSelector') ?? {}, excludedNamespaces(options));
   const objectSelector = checkedSelector(options.objectSelector, 'objectSelector') ?? {};
   const labels = { 'app.kubernetes.io/name': 'quota-ledger', 'app.kubernetes.io/managed-by': 'quotactl' };
 
-  const common = (path: string) => ({
+  const common = (path: string, policy = failurePolicy) => ({
     clientConfig: { caBundle, ...target(path) },
-    failurePolicy,
+    failurePolicy: policy,
     matchPolicy: 'Equivalent' as const,
     namespaceSelector,
     objectSelector,
@@ -210,8 +245,15 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
         {
           name: webhookName('validate', name),
           ...common(VALIDATE_PATH),
-          rules: options.customResources?.length ? validateRules(options.customResources) : VALIDATE_RULES,
+          rules: rules.charged,
           // validate appends a reservation, but never for a dry run.
+          sideEffects: 'NoneOnDryRun',
+        },
+        {
+          // The same route for the kinds quota only counts, under their own failure policy.
+          name: webhookName('validate-count', name),
+          ...common(VALIDATE_PATH, countFailurePolicy),
+          rules: rules.countOnly,
           sideEffects: 'NoneOnDryRun',
         },
       ],
@@ -249,8 +291,9 @@ export const RECONCILER_SERVICE_ACCOUNT = 'quota-ledger-reconciler';
 
 /** The documents as one multi-document YAML stream, ready for `kubectl apply -f -`. */
 export function toYaml(docs: readonly object[]): string {
-  // lineWidth 0: a folded caBundle would still parse, but is miserable to diff or grep.
-  return docs.map((doc) => stringify(doc, { lineWidth: 0 })).join('---\n');
+  // lineWidth 0: a folded caBundle would still parse, but is miserable to diff or grep. No
+  // anchors: both validating webhooks share their selectors, and each should read whole.
+  return docs.map((doc) => stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n');
 }
 
 function encodeCaBundle(pem: string): string {
@@ -291,8 +334,13 @@ function clientTarget(options: WebhookConfigurationOptions): (path: string) => P
 }
 
 /** kube-apiserver wants a fully qualified name (three segments or more), unique in its configuration. */
-function webhookName(operation: 'mutate' | 'validate', name: string): string {
+function webhookName(operation: 'mutate' | 'validate' | 'validate-count', name: string): string {
   return name === DEFAULT_NAME ? `${operation}.quota-ledger.io` : `${operation}.${name}.quota-ledger.io`;
+}
+
+function checkedPolicy(policy: FailurePolicy, option: string): FailurePolicy {
+  if (policy !== 'Fail' && policy !== 'Ignore') throw new Error(`webhook-config: ${option} must be Fail or Ignore, got ${JSON.stringify(policy)}`);
+  return policy;
 }
 
 function unique(values: readonly string[]): string[] {

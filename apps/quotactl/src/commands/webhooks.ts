@@ -16,8 +16,8 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
   if (flags.url === undefined && !(flags['service-namespace'] && flags['service-name'])) {
     throw new UsageError('webhook-config needs --url https://…, or --service-namespace and --service-name');
   }
-  const policy = flags['failure-policy'];
-  if (policy !== undefined && policy !== 'Fail' && policy !== 'Ignore') throw new UsageError(`--failure-policy must be Fail or Ignore, got ${JSON.stringify(policy)}`);
+  const policy = failurePolicy(flags['failure-policy'], 'failure-policy');
+  const countPolicy = failurePolicy(flags['count-failure-policy'], 'count-failure-policy');
   const timeoutSeconds = wholeNumber(flags['timeout-seconds'], 'timeout-seconds', 1, 30);
   const port = wholeNumber(flags['service-port'], 'service-port', 1, 65535);
   const namespaceSelector = selector(flags['namespace-selector'], 'namespace-selector');
@@ -29,7 +29,8 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
   const common = {
     caBundlePem,
     ...(flags.name !== undefined ? { name: flags.name } : {}),
-    ...(policy !== undefined ? { failurePolicy: policy as FailurePolicy } : {}),
+    ...(policy !== undefined ? { failurePolicy: policy } : {}),
+    ...(countPolicy !== undefined ? { countFailurePolicy: countPolicy } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     ...(namespaceSelector !== undefined ? { namespaceSelector } : {}),
     ...(objectSelector !== undefined ? { objectSelector } : {}),
@@ -43,14 +44,25 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
   try {
     docs = webhookConfiguration(options);
     // The reconciler must list them too, or their reservations are only ever released as uncovered.
-    if (customResources.length > 0) docs.push(...customResourceRbac(customResources, { ...(flags.name !== undefined ? { name: flags.name } : {}), namespace: flags['service-namespace'] ?? 'quota-ledger' }));
+    if (customResources.length > 0)
+      docs.push(...customResourceRbac(customResources, { ...(flags.name !== undefined ? { name: flags.name } : {}), namespace: flags['service-namespace'] ?? 'quota-ledger' }));
   } catch (error) {
     // The generator checks what the flags said (URL, names, CA text): the user's input, so exit 2.
     throw new UsageError((error instanceof Error ? error.message : String(error)).replace(/^webhook-config: /, ''));
   }
-  if (ctx.output === 'name') ctx.io.stdout(objectNames(asList(docs)).map((name) => `${name}\n`).join(''));
+  if (ctx.output === 'name')
+    ctx.io.stdout(
+      objectNames(asList(docs))
+        .map((name) => `${name}\n`)
+        .join(''),
+    );
   else ctx.io.stdout(ctx.output === 'json' ? serialize(asList(docs), 'json') : toYaml(docs));
   return EXIT.ok;
+}
+
+function failurePolicy(raw: string | undefined, flag: string): FailurePolicy | undefined {
+  if (raw !== undefined && raw !== 'Fail' && raw !== 'Ignore') throw new UsageError(`--${flag} must be Fail or Ignore, got ${JSON.stringify(raw)}`);
+  return raw;
 }
 
 /** A label selector flag, in kubectl's syntax. */
@@ -64,21 +76,40 @@ function selector(raw: string | undefined, flag: string): LabelSelector | undefi
 export const webhookConfigCommand: Command = {
   name: 'webhook-config',
   summary: 'print the Mutating/ValidatingWebhookConfiguration that registers the API with a cluster',
-  synopsis: 'webhook-config --ca-file CA.pem (--url https://… | --service-namespace NS --service-name NAME [--service-port 443]) [--failure-policy Fail|Ignore] [--timeout-seconds N] [--namespace-selector SELECTOR] [--object-selector SELECTOR] [--custom-resource R.GROUP/VERSION=Kind]… [--name NAME]',
+  synopsis:
+    'webhook-config --ca-file CA.pem (--url https://… | --service-namespace NS --service-name NAME [--service-port 443]) [--failure-policy Fail|Ignore] [--count-failure-policy Ignore|Fail] [--timeout-seconds N] [--namespace-selector SELECTOR] [--object-selector SELECTOR] [--custom-resource R.GROUP/VERSION=Kind]… [--name NAME]',
   description: [
     'Writes both configurations as one YAML stream for `kubectl apply -f -` (-o json: a List). Needs',
-    'no server. caBundle is the CA file, base64-encoded; failurePolicy is Fail unless told otherwise,',
+    'no server. caBundle is the CA file, base64-encoded. The validating configuration holds two',
+    'webhooks on the same route: validate.quota-ledger.io (pods, claims, services, resource claims,',
+    'namespaces) with --failure-policy, Fail unless told otherwise, as for mutate; and',
+    'validate-count.quota-ledger.io (configmaps, secrets, the workload kinds, custom resources: what',
+    'quota only counts) with --count-failure-policy, Ignore unless told otherwise, so that an outage',
+    'of the ledger does not refuse them (the reconciler adopts what was admitted meanwhile).',
     'timeoutSeconds 10, matchPolicy Equivalent, and the mutating webhook is called again',
     '(reinvocationPolicy IfNeeded) when a later mutator changes the pod. kube-system and the',
-    'service\'s own namespace are never sent to the webhooks: --namespace-selector narrows the rest,',
+    "service's own namespace are never sent to the webhooks: --namespace-selector narrows the rest,",
     'it cannot add them back. Both selectors apply to both webhooks; an object selector lets whoever',
     'labels an object opt it out of quota.',
     'Each --custom-resource widgets.example.com/v1=Widget (as CUSTOM_RESOURCES names them; repeat it)',
     'adds the resource to the validating rules, and a ClusterRole and ClusterRoleBinding are printed',
     'after the configurations so the reconciler (service account quota-ledger-reconciler in the',
-    'service\'s namespace) may list it. Set the same list in the reconciler\'s CUSTOM_RESOURCES.',
+    "service's namespace) may list it. Set the same list in the reconciler's CUSTOM_RESOURCES.",
   ].join('\n'),
-  flags: ['ca-file', 'url', 'service-namespace', 'service-name', 'service-port', 'failure-policy', 'timeout-seconds', 'namespace-selector', 'object-selector', 'custom-resource', 'name'],
+  flags: [
+    'ca-file',
+    'url',
+    'service-namespace',
+    'service-name',
+    'service-port',
+    'failure-policy',
+    'count-failure-policy',
+    'timeout-seconds',
+    'namespace-selector',
+    'object-selector',
+    'custom-resource',
+    'name',
+  ],
   flagHelp: { name: 'metadata.name of both configurations (default quota-ledger)', output: 'yaml (default), json, or name (kind.group/name of each object)' },
   examples: [
     'quotactl webhook-config --ca-file ca.crt --service-namespace quota-ledger --service-name quota-ledger | kubectl apply -f -',

@@ -15,6 +15,14 @@ export interface ChargedKind {
   readonly webhook: boolean;
   /** Subresource writes quota admission charges (pod in-place resize, claim allocated storage). */
   readonly subresources?: readonly string[];
+  /**
+   * Quota charges nothing for it but its object count (`count/<resource>`, or the kind's own
+   * count name such as `configmaps`): no compute, storage, load balancer, node port or device.
+   * The webhook configuration sends these kinds to a webhook of their own, whose failurePolicy is
+   * `Ignore` by default, so that cluster tooling (a `helm install` writes a Secret) is not refused
+   * while the ledger is down; the reconciler adopts what was admitted meanwhile.
+   */
+  readonly countOnly?: true;
 }
 
 /**
@@ -28,16 +36,16 @@ export const CHARGED_KINDS: readonly ChargedKind[] = [
   { kind: 'Pod', apiVersion: 'v1', groupResource: { group: '', resource: 'pods' }, webhook: true, subresources: ['resize'] },
   { kind: 'PersistentVolumeClaim', apiVersion: 'v1', groupResource: { group: '', resource: 'persistentvolumeclaims' }, webhook: true, subresources: ['status'] },
   { kind: 'Service', apiVersion: 'v1', groupResource: { group: '', resource: 'services' }, webhook: true },
-  { kind: 'ConfigMap', apiVersion: 'v1', groupResource: { group: '', resource: 'configmaps' }, webhook: true },
-  { kind: 'Secret', apiVersion: 'v1', groupResource: { group: '', resource: 'secrets' }, webhook: true },
-  { kind: 'ReplicationController', apiVersion: 'v1', groupResource: { group: '', resource: 'replicationcontrollers' }, webhook: true },
+  { kind: 'ConfigMap', apiVersion: 'v1', groupResource: { group: '', resource: 'configmaps' }, webhook: true, countOnly: true },
+  { kind: 'Secret', apiVersion: 'v1', groupResource: { group: '', resource: 'secrets' }, webhook: true, countOnly: true },
+  { kind: 'ReplicationController', apiVersion: 'v1', groupResource: { group: '', resource: 'replicationcontrollers' }, webhook: true, countOnly: true },
   { kind: 'ResourceQuota', apiVersion: 'v1', groupResource: { group: '', resource: 'resourcequotas' }, webhook: false },
-  { kind: 'Job', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'jobs' }, webhook: true },
-  { kind: 'CronJob', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'cronjobs' }, webhook: true },
-  { kind: 'Deployment', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'deployments' }, webhook: true },
-  { kind: 'ReplicaSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'replicasets' }, webhook: true },
-  { kind: 'StatefulSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'statefulsets' }, webhook: true },
-  { kind: 'DaemonSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'daemonsets' }, webhook: true },
+  { kind: 'Job', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'jobs' }, webhook: true, countOnly: true },
+  { kind: 'CronJob', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'cronjobs' }, webhook: true, countOnly: true },
+  { kind: 'Deployment', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'deployments' }, webhook: true, countOnly: true },
+  { kind: 'ReplicaSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'replicasets' }, webhook: true, countOnly: true },
+  { kind: 'StatefulSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'statefulsets' }, webhook: true, countOnly: true },
+  { kind: 'DaemonSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'daemonsets' }, webhook: true, countOnly: true },
   // Dynamic resource allocation (GA in Kubernetes 1.34): charged per claim and per device class.
   { kind: 'ResourceClaim', apiVersion: 'resource.k8s.io/v1', groupResource: { group: 'resource.k8s.io', resource: 'resourceclaims' }, webhook: true },
 ];

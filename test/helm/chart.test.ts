@@ -1,0 +1,181 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { failurePolicyProblems } from '../support/blast-radius.js';
+import { DEPLOY, parseYamlDocuments, ROOT } from '../support/deploy.js';
+import { kustomizeObjects } from '../support/kustomize.js';
+
+// deploy/helm/quota-ledger against the manifests it is made of, with `helm` built from its Go
+// module by test/helm/build.sh (npm run test:kubernetes runs it first; cached, it returns at
+// once). Its templates load copies of deploy/kubernetes (deploy/helm/sync.sh) and change only what
+// a value asks for: by default `helm template` renders exactly what kustomize renders of
+// deploy/kubernetes, object by object, less the labels Helm adds.
+
+const CHART = join(DEPLOY, 'helm/quota-ledger');
+const HELM =
+  execFileSync(join(ROOT, 'test/helm/build.sh'), { encoding: 'utf8', timeout: 20 * 60_000 })
+    .trim()
+    .split('\n')
+    .at(-1) ?? 'helm';
+const HELM_LABELS = ['app.kubernetes.io/managed-by', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'helm.sh/chart'];
+const WORK = mkdtempSync(join(tmpdir(), 'ql-helm-'));
+afterAll(() => rmSync(WORK, { recursive: true, force: true }));
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function helm(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(HELM, args, { encoding: 'utf8', maxBuffer: 32 * 1024 * 1024 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function template(...sets: string[]): Obj[] {
+  const result = helm(['template', 'quota-ledger', CHART, ...sets.flatMap((s) => ['--set', s])]);
+  if (result.status !== 0) throw new Error(`helm template failed: ${result.stderr}`);
+  return parseYamlDocuments(result.stdout, 'helm template').map((d) => d.value as Obj);
+}
+
+const keyOf = (o: Obj): string => `${String(o['apiVersion'])} ${String(o['kind'])} ${String(o['metadata']?.['namespace'] ?? '')}/${String(o['metadata']?.['name'])}`;
+
+/** The object without the labels Helm adds (every other label must be the same). */
+function withoutHelmLabels(object: Obj): Obj {
+  const copy = structuredClone(object);
+  for (const label of HELM_LABELS) delete copy['metadata']?.['labels']?.[label];
+  return copy;
+}
+
+function differences(rendered: Obj[], expected: Obj[]): string[] {
+  const problems: string[] = [];
+  const byKey = new Map(rendered.map((o) => [keyOf(o), o]));
+  for (const object of expected) {
+    const ours = byKey.get(keyOf(object));
+    if (!ours) problems.push(`helm does not render ${keyOf(object)}`);
+    else if (JSON.stringify(sorted(withoutHelmLabels(ours))) !== JSON.stringify(sorted(object))) {
+      problems.push(`${keyOf(object)} differs:\nhelm      ${JSON.stringify(sorted(withoutHelmLabels(ours)))}\nkustomize ${JSON.stringify(sorted(object))}`);
+    }
+    byKey.delete(keyOf(object));
+  }
+  for (const key of byKey.keys()) problems.push(`helm renders ${key}, which kustomize does not`);
+  return problems;
+}
+
+function sorted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sorted);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => [k, sorted(v)]),
+    );
+  return value;
+}
+
+/** deploy/kubernetes with the cloudnative-pg component added to overlays/cert-manager, from a copy. */
+function kustomizeWithCloudNativePg(): Obj[] {
+  const copy = join(WORK, 'kubernetes');
+  cpSync(join(DEPLOY, 'kubernetes'), copy, { recursive: true });
+  const overlay = join(copy, 'overlays/cert-manager/kustomization.yaml');
+  writeFileSync(overlay, readFileSync(overlay, 'utf8').replace('  - ../../components/prometheus-operator\n', '  - ../../components/prometheus-operator\n  - ../../components/cloudnative-pg\n'));
+  return kustomizeObjects(join(copy, 'overlays/cert-manager')) as Obj[];
+}
+
+const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUexample\n-----END CERTIFICATE-----\n';
+const webhooksOf = (docs: Obj[]): Obj[] => docs.filter((d) => String(d['kind']).endsWith('WebhookConfiguration')).flatMap((d) => d['webhooks'] as Obj[]);
+const find = (docs: Obj[], kind: string, name: string): Obj => docs.find((d) => d['kind'] === kind && d['metadata']['name'] === name) ?? {};
+
+describe('deploy/helm/quota-ledger', () => {
+  it('holds current copies of the manifests it is made of (run deploy/helm/sync.sh after changing deploy/kubernetes)', () => {
+    const sources: Record<string, string> = {
+      ...Object.fromEntries(
+        readdirSync(join(DEPLOY, 'kubernetes/base'))
+          .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+          .map((f) => [`base/${f}`, `kubernetes/base/${f}`]),
+      ),
+      'cert-manager/certificates.yaml': 'kubernetes/overlays/cert-manager/certificates.yaml',
+      ...Object.fromEntries(['service-monitor.yaml', 'prometheus-rule.yaml', 'grafana-dashboard.json'].map((f) => [`prometheus-operator/${f}`, `kubernetes/components/prometheus-operator/${f}`])),
+      ...Object.fromEntries(['cluster.yaml', 'network-policy.yaml'].map((f) => [`cloudnative-pg/${f}`, `kubernetes/components/cloudnative-pg/${f}`])),
+    };
+    const copies = readdirSync(join(CHART, 'files'), { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name).slice(join(CHART, 'files').length + 1))
+      .sort();
+    expect(copies).toEqual(Object.keys(sources).sort());
+    for (const [copy, source] of Object.entries(sources)) expect(readFileSync(join(CHART, 'files', copy), 'utf8'), copy).toBe(readFileSync(join(DEPLOY, source), 'utf8'));
+  });
+
+  it('passes helm lint --strict, with the defaults and with every option on', () => {
+    const lint = helm(['lint', '--strict', CHART]);
+    expect(lint.status, lint.stdout + lint.stderr).toBe(0);
+    const all = [
+      'tls.certManager=false',
+      `tls.caBundle=${CA_PEM}`,
+      'managedControlPlane.enabled=true',
+      'managedControlPlane.allowFrom[0].ipBlock.cidr=172.16.0.0/28',
+      'database.cloudnativePG.enabled=true',
+    ];
+    const options = helm(['lint', '--strict', CHART, ...all.flatMap((s) => ['--set', s])]);
+    expect(options.status, options.stdout + options.stderr).toBe(0);
+  });
+
+  it('renders by default what kustomize renders of deploy/kubernetes, object by object, less the labels Helm adds', () => {
+    expect(differences(template(), kustomizeObjects(join(DEPLOY, 'kubernetes')) as Obj[])).toEqual([]);
+  });
+
+  it('with database.cloudnativePG.enabled, renders what kustomize renders with components/cloudnative-pg', () => {
+    const docs = template('database.cloudnativePG.enabled=true');
+    expect(differences(docs, kustomizeWithCloudNativePg())).toEqual([]);
+    const cluster = find(docs, 'Cluster', 'quota-ledger-pg');
+    expect([cluster['spec']['instances'], cluster['spec']['postgresql']['synchronous']]).toEqual([2, { method: 'any', number: 1 }]);
+  });
+
+  it('sends what quota only counts under webhooks.countFailurePolicy (Ignore by default), and the rest under Fail', () => {
+    expect(failurePolicyProblems(template())).toEqual([]);
+    expect(failurePolicyProblems(template('webhooks.countFailurePolicy=Fail'), 'Fail')).toEqual([]);
+    expect(helm(['template', 'ql', CHART, '--set', 'webhooks.countFailurePolicy=Never']).stderr).toContain('webhooks failure policies must be Fail or Ignore, got "Never"');
+  });
+
+  it('without cert-manager, puts tls.caBundle into every webhook, renders no cert-manager object, and says what is missing without one', () => {
+    const docs = template('tls.certManager=false', `tls.caBundle=${CA_PEM}`);
+    expect(docs.filter((d) => String(d['apiVersion']).startsWith('cert-manager.io/'))).toEqual([]);
+    expect(webhooksOf(docs).map((w) => Buffer.from(w['clientConfig']['caBundle'], 'base64').toString('utf8'))).toEqual([CA_PEM, CA_PEM, CA_PEM]);
+    expect(docs.filter((d) => d['metadata']['annotations']?.['cert-manager.io/inject-ca-from'])).toEqual([]);
+    const missing = helm(['template', 'ql', CHART, '--set', 'tls.certManager=false']);
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toContain('tls.certManager is false, so tls.caBundle must be the PEM certificate of the CA that signed quota-ledger-tls');
+  });
+
+  it('in managed-control-plane mode, opens the unauthenticated listener, exposes it, points the webhooks at it and lets only allowFrom reach it', () => {
+    const docs = template('managedControlPlane.enabled=true', 'managedControlPlane.allowFrom[0].ipBlock.cidr=172.16.0.0/28');
+    const api = find(docs, 'Deployment', 'quota-ledger-api')['spec']['template']['spec']['containers'][0];
+    expect(api['env']).toContainEqual({ name: 'WEBHOOK_UNAUTHENTICATED_PORT', value: '8443' });
+    expect(api['ports']).toContainEqual({ name: 'webhook-unauth', containerPort: 8443, protocol: 'TCP' });
+    expect(find(docs, 'Service', 'quota-ledger')['spec']['ports']).toContainEqual({ name: 'webhook-unauth', port: 8443, targetPort: 'webhook-unauth', protocol: 'TCP' });
+    expect(webhooksOf(docs).map((w) => w['clientConfig']['service']['port'])).toEqual([8443, 8443, 8443]);
+    expect(find(docs, 'NetworkPolicy', 'quota-ledger-api-unauthenticated-webhook')['spec']['ingress']).toEqual([
+      { from: [{ ipBlock: { cidr: '172.16.0.0/28' } }], ports: [{ port: 'webhook-unauth', protocol: 'TCP' }] },
+    ]);
+    const open = helm(['template', 'ql', CHART, '--set', 'managedControlPlane.enabled=true']);
+    expect(open.stderr).toContain('managedControlPlane.allowFrom must name the control plane');
+  });
+
+  it('takes replicas, resources, the image and the database Secret from values', () => {
+    const docs = template(
+      'api.replicas=3',
+      'reconciler.replicas=1',
+      'api.resources.requests.cpu=1',
+      'image.repository=registry.example.com/ql',
+      'image.tag=9.9.9',
+      'database.existingSecret=pg',
+      'database.urlKey=url',
+    );
+    const api = find(docs, 'Deployment', 'quota-ledger-api');
+    expect([api['spec']['replicas'], find(docs, 'Deployment', 'quota-ledger-reconciler')['spec']['replicas']]).toEqual([3, 1]);
+    expect(api['spec']['template']['spec']['containers'][0]['resources']).toEqual({ requests: { cpu: 1 } });
+    const containers = docs.flatMap((d) => [...(d['spec']?.['template']?.['spec']?.['initContainers'] ?? []), ...(d['spec']?.['template']?.['spec']?.['containers'] ?? [])] as Obj[]);
+    expect(new Set(containers.map((c) => c['image']))).toEqual(new Set(['registry.example.com/ql:9.9.9']));
+    const urls = containers.flatMap((c) => (c['env'] as Obj[]).filter((e) => e['name'] === 'DATABASE_URL').map((e) => e['valueFrom']['secretKeyRef']));
+    expect(urls.length).toBe(5);
+    for (const ref of urls) expect(ref).toEqual({ name: 'pg', key: 'url' });
+  });
+});
