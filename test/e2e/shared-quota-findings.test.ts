@@ -39,7 +39,12 @@ describe('a plain resources list refused by a shared quota', () => {
   it('names a ClusterResourceQuota as an object denial does, and marks its series', async () => {
     const since = new Date(Date.now() - 1000).toISOString();
     expect((await putNamespace('acme-a', { tenant: 'acme' })).status).toBe(201);
-    const crq = { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'acme' }, spec: { selector: { labels: { matchLabels: { tenant: 'acme' } } }, quota: { hard: { pods: '1' } } } };
+    const crq = {
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      metadata: { name: 'acme' },
+      spec: { selector: { labels: { matchLabels: { tenant: 'acme' } } }, quota: { hard: { pods: '1' } } },
+    };
     expect((await api.request('PUT', '/v1/clusterresourcequotas/acme', crq)).status).toBe(201);
     expect((await reserveList('acme-a', 'w1')).status).toBe(201);
     const list = await reserveList('acme-a', 'w2');
@@ -54,6 +59,9 @@ describe('a plain resources list refused by a shared quota', () => {
     expect(series.status).toBe(200);
     const denials = series.body.markers.filter((m: { kind: string }) => m.kind === 'denial').map((m: { name: string }) => m.name);
     expect(denials).toEqual(['w2', 'p1']);
+    // Each says which quota refused and for what: the cluster quota's pods chart draws both (issue 39).
+    for (const marker of series.body.markers.filter((m: { kind: string }) => m.kind === 'denial'))
+      expect(marker).toMatchObject({ quota: 'acme', quotaKind: 'ClusterResourceQuota', resources: ['pods'] });
   });
 
   it('names a HierarchicalResourceQuota as HNC does, with its namespace, and marks its series', async () => {
@@ -75,7 +83,12 @@ describe('a plain resources list refused by a shared quota', () => {
 
 describe('a shared quota left above hard by a namespace relabelled into it', () => {
   it('says which resources are over hard in its usage, now and as it was, and counts it in a gauge', async () => {
-    const crq = (pods: string) => ({ apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'over' }, spec: { selector: { labels: { matchLabels: { tenant: 'over' } } }, quota: { hard: { pods } } } });
+    const crq = (pods: string) => ({
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      metadata: { name: 'over' },
+      spec: { selector: { labels: { matchLabels: { tenant: 'over' } } }, quota: { hard: { pods } } },
+    });
     expect((await putNamespace('over-a', { tenant: 'over' })).status).toBe(201);
     expect((await putNamespace('over-b', { tenant: 'elsewhere' })).status).toBe(201);
     expect((await api.request('PUT', '/v1/clusterresourcequotas/over', crq('2'))).status).toBe(201);

@@ -102,6 +102,10 @@ export const USAGE_MARKER_DENIAL = closed(
     requester: string(),
     name: { ...string(), nullable: true },
     message: { ...string(), nullable: true },
+    quota: string('The quota that refused (absent when none did, as for a LimitRange denial).'),
+    quotaKind: string('A shared quota that refused: ClusterResourceQuota or HierarchicalResourceQuota.'),
+    quotaNamespace: string("A HierarchicalResourceQuota's namespace."),
+    resources: array(string(), 'The resources it was refused for: over the limit, or not specified.'),
   },
   ['kind', 'at', 'decisionId', 'reason', 'requester', 'name', 'message'],
 );
