@@ -59,6 +59,10 @@ describe('a plain resources list refused by a shared quota', () => {
     expect(series.status).toBe(200);
     const denials = series.body.markers.filter((m: { kind: string }) => m.kind === 'denial').map((m: { name: string }) => m.name);
     expect(denials).toEqual(['w2', 'p1']);
+    // Issue 39: a namespace with no ResourceQuota of its own names the shared quota covering it, in its usage and in the list.
+    const covering = [{ kind: 'ClusterResourceQuota', name: 'acme', hard: { pods: '1' }, used: { pods: '1' } }];
+    expect((await api.request('GET', '/v1/namespaces/acme-a/usage')).body).toMatchObject({ quotas: [], shared: covering });
+    expect((await api.request('GET', '/v1/namespaces?contains=acme-a')).body.items).toEqual([expect.objectContaining({ namespace: 'acme-a', quotas: [], shared: covering })]);
     // Each says which quota refused and for what: the cluster quota's pods chart draws both (issue 39).
     for (const marker of series.body.markers.filter((m: { kind: string }) => m.kind === 'denial'))
       expect(marker).toMatchObject({ quota: 'acme', quotaKind: 'ClusterResourceQuota', resources: ['pods'] });

@@ -1,6 +1,6 @@
 import { fold, initialState, type RawQuantities } from '@quota/domain';
 import type { DataSource } from 'typeorm';
-import { headOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+import { coveringShared, headOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
 import type { NamespaceUsage, NamespaceUsageAt, ProjectedUsage, UsageMarker, UsagePoint, UsageSeries } from './ledger.types.js';
 import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
 import { select } from './sql.js';
@@ -91,6 +91,7 @@ export class UsageQueries {
       version: Number(row.version),
       position: row.position ?? '0',
       quotas: row.state.quotas.map((q) => ({ name: q.definition.name, hard: q.definition.spec.hard ?? {}, used: q.used })),
+      ...(row.state.shared && row.state.shared.length > 0 ? { shared: coveringShared(row.state.shared) } : {}),
       ...(row.state.awaitingCountSince === undefined ? {} : { awaitingFirstCountSince: new Date(row.state.awaitingCountSince).toISOString() }),
     };
   }
