@@ -58,6 +58,8 @@ export interface UsageSectionOptions {
   readonly onInstant?: (at: string) => void;
   /** What the chart data's CSV is named after ("team-a usage"). */
   readonly exportAs: string;
+  /** Where the list of limit changes and denials goes (a page with tabs shows it on one of its own); by default under the charts. */
+  readonly markersInto?: HTMLElement;
 }
 
 /**
@@ -68,7 +70,7 @@ export interface UsageSectionOptions {
 export function usageSection(options: UsageSectionOptions): HTMLElement {
   const { route, span } = options;
   const chartArea = h('div', { id: 'usage', 'aria-busy': 'true' }, h('p', { class: 'status', role: 'status' }, 'Loading usage…'));
-  const markersArea = h('div');
+  const markersArea = options.markersInto ?? h('div');
   const instantArea = h('div');
   const exportButton = h('button', { type: 'button', class: 'secondary', id: 'export-usage', disabled: true }, 'Download the chart data (CSV)');
   void (async () => {
@@ -126,8 +128,8 @@ export function usageSection(options: UsageSectionOptions): HTMLElement {
     ),
     chartArea,
     instantArea,
-    h('h3', {}, 'Limit changes and denials in this range'),
-    markersArea,
+    options.markersInto ? null : h('h3', {}, 'Limit changes and denials in this range'),
+    options.markersInto ? null : markersArea,
     h('p', { class: 'exports' }, exportButton),
   );
 }
