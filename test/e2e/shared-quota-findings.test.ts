@@ -68,6 +68,25 @@ describe('a plain resources list refused by a shared quota', () => {
       expect(marker).toMatchObject({ quota: 'acme', quotaKind: 'ClusterResourceQuota', resources: ['pods'] });
   });
 
+  // Issue 39: the denials earlier versions recorded under the quota's key are in the ledger for good; its page shows them too.
+  it("marks the series with a denial recorded under the quota's key, as earlier versions recorded a plain list's", async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const denied = await reserveList('acme-a', 'legacy-1');
+    expect(denied.status).toBe(403);
+    // The decision as such a version wrote it: `quota` the key, no quotaKind (the log is append-only; the test steps around that).
+    await api.db.dataSource.query('ALTER TABLE admission_decisions DISABLE TRIGGER admission_decisions_no_update_delete');
+    try {
+      await api.db.dataSource.query(`UPDATE admission_decisions SET result = jsonb_set(result #- '{denial,quotaKind}', '{denial,quota}', '"clusterresourcequotas/acme"') WHERE name = 'legacy-1'`);
+    } finally {
+      await api.db.dataSource.query('ALTER TABLE admission_decisions ENABLE TRIGGER admission_decisions_no_update_delete');
+    }
+    const until = new Date(Date.now() + 1000).toISOString();
+    const series = await api.request('GET', `/v1/clusterresourcequotas/acme/usage/series?since=${since}&until=${until}&points=5`);
+    expect(series.body.markers.filter((m: { name?: string }) => m.name === 'legacy-1')).toEqual([
+      expect.objectContaining({ kind: 'denial', quota: 'clusterresourcequotas/acme', resources: ['pods'] }),
+    ]);
+  });
+
   it('names a HierarchicalResourceQuota as HNC does, with its namespace, and marks its series', async () => {
     const since = new Date(Date.now() - 1000).toISOString();
     expect((await putNamespace('tree-child', { 'tree.tree.hnc.x-k8s.io/depth': '1' })).status).toBe(201);

@@ -69,9 +69,13 @@ export class SharedUsageQueries {
           this.dataSource,
           `SELECT ${DENIAL_MARKER_COLUMNS} FROM admission_decisions
             WHERE namespace = ANY($1::text[]) AND NOT allowed AND NOT dry_run AND decided_at BETWEEN $2::timestamptz AND $3::timestamptz
-              AND result->'denial'->>'quotaKind' = $4 AND result->'denial'->>'quota' = $5 AND coalesce(result->'denial'->>'quotaNamespace', '') = $6
+              AND ((result->'denial'->>'quotaKind' = $4 AND result->'denial'->>'quota' = $5 AND coalesce(result->'denial'->>'quotaNamespace', '') = $6)
+                   OR result->'denial'->>'quota' = $7)
             ORDER BY admission_decisions.decided_at, admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
-          [visible ? candidates.filter((namespace) => visible.has(namespace)) : candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? ''],
+          // $7: a plain list's denial as earlier versions recorded it (Exceeded before issue 33's fix,
+          // StatusUnknown before issue 39's), named by the quota's key ('clusterresourcequotas/acme',
+          // which no ResourceQuota can be named): still this quota's, and still in the ledger.
+          [visible ? candidates.filter((namespace) => visible.has(namespace)) : candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? '', key],
         )
       : [];
     const markers: UsageMarker[] = [
