@@ -365,12 +365,19 @@ describe('the dashboard at /ui', () => {
       expect(answer).toEqual({ authentication: 'token', devTokenFile });
       // The token itself is never served.
       expect(JSON.stringify(answer)).not.toContain(TOKENS.admin.token);
+      // What docs/security.md says (issue 39): with a tokens file the flag lets no one in; a token is still needed.
+      expect((await fetch(`${standalone.base}/v1/whoami`)).status).toBe(401);
+      expect((await fetch(`${standalone.base}/v1/whoami`, { headers: bearer('not-a-token-0123456789') })).status).toBe(401);
+      expect((await fetch(`${standalone.base}/v1/whoami`, { headers: bearer(TOKENS.admin.token) })).status).toBe(200);
     } finally {
       await standalone.close();
     }
     const open = await startApi({ insecureDev: true, tokensFile: undefined }, 'qldashopen');
     try {
       expect(await (await fetch(`${open.base}/ui/session.json`)).json()).toEqual({ authentication: 'open' });
+      // Without one, every caller is an anonymous admin with every role, named by X-Remote-User when it sends one.
+      expect(await (await fetch(`${open.base}/v1/whoami`)).json()).toMatchObject({ name: 'anonymous', roles: expect.arrayContaining(['admin', 'admission', 'auditor', 'webhook']), namespaces: '*' });
+      expect(await (await fetch(`${open.base}/v1/whoami`, { headers: { 'x-remote-user': 'alice' } })).json()).toMatchObject({ name: 'alice' });
     } finally {
       await open.close();
     }

@@ -44,7 +44,12 @@ const pod = (name: string, memory = '300Mi') => ({
 const reserve = (name: string, namespace = NS) => api.request('POST', `/v1/namespaces/${namespace}/reservations`, { kind: 'Pod', object: pod(name) }, as('webhook'));
 const putQuota = async (hard: Record<string, string>, namespace = NS) => {
   const current = await api.request('GET', `/v1/namespaces/${namespace}/resourcequotas/compute`, undefined, as('admin'));
-  const body = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute', ...(current.status === 200 ? { resourceVersion: current.body.metadata.resourceVersion } : {}) }, spec: { hard } };
+  const body = {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'compute', ...(current.status === 200 ? { resourceVersion: current.body.metadata.resourceVersion } : {}) },
+    spec: { hard },
+  };
   const answer = await api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, body, as('admin'));
   expect(answer.status, JSON.stringify(answer.body)).toBeLessThan(300);
 };
@@ -188,7 +193,7 @@ describe('the dashboard in the first hour (issue 22)', () => {
   });
 
   it("fits the default range to the namespace's history, from its first event to now", async () => {
-    const page = await signedIn('auditor', `#/ns/${NS}`);
+    const page = await signedIn('auditor', `#/ns/${NS}?tab=usage`);
     await atEachWidth(page, 'default-range', async () => {
       const { since, until } = await chartRange(page, 'pods');
       const first = Date.parse(firstEventAt);
@@ -205,18 +210,26 @@ describe('the dashboard in the first hour (issue 22)', () => {
     });
     // "Day" is still a click away, and "All" comes back to the history.
     await page.getByRole('group', { name: 'Range' }).getByRole('link', { name: 'Day' }).click();
-    await expect.poll(async () => { const r = await chartRange(page, 'pods'); return Date.parse(r.until) - Date.parse(r.since); }).toBe(24 * 3600_000);
+    await expect
+      .poll(async () => {
+        const r = await chartRange(page, 'pods');
+        return Date.parse(r.until) - Date.parse(r.since);
+      })
+      .toBe(24 * 3600_000);
     await page.close();
   });
 
   it('says what each limit change did, before → after, on the chart, in the marker list and in the quota history', async () => {
-    const page = await signedIn('auditor', `#/ns/${NS}`);
+    // The list and the history are on the Changes tab; the chart (hidden there, read all the same) on Usage.
+    const page = await signedIn('auditor', `#/ns/${NS}?tab=changes`);
     await atEachWidth(page, 'limit-changes', async () => {
       const limits = page.locator('#markers li.limit');
-      await expect.poll(() => limits.allTextContents()).toEqual([
-        expect.stringMatching(/ quota compute changed by platform-admin: pods: 2 → 4, requests\.cpu: 2 → 4$/),
-        expect.stringMatching(/ quota compute defined by platform-admin: pods: 2, requests\.cpu: 2, requests\.memory: 1Gi$/),
-      ]);
+      await expect
+        .poll(() => limits.allTextContents())
+        .toEqual([
+          expect.stringMatching(/ quota compute changed by platform-admin: pods: 2 → 4, requests\.cpu: 2 → 4$/),
+          expect.stringMatching(/ quota compute defined by platform-admin: pods: 2, requests\.cpu: 2, requests\.memory: 1Gi$/),
+        ]);
       expect(await page.locator('svg.chart[data-resource="pods"] .limit-marker.changed title').textContent()).toContain('pods: 2 → 4, requests.cpu: 2 → 4');
       const history = page.locator('#quota-history section[data-quota="compute"] tbody tr');
       await expect.poll(() => history.count()).toBe(2);
@@ -232,7 +245,7 @@ describe('the dashboard in the first hour (issue 22)', () => {
   });
 
   it('draws two denials a second apart on a day as two marks, each its own link, and lists every marker whole', async () => {
-    const page = await signedIn('auditor', `#/ns/${NS}?range=day`);
+    const page = await signedIn('auditor', `#/ns/${NS}?tab=usage&range=day`);
     await atEachWidth(page, 'denials-a-second-apart', async () => {
       const chart = page.locator('svg.chart[data-resource="pods"]');
       await chart.waitFor();
@@ -276,10 +289,11 @@ describe('the dashboard in the first hour (issue 22)', () => {
   });
 
   it(`shows ${BUSY_DENIALS} denials in a second as a stack and a "+n" that zooms in, and the marker list a page at a time`, async () => {
-    const page = await signedIn('auditor', `#/ns/${BUSY}?range=day`);
+    const page = await signedIn('auditor', `#/ns/${BUSY}?tab=usage&range=day`);
     await atEachWidth(page, 'denials-crowd', async () => {
       // Drawn anew at this width, the list folded again.
       await page.reload();
+      await page.getByRole('tab', { name: 'Usage' }).click();
       const chart = page.locator('svg.chart[data-resource="pods"]');
       await chart.waitFor();
       expect(await chart.locator('a.denial-marker').count()).toBe(4);
@@ -288,9 +302,12 @@ describe('the dashboard in the first hour (issue 22)', () => {
       // Newest first, 20 of them, then the rest on request (the quota's definition is the 25th).
       const items = page.locator('ol.markers li');
       expect(await items.count()).toBe(20);
+      // The list is on the Changes tab.
+      await page.getByRole('tab', { name: 'Changes' }).click();
       await page.getByRole('button', { name: `Show ${BUSY_DENIALS + 1 - 20} older` }).click();
       expect(await items.count()).toBe(BUSY_DENIALS + 1);
     });
+    await page.getByRole('tab', { name: 'Usage' }).click();
     await page.locator('svg.chart[data-resource="pods"] a.denial-cluster').click();
     await page.waitForURL((url) => url.hash.includes('since=') && url.hash.includes('until='));
     const { since, until } = await chartRange(page, 'pods');
@@ -299,7 +316,7 @@ describe('the dashboard in the first hour (issue 22)', () => {
   });
 
   it('labels a memory axis in binary units, as its values are written', async () => {
-    const page = await signedIn('auditor', `#/ns/${NS}`);
+    const page = await signedIn('auditor', `#/ns/${NS}?tab=usage`);
     await atEachWidth(page, 'memory-axis', async () => {
       const chart = page.locator('svg.chart[data-resource="requests.memory"]');
       await chart.waitFor();
@@ -312,10 +329,12 @@ describe('the dashboard in the first hour (issue 22)', () => {
   it("keeps a reservation's object on one line, and fits 420 px with every decision whole", async () => {
     const page = await signedIn('auditor', `#/ns/${NS}`);
     await atEachWidth(page, 'namespace-page', async (width) => {
+      await page.getByRole('tab', { name: 'Reservations' }).click();
       const object = page.locator('#reservations tr td.object .nowrap').first();
       await expect.poll(() => object.textContent()).toBe('Pod hook-1');
       // One line box: "Pod hook-1", never "Pod hook-" over "1".
       expect(await object.evaluate((e) => (e as unknown as { getClientRects(): ArrayLike<unknown> }).getClientRects().length)).toBe(1);
+      await page.getByRole('tab', { name: 'Decisions' }).click();
       const decisions = page.locator('#decisions tbody tr td.decision');
       await expect.poll(() => decisions.count()).toBe(5);
       for (const cell of await decisions.all()) {
@@ -343,7 +362,7 @@ describe('the dashboard in the first hour (issue 22)', () => {
   });
 
   it('asks a what-if of a Pod in YAML, fetching the YAML parser only then', async () => {
-    const page = await signedIn('auditor', `#/ns/${NS}`);
+    const page = await signedIn('auditor', `#/ns/${NS}?tab=what-if`);
     const scripts: string[] = [];
     page.on('request', (request) => {
       if (request.url().includes('/ui/assets/') && request.url().endsWith('.js')) scripts.push(request.url());
@@ -355,7 +374,21 @@ describe('the dashboard in the first hour (issue 22)', () => {
     await page.getByRole('button', { name: 'Would it be admitted?' }).click();
     await page.locator('#what-if-result .verdict').waitFor();
     expect(scripts.length).toBe(before);
-    const yaml = ['apiVersion: v1', 'kind: Pod', 'metadata:', '  name: big-7', 'spec:', '  containers:', '  - name: app', '    image: nginx', '    resources:', '      requests:', '        cpu: 100m', '        memory: 512Mi', ''].join('\n');
+    const yaml = [
+      'apiVersion: v1',
+      'kind: Pod',
+      'metadata:',
+      '  name: big-7',
+      'spec:',
+      '  containers:',
+      '  - name: app',
+      '    image: nginx',
+      '    resources:',
+      '      requests:',
+      '        cpu: 100m',
+      '        memory: 512Mi',
+      '',
+    ].join('\n');
     await atEachWidth(page, 'what-if-yaml', async () => {
       await page.getByLabel('Object or request').fill(yaml);
       await page.getByRole('button', { name: 'Would it be admitted?' }).click();
@@ -371,7 +404,7 @@ describe('the dashboard in the first hour (issue 22)', () => {
   });
 
   it('shows usage at the instant of a chart point, from the as-of API, at an address that keeps it', async () => {
-    const page = await signedIn('auditor', `#/ns/${NS}`);
+    const page = await signedIn('auditor', `#/ns/${NS}?tab=usage`);
     const drawn = await drawnPoints(page, 'pods');
     // The sample where the second pod was admitted: 2 of 2.
     const target = drawn.find((p) => p.used === '2' && p.hard === '2') as { at: string };
@@ -414,8 +447,8 @@ describe('the dashboard in the first hour (issue 22)', () => {
       expect(await page.locator('#receipt-link').inputValue()).toBe(page.url());
       expect(JSON.parse((await page.locator('#receipt-json').textContent()) ?? '{}')).toMatchObject({ id, namespace: NS, allowed: false });
     });
-    // From the namespace page, by id.
-    await page.goto(`${api.base}/ui/#/ns/${NS}`);
+    // From the namespace page's decisions, by id.
+    await page.goto(`${api.base}/ui/#/ns/${NS}?tab=decisions`);
     await page.getByLabel('Open a decision by id').fill(denials[1]);
     await page.getByRole('button', { name: 'Open', exact: true }).click();
     await page.waitForURL(new RegExp(`#/ns/${NS}/decisions/${denials[1]}$`));
@@ -424,13 +457,17 @@ describe('the dashboard in the first hour (issue 22)', () => {
   });
 
   it('exports the decisions in view (NDJSON, CSV) and the chart data (CSV)', async () => {
-    const page = await signedIn('auditor', `#/ns/${NS}`);
+    const page = await signedIn('auditor', `#/ns/${NS}?tab=usage`);
     const { since, until } = await chartRange(page, 'pods');
+    await page.getByRole('tab', { name: 'Decisions' }).click();
     await page.locator('#decisions tbody tr').first().waitFor();
     const exported = async (filter = '') => {
       const answer = await api.request('GET', `/v1/namespaces/${NS}/decisions/export?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}${filter}`, undefined, as('auditor'));
       expect(answer.status).toBe(200);
-      return (answer.body as string).trim().split('\n').map((line) => JSON.parse(line).id as string);
+      return (answer.body as string)
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).id as string);
     };
 
     const [ndjson] = await Promise.all([page.waitForEvent('download'), page.locator('#export-ndjson').click()]);
@@ -449,6 +486,7 @@ describe('the dashboard in the first hour (issue 22)', () => {
     expect(rows.slice(1).map((r) => r.split(',')[0])).toEqual(await exported('&allowed=false'));
     expect(rows.slice(1).map((r) => r.split(',')[0])).toEqual(expect.arrayContaining([...denials]));
 
+    await page.getByRole('tab', { name: 'Usage' }).click();
     const [chartCsv] = await Promise.all([page.waitForEvent('download'), page.locator('#export-usage').click()]);
     const chartRows = (await saved(chartCsv)).trim().split('\r\n');
     expect(chartRows[0]).toBe('at,version,quota,resource,used,hard');

@@ -39,7 +39,12 @@ describe('a plain resources list refused by a shared quota', () => {
   it('names a ClusterResourceQuota as an object denial does, and marks its series', async () => {
     const since = new Date(Date.now() - 1000).toISOString();
     expect((await putNamespace('acme-a', { tenant: 'acme' })).status).toBe(201);
-    const crq = { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'acme' }, spec: { selector: { labels: { matchLabels: { tenant: 'acme' } } }, quota: { hard: { pods: '1' } } } };
+    const crq = {
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      metadata: { name: 'acme' },
+      spec: { selector: { labels: { matchLabels: { tenant: 'acme' } } }, quota: { hard: { pods: '1' } } },
+    };
     expect((await api.request('PUT', '/v1/clusterresourcequotas/acme', crq)).status).toBe(201);
     expect((await reserveList('acme-a', 'w1')).status).toBe(201);
     const list = await reserveList('acme-a', 'w2');
@@ -54,6 +59,32 @@ describe('a plain resources list refused by a shared quota', () => {
     expect(series.status).toBe(200);
     const denials = series.body.markers.filter((m: { kind: string }) => m.kind === 'denial').map((m: { name: string }) => m.name);
     expect(denials).toEqual(['w2', 'p1']);
+    // Issue 39: a namespace with no ResourceQuota of its own names the shared quota covering it, in its usage and in the list.
+    const covering = [{ kind: 'ClusterResourceQuota', name: 'acme', hard: { pods: '1' }, used: { pods: '1' } }];
+    expect((await api.request('GET', '/v1/namespaces/acme-a/usage')).body).toMatchObject({ quotas: [], shared: covering });
+    expect((await api.request('GET', '/v1/namespaces?contains=acme-a')).body.items).toEqual([expect.objectContaining({ namespace: 'acme-a', quotas: [], shared: covering })]);
+    // Each says which quota refused and for what: the cluster quota's pods chart draws both (issue 39).
+    for (const marker of series.body.markers.filter((m: { kind: string }) => m.kind === 'denial'))
+      expect(marker).toMatchObject({ quota: 'acme', quotaKind: 'ClusterResourceQuota', resources: ['pods'] });
+  });
+
+  // Issue 39: the denials earlier versions recorded under the quota's key are in the ledger for good; its page shows them too.
+  it("marks the series with a denial recorded under the quota's key, as earlier versions recorded a plain list's", async () => {
+    const since = new Date(Date.now() - 1000).toISOString();
+    const denied = await reserveList('acme-a', 'legacy-1');
+    expect(denied.status).toBe(403);
+    // The decision as such a version wrote it: `quota` the key, no quotaKind (the log is append-only; the test steps around that).
+    await api.db.dataSource.query('ALTER TABLE admission_decisions DISABLE TRIGGER admission_decisions_no_update_delete');
+    try {
+      await api.db.dataSource.query(`UPDATE admission_decisions SET result = jsonb_set(result #- '{denial,quotaKind}', '{denial,quota}', '"clusterresourcequotas/acme"') WHERE name = 'legacy-1'`);
+    } finally {
+      await api.db.dataSource.query('ALTER TABLE admission_decisions ENABLE TRIGGER admission_decisions_no_update_delete');
+    }
+    const until = new Date(Date.now() + 1000).toISOString();
+    const series = await api.request('GET', `/v1/clusterresourcequotas/acme/usage/series?since=${since}&until=${until}&points=5`);
+    expect(series.body.markers.filter((m: { name?: string }) => m.name === 'legacy-1')).toEqual([
+      expect.objectContaining({ kind: 'denial', quota: 'clusterresourcequotas/acme', resources: ['pods'] }),
+    ]);
   });
 
   it('names a HierarchicalResourceQuota as HNC does, with its namespace, and marks its series', async () => {
@@ -75,7 +106,12 @@ describe('a plain resources list refused by a shared quota', () => {
 
 describe('a shared quota left above hard by a namespace relabelled into it', () => {
   it('says which resources are over hard in its usage, now and as it was, and counts it in a gauge', async () => {
-    const crq = (pods: string) => ({ apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'over' }, spec: { selector: { labels: { matchLabels: { tenant: 'over' } } }, quota: { hard: { pods } } } });
+    const crq = (pods: string) => ({
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      metadata: { name: 'over' },
+      spec: { selector: { labels: { matchLabels: { tenant: 'over' } } }, quota: { hard: { pods } } },
+    });
     expect((await putNamespace('over-a', { tenant: 'over' })).status).toBe(201);
     expect((await putNamespace('over-b', { tenant: 'elsewhere' })).status).toBe(201);
     expect((await api.request('PUT', '/v1/clusterresourcequotas/over', crq('2'))).status).toBe(201);

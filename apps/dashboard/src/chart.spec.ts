@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { axisLabel, binaryCeiling, geometryOf, isByteResource, layoutDenials, nearestSample, niceCeiling, sharedSeries, tracksOf, type Series } from './chart.js';
+import { axisLabel, binaryCeiling, denialsOf, geometryOf, isByteResource, layoutDenials, nearestSample, niceCeiling, sharedSeries, tracksOf, type Series } from './chart.js';
 
 const BOX = { width: 120, height: 60, left: 10, right: 10, top: 5, bottom: 5 };
 const point = (at: string, quotas: Series['points'][number]['quotas']) => ({ at, version: 0, quotas });
@@ -14,7 +14,11 @@ describe('tracksOf', () => {
       point('2026-01-01T00:02:00.000Z', [{ name: 'compute', hard: { pods: '2', 'requests.cpu': '1' }, used: {} }]),
     ]);
     expect(tracksOf(s)).toEqual([
-      { quota: 'compute', resource: 'pods', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '2', used: '1' }, { at: '2026-01-01T00:02:00.000Z', hard: '2', used: '0' }] },
+      {
+        quota: 'compute',
+        resource: 'pods',
+        samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '2', used: '1' }, { at: '2026-01-01T00:02:00.000Z', hard: '2', used: '0' }],
+      },
       { quota: 'compute', resource: 'requests.cpu', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z' }, { at: '2026-01-01T00:02:00.000Z', hard: '1', used: '0' }] },
     ]);
   });
@@ -44,7 +48,46 @@ describe('sharedSeries', () => {
     expect(s.namespace).toBeUndefined();
     expect(s.markers).toEqual(markers);
     expect(s.points.map((p) => p.quotas)).toEqual([[], [{ name: 'acme', hard: { pods: '1' }, used: { pods: '1' } }], []]);
-    expect(tracksOf(s)).toEqual([{ quota: 'acme', resource: 'pods', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '1', used: '1' }, { at: '2026-01-01T00:02:00.000Z' }] }]);
+    expect(tracksOf(s)).toEqual([
+      { quota: 'acme', resource: 'pods', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '1', used: '1' }, { at: '2026-01-01T00:02:00.000Z' }] },
+    ]);
+  });
+});
+
+describe('denialsOf', () => {
+  const denial = (decisionId: string, fields: Partial<Extract<Series['markers'][number], { kind: 'denial' }>>): Series['markers'][number] => ({
+    kind: 'denial',
+    at: '2026-01-01T00:01:00.000Z',
+    decisionId,
+    reason: 'Forbidden',
+    requester: 'ci',
+    name: null,
+    message: null,
+    ...fields,
+  });
+  const markers: Series['markers'] = [
+    denial('1', { quota: 'compute', resources: ['requests.cpu'] }),
+    denial('2', { quota: 'compute', resources: ['pods', 'requests.cpu'] }),
+    denial('3', { quota: 'storage', resources: ['requests.storage'] }),
+    denial('4', { quota: 'compute', quotaKind: 'ClusterResourceQuota', resources: ['pods'] }),
+    denial('5', {}),
+    { kind: 'limit', at: '2026-01-01T00:01:00.000Z', version: 2, quota: 'compute', change: 'changed', actor: 'admin' },
+  ];
+  const ids = (s: Series, quota: string, resource: string) => denialsOf(s, { quota, resource }).map((m) => m.decisionId);
+
+  // Issue 39: every chart drew every denial, so a storage chart showed the compute denials.
+  it("draws a namespace's denial only on its own quota's charts of the resources it was refused for", () => {
+    const s = { ...series([]), markers };
+    expect(ids(s, 'compute', 'requests.cpu')).toEqual(['1', '2']);
+    expect(ids(s, 'compute', 'pods')).toEqual(['2']);
+    expect(ids(s, 'storage', 'requests.storage')).toEqual(['3']);
+    expect(ids(s, 'storage', 'requests.cpu')).toEqual([]);
+  });
+
+  it("draws a shared quota's denials (all its own) on the charts of their resources", () => {
+    const s: Series = { since: '', until: '', points: [], markers: markers.slice(3), truncated: false };
+    expect(ids(s, 'acme', 'pods')).toEqual(['4']);
+    expect(ids(s, 'acme', 'requests.cpu')).toEqual([]);
   });
 });
 
@@ -52,11 +95,7 @@ describe('geometryOf', () => {
   const track = {
     quota: 'q',
     resource: 'pods',
-    samples: [
-      { at: '2026-01-01T00:00:00.000Z' },
-      { at: '2026-01-01T00:01:00.000Z', hard: '4', used: '1' },
-      { at: '2026-01-01T00:02:00.000Z', hard: '4', used: '3' },
-    ],
+    samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '4', used: '1' }, { at: '2026-01-01T00:02:00.000Z', hard: '4', used: '3' }],
   };
   const g = geometryOf(track, '2026-01-01T00:00:00.000Z', '2026-01-01T00:02:00.000Z', BOX);
 

@@ -69,6 +69,20 @@ export function tracksOf(series: Series): Track[] {
   }));
 }
 
+type Denial = Extract<Marker, { kind: 'denial' }>;
+
+/**
+ * The denials one chart draws: those its quota refused for its resource. On a namespace's series
+ * that is its ResourceQuota of that name (a shared quota's denial is not one of its quotas'); on a
+ * shared quota's series (no namespace) every denial is already its own. A denial that names no
+ * quota or resource (a LimitRange's) is on no chart: the list under the charts has every one.
+ */
+export function denialsOf(series: Series, track: Pick<Track, 'quota' | 'resource'>): Denial[] {
+  return series.markers.filter(
+    (m): m is Denial => m.kind === 'denial' && (m.resources ?? []).includes(track.resource) && (series.namespace === undefined || (m.quota === track.quota && m.quotaKind === undefined)),
+  );
+}
+
 export interface Box {
   readonly width: number;
   readonly height: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeSummary, changeType, selectorSummary, share, tightestResource } from './cluster-quota.js';
+import { changeSummary, changeType, coveringPlace, selectorSummary, share, tightestResource } from './cluster-quota.js';
 
 describe('cluster quota formatting', () => {
   it('summarises a selector in the order written: labels, expressions, then annotations', () => {
@@ -48,7 +48,11 @@ describe('cluster quota formatting', () => {
   it('names the change types and says what each change did', () => {
     expect(['SharedQuotaDefined', 'SharedQuotaChanged', 'SharedQuotaRemoved', 'QuotaChanged', 'SomethingNew'].map(changeType)).toEqual(['defined', 'changed', 'removed', 'changed', 'SomethingNew']);
     const selector = { labels: { matchLabels: { tenant: 'acme' } } };
-    expect(changeSummary({ before: null, after: { hard: { pods: '10', 'requests.cpu': '2' }, selector }, changed: ['pods', 'requests.cpu', 'selector'] })).toEqual(['pods: 10', 'requests.cpu: 2', 'selector: tenant=acme']);
+    expect(changeSummary({ before: null, after: { hard: { pods: '10', 'requests.cpu': '2' }, selector }, changed: ['pods', 'requests.cpu', 'selector'] })).toEqual([
+      'pods: 10',
+      'requests.cpu: 2',
+      'selector: tenant=acme',
+    ]);
     expect(
       changeSummary({
         before: { hard: { pods: '10', 'requests.cpu': '2' }, selector },
@@ -57,5 +61,12 @@ describe('cluster quota formatting', () => {
       }),
     ).toEqual(['pods: 10 → 20', 'requests.cpu: 2 → —', 'scopes', 'selector: tenant=acme → tenant=acme, env In (prod)']);
     expect(changeSummary({ before: { hard: { pods: '20' }, selector }, after: null, changed: ['pods', 'selector'] })).toEqual(['pods: 20 → —', 'selector: tenant=acme → —']);
+  });
+});
+
+describe('coveringPlace', () => {
+  it("leads a cluster quota to its page and a hierarchical one to its namespace's page", () => {
+    expect(coveringPlace({ kind: 'ClusterResourceQuota', name: 'acme corp' })).toEqual({ label: 'cluster quota acme corp', href: '#/clusterresourcequotas/acme%20corp' });
+    expect(coveringPlace({ kind: 'HierarchicalResourceQuota', name: 'subtree', namespace: 'team-a' })).toEqual({ label: 'hierarchical quota team-a/subtree', href: '#/ns/team-a' });
   });
 });

@@ -90,3 +90,24 @@ export function changeSummary(change: Pick<QuotaChange, 'before' | 'after' | 'ch
     return change.before === null ? `${field}: ${after}` : `${field}: ${value(change.before, field) ?? '—'} → ${after}`;
   });
 }
+
+/** A shared quota covering a namespace, as the namespace's usage and the namespaces list name it. */
+export interface CoveringQuota {
+  readonly kind: 'ClusterResourceQuota' | 'HierarchicalResourceQuota';
+  readonly name: string;
+  readonly namespace?: string;
+  readonly hard: Readonly<Record<string, string>>;
+  /** What the namespace contributes to its use. */
+  readonly used: Readonly<Record<string, string>>;
+}
+
+/**
+ * How the dashboard names a shared quota covering a namespace, and where it leads: a cluster
+ * quota to its own page; a hierarchical one (which has no page of its own) to the namespace it
+ * lives in, whose page lists it among the quotas covering it.
+ */
+export function coveringPlace(quota: Pick<CoveringQuota, 'kind' | 'name' | 'namespace'>): { readonly label: string; readonly href: string } {
+  if (quota.kind === 'ClusterResourceQuota') return { label: `cluster quota ${quota.name}`, href: `#/clusterresourcequotas/${encodeURIComponent(quota.name)}` };
+  const home = quota.namespace ?? '';
+  return { label: `hierarchical quota ${home}/${quota.name}`, href: `#/ns/${encodeURIComponent(home)}` };
+}

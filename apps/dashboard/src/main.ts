@@ -5,7 +5,7 @@ import { canAudit, type WhoAmI } from './session.js';
 import { clusterQuotaView } from './views/cluster-quota.js';
 import { clusterQuotasView } from './views/cluster-quotas.js';
 import { decisionView } from './views/decisions.js';
-import { namespaceView } from './views/namespace.js';
+import { namespaceTab, namespaceView } from './views/namespace.js';
 import { namespacesView } from './views/namespaces.js';
 import { rangeRoute } from './views/range.js';
 
@@ -112,7 +112,7 @@ async function start(): Promise<void> {
   route();
 }
 
-/** `#/`, `#/ns/NAME?range=all|hour|day|week&until=…&since=…&at=…`, `#/ns/NAME/decisions/ID` (a receipt), `#/clusterresourcequotas[/NAME?range=…]`. */
+/** `#/`, `#/ns/NAME?tab=overview|history|reservations|decisions|what-if&range=all|hour|day|week&until=…&since=…&at=…`, `#/ns/NAME/decisions/ID` (a receipt), `#/clusterresourcequotas[/NAME?range=…]`. */
 function route(): void {
   if (!who) return;
   if (!canAudit(who)) {
@@ -130,7 +130,7 @@ function route(): void {
       return;
     }
     document.title = `${namespace} · quota-ledger`;
-    namespaceView(main, who, { namespace, ...rangeRoute(params) });
+    namespaceView(main, who, { namespace, tab: namespaceTab(params.get('tab')), ...rangeRoute(params) });
     return;
   }
   if (parts[0] === 'clusterresourcequotas') {

@@ -19,6 +19,12 @@ export type UsageMarker =
       readonly requester: string;
       readonly name: string | null;
       readonly message: string | null;
+      /** The quota that refused (absent: none did, e.g. a LimitRange), by name; a shared one with its kind (and namespace). */
+      readonly quota?: string;
+      readonly quotaKind?: string;
+      readonly quotaNamespace?: string;
+      /** The resources it refused for (over the limit, or left unspecified): the charts it is drawn on. */
+      readonly resources?: readonly string[];
     };
 
 /** Usage sampled at evenly spaced instants over a range, with what happened to the limits and who was denied. */

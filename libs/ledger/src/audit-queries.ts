@@ -1,7 +1,8 @@
 import { Quantity } from '@quota/domain';
 import type { DataSource } from 'typeorm';
 import { byteBoundedSql, HISTORY_PAGE_MAX_BYTES, pageCutShort, type ByteBoundedColumns } from './byte-bounded.js';
-import type { DecisionQuery, DecisionView, EventView, Page, ReservationState, ReservationView } from './ledger.types.js';
+import { coveringShared, type HeadJson } from './head.js';
+import type { CoveringSharedQuota, DecisionQuery, DecisionView, EventView, Page, ReservationState, ReservationView } from './ledger.types.js';
 import { DECISION_COLUMNS, EVENT_COLUMNS, RESERVATION_COLUMNS, recordOf, type DecisionRow, type EventRow, type ReservationRow } from './rows.js';
 import { select } from './sql.js';
 import { decisionViewOf, eventView, reservationViewOf } from './views.js';
@@ -99,7 +100,11 @@ export class AuditQueries {
       }),
       params,
     );
-    return pageOf(rows, rows.map((row) => decisionViewOf(namespace, row)), (last) => last.id);
+    return pageOf(
+      rows,
+      rows.map((row) => decisionViewOf(namespace, row)),
+      (last) => last.id,
+    );
   }
 
   /** One decision of the log, with its explanation; undefined when the namespace has no such id. */
@@ -114,11 +119,10 @@ export class AuditQueries {
     const row = rows[0];
     if (!row) return undefined;
     const record = recordOf(row);
-    const events = await select<EventRow>(
-      this.dataSource,
-      `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version = ANY($2::bigint[]) ORDER BY ledger_events.version`,
-      [namespace, record.eventVersions],
-    );
+    const events = await select<EventRow>(this.dataSource, `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version = ANY($2::bigint[]) ORDER BY ledger_events.version`, [
+      namespace,
+      record.eventVersions,
+    ]);
     const history = events.map(eventView);
     // Who asked is the actor of its Reserved or Adopted event; an archived one names nobody (not the releaser).
     const first = history.find((event) => event.type === 'Reserved' || event.type === 'Adopted');
@@ -191,9 +195,14 @@ export class AuditQueries {
    */
   async listNamespaces(query: NamespaceListQuery): Promise<Page<NamespaceSummary>> {
     const limit = clampLimit(query.limit);
-    const rows = await select<{ namespace: string; version: string; quotas: { definition: { name: string; spec: { hard?: Record<string, string> } }; used: Record<string, string> }[] | null }>(
+    const rows = await select<{
+      namespace: string;
+      version: string;
+      quotas: { definition: { name: string; spec: { hard?: Record<string, string> } }; used: Record<string, string> }[] | null;
+      shared: HeadJson['shared'] | null;
+    }>(
       this.dataSource,
-      `SELECT namespace, version::text AS version, state->'quotas' AS quotas FROM namespace_heads
+      `SELECT namespace, version::text AS version, state->'quotas' AS quotas, state->'shared' AS shared FROM namespace_heads
         WHERE namespace > $1 AND ($2::text IS NULL OR strpos(namespace, $2) > 0)
         ORDER BY namespace LIMIT $3`,
       [query.after ?? '', query.contains ?? null, limit + 1],
@@ -210,7 +219,8 @@ export class AuditQueries {
       });
       let tightest: NamespaceSummary['tightest'];
       for (const q of quotas) if (q.tightest && (!tightest || q.tightest.ratio > tightest.ratio)) tightest = { quota: q.name, ...q.tightest };
-      return { namespace: row.namespace, version: Number(row.version), quotas, ...(tightest ? { tightest } : {}) };
+      const shared = coveringShared(row.shared ?? undefined);
+      return { namespace: row.namespace, version: Number(row.version), quotas, ...(tightest ? { tightest } : {}), ...(shared.length > 0 ? { shared } : {}) };
     });
     const last = items.at(-1);
     return rows.length > limit && last ? { items, next: last.namespace } : { items };
@@ -258,6 +268,8 @@ export interface NamespaceSummary {
   /** The stream's version: what the numbers are as of. */
   readonly version: number;
   readonly quotas: readonly QuotaSummary[];
+  /** The shared quotas covering it (absent: none), with this namespace's part of their use: a namespace with no ResourceQuota may still be limited. */
+  readonly shared?: readonly CoveringSharedQuota[];
   /** The tightest resource over all its quotas (absent without quotas). */
   readonly tightest?: { readonly quota: string; readonly resource: string; readonly ratio: number };
 }

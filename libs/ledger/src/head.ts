@@ -14,6 +14,7 @@ import {
   type Reservation,
   type ScopeFacts,
 } from '@quota/domain';
+import type { CoveringSharedQuota } from './ledger.types.js';
 
 /**
  * The JSON of a namespace's head row and of a reservation row, and their conversion to the
@@ -231,4 +232,9 @@ export function reservationFromJson(j: ReservationJson): Reservation {
     ...(j.expiresAt === undefined ? {} : { expiresAt: j.expiresAt }),
     ...(j.terminatedAt === undefined ? {} : { terminatedAt: j.terminatedAt }),
   };
+}
+
+/** The shared quotas a head says cover its namespace: each by kind and name, with its hard limits and this namespace's part of its use. */
+export function coveringShared(shared: HeadJson['shared']): CoveringSharedQuota[] {
+  return (shared ?? []).map((q) => ({ kind: q.ref.kind, name: q.ref.name, ...(q.ref.namespace ? { namespace: q.ref.namespace } : {}), hard: q.spec.hard ?? {}, used: q.used }));
 }

@@ -15,6 +15,7 @@ import type {
   RawQuantities,
   ReleaseReason,
   ReservationOrigin,
+  SharedQuotaRef,
 } from '@quota/domain';
 
 /**
@@ -259,12 +260,29 @@ export interface DecisionQuery {
   readonly limit: number;
 }
 
+/** A shared quota covering a namespace, as the namespace's head holds it. */
+export interface CoveringSharedQuota {
+  readonly kind: SharedQuotaRef['kind'];
+  readonly name: string;
+  /** A HierarchicalResourceQuota's namespace. */
+  readonly namespace?: string;
+  readonly hard: RawQuantities;
+  /** What this namespace contributes to its use. */
+  readonly used: RawQuantities;
+}
+
 export interface NamespaceUsage {
   readonly namespace: string;
   readonly version: number;
   /** Global position of the namespace's last event ("0" when it has none). */
   readonly position: string;
   readonly quotas: readonly { readonly name: string; readonly hard: RawQuantities; readonly used: RawQuantities }[];
+  /**
+   * Now only (not `?at=`): the shared quotas covering the namespace (ClusterResourceQuotas,
+   * HierarchicalResourceQuotas), each with its hard limits and what this namespace contributes
+   * to its use (the total is the shared quota's own `usage`). Absent when none covers it.
+   */
+  readonly shared?: readonly CoveringSharedQuota[];
   /**
    * Since when (RFC 3339) the namespace awaits its first count: its quotas' `used` misses the
    * objects admitted before it was managed, and admissions they would charge are refused until the

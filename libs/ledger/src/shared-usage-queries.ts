@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { SharedQuotaUsageAt, SharedQuotaUsagePoint, SharedQuotaUsageSeries, UsageMarker } from './ledger.types.js';
 import { archivedSharedInstant, isBeforeHorizon, retentionHorizon } from './retention.js';
 import { select } from './sql.js';
-import { SERIES_MARKERS_MAX, seriesInstants } from './usage-queries.js';
+import { DENIAL_MARKER_COLUMNS, denialMarker, type DenialMarkerRow, SERIES_MARKERS_MAX, seriesInstants } from './usage-queries.js';
 import { boundedQuery, forEachBounded, sampleStates, type Query, type StateSample } from './usage-sampler.js';
 import { sharedAtInstants } from './usage-versions.js';
 
@@ -65,18 +65,22 @@ export class SharedUsageQueries {
     );
     const ref = samples.find((s) => s.definition)?.definition?.ref ?? (await this.definitionNow(key))?.ref;
     const denials = ref
-      ? await select<{ id: string; at: Date; reason: string | null; requester: string; name: string | null; message: string | null }>(
+      ? await select<DenialMarkerRow>(
           this.dataSource,
-          `SELECT id::text AS id, decided_at AS at, reason, requester, name, result->>'message' AS message FROM admission_decisions
+          `SELECT ${DENIAL_MARKER_COLUMNS} FROM admission_decisions
             WHERE namespace = ANY($1::text[]) AND NOT allowed AND NOT dry_run AND decided_at BETWEEN $2::timestamptz AND $3::timestamptz
-              AND result->'denial'->>'quotaKind' = $4 AND result->'denial'->>'quota' = $5 AND coalesce(result->'denial'->>'quotaNamespace', '') = $6
+              AND ((result->'denial'->>'quotaKind' = $4 AND result->'denial'->>'quota' = $5 AND coalesce(result->'denial'->>'quotaNamespace', '') = $6)
+                   OR result->'denial'->>'quota' = $7)
             ORDER BY admission_decisions.decided_at, admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
-          [visible ? candidates.filter((namespace) => visible.has(namespace)) : candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? ''],
+          // $7: a plain list's denial as earlier versions recorded it (Exceeded before issue 33's fix,
+          // StatusUnknown before issue 39's), named by the quota's key ('clusterresourcequotas/acme',
+          // which no ResourceQuota can be named): still this quota's, and still in the ledger.
+          [visible ? candidates.filter((namespace) => visible.has(namespace)) : candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? '', key],
         )
       : [];
     const markers: UsageMarker[] = [
       ...limits.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({ kind: 'limit', at: r.at.toISOString(), version: Number(r.version), quota: r.name, change: CHANGE[r.type], actor: r.actor })),
-      ...denials.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({ kind: 'denial', at: r.at.toISOString(), decisionId: r.id, reason: r.reason, requester: r.requester, name: r.name, message: r.message })),
+      ...denials.slice(0, SERIES_MARKERS_MAX).map(denialMarker),
     ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     return {
       key,
@@ -105,7 +109,10 @@ export class SharedUsageQueries {
     );
     const definitionAt = new Array<{ version: number; definition: SharedQuotaDefinition | undefined }>(instants.length).fill({ version: 0, definition: undefined });
     for (const row of definitions) definitionAt[Number(row.ord) - 1] = { version: Number(row.version), definition: row.type === 'SharedQuotaRemoved' ? undefined : row.data };
-    const sums = new InstantSums(definitionAt.map((d) => (d.definition ? Resources.resourceList(d.definition.spec.hard ?? {}) : undefined)), perNamespace);
+    const sums = new InstantSums(
+      definitionAt.map((d) => (d.definition ? Resources.resourceList(d.definition.spec.hard ?? {}) : undefined)),
+      perNamespace,
+    );
     const contribution = (state: NamespaceState): ResourceList | undefined => (state.shared.has(key) ? state.sharedUsed.get(key) : undefined);
     const candidates = await this.candidates(key, instants);
     // Each namespace's samples are added to the instants' sums as they come, and let go: what a
@@ -234,8 +241,20 @@ async function contributed(
 ): Promise<StateSample<ResourceList | undefined>[]> {
   const modelled = await sharedAtInstants(query, namespace, key, instants);
   const unreached = modelled.flatMap((point, i) => (point.covered ? [] : [i]));
-  const folded = unreached.length > 0 ? await sampleStates(query, namespace, unreached.map((i) => instants[i] as string), capture) : [];
-  const samples = modelled.map((point, i): StateSample<ResourceList | undefined> => ({ at: instants[i] as string, version: point.version, value: point.used ? Resources.resourceList(point.used) : undefined }));
+  const folded =
+    unreached.length > 0
+      ? await sampleStates(
+          query,
+          namespace,
+          unreached.map((i) => instants[i] as string),
+          capture,
+        )
+      : [];
+  const samples = modelled.map((point, i): StateSample<ResourceList | undefined> => ({
+    at: instants[i] as string,
+    version: point.version,
+    value: point.used ? Resources.resourceList(point.used) : undefined,
+  }));
   unreached.forEach((index, i) => {
     samples[index] = folded[i] as StateSample<ResourceList | undefined>;
   });

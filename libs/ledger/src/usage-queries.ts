@@ -1,6 +1,6 @@
 import { fold, initialState, type RawQuantities } from '@quota/domain';
 import type { DataSource } from 'typeorm';
-import { headOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
+import { coveringShared, headOf, reservationFromJson, stateOf, type HeadJson, type ReservationJson } from './head.js';
 import type { NamespaceUsage, NamespaceUsageAt, ProjectedUsage, UsageMarker, UsagePoint, UsageSeries } from './ledger.types.js';
 import { decodeEvent, FOLD_COLUMNS, type FoldRow } from './rows.js';
 import { select } from './sql.js';
@@ -14,6 +14,51 @@ export const SERIES_MARKERS_MAX = 1000;
 /** The characters of its decision's name and message a denial marker carries (the decision has them whole). */
 const MARKER_NAME_MAX = 253;
 const MARKER_MESSAGE_MAX = 1024;
+
+/**
+ * A denial marker's columns from admission_decisions: its decision, cut to what a name and a
+ * message hold now (rows written before names were bounded hold megabytes: 1,000 of them were
+ * gigabytes built whole, issue 33), and the quota that refused with the resources it refused
+ * for (an Exceeded denial's `exceeded[].resource`, else its `resources`), so that a chart
+ * draws a denial only on the charts of its own quota and resources (issue 39).
+ */
+export const DENIAL_MARKER_COLUMNS = `id::text AS id, decided_at AS at, reason, requester, left(name, ${MARKER_NAME_MAX}) AS name,
+  left(result->>'message', ${MARKER_MESSAGE_MAX}) AS message, result->'denial'->>'quota' AS quota,
+  result->'denial'->>'quotaKind' AS "quotaKind", result->'denial'->>'quotaNamespace' AS "quotaNamespace",
+  CASE WHEN jsonb_typeof(result->'denial'->'exceeded') = 'array'
+         THEN (SELECT jsonb_agg(e->>'resource') FROM jsonb_array_elements(result->'denial'->'exceeded') AS e)
+       WHEN jsonb_typeof(result->'denial'->'resources') = 'array' THEN result->'denial'->'resources' END AS resources`;
+
+/** A row of DENIAL_MARKER_COLUMNS. */
+export interface DenialMarkerRow {
+  readonly id: string;
+  readonly at: Date;
+  readonly reason: string | null;
+  readonly requester: string;
+  readonly name: string | null;
+  readonly message: string | null;
+  readonly quota: string | null;
+  readonly quotaKind: string | null;
+  readonly quotaNamespace: string | null;
+  readonly resources: readonly string[] | null;
+}
+
+/** The marker of a DENIAL_MARKER_COLUMNS row: the quota fields only where the denial named a quota. */
+export function denialMarker(r: DenialMarkerRow): UsageMarker {
+  return {
+    kind: 'denial',
+    at: r.at.toISOString(),
+    decisionId: r.id,
+    reason: r.reason,
+    requester: r.requester,
+    name: r.name,
+    message: r.message,
+    ...(r.quota === null ? {} : { quota: r.quota }),
+    ...(r.quotaKind === null ? {} : { quotaKind: r.quotaKind }),
+    ...(r.quotaNamespace === null ? {} : { quotaNamespace: r.quotaNamespace }),
+    ...(r.resources === null ? {} : { resources: r.resources.filter((x): x is string => typeof x === 'string') }),
+  };
+}
 
 /** A series' instants: `points` (2 to SERIES_POINTS_MAX) evenly spaced from `since` to `until`, both included. */
 export function seriesInstants(range: { readonly since: string; readonly until: string; readonly points: number }): string[] {
@@ -46,6 +91,7 @@ export class UsageQueries {
       version: Number(row.version),
       position: row.position ?? '0',
       quotas: row.state.quotas.map((q) => ({ name: q.definition.name, hard: q.definition.spec.hard ?? {}, used: q.used })),
+      ...(row.state.shared && row.state.shared.length > 0 ? { shared: coveringShared(row.state.shared) } : {}),
       ...(row.state.awaitingCountSince === undefined ? {} : { awaitingFirstCountSince: new Date(row.state.awaitingCountSince).toISOString() }),
     };
   }
@@ -108,11 +154,11 @@ export class UsageQueries {
     );
     const snapshot = snapshots[0];
     const from = snapshot ? stateOf(Number(snapshot.version), snapshot.state, snapshot.reservations.map(reservationFromJson)) : initialState();
-    const events = await select<FoldRow>(
-      this.dataSource,
-      `SELECT ${FOLD_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version > $2 AND version <= $3 ORDER BY ledger_events.version`,
-      [namespace, from.version, version],
-    );
+    const events = await select<FoldRow>(this.dataSource, `SELECT ${FOLD_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version > $2 AND version <= $3 ORDER BY ledger_events.version`, [
+      namespace,
+      from.version,
+      version,
+    ]);
     const head = headOf(fold(events.map(decodeEvent), from));
     return {
       namespace,
@@ -141,12 +187,9 @@ export class UsageQueries {
         ORDER BY ledger_events.recorded_at, ledger_events.version LIMIT ${SERIES_MARKERS_MAX + 1}`,
       [namespace, range.since, range.until],
     );
-    const denials = await select<{ id: string; at: Date; reason: string | null; requester: string; name: string | null; message: string | null }>(
+    const denials = await select<DenialMarkerRow>(
       this.dataSource,
-      // A marker names its decision; cut to what a name and a message hold now (rows written before
-      // names were bounded hold megabytes: 1,000 of them were gigabytes built whole, issue 33).
-      `SELECT id::text AS id, decided_at AS at, reason, requester, left(name, ${MARKER_NAME_MAX}) AS name,
-              left(result->>'message', ${MARKER_MESSAGE_MAX}) AS message FROM admission_decisions
+      `SELECT ${DENIAL_MARKER_COLUMNS} FROM admission_decisions
         WHERE namespace = $1 AND NOT allowed AND NOT dry_run AND decided_at BETWEEN $2::timestamptz AND $3::timestamptz
         ORDER BY admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
       [namespace, range.since, range.until],
@@ -161,7 +204,7 @@ export class UsageQueries {
         change: change[r.type as keyof typeof change],
         actor: r.actor,
       })),
-      ...denials.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({ kind: 'denial', at: r.at.toISOString(), decisionId: r.id, reason: r.reason, requester: r.requester, name: r.name, message: r.message })),
+      ...denials.slice(0, SERIES_MARKERS_MAX).map(denialMarker),
     ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     return { namespace, since: range.since, until: range.until, points, markers, truncated: limits.length > SERIES_MARKERS_MAX || denials.length > SERIES_MARKERS_MAX };
   }
@@ -169,7 +212,14 @@ export class UsageQueries {
   private async usageAtMany(namespace: string, instants: readonly string[]): Promise<UsagePoint[]> {
     const modelled = await usageAtInstants(this.query, namespace, instants);
     const unreached = modelled.flatMap((point, i) => (point.quotas ? [] : [i]));
-    const folded = unreached.length > 0 ? await sampleUsage(this.dataSource, namespace, unreached.map((i) => instants[i] as string)) : [];
+    const folded =
+      unreached.length > 0
+        ? await sampleUsage(
+            this.dataSource,
+            namespace,
+            unreached.map((i) => instants[i] as string),
+          )
+        : [];
     const points: UsagePoint[] = modelled.map((point) => ({ at: point.at, version: point.version, quotas: point.quotas ?? [] }));
     unreached.forEach((index, i) => {
       points[index] = folded[i] as UsagePoint;

@@ -6,6 +6,7 @@ import {
   EVENT_REQUIRED,
   POSITION_SCHEMA,
   QUOTA_USAGE,
+  COVERING_SHARED_QUOTA,
   USAGE_MARKER_DENIAL,
   USAGE_MARKER_LIMIT,
   array,
@@ -228,6 +229,7 @@ export const ANSWER_SCHEMAS = {
       position: POSITION_SCHEMA,
       at: time('With `?at=`: the instant asked for.'),
       quotas: array(QUOTA_USAGE),
+      shared: array(COVERING_SHARED_QUOTA, 'Now only (not with `?at=`): the shared quotas covering the namespace; absent when none does.'),
       awaitingFirstCountSince: time(
         'The namespace awaits its first count since then: objects admitted before it was managed are not in `used` yet, and what its quotas would charge is refused (`status unknown for quota`) until the reconciler has listed them.',
       ),
@@ -302,6 +304,7 @@ export const ANSWER_SCHEMAS = {
         ),
       ),
       tightest: closed({ quota: string(), resource: string(), ratio: { type: 'number', minimum: 0 } }, ['quota', 'resource', 'ratio']),
+      shared: array(COVERING_SHARED_QUOTA, 'The shared quotas covering the namespace; absent when none does.'),
     },
     ['namespace', 'version', 'quotas'],
   ),

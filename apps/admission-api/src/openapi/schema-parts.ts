@@ -38,6 +38,19 @@ export const OBJECT_NAME_SCHEMA: SchemaObject = string('An object name: a DNS-11
 });
 export const RESERVATION_ID_SCHEMA: SchemaObject = string('A reservation id.', { pattern: '^[A-Za-z0-9._-]{1,128}$' });
 
+/** A shared quota covering a namespace (its head's word): kind, name, its hard limits and the namespace's part of its use. */
+export const COVERING_SHARED_QUOTA = closed(
+  {
+    kind: { type: 'string', enum: ['ClusterResourceQuota', 'HierarchicalResourceQuota'] },
+    name: string(),
+    namespace: string("A HierarchicalResourceQuota's namespace."),
+    hard: ref('ResourceList'),
+    // What this namespace contributes to its use (the total is the shared quota's own usage).
+    used: ref('ResourceList'),
+  },
+  ['kind', 'name', 'hard', 'used'],
+);
+
 export const QUOTA_USAGE = closed({ name: string('The ResourceQuota.'), hard: ref('ResourceList'), used: ref('ResourceList') }, ['name', 'hard', 'used']);
 
 /** What an event shows; a definition change adds its before/after. */
@@ -102,6 +115,10 @@ export const USAGE_MARKER_DENIAL = closed(
     requester: string(),
     name: { ...string(), nullable: true },
     message: { ...string(), nullable: true },
+    quota: string('The quota that refused (absent when none did, as for a LimitRange denial).'),
+    quotaKind: string('A shared quota that refused: ClusterResourceQuota or HierarchicalResourceQuota.'),
+    quotaNamespace: string("A HierarchicalResourceQuota's namespace."),
+    resources: array(string(), 'The resources it was refused for: over the limit, or not specified.'),
   },
   ['kind', 'at', 'decisionId', 'reason', 'requester', 'name', 'message'],
 );

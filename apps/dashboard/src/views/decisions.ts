@@ -13,7 +13,8 @@ export type Denial = DenialJson;
 /** A decision as the audit API lists it (GET …/decisions), the domain's answer as its result. */
 export type Decision = DecisionView<AdmissionResult>;
 
-const PAGE = 50;
+/** Rows per page: a screen or two of them (on a narrow screen each row is a card of several lines). */
+const PAGE = (): number => (matchMedia('(max-width: 640px)').matches ? 6 : 20);
 
 const what = (d: Decision): string => `${d.operation} ${d.kind ?? d.resource}${d.name ? ` ${d.name}` : ''}`;
 
@@ -30,7 +31,7 @@ export function decisionsLog(namespace: string, since: string, until: string): H
   const body = h('tbody');
   const filters = () => `since=${enc(since)}&until=${enc(until)}${deniedOnly.checked ? '&allowed=false' : ''}`;
   const { more, status, reload } = pager<Decision>(body, {
-    path: (after) => `/v1/namespaces/${enc(namespace)}/decisions?order=newest&limit=${PAGE}&${filters()}${after ? `&after=${enc(after)}` : ''}`,
+    path: (after) => `/v1/namespaces/${enc(namespace)}/decisions?order=newest&limit=${PAGE()}&${filters()}${after ? `&after=${enc(after)}` : ''}`,
     row: (d) => row(namespace, d),
     summary: (shown) => (shown === 0 ? `No ${deniedOnly.checked ? 'denials' : 'decisions'} in this range.` : ''),
     moreLabel: 'Show older',

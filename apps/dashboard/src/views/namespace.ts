@@ -6,19 +6,31 @@ import { decisionsLog } from './decisions.js';
 import { historyTable, limitChanges } from './history.js';
 import type { Instant } from './instant.js';
 import { quotasNow } from './quotas.js';
-import { rangeQuery, type RangeRoute, spanOf } from './range.js';
+import { rangeQuery, type RangeRoute, type Span, spanOf } from './range.js';
 import { reservationsTable } from './reservations.js';
+import { tabs } from './tabs.js';
 import { usageSection } from './usage-chart.js';
 import { whatIfBox } from './what-if-box.js';
 
-/** A namespace's page at a range (`#/ns/NAME?range=all&until=…&at=…`). */
-export interface NamespaceRoute extends RangeRoute {
-  readonly namespace: string;
+/** The views of a namespace's page, one tab each; its quotas now by default. */
+export const NAMESPACE_TABS = ['quotas', 'usage', 'changes', 'reservations', 'decisions', 'what-if'] as const;
+export type NamespaceTab = (typeof NAMESPACE_TABS)[number];
+
+/** The tab an address names (`tab=`); the quotas for none or one the page does not have. */
+export function namespaceTab(value: string | null | undefined): NamespaceTab {
+  return (NAMESPACE_TABS as readonly string[]).includes(value ?? '') ? (value as NamespaceTab) : 'quotas';
 }
 
-/** The page's address for a namespace at a range: the zoom, position and instant survive a reload and can be shared. */
+/** A namespace's page at a range, on a tab (`#/ns/NAME?tab=decisions&range=all&until=…&at=…`). */
+export interface NamespaceRoute extends RangeRoute {
+  readonly namespace: string;
+  readonly tab?: NamespaceTab;
+}
+
+/** The page's address for a namespace at a range and tab: the zoom, position, instant and tab survive a reload and can be shared. */
 export function namespaceHref(route: NamespaceRoute): string {
-  return `#/ns/${enc(route.namespace)}?${rangeQuery(route)}`;
+  const tab = route.tab && route.tab !== 'quotas' ? `tab=${enc(route.tab)}&` : '';
+  return `#/ns/${enc(route.namespace)}?${tab}${rangeQuery(route)}`;
 }
 
 interface Usage {
@@ -26,52 +38,109 @@ interface Usage {
   readonly quotas: readonly { readonly name: string; readonly hard: Record<string, string>; readonly used: Record<string, string> }[];
 }
 
+/** What the range's sections share once the range is known: its span and the usage series over it. */
+interface Loaded {
+  readonly span: Span;
+  readonly series: Promise<Series>;
+}
+
 /**
- * One namespace: its quotas now, usage over a range (the whole history by default, which needs
- * its first event first), the quotas' history, the reservations, the decisions and the what-if box.
+ * One namespace, as tabs (each view a screen or two): its quotas now; their usage over a range
+ * (the whole history by default, which needs its first event first); the range's limit changes
+ * and denials with each quota's history; the reservations; the decisions in the range; the
+ * what-if box. The address keeps the tab. The range is read once for the tabs that show it.
  */
 export function namespaceView(main: HTMLElement, who: WhoAmI, route: NamespaceRoute): void {
   const { namespace } = route;
   const base = `/v1/namespaces/${enc(namespace)}`;
-  const rest = h('p', { class: 'status', role: 'status' }, 'Loading…');
+  let current: NamespaceTab = route.tab ?? 'quotas';
+  const loaded = loadRange(base, route);
+  const loading = (): HTMLElement => h('p', { class: 'status', role: 'status' }, 'Loading…');
+  // A part of the range: "Loading…" until the range is known, then itself.
+  const ranged = (build: (range: Loaded) => Node): Node => {
+    const slot = h('div', {}, loading());
+    void loaded.then((range) => slot.isConnected && slot.replaceChildren(build(range)));
+    return slot;
+  };
+  const section = (id: string, title: string, ...content: Node[]): HTMLElement => h('section', { 'aria-labelledby': id }, h('h2', { id }, title), ...content);
+  // The charts' section lists the range's markers on the Changes tab.
+  const markers = h('div', {}, loading());
+  const usage = ranged(({ span, series }) =>
+    usageSection({
+      route,
+      span,
+      // The range's links (zoom, pan, a "+n" of denials) are on the Usage tab, and lead back to it.
+      href: (range) => namespaceHref({ namespace, tab: 'usage', ...range }),
+      series,
+      changes: (drawn) => limitChanges(drawn, (quota) => `${base}/resourcequotas/${enc(quota)}`),
+      instant: async (at: string): Promise<Instant> => {
+        const then = await api<Usage>('GET', `${base}/usage?at=${enc(at)}`);
+        return { at, version: then.version, quotas: then.quotas };
+      },
+      // The address keeps the instant (shareable) without reloading the page.
+      onInstant: (at) => history.replaceState(null, '', namespaceHref({ ...route, tab: 'usage', at })),
+      exportAs: `${namespace} usage`,
+      markersInto: markers,
+    }),
+  );
+  const quotas = quotasNow(namespace, canEdit(who), () => namespaceView(main, who, { ...route, tab: current }));
   fill(
     main,
     h('p', {}, h('a', { href: '#/' }, '← All namespaces')),
     h('h1', {}, namespace),
-    h('section', { 'aria-labelledby': 'h-quotas' }, h('h2', { id: 'h-quotas' }, 'Quotas now'), quotasNow(namespace, canEdit(who), () => namespaceView(main, who, route))),
-    rest,
+    tabs<NamespaceTab>(
+      `Views of ${namespace}`,
+      [
+        { id: 'quotas', label: 'Quotas now', panel: section('h-quotas', 'Quotas now', quotas) },
+        { id: 'usage', label: 'Usage', panel: usage },
+        {
+          id: 'changes',
+          label: 'Changes',
+          panel: h(
+            'div',
+            {},
+            section('h-markers', 'Limit changes and denials in this range', markers),
+            section(
+              'h-history',
+              'Quota history',
+              ranged(({ series }) => quotaHistory(base, series)),
+            ),
+          ),
+        },
+        { id: 'reservations', label: 'Reservations', panel: section('h-reservations', 'Reservations', reservationsTable(namespace)) },
+        {
+          id: 'decisions',
+          label: 'Decisions',
+          panel: section(
+            'h-decisions',
+            'Decisions in this range',
+            ranged(({ span }) => decisionsLog(namespace, span.since, span.until)),
+          ),
+        },
+        { id: 'what-if', label: 'What if?', panel: section('h-what-if', 'What if?', whatIfBox(namespace)) },
+      ],
+      current,
+      (tab) => {
+        current = tab;
+        // The address keeps the tab (a reload or a shared link opens it) without reloading the page.
+        history.replaceState(null, '', namespaceHref({ ...route, tab }));
+      },
+    ),
   );
-  void (async () => {
-    const fitting = route.range === 'all' && !(route.since && route.until);
-    // The whole history starts at its first event (the oldest retained one); without it, a day.
-    const first = fitting ? await api<{ items: { time: string }[] }>('GET', `${base}/events?limit=1`).then((page) => page.items[0]?.time, () => undefined) : undefined;
-    // The page moved on while asking: this one is gone.
-    if (!rest.isConnected) return;
-    const span = spanOf(route, first);
-    const { since, until } = span;
-    const series = api<Series>('GET', `${base}/usage/series?since=${enc(since)}&until=${enc(until)}&points=${span.points}`);
-    const instant = async (at: string): Promise<Instant> => {
-      const then = await api<Usage>('GET', `${base}/usage?at=${enc(at)}`);
-      return { at, version: then.version, quotas: then.quotas };
-    };
-    rest.replaceWith(
-      usageSection({
-        route,
-        span,
-        href: (range) => namespaceHref({ namespace, ...range }),
-        series,
-        changes: (loaded) => limitChanges(loaded, (quota) => `${base}/resourcequotas/${enc(quota)}`),
-        instant,
-        // The address keeps the instant (shareable) without reloading the page.
-        onInstant: (at) => history.replaceState(null, '', namespaceHref({ ...route, at })),
-        exportAs: `${namespace} usage`,
-      }),
-      h('section', { 'aria-labelledby': 'h-history' }, h('h2', { id: 'h-history' }, 'Quota history'), quotaHistory(base, series)),
-      h('section', { 'aria-labelledby': 'h-reservations' }, h('h2', { id: 'h-reservations' }, 'Reservations'), reservationsTable(namespace)),
-      h('section', { 'aria-labelledby': 'h-decisions' }, h('h2', { id: 'h-decisions' }, 'Decisions in this range'), decisionsLog(namespace, since, until)),
-      h('section', { 'aria-labelledby': 'h-what-if' }, h('h2', { id: 'h-what-if' }, 'What if?'), whatIfBox(namespace)),
-    );
-  })();
+}
+
+/** The range's span (the whole history from its first event, when asked for it) and the usage series over it, asked for once. */
+async function loadRange(base: string, route: RangeRoute): Promise<Loaded> {
+  const fitting = route.range === 'all' && !(route.since && route.until);
+  // The whole history starts at its first event (the oldest retained one); without it, a day.
+  const first = fitting
+    ? await api<{ items: { time: string }[] }>('GET', `${base}/events?limit=1`).then(
+        (page) => page.items[0]?.time,
+        () => undefined,
+      )
+    : undefined;
+  const span = spanOf(route, first);
+  return { span, series: api<Series>('GET', `${base}/usage/series?since=${enc(span.since)}&until=${enc(span.until)}&points=${span.points}`) };
 }
 
 /**
@@ -91,14 +160,16 @@ function quotaHistory(base: string, series: Promise<Series>): HTMLElement {
     }
     fill(
       area,
-      ...[...names].sort().map((name) =>
-        h(
-          'section',
-          { class: 'quota-history', 'data-quota': name, 'aria-labelledby': `history-${name}` },
-          h('h3', { id: `history-${name}` }, name),
-          historyTable(`${base}/resourcequotas/${enc(name)}`, `history-table-${name}`, `Changes to quota ${name}, oldest first`),
+      ...[...names]
+        .sort()
+        .map((name) =>
+          h(
+            'section',
+            { class: 'quota-history', 'data-quota': name, 'aria-labelledby': `history-${name}` },
+            h('h3', { id: `history-${name}` }, name),
+            historyTable(`${base}/resourcequotas/${enc(name)}`, `history-table-${name}`, `Changes to quota ${name}, oldest first`),
+          ),
         ),
-      ),
     );
   })();
   return area;

@@ -1,4 +1,5 @@
 import { api, ApiError, enc } from '../api.js';
+import { type CoveringQuota, coveringPlace } from '../cluster-quota.js';
 import { fill, h } from '../dom.js';
 import { usageRatio } from '../format.js';
 import { usageBar } from './bar.js';
@@ -25,12 +26,17 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
   const container = h('div', { id: 'quotas' }, h('p', { class: 'status', role: 'status' }, 'Loading…'));
   const load = async (): Promise<void> => {
     try {
-      const usage = await api<{ quotas: Quota[] }>('GET', `/v1/namespaces/${enc(namespace)}/usage`);
-      if (usage.quotas.length === 0) {
-        fill(container, h('p', { class: 'muted' }, 'No ResourceQuota in this namespace.'));
+      const usage = await api<{ quotas: Quota[]; shared?: CoveringQuota[] }>('GET', `/v1/namespaces/${enc(namespace)}/usage`);
+      const shared = usage.shared ?? [];
+      if (usage.quotas.length === 0 && shared.length === 0) {
+        fill(container, h('p', { class: 'muted' }, 'No ResourceQuota in this namespace, and no shared quota covers it.'));
         return;
       }
-      fill(container, ...usage.quotas.map((quota) => card(quota)));
+      fill(
+        container,
+        ...(usage.quotas.length === 0 ? [h('p', { class: 'muted' }, 'No ResourceQuota of its own: the shared quotas below limit it.')] : usage.quotas.map((quota) => card(quota))),
+        ...shared.map(sharedCard),
+      );
     } catch (error) {
       fill(container, h('p', { class: 'error', role: 'alert' }, (error as ApiError).message));
     }
@@ -125,4 +131,43 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
   };
   void load();
   return container;
+}
+
+/**
+ * A shared quota covering the namespace: its hard limits and what this namespace uses of them
+ * (its part; the total, over every namespace it covers, is on the shared quota's page).
+ */
+function sharedCard(quota: CoveringQuota): HTMLElement {
+  const { label, href } = coveringPlace(quota);
+  const id = `shared-${quota.kind}-${quota.namespace ?? ''}-${quota.name}`.replace(/[^A-Za-z0-9_-]/g, '_');
+  return h(
+    'section',
+    { class: 'quota shared', 'data-shared': `${quota.kind}/${quota.namespace ? `${quota.namespace}/` : ''}${quota.name}`, 'aria-labelledby': id },
+    h('h3', { id }, h('a', { href }, label)),
+    h(
+      'p',
+      { class: 'muted' },
+      'Shared with the other namespaces it covers: this namespace’s part of its use, against its hard limits. ',
+      quota.kind === 'ClusterResourceQuota'
+        ? h('span', {}, 'Its total is on ', h('a', { href }, 'its page'), '.')
+        : h('span', {}, 'Its total: ', h('code', {}, `GET /v1/namespaces/${quota.namespace ?? ''}/hierarchicalresourcequotas/${quota.name}/usage`), '.'),
+    ),
+    h(
+      'table',
+      { class: 'list' },
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Resource'), h('th', { scope: 'col' }, 'This namespace / hard'))),
+      h(
+        'tbody',
+        {},
+        ...Object.entries(quota.hard).map(([resource, limit]) =>
+          h(
+            'tr',
+            { 'data-resource': resource },
+            h('td', { 'data-label': 'Resource' }, resource),
+            h('td', { 'data-label': 'This namespace / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource}: this namespace's part of ${label}`)),
+          ),
+        ),
+      ),
+    ),
+  );
 }

@@ -15,7 +15,8 @@ interface Reservation {
   readonly onBehalfOf?: string;
 }
 
-const PAGE = 100;
+/** Rows per page: a screen or two of them (on a narrow screen each row is a card of several lines). */
+const PAGE = (): number => (matchMedia('(max-width: 640px)').matches ? 6 : 20);
 
 /** Reservations by state, oldest first (the oldest uncommitted one is the one to look at). */
 export function reservationsTable(namespace: string): HTMLElement {
@@ -29,7 +30,7 @@ export function reservationsTable(namespace: string): HTMLElement {
   );
   const body = h('tbody');
   const { more, status, reload } = pager<Reservation>(body, {
-    path: (after) => `/v1/namespaces/${enc(namespace)}/reservations?limit=${PAGE}${state.value ? `&state=${state.value}` : ''}${after ? `&after=${enc(after)}` : ''}`,
+    path: (after) => `/v1/namespaces/${enc(namespace)}/reservations?limit=${PAGE()}${state.value ? `&state=${state.value}` : ''}${after ? `&after=${enc(after)}` : ''}`,
     row: (r) => row(r, Date.now()),
     summary: (shown) => (shown === 0 ? (state.value ? `No ${state.value} reservations.` : 'No reservations.') : ''),
   });
@@ -39,7 +40,13 @@ export function reservationsTable(namespace: string): HTMLElement {
     {},
     h('label', { for: 'reservation-state' }, 'State '),
     state,
-    h('table', { class: 'list stack', id: 'reservations' }, h('caption', { class: 'visually-hidden' }, 'Reservations, oldest first'), h('thead', {}, h('tr', {}, ...['Object', 'State', 'Age', 'Requester', 'Charged', 'Expires'].map((t) => h('th', { scope: 'col' }, t)))), body),
+    h(
+      'table',
+      { class: 'list stack', id: 'reservations' },
+      h('caption', { class: 'visually-hidden' }, 'Reservations, oldest first'),
+      h('thead', {}, h('tr', {}, ...['Object', 'State', 'Age', 'Requester', 'Charged', 'Expires'].map((t) => h('th', { scope: 'col' }, t)))),
+      body,
+    ),
     more,
     status,
   );

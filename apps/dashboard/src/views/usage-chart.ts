@@ -1,4 +1,4 @@
-import { axisLabel, geometryOf, layoutDenials, nearestSample, tracksOf, type Box, type Marker, type Series, type Track } from '../chart.js';
+import { axisLabel, denialsOf, geometryOf, layoutDenials, nearestSample, tracksOf, type Box, type Marker, type Series, type Track } from '../chart.js';
 import { type ApiError, enc } from '../api.js';
 import { changeSummary, type QuotaChange } from '../cluster-quota.js';
 import { download, fill, h, s } from '../dom.js';
@@ -58,6 +58,8 @@ export interface UsageSectionOptions {
   readonly onInstant?: (at: string) => void;
   /** What the chart data's CSV is named after ("team-a usage"). */
   readonly exportAs: string;
+  /** Where the list of limit changes and denials goes (a page with tabs shows it on one of its own); by default under the charts. */
+  readonly markersInto?: HTMLElement;
 }
 
 /**
@@ -68,7 +70,7 @@ export interface UsageSectionOptions {
 export function usageSection(options: UsageSectionOptions): HTMLElement {
   const { route, span } = options;
   const chartArea = h('div', { id: 'usage', 'aria-busy': 'true' }, h('p', { class: 'status', role: 'status' }, 'Loading usage…'));
-  const markersArea = h('div');
+  const markersArea = options.markersInto ?? h('div');
   const instantArea = h('div');
   const exportButton = h('button', { type: 'button', class: 'secondary', id: 'export-usage', disabled: true }, 'Download the chart data (CSV)');
   void (async () => {
@@ -116,11 +118,18 @@ export function usageSection(options: UsageSectionOptions): HTMLElement {
     { 'aria-labelledby': 'h-usage' },
     h('h2', { id: 'h-usage' }, 'Usage over time'),
     rangeToolbar(route, span, options.href),
-    h('p', { class: 'legend', 'aria-hidden': 'true' }, h('span', { class: 'key used' }, 'used'), h('span', { class: 'key hard' }, 'hard'), h('span', { class: 'key limit' }, 'limit changed'), h('span', { class: 'key denial' }, 'denied')),
+    h(
+      'p',
+      { class: 'legend', 'aria-hidden': 'true' },
+      h('span', { class: 'key used' }, 'used'),
+      h('span', { class: 'key hard' }, 'hard'),
+      h('span', { class: 'key limit' }, 'limit changed'),
+      h('span', { class: 'key denial' }, 'denied'),
+    ),
     chartArea,
     instantArea,
-    h('h3', {}, 'Limit changes and denials in this range'),
-    markersArea,
+    options.markersInto ? null : h('h3', {}, 'Limit changes and denials in this range'),
+    options.markersInto ? null : markersArea,
     h('p', { class: 'exports' }, exportButton),
   );
 }
@@ -183,7 +192,7 @@ function chart(track: Track, series: Series, options: ChartOptions, cursors: SVG
   const cursor = s('line', { class: 'instant', x1: 0, x2: 0, y1: BOX.top, y2: bottom, hidden: true, 'aria-hidden': 'true' });
   cursors.push(cursor);
   const limits = series.markers.filter((m): m is Extract<Marker, { kind: 'limit' }> => m.kind === 'limit' && m.quota === track.quota);
-  const denials = series.markers.filter((m): m is Extract<Marker, { kind: 'denial' }> => m.kind === 'denial');
+  const denials = denialsOf(series, track);
   const svg = s(
     'svg',
     // A group, not an image: an image's children are hidden from assistive technology, and
@@ -201,11 +210,20 @@ function chart(track: Track, series: Series, options: ChartOptions, cursors: SVG
     s(
       'g',
       { 'aria-hidden': 'true' },
-      ...g.yTicks.map((t) => s('g', { class: 'tick' }, s('line', { x1: BOX.left, x2: BOX.width - BOX.right, y1: t.y, y2: t.y }), s('text', { class: 'ylabel', x: BOX.left - 6, y: t.y + 4, 'text-anchor': 'end' }, axisLabel(t.value, g.bytes)))),
+      ...g.yTicks.map((t) =>
+        s(
+          'g',
+          { class: 'tick' },
+          s('line', { x1: BOX.left, x2: BOX.width - BOX.right, y1: t.y, y2: t.y }),
+          s('text', { class: 'ylabel', x: BOX.left - 6, y: t.y + 4, 'text-anchor': 'end' }, axisLabel(t.value, g.bytes)),
+        ),
+      ),
       ...g.xTicks.map((t, i) => s('text', { class: 'xlabel', x: t.x, y: BOX.height - 8, 'text-anchor': i === 0 ? 'start' : i === g.xTicks.length - 1 ? 'end' : 'middle' }, tickLabel(t.at, spanMs))),
       s('path', { class: 'hard', d: g.hardPath }),
       s('path', { class: 'used', d: g.usedPath }),
-      ...g.points.map((p) => s('circle', { class: 'point', cx: p.x, cy: p.y, r: 2.5, 'data-at': p.at, 'data-used': p.used, 'data-hard': p.hard }, s('title', {}, `${localTime(p.at)}: ${p.used} used of ${p.hard}`))),
+      ...g.points.map((p) =>
+        s('circle', { class: 'point', cx: p.x, cy: p.y, r: 2.5, 'data-at': p.at, 'data-used': p.used, 'data-hard': p.hard }, s('title', {}, `${localTime(p.at)}: ${p.used} used of ${p.hard}`)),
+      ),
       cursor,
     ),
     ...limits.map((m) => limitMarker(m, g.x(Date.parse(m.at)), BOX.top, bottom, options.changes)),
@@ -266,7 +284,11 @@ function denialMarkers(denials: readonly Extract<Marker, { kind: 'denial' }>[], 
     // Nowhere to lead: a mark like a limit change's, read as text in the list under the charts.
     if (href === undefined) return s('g', { class: 'denial-marker', 'data-decision': m.decisionId, 'data-level': level, 'aria-hidden': 'true' }, ...drawing);
     // A link: keyboard users reach it with Tab, and Enter opens the explanation.
-    return s('a', { href, class: 'denial-marker', 'data-decision': m.decisionId, 'data-level': level, 'aria-label': `denied ${m.name ?? 'a request'} of ${m.requester} at ${localTime(m.at)}` }, ...drawing);
+    return s(
+      'a',
+      { href, class: 'denial-marker', 'data-decision': m.decisionId, 'data-level': level, 'aria-label': `denied ${m.name ?? 'a request'} of ${m.requester} at ${localTime(m.at)}` },
+      ...drawing,
+    );
   });
   for (const cluster of overflow) {
     const first = denials[cluster.indices[0] as number] as Extract<Marker, { kind: 'denial' }>;

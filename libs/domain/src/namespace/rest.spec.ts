@@ -32,11 +32,37 @@ const command = (resources: Record<string, string>, extra: Partial<ResourceListR
 
 describe('decideResources (a REST reservation of a plain resource list)', () => {
   it.each<[string, Record<string, string>, Quota[], Record<string, Record<string, string>>]>([
-    ['charges an unscoped quota on a resource of any name', { 'example.com/gpu': '2' }, [{ name: 'gpus', spec: { hard: { 'example.com/gpu': '4' } }, used: { 'example.com/gpu': '1' } }], { gpus: { 'example.com/gpu': '3' } }],
-    ['charges only the resources each quota limits', { 'requests.cpu': '500m', pods: '1' }, [{ name: 'cpu', spec: { hard: { 'requests.cpu': '2' } } }, { name: 'count', spec: { hard: { pods: '5', services: '1' } } }], { cpu: { 'requests.cpu': '500m' }, count: { pods: '1', services: '0' } }],
-    ['fills a quota up to its limit exactly', { 'requests.memory': '1Gi' }, [{ name: 'mem', spec: { hard: { 'requests.memory': '2Gi' } }, used: { 'requests.memory': '1Gi' } }], { mem: { 'requests.memory': '2Gi' } }],
+    [
+      'charges an unscoped quota on a resource of any name',
+      { 'example.com/gpu': '2' },
+      [{ name: 'gpus', spec: { hard: { 'example.com/gpu': '4' } }, used: { 'example.com/gpu': '1' } }],
+      { gpus: { 'example.com/gpu': '3' } },
+    ],
+    [
+      'charges only the resources each quota limits',
+      { 'requests.cpu': '500m', pods: '1' },
+      [
+        { name: 'cpu', spec: { hard: { 'requests.cpu': '2' } } },
+        { name: 'count', spec: { hard: { pods: '5', services: '1' } } },
+      ],
+      { cpu: { 'requests.cpu': '500m' }, count: { pods: '1', services: '0' } },
+    ],
+    [
+      'fills a quota up to its limit exactly',
+      { 'requests.memory': '1Gi' },
+      [{ name: 'mem', spec: { hard: { 'requests.memory': '2Gi' } }, used: { 'requests.memory': '1Gi' } }],
+      { mem: { 'requests.memory': '2Gi' } },
+    ],
     ['skips a quota that limits none of the resources', { 'example.com/gpu': '1' }, [{ name: 'cpu', spec: { hard: { 'requests.cpu': '1' } } }], {}],
-    ['skips scoped quotas, even ones it would exceed', { pods: '1' }, [{ name: 'be', spec: { hard: { pods: '0' }, scopes: ['BestEffort'] } }, { name: 'pc', spec: { hard: { pods: '0' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'DoesNotExist' }] } } }], {}],
+    [
+      'skips scoped quotas, even ones it would exceed',
+      { pods: '1' },
+      [
+        { name: 'be', spec: { hard: { pods: '0' }, scopes: ['BestEffort'] } },
+        { name: 'pc', spec: { hard: { pods: '0' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'DoesNotExist' }] } } },
+      ],
+      {},
+    ],
     ['allows with no quota at all', { pods: '1' }, [], {}],
   ])('%s', (_case, resources, quotas, usedAfter) => {
     const decision = decideResources(command(resources), view(quotas));
@@ -105,11 +131,20 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
     expect(denialJson(decision.denial)).toMatchObject({ kind: 'Exceeded', ...named, resource: 'pods' });
   });
 
+  // Issue 39: a shared quota with no usage figure yet refused a plain list naming its internal key
+  // ('status unknown for quota: clusterresourcequotas/acme'), so its page, which finds its denials
+  // by kind and name, missed them.
+  it('names a ClusterResourceQuota whose usage is unknown by its kind and name, as an object denial does', () => {
+    const shared: SharedQuotaRef = { kind: 'ClusterResourceQuota', name: 'acme' };
+    const quotas = view([{ name: 'q', spec: { hard: { pods: '1' } } }]).quotas.map((q) => ({ ...q, name: sharedQuotaKey(shared), shared, used: list({}) }));
+    const decision = decideResources(command({ pods: '1' }), { quotas, limitRanges: [] });
+    if (decision.allowed || !decision.denial) throw new Error('expected a denial');
+    expect(decision.message).toBe('widgets.example.com "w1" is forbidden: status unknown for cluster quota: acme, resources: pods');
+    expect(denialJson(decision.denial)).toEqual({ kind: 'StatusUnknown', quota: 'acme', quotaKind: 'ClusterResourceQuota', resources: ['pods'] });
+  });
+
   it('reserves the whole list, canonical, for the object it names, with its expiry', () => {
-    const decision = decideResources(
-      command({ 'requests.memory': '1.5Gi', 'example.com/gpu': '1000m' }, { kind: 'Widget', expiresAt: Date.UTC(2030, 0, 2, 3, 4, 5) }),
-      view([]),
-    );
+    const decision = decideResources(command({ 'requests.memory': '1.5Gi', 'example.com/gpu': '1000m' }, { kind: 'Widget', expiresAt: Date.UTC(2030, 0, 2, 3, 4, 5) }), view([]));
     if (!decision.allowed) throw new Error('expected allowed');
     expect(decision.reservation).toEqual({
       type: 'Reserved',
@@ -150,7 +185,11 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
 describe('defaultPodForAdmission (SetDefaults_Pod: requests from limits)', () => {
   it.each([
     ['limits only: requests become the limits', { limits: { cpu: '1' } }, { limits: { cpu: '1' }, requests: { cpu: '1' } }],
-    ['a request already set is kept, the missing one copied', { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m' } }, { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m', memory: '1Gi' } }],
+    [
+      'a request already set is kept, the missing one copied',
+      { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m' } },
+      { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m', memory: '1Gi' } },
+    ],
     ['an extended resource is copied too', { limits: { 'example.com/gpu': '2' } }, { limits: { 'example.com/gpu': '2' }, requests: { 'example.com/gpu': '2' } }],
     ['requests only: unchanged', { requests: { cpu: '100m' } }, { requests: { cpu: '100m' } }],
     ['no resources: unchanged', undefined, undefined],

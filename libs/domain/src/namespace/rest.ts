@@ -41,7 +41,8 @@ export function decideResources(command: ResourceListRequest, view: AdmissionVie
     // No usage figure (the namespace awaits its first count): refused, as an object would be.
     const unknown = Object.keys(delta).filter((resource) => !Resources.has(quota.used, resource));
     if (unknown.length > 0) {
-      const denial = { kind: 'StatusUnknown', quota: quota.name, ...(quota.shared ? { shared: quota.shared } : {}), resources: unknown.sort() } as const;
+      // Named as an object's denial names it (a shared quota by kind and name, not by its key).
+      const denial = { kind: 'StatusUnknown', ...quotaNamed(quota), resources: unknown.sort() } as const;
       return { allowed: false, code: 403, stage: 'ResourceQuota', denial, message: forbiddenMessage(command.groupResource, name, denial) };
     }
     const used = Resources.add(Resources.mask(quota.used, Object.keys(hard)), delta);
