@@ -25,6 +25,7 @@ interface Parameter {
 interface Answer {
   readonly description?: string;
   readonly content?: Readonly<Record<string, { readonly schema?: Schema }>>;
+  readonly headers?: Readonly<Record<string, { readonly description?: string }>>;
 }
 interface Operation {
   readonly summary?: string;
@@ -42,7 +43,11 @@ export interface OpenApi {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
-const anchorOf = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const anchorOf = (name: string): string =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 /** A schema in a few words: a link to a named one, or its type. */
 export function schemaText(schema: Schema | undefined): string {
@@ -78,6 +83,16 @@ function operationSection(method: string, path: string, operation: Operation): s
     return [status, media ? `${code(media)} ${cell(schemaText(content?.schema))}` : '', cell(answer.description ?? '')];
   });
   parts.push('', table(['status', 'body', 'meaning'], answers));
+  // Answer headers (the Warning of a reservation), each once with the statuses that carry it.
+  const headers = new Map<string, { statuses: string[]; description: string }>();
+  for (const [status, answer] of Object.entries(operation.responses ?? {})) {
+    for (const [name, header] of Object.entries(answer.headers ?? {})) {
+      const entry = headers.get(name) ?? { statuses: [], description: header.description ?? '' };
+      entry.statuses.push(status);
+      headers.set(name, entry);
+    }
+  }
+  for (const [name, { statuses, description }] of headers) parts.push('', `Header ${code(name)} (${statuses.join(', ')}): ${prose(description)}`);
   return parts.join('\n');
 }
 
@@ -87,7 +102,13 @@ function schemaSection(name: string, schema: Schema): string {
   const properties = Object.entries(schema.properties ?? {});
   if (properties.length > 0) {
     const required = new Set(schema.required ?? []);
-    parts.push('', table(['field', 'schema', 'required', 'description'], properties.map(([field, s]) => [code(field), cell(schemaText(s)), required.has(field) ? 'yes' : 'no', cell(s.description ?? '')])));
+    parts.push(
+      '',
+      table(
+        ['field', 'schema', 'required', 'description'],
+        properties.map(([field, s]) => [code(field), cell(schemaText(s)), required.has(field) ? 'yes' : 'no', cell(s.description ?? '')]),
+      ),
+    );
   } else {
     parts.push('', `${cell(schemaText(schema))}.`);
   }
@@ -106,7 +127,7 @@ export function httpApiPage(document: OpenApi): string {
     }
   }
   const parts = [
-    generatedHeader('HTTP API reference', "the OpenAPI document the API serves at `/docs/openapi.json` (built from the controllers and apps/admission-api/src/openapi)"),
+    generatedHeader('HTTP API reference', 'the OpenAPI document the API serves at `/docs/openapi.json` (built from the controllers and apps/admission-api/src/openapi)'),
     `${prose(document.info.description ?? '')} Version ${document.info.version}.`,
     '',
     'The contract in prose, with the rules every route shares, is [the HTTP API page](../api.md); a running API serves this same document',

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -21,9 +21,9 @@ let api: RunningApi;
 let env: Record<string, string>;
 
 /** Run as kubectl runs a plugin: the file itself, found on PATH, its shebang choosing node. Not spawnSync: the API answers from this process. */
-function plugin(args: readonly string[], program = 'kubectl-quota', cwd = dir): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function plugin(args: readonly string[], program = 'kubectl-quota', cwd = dir, extraEnv: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, args, { cwd, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -108,6 +108,102 @@ describe('the quotactl bundle', () => {
     ].join('\n');
     const bash = await plugin(['-c', script], 'bash');
     expect(bash.status, bash.stderr).toBe(0);
-    expect(bash.stdout.split('\n')).toEqual(['describe decisions', 'quota limitrange clusterresourcequota hrq', 'table json yaml name', 'quota.yaml', '', '']);
+    expect(bash.stdout.split('\n')).toEqual(['describe delete decisions', 'quota limitrange clusterresourcequota hrq namespace', 'table json yaml name', 'quota.yaml', '', '']);
+  });
+});
+
+describe('quotactl against the service: what a new user tripped over (issue 39)', () => {
+  const ok = (result: { status: number | null; stdout: string; stderr: string }) => {
+    expect(result.status, result.stderr).toBe(0);
+    return result;
+  };
+
+  it('prints the Warning of a reserve no quota charges on stderr, as kubectl does, with the standard name; still admitted', async () => {
+    writeFileSync(join(dir, 'typo.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: compute, namespace: typo}\nspec: {hard: {pods: "2", requests.cpu: "1"}}\n');
+    ok(await plugin(['apply', '-f', 'typo.yaml']));
+    const reserve = ok(await plugin(['reserve', '-n', 'typo', '--kind', 'Pod', '--name', 'web-1', '--resources', 'requests.cpus=1,pod=1']));
+    expect(reserve.stdout).toMatch(/^[A-Za-z0-9._-]+\n$/);
+    expect(reserve.stderr).toBe(
+      [
+        'Warning: pod: no quota covering namespace "typo" limits this resource, so nothing is charged for it (did you mean pods?)',
+        'Warning: requests.cpus: no quota covering namespace "typo" limits this resource, so nothing is charged for it (did you mean requests.cpu?)',
+        '',
+      ].join('\n'),
+    );
+    // Spelled right: charged, and nothing to warn of.
+    const right = ok(await plugin(['reserve', '-n', 'typo', '--kind', 'Pod', '--name', 'web-2', '--resources', 'requests.cpu=500m,pods=1', '--dry-run']));
+    expect(right.stderr).toBe('');
+    expect(right.stdout).toBe('dry run: allowed, would charge pods=1, requests.cpu=500m\n');
+  });
+
+  it('deletes what apply made, by name and by -f, and says so as kubectl does', async () => {
+    writeFileSync(
+      join(dir, 'gone.yaml'),
+      'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q1, namespace: gone}\nspec: {hard: {pods: "2"}}\n---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: lr, namespace: gone}\nspec: {limits: [{type: Container, default: {cpu: 100m}}]}\n',
+    );
+    ok(await plugin(['apply', '-f', 'gone.yaml']));
+    const byName = ok(await plugin(['delete', 'quota', 'q1', '-n', 'gone']));
+    expect(byName.stdout).toBe('resourcequota "q1" deleted\n');
+    const missing = await plugin(['delete', 'quota', 'q1', '-n', 'gone']);
+    expect(missing.status).toBe(4);
+    expect(missing.stderr).toBe('Error from server (NotFound): resourcequotas "q1" not found\n');
+    ok(await plugin(['delete', 'quota', 'q1', '-n', 'gone', '--ignore-not-found']));
+    const byFile = await plugin(['delete', '-f', 'gone.yaml', '-o', 'name']);
+    // The quota is gone already: reported, and the limit range deleted all the same.
+    expect(byFile.status).toBe(4);
+    expect(byFile.stdout).toBe('limitrange/lr\n');
+    expect((await plugin(['get', 'limits', '-n', 'gone'])).stderr).toBe('No resources found in gone namespace.\n');
+    // A reservation's DELETE is its release.
+    writeFileSync(join(dir, 'r.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: gone}\nspec: {hard: {pods: "2"}}\n');
+    ok(await plugin(['apply', '-f', 'r.yaml']));
+    const id = ok(await plugin(['reserve', '-n', 'gone', '--kind', 'Pod', '--resources', 'pods=1'])).stdout.trim();
+    expect(ok(await plugin(['delete', 'reservation', id, '-n', 'gone'])).stdout).toBe(`reservation/${id} released (cancelled)\n`);
+  });
+
+  it('lists across namespaces with -A, and the namespaces themselves', async () => {
+    for (const ns of ['across-a', 'across-b']) {
+      writeFileSync(join(dir, `${ns}.yaml`), `apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: compute, namespace: ${ns}}\nspec: {hard: {pods: "4"}}\n`);
+      ok(await plugin(['apply', '-f', `${ns}.yaml`]));
+    }
+    const across = ok(await plugin(['get', 'quota', '-A']));
+    expect(across.stdout.split('\n')[0]).toMatch(/^NAMESPACE +NAME +AGE +REQUEST +LIMIT$/);
+    expect(across.stdout).toMatch(/^across-a +compute +\S+ +pods: 0\/4$/m);
+    expect(across.stdout).toMatch(/^across-b +compute +\S+ +pods: 0\/4$/m);
+    const namespaces = ok(await plugin(['get', 'namespaces']));
+    expect(namespaces.stdout.split('\n')[0]).toMatch(/^NAME +QUOTAS +TIGHTEST$/);
+    expect(namespaces.stdout).toMatch(/^across-a +1 +compute: pods 0\/4$/m);
+    expect(ok(await plugin(['get', 'ns', 'across-b', '-o', 'name'])).stdout).toBe('namespace/across-b\n');
+  });
+
+  it('lists decisions newest first; --order oldest from the start', async () => {
+    writeFileSync(join(dir, 'order.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: order}\nspec: {hard: {pods: "9"}}\n');
+    ok(await plugin(['apply', '-f', 'order.yaml']));
+    for (const name of ['first', 'second', 'third']) ok(await plugin(['reserve', '-n', 'order', '--kind', 'Pod', '--name', name, '--resources', 'pods=1']));
+    const names = (stdout: string) => stdout.trim().split('\n').slice(1).map((line) => line.split(/ +/)[4]);
+    expect(names(ok(await plugin(['decisions', '-n', 'order'])).stdout)).toEqual(['third', 'second', 'first']);
+    const page = ok(await plugin(['decisions', '-n', 'order', '--limit', '2']));
+    expect(names(page.stdout)).toEqual(['third', 'second']);
+    const after = /--after (\d+)/.exec(page.stderr)?.[1] ?? '';
+    expect(names(ok(await plugin(['decisions', '-n', 'order', '--after', after])).stdout)).toEqual(['first']);
+    expect(names(ok(await plugin(['decisions', '-n', 'order', '--order', 'oldest'])).stdout)).toEqual(['first', 'second', 'third']);
+  });
+
+  it("takes the kubeconfig context's namespace as the default -n, as kubectl does", async () => {
+    writeFileSync(join(dir, 'ctx.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: from-context, namespace: ctx-ns}\nspec: {hard: {pods: "3"}}\n');
+    ok(await plugin(['apply', '-f', 'ctx.yaml']));
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\ncurrent-context: team\ncontexts:\n- name: team\n  context: {cluster: c, user: u, namespace: ctx-ns}\n- name: other\n  context: {cluster: c, user: u}\n');
+    const viaEnv = ok(await plugin(['get', 'quota', '-o', 'name'], 'kubectl-quota', dir, { KUBECONFIG: kubeconfig }));
+    expect(viaEnv.stdout).toBe('resourcequota/from-context\n');
+    const viaFlag = ok(await plugin(['get', 'quota', '--kubeconfig', 'kubeconfig', '--context', 'other']));
+    expect(viaFlag.stderr).toBe('No resources found in default namespace.\n');
+    // ~/.kube/config where KUBECONFIG is not set.
+    mkdirSync(join(dir, '.kube'), { recursive: true });
+    copyFileSync(kubeconfig, join(dir, '.kube', 'config'));
+    try {
+      expect(ok(await plugin(['get', 'quota', '-o', 'name'])).stdout).toBe('resourcequota/from-context\n');
+    } finally {
+      rmSync(join(dir, '.kube'), { recursive: true, force: true });
+    }
   });
 });

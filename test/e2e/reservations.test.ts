@@ -111,6 +111,40 @@ describe('REST reservations', () => {
     await release(first.body.id);
   });
 
+  it('warns, as kube-apiserver warns, of a resource name no quota limits, suggesting the standard one; admitted and answered as before (issue 39)', async () => {
+    const cpus = { kind: 'Pod', name: 'typo-1', requestId: 'typo-1', resources: { 'requests.cpus': '1' } };
+    const reserved = await reserve(cpus);
+    expect(reserved.status).toBe(201);
+    expect(Object.keys(reserved.body).sort()).toEqual(['charged', 'id', 'namespace', 'position', 'state']);
+    expect(reserved.body).toMatchObject({ namespace: 'team-a', state: 'reserved', charged: { 'requests.cpus': '1' } });
+    expect(reserved.headers.get('warning')).toBe(
+      '299 - "requests.cpus: no quota covering namespace \\"team-a\\" limits this resource, so nothing is charged for it (did you mean requests.cpu?)"',
+    );
+    // A repeated request warns again; its answer is the stored one.
+    const repeated = await reserve(cpus);
+    expect(repeated).toEqual(reserved);
+    expect(repeated.headers.get('warning')).toBe(reserved.headers.get('warning'));
+    // The decisions log holds the answer as it always did: no warning stored with it.
+    const decisions = await api.request('GET', '/v1/namespaces/team-a/decisions?order=newest&limit=1');
+    expect(decisions.body.items[0]).toMatchObject({ requestKey: 'rest:typo-1', allowed: true });
+    expect(decisions.body.items[0].result).toEqual({ allowed: true, code: 200, dryRun: false, reservationId: reserved.body.id, charged: { 'requests.cpus': '1' } });
+    await release(reserved.body.id);
+
+    // Each name its own header; a name a quota limits gets none; a dry run and a what-if warn alike.
+    const dry = await reserve({ kind: 'Pod', name: 'typo-2', dryRun: true, resources: { pod: '1', pods: '1', 'requests.cpu': '100m' } });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toEqual({ namespace: 'team-a', state: 'reserved', dryRun: true, charged: { pod: '1', pods: '1', 'requests.cpu': '100m' } });
+    expect(dry.headers.get('warning')).toBe('299 - "pod: no quota covering namespace \\"team-a\\" limits this resource, so nothing is charged for it (did you mean pods?)"');
+    const whatIf = await api.request('POST', '/v1/namespaces/team-a/whatif', { kind: 'Pod', resources: { pod: '1', 'limits.cpus': '1' } });
+    expect(whatIf.body).toMatchObject({ kind: 'WhatIf', allowed: true });
+    expect(whatIf.headers.get('warning')).toBe(
+      [
+        '299 - "limits.cpus: no quota covering namespace \\"team-a\\" limits this resource, so nothing is charged for it (did you mean limits.cpu?)"',
+        '299 - "pod: no quota covering namespace \\"team-a\\" limits this resource, so nothing is charged for it (did you mean pods?)"',
+      ].join(', '),
+    );
+  });
+
   it('denies a pod whose requests.cpu (defaulted from its limit) would exceed the quota', async () => {
     const denied = await reserve(pod('big', '2'));
     expect(denied.status).toBe(403);

@@ -15,8 +15,13 @@ export const OPTIONS = {
   'request-timeout': { type: 'string' },
   output: { type: 'string', short: 'o' },
   help: { type: 'boolean', short: 'h' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
   // Per command.
   namespace: { type: 'string', short: 'n' },
+  'all-namespaces': { type: 'boolean', short: 'A' },
+  'ignore-not-found': { type: 'boolean' },
+  order: { type: 'string' },
   filename: { type: 'string', short: 'f', multiple: true },
   at: { type: 'string' },
   after: { type: 'string' },
@@ -52,7 +57,7 @@ export type Flags = {
   readonly [K in FlagName]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
 };
 
-export const GLOBAL_FLAGS: readonly FlagName[] = ['server', 'token', 'certificate-authority', 'insecure-skip-tls-verify', 'request-timeout', 'output', 'help'];
+export const GLOBAL_FLAGS: readonly FlagName[] = ['server', 'token', 'certificate-authority', 'insecure-skip-tls-verify', 'request-timeout', 'kubeconfig', 'context', 'output', 'help'];
 
 /** One line of help per flag: the spelling with its value, then what it does. */
 export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = {
@@ -63,7 +68,12 @@ export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = 
   'request-timeout': ['--request-timeout DURATION', 'give up on a request after this long: seconds or 500ms/30s/2m; 0 waits forever (QUOTA_LEDGER_REQUEST_TIMEOUT; default 30)'],
   output: ['-o, --output FORMAT', 'table (default), json or yaml; name (kind/name lines, as kubectl -o name) where a command prints objects'],
   help: ['-h, --help', 'this help'],
-  namespace: ['-n, --namespace NS', 'the namespace (default "default")'],
+  kubeconfig: ['--kubeconfig FILE', 'the kubeconfig whose context gives the default namespace (else $KUBECONFIG, else ~/.kube/config); quotactl reads nothing else from it'],
+  context: ['--context NAME', 'the kubeconfig context whose namespace is the default -n (else its current-context)'],
+  namespace: ['-n, --namespace NS', 'the namespace (default: the kubeconfig context\'s namespace, else "default")'],
+  'all-namespaces': ['-A, --all-namespaces', 'list across every namespace the ledger holds (NAMESPACE column first); -n is ignored'],
+  'ignore-not-found': ['--ignore-not-found', 'treat "not found" as deleted: exit 0 and say nothing'],
+  order: ['--order newest|oldest', 'newest first (the default: the first page is the latest) or oldest first'],
   filename: ['-f, --filename FILE', 'YAML or JSON file; - reads standard input'],
   at: ['--at TIME', 'usage as it was at this instant (RFC 3339 with a zone, e.g. 2026-11-23T14:03:00Z)'],
   after: ['--after POSITION', 'start after this position (the `next` a previous page printed)'],

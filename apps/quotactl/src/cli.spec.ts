@@ -15,7 +15,8 @@ interface Seen {
 let server: Server;
 let base: string;
 let seen: Seen[] = [];
-const answers = new Map<string, [number, unknown]>();
+/** What each request is answered: status, body, and optionally raw headers (name, value, name, value, …). */
+const answers = new Map<string, [number, unknown, string[]?]>();
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -23,8 +24,8 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => (text += chunk.toString()));
     req.on('end', () => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization, body: text ? JSON.parse(text) : undefined });
-      const [status, body] = answers.get(`${req.method} ${req.url}`) ?? [404, { kind: 'Status', code: 404, reason: 'NotFound', message: `${req.url} not found` }];
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const [status, body, headers = []] = answers.get(`${req.method} ${req.url}`) ?? [404, { kind: 'Status', code: 404, reason: 'NotFound', message: `${req.url} not found` }];
+      res.writeHead(status, ['content-type', 'application/json', ...headers]).end(JSON.stringify(body));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -40,7 +41,7 @@ beforeEach(() => {
 type TestIo = Io & { out: string; err: string };
 
 /** Files are keyed by absolute path under /work (the working directory); `-` is standard input. */
-function io(files: Record<string, string> = {}, env: Record<string, string> = {}): TestIo {
+function io(files: Record<string, string> = {}, env: Record<string, string> = {}, kubeconfigFiles?: string[]): TestIo {
   const state = { out: '', err: '' };
   return Object.assign(state, {
     stdout: (text: string) => void (state.out += text),
@@ -55,6 +56,7 @@ function io(files: Record<string, string> = {}, env: Record<string, string> = {}
     env: { QUOTA_LEDGER_SERVER: base, ...env },
     now: () => Date.parse('2026-11-23T10:05:30Z'),
     version: '1.2.3',
+    ...(kubeconfigFiles ? { kubeconfigFiles } : {}),
   });
 }
 
@@ -133,7 +135,7 @@ describe('help and version', () => {
     }
   });
 
-  it.each(['apply', 'get', 'describe', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'completion', 'version', 'help'])(
+  it.each(['apply', 'get', 'describe', 'delete', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'completion', 'version', 'help'])(
     'has usage text for %s',
     async (command) => {
       const flag = io();
@@ -485,8 +487,8 @@ describe('audit commands', () => {
     expect(out.err).toBe('(more: --after 6)\n');
   });
 
-  it('decisions --denied asks for allowed=false with the filters', async () => {
-    answers.set('GET /v1/namespaces/team-a/decisions?allowed=false&since=2026-11-23T00%3A00%3A00Z&limit=10', [200, { items: [] }]);
+  it('decisions --denied asks for allowed=false with the filters, newest first', async () => {
+    answers.set('GET /v1/namespaces/team-a/decisions?allowed=false&since=2026-11-23T00%3A00%3A00Z&limit=10&order=newest', [200, { items: [] }]);
     const out = io();
     expect(await run(['decisions', '-n', 'team-a', '--denied', '--since', '2026-11-23T00:00:00Z', '--limit', '10'], out)).toBe(EXIT.ok);
     expect(out.out).toMatch(/^TIME +ALLOWED +DRY-RUN +KIND +NAME +OPERATION +REQUESTER +REASON +MESSAGE\n$/);
@@ -497,9 +499,47 @@ describe('audit commands', () => {
     [['--dry-run=true'], 'dryRun=true'],
     [['--dry-run'], 'dryRun=true'],
   ])('decisions --denied %j asks for allowed=false&%s', async (flag, query) => {
-    answers.set(`GET /v1/namespaces/team-a/decisions?allowed=false&${query}`, [200, { items: [] }]);
+    answers.set(`GET /v1/namespaces/team-a/decisions?allowed=false&${query}&order=newest`, [200, { items: [] }]);
     expect(await run(['decisions', '-n', 'team-a', '--denied', ...flag], io())).toBe(EXIT.ok);
-    expect(seen.at(-1)?.url).toBe(`/v1/namespaces/team-a/decisions?allowed=false&${query}`);
+    expect(seen.at(-1)?.url).toBe(`/v1/namespaces/team-a/decisions?allowed=false&${query}&order=newest`);
+  });
+
+  it('decisions reads the newest first (issue 39), pages on into older ones, and --order oldest reads from the start as the API does by default', async () => {
+    const decision = (id: string, time: string) => ({
+      id,
+      time,
+      allowed: true,
+      dryRun: false,
+      kind: 'Pod',
+      name: `web-${id}`,
+      operation: 'CREATE',
+      requester: 'ci',
+      result: { allowed: true, charged: { pods: '1' } },
+    });
+    answers.set('GET /v1/namespaces/team-a/decisions?limit=2&order=newest', [200, { items: [decision('9', '2026-11-23T10:05:00Z'), decision('8', '2026-11-23T10:04:00Z')], next: '8' }]);
+    const newest = io();
+    expect(await run(['decisions', '-n', 'team-a', '--limit', '2'], newest)).toBe(EXIT.ok);
+    expect(
+      newest.out
+        .split('\n')
+        .slice(1, 3)
+        .map((line) => line.split(/ +/)[4]),
+    ).toEqual(['web-9', 'web-8']);
+    expect(newest.err).toBe('(more: --after 8)\n');
+    answers.set('GET /v1/namespaces/team-a/decisions?after=8&limit=2&order=newest', [200, { items: [decision('7', '2026-11-23T10:03:00Z')] }]);
+    expect(await run(['decisions', '-n', 'team-a', '--after', '8', '--limit', '2'], io())).toBe(EXIT.ok);
+    answers.set('GET /v1/namespaces/team-a/decisions?limit=2', [200, { items: [decision('1', '2026-11-23T09:00:00Z')] }]);
+    const oldest = io();
+    expect(await run(['decisions', '-n', 'team-a', '--limit', '2', '--order', 'oldest'], oldest)).toBe(EXIT.ok);
+    expect(oldest.out).toContain('web-1');
+    expect(seen.map((s) => s.url)).toEqual([
+      '/v1/namespaces/team-a/decisions?limit=2&order=newest',
+      '/v1/namespaces/team-a/decisions?after=8&limit=2&order=newest',
+      '/v1/namespaces/team-a/decisions?limit=2',
+    ]);
+    const bad = io();
+    expect(await run(['decisions', '--order', 'sideways'], bad)).toBe(EXIT.usage);
+    expect(bad.err).toBe('error: --order takes newest or oldest, got "sideways"\n');
   });
 
   it('reserve --dry-run=false is a real reservation', async () => {
@@ -701,5 +741,285 @@ describe('webhook-config', () => {
     // --flag=value: a value starting with '-' would otherwise be taken for a flag.
     expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--url', 'https://x', `${flag}=${value}`], out)).toBe(EXIT.usage);
     expect(out.err.startsWith(message)).toBe(true);
+  });
+});
+
+describe("warnings: kubectl prints the server's Warning headers on stderr (issue 39)", () => {
+  it('prints each Warning: 299 of a reserve as `Warning: text`, unquoted, before the answer, and the answer as before', async () => {
+    answers.set('POST /v1/namespaces/team-a/reservations', [
+      201,
+      { id: 'r-1', namespace: 'team-a', state: 'reserved', charged: { 'requests.cpus': '1' } },
+      [
+        'Warning',
+        '299 - "requests.cpus: no quota covering namespace \\"team-a\\" limits this resource, so nothing is charged for it (did you mean requests.cpu?)"',
+        'Warning',
+        '299 - "a, b", 199 - "not for people", 299 - "c" "Sat, 23 Nov 2026 10:00:00 GMT"',
+        'Warning',
+        '299 - "a, b"',
+      ],
+    ]);
+    const out = io();
+    expect(await run(['reserve', '-n', 'team-a', '--kind', 'Pod', '--resources', 'requests.cpus=1'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('r-1\n');
+    expect(out.err).toBe(
+      ['Warning: requests.cpus: no quota covering namespace "team-a" limits this resource, so nothing is charged for it (did you mean requests.cpu?)', 'Warning: a, b', 'Warning: c', ''].join('\n'),
+    );
+    const json = io();
+    expect(await run(['reserve', '-n', 'team-a', '--kind', 'Pod', '--resources', 'requests.cpus=1', '-o', 'json'], json)).toBe(EXIT.ok);
+    expect(JSON.parse(json.out)).toMatchObject({ id: 'r-1' });
+    expect(json.err).toMatch(/^Warning: requests\.cpus: /);
+  });
+
+  it('prints warnings of any answer, a refusal too, and nothing without them', async () => {
+    answers.set('GET /v1/namespaces/team-a/resourcequotas', [200, { items: [] }, ['Warning', '299 - "deprecated"']]);
+    const out = io();
+    expect(await run(['get', 'quota', '-n', 'team-a'], out)).toBe(EXIT.ok);
+    expect(out.err).toBe('Warning: deprecated\nNo resources found in team-a namespace.\n');
+    answers.set('GET /v1/namespaces/team-a/limitranges', [403, status(403, 'Forbidden', 'no'), ['Warning', '299 - "careful"']]);
+    const refused = io();
+    expect(await run(['get', 'limits', '-n', 'team-a'], refused)).toBe(EXIT.unauthorized);
+    expect(refused.err).toBe('Warning: careful\nError from server (Forbidden): no\n');
+  });
+});
+
+describe('delete (issue 39)', () => {
+  it("sends the API's DELETE for each name, by TYPE NAME… or TYPE/NAME…, and says deleted as kubectl does", async () => {
+    answers.set('DELETE /v1/namespaces/team-a/resourcequotas/compute', [200, {}]);
+    answers.set('DELETE /v1/namespaces/team-a/resourcequotas/storage', [200, {}]);
+    answers.set('DELETE /v1/namespaces/team-a/limitranges/defaults', [200, {}]);
+    answers.set('DELETE /v1/clusterresourcequotas/acme', [200, {}]);
+    answers.set('DELETE /v1/namespaces/org/hierarchicalresourcequotas/subtree', [200, {}]);
+    answers.set('DELETE /v1/namespaces/old', [200, {}]);
+    const out = io();
+    expect(await run(['delete', 'quota', 'compute', 'storage', '-n', 'team-a'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('resourcequota "compute" deleted\nresourcequota "storage" deleted\n');
+    const slashed = io();
+    expect(await run(['delete', 'limits/defaults', 'resourcequota/compute', '-n', 'team-a', '-o', 'name'], slashed)).toBe(EXIT.ok);
+    expect(slashed.out).toBe('limitrange/defaults\nresourcequota/compute\n');
+    const shared = io();
+    expect(await run(['delete', 'clusterquota', 'acme'], shared)).toBe(EXIT.ok);
+    expect(await run(['delete', 'hrq/subtree', '-n', 'org'], shared)).toBe(EXIT.ok);
+    expect(await run(['delete', 'ns', 'old'], shared)).toBe(EXIT.ok);
+    expect(shared.out).toBe('clusterresourcequota.quota.openshift.io "acme" deleted\nhierarchicalresourcequota.hnc.x-k8s.io "subtree" deleted\nnamespace "old" deleted\n');
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      'DELETE /v1/namespaces/team-a/resourcequotas/compute',
+      'DELETE /v1/namespaces/team-a/resourcequotas/storage',
+      'DELETE /v1/namespaces/team-a/limitranges/defaults',
+      'DELETE /v1/namespaces/team-a/resourcequotas/compute',
+      'DELETE /v1/clusterresourcequotas/acme',
+      'DELETE /v1/namespaces/org/hierarchicalresourcequotas/subtree',
+      'DELETE /v1/namespaces/old',
+    ]);
+  });
+
+  it('deletes the objects of -f files, each in its own namespace, after reading them all', async () => {
+    answers.set('DELETE /v1/namespaces/team-a/resourcequotas/compute', [200, {}]);
+    answers.set('DELETE /v1/clusterresourcequotas/acme', [200, {}]);
+    const stream = `${QUOTA_YAML}---\napiVersion: quota.openshift.io/v1\nkind: ClusterResourceQuota\nmetadata: {name: acme}\n`;
+    const out = io({ '/work/q.yaml': stream });
+    expect(await run(['delete', '-f', 'q.yaml'], out), out.err).toBe(EXIT.ok);
+    expect(out.out).toBe('resourcequota "compute" deleted\nclusterresourcequota.quota.openshift.io "acme" deleted\n');
+    const pod = io({ '/work/p.yaml': `${QUOTA_YAML}---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n` });
+    expect(await run(['delete', '-f', 'p.yaml'], pod)).toBe(EXIT.usage);
+    expect(pod.err).toContain('delete handles ResourceQuota, LimitRange, Namespace, ClusterResourceQuota, HierarchicalResourceQuota objects, not "Pod"');
+    expect(seen).toHaveLength(2);
+  });
+
+  it('reports what is not found (exit 4) and deletes the rest; --ignore-not-found says nothing of it', async () => {
+    answers.set('DELETE /v1/namespaces/team-a/resourcequotas/gone', [404, status(404, 'NotFound', 'resourcequotas "gone" not found')]);
+    answers.set('DELETE /v1/namespaces/team-a/resourcequotas/compute', [200, {}]);
+    const out = io();
+    expect(await run(['delete', 'quota', 'gone', 'compute', '-n', 'team-a'], out)).toBe(EXIT.notFound);
+    expect(out.err).toBe('Error from server (NotFound): resourcequotas "gone" not found\n');
+    expect(out.out).toBe('resourcequota "compute" deleted\n');
+    const quiet = io();
+    expect(await run(['delete', 'quota', 'gone', '-n', 'team-a', '--ignore-not-found'], quiet)).toBe(EXIT.ok);
+    expect([quiet.out, quiet.err]).toEqual(['', '']);
+  });
+
+  it("releases a reservation: the API's DELETE of it, printed as release prints it", async () => {
+    answers.set('DELETE /v1/namespaces/team-a/reservations/r-1', [200, { id: 'r-1', state: 'released', releaseReason: 'cancelled' }]);
+    const out = io();
+    expect(await run(['delete', 'reservation', 'r-1', '-n', 'team-a'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('reservation/r-1 released (cancelled)\n');
+    const named = io();
+    expect(await run(['delete', 'reservation/r-1', '-n', 'team-a', '-o', 'name'], named)).toBe(EXIT.ok);
+    expect(named.out).toBe('reservation/r-1\n');
+  });
+
+  it.each([
+    ['nothing to delete', ['delete']],
+    ['a type without a name', ['delete', 'quota']],
+    ['an unknown type', ['delete', 'widgets', 'w']],
+    ['a type and type/name together', ['delete', 'quota', 'limits/defaults']],
+    ['names and -f together', ['delete', 'quota', 'a', '-f', 'q.yaml']],
+    ['an output it cannot print', ['delete', 'quota', 'a', '-o', 'json']],
+    ['a reservation id the server would refuse', ['delete', 'reservation', 'a b']],
+  ])('is a usage error, sending nothing: %s', async (_, argv) => {
+    const out = io({ '/work/q.yaml': QUOTA_YAML });
+    expect(await run(argv, out)).toBe(EXIT.usage);
+    expect(out.err).toMatch(/^error: /);
+    expect(seen).toEqual([]);
+  });
+});
+
+describe('get -A and get namespaces (issue 39)', () => {
+  const summary = (namespace: string, quotas: { name: string; hard: Record<string, string>; used: Record<string, string> }[], tightest?: object) => ({
+    namespace,
+    version: 3,
+    quotas,
+    ...(tightest ? { tightest } : {}),
+  });
+  const quotaIn = (namespace: string, name: string) => ({
+    kind: 'ResourceQuota',
+    metadata: { name, namespace, creationTimestamp: '2026-11-23T10:00:00Z' },
+    status: { hard: { pods: '10' }, used: { pods: '9' } },
+  });
+
+  it('lists the quotas of every namespace the ledger holds, NAMESPACE first, asking only namespaces that have quotas', async () => {
+    answers.set('GET /v1/namespaces?limit=1000', [200, { items: [summary('team-a', [{ name: 'compute', hard: { pods: '10' }, used: { pods: '9' } }]), summary('team-b', [])], next: 'team-b' }]);
+    answers.set('GET /v1/namespaces?after=team-b&limit=1000', [200, { items: [summary('team-c', [{ name: 'gpus', hard: { pods: '10' }, used: { pods: '9' } }])] }]);
+    answers.set('GET /v1/namespaces/team-a/resourcequotas', [200, { items: [quotaIn('team-a', 'compute')] }]);
+    answers.set('GET /v1/namespaces/team-c/resourcequotas', [200, { items: [quotaIn('team-c', 'gpus')] }]);
+    const out = io();
+    expect(await run(['get', 'quota', '-A'], out), out.err).toBe(EXIT.ok);
+    expect(out.out).toBe('NAMESPACE   NAME      AGE     REQUEST      LIMIT\nteam-a      compute   5m30s   pods: 9/10\nteam-c      gpus      5m30s   pods: 9/10\n');
+    expect(seen.map((s) => s.url)).not.toContain('/v1/namespaces/team-b/resourcequotas');
+    const names = io();
+    expect(await run(['get', 'quota', '--all-namespaces', '-o', 'name'], names)).toBe(EXIT.ok);
+    expect(names.out).toBe('resourcequota/compute\nresourcequota/gpus\n');
+    const yaml = io();
+    expect(await run(['get', 'quota', '-A', '-o', 'yaml'], yaml)).toBe(EXIT.ok);
+    expect(yaml.out).toMatch(/^apiVersion: v1\nkind: List\n/);
+  });
+
+  it('lists limit ranges of every namespace, says "No resources found" when there are none, and refuses a name with -A', async () => {
+    answers.set('GET /v1/namespaces?limit=1000', [200, { items: [summary('team-a', []), summary('team-b', [])] }]);
+    answers.set('GET /v1/namespaces/team-a/limitranges', [200, { items: [{ metadata: { name: 'defaults', namespace: 'team-a', creationTimestamp: '2026-11-23T10:00:00Z' } }] }]);
+    answers.set('GET /v1/namespaces/team-b/limitranges', [200, { items: [] }]);
+    const out = io();
+    expect(await run(['get', 'limits', '-A'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('NAMESPACE   NAME       CREATED AT\nteam-a      defaults   2026-11-23T10:00:00Z\n');
+    answers.set('GET /v1/namespaces/team-a/hierarchicalresourcequotas', [200, { items: [] }]);
+    answers.set('GET /v1/namespaces/team-b/hierarchicalresourcequotas', [200, { items: [] }]);
+    const none = io();
+    expect(await run(['get', 'hrq', '-A'], none)).toBe(EXIT.ok);
+    expect([none.out, none.err]).toEqual(['', 'No resources found\n']);
+    const named = io();
+    expect(await run(['get', 'quota', 'compute', '-A'], named)).toBe(EXIT.usage);
+    expect(named.err).toBe('error: a resource cannot be retrieved by name across all namespaces\n');
+  });
+
+  it('ignores -A for ClusterResourceQuotas (cluster-scoped), as kubectl does', async () => {
+    answers.set('GET /v1/clusterresourcequotas', [200, { items: [{ metadata: { name: 'acme' } }] }]);
+    const out = io();
+    expect(await run(['get', 'clusterresourcequota', '-A', '-o', 'name'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('clusterresourcequota.quota.openshift.io/acme\n');
+    expect(seen.map((s) => s.url)).toEqual(['/v1/clusterresourcequotas']);
+  });
+
+  it('get namespaces: every namespace the ledger holds, its quotas and the tightest resource; one by name; -o name', async () => {
+    answers.set('GET /v1/namespaces?limit=1000', [
+      200,
+      {
+        items: [
+          summary('team-a', [{ name: 'compute', hard: { pods: '10', 'requests.cpu': '2' }, used: { pods: '9', 'requests.cpu': '1' } }], { quota: 'compute', resource: 'pods', ratio: 0.9 }),
+          summary('team-b', []),
+        ],
+      },
+    ]);
+    const out = io();
+    expect(await run(['get', 'namespaces'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe('NAME     QUOTAS   TIGHTEST\nteam-a   1        compute: pods 9/10\nteam-b   0        <none>\n');
+    const one = io();
+    expect(await run(['get', 'ns', 'team-b', '-o', 'json'], one)).toBe(EXIT.ok);
+    expect(JSON.parse(one.out)).toEqual(summary('team-b', []));
+    const names = io();
+    expect(await run(['get', 'namespace', '-o', 'name'], names)).toBe(EXIT.ok);
+    expect(names.out).toBe('namespace/team-a\nnamespace/team-b\n');
+    const missing = io();
+    expect(await run(['get', 'namespace/nope'], missing)).toBe(EXIT.notFound);
+    expect(missing.err).toBe('Error from server (NotFound): namespaces "nope" not found\n');
+  });
+});
+
+describe("the kubeconfig context's namespace is the default -n (issue 39)", () => {
+  const KUBECONFIG = [
+    'apiVersion: v1',
+    'kind: Config',
+    'current-context: dev',
+    'contexts:',
+    '- name: dev',
+    '  context: {cluster: c, user: u, namespace: team-a}',
+    '- name: prod',
+    '  context: {cluster: c, user: u, namespace: team-p}',
+    '- name: bare',
+    '  context: {cluster: c, user: u}',
+    '',
+  ].join('\n');
+  const list = (namespace: string) => answers.set(`GET /v1/namespaces/${namespace}/resourcequotas`, [200, { items: [] }]);
+
+  it("uses the current context's namespace where -n is not given, and -n over it", async () => {
+    list('team-a');
+    list('team-b');
+    const out = io({ '/home/u/.kube/config': KUBECONFIG }, {}, ['/home/u/.kube/config']);
+    expect(await run(['get', 'quota'], out)).toBe(EXIT.ok);
+    expect(out.err).toBe('No resources found in team-a namespace.\n');
+    expect(await run(['get', 'quota', '-n', 'team-b'], out)).toBe(EXIT.ok);
+    expect(seen.map((s) => s.url)).toEqual(['/v1/namespaces/team-a/resourcequotas', '/v1/namespaces/team-b/resourcequotas']);
+  });
+
+  it('takes --context and --kubeconfig as kubectl does; a context without a namespace, or none, means "default"', async () => {
+    for (const ns of ['team-p', 'team-a', 'default']) list(ns);
+    const files = { '/work/kc.yaml': KUBECONFIG };
+    expect(await run(['get', 'quota', '--kubeconfig', 'kc.yaml', '--context', 'prod'], io(files))).toBe(EXIT.ok);
+    expect(await run(['get', 'quota', '--kubeconfig', '/work/kc.yaml'], io(files))).toBe(EXIT.ok);
+    expect(await run(['get', 'quota', '--kubeconfig', 'kc.yaml', '--context', 'bare'], io(files))).toBe(EXIT.ok);
+    expect(await run(['get', 'quota'], io(files))).toBe(EXIT.ok);
+    expect(seen.map((s) => s.url.split('/')[3])).toEqual(['team-p', 'team-a', 'default', 'default']);
+  });
+
+  it('merges $KUBECONFIG files as kubectl does: the first current-context and the first context of a name win; a missing or broken default file is passed over', async () => {
+    list('team-x');
+    const first = 'contexts:\n- name: dev\n  context: {namespace: team-x}\n';
+    const files = { '/k/first': first, '/k/second': KUBECONFIG, '/k/broken': 'contexts: [\n' };
+    const out = io(files, {}, ['/k/missing', '/k/broken', '/k/first', '/k/second']);
+    expect(await run(['get', 'quota'], out), out.err).toBe(EXIT.ok);
+    expect(seen.map((s) => s.url)).toEqual(['/v1/namespaces/team-x/resourcequotas']);
+  });
+
+  it("puts an applied object without a namespace in the context's namespace; its own namespace still wins without -n", async () => {
+    answers.set('PUT /v1/namespaces/team-a/resourcequotas/q', [201, {}]);
+    answers.set('PUT /v1/namespaces/team-z/resourcequotas/z', [201, {}]);
+    const stream = 'kind: ResourceQuota\nmetadata: {name: q}\n---\nkind: ResourceQuota\nmetadata: {name: z, namespace: team-z}\n';
+    const out = io({ '/work/q.yaml': stream, '/kc': KUBECONFIG }, {}, ['/kc']);
+    expect(await run(['apply', '-f', 'q.yaml'], out), out.err).toBe(EXIT.ok);
+    expect(seen.filter((s) => s.method === 'PUT').map((s) => s.url)).toEqual(['/v1/namespaces/team-a/resourcequotas/q', '/v1/namespaces/team-z/resourcequotas/z']);
+  });
+
+  it.each([
+    ['an unknown --context', ['get', 'quota', '--kubeconfig', 'kc.yaml', '--context', 'nope'], 'error: context "nope" does not exist in kc.yaml\n'],
+    ['a missing --kubeconfig', ['get', 'quota', '--kubeconfig', 'gone.yaml'], 'error: cannot read --kubeconfig gone.yaml: no such file\n'],
+    ['a --context where no kubeconfig is found', ['get', 'quota', '--context', 'dev'], 'error: context "dev" does not exist (no kubeconfig was found)\n'],
+    ['a --kubeconfig that is not one', ['get', 'quota', '--kubeconfig', 'list.yaml'], 'error: --kubeconfig list.yaml is not a kubeconfig (YAML with contexts)\n'],
+    [
+      'a context namespace that is not a namespace',
+      ['get', 'quota', '--kubeconfig', 'bad.yaml'],
+      'error: invalid namespace "Team_A" (the namespace of kubeconfig context "x"): a lowercase RFC 1123 label (letters, digits and \'-\', at most 63)\n',
+    ],
+  ])('is a usage error, sending nothing: %s', async (_, argv, message) => {
+    const out = io({ '/work/kc.yaml': KUBECONFIG, '/work/list.yaml': '- a\n- b\n', '/work/bad.yaml': 'current-context: x\ncontexts:\n- name: x\n  context: {namespace: Team_A}\n' });
+    expect(await run(argv, out)).toBe(EXIT.usage);
+    expect(out.err).toBe(message);
+    expect(seen).toEqual([]);
+  });
+
+  it('is read only by commands that take -n', async () => {
+    const reads: string[] = [];
+    const out = io();
+    const tracking = { ...out, readFile: async (path: string) => (reads.push(path), KUBECONFIG), kubeconfigFiles: ['/kc'] };
+    expect(await run(['version'], tracking)).toBe(EXIT.ok);
+    expect(await run(['completion', 'bash'], tracking)).toBe(EXIT.ok);
+    expect(reads).toEqual([]);
   });
 });

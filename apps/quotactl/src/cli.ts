@@ -6,11 +6,13 @@ import { applyCommand } from './commands/apply.js';
 import { decisionsCommand, historyCommand, usageCommand } from './commands/audit.js';
 import { describeCommand, getCommand } from './commands/get.js';
 import { commandHelp, overview } from './commands/help.js';
+import { deleteCommand } from './commands/delete.js';
 import { commitCommand, releaseCommand, reserveCommand } from './commands/reservations.js';
 import { webhookConfigCommand } from './commands/webhooks.js';
 import { SHELLS, complete, completionScript } from './completion.js';
 import { DEFAULT_OUTPUTS, print, readInput, type Command, type Context, type Io, type OutputFormat } from './context.js';
 import { EXIT, UsageError, errorMessage, exitCodeOf, type ExitCode } from './errors.js';
+import { contextNamespace } from './kubeconfig.js';
 
 export { EXIT, type ExitCode } from './errors.js';
 export type { Io } from './context.js';
@@ -54,7 +56,7 @@ const completionCommand: Command = {
   description: [
     'Prints a script that completes commands, resource types, flags and their values (-o, -f files,',
     '--failure-policy) for quotactl and kubectl-quota. The script asks the program itself',
-    '(quotactl __complete WORD…), as kubectl\'s does; nothing is asked of the server. For',
+    "(quotactl __complete WORD…), as kubectl's does; nothing is asked of the server. For",
     '`kubectl quota <TAB>` (kubectl 1.26 or newer) put kubectl_complete-quota on PATH: the',
     'npm package installs it, or link it to the kubectl-quota file.',
   ].join('\n'),
@@ -74,6 +76,7 @@ export const COMMANDS: readonly Command[] = [
   applyCommand,
   getCommand,
   describeCommand,
+  deleteCommand,
   usageCommand,
   historyCommand,
   decisionsCommand,
@@ -126,8 +129,7 @@ export async function run(argv: readonly string[], io: Io): Promise<ExitCode> {
     if (stray) throw new UsageError(`unknown flag: ${stray.rawName} (for ${command.name}; see quotactl ${command.name} --help)`);
 
     const output = outputFormat(flags.output, command);
-    const namespace = flags.namespace ?? 'default';
-    if (!NAMESPACE.test(namespace)) throw new UsageError(`invalid namespace ${JSON.stringify(namespace)}: a lowercase RFC 1123 label (letters, digits and '-', at most 63)`);
+    const namespace = await namespaceOf(io, flags, command);
 
     let client: ApiClient | undefined;
     if (command.needsServer) {
@@ -153,6 +155,20 @@ export async function run(argv: readonly string[], io: Io): Promise<ExitCode> {
     io.stderr(`${errorMessage(error)}${hint(error, config)}\n`);
     return exitCodeOf(error);
   }
+}
+
+/**
+ * `-n`, else the namespace of the kubeconfig context in use (kubeconfig.ts), else "default", as
+ * kubectl chooses; the kubeconfig is read only by commands that take -n.
+ */
+async function namespaceOf(io: Io, flags: Flags, command: Command): Promise<string> {
+  const fromContext = flags.namespace === undefined && command.flags.includes('namespace') ? await contextNamespace(io, flags) : undefined;
+  const namespace = flags.namespace ?? fromContext?.namespace ?? 'default';
+  if (!NAMESPACE.test(namespace)) {
+    const where = fromContext ? ` (the namespace of kubeconfig context "${fromContext.context}")` : '';
+    throw new UsageError(`invalid namespace ${JSON.stringify(namespace)}${where}: a lowercase RFC 1123 label (letters, digits and '-', at most 63)`);
+  }
+  return namespace;
 }
 
 /** `-o` as the command can print it (`wide` is the table); kubectl's words for any other. */
@@ -189,7 +205,18 @@ async function connect(io: Io, config: CliConfig): Promise<ApiClient> {
     insecureSkipTlsVerify: config.insecureSkipTlsVerify,
     timeoutMs: config.requestTimeoutMs,
     userAgent: `quotactl/${io.version ?? 'unknown'}`,
+    onWarning: warningPrinter(io),
   });
+}
+
+/** kubectl's warning handler: `Warning: text` on stderr as each answer brings it, each text once per run. */
+function warningPrinter(io: Io): (text: string) => void {
+  const seen = new Set<string>();
+  return (text) => {
+    if (seen.has(text)) return;
+    seen.add(text);
+    io.stderr(`Warning: ${text}\n`);
+  };
 }
 
 /** `.quota-ledger/dev-token` of the working directory: absent is normal (not a development checkout). */

@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createTestPki } from '../../../test/support/certificates.js';
-import { ApiClient, ApiError, TlsError, Unavailable } from './client.js';
+import { ApiClient, ApiError, TlsError, Unavailable, warningTexts } from './client.js';
 import { EXIT, exitCodeOf } from './errors.js';
 
 /** Local servers started inside the spec (no network beyond 127.0.0.1). */
@@ -113,5 +113,19 @@ describe('ApiClient', () => {
       const client = new ApiClient({ server: await https(), insecureSkipTlsVerify: true, timeoutMs: 5000 });
       expect((await client.call('GET', '/v1/x')).status).toBe(200);
     });
+  });
+});
+
+describe('warningTexts: Warning headers as client-go reads them (issue 39)', () => {
+  it.each([
+    ['one warning', ['299 - "text"'], ['text']],
+    ['escaped quotes and backslashes', ['299 - "quota \\"compute\\": a\\\\b"'], ['quota "compute": a\\b']],
+    ['a list in one header, commas inside quotes kept', ['299 - "a, b", 299 - "c"'], ['a, b', 'c']],
+    ['a date after the text', ['299 kube-apiserver "t" "Sat, 23 Nov 2026 10:00:00 GMT", 299 - "u"'], ['t', 'u']],
+    ['only code 299, and not an empty text', ['199 - "misc", 299 - "", 299 - "kept"'], ['kept']],
+    ['each header on its own; a malformed one ends its own list only', ['299 - "a", garbage, 299 - "lost"', '299 - "b"'], ['a', 'b']],
+    ['an unterminated quote', ['299 - "open'], []],
+  ])('%s', (_, headers, expected) => {
+    expect(warningTexts(headers)).toEqual(expected);
   });
 });

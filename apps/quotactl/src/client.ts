@@ -13,6 +13,8 @@ export interface ClientOptions {
   /** The whole exchange; 0 waits forever. */
   readonly timeoutMs: number;
   readonly userAgent?: string | undefined;
+  /** Called with the text of each `Warning: 299` header of every answer, in order, as kubectl's warning handler is. */
+  readonly onWarning?: ((text: string) => void) | undefined;
 }
 
 export interface Answer {
@@ -102,7 +104,13 @@ export class ApiClient {
             if (size > ANSWER_BYTES_MAX) req.destroy(new Unavailable(`the answer from ${target.origin} is larger than ${ANSWER_BYTES_MAX} bytes`));
             else chunks.push(chunk);
           });
-          res.on('end', () => finish(() => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseBody(Buffer.concat(chunks).toString('utf8')) })));
+          res.on('end', () =>
+            finish(() => {
+              // Each Warning header on its own: Node joins repeated ones with ", ", which a quoted text may hold too.
+              for (const text of warningTexts(rawHeaderValues(res.rawHeaders, 'warning'))) this.options.onWarning?.(text);
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parseBody(Buffer.concat(chunks).toString('utf8')) });
+            }),
+          );
           res.on('error', (error) => finish(() => reject(connectionError(error, target))));
         },
       );
@@ -118,6 +126,63 @@ export class ApiClient {
     if (answer.status >= 200 && answer.status < 300) return { status: answer.status, body: answer.body as T };
     throw apiError(answer);
   }
+}
+
+/** The values of every header of this name, each as sent (rawHeaders alternates names and values). */
+function rawHeaderValues(raw: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) values.push(raw[i + 1] ?? '');
+  return values;
+}
+
+/**
+ * The texts of `Warning` headers as client-go reads them (ParseWarningHeaders): each header a
+ * comma-separated list of `code SP agent SP "quoted text" [SP "date"]` (RFC 7234 §5.5); only code
+ * 299 with a non-empty text is a warning for the user. A malformed value ends its header's list.
+ */
+export function warningTexts(headers: readonly string[]): string[] {
+  const texts: string[] = [];
+  for (const header of headers) {
+    let rest = header;
+    for (;;) {
+      rest = rest.replace(/^[ \t]+/, '');
+      if (rest === '') break;
+      const head = /^(\d{3}) +([^ \t",]+) +"/.exec(rest);
+      if (!head) break;
+      const quoted = quotedString(rest.slice(head[0].length - 1));
+      if (!quoted) break;
+      rest = quoted.rest;
+      // An optional warn-date, itself quoted.
+      const date = /^ +"/.exec(rest);
+      if (date) {
+        const skipped = quotedString(rest.slice(date[0].length - 1));
+        if (!skipped) break;
+        rest = skipped.rest;
+      }
+      if (head[1] === '299' && quoted.text !== '') texts.push(quoted.text);
+      rest = rest.replace(/^[ \t]+/, '');
+      if (rest === '') break;
+      if (!rest.startsWith(',')) break;
+      rest = rest.slice(1);
+    }
+  }
+  return texts;
+}
+
+/** A quoted-string at the start of `text` (with `\` escapes), and what follows it. */
+function quotedString(text: string): { text: string; rest: string } | undefined {
+  if (!text.startsWith('"')) return undefined;
+  let out = '';
+  for (let i = 1; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\') {
+      i++;
+      if (i >= text.length) return undefined;
+      out += text[i];
+    } else if (c === '"') return { text: out, rest: text.slice(i + 1) };
+    else out += c;
+  }
+  return undefined;
 }
 
 function parseBody(text: string): unknown {

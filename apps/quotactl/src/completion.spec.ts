@@ -25,12 +25,15 @@ function io(): Io & { out: string; err: string } {
 describe('__complete: what the shells and kubectl get on TAB', () => {
   it('offers every command with its summary, then those that start with the word typed', () => {
     expect(answer('')).toEqual({ values: COMMANDS.map((c) => c.name), directive: 4 });
-    expect(answer('de').values).toEqual(['describe', 'decisions']);
+    expect(answer('de').values).toEqual(['describe', 'delete', 'decisions']);
     expect(complete(COMMANDS, ['ver'])).toBe("version\tprint quotactl's version\n:4\n");
   });
 
   it('offers the resource types after get and describe, only the shared ones after usage, shells after completion', () => {
-    expect(answer('get', '').values).toEqual(['quota', 'limitrange', 'clusterresourcequota', 'hrq']);
+    expect(answer('get', '').values).toEqual(['quota', 'limitrange', 'clusterresourcequota', 'hrq', 'namespace']);
+    expect(answer('describe', '').values).toEqual(['quota', 'limitrange', 'clusterresourcequota', 'hrq']);
+    expect(answer('delete', '').values).toEqual(['quota', 'limitrange', 'clusterresourcequota', 'hrq', 'namespace', 'reservation']);
+    expect(answer('decisions', '--order', '').values).toEqual(['newest', 'oldest']);
     expect(answer('describe', '-n', 'team-a', 'l').values).toEqual(['limitrange']);
     expect(answer('usage', '').values).toEqual(['clusterresourcequota', 'hrq']);
     expect(answer('completion', '').values).toEqual(['bash', 'zsh']);

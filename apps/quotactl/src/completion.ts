@@ -37,12 +37,19 @@ const RESOURCE_TYPES: readonly Candidate[] = [
   { value: 'hrq', description: 'HierarchicalResourceQuota (hnc.x-k8s.io)' },
 ];
 const SHARED_TYPES = RESOURCE_TYPES.filter((t) => t.value === 'clusterresourcequota' || t.value === 'hrq');
+const NAMESPACE_TYPE: Candidate = { value: 'namespace', description: 'the namespaces the ledger holds' };
+const GET_TYPES: readonly Candidate[] = [...RESOURCE_TYPES, NAMESPACE_TYPE];
+const DELETE_TYPES: readonly Candidate[] = [...GET_TYPES, { value: 'reservation', description: 'release a reservation (REST admission)' }];
 export const SHELLS = ['bash', 'zsh'] as const;
 
 /** Flags whose value is a file: the shell's own file completion does best there. */
-const FILE_FLAGS: ReadonlySet<FlagName> = new Set(['filename', 'ca-file', 'certificate-authority']);
+const FILE_FLAGS: ReadonlySet<FlagName> = new Set(['filename', 'ca-file', 'certificate-authority', 'kubeconfig']);
 /** Flags with a closed set of values. */
+<<<<<<< HEAD
 const FLAG_VALUES: Partial<Record<FlagName, readonly string[]>> = { 'failure-policy': ['Fail', 'Ignore'], 'count-failure-policy': ['Ignore', 'Fail'] };
+=======
+const FLAG_VALUES: Partial<Record<FlagName, readonly string[]>> = { 'failure-policy': ['Fail', 'Ignore'], order: ['newest', 'oldest'] };
+>>>>>>> issue39-small
 
 const SHORT: ReadonlyMap<string, FlagName> = new Map(Object.entries(OPTIONS).flatMap(([name, option]) => ('short' in option ? [[`-${option.short}`, name as FlagName] as const] : [])));
 
@@ -73,8 +80,11 @@ function argumentsOf(command: Command, args: readonly string[], commands: readon
   if (args.length > 0) return [];
   switch (command.name) {
     case 'get':
+      return GET_TYPES;
     case 'describe':
       return RESOURCE_TYPES;
+    case 'delete':
+      return DELETE_TYPES;
     case 'usage':
       return SHARED_TYPES;
     case 'help':

@@ -19,6 +19,12 @@ export interface Io {
   readonly now?: () => number;
   /** quotactl's own version, for `quotactl version` and the User-Agent. */
   readonly version?: string;
+  /**
+   * The kubeconfig files read for the default namespace when no --kubeconfig is given, as kubectl
+   * finds them ($KUBECONFIG, else ~/.kube/config: kubeconfig.ts `defaultKubeconfigFiles`);
+   * absent, none is read.
+   */
+  readonly kubeconfigFiles?: readonly string[];
 }
 
 /** `name` is kubectl's `-o name`: one `kind/name` per object (resourcequota/compute), for scripts. */
@@ -33,9 +39,9 @@ export interface Context {
   readonly args: readonly string[];
   readonly flags: Flags;
   readonly output: OutputFormat;
-  /** `-n`, else "default" as kubectl defaults it. */
+  /** `-n`, else the kubeconfig context's namespace, else "default", as kubectl defaults it. */
   readonly namespace: string;
-  /** Whether `-n` was given (apply must tell "not given" from "default"). */
+  /** Whether `-n` was given (apply must tell "not given", where an object's own namespace wins, from given). */
   readonly namespaceGiven: boolean;
   /** Present for the commands that talk to the server; configured before the command runs. */
   readonly client: ApiClient;
@@ -87,7 +93,12 @@ export function serialize(value: unknown, format: 'json' | 'yaml'): string {
  */
 export function print(ctx: Context, value: unknown, table: () => string, names: () => readonly string[] = () => objectNames(value)): void {
   if (ctx.output === 'table') ctx.io.stdout(table());
-  else if (ctx.output === 'name') ctx.io.stdout(names().map((name) => `${name}\n`).join(''));
+  else if (ctx.output === 'name')
+    ctx.io.stdout(
+      names()
+        .map((name) => `${name}\n`)
+        .join(''),
+    );
   else ctx.io.stdout(serialize(value, ctx.output));
 }
 

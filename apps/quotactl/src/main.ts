@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { cliEnvironment } from '@quota/config';
 import { run } from './cli.js';
+import { defaultKubeconfigFiles } from './kubeconfig.js';
 import { packageVersion } from './version.js';
 
 // `quotactl … | head` closes the pipe early; that is the reader's choice, not an error to report.
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     env: cliEnvironment(),
     now: () => Date.now(),
     version: await packageVersion(),
+    kubeconfigFiles: defaultKubeconfigFiles(process.env),
   });
 }
 

@@ -55,13 +55,13 @@ export function identity(object: KubeObject): { name: string | undefined; namesp
 }
 
 /**
- * The namespace an object goes to: its own, else `-n`, else "default" (kubectl's rules), and
- * kubectl's refusal when its own and `-n` disagree.
+ * The namespace an object goes to: its own, else `-n`, else the default (the kubeconfig context's
+ * namespace, else "default": kubectl's rules), and kubectl's refusal when its own and `-n` disagree.
  */
-export function targetNamespace(object: KubeObject, flagNamespace: string | undefined): string {
+export function targetNamespace(object: KubeObject, flagNamespace: string | undefined, fallback = 'default'): string {
   const own = identity(object).namespace;
   if (own !== undefined && flagNamespace !== undefined && own !== flagNamespace) {
     throw new UsageError(`the namespace from the provided object "${own}" does not match the namespace "${flagNamespace}". You must pass '--namespace=${own}' to perform this operation.`);
   }
-  return own ?? flagNamespace ?? 'default';
+  return own ?? flagNamespace ?? fallback;
 }

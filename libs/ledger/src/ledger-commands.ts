@@ -289,12 +289,14 @@ function admitOutcome(step: Step<AnswerOf['AdmitObject']>): AdmitOutcome {
     case 'KeyReused':
       return { result: answer.result, repeated: false, decisionId: '', managed };
     case 'Repeated':
-      return { result: answer.result, repeated: true, decisionId: step.decision?.id ?? '', managed };
+      return { result: answer.result, repeated: true, decisionId: step.decision?.id ?? '', managed, ...uncharged(answer) };
     case 'Decided':
-      if (!step.decision) return { result: answer.result, repeated: false, decisionId: '', managed: true };
-      return { result: answer.result, repeated: false, decisionId: step.decision.id ?? '', managed: true, position: step.position };
+      if (!step.decision) return { result: answer.result, repeated: false, decisionId: '', managed: true, ...uncharged(answer) };
+      return { result: answer.result, repeated: false, decisionId: step.decision.id ?? '', managed: true, position: step.position, ...uncharged(answer) };
   }
 }
+
+const uncharged = (answer: { readonly uncharged?: readonly string[] }): Pick<AdmitOutcome, 'uncharged'> => (answer.uncharged ? { uncharged: answer.uncharged } : {});
 
 /** Keeps the reservation as the command leaves it: what a commit's or release's answer shows. */
 function keepReservation<A>(id: string): Keep<A> {

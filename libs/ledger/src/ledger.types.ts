@@ -136,6 +136,11 @@ export interface AdmitOutcome {
    * dry run, nothing charged).
    */
   readonly position?: string;
+  /**
+   * An allowed resource list: a warning for each name it asks for that no quota charges (the
+   * domain's unchargedResourceWarnings). Not part of `result`, which the decisions log stores.
+   */
+  readonly uncharged?: readonly string[];
 }
 
 export type ReservationState = 'reserved' | 'committed' | 'released';

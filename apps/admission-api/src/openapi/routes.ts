@@ -70,7 +70,8 @@ const PUT_ERRORS = {
 
 const WARNING_HEADER = {
   Warning: {
-    description: 'One per quota the request leaves near its limit (QUOTA_WARNING_PERCENT), as kube-apiserver sends warnings: `299 - "text"`.',
+    description:
+      'As kube-apiserver sends warnings, one header each (`299 - "text"`): for a `resources` list, each name with a quantity above zero that no quota covering the namespace limits without scopes, so nothing is charged for it (with the nearest standard name: `requests.cpus` → `requests.cpu`, `pod` → `pods`); then each quota the request leaves near its limit (QUOTA_WARNING_PERCENT). The request is admitted all the same.',
     schema: { type: 'string' } as SchemaObject,
   },
 };

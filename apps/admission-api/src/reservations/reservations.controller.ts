@@ -1,7 +1,8 @@
 import { BadRequestException, Body, Controller, Delete, Get, HttpCode, Inject, Injectable, Param, Post, Req, Res, UsePipes, type PipeTransform } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
-import { AuditQueries, LedgerCommands, LedgerError, type AdmissionResult, type CommitOutcome, type ReleaseOutcome, type ReservationView } from '@quota/ledger';
+import { WARNINGS_MAX } from '@quota/domain';
+import { AuditQueries, LedgerCommands, LedgerError, type AdmissionResult, type AdmitOutcome, type CommitOutcome, type ReleaseOutcome, type ReservationView } from '@quota/ledger';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
@@ -33,9 +34,14 @@ export function warningHeader(text: string): string {
   return `299 - "${printable}"`;
 }
 
-/** Each warning as a `Warning` header of its own, as kube-apiserver sends them. */
-export function appendWarnings(response: Response, warnings: readonly string[] | undefined): void {
-  for (const warning of warnings ?? []) response.append('Warning', warningHeader(warning));
+/**
+ * Each warning as a `Warning` header of its own, as kube-apiserver sends them: first the names a
+ * resource list asks for that no quota charges (`uncharged`), then the quotas left near their
+ * limits (`result.warnings`), at most WARNINGS_MAX in all.
+ */
+export function appendWarnings(response: Response, outcome: Pick<AdmitOutcome, 'result' | 'uncharged'>): void {
+  const warnings = [...(outcome.uncharged ?? []), ...(outcome.result.warnings ?? [])].slice(0, WARNINGS_MAX);
+  for (const warning of warnings) response.append('Warning', warningHeader(warning));
 }
 
 /**
@@ -104,12 +110,7 @@ export class ReservationsController {
   @AnswersPosition(201)
   @Post()
   @UsePipes(dtoValidationPipe())
-  async reserve(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Body() dto: ReserveDto,
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-  ): Promise<unknown> {
+  async reserve(@Param('namespace', NamespacePipe) namespace: string, @Body() dto: ReserveDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<unknown> {
     const command = admitCommandOf(dto, namespace, this.config.reservationTtlMaxSeconds);
     const outcome = await this.ledger.admit({
       ...command,
@@ -121,7 +122,7 @@ export class ReservationsController {
     const answer = reserveAnswer(namespace, command.request.name, dto.kind, outcome.result, outcome.position);
     response.status(answer.status);
     sendPosition(response, outcome.position);
-    appendWarnings(response, outcome.result.warnings);
+    appendWarnings(response, outcome);
     return answer.body;
   }
 

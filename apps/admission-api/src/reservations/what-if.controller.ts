@@ -32,7 +32,8 @@ export interface WhatIfAnswer {
  * Auditors may ask, and a read-only role must leave nothing behind: logged what-ifs let an
  * auditor fill the append-only decisions log (issue 33). A denial is a finding, not a failed
  * request: it answers 200 with `allowed: false` and the explanation. An allowed answer carries
- * the `Warning` headers the reserve would (quotas it would leave near their limits).
+ * the `Warning` headers the reserve would (quotas it would leave near their limits, resource
+ * names no quota charges).
  */
 @Controller('v1/namespaces/:namespace/whatif')
 export class WhatIfController {
@@ -46,15 +47,11 @@ export class WhatIfController {
   @Post()
   @HttpCode(200)
   @UsePipes(dtoValidationPipe())
-  async ask(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Body() dto: WhatIfDto,
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-  ): Promise<WhatIfAnswer> {
+  async ask(@Param('namespace', NamespacePipe) namespace: string, @Body() dto: WhatIfDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<WhatIfAnswer> {
     const command = admitCommandOf(dto, namespace, this.config.reservationTtlMaxSeconds);
-    const { result } = await this.ledger.admit({ ...command, dryRun: true, logged: false, requester: requesterOf(request) });
-    appendWarnings(response, result.warnings);
+    const outcome = await this.ledger.admit({ ...command, dryRun: true, logged: false, requester: requesterOf(request) });
+    const { result } = outcome;
+    appendWarnings(response, outcome);
     return {
       apiVersion: 'quota-ledger.io/v1',
       kind: 'WhatIf',

@@ -12,8 +12,8 @@ interface Kind {
   readonly cluster?: boolean;
 }
 
-/** The kinds apply manages. */
-const KINDS: Readonly<Record<string, Kind>> = {
+/** The kinds apply manages (and delete -f removes). */
+export const KINDS: Readonly<Record<string, Kind>> = {
   ResourceQuota: { apiVersion: 'v1', resource: 'resourcequotas', singular: 'resourcequota' },
   LimitRange: { apiVersion: 'v1', resource: 'limitranges', singular: 'limitrange' },
   Namespace: { apiVersion: 'v1', resource: 'namespaces', singular: 'namespace', cluster: true },
@@ -21,25 +21,46 @@ const KINDS: Readonly<Record<string, Kind>> = {
   HierarchicalResourceQuota: { apiVersion: 'hnc.x-k8s.io/v1alpha2', resource: 'hierarchicalresourcequotas', singular: 'hierarchicalresourcequota.hnc.x-k8s.io' },
 };
 
-interface Target {
+export interface Target {
   readonly object: KubeObject;
   readonly source: string;
   readonly singular: string;
   readonly path: string;
   readonly name: string;
+  /** Where it goes (undefined for a cluster-scoped kind). */
+  readonly namespace: string | undefined;
 }
 
-function target(object: KubeObject, source: string, flagNamespace: string | undefined): Target {
+/**
+ * Where an object of a file goes: its kind's path, in its own namespace, else -n (when given),
+ * else the default namespace (the kubeconfig context's, else "default"). `verb` names the
+ * command in the refusal of a kind it does not handle.
+ */
+export function target(object: KubeObject, source: string, ctx: Pick<Context, 'namespace' | 'namespaceGiven'>, verb = 'apply'): Target {
   const kind = typeof object.kind === 'string' ? object.kind : undefined;
   if (!kind) throw new UsageError(`error validating ${source}: kind not set`);
   const known = KINDS[kind];
-  if (!known) throw new UsageError(`${source}: apply handles ${Object.keys(KINDS).join(', ')} objects, not "${kind}"`);
+  if (!known) throw new UsageError(`${source}: ${verb} handles ${Object.keys(KINDS).join(', ')} objects, not "${kind}"`);
   if (object.apiVersion !== undefined && object.apiVersion !== known.apiVersion)
     throw new UsageError(`${source}: a ${kind} is apiVersion ${known.apiVersion}, not ${JSON.stringify(object.apiVersion)}`);
   const { name } = identity(object);
   if (!name) throw new UsageError(`error validating ${source}: ${kind} has no metadata.name`);
-  const path = known.cluster ? `/v1/${known.resource}/${enc(name)}` : namespacePath(targetNamespace(object, flagNamespace), known.resource, name);
-  return { object, source, singular: known.singular, path, name };
+  const namespace = known.cluster ? undefined : targetNamespace(object, ctx.namespaceGiven ? ctx.namespace : undefined, ctx.namespace);
+  const path = namespace === undefined ? `/v1/${known.resource}/${enc(name)}` : namespacePath(namespace, known.resource, name);
+  return { object, source, singular: known.singular, path, name, namespace };
+}
+
+/** Every object of every -f file, each checked and placed, before anything is sent. */
+export async function targetsOf(ctx: Context, verb: string): Promise<Target[]> {
+  const files = ctx.flags.filename ?? [];
+  if (files.filter((f) => f === '-').length > 1) throw new UsageError('standard input (-f -) can be read only once');
+  const targets: Target[] = [];
+  for (const file of files) {
+    const objects = parseObjects(await readInput(ctx.io, file), file === '-' ? 'standard input' : file);
+    for (const { object, source } of objects) targets.push(target(object, source, ctx, verb));
+  }
+  if (targets.length === 0) throw new UsageError(`no objects passed to ${verb}`);
+  return targets;
 }
 
 /**
@@ -55,14 +76,7 @@ async function apply(ctx: Context): Promise<ExitCode> {
   const files = ctx.flags.filename ?? [];
   if (files.length === 0) throw new UsageError('must specify -f FILE (-f - reads standard input)');
   if (ctx.args.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(ctx.args[0])}: apply takes its objects from -f`);
-  if (files.filter((f) => f === '-').length > 1) throw new UsageError('standard input (-f -) can be read only once');
-
-  const targets: Target[] = [];
-  for (const file of files) {
-    const objects = parseObjects(await readInput(ctx.io, file), file === '-' ? 'standard input' : file);
-    for (const { object, source } of objects) targets.push(target(object, source, ctx.namespaceGiven ? ctx.namespace : undefined));
-  }
-  if (targets.length === 0) throw new UsageError('no objects passed to apply');
+  const targets = await targetsOf(ctx, 'apply');
 
   const applied: unknown[] = [];
   let failure: unknown;
@@ -128,14 +142,15 @@ export const applyCommand: Command = {
     'PUTs every ResourceQuota, LimitRange, Namespace, ClusterResourceQuota (quota.openshift.io/v1)',
     'and HierarchicalResourceQuota (hnc.x-k8s.io/v1alpha2) of a YAML or JSON stream (several',
     'documents, or a `kind: List`). A namespaced object without metadata.namespace goes to -n',
-    '(default "default"); one whose namespace disagrees with -n is refused; Namespaces and',
-    'ClusterResourceQuotas are cluster-scoped. Prints, per object, `resourcequota/NAME created`,',
-    '`configured` (replaced) or `unchanged` (the server already held exactly this). Every file is',
-    'read and checked before anything is sent; metadata.resourceVersion, when present, makes the',
-    'write conditional (409 Conflict if the object changed since), except on an object read from',
-    'another server (a metadata.uid that is not ours: `kubectl get resourcequota -o yaml | quotactl',
-    'apply -f -` moves it), whose uid and resourceVersion are dropped with a warning. -o name prints only',
-    '`resourcequota/NAME`, one line per object applied, as kubectl does.',
+    '(default: the kubeconfig context\'s namespace, else "default"); one whose namespace disagrees',
+    'with -n is refused; Namespaces and ClusterResourceQuotas are cluster-scoped. Prints, per',
+    'object, `resourcequota/NAME created`, `configured` (replaced) or `unchanged` (the server',
+    'already held exactly this). Every file is read and checked before anything is sent;',
+    'metadata.resourceVersion, when present, makes the write conditional (409 Conflict if the',
+    'object changed since), except on an object read from another server (a metadata.uid that is',
+    'not ours: `kubectl get resourcequota -o yaml | quotactl apply -f -` moves it), whose uid and',
+    'resourceVersion are dropped with a warning. -o name prints only `resourcequota/NAME`, one',
+    'line per object applied, as kubectl does.',
   ].join('\n'),
   flags: ['filename', 'namespace'],
   examples: ['quotactl apply -f quota.yaml', 'cat limits.json | quotactl apply -f - -n team-a'],

@@ -59,6 +59,8 @@ async function history(ctx: Context): Promise<ExitCode> {
 async function decisions(ctx: Context): Promise<ExitCode> {
   noArguments(ctx, 'decisions');
   if (ctx.flags.denied && ctx.flags.allowed) throw new UsageError('--denied and --allowed exclude each other (give neither for both)');
+  const order = ctx.flags.order ?? 'newest';
+  if (order !== 'newest' && order !== 'oldest') throw new UsageError(`--order takes newest or oldest, got ${JSON.stringify(order)}`);
   const query = {
     allowed: ctx.flags.denied ? 'false' : ctx.flags.allowed ? 'true' : undefined,
     dryRun: ctx.flags['dry-run'] === undefined ? undefined : String(ctx.flags['dry-run']),
@@ -67,6 +69,8 @@ async function decisions(ctx: Context): Promise<ExitCode> {
     requester: ctx.flags.requester,
     after: position(ctx.flags.after, 'after'),
     limit: wholeNumber(ctx.flags.limit, 'limit', 1, 1000)?.toString(),
+    // Oldest first is the server's own default: not sent.
+    order: order === 'newest' ? 'newest' : undefined,
   };
   const { body } = await ctx.client.call<Page<DecisionView>>('GET', namespacePath(ctx.namespace, 'decisions'), undefined, query);
   print(ctx, body, () => decisionsTable(body?.items ?? []));
@@ -80,16 +84,12 @@ export const usageCommand: Command = {
   synopsis: 'usage [-n NS] [clusterresourcequota NAME | hrq NAME] [--at RFC3339] [-o table|json|yaml]',
   description: [
     'QUOTA, RESOURCE, USED and HARD for every quota of the namespace. Without --at, the exact usage',
-    'from the ledger\'s head; with --at, folded from the ledger as it stood at that instant.',
+    "from the ledger's head; with --at, folded from the ledger as it stood at that instant.",
     'With a ClusterResourceQuota or HierarchicalResourceQuota: its total over the namespaces it',
     'covered (NAMESPACE "(all)") and what each of them contributed, now or at --at.',
   ].join('\n'),
   flags: ['namespace', 'at'],
-  examples: [
-    'quotactl usage -n team-a',
-    'quotactl usage -n team-a --at 2026-11-23T14:03:00Z',
-    'quotactl usage clusterresourcequota acme --at 2026-11-23T14:03:00Z',
-  ],
+  examples: ['quotactl usage -n team-a', 'quotactl usage -n team-a --at 2026-11-23T14:03:00Z', 'quotactl usage clusterresourcequota acme --at 2026-11-23T14:03:00Z'],
   needsServer: true,
   run: usage,
 };
@@ -112,16 +112,18 @@ export const historyCommand: Command = {
 export const decisionsCommand: Command = {
   name: 'decisions',
   summary: 'admission decisions and their explanations',
-  synopsis: 'decisions [-n NS] [--denied|--allowed] [--dry-run=true|false] [--since T] [--until T] [--requester USER] [--after ID] [--limit N]',
+  synopsis: 'decisions [-n NS] [--denied|--allowed] [--dry-run=true|false] [--since T] [--until T] [--requester USER] [--order newest|oldest] [--after ID] [--limit N]',
   description: [
     'TIME, ALLOWED, DRY-RUN, KIND, NAME, OPERATION, REQUESTER, REASON (the plugin that refused:',
     'ResourceQuota or LimitRanger) and MESSAGE (the refusal as the API server words it, or what an',
-    'allowance charged), oldest first, a page at a time. DRY-RUN true: a dry run, which reserved',
-    'nothing; --dry-run=false leaves them out. A what-if is a read and is not logged.',
+    'allowance charged), newest first, a page at a time: the first page is the latest decisions,',
+    'and the --after that stderr offers reads on into older ones. --order oldest reads the log from',
+    "its start instead (the API's default order, and decisions/export's). DRY-RUN true: a dry run,",
+    'which reserved nothing; --dry-run=false leaves them out. A what-if is a read and is not logged.',
   ].join('\n'),
-  flags: ['namespace', 'denied', 'allowed', 'dry-run', 'since', 'until', 'requester', 'after', 'limit'],
+  flags: ['namespace', 'denied', 'allowed', 'dry-run', 'since', 'until', 'requester', 'order', 'after', 'limit'],
   flagHelp: { 'dry-run': 'only dry runs; --dry-run=false: only the decisions that counted' },
-  examples: ['quotactl decisions -n team-a --denied --dry-run=false', 'quotactl decisions -n team-a --since 2026-11-23T00:00:00Z -o json'],
+  examples: ['quotactl decisions -n team-a --denied --dry-run=false', 'quotactl decisions -n team-a --since 2026-11-23T00:00:00Z --order oldest -o json'],
   needsServer: true,
   run: decisions,
 };

@@ -1,9 +1,11 @@
+import type { Page } from '../api-types.js';
+import { ApiError } from '../client.js';
 import { asList, enc, namespacePath, print, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
 import { describeClusterQuota, describeLimitRange, describeQuota, joinDescriptions, type ClusterQuotaObject, type LimitRangeObject, type QuotaObject } from '../format/describe.js';
-import { limitRangeTable, quotaTable } from '../format/table.js';
+import { limitRangeTable, namespacesTable, quotaTable, type NamespaceSummaryRow, type TableOptions } from '../format/table.js';
 
-type Resource = 'resourcequotas' | 'limitranges' | 'clusterresourcequotas' | 'hierarchicalresourcequotas';
+export type Resource = 'resourcequotas' | 'limitranges' | 'clusterresourcequotas' | 'hierarchicalresourcequotas';
 
 /** The names kubectl and oc accept for each kind (plural, singular, short name, with or without the group). */
 const RESOURCES: Readonly<Record<string, Resource>> = {
@@ -26,8 +28,11 @@ const RESOURCES: Readonly<Record<string, Resource>> = {
   'hierarchicalresourcequotas.hnc.x-k8s.io': 'hierarchicalresourcequotas',
 };
 
+/** The names kubectl accepts for namespaces (`get namespaces`, `delete namespace NAME`). */
+export const NAMESPACE_TYPES: ReadonlySet<string> = new Set(['ns', 'namespace', 'namespaces']);
+
 /** What kubectl's `-o name` prints before the slash: the singular resource, `.group` outside the core group. */
-const NAME_PREFIX: Readonly<Record<Resource, string>> = {
+export const NAME_PREFIX: Readonly<Record<Resource, string>> = {
   resourcequotas: 'resourcequota',
   limitranges: 'limitrange',
   clusterresourcequotas: 'clusterresourcequota.quota.openshift.io',
@@ -35,11 +40,11 @@ const NAME_PREFIX: Readonly<Record<Resource, string>> = {
 };
 
 /** ClusterResourceQuotas live outside every namespace: -n does not apply. */
-const CLUSTER_SCOPED: ReadonlySet<Resource> = new Set(['clusterresourcequotas']);
+export const CLUSTER_SCOPED: ReadonlySet<Resource> = new Set(['clusterresourcequotas']);
 
-export function pathOf(ctx: Context, resource: Resource, name?: string): string {
+export function pathOf(ctx: Context, resource: Resource, name?: string, namespace = ctx.namespace): string {
   if (CLUSTER_SCOPED.has(resource)) return `/v1/${resource}${name === undefined ? '' : `/${enc(name)}`}`;
-  return name === undefined ? namespacePath(ctx.namespace, resource) : namespacePath(ctx.namespace, resource, name);
+  return name === undefined ? namespacePath(namespace, resource) : namespacePath(namespace, resource, name);
 }
 
 /** A ClusterResourceQuota in the quota table's columns: its total over every namespace it covers. */
@@ -52,17 +57,64 @@ export function resourceAndName(command: string, args: readonly string[]): { res
   const slash = first.indexOf('/');
   const type = (slash < 0 ? first : first.slice(0, slash)).toLowerCase();
   const resource = RESOURCES[type];
-  if (!resource) throw new UsageError(`the server doesn't have a resource type "${type}" (quotactl knows quota, limitrange, clusterresourcequota and hierarchicalresourcequota)`);
+  if (!resource) {
+    const known = command === 'get' ? 'quota, limitrange, clusterresourcequota, hierarchicalresourcequota and namespace' : 'quota, limitrange, clusterresourcequota and hierarchicalresourcequota';
+    throw new UsageError(`the server doesn't have a resource type "${type}" (quotactl ${command} knows ${known})`);
+  }
   const name = slash < 0 ? rest.shift() : first.slice(slash + 1);
   if (name === '') throw new UsageError(`${first}: the name after / is empty`);
   if (rest.length > 0) throw new UsageError(`one name at a time: unexpected ${JSON.stringify(rest[0])}`);
   return { resource, name };
 }
 
-async function fetchObjects(ctx: Context, resource: Resource, name: string | undefined): Promise<unknown[]> {
-  if (name !== undefined) return [(await ctx.client.call('GET', pathOf(ctx, resource, name))).body];
-  const { body } = await ctx.client.call<{ items?: unknown[] }>('GET', pathOf(ctx, resource));
+async function fetchObjects(ctx: Context, resource: Resource, name: string | undefined, namespace = ctx.namespace): Promise<unknown[]> {
+  if (name !== undefined) return [(await ctx.client.call('GET', pathOf(ctx, resource, name, namespace))).body];
+  const { body } = await ctx.client.call<{ items?: unknown[] }>('GET', pathOf(ctx, resource, undefined, namespace));
   return Array.isArray(body?.items) ? body.items : [];
+}
+
+/** The server's largest page of namespaces. */
+const NAMESPACE_PAGE = 1000;
+/** Namespaces read at once by -A. */
+const ACROSS_CONCURRENCY = 8;
+
+/** Every namespace the ledger holds (`GET /v1/namespaces`, every page), in name order. */
+export async function namespaceSummaries(ctx: Context): Promise<NamespaceSummaryRow[]> {
+  const all: NamespaceSummaryRow[] = [];
+  let after: string | undefined;
+  do {
+    const { body } = await ctx.client.call<Page<NamespaceSummaryRow>>('GET', '/v1/namespaces', undefined, { after, limit: String(NAMESPACE_PAGE) });
+    all.push(...(body?.items ?? []));
+    after = body?.next;
+  } while (after !== undefined);
+  return all;
+}
+
+/** `fn` over `items` with at most `limit` running at once; results in the items' order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/**
+ * `-A`: the lists of every namespace the ledger holds, in namespace order. The API has no
+ * cluster-wide list of these kinds, so the namespaces come from `GET /v1/namespaces` (admin or
+ * auditor, not limited to namespaces) and each one's list is read (a few at a time); quotas only
+ * where that list says there are some.
+ */
+async function fetchAcross(ctx: Context, resource: Resource): Promise<unknown[]> {
+  const summaries = await namespaceSummaries(ctx);
+  const namespaces = summaries.filter((s) => resource !== 'resourcequotas' || (s.quotas?.length ?? 0) > 0).map((s) => s.namespace);
+  const lists = await mapLimit(namespaces, ACROSS_CONCURRENCY, (namespace) => fetchObjects(ctx, resource, undefined, namespace));
+  return lists.flat();
 }
 
 function describeOne(resource: Resource, now: number): (o: unknown) => string {
@@ -77,23 +129,58 @@ function describeOne(resource: Resource, now: number): (o: unknown) => string {
   }
 }
 
-function tableOf(resource: Resource, items: unknown[], now: number): string {
-  if (resource === 'limitranges') return limitRangeTable(items as LimitRangeObject[]);
+function tableOf(resource: Resource, items: unknown[], now: number, options: TableOptions): string {
+  if (resource === 'limitranges') return limitRangeTable(items as LimitRangeObject[], options);
   if (resource === 'clusterresourcequotas') return quotaTable((items as ClusterQuotaObject[]).map(asQuota), now);
-  return quotaTable(items as QuotaObject[], now);
+  return quotaTable(items as QuotaObject[], now, options);
+}
+
+/**
+ * `get namespaces`: every namespace the ledger holds, with how many quotas it has and the
+ * tightest of their resources; with a NAME, that one (NotFound, exit 4, when the ledger holds
+ * nothing of it). Not the Namespace objects `apply` writes (their labels): those are read with
+ * `-o yaml` of the API's GET /v1/namespaces/{name}.
+ */
+async function getNamespaces(ctx: Context): Promise<ExitCode> {
+  const [first, ...rest] = ctx.args;
+  const slash = first?.indexOf('/') ?? -1;
+  const name = slash >= 0 ? first?.slice(slash + 1) : rest.shift();
+  if (name === '') throw new UsageError(`${first ?? ''}: the name after / is empty`);
+  if (rest.length > 0) throw new UsageError(`one name at a time: unexpected ${JSON.stringify(rest[0])}`);
+  let items = await namespaceSummaries(ctx);
+  if (name !== undefined) {
+    items = items.filter((s) => s.namespace === name);
+    if (items.length === 0) throw new ApiError(404, 'NotFound', `namespaces "${name}" not found`, undefined);
+  }
+  if (ctx.output === 'json' || ctx.output === 'yaml') {
+    print(ctx, name !== undefined ? items[0] : asList(items), () => '');
+    return EXIT.ok;
+  }
+  if (items.length === 0) {
+    ctx.io.stderr('No resources found\n');
+    return EXIT.ok;
+  }
+  if (ctx.output === 'name') ctx.io.stdout(items.map((s) => `namespace/${s.namespace}\n`).join(''));
+  else ctx.io.stdout(namespacesTable(items));
+  return EXIT.ok;
 }
 
 function show(command: 'get' | 'describe') {
   return async (ctx: Context): Promise<ExitCode> => {
+    const type = (ctx.args[0] ?? '').split('/')[0]?.toLowerCase() ?? '';
+    if (command === 'get' && NAMESPACE_TYPES.has(type)) return getNamespaces(ctx);
     const { resource, name } = resourceAndName(command, ctx.args);
-    const items = await fetchObjects(ctx, resource, name);
+    // -A means nothing for a cluster-scoped kind, as in kubectl.
+    const across = ctx.flags['all-namespaces'] === true && !CLUSTER_SCOPED.has(resource);
+    if (across && name !== undefined) throw new UsageError('a resource cannot be retrieved by name across all namespaces');
+    const items = across ? await fetchAcross(ctx, resource) : await fetchObjects(ctx, resource, name);
     if (ctx.output === 'json' || ctx.output === 'yaml') {
       print(ctx, name !== undefined ? items[0] : asList(items), () => '');
       return EXIT.ok;
     }
     if (items.length === 0) {
       // kubectl says so on stderr: stdout stays a (empty) table for scripts.
-      ctx.io.stderr(CLUSTER_SCOPED.has(resource) ? 'No resources found\n' : `No resources found in ${ctx.namespace} namespace.\n`);
+      ctx.io.stderr(CLUSTER_SCOPED.has(resource) || across ? 'No resources found\n' : `No resources found in ${ctx.namespace} namespace.\n`);
       return EXIT.ok;
     }
     if (ctx.output === 'name') {
@@ -104,8 +191,8 @@ function show(command: 'get' | 'describe') {
     }
     if (command === 'describe') {
       ctx.io.stdout(joinDescriptions(items.map(describeOne(resource, ctx.now()))));
-      if (resource === 'resourcequotas') ctx.io.stdout(await unsettledLine(ctx));
-    } else ctx.io.stdout(tableOf(resource, items, ctx.now()));
+      if (resource === 'resourcequotas' && !across) ctx.io.stdout(await unsettledLine(ctx));
+    } else ctx.io.stdout(tableOf(resource, items, ctx.now(), { allNamespaces: across }));
     return EXIT.ok;
   };
 }
@@ -116,9 +203,7 @@ function show(command: 'get' | 'describe') {
  * or when the caller may not read them (a token without the auditor role).
  */
 async function unsettledLine(ctx: Context): Promise<string> {
-  const answer = await ctx.client
-    .call<{ items?: { resource: string; count: number }[] }>('GET', namespacePath(ctx.namespace, 'usage', 'unsettled'))
-    .catch(() => undefined);
+  const answer = await ctx.client.call<{ items?: { resource: string; count: number }[] }>('GET', namespacePath(ctx.namespace, 'usage', 'unsettled')).catch(() => undefined);
   const items = answer?.body?.items ?? [];
   if (items.length === 0) return '';
   const parts = items.map((u) => `${u.resource} ${u.count}`).join(', ');
@@ -127,22 +212,36 @@ async function unsettledLine(ctx: Context): Promise<string> {
 
 export const getCommand: Command = {
   name: 'get',
-  summary: 'list quotas, limit ranges or quotas over several namespaces, or show one',
-  synopsis: 'get quota|limitrange|clusterresourcequota|hrq [NAME] [-n NS] [-o table|json|yaml|name]',
+  summary: 'list quotas, limit ranges, quotas over several namespaces or namespaces, or show one',
+  synopsis: 'get quota|limitrange|clusterresourcequota|hrq|namespace [NAME] [-n NS | -A] [-o table|json|yaml|name]',
   description: [
-    'Prints kubectl\'s columns: for quotas NAME, AGE, REQUEST and LIMIT, where REQUEST lists every',
+    "Prints kubectl's columns: for quotas NAME, AGE, REQUEST and LIMIT, where REQUEST lists every",
     'resource but limits.* and LIMIT the limits.* ones, each as `resource: used/hard`; for limit',
     'ranges NAME and CREATED AT. `quota` may also be spelled resourcequota(s), `limitrange` as',
-    'limitranges or limits, and `quota/NAME` works too. With -o json or yaml it prints the server\'s',
+    "limitranges or limits, and `quota/NAME` works too. With -o json or yaml it prints the server's",
     'object, or a List of them (status.used comes from the projection; its freshness is in the',
     'quota-ledger.io/ annotations). clusterresourcequota (clusterquota) is cluster-scoped, -n does',
     'not apply, and its REQUEST/LIMIT are status.total over every namespace it covers;',
-    'hierarchicalresourcequota (hrq) is HNC\'s, in the namespace at the top of its subtree.',
+    "hierarchicalresourcequota (hrq) is HNC's, in the namespace at the top of its subtree.",
     'With -o name: one line per object as kubectl prints them (resourcequota/compute,',
     'clusterresourcequota.quota.openshift.io/acme), for scripts.',
+    '-A (--all-namespaces) lists quotas, limit ranges or hrqs of every namespace the ledger holds,',
+    'NAMESPACE first; it reads the namespaces (admin or auditor token, not limited to namespaces)',
+    "and then each one's list. namespace (ns, namespaces): every namespace the ledger holds, with",
+    'QUOTAS (how many) and TIGHTEST (the resource closest to its hard limit, quota: resource',
+    'used/hard); -o json or yaml prints those entries. -n defaults to the namespace of the',
+    'kubeconfig context in use (--context, --kubeconfig), else "default", as in kubectl.',
   ].join('\n'),
-  flags: ['namespace'],
-  examples: ['quotactl get quota -n team-a', 'quotactl get quota compute -n team-a -o yaml', 'quotactl get limitrange -n team-a', 'quotactl get clusterresourcequota', 'quotactl get quota -n team-a -o name'],
+  flags: ['namespace', 'all-namespaces'],
+  examples: [
+    'quotactl get quota -n team-a',
+    'quotactl get quota compute -n team-a -o yaml',
+    'quotactl get limitrange -n team-a',
+    'quotactl get quota -A',
+    'quotactl get namespaces',
+    'quotactl get clusterresourcequota',
+    'quotactl get quota -n team-a -o name',
+  ],
   needsServer: true,
   outputs: ['table', 'json', 'yaml', 'name'],
   run: show('get'),
@@ -159,10 +258,11 @@ export const describeCommand: Command = {
     'Without NAME, every one in the namespace, separated as kubectl separates them. A',
     'ClusterResourceQuota reads as `oc describe` prints it: Name, Created, Labels, Annotations, the',
     'Namespace Selector (the namespaces it covers now), Label Selector, AnnotationSelector, then',
-    'Resource / Used / Hard over all of them.',
+    "Resource / Used / Hard over all of them. -A describes every namespace's (without the",
+    "Unsettled line that -n NS adds under a namespace's quotas).",
   ].join('\n'),
-  flags: ['namespace'],
-  examples: ['quotactl describe quota -n team-a', 'quotactl describe limitrange defaults -n team-a', 'quotactl describe clusterresourcequota acme'],
+  flags: ['namespace', 'all-namespaces'],
+  examples: ['quotactl describe quota -n team-a', 'quotactl describe limitrange defaults -n team-a', 'quotactl describe clusterresourcequota acme', 'quotactl describe quota -A'],
   needsServer: true,
   run: show('describe'),
 };

@@ -10,7 +10,7 @@ import { identity, parseObjects, type KubeObject } from '../manifests.js';
 const TTL_MAX_SECONDS = 365 * 24 * 3600;
 const KIND = /^[A-Za-z][A-Za-z0-9]*$/;
 const RESOURCE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const RESERVATION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+export const RESERVATION_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
  * `requests.cpu=500m,pods=1`, every quantity checked with the domain's parser (Kubernetes'
@@ -51,7 +51,8 @@ async function reserve(ctx: Context): Promise<ExitCode> {
   const kind = flags.kind ?? (typeof object?.kind === 'string' ? object.kind : undefined);
   if (!kind) throw new UsageError('reserve needs --kind (Pod, PersistentVolumeClaim, …)');
   if (!KIND.test(kind)) throw new UsageError(`--kind must be a Kubernetes kind such as Pod, got ${JSON.stringify(kind)}`);
-  if (flags.resource !== undefined && !RESOURCE.test(flags.resource)) throw new UsageError(`--resource must be a plural resource, optionally with its group (widgets.example.com), got ${JSON.stringify(flags.resource)}`);
+  if (flags.resource !== undefined && !RESOURCE.test(flags.resource))
+    throw new UsageError(`--resource must be a plural resource, optionally with its group (widgets.example.com), got ${JSON.stringify(flags.resource)}`);
   const resources = flags.resources !== undefined ? parseResourceList(flags.resources) : undefined;
   const ttlSeconds = wholeNumber(flags.ttl, 'ttl', 1, TTL_MAX_SECONDS);
 
@@ -121,11 +122,13 @@ export const reserveCommand: Command = {
   synopsis: 'reserve [-n NS] --kind KIND [--name NAME] (--resources name=qty,… | -f OBJECT) [--request-id ID] [--dry-run] [--ttl SECONDS]',
   description: [
     'Asks the admission chain (LimitRanger defaults and limits, then every quota) to admit an object',
-    'and charges it to the namespace\'s quotas at once; prints the reservation id. -f gives the',
+    "and charges it to the namespace's quotas at once; prints the reservation id. -f gives the",
     'object itself (a Pod is defaulted as the API server would: limits become requests); --resources',
-    'a plain list under any resource name. A refusal prints the API server\'s message and exits 3.',
+    "a plain list under any resource name. A refusal prints the API server's message and exits 3.",
     'Commit the reservation once the object exists, or release it. -o name prints reservation/ID,',
-    'which commit and release accept as they accept the bare id.',
+    'which commit and release accept as they accept the bare id. A --resources name that no quota',
+    'covering the namespace limits is charged nothing: the server warns of it, and the warning is',
+    'printed on stderr as kubectl prints one (Warning: requests.cpus: … (did you mean requests.cpu?)).',
   ].join('\n'),
   flags: ['namespace', 'kind', 'name', 'resource', 'resources', 'filename', 'request-id', 'dry-run', 'ttl'],
   examples: [
@@ -142,7 +145,7 @@ export const commitCommand: Command = {
   name: 'commit',
   summary: 'the reserved object exists: make its reservation permanent',
   synopsis: 'commit [-n NS] ID|reservation/ID',
-  description: 'Idempotent. Exits 1 with 410 Expired when the reservation\'s TTL ran out, 409 Conflict when it was released.',
+  description: "Idempotent. Exits 1 with 410 Expired when the reservation's TTL ran out, 409 Conflict when it was released.",
   flags: ['namespace'],
   examples: ['quotactl commit -n team-a 3f6c1e2a-…'],
   needsServer: true,

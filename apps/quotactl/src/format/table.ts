@@ -115,7 +115,20 @@ export function resourceList(list: Readonly<Record<string, string>> | undefined)
 type Quantities = Readonly<Record<string, string>>;
 
 interface Named {
-  readonly metadata?: { readonly name?: string; readonly creationTimestamp?: string };
+  readonly metadata?: { readonly name?: string; readonly namespace?: string; readonly creationTimestamp?: string };
+}
+
+/** `-A`: kubectl's NAMESPACE column before the others. */
+export interface TableOptions {
+  readonly allNamespaces?: boolean;
+}
+
+function namespaced(options: TableOptions, header: readonly string[], items: readonly Named[], rows: ReadonlyArray<readonly string[]>): string {
+  if (!options.allNamespaces) return table(header, rows);
+  return table(
+    ['NAMESPACE', ...header],
+    rows.map((row, i) => [items[i]?.metadata?.namespace ?? '', ...row]),
+  );
 }
 
 /** Go's sort.Strings order (bytes), not the locale's. */
@@ -125,7 +138,11 @@ const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
  * `kubectl get quota`: REQUEST holds every resource but `limits.*`, LIMIT the `limits.*` ones,
  * each as `name: used/hard` (printers.go printResourceQuota).
  */
-export function quotaTable(quotas: ReadonlyArray<Named & { readonly spec?: { readonly hard?: Quantities }; readonly status?: { readonly hard?: Quantities; readonly used?: Quantities } }>, now: number): string {
+export function quotaTable(
+  quotas: ReadonlyArray<Named & { readonly spec?: { readonly hard?: Quantities }; readonly status?: { readonly hard?: Quantities; readonly used?: Quantities } }>,
+  now: number,
+  options: TableOptions = {},
+): string {
   const rows = quotas.map((quota) => {
     const hard = quota.status?.hard ?? quota.spec?.hard ?? {};
     const request: string[] = [];
@@ -136,19 +153,43 @@ export function quotaTable(quotas: ReadonlyArray<Named & { readonly spec?: { rea
     }
     return [quota.metadata?.name ?? '', age(quota.metadata?.creationTimestamp, now), request.join(', '), limit.join(', ')];
   });
-  return table(['NAME', 'AGE', 'REQUEST', 'LIMIT'], rows);
+  return namespaced(options, ['NAME', 'AGE', 'REQUEST', 'LIMIT'], quotas, rows);
 }
 
 /** `kubectl get limitrange`: NAME and CREATED AT (RFC 3339 in UTC, whole seconds, as Go prints it). */
-export function limitRangeTable(ranges: readonly Named[]): string {
+export function limitRangeTable(ranges: readonly Named[], options: TableOptions = {}): string {
   const created = (timestamp: string | undefined): string => {
     const at = timestamp ? Date.parse(timestamp) : Number.NaN;
     return Number.isNaN(at) ? '<unknown>' : new Date(at).toISOString().replace(/\.\d{3}Z$/, 'Z');
   };
-  return table(
+  return namespaced(
+    options,
     ['NAME', 'CREATED AT'],
+    ranges,
     ranges.map((range) => [range.metadata?.name ?? '', created(range.metadata?.creationTimestamp)]),
   );
+}
+
+/** One namespace of `GET /v1/namespaces`: its quotas (hard and used, exact) and the one closest to its limit. */
+export interface NamespaceSummaryRow {
+  readonly namespace: string;
+  readonly quotas?: ReadonlyArray<{ readonly name: string; readonly hard?: Quantities; readonly used?: Quantities }>;
+  readonly tightest?: { readonly quota: string; readonly resource: string; readonly ratio?: number };
+}
+
+/**
+ * `quotactl get namespaces`: NAME, QUOTAS (how many the namespace has) and TIGHTEST, the resource
+ * closest to (or furthest over) its hard limit as `quota: resource used/hard`, `<none>` without
+ * quotas. The namespaces the ledger holds, in name order as the server lists them.
+ */
+export function namespacesTable(namespaces: readonly NamespaceSummaryRow[]): string {
+  const rows = namespaces.map((ns) => {
+    const tight = ns.tightest;
+    const quota = tight ? ns.quotas?.find((q) => q.name === tight.quota) : undefined;
+    const cell = tight ? `${tight.quota}: ${tight.resource} ${quota?.used?.[tight.resource] ?? '0'}/${quota?.hard?.[tight.resource] ?? '?'}` : '<none>';
+    return [ns.namespace, String(ns.quotas?.length ?? 0), cell];
+  });
+  return table(['NAME', 'QUOTAS', 'TIGHTEST'], rows);
 }
 
 /** `quotactl usage`: one row per quota and resource, quotas and resources in name order. */
@@ -164,7 +205,11 @@ export function usageTable(quotas: ReadonlyArray<{ readonly name: string; readon
 }
 
 /** `quotactl usage clusterresourcequota NAME`: the total over its namespaces, then each namespace's part. */
-export function sharedUsageTable(usage: { readonly hard?: Quantities; readonly used?: Quantities; readonly namespaces?: ReadonlyArray<{ readonly namespace: string; readonly used?: Quantities }> }): string {
+export function sharedUsageTable(usage: {
+  readonly hard?: Quantities;
+  readonly used?: Quantities;
+  readonly namespaces?: ReadonlyArray<{ readonly namespace: string; readonly used?: Quantities }>;
+}): string {
   const resources = Object.keys(usage.hard ?? {}).sort(byteOrder);
   const rows = [
     ...resources.map((resource) => ['(all)', resource, usage.used?.[resource] ?? '0', usage.hard?.[resource] ?? '']),
@@ -240,7 +285,6 @@ export function eventSummary(type: string, data: unknown): string {
   }
 }
 
-
 /**
  * `quotactl decisions`: REASON is the admission plugin that refused (ResourceQuota or
  * LimitRanger), MESSAGE the API server's wording of the refusal, or for an allowance what it charged.
@@ -252,7 +296,17 @@ export function decisionsTable(decisions: readonly DecisionView[]): string {
       const charged = resourceList(d.result?.charged);
       // A dry run reserved nothing: its own column, so a denial that never happened is not read as one.
       const message = d.allowed ? (charged ? `${d.dryRun ? 'would charge' : 'charged'}: ${charged}` : '') : (d.result?.message ?? '');
-      return [d.time, String(d.allowed), String(d.dryRun === true), d.kind ?? d.resource ?? '', d.name ?? '<none>', d.operation ?? '', `${d.requester ?? ''}${d.onBehalfOf ? ` (for ${d.onBehalfOf})` : ''}`, d.allowed ? '' : (d.result?.stage ?? ''), oneLine(message)];
+      return [
+        d.time,
+        String(d.allowed),
+        String(d.dryRun === true),
+        d.kind ?? d.resource ?? '',
+        d.name ?? '<none>',
+        d.operation ?? '',
+        `${d.requester ?? ''}${d.onBehalfOf ? ` (for ${d.onBehalfOf})` : ''}`,
+        d.allowed ? '' : (d.result?.stage ?? ''),
+        oneLine(message),
+      ];
     }),
   );
 }

@@ -8,7 +8,7 @@ import type { LedgerEvent } from '../events/events.js';
 import type { GroupResource, Operation } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';
 import { denialJson, refusal, type AdmissionResult } from './answers.js';
-import { nearLimitWarnings } from '../quota/warnings.js';
+import { nearLimitWarnings, unchargedResourceWarnings } from '../quota/warnings.js';
 import type { AdmissionAnswer, AdmitObject, AdmitResources, Decided } from './commands.js';
 import { liveLoadedFor, type NamespaceFacts } from './facts.js';
 
@@ -21,7 +21,7 @@ import { liveLoadedFor, type NamespaceFacts } from './facts.js';
  */
 export function decideAdmit(command: AdmitObject | AdmitResources, facts: NamespaceFacts): Decided<AdmissionAnswer> {
   const earlier = earlierAnswer(command, facts);
-  if (earlier) return { events: [], answer: earlier };
+  if (earlier) return { events: [], answer: earlier.kind === 'Repeated' ? withUncharged(earlier, command, facts) : earlier };
   const managed = facts.known && !facts.state.objectOnly;
   // The plugins that decide on the namespace, in kube-apiserver's order: NamespaceLifecycle
   // first; AlwaysDeny, a mutating plugin too, before any validation.
@@ -47,7 +47,18 @@ export function decideAdmit(command: AdmitObject | AdmitResources, facts: Namesp
   const reserved = decision.allowed && !decision.existing && !command.dryRun ? decision.reservation : undefined;
   const events: LedgerEvent[] = reserved ? [reserved] : [];
   const warnings = decision.allowed && !decision.existing && command.warnAtPercent !== undefined ? nearLimitWarnings(decision.charges, facts.state, command.warnAtPercent) : [];
-  return { events, answer: { kind: 'Decided', result: resultOf(decision, command.dryRun, warnings) } };
+  return { events, answer: withUncharged({ kind: 'Decided', result: resultOf(decision, command.dryRun, warnings) }, command, facts) };
+}
+
+/**
+ * An allowed resource list, with a warning for each name it asks for that no quota charges
+ * (a typo such as `requests.cpus` or `pod`; issue 39). Where ResourceQuota admission is off,
+ * nothing is ever charged, and nothing is said.
+ */
+function withUncharged<A extends Extract<AdmissionAnswer, { kind: 'Decided' | 'Repeated' }>>(answer: A, command: AdmitObject | AdmitResources, facts: NamespaceFacts): A {
+  if (command.type !== 'AdmitResources' || !answer.result.allowed || !pluginEnabled(command.plugins, 'ResourceQuota')) return answer;
+  const uncharged = unchargedResourceWarnings(facts.namespace, Resources.resourceList(command.resources), facts.state);
+  return uncharged.length > 0 ? { ...answer, uncharged } : answer;
 }
 
 interface Target {

@@ -131,11 +131,16 @@ export interface RemoveLimitRange {
 
 // ------------------------------------------------------------------------ answers
 
+/**
+ * `uncharged`: an allowed resource list's names that no quota charges, in words
+ * (unchargedResourceWarnings); sent as `Warning` headers beside `result.warnings`, but not part of
+ * the result, so the decisions log and a repeated request's stored answer stay as they were.
+ */
 export type AdmissionAnswer =
   /** Decided now: the answer goes to the decisions log (with the reservation, when one was made). */
-  | { readonly kind: 'Decided'; readonly result: AdmissionResult }
+  | { readonly kind: 'Decided'; readonly result: AdmissionResult; readonly uncharged?: readonly string[] }
   /** The key was answered before, for this same request: that answer again, nothing decided. */
-  | { readonly kind: 'Repeated'; readonly result: AdmissionResult }
+  | { readonly kind: 'Repeated'; readonly result: AdmissionResult; readonly uncharged?: readonly string[] }
   /** The key was answered before for another request: 409, nothing decided or logged. */
   | { readonly kind: 'KeyReused'; readonly result: AdmissionResult }
   /**

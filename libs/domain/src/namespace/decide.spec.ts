@@ -415,6 +415,67 @@ describe('decide: warnings of quotas near their limits', () => {
   });
 });
 
+describe('decide: warnings of resource names no quota charges (issue 39)', () => {
+  const decided = (events: readonly LedgerEvent[], command: AdmitObject | AdmitResources, extra: Partial<NamespaceFacts> = {}) => given(events, extra).when(command);
+  const unchargedOf = (events: readonly LedgerEvent[], command: AdmitObject | AdmitResources, extra: Partial<NamespaceFacts> = {}) => {
+    const { answer } = decided(events, command, extra);
+    return answer.kind === 'Decided' || answer.kind === 'Repeated' ? answer.uncharged : ['not decided'];
+  };
+  const crq: LedgerEvent = { type: 'SharedQuotaApplied', data: { key: 'clusterresourcequotas/acme', ref: { kind: 'ClusterResourceQuota', name: 'acme' }, spec: { hard: { pods: '10' } } } };
+  const hrq: LedgerEvent = { type: 'SharedQuotaApplied', data: { key: 'hierarchicalresourcequotas/org/gpus', ref: { kind: 'HierarchicalResourceQuota', namespace: 'org', name: 'gpus' }, spec: { hard: { 'example.com/gpu': '4' } } } };
+  const elsewhere = { sharedElsewhere: new Map([['clusterresourcequotas/acme', {}], ['hierarchicalresourcequotas/org/gpus', {}]]) };
+
+  it('admits requests.cpus and pod, charging nothing, and says so with the standard names', () => {
+    const { events, answer } = decided([quota({ 'requests.cpu': '2', pods: '5' })], admitList({ 'requests.cpus': '1', pod: '1' }));
+    // Admitted as before: the reservation is made, and no quota is charged.
+    expect(events).toHaveLength(1);
+    expect(answer).toMatchObject({ kind: 'Decided', result: { allowed: true, charged: { 'requests.cpus': '1', pod: '1' } } });
+    expect(answer.kind === 'Decided' && answer.result.warnings).toBeFalsy();
+    expect(answer).toMatchObject({
+      uncharged: [
+        'pod: no quota covering namespace "team-a" limits this resource, so nothing is charged for it (did you mean pods?)',
+        'requests.cpus: no quota covering namespace "team-a" limits this resource, so nothing is charged for it (did you mean requests.cpu?)',
+      ],
+    });
+  });
+
+  it('says nothing of a name a quota, a ClusterResourceQuota or a HierarchicalResourceQuota covering the namespace limits', () => {
+    expect(unchargedOf([quota({ 'requests.cpu': '2' }), crq, hrq], admitList({ 'requests.cpu': '1', pods: '1', 'example.com/gpu': '1' }), elsewhere)).toBeUndefined();
+    expect(unchargedOf([quota({ 'requests.cpu': '2' }), crq], admitList({ 'requests.cpu': '1', pods: '1', 'example.com/gpu': '1' }), elsewhere)).toEqual([
+      'example.com/gpu: no quota covering namespace "team-a" limits this resource, so nothing is charged for it',
+    ]);
+  });
+
+  it('names the scoped quotas when only they limit the name: a resource list matches no scope', () => {
+    const scoped: LedgerEvent = { type: 'QuotaDefined', data: { name: 'best-effort', spec: { hard: { pods: '3' }, scopes: ['BestEffort'] } } };
+    expect(unchargedOf([scoped], admitList({ pods: '1' }))).toEqual([
+      'pods: only scoped quotas limit this resource in namespace "team-a" (quota "best-effort"), and a resource list matches no scope, so nothing is charged for it',
+    ]);
+  });
+
+  it('suggests another spelling a quota limits, and leaves zero quantities alone', () => {
+    expect(unchargedOf([quota({ 'requests.cpu': '2' })], admitList({ cpu: '1', memory: '0' }))).toEqual([
+      'cpu: no quota covering namespace "team-a" limits this resource, so nothing is charged for it (did you mean requests.cpu?)',
+    ]);
+  });
+
+  it('warns a dry run and a repeated request too, but never a denial, an object, or where ResourceQuota is off', () => {
+    const events = [quota({ pods: '1' })];
+    expect(unchargedOf(events, admitList({ pod: '1' }, { dryRun: true }))).toHaveLength(1);
+    const stored = { id: '7', result: { allowed: true, code: 200, dryRun: false, reservationId: 'r-list', charged: { pod: '1' } }, digest: undefined } as const;
+    const repeated = decided(events, admitList({ pod: '1' }, { requestKey: 'rest:k' }), answered('rest:k', stored));
+    expect(repeated.answer).toMatchObject({ kind: 'Repeated', result: stored.result, uncharged: [expect.stringMatching(/^pod: .*did you mean pods\?/)] });
+    expect(unchargedOf([quota({ pods: '0' })], admitList({ pods: '1', pod: '1' }))).toBeUndefined();
+    expect(unchargedOf(events, admitPod(pod('web', '100m')))).toBeUndefined();
+    expect(unchargedOf(events, admitList({ pod: '1' }, { plugins: ['LimitRanger'] }))).toBeUndefined();
+  });
+
+  it('keeps the result as it was: what the decisions log stores', () => {
+    const { answer } = decided([quota({ pods: '5' })], admitList({ pod: '1' }));
+    expect(answer.kind === 'Decided' && answer.result).toEqual({ allowed: true, code: 200, dryRun: false, reservationId: 'r-list', charged: { pod: '1' } });
+  });
+});
+
 describe('decide: RemoveLimitRange', () => {
   it('removes a limit range that exists, and answers NotFound for one that does not', () => {
     const defined: LedgerEvent = { type: 'LimitRangeDefined', data: { name: 'defaults', spec: { limits: [] } } };

@@ -1,14 +1,9 @@
 export { checkQuota } from './admission.js';
 export { decideQuota } from './check.js';
 export type { LimitedResource, QuotaCharge, QuotaCheckInput, QuotaDecision, QuotaSnapshot } from './check.js';
-export {
-  admissionObjectName,
-  forbiddenMessage,
-  formatScopeRequirements,
-  groupResourceString,
-  isForbidden,
-  renderDenial,
-} from './denial.js';
+export { admissionObjectName, forbiddenMessage, formatScopeRequirements, groupResourceString, isForbidden, renderDenial } from './denial.js';
 export type { ExceededResource, QuotaDenial } from './denial.js';
 export { matchesAllScopes, quotaMatchesObject } from './scopes.js';
 export { quotaObjectCountNames, RESOURCE_QUOTAS } from './quota-objects.js';
+export { WARNINGS_MAX } from './warnings.js';
+export { nearestResourceName, OBJECT_COUNT_NAMES } from './resource-name-hints.js';
