@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       snapshotEvery: 10_000,
       reconcileIntervalSeconds: 60,
       reconcileGraceSeconds: 120,
+      reconcileWatch: true,
       reconcileConcurrency: 4,
       reconcileAfterDeleteSeconds: 5,
       inventory: { source: 'none' },
@@ -127,6 +128,13 @@ describe('loadConfig', () => {
     [{ CUSTOM_RESOURCES: 'widgets.example.com/v1=Widget,widgets.example.com/v2=Widget' }, /CUSTOM_RESOURCES: lists widgets\.example\.com twice/],
   ])('refuses an inventory configuration that cannot work: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reconciles every 600 s by default when the reconciler watches the cluster, else every 60 s; a set interval wins', () => {
+    expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes' })).toMatchObject({ reconcileWatch: true, reconcileIntervalSeconds: 600 });
+    expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes', RECONCILE_WATCH: 'false' })).toMatchObject({ reconcileWatch: false, reconcileIntervalSeconds: 60 });
+    expect(loadConfig({ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://h/db', INVENTORY_RELATION: 'o' }).reconcileIntervalSeconds).toBe(60);
+    expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes', RECONCILE_INTERVAL_SECONDS: '30' }).reconcileIntervalSeconds).toBe(30);
   });
 
   it('reads CUSTOM_RESOURCES of built-in groups, the core group included (count/serviceaccounts)', () => {

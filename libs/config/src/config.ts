@@ -65,6 +65,8 @@ export interface AppConfig {
   readonly reconcileIntervalSeconds: number;
   /** A reservation younger than this is never released as stale, in seconds. */
   readonly reconcileGraceSeconds: number;
+  /** RECONCILE_WATCH: settle on watch events (kubernetes inventory only). */
+  readonly reconcileWatch: boolean;
   /** Namespaces reconciled at once by one reconciler process. */
   readonly reconcileConcurrency: number;
   /** Delay of the prompt reconcile after an admitted DELETE, in seconds. */
@@ -269,7 +271,8 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     projectionStepMax: integer(env, 'PROJECTION_STEP_MAX'),
     projectionCoalesceMs: integer(env, 'PROJECTION_COALESCE_MS'),
     snapshotEvery: integer(env, 'SNAPSHOT_EVERY'),
-    reconcileIntervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS'),
+    reconcileIntervalSeconds: reconcileInterval(env),
+    reconcileWatch: oneOf(env, 'RECONCILE_WATCH') === 'true',
     reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS'),
     reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY'),
     reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS'),
@@ -378,6 +381,15 @@ function required(env: Env, name: string, why: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') throw new ConfigError(name, `is required ${why}`);
   return raw;
+}
+
+/** Watched, the pass over every namespace is a safety net: rarer unless set. */
+const WATCHED_INTERVAL_SECONDS = 600;
+
+function reconcileInterval(env: Env): number {
+  const set = env['RECONCILE_INTERVAL_SECONDS'] !== undefined && env['RECONCILE_INTERVAL_SECONDS'] !== '';
+  const watched = oneOf(env, 'INVENTORY_SOURCE') === 'kubernetes' && oneOf(env, 'RECONCILE_WATCH') === 'true';
+  return !set && watched ? WATCHED_INTERVAL_SECONDS : integer(env, 'RECONCILE_INTERVAL_SECONDS');
 }
 
 function inventoryConfig(env: Env): InventoryConfig {

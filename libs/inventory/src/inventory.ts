@@ -1,3 +1,4 @@
+import type { SettleSignal, WatchState } from './kube-watch.js';
 import type { GroupResource, KubeObject } from '@quota/domain';
 
 /**
@@ -25,6 +26,12 @@ export interface InventorySource {
   namespaces?(signal?: AbortSignal): Promise<NamespaceListing>;
   /** One Namespace as the cluster stores it now, or null when it has none of that name. */
   namespace?(name: string, signal?: AbortSignal): Promise<ClusterNamespace | null>;
+  /**
+   * Watches the covered kinds across the cluster (kubernetes) and reports each change that
+   * settles a reservation at once: an object deleted, a pod that reached Succeeded or Failed.
+   * Runs until `signal` aborts; failures are retried inside (kube-watch.ts, watch.ts) and told to `onState`.
+   */
+  watchSettlements?(onSignal: (change: SettleSignal) => void, signal: AbortSignal, onState?: (state: WatchState) => void): Promise<void>;
   close(): Promise<void>;
 }
 

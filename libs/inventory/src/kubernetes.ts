@@ -4,6 +4,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { GroupResource } from '@quota/domain';
 import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource, type NamespaceListing } from './inventory.js';
 import { discoverKinds, mergeKinds } from './discovery.js';
+import { watchSettlements } from './kube-watch.js';
 import { checkResources, kindsWith, needsWholeObject, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
@@ -170,6 +171,11 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       return { items: namespaces, ...(versions[0] ? { resourceVersion: versions[0] } : {}) };
     },
     namespace: (name: string, signal?: AbortSignal) => getNamespace(ctx, name, signal),
+    async watchSettlements(onSignal, signal, onState) {
+      // The kinds as discovered now; if discovery fails, the fixed ones (the periodic pass covers the rest).
+      const discovered = discovery ? await discovery(signal).catch((error: unknown) => (onState?.({ resource: 'discovery', state: 'failed', error: messageOf(error) }), [])) : [];
+      await watchSettlements(ctx, mergeKinds(kinds, discovered), signal, onSignal, onState);
+    },
     close: async () => undefined,
   };
 }
