@@ -63,7 +63,27 @@ const WORK = mkdtempSync(join(tmpdir(), 'ql-kustomize-'));
 afterAll(() => rmSync(WORK, { recursive: true, force: true }));
 const COPY = join(WORK, 'kubernetes');
 cpSync(KUBERNETES, COPY, { recursive: true });
-execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=quota-ledger test CA', '-keyout', join(WORK, 'ca.key'), '-out', join(WORK, 'ca.crt')], { stdio: 'pipe' });
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=quota-ledger test CA',
+    '-keyout',
+    join(WORK, 'ca.key'),
+    '-out',
+    join(WORK, 'ca.crt'),
+  ],
+  { stdio: 'pipe' },
+);
 const CA_PEM = readFileSync(join(WORK, 'ca.crt'), 'utf8');
 writeFileSync(join(COPY, 'overlays/no-cert-manager/ca.crt'), CA_PEM);
 
@@ -227,11 +247,17 @@ const COMPONENT = 'app.kubernetes.io/component';
  */
 function applyStepProblems(docs: readonly unknown[]): string[] {
   const problems: string[] = [];
-  const labelled = (value: string): string[] => docs.filter((d) => get(d, 'metadata', 'labels', COMPONENT) === value).map((d) => `${String(get(d, 'kind'))} ${nameOf(d)}`).sort();
+  const labelled = (value: string): string[] =>
+    docs
+      .filter((d) => get(d, 'metadata', 'labels', COMPONENT) === value)
+      .map((d) => `${String(get(d, 'kind'))} ${nameOf(d)}`)
+      .sort();
   const webhooks = labelled('admission-webhook');
-  if (JSON.stringify(webhooks) !== JSON.stringify(['MutatingWebhookConfiguration quota-ledger', 'ValidatingWebhookConfiguration quota-ledger'])) problems.push(`${COMPONENT}=admission-webhook selects ${webhooks.join(', ') || 'nothing'}, not exactly the two webhook configurations`);
+  if (JSON.stringify(webhooks) !== JSON.stringify(['MutatingWebhookConfiguration quota-ledger', 'ValidatingWebhookConfiguration quota-ledger']))
+    problems.push(`${COMPONENT}=admission-webhook selects ${webhooks.join(', ') || 'nothing'}, not exactly the two webhook configurations`);
   const migration = labelled('migration');
-  if (!migration.includes('Job quota-ledger-migrate') || migration.some((o) => !/^(Job|NetworkPolicy) /.test(o))) problems.push(`${COMPONENT}=migration selects ${migration.join(', ') || 'nothing'}, not the migration Job (and its NetworkPolicy)`);
+  if (!migration.includes('Job quota-ledger-migrate') || migration.some((o) => !/^(Job|NetworkPolicy) /.test(o)))
+    problems.push(`${COMPONENT}=migration selects ${migration.join(', ') || 'nothing'}, not the migration Job (and its NetworkPolicy)`);
   for (const d of docs) {
     if (get(d, 'metadata', 'labels', 'app.kubernetes.io/part-of') !== 'quota-ledger') problems.push(`${String(get(d, 'kind'))} ${nameOf(d)}: no label app.kubernetes.io/part-of=quota-ledger`);
   }
@@ -383,10 +409,12 @@ function configProblems(where: string, container: unknown, role: Role): string[]
     if (config.host !== '0.0.0.0' && config.host !== '::') problems.push(`${name}: listens on ${config.host} only; the Service cannot reach it`);
   }
   if (role === 'worker') {
-    if (containerPort(container, 'metrics') !== config.metricsPort) problems.push(`${name}: serves /metrics on METRICS_PORT ${config.metricsPort}, but its metrics container port is ${String(containerPort(container, 'metrics'))}`);
+    if (containerPort(container, 'metrics') !== config.metricsPort)
+      problems.push(`${name}: serves /metrics on METRICS_PORT ${config.metricsPort}, but its metrics container port is ${String(containerPort(container, 'metrics'))}`);
   }
   if (where === 'Deployment quota-ledger-reconciler') {
-    if (config.inventory.source !== 'kubernetes' || !config.inventory.inCluster) problems.push(`${name}: does not list the cluster in-cluster (INVENTORY_SOURCE=kubernetes, INVENTORY_IN_CLUSTER=true)`);
+    if (config.inventory.source !== 'kubernetes' || !config.inventory.inCluster)
+      problems.push(`${name}: does not list the cluster in-cluster (INVENTORY_SOURCE=kubernetes, INVENTORY_IN_CLUSTER=true)`);
   }
   return problems;
 }
@@ -453,10 +481,15 @@ function serviceMonitorProblems(docs: readonly unknown[]): string[] {
             if (!HEALTH_ROUTES.has('/metrics')) problems.push(`${where}: the API serves no /metrics`);
             if (get(endpoint, 'scheme') !== 'https') problems.push(`${where}: endpoint port ${String(portName)} reaches the API's HTTPS port with scheme ${String(get(endpoint, 'scheme') ?? 'http')}`);
             const ca = get(endpoint, 'tlsConfig', 'ca', 'secret');
-            if (get(ca, 'name') !== tlsSecret || get(ca, 'key') !== 'ca.crt') problems.push(`${where}: verifies the API with ${String(get(ca, 'name'))}/${String(get(ca, 'key'))}, not ca.crt of the Secret the API serves (${String(tlsSecret)})`);
-            if (get(endpoint, 'tlsConfig', 'serverName') !== dnsName) problems.push(`${where}: tlsConfig.serverName is ${String(get(endpoint, 'tlsConfig', 'serverName'))}, not ${dnsName} (Prometheus dials pod addresses, which the certificate does not name)`);
+            if (get(ca, 'name') !== tlsSecret || get(ca, 'key') !== 'ca.crt')
+              problems.push(`${where}: verifies the API with ${String(get(ca, 'name'))}/${String(get(ca, 'key'))}, not ca.crt of the Secret the API serves (${String(tlsSecret)})`);
+            if (get(endpoint, 'tlsConfig', 'serverName') !== dnsName)
+              problems.push(
+                `${where}: tlsConfig.serverName is ${String(get(endpoint, 'tlsConfig', 'serverName'))}, not ${dnsName} (Prometheus dials pod addresses, which the certificate does not name)`,
+              );
           } else {
-            if (number !== Number(envValue(container, 'METRICS_PORT') ?? 9464)) problems.push(`${where}: endpoint port ${String(portName)} reaches ${template.where} on ${String(number)}, not its METRICS_PORT`);
+            if (number !== Number(envValue(container, 'METRICS_PORT') ?? 9464))
+              problems.push(`${where}: endpoint port ${String(portName)} reaches ${template.where} on ${String(number)}, not its METRICS_PORT`);
             if ((get(endpoint, 'scheme') ?? 'http') !== 'http') problems.push(`${where}: the metrics port of ${template.where} is plain HTTP`);
           }
         }
@@ -491,7 +524,13 @@ function allows(rules: readonly unknown[], container: unknown, port: number, pro
 function networkPolicyProblems(docs: readonly unknown[]): string[] {
   const problems: string[] = [];
   const policies = ofKind(docs, 'NetworkPolicy');
-  const defaultDeny = policies.some((p) => Object.keys(asObject(get(p, 'spec', 'podSelector'))).length === 0 && ['Ingress', 'Egress'].every((t) => asList(get(p, 'spec', 'policyTypes')).includes(t)) && asList(get(p, 'spec', 'ingress')).length === 0 && asList(get(p, 'spec', 'egress')).length === 0);
+  const defaultDeny = policies.some(
+    (p) =>
+      Object.keys(asObject(get(p, 'spec', 'podSelector'))).length === 0 &&
+      ['Ingress', 'Egress'].every((t) => asList(get(p, 'spec', 'policyTypes')).includes(t)) &&
+      asList(get(p, 'spec', 'ingress')).length === 0 &&
+      asList(get(p, 'spec', 'egress')).length === 0,
+  );
   if (!defaultDeny) problems.push('no default-deny NetworkPolicy (podSelector {}, both policy types, no rules)');
   for (const template of podTemplates(docs)) {
     const mine = policies.filter((p) => selects(get(p, 'spec', 'podSelector'), template.labels));
@@ -539,7 +578,13 @@ function webhookProblems(docs: readonly unknown[]): string[] {
   const configurations = [...ofKind(docs, 'MutatingWebhookConfiguration'), ...ofKind(docs, 'ValidatingWebhookConfiguration')];
   if (configurations.length !== 2) return [`expected one Mutating- and one ValidatingWebhookConfiguration, found ${configurations.length}`];
   const paths = new Set<string>();
-  const statementTimeoutMs = loadConfig(Object.fromEntries(envEntries(firstContainer(api(docs))).filter((e) => typeof e['value'] === 'string').map((e) => [String(e['name']), String(e['value'])]))).statementTimeoutMs;
+  const statementTimeoutMs = loadConfig(
+    Object.fromEntries(
+      envEntries(firstContainer(api(docs)))
+        .filter((e) => typeof e['value'] === 'string')
+        .map((e) => [String(e['name']), String(e['value'])]),
+    ),
+  ).statementTimeoutMs;
   for (const configuration of configurations) {
     const where = `${String(get(configuration, 'kind'))} ${nameOf(configuration)}`;
     for (const webhook of asList(get(configuration, 'webhooks'))) {
@@ -554,7 +599,8 @@ function webhookProblems(docs: readonly unknown[]): string[] {
       if (!WEBHOOK_ROUTES.has(path)) problems.push(`${at}: calls ${path}, which the API does not serve (it serves ${[...WEBHOOK_ROUTES].join(', ')})`);
       const service = ofKind(docs, 'Service').find((s) => nameOf(s) === get(ref, 'name') && namespaceOf(s) === get(ref, 'namespace'));
       if (!service) problems.push(`${at}: calls the Service ${String(get(ref, 'namespace'))}/${String(get(ref, 'name'))}, which is not rendered`);
-      else if (!asList(get(service, 'spec', 'ports')).some((p) => get(p, 'port') === (get(ref, 'port') ?? 443))) problems.push(`${at}: calls port ${String(get(ref, 'port') ?? 443)}, which the Service does not have`);
+      else if (!asList(get(service, 'spec', 'ports')).some((p) => get(p, 'port') === (get(ref, 'port') ?? 443)))
+        problems.push(`${at}: calls port ${String(get(ref, 'port') ?? 443)}, which the Service does not have`);
       const timeout = Number(get(webhook, 'timeoutSeconds'));
       // A timeout shorter than a statement turns a slow decision into the failurePolicy instead of the API's own 503.
       if (!(timeout <= 30 && timeout * 1000 > statementTimeoutMs)) problems.push(`${at}: timeoutSeconds ${timeout} must be at most 30 and above STATEMENT_TIMEOUT_MS (${statementTimeoutMs} ms)`);
@@ -571,7 +617,8 @@ function webhookProblems(docs: readonly unknown[]): string[] {
       .flatMap((r) => asList(get(r, 'apiGroups')).flatMap((g) => asList(get(r, 'resources')).map((res) => `${String(g)}/${String(res)}`))),
   );
   for (const { groupResource } of KNOWN_KINDS.filter((k) => k.groupResource.resource !== 'resourcequotas')) {
-    if (!validated.has(`${groupResource.group}/${groupResource.resource}`)) problems.push(`no validating webhook rule sends ${groupResource.resource} in group "${groupResource.group}", which the reconciler lists`);
+    if (!validated.has(`${groupResource.group}/${groupResource.resource}`))
+      problems.push(`no validating webhook rule sends ${groupResource.resource} in group "${groupResource.group}", which the reconciler lists`);
   }
 
   // The same objects quotactl generates for this Service: one definition of rules, selectors, policies.
@@ -581,7 +628,9 @@ function webhookProblems(docs: readonly unknown[]): string[] {
   for (const expected of generated) {
     const rendered = configurations.find((c) => get(c, 'kind') === expected.kind);
     if (rendered && JSON.stringify(comparable(rendered)) !== JSON.stringify(comparable(expected))) {
-      problems.push(`${expected.kind}: differs from what quotactl webhook-config generates (apps/quotactl/src/webhook-config.ts) for the Service ${namespace}/${name}: ${JSON.stringify(comparable(rendered))} vs ${JSON.stringify(comparable(expected))}`);
+      problems.push(
+        `${expected.kind}: differs from what quotactl webhook-config generates (apps/quotactl/src/webhook-config.ts) for the Service ${namespace}/${name}: ${JSON.stringify(comparable(rendered))} vs ${JSON.stringify(comparable(expected))}`,
+      );
     }
   }
   return problems;
@@ -605,7 +654,8 @@ function caProblems(docs: readonly unknown[], overlay: Overlay): string[] {
         problems.push(`${where}: ${INJECT_CA_FROM} is ${String(from)}, which names no rendered Certificate`);
         continue;
       }
-      if (get(certificate, 'spec', 'secretName') !== tlsSecret) problems.push(`${where}: injects the CA of Certificate ${from}, whose Secret ${String(get(certificate, 'spec', 'secretName'))} is not the one the API serves (${String(tlsSecret)})`);
+      if (get(certificate, 'spec', 'secretName') !== tlsSecret)
+        problems.push(`${where}: injects the CA of Certificate ${from}, whose Secret ${String(get(certificate, 'spec', 'secretName'))} is not the one the API serves (${String(tlsSecret)})`);
       if (!asList(get(certificate, 'spec', 'dnsNames')).includes(dnsName)) problems.push(`Certificate ${from}: dnsNames lack ${dnsName}, the name the kube-apiserver dials`);
       if (get(certificate, 'spec', 'isCA') === true) problems.push(`Certificate ${from}: is a CA, not the serving certificate`);
       // The serving certificate's issuer is a CA Issuer whose key is a self-signed CA Certificate's.
@@ -639,14 +689,23 @@ function caProblems(docs: readonly unknown[], overlay: Overlay): string[] {
 // The reconciler's ClusterRole against the kinds its inventory lists.
 
 const READ_VERBS = new Set(['get', 'list', 'watch']);
-const READABLE: Readonly<Record<string, readonly string[]>> = [...KNOWN_KINDS.map((k) => k.groupResource), { group: '', resource: 'namespaces' }].reduce<Record<string, string[]>>(
-  (byGroup, { group, resource }) => ({ ...byGroup, [group]: [...(byGroup[group] ?? []), resource] }),
-  {},
-);
+/**
+ * Kinds the inventory finds by discovery (not among KNOWN_KINDS) that rbac.yaml grants because quotas
+ * often count them; any other discovered kind is reported uncovered unless an operator grants it.
+ */
+const DISCOVERED_GRANTED = [
+  { group: '', resource: 'serviceaccounts' },
+  { group: 'policy', resource: 'poddisruptionbudgets' },
+  { group: 'autoscaling', resource: 'horizontalpodautoscalers' },
+];
+const READABLE: Readonly<Record<string, readonly string[]>> = [...KNOWN_KINDS.map((k) => k.groupResource), ...DISCOVERED_GRANTED, { group: '', resource: 'namespaces' }].reduce<
+  Record<string, string[]>
+>((byGroup, { group, resource }) => ({ ...byGroup, [group]: [...(byGroup[group] ?? []), resource] }), {});
 
 function clusterRoleProblems(role: unknown): string[] {
   const problems: string[] = [];
   const granted = new Set<string>();
+  const watched = new Set<string>();
   for (const [index, rule] of asList(get(role, 'rules')).entries()) {
     const where = `ClusterRole rules[${index}]`;
     if (get(rule, 'nonResourceURLs') !== undefined) problems.push(`${where}: grants nonResourceURLs`);
@@ -658,12 +717,19 @@ function clusterRoleProblems(role: unknown): string[] {
         const allowed = READABLE[String(group)];
         if (!allowed?.includes(String(resource))) problems.push(`${where}: grants ${String(resource)} in group "${String(group)}", which the reconciler does not read`);
         if (asList(get(rule, 'verbs')).includes('list')) granted.add(`${String(group)}/${String(resource)}`);
+        if (asList(get(rule, 'verbs')).includes('watch')) watched.add(`${String(group)}/${String(resource)}`);
       }
     }
   }
   // One forbidden list fails a whole listing, so every kind the inventory lists must be granted.
   for (const { groupResource } of [...KNOWN_KINDS, { groupResource: { group: '', resource: 'namespaces' } }]) {
-    if (!granted.has(`${groupResource.group}/${groupResource.resource}`)) problems.push(`ClusterRole: no list on ${groupResource.resource} in group "${groupResource.group}", which the kubernetes inventory lists`);
+    if (!granted.has(`${groupResource.group}/${groupResource.resource}`))
+      problems.push(`ClusterRole: no list on ${groupResource.resource} in group "${groupResource.group}", which the kubernetes inventory lists`);
+  }
+  // The reconciler watches every kind it lists (RECONCILE_WATCH): a forbidden watch is retried forever.
+  for (const { groupResource } of [...KNOWN_KINDS, ...DISCOVERED_GRANTED.map((groupResource) => ({ groupResource }))]) {
+    if (!watched.has(`${groupResource.group}/${groupResource.resource}`))
+      problems.push(`ClusterRole: no watch on ${groupResource.resource} in group "${groupResource.group}", which the reconciler watches`);
   }
   return problems;
 }
@@ -707,12 +773,17 @@ describe.each(OVERLAYS)('kustomize build deploy/kubernetes/overlays/%s', (overla
     expect([...images][0]).toMatch(/^([^:]+\/)?quota-ledger:[0-9][^:]*$/);
   });
 
-  it('the Job and the API\'s initContainer run the same migration, on the same database', () => {
+  it("the Job and the API's initContainer run the same migration, on the same database", () => {
     const job = firstContainer(one(docs, 'Job', 'quota-ledger-migrate'));
     const init = asList(get(api(docs), 'spec', 'template', 'spec', 'initContainers')).map(asObject);
     expect(asList(job['command'])).toEqual(['node', MIGRATE]);
     expect(init.map((c) => asList(c['command']))).toEqual([['node', MIGRATE]]);
-    const database = (c: unknown): unknown => get(envEntries(c).find((e) => e['name'] === 'DATABASE_URL'), 'valueFrom', 'secretKeyRef');
+    const database = (c: unknown): unknown =>
+      get(
+        envEntries(c).find((e) => e['name'] === 'DATABASE_URL'),
+        'valueFrom',
+        'secretKeyRef',
+      );
     expect(database(job)).toEqual(database(init[0]));
     expect(database(job)).toEqual(database(firstContainer(api(docs))));
   });
@@ -840,7 +911,11 @@ describe('the rules bite', () => {
   it('an API without tokens, started insecure, or listening on another port than its container port, fails', () => {
     const list = docs();
     const apiContainer = container(list, 'Deployment', 'quota-ledger-api');
-    apiContainer['env'] = [...envEntries(apiContainer).filter((e) => !['TOKENS_FILE', 'PORT'].includes(String(e['name']))), { name: 'PORT', value: '8443' }, { name: 'QUOTA_LEDGER_INSECURE_DEV', value: 'true' }];
+    apiContainer['env'] = [
+      ...envEntries(apiContainer).filter((e) => !['TOKENS_FILE', 'PORT'].includes(String(e['name']))),
+      { name: 'PORT', value: '8443' },
+      { name: 'QUOTA_LEDGER_INSECURE_DEV', value: 'true' },
+    ];
     const problems = environmentProblems(list).join('\n');
     expect(problems).toMatch(/no TOKENS_FILE/);
     expect(problems).toMatch(/QUOTA_LEDGER_INSECURE_DEV lets every caller in/);

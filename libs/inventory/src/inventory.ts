@@ -1,4 +1,3 @@
-import type { SettleSignal, WatchState } from './kube-watch.js';
 import type { GroupResource, KubeObject } from '@quota/domain';
 
 /**
@@ -76,4 +75,20 @@ export class InventoryError extends Error {
     super(message, options);
     this.name = 'InventoryError';
   }
+}
+
+/** A change that settles an object's reservation: it was deleted, or (a pod) it finished. */
+export interface SettleSignal {
+  readonly namespace: string;
+  readonly groupResource: GroupResource;
+  readonly uid: string;
+  readonly name: string;
+  readonly why: 'deleted' | 'terminal';
+}
+
+export interface WatchState {
+  readonly resource: string;
+  readonly state: 'listed' | 'relist' | 'failed' | 'resumed';
+  readonly error?: string;
+  readonly waitMs?: number;
 }

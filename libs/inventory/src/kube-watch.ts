@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { GroupResource } from '@quota/domain';
 import { formatResource, needsWholeObject, sameResource, type KnownKind } from './kinds.js';
+import type { SettleSignal, WatchState } from './inventory.js';
 import { isRecord } from './objects.js';
 import { runWatchLoop, WatchGone, type WatchEvent, type WatchLoopOptions, type WatchTransport } from './watch.js';
 
@@ -13,22 +13,6 @@ import { runWatchLoop, WatchGone, type WatchEvent, type WatchLoopOptions, type W
  * settles a reservation at once: a pod that reached Succeeded or Failed, an object deleted.
  * The reconciler then settles its namespace (the same decision as a periodic pass).
  */
-
-/** A change that settles an object's reservation: it was deleted, or (a pod) it finished. */
-export interface SettleSignal {
-  readonly namespace: string;
-  readonly groupResource: GroupResource;
-  readonly uid: string;
-  readonly name: string;
-  readonly why: 'deleted' | 'terminal';
-}
-
-export interface WatchState {
-  readonly resource: string;
-  readonly state: 'listed' | 'relist' | 'failed' | 'resumed';
-  readonly error?: string;
-  readonly waitMs?: number;
-}
 
 export interface KubeWatchContext {
   readonly server: string;
