@@ -107,5 +107,18 @@ describe('the reconciler against kube-apiserver: discovered kinds and watches', 
     figures.settle = { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? 0, samples: sorted.length };
     expect((await ledgerEvents(stack, 'rw-pods')).filter((e) => e.type === 'Terminated' && e.data.reason === 'Succeeded')).toHaveLength(PODS);
     expect(figures.settle.p99, `latencies (ms): ${JSON.stringify(latencies)}`).toBeLessThan(1000);
+    // What the reconciler says of it: every finished pod a watch signal, each settle counted, no watch failing
+    // (rbac.yaml grants watch on each kind it watches; discovered kinds it does not grant fail and are counted).
+    const metrics = await (await fetch(stack.metricsUrl('reconciler'))).text();
+    const value = (series: string): number =>
+      Number(
+        metrics
+          .split('\n')
+          .find((line) => line.startsWith(`${series} `))
+          ?.slice(series.length + 1) ?? NaN,
+      );
+    expect(value('quota_ledger_reconciler_watch_signals_total')).toBeGreaterThanOrEqual(PODS);
+    expect(value('quota_ledger_reconciler_watch_settles_total{outcome="settled"}')).toBeGreaterThanOrEqual(1);
+    expect(value('quota_ledger_reconciler_watch_settles_total{outcome="failed"}')).toBe(0);
   });
 });

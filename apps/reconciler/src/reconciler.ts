@@ -84,6 +84,8 @@ export class Reconciler {
   private worker: Worker<NamespaceJobData> | undefined;
   private keeper: NodeJS.Timeout | undefined;
   private watching: { readonly stop: AbortController; readonly done: Promise<void> } | undefined;
+  /** Resources whose watch is failing now (said once in the log, counted in a gauge). */
+  readonly watchesFailing = new Set<string>();
 
   constructor(
     private readonly ledger: ReconcilerLedger,
@@ -106,7 +108,7 @@ export class Reconciler {
     const watch = this.inventory.watchSettlements?.bind(this.inventory);
     if (!settler || !watch) return;
     const stop = new AbortController();
-    const failing = new Set<string>();
+    const failing = this.watchesFailing;
     const done = watch(
       (change) => settler.signal(change),
       stop.signal,
