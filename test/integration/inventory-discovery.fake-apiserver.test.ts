@@ -112,6 +112,15 @@ describe('kubernetes inventory: the kinds come from discovery, read metadata-onl
     expect(inventory.objects.find((o) => o.name === 'builder')?.object).toEqual({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata('builder') });
   });
 
+  it('does not ask again, for a discovery TTL, for a discovered kind it was forbidden to list', async () => {
+    const source = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig });
+    seen.length = 0;
+    await source.list('team-a');
+    const again = await source.list('team-a');
+    expect(seen.filter((s) => s.path === '/apis/locked.example.com/v1/namespaces/team-a/lockers')).toHaveLength(1);
+    expect(spelled(again.covers)).not.toContain('lockers.locked.example.com');
+  });
+
   it('discovers once per TTL, and a failed discovery fails the listing rather than cover less', async () => {
     const source = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, discoveryTtlMs: 60_000 });
     seen.length = 0;

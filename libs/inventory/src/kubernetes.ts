@@ -5,7 +5,7 @@ import type { GroupResource } from '@quota/domain';
 import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource, type NamespaceListing } from './inventory.js';
 import { discoverKinds, mergeKinds } from './discovery.js';
 import { watchSettlements } from './kube-watch.js';
-import { checkResources, kindsWith, needsWholeObject, type KnownKind } from './kinds.js';
+import { checkResources, formatResource, kindsWith, needsWholeObject, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
 
@@ -122,7 +122,11 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const maxBytes = positiveInteger(SOURCE, 'maxBytes', options.maxBytes, DEFAULT_MAX_BYTES);
   const config = loadKubeConfig(options);
   const ctx: Listing = { server: serverOf(config), config, pageSize, timeoutMs, maxObjects, maxBytes };
-  const discovery = options.resources === undefined ? discoveryCache(ctx, positiveInteger(SOURCE, 'discoveryTtlMs', options.discoveryTtlMs, DEFAULT_DISCOVERY_TTL_MS)) : undefined;
+  const discoveryTtlMs = positiveInteger(SOURCE, 'discoveryTtlMs', options.discoveryTtlMs, DEFAULT_DISCOVERY_TTL_MS);
+  const discovery = options.resources === undefined ? discoveryCache(ctx, discoveryTtlMs) : undefined;
+  // Discovered kinds answered 403, by resource: not asked again (in any namespace) for a discovery TTL; they stay uncovered.
+  const forbidden = new Map<string, number>();
+  const isForbidden = (known: KnownKind): boolean => (forbidden.get(formatResource(known.groupResource)) ?? 0) > Date.now();
 
   return {
     kind: SOURCE,
@@ -135,7 +139,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       let first: unknown;
       try {
         const discovered = discovery ? await discovery(both) : [];
-        const listed = mergeKinds(kinds, discovered);
+        const listed = mergeKinds(kinds, discovered).filter((known) => kinds.includes(known) || !isForbidden(known));
         const mapped = mergeKinds(all, discovered);
         const lists = await Promise.all(
           listed.map((known) => {
@@ -148,6 +152,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
             });
           }),
         );
+        listed.forEach((known, index) => lists[index] === UNREADABLE && forbidden.set(formatResource(known.groupResource), Date.now() + discoveryTtlMs));
         const listedCovers = listed.filter((_, index) => lists[index] !== UNREADABLE).map((k) => k.groupResource);
         const objects = lists.flatMap((list) => (list === UNREADABLE ? [] : list));
         return { namespace, covers: listedCovers, objects: toInventoryObjects(SOURCE, namespace, objects, listedCovers, ctx.maxObjects, mapped) };
