@@ -690,14 +690,23 @@ function caProblems(docs: readonly unknown[], overlay: Overlay): string[] {
 // The reconciler's ClusterRole against the kinds its inventory lists.
 
 const READ_VERBS = new Set(['get', 'list', 'watch']);
-const READABLE: Readonly<Record<string, readonly string[]>> = [...KNOWN_KINDS.map((k) => k.groupResource), { group: '', resource: 'namespaces' }].reduce<Record<string, string[]>>(
-  (byGroup, { group, resource }) => ({ ...byGroup, [group]: [...(byGroup[group] ?? []), resource] }),
-  {},
-);
+/**
+ * Kinds the inventory finds by discovery (not among KNOWN_KINDS) that rbac.yaml grants because quotas
+ * often count them; any other discovered kind is reported uncovered unless an operator grants it.
+ */
+const DISCOVERED_GRANTED = [
+  { group: '', resource: 'serviceaccounts' },
+  { group: 'policy', resource: 'poddisruptionbudgets' },
+  { group: 'autoscaling', resource: 'horizontalpodautoscalers' },
+];
+const READABLE: Readonly<Record<string, readonly string[]>> = [...KNOWN_KINDS.map((k) => k.groupResource), ...DISCOVERED_GRANTED, { group: '', resource: 'namespaces' }].reduce<
+  Record<string, string[]>
+>((byGroup, { group, resource }) => ({ ...byGroup, [group]: [...(byGroup[group] ?? []), resource] }), {});
 
 function clusterRoleProblems(role: unknown): string[] {
   const problems: string[] = [];
   const granted = new Set<string>();
+  const watched = new Set<string>();
   for (const [index, rule] of asList(get(role, 'rules')).entries()) {
     const where = `ClusterRole rules[${index}]`;
     if (get(rule, 'nonResourceURLs') !== undefined) problems.push(`${where}: grants nonResourceURLs`);
@@ -709,6 +718,7 @@ function clusterRoleProblems(role: unknown): string[] {
         const allowed = READABLE[String(group)];
         if (!allowed?.includes(String(resource))) problems.push(`${where}: grants ${String(resource)} in group "${String(group)}", which the reconciler does not read`);
         if (asList(get(rule, 'verbs')).includes('list')) granted.add(`${String(group)}/${String(resource)}`);
+        if (asList(get(rule, 'verbs')).includes('watch')) watched.add(`${String(group)}/${String(resource)}`);
       }
     }
   }
@@ -716,6 +726,11 @@ function clusterRoleProblems(role: unknown): string[] {
   for (const { groupResource } of [...KNOWN_KINDS, { groupResource: { group: '', resource: 'namespaces' } }]) {
     if (!granted.has(`${groupResource.group}/${groupResource.resource}`))
       problems.push(`ClusterRole: no list on ${groupResource.resource} in group "${groupResource.group}", which the kubernetes inventory lists`);
+  }
+  // The reconciler watches every kind it lists (RECONCILE_WATCH): a forbidden watch is retried forever.
+  for (const { groupResource } of [...KNOWN_KINDS, ...DISCOVERED_GRANTED.map((groupResource) => ({ groupResource }))]) {
+    if (!watched.has(`${groupResource.group}/${groupResource.resource}`))
+      problems.push(`ClusterRole: no watch on ${groupResource.resource} in group "${groupResource.group}", which the reconciler watches`);
   }
   return problems;
 }

@@ -49,7 +49,10 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     const offset = Number(url.searchParams.get('continue') ?? 0);
     const limit = Number(url.searchParams.get('limit'));
     const next = offset + limit < clusterNamespaces.length ? String(offset + limit) : undefined;
-    return send(200, JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: '48211', ...(next ? { continue: next } : {}) }, items: clusterNamespaces.slice(offset, offset + limit) }));
+    return send(
+      200,
+      JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: '48211', ...(next ? { continue: next } : {}) }, items: clusterNamespaces.slice(offset, offset + limit) }),
+    );
   }
   const match = /^\/apis?\/(?:[a-z0-9.]+\/)?v1\/namespaces\/([^/]+)\/([a-z]+)$/.exec(url.pathname);
   if (!match) return send(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
@@ -81,7 +84,8 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   }
   if (resource === 'deployments' && namespace === 'broken') return send(500, await fixture('status-500.json'));
   // A cluster before Kubernetes 1.34 serves no resource.k8s.io/v1.
-  if (resource === 'resourceclaims' && namespace === 'old-cluster') return send(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404 }));
+  if (resource === 'resourceclaims' && namespace === 'old-cluster')
+    return send(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404 }));
   if (resource === 'persistentvolumeclaims') return send(200, await fixture('persistentvolumeclaims.json'));
   if (resource === 'deployments') return send(200, await fixture('deployments.json'));
   const known = KNOWN_KINDS.find((k) => k.groupResource.resource === resource);
@@ -114,7 +118,9 @@ describe('kubernetes inventory source, against a fake API server replaying recor
     ]);
     const [first, , third, deployment] = inventory.objects;
     expect(first?.object).toMatchObject({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'team-a', uid: '0b8f3c5e-6f1d-4a7e-9d52-1f0c4a3b7e11' } });
-    expect(deployment?.object).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', spec: { replicas: 2 } });
+    // A Deployment is charged one per object: read metadata-only, and cut down to it even when the server sends more.
+    expect(deployment?.object).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' } });
+    expect(Object.keys(deployment?.object ?? {})).toEqual(['apiVersion', 'kind', 'metadata']);
     // The object as the API server stored it: timestamps as written, pod-level resources kept.
     const recorded = (JSON.parse(await fixture('pods-page-2.json')) as { items: object[] }).items[0];
     expect(third?.object).toEqual({ apiVersion: 'v1', kind: 'Pod', ...recorded });
@@ -134,7 +140,9 @@ describe('kubernetes inventory source, against a fake API server replaying recor
         '/apis/batch/v1/namespaces/team-a/cronjobs',
       ]),
     );
-    expect(seen).toHaveLength(15); // 14 resources, pods in two pages
+    // Discovery (/api/v1 and /apis: this fake serves neither, so nothing is added), 14 resources, pods in two pages.
+    expect(seen.slice(0, 2).map((s) => s.path)).toEqual(['/api/v1', '/apis']);
+    expect(seen).toHaveLength(17);
     expect(new Set(seen.map((s) => s.authorization))).toEqual(new Set(['Bearer test-token']));
   });
 

@@ -112,6 +112,32 @@ describe('reconciler corrections (the recount race)', () => {
     expect((await ledger.admit(admit('stale', 'next'))).result.allowed).toBe(true);
   });
 
+  it('terminates a finished pod once and releases a deleted one once when every replica settles it at the same moment (each replica watches: issue 40)', async () => {
+    await ledger.putQuota('replicas', { name: 'compute', spec: { hard: { pods: '4', 'requests.cpu': '2' } } }, { actor: 'admin' });
+    const done = await ledger.admit(admit('replicas', 'done'));
+    const gone = await ledger.admit(admit('replicas', 'gone'));
+    now += 1_000;
+    await reconcile('replicas', ['done', 'gone']);
+    // The pod `done` reached Succeeded and `gone` was deleted: eight replicas heard it and settle at once.
+    now += 1_000;
+    const finished: ReconcileListing = { ...listing([]), objects: [{ groupResource: PODS, uid: 'uid-done', name: 'done', object: { ...pod('done'), status: { phase: 'Succeeded' } } as Pod }] };
+    const ledgers = Array.from({ length: 8 }, () => new Ledger(db.dataSource, { clock }));
+    try {
+      const outcomes = await Promise.all(ledgers.map((l) => l.reconcile('replicas', finished, { actor: 'system:reconciler', graceMs: GRACE_MS })));
+      expect(outcomes.flatMap((o) => o.actions)).toEqual(
+        expect.arrayContaining([
+          { kind: 'terminate', reservationId: done.result.reservationId, reason: 'Succeeded', uid: 'uid-done' },
+          { kind: 'release', reservationId: gone.result.reservationId, reason: 'deleted', uid: 'uid-gone' },
+        ]),
+      );
+      expect(outcomes.flatMap((o) => o.actions)).toHaveLength(2);
+    } finally {
+      await Promise.all(ledgers.map((l) => l.close()));
+    }
+    expect(await eventTypes('replicas')).toEqual(['QuotaDefined', 'Reserved', 'Reserved', 'Committed', 'Committed', 'Terminated:Succeeded', 'Released:deleted']);
+    expect((await ledger.usage('replicas'))?.quotas[0]?.used).toEqual({ pods: '0', 'requests.cpu': '0' });
+  });
+
   it('releases a committed reservation whose object was deleted, and adopts an object nobody reserved, reporting used > hard', async () => {
     await ledger.putQuota('drift', { name: 'compute', spec: { hard: { pods: '1' } } }, { actor: 'admin' });
     const kept = await ledger.admit(admit('drift', 'kept'));
@@ -133,7 +159,13 @@ describe('reconciler corrections (the recount race)', () => {
     await ledger.putQuota('partial', { name: 'compute', spec: { hard: { persistentvolumeclaims: '1', pods: '2' } } }, { actor: 'admin' });
     await ledger.admit({
       ...admit('partial', 'claim'),
-      request: { operation: 'CREATE', groupResource: { group: '', resource: 'persistentvolumeclaims' }, namespace: 'partial', name: 'claim', object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'claim', uid: 'uid-claim' }, spec: { resources: { requests: { storage: '1Gi' } } } } },
+      request: {
+        operation: 'CREATE',
+        groupResource: { group: '', resource: 'persistentvolumeclaims' },
+        namespace: 'partial',
+        name: 'claim',
+        object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'claim', uid: 'uid-claim' }, spec: { resources: { requests: { storage: '1Gi' } } } },
+      },
     });
     // Younger than the grace period: reported, kept.
     expect(await reconcile('partial', [])).toMatchObject({ actions: [], uncovered: [{ resource: 'persistentvolumeclaims', count: 1 }] });

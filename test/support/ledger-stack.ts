@@ -122,6 +122,8 @@ export interface LedgerStack {
   startApp(name: AppName, env?: Env): Promise<void>;
   stopApp(name: AppName): Promise<void>;
   logs(name: AppName): string;
+  /** The /metrics URL of the worker or the reconciler (plain http on 127.0.0.1). */
+  metricsUrl(name: 'worker' | 'reconciler'): string;
   /** The processes of the stack now running (not the plane's). */
   pids(): number[];
   /** A query on the ledger's database (read what the API does not show). */
@@ -343,6 +345,7 @@ function assemble(parts: Parts): LedgerStack {
       await running.get(name)?.stop(15_000);
     },
     logs: (name) => running.get(name)?.logTail(64_000) ?? '',
+    metricsUrl: (name) => `http://127.0.0.1:${ports.get(name)}/metrics`,
     pids: () => [...running.values()].filter((p) => !p.exited()).map((p) => p.pid),
     sql: async <T>(text: string, params: unknown[] = []) => (await pool.query(text, params)).rows as T[],
     stop: parts.teardown,

@@ -45,6 +45,7 @@ const reconciler = new Reconciler(ledger, createInventorySource(config.inventory
   intervalMs: config.reconcileIntervalSeconds * 1000,
   graceMs: config.reconcileGraceSeconds * 1000,
   concurrency: config.reconcileConcurrency,
+  watch: config.reconcileWatch,
   log,
 });
 // A namespace the cluster's labels put under a shared quota, made managed by it, is counted at once.
@@ -52,11 +53,15 @@ cluster.onCountAwaited((namespaces) => {
   for (const namespace of namespaces) void reconciler.enqueue(namespace, 'count').catch((error: unknown) => log('warn', 'first count not queued', { namespace, error: (error as Error).message }));
 });
 await reconciler.start();
-log('info', 'reconciling', { queue: backend.kind, inventory: config.inventory.source, intervalSeconds: config.reconcileIntervalSeconds, graceSeconds: config.reconcileGraceSeconds });
+log('info', 'reconciling', {
+  queue: backend.kind,
+  inventory: config.inventory.source,
+  intervalSeconds: config.reconcileIntervalSeconds,
+  graceSeconds: config.reconcileGraceSeconds,
+  watch: reconciler.watches,
+});
 
-const ops = config.metricsPort
-  ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: reconcilerMetrics(reconciler), healthy: () => true })
-  : undefined;
+const ops = config.metricsPort ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: reconcilerMetrics(reconciler), healthy: () => true }) : undefined;
 if (ops) log('info', 'GET /metrics and /healthz', { port: ops.port });
 
 onShutdown(

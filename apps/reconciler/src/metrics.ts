@@ -18,7 +18,12 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
     labelNames: ['kind'],
     registers,
     collect() {
-      for (const [kind, stat] of [['commit', 'committed'], ['release', 'released'], ['terminate', 'terminated'], ['adopt', 'adopted']] as const) {
+      for (const [kind, stat] of [
+        ['commit', 'committed'],
+        ['release', 'released'],
+        ['terminate', 'terminated'],
+        ['adopt', 'adopted'],
+      ] as const) {
         this.inc({ kind }, reconciler.stats[stat] - seen[stat]);
         seen[stat] = reconciler.stats[stat];
       }
@@ -45,7 +50,7 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
   });
   new Gauge({
     name: 'quota_ledger_reconciler_uncovered_reservations',
-    help: 'Live reservations of objects of kinds the inventory does not list (add them to CUSTOM_RESOURCES), by resource, as this replica\'s last reconcile of each namespace left them (within two intervals, at most 10,000 namespaces); reserved ones are released "uncovered" after the grace period.',
+    help: 'Live reservations of objects of kinds the inventory does not list (kubernetes: not served by the cluster, or its RBAC forbids the list; other sources: add them to CUSTOM_RESOURCES), by resource, as this replica\'s last reconcile of each namespace left them (within two intervals, at most 10,000 namespaces); reserved ones are released "uncovered" after the grace period.',
     labelNames: ['resource'],
     registers,
     collect() {
@@ -53,6 +58,7 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
       for (const [resource, count] of reconciler.uncovered.totals(Date.now())) this.set({ resource }, count);
     },
   });
+  watchMetrics(reconciler, registers);
   new Gauge({
     name: 'quota_ledger_reconciler_queue_jobs',
     help: 'Reconcile jobs in the queue by state (wait, delayed, active, failed).',
@@ -65,4 +71,39 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
     },
   });
   return registry;
+}
+
+/** The watch's series (settle-on-watch.ts): signals heard, settles run, watches failing now. */
+function watchMetrics(reconciler: Reconciler, registers: Registry[]): void {
+  const settled: Record<string, number> = {};
+  mirroredCounter({
+    name: 'quota_ledger_reconciler_watch_signals_total',
+    help: 'Watch events that settle a reservation at once (an object deleted, a pod that reached Succeeded or Failed), each making its namespace settled (RECONCILE_WATCH).',
+    registers,
+    read: () => reconciler.settler?.stats.signals ?? 0,
+  });
+  new Counter({
+    name: 'quota_ledger_reconciler_watch_settles_total',
+    help: 'Namespace settles run on watch events, by outcome (settled, failed: left to the next event or the periodic pass).',
+    labelNames: ['outcome'],
+    registers,
+    collect() {
+      const stats = reconciler.settler?.stats ?? { settles: 0, failures: 0 };
+      for (const [outcome, value] of [
+        ['settled', stats.settles],
+        ['failed', stats.failures],
+      ] as const) {
+        this.inc({ outcome }, value - (settled[outcome] ?? 0));
+        settled[outcome] = value;
+      }
+    },
+  });
+  new Gauge({
+    name: 'quota_ledger_reconciler_watches_failing',
+    help: "Resources whose watch is failing now (retried with backoff up to 30 s; a 403 means the reconciler's RBAC lacks watch on it); the periodic pass settles them meanwhile.",
+    registers,
+    collect() {
+      this.set(reconciler.watchesFailing.size);
+    },
+  });
 }

@@ -14,6 +14,7 @@ import {
 } from '@quota/jobs';
 import type { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, ReconcileOutcome } from '@quota/ledger';
 import { Worker, type Job, type Queue } from 'bullmq';
+import { WatchSettler } from './settle-on-watch.js';
 import { UncoveredReports } from './uncovered.js';
 
 export interface ReconcilerOptions {
@@ -33,6 +34,11 @@ export interface ReconcilerOptions {
   readonly retryDelayMs?: number;
   /** Namespaces whose uncovered reservations are remembered at most (UNCOVERED_NAMESPACES_MAX). */
   readonly uncoveredNamespacesMax?: number;
+  /**
+   * Watch the cluster (when the inventory can: kubernetes) and settle a namespace as soon as one
+   * of its objects is deleted or a pod of it finishes (settle-on-watch.ts). Default true.
+   */
+  readonly watch?: boolean;
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -73,8 +79,13 @@ export class Reconciler {
   readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, terminated: 0, adopted: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
   /** Per namespace, the live reservations of kinds the inventory does not list (bounded: uncovered.ts). */
   readonly uncovered: UncoveredReports;
+  /** Settles namespaces on watch events; undefined when not watching. */
+  readonly settler: WatchSettler | undefined;
   private worker: Worker<NamespaceJobData> | undefined;
   private keeper: NodeJS.Timeout | undefined;
+  private watching: { readonly stop: AbortController; readonly done: Promise<void> } | undefined;
+  /** Resources whose watch is failing now (said once in the log, counted in a gauge). */
+  readonly watchesFailing = new Set<string>();
 
   constructor(
     private readonly ledger: ReconcilerLedger,
@@ -84,14 +95,44 @@ export class Reconciler {
   ) {
     this.queue = reconcileQueue(backend);
     this.uncovered = new UncoveredReports(2 * options.intervalMs, options.uncoveredNamespacesMax);
+    this.settler = options.watch !== false && inventory.watchSettlements ? new WatchSettler((namespace) => this.reconcileNamespace(namespace), options.log) : undefined;
+  }
+
+  /** Whether this reconciler settles on watch events (the periodic pass is then only a safety net). */
+  get watches(): boolean {
+    return this.settler !== undefined;
+  }
+
+  private startWatching(): void {
+    const settler = this.settler;
+    const watch = this.inventory.watchSettlements?.bind(this.inventory);
+    if (!settler || !watch) return;
+    const stop = new AbortController();
+    const failing = this.watchesFailing;
+    const done = watch(
+      (change) => settler.signal(change),
+      stop.signal,
+      (state) => {
+        // A failure is said once per resource until its watch works again.
+        if (state.state === 'failed' && !failing.has(state.resource)) {
+          failing.add(state.resource);
+          this.options.log?.('warn', 'watch failing; retrying with backoff (the periodic pass settles meanwhile)', { ...state });
+        } else if (state.state === 'listed' || state.state === 'resumed') failing.delete(state.resource);
+      },
+    ).catch((error: unknown) => this.options.log?.('error', 'watch stopped', { error: (error as Error).message }));
+    this.watching = { stop, done };
   }
 
   private schedule(): Promise<unknown> {
-    return this.queue.upsertJobScheduler(SCHEDULER_ID, { every: this.options.intervalMs }, {
-      name: FAN_OUT_JOB,
-      data: { namespace: '', reason: 'interval' },
-      opts: { removeOnComplete: true, removeOnFail: 100 },
-    });
+    return this.queue.upsertJobScheduler(
+      SCHEDULER_ID,
+      { every: this.options.intervalMs },
+      {
+        name: FAN_OUT_JOB,
+        data: { namespace: '', reason: 'interval' },
+        opts: { removeOnComplete: true, removeOnFail: 100 },
+      },
+    );
   }
 
   /** Registers the repeating fan-out (idempotent across replicas) and starts working. */
@@ -110,6 +151,7 @@ export class Reconciler {
       this.options.log?.('warn', 'reconcile job failed', { job: job?.id, namespace: job?.data.namespace, attempt: job?.attemptsMade, error: error.message });
     });
     this.worker.on('error', (error) => this.options.log?.('error', 'reconcile worker error', { error: error.message }));
+    this.startWatching();
   }
 
   /** Queues one namespace now or after a delay; a job already waiting for it absorbs this one. */
@@ -151,6 +193,9 @@ export class Reconciler {
   /** Waits for the jobs in hand to finish (others stay queued for the next process), then closes. */
   async stop(): Promise<void> {
     clearInterval(this.keeper);
+    this.watching?.stop.abort();
+    await this.watching?.done;
+    await this.settler?.idle();
     await this.worker?.close();
     await this.queue.close();
     await this.inventory.close();

@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       snapshotEvery: 10_000,
       reconcileIntervalSeconds: 60,
       reconcileGraceSeconds: 120,
+      reconcileWatch: true,
       reconcileConcurrency: 4,
       reconcileAfterDeleteSeconds: 5,
       inventory: { source: 'none' },
@@ -61,7 +62,10 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    [{ TLS_CERT_FILE: '/tls/tls.crt', TLS_KEY_FILE: '/tls/tls.key' }, { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: undefined, clientCertRole: 'webhook', clientCertTrustUserInfo: true }],
+    [
+      { TLS_CERT_FILE: '/tls/tls.crt', TLS_KEY_FILE: '/tls/tls.key' },
+      { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: undefined, clientCertRole: 'webhook', clientCertTrustUserInfo: true },
+    ],
     [
       { TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', TLS_CLIENT_CA_FILE: 'ca', TLS_CLIENT_CERT_ROLE: 'auditor', TLS_CLIENT_CERT_TRUST_USER_INFO: 'false' },
       { certFile: 'c', keyFile: 'k', clientCaFile: 'ca', clientCertRole: 'auditor', clientCertTrustUserInfo: false },
@@ -89,10 +93,22 @@ describe('loadConfig', () => {
   });
 
   it.each([
-    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_KUBECONFIG: '/etc/kube/config' }, { source: 'kubernetes', kubeconfigPath: '/etc/kube/config', inCluster: false, timeoutMs: 10000, pageSize: 500, customKinds: [] }],
-    [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_IN_CLUSTER: 'true', INVENTORY_PAGE_SIZE: '2' }, { source: 'kubernetes', inCluster: true, timeoutMs: 10000, pageSize: 2, customKinds: [] }],
-    [{ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://p@h/platform', INVENTORY_RELATION: 'platform.objects' }, { source: 'postgres', databaseUrl: 'postgres://p@h/platform', relation: 'platform.objects', timeoutMs: 10000, customKinds: [] }],
-    [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'https://platform.example.com/api', INVENTORY_TOKEN: 't', INVENTORY_TIMEOUT_MS: '2500' }, { source: 'http', url: 'https://platform.example.com/api', token: 't', timeoutMs: 2500, customKinds: [] }],
+    [
+      { INVENTORY_SOURCE: 'kubernetes', INVENTORY_KUBECONFIG: '/etc/kube/config' },
+      { source: 'kubernetes', kubeconfigPath: '/etc/kube/config', inCluster: false, timeoutMs: 10000, pageSize: 500, customKinds: [] },
+    ],
+    [
+      { INVENTORY_SOURCE: 'kubernetes', INVENTORY_IN_CLUSTER: 'true', INVENTORY_PAGE_SIZE: '2' },
+      { source: 'kubernetes', inCluster: true, timeoutMs: 10000, pageSize: 2, customKinds: [] },
+    ],
+    [
+      { INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://p@h/platform', INVENTORY_RELATION: 'platform.objects' },
+      { source: 'postgres', databaseUrl: 'postgres://p@h/platform', relation: 'platform.objects', timeoutMs: 10000, customKinds: [] },
+    ],
+    [
+      { INVENTORY_SOURCE: 'http', INVENTORY_URL: 'https://platform.example.com/api', INVENTORY_TOKEN: 't', INVENTORY_TIMEOUT_MS: '2500' },
+      { source: 'http', url: 'https://platform.example.com/api', token: 't', timeoutMs: 2500, customKinds: [] },
+    ],
   ])('reads the inventory source %o', (env, inventory) => {
     expect(loadConfig(env).inventory).toEqual(inventory);
   });
@@ -105,12 +121,30 @@ describe('loadConfig', () => {
     [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_PAGE_SIZE: '0' }, /INVENTORY_PAGE_SIZE/],
     [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'ftp://x' }, /INVENTORY_URL: must use http: or https:/],
     [{ CUSTOM_RESOURCES: 'widgets' }, /CUSTOM_RESOURCES: "widgets" is not resource\.group\/version=Kind/],
-    [{ CUSTOM_RESOURCES: 'widgets.example/v1=Widget' }, /the group has a dot/],
+    [{ CUSTOM_RESOURCES: 'Widgets.example.com/v1=Widget' }, /CUSTOM_RESOURCES: "Widgets\.example\.com\/v1=Widget" is not resource\.group\/version=Kind/],
+    [{ CUSTOM_RESOURCES: 'serviceaccounts/v1=ServiceAccount,serviceaccounts/v2=ServiceAccount' }, /CUSTOM_RESOURCES: lists serviceaccounts twice/],
     [{ CUSTOM_RESOURCES: 'widgets.example.com/1=Widget' }, /CUSTOM_RESOURCES: "widgets\.example\.com\/1=Widget"/],
     [{ CUSTOM_RESOURCES: 'widgets.example.com/v1=widget' }, /CUSTOM_RESOURCES/],
     [{ CUSTOM_RESOURCES: 'widgets.example.com/v1=Widget,widgets.example.com/v2=Widget' }, /CUSTOM_RESOURCES: lists widgets\.example\.com twice/],
   ])('refuses an inventory configuration that cannot work: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reconciles every 600 s by default when the reconciler watches the cluster, else every 60 s; a set interval wins', () => {
+    expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes' })).toMatchObject({ reconcileWatch: true, reconcileIntervalSeconds: 600 });
+    expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes', RECONCILE_WATCH: 'false' })).toMatchObject({ reconcileWatch: false, reconcileIntervalSeconds: 60 });
+    expect(loadConfig({ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://h/db', INVENTORY_RELATION: 'o' }).reconcileIntervalSeconds).toBe(60);
+    expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes', RECONCILE_INTERVAL_SECONDS: '30' }).reconcileIntervalSeconds).toBe(30);
+  });
+
+  it('reads CUSTOM_RESOURCES of built-in groups, the core group included (count/serviceaccounts)', () => {
+    const config = loadConfig({ INVENTORY_SOURCE: 'kubernetes', CUSTOM_RESOURCES: 'serviceaccounts/v1=ServiceAccount,poddisruptionbudgets.policy/v1=PodDisruptionBudget' });
+    expect(config.inventory).toMatchObject({
+      customKinds: [
+        { kind: 'ServiceAccount', apiVersion: 'v1', groupResource: { group: '', resource: 'serviceaccounts' } },
+        { kind: 'PodDisruptionBudget', apiVersion: 'policy/v1', groupResource: { group: 'policy', resource: 'poddisruptionbudgets' } },
+      ],
+    });
   });
 
   it('reads CUSTOM_RESOURCES into the kinds the inventory lists besides the known ones', () => {
@@ -130,7 +164,12 @@ describe('loadConfig', () => {
 
   it('reads a DATABASE_URL of several hosts as libpq writes it, and the synchronous standby requirement', () => {
     const hosts = 'postgres://ql@db-a:5432,db-b:5432/ledger?target_session_attrs=read-write';
-    const config = loadConfig({ DATABASE_URL: hosts, REDIS_URL: 'redis://r:6379', DATABASE_READ_URL: 'postgres://db-b,db-a/ledger?target_session_attrs=prefer-standby', DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: 'true' });
+    const config = loadConfig({
+      DATABASE_URL: hosts,
+      REDIS_URL: 'redis://r:6379',
+      DATABASE_READ_URL: 'postgres://db-b,db-a/ledger?target_session_attrs=prefer-standby',
+      DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: 'true',
+    });
     expect(config).toMatchObject({ databaseUrl: hosts, databaseReadUrl: 'postgres://db-b,db-a/ledger?target_session_attrs=prefer-standby', requireSynchronousStandby: true });
   });
 

@@ -1,5 +1,6 @@
 import { DEFAULT_BODY_LIMIT_BYTES, VARIABLES, type VariableOfKind } from './variables.js';
 import { AdmissionConfigProblem, admissionControlConfig, type AdmissionControlConfig, type ReadTextFile } from './admission-config.js';
+import { parseCustomResources, type CustomResourceConfig } from './custom-resources.js';
 
 /**
  * The environment, read once at boot into a typed object. Only this lib reads
@@ -65,6 +66,8 @@ export interface AppConfig {
   readonly reconcileIntervalSeconds: number;
   /** A reservation younger than this is never released as stale, in seconds. */
   readonly reconcileGraceSeconds: number;
+  /** RECONCILE_WATCH: settle on watch events (kubernetes inventory only). */
+  readonly reconcileWatch: boolean;
   /** Namespaces reconciled at once by one reconciler process. */
   readonly reconcileConcurrency: number;
   /** Delay of the prompt reconcile after an admitted DELETE, in seconds. */
@@ -128,16 +131,6 @@ export interface TlsConfig {
   readonly clientCertRole: 'admin' | 'admission' | 'auditor' | 'webhook';
   /** A client certificate relays users' requests (kube-apiserver): its reviews' userInfo is recorded as "on behalf of". */
   readonly clientCertTrustUserInfo: boolean;
-}
-
-/**
- * A custom resource quota charges (`count/<resource>.<group>`) and the inventory lists, so that
- * the webhook's reservations of it are committed and released (CUSTOM_RESOURCES).
- */
-export interface CustomResourceConfig {
-  readonly kind: string;
-  readonly apiVersion: string;
-  readonly groupResource: { readonly group: string; readonly resource: string };
 }
 
 /** Where the reconciler lists the objects that exist (INVENTORY_SOURCE and its variables). */
@@ -269,7 +262,8 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     projectionStepMax: integer(env, 'PROJECTION_STEP_MAX'),
     projectionCoalesceMs: integer(env, 'PROJECTION_COALESCE_MS'),
     snapshotEvery: integer(env, 'SNAPSHOT_EVERY'),
-    reconcileIntervalSeconds: integer(env, 'RECONCILE_INTERVAL_SECONDS'),
+    reconcileIntervalSeconds: reconcileInterval(env),
+    reconcileWatch: oneOf(env, 'RECONCILE_WATCH') === 'true',
     reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS'),
     reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY'),
     reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS'),
@@ -380,6 +374,15 @@ function required(env: Env, name: string, why: string): string {
   return raw;
 }
 
+/** Watched, the pass over every namespace is a safety net: rarer unless set. */
+const WATCHED_INTERVAL_SECONDS = 600;
+
+function reconcileInterval(env: Env): number {
+  const set = env['RECONCILE_INTERVAL_SECONDS'] !== undefined && env['RECONCILE_INTERVAL_SECONDS'] !== '';
+  const watched = oneOf(env, 'INVENTORY_SOURCE') === 'kubernetes' && oneOf(env, 'RECONCILE_WATCH') === 'true';
+  return !set && watched ? WATCHED_INTERVAL_SECONDS : integer(env, 'RECONCILE_INTERVAL_SECONDS');
+}
+
 function inventoryConfig(env: Env): InventoryConfig {
   const source = oneOf(env, 'INVENTORY_SOURCE');
   const timeoutMs = integer(env, 'INVENTORY_TIMEOUT_MS');
@@ -413,28 +416,6 @@ function inventoryConfig(env: Env): InventoryConfig {
       };
     }
   }
-}
-
-const DNS_LABEL = '[a-z0-9](?:[-a-z0-9]*[a-z0-9])?';
-/** `widgets.example.com/v1=Widget`: plural resource, a group with a dot (as a CRD's must have), a version, the kind. */
-const CUSTOM_RESOURCE = new RegExp(`^(${DNS_LABEL})\\.(${DNS_LABEL}(?:\\.${DNS_LABEL})+)/(v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?)=([A-Z][A-Za-z0-9]*)$`);
-const CUSTOM_RESOURCES_MAX = 64;
-
-/**
- * Custom resources as CUSTOM_RESOURCES and `quotactl webhook-config --custom-resource` spell them:
- * entries of `resource.group/version=Kind`. A string says what is wrong.
- */
-export function parseCustomResources(entries: readonly string[]): CustomResourceConfig[] | string {
-  if (entries.length > CUSTOM_RESOURCES_MAX) return `lists ${entries.length} resources; at most ${CUSTOM_RESOURCES_MAX}`;
-  const kinds: CustomResourceConfig[] = [];
-  for (const entry of entries) {
-    const match = CUSTOM_RESOURCE.exec(entry);
-    if (!match) return `"${entry}" is not resource.group/version=Kind (e.g. widgets.example.com/v1=Widget; the group has a dot)`;
-    const [, resource = '', group = '', version = '', kind = ''] = match;
-    if (kinds.some((k) => k.groupResource.resource === resource && k.groupResource.group === group)) return `lists ${resource}.${group} twice`;
-    kinds.push({ kind, apiVersion: `${group}/${version}`, groupResource: { group, resource } });
-  }
-  return kinds;
 }
 
 /** CUSTOM_RESOURCES: a comma list of `resource.group/version=Kind`. */

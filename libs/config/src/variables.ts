@@ -235,7 +235,18 @@ export const VARIABLES = {
   SNAPSHOT_EVERY: integer('projection', 10_000, 10, 1_000_000, 'Events between two snapshots of a namespace (where `usage?at=` folds from for versions the projection has not reached).'),
 
   // Reconciler and inventory
-  RECONCILE_INTERVAL_SECONDS: integer('reconciler', 60, 1, 86_400, 'Every namespace is reconciled this often.', { see: 'concepts/reconciliation.md' }),
+  RECONCILE_INTERVAL_SECONDS: integer('reconciler', 60, 1, 86_400, 'Every namespace is reconciled this often.', {
+    defaultText: '`600` when the reconciler watches (`INVENTORY_SOURCE=kubernetes`, `RECONCILE_WATCH=true`): the pass is then a safety net; else `60`',
+    see: 'concepts/reconciliation.md',
+  }),
+  RECONCILE_WATCH: {
+    group: 'reconciler',
+    kind: 'oneOf',
+    values: ['true', 'false'],
+    default: 'true',
+    meaning: 'With `INVENTORY_SOURCE=kubernetes`: watch every charged kind across the cluster and settle a namespace as soon as one of its objects is deleted or a pod of it finishes (RBAC `watch`).',
+    see: 'concepts/reconciliation.md#released-on-the-spot',
+  },
   RECONCILE_GRACE_SECONDS: integer('reconciler', 120, 0, 86_400, 'A reservation younger than this is never released as stale.', { see: 'concepts/reconciliation.md' }),
   RECONCILE_CONCURRENCY: integer('reconciler', 4, 1, 256, 'Namespace jobs one reconciler process runs at once.'),
   RECONCILE_AFTER_DELETE_SECONDS: integer('reconciler', 5, 0, 3600, 'Delay of the prompt reconcile the webhook queues after an admitted DELETE (and of the read of a reviewed Namespace).'),

@@ -25,6 +25,12 @@ export interface InventorySource {
   namespaces?(signal?: AbortSignal): Promise<NamespaceListing>;
   /** One Namespace as the cluster stores it now, or null when it has none of that name. */
   namespace?(name: string, signal?: AbortSignal): Promise<ClusterNamespace | null>;
+  /**
+   * Watches the covered kinds across the cluster (kubernetes) and reports each change that
+   * settles a reservation at once: an object deleted, a pod that reached Succeeded or Failed.
+   * Runs until `signal` aborts; failures are retried inside (kube-watch.ts, watch.ts) and told to `onState`.
+   */
+  watchSettlements?(onSignal: (change: SettleSignal) => void, signal: AbortSignal, onState?: (state: WatchState) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -69,4 +75,20 @@ export class InventoryError extends Error {
     super(message, options);
     this.name = 'InventoryError';
   }
+}
+
+/** A change that settles an object's reservation: it was deleted, or (a pod) it finished. */
+export interface SettleSignal {
+  readonly namespace: string;
+  readonly groupResource: GroupResource;
+  readonly uid: string;
+  readonly name: string;
+  readonly why: 'deleted' | 'terminal';
+}
+
+export interface WatchState {
+  readonly resource: string;
+  readonly state: 'listed' | 'relist' | 'failed' | 'resumed';
+  readonly error?: string;
+  readonly waitMs?: number;
 }

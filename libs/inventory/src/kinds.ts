@@ -33,11 +33,25 @@ export function groupOfApiVersion(apiVersion: string): string {
   return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
+/**
+ * The kinds whose charge reads the object's spec or status (pods' compute, claims' storage, a
+ * Service's type, a ResourceClaim's devices): the kubernetes inventory lists and watches them
+ * whole. Every other kind is charged one object each (`count/<resource>.<group>`), so only its
+ * metadata is read (PartialObjectMetadataList): a Secret's data never leaves the API server.
+ */
+export const FULL_OBJECT_RESOURCES: readonly GroupResource[] = [
+  { group: '', resource: 'pods' },
+  { group: '', resource: 'persistentvolumeclaims' },
+  { group: '', resource: 'services' },
+  { group: 'resource.k8s.io', resource: 'resourceclaims' },
+];
+
+export const needsWholeObject = (groupResource: GroupResource): boolean => FULL_OBJECT_RESOURCES.some((r) => sameResource(r, groupResource));
+
 export const sameResource = (a: GroupResource, b: GroupResource): boolean => a.group === b.group && a.resource === b.resource;
 
 /** Kubernetes' own spelling: `pods`, `deployments.apps`. */
-export const formatResource = (groupResource: GroupResource): string =>
-  groupResource.group === '' ? groupResource.resource : `${groupResource.resource}.${groupResource.group}`;
+export const formatResource = (groupResource: GroupResource): string => (groupResource.group === '' ? groupResource.resource : `${groupResource.resource}.${groupResource.group}`);
 
 /**
  * The resource an object of this kind and apiVersion is, when the kind is known *in that

@@ -3,7 +3,9 @@ import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { GroupResource } from '@quota/domain';
 import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource, type NamespaceListing } from './inventory.js';
-import { checkResources, kindsWith, type KnownKind } from './kinds.js';
+import { discoverKinds, mergeKinds } from './discovery.js';
+import { watchSettlements } from './kube-watch.js';
+import { checkResources, formatResource, kindsWith, needsWholeObject, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
 
@@ -12,8 +14,14 @@ export interface KubernetesInventoryOptions {
   readonly kubeconfigPath?: string;
   /** Use the pod's service account (running inside the cluster). */
   readonly inCluster?: boolean;
-  /** What to list; default every well-known kind (DEFAULT_RESOURCES). */
+  /**
+   * What to list. Default: every well-known kind (DEFAULT_RESOURCES), the custom resources, and
+   * every other namespaced resource the API server's discovery says it serves and can list and
+   * watch (discovery.ts), so that any `count/<resource>.<group>` is settled.
+   */
   readonly resources?: readonly GroupResource[];
+  /** How long one discovery of the served resources is reused, in milliseconds. Default 5 minutes. */
+  readonly discoveryTtlMs?: number;
   /** Custom resources to map besides the known kinds (CUSTOM_RESOURCES); with no `resources`, they are covered too. */
   readonly customKinds?: readonly KnownKind[];
   /** Objects per page (`limit`); each list follows `continue` to the end. Default 500. */
@@ -27,6 +35,10 @@ export interface KubernetesInventoryOptions {
 }
 
 export const DEFAULT_PAGE_SIZE = 500;
+export const DEFAULT_DISCOVERY_TTL_MS = 5 * 60_000;
+
+/** The metadata-only form of a list (and of a watch): items carry apiVersion, kind and metadata, nothing else. */
+export const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
 const SOURCE = 'kubernetes';
 
@@ -57,6 +69,38 @@ function clusterNamespaceOf(item: unknown): ClusterNamespace | string {
 /** A paged list outlived its snapshot: the continue token's resourceVersion was compacted (410). */
 class ContinueExpired extends InventoryError {}
 
+/** A discovered kind this source is forbidden to list (403): left out of the listing's covers. */
+class Forbidden extends InventoryError {}
+const UNREADABLE = Symbol('unreadable');
+
+/** Whether a kind is read metadata-only: every charged kind whose charge is one per object (kinds.ts). */
+const metadataOnly = (known: KnownKind): boolean => known !== NAMESPACE_KIND && !needsWholeObject(known.groupResource);
+
+/** The served kinds, discovered at most once per `ttlMs` (concurrent listings share one discovery; a failed one is not kept). */
+function discoveryCache(ctx: Listing, ttlMs: number): (signal: AbortSignal) => Promise<readonly KnownKind[]> {
+  let kept: { at: number; kinds: Promise<readonly KnownKind[]> } | undefined;
+  return (signal) => {
+    if (kept && Date.now() - kept.at < ttlMs) return kept.kinds;
+    const kinds = discoverKinds((path) => getDocument(ctx, path, signal));
+    const entry = { at: Date.now(), kinds };
+    kept = entry;
+    kinds.catch(() => {
+      if (kept === entry) kept = undefined;
+    });
+    return kinds;
+  };
+}
+
+/** One discovery document (`/api/v1`, `/apis`, `/apis/GROUP/VERSION`), or null when the server answers 404. */
+async function getDocument(ctx: Listing, path: string, signal: AbortSignal): Promise<unknown> {
+  const url = new URL(`${ctx.server}${path}`);
+  const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: discovery: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+  const response = await send(ctx, url, callDeadline(ctx.timeoutMs, signal), fail);
+  if (response.status === 404) return null;
+  if (response.status !== 200) throw fail(describeStatus(response));
+  return jsonOf(response, fail);
+}
+
 /**
  * Lists objects through the Kubernetes API: one paged list per covered resource, following
  * `continue` to the end (a 410 on a continue token fails the listing; the next reconcile
@@ -78,6 +122,11 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const maxBytes = positiveInteger(SOURCE, 'maxBytes', options.maxBytes, DEFAULT_MAX_BYTES);
   const config = loadKubeConfig(options);
   const ctx: Listing = { server: serverOf(config), config, pageSize, timeoutMs, maxObjects, maxBytes };
+  const discoveryTtlMs = positiveInteger(SOURCE, 'discoveryTtlMs', options.discoveryTtlMs, DEFAULT_DISCOVERY_TTL_MS);
+  const discovery = options.resources === undefined ? discoveryCache(ctx, discoveryTtlMs) : undefined;
+  // Discovered kinds answered 403, by resource: not asked again (in any namespace) for a discovery TTL; they stay uncovered.
+  const forbidden = new Map<string, number>();
+  const isForbidden = (known: KnownKind): boolean => (forbidden.get(formatResource(known.groupResource)) ?? 0) > Date.now();
 
   return {
     kind: SOURCE,
@@ -89,16 +138,24 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       const counted = { objects: 0 };
       let first: unknown;
       try {
+        const discovered = discovery ? await discovery(both) : [];
+        const listed = mergeKinds(kinds, discovered).filter((known) => kinds.includes(known) || !isForbidden(known));
+        const mapped = mergeKinds(all, discovered);
         const lists = await Promise.all(
-          kinds.map((known) =>
-            listResource(ctx, listPath(known, namespace), `namespace ${namespace}`, known, both, counted).catch((error: unknown) => {
+          listed.map((known) => {
+            // A discovered kind this source may not read (RBAC) is left uncovered, and reported as such, not failed.
+            const optional = !kinds.includes(known);
+            return listResource(ctx, listPath(known, namespace), `namespace ${namespace}`, known, both, counted, [], optional).catch((error: unknown) => {
               first ??= error;
               listing.abort();
               throw error;
-            }),
-          ),
+            });
+          }),
         );
-        return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, lists.flat(), covers, ctx.maxObjects, all) };
+        listed.forEach((known, index) => lists[index] === UNREADABLE && forbidden.set(formatResource(known.groupResource), Date.now() + discoveryTtlMs));
+        const listedCovers = listed.filter((_, index) => lists[index] !== UNREADABLE).map((k) => k.groupResource);
+        const objects = lists.flatMap((list) => (list === UNREADABLE ? [] : list));
+        return { namespace, covers: listedCovers, objects: toInventoryObjects(SOURCE, namespace, objects, listedCovers, ctx.maxObjects, mapped) };
       } catch (error) {
         const reported = first ?? error;
         if (reported instanceof InventoryError) throw reported;
@@ -110,6 +167,7 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     async namespaces(signal?: AbortSignal): Promise<NamespaceListing> {
       const versions: string[] = [];
       const items = await listResource(ctx, NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 }, versions);
+      if (items === UNREADABLE) throw new InventoryError('kubernetes: namespaces: forbidden', SOURCE);
       const namespaces = items.map((item) => {
         const namespace = clusterNamespaceOf(item);
         if (typeof namespace === 'string') throw new InventoryError(`kubernetes: namespaces: ${namespace}`, SOURCE);
@@ -118,6 +176,11 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       return { items: namespaces, ...(versions[0] ? { resourceVersion: versions[0] } : {}) };
     },
     namespace: (name: string, signal?: AbortSignal) => getNamespace(ctx, name, signal),
+    async watchSettlements(onSignal, signal, onState) {
+      // The kinds as discovered now; if discovery fails, the fixed ones (the periodic pass covers the rest).
+      const discovered = discovery ? await discovery(signal).catch((error: unknown) => (onState?.({ resource: 'discovery', state: 'failed', error: messageOf(error) }), [])) : [];
+      await watchSettlements(ctx, mergeKinds(kinds, discovered), signal, onSignal, onState);
+    },
     close: async () => undefined,
   };
 }
@@ -133,11 +196,11 @@ interface Listing {
 }
 
 /** The raw answer to one GET within the call's deadline, or the error `fail` makes of why there is none. */
-async function send(ctx: Listing, url: URL, call: ReturnType<typeof callDeadline>, fail: (message: string, cause?: unknown) => InventoryError): Promise<RawResponse> {
+async function send(ctx: Listing, url: URL, call: ReturnType<typeof callDeadline>, fail: (message: string, cause?: unknown) => InventoryError, accept = 'application/json'): Promise<RawResponse> {
   try {
     const requestOptions: https.RequestOptions = {};
     await ctx.config.applyToHTTPSOptions(requestOptions);
-    return await get(url, requestOptions, call.signal, ctx.maxBytes);
+    return await get(url, requestOptions, call.signal, ctx.maxBytes, accept);
   } catch (error) {
     throw fail(call.why() ?? messageOf(error), error);
   }
@@ -161,6 +224,7 @@ async function page(
   token: string | undefined,
   signal: AbortSignal,
   limit: number | undefined,
+  optional = false,
 ): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
   const url = new URL(`${ctx.server}${path}`);
   if (limit !== undefined) url.searchParams.set('limit', String(limit));
@@ -168,7 +232,8 @@ async function page(
   const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
   const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
   const call = callDeadline(ctx.timeoutMs, signal);
-  const response = await send(ctx, url, call, fail);
+  const response = await send(ctx, url, call, fail, metadataOnly(known) ? METADATA_ACCEPT : 'application/json');
+  if (response.status === 403 && optional && token === undefined) throw new Forbidden(fail(describeStatus(response)).message, SOURCE);
   // A namespaced list answers 404 only when the cluster does not serve the resource at all
   // (an API group it lacks, e.g. resource.k8s.io/v1 before Kubernetes 1.34): no such object
   // can exist, and so none can be missing from the listing.
@@ -183,7 +248,9 @@ async function page(
   // An empty list may come back as `"items": null`.
   const items = body['items'] ?? [];
   if (!Array.isArray(items)) throw fail('the answer has no "items" array');
-  if (body['kind'] !== undefined && body['kind'] !== `${known.kind}List`) throw fail(`expected a ${known.kind}List, got ${String(body['kind'])}`);
+  // A server that ignored the metadata-only Accept answers the kind's own list: its items are cut down to their metadata below.
+  const listKinds = metadataOnly(known) ? ['PartialObjectMetadataList', `${known.kind}List`] : [`${known.kind}List`];
+  if (body['kind'] !== undefined && !listKinds.includes(String(body['kind']))) throw fail(`expected a ${listKinds.join(' or ')}, got ${String(body['kind'])}`);
   const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
   const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
   if (next !== undefined && next === token) throw fail('the server answered the same continue token again');
@@ -197,11 +264,21 @@ async function page(
  * snapshot). A list whose continue token expired (410: etcd compacted its snapshot while the
  * pages were read) is read again whole, in one answer, as client-go's pager does.
  */
-async function listResource(ctx: Listing, path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions: string[] = []): Promise<unknown[]> {
+async function listResource(
+  ctx: Listing,
+  path: string,
+  scope: string,
+  known: KnownKind,
+  signal: AbortSignal,
+  counted: { objects: number },
+  versions: string[] = [],
+  optional = false,
+): Promise<unknown[] | typeof UNREADABLE> {
   const before = { objects: counted.objects, versions: versions.length };
   try {
-    return await listPages(ctx, path, scope, known, signal, counted, versions, ctx.pageSize);
+    return await listPages(ctx, path, scope, known, signal, counted, versions, ctx.pageSize, optional);
   } catch (error) {
+    if (error instanceof Forbidden) return UNREADABLE;
     if (!(error instanceof ContinueExpired)) throw error;
     counted.objects = before.objects;
     versions.length = before.versions;
@@ -210,19 +287,34 @@ async function listResource(ctx: Listing, path: string, scope: string, known: Kn
 }
 
 /** One list from its first page (of `limit` objects, or all of them) to its last. */
-async function listPages(ctx: Listing, path: string, scope: string, known: KnownKind, signal: AbortSignal, counted: { objects: number }, versions: string[], limit: number | undefined): Promise<unknown[]> {
+async function listPages(
+  ctx: Listing,
+  path: string,
+  scope: string,
+  known: KnownKind,
+  signal: AbortSignal,
+  counted: { objects: number },
+  versions: string[],
+  limit: number | undefined,
+  optional = false,
+): Promise<unknown[]> {
   const objects: unknown[] = [];
   let token: string | undefined;
   do {
-    const list = await page(ctx, path, scope, known, token, signal, limit);
+    const list = await page(ctx, path, scope, known, token, signal, limit, optional);
     if (list.resourceVersion) versions.push(list.resourceVersion);
     counted.objects += list.items.length;
     if (counted.objects > ctx.maxObjects) {
       throw new InventoryError(`kubernetes: ${scope}: more than the ${ctx.maxObjects} objects a listing may hold`, SOURCE);
     }
-    // List items carry no apiVersion or kind: the list says which they are.
-    const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
-    for (const item of list.items) objects.push(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item);
+    // List items carry no apiVersion or kind: the list says which they are. A metadata-only
+    // list is a meta.k8s.io list of PartialObjectMetadata: its items are the kind asked for.
+    if (metadataOnly(known)) {
+      for (const item of list.items) objects.push(isRecord(item) ? { apiVersion: known.apiVersion, kind: known.kind, metadata: item['metadata'] } : item);
+    } else {
+      const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
+      for (const item of list.items) objects.push(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item);
+    }
     token = list.next;
   } while (token !== undefined);
   return objects;
@@ -281,10 +373,10 @@ interface RawResponse {
 }
 
 /** One GET, read whole into a string, refused past `maxBytes`; `signal` ends it at any point. */
-function get(url: URL, options: https.RequestOptions, signal: AbortSignal, maxBytes: number): Promise<RawResponse> {
+function get(url: URL, options: https.RequestOptions, signal: AbortSignal, maxBytes: number, accept: string): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const send = url.protocol === 'https:' ? https.request : http.request;
-    const headers = { ...(options.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json' };
+    const headers = { ...(options.headers as http.OutgoingHttpHeaders | undefined), accept };
     const request = send(url, { ...options, method: 'GET', headers, signal }, (response) => {
       const declared = Number(response.headers['content-length'] ?? 0);
       if (declared > maxBytes) {
