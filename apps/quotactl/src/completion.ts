@@ -45,11 +45,7 @@ export const SHELLS = ['bash', 'zsh'] as const;
 /** Flags whose value is a file: the shell's own file completion does best there. */
 const FILE_FLAGS: ReadonlySet<FlagName> = new Set(['filename', 'ca-file', 'certificate-authority', 'kubeconfig']);
 /** Flags with a closed set of values. */
-<<<<<<< HEAD
-const FLAG_VALUES: Partial<Record<FlagName, readonly string[]>> = { 'failure-policy': ['Fail', 'Ignore'], 'count-failure-policy': ['Ignore', 'Fail'] };
-=======
-const FLAG_VALUES: Partial<Record<FlagName, readonly string[]>> = { 'failure-policy': ['Fail', 'Ignore'], order: ['newest', 'oldest'] };
->>>>>>> issue39-small
+const FLAG_VALUES: Partial<Record<FlagName, readonly string[]>> = { 'failure-policy': ['Fail', 'Ignore'], 'count-failure-policy': ['Ignore', 'Fail'], order: ['newest', 'oldest'] };
 
 const SHORT: ReadonlyMap<string, FlagName> = new Map(Object.entries(OPTIONS).flatMap(([name, option]) => ('short' in option ? [[`-${option.short}`, name as FlagName] as const] : [])));
 
