@@ -4,6 +4,8 @@ import { createInventorySource } from '@quota/inventory';
 import { queueBackendOf } from '@quota/jobs';
 import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, openDataSource } from '@quota/ledger';
 import { createLogger, leaveWithSupervisor, onShutdown, startOpsServer } from '@quota/ops';
+import { createLedgerQuotaApi } from './definitions/ledger-quota-api.js';
+import { LedgerQuotaSync } from './definitions/ledger-quota-sync.js';
 import { reconcilerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
 
@@ -52,16 +54,31 @@ cluster.onCountAwaited((namespaces) => {
   for (const namespace of namespaces) void reconciler.enqueue(namespace, 'count').catch((error: unknown) => log('warn', 'first count not queued', { namespace, error: (error as Error).message }));
 });
 await reconciler.start();
+// LedgerQuota objects (quotas applied with kubectl) into the ledger, and the ledger's usage into their status.
+const inventory = config.inventory;
+const ledgerQuotas =
+  inventory.source === 'kubernetes'
+    ? new LedgerQuotaSync(
+        {
+          putQuota: commands.putQuota.bind(commands),
+          deleteQuota: commands.deleteQuota.bind(commands),
+          listQuotas: definitions.listQuotas.bind(definitions),
+          namespaces: definitions.namespaces.bind(definitions),
+        },
+        createLedgerQuotaApi({ ...(inventory.kubeconfigPath ? { kubeconfigPath: inventory.kubeconfigPath } : {}), inCluster: inventory.inCluster, timeoutMs: inventory.timeoutMs }),
+        { log },
+      )
+    : undefined;
+ledgerQuotas?.start(config.reconcileIntervalSeconds * 1000);
 log('info', 'reconciling', { queue: backend.kind, inventory: config.inventory.source, intervalSeconds: config.reconcileIntervalSeconds, graceSeconds: config.reconcileGraceSeconds });
 
-const ops = config.metricsPort
-  ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: reconcilerMetrics(reconciler), healthy: () => true })
-  : undefined;
+const ops = config.metricsPort ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: reconcilerMetrics(reconciler), healthy: () => true }) : undefined;
 if (ops) log('info', 'GET /metrics and /healthz', { port: ops.port });
 
 onShutdown(
   async () => {
     log('info', 'finishing the jobs in hand', { ...reconciler.stats });
+    await ledgerQuotas?.stop();
     await reconciler.stop();
     await ops?.close();
     await commands.close();
