@@ -46,6 +46,21 @@ describe('LedgerQuota objects, applied with kubectl', () => {
     expect(history.body.items.map((c: { type: string; actor: string }) => [c.type, c.actor])).toEqual([['QuotaDefined', 'kubernetes:kubectl-client-side-apply']]);
     await untilCounted(stack, NAMESPACE);
 
+    // The cluster object is its source of truth: the REST admin API refuses to change or delete it.
+    const put = await stack.request('PUT', `/v1/namespaces/${NAMESPACE}/resourcequotas/compute`, {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'compute' },
+      spec: { hard: { pods: '9' } },
+    });
+    const removal = await stack.request('DELETE', `/v1/namespaces/${NAMESPACE}/resourcequotas/compute`);
+    for (const refused of [put, removal]) {
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409, details: { name: 'compute', kind: 'resourcequotas' } });
+      expect(refused.body.message).toContain('it is managed by the cluster object ledgerquotas.quota-ledger.io "compute" in namespace "lq-team"');
+    }
+    expect((await ledgerQuotaOf('compute')).spec).toEqual({ hard: { pods: '1' } });
+
     // Our webhook enforces it, naming it.
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('first', NAMESPACE))).code).toBe(0);
     await untilUsed(stack, NAMESPACE, 'compute', { pods: '1' });
@@ -68,8 +83,8 @@ describe('LedgerQuota objects, applied with kubectl', () => {
     // Deleted in the cluster, deleted in the ledger: the pod refused before is admitted.
     await stack.plane.kubectl(['delete', 'ledgerquota', 'compute', '-n', NAMESPACE]);
     await eventually('the ledger quota removed', async () => ((await ledgerQuotaOf('compute')) === undefined ? true : undefined));
-    const removal = await stack.request('GET', `/v1/namespaces/${NAMESPACE}/resourcequotas/compute/history`);
-    expect(removal.body.items.map((c: { type: string }) => c.type)).toEqual(['QuotaDefined', 'QuotaRemoved']);
+    const removed = await stack.request('GET', `/v1/namespaces/${NAMESPACE}/resourcequotas/compute/history`);
+    expect(removed.body.items.map((c: { type: string }) => c.type)).toEqual(['QuotaDefined', 'QuotaRemoved']);
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('second', NAMESPACE))).code).toBe(0);
   });
 });

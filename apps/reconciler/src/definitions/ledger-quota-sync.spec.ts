@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LedgerQuotaApi, LedgerQuotaObject, LedgerQuotaStatus } from './ledger-quota-api.js';
-import { actorOf, LedgerQuotaSync, MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER, type LedgerQuotaLedger } from './ledger-quota-sync.js';
+import { MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER } from '@quota/domain';
+import { actorOf, LedgerQuotaSync, type LedgerQuotaLedger } from './ledger-quota-sync.js';
 
 type Stored = { name: string; spec: unknown; metadata?: { annotations?: Record<string, string> } };
 

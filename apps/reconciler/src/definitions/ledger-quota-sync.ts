@@ -1,10 +1,7 @@
-import { validateResourceQuota, type QuotaDefinition } from '@quota/domain';
+import { managedByCluster, MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER, validateResourceQuota, type QuotaDefinition } from '@quota/domain';
 import type { DefinitionQueries, LedgerCommands } from '@quota/ledger';
 import type { LedgerQuotaApi, LedgerQuotaObject, LedgerQuotaStatus } from './ledger-quota-api.js';
 
-/** On a ledger quota copied from a LedgerQuota object: the cluster object is its source of truth. */
-export const MANAGED_BY_ANNOTATION = 'quota-ledger.io/managed-by';
-export const MANAGED_BY_CLUSTER = 'ledgerquotas.quota-ledger.io';
 /** Annotations of the object never copied into the ledger: ours, and kubectl's copy of the whole object. */
 const DROPPED_ANNOTATION = /^quota-ledger\.io\/|^kubectl\.kubernetes\.io\/last-applied-configuration$/;
 
@@ -103,8 +100,7 @@ export class LedgerQuotaSync {
       if (namespaces.length === 0) return removed;
       for (const namespace of namespaces) {
         for (const quota of await this.ledger.listQuotas(namespace)) {
-          const fromCluster = quota.definition.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === MANAGED_BY_CLUSTER;
-          if (!fromCluster || present.has(`${namespace}/${quota.definition.name}`)) continue;
+          if (!managedByCluster(quota.definition.metadata) || present.has(`${namespace}/${quota.definition.name}`)) continue;
           await this.ledger.deleteQuota(namespace, quota.definition.name, { actor: this.options.actor ?? 'system:reconciler' });
           removed++;
         }
