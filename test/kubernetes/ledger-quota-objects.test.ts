@@ -26,7 +26,13 @@ afterAll(async () => {
 });
 
 const ledgerQuota = (hard: Record<string, string>) =>
-  JSON.stringify({ apiVersion: 'quota-ledger.io/v1alpha1', kind: 'LedgerQuota', metadata: { name: 'compute', namespace: NAMESPACE }, spec: { hard } });
+  JSON.stringify({
+    apiVersion: 'quota-ledger.io/v1alpha1',
+    kind: 'LedgerQuota',
+    // A claimed author is replaced by the one the kube-apiserver names.
+    metadata: { name: 'compute', namespace: NAMESPACE, annotations: { 'quota-ledger.io/last-applied-by': 'mallory' } },
+    spec: { hard },
+  });
 
 /** The ledger's quota as its REST API shows it (undefined while it has none). */
 async function ledgerQuotaOf(name: string) {
@@ -43,7 +49,10 @@ describe('LedgerQuota objects, applied with kubectl', () => {
     expect(quota.spec).toEqual({ hard: { pods: '1' } });
     expect(quota.metadata.annotations['quota-ledger.io/managed-by']).toBe('ledgerquotas.quota-ledger.io');
     const history = await stack.request('GET', `/v1/namespaces/${NAMESPACE}/resourcequotas/compute/history`);
-    expect(history.body.items.map((c: { type: string; actor: string }) => [c.type, c.actor])).toEqual([['QuotaDefined', 'kubernetes:kubectl-client-side-apply']]);
+    // The admin's client certificate names the user "admin": our mutating webhook stamped it on the object.
+    expect(history.body.items.map((c: { type: string; actor: string; onBehalfOf?: string }) => [c.type, c.actor, c.onBehalfOf])).toEqual([['QuotaDefined', 'system:reconciler', 'admin']]);
+    const stamped = await stack.plane.kubectl(['get', 'ledgerquota', 'compute', '-n', NAMESPACE, '-o', 'jsonpath={.metadata.annotations.quota-ledger\\.io/last-applied-by}']);
+    expect(stamped).toBe('admin');
     await untilCounted(stack, NAMESPACE);
 
     // The cluster object is its source of truth: the REST admin API refuses to change or delete it.

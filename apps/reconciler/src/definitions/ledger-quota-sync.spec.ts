@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LedgerQuotaApi, LedgerQuotaObject, LedgerQuotaStatus } from './ledger-quota-api.js';
 import { MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER } from '@quota/domain';
-import { actorOf, LedgerQuotaSync, type LedgerQuotaLedger } from './ledger-quota-sync.js';
+import { authorOf, LedgerQuotaSync, type LedgerQuotaLedger } from './ledger-quota-sync.js';
 
 type Stored = { name: string; spec: unknown; metadata?: { annotations?: Record<string, string> } };
 
@@ -103,7 +103,12 @@ describe('LedgerQuotaSync', () => {
       { manager: 'argocd-controller', operation: 'Apply', time: '2026-01-02T00:00:00Z' },
       { manager: 'quota-ledger-reconciler', operation: 'Update', time: '2026-01-03T00:00:00Z', subresource: 'status' },
     ];
-    expect(actorOf(object('q', {}, { managedFields }))).toBe('kubernetes:argocd-controller');
-    expect(actorOf(object('q', {}, { managedFields: [] }))).toBe('kubernetes:unknown');
+    expect(authorOf(object('q', {}, { managedFields }))).toEqual({ actor: 'kubernetes:argocd-controller' });
+    expect(authorOf(object('q', {}, { managedFields: [] }))).toEqual({ actor: 'kubernetes:unknown' });
+  });
+
+  it('names the user the webhook stamped, as the reconciler acting on their behalf', () => {
+    const stamped = object('q', {}, { annotations: { 'quota-ledger.io/last-applied-by': 'alice' } });
+    expect(authorOf(stamped)).toEqual({ actor: 'system:reconciler', onBehalfOf: 'alice' });
   });
 });

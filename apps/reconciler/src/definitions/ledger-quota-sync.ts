@@ -1,4 +1,4 @@
-import { managedByCluster, MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER, validateResourceQuota, type QuotaDefinition } from '@quota/domain';
+import { LAST_APPLIED_BY_ANNOTATION, managedByCluster, MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER, validateResourceQuota, type QuotaDefinition } from '@quota/domain';
 import type { DefinitionQueries, LedgerCommands } from '@quota/ledger';
 import type { LedgerQuotaApi, LedgerQuotaObject, LedgerQuotaStatus } from './ledger-quota-api.js';
 
@@ -76,7 +76,7 @@ export class LedgerQuotaSync {
     const { namespace, name } = object.metadata;
     let status: LedgerQuotaStatus;
     try {
-      const result = await this.ledger.putQuota(namespace, definitionOf(object), { actor: actorOf(object) });
+      const result = await this.ledger.putQuota(namespace, definitionOf(object), authorOf(object, this.options.actor));
       if (result.changed) outcome.put++;
       status = { hard: result.view.hard, used: result.view.used, ...generation(object), conditions: [condition(object, 'True', 'Synced', 'the ledger holds this quota')] };
     } catch (error) {
@@ -120,14 +120,18 @@ export function definitionOf(object: LedgerQuotaObject): QuotaDefinition {
 }
 
 /**
- * Who changed the object, as far as the object says: the manager of its newest managedFields entry
- * of the main resource (`kubectl-client-side-apply`, `argocd-controller`). managedFields name the
- * client, not the user.
+ * Who changed the object: the user our mutating webhook stamped (LAST_APPLIED_BY_ANNOTATION, from
+ * the kube-apiserver's userInfo), recorded as the reconciler acting on their behalf; without it (an
+ * object in a namespace the webhook leaves out, or written before it was registered), the manager
+ * of the newest managedFields entry of the main resource (`kubectl-client-side-apply`,
+ * `argocd-controller`): the client that wrote, not the user, for managedFields name no user.
  */
-export function actorOf(object: LedgerQuotaObject): string {
+export function authorOf(object: LedgerQuotaObject, reconciler = 'system:reconciler'): { actor: string; onBehalfOf?: string } {
+  const user = object.metadata.annotations?.[LAST_APPLIED_BY_ANNOTATION];
+  if (user) return { actor: reconciler, onBehalfOf: user };
   const entries = (object.metadata.managedFields ?? []).filter((e) => e.subresource === undefined || e.subresource === '');
   const newest = entries.reduce<(typeof entries)[number] | undefined>((best, e) => (!best || (e.time ?? '') >= (best.time ?? '') ? e : best), undefined);
-  return `kubernetes:${newest?.manager ?? 'unknown'}`;
+  return { actor: `kubernetes:${newest?.manager ?? 'unknown'}` };
 }
 
 function generation(object: LedgerQuotaObject): { observedGeneration?: number } {

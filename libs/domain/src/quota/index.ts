@@ -12,4 +12,4 @@ export {
 export type { ExceededResource, QuotaDenial } from './denial.js';
 export { matchesAllScopes, quotaMatchesObject } from './scopes.js';
 export { quotaObjectCountNames, RESOURCE_QUOTAS } from './quota-objects.js';
-export { managedByCluster, MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER } from './managed-by.js';
+export { LAST_APPLIED_BY_ANNOTATION, managedByCluster, MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER } from './managed-by.js';

@@ -10,3 +10,10 @@ export const MANAGED_BY_CLUSTER = 'ledgerquotas.quota-ledger.io';
 export function managedByCluster(metadata: { readonly annotations?: Readonly<Record<string, string>> } | undefined): boolean {
   return metadata?.annotations?.[MANAGED_BY_ANNOTATION] === MANAGED_BY_CLUSTER;
 }
+
+/**
+ * On a LedgerQuota object: the Kubernetes user who last created or updated it, stamped by our
+ * mutating webhook from the review's userInfo (trusted only from the kube-apiserver's credential),
+ * removed when it cannot be trusted, so that a user cannot name someone else.
+ */
+export const LAST_APPLIED_BY_ANNOTATION = 'quota-ledger.io/last-applied-by';
