@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LedgerQuotaApi, LedgerQuotaObject, LedgerQuotaStatus } from './ledger-quota-api.js';
 import { MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER } from '@quota/domain';
+import { LedgerError } from '@quota/ledger';
 import { authorOf, LedgerQuotaSync, type LedgerQuotaLedger } from './ledger-quota-sync.js';
 
 type Stored = { name: string; spec: unknown; metadata?: { annotations?: Record<string, string> } };
@@ -79,6 +80,19 @@ describe('LedgerQuotaSync', () => {
     const { api } = fakeApi([]);
     expect((await new LedgerQuotaSync(ledger, api).sync()).removed).toBe(1);
     expect(writes).toEqual(['delete team-a/gone by system:reconciler']);
+  });
+
+  it('counts nothing, and goes on, when another replica removed the quota first', async () => {
+    const fromCluster = { name: 'gone', spec: { hard: { pods: '1' } }, metadata: { annotations: { [MANAGED_BY_ANNOTATION]: MANAGED_BY_CLUSTER } } };
+    const { ledger } = fakeLedger({ 'team-a': [fromCluster], 'team-b': [{ ...fromCluster, name: 'also-gone' }] });
+    const deleted: string[] = [];
+    ledger.deleteQuota = async (namespace, name) => {
+      deleted.push(`${namespace}/${name}`);
+      if (namespace === 'team-a') throw new LedgerError('NotFound', `resourcequotas "${name}" not found`);
+      return {} as never;
+    };
+    expect((await new LedgerQuotaSync(ledger, fakeApi([]).api).sync()).removed).toBe(1);
+    expect(deleted).toEqual(['team-a/gone', 'team-b/also-gone']);
   });
 
   it('removes nothing when the cluster does not serve the kind', async () => {

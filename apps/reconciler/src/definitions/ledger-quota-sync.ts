@@ -1,5 +1,5 @@
 import { LAST_APPLIED_BY_ANNOTATION, managedByCluster, MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER, validateResourceQuota, type QuotaDefinition } from '@quota/domain';
-import type { DefinitionQueries, LedgerCommands } from '@quota/ledger';
+import { LedgerError, type DefinitionQueries, type LedgerCommands } from '@quota/ledger';
 import type { LedgerQuotaApi, LedgerQuotaObject, LedgerQuotaStatus } from './ledger-quota-api.js';
 
 /** Annotations of the object never copied into the ledger: ours, and kubectl's copy of the whole object. */
@@ -92,6 +92,17 @@ export class LedgerQuotaSync {
     if (written === 'updated') outcome.statuses++;
   }
 
+  /** Removes one ledger quota; false when another replica's pass removed it first. */
+  private async remove(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.ledger.deleteQuota(namespace, name, { actor: this.options.actor ?? 'system:reconciler' });
+      return true;
+    } catch (error) {
+      if (error instanceof LedgerError && error.code === 'NotFound') return false;
+      throw error;
+    }
+  }
+
   private async removeOrphans(present: ReadonlySet<string>): Promise<number> {
     let removed = 0;
     let after: string | undefined;
@@ -101,8 +112,7 @@ export class LedgerQuotaSync {
       for (const namespace of namespaces) {
         for (const quota of await this.ledger.listQuotas(namespace)) {
           if (!managedByCluster(quota.definition.metadata) || present.has(`${namespace}/${quota.definition.name}`)) continue;
-          await this.ledger.deleteQuota(namespace, quota.definition.name, { actor: this.options.actor ?? 'system:reconciler' });
-          removed++;
+          if (await this.remove(namespace, quota.definition.name)) removed++;
         }
       }
       after = namespaces.at(-1);
