@@ -229,10 +229,12 @@ describe('webhookConfiguration', () => {
     expect(validating.webhooks[0]).not.toHaveProperty('reinvocationPolicy');
   });
 
-  it('mutates only pods and claims, on CREATE and UPDATE', () => {
+  it('mutates only pods and claims (LimitRange defaults) and LedgerQuotas (their author), on CREATE and UPDATE', () => {
     const rules = webhookConfiguration({ caBundlePem: CA, service })[0].webhooks[0]?.rules ?? [];
-    expect(rules.flatMap((r) => r.resources).sort()).toEqual(['persistentvolumeclaims', 'pods']);
-    expect(rules.every((r) => r.apiGroups.length === 1 && r.apiGroups[0] === '')).toBe(true);
+    expect(rules.map((r) => [r.apiGroups, [...r.resources].sort()])).toEqual([
+      [[''], ['persistentvolumeclaims', 'pods']],
+      [['quota-ledger.io'], ['ledgerquotas']],
+    ]);
     expect(new Set(rules.flatMap((r) => r.operations))).toEqual(new Set(['CREATE', 'UPDATE']));
   });
 

@@ -183,7 +183,11 @@ function groupsOf<K extends CustomResource>(kinds: readonly K[]): [string, K[]][
 }
 
 /** LimitRange defaults apply to pods and claims only, and only to the objects themselves. */
-export const MUTATE_RULES: readonly RuleWithOperations[] = [rule('', ['pods', 'persistentvolumeclaims'], ['CREATE', 'UPDATE'])];
+export const MUTATE_RULES: readonly RuleWithOperations[] = [
+  rule('', ['pods', 'persistentvolumeclaims'], ['CREATE', 'UPDATE']),
+  // LedgerQuota objects get the user who wrote them stamped (quota-ledger.io/last-applied-by).
+  rule('quota-ledger.io', ['ledgerquotas'], ['CREATE', 'UPDATE']),
+];
 
 function rule(group: string, resources: readonly string[], operations: RuleWithOperations['operations']): RuleWithOperations {
   // Cluster-scoped objects are outside every namespace's quota: not sending them saves a round trip.

@@ -342,7 +342,11 @@ function expected(options: PutOptions): { expectedVersion?: number } {
 }
 
 function writeMeta(options: WriteOptions): EventMeta {
-  return { actor: options.actor, ...(options.requestId === undefined ? {} : { requestId: options.requestId }) };
+  return {
+    actor: options.actor,
+    ...(options.onBehalfOf === undefined ? {} : { onBehalfOf: options.onBehalfOf }),
+    ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
+  };
 }
 
 /** The admitted object's kind: the object's own, else the one the command names (a resource list), else the old object's. */

@@ -221,6 +221,8 @@ export interface RemoveResult<V> {
 export interface WriteOptions {
   /** Who made the change. */
   readonly actor: string;
+  /** The Kubernetes user the actor relayed (a LedgerQuota's author, stamped by the webhook). */
+  readonly onBehalfOf?: string;
   /** The caller's request id, recorded on the events. */
   readonly requestId?: string;
 }

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { assertDefinitionSize, quotaObjectCountNames, resourceQuotaSizeErrors, validateResourceQuota, type QuotaDefinition, type ResourceQuota } from '@quota/domain';
-import { DefinitionQueries, LedgerCommands, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
+import { assertDefinitionSize, managedByCluster, quotaObjectCountNames, resourceQuotaSizeErrors, validateResourceQuota, type QuotaDefinition, type ResourceQuota } from '@quota/domain';
+import { DefinitionQueries, LedgerCommands, LedgerError, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
 import { renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
@@ -127,8 +127,14 @@ function resourceQuotaKind(ledger: LedgerCommands, definitions: DefinitionQuerie
       assertDefinitionSize('ResourceQuota', name, resourceQuotaSizeErrors(quota));
       return { name, spec: quota.spec ?? {}, metadata: userMetadata(quota.metadata, withoutSystemAnnotations) };
     },
-    put: (namespace, definition, options) => ledger.putQuota(namespace, definition, options),
-    remove: (namespace, name, options) => ledger.deleteQuota(namespace, name, options),
+    async put(namespace, definition, options) {
+      await refuseClusterManaged(definitions, namespace, definition.name, 'changed');
+      return ledger.putQuota(namespace, definition, options);
+    },
+    async remove(namespace, name, options) {
+      await refuseClusterManaged(definitions, namespace, name, 'deleted');
+      return ledger.deleteQuota(namespace, name, options);
+    },
     render: (view) => renderQuota(view),
     async read(namespace, name) {
       const [view, projected] = await Promise.all([definitions.getQuota(namespace, name), usage.projectedUsage(namespace)]);
@@ -139,4 +145,20 @@ function resourceQuotaKind(ledger: LedgerCommands, definitions: DefinitionQuerie
       return views.map((view) => renderQuota(view, projected));
     },
   };
+}
+
+/**
+ * A quota that came from a LedgerQuota object is the cluster's: changed or deleted here, the
+ * reconciler's next sync would put the object's spec back, so the write is refused (409) and the
+ * caller told where to make it. (Checked before the write, not in its transaction: a sync between
+ * the two is the cluster's own write, and the next one settles it.)
+ */
+async function refuseClusterManaged(definitions: DefinitionQueries, namespace: string, name: string, verb: 'changed' | 'deleted'): Promise<void> {
+  const existing = await definitions.getQuota(namespace, name);
+  if (!existing || !managedByCluster(existing.definition.metadata)) return;
+  throw new LedgerError(
+    'Conflict',
+    `Operation cannot be fulfilled on resourcequotas "${name}": it is managed by the cluster object ledgerquotas.quota-ledger.io "${name}" in namespace "${namespace}"; it can be ${verb} there (kubectl), not through this API`,
+    { kind: 'resourcequotas', name },
+  );
 }

@@ -33,7 +33,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 
 {{- define "ql.clusterScoped" -}}
-{{- if has .kind (list "Namespace" "ClusterRole" "ClusterRoleBinding" "MutatingWebhookConfiguration" "ValidatingWebhookConfiguration") }}true{{ end }}
+{{- if has .kind (list "Namespace" "CustomResourceDefinition" "ClusterRole" "ClusterRoleBinding" "MutatingWebhookConfiguration" "ValidatingWebhookConfiguration") }}true{{ end }}
 {{- end }}
 
 {{/* What every object gets (labels, namespace), then what its kind gets. */}}
