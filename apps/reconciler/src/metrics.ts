@@ -78,7 +78,7 @@ function watchMetrics(reconciler: Reconciler, registers: Registry[]): void {
   const settled: Record<string, number> = {};
   mirroredCounter({
     name: 'quota_ledger_reconciler_watch_signals_total',
-    help: 'Watch events that settle a reservation at once (an object deleted, a pod that reached Succeeded or Failed), each making its namespace settled (RECONCILE_WATCH).',
+    help: 'Watch events that settle a reservation (an object deleted or a pod that reached Succeeded or Failed: its namespace settled at once; an object added: its namespace settled 500 ms later, one settle for the additions of that window) (RECONCILE_WATCH).',
     registers,
     read: () => reconciler.settler?.stats.signals ?? 0,
   });

@@ -36,9 +36,12 @@ export interface ReconcilerOptions {
   readonly uncoveredNamespacesMax?: number;
   /**
    * Watch the cluster (when the inventory can: kubernetes) and settle a namespace as soon as one
-   * of its objects is deleted or a pod of it finishes (settle-on-watch.ts). Default true.
+   * of its objects is deleted or a pod of it finishes, and shortly after objects are added to it
+   * (settle-on-watch.ts). Default true.
    */
   readonly watch?: boolean;
+  /** How long an addition waits for the rest of its burst before its namespace is settled, in ms (default 500). */
+  readonly coalesceMs?: number;
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -95,7 +98,10 @@ export class Reconciler {
   ) {
     this.queue = reconcileQueue(backend);
     this.uncovered = new UncoveredReports(2 * options.intervalMs, options.uncoveredNamespacesMax);
-    this.settler = options.watch !== false && inventory.watchSettlements ? new WatchSettler((namespace) => this.reconcileNamespace(namespace), options.log) : undefined;
+    this.settler =
+      options.watch !== false && inventory.watchSettlements
+        ? new WatchSettler((namespace) => this.reconcileNamespace(namespace), options.log, options.coalesceMs === undefined ? {} : { coalesceMs: options.coalesceMs })
+        : undefined;
   }
 
   /** Whether this reconciler settles on watch events (the periodic pass is then only a safety net). */
@@ -195,6 +201,7 @@ export class Reconciler {
     clearInterval(this.keeper);
     this.watching?.stop.abort();
     await this.watching?.done;
+    this.settler?.cancel();
     await this.settler?.idle();
     await this.worker?.close();
     await this.queue.close();

@@ -10,8 +10,11 @@ import { runWatchLoop, WatchGone, type WatchEvent, type WatchLoopOptions, type W
  * The Kubernetes side of watching (watch.ts has the loop): one cluster-wide list+watch per
  * charged kind, pods whole (their phase is in the status), every other kind metadata-only
  * (`PartialObjectMetadata`: a Secret's data is never sent). What it reports is only what
- * settles a reservation at once: a pod that reached Succeeded or Failed, an object deleted.
- * The reconciler then settles its namespace (the same decision as a periodic pass).
+ * settles a reservation: a pod that reached Succeeded or Failed, an object deleted (at once),
+ * an object added (its reservation committed, or the object adopted if nobody reserved it;
+ * coalesced per namespace by the reconciler). The watch starts at the resourceVersion of a
+ * one-object list, so the objects that already exist are never reported as added (a relist is
+ * no settle storm). The reconciler then settles the namespace (the same decision as a periodic pass).
  */
 
 export interface KubeWatchContext {
@@ -65,10 +68,11 @@ export function settleSignalOf(kind: KnownKind, event: WatchEvent, terminal: Set
     terminal.delete(uid);
     return { ...base, why: 'deleted' };
   }
-  if (!sameResource(kind.groupResource, { group: '', resource: 'pods' })) return undefined;
+  const added = event.type === 'ADDED' ? { ...base, why: 'added' as const } : undefined;
+  if (!sameResource(kind.groupResource, { group: '', resource: 'pods' })) return added;
   const status = isRecord(event.object['status']) ? event.object['status'] : {};
-  if (status['phase'] !== 'Succeeded' && status['phase'] !== 'Failed') return undefined;
-  if (terminal.has(uid)) return undefined;
+  if (status['phase'] !== 'Succeeded' && status['phase'] !== 'Failed') return added;
+  if (terminal.has(uid)) return added;
   if (terminal.size >= TERMINAL_REMEMBERED_MAX) terminal.clear();
   terminal.add(uid);
   return { ...base, why: 'terminal' };
