@@ -124,6 +124,10 @@ export class Reconciler {
           failing.add(state.resource);
           this.options.log?.('warn', 'watch failing; retrying with backoff (the periodic pass settles meanwhile)', { ...state });
         } else if (state.state === 'listed' || state.state === 'resumed') failing.delete(state.resource);
+        else if (state.state === 'started' || state.state === 'stopped') {
+          if (state.state === 'stopped') failing.delete(state.resource);
+          this.options.log?.('info', state.state === 'started' ? 'watching a kind discovered since start' : 'no longer watching a kind the cluster stopped serving', { resource: state.resource });
+        }
       },
     ).catch((error: unknown) => this.options.log?.('error', 'watch stopped', { error: (error as Error).message }));
     this.watching = { stop, done };

@@ -88,7 +88,8 @@ export interface SettleSignal {
 
 export interface WatchState {
   readonly resource: string;
-  readonly state: 'listed' | 'relist' | 'failed' | 'resumed';
+  /** `started` / `stopped`: a kind discovered since the watches began, or one no longer served (watch-kinds.ts). */
+  readonly state: 'listed' | 'relist' | 'failed' | 'resumed' | 'started' | 'stopped';
   readonly error?: string;
   readonly waitMs?: number;
 }

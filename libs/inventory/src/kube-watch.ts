@@ -32,30 +32,26 @@ const TERMINAL_REMEMBERED_MAX = 100_000;
 
 const collectionPath = (kind: KnownKind): string => (kind.groupResource.group === '' ? `/api/${kind.apiVersion}` : `/apis/${kind.apiVersion}`) + `/${kind.groupResource.resource}`;
 
-/** Watches every kind until `signal` aborts; `onSignal` hears each settling change. */
-export async function watchSettlements(
+/** Watches one kind across the cluster until `signal` aborts; `onSignal` hears each settling change. */
+export function watchKind(
   ctx: KubeWatchContext,
-  kinds: readonly KnownKind[],
+  kind: KnownKind,
   signal: AbortSignal,
   onSignal: (change: SettleSignal) => void,
   onState?: (state: WatchState) => void,
   loop: Pick<WatchLoopOptions, 'backoffMs' | 'maxBackoffMs'> = {},
 ): Promise<void> {
-  await Promise.all(
-    kinds.map((kind) => {
-      const terminal = new Set<string>();
-      const onEvent = (event: WatchEvent): void => {
-        const change = settleSignalOf(kind, event, terminal);
-        if (change) onSignal(change);
-      };
-      const resource = formatResource(kind.groupResource);
-      return runWatchLoop(kubeTransport(ctx, kind), signal, {
-        ...loop,
-        onEvent,
-        onState: (state, detail) => onState?.({ resource, state, ...(detail?.error ? { error: (detail.error as Error).message } : {}), ...(detail?.waitMs ? { waitMs: detail.waitMs } : {}) }),
-      });
-    }),
-  );
+  const terminal = new Set<string>();
+  const onEvent = (event: WatchEvent): void => {
+    const change = settleSignalOf(kind, event, terminal);
+    if (change) onSignal(change);
+  };
+  const resource = formatResource(kind.groupResource);
+  return runWatchLoop(kubeTransport(ctx, kind), signal, {
+    ...loop,
+    onEvent,
+    onState: (state, detail) => onState?.({ resource, state, ...(detail?.error ? { error: (detail.error as Error).message } : {}), ...(detail?.waitMs ? { waitMs: detail.waitMs } : {}) }),
+  });
 }
 
 /** What one watch event settles, if anything. `terminal` holds the pods already reported finished. */
