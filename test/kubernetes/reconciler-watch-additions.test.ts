@@ -11,7 +11,7 @@ import { prepareLedgerStack, startLedgerStack, type LedgerStack } from '../suppo
 // not one each; and watches that (re)start do not settle every namespace that has objects.
 
 const BURST = 100;
-const figures = { adoptedMs: 0, committedMs: 0, burst: { settles: 0, perObject: 0, committedAfterLastMs: 0 }, restartSignals: 0 };
+const figures = { adoptedMs: 0, committedMs: 0, burst: { settles: 0, perObject: 0, committedAfterLastMs: 0 }, restartSignals: 0, skipped: 0 };
 
 let plane: ControlPlane;
 let stack: LedgerStack;
@@ -33,7 +33,7 @@ afterAll(async () => {
   console.log(
     `reconciler watch additions: outage Secret -> Adopted ${figures.adoptedMs} ms; webhook Secret -> Committed ${figures.committedMs} ms; ` +
       `${BURST} configmaps in one namespace -> ${burst.settles} settles (${burst.perObject} per object), all committed ${burst.committedAfterLastMs} ms after the last; ` +
-      `watch signals after a reconciler restart with objects in every namespace: ${figures.restartSignals}`,
+      `watch signals after a reconciler restart with objects in every namespace: ${figures.restartSignals}; additions in 15 unmanaged namespaces skipped unlisted: ${figures.skipped}`,
   );
 });
 
@@ -87,8 +87,9 @@ describe('the reconciler settles additions from its watches', () => {
     expect(await eventTypesOf('ra-outage', uidOfAnswer(admitted))).toEqual(['Adopted']);
     await stack.startApp('api');
     await untilUsed(stack, 'ra-outage', 'objects', { 'count/secrets': '2' });
-    expect(figures.committedMs).toBeLessThan(2000);
-    expect(figures.adoptedMs).toBeLessThan(2000);
+    // 0.6–1 s measured; the bound leaves room for a loaded machine, and is still far from the 600 s pass.
+    expect(figures.committedMs).toBeLessThan(3000);
+    expect(figures.adoptedMs).toBeLessThan(3000);
   });
 
   it(`settles a burst of ${BURST} creations in one namespace with a few settles, not one each`, async () => {
@@ -119,12 +120,17 @@ describe('the reconciler settles additions from its watches', () => {
     expect(settles / BURST, 'settles per created object').toBeLessThanOrEqual(0.2);
   });
 
-  it('watches that start again over existing objects (a restart lists each kind afresh) settle nothing', async () => {
-    // Objects in many namespaces, managed or not.
+  it('does not list a namespace nothing is managed in, and watches that start again over existing objects (a restart lists each kind afresh) settle nothing', async () => {
+    // Objects in many namespaces no quota covers: their additions are not even listed (skipped).
+    const skippedBefore = await metric('quota_ledger_reconciler_watch_settles_total{outcome="skipped"}');
     for (let i = 0; i < 15; i++) {
       await plane.createNamespace(`ra-rest-${i}`);
       expect((await kube.create(`/api/v1/namespaces/ra-rest-${i}/configmaps`, { metadata: { name: 'kept' } })).status).toBe(201);
     }
+    figures.skipped = await eventually('the unmanaged namespaces skipped', async () => {
+      const skipped = (await metric('quota_ledger_reconciler_watch_settles_total{outcome="skipped"}')) - skippedBefore;
+      return skipped >= 15 ? skipped : undefined;
+    });
     await stack.stopApp('reconciler');
     await stack.startApp('reconciler', { RECONCILE_INTERVAL_SECONDS: '600' });
     // Long enough for every kind's list and watch to start; nothing changes meanwhile.

@@ -84,14 +84,15 @@ function watchMetrics(reconciler: Reconciler, registers: Registry[]): void {
   });
   new Counter({
     name: 'quota_ledger_reconciler_watch_settles_total',
-    help: 'Namespace settles run on watch events, by outcome (settled, failed: left to the next event or the periodic pass).',
+    help: 'Namespace settles run on watch events, by outcome (settled; failed: left to the next event or the periodic pass; skipped: nothing is managed in that namespace, so it was not listed).',
     labelNames: ['outcome'],
     registers,
     collect() {
-      const stats = reconciler.settler?.stats ?? { settles: 0, failures: 0 };
+      const stats = reconciler.settler?.stats ?? { settles: 0, failures: 0, skipped: 0 };
       for (const [outcome, value] of [
         ['settled', stats.settles],
         ['failed', stats.failures],
+        ['skipped', stats.skipped],
       ] as const) {
         this.inc({ outcome }, value - (settled[outcome] ?? 0));
         settled[outcome] = value;

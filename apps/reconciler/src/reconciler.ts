@@ -65,7 +65,7 @@ export interface ReconcilerStats {
  * with a stream, and the command that appends corrections. main.ts composes it from
  * LedgerCommands and DefinitionQueries.
  */
-export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> & Pick<DefinitionQueries, 'namespaces'> & Partial<NamespaceRecords>;
+export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> & Pick<DefinitionQueries, 'namespaces'> & Partial<Pick<DefinitionQueries, 'namespaceManaged'>> & Partial<NamespaceRecords>;
 
 /** Where the Namespace objects are recorded (ClusterWriter and ClusterQueries): without it, the reconciler leaves them alone. */
 export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNamespace'> & Pick<ClusterQueries, 'namespaceObjects'>;
@@ -100,7 +100,7 @@ export class Reconciler {
     this.uncovered = new UncoveredReports(2 * options.intervalMs, options.uncoveredNamespacesMax);
     this.settler =
       options.watch !== false && inventory.watchSettlements
-        ? new WatchSettler((namespace) => this.reconcileNamespace(namespace), options.log, options.coalesceMs === undefined ? {} : { coalesceMs: options.coalesceMs })
+        ? new WatchSettler((namespace) => this.settleOnWatch(namespace), options.log, options.coalesceMs === undefined ? {} : { coalesceMs: options.coalesceMs })
         : undefined;
   }
 
@@ -167,6 +167,16 @@ export class Reconciler {
   /** Queues one namespace now or after a delay; a job already waiting for it absorbs this one. */
   async enqueue(namespace: string, reason: string, delayMs = 0): Promise<void> {
     await this.queue.add(NAMESPACE_JOB, { namespace, reason }, this.jobOptions(namespace, reason, delayMs));
+  }
+
+  /**
+   * A watch event's settle: the namespace reconciled, unless the ledger says nothing is managed
+   * there (false, without listing it): a namespace becoming managed is counted by its own reconcile.
+   */
+  private async settleOnWatch(namespace: string): Promise<boolean> {
+    if (this.ledger.namespaceManaged && !(await this.ledger.namespaceManaged(namespace))) return false;
+    await this.reconcileNamespace(namespace);
+    return true;
   }
 
   /** Lists the namespace's objects and appends the corrections. */

@@ -26,7 +26,7 @@ describe('WatchSettler', () => {
     for (const open of gates.splice(0)) open();
     await settler.idle();
     expect(calls).toEqual(['a', 'b', 'a']);
-    expect(settler.stats).toEqual({ signals: 5, settles: 3, failures: 0 });
+    expect(settler.stats).toEqual({ signals: 5, settles: 3, failures: 0, skipped: 0 });
   });
 
   it('a failed settle is logged and counted; the next signal tries again', async () => {
@@ -43,7 +43,7 @@ describe('WatchSettler', () => {
     fail = false;
     settler.signal({ namespace: 'a' });
     await settler.idle();
-    expect(settler.stats).toEqual({ signals: 2, settles: 1, failures: 1 });
+    expect(settler.stats).toEqual({ signals: 2, settles: 1, failures: 1, skipped: 0 });
     expect(logged).toEqual(['settle after a watch event failed']);
   });
 
@@ -62,7 +62,7 @@ describe('WatchSettler', () => {
       expect(calls.sort()).toEqual(['a', 'b']);
       await vi.advanceTimersByTimeAsync(5000);
       expect(calls).toHaveLength(2);
-      expect(settler.stats).toEqual({ signals: 101, settles: 2, failures: 0 });
+      expect(settler.stats).toEqual({ signals: 101, settles: 2, failures: 0, skipped: 0 });
     });
 
     it('additions while a settle runs settle once more, a window after it; a deletion does not wait for the window', async () => {

@@ -22,7 +22,8 @@ export const DEFAULT_COALESCE_MS = 500;
  * append its release once (ledger-commands.ts `reconcile`).
  */
 export class WatchSettler {
-  readonly stats = { signals: 0, settles: 0, failures: 0 };
+  /** `skipped`: settles the callback declined (it answered false: a namespace nothing is managed in). */
+  readonly stats = { signals: 0, settles: 0, failures: 0, skipped: 0 };
   private readonly running = new Map<string, Promise<void>>();
   /** Namespaces to settle again after their running settle: `now`, or `later` (additions only). */
   private readonly again = new Map<string, 'now' | 'later'>();
@@ -31,6 +32,7 @@ export class WatchSettler {
   private readonly coalesceMs: number;
 
   constructor(
+    /** Settles the namespace; answering false means it had nothing to settle (counted as skipped). */
     private readonly settle: (namespace: string) => Promise<unknown>,
     private readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
     options: { readonly coalesceMs?: number } = {},
@@ -85,7 +87,7 @@ export class WatchSettler {
     }
     const done = this.settle(namespace)
       .then(
-        () => void this.stats.settles++,
+        (ran) => void (ran === false ? this.stats.skipped++ : this.stats.settles++),
         (error: unknown) => {
           // The periodic pass settles it later; the next signal tries again.
           this.stats.failures++;
