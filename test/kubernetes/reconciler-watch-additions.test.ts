@@ -145,6 +145,6 @@ describe('the reconciler settles additions from its watches', () => {
     const from = performance.now();
     const created = await kube.create('/api/v1/namespaces/ra-after/configmaps', { metadata: { name: 'new' } });
     expect(created.status).toBe(201);
-    expect(await msUntil(from, 'the new configmap committed', async () => (await eventTypesOf('ra-after', uidOfAnswer(created))).includes('Committed'))).toBeLessThan(2000);
+    expect(await msUntil(from, 'the new configmap committed', async () => (await eventTypesOf('ra-after', uidOfAnswer(created))).includes('Committed'))).toBeLessThan(3000);
   });
 });
