@@ -14,9 +14,11 @@ const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 function stubs() {
   const reconciled: string[] = [];
+  const listed: string[] = [];
   const ledger: ReconcilerLedger = {
     now: async () => Date.now(),
     namespaces: async () => [],
+    namespaceManaged: async (namespace) => namespace !== 'unmanaged',
     reconcile: async (namespace): Promise<ReconcileOutcome> => {
       reconciled.push(namespace);
       return { namespace, version: 1, actions: [], overHard: [], pending: 0, uncovered: [] };
@@ -26,14 +28,14 @@ function stubs() {
   const inventory: InventorySource = {
     kind: 'stub',
     covers: [{ group: '', resource: 'pods' }],
-    list: async (namespace): Promise<Inventory> => ({ namespace, covers: [{ group: '', resource: 'pods' }], objects: [] }),
+    list: async (namespace): Promise<Inventory> => (listed.push(namespace), { namespace, covers: [{ group: '', resource: 'pods' }], objects: [] }),
     watchSettlements: (onSignal, signal, onState) => {
       Object.assign(watch, { signal: onSignal, state: onState, aborted: signal });
       return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     },
     close: async () => undefined,
   };
-  return { reconciled, ledger, inventory, watch };
+  return { reconciled, listed, ledger, inventory, watch };
 }
 
 const backend = () => ({ kind: 'redis' as const, url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` });
@@ -41,17 +43,21 @@ const change = (namespace: string): SettleSignal => ({ namespace, groupResource:
 
 describe('the reconciler settles on watch events', () => {
   it('reconciles the namespace of a watch event at once, counts it, and stops its watch on stop()', async () => {
-    const { reconciled, ledger, inventory, watch } = stubs();
+    const { reconciled, listed, ledger, inventory, watch } = stubs();
     const reconciler = new Reconciler(ledger, inventory, backend(), { intervalMs: 600_000, graceMs: 0, concurrency: 1 });
     await reconciler.start();
     try {
       expect(reconciler.watches).toBe(true);
       watch.signal?.(change('team-a'));
+      // A namespace nothing is managed in is not listed (nor reconciled): skipped.
+      watch.signal?.(change('unmanaged'));
       await reconciler.settler?.idle();
-      expect(reconciled).toContain('team-a');
+      expect(reconciled).toEqual(['team-a']);
+      expect(listed).toEqual(['team-a']);
       watch.state?.({ resource: 'leases.coordination.k8s.io', state: 'failed', error: 'HTTP 403' });
       const metrics = await reconcilerMetrics(reconciler).metrics();
-      expect(metrics).toMatch(/^quota_ledger_reconciler_watch_signals_total 1$/m);
+      expect(metrics).toMatch(/^quota_ledger_reconciler_watch_signals_total 2$/m);
+      expect(metrics).toMatch(/^quota_ledger_reconciler_watch_settles_total\{outcome="skipped"\} 1$/m);
       expect(metrics).toMatch(/^quota_ledger_reconciler_watch_settles_total\{outcome="settled"\} 1$/m);
       expect(metrics).toMatch(/^quota_ledger_reconciler_watches_failing 1$/m);
     } finally {

@@ -38,6 +38,7 @@ const ledger = {
   now: () => commands.now(),
   reconcile: commands.reconcile.bind(commands),
   namespaces: definitions.namespaces.bind(definitions),
+  namespaceManaged: definitions.namespaceManaged.bind(definitions),
   putNamespace: cluster.putNamespace.bind(cluster),
   deleteNamespace: cluster.deleteNamespace.bind(cluster),
   namespaceObjects: clusterQueries.namespaceObjects.bind(clusterQueries),

@@ -78,20 +78,21 @@ function watchMetrics(reconciler: Reconciler, registers: Registry[]): void {
   const settled: Record<string, number> = {};
   mirroredCounter({
     name: 'quota_ledger_reconciler_watch_signals_total',
-    help: 'Watch events that settle a reservation at once (an object deleted, a pod that reached Succeeded or Failed), each making its namespace settled (RECONCILE_WATCH).',
+    help: 'Watch events that settle a reservation (an object deleted or a pod that reached Succeeded or Failed: its namespace settled at once; an object added: its namespace settled 500 ms later, one settle for the additions of that window) (RECONCILE_WATCH).',
     registers,
     read: () => reconciler.settler?.stats.signals ?? 0,
   });
   new Counter({
     name: 'quota_ledger_reconciler_watch_settles_total',
-    help: 'Namespace settles run on watch events, by outcome (settled, failed: left to the next event or the periodic pass).',
+    help: 'Namespace settles run on watch events, by outcome (settled; failed: left to the next event or the periodic pass; skipped: nothing is managed in that namespace, so it was not listed).',
     labelNames: ['outcome'],
     registers,
     collect() {
-      const stats = reconciler.settler?.stats ?? { settles: 0, failures: 0 };
+      const stats = reconciler.settler?.stats ?? { settles: 0, failures: 0, skipped: 0 };
       for (const [outcome, value] of [
         ['settled', stats.settles],
         ['failed', stats.failures],
+        ['skipped', stats.skipped],
       ] as const) {
         this.inc({ outcome }, value - (settled[outcome] ?? 0));
         settled[outcome] = value;

@@ -36,9 +36,12 @@ export interface ReconcilerOptions {
   readonly uncoveredNamespacesMax?: number;
   /**
    * Watch the cluster (when the inventory can: kubernetes) and settle a namespace as soon as one
-   * of its objects is deleted or a pod of it finishes (settle-on-watch.ts). Default true.
+   * of its objects is deleted or a pod of it finishes, and shortly after objects are added to it
+   * (settle-on-watch.ts). Default true.
    */
   readonly watch?: boolean;
+  /** How long an addition waits for the rest of its burst before its namespace is settled, in ms (default 500). */
+  readonly coalesceMs?: number;
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -62,7 +65,7 @@ export interface ReconcilerStats {
  * with a stream, and the command that appends corrections. main.ts composes it from
  * LedgerCommands and DefinitionQueries.
  */
-export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> & Pick<DefinitionQueries, 'namespaces'> & Partial<NamespaceRecords>;
+export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> & Pick<DefinitionQueries, 'namespaces'> & Partial<Pick<DefinitionQueries, 'namespaceManaged'>> & Partial<NamespaceRecords>;
 
 /** Where the Namespace objects are recorded (ClusterWriter and ClusterQueries): without it, the reconciler leaves them alone. */
 export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNamespace'> & Pick<ClusterQueries, 'namespaceObjects'>;
@@ -95,7 +98,10 @@ export class Reconciler {
   ) {
     this.queue = reconcileQueue(backend);
     this.uncovered = new UncoveredReports(2 * options.intervalMs, options.uncoveredNamespacesMax);
-    this.settler = options.watch !== false && inventory.watchSettlements ? new WatchSettler((namespace) => this.reconcileNamespace(namespace), options.log) : undefined;
+    this.settler =
+      options.watch !== false && inventory.watchSettlements
+        ? new WatchSettler((namespace) => this.settleOnWatch(namespace), options.log, options.coalesceMs === undefined ? {} : { coalesceMs: options.coalesceMs })
+        : undefined;
   }
 
   /** Whether this reconciler settles on watch events (the periodic pass is then only a safety net). */
@@ -118,6 +124,10 @@ export class Reconciler {
           failing.add(state.resource);
           this.options.log?.('warn', 'watch failing; retrying with backoff (the periodic pass settles meanwhile)', { ...state });
         } else if (state.state === 'listed' || state.state === 'resumed') failing.delete(state.resource);
+        else if (state.state === 'started' || state.state === 'stopped') {
+          if (state.state === 'stopped') failing.delete(state.resource);
+          this.options.log?.('info', state.state === 'started' ? 'watching a kind discovered since start' : 'no longer watching a kind the cluster stopped serving', { resource: state.resource });
+        }
       },
     ).catch((error: unknown) => this.options.log?.('error', 'watch stopped', { error: (error as Error).message }));
     this.watching = { stop, done };
@@ -159,6 +169,16 @@ export class Reconciler {
     await this.queue.add(NAMESPACE_JOB, { namespace, reason }, this.jobOptions(namespace, reason, delayMs));
   }
 
+  /**
+   * A watch event's settle: the namespace reconciled, unless the ledger says nothing is managed
+   * there (false, without listing it): a namespace becoming managed is counted by its own reconcile.
+   */
+  private async settleOnWatch(namespace: string): Promise<boolean> {
+    if (this.ledger.namespaceManaged && !(await this.ledger.namespaceManaged(namespace))) return false;
+    await this.reconcileNamespace(namespace);
+    return true;
+  }
+
   /** Lists the namespace's objects and appends the corrections. */
   async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
     const listedAt = await this.ledger.now();
@@ -195,6 +215,7 @@ export class Reconciler {
     clearInterval(this.keeper);
     this.watching?.stop.abort();
     await this.watching?.done;
+    this.settler?.cancel();
     await this.settler?.idle();
     await this.worker?.close();
     await this.queue.close();

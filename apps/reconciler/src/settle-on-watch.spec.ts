@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WatchSettler } from './settle-on-watch.js';
 
 describe('WatchSettler', () => {
@@ -26,7 +26,7 @@ describe('WatchSettler', () => {
     for (const open of gates.splice(0)) open();
     await settler.idle();
     expect(calls).toEqual(['a', 'b', 'a']);
-    expect(settler.stats).toEqual({ signals: 5, settles: 3, failures: 0 });
+    expect(settler.stats).toEqual({ signals: 5, settles: 3, failures: 0, skipped: 0 });
   });
 
   it('a failed settle is logged and counted; the next signal tries again', async () => {
@@ -43,7 +43,81 @@ describe('WatchSettler', () => {
     fail = false;
     settler.signal({ namespace: 'a' });
     await settler.idle();
-    expect(settler.stats).toEqual({ signals: 2, settles: 1, failures: 1 });
+    expect(settler.stats).toEqual({ signals: 2, settles: 1, failures: 1, skipped: 0 });
     expect(logged).toEqual(['settle after a watch event failed']);
+  });
+
+  describe('additions', () => {
+    afterEach(() => void vi.useRealTimers());
+
+    it('a burst of additions in one namespace waits for the burst and is one settle; another namespace is settled apart', async () => {
+      vi.useFakeTimers();
+      const calls: string[] = [];
+      const settler = new WatchSettler(async (namespace) => void calls.push(namespace), undefined, { coalesceMs: 500 });
+      for (let i = 0; i < 100; i++) settler.signal({ namespace: 'a', why: 'added' });
+      settler.signal({ namespace: 'b', why: 'added' });
+      await vi.advanceTimersByTimeAsync(499);
+      expect(calls).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(calls.sort()).toEqual(['a', 'b']);
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(calls).toHaveLength(2);
+      expect(settler.stats).toEqual({ signals: 101, settles: 2, failures: 0, skipped: 0 });
+    });
+
+    it('additions while a settle runs settle once more, a window after it; a deletion does not wait for the window', async () => {
+      vi.useFakeTimers();
+      const calls: string[] = [];
+      const gates: (() => void)[] = [];
+      const settler = new WatchSettler(
+        (namespace) =>
+          new Promise<void>((resolve) => {
+            calls.push(namespace);
+            gates.push(resolve);
+          }),
+        undefined,
+        { coalesceMs: 500 },
+      );
+      settler.signal({ namespace: 'a', why: 'added' });
+      await vi.advanceTimersByTimeAsync(500);
+      expect(calls).toEqual(['a']);
+      for (let i = 0; i < 10; i++) settler.signal({ namespace: 'a', why: 'added' });
+      gates.shift()?.();
+      await vi.advanceTimersByTimeAsync(499);
+      expect(calls).toEqual(['a']);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(calls).toEqual(['a', 'a']);
+      gates.shift()?.();
+      // An addition waiting is taken along by a deletion, at once.
+      settler.signal({ namespace: 'a', why: 'added' });
+      await vi.advanceTimersByTimeAsync(100);
+      settler.signal({ namespace: 'a', why: 'deleted' });
+      expect(calls).toEqual(['a', 'a', 'a']);
+      gates.shift()?.();
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(calls).toHaveLength(3);
+      // A deletion while additions wait behind a running settle: once more, at once.
+      settler.signal({ namespace: 'a', why: 'added' });
+      await vi.advanceTimersByTimeAsync(500);
+      settler.signal({ namespace: 'a', why: 'added' });
+      settler.signal({ namespace: 'a', why: 'deleted' });
+      gates.shift()?.();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(calls).toHaveLength(5);
+      gates.shift()?.();
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(calls).toHaveLength(5);
+    });
+
+    it('cancel drops the additions still waiting (shutdown)', async () => {
+      vi.useFakeTimers();
+      const calls: string[] = [];
+      const settler = new WatchSettler(async (namespace) => void calls.push(namespace), undefined, { coalesceMs: 500 });
+      settler.signal({ namespace: 'a', why: 'added' });
+      settler.cancel();
+      await settler.idle();
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(calls).toEqual([]);
+    });
   });
 });

@@ -1,41 +1,93 @@
 import type { SettleSignal } from '@quota/inventory';
 
+/** How long an addition waits for the others of its burst before its namespace is settled. */
+export const DEFAULT_COALESCE_MS = 500;
+
 /**
  * Settles a namespace as soon as a watch says one of its objects was deleted or a pod of it
- * finished, by the reconciler's own pass over that namespace (the ledger's Reconcile command,
- * the same decision and events as the periodic pass: only earlier). One settle per namespace
- * runs at a time; a signal that arrives while it runs (its listing may predate the change)
- * runs it once more after it, however many signals came meanwhile.
+ * finished, and shortly after an object of it was added, by the reconciler's own pass over that
+ * namespace (the ledger's Reconcile command, the same decision and events as the periodic pass:
+ * only earlier). An addition commits its reservation, or adopts an object nobody reserved
+ * (created while the webhook was down or not registered).
+ *
+ * Additions are coalesced: the first one of a namespace waits `coalesceMs` for the rest of its
+ * burst, so a hundred creations in one namespace cost a few settles, not a hundred. A deletion
+ * or a finished pod settles at once (and takes any addition waiting with it). One settle per
+ * namespace runs at a time; a signal that arrives while it runs (its listing may predate the
+ * change) runs it once more after it, however many signals came meanwhile: at once for a
+ * deletion or a finished pod, `coalesceMs` later for additions only.
  *
  * Every replica watches and settles: the Reconcile command is judged inside the ledger's
  * namespace transaction against the current state, so two replicas settling the same object
  * append its release once (ledger-commands.ts `reconcile`).
  */
 export class WatchSettler {
-  readonly stats = { signals: 0, settles: 0, failures: 0 };
+  /** `skipped`: settles the callback declined (it answered false: a namespace nothing is managed in). */
+  readonly stats = { signals: 0, settles: 0, failures: 0, skipped: 0 };
   private readonly running = new Map<string, Promise<void>>();
-  private readonly again = new Set<string>();
+  /** Namespaces to settle again after their running settle: `now`, or `later` (additions only). */
+  private readonly again = new Map<string, 'now' | 'later'>();
+  /** Namespaces whose additions wait for the rest of their burst. */
+  private readonly waiting = new Map<string, NodeJS.Timeout>();
+  private readonly coalesceMs: number;
 
   constructor(
+    /** Settles the namespace; answering false means it had nothing to settle (counted as skipped). */
     private readonly settle: (namespace: string) => Promise<unknown>,
     private readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
-  ) {}
-
-  signal(change: Pick<SettleSignal, 'namespace'>): void {
-    this.stats.signals++;
-    if (this.running.has(change.namespace)) this.again.add(change.namespace);
-    else this.run(change.namespace);
+    options: { readonly coalesceMs?: number } = {},
+  ) {
+    this.coalesceMs = options.coalesceMs ?? DEFAULT_COALESCE_MS;
   }
 
-  /** Resolves once no settle runs (for shutdown and tests). */
+  signal(change: Pick<SettleSignal, 'namespace'> & Partial<Pick<SettleSignal, 'why'>>): void {
+    this.stats.signals++;
+    const { namespace } = change;
+    const urgent = change.why !== 'added';
+    if (this.running.has(namespace)) {
+      if (urgent || !this.again.has(namespace)) this.again.set(namespace, urgent ? 'now' : 'later');
+      return;
+    }
+    const timer = this.waiting.get(namespace);
+    if (timer && !urgent) return;
+    if (urgent) this.run(namespace);
+    else this.wait(namespace);
+  }
+
+  /** Resolves once no settle runs or waits (for shutdown and tests). */
   async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.all(this.running.values());
+    while (this.running.size > 0 || this.waiting.size > 0) {
+      if (this.running.size > 0) await Promise.all(this.running.values());
+      else await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** Drops the additions still waiting (shutdown: the periodic pass settles them). */
+  cancel(): void {
+    for (const timer of this.waiting.values()) clearTimeout(timer);
+    this.waiting.clear();
+    this.again.clear();
+  }
+
+  private wait(namespace: string): void {
+    this.waiting.set(
+      namespace,
+      setTimeout(() => {
+        this.waiting.delete(namespace);
+        this.run(namespace);
+      }, this.coalesceMs),
+    );
   }
 
   private run(namespace: string): void {
+    const timer = this.waiting.get(namespace);
+    if (timer) {
+      clearTimeout(timer);
+      this.waiting.delete(namespace);
+    }
     const done = this.settle(namespace)
       .then(
-        () => void this.stats.settles++,
+        (ran) => void (ran === false ? this.stats.skipped++ : this.stats.settles++),
         (error: unknown) => {
           // The periodic pass settles it later; the next signal tries again.
           this.stats.failures++;
@@ -44,7 +96,10 @@ export class WatchSettler {
       )
       .finally(() => {
         this.running.delete(namespace);
-        if (this.again.delete(namespace)) this.run(namespace);
+        const next = this.again.get(namespace);
+        this.again.delete(namespace);
+        if (next === 'now') this.run(namespace);
+        else if (next === 'later') this.wait(namespace);
       });
     this.running.set(namespace, done);
   }

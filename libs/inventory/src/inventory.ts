@@ -27,7 +27,7 @@ export interface InventorySource {
   namespace?(name: string, signal?: AbortSignal): Promise<ClusterNamespace | null>;
   /**
    * Watches the covered kinds across the cluster (kubernetes) and reports each change that
-   * settles a reservation at once: an object deleted, a pod that reached Succeeded or Failed.
+   * settles a reservation: an object deleted, a pod that reached Succeeded or Failed, an object added.
    * Runs until `signal` aborts; failures are retried inside (kube-watch.ts, watch.ts) and told to `onState`.
    */
   watchSettlements?(onSignal: (change: SettleSignal) => void, signal: AbortSignal, onState?: (state: WatchState) => void): Promise<void>;
@@ -77,18 +77,19 @@ export class InventoryError extends Error {
   }
 }
 
-/** A change that settles an object's reservation: it was deleted, or (a pod) it finished. */
+/** A change that settles an object's reservation: it was deleted, (a pod) it finished, or it was added (commit or adopt). */
 export interface SettleSignal {
   readonly namespace: string;
   readonly groupResource: GroupResource;
   readonly uid: string;
   readonly name: string;
-  readonly why: 'deleted' | 'terminal';
+  readonly why: 'deleted' | 'terminal' | 'added';
 }
 
 export interface WatchState {
   readonly resource: string;
-  readonly state: 'listed' | 'relist' | 'failed' | 'resumed';
+  /** `started` / `stopped`: a kind discovered since the watches began, or one no longer served (watch-kinds.ts). */
+  readonly state: 'listed' | 'relist' | 'failed' | 'resumed' | 'started' | 'stopped';
   readonly error?: string;
   readonly waitMs?: number;
 }

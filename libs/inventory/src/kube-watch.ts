@@ -10,8 +10,11 @@ import { runWatchLoop, WatchGone, type WatchEvent, type WatchLoopOptions, type W
  * The Kubernetes side of watching (watch.ts has the loop): one cluster-wide list+watch per
  * charged kind, pods whole (their phase is in the status), every other kind metadata-only
  * (`PartialObjectMetadata`: a Secret's data is never sent). What it reports is only what
- * settles a reservation at once: a pod that reached Succeeded or Failed, an object deleted.
- * The reconciler then settles its namespace (the same decision as a periodic pass).
+ * settles a reservation: a pod that reached Succeeded or Failed, an object deleted (at once),
+ * an object added (its reservation committed, or the object adopted if nobody reserved it;
+ * coalesced per namespace by the reconciler). The watch starts at the resourceVersion of a
+ * one-object list, so the objects that already exist are never reported as added (a relist is
+ * no settle storm). The reconciler then settles the namespace (the same decision as a periodic pass).
  */
 
 export interface KubeWatchContext {
@@ -29,30 +32,26 @@ const TERMINAL_REMEMBERED_MAX = 100_000;
 
 const collectionPath = (kind: KnownKind): string => (kind.groupResource.group === '' ? `/api/${kind.apiVersion}` : `/apis/${kind.apiVersion}`) + `/${kind.groupResource.resource}`;
 
-/** Watches every kind until `signal` aborts; `onSignal` hears each settling change. */
-export async function watchSettlements(
+/** Watches one kind across the cluster until `signal` aborts; `onSignal` hears each settling change. */
+export function watchKind(
   ctx: KubeWatchContext,
-  kinds: readonly KnownKind[],
+  kind: KnownKind,
   signal: AbortSignal,
   onSignal: (change: SettleSignal) => void,
   onState?: (state: WatchState) => void,
   loop: Pick<WatchLoopOptions, 'backoffMs' | 'maxBackoffMs'> = {},
 ): Promise<void> {
-  await Promise.all(
-    kinds.map((kind) => {
-      const terminal = new Set<string>();
-      const onEvent = (event: WatchEvent): void => {
-        const change = settleSignalOf(kind, event, terminal);
-        if (change) onSignal(change);
-      };
-      const resource = formatResource(kind.groupResource);
-      return runWatchLoop(kubeTransport(ctx, kind), signal, {
-        ...loop,
-        onEvent,
-        onState: (state, detail) => onState?.({ resource, state, ...(detail?.error ? { error: (detail.error as Error).message } : {}), ...(detail?.waitMs ? { waitMs: detail.waitMs } : {}) }),
-      });
-    }),
-  );
+  const terminal = new Set<string>();
+  const onEvent = (event: WatchEvent): void => {
+    const change = settleSignalOf(kind, event, terminal);
+    if (change) onSignal(change);
+  };
+  const resource = formatResource(kind.groupResource);
+  return runWatchLoop(kubeTransport(ctx, kind), signal, {
+    ...loop,
+    onEvent,
+    onState: (state, detail) => onState?.({ resource, state, ...(detail?.error ? { error: (detail.error as Error).message } : {}), ...(detail?.waitMs ? { waitMs: detail.waitMs } : {}) }),
+  });
 }
 
 /** What one watch event settles, if anything. `terminal` holds the pods already reported finished. */
@@ -65,10 +64,11 @@ export function settleSignalOf(kind: KnownKind, event: WatchEvent, terminal: Set
     terminal.delete(uid);
     return { ...base, why: 'deleted' };
   }
-  if (!sameResource(kind.groupResource, { group: '', resource: 'pods' })) return undefined;
+  const added = event.type === 'ADDED' ? { ...base, why: 'added' as const } : undefined;
+  if (!sameResource(kind.groupResource, { group: '', resource: 'pods' })) return added;
   const status = isRecord(event.object['status']) ? event.object['status'] : {};
-  if (status['phase'] !== 'Succeeded' && status['phase'] !== 'Failed') return undefined;
-  if (terminal.has(uid)) return undefined;
+  if (status['phase'] !== 'Succeeded' && status['phase'] !== 'Failed') return added;
+  if (terminal.has(uid)) return added;
   if (terminal.size >= TERMINAL_REMEMBERED_MAX) terminal.clear();
   terminal.add(uid);
   return { ...base, why: 'terminal' };

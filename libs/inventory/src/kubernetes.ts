@@ -4,7 +4,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { GroupResource } from '@quota/domain';
 import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource, type NamespaceListing } from './inventory.js';
 import { discoverKinds, mergeKinds } from './discovery.js';
-import { watchSettlements } from './kube-watch.js';
+import { watchKind } from './kube-watch.js';
+import { watchDiscoveredKinds } from './watch-kinds.js';
 import { checkResources, formatResource, kindsWith, needsWholeObject, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
@@ -177,9 +178,19 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     },
     namespace: (name: string, signal?: AbortSignal) => getNamespace(ctx, name, signal),
     async watchSettlements(onSignal, signal, onState) {
-      // The kinds as discovered now; if discovery fails, the fixed ones (the periodic pass covers the rest).
-      const discovered = discovery ? await discovery(signal).catch((error: unknown) => (onState?.({ resource: 'discovery', state: 'failed', error: messageOf(error) }), [])) : [];
-      await watchSettlements(ctx, mergeKinds(kinds, discovered), signal, onSignal, onState);
+      // The kinds as discovered now, and again every discovery TTL (a CRD installed later is watched, one removed is not);
+      // while discovery fails, what is watched stays (at first, the fixed kinds: the periodic pass covers the rest).
+      await watchDiscoveredKinds(signal, {
+        fixed: kinds,
+        ...(discovery ? { discover: discovery } : {}),
+        everyMs: discoveryTtlMs,
+        watch: (kind, stop) => watchKind(ctx, kind, stop, onSignal, onState),
+        onChange: ({ started, stopped }) => {
+          for (const kind of started) onState?.({ resource: formatResource(kind.groupResource), state: 'started' });
+          for (const kind of stopped) onState?.({ resource: formatResource(kind.groupResource), state: 'stopped' });
+        },
+        onDiscoveryFailed: (error) => onState?.({ resource: 'discovery', state: 'failed', error: messageOf(error) }),
+      });
     },
     close: async () => undefined,
   };

@@ -48,6 +48,16 @@ export class DefinitionQueries {
     return (await this.head(namespace)) !== undefined;
   }
 
+  /**
+   * Whether the namespace has something to reconcile: a stream that is more than its Namespace
+   * object (a quota, LimitRange or shared quota covers it). One key lookup: the reconciler asks it
+   * before listing a namespace on a watch event (an unmanaged namespace's listing would change nothing).
+   */
+  async namespaceManaged(namespace: string): Promise<boolean> {
+    const rows = await select<{ one: number }>(this.dataSource, `SELECT 1 AS one FROM namespace_heads WHERE namespace = $1 AND (state->'objectOnly') IS DISTINCT FROM 'true'::jsonb`, [namespace]);
+    return rows.length > 0;
+  }
+
   /** Namespaces with a stream, in name order, paged (the reconciler's fan-out). */
   async namespaces(page: { readonly after?: string; readonly limit: number }): Promise<string[]> {
     // A namespace the ledger holds only the Namespace object of (recorded from the cluster, no
@@ -66,7 +76,14 @@ export class DefinitionQueries {
    */
   async definitionHistory(namespace: string, kind: 'quota' | 'limitRange', name: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<DefinitionChange> | undefined> {
     const types = kind === 'quota' ? ['QuotaDefined', 'QuotaChanged', 'QuotaRemoved'] : ['LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved'];
-    return this.changes(namespace, types, name, page, (data) => (data as DefinitionJson).spec, (before, after) => changedKeys(kind, before, after));
+    return this.changes(
+      namespace,
+      types,
+      name,
+      page,
+      (data) => (data as DefinitionJson).spec,
+      (before, after) => changedKeys(kind, before, after),
+    );
   }
 
   /** Every change of a Namespace object (its labels and annotations), oldest first; undefined when it never existed. */
@@ -79,7 +96,10 @@ export class DefinitionQueries {
       const keys = (field: string): string[] => {
         const a = (before?.[field] ?? {}) as Record<string, string>;
         const b = (after?.[field] ?? {}) as Record<string, string>;
-        return [...new Set([...Object.keys(a), ...Object.keys(b)])].sort().filter((k) => a[k] !== b[k]).map((k) => `${field}.${k}`);
+        return [...new Set([...Object.keys(a), ...Object.keys(b)])]
+          .sort()
+          .filter((k) => a[k] !== b[k])
+          .map((k) => `${field}.${k}`);
       };
       return [...keys('labels'), ...keys('annotations')];
     });

@@ -1,0 +1,159 @@
+/**
+ * The reconciler at rest on a real control plane (issue 40): what its watches cost the
+ * kube-apiserver and what it holds in memory, with N namespaces (default 1,000), each under a
+ * quota (so every namespace is in the periodic pass) and holding one ConfigMap.
+ *
+ * 1. starts etcd + kube-apiserver (test/kubernetes/build.sh's binaries), the LedgerQuota CRD, and our stack as built
+ *    (test/support/ledger-stack.ts: API, worker, reconciler with INVENTORY_SOURCE=kubernetes,
+ *    RECONCILE_WATCH on, the periodic pass every 600 s), and waits for every namespace's first count;
+ * 2. a minute with the reconciler stopped (the plane's own traffic, and ours without it), then a
+ *    minute with it running and idle (its watches started, nothing changing), diffing the
+ *    kube-apiserver's `apiserver_request_total` (by verb) over each;
+ * 3. prints requests per minute by verb for both minutes, their difference (the reconciler's),
+ *    the reconciler's open watches (apiserver_longrunning_requests: a WATCH is counted in
+ *    apiserver_request_total only when it ends), the LIST requests one namespace settle costs (measured over the first counts), and the
+ *    reconciler's resident memory (process_resident_memory_bytes) at the end.
+ *
+ * Asserts nothing. Not a CPU benchmark: the figures are counts and bytes.
+ *
+ *   npx tsx --tsconfig tsconfig.json bench/reconciler-watch.ts [--namespaces=1000] [--seconds=60]
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startControlPlane, type ControlPlane } from '../test/support/control-plane.js';
+import { kubeApi } from '../test/support/kube-api.js';
+import { ROOT } from '../test/support/deploy.js';
+import { defineQuota } from '../test/support/ledger-reads.js';
+import { prepareLedgerStack, startLedgerStack, type LedgerStack } from '../test/support/ledger-stack.js';
+
+const arg = (name: string, fallback: number): number => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const NAMESPACES = arg('namespaces', 1000);
+const SECONDS = arg('seconds', 60);
+const CONCURRENCY = 20;
+
+type ByVerb = Record<string, number>;
+
+/** apiserver_request_total summed by verb (every resource, code and scope); a WATCH is counted when it ends. */
+async function requestsByVerb(plane: ControlPlane): Promise<ByVerb> {
+  return sumByVerb(plane, 'apiserver_request_total');
+}
+
+/** The requests open now (apiserver_longrunning_requests: the watches), by verb. */
+async function openByVerb(plane: ControlPlane): Promise<ByVerb> {
+  return sumByVerb(plane, 'apiserver_longrunning_requests');
+}
+
+async function sumByVerb(plane: ControlPlane, series: string): Promise<ByVerb> {
+  const text = await plane.kubectl(['get', '--raw', '/metrics']);
+  const totals: ByVerb = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${series}{`)) continue;
+    const verb = /verb="([^"]*)"/.exec(line)?.[1] ?? '?';
+    totals[verb] = (totals[verb] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return totals;
+}
+
+const diff = (after: ByVerb, before: ByVerb): ByVerb =>
+  Object.fromEntries(
+    Object.keys(after)
+      .map((verb) => [verb, after[verb]! - (before[verb] ?? 0)])
+      .filter(([, n]) => n !== 0),
+  );
+const total = (counts: ByVerb): number => Object.values(counts).reduce((a, b) => a + b, 0);
+const perMinute = (counts: ByVerb, seconds: number): ByVerb => Object.fromEntries(Object.entries(counts).map(([verb, n]) => [verb, Math.round((n * 60) / seconds)]));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function reconcilerMetric(stack: LedgerStack, series: string): Promise<number> {
+  const text = await (await fetch(stack.metricsUrl('reconciler'))).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return Number(line?.slice(series.length + 1) ?? NaN);
+}
+
+async function counted(stack: LedgerStack): Promise<number> {
+  const [row] = await stack.sql<{ n: string }>(`SELECT count(DISTINCT namespace) AS n FROM ledger_events WHERE type = 'Counted'`);
+  return Number(row?.n ?? 0);
+}
+
+/** Runs `work(i)` for i < n, CONCURRENCY at a time. */
+async function inParallel(n: number, work: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) await work(next++);
+    }),
+  );
+}
+
+async function main(): Promise<void> {
+  const prepared = await prepareLedgerStack();
+  const plane = await startControlPlane({ admission: { configuration: prepared.admission } });
+  let stack: LedgerStack | undefined;
+  const kube = kubeApi(plane, { maxSockets: CONCURRENCY });
+  try {
+    // As installed: the LedgerQuota CRD too (the reconciler syncs it every 10 s, and watches it as a discovered kind).
+    await plane.apply(readFileSync(join(ROOT, 'deploy/kubernetes/base/ledgerquota-crd.yaml'), 'utf8'));
+    await plane.kubectl(['wait', '--for=condition=established', 'crd/ledgerquotas.quota-ledger.io', '--timeout=60s']);
+    stack = await startLedgerStack(plane, prepared, { intervalSeconds: 600, graceSeconds: 120 });
+    const s = stack;
+    const setupFrom = Date.now();
+    await inParallel(NAMESPACES, async (i) => {
+      const name = `bench-${i}`;
+      const created = await kube.create('/api/v1/namespaces', { metadata: { name } });
+      if (created.status !== 201) throw new Error(`namespace ${name}: ${created.status}`);
+    });
+    // The quotas make every namespace managed: each is listed for its first count (a namespace settle).
+    const before = await requestsByVerb(plane);
+    await inParallel(NAMESPACES, (i) => defineQuota(s, `bench-${i}`, 'objects', { 'count/configmaps': '10' }));
+    while ((await counted(s)) < NAMESPACES) await sleep(1000);
+    const settles = diff(await requestsByVerb(plane), before);
+    await inParallel(NAMESPACES, async (i) => {
+      const created = await kube.create(`/api/v1/namespaces/bench-${i}/configmaps`, { metadata: { name: 'kept' } });
+      if (created.status !== 201) throw new Error(`configmap in bench-${i}: ${created.status}`);
+    });
+    await sleep(5000);
+    const setupSeconds = Math.round((Date.now() - setupFrom) / 1000);
+
+    await s.stopApp('reconciler');
+    await sleep(5000);
+    const openWithout = await openByVerb(plane);
+    const quiet0 = await requestsByVerb(plane);
+    await sleep(SECONDS * 1000);
+    const without = diff(await requestsByVerb(plane), quiet0);
+
+    await s.startApp('reconciler', { RECONCILE_INTERVAL_SECONDS: '600' });
+    // Its start: any pass queued, every watch's list and watch; then the idle minute.
+    let reconciled = -1;
+    for (;;) {
+      await sleep(5000);
+      const now = await reconcilerMetric(s, 'quota_ledger_reconciler_namespaces_total');
+      if (now === reconciled) break;
+      reconciled = now;
+    }
+    const openIdle = await openByVerb(plane);
+    const idle0 = await requestsByVerb(plane);
+    const reconciledBefore = await reconcilerMetric(s, 'quota_ledger_reconciler_namespaces_total');
+    await sleep(SECONDS * 1000);
+    const idle = diff(await requestsByVerb(plane), idle0);
+    const reconciledDuring = (await reconcilerMetric(s, 'quota_ledger_reconciler_namespaces_total')) - reconciledBefore;
+    const rss = await reconcilerMetric(s, 'process_resident_memory_bytes');
+    const heap = await reconcilerMetric(s, 'nodejs_heap_size_used_bytes');
+
+    const reconcilerOnly = diff(idle, without);
+    const listsPerSettle = Math.round(((settles['LIST'] ?? 0) / NAMESPACES) * 10) / 10;
+    console.log(`reconciler at rest, ${NAMESPACES} namespaces (each with a quota and a ConfigMap), kube-apiserver ${plane.version}; setup ${setupSeconds} s`);
+    console.log(`  requests/min, reconciler stopped: ${total(perMinute(without, SECONDS))} ${JSON.stringify(perMinute(without, SECONDS))}`);
+    console.log(`  requests/min, reconciler idle:    ${total(perMinute(idle, SECONDS))} ${JSON.stringify(perMinute(idle, SECONDS))} (namespaces reconciled meanwhile: ${reconciledDuring})`);
+    console.log(`  the reconciler's share:           ${total(perMinute(reconcilerOnly, SECONDS))} ${JSON.stringify(perMinute(reconcilerOnly, SECONDS))}`);
+    const watches = (openIdle['WATCH'] ?? 0) - (openWithout['WATCH'] ?? 0);
+    console.log(`  the reconciler's open watches: ${watches} (each ended by the server after 300 s and resumed: ${Math.round((watches * 60) / 300)} WATCH requests/min on average)`);
+    console.log(`  one namespace settle (first counts): ${listsPerSettle} LIST requests; a periodic pass every 600 s = ${Math.round((listsPerSettle * NAMESPACES) / 10)} LIST/min on average`);
+    console.log(`  reconciler memory: RSS ${Math.round(rss / 2 ** 20)} MiB, heap used ${Math.round(heap / 2 ** 20)} MiB`);
+  } finally {
+    kube.close();
+    await stack?.stop();
+    await plane.stop();
+  }
+}
+
+await main();
