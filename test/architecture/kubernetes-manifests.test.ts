@@ -704,7 +704,8 @@ const READABLE: Readonly<Record<string, readonly string[]>> = [
   ...KNOWN_KINDS.map((k) => k.groupResource),
   ...DISCOVERED_GRANTED,
   { group: '', resource: 'namespaces' },
-  // LedgerQuota objects, copied into the ledger (their status is the one write below).
+  // LimitRange and LedgerQuota objects, copied into the ledger (a LedgerQuota's status is the one write below).
+  { group: '', resource: 'limitranges' },
   { group: 'quota-ledger.io', resource: 'ledgerquotas' },
 ].reduce<Record<string, string[]>>((byGroup, { group, resource }) => ({ ...byGroup, [group]: [...(byGroup[group] ?? []), resource] }), {});
 

@@ -185,7 +185,8 @@ function groupsOf<K extends CustomResource>(kinds: readonly K[]): [string, K[]][
 /** LimitRange defaults apply to pods and claims only, and only to the objects themselves. */
 export const MUTATE_RULES: readonly RuleWithOperations[] = [
   rule('', ['pods', 'persistentvolumeclaims'], ['CREATE', 'UPDATE']),
-  // LedgerQuota objects get the user who wrote them stamped (quota-ledger.io/last-applied-by).
+  // LimitRange and LedgerQuota objects get the user who wrote them stamped (quota-ledger.io/last-applied-by).
+  rule('', ['limitranges'], ['CREATE', 'UPDATE']),
   rule('quota-ledger.io', ['ledgerquotas'], ['CREATE', 'UPDATE']),
 ];
 
