@@ -54,13 +54,12 @@ cluster.onCountAwaited((namespaces) => {
   for (const namespace of namespaces) void reconciler.enqueue(namespace, 'count').catch((error: unknown) => log('warn', 'first count not queued', { namespace, error: (error as Error).message }));
 });
 await reconciler.start();
-// LedgerQuota objects and LimitRanges (applied with kubectl) into the ledger, and the ledger's usage into the LedgerQuotas' status.
+// LedgerQuota, LimitRange and LedgerClusterQuota objects (applied with kubectl) into the ledger, and the ledger's usage into the quotas' status.
 const inventory = config.inventory;
 const clusterDefinitions =
   inventory.source === 'kubernetes'
     ? startDefinitionSyncs(
-        commands,
-        definitions,
+        { commands, definitions, writer: cluster, queries: clusterQueries },
         { ...(inventory.kubeconfigPath ? { kubeconfigPath: inventory.kubeconfigPath } : {}), inCluster: inventory.inCluster, timeoutMs: inventory.timeoutMs },
         config.reconcileIntervalSeconds,
         { log },

@@ -31,11 +31,12 @@ describe('definitionAuthorPatch', () => {
     expect(isDefinitionReview(review(undefined, { subResource: 'status' }))).toBe(false);
   });
 
-  it("is for LedgerQuotas and the cluster's LimitRanges, not for pods or another group's limitranges", () => {
+  it("is for LedgerQuotas, LedgerClusterQuotas and the cluster's LimitRanges, not for pods or another group's limitranges", () => {
     const of = (group: string, resource: string) => isDefinitionReview(review(undefined, { resource: { group, version: 'v1', resource } }));
     expect(of('', 'limitranges')).toBe(true);
     expect(of('', 'pods')).toBe(false);
     expect(of('example.com', 'limitranges')).toBe(false);
     expect(of('', 'ledgerquotas')).toBe(false);
+    expect(of('quota-ledger.io', 'ledgerclusterquotas')).toBe(true);
   });
 });

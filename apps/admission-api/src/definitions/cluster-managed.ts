@@ -4,7 +4,8 @@ import { LedgerError } from '@quota/ledger';
 type Stored = { readonly definition: { readonly metadata?: { readonly annotations?: Readonly<Record<string, string>> } } } | undefined;
 
 /**
- * A definition that came from a cluster object (a LedgerQuota, a LimitRange) is the cluster's:
+ * A definition that came from a cluster object (a LedgerQuota, a LimitRange, a LedgerClusterQuota,
+ * whose namespace is '') is the cluster's:
  * changed or deleted here, the reconciler's next sync would put the object's spec back, so the
  * write is refused (409) and the caller told where to make it. (Checked before the write, not in
  * its transaction: a sync between the two is the cluster's own write, and the next one settles it.)
@@ -12,9 +13,10 @@ type Stored = { readonly definition: { readonly metadata?: { readonly annotation
 export function refuseClusterManaged(existing: Stored, resource: string, namespace: string, name: string, verb: 'changed' | 'deleted'): void {
   const manager = existing ? clusterManager(existing.definition.metadata) : undefined;
   if (manager === undefined) return;
+  const where = namespace ? ` in namespace "${namespace}"` : '';
   throw new LedgerError(
     'Conflict',
-    `Operation cannot be fulfilled on ${resource} "${name}": it is managed by the cluster object ${manager} "${name}" in namespace "${namespace}"; it can be ${verb} there (kubectl), not through this API`,
+    `Operation cannot be fulfilled on ${resource} "${name}": it is managed by the cluster object ${manager} "${name}"${where}; it can be ${verb} there (kubectl), not through this API`,
     { kind: resource, name },
   );
 }

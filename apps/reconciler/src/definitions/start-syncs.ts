@@ -1,5 +1,6 @@
-import type { DefinitionQueries, LedgerCommands } from '@quota/ledger';
-import { createClusterObjectApi, LEDGER_QUOTA, LIMIT_RANGE, type ClusterObjectApiOptions } from './cluster-object-api.js';
+import type { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands } from '@quota/ledger';
+import { createClusterObjectApi, LEDGER_CLUSTER_QUOTA, LEDGER_QUOTA, LIMIT_RANGE, type ClusterObjectApiOptions } from './cluster-object-api.js';
+import { ClusterQuotaSync } from './cluster-quota-sync.js';
 import type { DefinitionSync, DefinitionSyncOptions } from './definition-sync.js';
 import { LedgerQuotaSync } from './ledger-quota-sync.js';
 import { LimitRangeSync } from './limit-range-sync.js';
@@ -9,13 +10,12 @@ export const DEFINITION_SYNC_MAX_SECONDS = 10;
 
 /**
  * The syncs of every kind of definition the cluster holds (LedgerQuota objects, the cluster's
- * LimitRanges), started every `intervalSeconds` (at most DEFINITION_SYNC_MAX_SECONDS: not the
+ * LimitRanges, LedgerClusterQuota objects), started every `intervalSeconds` (at most DEFINITION_SYNC_MAX_SECONDS: not the
  * reconcile interval, a rare safety net while watches run, so that what is applied with kubectl
  * governs within seconds). Stop them with `stop()`.
  */
 export function startDefinitionSyncs(
-  commands: LedgerCommands,
-  definitions: DefinitionQueries,
+  { commands, definitions, writer, queries }: { commands: LedgerCommands; definitions: DefinitionQueries; writer: ClusterWriter; queries: ClusterQueries },
   cluster: ClusterObjectApiOptions,
   intervalSeconds: number,
   options: DefinitionSyncOptions,
@@ -35,6 +35,11 @@ export function startDefinitionSyncs(
         namespaces,
       },
       createClusterObjectApi(LIMIT_RANGE, cluster),
+      options,
+    ),
+    new ClusterQuotaSync(
+      { putSharedQuota: writer.putSharedQuota.bind(writer), deleteSharedQuota: writer.deleteSharedQuota.bind(writer), listSharedQuotas: queries.listSharedQuotas.bind(queries) },
+      createClusterObjectApi(LEDGER_CLUSTER_QUOTA, cluster),
       options,
     ),
   ];

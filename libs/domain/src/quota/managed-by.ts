@@ -9,6 +9,8 @@ export const MANAGED_BY_ANNOTATION = 'quota-ledger.io/managed-by';
 export const MANAGED_BY_CLUSTER = 'ledgerquotas.quota-ledger.io';
 /** A LimitRange copied from the cluster's own LimitRange object (v1). */
 export const MANAGED_BY_LIMIT_RANGE = 'limitranges';
+/** A ClusterResourceQuota copied from a LedgerClusterQuota object (quota-ledger.io/v1alpha1, cluster-scoped). */
+export const MANAGED_BY_CLUSTER_QUOTA = 'ledgerclusterquotas.quota-ledger.io';
 
 type Annotated = { readonly annotations?: Readonly<Record<string, string>> } | undefined;
 
