@@ -4,21 +4,24 @@ import { startLedgerCluster, type LedgerStack } from '../support/ledger-stack.js
 
 // The cluster's own LimitRange (v1), applied with kubectl: the reconciler copies it into the ledger,
 // our mutating webhook defaults pods with it, and deleting the object removes it from the ledger.
-// The kube-apiserver's built-in LimitRanger plugin is off here, so that every default seen is ours
-// (with it on, as on managed control planes, it defaults first and ours finds nothing left to add).
+// The kube-apiserver's built-in LimitRanger plugin is off in the first plane, so that every default
+// seen is ours; on in the second, as on managed control planes, where it defaults and checks first
+// and the pod the ledger charges is the same.
 
 const NAMESPACE = 'lr-team';
 let stack: LedgerStack;
 
-beforeAll(async () => {
-  stack = await startLedgerCluster({ controllers: ['namespace'], admission: { disable: ['ServiceAccount', 'LimitRanger'] } });
-  await stack.plane.createNamespace(NAMESPACE);
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await stack?.plane.stop();
-});
+/** A plane (the built-in LimitRanger on or off) with our stack, and NAMESPACE, for the describe block it is called in. */
+function planeWithLimitRanger(builtIn: boolean): void {
+  beforeAll(async () => {
+    stack = await startLedgerCluster({ controllers: ['namespace'], admission: { disable: builtIn ? ['ServiceAccount'] : ['ServiceAccount', 'LimitRanger'] } });
+    await stack.plane.createNamespace(NAMESPACE);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await stack?.plane.stop();
+  });
+}
 
 const limitRange = JSON.stringify({
   apiVersion: 'v1',
@@ -37,6 +40,8 @@ async function ledgerLimitRange(name: string) {
 const requestsOf = async (name: string): Promise<string> => stack.plane.kubectl(['get', 'pod', name, '-n', NAMESPACE, '-o', 'jsonpath={.spec.containers[0].resources.requests.cpu}']);
 
 describe('LimitRange objects, applied with kubectl', () => {
+  planeWithLimitRanger(false);
+
   it('reach the ledger, default pods through our webhook, and are removed with the object', async () => {
     // A quota on requests.cpu: a pod that names none is refused unless a LimitRange defaults it.
     await defineQuota(stack, NAMESPACE, 'compute', { 'requests.cpu': '1' });
@@ -81,5 +86,34 @@ describe('LimitRange objects, applied with kubectl', () => {
     const bare = await stack.plane.tryKubectl(['create', '-f', '-'], pod('bare', NAMESPACE));
     expect(bare.code).not.toBe(0);
     expect(bare.stderr).toContain('must specify requests.cpu');
+  });
+});
+
+describe('LimitRange objects with the built-in LimitRanger also on', () => {
+  planeWithLimitRanger(true);
+
+  it('default a pod once, with the same value the ledger charges, and the built-in plugin refuses what breaks a limit first', async () => {
+    await defineQuota(stack, NAMESPACE, 'compute', { 'requests.cpu': '1' });
+    await untilCounted(stack, NAMESPACE);
+    const withMax = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: 'defaults', namespace: NAMESPACE },
+      spec: { limits: [{ type: 'Container', defaultRequest: { cpu: '250m' }, max: { cpu: '500m' } }] },
+    });
+    await stack.plane.kubectl(['apply', '-f', '-'], withMax);
+    await eventually('the LimitRange in the ledger', () => ledgerLimitRange('defaults'));
+
+    expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('defaulted', NAMESPACE))).code).toBe(0);
+    const container = JSON.parse(await stack.plane.kubectl(['get', 'pod', 'defaulted', '-n', NAMESPACE, '-o', 'jsonpath={.spec.containers[0].resources}']));
+    // The API server's defaulting gave the item default = max; LimitRanger set both, ours found nothing left to add.
+    expect(container).toEqual({ requests: { cpu: '250m' }, limits: { cpu: '500m' } });
+    await untilUsed(stack, NAMESPACE, 'compute', { 'requests.cpu': '250m' });
+
+    // Over the max: the built-in plugin, which runs before every webhook, refuses it.
+    const over = await stack.plane.tryKubectl(['create', '-f', '-'], pod('over', NAMESPACE, { cpu: '1' }));
+    expect(over.code).not.toBe(0);
+    expect(over.stderr).toContain('pods "over" is forbidden: maximum cpu usage per Container is 500m, but limit is 1');
+    expect(over.stderr).not.toContain('admission webhook');
   });
 });
