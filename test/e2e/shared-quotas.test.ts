@@ -377,8 +377,8 @@ describe("the webhook's Namespace reviews", () => {
   });
 });
 
-describe('a ClusterResourceQuota that came from a LedgerClusterQuota object', () => {
-  it('is refused to REST writes (409), and a REST PUT cannot claim to be one', async () => {
+describe('a shared quota that came from a cluster object', () => {
+  it('a ClusterResourceQuota from a LedgerClusterQuota is refused to REST writes (409), and a REST PUT cannot claim to be one', async () => {
     const managed = { 'quota-ledger.io/managed-by': 'ledgerclusterquotas.quota-ledger.io' };
     const ref = { kind: 'ClusterResourceQuota', name: 'from-cluster' } as const;
     await api.app
@@ -397,5 +397,29 @@ describe('a ClusterResourceQuota that came from a LedgerClusterQuota object', ()
     expect(claimed.status).toBe(201);
     expect(claimed.body.metadata.annotations).toEqual({ team: 'y' });
     expect((await api.request('DELETE', '/v1/clusterresourcequotas/claims')).status).toBe(200);
+  });
+
+  it('a HierarchicalResourceQuota from a LedgerHierarchicalQuota is refused to REST writes (409), and a REST PUT cannot claim to be one', async () => {
+    const managed = { 'quota-ledger.io/managed-by': 'ledgerhierarchicalquotas.quota-ledger.io' };
+    await api.app
+      .get(ClusterWriter)
+      .putSharedQuota(
+        { ref: { kind: 'HierarchicalResourceQuota', name: 'from-cluster', namespace: 'hrq-c' }, spec: { hard: { pods: '1' } }, metadata: { annotations: managed } },
+        { actor: 'system:reconciler' },
+      );
+    const hrq = (name: string, annotations?: Record<string, string>) => ({
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'HierarchicalResourceQuota',
+      metadata: { name, ...(annotations ? { annotations } : {}) },
+      spec: { hard: { pods: '9' } },
+    });
+    const path = '/v1/namespaces/hrq-c/hierarchicalresourcequotas';
+    for (const refused of [await api.request('PUT', `${path}/from-cluster`, hrq('from-cluster')), await api.request('DELETE', `${path}/from-cluster`)]) {
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toContain('it is managed by the cluster object ledgerhierarchicalquotas.quota-ledger.io "from-cluster" in namespace "hrq-c"');
+    }
+    const claimed = await api.request('PUT', `${path}/claims`, hrq('claims', { ...managed, team: 'c' }));
+    expect(claimed.body.metadata.annotations).toEqual({ team: 'c' });
+    expect((await api.request('DELETE', `${path}/claims`)).status).toBe(200);
   });
 });

@@ -229,12 +229,12 @@ describe('webhookConfiguration', () => {
     expect(validating.webhooks[0]).not.toHaveProperty('reinvocationPolicy');
   });
 
-  it('mutates only pods and claims (LimitRange defaults), and LimitRanges, LedgerQuotas and LedgerClusterQuotas (their author), on CREATE and UPDATE', () => {
+  it('mutates only pods and claims (LimitRange defaults), and LimitRanges and Ledger*Quotas (their author), on CREATE and UPDATE', () => {
     const rules = webhookConfiguration({ caBundlePem: CA, service })[0].webhooks[0]?.rules ?? [];
     expect(rules.map((r) => [r.apiGroups, [...r.resources].sort()])).toEqual([
       [[''], ['persistentvolumeclaims', 'pods']],
       [[''], ['limitranges']],
-      [['quota-ledger.io'], ['ledgerquotas']],
+      [['quota-ledger.io'], ['ledgerhierarchicalquotas', 'ledgerquotas']],
       [['quota-ledger.io'], ['ledgerclusterquotas']],
     ]);
     expect(rules.map((r) => r.scope)).toEqual(['Namespaced', 'Namespaced', 'Namespaced', 'Cluster']);

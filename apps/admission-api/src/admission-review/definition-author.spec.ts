@@ -38,5 +38,6 @@ describe('definitionAuthorPatch', () => {
     expect(of('example.com', 'limitranges')).toBe(false);
     expect(of('', 'ledgerquotas')).toBe(false);
     expect(of('quota-ledger.io', 'ledgerclusterquotas')).toBe(true);
+    expect(of('quota-ledger.io', 'ledgerhierarchicalquotas')).toBe(true);
   });
 });

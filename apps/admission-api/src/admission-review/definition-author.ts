@@ -2,7 +2,7 @@ import { LAST_APPLIED_BY_ANNOTATION } from '@quota/domain';
 import type { AdmissionReviewRequest } from './admission-review.js';
 
 /** The kinds of cluster object the reconciler copies into the ledger with their author, by group. */
-const AUTHORED: Readonly<Record<string, readonly string[]>> = { 'quota-ledger.io': ['ledgerquotas', 'ledgerclusterquotas'], '': ['limitranges'] };
+const AUTHORED: Readonly<Record<string, readonly string[]>> = { 'quota-ledger.io': ['ledgerquotas', 'ledgerclusterquotas', 'ledgerhierarchicalquotas'], '': ['limitranges'] };
 
 /** Whether the review is of a definition the cluster holds (a LedgerQuota, a LimitRange, a LedgerClusterQuota) itself, not of its status (the reconciler's). */
 export function isDefinitionReview(review: AdmissionReviewRequest): boolean {

@@ -17,6 +17,8 @@ export interface ObjectKind {
 export const LEDGER_QUOTA: ObjectKind = { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerquotas', kind: 'LedgerQuota', namespaced: true };
 /** The LedgerClusterQuota kind (deploy/kubernetes/base/ledgerclusterquota-crd.yaml): the ledger's ClusterResourceQuota. */
 export const LEDGER_CLUSTER_QUOTA: ObjectKind = { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerclusterquotas', kind: 'LedgerClusterQuota', namespaced: false };
+/** The LedgerHierarchicalQuota kind (deploy/kubernetes/base/ledgerhierarchicalquota-crd.yaml): the ledger's HierarchicalResourceQuota. */
+export const LEDGER_HIERARCHICAL_QUOTA: ObjectKind = { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerhierarchicalquotas', kind: 'LedgerHierarchicalQuota', namespaced: true };
 /** The cluster's own LimitRange (v1): no status, and no controller writes it. */
 export const LIMIT_RANGE: ObjectKind = { group: '', version: 'v1', resource: 'limitranges', kind: 'LimitRange', namespaced: true };
 

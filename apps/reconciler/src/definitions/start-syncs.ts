@@ -1,6 +1,6 @@
 import type { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands } from '@quota/ledger';
-import { createClusterObjectApi, LEDGER_CLUSTER_QUOTA, LEDGER_QUOTA, LIMIT_RANGE, type ClusterObjectApiOptions } from './cluster-object-api.js';
-import { ClusterQuotaSync } from './cluster-quota-sync.js';
+import { createClusterObjectApi, LEDGER_CLUSTER_QUOTA, LEDGER_HIERARCHICAL_QUOTA, LEDGER_QUOTA, LIMIT_RANGE, type ClusterObjectApiOptions } from './cluster-object-api.js';
+import { ClusterQuotaSync, HierarchicalQuotaSync, type ClusterQuotaLedger } from './cluster-quota-sync.js';
 import type { DefinitionSync, DefinitionSyncOptions } from './definition-sync.js';
 import { LedgerQuotaSync } from './ledger-quota-sync.js';
 import { LimitRangeSync } from './limit-range-sync.js';
@@ -10,7 +10,7 @@ export const DEFINITION_SYNC_MAX_SECONDS = 10;
 
 /**
  * The syncs of every kind of definition the cluster holds (LedgerQuota objects, the cluster's
- * LimitRanges, LedgerClusterQuota objects), started every `intervalSeconds` (at most DEFINITION_SYNC_MAX_SECONDS: not the
+ * LimitRanges, LedgerClusterQuota and LedgerHierarchicalQuota objects), started every `intervalSeconds` (at most DEFINITION_SYNC_MAX_SECONDS: not the
  * reconcile interval, a rare safety net while watches run, so that what is applied with kubectl
  * governs within seconds). Stop them with `stop()`.
  */
@@ -21,6 +21,11 @@ export function startDefinitionSyncs(
   options: DefinitionSyncOptions,
 ): { stop(): Promise<void> } {
   const namespaces = definitions.namespaces.bind(definitions);
+  const shared: ClusterQuotaLedger = {
+    putSharedQuota: writer.putSharedQuota.bind(writer),
+    deleteSharedQuota: writer.deleteSharedQuota.bind(writer),
+    listSharedQuotas: queries.listSharedQuotas.bind(queries),
+  };
   const syncs: DefinitionSync[] = [
     new LedgerQuotaSync(
       { putQuota: commands.putQuota.bind(commands), deleteQuota: commands.deleteQuota.bind(commands), listQuotas: definitions.listQuotas.bind(definitions), namespaces },
@@ -37,11 +42,8 @@ export function startDefinitionSyncs(
       createClusterObjectApi(LIMIT_RANGE, cluster),
       options,
     ),
-    new ClusterQuotaSync(
-      { putSharedQuota: writer.putSharedQuota.bind(writer), deleteSharedQuota: writer.deleteSharedQuota.bind(writer), listSharedQuotas: queries.listSharedQuotas.bind(queries) },
-      createClusterObjectApi(LEDGER_CLUSTER_QUOTA, cluster),
-      options,
-    ),
+    new ClusterQuotaSync(shared, createClusterObjectApi(LEDGER_CLUSTER_QUOTA, cluster), options),
+    new HierarchicalQuotaSync(shared, createClusterObjectApi(LEDGER_HIERARCHICAL_QUOTA, cluster), options),
   ];
   for (const sync of syncs) sync.start(Math.min(intervalSeconds, DEFINITION_SYNC_MAX_SECONDS) * 1000);
   return { stop: async () => void (await Promise.all(syncs.map((sync) => sync.stop()))) };

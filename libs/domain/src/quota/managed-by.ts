@@ -11,6 +11,8 @@ export const MANAGED_BY_CLUSTER = 'ledgerquotas.quota-ledger.io';
 export const MANAGED_BY_LIMIT_RANGE = 'limitranges';
 /** A ClusterResourceQuota copied from a LedgerClusterQuota object (quota-ledger.io/v1alpha1, cluster-scoped). */
 export const MANAGED_BY_CLUSTER_QUOTA = 'ledgerclusterquotas.quota-ledger.io';
+/** A HierarchicalResourceQuota copied from a LedgerHierarchicalQuota object (quota-ledger.io/v1alpha1, namespaced). */
+export const MANAGED_BY_HIERARCHICAL_QUOTA = 'ledgerhierarchicalquotas.quota-ledger.io';
 
 type Annotated = { readonly annotations?: Readonly<Record<string, string>> } | undefined;
 
