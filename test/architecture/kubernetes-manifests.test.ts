@@ -189,6 +189,8 @@ function webhookService(docs: readonly unknown[]): { name: string; namespace: st
 const COMMON_OBJECTS = [
   'v1 Namespace quota-ledger',
   'apiextensions.k8s.io/v1 CustomResourceDefinition ledgerquotas.quota-ledger.io',
+  'apiextensions.k8s.io/v1 CustomResourceDefinition ledgerclusterquotas.quota-ledger.io',
+  'apiextensions.k8s.io/v1 CustomResourceDefinition ledgerhierarchicalquotas.quota-ledger.io',
   'v1 ServiceAccount quota-ledger-reconciler',
   'rbac.authorization.k8s.io/v1 ClusterRole quota-ledger-reconciler',
   'rbac.authorization.k8s.io/v1 ClusterRoleBinding quota-ledger-reconciler',
@@ -704,13 +706,17 @@ const READABLE: Readonly<Record<string, readonly string[]>> = [
   ...KNOWN_KINDS.map((k) => k.groupResource),
   ...DISCOVERED_GRANTED,
   { group: '', resource: 'namespaces' },
-  // LedgerQuota objects, copied into the ledger (their status is the one write below).
+  // LimitRange and LedgerQuota objects, copied into the ledger (a LedgerQuota's status is the one write below).
+  { group: '', resource: 'limitranges' },
   { group: 'quota-ledger.io', resource: 'ledgerquotas' },
+  { group: 'quota-ledger.io', resource: 'ledgerclusterquotas' },
+  { group: 'quota-ledger.io', resource: 'ledgerhierarchicalquotas' },
 ].reduce<Record<string, string[]>>((byGroup, { group, resource }) => ({ ...byGroup, [group]: [...(byGroup[group] ?? []), resource] }), {});
 
 function isLedgerQuotaStatusUpdate(rule: unknown): boolean {
   const only = (key: string, value: string): boolean => JSON.stringify(asList(get(rule, key))) === JSON.stringify([value]);
-  return only('apiGroups', 'quota-ledger.io') && only('resources', 'ledgerquotas/status') && only('verbs', 'update');
+  const statuses = JSON.stringify(asList(get(rule, 'resources')));
+  return only('apiGroups', 'quota-ledger.io') && statuses === JSON.stringify(['ledgerquotas/status', 'ledgerclusterquotas/status', 'ledgerhierarchicalquotas/status']) && only('verbs', 'update');
 }
 
 function clusterRoleProblems(role: unknown): string[] {
@@ -720,7 +726,7 @@ function clusterRoleProblems(role: unknown): string[] {
   for (const [index, rule] of asList(get(role, 'rules')).entries()) {
     const where = `ClusterRole rules[${index}]`;
     if (get(rule, 'nonResourceURLs') !== undefined) problems.push(`${where}: grants nonResourceURLs`);
-    // The one write: the status subresource of LedgerQuota objects (used from the ledger), alone in its rule.
+    // The one write: the status subresource of the Ledger*Quota objects (used from the ledger), alone in its rule.
     if (isLedgerQuotaStatusUpdate(rule)) continue;
     for (const verb of asList(get(rule, 'verbs'))) {
       if (!READ_VERBS.has(String(verb))) problems.push(`${where}: grants the verb ${String(verb)}; only get, list and watch are allowed`);

@@ -32,8 +32,7 @@ const pod = (name: string, cpu: string) => ({
   spec: { containers: [{ name: 'c', resources: { requests: { cpu } } }] },
 });
 
-const CONFLICT_MESSAGE =
-  'Operation cannot be fulfilled on resourcequotas "compute": the object has been modified; please apply your changes to the latest version and try again';
+const CONFLICT_MESSAGE = 'Operation cannot be fulfilled on resourcequotas "compute": the object has been modified; please apply your changes to the latest version and try again';
 
 describe('admin API: ResourceQuota', () => {
   it('creates, reads, replaces with optimistic concurrency, lists and deletes a quota, each change a ledger event with its actor', async () => {
@@ -154,11 +153,7 @@ describe('admin API: ResourceQuota', () => {
 
   it.each([
     ['a name that differs from the URL', { ...quota({ pods: '1' }), metadata: { name: 'other' } }, 'the name of the object (other) does not match the name on the URL (compute)'],
-    [
-      'another namespace',
-      { ...quota({ pods: '1' }), metadata: { namespace: 'team-b' } },
-      'the namespace of the provided object does not match the namespace sent on the request',
-    ],
+    ['another namespace', { ...quota({ pods: '1' }), metadata: { namespace: 'team-b' } }, 'the namespace of the provided object does not match the namespace sent on the request'],
     ['a resourceVersion that is not a decimal integer', quota({ pods: '1' }, { resourceVersion: 'abc' }), 'metadata.resourceVersion'],
     ['a resourceVersion that is a number, not a string', quota({ pods: '1' }, { resourceVersion: 3 }), 'metadata.resourceVersion'],
     ['an array body', [1, 2], 'must be a ResourceQuota object'],
@@ -205,7 +200,7 @@ describe('admin API: ResourceQuota', () => {
     expect((await api.request('GET', path)).body.status).toEqual({ hard: { 'requests.cpu': '500m' }, used: { 'requests.cpu': '1' } });
   });
 
-  it('counts the namespace\'s quotas against count/resourcequotas and resourcequotas: a create past them is 403 exceeded quota, a replace is not', async () => {
+  it("counts the namespace's quotas against count/resourcequotas and resourcequotas: a create past them is 403 exceeded quota, a replace is not", async () => {
     const path = (name: string) => `/v1/namespaces/counted/resourcequotas/${name}`;
     const named = (name: string, hard: Record<string, string>) => ({ ...quota(hard), metadata: { name } });
     const objects = await api.request('PUT', path('objects'), named('objects', { 'count/resourcequotas': '2', resourcequotas: '2' }));
@@ -228,7 +223,8 @@ describe('admin API: ResourceQuota', () => {
       status: 'Failure',
       reason: 'Forbidden',
       code: 403,
-      message: 'resourcequotas "storage" is forbidden: exceeded quota: objects, requested: count/resourcequotas=1,resourcequotas=1, used: count/resourcequotas=2,resourcequotas=2, limited: count/resourcequotas=2,resourcequotas=2',
+      message:
+        'resourcequotas "storage" is forbidden: exceeded quota: objects, requested: count/resourcequotas=1,resourcequotas=1, used: count/resourcequotas=2,resourcequotas=2, limited: count/resourcequotas=2,resourcequotas=2',
       details: { name: 'storage', kind: 'resourcequotas' },
     });
     expect(await eventCount()).toBe(before);
@@ -300,9 +296,7 @@ describe('admin API: LimitRange', () => {
 
     const stale = await api.request('PUT', path, limitRange([{ type: 'Container', max: { cpu: '1' } }], { resourceVersion: '9' }));
     expect(stale.status).toBe(409);
-    expect(stale.body.message).toBe(
-      'Operation cannot be fulfilled on limitranges "limits": the object has been modified; please apply your changes to the latest version and try again',
-    );
+    expect(stale.body.message).toBe('Operation cannot be fulfilled on limitranges "limits": the object has been modified; please apply your changes to the latest version and try again');
     const replaced = await api.request('PUT', path, limitRange([{ type: 'Container', max: { cpu: '1' } }], { resourceVersion: '1' }));
     expect(replaced.status).toBe(200);
     expect(replaced.body.metadata).toMatchObject({ resourceVersion: '2', uid: created.body.metadata.uid });
@@ -325,6 +319,32 @@ describe('admin API: LimitRange', () => {
       { type: 'LimitRangeChanged', actor: 'anonymous' },
       { type: 'LimitRangeRemoved', actor: 'dave' },
     ]);
+  });
+
+  it("refuses to change or delete one that came from the cluster's LimitRange object (409), and a REST write cannot claim to be one", async () => {
+    const clusterPath = '/v1/namespaces/team-lc/limitranges/from-cluster';
+    const fromCluster = {
+      name: 'from-cluster',
+      spec: { limits: [{ type: 'Container', defaultRequest: { cpu: '250m' } }] },
+      metadata: { annotations: { 'quota-ledger.io/managed-by': 'limitranges' } },
+    };
+    await api.app.get(LedgerCommands).putLimitRange('team-lc', fromCluster, { actor: 'system:reconciler' });
+    const put = await api.request('PUT', clusterPath, { ...limitRange([{ type: 'Container', max: { cpu: '1' } }]), metadata: { name: 'from-cluster' } });
+    const removal = await api.request('DELETE', clusterPath);
+    for (const refused of [put, removal]) {
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409, details: { name: 'from-cluster', kind: 'limitranges' } });
+      expect(refused.body.message).toContain('it is managed by the cluster object limitranges "from-cluster" in namespace "team-lc"');
+    }
+    expect((await api.request('GET', clusterPath)).body.spec).toEqual(fromCluster.spec);
+
+    // Our annotations are the system's: a REST PUT's claim to be from the cluster is dropped, so it stays the API's to delete.
+    const claimed = await api.request('PUT', '/v1/namespaces/team-lc/limitranges/claims', {
+      ...limitRange([]),
+      metadata: { name: 'claims', annotations: { 'quota-ledger.io/managed-by': 'limitranges', team: 'c' } },
+    });
+    expect(claimed.body.metadata.annotations).toEqual({ team: 'c' });
+    expect((await api.request('DELETE', '/v1/namespaces/team-lc/limitranges/claims')).status).toBe(200);
   });
 
   it.each([

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 import { disagreements } from '../support/shared-quotas.js';
 import { poolOf } from '../support/api.js';
+import { ClusterWriter } from '@quota/ledger';
 
 /**
  * Issue 18 through HTTP: Namespace objects, ClusterResourceQuota (with AppliedClusterResourceQuota)
@@ -136,11 +137,21 @@ describe('ClusterResourceQuota', () => {
     expect(read.body.status.total.used.pods).toBe('2');
     expect((await api.request('GET', '/v1/namespaces/crq-b/appliedclusterresourcequotas')).body.items).toEqual([]);
 
-    const everything = await api.request('PUT', '/v1/clusterresourcequotas/all', { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'all' }, spec: { selector: { labels: {} }, quota: { hard: { pods: '1' } } } });
+    const everything = await api.request('PUT', '/v1/clusterresourcequotas/all', {
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      metadata: { name: 'all' },
+      spec: { selector: { labels: {} }, quota: { hard: { pods: '1' } } },
+    });
     expect(everything.status).toBe(422);
     expect(everything.body.message).toContain('must restrict the selected projects');
     const matchExpressions = Array.from({ length: 65 }, (_, i) => ({ key: `k${i}`, operator: 'Exists' }));
-    const tooMany = await api.request('PUT', '/v1/clusterresourcequotas/many', { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'many' }, spec: { selector: { labels: { matchExpressions } }, quota: { hard: { pods: '1' } } } });
+    const tooMany = await api.request('PUT', '/v1/clusterresourcequotas/many', {
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      metadata: { name: 'many' },
+      spec: { selector: { labels: { matchExpressions } }, quota: { hard: { pods: '1' } } },
+    });
     expect(tooMany.status).toBe(422);
     expect(tooMany.body.details.causes[0]).toMatchObject({ reason: 'FieldValueTooMany', field: 'spec.selector.labels.matchExpressions' });
 
@@ -162,7 +173,13 @@ describe('HierarchicalResourceQuota', () => {
       spec: { hard: { pods: '2' } },
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', metadata: { name: 'org-pods', namespace: 'org' }, spec: { hard: { pods: '2' } }, status: { hard: { pods: '2' }, used: { pods: '0' } } });
+    expect(created.body).toMatchObject({
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'HierarchicalResourceQuota',
+      metadata: { name: 'org-pods', namespace: 'org' },
+      spec: { hard: { pods: '2' } },
+      status: { hard: { pods: '2' }, used: { pods: '0' } },
+    });
     expect((await reserve('org', 1)).status).toBe(201);
     expect((await reserve('child-1', 2)).status).toBe(201);
     const denied = await reserve('child-1', 3);
@@ -197,10 +214,26 @@ describe('a shared quota as it was', () => {
     for (const ns of ['past-a', 'past-b']) await api.request('PUT', `/v1/namespaces/${ns}`, namespace(ns, { tenant: 'past' }));
     expect((await api.request('PUT', '/v1/clusterresourcequotas/past', crq('past', { tenant: 'past' }, { pods: '5' }))).status).toBe(201);
     const created = await instant();
-    for (const [ns, i] of [['past-a', 1], ['past-b', 2], ['past-b', 3]] as const) expect((await reserve(ns, i)).status).toBe(201);
+    for (const [ns, i] of [
+      ['past-a', 1],
+      ['past-b', 2],
+      ['past-b', 3],
+    ] as const)
+      expect((await reserve(ns, i)).status).toBe(201);
     const charged = await instant();
     const now = await api.request('GET', '/v1/clusterresourcequotas/past/usage');
-    expect(now.body).toEqual({ key: 'clusterresourcequotas/past', version: 1, defined: true, hard: { pods: '5' }, used: { pods: '3' }, namespaces: [{ namespace: 'past-a', used: { pods: '1' } }, { namespace: 'past-b', used: { pods: '2' } }], overHard: [] });
+    expect(now.body).toEqual({
+      key: 'clusterresourcequotas/past',
+      version: 1,
+      defined: true,
+      hard: { pods: '5' },
+      used: { pods: '3' },
+      namespaces: [
+        { namespace: 'past-a', used: { pods: '1' } },
+        { namespace: 'past-b', used: { pods: '2' } },
+      ],
+      overHard: [],
+    });
     await api.request('PUT', '/v1/namespaces/past-b', namespace('past-b', { tenant: 'elsewhere' }));
     const moved = await instant();
     await api.request('PUT', '/v1/clusterresourcequotas/past', crq('past', { tenant: 'past' }, { pods: '1' }));
@@ -211,7 +244,16 @@ describe('a shared quota as it was', () => {
 
     const path = '/v1/clusterresourcequotas/past';
     expect(await usageAt(path, before)).toEqual({ key: 'clusterresourcequotas/past', at: before, version: 0, defined: false, hard: {}, used: {}, namespaces: [], overHard: [] });
-    expect(await usageAt(path, created)).toMatchObject({ version: 1, defined: true, hard: { pods: '5' }, used: { pods: '0' }, namespaces: [{ namespace: 'past-a', used: { pods: '0' } }, { namespace: 'past-b', used: { pods: '0' } }] });
+    expect(await usageAt(path, created)).toMatchObject({
+      version: 1,
+      defined: true,
+      hard: { pods: '5' },
+      used: { pods: '0' },
+      namespaces: [
+        { namespace: 'past-a', used: { pods: '0' } },
+        { namespace: 'past-b', used: { pods: '0' } },
+      ],
+    });
     const atCharged = await usageAt(path, charged);
     expect(atCharged).toMatchObject({ hard: now.body.hard, used: now.body.used });
     expect(atCharged.namespaces.map(({ namespace: ns, used }: { namespace: string; used: unknown }) => ({ namespace: ns, used }))).toEqual(now.body.namespaces);
@@ -332,5 +374,52 @@ describe("the webhook's Namespace reviews", () => {
     mismatch.request.name = 'other-ns';
     expect((await validate(mismatch)).status).toBe(400);
     expect((await api.request('GET', '/v1/namespaces/one-ns')).status).toBe(404);
+  });
+});
+
+describe('a shared quota that came from a cluster object', () => {
+  it('a ClusterResourceQuota from a LedgerClusterQuota is refused to REST writes (409), and a REST PUT cannot claim to be one', async () => {
+    const managed = { 'quota-ledger.io/managed-by': 'ledgerclusterquotas.quota-ledger.io' };
+    const ref = { kind: 'ClusterResourceQuota', name: 'from-cluster' } as const;
+    await api.app
+      .get(ClusterWriter)
+      .putSharedQuota({ ref, spec: { hard: { pods: '1' } }, selector: { labels: { matchLabels: { t: 'x' } } }, metadata: { annotations: managed } }, { actor: 'system:reconciler' });
+    const put = await api.request('PUT', '/v1/clusterresourcequotas/from-cluster', crq('from-cluster', { t: 'x' }, { pods: '9' }));
+    const removal = await api.request('DELETE', '/v1/clusterresourcequotas/from-cluster');
+    for (const refused of [put, removal]) {
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ kind: 'Status', reason: 'Conflict', details: { name: 'from-cluster', kind: 'clusterresourcequotas' } });
+      expect(refused.body.message).toContain('it is managed by the cluster object ledgerclusterquotas.quota-ledger.io "from-cluster";');
+    }
+    expect((await api.request('GET', '/v1/clusterresourcequotas/from-cluster')).body.spec.quota).toEqual({ hard: { pods: '1' } });
+
+    const claimed = await api.request('PUT', '/v1/clusterresourcequotas/claims', crq('claims', { t: 'y' }, { pods: '1' }, { annotations: { ...managed, team: 'y' } }));
+    expect(claimed.status).toBe(201);
+    expect(claimed.body.metadata.annotations).toEqual({ team: 'y' });
+    expect((await api.request('DELETE', '/v1/clusterresourcequotas/claims')).status).toBe(200);
+  });
+
+  it('a HierarchicalResourceQuota from a LedgerHierarchicalQuota is refused to REST writes (409), and a REST PUT cannot claim to be one', async () => {
+    const managed = { 'quota-ledger.io/managed-by': 'ledgerhierarchicalquotas.quota-ledger.io' };
+    await api.app
+      .get(ClusterWriter)
+      .putSharedQuota(
+        { ref: { kind: 'HierarchicalResourceQuota', name: 'from-cluster', namespace: 'hrq-c' }, spec: { hard: { pods: '1' } }, metadata: { annotations: managed } },
+        { actor: 'system:reconciler' },
+      );
+    const hrq = (name: string, annotations?: Record<string, string>) => ({
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'HierarchicalResourceQuota',
+      metadata: { name, ...(annotations ? { annotations } : {}) },
+      spec: { hard: { pods: '9' } },
+    });
+    const path = '/v1/namespaces/hrq-c/hierarchicalresourcequotas';
+    for (const refused of [await api.request('PUT', `${path}/from-cluster`, hrq('from-cluster')), await api.request('DELETE', `${path}/from-cluster`)]) {
+      expect(refused.status).toBe(409);
+      expect(refused.body.message).toContain('it is managed by the cluster object ledgerhierarchicalquotas.quota-ledger.io "from-cluster" in namespace "hrq-c"');
+    }
+    const claimed = await api.request('PUT', `${path}/claims`, hrq('claims', { ...managed, team: 'c' }));
+    expect(claimed.body.metadata.annotations).toEqual({ team: 'c' });
+    expect((await api.request('DELETE', `${path}/claims`)).status).toBe(200);
   });
 });

@@ -229,12 +229,15 @@ describe('webhookConfiguration', () => {
     expect(validating.webhooks[0]).not.toHaveProperty('reinvocationPolicy');
   });
 
-  it('mutates only pods and claims (LimitRange defaults) and LedgerQuotas (their author), on CREATE and UPDATE', () => {
+  it('mutates only pods and claims (LimitRange defaults), and LimitRanges and Ledger*Quotas (their author), on CREATE and UPDATE', () => {
     const rules = webhookConfiguration({ caBundlePem: CA, service })[0].webhooks[0]?.rules ?? [];
     expect(rules.map((r) => [r.apiGroups, [...r.resources].sort()])).toEqual([
       [[''], ['persistentvolumeclaims', 'pods']],
-      [['quota-ledger.io'], ['ledgerquotas']],
+      [[''], ['limitranges']],
+      [['quota-ledger.io'], ['ledgerhierarchicalquotas', 'ledgerquotas']],
+      [['quota-ledger.io'], ['ledgerclusterquotas']],
     ]);
+    expect(rules.map((r) => r.scope)).toEqual(['Namespaced', 'Namespaced', 'Namespaced', 'Cluster']);
     expect(new Set(rules.flatMap((r) => r.operations))).toEqual(new Set(['CREATE', 'UPDATE']));
   });
 

@@ -185,8 +185,11 @@ function groupsOf<K extends CustomResource>(kinds: readonly K[]): [string, K[]][
 /** LimitRange defaults apply to pods and claims only, and only to the objects themselves. */
 export const MUTATE_RULES: readonly RuleWithOperations[] = [
   rule('', ['pods', 'persistentvolumeclaims'], ['CREATE', 'UPDATE']),
-  // LedgerQuota objects get the user who wrote them stamped (quota-ledger.io/last-applied-by).
-  rule('quota-ledger.io', ['ledgerquotas'], ['CREATE', 'UPDATE']),
+  // LimitRange and Ledger*Quota objects get the user who wrote them stamped (quota-ledger.io/last-applied-by).
+  rule('', ['limitranges'], ['CREATE', 'UPDATE']),
+  rule('quota-ledger.io', ['ledgerquotas', 'ledgerhierarchicalquotas'], ['CREATE', 'UPDATE']),
+  // The one cluster-scoped kind stamped: LedgerClusterQuota objects.
+  { ...rule('quota-ledger.io', ['ledgerclusterquotas'], ['CREATE', 'UPDATE']), scope: 'Cluster' },
 ];
 
 function rule(group: string, resources: readonly string[], operations: RuleWithOperations['operations']): RuleWithOperations {

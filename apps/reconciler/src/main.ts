@@ -4,8 +4,7 @@ import { createInventorySource } from '@quota/inventory';
 import { queueBackendOf } from '@quota/jobs';
 import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, openDataSource } from '@quota/ledger';
 import { createLogger, leaveWithSupervisor, onShutdown, startOpsServer } from '@quota/ops';
-import { createLedgerQuotaApi } from './definitions/ledger-quota-api.js';
-import { LedgerQuotaSync } from './definitions/ledger-quota-sync.js';
+import { startDefinitionSyncs } from './definitions/start-syncs.js';
 import { reconcilerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
 
@@ -56,25 +55,17 @@ cluster.onCountAwaited((namespaces) => {
   for (const namespace of namespaces) void reconciler.enqueue(namespace, 'count').catch((error: unknown) => log('warn', 'first count not queued', { namespace, error: (error as Error).message }));
 });
 await reconciler.start();
-/** How often LedgerQuota objects are copied into the ledger at most (no watch on them yet). */
-const LEDGER_QUOTA_SYNC_MAX_SECONDS = 10;
-// LedgerQuota objects (quotas applied with kubectl) into the ledger, and the ledger's usage into their status.
+// LedgerQuota, LimitRange and LedgerClusterQuota objects (applied with kubectl) into the ledger, and the ledger's usage into the quotas' status.
 const inventory = config.inventory;
-const ledgerQuotas =
+const clusterDefinitions =
   inventory.source === 'kubernetes'
-    ? new LedgerQuotaSync(
-        {
-          putQuota: commands.putQuota.bind(commands),
-          deleteQuota: commands.deleteQuota.bind(commands),
-          listQuotas: definitions.listQuotas.bind(definitions),
-          namespaces: definitions.namespaces.bind(definitions),
-        },
-        createLedgerQuotaApi({ ...(inventory.kubeconfigPath ? { kubeconfigPath: inventory.kubeconfigPath } : {}), inCluster: inventory.inCluster, timeoutMs: inventory.timeoutMs }),
+    ? startDefinitionSyncs(
+        { commands, definitions, writer: cluster, queries: clusterQueries },
+        { ...(inventory.kubeconfigPath ? { kubeconfigPath: inventory.kubeconfigPath } : {}), inCluster: inventory.inCluster, timeoutMs: inventory.timeoutMs },
+        config.reconcileIntervalSeconds,
         { log },
       )
     : undefined;
-// Not the reconcile interval, which is a rare safety net (600 s) while watches run: a quota applied with kubectl governs within seconds.
-ledgerQuotas?.start(Math.min(config.reconcileIntervalSeconds, LEDGER_QUOTA_SYNC_MAX_SECONDS) * 1000);
 log('info', 'reconciling', {
   queue: backend.kind,
   inventory: config.inventory.source,
@@ -89,7 +80,7 @@ if (ops) log('info', 'GET /metrics and /healthz', { port: ops.port });
 onShutdown(
   async () => {
     log('info', 'finishing the jobs in hand', { ...reconciler.stats });
-    await ledgerQuotas?.stop();
+    await clusterDefinitions?.stop();
     await reconciler.stop();
     await ops?.close();
     await commands.close();

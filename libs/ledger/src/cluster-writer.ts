@@ -320,11 +320,16 @@ function factsOf(head: SharedHeadRow | undefined) {
 }
 
 function meta(options: WriteOptions): EventMeta {
-  return { actor: options.actor, ...(options.requestId === undefined ? {} : { requestId: options.requestId }) };
+  return {
+    actor: options.actor,
+    ...(options.onBehalfOf === undefined ? {} : { onBehalfOf: options.onBehalfOf }),
+    ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
+  };
 }
 
-function eventMeta(options: WriteOptions): { request_id: string | null; actor: string; on_behalf_of: null } {
-  return { request_id: options.requestId ?? null, actor: options.actor, on_behalf_of: null };
+/** A shared quota's own event: the actor, and the Kubernetes user it relayed (a LedgerClusterQuota's author). */
+function eventMeta(options: WriteOptions): { request_id: string | null; actor: string; on_behalf_of: string | null } {
+  return { request_id: options.requestId ?? null, actor: options.actor, on_behalf_of: options.onBehalfOf ?? null };
 }
 
 function stateOfHead(head: LockedHead): NamespaceState {

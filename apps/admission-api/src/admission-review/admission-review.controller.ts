@@ -9,7 +9,7 @@ import { APP_CONFIG } from '../config/app-config.module.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
-import { isLedgerQuotaReview, ledgerQuotaAuthorPatch } from './ledger-quota-author.js';
+import { definitionAuthorPatch, isDefinitionReview } from './definition-author.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { isNamespaceReview, namespaceOfReview, reviewedNamespaceName } from './namespace-review.js';
 import { allowResponse, decisionAnnotations, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
@@ -50,7 +50,7 @@ export class AdmissionReviewController {
 
   /**
    * LimitRange defaults as a JSONPatch (LimitRanger's mutating step; none while it is disabled),
-   * the author of a LedgerQuota as an annotation, or AlwaysDeny's refusal. No side effects: nothing is written, not even a decision.
+   * the author of a LedgerQuota or LimitRange as an annotation, or AlwaysDeny's refusal. No side effects: nothing is written, not even a decision.
    */
   @Allow('webhook')
   @NamespaceInBody()
@@ -63,8 +63,8 @@ export class AdmissionReviewController {
     if (review.namespace) assertNamespaceAllowed(request, review.namespace);
     const denied = this.alwaysDenied(review);
     if (denied) return denied;
-    // A LedgerQuota: who made it, for the reconciler to record in the ledger.
-    if (isLedgerQuotaReview(review)) return allowResponse(review.uid, ledgerQuotaAuthorPatch(review, onBehalfOf(request, review.username).onBehalfOf));
+    // A LedgerQuota or LimitRange: who made it, for the reconciler to record in the ledger.
+    if (isDefinitionReview(review)) return allowResponse(review.uid, definitionAuthorPatch(review, onBehalfOf(request, review.username).onBehalfOf));
     if (!review.namespace || !review.object || !pluginEnabled(this.config.admission.plugins, 'LimitRanger')) return allowResponse(review.uid);
     const limitRanges = await this.definitions.limitRanges(review.namespace);
     return allowResponse(review.uid, limitRangeDefaultsPatch(review, limitRanges));

@@ -12,6 +12,7 @@ import { JsonBody } from '../common/handler-interceptor.js';
 import { HeavyRead } from '../common/heavy-reads.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderClusterResourceQuota } from '../shared-quotas/render.js';
+import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { userMetadata } from '../definitions/definition-handlers.js';
 import { LIST_MAX, putOptions, historyOr404, usageOr404, seriesOr404, pageOf } from '../shared-quotas/shared-quota-reads.js';
 
@@ -35,7 +36,10 @@ export class ClusterResourceQuotasController {
     const quota = validateClusterResourceQuota({ ...body, metadata });
     assertDefinitionSize('ClusterResourceQuota', name, clusterResourceQuotaSizeErrors(quota));
     const ref: SharedQuotaRef = { kind: 'ClusterResourceQuota', name };
-    const result = await this.writer.putSharedQuota({ ref, spec: quota.spec.quota, selector: quota.spec.selector, metadata: userMetadata(quota.metadata) }, putOptions(request, expectedVersion));
+    // One that came from a LedgerClusterQuota object is changed there, not here; nor can a PUT claim to be one.
+    refuseClusterManaged(await this.queries.getSharedQuota(sharedQuotaKey(ref)), 'clusterresourcequotas', '', name, 'changed');
+    const kept = userMetadata(quota.metadata, withoutSystemAnnotations);
+    const result = await this.writer.putSharedQuota({ ref, spec: quota.spec.quota, selector: quota.spec.selector, metadata: kept }, putOptions(request, expectedVersion));
     response.status(result.created ? 201 : 200);
     sendPosition(response, result.position);
     return renderClusterResourceQuota(result.view);
@@ -83,6 +87,7 @@ export class ClusterResourceQuotasController {
   @Delete(':name')
   @HttpCode(200)
   async delete(@Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
+    refuseClusterManaged(await this.queries.getSharedQuota(sharedQuotaKey({ kind: 'ClusterResourceQuota', name })), 'clusterresourcequotas', '', name, 'deleted');
     const removed = await this.writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name }, { actor: requesterOf(request) });
     sendPosition(response, removed.position);
     return renderClusterResourceQuota(removed.view);

@@ -12,6 +12,7 @@ import { JsonBody } from '../common/handler-interceptor.js';
 import { HeavyRead } from '../common/heavy-reads.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderHierarchicalResourceQuota } from '../shared-quotas/render.js';
+import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { userMetadata } from '../definitions/definition-handlers.js';
 import { LIST_MAX, putOptions, historyOr404, usageOr404, seriesOr404, pageOf } from '../shared-quotas/shared-quota-reads.js';
 
@@ -40,7 +41,10 @@ export class HierarchicalResourceQuotasController {
     const quota = validateHierarchicalResourceQuota(body);
     assertDefinitionSize('HierarchicalResourceQuota', name, resourceQuotaSizeErrors({ spec: quota.spec }));
     const ref: SharedQuotaRef = { kind: 'HierarchicalResourceQuota', name, namespace };
-    const result = await this.writer.putSharedQuota({ ref, spec: { hard: quota.spec.hard ?? {} }, metadata: userMetadata(quota.metadata) }, putOptions(request, expectedVersion));
+    // One that came from a LedgerHierarchicalQuota object is changed there, not here; nor can a PUT claim to be one.
+    refuseClusterManaged(await this.queries.getSharedQuota(sharedQuotaKey(ref)), 'hierarchicalresourcequotas', namespace, name, 'changed');
+    const metadata = userMetadata(quota.metadata, withoutSystemAnnotations);
+    const result = await this.writer.putSharedQuota({ ref, spec: { hard: quota.spec.hard ?? {} }, metadata }, putOptions(request, expectedVersion));
     response.status(result.created ? 201 : 200);
     sendPosition(response, result.position);
     return renderHierarchicalResourceQuota(result.view);
@@ -94,7 +98,9 @@ export class HierarchicalResourceQuotasController {
   @Delete(':name')
   @HttpCode(200)
   async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    const removed = await this.writer.deleteSharedQuota({ kind: 'HierarchicalResourceQuota', name, namespace }, { actor: requesterOf(request) });
+    const ref: SharedQuotaRef = { kind: 'HierarchicalResourceQuota', name, namespace };
+    refuseClusterManaged(await this.queries.getSharedQuota(sharedQuotaKey(ref)), 'hierarchicalresourcequotas', namespace, name, 'deleted');
+    const removed = await this.writer.deleteSharedQuota(ref, { actor: requesterOf(request) });
     sendPosition(response, removed.position);
     return renderHierarchicalResourceQuota(removed.view);
   }

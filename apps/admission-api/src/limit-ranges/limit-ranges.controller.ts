@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { assertDefinitionSize, limitRangeSizeErrors, prepareLimitRangeForStorage, Resources, type LimitRange, type LimitRangeDefinition, type LimitRangeItem } from '@quota/domain';
+import { limitRangeForLedger, type LimitRange, type LimitRangeDefinition } from '@quota/domain';
 import { DefinitionQueries, LedgerCommands, type DefinitionChange, type LimitRangeView, type Page } from '@quota/ledger';
 import { renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
@@ -9,6 +9,7 @@ import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
 import { AnswersPosition } from '../common/ledger-position.js';
+import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { DefinitionHandlers, userMetadata, type DefinitionKind } from '../definitions/definition-handlers.js';
 
 export function renderLimitRange(view: LimitRangeView): LimitRange {
@@ -24,18 +25,6 @@ export function renderLimitRange(view: LimitRangeView): LimitRange {
     }),
     spec: view.definition.spec,
   };
-}
-
-const QUANTITY_MAPS = ['max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio'] as const;
-
-/** Every quantity of an item in canonical form (`1.5Gi` → `1536Mi`), as every response shows them. */
-function canonicalItem(item: LimitRangeItem): LimitRangeItem {
-  const out: Record<string, unknown> = { ...item };
-  for (const key of QUANTITY_MAPS) {
-    const raw = item[key];
-    if (raw) out[key] = Resources.canonicalResourceList(Resources.parseResourceList(raw, `spec.limits.${key}`));
-  }
-  return out as unknown as LimitRangeItem;
 }
 
 /**
@@ -105,12 +94,18 @@ function limitRangeKind(ledger: LedgerCommands, definitions: DefinitionQueries):
     resource: 'limitranges',
     history: 'limitRange',
     definitionOf(body, name) {
-      const limitRange = prepareLimitRangeForStorage(body);
-      assertDefinitionSize('LimitRange', name, limitRangeSizeErrors(limitRange));
-      return { name, spec: { limits: (limitRange.spec?.limits ?? []).map(canonicalItem) }, metadata: userMetadata(limitRange.metadata) };
+      const { spec, metadata } = limitRangeForLedger(body, name);
+      return { name, spec, metadata: userMetadata(metadata, withoutSystemAnnotations) };
     },
-    put: (namespace, definition, options) => ledger.putLimitRange(namespace, definition, options),
-    remove: (namespace, name, options) => ledger.deleteLimitRange(namespace, name, options),
+    // One that came from the cluster's LimitRange object is changed there, not here.
+    async put(namespace, definition, options) {
+      refuseClusterManaged(await definitions.getLimitRange(namespace, definition.name), 'limitranges', namespace, definition.name, 'changed');
+      return ledger.putLimitRange(namespace, definition, options);
+    },
+    async remove(namespace, name, options) {
+      refuseClusterManaged(await definitions.getLimitRange(namespace, name), 'limitranges', namespace, name, 'deleted');
+      return ledger.deleteLimitRange(namespace, name, options);
+    },
     render: renderLimitRange,
     async read(namespace, name) {
       const view = await definitions.getLimitRange(namespace, name);

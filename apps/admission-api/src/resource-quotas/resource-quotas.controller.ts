@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { assertDefinitionSize, managedByCluster, quotaObjectCountNames, resourceQuotaSizeErrors, validateResourceQuota, type QuotaDefinition, type ResourceQuota } from '@quota/domain';
-import { DefinitionQueries, LedgerCommands, LedgerError, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
+import { assertDefinitionSize, quotaObjectCountNames, resourceQuotaSizeErrors, validateResourceQuota, type QuotaDefinition, type ResourceQuota } from '@quota/domain';
+import { DefinitionQueries, LedgerCommands, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
 import { renderMetadata } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
@@ -9,6 +9,7 @@ import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/handler-interceptor.js';
 import { AnswersPosition } from '../common/ledger-position.js';
+import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { DefinitionHandlers, userMetadata, type DefinitionKind } from '../definitions/definition-handlers.js';
 
 /** Annotations that say how fresh a read's `status.used` is. */
@@ -46,11 +47,6 @@ export function renderQuota(view: QuotaView, projected?: ProjectedUsage): Resour
     spec: view.definition.spec,
     status: { hard: view.hard, used },
   };
-}
-
-/** The freshness annotations a GET adds are ours: a GET-edit-PUT round trip must not store them. */
-function withoutSystemAnnotations(annotations: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(annotations).filter(([key]) => !key.startsWith('quota-ledger.io/')));
 }
 
 /**
@@ -128,11 +124,11 @@ function resourceQuotaKind(ledger: LedgerCommands, definitions: DefinitionQuerie
       return { name, spec: quota.spec ?? {}, metadata: userMetadata(quota.metadata, withoutSystemAnnotations) };
     },
     async put(namespace, definition, options) {
-      await refuseClusterManaged(definitions, namespace, definition.name, 'changed');
+      refuseClusterManaged(await definitions.getQuota(namespace, definition.name), 'resourcequotas', namespace, definition.name, 'changed');
       return ledger.putQuota(namespace, definition, options);
     },
     async remove(namespace, name, options) {
-      await refuseClusterManaged(definitions, namespace, name, 'deleted');
+      refuseClusterManaged(await definitions.getQuota(namespace, name), 'resourcequotas', namespace, name, 'deleted');
       return ledger.deleteQuota(namespace, name, options);
     },
     render: (view) => renderQuota(view),
@@ -145,20 +141,4 @@ function resourceQuotaKind(ledger: LedgerCommands, definitions: DefinitionQuerie
       return views.map((view) => renderQuota(view, projected));
     },
   };
-}
-
-/**
- * A quota that came from a LedgerQuota object is the cluster's: changed or deleted here, the
- * reconciler's next sync would put the object's spec back, so the write is refused (409) and the
- * caller told where to make it. (Checked before the write, not in its transaction: a sync between
- * the two is the cluster's own write, and the next one settles it.)
- */
-async function refuseClusterManaged(definitions: DefinitionQueries, namespace: string, name: string, verb: 'changed' | 'deleted'): Promise<void> {
-  const existing = await definitions.getQuota(namespace, name);
-  if (!existing || !managedByCluster(existing.definition.metadata)) return;
-  throw new LedgerError(
-    'Conflict',
-    `Operation cannot be fulfilled on resourcequotas "${name}": it is managed by the cluster object ledgerquotas.quota-ledger.io "${name}" in namespace "${namespace}"; it can be ${verb} there (kubectl), not through this API`,
-    { kind: 'resourcequotas', name },
-  );
 }

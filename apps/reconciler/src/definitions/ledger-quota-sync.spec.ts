@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LedgerQuotaApi, LedgerQuotaObject, LedgerQuotaStatus } from './ledger-quota-api.js';
+import type { ClusterObjectApi as LedgerQuotaApi, ClusterObject as LedgerQuotaObject, ObjectStatus as LedgerQuotaStatus } from './cluster-object-api.js';
 import { MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER } from '@quota/domain';
 import { LedgerError } from '@quota/ledger';
 import { authorOf, LedgerQuotaSync, type LedgerQuotaLedger } from './ledger-quota-sync.js';

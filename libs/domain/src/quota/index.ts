@@ -7,4 +7,13 @@ export { matchesAllScopes, quotaMatchesObject } from './scopes.js';
 export { quotaObjectCountNames, RESOURCE_QUOTAS } from './quota-objects.js';
 export { WARNINGS_MAX } from './warnings.js';
 export { nearestResourceName, OBJECT_COUNT_NAMES } from './resource-name-hints.js';
-export { LAST_APPLIED_BY_ANNOTATION, managedByCluster, MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER } from './managed-by.js';
+export {
+  clusterManager,
+  LAST_APPLIED_BY_ANNOTATION,
+  managedByCluster,
+  MANAGED_BY_ANNOTATION,
+  MANAGED_BY_CLUSTER,
+  MANAGED_BY_CLUSTER_QUOTA,
+  MANAGED_BY_HIERARCHICAL_QUOTA,
+  MANAGED_BY_LIMIT_RANGE,
+} from './managed-by.js';

@@ -1,20 +1,23 @@
 import { LAST_APPLIED_BY_ANNOTATION } from '@quota/domain';
 import type { AdmissionReviewRequest } from './admission-review.js';
 
-/** Whether the review is of a LedgerQuota object itself (not its status: that is the reconciler's). */
-export function isLedgerQuotaReview(review: AdmissionReviewRequest): boolean {
-  return review.resource.group === 'quota-ledger.io' && review.resource.resource === 'ledgerquotas' && !review.subResource;
+/** The kinds of cluster object the reconciler copies into the ledger with their author, by group. */
+const AUTHORED: Readonly<Record<string, readonly string[]>> = { 'quota-ledger.io': ['ledgerquotas', 'ledgerclusterquotas', 'ledgerhierarchicalquotas'], '': ['limitranges'] };
+
+/** Whether the review is of a definition the cluster holds (a LedgerQuota, a LimitRange, a LedgerClusterQuota) itself, not of its status (the reconciler's). */
+export function isDefinitionReview(review: AdmissionReviewRequest): boolean {
+  return (AUTHORED[review.resource.group] ?? []).includes(review.resource.resource) && !review.subResource;
 }
 
 const ESCAPED = LAST_APPLIED_BY_ANNOTATION.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
- * The JSONPatch that stamps who made this CREATE or UPDATE of a LedgerQuota (the reconciler records
+ * The JSONPatch that stamps who made this CREATE or UPDATE of a LedgerQuota, LimitRange or LedgerClusterQuota (the reconciler records
  * it as the author of the ledger's change): the user the kube-apiserver names, when its userInfo is
  * trusted; otherwise the annotation is removed, so that whatever the object claimed is not taken
  * for the truth (the reconciler then falls back to managedFields).
  */
-export function ledgerQuotaAuthorPatch(review: AdmissionReviewRequest, user: string | undefined): readonly unknown[] {
+export function definitionAuthorPatch(review: AdmissionReviewRequest, user: string | undefined): readonly unknown[] {
   if (!review.object || (review.operation !== 'CREATE' && review.operation !== 'UPDATE')) return [];
   const metadata = (review.object as { metadata?: { annotations?: Record<string, string> } }).metadata;
   const annotations = metadata?.annotations;

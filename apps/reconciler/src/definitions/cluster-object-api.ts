@@ -2,18 +2,33 @@ import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 
-/** The group, version and plural of the LedgerQuota kind (deploy/kubernetes/base/ledgerquota-crd.yaml). */
-export const LEDGER_QUOTA_GROUP = 'quota-ledger.io';
-export const LEDGER_QUOTA_VERSION = 'v1alpha1';
-export const LEDGER_QUOTA_RESOURCE = 'ledgerquotas';
-const ROOT = `/apis/${LEDGER_QUOTA_GROUP}/${LEDGER_QUOTA_VERSION}`;
+/** A kind of cluster object whose objects the reconciler copies into the ledger. */
+export interface ObjectKind {
+  /** '' for the core group (LimitRange). */
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly kind: string;
+  /** Whether its objects live in namespaces (a LedgerQuota) or not (a cluster-wide quota). */
+  readonly namespaced: boolean;
+}
 
-/** A LedgerQuota as the API server stores it (only what the sync reads and writes). */
-export interface LedgerQuotaObject {
+/** The LedgerQuota kind (deploy/kubernetes/base/ledgerquota-crd.yaml). */
+export const LEDGER_QUOTA: ObjectKind = { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerquotas', kind: 'LedgerQuota', namespaced: true };
+/** The LedgerClusterQuota kind (deploy/kubernetes/base/ledgerclusterquota-crd.yaml): the ledger's ClusterResourceQuota. */
+export const LEDGER_CLUSTER_QUOTA: ObjectKind = { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerclusterquotas', kind: 'LedgerClusterQuota', namespaced: false };
+/** The LedgerHierarchicalQuota kind (deploy/kubernetes/base/ledgerhierarchicalquota-crd.yaml): the ledger's HierarchicalResourceQuota. */
+export const LEDGER_HIERARCHICAL_QUOTA: ObjectKind = { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerhierarchicalquotas', kind: 'LedgerHierarchicalQuota', namespaced: true };
+/** The cluster's own LimitRange (v1): no status, and no controller writes it. */
+export const LIMIT_RANGE: ObjectKind = { group: '', version: 'v1', resource: 'limitranges', kind: 'LimitRange', namespaced: true };
+
+/** A cluster object as the API server stores it (only what the sync reads and writes). */
+export interface ClusterObject {
   readonly apiVersion?: string;
   readonly kind?: string;
   readonly metadata: {
     readonly name: string;
+    /** Empty for a cluster-scoped object. */
     readonly namespace: string;
     readonly uid?: string;
     readonly resourceVersion?: string;
@@ -23,25 +38,26 @@ export interface LedgerQuotaObject {
     readonly managedFields?: readonly { readonly manager?: string; readonly operation?: string; readonly time?: string; readonly subresource?: string }[];
   };
   readonly spec?: unknown;
-  readonly status?: LedgerQuotaStatus;
+  readonly status?: ObjectStatus;
 }
 
-export interface LedgerQuotaStatus {
+/** The status the reconciler writes on the objects of a kind that has one (the ledger's hard and used). */
+export interface ObjectStatus {
   readonly hard?: Record<string, string>;
   readonly used?: Record<string, string>;
   readonly observedGeneration?: number;
   readonly conditions?: readonly { readonly type: string; readonly status: string; readonly reason?: string; readonly message?: string; readonly lastTransitionTime?: string }[];
 }
 
-/** What the sync needs of the cluster: every LedgerQuota, and a write of one's status. */
-export interface LedgerQuotaApi {
-  /** Every LedgerQuota in the cluster; undefined when the cluster does not serve the kind (CRD not installed). */
-  list(): Promise<LedgerQuotaObject[] | undefined>;
+/** What the sync needs of the cluster: every object of a kind, and a write of one's status. */
+export interface ClusterObjectApi {
+  /** Every object of the kind in the cluster; undefined when the cluster does not serve the kind (CRD not installed). */
+  list(): Promise<ClusterObject[] | undefined>;
   /** PUT of the status subresource (optimistic: a 409 means the object changed since it was listed). */
-  updateStatus(object: LedgerQuotaObject, status: LedgerQuotaStatus): Promise<'updated' | 'conflict' | 'gone'>;
+  updateStatus(object: ClusterObject, status: ObjectStatus): Promise<'updated' | 'conflict' | 'gone'>;
 }
 
-export interface LedgerQuotaApiOptions {
+export interface ClusterObjectApiOptions {
   readonly kubeconfigPath?: string;
   readonly inCluster?: boolean;
   readonly timeoutMs: number;
@@ -49,14 +65,15 @@ export interface LedgerQuotaApiOptions {
 
 const MAX_BYTES = 64 * 1024 * 1024;
 
-/** The LedgerQuota API of the cluster the reconciler's inventory lists (same credentials). */
-export function createLedgerQuotaApi(options: LedgerQuotaApiOptions): LedgerQuotaApi {
+/** The objects of `kind` in the cluster the reconciler's inventory lists (same credentials). */
+export function createClusterObjectApi(kind: ObjectKind, options: ClusterObjectApiOptions): ClusterObjectApi {
   const config = new KubeConfig();
   if (options.inCluster) config.loadFromCluster();
   else if (options.kubeconfigPath) config.loadFromFile(options.kubeconfigPath);
   else config.loadFromDefault();
   const server = (config.getCurrentCluster()?.server ?? '').replace(/\/+$/, '');
-  if (!server) throw new Error('ledger quotas: the kubeconfig names no API server');
+  if (!server) throw new Error(`${kind.resource}: the kubeconfig names no API server`);
+  const root = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> => {
     const requestOptions: https.RequestOptions = {};
     await config.applyToHTTPSOptions(requestOptions);
@@ -64,26 +81,28 @@ export function createLedgerQuotaApi(options: LedgerQuotaApiOptions): LedgerQuot
   };
   return {
     async list() {
-      const items: LedgerQuotaObject[] = [];
+      const items: ClusterObject[] = [];
       let token: string | undefined;
       do {
-        const answer = await call('GET', `${ROOT}/${LEDGER_QUOTA_RESOURCE}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+        const answer = await call('GET', `${root}/${kind.resource}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
         if (answer.status === 404 && token === undefined) return undefined;
-        if (answer.status !== 200) throw new Error(`ledger quotas: GET ${ROOT}/${LEDGER_QUOTA_RESOURCE}: ${describe(answer)}`);
-        const list = JSON.parse(answer.body) as { items?: LedgerQuotaObject[] | null; metadata?: { continue?: string } };
-        items.push(...(list.items ?? []));
+        if (answer.status !== 200) throw new Error(`${kind.resource}: GET ${root}/${kind.resource}: ${describe(answer)}`);
+        const list = JSON.parse(answer.body) as { items?: ClusterObject[] | null; metadata?: { continue?: string } };
+        items.push(...(list.items ?? []).map((item) => (kind.namespaced ? item : { ...item, metadata: { ...item.metadata, namespace: '' } })));
         token = list.metadata?.continue || undefined;
       } while (token);
       return items;
     },
     async updateStatus(object, status) {
       const { name, namespace } = object.metadata;
-      const path = `${ROOT}/namespaces/${encodeURIComponent(namespace)}/${LEDGER_QUOTA_RESOURCE}/${encodeURIComponent(name)}/status`;
-      const answer = await call('PUT', path, { apiVersion: `${LEDGER_QUOTA_GROUP}/${LEDGER_QUOTA_VERSION}`, kind: 'LedgerQuota', metadata: object.metadata, spec: object.spec, status });
+      const scope = kind.namespaced ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+      const path = `${root}${scope}/${kind.resource}/${encodeURIComponent(name)}/status`;
+      const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
+      const answer = await call('PUT', path, { apiVersion, kind: kind.kind, metadata: object.metadata, spec: object.spec, status });
       if (answer.status === 200 || answer.status === 201) return 'updated';
       if (answer.status === 409) return 'conflict';
       if (answer.status === 404) return 'gone';
-      throw new Error(`ledger quotas: PUT ${path}: ${describe(answer)}`);
+      throw new Error(`${kind.resource}: PUT ${path}: ${describe(answer)}`);
     },
   };
 }

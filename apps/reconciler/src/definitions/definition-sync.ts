@@ -1,0 +1,193 @@
+import { LAST_APPLIED_BY_ANNOTATION, MANAGED_BY_ANNOTATION } from '@quota/domain';
+import { LedgerError, type DefinitionQueries, type WriteOptions } from '@quota/ledger';
+import type { ClusterObject, ClusterObjectApi, ObjectStatus } from './cluster-object-api.js';
+
+/** Annotations of the object never copied into the ledger: ours, and kubectl's copy of the whole object. */
+const DROPPED_ANNOTATION = /^quota-ledger\.io\/|^kubectl\.kubernetes\.io\/last-applied-configuration$/;
+
+/** Who a ledger change from the cluster is recorded as. */
+export interface Author {
+  readonly actor: string;
+  readonly onBehalfOf?: string;
+}
+
+/** One kind of cluster object, as the sync copies it into the ledger. */
+export interface SyncedKind {
+  /** What logs call its objects ("ledger quotas"). */
+  readonly label: string;
+  /** Whether its objects have a status the reconciler writes (hard and used from the ledger). */
+  readonly hasStatus: boolean;
+  /** Puts the object into the ledger through the REST PUT's command; throws when the ledger refuses it. */
+  put(object: ClusterObject, author: Author): Promise<{ readonly changed: boolean; readonly hard?: Record<string, string>; readonly used?: Record<string, string> }>;
+  /** Every ledger definition of the kind that came from the cluster (namespace '' for a cluster-wide one). */
+  held(): AsyncIterable<{ readonly namespace: string; readonly name: string }>;
+  remove(namespace: string, name: string, options: WriteOptions): Promise<unknown>;
+}
+
+export interface DefinitionSyncOptions {
+  /** Who removals are recorded as (the cluster does not say who deleted an object). */
+  readonly actor?: string;
+  readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface DefinitionSyncOutcome {
+  /** Definitions put or changed in the ledger from their object. */
+  readonly put: number;
+  /** Ledger definitions from the cluster whose object is gone, removed. */
+  readonly removed: number;
+  /** Objects whose status was written. */
+  readonly statuses: number;
+  /** Objects the ledger refused (invalid spec): their status, if the kind has one, says why. */
+  readonly refused: number;
+}
+
+/**
+ * Cluster objects of one kind → the ledger, and the ledger's usage → their status. The cluster
+ * object is the source of truth of a definition that came from it: each object is put into the
+ * ledger through the REST PUT's command (an unchanged one appends nothing), recorded as made by its
+ * author (authorOf); a ledger definition marked as from the cluster whose object is gone is
+ * removed; a kind with a status gets the ledger's hard and used in it, written only when they
+ * differ. A pass acts only on a complete listing.
+ */
+export class DefinitionSync {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly kind: SyncedKind,
+    private readonly api: ClusterObjectApi,
+    private readonly options: DefinitionSyncOptions = {},
+  ) {}
+
+  /** A pass now and every `intervalMs` (never two at once; a failed pass is logged, the next one tries again). */
+  start(intervalMs: number): void {
+    const pass = (): void => {
+      if (this.running) return;
+      this.running = this.sync()
+        .catch((error: unknown) => this.options.log?.('warn', `${this.kind.label} not synced this interval`, { error: (error as Error).message }))
+        .finally(() => (this.running = undefined));
+    };
+    pass();
+    this.timer = setInterval(pass, intervalMs);
+  }
+
+  /** Stops the passes and waits for the one in hand. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  async sync(): Promise<DefinitionSyncOutcome> {
+    const objects = await this.api.list();
+    // The kind is not served (a CRD not installed): nothing comes from the cluster, and nothing is removed.
+    if (!objects) return { put: 0, removed: 0, statuses: 0, refused: 0 };
+    const outcome = { put: 0, removed: 0, statuses: 0, refused: 0 };
+    for (const object of objects) await this.syncOne(object, outcome);
+    outcome.removed = await this.removeOrphans(new Set(objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)));
+    if (outcome.put + outcome.removed + outcome.refused > 0) this.options.log?.('info', `${this.kind.label} synced from the cluster`, { ...outcome });
+    return outcome;
+  }
+
+  private async syncOne(object: ClusterObject, outcome: { put: number; statuses: number; refused: number }): Promise<void> {
+    const { namespace, name } = object.metadata;
+    let status: ObjectStatus;
+    try {
+      const result = await this.kind.put(object, authorOf(object, this.options.actor));
+      if (result.changed) outcome.put++;
+      status = { hard: result.hard ?? {}, used: result.used ?? {}, ...generation(object), conditions: [condition(object, 'True', 'Synced', 'the ledger holds this definition')] };
+    } catch (error) {
+      // An invalid spec (or one the ledger refuses): the ledger keeps what it had, the status (if any) says why.
+      outcome.refused++;
+      const message = (error as Error).message;
+      this.options.log?.('warn', `one of the ${this.kind.label} was not put into the ledger`, { namespace, name, error: message });
+      status = { ...object.status, ...generation(object), conditions: [condition(object, 'False', 'Refused', message)] };
+    }
+    if (!this.kind.hasStatus || sameStatus(object.status, status)) return;
+    const written = await this.api.updateStatus(object, status);
+    // A conflict or a deletion since the listing: the next pass sees the object as it is now.
+    if (written === 'updated') outcome.statuses++;
+  }
+
+  private async removeOrphans(present: ReadonlySet<string>): Promise<number> {
+    const orphans: { namespace: string; name: string }[] = [];
+    for await (const held of this.kind.held()) if (!present.has(`${held.namespace}/${held.name}`)) orphans.push(held);
+    let removed = 0;
+    for (const { namespace, name } of orphans) {
+      try {
+        await this.kind.remove(namespace, name, { actor: this.options.actor ?? 'system:reconciler' });
+        removed++;
+      } catch (error) {
+        // Another replica's pass removed it first.
+        if (!(error instanceof LedgerError && error.code === 'NotFound')) throw error;
+      }
+    }
+    return removed;
+  }
+}
+
+/** The ledger definitions from the cluster in every namespace the ledger holds, by the list of one namespace's. */
+export async function* heldInNamespaces(
+  namespaces: DefinitionQueries['namespaces'],
+  list: (namespace: string) => Promise<readonly { readonly definition: { readonly name: string; readonly metadata?: { readonly annotations?: Readonly<Record<string, string>> } } }[]>,
+  managedBy: string,
+): AsyncIterable<{ namespace: string; name: string }> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await namespaces({ ...(after === undefined ? {} : { after }), limit: 500 });
+    if (page.length === 0) return;
+    for (const namespace of page) {
+      for (const { definition } of await list(namespace)) if (definition.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy) yield { namespace, name: definition.name };
+    }
+    after = page.at(-1);
+  }
+}
+
+/** The object's labels and annotations as the ledger keeps them: ours and kubectl's dropped, marked as from the cluster's `managedBy`. */
+export function ledgerMetadata(object: ClusterObject, managedBy: string): { labels?: Record<string, string>; annotations: Record<string, string> } {
+  const { labels } = object.metadata;
+  const kept = Object.entries(object.metadata.annotations ?? {}).filter(([key]) => !DROPPED_ANNOTATION.test(key));
+  return { ...(labels ? { labels } : {}), annotations: { ...Object.fromEntries(kept), [MANAGED_BY_ANNOTATION]: managedBy } };
+}
+
+/**
+ * Who changed the object: the user our mutating webhook stamped (LAST_APPLIED_BY_ANNOTATION, from
+ * the kube-apiserver's userInfo), recorded as the reconciler acting on their behalf; without it (an
+ * object in a namespace the webhook leaves out, or written before it was registered), the manager
+ * of the newest managedFields entry of the main resource (`kubectl-client-side-apply`,
+ * `argocd-controller`): the client that wrote, not the user, for managedFields name no user.
+ */
+export function authorOf(object: ClusterObject, reconciler = 'system:reconciler'): Author {
+  const user = object.metadata.annotations?.[LAST_APPLIED_BY_ANNOTATION];
+  if (user) return { actor: reconciler, onBehalfOf: user };
+  const entries = (object.metadata.managedFields ?? []).filter((e) => e.subresource === undefined || e.subresource === '');
+  const newest = entries.reduce<(typeof entries)[number] | undefined>((best, e) => (!best || (e.time ?? '') >= (best.time ?? '') ? e : best), undefined);
+  return { actor: `kubernetes:${newest?.manager ?? 'unknown'}` };
+}
+
+function generation(object: ClusterObject): { observedGeneration?: number } {
+  return object.metadata.generation === undefined ? {} : { observedGeneration: object.metadata.generation };
+}
+
+type Condition = NonNullable<ObjectStatus['conditions']>[number];
+
+/** The Synced condition; its transition time moves only when its status does. */
+function condition(object: ClusterObject, status: 'True' | 'False', reason: string, message: string): Condition {
+  const before = object.status?.conditions?.find((c) => c.type === 'Synced');
+  const lastTransitionTime = before?.status === status && before.lastTransitionTime ? before.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  return { type: 'Synced', status, reason, message: message.slice(0, 1000), lastTransitionTime };
+}
+
+function sameStatus(a: ObjectStatus | undefined, b: ObjectStatus): boolean {
+  const canonical = (s: ObjectStatus | undefined) =>
+    JSON.stringify({
+      hard: sorted(s?.hard),
+      used: sorted(s?.used),
+      observedGeneration: s?.observedGeneration,
+      conditions: (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.lastTransitionTime]),
+    });
+  return canonical(a) === canonical(b);
+}
+
+function sorted(map: Record<string, string> | undefined): [string, string][] {
+  return Object.entries(map ?? {}).sort(([x], [y]) => x.localeCompare(y));
+}
