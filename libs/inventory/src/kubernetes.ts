@@ -127,44 +127,11 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const discovery = options.resources === undefined ? discoveryCache(ctx, discoveryTtlMs) : undefined;
   // Discovered kinds answered 403, by resource: not asked again (in any namespace) for a discovery TTL; they stay uncovered.
   const forbidden = new Map<string, number>();
-  const isForbidden = (known: KnownKind): boolean => (forbidden.get(formatResource(known.groupResource)) ?? 0) > Date.now();
 
   return {
     kind: SOURCE,
     covers,
-    async list(namespace: string, signal?: AbortSignal): Promise<Inventory> {
-      // The first failure stops the other resources' requests: the listing is lost anyway.
-      const listing = new AbortController();
-      const both = signal ? AbortSignal.any([signal, listing.signal]) : listing.signal;
-      const counted = { objects: 0 };
-      let first: unknown;
-      try {
-        const discovered = discovery ? await discovery(both) : [];
-        const listed = mergeKinds(kinds, discovered).filter((known) => kinds.includes(known) || !isForbidden(known));
-        const mapped = mergeKinds(all, discovered);
-        const lists = await Promise.all(
-          listed.map((known) => {
-            // A discovered kind this source may not read (RBAC) is left uncovered, and reported as such, not failed.
-            const optional = !kinds.includes(known);
-            return listResource(ctx, listPath(known, namespace), `namespace ${namespace}`, known, both, counted, [], optional).catch((error: unknown) => {
-              first ??= error;
-              listing.abort();
-              throw error;
-            });
-          }),
-        );
-        listed.forEach((known, index) => lists[index] === UNREADABLE && forbidden.set(formatResource(known.groupResource), Date.now() + discoveryTtlMs));
-        const listedCovers = listed.filter((_, index) => lists[index] !== UNREADABLE).map((k) => k.groupResource);
-        const objects = lists.flatMap((list) => (list === UNREADABLE ? [] : list));
-        return { namespace, covers: listedCovers, objects: toInventoryObjects(SOURCE, namespace, objects, listedCovers, ctx.maxObjects, mapped) };
-      } catch (error) {
-        const reported = first ?? error;
-        if (reported instanceof InventoryError) throw reported;
-        throw new InventoryError(`kubernetes: namespace ${namespace}: ${messageOf(reported)}`, SOURCE, { cause: reported });
-      } finally {
-        listing.abort();
-      }
-    },
+    list: (namespace: string, signal?: AbortSignal) => listNamespace({ ctx, kinds, all, discovery, forbidden, discoveryTtlMs }, namespace, signal),
     async namespaces(signal?: AbortSignal): Promise<NamespaceListing> {
       const versions: string[] = [];
       const items = await listResource(ctx, NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 }, versions);
@@ -194,6 +161,54 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     },
     close: async () => undefined,
   };
+}
+
+/** One namespace's listing: what createKubernetesInventory's sources share between listings. */
+interface NamespaceListingState {
+  readonly ctx: Listing;
+  readonly kinds: readonly KnownKind[];
+  readonly all: readonly KnownKind[];
+  readonly discovery: ((signal: AbortSignal) => Promise<readonly KnownKind[]>) | undefined;
+  /** Discovered kinds answered 403, by resource, until when they are not asked again. */
+  readonly forbidden: Map<string, number>;
+  readonly discoveryTtlMs: number;
+}
+
+/** Every covered and discovered kind of one namespace, listed at once; a forbidden discovered kind is left uncovered. */
+async function listNamespace(state: NamespaceListingState, namespace: string, signal?: AbortSignal): Promise<Inventory> {
+  const { ctx, kinds, all, discovery, forbidden, discoveryTtlMs } = state;
+  const isForbidden = (known: KnownKind): boolean => (forbidden.get(formatResource(known.groupResource)) ?? 0) > Date.now();
+  // The first failure stops the other resources' requests: the listing is lost anyway.
+  const listing = new AbortController();
+  const both = signal ? AbortSignal.any([signal, listing.signal]) : listing.signal;
+  const counted = { objects: 0 };
+  let first: unknown;
+  try {
+    const discovered = discovery ? await discovery(both) : [];
+    const listed = mergeKinds(kinds, discovered).filter((known) => kinds.includes(known) || !isForbidden(known));
+    const mapped = mergeKinds(all, discovered);
+    const lists = await Promise.all(
+      listed.map((known) => {
+        // A discovered kind this source may not read (RBAC) is left uncovered, and reported as such, not failed.
+        const optional = !kinds.includes(known);
+        return listResource(ctx, listPath(known, namespace), `namespace ${namespace}`, known, both, counted, [], optional).catch((error: unknown) => {
+          first ??= error;
+          listing.abort();
+          throw error;
+        });
+      }),
+    );
+    listed.forEach((known, index) => lists[index] === UNREADABLE && forbidden.set(formatResource(known.groupResource), Date.now() + discoveryTtlMs));
+    const listedCovers = listed.filter((_, index) => lists[index] !== UNREADABLE).map((k) => k.groupResource);
+    const objects = lists.flatMap((list) => (list === UNREADABLE ? [] : list));
+    return { namespace, covers: listedCovers, objects: toInventoryObjects(SOURCE, namespace, objects, listedCovers, ctx.maxObjects, mapped) };
+  } catch (error) {
+    const reported = first ?? error;
+    if (reported instanceof InventoryError) throw reported;
+    throw new InventoryError(`kubernetes: namespace ${namespace}: ${messageOf(reported)}`, SOURCE, { cause: reported });
+  } finally {
+    listing.abort();
+  }
 }
 
 /** What every request of one Kubernetes inventory needs: where, with which credentials, within which bounds. */
