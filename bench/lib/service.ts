@@ -34,7 +34,7 @@ export function benchCredentials(): Credentials {
   const dir = mkdtempSync(join(tmpdir(), 'qlbench-'));
   const tokensFile = join(dir, 'tokens.yaml');
   const digest = createHash('sha256').update(token).digest('hex');
-  writeFileSync(tokensFile, `tokens:\n  - name: bench\n    sha256: "${digest}"\n    roles: [admin, admission, auditor]\n`);
+  writeFileSync(tokensFile, `tokens:\n  - name: bench\n    sha256: "${digest}"\n    roles: [admin, admission, auditor, webhook]\n`);
   return { token, tokensFile, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
