@@ -1,5 +1,6 @@
 import { mergeKinds } from './discovery.js';
 import { formatResource, type KnownKind } from './kinds.js';
+import { sleepFor } from './watch.js';
 
 /**
  * Which kinds are watched, kept up with discovery: the fixed kinds and what the API server's
@@ -27,17 +28,6 @@ export interface KindWatchesOptions {
 }
 
 const keyOf = (kind: KnownKind): string => `${formatResource(kind.groupResource)}@${kind.apiVersion}`;
-
-const sleepFor = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /** Runs until `signal` aborts, then stops every watch and waits for them. */
 export async function watchDiscoveredKinds(signal: AbortSignal, options: KindWatchesOptions): Promise<void> {

@@ -45,7 +45,8 @@ export interface WatchLoopOptions {
 export const DEFAULT_WATCH_BACKOFF_MS = 200;
 export const DEFAULT_WATCH_MAX_BACKOFF_MS = 30_000;
 
-const sleepFor = (ms: number, signal: AbortSignal): Promise<void> =>
+/** Waits `ms`, or less when `signal` aborts first; never rejects. */
+export const sleepFor = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     function done(): void {
