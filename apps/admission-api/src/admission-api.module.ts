@@ -8,6 +8,7 @@ import { AdmissionReviewController } from './admission-review/admission-review.c
 import { AuditController } from './audit/audit.controller.js';
 import { HistoryController } from './audit/history.controller.js';
 import { AuthGuard } from './auth/auth.guard.js';
+import { JsonBodyGuard } from './common/body-guard.js';
 import { Authenticator } from './auth/authenticator.js';
 import { HealthController } from './health/health.controller.js';
 import { ShutdownState } from './health/shutdown.js';
@@ -85,9 +86,11 @@ export class AdmissionApiModule {
         MetricsWiring,
         Authenticator,
         { provide: HeavyReads, useValue: new HeavyReads() },
-        // Guards run in this order: who is calling first, then the query's hygiene (a 400).
+        // Guards run in this order: who is calling first, then the query's hygiene (a 400), then
+        // the body is read (only for a caller allowed to send it).
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: JsonHygiene },
+        { provide: APP_GUARD, useClass: JsonBodyGuard },
       ],
     };
   }

@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, HttpCode, Inject, Post, Req } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { assertClusterWide, assertNamespaceAllowed } from '../auth/authenticator.js';
 import { onBehalfOf, requesterOf } from '../auth/requester.js';
 import { ClusterWriter, DefinitionQueries, LedgerCommands, LedgerError } from '@quota/ledger';
@@ -14,7 +14,8 @@ import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { isNamespaceReview, namespaceOfReview, reviewedNamespaceName } from './namespace-review.js';
 import { allowResponse, decisionAnnotations, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
 import { Allow, NamespaceInBody } from '../auth/roles.decorator.js';
-import { JsonBody, TimedAdmission } from '../common/handler-interceptor.js';
+import { JsonBody } from '../common/body-guard.js';
+import { noteAnswer, TimedAdmission } from '../observability/admission-timing.js';
 
 function parse(body: unknown): AdmissionReviewRequest {
   return readReview(() => parseAdmissionReview(body));
@@ -59,15 +60,7 @@ export class AdmissionReviewController {
   @Post('mutate')
   @HttpCode(200)
   async mutate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
-    const review = parse(body);
-    if (review.namespace) assertNamespaceAllowed(request, review.namespace);
-    const denied = this.alwaysDenied(review);
-    if (denied) return denied;
-    // A LedgerQuota or LimitRange: who made it, for the reconciler to record in the ledger.
-    if (isDefinitionReview(review)) return allowResponse(review.uid, definitionAuthorPatch(review, onBehalfOf(request, review.username).onBehalfOf));
-    if (!review.namespace || !review.object || !pluginEnabled(this.config.admission.plugins, 'LimitRanger')) return allowResponse(review.uid);
-    const limitRanges = await this.definitions.limitRanges(review.namespace);
-    return allowResponse(review.uid, limitRangeDefaultsPatch(review, limitRanges));
+    return noteAnswer(request.res as Response, await this.mutation(parse(body), request));
   }
 
   /** LimitRange validation and the quota check; an allowed CREATE/UPDATE appends a reservation. */
@@ -78,7 +71,21 @@ export class AdmissionReviewController {
   @Post('validate')
   @HttpCode(200)
   async validate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
-    const review = parse(body);
+    return noteAnswer(request.res as Response, await this.validation(parse(body), request));
+  }
+
+  private async mutation(review: AdmissionReviewRequest, request: Request): Promise<AdmissionReviewResponse> {
+    if (review.namespace) assertNamespaceAllowed(request, review.namespace);
+    const denied = this.alwaysDenied(review);
+    if (denied) return denied;
+    // A LedgerQuota or LimitRange: who made it, for the reconciler to record in the ledger.
+    if (isDefinitionReview(review)) return allowResponse(review.uid, definitionAuthorPatch(review, onBehalfOf(request, review.username).onBehalfOf));
+    if (!review.namespace || !review.object || !pluginEnabled(this.config.admission.plugins, 'LimitRanger')) return allowResponse(review.uid);
+    const limitRanges = await this.definitions.limitRanges(review.namespace);
+    return allowResponse(review.uid, limitRangeDefaultsPatch(review, limitRanges));
+  }
+
+  private async validation(review: AdmissionReviewRequest, request: Request): Promise<AdmissionReviewResponse> {
     if (review.namespace) assertNamespaceAllowed(request, review.namespace);
     if (isNamespaceReview(review)) return this.recordNamespace(review, request);
     // Cluster-scoped objects are outside every namespace's quota; only AlwaysDeny refuses them.

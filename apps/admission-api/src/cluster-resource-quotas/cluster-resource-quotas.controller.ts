@@ -8,7 +8,7 @@ import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto, UsageQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/handler-interceptor.js';
+import { JsonBody } from '../common/body-guard.js';
 import { HeavyRead } from '../common/heavy-reads.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderClusterResourceQuota } from '../shared-quotas/render.js';

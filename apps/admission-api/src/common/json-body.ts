@@ -10,7 +10,7 @@ import { scanJson, type JsonLimits } from './json-scan.js';
  * Request bodies are read only by the handlers that take one, and only after the guard has
  * authenticated and authorized the caller: there is no global body parser. A probe, a scrape,
  * an unknown path or a caller without a token never gets its body read (Node discards it),
- * whatever it sends. A handler marked `@JsonBody(...)` (handler-interceptor.ts) gets its body
+ * whatever it sends. A handler marked `@JsonBody(...)` (body-guard.ts) gets its body
  * read with the limits of its kind, scanned once in linear time (json-scan.ts) and only then parsed.
  */
 export const JSON_DEPTH_MAX = 64;

@@ -7,7 +7,7 @@ import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/handler-interceptor.js';
+import { JsonBody } from '../common/body-guard.js';
 import { AnswersPosition } from '../common/ledger-position.js';
 import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { DefinitionHandlers, userMetadata, type DefinitionKind } from '../definitions/definition-handlers.js';

@@ -10,7 +10,7 @@ import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/handler-interceptor.js';
+import { JsonBody } from '../common/body-guard.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderAppliedClusterResourceQuota, renderNamespace } from '../shared-quotas/render.js';
 import { putOptions, historyOr404, pageOf } from '../shared-quotas/shared-quota-reads.js';

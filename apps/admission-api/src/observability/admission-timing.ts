@@ -1,8 +1,17 @@
+import { SetMetadata } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { AdmissionEndpoint, AdmissionOutcome, Metrics } from './metrics.js';
 
-/** Metadata of a handler answering an admission (`@TimedAdmission`, handler-interceptor.ts): the endpoint its answers are counted under. */
+/** Metadata of a handler answering an admission (`@TimedAdmission`): the endpoint its answers are counted under. */
 export const ENDPOINT_KEY = 'quota-ledger:admission-endpoint';
+
+/**
+ * The handler answers admissions of this endpoint: quota_ledger_admission_duration_seconds counts
+ * them, labelled by what the answer was. The timing itself is the first middleware's
+ * (timeAdmissions), which finds the endpoint from the path; this marks the handlers so that
+ * admission-timing.spec.ts can check the two agree.
+ */
+export const TimedAdmission = (endpoint: AdmissionEndpoint): MethodDecorator => SetMetadata(ENDPOINT_KEY, endpoint);
 
 /**
  * The admission routes as Express matches them (any case, one trailing slash), for the answers
@@ -24,10 +33,10 @@ export function admissionEndpointOf(method: string, path: string): AdmissionEndp
 /** A webhook's denial is an HTTP 200 whose body says `allowed: false`: the handler notes it here. */
 const deniedInBody = new WeakSet<Response>();
 
-/** Called with the body a timed handler answered (handler-interceptor.ts). */
-export function noteAnswer(response: Response, body: unknown): void {
-  const review = (body as { response?: { allowed?: unknown } } | undefined)?.response;
-  if (review?.allowed === false) deniedInBody.add(response);
+/** Called by the webhook's handlers with the review they answer: a denial in the body counts as one. */
+export function noteAnswer<T extends { readonly response?: { readonly allowed?: unknown } }>(response: Response, body: T): T {
+  if (body.response?.allowed === false) deniedInBody.add(response);
+  return body;
 }
 
 /** What an answer was: error = 5xx, denied = 403 or a review that says so, rejected = any other 4xx. */

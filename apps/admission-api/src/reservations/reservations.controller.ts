@@ -11,7 +11,8 @@ import { requesterOf } from '../auth/requester.js';
 import { ReserveDto } from './reserve.dto.js';
 import { admitCommandOf } from './admission-request.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody, TimedAdmission } from '../common/handler-interceptor.js';
+import { JsonBody } from '../common/body-guard.js';
+import { TimedAdmission } from '../observability/admission-timing.js';
 import { Metrics } from '../observability/metrics.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 

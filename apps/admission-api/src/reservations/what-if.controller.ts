@@ -4,7 +4,7 @@ import type { AppConfig } from '@quota/config';
 import { LedgerCommands, type AdmissionResult } from '@quota/ledger';
 import { requesterOf } from '../auth/requester.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/handler-interceptor.js';
+import { JsonBody } from '../common/body-guard.js';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { APP_CONFIG } from '../config/app-config.module.js';
