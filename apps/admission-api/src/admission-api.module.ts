@@ -88,9 +88,13 @@ export class AdmissionApiModule {
         { provide: HeavyReads, useValue: new HeavyReads() },
         // Guards run in this order: who is calling first, then the query's hygiene (a 400), then
         // the body is read (only for a caller allowed to send it).
-        { provide: APP_GUARD, useClass: AuthGuard },
-        { provide: APP_GUARD, useClass: JsonHygiene },
-        { provide: APP_GUARD, useClass: JsonBodyGuard },
+        // The same instances also guard the webhook's direct routes (common/direct-routes.ts).
+        AuthGuard,
+        JsonHygiene,
+        JsonBodyGuard,
+        { provide: APP_GUARD, useExisting: AuthGuard },
+        { provide: APP_GUARD, useExisting: JsonHygiene },
+        { provide: APP_GUARD, useExisting: JsonBodyGuard },
       ],
     };
   }

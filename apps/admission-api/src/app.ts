@@ -10,7 +10,12 @@ import type { AppConfig } from '@quota/config';
 import { checkSynchronousStandby } from '@quota/ledger';
 import type { Logger } from '@quota/ops';
 import { AdmissionApiModule } from './admission-api.module.js';
+import { AuthGuard } from './auth/auth.guard.js';
 import { Authenticator } from './auth/authenticator.js';
+import { WEBHOOK_ROUTES } from './admission-review/webhook-routes.js';
+import { JsonBodyGuard } from './common/body-guard.js';
+import { directRoutes } from './common/direct-routes.js';
+import { JsonHygiene } from './common/json-hygiene.js';
 import { rateLimit } from './common/rate-limit.js';
 import { httpsOptions, reloadOnChange } from './common/tls.js';
 import { serveDashboard } from './dashboard.js';
@@ -70,7 +75,10 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
       principalOf: (request) => authenticator.identify(request),
     }),
   );
-  app.useGlobalFilters(new KubeStatusFilter());
+  const errors = new KubeStatusFilter();
+  app.useGlobalFilters(errors);
+  // The webhook's handlers without Nest's router: the same guards, controller and filter.
+  app.use(directRoutes(WEBHOOK_ROUTES, (controller) => app.get(controller), [app.get(AuthGuard), app.get(JsonHygiene), app.get(JsonBodyGuard)], errors));
   // No enableShutdownHooks(): main.ts owns the signals, to drain before app.close() (which
   // runs the same hooks) and to exit 0 once closed.
   app.getHttpAdapter().getInstance().disable('x-powered-by');
