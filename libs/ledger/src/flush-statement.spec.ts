@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EMPTY_HEAD, type ReservationJson } from './head.js';
 import { flushStatement, type FlushPlan } from './flush-statement.js';
 import { recordFromJson } from './rows.js';
+import type { SharedHeadPlan } from './shared-heads.js';
 
 const reservation = (id: string): ReservationJson => ({
   id,
@@ -37,7 +38,10 @@ describe('flushStatement', () => {
 
   it('advances each existing head only from the version the group read (the compare-and-set), and ties every write to a head that moved', () => {
     const statement = flushStatement(
-      [plan({ events: [reserved], created: [recordFromJson(reservation('r1'), 'reserved', { eventVersions: [2] })], decisions: [decision] }), plan({ namespace: 'team-b', base: { version: 7, existed: true }, head: { version: 8, state: EMPTY_HEAD }, events: [{ ...reserved, version: 8 }] })],
+      [
+        plan({ events: [reserved], created: [recordFromJson(reservation('r1'), 'reserved', { eventVersions: [2] })], decisions: [decision] }),
+        plan({ namespace: 'team-b', base: { version: 7, existed: true }, head: { version: 8, state: EMPTY_HEAD }, events: [{ ...reserved, version: 8 }] }),
+      ],
       1_000,
     );
     expect(statement?.text).toContain('UPDATE namespace_heads AS t SET version = h.version');
@@ -53,14 +57,16 @@ describe('flushStatement', () => {
     expect(statement?.text).toContain('(SELECT array_agg(id::text ORDER BY id) FROM decided) AS ids');
   });
 
-  it('returns one row whatever the group holds, with the positions each stream\'s events got, in version order (what a write answers to read after)', () => {
+  it("returns one row whatever the group holds, with the positions each stream's events got, in version order (what a write answers to read after)", () => {
     const statement = flushStatement([plan({ events: [reserved, { ...reserved, version: 3 }], decisions: [decision, decision] }), plan({ namespace: 'team-b', events: [reserved] })], 1_000);
     expect(statement?.text).toContain('ORDER BY e.namespace, e.version\n        RETURNING namespace, version, position)');
     expect(statement?.text).toContain(
       '(SELECT jsonb_object_agg(p.namespace, p.positions) FROM (SELECT namespace, jsonb_agg(position::text ORDER BY version) AS positions FROM events GROUP BY namespace) AS p) AS positions',
     );
     // No FROM after the aggregates: one row, not one per decision each repeating the positions.
-    expect(statement?.text).toMatch(/\) SELECT \(SELECT array_agg\(id::text ORDER BY id\) FROM decided\) AS ids, \(SELECT count\(\*\) FROM head\)::int AS head_rows, \(SELECT jsonb_object_agg[^]*AS positions$/);
+    expect(statement?.text).toMatch(
+      /\) SELECT \(SELECT array_agg\(id::text ORDER BY id\) FROM decided\) AS ids, \(SELECT count\(\*\) FROM head\)::int AS head_rows, \(SELECT jsonb_object_agg[^]*AS positions$/,
+    );
   });
 
   it('returns no positions, in the same row shape, for a group that only logs decisions', () => {
@@ -112,5 +118,34 @@ describe('flushStatement', () => {
     expect(c?.name).toBe(d?.name);
     expect(a?.name).not.toBe(c?.name);
     expect(a?.name).toMatch(/^ledger_flush_[0-9a-z]+$/);
+  });
+
+  it('numbers every parameter of every shape in the order of its values: jsonb row sets as JSON arrays, the clock as a number', () => {
+    const created = recordFromJson(reservation('r1'), 'reserved', { eventVersions: [2] });
+    const changed = recordFromJson({ ...reservation('r0'), status: 'committed', committedAt: 1_000 }, 'committed', { eventVersions: [1, 2] });
+    const sharedHead = { key: 'crq:a', base: { revision: 1, existed: true }, revision: 2, version: 3, state: {}, events: [] } as unknown as SharedHeadPlan;
+    for (let bits = 1; bits < 32; bits++) {
+      const has = (bit: number): boolean => (bits & bit) !== 0;
+      const appends = has(2) || has(4) || has(8);
+      const statement = flushStatement(
+        [plan({ events: appends ? [reserved] : [], created: has(4) ? [created] : [], changed: has(8) ? [changed] : [], decisions: has(16) ? [decision] : [] })],
+        1_000,
+        has(1) ? [sharedHead] : [],
+      );
+      if (!statement) continue;
+      const numbers = [...statement.text.matchAll(/\$(\d+)(::jsonb| \/ 1000\.0)/g)].map((m) => ({ at: Number(m[1]) - 1, jsonb: m[2] === '::jsonb' }));
+      expect(
+        numbers.map((n) => n.at).sort((x, y) => x - y),
+        `shape ${bits}`,
+      ).toEqual(statement.values?.map((_, i) => i));
+      for (const { at, jsonb } of numbers) if (!jsonb) expect(typeof statement.values?.[at], `shape ${bits} $${at + 1}`).toBe('number');
+      // Each row set is read back under an alias whose columns its rows carry.
+      const columnOf: Record<string, string> = { h: 'base', e: 'type', s: 'revision', r: 'reservation_id', d: 'ord' };
+      for (const [, at, alias] of statement.text.matchAll(/\$(\d+)::jsonb\)\s+AS (\w)\(/g)) {
+        const rows = json(statement.values?.[Number(at) - 1]) as Record<string, unknown>[];
+        // A group of shared quotas alone writes no namespace head nor event (h and e are empty then).
+        if (rows.length > 0) expect(rows[0], `shape ${bits} $${at} AS ${alias}`).toHaveProperty(columnOf[alias ?? ''] ?? '?');
+      }
+    }
   });
 });
