@@ -6,7 +6,8 @@
  * the boot, not the setup), the TOP (default 30) functions and files by self and inclusive
  * time, as shares of the busy (non-idle) time. The profile itself is for Chrome DevTools or
  * speedscope. With PROFILE=0 the API runs without the profiler (which costs CPU of its own):
- * the CPU per admission to compare before and after a change. Then the same load against the
+ * the CPU per admission to compare before and after a change. BENCH_NODE=path/to/node runs the
+ * API and the floor on another Node.js (the image's 24 beside the machine's 20). Then the same load against the
  * floor (bench/lib/floor.ts: a bare Node http server), and the API's CPU as a multiple of it.
  *
  *   npm run build && npx tsx --tsconfig tsconfig.json bench/profile-api.ts [SECONDS] [TOP]
@@ -17,7 +18,7 @@ import { measureFloor } from './lib/floor.js';
 import { closedLoop, HttpClient, openLoop, type Classifier, type RequestSpec } from './lib/load.js';
 import { createDatabase } from './lib/postgres.js';
 import { podReview, quotaPut } from './lib/review.js';
-import { benchCredentials, migrate, startApi } from './lib/service.js';
+import { benchCredentials, migrate, serviceNodeVersion, startApi } from './lib/service.js';
 import { summarize } from './lib/stats.js';
 
 const seconds = Number(process.argv[2] ?? 8);
@@ -53,7 +54,7 @@ try {
   const perAdmission = (seconds: number): string => ((seconds * 1000) / Math.max(1, figures?.count ?? 0)).toFixed(2);
   console.log(
     `${Math.round((figures?.ok ?? 0) / result.elapsedSeconds)} admissions/s, p50 ${latency.p50.toFixed(1)} ms, p99 ${latency.p99.toFixed(1)} ms, errors ${figures?.errors ?? 0}, API CPU ${cpuMs.toFixed(2)} ms per admission ` +
-      `(user ${perAdmission(splitAfter.user - splitBefore.user)}, system ${perAdmission(splitAfter.system - splitBefore.system)}); profile in ${dir}`,
+      `(user ${perAdmission(splitAfter.user - splitBefore.user)}, system ${perAdmission(splitAfter.system - splitBefore.system)}) on Node ${serviceNodeVersion()}; profile in ${dir}`,
   );
   client.close();
   await api.stop();

@@ -27,7 +27,7 @@ import { closedLoop, HttpClient, openLoop, type KindFigures, type LoadResult } f
 import { adminQuery, createDatabase, REDIS_URL } from './lib/postgres.js';
 import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
 import { classifyReview, podReview, quotaPut } from './lib/review.js';
-import { benchCredentials, builtAppsMissing, ledgerCounters, migrate, postgresCpuSeconds, sampler, startApi, startProjectionWorker } from './lib/service.js';
+import { benchCredentials, builtAppsMissing, ledgerCounters, migrate, postgresCpuSeconds, sampler, serviceNodeVersion, startApi, startProjectionWorker } from './lib/service.js';
 import { ms, ratio, summarize, type Latency } from './lib/stats.js';
 import { measureWrites, whereTheWritesGo, writeFigures, type WriteFigures } from './lib/writes.js';
 
@@ -295,8 +295,9 @@ const commit = (() => {
   }
 })();
 const postgresVersion = (await adminQuery<{ server_version: string }>('SHOW server_version'))[0]?.server_version ?? 'unknown';
-const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, postgres: postgresVersion };
+const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: serviceNodeVersion(), postgres: postgresVersion };
 
+console.log(`Services on Node ${machine.node}, ${machine.cpus} cores`);
 console.log('\nBaselines: the admission decision issued straight at PostgreSQL by pgbench (admissions/s)');
 console.table(
   baselines.map((b) => ({

