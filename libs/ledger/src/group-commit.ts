@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { flushWorks } from './flush.js';
 import { formGroup, prefetchOf, type GroupLimits, type NamespaceJob, type NamespaceQueue, type Part, type Queued } from './group-queues.js';
 import { LedgerError } from './ledger-error.js';
@@ -11,6 +11,16 @@ import { commitReplicated } from './synchronous-standby.js';
 import { NamespaceUnitOfWork } from './unit-of-work.js';
 
 export type { NamespaceJob } from './group-queues.js';
+
+/**
+ * How a group's transaction begins. TypeORM lends the group its pooled connection (a
+ * QueryRunner), and every statement of the transaction goes over that connection's pg client:
+ * the prefetch, the locked read, the write statement, and also BEGIN, COMMIT and ROLLBACK,
+ * because TypeORM's startTransaction('SERIALIZABLE') sends `START TRANSACTION` and then
+ * `SET TRANSACTION ISOLATION LEVEL …`: two round trips of the six a group made (issue 36).
+ * test/integration/serializable.test.ts checks the level inside a group's transaction.
+ */
+export const BEGIN_SERIALIZABLE = 'START TRANSACTION ISOLATION LEVEL SERIALIZABLE';
 
 export interface GroupCommitOptions extends GroupLimits {
   /** Most groups in flight at once (each holds one pooled connection). */
@@ -185,7 +195,7 @@ export class GroupCommitter {
     let outcome: Attempt;
     try {
       const client = (await runner.connect()) as pg.PoolClient;
-      outcome = await this.attempt(runner, client, group);
+      outcome = await this.attempt(client, group);
     } catch (error) {
       // No connection: nothing was sent.
       outcome = isConnectionError(error) ? { kind: 'connection', error, commitSent: false } : { kind: 'failed', error, commitSent: false };
@@ -291,7 +301,7 @@ export class GroupCommitter {
 
   /**
    * One try of a group: the keyed prefetch (outside the snapshot), START TRANSACTION ISOLATION
-   * LEVEL SERIALIZABLE (TypeORM's startTransaction), the heads read and locked by key, every
+   * LEVEL SERIALIZABLE, the heads read and locked by key, every
    * namespace's commands decided on its evolving state, the one write statement, COMMIT. The
    * error that aborts it can arrive at any of these, COMMIT included (a serialization failure
    * is often found only there), so the whole transaction is what is retried.
@@ -308,14 +318,17 @@ export class GroupCommitter {
    * (test/integration/serializable.test.ts moves a head between the prefetch and the
    * transaction and checks the re-read.)
    */
-  private async attempt(runner: QueryRunner, client: pg.PoolClient, group: readonly Part[]): Promise<Attempt> {
+  private async attempt(client: pg.PoolClient, group: readonly Part[]): Promise<Attempt> {
+    let begun = false;
     let commitSent = false;
     let culprit: Queued | undefined;
     try {
       const reads = group.map((part) => ({ namespace: part.namespace, read: prefetchOf(part.batch) }));
       const prefetched = (await client.query<ReadRow>(keyedRead(reads))).rows;
       if (this.options.onPrefetched) for (const part of group) await this.options.onPrefetched(part.namespace);
-      await runner.startTransaction('SERIALIZABLE');
+      // One statement, one round trip (TypeORM's startTransaction sends two: START, then SET TRANSACTION).
+      await client.query(BEGIN_SERIALIZABLE);
+      begun = true;
       const { now, heads, shared, taken, deferred } = await this.lockHeads(client, group, reads, prefetched);
       const finals: { queued: Queued; result?: unknown; error?: unknown }[] = [];
       const works: NamespaceUnitOfWork[] = [];
@@ -340,7 +353,7 @@ export class GroupCommitter {
       await flushWorks(client, works, now, shared);
       // Once COMMIT is sent, a lost connection leaves the outcome unknown.
       commitSent = true;
-      await commitReplicated(runner, client);
+      await commitReplicated(client);
       if (works.some((w) => w.appends)) this.options.onAppended?.();
       this.stats.transactions++;
       this.stats.commands += finals.length;
@@ -358,9 +371,9 @@ export class GroupCommitter {
         // pool drop it when TypeORM releases it, instead of handing it to the next group; the
         // server rolls the transaction back.
         await client.end().catch(() => undefined);
-      } else if (runner.isTransactionActive && !commitSent) {
+      } else if (begun && !commitSent) {
         // A failed COMMIT has ended the transaction already; anything earlier is rolled back.
-        await runner.rollbackTransaction().catch(() => undefined);
+        await client.query('ROLLBACK').catch(() => undefined);
       }
       if (cause) {
         this.stats.conflicts[cause]++;
