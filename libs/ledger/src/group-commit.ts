@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { flushWorks } from './flush.js';
 import { formGroup, prefetchOf, type GroupLimits, type NamespaceJob, type NamespaceQueue, type Part, type Queued } from './group-queues.js';
 import { LedgerError } from './ledger-error.js';
@@ -11,16 +11,6 @@ import { commitReplicated } from './synchronous-standby.js';
 import { NamespaceUnitOfWork } from './unit-of-work.js';
 
 export type { NamespaceJob } from './group-queues.js';
-
-/**
- * How a group's transaction begins. TypeORM lends the group its pooled connection (a
- * QueryRunner), and every statement of the transaction goes over that connection's pg client:
- * the prefetch, the locked read, the write statement, and also BEGIN, COMMIT and ROLLBACK,
- * because TypeORM's startTransaction('SERIALIZABLE') sends `START TRANSACTION` and then
- * `SET TRANSACTION ISOLATION LEVEL …`: two round trips of the six a group made (issue 36).
- * test/integration/serializable.test.ts checks the level inside a group's transaction.
- */
-export const BEGIN_SERIALIZABLE = 'START TRANSACTION ISOLATION LEVEL SERIALIZABLE';
 
 export interface GroupCommitOptions extends GroupLimits {
   /** Most groups in flight at once (each holds one pooled connection). */
@@ -195,7 +185,7 @@ export class GroupCommitter {
     let outcome: Attempt;
     try {
       const client = (await runner.connect()) as pg.PoolClient;
-      outcome = await this.attempt(client, group);
+      outcome = await this.attempt(runner, client, group);
     } catch (error) {
       // No connection: nothing was sent.
       outcome = isConnectionError(error) ? { kind: 'connection', error, commitSent: false } : { kind: 'failed', error, commitSent: false };
@@ -301,7 +291,7 @@ export class GroupCommitter {
 
   /**
    * One try of a group: the keyed prefetch (outside the snapshot), START TRANSACTION ISOLATION
-   * LEVEL SERIALIZABLE, the heads read and locked by key, every
+   * LEVEL SERIALIZABLE (TypeORM's startTransaction), the heads read and locked by key, every
    * namespace's commands decided on its evolving state, the one write statement, COMMIT. The
    * error that aborts it can arrive at any of these, COMMIT included (a serialization failure
    * is often found only there), so the whole transaction is what is retried.
@@ -318,17 +308,14 @@ export class GroupCommitter {
    * (test/integration/serializable.test.ts moves a head between the prefetch and the
    * transaction and checks the re-read.)
    */
-  private async attempt(client: pg.PoolClient, group: readonly Part[]): Promise<Attempt> {
-    let begun = false;
+  private async attempt(runner: QueryRunner, client: pg.PoolClient, group: readonly Part[]): Promise<Attempt> {
     let commitSent = false;
     let culprit: Queued | undefined;
     try {
       const reads = group.map((part) => ({ namespace: part.namespace, read: prefetchOf(part.batch) }));
       const prefetched = (await client.query<ReadRow>(keyedRead(reads))).rows;
       if (this.options.onPrefetched) for (const part of group) await this.options.onPrefetched(part.namespace);
-      // One statement, one round trip (TypeORM's startTransaction sends two: START, then SET TRANSACTION).
-      await client.query(BEGIN_SERIALIZABLE);
-      begun = true;
+      await runner.startTransaction('SERIALIZABLE');
       const { now, heads, shared, taken, deferred } = await this.lockHeads(client, group, reads, prefetched);
       const finals: { queued: Queued; result?: unknown; error?: unknown }[] = [];
       const works: NamespaceUnitOfWork[] = [];
@@ -353,7 +340,7 @@ export class GroupCommitter {
       await flushWorks(client, works, now, shared);
       // Once COMMIT is sent, a lost connection leaves the outcome unknown.
       commitSent = true;
-      await commitReplicated(client);
+      await commitReplicated(runner, client);
       if (works.some((w) => w.appends)) this.options.onAppended?.();
       this.stats.transactions++;
       this.stats.commands += finals.length;
@@ -371,9 +358,9 @@ export class GroupCommitter {
         // pool drop it when TypeORM releases it, instead of handing it to the next group; the
         // server rolls the transaction back.
         await client.end().catch(() => undefined);
-      } else if (begun && !commitSent) {
+      } else if (runner.isTransactionActive && !commitSent) {
         // A failed COMMIT has ended the transaction already; anything earlier is rolled back.
-        await client.query('ROLLBACK').catch(() => undefined);
+        await runner.rollbackTransaction().catch(() => undefined);
       }
       if (cause) {
         this.stats.conflicts[cause]++;

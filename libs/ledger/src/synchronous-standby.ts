@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { LedgerError } from './ledger-error.js';
 
 /**
@@ -60,21 +60,23 @@ const SYNC_WAIT_CANCELLED = /canceling (the )?wait for synchronous replication/i
  * standby is known to hold it, so its caller is answered 503 instead of "allowed" (the same
  * request again, with the same request id or review uid, reads the stored answer).
  */
-export async function commitReplicated(client: pg.ClientBase): Promise<void> {
+export async function commitReplicated(runner: QueryRunner, client: pg.ClientBase): Promise<void> {
   let cancelled: string | undefined;
   const onNotice = (notice: { message?: string }): void => {
     if (SYNC_WAIT_CANCELLED.test(notice.message ?? '')) cancelled = notice.message;
   };
   client.on('notice', onNotice);
   try {
-    await client.query('COMMIT');
+    await runner.commitTransaction();
   } finally {
     client.removeListener('notice', onNotice);
   }
   if (cancelled !== undefined) {
     throw new LedgerError(
       'Unavailable',
-      'the ledger committed the decision, but no synchronous standby confirmed it in time (PostgreSQL: "' + cancelled + '"); repeat the request with the same request id to learn it',
+      'the ledger committed the decision, but no synchronous standby confirmed it in time (PostgreSQL: "' +
+        cancelled +
+        '"); repeat the request with the same request id to learn it',
       { retryAfterSeconds: 1 },
     );
   }
