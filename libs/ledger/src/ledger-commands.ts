@@ -37,6 +37,7 @@ import type {
 } from './ledger.types.js';
 import { pointing, removed, type EventRef } from './event-position.js';
 import { requestDigest } from './request-digest.js';
+import { queuedTotal } from './queue-queries.js';
 import { RetryPolicy } from './retry-policy.js';
 import type { EventMeta, NamespaceUnitOfWork, Step } from './unit-of-work.js';
 import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from './views.js';
@@ -55,6 +56,7 @@ const DEFAULTS = {
   retryMaxDelayMs: 100,
   headWaitMaxMs: 5_000,
   queueMax: 10_000,
+  queueTotalMax: 10_000,
 };
 
 /**
@@ -83,6 +85,7 @@ export class LedgerCommands {
   private readonly committedListeners: ((commands: number, retries: number) => void)[] = [];
   private readonly countAwaitedListeners: ((namespaces: readonly string[]) => void)[] = [];
   private readonly awaitFirstCount: boolean;
+  private readonly queueTotalMax: number;
 
   constructor(dataSource: DataSource, options: LedgerOptions = {}) {
     this.dataSource = dataSource;
@@ -92,6 +95,7 @@ export class LedgerCommands {
     this.limitRangeLimit = { max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' };
     this.warnAtPercent = options.quotaWarningPercent ? options.quotaWarningPercent : undefined;
     this.awaitFirstCount = options.awaitFirstCount === true;
+    this.queueTotalMax = options.queueTotalMax ?? DEFAULTS.queueTotalMax;
     this.admission = {
       ...(options.admissionPlugins ? { plugins: options.admissionPlugins } : {}),
       ...(options.limitedResources?.length ? { limitedResources: options.limitedResources } : {}),
@@ -110,6 +114,7 @@ export class LedgerCommands {
       headWaitMaxMs: options.headWaitMaxMs ?? DEFAULTS.headWaitMaxMs,
       queueMax: DEFAULTS.queueMax,
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.queuePolicy ? { queuePolicy: options.queuePolicy } : {}),
       onCommitted: (commands, retries) => {
         options.onCommitted?.(commands, retries);
         for (const listener of this.committedListeners) listener(commands, retries);
@@ -153,6 +158,10 @@ export class LedgerCommands {
     const { request } = command;
     assert(command.logged !== false || command.dryRun, 'only a dry run may go unlogged');
     const key = command.requestKey !== undefined && !command.dryRun ? command.requestKey : undefined;
+    if (command.wait && !command.dryRun && (await queuedTotal(this.dataSource)) >= this.queueTotalMax) {
+      // Checked before the transaction (a bound, not an invariant): one more waiter than the bound may slip in per race.
+      throw new LedgerError('TooManyRequests', `${this.queueTotalMax} reservations are queued in all namespaces (QUEUE_TOTAL_MAX); retry later`, { retryAfterSeconds: 5 });
+    }
     // Computed outside the transaction: the key is a claim checked against what it was first used for.
     const digest = key === undefined ? undefined : requestDigest(command);
     const common = {
@@ -173,6 +182,7 @@ export class LedgerCommands {
           ...(request.name ? { name: request.name } : {}),
           ...(kindOf(command) ? { kind: kindOf(command) } : {}),
           resources: command.resources,
+          ...(command.wait ? { wait: { ms: command.wait.seconds * 1000, priority: command.wait.priority } } : {}),
         }
       : { type: 'AdmitObject', ...common, request, ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}) };
     const meta = { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) };
@@ -205,6 +215,19 @@ export class LedgerCommands {
     if (step.answer.kind === 'Refused') throw refusal(step.answer);
     const { outcome, latest } = settled(namespace, step, step.answer.kind === 'Released');
     return pointing(this.dataSource, outcome, latest);
+  }
+
+  /** Cancels a queued reservation (Cancelled); NotFound when it is not queued (admitted ones are released instead). */
+  async cancelQueued(namespace: string, reservationId: string, options: WriteOptions): Promise<{ readonly position?: string }> {
+    const step = await this.handle(namespace, { type: 'CancelQueued', reservationId }, writeMeta(options));
+    if (step.answer.kind === 'Refused') throw refusal(step.answer);
+    return step.position === undefined ? {} : { position: step.position };
+  }
+
+  /** Expires the namespace's waiters past their deadline and admits those that fit now (the periodic sweep; a shared quota's wake-up). */
+  async sweepQueue(namespace: string, options: WriteOptions): Promise<readonly string[]> {
+    const step = await this.handle(namespace, { type: 'SweepQueue' }, writeMeta(options));
+    return step.events.map((event) => event.type);
   }
 
   /**

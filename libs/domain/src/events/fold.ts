@@ -4,6 +4,7 @@ import type { ResourceList } from '../resources/resource-list.js';
 import { quotaScopeRequirements } from '../scopes/facts.js';
 import type { LedgerEvent, LedgerEventType, RecordedEvent } from './events.js';
 import { applyReservationEvent } from './fold-reservations.js';
+import { applyQueueEvent } from './queue-fold.js';
 import { recountQuotaObjects, usedFor } from './quota-usage.js';
 import { draftOf, initialState, type Draft, type NamespaceState, type QuotaState, type SharedQuotaState } from './state.js';
 
@@ -14,7 +15,8 @@ import { draftOf, initialState, type Draft, type NamespaceState, type QuotaState
  * of what each contributes, restricted to the quota's hard resources.
  */
 
-export type { LimitRangeState, NamespaceObjectState, NamespaceState, QuotaState, Reservation, ReservationStatus, SharedQuotaState } from './state.js';
+export type { LimitRangeState, NamespaceObjectState, NamespaceState, QuotaState, Reservation, ReservationStatus, SharedQuotaState, Waiter } from './state.js';
+export { compareWaiters, queueOrder } from './queue-fold.js';
 export { initialState } from './state.js';
 export { contributionTo, recomputeSharedUsed, recomputeUsed } from './quota-usage.js';
 
@@ -70,6 +72,10 @@ const RESERVATIONS_NEEDED: Readonly<Record<LedgerEventType, ReservationsNeeded>>
   SharedQuotaDefined: 'none',
   SharedQuotaChanged: 'none',
   SharedQuotaRemoved: 'none',
+  Queued: 'none',
+  AdmittedFromQueue: 'none',
+  Cancelled: 'none',
+  Expired: 'none',
 };
 
 /** What folding an event of this type needs loaded; a type this build does not know needs everything. */
@@ -167,6 +173,12 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
     case 'SharedQuotaDefined':
     case 'SharedQuotaChanged':
     case 'SharedQuotaRemoved':
+      return;
+    case 'Queued':
+    case 'AdmittedFromQueue':
+    case 'Cancelled':
+    case 'Expired':
+      applyQueueEvent(draft, event, version, at);
       return;
     default:
       assertNever(event, 'ledger event');
