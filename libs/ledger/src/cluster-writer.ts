@@ -14,6 +14,7 @@ import {
   type SharedQuotaDefinition,
   type SharedQuotaEvent,
   type SharedQuotaRef,
+  type QueuePolicy,
 } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
@@ -46,6 +47,8 @@ export interface ClusterWriterOptions {
   readonly sharedQuotaNamespacesMax?: number;
   /** A namespace a shared quota starts to manage awaits its first count (QUOTA_AWAITS_FIRST_COUNT). */
   readonly awaitFirstCount?: boolean;
+  /** The reservation queue's policy: a relabel drains the namespace's queue as any write does. */
+  readonly queuePolicy?: QueuePolicy;
 }
 
 const EMPTY_READ = { requestKeys: [], reservationIds: [], uids: [] };
@@ -261,7 +264,7 @@ export class ClusterWriter {
 
   private begin(tx: Tx, namespace: string, head: LockedHead | undefined, shared: SharedHeads): NamespaceUnitOfWork {
     const row = { namespace, head_version: head?.version ?? null, decisions: null, reservations: null };
-    return NamespaceUnitOfWork.begin(tx.client, namespace, tx.now, head ? { version: Number(head.version), state: head.state } : undefined, EMPTY_READ, row, shared);
+    return NamespaceUnitOfWork.begin(tx.client, namespace, tx.now, head ? { version: Number(head.version), state: head.state } : undefined, EMPTY_READ, row, shared, this.options.queuePolicy);
   }
 
   /**

@@ -83,6 +83,7 @@ export class LedgerModule {
               ...(s.commands?.newId ? { newId: s.commands.newId } : {}),
               ...(s.commands?.sharedQuotaNamespacesMax ? { sharedQuotaNamespacesMax: s.commands.sharedQuotaNamespacesMax } : {}),
               ...(s.commands?.awaitFirstCount ? { awaitFirstCount: true } : {}),
+              ...(s.commands?.queuePolicy ? { queuePolicy: s.commands.queuePolicy } : {}),
             }),
         },
         {

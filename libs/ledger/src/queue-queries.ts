@@ -22,8 +22,16 @@ export class QueueQueries {
 
   /** A reservation as the queue knows it: waiting now, or cancelled or expired; undefined when it never waited (or was admitted). */
   async reservation(namespace: string, id: string): Promise<QueuedReservation | undefined> {
-    const waiting = (await this.queue(namespace)).items.find((item) => item.id === id);
-    if (waiting) return waiting;
+    return (await this.waiting(namespace, id)) ?? (await this.ended(namespace, id));
+  }
+
+  /** A reservation waiting in the queue now (one read of the head). */
+  async waiting(namespace: string, id: string): Promise<QueuedReservation | undefined> {
+    return (await this.queue(namespace)).items.find((item) => item.id === id);
+  }
+
+  /** A reservation that waited and was cancelled or expired, from its events; undefined otherwise. */
+  async ended(namespace: string, id: string): Promise<QueuedReservation | undefined> {
     const events = await select<{ type: string; version: string; data: Record<string, unknown>; at: string }>(
       this.dataSource,
       `SELECT type, version::text, data, to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at FROM ledger_events

@@ -144,10 +144,7 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
       return;
     case 'NamespaceDefined':
     case 'NamespaceChanged':
-      if (event.type === 'NamespaceDefined') assert(!draft.object, `namespace ${event.data.name} defined twice`);
-      else assert(draft.object, `namespace ${event.data.name} changed before it was defined`);
-      draft.object = { definition: event.data, version, createdAt: draft.object?.createdAt ?? at, updatedAt: at };
-      delete draft.objectRemovedAt;
+      defineNamespaceObject(draft, event, version, at);
       return;
     case 'NamespaceRemoved':
       assert(draft.object, `namespace ${event.data.name} removed but not defined`);
@@ -183,6 +180,14 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
     default:
       assertNever(event, 'ledger event');
   }
+}
+
+/** The Namespace object defined or changed (its labels and annotations). */
+function defineNamespaceObject(draft: Draft, event: Extract<LedgerEvent, { readonly type: 'NamespaceDefined' | 'NamespaceChanged' }>, version: number, at: number): void {
+  if (event.type === 'NamespaceDefined') assert(!draft.object, `namespace ${event.data.name} defined twice`);
+  else assert(draft.object, `namespace ${event.data.name} changed before it was defined`);
+  draft.object = { definition: event.data, version, createdAt: draft.object?.createdAt ?? at, updatedAt: at };
+  delete draft.objectRemovedAt;
 }
 
 /** A quota defined or changed: its usage recounted over every live reservation. */
