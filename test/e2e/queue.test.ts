@@ -1,5 +1,5 @@
 import { loadConfig } from '@quota/config';
-import { LedgerCommands } from '@quota/ledger';
+import { ClusterWriter, LedgerCommands } from '@quota/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
@@ -100,5 +100,25 @@ describe('queued reservations over HTTP', () => {
     expect((await api.request('GET', `/v1/namespaces/team-b/reservations/${other.body.id}`, undefined, teamA)).status).toBe(403);
     expect((await api.request('DELETE', `/v1/namespaces/team-b/reservations/${other.body.id}`, undefined, teamA)).status).toBe(403);
     expect((await reserve(jobs('1', { wait: { seconds: 5 } }), 'team-b', teamA)).status).toBe(403);
+  });
+});
+
+describe('queued reservations under a ClusterResourceQuota, over HTTP', () => {
+  it("admits a waiter in one namespace when a release in another frees the shared quota's room (the fair drain after the release)", async () => {
+    const writer = api.app.get(ClusterWriter);
+    for (const name of ['crq-x', 'crq-y']) await writer.putNamespace({ name, metadata: { labels: { pool: 'gpu' } } }, { actor: 'test' });
+    await writer.putSharedQuota(
+      { ref: { kind: 'ClusterResourceQuota', name: 'gpu' }, spec: { hard: { 'example.com/gpu': '2' } }, selector: { labels: { matchLabels: { pool: 'gpu' } } } },
+      { actor: 'test' },
+    );
+    const gpus = (extra: Record<string, unknown> = {}) => ({ kind: 'Job', resource: 'jobs.batch.example.com', resources: { 'example.com/gpu': '2' }, ...extra });
+    const holder = await reserve(gpus(), 'crq-x');
+    expect(holder.status).toBe(201);
+    const queued = await reserve(gpus({ wait: { seconds: 60 } }), 'crq-y');
+    expect(queued.status).toBe(202);
+    expect(queued.body.waitingFor).toMatchObject([{ quota: 'gpu' }]);
+    const watch = api.request('GET', `/v1/namespaces/crq-y/reservations/${queued.body.id}?watch=true&timeoutSeconds=10`, undefined, A);
+    await api.request('DELETE', `/v1/namespaces/crq-x/reservations/${holder.body.id}`, undefined, A);
+    expect((await watch).body).toMatchObject({ id: queued.body.id, state: 'reserved', charged: { 'example.com/gpu': '2' } });
   });
 });

@@ -28,6 +28,8 @@ import { RetryPolicy } from './retry-policy.js';
 import { SharedHeads, type SharedHeadRow } from './shared-heads.js';
 import { NamespaceUnitOfWork, type EventMeta } from './unit-of-work.js';
 import { namespaceViewOf, sharedQuotaViewOf, type NamespaceView, type SharedQuotaView } from './cluster-views.js';
+import { waitingUnder } from './queue-queries.js';
+import { fairDrain } from './shared-drain.js';
 
 /**
  * The writes that move several heads at once (issue 18): a Namespace's labels (which shared
@@ -229,6 +231,25 @@ export class ClusterWriter {
       assert(before, `shared quota ${key} existed before its removal`);
       const works = await this.resync(tx, key, null, events, resync, options);
       return removed(before, await flushWorks(tx.client, works.units, tx.now, works.shared));
+    });
+  }
+
+  /**
+   * A shared quota's fair drain (issue 41): in one transaction, locks the heads of the namespaces
+   * waiting under it and of every shared quota covering them, and admits their waiters that fit
+   * by weighted fair share (shared-drain.ts). What it admitted, per namespace.
+   */
+  async drainSharedQueue(key: string, options: WriteOptions): Promise<Map<string, number>> {
+    const waiting = await waitingUnder(this.dataSource, key);
+    if (waiting.length === 0) return new Map();
+    return this.transact(async (tx) => {
+      const heads = await lockNamespaceHeads(tx.client, waiting);
+      const keys = [...heads.values()].flatMap((head) => (head.state.shared ?? []).map((q) => q.key));
+      const shared = await lockSharedHeads(tx.client, keys);
+      const units = [...heads.values()].map((head) => this.begin(tx, head.namespace, head, shared));
+      const admitted = fairDrain(units, key, meta(options));
+      if (admitted.size > 0) await flushWorks(tx.client, units, tx.now, shared);
+      return admitted;
     });
   }
 

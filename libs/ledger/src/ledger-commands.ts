@@ -38,6 +38,7 @@ import type {
 import { pointing, removed, type EventRef } from './event-position.js';
 import { requestDigest } from './request-digest.js';
 import { queuedTotal } from './queue-queries.js';
+import { freedSharedKeys } from './shared-drain.js';
 import { RetryPolicy } from './retry-policy.js';
 import type { EventMeta, NamespaceUnitOfWork, Step } from './unit-of-work.js';
 import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from './views.js';
@@ -84,6 +85,7 @@ export class LedgerCommands {
   private readonly admission: { readonly plugins?: readonly AdmissionPlugin[]; readonly limitedResources?: readonly LimitedResource[] };
   private readonly committedListeners: ((commands: number, retries: number) => void)[] = [];
   private readonly countAwaitedListeners: ((namespaces: readonly string[]) => void)[] = [];
+  private readonly sharedFreedListeners: ((keys: readonly string[]) => void)[] = [];
   private readonly awaitFirstCount: boolean;
   private readonly queueTotalMax: number;
 
@@ -146,6 +148,11 @@ export class LedgerCommands {
    */
   onCountAwaited(listener: (namespaces: readonly string[]) => void): void {
     this.countAwaitedListeners.push(listener);
+  }
+
+  /** Tells `listener` of the shared quotas a committed write freed room in, whose waiters a fair drain may admit now (the API's QueueSweeper). */
+  onSharedFreed(listener: (keys: readonly string[]) => void): void {
+    this.sharedFreedListeners.push(listener);
   }
 
   /** Finishes the batches in flight; new commands are refused. */
@@ -297,6 +304,8 @@ export class LedgerCommands {
       },
     });
     if (step.events.some((event) => event.type === 'CountAwaited')) for (const listener of this.countAwaitedListeners) listener([namespace]);
+    const freed = step.events.length > 0 && step.before.sharedUsed.size > 0 ? freedSharedKeys(step.before, step.after) : [];
+    if (freed.length > 0) for (const listener of this.sharedFreedListeners) listener(freed);
     return step;
   }
 }

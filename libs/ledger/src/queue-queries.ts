@@ -57,6 +57,17 @@ export class QueueQueries {
     return viewOf(namespace, waiter, { state: ended.type === 'Cancelled' ? 'cancelled' : 'expired', endedAt: ended.at, ...(reason ? { reason } : {}) });
   }
 
+  /** The shared quotas (keys) covering a namespace that has waiters: each a fair drain for the sweep. */
+  async sharedKeysWithWaiters(limit: number): Promise<string[]> {
+    const rows = await select<{ key: string }>(
+      this.dataSource,
+      `SELECT DISTINCT q->>'key' AS key FROM namespace_heads, jsonb_array_elements(state->'shared') AS q
+        WHERE state ? 'queue' AND jsonb_typeof(state->'shared') = 'array' ORDER BY 1 LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => r.key);
+  }
+
   /** Namespaces with waiters, at most `limit` (the sweep's work list). */
   async namespacesWithWaiters(limit: number): Promise<string[]> {
     const rows = await select<{ namespace: string }>(this.dataSource, `SELECT namespace FROM namespace_heads WHERE state ? 'queue' ORDER BY namespace LIMIT $1`, [limit]);
@@ -93,4 +104,14 @@ function viewOf(namespace: string, w: Waiter, rest: Pick<QueuedReservation, 'sta
 export async function queuedTotal(dataSource: DataSource): Promise<number> {
   const rows = await select<{ n: number }>(dataSource, `SELECT coalesce(sum(jsonb_array_length(state->'queue')), 0)::int AS n FROM namespace_heads WHERE state ? 'queue'`);
   return rows[0]?.n ?? 0;
+}
+
+/** The namespaces with waiters that shared quota `key` covers (read before a fair drain's transaction, which locks them). */
+export async function waitingUnder(dataSource: DataSource, key: string): Promise<string[]> {
+  const rows = await select<{ namespace: string }>(
+    dataSource,
+    `SELECT namespace FROM namespace_heads WHERE state ? 'queue' AND jsonb_typeof(state->'shared') = 'array' AND state->'shared' @> jsonb_build_array(jsonb_build_object('key', $1::text)) ORDER BY namespace`,
+    [key],
+  );
+  return rows.map((r) => r.namespace);
 }

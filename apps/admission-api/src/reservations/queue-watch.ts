@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional } from 'class-validator';
 import type { AppConfig } from '@quota/config';
-import { LedgerCommands, QueueQueries } from '@quota/ledger';
+import { ClusterWriter, LedgerCommands, QueueQueries } from '@quota/ledger';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { OptionalWholeNumber, ReadAfterQuery } from '../common/query-formats.js';
 
@@ -61,8 +61,10 @@ export class CommitSignal {
 /**
  * The queue's periodic sweep (an event per change, never an edit): every QUEUE_SWEEP_INTERVAL_MS
  * each namespace with waiters gets a SweepQueue command, which expires those past their deadline
- * (`Expired`, with the reason) and admits those that fit now: the wake-up for room a shared quota
- * gained in another namespace. A sweep that finds nothing to do appends nothing.
+ * (`Expired`, with the reason) and admits those that fit now, and each shared quota covering a
+ * namespace with waiters gets its fair drain. A sweep that finds nothing to do appends nothing.
+ * Between sweeps, a write of this process that frees room in a shared quota runs its fair drain
+ * at once (the next transaction); the sweep is the backstop for other processes' writes.
  */
 @Injectable()
 export class QueueSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -74,7 +76,34 @@ export class QueueSweeper implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(LedgerCommands) private readonly ledger: LedgerCommands,
     @Inject(QueueQueries) private readonly queue: QueueQueries,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    @Inject(ClusterWriter) private readonly writer: ClusterWriter,
+  ) {
+    ledger.onSharedFreed((keys) => {
+      for (const key of keys) this.freed.add(key);
+      void this.drainFreed();
+    });
+  }
+
+  /** Shared quotas freed by this process's writes, whose fair drain has not run since. */
+  private readonly freed = new Set<string>();
+  private draining = false;
+
+  private async drainFreed(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let key = first(this.freed); key !== undefined; key = first(this.freed)) {
+        this.freed.delete(key);
+        await this.writer.drainSharedQueue(key, { actor: 'system:queue-fair-share' }).catch((error: unknown) => this.warn('a fair drain', error));
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private warn(what: string, error: unknown): void {
+    this.logger.warn(`${what} failed, retried by the next sweep: ${error instanceof Error ? error.message : String(error)}`);
+  }
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => void this.sweep(), this.config.queue.sweepIntervalMs);
@@ -93,10 +122,15 @@ export class QueueSweeper implements OnApplicationBootstrap, OnApplicationShutdo
       for (const namespace of await this.queue.namespacesWithWaiters(SWEEP_NAMESPACES_MAX)) {
         await this.ledger.sweepQueue(namespace, { actor: 'system:queue-sweeper' });
       }
+      for (const key of await this.queue.sharedKeysWithWaiters(SWEEP_NAMESPACES_MAX)) {
+        await this.writer.drainSharedQueue(key, { actor: 'system:queue-sweeper' });
+      }
     } catch (error) {
-      this.logger.warn(`the queue sweep failed, retried next period: ${error instanceof Error ? error.message : String(error)}`);
+      this.warn('the queue sweep', error);
     } finally {
       this.running = false;
     }
   }
 }
+
+const first = <T>(set: ReadonlySet<T>): T | undefined => set.values().next().value;

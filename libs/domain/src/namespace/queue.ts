@@ -120,9 +120,52 @@ export function withDrain<A>(command: NamespaceCommand, facts: NamespaceFacts, d
 }
 
 /**
+ * The shared quotas (keys) a waiter's resource list would be charged to: its room is shared with
+ * other namespaces, so the shared quota's fair drain admits it, not the namespace's own drain.
+ */
+export function sharedChargesOf(state: NamespaceState, resources: ResourceList): string[] {
+  return [...state.shared.values()].filter((quota) => quota.requirements.length === 0 && quota.hardNames.some((name) => Resources.get(resources, name)?.sign() === 1)).map((quota) => quota.key);
+}
+
+/** The first waiter's admission by decideResources, or undefined when it does not fit. */
+function admission(facts: NamespaceFacts, state: NamespaceState, waiter: Waiter, freedBy?: AdmittedFromQueue['data']['freedBy']): LedgerEvent[] | undefined {
+  const decision = decideResources(
+    {
+      namespace: facts.namespace,
+      groupResource: { group: waiter.object.group, resource: waiter.object.resource },
+      ...(waiter.object.name ? { name: waiter.object.name } : {}),
+      ...(waiter.object.kind ? { kind: waiter.object.kind } : {}),
+      resources: waiter.resources,
+      reservationId: waiter.id,
+      now: facts.now,
+      ...(waiter.ttlMs === undefined ? {} : { expiresAt: facts.now + waiter.ttlMs }),
+    },
+    admissionViewOf(state, undefined, facts.sharedElsewhere),
+  );
+  if (!decision.allowed || !decision.reservation) return undefined;
+  return [{ type: 'AdmittedFromQueue', data: { reservationId: waiter.id, ...(freedBy ? { freedBy } : {}) } }, decision.reservation];
+}
+
+/**
+ * A shared quota's fair drain, one namespace's part: the admission of its next waiter charged to
+ * shared quota `key` (in queue order, passing those that do not fit until one is blocking), or
+ * undefined when none fits. The ledger asks every waiting namespace under the quota, and admits
+ * the one `fairShareOrder` puts first, again and again, in one transaction.
+ */
+export function nextSharedAdmission(facts: NamespaceFacts, key: string): LedgerEvent[] | undefined {
+  for (const waiter of queueOrder(facts.state.queue)) {
+    if (waiter.deadline <= facts.now || !sharedChargesOf(facts.state, waiter.resources).includes(key)) continue;
+    const events = admission(facts, facts.state, waiter);
+    if (events) return events;
+    if (isBlocking(waiter, facts.now, policyOf(facts))) return undefined;
+  }
+  return undefined;
+}
+
+/**
  * The drain: expire what is past its deadline, then admit in queue order what fits, each checked
  * on the state the admissions before it leave; a waiter that does not fit and is blocking stops
- * the admissions behind it.
+ * the admissions behind it. Waiters charged to a shared quota are left to its fair drain.
  */
 export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['data']['freedBy']): LedgerEvent[] {
   const events: LedgerEvent[] = [];
@@ -139,23 +182,10 @@ export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['d
       push([{ type: 'Expired', data: { reservationId: waiter.id, reason } }]);
       continue;
     }
-    if (blocked) continue;
-    const decision = decideResources(
-      {
-        namespace: facts.namespace,
-        groupResource: { group: waiter.object.group, resource: waiter.object.resource },
-        ...(waiter.object.name ? { name: waiter.object.name } : {}),
-        ...(waiter.object.kind ? { kind: waiter.object.kind } : {}),
-        resources: waiter.resources,
-        reservationId: waiter.id,
-        now: facts.now,
-        ...(waiter.ttlMs === undefined ? {} : { expiresAt: facts.now + waiter.ttlMs }),
-      },
-      admissionViewOf(state, undefined, facts.sharedElsewhere),
-    );
-    if (decision.allowed && decision.reservation) {
-      push([{ type: 'AdmittedFromQueue', data: { reservationId: waiter.id, ...(freedBy ? { freedBy } : {}) } }, decision.reservation]);
-    } else if (isBlocking(waiter, facts.now, policyOf(facts))) blocked = true;
+    if (blocked || sharedChargesOf(state, waiter.resources).length > 0) continue;
+    const admitted = admission(facts, state, waiter, freedBy);
+    if (admitted) push(admitted);
+    else if (isBlocking(waiter, facts.now, policyOf(facts))) blocked = true;
   }
   return events;
 }
