@@ -76,6 +76,10 @@ describe('quotactl reserve --wait and quotactl queue', () => {
     expect(admitted.err).toMatch(new RegExp(`reservation/${id} admitted after \\d+s\\n$`));
     expect((await api.request('GET', `/v1/namespaces/team-a/reservations/${id}`)).body).toMatchObject({ state: 'reserved', charged: { cpu: '1' } });
 
+    const history = (await quotactl('history', '-n', 'team-a')).out;
+    expect(history).toMatch(new RegExp(`Queued +\\S+ +${id} job/<unnamed> waits for: cpu=1 priority: 5 until: \\S+ short in: compute\\n`));
+    expect(history).toMatch(new RegExp(`AdmittedFromQueue +\\S+ +${id} admitted by the room Released \\(version \\d+\\) freed\\n`));
+
     const empty = await quotactl('queue', '-n', 'team-a');
     expect(empty).toEqual({ code: 0, out: '', err: 'No reservations waiting in team-a namespace.\n' });
   });
