@@ -180,4 +180,15 @@ describe("a namespace's queue (issue 41)", () => {
     expect(await rows.count()).toBe(0);
     await page.close();
   });
+  it("lists on a cluster quota's page the waiters of its namespaces that wait for it", async () => {
+    const queued = await api.request('POST', `/v1/namespaces/${SOLO}/reservations`, { kind: 'Job', name: 'batch-1', resources: { pods: '5' }, wait: { seconds: 600 } }, as('ci'));
+    expect(queued.status).toBe(202);
+    const page = await signedIn('#/clusterresourcequotas/acme');
+    const row = page.locator('#crq-queue tbody tr');
+    await row.first().waitFor();
+    expect((await row.first().locator('td').allTextContents()).slice(0, 5).map((t) => t.trim())).toEqual([SOLO, '1', expect.stringMatching(/^Job batch-1/), '0', 'acme: pods needs 5, 1 of 5 used']);
+    expect(await row.first().getByRole('link', { name: SOLO }).getAttribute('href')).toBe(`#/ns/${SOLO}?tab=queue`);
+    await api.request('DELETE', `/v1/namespaces/${SOLO}/reservations/${queued.body.id}`, undefined, as('ci'));
+    await page.close();
+  });
 });

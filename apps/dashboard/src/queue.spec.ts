@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { objectLabel, queueRow, timeLeft, waitingLines } from './queue.js';
+import { objectLabel, queueRow, sharedWaiters, timeLeft, waitingLines } from './queue.js';
 
 const NOW = Date.parse('2026-11-23T12:00:00.000Z');
 
@@ -61,5 +61,18 @@ describe("a namespace's queue, as the page shows it", () => {
       expires: 'in 8 min',
     });
     expect(queueRow({ id: 'r-2' }, NOW)).toMatchObject({ position: '—', priority: '0', passed: '', waiting: [], waited: '—', expires: '—' });
+  });
+});
+
+describe("a shared quota's waiters", () => {
+  it('keeps those that wait for it, by namespace, then queue order', () => {
+    const waiter = (id: string, position: number, quota: string) => ({ id, position, waitingFor: [{ quota, resources: [] }] });
+    const queues = [
+      { namespace: 'team-b', items: [waiter('b2', 2, 'gpu'), waiter('b1', 1, 'gpu')] },
+      { namespace: 'team-a', items: [waiter('a1', 1, 'compute'), waiter('a2', 2, 'gpu')] },
+      { namespace: 'team-c' },
+    ];
+    expect(sharedWaiters(queues, 'gpu').map((w) => `${w.namespace}/${w.item.id}`)).toEqual(['team-a/a2', 'team-b/b1', 'team-b/b2']);
+    expect(sharedWaiters(queues, 'other')).toEqual([]);
   });
 });

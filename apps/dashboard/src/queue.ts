@@ -61,3 +61,25 @@ export function queueRow(item: Partial<QueuedReservation>, nowMs: number): Queue
     expires: timeLeft(item.expiresAt, nowMs),
   };
 }
+
+/** One namespace's waiter, on a shared quota's page. */
+export interface SharedWaiter {
+  readonly namespace: string;
+  readonly item: Partial<QueuedReservation>;
+}
+
+/**
+ * The waiters of the namespaces a shared quota covers that wait for it (their `waitingFor` names
+ * it), by namespace, then each namespace's queue order. The fair drain serves the namespaces by
+ * weighted dominant share, not in this order; within a namespace, in its queue's.
+ */
+export function sharedWaiters(queues: readonly { readonly namespace: string; readonly items?: readonly Partial<QueuedReservation>[] }[], quota: string): SharedWaiter[] {
+  return [...queues]
+    .sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0))
+    .flatMap((queue) =>
+      (queue.items ?? [])
+        .filter((item) => (item.waitingFor ?? []).some((w) => w.quota === quota))
+        .sort((a, b) => (a.position ?? Infinity) - (b.position ?? Infinity))
+        .map((item) => ({ namespace: queue.namespace, item })),
+    );
+}
