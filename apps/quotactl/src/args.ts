@@ -94,7 +94,7 @@ export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = 
   'dry-run': ['--dry-run', 'decide without reserving'],
   ttl: ['--ttl SECONDS', 'release the reservation unless committed within this many seconds'],
   wait: ['--wait DURATION', 'when it does not fit, wait in the queue this long (600, 90s, 10m, 1h) instead of a 403; --resources only'],
-  priority: ['--priority N', 'its place in the queue with --wait: higher first, -1000 to 1000 (default 0)'],
+  priority: ['--priority N', 'its place in the queue with --wait: higher first, -1000 to 1000 (default 0; a negative one as --priority=-5)'],
   'no-follow': ['--no-follow', 'with --wait: print that it is queued and return, instead of watching until it is admitted, expires or is cancelled'],
   'ca-file': ['--ca-file FILE', "PEM CA that signed the API's serving certificate (becomes caBundle)"],
   url: ['--url URL', "the API's https:// URL, for a webhook outside the cluster"],
