@@ -10,7 +10,7 @@ import http from 'node:http';
  */
 export interface RequestSpec {
   readonly kind: string;
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly path: string;
   readonly body?: unknown;
 }
@@ -121,10 +121,7 @@ async function measure(client: HttpClient, spec: RequestSpec, classify: Classifi
 }
 
 /** `clients` loops, each sending `next(i)` until `seconds` pass or `total` requests were sent. */
-export async function closedLoop(
-  client: HttpClient,
-  options: { clients: number; seconds: number; total?: number; next: (i: number) => RequestSpec; classify: Classifier },
-): Promise<LoadResult> {
+export async function closedLoop(client: HttpClient, options: { clients: number; seconds: number; total?: number; next: (i: number) => RequestSpec; classify: Classifier }): Promise<LoadResult> {
   const byKind: Record<string, KindFigures> = {};
   const deadline = performance.now() + options.seconds * 1000;
   let sequence = 0;
@@ -143,10 +140,7 @@ export async function closedLoop(
  * Requests at `perSecond`, for `seconds`; at most `maxInFlight` outstanding (a request whose
  * slot is not free yet waits, and its wait counts in its latency).
  */
-export async function openLoop(
-  client: HttpClient,
-  options: { perSecond: number; seconds: number; maxInFlight: number; next: (i: number) => RequestSpec; classify: Classifier },
-): Promise<LoadResult> {
+export async function openLoop(client: HttpClient, options: { perSecond: number; seconds: number; maxInFlight: number; next: (i: number) => RequestSpec; classify: Classifier }): Promise<LoadResult> {
   const byKind: Record<string, KindFigures> = {};
   const intervalMs = 1000 / options.perSecond;
   const total = Math.floor(options.perSecond * options.seconds);

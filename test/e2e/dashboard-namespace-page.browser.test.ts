@@ -16,7 +16,7 @@ const TOKENS = {
 };
 const BUSY = 'busy';
 const SOLO = 'solo';
-const TABS = ['quotas', 'usage', 'changes', 'reservations', 'decisions', 'what-if'];
+const TABS = ['quotas', 'usage', 'changes', 'reservations', 'queue', 'decisions', 'what-if'];
 const HEIGHT = 900;
 
 let api: RunningApi;
@@ -135,7 +135,7 @@ describe("a namespace's page as tabs", () => {
   it('are tabs a screen reader and a keyboard can use, and the address keeps the one chosen', async () => {
     const page = await signedIn(`#/ns/${BUSY}`);
     const tablist = page.getByRole('tablist', { name: `Views of ${BUSY}` });
-    expect(await tablist.getByRole('tab').allTextContents()).toEqual(['Quotas now', 'Usage', 'Changes', 'Reservations', 'Decisions', 'What if?']);
+    expect(await tablist.getByRole('tab').allTextContents()).toEqual(['Quotas now', 'Usage', 'Changes', 'Reservations', 'Queue', 'Decisions', 'What if?']);
     expect(await tablist.getByRole('tab', { selected: true }).textContent()).toBe('Quotas now');
     await tablist.getByRole('tab', { name: 'Decisions' }).click();
     expect(await page.getByRole('tab', { name: 'Decisions' }).getAttribute('aria-selected')).toBe('true');
@@ -151,6 +151,44 @@ describe("a namespace's page as tabs", () => {
     await page.reload();
     await page.getByRole('tab', { name: 'What if?', selected: true }).waitFor();
     expect(await page.locator('#panel-what-if').isVisible()).toBe(true);
+    await page.close();
+  });
+});
+
+describe("a namespace's queue (issue 41)", () => {
+  it('lists the waiters in queue order with what each waits for, and is empty once a release admits them', async () => {
+    const ns = 'waiting';
+    await put(`/v1/namespaces/${ns}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'requests.cpu': '2' } } });
+    const holder = await reserve(ns, 'Pod', 'web-1', { 'requests.cpu': '2' });
+    expect(holder.status).toBe(201);
+    const wait = (name: string, priority: number) =>
+      api.request('POST', `/v1/namespaces/${ns}/reservations`, { kind: 'Job', name, resources: { 'requests.cpu': '1' }, wait: { seconds: 600, priority } }, as('ci'));
+    expect((await wait('train-low', 0)).status).toBe(202);
+    expect((await wait('train-high', 10)).status).toBe(202);
+
+    const page = await signedIn(`#/ns/${ns}?tab=queue`);
+    const rows = page.locator('#queue tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    const cells = async (i: number) => (await rows.nth(i).locator('td').allTextContents()).map((text) => text.trim());
+    expect((await cells(0)).slice(0, 4)).toEqual(['1', expect.stringMatching(/^Job train-high/), '10', 'compute: requests.cpu needs 1, 2 of 2 used']);
+    expect((await cells(1)).slice(0, 3)).toEqual(['2', expect.stringMatching(/^Job train-low/), '0']);
+    expect((await cells(0))[5]).toMatch(/^in (9|10) min$/);
+
+    await api.request('DELETE', `/v1/namespaces/${ns}/reservations/${holder.body.id}`, undefined, as('ci'));
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.locator('#panel-queue .status:text-is("No reservation is waiting.")').waitFor();
+    expect(await rows.count()).toBe(0);
+    await page.close();
+  });
+  it("lists on a cluster quota's page the waiters of its namespaces that wait for it", async () => {
+    const queued = await api.request('POST', `/v1/namespaces/${SOLO}/reservations`, { kind: 'Job', name: 'batch-1', resources: { pods: '5' }, wait: { seconds: 600 } }, as('ci'));
+    expect(queued.status).toBe(202);
+    const page = await signedIn('#/clusterresourcequotas/acme');
+    const row = page.locator('#crq-queue tbody tr');
+    await row.first().waitFor();
+    expect((await row.first().locator('td').allTextContents()).slice(0, 5).map((t) => t.trim())).toEqual([SOLO, '1', expect.stringMatching(/^Job batch-1/), '0', 'acme: pods needs 5, 1 of 5 used']);
+    expect(await row.first().getByRole('link', { name: SOLO }).getAttribute('href')).toBe(`#/ns/${SOLO}?tab=queue`);
+    await api.request('DELETE', `/v1/namespaces/${SOLO}/reservations/${queued.body.id}`, undefined, as('ci'));
     await page.close();
   });
 });

@@ -22,6 +22,8 @@ import { ProjectionsController } from './projections/projections.controller.js';
 import { ReconcileTrigger } from './reconcile/reconcile-trigger.js';
 import { ReservationsController } from './reservations/reservations.controller.js';
 import { WhatIfController } from './reservations/what-if.controller.js';
+import { QueueController } from './reservations/queue.controller.js';
+import { CommitSignal, QueueSweeper } from './reservations/queue-watch.js';
 import { WhoAmIController } from './auth/whoami.controller.js';
 import { ResourceQuotasController } from './resource-quotas/resource-quotas.controller.js';
 import { LedgerModule } from '@quota/ledger';
@@ -52,6 +54,8 @@ export class AdmissionApiModule {
                 limitedResources: config.admission.limitedResources,
                 sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax,
                 awaitFirstCount: config.awaitFirstCount,
+                queuePolicy: { passMax: config.queue.passMax, passMs: config.queue.passSeconds * 1000, perNamespaceMax: config.queue.perNamespaceMax },
+                queueTotalMax: config.queue.totalMax,
               },
               reads: {
                 ...(config.databaseReadUrl
@@ -72,6 +76,7 @@ export class AdmissionApiModule {
         ResourceQuotasController,
         LimitRangesController,
         ReservationsController,
+        QueueController,
         AuditController,
         HistoryController,
         NamespacesController,
@@ -84,6 +89,8 @@ export class AdmissionApiModule {
         ShutdownState,
         ReconcileTrigger,
         MetricsWiring,
+        CommitSignal,
+        QueueSweeper,
         Authenticator,
         { provide: HeavyReads, useValue: new HeavyReads() },
         // Guards run in this order: who is calling first, then the query's hygiene (a 400), then

@@ -6,7 +6,7 @@ import type { AdmissionResult } from '@quota/domain';
  * come from @quota/api, as the server builds them; these few are read as partial answers, and
  * the CLI must cope with a server of another version, so every field is read defensively.
  */
-export type { EventView, KubeStatus, Page } from '@quota/api';
+export type { EventView, KubeStatus, NamespaceQueue, Page, QueuedAnswer, QueuedReservation, WaitingFor } from '@quota/api';
 
 type Quantities = Readonly<Record<string, string>>;
 

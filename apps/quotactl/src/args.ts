@@ -38,6 +38,9 @@ export const OPTIONS = {
   'request-id': { type: 'string' },
   'dry-run': { type: 'boolean' },
   ttl: { type: 'string' },
+  wait: { type: 'string' },
+  priority: { type: 'string' },
+  'no-follow': { type: 'boolean' },
   'ca-file': { type: 'string' },
   url: { type: 'string' },
   'service-namespace': { type: 'string' },
@@ -90,6 +93,9 @@ export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = 
   'request-id': ['--request-id ID', 'idempotency key: repeating it returns the first answer'],
   'dry-run': ['--dry-run', 'decide without reserving'],
   ttl: ['--ttl SECONDS', 'release the reservation unless committed within this many seconds'],
+  wait: ['--wait DURATION', 'when it does not fit, wait in the queue this long (600, 90s, 10m, 1h) instead of a 403; --resources only'],
+  priority: ['--priority N', 'its place in the queue with --wait: higher first, -1000 to 1000 (default 0; a negative one as --priority=-5)'],
+  'no-follow': ['--no-follow', 'with --wait: print that it is queued and return, instead of watching until it is admitted, expires or is cancelled'],
   'ca-file': ['--ca-file FILE', "PEM CA that signed the API's serving certificate (becomes caBundle)"],
   url: ['--url URL', "the API's https:// URL, for a webhook outside the cluster"],
   'service-namespace': ['--service-namespace NS', "namespace of the API's Service"],
@@ -187,4 +193,22 @@ export function position(raw: string | undefined, flag: string): string | undefi
   if (raw === undefined) return undefined;
   if (!/^[0-9]{1,19}$/.test(raw)) throw new UsageError(`--${flag} must be a position (a whole number, as printed in POSITION or by the previous page), got ${JSON.stringify(raw)}`);
   return raw;
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600 };
+
+/** Whole seconds from `600`, `90s`, `10m` or `1h` (the units kubectl's durations use), at most `max`. */
+export function seconds(raw: string | undefined, flag: string, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const match = /^([0-9]{1,7})(s|m|h)?$/.exec(raw);
+  const value = match ? Number(match[1]) * (DURATION_UNITS[match[2] ?? 's'] ?? 1) : Number.NaN;
+  if (!(value >= 1 && value <= max)) throw new UsageError(`--${flag} must be a duration from 1s to ${max}s: seconds (600) or a number with a unit (90s, 10m, 1h), got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+/** A whole number that may be negative, in a range. */
+export function integer(raw: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^-?[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  return Number(raw);
 }

@@ -81,6 +81,13 @@ describe('usage errors: exit 2, error: on stderr, nothing sent', () => {
     ['a resource list without =', ['reserve', '--kind', 'Pod', '--resources', 'pods']],
     ['a quantity Kubernetes would refuse', ['reserve', '--kind', 'Pod', '--resources', 'requests.cpu=lots']],
     ['a TTL of 0', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--ttl', '0']],
+    ['a wait that is not a duration', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '10 minutes']],
+    ['a wait of 0', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '0s']],
+    ['a priority out of range', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '1m', '--priority=-1001']],
+    ['a priority without a wait', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--priority', '5']],
+    ['--no-follow without a wait', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--no-follow']],
+    ['a dry run that waits', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '1m', '--dry-run']],
+    ['queue with an argument', ['queue', 'team-a']],
     ['commit without an id', ['commit']],
     ['an id the server would refuse', ['release', 'a/b']],
     ['a limit out of range', ['history', '--limit', '0']],
@@ -135,7 +142,7 @@ describe('help and version', () => {
     }
   });
 
-  it.each(['apply', 'get', 'describe', 'delete', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'webhook-config', 'completion', 'version', 'help'])(
+  it.each(['apply', 'get', 'describe', 'delete', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'queue', 'webhook-config', 'completion', 'version', 'help'])(
     'has usage text for %s',
     async (command) => {
       const flag = io();
@@ -546,6 +553,81 @@ describe('audit commands', () => {
     answers.set('POST /v1/namespaces/team-a/reservations', [201, { id: 'r-9', namespace: 'team-a', state: 'reserved', charged: { pods: '1' } }]);
     expect(await run(['reserve', '-n', 'team-a', '--kind', 'Pod', '--resources', 'pods=1', '--dry-run=false'], io())).toBe(EXIT.ok);
     expect(seen.at(-1)?.body).not.toHaveProperty('dryRun');
+  });
+});
+
+describe('reserve --wait (issue 41)', () => {
+  const queuedAnswer = {
+    id: 'q-1',
+    namespace: 'a',
+    state: 'queued',
+    position: 2,
+    waitingFor: [{ quota: 'compute', resources: [{ resource: 'pods', requested: '1', used: '10', hard: '10' }] }],
+    expiresAt: '2026-11-23T10:15:30Z',
+  };
+  const watchKey = 'GET /v1/namespaces/a/reservations/q-1?watch=true&timeoutSeconds=27';
+
+  it('sends the wait, says on stderr where it waits and for what, and with --no-follow prints the id without watching', async () => {
+    answers.set('POST /v1/namespaces/a/reservations', [202, queuedAnswer]);
+    const out = io();
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '10m', '--priority=-5', '--no-follow'], out)).toBe(EXIT.ok);
+    expect(seen.map((s) => s.method)).toEqual(['POST']);
+    expect(seen[0]?.body).toEqual({ kind: 'Pod', resources: { pods: '1' }, wait: { seconds: 600, priority: -5 } });
+    expect(out.out).toBe('q-1\n');
+    expect(out.err).toBe('reservation/q-1 queued at position 2 in a, expires in 10m (2026-11-23T10:15:30Z)\n  waiting for compute: pods 1 (used 10/10)\n');
+  });
+
+  it('watches until it is admitted, then prints the id (or the reservation in -o json)', async () => {
+    answers.set('POST /v1/namespaces/a/reservations', [202, queuedAnswer]);
+    answers.set(watchKey, [200, { id: 'q-1', namespace: 'a', state: 'reserved', charged: { pods: '1' } }]);
+    const out = io();
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '90s'], out)).toBe(EXIT.ok);
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /v1/namespaces/a/reservations', watchKey]);
+    expect(out.out).toBe('q-1\n');
+    expect(out.err).toMatch(/\nreservation\/q-1 admitted after 0s\n$/);
+    const json = io();
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '90s', '-o', 'json'], json)).toBe(EXIT.ok);
+    expect(JSON.parse(json.out)).toMatchObject({ id: 'q-1', state: 'reserved' });
+  });
+
+  it('exits 1 when it is cancelled while it waits, 3 when it expires, with the reason', async () => {
+    answers.set('POST /v1/namespaces/a/reservations', [202, queuedAnswer]);
+    answers.set(watchKey, [200, { ...queuedAnswer, state: 'cancelled' }]);
+    const cancelled = io();
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '1h'], cancelled)).toBe(EXIT.failed);
+    expect(cancelled.out).toBe('');
+    expect(cancelled.err).toMatch(/\nerror: reservation\/q-1 was cancelled while it waited\n$/);
+    answers.set(watchKey, [200, { ...queuedAnswer, state: 'expired', reason: 'waited 3600s without room in compute' }]);
+    const expired = io();
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '1h'], expired)).toBe(EXIT.denied);
+    expect(expired.err).toMatch(/\nerror: reservation\/q-1 expired while it waited: waited 3600s without room in compute\n$/);
+  });
+
+  it('queue prints the table in queue order, -o name the reservations release takes', async () => {
+    const item = { ...queuedAnswer, priority: 100, resources: { pods: '1' }, object: { group: '', resource: 'pods' }, queuedAt: '2026-11-23T10:05:00Z', passed: 0 };
+    answers.set('GET /v1/namespaces/a/queue', [
+      200,
+      {
+        namespace: 'a',
+        items: [
+          { ...item, position: 1 },
+          { ...item, id: 'q-2', position: 2, priority: 0 },
+        ],
+      },
+    ]);
+    const out = io();
+    expect(await run(['queue', '-n', 'a'], out)).toBe(EXIT.ok);
+    expect(out.out).toBe(
+      [
+        'POSITION   ID    PRIORITY   RESOURCES   AGE   EXPIRES   WAITING FOR',
+        '1          q-1   100        pods=1      30s   10m       compute: pods 1 (used 10/10)',
+        '2          q-2   0          pods=1      30s   10m       compute: pods 1 (used 10/10)',
+        '',
+      ].join('\n'),
+    );
+    const names = io();
+    expect(await run(['queue', '-n', 'a', '-o', 'name'], names)).toBe(EXIT.ok);
+    expect(names.out).toBe('reservation/q-1\nreservation/q-2\n');
   });
 });
 

@@ -67,6 +67,11 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'EN
 export class ApiClient {
   constructor(private readonly options: ClientOptions) {}
 
+  /** The bound on one exchange (0: none), so that a long poll asks the server to answer within it. */
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
+
   /** The answer whatever its status; errors only when no answer came. */
   send(method: string, path: string, body?: unknown, query?: Readonly<Record<string, string | undefined>>): Promise<Answer> {
     const target = new URL(`${this.options.server}${path}`);

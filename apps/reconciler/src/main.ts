@@ -29,7 +29,12 @@ const dataSource = await openDataSource({
   applicationName: 'quota-ledger-reconciler',
   statementTimeoutMs: config.statementTimeoutMs,
 });
-const commands = new LedgerCommands(dataSource, { retryMax: config.admissionRetryMax, awaitFirstCount: config.awaitFirstCount });
+const commands = new LedgerCommands(dataSource, {
+  retryMax: config.admissionRetryMax,
+  awaitFirstCount: config.awaitFirstCount,
+  // Its releases drain the queue too: with the API's policy.
+  queuePolicy: { passMax: config.queue.passMax, passMs: config.queue.passSeconds * 1000, perNamespaceMax: config.queue.perNamespaceMax },
+});
 const definitions = new DefinitionQueries(dataSource);
 const cluster = new ClusterWriter(dataSource, { sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax, awaitFirstCount: config.awaitFirstCount });
 const clusterQueries = new ClusterQueries(dataSource);

@@ -9,3 +9,4 @@ export * from './audit.js';
 export * from './decisions.js';
 export * from './series.js';
 export * from './status.js';
+export * from './queue.js';

@@ -44,6 +44,15 @@ export interface AppConfig {
   readonly statementTimeoutMs: number;
   /** Longest TTL a REST reservation may ask for, in seconds. */
   readonly reservationTtlMaxSeconds: number;
+  /** The reservation queue (issue 41): longest wait, bounds, the BestEffortFIFO pass bounds, the sweep's period. */
+  readonly queue: {
+    readonly waitMaxSeconds: number;
+    readonly perNamespaceMax: number;
+    readonly totalMax: number;
+    readonly passMax: number;
+    readonly passSeconds: number;
+    readonly sweepIntervalMs: number;
+  };
   /** Most ResourceQuotas one namespace may hold (each admission there reads and rewrites them all). */
   readonly quotasPerNamespaceMax: number;
   /** Most LimitRanges one namespace may hold. */
@@ -253,6 +262,14 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     admissionRetryMax: integer(env, 'ADMISSION_RETRY_MAX'),
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS'),
     reservationTtlMaxSeconds: integer(env, 'RESERVATION_TTL_MAX_SECONDS'),
+    queue: {
+      waitMaxSeconds: integer(env, 'QUEUE_WAIT_MAX_SECONDS'),
+      perNamespaceMax: integer(env, 'QUEUE_PER_NAMESPACE_MAX'),
+      totalMax: integer(env, 'QUEUE_TOTAL_MAX'),
+      passMax: integer(env, 'QUEUE_PASS_MAX'),
+      passSeconds: integer(env, 'QUEUE_PASS_SECONDS'),
+      sweepIntervalMs: integer(env, 'QUEUE_SWEEP_INTERVAL_MS'),
+    },
     quotasPerNamespaceMax: integer(env, 'QUOTAS_PER_NAMESPACE_MAX'),
     limitRangesPerNamespaceMax: integer(env, 'LIMIT_RANGES_PER_NAMESPACE_MAX'),
     sharedQuotaNamespacesMax: integer(env, 'SHARED_QUOTA_NAMESPACES_MAX'),

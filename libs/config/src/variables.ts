@@ -188,6 +188,14 @@ export const VARIABLES = {
   ADMISSION_GROUPS_IN_FLIGHT: integer('admission', 2, 1, 64, 'Group commits in flight at once, each on one pooled connection (at most `DATABASE_POOL_SIZE`).'),
   ADMISSION_RETRY_MAX: integer('admission', 12, 1, 100, 'Attempts of one transaction (serialization conflicts) before 503.'),
   RESERVATION_TTL_MAX_SECONDS: integer('admission', 7 * 24 * 3600, 1, 365 * 24 * 3600, 'Longest `ttlSeconds` a REST reservation may ask for (7 days by default).'),
+  QUEUE_WAIT_MAX_SECONDS: integer('admission', 3600, 1, 7 * 24 * 3600, 'Longest `wait.seconds` a queued REST reservation may ask for.', { see: 'concepts/queue.md' }),
+  QUEUE_PER_NAMESPACE_MAX: integer('admission', 100, 1, 10_000, 'Most reservations queued in one namespace; past it a reserve with a wait answers 429.', { see: 'concepts/queue.md' }),
+  QUEUE_TOTAL_MAX: integer('admission', 10_000, 1, 1_000_000, 'Most reservations queued in all namespaces together; past it a reserve with a wait answers 429.', { see: 'concepts/queue.md' }),
+  QUEUE_PASS_MAX: integer('admission', 8, 0, 1000, 'Reservations behind a queued one that may be admitted before it (BestEffortFIFO); then it blocks the queue.', { see: 'concepts/queue.md' }),
+  QUEUE_PASS_SECONDS: integer('admission', 60, 0, 7 * 24 * 3600, 'Seconds a queued reservation may be passed by smaller ones behind it; then it blocks the queue.', { see: 'concepts/queue.md' }),
+  QUEUE_SWEEP_INTERVAL_MS: integer('admission', 1000, 100, 3_600_000, 'How often the API expires queued reservations past their deadline and wakes those a shared quota has room for.', {
+    see: 'concepts/queue.md',
+  }),
   QUOTAS_PER_NAMESPACE_MAX: integer('admission', 16, 1, 1000, 'Most ResourceQuotas one namespace may hold (every admission there reads them all).'),
   LIMIT_RANGES_PER_NAMESPACE_MAX: integer('admission', 16, 1, 1000, 'Most LimitRanges one namespace may hold.'),
   SHARED_QUOTA_NAMESPACES_MAX: integer(

@@ -18,3 +18,4 @@ export * from './kube/kinds.js';
 export * from './namespace/index.js';
 export * from './selectors/index.js';
 export * from './shared/index.js';
+export * from './queue/index.js';

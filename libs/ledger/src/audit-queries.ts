@@ -125,7 +125,8 @@ export class AuditQueries {
     ]);
     const history = events.map(eventView);
     // Who asked is the actor of its Reserved or Adopted event; an archived one names nobody (not the releaser).
-    const first = history.find((event) => event.type === 'Reserved' || event.type === 'Adopted');
+    // (Queued, for one admitted from the queue: its Reserved is the freeing command's.)
+    const first = history.find((event) => event.type === 'Queued' || event.type === 'Reserved' || event.type === 'Adopted');
     return { ...reservationViewOf(namespace, record), ...(first ? { requester: first.actor } : {}), ...(first?.onBehalfOf ? { onBehalfOf: first.onBehalfOf } : {}), history };
   }
 

@@ -14,6 +14,7 @@ import {
   type SharedQuotaDefinition,
   type SharedQuotaEvent,
   type SharedQuotaRef,
+  type QueuePolicy,
 } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
@@ -27,6 +28,8 @@ import { RetryPolicy } from './retry-policy.js';
 import { SharedHeads, type SharedHeadRow } from './shared-heads.js';
 import { NamespaceUnitOfWork, type EventMeta } from './unit-of-work.js';
 import { namespaceViewOf, sharedQuotaViewOf, type NamespaceView, type SharedQuotaView } from './cluster-views.js';
+import { waitingUnder } from './queue-queries.js';
+import { fairDrain } from './shared-drain.js';
 
 /**
  * The writes that move several heads at once (issue 18): a Namespace's labels (which shared
@@ -46,6 +49,8 @@ export interface ClusterWriterOptions {
   readonly sharedQuotaNamespacesMax?: number;
   /** A namespace a shared quota starts to manage awaits its first count (QUOTA_AWAITS_FIRST_COUNT). */
   readonly awaitFirstCount?: boolean;
+  /** The reservation queue's policy: a relabel drains the namespace's queue as any write does. */
+  readonly queuePolicy?: QueuePolicy;
 }
 
 const EMPTY_READ = { requestKeys: [], reservationIds: [], uids: [] };
@@ -230,6 +235,25 @@ export class ClusterWriter {
   }
 
   /**
+   * A shared quota's fair drain (issue 41): in one transaction, locks the heads of the namespaces
+   * waiting under it and of every shared quota covering them, and admits their waiters that fit
+   * by weighted fair share (shared-drain.ts). What it admitted, per namespace.
+   */
+  async drainSharedQueue(key: string, options: WriteOptions): Promise<Map<string, number>> {
+    const waiting = await waitingUnder(this.dataSource, key);
+    if (waiting.length === 0) return new Map();
+    return this.transact(async (tx) => {
+      const heads = await lockNamespaceHeads(tx.client, waiting);
+      const keys = [...heads.values()].flatMap((head) => (head.state.shared ?? []).map((q) => q.key));
+      const shared = await lockSharedHeads(tx.client, keys);
+      const units = [...heads.values()].map((head) => this.begin(tx, head.namespace, head, shared));
+      const admitted = fairDrain(units, key, meta(options));
+      if (admitted.size > 0) await flushWorks(tx.client, units, tx.now, shared);
+      return admitted;
+    });
+  }
+
+  /**
    * Locks the heads of the namespaces a shared quota's change touches and then its own (the order
    * every multi-head writer takes), records its event on its head, and has each namespace apply
    * (`covered`) or withdraw it, keeping the other shared quotas that cover it.
@@ -261,7 +285,7 @@ export class ClusterWriter {
 
   private begin(tx: Tx, namespace: string, head: LockedHead | undefined, shared: SharedHeads): NamespaceUnitOfWork {
     const row = { namespace, head_version: head?.version ?? null, decisions: null, reservations: null };
-    return NamespaceUnitOfWork.begin(tx.client, namespace, tx.now, head ? { version: Number(head.version), state: head.state } : undefined, EMPTY_READ, row, shared);
+    return NamespaceUnitOfWork.begin(tx.client, namespace, tx.now, head ? { version: Number(head.version), state: head.state } : undefined, EMPTY_READ, row, shared, this.options.queuePolicy);
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { QueuePolicy } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { flushWorks } from './flush.js';
@@ -22,6 +23,8 @@ export interface GroupCommitOptions extends GroupLimits {
   /** Most commands waiting for one namespace before new ones are refused (503). */
   readonly queueMax: number;
   readonly clock?: () => number;
+  /** The reservation queue's policy (issue 41); absent: the domain's default. */
+  readonly queuePolicy?: QueuePolicy;
   /** Told of every committed transaction: how many commands it decided and after how many retries (metrics). */
   readonly onCommitted?: (commands: number, retries: number) => void;
   /** Told when a committed group appended events (to wake the projection worker). */
@@ -321,7 +324,7 @@ export class GroupCommitter {
       const works: NamespaceUnitOfWork[] = [];
       for (const { namespace, read, part, facts } of taken) {
         const head = heads.get(namespace);
-        const work = NamespaceUnitOfWork.begin(client, namespace, now, head ? { version: Number(head.version), state: head.state } : undefined, read, facts, shared);
+        const work = NamespaceUnitOfWork.begin(client, namespace, now, head ? { version: Number(head.version), state: head.state } : undefined, read, facts, shared, this.options.queuePolicy);
         works.push(work);
         for (const queued of part.batch) {
           const mark = work.mark();

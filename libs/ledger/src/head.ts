@@ -13,6 +13,8 @@ import {
   type RawQuantities,
   type Reservation,
   type ScopeFacts,
+  type Waiter,
+  type WaitingForJson,
 } from '@quota/domain';
 import type { CoveringSharedQuota } from './ledger.types.js';
 
@@ -55,6 +57,29 @@ export interface HeadJson {
   readonly objectRemovedAt?: number;
   /** Since when the namespace awaits its first count (NamespaceState.awaitingCountSince). */
   readonly awaitingCountSince?: number;
+  /** The queued reservations (issue 41), in arrival order (absent: none). */
+  readonly queue?: readonly WaiterJson[];
+}
+
+export interface WaiterJson {
+  readonly id: string;
+  readonly object: Waiter['object'];
+  readonly resources: RawQuantities;
+  readonly priority: number;
+  readonly version: number;
+  readonly queuedAt: number;
+  readonly deadline: number;
+  readonly ttlMs?: number;
+  readonly passed: number;
+  readonly waitingFor: readonly WaitingForJson[];
+}
+
+export function waiterFromJson(j: WaiterJson): Waiter {
+  return { ...j, resources: Resources.resourceList(j.resources) };
+}
+
+function waiterToJson(w: Waiter): WaiterJson {
+  return { ...w, resources: Resources.canonicalResourceList(w.resources) };
 }
 
 export interface ReservationJson {
@@ -140,6 +165,7 @@ export function stateOf(version: number, head: HeadJson, reservations: Iterable<
     ...(head.objectOnly ? { objectOnly: true } : {}),
     ...(head.objectRemovedAt === undefined ? {} : { objectRemovedAt: head.objectRemovedAt }),
     ...(head.awaitingCountSince === undefined ? {} : { awaitingCountSince: head.awaitingCountSince }),
+    queue: new Map((head.queue ?? []).map((w) => [w.id, waiterFromJson(w)])),
   };
 }
 
@@ -170,7 +196,7 @@ export function headOf(state: NamespaceState): HeadJson {
  * shared quotas covering the namespace (with what it contributes to each). The projection keeps
  * these alone (projected_namespaces.head_rest).
  */
-export function headRestOf(state: NamespaceState): Pick<HeadJson, 'object' | 'shared' | 'objectOnly' | 'objectRemovedAt' | 'awaitingCountSince'> {
+export function headRestOf(state: NamespaceState): Pick<HeadJson, 'object' | 'shared' | 'objectOnly' | 'objectRemovedAt' | 'awaitingCountSince' | 'queue'> {
   return {
     ...(state.object ? { object: state.object } : {}),
     ...(state.shared.size > 0
@@ -191,6 +217,7 @@ export function headRestOf(state: NamespaceState): Pick<HeadJson, 'object' | 'sh
     ...(state.objectOnly ? { objectOnly: true } : {}),
     ...(state.objectRemovedAt === undefined ? {} : { objectRemovedAt: state.objectRemovedAt }),
     ...(state.awaitingCountSince === undefined ? {} : { awaitingCountSince: state.awaitingCountSince }),
+    ...(state.queue.size > 0 ? { queue: [...state.queue.values()].map(waiterToJson) } : {}),
   };
 }
 

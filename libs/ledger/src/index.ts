@@ -11,6 +11,7 @@ export * from './ledger.module.js';
 export * from './usage-queries.js';
 export * from './definition-queries.js';
 export * from './audit-queries.js';
+export { QueueQueries } from './queue-queries.js';
 export * from './projection.js';
 export * from './projection-runner.js';
 export * from './snapshot-writer.js';

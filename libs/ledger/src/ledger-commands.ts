@@ -37,6 +37,8 @@ import type {
 } from './ledger.types.js';
 import { pointing, removed, type EventRef } from './event-position.js';
 import { requestDigest } from './request-digest.js';
+import { queuedTotal } from './queue-queries.js';
+import { freedSharedKeys } from './shared-drain.js';
 import { RetryPolicy } from './retry-policy.js';
 import type { EventMeta, NamespaceUnitOfWork, Step } from './unit-of-work.js';
 import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from './views.js';
@@ -55,6 +57,7 @@ const DEFAULTS = {
   retryMaxDelayMs: 100,
   headWaitMaxMs: 5_000,
   queueMax: 10_000,
+  queueTotalMax: 10_000,
 };
 
 /**
@@ -82,7 +85,9 @@ export class LedgerCommands {
   private readonly admission: { readonly plugins?: readonly AdmissionPlugin[]; readonly limitedResources?: readonly LimitedResource[] };
   private readonly committedListeners: ((commands: number, retries: number) => void)[] = [];
   private readonly countAwaitedListeners: ((namespaces: readonly string[]) => void)[] = [];
+  private readonly sharedFreedListeners: ((keys: readonly string[]) => void)[] = [];
   private readonly awaitFirstCount: boolean;
+  private readonly queueTotalMax: number;
 
   constructor(dataSource: DataSource, options: LedgerOptions = {}) {
     this.dataSource = dataSource;
@@ -92,6 +97,7 @@ export class LedgerCommands {
     this.limitRangeLimit = { max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' };
     this.warnAtPercent = options.quotaWarningPercent ? options.quotaWarningPercent : undefined;
     this.awaitFirstCount = options.awaitFirstCount === true;
+    this.queueTotalMax = options.queueTotalMax ?? DEFAULTS.queueTotalMax;
     this.admission = {
       ...(options.admissionPlugins ? { plugins: options.admissionPlugins } : {}),
       ...(options.limitedResources?.length ? { limitedResources: options.limitedResources } : {}),
@@ -110,6 +116,7 @@ export class LedgerCommands {
       headWaitMaxMs: options.headWaitMaxMs ?? DEFAULTS.headWaitMaxMs,
       queueMax: DEFAULTS.queueMax,
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.queuePolicy ? { queuePolicy: options.queuePolicy } : {}),
       onCommitted: (commands, retries) => {
         options.onCommitted?.(commands, retries);
         for (const listener of this.committedListeners) listener(commands, retries);
@@ -143,6 +150,11 @@ export class LedgerCommands {
     this.countAwaitedListeners.push(listener);
   }
 
+  /** Tells `listener` of the shared quotas a committed write freed room in, whose waiters a fair drain may admit now (the API's QueueSweeper). */
+  onSharedFreed(listener: (keys: readonly string[]) => void): void {
+    this.sharedFreedListeners.push(listener);
+  }
+
   /** Finishes the batches in flight; new commands are refused. */
   async close(): Promise<void> {
     await this.groups.close();
@@ -153,6 +165,10 @@ export class LedgerCommands {
     const { request } = command;
     assert(command.logged !== false || command.dryRun, 'only a dry run may go unlogged');
     const key = command.requestKey !== undefined && !command.dryRun ? command.requestKey : undefined;
+    if (command.wait && !command.dryRun && (await queuedTotal(this.dataSource)) >= this.queueTotalMax) {
+      // Checked before the transaction (a bound, not an invariant): one more waiter than the bound may slip in per race.
+      throw new LedgerError('TooManyRequests', `${this.queueTotalMax} reservations are queued in all namespaces (QUEUE_TOTAL_MAX); retry later`, { retryAfterSeconds: 5 });
+    }
     // Computed outside the transaction: the key is a claim checked against what it was first used for.
     const digest = key === undefined ? undefined : requestDigest(command);
     const common = {
@@ -173,6 +189,7 @@ export class LedgerCommands {
           ...(request.name ? { name: request.name } : {}),
           ...(kindOf(command) ? { kind: kindOf(command) } : {}),
           resources: command.resources,
+          ...(command.wait ? { wait: { ms: command.wait.seconds * 1000, priority: command.wait.priority } } : {}),
         }
       : { type: 'AdmitObject', ...common, request, ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}) };
     const meta = { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) };
@@ -205,6 +222,19 @@ export class LedgerCommands {
     if (step.answer.kind === 'Refused') throw refusal(step.answer);
     const { outcome, latest } = settled(namespace, step, step.answer.kind === 'Released');
     return pointing(this.dataSource, outcome, latest);
+  }
+
+  /** Cancels a queued reservation (Cancelled); NotFound when it is not queued (admitted ones are released instead). */
+  async cancelQueued(namespace: string, reservationId: string, options: WriteOptions): Promise<{ readonly position?: string }> {
+    const step = await this.handle(namespace, { type: 'CancelQueued', reservationId }, writeMeta(options));
+    if (step.answer.kind === 'Refused') throw refusal(step.answer);
+    return step.position === undefined ? {} : { position: step.position };
+  }
+
+  /** Expires the namespace's waiters past their deadline and admits those that fit now (the periodic sweep; a shared quota's wake-up). */
+  async sweepQueue(namespace: string, options: WriteOptions): Promise<readonly string[]> {
+    const step = await this.handle(namespace, { type: 'SweepQueue' }, writeMeta(options));
+    return step.events.map((event) => event.type);
   }
 
   /**
@@ -274,6 +304,8 @@ export class LedgerCommands {
       },
     });
     if (step.events.some((event) => event.type === 'CountAwaited')) for (const listener of this.countAwaitedListeners) listener([namespace]);
+    const freed = step.events.length > 0 && step.before.sharedUsed.size > 0 ? freedSharedKeys(step.before, step.after) : [];
+    if (freed.length > 0) for (const listener of this.sharedFreedListeners) listener(freed);
     return step;
   }
 }

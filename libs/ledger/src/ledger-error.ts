@@ -20,6 +20,8 @@ export type LedgerErrorCode =
    * a server problem, answered 500 with the reason, never folded by guessing.
    */
   | 'Undecodable'
+  /** A bound of the reservation queue is reached (QUEUE_TOTAL_MAX): retry later (429). */
+  | 'TooManyRequests'
   /** The request was not decided: serialization retries ran out, or the database is unreachable (503). */
   | 'Unavailable';
 

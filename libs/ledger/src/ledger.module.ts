@@ -11,6 +11,7 @@ import { LedgerCommands } from './ledger-commands.js';
 import type { LedgerOptions } from './ledger.types.js';
 import { UsageProjection } from './projection.js';
 import { UsageQueries } from './usage-queries.js';
+import { QueueQueries } from './queue-queries.js';
 import { SharedUsageQueries } from './shared-usage-queries.js';
 import { ReadPath, routedReads, type ReadPathOptions } from './read-path.js';
 
@@ -82,6 +83,7 @@ export class LedgerModule {
               ...(s.commands?.newId ? { newId: s.commands.newId } : {}),
               ...(s.commands?.sharedQuotaNamespacesMax ? { sharedQuotaNamespacesMax: s.commands.sharedQuotaNamespacesMax } : {}),
               ...(s.commands?.awaitFirstCount ? { awaitFirstCount: true } : {}),
+              ...(s.commands?.queuePolicy ? { queuePolicy: s.commands.queuePolicy } : {}),
             }),
         },
         {
@@ -104,10 +106,12 @@ export class LedgerModule {
           useFactory: (reads: ReadPath) =>
             routedReads((ds) => new AuditQueries(ds), reads, ['readEvents', 'listDecisions', 'getDecision', 'getReservation', 'listReservations', 'unsettledReservations', 'listNamespaces']),
         },
+        // The queue is read from the heads, on the primary: a watcher must see the write that admitted it.
+        { provide: QueueQueries, inject: [DataSource], useFactory: (ds: DataSource) => new QueueQueries(ds) },
         { provide: UsageProjection, inject: [DataSource], useFactory: (ds: DataSource) => new UsageProjection(ds) },
         LedgerShutdown,
       ],
-      exports: [LedgerCommands, ClusterWriter, ClusterQueries, LedgerClock, UsageQueries, SharedUsageQueries, DefinitionQueries, AuditQueries, UsageProjection, ReadPath],
+      exports: [LedgerCommands, ClusterWriter, ClusterQueries, LedgerClock, UsageQueries, SharedUsageQueries, DefinitionQueries, AuditQueries, QueueQueries, UsageProjection, ReadPath],
     };
   }
 }

@@ -16,6 +16,7 @@ import type {
   ReleaseReason,
   ReservationOrigin,
   SharedQuotaRef,
+  QueuePolicy,
 } from '@quota/domain';
 
 /**
@@ -51,6 +52,10 @@ export interface LedgerOptions {
   readonly quotasPerNamespaceMax?: number;
   /** Most LimitRanges one namespace may hold. */
   readonly limitRangesPerNamespaceMax?: number;
+  /** The reservation queue (issue 41): BestEffortFIFO bounds and the most waiters per namespace; absent: DEFAULT_QUEUE_POLICY. */
+  readonly queuePolicy?: QueuePolicy;
+  /** Most queued reservations in all namespaces together (checked before the transaction; default 10,000). */
+  readonly queueTotalMax?: number;
   /** An allowed admission warns of every charged resource at or above this percent of its hard limit (absent or 0: never). */
   readonly quotaWarningPercent?: number;
   /** The admission plugins that run (ADMISSION_PLUGINS_ENABLE / _DISABLE); absent: NamespaceLifecycle, LimitRanger, ResourceQuota. */
@@ -103,6 +108,8 @@ export interface AdmitCommand {
    * before it gets here.
    */
   readonly onBehalfOf?: string;
+  /** REST resource lists: wait in the namespace's queue up to `seconds` when it does not fit (202), at this priority (higher first). */
+  readonly wait?: { readonly seconds: number; readonly priority: number };
   /** REST: the reservation expires (released as `expired`) unless committed within this many ms. */
   readonly ttlMs?: number;
   /**

@@ -10,6 +10,7 @@ import {
   type NamespaceFacts,
   type NamespaceState,
   type Needs,
+  type QueuePolicy,
   type RecordedEvent,
   type Reservation,
   type ResourceList,
@@ -101,6 +102,8 @@ export class NamespaceUnitOfWork {
   private releasedSince: { since: number; uids: Set<string> } | undefined;
   /** The positions the events got, in version order (set by `settle`). */
   private positions: readonly string[] = [];
+  /** A waiter admitted from the queue in this batch: the versions of its Queued and AdmittedFromQueue events, for its reservation's history. */
+  private readonly dequeued = new Map<string, readonly number[]>();
 
   private constructor(
     private readonly client: pg.ClientBase,
@@ -109,6 +112,7 @@ export class NamespaceUnitOfWork {
     head: { version: number; state: HeadJson } | undefined,
     /** The heads of the shared quotas covering the namespace, read and locked in this transaction. */
     private readonly shared: SharedHeads | undefined,
+    private readonly queuePolicy: QueuePolicy | undefined,
   ) {
     this.baseVersion = head?.version ?? 0;
     this.headExisted = head !== undefined;
@@ -129,8 +133,9 @@ export class NamespaceUnitOfWork {
     read: KeyedRead,
     facts: ReadRow,
     shared?: SharedHeads,
+    queuePolicy?: QueuePolicy,
   ): NamespaceUnitOfWork {
-    const work = new NamespaceUnitOfWork(client, namespace, now, head, shared);
+    const work = new NamespaceUnitOfWork(client, namespace, now, head, shared, queuePolicy);
     work.take(read, facts);
     return work;
   }
@@ -147,6 +152,7 @@ export class NamespaceUnitOfWork {
       answers: this.answers,
       ...(this.releasedSince ? { releasedSince: this.releasedSince } : {}),
       ...(this.state.shared.size > 0 ? { sharedElsewhere: this.sharedElsewhere() } : {}),
+      ...(this.queuePolicy ? { queuePolicy: this.queuePolicy } : {}),
     };
   }
 
@@ -304,11 +310,19 @@ export class NamespaceUnitOfWork {
   /** Keeps the reservation rows in step with the events: each is written as the batch leaves it. */
   private track(before: NamespaceState, event: RecordedEvent, meta: EventMeta): void {
     switch (event.type) {
+      case 'AdmittedFromQueue': {
+        const waiter = before.queue.get(event.data.reservationId);
+        assert(waiter, `reservation ${event.data.reservationId} was queued before its admission`);
+        this.dequeued.set(waiter.id, [waiter.version, event.version]);
+        return;
+      }
       case 'Reserved':
       case 'Adopted': {
         const live = this.state.reservations.get(event.data.reservationId);
         assert(live, `reservation ${event.data.reservationId} is live after ${event.type}`);
-        const rest = { eventVersions: [event.version], ...(meta.requestId === undefined ? {} : { requestId: meta.requestId }) };
+        // Admitted from the queue: its history starts at its Queued event; the freeing command's request id is not its own.
+        const queued = this.dequeued.get(live.id);
+        const rest = queued ? { eventVersions: [...queued, event.version] } : { eventVersions: [event.version], ...(meta.requestId === undefined ? {} : { requestId: meta.requestId }) };
         this.touched.set(live.id, recordFromJson(reservationToJson(live), live.status, rest));
         return;
       }

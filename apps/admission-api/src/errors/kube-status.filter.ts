@@ -40,6 +40,7 @@ const LEDGER_CODES: Readonly<Record<LedgerErrorCode, number>> = {
   Archived: 410,
   Undecodable: 500,
   Unavailable: 503,
+  TooManyRequests: 429,
 };
 
 /**

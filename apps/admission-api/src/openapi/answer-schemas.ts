@@ -109,7 +109,7 @@ export const ANSWER_SCHEMAS = {
   AdmissionResult: closed(
     {
       allowed: boolean(),
-      code: { type: 'integer', enum: [200, 403, 409, 500] },
+      code: { type: 'integer', enum: [200, 202, 403, 409, 429, 500], description: '202: queued (issue 41); 429: it asked to wait and the queue was full.' },
       dryRun: boolean(),
       message: string(),
       stage: { type: 'string', enum: [...ADMISSION_PLUGINS] },
@@ -119,6 +119,11 @@ export const ANSWER_SCHEMAS = {
       expiresAt: time(),
       patch: array(ref('JsonPatchOperation')),
       warnings: array(string()),
+      queued: closed(
+        { position: integer(), expiresAt: time(), waitingFor: array(ref('WaitingFor')) },
+        ['position', 'expiresAt', 'waitingFor'],
+        'Code 202: its place in the queue then, its deadline, what it waited for.',
+      ),
     },
     ['allowed', 'code', 'dryRun'],
   ),
@@ -173,6 +178,47 @@ export const ANSWER_SCHEMAS = {
     ['id', 'namespace', 'state', 'operation', 'origin', 'object', 'charged', 'reservedAt'],
   ),
   ReservationPage: page('Reservation'),
+  WaitingFor: closed(
+    {
+      quota: string('The quota (a shared one by its name).'),
+      resources: array(closed({ resource: string(), requested: string(), used: string(), hard: string() }, ['resource', 'requested', 'used', 'hard'])),
+    },
+    ['quota', 'resources'],
+    'A quota a queued reservation waits for, and its resources that are short.',
+  ),
+  QueuedAnswer: closed(
+    {
+      id: string(),
+      namespace: string(),
+      state: constant('queued'),
+      position: integer('1-based place in the queue (priority, then arrival) when it was queued.'),
+      waitingFor: array(ref('WaitingFor')),
+      expiresAt: time('It expires (an Expired event) unless admitted by then.'),
+      ledgerPosition: POSITION_SCHEMA,
+    },
+    ['id', 'namespace', 'state', 'position', 'waitingFor', 'expiresAt'],
+    'Queued: it waits for room; watch it with GET …/reservations/{id}?watch=true.',
+  ),
+  QueuedReservation: closed(
+    {
+      id: string(),
+      namespace: string(),
+      state: { type: 'string', enum: ['queued', 'cancelled', 'expired'] },
+      position: integer('Queued: its place in the queue now.'),
+      priority: integer(),
+      resources: ref('ResourceList'),
+      object: closed({ group: string(), resource: string(), kind: string(), name: string() }, ['group', 'resource']),
+      waitingFor: array(ref('WaitingFor')),
+      queuedAt: time(),
+      expiresAt: time(),
+      passed: integer('Reservations behind it admitted before it (QUEUE_PASS_MAX bounds this).'),
+      endedAt: time(),
+      reason: string('Expired: why.'),
+    },
+    ['id', 'namespace', 'state', 'priority', 'resources', 'object', 'waitingFor', 'queuedAt', 'expiresAt', 'passed'],
+    'A reservation waiting in the queue, or one that stopped waiting without being admitted.',
+  ),
+  NamespaceQueue: closed({ namespace: string(), items: array(ref('QueuedReservation'), 'In queue order.') }, ['namespace', 'items']),
   WhatIf: closed(
     {
       apiVersion: constant('quota-ledger.io/v1'),

@@ -9,6 +9,7 @@ import { LimitRangesController } from '../limit-ranges/limit-ranges.controller.j
 import { ProjectionsController } from '../projections/projections.controller.js';
 import { ReservationsController } from '../reservations/reservations.controller.js';
 import { WhatIfController } from '../reservations/what-if.controller.js';
+import { QueueController } from '../reservations/queue.controller.js';
 import { ResourceQuotasController } from '../resource-quotas/resource-quotas.controller.js';
 import { ClusterResourceQuotasController } from '../cluster-resource-quotas/cluster-resource-quotas.controller.js';
 import { HierarchicalResourceQuotasController } from '../hierarchical-resource-quotas/hierarchical-resource-quotas.controller.js';
@@ -155,8 +156,10 @@ route(ReservationsController, 'reserve', {
   answers: {
     201: { ...json('ReservationGranted', 'Reserved (a repeated requestId answers the first reservation).'), headers: WARNING_HEADER },
     200: { ...json('ReservationNotRecorded', 'Allowed without a reservation: a dry run, or nothing charged.'), headers: WARNING_HEADER },
+    202: json('QueuedAnswer', 'It does not fit and asked to `wait`: queued (a repeated requestId answers the same).'),
   },
   errors: {
+    429: 'It asked to wait, and the queue is full (QUEUE_PER_NAMESPACE_MAX, QUEUE_TOTAL_MAX).',
     403: 'Denied by a quota or LimitRange: details.denial says which and why, details.stage which admission plugin.',
     404: 'The namespace has no quota or limit range (it is not managed here).',
     409: 'The request contradicts what the ledger holds (a requestId reused for another request, an object uid of another kind).',
@@ -169,11 +172,16 @@ route(ReservationsController, 'commit', {
   errors: { 404: NOT_FOUND, 409: 'It was released.', 410: 'Its TTL ran out before the commit: it has been released; reserve again.' },
 });
 route(ReservationsController, 'release', {
-  summary: 'Release a reservation',
-  answers: { 200: json('Reservation', 'Released (idempotent).') },
+  summary: 'Release a reservation, or cancel a queued one',
+  answers: { 200: { description: 'Released, or cancelled while queued (idempotent).', schema: { oneOf: [schemaRef('Reservation'), schemaRef('QueuedReservation')] } } },
   errors: { 404: NOT_FOUND, 409: 'It cannot be released in its state.' },
 });
-route(ReservationsController, 'get', { summary: 'A reservation and its history', answers: { 200: json('Reservation', 'The reservation.') }, errors: { 404: NOT_FOUND } });
+route(ReservationsController, 'get', {
+  summary: 'A reservation and its history, or its place in the queue (watch=true waits while it is queued)',
+  answers: { 200: { description: 'The reservation, or the queued one.', schema: { oneOf: [schemaRef('Reservation'), schemaRef('QueuedReservation')] } } },
+  errors: { 404: NOT_FOUND },
+});
+route(QueueController, 'list', { summary: "The namespace's queue of reservations waiting for room", answers: { 200: json('NamespaceQueue', 'In queue order.') }, errors: {} });
 route(HistoryController, 'listReservations', { summary: 'Reservations by state and age', answers: { 200: json('ReservationPage', 'Oldest first.') }, errors: {} });
 route(WhatIfController, 'ask', {
   summary: 'Would this be admitted now? (appends nothing)',

@@ -18,8 +18,30 @@ import { kubeStatus } from '../errors/kube-status.js';
 import type { ReserveDto } from './reserve.dto.js';
 
 /** The fields of a reserve body that say what is admitted (a what-if sends only these). */
-export type AdmissionBody = Omit<ReserveDto, 'requestId' | 'dryRun'>;
+export type AdmissionBody = Omit<ReserveDto, 'requestId' | 'dryRun' | 'wait'>;
 
+/** Highest and lowest priority a queued reservation may ask for. */
+export const WAIT_PRIORITY_MAX = 1000;
+
+/**
+ * A reserve body's `wait` (issue 41), checked: whole seconds up to the configured most, an integer
+ * priority (default 0); only with a resource list, which is what the queue re-checks when room frees.
+ */
+export function waitOf(dto: ReserveDto, waitMaxSeconds: number): AdmitCommand['wait'] {
+  if (dto.wait === undefined) return undefined;
+  const unknown = Object.keys(dto.wait).filter((key) => key !== 'seconds' && key !== 'priority');
+  if (unknown.length > 0) throw badRequest(`wait.${cutText(unknown[0] ?? '')}`, 'unknown field: wait takes seconds and priority');
+  const { seconds, priority = 0 } = dto.wait;
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > waitMaxSeconds) {
+    throw invalid('wait.seconds', `must be a whole number of seconds from 1 to ${waitMaxSeconds} (QUEUE_WAIT_MAX_SECONDS)`);
+  }
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || Math.abs(priority) > WAIT_PRIORITY_MAX) {
+    throw invalid('wait.priority', `must be an integer from -${WAIT_PRIORITY_MAX} to ${WAIT_PRIORITY_MAX}`);
+  }
+  if (dto.resources === undefined) throw invalid('wait', 'only a resource list (resources) can wait in the queue, not an object');
+  if (dto.dryRun === true) throw badRequest('wait', 'a dry run does not wait');
+  return { seconds, priority };
+}
 
 const invalid = (field: string, message: string): UnprocessableEntityException =>
   new UnprocessableEntityException(kubeStatus(422, `${field}: ${message}`, { causes: [{ reason: 'FieldValueInvalid', field, message }] }));
@@ -84,11 +106,7 @@ function objectOf(dto: AdmissionBody, groupResource: GroupResource, raw: Record<
  * What a REST body asks to admit, checked: an object (defaulted as the API server would) or a
  * plain resource list, never both. The caller adds who asks, the idempotency key and dryRun.
  */
-export function admitCommandOf(
-  dto: AdmissionBody,
-  namespace: string,
-  ttlMaxSeconds: number,
-): Omit<AdmitCommand, 'dryRun' | 'requester' | 'requestKey'> {
+export function admitCommandOf(dto: AdmissionBody, namespace: string, ttlMaxSeconds: number): Omit<AdmitCommand, 'dryRun' | 'requester' | 'requestKey'> {
   if ((dto.object === undefined) === (dto.resources === undefined)) {
     throw badRequest('object', 'give exactly one of object (a Kubernetes object) or resources (a resource list)');
   }

@@ -1,15 +1,17 @@
-import { BadRequestException, Body, Controller, Delete, Get, HttpCode, Inject, Injectable, Param, Post, Req, Res, UsePipes, type PipeTransform } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Delete, Get, HttpCode, Inject, Injectable, Param, Post, Query, Req, Res, UsePipes, type PipeTransform } from '@nestjs/common';
+import type { QueuedAnswer, QueuedReservation } from '@quota/api';
 import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
 import { WARNINGS_MAX } from '@quota/domain';
-import { AuditQueries, LedgerCommands, LedgerError, type AdmissionResult, type AdmitOutcome, type CommitOutcome, type ReleaseOutcome, type ReservationView } from '@quota/ledger';
+import { AuditQueries, LedgerCommands, LedgerError, QueueQueries, type AdmissionResult, type AdmitOutcome, type CommitOutcome, type ReleaseOutcome, type ReservationView } from '@quota/ledger';
 import { NamespacePipe } from '../common/path-params.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { requesterOf } from '../auth/requester.js';
 import { ReserveDto } from './reserve.dto.js';
-import { admitCommandOf } from './admission-request.js';
+import { admitCommandOf, waitOf } from './admission-request.js';
+import { CommitSignal, ReservationQueryDto, watchTimeoutMs } from './queue-watch.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
 import { TimedAdmission } from '../observability/admission-timing.js';
@@ -52,6 +54,12 @@ export function appendWarnings(response: Response, outcome: Pick<AdmitOutcome, '
  * but charges nothing (a kind no quota counts), so there is nothing to commit or release.
  */
 function reserveAnswer(namespace: string, name: string | undefined, kind: string, result: AdmissionResult, position: string | undefined): { status: number; body: unknown } {
+  if (result.code === 202 && result.queued && result.reservationId) {
+    // Waiting in the queue (issue 41): `position` is its place in the queue; the ledger's is `ledgerPosition`.
+    const { position: place, waitingFor, expiresAt } = result.queued;
+    const body: QueuedAnswer = { id: result.reservationId, namespace, state: 'queued', position: place, waitingFor, expiresAt, ...(position === undefined ? {} : { ledgerPosition: position }) };
+    return { status: 202, body };
+  }
   if (!result.allowed) {
     return {
       status: result.code,
@@ -103,6 +111,8 @@ export class ReservationsController {
     @Inject(AuditQueries) private readonly audit: AuditQueries,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(Metrics) private readonly metrics: Metrics,
+    @Inject(QueueQueries) private readonly queue: QueueQueries,
+    @Inject(CommitSignal) private readonly signal: CommitSignal,
   ) {}
 
   @Allow('admission')
@@ -113,8 +123,10 @@ export class ReservationsController {
   @UsePipes(dtoValidationPipe())
   async reserve(@Param('namespace', NamespacePipe) namespace: string, @Body() dto: ReserveDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<unknown> {
     const command = admitCommandOf(dto, namespace, this.config.reservationTtlMaxSeconds);
+    const wait = waitOf(dto, this.config.queue.waitMaxSeconds);
     const outcome = await this.ledger.admit({
       ...command,
+      ...(wait ? { wait } : {}),
       ...(dto.requestId ? { requestKey: `rest:${dto.requestId}` } : {}),
       dryRun: dto.dryRun === true,
       requester: requesterOf(request),
@@ -152,14 +164,46 @@ export class ReservationsController {
     @Param('id', ReservationIdPipe) id: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<PositionedReservation> {
-    return positioned(response, await this.ledger.release(namespace, id, { actor: requesterOf(request), reason: 'cancelled', by: 'rest' }));
+  ): Promise<PositionedReservation | QueuedReservation> {
+    // A queued one is cancelled (Cancelled); one admitted meanwhile is released as any reservation.
+    const queued = await this.queue.waiting(namespace, id);
+    if (queued) {
+      try {
+        sendPosition(response, (await this.ledger.cancelQueued(namespace, id, { actor: requesterOf(request) })).position);
+        return (await this.queue.ended(namespace, id)) ?? queued;
+      } catch (error) {
+        if (!(error instanceof LedgerError && error.code === 'NotFound')) throw error;
+      }
+    }
+    try {
+      return positioned(response, await this.ledger.release(namespace, id, { actor: requesterOf(request), reason: 'cancelled', by: 'rest' }));
+    } catch (error) {
+      // Cancelled or expired while it waited: the same answer again, nothing appended.
+      const ended = error instanceof LedgerError && error.code === 'NotFound' ? await this.queue.ended(namespace, id) : undefined;
+      if (ended) return ended;
+      throw error;
+    }
   }
 
+  /**
+   * The reservation as it stands, or as it waits in the queue. `?watch=true` holds the answer while
+   * it is queued, until it is admitted, cancelled or expires, or `timeoutSeconds` pass (then it answers it still queued).
+   */
   @Allow('admin', 'auditor', 'admission')
   @Get(':id')
-  async get(@Param('namespace', NamespacePipe) namespace: string, @Param('id', ReservationIdPipe) id: string): Promise<ReservationView> {
-    const view = await this.audit.getReservation(namespace, id);
+  @UsePipes(dtoValidationPipe())
+  async get(@Param('namespace', NamespacePipe) namespace: string, @Param('id', ReservationIdPipe) id: string, @Query() query: ReservationQueryDto): Promise<ReservationView | QueuedReservation> {
+    // Below the request timeout, which would otherwise answer the watcher with an error.
+    const until = Date.now() + (query.watch ? Math.min(watchTimeoutMs(query), this.config.requestTimeoutMs - 1000) : 0);
+    for (;;) {
+      const view = await this.lookup(namespace, id);
+      if (view.state !== 'queued' || Date.now() >= until) return view;
+      await this.signal.next(until - Date.now());
+    }
+  }
+
+  private async lookup(namespace: string, id: string): Promise<ReservationView | QueuedReservation> {
+    const view = (await this.queue.waiting(namespace, id)) ?? (await this.audit.getReservation(namespace, id)) ?? (await this.queue.ended(namespace, id));
     if (!view) throw new LedgerError('NotFound', `reservations "${id}" not found`, { kind: 'reservations', name: id });
     return view;
   }

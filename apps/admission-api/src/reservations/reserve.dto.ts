@@ -56,10 +56,19 @@ export class ReserveDto {
   @Min(1)
   @Max(365 * 24 * 3600)
   ttlSeconds?: number;
+
+  /**
+   * Wait in the namespace's queue when it does not fit (issue 41), instead of a 403:
+   * `{"seconds": 1..QUEUE_WAIT_MAX_SECONDS, "priority": -1000..1000 (default 0, higher first)}`.
+   * Resource lists only. Answered 202 while it waits.
+   */
+  @IsOptional()
+  @IsObject()
+  wait?: Record<string, unknown>;
 }
 
 /**
  * The body of `POST /v1/namespaces/{ns}/whatif`: what a reserve would admit, without the
  * fields that only matter when something is written (idempotency key, dry-run flag).
  */
-export class WhatIfDto extends OmitType(ReserveDto, ['requestId', 'dryRun'] as const) {}
+export class WhatIfDto extends OmitType(ReserveDto, ['requestId', 'dryRun', 'wait'] as const) {}

@@ -6,6 +6,7 @@ import { localTime, usageRatio } from '../format.js';
 import { usageBar } from './bar.js';
 import { clusterQuotaHref } from './cluster-quotas.js';
 import { historyTable, limitChanges } from './history.js';
+import { sharedQueueTable } from './queue.js';
 import type { Instant } from './instant.js';
 import { type RangeRoute, spanOf } from './range.js';
 import { usageSection } from './usage-chart.js';
@@ -22,7 +23,8 @@ interface SharedInstant {
 
 /**
  * One cluster quota: its total used/hard, its usage over a range (as a namespace's page charts
- * its quotas), each namespace's part of it, and how its definition changed.
+ * its quotas), each namespace's part of it, the reservations waiting for its room, and how its
+ * definition changed.
  */
 export async function clusterQuotaView(main: HTMLElement, name: string, route: RangeRoute): Promise<void> {
   const back = h('p', {}, h('a', { href: '#/clusterresourcequotas' }, '← All cluster quotas'));
@@ -40,6 +42,7 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
     return;
   }
   const { hard, used } = quota.status.total;
+  const namespaces = quota.status.namespaces.map((n) => n.namespace);
   const created = quota.metadata.creationTimestamp;
   const facts: [string, Node | string][] = [
     ['Selects', h('code', {}, selectorSummary(quota.spec.selector))],
@@ -60,20 +63,7 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
     h('h1', {}, name),
     h('p', { class: 'lede' }, 'A ClusterResourceQuota: one set of hard limits shared by every namespace its selector picks.'),
     h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)])),
-    h(
-      'section',
-      { 'aria-labelledby': 'h-total' },
-      h('h2', { id: 'h-total' }, 'Total now'),
-      Object.keys(hard).length === 0
-        ? h('p', { class: 'muted' }, 'No hard limits.')
-        : h(
-            'table',
-            { id: 'crq-total', class: 'list' },
-            h('caption', { class: 'visually-hidden' }, 'Used and hard per resource, over all its namespaces'),
-            h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Resource'), h('th', { scope: 'col' }, 'Used / hard'))),
-            h('tbody', {}, ...Object.entries(hard).map(([resource, limit]) => h('tr', { 'data-resource': resource }, h('td', { 'data-label': 'Resource' }, resource), h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(used[resource], limit), used[resource] ?? '0', limit, `${resource} in cluster quota ${name}`))))),
-          ),
-    ),
+    totalSection(name, hard, used),
     usageSection({
       route,
       span,
@@ -85,7 +75,37 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
       exportAs: `${name} usage`,
     }),
     h('section', { 'aria-labelledby': 'h-namespaces' }, h('h2', { id: 'h-namespaces' }, 'Namespaces'), namespacesTable(quota)),
+    h('section', { 'aria-labelledby': 'h-queue' }, h('h2', { id: 'h-queue' }, 'Waiting for room'), sharedQueueTable(name, namespaces)),
     h('section', { 'aria-labelledby': 'h-history' }, h('h2', { id: 'h-history' }, 'History'), historyTable(base, 'crq-history', 'Changes to its definition, oldest first')),
+  );
+}
+
+/** Its total used/hard per resource, over all its namespaces. */
+function totalSection(name: string, hard: Readonly<Record<string, string>>, used: Readonly<Record<string, string>>): HTMLElement {
+  return h(
+    'section',
+    { 'aria-labelledby': 'h-total' },
+    h('h2', { id: 'h-total' }, 'Total now'),
+    Object.keys(hard).length === 0
+      ? h('p', { class: 'muted' }, 'No hard limits.')
+      : h(
+          'table',
+          { id: 'crq-total', class: 'list' },
+          h('caption', { class: 'visually-hidden' }, 'Used and hard per resource, over all its namespaces'),
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Resource'), h('th', { scope: 'col' }, 'Used / hard'))),
+          h(
+            'tbody',
+            {},
+            ...Object.entries(hard).map(([resource, limit]) =>
+              h(
+                'tr',
+                { 'data-resource': resource },
+                h('td', { 'data-label': 'Resource' }, resource),
+                h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(used[resource], limit), used[resource] ?? '0', limit, `${resource} in cluster quota ${name}`)),
+              ),
+            ),
+          ),
+        ),
   );
 }
 
@@ -107,10 +127,21 @@ function namespacesTable(quota: ClusterResourceQuota): HTMLElement {
           'tr',
           { 'data-namespace': n.namespace },
           h('td', { 'data-label': 'Namespace' }, h('a', { href: `#/ns/${enc(n.namespace)}` }, n.namespace)),
-          ...resources.map((resource) => h('td', { 'data-resource': resource, 'data-label': resource }, n.status.used[resource] ?? '0', ' ', h('span', { class: 'muted' }, `(${share(n.status.used[resource], used[resource])})`))),
+          ...resources.map((resource) =>
+            h('td', { 'data-resource': resource, 'data-label': resource }, n.status.used[resource] ?? '0', ' ', h('span', { class: 'muted' }, `(${share(n.status.used[resource], used[resource])})`)),
+          ),
         ),
       ),
     ),
-    h('tfoot', {}, h('tr', {}, h('th', { scope: 'row' }, 'All namespaces'), ...resources.map((resource) => h('td', { 'data-resource': resource, 'data-label': resource }, `${used[resource] ?? '0'} of ${hard[resource]}`)))),
+    h(
+      'tfoot',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'row' }, 'All namespaces'),
+        ...resources.map((resource) => h('td', { 'data-resource': resource, 'data-label': resource }, `${used[resource] ?? '0'} of ${hard[resource]}`)),
+      ),
+    ),
   );
 }

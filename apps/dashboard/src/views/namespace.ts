@@ -5,6 +5,7 @@ import { canEdit, type WhoAmI } from '../session.js';
 import { decisionsLog } from './decisions.js';
 import { historyTable, limitChanges } from './history.js';
 import type { Instant } from './instant.js';
+import { queueTable } from './queue.js';
 import { quotasNow } from './quotas.js';
 import { rangeQuery, type RangeRoute, type Span, spanOf } from './range.js';
 import { reservationsTable } from './reservations.js';
@@ -13,7 +14,7 @@ import { usageSection } from './usage-chart.js';
 import { whatIfBox } from './what-if-box.js';
 
 /** The views of a namespace's page, one tab each; its quotas now by default. */
-export const NAMESPACE_TABS = ['quotas', 'usage', 'changes', 'reservations', 'decisions', 'what-if'] as const;
+export const NAMESPACE_TABS = ['quotas', 'usage', 'changes', 'reservations', 'queue', 'decisions', 'what-if'] as const;
 export type NamespaceTab = (typeof NAMESPACE_TABS)[number];
 
 /** The tab an address names (`tab=`); the quotas for none or one the page does not have. */
@@ -47,7 +48,7 @@ interface Loaded {
 /**
  * One namespace, as tabs (each view a screen or two): its quotas now; their usage over a range
  * (the whole history by default, which needs its first event first); the range's limit changes
- * and denials with each quota's history; the reservations; the decisions in the range; the
+ * and denials with each quota's history; the reservations; the queue of those waiting for room; the decisions in the range; the
  * what-if box. The address keeps the tab. The range is read once for the tabs that show it.
  */
 export function namespaceView(main: HTMLElement, who: WhoAmI, route: NamespaceRoute): void {
@@ -108,6 +109,7 @@ export function namespaceView(main: HTMLElement, who: WhoAmI, route: NamespaceRo
           ),
         },
         { id: 'reservations', label: 'Reservations', panel: section('h-reservations', 'Reservations', reservationsTable(namespace)) },
+        { id: 'queue', label: 'Queue', panel: section('h-queue', 'Waiting for room', queueTable(namespace)) },
         {
           id: 'decisions',
           label: 'Decisions',

@@ -1,13 +1,18 @@
 import { Quantity, QUANTITY_EXAMPLES } from '@quota/domain';
-import type { ReservationView, ReserveAnswer } from '../api-types.js';
-import { wholeNumber } from '../args.js';
+import type { QueuedAnswer, ReservationView, ReserveAnswer } from '../api-types.js';
+import { integer, seconds, wholeNumber } from '../args.js';
 import { namespacePath, print, readInput, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, isAdmissionDenial, type ExitCode } from '../errors.js';
 import { resourceList } from '../format/table.js';
 import { identity, parseObjects, type KubeObject } from '../manifests.js';
+import { followQueued, WAIT_HELP } from './queue.js';
 
 /** The server's own bound on a reservation's TTL field (its configured maximum may be lower). */
 const TTL_MAX_SECONDS = 365 * 24 * 3600;
+/** The longest --wait quotactl sends; the server's own maximum (QUEUE_WAIT_MAX_SECONDS, 1 h by default) is usually lower and answers 422 above it. */
+const WAIT_MAX_SECONDS = 7 * 24 * 3600;
+const PRIORITY_MIN = -1000;
+const PRIORITY_MAX = 1000;
 const KIND = /^[A-Za-z][A-Za-z0-9]*$/;
 const RESOURCE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 export const RESERVATION_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -39,6 +44,20 @@ async function readObject(ctx: Context, file: string): Promise<KubeObject> {
   return objects[0]!.object;
 }
 
+/** `--wait`, `--priority`, `--no-follow`: the body's `wait`, refused here where the server would refuse it (only resource lists wait; a dry run does not). */
+function waitOf(ctx: Context): { seconds: number; priority?: number } | undefined {
+  const { flags } = ctx;
+  const wait = seconds(flags.wait, 'wait', WAIT_MAX_SECONDS);
+  const priority = integer(flags.priority, 'priority', PRIORITY_MIN, PRIORITY_MAX);
+  if (wait === undefined) {
+    if (priority !== undefined || flags['no-follow']) throw new UsageError(`${priority !== undefined ? '--priority' : '--no-follow'} goes with --wait`);
+    return undefined;
+  }
+  if (flags.filename !== undefined) throw new UsageError('--wait takes --resources: only a resource list waits in the queue (an object is refused)');
+  if (flags['dry-run']) throw new UsageError('--wait and --dry-run exclude each other: a dry run does not wait');
+  return { seconds: wait, ...(priority !== undefined ? { priority } : {}) };
+}
+
 async function reserve(ctx: Context): Promise<ExitCode> {
   const { flags } = ctx;
   if (ctx.args.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(ctx.args[0])}: reserve takes only flags`);
@@ -46,6 +65,7 @@ async function reserve(ctx: Context): Promise<ExitCode> {
   if (files.length > 1) throw new UsageError('reserve takes one -f');
   const file = files[0];
   if ((file === undefined) === (flags.resources === undefined)) throw new UsageError('reserve needs exactly one of --resources name=quantity,… or -f OBJECT');
+  const wait = waitOf(ctx);
   const object = file !== undefined ? await readObject(ctx, file) : undefined;
 
   const kind = flags.kind ?? (typeof object?.kind === 'string' ? object.kind : undefined);
@@ -74,10 +94,13 @@ async function reserve(ctx: Context): Promise<ExitCode> {
     ...(object ? { object } : { resources }),
     ...(flags['dry-run'] ? { dryRun: true } : {}),
     ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
+    ...(wait ? { wait } : {}),
   };
   let answer: ReserveAnswer | undefined;
   try {
-    answer = (await ctx.client.call<ReserveAnswer>('POST', namespacePath(namespace, 'reservations'), body)).body;
+    const { status, body: answered } = await ctx.client.call<ReserveAnswer | QueuedAnswer>('POST', namespacePath(namespace, 'reservations'), body);
+    if (status === 202 && answered?.id) return await followQueued(ctx, namespace, answered as QueuedAnswer);
+    answer = answered as ReserveAnswer;
   } catch (error) {
     // A script asking for JSON gets the denial's details (quota, resource, requested, used, hard) on stdout too.
     if (isAdmissionDenial(error) && (ctx.output === 'json' || ctx.output === 'yaml')) print(ctx, error.body, () => '');
@@ -119,7 +142,7 @@ function settle(action: 'commit' | 'release') {
 export const reserveCommand: Command = {
   name: 'reserve',
   summary: 'reserve quota for an object (REST admission)',
-  synopsis: 'reserve [-n NS] --kind KIND [--name NAME] (--resources name=qty,… | -f OBJECT) [--request-id ID] [--dry-run] [--ttl SECONDS]',
+  synopsis: 'reserve [-n NS] --kind KIND [--name NAME] (--resources name=qty,… | -f OBJECT) [--request-id ID] [--dry-run] [--ttl SECONDS] [--wait DURATION [--priority N] [--no-follow]]',
   description: [
     'Asks the admission chain (LimitRanger defaults and limits, then every quota) to admit an object',
     "and charges it to the namespace's quotas at once; prints the reservation id. -f gives the",
@@ -129,12 +152,15 @@ export const reserveCommand: Command = {
     'which commit and release accept as they accept the bare id. A --resources name that no quota',
     'covering the namespace limits is charged nothing: the server warns of it, and the warning is',
     'printed on stderr as kubectl prints one (Warning: requests.cpus: … (did you mean requests.cpu?)).',
+    '',
+    WAIT_HELP,
   ].join('\n'),
-  flags: ['namespace', 'kind', 'name', 'resource', 'resources', 'filename', 'request-id', 'dry-run', 'ttl'],
+  flags: ['namespace', 'kind', 'name', 'resource', 'resources', 'filename', 'request-id', 'dry-run', 'ttl', 'wait', 'priority', 'no-follow'],
   examples: [
     'quotactl reserve -n team-a --kind Pod --name web-1 --resources requests.cpu=500m,pods=1',
     'quotactl reserve -n team-a --kind Pod -f pod.yaml --request-id deploy-42-web-1',
     'ID=$(quotactl reserve -n team-a --kind Widget --resource widgets.example.com --name w1 --resources example.com/gpu=1 --ttl 600)',
+    'quotactl reserve -n team-a --kind Job --resource jobs.batch --name train-7 --resources requests.cpu=4 --wait 10m --priority=100',
   ],
   needsServer: true,
   outputs: ['table', 'json', 'yaml', 'name'],

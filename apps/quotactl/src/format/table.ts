@@ -277,12 +277,37 @@ export function eventSummary(type: string, data: unknown): string {
       return `${id} (${str(d['reason']) ?? 'terminal'}) keeps: ${resourceList(quantities(d['usage'])) || 'nothing'}`;
     case 'Adopted':
       return `${id} ${objectName(d['object'])} usage: ${resourceList(quantities(d['usage'])) || 'nothing'}`;
-    default: {
-      // An event type newer than this CLI: show its data rather than nothing.
-      const text = JSON.stringify(data) ?? '';
-      return text.length > 100 ? `${text.slice(0, 99)}…` : text;
-    }
+    default:
+      return queueEventSummary(type, d, id) ?? newerEvent(data);
   }
+}
+
+/** The queue's events (issue 41): why a reservation waited, until when, and whose freed room admitted it. */
+function queueEventSummary(type: string, d: Record<string, unknown>, id: string): string | undefined {
+  switch (type) {
+    case 'Queued': {
+      const quotas = Array.isArray(d['waitingFor']) ? d['waitingFor'].map((w) => str(record(w)['quota']) ?? '?') : [];
+      const priority = typeof d['priority'] === 'number' ? d['priority'] : 0;
+      return `${id} ${objectName(d['object'])} waits for: ${resourceList(quantities(d['resources']))} priority: ${priority} until: ${str(d['deadline']) ?? '?'} short in: ${quotas.join(', ') || '?'}`;
+    }
+    case 'AdmittedFromQueue': {
+      const freed = record(d['freedBy']);
+      const by = str(freed['type']);
+      return `${id} ${by ? `admitted by the room ${by} (version ${String(freed['version'] ?? '?')}) freed` : 'admitted by the sweep'}`;
+    }
+    case 'Cancelled':
+      return `${id} (cancelled while it waited)`;
+    case 'Expired':
+      return `${id} (${str(d['reason']) ?? 'expired while it waited'})`;
+    default:
+      return undefined;
+  }
+}
+
+/** An event type newer than this CLI: its data rather than nothing. */
+function newerEvent(data: unknown): string {
+  const text = JSON.stringify(data) ?? '';
+  return text.length > 100 ? `${text.slice(0, 99)}…` : text;
 }
 
 /**

@@ -232,6 +232,58 @@ export interface SharedQuotaRemoved {
   readonly data: { readonly ref: SharedQuotaRef };
 }
 
+/** One quota a queued reservation waits for, and its resources that are short (canonical quantities). */
+export interface WaitingForJson {
+  /** The quota's name; a shared quota's as its denial names it (`ClusterResourceQuota/team`). */
+  readonly quota: string;
+  readonly resources: readonly { readonly resource: string; readonly requested: string; readonly used: string; readonly hard: string }[];
+}
+
+/**
+ * A REST reservation that asked to wait (issue 41) did not fit: it waits in the namespace's queue
+ * until a transaction that frees room admits it (AdmittedFromQueue, then its Reserved), it is
+ * cancelled (Cancelled) or its deadline passes (Expired). The queue is this stream's fold: nothing
+ * queued is lost on a restart.
+ */
+export interface Queued {
+  readonly type: 'Queued';
+  readonly data: {
+    readonly reservationId: string;
+    readonly object: ObjectRef;
+    /** The resource list asked for, canonical. */
+    readonly resources: RawQuantities;
+    /** Higher first; equal priorities in arrival (stream) order. */
+    readonly priority: number;
+    /** When it stops waiting (RFC 3339). */
+    readonly deadline: string;
+    /** Once admitted, the reservation expires unless committed within this many ms. */
+    readonly ttlMs?: number;
+    readonly waitingFor: readonly WaitingForJson[];
+  };
+}
+
+/** A queued reservation fits now: its Reserved event follows in the same transaction. */
+export interface AdmittedFromQueue {
+  readonly type: 'AdmittedFromQueue';
+  readonly data: {
+    readonly reservationId: string;
+    /** The event whose freed room admitted it (its stream version and type); absent for a sweep. */
+    readonly freedBy?: { readonly version: number; readonly type: string };
+  };
+}
+
+/** A queued reservation was given up by its caller (REST DELETE). */
+export interface Cancelled {
+  readonly type: 'Cancelled';
+  readonly data: { readonly reservationId: string };
+}
+
+/** A queued reservation's deadline passed before room was found for it. */
+export interface Expired {
+  readonly type: 'Expired';
+  readonly data: { readonly reservationId: string; readonly reason: string };
+}
+
 export type LedgerEvent =
   | QuotaDefined
   | QuotaChanged
@@ -253,7 +305,11 @@ export type LedgerEvent =
   | Counted
   | SharedQuotaDefined
   | SharedQuotaChanged
-  | SharedQuotaRemoved;
+  | SharedQuotaRemoved
+  | Queued
+  | AdmittedFromQueue
+  | Cancelled
+  | Expired;
 
 export type LedgerEventType = LedgerEvent['type'];
 
@@ -279,6 +335,10 @@ export const LEDGER_EVENT_TYPES: readonly LedgerEventType[] = [
   'SharedQuotaDefined',
   'SharedQuotaChanged',
   'SharedQuotaRemoved',
+  'Queued',
+  'AdmittedFromQueue',
+  'Cancelled',
+  'Expired',
 ];
 
 /** An event as the ledger recorded it: its place in the namespace's stream and its time. */

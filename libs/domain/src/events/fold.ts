@@ -4,6 +4,7 @@ import type { ResourceList } from '../resources/resource-list.js';
 import { quotaScopeRequirements } from '../scopes/facts.js';
 import type { LedgerEvent, LedgerEventType, RecordedEvent } from './events.js';
 import { applyReservationEvent } from './fold-reservations.js';
+import { applyQueueEvent } from './queue-fold.js';
 import { recountQuotaObjects, usedFor } from './quota-usage.js';
 import { draftOf, initialState, type Draft, type NamespaceState, type QuotaState, type SharedQuotaState } from './state.js';
 
@@ -14,7 +15,8 @@ import { draftOf, initialState, type Draft, type NamespaceState, type QuotaState
  * of what each contributes, restricted to the quota's hard resources.
  */
 
-export type { LimitRangeState, NamespaceObjectState, NamespaceState, QuotaState, Reservation, ReservationStatus, SharedQuotaState } from './state.js';
+export type { LimitRangeState, NamespaceObjectState, NamespaceState, QuotaState, Reservation, ReservationStatus, SharedQuotaState, Waiter } from './state.js';
+export { compareWaiters, queueOrder } from './queue-fold.js';
 export { initialState } from './state.js';
 export { contributionTo, recomputeSharedUsed, recomputeUsed } from './quota-usage.js';
 
@@ -70,6 +72,10 @@ const RESERVATIONS_NEEDED: Readonly<Record<LedgerEventType, ReservationsNeeded>>
   SharedQuotaDefined: 'none',
   SharedQuotaChanged: 'none',
   SharedQuotaRemoved: 'none',
+  Queued: 'none',
+  AdmittedFromQueue: 'none',
+  Cancelled: 'none',
+  Expired: 'none',
 };
 
 /** What folding an event of this type needs loaded; a type this build does not know needs everything. */
@@ -138,10 +144,7 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
       return;
     case 'NamespaceDefined':
     case 'NamespaceChanged':
-      if (event.type === 'NamespaceDefined') assert(!draft.object, `namespace ${event.data.name} defined twice`);
-      else assert(draft.object, `namespace ${event.data.name} changed before it was defined`);
-      draft.object = { definition: event.data, version, createdAt: draft.object?.createdAt ?? at, updatedAt: at };
-      delete draft.objectRemovedAt;
+      defineNamespaceObject(draft, event, version, at);
       return;
     case 'NamespaceRemoved':
       assert(draft.object, `namespace ${event.data.name} removed but not defined`);
@@ -168,9 +171,23 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
     case 'SharedQuotaChanged':
     case 'SharedQuotaRemoved':
       return;
+    case 'Queued':
+    case 'AdmittedFromQueue':
+    case 'Cancelled':
+    case 'Expired':
+      applyQueueEvent(draft, event, version, at);
+      return;
     default:
       assertNever(event, 'ledger event');
   }
+}
+
+/** The Namespace object defined or changed (its labels and annotations). */
+function defineNamespaceObject(draft: Draft, event: Extract<LedgerEvent, { readonly type: 'NamespaceDefined' | 'NamespaceChanged' }>, version: number, at: number): void {
+  if (event.type === 'NamespaceDefined') assert(!draft.object, `namespace ${event.data.name} defined twice`);
+  else assert(draft.object, `namespace ${event.data.name} changed before it was defined`);
+  draft.object = { definition: event.data, version, createdAt: draft.object?.createdAt ?? at, updatedAt: at };
+  delete draft.objectRemovedAt;
 }
 
 /** A quota defined or changed: its usage recounted over every live reservation. */

@@ -2,7 +2,7 @@ import type { ScopedResourceSelectorRequirement } from '../kube/types.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import type { ScopeFacts } from '../scopes/facts.js';
 import type { NamespaceDefinition, SharedQuotaRef } from '../shared/shared-quota.js';
-import type { LimitRangeDefinition, ObjectRef, QuotaDefinition, ReservationSource } from './events.js';
+import type { LimitRangeDefinition, ObjectRef, QuotaDefinition, ReservationSource, WaitingForJson } from './events.js';
 
 /** What the fold (fold.ts) makes of a namespace's events: its state, and the working copy it folds into. */
 export interface QuotaState {
@@ -67,6 +67,23 @@ export interface Reservation {
   readonly terminatedAt?: number;
 }
 
+/** A queued reservation (a `Queued` event not yet admitted, cancelled or expired). */
+export interface Waiter {
+  readonly id: string;
+  readonly object: ObjectRef;
+  readonly resources: ResourceList;
+  readonly priority: number;
+  /** The stream version of its Queued event: its arrival order. */
+  readonly version: number;
+  readonly queuedAt: number;
+  readonly deadline: number;
+  readonly ttlMs?: number;
+  /** How many waiters ordered after it were admitted before it (the BestEffortFIFO bound counts these). */
+  readonly passed: number;
+  /** What it waited for when it was queued. */
+  readonly waitingFor: readonly WaitingForJson[];
+}
+
 export interface NamespaceState {
   /** The version of the last event folded (0 for an empty stream). */
   readonly version: number;
@@ -101,6 +118,8 @@ export interface NamespaceState {
    * usage is unknown until a listing started after then has adopted what exists.
    */
   readonly awaitingCountSince?: number;
+  /** Queued reservations by id, in arrival order (`queueOrder` sorts them by priority). */
+  readonly queue: ReadonlyMap<string, Waiter>;
 }
 
 export function initialState(): NamespaceState {
@@ -114,6 +133,7 @@ export function initialState(): NamespaceState {
     releasedCount: 0,
     shared: new Map(),
     sharedUsed: new Map(),
+    queue: new Map(),
   };
 }
 
@@ -133,6 +153,7 @@ export interface Draft {
   sharedUsed: Map<string, ResourceList>;
   objectOnly?: boolean;
   awaitingCountSince?: number;
+  queue: Map<string, Waiter>;
 }
 
 export function draftOf(state: NamespaceState): Draft {
@@ -151,5 +172,6 @@ export function draftOf(state: NamespaceState): Draft {
     sharedUsed: new Map(state.sharedUsed),
     ...(state.objectOnly ? { objectOnly: true } : {}),
     ...(state.awaitingCountSince === undefined ? {} : { awaitingCountSince: state.awaitingCountSince }),
+    queue: new Map(state.queue),
   };
 }

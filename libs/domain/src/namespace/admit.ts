@@ -4,6 +4,7 @@ import { alwaysDenyRefusal, namespaceLifecycleRefusal, pluginEnabled, type Admis
 import { checkQuota } from '../quota/admission.js';
 import { admissionObjectName } from '../quota/denial.js';
 import { decideResources } from './rest.js';
+import { decideWait } from './queue.js';
 import type { LedgerEvent } from '../events/events.js';
 import type { GroupResource, Operation } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';
@@ -44,6 +45,8 @@ export function decideAdmit(command: AdmitObject | AdmitResources, facts: Namesp
     return { events: [], answer: { kind: 'Unmanaged', result: unmanagedResult(command) } };
   }
   const decision = command.type === 'AdmitObject' ? admitObject(command, facts) : admitResources(command, facts);
+  const waiting = command.type === 'AdmitResources' ? decideWait(command, facts, decision) : undefined;
+  if (waiting) return waiting;
   const reserved = decision.allowed && !decision.existing && !command.dryRun ? decision.reservation : undefined;
   const events: LedgerEvent[] = reserved ? [reserved] : [];
   const warnings = decision.allowed && !decision.existing && command.warnAtPercent !== undefined ? nearLimitWarnings(decision.charges, facts.state, command.warnAtPercent) : [];

@@ -3,6 +3,7 @@ import type { JsonPatchOperation } from '../limit-range/json-patch.js';
 import type { RawQuantities } from '../kube/types.js';
 import type { QuotaDenial } from '../quota/denial.js';
 import type { AdmissionPlugin } from './plugins.js';
+import type { WaitingForJson } from '../events/events.js';
 
 /**
  * The answers the namespace decider gives, as plain JSON (quantities as canonical strings,
@@ -35,7 +36,7 @@ export interface AdmissionResult {
    * (a uid of another kind, a different CREATE of a known uid, too many changes pending, a
    * request key reused for another request); 500 where Kubernetes answers an internal error.
    */
-  readonly code: 200 | 403 | 409 | 500;
+  readonly code: 200 | 202 | 403 | 409 | 429 | 500;
   readonly dryRun: boolean;
   /** Denied: the message as the API server words it. */
   readonly message?: string;
@@ -51,6 +52,8 @@ export interface AdmissionResult {
   readonly patch?: readonly JsonPatchOperation[];
   /** Allowed: the charged quotas near their limits, in words (nearLimitWarnings). */
   readonly warnings?: readonly string[];
+  /** Code 202: it waits in the queue (issue 41) under `reservationId`: its 1-based position then, its deadline, what it waits for. */
+  readonly queued?: { readonly position: number; readonly expiresAt: string; readonly waitingFor: readonly WaitingForJson[] };
 }
 
 /**

@@ -13,7 +13,20 @@ import type { AdmissionResult, Refusal } from './answers.js';
  * ids and times come in (the domain draws none).
  */
 export type NamespaceCommand =
-  AdmitObject | AdmitResources | CommitReservation | ReleaseReservation | Reconcile | PutQuota | RemoveQuota | PutLimitRange | RemoveLimitRange | PutNamespace | RemoveNamespace | SyncSharedQuotas;
+  | AdmitObject
+  | AdmitResources
+  | CommitReservation
+  | ReleaseReservation
+  | Reconcile
+  | PutQuota
+  | RemoveQuota
+  | PutLimitRange
+  | RemoveLimitRange
+  | PutNamespace
+  | RemoveNamespace
+  | SyncSharedQuotas
+  | CancelQueued
+  | SweepQueue;
 
 export type NamespaceCommandType = NamespaceCommand['type'];
 
@@ -55,6 +68,19 @@ export interface AdmitResources extends AdmissionCommon {
   readonly name?: string;
   readonly kind?: string;
   readonly resources: RawQuantities;
+  /** Wait in the namespace's queue (issue 41) for at most `ms` when it does not fit, instead of a 403. */
+  readonly wait?: { readonly ms: number; readonly priority: number };
+}
+
+/** Give up a queued reservation (REST DELETE of a queued one). */
+export interface CancelQueued {
+  readonly type: 'CancelQueued';
+  readonly reservationId: string;
+}
+
+/** Expire the waiters whose deadline passed and admit those that fit now (the periodic sweep, a shared quota's wake-up). */
+export interface SweepQueue {
+  readonly type: 'SweepQueue';
 }
 
 /** The reserved object exists: count its reservation as settled. */
@@ -152,6 +178,12 @@ export type AdmissionAnswer =
 
 export type CommitAnswer = { readonly kind: 'Committed' } | { readonly kind: 'AlreadyCommitted' } | Refusal;
 
+export type CancelAnswer = { readonly kind: 'Cancelled' } | Refusal;
+
+export interface SweepAnswer {
+  readonly kind: 'Swept';
+}
+
 export type ReleaseAnswer = { readonly kind: 'Released' } | { readonly kind: 'AlreadyReleased' } | Refusal;
 
 export interface ReconcileAnswer {
@@ -185,6 +217,8 @@ export interface AnswerOf {
   readonly PutNamespace: PutAnswer;
   readonly RemoveNamespace: RemoveAnswer;
   readonly SyncSharedQuotas: SyncAnswer;
+  readonly CancelQueued: CancelAnswer;
+  readonly SweepQueue: SweepAnswer;
 }
 
 /** What `decide` returns: the events to append (possibly none) and the answer. */

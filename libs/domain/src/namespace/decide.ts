@@ -4,6 +4,7 @@ import type { AnswerOf, Decided, NamespaceCommand } from './commands.js';
 import { decidePut, decideRemoveLimitRange, decideRemoveQuota, planPutLimitRange, planPutQuota } from './definitions.js';
 import type { NamespaceFacts } from './facts.js';
 import { decidePutNamespace, decideRemoveNamespace, decideSyncSharedQuotas } from './namespace-object.js';
+import { decideCancelQueued, withDrain } from './queue.js';
 import { decideCommitReservation, decideReconciliation, decideReleaseReservation } from './reservations.js';
 
 /**
@@ -15,7 +16,8 @@ import { decideCommitReservation, decideReconciliation, decideReleaseReservation
  * answer), only for a broken invariant.
  */
 export function decide<C extends NamespaceCommand>(command: C, facts: NamespaceFacts): Decided<AnswerOf[C['type']]> {
-  return decideAny(command, facts) as Decided<AnswerOf[C['type']]>;
+  // Whatever a command appends may free room: the queue is drained in the same transaction.
+  return withDrain(command, facts, decideAny(command, facts)) as Decided<AnswerOf[C['type']]>;
 }
 
 function decideAny(command: NamespaceCommand, facts: NamespaceFacts): Decided<AnswerOf[NamespaceCommand['type']]> {
@@ -43,6 +45,10 @@ function decideAny(command: NamespaceCommand, facts: NamespaceFacts): Decided<An
       return decideRemoveNamespace(command, facts);
     case 'SyncSharedQuotas':
       return awaitingCount(command, facts, decideSyncSharedQuotas(command, facts));
+    case 'CancelQueued':
+      return decideCancelQueued(command, facts);
+    case 'SweepQueue':
+      return { events: [], answer: { kind: 'Swept' } };
     default:
       return assertNever(command, 'namespace command');
   }

@@ -3,6 +3,7 @@ import type { ReservationOrigin } from './stored.js';
 import { initialState, type NamespaceState } from '../events/fold.js';
 import type { AdmissionResult } from './answers.js';
 import type { ResourceList } from '../resources/resource-list.js';
+import type { QueuePolicy } from '../queue/policy.js';
 
 /**
  * What the namespace decider decides on: the namespace's folded state as far as it has been
@@ -31,6 +32,8 @@ export interface NamespaceFacts {
    * covers, as its head holds it in this transaction. Absent in tests that have no other namespace.
    */
   readonly sharedElsewhere?: ReadonlyMap<string, ResourceList>;
+  /** The queue's policy (issue 41); absent: DEFAULT_QUEUE_POLICY. */
+  readonly queuePolicy?: QueuePolicy;
   /** Reconcile: of the uids asked about, those whose reservation was released at or after `since`. */
   readonly releasedSince?: { readonly since: number; readonly uids: ReadonlySet<string> };
 }

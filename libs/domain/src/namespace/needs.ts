@@ -68,6 +68,8 @@ function needsAny(command: NamespaceCommand, facts: NamespaceFacts): Needs {
     case 'RemoveLimitRange':
     case 'PutNamespace':
     case 'RemoveNamespace':
+    case 'CancelQueued':
+    case 'SweepQueue':
       return NOTHING;
     default:
       return assertNever(command, 'namespace command');

@@ -1,0 +1,17 @@
+import { Controller, Get, Inject, Param } from '@nestjs/common';
+import type { NamespaceQueue } from '@quota/api';
+import { QueueQueries } from '@quota/ledger';
+import { Allow } from '../auth/roles.decorator.js';
+import { NamespacePipe } from '../common/path-params.js';
+
+/** The namespace's queue of reservations waiting for room (issue 41), in the order they will be admitted. */
+@Controller('v1/namespaces/:namespace/queue')
+export class QueueController {
+  constructor(@Inject(QueueQueries) private readonly queue: QueueQueries) {}
+
+  @Allow('admin', 'auditor', 'admission')
+  @Get()
+  list(@Param('namespace', NamespacePipe) namespace: string): Promise<NamespaceQueue> {
+    return this.queue.queue(namespace);
+  }
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { objectLabel, queueRow, sharedWaiters, timeLeft, waitingLines } from './queue.js';
+
+const NOW = Date.parse('2026-11-23T12:00:00.000Z');
+
+describe("a namespace's queue, as the page shows it", () => {
+  it('says per quota what is short: what it needs, and used of hard', () => {
+    expect(
+      waitingLines([
+        {
+          quota: 'compute',
+          resources: [
+            { resource: 'requests.cpu', requested: '1', used: '2', hard: '2' },
+            { resource: 'pods', requested: '1', used: '10', hard: '10' },
+          ],
+        },
+        { quota: 'queued reservation r-0', resources: [] },
+      ]),
+    ).toEqual([
+      { quota: 'compute', detail: 'requests.cpu needs 1, 2 of 2 used; pods needs 1, 10 of 10 used' },
+      { quota: 'queued reservation r-0', detail: '' },
+    ]);
+    expect(waitingLines(undefined)).toEqual([]);
+  });
+
+  it('counts down to the deadline, "due" once it has passed', () => {
+    expect(timeLeft('2026-11-23T12:09:30.000Z', NOW)).toBe('in 9 min');
+    expect(timeLeft('2026-11-23T12:00:20.000Z', NOW)).toBe('in 20 s');
+    expect(timeLeft('2026-11-23T11:59:59.000Z', NOW)).toBe('due');
+    expect(timeLeft(undefined, NOW)).toBe('—');
+  });
+
+  it('names the object by kind and name, else its resource', () => {
+    expect(objectLabel({ group: 'batch', resource: 'jobs', kind: 'Job', name: 'train-1' })).toBe('Job train-1');
+    expect(objectLabel({ group: '', resource: 'pods' })).toBe('pods');
+    expect(objectLabel(undefined)).toBe('object');
+  });
+
+  it('makes a row of a waiter, with how often it was passed', () => {
+    const row = queueRow(
+      {
+        id: 'r-1',
+        position: 2,
+        priority: -5,
+        passed: 3,
+        object: { group: 'batch', resource: 'jobs', kind: 'Job', name: 'train-1' },
+        waitingFor: [{ quota: 'compute', resources: [{ resource: 'requests.cpu', requested: '1', used: '2', hard: '2' }] }],
+        queuedAt: '2026-11-23T11:58:00.000Z',
+        expiresAt: '2026-11-23T12:08:00.000Z',
+      },
+      NOW,
+    );
+    expect(row).toEqual({
+      id: 'r-1',
+      position: '2',
+      object: 'Job train-1',
+      priority: '-5',
+      passed: 'passed 3×',
+      waiting: [{ quota: 'compute', detail: 'requests.cpu needs 1, 2 of 2 used' }],
+      waited: '2 min',
+      expires: 'in 8 min',
+    });
+    expect(queueRow({ id: 'r-2' }, NOW)).toMatchObject({ position: '—', priority: '0', passed: '', waiting: [], waited: '—', expires: '—' });
+  });
+});
+
+describe("a shared quota's waiters", () => {
+  it('keeps those that wait for it, by namespace, then queue order', () => {
+    const waiter = (id: string, position: number, quota: string) => ({ id, position, waitingFor: [{ quota, resources: [] }] });
+    const queues = [
+      { namespace: 'team-b', items: [waiter('b2', 2, 'gpu'), waiter('b1', 1, 'gpu')] },
+      { namespace: 'team-a', items: [waiter('a1', 1, 'compute'), waiter('a2', 2, 'gpu')] },
+      { namespace: 'team-c' },
+    ];
+    expect(sharedWaiters(queues, 'gpu').map((w) => `${w.namespace}/${w.item.id}`)).toEqual(['team-a/a2', 'team-b/b1', 'team-b/b2']);
+    expect(sharedWaiters(queues, 'other')).toEqual([]);
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * The reservation queue's answers (issue 41): a reserve with a `wait` that does not fit answers
+ * 202 with a QueuedAnswer; `GET …/reservations/{id}` of a reservation that waits, or waited and
+ * was cancelled or expired, answers a QueuedReservation; `GET /v1/namespaces/{ns}/queue` a
+ * NamespaceQueue. Quantities are canonical Kubernetes strings, times RFC 3339.
+ */
+
+/** One quota a queued reservation waits for, with its resources that are short. */
+export interface WaitingFor {
+  /** The quota's name (a shared quota's, as its denial names it). */
+  readonly quota: string;
+  readonly resources: readonly { readonly resource: string; readonly requested: string; readonly used: string; readonly hard: string }[];
+}
+
+export type QueuedState = 'queued' | 'cancelled' | 'expired';
+
+/** The 202 of a reserve that waits. */
+export interface QueuedAnswer {
+  readonly id: string;
+  readonly namespace: string;
+  readonly state: 'queued';
+  /** 1-based, in the queue's order (priority, then arrival), when it was queued. */
+  readonly position: number;
+  readonly waitingFor: readonly WaitingFor[];
+  /** Its deadline: it expires (an `Expired` event) if not admitted by then. */
+  readonly expiresAt: string;
+  /** The global position of its Queued event, to read after with `?minPosition=`. */
+  readonly ledgerPosition?: string;
+}
+
+/** A reservation that waits, or that stopped waiting without being admitted. */
+export interface QueuedReservation {
+  readonly id: string;
+  readonly namespace: string;
+  readonly state: QueuedState;
+  /** Queued only: 1-based, in the queue's order now. */
+  readonly position?: number;
+  readonly priority: number;
+  readonly resources: Readonly<Record<string, string>>;
+  readonly object: { readonly group: string; readonly resource: string; readonly kind?: string; readonly name?: string };
+  readonly waitingFor: readonly WaitingFor[];
+  readonly queuedAt: string;
+  readonly expiresAt: string;
+  /** How many reservations behind it were admitted before it (the BestEffortFIFO bound counts these). */
+  readonly passed: number;
+  /** Cancelled or expired: when, and (expired) why. */
+  readonly endedAt?: string;
+  readonly reason?: string;
+}
+
+export interface NamespaceQueue {
+  readonly namespace: string;
+  /** In the queue's order. */
+  readonly items: readonly QueuedReservation[];
+}

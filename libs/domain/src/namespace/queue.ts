@@ -1,0 +1,191 @@
+import type { AdmittedFromQueue, LedgerEvent, Queued, RecordedEvent, WaitingForJson } from '../events/events.js';
+import { evolve, queueOrder, type NamespaceState, type Waiter } from '../events/fold.js';
+import { DEFAULT_QUEUE_POLICY, isBlocking, type QueuePolicy } from '../queue/policy.js';
+import { quotaNamed } from '../quota/check.js';
+import * as Resources from '../resources/resource-list.js';
+import type { ResourceList } from '../resources/resource-list.js';
+import { quotaScopeRequirements } from '../scopes/facts.js';
+import { admissionViewOf, type AdmissionDecision } from './admission.js';
+import type { AdmissionResult } from './answers.js';
+import { refusal } from './answers.js';
+import type { AdmissionAnswer, AdmitResources, CancelAnswer, CancelQueued, Decided, NamespaceCommand } from './commands.js';
+import type { NamespaceFacts } from './facts.js';
+import { decideResources } from './rest.js';
+
+/**
+ * The namespace's queue of reservations waiting for room (issue 41), decided here: a reserve
+ * with a wait that does not fit is queued (`Queued`); every command that appends anything is
+ * followed, in the same transaction, by the drain (`withDrain`): waiters whose deadline passed
+ * expire (`Expired`), then, in queue order under the BestEffortFIFO bound (queue/policy.ts),
+ * each that fits now is admitted (`AdmittedFromQueue` naming the freeing event, then its
+ * `Reserved`). The drain checks each waiter exactly as a new reservation is checked
+ * (decideResources), on the state the events before it leave, so it never admits over hard.
+ */
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+const policyOf = (facts: NamespaceFacts): QueuePolicy => facts.queuePolicy ?? DEFAULT_QUEUE_POLICY;
+
+/** Per quota the resource list would be charged to, the resources short of room (none: it fits). */
+export function shortfalls(state: NamespaceState, resources: ResourceList, sharedElsewhere?: ReadonlyMap<string, ResourceList>): WaitingForJson[] {
+  const short: WaitingForJson[] = [];
+  const quotas = [...admissionViewOf(state, undefined, sharedElsewhere).quotas].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const quota of quotas) {
+    if (quotaScopeRequirements(quota.spec).length > 0) continue;
+    const hard = Resources.resourceList(quota.spec.hard ?? {});
+    const lacking: WaitingForJson['resources'][number][] = [];
+    for (const [resource, requested] of Object.entries(Resources.withoutZeros(Resources.mask(resources, Object.keys(hard))))) {
+      const limit = Resources.get(hard, resource);
+      const used = Resources.get(quota.used, resource) ?? requested.sub(requested);
+      if (limit && used.add(requested).cmp(limit) > 0) lacking.push({ resource, requested: requested.toString(), used: used.toString(), hard: limit.toString() });
+    }
+    if (lacking.length > 0) short.push({ quota: quotaNamed(quota).quota, resources: lacking.sort((a, b) => (a.resource < b.resource ? -1 : 1)) });
+  }
+  return short;
+}
+
+/** The first waiter ordered before a new request of this priority that blocks it (isBlocking). */
+function blockerAhead(facts: NamespaceFacts, priority: number): Waiter | undefined {
+  return queueOrder(facts.state.queue).find((w) => w.priority >= priority && isBlocking(w, facts.now, policyOf(facts)));
+}
+
+/**
+ * A reserve with a wait: admitted as any reserve when it fits and no blocking waiter is ahead of
+ * it; else queued (202), unless the namespace's queue is full (429). Undefined: decided as usual
+ * (it fits, or it was refused for a reason waiting cannot cure).
+ */
+export function decideWait(command: AdmitResources, facts: NamespaceFacts, decision: AdmissionDecision): Decided<AdmissionAnswer> | undefined {
+  const wait = command.wait;
+  if (!wait || command.dryRun) return undefined;
+  const blocker = blockerAhead(facts, wait.priority);
+  if (decision.allowed && !blocker) return undefined;
+  if (!decision.allowed && decision.denial?.kind !== 'Exceeded') return undefined;
+  const base = { allowed: false, dryRun: false, stage: 'ResourceQuota' } as const;
+  if (facts.state.queue.size >= policyOf(facts).perNamespaceMax) {
+    const message = `the queue of namespace ${facts.namespace} is full (${policyOf(facts).perNamespaceMax} waiting, QUEUE_PER_NAMESPACE_MAX); retry later`;
+    return { events: [], answer: { kind: 'Decided', result: { ...base, code: 429, message } } };
+  }
+  const resources = Resources.resourceList(command.resources);
+  const short = shortfalls(facts.state, resources, facts.sharedElsewhere);
+  const waitingFor = short.length > 0 || !blocker ? short : [{ quota: `queued reservation ${blocker.id}`, resources: [] }];
+  const deadline = facts.now + wait.ms;
+  const event: Queued = {
+    type: 'Queued',
+    data: {
+      reservationId: command.reservationId,
+      object: { group: command.groupResource.group, resource: command.groupResource.resource, ...(command.kind ? { kind: command.kind } : {}), ...(command.name ? { name: command.name } : {}) },
+      resources: Resources.canonicalResourceList(resources),
+      priority: wait.priority,
+      deadline: iso(deadline),
+      ...(command.ttlMs === undefined ? {} : { ttlMs: command.ttlMs }),
+      waitingFor,
+    },
+  };
+  const position = queueOrder(facts.state.queue).filter((w) => w.priority >= wait.priority).length + 1;
+  const result: AdmissionResult = {
+    ...base,
+    code: 202,
+    message: `queued at position ${position} until ${iso(deadline)}: ${waitingFor.map((w) => w.quota).join(', ')}`,
+    reservationId: command.reservationId,
+    queued: { position, expiresAt: iso(deadline), waitingFor },
+  };
+  return { events: [event], answer: { kind: 'Decided', result } };
+}
+
+export function decideCancelQueued(command: CancelQueued, facts: NamespaceFacts): Decided<CancelAnswer> {
+  if (!facts.state.queue.has(command.reservationId)) {
+    return { events: [], answer: refusal('NotFound', `reservations "${command.reservationId}" is not queued`, 'reservations', command.reservationId) };
+  }
+  return { events: [{ type: 'Cancelled', data: { reservationId: command.reservationId } }], answer: { kind: 'Cancelled' } };
+}
+
+/** The state `events` leave, folded on the command's time (versions follow the state's). */
+function after(state: NamespaceState, events: readonly LedgerEvent[], now: number): NamespaceState {
+  let next = state;
+  for (const event of events) next = evolve(next, { ...event, version: next.version + 1, at: now } as RecordedEvent);
+  return next;
+}
+
+/**
+ * A command's events, followed by the drain of the queue on the state they leave: whenever it
+ * appended anything (room may have freed) or it is the sweep. A namespace with no waiter pays nothing.
+ */
+export function withDrain<A>(command: NamespaceCommand, facts: NamespaceFacts, decided: Decided<A>): Decided<A> {
+  if (facts.state.queue.size === 0 || (decided.events.length === 0 && command.type !== 'SweepQueue')) return decided;
+  const state = after(facts.state, decided.events, facts.now);
+  const last = decided.events.at(-1);
+  const freedBy = last ? { version: state.version, type: last.type } : undefined;
+  const drained = drainQueue({ ...facts, state }, freedBy);
+  return drained.length === 0 ? decided : { events: [...decided.events, ...drained], answer: decided.answer };
+}
+
+/**
+ * The shared quotas (keys) a waiter's resource list would be charged to: its room is shared with
+ * other namespaces, so the shared quota's fair drain admits it, not the namespace's own drain.
+ */
+export function sharedChargesOf(state: NamespaceState, resources: ResourceList): string[] {
+  return [...state.shared.values()].filter((quota) => quota.requirements.length === 0 && quota.hardNames.some((name) => Resources.get(resources, name)?.sign() === 1)).map((quota) => quota.key);
+}
+
+/** The first waiter's admission by decideResources, or undefined when it does not fit. */
+function admission(facts: NamespaceFacts, state: NamespaceState, waiter: Waiter, freedBy?: AdmittedFromQueue['data']['freedBy']): LedgerEvent[] | undefined {
+  const decision = decideResources(
+    {
+      namespace: facts.namespace,
+      groupResource: { group: waiter.object.group, resource: waiter.object.resource },
+      ...(waiter.object.name ? { name: waiter.object.name } : {}),
+      ...(waiter.object.kind ? { kind: waiter.object.kind } : {}),
+      resources: waiter.resources,
+      reservationId: waiter.id,
+      now: facts.now,
+      ...(waiter.ttlMs === undefined ? {} : { expiresAt: facts.now + waiter.ttlMs }),
+    },
+    admissionViewOf(state, undefined, facts.sharedElsewhere),
+  );
+  if (!decision.allowed || !decision.reservation) return undefined;
+  return [{ type: 'AdmittedFromQueue', data: { reservationId: waiter.id, ...(freedBy ? { freedBy } : {}) } }, decision.reservation];
+}
+
+/**
+ * A shared quota's fair drain, one namespace's part: the admission of its next waiter charged to
+ * shared quota `key` (in queue order, passing those that do not fit until one is blocking), or
+ * undefined when none fits. The ledger asks every waiting namespace under the quota, and admits
+ * the one `fairShareOrder` puts first, again and again, in one transaction.
+ */
+export function nextSharedAdmission(facts: NamespaceFacts, key: string): LedgerEvent[] | undefined {
+  for (const waiter of queueOrder(facts.state.queue)) {
+    if (waiter.deadline <= facts.now || !sharedChargesOf(facts.state, waiter.resources).includes(key)) continue;
+    const events = admission(facts, facts.state, waiter);
+    if (events) return events;
+    if (isBlocking(waiter, facts.now, policyOf(facts))) return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The drain: expire what is past its deadline, then admit in queue order what fits, each checked
+ * on the state the admissions before it leave; a waiter that does not fit and is blocking stops
+ * the admissions behind it. Waiters charged to a shared quota are left to its fair drain.
+ */
+export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['data']['freedBy']): LedgerEvent[] {
+  const events: LedgerEvent[] = [];
+  let state = facts.state;
+  const push = (more: readonly LedgerEvent[]): void => {
+    events.push(...more);
+    state = after(state, more, facts.now);
+  };
+  let blocked = false;
+  for (const waiter of queueOrder(facts.state.queue)) {
+    if (waiter.deadline <= facts.now) {
+      const short = shortfalls(state, waiter.resources, facts.sharedElsewhere).map((w) => w.quota);
+      const reason = `waited until its deadline ${iso(waiter.deadline)} without room${short.length > 0 ? ` in ${short.join(', ')}` : ''}`;
+      push([{ type: 'Expired', data: { reservationId: waiter.id, reason } }]);
+      continue;
+    }
+    if (blocked || sharedChargesOf(state, waiter.resources).length > 0) continue;
+    const admitted = admission(facts, state, waiter, freedBy);
+    if (admitted) push(admitted);
+    else if (isBlocking(waiter, facts.now, policyOf(facts))) blocked = true;
+  }
+  return events;
+}

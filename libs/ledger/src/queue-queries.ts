@@ -1,0 +1,117 @@
+import type { NamespaceQueue, QueuedReservation } from '@quota/api';
+import { queueOrder, Resources, type Waiter } from '@quota/domain';
+import type { DataSource } from 'typeorm';
+import { waiterFromJson, type WaiterJson } from './head.js';
+import { select } from './sql.js';
+
+/**
+ * The reservation queue (issue 41) as the API reads it: the waiters are the namespace head's
+ * (the fold of its Queued, AdmittedFromQueue, Cancelled and Expired events, written in the same
+ * transaction as them), so a read never lags a write; a waiter that ended without admission is
+ * found by its Cancelled or Expired event.
+ */
+export class QueueQueries {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The namespace's waiters in queue order (empty when none, or no such namespace). */
+  async queue(namespace: string): Promise<NamespaceQueue> {
+    const rows = await select<{ queue: WaiterJson[] | null }>(this.dataSource, `SELECT state->'queue' AS queue FROM namespace_heads WHERE namespace = $1`, [namespace]);
+    const waiters = new Map((rows[0]?.queue ?? []).map((j) => [j.id, waiterFromJson(j)]));
+    return { namespace, items: queueOrder(waiters).map((w, i) => viewOf(namespace, w, { state: 'queued', position: i + 1 })) };
+  }
+
+  /** A reservation as the queue knows it: waiting now, or cancelled or expired; undefined when it never waited (or was admitted). */
+  async reservation(namespace: string, id: string): Promise<QueuedReservation | undefined> {
+    return (await this.waiting(namespace, id)) ?? (await this.ended(namespace, id));
+  }
+
+  /** A reservation waiting in the queue now (one read of the head). */
+  async waiting(namespace: string, id: string): Promise<QueuedReservation | undefined> {
+    return (await this.queue(namespace)).items.find((item) => item.id === id);
+  }
+
+  /** A reservation that waited and was cancelled or expired, from its events; undefined otherwise. */
+  async ended(namespace: string, id: string): Promise<QueuedReservation | undefined> {
+    const events = await select<{ type: string; version: string; data: Record<string, unknown>; at: string }>(
+      this.dataSource,
+      `SELECT type, version::text, data, to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at FROM ledger_events
+        WHERE namespace = $1 AND type IN ('Queued', 'AdmittedFromQueue', 'Cancelled', 'Expired') AND data->>'reservationId' = $2 ORDER BY version`,
+      [namespace, id],
+    );
+    const queued = events.find((e) => e.type === 'Queued');
+    const ended = events.find((e) => e.type === 'Cancelled' || e.type === 'Expired');
+    if (!queued || !ended) return undefined;
+    const data = queued.data as unknown as WaiterEventData;
+    const waiter: Waiter = {
+      id,
+      object: data.object,
+      resources: Resources.resourceList(data.resources),
+      priority: data.priority,
+      version: Number(queued.version),
+      queuedAt: Date.parse(queued.at),
+      deadline: Date.parse(data.deadline),
+      passed: 0,
+      waitingFor: data.waitingFor,
+    };
+    const reason = typeof ended.data['reason'] === 'string' ? ended.data['reason'] : undefined;
+    return viewOf(namespace, waiter, { state: ended.type === 'Cancelled' ? 'cancelled' : 'expired', endedAt: ended.at, ...(reason ? { reason } : {}) });
+  }
+
+  /** The shared quotas (keys) covering a namespace that has waiters: each a fair drain for the sweep. */
+  async sharedKeysWithWaiters(limit: number): Promise<string[]> {
+    const rows = await select<{ key: string }>(
+      this.dataSource,
+      `SELECT DISTINCT q->>'key' AS key FROM namespace_heads, jsonb_array_elements(state->'shared') AS q
+        WHERE state ? 'queue' AND jsonb_typeof(state->'shared') = 'array' ORDER BY 1 LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => r.key);
+  }
+
+  /** Namespaces with waiters, at most `limit` (the sweep's work list). */
+  async namespacesWithWaiters(limit: number): Promise<string[]> {
+    const rows = await select<{ namespace: string }>(this.dataSource, `SELECT namespace FROM namespace_heads WHERE state ? 'queue' ORDER BY namespace LIMIT $1`, [limit]);
+    return rows.map((r) => r.namespace);
+  }
+}
+
+interface WaiterEventData {
+  readonly object: Waiter['object'];
+  readonly resources: Record<string, string>;
+  readonly priority: number;
+  readonly deadline: string;
+  readonly waitingFor: Waiter['waitingFor'];
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+function viewOf(namespace: string, w: Waiter, rest: Pick<QueuedReservation, 'state'> & Partial<Pick<QueuedReservation, 'position' | 'endedAt' | 'reason'>>): QueuedReservation {
+  return {
+    id: w.id,
+    namespace,
+    ...rest,
+    priority: w.priority,
+    resources: Resources.canonicalResourceList(w.resources),
+    object: w.object,
+    waitingFor: w.waitingFor,
+    queuedAt: iso(w.queuedAt),
+    expiresAt: iso(w.deadline),
+    passed: w.passed,
+  };
+}
+
+/** Reservations queued in all namespaces together (the QUEUE_TOTAL_MAX bound, read before the transaction). */
+export async function queuedTotal(dataSource: DataSource): Promise<number> {
+  const rows = await select<{ n: number }>(dataSource, `SELECT coalesce(sum(jsonb_array_length(state->'queue')), 0)::int AS n FROM namespace_heads WHERE state ? 'queue'`);
+  return rows[0]?.n ?? 0;
+}
+
+/** The namespaces with waiters that shared quota `key` covers (read before a fair drain's transaction, which locks them). */
+export async function waitingUnder(dataSource: DataSource, key: string): Promise<string[]> {
+  const rows = await select<{ namespace: string }>(
+    dataSource,
+    `SELECT namespace FROM namespace_heads WHERE state ? 'queue' AND jsonb_typeof(state->'shared') = 'array' AND state->'shared' @> jsonb_build_array(jsonb_build_object('key', $1::text)) ORDER BY namespace`,
+    [key],
+  );
+  return rows.map((r) => r.namespace);
+}
