@@ -304,7 +304,7 @@ export class LedgerCommands {
       },
     });
     if (step.events.some((event) => event.type === 'CountAwaited')) for (const listener of this.countAwaitedListeners) listener([namespace]);
-    const freed = step.events.length > 0 && step.before.sharedUsed.size > 0 ? freedSharedKeys(step.before, step.after) : [];
+    const freed = step.events.length > 0 && (step.before.shared.size > 0 || step.after.shared.size > 0) ? freedSharedKeys(step.before, step.after, step.events) : [];
     if (freed.length > 0) for (const listener of this.sharedFreedListeners) listener(freed);
     return step;
   }

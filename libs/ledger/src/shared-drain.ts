@@ -1,4 +1,4 @@
-import { fairShareOrder, fairShareWeight, nextSharedAdmission, Resources, type LedgerEvent, type NamespaceState } from '@quota/domain';
+import { drainQueue, fairShareOrder, fairShareWeight, nextSharedAdmission, Resources, type LedgerEvent, type NamespaceState } from '@quota/domain';
 import type { EventMeta, NamespaceUnitOfWork } from './unit-of-work.js';
 
 /** Most admissions one fair drain makes (the rest wait for the next one, a moment later). */
@@ -15,32 +15,55 @@ export const FAIR_DRAIN_ADMISSIONS_MAX = 1000;
 export function fairDrain(units: readonly NamespaceUnitOfWork[], key: string, meta: EventMeta): Map<string, number> {
   const admitted = new Map<string, number>();
   for (let n = 0; n < FAIR_DRAIN_ADMISSIONS_MAX; n++) {
-    const next = new Map<string, { unit: NamespaceUnitOfWork; events: LedgerEvent[] }>();
-    for (const unit of units) {
-      const events = nextSharedAdmission(unit.facts, key);
-      if (events) next.set(unit.namespace, { unit, events });
+    const chosen = fairest(units, key);
+    if (chosen) {
+      chosen.unit.append(chosen.events, meta);
+      admitted.set(chosen.unit.namespace, (admitted.get(chosen.unit.namespace) ?? 0) + 1);
+      continue;
     }
-    if (next.size === 0) break;
-    const hard = units.find((unit) => unit.current.shared.has(key))?.current.shared.get(key)?.hard ?? Resources.EMPTY;
-    const candidates = [...next.values()].map(({ unit }) => ({
-      namespace: unit.namespace,
-      weight: fairShareWeight(unit.current.object?.definition.metadata),
-      used: unit.current.sharedUsed.get(key) ?? Resources.EMPTY,
-    }));
-    const first = fairShareOrder(candidates, hard)[0];
-    const chosen = first ? next.get(first.namespace) : undefined;
-    if (!chosen) break;
-    chosen.unit.append(chosen.events, meta);
-    admitted.set(chosen.unit.namespace, (admitted.get(chosen.unit.namespace) ?? 0) + 1);
+    // None of the quota's waiters fits: a waiter that left may have unblocked its namespace's
+    // own queue (and what that admits, the shared one's), so each namespace drains its own too.
+    let more = false;
+    for (const unit of units) {
+      const events = drainQueue(unit.facts);
+      if (events.length === 0) continue;
+      unit.append(events, meta);
+      more ||= events.some((event) => event.type === 'AdmittedFromQueue');
+    }
+    if (!more) break;
   }
   return admitted;
 }
 
+/** The next admission by fair share: of the namespaces whose next waiter fits, the one of the lowest weighted dominant share. */
+function fairest(units: readonly NamespaceUnitOfWork[], key: string): { unit: NamespaceUnitOfWork; events: LedgerEvent[] } | undefined {
+  const next = new Map<string, { unit: NamespaceUnitOfWork; events: LedgerEvent[] }>();
+  for (const unit of units) {
+    const events = nextSharedAdmission(unit.facts, key);
+    if (events) next.set(unit.namespace, { unit, events });
+  }
+  if (next.size === 0) return undefined;
+  const hard = units.find((unit) => unit.current.shared.has(key))?.current.shared.get(key)?.hard ?? Resources.EMPTY;
+  const candidates = [...next.values()].map(({ unit }) => ({
+    namespace: unit.namespace,
+    weight: fairShareWeight(unit.current.object?.definition.metadata),
+    used: unit.current.sharedUsed.get(key) ?? Resources.EMPTY,
+  }));
+  const first = fairShareOrder(candidates, hard)[0];
+  return first ? next.get(first.namespace) : undefined;
+}
+
 /**
- * The shared quotas a command freed room in: withdrawn from the namespace, or charged less by it
- * (a release, a termination, a commit that charged less). Their fair drains should run now.
+ * The shared quotas whose fair drains should run after a command: those it freed room in
+ * (withdrawn from the namespace, or charged less by it: a release, a termination, a commit that
+ * charged less), and every one covering the namespace when it has waiters and the command may
+ * have made room for them or unblocked them (anything but a new reservation or waiter: a raised
+ * local hard, a waiter that left its queue).
  */
-export function freedSharedKeys(before: NamespaceState, after: NamespaceState): string[] {
+export function freedSharedKeys(before: NamespaceState, after: NamespaceState, events: readonly LedgerEvent[]): string[] {
+  if ((before.queue.size > 0 || after.queue.size > 0) && events.some((event) => event.type !== 'Reserved' && event.type !== 'Queued')) {
+    return [...new Set([...before.shared.keys(), ...after.shared.keys()])];
+  }
   const freed: string[] = [];
   for (const [key, used] of before.sharedUsed) {
     const now = after.sharedUsed.get(key);

@@ -154,8 +154,14 @@ function admission(facts: NamespaceFacts, state: NamespaceState, waiter: Waiter,
  */
 export function nextSharedAdmission(facts: NamespaceFacts, key: string): LedgerEvent[] | undefined {
   for (const waiter of queueOrder(facts.state.queue)) {
-    if (waiter.deadline <= facts.now || !sharedChargesOf(facts.state, waiter.resources).includes(key)) continue;
+    if (waiter.deadline <= facts.now) continue;
     const events = admission(facts, facts.state, waiter);
+    // Another drain's waiter (its own namespace's, or another shared quota's) is not admitted
+    // here, but one that is blocking and does not fit stops this drain too.
+    if (!sharedChargesOf(facts.state, waiter.resources).includes(key)) {
+      if (!events && isBlocking(waiter, facts.now, policyOf(facts))) return undefined;
+      continue;
+    }
     if (events) return events;
     if (isBlocking(waiter, facts.now, policyOf(facts))) return undefined;
   }
@@ -182,9 +188,11 @@ export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['d
       push([{ type: 'Expired', data: { reservationId: waiter.id, reason } }]);
       continue;
     }
-    if (blocked || sharedChargesOf(state, waiter.resources).length > 0) continue;
+    if (blocked) continue;
     const admitted = admission(facts, state, waiter, freedBy);
-    if (admitted) push(admitted);
+    // A shared quota's waiter is its fair drain's to admit; blocking and short of room, it stops this one too.
+    if (sharedChargesOf(state, waiter.resources).length > 0) blocked = !admitted && isBlocking(waiter, facts.now, policyOf(facts));
+    else if (admitted) push(admitted);
     else if (isBlocking(waiter, facts.now, policyOf(facts))) blocked = true;
   }
   return events;
