@@ -122,3 +122,11 @@ describe('queued reservations under a ClusterResourceQuota, over HTTP', () => {
     expect((await watch).body).toMatchObject({ id: queued.body.id, state: 'reserved', charged: { 'example.com/gpu': '2' } });
   });
 });
+
+describe('queue metrics', () => {
+  it('exports the queue length and how long waiters waited, by outcome', async () => {
+    const text = String((await api.request('GET', '/metrics', undefined, A)).body);
+    expect(text).toMatch(/^quota_ledger_queued_reservations \d+$/m);
+    for (const outcome of ['admitted', 'cancelled', 'expired']) expect(text).toMatch(new RegExp(`^quota_ledger_queue_wait_seconds_count\\{outcome="${outcome}"\\} [1-9]`, 'm'));
+  });
+});

@@ -68,6 +68,11 @@ export class QueueQueries {
     return rows.map((r) => r.key);
   }
 
+  /** Reservations queued in all namespaces together. */
+  total(): Promise<number> {
+    return queuedTotal(this.dataSource);
+  }
+
   /** Namespaces with waiters, at most `limit` (the sweep's work list). */
   async namespacesWithWaiters(limit: number): Promise<string[]> {
     const rows = await select<{ namespace: string }>(this.dataSource, `SELECT namespace FROM namespace_heads WHERE state ? 'queue' ORDER BY namespace LIMIT $1`, [limit]);

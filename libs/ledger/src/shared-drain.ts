@@ -12,12 +12,16 @@ export const FAIR_DRAIN_ADMISSIONS_MAX = 1000;
  * again. Each unit of work's facts read the shared heads as the admissions before leave them, so
  * the quota is never charged over hard. Returns how many were admitted, per namespace.
  */
-export function fairDrain(units: readonly NamespaceUnitOfWork[], key: string, meta: EventMeta): Map<string, number> {
+export function fairDrain(units: readonly NamespaceUnitOfWork[], key: string, meta: EventMeta, dequeued: { outcome: DequeueOutcome; waitedMs: number }[] = []): Map<string, number> {
   const admitted = new Map<string, number>();
+  const append = (unit: NamespaceUnitOfWork, events: readonly LedgerEvent[]): void => {
+    dequeued.push(...dequeuedBy(unit.current, events, unit.now));
+    unit.append(events, meta);
+  };
   for (let n = 0; n < FAIR_DRAIN_ADMISSIONS_MAX; n++) {
     const chosen = fairest(units, key);
     if (chosen) {
-      chosen.unit.append(chosen.events, meta);
+      append(chosen.unit, chosen.events);
       admitted.set(chosen.unit.namespace, (admitted.get(chosen.unit.namespace) ?? 0) + 1);
       continue;
     }
@@ -27,7 +31,7 @@ export function fairDrain(units: readonly NamespaceUnitOfWork[], key: string, me
     for (const unit of units) {
       const events = drainQueue(unit.facts);
       if (events.length === 0) continue;
-      unit.append(events, meta);
+      append(unit, events);
       more ||= events.some((event) => event.type === 'AdmittedFromQueue');
     }
     if (!more) break;
@@ -70,4 +74,18 @@ export function freedSharedKeys(before: NamespaceState, after: NamespaceState, e
     if (!after.shared.has(key) || !now || Object.entries(used).some(([resource, amount]) => (Resources.get(now, resource)?.cmp(amount) ?? -1) < 0)) freed.push(key);
   }
   return freed;
+}
+
+/** How a queued reservation stopped waiting, as the queue-wait metric labels it. */
+export type DequeueOutcome = 'admitted' | 'cancelled' | 'expired';
+
+const DEQUEUE_OUTCOMES: Readonly<Record<string, DequeueOutcome>> = { AdmittedFromQueue: 'admitted', Cancelled: 'cancelled', Expired: 'expired' };
+
+/** Each waiter these events took out of the queue, with how long it waited (`now`: the transaction's time). */
+export function dequeuedBy(before: NamespaceState, events: readonly LedgerEvent[], now: number): { outcome: DequeueOutcome; waitedMs: number }[] {
+  return events.flatMap((event) => {
+    const outcome = DEQUEUE_OUTCOMES[event.type];
+    const waiter = outcome && 'reservationId' in event.data ? before.queue.get(event.data.reservationId) : undefined;
+    return outcome && waiter ? [{ outcome, waitedMs: now - waiter.queuedAt }] : [];
+  });
 }
