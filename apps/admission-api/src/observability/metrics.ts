@@ -99,12 +99,7 @@ export class Metrics implements OnApplicationShutdown {
       collect() {
         const stats = sources()?.readStats();
         if (!stats) return;
-        for (const [source, total] of [
-          ['replica', stats.replica],
-          ['primary', stats.primary],
-          ['waited_out', stats.waitedOut],
-          ['fell_back', stats.fellBack],
-        ] as const) {
+        for (const [source, total] of [['replica', stats.replica], ['primary', stats.primary], ['waited_out', stats.waitedOut], ['fell_back', stats.fellBack]] as const) {
           this.inc({ source }, total - (readsSeen.get(source) ?? 0));
           readsSeen.set(source, total);
         }
