@@ -88,13 +88,13 @@ describe('fair sharing of a ClusterResourceQuota between waiting namespaces', ()
     try {
       for (const name of ['blk-a', 'blk-b']) await strictWriter.putNamespace({ name, metadata: { labels: { pool: 'blk' } } }, actor);
       await strictWriter.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name: 'blk' }, spec: { hard: { cpu: '2' } }, selector: { labels: { matchLabels: { pool: 'blk' } } } }, actor);
-      await strict.putQuota('blk-a', { name: 'local', spec: { hard: { memory: '1Gi' } } }, actor);
+      await strict.putQuota('blk-a', { name: 'local', spec: { hard: { memory: '2Gi' } } }, actor);
       const res = (namespace: string, resources: Record<string, string>, wait?: boolean): AdmitCommand => ({ ...job(namespace, wait), resources });
       const holderB = (await strict.admit(res('blk-b', { cpu: '2' }))).result.reservationId as string;
-      const holderA = (await strict.admit(res('blk-a', { memory: '1Gi' }))).result.reservationId as string;
-      const shared = (await strict.admit(res('blk-a', { cpu: '2' }, true))).result.reservationId as string;
+      const holderA = (await strict.admit(res('blk-a', { memory: '2Gi' }))).result.reservationId as string;
+      const shared = (await strict.admit(res('blk-a', { cpu: '2', memory: '1Gi' }, true))).result.reservationId as string;
       const local = (await strict.admit(res('blk-a', { memory: '1Gi' }, true))).result.reservationId as string;
-      // Room for the local one, but the shared one ahead of it is blocking (passMax 0) and short.
+      // Room for the local one, but the shared one ahead of it, short of the same memory, is blocking (passMax 0) and short of cpu.
       await strict.release('blk-a', holderA, { actor: 'a', reason: 'cancelled' });
       expect((await queue.queue('blk-a')).items.map((w) => w.id)).toEqual([shared, local]);
       await strict.release('blk-b', holderB, { actor: 'b', reason: 'cancelled' });
