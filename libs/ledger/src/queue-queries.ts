@@ -57,15 +57,21 @@ export class QueueQueries {
     return viewOf(namespace, waiter, { state: ended.type === 'Cancelled' ? 'cancelled' : 'expired', endedAt: ended.at, ...(reason ? { reason } : {}) });
   }
 
-  /** The shared quotas (keys) covering a namespace that has waiters: each a fair drain for the sweep. */
-  async sharedKeysWithWaiters(limit: number): Promise<string[]> {
-    const rows = await select<{ key: string }>(
+  /**
+   * The shared quotas (keys) covering a namespace that has waiters, each with a revision that moves
+   * with every change of the quota's head (its use, members, spec) or of a waiting namespace's (a
+   * raised local hard, a waiter more or less): the sweep drains those whose revision moved since it
+   * last looked.
+   */
+  async sharedKeysWithWaiters(limit: number): Promise<{ key: string; revision: string }[]> {
+    return select<{ key: string; revision: string }>(
       this.dataSource,
-      `SELECT DISTINCT q->>'key' AS key FROM namespace_heads, jsonb_array_elements(state->'shared') AS q
-        WHERE state ? 'queue' AND jsonb_typeof(state->'shared') = 'array' ORDER BY 1 LIMIT $1`,
+      `SELECT k.key, coalesce(h.revision::text, '') || ':' || k.versions AS revision
+         FROM (SELECT q->>'key' AS key, sum(n.version)::text AS versions FROM namespace_heads n, jsonb_array_elements(n.state->'shared') AS q
+                WHERE n.state ? 'queue' AND jsonb_typeof(n.state->'shared') = 'array' GROUP BY 1) k
+         LEFT JOIN shared_quota_heads h ON h.key = k.key ORDER BY k.key LIMIT $1`,
       [limit],
     );
-    return rows.map((r) => r.key);
   }
 
   /** Reservations queued in all namespaces together. */
@@ -73,9 +79,19 @@ export class QueueQueries {
     return queuedTotal(this.dataSource);
   }
 
-  /** Namespaces with waiters, at most `limit` (the sweep's work list). */
-  async namespacesWithWaiters(limit: number): Promise<string[]> {
-    const rows = await select<{ namespace: string }>(this.dataSource, `SELECT namespace FROM namespace_heads WHERE state ? 'queue' ORDER BY namespace LIMIT $1`, [limit]);
+  /**
+   * Namespaces with a waiter whose deadline has passed, at most `limit` (the sweep's work list:
+   * their SweepQueue appends its Expired). Room freed in a namespace is drained by the write that
+   * freed it, in whichever process, so only deadlines need a sweep.
+   */
+  async namespacesWithExpiredWaiters(nowMs: number, limit: number): Promise<string[]> {
+    const rows = await select<{ namespace: string }>(
+      this.dataSource,
+      `SELECT namespace FROM namespace_heads WHERE state ? 'queue'
+          AND EXISTS (SELECT 1 FROM jsonb_array_elements(state->'queue') AS w WHERE (w->>'deadline')::float8 <= $1)
+        ORDER BY namespace LIMIT $2`,
+      [nowMs, limit],
+    );
     return rows.map((r) => r.namespace);
   }
 }
