@@ -361,6 +361,8 @@ describe('every route, its answers validated against the document', () => {
     await expectStatus(404, 'get', '/v1/clusterresourcequotas/blue');
     await expectStatus(200, 'get', '/v1/clusterresourcequotas/red/history');
     await expectStatus(200, 'get', '/v1/clusterresourcequotas/red/usage');
+    await expectStatus(200, 'get', '/v1/clusterresourcequotas/red/queue');
+    await expectStatus(404, 'get', '/v1/clusterresourcequotas/blue/queue');
     await expectStatus(200, 'get', `/v1/clusterresourcequotas/red/usage?at=${new Date().toISOString()}`);
     await expectStatus(200, 'get', '/v1/clusterresourcequotas/red/usage/series?points=3');
     await expectStatus(404, 'get', '/v1/clusterresourcequotas/blue/usage');
@@ -376,6 +378,7 @@ describe('every route, its answers validated against the document', () => {
     await expectStatus(200, 'get', `${hrqs}/tree`);
     await expectStatus(200, 'get', `${hrqs}/tree/history`);
     await expectStatus(200, 'get', `${hrqs}/tree/usage`);
+    await expectStatus(200, 'get', `${hrqs}/tree/queue`);
     await expectStatus(200, 'get', `${hrqs}/tree/usage/series`);
     await expectStatus(404, 'get', `${hrqs}/forest/usage/series`);
     await expectStatus(200, 'delete', `${hrqs}/tree`);

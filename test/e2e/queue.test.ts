@@ -118,8 +118,13 @@ describe('queued reservations under a ClusterResourceQuota, over HTTP', () => {
     expect(queued.status).toBe(202);
     expect(queued.body.waitingFor).toMatchObject([{ quota: 'gpu' }]);
     const watch = api.request('GET', `/v1/namespaces/crq-y/reservations/${queued.body.id}?watch=true&timeoutSeconds=10`, undefined, A);
+    expect((await api.request('GET', '/v1/clusterresourcequotas/gpu/queue', undefined, A)).body).toMatchObject({
+      key: 'clusterresourcequotas/gpu',
+      namespaces: [{ namespace: 'crq-y', weight: 1, used: { 'example.com/gpu': '0' }, items: [{ id: queued.body.id, state: 'queued' }] }],
+    });
     await api.request('DELETE', `/v1/namespaces/crq-x/reservations/${holder.body.id}`, undefined, A);
     expect((await watch).body).toMatchObject({ id: queued.body.id, state: 'reserved', charged: { 'example.com/gpu': '2' } });
+    expect((await api.request('GET', '/v1/clusterresourcequotas/gpu/queue', undefined, A)).body).toEqual({ key: 'clusterresourcequotas/gpu', namespaces: [] });
   });
 });
 

@@ -1,7 +1,7 @@
-import type { NamespaceQueue, QueuedReservation } from '@quota/api';
-import { queueOrder, Resources, type Waiter } from '@quota/domain';
+import type { NamespaceQueue, QueuedReservation, SharedQuotaQueue } from '@quota/api';
+import { fairShareOrder, fairShareWeight, queueOrder, Resources, sharedChargesOf, type Waiter } from '@quota/domain';
 import type { DataSource } from 'typeorm';
-import { waiterFromJson, type WaiterJson } from './head.js';
+import { stateOf, waiterFromJson, type HeadJson, type WaiterJson } from './head.js';
 import { select } from './sql.js';
 
 /**
@@ -18,6 +18,31 @@ export class QueueQueries {
     const rows = await select<{ queue: WaiterJson[] | null }>(this.dataSource, `SELECT state->'queue' AS queue FROM namespace_heads WHERE namespace = $1`, [namespace]);
     const waiters = new Map((rows[0]?.queue ?? []).map((j) => [j.id, waiterFromJson(j)]));
     return { namespace, items: queueOrder(waiters).map((w, i) => viewOf(namespace, w, { state: 'queued', position: i + 1 })) };
+  }
+
+  /** The waiters charged to a shared quota, per waiting namespace, in the order its fair drain serves the namespaces. */
+  async sharedQueue(key: string): Promise<SharedQuotaQueue> {
+    const rows = await select<{ namespace: string; version: string; state: HeadJson }>(
+      this.dataSource,
+      `SELECT namespace, version::text, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace`,
+      [await waitingUnder(this.dataSource, key)],
+    );
+    const waiting = rows.map((row) => {
+      const state = stateOf(Number(row.version), row.state);
+      const items = queueOrder(state.queue)
+        .map((w, i) => ({ w, position: i + 1 }))
+        .filter(({ w }) => sharedChargesOf(state, w.resources).includes(key))
+        .map(({ w, position }) => viewOf(row.namespace, w, { state: 'queued', position }));
+      return { namespace: row.namespace, weight: fairShareWeight(state.object?.definition.metadata), used: state.sharedUsed.get(key) ?? Resources.EMPTY, hard: state.shared.get(key)?.hard, items };
+    });
+    const hard = waiting.find((w) => w.hard)?.hard ?? Resources.EMPTY;
+    const order = fairShareOrder(waiting, hard).map((c) => c.namespace);
+    const byName = new Map(waiting.map((w) => [w.namespace, w]));
+    const namespaces = order.flatMap((name) => {
+      const w = byName.get(name);
+      return w && w.items.length > 0 ? [{ namespace: w.namespace, weight: w.weight, used: Resources.canonicalResourceList(w.used), items: w.items }] : [];
+    });
+    return { key, namespaces };
   }
 
   /** A reservation as the queue knows it: waiting now, or cancelled or expired; undefined when it never waited (or was admitted). */
