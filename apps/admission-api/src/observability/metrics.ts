@@ -72,7 +72,7 @@ export class Metrics implements OnApplicationShutdown {
     });
     this.decisions = new Counter({
       name: 'quota_ledger_admission_decisions_total',
-      help: 'Admission decisions by source (webhook, rest), outcome and reason (the plugin that denied: NamespaceLifecycle, LimitRanger, ResourceQuota, AlwaysDeny).',
+      help: 'Admission decisions by source (webhook, rest), outcome (allowed, denied, queued: a REST reserve that waits) and reason (the plugin that denied: NamespaceLifecycle, LimitRanger, ResourceQuota, AlwaysDeny).',
       labelNames: ['source', 'outcome', 'reason'],
       registers,
     });
@@ -148,7 +148,9 @@ export class Metrics implements OnApplicationShutdown {
   }
 
   decided(source: 'webhook' | 'rest', result: AdmissionResult): void {
-    this.decisions.inc({ source, outcome: result.allowed ? 'allowed' : 'denied', reason: result.allowed ? '' : (result.stage ?? 'other') });
+    // A reserve that waits (202) is queued, not denied: its admission comes later, from the queue.
+    const outcome = result.allowed ? 'allowed' : result.code === 202 ? 'queued' : 'denied';
+    this.decisions.inc({ source, outcome, reason: outcome === 'denied' ? (result.stage ?? 'other') : '' });
   }
 
   dequeued(outcome: QueueOutcome, waitedMs: number): void {
