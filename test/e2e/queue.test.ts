@@ -118,7 +118,20 @@ describe('queued reservations under a ClusterResourceQuota, over HTTP', () => {
     expect(queued.status).toBe(202);
     expect(queued.body.waitingFor).toMatchObject([{ quota: 'gpu' }]);
     const watch = api.request('GET', `/v1/namespaces/crq-y/reservations/${queued.body.id}?watch=true&timeoutSeconds=10`, undefined, A);
+    expect((await api.request('GET', '/v1/clusterresourcequotas/gpu/queue', undefined, A)).body).toMatchObject({
+      key: 'clusterresourcequotas/gpu',
+      namespaces: [{ namespace: 'crq-y', weight: 1, used: { 'example.com/gpu': '0' }, items: [{ id: queued.body.id, state: 'queued' }] }],
+    });
     await api.request('DELETE', `/v1/namespaces/crq-x/reservations/${holder.body.id}`, undefined, A);
     expect((await watch).body).toMatchObject({ id: queued.body.id, state: 'reserved', charged: { 'example.com/gpu': '2' } });
+    expect((await api.request('GET', '/v1/clusterresourcequotas/gpu/queue', undefined, A)).body).toEqual({ key: 'clusterresourcequotas/gpu', namespaces: [] });
+  });
+});
+
+describe('queue metrics', () => {
+  it('exports the queue length and how long waiters waited, by outcome', async () => {
+    const text = String((await api.request('GET', '/metrics', undefined, A)).body);
+    expect(text).toMatch(/^quota_ledger_queued_reservations \d+$/m);
+    for (const outcome of ['admitted', 'cancelled', 'expired']) expect(text).toMatch(new RegExp(`^quota_ledger_queue_wait_seconds_count\\{outcome="${outcome}"\\} [1-9]`, 'm'));
   });
 });

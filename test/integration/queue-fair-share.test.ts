@@ -80,4 +80,30 @@ describe('fair sharing of a ClusterResourceQuota between waiting namespaces', ()
     const usage = (await db.dataSource.query(`SELECT state->'members' AS members FROM shared_quota_heads WHERE key = $1`, [KEY]))[0].members as Record<string, { cpu: string }>;
     expect(Object.values(usage).reduce((sum, m) => sum + Number(m.cpu), 0)).toBe(20);
   });
+
+  it("admits, in the fair drain's transaction, a namespace's own waiter that a shared waiter it admitted was blocking", async () => {
+    const policy = { passMax: 0, passMs: 3_600_000, perNamespaceMax: 10 };
+    const strict = new Ledger(db.dataSource, { retryBaseMs: 1, queuePolicy: policy });
+    const strictWriter = new ClusterWriter(db.dataSource, { queuePolicy: policy });
+    try {
+      for (const name of ['blk-a', 'blk-b']) await strictWriter.putNamespace({ name, metadata: { labels: { pool: 'blk' } } }, actor);
+      await strictWriter.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name: 'blk' }, spec: { hard: { cpu: '2' } }, selector: { labels: { matchLabels: { pool: 'blk' } } } }, actor);
+      await strict.putQuota('blk-a', { name: 'local', spec: { hard: { memory: '2Gi' } } }, actor);
+      const res = (namespace: string, resources: Record<string, string>, wait?: boolean): AdmitCommand => ({ ...job(namespace, wait), resources });
+      const holderB = (await strict.admit(res('blk-b', { cpu: '2' }))).result.reservationId as string;
+      const holderA = (await strict.admit(res('blk-a', { memory: '2Gi' }))).result.reservationId as string;
+      const shared = (await strict.admit(res('blk-a', { cpu: '2', memory: '1Gi' }, true))).result.reservationId as string;
+      const local = (await strict.admit(res('blk-a', { memory: '1Gi' }, true))).result.reservationId as string;
+      // Room for the local one, but the shared one ahead of it, short of the same memory, is blocking (passMax 0) and short of cpu.
+      await strict.release('blk-a', holderA, { actor: 'a', reason: 'cancelled' });
+      expect((await queue.queue('blk-a')).items.map((w) => w.id)).toEqual([shared, local]);
+      await strict.release('blk-b', holderB, { actor: 'b', reason: 'cancelled' });
+      expect(await strictWriter.drainSharedQueue('clusterresourcequotas/blk', { actor: 'queue' })).toEqual(new Map([['blk-a', 1]]));
+      expect((await queue.queue('blk-a')).items).toEqual([]);
+      expect(await ledger.getReservation('blk-a', local)).toMatchObject({ state: 'reserved', charged: { memory: '1Gi' } });
+    } finally {
+      await strict.close();
+      await strictWriter.close();
+    }
+  });
 });

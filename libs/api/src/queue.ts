@@ -53,3 +53,18 @@ export interface NamespaceQueue {
   /** In the queue's order. */
   readonly items: readonly QueuedReservation[];
 }
+
+/** The waiters a shared quota's fair drain serves: per waiting namespace, in the order it serves them (lowest weighted dominant share first). */
+export interface SharedQuotaQueue {
+  /** The shared quota's key (`clusterresourcequotas/NAME`, `hierarchicalresourcequotas/NS/NAME`). */
+  readonly key: string;
+  readonly namespaces: readonly {
+    readonly namespace: string;
+    /** Its `quota-ledger.io/fair-share-weight` (1 when absent or invalid). */
+    readonly weight: number;
+    /** What it uses of the shared quota now. */
+    readonly used: Readonly<Record<string, string>>;
+    /** Its waiters charged to this quota, in its queue's order (`position` is in its namespace's queue). */
+    readonly items: readonly QueuedReservation[];
+  }[];
+}

@@ -29,7 +29,7 @@ import { SharedHeads, type SharedHeadRow } from './shared-heads.js';
 import { NamespaceUnitOfWork, type EventMeta } from './unit-of-work.js';
 import { namespaceViewOf, sharedQuotaViewOf, type NamespaceView, type SharedQuotaView } from './cluster-views.js';
 import { waitingUnder } from './queue-queries.js';
-import { fairDrain } from './shared-drain.js';
+import { fairDrain, type DequeueOutcome } from './shared-drain.js';
 
 /**
  * The writes that move several heads at once (issue 18): a Namespace's labels (which shared
@@ -77,6 +77,7 @@ export class ClusterWriter {
   private readonly notifier: AppendNotifier;
   private readonly namespacesMax: number;
   private readonly countAwaitedListeners: ((namespaces: readonly string[]) => void)[] = [];
+  private readonly dequeuedListeners: ((outcome: DequeueOutcome, waitedMs: number) => void)[] = [];
   private readonly retries: RetryPolicy;
 
   constructor(
@@ -242,15 +243,23 @@ export class ClusterWriter {
   async drainSharedQueue(key: string, options: WriteOptions): Promise<Map<string, number>> {
     const waiting = await waitingUnder(this.dataSource, key);
     if (waiting.length === 0) return new Map();
-    return this.transact(async (tx) => {
+    const { admitted, dequeued } = await this.transact(async (tx) => {
       const heads = await lockNamespaceHeads(tx.client, waiting);
       const keys = [...heads.values()].flatMap((head) => (head.state.shared ?? []).map((q) => q.key));
       const shared = await lockSharedHeads(tx.client, keys);
       const units = [...heads.values()].map((head) => this.begin(tx, head.namespace, head, shared));
-      const admitted = fairDrain(units, key, meta(options));
-      if (admitted.size > 0) await flushWorks(tx.client, units, tx.now, shared);
-      return admitted;
+      const dequeued: { outcome: DequeueOutcome; waitedMs: number }[] = [];
+      const admitted = fairDrain(units, key, meta(options), dequeued);
+      if (dequeued.length > 0) await flushWorks(tx.client, units, tx.now, shared);
+      return { admitted, dequeued };
     });
+    for (const { outcome, waitedMs } of dequeued) for (const listener of this.dequeuedListeners) listener(outcome, waitedMs);
+    return admitted;
+  }
+
+  /** Tells `listener` of every waiter a fair drain took out of the queue, and how long it waited (LedgerCommands.onDequeued). */
+  onDequeued(listener: (outcome: DequeueOutcome, waitedMs: number) => void): void {
+    this.dequeuedListeners.push(listener);
   }
 
   /**

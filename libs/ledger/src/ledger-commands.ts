@@ -38,7 +38,7 @@ import type {
 import { pointing, removed, type EventRef } from './event-position.js';
 import { requestDigest } from './request-digest.js';
 import { queuedTotal } from './queue-queries.js';
-import { freedSharedKeys } from './shared-drain.js';
+import { dequeuedBy, freedSharedKeys, type DequeueOutcome } from './shared-drain.js';
 import { RetryPolicy } from './retry-policy.js';
 import type { EventMeta, NamespaceUnitOfWork, Step } from './unit-of-work.js';
 import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from './views.js';
@@ -86,6 +86,7 @@ export class LedgerCommands {
   private readonly committedListeners: ((commands: number, retries: number) => void)[] = [];
   private readonly countAwaitedListeners: ((namespaces: readonly string[]) => void)[] = [];
   private readonly sharedFreedListeners: ((keys: readonly string[]) => void)[] = [];
+  private readonly dequeuedListeners: ((outcome: DequeueOutcome, waitedMs: number) => void)[] = [];
   private readonly awaitFirstCount: boolean;
   private readonly queueTotalMax: number;
 
@@ -153,6 +154,11 @@ export class LedgerCommands {
   /** Tells `listener` of the shared quotas a committed write freed room in, whose waiters a fair drain may admit now (the API's QueueSweeper). */
   onSharedFreed(listener: (keys: readonly string[]) => void): void {
     this.sharedFreedListeners.push(listener);
+  }
+
+  /** Tells `listener` of every waiter a committed write took out of the queue, and how long it waited (the queue-wait metric). */
+  onDequeued(listener: (outcome: DequeueOutcome, waitedMs: number) => void): void {
+    this.dequeuedListeners.push(listener);
   }
 
   /** Finishes the batches in flight; new commands are refused. */
@@ -304,8 +310,11 @@ export class LedgerCommands {
       },
     });
     if (step.events.some((event) => event.type === 'CountAwaited')) for (const listener of this.countAwaitedListeners) listener([namespace]);
-    const freed = step.events.length > 0 && step.before.sharedUsed.size > 0 ? freedSharedKeys(step.before, step.after) : [];
+    const freed = step.events.length > 0 && (step.before.shared.size > 0 || step.after.shared.size > 0) ? freedSharedKeys(step.before, step.after, step.events) : [];
     if (freed.length > 0) for (const listener of this.sharedFreedListeners) listener(freed);
+    if (step.before.queue.size > 0 && this.dequeuedListeners.length > 0) {
+      for (const { outcome, waitedMs } of dequeuedBy(step.before, step.events, step.after.lastEventAt ?? 0)) for (const listener of this.dequeuedListeners) listener(outcome, waitedMs);
+    }
     return step;
   }
 }

@@ -1,7 +1,7 @@
-import type { NamespaceQueue, QueuedReservation } from '@quota/api';
-import { queueOrder, Resources, type Waiter } from '@quota/domain';
+import type { NamespaceQueue, QueuedReservation, SharedQuotaQueue } from '@quota/api';
+import { fairShareOrder, fairShareWeight, queueOrder, Resources, sharedChargesOf, type Waiter } from '@quota/domain';
 import type { DataSource } from 'typeorm';
-import { waiterFromJson, type WaiterJson } from './head.js';
+import { stateOf, waiterFromJson, type HeadJson, type WaiterJson } from './head.js';
 import { select } from './sql.js';
 
 /**
@@ -18,6 +18,31 @@ export class QueueQueries {
     const rows = await select<{ queue: WaiterJson[] | null }>(this.dataSource, `SELECT state->'queue' AS queue FROM namespace_heads WHERE namespace = $1`, [namespace]);
     const waiters = new Map((rows[0]?.queue ?? []).map((j) => [j.id, waiterFromJson(j)]));
     return { namespace, items: queueOrder(waiters).map((w, i) => viewOf(namespace, w, { state: 'queued', position: i + 1 })) };
+  }
+
+  /** The waiters charged to a shared quota, per waiting namespace, in the order its fair drain serves the namespaces. */
+  async sharedQueue(key: string): Promise<SharedQuotaQueue> {
+    const rows = await select<{ namespace: string; version: string; state: HeadJson }>(
+      this.dataSource,
+      `SELECT namespace, version::text, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace`,
+      [await waitingUnder(this.dataSource, key)],
+    );
+    const waiting = rows.map((row) => {
+      const state = stateOf(Number(row.version), row.state);
+      const items = queueOrder(state.queue)
+        .map((w, i) => ({ w, position: i + 1 }))
+        .filter(({ w }) => sharedChargesOf(state, w.resources).includes(key))
+        .map(({ w, position }) => viewOf(row.namespace, w, { state: 'queued', position }));
+      return { namespace: row.namespace, weight: fairShareWeight(state.object?.definition.metadata), used: state.sharedUsed.get(key) ?? Resources.EMPTY, hard: state.shared.get(key)?.hard, items };
+    });
+    const hard = waiting.find((w) => w.hard)?.hard ?? Resources.EMPTY;
+    const order = fairShareOrder(waiting, hard).map((c) => c.namespace);
+    const byName = new Map(waiting.map((w) => [w.namespace, w]));
+    const namespaces = order.flatMap((name) => {
+      const w = byName.get(name);
+      return w && w.items.length > 0 ? [{ namespace: w.namespace, weight: w.weight, used: Resources.canonicalResourceList(w.used), items: w.items }] : [];
+    });
+    return { key, namespaces };
   }
 
   /** A reservation as the queue knows it: waiting now, or cancelled or expired; undefined when it never waited (or was admitted). */
@@ -57,20 +82,41 @@ export class QueueQueries {
     return viewOf(namespace, waiter, { state: ended.type === 'Cancelled' ? 'cancelled' : 'expired', endedAt: ended.at, ...(reason ? { reason } : {}) });
   }
 
-  /** The shared quotas (keys) covering a namespace that has waiters: each a fair drain for the sweep. */
-  async sharedKeysWithWaiters(limit: number): Promise<string[]> {
-    const rows = await select<{ key: string }>(
+  /**
+   * The shared quotas (keys) covering a namespace that has waiters, each with a revision that moves
+   * with every change of the quota's head (its use, members, spec) or of a waiting namespace's (a
+   * raised local hard, a waiter more or less): the sweep drains those whose revision moved since it
+   * last looked.
+   */
+  async sharedKeysWithWaiters(limit: number): Promise<{ key: string; revision: string }[]> {
+    return select<{ key: string; revision: string }>(
       this.dataSource,
-      `SELECT DISTINCT q->>'key' AS key FROM namespace_heads, jsonb_array_elements(state->'shared') AS q
-        WHERE state ? 'queue' AND jsonb_typeof(state->'shared') = 'array' ORDER BY 1 LIMIT $1`,
+      `SELECT k.key, coalesce(h.revision::text, '') || ':' || k.versions AS revision
+         FROM (SELECT q->>'key' AS key, sum(n.version)::text AS versions FROM namespace_heads n, jsonb_array_elements(n.state->'shared') AS q
+                WHERE n.state ? 'queue' AND jsonb_typeof(n.state->'shared') = 'array' GROUP BY 1) k
+         LEFT JOIN shared_quota_heads h ON h.key = k.key ORDER BY k.key LIMIT $1`,
       [limit],
     );
-    return rows.map((r) => r.key);
   }
 
-  /** Namespaces with waiters, at most `limit` (the sweep's work list). */
-  async namespacesWithWaiters(limit: number): Promise<string[]> {
-    const rows = await select<{ namespace: string }>(this.dataSource, `SELECT namespace FROM namespace_heads WHERE state ? 'queue' ORDER BY namespace LIMIT $1`, [limit]);
+  /** Reservations queued in all namespaces together. */
+  total(): Promise<number> {
+    return queuedTotal(this.dataSource);
+  }
+
+  /**
+   * Namespaces with a waiter whose deadline has passed, at most `limit` (the sweep's work list:
+   * their SweepQueue appends its Expired). Room freed in a namespace is drained by the write that
+   * freed it, in whichever process, so only deadlines need a sweep.
+   */
+  async namespacesWithExpiredWaiters(nowMs: number, limit: number): Promise<string[]> {
+    const rows = await select<{ namespace: string }>(
+      this.dataSource,
+      `SELECT namespace FROM namespace_heads WHERE state ? 'queue'
+          AND EXISTS (SELECT 1 FROM jsonb_array_elements(state->'queue') AS w WHERE (w->>'deadline')::float8 <= $1)
+        ORDER BY namespace LIMIT $2`,
+      [nowMs, limit],
+    );
     return rows.map((r) => r.namespace);
   }
 }

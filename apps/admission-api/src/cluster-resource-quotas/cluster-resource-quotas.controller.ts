@@ -1,7 +1,19 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { SharedQuotaQueue } from '@quota/api';
 import { assertDefinitionSize, clusterResourceQuotaSizeErrors, sharedQuotaKey, validateClusterResourceQuota, type SharedQuotaRef } from '@quota/domain';
-import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerClock, LedgerError, SharedUsageQueries, type DefinitionChange, type Page, type SharedQuotaUsageSeries } from '@quota/ledger';
+import {
+  ClusterQueries,
+  ClusterWriter,
+  DefinitionQueries,
+  LedgerClock,
+  LedgerError,
+  QueueQueries,
+  SharedUsageQueries,
+  type DefinitionChange,
+  type Page,
+  type SharedQuotaUsageSeries,
+} from '@quota/ledger';
 import { readPutIdentity } from '../common/kube-object.js';
 import { ObjectNamePipe } from '../common/path-params.js';
 import { requesterOf } from '../auth/requester.js';
@@ -24,6 +36,7 @@ export class ClusterResourceQuotasController {
     @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
     @Inject(SharedUsageQueries) private readonly usage: SharedUsageQueries,
     @Inject(LedgerClock) private readonly clock: LedgerClock,
+    @Inject(QueueQueries) private readonly queues: QueueQueries,
   ) {}
 
   @Allow('admin')
@@ -91,5 +104,14 @@ export class ClusterResourceQuotasController {
     const removed = await this.writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name }, { actor: requesterOf(request) });
     sendPosition(response, removed.position);
     return renderClusterResourceQuota(removed.view);
+  }
+
+  /** The reservations waiting for its room (issue 41), per namespace, in the order its fair drain serves them. */
+  @Allow('admin', 'auditor', 'admission')
+  @Get(':name/queue')
+  async queue(@Param('name', ObjectNamePipe) name: string): Promise<SharedQuotaQueue> {
+    const key = sharedQuotaKey({ kind: 'ClusterResourceQuota', name });
+    if (!(await this.queries.getSharedQuota(key))) throw new LedgerError('NotFound', `${'clusterresourcequotas'} "${name}" not found`, { kind: 'clusterresourcequotas', name });
+    return this.queues.sharedQueue(key);
   }
 }

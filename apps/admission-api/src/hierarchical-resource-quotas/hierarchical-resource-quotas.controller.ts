@@ -1,7 +1,19 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { SharedQuotaQueue } from '@quota/api';
 import { assertDefinitionSize, resourceQuotaSizeErrors, sharedQuotaKey, validateHierarchicalResourceQuota, type SharedQuotaRef } from '@quota/domain';
-import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerClock, LedgerError, SharedUsageQueries, type DefinitionChange, type Page, type SharedQuotaUsageSeries } from '@quota/ledger';
+import {
+  ClusterQueries,
+  ClusterWriter,
+  DefinitionQueries,
+  LedgerClock,
+  LedgerError,
+  QueueQueries,
+  SharedUsageQueries,
+  type DefinitionChange,
+  type Page,
+  type SharedQuotaUsageSeries,
+} from '@quota/ledger';
 import { readPutIdentity } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
 import { namespaceScopeOf, requesterOf } from '../auth/requester.js';
@@ -24,6 +36,7 @@ export class HierarchicalResourceQuotasController {
     @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
     @Inject(SharedUsageQueries) private readonly usage: SharedUsageQueries,
     @Inject(LedgerClock) private readonly clock: LedgerClock,
+    @Inject(QueueQueries) private readonly queues: QueueQueries,
   ) {}
 
   @Allow('admin')
@@ -103,5 +116,14 @@ export class HierarchicalResourceQuotasController {
     const removed = await this.writer.deleteSharedQuota(ref, { actor: requesterOf(request) });
     sendPosition(response, removed.position);
     return renderHierarchicalResourceQuota(removed.view);
+  }
+
+  /** The reservations waiting for its room (issue 41), per namespace, in the order its fair drain serves them. */
+  @Allow('admin', 'auditor', 'admission')
+  @Get(':name/queue')
+  async queue(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<SharedQuotaQueue> {
+    const key = sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace });
+    if (!(await this.queries.getSharedQuota(key))) throw new LedgerError('NotFound', `${'hierarchicalresourcequotas'} "${name}" not found`, { kind: 'hierarchicalresourcequotas', name });
+    return this.queues.sharedQueue(key);
   }
 }

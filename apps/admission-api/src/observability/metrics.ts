@@ -12,10 +12,37 @@ export interface MetricSources {
   readStats(): ReadPathStats;
   /** Shared quotas used above hard now, by kind (read from the heads at each scrape). */
   sharedQuotasOverHard(): Promise<Readonly<Record<string, number>>>;
+  /** Reservations waiting in the queue, all namespaces together (read from the heads at each scrape). */
+  queuedReservations(): Promise<number>;
 }
+
+/** How a queued reservation stopped waiting. */
+export type QueueOutcome = 'admitted' | 'cancelled' | 'expired';
 
 /** A scrape must answer while the database is slow or down (the gauge is then left as it was). */
 const SCRAPE_READ_TIMEOUT_MS = 2000;
+
+/** The reservation queue's series (issue 41): its length now (read at each scrape), and how long waiters waited. */
+function queueMetrics(registers: Registry[], sources: () => MetricSources | undefined): Histogram<'outcome'> {
+  new Gauge({
+    name: 'quota_ledger_queued_reservations',
+    help: 'Reservations waiting in the queue now, all namespaces together (QUEUE_TOTAL_MAX bounds it). GET /v1/namespaces/{ns}/queue lists them.',
+    registers,
+    async collect() {
+      const read = sources()?.queuedReservations;
+      if (!read) return;
+      const count = await withTimeout(read(), SCRAPE_READ_TIMEOUT_MS).catch(() => undefined);
+      if (count !== undefined) this.set(count);
+    },
+  });
+  return new Histogram({
+    name: 'quota_ledger_queue_wait_seconds',
+    help: 'How long queued reservations waited (issue 41), by how they stopped waiting: admitted (room freed), cancelled (DELETE), expired (their deadline passed). Observed by the API process that appended the event.',
+    labelNames: ['outcome'],
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 86400],
+    registers,
+  });
+}
 
 /**
  * The API's Prometheus series, on a registry of its own (several apps in one test process
@@ -30,6 +57,7 @@ export class Metrics implements OnApplicationShutdown {
   private readonly admissionDuration: Histogram<'endpoint' | 'outcome' | 'code'>;
   private readonly decisions: Counter<'source' | 'outcome' | 'reason'>;
   private readonly batchCommands: Histogram;
+  private readonly queueWait: Histogram<'outcome'>;
   private sources: MetricSources | undefined;
 
   constructor() {
@@ -44,7 +72,7 @@ export class Metrics implements OnApplicationShutdown {
     });
     this.decisions = new Counter({
       name: 'quota_ledger_admission_decisions_total',
-      help: 'Admission decisions by source (webhook, rest), outcome and reason (the plugin that denied: NamespaceLifecycle, LimitRanger, ResourceQuota, AlwaysDeny).',
+      help: 'Admission decisions by source (webhook, rest), outcome (allowed, denied, queued: a REST reserve that waits) and reason (the plugin that denied: NamespaceLifecycle, LimitRanger, ResourceQuota, AlwaysDeny).',
       labelNames: ['source', 'outcome', 'reason'],
       registers,
     });
@@ -55,6 +83,7 @@ export class Metrics implements OnApplicationShutdown {
       registers,
     });
     const sources = (): MetricSources | undefined => this.sources;
+    this.queueWait = queueMetrics(registers, sources);
     mirroredCounter({
       name: 'quota_ledger_ledger_serialization_retries_total',
       help: 'Ledger transactions rerun after a serialization failure, a lost version race or a lost connection.',
@@ -119,7 +148,13 @@ export class Metrics implements OnApplicationShutdown {
   }
 
   decided(source: 'webhook' | 'rest', result: AdmissionResult): void {
-    this.decisions.inc({ source, outcome: result.allowed ? 'allowed' : 'denied', reason: result.allowed ? '' : (result.stage ?? 'other') });
+    // A reserve that waits (202) is queued, not denied: its admission comes later, from the queue.
+    const outcome = result.allowed ? 'allowed' : result.code === 202 ? 'queued' : 'denied';
+    this.decisions.inc({ source, outcome, reason: outcome === 'denied' ? (result.stage ?? 'other') : '' });
+  }
+
+  dequeued(outcome: QueueOutcome, waitedMs: number): void {
+    this.queueWait.observe({ outcome }, Math.max(0, waitedMs) / 1000);
   }
 
   committedBatch(commands: number): void {

@@ -218,6 +218,21 @@ export const ANSWER_SCHEMAS = {
     ['id', 'namespace', 'state', 'priority', 'resources', 'object', 'waitingFor', 'queuedAt', 'expiresAt', 'passed'],
     'A reservation waiting in the queue, or one that stopped waiting without being admitted.',
   ),
+  SharedQuotaQueue: closed(
+    {
+      key: string(),
+      namespaces: array(
+        closed({ namespace: string(), weight: integer('quota-ledger.io/fair-share-weight (1 when absent).'), used: ref('ResourceList'), items: array(ref('QueuedReservation')) }, [
+          'namespace',
+          'weight',
+          'used',
+          'items',
+        ]),
+        'In the order the fair drain serves them: lowest weighted dominant share first.',
+      ),
+    },
+    ['key', 'namespaces'],
+  ),
   NamespaceQueue: closed({ namespace: string(), items: array(ref('QueuedReservation'), 'In queue order.') }, ['namespace', 'items']),
   WhatIf: closed(
     {

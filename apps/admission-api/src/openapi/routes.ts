@@ -124,6 +124,11 @@ for (const controller of [ClusterResourceQuotasController, HierarchicalResourceQ
     answers: { 200: json('SharedQuotaUsage', "Its usage in all and each covered namespace's part.") },
     errors: { 404: NOT_FOUND },
   });
+  route(controller, 'queue', {
+    summary: 'The reservations waiting for room in a quota over several namespaces',
+    answers: { 200: json('SharedQuotaQueue', 'Per waiting namespace, in the order its fair drain serves them.') },
+    errors: { 404: NOT_FOUND },
+  });
   route(controller, 'usageSeries', {
     summary: 'Usage of a quota over several namespaces, sampled over a range',
     answers: { 200: json('SharedQuotaUsageSeries', 'Points evenly spaced over the range, with its limit changes and the denials naming it.') },

@@ -60,9 +60,9 @@ export class CommitSignal {
 
 /**
  * The queue's periodic sweep (an event per change, never an edit): every QUEUE_SWEEP_INTERVAL_MS
- * each namespace with waiters gets a SweepQueue command, which expires those past their deadline
- * (`Expired`, with the reason) and admits those that fit now, and each shared quota covering a
- * namespace with waiters gets its fair drain. A sweep that finds nothing to do appends nothing.
+ * each namespace with a waiter past its deadline gets a SweepQueue command, which expires it
+ * (`Expired`, with the reason), and each shared quota covering a namespace with waiters, whose use,
+ * members or spec changed since the sweep last looked, gets its fair drain.
  * Between sweeps, a write of this process that frees room in a shared quota runs its fair drain
  * at once (the next transaction); the sweep is the backstop for other processes' writes.
  */
@@ -86,6 +86,8 @@ export class QueueSweeper implements OnApplicationBootstrap, OnApplicationShutdo
 
   /** Shared quotas freed by this process's writes, whose fair drain has not run since. */
   private readonly freed = new Set<string>();
+  /** Per shared quota, its head's revision when the sweep last drained it. */
+  private readonly drainedAt = new Map<string, string>();
   private draining = false;
 
   private async drainFreed(): Promise<void> {
@@ -119,11 +121,13 @@ export class QueueSweeper implements OnApplicationBootstrap, OnApplicationShutdo
     if (this.running) return;
     this.running = true;
     try {
-      for (const namespace of await this.queue.namespacesWithWaiters(SWEEP_NAMESPACES_MAX)) {
+      for (const namespace of await this.queue.namespacesWithExpiredWaiters(await this.ledger.now(), SWEEP_NAMESPACES_MAX)) {
         await this.ledger.sweepQueue(namespace, { actor: 'system:queue-sweeper' });
       }
-      for (const key of await this.queue.sharedKeysWithWaiters(SWEEP_NAMESPACES_MAX)) {
+      for (const { key, revision } of await this.queue.sharedKeysWithWaiters(SWEEP_NAMESPACES_MAX)) {
+        if (this.drainedAt.get(key) === revision) continue;
         await this.writer.drainSharedQueue(key, { actor: 'system:queue-sweeper' });
+        this.drainedAt.set(key, revision);
       }
     } catch (error) {
       this.warn('the queue sweep', error);

@@ -105,6 +105,19 @@ describe('the reservation queue (issue 41)', () => {
     expect(s.release('f1').events.flatMap((e) => (e.type === 'AdmittedFromQueue' ? [e.data.reservationId] : []))).toEqual(['big']);
   });
 
+  it('holds back a request without a wait behind a blocking waiter short of the same resource, not one asking for others', () => {
+    const s = new Stream();
+    s.run({ type: 'PutQuota', definition: { name: 'compute', spec: { hard: { cpu: '2', memory: '2Gi' } } }, uid: 'q', limit: { max: 4, setting: 'QUOTAS_PER_NAMESPACE_MAX' } });
+    s.reserve('f1', 1);
+    s.reserve('big', 2, { ms: 1000, priority: 0 });
+    expect(s.reserve('small', 1).answer).toMatchObject({ result: { allowed: true } });
+    s.release('small');
+    s.now = POLICY.passMs;
+    expect(s.reserve('late', 1).answer).toMatchObject({ result: { allowed: false, code: 403, message: expect.stringContaining('queued reservation big') } });
+    const memory = s.run({ type: 'AdmitResources', dryRun: false, reservationId: 'mem', groupResource: { group: '', resource: 'widgets' }, resources: { memory: '1Gi' } });
+    expect(memory.answer).toMatchObject({ result: { allowed: true } });
+  });
+
   it('expires a waiter past its deadline with the reason, and cancels one', () => {
     const s = new Stream();
     s.hard(1);

@@ -44,9 +44,21 @@ export function shortfalls(state: NamespaceState, resources: ResourceList, share
   return short;
 }
 
-/** The first waiter ordered before a new request of this priority that blocks it (isBlocking). */
-function blockerAhead(facts: NamespaceFacts, priority: number): Waiter | undefined {
-  return queueOrder(facts.state.queue).find((w) => w.priority >= priority && isBlocking(w, facts.now, policyOf(facts)));
+/** Whether two resource lists ask for some resource in common (a blocking waiter holds back only what competes for its room). */
+function overlaps(a: ResourceList, b: ResourceList): boolean {
+  return Object.keys(a).some((name) => Resources.get(a, name)?.sign() === 1 && Resources.get(b, name)?.sign() === 1);
+}
+
+/** The first waiter ordered before a new request of this priority that blocks it: blocking (isBlocking), and short of a resource it asks for too. */
+function blockerAhead(facts: NamespaceFacts, priority: number, resources: ResourceList): Waiter | undefined {
+  return queueOrder(facts.state.queue).find((w) => w.priority >= priority && isBlocking(w, facts.now, policyOf(facts)) && overlaps(w.resources, resources));
+}
+
+/** A request without a wait that fits, held back by a blocking waiter ahead of it (priority 0): 403, it may ask to wait instead. */
+function heldBack(command: AdmitResources, blocker: Waiter): Decided<AdmissionAnswer> {
+  const what = `${command.groupResource.resource}${command.name ? ` "${command.name}"` : ''}`;
+  const message = `${what} is forbidden: queued reservation ${blocker.id} (priority ${blocker.priority}, waiting since ${iso(blocker.queuedAt)}) is first in line for these resources; send the request with "wait" to queue behind it`;
+  return { events: [], answer: { kind: 'Decided', result: { allowed: false, code: 403, dryRun: false, stage: 'ResourceQuota', message } } };
 }
 
 /**
@@ -56,8 +68,10 @@ function blockerAhead(facts: NamespaceFacts, priority: number): Waiter | undefin
  */
 export function decideWait(command: AdmitResources, facts: NamespaceFacts, decision: AdmissionDecision): Decided<AdmissionAnswer> | undefined {
   const wait = command.wait;
-  if (!wait || command.dryRun) return undefined;
-  const blocker = blockerAhead(facts, wait.priority);
+  if (command.dryRun || facts.state.queue.size + (wait ? 1 : 0) === 0) return undefined;
+  const resources = Resources.resourceList(command.resources);
+  const blocker = blockerAhead(facts, wait?.priority ?? 0, resources);
+  if (!wait) return decision.allowed && blocker ? heldBack(command, blocker) : undefined;
   if (decision.allowed && !blocker) return undefined;
   if (!decision.allowed && decision.denial?.kind !== 'Exceeded') return undefined;
   const base = { allowed: false, dryRun: false, stage: 'ResourceQuota' } as const;
@@ -65,7 +79,6 @@ export function decideWait(command: AdmitResources, facts: NamespaceFacts, decis
     const message = `the queue of namespace ${facts.namespace} is full (${policyOf(facts).perNamespaceMax} waiting, QUEUE_PER_NAMESPACE_MAX); retry later`;
     return { events: [], answer: { kind: 'Decided', result: { ...base, code: 429, message } } };
   }
-  const resources = Resources.resourceList(command.resources);
   const short = shortfalls(facts.state, resources, facts.sharedElsewhere);
   const waitingFor = short.length > 0 || !blocker ? short : [{ quota: `queued reservation ${blocker.id}`, resources: [] }];
   const deadline = facts.now + wait.ms;
@@ -153,11 +166,14 @@ function admission(facts: NamespaceFacts, state: NamespaceState, waiter: Waiter,
  * the one `fairShareOrder` puts first, again and again, in one transaction.
  */
 export function nextSharedAdmission(facts: NamespaceFacts, key: string): LedgerEvent[] | undefined {
+  const blockers: ResourceList[] = [];
   for (const waiter of queueOrder(facts.state.queue)) {
-    if (waiter.deadline <= facts.now || !sharedChargesOf(facts.state, waiter.resources).includes(key)) continue;
+    if (waiter.deadline <= facts.now || blockers.some((b) => overlaps(b, waiter.resources))) continue;
     const events = admission(facts, facts.state, waiter);
-    if (events) return events;
-    if (isBlocking(waiter, facts.now, policyOf(facts))) return undefined;
+    // Another drain's waiter (its own namespace's, or another shared quota's) is not admitted
+    // here, but one that is blocking and does not fit holds back this drain's too.
+    if (events && sharedChargesOf(facts.state, waiter.resources).includes(key)) return events;
+    if (!events && isBlocking(waiter, facts.now, policyOf(facts))) blockers.push(waiter.resources);
   }
   return undefined;
 }
@@ -174,7 +190,7 @@ export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['d
     events.push(...more);
     state = after(state, more, facts.now);
   };
-  let blocked = false;
+  const blockers: ResourceList[] = [];
   for (const waiter of queueOrder(facts.state.queue)) {
     if (waiter.deadline <= facts.now) {
       const short = shortfalls(state, waiter.resources, facts.sharedElsewhere).map((w) => w.quota);
@@ -182,10 +198,11 @@ export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['d
       push([{ type: 'Expired', data: { reservationId: waiter.id, reason } }]);
       continue;
     }
-    if (blocked || sharedChargesOf(state, waiter.resources).length > 0) continue;
+    if (blockers.some((b) => overlaps(b, waiter.resources))) continue;
     const admitted = admission(facts, state, waiter, freedBy);
-    if (admitted) push(admitted);
-    else if (isBlocking(waiter, facts.now, policyOf(facts))) blocked = true;
+    // A shared quota's waiter is its fair drain's to admit; blocking and short of room, it holds this one's back too.
+    if (admitted && sharedChargesOf(state, waiter.resources).length === 0) push(admitted);
+    else if (!admitted && isBlocking(waiter, facts.now, policyOf(facts))) blockers.push(waiter.resources);
   }
   return events;
 }
