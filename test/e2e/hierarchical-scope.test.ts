@@ -51,7 +51,7 @@ const namesOf = (usage: { namespaces: { namespace: string }[] }) => usage.namesp
 const denialsOf = (series: { markers: { kind: string; name?: string }[] }) => series.markers.filter((m) => m.kind === 'denial').map((m) => m.name);
 
 describe("a HierarchicalResourceQuota's usage, read with a token scoped to its parent", () => {
-  it('shows the subtree total, and only the parent namespace\'s part', async () => {
+  it("shows the subtree total, and only the parent namespace's part", async () => {
     const now = await get(`${PATH}/usage`, 'parent');
     expect(now.status).toBe(200);
     expect(now.body).toMatchObject({ hard: { pods: '3' }, used: { pods: '3' }, namespacesWithheld: 2 });
@@ -81,5 +81,22 @@ describe("a HierarchicalResourceQuota's usage, read with a token scoped to its p
       expect(now.body.namespacesWithheld).toBeUndefined();
       expect(denialsOf((await get(`${PATH}/usage/series?since=${since}&until=${until}&points=5`, who)).body)).toEqual(['secret-project', 'o2']);
     }
+  });
+});
+
+describe("a HierarchicalResourceQuota's queue (issue 41), read with a token scoped to its parent", () => {
+  it("shows only the parent namespace's waiters; the descendants' are other teams' and counted as withheld", async () => {
+    const wait = (namespace: string, name: string, who: Who) =>
+      api.request('POST', `/v1/namespaces/${namespace}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name, resources: { pods: '1' }, wait: { seconds: 60 } }, as(who));
+    expect((await wait('org-dev', 'secret-queued', 'child')).status).toBe(202);
+    expect((await wait('org', 'o3', 'parent')).status).toBe(202);
+    const scoped = await get(`${PATH}/queue`, 'parent');
+    expect(scoped.status).toBe(200);
+    expect(scoped.body.namespaces.map((n: { namespace: string }) => n.namespace)).toEqual(['org']);
+    expect(scoped.body.namespacesWithheld).toBe(1);
+    expect(JSON.stringify(scoped.body)).not.toMatch(/org-dev|secret-queued/);
+    const all = await get(`${PATH}/queue`, 'admin');
+    expect(all.body.namespaces.map((n: { namespace: string }) => n.namespace).sort()).toEqual(['org', 'org-dev']);
+    expect(all.body.namespacesWithheld).toBeUndefined();
   });
 });

@@ -67,4 +67,6 @@ export interface SharedQuotaQueue {
     /** Its waiters charged to this quota, in its queue's order (`position` is in its namespace's queue). */
     readonly items: readonly QueuedReservation[];
   }[];
+  /** To a token limited to namespaces (a HierarchicalResourceQuota's parent's): how many waiting namespaces outside its scope were left out. */
+  readonly namespacesWithheld?: number;
 }

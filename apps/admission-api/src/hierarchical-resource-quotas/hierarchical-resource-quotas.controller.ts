@@ -26,7 +26,7 @@ import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderHierarchicalResourceQuota } from '../shared-quotas/render.js';
 import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { userMetadata } from '../definitions/definition-handlers.js';
-import { LIST_MAX, putOptions, historyOr404, usageOr404, seriesOr404, pageOf } from '../shared-quotas/shared-quota-reads.js';
+import { LIST_MAX, putOptions, historyOr404, usageOr404, seriesOr404, pageOf, withinScope } from '../shared-quotas/shared-quota-reads.js';
 
 @Controller('v1/namespaces/:namespace/hierarchicalresourcequotas')
 export class HierarchicalResourceQuotasController {
@@ -118,12 +118,16 @@ export class HierarchicalResourceQuotasController {
     return renderHierarchicalResourceQuota(removed.view);
   }
 
-  /** The reservations waiting for its room (issue 41), per namespace, in the order its fair drain serves them. */
+  /**
+   * The reservations waiting for its room (issue 41), per namespace, in the order its fair drain
+   * serves them. To a token limited to namespaces (the parent's), only its own namespaces'
+   * waiters: the subtree's other namespaces are other teams' (`namespacesWithheld` counts them).
+   */
   @Allow('admin', 'auditor', 'admission')
   @Get(':name/queue')
-  async queue(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<SharedQuotaQueue> {
+  async queue(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request): Promise<SharedQuotaQueue> {
     const key = sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace });
     if (!(await this.queries.getSharedQuota(key))) throw new LedgerError('NotFound', `${'hierarchicalresourcequotas'} "${name}" not found`, { kind: 'hierarchicalresourcequotas', name });
-    return this.queues.sharedQueue(key);
+    return withinScope(await this.queues.sharedQueue(key), namespaceScopeOf(request));
   }
 }

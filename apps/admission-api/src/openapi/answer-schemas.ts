@@ -230,6 +230,7 @@ export const ANSWER_SCHEMAS = {
         ]),
         'In the order the fair drain serves them: lowest weighted dominant share first.',
       ),
+      namespacesWithheld: integer('To a token limited to namespaces: waiting namespaces outside its scope, left out.'),
     },
     ['key', 'namespaces'],
   ),
