@@ -46,8 +46,11 @@ describe('queued reservations over HTTP', () => {
 
     const watch = api.request('GET', `/v1/namespaces/team-a/reservations/${id}?watch=true&timeoutSeconds=10`, undefined, A);
     await new Promise((resolve) => setTimeout(resolve, 100));
+    const released = performance.now();
     expect((await api.request('DELETE', `/v1/namespaces/team-a/reservations/${full.body.id}`, undefined, A)).status).toBe(200);
     const admitted = await watch;
+    // Woken by the release's commit, not by the watch's timeout (10 s).
+    expect(performance.now() - released).toBeLessThan(2000);
     expect(admitted.status).toBe(200);
     expect(admitted.body).toMatchObject({ id, state: 'reserved', charged: { cpu: '1' } });
     expect(admitted.body.history.map((e: { type: string }) => e.type)).toEqual(['Queued', 'AdmittedFromQueue', 'Reserved']);

@@ -23,7 +23,8 @@ import { ReconcileTrigger } from './reconcile/reconcile-trigger.js';
 import { ReservationsController } from './reservations/reservations.controller.js';
 import { WhatIfController } from './reservations/what-if.controller.js';
 import { QueueController } from './reservations/queue.controller.js';
-import { CommitSignal, QueueSweeper } from './reservations/queue-watch.js';
+import { QueueSweeper } from './reservations/queue-watch.js';
+import { QueueWatchers } from './reservations/queue-watchers.js';
 import { WhoAmIController } from './auth/whoami.controller.js';
 import { ResourceQuotasController } from './resource-quotas/resource-quotas.controller.js';
 import { LedgerModule } from '@quota/ledger';
@@ -89,7 +90,7 @@ export class AdmissionApiModule {
         ShutdownState,
         ReconcileTrigger,
         MetricsWiring,
-        CommitSignal,
+        QueueWatchers,
         QueueSweeper,
         Authenticator,
         { provide: HeavyReads, useValue: new HeavyReads() },

@@ -45,6 +45,17 @@ export class QueueQueries {
     return { key, namespaces };
   }
 
+  /** The ids waiting in each of these namespaces' queues now: one read for every `?watch=true` of a process (a namespace without a head or a queue maps to none). */
+  async waitingIds(namespaces: readonly string[]): Promise<Map<string, Set<string>>> {
+    const rows = await select<{ namespace: string; ids: string[] }>(
+      this.dataSource,
+      `SELECT namespace, ARRAY(SELECT q->>'id' FROM jsonb_array_elements(COALESCE(state->'queue', '[]'::jsonb)) AS q) AS ids
+         FROM namespace_heads WHERE namespace = ANY($1::text[])`,
+      [namespaces],
+    );
+    return new Map(rows.map((row) => [row.namespace, new Set(row.ids)]));
+  }
+
   /** A reservation as the queue knows it: waiting now, or cancelled or expired; undefined when it never waited (or was admitted). */
   async reservation(namespace: string, id: string): Promise<QueuedReservation | undefined> {
     return (await this.waiting(namespace, id)) ?? (await this.ended(namespace, id));

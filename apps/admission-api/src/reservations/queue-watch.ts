@@ -9,8 +9,6 @@ import { OptionalWholeNumber, ReadAfterQuery } from '../common/query-formats.js'
 /** Longest a `?watch=true` read of a queued reservation holds the request. */
 export const WATCH_TIMEOUT_MAX_SECONDS = 300;
 const WATCH_TIMEOUT_DEFAULT_SECONDS = 30;
-/** A watcher looks again at least this often: other replicas and the reconciler write too, and this process hears only its own commits. */
-const WATCH_POLL_MS = 250;
 /** Namespaces the sweep visits per period, at most. */
 const SWEEP_NAMESPACES_MAX = 500;
 
@@ -28,35 +26,6 @@ export class ReservationQueryDto extends ReadAfterQuery {
 }
 
 export const watchTimeoutMs = (query: ReservationQueryDto): number => (query.timeoutSeconds ?? WATCH_TIMEOUT_DEFAULT_SECONDS) * 1000;
-
-/**
- * Wakes watchers of queued reservations: at once when this process commits a transaction (which
- * may have admitted, cancelled or expired them), else after a short poll.
- */
-@Injectable()
-export class CommitSignal {
-  private waiters: (() => void)[] = [];
-
-  constructor(@Inject(LedgerCommands) ledger: LedgerCommands) {
-    ledger.onCommitted(() => {
-      const woken = this.waiters;
-      this.waiters = [];
-      for (const wake of woken) wake();
-    });
-  }
-
-  /** Resolves at the next commit, or after `ms` (at most WATCH_POLL_MS). */
-  next(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, Math.max(1, Math.min(ms, WATCH_POLL_MS)));
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.waiters.push(done);
-    });
-  }
-}
 
 /**
  * The queue's periodic sweep (an event per change, never an edit): every QUEUE_SWEEP_INTERVAL_MS

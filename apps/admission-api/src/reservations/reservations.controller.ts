@@ -11,7 +11,8 @@ import { APP_CONFIG } from '../config/app-config.module.js';
 import { requesterOf } from '../auth/requester.js';
 import { ReserveDto } from './reserve.dto.js';
 import { admitCommandOf, waitOf } from './admission-request.js';
-import { CommitSignal, ReservationQueryDto, watchTimeoutMs } from './queue-watch.js';
+import { ReservationQueryDto, watchTimeoutMs } from './queue-watch.js';
+import { QueueWatchers } from './queue-watchers.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
 import { TimedAdmission } from '../observability/admission-timing.js';
@@ -112,7 +113,7 @@ export class ReservationsController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(QueueQueries) private readonly queue: QueueQueries,
-    @Inject(CommitSignal) private readonly signal: CommitSignal,
+    @Inject(QueueWatchers) private readonly watchers: QueueWatchers,
   ) {}
 
   @Allow('admission')
@@ -198,7 +199,7 @@ export class ReservationsController {
     for (;;) {
       const view = await this.lookup(namespace, id);
       if (view.state !== 'queued' || Date.now() >= until) return view;
-      await this.signal.next(until - Date.now());
+      await this.watchers.left(namespace, id, until - Date.now());
     }
   }
 
