@@ -14,7 +14,6 @@ import {
   type Reservation,
   type ScopeFacts,
   type Waiter,
-  type WaitingForJson,
 } from '@quota/domain';
 import type { CoveringSharedQuota } from './ledger.types.js';
 
@@ -61,18 +60,8 @@ export interface HeadJson {
   readonly queue?: readonly WaiterJson[];
 }
 
-export interface WaiterJson {
-  readonly id: string;
-  readonly object: Waiter['object'];
-  readonly resources: RawQuantities;
-  readonly priority: number;
-  readonly version: number;
-  readonly queuedAt: number;
-  readonly deadline: number;
-  readonly ttlMs?: number;
-  readonly passed: number;
-  readonly waitingFor: readonly WaitingForJson[];
-}
+/** A Waiter as the head stores it: the same fields, its resources as canonical strings. */
+export type WaiterJson = Omit<Waiter, 'resources'> & { readonly resources: RawQuantities };
 
 export function waiterFromJson(j: WaiterJson): Waiter {
   return { ...j, resources: Resources.resourceList(j.resources) };
