@@ -18,11 +18,12 @@ export const TimedAdmission = (endpoint: AdmissionEndpoint): MethodDecorator => 
  * sent before routing (the rate limit's 429) as well as after. admission-timing.spec.ts checks
  * that they agree with the routes of the handlers that carry `@TimedAdmission`.
  */
-const ENDPOINTS: ReadonlyArray<readonly [RegExp, AdmissionEndpoint]> = [
-  [/^\/v1\/admission\/validate\/?$/i, 'validate'],
-  [/^\/v1\/admission\/mutate\/?$/i, 'mutate'],
-  [/^\/v1\/namespaces\/[^/]+\/reservations\/?$/i, 'reserve'],
-];
+export const ADMISSION_PATHS: Readonly<Record<AdmissionEndpoint, RegExp>> = {
+  validate: /^\/v1\/admission\/validate\/?$/i,
+  mutate: /^\/v1\/admission\/mutate\/?$/i,
+  reserve: /^\/v1\/namespaces\/[^/]+\/reservations\/?$/i,
+};
+const ENDPOINTS = Object.entries(ADMISSION_PATHS).map(([endpoint, pattern]) => [pattern, endpoint as AdmissionEndpoint] as const);
 
 /** Which admission endpoint a request is for, if any. */
 export function admissionEndpointOf(method: string, path: string): AdmissionEndpoint | undefined {
