@@ -15,9 +15,10 @@ export interface FloorFigures {
  * AdmissionReviews, from the same client, to a bare Node `http` server that parses each and
  * answers a precomputed response (bench/lib/floor-server.mjs). The API's CPU per admission
  * divided by this one's is how far above the floor the framework, auth and ledger put it.
+ * With a framework (bench/frameworks.ts), the same answer served by it instead.
  */
-export async function measureFloor(seconds: number, clients = 32): Promise<FloorFigures> {
-  const server = await startFloorServer();
+export async function measureFloor(seconds: number, clients = 32, framework?: string): Promise<FloorFigures> {
+  const server = await startFloorServer(framework);
   const client = new HttpClient(server.base, 'floor', 64);
   try {
     const classify: Classifier = (_spec, answer) => (answer.status === 200 ? 'ok' : 'error');
@@ -26,7 +27,7 @@ export async function measureFloor(seconds: number, clients = 32): Promise<Floor
     const result = await closedLoop(client, { clients, seconds, classify, next: () => podReview('floor') });
     const figures = result.byKind['admission'];
     const count = Math.max(1, figures?.count ?? 0);
-    if ((figures?.errors ?? 0) > 0) throw new Error(`the floor server answered ${figures?.errors} errors`);
+    if ((figures?.errors ?? 0) > 0) throw new Error(`the ${framework ?? 'floor'} server answered ${figures?.errors} errors`);
     return { perSecond: (figures?.ok ?? 0) / result.elapsedSeconds, cpuMsPerRequest: ((server.cpuSeconds() - cpuBefore) * 1000) / count, latency: summarize(figures?.latenciesMs ?? []) };
   } finally {
     client.close();

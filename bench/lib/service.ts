@@ -246,11 +246,16 @@ export async function ledgerCounters(base: string): Promise<Record<string, numbe
   return totals;
 }
 
-/** The bare Node `http` server of bench/lib/floor-server.mjs (the API's floor), on a port of its own. */
-export async function startFloorServer(): Promise<ApiProcess> {
+/**
+ * The bare Node `http` server of bench/lib/floor-server.mjs (the API's floor), on a port of its own;
+ * with a framework (bench/lib/framework-server.mjs: express, nest-express, nest-fastify, fastify),
+ * the same answer served by it.
+ */
+export async function startFloorServer(framework?: string): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(SERVICE_NODE, [...API_NODE_ARGS, fileURLToPath(new URL('./floor-server.mjs', import.meta.url)), String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  const running = track(child, 'floor server');
+  const script = fileURLToPath(new URL(framework ? './framework-server.mjs' : './floor-server.mjs', import.meta.url));
+  const child = spawn(SERVICE_NODE, [...API_NODE_ARGS, script, ...(framework ? [framework] : []), String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const running = track(child, framework ? `${framework} server` : 'floor server');
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`floor server exited with ${code}:\n${running.output()}`)));
     child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
