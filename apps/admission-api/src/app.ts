@@ -5,6 +5,7 @@ import { readAfterContext } from './common/read-after.js';
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Express, RequestHandler } from 'express';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '@quota/config';
 import { checkSynchronousStandby } from '@quota/ledger';
@@ -14,7 +15,8 @@ import { AuthGuard } from './auth/auth.guard.js';
 import { Authenticator } from './auth/authenticator.js';
 import { WEBHOOK_ROUTES } from './admission-review/webhook-routes.js';
 import { JsonBodyGuard } from './common/body-guard.js';
-import { directRoutes } from './common/direct-routes.js';
+import { directRoutes, servedDirectly } from './common/direct-routes.js';
+import { frontDoor, installFrontDoor } from './common/front-door.js';
 import { JsonHygiene } from './common/json-hygiene.js';
 import { rateLimit } from './common/rate-limit.js';
 import { httpsOptions, reloadOnChange } from './common/tls.js';
@@ -61,27 +63,30 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   // before any handler runs too (401, 413, 429); the request id next (every later line and
   // error carries it); then the rate limit, by authenticated principal. No body is parsed
   // here: the handlers that take one read it after their guard (common/json-body.ts).
-  app.use(timeAdmissions(app.get(Metrics)));
-  app.use(requestContext(logger));
-  app.use(closeConnectionsWhenShuttingDown(app.get(ShutdownState)));
-  // Read-your-writes for history reads that may go to the read replica (DATABASE_READ_URL).
-  app.use(readAfterContext());
   const authenticator = app.get(Authenticator);
-  app.use(
+  const everyRequest: RequestHandler[] = [
+    timeAdmissions(app.get(Metrics)),
+    requestContext(logger),
+    closeConnectionsWhenShuttingDown(app.get(ShutdownState)),
+    // Read-your-writes for history reads that may go to the read replica (DATABASE_READ_URL).
+    readAfterContext(),
     rateLimit({
       perSecond: config.rateLimitPerSecond,
       burst: config.rateLimitBurst,
       // Headers and the TLS session only: who it is is settled before any body is read.
       principalOf: (request) => authenticator.identify(request),
     }),
-  );
+  ];
+  for (const handler of everyRequest) app.use(handler);
   const errors = new KubeStatusFilter();
   app.useGlobalFilters(errors);
-  // The webhook's handlers without Nest's router: the same guards, controller and filter.
-  app.use(directRoutes(WEBHOOK_ROUTES, (controller) => app.get(controller), [app.get(AuthGuard), app.get(JsonHygiene), app.get(JsonBodyGuard)], errors));
+  // The webhook before Express, through the same middleware, with the same guards, controller and filter.
+  const webhook = directRoutes(WEBHOOK_ROUTES, (controller) => app.get(controller), [app.get(AuthGuard), app.get(JsonHygiene), app.get(JsonBodyGuard)], errors);
+  const express = app.getHttpAdapter().getInstance() as Express;
+  installFrontDoor(app.getHttpServer() as Server, express, frontDoor(servedDirectly(WEBHOOK_ROUTES), [...everyRequest, webhook], errors, express));
   // No enableShutdownHooks(): main.ts owns the signals, to drain before app.close() (which
   // runs the same hooks) and to exit 0 once closed.
-  app.getHttpAdapter().getInstance().disable('x-powered-by');
+  express.disable('x-powered-by');
   serveDocs(app, API_VERSION);
   serveDashboard(app);
 

@@ -71,6 +71,11 @@ export function directRoutes(routes: readonly DirectRoute[], instances: (control
   };
 }
 
+/** Whether one of `routes` serves a request with this method and path (the front door's test, before Express). */
+export function servedDirectly(routes: readonly DirectRoute[]): (method: string, path: string) => boolean {
+  return (method, path) => routes.some((route) => route.method === method && route.path.test(path));
+}
+
 /** The method and path a handler's decorators declare (for tests that compare a route with its handler). */
 export function declaredRoute(controller: Type, handler: string): { readonly method: number; readonly path: string } {
   const fn = (controller.prototype as Record<string, unknown>)[handler] as object;

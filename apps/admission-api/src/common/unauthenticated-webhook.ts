@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server as HttpServer } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
 import { UNAUTHENTICATED_WEBHOOK } from '../auth/authenticator.js';
@@ -28,7 +28,9 @@ function served(request: IncomingMessage): boolean {
 export async function listenUnauthenticatedWebhook(app: INestApplication, config: AppConfig): Promise<Server | undefined> {
   const port = config.webhookUnauthenticatedPort;
   if (port === undefined || !config.tls) return undefined;
-  const express = app.getHttpAdapter().getInstance() as (request: IncomingMessage, response: ServerResponse) => void;
+  // What the main listener does with a request: the webhook's front door, everything else Express (app.ts).
+  const [handle] = (app.getHttpServer() as HttpServer).listeners('request') as RequestListener[];
+  if (!handle) throw new Error('the main listener has no request handler to share');
   // Server authentication only: no client certificate is asked for (none would be trusted here).
   const server = createServer(secureContextOptions({ ...config.tls, clientCaFile: undefined }), (request, response) => {
     if (!served(request)) {
@@ -39,7 +41,7 @@ export async function listenUnauthenticatedWebhook(app: INestApplication, config
     (request as unknown as Record<symbol, boolean>)[UNAUTHENTICATED_WEBHOOK] = true;
     // Any credential it carries is not one here; nothing reads it.
     delete request.headers.authorization;
-    express(request, response);
+    handle(request, response);
   });
   server.requestTimeout = config.requestTimeoutMs;
   server.headersTimeout = Math.min(config.requestTimeoutMs, 20_000);
