@@ -15,6 +15,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureFloor } from './lib/floor.js';
+import { partOfSample } from './lib/profile-parts.js';
 import { closedLoop, HttpClient, openLoop, type Classifier, type RequestSpec } from './lib/load.js';
 import { createDatabase } from './lib/postgres.js';
 import { podReview, quotaPut } from './lib/review.js';
@@ -67,7 +68,7 @@ try {
   if (profile) {
     // The load's window, for other readings of the same profile.
     writeFileSync(join(dir, `${profile}.window.json`), JSON.stringify({ fromUs: windowStart, toUs: windowEnd, admissions: figures?.count ?? 0, cpuMsPerAdmission: cpuMs }));
-    console.log(summarizeProfile(join(dir, profile), windowStart, windowEnd, top));
+    console.log(summarizeProfile(join(dir, profile), windowStart, windowEnd, top, cpuMs));
   }
 } finally {
   await db.drop();
@@ -86,8 +87,12 @@ interface ProfileNode {
   readonly children?: readonly number[];
 }
 
-/** Self and inclusive time by function and by file (a package counts as one), of the samples in [from, to] µs. */
-function summarizeProfile(file: string, from: number, to: number, count: number): string {
+/**
+ * Of the samples in [from, to] µs: the time by part of the API (lib/profile-parts.ts), as a share
+ * of the busy time and in ms per admission (the share of `cpuMs`), then self and inclusive time
+ * by function and by file (a package counts as one).
+ */
+function summarizeProfile(file: string, from: number, to: number, count: number, cpuMs: number): string {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; startTime: number; samples: number[]; timeDeltas: number[] };
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const parents = new Map<number, number>();
@@ -119,6 +124,17 @@ function summarizeProfile(file: string, from: number, to: number, count: number)
     else busy += us;
   }
   const lines = [`profile ${file}: ${(busy / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle during the load; shares of busy time`];
+  const byPart = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    const node = nodes.get(id) as ProfileNode;
+    if (node.callFrame.functionName === '(idle)') continue;
+    const part = partOfSample(node, (frame) => nodes.get(parents.get(frame.id) ?? -1));
+    byPart.set(part, (byPart.get(part) ?? 0) + us);
+  }
+  lines.push(`\nby part (nearest frame that names one), of ${cpuMs.toFixed(2)} ms per admission:`);
+  for (const [part, us] of [...byPart].sort((a, b) => b[1] - a[1])) {
+    lines.push(`${((100 * us) / busy).toFixed(1).padStart(5)}%  ${((cpuMs * us) / busy).toFixed(3)} ms  ${part}`);
+  }
   for (const [title, key] of [
     ['function', byFunction],
     ['file or package', byFile],
