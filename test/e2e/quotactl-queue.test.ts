@@ -13,7 +13,7 @@ let api: RunningApi;
 beforeAll(async () => {
   api = await startApi({ queue: { ...loadConfig({}).queue, sweepIntervalMs: 200, waitMaxSeconds: 600 } }, 'qlctlqueue');
   const ledger = api.app.get(LedgerCommands);
-  for (const namespace of ['team-a', 'team-b', 'team-c']) await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { cpu: '2' } } }, { actor: 'test' });
+  for (const namespace of ['team-a', 'team-b', 'team-c', 'team-d']) await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { cpu: '2' } } }, { actor: 'test' });
 });
 afterAll(async () => {
   await api?.close();
@@ -97,6 +97,27 @@ describe('quotactl reserve --wait and quotactl queue', () => {
     expect(listed.items.map((item: { id: string }) => item.id)).toEqual([id, JSON.parse(json.out).id]);
     const cancelled = await quotactl('release', '-n', 'team-b', id);
     expect(cancelled).toMatchObject({ code: 0, out: `reservation/${id} cancelled\n` });
+  });
+
+  it('wait takes up a reservation queued with --no-follow and returns its id once a release admits it; one admitted before returns at once', async () => {
+    const holder = await job('team-d', '2');
+    expect(holder.code).toBe(0);
+    const id = (await job('team-d', '1', '--wait', '5m', '--no-follow')).out.trim();
+    const waiting = quotactl('wait', '-n', 'team-d', `reservation/${id}`);
+    // It watches: the release comes after the wait has said where it stands.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await quotactl('release', '-n', 'team-d', holder.out.trim())).code).toBe(0);
+    const admitted = await waiting;
+    expect(admitted.code, admitted.err).toBe(0);
+    expect(admitted.out).toBe(`${id}\n`);
+    expect(admitted.err).toMatch(new RegExp(`^reservation/${id} queued at position 1 in team-d, expires in 4m\\d+s \\(\\S+\\)\\n  waiting for compute: cpu 1 \\(used 2/2\\)\\n`));
+    expect(admitted.err).toMatch(new RegExp(`reservation/${id} admitted after \\d+s\\n$`));
+
+    const again = await quotactl('wait', '-n', 'team-d', id);
+    expect(again).toEqual({ code: 0, out: `${id}\n`, err: `reservation/${id} was admitted before this wait\n` });
+    const unknown = await quotactl('wait', '-n', 'team-d', 'no-such-reservation');
+    expect(unknown.code).toBe(4);
+    expect(unknown.err).toMatch(/NotFound/);
   });
 
   it('exits 3 with the reason when it expires while it waits', async () => {

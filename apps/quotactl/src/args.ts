@@ -212,3 +212,16 @@ export function integer(raw: string | undefined, flag: string, min: number, max:
   if (!/^-?[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
+
+/** What the server takes as a reservation id. */
+export const RESERVATION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The one reservation id a command takes (`ID` or `reservation/ID`, what reserve -o name printed). */
+export function reservationId(args: readonly string[], command: string): string {
+  const [given, ...rest] = args;
+  const id = given?.replace(/^reservations?\//, '');
+  if (!id) throw new UsageError(`${command} needs the reservation id (what reserve printed)`);
+  if (rest.length > 0) throw new UsageError(`${command} takes one reservation id, got ${args.length}`);
+  if (!RESERVATION_ID.test(id)) throw new UsageError(`${JSON.stringify(id)} is not a reservation id (1-128 letters, digits, '.', '_' or '-')`);
+  return id;
+}

@@ -88,6 +88,8 @@ describe('usage errors: exit 2, error: on stderr, nothing sent', () => {
     ['--no-follow without a wait', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--no-follow']],
     ['a dry run that waits', ['reserve', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '1m', '--dry-run']],
     ['queue with an argument', ['queue', 'team-a']],
+    ['wait without an id', ['wait']],
+    ['wait with two ids', ['wait', 'a', 'b']],
     ['commit without an id', ['commit']],
     ['an id the server would refuse', ['release', 'a/b']],
     ['a limit out of range', ['history', '--limit', '0']],
@@ -142,7 +144,7 @@ describe('help and version', () => {
     }
   });
 
-  it.each(['apply', 'get', 'describe', 'delete', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'queue', 'webhook-config', 'completion', 'version', 'help'])(
+  it.each(['apply', 'get', 'describe', 'delete', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'queue', 'wait', 'webhook-config', 'completion', 'version', 'help'])(
     'has usage text for %s',
     async (command) => {
       const flag = io();

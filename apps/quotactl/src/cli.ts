@@ -7,7 +7,7 @@ import { decisionsCommand, historyCommand, usageCommand } from './commands/audit
 import { describeCommand, getCommand } from './commands/get.js';
 import { commandHelp, overview } from './commands/help.js';
 import { deleteCommand } from './commands/delete.js';
-import { queueCommand } from './commands/queue.js';
+import { queueCommand, waitCommand } from './commands/queue.js';
 import { commitCommand, releaseCommand, reserveCommand } from './commands/reservations.js';
 import { webhookConfigCommand } from './commands/webhooks.js';
 import { SHELLS, complete, completionScript } from './completion.js';
@@ -85,6 +85,7 @@ export const COMMANDS: readonly Command[] = [
   commitCommand,
   releaseCommand,
   queueCommand,
+  waitCommand,
   webhookConfigCommand,
   completionCommand,
   versionCommand,

@@ -1,10 +1,10 @@
 import type { ReservationView } from '../api-types.js';
+import { RESERVATION_ID } from '../args.js';
 import { ApiError, Unavailable } from '../client.js';
 import { enc, namespacePath, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, errorMessage, exitCodeOf, type ExitCode } from '../errors.js';
 import { targetsOf } from './apply.js';
 import { NAME_PREFIX, NAMESPACE_TYPES, pathOf, resourceAndName } from './get.js';
-import { RESERVATION_ID } from './reservations.js';
 
 /** What one deletion removes: the DELETE to send and how kubectl names the object in its lines. */
 interface Deletion {

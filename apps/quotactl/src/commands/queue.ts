@@ -1,5 +1,6 @@
 import type { NamespaceQueue, QueuedAnswer, QueuedReservation, ReservationView } from '../api-types.js';
 import { namespacePath, print, type Command, type Context } from '../context.js';
+import { reservationId } from '../args.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
 import { age } from '../format/table.js';
 import { queuedMessage, queueTable } from '../format/queue.js';
@@ -57,7 +58,8 @@ export async function followQueued(ctx: Context, namespace: string, queued: Queu
   }
 }
 
-function outcome(ctx: Context, id: string, body: Watched, started: number): ExitCode {
+/** How a watch ended; `started` is when quotactl began watching, undefined when it was no longer queued when asked. */
+function outcome(ctx: Context, id: string, body: Watched, started: number | undefined): ExitCode {
   const state = body.state ?? 'unknown';
   if (state === 'expired' || state === 'cancelled') {
     print(
@@ -71,7 +73,8 @@ function outcome(ctx: Context, id: string, body: Watched, started: number): Exit
     return state === 'expired' ? EXIT.denied : EXIT.failed;
   }
   const now = state === 'reserved' ? '' : ` (now ${state})`;
-  ctx.io.stderr(`reservation/${id} admitted after ${age(new Date(started).toISOString(), ctx.now())}${now}\n`);
+  const when = started === undefined ? 'was admitted before this wait' : `admitted after ${age(new Date(started).toISOString(), ctx.now())}`;
+  ctx.io.stderr(`reservation/${id} ${when}${now}\n`);
   print(
     ctx,
     body,
@@ -98,6 +101,46 @@ async function queue(ctx: Context): Promise<ExitCode> {
   return EXIT.ok;
 }
 
+/** `quotactl wait ID`: watches a reservation that is already queued as `reserve --wait` does (after --no-follow, or a Ctrl-C). */
+async function wait(ctx: Context): Promise<ExitCode> {
+  const id = reservationId(ctx.args, 'wait');
+  const { body } = await ctx.client.call<Watched>('GET', namespacePath(ctx.namespace, 'reservations', id));
+  if (body?.state === 'queued') {
+    const waiting = body as Partial<QueuedReservation>;
+    return followQueued(ctx, ctx.namespace, {
+      id,
+      namespace: ctx.namespace,
+      state: 'queued',
+      position: waiting.position ?? 0,
+      waitingFor: waiting.waitingFor ?? [],
+      expiresAt: waiting.expiresAt ?? '',
+    });
+  }
+  return outcome(ctx, id, body ?? {}, undefined);
+}
+
+export const waitCommand: Command = {
+  name: 'wait',
+  summary: 'watch a queued reservation until it is admitted, expires or is cancelled',
+  synopsis: 'wait [-n NS] ID|reservation/ID [-o table|json|yaml|name]',
+  description: [
+    'Takes up a reservation that `reserve --wait` queued (after --no-follow, or a Ctrl-C) and does',
+    'what reserve --wait does from there: says on stderr where it stands and when its position',
+    'changes, then prints the id once it is admitted (exit 0), or exits 3 when it expired and 1 when',
+    'it was cancelled. A reservation that was admitted before the wait began prints its id at once',
+    '(exit 0). Ctrl-C stops watching and leaves it queued.',
+  ].join('\n'),
+  flags: ['namespace'],
+  examples: [
+    'quotactl reserve -n team-a --kind Job --resources cpu=4 --wait 30m --no-follow',
+    'quotactl wait -n team-a 01JD…',
+    'quotactl queue -n team-a -o name | xargs -r -n1 quotactl wait -n team-a',
+  ],
+  needsServer: true,
+  outputs: ['table', 'json', 'yaml', 'name'],
+  run: wait,
+};
+
 export const queueCommand: Command = {
   name: 'queue',
   summary: "the namespace's reservations waiting for room, in the order they will be admitted",
@@ -121,6 +164,7 @@ export const WAIT_HELP = [
   'With --wait, a reservation that does not fit waits in the queue (answered 202) instead of being',
   'refused: quotactl says on stderr that it is queued, at which position and for what, then watches',
   'it until it is admitted (the id on stdout, exit 0), expires (exit 3) or is cancelled (exit 1);',
-  'Ctrl-C stops watching and leaves it queued (`quotactl release ID` cancels it). --no-follow',
-  'returns at once with the id of the queued reservation. `quotactl queue` lists the queue.',
+  'Ctrl-C stops watching and leaves it queued (`quotactl wait ID` watches it again, `quotactl release',
+  'ID` cancels it). --no-follow returns at once with the id of the queued reservation. `quotactl',
+  'queue` lists the queue.',
 ].join('\n');

@@ -1,6 +1,6 @@
 import { Quantity, QUANTITY_EXAMPLES } from '@quota/domain';
 import type { QueuedAnswer, ReservationView, ReserveAnswer } from '../api-types.js';
-import { integer, seconds, wholeNumber } from '../args.js';
+import { integer, reservationId, seconds, wholeNumber } from '../args.js';
 import { namespacePath, print, readInput, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, isAdmissionDenial, type ExitCode } from '../errors.js';
 import { resourceList } from '../format/table.js';
@@ -15,7 +15,6 @@ const PRIORITY_MIN = -1000;
 const PRIORITY_MAX = 1000;
 const KIND = /^[A-Za-z][A-Za-z0-9]*$/;
 const RESOURCE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-export const RESERVATION_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
  * `requests.cpu=500m,pods=1`, every quantity checked with the domain's parser (Kubernetes'
@@ -121,12 +120,7 @@ async function reserve(ctx: Context): Promise<ExitCode> {
 
 function settle(action: 'commit' | 'release') {
   return async (ctx: Context): Promise<ExitCode> => {
-    const [given, ...rest] = ctx.args;
-    // `reservation/ID` too: what reserve -o name printed.
-    const id = given?.replace(/^reservations?\//, '');
-    if (!id) throw new UsageError(`${action} needs the reservation id (what reserve printed)`);
-    if (rest.length > 0) throw new UsageError(`${action} takes one reservation id, got ${ctx.args.length}`);
-    if (!RESERVATION_ID.test(id)) throw new UsageError(`${JSON.stringify(id)} is not a reservation id (1-128 letters, digits, '.', '_' or '-')`);
+    const id = reservationId(ctx.args, action);
     const path = namespacePath(ctx.namespace, 'reservations', id);
     const { body } = action === 'commit' ? await ctx.client.call<ReservationView>('POST', `${path}/commit`) : await ctx.client.call<ReservationView>('DELETE', path);
     print(
