@@ -191,4 +191,31 @@ describe("a namespace's queue (issue 41)", () => {
     await api.request('DELETE', `/v1/namespaces/${SOLO}/reservations/${queued.body.id}`, undefined, as('ci'));
     await page.close();
   });
+  it("lists a hierarchical quota's waiters over its whole subtree on its card, in each namespace it covers", async () => {
+    await put('/v1/namespaces/org-dev', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'org-dev', labels: { 'org.tree.hnc.x-k8s.io/depth': '1' } } });
+    await put('/v1/namespaces/org/hierarchicalresourcequotas/tree', {
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'HierarchicalResourceQuota',
+      metadata: { name: 'tree' },
+      spec: { hard: { pods: '1' } },
+    });
+    expect((await reserve('org', 'Pod', 'first', { pods: '1' })).status).toBe(201);
+    const queued = await api.request('POST', '/v1/namespaces/org-dev/reservations', { kind: 'Job', name: 'nightly', resources: { pods: '1' }, wait: { seconds: 600 } }, as('ci'));
+    expect(queued.status, JSON.stringify(queued.body)).toBe(202);
+    for (const ns of ['org', 'org-dev']) {
+      const page = await signedIn(`#/ns/${ns}?tab=quotas`);
+      const row = page.locator('#shared-HierarchicalResourceQuota-org-tree-queue tbody tr');
+      await row.first().waitFor();
+      expect(await row.count()).toBe(1);
+      expect((await row.first().locator('td').allTextContents()).slice(0, 5).map((t) => t.trim())).toEqual([
+        'org-dev',
+        '1',
+        expect.stringMatching(/^Job nightly/),
+        '0',
+        expect.stringMatching(/tree: pods needs 1, 1 of 1 used$/),
+      ]);
+      await page.close();
+    }
+    await api.request('DELETE', `/v1/namespaces/org-dev/reservations/${queued.body.id}`, undefined, as('ci'));
+  });
 });

@@ -65,14 +65,18 @@ describe("a namespace's queue, as the page shows it", () => {
 });
 
 describe("a shared quota's waiters", () => {
-  it('keeps those that wait for it, by namespace, then queue order', () => {
-    const waiter = (id: string, position: number, quota: string) => ({ id, position, waitingFor: [{ quota, resources: [] }] });
-    const queues = [
-      { namespace: 'team-b', items: [waiter('b2', 2, 'gpu'), waiter('b1', 1, 'gpu')] },
-      { namespace: 'team-a', items: [waiter('a1', 1, 'compute'), waiter('a2', 2, 'gpu')] },
-      { namespace: 'team-c' },
-    ];
-    expect(sharedWaiters(queues, 'gpu').map((w) => `${w.namespace}/${w.item.id}`)).toEqual(['team-a/a2', 'team-b/b1', 'team-b/b2']);
-    expect(sharedWaiters(queues, 'other')).toEqual([]);
+  it("keeps the server's order of namespaces (the fair share's), each namespace's waiters in queue order, with its weight", () => {
+    const waiter = (id: string, position: number) => ({ id, position, waitingFor: [{ quota: 'gpu', resources: [] }] });
+    const queue = {
+      key: 'clusterresourcequotas/gpu',
+      namespaces: [
+        { namespace: 'team-b', weight: 3, used: {}, items: [waiter('b2', 2), waiter('b1', 1)] },
+        { namespace: 'team-a', weight: 1, used: {}, items: [waiter('a2', 2)] },
+        { namespace: 'team-c', weight: 1, used: {}, items: [] },
+      ],
+    };
+    expect(sharedWaiters(queue).map((w) => `${w.namespace}/${w.item.id}×${w.weight}`)).toEqual(['team-b/b1×3', 'team-b/b2×3', 'team-a/a2×1']);
+    expect(sharedWaiters({ namespaces: [{ namespace: 'n' }] })).toEqual([]);
+    expect(sharedWaiters(undefined)).toEqual([]);
   });
 });

@@ -62,24 +62,22 @@ export function queueRow(item: Partial<QueuedReservation>, nowMs: number): Queue
   };
 }
 
-/** One namespace's waiter, on a shared quota's page. */
+/** One waiter of a shared quota, with its namespace and that namespace's fair-share weight. */
 export interface SharedWaiter {
   readonly namespace: string;
+  readonly weight: number;
   readonly item: Partial<QueuedReservation>;
 }
 
 /**
- * The waiters of the namespaces a shared quota covers that wait for it (their `waitingFor` names
- * it), by namespace, then each namespace's queue order. The fair drain serves the namespaces by
- * weighted dominant share, not in this order; within a namespace, in its queue's.
+ * A shared quota's queue (`GET …/queue` of a ClusterResourceQuota or a HierarchicalResourceQuota)
+ * as rows: its namespaces in the order its fair drain serves them (the lowest weighted dominant
+ * share first, as the server answers), each namespace's waiters in its own queue's order.
  */
-export function sharedWaiters(queues: readonly { readonly namespace: string; readonly items?: readonly Partial<QueuedReservation>[] }[], quota: string): SharedWaiter[] {
-  return [...queues]
-    .sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0))
-    .flatMap((queue) =>
-      (queue.items ?? [])
-        .filter((item) => (item.waitingFor ?? []).some((w) => w.quota === quota))
-        .sort((a, b) => (a.position ?? Infinity) - (b.position ?? Infinity))
-        .map((item) => ({ namespace: queue.namespace, item })),
-    );
+export function sharedWaiters(
+  queue: { readonly namespaces?: readonly { readonly namespace: string; readonly weight?: number; readonly items?: readonly Partial<QueuedReservation>[] }[] } | undefined,
+): SharedWaiter[] {
+  return (queue?.namespaces ?? []).flatMap((waiting) =>
+    [...(waiting.items ?? [])].sort((a, b) => (a.position ?? Infinity) - (b.position ?? Infinity)).map((item) => ({ namespace: waiting.namespace, weight: waiting.weight ?? 1, item })),
+  );
 }

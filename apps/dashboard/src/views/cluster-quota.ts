@@ -42,7 +42,6 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
     return;
   }
   const { hard, used } = quota.status.total;
-  const namespaces = quota.status.namespaces.map((n) => n.namespace);
   const created = quota.metadata.creationTimestamp;
   const facts: [string, Node | string][] = [
     ['Selects', h('code', {}, selectorSummary(quota.spec.selector))],
@@ -75,7 +74,7 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
       exportAs: `${name} usage`,
     }),
     h('section', { 'aria-labelledby': 'h-namespaces' }, h('h2', { id: 'h-namespaces' }, 'Namespaces'), namespacesTable(quota)),
-    h('section', { 'aria-labelledby': 'h-queue' }, h('h2', { id: 'h-queue' }, 'Waiting for room'), sharedQueueTable(name, namespaces)),
+    h('section', { 'aria-labelledby': 'h-queue' }, h('h2', { id: 'h-queue' }, 'Waiting for room'), sharedQueueTable(`${base}/queue`, name, 'crq-queue')),
     h('section', { 'aria-labelledby': 'h-history' }, h('h2', { id: 'h-history' }, 'History'), historyTable(base, 'crq-history', 'Changes to its definition, oldest first')),
   );
 }

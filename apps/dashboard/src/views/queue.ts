@@ -1,4 +1,4 @@
-import type { NamespaceQueue } from '@quota/api';
+import type { NamespaceQueue, SharedQuotaQueue } from '@quota/api';
 import { api, type ApiError, enc } from '../api.js';
 import { fill, h } from '../dom.js';
 import { localTime } from '../format.js';
@@ -47,42 +47,45 @@ function row(item: Partial<NamespaceQueue['items'][number]>, now: number): HTMLT
   );
 }
 
-/** The namespaces whose queues a shared quota's page reads, at most (one request each). */
-const SHARED_NAMESPACES_MAX = 50;
-
 /**
- * A shared quota's waiters: those of the namespaces it covers whose `waitingFor` names it, by
- * namespace (each namespace's queue read once). Its fair drain serves the namespaces by weighted
- * dominant share, so the order across namespaces is not the order of admission.
+ * A shared quota's waiters (`path`: its `GET …/queue`), one request: the namespaces in the order
+ * its fair drain serves them (lowest weighted dominant share first; a weight other than 1 is
+ * shown), each namespace's waiters in its queue's order. A token limited to namespaces is told
+ * how many waiting namespaces it may not see; one that may not read the quota's queue at all, why.
  */
-export function sharedQueueTable(quota: string, namespaces: readonly string[]): HTMLElement {
-  const area = h('div', { id: 'crq-queue' }, h('p', { class: 'status', role: 'status' }, 'Loading…'));
-  const read = namespaces.slice(0, SHARED_NAMESPACES_MAX);
-  void Promise.all(read.map((namespace) => api<Partial<NamespaceQueue>>('GET', `/v1/namespaces/${enc(namespace)}/queue`).then((queue) => ({ namespace, items: queue.items ?? [] }))))
-    .then((queues) => {
-      const waiters = sharedWaiters(queues, quota);
-      const beyond = namespaces.length > read.length ? ` (the first ${read.length} of its ${namespaces.length} namespaces)` : '';
-      if (waiters.length === 0) return fill(area, h('p', { class: 'muted' }, `No reservation is waiting for ${quota}${beyond}.`));
+export function sharedQueueTable(path: string, quota: string, id: string): HTMLElement {
+  const area = h('div', { id }, h('p', { class: 'status', role: 'status' }, 'Loading…'));
+  void api<Partial<SharedQuotaQueue>>('GET', path)
+    .then((queue) => {
+      const waiters = sharedWaiters(queue);
+      const withheld = queue.namespacesWithheld ? h('p', { class: 'muted small' }, `${queue.namespacesWithheld} waiting namespace(s) outside your token's namespaces are not shown.`) : null;
+      if (waiters.length === 0) return fill(area, h('p', { class: 'muted' }, `No reservation is waiting for ${quota}.`), withheld);
       const now = Date.now();
       fill(
         area,
         h(
           'table',
           { class: 'list stack' },
-          h('caption', {}, `Reservations waiting for ${quota}, by namespace, each in its queue's order${beyond}; the fair share decides which namespace is served next`),
+          h('caption', {}, `Reservations waiting for ${quota}: namespaces in the order its fair share serves them, each in its queue's order`),
           h('thead', {}, h('tr', {}, ...['Namespace', '#', 'Object', 'Priority', 'Waiting for', 'Waited', 'Expires'].map((t) => h('th', { scope: 'col' }, t)))),
           h(
             'tbody',
             {},
-            ...waiters.map(({ namespace, item }) => {
+            ...waiters.map(({ namespace, weight, item }) => {
               const line = row(item, now);
-              line.prepend(h('td', { 'data-label': 'Namespace' }, h('a', { href: `#/ns/${enc(namespace)}?tab=queue` }, namespace)));
+              const cell = h('td', { 'data-label': 'Namespace' }, h('a', { href: `#/ns/${enc(namespace)}?tab=queue` }, namespace));
+              if (weight !== 1) cell.append(h('div', { class: 'muted small', title: 'quota-ledger.io/fair-share-weight' }, `weight ${weight}`));
+              line.prepend(cell);
               return line;
             }),
           ),
         ),
+        withheld,
       );
     })
-    .catch((error: ApiError) => fill(area, h('p', { class: 'error', role: 'alert' }, error.message)));
+    .catch((error: ApiError) => {
+      const message = error.status === 403 ? `Its waiters are shown to tokens that may read the quota itself (${error.message})` : error.message;
+      fill(area, h('p', { class: error.status === 403 ? 'muted' : 'error', role: 'alert' }, message));
+    });
   return area;
 }

@@ -3,6 +3,7 @@ import { type CoveringQuota, coveringPlace } from '../cluster-quota.js';
 import { fill, h } from '../dom.js';
 import { usageRatio } from '../format.js';
 import { usageBar } from './bar.js';
+import { sharedQueueTable } from './queue.js';
 
 interface ResourceQuota {
   readonly apiVersion: string;
@@ -169,5 +170,9 @@ function sharedCard(quota: CoveringQuota): HTMLElement {
         ),
       ),
     ),
+    // A hierarchical quota has no page of its own: its waiters, over its whole subtree, are here.
+    quota.kind === 'HierarchicalResourceQuota' && quota.namespace
+      ? h('div', {}, h('h4', {}, 'Waiting for room'), sharedQueueTable(`/v1/namespaces/${enc(quota.namespace)}/hierarchicalresourcequotas/${enc(quota.name)}/queue`, quota.name, `${id}-queue`))
+      : null,
   );
 }
