@@ -40,8 +40,11 @@ function expressShaped(request: IncomingMessage, response: ServerResponse, path:
   const shaped = request as IncomingMessage & ExpressShaped;
   shaped.path = path;
   shaped.originalUrl = url;
-  // Express 5's default query parser ('simple') is node:querystring's.
-  shaped.query = queryAt < 0 ? {} : parse(url.slice(queryAt + 1));
+  // Express 5's default query parser ('simple') is node:querystring's, and Express parses on
+  // each read: a query string is parsed only by whoever reads it (JsonHygiene, after the
+  // AuthGuard), never for a stranger's request that authentication refuses.
+  if (queryAt < 0) shaped.query = {};
+  else Object.defineProperty(shaped, 'query', { configurable: true, enumerable: true, get: () => parse(url.slice(queryAt + 1)) });
   shaped.params = {};
   shaped.res = response;
   Object.assign(response, { req: request, status, json });
