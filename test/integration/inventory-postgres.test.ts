@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInventorySource, createPostgresInventory, KNOWN_KINDS, type InventorySource, type PostgresInventoryOptions } from '@quota/inventory';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { inventoryFailure } from '../support/inventory.js';
+import { hammerWhileTerminating } from '../support/terminate.js';
 
 const pod = (name: string, metadata: Record<string, unknown> = {}) => ({
   apiVersion: 'v1',
@@ -158,6 +159,21 @@ describe('postgres inventory source, on a table or view in the platform’s own 
     } finally {
       await admin.query('ROLLBACK');
     }
+    expect((await inventory.list('team-a')).objects).toHaveLength(4);
+  });
+
+  it('fails a listing whose session the server ends, never the process, and lists again afterwards', async () => {
+    const inventory = source({ relation: 'platform.objects' });
+    let failed = 0;
+    const work = () =>
+      inventory.list('team-a').then(
+        () => undefined,
+        () => void failed++,
+      );
+    const result = await hammerWhileTerminating({ database: db.name, applicationName: 'quota-ledger-inventory', ms: 2000, workers: 4, work });
+    expect(result.uncaught).toEqual([]);
+    expect(result.terminated, 'sessions terminated').toBeGreaterThan(0);
+    expect(failed, 'listings the terminations failed').toBeGreaterThan(0);
     expect((await inventory.list('team-a')).objects).toHaveLength(4);
   });
 });

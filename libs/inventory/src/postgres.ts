@@ -53,6 +53,7 @@ export function createPostgresInventory(options: PostgresInventoryOptions): Inve
   const sql = `SELECT namespace, kind, name, uid::text AS uid, object FROM ${relation} WHERE namespace = $1 AND kind = ANY($2::text[]) LIMIT ${maxObjects + 1}`;
   const kindNames = kinds.map((k) => k.kind);
   const pool = new pg.Pool({
+    Client: InventoryClient,
     connectionString: options.url,
     max: 2,
     connectionTimeoutMillis: timeoutMs,
@@ -68,8 +69,7 @@ export function createPostgresInventory(options: PostgresInventoryOptions): Inve
     kind: SOURCE,
     covers,
     async list(namespace: string, signal?: AbortSignal): Promise<Inventory> {
-      const fail = (message: string, cause?: unknown) =>
-        new InventoryError(`postgres: namespace ${namespace}: ${options.relation}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+      const fail = (message: string, cause?: unknown) => new InventoryError(`postgres: namespace ${namespace}: ${options.relation}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
       const call = callDeadline(timeoutMs, signal);
       let rows: Row[];
       try {
@@ -111,6 +111,19 @@ function objectOfRow(row: Row, index: number, kinds: readonly KnownKind[], fail:
     }
   }
   return { ...object, apiVersion, kind: row.kind, metadata: { ...metadata, name: metadata['name'] ?? row.name ?? undefined, uid: metadata['uid'] ?? row.uid ?? undefined } };
+}
+
+/**
+ * A connection that always listens for its own errors. pg-pool listens only while a client is
+ * idle: a session the platform's server ended mid-query (a restart, pg_terminate_backend) emitted
+ * an 'error' nobody heard, which ends the reconciler. The error still fails the query, and the
+ * pool drops the client on release (libs/ledger/src/pool-client.ts tells the same story).
+ */
+class InventoryClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', () => undefined);
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { MIGRATIONS } from '../../../migrations/index.js';
 import { parseDatabaseUrl } from './database-url.js';
 import { LedgerEventEntity } from './entities/ledger-event.entity.js';
 import { failoverClientClass, type HostFailoverOptions } from './host-failover.js';
+import { LedgerPoolClient } from './pool-client.js';
 
 export const ENTITIES = [LedgerEventEntity];
 
@@ -36,9 +37,10 @@ export function buildDataSourceOptions(settings: DataSourceSettings): DataSource
   const url = parseDatabaseUrl(settings.url);
   // With several hosts, a connection to one that does not answer (a machine gone: no refusal, no
   // reset) must give up, so that the next one probes the others: libpq's connect_timeout, else 5 s.
-  const failover = url.needsFailover
+  // Every connection's errors are listened to (pool-client.ts); the failover client is one too.
+  const client = url.needsFailover
     ? { Client: failoverClientClass(url, settings.onHostChosen ? { onHostChosen: settings.onHostChosen } : {}), connectionTimeoutMillis: url.connectTimeoutMs ?? FAILOVER_CONNECT_TIMEOUT_MS }
-    : {};
+    : { Client: LedgerPoolClient };
   return {
     type: 'postgres',
     url: url.needsFailover ? url.urlFor(url.hosts[0] as (typeof url.hosts)[number]) : settings.url,
@@ -52,7 +54,7 @@ export function buildDataSourceOptions(settings: DataSourceSettings): DataSource
     // JIT off: every statement here is a short keyed read or write, but the planner prices each
     // jsonb row set at 100 rows, so a group's keyed read crossed jit_above_cost and spent 38 ms
     // compiling for 0.3 ms of work.
-    extra: { max: settings.poolSize ?? 10, options: '-c jit=off', ...timeout, ...failover },
+    extra: { max: settings.poolSize ?? 10, options: '-c jit=off', ...timeout, ...client },
   };
 }
 

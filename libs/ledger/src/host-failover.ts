@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { LedgerPoolClient } from './pool-client.js';
 import { describeHost, parseDatabaseUrl, type DatabaseHost, type DatabaseUrl, type TargetSessionAttrs } from './database-url.js';
 
 /**
@@ -116,7 +117,12 @@ class HostLocator {
             done = true;
             const fallback = hosts.find((_, j) => typeof results[j] === 'object' && matches(attrs, results[j] as Role, false));
             if (fallback) resolve(this.choose(fallback));
-            else reject(new NoMatchingHost(`no host of the database URL accepts a session with target_session_attrs=${attrs} (${hosts.map((h, j) => `${describeHost(h)}: ${problemOf(results[j])}`).join('; ')})`));
+            else
+              reject(
+                new NoMatchingHost(
+                  `no host of the database URL accepts a session with target_session_attrs=${attrs} (${hosts.map((h, j) => `${describeHost(h)}: ${problemOf(results[j])}`).join('; ')})`,
+                ),
+              );
           }
         });
       });
@@ -173,7 +179,7 @@ type ConnectCallback = (error: Error | null, client?: pg.Client) => void;
  */
 export function failoverClientClass(url: DatabaseUrl, options: HostFailoverOptions = {}): typeof pg.Client {
   const locator = new HostLocator(url, options);
-  class FailoverClient extends pg.Client {
+  class FailoverClient extends LedgerPoolClient {
     private readonly settings: pg.ClientConfig;
 
     constructor(config?: string | pg.ClientConfig) {
