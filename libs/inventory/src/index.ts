@@ -19,4 +19,4 @@ export { createPostgresInventory, type PostgresInventoryOptions } from './postgr
 export { createHttpInventory, type HttpInventoryOptions } from './http.js';
 export { createInventorySource, NO_INVENTORY, type InventorySourceConfig } from './factory.js';
 export { runWatchLoop, WatchGone, type WatchEvent, type WatchTransport, type WatchLoopOptions } from './watch.js';
-export { settleSignalOf, kubeTransport } from './kube-watch.js';
+export { settleSignalOf, kubeTransport, collectionTransport, type KubeWatchContext } from './kube-watch.js';

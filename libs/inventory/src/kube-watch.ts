@@ -76,8 +76,16 @@ export function settleSignalOf(kind: KnownKind, event: WatchEvent, terminal: Set
 
 /** List (one object, for the resourceVersion) and watch of one kind across the cluster. */
 export function kubeTransport(ctx: KubeWatchContext, kind: KnownKind): WatchTransport {
-  const path = collectionPath(kind);
-  const accept = needsWholeObject(kind.groupResource) ? 'application/json' : WATCH_METADATA_ACCEPT;
+  return collectionTransport(ctx, collectionPath(kind), needsWholeObject(kind.groupResource) ? 'whole' : 'metadata');
+}
+
+/**
+ * List (one object, for the resourceVersion) and watch of the collection at `path` (say
+ * `/apis/quota-ledger.io/v1alpha1/ledgerquotas`, every namespace's), its events carrying whole
+ * objects or their metadata only.
+ */
+export function collectionTransport(ctx: KubeWatchContext, path: string, objects: 'whole' | 'metadata'): WatchTransport {
+  const accept = objects === 'whole' ? 'application/json' : WATCH_METADATA_ACCEPT;
   return {
     async list(signal) {
       const response = await open(ctx, `${path}?limit=1`, LIST_METADATA_ACCEPT, signal, AbortSignal.timeout(ctx.timeoutMs));

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
+import { collectionTransport, type WatchTransport } from '@quota/inventory';
 
 /** A kind of cluster object whose objects the reconciler copies into the ledger. */
 export interface ObjectKind {
@@ -55,6 +56,8 @@ export interface ClusterObjectApi {
   list(): Promise<ClusterObject[] | undefined>;
   /** PUT of the status subresource (optimistic: a 409 means the object changed since it was listed). */
   updateStatus(object: ClusterObject, status: ObjectStatus): Promise<'updated' | 'conflict' | 'gone'>;
+  /** The kind's changes across the cluster, metadata only (absent: the sync only polls). */
+  readonly changes?: WatchTransport;
 }
 
 export interface ClusterObjectApiOptions {
@@ -80,6 +83,7 @@ export function createClusterObjectApi(kind: ObjectKind, options: ClusterObjectA
     return send(new URL(`${server}${path}`), method, requestOptions, options.timeoutMs, body);
   };
   return {
+    changes: collectionTransport({ server, config, timeoutMs: options.timeoutMs }, `${root}/${kind.resource}`, 'metadata'),
     async list() {
       const items: ClusterObject[] = [];
       let token: string | undefined;

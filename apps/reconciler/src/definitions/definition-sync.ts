@@ -1,4 +1,5 @@
 import { LAST_APPLIED_BY_ANNOTATION, MANAGED_BY_ANNOTATION } from '@quota/domain';
+import { runWatchLoop } from '@quota/inventory';
 import { LedgerError, type DefinitionQueries, type WriteOptions } from '@quota/ledger';
 import type { ClusterObject, ClusterObjectApi, ObjectStatus } from './cluster-object-api.js';
 
@@ -52,6 +53,13 @@ export interface DefinitionSyncOutcome {
 export class DefinitionSync {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
+  /** A change was reported while a pass ran: one more pass follows it. */
+  private again = false;
+  private stopped = false;
+  private readonly watching = new AbortController();
+  private watch: Promise<void> | undefined;
+  private listings = 0;
+  private failing = false;
 
   constructor(
     private readonly kind: SyncedKind,
@@ -59,22 +67,58 @@ export class DefinitionSync {
     private readonly options: DefinitionSyncOptions = {},
   ) {}
 
-  /** A pass now and every `intervalMs` (never two at once; a failed pass is logged, the next one tries again). */
+  /**
+   * A pass now, after every change the kind's watch reports (an object applied with kubectl
+   * governs within a second), and every `intervalMs` (the safety net, and the status's used).
+   * Never two passes at once; a failed pass is logged, the next one tries again.
+   */
   start(intervalMs: number): void {
-    const pass = (): void => {
-      if (this.running) return;
-      this.running = this.sync()
-        .catch((error: unknown) => this.options.log?.('warn', `${this.kind.label} not synced this interval`, { error: (error as Error).message }))
-        .finally(() => (this.running = undefined));
-    };
-    pass();
-    this.timer = setInterval(pass, intervalMs);
+    this.pass(false);
+    this.timer = setInterval(() => this.pass(false), intervalMs);
+    const changes = this.api.changes;
+    if (changes) this.watch = runWatchLoop(changes, this.watching.signal, { onEvent: () => this.changed(), onState: (state, detail) => this.watchState(state, detail) });
   }
 
-  /** Stops the passes and waits for the one in hand. */
+  /** Told of a change of one of the kind's objects: a pass as soon as none runs. */
+  changed(): void {
+    this.failing = false;
+    this.pass(true);
+  }
+
+  /** Stops the passes and the watch, and waits for the pass in hand. */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
+    this.watching.abort();
+    await this.watch;
     await this.running;
+  }
+
+  /** A pass now, unless one runs: then a change (`follow`) gets one right after it, a tick none. */
+  private pass(follow: boolean): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again ||= follow;
+      return;
+    }
+    this.running = this.sync()
+      .catch((error: unknown) => this.options.log?.('warn', `${this.kind.label} not synced this time`, { error: (error as Error).message }))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.pass(false);
+        }
+      });
+  }
+
+  private watchState(state: 'listed' | 'relist' | 'failed' | 'resumed', detail?: { error?: unknown; waitMs?: number }): void {
+    // A listing after the first (the server forgot the watch's point): changes may have been missed.
+    if (state === 'listed' && this.listings++ > 0) this.changed();
+    else if (state === 'listed') this.options.log?.('info', `watching ${this.kind.label}`);
+    if (state !== 'failed' || this.failing) return;
+    this.failing = true;
+    this.options.log?.('warn', `${this.kind.label}: the watch failed; the periodic pass still syncs them`, { error: (detail?.error as Error | undefined)?.message, retryInMs: detail?.waitMs });
   }
 
   async sync(): Promise<DefinitionSyncOutcome> {

@@ -5,14 +5,18 @@ import type { DefinitionSync, DefinitionSyncOptions } from './definition-sync.js
 import { LedgerQuotaSync } from './ledger-quota-sync.js';
 import { LimitRangeSync } from './limit-range-sync.js';
 
-/** How often definitions applied in the cluster are copied into the ledger at most (no watch on them yet). */
+/**
+ * The longest time between two passes of a definition sync: the objects' status shows the
+ * ledger's used at most this old. Changes of the objects themselves are watched: each starts a
+ * pass at once.
+ */
 export const DEFINITION_SYNC_MAX_SECONDS = 10;
 
 /**
  * The syncs of every kind of definition the cluster holds (LedgerQuota objects, the cluster's
- * LimitRanges, LedgerClusterQuota and LedgerHierarchicalQuota objects), started every `intervalSeconds` (at most DEFINITION_SYNC_MAX_SECONDS: not the
- * reconcile interval, a rare safety net while watches run, so that what is applied with kubectl
- * governs within seconds). Stop them with `stop()`.
+ * LimitRanges, LedgerClusterQuota and LedgerHierarchicalQuota objects): each watches its kind and
+ * passes on every change, and every `intervalSeconds` besides (at most DEFINITION_SYNC_MAX_SECONDS).
+ * Stop them with `stop()`.
  */
 export function startDefinitionSyncs(
   { commands, definitions, writer, queries }: { commands: LedgerCommands; definitions: DefinitionQueries; writer: ClusterWriter; queries: ClusterQueries },

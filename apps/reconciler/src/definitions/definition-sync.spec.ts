@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import type { WatchEvent, WatchTransport } from '@quota/inventory';
+import type { ClusterObject, ClusterObjectApi } from './cluster-object-api.js';
+import { DefinitionSync, type SyncedKind } from './definition-sync.js';
+
+/** A watch whose events the test sends; `end()` closes the stream as a server would. */
+function fakeWatch() {
+  const waiting: ((event: IteratorResult<WatchEvent>) => void)[] = [];
+  const queued: WatchEvent[] = [];
+  let watches = 0;
+  const transport: WatchTransport = {
+    list: async () => '1',
+    watch: (_version, signal) => {
+      watches++;
+      return {
+        [Symbol.asyncIterator]: () => ({
+          next: () =>
+            new Promise<IteratorResult<WatchEvent>>((resolve) => {
+              const event = queued.shift();
+              if (event) return resolve({ value: event, done: false });
+              if (signal.aborted) return resolve({ value: undefined, done: true });
+              waiting.push(resolve);
+              signal.addEventListener('abort', () => resolve({ value: undefined, done: true }), { once: true });
+            }),
+        }),
+      };
+    },
+  };
+  const send = (event: WatchEvent) => {
+    const next = waiting.shift();
+    if (next) next({ value: event, done: false });
+    else queued.push(event);
+  };
+  return { transport, send, watches: () => watches };
+}
+
+const object = (name: string): ClusterObject => ({ metadata: { name, namespace: 'team-a', resourceVersion: '2' }, spec: { hard: { pods: '1' } } });
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+/** A kind whose passes the test counts; a pass waits for `release()` when `hold` is set. */
+function countingKind() {
+  const state = { lists: 0, hold: undefined as Promise<void> | undefined };
+  const kind: SyncedKind = {
+    label: 'test quotas',
+    hasStatus: false,
+    put: async () => ({ changed: false }),
+    held: async function* () {},
+    remove: async () => undefined,
+  };
+  const api = (changes?: WatchTransport): ClusterObjectApi => ({
+    list: async () => {
+      state.lists++;
+      await state.hold;
+      return [object('compute')];
+    },
+    updateStatus: async () => 'updated',
+    ...(changes ? { changes } : {}),
+  });
+  return { state, kind, api };
+}
+
+describe('DefinitionSync, watching its kind', () => {
+  it('passes at once on a change, not only at the interval', async () => {
+    const watch = fakeWatch();
+    const { state, kind, api } = countingKind();
+    const sync = new DefinitionSync(kind, api(watch.transport));
+    sync.start(3_600_000);
+    await settle();
+    expect(state.lists, 'the first pass').toBe(1);
+    watch.send({ type: 'ADDED', object: { metadata: { name: 'compute', resourceVersion: '3' } } });
+    await settle();
+    expect(state.lists, 'a pass for the change').toBe(2);
+    watch.send({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '4' } } });
+    await settle();
+    expect(state.lists, 'no pass for a bookmark').toBe(2);
+    await sync.stop();
+    expect(watch.watches()).toBe(1);
+  });
+
+  it('follows a pass in hand with exactly one more, however many changes came during it', async () => {
+    const watch = fakeWatch();
+    const { state, kind, api } = countingKind();
+    let release = () => {};
+    state.hold = new Promise<void>((resolve) => (release = resolve));
+    const sync = new DefinitionSync(kind, api(watch.transport));
+    sync.start(3_600_000);
+    await settle();
+    for (let i = 0; i < 5; i++) watch.send({ type: 'MODIFIED', object: { metadata: { name: 'compute', resourceVersion: String(10 + i) } } });
+    await settle();
+    expect(state.lists, 'the first pass still runs').toBe(1);
+    state.hold = undefined;
+    release();
+    await settle();
+    expect(state.lists).toBe(2);
+    await sync.stop();
+  });
+
+  it('passes again after a relist (the server forgot the watch’s point, changes may be missed)', async () => {
+    const watch = fakeWatch();
+    const { state, kind, api } = countingKind();
+    const sync = new DefinitionSync(kind, api(watch.transport));
+    sync.start(3_600_000);
+    await settle();
+    watch.send({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });
+    await settle();
+    expect(state.lists).toBe(2);
+    await sync.stop();
+  });
+
+  it('without a watch, passes at the interval only', async () => {
+    const { state, kind, api } = countingKind();
+    const sync = new DefinitionSync(kind, api());
+    sync.start(50);
+    await new Promise((resolve) => setTimeout(resolve, 130));
+    await sync.stop();
+    expect(state.lists).toBeGreaterThanOrEqual(2);
+    expect(state.lists).toBeLessThanOrEqual(4);
+  });
+});
