@@ -198,6 +198,7 @@ export class ClusterWriter {
       uid: this.newId(),
       namespacesMax: this.namespacesMax,
       ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+      ...(options.unmanagedOnly ? { unmanagedOnly: true } : {}),
     } as const;
     let committed: NamespaceUnitOfWork[] = [];
     const result = await this.transact(async (tx): Promise<PutResult<SharedQuotaView>> => {
@@ -226,7 +227,10 @@ export class ClusterWriter {
     const key = sharedQuotaKey(ref);
     return this.transact(async (tx) => {
       const head = await readSharedHead(tx.client, key);
-      const { events, answer, resync } = decideSharedQuota({ type: 'RemoveSharedQuota', ref }, { now: tx.now, head: factsOf(head), namespaces: [] });
+      const { events, answer, resync } = decideSharedQuota(
+        { type: 'RemoveSharedQuota', ref, ...(options.unmanagedOnly ? { unmanagedOnly: true } : {}) },
+        { now: tx.now, head: factsOf(head), namespaces: [] },
+      );
       if (answer.kind === 'Refused') throw refused(answer);
       const before = head ? sharedQuotaViewOf(key, Number(head.version), head.state) : undefined;
       assert(before, `shared quota ${key} existed before its removal`);

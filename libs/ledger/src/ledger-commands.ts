@@ -267,7 +267,7 @@ export class LedgerCommands {
   }
 
   async deleteQuota(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<QuotaView>> {
-    const { answer, before, position } = await this.handle(namespace, { type: 'RemoveQuota', name }, writeMeta(options));
+    const { answer, before, position } = await this.handle(namespace, { type: 'RemoveQuota', name, ...unmanaged(options) }, writeMeta(options));
     if (answer.kind === 'Refused') throw refusal(answer);
     const last = quotaViewOfState(namespace, before, name);
     assert(last, `quota ${name} existed before its removal`);
@@ -285,7 +285,7 @@ export class LedgerCommands {
   }
 
   async deleteLimitRange(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<LimitRangeView>> {
-    const { answer, before, position } = await this.handle(namespace, { type: 'RemoveLimitRange', name }, writeMeta(options));
+    const { answer, before, position } = await this.handle(namespace, { type: 'RemoveLimitRange', name, ...unmanaged(options) }, writeMeta(options));
     if (answer.kind === 'Refused') throw refusal(answer);
     const last = limitRangeViewOfState(namespace, before, name);
     assert(last, `limit range ${name} existed before its removal`);
@@ -378,8 +378,13 @@ function settled(namespace: string, step: Step<unknown>, changed: boolean): { ou
   return { outcome: { view, changed, position: step.position }, latest: version === undefined ? undefined : { stream: namespace, version } };
 }
 
-function expected(options: PutOptions): { expectedVersion?: number } {
-  return options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion };
+function expected(options: PutOptions): { expectedVersion?: number; unmanagedOnly?: true } {
+  return { ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }), ...unmanaged(options) };
+}
+
+/** The REST admin API's guard against writing a definition a cluster object manages (domain: cluster-managed.ts). */
+function unmanaged(options: WriteOptions): { unmanagedOnly?: true } {
+  return options.unmanagedOnly ? { unmanagedOnly: true } : {};
 }
 
 function writeMeta(options: WriteOptions): EventMeta {

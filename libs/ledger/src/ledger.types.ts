@@ -232,6 +232,11 @@ export interface WriteOptions {
   readonly onBehalfOf?: string;
   /** The caller's request id, recorded on the events. */
   readonly requestId?: string;
+  /**
+   * A write of the REST admin API: a definition that came from a cluster object is refused with a
+   * 409 Conflict, decided in the write's own transaction (the reconciler's syncs leave it unset).
+   */
+  readonly unmanagedOnly?: boolean;
 }
 
 export interface PutOptions extends WriteOptions {

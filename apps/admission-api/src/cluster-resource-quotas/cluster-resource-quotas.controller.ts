@@ -24,7 +24,7 @@ import { JsonBody } from '../common/body-guard.js';
 import { HeavyRead } from '../common/heavy-reads.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderClusterResourceQuota } from '../shared-quotas/render.js';
-import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
+import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { userMetadata } from '../definitions/definition-handlers.js';
 import { LIST_MAX, putOptions, historyOr404, usageOr404, seriesOr404, pageOf } from '../shared-quotas/shared-quota-reads.js';
 
@@ -49,10 +49,10 @@ export class ClusterResourceQuotasController {
     const quota = validateClusterResourceQuota({ ...body, metadata });
     assertDefinitionSize('ClusterResourceQuota', name, clusterResourceQuotaSizeErrors(quota));
     const ref: SharedQuotaRef = { kind: 'ClusterResourceQuota', name };
-    // One that came from a LedgerClusterQuota object is changed there, not here; nor can a PUT claim to be one.
-    refuseClusterManaged(await this.queries.getSharedQuota(sharedQuotaKey(ref)), 'clusterresourcequotas', '', name, 'changed');
+    // One that came from a LedgerClusterQuota object is changed there, not here (409, decided in the
+    // write's transaction); nor can a PUT claim to be one.
     const kept = userMetadata(quota.metadata, withoutSystemAnnotations);
-    const result = await this.writer.putSharedQuota({ ref, spec: quota.spec.quota, selector: quota.spec.selector, metadata: kept }, putOptions(request, expectedVersion));
+    const result = await this.writer.putSharedQuota({ ref, spec: quota.spec.quota, selector: quota.spec.selector, metadata: kept }, { ...putOptions(request, expectedVersion), unmanagedOnly: true });
     response.status(result.created ? 201 : 200);
     sendPosition(response, result.position);
     return renderClusterResourceQuota(result.view);
@@ -100,8 +100,7 @@ export class ClusterResourceQuotasController {
   @Delete(':name')
   @HttpCode(200)
   async delete(@Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    refuseClusterManaged(await this.queries.getSharedQuota(sharedQuotaKey({ kind: 'ClusterResourceQuota', name })), 'clusterresourcequotas', '', name, 'deleted');
-    const removed = await this.writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name }, { actor: requesterOf(request) });
+    const removed = await this.writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name }, { actor: requesterOf(request), unmanagedOnly: true });
     sendPosition(response, removed.position);
     return renderClusterResourceQuota(removed.view);
   }

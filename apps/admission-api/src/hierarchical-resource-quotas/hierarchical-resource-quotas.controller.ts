@@ -24,7 +24,7 @@ import { JsonBody } from '../common/body-guard.js';
 import { HeavyRead } from '../common/heavy-reads.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
 import { renderHierarchicalResourceQuota } from '../shared-quotas/render.js';
-import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
+import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { userMetadata } from '../definitions/definition-handlers.js';
 import { LIST_MAX, putOptions, historyOr404, usageOr404, seriesOr404, pageOf, withinScope } from '../shared-quotas/shared-quota-reads.js';
 
@@ -54,10 +54,10 @@ export class HierarchicalResourceQuotasController {
     const quota = validateHierarchicalResourceQuota(body);
     assertDefinitionSize('HierarchicalResourceQuota', name, resourceQuotaSizeErrors({ spec: quota.spec }));
     const ref: SharedQuotaRef = { kind: 'HierarchicalResourceQuota', name, namespace };
-    // One that came from a LedgerHierarchicalQuota object is changed there, not here; nor can a PUT claim to be one.
-    refuseClusterManaged(await this.queries.getSharedQuota(sharedQuotaKey(ref)), 'hierarchicalresourcequotas', namespace, name, 'changed');
+    // One that came from a LedgerHierarchicalQuota object is changed there, not here (409, decided in
+    // the write's transaction); nor can a PUT claim to be one.
     const metadata = userMetadata(quota.metadata, withoutSystemAnnotations);
-    const result = await this.writer.putSharedQuota({ ref, spec: { hard: quota.spec.hard ?? {} }, metadata }, putOptions(request, expectedVersion));
+    const result = await this.writer.putSharedQuota({ ref, spec: { hard: quota.spec.hard ?? {} }, metadata }, { ...putOptions(request, expectedVersion), unmanagedOnly: true });
     response.status(result.created ? 201 : 200);
     sendPosition(response, result.position);
     return renderHierarchicalResourceQuota(result.view);
@@ -112,8 +112,7 @@ export class HierarchicalResourceQuotasController {
   @HttpCode(200)
   async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
     const ref: SharedQuotaRef = { kind: 'HierarchicalResourceQuota', name, namespace };
-    refuseClusterManaged(await this.queries.getSharedQuota(sharedQuotaKey(ref)), 'hierarchicalresourcequotas', namespace, name, 'deleted');
-    const removed = await this.writer.deleteSharedQuota(ref, { actor: requesterOf(request) });
+    const removed = await this.writer.deleteSharedQuota(ref, { actor: requesterOf(request), unmanagedOnly: true });
     sendPosition(response, removed.position);
     return renderHierarchicalResourceQuota(removed.view);
   }

@@ -9,7 +9,7 @@ import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
 import { AnswersPosition } from '../common/ledger-position.js';
-import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
+import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { DefinitionHandlers, userMetadata, type DefinitionKind } from '../definitions/definition-handlers.js';
 
 export function renderLimitRange(view: LimitRangeView): LimitRange {
@@ -97,15 +97,9 @@ function limitRangeKind(ledger: LedgerCommands, definitions: DefinitionQueries):
       const { spec, metadata } = limitRangeForLedger(body, name);
       return { name, spec, metadata: userMetadata(metadata, withoutSystemAnnotations) };
     },
-    // One that came from the cluster's LimitRange object is changed there, not here.
-    async put(namespace, definition, options) {
-      refuseClusterManaged(await definitions.getLimitRange(namespace, definition.name), 'limitranges', namespace, definition.name, 'changed');
-      return ledger.putLimitRange(namespace, definition, options);
-    },
-    async remove(namespace, name, options) {
-      refuseClusterManaged(await definitions.getLimitRange(namespace, name), 'limitranges', namespace, name, 'deleted');
-      return ledger.deleteLimitRange(namespace, name, options);
-    },
+    // One that came from the cluster's LimitRange object is changed there, not here (409, decided in the write's transaction).
+    put: (namespace, definition, options) => ledger.putLimitRange(namespace, definition, { ...options, unmanagedOnly: true }),
+    remove: (namespace, name, options) => ledger.deleteLimitRange(namespace, name, { ...options, unmanagedOnly: true }),
     render: renderLimitRange,
     async read(namespace, name) {
       const view = await definitions.getLimitRange(namespace, name);

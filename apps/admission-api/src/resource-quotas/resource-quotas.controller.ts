@@ -9,7 +9,7 @@ import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
 import { AnswersPosition } from '../common/ledger-position.js';
-import { refuseClusterManaged, withoutSystemAnnotations } from '../definitions/cluster-managed.js';
+import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { DefinitionHandlers, userMetadata, type DefinitionKind } from '../definitions/definition-handlers.js';
 
 /** Annotations that say how fresh a read's `status.used` is. */
@@ -123,14 +123,9 @@ function resourceQuotaKind(ledger: LedgerCommands, definitions: DefinitionQuerie
       assertDefinitionSize('ResourceQuota', name, resourceQuotaSizeErrors(quota));
       return { name, spec: quota.spec ?? {}, metadata: userMetadata(quota.metadata, withoutSystemAnnotations) };
     },
-    async put(namespace, definition, options) {
-      refuseClusterManaged(await definitions.getQuota(namespace, definition.name), 'resourcequotas', namespace, definition.name, 'changed');
-      return ledger.putQuota(namespace, definition, options);
-    },
-    async remove(namespace, name, options) {
-      refuseClusterManaged(await definitions.getQuota(namespace, name), 'resourcequotas', namespace, name, 'deleted');
-      return ledger.deleteQuota(namespace, name, options);
-    },
+    // One that came from a LedgerQuota object is changed there, not here (409, decided in the write's transaction).
+    put: (namespace, definition, options) => ledger.putQuota(namespace, definition, { ...options, unmanagedOnly: true }),
+    remove: (namespace, name, options) => ledger.deleteQuota(namespace, name, { ...options, unmanagedOnly: true }),
     render: (view) => renderQuota(view),
     async read(namespace, name) {
       const [view, projected] = await Promise.all([definitions.getQuota(namespace, name), usage.projectedUsage(namespace)]);

@@ -127,7 +127,12 @@ interface MayManage {
   readonly awaitFirstCount?: boolean;
 }
 
-export interface PutQuota extends MayManage {
+/** A write of the REST admin API: refused (409) when the definition came from a cluster object (cluster-managed.ts). */
+interface FromRest {
+  readonly unmanagedOnly?: boolean;
+}
+
+export interface PutQuota extends MayManage, FromRest {
   readonly type: 'PutQuota';
   readonly definition: QuotaDefinition;
   /** `metadata.resourceVersion` as the caller last saw it: stale is a conflict. */
@@ -137,12 +142,12 @@ export interface PutQuota extends MayManage {
   readonly limit: DefinitionLimit;
 }
 
-export interface RemoveQuota {
+export interface RemoveQuota extends FromRest {
   readonly type: 'RemoveQuota';
   readonly name: string;
 }
 
-export interface PutLimitRange extends MayManage {
+export interface PutLimitRange extends MayManage, FromRest {
   readonly type: 'PutLimitRange';
   readonly definition: LimitRangeDefinition;
   readonly expectedVersion?: number;
@@ -150,7 +155,7 @@ export interface PutLimitRange extends MayManage {
   readonly limit: DefinitionLimit;
 }
 
-export interface RemoveLimitRange {
+export interface RemoveLimitRange extends FromRest {
   readonly type: 'RemoveLimitRange';
   readonly name: string;
 }

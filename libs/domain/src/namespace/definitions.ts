@@ -6,6 +6,7 @@ import { forbiddenMessage } from '../quota/denial.js';
 import { RESOURCE_QUOTAS } from '../quota/quota-objects.js';
 import * as Resources from '../resources/resource-list.js';
 import { notFound, refusal, type Refusal } from './answers.js';
+import { clusterManagedRefusal } from './cluster-managed.js';
 import type { Decided, DefinitionLimit, PutAnswer, PutLimitRange, PutQuota, RemoveAnswer, RemoveLimitRange, RemoveQuota } from './commands.js';
 import type { NamespaceFacts } from './facts.js';
 
@@ -25,7 +26,10 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export function planPutQuota(command: PutQuota, facts: NamespaceFacts): PutPlan {
   const { name } = command.definition;
   const existing = facts.state.quotas.get(name)?.definition;
-  const refused = checkPut(facts, 'resourcequotas', 'ResourceQuotas', name, existing, facts.state.quotas, command) ?? (existing ? undefined : quotaCountRefusal(command.definition, facts));
+  const refused =
+    clusterManagedRefusal(command, existing?.metadata, { resource: 'resourcequotas', namespace: facts.namespace, name, verb: 'changed' }) ??
+    checkPut(facts, 'resourcequotas', 'ResourceQuotas', name, existing, facts.state.quotas, command) ??
+    (existing ? undefined : quotaCountRefusal(command.definition, facts));
   if (refused) return { refused };
   const spec = command.definition.spec;
   const stored: QuotaDefinition = {
@@ -40,7 +44,9 @@ export function planPutQuota(command: PutQuota, facts: NamespaceFacts): PutPlan 
 export function planPutLimitRange(command: PutLimitRange, facts: NamespaceFacts): PutPlan {
   const { name } = command.definition;
   const existing = facts.state.limitRanges.get(name)?.definition;
-  const refused = checkPut(facts, 'limitranges', 'LimitRanges', name, existing, facts.state.limitRanges, command);
+  const refused =
+    clusterManagedRefusal(command, existing?.metadata, { resource: 'limitranges', namespace: facts.namespace, name, verb: 'changed' }) ??
+    checkPut(facts, 'limitranges', 'LimitRanges', name, existing, facts.state.limitRanges, command);
   if (refused) return { refused };
   const stored: LimitRangeDefinition = {
     name,
@@ -62,12 +68,18 @@ export function decidePut(plan: PutPlan, facts: NamespaceFacts): Decided<PutAnsw
 }
 
 export function decideRemoveQuota(command: RemoveQuota, facts: NamespaceFacts): Decided<RemoveAnswer> {
-  if (!facts.state.quotas.has(command.name)) return { events: [], answer: notFound('resourcequotas', command.name) };
+  const existing = facts.state.quotas.get(command.name)?.definition;
+  if (!existing) return { events: [], answer: notFound('resourcequotas', command.name) };
+  const managed = clusterManagedRefusal(command, existing.metadata, { resource: 'resourcequotas', namespace: facts.namespace, name: command.name, verb: 'deleted' });
+  if (managed) return { events: [], answer: managed };
   return { events: [{ type: 'QuotaRemoved', data: { name: command.name } }], answer: { kind: 'Removed' } };
 }
 
 export function decideRemoveLimitRange(command: RemoveLimitRange, facts: NamespaceFacts): Decided<RemoveAnswer> {
-  if (!facts.state.limitRanges.has(command.name)) return { events: [], answer: notFound('limitranges', command.name) };
+  const existing = facts.state.limitRanges.get(command.name)?.definition;
+  if (!existing) return { events: [], answer: notFound('limitranges', command.name) };
+  const managed = clusterManagedRefusal(command, existing.metadata, { resource: 'limitranges', namespace: facts.namespace, name: command.name, verb: 'deleted' });
+  if (managed) return { events: [], answer: managed };
   return { events: [{ type: 'LimitRangeRemoved', data: { name: command.name } }], answer: { kind: 'Removed' } };
 }
 

@@ -2,6 +2,7 @@ import type { SharedQuotaChanged, SharedQuotaDefined, SharedQuotaRemoved } from 
 import { deepEqualJson } from '../limit-range/json-patch.js';
 import { selectableOf, sharedQuotaKey, sharedQuotaSelects, sharedQuotaTitle, type NamespaceDefinition, type SharedQuotaDefinition, type SharedQuotaRef } from '../shared/shared-quota.js';
 import { notFound, refusal, type Refusal } from './answers.js';
+import { clusterManagedRefusal } from './cluster-managed.js';
 import type { AppliedSharedQuota } from './commands.js';
 
 /**
@@ -20,11 +21,15 @@ export interface PutSharedQuota {
   readonly uid: string;
   /** Most namespaces one shared quota may cover (SHARED_QUOTA_NAMESPACES_MAX). */
   readonly namespacesMax: number;
+  /** A write of the REST admin API: refused (409) when the quota came from a cluster object (cluster-managed.ts). */
+  readonly unmanagedOnly?: boolean;
 }
 
 export interface RemoveSharedQuota {
   readonly type: 'RemoveSharedQuota';
   readonly ref: SharedQuotaRef;
+  /** As PutSharedQuota's. */
+  readonly unmanagedOnly?: boolean;
 }
 
 export type SharedQuotaCommand = PutSharedQuota | RemoveSharedQuota;
@@ -63,8 +68,9 @@ export function decideSharedQuota(command: SharedQuotaCommand, facts: SharedQuot
 function decidePut(command: PutSharedQuota, facts: SharedQuotaFacts): SharedQuotaDecision {
   const { definition } = command;
   const existing = facts.head?.definition;
-  const stale = staleRefusal(definition.ref, existing, facts.head?.version ?? 0, command.expectedVersion);
-  if (stale) return { events: [], answer: stale, resync: [] };
+  const refused =
+    clusterManagedRefusal(command, existing?.metadata, managedTarget(definition.ref, 'changed')) ?? staleRefusal(definition.ref, existing, facts.head?.version ?? 0, command.expectedVersion);
+  if (refused) return { events: [], answer: refused, resync: [] };
   const stored: SharedQuotaDefinition = {
     ...definition,
     metadata: {
@@ -90,9 +96,15 @@ function decidePut(command: PutSharedQuota, facts: SharedQuotaFacts): SharedQuot
   return { events: [event], answer: { kind: existing ? 'Changed' : 'Defined', definition: stored }, resync };
 }
 
+function managedTarget(ref: SharedQuotaRef, verb: 'changed' | 'deleted') {
+  return { resource: sharedQuotaPlural(ref), namespace: ref.kind === 'HierarchicalResourceQuota' ? (ref.namespace ?? '') : '', name: ref.name, verb };
+}
+
 function decideRemove(command: RemoveSharedQuota, facts: SharedQuotaFacts): SharedQuotaDecision {
   const { ref } = command;
   if (!facts.head?.definition) return { events: [], answer: notFound(sharedQuotaPlural(ref), ref.name), resync: [] };
+  const managed = clusterManagedRefusal(command, facts.head.definition.metadata, managedTarget(ref, 'deleted'));
+  if (managed) return { events: [], answer: managed, resync: [] };
   const resync = [...facts.head.members].sort().map((namespace) => ({ namespace, covered: false }));
   return { events: [{ type: 'SharedQuotaRemoved', data: { ref } }], answer: { kind: 'Removed' }, resync };
 }
