@@ -16,6 +16,7 @@ import { UsageVersions1795900000900 } from './1795900000900-UsageVersions.js';
 import { PartitionLedgerEvents1795900001000 } from './1795900001000-PartitionLedgerEvents.js';
 import { HorizonDefinitions1795900001100 } from './1795900001100-HorizonDefinitions.js';
 import { SharedQuotaWithdrawnIndex1795900001200 } from './1795900001200-SharedQuotaWithdrawnIndex.js';
+import { QueuedHeadsIndex1795900001300 } from './1795900001300-QueuedHeadsIndex.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   PartitionLedgerEvents1795900001000,
   HorizonDefinitions1795900001100,
   SharedQuotaWithdrawnIndex1795900001200,
+  QueuedHeadsIndex1795900001300,
 ];

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LedgerCommands, type AdmitCommand } from '@quota/ledger';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import type { DataSource } from 'typeorm';
@@ -59,6 +60,7 @@ describe('ledger schema (real PostgreSQL)', () => {
       'ledger_events.ledger_events_shared_applied',
       'ledger_events.ledger_events_shared_withdrawn',
       'namespace_heads.namespace_heads_pkey',
+      'namespace_heads.namespace_heads_queued',
       'reservations.reservations_live_by_age',
       'reservations.reservations_live_by_uid',
       'reservations.reservations_pkey',
@@ -68,6 +70,49 @@ describe('ledger schema (real PostgreSQL)', () => {
     // A shared quota's past starts from the namespaces that carried it: partial, so no admission writes an entry.
     expect(rows.find((r) => r.indexname === 'ledger_events_shared_applied')?.indexdef).toMatch(/WHERE \(type = 'SharedQuotaApplied'::text\)$/);
     expect(rows.find((r) => r.indexname === 'ledger_events_shared_withdrawn')?.indexdef).toMatch(/WHERE \(type = 'SharedQuotaWithdrawn'::text\)$/);
+    // The heads with waiters: on a flag that changes only with a queue's first and last waiter, so an admission's head update stays HOT.
+    expect(rows.find((r) => r.indexname === 'namespace_heads_queued')?.indexdef).toMatch(/\(namespace\) WHERE queued$/);
+  });
+
+  it('updates a namespace head in place (HOT) on every admission, its queue flag included, and not when a queue starts', async () => {
+    const ledger = new LedgerCommands(db.dataSource);
+    const namespace = 'team-hot';
+    await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '30' } } }, { actor: 'test' });
+    const pod = (name: string): AdmitCommand => ({
+      namespace,
+      requester: 'test',
+      source: 'webhook',
+      request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid: name }, spec: { containers: [] } } },
+      dryRun: false,
+    });
+    // The counters are per database (this test's own), and each connection reports its own within a second or so of going idle.
+    const counters = async () => {
+      await db.dataSource.query('SELECT pg_stat_clear_snapshot()');
+      const [row] = await db.dataSource.query(`SELECT n_tup_upd::int AS updated, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'namespace_heads'`);
+      return row as { updated: number; hot: number };
+    };
+    const settled = async (updated: number) => {
+      for (let waited = 0; waited < 15_000; waited += 200) {
+        const now = await counters();
+        if (now.updated >= updated) return now;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      return counters();
+    };
+    const before = await settled(0);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const start = await counters();
+    for (let i = 0; i < 30; i++) expect((await ledger.admit(pod(`p${i}`))).result.allowed).toBe(true);
+    const admitted = await settled(start.updated + 30);
+    expect(admitted.updated - start.updated, `head updates since ${JSON.stringify(before)}`).toBe(30);
+    expect(admitted.hot - start.hot, 'of them HOT').toBe(30);
+    // A full namespace's first waiter sets its flag: that one update is not HOT.
+    const widget = { operation: 'CREATE', groupResource: { group: 'example.com', resource: 'widgets' }, namespace, name: 'w' } as const;
+    const waiting = await ledger.admit({ ...pod('w'), source: 'rest', request: widget, kind: 'Widget', resources: { pods: '1' }, wait: { seconds: 60, priority: 0 } });
+    expect(waiting.result.allowed).toBe(false);
+    const queued = await settled(admitted.updated + 1);
+    expect([queued.updated - admitted.updated, queued.hot - admitted.hot]).toEqual([1, 0]);
+    expect(await db.dataSource.query(`SELECT queued FROM namespace_heads WHERE namespace = $1`, [namespace])).toEqual([{ queued: true }]);
   });
 
   it('partitions the events by month, each partition with its own unique (namespace, version) index and TRUNCATE trigger', async () => {

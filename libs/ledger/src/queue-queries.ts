@@ -104,7 +104,7 @@ export class QueueQueries {
       this.dataSource,
       `SELECT k.key, coalesce(h.revision::text, '') || ':' || k.versions AS revision
          FROM (SELECT q->>'key' AS key, sum(n.version)::text AS versions FROM namespace_heads n, jsonb_array_elements(n.state->'shared') AS q
-                WHERE n.state ? 'queue' AND jsonb_typeof(n.state->'shared') = 'array' GROUP BY 1) k
+                WHERE n.queued AND jsonb_typeof(n.state->'shared') = 'array' GROUP BY 1) k
          LEFT JOIN shared_quota_heads h ON h.key = k.key ORDER BY k.key LIMIT $1`,
       [limit],
     );
@@ -123,7 +123,7 @@ export class QueueQueries {
   async namespacesWithExpiredWaiters(nowMs: number, limit: number): Promise<string[]> {
     const rows = await select<{ namespace: string }>(
       this.dataSource,
-      `SELECT namespace FROM namespace_heads WHERE state ? 'queue'
+      `SELECT namespace FROM namespace_heads WHERE queued
           AND EXISTS (SELECT 1 FROM jsonb_array_elements(state->'queue') AS w WHERE (w->>'deadline')::float8 <= $1)
         ORDER BY namespace LIMIT $2`,
       [nowMs, limit],
@@ -157,9 +157,9 @@ function viewOf(namespace: string, w: Waiter, rest: Pick<QueuedReservation, 'sta
   };
 }
 
-/** Reservations queued in all namespaces together (the QUEUE_TOTAL_MAX bound, read before the transaction). */
+/** Reservations queued in all namespaces together (the QUEUE_TOTAL_MAX bound, read before the transaction): the queued heads only (1795900001300). */
 export async function queuedTotal(dataSource: DataSource): Promise<number> {
-  const rows = await select<{ n: number }>(dataSource, `SELECT coalesce(sum(jsonb_array_length(state->'queue')), 0)::int AS n FROM namespace_heads WHERE state ? 'queue'`);
+  const rows = await select<{ n: number }>(dataSource, `SELECT coalesce(sum(jsonb_array_length(state->'queue')), 0)::int AS n FROM namespace_heads WHERE queued`);
   return rows[0]?.n ?? 0;
 }
 
@@ -167,7 +167,7 @@ export async function queuedTotal(dataSource: DataSource): Promise<number> {
 export async function waitingUnder(dataSource: DataSource, key: string): Promise<string[]> {
   const rows = await select<{ namespace: string }>(
     dataSource,
-    `SELECT namespace FROM namespace_heads WHERE state ? 'queue' AND jsonb_typeof(state->'shared') = 'array' AND state->'shared' @> jsonb_build_array(jsonb_build_object('key', $1::text)) ORDER BY namespace`,
+    `SELECT namespace FROM namespace_heads WHERE queued AND jsonb_typeof(state->'shared') = 'array' AND state->'shared' @> jsonb_build_array(jsonb_build_object('key', $1::text)) ORDER BY namespace`,
     [key],
   );
   return rows.map((r) => r.namespace);
