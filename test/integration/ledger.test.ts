@@ -59,6 +59,22 @@ async function quota(namespace: string, hard: Record<string, string>, name = 'co
 }
 
 describe('the ledger on PostgreSQL', () => {
+  it('finds in one read the definitions of every namespace that came from a given kind of cluster object', async () => {
+    const by = (managedBy: string) => ({ annotations: { 'quota-ledger.io/managed-by': managedBy, 'other.example/x': 'y' } });
+    await ledger.putQuota('managed-a', { name: 'from-cluster', spec: { hard: { pods: '1' } }, metadata: by('ledgerquotas.quota-ledger.io') }, { actor: 'test' });
+    await ledger.putQuota('managed-a', { name: 'from-rest', spec: { hard: { pods: '1' } } }, { actor: 'test' });
+    await ledger.putQuota('managed-b', { name: 'also-cluster', spec: { hard: { pods: '1' } }, metadata: by('ledgerquotas.quota-ledger.io') }, { actor: 'test' });
+    await ledger.putQuota('managed-b', { name: 'another-kind', spec: { hard: { pods: '1' } }, metadata: by('somethingelse') }, { actor: 'test' });
+    await ledger.putLimitRange('managed-b', { name: 'defaults', spec: { limits: [] }, metadata: by('limitranges') }, { actor: 'test' });
+    const quotas = await ledger.definitions.managedDefinitions('quotas', 'ledgerquotas.quota-ledger.io');
+    expect(quotas.filter((d) => d.namespace.startsWith('managed-'))).toEqual([
+      { namespace: 'managed-a', name: 'from-cluster' },
+      { namespace: 'managed-b', name: 'also-cluster' },
+    ]);
+    expect(await ledger.definitions.managedDefinitions('limitRanges', 'limitranges')).toEqual([{ namespace: 'managed-b', name: 'defaults' }]);
+    expect(await ledger.definitions.managedDefinitions('limitRanges', 'ledgerquotas.quota-ledger.io')).toEqual([]);
+  });
+
   it('appends a reservation and advances the head, gap-free, and answers a denial without appending', async () => {
     await quota('append', { pods: '1' });
     const first = await ledger.admit(admitPod('append', pod('a')));

@@ -1,4 +1,4 @@
-import type { LimitRange } from '@quota/domain';
+import { MANAGED_BY_ANNOTATION, type LimitRange } from '@quota/domain';
 import type { DataSource } from 'typeorm';
 import type { HeadJson } from './head.js';
 import type { DefinitionChange, LimitRangeView, Page, QuotaView } from './ledger.types.js';
@@ -59,6 +59,22 @@ export class DefinitionQueries {
   }
 
   /** Namespaces with a stream, in name order, paged (the reconciler's fan-out). */
+  /**
+   * Every quota or LimitRange, in every namespace, whose definition carries
+   * quota-ledger.io/managed-by: `managedBy` (the reconciler's sync finds those whose cluster object
+   * is gone). One read of the heads, not one per namespace: 10,000 namespaces took 10,000 reads.
+   */
+  async managedDefinitions(kind: 'quotas' | 'limitRanges', managedBy: string): Promise<{ namespace: string; name: string }[]> {
+    return select<{ namespace: string; name: string }>(
+      this.dataSource,
+      `SELECT h.namespace, d->'definition'->>'name' AS name
+         FROM namespace_heads h CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(h.state->$1) = 'array' THEN h.state->$1 ELSE '[]'::jsonb END) AS d
+        WHERE d->'definition'->'metadata'->'annotations'->>$3 = $2
+        ORDER BY 1, 2`,
+      [kind, managedBy, MANAGED_BY_ANNOTATION],
+    );
+  }
+
   async namespaces(page: { readonly after?: string; readonly limit: number }): Promise<string[]> {
     // A namespace the ledger holds only the Namespace object of (recorded from the cluster, no
     // quota covers it) has no reservations to reconcile.

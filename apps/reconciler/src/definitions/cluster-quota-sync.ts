@@ -36,10 +36,11 @@ function sharedQuotaKind(ledger: ClusterQuotaLedger, kind: 'ClusterResourceQuota
       const result = await ledger.putSharedQuota(cluster ? sharedQuotaOf(object) : hierarchicalQuotaOf(object), author);
       return { changed: result.changed, hard: result.view.hard, used: result.view.used };
     },
-    async *held() {
-      for (const view of await ledger.listSharedQuotas(cluster ? 'clusterresourcequotas/' : 'hierarchicalresourcequotas/', HELD_MAX)) {
-        if (view.definition.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy) yield { namespace: view.definition.ref.namespace ?? '', name: view.definition.ref.name };
-      }
+    async held() {
+      const views = await ledger.listSharedQuotas(cluster ? 'clusterresourcequotas/' : 'hierarchicalresourcequotas/', HELD_MAX);
+      return views
+        .filter((view) => view.definition.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy)
+        .map((view) => ({ namespace: view.definition.ref.namespace ?? '', name: view.definition.ref.name }));
     },
     remove: (namespace, name, options) => ledger.deleteSharedQuota(cluster ? { kind, name } : { kind, name, namespace }, options),
   };

@@ -44,7 +44,7 @@ function countingKind() {
     label: 'test quotas',
     hasStatus: false,
     put: async () => ({ changed: false }),
-    held: async function* () {},
+    held: async () => [],
     remove: async () => undefined,
   };
   const api = (changes?: WatchTransport): ClusterObjectApi => ({

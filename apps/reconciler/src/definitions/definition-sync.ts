@@ -1,6 +1,6 @@
 import { LAST_APPLIED_BY_ANNOTATION, MANAGED_BY_ANNOTATION } from '@quota/domain';
 import { runWatchLoop } from '@quota/inventory';
-import { LedgerError, type DefinitionQueries, type WriteOptions } from '@quota/ledger';
+import { LedgerError, type WriteOptions } from '@quota/ledger';
 import type { ClusterObject, ClusterObjectApi, ObjectStatus } from './cluster-object-api.js';
 
 /** Annotations of the object never copied into the ledger: ours, and kubectl's copy of the whole object. */
@@ -21,7 +21,7 @@ export interface SyncedKind {
   /** Puts the object into the ledger through the REST PUT's command; throws when the ledger refuses it. */
   put(object: ClusterObject, author: Author): Promise<{ readonly changed: boolean; readonly hard?: Record<string, string>; readonly used?: Record<string, string> }>;
   /** Every ledger definition of the kind that came from the cluster (namespace '' for a cluster-wide one). */
-  held(): AsyncIterable<{ readonly namespace: string; readonly name: string }>;
+  held(): Promise<readonly { readonly namespace: string; readonly name: string }[]>;
   remove(namespace: string, name: string, options: WriteOptions): Promise<unknown>;
 }
 
@@ -154,7 +154,7 @@ export class DefinitionSync {
 
   private async removeOrphans(present: ReadonlySet<string>): Promise<number> {
     const orphans: { namespace: string; name: string }[] = [];
-    for await (const held of this.kind.held()) if (!present.has(`${held.namespace}/${held.name}`)) orphans.push(held);
+    for (const held of await this.kind.held()) if (!present.has(`${held.namespace}/${held.name}`)) orphans.push(held);
     let removed = 0;
     for (const { namespace, name } of orphans) {
       try {
@@ -166,23 +166,6 @@ export class DefinitionSync {
       }
     }
     return removed;
-  }
-}
-
-/** The ledger definitions from the cluster in every namespace the ledger holds, by the list of one namespace's. */
-export async function* heldInNamespaces(
-  namespaces: DefinitionQueries['namespaces'],
-  list: (namespace: string) => Promise<readonly { readonly definition: { readonly name: string; readonly metadata?: { readonly annotations?: Readonly<Record<string, string>> } } }[]>,
-  managedBy: string,
-): AsyncIterable<{ namespace: string; name: string }> {
-  let after: string | undefined;
-  for (;;) {
-    const page = await namespaces({ ...(after === undefined ? {} : { after }), limit: 500 });
-    if (page.length === 0) return;
-    for (const namespace of page) {
-      for (const { definition } of await list(namespace)) if (definition.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy) yield { namespace, name: definition.name };
-    }
-    after = page.at(-1);
   }
 }
 

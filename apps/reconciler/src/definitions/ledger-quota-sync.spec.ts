@@ -36,8 +36,8 @@ function fakeLedger(initial: Record<string, Stored[]> = {}) {
       writes.push(`delete ${namespace}/${name} by ${options.actor}`);
       return {};
     },
-    listQuotas: async (namespace: string) => (quotas.get(namespace) ?? []).map((q) => view(namespace, q)),
-    namespaces: async ({ after }: { after?: string }) => [...quotas.keys()].sort().filter((ns) => after === undefined || ns > after),
+    managedDefinitions: async (_kind: 'quotas', managedBy: string) =>
+      [...quotas.entries()].flatMap(([namespace, list]) => list.filter((q) => q.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy).map((q) => ({ namespace, name: q.name }))),
   };
   return { ledger: ledger as unknown as LedgerQuotaLedger, writes, quotas };
 }

@@ -1,12 +1,12 @@
 import { MANAGED_BY_CLUSTER, validateResourceQuota, type QuotaDefinition } from '@quota/domain';
 import type { DefinitionQueries, LedgerCommands } from '@quota/ledger';
 import type { ClusterObject, ClusterObjectApi } from './cluster-object-api.js';
-import { DefinitionSync, heldInNamespaces, ledgerMetadata, type DefinitionSyncOptions, type SyncedKind } from './definition-sync.js';
+import { DefinitionSync, ledgerMetadata, type DefinitionSyncOptions, type SyncedKind } from './definition-sync.js';
 
 export { authorOf } from './definition-sync.js';
 
-/** What the sync needs of the ledger: the commands the REST PUT and DELETE run, and the quotas per namespace. */
-export type LedgerQuotaLedger = Pick<LedgerCommands, 'putQuota' | 'deleteQuota'> & Pick<DefinitionQueries, 'listQuotas' | 'namespaces'>;
+/** What the sync needs of the ledger: the commands the REST PUT and DELETE run, and the quotas that came from the cluster. */
+export type LedgerQuotaLedger = Pick<LedgerCommands, 'putQuota' | 'deleteQuota'> & Pick<DefinitionQueries, 'managedDefinitions'>;
 
 /**
  * LedgerQuota objects → the ledger's quotas (LedgerCommands.putQuota, the REST PUT's command), and
@@ -21,12 +21,7 @@ export function ledgerQuotaKind(ledger: LedgerQuotaLedger): SyncedKind {
       const result = await ledger.putQuota(object.metadata.namespace, definitionOf(object), author);
       return { changed: result.changed, hard: result.view.hard, used: result.view.used };
     },
-    held: () =>
-      heldInNamespaces(
-        (page) => ledger.namespaces(page),
-        (namespace) => ledger.listQuotas(namespace),
-        MANAGED_BY_CLUSTER,
-      ),
+    held: () => ledger.managedDefinitions('quotas', MANAGED_BY_CLUSTER),
     remove: (namespace, name, options) => ledger.deleteQuota(namespace, name, options),
   };
 }

@@ -27,8 +27,8 @@ function fakeLedger(initial: Record<string, Stored[]> = {}) {
       writes.push(`delete ${namespace}/${name} by ${options.actor}`);
       return {};
     },
-    listLimitRanges: async (namespace: string) => (ranges.get(namespace) ?? []).map((r) => view(namespace, r)),
-    namespaces: async ({ after }: { after?: string }) => [...ranges.keys()].sort().filter((ns) => after === undefined || ns > after),
+    managedDefinitions: async (_kind: 'limitRanges', managedBy: string) =>
+      [...ranges.entries()].flatMap(([namespace, list]) => list.filter((r) => r.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy).map((r) => ({ namespace, name: r.name }))),
   };
   return { ledger: ledger as unknown as LimitRangeLedger, writes, ranges };
 }

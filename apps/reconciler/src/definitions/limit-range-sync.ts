@@ -1,10 +1,10 @@
 import { limitRangeForLedger, MANAGED_BY_LIMIT_RANGE, type LimitRangeDefinition } from '@quota/domain';
 import type { DefinitionQueries, LedgerCommands } from '@quota/ledger';
 import type { ClusterObject, ClusterObjectApi } from './cluster-object-api.js';
-import { DefinitionSync, heldInNamespaces, ledgerMetadata, type DefinitionSyncOptions, type SyncedKind } from './definition-sync.js';
+import { DefinitionSync, ledgerMetadata, type DefinitionSyncOptions, type SyncedKind } from './definition-sync.js';
 
-/** What the sync needs of the ledger: the commands the REST PUT and DELETE of a LimitRange run, and the LimitRanges per namespace. */
-export type LimitRangeLedger = Pick<LedgerCommands, 'putLimitRange' | 'deleteLimitRange'> & Pick<DefinitionQueries, 'listLimitRanges' | 'namespaces'>;
+/** What the sync needs of the ledger: the commands the REST PUT and DELETE of a LimitRange run, and the LimitRanges that came from the cluster. */
+export type LimitRangeLedger = Pick<LedgerCommands, 'putLimitRange' | 'deleteLimitRange'> & Pick<DefinitionQueries, 'managedDefinitions'>;
 
 /**
  * The cluster's own LimitRange objects (v1) → the ledger's LimitRanges (LedgerCommands.putLimitRange,
@@ -19,12 +19,7 @@ export function limitRangeKind(ledger: LimitRangeLedger): SyncedKind {
     async put(object, author) {
       return { changed: (await ledger.putLimitRange(object.metadata.namespace, limitRangeDefinitionOf(object), author)).changed };
     },
-    held: () =>
-      heldInNamespaces(
-        (page) => ledger.namespaces(page),
-        (namespace) => ledger.listLimitRanges(namespace),
-        MANAGED_BY_LIMIT_RANGE,
-      ),
+    held: () => ledger.managedDefinitions('limitRanges', MANAGED_BY_LIMIT_RANGE),
     remove: (namespace, name, options) => ledger.deleteLimitRange(namespace, name, options),
   };
 }

@@ -24,24 +24,19 @@ export function startDefinitionSyncs(
   intervalSeconds: number,
   options: DefinitionSyncOptions,
 ): { stop(): Promise<void> } {
-  const namespaces = definitions.namespaces.bind(definitions);
+  const managedDefinitions = definitions.managedDefinitions.bind(definitions);
   const shared: ClusterQuotaLedger = {
     putSharedQuota: writer.putSharedQuota.bind(writer),
     deleteSharedQuota: writer.deleteSharedQuota.bind(writer),
     listSharedQuotas: queries.listSharedQuotas.bind(queries),
   };
   const syncs: DefinitionSync[] = [
-    new LedgerQuotaSync(
-      { putQuota: commands.putQuota.bind(commands), deleteQuota: commands.deleteQuota.bind(commands), listQuotas: definitions.listQuotas.bind(definitions), namespaces },
-      createClusterObjectApi(LEDGER_QUOTA, cluster),
-      options,
-    ),
+    new LedgerQuotaSync({ putQuota: commands.putQuota.bind(commands), deleteQuota: commands.deleteQuota.bind(commands), managedDefinitions }, createClusterObjectApi(LEDGER_QUOTA, cluster), options),
     new LimitRangeSync(
       {
         putLimitRange: commands.putLimitRange.bind(commands),
         deleteLimitRange: commands.deleteLimitRange.bind(commands),
-        listLimitRanges: definitions.listLimitRanges.bind(definitions),
-        namespaces,
+        managedDefinitions,
       },
       createClusterObjectApi(LIMIT_RANGE, cluster),
       options,
