@@ -107,6 +107,26 @@ describe('DefinitionSync, watching its kind', () => {
     await sync.stop();
   });
 
+  it('says once that a kind is not served (a CRD not installed), and once that it is watched when it comes', async () => {
+    const { kind, api } = countingKind();
+    let served = false;
+    const logs: string[] = [];
+    const transport: WatchTransport = {
+      list: async () => {
+        if (!served) throw new Error('GET /apis/quota-ledger.io/v1alpha1/ledgerquotas: HTTP 404: 404 page not found');
+        return '1';
+      },
+      watch: fakeWatch().transport.watch,
+    };
+    const sync = new DefinitionSync(kind, api(transport), { log: (level, msg) => logs.push(`${level} ${msg}`) });
+    sync.start(3_600_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    served = true;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sync.stop();
+    expect(logs.filter((l) => !l.includes('synced from the cluster'))).toEqual(['info test quotas: not served by the cluster (its CRD not installed?); watched once it is', 'info watching test quotas']);
+  });
+
   it('without a watch, passes at the interval only', async () => {
     const { state, kind, api } = countingKind();
     const sync = new DefinitionSync(kind, api());

@@ -112,13 +112,21 @@ export class DefinitionSync {
       });
   }
 
+  /** Logs the watch starting, and its first failure in a row (it retries with a backoff up to 30 s). */
   private watchState(state: 'listed' | 'relist' | 'failed' | 'resumed', detail?: { error?: unknown; waitMs?: number }): void {
-    // A listing after the first (the server forgot the watch's point): changes may have been missed.
-    if (state === 'listed' && this.listings++ > 0) this.changed();
-    else if (state === 'listed') this.options.log?.('info', `watching ${this.kind.label}`);
+    if (state === 'listed') {
+      if (this.listings === 0 || this.failing) this.options.log?.('info', `watching ${this.kind.label}`);
+      // A listing after the first (the server forgot the watch's point): changes may have been missed.
+      if (this.listings++ > 0) this.changed();
+      this.failing = false;
+      return;
+    }
     if (state !== 'failed' || this.failing) return;
     this.failing = true;
-    this.options.log?.('warn', `${this.kind.label}: the watch failed; the periodic pass still syncs them`, { error: (detail?.error as Error | undefined)?.message, retryInMs: detail?.waitMs });
+    const error = (detail?.error as Error | undefined)?.message ?? '';
+    // A CRD not installed: the periodic pass finds nothing either, and the watch starts once it is served.
+    const why = /HTTP 404\b/.test(error) ? 'not served by the cluster (its CRD not installed?); watched once it is' : 'the watch failed; the periodic pass still syncs them';
+    this.options.log?.(/HTTP 404\b/.test(error) ? 'info' : 'warn', `${this.kind.label}: ${why}`, { error, retryInMs: detail?.waitMs });
   }
 
   async sync(): Promise<DefinitionSyncOutcome> {
