@@ -54,8 +54,11 @@ export interface ObjectStatus {
 export interface ClusterObjectApi {
   /** Every object of the kind in the cluster; undefined when the cluster does not serve the kind (CRD not installed). */
   list(): Promise<ClusterObject[] | undefined>;
-  /** PUT of the status subresource (optimistic: a 409 means the object changed since it was listed). */
-  updateStatus(object: ClusterObject, status: ObjectStatus): Promise<'updated' | 'conflict' | 'gone'>;
+  /**
+   * PUT of the status subresource (optimistic: a 409 means the object changed since it was listed).
+   * `written` hears the resourceVersion the write gave the object: its watch event is our own.
+   */
+  updateStatus(object: ClusterObject, status: ObjectStatus, written?: (resourceVersion: string) => void): Promise<'updated' | 'conflict' | 'gone'>;
   /** The kind's changes across the cluster, metadata only (absent: the sync only polls). */
   readonly changes?: WatchTransport;
 }
@@ -97,18 +100,31 @@ export function createClusterObjectApi(kind: ObjectKind, options: ClusterObjectA
       } while (token);
       return items;
     },
-    async updateStatus(object, status) {
+    async updateStatus(object, status, written) {
       const { name, namespace } = object.metadata;
       const scope = kind.namespaced ? `/namespaces/${encodeURIComponent(namespace)}` : '';
       const path = `${root}${scope}/${kind.resource}/${encodeURIComponent(name)}/status`;
       const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
       const answer = await call('PUT', path, { apiVersion, kind: kind.kind, metadata: object.metadata, spec: object.spec, status });
-      if (answer.status === 200 || answer.status === 201) return 'updated';
+      if (answer.status === 200 || answer.status === 201) {
+        const version = resourceVersionIn(answer.body);
+        if (version) written?.(version);
+        return 'updated';
+      }
       if (answer.status === 409) return 'conflict';
       if (answer.status === 404) return 'gone';
       throw new Error(`${kind.resource}: PUT ${path}: ${describe(answer)}`);
     },
   };
+}
+
+function resourceVersionIn(body: string): string | undefined {
+  try {
+    const version = (JSON.parse(body) as { metadata?: { resourceVersion?: unknown } }).metadata?.resourceVersion;
+    return typeof version === 'string' && version !== '' ? version : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function describe(answer: { status: number; body: string }): string {

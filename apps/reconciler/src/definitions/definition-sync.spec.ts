@@ -107,6 +107,40 @@ describe('DefinitionSync, watching its kind', () => {
     await sync.stop();
   });
 
+  it('starts no pass for the MODIFIED events of its own status writes, early or late, and one for anyone else’s', async () => {
+    const watch = fakeWatch();
+    const { state, kind, api } = countingKind();
+    let writes = 0;
+    let answerWrite = () => {};
+    const statusKind: SyncedKind = { ...kind, hasStatus: true, put: async () => ({ changed: false, hard: { pods: '1' }, used: { pods: String(state.lists) } }) };
+    const statusApi: ClusterObjectApi = {
+      ...api(watch.transport),
+      // The write's event reaches the watch before its answer reaches the pass, as it may on a real server.
+      updateStatus: async (_object, _status, written) => {
+        const version = String(100 + ++writes);
+        watch.send({ type: 'MODIFIED', object: { metadata: { name: 'compute', resourceVersion: version } } });
+        await new Promise<void>((resolve) => (answerWrite = resolve));
+        written?.(version);
+        return 'updated';
+      },
+    };
+    const sync = new DefinitionSync(statusKind, statusApi);
+    sync.start(3_600_000);
+    await settle();
+    answerWrite();
+    await settle();
+    expect([state.lists, writes], 'one pass, one write, its own event ignored').toEqual([1, 1]);
+    watch.send({ type: 'MODIFIED', object: { metadata: { name: 'compute', resourceVersion: '101' } } });
+    await settle();
+    expect(state.lists, 'a late copy of its own event').toBe(1);
+    watch.send({ type: 'MODIFIED', object: { metadata: { name: 'compute', resourceVersion: '555' } } });
+    await settle();
+    answerWrite();
+    await settle();
+    expect([state.lists, writes], 'someone else’s change: one pass').toEqual([2, 2]);
+    await sync.stop();
+  });
+
   it('says once that a kind is not served (a CRD not installed), and once that it is watched when it comes', async () => {
     const { kind, api } = countingKind();
     let served = false;

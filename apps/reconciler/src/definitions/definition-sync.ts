@@ -1,5 +1,5 @@
 import { LAST_APPLIED_BY_ANNOTATION, MANAGED_BY_ANNOTATION } from '@quota/domain';
-import { runWatchLoop } from '@quota/inventory';
+import { runWatchLoop, type WatchEvent } from '@quota/inventory';
 import { LedgerError, type WriteOptions } from '@quota/ledger';
 import type { ClusterObject, ClusterObjectApi, ObjectStatus } from './cluster-object-api.js';
 
@@ -60,6 +60,15 @@ export class DefinitionSync {
   private watch: Promise<void> | undefined;
   private listings = 0;
   private failing = false;
+  /**
+   * The resourceVersions our status writes gave objects, in this pass and the one before: their
+   * MODIFIED events are our own, and start no pass (else, while admissions move `used`, each pass's
+   * writes would start the next one, back to back).
+   */
+  private ownNow = new Set<string>();
+  private ownBefore = new Set<string>();
+  /** MODIFIED events that came while a pass ran (its writes not all answered yet): judged when it ends. */
+  private heldBack: string[] = [];
 
   constructor(
     private readonly kind: SyncedKind,
@@ -76,7 +85,20 @@ export class DefinitionSync {
     this.pass(false);
     this.timer = setInterval(() => this.pass(false), intervalMs);
     const changes = this.api.changes;
-    if (changes) this.watch = runWatchLoop(changes, this.watching.signal, { onEvent: () => this.changed(), onState: (state, detail) => this.watchState(state, detail) });
+    if (changes) this.watch = runWatchLoop(changes, this.watching.signal, { onEvent: (event) => this.onEvent(event), onState: (state, detail) => this.watchState(state, detail) });
+  }
+
+  /** A watch event: a pass, unless it is a MODIFIED our own status write caused. */
+  private onEvent(event: WatchEvent): void {
+    const metadata = event.object['metadata'] as { resourceVersion?: unknown } | undefined;
+    const version = typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
+    if (event.type !== 'MODIFIED' || version === undefined) return this.changed();
+    if (this.running) this.heldBack.push(version);
+    else if (!this.own(version)) this.changed();
+  }
+
+  private own(version: string): boolean {
+    return this.ownNow.has(version) || this.ownBefore.has(version);
   }
 
   /** Told of a change of one of the kind's objects: a pass as soon as none runs. */
@@ -101,11 +123,15 @@ export class DefinitionSync {
       this.again ||= follow;
       return;
     }
+    this.ownBefore = this.ownNow;
+    this.ownNow = new Set();
     this.running = this.sync()
       .catch((error: unknown) => this.options.log?.('warn', `${this.kind.label} not synced this time`, { error: (error as Error).message }))
       .finally(() => {
         this.running = undefined;
-        if (this.again) {
+        const foreign = this.heldBack.some((version) => !this.own(version));
+        this.heldBack = [];
+        if (this.again || foreign) {
           this.again = false;
           this.pass(false);
         }
@@ -155,7 +181,7 @@ export class DefinitionSync {
       status = { ...object.status, ...generation(object), conditions: [condition(object, 'False', 'Refused', message)] };
     }
     if (!this.kind.hasStatus || sameStatus(object.status, status)) return;
-    const written = await this.api.updateStatus(object, status);
+    const written = await this.api.updateStatus(object, status, (version) => this.ownNow.add(version));
     // A conflict or a deletion since the listing: the next pass sees the object as it is now.
     if (written === 'updated') outcome.statuses++;
   }
