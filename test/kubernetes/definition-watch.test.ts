@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/deploy.js';
-import { eventually } from '../support/ledger-reads.js';
+import { eventually, untilCounted } from '../support/ledger-reads.js';
 import { startLedgerCluster, type LedgerStack } from '../support/ledger-stack.js';
 
 // The definition syncs watch their kinds: a LedgerQuota applied with kubectl reaches the ledger
@@ -46,6 +46,15 @@ async function latency(what: string, change: () => Promise<unknown>, name: strin
   return Date.now() - start;
 }
 
+/** The kube-apiserver's count of status PUTs on LedgerQuotas so far (apiserver_request_total). */
+async function statusWrites(): Promise<number> {
+  const text = await stack.plane.kubectl(['get', '--raw', '/metrics']);
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('apiserver_request_total{') && line.includes('resource="ledgerquotas"') && line.includes('subresource="status"') && line.includes('verb="PUT"'))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
 describe('definitions applied with kubectl, watched', () => {
   it('reach the ledger within seconds of each change: created, changed, deleted', async () => {
     await eventually('the reconciler watching LedgerQuotas', async () => (stack.logs('reconciler').includes('watching ledger quotas') ? true : undefined));
@@ -57,5 +66,37 @@ describe('definitions applied with kubectl, watched', () => {
     times['deleted'] = await latency('the quota gone from the ledger', () => stack.plane.kubectl(['delete', 'ledgerquota', 'compute', '-n', NAMESPACE]), 'compute', null);
     console.log(`ms from kubectl to the ledger: ${JSON.stringify(times)}`);
     for (const [change, ms] of Object.entries(times)) expect(ms, `${change}: ms from kubectl to the ledger (${JSON.stringify(times)})`).toBeLessThan(DEADLINE_MS);
+  });
+
+  it('does not answer its own status writes with passes: admissions moving used cost a status write per periodic pass, not a loop', async () => {
+    await stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota('load', '90000'));
+    await eventually('the load quota in the ledger', async () => ((await ledgerPods('load')) === '90k' ? true : undefined), 20_000).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}\n${stack.logs('reconciler').slice(-3000)}`);
+    });
+    // A namespace made managed again awaits its first count (QUOTA_AWAITS_FIRST_COUNT) before it
+    // admits: queued at once by the sync's write, not left to the periodic pass (60 s here).
+    const awaiting = Date.now();
+    await untilCounted(stack, NAMESPACE);
+    const counted = Date.now() - awaiting;
+    console.log(`the first count ${counted} ms after the quota reached the ledger`);
+    expect(counted, 'ms until the first count').toBeLessThan(15_000);
+    const before = await statusWrites();
+    const start = Date.now();
+    let admitted = 0;
+    // 12 s of reservations, four at a time, each moving the quota's used: every pass finds the status stale.
+    const client = async () => {
+      while (Date.now() - start < 12_000) {
+        const name = `w${admitted++}`;
+        const answer = await stack.request('POST', `/v1/namespaces/${NAMESPACE}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name, resources: { pods: '1' } }, stack.tokens.admission);
+        expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+      }
+    };
+    await Promise.all([client(), client(), client(), client()]);
+    const writes = (await statusWrites()) - before;
+    console.log(`${admitted} reservations in 12 s: ${writes} status writes`);
+    // The periodic pass runs every 10 s: one or two in 12 s, each writing the one stale status. A
+    // pass started by its own write's event would write again at once, for as long as used moves.
+    expect(writes).toBeGreaterThanOrEqual(1);
+    expect(writes).toBeLessThanOrEqual(3);
   });
 });

@@ -55,10 +55,15 @@ const reconciler = new Reconciler(ledger, createInventorySource(config.inventory
   watch: config.reconcileWatch,
   log,
 });
-// A namespace the cluster's labels put under a shared quota, made managed by it, is counted at once.
-cluster.onCountAwaited((namespaces) => {
+// A namespace made managed here awaits its first count, which is queued at once: by a shared quota
+// the cluster's labels put it under, or by a LedgerQuota or LimitRange the definition syncs put into
+// the ledger (without the second, a LedgerQuota applied with kubectl to a namespace left its
+// admissions refused, "status unknown", until the next periodic pass: up to 600 s when watching).
+const countAtOnce = (namespaces: readonly string[]): void => {
   for (const namespace of namespaces) void reconciler.enqueue(namespace, 'count').catch((error: unknown) => log('warn', 'first count not queued', { namespace, error: (error as Error).message }));
-});
+};
+cluster.onCountAwaited(countAtOnce);
+commands.onCountAwaited(countAtOnce);
 await reconciler.start();
 // LedgerQuota, LimitRange and LedgerClusterQuota objects (applied with kubectl) into the ledger, and the ledger's usage into the quotas' status.
 const inventory = config.inventory;
