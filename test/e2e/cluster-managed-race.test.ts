@@ -51,7 +51,10 @@ describe('a REST write racing the cluster sync', () => {
     const count = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
     for (let round = 0; round < ROUNDS; round++) {
       const remove = round % 2 === 1;
-      const sync = jitter().then(() => ledger.putQuota(NS, { name: NAME, spec: { hard: { pods: String(round + 1) } }, metadata: MANAGED }, { actor: SYNC }));
+      // Every third round the REST write gets a head start, so that both orders happen whatever the machine's pace.
+      const sync = jitter()
+        .then(() => (round % 3 === 0 ? new Promise((resolve) => setTimeout(resolve, 25)) : undefined))
+        .then(() => ledger.putQuota(NS, { name: NAME, spec: { hard: { pods: String(round + 1) } }, metadata: MANAGED }, { actor: SYNC }));
       const rest = jitter().then(() =>
         remove
           ? api.request('DELETE', `/v1/namespaces/${NS}/resourcequotas/${NAME}`, undefined, { 'x-remote-user': 'alice' })
