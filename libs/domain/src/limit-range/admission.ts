@@ -4,6 +4,7 @@ import { computePodDefaults } from './defaults.js';
 import { withLimitRangeApiDefaults } from './limit-range.js';
 import type { JsonPatchOperation } from './json-patch.js';
 import type { LimitRangerPodOptions } from './pod-resources.js';
+import { selectObject } from '../kube/fields-read.js';
 import { validatePodLimits, validatePvcLimits, type LimitValidation } from './validate.js';
 
 /**
@@ -73,7 +74,9 @@ export function limitRangerForbiddenMessage(resource: GroupResource, name: strin
 const ALLOWED: LimitValidation = Object.freeze({ ok: true, violations: Object.freeze([]) });
 
 export function admitLimitRanger(request: LimitRangerRequest): LimitRangerDecision {
-  const { object, oldObject } = request;
+  // Only what admission reads of the kind (kube/fields-read.ts): the rest cannot change the answer.
+  const object = selectObject(request.resource, request.object);
+  const oldObject = selectObject(request.resource, request.oldObject);
   // Read as the API server would decode them; a no-op on ones stored already defaulted.
   const limitRanges = request.limitRanges.map(withLimitRangeApiDefaults);
   const ignored: LimitRangerDecision = { applies: false, allowed: true, patch: [], object, validation: ALLOWED };

@@ -3,6 +3,8 @@ import type { Quantity } from '../quantity/quantity.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { jsonPointer, type JsonPatchOperation } from './json-patch.js';
 import { LIMIT_RANGER_ANNOTATION, LIMIT_TYPE_CONTAINER, parseLimitRange, type ParsedLimitRange } from './limit-range.js';
+import { selectFields } from '../kube/field-selection.js';
+import { POD_FIELDS } from '../kube/fields-read.js';
 
 /**
  * LimitRanger's mutating half (PodMutateLimitFunc in
@@ -94,7 +96,10 @@ function fill(own: unknown, added: Map<string, string>, defaults: ResourceList):
  * missing, and each one that sets anything rewrites the whole annotation, so the annotation
  * describes the last LimitRange that defaulted something.
  */
-export function computePodDefaults(pod: Pod, limitRanges: readonly LimitRange[]): PodDefaulting {
+export function computePodDefaults(whole: Pod, limitRanges: readonly LimitRange[]): PodDefaulting {
+  // Read from what admission reads of a pod (kube/fields-read.ts); the defaults are set in, and the
+  // patch addresses, the same places of the pod as given.
+  const pod = selectFields(whole, POD_FIELDS) as Pod;
   const slots: Slot[] = [
     ...containersOf(pod.spec?.containers).map((container, index) => ({ init: false, index, container, requests: new Map(), limits: new Map() })),
     ...containersOf(pod.spec?.initContainers).map((container, index) => ({ init: true, index, container, requests: new Map(), limits: new Map() })),
@@ -116,7 +121,7 @@ export function computePodDefaults(pod: Pod, limitRanges: readonly LimitRange[])
 
   const changed = slots.filter((s) => s.requests.size > 0 || s.limits.size > 0);
   return {
-    pod: mutatedPod(pod, changed, annotation),
+    pod: mutatedPod(whole, changed, annotation),
     patch: buildPatch(pod, changed, annotation),
     annotation,
     containers: changed.map((s) => ({

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { GroupResource, LimitRange, LimitRangeItem, Pod, RawQuantities } from '../kube/types.js';
 import { admitLimitRanger, type LimitRangerRequest } from './admission.js';
 import { applyJsonPatch, type JsonPatchOperation } from './json-patch.js';
+import { selectObject } from '../kube/fields-read.js';
+
+const PODS = { group: '', resource: 'pods' };
 import { LIMIT_RANGER_ANNOTATION, withLimitRangeApiDefaults } from './limit-range.js';
 import { validatePodLimits, validatePvcLimits } from './validate.js';
 import { cpuMem, deepFreeze, requirements, storage, validPvc } from './spec-fixtures.js';
@@ -183,7 +186,8 @@ describe('defaulting a created pod (LimitRanges read as the API server decodes t
     expect(decision.message).toBe(message);
     if (message === undefined) {
       expect(decision.annotation).toBe(annotation);
-      expect(applyJsonPatch(pod, decision.patch)).toEqual(decision.object);
+      // The defaulted object is what admission reads of the pod (kube/fields-read.ts), patched.
+      expect(applyJsonPatch(selectObject(PODS, pod), decision.patch)).toEqual(decision.object);
       if (annotation === undefined) expect(decision.patch).toEqual([]);
     }
   });
@@ -199,7 +203,8 @@ describe('defaulting a created pod (LimitRanges read as the API server decodes t
     const pod = podOf([ctr('app', cpu('1'), cpu('1'))], undefined, {}, { name: 'p', annotations: { [LIMIT_RANGER_ANNOTATION]: 'old', team: 'a' } });
     const decision = create(pod, [container({ default: cpu('2') })]);
     expect(decision.patch).toEqual([]);
-    expect(decision.object.metadata?.annotations).toEqual({ [LIMIT_RANGER_ANNOTATION]: 'old', team: 'a' });
+    // Of the annotations admission reads only LimitRanger's own (kube/fields-read.ts).
+    expect(decision.object.metadata?.annotations).toEqual({ [LIMIT_RANGER_ANNOTATION]: 'old' });
   });
 });
 
@@ -311,7 +316,8 @@ describe('the JSONPatch of the defaults', () => {
   ])('$name', ({ pod, patch }) => {
     const decision = create(pod, [container({ default: cpu('1') })]);
     expect(decision.patch).toEqual(patch);
-    expect(applyJsonPatch(pod, decision.patch)).toEqual(decision.object);
+    // The defaulted object is what admission reads of the pod (kube/fields-read.ts), patched.
+    expect(applyJsonPatch(selectObject(PODS, pod), decision.patch)).toEqual(decision.object);
   });
 });
 
@@ -333,7 +339,12 @@ describe('validating a pod (as the plugin gets it, already defaulted)', () => {
       limitRanges: [container({ max: cpu('1') })],
       message: 'maximum cpu usage per Container is 1, but request is 2',
     },
-    { name: 'the limit above the max is reported before the request', pod: one(cpu('2'), cpu('3')), limitRanges: [container({ max: cpu('1') })], message: 'maximum cpu usage per Container is 1, but limit is 3' },
+    {
+      name: 'the limit above the max is reported before the request',
+      pod: one(cpu('2'), cpu('3')),
+      limitRanges: [container({ max: cpu('1') })],
+      message: 'maximum cpu usage per Container is 1, but limit is 3',
+    },
     {
       name: 'a min with only a limit set says no request is specified',
       pod: one(undefined, cpu('1')),
@@ -352,9 +363,19 @@ describe('validating a pod (as the plugin gets it, already defaulted)', () => {
       limitRanges: [ratio('2')],
       message: 'cpu max limit to request ratio per Container is 2, but no request is specified or request is 0',
     },
-    { name: 'a ratio with a zero request', pod: one(cpu('0'), cpu('1')), limitRanges: [ratio('2')], message: 'cpu max limit to request ratio per Container is 2, but no request is specified or request is 0' },
+    {
+      name: 'a ratio with a zero request',
+      pod: one(cpu('0'), cpu('1')),
+      limitRanges: [ratio('2')],
+      message: 'cpu max limit to request ratio per Container is 2, but no request is specified or request is 0',
+    },
     { name: 'a ratio with no limit', pod: one(cpu('1')), limitRanges: [ratio('2')], message: 'cpu max limit to request ratio per Container is 2, but no limit is specified or limit is 0' },
-    { name: 'a ratio with a zero limit', pod: one(cpu('1'), cpu('0')), limitRanges: [ratio('2')], message: 'cpu max limit to request ratio per Container is 2, but no limit is specified or limit is 0' },
+    {
+      name: 'a ratio with a zero limit',
+      pod: one(cpu('1'), cpu('0')),
+      limitRanges: [ratio('2')],
+      message: 'cpu max limit to request ratio per Container is 2, but no limit is specified or limit is 0',
+    },
     { name: 'a ratio exactly at the maximum passes', pod: one(cpu('500m'), cpu('1')), limitRanges: [ratio('2')], message: undefined },
     {
       name: 'a ratio prints six decimals and the maximum as a quantity',

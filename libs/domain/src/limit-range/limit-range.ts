@@ -9,7 +9,7 @@ export const LIMIT_TYPE_POD = 'Pod';
 export const LIMIT_TYPE_PVC = 'PersistentVolumeClaim';
 
 /** The annotation LimitRanger writes on a pod it defaulted. */
-export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger';
+export { LIMIT_RANGER_ANNOTATION } from '../kube/annotations.js';
 
 /** A LimitRangeItem with its quantities parsed. */
 export interface ParsedLimitRangeItem {

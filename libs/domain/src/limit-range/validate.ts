@@ -1,17 +1,11 @@
 import type { LimitRange, PersistentVolumeClaim, Pod } from '../kube/types.js';
 import type { Quantity } from '../quantity/quantity.js';
 import { EMPTY, get, parseResourceList, type ResourceList } from '../resources/resource-list.js';
-import {
-  limitRequestRatioConstraint,
-  maxConstraint,
-  maxRequestConstraint,
-  minConstraint,
-  type ConstraintFailure,
-  type LimitConstraint,
-  type LimitProblem,
-} from './constraints.js';
+import { limitRequestRatioConstraint, maxConstraint, maxRequestConstraint, minConstraint, type ConstraintFailure, type LimitConstraint, type LimitProblem } from './constraints.js';
 import { LIMIT_TYPE_CONTAINER, LIMIT_TYPE_POD, LIMIT_TYPE_PVC, parseLimitRange, type ParsedLimitRangeItem } from './limit-range.js';
 import { parseLimitRangerPod, limitRangerPodLimits, limitRangerPodRequests, type LimitRangerContainer, type LimitRangerPodOptions } from './pod-resources.js';
+import { selectFields } from '../kube/field-selection.js';
+import { PERSISTENT_VOLUME_CLAIM_FIELDS, POD_FIELDS } from '../kube/fields-read.js';
 
 /**
  * LimitRanger's validating half (PodValidateLimitFunc, PersistentVolumeClaimValidateLimitFunc).
@@ -191,14 +185,20 @@ function firstRefusal(limitRanges: readonly LimitRange[], check: (limitRange: Li
  * Kubernetes validates the mutated object), and on an in-place resize the stored pod as
  * `oldPod`. Throws DomainError('QuantityInvalid') for an unparsable quantity in the pod.
  */
-export function validatePodLimits(pod: Pod, limitRanges: readonly LimitRange[], options: LimitRangerPodOptions = {}, oldPod?: Pod): LimitValidation {
+export function validatePodLimits(whole: Pod, limitRanges: readonly LimitRange[], options: LimitRangerPodOptions = {}, wholeOld?: Pod): LimitValidation {
+  // Only what admission reads of a pod (kube/fields-read.ts).
+  const pod = selectFields(whole, POD_FIELDS) as Pod;
+  const oldPod = wholeOld === undefined ? undefined : (selectFields(wholeOld, POD_FIELDS) as Pod);
   // Parse once up front so a bad pod quantity fails even with no LimitRange item to read it.
   parseLimitRangerPod(pod);
   return firstRefusal(limitRanges, (lr) => podLimitViolations(lr, pod, options, oldPod));
 }
 
 /** Validates a claim against the namespace's LimitRanges (`oldPvc` on UPDATE). */
-export function validatePvcLimits(pvc: PersistentVolumeClaim, limitRanges: readonly LimitRange[], oldPvc?: PersistentVolumeClaim): LimitValidation {
+export function validatePvcLimits(whole: PersistentVolumeClaim, limitRanges: readonly LimitRange[], wholeOld?: PersistentVolumeClaim): LimitValidation {
+  // Only what admission reads of a claim (kube/fields-read.ts).
+  const pvc = selectFields(whole, PERSISTENT_VOLUME_CLAIM_FIELDS) as PersistentVolumeClaim;
+  const oldPvc = wholeOld === undefined ? undefined : (selectFields(wholeOld, PERSISTENT_VOLUME_CLAIM_FIELDS) as PersistentVolumeClaim);
   parseResourceList(pvc.spec?.resources?.requests, 'spec.resources.requests');
   return firstRefusal(limitRanges, (lr) => pvcLimitViolations(lr, pvc, oldPvc));
 }

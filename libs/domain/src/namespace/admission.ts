@@ -12,6 +12,7 @@ import { pluginEnabled, type AdmissionPlugin } from './plugins.js';
 import { admissionObjectName, forbiddenMessage, isForbidden, type QuotaDenial } from '../quota/denial.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
+import { selectObject } from '../kube/fields-read.js';
 import { evaluatorFor, isIgnoredResource } from '../usage/registry.js';
 import { isSameResource, LIVE_PER_OBJECT_MAX, liveReservationsOf, originOf, sameState, settledOf, settledStateOf, type SettledState } from './stored.js';
 
@@ -104,7 +105,9 @@ export interface AdmissionDenied {
 const ALLOW_WITHOUT_CHARGE: AdmissionAllowed = Object.freeze({ allowed: true, patch: Object.freeze([]), charges: Object.freeze([]) });
 
 /** Length: the plugins in the order kube-apiserver runs them, read top to bottom. */
-export function decideAdmission(command: Admit, view: AdmissionView): AdmissionDecision {
+export function decideAdmission(whole: Admit, view: AdmissionView): AdmissionDecision {
+  // Decided on what admission reads of the kind (kube/fields-read.ts), as the webhook's edge reads it.
+  const command: Admit = { ...whole, request: selectedRequest(whole.request) };
   const { request } = command;
   // DELETE is always allowed: the charge is released when the object is gone.
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return ALLOW_WITHOUT_CHARGE;
@@ -133,7 +136,12 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
 
   const stored = storedObjectOf(request, view.stored ?? []);
   if (stored.conflict) {
-    return { allowed: false, code: 409, stage: 'ResourceQuota', message: `Operation cannot be fulfilled on ${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}": ${stored.conflict}` };
+    return {
+      allowed: false,
+      code: 409,
+      stage: 'ResourceQuota',
+      message: `Operation cannot be fulfilled on ${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}": ${stored.conflict}`,
+    };
   }
   const foreign = command.source === 'rest' ? clusterReservationOf(view.stored ?? []) : undefined;
   if (foreign) return { allowed: false, code: 403, stage: 'ResourceQuota', message: clusterObjectMessage(request, foreign) };
@@ -202,6 +210,13 @@ function clusterObjectMessage(request: AdmissionRequest, reservation: Reservatio
     `${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}" is forbidden: the object (uid ${reservation.object.uid ?? ''}) was ${how} ` +
     `(reservation ${reservation.id}); only the kube-apiserver's reviews and the reconciler change what it is charged, not a REST call`
   );
+}
+
+function selectedRequest(request: AdmissionRequest): AdmissionRequest {
+  if (!request.object && !request.oldObject) return request;
+  const { object, oldObject, ...rest } = request;
+  const selected = (o: KubeObject | undefined) => selectObject(request.groupResource, o);
+  return { ...rest, ...(object ? { object: selected(object) } : {}), ...(oldObject ? { oldObject: selected(oldObject) } : {}) };
 }
 
 /** A refusal of the ResourceQuota plugin, as the API server answers it. */
@@ -274,7 +289,10 @@ function storedObjectOf(request: AdmissionRequest, live: readonly Reservation[])
   if (live.length === 0) return { live: 0 };
   const other = live.find((r) => !isSameResource(r, request.groupResource));
   if (other) {
-    return { live: live.length, conflict: `the uid ${other.object.uid} belongs to ${other.object.resource}${other.object.group ? `.${other.object.group}` : ''} "${other.object.name ?? ''}" in this ledger` };
+    return {
+      live: live.length,
+      conflict: `the uid ${other.object.uid} belongs to ${other.object.resource}${other.object.group ? `.${other.object.group}` : ''} "${other.object.name ?? ''}" in this ledger`,
+    };
   }
   const settled = settledOf(live);
   const latest = live[live.length - 1];

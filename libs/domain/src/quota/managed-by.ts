@@ -31,4 +31,4 @@ export function clusterManager(metadata: Annotated): string | undefined {
  * mutating webhook from the review's userInfo (trusted only from the kube-apiserver's credential),
  * removed when it cannot be trusted, so that a user cannot name someone else.
  */
-export const LAST_APPLIED_BY_ANNOTATION = 'quota-ledger.io/last-applied-by';
+export { LAST_APPLIED_BY_ANNOTATION } from '../kube/annotations.js';

@@ -2,6 +2,8 @@ import type { KubeObject } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { field, FieldReader } from './fields.js';
+import { selectFields } from '../kube/field-selection.js';
+import { POD_FIELDS } from '../kube/fields-read.js';
 
 /**
  * A pod as the quota logic reads it: every quantity parsed, every field Kubernetes' pod
@@ -57,7 +59,8 @@ export interface PodModel {
 /** Reads a pod, or throws a DomainError listing every invalid field (FieldReader). */
 export function readPod(object: KubeObject): PodModel {
   const read = new FieldReader('pod');
-  const root = read.object(object, '') ?? {};
+  // What admission reads of a pod, and only that (kube/fields-read.ts): a field read here and not selected there is never seen.
+  const root = read.object(selectFields(object, POD_FIELDS), '') ?? {};
   const metadata = read.object(field(root, 'metadata'), 'metadata');
   const spec = read.object(field(root, 'spec'), 'spec');
   const status = read.object(field(root, 'status'), 'status');
@@ -83,10 +86,7 @@ export function readPod(object: KubeObject): PodModel {
       const allocated = optionalResources(read, field(containerStatus, 'allocatedResources'), `${path}.allocatedResources`);
       return {
         name: read.string(field(containerStatus, 'name'), `${path}.name`),
-        resources:
-          resources === undefined
-            ? undefined
-            : { requests: appliedRequests ?? Resources.EMPTY, limits: appliedLimits ?? Resources.EMPTY },
+        resources: resources === undefined ? undefined : { requests: appliedRequests ?? Resources.EMPTY, limits: appliedLimits ?? Resources.EMPTY },
         allocatedResources: allocated ?? Resources.EMPTY,
         appliedRequests,
         appliedLimits,
@@ -109,8 +109,7 @@ export function readPod(object: KubeObject): PodModel {
     containers: containers('containers'),
     initContainers: containers('initContainers'),
     overhead: read.resources(field(spec, 'overhead'), 'spec.overhead'),
-    podResources:
-      podResourcesRaw === undefined || podResourcesRaw === null ? undefined : requirements(read, podResourcesRaw, 'spec.resources'),
+    podResources: podResourcesRaw === undefined || podResourcesRaw === null ? undefined : requirements(read, podResourcesRaw, 'spec.resources'),
     containerStatuses: statuses('containerStatuses'),
     initContainerStatuses: statuses('initContainerStatuses'),
     conditions,
@@ -162,13 +161,10 @@ function readCrossNamespaceAffinity(read: FieldReader, raw: unknown): boolean {
     const requiredPath = `${path}.requiredDuringSchedulingIgnoredDuringExecution`;
     const preferredPath = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
     const terms = [
-      ...read.array(field(group, 'requiredDuringSchedulingIgnoredDuringExecution'), requiredPath).map(
-        (term, i) => [term, `${requiredPath}[${i}]`] as const,
-      ),
-      ...read.array(field(group, 'preferredDuringSchedulingIgnoredDuringExecution'), preferredPath).map(
-        (weighted, i) =>
-          [field(read.object(weighted, `${preferredPath}[${i}]`), 'podAffinityTerm'), `${preferredPath}[${i}].podAffinityTerm`] as const,
-      ),
+      ...read.array(field(group, 'requiredDuringSchedulingIgnoredDuringExecution'), requiredPath).map((term, i) => [term, `${requiredPath}[${i}]`] as const),
+      ...read
+        .array(field(group, 'preferredDuringSchedulingIgnoredDuringExecution'), preferredPath)
+        .map((weighted, i) => [field(read.object(weighted, `${preferredPath}[${i}]`), 'podAffinityTerm'), `${preferredPath}[${i}].podAffinityTerm`] as const),
     ];
     for (const [rawTerm, termPath] of terms) {
       const term = read.object(rawTerm, termPath);

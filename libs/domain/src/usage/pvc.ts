@@ -1,3 +1,4 @@
+import { BETA_STORAGE_CLASS_ANNOTATION } from '../kube/annotations.js';
 import type { GroupResource, KubeObject, Operation } from '../kube/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import * as Resources from '../resources/resource-list.js';
@@ -6,6 +7,8 @@ import { field, FieldReader } from './fields.js';
 import { objectCountName, unique } from './names.js';
 import { EvaluatorBase } from './evaluator-base.js';
 import type { ScopeFacts } from '../scopes/facts.js';
+import { selectFields } from '../kube/field-selection.js';
+import { PERSISTENT_VOLUME_CLAIM_FIELDS } from '../kube/fields-read.js';
 
 /** How persistent volume claims are charged (pkg/quota/v1/evaluator/core/persistent_volume_claims.go). */
 
@@ -16,7 +19,7 @@ export const PVC_OBJECT_COUNT_NAME = objectCountName(PVCS);
 export const PVC_RESOURCE_NAMES: readonly string[] = ['persistentvolumeclaims', 'requests.storage'];
 export const STORAGE_CLASS_SUFFIX = '.storageclass.storage.k8s.io/';
 /** Read before `spec.storageClassName`, as Kubernetes still does. */
-export const BETA_STORAGE_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class';
+export { BETA_STORAGE_CLASS_ANNOTATION };
 export const VOLUME_ATTRIBUTES_CLASS_SCOPE = 'VolumeAttributesClass';
 
 /** `<class>.storageclass.storage.k8s.io/<resource>`. */
@@ -54,12 +57,7 @@ export class PersistentVolumeClaimEvaluator extends EvaluatorBase {
 
   matchingResources(input: readonly string[]): string[] {
     return unique(
-      input.filter(
-        (name) =>
-          name === PVC_OBJECT_COUNT_NAME ||
-          PVC_RESOURCE_NAMES.includes(name) ||
-          PVC_RESOURCE_NAMES.some((resource) => name.endsWith(`${STORAGE_CLASS_SUFFIX}${resource}`)),
-      ),
+      input.filter((name) => name === PVC_OBJECT_COUNT_NAME || PVC_RESOURCE_NAMES.includes(name) || PVC_RESOURCE_NAMES.some((resource) => name.endsWith(`${STORAGE_CLASS_SUFFIX}${resource}`))),
     );
   }
 
@@ -67,8 +65,6 @@ export class PersistentVolumeClaimEvaluator extends EvaluatorBase {
   scopeFacts(object: KubeObject): ScopeFacts {
     return { [VOLUME_ATTRIBUTES_CLASS_SCOPE]: [...readPvc(object).volumeAttributesClasses] };
   }
-
-
 
   /** Kubernetes has no must-specify rule for claims: a claim without a storage request passes. */
   constraints(_required: readonly string[], _object: KubeObject): string[] {
@@ -112,7 +108,8 @@ function roundUpToInteger(quantity: Quantity): Quantity {
 
 function readPvc(object: KubeObject): PvcModel {
   const read = new FieldReader('persistentvolumeclaim');
-  const root = read.object(object, '') ?? {};
+  // Only what admission reads of a claim (kube/fields-read.ts).
+  const root = read.object(selectFields(object, PERSISTENT_VOLUME_CLAIM_FIELDS), '') ?? {};
   const metadata = read.object(field(root, 'metadata'), 'metadata');
   const annotations = read.object(field(metadata, 'annotations'), 'metadata.annotations');
   const spec = read.object(field(root, 'spec'), 'spec');

@@ -5,6 +5,8 @@ import type { ResourceList } from '../resources/resource-list.js';
 import { field, FieldReader } from './fields.js';
 import { objectCountName, unique } from './names.js';
 import { UnscopedEvaluator } from './evaluator-base.js';
+import { selectFields } from '../kube/field-selection.js';
+import { RESOURCE_CLAIM_FIELDS } from '../kube/fields-read.js';
 
 /**
  * How DRA resource claims are charged (pkg/quota/v1/evaluator/core/resource_claims.go):
@@ -48,7 +50,6 @@ export class ResourceClaimEvaluator extends UnscopedEvaluator {
   matchingResources(input: readonly string[]): string[] {
     return unique(input.filter((name) => name === RESOURCE_CLAIM_OBJECT_COUNT_NAME || name.endsWith(DEVICE_CLASS_DEVICES_SUFFIX)));
   }
-
 
   usage(object: KubeObject): ResourceList {
     const result = new Map<string, Quantity>([[RESOURCE_CLAIM_OBJECT_COUNT_NAME, Quantity.fromInt(1n)]]);
@@ -106,7 +107,8 @@ function hasSingleRequestFields(request: Readonly<Record<string, unknown>> | und
  */
 function readRequests(object: KubeObject): DeviceRequest[] {
   const read = new FieldReader('resourceclaim');
-  const root = read.object(object, '') ?? {};
+  // Only what admission reads of a claim (kube/fields-read.ts).
+  const root = read.object(selectFields(object, RESOURCE_CLAIM_FIELDS), '') ?? {};
   const flat = read.string(field(root, 'apiVersion'), 'apiVersion') === 'resource.k8s.io/v1beta1';
   const devices = read.object(field(read.object(field(root, 'spec'), 'spec'), 'devices'), 'spec.devices');
   const choice = (raw: Readonly<Record<string, unknown>> | undefined, path: string): DeviceChoice => ({

@@ -5,18 +5,15 @@ import type { ResourceList } from '../resources/resource-list.js';
 import { field, FieldReader } from './fields.js';
 import { intersection, objectCountName } from './names.js';
 import { UnscopedEvaluator } from './evaluator-base.js';
+import { selectFields } from '../kube/field-selection.js';
+import { SERVICE_FIELDS } from '../kube/fields-read.js';
 
 /** How services are charged (pkg/quota/v1/evaluator/core/services.go). */
 
 const SERVICES: GroupResource = { group: '', resource: 'services' };
 export const SERVICE_OBJECT_COUNT_NAME = objectCountName(SERVICES);
 
-export const SERVICE_RESOURCE_NAMES: readonly string[] = [
-  SERVICE_OBJECT_COUNT_NAME,
-  'services',
-  'services.nodeports',
-  'services.loadbalancers',
-];
+export const SERVICE_RESOURCE_NAMES: readonly string[] = [SERVICE_OBJECT_COUNT_NAME, 'services', 'services.nodeports', 'services.loadbalancers'];
 
 export class ServiceEvaluator extends UnscopedEvaluator {
   readonly groupResource = SERVICES;
@@ -30,10 +27,10 @@ export class ServiceEvaluator extends UnscopedEvaluator {
     return intersection(input, SERVICE_RESOURCE_NAMES);
   }
 
-
   usage(object: KubeObject): ResourceList {
     const read = new FieldReader('service');
-    const spec = read.object(field(read.object(object, '') ?? {}, 'spec'), 'spec');
+    // Only what admission reads of a service (kube/fields-read.ts).
+    const spec = read.object(field(read.object(selectFields(object, SERVICE_FIELDS), '') ?? {}, 'spec'), 'spec');
     const type = read.string(field(spec, 'type'), 'spec.type');
     const nodePortsAsked = read
       .array(field(spec, 'ports'), 'spec.ports')

@@ -1,5 +1,6 @@
 import { metadataNameProblem } from './object-names.js';
 import type { GroupResource } from '../kube/types.js';
+import { selectObject } from '../kube/fields-read.js';
 
 /**
  * The shape of the fields quota and LimitRanger read from an object, checked before anything
@@ -62,7 +63,9 @@ function containerList(spec: Json, key: string, path: string): ShapeProblem | un
   return undefined;
 }
 
-export function objectShapeProblem(groupResource: GroupResource, object: unknown, path = 'object'): ShapeProblem | undefined {
+export function objectShapeProblem(groupResource: GroupResource, whole: unknown, path = 'object'): ShapeProblem | undefined {
+  // Only what admission reads of the kind (kube/fields-read.ts): what it does not read has no shape to keep.
+  const object = isObject(whole) ? selectObject(groupResource, whole) : whole;
   if (!isObject(object)) return { field: path, message: `must be an object, got ${kindOf(object)}` };
   const metaProblem = optionalObject(object, 'metadata', path);
   if (metaProblem) return metaProblem;
@@ -88,7 +91,8 @@ export function objectShapeProblem(groupResource: GroupResource, object: unknown
       const list = spec[key];
       if (Array.isArray(list)) containers += list.length;
     }
-    if (containers > POD_CONTAINERS_MAX) return { field: `${path}.spec.containers`, message: `Too many: ${containers}: must have at most ${POD_CONTAINERS_MAX} containers, init containers and ephemeral containers in all` };
+    if (containers > POD_CONTAINERS_MAX)
+      return { field: `${path}.spec.containers`, message: `Too many: ${containers}: must have at most ${POD_CONTAINERS_MAX} containers, init containers and ephemeral containers in all` };
     return resourceList(spec, 'overhead', `${path}.spec`) ?? optionalString(spec, 'priorityClassName', `${path}.spec`);
   }
   if (groupResource.resource === 'persistentvolumeclaims') {
