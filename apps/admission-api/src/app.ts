@@ -17,6 +17,8 @@ import { WEBHOOK_ROUTES } from './admission-review/webhook-routes.js';
 import { JsonBodyGuard } from './common/body-guard.js';
 import { directRoutes, servedDirectly } from './common/direct-routes.js';
 import { frontDoor, installFrontDoor } from './common/front-door.js';
+import { answerContinueWhenRead } from './common/expect-continue.js';
+import { applyTimeouts } from './common/timeouts.js';
 import { JsonHygiene } from './common/json-hygiene.js';
 import { rateLimit } from './common/rate-limit.js';
 import { httpsOptions, reloadOnChange } from './common/tls.js';
@@ -49,6 +51,12 @@ async function requireSynchronousStandby(app: INestApplication): Promise<void> {
 /** Longer than kube-apiserver's webhook client keeps an idle connection (90 s): the client, not us, closes it. */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 
+/** Every answer is what its Content-Type says (a Status that echoes a query value is JSON, never a page to render). */
+const noSniffing: RequestHandler = (_request, response, next) => {
+  response.setHeader('X-Content-Type-Options', 'nosniff');
+  next();
+};
+
 export async function createAdmissionApi(config: AppConfig, options: AdmissionApiOptions = {}): Promise<INestApplication> {
   const logger: Logger = createLogger(config.logLevel, 'admission-api', options.logDestination);
   const app = await NestFactory.create<NestExpressApplication>(AdmissionApiModule.forRoot(config), {
@@ -66,6 +74,7 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   const authenticator = app.get(Authenticator);
   const everyRequest: RequestHandler[] = [
     timeAdmissions(app.get(Metrics)),
+    noSniffing,
     requestContext(logger),
     closeConnectionsWhenShuttingDown(app.get(ShutdownState)),
     // Read-your-writes for history reads that may go to the read replica (DATABASE_READ_URL).
@@ -83,7 +92,10 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   // The webhook before Express, through the same middleware, with the same guards, controller and filter.
   const webhook = directRoutes(WEBHOOK_ROUTES, (controller) => app.get(controller), [app.get(AuthGuard), app.get(JsonHygiene), app.get(JsonBodyGuard)], errors);
   const express = app.getHttpAdapter().getInstance() as Express;
-  installFrontDoor(app.getHttpServer() as Server, express, frontDoor(servedDirectly(WEBHOOK_ROUTES), [...everyRequest, webhook], errors, express));
+  const door = frontDoor(servedDirectly(WEBHOOK_ROUTES), [...everyRequest, webhook], errors, express);
+  installFrontDoor(app.getHttpServer() as Server, express, door);
+  // A client that waits for `100 Continue` gets it when its body is read, never before its guard.
+  answerContinueWhenRead(app.getHttpServer() as Server, door);
   // No enableShutdownHooks(): main.ts owns the signals, to drain before app.close() (which
   // runs the same hooks) and to exit 0 once closed.
   express.disable('x-powered-by');
@@ -92,8 +104,7 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
 
   const server = app.getHttpServer() as Server;
   // Slow clients cannot hold a connection open: whole request within the timeout, headers sooner.
-  server.requestTimeout = config.requestTimeoutMs;
-  server.headersTimeout = Math.min(config.requestTimeoutMs, 20_000);
+  applyTimeouts(server, config);
   // An idle keep-alive connection stays open longer than kube-apiserver keeps one for its next
   // review (Go's default transport: 90 s). With Node's 5 s, the server closed connections the
   // apiserver was sending a review on at that moment: 'failed calling webhook … connection reset

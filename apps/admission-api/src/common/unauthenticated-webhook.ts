@@ -5,6 +5,8 @@ import type { AppConfig } from '@quota/config';
 import { UNAUTHENTICATED_WEBHOOK } from '../auth/authenticator.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { reloadOnChange, secureContextOptions } from './tls.js';
+import { answerContinueWhenRead } from './expect-continue.js';
+import { applyTimeouts } from './timeouts.js';
 
 /** The only routes the unauthenticated listener serves (lower case, no trailing slash). */
 const ROUTES = new Set(['/v1/admission/validate', '/v1/admission/mutate']);
@@ -32,7 +34,7 @@ export async function listenUnauthenticatedWebhook(app: INestApplication, config
   const [handle] = (app.getHttpServer() as HttpServer).listeners('request') as RequestListener[];
   if (!handle) throw new Error('the main listener has no request handler to share');
   // Server authentication only: no client certificate is asked for (none would be trusted here).
-  const server = createServer(secureContextOptions({ ...config.tls, clientCaFile: undefined }), (request, response) => {
+  const listener: RequestListener = (request, response) => {
     if (!served(request)) {
       response.writeHead(404, { 'content-type': 'application/json' });
       response.end(JSON.stringify(kubeStatus(404, `this listener serves only POST /v1/admission/validate and /v1/admission/mutate (the unauthenticated webhook for managed control planes)`)));
@@ -42,9 +44,10 @@ export async function listenUnauthenticatedWebhook(app: INestApplication, config
     // Any credential it carries is not one here; nothing reads it.
     delete request.headers.authorization;
     handle(request, response);
-  });
-  server.requestTimeout = config.requestTimeoutMs;
-  server.headersTimeout = Math.min(config.requestTimeoutMs, 20_000);
+  };
+  const server = createServer(secureContextOptions({ ...config.tls, clientCaFile: undefined }), listener);
+  answerContinueWhenRead(server, listener);
+  applyTimeouts(server, config);
   const stopReloading = reloadOnChange(server, { ...config.tls, clientCaFile: undefined }, () => undefined);
   // It closes with the main listener (app.close(), after the drain), letting requests in flight finish.
   const main = app.getHttpServer() as Server;
