@@ -4,7 +4,7 @@ import { assertClusterWide, assertNamespaceAllowed } from '../auth/authenticator
 import { onBehalfOf, requesterOf } from '../auth/requester.js';
 import { ClusterWriter, DefinitionQueries, LedgerCommands, LedgerError } from '@quota/ledger';
 import type { AppConfig } from '@quota/config';
-import { admissionObjectName, alwaysDenyRefusal, namespaceDeletionRefusal, pluginEnabled } from '@quota/domain';
+import { admissionObjectName, alwaysDenyRefusal, forbiddenText, namespaceDeletionRefusal, pluginEnabled } from '@quota/domain';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { Metrics } from '../observability/metrics.js';
@@ -16,9 +16,25 @@ import { allowResponse, decisionAnnotations, denyResponse, parseAdmissionReview,
 import { Allow, NamespaceInBody } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
 import { noteAnswer, TimedAdmission } from '../observability/admission-timing.js';
+import type { SelectionTooLarge } from '../common/json-select.js';
+import { REVIEW_SCAN, reviewBodyOf } from './review-body.js';
 
-function parse(body: unknown): AdmissionReviewRequest {
-  return readReview(() => parseAdmissionReview(body));
+/** The review to decide (what admission reads of it), and why its objects were left out when they were more than that. */
+function parse(body: unknown): { review: AdmissionReviewRequest; tooLarge?: SelectionTooLarge } {
+  return readReview(() => {
+    const { review, tooLarge } = reviewBodyOf(body);
+    return { review: parseAdmissionReview(review), ...(tooLarge ? { tooLarge } : {}) };
+  });
+}
+
+/**
+ * A review whose objects hold more of what admission reads than it decides on (@quota/domain
+ * SELECTED_*: a pod's 300 containers, a Namespace's 300 KB of labels): refused by name, as the
+ * API server refuses an object over its own limits, and never decided on part of it.
+ */
+function tooLargeResponse(review: AdmissionReviewRequest, tooLarge: SelectionTooLarge): AdmissionReviewResponse {
+  const what = forbiddenText(review.resource, review.name ?? '', `${tooLarge.field}: ${tooLarge.detail}; the fields admission reads of one object are bounded`);
+  return denyResponse(review.uid, 413, what);
 }
 
 /** A ReviewMalformed from `read` as the 400 Status kube-apiserver applies its failurePolicy to. */
@@ -56,22 +72,29 @@ export class AdmissionReviewController {
   @Allow('webhook')
   @NamespaceInBody()
   @TimedAdmission('mutate')
-  @JsonBody('admission')
+  @JsonBody('admission', REVIEW_SCAN)
   @Post('mutate')
   @HttpCode(200)
   async mutate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
-    return noteAnswer(request.res as Response, await this.mutation(parse(body), request));
+    const { review, tooLarge } = parse(body);
+    return noteAnswer(request.res as Response, tooLarge ? this.refuseTooLarge(review, tooLarge, request) : await this.mutation(review, request));
   }
 
   /** LimitRange validation and the quota check; an allowed CREATE/UPDATE appends a reservation. */
   @Allow('webhook')
   @NamespaceInBody()
   @TimedAdmission('validate')
-  @JsonBody('admission')
+  @JsonBody('admission', REVIEW_SCAN)
   @Post('validate')
   @HttpCode(200)
   async validate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
-    return noteAnswer(request.res as Response, await this.validation(parse(body), request));
+    const { review, tooLarge } = parse(body);
+    return noteAnswer(request.res as Response, tooLarge ? this.refuseTooLarge(review, tooLarge, request) : await this.validation(review, request));
+  }
+
+  private refuseTooLarge(review: AdmissionReviewRequest, tooLarge: SelectionTooLarge, request: Request): AdmissionReviewResponse {
+    if (review.namespace) assertNamespaceAllowed(request, review.namespace);
+    return tooLargeResponse(review, tooLarge);
   }
 
   private async mutation(review: AdmissionReviewRequest, request: Request): Promise<AdmissionReviewResponse> {

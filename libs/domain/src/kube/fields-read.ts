@@ -64,7 +64,8 @@ export const RESOURCE_CLAIM_FIELDS: FieldSelection = objectFields({ spec: keys({
 
 /** What the ledger records of a Namespace (shared/namespace-validation.ts clusterNamespaceRecord): its labels select it into shared quotas. */
 export const NAMESPACE_FIELDS: FieldSelection = objectFields(
-  { spec: keys({ finalizers: WHOLE }) },
+  // At most 256 finalizers, as the ledger validates a Namespace (METADATA_LIST_MAX, shared/namespace-validation.ts).
+  { spec: keys({ finalizers: { items: WHOLE, maxItems: 256 } }) },
   { labels: { whole: true, maxBytes: METADATA_MAP_MAX_BYTES }, annotations: { whole: true, maxBytes: METADATA_MAP_MAX_BYTES }, resourceVersion: WHOLE },
 );
 
