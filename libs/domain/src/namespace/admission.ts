@@ -92,9 +92,10 @@ export interface AdmissionDenied {
   readonly allowed: false;
   /**
    * 403 Forbidden; 409 Conflict when the request contradicts what the ledger holds for its
-   * object (stored.ts); 500 where Kubernetes answers an internal error (uncovered limited scopes).
+   * object (stored.ts); 500 where Kubernetes answers an internal error (uncovered limited scopes);
+   * 400 for a webhook review whose object has no uid (no API server sends one).
    */
-  readonly code: 403 | 409 | 500;
+  readonly code: 400 | 403 | 409 | 500;
   /** The full message, as the API server words it (`pods "web" is forbidden: …`). */
   readonly message: string;
   readonly stage: Extract<AdmissionPlugin, 'LimitRanger' | 'ResourceQuota'>;
@@ -181,6 +182,8 @@ export function decideAdmission(whole: Admit, view: AdmissionView): AdmissionDec
   if (!quota.allowed) return quotaDenied(request, quota.denial);
 
   const reservation = reservationFor(command, object, stored, asLive);
+  // A webhook's reservation is confirmed or released by the object's uid alone (it has no TTL).
+  if (reservation && command.source === 'webhook' && reservation.data.object.uid === undefined) return uidMissing(request);
   // One more change of an object with as many waiting as it may have: refused, not reserved.
   if (reservation?.data.operation === 'UPDATE' && stored.live >= LIVE_PER_OBJECT_MAX) {
     return {
@@ -196,6 +199,21 @@ export function decideAdmission(whole: Admit, view: AdmissionView): AdmissionDec
     patch,
     charges: quota.charges,
     ...(reservation ? { reservation } : {}),
+  };
+}
+
+/**
+ * A webhook review of an object without `metadata.uid`, which the kube-apiserver sets before it
+ * calls validating admission: nothing could ever confirm or release its reservation (the
+ * reconciler matches objects by uid, and a webhook's reservation has no TTL), so a forged one
+ * would hold quota for good. Refused, nothing reserved.
+ */
+function uidMissing(request: AdmissionRequest): AdmissionDenied {
+  return {
+    allowed: false,
+    code: 400,
+    stage: 'ResourceQuota',
+    message: `${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}" cannot be admitted: the review's object has no metadata.uid, which the kube-apiserver sets before validating admission; the ledger would have no way to confirm or release what it reserved`,
   };
 }
 

@@ -36,7 +36,7 @@ export interface AdmissionResult {
    * (a uid of another kind, a different CREATE of a known uid, too many changes pending, a
    * request key reused for another request); 500 where Kubernetes answers an internal error.
    */
-  readonly code: 200 | 202 | 403 | 409 | 429 | 500;
+  readonly code: 200 | 202 | 400 | 403 | 409 | 429 | 500;
   readonly dryRun: boolean;
   /** Denied: the message as the API server words it. */
   readonly message?: string;
