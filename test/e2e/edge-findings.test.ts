@@ -10,7 +10,7 @@ import { bearer, writeTokensFile } from '../support/tokens.js';
  */
 const APISERVER = { name: 'kube-apiserver', token: 'edge-apiserver-token-0123456789abcdef', roles: ['webhook'] };
 const ADMIN = { name: 'admin', token: 'edge-admin-token-0123456789abcdef0123', roles: ['admin'] };
-const BODY_LIMIT = 256 * 1024;
+const BODY_LIMIT = 1024 * 1024;
 const REQUEST_TIMEOUT_MS = 2_000;
 let api: RunningApi;
 let port: number;
@@ -149,5 +149,15 @@ describe('a review whose object has no uid', () => {
     expect(await api.db.dataSource.query(`SELECT count(*)::int AS n FROM reservations WHERE namespace = 'edge'`)).toEqual(before);
     // The same pod with its uid is admitted.
     expect((await api.request('POST', '/v1/admission/validate', review('with-uid', 'CREATE', 'uid-1'), bearer(APISERVER.token))).body.response.allowed).toBe(true);
+  });
+});
+
+describe("an admin's quota with 19,000 resources of bad quantities", () => {
+  it('is refused by its size, without parsing a quantity (each bad one cost an error thrown: 0.5 s a request)', async () => {
+    const hard = Object.fromEntries(Array.from({ length: 19_000 }, (_, i) => [`example.com/r${i}`, 'x']));
+    const quota = { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'many' }, spec: { selector: { labels: { matchLabels: { a: 'b' } } }, quota: { hard } } };
+    const answer = await api.request('PUT', '/v1/clusterresourcequotas/many', quota, bearer(ADMIN.token));
+    expect(answer.status).toBe(422);
+    expect(answer.body.details.causes).toEqual([{ reason: 'FieldValueTooMany', field: 'spec.quota.hard', message: 'Too many: 19000: must have at most 64 items' }]);
   });
 });
