@@ -82,6 +82,7 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
     rateLimit({
       perSecond: config.rateLimitPerSecond,
       burst: config.rateLimitBurst,
+      unauthenticatedWebhook: config.webhookUnauthenticatedRate,
       // Headers and the TLS session only: who it is is settled before any body is read.
       principalOf: (request) => authenticator.identify(request),
     }),

@@ -54,6 +54,7 @@ describe('loadConfig', () => {
       tls: undefined,
       rateLimitPerSecond: 500,
       rateLimitBurst: 1000,
+      webhookUnauthenticatedRate: { perSecond: 100, burst: 200 },
       requestTimeoutMs: 30000,
       shutdownTimeoutMs: 25000,
       shutdownDrainSeconds: 10,

@@ -116,6 +116,8 @@ export interface AppConfig {
   readonly rateLimitPerSecond: number;
   /** Requests one client may make at once above its rate before 429. */
   readonly rateLimitBurst: number;
+  /** Reviews per second (and at once) one address may send to the unauthenticated webhook listener; perSecond 0 turns it off. */
+  readonly webhookUnauthenticatedRate: { readonly perSecond: number; readonly burst: number };
   /** Longest an HTTP request may take from its first byte to the answer, in ms. */
   readonly requestTimeoutMs: number;
   /** Longest a graceful shutdown waits for requests and jobs in flight, in ms (the API: once its drain is over). */
@@ -293,6 +295,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     tls: tlsConfig(env),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND'),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST'),
+    webhookUnauthenticatedRate: { perSecond: integer(env, 'WEBHOOK_UNAUTHENTICATED_RATE_PER_SECOND'), burst: integer(env, 'WEBHOOK_UNAUTHENTICATED_RATE_BURST') },
     requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS'),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS'),
     shutdownDrainSeconds: integer(env, 'SHUTDOWN_DRAIN_SECONDS'),

@@ -96,6 +96,15 @@ export const VARIABLES = {
     { see: 'security.md#rate-limit-by-principal' },
   ),
   RATE_LIMIT_BURST: integer('server', 1000, 1, 1_000_000, 'Requests one client may make at once above its rate before 429.'),
+  WEBHOOK_UNAUTHENTICATED_RATE_PER_SECOND: integer(
+    'server',
+    100,
+    0,
+    1_000_000,
+    "Reviews per second one address may send to the unauthenticated webhook listener, per replica (burst `WEBHOOK_UNAUTHENTICATED_RATE_BURST`); past it 429, which the API server's failurePolicy answers. Far below `RATE_LIMIT_PER_SECOND`: whoever reaches that port can forge reviews that hold quota until the reconciler's grace period ends. A managed control plane that admits more writes than this from one address raises it; `0` turns it off.",
+    { see: 'install/managed-control-planes.md' },
+  ),
+  WEBHOOK_UNAUTHENTICATED_RATE_BURST: integer('server', 200, 1, 1_000_000, 'Reviews one address may send to the unauthenticated webhook listener at once above its rate before 429.'),
   WEBHOOK_UNAUTHENTICATED_PORT: integer(
     'server',
     0,

@@ -21,9 +21,9 @@ interface Sent {
   readonly who?: Principal;
 }
 
-function harness(perSecond: number, burst: number, tables = { principalsMax: 10, addressesMax: 2 }) {
+function harness(perSecond: number, burst: number, tables = { principalsMax: 10, addressesMax: 2 }, unauthenticatedWebhook = { perSecond: 0, burst: 1 }) {
   let now = 0;
-  const limit = rateLimit({ perSecond, burst, now: () => now, ...tables, principalOf: (request) => (request as Request & { who?: Principal }).who });
+  const limit = rateLimit({ perSecond, burst, now: () => now, ...tables, unauthenticatedWebhook, principalOf: (request) => (request as Request & { who?: Principal }).who });
   const send = ({ as, from = '10.0.0.1', path = '/v1/x', method = 'GET', who }: Sent): number => {
     let status = 0;
     const response = {
@@ -109,6 +109,24 @@ describe('rate limit', () => {
     ])('limits %s', (_what, sent) => {
       const { send } = harness(1, 1);
       expect([send(sent), send(sent)]).toEqual([200, 429]);
+    });
+  });
+
+  describe('the unauthenticated webhook listener', () => {
+    const stranger = principal('unauthenticated:kube-apiserver', 'unauthenticated-webhook', false, new Set(['webhook']));
+    const review = { who: stranger, path: '/v1/admission/validate', method: 'POST' };
+
+    it('limits its reviews by address at its own rate, even with every other limit off', () => {
+      const { send, advance } = harness(0, 1, undefined, { perSecond: 2, burst: 3 });
+      expect(Array.from({ length: 4 }, () => send(review))).toEqual([200, 200, 200, 429]);
+      expect(send({ ...review, from: '10.0.0.2' })).toBe(200);
+      advance(500);
+      expect([send(review), send(review)]).toEqual([200, 429]);
+    });
+
+    it('is limited as any stranger when its own limit is off', () => {
+      const { send } = harness(1, 1, undefined, { perSecond: 0, burst: 1 });
+      expect([send(review), send(review)]).toEqual([200, 429]);
     });
   });
 

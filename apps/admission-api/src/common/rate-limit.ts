@@ -15,6 +15,8 @@ export interface RateLimitOptions {
   readonly now?: () => number;
   /** Who the request is (Authenticator.identify: headers and TLS session only); undefined: nobody. */
   readonly principalOf: (request: Request) => Principal | undefined;
+  /** The unauthenticated webhook listener's own limit per address (perSecond 0: none), whatever `perSecond` says. */
+  readonly unauthenticatedWebhook?: { readonly perSecond: number; readonly burst: number };
 }
 
 interface Bucket {
@@ -101,20 +103,28 @@ export function rateLimit(options: RateLimitOptions) {
   const now = options.now ?? (() => performance.now());
   const principals = new Buckets(options.principalsMax ?? 10_000);
   const addresses = new Buckets(options.addressesMax ?? 10_000);
+  const strangers = new Buckets(options.addressesMax ?? 10_000);
+  const refuse = (response: Response, wait: number, perSecond: number, burst: number): void => {
+    response.setHeader('Retry-After', String(wait));
+    response.status(429).json(kubeStatus(429, `too many requests from this client: at most ${perSecond} per second (burst ${burst}); retry after ${wait} s`, { retryAfterSeconds: wait }));
+  };
   return (request: Request, response: Response, next: NextFunction): void => {
-    if (options.perSecond === 0 || isExempt(request.path)) return next();
+    const unauthenticated = options.unauthenticatedWebhook;
+    if (isExempt(request.path) || (options.perSecond === 0 && !(unauthenticated && unauthenticated.perSecond > 0))) return next();
     const principal = options.principalOf(request);
-    if (isClusterWriteReview(request, principal)) return next();
-    // In development without tokens everyone is an anonymous admin named by a header, and on the
-    // unauthenticated webhook listener everyone is the same stranger: by address.
+    // On the unauthenticated webhook listener everyone is the same stranger, who may forge
+    // reviews: by address, at the listener's own (much lower) rate.
+    if (principal?.via === 'unauthenticated-webhook' && unauthenticated && unauthenticated.perSecond > 0) {
+      const wait = strangers.spend(clientAddress(request), now(), unauthenticated.perSecond, unauthenticated.burst);
+      return wait === undefined ? next() : refuse(response, wait, unauthenticated.perSecond, unauthenticated.burst);
+    }
+    if (options.perSecond === 0 || isClusterWriteReview(request, principal)) return next();
+    // In development without tokens everyone is an anonymous admin named by a header: by address.
     const wait =
       principal && principal.via !== 'insecure-development' && principal.via !== 'unauthenticated-webhook'
         ? principals.spend(`${principal.via}:${principal.name}`, now(), options.perSecond, options.burst)
         : addresses.spend(clientAddress(request), now(), options.perSecond, options.burst);
     if (wait === undefined) return next();
-    response.setHeader('Retry-After', String(wait));
-    response
-      .status(429)
-      .json(kubeStatus(429, `too many requests from this client: at most ${options.perSecond} per second (burst ${options.burst}); retry after ${wait} s`, { retryAfterSeconds: wait }));
+    refuse(response, wait, options.perSecond, options.burst);
   };
 }

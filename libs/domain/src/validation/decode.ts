@@ -35,8 +35,7 @@ const GO_SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\
 const GO_TRIM_RE = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'g');
 export const goTrimSpace = (s: string): string => s.replace(GO_TRIM_RE, '');
 
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export class StrictDecoder {
   private readonly decodeErrors: FieldError[] = [];
