@@ -51,6 +51,7 @@ export interface AppConfig {
     readonly totalMax: number;
     readonly passMax: number;
     readonly passSeconds: number;
+    readonly blockSharePercent: number;
     readonly sweepIntervalMs: number;
   };
   /** Most ResourceQuotas one namespace may hold (each admission there reads and rewrites them all). */
@@ -268,6 +269,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
       totalMax: integer(env, 'QUEUE_TOTAL_MAX'),
       passMax: integer(env, 'QUEUE_PASS_MAX'),
       passSeconds: integer(env, 'QUEUE_PASS_SECONDS'),
+      blockSharePercent: integer(env, 'QUEUE_BLOCK_SHARE_PERCENT'),
       sweepIntervalMs: integer(env, 'QUEUE_SWEEP_INTERVAL_MS'),
     },
     quotasPerNamespaceMax: integer(env, 'QUOTAS_PER_NAMESPACE_MAX'),
