@@ -113,3 +113,38 @@ describe("what one principal's blocking waiters hold back, over HTTP", () => {
     expect(held2.body.message).toContain(`queued reservation ${within.body.id as string}`);
   });
 });
+
+describe('?watch=true per principal, over HTTP', () => {
+  it('answers 429 with Retry-After past QUEUE_WATCHES_PER_PRINCIPAL_MAX (8) open watches of one principal, and frees one when its client goes away', async () => {
+    await ledger.putQuota('watched', { name: 'x', spec: { hard: HARD } }, { actor: 'test' });
+    expect((await reserve('watched', widgets('10'), OTHER)).status).toBe(201);
+    const queued = await reserve('watched', widgets('1', WAIT), GREEDY);
+    expect(queued.status).toBe(202);
+    const path = `/v1/namespaces/watched/reservations/${queued.body.id}?watch=true`;
+    const open = (headers: Record<string, string>, seconds: number) => {
+      const abort = new AbortController();
+      const answer = fetch(`${api.base}${path}&timeoutSeconds=${seconds}`, { headers, signal: abort.signal }).then(
+        async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: (await r.json()) as { message?: string } }),
+        () => ({ status: 0, retryAfter: null, body: undefined }),
+      );
+      return { abort: () => abort.abort(), answer };
+    };
+    const held = Array.from({ length: 8 }, () => open(GREEDY, 60));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const refused = await open(GREEDY, 1).answer;
+    expect(refused).toMatchObject({ status: 429, retryAfter: '5', body: { kind: 'Status', code: 429, reason: 'TooManyRequests' } });
+    expect(refused.body?.message).toContain('QUEUE_WATCHES_PER_PRINCIPAL_MAX');
+    // Another principal's watch is its own.
+    expect(await open(OTHER, 1).answer).toMatchObject({ status: 200, body: { state: 'queued' } });
+    // A client that goes away gives its watch back.
+    held[0]?.abort();
+    let again = await open(GREEDY, 1).answer;
+    for (let i = 0; i < 20 && again.status === 429; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      again = await open(GREEDY, 1).answer;
+    }
+    expect(again).toMatchObject({ status: 200, body: { state: 'queued' } });
+    for (const watch of held) watch.abort();
+    await Promise.all(held.map((watch) => watch.answer));
+  });
+});

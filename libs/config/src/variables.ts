@@ -201,6 +201,9 @@ export const VARIABLES = {
     "Most one principal's blocking queued reservations may ask for together, in percent of each quota's hard limit; past it they wait without blocking (100: no bound).",
     { see: 'concepts/queue.md' },
   ),
+  QUEUE_WATCHES_PER_PRINCIPAL_MAX: integer('admission', 8, 1, 1000, 'Most `?watch=true` reads of queued reservations one principal may hold open at once, per API process; one more answers 429.', {
+    see: 'concepts/queue.md',
+  }),
   QUEUE_SWEEP_INTERVAL_MS: integer('admission', 1000, 100, 3_600_000, 'How often the API expires queued reservations past their deadline and wakes those a shared quota has room for.', {
     see: 'concepts/queue.md',
   }),
