@@ -173,7 +173,7 @@ describe("one principal's blocking waiters hold back at most QUEUE_BLOCK_SHARE_P
   it.each([
     [50, ['small']],
     [100, []],
-  ])("with a share of %d %%, a release's drain admits past a waiter asking for 70 %% of the limit: %j", (percent, admitted) => {
+  ])("with a share of %d percent, a release's drain admits %j past a waiter asking for 70 percent of the limit", (percent, admitted) => {
     const s = new Stream({ ...POLICY, blockSharePercent: percent });
     s.hard('10');
     s.reserve('held-1', '5');
