@@ -133,7 +133,8 @@ async function runMode(client: HttpClient, mode: Mode, holders: string[]): Promi
 const credentials = benchCredentials();
 const db = await createDatabase('queue');
 migrate(db.url);
-const api = await startApi(db.url, credentials);
+// One token's CLIENTS watchers at once: more than QUEUE_WATCHES_PER_PRINCIPAL_MAX lets one principal hold.
+const api = await startApi(db.url, credentials, { QUEUE_WATCHES_PER_PRINCIPAL_MAX: String(CLIENTS) });
 const client = new HttpClient(api.base, credentials.token, CLIENTS + 16);
 try {
   await client.must({

@@ -81,11 +81,7 @@ interface Answer {
  * one of the operation's responses (exactly, or its `NXX` range), the media type one it lists,
  * and the body (each line, for NDJSON) valid against that response's schema.
  */
-async function call(
-  method: Method,
-  path: string,
-  options: { body?: unknown; raw?: string; token?: string | null; headers?: Record<string, string>; base?: string } = {},
-): Promise<Answer> {
+async function call(method: Method, path: string, options: { body?: unknown; raw?: string; token?: string | null; headers?: Record<string, string>; base?: string } = {}): Promise<Answer> {
   const token = options.token === undefined ? TOKENS.operator.token : options.token;
   const payload = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const response = await fetch(`${options.base ?? api.base}${path}`, {
@@ -107,7 +103,14 @@ async function call(
   expect(Object.keys(content), `${method.toUpperCase()} ${template} ${status}: media type ${mediaType}`).toContain(mediaType);
   const validate = validatorAt('paths', template as string, method, 'responses', key as string, 'content', mediaType, 'schema');
   const documents: unknown[] =
-    mediaType === 'application/json' ? [JSON.parse(text)] : mediaType === 'application/x-ndjson' ? text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown) : [text];
+    mediaType === 'application/json'
+      ? [JSON.parse(text)]
+      : mediaType === 'application/x-ndjson'
+        ? text
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line) as unknown)
+        : [text];
   for (const value of documents) {
     const valid = validate(value);
     expect(valid ? [] : ajv.errorsText(validate.errors, { separator: '\n' }).split('\n'), `${method.toUpperCase()} ${path} → ${status}: ${JSON.stringify(value).slice(0, 600)}`).toEqual([]);
@@ -182,9 +185,11 @@ describe('the OpenAPI document', () => {
   it('has schemas that compile: every $ref resolves, no keyword is unknown', () => {
     for (const [path, method, operation] of operations()) {
       for (const [status, response] of Object.entries(operation.responses)) {
-        for (const mediaType of Object.keys(response.content ?? {})) expect(() => validatorAt('paths', path, method, 'responses', status, 'content', mediaType, 'schema'), `${method} ${path} ${status}`).not.toThrow();
+        for (const mediaType of Object.keys(response.content ?? {}))
+          expect(() => validatorAt('paths', path, method, 'responses', status, 'content', mediaType, 'schema'), `${method} ${path} ${status}`).not.toThrow();
       }
-      for (const mediaType of Object.keys(operation.requestBody?.content ?? {})) expect(() => validatorAt('paths', path, method, 'requestBody', 'content', mediaType, 'schema'), `${method} ${path} body`).not.toThrow();
+      for (const mediaType of Object.keys(operation.requestBody?.content ?? {}))
+        expect(() => validatorAt('paths', path, method, 'requestBody', 'content', mediaType, 'schema'), `${method} ${path} body`).not.toThrow();
     }
     for (const name of Object.keys(document.components.schemas)) expect(() => validatorAt('components', 'schemas', name), name).not.toThrow();
   });
@@ -196,7 +201,11 @@ describe('the OpenAPI document', () => {
     expect(parameter('order')).toMatchObject({ schema: { type: 'string', enum: ['oldest', 'newest'] } });
     expect(parameter('since')).toMatchObject({ schema: { type: 'string', format: 'date-time' } });
     expect(parameter('namespace')).toMatchObject({ in: 'path', schema: { pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 } });
-    expect(document.components.schemas['ReserveDto']).toMatchObject({ required: ['kind'], additionalProperties: false, properties: { ttlSeconds: { type: 'integer', minimum: 1 }, dryRun: { type: 'boolean' } } });
+    expect(document.components.schemas['ReserveDto']).toMatchObject({
+      required: ['kind'],
+      additionalProperties: false,
+      properties: { ttlSeconds: { type: 'integer', minimum: 1 }, dryRun: { type: 'boolean' } },
+    });
     expect(Object.keys((document.components.schemas['WhatIfDto'] as { properties: object }).properties)).not.toContain('requestId');
   });
 
@@ -228,7 +237,9 @@ describe('every route, its answers validated against the document', () => {
 
   it('quotas and limit ranges: create, replace, read, list, history, and their refusals', async () => {
     await expectStatus(201, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '10', 'requests.cpu': '2', 'requests.memory': '2Gi' }) });
-    const replaced = await expectStatus(200, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '10', 'requests.cpu': '2', 'requests.memory': '2Gi' }, { labels: { team: 'red' } }) });
+    const replaced = await expectStatus(200, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, {
+      body: quota({ pods: '10', 'requests.cpu': '2', 'requests.memory': '2Gi' }, { labels: { team: 'red' } }),
+    });
     await expectStatus(409, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '9' }, { resourceVersion: '99' }) });
     await expectStatus(422, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '-1' }) });
     await expectStatus(400, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { raw: '[]' });
@@ -286,8 +297,8 @@ describe('every route, its answers validated against the document', () => {
     await expectStatus(422, 'post', base, { body: { kind: 'Gadget', name: 'g', resources: { pods: '1' } } });
     await expectStatus(400, 'post', base, { body: { kind: 'Pod', colour: 'red', resources: { pods: '1' } } });
     await expectStatus(404, 'post', '/v1/namespaces/nowhere/reservations', { body: { kind: 'Pod', name: 'p', resources: { pods: '1' } } });
-    // Issue 41: one that waits is queued (202), read, listed with the queue, and cancelled.
-    const queued = await expectStatus(202, 'post', base, { body: { requestId: 'oa-6', kind: 'Pod', name: 'job-6', resources: { pods: '1', 'requests.cpu': '3' }, wait: { seconds: 60 } } });
+    // Issue 41: one that waits is queued (202), read, listed with the queue, and cancelled (it fits the hard limit, not the room left).
+    const queued = await expectStatus(202, 'post', base, { body: { requestId: 'oa-6', kind: 'Pod', name: 'job-6', resources: { pods: '1', 'requests.cpu': '1' }, wait: { seconds: 60 } } });
     await expectStatus(200, 'get', `${base}/${queued.body.id}`);
     await expectStatus(200, 'get', `/v1/namespaces/${ns}/queue`);
     await expectStatus(200, 'delete', `${base}/${queued.body.id}`);

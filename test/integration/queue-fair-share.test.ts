@@ -82,7 +82,7 @@ describe('fair sharing of a ClusterResourceQuota between waiting namespaces', ()
   });
 
   it("admits, in the fair drain's transaction, a namespace's own waiter that a shared waiter it admitted was blocking", async () => {
-    const policy = { passMax: 0, passMs: 3_600_000, perNamespaceMax: 10 };
+    const policy = { passMax: 0, passMs: 3_600_000, perNamespaceMax: 10, blockSharePercent: 100 };
     const strict = new Ledger(db.dataSource, { retryBaseMs: 1, queuePolicy: policy });
     const strictWriter = new ClusterWriter(db.dataSource, { queuePolicy: policy });
     try {

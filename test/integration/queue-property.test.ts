@@ -22,8 +22,8 @@ const freed = new Set<string>();
 
 beforeAll(async () => {
   db = await createMigratedDatabase('qlqprop');
-  ledger = new Ledger(db.dataSource, { retryBaseMs: 1, queuePolicy: { passMax: PASS_MAX, passMs: 3_600_000, perNamespaceMax: 20 } });
-  writer = new ClusterWriter(db.dataSource, { queuePolicy: { passMax: PASS_MAX, passMs: 3_600_000, perNamespaceMax: 20 } });
+  ledger = new Ledger(db.dataSource, { retryBaseMs: 1, queuePolicy: { passMax: PASS_MAX, passMs: 3_600_000, perNamespaceMax: 20, blockSharePercent: 100 } });
+  writer = new ClusterWriter(db.dataSource, { queuePolicy: { passMax: PASS_MAX, passMs: 3_600_000, perNamespaceMax: 20, blockSharePercent: 100 } });
   queue = new QueueQueries(db.dataSource);
   (ledger.commands as LedgerCommands).onSharedFreed((keys) => keys.forEach((key) => freed.add(key)));
 });

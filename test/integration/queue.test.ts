@@ -12,7 +12,7 @@ let queue: QueueQueries;
 
 beforeAll(async () => {
   db = await createMigratedDatabase('qlqueue');
-  ledger = new Ledger(db.dataSource, { retryBaseMs: 1, queuePolicy: { passMax: 2, passMs: 60_000, perNamespaceMax: 3 }, queueTotalMax: 5 });
+  ledger = new Ledger(db.dataSource, { retryBaseMs: 1, queuePolicy: { passMax: 2, passMs: 60_000, perNamespaceMax: 3, blockSharePercent: 100 }, queueTotalMax: 5 });
   queue = new QueueQueries(db.dataSource);
 });
 afterAll(async () => {

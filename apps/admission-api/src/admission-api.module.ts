@@ -55,7 +55,12 @@ export class AdmissionApiModule {
                 limitedResources: config.admission.limitedResources,
                 sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax,
                 awaitFirstCount: config.awaitFirstCount,
-                queuePolicy: { passMax: config.queue.passMax, passMs: config.queue.passSeconds * 1000, perNamespaceMax: config.queue.perNamespaceMax },
+                queuePolicy: {
+                  passMax: config.queue.passMax,
+                  passMs: config.queue.passSeconds * 1000,
+                  perNamespaceMax: config.queue.perNamespaceMax,
+                  blockSharePercent: config.queue.blockSharePercent,
+                },
                 queueTotalMax: config.queue.totalMax,
               },
               reads: {

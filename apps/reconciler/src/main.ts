@@ -33,7 +33,7 @@ const commands = new LedgerCommands(dataSource, {
   retryMax: config.admissionRetryMax,
   awaitFirstCount: config.awaitFirstCount,
   // Its releases drain the queue too: with the API's policy.
-  queuePolicy: { passMax: config.queue.passMax, passMs: config.queue.passSeconds * 1000, perNamespaceMax: config.queue.perNamespaceMax },
+  queuePolicy: { passMax: config.queue.passMax, passMs: config.queue.passSeconds * 1000, perNamespaceMax: config.queue.perNamespaceMax, blockSharePercent: config.queue.blockSharePercent },
 });
 const definitions = new DefinitionQueries(dataSource);
 const cluster = new ClusterWriter(dataSource, { sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax, awaitFirstCount: config.awaitFirstCount });

@@ -33,7 +33,7 @@ describe('loadConfig', () => {
       admissionRetryMax: 12,
       statementTimeoutMs: 5000,
       reservationTtlMaxSeconds: 604800,
-      queue: { waitMaxSeconds: 3600, perNamespaceMax: 100, totalMax: 10_000, passMax: 8, passSeconds: 60, sweepIntervalMs: 1000 },
+      queue: { waitMaxSeconds: 3600, perNamespaceMax: 100, totalMax: 10_000, passMax: 8, passSeconds: 60, blockSharePercent: 50, watchesPerPrincipalMax: 8, sweepIntervalMs: 1000 },
       quotasPerNamespaceMax: 16,
       limitRangesPerNamespaceMax: 16,
       sharedQuotaNamespacesMax: 1000,

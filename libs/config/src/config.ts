@@ -2,10 +2,7 @@ import { DEFAULT_BODY_LIMIT_BYTES, VARIABLES, type VariableOfKind } from './vari
 import { AdmissionConfigProblem, admissionControlConfig, type AdmissionControlConfig, type ReadTextFile } from './admission-config.js';
 import { parseCustomResources, type CustomResourceConfig } from './custom-resources.js';
 
-/**
- * The environment, read once at boot into a typed object. Only this lib reads
- * `process.env`; a bad value stops the process with a message naming the variable.
- */
+/** The environment, read once at boot into a typed object. Only this lib reads `process.env`; a bad value stops the process with a message naming the variable. */
 export interface AppConfig {
   /** HTTP port of the admission API. */
   readonly port: number;
@@ -44,13 +41,15 @@ export interface AppConfig {
   readonly statementTimeoutMs: number;
   /** Longest TTL a REST reservation may ask for, in seconds. */
   readonly reservationTtlMaxSeconds: number;
-  /** The reservation queue (issue 41): longest wait, bounds, the BestEffortFIFO pass bounds, the sweep's period. */
+  /** The reservation queue (issue 41): longest wait, bounds, the BestEffortFIFO pass bounds, what blockers hold back, watches, the sweep's period. */
   readonly queue: {
     readonly waitMaxSeconds: number;
     readonly perNamespaceMax: number;
     readonly totalMax: number;
     readonly passMax: number;
     readonly passSeconds: number;
+    readonly blockSharePercent: number;
+    readonly watchesPerPrincipalMax: number;
     readonly sweepIntervalMs: number;
   };
   /** Most ResourceQuotas one namespace may hold (each admission there reads and rewrites them all). */
@@ -270,6 +269,8 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
       totalMax: integer(env, 'QUEUE_TOTAL_MAX'),
       passMax: integer(env, 'QUEUE_PASS_MAX'),
       passSeconds: integer(env, 'QUEUE_PASS_SECONDS'),
+      blockSharePercent: integer(env, 'QUEUE_BLOCK_SHARE_PERCENT'),
+      watchesPerPrincipalMax: integer(env, 'QUEUE_WATCHES_PER_PRINCIPAL_MAX'),
       sweepIntervalMs: integer(env, 'QUEUE_SWEEP_INTERVAL_MS'),
     },
     quotasPerNamespaceMax: integer(env, 'QUOTAS_PER_NAMESPACE_MAX'),

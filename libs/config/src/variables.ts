@@ -202,6 +202,17 @@ export const VARIABLES = {
   QUEUE_TOTAL_MAX: integer('admission', 10_000, 1, 1_000_000, 'Most reservations queued in all namespaces together; past it a reserve with a wait answers 429.', { see: 'concepts/queue.md' }),
   QUEUE_PASS_MAX: integer('admission', 8, 0, 1000, 'Reservations behind a queued one that may be admitted before it (BestEffortFIFO); then it blocks the queue.', { see: 'concepts/queue.md' }),
   QUEUE_PASS_SECONDS: integer('admission', 60, 0, 7 * 24 * 3600, 'Seconds a queued reservation may be passed by smaller ones behind it; then it blocks the queue.', { see: 'concepts/queue.md' }),
+  QUEUE_BLOCK_SHARE_PERCENT: integer(
+    'admission',
+    50,
+    1,
+    100,
+    "Most one principal's blocking queued reservations may ask for together, in percent of each quota's hard limit; past it they wait without blocking (100: no bound).",
+    { see: 'concepts/queue.md' },
+  ),
+  QUEUE_WATCHES_PER_PRINCIPAL_MAX: integer('admission', 8, 1, 1000, 'Most `?watch=true` reads of queued reservations one principal may hold open at once, per API process; one more answers 429.', {
+    see: 'concepts/queue.md',
+  }),
   QUEUE_SWEEP_INTERVAL_MS: integer('admission', 1000, 100, 3_600_000, 'How often the API expires queued reservations past their deadline and wakes those a shared quota has room for.', {
     see: 'concepts/queue.md',
   }),

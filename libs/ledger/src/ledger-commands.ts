@@ -195,7 +195,7 @@ export class LedgerCommands {
           ...(request.name ? { name: request.name } : {}),
           ...(kindOf(command) ? { kind: kindOf(command) } : {}),
           resources: command.resources,
-          ...(command.wait ? { wait: { ms: command.wait.seconds * 1000, priority: command.wait.priority } } : {}),
+          ...(command.wait ? { wait: { ms: command.wait.seconds * 1000, priority: command.wait.priority, principal: command.requester } } : {}),
         }
       : { type: 'AdmitObject', ...common, request, ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}) };
     const meta = { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) };

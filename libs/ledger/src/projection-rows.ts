@@ -18,6 +18,8 @@ export interface NamespaceRow {
   head_rest: HeadRest | null;
   /** The definitions (quotas without usage, limit ranges); written only when they change. */
   definitions: Definitions | null;
+  /** When its last projected event was recorded, epoch ms (null before the first). */
+  last_at_ms: number | null;
 }
 
 export type Definitions = Pick<HeadJson, 'limitRanges'> & { readonly quotas: readonly Omit<HeadJson['quotas'][number], 'used'>[] };

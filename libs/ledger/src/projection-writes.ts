@@ -4,7 +4,8 @@ import { headOf, headRestOf } from './head.js';
 import type { FeedRow } from './projection-feed.js';
 import type { Definitions } from './projection-rows.js';
 import type { DueSnapshot } from './snapshot-writer.js';
-import { USED_VERSIONS_PER_ROW, type VersionRow } from './usage-versions.js';
+import { SharedSeriesWrites } from './shared-usage-series.js';
+import { sharedStartOf, USED_VERSIONS_PER_ROW, versionRowOf, type SharedChange, type VersionRow } from './usage-versions.js';
 
 /**
  * What one step of the usage projection (projection.ts) writes to the read models, gathered as
@@ -48,6 +49,17 @@ export class BatchWrites {
   private readonly quotaVersions: string[] = [];
   /** The usage row being filled, per namespace (usage-versions.ts: up to USED_VERSIONS_PER_ROW versions a row). */
   private readonly usedRows = new Map<string, { versions: number[]; used: string[]; shared: (string | undefined)[] }>();
+  private readonly sharedSeries = new SharedSeriesWrites();
+
+  /** A change of what a namespace contributes to a shared quota (shared-usage-series.ts). */
+  readonly sharedChange: (change: SharedChange) => void = this.sharedSeries.add;
+
+  /** Everything the read models hold of a state a fold starts from unwritten (a horizon state), at its version. */
+  start(namespace: string, state: NamespaceState): void {
+    this.version(namespace, versionRowOf(state));
+    // Its events were archived: its contribution counts from its last one (before the retention horizon, which no read goes past).
+    sharedStartOf(state, state.lastEventAt ?? 0, this.sharedChange);
+  }
 
   /** What changed at one version of a namespace (usage-versions.ts); a namespace's come in version order. */
   version(namespace: string, row: VersionRow): void {
@@ -190,5 +202,6 @@ export class BatchWrites {
         [`[${this.quotaVersions.join(',')}]`],
       );
     }
+    await this.sharedSeries.flush(client);
   }
 }

@@ -10,7 +10,7 @@ import { headJsonOf, type NamespaceRow } from './projection-rows.js';
 import { horizonReservations, horizonStarts, reservationOf, type ReservationKeyRow } from './projection-horizon.js';
 import { BatchWrites, keepHorizonReservations } from './projection-writes.js';
 import { SnapshotWriter, type DueSnapshot } from './snapshot-writer.js';
-import { VersionRecorder, versionRowOf } from './usage-versions.js';
+import { VersionRecorder } from './usage-versions.js';
 
 export type { ProjectionLag } from './projection-lag.js';
 
@@ -165,7 +165,7 @@ export class UsageProjection {
     );
     const out = new BatchWrites([]);
     for (const [namespace, { state, position, atMs }] of starts) {
-      out.version(namespace, versionRowOf(state));
+      out.start(namespace, state);
       for (const reservation of state.reservations.values()) out.insertReservation(namespace, reservation, undefined);
       out.namespace(namespace, state, { position, at_ms: atMs } as FeedRow, state.version, true);
       left.set(namespace, state);
@@ -226,7 +226,9 @@ export class UsageProjection {
     await this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
       await client.query(`SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
-      await client.query(`TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots, projected_used_versions, projected_quota_versions`);
+      await client.query(
+        `TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots, projected_used_versions, projected_quota_versions, projected_shared_usage, projected_shared_unordered`,
+      );
       await client.query(`UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`, [
         this.name,
       ]);
@@ -264,7 +266,7 @@ export class UsageProjection {
     if (byNamespace.size === 0) return 0;
     const { rows: heads } = await client.query<NamespaceRow>(
       `SELECT p.namespace, p.version::text AS version, p.used, p.released_count::text AS released_count, p.snapshot_version::text AS snapshot_version,
-              p.head_rest, d.state AS definitions
+              p.head_rest, d.state AS definitions, (extract(epoch from p.last_event_at) * 1000)::float8 AS last_at_ms
          FROM projected_namespaces p LEFT JOIN projected_definitions d ON d.namespace = p.namespace
         WHERE p.namespace = ANY($1::text[]) FOR UPDATE OF p`,
       [[...byNamespace.keys()]],
@@ -308,7 +310,7 @@ export class UsageProjection {
       const head = headOfNamespace.get(namespace);
       const start = head ? undefined : starts.get(namespace);
       const from = cached.get(namespace) ?? start ?? stateOf(Number(head?.version ?? 0), headJsonOf(head), loaded.get(namespace) ?? []);
-      if (start) out.version(namespace, versionRowOf(start));
+      if (start) out.start(namespace, start);
       const after = this.project(out, namespace, events, head, from, wantsAll.has(namespace));
       if (start) keepHorizonReservations(out, namespace, start, after);
       // Complete when it started from a remembered state, from every reservation, or from nothing.
@@ -395,7 +397,7 @@ export class UsageProjection {
   /** Folds one namespace's events onto its projected state (`before`) and queues the writes; returns the state it leaves. */
   private project(out: BatchWrites, namespace: string, events: readonly FeedRow[], head: NamespaceRow | undefined, before: NamespaceState, wantsAll: boolean): NamespaceState {
     const recorded = events.map(recordedOf);
-    const versions = new VersionRecorder(before, (row) => out.version(namespace, row));
+    const versions = new VersionRecorder({ ...before, lastEventAt: before.lastEventAt ?? head?.last_at_ms ?? undefined }, (row) => out.version(namespace, row), out.sharedChange);
     // Fold in chunks that end where a snapshot is due, so snapshots land every
     // `snapshotEvery` events however large the step.
     let after = before;

@@ -5,6 +5,7 @@ import type { SharedQuotaUsageAt, SharedQuotaUsagePoint, SharedQuotaUsageSeries,
 import { archivedSharedInstant, isBeforeHorizon, retentionHorizon } from './retention.js';
 import { select } from './sql.js';
 import { DENIAL_MARKER_COLUMNS, denialMarker, type DenialMarkerRow, SERIES_MARKERS_MAX, seriesInstants } from './usage-queries.js';
+import { modelledSeries } from './shared-usage-series.js';
 import { boundedQuery, forEachBounded, sampleStates, type Query, type StateSample } from './usage-sampler.js';
 import { sharedAtInstants } from './usage-versions.js';
 
@@ -16,19 +17,22 @@ const QUERIES_CONCURRENT_MAX = 4;
 const CHANGE = { SharedQuotaDefined: 'defined', SharedQuotaChanged: 'changed', SharedQuotaRemoved: 'removed' } as const;
 
 /**
- * A shared quota's usage as it was (issue 18): at an instant, and sampled over a range. There is
- * no stored total to read back: a shared quota's usage at an instant is, by definition, the sum
- * of what each namespace covering it then contributed, and each namespace's contribution is in
- * its own fold (`sharedUsed`, exact at every version as its quotas' usage is). So the namespaces
- * that ever carried the quota (those with a SharedQuotaApplied naming it, found by index) are
- * each folded at the instant, as `usage?at=` folds one namespace, and summed; the limits are
- * the quota's own stream's definition at the instant. Namespaces that did not carry it then
- * contribute nothing.
+ * A shared quota's usage as it was (issue 18): at an instant, and sampled over a range. A shared
+ * quota's usage at an instant is, by definition, the sum of what each namespace covering it then
+ * contributed, and each namespace's contribution is in its own fold (`sharedUsed`, exact at every
+ * version as its quotas' usage is). So the namespaces that ever carried the quota (those with a
+ * SharedQuotaApplied naming it, found by index) are each folded at the instant, as `usage?at=`
+ * folds one namespace, and summed; the limits are the quota's own stream's definition at the
+ * instant. Namespaces that did not carry it then contribute nothing. That is what `usageAt`
+ * does (it lists each namespace's part too): one read per namespace the quota covered then.
  *
- * Cost: one read per namespace the quota covered in the range asked (candidates), each of the
- * usage read model at every instant (a fold only past the projection), two namespaces at a time;
- * memory: the instants' sums and the samples of the namespaces in flight. How many such reads
- * run at once is the API's to bound (its heavy-read limit).
+ * A series reads the same sums from the shared usage series (shared-usage-series.ts), the
+ * projection's total at every instant where a contribution changed: a descent of its key per
+ * point, plus, for each namespace of the range the projection has not caught up with, that
+ * namespace's part past its projected version (its usage read model or a fold, as above). So a
+ * series costs its points, not the namespaces the quota ever covered (issue 33's churn: 500
+ * points over ~1,500 namespaces took ~30 s); `source: 'namespaces'` sums the namespaces instead,
+ * as series did before (and still do for a quota the model cannot keep: `unordered`).
  */
 export class SharedUsageQueries {
   constructor(private readonly dataSource: DataSource) {}
@@ -52,10 +56,13 @@ export class SharedUsageQueries {
     range: { readonly since: string; readonly until: string; readonly points: number },
     /** The namespaces whose denials the caller may see (undefined: every one); the usage is the whole quota's regardless. */
     visible?: ReadonlySet<string>,
+    /** Where the usage comes from: the shared usage series (the default), or each namespace's, summed (what the series replaces; tests compare the two). */
+    source: 'series' | 'namespaces' = 'series',
   ): Promise<SharedQuotaUsageSeries | undefined> {
     if (!(await this.exists(key))) return undefined;
     await this.retained(key, range.since);
-    const { samples, candidates } = await this.sample(key, seriesInstants(range), false);
+    const instants = seriesInstants(range);
+    const { samples, candidates } = source === 'series' ? await this.sampleSeries(key, instants) : await this.sample(key, instants, false);
     const limits = await select<{ version: string; type: keyof typeof CHANGE; name: string; actor: string; at: Date }>(
       this.dataSource,
       `SELECT version::text AS version, type, data->'ref'->>'name' AS name, actor, recorded_at AS at FROM ledger_events
@@ -95,38 +102,50 @@ export class SharedUsageQueries {
   /** Each instant's definition and the sum of what the namespaces then covered by it contributed, and the namespaces that ever carried it up to the last instant. */
   private async sample(key: string, instants: readonly string[], perNamespace: boolean) {
     const query = boundedQuery(this.dataSource, QUERIES_CONCURRENT_MAX);
-    const definitions = await query<{ ord: string; version: string; type: string; data: SharedQuotaDefinition }>(
-      `SELECT i.ord::text AS ord, t.version::text AS version, t.type, t.data
-         FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
-         CROSS JOIN LATERAL (
-           (SELECT e.version, e.type, e.data FROM ledger_events e WHERE e.namespace = $1 AND e.recorded_at <= i.at
-             ORDER BY e.recorded_at DESC, e.version DESC LIMIT 1)
-           UNION ALL
-           (SELECT h.version, h.definition->>'type', h.definition->'data' FROM ledger_horizon_states h
-             WHERE h.namespace = $1 AND h.recorded_at <= i.at AND h.definition IS NOT NULL ORDER BY h.version DESC LIMIT 1)
-           ORDER BY version DESC LIMIT 1) t`,
-      [key, instants],
-    );
-    const definitionAt = new Array<{ version: number; definition: SharedQuotaDefinition | undefined }>(instants.length).fill({ version: 0, definition: undefined });
-    for (const row of definitions) definitionAt[Number(row.ord) - 1] = { version: Number(row.version), definition: row.type === 'SharedQuotaRemoved' ? undefined : row.data };
+    const definitionAt = await definitionsAt(query, key, instants);
     const sums = new InstantSums(
       definitionAt.map((d) => (d.definition ? Resources.resourceList(d.definition.spec.hard ?? {}) : undefined)),
       perNamespace,
     );
-    const contribution = (state: NamespaceState): ResourceList | undefined => (state.shared.has(key) ? state.sharedUsed.get(key) : undefined);
     const candidates = await this.candidates(key, instants);
     // Each namespace's samples are added to the instants' sums as they come, and let go: what a
     // read holds is its instants' sums and the samples of the namespaces in flight.
     await forEachBounded(candidates, NAMESPACES_CONCURRENT_MAX, async (namespace) => {
-      sums.add(namespace, await contributed(query, namespace, key, instants, contribution));
+      sums.add(namespace, await contributed(query, namespace, key, instants, contributionTo(key)));
     });
-    const samples = instants.map((at, i) => {
-      const { version, definition } = definitionAt[i] ?? { version: 0, definition: undefined };
-      const total = sums.total(i);
-      const point: SharedQuotaUsagePoint = { at, version, defined: definition !== undefined, hard: total.hard, used: total.used };
-      return { point, definition, namespaces: total.namespaces };
+    return { samples: samplesOf(instants, definitionAt, (i) => sums.total(i)), candidates };
+  }
+
+  /**
+   * As `sample` answers a series, from the shared usage series: its totals at the instants, and,
+   * for each namespace of the range the projection has not caught up with (read in the same
+   * snapshot as the totals), its part past its projected version in place of what the series
+   * holds of it, at the instants from its first unprojected event on.
+   */
+  private async sampleSeries(key: string, instants: readonly string[]) {
+    const query = boundedQuery(this.dataSource, QUERIES_CONCURRENT_MAX);
+    const definitionAt = await definitionsAt(query, key, instants);
+    const candidates = await this.candidates(key, instants);
+    const model = await modelledSeries(query, key, instants);
+    if (model.unordered) return this.sample(key, instants, false);
+    const totals = model.totals.map((total) => total ?? Resources.EMPTY);
+    await forEachBounded(model.lagging, NAMESPACES_CONCURRENT_MAX, async ({ namespace, projected, nextAt }) => {
+      const from = nextAt === null ? -Infinity : Math.floor(Date.parse(nextAt));
+      const late = instants.flatMap((at, i) => (Date.parse(at) >= from ? [i] : []));
+      if (late.length === 0) return;
+      const at = late.map((i) => instants[i] as string);
+      const [actual, held] = await Promise.all([contributed(query, namespace, key, at, contributionTo(key)), sharedAtInstants(query, namespace, key, at, projected)]);
+      late.forEach((index, j) => {
+        const without = Resources.subtract(totals[index] ?? Resources.EMPTY, Resources.resourceList(held[j]?.used ?? {}));
+        totals[index] = Resources.add(without, actual[j]?.value ?? Resources.EMPTY);
+      });
     });
-    return { samples, candidates };
+    const total = (i: number) => {
+      const hard = definitionAt[i]?.definition ? Resources.resourceList(definitionAt[i]?.definition?.spec.hard ?? {}) : Resources.EMPTY;
+      const part = Resources.mask(totals[i] ?? Resources.EMPTY, Resources.resourceNames(hard));
+      return { hard: Resources.canonicalResourceList(hard), used: Resources.canonicalResourceList(Resources.add(Resources.resourceList(sharedTotal(hard, []).used), part)), namespaces: [] };
+    };
+    return { samples: samplesOf(instants, definitionAt, total), candidates };
   }
 
   /**
@@ -188,6 +207,43 @@ export class SharedUsageQueries {
   }
 }
 
+/** The quota's definition at each instant (its own stream's last event at or before it), and that event's version (0: none). */
+async function definitionsAt(query: Query, key: string, instants: readonly string[]): Promise<{ version: number; definition: SharedQuotaDefinition | undefined }[]> {
+  const definitions = await query<{ ord: string; version: string; type: string; data: SharedQuotaDefinition }>(
+    `SELECT i.ord::text AS ord, t.version::text AS version, t.type, t.data
+       FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
+       CROSS JOIN LATERAL (
+         (SELECT e.version, e.type, e.data FROM ledger_events e WHERE e.namespace = $1 AND e.recorded_at <= i.at
+           ORDER BY e.recorded_at DESC, e.version DESC LIMIT 1)
+         UNION ALL
+         (SELECT h.version, h.definition->>'type', h.definition->'data' FROM ledger_horizon_states h
+           WHERE h.namespace = $1 AND h.recorded_at <= i.at AND h.definition IS NOT NULL ORDER BY h.version DESC LIMIT 1)
+         ORDER BY version DESC LIMIT 1) t`,
+    [key, instants],
+  );
+  const definitionAt = new Array<{ version: number; definition: SharedQuotaDefinition | undefined }>(instants.length).fill({ version: 0, definition: undefined });
+  for (const row of definitions) definitionAt[Number(row.ord) - 1] = { version: Number(row.version), definition: row.type === 'SharedQuotaRemoved' ? undefined : row.data };
+  return definitionAt;
+}
+
+type InstantTotal = { hard: RawQuantities; used: RawQuantities; namespaces: { namespace: string; version: number; used: RawQuantities }[] };
+
+/** Each instant's point: its definition's version and whether it was defined, and its total. */
+function samplesOf(instants: readonly string[], definitionAt: readonly { version: number; definition: SharedQuotaDefinition | undefined }[], totalAt: (i: number) => InstantTotal) {
+  return instants.map((at, i) => {
+    const { version, definition } = definitionAt[i] ?? { version: 0, definition: undefined };
+    const total = totalAt(i);
+    const point: SharedQuotaUsagePoint = { at, version, defined: definition !== undefined, hard: total.hard, used: total.used };
+    return { point, definition, namespaces: total.namespaces };
+  });
+}
+
+/** What a namespace's state contributes to shared quota `key` (undefined when the quota does not cover it). */
+const contributionTo =
+  (key: string) =>
+  (state: NamespaceState): ResourceList | undefined =>
+    state.shared.has(key) ? state.sharedUsed.get(key) : undefined;
+
 /**
  * A shared quota's total at each instant, summed namespace by namespace as their samples come
  * (sharedTotal's sum, without holding every namespace's samples): each part counted for the
@@ -217,7 +273,7 @@ class InstantSums {
     });
   }
 
-  total(i: number): { hard: RawQuantities; used: RawQuantities; namespaces: { namespace: string; version: number; used: RawQuantities }[] } {
+  total(i: number): InstantTotal {
     const parts = [...(this.parts[i] ?? [])].sort((a, b) => (a.namespace < b.namespace ? -1 : 1));
     return {
       hard: Resources.canonicalResourceList(this.hard[i] ?? Resources.EMPTY),

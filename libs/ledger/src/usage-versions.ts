@@ -34,7 +34,6 @@ const USED_AT = (column: 'used' | 'shared', at: string): string =>
   `SELECT v.${column} -> (SELECT max(i) - 1 FROM generate_subscripts(v.versions, 1) AS i WHERE v.versions[i] <= ${at}) AS ${column}
      FROM projected_used_versions v WHERE v.namespace = $1 AND v.version <= ${at} ORDER BY v.version DESC LIMIT 1`;
 
-
 /** A quota's name and its spec's hard limits, as `usage?at=` shows them. */
 export interface QuotaHard {
   readonly name: string;
@@ -53,30 +52,47 @@ export interface VersionRow {
 }
 
 /**
+ * A change of what a namespace contributes to a shared quota (the shared usage series,
+ * shared-usage-series.ts): `delta` at the event's instant; or `unordered`, an event recorded
+ * earlier than the namespace's event before it, which a total kept by instant cannot place.
+ */
+export type SharedChange = { readonly key: string; readonly atMs: number; readonly delta: ResourceList } | { readonly key: string; readonly unordered: true };
+
+/**
  * Watches one namespace's fold, event by event (fold's `observe`), and reports each version
- * where the usage or the quotas changed. The fold replaces a quota's usage list (and a quota's
- * state) only when it changes, so a change is an identity check per quota, and a list is made
- * canonical once however many versions carry it.
+ * where the usage or the quotas changed, and each change of what it contributes to a shared
+ * quota. The fold replaces a quota's usage list (and a quota's state) only when it changes, so a
+ * change is an identity check per quota, and a list is made canonical once however many
+ * versions carry it.
  */
 export class VersionRecorder {
   private used: ReadonlyMap<string, ResourceList>;
   private sharedUsed: ReadonlyMap<string, ResourceList>;
   private shared: NamespaceState['shared'];
   private quotas: NamespaceState['quotas'];
+  private lastAt: number | undefined;
 
   /** @param from the state the fold starts from, whose rows are written already */
   constructor(
     from: NamespaceState,
     private readonly emit: (row: VersionRow) => void,
+    private readonly emitShared: (change: SharedChange) => void = () => undefined,
   ) {
     this.used = new Map(from.used);
     this.sharedUsed = new Map(from.sharedUsed);
     this.shared = new Map(from.shared);
     this.quotas = new Map(from.quotas);
+    this.lastAt = from.lastEventAt;
   }
 
   readonly observe = (state: NamespaceState, event: RecordedEvent): void => {
-    const usedChanged = changed(this.used, state.used) || changed(this.sharedUsed, state.sharedUsed) || changed(this.shared, state.shared);
+    if (this.lastAt !== undefined && event.at < this.lastAt) {
+      for (const key of new Set([...this.shared.keys(), ...state.shared.keys()])) this.emitShared({ key, unordered: true });
+    }
+    this.lastAt = Math.max(this.lastAt ?? event.at, event.at);
+    const sharedChanged = changed(this.sharedUsed, state.sharedUsed) || changed(this.shared, state.shared);
+    if (sharedChanged) sharedChanges(contributionsOf(this.shared, this.sharedUsed), contributionsOf(state.shared, state.sharedUsed), event.at, this.emitShared);
+    const usedChanged = sharedChanged || changed(this.used, state.used);
     const quotasChanged = changed(this.quotas, state.quotas);
     if (!usedChanged && !quotasChanged) return;
     if (usedChanged) {
@@ -106,12 +122,29 @@ export function versionRowOf(state: NamespaceState): VersionRow {
 
 /** What the namespace contributes to each shared quota covering it (as the shared series reads the state). */
 function contributions(state: NamespaceState): Map<string, ResourceList> {
+  return contributionsOf(state.shared, state.sharedUsed);
+}
+
+function contributionsOf(shared: NamespaceState['shared'], sharedUsed: NamespaceState['sharedUsed']): Map<string, ResourceList> {
   const out = new Map<string, ResourceList>();
-  for (const key of state.shared.keys()) {
-    const used = state.sharedUsed.get(key);
+  for (const key of shared.keys()) {
+    const used = sharedUsed.get(key);
     if (used) out.set(key, used);
   }
   return out;
+}
+
+/** Each shared quota whose contribution moved from `before` to `after`, with the difference, at `atMs`. */
+function sharedChanges(before: ReadonlyMap<string, ResourceList>, after: ReadonlyMap<string, ResourceList>, atMs: number, emit: (change: SharedChange) => void): void {
+  for (const key of new Set([...before.keys(), ...after.keys()])) {
+    const delta = Resources.withoutZeros(Resources.subtract(after.get(key) ?? Resources.EMPTY, before.get(key) ?? Resources.EMPTY));
+    if (Object.keys(delta).length > 0) emit({ key, atMs, delta });
+  }
+}
+
+/** What a state starts the shared usage series with (a fold starting from a horizon state: nothing of it is written yet), at `atMs`. */
+export function sharedStartOf(state: NamespaceState, atMs: number, emit: (change: SharedChange) => void): void {
+  sharedChanges(new Map(), contributions(state), atMs, emit);
 }
 
 function changed<V>(before: ReadonlyMap<string, V>, after: ReadonlyMap<string, V>): boolean {
@@ -195,15 +228,19 @@ export interface SharedPoint {
   readonly used: RawQuantities | undefined;
 }
 
-/** What the namespace contributed to the shared quota `key` at each instant (as usageAtInstants, one statement). */
-export async function sharedAtInstants(query: Query, namespace: string, key: string, instants: readonly string[]): Promise<SharedPoint[]> {
+/**
+ * What the namespace contributed to the shared quota `key` at each instant (as usageAtInstants, one
+ * statement); with `upTo`, as of its last event at or before the instant but at most version `upTo`
+ * (what the shared usage series holds of a namespace projected that far).
+ */
+export async function sharedAtInstants(query: Query, namespace: string, key: string, instants: readonly string[], upTo?: number): Promise<SharedPoint[]> {
   const rows = await query<{ ord: string; version: string | null; projected: string | null; used: RawQuantities | null }>(
     `SELECT i.ord::text AS ord, t.version::text AS version,
             (SELECT p.version FROM projected_namespaces p WHERE p.namespace = $1)::text AS projected, u.shared->$3 AS used
        FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
        LEFT JOIN LATERAL (${LAST_EVENT_AT}) t ON true
-       LEFT JOIN LATERAL (${USED_AT('shared', 't.version')}) u ON true`,
-    [namespace, instants, key],
+       LEFT JOIN LATERAL (${USED_AT('shared', upTo === undefined ? 't.version' : '(CASE WHEN t.version IS NULL THEN NULL ELSE least(t.version, $4::bigint) END)')}) u ON true`,
+    upTo === undefined ? [namespace, instants, key] : [namespace, instants, key, upTo],
   );
   const points = new Array<SharedPoint>(instants.length);
   for (const row of rows) {

@@ -184,7 +184,7 @@ route(ReservationsController, 'release', {
 route(ReservationsController, 'get', {
   summary: 'A reservation and its history, or its place in the queue (watch=true waits while it is queued)',
   answers: { 200: { description: 'The reservation, or the queued one.', schema: { oneOf: [schemaRef('Reservation'), schemaRef('QueuedReservation')] } } },
-  errors: { 404: NOT_FOUND },
+  errors: { 404: NOT_FOUND, 429: 'watch=true while its principal holds QUEUE_WATCHES_PER_PRINCIPAL_MAX watches open on this server already (Retry-After).' },
 });
 route(QueueController, 'list', { summary: "The namespace's queue of reservations waiting for room", answers: { 200: json('NamespaceQueue', 'In queue order.') }, errors: {} });
 route(HistoryController, 'listReservations', { summary: 'Reservations by state and age', answers: { 200: json('ReservationPage', 'Oldest first.') }, errors: {} });

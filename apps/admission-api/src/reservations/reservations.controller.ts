@@ -1,4 +1,4 @@
-import { BadRequestException, Body, Controller, Delete, Get, HttpCode, Inject, Injectable, Param, Post, Query, Req, Res, UsePipes, type PipeTransform } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Delete, Get, HttpCode, HttpException, Inject, Injectable, Param, Post, Query, Req, Res, UsePipes, type PipeTransform } from '@nestjs/common';
 import type { QueuedAnswer, QueuedReservation } from '@quota/api';
 import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
@@ -18,6 +18,14 @@ import { JsonBody } from '../common/body-guard.js';
 import { TimedAdmission } from '../observability/admission-timing.js';
 import { Metrics } from '../observability/metrics.js';
 import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
+
+/** Seconds a principal refused a watch is told to wait: watches end within their timeout, most much sooner. */
+const WATCH_RETRY_AFTER_SECONDS = 5;
+
+function tooManyWatches(principal: string, max: number): HttpException {
+  const message = `${JSON.stringify(principal)} is watching as many queued reservations as one principal may at once on this server (${max}, QUEUE_WATCHES_PER_PRINCIPAL_MAX); retry in ${WATCH_RETRY_AFTER_SECONDS} s, once one has ended`;
+  return new HttpException(kubeStatus(429, message, { retryAfterSeconds: WATCH_RETRY_AFTER_SECONDS }), 429);
+}
 
 @Injectable()
 export class ReservationIdPipe implements PipeTransform<string, string> {
@@ -189,17 +197,39 @@ export class ReservationsController {
   /**
    * The reservation as it stands, or as it waits in the queue. `?watch=true` holds the answer while
    * it is queued, until it is admitted, cancelled or expires, or `timeoutSeconds` pass (then it answers it still queued).
+   * A principal holds at most QUEUE_WATCHES_PER_PRINCIPAL_MAX open (429 past it); one ends when its client goes away too.
    */
   @Allow('admin', 'auditor', 'admission')
   @Get(':id')
   @UsePipes(dtoValidationPipe())
-  async get(@Param('namespace', NamespacePipe) namespace: string, @Param('id', ReservationIdPipe) id: string, @Query() query: ReservationQueryDto): Promise<ReservationView | QueuedReservation> {
+  async get(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('id', ReservationIdPipe) id: string,
+    @Query() query: ReservationQueryDto,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<ReservationView | QueuedReservation> {
     // Below the request timeout, which would otherwise answer the watcher with an error.
     const until = Date.now() + (query.watch ? Math.min(watchTimeoutMs(query), this.config.requestTimeoutMs - 1000) : 0);
-    for (;;) {
-      const view = await this.lookup(namespace, id);
-      if (view.state !== 'queued' || Date.now() >= until) return view;
-      await this.watchers.left(namespace, id, until - Date.now());
+    let view = await this.lookup(namespace, id);
+    if (view.state !== 'queued' || Date.now() >= until) return view;
+    const principal = requesterOf(request);
+    const release = this.watchers.hold(principal);
+    if (!release) throw tooManyWatches(principal, this.watchers.perPrincipalMax);
+    const gone = new AbortController();
+    const abort = (): void => gone.abort();
+    response.on('close', abort);
+    try {
+      for (;;) {
+        await this.watchers.left(namespace, id, until - Date.now(), gone.signal);
+        // Its client went away: nobody reads the answer.
+        if (gone.signal.aborted) return view;
+        view = await this.lookup(namespace, id);
+        if (view.state !== 'queued' || Date.now() >= until) return view;
+      }
+    } finally {
+      response.off('close', abort);
+      release();
     }
   }
 

@@ -259,6 +259,8 @@ export interface Queued {
     /** Once admitted, the reservation expires unless committed within this many ms. */
     readonly ttlMs?: number;
     readonly waitingFor: readonly WaitingForJson[];
+    /** Who asked (the event's actor): the bound on what one principal's blocking waiters hold back counts by it. Absent in events written before it was kept. */
+    readonly principal?: string;
   };
 }
 

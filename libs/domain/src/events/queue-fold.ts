@@ -34,6 +34,7 @@ export function applyQueueEvent(draft: Draft, event: QueueEvent, version: number
         ...(data.ttlMs === undefined ? {} : { ttlMs: data.ttlMs }),
         passed: 0,
         waitingFor: data.waitingFor,
+        ...(data.principal === undefined ? {} : { principal: data.principal }),
       });
       return;
     }

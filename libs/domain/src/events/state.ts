@@ -82,6 +82,8 @@ export interface Waiter {
   readonly passed: number;
   /** What it waited for when it was queued. */
   readonly waitingFor: readonly WaitingForJson[];
+  /** Who asked; absent for waiters queued before it was kept (each then counts as a principal of its own). */
+  readonly principal?: string;
 }
 
 export interface NamespaceState {

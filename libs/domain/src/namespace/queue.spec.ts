@@ -9,7 +9,7 @@ import { decide } from './decide.js';
 import { emptyFacts, type NamespaceFacts, type RecordedReservation } from './facts.js';
 import { drainQueue, shortfalls } from './queue.js';
 
-const POLICY: QueuePolicy = { passMax: 2, passMs: 30, perNamespaceMax: 50 };
+const POLICY: QueuePolicy = { passMax: 2, passMs: 30, perNamespaceMax: 50, blockSharePercent: 100 };
 
 /** A namespace driven through `decide` as the ledger drives it: each command's events folded in. */
 class Stream {

@@ -10,6 +10,7 @@ import type { AdmissionResult } from './answers.js';
 import { refusal } from './answers.js';
 import type { AdmissionAnswer, AdmitResources, CancelAnswer, CancelQueued, Decided, NamespaceCommand } from './commands.js';
 import type { NamespaceFacts } from './facts.js';
+import { BlockingShares, neverFits, quotaLimitsOf, unfitReason } from './queue-bounds.js';
 import { decideResources } from './rest.js';
 
 /**
@@ -49,9 +50,20 @@ function overlaps(a: ResourceList, b: ResourceList): boolean {
   return Object.keys(a).some((name) => Resources.get(a, name)?.sign() === 1 && Resources.get(b, name)?.sign() === 1);
 }
 
-/** The first waiter ordered before a new request of this priority that blocks it: blocking (isBlocking), and short of a resource it asks for too. */
+/**
+ * The first waiter ordered before a new request of this priority that blocks it: blocking
+ * (isBlocking), able to fit some day, within its principal's share (BlockingShares), and short of
+ * a resource the request asks for too.
+ */
 function blockerAhead(facts: NamespaceFacts, priority: number, resources: ResourceList): Waiter | undefined {
-  return queueOrder(facts.state.queue).find((w) => w.priority >= priority && isBlocking(w, facts.now, policyOf(facts)) && overlaps(w.resources, resources));
+  const limits = quotaLimitsOf(facts.state, facts.sharedElsewhere);
+  const shares = new BlockingShares(limits, policyOf(facts).blockSharePercent);
+  for (const w of queueOrder(facts.state.queue)) {
+    if (w.priority < priority) break;
+    if (!isBlocking(w, facts.now, policyOf(facts)) || neverFits(limits, w.resources) || !shares.take(w)) continue;
+    if (overlaps(w.resources, resources)) return w;
+  }
+  return undefined;
 }
 
 /** A request without a wait that fits, held back by a blocking waiter ahead of it (priority 0): 403, it may ask to wait instead. */
@@ -64,7 +76,8 @@ function heldBack(command: AdmitResources, blocker: Waiter): Decided<AdmissionAn
 /**
  * A reserve with a wait: admitted as any reserve when it fits and no blocking waiter is ahead of
  * it; else queued (202), unless the namespace's queue is full (429). Undefined: decided as usual
- * (it fits, or it was refused for a reason waiting cannot cure).
+ * (it fits, or it was refused for a reason waiting cannot cure: a request beyond a quota's hard
+ * limit is refused as Kubernetes refuses it, never queued).
  */
 export function decideWait(command: AdmitResources, facts: NamespaceFacts, decision: AdmissionDecision): Decided<AdmissionAnswer> | undefined {
   const wait = command.wait;
@@ -74,6 +87,7 @@ export function decideWait(command: AdmitResources, facts: NamespaceFacts, decis
   if (!wait) return decision.allowed && blocker ? heldBack(command, blocker) : undefined;
   if (decision.allowed && !blocker) return undefined;
   if (!decision.allowed && decision.denial?.kind !== 'Exceeded') return undefined;
+  if (!decision.allowed && neverFits(quotaLimitsOf(facts.state, facts.sharedElsewhere), resources)) return undefined;
   const base = { allowed: false, dryRun: false, stage: 'ResourceQuota' } as const;
   if (facts.state.queue.size >= policyOf(facts).perNamespaceMax) {
     const message = `the queue of namespace ${facts.namespace} is full (${policyOf(facts).perNamespaceMax} waiting, QUEUE_PER_NAMESPACE_MAX); retry later`;
@@ -92,6 +106,7 @@ export function decideWait(command: AdmitResources, facts: NamespaceFacts, decis
       deadline: iso(deadline),
       ...(command.ttlMs === undefined ? {} : { ttlMs: command.ttlMs }),
       waitingFor,
+      ...(wait.principal === undefined ? {} : { principal: wait.principal }),
     },
   };
   const position = queueOrder(facts.state.queue).filter((w) => w.priority >= wait.priority).length + 1;
@@ -166,22 +181,26 @@ function admission(facts: NamespaceFacts, state: NamespaceState, waiter: Waiter,
  * the one `fairShareOrder` puts first, again and again, in one transaction.
  */
 export function nextSharedAdmission(facts: NamespaceFacts, key: string): LedgerEvent[] | undefined {
+  const limits = quotaLimitsOf(facts.state, facts.sharedElsewhere);
+  const shares = new BlockingShares(limits, policyOf(facts).blockSharePercent);
   const blockers: ResourceList[] = [];
   for (const waiter of queueOrder(facts.state.queue)) {
-    if (waiter.deadline <= facts.now || blockers.some((b) => overlaps(b, waiter.resources))) continue;
+    // Past its deadline or never fitting: the namespace's own drain takes it out of the queue.
+    if (waiter.deadline <= facts.now || neverFits(limits, waiter.resources) || blockers.some((b) => overlaps(b, waiter.resources))) continue;
     const events = admission(facts, facts.state, waiter);
     // Another drain's waiter (its own namespace's, or another shared quota's) is not admitted
     // here, but one that is blocking and does not fit holds back this drain's too.
     if (events && sharedChargesOf(facts.state, waiter.resources).includes(key)) return events;
-    if (!events && isBlocking(waiter, facts.now, policyOf(facts))) blockers.push(waiter.resources);
+    if (!events && isBlocking(waiter, facts.now, policyOf(facts)) && shares.take(waiter)) blockers.push(waiter.resources);
   }
   return undefined;
 }
 
 /**
- * The drain: expire what is past its deadline, then admit in queue order what fits, each checked
- * on the state the admissions before it leave; a waiter that does not fit and is blocking stops
- * the admissions behind it. Waiters charged to a shared quota are left to its fair drain.
+ * The drain: expire what is past its deadline or can never fit (a limit lowered below its request),
+ * then admit in queue order what fits, each checked on the state the admissions before it leave; a
+ * waiter that does not fit and is blocking (within its principal's share) stops the admissions
+ * behind it. Waiters charged to a shared quota are left to its fair drain.
  */
 export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['data']['freedBy']): LedgerEvent[] {
   const events: LedgerEvent[] = [];
@@ -190,11 +209,15 @@ export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['d
     events.push(...more);
     state = after(state, more, facts.now);
   };
+  // Admissions move usage, never limits: the limits are the drain's start's.
+  const limits = quotaLimitsOf(state, facts.sharedElsewhere);
+  const shares = new BlockingShares(limits, policyOf(facts).blockSharePercent);
   const blockers: ResourceList[] = [];
   for (const waiter of queueOrder(facts.state.queue)) {
-    if (waiter.deadline <= facts.now) {
+    const unfit = neverFits(limits, waiter.resources);
+    if (waiter.deadline <= facts.now || unfit) {
       const short = shortfalls(state, waiter.resources, facts.sharedElsewhere).map((w) => w.quota);
-      const reason = `waited until its deadline ${iso(waiter.deadline)} without room${short.length > 0 ? ` in ${short.join(', ')}` : ''}`;
+      const reason = unfit ? unfitReason(unfit) : `waited until its deadline ${iso(waiter.deadline)} without room${short.length > 0 ? ` in ${short.join(', ')}` : ''}`;
       push([{ type: 'Expired', data: { reservationId: waiter.id, reason } }]);
       continue;
     }
@@ -202,7 +225,7 @@ export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['d
     const admitted = admission(facts, state, waiter, freedBy);
     // A shared quota's waiter is its fair drain's to admit; blocking and short of room, it holds this one's back too.
     if (admitted && sharedChargesOf(state, waiter.resources).length === 0) push(admitted);
-    else if (!admitted && isBlocking(waiter, facts.now, policyOf(facts))) blockers.push(waiter.resources);
+    else if (!admitted && isBlocking(waiter, facts.now, policyOf(facts)) && shares.take(waiter)) blockers.push(waiter.resources);
   }
   return events;
 }

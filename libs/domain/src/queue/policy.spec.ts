@@ -7,7 +7,7 @@ const list = (raw: Record<string, string>): ResourceList => Resources.resourceLi
 
 describe('the queue policy (issue 41)', () => {
   it('makes a waiter blocking once passed passMax times or after passMs', () => {
-    const policy = { passMax: 3, passMs: 1000, perNamespaceMax: 10 };
+    const policy = { passMax: 3, passMs: 1000, perNamespaceMax: 10, blockSharePercent: 100 };
     expect(isBlocking({ passed: 2, queuedAt: 0 }, 999, policy)).toBe(false);
     expect(isBlocking({ passed: 3, queuedAt: 0 }, 0, policy)).toBe(true);
     expect(isBlocking({ passed: 0, queuedAt: 0 }, 1000, policy)).toBe(true);

@@ -16,9 +16,14 @@ export interface QueuePolicy {
   readonly passMs: number;
   /** Most queued reservations in one namespace. */
   readonly perNamespaceMax: number;
+  /**
+   * The most one principal's blocking waiters may ask for together, in percent of the hard limit
+   * of each quota limiting what they ask for (BlockingShares); 100: no bound.
+   */
+  readonly blockSharePercent: number;
 }
 
-export const DEFAULT_QUEUE_POLICY: QueuePolicy = { passMax: 8, passMs: 60_000, perNamespaceMax: 100 };
+export const DEFAULT_QUEUE_POLICY: QueuePolicy = { passMax: 8, passMs: 60_000, perNamespaceMax: 100, blockSharePercent: 50 };
 
 /** Whether a waiter that does not fit stops everything ordered after it. */
 export function isBlocking(waiter: Pick<Waiter, 'passed' | 'queuedAt'>, now: number, policy: QueuePolicy): boolean {
