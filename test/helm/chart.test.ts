@@ -126,7 +126,7 @@ describe('deploy/helm/quota-ledger', () => {
     const docs = template('database.cloudnativePG.enabled=true');
     expect(differences(docs, kustomizeWithCloudNativePg())).toEqual([]);
     const cluster = find(docs, 'Cluster', 'quota-ledger-pg');
-    expect([cluster['spec']['instances'], cluster['spec']['postgresql']['synchronous']]).toEqual([2, { method: 'any', number: 1 }]);
+    expect([cluster['spec']['instances'], cluster['spec']['postgresql']['synchronous']]).toEqual([3, { method: 'any', number: 1 }]);
   });
 
   it('sends what quota only counts under webhooks.countFailurePolicy (Ignore by default), and the rest under Fail', () => {
