@@ -693,6 +693,8 @@ function caProblems(docs: readonly unknown[], overlay: Overlay): string[] {
 // The reconciler's ClusterRole against the kinds its inventory lists.
 
 const READ_VERBS = new Set(['get', 'list', 'watch']);
+/** What the reconciler reads by name (libs/inventory's getNamespace): nothing else needs `get`. */
+const GOT_BY_NAME = new Set(['namespaces']);
 /**
  * Kinds the inventory finds by discovery (not among KNOWN_KINDS) that rbac.yaml grants because quotas
  * often count them; any other discovered kind is reported uncovered unless an operator grants it.
@@ -730,6 +732,12 @@ function clusterRoleProblems(role: unknown): string[] {
     if (isLedgerQuotaStatusUpdate(rule)) continue;
     for (const verb of asList(get(rule, 'verbs'))) {
       if (!READ_VERBS.has(String(verb))) problems.push(`${where}: grants the verb ${String(verb)}; only get, list and watch are allowed`);
+    }
+    // It lists and watches; the one object it reads by name is a Namespace. A `get` on Secrets is
+    // one more way to read a Secret's data, and nothing in the reconciler uses it.
+    if (asList(get(rule, 'verbs')).includes('get')) {
+      for (const resource of asList(get(rule, 'resources')))
+        if (!GOT_BY_NAME.has(String(resource))) problems.push(`${where}: grants get on ${String(resource)}, which the reconciler never reads by name`);
     }
     for (const group of asList(get(rule, 'apiGroups'))) {
       for (const resource of asList(get(rule, 'resources'))) {
@@ -1032,8 +1040,10 @@ describe('the rules bite', () => {
       { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
       { apiGroups: ['quota-ledger.io'], resources: ['ledgerquotas'], verbs: ['update'] },
       { apiGroups: ['quota-ledger.io'], resources: ['ledgerquotas/status'], verbs: ['update', 'delete'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
     ];
     const problems = clusterRoleProblems(role).join('\n');
+    expect(problems).toMatch(/grants get on secrets, which the reconciler never reads by name/);
     expect(problems).toMatch(/grants the verb delete/);
     expect(problems).toMatch(/rules\[\d+\]: grants the verb update/);
     expect(problems).toMatch(/grants ledgerquotas\/status in group "quota-ledger.io"/);
