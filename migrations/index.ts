@@ -17,6 +17,7 @@ import { PartitionLedgerEvents1795900001000 } from './1795900001000-PartitionLed
 import { HorizonDefinitions1795900001100 } from './1795900001100-HorizonDefinitions.js';
 import { SharedQuotaWithdrawnIndex1795900001200 } from './1795900001200-SharedQuotaWithdrawnIndex.js';
 import { QueuedHeadsIndex1795900001300 } from './1795900001300-QueuedHeadsIndex.js';
+import { SecurePartitionFunctions1795900001700 } from './1795900001700-SecurePartitionFunctions.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   HorizonDefinitions1795900001100,
   SharedQuotaWithdrawnIndex1795900001200,
   QueuedHeadsIndex1795900001300,
+  SecurePartitionFunctions1795900001700,
 ];

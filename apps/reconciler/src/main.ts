@@ -47,7 +47,7 @@ const ledger = {
   deleteNamespace: cluster.deleteNamespace.bind(cluster),
   namespaceObjects: clusterQueries.namespaceObjects.bind(clusterQueries),
 };
-const backend = queueBackendOf(config.redisUrl, config.databaseUrl);
+const backend = queueBackendOf(config.redisUrl, config.databaseUrl, { migrate: !config.databaseRuntimeRole });
 const reconciler = new Reconciler(ledger, createInventorySource(config.inventory), backend, {
   intervalMs: config.reconcileIntervalSeconds * 1000,
   graceMs: config.reconcileGraceSeconds * 1000,

@@ -20,6 +20,7 @@ describe('loadConfig', () => {
       databaseReadUrl: undefined,
       readReplicaWaitMs: 1000,
       requireSynchronousStandby: false,
+      databaseRuntimeRole: undefined,
       redisUrl: undefined,
       bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
       bodiesInFlightMaxBytes: 64 * 1024 * 1024,

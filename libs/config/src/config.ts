@@ -1,6 +1,10 @@
 import { DEFAULT_BODY_LIMIT_BYTES, VARIABLES, type VariableOfKind } from './variables.js';
 import { AdmissionConfigProblem, admissionControlConfig, type AdmissionControlConfig, type ReadTextFile } from './admission-config.js';
 import { parseCustomResources, type CustomResourceConfig } from './custom-resources.js';
+import { ConfigError } from './config-error.js';
+import { runtimeRole } from './database-roles.js';
+
+export { ConfigError };
 
 /**
  * The environment, read once at boot into a typed object. Only this lib reads
@@ -23,6 +27,8 @@ export interface AppConfig {
    * sync or quorum standby streaming).
    */
   readonly requireSynchronousStandby: boolean;
+  /** DATABASE_RUNTIME_ROLE: the apps' role, granted by the migration; where set, the apps run no DDL (BullMQ's tables too are the migration's). */
+  readonly databaseRuntimeRole: string | undefined;
   /** Redis connection string for BullMQ; undefined means BullMQ's PostgreSQL backend. */
   readonly redisUrl: string | undefined;
   /** Largest request body accepted, in bytes (Kubernetes accepts requests of ~3 MiB). */
@@ -157,16 +163,6 @@ export type InventoryConfig =
   | { readonly source: 'postgres'; readonly databaseUrl: string; readonly relation: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] }
   | { readonly source: 'http'; readonly url: string; readonly token?: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] };
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`invalid configuration: ${variable}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
-
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** A whole number within the bounds VARIABLES gives `name`; its default when unset or empty. */
@@ -251,6 +247,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     databaseReadUrl: postgresUrl(env, 'DATABASE_READ_URL'),
     readReplicaWaitMs: integer(env, 'READ_REPLICA_WAIT_MS'),
     requireSynchronousStandby: flag(env, 'DATABASE_REQUIRE_SYNCHRONOUS_STANDBY'),
+    databaseRuntimeRole: runtimeRole(env),
     redisUrl: url(env, 'REDIS_URL'),
     bodyLimitBytes,
     bodiesInFlightMaxBytes,

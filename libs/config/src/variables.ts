@@ -123,6 +123,14 @@ export const VARIABLES = {
       'The API refuses to start, and `/readyz` fails `[-]synchronous-standby`, unless the primary has `synchronous_standby_names` set, `synchronous_commit` at `on` or `remote_apply`, and a synchronous standby streaming: an admission is then acknowledged only once a standby holds it.',
     see: 'operations/failover.md',
   },
+  DATABASE_RUNTIME_ROLE: {
+    group: 'database',
+    kind: 'text',
+    defaultText: 'unset (the apps connect as the role that owns the schema)',
+    meaning:
+      "`npm run migrate` only: the role of the apps' `DATABASE_URL`, which must not own the schema. After migrating (as the owner), it grants this role what the apps need and nothing more: no UPDATE, DELETE or TRUNCATE of the append-only tables, no DDL, so the apps cannot disable the append-only triggers. The role must exist (CloudNativePG: `spec.managed.roles`).",
+    see: 'install/database.md#two-roles-the-owner-migrates-the-apps-run-as-another',
+  },
   DATABASE_READ_URL: {
     group: 'database',
     kind: 'url',
