@@ -374,7 +374,9 @@ function podProblems(template: PodTemplate): string[] {
 
 /** What a Secret key would hold, for the configuration loader: the README's steps create these. */
 const SECRET_VALUES: Readonly<Record<string, string>> = {
-  'quota-ledger-db/database-url': 'postgres://quota_ledger:secret@postgres.example:5432/quota_ledger',
+  // The apps' role, and the one that owns the schema (docs/install/database.md, "Two roles").
+  'quota-ledger-db/database-url': 'postgres://quota_ledger_runtime:secret@postgres.example:5432/quota_ledger',
+  'quota-ledger-db/migration-database-url': 'postgres://quota_ledger:secret@postgres.example:5432/quota_ledger',
   'quota-ledger-db/redis-url': 'redis://redis.example:6379',
 };
 
@@ -431,6 +433,39 @@ function environmentProblems(docs: readonly unknown[]): string[] {
       ...asList(get(template.spec, 'initContainers')).flatMap((c) => configProblems(template.where, c, 'init')),
     ];
   });
+}
+
+/** The DATABASE_URL a container gets, from the install's Secret values. */
+function databaseUrlOf(container: unknown): URL | undefined {
+  const ref = get(
+    envEntries(container).find((e) => e['name'] === 'DATABASE_URL'),
+    'valueFrom',
+    'secretKeyRef',
+  );
+  const value = SECRET_VALUES[`${String(get(ref, 'name'))}/${String(get(ref, 'key'))}`];
+  return value === undefined ? undefined : new URL(value);
+}
+
+/**
+ * The migration connects as the role that owns the schema and grants DATABASE_RUNTIME_ROLE; every
+ * app connects as that role, on the same database, and says so (it then runs no DDL of its own).
+ * An app connected as the owner could disable the append-only triggers.
+ */
+function databaseRoleProblems(docs: readonly unknown[]): string[] {
+  const problems: string[] = [];
+  const job = firstContainer(one(docs, 'Job', 'quota-ledger-migrate'));
+  const owner = databaseUrlOf(job);
+  const role = envValue(job, 'DATABASE_RUNTIME_ROLE');
+  if (!owner || !role) return [`Job quota-ledger-migrate: needs DATABASE_URL and DATABASE_RUNTIME_ROLE (the apps' role it grants)`];
+  if (owner.username === role) problems.push(`Job quota-ledger-migrate: migrates as ${role}, the apps' role: the apps would own the schema`);
+  for (const template of podTemplates(docs).filter((t) => get(t.owner, 'kind') === 'Deployment')) {
+    const container = containersOf(template.spec)[0];
+    const url = databaseUrlOf(container);
+    if (url?.username !== role) problems.push(`${template.where}: connects as ${String(url?.username)}, not the runtime role ${role}`);
+    if (url && `${url.host}${url.pathname}` !== `${owner.host}${owner.pathname}`) problems.push(`${template.where}: on ${url.host}${url.pathname}, not the migrated ${owner.host}${owner.pathname}`);
+    if (envValue(container, 'DATABASE_RUNTIME_ROLE') !== role) problems.push(`${template.where}: DATABASE_RUNTIME_ROLE is not ${role}, so it would run BullMQ's migration it may not`);
+  }
+  return problems;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -805,14 +840,8 @@ describe.each(OVERLAYS)('kustomize build deploy/kubernetes/overlays/%s', (overla
     const init = asList(get(api(docs), 'spec', 'template', 'spec', 'initContainers')).map(asObject);
     expect(asList(job['command'])).toEqual(['node', MIGRATE]);
     expect(init.map((c) => asList(c['command']))).toEqual([['node', MIGRATE]]);
-    const database = (c: unknown): unknown =>
-      get(
-        envEntries(c).find((e) => e['name'] === 'DATABASE_URL'),
-        'valueFrom',
-        'secretKeyRef',
-      );
-    expect(database(job)).toEqual(database(init[0]));
-    expect(database(job)).toEqual(database(firstContainer(api(docs))));
+    expect(databaseUrlOf(job)).toEqual(databaseUrlOf(init[0]));
+    expect(databaseRoleProblems(docs)).toEqual([]);
   });
 
   it('serves its certificate and reads its tokens from Secrets mounted whole, so renewals and rotations reach it', () => {
@@ -925,6 +954,18 @@ describe('the rules bite', () => {
     const problems = podTemplates(list).flatMap(podProblems).join('\n');
     expect(problems).toMatch(/backoffLimit must be set/);
     expect(problems).toMatch(/has no source apps\/admission-api\/src\/migrations\.ts/);
+  });
+
+  it('an app connected as the owner, or a migration as the runtime role, fails', () => {
+    const list = docs();
+    const reconciler = container(list, 'Deployment', 'quota-ledger-reconciler');
+    reconciler['env'] = envEntries(reconciler).map((e) =>
+      e['name'] === 'DATABASE_URL' ? { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'quota-ledger-db', key: 'migration-database-url' } } } : e,
+    );
+    expect(databaseRoleProblems(list).join('\n')).toMatch(/Deployment quota-ledger-reconciler: connects as quota_ledger, not the runtime role quota_ledger_runtime/);
+    const job = container(list, 'Job', 'quota-ledger-migrate');
+    job['env'] = envEntries(job).map((e) => (e['name'] === 'DATABASE_RUNTIME_ROLE' ? { name: 'DATABASE_RUNTIME_ROLE', value: 'quota_ledger' } : e));
+    expect(databaseRoleProblems(list).join('\n')).toMatch(/Job quota-ledger-migrate: migrates as quota_ledger, the apps' role/);
   });
 
   it('a misspelt variable, a value the loader refuses, or a missing DATABASE_URL fails', () => {

@@ -83,6 +83,18 @@ function kustomizeWithCloudNativePg(): Obj[] {
 const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUexample\n-----END CERTIFICATE-----\n';
 const webhooksOf = (docs: Obj[]): Obj[] => docs.filter((d) => String(d['kind']).endsWith('WebhookConfiguration')).flatMap((d) => d['webhooks'] as Obj[]);
 const find = (docs: Obj[], kind: string, name: string): Obj => docs.find((d) => d['kind'] === kind && d['metadata']['name'] === name) ?? {};
+const containersOf = (doc: Obj): Obj[] => [...(doc['spec']?.['template']?.['spec']?.['initContainers'] ?? []), ...(doc['spec']?.['template']?.['spec']?.['containers'] ?? [])];
+
+/** Where each container's DATABASE_URL comes from (`Secret/key`), by `workload/container`. */
+function databaseUrls(docs: Obj[]): Record<string, string> {
+  const urls: Record<string, string> = {};
+  for (const doc of docs)
+    for (const container of containersOf(doc)) {
+      const ref = ((container['env'] ?? []) as Obj[]).find((e) => e['name'] === 'DATABASE_URL')?.['valueFrom']?.['secretKeyRef'];
+      if (ref) urls[`${String(doc['metadata']['name'])}/${String(container['name'])}`] = `${String(ref['name'])}/${String(ref['key'])}`;
+    }
+  return urls;
+}
 
 describe('deploy/helm/quota-ledger', () => {
   it('holds current copies of the manifests it is made of (run deploy/helm/sync.sh after changing deploy/kubernetes)', () => {
@@ -127,6 +139,26 @@ describe('deploy/helm/quota-ledger', () => {
     expect(differences(docs, kustomizeWithCloudNativePg())).toEqual([]);
     const cluster = find(docs, 'Cluster', 'quota-ledger-pg');
     expect([cluster['spec']['instances'], cluster['spec']['postgresql']['synchronous']]).toEqual([3, { method: 'any', number: 1 }]);
+    // The apps as the managed role that owns nothing, the migration as the owner.
+    expect(cluster['spec']['managed']['roles']).toEqual([
+      { name: 'quota_ledger_runtime', ensure: 'present', login: true, passwordSecret: { name: 'quota-ledger-pg-runtime' }, inRoles: ['pg_monitor'] },
+    ]);
+    expect(databaseUrls(docs)).toEqual({
+      'quota-ledger-api/migrate': 'quota-ledger-pg-app/uri',
+      'quota-ledger-api/api': 'quota-ledger-pg-runtime/uri',
+      'quota-ledger-projection-worker/projection-worker': 'quota-ledger-pg-runtime/uri',
+      'quota-ledger-reconciler/reconciler': 'quota-ledger-pg-runtime/uri',
+      'quota-ledger-migrate/migrate': 'quota-ledger-pg-app/uri',
+    });
+    // The Cluster promises a synchronous standby: the API holds it to that (docs/install/database.md).
+    const env = (name: string, container: string): Obj[] => containersOf(find(docs, name === 'quota-ledger-migrate' ? 'Job' : 'Deployment', name)).find((c) => c['name'] === container)?.['env'] ?? [];
+    expect(env('quota-ledger-api', 'api')).toContainEqual({ name: 'DATABASE_REQUIRE_SYNCHRONOUS_STANDBY', value: 'true' });
+    expect(
+      template()
+        .flatMap((d) => containersOf(d))
+        .flatMap((c) => (c['env'] ?? []) as Obj[])
+        .filter((e) => e['name'] === 'DATABASE_REQUIRE_SYNCHRONOUS_STANDBY'),
+    ).toEqual([]);
   });
 
   it('sends what quota only counts under webhooks.countFailurePolicy (Ignore by default), and the rest under Fail', () => {
@@ -174,8 +206,18 @@ describe('deploy/helm/quota-ledger', () => {
     expect(api['spec']['template']['spec']['containers'][0]['resources']).toEqual({ requests: { cpu: 1 } });
     const containers = docs.flatMap((d) => [...(d['spec']?.['template']?.['spec']?.['initContainers'] ?? []), ...(d['spec']?.['template']?.['spec']?.['containers'] ?? [])] as Obj[]);
     expect(new Set(containers.map((c) => c['image']))).toEqual(new Set(['registry.example.com/ql:9.9.9']));
-    const urls = containers.flatMap((c) => (c['env'] as Obj[]).filter((e) => e['name'] === 'DATABASE_URL').map((e) => e['valueFrom']['secretKeyRef']));
-    expect(urls.length).toBe(5);
-    for (const ref of urls) expect(ref).toEqual({ name: 'pg', key: 'url' });
+    expect(databaseUrls(docs)).toEqual({
+      'quota-ledger-api/migrate': 'pg/migration-database-url',
+      'quota-ledger-api/api': 'pg/url',
+      'quota-ledger-projection-worker/projection-worker': 'pg/url',
+      'quota-ledger-reconciler/reconciler': 'pg/url',
+      'quota-ledger-migrate/migrate': 'pg/migration-database-url',
+    });
+    const roles = containers.flatMap((c) => (c['env'] as Obj[]).filter((e) => e['name'] === 'DATABASE_RUNTIME_ROLE').map((e) => e['value']));
+    expect(roles).toEqual(Array(5).fill('quota_ledger_runtime'));
+    const asOwner = template('database.runtimeRole=')
+      .flatMap((d) => containersOf(d))
+      .flatMap((c) => (c['env'] ?? []) as Obj[]);
+    expect(asOwner.filter((e) => e['name'] === 'DATABASE_RUNTIME_ROLE').map((e) => e['value'])).toEqual(Array(5).fill(''));
   });
 });

@@ -64,12 +64,20 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- range $env := $container.env | default list }}
 {{- $ref := dig "valueFrom" "secretKeyRef" dict $env }}
 {{- if and $ref (eq (get $ref "name") "quota-ledger-db") }}
+{{- $migration := eq (get $ref "key") "migration-database-url" }}
 {{- if eq $env.name "DATABASE_URL" }}
-{{- if $v.database.cloudnativePG.enabled }}{{ $_ := set $ref "name" "quota-ledger-pg-app" }}{{ $_ := set $ref "key" "uri" }}
-{{- else }}{{ $_ := set $ref "name" $v.database.existingSecret }}{{ $_ := set $ref "key" $v.database.urlKey }}{{ end }}
+{{- if $v.database.cloudnativePG.enabled }}{{ $_ := set $ref "name" (ternary "quota-ledger-pg-app" "quota-ledger-pg-runtime" $migration) }}{{ $_ := set $ref "key" "uri" }}
+{{- else }}{{ $_ := set $ref "name" $v.database.existingSecret }}{{ $_ := set $ref "key" (ternary $v.database.migrationUrlKey $v.database.urlKey $migration) }}{{ end }}
 {{- else if eq $env.name "REDIS_URL" }}{{ $_ := set $ref "name" $v.database.existingSecret }}{{ $_ := set $ref "key" $v.database.redisUrlKey }}
 {{- end }}
 {{- end }}
+{{- if eq $env.name "DATABASE_RUNTIME_ROLE" }}{{ $_ := set $env "value" $v.database.runtimeRole }}{{ end }}
+{{- end }}
+{{- /* The Cluster promises a synchronous standby: the API requires it, right after DATABASE_URL as components/cloudnative-pg's patch puts it. */}}
+{{- if and (eq $container.name "api") $v.database.cloudnativePG.enabled }}
+{{- $env := list }}
+{{- range $e := $container.env }}{{ $env = append $env $e }}{{ if eq $e.name "DATABASE_URL" }}{{ $env = append $env (dict "name" "DATABASE_REQUIRE_SYNCHRONOUS_STANDBY" "value" "true") }}{{ end }}{{ end }}
+{{- $_ := set $container "env" $env }}
 {{- end }}
 {{- if and (eq $container.name "api") $v.managedControlPlane.enabled }}
 {{- $_ := set $container "env" (append $container.env (dict "name" "WEBHOOK_UNAUTHENTICATED_PORT" "value" (toString $v.managedControlPlane.port))) }}
