@@ -560,6 +560,16 @@ function allows(rules: readonly unknown[], container: unknown, port: number, pro
   });
 }
 
+/** Does a rule let `port` out to any address: no `to`, or an ipBlock of the whole address space? */
+function openToEveryAddress(rules: readonly unknown[], container: unknown, port: number): boolean {
+  const everything = new Set(['0.0.0.0/0', '::/0']);
+  return rules.some(
+    (rule) =>
+      allows([rule], container, port, 'TCP', 'some') &&
+      (asList(get(rule, 'to')).length === 0 || asList(get(rule, 'to')).some((peer) => everything.has(String(get(peer, 'ipBlock', 'cidr'))) && asList(get(peer, 'ipBlock', 'except')).length === 0)),
+  );
+}
+
 function networkPolicyProblems(docs: readonly unknown[]): string[] {
   const problems: string[] = [];
   const policies = ofKind(docs, 'NetworkPolicy');
@@ -595,6 +605,8 @@ function networkPolicyProblems(docs: readonly unknown[]): string[] {
     if (envValue(container, 'INVENTORY_SOURCE') === 'kubernetes') needs.push([443, 'TCP', 'the Kubernetes API'], [6443, 'TCP', "the Kubernetes API's endpoints on kubeadm clusters"]);
     for (const [port, protocol, what] of needs) {
       if (!allows(egress, container, port, protocol, 'some')) problems.push(`${where}: no egress to ${port}/${protocol} (${what})`);
+      // DNS may go anywhere (a Service, a node-local cache, the node's resolver); the rest to named peers only.
+      if (port !== 53 && openToEveryAddress(egress, container, port)) problems.push(`${where}: egress to ${port}/${protocol} (${what}) is open to every address, the internet included`);
     }
   }
   return problems;
@@ -1075,6 +1087,10 @@ describe('the rules bite', () => {
     const spec = asObject(find(list, 'NetworkPolicy', 'quota-ledger-reconciler')['spec']);
     spec['egress'] = asList(spec['egress']).filter((rule) => !portsOf(rule).some((p) => p.port === 443));
     expect(networkPolicyProblems(list).join('\n')).toMatch(/quota-ledger-reconciler: no egress to 443\/TCP \(the Kubernetes API\)/);
+    spec['egress'] = [...asList(spec['egress']), { ports: [{ port: 443, protocol: 'TCP' }] }, { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ port: 5432, protocol: 'TCP' }] }];
+    const open = networkPolicyProblems(list).join('\n');
+    expect(open).toMatch(/quota-ledger-reconciler: egress to 443\/TCP \(the Kubernetes API\) is open to every address/);
+    expect(open).toMatch(/quota-ledger-reconciler: egress to 5432\/TCP \(PostgreSQL\) is open to every address/);
     const role = find(list, 'ClusterRole', 'quota-ledger-reconciler');
     role['rules'] = [
       ...asList(role['rules']),

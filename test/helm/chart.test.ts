@@ -153,6 +153,14 @@ describe('deploy/helm/quota-ledger', () => {
     // The Cluster promises a synchronous standby: the API holds it to that (docs/install/database.md).
     const env = (name: string, container: string): Obj[] => containersOf(find(docs, name === 'quota-ledger-migrate' ? 'Job' : 'Deployment', name)).find((c) => c['name'] === container)?.['env'] ?? [];
     expect(env('quota-ledger-api', 'api')).toContainEqual({ name: 'DATABASE_REQUIRE_SYNCHRONOUS_STANDBY', value: 'true' });
+    // Every process reaches PostgreSQL at the Cluster's pods only.
+    for (const name of ['quota-ledger-api', 'quota-ledger-projection-worker', 'quota-ledger-reconciler', 'quota-ledger-migrate']) {
+      const egress = (find(docs, 'NetworkPolicy', name)['spec']['egress'] as Obj[]).filter((r) => (r['ports'] as Obj[]).some((p) => p['port'] === 5432));
+      expect(
+        egress.map((r) => r['to']),
+        name,
+      ).toEqual([[{ podSelector: { matchLabels: { 'cnpg.io/cluster': 'quota-ledger-pg' } } }]]);
+    }
     expect(
       template()
         .flatMap((d) => containersOf(d))
@@ -189,6 +197,18 @@ describe('deploy/helm/quota-ledger', () => {
     ]);
     const open = helm(['template', 'ql', CHART, '--set', 'managedControlPlane.enabled=true']);
     expect(open.stderr).toContain('managedControlPlane.allowFrom must name the control plane');
+  });
+
+  it('sends PostgreSQL, Redis and the Kubernetes API traffic to the peers networkPolicy names, never to every address by default', () => {
+    const egressTo = (docs: Obj[], name: string, port: number): unknown[] =>
+      (find(docs, 'NetworkPolicy', name)['spec']['egress'] as Obj[]).filter((r) => (r['ports'] as Obj[]).some((p) => p['port'] === port)).map((r) => r['to']);
+    const defaults = template();
+    expect(egressTo(defaults, 'quota-ledger-reconciler', 443)).toEqual([[{ ipBlock: { cidr: '10.0.0.0/8' } }, { ipBlock: { cidr: '172.16.0.0/12' } }, { ipBlock: { cidr: '192.168.0.0/16' } }]]);
+    const set = template('networkPolicy.apiServerPeers[0].ipBlock.cidr=34.1.2.3/32', 'networkPolicy.databasePeers[0].ipBlock.cidr=10.9.0.5/32', 'networkPolicy.redisPeers[0].ipBlock.cidr=10.9.0.6/32');
+    expect(egressTo(set, 'quota-ledger-reconciler', 443)).toEqual([[{ ipBlock: { cidr: '34.1.2.3/32' } }]]);
+    for (const name of ['quota-ledger-api', 'quota-ledger-projection-worker', 'quota-ledger-reconciler', 'quota-ledger-migrate'])
+      expect(egressTo(set, name, 5432)).toEqual([[{ ipBlock: { cidr: '10.9.0.5/32' } }]]);
+    for (const name of ['quota-ledger-api', 'quota-ledger-reconciler']) expect(egressTo(set, name, 6379)).toEqual([[{ ipBlock: { cidr: '10.9.0.6/32' } }]]);
   });
 
   it('takes replicas, resources, the image and the database Secret from values', () => {

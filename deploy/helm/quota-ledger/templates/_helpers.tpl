@@ -48,6 +48,23 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $_ := set $doc.spec "ports" (append $doc.spec.ports (dict "name" "webhook-unauth" "port" (int .root.Values.managedControlPlane.port) "targetPort" "webhook-unauth" "protocol" "TCP")) }}
 {{- end }}
 {{- if hasSuffix "WebhookConfiguration" $doc.kind }}{{ include "ql.webhooks" . }}{{ end }}
+{{- if eq $doc.kind "NetworkPolicy" }}{{ include "ql.egress" . }}{{ end }}
+{{- end }}
+
+{{/*
+Egress to PostgreSQL, Redis and the Kubernetes API: to the peers networkPolicy names (the
+defaults are base/network-policies.yaml's), PostgreSQL to the CloudNativePG Cluster's pods when it
+is enabled. The Cluster's own policy keeps its 5432 rule (between its instances).
+*/}}
+{{- define "ql.egress" -}}
+{{- $v := .root.Values }}{{ $doc := .doc }}
+{{- $database := ternary (list (dict "podSelector" (dict "matchLabels" (dict "cnpg.io/cluster" "quota-ledger-pg")))) $v.networkPolicy.databasePeers $v.database.cloudnativePG.enabled }}
+{{- range $rule := $doc.spec.egress | default list }}
+{{- $ports := list }}{{ range $p := $rule.ports | default list }}{{ $ports = append $ports (int $p.port) }}{{ end }}
+{{- if and (has 5432 $ports) (ne $doc.metadata.name "quota-ledger-pg") }}{{ $_ := set $rule "to" $database }}{{ end }}
+{{- if has 6379 $ports }}{{ $_ := set $rule "to" $v.networkPolicy.redisPeers }}{{ end }}
+{{- if has 443 $ports }}{{ $_ := set $rule "to" $v.networkPolicy.apiServerPeers }}{{ end }}
+{{- end }}
 {{- end }}
 
 {{/* A Deployment or the Job: replicas, the image, the database's Secret, resources, the managed-plane listener. */}}
