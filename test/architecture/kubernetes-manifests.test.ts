@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { ConfigError, loadConfig, type AppConfig } from '@quota/config';
@@ -27,7 +27,7 @@ import {
   parseYamlDocuments,
   type Json,
 } from '../support/deploy.js';
-import { failurePolicyProblems } from '../support/blast-radius.js';
+import { failurePolicyProblems, managedLabelProblems, namespaceSelectorProblems } from '../support/blast-radius.js';
 
 /**
  * deploy/kubernetes as a cluster would receive it: both overlays rendered with kustomize (and
@@ -101,6 +101,13 @@ const RENDERED: Readonly<Record<Overlay, unknown[]>> = {
   'no-cert-manager': build('overlays/no-cert-manager'),
 };
 const DEFAULT_BUILD = build('.');
+// The default overlay with components/all-namespaces: every namespace sent, as before the label.
+mkdirSync(join(COPY, 'overlays/all-namespaces'));
+writeFileSync(
+  join(COPY, 'overlays/all-namespaces/kustomization.yaml'),
+  'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../cert-manager]\ncomponents: [../../components/all-namespaces]\n',
+);
+const ALL_NAMESPACES = build('overlays/all-namespaces');
 
 // ---------------------------------------------------------------------------------------------
 // Looking things up in a rendered list.
@@ -194,6 +201,10 @@ const COMMON_OBJECTS = [
   'v1 ServiceAccount quota-ledger-reconciler',
   'rbac.authorization.k8s.io/v1 ClusterRole quota-ledger-reconciler',
   'rbac.authorization.k8s.io/v1 ClusterRoleBinding quota-ledger-reconciler',
+  'rbac.authorization.k8s.io/v1 ClusterRole quota-ledger-reconciler-namespace-labels',
+  'rbac.authorization.k8s.io/v1 ClusterRoleBinding quota-ledger-reconciler-namespace-labels',
+  'admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy quota-ledger-managed-label',
+  'admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding quota-ledger-managed-label',
   'v1 Service quota-ledger',
   'v1 Service quota-ledger-projection-worker',
   'v1 Service quota-ledger-reconciler',
@@ -226,6 +237,11 @@ const EXPECTED_OBJECTS: Readonly<Record<Overlay, readonly string[]>> = {
 };
 
 const CLUSTER_SCOPED = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+/**
+ * Cluster-scoped kinds newer than kustomize's built-in schema (v5.5 knows Kubernetes 1.21's): its
+ * `namespace:` sets theirs too, and the API server drops it from a cluster-scoped object.
+ */
+const CLUSTER_SCOPED_UNKNOWN_TO_KUSTOMIZE = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 function inventoryProblems(docs: readonly unknown[], expected: readonly string[]): string[] {
   const problems: string[] = [];
@@ -237,6 +253,7 @@ function inventoryProblems(docs: readonly unknown[], expected: readonly string[]
     const kind = String(get(d, 'kind'));
     const namespace = namespaceOf(d);
     if (CLUSTER_SCOPED.has(kind) && namespace !== undefined) problems.push(`${kind} ${nameOf(d)} is cluster-scoped but has namespace ${namespace}`);
+    if (CLUSTER_SCOPED_UNKNOWN_TO_KUSTOMIZE.has(kind)) continue;
     if (!CLUSTER_SCOPED.has(kind) && namespace !== NAMESPACE) problems.push(`${kind} ${nameOf(d)} is in namespace ${String(namespace)}, not ${NAMESPACE} (the one the webhooks leave out)`);
   }
   return problems;
@@ -624,7 +641,7 @@ function comparable(configuration: unknown): unknown {
   return JSON.parse(JSON.stringify(copy, (_key, value: unknown) => (isObject(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) : value)));
 }
 
-function webhookProblems(docs: readonly unknown[]): string[] {
+function webhookProblems(docs: readonly unknown[], namespaces: 'managed' | 'all' = 'managed'): string[] {
   const problems: string[] = [];
   const configurations = [...ofKind(docs, 'MutatingWebhookConfiguration'), ...ofKind(docs, 'ValidatingWebhookConfiguration')];
   if (configurations.length !== 2) return [`expected one Mutating- and one ValidatingWebhookConfiguration, found ${configurations.length}`];
@@ -675,7 +692,7 @@ function webhookProblems(docs: readonly unknown[]): string[] {
   // The same objects quotactl generates for this Service: one definition of rules, selectors, policies.
   const { name, namespace } = webhookService(docs);
   const port = Number(get(ofKind(docs, 'ValidatingWebhookConfiguration')[0], 'webhooks', 0, 'clientConfig', 'service', 'port') ?? 443);
-  const generated = webhookConfiguration({ caBundlePem: CA_PEM, service: { namespace, name, port } });
+  const generated = webhookConfiguration({ caBundlePem: CA_PEM, service: { namespace, name, port }, namespaces });
   for (const expected of generated) {
     const rendered = configurations.find((c) => get(c, 'kind') === expected.kind);
     if (rendered && JSON.stringify(comparable(rendered)) !== JSON.stringify(comparable(expected))) {
@@ -820,6 +837,16 @@ describe('kustomize', () => {
   });
 });
 
+describe('kustomize build with components/all-namespaces', () => {
+  it('sends every namespace, as quotactl webhook-config --namespaces all registers them, and nothing else changes', () => {
+    expect(webhookProblems(ALL_NAMESPACES, 'all')).toEqual([]);
+    expect(namespaceSelectorProblems(ALL_NAMESPACES, 'all')).toEqual([]);
+    expect(failurePolicyProblems(ALL_NAMESPACES)).toEqual([]);
+    const others = (docs: unknown[]): unknown[] => docs.filter((d) => !String(get(d, 'kind')).endsWith('WebhookConfiguration'));
+    expect(others(ALL_NAMESPACES)).toEqual(others(RENDERED['cert-manager']));
+  });
+});
+
 describe.each(OVERLAYS)('kustomize build deploy/kubernetes/overlays/%s', (overlay) => {
   const docs = RENDERED[overlay];
 
@@ -875,6 +902,11 @@ describe.each(OVERLAYS)('kustomize build deploy/kubernetes/overlays/%s', (overla
 
   it('sends what quota charges beyond a count under Fail, and what it only counts (Secrets, ConfigMaps…) under Ignore', () => {
     expect(failurePolicyProblems(docs)).toEqual([]);
+  });
+
+  it('sends pods, claims, services and what quota counts from the managed namespaces only, whose label only the reconciler may change', () => {
+    expect(namespaceSelectorProblems(docs, 'managed')).toEqual([]);
+    expect(managedLabelProblems(docs)).toEqual([]);
   });
 
   it('the webhooks trust the CA of the certificate the API serves', () => {
@@ -1015,8 +1047,7 @@ describe('the rules bite', () => {
 
   it('a webhook path the API does not serve, or rules that drift from quotactl, fail', () => {
     const list = docs();
-    const [mutate] = webhooks(list, 'MutatingWebhookConfiguration');
-    asObject(get(mutate, 'clientConfig', 'service'))['path'] = '/v1/admission/mutating';
+    for (const mutate of webhooks(list, 'MutatingWebhookConfiguration')) asObject(get(mutate, 'clientConfig', 'service'))['path'] = '/v1/admission/mutating';
     const [validate] = webhooks(list, 'ValidatingWebhookConfiguration');
     if (validate) validate['rules'] = asList(validate['rules']).slice(1);
     const problems = webhookProblems(list).join('\n');
@@ -1024,6 +1055,24 @@ describe('the rules bite', () => {
     expect(problems).toMatch(/the API serves \/v1\/admission\/mutate, but no webhook calls it/);
     expect(problems).toMatch(/ValidatingWebhookConfiguration: differs from what quotactl webhook-config generates/);
     expect(problems).toMatch(/no validating webhook rule sends pods in group "", which the reconciler lists/);
+  });
+
+  it('pods sent from every namespace, an unmanaged Namespace refused in an outage, or a reconciler free to relabel namespaces, fail', () => {
+    const list = docs();
+    const [validate, , namespaced, unmanaged] = webhooks(list, 'ValidatingWebhookConfiguration');
+    if (validate) validate['namespaceSelector'] = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'quota-ledger'] }] };
+    if (unmanaged) unmanaged['failurePolicy'] = 'Fail';
+    if (namespaced) namespaced['objectSelector'] = {};
+    const problems = namespaceSelectorProblems(list, 'managed').join('\n');
+    expect(problems).toMatch(/validate\.quota-ledger\.io sends \/pods from namespaces not labelled quota-ledger\.io\/managed/);
+    expect(problems).toMatch(/validate-unmanaged-namespaces\.quota-ledger\.io: failurePolicy Fail/);
+    expect(problems).toMatch(/validate-namespaces\.quota-ledger\.io: sends the Namespaces of every namespace under Fail/);
+    const role = find(list, 'ClusterRole', 'quota-ledger-reconciler-namespace-labels');
+    role['rules'] = [{ apiGroups: [''], resources: ['namespaces', 'pods'], verbs: ['patch', 'update'] }];
+    list.splice(list.indexOf(one(list, 'ValidatingAdmissionPolicyBinding', 'quota-ledger-managed-label')), 1);
+    const labels = managedLabelProblems(list).join('\n');
+    expect(labels).toMatch(/quota-ledger-reconciler-namespace-labels grants more than patch on namespaces/);
+    expect(labels).toMatch(/no ValidatingAdmissionPolicyBinding quota-ledger-managed-label/);
   });
 
   it('count-only kinds sent under Fail, or pods under Ignore, fail', () => {

@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { failurePolicyProblems } from '../support/blast-radius.js';
+import { failurePolicyProblems, managedLabelProblems, namespaceSelectorProblems } from '../support/blast-radius.js';
 import { DEPLOY, parseYamlDocuments, ROOT } from '../support/deploy.js';
 import { kustomizeObjects } from '../support/kustomize.js';
 
@@ -71,12 +71,12 @@ function sorted(value: unknown): unknown {
   return value;
 }
 
-/** deploy/kubernetes with the cloudnative-pg component added to overlays/cert-manager, from a copy. */
-function kustomizeWithCloudNativePg(): Obj[] {
-  const copy = join(WORK, 'kubernetes');
+/** deploy/kubernetes with a component added to overlays/cert-manager, from a copy of its own. */
+function kustomizeWith(component: string): Obj[] {
+  const copy = join(WORK, `kubernetes-${component}`);
   cpSync(join(DEPLOY, 'kubernetes'), copy, { recursive: true });
   const overlay = join(copy, 'overlays/cert-manager/kustomization.yaml');
-  writeFileSync(overlay, readFileSync(overlay, 'utf8').replace('  - ../../components/prometheus-operator\n', '  - ../../components/prometheus-operator\n  - ../../components/cloudnative-pg\n'));
+  writeFileSync(overlay, readFileSync(overlay, 'utf8').replace('  - ../../components/prometheus-operator\n', `  - ../../components/prometheus-operator\n  - ../../components/${component}\n`));
   return kustomizeObjects(join(copy, 'overlays/cert-manager')) as Obj[];
 }
 
@@ -136,7 +136,7 @@ describe('deploy/helm/quota-ledger', () => {
 
   it('with database.cloudnativePG.enabled, renders what kustomize renders with components/cloudnative-pg', () => {
     const docs = template('database.cloudnativePG.enabled=true');
-    expect(differences(docs, kustomizeWithCloudNativePg())).toEqual([]);
+    expect(differences(docs, kustomizeWith('cloudnative-pg'))).toEqual([]);
     const cluster = find(docs, 'Cluster', 'quota-ledger-pg');
     expect([cluster['spec']['instances'], cluster['spec']['postgresql']['synchronous']]).toEqual([3, { method: 'any', number: 1 }]);
     // The apps as the managed role that owns nothing, the migration as the owner.
@@ -169,6 +169,16 @@ describe('deploy/helm/quota-ledger', () => {
     ).toEqual([]);
   });
 
+  it('sends the managed namespaces only by default, and every namespace with webhooks.namespaces=all, as kustomize does with components/all-namespaces', () => {
+    const defaults = template();
+    expect(namespaceSelectorProblems(defaults, 'managed')).toEqual([]);
+    expect(managedLabelProblems(defaults)).toEqual([]);
+    const all = template('webhooks.namespaces=all');
+    expect(namespaceSelectorProblems(all, 'all')).toEqual([]);
+    expect(differences(all, kustomizeWith('all-namespaces'))).toEqual([]);
+    expect(helm(['template', 'ql', CHART, '--set', 'webhooks.namespaces=some']).stderr).toContain('webhooks.namespaces must be managed or all, got "some"');
+  });
+
   it('sends what quota only counts under webhooks.countFailurePolicy (Ignore by default), and the rest under Fail', () => {
     expect(failurePolicyProblems(template())).toEqual([]);
     expect(failurePolicyProblems(template('webhooks.countFailurePolicy=Fail'), 'Fail')).toEqual([]);
@@ -178,7 +188,7 @@ describe('deploy/helm/quota-ledger', () => {
   it('without cert-manager, puts tls.caBundle into every webhook, renders no cert-manager object, and says what is missing without one', () => {
     const docs = template('tls.certManager=false', `tls.caBundle=${CA_PEM}`);
     expect(docs.filter((d) => String(d['apiVersion']).startsWith('cert-manager.io/'))).toEqual([]);
-    expect(webhooksOf(docs).map((w) => Buffer.from(w['clientConfig']['caBundle'], 'base64').toString('utf8'))).toEqual([CA_PEM, CA_PEM, CA_PEM]);
+    expect(webhooksOf(docs).map((w) => Buffer.from(w['clientConfig']['caBundle'], 'base64').toString('utf8'))).toEqual(Array(6).fill(CA_PEM));
     expect(docs.filter((d) => d['metadata']['annotations']?.['cert-manager.io/inject-ca-from'])).toEqual([]);
     const missing = helm(['template', 'ql', CHART, '--set', 'tls.certManager=false']);
     expect(missing.status).not.toBe(0);
@@ -191,7 +201,7 @@ describe('deploy/helm/quota-ledger', () => {
     expect(api['env']).toContainEqual({ name: 'WEBHOOK_UNAUTHENTICATED_PORT', value: '8443' });
     expect(api['ports']).toContainEqual({ name: 'webhook-unauth', containerPort: 8443, protocol: 'TCP' });
     expect(find(docs, 'Service', 'quota-ledger')['spec']['ports']).toContainEqual({ name: 'webhook-unauth', port: 8443, targetPort: 'webhook-unauth', protocol: 'TCP' });
-    expect(webhooksOf(docs).map((w) => w['clientConfig']['service']['port'])).toEqual([8443, 8443, 8443]);
+    expect(webhooksOf(docs).map((w) => w['clientConfig']['service']['port'])).toEqual(Array(6).fill(8443));
     expect(find(docs, 'NetworkPolicy', 'quota-ledger-api-unauthenticated-webhook')['spec']['ingress']).toEqual([
       { from: [{ ipBlock: { cidr: '172.16.0.0/28' } }], ports: [{ port: 'webhook-unauth', protocol: 'TCP' }] },
     ]);

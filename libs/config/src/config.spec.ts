@@ -45,6 +45,7 @@ describe('loadConfig', () => {
       reconcileIntervalSeconds: 60,
       reconcileGraceSeconds: 120,
       reconcileWatch: true,
+      reconcileManagedLabel: true,
       reconcileConcurrency: 4,
       reconcileAfterDeleteSeconds: 5,
       inventory: { source: 'none' },

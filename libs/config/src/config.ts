@@ -83,6 +83,8 @@ export interface AppConfig {
   readonly reconcileGraceSeconds: number;
   /** RECONCILE_WATCH: settle on watch events (kubernetes inventory only). */
   readonly reconcileWatch: boolean;
+  /** RECONCILE_MANAGED_LABEL: the managed label on the namespaces the ledger manages (kubernetes inventory only). */
+  readonly reconcileManagedLabel: boolean;
   /** Namespaces reconciled at once by one reconciler process. */
   readonly reconcileConcurrency: number;
   /** Delay of the prompt reconcile after an admitted DELETE, in seconds. */
@@ -278,6 +280,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     snapshotEvery: integer(env, 'SNAPSHOT_EVERY'),
     reconcileIntervalSeconds: reconcileInterval(env),
     reconcileWatch: oneOf(env, 'RECONCILE_WATCH') === 'true',
+    reconcileManagedLabel: oneOf(env, 'RECONCILE_MANAGED_LABEL') === 'true',
     reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS'),
     reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY'),
     reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS'),

@@ -263,6 +263,15 @@ export const VARIABLES = {
     meaning: 'With `INVENTORY_SOURCE=kubernetes`: watch every charged kind across the cluster and settle a namespace as soon as one of its objects is deleted or a pod of it finishes (RBAC `watch`).',
     see: 'concepts/reconciliation.md#released-on-the-spot',
   },
+  RECONCILE_MANAGED_LABEL: {
+    group: 'reconciler',
+    kind: 'oneOf',
+    values: ['true', 'false'],
+    default: 'true',
+    meaning:
+      "With `INVENTORY_SOURCE=kubernetes`: label every namespace the ledger manages `quota-ledger.io/managed` (and take it off every other), which the webhooks' default `namespaceSelector` requires; a namespace's first count then waits until its label is in place (RBAC `patch` on namespaces). `false` only where the webhooks are sent every namespace (`quotactl webhook-config --namespaces all`).",
+    see: 'operations/blast-radius.md',
+  },
   RECONCILE_GRACE_SECONDS: integer('reconciler', 120, 0, 86_400, 'A reservation younger than this is never released as stale.', { see: 'concepts/reconciliation.md' }),
   RECONCILE_CONCURRENCY: integer('reconciler', 4, 1, 256, 'Namespace jobs one reconciler process runs at once.'),
   RECONCILE_AFTER_DELETE_SECONDS: integer('reconciler', 5, 0, 3600, 'Delay of the prompt reconcile the webhook queues after an admitted DELETE (and of the read of a reviewed Namespace).'),

@@ -15,6 +15,7 @@ export * from './events/fold.js';
 export * from './validation/shape.js';
 export * from './validation/object-names.js';
 export * from './kube/kinds.js';
+export * from './kube/managed-namespace.js';
 export * from './namespace/index.js';
 export * from './selectors/index.js';
 export * from './shared/index.js';

@@ -111,11 +111,26 @@ is enabled. The Cluster's own policy keeps its 5432 rule (between its instances)
 {{- else if not (contains "-----BEGIN CERTIFICATE-----" $v.tls.caBundle) }}
 {{- fail "tls.certManager is false, so tls.caBundle must be the PEM certificate of the CA that signed quota-ledger-tls (--set-file tls.caBundle=ca.crt; deploy/kubernetes/overlays/no-cert-manager/make-ca.sh makes both)" }}
 {{- end }}
+{{- if not (has $v.webhooks.namespaces (list "managed" "all")) }}{{ fail (printf "webhooks.namespaces must be managed or all, got %q" $v.webhooks.namespaces) }}{{ end }}
+{{- if eq $v.webhooks.namespaces "all" }}{{ include "ql.allNamespaces" $doc }}{{ end }}
 {{- range $webhook := $doc.webhooks }}
 {{- $policy := ternary $v.webhooks.countFailurePolicy $v.webhooks.failurePolicy (hasPrefix "validate-count." $webhook.name) }}
+{{- if hasPrefix "validate-unmanaged-namespaces." $webhook.name }}{{ $policy = "Ignore" }}{{ end }}
 {{- if not (has $policy (list "Fail" "Ignore")) }}{{ fail (printf "webhooks failure policies must be Fail or Ignore, got %q" $policy) }}{{ end }}
 {{- $_ := set $webhook "failurePolicy" $policy }}
 {{- if not $v.tls.certManager }}{{ $_ := set $webhook.clientConfig "caBundle" (b64enc $v.tls.caBundle) }}{{ end }}
 {{- if $v.managedControlPlane.enabled }}{{ $_ := set $webhook.clientConfig.service "port" (int $v.managedControlPlane.port) }}{{ end }}
 {{- end }}
+{{- end }}
+
+{{/* webhooks.namespaces=all: every namespace sent, as components/all-namespaces does (and quotactl --namespaces all). */}}
+{{- define "ql.allNamespaces" -}}
+{{- $everywhere := dict "matchExpressions" (list (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list "kube-system" "quota-ledger"))) }}
+{{- $kept := list }}
+{{- range $webhook := .webhooks }}
+{{- if has (regexReplaceAll "\\..*" $webhook.name "") (list "mutate" "validate" "validate-count") }}{{ $_ := set $webhook "namespaceSelector" $everywhere }}{{ end }}
+{{- if hasPrefix "validate-namespaces." $webhook.name }}{{ $_ := set $webhook "objectSelector" dict }}{{ end }}
+{{- if not (hasPrefix "validate-unmanaged-namespaces." $webhook.name) }}{{ $kept = append $kept $webhook }}{{ end }}
+{{- end }}
+{{- $_ := set . "webhooks" $kept }}
 {{- end }}
