@@ -270,7 +270,7 @@ export const VARIABLES = {
     default: 'true',
     meaning:
       "With `INVENTORY_SOURCE=kubernetes`: label every namespace the ledger manages `quota-ledger.io/managed` (and take it off every other), which the webhooks' default `namespaceSelector` requires; a namespace's first count then waits until its label is in place (RBAC `patch` on namespaces). `false` only where the webhooks are sent every namespace (`quotactl webhook-config --namespaces all`).",
-    see: 'operations/blast-radius.md',
+    see: 'operations/blast-radius.md#which-namespaces-are-sent',
   },
   RECONCILE_GRACE_SECONDS: integer('reconciler', 120, 0, 86_400, 'A reservation younger than this is never released as stale.', { see: 'concepts/reconciliation.md' }),
   RECONCILE_CONCURRENCY: integer('reconciler', 4, 1, 256, 'Namespace jobs one reconciler process runs at once.'),
