@@ -18,6 +18,7 @@ import { HorizonDefinitions1795900001100 } from './1795900001100-HorizonDefiniti
 import { SharedQuotaWithdrawnIndex1795900001200 } from './1795900001200-SharedQuotaWithdrawnIndex.js';
 import { QueuedHeadsIndex1795900001300 } from './1795900001300-QueuedHeadsIndex.js';
 import { SharedUsageSeries1795900001400 } from './1795900001400-SharedUsageSeries.js';
+import { SecurePartitionFunctions1795900001700 } from './1795900001700-SecurePartitionFunctions.js';
 
 /** Every migration, in order, as classes (no globs: bundlers and ESM both see them). */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   SharedQuotaWithdrawnIndex1795900001200,
   QueuedHeadsIndex1795900001300,
   SharedUsageSeries1795900001400,
+  SecurePartitionFunctions1795900001700,
 ];

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { ConfigError, loadConfig, type AppConfig } from '@quota/config';
@@ -27,7 +27,7 @@ import {
   parseYamlDocuments,
   type Json,
 } from '../support/deploy.js';
-import { failurePolicyProblems } from '../support/blast-radius.js';
+import { failurePolicyProblems, managedLabelProblems, namespaceSelectorProblems } from '../support/blast-radius.js';
 
 /**
  * deploy/kubernetes as a cluster would receive it: both overlays rendered with kustomize (and
@@ -101,6 +101,13 @@ const RENDERED: Readonly<Record<Overlay, unknown[]>> = {
   'no-cert-manager': build('overlays/no-cert-manager'),
 };
 const DEFAULT_BUILD = build('.');
+// The default overlay with components/all-namespaces: every namespace sent, as before the label.
+mkdirSync(join(COPY, 'overlays/all-namespaces'));
+writeFileSync(
+  join(COPY, 'overlays/all-namespaces/kustomization.yaml'),
+  'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../cert-manager]\ncomponents: [../../components/all-namespaces]\n',
+);
+const ALL_NAMESPACES = build('overlays/all-namespaces');
 
 // ---------------------------------------------------------------------------------------------
 // Looking things up in a rendered list.
@@ -194,6 +201,10 @@ const COMMON_OBJECTS = [
   'v1 ServiceAccount quota-ledger-reconciler',
   'rbac.authorization.k8s.io/v1 ClusterRole quota-ledger-reconciler',
   'rbac.authorization.k8s.io/v1 ClusterRoleBinding quota-ledger-reconciler',
+  'rbac.authorization.k8s.io/v1 ClusterRole quota-ledger-reconciler-namespace-labels',
+  'rbac.authorization.k8s.io/v1 ClusterRoleBinding quota-ledger-reconciler-namespace-labels',
+  'admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy quota-ledger-managed-label',
+  'admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding quota-ledger-managed-label',
   'v1 Service quota-ledger',
   'v1 Service quota-ledger-projection-worker',
   'v1 Service quota-ledger-reconciler',
@@ -226,6 +237,11 @@ const EXPECTED_OBJECTS: Readonly<Record<Overlay, readonly string[]>> = {
 };
 
 const CLUSTER_SCOPED = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+/**
+ * Cluster-scoped kinds newer than kustomize's built-in schema (v5.5 knows Kubernetes 1.21's): its
+ * `namespace:` sets theirs too, and the API server drops it from a cluster-scoped object.
+ */
+const CLUSTER_SCOPED_UNKNOWN_TO_KUSTOMIZE = new Set(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
 function inventoryProblems(docs: readonly unknown[], expected: readonly string[]): string[] {
   const problems: string[] = [];
@@ -237,6 +253,7 @@ function inventoryProblems(docs: readonly unknown[], expected: readonly string[]
     const kind = String(get(d, 'kind'));
     const namespace = namespaceOf(d);
     if (CLUSTER_SCOPED.has(kind) && namespace !== undefined) problems.push(`${kind} ${nameOf(d)} is cluster-scoped but has namespace ${namespace}`);
+    if (CLUSTER_SCOPED_UNKNOWN_TO_KUSTOMIZE.has(kind)) continue;
     if (!CLUSTER_SCOPED.has(kind) && namespace !== NAMESPACE) problems.push(`${kind} ${nameOf(d)} is in namespace ${String(namespace)}, not ${NAMESPACE} (the one the webhooks leave out)`);
   }
   return problems;
@@ -374,7 +391,9 @@ function podProblems(template: PodTemplate): string[] {
 
 /** What a Secret key would hold, for the configuration loader: the README's steps create these. */
 const SECRET_VALUES: Readonly<Record<string, string>> = {
-  'quota-ledger-db/database-url': 'postgres://quota_ledger:secret@postgres.example:5432/quota_ledger',
+  // The apps' role, and the one that owns the schema (docs/install/database.md, "Two roles").
+  'quota-ledger-db/database-url': 'postgres://quota_ledger_runtime:secret@postgres.example:5432/quota_ledger',
+  'quota-ledger-db/migration-database-url': 'postgres://quota_ledger:secret@postgres.example:5432/quota_ledger',
   'quota-ledger-db/redis-url': 'redis://redis.example:6379',
 };
 
@@ -431,6 +450,39 @@ function environmentProblems(docs: readonly unknown[]): string[] {
       ...asList(get(template.spec, 'initContainers')).flatMap((c) => configProblems(template.where, c, 'init')),
     ];
   });
+}
+
+/** The DATABASE_URL a container gets, from the install's Secret values. */
+function databaseUrlOf(container: unknown): URL | undefined {
+  const ref = get(
+    envEntries(container).find((e) => e['name'] === 'DATABASE_URL'),
+    'valueFrom',
+    'secretKeyRef',
+  );
+  const value = SECRET_VALUES[`${String(get(ref, 'name'))}/${String(get(ref, 'key'))}`];
+  return value === undefined ? undefined : new URL(value);
+}
+
+/**
+ * The migration connects as the role that owns the schema and grants DATABASE_RUNTIME_ROLE; every
+ * app connects as that role, on the same database, and says so (it then runs no DDL of its own).
+ * An app connected as the owner could disable the append-only triggers.
+ */
+function databaseRoleProblems(docs: readonly unknown[]): string[] {
+  const problems: string[] = [];
+  const job = firstContainer(one(docs, 'Job', 'quota-ledger-migrate'));
+  const owner = databaseUrlOf(job);
+  const role = envValue(job, 'DATABASE_RUNTIME_ROLE');
+  if (!owner || !role) return [`Job quota-ledger-migrate: needs DATABASE_URL and DATABASE_RUNTIME_ROLE (the apps' role it grants)`];
+  if (owner.username === role) problems.push(`Job quota-ledger-migrate: migrates as ${role}, the apps' role: the apps would own the schema`);
+  for (const template of podTemplates(docs).filter((t) => get(t.owner, 'kind') === 'Deployment')) {
+    const container = containersOf(template.spec)[0];
+    const url = databaseUrlOf(container);
+    if (url?.username !== role) problems.push(`${template.where}: connects as ${String(url?.username)}, not the runtime role ${role}`);
+    if (url && `${url.host}${url.pathname}` !== `${owner.host}${owner.pathname}`) problems.push(`${template.where}: on ${url.host}${url.pathname}, not the migrated ${owner.host}${owner.pathname}`);
+    if (envValue(container, 'DATABASE_RUNTIME_ROLE') !== role) problems.push(`${template.where}: DATABASE_RUNTIME_ROLE is not ${role}, so it would run BullMQ's migration it may not`);
+  }
+  return problems;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -525,6 +577,16 @@ function allows(rules: readonly unknown[], container: unknown, port: number, pro
   });
 }
 
+/** Does a rule let `port` out to any address: no `to`, or an ipBlock of the whole address space? */
+function openToEveryAddress(rules: readonly unknown[], container: unknown, port: number): boolean {
+  const everything = new Set(['0.0.0.0/0', '::/0']);
+  return rules.some(
+    (rule) =>
+      allows([rule], container, port, 'TCP', 'some') &&
+      (asList(get(rule, 'to')).length === 0 || asList(get(rule, 'to')).some((peer) => everything.has(String(get(peer, 'ipBlock', 'cidr'))) && asList(get(peer, 'ipBlock', 'except')).length === 0)),
+  );
+}
+
 function networkPolicyProblems(docs: readonly unknown[]): string[] {
   const problems: string[] = [];
   const policies = ofKind(docs, 'NetworkPolicy');
@@ -560,6 +622,8 @@ function networkPolicyProblems(docs: readonly unknown[]): string[] {
     if (envValue(container, 'INVENTORY_SOURCE') === 'kubernetes') needs.push([443, 'TCP', 'the Kubernetes API'], [6443, 'TCP', "the Kubernetes API's endpoints on kubeadm clusters"]);
     for (const [port, protocol, what] of needs) {
       if (!allows(egress, container, port, protocol, 'some')) problems.push(`${where}: no egress to ${port}/${protocol} (${what})`);
+      // DNS may go anywhere (a Service, a node-local cache, the node's resolver); the rest to named peers only.
+      if (port !== 53 && openToEveryAddress(egress, container, port)) problems.push(`${where}: egress to ${port}/${protocol} (${what}) is open to every address, the internet included`);
     }
   }
   return problems;
@@ -577,7 +641,7 @@ function comparable(configuration: unknown): unknown {
   return JSON.parse(JSON.stringify(copy, (_key, value: unknown) => (isObject(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) : value)));
 }
 
-function webhookProblems(docs: readonly unknown[]): string[] {
+function webhookProblems(docs: readonly unknown[], namespaces: 'managed' | 'all' = 'managed'): string[] {
   const problems: string[] = [];
   const configurations = [...ofKind(docs, 'MutatingWebhookConfiguration'), ...ofKind(docs, 'ValidatingWebhookConfiguration')];
   if (configurations.length !== 2) return [`expected one Mutating- and one ValidatingWebhookConfiguration, found ${configurations.length}`];
@@ -628,7 +692,7 @@ function webhookProblems(docs: readonly unknown[]): string[] {
   // The same objects quotactl generates for this Service: one definition of rules, selectors, policies.
   const { name, namespace } = webhookService(docs);
   const port = Number(get(ofKind(docs, 'ValidatingWebhookConfiguration')[0], 'webhooks', 0, 'clientConfig', 'service', 'port') ?? 443);
-  const generated = webhookConfiguration({ caBundlePem: CA_PEM, service: { namespace, name, port } });
+  const generated = webhookConfiguration({ caBundlePem: CA_PEM, service: { namespace, name, port }, namespaces });
   for (const expected of generated) {
     const rendered = configurations.find((c) => get(c, 'kind') === expected.kind);
     if (rendered && JSON.stringify(comparable(rendered)) !== JSON.stringify(comparable(expected))) {
@@ -693,6 +757,8 @@ function caProblems(docs: readonly unknown[], overlay: Overlay): string[] {
 // The reconciler's ClusterRole against the kinds its inventory lists.
 
 const READ_VERBS = new Set(['get', 'list', 'watch']);
+/** What the reconciler reads by name (libs/inventory's getNamespace): nothing else needs `get`. */
+const GOT_BY_NAME = new Set(['namespaces']);
 /**
  * Kinds the inventory finds by discovery (not among KNOWN_KINDS) that rbac.yaml grants because quotas
  * often count them; any other discovered kind is reported uncovered unless an operator grants it.
@@ -731,6 +797,12 @@ function clusterRoleProblems(role: unknown): string[] {
     for (const verb of asList(get(rule, 'verbs'))) {
       if (!READ_VERBS.has(String(verb))) problems.push(`${where}: grants the verb ${String(verb)}; only get, list and watch are allowed`);
     }
+    // It lists and watches; the one object it reads by name is a Namespace. A `get` on Secrets is
+    // one more way to read a Secret's data, and nothing in the reconciler uses it.
+    if (asList(get(rule, 'verbs')).includes('get')) {
+      for (const resource of asList(get(rule, 'resources')))
+        if (!GOT_BY_NAME.has(String(resource))) problems.push(`${where}: grants get on ${String(resource)}, which the reconciler never reads by name`);
+    }
     for (const group of asList(get(rule, 'apiGroups'))) {
       for (const resource of asList(get(rule, 'resources'))) {
         const allowed = READABLE[String(group)];
@@ -762,6 +834,16 @@ describe('kustomize', () => {
 
   it('every variable the configuration reads is found (the loader is really parsed)', () => {
     expect([...CONFIG_VARIABLES]).toEqual(expect.arrayContaining(['DATABASE_URL', 'TLS_CERT_FILE', 'TOKENS_FILE', 'METRICS_PORT', 'INVENTORY_SOURCE']));
+  });
+});
+
+describe('kustomize build with components/all-namespaces', () => {
+  it('sends every namespace, as quotactl webhook-config --namespaces all registers them, and nothing else changes', () => {
+    expect(webhookProblems(ALL_NAMESPACES, 'all')).toEqual([]);
+    expect(namespaceSelectorProblems(ALL_NAMESPACES, 'all')).toEqual([]);
+    expect(failurePolicyProblems(ALL_NAMESPACES)).toEqual([]);
+    const others = (docs: unknown[]): unknown[] => docs.filter((d) => !String(get(d, 'kind')).endsWith('WebhookConfiguration'));
+    expect(others(ALL_NAMESPACES)).toEqual(others(RENDERED['cert-manager']));
   });
 });
 
@@ -797,14 +879,8 @@ describe.each(OVERLAYS)('kustomize build deploy/kubernetes/overlays/%s', (overla
     const init = asList(get(api(docs), 'spec', 'template', 'spec', 'initContainers')).map(asObject);
     expect(asList(job['command'])).toEqual(['node', MIGRATE]);
     expect(init.map((c) => asList(c['command']))).toEqual([['node', MIGRATE]]);
-    const database = (c: unknown): unknown =>
-      get(
-        envEntries(c).find((e) => e['name'] === 'DATABASE_URL'),
-        'valueFrom',
-        'secretKeyRef',
-      );
-    expect(database(job)).toEqual(database(init[0]));
-    expect(database(job)).toEqual(database(firstContainer(api(docs))));
+    expect(databaseUrlOf(job)).toEqual(databaseUrlOf(init[0]));
+    expect(databaseRoleProblems(docs)).toEqual([]);
   });
 
   it('serves its certificate and reads its tokens from Secrets mounted whole, so renewals and rotations reach it', () => {
@@ -826,6 +902,11 @@ describe.each(OVERLAYS)('kustomize build deploy/kubernetes/overlays/%s', (overla
 
   it('sends what quota charges beyond a count under Fail, and what it only counts (Secrets, ConfigMaps…) under Ignore', () => {
     expect(failurePolicyProblems(docs)).toEqual([]);
+  });
+
+  it('sends pods, claims, services and what quota counts from the managed namespaces only, whose label only the reconciler may change', () => {
+    expect(namespaceSelectorProblems(docs, 'managed')).toEqual([]);
+    expect(managedLabelProblems(docs)).toEqual([]);
   });
 
   it('the webhooks trust the CA of the certificate the API serves', () => {
@@ -919,6 +1000,18 @@ describe('the rules bite', () => {
     expect(problems).toMatch(/has no source apps\/admission-api\/src\/migrations\.ts/);
   });
 
+  it('an app connected as the owner, or a migration as the runtime role, fails', () => {
+    const list = docs();
+    const reconciler = container(list, 'Deployment', 'quota-ledger-reconciler');
+    reconciler['env'] = envEntries(reconciler).map((e) =>
+      e['name'] === 'DATABASE_URL' ? { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'quota-ledger-db', key: 'migration-database-url' } } } : e,
+    );
+    expect(databaseRoleProblems(list).join('\n')).toMatch(/Deployment quota-ledger-reconciler: connects as quota_ledger, not the runtime role quota_ledger_runtime/);
+    const job = container(list, 'Job', 'quota-ledger-migrate');
+    job['env'] = envEntries(job).map((e) => (e['name'] === 'DATABASE_RUNTIME_ROLE' ? { name: 'DATABASE_RUNTIME_ROLE', value: 'quota_ledger' } : e));
+    expect(databaseRoleProblems(list).join('\n')).toMatch(/Job quota-ledger-migrate: migrates as quota_ledger, the apps' role/);
+  });
+
   it('a misspelt variable, a value the loader refuses, or a missing DATABASE_URL fails', () => {
     const list = docs();
     const reconciler = container(list, 'Deployment', 'quota-ledger-reconciler');
@@ -954,8 +1047,7 @@ describe('the rules bite', () => {
 
   it('a webhook path the API does not serve, or rules that drift from quotactl, fail', () => {
     const list = docs();
-    const [mutate] = webhooks(list, 'MutatingWebhookConfiguration');
-    asObject(get(mutate, 'clientConfig', 'service'))['path'] = '/v1/admission/mutating';
+    for (const mutate of webhooks(list, 'MutatingWebhookConfiguration')) asObject(get(mutate, 'clientConfig', 'service'))['path'] = '/v1/admission/mutating';
     const [validate] = webhooks(list, 'ValidatingWebhookConfiguration');
     if (validate) validate['rules'] = asList(validate['rules']).slice(1);
     const problems = webhookProblems(list).join('\n');
@@ -963,6 +1055,24 @@ describe('the rules bite', () => {
     expect(problems).toMatch(/the API serves \/v1\/admission\/mutate, but no webhook calls it/);
     expect(problems).toMatch(/ValidatingWebhookConfiguration: differs from what quotactl webhook-config generates/);
     expect(problems).toMatch(/no validating webhook rule sends pods in group "", which the reconciler lists/);
+  });
+
+  it('pods sent from every namespace, an unmanaged Namespace refused in an outage, or a reconciler free to relabel namespaces, fail', () => {
+    const list = docs();
+    const [validate, , namespaced, unmanaged] = webhooks(list, 'ValidatingWebhookConfiguration');
+    if (validate) validate['namespaceSelector'] = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'quota-ledger'] }] };
+    if (unmanaged) unmanaged['failurePolicy'] = 'Fail';
+    if (namespaced) namespaced['objectSelector'] = {};
+    const problems = namespaceSelectorProblems(list, 'managed').join('\n');
+    expect(problems).toMatch(/validate\.quota-ledger\.io sends \/pods from namespaces not labelled quota-ledger\.io\/managed/);
+    expect(problems).toMatch(/validate-unmanaged-namespaces\.quota-ledger\.io: failurePolicy Fail/);
+    expect(problems).toMatch(/validate-namespaces\.quota-ledger\.io: sends the Namespaces of every namespace under Fail/);
+    const role = find(list, 'ClusterRole', 'quota-ledger-reconciler-namespace-labels');
+    role['rules'] = [{ apiGroups: [''], resources: ['namespaces', 'pods'], verbs: ['patch', 'update'] }];
+    list.splice(list.indexOf(one(list, 'ValidatingAdmissionPolicyBinding', 'quota-ledger-managed-label')), 1);
+    const labels = managedLabelProblems(list).join('\n');
+    expect(labels).toMatch(/quota-ledger-reconciler-namespace-labels grants more than patch on namespaces/);
+    expect(labels).toMatch(/no ValidatingAdmissionPolicyBinding quota-ledger-managed-label/);
   });
 
   it('count-only kinds sent under Fail, or pods under Ignore, fail', () => {
@@ -1026,14 +1136,20 @@ describe('the rules bite', () => {
     const spec = asObject(find(list, 'NetworkPolicy', 'quota-ledger-reconciler')['spec']);
     spec['egress'] = asList(spec['egress']).filter((rule) => !portsOf(rule).some((p) => p.port === 443));
     expect(networkPolicyProblems(list).join('\n')).toMatch(/quota-ledger-reconciler: no egress to 443\/TCP \(the Kubernetes API\)/);
+    spec['egress'] = [...asList(spec['egress']), { ports: [{ port: 443, protocol: 'TCP' }] }, { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ port: 5432, protocol: 'TCP' }] }];
+    const open = networkPolicyProblems(list).join('\n');
+    expect(open).toMatch(/quota-ledger-reconciler: egress to 443\/TCP \(the Kubernetes API\) is open to every address/);
+    expect(open).toMatch(/quota-ledger-reconciler: egress to 5432\/TCP \(PostgreSQL\) is open to every address/);
     const role = find(list, 'ClusterRole', 'quota-ledger-reconciler');
     role['rules'] = [
       ...asList(role['rules']),
       { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
       { apiGroups: ['quota-ledger.io'], resources: ['ledgerquotas'], verbs: ['update'] },
       { apiGroups: ['quota-ledger.io'], resources: ['ledgerquotas/status'], verbs: ['update', 'delete'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
     ];
     const problems = clusterRoleProblems(role).join('\n');
+    expect(problems).toMatch(/grants get on secrets, which the reconciler never reads by name/);
     expect(problems).toMatch(/grants the verb delete/);
     expect(problems).toMatch(/rules\[\d+\]: grants the verb update/);
     expect(problems).toMatch(/grants ledgerquotas\/status in group "quota-ledger.io"/);

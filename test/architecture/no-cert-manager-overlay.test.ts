@@ -47,7 +47,7 @@ describe('overlays/no-cert-manager without and with its ca.crt', () => {
     const webhooks = kustomizeObjects(overlay)
       .filter((d) => /WebhookConfiguration$/.test(String((d as { kind?: string }).kind)))
       .flatMap((d) => (d as { webhooks: { clientConfig: { caBundle: string } }[] }).webhooks);
-    expect(webhooks.length).toBe(3);
+    expect(webhooks.length).toBe(6);
     for (const webhook of webhooks) expect(Buffer.from(webhook.clientConfig.caBundle.replace(/\s+/g, ''), 'base64').toString('utf8')).toBe(ca);
   });
 

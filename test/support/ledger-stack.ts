@@ -27,8 +27,12 @@ import { writeTokensFile } from './tokens.js';
  * - the reconciler with INVENTORY_SOURCE=kubernetes, authenticated by a ServiceAccount token bound
  *   to deploy/kubernetes/base/rbac.yaml's ClusterRole (applied to the plane), never an admin;
  * - BullMQ on PostgreSQL, in the test's own database (nothing shared with other tests);
+ * - the admission policy that keeps the managed label the reconciler's (managed-namespace-label.yaml);
  * - the webhooks registered with `kubectl apply` of what the built `quotactl webhook-config`
- *   prints (the plane's CA as caBundle); the kube-apiserver presents the webhook token from the
+ *   prints (the plane's CA as caBundle), sending every namespace (`--namespaces all`) unless
+ *   `namespaces: 'managed'` (the install's default: only those the reconciler labelled, which
+ *   test/kubernetes/managed-namespaces.test.ts runs; the other tests predate the label and
+ *   create their namespaces unlabelled); the kube-apiserver presents the webhook token from the
  *   kubeconfig its --admission-control-config-file names, so the plane is started after the API's
  *   port is chosen: `prepareLedgerStack()` first, then the plane, then `startLedgerStack()`, or
  *   `startLedgerCluster()` for all three.
@@ -43,6 +47,7 @@ const WORKER_MAIN = join(ROOT, 'dist/apps/projection-worker/src/main.js');
 const RECONCILER_MAIN = join(ROOT, 'dist/apps/reconciler/src/main.js');
 const QUOTACTL = join(ROOT, 'dist/apps/quotactl/src/main.js');
 const RBAC = join(ROOT, 'deploy/kubernetes/base/rbac.yaml');
+const MANAGED_LABEL_POLICY = join(ROOT, 'deploy/kubernetes/base/managed-namespace-label.yaml');
 const NAMESPACE_MANIFEST = join(ROOT, 'deploy/kubernetes/base/namespace.yaml');
 export const RECONCILER_SERVICE_ACCOUNT = { namespace: 'quota-ledger', name: 'quota-ledger-reconciler' };
 
@@ -83,6 +88,8 @@ export interface LedgerStackOptions {
   readonly customResources?: readonly string[];
   /** More `quotactl webhook-config` flags: `--failure-policy Ignore`, `--namespace-selector …`. */
   readonly webhookFlags?: readonly string[];
+  /** `--namespaces` of the registration: `all` by default here (see above), `managed` as installed. */
+  readonly namespaces?: 'managed' | 'all';
   /** Register the webhooks (default true). */
   readonly register?: boolean;
   /** RECONCILE_GRACE_SECONDS (default 5) and RECONCILE_INTERVAL_SECONDS (default 3). */
@@ -221,6 +228,7 @@ export async function startLedgerStack(plane: ControlPlane, prepared: PreparedSt
 async function reconcilerCredentials(plane: ControlPlane, kubeconfig: string, server = plane.server): Promise<string> {
   await plane.apply(readFileSync(NAMESPACE_MANIFEST, 'utf8'));
   await plane.apply(readFileSync(RBAC, 'utf8'));
+  await plane.apply(readFileSync(MANAGED_LABEL_POLICY, 'utf8'));
   const user = `system:serviceaccount:${RECONCILER_SERVICE_ACCOUNT.namespace}:${RECONCILER_SERVICE_ACCOUNT.name}`;
   const deadline = Date.now() + 30_000;
   // RBAC's authorizer reads bindings from an informer: the grant shows shortly after the apply.
@@ -317,7 +325,18 @@ function assemble(parts: Parts): LedgerStack {
   const webhookConfig = (flags: readonly string[] = []): Promise<string> =>
     run(
       process.execPath,
-      [QUOTACTL, 'webhook-config', '--ca-file', plane.caCert, '--url', webhookBase, ...(options.customResources ?? []).flatMap((r) => ['--custom-resource', r]), ...flags],
+      [
+        QUOTACTL,
+        'webhook-config',
+        '--ca-file',
+        plane.caCert,
+        '--url',
+        webhookBase,
+        '--namespaces',
+        options.namespaces ?? 'all',
+        ...(options.customResources ?? []).flatMap((r) => ['--custom-resource', r]),
+        ...flags,
+      ],
       process.env as Env,
     );
 

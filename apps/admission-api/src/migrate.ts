@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { loadConfig } from '@quota/config';
-import { ensureLedgerPartitions, openDataSource, resolveDatabaseUrl, runMigrationsLocked } from '@quota/ledger';
+import { migrateQueueSchema } from '@quota/jobs';
+import { ensureLedgerPartitions, grantRuntimeRole, openDataSource, resolveDatabaseUrl, runMigrationsLocked } from '@quota/ledger';
 import pg from 'pg';
 
 /**
@@ -40,6 +41,16 @@ async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
+async function withClient(url: string, work: (client: pg.Client) => Promise<void>): Promise<void> {
+  const client = new pg.Client({ connectionString: url, application_name: 'quota-ledger-migrate' });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 // A URL of several hosts migrates the one it wants now (target_session_attrs=read-write: the primary).
 const databaseUrl = await resolveDatabaseUrl(config.databaseUrl, 'postgres');
 await ensureDatabase(databaseUrl);
@@ -55,6 +66,15 @@ try {
     if (made.length > 0) console.log(`made partitions ${made.join(', ')}`);
   } catch (error) {
     console.warn(`could not make the ledger's partitions ahead now (${error instanceof Error ? error.message : String(error)}); the projection worker tries again hourly`);
+  }
+  // The apps' own role, when they have one: what they need of the schema as it is now, and no
+  // more. It runs no DDL, so BullMQ's tables (the queue without REDIS_URL) are made here too.
+  const runtimeRole = config.databaseRuntimeRole;
+  if (runtimeRole) {
+    if (!config.redisUrl) await withClient(databaseUrl, migrateQueueSchema);
+    const granted = await grantRuntimeRole(dataSource, runtimeRole);
+    console.log(`granted ${runtimeRole} what the apps need on ${granted.relations} relations`);
+    if (granted.unknown.length > 0) console.warn(`gave ${runtimeRole} nothing on ${granted.unknown.join(', ')}: libs/ledger runtime-role.ts does not name them`);
   }
 } finally {
   await dataSource.destroy();

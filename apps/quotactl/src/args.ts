@@ -50,6 +50,7 @@ export const OPTIONS = {
   'count-failure-policy': { type: 'string' },
   'timeout-seconds': { type: 'string' },
   'namespace-selector': { type: 'string' },
+  namespaces: { type: 'string' },
   'object-selector': { type: 'string' },
   'custom-resource': { type: 'string', multiple: true },
 } as const satisfies ParseArgsConfig['options'];
@@ -104,6 +105,7 @@ export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = 
   'failure-policy': ['--failure-policy POLICY', 'Fail (default) or Ignore: mutate, and validate for pods, claims, services, resource claims, namespaces'],
   'count-failure-policy': ['--count-failure-policy POLICY', 'Ignore (default) or Fail: validate for the kinds quota only counts (configmaps, secrets, workloads, custom resources)'],
   'timeout-seconds': ['--timeout-seconds N', 'webhook timeout, 1-30 (default 10)'],
+  namespaces: ['--namespaces managed|all', 'managed (default): only namespaces labelled quota-ledger.io/managed by the reconciler; all: every namespace, as before the label'],
   'namespace-selector': [
     '--namespace-selector SELECTOR',
     "only namespaces with these labels, as kubectl -l takes them (env=prod,team in (a,b),!legacy); kube-system and the service's namespace stay excluded",

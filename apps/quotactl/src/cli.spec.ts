@@ -729,8 +729,11 @@ describe('webhook-config', () => {
     const items = (JSON.parse(out.out) as { items: { webhooks: { name: string; failurePolicy: string }[] }[] }).items;
     expect(items.flatMap((i) => i.webhooks.map((w) => `${w.name}=${w.failurePolicy}`))).toEqual([
       'mutate.quota-ledger.io=Fail',
+      'mutate-definitions.quota-ledger.io=Fail',
       'validate.quota-ledger.io=Fail',
       'validate-count.quota-ledger.io=Fail',
+      'validate-namespaces.quota-ledger.io=Fail',
+      'validate-unmanaged-namespaces.quota-ledger.io=Ignore',
     ]);
     const bad = io({ '/work/ca.pem': CA });
     expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--url', 'https://x', '--count-failure-policy', 'Never'], bad)).toBe(EXIT.usage);
@@ -744,6 +747,7 @@ describe('webhook-config', () => {
     [['--ca-file', 'ca.pem', '--url', 'https://x', '--service-name', 'api']],
     [['--ca-file', 'ca.pem', '--url', 'https://x', '--failure-policy', 'Sometimes']],
     [['--ca-file', 'ca.pem', '--url', 'https://x', '--timeout-seconds', '31']],
+    [['--ca-file', 'ca.pem', '--url', 'https://x', '--namespaces', 'some']],
     [['--ca-file', 'ca.pem', '--url', 'https://x', '--custom-resource', 'widgets.example.com=Widget']],
   ])('refuses %j with exit 2', async (flags) => {
     const out = io({ '/work/ca.pem': CA });
@@ -799,10 +803,10 @@ describe('webhook-config', () => {
 
   it("applies --namespace-selector and --object-selector, in kubectl's syntax, to both webhooks", async () => {
     const out = io({ '/work/ca.pem': CA });
-    const flags = ['--namespace-selector', 'env=prod,team in (a,b),!legacy', '--object-selector', 'tier!=cache', '-o', 'json'];
+    const flags = ['--namespace-selector', 'env=prod,team in (a,b),!legacy', '--object-selector', 'tier!=cache', '--namespaces', 'all', '-o', 'json'];
     expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
     const webhooks = (JSON.parse(out.out) as { items: { webhooks: { namespaceSelector: unknown; objectSelector: unknown }[] }[] }).items.flatMap((item) => item.webhooks);
-    expect(webhooks).toHaveLength(3);
+    expect(webhooks).toHaveLength(5);
     for (const webhook of webhooks) {
       expect(webhook.namespaceSelector).toEqual({
         matchLabels: { env: 'prod' },

@@ -18,8 +18,40 @@ describe('webhookConfiguration', () => {
     const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
     expect(mutating).toMatchObject({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'quota-ledger' } });
     expect(validating).toMatchObject({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'quota-ledger' } });
-    expect(mutating.webhooks).toHaveLength(1);
-    expect(validating.webhooks.map((w) => w.name)).toEqual(['validate.quota-ledger.io', 'validate-count.quota-ledger.io']);
+    expect(mutating.webhooks.map((w) => w.name)).toEqual(['mutate.quota-ledger.io', 'mutate-definitions.quota-ledger.io']);
+    expect(validating.webhooks.map((w) => w.name)).toEqual([
+      'validate.quota-ledger.io',
+      'validate-count.quota-ledger.io',
+      'validate-namespaces.quota-ledger.io',
+      'validate-unmanaged-namespaces.quota-ledger.io',
+    ]);
+    // --namespaces all: every namespace sent, the Namespaces' writes to one webhook, as before the label.
+    expect(webhookConfiguration({ caBundlePem: CA, service, namespaces: 'all' })[1].webhooks.map((w) => w.name)).toEqual([
+      'validate.quota-ledger.io',
+      'validate-count.quota-ledger.io',
+      'validate-namespaces.quota-ledger.io',
+    ]);
+    expect(() => webhookConfiguration({ caBundlePem: CA, service, namespaces: 'some' as 'all' })).toThrow(/namespaces must be managed or all/);
+  });
+
+  it('sends only the namespaces labelled quota-ledger.io/managed by default, and every one with namespaces: all', () => {
+    const sent = (options: { namespaces?: 'managed' | 'all' }, labels: Record<string, string>) => {
+      const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service, ...options });
+      return [...mutating.webhooks, ...validating.webhooks].filter((w) => labelSelectorMatches(w.namespaceSelector, labels)).map((w) => w.name);
+    };
+    const plain = { 'kubernetes.io/metadata.name': 'team-a' };
+    const managed = { ...plain, 'quota-ledger.io/managed': 'true' };
+    const everything = ['mutate.quota-ledger.io', 'mutate-definitions.quota-ledger.io', 'validate.quota-ledger.io', 'validate-count.quota-ledger.io', 'validate-namespaces.quota-ledger.io'];
+    expect(sent({}, managed)).toEqual([...everything, 'validate-unmanaged-namespaces.quota-ledger.io']);
+    // A namespace no quota covers: only its definitions' author stamp and its Namespace's own writes.
+    expect(sent({}, plain)).toEqual(['mutate-definitions.quota-ledger.io', 'validate-namespaces.quota-ledger.io', 'validate-unmanaged-namespaces.quota-ledger.io']);
+    expect(sent({ namespaces: 'all' }, plain)).toEqual(everything);
+    // A Namespace's own writes: by its labels, old or new. Managed ones under Fail, the others under Ignore.
+    const [, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    const forNamespace = (labels: Record<string, string>) =>
+      validating.webhooks.filter((w) => w.rules.some((r) => r.resources.includes('namespaces')) && labelSelectorMatches(w.objectSelector, labels));
+    expect(forNamespace(managed).map((w) => [w.name, w.failurePolicy])).toEqual([['validate-namespaces.quota-ledger.io', 'Fail']]);
+    expect(forNamespace(plain).map((w) => [w.name, w.failurePolicy])).toEqual([['validate-unmanaged-namespaces.quota-ledger.io', 'Ignore']]);
   });
 
   it('sends what quota only counts to a webhook of its own, Ignore by default, and what it charges under Fail', () => {
@@ -30,7 +62,7 @@ describe('webhookConfiguration', () => {
     });
     const [charged, counted] = validating.webhooks;
     expect([mutating.webhooks[0]?.failurePolicy, charged?.failurePolicy, counted?.failurePolicy]).toEqual(['Fail', 'Fail', 'Ignore']);
-    expect(resourcesOf(charged?.rules ?? [], '')).toEqual(['pods', 'pods/resize', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'services', 'namespaces']);
+    expect(resourcesOf(charged?.rules ?? [], '')).toEqual(['pods', 'pods/resize', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'services']);
     expect(resourcesOf(charged?.rules ?? [], 'resource.k8s.io')).toEqual(['resourceclaims']);
     expect(resourcesOf(counted?.rules ?? [], '')).toEqual(['configmaps', 'secrets', 'replicationcontrollers']);
     expect(resourcesOf(counted?.rules ?? [], 'apps')).toEqual(['deployments', 'replicasets', 'statefulsets', 'daemonsets']);
@@ -45,9 +77,10 @@ describe('webhookConfiguration', () => {
       const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service, ...options });
       return [...mutating.webhooks, ...validating.webhooks].map((w) => w.failurePolicy);
     };
-    expect(policies({ countFailurePolicy: 'Fail' })).toEqual(['Fail', 'Fail', 'Fail']);
-    expect(policies({ failurePolicy: 'Ignore' })).toEqual(['Ignore', 'Ignore', 'Ignore']);
-    expect(policies({ failurePolicy: 'Ignore', countFailurePolicy: 'Fail' })).toEqual(['Ignore', 'Ignore', 'Fail']);
+    // mutate, mutate-definitions; validate, validate-count, validate-namespaces, validate-unmanaged-namespaces (always Ignore).
+    expect(policies({ countFailurePolicy: 'Fail' })).toEqual(['Fail', 'Fail', 'Fail', 'Fail', 'Fail', 'Ignore']);
+    expect(policies({ failurePolicy: 'Ignore' })).toEqual(['Ignore', 'Ignore', 'Ignore', 'Ignore', 'Ignore', 'Ignore']);
+    expect(policies({ failurePolicy: 'Ignore', countFailurePolicy: 'Fail' })).toEqual(['Ignore', 'Ignore', 'Ignore', 'Fail', 'Ignore', 'Ignore']);
     expect(() => policies({ countFailurePolicy: 'Sometimes' as 'Fail' })).toThrow(/countFailurePolicy must be Fail or Ignore/);
   });
 
@@ -133,10 +166,11 @@ describe('webhookConfiguration', () => {
   });
 
   it('excludes kube-system and the namespace of the service by default', () => {
-    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' } });
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' }, namespaces: 'all' });
     const expected = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'platform'] }] };
-    expect(mutating.webhooks[0]?.namespaceSelector).toEqual(expected);
-    expect(validating.webhooks[0]?.namespaceSelector).toEqual(expected);
+    for (const webhook of [...mutating.webhooks, ...validating.webhooks]) expect(webhook.namespaceSelector).toEqual(expected);
+    const [managed] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' } });
+    expect(managed.webhooks[0]?.namespaceSelector).toEqual({ matchExpressions: [...expected.matchExpressions, { key: 'quota-ledger.io/managed', operator: 'Exists' }] });
   });
 
   it('excludes the quota-ledger namespace when the API is reached by url', () => {
@@ -146,7 +180,7 @@ describe('webhookConfiguration', () => {
 
   it('narrows to the namespace selector it is given, still excluding kube-system and its own namespace', () => {
     const namespaceSelector: LabelSelector = { matchLabels: { 'quota-ledger.io/enforce': 'true' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['cache'] }] };
-    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' }, namespaceSelector });
+    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' }, namespaceSelector, namespaces: 'all' });
     const expected = {
       matchLabels: { 'quota-ledger.io/enforce': 'true' },
       matchExpressions: [
@@ -169,6 +203,8 @@ describe('webhookConfiguration', () => {
     const [m2, v2] = webhookConfiguration({ caBundlePem: CA, service, objectSelector });
     expect(m2.webhooks[0]?.objectSelector).toEqual(objectSelector);
     expect(v2.webhooks[0]?.objectSelector).toEqual(objectSelector);
+    // The Namespaces' webhooks add the managed label's requirement to it.
+    expect(v2.webhooks[2]?.objectSelector).toEqual({ matchExpressions: [...(objectSelector.matchExpressions ?? []), { key: 'quota-ledger.io/managed', operator: 'Exists' }] });
   });
 
   it.each<readonly [string, 'namespaceSelector' | 'objectSelector', LabelSelector, RegExp]>([
@@ -230,7 +266,7 @@ describe('webhookConfiguration', () => {
   });
 
   it('mutates only pods and claims (LimitRange defaults), and LimitRanges and Ledger*Quotas (their author), on CREATE and UPDATE', () => {
-    const rules = webhookConfiguration({ caBundlePem: CA, service })[0].webhooks[0]?.rules ?? [];
+    const rules = webhookConfiguration({ caBundlePem: CA, service })[0].webhooks.flatMap((w) => w.rules);
     expect(rules.map((r) => [r.apiGroups, [...r.resources].sort()])).toEqual([
       [[''], ['persistentvolumeclaims', 'pods']],
       [[''], ['limitranges']],
@@ -255,8 +291,9 @@ describe('webhookConfiguration', () => {
   });
 
   it('sends the Namespaces themselves, cluster-scoped and alone in their rule, so the ledger records their labels', () => {
-    const rules = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks[0]?.rules ?? [];
-    expect(rules.filter((r) => r.scope === 'Cluster')).toEqual([{ apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' }]);
+    const namespaces = { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' };
+    const [, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    expect(validating.webhooks.map((w) => w.rules.filter((r) => r.scope === 'Cluster'))).toEqual([[], [], [namespaces], [namespaces]]);
   });
 
   it('validates the subresource writes quota charges: pod resize and claim status', () => {

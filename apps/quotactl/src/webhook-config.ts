@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { CHARGED_KINDS, validateLabelSelector, type ChargedKind, type LabelSelector } from '@quota/domain';
+import { CHARGED_KINDS, MANAGED_NAMESPACE_LABEL, validateLabelSelector, type ChargedKind, type LabelSelector, type LabelSelectorRequirement } from '@quota/domain';
 
 export type { LabelSelector, LabelSelectorRequirement } from '@quota/domain';
 
@@ -17,6 +17,15 @@ export const DEFAULT_TIMEOUT_SECONDS = 10;
 export const MAX_TIMEOUT_SECONDS = 30;
 
 export type FailurePolicy = 'Fail' | 'Ignore';
+
+/**
+ * Which namespaces' writes the webhooks are sent: `managed` (the default), only those the ledger
+ * manages, labelled MANAGED_NAMESPACE_LABEL by the reconciler before their first count, so that a
+ * ledger outage refuses nothing where no quota was ever defined; `all`, every namespace, as before
+ * the label existed. Either way kube-system and the API's own namespace are left out.
+ */
+export type SentNamespaces = 'managed' | 'all';
+export const DEFAULT_SENT_NAMESPACES: SentNamespaces = 'managed';
 
 export interface WebhookServiceRef {
   readonly namespace: string;
@@ -44,6 +53,8 @@ interface CommonOptions {
   readonly objectSelector?: LabelSelector;
   /** Custom resources quota charges (`count/<resource>.<group>`), as CUSTOM_RESOURCES names them: validate is sent them too. */
   readonly customResources?: readonly CustomResource[];
+  /** `managed` by default (DEFAULT_SENT_NAMESPACES). */
+  readonly namespaces?: SentNamespaces;
 }
 
 /** A custom resource: the shape of CUSTOM_RESOURCES' entries. */
@@ -125,6 +136,14 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
 export const DEFAULT_COUNT_FAILURE_POLICY: FailurePolicy = 'Ignore';
 
 /**
+ * Namespaces themselves (cluster-scoped): their labels choose the ClusterResourceQuotas and
+ * hierarchical quotas covering them, so the ledger reads each change as it is made. Their own
+ * webhooks: a Namespace review is matched by the Namespace's labels, and the label that makes a
+ * namespace sent is one of them.
+ */
+export const NAMESPACE_RULE: RuleWithOperations = { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' };
+
+/**
  * What validate sees, both webhooks together (`validateWebhookRules` splits them): every
  * namespaced kind a quota counts (the domain's CHARGED_KINDS: the list the inventory lists and
  * the reconciler's RBAC grants), with DELETE so that a release is
@@ -139,25 +158,17 @@ export const VALIDATE_RULES: readonly RuleWithOperations[] = validateRules([]);
 /** The validate rules with these custom resources added (each group's kinds in one rule): both validating webhooks' together. */
 export function validateRules(customResources: readonly CustomResource[]): RuleWithOperations[] {
   const { charged, countOnly } = validateWebhookRules(customResources);
-  return [...charged, ...countOnly];
+  return [...charged, NAMESPACE_RULE, ...countOnly];
 }
 
 /**
- * The validate rules split by webhook: `charged` (pods, claims, services, resource claims, and
- * Namespaces, whose labels choose the shared quotas) under `failurePolicy`, `countOnly` (the
- * `countOnly` kinds and every custom resource, which quota counts only) under `countFailurePolicy`.
+ * The validate rules of the namespaced kinds split by webhook: `charged` (pods, claims, services,
+ * resource claims) under `failurePolicy`, `countOnly` (the `countOnly` kinds and every custom
+ * resource, which quota counts only) under `countFailurePolicy`. NAMESPACE_RULE has webhooks of its own.
  */
 export function validateWebhookRules(customResources: readonly CustomResource[]): { charged: RuleWithOperations[]; countOnly: RuleWithOperations[] } {
   const sent = CHARGED_KINDS.filter((k) => k.webhook);
-  return {
-    charged: [
-      ...kindRules(sent.filter((k) => !k.countOnly)),
-      // Namespaces themselves (cluster-scoped): their labels choose the ClusterResourceQuotas and
-      // hierarchical quotas covering them, so the ledger records every change as it is made.
-      { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' },
-    ],
-    countOnly: kindRules([...sent.filter((k) => k.countOnly), ...customResources]),
-  };
+  return { charged: kindRules(sent.filter((k) => !k.countOnly)), countOnly: kindRules([...sent.filter((k) => k.countOnly), ...customResources]) };
 }
 
 function kindRules(kinds: readonly (CustomResource | ChargedKind)[]): RuleWithOperations[] {
@@ -183,9 +194,14 @@ function groupsOf<K extends CustomResource>(kinds: readonly K[]): [string, K[]][
 }
 
 /** LimitRange defaults apply to pods and claims only, and only to the objects themselves. */
-export const MUTATE_RULES: readonly RuleWithOperations[] = [
-  rule('', ['pods', 'persistentvolumeclaims'], ['CREATE', 'UPDATE']),
-  // LimitRange and Ledger*Quota objects get the user who wrote them stamped (quota-ledger.io/last-applied-by).
+export const MUTATE_RULES: readonly RuleWithOperations[] = [rule('', ['pods', 'persistentvolumeclaims'], ['CREATE', 'UPDATE'])];
+
+/**
+ * LimitRange and Ledger*Quota objects get the user who wrote them stamped
+ * (quota-ledger.io/last-applied-by), in every namespace: the first one in a namespace is what
+ * makes it managed, before it carries the label.
+ */
+export const MUTATE_DEFINITION_RULES: readonly RuleWithOperations[] = [
   rule('', ['limitranges'], ['CREATE', 'UPDATE']),
   rule('quota-ledger.io', ['ledgerquotas', 'ledgerhierarchicalquotas'], ['CREATE', 'UPDATE']),
   // The one cluster-scoped kind stamped: LedgerClusterQuota objects.
@@ -199,7 +215,20 @@ function rule(group: string, resources: readonly string[], operations: RuleWithO
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
-export function webhookConfiguration(options: WebhookConfigurationOptions): [MutatingWebhookConfiguration, ValidatingWebhookConfiguration] {
+/** The options, checked, and what every webhook is made of. */
+interface Settings {
+  readonly name: string;
+  readonly managed: boolean;
+  /** Every namespace but kube-system and the API's own (and the caller's selector). */
+  readonly everywhere: LabelSelector;
+  readonly namespaceSelector: LabelSelector;
+  readonly objectSelector: LabelSelector;
+  readonly failurePolicy: FailurePolicy;
+  readonly countFailurePolicy: FailurePolicy;
+  readonly common: (path: string, policy?: FailurePolicy, selectors?: Pick<Webhook, 'namespaceSelector' | 'objectSelector'>) => Omit<Webhook, 'name' | 'rules' | 'sideEffects'>;
+}
+
+function settingsOf(options: WebhookConfigurationOptions): Settings {
   const name = options.name ?? DEFAULT_NAME;
   if (!DNS_LABEL.test(name)) throw new Error(`webhook-config: name ${JSON.stringify(name)} must be a DNS label (lower-case letters, digits and '-', at most 63)`);
   const caBundle = encodeCaBundle(options.caBundlePem);
@@ -209,62 +238,81 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
   }
   const failurePolicy = checkedPolicy(options.failurePolicy ?? DEFAULT_FAILURE_POLICY, 'failurePolicy');
   const countFailurePolicy = checkedPolicy(options.countFailurePolicy ?? DEFAULT_COUNT_FAILURE_POLICY, 'countFailurePolicy');
-  const rules = validateWebhookRules(options.customResources ?? []);
   const target = clientTarget(options);
-  const namespaceSelector = withExcluded(checkedSelector(options.namespaceSelector, 'namespaceSelector') ?? {}, excludedNamespaces(options));
+  const managed = sentNamespaces(options.namespaces) === 'managed';
+  const everywhere = withExcluded(checkedSelector(options.namespaceSelector, 'namespaceSelector') ?? {}, excludedNamespaces(options));
+  // Of those, only the managed ones (by default).
+  const namespaceSelector = managed ? withRequirement(everywhere, { key: MANAGED_NAMESPACE_LABEL, operator: 'Exists' }) : everywhere;
   const objectSelector = checkedSelector(options.objectSelector, 'objectSelector') ?? {};
-  const labels = { 'app.kubernetes.io/name': 'quota-ledger', 'app.kubernetes.io/managed-by': 'quotactl' };
-
-  const common = (path: string, policy = failurePolicy) => ({
+  const common: Settings['common'] = (path, policy = failurePolicy, selectors = { namespaceSelector, objectSelector }) => ({
     clientConfig: { caBundle, ...target(path) },
     failurePolicy: policy,
     matchPolicy: 'Equivalent' as const,
-    namespaceSelector,
-    objectSelector,
+    ...selectors,
     timeoutSeconds,
     admissionReviewVersions: ['v1'],
   });
+  return { name, managed, everywhere, namespaceSelector, objectSelector, failurePolicy, countFailurePolicy, common };
+}
 
+export function webhookConfiguration(options: WebhookConfigurationOptions): [MutatingWebhookConfiguration, ValidatingWebhookConfiguration] {
+  const settings = settingsOf(options);
+  const labels = { 'app.kubernetes.io/name': 'quota-ledger', 'app.kubernetes.io/managed-by': 'quotactl' };
   return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'MutatingWebhookConfiguration',
-      metadata: { name, labels },
-      webhooks: [
-        {
-          name: webhookName('mutate', name),
-          ...common(MUTATE_PATH),
-          rules: MUTATE_RULES,
-          // mutate writes nothing, not even a decision, so it may be called for dry runs freely.
-          sideEffects: 'None',
-          // A mutator after us may add a container (a sidecar injector): called again, we give it its
-          // LimitRange defaults too, or validate would charge (or refuse) a container without them.
-          // Defaults only fill what is missing, so a call that has nothing to add patches nothing.
-          reinvocationPolicy: 'IfNeeded',
-        },
-      ],
-    },
+    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: settings.name, labels }, webhooks: mutatingWebhooks(settings) },
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
-      metadata: { name, labels },
-      webhooks: [
-        {
-          name: webhookName('validate', name),
-          ...common(VALIDATE_PATH),
-          rules: rules.charged,
-          // validate appends a reservation, but never for a dry run.
-          sideEffects: 'NoneOnDryRun',
-        },
-        {
-          // The same route for the kinds quota only counts, under their own failure policy.
-          name: webhookName('validate-count', name),
-          ...common(VALIDATE_PATH, countFailurePolicy),
-          rules: rules.countOnly,
-          sideEffects: 'NoneOnDryRun',
-        },
-      ],
+      metadata: { name: settings.name, labels },
+      webhooks: validatingWebhooks(settings, validateWebhookRules(options.customResources ?? [])),
     },
+  ];
+}
+
+function mutatingWebhooks({ name, common, failurePolicy, everywhere, objectSelector }: Settings): MutatingWebhook[] {
+  return [
+    {
+      name: webhookName('mutate', name),
+      ...common(MUTATE_PATH),
+      rules: MUTATE_RULES,
+      // mutate writes nothing, not even a decision, so it may be called for dry runs freely.
+      sideEffects: 'None',
+      // A mutator after us may add a container (a sidecar injector): called again, we give it its
+      // LimitRange defaults too, or validate would charge (or refuse) a container without them.
+      // Defaults only fill what is missing, so a call that has nothing to add patches nothing.
+      reinvocationPolicy: 'IfNeeded',
+    },
+    {
+      name: webhookName('mutate-definitions', name),
+      ...common(MUTATE_PATH, failurePolicy, { namespaceSelector: everywhere, objectSelector }),
+      rules: MUTATE_DEFINITION_RULES,
+      sideEffects: 'None',
+      reinvocationPolicy: 'Never',
+    },
+  ];
+}
+
+function validatingWebhooks(settings: Settings, rules: ReturnType<typeof validateWebhookRules>): Webhook[] {
+  const { name, common, managed, everywhere, objectSelector, failurePolicy, countFailurePolicy } = settings;
+  // A Namespace's own writes: matched by its labels (old or new, for objectSelector), so a managed
+  // namespace's are sent whatever it becomes, under failurePolicy; the others' only to read them.
+  const namespaces = (operator: 'Exists' | 'DoesNotExist') => ({ namespaceSelector: everywhere, objectSelector: withRequirement(objectSelector, { key: MANAGED_NAMESPACE_LABEL, operator }) });
+  return [
+    // validate appends a reservation, but never for a dry run.
+    { name: webhookName('validate', name), ...common(VALIDATE_PATH), rules: rules.charged, sideEffects: 'NoneOnDryRun' },
+    // The same route for the kinds quota only counts, under their own failure policy.
+    { name: webhookName('validate-count', name), ...common(VALIDATE_PATH, countFailurePolicy), rules: rules.countOnly, sideEffects: 'NoneOnDryRun' },
+    {
+      name: webhookName('validate-namespaces', name),
+      ...common(VALIDATE_PATH, failurePolicy, managed ? namespaces('Exists') : { namespaceSelector: everywhere, objectSelector }),
+      rules: [NAMESPACE_RULE],
+      sideEffects: 'NoneOnDryRun',
+    },
+    // The namespaces the ledger does not manage: their relabels are read at once (one may come
+    // under a shared quota), but an outage of the ledger must not stop creating them.
+    ...(managed
+      ? [{ name: webhookName('validate-unmanaged-namespaces', name), ...common(VALIDATE_PATH, 'Ignore', namespaces('DoesNotExist')), rules: [NAMESPACE_RULE], sideEffects: 'NoneOnDryRun' as const }]
+      : []),
   ];
 }
 
@@ -341,7 +389,7 @@ function clientTarget(options: WebhookConfigurationOptions): (path: string) => P
 }
 
 /** kube-apiserver wants a fully qualified name (three segments or more), unique in its configuration. */
-function webhookName(operation: 'mutate' | 'validate' | 'validate-count', name: string): string {
+function webhookName(operation: 'mutate' | 'mutate-definitions' | 'validate' | 'validate-count' | 'validate-namespaces' | 'validate-unmanaged-namespaces', name: string): string {
   return name === DEFAULT_NAME ? `${operation}.quota-ledger.io` : `${operation}.${name}.quota-ledger.io`;
 }
 
@@ -366,8 +414,17 @@ function excludedNamespaces(options: WebhookConfigurationOptions): string[] {
 
 /** The selector ANDed with "not one of these namespaces" (a selector's requirements must all hold). */
 function withExcluded(selector: LabelSelector, namespaces: readonly string[]): LabelSelector {
-  const exclusion = { key: 'kubernetes.io/metadata.name', operator: 'NotIn' as const, values: namespaces };
-  return { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), exclusion] };
+  return withRequirement(selector, { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: namespaces });
+}
+
+function withRequirement(selector: LabelSelector, requirement: LabelSelectorRequirement): LabelSelector {
+  return { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), requirement] };
+}
+
+function sentNamespaces(namespaces: SentNamespaces | undefined): SentNamespaces {
+  const chosen = namespaces ?? DEFAULT_SENT_NAMESPACES;
+  if (chosen !== 'managed' && chosen !== 'all') throw new Error(`webhook-config: namespaces must be managed or all, got ${JSON.stringify(chosen)}`);
+  return chosen;
 }
 
 /** A selector as kube-apiserver would validate it, the option named in the error. */

@@ -4,7 +4,9 @@ import { createInventorySource } from '@quota/inventory';
 import { queueBackendOf } from '@quota/jobs';
 import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, openDataSource } from '@quota/ledger';
 import { createLogger, leaveWithSupervisor, onShutdown, startOpsServer } from '@quota/ops';
+import { createNamespaceMarker } from './definitions/cluster-object-api.js';
 import { startDefinitionSyncs } from './definitions/start-syncs.js';
+import { ManagedLabels } from './managed-labels.js';
 import { reconcilerMetrics } from './metrics.js';
 import { Reconciler } from './reconciler.js';
 
@@ -43,16 +45,29 @@ const ledger = {
   reconcile: commands.reconcile.bind(commands),
   namespaces: definitions.namespaces.bind(definitions),
   namespaceManaged: definitions.namespaceManaged.bind(definitions),
+  managedNamespaces: definitions.managedNamespaces.bind(definitions),
+  awaitingFirstCount: definitions.awaitingFirstCount.bind(definitions),
   putNamespace: cluster.putNamespace.bind(cluster),
   deleteNamespace: cluster.deleteNamespace.bind(cluster),
   namespaceObjects: clusterQueries.namespaceObjects.bind(clusterQueries),
 };
-const backend = queueBackendOf(config.redisUrl, config.databaseUrl);
-const reconciler = new Reconciler(ledger, createInventorySource(config.inventory), backend, {
+const backend = queueBackendOf(config.redisUrl, config.databaseUrl, { migrate: !config.databaseRuntimeRole });
+const inventory = config.inventory;
+const source = createInventorySource(inventory);
+const clusterAccess =
+  inventory.source === 'kubernetes' ? { ...(inventory.kubeconfigPath ? { kubeconfigPath: inventory.kubeconfigPath } : {}), inCluster: inventory.inCluster, timeoutMs: inventory.timeoutMs } : undefined;
+// The webhooks' default namespaceSelector sends only the namespaces labelled as managed.
+const readNamespace = source.namespace?.bind(source);
+const labels =
+  clusterAccess && readNamespace && config.reconcileManagedLabel
+    ? new ManagedLabels({ read: readNamespace, mark: createNamespaceMarker(clusterAccess) }, { now: () => commands.now(), log })
+    : undefined;
+const reconciler = new Reconciler(ledger, source, backend, {
   intervalMs: config.reconcileIntervalSeconds * 1000,
   graceMs: config.reconcileGraceSeconds * 1000,
   concurrency: config.reconcileConcurrency,
   watch: config.reconcileWatch,
+  ...(labels ? { labels } : {}),
   log,
 });
 // A namespace made managed here awaits its first count, which is queued at once: by a shared quota
@@ -66,22 +81,16 @@ cluster.onCountAwaited(countAtOnce);
 commands.onCountAwaited(countAtOnce);
 await reconciler.start();
 // LedgerQuota, LimitRange and LedgerClusterQuota objects (applied with kubectl) into the ledger, and the ledger's usage into the quotas' status.
-const inventory = config.inventory;
-const clusterDefinitions =
-  inventory.source === 'kubernetes'
-    ? startDefinitionSyncs(
-        { commands, definitions, writer: cluster, queries: clusterQueries },
-        { ...(inventory.kubeconfigPath ? { kubeconfigPath: inventory.kubeconfigPath } : {}), inCluster: inventory.inCluster, timeoutMs: inventory.timeoutMs },
-        config.reconcileIntervalSeconds,
-        { log },
-      )
-    : undefined;
+const clusterDefinitions = clusterAccess
+  ? startDefinitionSyncs({ commands, definitions, writer: cluster, queries: clusterQueries }, clusterAccess, config.reconcileIntervalSeconds, { log })
+  : undefined;
 log('info', 'reconciling', {
   queue: backend.kind,
   inventory: config.inventory.source,
   intervalSeconds: config.reconcileIntervalSeconds,
   graceSeconds: config.reconcileGraceSeconds,
   watch: reconciler.watches,
+  managedLabel: labels !== undefined,
 });
 
 const ops = config.metricsPort ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: reconcilerMetrics(reconciler), healthy: () => true }) : undefined;

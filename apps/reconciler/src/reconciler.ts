@@ -14,6 +14,7 @@ import {
 } from '@quota/jobs';
 import type { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, ReconcileOutcome } from '@quota/ledger';
 import { Worker, type Job, type Queue } from 'bullmq';
+import type { ManagedLabels } from './managed-labels.js';
 import { WatchSettler } from './settle-on-watch.js';
 import { UncoveredReports } from './uncovered.js';
 
@@ -42,6 +43,12 @@ export interface ReconcilerOptions {
   readonly watch?: boolean;
   /** How long an addition waits for the rest of its burst before its namespace is settled, in ms (default 500). */
   readonly coalesceMs?: number;
+  /**
+   * The managed label (MANAGED_NAMESPACE_LABEL), where the webhooks are sent only labelled
+   * namespaces: put in place before a namespace's first count (which waits for it), and brought
+   * up to date over every Namespace at each fan-out. Absent: no label, every listing may count.
+   */
+  readonly labels?: ManagedLabels;
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -65,7 +72,10 @@ export interface ReconcilerStats {
  * with a stream, and the command that appends corrections. main.ts composes it from
  * LedgerCommands and DefinitionQueries.
  */
-export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> & Pick<DefinitionQueries, 'namespaces'> & Partial<Pick<DefinitionQueries, 'namespaceManaged'>> & Partial<NamespaceRecords>;
+export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> &
+  Pick<DefinitionQueries, 'namespaces'> &
+  Partial<Pick<DefinitionQueries, 'namespaceManaged' | 'managedNamespaces' | 'awaitingFirstCount'>> &
+  Partial<NamespaceRecords>;
 
 /** Where the Namespace objects are recorded (ClusterWriter and ClusterQueries): without it, the reconciler leaves them alone. */
 export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNamespace'> & Pick<ClusterQueries, 'namespaceObjects'>;
@@ -179,15 +189,28 @@ export class Reconciler {
     return true;
   }
 
-  /** Lists the namespace's objects and appends the corrections. */
+  /**
+   * Lists the namespace's objects and appends the corrections. A namespace awaiting its first
+   * count gets its managed label first (ManagedLabels.ensure), and the listing begins only once
+   * the label is in place: otherwise it corrects, counts nothing, and the job fails (retried).
+   */
   async reconcileNamespace(namespace: string): Promise<ReconcileOutcome> {
+    const labels = this.options.labels;
+    const awaiting = labels !== undefined && (await this.ledger.awaitingFirstCount?.(namespace)) === true;
+    const countable = labels !== undefined && awaiting ? await labels.ensure(namespace) : true;
     const listedAt = await this.ledger.now();
     const inventory = await this.inventory.list(namespace);
     const outcome = await this.ledger.reconcile(
       namespace,
-      { covers: inventory.covers, objects: inventory.objects, listedAt },
+      { covers: inventory.covers, objects: inventory.objects, listedAt, ...(countable ? {} : { countable: false }) },
       { actor: this.options.actor ?? 'system:reconciler', graceMs: this.options.graceMs },
     );
+    this.noteOutcome(namespace, outcome, listedAt);
+    if (!countable) throw new Error(`namespace ${namespace}: its managed label is not in place, so its first count waits (the webhooks are not sent its writes until it is)`);
+    return outcome;
+  }
+
+  private noteOutcome(namespace: string, outcome: ReconcileOutcome, listedAt: number): void {
     this.stats.namespaces++;
     for (const action of outcome.actions) {
       if (action.kind === 'commit') this.stats.committed++;
@@ -207,7 +230,6 @@ export class Reconciler {
         ...(outcome.uncovered.length > 0 ? { uncovered: outcome.uncovered } : {}),
       });
     }
-    return outcome;
   }
 
   /** Waits for the jobs in hand to finish (others stay queued for the next process), then closes. */
@@ -282,6 +304,9 @@ export class Reconciler {
       // The ledger keeps the newer of this listing and what it recorded (observedVersion).
       if (await this.recording(namespace.name, () => putNamespace(record, options))) changed++;
     }
+    const { labels } = this.options;
+    const { managedNamespaces, namespaceManaged } = this.ledger;
+    if (labels && managedNamespaces && namespaceManaged) await labels.sweep(cluster.items, await managedNamespaces(), namespaceManaged);
     const present = new Set(cluster.items.map((n) => n.name));
     const removal = { ...options, ...(cluster.resourceVersion ? { listedVersion: cluster.resourceVersion } : {}) };
     let removed = 0;

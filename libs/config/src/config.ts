@@ -1,6 +1,10 @@
 import { DEFAULT_BODY_LIMIT_BYTES, VARIABLES, type VariableOfKind } from './variables.js';
 import { AdmissionConfigProblem, admissionControlConfig, type AdmissionControlConfig, type ReadTextFile } from './admission-config.js';
 import { parseCustomResources, type CustomResourceConfig } from './custom-resources.js';
+import { ConfigError } from './config-error.js';
+import { runtimeRole } from './database-roles.js';
+
+export { ConfigError };
 
 /** The environment, read once at boot into a typed object. Only this lib reads `process.env`; a bad value stops the process with a message naming the variable. */
 export interface AppConfig {
@@ -20,6 +24,8 @@ export interface AppConfig {
    * sync or quorum standby streaming).
    */
   readonly requireSynchronousStandby: boolean;
+  /** DATABASE_RUNTIME_ROLE: the apps' role, granted by the migration; where set, the apps run no DDL (BullMQ's tables too are the migration's). */
+  readonly databaseRuntimeRole: string | undefined;
   /** Redis connection string for BullMQ; undefined means BullMQ's PostgreSQL backend. */
   readonly redisUrl: string | undefined;
   /** Largest request body accepted, in bytes (Kubernetes accepts requests of ~3 MiB). */
@@ -76,6 +82,8 @@ export interface AppConfig {
   readonly reconcileGraceSeconds: number;
   /** RECONCILE_WATCH: settle on watch events (kubernetes inventory only). */
   readonly reconcileWatch: boolean;
+  /** RECONCILE_MANAGED_LABEL: the managed label on the namespaces the ledger manages (kubernetes inventory only). */
+  readonly reconcileManagedLabel: boolean;
   /** Namespaces reconciled at once by one reconciler process. */
   readonly reconcileConcurrency: number;
   /** Delay of the prompt reconcile after an admitted DELETE, in seconds. */
@@ -157,16 +165,6 @@ export type InventoryConfig =
     }
   | { readonly source: 'postgres'; readonly databaseUrl: string; readonly relation: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] }
   | { readonly source: 'http'; readonly url: string; readonly token?: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] };
-
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(`invalid configuration: ${variable}: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -252,6 +250,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     databaseReadUrl: postgresUrl(env, 'DATABASE_READ_URL'),
     readReplicaWaitMs: integer(env, 'READ_REPLICA_WAIT_MS'),
     requireSynchronousStandby: flag(env, 'DATABASE_REQUIRE_SYNCHRONOUS_STANDBY'),
+    databaseRuntimeRole: runtimeRole(env),
     redisUrl: url(env, 'REDIS_URL'),
     bodyLimitBytes,
     bodiesInFlightMaxBytes,
@@ -284,6 +283,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     snapshotEvery: integer(env, 'SNAPSHOT_EVERY'),
     reconcileIntervalSeconds: reconcileInterval(env),
     reconcileWatch: oneOf(env, 'RECONCILE_WATCH') === 'true',
+    reconcileManagedLabel: oneOf(env, 'RECONCILE_MANAGED_LABEL') === 'true',
     reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS'),
     reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY'),
     reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS'),

@@ -132,6 +132,14 @@ export const VARIABLES = {
       'The API refuses to start, and `/readyz` fails `[-]synchronous-standby`, unless the primary has `synchronous_standby_names` set, `synchronous_commit` at `on` or `remote_apply`, and a synchronous standby streaming: an admission is then acknowledged only once a standby holds it.',
     see: 'operations/failover.md',
   },
+  DATABASE_RUNTIME_ROLE: {
+    group: 'database',
+    kind: 'text',
+    defaultText: 'unset (the apps connect as the role that owns the schema)',
+    meaning:
+      "`npm run migrate` only: the role of the apps' `DATABASE_URL`, which must not own the schema. After migrating (as the owner), it grants this role what the apps need and nothing more: no UPDATE, DELETE or TRUNCATE of the append-only tables, no DDL, so the apps cannot disable the append-only triggers. The role must exist (CloudNativePG: `spec.managed.roles`).",
+    see: 'install/database.md#two-roles-the-owner-migrates-the-apps-run-as-another',
+  },
   DATABASE_READ_URL: {
     group: 'database',
     kind: 'url',
@@ -274,6 +282,15 @@ export const VARIABLES = {
     default: 'true',
     meaning: 'With `INVENTORY_SOURCE=kubernetes`: watch every charged kind across the cluster and settle a namespace as soon as one of its objects is deleted or a pod of it finishes (RBAC `watch`).',
     see: 'concepts/reconciliation.md#released-on-the-spot',
+  },
+  RECONCILE_MANAGED_LABEL: {
+    group: 'reconciler',
+    kind: 'oneOf',
+    values: ['true', 'false'],
+    default: 'true',
+    meaning:
+      "With `INVENTORY_SOURCE=kubernetes`: label every namespace the ledger manages `quota-ledger.io/managed` (and take it off every other), which the webhooks' default `namespaceSelector` requires; a namespace's first count then waits until its label is in place (RBAC `patch` on namespaces). `false` only where the webhooks are sent every namespace (`quotactl webhook-config --namespaces all`).",
+    see: 'operations/blast-radius.md#which-namespaces-are-sent',
   },
   RECONCILE_GRACE_SECONDS: integer('reconciler', 120, 0, 86_400, 'A reservation younger than this is never released as stale.', { see: 'concepts/reconciliation.md' }),
   RECONCILE_CONCURRENCY: integer('reconciler', 4, 1, 256, 'Namespace jobs one reconciler process runs at once.'),

@@ -18,6 +18,7 @@ export * from './kube/kinds.js';
 export { forbiddenText } from './kube/forbidden.js';
 export * from './kube/field-selection.js';
 export { ANY_KIND_FIELDS, fieldsRead, selectObject } from './kube/fields-read.js';
+export * from './kube/managed-namespace.js';
 export * from './namespace/index.js';
 export * from './selectors/index.js';
 export * from './shared/index.js';

@@ -1,4 +1,5 @@
-import { createPostgresBackend, Queue, type JobsOptions, type QueueOptions, type RedisOptions } from 'bullmq';
+import { createPostgresBackend, Queue, runMigrations, type JobsOptions, type QueueOptions, type RedisOptions } from 'bullmq';
+import type pg from 'pg';
 
 /**
  * The reconcile queue as every process sees it: its name, its jobs, and how to reach its
@@ -24,11 +25,28 @@ export interface NamespaceJobData {
 export type QueueBackend =
   /** `prefix` namespaces the keys (default `bull`): one Redis can serve several deployments. */
   | { readonly kind: 'redis'; readonly url: string; readonly prefix?: string }
-  | { readonly kind: 'postgres'; readonly url: string; readonly schema?: string };
+  /**
+   * `migrate` (default true): BullMQ makes and migrates its tables at connect. False where the
+   * process's role may not create a schema (DATABASE_RUNTIME_ROLE: `npm run migrate` does it,
+   * migrateQueueSchema).
+   */
+  | { readonly kind: 'postgres'; readonly url: string; readonly schema?: string; readonly migrate?: boolean };
 
-/** Redis when a URL is given, else BullMQ's PostgreSQL backend on the ledger's database. */
-export function queueBackendOf(redisUrl: string | undefined, databaseUrl: string): QueueBackend {
-  return redisUrl ? { kind: 'redis', url: redisUrl } : { kind: 'postgres', url: databaseUrl };
+/** The schema of BullMQ's PostgreSQL backend in the ledger's database. */
+export const QUEUE_SCHEMA = 'bullmq';
+
+/** Redis when a URL is given, else BullMQ's PostgreSQL backend on the ledger's database (`migrate` as above). */
+export function queueBackendOf(redisUrl: string | undefined, databaseUrl: string, options: { readonly migrate?: boolean } = {}): QueueBackend {
+  return redisUrl ? { kind: 'redis', url: redisUrl } : { kind: 'postgres', url: databaseUrl, ...(options.migrate === false ? { migrate: false } : {}) };
+}
+
+/**
+ * BullMQ's schema on PostgreSQL made or migrated by `npm run migrate`, on its connection (the
+ * owner's), for apps that connect as a role that runs no DDL: BullMQ's own migration starts with
+ * CREATE SCHEMA IF NOT EXISTS, which needs CREATE on the database even when the schema exists.
+ */
+export async function migrateQueueSchema(client: pg.ClientBase): Promise<void> {
+  await runMigrations(client as never, QUEUE_SCHEMA);
 }
 
 /** The deduplication id of a namespace's job for a purpose (Queue.getDeduplicationJobId finds the pending one). */
@@ -62,7 +80,7 @@ export function namespaceJobOptions(namespace: string, reason: string, options: 
 export function bullConnection(backend: QueueBackend): { options: Pick<QueueOptions, 'connection'>; factory?: typeof createPostgresBackend } {
   if (backend.kind === 'redis') return { options: { connection: redisOptions(backend.url), ...(backend.prefix ? { prefix: backend.prefix } : {}) } as Pick<QueueOptions, 'connection'> };
   return {
-    options: { connection: { connectionString: backend.url, schema: backend.schema ?? 'bullmq', migrate: true, max: 4 } as unknown as QueueOptions['connection'] },
+    options: { connection: { connectionString: backend.url, schema: backend.schema ?? QUEUE_SCHEMA, migrate: backend.migrate ?? true, max: 4 } as unknown as QueueOptions['connection'] },
     factory: createPostgresBackend,
   };
 }

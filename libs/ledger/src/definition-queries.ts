@@ -58,6 +58,18 @@ export class DefinitionQueries {
     return rows.length > 0;
   }
 
+  /** Every namespace namespaceManaged says yes to, at once (the reconciler's pass over the managed labels). */
+  async managedNamespaces(): Promise<Set<string>> {
+    const rows = await select<{ namespace: string }>(this.dataSource, `SELECT namespace FROM namespace_heads WHERE (state->'objectOnly') IS DISTINCT FROM 'true'::jsonb`);
+    return new Set(rows.map((r) => r.namespace));
+  }
+
+  /** Whether the namespace awaits its first count (CountAwaited, not yet Counted): one key lookup, before its listing. */
+  async awaitingFirstCount(namespace: string): Promise<boolean> {
+    const rows = await select<{ one: number }>(this.dataSource, `SELECT 1 AS one FROM namespace_heads WHERE namespace = $1 AND state ? 'awaitingCountSince'`, [namespace]);
+    return rows.length > 0;
+  }
+
   /** Namespaces with a stream, in name order, paged (the reconciler's fan-out). */
   /**
    * Every quota or LimitRange, in every namespace, whose definition carries

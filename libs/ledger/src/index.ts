@@ -23,6 +23,7 @@ export * from './shared-usage-queries.js';
 export * from './read-path.js';
 export * from './retention.js';
 export * from './ledger-partitions.js';
+export * from './runtime-role.js';
 export * from './ledger-archive.js';
 export { HISTORY_PAGE_MAX_BYTES } from './byte-bounded.js';
 export { PROJECTION_STEP_MAX_BYTES } from './projection-feed.js';

@@ -250,7 +250,8 @@ export class LedgerCommands {
    * that includes it.
    */
   async reconcile(namespace: string, listing: ReconcileListing, options: WriteOptions & { readonly graceMs: number }): Promise<ReconcileOutcome> {
-    const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId } as const;
+    const countable = listing.countable === false ? { countable: false } : {};
+    const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId, ...countable } as const;
     const { answer, after } = await this.handle(namespace, command, writeMeta(options));
     return { namespace, version: after.version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending, uncovered: answer.uncovered };
   }

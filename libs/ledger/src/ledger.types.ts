@@ -316,6 +316,8 @@ export interface ReconcileListing {
   readonly objects: readonly ExistingObject[];
   /** When the listing started, epoch ms (on the ledger's clock; see LedgerOptions.clock). */
   readonly listedAt: number;
+  /** false: it may not be the namespace's first count (Reconcile.countable: its managed label was not in place). */
+  readonly countable?: boolean;
 }
 
 export interface ReconcileOutcome {

@@ -33,7 +33,7 @@ export class ReconcileTrigger implements OnApplicationShutdown {
   private open(): Queue<NamespaceJobData> | undefined {
     const databaseUrl = this.config.databaseUrl;
     if (!databaseUrl) return undefined;
-    this.queue ??= reconcileQueue(queueBackendOf(this.config.redisUrl, databaseUrl));
+    this.queue ??= reconcileQueue(queueBackendOf(this.config.redisUrl, databaseUrl, { migrate: !this.config.databaseRuntimeRole }));
     return this.queue;
   }
 

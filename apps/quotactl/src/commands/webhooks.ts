@@ -3,7 +3,7 @@ import { parseLabelSelector, type LabelSelector } from '@quota/domain';
 import { wholeNumber } from '../args.js';
 import { asList, objectNames, readInput, serialize, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
-import { customResourceRbac, toYaml, webhookConfiguration, type FailurePolicy, type WebhookConfigurationOptions } from '../webhook-config.js';
+import { customResourceRbac, toYaml, webhookConfiguration, type FailurePolicy, type SentNamespaces, type WebhookConfigurationOptions } from '../webhook-config.js';
 
 /** Needs no server: it only turns the CA file and the flags into the two configurations. */
 async function webhookConfig(ctx: Context): Promise<ExitCode> {
@@ -21,6 +21,8 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
   const timeoutSeconds = wholeNumber(flags['timeout-seconds'], 'timeout-seconds', 1, 30);
   const port = wholeNumber(flags['service-port'], 'service-port', 1, 65535);
   const namespaceSelector = selector(flags['namespace-selector'], 'namespace-selector');
+  const namespaces = flags.namespaces;
+  if (namespaces !== undefined && namespaces !== 'managed' && namespaces !== 'all') throw new UsageError(`--namespaces must be managed or all, got ${JSON.stringify(namespaces)}`);
   const objectSelector = selector(flags['object-selector'], 'object-selector');
   const customResources = parseCustomResources(flags['custom-resource'] ?? []);
   if (typeof customResources === 'string') throw new UsageError(`--custom-resource ${customResources}`);
@@ -33,6 +35,7 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
     ...(countPolicy !== undefined ? { countFailurePolicy: countPolicy } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     ...(namespaceSelector !== undefined ? { namespaceSelector } : {}),
+    ...(namespaces !== undefined ? { namespaces: namespaces as SentNamespaces } : {}),
     ...(objectSelector !== undefined ? { objectSelector } : {}),
     ...(customResources.length > 0 ? { customResources } : {}),
   };
@@ -77,15 +80,21 @@ export const webhookConfigCommand: Command = {
   name: 'webhook-config',
   summary: 'print the Mutating/ValidatingWebhookConfiguration that registers the API with a cluster',
   synopsis:
-    'webhook-config --ca-file CA.pem (--url https://… | --service-namespace NS --service-name NAME [--service-port 443]) [--failure-policy Fail|Ignore] [--count-failure-policy Ignore|Fail] [--timeout-seconds N] [--namespace-selector SELECTOR] [--object-selector SELECTOR] [--custom-resource R.GROUP/VERSION=Kind]… [--name NAME]',
+    'webhook-config --ca-file CA.pem (--url https://… | --service-namespace NS --service-name NAME [--service-port 443]) [--failure-policy Fail|Ignore] [--count-failure-policy Ignore|Fail] [--timeout-seconds N] [--namespaces managed|all] [--namespace-selector SELECTOR] [--object-selector SELECTOR] [--custom-resource R.GROUP/VERSION=Kind]… [--name NAME]',
   description: [
     'Writes both configurations as one YAML stream for `kubectl apply -f -` (-o json: a List). Needs',
-    'no server. caBundle is the CA file, base64-encoded. The validating configuration holds two',
-    'webhooks on the same route: validate.quota-ledger.io (pods, claims, services, resource claims,',
-    'namespaces) with --failure-policy, Fail unless told otherwise, as for mutate; and',
-    'validate-count.quota-ledger.io (configmaps, secrets, the workload kinds, custom resources: what',
-    'quota only counts) with --count-failure-policy, Ignore unless told otherwise, so that an outage',
-    'of the ledger does not refuse them (the reconciler adopts what was admitted meanwhile).',
+    'no server. caBundle is the CA file, base64-encoded. mutate.quota-ledger.io (LimitRange defaults',
+    'of pods and claims) and mutate-definitions.quota-ledger.io (the author of LimitRanges and',
+    'Ledger*Quotas) are Fail unless --failure-policy says otherwise. The validating configuration',
+    'calls one route: validate.quota-ledger.io (pods, claims, services, resource claims) with',
+    '--failure-policy, Fail unless told otherwise; validate-count.quota-ledger.io (configmaps,',
+    'secrets, the workload kinds, custom resources: what quota only counts) with',
+    '--count-failure-policy, Ignore unless told otherwise, so that an outage of the ledger does not',
+    'refuse them (the reconciler adopts what was admitted meanwhile); validate-namespaces (the',
+    'Namespaces the ledger manages, --failure-policy) and validate-unmanaged-namespaces (the others,',
+    'Ignore). By default (--namespaces managed) only namespaces labelled quota-ledger.io/managed',
+    '(the reconciler labels those the ledger manages, before their first count) are sent pods,',
+    'claims, services and the counted kinds; --namespaces all sends every namespace, as before.',
     'timeoutSeconds 10, matchPolicy Equivalent, and the mutating webhook is called again',
     '(reinvocationPolicy IfNeeded) when a later mutator changes the pod. kube-system and the',
     "service's own namespace are never sent to the webhooks: --namespace-selector narrows the rest,",
@@ -105,6 +114,7 @@ export const webhookConfigCommand: Command = {
     'failure-policy',
     'count-failure-policy',
     'timeout-seconds',
+    'namespaces',
     'namespace-selector',
     'object-selector',
     'custom-resource',

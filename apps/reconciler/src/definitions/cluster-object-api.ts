@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
+import { MANAGED_NAMESPACE_LABEL, MANAGED_SINCE_ANNOTATION } from '@quota/domain';
 import { collectionTransport, type WatchTransport } from '@quota/inventory';
 
 /** A kind of cluster object whose objects the reconciler copies into the ledger. */
@@ -71,20 +72,45 @@ export interface ClusterObjectApiOptions {
 
 const MAX_BYTES = 64 * 1024 * 1024;
 
-/** The objects of `kind` in the cluster the reconciler's inventory lists (same credentials). */
-export function createClusterObjectApi(kind: ObjectKind, options: ClusterObjectApiOptions): ClusterObjectApi {
+type Call = (method: string, path: string, body?: unknown, contentType?: string) => Promise<{ status: number; body: string }>;
+
+/** Requests to the API server the kubeconfig (or the pod's ServiceAccount) names, with its credentials. */
+function apiServer(options: ClusterObjectApiOptions, what: string): { server: string; config: KubeConfig; call: Call } {
   const config = new KubeConfig();
   if (options.inCluster) config.loadFromCluster();
   else if (options.kubeconfigPath) config.loadFromFile(options.kubeconfigPath);
   else config.loadFromDefault();
   const server = (config.getCurrentCluster()?.server ?? '').replace(/\/+$/, '');
-  if (!server) throw new Error(`${kind.resource}: the kubeconfig names no API server`);
-  const root = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
-  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> => {
+  if (!server) throw new Error(`${what}: the kubeconfig names no API server`);
+  const call: Call = async (method, path, body, contentType) => {
     const requestOptions: https.RequestOptions = {};
     await config.applyToHTTPSOptions(requestOptions);
-    return send(new URL(`${server}${path}`), method, requestOptions, options.timeoutMs, body);
+    return send(new URL(`${server}${path}`), method, requestOptions, options.timeoutMs, body, contentType);
   };
+  return { server, config, call };
+}
+
+/**
+ * The reconciler's one write to a Namespace: MANAGED_NAMESPACE_LABEL and MANAGED_SINCE_ANNOTATION
+ * set (`since`) or removed (null), by a JSON merge patch that touches nothing else (RBAC: `patch`
+ * on namespaces; the admission policy of managed-namespace-label.yaml lets it change only these).
+ */
+export function createNamespaceMarker(options: ClusterObjectApiOptions): (name: string, since: string | null) => Promise<'patched' | 'gone'> {
+  const { call } = apiServer(options, 'namespaces');
+  return async (name, since) => {
+    const path = `/api/v1/namespaces/${encodeURIComponent(name)}`;
+    const patch = { metadata: { labels: { [MANAGED_NAMESPACE_LABEL]: since === null ? null : 'true' }, annotations: { [MANAGED_SINCE_ANNOTATION]: since } } };
+    const answer = await call('PATCH', path, patch, 'application/merge-patch+json');
+    if (answer.status === 200) return 'patched';
+    if (answer.status === 404) return 'gone';
+    throw new Error(`namespaces: PATCH ${path}: ${describe(answer)}`);
+  };
+}
+
+/** The objects of `kind` in the cluster the reconciler's inventory lists (same credentials). */
+export function createClusterObjectApi(kind: ObjectKind, options: ClusterObjectApiOptions): ClusterObjectApi {
+  const { server, config, call } = apiServer(options, kind.resource);
+  const root = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
   return {
     changes: collectionTransport({ server, config, timeoutMs: options.timeoutMs }, `${root}/${kind.resource}`, 'metadata'),
     async list() {
@@ -137,10 +163,10 @@ function describe(answer: { status: number; body: string }): string {
   return `HTTP ${answer.status}`;
 }
 
-function send(url: URL, method: string, options: https.RequestOptions, timeoutMs: number, body?: unknown): Promise<{ status: number; body: string }> {
+function send(url: URL, method: string, options: https.RequestOptions, timeoutMs: number, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers = { ...(options.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}) };
+    const headers = { ...(options.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json', ...(payload ? { 'content-type': contentType } : {}) };
     const request = (url.protocol === 'https:' ? https.request : http.request)(url, { ...options, method, headers, signal: AbortSignal.timeout(timeoutMs) }, (response) => {
       const chunks: Buffer[] = [];
       let size = 0;

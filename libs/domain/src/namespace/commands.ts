@@ -111,6 +111,12 @@ export interface Reconcile {
   readonly graceMs: number;
   /** Ids for adopted objects. */
   readonly newId: () => string;
+  /**
+   * false: the listing may not be the namespace's first count, whatever its time, because writes
+   * there may have bypassed the webhooks after it started (the namespace's managed label was not
+   * yet in place: the webhooks are sent only labelled namespaces' writes). Default true.
+   */
+  readonly countable?: boolean;
 }
 
 /** Most definitions of one kind a namespace may hold, and the setting that says so (named in the refusal). */

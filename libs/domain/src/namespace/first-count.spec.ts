@@ -18,7 +18,12 @@ const NS = 'team-a';
 const PODS = { group: '', resource: 'pods' };
 
 function pod(name: string, cpu = '100m'): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NS, uid: `uid-${name}` }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu }, limits: { cpu } } }] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS, uid: `uid-${name}` },
+    spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu }, limits: { cpu } } }] },
+  };
 }
 
 /** The namespace's facts after these events (appended one millisecond apart from T0). */
@@ -86,6 +91,8 @@ describe('a namespace made managed', () => {
     const before = reconcileOn(listing(['a', 'b'], T0), [quotaDefined, awaited]);
     expect(before.events.map((e) => e.type)).toEqual(['Adopted', 'Adopted']);
     expect(reconcileOn({ ...listing(['a', 'b'], T0 + 5), covers: [] }, [quotaDefined, awaited]).events).toEqual([]);
+    // Begun after, but before the webhooks were sent the namespace's writes (its label not yet in place): no count.
+    expect(reconcileOn({ ...listing(['a', 'b'], T0 + 5), countable: false }, [quotaDefined, awaited]).events.map((e) => e.type)).toEqual(['Adopted', 'Adopted']);
     const { events, answer } = reconcileOn(listing(['a', 'b'], T0 + 5), [quotaDefined, awaited]);
     expect(events.map((e) => e.type)).toEqual(['Adopted', 'Adopted', 'Counted']);
     expect(answer).toMatchObject({ kind: 'Reconciled', counted: true });

@@ -66,9 +66,10 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
     newId: command.newId,
     releasedSinceListing: facts.releasedSince.uids,
   });
-  // A complete listing begun after the namespace became managed has adopted what exists: its first count.
+  // A complete listing begun after the namespace became managed, and after the webhooks were sent
+  // its writes (`countable`), has adopted what exists: its first count.
   const since = facts.state.awaitingCountSince;
-  const counted = since !== undefined && command.covers.length > 0 && command.listedAt >= since;
+  const counted = since !== undefined && command.covers.length > 0 && command.listedAt >= since && command.countable !== false;
   const events = counted ? [...decision.events, { type: 'Counted', data: { listedAt: iso(command.listedAt) } } as const] : decision.events;
   return {
     events,

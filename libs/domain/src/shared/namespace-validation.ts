@@ -1,3 +1,4 @@
+import { MANAGED_NAMESPACE_LABEL, MANAGED_SINCE_ANNOTATION } from '../kube/managed-namespace.js';
 import type { NamespaceDefinition } from './shared-quota.js';
 import { StrictDecoder } from '../validation/decode.js';
 import { type FieldError, checkEach, invalid, invalidObject, str, tooMany } from '../validation/field.js';
@@ -60,7 +61,9 @@ function finalizerErrors(finalizers: readonly string[], path: string): FieldErro
  * kubectl's copy of the last applied object: it repeats the object, can be as large as all
  * annotations together, and no quota selects on it, so the ledger does not keep it.
  */
-const NOT_RECORDED_ANNOTATIONS: ReadonlySet<string> = new Set(['kubectl.kubernetes.io/last-applied-configuration']);
+const NOT_RECORDED_ANNOTATIONS: ReadonlySet<string> = new Set(['kubectl.kubernetes.io/last-applied-configuration', MANAGED_SINCE_ANNOTATION]);
+/** The reconciler's mark of a namespace the ledger manages: it follows from the ledger, and selects no quota. */
+const NOT_RECORDED_LABELS: ReadonlySet<string> = new Set([MANAGED_NAMESPACE_LABEL]);
 
 /**
  * What the ledger records of a Namespace a cluster has (from a webhook review or the
@@ -74,10 +77,11 @@ export function clusterNamespaceRecord(
   finalizers?: unknown,
 ): NamespaceDefinition {
   const annotations = Object.entries(metadata.annotations ?? {}).filter(([key]) => !NOT_RECORDED_ANNOTATIONS.has(key));
+  const labels = metadata.labels && Object.fromEntries(Object.entries(metadata.labels).filter(([key]) => !NOT_RECORDED_LABELS.has(key)));
   const namespace = validateNamespace({
     apiVersion: 'v1',
     kind: KIND,
-    metadata: { name, ...(metadata.labels ? { labels: metadata.labels } : {}), ...(annotations.length > 0 ? { annotations: Object.fromEntries(annotations) } : {}) },
+    metadata: { name, ...(labels ? { labels } : {}), ...(annotations.length > 0 ? { annotations: Object.fromEntries(annotations) } : {}) },
     ...(finalizers === undefined ? {} : { spec: { finalizers } }),
   });
   const definition = namespaceDefinitionOf(name, namespace);
