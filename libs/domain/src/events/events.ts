@@ -117,6 +117,12 @@ export interface Reserved {
     readonly expiresAt?: string;
     /** Who made it; absent in events written before it was recorded (see `originOf`). */
     readonly source?: ReservationSource;
+    /**
+     * UPDATE from the API server's review only: the `metadata.resourceVersion` of the stored
+     * object it changed (its oldObject). The API server writes the change only if the object is
+     * still at that version, so a listing showing a later version shows whether it was written.
+     */
+    readonly oldResourceVersion?: string;
   };
 }
 

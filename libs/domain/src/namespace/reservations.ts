@@ -33,6 +33,10 @@ export function decideCommitReservation(command: CommitReservation, facts: Names
       return { events: outcome.events, answer: expired(id, facts.state.reservations.get(id)?.expiresAt) };
     case 'Commit':
       return { events: outcome.events, answer: { kind: 'Committed' } };
+    case 'Blocked': {
+      const message = `reservation "${id}" cannot be committed while a later change of its object (reservation "${outcome.by}") waits: it would be charged less than it asks; commit or release that one first`;
+      return { events: [], answer: refusal('Conflict', message, 'reservations', id) };
+    }
     case 'NotLive':
       return { events: [], answer: notFound('reservations', id) };
   }
