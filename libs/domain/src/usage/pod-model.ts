@@ -54,9 +54,9 @@ export interface PodModel {
   readonly deletionGracePeriodSeconds: number | undefined;
 }
 
-/** Reads a pod, or throws a DomainError listing every invalid field (FieldReader). */
-export function readPod(object: KubeObject): PodModel {
-  const read = new FieldReader('pod');
+/** Reads a pod, or throws a DomainError listing every invalid field (FieldReader); `stored`: as the API server stored it (UsageOptions). */
+export function readPod(object: KubeObject, stored = false): PodModel {
+  const read = new FieldReader('pod', stored);
   const root = read.object(object, '') ?? {};
   const metadata = read.object(field(root, 'metadata'), 'metadata');
   const spec = read.object(field(root, 'spec'), 'spec');
@@ -83,10 +83,7 @@ export function readPod(object: KubeObject): PodModel {
       const allocated = optionalResources(read, field(containerStatus, 'allocatedResources'), `${path}.allocatedResources`);
       return {
         name: read.string(field(containerStatus, 'name'), `${path}.name`),
-        resources:
-          resources === undefined
-            ? undefined
-            : { requests: appliedRequests ?? Resources.EMPTY, limits: appliedLimits ?? Resources.EMPTY },
+        resources: resources === undefined ? undefined : { requests: appliedRequests ?? Resources.EMPTY, limits: appliedLimits ?? Resources.EMPTY },
         allocatedResources: allocated ?? Resources.EMPTY,
         appliedRequests,
         appliedLimits,
@@ -109,8 +106,7 @@ export function readPod(object: KubeObject): PodModel {
     containers: containers('containers'),
     initContainers: containers('initContainers'),
     overhead: read.resources(field(spec, 'overhead'), 'spec.overhead'),
-    podResources:
-      podResourcesRaw === undefined || podResourcesRaw === null ? undefined : requirements(read, podResourcesRaw, 'spec.resources'),
+    podResources: podResourcesRaw === undefined || podResourcesRaw === null ? undefined : requirements(read, podResourcesRaw, 'spec.resources'),
     containerStatuses: statuses('containerStatuses'),
     initContainerStatuses: statuses('initContainerStatuses'),
     conditions,
@@ -162,13 +158,10 @@ function readCrossNamespaceAffinity(read: FieldReader, raw: unknown): boolean {
     const requiredPath = `${path}.requiredDuringSchedulingIgnoredDuringExecution`;
     const preferredPath = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
     const terms = [
-      ...read.array(field(group, 'requiredDuringSchedulingIgnoredDuringExecution'), requiredPath).map(
-        (term, i) => [term, `${requiredPath}[${i}]`] as const,
-      ),
-      ...read.array(field(group, 'preferredDuringSchedulingIgnoredDuringExecution'), preferredPath).map(
-        (weighted, i) =>
-          [field(read.object(weighted, `${preferredPath}[${i}]`), 'podAffinityTerm'), `${preferredPath}[${i}].podAffinityTerm`] as const,
-      ),
+      ...read.array(field(group, 'requiredDuringSchedulingIgnoredDuringExecution'), requiredPath).map((term, i) => [term, `${requiredPath}[${i}]`] as const),
+      ...read
+        .array(field(group, 'preferredDuringSchedulingIgnoredDuringExecution'), preferredPath)
+        .map((weighted, i) => [field(read.object(weighted, `${preferredPath}[${i}]`), 'podAffinityTerm'), `${preferredPath}[${i}].podAffinityTerm`] as const),
     ];
     for (const [rawTerm, termPath] of terms) {
       const term = read.object(rawTerm, termPath);

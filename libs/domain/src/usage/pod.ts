@@ -87,11 +87,9 @@ export class PodEvaluator extends EvaluatorBase {
     return unique(result);
   }
 
-  scopeFacts(object: KubeObject): ScopeFacts {
-    return podScopeFacts(readPod(object));
+  scopeFacts(object: KubeObject, options: UsageOptions = {}): ScopeFacts {
+    return podScopeFacts(readPod(object, options.stored));
   }
-
-
 
   constraints(required: readonly string[], object: KubeObject): string[] {
     return [...missingByResource(readPod(object), required).keys()].sort(compareStrings);
@@ -101,18 +99,16 @@ export class PodEvaluator extends EvaluatorBase {
   constraintError(required: readonly string[], object: KubeObject): string | undefined {
     const missing = missingByResource(readPod(object), required);
     if (missing.size === 0) return undefined;
-    const parts = [...missing.keys()]
-      .sort(compareStrings)
-      .map((resource) => `${resource} for: ${[...(missing.get(resource) ?? [])].sort(compareStrings).join(',')}`);
+    const parts = [...missing.keys()].sort(compareStrings).map((resource) => `${resource} for: ${[...(missing.get(resource) ?? [])].sort(compareStrings).join(',')}`);
     return `must specify ${parts.join('; ')}`;
   }
 
   usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
-    return podUsage(readPod(object), options);
+    return podUsage(readPod(object, options.stored), options);
   }
 
   endOfLife(object: KubeObject, options: UsageOptions = {}): TerminationReason | undefined {
-    return podEndOfLife(readPod(object), options.now);
+    return podEndOfLife(readPod(object, options.stored), options.now);
   }
 }
 

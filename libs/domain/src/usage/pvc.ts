@@ -5,6 +5,7 @@ import type { ResourceList } from '../resources/resource-list.js';
 import { field, FieldReader } from './fields.js';
 import { objectCountName, unique } from './names.js';
 import { EvaluatorBase } from './evaluator-base.js';
+import type { UsageOptions } from './evaluator.js';
 import type { ScopeFacts } from '../scopes/facts.js';
 
 /** How persistent volume claims are charged (pkg/quota/v1/evaluator/core/persistent_volume_claims.go). */
@@ -54,29 +55,22 @@ export class PersistentVolumeClaimEvaluator extends EvaluatorBase {
 
   matchingResources(input: readonly string[]): string[] {
     return unique(
-      input.filter(
-        (name) =>
-          name === PVC_OBJECT_COUNT_NAME ||
-          PVC_RESOURCE_NAMES.includes(name) ||
-          PVC_RESOURCE_NAMES.some((resource) => name.endsWith(`${STORAGE_CLASS_SUFFIX}${resource}`)),
-      ),
+      input.filter((name) => name === PVC_OBJECT_COUNT_NAME || PVC_RESOURCE_NAMES.includes(name) || PVC_RESOURCE_NAMES.some((resource) => name.endsWith(`${STORAGE_CLASS_SUFFIX}${resource}`))),
     );
   }
 
   /** Claims have one scope: the VolumeAttributesClasses they refer to (spec, current, target). */
-  scopeFacts(object: KubeObject): ScopeFacts {
-    return { [VOLUME_ATTRIBUTES_CLASS_SCOPE]: [...readPvc(object).volumeAttributesClasses] };
+  scopeFacts(object: KubeObject, options: UsageOptions = {}): ScopeFacts {
+    return { [VOLUME_ATTRIBUTES_CLASS_SCOPE]: [...readPvc(object, options.stored).volumeAttributesClasses] };
   }
-
-
 
   /** Kubernetes has no must-specify rule for claims: a claim without a storage request passes. */
   constraints(_required: readonly string[], _object: KubeObject): string[] {
     return [];
   }
 
-  usage(object: KubeObject): ResourceList {
-    const pvc = readPvc(object);
+  usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
+    const pvc = readPvc(object, options.stored);
     const one = Quantity.fromInt(1n);
     const result = new Map<string, Quantity>([
       ['persistentvolumeclaims', one],
@@ -110,8 +104,8 @@ function roundUpToInteger(quantity: Quantity): Quantity {
   return quantity.isInteger() ? quantity : Quantity.fromInt(quantity.value(), quantity.format);
 }
 
-function readPvc(object: KubeObject): PvcModel {
-  const read = new FieldReader('persistentvolumeclaim');
+function readPvc(object: KubeObject, stored = false): PvcModel {
+  const read = new FieldReader('persistentvolumeclaim', stored);
   const root = read.object(object, '') ?? {};
   const metadata = read.object(field(root, 'metadata'), 'metadata');
   const annotations = read.object(field(metadata, 'annotations'), 'metadata.annotations');

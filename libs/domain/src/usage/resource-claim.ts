@@ -5,6 +5,7 @@ import type { ResourceList } from '../resources/resource-list.js';
 import { field, FieldReader } from './fields.js';
 import { objectCountName, unique } from './names.js';
 import { UnscopedEvaluator } from './evaluator-base.js';
+import type { UsageOptions } from './evaluator.js';
 
 /**
  * How DRA resource claims are charged (pkg/quota/v1/evaluator/core/resource_claims.go):
@@ -49,15 +50,14 @@ export class ResourceClaimEvaluator extends UnscopedEvaluator {
     return unique(input.filter((name) => name === RESOURCE_CLAIM_OBJECT_COUNT_NAME || name.endsWith(DEVICE_CLASS_DEVICES_SUFFIX)));
   }
 
-
-  usage(object: KubeObject): ResourceList {
+  usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
     const result = new Map<string, Quantity>([[RESOURCE_CLAIM_OBJECT_COUNT_NAME, Quantity.fromInt(1n)]]);
     const charge = (name: string, devices: bigint): void => {
       const current = result.get(name);
       const quantity = Quantity.fromInt(devices);
       result.set(name, current === undefined ? quantity : current.add(quantity));
     };
-    for (const request of readRequests(object)) {
+    for (const request of readRequests(object, options.stored)) {
       if (request.firstAvailable.length > 0) {
         // Any alternative may be the one allocated: charge each class its worst case.
         const worst = new Map<string, bigint>();
@@ -104,8 +104,8 @@ function hasSingleRequestFields(request: Readonly<Record<string, unknown>> | und
  * single choice at the top level; Kubernetes converts it to `exactly` (when any of its fields
  * is set) before charging.
  */
-function readRequests(object: KubeObject): DeviceRequest[] {
-  const read = new FieldReader('resourceclaim');
+function readRequests(object: KubeObject, stored = false): DeviceRequest[] {
+  const read = new FieldReader('resourceclaim', stored);
   const root = read.object(object, '') ?? {};
   const flat = read.string(field(root, 'apiVersion'), 'apiVersion') === 'resource.k8s.io/v1beta1';
   const devices = read.object(field(read.object(field(root, 'spec'), 'spec'), 'devices'), 'spec.devices');

@@ -5,18 +5,14 @@ import type { ResourceList } from '../resources/resource-list.js';
 import { field, FieldReader } from './fields.js';
 import { intersection, objectCountName } from './names.js';
 import { UnscopedEvaluator } from './evaluator-base.js';
+import type { UsageOptions } from './evaluator.js';
 
 /** How services are charged (pkg/quota/v1/evaluator/core/services.go). */
 
 const SERVICES: GroupResource = { group: '', resource: 'services' };
 export const SERVICE_OBJECT_COUNT_NAME = objectCountName(SERVICES);
 
-export const SERVICE_RESOURCE_NAMES: readonly string[] = [
-  SERVICE_OBJECT_COUNT_NAME,
-  'services',
-  'services.nodeports',
-  'services.loadbalancers',
-];
+export const SERVICE_RESOURCE_NAMES: readonly string[] = [SERVICE_OBJECT_COUNT_NAME, 'services', 'services.nodeports', 'services.loadbalancers'];
 
 export class ServiceEvaluator extends UnscopedEvaluator {
   readonly groupResource = SERVICES;
@@ -30,9 +26,8 @@ export class ServiceEvaluator extends UnscopedEvaluator {
     return intersection(input, SERVICE_RESOURCE_NAMES);
   }
 
-
-  usage(object: KubeObject): ResourceList {
-    const read = new FieldReader('service');
+  usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
+    const read = new FieldReader('service', options.stored);
     const spec = read.object(field(read.object(object, '') ?? {}, 'spec'), 'spec');
     const type = read.string(field(spec, 'type'), 'spec.type');
     const nodePortsAsked = read
