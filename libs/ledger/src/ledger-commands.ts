@@ -252,7 +252,7 @@ export class LedgerCommands {
   async reconcile(namespace: string, listing: ReconcileListing, options: WriteOptions & { readonly graceMs: number }): Promise<ReconcileOutcome> {
     const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId } as const;
     const { answer, after } = await this.handle(namespace, command, writeMeta(options));
-    return { namespace, version: after.version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending, uncovered: answer.uncovered };
+    return { namespace, version: after.version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending, uncovered: answer.uncovered, unreadable: answer.unreadable };
   }
 
   async putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {

@@ -161,7 +161,12 @@ export interface Terminated {
   };
 }
 
-/** An object that exists with no reservation: its usage counts from now on, over hard or not. */
+/**
+ * An object that exists with no reservation: its usage counts from now on, over hard or not. Also
+ * an object the ledger held at other usage than its listing shows, with nothing of it waiting to
+ * be confirmed (re-measured: `replaces` names the reservation it takes over from, which a
+ * `superseded` release retires in the same transaction).
+ */
 export interface Adopted {
   readonly type: 'Adopted';
   readonly data: {
@@ -169,6 +174,8 @@ export interface Adopted {
     readonly object: ObjectRef;
     readonly usage: RawQuantities;
     readonly scopeFacts: ScopeFacts;
+    /** Re-measured: the reservation whose record of the object the listing contradicted. */
+    readonly replaces?: string;
   };
 }
 

@@ -58,7 +58,7 @@ export function decideReleaseReservation(command: ReleaseReservation, facts: Nam
  */
 export function decideReconciliation(command: Reconcile, facts: NamespaceFacts): Decided<ReconcileAnswer> {
   // A namespace that holds only its Namespace object is not managed: nothing is charged there to reconcile.
-  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0, uncovered: [] } };
+  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0, uncovered: [], unreadable: [] } };
   assert(facts.liveLoaded === 'all', 'every live reservation was loaded before reconciling');
   assert(facts.releasedSince?.since === command.listedAt, 'the releases since the listing were looked up before reconciling');
   const decision = decideReconcile(facts.state, {
@@ -76,7 +76,15 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
   const events = counted ? [...decision.events, { type: 'Counted', data: { listedAt: iso(command.listedAt) } } as const] : decision.events;
   return {
     events,
-    answer: { kind: 'Reconciled', actions: decision.actions, overHard: decision.overHard, pending: decision.pending, uncovered: decision.uncovered, ...(counted ? { counted: true } : {}) },
+    answer: {
+      kind: 'Reconciled',
+      actions: decision.actions,
+      overHard: decision.overHard,
+      pending: decision.pending,
+      uncovered: decision.uncovered,
+      unreadable: decision.unreadable,
+      ...(counted ? { counted: true } : {}),
+    },
   };
 }
 
