@@ -173,6 +173,8 @@ export function decideAdmission(command: Admit, view: AdmissionView): AdmissionD
     now: command.now,
     // A request's word that its object reached its end is not taken: only the cluster's listing says so.
     asLive,
+    // Nor is a pod charged below its spec: a resize found Infeasible may be applied yet.
+    specFloor: true,
     quotas: view.quotas,
     ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
   });
@@ -279,7 +281,7 @@ function changesNothing(command: Admit, now: SettledState, stored: StoredObject,
   if (!oldObject) return false;
   try {
     const evaluator = evaluatorFor(command.request.groupResource);
-    const before = { usage: evaluator.usage(oldObject, { now: command.now, asLive }), scopeFacts: evaluator.scopeFacts(oldObject) };
+    const before = { usage: evaluator.usage(oldObject, { now: command.now, asLive, specFloor: true }), scopeFacts: evaluator.scopeFacts(oldObject) };
     return sameState(before, stateOf(newest));
   } catch (error) {
     if (error instanceof DomainError) return false;
@@ -301,7 +303,7 @@ function newState(request: AdmissionRequest, object: KubeObject, now: number, as
   if (isIgnoredResource(request.groupResource)) return undefined;
   const evaluator = evaluatorFor(request.groupResource);
   if (!evaluator.handles(request.operation, request.subresource, object, request.oldObject)) return undefined;
-  return { usage: evaluator.usage(object, { now, asLive }), scopeFacts: evaluator.scopeFacts(object) };
+  return { usage: evaluator.usage(object, { now, asLive, specFloor: true }), scopeFacts: evaluator.scopeFacts(object) };
 }
 
 /** What the ledger holds for the request's object, and whether the request contradicts it. */

@@ -48,6 +48,13 @@ function listed(cpu: string, resourceVersion?: string, status?: Pod['status']): 
   return measured;
 }
 
+/** A kubelet's status: the container at `cpu`, a resize beyond it Infeasible. */
+const infeasibleAt = (cpu: string) =>
+  ({
+    conditions: [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' }],
+    containerStatuses: [{ name: 'c', allocatedResources: { cpu }, resources: { requests: { cpu }, limits: { cpu } } }],
+  }) as Pod['status'];
+
 /** The plan in words: `release:<id>:<reason>`, `commit:<id>`, `remeasure:<id>`, `waiting:<n>`. */
 function plan(live: readonly Reservation[], object: MeasuredObject, listedAt = T0 + 5000): string[] {
   const p = planListed(live, object, { listedAt, graceMs: GRACE });
@@ -118,6 +125,8 @@ describe('planListed: what the listing of one object the ledger holds settles', 
       ['a reserved CREATE listed at other usage: measured again rather than committed', ox([], { committed: false }), listed('300m', '20'), ['remeasure:c']],
       ['a reserved CREATE listed as reserved: committed', ox([], { committed: false }), listed('500m', '20'), ['commit:c']],
       ['a pod at its end: the Terminated event cuts it down, not a measure', ox([]), listed('300m', '20', { phase: 'Succeeded' }), []],
+      // Kubernetes counts it at what the node holds (300m); the kubelet may apply it yet.
+      ['a pod whose resize up to 500m its kubelet found Infeasible: still its spec', ox([]), listed('500m', '20', infeasibleAt('300m')), []],
     ] as const)('%s', (_case, live, object, expected) => {
       expect(plan(live, object)).toEqual(expected);
     });

@@ -62,7 +62,7 @@ export interface UnreadableObject {
 export function measureListed(existing: ExistingObject, now: number): Listed {
   const evaluator = evaluatorFor(existing.groupResource);
   const { object } = existing;
-  const options = { now, stored: true } as const;
+  const options = { now, stored: true, specFloor: true } as const;
   try {
     const endOfLife = evaluator.endOfLife?.(object, options);
     const resourceVersion = versionOf(object.metadata?.resourceVersion);

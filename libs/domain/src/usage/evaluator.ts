@@ -25,6 +25,13 @@ export interface UsageOptions {
    * are not applied; what Kubernetes itself refuses (a quantity that does not parse) still is.
    */
   readonly stored?: boolean;
+  /**
+   * Never measure below what the object's spec asks. Kubernetes counts a pod whose resize its
+   * kubelet found Infeasible at what the node holds only; but the kubelet may apply it yet, and no
+   * review would tell the ledger when. The ledger measures this way (admission and the listing),
+   * so that what it charges covers every state the object may be in (namespace/stored.ts).
+   */
+  readonly specFloor?: boolean;
 }
 
 /**

@@ -119,8 +119,9 @@ export class PodEvaluator extends EvaluatorBase {
 export function podUsage(pod: PodModel, options: UsageOptions = {}): ResourceList {
   const count = Resources.fromEntries([[POD_OBJECT_COUNT_NAME, Quantity.fromInt(1n)]]);
   if (!options.asLive && podEndOfLife(pod, options.now) !== undefined) return count;
-  const requests = podRequests(pod, QUOTA_OPTIONS);
-  const limits = podLimits(pod, QUOTA_OPTIONS);
+  const resources = options.specFloor ? { ...QUOTA_OPTIONS, specFloor: true } : QUOTA_OPTIONS;
+  const requests = podRequests(pod, resources);
+  const limits = podLimits(pod, resources);
   return Resources.add(count, computeUsage(requests, limits));
 }
 
