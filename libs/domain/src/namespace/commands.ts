@@ -3,6 +3,7 @@ import type { GroupResource, RawQuantities, ResourceQuotaSpec } from '../kube/ty
 import type { NamespaceDefinition, SharedQuotaRef } from '../shared/shared-quota.js';
 import type { AdmissionRequest } from './admission.js';
 import type { ExistingObject, OverHard, ReconcileAction, Uncovered, Unreadable } from './reconcile.js';
+import type { Listed } from './settle-listed.js';
 import type { LimitedResource } from '../quota/check.js';
 import type { AdmissionPlugin } from './plugins.js';
 import type { AdmissionResult, Refusal } from './answers.js';
@@ -106,6 +107,12 @@ export interface Reconcile {
   /** The resources the listing is complete for. */
   readonly covers: readonly GroupResource[];
   readonly objects: readonly ExistingObject[];
+  /**
+   * The objects measured already (`measureListing`), before the transaction: measuring them is
+   * most of what a reconcile costs, and a retried transaction would measure them again. Absent:
+   * measured at the decision.
+   */
+  readonly listed?: readonly Listed[];
   /** When the listing started, epoch ms (the ledger's clock). */
   readonly listedAt: number;
   readonly graceMs: number;

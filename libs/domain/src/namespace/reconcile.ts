@@ -4,9 +4,8 @@ import { fold, type NamespaceState, type Reservation } from '../events/fold.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import type { Quantity } from '../quantity/quantity.js';
-import { isIgnoredResource } from '../usage/registry.js';
 import { decideCommit } from './lifecycle.js';
-import { measureListed, planListed, type ExistingObject, type Listed, type MeasuredObject } from './settle-listed.js';
+import { measureListing, planListed, type ExistingObject, type Listed, type MeasuredObject } from './settle-listed.js';
 import { isSameResource, releaseEvents } from './stored.js';
 
 export type { ExistingObject } from './settle-listed.js';
@@ -21,6 +20,8 @@ export interface ReconcileInput {
   /** The resources the listing is complete for; reservations of other resources are left alone. */
   readonly covers: readonly GroupResource[];
   readonly objects: readonly ExistingObject[];
+  /** The objects measured already (`measureListing`); absent: measured here, at `now`. */
+  readonly listed?: readonly Listed[];
   /**
    * When the listing started (epoch ms). An object created after it may be missing from it,
    * so only what was reserved a grace period before it, or committed before it, can be
@@ -95,8 +96,8 @@ const spelling = (gr: GroupResource): string => (gr.group === '' ? gr.resource :
 export function decideReconcile(state: NamespaceState, input: ReconcileInput): ReconcileDecision {
   const covered = new Set(input.covers.map(key));
   const listed = new Map<string, Listed>();
-  for (const object of input.objects) {
-    if (covered.has(key(object.groupResource)) && !isIgnoredResource(object.groupResource)) listed.set(object.uid, measureListed(object, input.now));
+  for (const object of input.listed ?? measureListing(input.objects, input.now)) {
+    if (covered.has(key(object.existing.groupResource))) listed.set(object.existing.uid, object);
   }
   const existing = new Set(input.objects.filter((object) => covered.has(key(object.groupResource))).map((object) => object.uid));
   const pass = new Corrections(state, input);

@@ -64,6 +64,7 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
   const decision = decideReconcile(facts.state, {
     covers: command.covers,
     objects: command.objects,
+    ...(command.listed ? { listed: command.listed } : {}),
     listedAt: command.listedAt,
     now: facts.now,
     graceMs: command.graceMs,

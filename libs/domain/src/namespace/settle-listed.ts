@@ -3,7 +3,7 @@ import type { TerminationReason } from '../events/events.js';
 import type { Reservation } from '../events/fold.js';
 import type { GroupResource, KubeObject } from '../kube/types.js';
 import type { ResourceList } from '../resources/resource-list.js';
-import { evaluatorFor } from '../usage/registry.js';
+import { evaluatorFor, isIgnoredResource } from '../usage/registry.js';
 import { isSettled, originOf, sameState, settledOf, settledStateOf, stateOf, type SettledState } from './stored.js';
 
 /**
@@ -66,11 +66,13 @@ export function measureListed(existing: ExistingObject, now: number): Listed {
   try {
     const endOfLife = evaluator.endOfLife?.(object, options);
     const resourceVersion = versionOf(object.metadata?.resourceVersion);
+    const usage = evaluator.usage(object, { ...options, asLive: true });
     return {
       readable: true,
       existing,
-      state: { usage: evaluator.usage(object, { ...options, asLive: true }), scopeFacts: evaluator.scopeFacts(object, options) },
-      usage: evaluator.usage(object, options),
+      state: { usage, scopeFacts: evaluator.scopeFacts(object, options) },
+      // Alive, it counts what it would as though alive.
+      usage: endOfLife === undefined ? usage : evaluator.usage(object, options),
       ...(endOfLife === undefined ? {} : { endOfLife }),
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
     };
@@ -78,6 +80,14 @@ export function measureListed(existing: ExistingObject, now: number): Listed {
     if (!(error instanceof DomainError)) throw error;
     return { readable: false, existing, reason: error.message };
   }
+}
+
+/**
+ * Every listed object of a kind quota charges, measured (`measureListed`) as of `at`: done by the
+ * ledger before the reconcile's transaction (its end of life judged at the listing's start).
+ */
+export function measureListing(objects: readonly ExistingObject[], at: number): Listed[] {
+  return objects.filter((object) => !isIgnoredResource(object.groupResource)).map((object) => measureListed(object, at));
 }
 
 /** What to append for one listed object; reconcile.ts turns it into events. */
