@@ -113,6 +113,11 @@ describe('planListed: what the listing of one object the ledger holds settles', 
       expect(plan(legacy, listed(cpu))).toEqual(expected);
     });
 
+    it('nor a resourceVersion out of the comparable form (KEP-5504: a positive integer, no leading zeros)', () => {
+      expect(plan(downThenUp, listed('500m', '012'))).toEqual(['waiting:2']);
+      expect(plan(downThenUp, listed('500m', '12'))).toEqual(['commit:u2']);
+    });
+
     it('commits the change the listing matches once the other has waited the grace period', () => {
       expect(plan(legacy, listed('500m'), T0 + 1002 + GRACE)).toEqual(['release:u1:stale', 'commit:u2']);
     });

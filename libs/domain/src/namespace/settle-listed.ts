@@ -13,7 +13,8 @@ import { isSettled, originOf, sameState, settledOf, settledStateOf, stateOf, typ
  * never less than a state the object may be in — and, once nothing of the object may still
  * change without a new review, charges exactly what the listing shows.
  *
- * What may still be written is told by resourceVersions. The API server writes a change only if
+ * What may still be written is told by resourceVersions, which Kubernetes lets clients compare
+ * for objects of one resource (KEP-5504, stable since v1.35). The API server writes a change only if
  * the object is still at the version its review read (`oldResourceVersion`), so a listing that
  * shows a later version shows the change's fate: written (maybe changed again since), or never
  * to be. A change read at the listed version or later may be written after the listing was
@@ -154,9 +155,10 @@ function remeasurable(settled: Reservation, listed: MeasuredObject, listedAt: nu
   return (settled.committedAt ?? settled.reservedAt) < listedAt;
 }
 
-const DECIMAL = /^[0-9]{1,40}$/;
+/** Kubernetes' comparable form (KEP-5504, stable since v1.35): a positive integer without leading zeros. */
+const DECIMAL = /^[1-9][0-9]{0,39}$/;
 
-/** A resourceVersion as etcd's revision, or undefined when it is not a decimal number. */
+/** A resourceVersion as a number to compare (objects of one resource only), or undefined when it is not in the comparable form. */
 function versionOf(text: string | undefined): bigint | undefined {
   return text !== undefined && DECIMAL.test(text) ? BigInt(text) : undefined;
 }
