@@ -23,7 +23,15 @@ const settled = new Set<string>(['settled']);
 const ledger: ReconcilerLedger = {
   now: async () => now,
   namespaces: async () => [],
-  reconcile: async (namespace): Promise<ReconcileOutcome> => ({ namespace, version: 1, actions: [], overHard: [], pending: 0, uncovered: settled.has(namespace) ? [] : [{ resource: WIDGETS, count: 1 }] }),
+  reconcile: async (namespace): Promise<ReconcileOutcome> => ({
+    namespace,
+    version: 1,
+    actions: [],
+    overHard: [],
+    pending: 0,
+    uncovered: settled.has(namespace) ? [] : [{ resource: WIDGETS, count: 1 }],
+    unreadable: [],
+  }),
 };
 const inventory: InventorySource = {
   kind: 'stub',

@@ -11,10 +11,10 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
-  const seen = { committed: 0, released: 0, terminated: 0, adopted: 0 };
+  const seen = { committed: 0, released: 0, terminated: 0, adopted: 0, remeasured: 0 };
   new Counter({
     name: 'quota_ledger_reconciler_actions_total',
-    help: 'Events the reconciler appended, by kind: commit (the object exists), release (stale, deleted, expired), terminate (a terminal pod keeps only its object count), adopt (an object nobody reserved).',
+    help: 'Events the reconciler appended, by kind: commit (the object exists), release (stale, deleted, expired), terminate (a terminal pod keeps only its object count), adopt (an object nobody reserved), remeasure (an object listed at other usage than the ledger held, nothing of it waiting: charged as listed).',
     labelNames: ['kind'],
     registers,
     collect() {
@@ -23,6 +23,7 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
         ['release', 'released'],
         ['terminate', 'terminated'],
         ['adopt', 'adopted'],
+        ['remeasure', 'remeasured'],
       ] as const) {
         this.inc({ kind }, reconciler.stats[stat] - seen[stat]);
         seen[stat] = reconciler.stats[stat];
@@ -30,6 +31,12 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
     },
   });
   mirroredCounter({ name: 'quota_ledger_reconciler_namespaces_total', help: 'Namespace reconciliations completed.', registers, read: () => reconciler.stats.namespaces });
+  mirroredCounter({
+    name: 'quota_ledger_reconciler_unreadable_objects_total',
+    help: "Listed objects left out of a namespace's pass because they could not be read even as the API server stored them (each pass that met one counts it; the log names them); the namespace's other objects were reconciled.",
+    registers,
+    read: () => reconciler.stats.unreadable,
+  });
   mirroredCounter({
     name: 'quota_ledger_reconciler_failures_total',
     help: 'Namespace reconciliations that failed (the inventory could not be listed completely); retried with backoff.',

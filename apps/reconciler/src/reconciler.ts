@@ -52,6 +52,9 @@ export interface ReconcilerOptions {
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
+/** Namespaces whose unreadable objects the log remembers having said (beyond it, one may be said again). */
+const UNREADABLE_NAMESPACES_MAX = 10_000;
+
 /** Counters for metrics and tests. */
 export interface ReconcilerStats {
   namespaces: number;
@@ -60,6 +63,10 @@ export interface ReconcilerStats {
   /** Committed objects found terminal (a pod Succeeded, Failed or past its grace period): their compute charge released. */
   terminated: number;
   adopted: number;
+  /** Objects listed at other usage than the ledger held, with nothing of them waiting: charged as listed from then on. */
+  remeasured: number;
+  /** Listed objects left out of a pass because they could not be read (each pass that met one counts it). */
+  unreadable: number;
   failures: number;
   /** Namespace objects recorded or changed from the inventory's listing. */
   namespacesRecorded: number;
@@ -89,7 +96,9 @@ export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNames
  */
 export class Reconciler {
   readonly queue: Queue<NamespaceJobData>;
-  readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, terminated: 0, adopted: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
+  readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, terminated: 0, adopted: 0, remeasured: 0, unreadable: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
+  /** Per namespace, the unreadable objects its last pass met (said in the log when they change; bounded). */
+  private readonly unreadableSaid = new Map<string, string>();
   /** Per namespace, the live reservations of kinds the inventory does not list (bounded: uncovered.ts). */
   readonly uncovered: UncoveredReports;
   /** Settles namespaces on watch events; undefined when not watching. */
@@ -216,8 +225,10 @@ export class Reconciler {
       if (action.kind === 'commit') this.stats.committed++;
       else if (action.kind === 'release') this.stats.released++;
       else if (action.kind === 'terminate') this.stats.terminated++;
+      else if (action.kind === 'remeasure') this.stats.remeasured++;
       else this.stats.adopted++;
     }
+    this.reportUnreadable(namespace, outcome);
     const wasUncovered = this.uncovered.has(namespace);
     this.uncovered.record(namespace, outcome.uncovered, listedAt);
     if (outcome.actions.length > 0 || outcome.overHard.length > 0 || (outcome.uncovered.length > 0 && !wasUncovered)) {
@@ -228,6 +239,25 @@ export class Reconciler {
         ...(outcome.overHard.length > 0 ? { overHard: outcome.overHard } : {}),
         // Said once when they first appear: the inventory does not list these kinds (CUSTOM_RESOURCES).
         ...(outcome.uncovered.length > 0 ? { uncovered: outcome.uncovered } : {}),
+      });
+    }
+  }
+
+  /**
+   * Listed objects that could not be read were left out of the pass and the rest reconciled: counted
+   * at every pass, said in the log when a namespace's set of them changes (not at every settle).
+   */
+  private reportUnreadable(namespace: string, outcome: ReconcileOutcome): void {
+    this.stats.unreadable += outcome.unreadable.length;
+    const said = outcome.unreadable.map((object) => object.uid).join(',');
+    if ((this.unreadableSaid.get(namespace) ?? '') === said) return;
+    this.unreadableSaid.delete(namespace);
+    if (said !== '') {
+      this.unreadableSaid.set(namespace, said);
+      if (this.unreadableSaid.size > UNREADABLE_NAMESPACES_MAX) this.unreadableSaid.delete(this.unreadableSaid.keys().next().value as string);
+      this.options.log?.('warn', 'listed objects that cannot be read were left out of the pass (their reservations kept as they were); the rest were reconciled', {
+        namespace,
+        unreadable: outcome.unreadable,
       });
     }
   }

@@ -82,6 +82,7 @@ export interface ReservationJson {
   readonly supersedes?: string;
   readonly scopeFacts: ScopeFacts;
   readonly previousScopeFacts?: ScopeFacts;
+  readonly oldResourceVersion?: string;
   readonly version: number;
   readonly reservedAt: number;
   readonly committedAt?: number;
@@ -222,6 +223,7 @@ export function reservationToJson(r: Reservation): ReservationJson {
     ...(r.supersedes ? { supersedes: r.supersedes } : {}),
     scopeFacts: r.scopeFacts,
     ...(r.previousScopeFacts ? { previousScopeFacts: r.previousScopeFacts } : {}),
+    ...(r.oldResourceVersion ? { oldResourceVersion: r.oldResourceVersion } : {}),
     version: r.version,
     reservedAt: r.reservedAt,
     ...(r.committedAt === undefined ? {} : { committedAt: r.committedAt }),
@@ -242,6 +244,7 @@ export function reservationFromJson(j: ReservationJson): Reservation {
     ...(j.supersedes ? { supersedes: j.supersedes } : {}),
     scopeFacts: j.scopeFacts,
     ...(j.previousScopeFacts ? { previousScopeFacts: j.previousScopeFacts } : {}),
+    ...(j.oldResourceVersion ? { oldResourceVersion: j.oldResourceVersion } : {}),
     version: j.version,
     reservedAt: j.reservedAt,
     ...(j.committedAt === undefined ? {} : { committedAt: j.committedAt }),

@@ -3,6 +3,7 @@ import {
   assert,
   groupResourceString,
   initialState,
+  measureListing,
   needsOf,
   type AdmissionPlugin,
   type AnswerOf,
@@ -251,9 +252,11 @@ export class LedgerCommands {
    */
   async reconcile(namespace: string, listing: ReconcileListing, options: WriteOptions & { readonly graceMs: number }): Promise<ReconcileOutcome> {
     const countable = listing.countable === false ? { countable: false } : {};
-    const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId, ...countable } as const;
+    // Measured once, outside the transaction (and its retries), as of the listing's start.
+    const listed = measureListing(listing.objects, listing.listedAt);
+    const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listed, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId, ...countable } as const;
     const { answer, after } = await this.handle(namespace, command, writeMeta(options));
-    return { namespace, version: after.version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending, uncovered: answer.uncovered };
+    return { namespace, version: after.version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending, uncovered: answer.uncovered, unreadable: answer.unreadable };
   }
 
   async putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {

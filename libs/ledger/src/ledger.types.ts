@@ -8,6 +8,7 @@ import type {
   OverHard,
   ReconcileAction,
   Uncovered,
+  Unreadable,
   LimitRangeDefinition,
   LimitedResource,
   ObjectRef,
@@ -331,6 +332,8 @@ export interface ReconcileOutcome {
   readonly pending: number;
   /** Live reservations of objects of kinds the inventory does not list, by resource. */
   readonly uncovered: readonly Uncovered[];
+  /** Listed objects that could not be read, even as the API server stored them: left out of the pass, their reservations as they were. */
+  readonly unreadable: readonly Unreadable[];
 }
 
 /** Usage as of an instant: the state after the last event recorded at or before `at`. */

@@ -28,9 +28,11 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
   },
   {
     // A kubelet's status write (pods/status: what it allocated and applied, a resize it found
-    // Infeasible) is not reviewed by our webhook and not re-measured from the listing; Kubernetes'
-    // quota controller recounts from it. We keep charging what was admitted: as much or more.
-    id: "a kubelet's status is not re-measured",
+    // Infeasible) is not reviewed by our webhook; the reconciler measures the pod again at its next
+    // pass, never below its spec. Kubernetes' quota controller recounts from it at once, and counts
+    // an infeasible resize at what the node holds. We charge what was admitted until then, and the
+    // spec of an infeasible resize: as much or more.
+    id: "a kubelet's status is measured at the next pass, never below the spec",
     readme: "What a kubelet writes to a pod's status",
     matches: (d) => d.what === 'usage' && d.op.op === 'kubelet' && (d.usage ?? []).every((u) => lessQuantity(u.kubernetes, u.ledger)),
   },

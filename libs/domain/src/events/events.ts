@@ -117,6 +117,12 @@ export interface Reserved {
     readonly expiresAt?: string;
     /** Who made it; absent in events written before it was recorded (see `originOf`). */
     readonly source?: ReservationSource;
+    /**
+     * UPDATE from the API server's review only: the `metadata.resourceVersion` of the stored
+     * object it changed (its oldObject). The API server writes the change only if the object is
+     * still at that version, so a listing showing a later version shows whether it was written.
+     */
+    readonly oldResourceVersion?: string;
   };
 }
 
@@ -155,7 +161,12 @@ export interface Terminated {
   };
 }
 
-/** An object that exists with no reservation: its usage counts from now on, over hard or not. */
+/**
+ * An object that exists with no reservation: its usage counts from now on, over hard or not. Also
+ * an object the ledger held at other usage than its listing shows, with nothing of it waiting to
+ * be confirmed (re-measured: `replaces` names the reservation it takes over from, which a
+ * `superseded` release retires in the same transaction).
+ */
 export interface Adopted {
   readonly type: 'Adopted';
   readonly data: {
@@ -163,6 +174,8 @@ export interface Adopted {
     readonly object: ObjectRef;
     readonly usage: RawQuantities;
     readonly scopeFacts: ScopeFacts;
+    /** Re-measured: the reservation whose record of the object the listing contradicted. */
+    readonly replaces?: string;
   };
 }
 

@@ -28,6 +28,7 @@ export function applyReservationEvent(draft: Draft, event: ReservationEvent, ver
         ...(data.supersedes ? { supersedes: data.supersedes } : {}),
         scopeFacts: data.scopeFacts,
         ...(data.previousScopeFacts ? { previousScopeFacts: data.previousScopeFacts } : {}),
+        ...(data.oldResourceVersion ? { oldResourceVersion: data.oldResourceVersion } : {}),
         version,
         reservedAt: at,
         ...(expiresAt === undefined ? {} : { expiresAt }),
@@ -56,7 +57,7 @@ export function applyReservationEvent(draft: Draft, event: ReservationEvent, ver
       assert(reservation.status === 'reserved', `reservation ${reservationId} committed twice`);
       // A committed update counts the object's whole new usage; the reservation of its
       // previous state is released (superseded) by its own event.
-      const { previousScopeFacts: _, ...rest } = reservation;
+      const { previousScopeFacts: _, oldResourceVersion: __, ...rest } = reservation;
       const committed: Reservation = { ...rest, status: 'committed', contribution: reservation.objectUsage ?? reservation.contribution, committedAt: at };
       applyContribution(draft, reservation, -1);
       applyContribution(draft, committed, 1);

@@ -58,6 +58,8 @@ export interface Reservation {
   readonly scopeFacts: ScopeFacts;
   /** UPDATE only, while pending: the facts of the object's previous state. */
   readonly previousScopeFacts?: ScopeFacts;
+  /** UPDATE from the API server only: the resourceVersion of the stored object it changed (Reserved.oldResourceVersion). */
+  readonly oldResourceVersion?: string;
   /** The stream version of its Reserved or Adopted event. */
   readonly version: number;
   readonly reservedAt: number;

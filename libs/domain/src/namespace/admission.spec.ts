@@ -15,8 +15,7 @@ function recordAll(events: readonly LedgerEvent[]): RecordedEvent[] {
   return events.map((event, i) => ({ ...event, version: i + 1, at: T0 + i }));
 }
 
-const append = (state: NamespaceState, event: LedgerEvent): NamespaceState =>
-  evolve(state, { ...event, version: state.version + 1, at: T0 + state.version + 1 });
+const append = (state: NamespaceState, event: LedgerEvent): NamespaceState => evolve(state, { ...event, version: state.version + 1, at: T0 + state.version + 1 });
 
 const pod = (name: string, requests: Record<string, string>, limits: Record<string, string> = requests): Pod => ({
   apiVersion: 'v1',
@@ -31,8 +30,7 @@ const create = (object: Pod, id = `res-${object.metadata?.name}`): Admit => ({
   now: T0,
 });
 
-const withQuota = (hard: Record<string, string>, extra: LedgerEvent[] = []): NamespaceState =>
-  fold(recordAll([{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard } } }, ...extra]));
+const withQuota = (hard: Record<string, string>, extra: LedgerEvent[] = []): NamespaceState => fold(recordAll([{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard } } }, ...extra]));
 
 const stored = <T extends { metadata: object }>(o: T): T => ({ ...o, metadata: { ...o.metadata, resourceVersion: '5' } });
 
@@ -86,9 +84,7 @@ describe('decideAdmission', () => {
   });
 
   it('a LimitRange violation is refused before quota is looked at', () => {
-    const state = fold(
-      recordAll([{ type: 'LimitRangeDefined', data: { name: 'caps', spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } } }]),
-    );
+    const state = fold(recordAll([{ type: 'LimitRangeDefined', data: { name: 'caps', spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } } }]));
     const decision = decideAdmission(create(pod('big', { cpu: '2' })), admissionViewOf(state));
     expect(decision).toMatchObject({
       allowed: false,
@@ -157,6 +153,54 @@ describe('decideAdmission', () => {
     const decision = decideAdmission({ ...create(pod('t', { cpu: '1' })), expiresAt: T0 + 60_000 }, admissionViewOf(initialState()));
     if (!decision.allowed) throw new Error('expected admission');
     expect(decision.reservation?.data.expiresAt).toBe('2026-01-01T00:01:00.000Z');
+  });
+});
+
+describe('a change of an object while another of it waits to be confirmed', () => {
+  const ox = (cpu: string, resourceVersion: string): Pod => ({ ...pod('ox', { cpu }, {}), metadata: { name: 'ox', namespace: 'team-a', uid: 'uid-ox', resourceVersion } });
+  const resize = (to: Pod, from: Pod, id: string, source: Admit['source'] = 'webhook'): Admit => ({
+    request: { operation: 'UPDATE', groupResource: PODS, subresource: 'resize', namespace: 'team-a', name: 'ox', object: to, oldObject: from },
+    reservationId: id,
+    now: T0,
+    ...(source ? { source } : {}),
+  });
+  /** Pod ox created at 500m and committed, then resized down to 300m (waiting to be confirmed). */
+  function resizedDown(): NamespaceState {
+    let state = withQuota({ 'requests.cpu': '2' });
+    for (const admit of [{ ...create(ox('500m', '1'), 'c'), source: 'webhook' as const }, resize(ox('300m', '10'), ox('500m', '10'), 'down')]) {
+      const decision = decideAdmission(admit, admissionViewOf(state, 'uid-ox'));
+      if (!decision.allowed || !decision.reservation) throw new Error('fits');
+      state = append(state, decision.reservation);
+      if (admit.reservationId === 'c') state = append(state, { type: 'Committed', data: { reservationId: 'c' } });
+    }
+    return state;
+  }
+
+  it('records a resize back up to the settled size (the report: ox 500m, down to 300m, up to 500m before the first was confirmed)', () => {
+    const up = decideAdmission(resize(ox('500m', '11'), ox('300m', '11'), 'up'), admissionViewOf(resizedDown(), 'uid-ox'));
+    expect(up).toMatchObject({
+      allowed: true,
+      charges: [],
+      reservation: { data: { operation: 'UPDATE', charged: { 'requests.cpu': '0' }, objectUsage: { 'requests.cpu': '500m' }, supersedes: 'down', oldResourceVersion: '11' } },
+    });
+    // Committing the resize down under it would charge 300m while the pod may be at 500m: refused.
+    const state = append(resizedDown(), (up as { reservation: LedgerEvent }).reservation);
+    expect(decideCommit(state, 'down', T0)).toEqual({ kind: 'Blocked', by: 'up' });
+    expect(Resources.canonicalResourceList(state.used.get('compute') ?? {})).toEqual({ 'requests.cpu': '500m' });
+  });
+
+  it('records a repeat of the waiting change too: it is a request of its own, which may be written when the first is not', () => {
+    const again = decideAdmission(resize(ox('300m', '10'), ox('500m', '10'), 'again'), admissionViewOf(resizedDown(), 'uid-ox'));
+    expect(again).toMatchObject({ allowed: true, reservation: { data: { operation: 'UPDATE', objectUsage: { 'requests.cpu': '300m' }, supersedes: 'down' } } });
+  });
+
+  it("records the resourceVersion a change was read at from the API server's review only, never from a REST call's oldObject", () => {
+    const fresh = withQuota({ 'requests.cpu': '2' });
+    const review = decideAdmission(resize(ox('400m', '11'), ox('300m', '11'), 'review', 'webhook'), admissionViewOf(fresh, 'uid-ox'));
+    const rest = decideAdmission(resize(ox('400m', '11'), ox('300m', '11'), 'rest', 'rest'), admissionViewOf(fresh, 'uid-ox'));
+    expect(review).toMatchObject({ allowed: true, reservation: { data: { operation: 'UPDATE', oldResourceVersion: '11' } } });
+    expect(rest).toMatchObject({ allowed: true, reservation: { data: { operation: 'UPDATE' } } });
+    expect((rest as { reservation: { data: object } }).reservation.data).not.toHaveProperty('oldResourceVersion');
   });
 });
 
@@ -252,6 +296,8 @@ describe('decideAdmission laws', () => {
             const chosen = pending[step.pick % Math.max(pending.length, 1)];
             if (!chosen) continue;
             const outcome = decideCommit(state, chosen.id, T0);
+            // A flip committed under a later one waiting would charge that one less than it asks.
+            if (outcome.kind === 'Blocked') continue;
             if (outcome.kind !== 'Commit') throw new Error(`a pending reservation must commit, got ${outcome.kind}`);
             for (const event of outcome.events) state = append(state, event);
           }
@@ -335,9 +381,18 @@ describe('what the ledger holds for an object, not what the request claims (issu
 
   it('reserves nothing for an UPDATE that changes nothing the ledger counts', () => {
     const state = created('10Gi', '5Gi');
-    const relabel = admitPvc(state, 'UPDATE', pvc('X', '5Gi', '3'), 'u1', pvc('X', '1Gi', '2'));
+    const relabel = admitPvc(state, 'UPDATE', pvc('X', '5Gi', '3'), 'u1', pvc('X', '5Gi', '2'));
     expect(relabel).toMatchObject({ allowed: true, charges: [] });
     if (relabel.allowed) expect(relabel.reservation).toBeUndefined();
+  });
+
+  it('charges nothing, but records, an UPDATE to the settled state from an old object the ledger does not know (changed behind its back)', () => {
+    // The old object is 1Gi: a change the webhook never saw (failing open) shrank it. The ledger
+    // still charges over its own record (nothing here), but records the change, so that a listing
+    // showing 1Gi while this one is being written does not measure the claim down to 1Gi.
+    const state = created('10Gi', '5Gi');
+    const relabel = admitPvc(state, 'UPDATE', pvc('X', '5Gi', '3'), 'u1', pvc('X', '1Gi', '2'));
+    expect(relabel).toMatchObject({ allowed: true, charges: [], reservation: { data: { operation: 'UPDATE', charged: { 'requests.storage': '0' }, objectUsage: { 'requests.storage': '5Gi' } } } });
   });
 
   it('charges the same CREATE of a known uid once, and refuses a different one with 409 instead of charging the old size', () => {
@@ -347,7 +402,10 @@ describe('what the ledger holds for an object, not what the request claims (issu
     if (again.allowed) expect(again.reservation).toBeUndefined();
     const bigger = admitPvc(state, 'CREATE', pvc('X', '9Gi'), 'c3');
     expect(bigger).toMatchObject({ allowed: false, code: 409, stage: 'ResourceQuota' });
-    if (!bigger.allowed) expect(bigger.message).toBe('Operation cannot be fulfilled on persistentvolumeclaims "claim-X": the object (uid X) is already admitted (reservation c-X) with other usage; send an UPDATE to change it');
+    if (!bigger.allowed)
+      expect(bigger.message).toBe(
+        'Operation cannot be fulfilled on persistentvolumeclaims "claim-X": the object (uid X) is already admitted (reservation c-X) with other usage; send an UPDATE to change it',
+      );
   });
 
   it('refuses a request whose uid the ledger holds for an object of another resource', () => {
@@ -365,8 +423,11 @@ describe('what the ledger holds for an object, not what the request claims (issu
       state = append(state, update.reservation);
     }
     expect(admitPvc(state, 'UPDATE', pvc('X', '99Gi', '99'), 'u99', pvc('X', '1Gi', '1'))).toMatchObject({ allowed: false, code: 409 });
-    // A change that reserves nothing (back to the settled size) is still allowed.
-    expect(admitPvc(state, 'UPDATE', pvc('X', '1Gi', '99'), 'u100', pvc('X', '1Gi', '1'))).toMatchObject({ allowed: true, charges: [] });
+    // While changes wait, even one back to the settled size, or a repeat of the newest, is a state
+    // the object may be in (it may be written when the others are not): recorded, so refused too.
+    const newest = `${LIVE_PER_OBJECT_MAX}Gi`;
+    expect(admitPvc(state, 'UPDATE', pvc('X', '1Gi', '99'), 'u100', pvc('X', newest, '98'))).toMatchObject({ allowed: false, code: 409 });
+    expect(admitPvc(state, 'UPDATE', pvc('X', newest, '99'), 'u101', pvc('X', newest, '98'))).toMatchObject({ allowed: false, code: 409 });
   });
 
   it('never lets usage pass hard, whatever the old objects claim, in any order of creates, updates, commits and releases', () => {

@@ -1,4 +1,5 @@
 import { assert } from '../assert.js';
+import { DomainError } from '../errors.js';
 import type { ReservationSource, Reserved } from '../events/events.js';
 import type { NamespaceState, Reservation } from '../events/fold.js';
 import type { GroupResource, KubeObject, LimitRange, Operation } from '../kube/types.js';
@@ -14,7 +15,7 @@ import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { selectObject } from '../kube/fields-read.js';
 import { evaluatorFor, isIgnoredResource } from '../usage/registry.js';
-import { isSameResource, LIVE_PER_OBJECT_MAX, liveReservationsOf, originOf, sameState, settledOf, settledStateOf, type SettledState } from './stored.js';
+import { isSameResource, isSettled, LIVE_PER_OBJECT_MAX, liveReservationsOf, originOf, sameState, settledOf, settledStateOf, stateOf, type SettledState } from './stored.js';
 
 /**
  * The admission decider: one request, the namespace's current quota state, and out comes
@@ -176,6 +177,8 @@ export function decideAdmission(whole: Admit, view: AdmissionView): AdmissionDec
     now: command.now,
     // A request's word that its object reached its end is not taken: only the cluster's listing says so.
     asLive,
+    // Nor is a pod charged below its spec: a resize found Infeasible may be applied yet.
+    specFloor: true,
     quotas: view.quotas,
     ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
   });
@@ -270,8 +273,8 @@ function reservationFor(command: Admit, object: KubeObject, stored: StoredObject
     return { type: 'Reserved', data: { ...base, operation: 'CREATE', charged: Resources.canonicalResourceList(usage) } };
   }
   const settled = stored.settled ? settledStateOf(stored.settled) : undefined;
-  // Nothing the ledger counts changes (a label edit): nothing to reserve, confirm or release.
-  if (settled && sameState(now, settled)) return undefined;
+  if (changesNothing(command, now, stored, asLive)) return undefined;
+  const oldResourceVersion = baseVersionOf(command);
   return {
     type: 'Reserved',
     data: {
@@ -282,8 +285,45 @@ function reservationFor(command: Admit, object: KubeObject, stored: StoredObject
       objectUsage: Resources.canonicalResourceList(usage),
       ...(stored.latest ? { supersedes: stored.latest.id } : {}),
       ...(settled ? { previousScopeFacts: settled.scopeFacts } : {}),
+      ...(oldResourceVersion ? { oldResourceVersion } : {}),
     },
   };
+}
+
+/**
+ * Whether an UPDATE changes nothing the ledger counts (a label edit): nothing to reserve, confirm
+ * or release. Only when nothing of the object waits to be confirmed, the request is its settled
+ * state again, and so is the old object it changes: by both accounts nothing changes. Not when a
+ * change waits: a change back to the settled state (a resize down, then up again) is a state the
+ * object may be in, which committing the change before it would otherwise charge the smaller size
+ * for good; and even a repeat of a waiting change is a request of its own, which may be written
+ * after the first was refused or timed out. Nor when the old object differs from the ledger's
+ * record (a change that bypassed the webhook): the listing could otherwise measure the object again
+ * below this change while it is being written (settle-listed.ts). The old object only ever makes
+ * the ledger record more; what is charged is still measured over the ledger's own record.
+ */
+function changesNothing(command: Admit, now: SettledState, stored: StoredObject, asLive: boolean): boolean {
+  const newest = stored.latest;
+  if (newest === undefined || !isSettled(newest) || !sameState(now, stateOf(newest))) return false;
+  const { oldObject } = command.request;
+  if (!oldObject) return false;
+  try {
+    const evaluator = evaluatorFor(command.request.groupResource);
+    const before = { usage: evaluator.usage(oldObject, { now: command.now, asLive, specFloor: true }), scopeFacts: evaluator.scopeFacts(oldObject) };
+    return sameState(before, stateOf(newest));
+  } catch (error) {
+    if (error instanceof DomainError) return false;
+    throw error;
+  }
+}
+
+/**
+ * The version of the stored object an UPDATE changes: a listing showing a later one shows whether
+ * the change was written (settle-listed.ts). Taken only from the API server's review.
+ */
+function baseVersionOf(command: Admit): string | undefined {
+  const { request } = command;
+  return command.source === 'webhook' && request.operation === 'UPDATE' ? request.oldObject?.metadata?.resourceVersion : undefined;
 }
 
 /** The object's usage and scope facts as its kind's evaluator measures them; undefined when quota does not charge this request. */
@@ -291,7 +331,7 @@ function newState(request: AdmissionRequest, object: KubeObject, now: number, as
   if (isIgnoredResource(request.groupResource)) return undefined;
   const evaluator = evaluatorFor(request.groupResource);
   if (!evaluator.handles(request.operation, request.subresource, object, request.oldObject)) return undefined;
-  return { usage: evaluator.usage(object, { now, asLive }), scopeFacts: evaluator.scopeFacts(object) };
+  return { usage: evaluator.usage(object, { now, asLive, specFloor: true }), scopeFacts: evaluator.scopeFacts(object) };
 }
 
 /** What the ledger holds for the request's object, and whether the request contradicts it. */

@@ -2,7 +2,8 @@ import type { ReleaseReason, LedgerEvent, LimitRangeDefinition, QuotaDefinition,
 import type { GroupResource, RawQuantities, ResourceQuotaSpec } from '../kube/types.js';
 import type { NamespaceDefinition, SharedQuotaRef } from '../shared/shared-quota.js';
 import type { AdmissionRequest } from './admission.js';
-import type { ExistingObject, OverHard, ReconcileAction, Uncovered } from './reconcile.js';
+import type { ExistingObject, OverHard, ReconcileAction, Uncovered, Unreadable } from './reconcile.js';
+import type { Listed } from './settle-listed.js';
 import type { LimitedResource } from '../quota/check.js';
 import type { AdmissionPlugin } from './plugins.js';
 import type { AdmissionResult, Refusal } from './answers.js';
@@ -106,6 +107,12 @@ export interface Reconcile {
   /** The resources the listing is complete for. */
   readonly covers: readonly GroupResource[];
   readonly objects: readonly ExistingObject[];
+  /**
+   * The objects measured already (`measureListing`), before the transaction: measuring them is
+   * most of what a reconcile costs, and a retried transaction would measure them again. Absent:
+   * measured at the decision.
+   */
+  readonly listed?: readonly Listed[];
   /** When the listing started, epoch ms (the ledger's clock). */
   readonly listedAt: number;
   readonly graceMs: number;
@@ -206,6 +213,8 @@ export interface ReconcileAnswer {
   readonly pending: number;
   /** Reservations of objects of kinds the listing does not cover, by resource (reconcile.ts). */
   readonly uncovered: readonly Uncovered[];
+  /** Listed objects that could not be read, left out of the pass (reconcile.ts). */
+  readonly unreadable: readonly Unreadable[];
   /** This listing was the namespace's first count (`Counted`): its quotas enforce from now on. */
   readonly counted?: true;
 }

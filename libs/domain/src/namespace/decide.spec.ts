@@ -68,7 +68,16 @@ describe('decide: AdmitObject', () => {
   it('reserves a pod that fits the quota, charged its whole usage', () => {
     const { events, answer } = given([quota({ pods: '2', 'requests.cpu': '2' })]).when(admitPod(pod('web', '500m')));
     expect(events).toEqual([
-      { type: 'Reserved', data: { reservationId: 'r-new', object: { ...pods, kind: 'Pod', name: 'web', uid: 'uid-web' }, operation: 'CREATE', charged: expect.objectContaining({ pods: '1', 'requests.cpu': '500m' }), scopeFacts: expect.any(Object) } },
+      {
+        type: 'Reserved',
+        data: {
+          reservationId: 'r-new',
+          object: { ...pods, kind: 'Pod', name: 'web', uid: 'uid-web' },
+          operation: 'CREATE',
+          charged: expect.objectContaining({ pods: '1', 'requests.cpu': '500m' }),
+          scopeFacts: expect.any(Object),
+        },
+      },
     ]);
     expect(answer).toMatchObject({ kind: 'Decided', result: { allowed: true, code: 200, dryRun: false, reservationId: 'r-new', charged: { pods: '1', 'requests.cpu': '500m' } } });
   });
@@ -84,7 +93,15 @@ describe('decide: AdmitObject', () => {
         dryRun: false,
         stage: 'ResourceQuota',
         message: 'pods "big" is forbidden: exceeded quota: compute, requested: requests.cpu=500m, used: requests.cpu=800m, limited: requests.cpu=1',
-        denial: { kind: 'Exceeded', quota: 'compute', resource: 'requests.cpu', requested: '500m', used: '800m', hard: '1', exceeded: [{ resource: 'requests.cpu', requested: '500m', used: '800m', hard: '1' }] },
+        denial: {
+          kind: 'Exceeded',
+          quota: 'compute',
+          resource: 'requests.cpu',
+          requested: '500m',
+          used: '800m',
+          hard: '1',
+          exceeded: [{ resource: 'requests.cpu', requested: '500m', used: '800m', hard: '1' }],
+        },
       },
     });
   });
@@ -149,7 +166,15 @@ describe('decide: AdmitResources', () => {
     expect(events).toEqual([
       {
         type: 'Reserved',
-        data: { reservationId: 'r-list', object: { group: 'example.com', resource: 'widgets', name: 'w1' }, operation: 'CREATE', charged: { 'example.com/gpu': '1' }, scopeFacts: {}, expiresAt: new Date(NOW + 60_000).toISOString(), source: 'rest' },
+        data: {
+          reservationId: 'r-list',
+          object: { group: 'example.com', resource: 'widgets', name: 'w1' },
+          operation: 'CREATE',
+          charged: { 'example.com/gpu': '1' },
+          scopeFacts: {},
+          expiresAt: new Date(NOW + 60_000).toISOString(),
+          source: 'rest',
+        },
       },
     ]);
     expect(answer).toMatchObject({ kind: 'Decided', result: { allowed: true, reservationId: 'r-list', expiresAt: new Date(NOW + 60_000).toISOString() } });
@@ -158,7 +183,10 @@ describe('decide: AdmitResources', () => {
   it('denies a list that would go over hard, naming the quota', () => {
     const { events, answer } = given([quota({ 'example.com/gpu': '1' })]).when(admitList({ 'example.com/gpu': '2' }));
     expect(events).toEqual([]);
-    expect(answer).toMatchObject({ kind: 'Decided', result: { allowed: false, code: 403, denial: { kind: 'Exceeded', quota: 'compute', resource: 'example.com/gpu', requested: '2', used: '0', hard: '1' } } });
+    expect(answer).toMatchObject({
+      kind: 'Decided',
+      result: { allowed: false, code: 403, denial: { kind: 'Exceeded', quota: 'compute', resource: 'example.com/gpu', requested: '2', used: '0', hard: '1' } },
+    });
   });
 });
 
@@ -180,7 +208,10 @@ describe('decide: CommitReservation', () => {
 
   it('releases a reservation past its TTL instead, and refuses the commit as Expired', () => {
     const expiresAt = new Date(NOW - 1).toISOString();
-    const { events, answer } = given([quota({ pods: '5' }), reserved('r1', 'u1', { pods: '1' }, { expiresAt })], recorded({ ...live, expiresAt: NOW - 1 })).when({ type: 'CommitReservation', reservationId: 'r1' });
+    const { events, answer } = given([quota({ pods: '5' }), reserved('r1', 'u1', { pods: '1' }, { expiresAt })], recorded({ ...live, expiresAt: NOW - 1 })).when({
+      type: 'CommitReservation',
+      reservationId: 'r1',
+    });
     expect(events).toEqual([{ type: 'Released', data: { reservationId: 'r1', reason: 'expired' } }]);
     expect(answer).toMatchObject({ kind: 'Refused', code: 'Expired', message: `reservation "r1" expired at ${expiresAt} before it was committed and has been released; reserve again` });
   });
@@ -194,12 +225,21 @@ describe('decide: CommitReservation', () => {
 
   it('answers NotFound for a reservation that never was, and NamespaceNotFound where nothing was defined', () => {
     expect(given(history, { reservations: new Map([['nope', null]]) }).when({ type: 'CommitReservation', reservationId: 'nope' }).answer).toMatchObject({ kind: 'Refused', code: 'NotFound' });
-    expect(given([], { reservations: new Map([['r1', null]]) }).when({ type: 'CommitReservation', reservationId: 'r1' }).answer).toMatchObject({ kind: 'Refused', code: 'NamespaceNotFound', message: 'namespaces "team-a" not found' });
+    expect(given([], { reservations: new Map([['r1', null]]) }).when({ type: 'CommitReservation', reservationId: 'r1' }).answer).toMatchObject({
+      kind: 'Refused',
+      code: 'NamespaceNotFound',
+      message: 'namespaces "team-a" not found',
+    });
   });
 
   it('needs the reservation by id, then the live reservations of its object', () => {
     expect(given(history, { liveLoaded: new Set() }).needs({ type: 'CommitReservation', reservationId: 'r1' })).toEqual({ requestKeys: [], reservationIds: ['r1'], uids: [], allLive: false });
-    expect(given(history, { ...recorded(live), liveLoaded: new Set() }).needs({ type: 'CommitReservation', reservationId: 'r1' })).toEqual({ requestKeys: [], reservationIds: [], uids: ['u1'], allLive: false });
+    expect(given(history, { ...recorded(live), liveLoaded: new Set() }).needs({ type: 'CommitReservation', reservationId: 'r1' })).toEqual({
+      requestKeys: [],
+      reservationIds: [],
+      uids: ['u1'],
+      allLive: false,
+    });
     expect(given(history, { ...recorded(live), liveLoaded: new Set(['u1']) }).needs({ type: 'CommitReservation', reservationId: 'r1' })).toBeUndefined();
   });
 });
@@ -211,7 +251,11 @@ describe('decide: ReleaseReservation', () => {
       reserved('r1', 'u1'),
       reserved('r2', 'u1', { pods: '0' }, { operation: 'UPDATE', objectUsage: { pods: '1' }, supersedes: 'r1', previousScopeFacts: podFacts }),
     ];
-    const { events, answer } = given(history, recorded({ id: 'r1', object: { ...pods, uid: 'u1' }, origin: 'webhook', status: 'reserved' })).when({ type: 'ReleaseReservation', reservationId: 'r1', reason: 'deleted' });
+    const { events, answer } = given(history, recorded({ id: 'r1', object: { ...pods, uid: 'u1' }, origin: 'webhook', status: 'reserved' })).when({
+      type: 'ReleaseReservation',
+      reservationId: 'r1',
+      reason: 'deleted',
+    });
     expect(events).toEqual([
       { type: 'Released', data: { reservationId: 'r1', reason: 'deleted' } },
       { type: 'Released', data: { reservationId: 'r2', reason: 'deleted' } },
@@ -221,7 +265,10 @@ describe('decide: ReleaseReservation', () => {
 
   it('releases once: a released reservation appends nothing more', () => {
     const released: RecordedReservation = { id: 'r1', object: { ...pods, uid: 'u1' }, origin: 'webhook', status: 'released', releasedAt: T0, releaseReason: 'cancelled' };
-    expect(given([quota({ pods: '5' })], recorded(released)).when({ type: 'ReleaseReservation', reservationId: 'r1', reason: 'cancelled' })).toEqual({ events: [], answer: { kind: 'AlreadyReleased' } });
+    expect(given([quota({ pods: '5' })], recorded(released)).when({ type: 'ReleaseReservation', reservationId: 'r1', reason: 'cancelled' })).toEqual({
+      events: [],
+      answer: { kind: 'AlreadyReleased' },
+    });
   });
 });
 
@@ -230,7 +277,12 @@ describe('decide: Reconcile', () => {
   const reconcile = (objects: ExistingObject[]) => ({ type: 'Reconcile', covers: [pods], objects, listedAt: NOW - 10, graceMs: 100, newId: () => 'adopted-1' }) as const;
 
   it('commits what exists, releases what never appeared, and adopts what nothing reserved', () => {
-    const { events, answer } = given([quota({ pods: '5' }), reserved('r1', 'u1'), reserved('r2', 'u2')], { releasedSince: { since: NOW - 10, uids: new Set() } }).when(reconcile([object('u1'), object('u3')]));
+    // r1 records what the listed pod measures (else the listing would re-measure it).
+    const measured = { 'count/pods': '1', pods: '1', cpu: '1', 'requests.cpu': '1', 'limits.cpu': '1' };
+    const facts = { ...podFacts, PriorityClass: [], CrossNamespacePodAffinity: false };
+    const { events, answer } = given([quota({ pods: '5' }), reserved('r1', 'u1', measured, { scopeFacts: facts }), reserved('r2', 'u2')], { releasedSince: { since: NOW - 10, uids: new Set() } }).when(
+      reconcile([object('u1'), object('u3')]),
+    );
     expect(events).toEqual([
       { type: 'Committed', data: { reservationId: 'r1' } },
       { type: 'Released', data: { reservationId: 'r2', reason: 'stale' } },
@@ -253,7 +305,8 @@ describe('decide: Reconcile', () => {
 });
 
 describe('decide: PutQuota', () => {
-  const put = (hard: Record<string, string>, extra: object = {}) => ({ type: 'PutQuota', definition: { name: 'compute', spec: { hard } }, uid: 'uid-q', limit: { max: 2, setting: 'QUOTAS_PER_NAMESPACE_MAX' }, ...extra }) as const;
+  const put = (hard: Record<string, string>, extra: object = {}) =>
+    ({ type: 'PutQuota', definition: { name: 'compute', spec: { hard } }, uid: 'uid-q', limit: { max: 2, setting: 'QUOTAS_PER_NAMESPACE_MAX' }, ...extra }) as const;
 
   it('defines a new quota with canonical quantities, the ledger uid and the creation time', () => {
     const { events, answer } = given([]).when(put({ 'requests.memory': '1.5Gi' }));
@@ -284,7 +337,11 @@ describe('decide: PutQuota', () => {
   it('forbids one quota more than the namespace may hold, naming the setting', () => {
     const { events, answer } = given([quota({ pods: '1' }, 'a'), quota({ pods: '1' }, 'b')]).when(put({ pods: '1' }));
     expect(events).toEqual([]);
-    expect(answer).toMatchObject({ kind: 'Refused', code: 'Forbidden', message: 'resourcequotas "compute" is forbidden: namespace "team-a" already has 2 ResourceQuotas, the most it may have (QUOTAS_PER_NAMESPACE_MAX=2)' });
+    expect(answer).toMatchObject({
+      kind: 'Refused',
+      code: 'Forbidden',
+      message: 'resourcequotas "compute" is forbidden: namespace "team-a" already has 2 ResourceQuotas, the most it may have (QUOTAS_PER_NAMESPACE_MAX=2)',
+    });
   });
 
   it('needs every live reservation only when it will define or change the quota (usage is recounted)', () => {
@@ -299,8 +356,9 @@ describe('decide: PutQuota', () => {
  * Kubernetes' ResourceQuota admission counts ResourceQuota objects: the new quota is one more,
  * checked against the unscoped quotas stored before it (never against its own limit).
  */
-describe('decide: PutQuota counts the namespace\'s quotas', () => {
-  const put = (name: string, hard: Record<string, string>) => ({ type: 'PutQuota', definition: { name, spec: { hard } }, uid: `uid-${name}`, limit: { max: 16, setting: 'QUOTAS_PER_NAMESPACE_MAX' } }) as const;
+describe("decide: PutQuota counts the namespace's quotas", () => {
+  const put = (name: string, hard: Record<string, string>) =>
+    ({ type: 'PutQuota', definition: { name, spec: { hard } }, uid: `uid-${name}`, limit: { max: 16, setting: 'QUOTAS_PER_NAMESPACE_MAX' } }) as const;
   const adoptedQuota = (i: number): LedgerEvent => ({
     type: 'Adopted',
     data: {
@@ -371,7 +429,12 @@ describe('decide: RemoveQuota', () => {
 });
 
 describe('decide: PutLimitRange', () => {
-  const put = { type: 'PutLimitRange', definition: { name: 'defaults', spec: { limits: [{ type: 'Container', max: { cpu: '2' } }] } }, uid: 'uid-lr', limit: { max: 16, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' } } as const;
+  const put = {
+    type: 'PutLimitRange',
+    definition: { name: 'defaults', spec: { limits: [{ type: 'Container', max: { cpu: '2' } }] } },
+    uid: 'uid-lr',
+    limit: { max: 16, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' },
+  } as const;
 
   it('defines a limit range, then changes nothing when it is put again as it is', () => {
     const { events, answer } = given([]).when(put);
@@ -422,8 +485,16 @@ describe('decide: warnings of resource names no quota charges (issue 39)', () =>
     return answer.kind === 'Decided' || answer.kind === 'Repeated' ? answer.uncharged : ['not decided'];
   };
   const crq: LedgerEvent = { type: 'SharedQuotaApplied', data: { key: 'clusterresourcequotas/acme', ref: { kind: 'ClusterResourceQuota', name: 'acme' }, spec: { hard: { pods: '10' } } } };
-  const hrq: LedgerEvent = { type: 'SharedQuotaApplied', data: { key: 'hierarchicalresourcequotas/org/gpus', ref: { kind: 'HierarchicalResourceQuota', namespace: 'org', name: 'gpus' }, spec: { hard: { 'example.com/gpu': '4' } } } };
-  const elsewhere = { sharedElsewhere: new Map([['clusterresourcequotas/acme', {}], ['hierarchicalresourcequotas/org/gpus', {}]]) };
+  const hrq: LedgerEvent = {
+    type: 'SharedQuotaApplied',
+    data: { key: 'hierarchicalresourcequotas/org/gpus', ref: { kind: 'HierarchicalResourceQuota', namespace: 'org', name: 'gpus' }, spec: { hard: { 'example.com/gpu': '4' } } },
+  };
+  const elsewhere = {
+    sharedElsewhere: new Map([
+      ['clusterresourcequotas/acme', {}],
+      ['hierarchicalresourcequotas/org/gpus', {}],
+    ]),
+  };
 
   it('admits requests.cpus and pod, charging nothing, and says so with the standard names', () => {
     const { events, answer } = decided([quota({ 'requests.cpu': '2', pods: '5' })], admitList({ 'requests.cpus': '1', pod: '1' }));

@@ -18,8 +18,32 @@ const base: LedgerEvent[] = [
   { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '10' } } } },
   { type: 'Reserved', data: { reservationId: 'v1', object: obj, operation: 'CREATE', charged: { 'requests.cpu': '1' }, scopeFacts: facts } },
   { type: 'Committed', data: { reservationId: 'v1' } },
-  { type: 'Reserved', data: { reservationId: 'v2', object: obj, operation: 'UPDATE', charged: { 'requests.cpu': '1' }, objectUsage: { 'requests.cpu': '2' }, supersedes: 'v1', scopeFacts: facts, previousScopeFacts: facts } },
-  { type: 'Reserved', data: { reservationId: 'v3', object: obj, operation: 'UPDATE', charged: { 'requests.cpu': '1' }, objectUsage: { 'requests.cpu': '3' }, supersedes: 'v2', scopeFacts: facts, previousScopeFacts: facts } },
+  {
+    type: 'Reserved',
+    data: {
+      reservationId: 'v2',
+      object: obj,
+      operation: 'UPDATE',
+      charged: { 'requests.cpu': '1' },
+      objectUsage: { 'requests.cpu': '2' },
+      supersedes: 'v1',
+      scopeFacts: facts,
+      previousScopeFacts: facts,
+    },
+  },
+  {
+    type: 'Reserved',
+    data: {
+      reservationId: 'v3',
+      object: obj,
+      operation: 'UPDATE',
+      charged: { 'requests.cpu': '1' },
+      objectUsage: { 'requests.cpu': '3' },
+      supersedes: 'v2',
+      scopeFacts: facts,
+      previousScopeFacts: facts,
+    },
+  },
 ];
 
 describe('decideCommit', () => {
@@ -59,7 +83,57 @@ describe('decideCommit', () => {
 
   it('leaves a later pending change alone when an earlier one is committed', () => {
     const outcome = decideCommit(history(base), 'v2', T0);
-    expect(outcome).toEqual({ kind: 'Commit', events: [{ type: 'Committed', data: { reservationId: 'v2' } }, { type: 'Released', data: { reservationId: 'v1', reason: 'superseded' } }] });
+    expect(outcome).toEqual({
+      kind: 'Commit',
+      events: [
+        { type: 'Committed', data: { reservationId: 'v2' } },
+        { type: 'Released', data: { reservationId: 'v1', reason: 'superseded' } },
+      ],
+    });
+  });
+
+  it.each([
+    // [case, the earlier change's cpu, expected]
+    ['refuses to commit a change lowering the settled state under a later one waiting: it would be charged less than it asks', '500m', 'Blocked'],
+    ['commits one that lowers nothing: the later change stays covered by its increase over the settled state', '2', 'Commit'],
+  ] as const)('%s', (_case, cpu, expected) => {
+    // Settled at 1 cpu; a change to `cpu` (charged its increase), then a later one back to 1 (charged nothing).
+    const state = history([
+      ...base.slice(0, 3),
+      {
+        type: 'Reserved',
+        data: {
+          reservationId: 'v2',
+          object: obj,
+          operation: 'UPDATE',
+          charged: { 'requests.cpu': cpu === '2' ? '1' : '0' },
+          objectUsage: { 'requests.cpu': cpu },
+          supersedes: 'v1',
+          scopeFacts: facts,
+          previousScopeFacts: facts,
+        },
+      },
+      {
+        type: 'Reserved',
+        data: {
+          reservationId: 'v3',
+          object: obj,
+          operation: 'UPDATE',
+          charged: { 'requests.cpu': '0' },
+          objectUsage: { 'requests.cpu': '1' },
+          supersedes: 'v2',
+          scopeFacts: facts,
+          previousScopeFacts: facts,
+        },
+      },
+    ]);
+    const outcome = decideCommit(state, 'v2', T0);
+    expect(outcome.kind).toBe(expected);
+    if (outcome.kind === 'Blocked') expect(outcome.by).toBe('v3');
+    // The later change may always be committed: it supersedes the earlier one.
+    expect(decideCommit(state, 'v3', T0).kind).toBe('Commit');
+    // Once the later one is released, nothing blocks the earlier one.
+    expect(decideCommit(state, 'v2', T0, new Set(['v3'])).kind).toBe('Commit');
   });
 
   it('is idempotent: a committed reservation needs nothing appended', () => {
@@ -73,7 +147,20 @@ describe('decideCommit', () => {
   });
 
   it('a reservation past its expiry is released as expired instead of committed', () => {
-    const state = history([...base, { type: 'Reserved', data: { reservationId: 'rest', object: { group: '', resource: 'pods' }, operation: 'CREATE', charged: { 'requests.cpu': '1' }, scopeFacts: facts, expiresAt: new Date(T0 + 1000).toISOString() } }]);
+    const state = history([
+      ...base,
+      {
+        type: 'Reserved',
+        data: {
+          reservationId: 'rest',
+          object: { group: '', resource: 'pods' },
+          operation: 'CREATE',
+          charged: { 'requests.cpu': '1' },
+          scopeFacts: facts,
+          expiresAt: new Date(T0 + 1000).toISOString(),
+        },
+      },
+    ]);
     expect(decideCommit(state, 'rest', T0 + 999).kind).toBe('Commit');
     expect(decideCommit(state, 'rest', T0 + 1000)).toEqual({ kind: 'Expired', events: [{ type: 'Released', data: { reservationId: 'rest', reason: 'expired' } }] });
   });

@@ -7,7 +7,7 @@ import { decideReconcile, type ExistingObject, type ReconcileInput } from './rec
 
 const T0 = Date.UTC(2026, 0, 1);
 const GRACE = 60_000;
-const facts = { NotTerminating: true, Terminating: false, BestEffort: false, NotBestEffort: true };
+const facts = { NotTerminating: true, Terminating: false, BestEffort: false, NotBestEffort: true, PriorityClass: [], CrossNamespacePodAffinity: false };
 const pods = { group: '', resource: 'pods' };
 
 function history(events: LedgerEvent[], at = (i: number) => T0 + i): NamespaceState {
@@ -31,7 +31,7 @@ const wholeUsage = (cpu: string) => ({ 'count/pods': '1', pods: '1', cpu, 'reque
 const quota: LedgerEvent = { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '2', pods: '2' } } } };
 const reserve = (id: string, uid: string | undefined, extra: Partial<Extract<LedgerEvent, { type: 'Reserved' }>['data']> = {}): LedgerEvent => ({
   type: 'Reserved',
-  data: { reservationId: id, object: { ...pods, ...(uid ? { uid } : {}) }, operation: 'CREATE', charged: { 'requests.cpu': '1', pods: '1' }, scopeFacts: facts, ...extra },
+  data: { reservationId: id, object: { ...pods, ...(uid ? { uid } : {}) }, operation: 'CREATE', charged: wholeUsage('1'), scopeFacts: facts, ...extra },
 });
 
 let ids = 0;
@@ -152,7 +152,9 @@ describe('decideReconcile', () => {
     const change = (id: string, cpu: string, supersedes: string) =>
       reserve(id, 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '0', pods: '0' }, objectUsage: wholeUsage(cpu), supersedes, previousScopeFacts: facts });
     // r2 is old enough to be stale; the object shows r3's usage.
-    const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, change('r2', '1200m', 'r1'), change('r3', '1500m', 'r2')], (i) => (i < 4 ? T0 + i : T0 + GRACE + 5));
+    const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, change('r2', '1200m', 'r1'), change('r3', '1500m', 'r2')], (i) =>
+      i < 4 ? T0 + i : T0 + GRACE + 5,
+    );
     const decision = decideReconcile(state, input({ objects: [pod('u1', '1500m')] }));
     expect(decision.actions).toEqual([
       { kind: 'release', reservationId: 'r2', reason: 'stale', uid: 'u1' },
@@ -164,8 +166,66 @@ describe('decideReconcile', () => {
     expect([...after.reservations.keys()]).toEqual(['r3']);
   });
 
+  it('confirms, of a resize down and then up, only what the listing shows: never the resize down under the resize up it does not show yet', () => {
+    const change = (id: string, cpu: string, supersedes: string, oldResourceVersion: string) =>
+      reserve(id, 'u1', { operation: 'UPDATE', charged: {}, objectUsage: wholeUsage(cpu), supersedes, previousScopeFacts: facts, oldResourceVersion });
+    const state = history([quota, reserve('c', 'u1'), { type: 'Committed', data: { reservationId: 'c' } }, change('down', '300m', 'c', '10'), change('up', '1', 'down', '11')]);
+    const at = (cpu: string, resourceVersion: string) => input({ listedAt: T0 + 10, objects: [pod('u1', cpu, { metadata: { resourceVersion } })] });
+    // Listed between the two (the report: this listing committed the resize down, 300m for good).
+    expect(decideReconcile(state, at('300m', '11'))).toMatchObject({ events: [], pending: 2 });
+    const after = decideReconcile(state, at('1', '12'));
+    expect(after.actions).toEqual([
+      { kind: 'commit', reservationId: 'up', uid: 'u1' },
+      { kind: 'release', reservationId: 'c', reason: 'superseded', uid: 'u1' },
+      { kind: 'release', reservationId: 'down', reason: 'superseded', uid: 'u1' },
+    ]);
+    const settled = after.events.reduce((s, e) => evolve(s, { ...e, version: s.version + 1, at: T0 + 99 }), state);
+    expect(Resources.canonicalResourceList(settled.used.get('q') ?? {})).toEqual({ 'requests.cpu': '1', pods: '1' });
+  });
+
+  it('measures again, once, an object listed at other usage than its committed record with nothing of it waiting', () => {
+    const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }]);
+    const listing = input({ objects: [pod('u1', '500m')] });
+    const decision = decideReconcile(state, listing);
+    expect(decision.events).toEqual([
+      { type: 'Adopted', data: { reservationId: 'adopted-' + ids, object: { ...pods, kind: 'Pod', name: 'pod-u1', uid: 'u1' }, usage: wholeUsage('500m'), scopeFacts: facts, replaces: 'r1' } },
+      { type: 'Released', data: { reservationId: 'r1', reason: 'superseded' } },
+    ]);
+    expect(decision.actions).toEqual([{ kind: 'remeasure', reservationId: `adopted-${ids}`, replaces: 'r1', uid: 'u1' }]);
+    const after = decision.events.reduce((s, e) => evolve(s, { ...e, version: s.version + 1, at: listing.now }), state);
+    expect(Resources.canonicalResourceList(after.used.get('q') ?? {})).toEqual({ 'requests.cpu': '500m', pods: '1' });
+    expect(decideReconcile(after, { ...listing, listedAt: listing.now + 1 }).events).toEqual([]);
+  });
+
+  it('leaves out an object it cannot read, reporting it, and reconciles the rest (one bad object failed the whole namespace)', () => {
+    const unparsable = (uid: string): ExistingObject => {
+      const listed = pod(uid);
+      return { ...listed, object: { ...listed.object, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: 'lots' } } }] } } as Pod };
+    };
+    // u2's reservation is committed and u3 has none: neither is released, nor adopted, on this listing.
+    const state = history([quota, reserve('r1', 'u1'), reserve('r2', 'u2'), { type: 'Committed', data: { reservationId: 'r2' } }]);
+    const decision = decideReconcile(state, input({ objects: [pod('u1'), unparsable('u2'), unparsable('u3')] }));
+    expect(decision.actions).toEqual([{ kind: 'commit', reservationId: 'r1', uid: 'u1' }]);
+    expect(decision.unreadable).toEqual([
+      { resource: 'pods', name: 'pod-u2', uid: 'u2', reason: expect.stringContaining('spec.containers[0].resources.requests[cpu]') },
+      { resource: 'pods', name: 'pod-u3', uid: 'u3', reason: expect.stringContaining('spec.containers[0].resources.requests[cpu]') },
+    ]);
+  });
+
+  it('reads a listed object as the API server stored it: a status condition reason longer than the ledger takes from a request', () => {
+    const state = history([quota, reserve('r1', 'u1')]);
+    const long = pod('u1', '1', { status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'r'.repeat(300) }] } as Pod['status'] });
+    expect(decideReconcile(state, input({ objects: [long] }))).toMatchObject({ actions: [{ kind: 'commit', reservationId: 'r1' }], unreadable: [] });
+  });
+
   it('releases the pending changes of a deleted object with its committed state', () => {
-    const change = reserve('r2', 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '500m', pods: '0' }, objectUsage: { 'requests.cpu': '1500m', pods: '1' }, supersedes: 'r1', previousScopeFacts: facts });
+    const change = reserve('r2', 'u1', {
+      operation: 'UPDATE',
+      charged: { 'requests.cpu': '500m', pods: '0' },
+      objectUsage: { 'requests.cpu': '1500m', pods: '1' },
+      supersedes: 'r1',
+      previousScopeFacts: facts,
+    });
     const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, change], (i) => T0 + i);
     const decision = decideReconcile(state, input({ objects: [] }));
     expect(decision.actions).toEqual([
@@ -185,7 +245,7 @@ describe('decideReconcile', () => {
 
   describe('terminal pods (issue 19: Kubernetes stops charging compute once a pod is terminal; count/pods stays)', () => {
     const countQuota: LedgerEvent = { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '2', pods: '2', 'count/pods': '5' } } } };
-    const charge = { 'requests.cpu': '1', pods: '1', 'count/pods': '1' };
+    const charge = wholeUsage('1');
     const running = history([countQuota, reserve('r1', 'u1', { charged: charge }), { type: 'Committed', data: { reservationId: 'r1' } }]);
     const deleting = (graceSeconds: number) => ({ metadata: { deletionTimestamp: new Date(T0).toISOString(), deletionGracePeriodSeconds: graceSeconds } });
 

@@ -33,6 +33,10 @@ export function decideCommitReservation(command: CommitReservation, facts: Names
       return { events: outcome.events, answer: expired(id, facts.state.reservations.get(id)?.expiresAt) };
     case 'Commit':
       return { events: outcome.events, answer: { kind: 'Committed' } };
+    case 'Blocked': {
+      const message = `reservation "${id}" cannot be committed while a later change of its object (reservation "${outcome.by}") waits: it would be charged less than it asks; commit or release that one first`;
+      return { events: [], answer: refusal('Conflict', message, 'reservations', id) };
+    }
     case 'NotLive':
       return { events: [], answer: notFound('reservations', id) };
   }
@@ -54,12 +58,13 @@ export function decideReleaseReservation(command: ReleaseReservation, facts: Nam
  */
 export function decideReconciliation(command: Reconcile, facts: NamespaceFacts): Decided<ReconcileAnswer> {
   // A namespace that holds only its Namespace object is not managed: nothing is charged there to reconcile.
-  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0, uncovered: [] } };
+  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0, uncovered: [], unreadable: [] } };
   assert(facts.liveLoaded === 'all', 'every live reservation was loaded before reconciling');
   assert(facts.releasedSince?.since === command.listedAt, 'the releases since the listing were looked up before reconciling');
   const decision = decideReconcile(facts.state, {
     covers: command.covers,
     objects: command.objects,
+    ...(command.listed ? { listed: command.listed } : {}),
     listedAt: command.listedAt,
     now: facts.now,
     graceMs: command.graceMs,
@@ -73,7 +78,15 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
   const events = counted ? [...decision.events, { type: 'Counted', data: { listedAt: iso(command.listedAt) } } as const] : decision.events;
   return {
     events,
-    answer: { kind: 'Reconciled', actions: decision.actions, overHard: decision.overHard, pending: decision.pending, uncovered: decision.uncovered, ...(counted ? { counted: true } : {}) },
+    answer: {
+      kind: 'Reconciled',
+      actions: decision.actions,
+      overHard: decision.overHard,
+      pending: decision.pending,
+      uncovered: decision.uncovered,
+      unreadable: decision.unreadable,
+      ...(counted ? { counted: true } : {}),
+    },
   };
 }
 

@@ -16,6 +16,15 @@ import type { ScopeFacts } from '../scopes/facts.js';
  * usage while it waits to be confirmed. Charging over the settled state, not over the newest
  * pending one, keeps usage at or above every state the object can really be in: any pending
  * update may turn out never to have happened.
+ *
+ * The invariant, which admission, commits and the reconciler's corrections all keep: for every
+ * object the ledger holds, what it charges (the settled contribution plus every pending change's
+ * charge) is at least the usage of every state the object may be in — the settled one, each
+ * change that may still be written, and so what its spec asks now. Hence, while a change waits,
+ * every further change is recorded, even one back to the settled state (admission.ts); a change
+ * is committed only when no later one that may still be written would be charged less over it
+ * (lifecycle.ts); and the reconciler lowers nothing while the listing may not show a change yet
+ * (settle-listed.ts).
  */
 
 /** Who a reservation answers to: the cluster's webhook, a REST call, or the cluster's listing (adopted). */
@@ -69,17 +78,30 @@ export function settledStateOf(reservation: Reservation): SettledState {
   return { usage: reservation.contribution, scopeFacts: reservation.scopeFacts };
 }
 
+/**
+ * The state a live reservation says the object is in: a pending change's new usage, or what the
+ * settled one counts.
+ */
+export function stateOf(reservation: Reservation): SettledState {
+  if (isSettled(reservation)) return settledStateOf(reservation);
+  return { usage: reservation.objectUsage ?? reservation.contribution, scopeFacts: reservation.scopeFacts };
+}
+
 /** The same usage (every key, as quantities) and the same scope facts. */
 export function sameState(a: SettledState, b: SettledState): boolean {
   return Resources.equals(a.usage, b.usage) && sameFacts(a.scopeFacts, b.scopeFacts);
 }
 
-function sameFacts(a: ScopeFacts, b: ScopeFacts): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const key of keys) {
-    if (JSON.stringify((a as Record<string, unknown>)[key]) !== JSON.stringify((b as Record<string, unknown>)[key])) return false;
-  }
-  return true;
+/** The same facts, key by key (a fact one side lacks differs). Cheap: the reconciler asks it of every listed object. */
+export function sameFacts(a: ScopeFacts, b: ScopeFacts): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => sameFact(a[key], b[key]));
+}
+
+function sameFact(a: ScopeFacts[string] | undefined, b: ScopeFacts[string] | undefined): boolean {
+  if (typeof a === 'boolean' || typeof b === 'boolean' || a === undefined || b === undefined) return a === b;
+  return a.length === b.length && a.every((value, i) => value === b[i]);
 }
 
 /**

@@ -63,6 +63,8 @@ export interface QuotaCheckInput {
   readonly now?: number;
   /** Measure the object as though alive (UsageOptions.asLive): the ledger's admissions do; Kubernetes' tables do not. */
   readonly asLive?: boolean;
+  /** Never below what the spec asks (UsageOptions.specFloor): the ledger's admissions; Kubernetes' tables do not. */
+  readonly specFloor?: boolean;
   /** Every quota in the request's namespace. */
   readonly quotas: readonly QuotaSnapshot[];
   readonly limitedResources?: readonly LimitedResource[];
@@ -158,7 +160,11 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
   const limited = input.limitedResources ?? [];
   // Kubernetes does not evaluate at all when there is nothing to enforce.
   if (input.quotas.length === 0 && limited.length === 0) return allowedWithoutCharge();
-  const usageOptions: UsageOptions = { ...(input.now === undefined ? {} : { now: input.now }), ...(input.asLive ? { asLive: true } : {}) };
+  const usageOptions: UsageOptions = {
+    ...(input.now === undefined ? {} : { now: input.now }),
+    ...(input.asLive ? { asLive: true } : {}),
+    ...(input.specFloor ? { specFloor: true } : {}),
+  };
   const usageOf = (o: KubeObject): ResourceList => ev.usage(o, usageOptions);
 
   // Limited scopes come from every configured entry, whatever kind it names (as in Kubernetes).

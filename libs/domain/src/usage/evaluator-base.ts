@@ -12,7 +12,7 @@ export abstract class EvaluatorBase implements UsageEvaluator {
   abstract readonly groupResource: GroupResource;
   abstract handles(operation: Operation, subresource?: string, object?: KubeObject, oldObject?: KubeObject): boolean;
   abstract matchingResources(input: readonly string[]): string[];
-  abstract scopeFacts(object: KubeObject): ScopeFacts;
+  abstract scopeFacts(object: KubeObject, options?: UsageOptions): ScopeFacts;
   abstract constraints(required: readonly string[], object: KubeObject): string[];
   abstract usage(object: KubeObject, options?: UsageOptions): ResourceList;
 
@@ -21,10 +21,7 @@ export abstract class EvaluatorBase implements UsageEvaluator {
   }
 
   /** The limited scopes whose scope name no matched quota scope carries. */
-  uncoveredQuotaScopes(
-    limitedScopes: readonly ScopedResourceSelectorRequirement[],
-    matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
-  ): ScopedResourceSelectorRequirement[] {
+  uncoveredQuotaScopes(limitedScopes: readonly ScopedResourceSelectorRequirement[], matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
     return limitedScopes.filter((limited) => !matchedQuotaScopes.some((matched) => matched.scopeName === limited.scopeName));
   }
 }
@@ -34,7 +31,7 @@ export abstract class EvaluatorBase implements UsageEvaluator {
  * resource claims, object counts), as Kubernetes' generic evaluator: only what is charged differs.
  */
 export abstract class UnscopedEvaluator extends EvaluatorBase {
-  scopeFacts(_object: KubeObject): ScopeFacts {
+  scopeFacts(_object: KubeObject, _options?: UsageOptions): ScopeFacts {
     return {};
   }
 
@@ -42,10 +39,7 @@ export abstract class UnscopedEvaluator extends EvaluatorBase {
     return [];
   }
 
-  override uncoveredQuotaScopes(
-    _limitedScopes: readonly ScopedResourceSelectorRequirement[],
-    _matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
-  ): ScopedResourceSelectorRequirement[] {
+  override uncoveredQuotaScopes(_limitedScopes: readonly ScopedResourceSelectorRequirement[], _matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
     return [];
   }
 

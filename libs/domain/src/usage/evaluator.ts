@@ -18,6 +18,20 @@ export interface UsageOptions {
    * running pod's usage).
    */
   readonly asLive?: boolean;
+  /**
+   * The object as the API server stored it (the reconciler's listing), not as a request asks: it
+   * is decoded no more strictly than the API server decoded it. The ledger's own bounds on what a
+   * request may make it read and record (a string's length, the resource names of one object)
+   * are not applied; what Kubernetes itself refuses (a quantity that does not parse) still is.
+   */
+  readonly stored?: boolean;
+  /**
+   * Never measure below what the object's spec asks. Kubernetes counts a pod whose resize its
+   * kubelet found Infeasible at what the node holds only; but the kubelet may apply it yet, and no
+   * review would tell the ledger when. The ledger measures this way (admission and the listing),
+   * so that what it charges covers every state the object may be in (namespace/stored.ts).
+   */
+  readonly specFloor?: boolean;
 }
 
 /**
@@ -38,14 +52,11 @@ export interface UsageEvaluator {
    * What every scope this kind supports evaluates to for the object. Stored with each
    * reservation, so that quotas defined later match it exactly as admission would.
    */
-  scopeFacts(object: KubeObject): ScopeFacts;
+  scopeFacts(object: KubeObject, options?: UsageOptions): ScopeFacts;
   /** The scope requirements, out of `scopes`, that the object satisfies (via `scopeFacts`). */
   matchingScopes(object: KubeObject, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[];
   /** The limited scopes that no matched quota covers (admission configuration `limitedResources`). */
-  uncoveredQuotaScopes(
-    limitedScopes: readonly ScopedResourceSelectorRequirement[],
-    matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
-  ): ScopedResourceSelectorRequirement[];
+  uncoveredQuotaScopes(limitedScopes: readonly ScopedResourceSelectorRequirement[], matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[];
   /**
    * The must-specify rule: the names out of `required` that the object must set but does
    * not (e.g. a pod without `requests.cpu` under a `requests.cpu` quota). Empty when satisfied.

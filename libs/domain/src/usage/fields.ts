@@ -22,7 +22,11 @@ export class FieldReader {
   private readonly resourceNames = new Set<string>();
   private unparsable = false;
 
-  constructor(private readonly what: string) {}
+  /** `stored`: the object is one the API server stored (UsageOptions.stored): the ledger's own bounds are not applied. */
+  constructor(
+    private readonly what: string,
+    private readonly stored = false,
+  ) {}
 
   /**
    * A resource list; an invalid one is reported and read as empty. One object may name at most
@@ -31,7 +35,7 @@ export class FieldReader {
    */
   resources(raw: unknown, path: string): ResourceList {
     const count = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? Object.keys(raw).length : 0;
-    if (count > RESOURCE_LIST_MAX) {
+    if (count > RESOURCE_LIST_MAX && !this.stored) {
       this.causes.push({ reason: 'FieldValueTooMany', field: path, message: `Too many: ${count}: must have at most ${RESOURCE_LIST_MAX} items` });
       return EMPTY;
     }
@@ -70,7 +74,7 @@ export class FieldReader {
       this.typeInvalid(path, 'must be a string');
       return '';
     }
-    if (!exceedsBytes(raw, EVALUATED_STRING_MAX_BYTES)) return raw;
+    if (this.stored || !exceedsBytes(raw, EVALUATED_STRING_MAX_BYTES)) return raw;
     this.causes.push({ reason: 'FieldValueTooLong', field: path, message: `Too long: may not be more than ${EVALUATED_STRING_MAX_BYTES} bytes` });
     return '';
   }
@@ -104,8 +108,12 @@ export class FieldReader {
 
   /** Throws the collected problems, if any. */
   done(): void {
-    if (this.resourceNames.size > RESOURCE_LIST_MAX) {
-      this.causes.push({ reason: 'FieldValueTooMany', field: 'spec', message: `Too many: more than ${RESOURCE_LIST_MAX} different resource names in one object: must have at most ${RESOURCE_LIST_MAX}` });
+    if (this.resourceNames.size > RESOURCE_LIST_MAX && !this.stored) {
+      this.causes.push({
+        reason: 'FieldValueTooMany',
+        field: 'spec',
+        message: `Too many: more than ${RESOURCE_LIST_MAX} different resource names in one object: must have at most ${RESOURCE_LIST_MAX}`,
+      });
     }
     if (this.causes.length === 0) return;
     const detail = listMessages(this.causes.map((cause) => `${cause.field}: ${cause.message}`));

@@ -56,9 +56,25 @@ export interface PodModel {
   readonly deletionGracePeriodSeconds: number | undefined;
 }
 
-/** Reads a pod, or throws a DomainError listing every invalid field (FieldReader). */
-export function readPod(object: KubeObject): PodModel {
-  const read = new FieldReader('pod');
+/**
+ * Reads a pod, or throws a DomainError listing every invalid field (FieldReader); `stored`: as the
+ * API server stored it (UsageOptions). Remembered per object (objects are never changed once
+ * read): a reconcile asks a listed pod's usage, scope facts and end of life, and reading the pod
+ * is most of what each costs.
+ */
+export function readPod(object: KubeObject, stored = false): PodModel {
+  const known = (stored ? STORED : STRICT).get(object);
+  if (known) return known;
+  const model = readPodOnce(object, stored);
+  (stored ? STORED : STRICT).set(object, model);
+  return model;
+}
+
+const STRICT = new WeakMap<KubeObject, PodModel>();
+const STORED = new WeakMap<KubeObject, PodModel>();
+
+function readPodOnce(object: KubeObject, stored: boolean): PodModel {
+  const read = new FieldReader('pod', stored);
   // What admission reads of a pod, and only that (kube/fields-read.ts): a field read here and not selected there is never seen.
   const root = read.object(selectFields(object, POD_FIELDS), '') ?? {};
   const metadata = read.object(field(root, 'metadata'), 'metadata');

@@ -16,6 +16,8 @@ export interface PodResourcesOptions {
   readonly useStatusResources?: boolean;
   readonly excludeOverhead?: boolean;
   readonly skipPodLevelResources?: boolean;
+  /** Never below the spec: a resize found Infeasible still counts (UsageOptions.specFloor). */
+  readonly specFloor?: boolean;
 }
 
 /** The options the quota evaluator uses: InPlacePodVerticalScaling and PodLevelResources on. */
@@ -116,7 +118,7 @@ const actuatedLimits: Contribution = (container, status, infeasible) => {
  */
 function aggregate(pod: PodModel, options: PodResourcesOptions, side: Side): MutableList {
   if (!options.useStatusResources) return aggregateBy(pod, options, side === 'requests' ? specRequests : specLimits);
-  const infeasible = isPodResizeInfeasible(pod);
+  const infeasible = !options.specFloor && isPodResizeInfeasible(pod);
   if (side === 'requests') {
     const spec = aggregateBy(pod, options, specRequests);
     const allocated = aggregateBy(pod, options, allocatedRequests);
@@ -130,10 +132,8 @@ function aggregate(pod: PodModel, options: PodResourcesOptions, side: Side): Mut
 
 /** Regular containers and sidecars summed; each plain init container with the sidecars before it; the peak wins. */
 function aggregateBy(pod: PodModel, options: PodResourcesOptions, contribution: Contribution): MutableList {
-  const infeasible = options.useStatusResources === true && isPodResizeInfeasible(pod);
-  const own = (container: PodContainer): ResourceList =>
-    contribution(container, options.useStatusResources ? findContainerStatus(pod, container.name) : undefined, infeasible) ??
-    Resources.EMPTY;
+  const infeasible = options.useStatusResources === true && !options.specFloor && isPodResizeInfeasible(pod);
+  const own = (container: PodContainer): ResourceList => contribution(container, options.useStatusResources ? findContainerStatus(pod, container.name) : undefined, infeasible) ?? Resources.EMPTY;
 
   const total: MutableList = new Map();
   for (const container of pod.containers) addInto(total, own(container));

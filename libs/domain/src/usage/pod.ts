@@ -87,11 +87,9 @@ export class PodEvaluator extends EvaluatorBase {
     return unique(result);
   }
 
-  scopeFacts(object: KubeObject): ScopeFacts {
-    return podScopeFacts(readPod(object));
+  scopeFacts(object: KubeObject, options: UsageOptions = {}): ScopeFacts {
+    return podScopeFacts(readPod(object, options.stored));
   }
-
-
 
   constraints(required: readonly string[], object: KubeObject): string[] {
     return [...missingByResource(readPod(object), required).keys()].sort(compareStrings);
@@ -101,18 +99,16 @@ export class PodEvaluator extends EvaluatorBase {
   constraintError(required: readonly string[], object: KubeObject): string | undefined {
     const missing = missingByResource(readPod(object), required);
     if (missing.size === 0) return undefined;
-    const parts = [...missing.keys()]
-      .sort(compareStrings)
-      .map((resource) => `${resource} for: ${[...(missing.get(resource) ?? [])].sort(compareStrings).join(',')}`);
+    const parts = [...missing.keys()].sort(compareStrings).map((resource) => `${resource} for: ${[...(missing.get(resource) ?? [])].sort(compareStrings).join(',')}`);
     return `must specify ${parts.join('; ')}`;
   }
 
   usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
-    return podUsage(readPod(object), options);
+    return podUsage(readPod(object, options.stored), options);
   }
 
   endOfLife(object: KubeObject, options: UsageOptions = {}): TerminationReason | undefined {
-    return podEndOfLife(readPod(object), options.now);
+    return podEndOfLife(readPod(object, options.stored), options.now);
   }
 }
 
@@ -123,8 +119,9 @@ export class PodEvaluator extends EvaluatorBase {
 export function podUsage(pod: PodModel, options: UsageOptions = {}): ResourceList {
   const count = Resources.fromEntries([[POD_OBJECT_COUNT_NAME, Quantity.fromInt(1n)]]);
   if (!options.asLive && podEndOfLife(pod, options.now) !== undefined) return count;
-  const requests = podRequests(pod, QUOTA_OPTIONS);
-  const limits = podLimits(pod, QUOTA_OPTIONS);
+  const resources = options.specFloor ? { ...QUOTA_OPTIONS, specFloor: true } : QUOTA_OPTIONS;
+  const requests = podRequests(pod, resources);
+  const limits = podLimits(pod, resources);
   return Resources.add(count, computeUsage(requests, limits));
 }
 

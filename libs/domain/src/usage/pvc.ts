@@ -6,6 +6,7 @@ import type { ResourceList } from '../resources/resource-list.js';
 import { field, FieldReader } from './fields.js';
 import { objectCountName, unique } from './names.js';
 import { EvaluatorBase } from './evaluator-base.js';
+import type { UsageOptions } from './evaluator.js';
 import type { ScopeFacts } from '../scopes/facts.js';
 import { selectFields } from '../kube/field-selection.js';
 import { PERSISTENT_VOLUME_CLAIM_FIELDS } from '../kube/fields-read.js';
@@ -62,8 +63,8 @@ export class PersistentVolumeClaimEvaluator extends EvaluatorBase {
   }
 
   /** Claims have one scope: the VolumeAttributesClasses they refer to (spec, current, target). */
-  scopeFacts(object: KubeObject): ScopeFacts {
-    return { [VOLUME_ATTRIBUTES_CLASS_SCOPE]: [...readPvc(object).volumeAttributesClasses] };
+  scopeFacts(object: KubeObject, options: UsageOptions = {}): ScopeFacts {
+    return { [VOLUME_ATTRIBUTES_CLASS_SCOPE]: [...readPvc(object, options.stored).volumeAttributesClasses] };
   }
 
   /** Kubernetes has no must-specify rule for claims: a claim without a storage request passes. */
@@ -71,8 +72,8 @@ export class PersistentVolumeClaimEvaluator extends EvaluatorBase {
     return [];
   }
 
-  usage(object: KubeObject): ResourceList {
-    const pvc = readPvc(object);
+  usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
+    const pvc = readPvc(object, options.stored);
     const one = Quantity.fromInt(1n);
     const result = new Map<string, Quantity>([
       ['persistentvolumeclaims', one],
@@ -106,8 +107,8 @@ function roundUpToInteger(quantity: Quantity): Quantity {
   return quantity.isInteger() ? quantity : Quantity.fromInt(quantity.value(), quantity.format);
 }
 
-function readPvc(object: KubeObject): PvcModel {
-  const read = new FieldReader('persistentvolumeclaim');
+function readPvc(object: KubeObject, stored = false): PvcModel {
+  const read = new FieldReader('persistentvolumeclaim', stored);
   // Only what admission reads of a claim (kube/fields-read.ts).
   const root = read.object(selectFields(object, PERSISTENT_VOLUME_CLAIM_FIELDS), '') ?? {};
   const metadata = read.object(field(root, 'metadata'), 'metadata');

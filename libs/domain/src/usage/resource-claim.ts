@@ -7,6 +7,7 @@ import { objectCountName, unique } from './names.js';
 import { UnscopedEvaluator } from './evaluator-base.js';
 import { selectFields } from '../kube/field-selection.js';
 import { RESOURCE_CLAIM_FIELDS } from '../kube/fields-read.js';
+import type { UsageOptions } from './evaluator.js';
 
 /**
  * How DRA resource claims are charged (pkg/quota/v1/evaluator/core/resource_claims.go):
@@ -51,14 +52,14 @@ export class ResourceClaimEvaluator extends UnscopedEvaluator {
     return unique(input.filter((name) => name === RESOURCE_CLAIM_OBJECT_COUNT_NAME || name.endsWith(DEVICE_CLASS_DEVICES_SUFFIX)));
   }
 
-  usage(object: KubeObject): ResourceList {
+  usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
     const result = new Map<string, Quantity>([[RESOURCE_CLAIM_OBJECT_COUNT_NAME, Quantity.fromInt(1n)]]);
     const charge = (name: string, devices: bigint): void => {
       const current = result.get(name);
       const quantity = Quantity.fromInt(devices);
       result.set(name, current === undefined ? quantity : current.add(quantity));
     };
-    for (const request of readRequests(object)) {
+    for (const request of readRequests(object, options.stored)) {
       if (request.firstAvailable.length > 0) {
         // Any alternative may be the one allocated: charge each class its worst case.
         const worst = new Map<string, bigint>();
@@ -105,8 +106,8 @@ function hasSingleRequestFields(request: Readonly<Record<string, unknown>> | und
  * single choice at the top level; Kubernetes converts it to `exactly` (when any of its fields
  * is set) before charging.
  */
-function readRequests(object: KubeObject): DeviceRequest[] {
-  const read = new FieldReader('resourceclaim');
+function readRequests(object: KubeObject, stored = false): DeviceRequest[] {
+  const read = new FieldReader('resourceclaim', stored);
   // Only what admission reads of a claim (kube/fields-read.ts).
   const root = read.object(selectFields(object, RESOURCE_CLAIM_FIELDS), '') ?? {};
   const flat = read.string(field(root, 'apiVersion'), 'apiVersion') === 'resource.k8s.io/v1beta1';

@@ -7,6 +7,7 @@ import { intersection, objectCountName } from './names.js';
 import { UnscopedEvaluator } from './evaluator-base.js';
 import { selectFields } from '../kube/field-selection.js';
 import { SERVICE_FIELDS } from '../kube/fields-read.js';
+import type { UsageOptions } from './evaluator.js';
 
 /** How services are charged (pkg/quota/v1/evaluator/core/services.go). */
 
@@ -27,8 +28,8 @@ export class ServiceEvaluator extends UnscopedEvaluator {
     return intersection(input, SERVICE_RESOURCE_NAMES);
   }
 
-  usage(object: KubeObject): ResourceList {
-    const read = new FieldReader('service');
+  usage(object: KubeObject, options: UsageOptions = {}): ResourceList {
+    const read = new FieldReader('service', options.stored);
     // Only what admission reads of a service (kube/fields-read.ts).
     const spec = read.object(field(read.object(selectFields(object, SERVICE_FIELDS), '') ?? {}, 'spec'), 'spec');
     const type = read.string(field(spec, 'type'), 'spec.type');
