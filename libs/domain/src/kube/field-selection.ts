@@ -89,9 +89,10 @@ export function mergeSelections(a: FieldSelection, b: FieldSelection): FieldSele
   };
 }
 
-/** `metadata` as every kind's admission reads it: the names stored with a decision, and a deletion in progress. */
+/** `metadata` as every kind's admission reads it: the names stored with a decision, the version a change was read at, and a deletion in progress. */
 export const OBJECT_METADATA_KEYS: Readonly<Record<string, FieldSelection>> = {
   name: WHOLE,
+  resourceVersion: WHOLE,
   generateName: WHOLE,
   namespace: WHOLE,
   uid: WHOLE,
