@@ -29,6 +29,7 @@ const ledger: ReconcilerLedger = {
     actions: [],
     overHard: [],
     pending: 0,
+    unconfirmed: 0,
     uncovered: settled.has(namespace) ? [] : [{ resource: WIDGETS, count: 1 }],
     unreadable: [],
   }),

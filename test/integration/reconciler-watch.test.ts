@@ -21,7 +21,7 @@ function stubs() {
     namespaceManaged: async (namespace) => namespace !== 'unmanaged',
     reconcile: async (namespace): Promise<ReconcileOutcome> => {
       reconciled.push(namespace);
-      return { namespace, version: 1, actions: [], overHard: [], pending: 0, uncovered: [], unreadable: [] };
+      return { namespace, version: 1, actions: [], overHard: [], pending: 0, unconfirmed: 0, uncovered: [], unreadable: [] };
     },
   };
   const watch: { signal?: (change: SettleSignal) => void; state?: (state: WatchState) => void; aborted?: AbortSignal } = {};

@@ -65,6 +65,20 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
       for (const [resource, count] of reconciler.uncovered.totals(Date.now())) this.set({ resource }, count);
     },
   });
+  new Gauge({
+    name: 'quota_ledger_reconciler_unconfirmed_reservations',
+    help: "The webhook's reservations within their grace period whose object the last listing of their namespace did not find, as this replica's last reconciles left them (within two intervals): creates that failed after admission, or forged reviews holding quota (the unauthenticated listener's). Each is released as stale when its grace period ends.",
+    registers,
+    collect() {
+      this.set(reconciler.uncovered.unconfirmedTotal(Date.now()));
+    },
+  });
+  mirroredCounter({
+    name: 'quota_ledger_reconciler_never_created_total',
+    help: 'Reservations released because their object never appeared within the grace period (stale): many from the webhook are forged reviews, or creates another webhook or etcd refused.',
+    registers,
+    read: () => reconciler.stats.neverCreated,
+  });
   watchMetrics(reconciler, registers);
   new Gauge({
     name: 'quota_ledger_reconciler_queue_jobs',

@@ -56,6 +56,9 @@ export interface ReconcilerOptions {
 const UNREADABLE_NAMESPACES_MAX = 10_000;
 
 /** Counters for metrics and tests. */
+/** A namespace's unconfirmed webhook reservations are said in the log when they first reach this many (the gauge counts every one). */
+export const UNCONFIRMED_SAID = 10;
+
 export interface ReconcilerStats {
   namespaces: number;
   committed: number;
@@ -67,6 +70,8 @@ export interface ReconcilerStats {
   remeasured: number;
   /** Listed objects left out of a pass because they could not be read (each pass that met one counts it). */
   unreadable: number;
+  /** Reservations released because their object never appeared within the grace period (`stale`). */
+  neverCreated: number;
   failures: number;
   /** Namespace objects recorded or changed from the inventory's listing. */
   namespacesRecorded: number;
@@ -96,7 +101,19 @@ export type NamespaceRecords = Pick<ClusterWriter, 'putNamespace' | 'deleteNames
  */
 export class Reconciler {
   readonly queue: Queue<NamespaceJobData>;
-  readonly stats: ReconcilerStats = { namespaces: 0, committed: 0, released: 0, terminated: 0, adopted: 0, remeasured: 0, unreadable: 0, failures: 0, namespacesRecorded: 0, namespacesRemoved: 0 };
+  readonly stats: ReconcilerStats = {
+    namespaces: 0,
+    committed: 0,
+    released: 0,
+    terminated: 0,
+    adopted: 0,
+    remeasured: 0,
+    unreadable: 0,
+    neverCreated: 0,
+    failures: 0,
+    namespacesRecorded: 0,
+    namespacesRemoved: 0,
+  };
   /** Per namespace, the unreadable objects its last pass met (said in the log when they change; bounded). */
   private readonly unreadableSaid = new Map<string, string>();
   /** Per namespace, the live reservations of kinds the inventory does not list (bounded: uncovered.ts). */
@@ -223,14 +240,28 @@ export class Reconciler {
     this.stats.namespaces++;
     for (const action of outcome.actions) {
       if (action.kind === 'commit') this.stats.committed++;
-      else if (action.kind === 'release') this.stats.released++;
-      else if (action.kind === 'terminate') this.stats.terminated++;
+      else if (action.kind === 'release') {
+        this.stats.released++;
+        if (action.reason === 'stale') this.stats.neverCreated++;
+      } else if (action.kind === 'terminate') this.stats.terminated++;
       else if (action.kind === 'remeasure') this.stats.remeasured++;
       else this.stats.adopted++;
     }
     this.reportUnreadable(namespace, outcome);
     const wasUncovered = this.uncovered.has(namespace);
-    this.uncovered.record(namespace, outcome.uncovered, listedAt);
+    const wasUnconfirmed = this.uncovered.unconfirmed(namespace);
+    this.uncovered.record(namespace, outcome.uncovered, listedAt, outcome.unconfirmed);
+    if (outcome.unconfirmed >= UNCONFIRMED_SAID && wasUnconfirmed < UNCONFIRMED_SAID) {
+      this.options.log?.(
+        'warn',
+        "webhook reservations wait for objects the cluster does not have: creates that failed after admission, or forged reviews (the unauthenticated listener's?); each is released as stale after the grace period",
+        {
+          namespace,
+          unconfirmed: outcome.unconfirmed,
+          graceMs: this.options.graceMs,
+        },
+      );
+    }
     if (outcome.actions.length > 0 || outcome.overHard.length > 0 || (outcome.uncovered.length > 0 && !wasUncovered)) {
       this.options.log?.(outcome.uncovered.length > 0 ? 'warn' : 'info', 'reconciled', {
         namespace,

@@ -16,7 +16,7 @@ export const UNCOVERED_NAMESPACES_MAX = 10_000;
  * going first. Reports are kept in the order they were made, so both take the oldest first.
  */
 export class UncoveredReports {
-  private readonly reports = new Map<string, { readonly at: number; readonly uncovered: readonly Uncovered[] }>();
+  private readonly reports = new Map<string, { readonly at: number; readonly uncovered: readonly Uncovered[]; readonly unconfirmed: number }>();
 
   constructor(
     private readonly maxAgeMs: number,
@@ -31,12 +31,17 @@ export class UncoveredReports {
     return this.reports.has(namespace);
   }
 
-  /** What the namespace's reconcile at `at` (epoch ms) left uncovered; none forgets it. */
-  record(namespace: string, uncovered: readonly Uncovered[], at: number): void {
+  /** The webhook's reservations the namespace's last listing did not find (ReconcileOutcome.unconfirmed), 0 when none is reported. */
+  unconfirmed(namespace: string): number {
+    return this.reports.get(namespace)?.unconfirmed ?? 0;
+  }
+
+  /** What the namespace's reconcile at `at` (epoch ms) left uncovered and unconfirmed; none of either forgets it. */
+  record(namespace: string, uncovered: readonly Uncovered[], at: number, unconfirmed = 0): void {
     this.reports.delete(namespace);
     this.prune(at);
-    if (uncovered.length === 0) return;
-    this.reports.set(namespace, { at, uncovered });
+    if (uncovered.length === 0 && unconfirmed === 0) return;
+    this.reports.set(namespace, { at, uncovered, unconfirmed });
     for (const oldest of this.reports.keys()) {
       if (this.reports.size <= this.max) break;
       this.reports.delete(oldest);
@@ -49,6 +54,14 @@ export class UncoveredReports {
     const totals = new Map<string, number>();
     for (const { uncovered } of this.reports.values()) for (const { resource, count } of uncovered) totals.set(resource, (totals.get(resource) ?? 0) + count);
     return totals;
+  }
+
+  /** The webhook's reservations waiting for objects the listings did not find, over the reports still current at `now`. */
+  unconfirmedTotal(now: number): number {
+    this.prune(now);
+    let total = 0;
+    for (const { unconfirmed } of this.reports.values()) total += unconfirmed;
+    return total;
   }
 
   private prune(now: number): void {

@@ -256,7 +256,16 @@ export class LedgerCommands {
     const listed = measureListing(listing.objects, listing.listedAt);
     const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listed, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId, ...countable } as const;
     const { answer, after } = await this.handle(namespace, command, writeMeta(options));
-    return { namespace, version: after.version, actions: answer.actions, overHard: answer.overHard, pending: answer.pending, uncovered: answer.uncovered, unreadable: answer.unreadable };
+    return {
+      namespace,
+      version: after.version,
+      actions: answer.actions,
+      overHard: answer.overHard,
+      pending: answer.pending,
+      unconfirmed: answer.unconfirmed,
+      uncovered: answer.uncovered,
+      unreadable: answer.unreadable,
+    };
   }
 
   async putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {

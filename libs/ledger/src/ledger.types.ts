@@ -330,6 +330,8 @@ export interface ReconcileOutcome {
   readonly overHard: readonly OverHard[];
   /** Reservations still within their grace period, waiting for their object. */
   readonly pending: number;
+  /** Of those, the webhook's whose object the listing does not show (a failed create, or a forged review). */
+  readonly unconfirmed: number;
   /** Live reservations of objects of kinds the inventory does not list, by resource. */
   readonly uncovered: readonly Uncovered[];
   /** Listed objects that could not be read, even as the API server stored them: left out of the pass, their reservations as they were. */

@@ -211,6 +211,11 @@ export interface ReconcileAnswer {
   readonly overHard: readonly OverHard[];
   /** Reservations of covered resources still waiting for their object (younger than grace). */
   readonly pending: number;
+  /**
+   * Of those, the webhook's whose object the listing does not show: a create that failed after
+   * admission, or a forged review (nothing follows it). Released as stale after the grace period.
+   */
+  readonly unconfirmed: number;
   /** Reservations of objects of kinds the listing does not cover, by resource (reconcile.ts). */
   readonly uncovered: readonly Uncovered[];
   /** Listed objects that could not be read, left out of the pass (reconcile.ts). */

@@ -6,7 +6,7 @@ import type { ResourceList } from '../resources/resource-list.js';
 import type { Quantity } from '../quantity/quantity.js';
 import { decideCommit } from './lifecycle.js';
 import { measureListing, planListed, type ExistingObject, type Listed, type MeasuredObject } from './settle-listed.js';
-import { isSameResource, releaseEvents } from './stored.js';
+import { isSameResource, originOf, releaseEvents } from './stored.js';
 
 export type { ExistingObject } from './settle-listed.js';
 
@@ -72,6 +72,11 @@ export interface ReconcileDecision {
   /** Reservations of covered resources still waiting for their object (younger than grace). */
   readonly pending: number;
   /**
+   * Of those, the webhook's whose object the listing does not show: a create that failed after
+   * admission, or a forged review (nothing follows it). Released as stale after the grace period.
+   */
+  readonly unconfirmed: number;
+  /**
    * What no listing can settle: reservations of objects of kinds the inventory does not list
    * (reported: a metric, /readyz, `quotactl describe`). Committed ones stay until released by
    * hand; reserved ones are released `uncovered` after the grace period when a source lists anything.
@@ -135,7 +140,15 @@ export function decideReconcile(state: NamespaceState, input: ReconcileInput): R
   adopt(state, listed.values(), pass, input);
   const unreadable = [...listed.values()].flatMap((object) => (object.readable ? [] : [unreadableOf(object.existing, object.reason)]));
   const { events, actions } = pass;
-  return { events, actions, overHard: events.length > 0 ? overHardOf(state, events, input.now) : [], pending: pass.pending, uncovered: uncoveredOf(state, covered, pass.retired), unreadable };
+  return {
+    events,
+    actions,
+    overHard: events.length > 0 ? overHardOf(state, events, input.now) : [],
+    pending: pass.pending,
+    unconfirmed: pass.unconfirmed,
+    uncovered: uncoveredOf(state, covered, pass.retired),
+    unreadable,
+  };
 }
 
 /** The events and actions of one pass, and the reservations it has released so far. */
@@ -146,6 +159,7 @@ class Corrections {
   /** Uids this pass gave a new reservation (re-measured): not adopted again. */
   readonly claimed = new Set<string>();
   pending = 0;
+  unconfirmed = 0;
 
   constructor(
     private readonly state: NamespaceState,
@@ -179,7 +193,10 @@ class Corrections {
     if (reservation.status === 'committed') {
       if ((reservation.committedAt ?? reservation.reservedAt) < input.listedAt) this.release(reservation, 'deleted');
     } else if (input.listedAt - reservation.reservedAt >= input.graceMs) this.release(reservation, 'stale');
-    else this.pending++;
+    else {
+      this.pending++;
+      if (originOf(reservation) === 'webhook') this.unconfirmed++;
+    }
   }
 
   /** A listed object's live reservations, as settle-listed.ts plans them. */

@@ -58,7 +58,7 @@ export function decideReleaseReservation(command: ReleaseReservation, facts: Nam
  */
 export function decideReconciliation(command: Reconcile, facts: NamespaceFacts): Decided<ReconcileAnswer> {
   // A namespace that holds only its Namespace object is not managed: nothing is charged there to reconcile.
-  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0, uncovered: [], unreadable: [] } };
+  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0, unconfirmed: 0, uncovered: [], unreadable: [] } };
   assert(facts.liveLoaded === 'all', 'every live reservation was loaded before reconciling');
   assert(facts.releasedSince?.since === command.listedAt, 'the releases since the listing were looked up before reconciling');
   const decision = decideReconcile(facts.state, {
@@ -83,6 +83,7 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
       actions: decision.actions,
       overHard: decision.overHard,
       pending: decision.pending,
+      unconfirmed: decision.unconfirmed,
       uncovered: decision.uncovered,
       unreadable: decision.unreadable,
       ...(counted ? { counted: true } : {}),
