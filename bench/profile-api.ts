@@ -9,6 +9,8 @@
  * the CPU per admission to compare before and after a change. BENCH_NODE=path/to/node runs the
  * API and the floor on another Node.js (the image's 24 beside the machine's 20). Then the same load against the
  * floor (bench/lib/floor.ts: a bare Node http server), and the API's CPU as a multiple of it.
+ * REVIEW=apiserver sends the pod as the kube-apiserver sends it (~5 KB: managedFields,
+ * environment, probes, volumes), of which admission reads a few fields.
  *
  *   npm run build && npx tsx --tsconfig tsconfig.json bench/profile-api.ts [SECONDS] [TOP]
  */
@@ -18,7 +20,7 @@ import { measureFloor } from './lib/floor.js';
 import { partOfSample } from './lib/profile-parts.js';
 import { closedLoop, HttpClient, openLoop, type Classifier, type RequestSpec } from './lib/load.js';
 import { createDatabase } from './lib/postgres.js';
-import { podReview, quotaPut } from './lib/review.js';
+import { apiserverPodReview, podReview, quotaPut } from './lib/review.js';
 import { benchCredentials, migrate, serviceNodeVersion, startApi } from './lib/service.js';
 import { summarize } from './lib/stats.js';
 
@@ -43,7 +45,9 @@ try {
   // V8's sample clock and process.hrtime are both CLOCK_MONOTONIC, in µs here as in the profile.
   const windowStart = Number(process.hrtime.bigint() / 1000n);
   const classify: Classifier = (_spec, answer) => (answer.status === 200 ? 'ok' : 'error');
-  const next = (): RequestSpec => podReview(namespaces[Math.floor(Math.random() * namespaces.length)] ?? 'low-0');
+  // REVIEW=apiserver: the pod as the kube-apiserver really sends it (lib/review.ts), not the bare one.
+  const review = process.env['REVIEW'] === 'apiserver' ? apiserverPodReview : podReview;
+  const next = (): RequestSpec => review(namespaces[Math.floor(Math.random() * namespaces.length)] ?? 'low-0');
   // RATE=n: an open loop at n admissions a second (small groups), instead of 32 clients as fast as they go.
   const rate = Number(process.env['RATE'] ?? 0);
   const result = rate > 0 ? await openLoop(client, { perSecond: rate, seconds, maxInFlight: 256, classify, next }) : await closedLoop(client, { clients: 32, seconds, classify, next });
