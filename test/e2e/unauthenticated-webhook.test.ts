@@ -70,6 +70,7 @@ beforeAll(async () => {
       webhookUnauthenticatedPort: port,
       rateLimitPerSecond: 1,
       rateLimitBurst: 5,
+      webhookUnauthenticatedRate: { perSecond: 1, burst: 5 },
     },
     'qlunauth',
   );
@@ -109,7 +110,7 @@ describe('the unauthenticated webhook listener', () => {
     expect(main.status).toBe(401);
   });
   // Last: the address's bucket is then spent, on both listeners alike.
-  it('limits by address, not as the exempt kube-apiserver of the main listener', async () => {
+  it('limits by address at its own rate (WEBHOOK_UNAUTHENTICATED_RATE_PER_SECOND), not as the exempt kube-apiserver of the main listener', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 12 && !statuses.includes(429); i++) statuses.push((await post('/v1/admission/validate', review('team-v'))).status);
     expect(statuses).toContain(429);

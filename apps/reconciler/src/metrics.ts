@@ -55,30 +55,7 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
     registers,
     read: () => reconciler.stats.namespacesRemoved,
   });
-  new Gauge({
-    name: 'quota_ledger_reconciler_uncovered_reservations',
-    help: 'Live reservations of objects of kinds the inventory does not list (kubernetes: not served by the cluster, or its RBAC forbids the list; other sources: add them to CUSTOM_RESOURCES), by resource, as this replica\'s last reconcile of each namespace left them (within two intervals, at most 10,000 namespaces); reserved ones are released "uncovered" after the grace period.',
-    labelNames: ['resource'],
-    registers,
-    collect() {
-      this.reset();
-      for (const [resource, count] of reconciler.uncovered.totals(Date.now())) this.set({ resource }, count);
-    },
-  });
-  new Gauge({
-    name: 'quota_ledger_reconciler_unconfirmed_reservations',
-    help: "The webhook's reservations within their grace period whose object the last listing of their namespace did not find, as this replica's last reconciles left them (within two intervals): creates that failed after admission, or forged reviews holding quota (the unauthenticated listener's). Each is released as stale when its grace period ends.",
-    registers,
-    collect() {
-      this.set(reconciler.uncovered.unconfirmedTotal(Date.now()));
-    },
-  });
-  mirroredCounter({
-    name: 'quota_ledger_reconciler_never_created_total',
-    help: 'Reservations released because their object never appeared within the grace period (stale): many from the webhook are forged reviews, or creates another webhook or etcd refused.',
-    registers,
-    read: () => reconciler.stats.neverCreated,
-  });
+  waitingMetrics(reconciler, registers);
   watchMetrics(reconciler, registers);
   new Gauge({
     name: 'quota_ledger_reconciler_queue_jobs',
@@ -127,5 +104,33 @@ function watchMetrics(reconciler: Reconciler, registers: Registry[]): void {
     collect() {
       this.set(reconciler.watchesFailing.size);
     },
+  });
+}
+
+/** Reservations nothing settles yet: of kinds no inventory lists, and the webhook's for objects no listing found. */
+function waitingMetrics(reconciler: Reconciler, registers: Registry[]): void {
+  new Gauge({
+    name: 'quota_ledger_reconciler_uncovered_reservations',
+    help: 'Live reservations of objects of kinds the inventory does not list (kubernetes: not served by the cluster, or its RBAC forbids the list; other sources: add them to CUSTOM_RESOURCES), by resource, as this replica\'s last reconcile of each namespace left them (within two intervals, at most 10,000 namespaces); reserved ones are released "uncovered" after the grace period.',
+    labelNames: ['resource'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [resource, count] of reconciler.uncovered.totals(Date.now())) this.set({ resource }, count);
+    },
+  });
+  new Gauge({
+    name: 'quota_ledger_reconciler_unconfirmed_reservations',
+    help: "The webhook's reservations within their grace period whose object the last listing of their namespace did not find, as this replica's last reconciles left them (within two intervals): creates that failed after admission, or forged reviews holding quota (the unauthenticated listener's). Each is released as stale when its grace period ends.",
+    registers,
+    collect() {
+      this.set(reconciler.uncovered.unconfirmedTotal(Date.now()));
+    },
+  });
+  mirroredCounter({
+    name: 'quota_ledger_reconciler_never_created_total',
+    help: 'Reservations released because their object never appeared within the grace period (stale): many from the webhook are forged reviews, or creates another webhook or etcd refused.',
+    registers,
+    read: () => reconciler.stats.neverCreated,
   });
 }
