@@ -42,7 +42,7 @@ export interface AppConfig {
   readonly statementTimeoutMs: number;
   /** Longest TTL a REST reservation may ask for, in seconds. */
   readonly reservationTtlMaxSeconds: number;
-  /** The reservation queue (issue 41): longest wait, bounds, the BestEffortFIFO pass bounds, what blockers hold back, watches, the sweep's period. */
+  /** The reservation queue: longest wait, bounds, the BestEffortFIFO pass bounds, what blockers hold back, watches, the sweep's period. */
   readonly queue: {
     readonly waitMaxSeconds: number;
     readonly perNamespaceMax: number;

@@ -17,7 +17,7 @@ const QUERIES_CONCURRENT_MAX = 4;
 const CHANGE = { SharedQuotaDefined: 'defined', SharedQuotaChanged: 'changed', SharedQuotaRemoved: 'removed' } as const;
 
 /**
- * A shared quota's usage as it was (issue 18): at an instant, and sampled over a range. A shared
+ * A shared quota's usage as it was: at an instant, and sampled over a range. A shared
  * quota's usage at an instant is, by definition, the sum of what each namespace covering it then
  * contributed, and each namespace's contribution is in its own fold (`sharedUsed`, exact at every
  * version as its quotas' usage is). So the namespaces that ever carried the quota (those with a
@@ -30,8 +30,8 @@ const CHANGE = { SharedQuotaDefined: 'defined', SharedQuotaChanged: 'changed', S
  * projection's total at every instant where a contribution changed: a descent of its key per
  * point, plus, for each namespace of the range the projection has not caught up with, that
  * namespace's part past its projected version (its usage read model or a fold, as above). So a
- * series costs its points, not the namespaces the quota ever covered (issue 33's churn: 500
- * points over ~1,500 namespaces took ~30 s); `source: 'namespaces'` sums the namespaces instead,
+ * series costs its points, not the namespaces the quota ever covered (after churn, 500 points
+ * over ~1,500 namespaces took ~30 s); `source: 'namespaces'` sums the namespaces instead,
  * as series did before (and still do for a quota the model cannot keep: `unordered`).
  */
 export class SharedUsageQueries {

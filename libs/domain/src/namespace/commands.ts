@@ -69,7 +69,7 @@ export interface AdmitResources extends AdmissionCommon {
   readonly name?: string;
   readonly kind?: string;
   readonly resources: RawQuantities;
-  /** Wait in the namespace's queue (issue 41) for at most `ms` when it does not fit, instead of a 403; `principal`: who asks (recorded on the waiter). */
+  /** Wait in the namespace's queue for at most `ms` when it does not fit, instead of a 403; `principal`: who asks (recorded on the waiter). */
   readonly wait?: { readonly ms: number; readonly priority: number; readonly principal?: string };
 }
 
