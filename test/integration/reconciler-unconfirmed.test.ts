@@ -73,7 +73,7 @@ const metric = async (name: string): Promise<string | undefined> => (await recon
 
 describe("the webhook's reservations whose objects never appear", () => {
   it('are counted while they wait, said once when many, and counted again when released as never created', async () => {
-    await ledger.putQuota(NS, { name: 'compute', spec: { hard: { pods: '100' } } }, { actor: 'admin' });
+    await ledger.putQuota(NS, { name: 'compute', spec: { hard: { pods: '1000' } } }, { actor: 'admin' });
     const forged = Array.from({ length: UNCONFIRMED_SAID + 2 }, (_, i) => `forged-${i}`);
     for (const name of [...forged, 'real']) expect((await ledger.admit(review(name))).result.allowed).toBe(true);
     listed.push(pod('real'));

@@ -56,8 +56,13 @@ export interface ReconcilerOptions {
 const UNREADABLE_NAMESPACES_MAX = 10_000;
 
 /** Counters for metrics and tests. */
-/** A namespace's unconfirmed webhook reservations are said in the log when they first reach this many (the gauge counts every one). */
-export const UNCONFIRMED_SAID = 10;
+/**
+ * A namespace's unconfirmed webhook reservations are said in the log when they reach this many,
+ * and again only after they fell below half of it (the gauge counts every one). Creates in flight
+ * and the odd one another webhook refused after ours are a handful at a time; forged reviews come
+ * by the hundred (300 from one address in 2.8 s).
+ */
+export const UNCONFIRMED_SAID = 100;
 
 export interface ReconcilerStats {
   namespaces: number;
@@ -251,7 +256,7 @@ export class Reconciler {
     const wasUncovered = this.uncovered.has(namespace);
     const wasUnconfirmed = this.uncovered.unconfirmed(namespace);
     this.uncovered.record(namespace, outcome.uncovered, listedAt, outcome.unconfirmed);
-    if (outcome.unconfirmed >= UNCONFIRMED_SAID && wasUnconfirmed < UNCONFIRMED_SAID) {
+    if (outcome.unconfirmed >= UNCONFIRMED_SAID && wasUnconfirmed < UNCONFIRMED_SAID / 2) {
       this.options.log?.(
         'warn',
         "webhook reservations wait for objects the cluster does not have: creates that failed after admission, or forged reviews (the unauthenticated listener's?); each is released as stale after the grace period",
