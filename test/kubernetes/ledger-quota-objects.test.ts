@@ -14,7 +14,8 @@ const NAMESPACE = 'lq-team';
 let stack: LedgerStack;
 
 beforeAll(async () => {
-  stack = await startLedgerCluster({ controllers: ['namespace'] });
+  // QUOTAS_PER_NAMESPACE_MAX for the API and the reconciler alike: the reconciler's syncs decide with the same limits (one composition of the ledger).
+  stack = await startLedgerCluster({ controllers: ['namespace'] }, { env: { QUOTAS_PER_NAMESPACE_MAX: '2' } });
   await stack.plane.apply(readFileSync(CRD, 'utf8'));
   await stack.plane.kubectl(['wait', '--for=condition=established', 'crd/ledgerquotas.quota-ledger.io', '--timeout=60s']);
   await stack.plane.createNamespace(NAMESPACE);
@@ -25,18 +26,18 @@ afterAll(async () => {
   await stack?.plane.stop();
 });
 
-const ledgerQuota = (hard: Record<string, string>) =>
+const ledgerQuota = (hard: Record<string, string>, name = 'compute', namespace = NAMESPACE) =>
   JSON.stringify({
     apiVersion: 'quota-ledger.io/v1alpha1',
     kind: 'LedgerQuota',
     // A claimed author is replaced by the one the kube-apiserver names.
-    metadata: { name: 'compute', namespace: NAMESPACE, annotations: { 'quota-ledger.io/last-applied-by': 'mallory' } },
+    metadata: { name, namespace, annotations: { 'quota-ledger.io/last-applied-by': 'mallory' } },
     spec: { hard },
   });
 
 /** The ledger's quota as its REST API shows it (undefined while it has none). */
-async function ledgerQuotaOf(name: string) {
-  const answer = await stack.request('GET', `/v1/namespaces/${NAMESPACE}/resourcequotas/${name}`);
+async function ledgerQuotaOf(name: string, namespace = NAMESPACE) {
+  const answer = await stack.request('GET', `/v1/namespaces/${namespace}/resourcequotas/${name}`);
   return answer.status === 200 ? answer.body : undefined;
 }
 
@@ -95,5 +96,21 @@ describe('LedgerQuota objects, applied with kubectl', () => {
     const removed = await stack.request('GET', `/v1/namespaces/${NAMESPACE}/resourcequotas/compute/history`);
     expect(removed.body.items.map((c: { type: string }) => c.type)).toEqual(['QuotaDefined', 'QuotaRemoved']);
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('second', NAMESPACE))).code).toBe(0);
+  });
+});
+
+describe('LedgerQuota objects past QUOTAS_PER_NAMESPACE_MAX', () => {
+  it('the reconciler refuses the third of a namespace with the configured limit, not the built-in 16', async () => {
+    const namespace = 'lq-many';
+    await stack.plane.createNamespace(namespace);
+    for (const name of ['q1', 'q2', 'q3']) await stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota({ pods: '5' }, name, namespace));
+    await eventually('q1 and q2 in the ledger', async () => ((await ledgerQuotaOf('q1', namespace)) && (await ledgerQuotaOf('q2', namespace)) ? true : undefined));
+    const refused = await eventually('q3 refused', async () => {
+      const object = JSON.parse(await stack.plane.kubectl(['get', 'ledgerquota', 'q3', '-n', namespace, '-o', 'json']));
+      return object.status?.conditions?.find((c: { type: string }) => c.type === 'Synced');
+    });
+    expect(refused).toMatchObject({ type: 'Synced', status: 'False', reason: 'Refused' });
+    expect(refused.message).toContain(`namespace "${namespace}" already has 2 ResourceQuotas, the most it may have (QUOTAS_PER_NAMESPACE_MAX=2)`);
+    expect(await ledgerQuotaOf('q3', namespace)).toBeUndefined();
   });
 });

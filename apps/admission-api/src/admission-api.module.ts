@@ -28,51 +28,14 @@ import { QueueWatchers } from './reservations/queue-watchers.js';
 import { WhoAmIController } from './auth/whoami.controller.js';
 import { ResourceQuotasController } from './resource-quotas/resource-quotas.controller.js';
 import { LedgerModule } from '@quota/ledger';
-import { APP_CONFIG, AppConfigModule } from './config/app-config.module.js';
+import { AppConfigModule } from './config/app-config.module.js';
 
 @Module({})
 export class AdmissionApiModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AdmissionApiModule,
-      imports: [
-        AppConfigModule.forRoot(config),
-        LedgerModule.forRootAsync({
-          inject: [APP_CONFIG],
-          useFactory: (config: AppConfig) => {
-            if (!config.databaseUrl) throw new Error('DATABASE_URL is not set: the admission API needs a PostgreSQL database');
-            return {
-              database: { url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: 'quota-ledger-api', statementTimeoutMs: config.statementTimeoutMs },
-              commands: {
-                batchSizeMax: config.admissionBatchMax,
-                groupCommandsMax: config.admissionGroupMax,
-                groupsInFlightMax: Math.min(config.admissionGroupsInFlight, config.databasePoolSize),
-                retryMax: config.admissionRetryMax,
-                quotasPerNamespaceMax: config.quotasPerNamespaceMax,
-                limitRangesPerNamespaceMax: config.limitRangesPerNamespaceMax,
-                quotaWarningPercent: config.quotaWarningPercent,
-                admissionPlugins: config.admission.plugins,
-                limitedResources: config.admission.limitedResources,
-                sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax,
-                awaitFirstCount: config.awaitFirstCount,
-                queuePolicy: {
-                  passMax: config.queue.passMax,
-                  passMs: config.queue.passSeconds * 1000,
-                  perNamespaceMax: config.queue.perNamespaceMax,
-                  blockSharePercent: config.queue.blockSharePercent,
-                },
-                queueTotalMax: config.queue.totalMax,
-              },
-              reads: {
-                ...(config.databaseReadUrl
-                  ? { database: { url: config.databaseReadUrl, poolSize: config.databasePoolSize, applicationName: 'quota-ledger-api-reads', statementTimeoutMs: config.statementTimeoutMs } }
-                  : {}),
-                waitMs: config.readReplicaWaitMs,
-              },
-            };
-          },
-        }),
-      ],
+      imports: [AppConfigModule.forRoot(config), LedgerModule.forRoot(config, 'api')],
       controllers: [
         HealthController,
         NamespaceObjectsController,

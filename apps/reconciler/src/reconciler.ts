@@ -86,8 +86,8 @@ export interface ReconcilerStats {
 
 /**
  * What the reconciler needs of the ledger: its clock (listings are timed on it), the namespaces
- * with a stream, and the command that appends corrections. main.ts composes it from
- * LedgerCommands and DefinitionQueries.
+ * with a stream, and the command that appends corrections. the service composes it from
+ * LedgerCommands and DefinitionQueries (reconciler-service.ts).
  */
 export type ReconcilerLedger = Pick<LedgerCommands, 'now' | 'reconcile'> &
   Pick<DefinitionQueries, 'namespaces'> &

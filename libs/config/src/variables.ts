@@ -157,13 +157,19 @@ export const VARIABLES = {
     defaultText: "unset (BullMQ's PostgreSQL backend in `DATABASE_URL`, schema `bullmq`)",
     meaning: "Redis for BullMQ's reconcile queue. Run it with `maxmemory-policy noeviction`.",
   },
-  DATABASE_POOL_SIZE: integer('database', 8, 1, 200, 'PostgreSQL connections one process may hold (throughput peaks at 4–16 on 2 cores; keep it small).'),
+  DATABASE_POOL_SIZE: integer(
+    'database',
+    8,
+    1,
+    200,
+    'PostgreSQL connections the admission API may hold (throughput peaks at 4–16 on 2 cores; keep it small). The projection worker holds 4, the reconciler one per `RECONCILE_CONCURRENCY` job (at least 2).',
+  ),
   STATEMENT_TIMEOUT_MS: integer(
     'database',
     5000,
     100,
     600_000,
-    "Longest any statement of the API or the reconciler may run, and a transaction may sit idle. Keep it below the webhooks' `timeoutSeconds`.",
+    "Longest any statement of the API, the reconciler or the projection worker may run (a `--rebuild` is not bounded), and a transaction may sit idle. Keep it below the webhooks' `timeoutSeconds`.",
   ),
 
   // Security

@@ -4,3 +4,5 @@ export * from './shutdown.js';
 export * from './metrics.js';
 export * from './timeout.js';
 export * from './supervisor-channel.js';
+export * from './config.module.js';
+export * from './nest-logger.js';
