@@ -79,8 +79,8 @@ describe('the shape of the source', () => {
 
   it('reads every source file, and follows relative and alias imports', () => {
     expect(files.length).toBeGreaterThan(200);
-    expect(graph.get('libs/ledger/src/ledger-commands.ts')).toContain('libs/ledger/src/unit-of-work.ts');
-    expect(graph.get('libs/ledger/src/ledger-commands.ts')).toContain('libs/domain/src/index.ts');
+    expect(graph.get('libs/ledger/src/write/ledger-commands.ts')).toContain('libs/ledger/src/write/unit-of-work.ts');
+    expect(graph.get('libs/ledger/src/write/ledger-commands.ts')).toContain('libs/domain/src/index.ts');
   });
 
   it('has no import circles', () => {

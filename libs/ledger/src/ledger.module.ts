@@ -1,19 +1,19 @@
 import { Inject, Injectable, Module, type DynamicModule, type InjectionToken, type ModuleMetadata, type OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AuditQueries } from './audit-queries.js';
-import { buildDataSourceOptions, type DataSourceSettings } from './data-source.js';
-import { ClusterQueries } from './cluster-queries.js';
-import { ClusterWriter } from './cluster-writer.js';
-import { DefinitionQueries } from './definition-queries.js';
-import { LedgerClock } from './ledger-clock.js';
-import { LedgerCommands } from './ledger-commands.js';
+import { AuditQueries } from './read/audit-queries.js';
+import { buildDataSourceOptions, type DataSourceSettings } from './database/data-source.js';
+import { ClusterQueries } from './read/cluster-queries.js';
+import { ClusterWriter } from './write/cluster-writer.js';
+import { DefinitionQueries } from './read/definition-queries.js';
+import { LedgerClock } from './write/ledger-clock.js';
+import { LedgerCommands } from './write/ledger-commands.js';
 import type { LedgerOptions } from './ledger.types.js';
-import { UsageProjection } from './projection.js';
-import { UsageQueries } from './usage-queries.js';
-import { QueueQueries } from './queue-queries.js';
-import { SharedUsageQueries } from './shared-usage-queries.js';
-import { ReadPath, routedReads, type ReadPathOptions } from './read-path.js';
+import { UsageProjection } from './projection/projection.js';
+import { UsageQueries } from './read/usage-queries.js';
+import { QueueQueries } from './read/queue-queries.js';
+import { SharedUsageQueries } from './read/shared-usage-queries.js';
+import { ReadPath, routedReads, type ReadPathOptions } from './database/read-path.js';
 
 /** What a process configures the ledger with: its database, and the command side's limits. */
 export interface LedgerSettings {
