@@ -112,6 +112,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['@quota/ledger', '@quota/config', '@quota/inventory', '@quota/jobs', '@quota/ops'], message: 'libs/ledger may import only @quota/domain and @quota/api.' },
+            // The data source runs the migrations (database/data-source.ts), so it takes their list
+            // from migrations/index.ts; a migration's own file is a frozen step of the schema's
+            // history, not code the ledger may build on.
+            { regex: '(^|/)migrations/(?!index\\.js$)', message: 'libs/ledger may import of migrations/ only migrations/index.js, the list the data source runs.' },
             deepLibImports,
             appImports,
           ],

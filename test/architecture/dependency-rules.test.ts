@@ -53,6 +53,13 @@ describe('dependency rules', () => {
     expect((await violations('libs/ledger/src/example.ts', "import { loadConfig } from '@quota/config';")).join('\n')).toMatch(/only @quota\/domain/);
     expect(await violations('libs/ledger/src/example.ts', "import { Quantity } from '@quota/domain';")).toEqual([]);
   });
+
+  it('libs/ledger reaches migrations/ only through its index, the list the data source runs', async () => {
+    const migration = "import { CreateLedgerEvents1795293483763 } from '../../../../migrations/1795293483763-CreateLedgerEvents.js';";
+    expect((await violations('libs/ledger/src/database/example.ts', migration)).join('\n')).toMatch(/only migrations\/index\.js/);
+    expect((await violations('libs/ledger/src/example.ts', "import { x } from '../../../migrations/support.js';")).join('\n')).toMatch(/only migrations\/index\.js/);
+    expect(await violations('libs/ledger/src/database/example.ts', "import { MIGRATIONS } from '../../../../migrations/index.js';")).toEqual([]);
+  });
 });
 
 describe('the HTTP contract (libs/api)', () => {
@@ -79,8 +86,8 @@ describe('the shape of the source', () => {
 
   it('reads every source file, and follows relative and alias imports', () => {
     expect(files.length).toBeGreaterThan(200);
-    expect(graph.get('libs/ledger/src/ledger-commands.ts')).toContain('libs/ledger/src/unit-of-work.ts');
-    expect(graph.get('libs/ledger/src/ledger-commands.ts')).toContain('libs/domain/src/index.ts');
+    expect(graph.get('libs/ledger/src/write/ledger-commands.ts')).toContain('libs/ledger/src/write/unit-of-work.ts');
+    expect(graph.get('libs/ledger/src/write/ledger-commands.ts')).toContain('libs/domain/src/index.ts');
   });
 
   it('has no import circles', () => {

@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { hammerWhileTerminating } from '../support/terminate.js';
 
 // The CI run of 2026-11-28 lost its API to one of these: an 'error' event of a pooled connection,
-// emitted between pg-pool's checkout and TypeORM's listener (libs/ledger/src/pool-client.ts).
+// emitted between pg-pool's checkout and TypeORM's listener (libs/ledger/src/database/pool-client.ts).
 describe('the ledger pool when the server ends its sessions', () => {
   const applicationName = 'quota-ledger-pool-errors';
   let db: TestDatabase;

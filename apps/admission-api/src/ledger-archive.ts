@@ -7,7 +7,7 @@ import { archiveLedger, ArchiveRefused, openDataSource } from '@quota/ledger';
  * `npm run ledger:archive -- --before=2026-01-01 --dir=/backups/ledger [--drop] [--dry-run]`:
  * exports every monthly partition of ledger_events whose month ends at or before `--before` as
  * NDJSON into `--dir`, checks it, detaches the partition and records the new retention horizon
- * (libs/ledger/src/ledger-archive.ts; README, "Retention and archiving"). `--drop` then drops
+ * (libs/ledger/src/archive/ledger-archive.ts; README, "Retention and archiving"). `--drop` then drops
  * each detached table once its file reads back right. An operator's step, like `npm run migrate`:
  * it needs DATABASE_URL with the rights of the ledger's owner.
  */

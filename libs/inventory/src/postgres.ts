@@ -117,7 +117,7 @@ function objectOfRow(row: Row, index: number, kinds: readonly KnownKind[], fail:
  * A connection that always listens for its own errors. pg-pool listens only while a client is
  * idle: a session the platform's server ended mid-query (a restart, pg_terminate_backend) emitted
  * an 'error' nobody heard, which ends the reconciler. The error still fails the query, and the
- * pool drops the client on release (libs/ledger/src/pool-client.ts tells the same story).
+ * pool drops the client on release (libs/ledger/src/database/pool-client.ts tells the same story).
  */
 class InventoryClient extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {

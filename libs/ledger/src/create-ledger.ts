@@ -1,4 +1,4 @@
-import { openDataSource } from './data-source.js';
+import { openDataSource } from './database/data-source.js';
 import { buildLedgerParts, type LedgerParts } from './ledger-parts.js';
 import { ledgerSettings, type LedgerConfig, type LedgerHooks, type LedgerRole } from './ledger-settings.js';
 

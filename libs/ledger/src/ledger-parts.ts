@@ -1,17 +1,17 @@
 import type { DataSource } from 'typeorm';
-import { AuditQueries } from './audit-queries.js';
-import { ClusterQueries } from './cluster-queries.js';
-import { ClusterWriter } from './cluster-writer.js';
+import { AuditQueries } from './read/audit-queries.js';
+import { ClusterQueries } from './read/cluster-queries.js';
+import { ClusterWriter } from './write/cluster-writer.js';
 import type { LedgerSettings } from './ledger-settings.js';
-import { DefinitionQueries } from './definition-queries.js';
-import { LedgerClock } from './ledger-clock.js';
-import { LedgerCommands } from './ledger-commands.js';
-import { ProjectionRunner, type ProjectionRunnerOptions } from './projection-runner.js';
-import { UsageProjection } from './projection.js';
-import { QueueQueries } from './queue-queries.js';
-import { ReadPath, routedReads } from './read-path.js';
-import { SharedUsageQueries } from './shared-usage-queries.js';
-import { UsageQueries } from './usage-queries.js';
+import { DefinitionQueries } from './read/definition-queries.js';
+import { LedgerClock } from './write/ledger-clock.js';
+import { LedgerCommands } from './write/ledger-commands.js';
+import { ProjectionRunner, type ProjectionRunnerOptions } from './projection/projection-runner.js';
+import { UsageProjection } from './projection/projection.js';
+import { QueueQueries } from './read/queue-queries.js';
+import { ReadPath, routedReads } from './database/read-path.js';
+import { SharedUsageQueries } from './read/shared-usage-queries.js';
+import { UsageQueries } from './read/usage-queries.js';
 
 /** The rooms of the ledger a process uses, all on one data source, built once from one LedgerSettings. */
 export interface LedgerParts {

@@ -1,8 +1,8 @@
 import type { AdmissionPlugin, LimitedResource } from '@quota/domain';
-import type { DataSourceSettings } from './data-source.js';
+import type { DataSourceSettings } from './database/data-source.js';
 import type { LedgerOptions } from './ledger.types.js';
-import type { ProjectionRunnerOptions } from './projection-runner.js';
-import type { ReadPathOptions } from './read-path.js';
+import type { ProjectionRunnerOptions } from './projection/projection-runner.js';
+import type { ReadPathOptions } from './database/read-path.js';
 
 /**
  * The one mapping from a process's configuration to the ledger's options. Every process (the

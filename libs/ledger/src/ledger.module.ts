@@ -1,20 +1,20 @@
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AuditQueries } from './audit-queries.js';
-import { ClusterQueries } from './cluster-queries.js';
-import { ClusterWriter } from './cluster-writer.js';
-import { buildDataSourceOptions } from './data-source.js';
-import { DefinitionQueries } from './definition-queries.js';
-import { LedgerClock } from './ledger-clock.js';
-import { LedgerCommands } from './ledger-commands.js';
+import { AuditQueries } from './read/audit-queries.js';
+import { ClusterQueries } from './read/cluster-queries.js';
+import { ClusterWriter } from './write/cluster-writer.js';
+import { buildDataSourceOptions } from './database/data-source.js';
+import { DefinitionQueries } from './read/definition-queries.js';
+import { LedgerClock } from './write/ledger-clock.js';
+import { LedgerCommands } from './write/ledger-commands.js';
 import { buildLedgerParts, type LedgerParts } from './ledger-parts.js';
 import { ledgerSettings, type LedgerConfig, type LedgerHooks, type LedgerRole } from './ledger-settings.js';
-import { UsageProjection } from './projection.js';
-import { QueueQueries } from './queue-queries.js';
-import { ReadPath } from './read-path.js';
-import { SharedUsageQueries } from './shared-usage-queries.js';
-import { UsageQueries } from './usage-queries.js';
+import { UsageProjection } from './projection/projection.js';
+import { QueueQueries } from './read/queue-queries.js';
+import { ReadPath } from './database/read-path.js';
+import { SharedUsageQueries } from './read/shared-usage-queries.js';
+import { UsageQueries } from './read/usage-queries.js';
 
 /** Every part of the ledger, for a provider that needs more than one class (the projection worker's runner). */
 export const LEDGER_PARTS = Symbol('LEDGER_PARTS');
