@@ -12,7 +12,8 @@ import { describe, expect, it } from 'vitest';
 const ROOTS = ['apps', 'libs'] as const;
 const SOURCE = /\.(ts|mts|mjs|tsx)$/;
 const SKIPPED = new Set(['node_modules', 'dist', 'build']);
-const TRACKER_REFERENCE = /\bissues? #?\d+\b/i;
+/** "issue 33", "Issues #12", and one a comment wraps ("(issue\n * 33)"). */
+const TRACKER_REFERENCE = /\bissues?(?:[ \t]+|[ \t]*\r?\n[ \t]*(?:\*|\/\/)?[ \t]*)#?\d+\b/gi;
 
 /** The source files below the roots (tests included), relative to `root`, with forward slashes. */
 function filesOf(root: string): string[] {
@@ -29,9 +30,9 @@ function filesOf(root: string): string[] {
   return found.sort();
 }
 
-/** `file:line: text` for every line of `text` that names an issue by number. */
+/** `file:line: reference` for every place in `text` that names an issue by number. */
 function trackerReferences(file: string, text: string): string[] {
-  return text.split('\n').flatMap((line, index) => (TRACKER_REFERENCE.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : []));
+  return [...text.matchAll(TRACKER_REFERENCE)].map((match) => `${file}:${text.slice(0, match.index).split('\n').length}: ${match[0].replace(/\s+/g, ' ')}`);
 }
 
 describe('references to the issue tracker', () => {
@@ -50,8 +51,17 @@ describe('references to the issue tracker', () => {
 
   it('finds a reference wherever one is, and nothing that only looks like one', () => {
     const found = (line: string): number => trackerReferences('a.ts', line).length;
-    for (const line of ['// refused (issue 33).', ' * Issue 40: watches.', "describe('delete (issue 39)'", '/** issues 18 and 19 */', '// see issue #12']) expect(found(line), line).toBe(1);
-    for (const line of ['// a known issue with 3 retries', '// kubernetes#122483', '// tissue 4', '// issue33', "const issues = 5;"]) expect(found(line), line).toBe(0);
-    expect(trackerReferences('a.ts', 'one\n// (issue 41)\n')).toEqual(['a.ts:2: // (issue 41)']);
+    for (const line of [
+      '// refused (issue 33).',
+      ' * Issue 40: watches.',
+      "describe('delete (issue 39)'",
+      '/** issues 18 and 19 */',
+      '// see issue #12',
+      ' * before the router (issue\n * 36): it',
+      '// (issue\n// 36)',
+    ])
+      expect(found(line), line).toBe(1);
+    for (const line of ['// a known issue with 3 retries', '// kubernetes#122483', '// tissue 4', '// issue33', 'const issues = 5;']) expect(found(line), line).toBe(0);
+    expect(trackerReferences('a.ts', 'one\n// (issue 41) and\n * (issue\n * 36)\n')).toEqual(['a.ts:2: issue 41', 'a.ts:3: issue * 36']);
   });
 });
