@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 /**
  * The code says why, not where the reason was once filed: the tracker its comments used to point
  * at ("issue 33", "(issue 41)") is not part of the repository, so a reader could not follow the
- * number (docs/style.md). No file under apps/ or libs/, specs included, names an issue by number;
+ * number (docs/style.md, rule 13). No file under apps/ or libs/, specs included, names an issue by number;
  * a comment states the reason itself, a test title the behaviour it checks.
  */
 
