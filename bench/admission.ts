@@ -8,8 +8,8 @@
  *
  *   npm run bench:admission [-- --quick] [--only=hot|low|shared]
  *
- * `shared` is the low-contention load with every admission also charging a shared quota (issue
- * 18): 1,000 namespaces in 100 tenants of 10, each tenant under one ClusterResourceQuota.
+ * `shared` is the low-contention load with every admission also charging a shared quota:
+ * 1,000 namespaces in 100 tenants of 10, each tenant under one ClusterResourceQuota.
  */
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@quota/config';

@@ -1,9 +1,9 @@
 /**
- * The writes that read a whole head table inside their SERIALIZABLE transaction (issue 33,
- * finding 9), under the admission load of `bench:admission --only=shared`: 1,000 namespaces in
- * 100 tenants of 10, each tenant under a ClusterResourceQuota, and 16 clients admitting pods
- * in-process. The first 100 namespaces are also under a wide ClusterResourceQuota. Beside that
- * load, one writer loops (a pause of 50 ms between writes) on one kind of write:
+ * The writes that read a whole head table inside their SERIALIZABLE transaction (they must not
+ * starve beside admissions), under the admission load of `bench:admission --only=shared`:
+ * 1,000 namespaces in 100 tenants of 10, each tenant under a ClusterResourceQuota, and 16
+ * clients admitting pods in-process. The first 100 namespaces are also under a wide
+ * ClusterResourceQuota. Beside that load, one writer loops (a pause of 50 ms between writes) on one kind of write:
  *
  * - relabel: a Namespace moved to another tenant (putNamespace reads every shared quota's head);
  * - quota: a tenant's ClusterResourceQuota changed (putSharedQuota reads every namespace's head

@@ -1,9 +1,9 @@
 /**
- * What a web framework costs per admission on this machine (issue 36: `@nestjs/platform-fastify`
- * measured beside Express). The floor's answer (bench/lib/floor-server.mjs: parse the
- * AdmissionReview, answer "allowed" with its uid) served by bare Node `http`, then by Express 5,
- * a Nest controller on Express, the same controller on Fastify (Nest's own adapter) and Fastify
- * alone (bench/lib/framework-server.mjs), each under the same closed loop (32 clients, keep-alive)
+ * What a web framework costs per admission on this machine (`@nestjs/platform-fastify` measured
+ * beside Express: how much of the API's CPU per admission is its framework's). The floor's
+ * answer (bench/lib/floor-server.mjs: parse the AdmissionReview, answer "allowed" with its uid)
+ * served by bare Node `http`, then by Express 5, a Nest controller on Express, the same
+ * controller on Fastify (Nest's own adapter) and Fastify alone (bench/lib/framework-server.mjs), each under the same closed loop (32 clients, keep-alive)
  * for SECONDS (default 6), ROUNDS times (default 2) in turn, so that a change in the machine's
  * load moves every variant alike. Prints each one's CPU per answer and its multiple of the floor:
  * the difference between nest-express and nest-fastify is what the adapter could save on a route

@@ -1,5 +1,5 @@
 /**
- * Queued reservations under load (issue 41), beside today's 403-and-retry, in one run against
+ * Queued reservations under load, beside today's 403-and-retry, in one run against
  * the built API as deployed: one namespace whose quota (`cpu: HOLDERS`) is full, a releaser that
  * frees one CPU RELEASES_PER_SECOND times a second (releasing the oldest reservation), and
  * CLIENTS clients that each keep asking for one CPU and, once admitted, hand the reservation to

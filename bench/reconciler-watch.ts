@@ -1,5 +1,5 @@
 /**
- * The reconciler at rest on a real control plane (issue 40): what its watches cost the
+ * The reconciler at rest on a real control plane: what its watches cost the
  * kube-apiserver and what it holds in memory, with N namespaces (default 1,000), each under a
  * quota (so every namespace is in the periodic pass) and holding one ConfigMap.
  *

@@ -1,9 +1,10 @@
 /**
- * A shared quota's usage series after churn (issue 33, finding 1), against the built API as
- * deployed (`--max-old-space-size=256`) and the projection worker: a ClusterResourceQuota that
- * NAMESPACES namespaces joined (each reserving a pod) and all but one then left, read by six
- * auditors at once (`usage/series?points=500`), once over the week after the churn and once
- * over the range that holds it, while a client admits into the one namespace still covered.
+ * A shared quota's usage series after churn (six such reads at once used to kill the API),
+ * against the built API as deployed (`--max-old-space-size=256`) and the projection worker: a
+ * ClusterResourceQuota that NAMESPACES namespaces joined (each reserving a pod) and all but one
+ * then left, read by six auditors at once (`usage/series?points=500`), once over the week after
+ * the churn and once over the range that holds it, while a client admits into the one namespace
+ * still covered.
  * Prints each read's answers and times, the admissions' p50 before and during, and the API's
  * peak RSS, and whether it survived. Asserts nothing.
  *

@@ -1,7 +1,7 @@
 /**
  * The floor's answer (bench/lib/floor-server.mjs: parse the AdmissionReview, answer "allowed"
  * with its uid) served by a framework instead of bare Node `http`, to measure what each costs
- * per request on this machine (issue 36: `@nestjs/platform-fastify` beside Express):
+ * per request on this machine (`@nestjs/platform-fastify` beside Express):
  *
  *   express        Express 5, express.json() and res.json(), its defaults (ETag on)
  *   nest-express   a Nest controller (@Post, @Body, @HttpCode) on @nestjs/platform-express

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
 /**
- * The API Deployment's shutdown budget against the code (issue 21): a preStop sleep run by
+ * The API Deployment's shutdown budget against the code: a preStop sleep run by
  * node (the one program the image is sure to have), then the API's drain and close, all within
  * terminationGracePeriodSeconds, or the kubelet's SIGKILL cuts requests and group commits short.
  * The rule runs on the real manifest (no problems) and on broken copies (the problem is named).

@@ -5,7 +5,7 @@ import { until } from '../support/wait.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
 /**
- * The attack findings of issue 15, each replayed as it was reported, over HTTP with the
+ * The first round of attack findings, each replayed as it was reported, over HTTP with the
  * README's tokens. Finding 1 (memory) is test/e2e/body-memory.test.ts (it needs its own
  * process and heap); findings 3 (forged actors) and 4 (rate-limit keys) are in
  * test/e2e/security.test.ts; the laws behind finding 2 are in libs/domain/src/admission/decide.spec.ts.
@@ -66,7 +66,7 @@ describe('finding 2: over-admission through UPDATE', () => {
     expect(attack.body.response).toMatchObject({ allowed: false, status: { code: 403 } });
     expect(attack.body.response.status.message).toContain('requested: requests.storage=95Gi, used: requests.storage=5Gi, limited: requests.storage=10Gi');
     // The reported follow-up: commit what was reserved. Only the 5Gi claim is there, and a
-    // tenant's REST call may not settle what the cluster's webhook reserved (issue 33).
+    // tenant's REST call may not settle what the cluster's webhook reserved.
     const reservations = await api.request('GET', '/v1/namespaces/team-a/reservations?state=reserved', undefined, as('teamA'));
     expect(reservations.body.items).toHaveLength(1);
     for (const r of reservations.body.items) expect((await api.request('POST', `/v1/namespaces/team-a/reservations/${r.id}/commit`, undefined, as('teamA'))).status).toBe(403);
@@ -163,7 +163,7 @@ describe('finding 6: idempotency keys, repeated uids, namespaces, probes, unmana
     expect(bigger.body.response).toMatchObject({ allowed: false, status: { code: 409, reason: 'Conflict' } });
     expect(bigger.body.response.status.message).toContain('is already admitted');
     expect(await usage('team-c')).toMatchObject({ 'requests.storage': '2Gi' });
-    // Through REST the object is not the tenant's to change at all: the cluster admitted it (issue 33).
+    // Through REST the object is not the tenant's to change at all: the cluster admitted it.
     const rest = await reserve('team-c', { kind: 'PersistentVolumeClaim', object: pvc('team-c', 'C', '9Gi') });
     expect(rest.status).toBe(403);
   });

@@ -56,7 +56,7 @@ describe('audit reads of the ledger', () => {
     const realDenials = await api.request('GET', '/v1/namespaces/team-a/decisions?allowed=false&dryRun=false');
     expect(realDenials.body.items.map((d: { requester: string }) => d.requester)).toEqual(['carol']);
     const dryRuns = await api.request('GET', '/v1/namespaces/team-a/decisions?dryRun=true');
-    // dave's what-if is not there: it was a read (issue 33).
+    // dave's what-if is not there: it was a read, and a read leaves nothing behind.
     expect(dryRuns.body.items.map((d: { requester: string; dryRun: boolean; allowed: boolean }) => [d.requester, d.dryRun, d.allowed])).toEqual([['erin', true, true]]);
     const exported = await api.request('GET', '/v1/namespaces/team-a/decisions/export?dryRun=true');
     expect(String(exported.body).trim().split('\n')).toHaveLength(1);

@@ -8,7 +8,7 @@ import { bearer, writeTokensFile } from '../support/tokens.js';
 import type { DataSource } from 'typeorm';
 
 /**
- * Issue 33, availability: the findings as they were reported, against the compiled API under its
+ * Availability: the attack findings as they were reported, against the compiled API under its
  * deployed heap (`--max-old-space-size=256`, as `npm run start:api`). The projection worker's
  * case is test/integration/projection-step-bytes.test.ts, the pages' byte bounds
  * test/integration/byte-bounded-pages.test.ts.

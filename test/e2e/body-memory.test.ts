@@ -6,7 +6,7 @@ import { ensureBuilt, startApiProcess, type ApiProcess } from '../support/proces
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
 /**
- * Attack finding 1 (issue 15), as it was reported: one unauthenticated request with a 3.2 MB
+ * The first attack finding, as it was reported: one unauthenticated request with a 3.2 MB
  * JSON body of 1.6 million array elements took the API from 142 to 466 MB of RSS (the body
  * was parsed before routing and then walked with a path string per element), three took it
  * to 804 MB, and under `--max-old-space-size=256` (the 512Mi container) the first one killed

@@ -71,8 +71,8 @@ describe('concurrent admissions through several API processes', () => {
 });
 
 /**
- * Issue 18's promise: a quota over several namespaces, charged in the same transaction as each
- * namespace's own quota, from several API processes at once. Two namespaces of 40 pods each
+ * The promise of shared quotas: a quota over several namespaces, charged in the same transaction as
+ * each namespace's own quota, from several API processes at once. Two namespaces of 40 pods each
  * under one shared quota of 50: exactly 50 are admitted in all, neither namespace over 40.
  */
 const SHARED_REQUESTS = 300;

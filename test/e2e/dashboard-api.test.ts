@@ -169,7 +169,7 @@ describe('POST /v1/namespaces/{ns}/whatif', () => {
     expect((await api.request('POST', '/v1/namespaces/team-a/whatif', podBody('x'))).status).toBe(401);
   });
 
-  it('logs no what-if, whoever asked: a what-if is a read, and a read-only auditor leaves nothing behind (issue 33)', async () => {
+  it('logs no what-if, whoever asked: a what-if is a read, and a read-only auditor leaves nothing behind', async () => {
     const decisions = await allDecisions();
     expect(decisions.filter((d) => d.dryRun)).toEqual([]);
     const real = decisions.filter((d) => !d.dryRun);
@@ -365,7 +365,7 @@ describe('the dashboard at /ui', () => {
       expect(answer).toEqual({ authentication: 'token', devTokenFile });
       // The token itself is never served.
       expect(JSON.stringify(answer)).not.toContain(TOKENS.admin.token);
-      // What docs/security.md says (issue 39): with a tokens file the flag lets no one in; a token is still needed.
+      // What docs/security.md says: with a tokens file the flag lets no one in; a token is still needed.
       expect((await fetch(`${standalone.base}/v1/whoami`)).status).toBe(401);
       expect((await fetch(`${standalone.base}/v1/whoami`, { headers: bearer('not-a-token-0123456789') })).status).toBe(401);
       expect((await fetch(`${standalone.base}/v1/whoami`, { headers: bearer(TOKENS.admin.token) })).status).toBe(200);

@@ -8,7 +8,7 @@ import { drawnPoints, launchChromium, SCREENSHOTS, signIn, type TestBrowser } fr
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
 /**
- * Issue 22's dashboard, as a new user and an auditor meet it in Chromium, each point at 1400 px
+ * The dashboard of a new user's and an auditor's first hour, in Chromium, each point at 1400 px
  * and at 420 px wide (no sideways scroll at either, screenshots of both): the way in (/ → /ui/,
  * where the development token is, no 401 before sign-in), the default range fitted to the
  * namespace's history, limit changes before → after and the quota history, denials a second
@@ -150,7 +150,7 @@ afterAll(async () => {
   await api?.close();
 });
 
-describe('the dashboard in the first hour (issue 22)', () => {
+describe('the dashboard in the first hour of a new user and an auditor', () => {
   it('leads / to /ui/, and its sign-in says where the development token is, without a 401 before sign-in', async () => {
     // As the zero-setup start runs the API: development mode, its tokens file, and dev-token beside it.
     const tokensFile = writeTokensFile([{ name: 'developer', token: 'dev-token-0123456789abcdef', roles: ['admin', 'admission', 'auditor'] }]);

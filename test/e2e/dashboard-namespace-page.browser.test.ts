@@ -5,7 +5,7 @@ import { launchChromium, signIn, type TestBrowser } from '../support/browser.js'
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
 /**
- * Issue 39, what a newcomer saw on a namespace's page: "no quota" for a namespace limited only
+ * What a newcomer saw on a namespace's page: "no quota" for a namespace limited only
  * by a ClusterResourceQuota; compute denials drawn on the storage charts; and a page 5,600 px
  * tall at 1400 px (13,000 at 420), now tabs of a screen or two each, the tab kept in the address.
  */
@@ -155,7 +155,7 @@ describe("a namespace's page as tabs", () => {
   });
 });
 
-describe("a namespace's queue (issue 41)", () => {
+describe("a namespace's queue: its waiters in order, and what each waits for", () => {
   it('lists the waiters in queue order with what each waits for, and is empty once a release admits them', async () => {
     const ns = 'waiting';
     await put(`/v1/namespaces/${ns}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'requests.cpu': '2' } } });

@@ -11,7 +11,7 @@ import { bearer, writeTokensFile } from '../support/tokens.js';
  * The dashboard at /ui in Debian's Chromium (playwright-core), against the API with a seeded
  * history: sign-in, the namespaces list, the chart's points against the audit API, a denial
  * followed to its explanation, a what-if, an admin's quota edit, an auditor's read-only view,
- * and a cluster quota's page with its chart's points against its usage series. Issue 22's
+ * and a cluster quota's page with its chart's points against its usage series. The first hour's
  * points (widths, markers, receipts, exports) are in dashboard-first-hour.browser.test.ts.
  */
 const TOKENS = {
@@ -266,7 +266,7 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(async () => (await drawnPoints(page, 'pods'))[0]?.at).toBe(new Date(Date.parse(since) - 7 * DAY_MS).toISOString());
 
     // How long another week takes to draw, from the route change to the chart of that week with
-    // its 169 points (issue 20's goal: < 300 ms). Printed, not asserted: tests don't time things.
+    // its 169 points (the goal: < 300 ms). Printed, not asserted: tests don't time things.
     const other = new Date(yearStart + 100 * DAY_MS).toISOString();
     const drawMs = await page.evaluate(
       async ({ hash, until }) => {

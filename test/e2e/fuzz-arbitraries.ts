@@ -219,7 +219,7 @@ export const hugeString = (length: number): Raw => new Raw(JSON.stringify('x'.re
 export const nested = (depth: number, kind: 'array' | 'object'): Raw =>
   kind === 'array' ? new Raw(`${'['.repeat(depth)}1${']'.repeat(depth)}`, `nested(${depth}, 'array')`) : new Raw(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`, `nested(${depth}, 'object')`);
 
-/** A flat array of `length` zeros, or an object of `length` keys: wide instead of deep (issue 15, finding 1). */
+/** A flat array of `length` zeros, or an object of `length` keys: wide instead of deep (a wide body once took the API's memory). */
 export const wide = (length: number, kind: 'array' | 'object'): Raw =>
   kind === 'array'
     ? new Raw(`[${'0,'.repeat(Math.max(0, length - 1))}0]`, `wide(${length}, 'array')`)

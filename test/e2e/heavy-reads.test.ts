@@ -3,7 +3,7 @@ import { HEAVY_READS_IN_FLIGHT_MAX, HEAVY_READS_WAITING_MAX, HeavyReads } from '
 import { startApi, type RunningApi } from '../support/api.js';
 
 /**
- * Issue 33, finding 1: six auditors reading a shared quota's usage series at once killed the API
+ * Six auditors reading a shared quota's usage series at once killed the API
  * (and took admission p50 from 19 to 187 ms meanwhile). Reads whose cost grows with history
  * share a few slots per process; when those and the waiting line are full, a caller gets 429
  * with Retry-After. Here the test holds the slots itself, so every route is checked for certain.

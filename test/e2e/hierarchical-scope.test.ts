@@ -3,7 +3,7 @@ import { startApi, type RunningApi } from '../support/api.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
 /**
- * Issue 33, finding 8: a HierarchicalResourceQuota's usage, usage?at= and usage/series, read with
+ * A HierarchicalResourceQuota's usage, usage?at= and usage/series, read with
  * a token scoped to its parent namespace, showed every descendant's name and usage and the
  * descendants' denials (object names, requester, message), while the same token got 403 on the
  * child's own decisions. The model now: the subtree's total, as HNC's status shows it, to every
@@ -84,7 +84,7 @@ describe("a HierarchicalResourceQuota's usage, read with a token scoped to its p
   });
 });
 
-describe("a HierarchicalResourceQuota's queue (issue 41), read with a token scoped to its parent", () => {
+describe("a HierarchicalResourceQuota's queue, read with a token scoped to its parent", () => {
   it("shows only the parent namespace's waiters; the descendants' are other teams' and counted as withheld", async () => {
     const wait = (namespace: string, name: string, who: Who) =>
       api.request('POST', `/v1/namespaces/${namespace}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name, resources: { pods: '1' }, wait: { seconds: 60 } }, as(who));

@@ -10,7 +10,7 @@ import { until } from '../support/wait.js';
 /**
  * The metrics reference (docs/reference/metrics.md, generated from the registries; and the
  * README's "Operations" table while it has one) against what each built process serves on
- * /metrics (issue 21): the same names, process by process, of the types it says, and no
+ * /metrics: the same names, process by process, of the types it says, and no
  * quota_ledger_ series exported by two processes. Then each process stops on SIGTERM and exits 0.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

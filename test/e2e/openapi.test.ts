@@ -8,7 +8,7 @@ import { admissionReview } from '../support/review.js';
 import { bearer, writeTokensFile, type TestToken } from '../support/tokens.js';
 
 /**
- * The OpenAPI document served at /docs/openapi.json against the service itself (issue 21):
+ * The OpenAPI document served at /docs/openapi.json against the service itself:
  * every route the router serves is in it, every operation has a schema for each answer, and a
  * walk over every route validates each real answer (status, media type, body) against the
  * schema the document gives for that route and status. An answer the document does not
@@ -297,7 +297,7 @@ describe('every route, its answers validated against the document', () => {
     await expectStatus(422, 'post', base, { body: { kind: 'Gadget', name: 'g', resources: { pods: '1' } } });
     await expectStatus(400, 'post', base, { body: { kind: 'Pod', colour: 'red', resources: { pods: '1' } } });
     await expectStatus(404, 'post', '/v1/namespaces/nowhere/reservations', { body: { kind: 'Pod', name: 'p', resources: { pods: '1' } } });
-    // Issue 41: one that waits is queued (202), read, listed with the queue, and cancelled (it fits the hard limit, not the room left).
+    // One that waits is queued (202), read, listed with the queue, and cancelled (it fits the hard limit, not the room left).
     const queued = await expectStatus(202, 'post', base, { body: { requestId: 'oa-6', kind: 'Pod', name: 'job-6', resources: { pods: '1', 'requests.cpu': '1' }, wait: { seconds: 60 } } });
     await expectStatus(200, 'get', `${base}/${queued.body.id}`);
     await expectStatus(200, 'get', `/v1/namespaces/${ns}/queue`);

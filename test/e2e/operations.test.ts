@@ -133,7 +133,7 @@ describe('/readyz', () => {
       await noRedis.close();
     }
   });
-  // Issue 33: the unauthenticated probe named the database's host and port ("connect ECONNREFUSED 127.0.0.1:…").
+  // The unauthenticated probe used to name the database's host and port ("connect ECONNREFUSED 127.0.0.1:…").
   it('says which check failed to every caller, and why only to an authenticated caller not limited to namespaces', async () => {
     const tokens: TestToken[] = [
       { name: 'sre', token: 'readyz-sre-0123456789abcdef0123456789abcdef', roles: ['auditor'] },

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
-// Queued reservations over HTTP (issue 41): 202 while waiting, a watch that returns once the
+// Queued reservations over HTTP: 202 while waiting, a watch that returns once the
 // release that frees room has admitted it, cancel, expiry by the sweep, the queue's list, and
 // bad input refused with nothing written.
 const TOKENS = {

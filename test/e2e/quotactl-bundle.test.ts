@@ -112,7 +112,7 @@ describe('the quotactl bundle', () => {
   });
 });
 
-describe('quotactl against the service: what a new user tripped over (issue 39)', () => {
+describe('quotactl against the service: what a new user tripped over', () => {
   const ok = (result: { status: number | null; stdout: string; stderr: string }) => {
     expect(result.status, result.stderr).toBe(0);
     return result;

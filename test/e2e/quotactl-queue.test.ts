@@ -5,7 +5,7 @@ import { run, type Io } from '../../apps/quotactl/src/cli.js';
 import { startApi, type RunningApi } from '../support/api.js';
 
 /**
- * `quotactl reserve --wait` and `quotactl queue` against the real service (issue 41): queued,
+ * `quotactl reserve --wait` and `quotactl queue` against the real service: queued,
  * its position and what it waits for on stderr, watched until the release that frees room
  * admits it, --no-follow, a cancel with release, an expiry, and the queue's table.
  */

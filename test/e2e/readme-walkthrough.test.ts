@@ -19,7 +19,7 @@ import { ensureBuilt, freePort } from '../support/processes.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SECTION = '## The API, by example';
 const PAGE = 'docs/api-by-example.md';
-/** Another page whose commands a reader runs as written against the same start (issue 39: its curl lines carried no token, 5 × 401). */
+/** Another page whose commands a reader runs as written against the same start (its curl lines once carried no token: 5 × 401). */
 const SHARED_QUOTAS_PAGE = 'docs/concepts/shared-quotas.md';
 
 /** A page, as the walkthrough's section: its title made the section heading the parser looks for. */

@@ -111,7 +111,7 @@ describe('REST reservations', () => {
     await release(first.body.id);
   });
 
-  it('warns, as kube-apiserver warns, of a resource name no quota limits, suggesting the standard one; admitted and answered as before (issue 39)', async () => {
+  it('warns, as kube-apiserver warns, of a resource name no quota limits, suggesting the standard one; admitted and answered as before', async () => {
     const cpus = { kind: 'Pod', name: 'typo-1', requestId: 'typo-1', resources: { 'requests.cpus': '1' } };
     const reserved = await reserve(cpus);
     expect(reserved.status).toBe(201);
@@ -207,7 +207,7 @@ describe('REST reservations', () => {
     ['an empty requestId', { ...pod('e', '1'), requestId: '' }, 400, 'requestId'],
     ['an operation other than CREATE or UPDATE', { ...pod('o', '1'), operation: 'DELETE' }, 400, 'operation'],
     ['a fractional ttlSeconds', { ...pod('f', '1'), ttlSeconds: 1.5 }, 400, 'ttlSeconds'],
-    // A quantity that does not parse is 400, as the quota PUT answers it and the API server decodes it (issue 33).
+    // A quantity that does not parse is 400, as the quota PUT answers it and the API server decodes it.
     ['a quantity that does not parse', gpus('i', '1.5.5'), 400, 'resources[example.com/gpu]: Invalid value: \\"1.5.5\\": must be a quantity such as'],
     ['a quantity of an object that does not parse', pod('iq', 'lots'), 400, 'Invalid value: \\"lots\\": must be a quantity such as'],
     ['an absurd resource name', { ...gpus('a', '1'), resources: { 'no spaces allowed/!': '1' } }, 422, 'no spaces allowed'],

@@ -87,7 +87,7 @@ const MATRIX: ReadonlyArray<[keyof typeof TOKENS, keyof typeof CALLS, 'allowed' 
   ['apiserver', 'get quota', 'forbidden'],
   ['apiserver', 'put quota', 'forbidden'],
   ['apiserver', 'events', 'forbidden'],
-  // A tenant's REST role never speaks for the cluster (issue 33: its reviews erased usage).
+  // A tenant's REST role never speaks for the cluster (its reviews once erased usage).
   ['admission', 'webhook', 'forbidden'],
   ['admission', 'mutate', 'forbidden'],
   ['admission', 'reserve', 'allowed'],
@@ -136,7 +136,7 @@ describe('roles', () => {
   });
 });
 
-describe('identities (issue 15, finding 3: the actor could be forged through userInfo)', () => {
+describe('identities (the actor could be forged through userInfo)', () => {
   const audit = (path: string) => api.request('GET', path, undefined, bearer(TOKENS.auditor.token));
   const sendReview = async (who: keyof typeof TOKENS, username: string) => {
     const body = review('team-a');
@@ -339,7 +339,7 @@ describe('rate limit', () => {
   });
 });
 
-describe('quotas over several namespaces and a token scoped to one namespace (issue 18)', () => {
+describe('quotas over several namespaces and a token scoped to one namespace', () => {
   it('cannot relabel its namespace out of a cluster quota, or touch cluster quotas, but reads what applies to it', async () => {
     const team = bearer(TOKENS.teamAdmin.token);
     const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tenant: 'x' } } };

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
 
 /**
- * Issue 33's findings about shared quotas, over HTTP.
+ * The attack and audit findings about shared quotas, over HTTP.
  *
  * Finding 3: a REST reservation of a plain `resources` list refused by a shared quota is worded,
  * detailed and recorded exactly as an object's denial is: the quota by its kind and name (never
@@ -59,16 +59,16 @@ describe('a plain resources list refused by a shared quota', () => {
     expect(series.status).toBe(200);
     const denials = series.body.markers.filter((m: { kind: string }) => m.kind === 'denial').map((m: { name: string }) => m.name);
     expect(denials).toEqual(['w2', 'p1']);
-    // Issue 39: a namespace with no ResourceQuota of its own names the shared quota covering it, in its usage and in the list.
+    // A namespace with no ResourceQuota of its own names the shared quota covering it, in its usage and in the list (it said "no quota").
     const covering = [{ kind: 'ClusterResourceQuota', name: 'acme', hard: { pods: '1' }, used: { pods: '1' } }];
     expect((await api.request('GET', '/v1/namespaces/acme-a/usage')).body).toMatchObject({ quotas: [], shared: covering });
     expect((await api.request('GET', '/v1/namespaces?contains=acme-a')).body.items).toEqual([expect.objectContaining({ namespace: 'acme-a', quotas: [], shared: covering })]);
-    // Each says which quota refused and for what: the cluster quota's pods chart draws both (issue 39).
+    // Each says which quota refused and for what: the cluster quota's pods chart draws both.
     for (const marker of series.body.markers.filter((m: { kind: string }) => m.kind === 'denial'))
       expect(marker).toMatchObject({ quota: 'acme', quotaKind: 'ClusterResourceQuota', resources: ['pods'] });
   });
 
-  // Issue 39: the denials earlier versions recorded under the quota's key are in the ledger for good; its page shows them too.
+  // The denials earlier versions recorded under the quota's key are in the ledger for good; its page shows them too.
   it("marks the series with a denial recorded under the quota's key, as earlier versions recorded a plain list's", async () => {
     const since = new Date(Date.now() - 1000).toISOString();
     const denied = await reserveList('acme-a', 'legacy-1');

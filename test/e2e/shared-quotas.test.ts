@@ -5,8 +5,9 @@ import { poolOf } from '../support/api.js';
 import { ClusterWriter } from '@quota/ledger';
 
 /**
- * Issue 18 through HTTP: Namespace objects, ClusterResourceQuota (with AppliedClusterResourceQuota)
- * and HierarchicalResourceQuota, their validation, history, and admission charging them.
+ * Quotas over several namespaces through HTTP: Namespace objects, ClusterResourceQuota (with
+ * AppliedClusterResourceQuota) and HierarchicalResourceQuota, their validation, history, and
+ * admission charging them.
  */
 let api: RunningApi;
 beforeAll(async () => {

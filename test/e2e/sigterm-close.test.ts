@@ -6,7 +6,7 @@ import { ensureBuilt, startApiProcess, type ApiProcess } from '../support/proces
 import { admissionReview } from '../support/review.js';
 
 /**
- * Issue 33, finding 6: at the end of a SIGTERM drain, connections were reset with a request on
+ * At the end of a SIGTERM drain, connections were reset with a request on
  * them (15 of 4,163 in one run). Node's http.Server.close() destroys, at once, every kept-alive
  * connection between two requests, so a client that sends its next request on one just then
  * sees a reset and cannot tell whether it was admitted. The drain's answers all say

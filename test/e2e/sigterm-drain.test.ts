@@ -6,7 +6,7 @@ import { admissionReview } from '../support/review.js';
 import { until } from '../support/wait.js';
 
 /**
- * A rollout as a load balancer following /readyz sees it (issue 21): two built API processes
+ * A rollout as a load balancer following /readyz sees it: two built API processes
  * on one migrated database; clients send admissions without pause to whichever replicas last
  * answered /readyz 200 (the manifests' probe, `?exclude=queue`); one replica gets SIGTERM.
  * It must answer /readyz `[-]shutdown` from then on while still serving every admission that

@@ -5,7 +5,7 @@ import { Ledger } from '../support/ledger.js';
 import { bearer, writeTokensFile, type TestToken } from '../support/tokens.js';
 
 /**
- * Issue 33, "what a token may touch": a tenant must never get more than its quota. Reviews are
+ * What a token may touch: a tenant must never get more than its quota. Reviews are
  * the kube-apiserver's (role webhook); what the cluster reserved is committed, shrunk or
  * released only from what the cluster holds (the reconciler's listing, here the ledger's own
  * reconcile with a listing the test writes) or by the API server's own review; a terminal

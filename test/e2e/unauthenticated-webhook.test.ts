@@ -9,7 +9,7 @@ import { freePort } from '../support/processes.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
 /**
- * Issue 34, managed control planes: the API servers of EKS, GKE and AKS present no credential to a
+ * Managed control planes: the API servers of EKS, GKE and AKS present no credential to a
  * webhook. WEBHOOK_UNAUTHENTICATED_PORT opens a second HTTPS listener serving the webhook routes
  * only, to whoever reaches it, as `unauthenticated:kube-apiserver` (userInfo never trusted,
  * limited by address). (The real kube-apiserver calling it without credentials:

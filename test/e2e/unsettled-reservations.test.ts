@@ -3,7 +3,7 @@ import { run, type Io } from '../../apps/quotactl/src/cli.js';
 import { startApi, type RunningApi } from '../support/api.js';
 
 /**
- * A webhook reservation no reconcile can settle is reported (issue 19): here no reconciler runs
+ * A webhook reservation no reconcile can settle is reported: here no reconciler runs
  * and no inventory lists Widgets, so the widget the webhook admitted stays reserved and keeps
  * counting. Grace and interval are shortened so that "long after a reconciler would have settled
  * it" is a second away.

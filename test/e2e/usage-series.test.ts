@@ -63,7 +63,7 @@ describe('GET /v1/namespaces/{ns}/usage/series', () => {
     const denial = body.markers[1];
     expect(denial).toMatchObject({ kind: 'denial', name: 'c', reason: expect.any(String) });
     expect(denial.message).toContain('exceeded quota: compute');
-    // The quota and the resources it refused for: a chart draws it on that quota's pods chart only (issue 39).
+    // The quota and the resources it refused for: a chart draws it on that quota's pods chart only.
     expect(denial).toMatchObject({ quota: 'compute', resources: ['pods'] });
     expect(denial.quotaKind).toBeUndefined();
   });

@@ -4,7 +4,7 @@ import { startApi, type Answer, type RunningApi } from '../support/api.js';
 /**
  * Every write that appends to the ledger answers `X-Ledger-Position` (and a reservation's
  * answers a `position` field): the position to pass as `?minPosition=` to a history read that
- * must see the write (issue 20). A write that appended nothing answers the position of the event
+ * must see the write. A write that appended nothing answers the position of the event
  * it points to; a denial or a dry run answers none.
  */
 let api: RunningApi;

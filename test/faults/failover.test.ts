@@ -11,7 +11,7 @@ import { overHardPoints, sleep, startApp, streamOf, usageOf, type AppProcess } f
 import { startPrivateRedis, type PrivateRedis } from './support/private-redis.js';
 
 /**
- * Failover under load (issue 37): a primary with a synchronous standby, and the built API,
+ * Failover under load: a primary with a synchronous standby, and the built API,
  * projection worker and reconciler processes on `DATABASE_URL=postgres://…:A,…:B/…?
  * target_session_attrs=read-write`. While clients race for quotas (REST reservations with
  * idempotency keys, webhook reviews, one-second TTL reservations the reconciler expires), the

@@ -6,7 +6,7 @@ import { Ledger } from '../support/ledger.js';
 import { rewriteWithHugeNames } from '../support/oversized.js';
 
 /**
- * Issue 33: history pages are bounded in bytes, not only rows. Rows written before names were
+ * History pages are bounded in bytes, not only rows. Rows written before names were
  * bounded carry 2 MB names here; a page takes rows while the bytes before them are under
  * HISTORY_PAGE_MAX_BYTES (so always the first), and says where the next one starts. Small rows
  * still come 100 to a page.

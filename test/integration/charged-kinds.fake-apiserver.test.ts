@@ -10,7 +10,7 @@ import { Ledger } from '../support/ledger.js';
 import type { DataSource } from 'typeorm';
 
 /**
- * Every kind the webhook is sent is a kind the reconciler lists (issue 19): a ResourceClaim the
+ * Every kind the webhook is sent is a kind the reconciler lists: a ResourceClaim the
  * webhook reserved is committed when the cluster shows it and released when it is gone, so
  * its charge cannot grow Used forever. The cluster is a FAKE API server (we cannot run
  * kube-apiserver here); the reconciler, its kubernetes inventory source, the ledger and
@@ -97,7 +97,7 @@ describe('the one list of kinds', () => {
   });
 });
 
-describe('terminal pods (issue 19)', () => {
+describe('terminal pods: compute released once the listing shows them finished, count/pods kept', () => {
   const PODS = { group: '', resource: 'pods' };
   const job = (namespace: string, name: string, phase: string): KubeObject => ({
     apiVersion: 'v1',
@@ -150,7 +150,7 @@ describe('terminal pods (issue 19)', () => {
   });
 });
 
-describe('custom resources (issue 19: count/<resource>.<group> end to end)', () => {
+describe('custom resources (count/<resource>.<group> end to end)', () => {
   const WIDGETS = WIDGET.groupResource;
   const widget = (namespace: string, name: string): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace, uid: `uid-${namespace}-${name}` }, spec: {} });
   const admit = (namespace: string, name: string) =>

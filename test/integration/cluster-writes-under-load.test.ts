@@ -7,7 +7,7 @@ import { createMigratedDatabase, type TestDatabase } from '../support/database.j
 import { disagreements } from '../support/shared-quotas.js';
 
 /**
- * Issue 33, finding 9: a ClusterResourceQuota write reads every namespace head and then locks
+ * A ClusterResourceQuota write reads every namespace head and then locks
  * the heads of the namespaces it covers, inside one SERIALIZABLE transaction. Admissions in
  * those namespaces commit in between, so the write fails (could not serialize access due to
  * concurrent update) and is retried; over 100 busy namespaces it failed every one of its 12

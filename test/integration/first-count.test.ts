@@ -7,7 +7,7 @@ import { Ledger } from '../support/ledger.js';
 import { until } from '../support/wait.js';
 
 /**
- * Issue 33, "a quota that starts covering existing objects counts them as 0": reproduced as two
+ * A quota that started covering existing objects counted them as 0: reproduced as two
  * live pods admitted while the namespace had no quota (so not recorded), then a quota of pods=2,
  * then a third pod, which was admitted. Now the namespace awaits its first count: the third pod
  * is refused `status unknown for quota` until the reconciler, queued at once by the quota's PUT

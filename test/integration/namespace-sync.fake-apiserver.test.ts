@@ -13,7 +13,7 @@ import type { DataSource } from 'typeorm';
 
 /**
  * The reconciler keeps the ledger's Namespace objects as the cluster has them, so that the
- * labels a ClusterResourceQuota selects on need no import (issue 18). The cluster is a FAKE
+ * labels a ClusterResourceQuota selects on need no import. The cluster is a FAKE
  * API server (we cannot run kube-apiserver here) whose namespaces the test edits; the
  * reconciler, its kubernetes inventory source, the ledger and BullMQ's Redis are real.
  */
@@ -115,7 +115,7 @@ describe('the reconciler records the Namespaces of a cluster (FAKE API server)',
   });
 });
 
-describe('labels from the stored object, by resourceVersion (issue 33; FAKE API server)', () => {
+describe('labels from the stored object, by resourceVersion, never from an older moment (FAKE API server)', () => {
   it('never lets an older listing undo a newer relabel, nor remove a namespace recorded newer than it', async () => {
     const labelsOf = async (name: string) => (await queries.getNamespace(name))?.definition.metadata?.labels?.['tenant'];
     clusterNamespaces = [{ name: 'team-c', labels: { tenant: 'acme' }, resourceVersion: '10' }];

@@ -6,7 +6,7 @@ import { Ledger } from '../support/ledger.js';
 import { rewriteWithHugeNames } from '../support/oversized.js';
 
 /**
- * Issue 33: a projection step reads at most `stepBytesMax` of event payloads (and always one
+ * A projection step reads at most `stepBytesMax` of event payloads (and always one
  * event). A catch-up over Reserved events with multi-MB names (a database written before names
  * were bounded) took the worker to 806 MB against its 512Mi limit, the same step every restart.
  */

@@ -92,7 +92,7 @@ describe('the usage projection', () => {
       );
       await late.query(`INSERT INTO namespace_heads (namespace, version, state) VALUES ('late', 1, '{}')`);
       // Another namespace's transaction commits after it, with a higher position: it is applied
-      // at once, an unrelated open transaction holds nothing back (issue 20).
+      // at once, an unrelated open transaction holds nothing back.
       await ledger.putQuota('early', { name: 'q', spec: { hard: { pods: '1' } } }, { actor: 'test' });
       expect(await projection.step(1000, 'force')).toBe(1);
       expect(await projectedUsage('early')).toEqual({ q: { pods: '0' } });
@@ -159,7 +159,7 @@ describe('the usage projection', () => {
       fc.record({ kind: fc.constant('commit' as const), pick: fc.nat() }),
       fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }),
       // A listing: pods nobody reserved, and some admitted ones; either may have turned terminal
-      // since an earlier listing (issue 19), so adoptions, commits, terminations and releases interleave.
+      // since an earlier listing, so adoptions, commits, terminations and releases interleave.
       fc.record({
         kind: fc.constant('reconcile' as const),
         exists: fc.array(fc.record({ i: fc.integer({ min: 0, max: 3 }), phase: phaseArb }), { maxLength: 4 }),

@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { Ledger } from '../support/ledger.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 
-// Fair sharing under a ClusterResourceQuota (issue 41): two teams with weights 1 and 3 keep their
+// Fair sharing under a ClusterResourceQuota: two teams with weights 1 and 3 keep their
 // queues full while releases free capacity; the shared quota's fair drain gives them 25 % and
 // 75 % of the freed capacity (within 5 points, after the first 20 releases, which move the
 // split from 50/50 to the fair one).

@@ -7,7 +7,7 @@ import { createMigratedDatabase, type TestDatabase } from '../support/database.j
 import { disagreements } from '../support/shared-quotas.js';
 import { poolOf } from '../support/api.js';
 
-// Random histories on PostgreSQL (issue 41): reserves with waits, releases, cancels, local hard
+// Random histories on PostgreSQL: reserves with waits, releases, cancels, local hard
 // changes, shared-quota hard changes and relabels in and out of a ClusterResourceQuota. After each
 // step (and the wake-ups the service runs: the fair drain of a shared quota a write freed, the
 // periodic sweep after a relabel or a shared hard change): no admission leaves a quota or the

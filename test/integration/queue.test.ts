@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { Ledger } from '../support/ledger.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 
-// The reservation queue (issue 41) on PostgreSQL: what waits is in the ledger, and the transaction
+// The reservation queue on PostgreSQL: what waits is in the ledger, and the transaction
 // that frees room admits it.
 let db: TestDatabase & { dataSource: DataSource };
 let ledger: Ledger;

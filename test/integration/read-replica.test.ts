@@ -5,7 +5,7 @@ import { startApi, type RunningApi } from '../support/api.js';
 import { startReplicaPair, type ReplicaPair } from '../support/replica.js';
 
 /**
- * History reads from a real hot standby (issue 20): the test makes a primary and a streaming
+ * History reads from a real hot standby: the test makes a primary and a streaming
  * standby of it with Debian's PostgreSQL binaries (test/support/replica.ts) and runs the API with
  * DATABASE_URL on the primary and DATABASE_READ_URL on the standby.
  */

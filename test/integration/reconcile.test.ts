@@ -112,7 +112,7 @@ describe('reconciler corrections (the recount race)', () => {
     expect((await ledger.admit(admit('stale', 'next'))).result.allowed).toBe(true);
   });
 
-  it('terminates a finished pod once and releases a deleted one once when every replica settles it at the same moment (each replica watches: issue 40)', async () => {
+  it('terminates a finished pod once and releases a deleted one once when every replica settles it at the same moment (each replica watches)', async () => {
     await ledger.putQuota('replicas', { name: 'compute', spec: { hard: { pods: '4', 'requests.cpu': '2' } } }, { actor: 'admin' });
     const done = await ledger.admit(admit('replicas', 'done'));
     const gone = await ledger.admit(admit('replicas', 'gone'));
@@ -170,7 +170,7 @@ describe('reconciler corrections (the recount race)', () => {
     // Younger than the grace period: reported, kept.
     expect(await reconcile('partial', [])).toMatchObject({ actions: [], uncovered: [{ resource: 'persistentvolumeclaims', count: 1 }] });
     now += 10 * GRACE_MS;
-    // The PVC can never be seen by a listing of pods: it is not left to count forever (issue 19).
+    // The PVC can never be seen by a listing of pods: it is not left to count forever.
     expect(await reconcile('partial', [])).toMatchObject({ actions: [{ kind: 'release', reason: 'uncovered', uid: 'uid-claim' }], uncovered: [] });
     expect(await eventTypes('partial')).toEqual(['QuotaDefined', 'Reserved', 'Released:uncovered']);
     expect(await reconcile('nobody-here', ['x'])).toMatchObject({ version: 0, actions: [] });

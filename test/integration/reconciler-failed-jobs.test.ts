@@ -9,7 +9,7 @@ import { Ledger } from '../support/ledger.js';
 import { until } from '../support/wait.js';
 
 /**
- * Issue 33, finding 2: a namespace whose reconcile job failed all its attempts was never
+ * A namespace whose reconcile job failed all its attempts used to be never
  * reconciled again. Its job id stayed in BullMQ's failed set, and every later fan-out was
  * deduplicated against it (team-a stuck for 20 minutes and more). Every namespace must be
  * reconciled every interval, whatever happened to its last job: on Redis and on BullMQ's

@@ -7,7 +7,7 @@ import { Reconciler, type ReconcilerLedger } from '../../apps/reconciler/src/rec
 import { UNCOVERED_NAMESPACES_MAX } from '../../apps/reconciler/src/uncovered.js';
 
 /**
- * Issue 33, finding 5: the reconciler's map of uncovered reservations (per namespace, the live
+ * The reconciler's map of uncovered reservations (per namespace, the live
  * reservations of kinds the inventory does not list) grew without bound: a namespace that
  * disappeared, or that another replica reconciled from then on, stayed in it, and in the gauge,
  * for the life of the process. Here the ledger is a stub on the machine's clock (the reconciler

@@ -6,7 +6,7 @@ import { reconcilerMetrics } from '../../apps/reconciler/src/metrics.js';
 import { Reconciler, type ReconcilerLedger } from '../../apps/reconciler/src/reconciler.js';
 
 /**
- * The reconciler's use of an inventory's watch (issue 40), with stubs: a ledger that records which
+ * The reconciler's use of an inventory's watch, with stubs: a ledger that records which
  * namespaces were reconciled, an inventory whose watchSettlements hands the test its callbacks.
  * BullMQ runs on the test Redis (its fan-out never reaches these stubs' namespaces: none).
  */

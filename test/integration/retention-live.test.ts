@@ -8,7 +8,7 @@ import { createMigratedDatabase } from '../support/database.js';
 import { Ledger } from '../support/ledger.js';
 
 /**
- * A month archived while its reservations are still live (issue 37, "retention that can run"):
+ * A month archived while its reservations are still live:
  * every real namespace holds long-lived objects, so the archive no longer waits for them. Their
  * making events leave with the month; each horizon state carries its namespace's live
  * reservations, and the projection and the as-of folds read them from there. Then they are

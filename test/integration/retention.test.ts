@@ -25,7 +25,7 @@ import { Ledger } from '../support/ledger.js';
 import { createMigratedDatabase, createTestDatabase, TEST_PG_ADMIN_URL, type TestDatabase } from '../support/database.js';
 
 /**
- * Retention (issue 20, migrations/1795900001000): ledger_events partitioned by month, the
+ * Retention (migrations/1795900001000): ledger_events partitioned by month, the
  * partitions made ahead, the archive path, and the migration itself on a ledger with history.
  */
 

@@ -9,7 +9,7 @@ import { createMigratedDatabase, type TestDatabase } from '../support/database.j
 import { disagreements } from '../support/shared-quotas.js';
 
 /**
- * Quotas over several namespaces (issue 18), on the real ledger: a ClusterResourceQuota and a
+ * Quotas over several namespaces, on the real ledger: a ClusterResourceQuota and a
  * HierarchicalResourceQuota raced from two command sides at once, labels that move a
  * namespace's usage in and out, and random histories after which every head equals the folds.
  */

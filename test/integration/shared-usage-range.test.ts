@@ -6,7 +6,7 @@ import { settleProjection } from '../support/api.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 
 /**
- * Issue 33, finding 1: a shared quota's usage?at= and usage/series folded every namespace that
+ * A shared quota's usage?at= and usage/series used to fold every namespace that
  * ever carried the quota, whatever the range asked. After churn (a ClusterResourceQuota that had
  * covered 1,501 namespaces and then covered one), six auditors reading its series killed the
  * API. usage?at= now costs the namespaces the quota covered at the instant: here 40 namespaces

@@ -11,10 +11,11 @@ import { until } from '../support/wait.js';
 import { loadConfig } from '@quota/config';
 
 /**
- * Issue 37 on a real primary and streaming standby (test/support/failover-pair.ts): the
- * synchronous standby the API can be told to require (DATABASE_REQUIRE_SYNCHRONOUS_STANDBY), and
- * the ledger's pools on a multi-host DATABASE_URL (libs/ledger host-failover.ts). The failover
- * itself, under load and with the built processes, is test/faults/failover.test.ts.
+ * Never losing an acknowledged admission, on a real primary and streaming standby
+ * (test/support/failover-pair.ts): the synchronous standby the API can be told to require
+ * (DATABASE_REQUIRE_SYNCHRONOUS_STANDBY), and the ledger's pools on a multi-host DATABASE_URL
+ * (libs/ledger host-failover.ts). The failover itself, under load and with the built processes, is
+ * test/faults/failover.test.ts.
  */
 let pair: FailoverPair;
 

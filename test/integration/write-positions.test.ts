@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 
 /**
- * Every write tells its caller the position to read after (`?minPosition=`, issue 20): the
+ * Every write tells its caller the position to read after (`?minPosition=`): the
  * last event it appended, taken from the group commit's one write statement, or the existing
  * event a write that appended nothing points to.
  */

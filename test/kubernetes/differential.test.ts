@@ -12,7 +12,7 @@ import { CLUSTER_FIXTURES, scenario as drawScenario, type Scenario } from './dif
 import { shrink } from './differential/shrink.js';
 import { SIDE_LABEL } from './differential/sides.js';
 
-// Issue 34: Kubernetes as the oracle. Random sequences of pod, claim and service writes, quota
+// Kubernetes as the oracle. Random sequences of pod, claim and service writes, quota
 // changes and pod completions are played in two namespaces with the same quotas and limit
 // ranges, one enforced by Kubernetes' own plugins and kube-controller-manager, the other by our
 // webhooks and reconciler; every decision and every settled Used must agree. How it works, and

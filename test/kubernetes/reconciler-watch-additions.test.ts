@@ -4,7 +4,7 @@ import { kubeApi, type KubeApi } from '../support/kube-api.js';
 import { defineQuota, eventually, untilCounted, untilUsed } from '../support/ledger-reads.js';
 import { prepareLedgerStack, startLedgerStack, type LedgerStack } from '../support/ledger-stack.js';
 
-// Additions settled by the reconciler's watches (issue 40): an object admitted while the API was
+// Additions settled by the reconciler's watches: an object admitted while the API was
 // down (the count-only webhook's failurePolicy Ignore, docs/operations/blast-radius.md) is adopted
 // within a second or two, not at the periodic pass (600 s here); a reservation whose object
 // appeared is committed as promptly; a burst of creations in one namespace costs a few settles,

@@ -4,7 +4,7 @@ import { kubeApi, type KubeApi } from '../support/kube-api.js';
 import { defineQuota, eventsOfObject, eventually, ledgerEvents, pod, uidOf, untilCounted, untilUsed, usedOf } from '../support/ledger-reads.js';
 import { prepareLedgerStack, startLedgerStack, type LedgerStack } from '../support/ledger-stack.js';
 
-// The reconciler as built against a real kube-apiserver (issue 40): the kinds it settles come from
+// The reconciler as built against a real kube-apiserver: the kinds it settles come from
 // discovery, so a count/serviceaccounts quota holds past the grace period, and its watches settle
 // a finished pod's compute at once. The webhook is sent ServiceAccounts (webhook-config
 // --custom-resource) but the reconciler is not told of them (no CUSTOM_RESOURCES): only

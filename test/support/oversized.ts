@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 
 /**
- * A database written before names were bounded (issue 33): the namespace's decisions, Reserved
+ * A database written before names were bounded: the namespace's decisions, Reserved
  * events and reservations are rewritten in place to carry a name of `bytes` random hex
  * characters (which PostgreSQL cannot compress, as a random name; or `repeated`, one letter, which
  * it stores a hundred times smaller), and its decisions a message

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { evolve, initialState, isSharedQuotaKey, Resources, type NamespaceState, type RecordedEvent, type ResourceList } from '@quota/domain';
 
 /**
- * What the shared-quota tests check after every race and history (issue 18): each namespace's
+ * What the shared-quota tests check after every race and history: each namespace's
  * head equals the fold of its stream (its own quotas and its part of each shared quota), and each
  * shared quota's head holds, for exactly the namespaces whose fold is covered by it, exactly what
  * each fold says it contributes.

@@ -75,7 +75,7 @@ describe('denialsOf', () => {
   ];
   const ids = (s: Series, quota: string, resource: string) => denialsOf(s, { quota, resource }).map((m) => m.decisionId);
 
-  // Issue 39: every chart drew every denial, so a storage chart showed the compute denials.
+  // Every chart used to draw every denial, so a storage chart showed the compute denials.
   it("draws a namespace's denial only on its own quota's charts of the resources it was refused for", () => {
     const s = { ...series([]), markers };
     expect(ids(s, 'compute', 'requests.cpu')).toEqual(['1', '2']);

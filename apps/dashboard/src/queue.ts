@@ -2,7 +2,7 @@ import type { QueuedReservation, WaitingFor } from '@quota/api';
 import { age } from './format.js';
 
 /**
- * The namespace's queue (issue 41) as the page reads it: each waiter's place, what it waits for
+ * The namespace's queue as the page reads it: each waiter's place, what it waits for
  * in words, how long it has waited and may still wait. Pure: the answer and the clock come in,
  * and every field is read defensively (a service of another version may leave some out).
  */

@@ -237,7 +237,7 @@ describe('apply', () => {
   });
 });
 
-describe('apply: namespaces and quotas over several namespaces (issue 18)', () => {
+describe('apply: namespaces and quotas over several namespaces', () => {
   it('PUTs Namespaces and ClusterResourceQuotas cluster-scoped, HierarchicalResourceQuotas in their namespace, and names them as kubectl does', async () => {
     answers.set('PUT /v1/namespaces/team-a', [201, { metadata: { resourceVersion: '1' } }]);
     answers.set('PUT /v1/clusterresourcequotas/acme', [201, { metadata: { resourceVersion: '1' } }]);
@@ -513,7 +513,7 @@ describe('audit commands', () => {
     expect(seen.at(-1)?.url).toBe(`/v1/namespaces/team-a/decisions?allowed=false&${query}&order=newest`);
   });
 
-  it('decisions reads the newest first (issue 39), pages on into older ones, and --order oldest reads from the start as the API does by default', async () => {
+  it('decisions reads the newest first, pages on into older ones, and --order oldest reads from the start as the API does by default', async () => {
     const decision = (id: string, time: string) => ({
       id,
       time,
@@ -558,7 +558,7 @@ describe('audit commands', () => {
   });
 });
 
-describe('reserve --wait (issue 41)', () => {
+describe('reserve --wait: a reservation that does not fit waits in the queue', () => {
   const queuedAnswer = {
     id: 'q-1',
     namespace: 'a',
@@ -755,7 +755,7 @@ describe('webhook-config', () => {
     expect(out.err).toMatch(/^error: /);
   });
 
-  it("adds each --custom-resource to the validating rules and prints the reconciler's RBAC to list them (issue 19)", async () => {
+  it("adds each --custom-resource to the validating rules and prints the reconciler's RBAC to list them", async () => {
     const out = io({ '/work/ca.pem': CA });
     const flags = ['--custom-resource', 'widgets.example.com/v1=Widget', '--custom-resource', 'gadgets.example.com/v1beta1=Gadget', '-o', 'json'];
     expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'platform', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
@@ -832,7 +832,7 @@ describe('webhook-config', () => {
   });
 });
 
-describe("warnings: kubectl prints the server's Warning headers on stderr (issue 39)", () => {
+describe("warnings: kubectl prints the server's Warning headers on stderr", () => {
   it('prints each Warning: 299 of a reserve as `Warning: text`, unquoted, before the answer, and the answer as before', async () => {
     answers.set('POST /v1/namespaces/team-a/reservations', [
       201,
@@ -870,7 +870,7 @@ describe("warnings: kubectl prints the server's Warning headers on stderr (issue
   });
 });
 
-describe('delete (issue 39)', () => {
+describe('delete: as kubectl deletes, by TYPE NAME or TYPE/NAME', () => {
   it("sends the API's DELETE for each name, by TYPE NAME… or TYPE/NAME…, and says deleted as kubectl does", async () => {
     answers.set('DELETE /v1/namespaces/team-a/resourcequotas/compute', [200, {}]);
     answers.set('DELETE /v1/namespaces/team-a/resourcequotas/storage', [200, {}]);
@@ -951,7 +951,7 @@ describe('delete (issue 39)', () => {
   });
 });
 
-describe('get -A and get namespaces (issue 39)', () => {
+describe('get -A and get namespaces', () => {
   const summary = (namespace: string, quotas: { name: string; hard: Record<string, string>; used: Record<string, string> }[], tightest?: object) => ({
     namespace,
     version: 3,
@@ -1031,7 +1031,7 @@ describe('get -A and get namespaces (issue 39)', () => {
   });
 });
 
-describe("the kubeconfig context's namespace is the default -n (issue 39)", () => {
+describe("the kubeconfig context's namespace is the default -n", () => {
   const KUBECONFIG = [
     'apiVersion: v1',
     'kind: Config',

@@ -116,7 +116,7 @@ describe('ApiClient', () => {
   });
 });
 
-describe('warningTexts: Warning headers as client-go reads them (issue 39)', () => {
+describe('warningTexts: Warning headers as client-go reads them', () => {
   it.each([
     ['one warning', ['299 - "text"'], ['text']],
     ['escaped quotes and backslashes', ['299 - "quota \\"compute\\": a\\\\b"'], ['quota "compute": a\\b']],

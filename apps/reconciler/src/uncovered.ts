@@ -9,7 +9,7 @@ export const UNCOVERED_NAMESPACES_MAX = 10_000;
  * reconciler reports them (the `quota_ledger_reconciler_uncovered_reservations` gauge, a log
  * line when they first appear).
  *
- * Bounded two ways (issue 33: the map grew without bound). A report older than `maxAgeMs` is
+ * Bounded two ways (the map once grew without bound). A report older than `maxAgeMs` is
  * dropped: every namespace with a stream is reconciled every interval, by this replica or
  * another, so a namespace that disappeared, or that another replica now reconciles, stops
  * counting here after two intervals. And at most `max` namespaces are kept, the oldest report

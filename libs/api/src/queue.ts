@@ -1,5 +1,5 @@
 /**
- * The reservation queue's answers (issue 41): a reserve with a `wait` that does not fit answers
+ * The reservation queue's answers: a reserve with a `wait` that does not fit answers
  * 202 with a QueuedAnswer; `GET …/reservations/{id}` of a reservation that waits, or waited and
  * was cancelled or expired, answers a QueuedReservation; `GET /v1/namespaces/{ns}/queue` a
  * NamespaceQueue. Quantities are canonical Kubernetes strings, times RFC 3339.

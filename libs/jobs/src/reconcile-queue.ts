@@ -62,7 +62,7 @@ export const NAMESPACE_JOB_RETRY_DELAY_MS = 1000;
  * waiting for a retry, and forgets it once the job completes or fails for good, so the next
  * fan-out queues the namespace again whatever happened to its last job. A fixed `jobId` did the
  * opposite: a job that failed every attempt kept its id in the failed set (removeOnFail), and
- * every later add of that id was a no-op, so the namespace was never reconciled again (issue 33).
+ * every later add of that id was a no-op, so the namespace was never reconciled again.
  */
 export function namespaceJobOptions(namespace: string, reason: string, options: { delayMs?: number; attempts?: number; retryDelayMs?: number } = {}): JobsOptions {
   return {

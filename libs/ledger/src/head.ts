@@ -56,7 +56,7 @@ export interface HeadJson {
   readonly objectRemovedAt?: number;
   /** Since when the namespace awaits its first count (NamespaceState.awaitingCountSince). */
   readonly awaitingCountSince?: number;
-  /** The queued reservations (issue 41), in arrival order (absent: none). */
+  /** The queued reservations, in arrival order (absent: none). */
   readonly queue?: readonly WaiterJson[];
 }
 

@@ -53,7 +53,7 @@ export interface LedgerOptions {
   readonly quotasPerNamespaceMax?: number;
   /** Most LimitRanges one namespace may hold. */
   readonly limitRangesPerNamespaceMax?: number;
-  /** The reservation queue (issue 41): BestEffortFIFO bounds and the most waiters per namespace; absent: DEFAULT_QUEUE_POLICY. */
+  /** The reservation queue: BestEffortFIFO bounds and the most waiters per namespace; absent: DEFAULT_QUEUE_POLICY. */
   readonly queuePolicy?: QueuePolicy;
   /** Most queued reservations in all namespaces together (checked before the transaction; default 10,000). */
   readonly queueTotalMax?: number;
@@ -115,7 +115,7 @@ export interface AdmitCommand {
   readonly ttlMs?: number;
   /**
    * `false`: the decision is not written to the decisions log (a what-if: a read, which a
-   * read-only auditor may ask, so it must leave nothing behind; issue 33). Only with `dryRun`.
+   * read-only auditor may ask, so it must leave nothing behind). Only with `dryRun`.
    */
   readonly logged?: false;
   /**

@@ -2,7 +2,7 @@ import { Resources, type RawQuantities, type ResourceList, type SharedQuotaDefin
 import type { PendingEvent } from './rows.js';
 
 /**
- * The heads of the shared quotas one transaction touches (issue 18): each as its row was read
+ * The heads of the shared quotas one transaction touches: each as its row was read
  * and locked, the namespaces' contributions kept current as the transaction's namespaces
  * decide, and written back in the group's one statement with a compare-and-set on `revision`.
  * A shared quota's usage is the sum of what the namespaces it covers contribute; each

@@ -150,10 +150,11 @@ export class AdmissionReviewController {
    * that would put it under a shared quota covering as many namespaces as one may is refused.
    * Where the reconciler lists the cluster (NAMESPACE_LABELS_FROM=cluster), labels are taken from
    * the stored object, by resourceVersion, never from the review: it is validated before it is
-   * stored and may yet fail (issue 33). The Namespace is read back once stored (a job of the
-   * reconciler's), and the interval's listing records the rest, removals included. Without such
-   * a listing the review is the only word there is, and is recorded as it passes. When the ledger
-   * cannot answer, the 503 hands the request to the failurePolicy as for any other review.
+   * stored and may yet fail, and a relabel that failed must not move usage. The Namespace is
+   * read back once stored (a job of the reconciler's), and the interval's listing records the
+   * rest, removals included. Without such a listing the review is the only word there is, and is
+   * recorded as it passes. When the ledger cannot answer, the 503 hands the request to the
+   * failurePolicy as for any other review.
    */
   private async recordNamespace(review: AdmissionReviewRequest, request: Request): Promise<AdmissionReviewResponse> {
     const name = readReview(() => reviewedNamespaceName(review));

@@ -185,7 +185,8 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
 
 /**
  * The review's strings the ledger stores with its decision (the resource, kind, name, namespace
- * and user), held to Kubernetes' formats and lengths before anything reads the objects (issue 33).
+ * and user), held to Kubernetes' formats and lengths before anything reads the objects: they are
+ * stored for good, and a multi-MB name made every later read of it run out of memory.
  */
 function storedStringProblem(
   resource: GroupResource & { readonly version: string },

@@ -85,7 +85,7 @@ export class AuditController {
   /**
    * Webhook reservations of this namespace that no reconcile has settled (still reserved long
    * after a reconciler would have committed or released them), by resource: they count toward
-   * Used although nothing shows their objects exist (issue 19; `quotactl describe quota`).
+   * Used although nothing shows their objects exist (`quotactl describe quota` lists them).
    */
   @Allow('admin', 'auditor')
   @Get('usage/unsettled')

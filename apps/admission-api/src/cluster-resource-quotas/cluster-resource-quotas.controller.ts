@@ -105,7 +105,7 @@ export class ClusterResourceQuotasController {
     return renderClusterResourceQuota(removed.view);
   }
 
-  /** The reservations waiting for its room (issue 41), per namespace, in the order its fair drain serves them. */
+  /** The reservations waiting for its room, per namespace, in the order its fair drain serves them. */
   @Allow('admin', 'auditor', 'admission')
   @Get(':name/queue')
   async queue(@Param('name', ObjectNamePipe) name: string): Promise<SharedQuotaQueue> {

@@ -16,7 +16,7 @@ export const JsonBody = (kind: BodyKind, selection?: FieldSelection): MethodDeco
  * Reads the body of a `@JsonBody` handler, the last of the guards: after the AuthGuard (no body
  * is read for a caller without a token or role) and the query's hygiene. It was an interceptor,
  * and Nest runs each interceptor through an rxjs pipeline and an async scope of its own on every
- * request (issue 36: about a tenth of the API's CPU per admission); a guard is a plain awaited
+ * request (docs/benchmarks.md, "The API against its floor"); a guard is a plain awaited
  * call, and errors reach the same KubeStatusFilter. Handlers without a body cost one lookup.
  */
 @Injectable()

@@ -36,14 +36,15 @@ function httpContext(controller: Type, handler: (...args: unknown[]) => unknown,
 }
 
 /**
- * The admission webhook's handlers, dispatched as plain functions before Nest's router (issue
- * 36): Nest's router runs every request through its route layers, a per-handler execution
- * context, parameter factories and an rxjs pipeline for the answer, about a fifth of the API's
- * CPU per admission on the kube-apiserver's hottest path. Here the same guard instances run in
- * the same order with an ExecutionContext of the same handler (roles, namespace scope, query
- * hygiene, body limits: read from the handler's decorators, so one declaration serves both
- * ways), the same controller instance answers, with the handler's `@HttpCode`, and the same
- * exception filter turns errors into a Status. Every other route goes on to Nest.
+ * The admission webhook's handlers, dispatched as plain functions before Nest's router: Nest's
+ * router runs every request through its route layers, a per-handler execution context,
+ * parameter factories and an rxjs pipeline for the answer, about a fifth of the API's CPU per
+ * admission on the kube-apiserver's hottest path (docs/benchmarks.md, "The API against its
+ * floor"). Here the same guard instances run in the same order with an ExecutionContext of the
+ * same handler (roles, namespace scope, query hygiene, body limits: read from the handler's
+ * decorators, so one declaration serves both ways), the same controller instance answers, with
+ * the handler's `@HttpCode`, and the same exception filter turns errors into a Status. Every
+ * other route goes on to Nest.
  */
 export function directRoutes(routes: readonly DirectRoute[], instances: (controller: Type) => unknown, guards: readonly CanActivate[], filter: ExceptionFilter): RequestHandler {
   const resolved = routes.map((route) => {

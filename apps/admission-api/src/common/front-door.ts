@@ -33,7 +33,7 @@ function json(this: ServerResponse, body: unknown): ServerResponse {
  * and filter use (`path`, `query`, `params`, `originalUrl`, `res`; `status()`, `json()`): own
  * properties set in the same order every time. Express instead swaps both objects' prototypes
  * on every request (app.handle), which on Node 20 costs more than Node's whole HTTP parsing
- * (bench/frameworks.ts: the setprototypeof variant).
+ * (bench/frameworks.ts' setprototypeof variant: docs/benchmarks.md, "Frameworks beside the floor").
  */
 function expressShaped(request: IncomingMessage, response: ServerResponse, path: string, queryAt: number): [Request, Response] {
   const url = request.url ?? '/';
@@ -54,11 +54,11 @@ function expressShaped(request: IncomingMessage, response: ServerResponse, path:
 /**
  * The admission webhook's way in, before Express: kube-apiserver calls it for every write it
  * admits, and Express's own per-request work (prototype swaps, its router's layers, a final
- * handler) was a fifth of the API's CPU per admission on Node 20 (issue 36). A request that
- * `handled` picks (by method and path: `POST`, a path without `?`-part or scheme) runs through
- * `handlers` in order, as Express would run them (`next()` goes on, `next(error)` or a throw
- * goes to `filter`, as Nest's would). They are the same functions `app.use` runs for every
- * other request, which goes on to Express unchanged.
+ * handler) was a fifth of the API's CPU per admission on Node 20 (docs/benchmarks.md,
+ * "Frameworks beside the floor"). A request that `handled` picks (by method and path: `POST`, a
+ * path without `?`-part or scheme) runs through `handlers` in order, as Express would run them
+ * (`next()` goes on, `next(error)` or a throw goes to `filter`, as Nest's would). They are the
+ * same functions `app.use` runs for every other request, which goes on to Express unchanged.
  */
 export function frontDoor(handled: (method: string, path: string) => boolean, handlers: readonly RequestHandler[], filter: ExceptionFilter, express: RequestListener): RequestListener {
   return (request, response) => {

@@ -10,7 +10,7 @@ import { kubeStatus } from '../errors/kube-status.js';
  * and the NDJSON exports. Each holds database connections (the pool also serves admissions) and
  * memory for as long as it runs, so one process runs at most `HEAVY_READS_IN_FLIGHT_MAX` of them;
  * up to `HEAVY_READS_WAITING_MAX` more wait for a slot, at most `HEAVY_READ_WAIT_MS`; past that a
- * caller gets 429 with Retry-After, as for the rate limit (issue 33: six auditors reading a shared
+ * caller gets 429 with Retry-After, as for the rate limit (six auditors reading a shared
  * quota's series at once killed the API and took admission p50 from 19 to 187 ms).
  */
 export const HEAVY_READS_IN_FLIGHT_MAX = 2;

@@ -5,7 +5,7 @@ import { kubeStatus } from '../errors/kube-status.js';
 /**
  * The most fields a DTO body or query may have: every DTO here has fewer than twenty, and
  * class-validator builds an error per field it does not know (a body of 200,000 unknown fields
- * was 200,000 errors, issue 33).
+ * was 200,000 errors).
  */
 export const DTO_FIELDS_MAX = 64;
 

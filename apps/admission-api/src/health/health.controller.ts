@@ -22,7 +22,7 @@ const UNSETTLED_CACHE_MS = 60_000;
  * (a replica may stay in service while Redis is away: admissions never need the queue).
  * `[-]shutdown` from the signal on, while the process still serves its drain (shutdown.ts).
  * `[+]unsettled-reservations` never fails readiness: it warns, on the same line, of webhook
- * reservations no reconcile has settled (issue 19). With DATABASE_REQUIRE_SYNCHRONOUS_STANDBY,
+ * reservations no reconcile has settled. With DATABASE_REQUIRE_SYNCHRONOUS_STANDBY,
  * `[-]synchronous-standby` while the primary has no synchronous standby streaming: this replica's
  * admissions would then be acknowledged before a standby holds them, or wait for one.
  *
@@ -30,7 +30,7 @@ const UNSETTLED_CACHE_MS = 60_000;
  * check (a driver's error names the host and port) and the unsettled warning's detail are
  * answered only to an authenticated caller not limited to namespaces, as kube-apiserver
  * answers `reason withheld`; every caller else gets the check's name, and the log gets the why
- * (once per change) (issue 33).
+ * (once per change).
  */
 @Controller()
 export class HealthController {

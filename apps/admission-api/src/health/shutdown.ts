@@ -46,7 +46,7 @@ const CLOSE_POLL_MS = 25;
  * open up to `graceMs` to finish. http.Server's close() would at once destroy every connection
  * with no request in progress, and that includes one accepted a moment ago whose request has
  * arrived but is not parsed yet (or a TLS connection still shaking hands): its client sees a
- * reset after it sent its request, and cannot tell whether it was admitted (issue 33: 15 of
+ * reset after it sent its request, and cannot tell whether it was admitted (seen: 15 of
  * 4,163 in one run). Here only the listener closes; a request that arrives on an open connection
  * within the grace is served, with Connection: close, and its connection then closes. Whatever
  * is still open after the grace is left to app.close(): connections that never sent anything.

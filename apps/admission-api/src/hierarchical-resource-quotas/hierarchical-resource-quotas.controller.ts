@@ -118,7 +118,7 @@ export class HierarchicalResourceQuotasController {
   }
 
   /**
-   * The reservations waiting for its room (issue 41), per namespace, in the order its fair drain
+   * The reservations waiting for its room, per namespace, in the order its fair drain
    * serves them. To a token limited to namespaces (the parent's), only its own namespaces'
    * waiters: the subtree's other namespaces are other teams' (`namespacesWithheld` counts them).
    */

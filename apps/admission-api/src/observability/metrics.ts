@@ -22,7 +22,7 @@ export type QueueOutcome = 'admitted' | 'cancelled' | 'expired';
 /** A scrape must answer while the database is slow or down (the gauge is then left as it was). */
 const SCRAPE_READ_TIMEOUT_MS = 2000;
 
-/** The reservation queue's series (issue 41): its length now (read at each scrape), and how long waiters waited. */
+/** The reservation queue's series: its length now (read at each scrape), and how long waiters waited. */
 function queueMetrics(registers: Registry[], sources: () => MetricSources | undefined): Histogram<'outcome'> {
   new Gauge({
     name: 'quota_ledger_queued_reservations',
@@ -37,7 +37,7 @@ function queueMetrics(registers: Registry[], sources: () => MetricSources | unde
   });
   return new Histogram({
     name: 'quota_ledger_queue_wait_seconds',
-    help: 'How long queued reservations waited (issue 41), by how they stopped waiting: admitted (room freed), cancelled (DELETE), expired (their deadline passed). Observed by the API process that appended the event.',
+    help: 'How long queued reservations waited, by how they stopped waiting: admitted (room freed), cancelled (DELETE), expired (their deadline passed). Observed by the API process that appended the event.',
     labelNames: ['outcome'],
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 86400],
     registers,

@@ -109,7 +109,7 @@ export const ANSWER_SCHEMAS = {
   AdmissionResult: closed(
     {
       allowed: boolean(),
-      code: { type: 'integer', enum: [200, 202, 403, 409, 429, 500], description: '202: queued (issue 41); 429: it asked to wait and the queue was full.' },
+      code: { type: 'integer', enum: [200, 202, 403, 409, 429, 500], description: '202: queued, it waits for room; 429: it asked to wait and the queue was full.' },
       dryRun: boolean(),
       message: string(),
       stage: { type: 'string', enum: [...ADMISSION_PLUGINS] },

@@ -24,7 +24,7 @@ export type AdmissionBody = Omit<ReserveDto, 'requestId' | 'dryRun' | 'wait'>;
 export const WAIT_PRIORITY_MAX = 1000;
 
 /**
- * A reserve body's `wait` (issue 41), checked: whole seconds up to the configured most, an integer
+ * A reserve body's `wait`, checked: whole seconds up to the configured most, an integer
  * priority (default 0); only with a resource list, which is what the queue re-checks when room frees.
  */
 export function waitOf(dto: ReserveDto, waitMaxSeconds: number): AdmitCommand['wait'] {

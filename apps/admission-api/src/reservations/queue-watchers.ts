@@ -15,8 +15,8 @@ type Wake = () => void;
  * cancelled or expired). One read of the watched namespaces' queues answers every watcher of
  * the process (QueueQueries.waitingIds), after a commit of this process (coalesced) or the poll;
  * each watcher then reads its own reservation once. Before, every watcher read its reservation
- * again on every commit and every 250 ms: under `npm run bench:queue`, 6.7 ms of the API's CPU
- * per admission against 5.0 ms without waits.
+ * again on every commit and every 250 ms, which cost the queue's admissions a third more API CPU
+ * (docs/benchmarks.md, "Queued reservations: wait instead of 403").
  *
  * Each principal holds at most QUEUE_WATCHES_PER_PRINCIPAL_MAX of them open at once in this
  * process (`hold`): one token could otherwise open watches without end, each a held request and

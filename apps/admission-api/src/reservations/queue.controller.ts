@@ -4,7 +4,7 @@ import { QueueQueries } from '@quota/ledger';
 import { Allow } from '../auth/roles.decorator.js';
 import { NamespacePipe } from '../common/path-params.js';
 
-/** The namespace's queue of reservations waiting for room (issue 41), in the order they will be admitted. */
+/** The namespace's queue of reservations waiting for room, in the order they will be admitted. */
 @Controller('v1/namespaces/:namespace/queue')
 export class QueueController {
   constructor(@Inject(QueueQueries) private readonly queue: QueueQueries) {}

@@ -64,7 +64,7 @@ export function appendWarnings(response: Response, outcome: Pick<AdmitOutcome, '
  */
 function reserveAnswer(namespace: string, name: string | undefined, kind: string, result: AdmissionResult, position: string | undefined): { status: number; body: unknown } {
   if (result.code === 202 && result.queued && result.reservationId) {
-    // Waiting in the queue (issue 41): `position` is its place in the queue; the ledger's is `ledgerPosition`.
+    // Waiting in the queue: `position` is its place in the queue; the ledger's is `ledgerPosition`.
     const { position: place, waitingFor, expiresAt } = result.queued;
     const body: QueuedAnswer = { id: result.reservationId, namespace, state: 'queued', position: place, waitingFor, expiresAt, ...(position === undefined ? {} : { ledgerPosition: position }) };
     return { status: 202, body };

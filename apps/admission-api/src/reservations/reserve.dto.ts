@@ -58,7 +58,7 @@ export class ReserveDto {
   ttlSeconds?: number;
 
   /**
-   * Wait in the namespace's queue when it does not fit (issue 41), instead of a 403:
+   * Wait in the namespace's queue when it does not fit, instead of a 403:
    * `{"seconds": 1..QUEUE_WAIT_MAX_SECONDS, "priority": -1000..1000 (default 0, higher first)}`.
    * Resource lists only. Answered 202 while it waits.
    */

@@ -30,7 +30,7 @@ export interface WhatIfAnswer {
  * "Would this be admitted now?" for people, not admission clients: the REST reserve as a dry
  * run, so it appends nothing to the ledger, and it is a read, so it is not logged either.
  * Auditors may ask, and a read-only role must leave nothing behind: logged what-ifs let an
- * auditor fill the append-only decisions log (issue 33). A denial is a finding, not a failed
+ * auditor fill the append-only decisions log. A denial is a finding, not a failed
  * request: it answers 200 with `allowed: false` and the explanation. An allowed answer carries
  * the `Warning` headers the reserve would (quotas it would leave near their limits, resource
  * names no quota charges).

@@ -3,9 +3,10 @@ import type { NamespaceView, SharedQuotaView } from '@quota/ledger';
 import { renderMetadata } from '../common/kube-object.js';
 
 /**
- * The objects of issue 18 as their own API servers show them: a core/v1 Namespace, OpenShift's
- * ClusterResourceQuota and AppliedClusterResourceQuota (quota.openshift.io/v1), and HNC's
- * HierarchicalResourceQuota (hnc.x-k8s.io/v1alpha2), with the status the ledger computes.
+ * Namespaces and the quotas over several namespaces as their own API servers show them: a
+ * core/v1 Namespace, OpenShift's ClusterResourceQuota and AppliedClusterResourceQuota
+ * (quota.openshift.io/v1), and HNC's HierarchicalResourceQuota (hnc.x-k8s.io/v1alpha2), with
+ * the status the ledger computes.
  */
 function clusterMetadata(name: string, version: number, createdAt: string, metadata: NamespaceView['definition']['metadata']): ObjectMeta {
   const { namespace: _namespace, ...rest } = renderMetadata({ name, namespace: '', version, createdAt, ...(metadata ? { metadata } : {}) });

@@ -5,7 +5,7 @@ import { EventsQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
 import { seriesRange } from '../audit/series-range.js';
 
 /**
- * Namespaces as objects and the quotas over several namespaces (issue 18), served by
+ * Namespaces as objects and the quotas over several namespaces, served by
  * namespaces/, cluster-resource-quotas/ and hierarchical-resource-quotas/. Writes go through the
  * ledger's ClusterWriter (one SERIALIZABLE transaction over every head a change moves); reads
  * come from the heads. Cluster-scoped routes take no `:namespace`, so a namespace-scoped token
@@ -28,7 +28,8 @@ export async function historyOr404(page: Promise<Page<DefinitionChange> | undefi
  * (the sum of what the namespaces covering it then contributed, each folded from the ledger).
  * With a `scope` (a token limited to namespaces: a HierarchicalResourceQuota's parent), the
  * total is the whole quota's, as HNC's status shows it, and the per-namespace parts only those
- * of namespaces in the scope; `namespacesWithheld` counts the others (issue 33).
+ * of namespaces in the scope; `namespacesWithheld` counts the others (other teams' namespaces,
+ * whose usage and denials the parent's token may not read).
  */
 export async function usageOr404(queries: ClusterQueries, usage: SharedUsageQueries, key: string, at: string | undefined, resource: string, name: string, scope?: ReadonlySet<string>) {
   if (at) {

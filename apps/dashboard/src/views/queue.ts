@@ -6,7 +6,7 @@ import { queueRow, sharedWaiters } from '../queue.js';
 import { pager } from './pager.js';
 
 /**
- * The namespace's queue (issue 41): the reservations that asked to wait for room, in the order
+ * The namespace's queue: the reservations that asked to wait for room, in the order
  * they will be admitted (priority, then arrival), each with what it waits for: the quota and
  * its resources that are short, or the blocking reservation ahead of it. "Refresh" reads it again.
  */

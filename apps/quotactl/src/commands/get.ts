@@ -198,7 +198,7 @@ function show(command: 'get' | 'describe') {
 }
 
 /**
- * After a namespace's quotas, the webhook reservations no reconcile has settled (issue 19): they
+ * After a namespace's quotas, the webhook reservations no reconcile has settled: they
  * count in Used above although nothing shows their objects exist. Nothing when there are none,
  * or when the caller may not read them (a token without the auditor role).
  */

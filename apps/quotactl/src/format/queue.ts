@@ -2,7 +2,7 @@ import type { QueuedReservation, WaitingFor } from '../api-types.js';
 import { age, resourceList, table } from './table.js';
 
 /**
- * How quotactl prints the reservation queue (issue 41): what a waiter waits for, the line a
+ * How quotactl prints the reservation queue: what a waiter waits for, the line a
  * queued reserve prints, and `quotactl queue`'s table. Pure: the answer and the clock come in,
  * and every field is read defensively (a server of another version may leave some out).
  */

@@ -282,7 +282,7 @@ export function eventSummary(type: string, data: unknown): string {
   }
 }
 
-/** The queue's events (issue 41): why a reservation waited, until when, and whose freed room admitted it. */
+/** The queue's events: why a reservation waited, until when, and whose freed room admitted it. */
 function queueEventSummary(type: string, d: Record<string, unknown>, id: string): string | undefined {
   switch (type) {
     case 'Queued': {

@@ -32,7 +32,7 @@ export const RELEASE_REASONS: readonly ReleaseReason[] = ['stale', 'deleted', 'c
  * Who made a reservation: the kube-apiserver's AdmissionReview (`webhook`) or a REST call
  * (`rest`). The cluster's reservations are committed, shrunk and released only from what the
  * cluster holds (the reconciler's listing) or by the API server's own reviews, never by a REST
- * call (issue 33: a tenant released what the API server had reserved).
+ * call (a tenant could release what the API server had reserved).
  */
 export type ReservationSource = 'webhook' | 'rest';
 
@@ -215,7 +215,7 @@ export interface SharedQuotaWithdrawn {
  * The namespace just became managed (its first quota, limit range or shared quota) while objects
  * admitted before were never recorded: until a complete listing has counted them (`Counted`),
  * every quota covering it refuses what it would charge, as Kubernetes answers `status unknown
- * for quota` until its controller's first count (issue 33: a quota of pods=2 over 2 live pods
+ * for quota` until its controller's first count (a quota of pods=2 over 2 live pods
  * admitted a third). Appended only where an inventory can count (QUOTA_AWAITS_FIRST_COUNT).
  */
 export interface CountAwaited {
@@ -253,7 +253,7 @@ export interface WaitingForJson {
 }
 
 /**
- * A REST reservation that asked to wait (issue 41) did not fit: it waits in the namespace's queue
+ * A REST reservation that asked to wait did not fit: it waits in the namespace's queue
  * until a transaction that frees room admits it (AdmittedFromQueue, then its Reserved), it is
  * cancelled (Cancelled) or its deadline passes (Expired). The queue is this stream's fold: nothing
  * queued is lost on a restart.

@@ -166,7 +166,7 @@ describe('fold', () => {
     expect(() => fold(record(events))).toThrow(InvariantViolation);
   });
 
-  it('a terminated reservation keeps only what its event says, and its deletion releases that (issue 19)', () => {
+  it('a terminated reservation keeps only what its event says, and its deletion releases that', () => {
     const charge = { pods: '1', 'count/pods': '1', 'requests.cpu': '500m' };
     const running = fold(record([quota('q', { hard: { pods: '5', 'count/pods': '5', 'requests.cpu': '2' } }), reserve('a', charge), committed('a')]));
     const terminal = fold(record([terminated('a', { 'count/pods': '1' })], 3), running);
@@ -393,7 +393,7 @@ describe('fold laws', () => {
   });
 });
 
-describe('fold laws for a shared quota covering the namespace (issue 18)', () => {
+describe('fold laws for a shared quota covering the namespace', () => {
   const applied = (spec: ResourceQuotaSpec): LedgerEvent => ({
     type: 'SharedQuotaApplied',
     data: { key: 'clusterresourcequotas/team', ref: { kind: 'ClusterResourceQuota', name: 'team' }, spec },

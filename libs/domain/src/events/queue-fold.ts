@@ -4,7 +4,7 @@ import type { AdmittedFromQueue, Cancelled, Expired, Queued } from './events.js'
 import type { Draft, Waiter } from './state.js';
 
 /**
- * The queue's order (issue 41): higher priority first, then arrival (the Queued event's stream
+ * The queue's order: higher priority first, then arrival (the Queued event's stream
  * version). Admission from the queue, the fold's pass counts and the REST position all use it.
  */
 export function compareWaiters(a: Pick<Waiter, 'priority' | 'version'>, b: Pick<Waiter, 'priority' | 'version'>): number {

@@ -26,7 +26,7 @@ export interface ChargedKind {
 }
 
 /**
- * The one list of kinds (issue 19). The webhook rules quotactl generates, the kinds every
+ * The one list of kinds. The webhook rules quotactl generates, the kinds every
  * inventory source lists (so the reconciler can commit and release what the webhook reserved),
  * the RBAC the reconciler's ClusterRole must grant (a test reads deploy/kubernetes/base/rbac.yaml
  * against it) and the kinds a REST caller may name all come from here. A kind sent to the

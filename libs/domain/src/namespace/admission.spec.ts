@@ -310,7 +310,7 @@ describe('decideAdmission laws', () => {
   });
 });
 
-describe('what the ledger holds for an object, not what the request claims (issue 15, finding 2)', () => {
+describe('what the ledger holds for an object, not what the request claims (an UPDATE is charged over what the ledger charged)', () => {
   const PVCS = { group: '', resource: 'persistentvolumeclaims' };
   const pvc = (uid: string, size: string, resourceVersion?: string) => ({
     apiVersion: 'v1',

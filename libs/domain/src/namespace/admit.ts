@@ -55,7 +55,7 @@ export function decideAdmit(command: AdmitObject | AdmitResources, facts: Namesp
 
 /**
  * An allowed resource list, with a warning for each name it asks for that no quota charges
- * (a typo such as `requests.cpus` or `pod`; issue 39). Where ResourceQuota admission is off,
+ * (a typo such as `requests.cpus` or `pod`). Where ResourceQuota admission is off,
  * nothing is ever charged, and nothing is said.
  */
 function withUncharged<A extends Extract<AdmissionAnswer, { kind: 'Decided' | 'Repeated' }>>(answer: A, command: AdmitObject | AdmitResources, facts: NamespaceFacts): A {

@@ -52,7 +52,7 @@ export interface AdmissionResult {
   readonly patch?: readonly JsonPatchOperation[];
   /** Allowed: the charged quotas near their limits, in words (nearLimitWarnings). */
   readonly warnings?: readonly string[];
-  /** Code 202: it waits in the queue (issue 41) under `reservationId`: its 1-based position then, its deadline, what it waits for. */
+  /** Code 202: it waits in the queue under `reservationId`: its 1-based position then, its deadline, what it waits for. */
   readonly queued?: { readonly position: number; readonly expiresAt: string; readonly waitingFor: readonly WaitingForJson[] };
 }
 

@@ -478,7 +478,7 @@ describe('decide: warnings of quotas near their limits', () => {
   });
 });
 
-describe('decide: warnings of resource names no quota charges (issue 39)', () => {
+describe('decide: warnings of resource names no quota charges', () => {
   const decided = (events: readonly LedgerEvent[], command: AdmitObject | AdmitResources, extra: Partial<NamespaceFacts> = {}) => given(events, extra).when(command);
   const unchargedOf = (events: readonly LedgerEvent[], command: AdmitObject | AdmitResources, extra: Partial<NamespaceFacts> = {}) => {
     const { answer } = decided(events, command, extra);

@@ -32,7 +32,7 @@ export interface NamespaceFacts {
    * covers, as its head holds it in this transaction. Absent in tests that have no other namespace.
    */
   readonly sharedElsewhere?: ReadonlyMap<string, ResourceList>;
-  /** The queue's policy (issue 41); absent: DEFAULT_QUEUE_POLICY. */
+  /** The queue's policy; absent: DEFAULT_QUEUE_POLICY. */
   readonly queuePolicy?: QueuePolicy;
   /** Reconcile: of the uids asked about, those whose reservation was released at or after `since`. */
   readonly releasedSince?: { readonly since: number; readonly uids: ReadonlySet<string> };

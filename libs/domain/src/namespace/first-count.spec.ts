@@ -8,7 +8,7 @@ import { decide } from './decide.js';
 import { emptyFacts, type NamespaceFacts } from './facts.js';
 
 /**
- * Issue 33, "a quota that starts covering existing objects counts them as 0": objects admitted
+ * A quota that starts covering existing objects must not count them as 0: objects admitted
  * while a namespace was not managed were never recorded, so a namespace made managed awaits its
  * first count (where an inventory can count), and its quotas refuse what they would charge until
  * a listing has adopted what exists, as Kubernetes refuses with `status unknown for quota`.

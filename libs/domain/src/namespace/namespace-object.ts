@@ -7,7 +7,7 @@ import type { Decided, PutAnswer, PutNamespace, RemoveAnswer, RemoveNamespace, S
 import type { NamespaceFacts } from './facts.js';
 
 /**
- * The namespace's own object and the shared quotas covering it (issue 18), as commands on its
+ * The namespace's own object and the shared quotas covering it, as commands on its
  * stream: a Namespace PUT defines (201), changes (200) or leaves it (no event); a stale
  * `resourceVersion` is a conflict. Which shared quotas cover the namespace is decided by the
  * caller from the labels and every shared quota's selection (the ledger's cluster writer, in

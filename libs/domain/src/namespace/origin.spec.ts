@@ -8,9 +8,9 @@ import { decide } from './decide.js';
 import { emptyFacts, type NamespaceFacts, type RecordedReservation } from './facts.js';
 
 /**
- * Issue 33: a reservation the cluster made (the kube-apiserver's review, or the reconciler's
- * adoption) is settled only from what the cluster holds; a tenant's REST call may act on REST
- * reservations alone.
+ * A tenant must not release or shrink what the cluster reserved: a reservation the cluster made
+ * (the kube-apiserver's review, or the reconciler's adoption) is settled only from what the
+ * cluster holds; a tenant's REST call may act on REST reservations alone.
  */
 const T0 = Date.UTC(2026, 0, 1);
 const NS = 'team-a';

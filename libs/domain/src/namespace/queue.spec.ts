@@ -49,7 +49,7 @@ class Stream {
 
 let passesSeen = 0;
 
-describe('the reservation queue (issue 41)', () => {
+describe('the reservation queue: wait for room instead of a 403', () => {
   it('queues a reserve with a wait that does not fit, with what it waits for, and admits it when a release frees room', () => {
     const s = new Stream();
     s.hard(2);

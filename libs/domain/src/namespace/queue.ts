@@ -14,7 +14,7 @@ import { BlockingShares, neverFits, quotaLimitsOf, unfitReason } from './queue-b
 import { decideResources } from './rest.js';
 
 /**
- * The namespace's queue of reservations waiting for room (issue 41), decided here: a reserve
+ * The namespace's queue of reservations waiting for room, decided here: a reserve
  * with a wait that does not fit is queued (`Queued`); every command that appends anything is
  * followed, in the same transaction, by the drain (`withDrain`): waiters whose deadline passed
  * expire (`Expired`), then, in queue order under the BestEffortFIFO bound (queue/policy.ts),

@@ -92,7 +92,7 @@ describe('decideReconcile', () => {
     expect(decideReconcile(state, input({ listedAt: T0 + 10 * GRACE }))).toMatchObject({ events: [], uncovered: [] });
   });
 
-  describe('reservations of kinds the listing does not cover (issue 19: never left to grow Used forever)', () => {
+  describe('reservations of kinds the listing does not cover (never left to grow Used forever)', () => {
     const widget = (id: string, uid: string) => reserve(id, uid, { object: { group: 'example.com', resource: 'widgets', uid }, charged: { 'count/widgets.example.com': '1' } });
     const state = history([quota, widget('w1', 'u1'), widget('w2', 'u2'), { type: 'Committed', data: { reservationId: 'w2' } }]);
 
@@ -136,7 +136,7 @@ describe('decideReconcile', () => {
     expect(Resources.canonicalResourceList(after.used.get('q') ?? {})).toEqual({ 'requests.cpu': '1500m', pods: '1' });
   });
 
-  it('never commits a change the listed object shows only in part (issue 33: a resize claiming the pod Succeeded erased its compute)', () => {
+  it('never commits a change the listed object shows only in part (a resize claiming the pod Succeeded erased its compute)', () => {
     // What a resize review claiming `status.phase: Succeeded` reserved before the fix: the terminal usage, a count only.
     const claim = reserve('r2', 'u1', { operation: 'UPDATE', charged: { 'count/pods': '0' }, objectUsage: { 'count/pods': '1' }, supersedes: 'r1', previousScopeFacts: facts });
     const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, claim]);
@@ -243,7 +243,7 @@ describe('decideReconcile', () => {
     expect(decideReconcile(after, { ...listing, listedAt: listing.now - 1 }).events).toEqual([]);
   });
 
-  describe('terminal pods (issue 19: Kubernetes stops charging compute once a pod is terminal; count/pods stays)', () => {
+  describe('terminal pods (Kubernetes stops charging compute once a pod is terminal; count/pods stays)', () => {
     const countQuota: LedgerEvent = { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '2', pods: '2', 'count/pods': '5' } } } };
     const charge = wholeUsage('1');
     const running = history([countQuota, reserve('r1', 'u1', { charged: charge }), { type: 'Committed', data: { reservationId: 'r1' } }]);

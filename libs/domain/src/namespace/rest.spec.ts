@@ -113,7 +113,7 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
     expect(decision).toMatchObject({ allowed: false, message: 'pods is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0' });
   });
 
-  // Issue 33: a plain list refused by a shared quota was named by the quota's internal key
+  // A plain list refused by a shared quota used to be named by the quota's internal key
   // ("exceeded quota: clusterresourcequotas/acme") and its denial had no quotaKind.
   it.each<[string, SharedQuotaRef, string, Record<string, unknown>]>([
     ['a ClusterResourceQuota as OpenShift does', { kind: 'ClusterResourceQuota', name: 'acme' }, 'exceeded cluster quota: acme,', { quota: 'acme', quotaKind: 'ClusterResourceQuota' }],
@@ -131,7 +131,7 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
     expect(denialJson(decision.denial)).toMatchObject({ kind: 'Exceeded', ...named, resource: 'pods' });
   });
 
-  // Issue 39: a shared quota with no usage figure yet refused a plain list naming its internal key
+  // A shared quota with no usage figure yet used to refuse a plain list naming its internal key
   // ('status unknown for quota: clusterresourcequotas/acme'), so its page, which finds its denials
   // by kind and name, missed them.
   it('names a ClusterResourceQuota whose usage is unknown by its kind and name, as an object denial does', () => {

@@ -6,7 +6,7 @@ import { clusterManagedRefusal } from './cluster-managed.js';
 import type { AppliedSharedQuota } from './commands.js';
 
 /**
- * The shared quotas' decider (issue 18), beside the namespace's: a ClusterResourceQuota's or
+ * The shared quotas' decider, beside the namespace's: a ClusterResourceQuota's or
  * HierarchicalResourceQuota's PUT or DELETE in, the events of its own stream, the answer and
  * the namespaces whose coverage to bring in step out. The ledger's ClusterWriter reads the facts,
  * locks the heads in its order, calls this, and has every namespace named in `resync` apply or
@@ -120,8 +120,8 @@ export function sharedQuotasCovering(registry: readonly SharedQuotaDefinition[],
 }
 
 /**
- * The refusal of a namespace newly put under a shared quota that covers as many as one may (issue
- * 33: relabels grew one past its cap, and its admin could no longer redefine it); undefined when
+ * The refusal of a namespace newly put under a shared quota that covers as many as one may
+ * (relabels once grew one past its cap, and its admin could no longer redefine it); undefined when
  * none does. `current`: the keys covering it now; `members`: how many namespaces a quota covers.
  */
 export function crowdedRefusal(name: string, covering: readonly SharedQuotaDefinition[], current: ReadonlySet<string>, members: (key: string) => number, namespacesMax: number): Refusal | undefined {

@@ -31,7 +31,7 @@ import type { ScopeFacts } from '../scopes/facts.js';
 export type ReservationOrigin = ReservationSource | 'adopted';
 
 /**
- * Where a reservation came from. Reservations recorded before their source was (issue 33) are
+ * Where a reservation came from. Reservations recorded before their source was are
  * told by their request key when it is known (`review:` the webhook's, `rest:` a REST call's);
  * else one with an object uid is taken as the webhook's, the safe side: a REST call can then no
  * longer release it, the reconciler still can.

@@ -221,7 +221,7 @@ describe('rejected input, with the error Kubernetes returns', () => {
     expect(Quantity.tryParse(input)).toBeUndefined();
   });
 
-  // Kubernetes prints its regular expression; a caller is better served by examples (issue 33).
+  // Kubernetes prints its regular expression; a caller is better served by examples.
   it('says what a quantity looks like, never a regular expression', () => {
     expect(QUANTITY_ERRORS.formatWrong).toBe('must be a quantity such as "500m", "2", "1Gi" or "1e3"');
     for (const message of Object.values(QUANTITY_ERRORS)) expect(message).not.toContain('[0-9');

@@ -8,7 +8,7 @@ import { DomainError } from '../errors.js';
 /** How a quantity is written: Kubernetes' three formats. */
 export type QuantityFormat = 'DecimalExponent' | 'BinarySI' | 'DecimalSI';
 
-/** What a quantity looks like, for one that does not parse (Kubernetes prints its regular expression: issue 33). */
+/** What a quantity looks like, for one that does not parse (Kubernetes prints its regular expression, which tells a caller little). */
 export const QUANTITY_EXAMPLES = 'must be a quantity such as "500m", "2", "1Gi" or "1e3"';
 
 /** Why a quantity did not parse, in words (the same grammar and the same cases as Kubernetes' parse errors). */

@@ -5,7 +5,7 @@ import { compareShares, fairShareOrder, fairShareWeight, isBlocking, weightedDom
 
 const list = (raw: Record<string, string>): ResourceList => Resources.resourceList(raw);
 
-describe('the queue policy (issue 41)', () => {
+describe('the queue policy: BestEffortFIFO with a bound on passing', () => {
   it('makes a waiter blocking once passed passMax times or after passMs', () => {
     const policy = { passMax: 3, passMs: 1000, perNamespaceMax: 10, blockSharePercent: 100 };
     expect(isBlocking({ passed: 2, queuedAt: 0 }, 999, policy)).toBe(false);

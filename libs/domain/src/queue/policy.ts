@@ -2,7 +2,7 @@ import type { Waiter } from '../events/state.js';
 import type { ResourceList } from '../resources/resource-list.js';
 
 /**
- * The queue's policy (issue 41), BestEffortFIFO as Kueue names it, with a bound: waiters are
+ * The queue's policy, BestEffortFIFO as Kueue names it, with a bound: waiters are
  * tried in order (priority desc, then arrival); one that does not fit is passed by smaller ones
  * behind it that do, until it has been passed `passMax` times or has waited `passMs`: from then
  * on it is *blocking*, and nothing ordered after it is admitted (queued or new with a wait)

@@ -3,7 +3,7 @@ import { groupResourceString } from '../kube/forbidden.js';
 import { STANDARD_QUOTA_RESOURCE_NAMES } from '../validation/resource-names.js';
 
 /**
- * "Did you mean …?" for a resource name that no quota limits (issue 39: `requests.cpus=1` and
+ * "Did you mean …?" for a resource name that no quota limits (`requests.cpus=1` and
  * `pod=1` were reserved and charged nothing, silently). The candidates are the names Kubernetes'
  * quota knows (STANDARD_QUOTA_RESOURCE_NAMES, `requests.storage` among them), the object counts
  * of the kinds the service charges (`count/pods`, `count/deployments.apps`, …) and the names the

@@ -44,7 +44,7 @@ function quotaTitle(name: string, shared: SharedQuotaState | undefined): string 
 
 /**
  * What an allowed REST reservation of a plain resource list tells its caller about the names it
- * charges nothing for (issue 39: `requests.cpus=1` and `pod=1` were a silent 201): one warning
+ * charges nothing for (`requests.cpus=1` and `pod=1` were a silent 201): one warning
  * per requested name with a quantity above zero that no quota covering the namespace (its
  * ResourceQuotas, and the ClusterResourceQuotas and HierarchicalResourceQuotas applied to it)
  * limits without scopes, which is where decideResources charges a list. It suggests the nearest

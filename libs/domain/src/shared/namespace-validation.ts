@@ -6,7 +6,7 @@ import { type FullObjectMeta, type ObjectMetaRules, decodeObjectMeta, isStandard
 import { isQualifiedName, nameIsDNSLabel } from '../validation/names.js';
 
 /**
- * A Namespace as the ledger keeps it (issue 18: the labels and annotations that shared quotas
+ * A Namespace as the ledger keeps it (the labels and annotations that shared quotas
  * select namespaces by), validated on create and update as the API server does: strict
  * decoding, then `ValidateNamespace` (pkg/apis/core/validation). Cluster-scoped; the name is a
  * DNS label; the status a client sends is decoded for its errors and dropped (the API server

@@ -9,7 +9,7 @@ import { decodeQuotaSpec, toQuotaSpec, validateQuotaSpec } from '../validation/r
 import { assertDefinitionSize, clusterResourceQuotaSizeErrors, resourceQuotaSizeErrors } from '../validation/sizes.js';
 
 /**
- * The two kinds of quota over several namespaces (issue 18), validated on create and update
+ * The two kinds of quota over several namespaces, validated on create and update
  * as their own API servers do: strict decoding, then OpenShift's ValidateClusterResourceQuota
  * (cluster-scoped, a selector that restricts, a ResourceQuotaSpec at `spec.quota`) and HNC's
  * HierarchicalResourceQuota rules (namespaced, `spec.hard` checked as a ResourceQuota's). The

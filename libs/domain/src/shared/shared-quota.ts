@@ -8,7 +8,7 @@ import {
 } from '../selectors/namespace-selection.js';
 
 /**
- * A quota over several namespaces (issue 18). OpenShift's ClusterResourceQuota (cluster-scoped,
+ * A quota over several namespaces. OpenShift's ClusterResourceQuota (cluster-scoped,
  * namespaces chosen by label and annotation selectors) and HNC's HierarchicalResourceQuota (a
  * namespace and every namespace below it) are one thing here: a ResourceQuotaSpec over the set
  * of namespaces a selection picks. Each has a stream and a head of its own (its definition, and
@@ -42,7 +42,7 @@ export interface NamespaceDefinition {
   /**
    * The cluster's `metadata.resourceVersion` of the stored Namespace this record was taken from
    * (the reconciler's listing): a listing older than it changes nothing. Absent for records from
-   * the REST API or a review (issue 33: labels from the wrong moment).
+   * the REST API or a review (labels from an older listing must not undo a newer relabel).
    */
   readonly observedVersion?: string;
 }

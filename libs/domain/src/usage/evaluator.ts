@@ -14,7 +14,7 @@ export interface UsageOptions {
    * Measure the object as though it were still alive: its end of life (a terminal pod phase, a
    * deletion grace period run out) is not applied. Admission measures this way: that an object
    * reached its end is learnt only from what the cluster holds (the reconciler's listing), never
-   * from a request's word for it (issue 33: a resize review claiming `phase: Succeeded` erased a
+   * from a request's word for it (a resize review claiming `phase: Succeeded` erased a
    * running pod's usage).
    */
   readonly asLive?: boolean;

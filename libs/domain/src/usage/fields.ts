@@ -6,7 +6,7 @@ import { RESOURCE_LIST_MAX } from '../validation/sizes.js';
 /**
  * The longest string an evaluator reads. What it reads ends up stored (class names become
  * resource names and scope facts of a reservation) or in messages (container names): Kubernetes
- * holds each to a DNS name (at most 253), and so does the ledger (issue 33).
+ * holds each to a DNS name (at most 253), and so does the ledger.
  */
 export const EVALUATED_STRING_MAX_BYTES = 253;
 

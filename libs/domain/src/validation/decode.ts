@@ -40,7 +40,7 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
 export class StrictDecoder {
   private readonly decodeErrors: FieldError[] = [];
   private readonly unknownFields: FieldError[] = [];
-  /** Problems found past FIELD_ERRORS_MAX: counted, never described (issue 33). */
+  /** Problems found past FIELD_ERRORS_MAX: counted, never described (an error must stay small, whatever the body). */
   private omitted = 0;
   /** The first quantity that failed to parse: it alone makes the API server's message. */
   private firstQuantityError: string | undefined;

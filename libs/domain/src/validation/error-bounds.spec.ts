@@ -6,7 +6,7 @@ import { validateNamespace } from '../shared/namespace-validation.js';
 import { validateResourceQuota } from './resource-quota.js';
 import { METADATA_LIST_MAX } from './object-meta.js';
 
-/** Issue 33: an error lists at most FIELD_ERRORS_MAX problems and counts the rest; a list over its bound is one error. */
+/** An error lists at most FIELD_ERRORS_MAX problems and counts the rest; a list over its bound is one error. */
 function thrown(run: () => unknown): DomainError {
   try {
     run();

@@ -19,7 +19,7 @@ export interface FieldError extends FieldCause {
   readonly reason: FieldReason;
 }
 
-// ---- bounds on what an error holds (issue 33) ----
+// ---- bounds on what an error holds ----
 
 /**
  * At most this many field errors are described, in the causes and in the message; the rest are

@@ -137,7 +137,7 @@ export function decodeObjectMeta(dec: StrictDecoder, raw: unknown, path: string)
 
 export const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
 /**
- * The service's bounds where Kubernetes leaves a list to its request size (issue 33): labels'
+ * The service's bounds where Kubernetes leaves a list to its request size: labels'
  * keys and values together as annotations', and at most METADATA_LIST_MAX finalizers, owner
  * references and managed-fields entries. Checked before the entries, so that a list over its bound
  * costs one error: a Namespace with 190,000 finalizers was answered with a 52.8 MB error.

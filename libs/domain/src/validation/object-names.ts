@@ -3,7 +3,7 @@ import { isDNS1123Label, isDNS1123Subdomain, nameIsDNS1035Label, nameIsDNSLabel,
 import type { GroupResource } from '../kube/types.js';
 
 /**
- * The names an admission stores (issue 33): every decision records the object's name, kind and
+ * The names an admission stores: every decision records the object's name, kind and
  * resource, and a reservation its name and uid, in append-only tables read back by every audit
  * page. Kubernetes bounds each of them, and so does the ledger, on every route, before anything
  * reads the object: a 3 MB `metadata.name` was stored ten times by a read-only auditor's what-ifs

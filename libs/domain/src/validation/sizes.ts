@@ -5,7 +5,7 @@ import { child, type FieldError, index, invalidObject, tooMany } from './field.j
  * The service's own bounds on a definition, beyond what Kubernetes validates. Every admission
  * in a namespace reads its quotas and limit ranges and writes the quotas' usage back, so their
  * size is what each decision costs: a quota with 20,000 entries in spec.hard made every
- * reservation there take 350–530 ms (issue 15). The REST resource lists share the bound.
+ * reservation there take 350–530 ms. The REST resource lists share the bound.
  */
 export const RESOURCE_LIST_MAX = 64;
 /** Items of any other list in a definition: selector expressions, their values, LimitRange items. */
@@ -40,7 +40,7 @@ export function limitRangeSizeErrors(limitRange: LimitRange): FieldError[] {
 
 /**
  * Throws 422 Invalid, naming every list over its bound, as the API server words a TooMany. The
- * validators check it right after decoding, before the entries (issue 33): 19,000 invalid
+ * validators check it right after decoding, before the entries: 19,000 invalid
  * entries were 19,000 errors built and sent.
  */
 export function assertDefinitionSize(kind: string, name: string, errors: readonly FieldError[]): void {

@@ -52,8 +52,8 @@ export function buildDataSourceOptions(settings: DataSourceSettings): DataSource
     logging: false,
     applicationName: settings.applicationName ?? 'quota-ledger',
     // JIT off: every statement here is a short keyed read or write, but the planner prices each
-    // jsonb row set at 100 rows, so a group's keyed read crossed jit_above_cost and spent 38 ms
-    // compiling for 0.3 ms of work.
+    // jsonb row set at 100 rows, so a group's keyed read crossed jit_above_cost and compiled for
+    // a hundred times longer than it ran (docs/benchmarks-history.md, "Group commit across namespaces").
     extra: { max: settings.poolSize ?? 10, options: '-c jit=off', ...timeout, ...client },
   };
 }

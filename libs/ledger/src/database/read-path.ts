@@ -4,7 +4,7 @@ import { buildDataSourceOptions, type DataSourceSettings } from './data-source.j
 import { isConnectionError } from './postgres-errors.js';
 
 /**
- * Where history is read (issue 20): a PostgreSQL hot standby of the ledger's database, fed by
+ * Where history is read: a PostgreSQL hot standby of the ledger's database, fed by
  * PostgreSQL's own streaming replication (DATABASE_READ_URL), so that audit, as-of, series,
  * export and dashboard reads do not compete with admissions for the primary. Writes, and the
  * reads a decision depends on, stay on the primary.

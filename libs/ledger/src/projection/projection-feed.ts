@@ -6,7 +6,7 @@ import type { FoldRow } from '../rows.js';
  * What a projection step reads of the ledger: the feed (events above the checkpoint, by position)
  * and the sweep (each namespace's events above its projected version). Both stop at a number of
  * events and at a number of bytes of their payloads, whichever comes first, and always take at
- * least one (issue 33): a catch-up over events with multi-MB names took the worker to 806 MB, past
+ * least one: a catch-up over events with multi-MB names took the worker to 806 MB, past
  * its 512Mi limit, and as the same step ran again after each restart, it crash-looped.
  */
 

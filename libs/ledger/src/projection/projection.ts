@@ -23,7 +23,7 @@ export type { ProjectionLag } from './projection-lag.js';
  * It follows each namespace's versions, which are gap-free by construction: a namespace's
  * version v+1 is written only by a transaction that saw v committed (the head's
  * compare-and-set), so whatever of a namespace is visible is a prefix of its stream, and the
- * projection applies a namespace's events only from its projected version + 1 on (issue 20).
+ * projection applies a namespace's events only from its projected version + 1 on.
  * Two ways find what is new, and neither waits for any other transaction:
  *
  * - the feed: events above the checkpoint's position, in position order (cheap, the usual path);
@@ -33,7 +33,7 @@ export type { ProjectionLag } from './projection-lag.js';
  *   gap ahead of a feed event is filled from the (namespace, version) key. The sweep runs when
  *   the feed is drained, at most every SWEEP_EVERY_MS (and always at the end of catchUp).
  *
- * Until issue 20 it read only below the cluster-wide `pg_snapshot_xmin`: one long transaction in
+ * It used to read only below the cluster-wide `pg_snapshot_xmin`: one long transaction in
  * any database of the same server (or a long read-only snapshot in this one) held every
  * projection back. Each step moves the read models and the checkpoint in one transaction;
  * steps of several workers serialize on the checkpoint row. The full snapshots a step reaches
@@ -257,7 +257,7 @@ export class UsageProjection {
   private async apply(client: pg.PoolClient, rows: readonly FeedRow[], left: Map<string, NamespaceState>, due: DueSnapshot[]): Promise<number> {
     const byNamespace = new Map<string, FeedRow[]>();
     for (const row of rows) {
-      // A shared quota's stream holds its definition only; its usage is in its head (issue 18).
+      // A shared quota's stream holds its definition only; its usage is in its head.
       if (isSharedQuotaKey(row.namespace)) continue;
       const list = byNamespace.get(row.namespace);
       if (list) list.push(row);

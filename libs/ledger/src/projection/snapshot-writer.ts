@@ -21,10 +21,11 @@ const SERIALIZED_PER_TURN = 1000;
 /**
  * Writes the projection's full snapshots (usage_snapshots) after the step that reached them
  * has committed, one at a time, on a connection of its own. A snapshot holds every live
- * reservation of its namespace, so it costs in proportion to them: 0.4 s to store 10,000
- * under a saturated load (`npm run bench:lag`), and written inside the step it held every event
- * behind it back that long, growing with the namespace. Here the steps go on while it is
- * written, and its serialization yields to them every SERIALIZED_PER_TURN reservations.
+ * reservation of its namespace, so it costs in proportion to them, and written inside the step
+ * it held every event behind it back that long, growing with the namespace (measured with
+ * `npm run bench:lag`: docs/concepts/projection.md, "Snapshots are written after their step").
+ * Here the steps go on while it is written, and its serialization yields to them every
+ * SERIALIZED_PER_TURN reservations.
  *
  * A snapshot is a cache of a fold (the state at a version is fixed by the events up to it), so
  * one written after later steps, or never (the process ended first, a write failed, or it was

@@ -173,7 +173,7 @@ export class AuditQueries {
   /**
    * Webhook reservations (of an object, with a uid) reserved before `olderThan` and never
    * committed nor released, counted by resource over every namespace: what no reconcile settles,
-   * because no inventory lists the kind or no reconciler runs (issue 19). At most 20 resources;
+   * because no inventory lists the kind or no reconciler runs. At most 20 resources;
    * with `namespace`, only its reservations (read through its live-by-age index).
    */
   async unsettledReservations(olderThan: string, namespace?: string): Promise<UnsettledReservations[]> {

@@ -1,5 +1,5 @@
 /**
- * Reads bounded in bytes as well as in rows (issue 33). A row of the ledger is as large as what a
+ * Reads bounded in bytes as well as in rows. A row of the ledger is as large as what a
  * caller managed to store in it: rows written before names were bounded hold multi-MB names, and a
  * page of 1,000 of them, built whole by the driver, killed the API (a 256 MiB heap) and crash-looped
  * the projection worker. So every history read and every projection step asks PostgreSQL to stop

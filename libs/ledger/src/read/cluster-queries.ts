@@ -6,7 +6,7 @@ import type { SharedHeadJson } from '../shared-heads.js';
 import { select } from '../sql.js';
 
 /**
- * Namespaces as objects and the quotas over several namespaces (issue 18), as their heads hold
+ * Namespaces as objects and the quotas over several namespaces, as their heads hold
  * them now: what the admin API shows (the history is in DefinitionQueries).
  */
 export class ClusterQueries {

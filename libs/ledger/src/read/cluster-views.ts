@@ -40,7 +40,7 @@ export interface OverHardResource {
 /**
  * The resources whose usage is above hard. Admission never takes a shared quota there, but a
  * namespace relabelled into it brings its usage along, and a limit may be lowered below usage:
- * nothing more is admitted until usage drops, and this says why (issue 33).
+ * nothing more is admitted until usage drops, and this says why.
  */
 export function overHardOf(hard: RawQuantities, used: RawQuantities): OverHardResource[] {
   const limits = Resources.resourceList(hard);

@@ -5,7 +5,7 @@ import { stateOf, waiterFromJson, type HeadJson, type WaiterJson } from '../head
 import { select } from '../sql.js';
 
 /**
- * The reservation queue (issue 41) as the API reads it: the waiters are the namespace head's
+ * The reservation queue as the API reads it: the waiters are the namespace head's
  * (the fold of its Queued, AdmittedFromQueue, Cancelled and Expired events, written in the same
  * transaction as them), so a read never lags a write; a waiter that ended without admission is
  * found by its Cancelled or Expired event.

@@ -79,9 +79,10 @@ export class SharedUsageQueries {
               AND ((result->'denial'->>'quotaKind' = $4 AND result->'denial'->>'quota' = $5 AND coalesce(result->'denial'->>'quotaNamespace', '') = $6)
                    OR result->'denial'->>'quota' = $7)
             ORDER BY admission_decisions.decided_at, admission_decisions.id LIMIT ${SERIES_MARKERS_MAX + 1}`,
-          // $7: a plain list's denial as earlier versions recorded it (Exceeded before issue 33's fix,
-          // StatusUnknown before issue 39's), named by the quota's key ('clusterresourcequotas/acme',
-          // which no ResourceQuota can be named): still this quota's, and still in the ledger.
+          // $7: a plain list's denial as earlier versions recorded it (Exceeded and StatusUnknown
+          // ones, before they were named as object denials are), named by the quota's key
+          // ('clusterresourcequotas/acme', which no ResourceQuota can be named): still this
+          // quota's, and still in the ledger.
           [visible ? candidates.filter((namespace) => visible.has(namespace)) : candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? '', key],
         )
       : [];
@@ -151,7 +152,7 @@ export class SharedUsageQueries {
   /**
    * The namespaces the quota covered at some instant from the first of `instants` to the last
    * (they alone can have contributed), so that a read costs the namespaces of its range, not
-   * every namespace that ever carried the quota (issue 33: a quota that had covered 1,501
+   * every namespace that ever carried the quota (a quota that had covered 1,501
    * namespaces folded all of them for every series, long after they left it). Those covered at
    * the first instant (their last SharedQuotaApplied or SharedQuotaWithdrawn up to it, or their
    * horizon state, has it applied) and those it was applied to in between; both events are

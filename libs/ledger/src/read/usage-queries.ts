@@ -18,9 +18,10 @@ const MARKER_MESSAGE_MAX = 1024;
 /**
  * A denial marker's columns from admission_decisions: its decision, cut to what a name and a
  * message hold now (rows written before names were bounded hold megabytes: 1,000 of them were
- * gigabytes built whole, issue 33), and the quota that refused with the resources it refused
+ * gigabytes built whole), and the quota that refused with the resources it refused
  * for (an Exceeded denial's `exceeded[].resource`, else its `resources`), so that a chart
- * draws a denial only on the charts of its own quota and resources (issue 39).
+ * draws a denial only on the charts of its own quota and resources (a storage chart once showed
+ * the compute denials).
  */
 export const DENIAL_MARKER_COLUMNS = `id::text AS id, decided_at AS at, reason, requester, left(name, ${MARKER_NAME_MAX}) AS name,
   left(result->>'message', ${MARKER_MESSAGE_MAX}) AS message, result->'denial'->>'quota' AS quota,

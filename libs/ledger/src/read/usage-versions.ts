@@ -4,7 +4,7 @@ import type { Query } from './usage-sampler.js';
 import { LAST_EVENT_AT } from '../archive/retention.js';
 
 /**
- * Usage at every version, as rows (issue 20): the read model that answers `usage?at=` and each
+ * Usage at every version, as rows: the read model that answers `usage?at=` and each
  * point of a series with keyed lookups instead of a fold (migrations/1795900000900).
  *
  * - `projected_used_versions`: a namespace's usage per quota (what `projected_namespaces.used`

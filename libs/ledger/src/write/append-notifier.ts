@@ -11,8 +11,9 @@ export const LEDGER_EVENTS_CHANNEL = 'quota_ledger_events';
  * Why not a trigger on ledger_events (the first design): PostgreSQL makes a committing
  * transaction that has notified hold a database-wide lock until its commit record is flushed,
  * so every admission commit waited for the one before it to reach disk, and group commit was
- * lost (the first benchmark, README "Benchmarks"). Here only the notification itself is serialized. A notification
- * lost to a crash or a dropped connection only delays the worker until its next poll.
+ * lost (docs/design-decisions.md, "The ledger notifies from its own short transaction"). Here
+ * only the notification itself is serialized. A notification lost to a crash or a dropped
+ * connection only delays the worker until its next poll.
  */
 export class AppendNotifier {
   private timer: NodeJS.Timeout | undefined;

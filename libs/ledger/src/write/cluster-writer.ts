@@ -32,7 +32,7 @@ import { waitingUnder } from '../read/queue-queries.js';
 import { fairDrain, type DequeueOutcome } from './shared-drain.js';
 
 /**
- * The writes that move several heads at once (issue 18): a Namespace's labels (which shared
+ * The writes that move several heads at once: a Namespace's labels (which shared
  * quotas cover it), and a shared quota's definition (which namespaces it covers). Each is one
  * SERIALIZABLE transaction that reads what decides the selection (every shared quota's
  * definition, or every namespace's labels), locks the heads it changes in one order (namespaces,
@@ -60,7 +60,7 @@ const RETRIES = { retryMax: 12, retryBaseMs: 10, retryMaxDelayMs: 200 };
  * Conflicts after which a write takes the heads' tables before its snapshot (transact). A
  * write that reads every head and then locks those of the namespaces it covers loses to any
  * admission committing in those namespaces in between: over 100 busy namespaces it lost all
- * 12 attempts (issue 33, bench:cluster-writes).
+ * 12 attempts (docs/benchmarks.md, "Cluster writes under admission load").
  */
 const OPTIMISTIC_ATTEMPTS = 2;
 const NAMESPACES_MAX = 1000;
@@ -167,7 +167,7 @@ export class ClusterWriter {
 
   /**
    * Why these labels may not be recorded for the namespace, or undefined: a shared quota they
-   * would newly put it under covers as many namespaces as one may (issue 33: relabels grew one
+   * would newly put it under covers as many namespaces as one may (relabels once grew one
    * past its cap, and its admin could no longer redefine it). A read, no lock: the webhook asks
    * before it lets a relabel through, so that the cluster never stores what the ledger refuses.
    */
@@ -240,7 +240,7 @@ export class ClusterWriter {
   }
 
   /**
-   * A shared quota's fair drain (issue 41): in one transaction, locks the heads of the namespaces
+   * A shared quota's fair drain: in one transaction, locks the heads of the namespaces
    * waiting under it and of every shared quota covering them, and admits their waiters that fit
    * by weighted fair share (shared-drain.ts). What it admitted, per namespace.
    */

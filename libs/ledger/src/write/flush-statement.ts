@@ -70,7 +70,7 @@ interface Shape {
   readonly decisions: boolean;
 }
 
-/** The text and prepared name of each shape, built once per process (issue 36: hashing and concatenating ~3 KB of SQL per group was 4 % of the API's CPU). */
+/** The text and prepared name of each shape, built once per process: building it per group cost CPU (docs/benchmarks.md, "The API against its floor"). */
 const TEXTS = new Map<string, { readonly name: string; readonly text: string }>();
 
 /**

@@ -23,7 +23,7 @@ export interface GroupCommitOptions extends GroupLimits {
   /** Most commands waiting for one namespace before new ones are refused (503). */
   readonly queueMax: number;
   readonly clock?: () => number;
-  /** The reservation queue's policy (issue 41); absent: the domain's default. */
+  /** The reservation queue's policy; absent: the domain's default. */
   readonly queuePolicy?: QueuePolicy;
   /** Told of every committed transaction: how many commands it decided and after how many retries (metrics). */
   readonly onCommitted?: (commands: number, retries: number) => void;

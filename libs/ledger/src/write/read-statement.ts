@@ -69,7 +69,7 @@ const READ_SQL = `SELECT q.ns AS namespace, h.version::text AS head_version,
 export interface HeadRow {
   readonly now_ms: number;
   readonly heads: { namespace: string; version: string; state: HeadJson }[] | null;
-  /** The heads of the shared quotas those namespaces are covered by (issue 18), locked likewise. */
+  /** The heads of the shared quotas those namespaces are covered by, locked likewise. */
   readonly shared: SharedHeadRow[] | null;
 }
 

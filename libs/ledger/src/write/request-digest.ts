@@ -5,7 +5,7 @@ import type { AdmitCommand } from '../ledger.types.js';
  * What an idempotency key was used for: the SHA-256 of the request's canonical JSON (keys
  * sorted at every level, so the same request spelled in another key order is the same). A
  * repeated key must come with the same request, from the same principal, or it is a conflict
- * (issue 15: a reused key used to answer a different body with the first body's answer).
+ * (a reused key used to answer a different body with the first body's answer).
  * dryRun is left out: dry runs never store a key.
  */
 export function requestDigest(command: AdmitCommand): string {

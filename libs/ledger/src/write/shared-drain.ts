@@ -5,7 +5,7 @@ import type { EventMeta, NamespaceUnitOfWork } from './unit-of-work.js';
 export const FAIR_DRAIN_ADMISSIONS_MAX = 1000;
 
 /**
- * A shared quota's fair drain (issue 41), inside one transaction holding the heads of every
+ * A shared quota's fair drain, inside one transaction holding the heads of every
  * namespace waiting under it (and of every shared quota covering them): while some namespace's
  * next waiter fits, admit the one of the namespace with the lowest weighted dominant share of the
  * quota (the domain's fairShareOrder; weights from `quota-ledger.io/fair-share-weight`), then ask
