@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { SharedQuotaQueue } from '@quota/api';
-import { assertDefinitionSize, clusterResourceQuotaSizeErrors, sharedQuotaKey, validateClusterResourceQuota, type SharedQuotaRef } from '@quota/domain';
+import { assertDefinitionSize, clusterResourceQuotaSizeErrors, sharedQuotaKey, validateClusterResourceQuota, type SharedQuotaDefinition, type SharedQuotaRef } from '@quota/domain';
 import {
   ClusterQueries,
   ClusterWriter,
@@ -13,70 +13,61 @@ import {
   type DefinitionChange,
   type Page,
   type SharedQuotaUsageSeries,
+  type SharedQuotaView,
 } from '@quota/ledger';
-import { readPutIdentity } from '../common/kube-object.js';
 import { ObjectNamePipe } from '../common/path-params.js';
-import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto, UsageQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
 import { HeavyRead } from '../common/heavy-reads.js';
-import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
+import { AnswersPosition } from '../common/ledger-position.js';
 import { renderClusterResourceQuota } from '../shared-quotas/render.js';
 import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
-import { userMetadata } from '../definitions/definition-handlers.js';
-import { LIST_MAX, putOptions, historyOr404, usageOr404, seriesOr404, pageOf } from '../shared-quotas/shared-quota-reads.js';
+import { CLUSTER_SCOPED, DefinitionHandlers, userMetadata, type DefinitionKind, type DefinitionList } from '../definitions/definition-handlers.js';
+import { LIST_MAX, usageOr404, seriesOr404 } from '../shared-quotas/shared-quota-reads.js';
+
+type ClusterResourceQuota = ReturnType<typeof renderClusterResourceQuota>;
 
 @Controller('v1/clusterresourcequotas')
 export class ClusterResourceQuotasController {
+  private readonly serve: DefinitionHandlers<SharedQuotaDefinition, SharedQuotaView, ClusterResourceQuota>;
+
   constructor(
-    @Inject(ClusterWriter) private readonly writer: ClusterWriter,
+    @Inject(ClusterWriter) writer: ClusterWriter,
     @Inject(ClusterQueries) private readonly queries: ClusterQueries,
-    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+    @Inject(DefinitionQueries) definitions: DefinitionQueries,
     @Inject(SharedUsageQueries) private readonly usage: SharedUsageQueries,
     @Inject(LedgerClock) private readonly clock: LedgerClock,
     @Inject(QueueQueries) private readonly queues: QueueQueries,
-  ) {}
+  ) {
+    this.serve = new DefinitionHandlers(clusterResourceQuotaKind(writer, queries, definitions));
+  }
 
   @Allow('admin')
   @JsonBody('definition')
   @AnswersPosition(201, 200)
   @Put(':name')
-  async put(@Param('name', ObjectNamePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    const { body, expectedVersion } = readPutIdentity(raw, '', name, 'ClusterResourceQuota');
-    const { namespace: _ignored, ...metadata } = (body['metadata'] ?? {}) as Record<string, unknown>;
-    const quota = validateClusterResourceQuota({ ...body, metadata });
-    assertDefinitionSize('ClusterResourceQuota', name, clusterResourceQuotaSizeErrors(quota));
-    const ref: SharedQuotaRef = { kind: 'ClusterResourceQuota', name };
-    // One that came from a LedgerClusterQuota object is changed there, not here (409, decided in the
-    // write's transaction); nor can a PUT claim to be one.
-    const kept = userMetadata(quota.metadata, withoutSystemAnnotations);
-    const result = await this.writer.putSharedQuota({ ref, spec: quota.spec.quota, selector: quota.spec.selector, metadata: kept }, { ...putOptions(request, expectedVersion), unmanagedOnly: true });
-    response.status(result.created ? 201 : 200);
-    sendPosition(response, result.position);
-    return renderClusterResourceQuota(result.view);
+  put(@Param('name', ObjectNamePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<ClusterResourceQuota> {
+    return this.serve.put(CLUSTER_SCOPED, name, raw, request, response);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  async list() {
-    const views = await this.queries.listSharedQuotas('clusterresourcequotas/', LIST_MAX);
-    return { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuotaList', metadata: {}, items: views.map(renderClusterResourceQuota) };
+  list(): Promise<DefinitionList<ClusterResourceQuota>> {
+    return this.serve.list(CLUSTER_SCOPED);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
-  async get(@Param('name', ObjectNamePipe) name: string) {
-    const view = await this.queries.getSharedQuota(sharedQuotaKey({ kind: 'ClusterResourceQuota', name }));
-    if (!view) throw new LedgerError('NotFound', `clusterresourcequotas "${name}" not found`, { kind: 'clusterresourcequotas', name });
-    return renderClusterResourceQuota(view);
+  get(@Param('name', ObjectNamePipe) name: string): Promise<ClusterResourceQuota> {
+    return this.serve.get(CLUSTER_SCOPED, name);
   }
 
   @Allow('admin', 'auditor')
   @Get(':name/history')
   history(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
-    return historyOr404(this.definitions.sharedQuotaHistory(sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), pageOf(query)), 'clusterresourcequotas', name);
+    return this.serve.history(CLUSTER_SCOPED, name, query);
   }
 
   /** Its usage now or, with `?at=`, at an instant, with each covered namespace's part. */
@@ -99,10 +90,8 @@ export class ClusterResourceQuotasController {
   @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(@Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    const removed = await this.writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name }, { actor: requesterOf(request), unmanagedOnly: true });
-    sendPosition(response, removed.position);
-    return renderClusterResourceQuota(removed.view);
+  delete(@Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<ClusterResourceQuota> {
+    return this.serve.delete(CLUSTER_SCOPED, name, request, response);
   }
 
   /** The reservations waiting for its room, per namespace, in the order its fair drain serves them. */
@@ -113,4 +102,32 @@ export class ClusterResourceQuotasController {
     if (!(await this.queries.getSharedQuota(key))) throw new LedgerError('NotFound', `${'clusterresourcequotas'} "${name}" not found`, { kind: 'clusterresourcequotas', name });
     return this.queues.sharedQueue(key);
   }
+}
+
+/** ClusterResourceQuota as a definition kind: cluster-scoped, validated as OpenShift validates it, read from its head. */
+function clusterResourceQuotaKind(writer: ClusterWriter, queries: ClusterQueries, definitions: DefinitionQueries): DefinitionKind<SharedQuotaDefinition, SharedQuotaView, ClusterResourceQuota> {
+  const refOf = (name: string): SharedQuotaRef => ({ kind: 'ClusterResourceQuota', name });
+  return {
+    kind: 'ClusterResourceQuota',
+    apiVersion: 'quota.openshift.io/v1',
+    resource: 'clusterresourcequotas',
+    clusterScoped: true,
+    stream: 'own',
+    definitionOf(body, name) {
+      const quota = validateClusterResourceQuota(body);
+      assertDefinitionSize('ClusterResourceQuota', name, clusterResourceQuotaSizeErrors(quota));
+      return { ref: refOf(name), spec: quota.spec.quota, selector: quota.spec.selector, metadata: userMetadata(quota.metadata, withoutSystemAnnotations) };
+    },
+    // One that came from a LedgerClusterQuota object is changed there, not here (409, decided in the
+    // write's transaction); nor can a PUT claim to be one.
+    put: (_cluster, definition, options) => writer.putSharedQuota(definition, { ...options, unmanagedOnly: true }),
+    remove: (_cluster, name, options) => writer.deleteSharedQuota(refOf(name), { ...options, unmanagedOnly: true }),
+    history: (_cluster, name, page) => definitions.sharedQuotaHistory(sharedQuotaKey(refOf(name)), page),
+    render: renderClusterResourceQuota,
+    async read(_cluster, name) {
+      const view = await queries.getSharedQuota(sharedQuotaKey(refOf(name)));
+      return view ? renderClusterResourceQuota(view) : undefined;
+    },
+    readAll: async () => (await queries.listSharedQuotas('clusterresourcequotas/', LIST_MAX)).map(renderClusterResourceQuota),
+  };
 }

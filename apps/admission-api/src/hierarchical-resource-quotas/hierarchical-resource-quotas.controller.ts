@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { SharedQuotaQueue } from '@quota/api';
-import { assertDefinitionSize, resourceQuotaSizeErrors, sharedQuotaKey, validateHierarchicalResourceQuota, type SharedQuotaRef } from '@quota/domain';
+import { assertDefinitionSize, resourceQuotaSizeErrors, sharedQuotaKey, validateHierarchicalResourceQuota, type SharedQuotaDefinition, type SharedQuotaRef } from '@quota/domain';
 import {
   ClusterQueries,
   ClusterWriter,
@@ -13,75 +13,68 @@ import {
   type DefinitionChange,
   type Page,
   type SharedQuotaUsageSeries,
+  type SharedQuotaView,
 } from '@quota/ledger';
-import { readPutIdentity } from '../common/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
-import { namespaceScopeOf, requesterOf } from '../auth/requester.js';
+import { namespaceScopeOf } from '../auth/requester.js';
 import { EventsQueryDto, UsageQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
 import { HeavyRead } from '../common/heavy-reads.js';
-import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
+import { AnswersPosition } from '../common/ledger-position.js';
 import { renderHierarchicalResourceQuota } from '../shared-quotas/render.js';
 import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
-import { userMetadata } from '../definitions/definition-handlers.js';
-import { LIST_MAX, putOptions, historyOr404, usageOr404, seriesOr404, pageOf, withinScope } from '../shared-quotas/shared-quota-reads.js';
+import { DefinitionHandlers, userMetadata, type DefinitionKind, type DefinitionList } from '../definitions/definition-handlers.js';
+import { LIST_MAX, usageOr404, seriesOr404, withinScope } from '../shared-quotas/shared-quota-reads.js';
+
+type HierarchicalResourceQuota = ReturnType<typeof renderHierarchicalResourceQuota>;
 
 @Controller('v1/namespaces/:namespace/hierarchicalresourcequotas')
 export class HierarchicalResourceQuotasController {
+  private readonly serve: DefinitionHandlers<SharedQuotaDefinition, SharedQuotaView, HierarchicalResourceQuota>;
+
   constructor(
-    @Inject(ClusterWriter) private readonly writer: ClusterWriter,
+    @Inject(ClusterWriter) writer: ClusterWriter,
     @Inject(ClusterQueries) private readonly queries: ClusterQueries,
-    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
+    @Inject(DefinitionQueries) definitions: DefinitionQueries,
     @Inject(SharedUsageQueries) private readonly usage: SharedUsageQueries,
     @Inject(LedgerClock) private readonly clock: LedgerClock,
     @Inject(QueueQueries) private readonly queues: QueueQueries,
-  ) {}
+  ) {
+    this.serve = new DefinitionHandlers(hierarchicalResourceQuotaKind(writer, queries, definitions));
+  }
 
   @Allow('admin')
   @JsonBody('definition')
   @AnswersPosition(201, 200)
   @Put(':name')
-  async put(
+  put(
     @Param('namespace', NamespacePipe) namespace: string,
     @Param('name', ObjectNamePipe) name: string,
     @Body() raw: unknown,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
-  ) {
-    const { body, expectedVersion } = readPutIdentity(raw, namespace, name, 'HierarchicalResourceQuota');
-    const quota = validateHierarchicalResourceQuota(body);
-    assertDefinitionSize('HierarchicalResourceQuota', name, resourceQuotaSizeErrors({ spec: quota.spec }));
-    const ref: SharedQuotaRef = { kind: 'HierarchicalResourceQuota', name, namespace };
-    // One that came from a LedgerHierarchicalQuota object is changed there, not here (409, decided in
-    // the write's transaction); nor can a PUT claim to be one.
-    const metadata = userMetadata(quota.metadata, withoutSystemAnnotations);
-    const result = await this.writer.putSharedQuota({ ref, spec: { hard: quota.spec.hard ?? {} }, metadata }, { ...putOptions(request, expectedVersion), unmanagedOnly: true });
-    response.status(result.created ? 201 : 200);
-    sendPosition(response, result.position);
-    return renderHierarchicalResourceQuota(result.view);
+  ): Promise<HierarchicalResourceQuota> {
+    return this.serve.put(namespace, name, raw, request, response);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  async list(@Param('namespace', NamespacePipe) namespace: string) {
-    const views = await this.queries.listSharedQuotas(`hierarchicalresourcequotas/${namespace}/`, LIST_MAX);
-    return { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuotaList', metadata: {}, items: views.map(renderHierarchicalResourceQuota) };
+  list(@Param('namespace', NamespacePipe) namespace: string): Promise<DefinitionList<HierarchicalResourceQuota>> {
+    return this.serve.list(namespace);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
-  async get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string) {
-    const view = await this.queries.getSharedQuota(sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }));
-    if (!view) throw new LedgerError('NotFound', `hierarchicalresourcequotas.hnc.x-k8s.io "${name}" not found`, { kind: 'hierarchicalresourcequotas', name });
-    return renderHierarchicalResourceQuota(view);
+  get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<HierarchicalResourceQuota> {
+    return this.serve.get(namespace, name);
   }
 
   @Allow('admin', 'auditor')
   @Get(':name/history')
   history(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
-    return historyOr404(this.definitions.sharedQuotaHistory(sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace }), pageOf(query)), 'hierarchicalresourcequotas', name);
+    return this.serve.history(namespace, name, query);
   }
 
   /** A token scoped to the parent reads the subtree's total, and the parts and denials of its own namespaces only. */
@@ -110,11 +103,13 @@ export class HierarchicalResourceQuotasController {
   @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    const ref: SharedQuotaRef = { kind: 'HierarchicalResourceQuota', name, namespace };
-    const removed = await this.writer.deleteSharedQuota(ref, { actor: requesterOf(request), unmanagedOnly: true });
-    sendPosition(response, removed.position);
-    return renderHierarchicalResourceQuota(removed.view);
+  delete(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<HierarchicalResourceQuota> {
+    return this.serve.delete(namespace, name, request, response);
   }
 
   /**
@@ -129,4 +124,36 @@ export class HierarchicalResourceQuotasController {
     if (!(await this.queries.getSharedQuota(key))) throw new LedgerError('NotFound', `${'hierarchicalresourcequotas'} "${name}" not found`, { kind: 'hierarchicalresourcequotas', name });
     return withinScope(await this.queues.sharedQueue(key), namespaceScopeOf(request));
   }
+}
+
+/** HierarchicalResourceQuota as a definition kind: in its namespace (over its subtree), validated as HNC validates it, read from its head. */
+function hierarchicalResourceQuotaKind(
+  writer: ClusterWriter,
+  queries: ClusterQueries,
+  definitions: DefinitionQueries,
+): DefinitionKind<SharedQuotaDefinition, SharedQuotaView, HierarchicalResourceQuota> {
+  const refOf = (namespace: string, name: string): SharedQuotaRef => ({ kind: 'HierarchicalResourceQuota', name, namespace });
+  return {
+    kind: 'HierarchicalResourceQuota',
+    apiVersion: 'hnc.x-k8s.io/v1alpha2',
+    resource: 'hierarchicalresourcequotas',
+    notFoundAs: 'hierarchicalresourcequotas.hnc.x-k8s.io',
+    stream: 'own',
+    definitionOf(body, name, namespace) {
+      const quota = validateHierarchicalResourceQuota(body);
+      assertDefinitionSize('HierarchicalResourceQuota', name, resourceQuotaSizeErrors({ spec: quota.spec }));
+      return { ref: refOf(namespace, name), spec: { hard: quota.spec.hard ?? {} }, metadata: userMetadata(quota.metadata, withoutSystemAnnotations) };
+    },
+    // One that came from a LedgerHierarchicalQuota object is changed there, not here (409, decided in
+    // the write's transaction); nor can a PUT claim to be one.
+    put: (_namespace, definition, options) => writer.putSharedQuota(definition, { ...options, unmanagedOnly: true }),
+    remove: (namespace, name, options) => writer.deleteSharedQuota(refOf(namespace, name), { ...options, unmanagedOnly: true }),
+    history: (namespace, name, page) => definitions.sharedQuotaHistory(sharedQuotaKey(refOf(namespace, name)), page),
+    render: renderHierarchicalResourceQuota,
+    async read(namespace, name) {
+      const view = await queries.getSharedQuota(sharedQuotaKey(refOf(namespace, name)));
+      return view ? renderHierarchicalResourceQuota(view) : undefined;
+    },
+    readAll: async (namespace) => (await queries.listSharedQuotas(`hierarchicalresourcequotas/${namespace}/`, LIST_MAX)).map(renderHierarchicalResourceQuota),
+  };
 }

@@ -10,7 +10,7 @@ import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
 import { AnswersPosition } from '../common/ledger-position.js';
 import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
-import { DefinitionHandlers, userMetadata, type DefinitionKind } from '../definitions/definition-handlers.js';
+import { DefinitionHandlers, userMetadata, type DefinitionKind, type DefinitionList } from '../definitions/definition-handlers.js';
 
 export function renderLimitRange(view: LimitRangeView): LimitRange {
   return {
@@ -37,7 +37,7 @@ export class LimitRangesController {
   private readonly serve: DefinitionHandlers<LimitRangeDefinition, LimitRangeView, LimitRange>;
 
   constructor(@Inject(LedgerCommands) ledger: LedgerCommands, @Inject(DefinitionQueries) definitions: DefinitionQueries) {
-    this.serve = new DefinitionHandlers(limitRangeKind(ledger, definitions), definitions);
+    this.serve = new DefinitionHandlers(limitRangeKind(ledger, definitions));
   }
 
   @Allow('admin')
@@ -69,7 +69,7 @@ export class LimitRangesController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: string; metadata: Record<string, never>; items: LimitRange[] }> {
+  list(@Param('namespace', NamespacePipe) namespace: string): Promise<DefinitionList<LimitRange>> {
     return this.serve.list(namespace);
   }
 
@@ -92,7 +92,8 @@ function limitRangeKind(ledger: LedgerCommands, definitions: DefinitionQueries):
   return {
     kind: 'LimitRange',
     resource: 'limitranges',
-    history: 'limitRange',
+    apiVersion: 'v1',
+    stream: 'namespace',
     definitionOf(body, name) {
       const { spec, metadata } = limitRangeForLedger(body, name);
       return { name, spec, metadata: userMetadata(metadata, withoutSystemAnnotations) };
@@ -100,6 +101,7 @@ function limitRangeKind(ledger: LedgerCommands, definitions: DefinitionQueries):
     // One that came from the cluster's LimitRange object is changed there, not here (409, decided in the write's transaction).
     put: (namespace, definition, options) => ledger.putLimitRange(namespace, definition, { ...options, unmanagedOnly: true }),
     remove: (namespace, name, options) => ledger.deleteLimitRange(namespace, name, { ...options, unmanagedOnly: true }),
+    history: (namespace, name, page) => definitions.definitionHistory(namespace, 'limitRange', name, page),
     render: renderLimitRange,
     async read(namespace, name) {
       const view = await definitions.getLimitRange(namespace, name);

@@ -1,28 +1,32 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { namespaceDefinitionOf, namespaceDeletionRefusal, validateNamespace } from '@quota/domain';
+import { namespaceDefinitionOf, namespaceDeletionRefusal, validateNamespace, type NamespaceDefinition } from '@quota/domain';
 import type { AppConfig } from '@quota/config';
 import { APP_CONFIG } from '../config/app-config.module.js';
-import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerError, type DefinitionChange, type Page } from '@quota/ledger';
-import { readPutIdentity } from '../common/kube-object.js';
+import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerError, type DefinitionChange, type NamespaceView, type Page } from '@quota/ledger';
 import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
-import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
-import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
+import { AnswersPosition } from '../common/ledger-position.js';
+import { CLUSTER_SCOPED, DefinitionHandlers, type DefinitionKind } from '../definitions/definition-handlers.js';
 import { renderAppliedClusterResourceQuota, renderNamespace } from '../shared-quotas/render.js';
-import { putOptions, historyOr404, pageOf } from '../shared-quotas/shared-quota-reads.js';
+
+type Namespace = ReturnType<typeof renderNamespace>;
 
 @Controller('v1/namespaces')
 export class NamespaceObjectsController {
+  private readonly serve: DefinitionHandlers<NamespaceDefinition, NamespaceView, Namespace>;
+
   constructor(
-    @Inject(ClusterWriter) private readonly writer: ClusterWriter,
+    @Inject(ClusterWriter) writer: ClusterWriter,
     @Inject(ClusterQueries) private readonly queries: ClusterQueries,
-    @Inject(DefinitionQueries) private readonly definitions: DefinitionQueries,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    @Inject(DefinitionQueries) definitions: DefinitionQueries,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.serve = new DefinitionHandlers(namespaceKind(writer, queries, definitions, config));
+  }
 
   /**
    * Creates or changes a Namespace: its labels decide which ClusterResourceQuotas and
@@ -33,28 +37,21 @@ export class NamespaceObjectsController {
   @JsonBody('definition')
   @AnswersPosition(201, 200)
   @Put(':name')
-  async put(@Param('name', NamespacePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    const { body, expectedVersion } = readPutIdentity(raw, '', name, 'Namespace');
-    const { namespace: _ignored, ...metadata } = (body['metadata'] ?? {}) as Record<string, unknown>;
-    const result = await this.writer.putNamespace(namespaceDefinitionOf(name, validateNamespace({ ...body, metadata })), putOptions(request, expectedVersion));
-    response.status(result.created ? 201 : 200);
-    sendPosition(response, result.position);
-    return renderNamespace(result.view);
+  put(@Param('name', NamespacePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<Namespace> {
+    return this.serve.put(CLUSTER_SCOPED, name, raw, request, response);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':namespace')
-  async get(@Param('namespace', NamespacePipe) name: string) {
-    const view = await this.queries.getNamespace(name);
-    if (!view) throw new LedgerError('NotFound', `namespaces "${name}" not found`, { kind: 'namespaces', name });
-    return renderNamespace(view);
+  get(@Param('namespace', NamespacePipe) name: string): Promise<Namespace> {
+    return this.serve.get(CLUSTER_SCOPED, name);
   }
 
   /** Every change of its labels and annotations: who, when, before and after. */
   @Allow('admin', 'auditor')
   @Get(':namespace/history')
   history(@Param('namespace', NamespacePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
-    return historyOr404(this.definitions.namespaceHistory(name, pageOf(query)), 'namespaces', name);
+    return this.serve.history(CLUSTER_SCOPED, name, query);
   }
 
   /** Cluster-scoped, as the PUT. default, kube-system and kube-public are never deleted (NamespaceLifecycle). */
@@ -62,12 +59,8 @@ export class NamespaceObjectsController {
   @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  async delete(@Param('name', NamespacePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response) {
-    const refused = namespaceDeletionRefusal(name, this.config.admission.plugins);
-    if (refused) throw new LedgerError('Forbidden', refused, { kind: 'namespaces', name });
-    const removed = await this.writer.deleteNamespace(name, { actor: requesterOf(request) });
-    sendPosition(response, removed.position);
-    return renderNamespace(removed.view);
+  delete(@Param('name', NamespacePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<Namespace> {
+    return this.serve.delete(CLUSTER_SCOPED, name, request, response);
   }
 
   /** The ClusterResourceQuotas covering the namespace, readable by its own tokens (OpenShift's AppliedClusterResourceQuota). */
@@ -85,4 +78,31 @@ export class NamespaceObjectsController {
     if (!view) throw new LedgerError('NotFound', `appliedclusterresourcequotas "${name}" not found`, { kind: 'appliedclusterresourcequotas', name });
     return renderAppliedClusterResourceQuota(view, namespace);
   }
+}
+
+/**
+ * Namespace as a definition kind: cluster-scoped, its labels and annotations validated as the API
+ * server validates them; listed by NamespacesController (the namespaces' overview), not here.
+ */
+function namespaceKind(writer: ClusterWriter, queries: ClusterQueries, definitions: DefinitionQueries, config: AppConfig): DefinitionKind<NamespaceDefinition, NamespaceView, Namespace> {
+  return {
+    kind: 'Namespace',
+    apiVersion: 'v1',
+    resource: 'namespaces',
+    clusterScoped: true,
+    stream: 'own',
+    definitionOf: (body, name) => namespaceDefinitionOf(name, validateNamespace(body)),
+    put: (_cluster, definition, options) => writer.putNamespace(definition, options),
+    async remove(_cluster, name, options) {
+      const refused = namespaceDeletionRefusal(name, config.admission.plugins);
+      if (refused) throw new LedgerError('Forbidden', refused, { kind: 'namespaces', name });
+      return writer.deleteNamespace(name, options);
+    },
+    history: (_cluster, name, page) => definitions.namespaceHistory(name, page),
+    render: renderNamespace,
+    async read(_cluster, name) {
+      const view = await queries.getNamespace(name);
+      return view ? renderNamespace(view) : undefined;
+    },
+  };
 }

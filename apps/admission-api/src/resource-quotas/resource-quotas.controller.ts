@@ -10,7 +10,7 @@ import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/body-guard.js';
 import { AnswersPosition } from '../common/ledger-position.js';
 import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
-import { DefinitionHandlers, userMetadata, type DefinitionKind } from '../definitions/definition-handlers.js';
+import { DefinitionHandlers, userMetadata, type DefinitionKind, type DefinitionList } from '../definitions/definition-handlers.js';
 
 /** Annotations that say how fresh a read's `status.used` is. */
 export const USED_VERSION_ANNOTATION = 'quota-ledger.io/used-version';
@@ -62,7 +62,7 @@ export class ResourceQuotasController {
   private readonly serve: DefinitionHandlers<QuotaDefinition, QuotaView, ResourceQuota>;
 
   constructor(@Inject(LedgerCommands) ledger: LedgerCommands, @Inject(DefinitionQueries) definitions: DefinitionQueries, @Inject(UsageQueries) usage: UsageQueries) {
-    this.serve = new DefinitionHandlers(resourceQuotaKind(ledger, definitions, usage), definitions);
+    this.serve = new DefinitionHandlers(resourceQuotaKind(ledger, definitions, usage));
   }
 
   @Allow('admin')
@@ -94,7 +94,7 @@ export class ResourceQuotasController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  list(@Param('namespace', NamespacePipe) namespace: string): Promise<{ apiVersion: 'v1'; kind: string; metadata: Record<string, never>; items: ResourceQuota[] }> {
+  list(@Param('namespace', NamespacePipe) namespace: string): Promise<DefinitionList<ResourceQuota>> {
     return this.serve.list(namespace);
   }
 
@@ -117,7 +117,8 @@ function resourceQuotaKind(ledger: LedgerCommands, definitions: DefinitionQuerie
   return {
     kind: 'ResourceQuota',
     resource: 'resourcequotas',
-    history: 'quota',
+    apiVersion: 'v1',
+    stream: 'namespace',
     definitionOf(body, name) {
       const quota = validateResourceQuota(body);
       assertDefinitionSize('ResourceQuota', name, resourceQuotaSizeErrors(quota));
@@ -126,6 +127,7 @@ function resourceQuotaKind(ledger: LedgerCommands, definitions: DefinitionQuerie
     // One that came from a LedgerQuota object is changed there, not here (409, decided in the write's transaction).
     put: (namespace, definition, options) => ledger.putQuota(namespace, definition, { ...options, unmanagedOnly: true }),
     remove: (namespace, name, options) => ledger.deleteQuota(namespace, name, { ...options, unmanagedOnly: true }),
+    history: (namespace, name, page) => definitions.definitionHistory(namespace, 'quota', name, page),
     render: (view) => renderQuota(view),
     async read(namespace, name) {
       const [view, projected] = await Promise.all([definitions.getQuota(namespace, name), usage.projectedUsage(namespace)]);

@@ -1,7 +1,5 @@
-import type { Request } from 'express';
-import { ClusterQueries, LedgerClock, LedgerError, SharedUsageQueries, type DefinitionChange, type Page, type SharedQuotaUsageSeries } from '@quota/ledger';
-import { requesterOf } from '../auth/requester.js';
-import { EventsQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
+import { ClusterQueries, LedgerClock, LedgerError, SharedUsageQueries, type SharedQuotaUsageSeries } from '@quota/ledger';
+import { UsageSeriesQueryDto } from '../audit/audit.dto.js';
 import { seriesRange } from '../audit/series-range.js';
 
 /**
@@ -9,19 +7,11 @@ import { seriesRange } from '../audit/series-range.js';
  * namespaces/, cluster-resource-quotas/ and hierarchical-resource-quotas/. Writes go through the
  * ledger's ClusterWriter (one SERIALIZABLE transaction over every head a change moves); reads
  * come from the heads. Cluster-scoped routes take no `:namespace`, so a namespace-scoped token
- * cannot reach them; the namespaced ones are checked against its namespaces as usual. What those
- * controllers share: their bounds, put options, and the reads that answer 404.
+ * cannot reach them; the namespaced ones are checked against its namespaces as usual. Their PUT,
+ * GET, list, history and DELETE are definitions/definition-handlers.ts's; what else those
+ * controllers share: the bound of a list, and the usage reads that answer 404.
  */
 export const LIST_MAX = 1000;
-export const DEFAULT_PAGE = 100;
-
-export const putOptions = (request: Request, expectedVersion: number | undefined) => ({ actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) });
-
-export async function historyOr404(page: Promise<Page<DefinitionChange> | undefined>, resource: string, name: string): Promise<Page<DefinitionChange>> {
-  const found = await page;
-  if (!found) throw new LedgerError('NotFound', `${resource} "${name}" has no history: it never existed`, { kind: resource, name });
-  return found;
-}
 
 /**
  * A shared quota's usage: now (its head, exact) or, with `?at=`, as it was at that instant
@@ -63,5 +53,3 @@ export async function seriesOr404(
   if (!series) throw new LedgerError('NotFound', `${resource} "${name}" has no history: it never existed`, { kind: resource, name });
   return series;
 }
-
-export const pageOf = (query: EventsQueryDto) => ({ ...(query.after ? { after: query.after } : {}), limit: query.limit ?? DEFAULT_PAGE });

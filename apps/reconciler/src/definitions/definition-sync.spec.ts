@@ -40,10 +40,11 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 /** A kind whose passes the test counts; a pass waits for `release()` when `hold` is set. */
 function countingKind() {
   const state = { lists: 0, hold: undefined as Promise<void> | undefined };
-  const kind: SyncedKind = {
+  const kind: SyncedKind<unknown, { hard: Record<string, string>; used: Record<string, string> }> = {
     label: 'test quotas',
-    hasStatus: false,
-    put: async () => ({ changed: false }),
+    managedBy: 'test',
+    definitionOf: (object) => object,
+    put: async () => ({ changed: false, view: { hard: {}, used: {} } }),
     held: async () => [],
     remove: async () => undefined,
   };
@@ -112,7 +113,7 @@ describe('DefinitionSync, watching its kind', () => {
     const { state, kind, api } = countingKind();
     let writes = 0;
     let answerWrite = () => {};
-    const statusKind: SyncedKind = { ...kind, hasStatus: true, put: async () => ({ changed: false, hard: { pods: '1' }, used: { pods: String(state.lists) } }) };
+    const statusKind: typeof kind = { ...kind, totals: (view) => view, put: async () => ({ changed: false, view: { hard: { pods: '1' }, used: { pods: String(state.lists) } } }) };
     const statusApi: ClusterObjectApi = {
       ...api(watch.transport),
       // The write's event reaches the watch before its answer reaches the pass, as it may on a real server.

@@ -12,16 +12,33 @@ export interface Author {
   readonly onBehalfOf?: string;
 }
 
-/** One kind of cluster object, as the sync copies it into the ledger. */
-export interface SyncedKind {
+/** An object's labels and annotations as the ledger keeps them (ledgerMetadata). */
+export type LedgerMetadata = ReturnType<typeof ledgerMetadata>;
+
+/** What a status shows of the ledger: the definition's hard and used. */
+export interface LedgerTotals {
+  readonly hard: Record<string, string>;
+  readonly used: Record<string, string>;
+}
+
+/**
+ * One kind of cluster object, as the sync copies it into the ledger: how an object becomes the
+ * ledger's definition `D` (what the REST PUT stores of the same body), and the ledger's commands
+ * for `D`, whose put answers a view `V`. The sync does the rest, the same for every kind.
+ */
+export interface SyncedKind<D, V> {
   /** What logs call its objects ("ledger quotas"). */
   readonly label: string;
-  /** Whether its objects have a status the reconciler writes (hard and used from the ledger). */
-  readonly hasStatus: boolean;
-  /** Puts the object into the ledger through the REST PUT's command; throws when the ledger refuses it. */
-  put(object: ClusterObject, author: Author): Promise<{ readonly changed: boolean; readonly hard?: Record<string, string>; readonly used?: Record<string, string> }>;
-  /** Every ledger definition of the kind that came from the cluster (namespace '' for a cluster-wide one). */
-  held(): Promise<readonly { readonly namespace: string; readonly name: string }[]>;
+  /** The quota-ledger.io/managed-by its ledger definitions from the cluster carry. */
+  readonly managedBy: string;
+  /** The object as the ledger's definition, with `metadata` (its labels and annotations, marked as managed); throws when its spec is invalid. */
+  definitionOf(object: ClusterObject, metadata: LedgerMetadata): D;
+  /** Puts it into the ledger through the REST PUT's command; throws when the ledger refuses it. */
+  put(namespace: string, definition: D, author: Author): Promise<{ readonly changed: boolean; readonly view: V }>;
+  /** A kind whose objects have a status the reconciler writes: the ledger's hard and used in a view. */
+  totals?(view: V): LedgerTotals;
+  /** Every ledger definition of the kind marked as managed by `managedBy` (namespace '' for a cluster-wide one). */
+  held(managedBy: string): Promise<readonly { readonly namespace: string; readonly name: string }[]>;
   remove(namespace: string, name: string, options: WriteOptions): Promise<unknown>;
 }
 
@@ -50,7 +67,7 @@ export interface DefinitionSyncOutcome {
  * removed; a kind with a status gets the ledger's hard and used in it, written only when they
  * differ. A pass acts only on a complete listing.
  */
-export class DefinitionSync {
+export class DefinitionSync<D = unknown, V = unknown> {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   /** A change was reported while a pass ran: one more pass follows it. */
@@ -71,7 +88,7 @@ export class DefinitionSync {
   private heldBack: string[] = [];
 
   constructor(
-    private readonly kind: SyncedKind,
+    private readonly kind: SyncedKind<D, V>,
     private readonly api: ClusterObjectApi,
     private readonly options: DefinitionSyncOptions = {},
   ) {}
@@ -170,9 +187,11 @@ export class DefinitionSync {
     const { namespace, name } = object.metadata;
     let status: ObjectStatus;
     try {
-      const result = await this.kind.put(object, authorOf(object, this.options.actor));
+      const definition = this.kind.definitionOf(object, ledgerMetadata(object, this.kind.managedBy));
+      const result = await this.kind.put(namespace, definition, authorOf(object, this.options.actor));
       if (result.changed) outcome.put++;
-      status = { hard: result.hard ?? {}, used: result.used ?? {}, ...generation(object), conditions: [condition(object, 'True', 'Synced', 'the ledger holds this definition')] };
+      const { hard, used } = this.kind.totals?.(result.view) ?? { hard: {}, used: {} };
+      status = { hard, used, ...generation(object), conditions: [condition(object, 'True', 'Synced', 'the ledger holds this definition')] };
     } catch (error) {
       // An invalid spec (or one the ledger refuses): the ledger keeps what it had, the status (if any) says why.
       outcome.refused++;
@@ -180,7 +199,7 @@ export class DefinitionSync {
       this.options.log?.('warn', `one of the ${this.kind.label} was not put into the ledger`, { namespace, name, error: message });
       status = { ...object.status, ...generation(object), conditions: [condition(object, 'False', 'Refused', message)] };
     }
-    if (!this.kind.hasStatus || sameStatus(object.status, status)) return;
+    if (!this.kind.totals || sameStatus(object.status, status)) return;
     const written = await this.api.updateStatus(object, status, (version) => this.ownNow.add(version));
     // A conflict or a deletion since the listing: the next pass sees the object as it is now.
     if (written === 'updated') outcome.statuses++;
@@ -188,7 +207,7 @@ export class DefinitionSync {
 
   private async removeOrphans(present: ReadonlySet<string>): Promise<number> {
     const orphans: { namespace: string; name: string }[] = [];
-    for (const held of await this.kind.held()) if (!present.has(`${held.namespace}/${held.name}`)) orphans.push(held);
+    for (const held of await this.kind.held(this.kind.managedBy)) if (!present.has(`${held.namespace}/${held.name}`)) orphans.push(held);
     let removed = 0;
     for (const { namespace, name } of orphans) {
       try {
@@ -202,6 +221,24 @@ export class DefinitionSync {
     return removed;
   }
 }
+
+/** The sync of one kind, made of the ledger's commands `ledger` gives it: `new (ledger, api, options)`. */
+export function syncOf<L, D, V>(kindOf: (ledger: L) => SyncedKind<D, V>) {
+  return class extends DefinitionSync<D, V> {
+    constructor(ledger: L, api: ClusterObjectApi, options: DefinitionSyncOptions = {}) {
+      super(kindOf(ledger), api, options);
+    }
+  };
+}
+
+/** The object as the body of the REST PUT whose command puts it (`apiVersion`, `kind`): its name, its namespace if it has one, its spec. */
+export function restBody(object: ClusterObject, apiVersion: string, kind: string): Record<string, unknown> {
+  const { name, namespace } = object.metadata;
+  return { apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, spec: object.spec ?? {} };
+}
+
+/** The hard and used of a view that has them (a quota's, a shared quota's). */
+export const totalsOf = (view: LedgerTotals): LedgerTotals => ({ hard: view.hard, used: view.used });
 
 /** The object's labels and annotations as the ledger keeps them: ours and kubectl's dropped, marked as from the cluster's `managedBy`. */
 export function ledgerMetadata(object: ClusterObject, managedBy: string): { labels?: Record<string, string>; annotations: Record<string, string> } {
