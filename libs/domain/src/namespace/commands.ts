@@ -1,7 +1,7 @@
 import type { ReleaseReason, LedgerEvent, LimitRangeDefinition, QuotaDefinition, ReservationSource } from '../events/events.js';
 import type { GroupResource, RawQuantities, ResourceQuotaSpec } from '../kube/types.js';
 import type { NamespaceDefinition, SharedQuotaRef } from '../shared/shared-quota.js';
-import type { AdmissionRequest } from './admission.js';
+import type { AdmissionRequest } from './admission-decision.js';
 import type { ExistingObject, OverHard, ReconcileAction, Uncovered, Unreadable } from './reconcile.js';
 import type { Listed } from './settle-listed.js';
 import type { LimitedResource } from '../quota/check.js';
