@@ -116,8 +116,12 @@ export interface Reconcile {
   /** When the listing started, epoch ms (the ledger's clock). */
   readonly listedAt: number;
   readonly graceMs: number;
-  /** Ids for adopted objects. */
-  readonly newId: () => string;
+  /**
+   * The ids new reservations get (an object adopted, or measured again), as data: used in order,
+   * at most one per listed object, so one per object of `objects` is always enough. Drawn by the
+   * caller (the domain draws none); a retried transaction decides on the same ids.
+   */
+  readonly ids: readonly string[];
   /**
    * false: the listing may not be the namespace's first count, whatever its time, because writes
    * there may have bypassed the webhooks after it started (the namespace's managed label was not
