@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   assert,
+  freedSharedKeys,
   groupResourceString,
   initialState,
   measureListing,
@@ -38,7 +39,7 @@ import type {
 import { pointing, removed, type EventRef } from './event-position.js';
 import { requestDigest } from './request-digest.js';
 import { queuedTotal } from './queue-queries.js';
-import { dequeuedBy, freedSharedKeys, type DequeueOutcome } from './shared-drain.js';
+import { dequeuedBy, type DequeueOutcome } from './shared-drain.js';
 import { RetryPolicy } from './retry-policy.js';
 import type { DecisionInput } from './flush-statement.js';
 import type { EventMeta, Keep, Step } from './unit-of-work.js';
