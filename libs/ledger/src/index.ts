@@ -12,6 +12,7 @@ export * from './usage-queries.js';
 export * from './definition-queries.js';
 export * from './audit-queries.js';
 export { QueueQueries } from './queue-queries.js';
+export { QueueDrainer, SWEEP_NAMESPACES_MAX, type QueueDrainerOptions } from './queue-drainer.js';
 export * from './projection.js';
 export * from './projection-runner.js';
 export * from './snapshot-writer.js';
