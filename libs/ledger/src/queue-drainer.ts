@@ -17,7 +17,7 @@ export interface QueueDrainerOptions {
  * they act:
  *
  * 1. In the transaction of every command that appends anything: the domain's decider drains the
- *    namespace's own queue on the state the command leaves (`withDrain`, namespace/queue.ts), so a
+ *    namespace's own queue on the state the command leaves (`withDrain`, namespace/reservation-queue.ts), so a
  *    release admits what fits in the same commit. It is part of the decision and needs no owner
  *    outside it: the unit of work appends what `decide` returns.
  * 2. After a commit of this process that freed room in a shared quota (`LedgerCommands.onSharedFreed`):

@@ -1,9 +1,9 @@
 import { assert } from '../assert.js';
 import type { LedgerEvent } from '../events/events.js';
 import type { KubeObject } from '../kube/types.js';
-import { admitLimitRanger } from '../limit-range/admission.js';
+import { admitLimitRanger } from '../limit-range/limit-ranger-plugin.js';
 import type { JsonPatchOperation } from '../limit-range/json-patch.js';
-import { checkQuota } from '../quota/admission.js';
+import { checkQuota } from '../quota/resource-quota-plugin.js';
 import * as Resources from '../resources/resource-list.js';
 import {
   admissionViewOf,
@@ -22,7 +22,7 @@ import { liveLoadedFor, type NamespaceFacts } from './facts.js';
 import { namespaceStages } from './namespace-stages.js';
 import { clusterReservationOf, newState, reservationFor, storedObjectOf, type ObjectCharge } from './object-reservation.js';
 import { pluginEnabled } from './plugins.js';
-import { decideWait } from './queue.js';
+import { decideWait } from './reservation-queue.js';
 import { decideResources } from './rest.js';
 import { LIVE_PER_OBJECT_MAX, sameState, settledStateOf } from './stored.js';
 
@@ -33,7 +33,7 @@ import { LIVE_PER_OBJECT_MAX, sameState, settledStateOf } from './stored.js';
  * unmanaged namespace is answered there); then, on what the ledger holds, LimitRanger's defaults
  * and validation and ResourceQuota on the defaulted object, so a platform team gets the answer
  * the API server would give; a resource list that may wait is queued where it does not fit
- * (queue.ts). Each plugin runs only when enabled (`command.plugins`).
+ * (reservation-queue.ts). Each plugin runs only when enabled (`command.plugins`).
  */
 export function decideAdmit(command: AdmitObject | AdmitResources, facts: NamespaceFacts): Decided<AdmissionAnswer> {
   const earlier = earlierAnswer(command, facts);

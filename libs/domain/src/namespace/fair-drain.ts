@@ -5,7 +5,7 @@ import { fairShareOrder, fairShareWeight } from '../queue/policy.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import type { NamespaceFacts } from './facts.js';
-import { drainQueue, nextSharedAdmission } from './queue.js';
+import { drainQueue, nextSharedAdmission } from './reservation-queue.js';
 
 /**
  * A shared quota's fair drain, decided: of the namespaces waiting under shared quota `key` (their

@@ -4,7 +4,7 @@ export * from './facts.js';
 export * from './decide.js';
 export * from './needs.js';
 export * from './shared-quotas.js';
-export { drainQueue, nextSharedAdmission, sharedChargesOf } from './queue.js';
+export { drainQueue, nextSharedAdmission, sharedChargesOf } from './reservation-queue.js';
 export { decideFairDrain, FAIR_DRAIN_ADMISSIONS_MAX, freedSharedKeys, type FairDrainDecision } from './fair-drain.js';
 // The namespace decider's parts are reached through `decide` alone; what else the other layers
 // need of them is named here.

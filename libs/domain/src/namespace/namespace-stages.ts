@@ -1,5 +1,5 @@
 import type { GroupResource, Operation } from '../kube/types.js';
-import { checkQuota } from '../quota/admission.js';
+import { checkQuota } from '../quota/resource-quota-plugin.js';
 import { admissionObjectName } from '../quota/denial.js';
 import { quotaDenied } from './admission-decision.js';
 import { resultOf } from './admission-answer.js';
