@@ -15,6 +15,7 @@ export * from './read/usage-queries.js';
 export * from './read/definition-queries.js';
 export * from './read/audit-queries.js';
 export { QueueQueries } from './read/queue-queries.js';
+export { QueueDrainer, SWEEP_NAMESPACES_MAX, type QueueDrainerOptions } from './write/queue-drainer.js';
 export * from './projection/projection.js';
 export * from './projection/projection-runner.js';
 export * from './projection/snapshot-writer.js';

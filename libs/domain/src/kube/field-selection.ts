@@ -7,7 +7,7 @@
  *
  * `selectFields(value, selection)` is the meaning: what the edge's scanner materializes from a
  * body must equal it applied to the parsed body, and the domain must decide the same on it as on
- * the whole object (Kubernetes' own tables run through it: decideAdmission selects first).
+ * the whole object (Kubernetes' own tables run through it: admitObject selects first).
  */
 export interface FieldSelection {
   /** The whole value, as it is. */

@@ -5,7 +5,7 @@ import type { GroupResource, KubeObject } from './types.js';
 /**
  * What admission reads of each kind (field-selection.ts): the evaluators' readers
  * (usage/pod-model.ts readPod, usage/pvc.ts readPvc, usage/service.ts, usage/resource-claim.ts
- * readRequests), LimitRanger's (limit-range/admission.ts), the checks of a review's shape
+ * readRequests), LimitRanger's (limit-range/limit-ranger-plugin.ts), the checks of a review's shape
  * (validation/shape.ts), and what the ledger records of a Namespace and of a definition's
  * author. Each of those readers selects its kind's fields before it reads, so a field it reads
  * and this misses is invisible to it, and Kubernetes' own test tables for it fail.

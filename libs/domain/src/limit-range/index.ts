@@ -10,6 +10,6 @@ export { formatRatio, limitRequestRatioConstraint, maxConstraint, maxRequestCons
 export type { ConstraintFailure, LimitConstraint, LimitProblem } from './constraints.js';
 export { aggregateMessage, podLimitViolations, pvcLimitViolations, validatePodLimits, validatePvcLimits } from './validate.js';
 export type { LimitValidation, LimitViolation } from './validate.js';
-export { admitLimitRanger, limitRangerForbiddenMessage, limitRangerHandles } from './admission.js';
-export type { LimitRangerAttributes, LimitRangerDecision, LimitRangerRequest } from './admission.js';
+export { admitLimitRanger, limitRangerForbiddenMessage, limitRangerHandles } from './limit-ranger-plugin.js';
+export type { LimitRangerAttributes, LimitRangerDecision, LimitRangerRequest } from './limit-ranger-plugin.js';
 export { limitRangeForLedger } from './definition.js';

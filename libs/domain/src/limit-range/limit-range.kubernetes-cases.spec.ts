@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GroupResource, LimitRange, LimitRangeItem, Pod, RawQuantities } from '../kube/types.js';
-import { admitLimitRanger, type LimitRangerRequest } from './admission.js';
+import { admitLimitRanger, type LimitRangerRequest } from './limit-ranger-plugin.js';
 import { applyJsonPatch, type JsonPatchOperation } from './json-patch.js';
 import { selectObject } from '../kube/fields-read.js';
 

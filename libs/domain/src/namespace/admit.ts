@@ -1,156 +1,154 @@
 import { assert } from '../assert.js';
-import { admissionViewOf, decideAdmission, quotaDenied, type AdmissionDecision } from './admission.js';
-import { alwaysDenyRefusal, namespaceLifecycleRefusal, pluginEnabled, type AdmissionPlugin } from './plugins.js';
-import { checkQuota } from '../quota/admission.js';
-import { admissionObjectName } from '../quota/denial.js';
-import { decideResources } from './rest.js';
-import { decideWait } from './queue.js';
 import type { LedgerEvent } from '../events/events.js';
-import type { GroupResource, Operation } from '../kube/types.js';
+import type { KubeObject } from '../kube/types.js';
+import { admitLimitRanger } from '../limit-range/limit-ranger-plugin.js';
+import type { JsonPatchOperation } from '../limit-range/json-patch.js';
+import { checkQuota } from '../quota/resource-quota-plugin.js';
 import * as Resources from '../resources/resource-list.js';
-import { denialJson, refusal, type AdmissionResult } from './answers.js';
-import { nearLimitWarnings, unchargedResourceWarnings } from '../quota/warnings.js';
+import {
+  admissionViewOf,
+  ALLOW_WITHOUT_CHARGE,
+  clusterObjectMessage,
+  objectConflict,
+  quotaDenied,
+  selectedRequest,
+  uidMissing,
+  type AdmissionDecision,
+  type AdmissionView,
+} from './admission-decision.js';
+import { admittedUid, decidedAnswer, earlierAnswer } from './admission-answer.js';
 import type { AdmissionAnswer, AdmitObject, AdmitResources, Decided } from './commands.js';
 import { liveLoadedFor, type NamespaceFacts } from './facts.js';
+import { namespaceStages } from './namespace-stages.js';
+import { clusterReservationOf, newState, reservationFor, storedObjectOf, type ObjectCharge } from './object-reservation.js';
+import { pluginEnabled } from './plugins.js';
+import { decideWait } from './reservation-queue.js';
+import { decideResources } from './rest.js';
+import { LIVE_PER_OBJECT_MAX, sameState, settledStateOf } from './stored.js';
 
 /**
- * Admission, for an object or a resource list: the request key first (a repeat gets the first
- * answer, a reused key a conflict), then the plugins in kube-apiserver's order — NamespaceLifecycle,
- * AlwaysDeny (both mutating, so before any validation), and on what the ledger holds LimitRanger
- * and ResourceQuota — each only when enabled (`command.plugins`). An unmanaged namespace is
- * admitted uncharged unless the caller needs it managed or a limited resource needs a quota.
+ * The admission decider, for an object or a resource list, read top to bottom as kube-apiserver
+ * runs its plugins: the request key first (a repeat gets the first answer, a reused key a
+ * conflict); the namespace's stages, NamespaceLifecycle and AlwaysDeny (namespace-stages.ts; an
+ * unmanaged namespace is answered there); then, on what the ledger holds, LimitRanger's defaults
+ * and validation and ResourceQuota on the defaulted object, so a platform team gets the answer
+ * the API server would give; a resource list that may wait is queued where it does not fit
+ * (reservation-queue.ts). Each plugin runs only when enabled (`command.plugins`).
  */
 export function decideAdmit(command: AdmitObject | AdmitResources, facts: NamespaceFacts): Decided<AdmissionAnswer> {
   const earlier = earlierAnswer(command, facts);
-  if (earlier) return { events: [], answer: earlier.kind === 'Repeated' ? withUncharged(earlier, command, facts) : earlier };
-  const managed = facts.known && !facts.state.objectOnly;
-  // The plugins that decide on the namespace, in kube-apiserver's order: NamespaceLifecycle
-  // first; AlwaysDeny, a mutating plugin too, before any validation.
-  const target = targetOf(command, facts.namespace);
-  // A review comes from the kube-apiserver, whose own NamespaceLifecycle has already refused new
-  // content in a terminating namespace: the ledger's record of a deletion only lags behind it (a
-  // namespace deleted and created again under the same name is recorded when read back), so it
-  // decides for REST callers alone.
-  const lifecycle = command.source === 'webhook' ? undefined : namespaceLifecycleRefusal(command.plugins, target, facts.state);
-  if (lifecycle) return refusedBy('NamespaceLifecycle', lifecycle, command, managed);
-  if (!managed && command.requireKnownNamespace) {
-    const message = `namespaces "${facts.namespace}" not found: define a ResourceQuota or LimitRange in it first`;
-    return { events: [], answer: refusal('NamespaceNotFound', message, 'namespaces', facts.namespace) };
-  }
-  const denied = alwaysDenyRefusal(command.plugins, target.resource, target.name);
-  if (denied) return refusedBy('AlwaysDeny', denied, command, managed);
-  if (!managed) {
-    // The webhook is sent every namespace's requests; logging them all would let any caller
-    // grow the decisions log with names that mean nothing here.
-    return { events: [], answer: { kind: 'Unmanaged', result: unmanagedResult(command) } };
-  }
+  if (earlier) return { events: [], answer: earlier };
+  const refused = namespaceStages(command, facts);
+  if (refused) return refused;
   const decision = command.type === 'AdmitObject' ? admitObject(command, facts) : admitResources(command, facts);
   const waiting = command.type === 'AdmitResources' ? decideWait(command, facts, decision) : undefined;
   if (waiting) return waiting;
   const reserved = decision.allowed && !decision.existing && !command.dryRun ? decision.reservation : undefined;
   const events: LedgerEvent[] = reserved ? [reserved] : [];
-  const warnings = decision.allowed && !decision.existing && command.warnAtPercent !== undefined ? nearLimitWarnings(decision.charges, facts.state, command.warnAtPercent) : [];
-  return { events, answer: withUncharged({ kind: 'Decided', result: resultOf(decision, command.dryRun, warnings) }, command, facts) };
+  return { events, answer: decidedAnswer(decision, command, facts) };
 }
 
 /**
- * An allowed resource list, with a warning for each name it asks for that no quota charges
- * (a typo such as `requests.cpus` or `pod`). Where ResourceQuota admission is off,
- * nothing is ever charged, and nothing is said.
+ * An object's admission in a managed namespace: LimitRanger's defaults (mutation) and validation,
+ * then ResourceQuota (`chargeObject`) on the defaulted object. Either plugin may be disabled.
  */
-function withUncharged<A extends Extract<AdmissionAnswer, { kind: 'Decided' | 'Repeated' }>>(answer: A, command: AdmitObject | AdmitResources, facts: NamespaceFacts): A {
-  if (command.type !== 'AdmitResources' || !answer.result.allowed || !pluginEnabled(command.plugins, 'ResourceQuota')) return answer;
-  const uncharged = unchargedResourceWarnings(facts.namespace, Resources.resourceList(command.resources), facts.state);
-  return uncharged.length > 0 ? { ...answer, uncharged } : answer;
-}
-
-interface Target {
-  readonly operation: Operation;
-  readonly resource: GroupResource;
-  readonly name: string;
-  readonly namespace: string;
-}
-
-/** What a plugin's refusal names: the request's resource, object name, operation and namespace. */
-function targetOf(command: AdmitObject | AdmitResources, namespace: string): Target {
-  if (command.type === 'AdmitResources') return { operation: 'CREATE', resource: command.groupResource, name: command.name ?? '', namespace };
+export function admitObject(whole: AdmitObject, facts: NamespaceFacts): AdmissionDecision {
+  const uid = admittedUid(whole);
+  // What the ledger holds for the object: an UPDATE or a repeated CREATE is charged against it.
+  assert(uid === undefined || liveLoadedFor(facts, uid), `the live reservations of ${uid} were loaded before deciding`);
+  // Decided on what admission reads of the kind (kube/fields-read.ts), as the webhook's edge reads it.
+  const command: AdmitObject = { ...whole, request: selectedRequest(whole.request) };
   const { request } = command;
-  return { operation: request.operation, resource: request.groupResource, name: admissionObjectName(request.object ?? request.oldObject, request.name), namespace };
-}
+  // DELETE is always allowed: the charge is released when the object is gone.
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return ALLOW_WITHOUT_CHARGE;
+  if (!request.object) return ALLOW_WITHOUT_CHARGE;
+  const view = admissionViewOf(facts.state, uid, facts.sharedElsewhere);
 
-/** A refusal by NamespaceLifecycle or AlwaysDeny: logged as a decision where the namespace is managed, answered alone where not. */
-function refusedBy(stage: AdmissionPlugin, message: string, command: AdmitObject | AdmitResources, managed: boolean): Decided<AdmissionAnswer> {
-  const result: AdmissionResult = { allowed: false, code: 403, dryRun: command.dryRun, message, stage };
-  return { events: [], answer: managed ? { kind: 'Decided', result } : { kind: 'Unmanaged', result } };
+  // LimitRanger disabled: no defaults and no min/max checks, the object is charged as sent.
+  const limits = pluginEnabled(command.plugins, 'LimitRanger')
+    ? admitLimitRanger({
+        operation: request.operation,
+        resource: request.groupResource,
+        ...(request.subresource ? { subresource: request.subresource } : {}),
+        ...(request.name ? { name: request.name } : {}),
+        object: request.object,
+        ...(request.oldObject ? { oldObject: request.oldObject } : {}),
+        limitRanges: view.limitRanges,
+      })
+    : undefined;
+  if (limits && !limits.allowed) {
+    return { allowed: false, code: 403, message: limits.message ?? '', stage: 'LimitRanger', limits: limits.validation };
+  }
+  const object = limits?.object ?? request.object;
+  const patch = limits?.patch ?? [];
+  // ResourceQuota disabled: nothing is checked and nothing charged, so nothing is reserved (as
+  // Kubernetes, which then does not charge at all); the reconciler adopts what exists later.
+  if (!pluginEnabled(command.plugins, 'ResourceQuota')) return { allowed: true, object, patch, charges: [] };
+  return chargeObject(command, facts, view, { object, patch });
 }
 
 /**
- * The answer where the ledger manages nothing: admitted, uncharged, unless `limitedResources`
- * says the object consumes something only a quota may allow (there is none here). Judged as
- * Kubernetes judges it, an UPDATE by its increase over `oldObject`: the ledger holds nothing of
- * this namespace to charge against, and nothing is charged either way.
+ * ResourceQuota on an object (after LimitRanger): charged against what the ledger holds for it
+ * (stored.ts), never against the caller's oldObject; a request that contradicts that record is a
+ * conflict, and a REST call may not change what the cluster admitted.
  */
-function unmanagedResult(command: AdmitObject | AdmitResources): AdmissionResult {
-  const allowed: AdmissionResult = { allowed: true, code: 200, dryRun: command.dryRun };
-  if (command.type !== 'AdmitObject' || !command.limitedResources?.length || !pluginEnabled(command.plugins, 'ResourceQuota')) return allowed;
+function chargeObject(command: AdmitObject, facts: NamespaceFacts, view: AdmissionView, defaulted: { object: KubeObject; patch: readonly JsonPatchOperation[] }): AdmissionDecision {
   const { request } = command;
-  if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || !request.object) return allowed;
+  const { object, patch } = defaulted;
+  const stored = storedObjectOf(request, view.stored ?? []);
+  if (stored.conflict) return objectConflict(request, stored.conflict);
+  const foreign = command.source === 'rest' ? clusterReservationOf(view.stored ?? []) : undefined;
+  if (foreign) return { allowed: false, code: 403, stage: 'ResourceQuota', message: clusterObjectMessage(request, foreign) };
+  // A CREATE of an object the ledger holds already: the same again is charged once; anything
+  // else is a change and must say so (an UPDATE), or it would be charged the old size.
+  if (request.operation === 'CREATE' && stored.settled) {
+    const now = newState(request, object, facts.now);
+    if (now && sameState(now, settledStateOf(stored.settled))) return { allowed: true, object, patch, charges: [], existing: stored.settled };
+    return objectConflict(request, `the object (uid ${object.metadata?.uid}) is already admitted (reservation ${stored.settled.id}) with other usage; send an UPDATE to change it`);
+  }
+
+  // The cluster's listing found the object at its end (a terminated reservation: a pod Succeeded or
+  // Failed): a change of it, a resize, is measured as the request shows it, as Kubernetes measures
+  // a terminal pod (its object count only), unless the request shows it alive again.
+  const asLive = stored.settled?.terminatedAt === undefined;
   const quota = checkQuota({
     operation: request.operation,
     groupResource: request.groupResource,
     ...(request.subresource ? { subresource: request.subresource } : {}),
     namespace: request.namespace,
-    object: request.object,
+    object,
     ...(request.oldObject ? { oldObject: request.oldObject } : {}),
-    quotas: [],
-    limitedResources: command.limitedResources,
+    // An UPDATE is charged against the ledger's settled state of the object, or in full when
+    // the ledger does not hold it — never against the caller's oldObject.
+    ...(request.operation === 'UPDATE' ? { previous: stored.settled ? settledStateOf(stored.settled) : null } : {}),
+    now: facts.now,
+    // A request's word that its object reached its end is not taken: only the cluster's listing says so.
+    asLive,
+    // Nor is a pod charged below its spec: a resize found Infeasible may be applied yet.
+    specFloor: true,
+    quotas: view.quotas,
+    ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
   });
-  return quota.allowed ? allowed : resultOf(quotaDenied(request, quota.denial), command.dryRun, []);
-}
+  if (!quota.allowed) return quotaDenied(request, quota.denial);
 
-/** The uid an admission is charged against: the object's, or on a DELETE its old object's. */
-export function admittedUid(command: AdmitObject | AdmitResources): string | undefined {
-  if (command.type === 'AdmitResources') return undefined;
-  return command.request.object?.metadata?.uid ?? command.request.oldObject?.metadata?.uid;
-}
-
-/** The key this admission is remembered under; dry runs are never remembered. */
-export function rememberedKey(command: AdmitObject | AdmitResources): string | undefined {
-  return command.requestKey !== undefined && !command.dryRun ? command.requestKey : undefined;
-}
-
-function earlierAnswer(command: AdmitObject | AdmitResources, facts: NamespaceFacts): AdmissionAnswer | undefined {
-  const key = rememberedKey(command);
-  if (key === undefined) return undefined;
-  const earlier = facts.answers.get(key);
-  assert(earlier !== undefined, `the answer to request key ${key} was looked up before deciding`);
-  if (earlier === null) return undefined;
-  // Answers stored before digests were kept answer as they always did.
-  if (earlier.digest !== undefined && earlier.digest !== command.requestDigest) {
-    return { kind: 'KeyReused', result: keyReused(facts.namespace, key, command.dryRun) };
+  const charge: ObjectCharge = {
+    request,
+    reservationId: command.reservationId,
+    now: facts.now,
+    ...(command.ttlMs === undefined ? {} : { expiresAt: facts.now + command.ttlMs }),
+    ...(command.source ? { source: command.source } : {}),
+  };
+  const reservation = reservationFor(charge, object, stored, asLive);
+  // A webhook's reservation is confirmed or released by the object's uid alone (it has no TTL).
+  if (reservation && command.source === 'webhook' && reservation.data.object.uid === undefined) return uidMissing(request);
+  // One more change of an object with as many waiting as it may have: refused, not reserved.
+  if (reservation?.data.operation === 'UPDATE' && stored.live >= LIVE_PER_OBJECT_MAX) {
+    return objectConflict(request, `${stored.live} changes of the object (uid ${reservation.data.object.uid}) are waiting to be confirmed; retry once they are committed or released`);
   }
-  return { kind: 'Repeated', result: earlier.result };
+  return { allowed: true, object, patch, charges: quota.charges, ...(reservation ? { reservation } : {}) };
 }
 
-function admitObject(command: AdmitObject, facts: NamespaceFacts): AdmissionDecision {
-  const uid = admittedUid(command);
-  // What the ledger holds for the object: an UPDATE or a repeated CREATE is charged against it.
-  assert(uid === undefined || liveLoadedFor(facts, uid), `the live reservations of ${uid} were loaded before deciding`);
-  const expiresAt = command.ttlMs === undefined ? undefined : facts.now + command.ttlMs;
-  return decideAdmission(
-    {
-      request: command.request,
-      reservationId: command.reservationId,
-      now: facts.now,
-      ...(expiresAt === undefined ? {} : { expiresAt }),
-      ...(command.limitedResources ? { limitedResources: command.limitedResources } : {}),
-      ...(command.plugins ? { plugins: command.plugins } : {}),
-      ...(command.source ? { source: command.source } : {}),
-    },
-    admissionViewOf(facts.state, uid, facts.sharedElsewhere),
-  );
-}
-
+/** A resource list's admission (REST): charged as given to the unscoped quotas (rest.ts). */
 function admitResources(command: AdmitResources, facts: NamespaceFacts): AdmissionDecision {
   // ResourceQuota disabled: nothing checked, nothing charged, nothing reserved (as for an object).
   if (!pluginEnabled(command.plugins, 'ResourceQuota')) return { allowed: true, patch: [], charges: [] };
@@ -168,54 +166,4 @@ function admitResources(command: AdmitResources, facts: NamespaceFacts): Admissi
     },
     admissionViewOf(facts.state, undefined, facts.sharedElsewhere),
   );
-}
-
-const iso = (ms: number): string => new Date(ms).toISOString();
-
-/** The answer to give (and log) for a decision. */
-function resultOf(decision: AdmissionDecision, dryRun: boolean, warnings: readonly string[]): AdmissionResult {
-  if (!decision.allowed) {
-    return {
-      allowed: false,
-      code: decision.code,
-      dryRun,
-      message: decision.message,
-      stage: decision.stage,
-      ...(decision.denial ? { denial: denialJson(decision.denial) } : {}),
-    };
-  }
-  if (decision.existing) {
-    // The same object admitted again (a second webhook call for one create): charged once.
-    const live = decision.existing;
-    return {
-      allowed: true,
-      code: 200,
-      dryRun,
-      reservationId: live.id,
-      charged: Resources.canonicalResourceList(live.contribution),
-      ...(live.expiresAt === undefined ? {} : { expiresAt: iso(live.expiresAt) }),
-    };
-  }
-  const reservation = decision.reservation;
-  return {
-    allowed: true,
-    code: 200,
-    dryRun,
-    ...(reservation && !dryRun ? { reservationId: reservation.data.reservationId } : {}),
-    ...(reservation ? { charged: reservation.data.charged } : {}),
-    ...(reservation?.data.expiresAt ? { expiresAt: reservation.data.expiresAt } : {}),
-    ...(decision.patch.length > 0 ? { patch: decision.patch } : {}),
-    ...(warnings.length > 0 ? { warnings } : {}),
-  };
-}
-
-/** The answer to an idempotency key sent again with a different request: 409, nothing decided or written. */
-function keyReused(namespace: string, requestKey: string, dryRun: boolean): AdmissionResult {
-  const [kind, key] = requestKey.startsWith('review:') ? ['the AdmissionReview uid', requestKey.slice(7)] : ['the requestId', requestKey.slice(requestKey.indexOf(':') + 1)];
-  return {
-    allowed: false,
-    code: 409,
-    dryRun,
-    message: `${kind} ${JSON.stringify(key)} was already used in namespace "${namespace}" for a different request; a new request needs a new ${kind === 'the requestId' ? 'requestId' : 'uid'}`,
-  };
 }

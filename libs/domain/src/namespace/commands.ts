@@ -1,7 +1,7 @@
 import type { ReleaseReason, LedgerEvent, LimitRangeDefinition, QuotaDefinition, ReservationSource } from '../events/events.js';
 import type { GroupResource, RawQuantities, ResourceQuotaSpec } from '../kube/types.js';
 import type { NamespaceDefinition, SharedQuotaRef } from '../shared/shared-quota.js';
-import type { AdmissionRequest } from './admission.js';
+import type { AdmissionRequest } from './admission-decision.js';
 import type { ExistingObject, OverHard, ReconcileAction, Uncovered, Unreadable } from './reconcile.js';
 import type { Listed } from './settle-listed.js';
 import type { LimitedResource } from '../quota/check.js';
@@ -116,8 +116,12 @@ export interface Reconcile {
   /** When the listing started, epoch ms (the ledger's clock). */
   readonly listedAt: number;
   readonly graceMs: number;
-  /** Ids for adopted objects. */
-  readonly newId: () => string;
+  /**
+   * The ids new reservations get (an object adopted, or measured again), as data: used in order,
+   * at most one per listed object, so one per object of `objects` is always enough. Drawn by the
+   * caller (the domain draws none); a retried transaction decides on the same ids.
+   */
+  readonly ids: readonly string[];
   /**
    * false: the listing may not be the namespace's first count, whatever its time, because writes
    * there may have bypassed the webhooks after it started (the namespace's managed label was not

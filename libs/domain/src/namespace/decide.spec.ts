@@ -274,7 +274,7 @@ describe('decide: ReleaseReservation', () => {
 
 describe('decide: Reconcile', () => {
   const object = (uid: string): ExistingObject => ({ groupResource: pods, uid, name: `pod-${uid}`, object: pod(`pod-${uid}`, '1', uid) });
-  const reconcile = (objects: ExistingObject[]) => ({ type: 'Reconcile', covers: [pods], objects, listedAt: NOW - 10, graceMs: 100, newId: () => 'adopted-1' }) as const;
+  const reconcile = (objects: ExistingObject[]) => ({ type: 'Reconcile', covers: [pods], objects, listedAt: NOW - 10, graceMs: 100, ids: objects.map((_, i) => `adopted-${i + 1}`) }) as const;
 
   it('commits what exists, releases what never appeared, and adopts what nothing reserved', () => {
     // r1 records what the listed pod measures (else the listing would re-measure it).

@@ -4,7 +4,7 @@ import type { AnswerOf, Decided, NamespaceCommand } from './commands.js';
 import { decidePut, decideRemoveLimitRange, decideRemoveQuota, planPutLimitRange, planPutQuota } from './definitions.js';
 import type { NamespaceFacts } from './facts.js';
 import { decidePutNamespace, decideRemoveNamespace, decideSyncSharedQuotas } from './namespace-object.js';
-import { decideCancelQueued, withDrain } from './queue.js';
+import { decideCancelQueued, withDrain } from './reservation-queue.js';
 import { decideCommitReservation, decideReconciliation, decideReleaseReservation } from './reservations.js';
 
 /**

@@ -1,7 +1,7 @@
 import { assert } from '../assert.js';
 import type { LedgerEvent, LimitRangeDefinition, QuotaDefinition } from '../events/events.js';
 import { deepEqualJson } from '../limit-range/json-patch.js';
-import { checkQuota } from '../quota/admission.js';
+import { checkQuota } from '../quota/resource-quota-plugin.js';
 import { forbiddenMessage } from '../quota/denial.js';
 import { RESOURCE_QUOTAS } from '../quota/quota-objects.js';
 import * as Resources from '../resources/resource-list.js';

@@ -58,10 +58,7 @@ const listing = (names: string[], listedAt: number): NamespaceCommand & { type: 
   objects: names.map((name): ExistingObject => ({ groupResource: PODS, uid: `uid-${name}`, name, object: pod(name) })),
   listedAt,
   graceMs: 60_000,
-  newId: (() => {
-    let n = 0;
-    return () => `adopted-${++n}`;
-  })(),
+  ids: names.map((_, i) => `adopted-${i + 1}`),
 });
 
 const quotaDefined: LedgerEvent = { type: 'QuotaDefined', data: { name: 'compute', spec: { hard: { pods: '2' } } } };

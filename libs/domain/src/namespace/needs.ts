@@ -1,5 +1,5 @@
 import { assertNever } from '../assert.js';
-import { admittedUid, rememberedKey } from './admit.js';
+import { admittedUid, rememberedKey } from './admission-answer.js';
 import type { NamespaceCommand } from './commands.js';
 import { planPutQuota } from './definitions.js';
 import { liveLoadedFor, type NamespaceFacts } from './facts.js';

@@ -3,7 +3,7 @@ import { quotaNamed } from '../quota/check.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { quotaScopeRequirements } from '../scopes/facts.js';
-import { admissionViewOf } from './admission.js';
+import { admissionViewOf } from './admission-decision.js';
 
 /**
  * What a waiter may hold back. Two bounds on the queue's blocking (queue/policy.ts):

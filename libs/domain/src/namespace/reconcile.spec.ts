@@ -34,14 +34,15 @@ const reserve = (id: string, uid: string | undefined, extra: Partial<Extract<Led
   data: { reservationId: id, object: { ...pods, ...(uid ? { uid } : {}) }, operation: 'CREATE', charged: wholeUsage('1'), scopeFacts: facts, ...extra },
 });
 
-let ids = 0;
+/** Ids enough for every listing here, as the ledger draws one per listed object. */
+const IDS = Array.from({ length: 16 }, (_, i) => `adopted-${i + 1}`);
 const input = (over: Partial<ReconcileInput>): ReconcileInput => ({
   covers: [pods],
   objects: [],
   listedAt: T0 + GRACE + 10,
   now: T0 + GRACE + 20,
   graceMs: GRACE,
-  newId: () => `adopted-${++ids}`,
+  ids: IDS,
   ...over,
 });
 
@@ -188,10 +189,10 @@ describe('decideReconcile', () => {
     const listing = input({ objects: [pod('u1', '500m')] });
     const decision = decideReconcile(state, listing);
     expect(decision.events).toEqual([
-      { type: 'Adopted', data: { reservationId: 'adopted-' + ids, object: { ...pods, kind: 'Pod', name: 'pod-u1', uid: 'u1' }, usage: wholeUsage('500m'), scopeFacts: facts, replaces: 'r1' } },
+      { type: 'Adopted', data: { reservationId: 'adopted-1', object: { ...pods, kind: 'Pod', name: 'pod-u1', uid: 'u1' }, usage: wholeUsage('500m'), scopeFacts: facts, replaces: 'r1' } },
       { type: 'Released', data: { reservationId: 'r1', reason: 'superseded' } },
     ]);
-    expect(decision.actions).toEqual([{ kind: 'remeasure', reservationId: `adopted-${ids}`, replaces: 'r1', uid: 'u1' }]);
+    expect(decision.actions).toEqual([{ kind: 'remeasure', reservationId: 'adopted-1', replaces: 'r1', uid: 'u1' }]);
     const after = decision.events.reduce((s, e) => evolve(s, { ...e, version: s.version + 1, at: listing.now }), state);
     expect(Resources.canonicalResourceList(after.used.get('q') ?? {})).toEqual({ 'requests.cpu': '500m', pods: '1' });
     expect(decideReconcile(after, { ...listing, listedAt: listing.now + 1 }).events).toEqual([]);

@@ -1,3 +1,4 @@
+import { assert } from '../assert.js';
 import type { GroupResource } from '../kube/types.js';
 import type { LedgerEvent, ReleaseReason, TerminationReason } from '../events/events.js';
 import { fold, type NamespaceState, type Reservation } from '../events/fold.js';
@@ -13,7 +14,7 @@ export type { ExistingObject } from './settle-listed.js';
 /**
  * The reconciler's decision for one namespace: the ledger's live reservations against the
  * objects that really exist, answered with corrective events only (the recount race of
- * docs/architecture.md: usage is never overwritten by a recount). Pure: the listing, the times and the new ids come in.
+ * docs/architecture.md: usage is never overwritten by a recount). Pure: the listing, the times and the new ids come in, as data.
  */
 
 export interface ReconcileInput {
@@ -32,8 +33,8 @@ export interface ReconcileInput {
   readonly now: number;
   /** A reservation younger than this (at `listedAt`) is never released as stale. */
   readonly graceMs: number;
-  /** Ids for adopted objects, one per call. */
-  readonly newId: () => string;
+  /** The ids new reservations get (adopted or measured again), used in order; at most one per listed object. */
+  readonly ids: readonly string[];
   /**
    * Uids whose reservation was released at or after `listedAt`. The listing may show such an
    * object although it has been deleted since (another reconcile saw it gone and released it),
@@ -160,11 +161,20 @@ class Corrections {
   readonly claimed = new Set<string>();
   pending = 0;
   unconfirmed = 0;
+  /** How many of the input's ids new reservations have taken. */
+  private idsUsed = 0;
 
   constructor(
     private readonly state: NamespaceState,
     private readonly input: ReconcileInput,
   ) {}
+
+  /** The next of the input's ids, for a new reservation. */
+  nextId(): string {
+    const id = this.input.ids[this.idsUsed++];
+    assert(id !== undefined, `a reconcile was given ${this.input.ids.length} ids for new reservations, and needs more`);
+    return id;
+  }
 
   /** With an object's settled state go its pending changes (stored.ts), each released once. */
   release(reservation: Reservation, reason: ReleaseReason): void {
@@ -235,7 +245,7 @@ class Corrections {
 
   /** The object is charged as listed from now on: a new reservation of its measure, superseding the ledger's record. */
   private remeasure(settled: Reservation, listed: MeasuredObject): void {
-    const reservationId = this.input.newId();
+    const reservationId = this.nextId();
     const { uid } = listed.existing;
     this.events.push(adoptedEvent(reservationId, listed, settled.id), { type: 'Released', data: { reservationId: settled.id, reason: 'superseded' } });
     this.retired.add(settled.id);
@@ -268,7 +278,7 @@ function adopt(state: NamespaceState, listed: Iterable<Listed>, pass: Correction
   for (const object of listed) {
     const { uid } = object.existing;
     if (!object.readable || claimed.has(uid) || input.releasedSinceListing?.has(uid)) continue;
-    const reservationId = input.newId();
+    const reservationId = pass.nextId();
     pass.events.push(adoptedEvent(reservationId, object));
     pass.actions.push({ kind: 'adopt', reservationId, uid, name: object.existing.name, resource: key(object.existing.groupResource) });
   }

@@ -68,7 +68,7 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
     listedAt: command.listedAt,
     now: facts.now,
     graceMs: command.graceMs,
-    newId: command.newId,
+    ids: command.ids,
     releasedSinceListing: facts.releasedSince.uids,
   });
   // A complete listing begun after the namespace became managed, and after the webhooks were sent

@@ -3,7 +3,7 @@ import type { ResourceQuotaSpec } from '../kube/types.js';
 import type { RecordedEvent } from '../events/events.js';
 import { fold } from '../events/fold.js';
 import * as Resources from '../resources/resource-list.js';
-import type { AdmissionView } from './admission.js';
+import type { AdmissionView } from './admission-decision.js';
 import { denialJson } from '../namespace/answers.js';
 import { sharedQuotaKey, type SharedQuotaRef } from '../shared/shared-quota.js';
 import { decideResources, defaultPodForAdmission, groupResourceForKind, type ResourceListRequest } from './rest.js';

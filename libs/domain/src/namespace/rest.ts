@@ -6,7 +6,7 @@ import { quotaNamed, type QuotaCharge } from '../quota/check.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { quotaScopeRequirements } from '../scopes/facts.js';
-import type { AdmissionDecision, AdmissionView } from './admission.js';
+import type { AdmissionDecision, AdmissionView } from './admission-decision.js';
 
 /**
  * A REST reservation of a plain resource list (no object): it has no scopes, so it is

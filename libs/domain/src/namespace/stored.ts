@@ -21,7 +21,7 @@ import type { ScopeFacts } from '../scopes/facts.js';
  * object the ledger holds, what it charges (the settled contribution plus every pending change's
  * charge) is at least the usage of every state the object may be in — the settled one, each
  * change that may still be written, and so what its spec asks now. Hence, while a change waits,
- * every further change is recorded, even one back to the settled state (admission.ts); a change
+ * every further change is recorded, even one back to the settled state (object-reservation.ts); a change
  * is committed only when no later one that may still be written would be charged less over it
  * (lifecycle.ts); and the reconciler lowers nothing while the listing may not show a change yet
  * (settle-listed.ts).

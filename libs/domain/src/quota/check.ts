@@ -149,7 +149,7 @@ interface PreparedQuota {
  * Quotas are considered in name order, so when several would refuse, the first by name is
  * reported (Kubernetes uses its cache's order, which is unspecified).
  *
- * `ev` is the usage evaluator of the request's kind; `checkQuota` (admission.ts) picks it
+ * `ev` is the usage evaluator of the request's kind; `checkQuota` (resource-quota-plugin.ts) picks it
  * from the registry. Without one the kind is not charged.
  */
 export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefined): QuotaDecision {

@@ -1,4 +1,4 @@
-export { checkQuota } from './admission.js';
+export { checkQuota } from './resource-quota-plugin.js';
 export { decideQuota } from './check.js';
 export type { LimitedResource, QuotaCharge, QuotaCheckInput, QuotaDecision, QuotaSnapshot } from './check.js';
 export { admissionObjectName, forbiddenMessage, formatScopeRequirements, groupResourceString, isForbidden, renderDenial } from './denial.js';

@@ -12,7 +12,7 @@ import type { LimitedResource } from './check.js';
  * Kubernetes' limitedResources cases (plugin/pkg/admission/resourcequota/admission_test.go:
  * TestAdmitLimitedResource*, TestAdmitLimitedScopeWithCoverQuota, the *WithoutCoveringQuota
  * updates) as the service runs them: through the namespace decider, with the configuration the
- * admission API hands every admission (ADMISSION_CONFIG_FILE). quota/admission.spec.ts ports the
+ * admission API hands every admission (ADMISSION_CONFIG_FILE). quota/resource-quota-plugin.spec.ts ports the
  * same tables against the quota check alone; these add what only the whole chain decides: a
  * namespace where the ledger holds no quota at all (the Go tests' "no quota" is such a namespace,
  * which the service otherwise admits unmanaged), one holding only a LimitRange, the answer kind

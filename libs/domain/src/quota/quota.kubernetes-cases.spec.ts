@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GroupResource, KubeObject, Operation, ResourceQuotaSpec, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import { formatResourceList, resourceList } from '../resources/resource-list.js';
 import type { UsageEvaluator } from '../usage/evaluator.js';
-import { checkQuota } from './admission.js';
+import { checkQuota } from './resource-quota-plugin.js';
 import { decideQuota, type LimitedResource, type QuotaCheckInput, type QuotaDecision, type QuotaSnapshot } from './check.js';
 import { forbiddenMessage, isForbidden, renderDenial } from './denial.js';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   assert,
+  freedSharedKeys,
   groupResourceString,
   initialState,
   measureListing,
@@ -21,7 +22,6 @@ import { GroupCommitter, type BatchStats } from './group-commit.js';
 import { LedgerClock } from './ledger-clock.js';
 import { LedgerError } from '../ledger-error.js';
 import type {
-  AdmissionResult,
   AdmitCommand,
   AdmitOutcome,
   CommitOutcome,
@@ -39,9 +39,10 @@ import type {
 import { pointing, removed, type EventRef } from './event-position.js';
 import { requestDigest } from './request-digest.js';
 import { queuedTotal } from '../read/queue-queries.js';
-import { dequeuedBy, freedSharedKeys, type DequeueOutcome } from './shared-drain.js';
+import { dequeuedBy, type DequeueOutcome } from './shared-drain.js';
 import { RetryPolicy } from './retry-policy.js';
-import type { EventMeta, NamespaceUnitOfWork, Step } from './unit-of-work.js';
+import type { DecisionInput } from './flush-statement.js';
+import type { EventMeta, Keep, Step } from './unit-of-work.js';
 import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from '../read/views.js';
 
 const DEFAULTS = {
@@ -60,12 +61,6 @@ const DEFAULTS = {
   queueMax: 10_000,
   queueTotalMax: 10_000,
 };
-
-/**
- * Inside the transaction, after the command is decided: records what the batch must write with
- * it (a decision for the log) or keep of it (a reservation as it leaves it) on its step.
- */
-type Keep<A> = (step: Step<A>, work: NamespaceUnitOfWork) => void;
 
 /**
  * The ledger's command side, read as emmett's handleCommand: each write builds a
@@ -200,11 +195,9 @@ export class LedgerCommands {
         }
       : { type: 'AdmitObject', ...common, request, ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}) };
     const meta = { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) };
-    const step = await this.handle(command.namespace, decided, meta, (decidedStep, work) => {
-      const { answer } = decidedStep;
-      if (answer.kind === 'Repeated') decidedStep.decision = work.decisionFor(key ?? '');
-      else if (answer.kind === 'Decided' && command.logged !== false) decidedStep.decision = work.recordDecision(decisionOf(command, answer.result, key, digest));
-    });
+    // What the step keeps, as data: the decisions-log row for an answer decided now (unless unlogged), the stored one for a repeat.
+    const keep: Keep = { decision: { ...(key === undefined ? {} : { requestKey: key }), ...(command.logged === false ? {} : { row: decisionOf(command, key, digest) }) } };
+    const step = await this.handle(command.namespace, decided, meta, keep);
     const outcome = admitOutcome(step);
     // A repeat, or an object admitted again, appended nothing: it stands on its reservation's
     // first event, read once committed. Not for the webhook: kube-apiserver reads no position,
@@ -217,7 +210,7 @@ export class LedgerCommands {
   /** `by: 'rest'`: a REST call, which may settle only reservations REST made (the cluster's are the reconciler's). */
   async commit(namespace: string, reservationId: string, options: WriteOptions & { readonly by?: 'rest' }): Promise<CommitOutcome> {
     const command = { type: 'CommitReservation', reservationId, ...(options.by ? { by: options.by } : {}) } as const;
-    const step = await this.handle(namespace, command, writeMeta(options), keepReservation(reservationId));
+    const step = await this.handle(namespace, command, writeMeta(options), { reservation: reservationId });
     if (step.answer.kind === 'Refused') throw refusal(step.answer);
     const { outcome, latest } = settled(namespace, step, step.answer.kind === 'Committed');
     return pointing(this.dataSource, outcome, latest);
@@ -225,7 +218,7 @@ export class LedgerCommands {
 
   async release(namespace: string, reservationId: string, options: WriteOptions & { readonly reason?: ReleaseReason; readonly by?: 'rest' }): Promise<ReleaseOutcome> {
     const command = { type: 'ReleaseReservation', reservationId, reason: options.reason ?? 'cancelled', ...(options.by ? { by: options.by } : {}) } as const;
-    const step = await this.handle(namespace, command, writeMeta(options), keepReservation(reservationId));
+    const step = await this.handle(namespace, command, writeMeta(options), { reservation: reservationId });
     if (step.answer.kind === 'Refused') throw refusal(step.answer);
     const { outcome, latest } = settled(namespace, step, step.answer.kind === 'Released');
     return pointing(this.dataSource, outcome, latest);
@@ -254,7 +247,16 @@ export class LedgerCommands {
     const countable = listing.countable === false ? { countable: false } : {};
     // Measured once, outside the transaction (and its retries), as of the listing's start.
     const listed = measureListing(listing.objects, listing.listedAt);
-    const command = { type: 'Reconcile', covers: listing.covers, objects: listing.objects, listed, listedAt: listing.listedAt, graceMs: options.graceMs, newId: this.newId, ...countable } as const;
+    const command = {
+      type: 'Reconcile',
+      covers: listing.covers,
+      objects: listing.objects,
+      listed,
+      listedAt: listing.listedAt,
+      graceMs: options.graceMs,
+      ids: listing.objects.map(() => this.newId()),
+      ...countable,
+    } as const;
     const { answer, after } = await this.handle(namespace, command, writeMeta(options));
     return {
       namespace,
@@ -307,20 +309,16 @@ export class LedgerCommands {
 
   /**
    * The one way every write goes: in the namespace's next batch, the unit of work reads by key
-   * what the command needs, decides and appends (`record` adds what the batch writes with it);
-   * the Step comes back once the transaction has committed. A retried transaction runs all of it
-   * again on fresh reads.
+   * what the command needs, decides and appends, and keeps on the step what `keep` asks for (data
+   * the unit of work applies: the batch writes a decision with it); the Step comes back once the
+   * transaction has committed. A retried transaction runs all of it again on fresh reads.
    */
-  private async handle<C extends NamespaceCommand>(namespace: string, command: C, meta: EventMeta, record?: Keep<AnswerOf[C['type']]>): Promise<Step<AnswerOf[C['type']]>> {
+  private async handle<C extends NamespaceCommand>(namespace: string, command: C, meta: EventMeta, keep?: Keep): Promise<Step<AnswerOf[C['type']]>> {
     const first = needsOf(command, unread(namespace));
     const step = await this.groups.submit(namespace, {
       ...(first ? { prefetch: first } : {}),
       bytes: bytesOf(command),
-      run: async (work) => {
-        const decided = await work.decide(command, meta);
-        record?.(decided, work);
-        return decided;
-      },
+      run: (work) => work.decide(command, meta, keep),
     });
     if (step.events.some((event) => event.type === 'CountAwaited')) for (const listener of this.countAwaitedListeners) listener([namespace]);
     const freed = step.events.length > 0 && (step.before.shared.size > 0 || step.after.shared.size > 0) ? freedSharedKeys(step.before, step.after, step.events) : [];
@@ -351,14 +349,6 @@ function admitOutcome(step: Step<AnswerOf['AdmitObject']>): AdmitOutcome {
 }
 
 const uncharged = (answer: { readonly uncharged?: readonly string[] }): Pick<AdmitOutcome, 'uncharged'> => (answer.uncharged ? { uncharged: answer.uncharged } : {});
-
-/** Keeps the reservation as the command leaves it: what a commit's or release's answer shows. */
-function keepReservation<A>(id: string): Keep<A> {
-  return (step, work) => {
-    const record = work.record(id);
-    if (record) step.reservation = record;
-  };
-}
 
 /** Roughly what a command writes: a reconcile one reservation and event per object listed, a definition its spec, anything else a few rows. */
 function bytesOf(command: NamespaceCommand): number {
@@ -413,8 +403,8 @@ function kindOf(command: AdmitCommand): string | undefined {
   return command.request.object?.kind || command.kind || command.request.oldObject?.kind || undefined;
 }
 
-/** The decisions log's row for an answer decided now. */
-function decisionOf(command: AdmitCommand, result: AdmissionResult, key: string | undefined, digest: string | undefined) {
+/** The decisions log's row for an answer decided now, but for the answer's result (the unit of work adds it). */
+function decisionOf(command: AdmitCommand, key: string | undefined, digest: string | undefined): Omit<DecisionInput, 'result'> {
   const { request } = command;
   const object = request.object;
   const uid = object?.metadata?.uid ?? request.oldObject?.metadata?.uid;
@@ -430,6 +420,5 @@ function decisionOf(command: AdmitCommand, result: AdmissionResult, key: string 
     requester: command.requester,
     ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}),
     dryRun: command.dryRun,
-    result,
   };
 }

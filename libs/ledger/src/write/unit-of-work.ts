@@ -80,6 +80,18 @@ export interface Step<A> {
   reservation?: ReservationRecord;
 }
 
+/**
+ * What a command's handler keeps of it beside its answer, as data the unit of work applies once
+ * the command is decided (no handler reaches into the open transaction): the reservation as the
+ * command leaves it (what a commit's or release's answer shows), and an admission's entry in the
+ * decisions log — the row logged with the result decided now (none: unlogged), or for a repeat
+ * the entry stored under its request key.
+ */
+export interface Keep {
+  readonly reservation?: string;
+  readonly decision?: { readonly requestKey?: string; readonly row?: Omit<DecisionInput, 'result'> };
+}
+
 /** A command needs its facts read in at most this many rounds (a commit: the reservation, then its object's). */
 const NEEDS_ROUNDS_MAX = 4;
 
@@ -195,7 +207,7 @@ export class NamespaceUnitOfWork {
    * One command, as emmett's handleCommand has it: read by key what it needs (needsOf, until
    * nothing is missing), decide with the domain's decider, append what was decided.
    */
-  async decide<C extends NamespaceCommand>(command: C, meta: EventMeta): Promise<Step<AnswerOf[C['type']]>> {
+  async decide<C extends NamespaceCommand>(command: C, meta: EventMeta, keep?: Keep): Promise<Step<AnswerOf[C['type']]>> {
     for (let round = 1, needs = needsOf(command, this.facts); needs; needs = needsOf(command, this.facts), round++) {
       assert(round <= NEEDS_ROUNDS_MAX, `${command.type} still needs facts after ${NEEDS_ROUNDS_MAX} reads`);
       await this.load(needs);
@@ -205,7 +217,19 @@ export class NamespaceUnitOfWork {
     this.append(events, meta);
     const step: Step<AnswerOf[C['type']]> = { answer, before, after: this.state, events, known: this.exists };
     this.steps.push(step);
+    if (keep) this.keep(step, keep);
     return step;
+  }
+
+  /** Applies what the handler keeps of a decided command (Keep). */
+  private keep(step: Step<unknown>, keep: Keep): void {
+    if (keep.reservation !== undefined) {
+      const record = this.record(keep.reservation);
+      if (record) step.reservation = record;
+    }
+    const answer = step.answer as { readonly kind: string; readonly result?: AdmissionResult };
+    if (answer.kind === 'Repeated' && keep.decision) step.decision = this.decisionFor(keep.decision.requestKey ?? '');
+    else if (answer.kind === 'Decided' && keep.decision?.row && answer.result) step.decision = this.recordDecision({ ...keep.decision.row, result: answer.result });
   }
 
   /** Reads what a command still needs (needsOf), by key. */

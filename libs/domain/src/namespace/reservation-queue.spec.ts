@@ -7,7 +7,7 @@ import * as Resources from '../resources/resource-list.js';
 import type { NamespaceCommand } from './commands.js';
 import { decide } from './decide.js';
 import { emptyFacts, type NamespaceFacts, type RecordedReservation } from './facts.js';
-import { drainQueue, shortfalls } from './queue.js';
+import { drainQueue, shortfalls } from './reservation-queue.js';
 
 const POLICY: QueuePolicy = { passMax: 2, passMs: 30, perNamespaceMax: 50, blockSharePercent: 100 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GroupResource, KubeObject, LimitRange, Operation, Pod } from '../kube/types.js';
-import { admitLimitRanger, limitRangerHandles, type LimitRangerRequest } from './admission.js';
+import { admitLimitRanger, limitRangerHandles, type LimitRangerRequest } from './limit-ranger-plugin.js';
 import { applyJsonPatch } from './json-patch.js';
 import { selectObject } from '../kube/fields-read.js';
 

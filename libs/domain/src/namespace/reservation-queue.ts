@@ -5,7 +5,7 @@ import { quotaNamed } from '../quota/check.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { quotaScopeRequirements } from '../scopes/facts.js';
-import { admissionViewOf, type AdmissionDecision } from './admission.js';
+import { admissionViewOf, type AdmissionDecision } from './admission-decision.js';
 import type { AdmissionResult } from './answers.js';
 import { refusal } from './answers.js';
 import type { AdmissionAnswer, AdmitResources, CancelAnswer, CancelQueued, Decided, NamespaceCommand } from './commands.js';

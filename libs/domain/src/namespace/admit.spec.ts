@@ -4,12 +4,17 @@ import type { LedgerEvent, RecordedEvent } from '../events/events.js';
 import { evolve, fold, initialState, type NamespaceState } from '../events/fold.js';
 import type { Pod } from '../kube/types.js';
 import * as Resources from '../resources/resource-list.js';
-import { admissionViewOf, decideAdmission, type Admit } from './admission.js';
+import { admitObject } from './admit.js';
+import type { AdmitObject } from './commands.js';
+import { emptyFacts } from './facts.js';
 import { decideCommit, decideRelease } from './lifecycle.js';
 import { LIVE_PER_OBJECT_MAX } from './stored.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const PODS = { group: '', resource: 'pods' };
+
+/** An object's admission as the namespace decider makes it, on this state (every live reservation of the object loaded). */
+const decideOn = (command: AdmitObject, state: NamespaceState) => admitObject(command, emptyFacts('team-a', T0, state));
 
 function recordAll(events: readonly LedgerEvent[]): RecordedEvent[] {
   return events.map((event, i) => ({ ...event, version: i + 1, at: T0 + i }));
@@ -24,20 +29,21 @@ const pod = (name: string, requests: Record<string, string>, limits: Record<stri
   spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests, limits } }] },
 });
 
-const create = (object: Pod, id = `res-${object.metadata?.name}`): Admit => ({
+const create = (object: Pod, id = `res-${object.metadata?.name}`): AdmitObject => ({
   request: { operation: 'CREATE', groupResource: PODS, namespace: 'team-a', name: object.metadata?.name ?? '', object },
   reservationId: id,
-  now: T0,
+  type: 'AdmitObject',
+  dryRun: false,
 });
 
 const withQuota = (hard: Record<string, string>, extra: LedgerEvent[] = []): NamespaceState => fold(recordAll([{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard } } }, ...extra]));
 
 const stored = <T extends { metadata: object }>(o: T): T => ({ ...o, metadata: { ...o.metadata, resourceVersion: '5' } });
 
-describe('decideAdmission', () => {
+describe('admitObject', () => {
   it('admits a pod within quota and reserves its whole usage, keyed by its uid', () => {
     const state = withQuota({ 'requests.cpu': '1', pods: '2' });
-    const decision = decideAdmission(create(pod('web', { cpu: '500m', memory: '128Mi' })), admissionViewOf(state));
+    const decision = decideOn(create(pod('web', { cpu: '500m', memory: '128Mi' })), state);
     expect(decision.allowed).toBe(true);
     if (!decision.allowed) return;
     expect(decision.reservation?.data).toMatchObject({
@@ -51,10 +57,10 @@ describe('decideAdmission', () => {
 
   it('denies a pod whose requests.cpu would exceed the quota, with Kubernetes’ message and a structured denial', () => {
     const state = withQuota({ 'requests.cpu': '1' });
-    const first = decideAdmission(create(pod('a', { cpu: '600m' })), admissionViewOf(state));
+    const first = decideOn(create(pod('a', { cpu: '600m' })), state);
     if (!first.allowed || !first.reservation) throw new Error('first pod should be admitted');
     const after = append(state, first.reservation);
-    const second = decideAdmission(create(pod('b', { cpu: '600m' })), admissionViewOf(after));
+    const second = decideOn(create(pod('b', { cpu: '600m' })), after);
     expect(second).toMatchObject({
       allowed: false,
       code: 403,
@@ -76,7 +82,7 @@ describe('decideAdmission', () => {
       ]),
     );
     const bare: Pod = { kind: 'Pod', metadata: { name: 'bare', uid: 'u1' }, spec: { containers: [{ name: 'app', image: 'nginx' }] } };
-    const decision = decideAdmission(create(bare), admissionViewOf(state));
+    const decision = decideOn(create(bare), state);
     expect(decision.allowed).toBe(true);
     if (!decision.allowed) return;
     expect(decision.patch.length).toBeGreaterThan(0);
@@ -85,7 +91,7 @@ describe('decideAdmission', () => {
 
   it('a LimitRange violation is refused before quota is looked at', () => {
     const state = fold(recordAll([{ type: 'LimitRangeDefined', data: { name: 'caps', spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } } }]));
-    const decision = decideAdmission(create(pod('big', { cpu: '2' })), admissionViewOf(state));
+    const decision = decideOn(create(pod('big', { cpu: '2' })), state);
     expect(decision).toMatchObject({
       allowed: false,
       code: 403,
@@ -95,16 +101,16 @@ describe('decideAdmission', () => {
   });
 
   it('reserves a pod in a namespace without quota, so a quota created later counts it', () => {
-    const decision = decideAdmission(create(pod('early', { cpu: '1' })), admissionViewOf(initialState()));
+    const decision = decideOn(create(pod('early', { cpu: '1' })), initialState());
     if (!decision.allowed || !decision.reservation) throw new Error('expected a reservation');
     const later = append(append(initialState(), decision.reservation), { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '4' } } } });
     expect(Resources.canonicalResourceList(later.used.get('q') ?? {})).toEqual({ 'requests.cpu': '1' });
   });
 
   it('DELETE is always allowed and reserves nothing', () => {
-    const decision = decideAdmission(
-      { request: { operation: 'DELETE', groupResource: PODS, namespace: 'team-a', oldObject: pod('x', { cpu: '1' }) }, reservationId: 'r', now: T0 },
-      admissionViewOf(withQuota({ 'requests.cpu': '0' })),
+    const decision = decideOn(
+      { request: { operation: 'DELETE', groupResource: PODS, namespace: 'team-a', oldObject: pod('x', { cpu: '1' }) }, reservationId: 'r', type: 'AdmitObject', dryRun: false },
+      withQuota({ 'requests.cpu': '0' }),
     );
     expect(decision).toEqual({ allowed: true, patch: [], charges: [] });
   });
@@ -112,19 +118,20 @@ describe('decideAdmission', () => {
   it('an update of a service charges only its increase and supersedes the object’s reservation', () => {
     const svc = (type: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', uid: 'uid-s' }, spec: { type, ports: [{ port: 80 }] } });
     const state = withQuota({ 'services.loadbalancers': '1' });
-    const created = decideAdmission(
-      { request: { operation: 'CREATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('ClusterIP') }, reservationId: 'r1', now: T0 },
-      admissionViewOf(state),
+    const created = decideOn(
+      { request: { operation: 'CREATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('ClusterIP') }, reservationId: 'r1', type: 'AdmitObject', dryRun: false },
+      state,
     );
     if (!created.allowed || !created.reservation) throw new Error('expected a reservation');
     const after = append(state, created.reservation);
-    const updated = decideAdmission(
+    const updated = decideOn(
       {
         request: { operation: 'UPDATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('LoadBalancer'), oldObject: stored(svc('ClusterIP')) },
         reservationId: 'r2',
-        now: T0,
+        type: 'AdmitObject',
+        dryRun: false,
       },
-      admissionViewOf(after, 'uid-s'),
+      after,
     );
     if (!updated.allowed) throw new Error(updated.message);
     expect(updated.reservation?.data).toMatchObject({
@@ -137,20 +144,21 @@ describe('decideAdmission', () => {
 
   it('an update whose old object has no resourceVersion (create-on-update) is charged its whole usage, as the quota check charges it', () => {
     const svc = (type: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', uid: 'uid-s' }, spec: { type, ports: [{ port: 80 }] } });
-    const updated = decideAdmission(
+    const updated = decideOn(
       {
         request: { operation: 'UPDATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('LoadBalancer'), oldObject: svc('ClusterIP') },
         reservationId: 'r2',
-        now: T0,
+        type: 'AdmitObject',
+        dryRun: false,
       },
-      admissionViewOf(withQuota({ 'services.loadbalancers': '1' })),
+      withQuota({ 'services.loadbalancers': '1' }),
     );
     if (!updated.allowed) throw new Error(updated.message);
     expect(updated.reservation?.data.charged).toMatchObject({ services: '1', 'services.loadbalancers': '1' });
   });
 
   it('dates a REST reservation’s expiry in RFC 3339', () => {
-    const decision = decideAdmission({ ...create(pod('t', { cpu: '1' })), expiresAt: T0 + 60_000 }, admissionViewOf(initialState()));
+    const decision = decideOn({ ...create(pod('t', { cpu: '1' })), ttlMs: 60_000 }, initialState());
     if (!decision.allowed) throw new Error('expected admission');
     expect(decision.reservation?.data.expiresAt).toBe('2026-01-01T00:01:00.000Z');
   });
@@ -158,17 +166,18 @@ describe('decideAdmission', () => {
 
 describe('a change of an object while another of it waits to be confirmed', () => {
   const ox = (cpu: string, resourceVersion: string): Pod => ({ ...pod('ox', { cpu }, {}), metadata: { name: 'ox', namespace: 'team-a', uid: 'uid-ox', resourceVersion } });
-  const resize = (to: Pod, from: Pod, id: string, source: Admit['source'] = 'webhook'): Admit => ({
+  const resize = (to: Pod, from: Pod, id: string, source: AdmitObject['source'] = 'webhook'): AdmitObject => ({
     request: { operation: 'UPDATE', groupResource: PODS, subresource: 'resize', namespace: 'team-a', name: 'ox', object: to, oldObject: from },
     reservationId: id,
-    now: T0,
+    type: 'AdmitObject',
+    dryRun: false,
     ...(source ? { source } : {}),
   });
   /** Pod ox created at 500m and committed, then resized down to 300m (waiting to be confirmed). */
   function resizedDown(): NamespaceState {
     let state = withQuota({ 'requests.cpu': '2' });
     for (const admit of [{ ...create(ox('500m', '1'), 'c'), source: 'webhook' as const }, resize(ox('300m', '10'), ox('500m', '10'), 'down')]) {
-      const decision = decideAdmission(admit, admissionViewOf(state, 'uid-ox'));
+      const decision = decideOn(admit, state);
       if (!decision.allowed || !decision.reservation) throw new Error('fits');
       state = append(state, decision.reservation);
       if (admit.reservationId === 'c') state = append(state, { type: 'Committed', data: { reservationId: 'c' } });
@@ -177,7 +186,7 @@ describe('a change of an object while another of it waits to be confirmed', () =
   }
 
   it('records a resize back up to the settled size (the report: ox 500m, down to 300m, up to 500m before the first was confirmed)', () => {
-    const up = decideAdmission(resize(ox('500m', '11'), ox('300m', '11'), 'up'), admissionViewOf(resizedDown(), 'uid-ox'));
+    const up = decideOn(resize(ox('500m', '11'), ox('300m', '11'), 'up'), resizedDown());
     expect(up).toMatchObject({
       allowed: true,
       charges: [],
@@ -190,21 +199,21 @@ describe('a change of an object while another of it waits to be confirmed', () =
   });
 
   it('records a repeat of the waiting change too: it is a request of its own, which may be written when the first is not', () => {
-    const again = decideAdmission(resize(ox('300m', '10'), ox('500m', '10'), 'again'), admissionViewOf(resizedDown(), 'uid-ox'));
+    const again = decideOn(resize(ox('300m', '10'), ox('500m', '10'), 'again'), resizedDown());
     expect(again).toMatchObject({ allowed: true, reservation: { data: { operation: 'UPDATE', objectUsage: { 'requests.cpu': '300m' }, supersedes: 'down' } } });
   });
 
   it("records the resourceVersion a change was read at from the API server's review only, never from a REST call's oldObject", () => {
     const fresh = withQuota({ 'requests.cpu': '2' });
-    const review = decideAdmission(resize(ox('400m', '11'), ox('300m', '11'), 'review', 'webhook'), admissionViewOf(fresh, 'uid-ox'));
-    const rest = decideAdmission(resize(ox('400m', '11'), ox('300m', '11'), 'rest', 'rest'), admissionViewOf(fresh, 'uid-ox'));
+    const review = decideOn(resize(ox('400m', '11'), ox('300m', '11'), 'review', 'webhook'), fresh);
+    const rest = decideOn(resize(ox('400m', '11'), ox('300m', '11'), 'rest', 'rest'), fresh);
     expect(review).toMatchObject({ allowed: true, reservation: { data: { operation: 'UPDATE', oldResourceVersion: '11' } } });
     expect(rest).toMatchObject({ allowed: true, reservation: { data: { operation: 'UPDATE' } } });
     expect((rest as { reservation: { data: object } }).reservation.data).not.toHaveProperty('oldResourceVersion');
   });
 });
 
-describe('decideAdmission laws', () => {
+describe('admitObject laws', () => {
   const podArb = fc.record({ cpuMilli: fc.integer({ min: 1, max: 1500 }), memMi: fc.integer({ min: 1, max: 700 }), terminating: fc.boolean() });
   const quotaArb = fc.record({ cpuMilli: fc.integer({ min: 0, max: 4000 }), memMi: fc.integer({ min: 0, max: 2048 }), pods: fc.integer({ min: 0, max: 8 }) });
 
@@ -226,7 +235,7 @@ describe('decideAdmission laws', () => {
               containers: [{ name: 'c', resources: { requests: { cpu: `${p.cpuMilli}m`, memory: `${p.memMi}Mi` }, limits: { cpu: `${p.cpuMilli}m`, memory: `${p.memMi}Mi` } } }],
             },
           };
-          const decision = decideAdmission(create(object, `r${i}`), admissionViewOf(state));
+          const decision = decideOn(create(object, `r${i}`), state);
           if (!decision.allowed || !decision.reservation) return;
           state = append(state, decision.reservation);
           for (const charge of decision.charges) {
@@ -267,8 +276,8 @@ describe('decideAdmission laws', () => {
         );
         const pods: { pod: Pod; cpuMilli: number; terminating: boolean; version: number }[] = [];
         let next = 0;
-        const admit = (command: Admit, uid?: string) => {
-          const decision = decideAdmission(command, admissionViewOf(state, uid));
+        const admit = (command: AdmitObject) => {
+          const decision = decideOn(command, state);
           if (!decision.allowed || !decision.reservation) return false;
           state = append(state, decision.reservation);
           for (const charge of decision.charges) {
@@ -285,12 +294,13 @@ describe('decideAdmission laws', () => {
             const entry = pods[step.pick % pods.length]!;
             const i = Number(entry.pod.metadata?.name?.slice(1));
             const updated = podOf(i, entry.cpuMilli, !entry.terminating, entry.version + 1);
-            const command: Admit = {
+            const command: AdmitObject = {
               request: { operation: 'UPDATE', groupResource: PODS, namespace: 'team-a', name: `p${i}`, object: updated, oldObject: entry.pod },
               reservationId: `r${next++}`,
-              now: T0,
+              type: 'AdmitObject',
+              dryRun: false,
             };
-            if (admit(command, `u${i}`)) Object.assign(entry, { pod: updated, terminating: !entry.terminating, version: entry.version + 1 });
+            if (admit(command)) Object.assign(entry, { pod: updated, terminating: !entry.terminating, version: entry.version + 1 });
           } else if (step.kind === 'commit') {
             const pending = [...state.reservations.values()].filter((r) => r.status === 'reserved');
             const chosen = pending[step.pick % Math.max(pending.length, 1)];
@@ -320,9 +330,9 @@ describe('what the ledger holds for an object, not what the request claims (an U
   });
   const storage = (hard: string) => withQuota({ 'requests.storage': hard });
   const admitPvc = (state: NamespaceState, operation: 'CREATE' | 'UPDATE', object: ReturnType<typeof pvc>, id: string, oldObject?: ReturnType<typeof pvc>) =>
-    decideAdmission(
-      { request: { operation, groupResource: PVCS, namespace: 'team-a', object, ...(oldObject ? { oldObject } : {}) }, reservationId: id, now: T0 },
-      admissionViewOf(state, object.metadata.uid),
+    decideOn(
+      { request: { operation, groupResource: PVCS, namespace: 'team-a', object, ...(oldObject ? { oldObject } : {}) }, reservationId: id, type: 'AdmitObject', dryRun: false },
+      state,
     );
   const used = (state: NamespaceState): string | undefined => Resources.canonicalResourceList(state.used.get('compute') ?? {})['requests.storage'];
   const created = (hard: string, size: string, uid = 'X'): NamespaceState => {
@@ -410,7 +420,7 @@ describe('what the ledger holds for an object, not what the request claims (an U
 
   it('refuses a request whose uid the ledger holds for an object of another resource', () => {
     const state = created('10Gi', '5Gi');
-    const decision = decideAdmission(create({ ...pod('web', { cpu: '1' }), metadata: { name: 'web', uid: 'X' } }), admissionViewOf(state, 'X'));
+    const decision = decideOn(create({ ...pod('web', { cpu: '1' }), metadata: { name: 'web', uid: 'X' } }), state);
     expect(decision).toMatchObject({ allowed: false, code: 409 });
     if (!decision.allowed) expect(decision.message).toContain('the uid X belongs to persistentvolumeclaims "claim-X"');
   });

@@ -10,7 +10,7 @@ import type {
   Service,
 } from '../kube/types.js';
 import { formatResourceList, resourceList } from '../resources/resource-list.js';
-import { checkQuota } from './admission.js';
+import { checkQuota } from './resource-quota-plugin.js';
 import type { LimitedResource, QuotaCheckInput, QuotaDecision, QuotaSnapshot } from './check.js';
 import { forbiddenMessage, isForbidden, renderDenial } from './denial.js';
 
