@@ -9,7 +9,7 @@ import { DefinitionQueries } from './read/definition-queries.js';
 import { LedgerClock } from './write/ledger-clock.js';
 import { LedgerCommands } from './write/ledger-commands.js';
 import { buildLedgerParts, type LedgerParts } from './ledger-parts.js';
-import { ledgerSettings, type LedgerConfig, type LedgerHooks, type LedgerRole } from './ledger-settings.js';
+import { ledgerSettings, type LedgerConfig, type LedgerHooks, type LedgerRole, type LedgerSettings } from './ledger-settings.js';
 import { UsageProjection } from './projection/projection.js';
 import { QueueQueries } from './read/queue-queries.js';
 import { ReadPath } from './database/read-path.js';
@@ -54,17 +54,20 @@ class LedgerShutdown implements OnApplicationShutdown {
 @Module({})
 export class LedgerModule {
   static forRoot(config: LedgerConfig, role: LedgerRole, hooks: LedgerHooks = {}): DynamicModule {
-    const settings = ledgerSettings(config, role, hooks);
+    // Made when Nest builds the providers, not when the module is described: a module tree can
+    // be read (its routes listed) without a database.
+    let made: LedgerSettings | undefined;
+    const settings = (): LedgerSettings => (made ??= ledgerSettings(config, role, hooks));
     return {
       module: LedgerModule,
       global: true,
       imports: [
         // A database that is not there at boot is a failed start (the caller exits and is
         // restarted): no minute of silent retries inside Nest.
-        TypeOrmModule.forRootAsync({ useFactory: () => ({ ...buildDataSourceOptions(settings.database), retryAttempts: 1 }) }),
+        TypeOrmModule.forRootAsync({ useFactory: () => ({ ...buildDataSourceOptions(settings().database), retryAttempts: 1 }) }),
       ],
       providers: [
-        { provide: LEDGER_PARTS, inject: [DataSource], useFactory: (dataSource: DataSource) => buildLedgerParts(dataSource, settings) },
+        { provide: LEDGER_PARTS, inject: [DataSource], useFactory: (dataSource: DataSource) => buildLedgerParts(dataSource, settings()) },
         ...INJECTABLE.map(([token, key]) => ({ provide: token, inject: [LEDGER_PARTS], useFactory: (parts: LedgerParts) => parts[key] })),
         LedgerShutdown,
       ],

@@ -130,10 +130,14 @@ describe('GroupCommitter over a fake client: retry and bisect', () => {
     const answers = await Promise.all([group.submit('ns-a', deny('a1')), group.submit('ns-b', deny('b1'))]);
     await group.close();
     expect(answers).toEqual(['a1', 'b1']);
-    expect(db.writes.map((w) => w.committed)).toEqual([false, true]);
+    // Each namespace waits its own jittered backoff, so the retry is one transaction or two.
+    const [first, ...retried] = db.writes.map((w) => w.committed);
+    expect(first).toBe(false);
+    expect(retried.length).toBeGreaterThanOrEqual(1);
+    expect(retried.every(Boolean)).toBe(true);
     expect(db.rollbacks).toBe(1);
-    expect(db.committed()).toEqual(['a1', 'b1']);
-    expect(group.stats).toMatchObject({ transactions: 1, commands: 2, retries: 1, unavailable: 0 });
+    expect([...db.committed()].sort()).toEqual(['a1', 'b1']);
+    expect(group.stats).toMatchObject({ commands: 2, unavailable: 0 });
     expect(group.stats.conflicts.serialization).toBe(1);
   });
 
