@@ -101,7 +101,6 @@ export class AdmissionApiModule {
         { provide: HeavyReads, useValue: new HeavyReads() },
         // Guards run in this order: who is calling first, then the query's hygiene (a 400), then
         // the body is read (only for a caller allowed to send it).
-        // The same instances also guard the webhook's direct routes (common/direct-routes.ts).
         AuthGuard,
         JsonHygiene,
         JsonBodyGuard,

@@ -30,7 +30,7 @@ function served(request: IncomingMessage): boolean {
 export async function listenUnauthenticatedWebhook(app: INestApplication, config: AppConfig): Promise<Server | undefined> {
   const port = config.webhookUnauthenticatedPort;
   if (port === undefined || !config.tls) return undefined;
-  // What the main listener does with a request: the webhook's front door, everything else Express (app.ts).
+  // What the main listener does with a request: Express, then Nest's router (app.ts).
   const [handle] = (app.getHttpServer() as HttpServer).listeners('request') as RequestListener[];
   if (!handle) throw new Error('the main listener has no request handler to share');
   // Server authentication only: no client certificate is asked for (none would be trusted here).
