@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { readAfterContext } from './common/read-after.js';
+import { readAfterContext } from './common/ledger/read-after.js';
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -12,10 +12,10 @@ import { checkSynchronousStandby } from '@quota/ledger';
 import type { Logger } from '@quota/ops';
 import { AdmissionApiModule } from './admission-api.module.js';
 import { Authenticator } from './auth/authenticator.js';
-import { answerContinueWhenRead } from './common/expect-continue.js';
-import { applyTimeouts } from './common/timeouts.js';
-import { rateLimit } from './common/rate-limit.js';
-import { httpsOptions, reloadOnChange } from './common/tls.js';
+import { answerContinueWhenRead } from './common/edge/expect-continue.js';
+import { applyTimeouts } from './common/edge/timeouts.js';
+import { rateLimit } from './common/rate-limit/rate-limit.js';
+import { httpsOptions, reloadOnChange } from './common/tls/tls.js';
 import { serveDashboard } from './dashboard.js';
 import { serveDocs } from './docs.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
@@ -64,7 +64,7 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   // Order matters: the admissions' clock first, so that every answer is timed, those sent
   // before any handler runs too (401, 413, 429); the request id next (every later line and
   // error carries it); then the rate limit, by authenticated principal. No body is parsed
-  // here: the handlers that take one read it after their guard (common/json-body.ts).
+  // here: the handlers that take one read it after their guard (common/edge/json-body.ts).
   const authenticator = app.get(Authenticator);
   const everyRequest: RequestHandler[] = [
     timeAdmissions(app.get(Metrics)),

@@ -14,15 +14,15 @@ import {
   type Page,
   type SharedQuotaUsageSeries,
 } from '@quota/ledger';
-import { readPutIdentity } from '../common/kube-object.js';
-import { ObjectNamePipe } from '../common/path-params.js';
+import { readPutIdentity } from '../common/kube/kube-object.js';
+import { ObjectNamePipe } from '../common/kube/path-params.js';
 import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto, UsageQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
-import { dtoValidationPipe } from '../common/validation.js';
+import { dtoValidationPipe } from '../common/kube/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/body-guard.js';
-import { HeavyRead } from '../common/heavy-reads.js';
-import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
+import { JsonBody } from '../common/edge/body-guard.js';
+import { HeavyRead } from '../common/edge/heavy-reads.js';
+import { AnswersPosition, sendPosition } from '../common/ledger/ledger-position.js';
 import { renderClusterResourceQuota } from '../shared-quotas/render.js';
 import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { userMetadata } from '../definitions/definition-handlers.js';

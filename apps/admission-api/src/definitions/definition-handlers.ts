@@ -3,8 +3,8 @@ import type { Request, Response } from 'express';
 import type { EventsQueryDto } from '../audit/audit.dto.js';
 import { definitionHistory } from '../audit/definition-history.js';
 import { requesterOf } from '../auth/requester.js';
-import { readPutIdentity } from '../common/kube-object.js';
-import { sendPosition } from '../common/ledger-position.js';
+import { readPutIdentity } from '../common/kube/kube-object.js';
+import { sendPosition } from '../common/ledger/ledger-position.js';
 
 /**
  * A definition kind served under /v1/namespaces/{namespace}/{resource}: how its body is checked

@@ -4,14 +4,14 @@ import { namespaceDefinitionOf, namespaceDeletionRefusal, validateNamespace } fr
 import type { AppConfig } from '@quota/config';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerError, type DefinitionChange, type Page } from '@quota/ledger';
-import { readPutIdentity } from '../common/kube-object.js';
-import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
+import { readPutIdentity } from '../common/kube/kube-object.js';
+import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
 import { requesterOf } from '../auth/requester.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
-import { dtoValidationPipe } from '../common/validation.js';
+import { dtoValidationPipe } from '../common/kube/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/body-guard.js';
-import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
+import { JsonBody } from '../common/edge/body-guard.js';
+import { AnswersPosition, sendPosition } from '../common/ledger/ledger-position.js';
 import { renderAppliedClusterResourceQuota, renderNamespace } from '../shared-quotas/render.js';
 import { putOptions, historyOr404, pageOf } from '../shared-quotas/shared-quota-reads.js';
 

@@ -2,11 +2,11 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, RequestListener, Server as HttpServer } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
-import { UNAUTHENTICATED_WEBHOOK } from '../auth/authenticator.js';
-import { kubeStatus } from '../errors/kube-status.js';
+import { UNAUTHENTICATED_WEBHOOK } from '../../auth/authenticator.js';
+import { kubeStatus } from '../../errors/kube-status.js';
 import { reloadOnChange, secureContextOptions } from './tls.js';
-import { answerContinueWhenRead } from './expect-continue.js';
-import { applyTimeouts } from './timeouts.js';
+import { answerContinueWhenRead } from '../edge/expect-continue.js';
+import { applyTimeouts } from '../edge/timeouts.js';
 
 /** The only routes the unauthenticated listener serves (lower case, no trailing slash). */
 const ROUTES = new Set(['/v1/admission/validate', '/v1/admission/mutate']);
