@@ -7,7 +7,7 @@
  * for SECONDS (default 6), ROUNDS times (default 2) in turn, so that a change in the machine's
  * load moves every variant alike. Prints each one's CPU per answer and its multiple of the floor:
  * the difference between nest-express and nest-fastify is what the adapter could save on a route
- * that goes through Nest's router; the API's webhook already does not (common/direct-routes.ts).
+ * that goes through Nest's router, as every route of the API does, the webhook's included.
  * BENCH_NODE=path/to/node runs the servers on another Node.js; FRAMEWORKS=a,b measures only those.
  *
  *   npx tsx --tsconfig tsconfig.json bench/frameworks.ts [SECONDS] [ROUNDS]

@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_BODY_LIMIT_BYTES } from '@quota/config';
-import { bodyLimits } from '../../apps/admission-api/src/common/json-body.js';
+import { bodyLimits } from '../../apps/admission-api/src/common/edge/json-body.js';
 import { startApi, type RunningApi } from '../support/api.js';
 import {
   type Body,
@@ -240,7 +240,7 @@ interface Target {
   /** A valid body, new ids each time. */
   readonly seeds: readonly ((id: string) => Body)[];
   readonly webhook?: boolean;
-  /** Its largest body (common/json-body.ts): definitions take less than admissions. */
+  /** Its largest body (common/edge/json-body.ts): definitions take less than admissions. */
   readonly bodyLimitBytes: number;
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HEAVY_READS_IN_FLIGHT_MAX, HEAVY_READS_WAITING_MAX, HeavyReads } from '../../apps/admission-api/src/common/heavy-reads.js';
+import { HEAVY_READS_IN_FLIGHT_MAX, HEAVY_READS_WAITING_MAX, HeavyReads } from '../../apps/admission-api/src/common/edge/heavy-reads.js';
 import { startApi, type RunningApi } from '../support/api.js';
 
 /**

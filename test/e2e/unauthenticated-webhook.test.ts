@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@quota/config';
-import { listenUnauthenticatedWebhook } from '../../apps/admission-api/src/common/unauthenticated-webhook.js';
+import { listenUnauthenticatedWebhook } from '../../apps/admission-api/src/common/tls/unauthenticated-webhook.js';
 import { startApi, type RunningApi } from '../support/api.js';
 import { createTestPki } from '../support/certificates.js';
 import { freePort } from '../support/processes.js';

@@ -8,14 +8,14 @@ import { AdmissionReviewController } from './admission-review/admission-review.c
 import { AuditController } from './audit/audit.controller.js';
 import { HistoryController } from './audit/history.controller.js';
 import { AuthGuard } from './auth/auth.guard.js';
-import { JsonBodyGuard } from './common/body-guard.js';
+import { JsonBodyGuard } from './common/edge/body-guard.js';
 import { Authenticator } from './auth/authenticator.js';
 import { HealthController } from './health/health.controller.js';
 import { ShutdownState } from './health/shutdown.js';
 import { LimitRangesController } from './limit-ranges/limit-ranges.controller.js';
 import { NamespacesController } from './namespaces/namespaces.controller.js';
-import { JsonHygiene } from './common/json-hygiene.js';
-import { HeavyReads } from './common/heavy-reads.js';
+import { JsonHygiene } from './common/edge/json-hygiene.js';
+import { HeavyReads } from './common/edge/heavy-reads.js';
 import { Metrics } from './observability/metrics.js';
 import { MetricsWiring } from './observability/metrics-wiring.js';
 import { ProjectionsController } from './projections/projections.controller.js';
@@ -64,7 +64,6 @@ export class AdmissionApiModule {
         { provide: HeavyReads, useValue: new HeavyReads() },
         // Guards run in this order: who is calling first, then the query's hygiene (a 400), then
         // the body is read (only for a caller allowed to send it).
-        // The same instances also guard the webhook's direct routes (common/direct-routes.ts).
         AuthGuard,
         JsonHygiene,
         JsonBodyGuard,

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import { readAfterContext } from './common/read-after.js';
+import { readAfterContext } from './common/ledger/read-after.js';
 import { type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -11,17 +11,11 @@ import type { AppConfig } from '@quota/config';
 import { checkSynchronousStandby } from '@quota/ledger';
 import type { Logger } from '@quota/ops';
 import { AdmissionApiModule } from './admission-api.module.js';
-import { AuthGuard } from './auth/auth.guard.js';
 import { Authenticator } from './auth/authenticator.js';
-import { WEBHOOK_ROUTES } from './admission-review/webhook-routes.js';
-import { JsonBodyGuard } from './common/body-guard.js';
-import { directRoutes, servedDirectly } from './common/direct-routes.js';
-import { frontDoor, installFrontDoor } from './common/front-door.js';
-import { answerContinueWhenRead } from './common/expect-continue.js';
-import { applyTimeouts } from './common/timeouts.js';
-import { JsonHygiene } from './common/json-hygiene.js';
-import { rateLimit } from './common/rate-limit.js';
-import { httpsOptions, reloadOnChange } from './common/tls.js';
+import { answerContinueWhenRead } from './common/edge/expect-continue.js';
+import { applyTimeouts } from './common/edge/timeouts.js';
+import { rateLimit } from './common/rate-limit/rate-limit.js';
+import { httpsOptions, reloadOnChange } from './common/tls/tls.js';
 import { serveDashboard } from './dashboard.js';
 import { serveDocs } from './docs.js';
 import { KubeStatusFilter } from './errors/kube-status.filter.js';
@@ -70,7 +64,7 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
   // Order matters: the admissions' clock first, so that every answer is timed, those sent
   // before any handler runs too (401, 413, 429); the request id next (every later line and
   // error carries it); then the rate limit, by authenticated principal. No body is parsed
-  // here: the handlers that take one read it after their guard (common/json-body.ts).
+  // here: the handlers that take one read it after their guard (common/edge/json-body.ts).
   const authenticator = app.get(Authenticator);
   const everyRequest: RequestHandler[] = [
     timeAdmissions(app.get(Metrics)),
@@ -87,19 +81,20 @@ export async function createAdmissionApi(config: AppConfig, options: AdmissionAp
       principalOf: (request) => authenticator.identify(request),
     }),
   ];
+  // Express middleware, before Nest's router; the guards (auth, query hygiene, the body read)
+  // are Nest's APP_GUARDs, in AdmissionApiModule's order.
   for (const handler of everyRequest) app.use(handler);
-  const errors = new KubeStatusFilter();
-  app.useGlobalFilters(errors);
-  // The webhook before Express, through the same middleware, with the same guards, controller and filter.
-  const webhook = directRoutes(WEBHOOK_ROUTES, (controller) => app.get(controller), [app.get(AuthGuard), app.get(JsonHygiene), app.get(JsonBodyGuard)], errors);
+  app.useGlobalFilters(new KubeStatusFilter());
   const express = app.getHttpAdapter().getInstance() as Express;
-  const door = frontDoor(servedDirectly(WEBHOOK_ROUTES), [...everyRequest, webhook], errors, express);
-  installFrontDoor(app.getHttpServer() as Server, express, door);
   // A client that waits for `100 Continue` gets it when its body is read, never before its guard.
-  answerContinueWhenRead(app.getHttpServer() as Server, door);
+  answerContinueWhenRead(app.getHttpServer() as Server, express);
   // No enableShutdownHooks(): main.ts owns the signals, to drain before app.close() (which
   // runs the same hooks) and to exit 0 once closed.
   express.disable('x-powered-by');
+  // No ETag on JSON answers: nothing asks for one (no client sends If-None-Match), and the
+  // webhook's answers have carried none since they were first served around Express. The
+  // dashboard's static files keep theirs (express.static has its own).
+  express.set('etag', false);
   serveDocs(app, API_VERSION);
   serveDashboard(app);
 

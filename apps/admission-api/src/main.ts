@@ -2,7 +2,7 @@ import { loadConfig } from '@quota/config';
 import { leaveWithSupervisor } from '@quota/ops';
 import { createAdmissionApi } from './app.js';
 import type { Server } from 'node:http';
-import { listenUnauthenticatedWebhook } from './common/unauthenticated-webhook.js';
+import { listenUnauthenticatedWebhook } from './common/tls/unauthenticated-webhook.js';
 import { CLOSE_GRACE_MS, ShutdownState, stopAccepting } from './health/shutdown.js';
 import { createLogger } from './observability/logger.js';
 
@@ -19,7 +19,10 @@ const scheme = config.tls ? 'https' : 'http';
 const shown = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 logger.info({ url: `${scheme}://${shown}:${config.port}`, docs: `${scheme}://${shown}:${config.port}/docs` }, 'listening');
 if (await listenUnauthenticatedWebhook(app, config)) {
-  logger.warn({ url: `https://${shown}:${config.webhookUnauthenticatedPort}` }, 'the unauthenticated webhook listener is open: anyone who reaches it is the kube-apiserver (restrict it with a NetworkPolicy)');
+  logger.warn(
+    { url: `https://${shown}:${config.webhookUnauthenticatedPort}` },
+    'the unauthenticated webhook listener is open: anyone who reaches it is the kube-apiserver (restrict it with a NetworkPolicy)',
+  );
 }
 
 /**

@@ -14,9 +14,9 @@ import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { isNamespaceReview, namespaceOfReview, reviewedNamespaceName } from './namespace-review.js';
 import { allowResponse, decisionAnnotations, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
 import { Allow, NamespaceInBody } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/body-guard.js';
+import { JsonBody } from '../common/edge/body-guard.js';
 import { noteAnswer, TimedAdmission } from '../observability/admission-timing.js';
-import type { SelectionTooLarge } from '../common/json-select.js';
+import type { SelectionTooLarge } from '../common/json-scan/json-select.js';
 import { REVIEW_SCAN, reviewBodyOf } from './review-body.js';
 
 /** The review to decide (what admission reads of it), and why its objects were left out when they were more than that. */

@@ -1,5 +1,5 @@
 import { ANY_KIND_FIELDS, fieldsRead, keys, OBJECT_FIELDS, WHOLE, type FieldSelection, type GroupResource } from '@quota/domain';
-import { ScannedBody, SelectionTooLarge, selectionBudget, type SelectionBudget } from '../common/json-select.js';
+import { ScannedBody, SelectionTooLarge, selectionBudget, type SelectionBudget } from '../common/json-scan/json-select.js';
 import { ReviewMalformed } from './admission-review.js';
 
 const strings = (...names: string[]): FieldSelection => keys(Object.fromEntries(names.map((name) => [name, WHOLE])));

@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
-import { OptionalRfc3339, OptionalWholeNumber, POSITION, ReadAfterQuery } from '../common/query-formats.js';
+import { OptionalRfc3339, OptionalWholeNumber, POSITION, ReadAfterQuery } from '../common/kube/query-formats.js';
 
 const toBoolean = ({ value }: { value: unknown }): unknown => (value === 'true' ? true : value === 'false' ? false : value);
 /** `GET /v1/namespaces/{ns}/decisions` query. */

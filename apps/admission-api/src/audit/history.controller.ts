@@ -1,7 +1,7 @@
 import { BadRequestException, Controller, Get, Inject, Param, Query, UsePipes } from '@nestjs/common';
 import { AuditQueries, decodeReservationCursor, type Page, type ReservationView } from '@quota/ledger';
-import { NamespacePipe } from '../common/path-params.js';
-import { dtoValidationPipe } from '../common/validation.js';
+import { NamespacePipe } from '../common/kube/path-params.js';
+import { dtoValidationPipe } from '../common/kube/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { ReservationsQueryDto } from './history.dto.js';
 import { Allow } from '../auth/roles.decorator.js';

@@ -1,5 +1,5 @@
 import { IsIn, IsOptional, Matches } from 'class-validator';
-import { OptionalRfc3339, OptionalWholeNumber, ReadAfterQuery } from '../common/query-formats.js';
+import { OptionalRfc3339, OptionalWholeNumber, ReadAfterQuery } from '../common/kube/query-formats.js';
 
 export const RESERVATION_STATES = ['reserved', 'committed', 'released'] as const;
 

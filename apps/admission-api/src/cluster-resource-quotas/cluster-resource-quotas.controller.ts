@@ -15,13 +15,13 @@ import {
   type SharedQuotaUsageSeries,
   type SharedQuotaView,
 } from '@quota/ledger';
-import { ObjectNamePipe } from '../common/path-params.js';
+import { ObjectNamePipe } from '../common/kube/path-params.js';
 import { EventsQueryDto, UsageQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
-import { dtoValidationPipe } from '../common/validation.js';
+import { dtoValidationPipe } from '../common/kube/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/body-guard.js';
-import { HeavyRead } from '../common/heavy-reads.js';
-import { AnswersPosition } from '../common/ledger-position.js';
+import { JsonBody } from '../common/edge/body-guard.js';
+import { HeavyRead } from '../common/edge/heavy-reads.js';
+import { AnswersPosition } from '../common/ledger/ledger-position.js';
 import { renderClusterResourceQuota } from '../shared-quotas/render.js';
 import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { CLUSTER_SCOPED, DefinitionHandlers, userMetadata, type DefinitionKind, type DefinitionList } from '../definitions/definition-handlers.js';

@@ -2,8 +2,8 @@ import { LedgerError, type DefinitionChange, type Page, type PutOptions, type Pu
 import type { Request, Response } from 'express';
 import type { EventsQueryDto } from '../audit/audit.dto.js';
 import { requesterOf } from '../auth/requester.js';
-import { readPutIdentity } from '../common/kube-object.js';
-import { sendPosition } from '../common/ledger-position.js';
+import { readPutIdentity } from '../common/kube/kube-object.js';
+import { sendPosition } from '../common/ledger/ledger-position.js';
 
 const DEFAULT_PAGE = 100;
 

@@ -6,7 +6,7 @@ import type { Request, Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Authenticator, type AuthenticatedRequest } from '../auth/authenticator.js';
 import { APP_CONFIG } from '../config/app-config.module.js';
-import { unsettledAfterMs, unsettledBefore } from '../common/unsettled.js';
+import { unsettledAfterMs, unsettledBefore } from '../common/ledger/unsettled.js';
 import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { ShutdownState } from './shutdown.js';
@@ -85,7 +85,10 @@ export class HealthController {
     if (!excluded.has('unsettled-reservations')) results.push({ name: 'unsettled-reservations', ok: true, line: await this.unsettledLine(detailed) });
     const ok = results.every((r) => r.ok);
     const lines = [...results.map((r) => r.line), ...[...excluded].map((name) => `[+]${name} excluded: ok`), `readyz check ${ok ? 'passed' : 'failed'}`];
-    response.status(ok ? 200 : 503).type('text/plain; charset=utf-8').send(`${lines.join('\n')}\n`);
+    response
+      .status(ok ? 200 : 503)
+      .type('text/plain; charset=utf-8')
+      .send(`${lines.join('\n')}\n`);
   }
 
   /** An authenticated principal not limited to namespaces (in development without tokens, everyone). */
@@ -134,6 +137,9 @@ export class HealthController {
 
   @Get('metrics')
   async metricsText(@Res() response: Response): Promise<void> {
-    response.status(200).type(this.metrics.registry.contentType).send(await this.metrics.registry.metrics());
+    response
+      .status(200)
+      .type(this.metrics.registry.contentType)
+      .send(await this.metrics.registry.metrics());
   }
 }

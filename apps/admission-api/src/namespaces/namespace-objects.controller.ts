@@ -4,12 +4,12 @@ import { namespaceDefinitionOf, namespaceDeletionRefusal, validateNamespace, typ
 import type { AppConfig } from '@quota/config';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerError, type DefinitionChange, type NamespaceView, type Page } from '@quota/ledger';
-import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
+import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
-import { dtoValidationPipe } from '../common/validation.js';
+import { dtoValidationPipe } from '../common/kube/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/body-guard.js';
-import { AnswersPosition } from '../common/ledger-position.js';
+import { JsonBody } from '../common/edge/body-guard.js';
+import { AnswersPosition } from '../common/ledger/ledger-position.js';
 import { CLUSTER_SCOPED, DefinitionHandlers, type DefinitionKind } from '../definitions/definition-handlers.js';
 import { renderAppliedClusterResourceQuota, renderNamespace } from '../shared-quotas/render.js';
 

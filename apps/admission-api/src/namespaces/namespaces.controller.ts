@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Query, UsePipes } from '@nestjs/common';
 import { AuditQueries, type NamespaceSummary, type Page } from '@quota/ledger';
 import { Allow } from '../auth/roles.decorator.js';
-import { dtoValidationPipe } from '../common/validation.js';
+import { dtoValidationPipe } from '../common/kube/validation.js';
 import { NamespacesQueryDto } from '../audit/audit.dto.js';
 
 const DEFAULT_PAGE = 100;

@@ -3,7 +3,7 @@ import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ModulesContainer } from '@nestjs/core';
 import type { SchemaObject } from '@nestjs/swagger';
-import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
+import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
 import { ReservationIdPipe } from '../reservations/reservations.controller.js';
 import { NAMESPACE_NAME_SCHEMA, OBJECT_NAME_SCHEMA, RESERVATION_ID_SCHEMA } from './schemas.js';
 

@@ -4,7 +4,7 @@ import { IsBoolean, IsOptional } from 'class-validator';
 import type { AppConfig } from '@quota/config';
 import { ClusterWriter, LedgerCommands, QueueDrainer, QueueQueries } from '@quota/ledger';
 import { APP_CONFIG } from '../config/app-config.module.js';
-import { OptionalWholeNumber, ReadAfterQuery } from '../common/query-formats.js';
+import { OptionalWholeNumber, ReadAfterQuery } from '../common/kube/query-formats.js';
 
 /** Longest a `?watch=true` read of a queued reservation holds the request. */
 export const WATCH_TIMEOUT_MAX_SECONDS = 300;

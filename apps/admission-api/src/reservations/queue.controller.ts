@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Param } from '@nestjs/common';
 import type { NamespaceQueue } from '@quota/api';
 import { QueueQueries } from '@quota/ledger';
 import { Allow } from '../auth/roles.decorator.js';
-import { NamespacePipe } from '../common/path-params.js';
+import { NamespacePipe } from '../common/kube/path-params.js';
 
 /** The namespace's queue of reservations waiting for room, in the order they will be admitted. */
 @Controller('v1/namespaces/:namespace/queue')

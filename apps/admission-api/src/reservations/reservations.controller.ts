@@ -4,8 +4,8 @@ import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
 import { WARNINGS_MAX } from '@quota/domain';
 import { AuditQueries, LedgerCommands, LedgerError, QueueQueries, type AdmissionResult, type AdmitOutcome, type CommitOutcome, type ReleaseOutcome, type ReservationView } from '@quota/ledger';
-import { NamespacePipe } from '../common/path-params.js';
-import { dtoValidationPipe } from '../common/validation.js';
+import { NamespacePipe } from '../common/kube/path-params.js';
+import { dtoValidationPipe } from '../common/kube/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { requesterOf } from '../auth/requester.js';
@@ -14,10 +14,10 @@ import { admitCommandOf, waitOf } from './admission-request.js';
 import { ReservationQueryDto, watchTimeoutMs } from './queue-watch.js';
 import { QueueWatchers } from './queue-watchers.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/body-guard.js';
+import { JsonBody } from '../common/edge/body-guard.js';
 import { TimedAdmission } from '../observability/admission-timing.js';
 import { Metrics } from '../observability/metrics.js';
-import { AnswersPosition, sendPosition } from '../common/ledger-position.js';
+import { AnswersPosition, sendPosition } from '../common/ledger/ledger-position.js';
 
 /** Seconds a principal refused a watch is told to wait: watches end within their timeout, most much sooner. */
 const WATCH_RETRY_AFTER_SECONDS = 5;

@@ -2,13 +2,13 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req
 import type { Request, Response } from 'express';
 import { assertDefinitionSize, quotaObjectCountNames, resourceQuotaSizeErrors, validateResourceQuota, type QuotaDefinition, type ResourceQuota } from '@quota/domain';
 import { DefinitionQueries, LedgerCommands, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
-import { renderMetadata } from '../common/kube-object.js';
-import { NamespacePipe, ObjectNamePipe } from '../common/path-params.js';
+import { renderMetadata } from '../common/kube/kube-object.js';
+import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
-import { dtoValidationPipe } from '../common/validation.js';
+import { dtoValidationPipe } from '../common/kube/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
-import { JsonBody } from '../common/body-guard.js';
-import { AnswersPosition } from '../common/ledger-position.js';
+import { JsonBody } from '../common/edge/body-guard.js';
+import { AnswersPosition } from '../common/ledger/ledger-position.js';
 import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
 import { DefinitionHandlers, userMetadata, type DefinitionKind, type DefinitionList } from '../definitions/definition-handlers.js';
 

@@ -1,6 +1,6 @@
 import type { ObjectMeta } from '@quota/domain';
 import type { NamespaceView, SharedQuotaView } from '@quota/ledger';
-import { renderMetadata } from '../common/kube-object.js';
+import { renderMetadata } from '../common/kube/kube-object.js';
 
 /**
  * Namespaces and the quotas over several namespaces as their own API servers show them: a
@@ -48,7 +48,13 @@ export function renderHierarchicalResourceQuota(view: SharedQuotaView) {
   return {
     apiVersion: 'hnc.x-k8s.io/v1alpha2' as const,
     kind: 'HierarchicalResourceQuota' as const,
-    metadata: renderMetadata({ name: definition.ref.name, namespace: definition.ref.namespace ?? '', version: view.version, createdAt: view.createdAt, ...(definition.metadata ? { metadata: definition.metadata } : {}) }),
+    metadata: renderMetadata({
+      name: definition.ref.name,
+      namespace: definition.ref.namespace ?? '',
+      version: view.version,
+      createdAt: view.createdAt,
+      ...(definition.metadata ? { metadata: definition.metadata } : {}),
+    }),
     spec: { hard: definition.spec.hard ?? {} },
     status: { hard: view.hard, used: view.used },
   };

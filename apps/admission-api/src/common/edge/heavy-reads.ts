@@ -2,7 +2,7 @@ import { HttpException, Inject, Injectable, SetMetadata, UseInterceptors, applyD
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { defer, finalize, from, mergeMap, type Observable } from 'rxjs';
-import { kubeStatus } from '../errors/kube-status.js';
+import { kubeStatus } from '../../errors/kube-status.js';
 
 /**
  * Reads whose cost grows with history rather than with the request: usage series (a shared

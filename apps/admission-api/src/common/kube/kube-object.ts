@@ -1,6 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 import type { ObjectMeta } from '@quota/domain';
-import { kubeStatus } from '../errors/kube-status.js';
+import { kubeStatus } from '../../errors/kube-status.js';
 
 /**
  * What the admin endpoints share: reading a PUT body's identity against the URL the way the

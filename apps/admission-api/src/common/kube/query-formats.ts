@@ -27,7 +27,7 @@ export const OptionalWholeNumber = (field: string, min: number, max: number): Pr
 /**
  * `?minPosition=`, accepted by every history read: it must see the ledger at least up to the
  * event at this position (a read replica waits to replay it, or the primary answers; see
- * libs/ledger read-path.ts and common/read-after.ts, which acts on it).
+ * libs/ledger read-path.ts and common/ledger/read-after.ts, which acts on it).
  */
 export class ReadAfterQuery {
   @IsOptional()

@@ -44,6 +44,6 @@ export class ScanPool {
 function workerFile(): string | undefined {
   const here = fileURLToPath(new URL('./scan-worker.js', import.meta.url));
   if (existsSync(here)) return here;
-  const built = here.replace(/\/apps\/admission-api\/src\/common\/scan-worker\.js$/, '/dist/apps/admission-api/src/common/scan-worker.js');
+  const built = here.replace(/\/apps\/admission-api\/src\/common\/json-scan\/scan-worker\.js$/, '/dist/apps/admission-api/src/common/json-scan/scan-worker.js');
   return built !== here && existsSync(built) ? built : undefined;
 }

@@ -1,6 +1,6 @@
 import { BadRequestException, Injectable, type PipeTransform } from '@nestjs/common';
 import { isDNS1123Label, isDNS1123Subdomain } from '@quota/domain';
-import { kubeStatus } from '../errors/kube-status.js';
+import { kubeStatus } from '../../errors/kube-status.js';
 
 /**
  * Path parameters are checked before anything reads or writes: a namespace is a DNS-1123

@@ -1,6 +1,6 @@
 import { BadRequestException, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { kubeStatus } from '../errors/kube-status.js';
+import { kubeStatus } from '../../errors/kube-status.js';
 
 /**
  * Query strings PostgreSQL cannot store or compare (NUL; unpaired UTF-16 surrogates) are

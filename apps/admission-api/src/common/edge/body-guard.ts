@@ -2,7 +2,7 @@ import { Inject, Injectable, SetMetadata, type CanActivate, type ExecutionContex
 import { Reflector } from '@nestjs/core';
 import type { AppConfig } from '@quota/config';
 import type { Request, Response } from 'express';
-import { APP_CONFIG } from '../config/app-config.module.js';
+import { APP_CONFIG } from '../../config/app-config.module.js';
 import type { FieldSelection } from '@quota/domain';
 import { BODY_KEY, type BodyKind, type BodySpec, JsonBodyReader } from './json-body.js';
 

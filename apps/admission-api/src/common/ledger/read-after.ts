@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { withReadAfter } from '@quota/ledger';
-import { POSITION } from './query-formats.js';
+import { POSITION } from '../kube/query-formats.js';
 
 /**
  * Carries a request's `?minPosition=` to the ledger's read path (AsyncLocalStorage): its

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { describe, expect, it } from 'vitest';
-import type { Principal } from '../auth/tokens.js';
+import type { Principal } from '../../auth/tokens.js';
 import { clientAddress, isExempt, rateLimit } from './rate-limit.js';
 
 const principal = (name: string, via: Principal['via'] = 'token', trustUserInfo = false, roles: Principal['roles'] = new Set(['admission'])): Principal => ({

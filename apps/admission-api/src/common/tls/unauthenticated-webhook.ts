@@ -2,11 +2,11 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, RequestListener, Server as HttpServer } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
-import { UNAUTHENTICATED_WEBHOOK } from '../auth/authenticator.js';
-import { kubeStatus } from '../errors/kube-status.js';
+import { UNAUTHENTICATED_WEBHOOK } from '../../auth/authenticator.js';
+import { kubeStatus } from '../../errors/kube-status.js';
 import { reloadOnChange, secureContextOptions } from './tls.js';
-import { answerContinueWhenRead } from './expect-continue.js';
-import { applyTimeouts } from './timeouts.js';
+import { answerContinueWhenRead } from '../edge/expect-continue.js';
+import { applyTimeouts } from '../edge/timeouts.js';
 
 /** The only routes the unauthenticated listener serves (lower case, no trailing slash). */
 const ROUTES = new Set(['/v1/admission/validate', '/v1/admission/mutate']);
@@ -30,7 +30,7 @@ function served(request: IncomingMessage): boolean {
 export async function listenUnauthenticatedWebhook(app: INestApplication, config: AppConfig): Promise<Server | undefined> {
   const port = config.webhookUnauthenticatedPort;
   if (port === undefined || !config.tls) return undefined;
-  // What the main listener does with a request: the webhook's front door, everything else Express (app.ts).
+  // What the main listener does with a request: Express, then Nest's router (app.ts).
   const [handle] = (app.getHttpServer() as HttpServer).listeners('request') as RequestListener[];
   if (!handle) throw new Error('the main listener has no request handler to share');
   // Server authentication only: no client certificate is asked for (none would be trusted here).

@@ -1,6 +1,6 @@
 import { BadRequestException, ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { FIELD_ERRORS_MAX } from '@quota/domain';
-import { kubeStatus } from '../errors/kube-status.js';
+import { kubeStatus } from '../../errors/kube-status.js';
 
 /**
  * The most fields a DTO body or query may have: every DTO here has fewer than twenty, and

@@ -6,11 +6,11 @@ import contentType from 'content-type';
 import type { Request, Response } from 'express';
 import getRawBody from 'raw-body';
 import type { FieldSelection } from '@quota/domain';
-import { BodyRefused, kubeStatus } from '../errors/kube-status.js';
-import type { AuthenticatedRequest } from '../auth/authenticator.js';
-import { scanJson, type JsonLimits, type JsonScan } from './json-scan.js';
-import { ScanPool } from './scan-pool.js';
-import { ScannedBody } from './json-select.js';
+import { BodyRefused, kubeStatus } from '../../errors/kube-status.js';
+import type { AuthenticatedRequest } from '../../auth/authenticator.js';
+import { scanJson, type JsonLimits, type JsonScan } from '../json-scan/json-scan.js';
+import { ScanPool } from '../json-scan/scan-pool.js';
+import { ScannedBody } from '../json-scan/json-select.js';
 import { writeContinueIfExpected } from './expect-continue.js';
 import { Gate, GateBusy } from './body-gate.js';
 

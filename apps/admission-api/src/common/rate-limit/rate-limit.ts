@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import type { NextFunction, Request, Response } from 'express';
-import type { Principal } from '../auth/tokens.js';
-import { kubeStatus } from '../errors/kube-status.js';
+import type { Principal } from '../../auth/tokens.js';
+import { kubeStatus } from '../../errors/kube-status.js';
 
 export interface RateLimitOptions {
   /** Sustained requests per second per client; 0 turns the limit off. */
