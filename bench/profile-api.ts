@@ -91,6 +91,22 @@ interface ProfileNode {
   readonly children?: readonly number[];
 }
 
+/** How a profile's frames are named: by function (with its place), by file or package. Declarations: the script's top level calls them before it reaches here. */
+function place(url: string): string {
+  return url
+    .replace(/^file:\/\//, '')
+    .replace(/.*\/node_modules\//, '')
+    .replace(/.*\/dist\//, '');
+}
+function byFunction(node: ProfileNode): string {
+  return `${node.callFrame.functionName || '(anonymous)'} ${place(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+}
+function byFile(node: ProfileNode): string {
+  const url = node.callFrame.url;
+  if (!url) return node.callFrame.functionName.startsWith('(') ? node.callFrame.functionName : '(native)';
+  return /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? place(url);
+}
+
 /**
  * Of the samples in [from, to] µs: the time by part of the API (lib/profile-parts.ts), as a share
  * of the busy time and in ms per admission (the share of `cpuMs`), then self and inclusive time
@@ -110,17 +126,6 @@ function summarizeProfile(file: string, from: number, to: number, count: number,
     const id = profile.samples[i] as number;
     selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
   }
-  const place = (url: string): string =>
-    url
-      .replace(/^file:\/\//, '')
-      .replace(/.*\/node_modules\//, '')
-      .replace(/.*\/dist\//, '');
-  const byFunction = (node: ProfileNode): string => `${node.callFrame.functionName || '(anonymous)'} ${place(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
-  const byFile = (node: ProfileNode): string => {
-    const url = node.callFrame.url;
-    if (!url) return node.callFrame.functionName.startsWith('(') ? node.callFrame.functionName : '(native)';
-    return /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? place(url);
-  };
   let busy = 0;
   let idle = 0;
   for (const [id, us] of selfUs) {

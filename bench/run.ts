@@ -22,14 +22,16 @@ import pg from 'pg';
 import { openDataSource, UsageProjection } from '@quota/ledger';
 import { DESIGNS, pgbenchAvailable, runBaseline, type BaselineDesign, type BaselineFigure } from './lib/baselines.js';
 import { measureFloor } from './lib/floor.js';
-import { instantIn, LONG_NAMESPACE, rangeIn, spanIn, writeLongHistory } from './lib/history.js';
-import { closedLoop, HttpClient, openLoop, type KindFigures, type LoadResult } from './lib/load.js';
+import { measureHistoryReads } from './lib/history-reads.js';
+import { closedLoop, HttpClient, openLoop, type LoadResult } from './lib/load.js';
 import { adminQuery, createDatabase, REDIS_URL } from './lib/postgres.js';
 import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
 import { classifyReview, podReview, quotaPut } from './lib/review.js';
-import { benchCredentials, builtAppsMissing, ledgerCounters, migrate, postgresCpuSeconds, sampler, serviceNodeVersion, startApi, startProjectionWorker } from './lib/service.js';
-import { ms, ratio, summarize, type Latency } from './lib/stats.js';
-import { measureWrites, whereTheWritesGo, writeFigures, type WriteFigures } from './lib/writes.js';
+import { benchCredentials, builtAppsMissing, migrate, sampler, serviceNodeVersion, startApi, startProjectionWorker } from './lib/service.js';
+import { figuresOf, measureServiceRun, type ServiceRun, type ServiceUnderLoad } from './lib/service-run.js';
+import { ms, ratio } from './lib/stats.js';
+import { benchTargets } from './lib/targets.js';
+import { whereTheWritesGo } from './lib/writes.js';
 
 const quick = process.argv.includes('--quick');
 const PLAN = quick
@@ -71,29 +73,6 @@ const classify = classifyReview;
 const pick = (prefix: string, count: number): string => `${prefix}-${String(Math.floor(Math.random() * count)).padStart(4, '0')}`;
 const names = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
 
-interface ServiceRun {
-  readonly label: string;
-  readonly clients: number;
-  readonly perSecond: number;
-  readonly latency: Latency;
-  readonly allowed: number;
-  readonly denied: number;
-  readonly errors: number;
-  readonly statuses: Record<string, number>;
-  /** Allowed answers the ledger has no reservation for (lost), and reservations no client was told of. */
-  readonly lost: number;
-  readonly unacknowledged: number;
-  readonly reads?: { readonly perSecond: number; readonly latency: Latency; readonly errors: number };
-  /** CPU milliseconds per request (admissions and reads) spent by each party: where the time goes. */
-  readonly cpuMsPerRequest: { readonly api: number; readonly postgres: number; readonly worker: number; readonly loadGenerator: number };
-  /** The projection's lag sampled every 250 ms during this load. */
-  readonly projectionLag: Latency;
-  /** The ledger's write transactions during this load, how many were rerun, and why (from the API's /metrics). */
-  readonly ledger: { readonly transactions: number; readonly retries: number; readonly conflicts: Record<string, number> };
-  /** What the database wrote during this load (the API's and the projection worker's writes), per admission answered. */
-  readonly writes: WriteFigures;
-}
-
 const credentials = benchCredentials();
 const serviceDb = await createDatabase('svc');
 migrate(serviceDb.url);
@@ -123,62 +102,8 @@ const lagSource = await openDataSource({ url: serviceDb.url, poolSize: 1 });
 const lagProjection = new UsageProjection(lagSource);
 const rssSamples = sampler(() => api.rss(), 250);
 
-function figuresOf(result: LoadResult, kind: string): KindFigures {
-  return result.byKind[kind] ?? { count: 0, ok: 0, denied: 0, errors: 0, latenciesMs: [], statuses: {} };
-}
-
-async function serviceRun(label: string, clients: number, pattern: string, load: () => Promise<LoadResult>): Promise<ServiceRun> {
-  log(`${label}: ${clients} clients, ${PLAN.loadSeconds} s`);
-  const before = await reservedIn(pattern);
-  const cpu0 = { api: api.cpuSeconds(), postgres: postgresCpuSeconds(), worker: worker.cpuSeconds(), load: process.cpuUsage() };
-  const counters0 = await ledgerCounters(api.base);
-  const lagSamples = sampler(async () => (await lagProjection.lag()).lagMs, 250);
-  const measured = await measureWrites(serviceDb.url, load);
-  const result = measured.result;
-  const projectionLag = summarize(await lagSamples.stop());
-  const counters1 = await ledgerCounters(api.base);
-  const delta = (name: string): number => (counters1[name] ?? 0) - (counters0[name] ?? 0);
-  const ledger = {
-    transactions: delta('ledger_batch_commands_count'),
-    retries: delta('ledger_serialization_retries_total'),
-    conflicts: Object.fromEntries(
-      Object.keys(counters1)
-        .filter((k) => k.startsWith('ledger_conflicts_total.'))
-        .map((k) => [k.slice('ledger_conflicts_total.'.length), delta(k)]),
-    ),
-  };
-  const requests = Object.values(result.byKind).reduce((sum, k) => sum + k.count, 0);
-  const perRequest = (seconds: number): number => ms((seconds * 1000) / Math.max(1, requests));
-  const loadCpu = process.cpuUsage(cpu0.load);
-  const cpuMsPerRequest = {
-    api: perRequest(api.cpuSeconds() - cpu0.api),
-    postgres: perRequest(postgresCpuSeconds() - cpu0.postgres),
-    worker: perRequest(worker.cpuSeconds() - cpu0.worker),
-    loadGenerator: perRequest((loadCpu.user + loadCpu.system) / 1e6),
-  };
-  const admissions = figuresOf(result, 'admission');
-  const writes = writeFigures(measured.wal, measured.clusterWalBytes, admissions.ok + admissions.denied);
-  const reads = [figuresOf(result, 'usage'), figuresOf(result, 'history')];
-  const reserved = (await reservedIn(pattern)) - before;
-  const readLatencies = reads.flatMap((r) => r.latenciesMs);
-  return {
-    label,
-    clients,
-    perSecond: admissions.ok / result.elapsedSeconds,
-    latency: summarize(admissions.latenciesMs),
-    allowed: admissions.ok,
-    denied: admissions.denied,
-    errors: admissions.errors,
-    statuses: admissions.statuses,
-    lost: Math.max(0, admissions.ok - reserved),
-    unacknowledged: Math.max(0, reserved - admissions.ok),
-    cpuMsPerRequest,
-    projectionLag,
-    ledger,
-    writes,
-    ...(readLatencies.length > 0 ? { reads: { perSecond: readLatencies.length / result.elapsedSeconds, latency: summarize(readLatencies), errors: reads.reduce((sum, r) => sum + r.errors, 0) } } : {}),
-  };
-}
+const service: ServiceUnderLoad = { api, worker, lagProjection, databaseUrl: serviceDb.url, reservedIn, loadSeconds: PLAN.loadSeconds, log };
+const serviceRun = (label: string, clients: number, pattern: string, load: () => Promise<LoadResult>): Promise<ServiceRun> => measureServiceRun(service, label, clients, pattern, load);
 
 const runs: ServiceRun[] = [];
 runs.push(
@@ -237,42 +162,7 @@ await serviceDb.drop();
 
 // ------------------------------------------------------------------ as-of on a long history
 
-log(`as-of: writing a ${PLAN.historyEvents.toLocaleString('en-US')}-event history and catching the projection up`);
-const historyDb = await createDatabase('asof');
-migrate(historyDb.url);
-const history = await writeLongHistory(historyDb.url, PLAN.historyEvents);
-const historyApi = await startApi(historyDb.url, credentials);
-const historyClient = new HttpClient(historyApi.base, credentials.token, 1);
-const asOfSamples: number[] = [];
-for (let i = 0; i < PLAN.asOfQueries; i++) {
-  const t0 = performance.now();
-  await historyClient.must({ kind: 'asof', method: 'GET', path: `/v1/namespaces/${LONG_NAMESPACE}/usage?at=${encodeURIComponent(instantIn(history))}` });
-  asOfSamples.push(performance.now() - t0);
-}
-const asOf = summarize(asOfSamples);
-// The usage chart over the same history: each request samples a random range.
-const seriesRangeMs = spanIn(history, SERIES.rangeMs);
-const series: { readonly points: number; readonly latency: Latency }[] = [];
-for (const points of SERIES.points) {
-  log(`usage series: ${PLAN.seriesQueries} requests of ${points} points over ${(seriesRangeMs / 3_600_000).toFixed(1)} h`);
-  const samples: number[] = [];
-  for (let i = 0; i < PLAN.seriesQueries; i++) {
-    const range = rangeIn(history, SERIES.rangeMs);
-    const t0 = performance.now();
-    const answer = await historyClient.must({
-      kind: 'series',
-      method: 'GET',
-      path: `/v1/namespaces/${LONG_NAMESPACE}/usage/series?since=${encodeURIComponent(range.since)}&until=${encodeURIComponent(range.until)}&points=${points}`,
-    });
-    samples.push(performance.now() - t0);
-    const answered = (JSON.parse(answer.body) as { points: unknown[] }).points.length;
-    if (answered !== points) throw new Error(`usage series: asked for ${points} points, got ${answered}`);
-  }
-  series.push({ points, latency: summarize(samples) });
-}
-historyClient.close();
-await historyApi.stop();
-await historyDb.drop();
+const { history, asOf, seriesRangeMs, series } = await measureHistoryReads(credentials, PLAN, SERIES, log);
 credentials.remove();
 
 // ------------------------------------------------------------------ the reconciler
@@ -346,36 +236,18 @@ else {
   console.table(whereTheWritesGo(runs.map((r) => ({ label: r.label, writes: r.writes }))));
 }
 
-/** The API's share of the CPU one admission costs (API, PostgreSQL, projection worker; not the load generator), in %. */
-const apiShare = (r: ServiceRun | undefined): number =>
-  r ? (100 * r.cpuMsPerRequest.api) / Math.max(1e-9, r.cpuMsPerRequest.api + r.cpuMsPerRequest.postgres + r.cpuMsPerRequest.worker) : Number.NaN;
 const reconcileDone = 'seconds' in reconcile ? reconcile : undefined;
-const targets = [
-  { target: 'low contention ≥ 0.4 × (a) (moonshot 0.6)', goal: 0.4, value: ratio(runs[0]?.perSecond ?? 0, baselineA(1000)), higherIsBetter: true },
-  { target: 'hot namespace ≥ 1.5 × (a)', goal: 1.5, value: ratio(runs[1]?.perSecond ?? 0, baselineA(1)), higherIsBetter: true },
-  { target: 'API CPU ≤ 25 % of all CPU per admission (low contention)', goal: 25, value: ms(apiShare(runs[0])), higherIsBetter: false },
-  { target: 'over-admission = 0', goal: 0, value: overAdmission.overAdmitted, higherIsBetter: false },
-  { target: 'lost + unacknowledged = 0 (every load)', goal: 0, value: runs.reduce((sum, r) => sum + r.lost + r.unacknowledged, 0), higherIsBetter: false },
-  { target: 'p99 < 20 ms at 70% of peak', goal: 20, value: ms(runs[3]?.latency.p99 ?? 0), higherIsBetter: false },
-  { target: 'projection lag p99 < 500 ms at 70% of peak', goal: 500, value: ms(runs[3]?.projectionLag.p99 ?? 0), higherIsBetter: false },
-  { target: 'projection lag p99 < 500 ms, saturated loads', goal: 500, value: ms(Math.max(...runs.slice(0, 3).map((r) => r.projectionLag.p99))), higherIsBetter: false },
-  { target: `as-of p99 on ${history.events.toLocaleString('en-US')} events < 10 ms`, goal: 10, value: ms(asOf.p99), higherIsBetter: false },
-  ...series.map((s) => {
-    const goal = s.points <= 100 ? 100 : 300;
-    return { target: `usage series of ${s.points} points p99 < ${goal} ms`, goal, value: ms(s.latency.p99), higherIsBetter: false };
-  }),
-  { target: 'projection catch-up ≥ 50,000 events/s', goal: 50_000, value: Math.round(history.catchUpPerSecond), higherIsBetter: true },
-  {
-    target: `reconcile ${PLAN.reconcileNamespaces} × 100 < ${PLAN.reconcileNamespaces === 1000 ? 30 : 3} s`,
-    goal: PLAN.reconcileNamespaces === 1000 ? 30 : 3,
-    value: reconcileDone ? ms(reconcileDone.seconds) : Number.NaN,
-    higherIsBetter: false,
-  },
-  { target: 'API RSS under load < 250 MB', goal: 250, value: Math.round(rssMaxMiB), higherIsBetter: false },
-].map((t) => ({
-  ...t,
-  met: Number.isNaN(t.value) ? 'not run' : (t.higherIsBetter ? t.value >= t.goal : t.goal === 0 ? t.value === 0 : t.value < t.goal) ? 'met' : 'MISSED',
-}));
+const targets = benchTargets({
+  runs,
+  baselineA,
+  overAdmitted: overAdmission.overAdmitted,
+  history,
+  asOf,
+  series,
+  reconcileNamespaces: PLAN.reconcileNamespaces,
+  reconcileDone,
+  rssMaxMiB,
+});
 
 console.log('Why transactions were rerun, per load (SQLSTATE 40001 serialization failures, lost compare-and-sets on the head, unique-key races)');
 console.table(runs.map((r) => ({ load: r.label, transactions: r.ledger.transactions, retries: r.ledger.retries, ...r.ledger.conflicts })));

@@ -44,7 +44,19 @@ export function apiserverPodReview(namespace: string): RequestSpec {
   const spec = podReview(namespace);
   const request = (spec.body as { request: { name: string; uid: string; object: Record<string, unknown> } }).request;
   const { name } = request;
-  const container = (container: string, cpu: string) => ({
+  request.object = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: apiserverPodMetadata(name, namespace, request.uid),
+    spec: apiserverPodSpec(),
+    status: { phase: 'Pending', qosClass: 'Burstable' },
+  };
+  return spec;
+}
+
+/** One of the pod's containers, as a Deployment's template gives it. */
+function apiserverContainer(container: string, cpu: string) {
+  return {
     name: container,
     image: `registry.example.com/team/${container}:1.27.3`,
     imagePullPolicy: 'IfNotPresent',
@@ -59,62 +71,64 @@ export function apiserverPodReview(namespace: string): RequestSpec {
     ],
     terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'File',
-  });
-  request.object = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      generateName: 'web-6d4cf56db6-',
-      namespace,
-      uid: request.uid,
-      creationTimestamp: '2026-12-02T10:00:00Z',
-      labels: { app: 'web', 'pod-template-hash': '6d4cf56db6', 'app.kubernetes.io/part-of': 'shop', team: 'checkout' },
-      annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-12-01T09:00:00Z', 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-6d4cf56db6', uid: '5b1e7a52-9c41-4c5e-8a3c-2f6f2c1d9e10', controller: true, blockOwnerDeletion: true }],
-      managedFields: [
-        {
-          manager: 'kube-controller-manager',
-          operation: 'Update',
-          apiVersion: 'v1',
-          time: '2026-12-02T10:00:00Z',
-          fieldsType: 'FieldsV1',
-          fieldsV1: {
-            'f:metadata': { 'f:generateName': {}, 'f:labels': { '.': {}, 'f:app': {}, 'f:pod-template-hash': {} }, 'f:ownerReferences': { '.': {}, 'k:{"uid":"5b1e7a52"}': {} } },
-            'f:spec': { 'f:containers': { 'k:{"name":"app"}': { '.': {}, 'f:env': {}, 'f:image': {}, 'f:resources': {} } } },
-          },
-        },
-      ],
-    },
-    spec: {
-      volumes: [
-        { name: 'config', configMap: { name: 'web-config', defaultMode: 420 } },
-        {
-          name: 'kube-api-access',
-          projected: {
-            defaultMode: 420,
-            sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }],
-          },
-        },
-      ],
-      containers: [container('app', '1m'), container('sidecar', '1m')],
-      restartPolicy: 'Always',
-      terminationGracePeriodSeconds: 30,
-      dnsPolicy: 'ClusterFirst',
-      serviceAccountName: 'web',
-      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-      schedulerName: 'default-scheduler',
-      tolerations: [
-        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-        { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
-      ],
-      priority: 0,
-      enableServiceLinks: true,
-      preemptionPolicy: 'PreemptLowerPriority',
-    },
-    status: { phase: 'Pending', qosClass: 'Burstable' },
   };
-  return spec;
+}
+
+/** The pod's metadata as the ReplicaSet controller writes it: labels, annotations, its owner, managedFields. */
+function apiserverPodMetadata(name: string, namespace: string, uid: string) {
+  return {
+    name,
+    generateName: 'web-6d4cf56db6-',
+    namespace,
+    uid,
+    creationTimestamp: '2026-12-02T10:00:00Z',
+    labels: { app: 'web', 'pod-template-hash': '6d4cf56db6', 'app.kubernetes.io/part-of': 'shop', team: 'checkout' },
+    annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-12-01T09:00:00Z', 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-6d4cf56db6', uid: '5b1e7a52-9c41-4c5e-8a3c-2f6f2c1d9e10', controller: true, blockOwnerDeletion: true }],
+    managedFields: [
+      {
+        manager: 'kube-controller-manager',
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: '2026-12-02T10:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1: {
+          'f:metadata': { 'f:generateName': {}, 'f:labels': { '.': {}, 'f:app': {}, 'f:pod-template-hash': {} }, 'f:ownerReferences': { '.': {}, 'k:{"uid":"5b1e7a52"}': {} } },
+          'f:spec': { 'f:containers': { 'k:{"name":"app"}': { '.': {}, 'f:env': {}, 'f:image': {}, 'f:resources': {} } } },
+        },
+      },
+    ],
+  };
+}
+
+/** The pod's spec as the API server stores it, defaults filled in: volumes, two containers, tolerations. */
+function apiserverPodSpec() {
+  return {
+    volumes: [
+      { name: 'config', configMap: { name: 'web-config', defaultMode: 420 } },
+      {
+        name: 'kube-api-access',
+        projected: {
+          defaultMode: 420,
+          sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }],
+        },
+      },
+    ],
+    containers: [apiserverContainer('app', '1m'), apiserverContainer('sidecar', '1m')],
+    restartPolicy: 'Always',
+    terminationGracePeriodSeconds: 30,
+    dnsPolicy: 'ClusterFirst',
+    serviceAccountName: 'web',
+    securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+    schedulerName: 'default-scheduler',
+    tolerations: [
+      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+      { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+    ],
+    priority: 0,
+    enableServiceLinks: true,
+    preemptionPolicy: 'PreemptLowerPriority',
+  };
 }
 
 /** A ResourceQuota named `compute` with these hard limits, as the admin API takes it. */

@@ -126,21 +126,7 @@ export async function walOfDatabase(client: pg.ClientBase | pg.Pool, from: strin
     const node = block[3] as string;
     const r = byNode.get(node) ?? { inserted: 0, updated: 0, hotUpdated: 0, deleted: 0, indexEntries: 0, records: 0, bytes: 0, fpiBytes: 0 };
     byNode.set(node, r);
-    r.records++;
-    r.bytes += bytes;
-    r.fpiBytes += fpi;
-    if (rmgr === 'Heap') {
-      if (desc.startsWith('INSERT')) r.inserted++;
-      else if (desc.startsWith('HOT_UPDATE')) {
-        r.updated++;
-        r.hotUpdated++;
-      } else if (desc.startsWith('UPDATE')) r.updated++;
-      else if (desc.startsWith('DELETE')) r.deleted++;
-    } else if (rmgr === 'Heap2' && desc.startsWith('MULTI_INSERT')) {
-      r.inserted += Number(/(\d+) tuples/.exec(desc)?.[1] ?? 1);
-    } else if (rmgr === 'Btree') {
-      if (desc.startsWith('INSERT_LEAF') || desc.startsWith('INSERT_POST') || (desc.startsWith('SPLIT') && /level:? 0\b/.test(desc))) r.indexEntries++;
-    }
+    countRecord(r, rmgr, desc, bytes, fpi);
   }
   const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('close', resolve)));
   // pg_waldump exits 1 when the range ends mid-record ("error in WAL record"), having printed everything before it.
@@ -150,6 +136,25 @@ export async function walOfDatabase(client: pg.ClientBase | pg.Pool, from: strin
   const relations = [...byNode].map(([node, r]): RelationWrites => ({ ...(names.get(node) ?? { relation: `filenode ${node}`, kind: 'other', table: '?' }), ...r }));
   relations.sort((a, b) => a.table.localeCompare(b.table) || kindOrder(a.kind) - kindOrder(b.kind) || a.relation.localeCompare(b.relation));
   return { ...total, relations };
+}
+
+/** One WAL record of a relation, counted: its bytes (`fpi` of them full-page images), and the rows or index entries it wrote. */
+function countRecord(r: Mutable, rmgr: string, desc: string, bytes: number, fpi: number): void {
+  r.records++;
+  r.bytes += bytes;
+  r.fpiBytes += fpi;
+  if (rmgr === 'Heap') {
+    if (desc.startsWith('INSERT')) r.inserted++;
+    else if (desc.startsWith('HOT_UPDATE')) {
+      r.updated++;
+      r.hotUpdated++;
+    } else if (desc.startsWith('UPDATE')) r.updated++;
+    else if (desc.startsWith('DELETE')) r.deleted++;
+  } else if (rmgr === 'Heap2' && desc.startsWith('MULTI_INSERT')) {
+    r.inserted += Number(/(\d+) tuples/.exec(desc)?.[1] ?? 1);
+  } else if (rmgr === 'Btree') {
+    if (desc.startsWith('INSERT_LEAF') || desc.startsWith('INSERT_POST') || (desc.startsWith('SPLIT') && /level:? 0\b/.test(desc))) r.indexEntries++;
+  }
 }
 
 const kindOrder = (kind: RelationWrites['kind']): number => ['table', 'toast', 'index', 'other'].indexOf(kind);

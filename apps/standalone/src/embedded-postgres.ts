@@ -61,11 +61,10 @@ async function initdb(binaries: Binaries, dir: string, password: string, owner: 
   writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
   if (owner) chownSync(passwordFile, owner.uid, owner.gid);
   try {
-    const result = spawnSync(
-      binaries.initdb,
-      [`--pgdata=${dir}`, '--username=postgres', `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'],
-      { ...(owner ?? {}), encoding: 'utf8' },
-    );
+    const result = spawnSync(binaries.initdb, [`--pgdata=${dir}`, '--username=postgres', `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'], {
+      ...(owner ?? {}),
+      encoding: 'utf8',
+    });
     if (result.status !== 0) throw new Error(`initdb failed (${result.status ?? result.signal}): ${result.stderr || result.error?.message}`);
   } finally {
     rmSync(passwordFile, { force: true });
@@ -214,6 +213,31 @@ async function tryConnect(url: string): Promise<boolean> {
   }
 }
 
+/** Waits until the server accepts connections; if it exits first (`exited`), throws with the tail of its log. */
+async function waitUntilReady(url: string, port: number, logFile: string, exited: () => boolean): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!(await tryConnect(url))) {
+    if (exited()) {
+      const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-8).join('\n') : '';
+      throw new Error(`the embedded PostgreSQL exited during start (port ${port} in use? set EMBEDDED_POSTGRES_PORT). Its log (${logFile}):\n${tail}`);
+    }
+    if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL did not accept connections within ${READY_TIMEOUT_MS} ms; see ${logFile}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Creates the database, connected as the superuser (`url`), unless it exists. */
+async function ensureDatabase(url: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (!rowCount) await client.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`);
+  } finally {
+    await client.end();
+  }
+}
+
 /**
  * PostgreSQL from the `embedded-postgres` package's binaries under a project-local directory:
  * initialised on first use (with a generated password kept beside it, mode 0600), listening
@@ -249,34 +273,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const postgres = binaries.postgres;
   const logFile = join(root, 'postgres.log');
   const logStream = createWriteStream(logFile, { flags: 'a' });
-  const child: ChildProcess = spawn(
-    postgres,
-    ['-D', dir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=100'],
-    { detached: true, stdio: ['ignore', 'ignore', 'pipe'], ...(owner ?? {}) },
-  );
+  const child: ChildProcess = spawn(postgres, ['-D', dir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=100'], {
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    ...(owner ?? {}),
+  });
   child.stderr?.pipe(logStream);
   let exited = false;
   child.once('exit', () => (exited = true));
   const watchdog = child.pid === undefined ? undefined : startWatchdog(child.pid);
 
   const admin = (database: string): string => `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${options.port}/${database}`;
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!(await tryConnect(admin('postgres')))) {
-    if (exited) {
-      const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-8).join('\n') : '';
-      throw new Error(`the embedded PostgreSQL exited during start (port ${options.port} in use? set EMBEDDED_POSTGRES_PORT). Its log (${logFile}):\n${tail}`);
-    }
-    if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL did not accept connections within ${READY_TIMEOUT_MS} ms; see ${logFile}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const client = new pg.Client({ connectionString: admin('postgres') });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
-    if (!rowCount) await client.query(`CREATE DATABASE "${options.database.replace(/"/g, '""')}"`);
-  } finally {
-    await client.end();
-  }
+  await waitUntilReady(admin('postgres'), options.port, logFile, () => exited);
+  await ensureDatabase(admin('postgres'), options.database);
 
   return {
     url: admin(options.database),

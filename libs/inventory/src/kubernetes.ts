@@ -1,6 +1,3 @@
-import http from 'node:http';
-import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { GroupResource } from '@quota/domain';
 import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource, type NamespaceListing } from './inventory.js';
 import { discoverKinds, mergeKinds } from './discovery.js';
@@ -9,6 +6,7 @@ import { watchDiscoveredKinds } from './watch-kinds.js';
 import { checkResources, formatResource, kindsWith, needsWholeObject, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
+import { describeStatus, jsonOf, loadKubeConfig, send, serverOf, type Listing } from './kube-requests.js';
 
 export interface KubernetesInventoryOptions {
   /** A kubeconfig file. Without it and without `inCluster`: $KUBECONFIG, then ~/.kube/config. */
@@ -211,36 +209,6 @@ async function listNamespace(state: NamespaceListingState, namespace: string, si
   }
 }
 
-/** What every request of one Kubernetes inventory needs: where, with which credentials, within which bounds. */
-interface Listing {
-  readonly server: string;
-  readonly config: KubeConfig;
-  readonly pageSize: number;
-  readonly timeoutMs: number;
-  readonly maxObjects: number;
-  readonly maxBytes: number;
-}
-
-/** The raw answer to one GET within the call's deadline, or the error `fail` makes of why there is none. */
-async function send(ctx: Listing, url: URL, call: ReturnType<typeof callDeadline>, fail: (message: string, cause?: unknown) => InventoryError, accept = 'application/json'): Promise<RawResponse> {
-  try {
-    const requestOptions: https.RequestOptions = {};
-    await ctx.config.applyToHTTPSOptions(requestOptions);
-    return await get(url, requestOptions, call.signal, ctx.maxBytes, accept);
-  } catch (error) {
-    throw fail(call.why() ?? messageOf(error), error);
-  }
-}
-
-/** An answer's body as JSON, or the error `fail` makes of it. */
-function jsonOf(response: RawResponse, fail: (message: string, cause?: unknown) => InventoryError): unknown {
-  try {
-    return JSON.parse(response.body) as unknown;
-  } catch (error) {
-    throw fail('the answer is not JSON', error);
-  }
-}
-
 /** One page: the raw list, or an InventoryError saying why not. */
 async function page(
   ctx: Listing,
@@ -358,87 +326,4 @@ async function getNamespace(ctx: Listing, name: string, signal?: AbortSignal): P
   const namespace = clusterNamespaceOf(body);
   if (typeof namespace === 'string') throw fail(namespace);
   return namespace;
-}
-
-function loadKubeConfig(options: KubernetesInventoryOptions): KubeConfig {
-  const config = new KubeConfig();
-  try {
-    if (options.inCluster) config.loadFromCluster();
-    else if (options.kubeconfigPath) config.loadFromFile(options.kubeconfigPath);
-    else config.loadFromDefault();
-  } catch (error) {
-    throw new Error(
-      `kubernetes inventory: cannot load the ${options.inCluster ? 'in-cluster configuration' : `kubeconfig${options.kubeconfigPath ? ` ${options.kubeconfigPath}` : ''}`}: ${messageOf(error)}`,
-      { cause: error },
-    );
-  }
-  return config;
-}
-
-/** The API server's base URL without a trailing slash (it may carry a path, as behind a proxy). */
-function serverOf(config: KubeConfig): string {
-  const cluster = config.getCurrentCluster();
-  let url: URL | undefined;
-  try {
-    url = cluster ? new URL(cluster.server) : undefined;
-  } catch {
-    url = undefined;
-  }
-  // loadFromCluster outside a pod yields https://undefined:undefined.
-  if (!cluster || !url || url.hostname === 'undefined' || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw new Error(`kubernetes inventory: the current context names no usable API server${cluster ? ` (server: ${JSON.stringify(cluster.server)})` : ''}`);
-  }
-  // client-node sends credentials over plain http only when TLS verification is waived on purpose.
-  if (url.protocol === 'http:' && !cluster.skipTLSVerify) throw new Error(`kubernetes inventory: ${cluster.server} is plain http; set insecure-skip-tls-verify on the cluster to allow it`);
-  return cluster.server.replace(/\/+$/, '');
-}
-
-interface RawResponse {
-  readonly status: number;
-  readonly body: string;
-}
-
-/** One GET, read whole into a string, refused past `maxBytes`; `signal` ends it at any point. */
-function get(url: URL, options: https.RequestOptions, signal: AbortSignal, maxBytes: number, accept: string): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const send = url.protocol === 'https:' ? https.request : http.request;
-    const headers = { ...(options.headers as http.OutgoingHttpHeaders | undefined), accept };
-    const request = send(url, { ...options, method: 'GET', headers, signal }, (response) => {
-      const declared = Number(response.headers['content-length'] ?? 0);
-      if (declared > maxBytes) {
-        request.destroy(new Error(`the answer of ${declared} bytes is over the ${maxBytes}-byte limit`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      // The last chunks and 'end' may already be queued when the limit is passed: remember why.
-      let tooLarge: Error | undefined;
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (tooLarge) return;
-        if (size <= maxBytes) chunks.push(chunk);
-        else request.destroy((tooLarge = new Error(`the answer is over the ${maxBytes}-byte limit`)));
-      });
-      response.on('end', () => (tooLarge ? reject(tooLarge) : resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') })));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end();
-  });
-}
-
-/** `HTTP 403 Forbidden: pods is forbidden: …` from a Kubernetes Status body, or the bare status. */
-function describeStatus(response: RawResponse): string {
-  let status: unknown;
-  try {
-    status = JSON.parse(response.body);
-  } catch {
-    status = undefined;
-  }
-  if (isRecord(status) && status['kind'] === 'Status') {
-    const reason = typeof status['reason'] === 'string' ? ` ${status['reason']}` : '';
-    const message = typeof status['message'] === 'string' ? `: ${status['message'].slice(0, 300)}` : '';
-    return `HTTP ${response.status}${reason}${message}`;
-  }
-  return `HTTP ${response.status}`;
 }

@@ -45,6 +45,70 @@ function queueMetrics(registers: Registry[], sources: () => MetricSources | unde
 }
 
 /**
+ * The ledger's and the read path's running totals (retries, conflicts, where history reads were
+ * answered, unavailable answers) and the shared quotas over hard, read when Prometheus scrapes.
+ */
+function scrapedTotals(registers: Registry[], sources: () => MetricSources | undefined): void {
+  mirroredCounter({
+    name: 'quota_ledger_ledger_serialization_retries_total',
+    help: 'Ledger transactions rerun after a serialization failure, a lost version race or a lost connection.',
+    registers,
+    read: () => sources()?.ledgerStats().retries,
+  });
+  const readsSeen = new Map<string, number>();
+  new Counter({
+    name: 'quota_ledger_history_reads_total',
+    help: 'History reads (audit, as-of, series, export, dashboard) by where they were answered: replica (DATABASE_READ_URL), primary (no replica, or marked down), waited_out (the replica had not replayed ?minPosition= in READ_REPLICA_WAIT_MS), fell_back (the replica failed the read).',
+    labelNames: ['source'],
+    registers,
+    collect() {
+      const stats = sources()?.readStats();
+      if (!stats) return;
+      for (const [source, total] of [
+        ['replica', stats.replica],
+        ['primary', stats.primary],
+        ['waited_out', stats.waitedOut],
+        ['fell_back', stats.fellBack],
+      ] as const) {
+        this.inc({ source }, total - (readsSeen.get(source) ?? 0));
+        readsSeen.set(source, total);
+      }
+    },
+  });
+  const conflictsSeen = new Map<string, number>();
+  new Counter({
+    name: 'quota_ledger_ledger_conflicts_total',
+    help: 'Ledger transactions that lost to a concurrent one, by cause: serialization (SQLSTATE 40001/40P01), version (the head moved: a lost compare-and-set), unique (a key a concurrent writer took).',
+    labelNames: ['cause'],
+    registers,
+    collect() {
+      for (const [cause, total] of Object.entries(sources()?.ledgerStats().conflicts ?? {})) {
+        this.inc({ cause }, total - (conflictsSeen.get(cause) ?? 0));
+        conflictsSeen.set(cause, total);
+      }
+    },
+  });
+  new Gauge({
+    name: 'quota_ledger_shared_quotas_over_hard',
+    help: 'Shared quotas used above hard for some resource, by kind (ClusterResourceQuota, HierarchicalResourceQuota): a namespace relabelled into one brings its usage along, and a limit may be lowered below usage; nothing more is admitted there until usage drops. GET its usage for overHard.',
+    labelNames: ['kind'],
+    registers,
+    async collect() {
+      const read = sources()?.sharedQuotasOverHard;
+      if (!read) return;
+      const counts = await withTimeout(read(), SCRAPE_READ_TIMEOUT_MS).catch(() => undefined);
+      for (const [kind, count] of Object.entries(counts ?? {})) this.set({ kind }, count);
+    },
+  });
+  mirroredCounter({
+    name: 'quota_ledger_ledger_unavailable_total',
+    help: 'Admissions answered 503 because the ledger could not decide (retries exhausted, database down, queue full).',
+    registers,
+    read: () => sources()?.ledgerStats().unavailable,
+  });
+}
+
+/**
  * The API's Prometheus series, on a registry of its own (several apps in one test process
  * never share series). Names follow Prometheus conventions: base units, `_total` counters,
  * Node's process_* and nodejs_* series unprefixed. Each fact has one exporter: the projection's
@@ -84,58 +148,7 @@ export class Metrics implements OnApplicationShutdown {
     });
     const sources = (): MetricSources | undefined => this.sources;
     this.queueWait = queueMetrics(registers, sources);
-    mirroredCounter({
-      name: 'quota_ledger_ledger_serialization_retries_total',
-      help: 'Ledger transactions rerun after a serialization failure, a lost version race or a lost connection.',
-      registers,
-      read: () => sources()?.ledgerStats().retries,
-    });
-    const readsSeen = new Map<string, number>();
-    new Counter({
-      name: 'quota_ledger_history_reads_total',
-      help: 'History reads (audit, as-of, series, export, dashboard) by where they were answered: replica (DATABASE_READ_URL), primary (no replica, or marked down), waited_out (the replica had not replayed ?minPosition= in READ_REPLICA_WAIT_MS), fell_back (the replica failed the read).',
-      labelNames: ['source'],
-      registers,
-      collect() {
-        const stats = sources()?.readStats();
-        if (!stats) return;
-        for (const [source, total] of [['replica', stats.replica], ['primary', stats.primary], ['waited_out', stats.waitedOut], ['fell_back', stats.fellBack]] as const) {
-          this.inc({ source }, total - (readsSeen.get(source) ?? 0));
-          readsSeen.set(source, total);
-        }
-      },
-    });
-    const conflictsSeen = new Map<string, number>();
-    new Counter({
-      name: 'quota_ledger_ledger_conflicts_total',
-      help: 'Ledger transactions that lost to a concurrent one, by cause: serialization (SQLSTATE 40001/40P01), version (the head moved: a lost compare-and-set), unique (a key a concurrent writer took).',
-      labelNames: ['cause'],
-      registers,
-      collect() {
-        for (const [cause, total] of Object.entries(sources()?.ledgerStats().conflicts ?? {})) {
-          this.inc({ cause }, total - (conflictsSeen.get(cause) ?? 0));
-          conflictsSeen.set(cause, total);
-        }
-      },
-    });
-    new Gauge({
-      name: 'quota_ledger_shared_quotas_over_hard',
-      help: 'Shared quotas used above hard for some resource, by kind (ClusterResourceQuota, HierarchicalResourceQuota): a namespace relabelled into one brings its usage along, and a limit may be lowered below usage; nothing more is admitted there until usage drops. GET its usage for overHard.',
-      labelNames: ['kind'],
-      registers,
-      async collect() {
-        const read = sources()?.sharedQuotasOverHard;
-        if (!read) return;
-        const counts = await withTimeout(read(), SCRAPE_READ_TIMEOUT_MS).catch(() => undefined);
-        for (const [kind, count] of Object.entries(counts ?? {})) this.set({ kind }, count);
-      },
-    });
-    mirroredCounter({
-      name: 'quota_ledger_ledger_unavailable_total',
-      help: 'Admissions answered 503 because the ledger could not decide (retries exhausted, database down, queue full).',
-      registers,
-      read: () => sources()?.ledgerStats().unavailable,
-    });
+    scrapedTotals(registers, sources);
   }
 
   /** Wires the scrape-time sources (the ledger's and the read path's totals) once they exist. */

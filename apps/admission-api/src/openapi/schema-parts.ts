@@ -1,6 +1,6 @@
 import type { ReferenceObject, SchemaObject } from '@nestjs/swagger';
 
-/** The building blocks of the API's schema components (schemas.ts, answer-schemas.ts). */
+/** The building blocks of the API's schema components (schemas.ts, answer-schemas.ts, read-schemas.ts). */
 export type Schema = SchemaObject | ReferenceObject;
 
 /** A reference to a component (checked where SCHEMAS is used: the e2e test resolves every $ref). */

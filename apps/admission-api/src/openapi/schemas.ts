@@ -1,6 +1,7 @@
 import type { ReferenceObject } from '@nestjs/swagger';
 import { ADMISSION_PLUGINS } from '@quota/domain';
 import { ANSWER_SCHEMAS } from './answer-schemas.js';
+import { READ_SCHEMAS } from './read-schemas.js';
 import { CLUSTER_RESOURCE_QUOTA, array, closed, constant, integer, kubeList, ref, string, stringMap, time, type Schema } from './schema-parts.js';
 
 /**
@@ -142,6 +143,7 @@ export const SCHEMAS = {
   ),
   HierarchicalResourceQuotaList: kubeList('hnc.x-k8s.io/v1alpha2', 'HierarchicalResourceQuota', 'HierarchicalResourceQuota'),
   ...ANSWER_SCHEMAS,
+  ...READ_SCHEMAS,
 } satisfies Record<string, Schema>;
 
 export type SchemaName = keyof typeof SCHEMAS;

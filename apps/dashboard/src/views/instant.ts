@@ -52,16 +52,7 @@ export function instantPanel(series: Series, load: (at: string) => Promise<Insta
   };
   previous.addEventListener('click', () => step(-1));
   next.addEventListener('click', () => step(1));
-  const form = h('form', { class: 'instant-form' }, h('label', { for: 'instant-at' }, 'Instant'), input, h('button', { type: 'submit' }, 'Show'), previous, next);
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const at = parseInstant(input.value);
-    if (at === undefined) {
-      fill(result, h('p', { class: 'error', role: 'alert' }, `“${input.value.trim()}” is not an instant: write it as ${localTime(series.until)} (your time zone) or in RFC 3339 (2026-01-01T12:00:00Z).`));
-      return;
-    }
-    show(at);
-  });
+  const form = instantForm(series, input, [previous, next], result, show);
   const element = h(
     'section',
     { class: 'instant', id: 'instant', 'aria-labelledby': 'h-instant' },
@@ -73,6 +64,24 @@ export function instantPanel(series: Series, load: (at: string) => Promise<Insta
   return { element, show };
 }
 
+/** The instant typed in: in local time or RFC 3339, shown on submit; one that does not read as an instant is said in `result`. */
+function instantForm(series: Series, input: HTMLInputElement, steps: readonly HTMLButtonElement[], result: HTMLElement, show: (at: string) => void): HTMLFormElement {
+  const form = h('form', { class: 'instant-form' }, h('label', { for: 'instant-at' }, 'Instant'), input, h('button', { type: 'submit' }, 'Show'), ...steps);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const at = parseInstant(input.value);
+    if (at === undefined) {
+      fill(
+        result,
+        h('p', { class: 'error', role: 'alert' }, `“${input.value.trim()}” is not an instant: write it as ${localTime(series.until)} (your time zone) or in RFC 3339 (2026-01-01T12:00:00Z).`),
+      );
+      return;
+    }
+    show(at);
+  });
+  return form;
+}
+
 function instantTable(instant: Instant): HTMLElement {
   const rows = instant.quotas.flatMap((quota) =>
     Object.entries(quota.hard).map(([resource, limit]) =>
@@ -81,7 +90,11 @@ function instantTable(instant: Instant): HTMLElement {
         { 'data-quota': quota.name, 'data-resource': resource },
         h('td', { 'data-label': 'Quota' }, quota.name),
         h('td', { 'data-label': 'Resource' }, resource),
-        h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name} at ${localTime(instant.at)}`)),
+        h(
+          'td',
+          { 'data-label': 'Used / hard' },
+          usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name} at ${localTime(instant.at)}`),
+        ),
       ),
     ),
   );
@@ -92,14 +105,25 @@ function instantTable(instant: Instant): HTMLElement {
     h('p', {}, 'At ', h('time', { datetime: instant.at }, localTime(instant.at)), ` (version ${instant.version}):`),
     rows.length === 0
       ? h('p', { class: 'muted' }, 'No quota had a hard limit then.')
-      : h('table', { class: 'list stack', id: 'instant-usage' }, h('thead', {}, h('tr', {}, ...['Quota', 'Resource', 'Used / hard'].map((t) => h('th', { scope: 'col' }, t)))), h('tbody', {}, ...rows)),
+      : h(
+          'table',
+          { class: 'list stack', id: 'instant-usage' },
+          h('thead', {}, h('tr', {}, ...['Quota', 'Resource', 'Used / hard'].map((t) => h('th', { scope: 'col' }, t)))),
+          h('tbody', {}, ...rows),
+        ),
     instant.parts && instant.parts.length > 0
       ? h(
           'table',
           { class: 'list stack', id: 'instant-parts' },
           h('caption', {}, 'Each namespace’s part then'),
           h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Namespace'), ...resources.map((r) => h('th', { scope: 'col' }, r)))),
-          h('tbody', {}, ...instant.parts.map((part) => h('tr', { 'data-namespace': part.namespace }, h('td', { 'data-label': 'Namespace' }, part.namespace), ...resources.map((r) => h('td', { 'data-label': r }, part.used[r] ?? '0'))))),
+          h(
+            'tbody',
+            {},
+            ...instant.parts.map((part) =>
+              h('tr', { 'data-namespace': part.namespace }, h('td', { 'data-label': 'Namespace' }, part.namespace), ...resources.map((r) => h('td', { 'data-label': r }, part.used[r] ?? '0'))),
+            ),
+          ),
         )
       : null,
   );

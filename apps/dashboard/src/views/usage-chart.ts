@@ -229,25 +229,27 @@ function chart(track: Track, series: Series, options: ChartOptions, cursors: SVG
     ...limits.map((m) => limitMarker(m, g.x(Date.parse(m.at)), BOX.top, bottom, options.changes)),
     ...denialMarkers(denials, series, g.x, bottom, options.zoomHref),
   );
-  if (options.onPick) {
-    const pick = options.onPick;
-    const ats = series.points.map((p) => p.at);
-    svg.addEventListener('click', (event) => {
-      // A denial's link leads to its explanation; anywhere else picks the instant under the pointer.
-      if ((event.target as Element).closest('a')) return;
-      const box = svg.getBoundingClientRect();
-      const x = ((event.clientX - box.left) / box.width) * BOX.width;
-      const atMs = Date.parse(series.since) + ((x - BOX.left) / (BOX.width - BOX.left - BOX.right)) * spanMs;
-      const at = nearestSample(ats, atMs);
-      if (at) pick(at);
-    });
-  }
+  if (options.onPick) pickOnClick(svg, series, BOX, spanMs, options.onPick);
   return h(
     'figure',
     { class: 'chart-card' },
     h('figcaption', {}, h('strong', {}, track.resource), ` · quota ${track.quota}`, last ? h('span', { class: 'now' }, `${last.used} / ${last.hard}`) : null),
     svg,
   );
+}
+
+/** A click on a chart picks the sample nearest the pointer (`spanMs`: the range the chart spans). */
+function pickOnClick(svg: SVGSVGElement, series: Series, BOX: Box, spanMs: number, pick: (at: string) => void): void {
+  const ats = series.points.map((p) => p.at);
+  svg.addEventListener('click', (event) => {
+    // A denial's link leads to its explanation; anywhere else picks the instant under the pointer.
+    if ((event.target as Element).closest('a')) return;
+    const box = svg.getBoundingClientRect();
+    const x = ((event.clientX - box.left) / box.width) * BOX.width;
+    const atMs = Date.parse(series.since) + ((x - BOX.left) / (BOX.width - BOX.left - BOX.right)) * spanMs;
+    const at = nearestSample(ats, atMs);
+    if (at) pick(at);
+  });
 }
 
 function limitMarker(m: Extract<Marker, { kind: 'limit' }>, x: number, top: number, bottom: number, changes: LimitChanges): SVGElement {

@@ -51,17 +51,7 @@ export function applyReservationEvent(draft: Draft, event: ReservationEvent, ver
       return;
     }
     case 'Committed': {
-      const { reservationId } = event.data;
-      const reservation = draft.reservations.get(reservationId);
-      assert(reservation, `reservation ${reservationId} committed but not live`);
-      assert(reservation.status === 'reserved', `reservation ${reservationId} committed twice`);
-      // A committed update counts the object's whole new usage; the reservation of its
-      // previous state is released (superseded) by its own event.
-      const { previousScopeFacts: _, oldResourceVersion: __, ...rest } = reservation;
-      const committed: Reservation = { ...rest, status: 'committed', contribution: reservation.objectUsage ?? reservation.contribution, committedAt: at };
-      applyContribution(draft, reservation, -1);
-      applyContribution(draft, committed, 1);
-      draft.reservations.set(reservationId, committed);
+      commitReservation(draft, event.data.reservationId, at);
       return;
     }
     case 'Released': {
@@ -69,19 +59,7 @@ export function applyReservationEvent(draft: Draft, event: ReservationEvent, ver
       return;
     }
     case 'Terminated': {
-      const { reservationId } = event.data;
-      const reservation = draft.reservations.get(reservationId);
-      assert(reservation, `reservation ${reservationId} terminated but not live`);
-      assert(reservation.status === 'committed', `reservation ${reservationId} terminated before it was committed`);
-      assert(reservation.terminatedAt === undefined, `reservation ${reservationId} terminated twice`);
-      const remaining = parse(event.data.usage);
-      // It releases a part of the charge: every key it keeps was charged, and no more of it.
-      const unknown = Resources.resourceNames(remaining).filter((name) => !Resources.has(reservation.contribution, name));
-      assert(unknown.length === 0 && Resources.lessThanOrEqual(remaining, reservation.contribution).ok, `reservation ${reservationId} terminated to more than it counted`);
-      const terminated: Reservation = { ...reservation, contribution: remaining, terminatedAt: at };
-      applyContribution(draft, reservation, -1);
-      applyContribution(draft, terminated, 1);
-      draft.reservations.set(reservationId, terminated);
+      terminateReservation(draft, event.data, at);
       return;
     }
   }
@@ -93,6 +71,35 @@ function addReservation(draft: Draft, reservation: Reservation): void {
   draft.reservations.set(reservation.id, reservation);
   if (reservation.object.uid) draft.reservationsByUid.set(reservation.object.uid, reservation.id);
   applyContribution(draft, reservation, 1);
+}
+
+function commitReservation(draft: Draft, reservationId: string, at: number): void {
+  const reservation = draft.reservations.get(reservationId);
+  assert(reservation, `reservation ${reservationId} committed but not live`);
+  assert(reservation.status === 'reserved', `reservation ${reservationId} committed twice`);
+  // A committed update counts the object's whole new usage; the reservation of its
+  // previous state is released (superseded) by its own event.
+  const { previousScopeFacts: _, oldResourceVersion: __, ...rest } = reservation;
+  const committed: Reservation = { ...rest, status: 'committed', contribution: reservation.objectUsage ?? reservation.contribution, committedAt: at };
+  applyContribution(draft, reservation, -1);
+  applyContribution(draft, committed, 1);
+  draft.reservations.set(reservationId, committed);
+}
+
+function terminateReservation(draft: Draft, data: Extract<ReservationEvent, { readonly type: 'Terminated' }>['data'], at: number): void {
+  const { reservationId } = data;
+  const reservation = draft.reservations.get(reservationId);
+  assert(reservation, `reservation ${reservationId} terminated but not live`);
+  assert(reservation.status === 'committed', `reservation ${reservationId} terminated before it was committed`);
+  assert(reservation.terminatedAt === undefined, `reservation ${reservationId} terminated twice`);
+  const remaining = parse(data.usage);
+  // It releases a part of the charge: every key it keeps was charged, and no more of it.
+  const unknown = Resources.resourceNames(remaining).filter((name) => !Resources.has(reservation.contribution, name));
+  assert(unknown.length === 0 && Resources.lessThanOrEqual(remaining, reservation.contribution).ok, `reservation ${reservationId} terminated to more than it counted`);
+  const terminated: Reservation = { ...reservation, contribution: remaining, terminatedAt: at };
+  applyContribution(draft, reservation, -1);
+  applyContribution(draft, terminated, 1);
+  draft.reservations.set(reservationId, terminated);
 }
 
 function releaseReservation(draft: Draft, id: string, _reason: ReleaseReason): void {

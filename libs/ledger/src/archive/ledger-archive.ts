@@ -1,14 +1,15 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { assert, fold, initialState, isSharedQuotaKey, type NamespaceState } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { headOf, reservationFromJson, reservationToJson, stateOf, type HeadJson, type ReservationJson } from '../head.js';
 import { FOLD_START, forgetRetentionHorizon } from './retention.js';
 import { decodeEvent, FOLD_COLUMNS, type FoldRow } from '../rows.js';
+import { ident } from '../sql.js';
+import { exportRows, readBack, syncDirectory } from './archive-file.js';
+
+export type { ArchivedEvent } from './archive-file.js';
 
 /**
  * The archive path of `ledger_events` (`npm run ledger:archive`; README, "Retention and
@@ -54,22 +55,6 @@ export interface ArchiveOptions {
   readonly log?: (message: string) => void;
 }
 
-/** One line of an archive: the audit export's EventView with the columns a restore needs besides. */
-export interface ArchivedEvent {
-  readonly position: string;
-  readonly namespace: string;
-  readonly version: number;
-  readonly type: string;
-  readonly schemaVersion: number;
-  /** `recorded_at`, RFC 3339 with microseconds (the column's precision). */
-  readonly time: string;
-  readonly actor: string;
-  readonly onBehalfOf?: string;
-  readonly requestId?: string;
-  readonly data: unknown;
-  readonly transactionId: string;
-}
-
 export interface PartitionRange {
   readonly partition: string;
   readonly rangeStart: string;
@@ -104,8 +89,6 @@ export class ArchiveRefused extends Error {
   }
 }
 
-/** Rows read per query while exporting (bounds memory, whatever the partition's size). */
-const EXPORT_PAGE_ROWS = 5000;
 /** Events read per query while folding a stream to its horizon state. */
 const FOLD_PAGE_ROWS = 2000;
 /** How long the detach waits for the ledger's lock each time, and how many times it tries. */
@@ -220,75 +203,6 @@ async function refuseWhileProjectionNeedsIt(client: pg.PoolClient, partition: st
   }
 }
 
-interface Exported {
-  readonly events: number;
-  readonly sha256: string;
-  readonly firstPosition: string | null;
-  readonly lastPosition: string | null;
-}
-
-interface ExportRow {
-  readonly position: string;
-  readonly namespace: string;
-  readonly version: string;
-  readonly type: string;
-  readonly schema_version: number;
-  readonly time: string;
-  readonly actor: string;
-  readonly on_behalf_of: string | null;
-  readonly request_id: string | null;
-  /** jsonb's own text: a number in it keeps every digit, which a JavaScript number would not. */
-  readonly data: string;
-  readonly transaction_id: string;
-}
-
-/** The partition's rows by position, a page at a time, into `file` (fsynced); its line count and SHA-256. */
-async function exportRows(client: pg.PoolClient, partition: string, file: string): Promise<Exported> {
-  const handle = await open(file, 'w');
-  const hash = createHash('sha256');
-  let events = 0;
-  let firstPosition: string | null = null;
-  let after = '0';
-  try {
-    for (;;) {
-      const { rows } = await client.query<ExportRow>(
-        `SELECT position::text AS position, namespace, version::text AS version, type, schema_version,
-                to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS time,
-                actor, on_behalf_of, request_id, data::text AS data, transaction_id::text AS transaction_id
-           FROM ${ident(partition)} AS e WHERE e.position > $1::bigint ORDER BY e.position LIMIT ${EXPORT_PAGE_ROWS}`,
-        [after],
-      );
-      if (rows.length === 0) break;
-      const chunk = rows.map((row) => `${archiveLine(row)}\n`).join('');
-      hash.update(chunk);
-      await handle.writeFile(chunk);
-      events += rows.length;
-      firstPosition ??= rows[0]?.position ?? null;
-      after = rows[rows.length - 1]?.position ?? after;
-    }
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  return { events, sha256: hash.digest('hex'), firstPosition, lastPosition: events > 0 ? after : null };
-}
-
-/** One ArchivedEvent as a line, `data` spliced in as the database wrote it. */
-function archiveLine(row: ExportRow): string {
-  const head: Omit<ArchivedEvent, 'data' | 'transactionId'> = {
-    position: row.position,
-    namespace: row.namespace,
-    version: Number(row.version),
-    type: row.type,
-    schemaVersion: row.schema_version,
-    time: row.time,
-    actor: row.actor,
-    ...(row.on_behalf_of === null ? {} : { onBehalfOf: row.on_behalf_of }),
-    ...(row.request_id === null ? {} : { requestId: row.request_id }),
-  };
-  return `${JSON.stringify(head).slice(0, -1)},"data":${row.data},"transactionId":${JSON.stringify(row.transaction_id)}}`;
-}
-
 /**
  * Each stream's state at its last event in the partition, folded as `usage?at=` folds: from the
  * newest of its earlier horizon state and its snapshots at or below that version, over the
@@ -399,15 +313,6 @@ async function dropVerified(dataSource: DataSource, log: (message: string) => vo
   return dropped;
 }
 
-async function readBack(file: string): Promise<{ lines: number; sha256: string }> {
-  const hash = createHash('sha256');
-  let lines = 0;
-  const input = createReadStream(file);
-  input.on('data', (chunk) => hash.update(chunk));
-  for await (const _ of createInterface({ input, crlfDelay: Infinity })) lines++;
-  return { lines, sha256: hash.digest('hex') };
-}
-
 async function currentHorizon(dataSource: DataSource): Promise<string | undefined> {
   const [row] = await dataSource.query(`SELECT max(range_end) AS horizon FROM ledger_retention`);
   return (row as { horizon: Date | null } | undefined)?.horizon?.toISOString();
@@ -417,16 +322,3 @@ async function defaultBefore(dataSource: DataSource, horizon: string): Promise<n
   const [row] = await dataSource.query(`SELECT count(*)::int AS count FROM ledger_events_default WHERE recorded_at < $1::timestamptz`, [horizon]);
   return (row as { count: number }).count;
 }
-
-/** The directory's entry for a renamed file reaches the disk too. */
-async function syncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Partition names come from the database's own view, but are quoted all the same. */
-const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
