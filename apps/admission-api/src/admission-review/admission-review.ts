@@ -111,7 +111,8 @@ function obj(parent: Json, key: string, path: string): KubeObject | undefined {
   return value as KubeObject;
 }
 
-export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
+/** The AdmissionReview v1 envelope's `request`, or why the body is not one. */
+function reviewRequestOf(body: unknown): Record<string, unknown> {
   if (!isObject(body)) throw new ReviewMalformed('body', 'must be an AdmissionReview object');
   if (body['apiVersion'] !== 'admission.k8s.io/v1') {
     throw new ReviewMalformed('apiVersion', `Unsupported value: ${JSON.stringify(body['apiVersion'])}: supported values: "admission.k8s.io/v1"`);
@@ -119,6 +120,35 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   if (body['kind'] !== 'AdmissionReview') throw new ReviewMalformed('kind', `Unsupported value: ${JSON.stringify(body['kind'])}: supported values: "AdmissionReview"`);
   const request = body['request'];
   if (!isObject(request)) throw new ReviewMalformed('request', 'Required value');
+  return request;
+}
+
+/** `request.kind`, when the review names one. */
+function reviewKindOf(request: Record<string, unknown>): AdmissionReviewRequest['kind'] {
+  const rawKind = request['kind'];
+  if (rawKind === undefined || rawKind === null) return undefined;
+  if (!isObject(rawKind)) throw new ReviewMalformed('request.kind', 'must be an object');
+  return {
+    group: str(rawKind, 'group', 'request.kind', false) ?? '',
+    version: str(rawKind, 'version', 'request.kind', false) ?? '',
+    kind: str(rawKind, 'kind', 'request.kind', false) ?? '',
+  };
+}
+
+/** The object and old object: within their kind's bounds, and in the namespace the request names (as the REST path and the API server itself). */
+function checkObjects(groupResource: { group: string; resource: string }, namespace: string | undefined, objects: readonly (readonly [string, KubeObject | undefined])[]): void {
+  for (const [field, value] of objects) {
+    const problem = value === undefined ? undefined : objectShapeProblem(groupResource, value, field);
+    if (problem) throw new ReviewMalformed(problem.field, problem.message);
+    const objectNamespace = value?.metadata?.namespace;
+    if (namespace && objectNamespace !== undefined && objectNamespace !== '' && objectNamespace !== namespace) {
+      throw new ReviewMalformed(`${field}.metadata.namespace`, 'the namespace of the provided object does not match the namespace sent on the request');
+    }
+  }
+}
+
+export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
+  const request = reviewRequestOf(body);
 
   const uid = str(request, 'uid', 'request', true) as string;
   if (uid.length === 0 || uid.length > UID_MAX) throw new ReviewMalformed('request.uid', `must be 1 to ${UID_MAX} characters`);
@@ -133,16 +163,7 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   const plural = str(resource, 'resource', 'request.resource', true) as string;
   if (plural === '') throw new ReviewMalformed('request.resource.resource', 'Required value');
 
-  let kind: AdmissionReviewRequest['kind'];
-  const rawKind = request['kind'];
-  if (rawKind !== undefined && rawKind !== null) {
-    if (!isObject(rawKind)) throw new ReviewMalformed('request.kind', 'must be an object');
-    kind = {
-      group: str(rawKind, 'group', 'request.kind', false) ?? '',
-      version: str(rawKind, 'version', 'request.kind', false) ?? '',
-      kind: str(rawKind, 'kind', 'request.kind', false) ?? '',
-    };
-  }
+  const kind = reviewKindOf(request);
   const userInfo = request['userInfo'];
   if (userInfo !== undefined && userInfo !== null && !isObject(userInfo)) throw new ReviewMalformed('request.userInfo', 'must be an object');
   const dryRun = request['dryRun'];
@@ -156,18 +177,10 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   if (stored) throw new ReviewMalformed(stored.field, stored.message);
   const object = obj(request, 'object', 'request');
   const oldObject = obj(request, 'oldObject', 'request');
-  for (const [field, value] of [
+  checkObjects({ group, resource: plural }, namespace, [
     ['request.object', object],
     ['request.oldObject', oldObject],
-  ] as const) {
-    const problem = value === undefined ? undefined : objectShapeProblem({ group, resource: plural }, value, field);
-    if (problem) throw new ReviewMalformed(problem.field, problem.message);
-    // As the REST path and the API server itself: the object lives in the namespace the request names.
-    const objectNamespace = value?.metadata?.namespace;
-    if (namespace && objectNamespace !== undefined && objectNamespace !== '' && objectNamespace !== namespace) {
-      throw new ReviewMalformed(`${field}.metadata.namespace`, 'the namespace of the provided object does not match the namespace sent on the request');
-    }
-  }
+  ]);
   return {
     uid,
     ...(kind ? { kind } : {}),

@@ -8,9 +8,7 @@ import {
   sharedQuotasCovering,
   type AppliedSharedQuota,
   type NamespaceDefinition,
-  type NamespaceLabels,
   type NamespaceState,
-  type Refusal,
   type SharedQuotaDefinition,
   type SharedQuotaEvent,
   type SharedQuotaRef,
@@ -20,16 +18,18 @@ import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { AppendNotifier, LEDGER_EVENTS_CHANNEL } from './append-notifier.js';
 import { flushWorks } from './flush.js';
-import { stateOf, type HeadJson } from '../head.js';
+import { stateOf } from '../head.js';
 import { LedgerError } from '../ledger-error.js';
 import { pointing, removed } from './event-position.js';
 import type { PutOptions, PutResult, RemoveResult, WriteOptions } from '../ledger.types.js';
 import { RetryPolicy } from './retry-policy.js';
 import { SharedHeads, type SharedHeadRow } from '../shared-heads.js';
-import { NamespaceUnitOfWork, type EventMeta } from './unit-of-work.js';
+import { NamespaceUnitOfWork } from './unit-of-work.js';
 import { namespaceViewOf, sharedQuotaViewOf, type NamespaceView, type SharedQuotaView } from '../read/cluster-views.js';
 import { waitingUnder } from '../read/queue-queries.js';
 import { fairDrain, type DequeueOutcome } from './shared-drain.js';
+import { LIVE_SHARED_QUOTAS, liveSharedQuotas, lockNamespaceHeads, lockSharedHeads, namespaceLabels, readSharedHead, type LockedHead } from './cluster-heads.js';
+import { refusal, writeMeta } from './command-outcomes.js';
 
 /**
  * The writes that move several heads at once: a Namespace's labels (which shared
@@ -122,14 +122,14 @@ export class ClusterWriter {
       const covering = sharedQuotasCovering(registry, name, definition);
       const shared = await lockSharedHeads(tx.client, [...(current?.state.shared ?? []).map((q) => q.key), ...covering.map((d) => sharedQuotaKey(d.ref))]);
       const crowded = crowdedRefusal(name, covering, new Set((current?.state.shared ?? []).map((q) => q.key)), (key) => shared.memberCount(key), this.namespacesMax);
-      if (crowded) throw refused(crowded);
+      if (crowded) throw refusal(crowded);
       const work = this.begin(tx, name, current, shared);
       const { answer: put } = await work.decide(
         { type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) },
-        meta(options),
+        writeMeta(options),
       );
-      if (put.kind === 'Refused') throw refused(put);
-      await work.decide(this.sync(covering.map(appliedSharedQuota)), meta(options));
+      if (put.kind === 'Refused') throw refusal(put);
+      await work.decide(this.sync(covering.map(appliedSharedQuota)), writeMeta(options));
       const position = await flushWorks(tx.client, [work], tx.now, shared);
       committed = [work];
       const view = namespaceViewOf(name, work.current);
@@ -158,9 +158,9 @@ export class ClusterWriter {
         (current.state.shared ?? []).map((q) => q.key),
       );
       const work = this.begin(tx, name, current, shared);
-      const { answer } = await work.decide({ type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) }, meta(options));
-      if (answer.kind === 'Refused') throw refused(answer);
-      await work.decide(this.sync(covering.map(appliedSharedQuota)), meta(options));
+      const { answer } = await work.decide({ type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) }, writeMeta(options));
+      if (answer.kind === 'Refused') throw refusal(answer);
+      await work.decide(this.sync(covering.map(appliedSharedQuota)), writeMeta(options));
       return removed(before, await flushWorks(tx.client, [work], tx.now, shared));
     });
   }
@@ -205,7 +205,7 @@ export class ClusterWriter {
       const namespaces = await namespaceLabels(tx.client);
       const head = await readSharedHead(tx.client, key);
       const { events, answer, resync } = decideSharedQuota(command, { now: tx.now, head: factsOf(head), namespaces });
-      if (answer.kind === 'Refused') throw refused(answer);
+      if (answer.kind === 'Refused') throw refusal(answer);
       if (answer.kind !== 'Defined' && answer.kind !== 'Changed') {
         assert(head, `an unchanged shared quota ${key} has a head`);
         return { created: false, changed: false, view: sharedQuotaViewOf(head.key, Number(head.version), head.state) as SharedQuotaView };
@@ -231,7 +231,7 @@ export class ClusterWriter {
         { type: 'RemoveSharedQuota', ref, ...(options.unmanagedOnly ? { unmanagedOnly: true } : {}) },
         { now: tx.now, head: factsOf(head), namespaces: [] },
       );
-      if (answer.kind === 'Refused') throw refused(answer);
+      if (answer.kind === 'Refused') throw refusal(answer);
       const before = head ? sharedQuotaViewOf(key, Number(head.version), head.state) : undefined;
       assert(before, `shared quota ${key} existed before its removal`);
       const works = await this.resync(tx, key, null, events, resync, options);
@@ -253,7 +253,7 @@ export class ClusterWriter {
       const shared = await lockSharedHeads(tx.client, keys);
       const units = [...heads.values()].map((head) => this.begin(tx, head.namespace, head, shared));
       const dequeued: { outcome: DequeueOutcome; waitedMs: number }[] = [];
-      const admitted = fairDrain(units, key, meta(options), dequeued);
+      const admitted = fairDrain(units, key, writeMeta(options), dequeued);
       if (dequeued.length > 0) await flushWorks(tx.client, units, tx.now, shared);
       return { admitted, dequeued };
     });
@@ -290,7 +290,7 @@ export class ClusterWriter {
     for (const { namespace, covered } of resync) {
       const work = this.begin(tx, namespace, heads.get(namespace), shared);
       const keep: AppliedSharedQuota[] = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
-      await work.decide(this.sync(covered && stored ? [...keep, appliedSharedQuota(stored)] : keep), meta(options));
+      await work.decide(this.sync(covered && stored ? [...keep, appliedSharedQuota(stored)] : keep), writeMeta(options));
       units.push(work);
     }
     return { units, shared };
@@ -341,27 +341,9 @@ export class ClusterWriter {
   }
 }
 
-interface LockedHead {
-  readonly namespace: string;
-  readonly version: string;
-  readonly state: HeadJson;
-}
-
-function refused(answer: Refusal): LedgerError {
-  return new LedgerError(answer.code, answer.message, answer.details);
-}
-
 /** What the shared-quota decider needs of a head. */
 function factsOf(head: SharedHeadRow | undefined) {
   return head ? { version: Number(head.version), definition: head.state.definition ?? undefined, members: Object.keys(head.state.members) } : undefined;
-}
-
-function meta(options: WriteOptions): EventMeta {
-  return {
-    actor: options.actor,
-    ...(options.onBehalfOf === undefined ? {} : { onBehalfOf: options.onBehalfOf }),
-    ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
-  };
 }
 
 /** A shared quota's own event: the actor, and the Kubernetes user it relayed (a LedgerClusterQuota's author). */
@@ -371,46 +353,4 @@ function eventMeta(options: WriteOptions): { request_id: string | null; actor: s
 
 function stateOfHead(head: LockedHead): NamespaceState {
   return stateOf(Number(head.version), head.state);
-}
-
-/** Every shared quota defined now: what a namespace's labels are matched against. */
-const LIVE_SHARED_QUOTAS = `SELECT state->'definition' AS definition FROM shared_quota_heads WHERE jsonb_typeof(state->'definition') = 'object' ORDER BY key`;
-
-async function liveSharedQuotas(client: pg.ClientBase): Promise<SharedQuotaDefinition[]> {
-  const { rows } = await client.query<{ definition: SharedQuotaDefinition }>(LIVE_SHARED_QUOTAS);
-  return rows.map((r) => r.definition);
-}
-
-/** Every namespace the ledger knows: its Namespace object and the shared quotas covering it. */
-async function namespaceLabels(client: pg.ClientBase): Promise<NamespaceLabels[]> {
-  const { rows } = await client.query<{ namespace: string; object: NamespaceDefinition | null; shared: string[] | null }>(
-    `SELECT namespace, state->'object'->'definition' AS object,
-            (SELECT json_agg(q->>'key') FROM jsonb_array_elements(CASE WHEN jsonb_typeof(state->'shared') = 'array' THEN state->'shared' ELSE '[]'::jsonb END) AS q) AS shared
-       FROM namespace_heads ORDER BY namespace`,
-  );
-  return rows.map((r) => ({ namespace: r.namespace, object: r.object ?? undefined, shared: r.shared ?? [] }));
-}
-
-async function readSharedHead(client: pg.ClientBase, key: string): Promise<SharedHeadRow | undefined> {
-  const { rows } = await client.query<SharedHeadRow>(`SELECT key, revision::text AS revision, version::text AS version, state FROM shared_quota_heads WHERE key = $1`, [key]);
-  return rows[0];
-}
-
-/** Locks the heads of these namespaces, in name order (the order every multi-head writer takes). */
-async function lockNamespaceHeads(client: pg.ClientBase, namespaces: readonly string[]): Promise<Map<string, LockedHead>> {
-  if (namespaces.length === 0) return new Map();
-  const { rows } = await client.query<LockedHead>(`SELECT namespace, version::text AS version, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace FOR NO KEY UPDATE`, [
-    [...new Set(namespaces)].sort(),
-  ]);
-  return new Map(rows.map((r) => [r.namespace, r]));
-}
-
-/** Locks the heads of these shared quotas, in key order, after the namespaces'. */
-async function lockSharedHeads(client: pg.ClientBase, keys: readonly string[]): Promise<SharedHeads> {
-  if (keys.length === 0) return new SharedHeads();
-  const { rows } = await client.query<SharedHeadRow>(
-    `SELECT key, revision::text AS revision, version::text AS version, state FROM shared_quota_heads WHERE key = ANY($1::text[]) ORDER BY key FOR NO KEY UPDATE`,
-    [[...new Set(keys)].sort()],
-  );
-  return new SharedHeads(rows);
 }

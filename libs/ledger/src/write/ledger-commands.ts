@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import {
   assert,
   freedSharedKeys,
-  groupResourceString,
-  initialState,
   measureListing,
   needsOf,
   type AdmissionPlugin,
@@ -11,9 +9,7 @@ import {
   type LimitRangeDefinition,
   type LimitedResource,
   type NamespaceCommand,
-  type NamespaceFacts,
   type QuotaDefinition,
-  type Refusal,
   type ReleaseReason,
 } from '@quota/domain';
 import type { DataSource } from 'typeorm';
@@ -36,14 +32,14 @@ import type {
   RemoveResult,
   WriteOptions,
 } from '../ledger.types.js';
-import { pointing, removed, type EventRef } from './event-position.js';
+import { pointing, removed } from './event-position.js';
 import { requestDigest } from './request-digest.js';
 import { queuedTotal } from '../read/queue-queries.js';
 import { dequeuedBy, type DequeueOutcome } from './shared-drain.js';
 import { RetryPolicy } from './retry-policy.js';
-import type { DecisionInput } from './flush-statement.js';
 import type { EventMeta, Keep, Step } from './unit-of-work.js';
-import { limitRangeViewOfState, quotaViewOfState, reservationViewOf } from '../read/views.js';
+import { limitRangeViewOfState, quotaViewOfState } from '../read/views.js';
+import { admitOutcome, bytesOf, decisionOf, expected, kindOf, refusal, settled, unmanaged, unread, writeMeta } from './command-outcomes.js';
 
 const DEFAULTS = {
   batchSizeMax: 64,
@@ -328,97 +324,4 @@ export class LedgerCommands {
     }
     return step;
   }
-}
-
-/** An admission's outcome from its step: the first answer for a repeat, nothing logged where unmanaged. */
-function admitOutcome(step: Step<AnswerOf['AdmitObject']>): AdmitOutcome {
-  const { answer, known: managed } = step;
-  switch (answer.kind) {
-    case 'Refused':
-      throw refusal(answer);
-    case 'Unmanaged':
-      return { result: answer.result, repeated: false, decisionId: '', managed: false };
-    case 'KeyReused':
-      return { result: answer.result, repeated: false, decisionId: '', managed };
-    case 'Repeated':
-      return { result: answer.result, repeated: true, decisionId: step.decision?.id ?? '', managed, ...uncharged(answer) };
-    case 'Decided':
-      if (!step.decision) return { result: answer.result, repeated: false, decisionId: '', managed: true, ...uncharged(answer) };
-      return { result: answer.result, repeated: false, decisionId: step.decision.id ?? '', managed: true, position: step.position, ...uncharged(answer) };
-  }
-}
-
-const uncharged = (answer: { readonly uncharged?: readonly string[] }): Pick<AdmitOutcome, 'uncharged'> => (answer.uncharged ? { uncharged: answer.uncharged } : {});
-
-/** Roughly what a command writes: a reconcile one reservation and event per object listed, a definition its spec, anything else a few rows. */
-function bytesOf(command: NamespaceCommand): number {
-  switch (command.type) {
-    case 'Reconcile':
-      return 2048 + 1024 * command.objects.length;
-    case 'PutQuota':
-    case 'PutLimitRange':
-      return 4096 + 8 * JSON.stringify(command.definition).length;
-    default:
-      return 2048;
-  }
-}
-
-/** Facts of which nothing has been read: what a command asks for first is read with the head. */
-function unread(namespace: string): NamespaceFacts {
-  return { namespace, known: true, now: 0, state: initialState(), liveLoaded: new Set(), reservations: new Map(), answers: new Map() };
-}
-
-function refusal(answer: Refusal): LedgerError {
-  return new LedgerError(answer.code, answer.message, answer.details);
-}
-
-/** A commit's or release's outcome, and the reservation's latest event: what a repeat (which appended nothing) stands on. */
-function settled(namespace: string, step: Step<unknown>, changed: boolean): { outcome: CommitOutcome; latest: EventRef | undefined } {
-  const record = step.reservation;
-  assert(record, `the reservation was read before it was decided on`);
-  const view = reservationViewOf(namespace, record);
-  const version = record.eventVersions.at(-1);
-  return { outcome: { view, changed, position: step.position }, latest: version === undefined ? undefined : { stream: namespace, version } };
-}
-
-function expected(options: PutOptions): { expectedVersion?: number; unmanagedOnly?: true } {
-  return { ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }), ...unmanaged(options) };
-}
-
-/** The REST admin API's guard against writing a definition a cluster object manages (domain: cluster-managed.ts). */
-function unmanaged(options: WriteOptions): { unmanagedOnly?: true } {
-  return options.unmanagedOnly ? { unmanagedOnly: true } : {};
-}
-
-function writeMeta(options: WriteOptions): EventMeta {
-  return {
-    actor: options.actor,
-    ...(options.onBehalfOf === undefined ? {} : { onBehalfOf: options.onBehalfOf }),
-    ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
-  };
-}
-
-/** The admitted object's kind: the object's own, else the one the command names (a resource list), else the old object's. */
-function kindOf(command: AdmitCommand): string | undefined {
-  return command.request.object?.kind || command.kind || command.request.oldObject?.kind || undefined;
-}
-
-/** The decisions log's row for an answer decided now, but for the answer's result (the unit of work adds it). */
-function decisionOf(command: AdmitCommand, key: string | undefined, digest: string | undefined): Omit<DecisionInput, 'result'> {
-  const { request } = command;
-  const object = request.object;
-  const uid = object?.metadata?.uid ?? request.oldObject?.metadata?.uid;
-  const name = request.name || object?.metadata?.name;
-  return {
-    source: command.source,
-    ...(key && digest ? { requestKey: key, requestDigest: digest } : {}),
-    operation: request.operation,
-    resource: groupResourceString(request.groupResource),
-    ...(kindOf(command) ? { kind: kindOf(command) } : {}),
-    ...(name ? { name } : {}),
-    ...(uid ? { objectUid: uid } : {}),
-    requester: command.requester,
-    ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}),
-    dryRun: command.dryRun,
-  };
 }
