@@ -37,7 +37,8 @@ const frameworkAndIo = [
 ];
 const deepLibImports = {
   group: ['**/libs/*/src/**', '@quota/*/*'],
-  message: 'Reach a lib only through its index alias (@quota/domain, @quota/ledger, @quota/config, @quota/inventory, @quota/jobs, @quota/ops, @quota/api).',
+  message:
+    'Reach a lib only through its index alias (@quota/domain, @quota/ledger, @quota/config, @quota/inventory, @quota/jobs, @quota/ops, @quota/api).',
 };
 const appImports = {
   group: ['**/apps/**', '../../*/src/**'],
@@ -45,7 +46,18 @@ const appImports = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'docs/.vitepress/dist/**', 'docs/.vitepress/cache/**', 'coverage/**', 'bench/results/**', '.data/**', '.quota-ledger/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'docs/.vitepress/dist/**',
+      'docs/.vitepress/cache/**',
+      'coverage/**',
+      'bench/results/**',
+      '.data/**',
+      '.quota-ledger/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -92,7 +104,10 @@ export default tseslint.config(
       ],
       'no-restricted-syntax': [
         'error',
-        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'libs/domain has no clock: `new Date()` reads it. Pass the time in.' },
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'libs/domain has no clock: `new Date()` reads it. Pass the time in.',
+        },
         { selector: "CallExpression[callee.name='Date']", message: 'libs/domain has no clock.' },
         { selector: "CallExpression[callee.name='randomUUID']", message: 'libs/domain has no randomness: ids come in as arguments.' },
       ],
@@ -111,11 +126,17 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@quota/ledger', '@quota/config', '@quota/inventory', '@quota/jobs', '@quota/ops'], message: 'libs/ledger may import only @quota/domain and @quota/api.' },
+            {
+              group: ['@quota/ledger', '@quota/config', '@quota/inventory', '@quota/jobs', '@quota/ops'],
+              message: 'libs/ledger may import only @quota/domain and @quota/api.',
+            },
             // The data source runs the migrations (database/data-source.ts), so it takes their list
             // from migrations/index.ts; a migration's own file is a frozen step of the schema's
             // history, not code the ledger may build on.
-            { regex: '(^|/)migrations/(?!index\\.js$)', message: 'libs/ledger may import of migrations/ only migrations/index.js, the list the data source runs.' },
+            {
+              regex: '(^|/)migrations/(?!index\\.js$)',
+              message: 'libs/ledger may import of migrations/ only migrations/index.js, the list the data source runs.',
+            },
             deepLibImports,
             appImports,
           ],
@@ -128,14 +149,25 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['@quota/ledger', '@quota/config', '@quota/inventory'], message: 'libs/inventory may import only @quota/domain.' }, deepLibImports, appImports] },
+        {
+          patterns: [
+            { group: ['@quota/ledger', '@quota/config', '@quota/inventory'], message: 'libs/inventory may import only @quota/domain.' },
+            deepLibImports,
+            appImports,
+          ],
+        },
       ],
     },
   },
   {
     files: ['libs/jobs/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@quota/*'], message: 'libs/jobs imports no lib: it names the queues and how to reach them.' }, appImports] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ group: ['@quota/*'], message: 'libs/jobs imports no lib: it names the queues and how to reach them.' }, appImports],
+        },
+      ],
     },
   },
   {
@@ -145,20 +177,38 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^(?!\\./[a-z-]+\\.js$)', message: 'libs/api imports nothing but its own files: it is the HTTP contract, shared by the server and its clients.' }] },
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./[a-z-]+\\.js$)',
+              message: 'libs/api imports nothing but its own files: it is the HTTP contract, shared by the server and its clients.',
+            },
+          ],
+        },
       ],
     },
   },
   {
     files: ['libs/ops/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@quota/*'], message: 'libs/ops imports no lib: logging, the ops endpoint and shutdown for every process.' }, appImports] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@quota/*'], message: 'libs/ops imports no lib: logging, the ops endpoint and shutdown for every process.' },
+            appImports,
+          ],
+        },
+      ],
     },
   },
   {
     files: ['apps/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [deepLibImports, { group: ['**/apps/**', '../../../*/src/**'], message: 'Apps never import each other.' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [deepLibImports, { group: ['**/apps/**', '../../../*/src/**'], message: 'Apps never import each other.' }] },
+      ],
     },
   },
 );

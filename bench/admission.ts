@@ -43,7 +43,8 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number, 
   const dataSource = new DataSource(buildDataSourceOptions({ url: db.url, poolSize }));
   await dataSource.initialize();
   await runMigrationsLocked(dataSource);
-  if (process.env['HEADS_FILLFACTOR']) await dataSource.query(`ALTER TABLE namespace_heads SET (fillfactor = ${Number(process.env['HEADS_FILLFACTOR'])})`);
+  if (process.env['HEADS_FILLFACTOR'])
+    await dataSource.query(`ALTER TABLE namespace_heads SET (fillfactor = ${Number(process.env['HEADS_FILLFACTOR'])})`);
   // As the service runs it by default: near-limit warnings computed on every allowed admission,
   // the default admission plugins (QUOTA_WARNING_PERCENT=0 measures without the warnings).
   const defaults = loadConfig({ QUOTA_WARNING_PERCENT: process.env['QUOTA_WARNING_PERCENT'] ?? '90' });
@@ -84,7 +85,9 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number, 
     const transactions = ledger.stats.transactions - start.transactions;
     // The statistics collector reports a moment late; what it has is enough for a share.
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const [heads] = await dataSource.query(`SELECT n_tup_upd::float8 AS upd, n_tup_hot_upd::float8 AS hot FROM pg_stat_user_tables WHERE relname = 'namespace_heads'`);
+    const [heads] = await dataSource.query(
+      `SELECT n_tup_upd::float8 AS upd, n_tup_hot_upd::float8 AS hot FROM pg_stat_user_tables WHERE relname = 'namespace_heads'`,
+    );
     return {
       perSecond: allowed / elapsed,
       p50: latency.p50,
@@ -109,10 +112,15 @@ async function ledgerRun(namespaces: number, clients: number, poolSize: number, 
 async function defineTenants(dataSource: DataSource, namespaces: number, tenants: number): Promise<void> {
   const writer = new ClusterWriter(dataSource);
   try {
-    for (let i = 0; i < namespaces; i++) await writer.putNamespace({ name: `ns-${i}`, metadata: { labels: { tenant: `t-${i % tenants}` } } }, { actor: 'bench' });
+    for (let i = 0; i < namespaces; i++)
+      await writer.putNamespace({ name: `ns-${i}`, metadata: { labels: { tenant: `t-${i % tenants}` } } }, { actor: 'bench' });
     for (let t = 0; t < tenants; t++) {
       await writer.putSharedQuota(
-        { ref: { kind: 'ClusterResourceQuota', name: `t-${t}` }, spec: { hard: { pods: '1000000', 'requests.cpu': '1000000' } }, selector: { labels: { matchLabels: { tenant: `t-${t}` } } } },
+        {
+          ref: { kind: 'ClusterResourceQuota', name: `t-${t}` },
+          spec: { hard: { pods: '1000000', 'requests.cpu': '1000000' } },
+          selector: { labels: { matchLabels: { tenant: `t-${t}` } } },
+        },
         { actor: 'bench' },
       );
     }
@@ -123,7 +131,14 @@ async function defineTenants(dataSource: DataSource, namespaces: number, tenants
 
 const scenarios = [
   { key: 'low', label: `${NAMESPACES} namespaces, 16 clients`, namespaces: NAMESPACES, clients: 16, baselineNs: 1000, tenants: 0 },
-  { key: 'shared', label: `${NAMESPACES} namespaces, 16 clients, each admission also charging its tenant's ClusterResourceQuota (100 of 10 namespaces)`, namespaces: NAMESPACES, clients: 16, baselineNs: 1000, tenants: 100 },
+  {
+    key: 'shared',
+    label: `${NAMESPACES} namespaces, 16 clients, each admission also charging its tenant's ClusterResourceQuota (100 of 10 namespaces)`,
+    namespaces: NAMESPACES,
+    clients: 16,
+    baselineNs: 1000,
+    tenants: 100,
+  },
   { key: 'hot', label: '1 hot namespace, 64 clients', namespaces: 1, clients: 64, baselineNs: 1, tenants: 0 },
 ];
 
@@ -148,4 +163,6 @@ for (const s of scenarios.filter((x) => !only || x.key === only)) {
   });
 }
 console.table(rows);
-console.log(`(${SECONDS} s per run; baseline (a) = pgbench cu1.sql at 16 clients; ledger = LedgerCommands.admit in-process, pool 8, one pod per admission)`);
+console.log(
+  `(${SECONDS} s per run; baseline (a) = pgbench cu1.sql at 16 clients; ledger = LedgerCommands.admit in-process, pool 8, one pod per admission)`,
+);

@@ -34,7 +34,10 @@ const actor = { actor: 'bench' };
 
 type Scenario = 'none' | 'relabel' | 'quota' | 'wide';
 
-const labelsOf = (i: number, tenant = i % TENANTS): Record<string, string> => ({ tenant: `t-${tenant}`, ...(i < WIDE ? { wide: 'yes' } : {}) });
+const labelsOf = (i: number, tenant = i % TENANTS): Record<string, string> => ({
+  tenant: `t-${tenant}`,
+  ...(i < WIDE ? { wide: 'yes' } : {}),
+});
 const crq = (name: string, labels: Record<string, string>, pods: number): SharedQuotaDefinition => ({
   ref: { kind: 'ClusterResourceQuota', name },
   spec: { hard: { pods: String(pods), 'requests.cpu': '1000000' } },
@@ -42,7 +45,11 @@ const crq = (name: string, labels: Record<string, string>, pods: number): Shared
 });
 
 async function setUp(dataSource: DataSource, ledger: LedgerCommands, writer: ClusterWriter): Promise<void> {
-  await Promise.all(Array.from({ length: NAMESPACES }, (_, i) => ledger.putQuota(`ns-${i}`, { name: 'compute', spec: { hard: { pods: '1000000', 'requests.cpu': '1000000' } } }, actor)));
+  await Promise.all(
+    Array.from({ length: NAMESPACES }, (_, i) =>
+      ledger.putQuota(`ns-${i}`, { name: 'compute', spec: { hard: { pods: '1000000', 'requests.cpu': '1000000' } } }, actor),
+    ),
+  );
   for (let i = 0; i < NAMESPACES; i++) await writer.putNamespace({ name: `ns-${i}`, metadata: { labels: labelsOf(i) } }, actor);
   for (let t = 0; t < TENANTS; t++) await writer.putSharedQuota(crq(`t-${t}`, { tenant: `t-${t}` }, 1_000_000), actor);
   await writer.putSharedQuota(crq('wide', { wide: 'yes' }, 1_000_000), actor);
@@ -52,7 +59,8 @@ async function setUp(dataSource: DataSource, ledger: LedgerCommands, writer: Clu
 /** The cluster write a scenario loops on, the n-th. */
 function clusterWrite(writer: ClusterWriter, scenario: Exclude<Scenario, 'none'>, n: number): Promise<unknown> {
   const i = Math.floor(Math.random() * NAMESPACES);
-  if (scenario === 'relabel') return writer.putNamespace({ name: `ns-${i}`, metadata: { labels: labelsOf(i, (i + n + 1) % TENANTS) } }, actor);
+  if (scenario === 'relabel')
+    return writer.putNamespace({ name: `ns-${i}`, metadata: { labels: labelsOf(i, (i + n + 1) % TENANTS) } }, actor);
   if (scenario === 'quota') return writer.putSharedQuota(crq(`t-${i % TENANTS}`, { tenant: `t-${i % TENANTS}` }, 1_000_000 + n), actor);
   return writer.putSharedQuota(crq('wide', { wide: 'yes' }, 1_000_000 + n), actor);
 }
@@ -117,7 +125,15 @@ async function run(scenario: Scenario): Promise<Run> {
         serialization: ledger.stats.conflicts.serialization - admissions.conflicts.serialization,
         unavailable,
       },
-      writes: { count: w.count, p50: w.p50, p99: w.p99, max: w.max, retries: writer.stats.retries - writes.retries, serialization: writer.stats.conflicts.serialization - writes.conflicts.serialization, failed },
+      writes: {
+        count: w.count,
+        p50: w.p50,
+        p99: w.p99,
+        max: w.max,
+        retries: writer.stats.retries - writes.retries,
+        serialization: writer.stats.conflicts.serialization - writes.conflicts.serialization,
+        failed,
+      },
     };
   } finally {
     await writer.close();

@@ -7,13 +7,23 @@
 import { fold, type LedgerEvent, type RecordedEvent } from '@quota/domain';
 
 const total = Number(process.argv[2] ?? 1_000_000);
-const podFacts = { Terminating: false, NotTerminating: true, BestEffort: false, NotBestEffort: true, PriorityClass: [], CrossNamespacePodAffinity: false };
+const podFacts = {
+  Terminating: false,
+  NotTerminating: true,
+  BestEffort: false,
+  NotBestEffort: true,
+  PriorityClass: [],
+  CrossNamespacePodAffinity: false,
+};
 
 function* history(): Generator<RecordedEvent> {
   let version = 0;
   const at = Date.UTC(2026, 0, 1);
   const emit = (event: LedgerEvent): RecordedEvent => ({ ...event, version: ++version, at: at + version });
-  yield emit({ type: 'QuotaDefined', data: { name: 'compute', spec: { hard: { 'requests.cpu': '1000', 'requests.memory': '1Ti', pods: '100k' } } } });
+  yield emit({
+    type: 'QuotaDefined',
+    data: { name: 'compute', spec: { hard: { 'requests.cpu': '1000', 'requests.memory': '1Ti', pods: '100k' } } },
+  });
   yield emit({ type: 'QuotaDefined', data: { name: 'long-running', spec: { hard: { pods: '100k' }, scopes: ['NotTerminating'] } } });
   const live: string[] = [];
   let oldest = 0;

@@ -18,7 +18,10 @@ import { serviceNodeVersion } from './lib/service.js';
 const seconds = Number(process.argv[2] ?? 6);
 const rounds = Number(process.argv[3] ?? 2);
 // FRAMEWORKS=express,fastify: only these (the floor is always measured: it is the unit).
-const VARIANTS = ['floor', ...(process.env['FRAMEWORKS']?.split(',').filter(Boolean) ?? ['express', 'nest-express', 'nest-fastify', 'fastify'])];
+const VARIANTS = [
+  'floor',
+  ...(process.env['FRAMEWORKS']?.split(',').filter(Boolean) ?? ['express', 'nest-express', 'nest-fastify', 'fastify']),
+];
 const runs = new Map<string, FloorFigures[]>(VARIANTS.map((variant) => [variant, []]));
 for (let round = 0; round < rounds; round += 1) {
   for (const variant of VARIANTS) {
@@ -27,7 +30,9 @@ for (let round = 0; round < rounds; round += 1) {
 }
 const mean = (values: readonly number[]): number => values.reduce((sum, value) => sum + value, 0) / Math.max(1, values.length);
 const floorCpu = mean((runs.get('floor') ?? []).map((figures) => figures.cpuMsPerRequest));
-console.log(`Node ${serviceNodeVersion()}, ${rounds} rounds of ${seconds} s each, 32 clients; CPU per answer (user + system) of the server only`);
+console.log(
+  `Node ${serviceNodeVersion()}, ${rounds} rounds of ${seconds} s each, 32 clients; CPU per answer (user + system) of the server only`,
+);
 for (const [variant, figures] of runs) {
   const cpu = figures.map((one) => one.cpuMsPerRequest);
   console.log(

@@ -13,7 +13,16 @@ import { openDataSource, UsageProjection } from '@quota/ledger';
 import { closedLoop, HttpClient } from './lib/load.js';
 import { createDatabase } from './lib/postgres.js';
 import { classifyReview, podReview, quotaPut } from './lib/review.js';
-import { benchCredentials, builtAppsMissing, freePort, migrate, postgresCpuSeconds, sampler, startApi, startProjectionWorker } from './lib/service.js';
+import {
+  benchCredentials,
+  builtAppsMissing,
+  freePort,
+  migrate,
+  postgresCpuSeconds,
+  sampler,
+  startApi,
+  startProjectionWorker,
+} from './lib/service.js';
 import { summarize } from './lib/stats.js';
 
 const seconds = Number(process.argv[2] ?? 15);
@@ -44,13 +53,24 @@ try {
   const after = await workerMetrics(metricsPort);
   const admissions = result.byKind['admission'];
   const allowed = admissions?.ok ?? 0;
-  const steps = (after.get('quota_ledger_projection_step_duration_seconds_count') ?? 0) - (before.get('quota_ledger_projection_step_duration_seconds_count') ?? 0);
-  const stepSeconds = (after.get('quota_ledger_projection_step_duration_seconds_sum') ?? 0) - (before.get('quota_ledger_projection_step_duration_seconds_sum') ?? 0);
-  const applied = (after.get('quota_ledger_projection_events_applied_total') ?? 0) - (before.get('quota_ledger_projection_events_applied_total') ?? 0);
+  const steps =
+    (after.get('quota_ledger_projection_step_duration_seconds_count') ?? 0) -
+    (before.get('quota_ledger_projection_step_duration_seconds_count') ?? 0);
+  const stepSeconds =
+    (after.get('quota_ledger_projection_step_duration_seconds_sum') ?? 0) -
+    (before.get('quota_ledger_projection_step_duration_seconds_sum') ?? 0);
+  const applied =
+    (after.get('quota_ledger_projection_events_applied_total') ?? 0) - (before.get('quota_ledger_projection_events_applied_total') ?? 0);
   const cpuMsPerEvent = (s: number): string => ((s * 1000) / Math.max(1, applied)).toFixed(3);
-  console.log(`hot namespace, ${clients} clients, ${seconds} s: ${Math.round(allowed / result.elapsedSeconds).toLocaleString('en-US')} admissions/s (${admissions?.errors ?? 0} errors)`);
-  console.log(`projection lag (every 100 ms, ${lagMs.count} samples): p50 ${Math.round(lagMs.p50)} ms, p95 ${Math.round(lagMs.p95)} ms, p99 ${Math.round(lagMs.p99)} ms, max ${Math.round(lagMs.max)} ms`);
-  console.log(`worker steps: ${steps} applying ${applied.toLocaleString('en-US')} events (${(applied / Math.max(1, steps)).toFixed(0)} a step), ${((stepSeconds * 1000) / Math.max(1, steps)).toFixed(1)} ms a step on average`);
+  console.log(
+    `hot namespace, ${clients} clients, ${seconds} s: ${Math.round(allowed / result.elapsedSeconds).toLocaleString('en-US')} admissions/s (${admissions?.errors ?? 0} errors)`,
+  );
+  console.log(
+    `projection lag (every 100 ms, ${lagMs.count} samples): p50 ${Math.round(lagMs.p50)} ms, p95 ${Math.round(lagMs.p95)} ms, p99 ${Math.round(lagMs.p99)} ms, max ${Math.round(lagMs.max)} ms`,
+  );
+  console.log(
+    `worker steps: ${steps} applying ${applied.toLocaleString('en-US')} events (${(applied / Math.max(1, steps)).toFixed(0)} a step), ${((stepSeconds * 1000) / Math.max(1, steps)).toFixed(1)} ms a step on average`,
+  );
   console.log('steps by duration (ms, at most):');
   console.table(bucketsOf(before, after));
   // Caught up, and a moment for the worker's last snapshot (written after its step).
@@ -59,9 +79,11 @@ try {
   const [written] = await lagSource.query<{ n: number; largest: number | null }[]>(
     `SELECT count(*)::int AS n, max(jsonb_array_length(reservations))::int AS largest FROM usage_snapshots WHERE namespace = 'hot'`,
   );
-  console.log(`snapshots of the namespace: ${written?.n ?? 0} (the largest with ${written?.largest ?? 0} live reservations), written after their steps`);
   console.log(
-    `CPU ms per applied event: worker ${cpuMsPerEvent(worker.cpuSeconds() - cpu0.worker)}; per admission: api ${((api.cpuSeconds() - cpu0.api) * 1000 / Math.max(1, allowed)).toFixed(3)}, postgres ${((postgresCpuSeconds() - cpu0.postgres) * 1000 / Math.max(1, allowed)).toFixed(3)}`,
+    `snapshots of the namespace: ${written?.n ?? 0} (the largest with ${written?.largest ?? 0} live reservations), written after their steps`,
+  );
+  console.log(
+    `CPU ms per applied event: worker ${cpuMsPerEvent(worker.cpuSeconds() - cpu0.worker)}; per admission: api ${(((api.cpuSeconds() - cpu0.api) * 1000) / Math.max(1, allowed)).toFixed(3)}, postgres ${(((postgresCpuSeconds() - cpu0.postgres) * 1000) / Math.max(1, allowed)).toFixed(3)}`,
   );
 } finally {
   client.close();

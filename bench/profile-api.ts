@@ -50,7 +50,10 @@ try {
   const next = (): RequestSpec => review(namespaces[Math.floor(Math.random() * namespaces.length)] ?? 'low-0');
   // RATE=n: an open loop at n admissions a second (small groups), instead of 32 clients as fast as they go.
   const rate = Number(process.env['RATE'] ?? 0);
-  const result = rate > 0 ? await openLoop(client, { perSecond: rate, seconds, maxInFlight: 256, classify, next }) : await closedLoop(client, { clients: 32, seconds, classify, next });
+  const result =
+    rate > 0
+      ? await openLoop(client, { perSecond: rate, seconds, maxInFlight: 256, classify, next })
+      : await closedLoop(client, { clients: 32, seconds, classify, next });
   const windowEnd = Number(process.hrtime.bigint() / 1000n);
   const figures = result.byKind['admission'];
   const latency = summarize(figures?.latenciesMs ?? []);
@@ -68,10 +71,15 @@ try {
     `floor (bare Node http, one JSON.parse, precomputed answer; same load): ${Math.round(floor.perSecond)} answers/s, p99 ${floor.latency.p99.toFixed(1)} ms, CPU ${floor.cpuMsPerRequest.toFixed(3)} ms per answer; ` +
       `the API's CPU per admission is ${(cpuMs / floor.cpuMsPerRequest).toFixed(1)} × the floor`,
   );
-  const profile = !profiling ? undefined : readdirSync(dir).find((name) => name.endsWith('.cpuprofile') && name.split('.').includes(String(api.pid)));
+  const profile = !profiling
+    ? undefined
+    : readdirSync(dir).find((name) => name.endsWith('.cpuprofile') && name.split('.').includes(String(api.pid)));
   if (profile) {
     // The load's window, for other readings of the same profile.
-    writeFileSync(join(dir, `${profile}.window.json`), JSON.stringify({ fromUs: windowStart, toUs: windowEnd, admissions: figures?.count ?? 0, cpuMsPerAdmission: cpuMs }));
+    writeFileSync(
+      join(dir, `${profile}.window.json`),
+      JSON.stringify({ fromUs: windowStart, toUs: windowEnd, admissions: figures?.count ?? 0, cpuMsPerAdmission: cpuMs }),
+    );
     console.log(summarizeProfile(join(dir, profile), windowStart, windowEnd, top, cpuMs));
   }
 } finally {
@@ -113,7 +121,12 @@ function byFile(node: ProfileNode): string {
  * by function and by file (a package counts as one).
  */
 function summarizeProfile(file: string, from: number, to: number, count: number, cpuMs: number): string {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; startTime: number; samples: number[]; timeDeltas: number[] };
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    startTime: number;
+    samples: number[];
+    timeDeltas: number[];
+  };
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const parents = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
@@ -132,7 +145,9 @@ function summarizeProfile(file: string, from: number, to: number, count: number,
     if (nodes.get(id)?.callFrame.functionName === '(idle)') idle += us;
     else busy += us;
   }
-  const lines = [`profile ${file}: ${(busy / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle during the load; shares of busy time`];
+  const lines = [
+    `profile ${file}: ${(busy / 1000).toFixed(0)} ms busy, ${(idle / 1000).toFixed(0)} ms idle during the load; shares of busy time`,
+  ];
   const byPart = new Map<string, number>();
   for (const [id, us] of selfUs) {
     const node = nodes.get(id) as ProfileNode;

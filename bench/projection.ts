@@ -39,10 +39,16 @@ try {
   const series = summarize(seriesSamples);
   const breakdown = await rebuildBreakdown();
   console.log(`events in the namespace:      ${history.events.toLocaleString('en-US')}`);
-  console.log(`projection catch-up:          ${history.catchUpSeconds.toFixed(1)} s = ${Math.round(history.catchUpPerSecond).toLocaleString('en-US')} events/s (batches of 5,000, snapshot every 10,000: the default); Node CPU ${history.catchUpNodeMicrosPerEvent.toFixed(1)} µs per event`);
-  console.log(`usage?at= (200 random instants): p50 ${asOf.p50.toFixed(1)} ms, p95 ${asOf.p95.toFixed(1)} ms, p99 ${asOf.p99.toFixed(1)} ms`);
+  console.log(
+    `projection catch-up:          ${history.catchUpSeconds.toFixed(1)} s = ${Math.round(history.catchUpPerSecond).toLocaleString('en-US')} events/s (batches of 5,000, snapshot every 10,000: the default); Node CPU ${history.catchUpNodeMicrosPerEvent.toFixed(1)} µs per event`,
+  );
+  console.log(
+    `usage?at= (200 random instants): p50 ${asOf.p50.toFixed(1)} ms, p95 ${asOf.p95.toFixed(1)} ms, p99 ${asOf.p99.toFixed(1)} ms`,
+  );
   console.log(`usage series of 500 points over a week (20 random weeks): p50 ${series.p50.toFixed(1)} ms, p99 ${series.p99.toFixed(1)} ms`);
-  console.log(`where a rebuild of the same history spends its ${breakdown.seconds.toFixed(1)} s (${Math.round(breakdown.perSecond).toLocaleString('en-US')} events/s): per statement, from send to answer; the rest is the fold in Node`);
+  console.log(
+    `where a rebuild of the same history spends its ${breakdown.seconds.toFixed(1)} s (${Math.round(breakdown.perSecond).toLocaleString('en-US')} events/s): per statement, from send to answer; the rest is the fold in Node`,
+  );
   console.table(breakdown.statements);
 } finally {
   if (dataSource.isInitialized) await dataSource.destroy();
@@ -50,7 +56,11 @@ try {
 }
 
 /** A rebuild of the projection with every statement timed (from the call to its answer), grouped by the statement's start. */
-async function rebuildBreakdown(): Promise<{ seconds: number; perSecond: number; statements: Record<string, { calls: number; ms: number }> }> {
+async function rebuildBreakdown(): Promise<{
+  seconds: number;
+  perSecond: number;
+  statements: Record<string, { calls: number; ms: number }>;
+}> {
   const times = new Map<string, { calls: number; ms: number }>();
   const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
   (pg.Client.prototype as { query: unknown }).query = function timed(this: pg.Client, ...args: unknown[]) {

@@ -145,7 +145,9 @@ try {
   });
   const holders: string[] = [];
   for (let i = 0; i < HOLDERS; i++) holders.push(idOf(await client.must(reserveSpec(false))));
-  console.log(`[bench] ${NAMESPACE}: quota cpu=${HOLDERS}, full; ${RELEASES_PER_SECOND} releases/s; ${CLIENTS} clients asking for cpu=1 each; ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per mode`);
+  console.log(
+    `[bench] ${NAMESPACE}: quota cpu=${HOLDERS}, full; ${RELEASES_PER_SECOND} releases/s; ${CLIENTS} clients asking for cpu=1 each; ${WARMUP_SECONDS} s warm-up + ${SECONDS} s per mode`,
+  );
   const rows: Record<string, string | number>[] = [];
   for (const mode of ['wait', '403 + retry'] as const) {
     const cpu0 = api.cpuSeconds();

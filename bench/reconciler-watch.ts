@@ -26,7 +26,8 @@ import { ROOT } from '../test/support/deploy.js';
 import { defineQuota } from '../test/support/ledger-reads.js';
 import { prepareLedgerStack, startLedgerStack, type LedgerStack } from '../test/support/ledger-stack.js';
 
-const arg = (name: string, fallback: number): number => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+const arg = (name: string, fallback: number): number =>
+  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const NAMESPACES = arg('namespaces', 1000);
 const SECONDS = arg('seconds', 60);
 const CONCURRENCY = 20;
@@ -61,7 +62,8 @@ const diff = (after: ByVerb, before: ByVerb): ByVerb =>
       .filter(([, n]) => n !== 0),
   );
 const total = (counts: ByVerb): number => Object.values(counts).reduce((a, b) => a + b, 0);
-const perMinute = (counts: ByVerb, seconds: number): ByVerb => Object.fromEntries(Object.entries(counts).map(([verb, n]) => [verb, Math.round((n * 60) / seconds)]));
+const perMinute = (counts: ByVerb, seconds: number): ByVerb =>
+  Object.fromEntries(Object.entries(counts).map(([verb, n]) => [verb, Math.round((n * 60) / seconds)]));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function reconcilerMetric(stack: LedgerStack, series: string): Promise<number> {
@@ -141,13 +143,23 @@ async function main(): Promise<void> {
 
     const reconcilerOnly = diff(idle, without);
     const listsPerSettle = Math.round(((settles['LIST'] ?? 0) / NAMESPACES) * 10) / 10;
-    console.log(`reconciler at rest, ${NAMESPACES} namespaces (each with a quota and a ConfigMap), kube-apiserver ${plane.version}; setup ${setupSeconds} s`);
+    console.log(
+      `reconciler at rest, ${NAMESPACES} namespaces (each with a quota and a ConfigMap), kube-apiserver ${plane.version}; setup ${setupSeconds} s`,
+    );
     console.log(`  requests/min, reconciler stopped: ${total(perMinute(without, SECONDS))} ${JSON.stringify(perMinute(without, SECONDS))}`);
-    console.log(`  requests/min, reconciler idle:    ${total(perMinute(idle, SECONDS))} ${JSON.stringify(perMinute(idle, SECONDS))} (namespaces reconciled meanwhile: ${reconciledDuring})`);
-    console.log(`  the reconciler's share:           ${total(perMinute(reconcilerOnly, SECONDS))} ${JSON.stringify(perMinute(reconcilerOnly, SECONDS))}`);
+    console.log(
+      `  requests/min, reconciler idle:    ${total(perMinute(idle, SECONDS))} ${JSON.stringify(perMinute(idle, SECONDS))} (namespaces reconciled meanwhile: ${reconciledDuring})`,
+    );
+    console.log(
+      `  the reconciler's share:           ${total(perMinute(reconcilerOnly, SECONDS))} ${JSON.stringify(perMinute(reconcilerOnly, SECONDS))}`,
+    );
     const watches = (openIdle['WATCH'] ?? 0) - (openWithout['WATCH'] ?? 0);
-    console.log(`  the reconciler's open watches: ${watches} (each ended by the server after 300 s and resumed: ${Math.round((watches * 60) / 300)} WATCH requests/min on average)`);
-    console.log(`  one namespace settle (first counts): ${listsPerSettle} LIST requests; a periodic pass every 600 s = ${Math.round((listsPerSettle * NAMESPACES) / 10)} LIST/min on average`);
+    console.log(
+      `  the reconciler's open watches: ${watches} (each ended by the server after 300 s and resumed: ${Math.round((watches * 60) / 300)} WATCH requests/min on average)`,
+    );
+    console.log(
+      `  one namespace settle (first counts): ${listsPerSettle} LIST requests; a periodic pass every 600 s = ${Math.round((listsPerSettle * NAMESPACES) / 10)} LIST/min on average`,
+    );
     console.log(`  reconciler memory: RSS ${Math.round(rss / 2 ** 20)} MiB, heap used ${Math.round(heap / 2 ** 20)} MiB`);
   } finally {
     kube.close();

@@ -27,7 +27,15 @@ import { closedLoop, HttpClient, openLoop, type LoadResult } from './lib/load.js
 import { adminQuery, createDatabase, REDIS_URL } from './lib/postgres.js';
 import { reconcileBench, type ReconcileFigures } from './lib/reconcile.js';
 import { classifyReview, podReview, quotaPut } from './lib/review.js';
-import { benchCredentials, builtAppsMissing, migrate, sampler, serviceNodeVersion, startApi, startProjectionWorker } from './lib/service.js';
+import {
+  benchCredentials,
+  builtAppsMissing,
+  migrate,
+  sampler,
+  serviceNodeVersion,
+  startApi,
+  startProjectionWorker,
+} from './lib/service.js';
 import { figuresOf, measureServiceRun, type ServiceRun, type ServiceUnderLoad } from './lib/service-run.js';
 import { ms, ratio } from './lib/stats.js';
 import { benchTargets } from './lib/targets.js';
@@ -35,8 +43,24 @@ import { whereTheWritesGo } from './lib/writes.js';
 
 const quick = process.argv.includes('--quick');
 const PLAN = quick
-  ? { baselineSeconds: 3, loadSeconds: 4, warmupSeconds: 1, historyEvents: 100_000, reconcileNamespaces: 100, asOfQueries: 100, seriesQueries: 10 }
-  : { baselineSeconds: 15, loadSeconds: 15, warmupSeconds: 3, historyEvents: 1_000_000, reconcileNamespaces: 1000, asOfQueries: 200, seriesQueries: 20 };
+  ? {
+      baselineSeconds: 3,
+      loadSeconds: 4,
+      warmupSeconds: 1,
+      historyEvents: 100_000,
+      reconcileNamespaces: 100,
+      asOfQueries: 100,
+      seriesQueries: 10,
+    }
+  : {
+      baselineSeconds: 15,
+      loadSeconds: 15,
+      warmupSeconds: 3,
+      historyEvents: 1_000_000,
+      reconcileNamespaces: 1000,
+      asOfQueries: 200,
+      seriesQueries: 20,
+    };
 const LOW = { label: 'low contention', namespaces: 1000, clients: 32 };
 const HOT = { label: 'hot namespace', namespaces: 1, clients: 64 };
 const MIXED = { label: 'mixed read/write', namespaces: 100, clients: 32, writeShare: 0.7 };
@@ -58,7 +82,9 @@ for (const problem of [builtAppsMissing(), pgbenchAvailable()]) {
 const baselines: BaselineFigure[] = [];
 for (const scenario of [LOW, HOT]) {
   for (const design of Object.keys(DESIGNS) as BaselineDesign[]) {
-    log(`baseline (${design}) ${scenario.label}: pgbench ${DESIGNS[design].script}, ${scenario.namespaces} namespace(s), ${scenario.clients} clients, ${PLAN.baselineSeconds} s`);
+    log(
+      `baseline (${design}) ${scenario.label}: pgbench ${DESIGNS[design].script}, ${scenario.namespaces} namespace(s), ${scenario.clients} clients, ${PLAN.baselineSeconds} s`,
+    );
     baselines.push(await runBaseline(design, scenario.namespaces, scenario.clients, PLAN.baselineSeconds));
   }
 }
@@ -71,7 +97,8 @@ const baselineA = (namespaces: number): number => baselines.find((b) => b.design
 const classify = classifyReview;
 
 const pick = (prefix: string, count: number): string => `${prefix}-${String(Math.floor(Math.random() * count)).padStart(4, '0')}`;
-const names = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
+const names = (prefix: string, count: number): string[] =>
+  Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
 
 const credentials = benchCredentials();
 const serviceDb = await createDatabase('svc');
@@ -81,7 +108,10 @@ const worker = startProjectionWorker(serviceDb.url);
 const client = new HttpClient(api.base, credentials.token, 256);
 const pool = new pg.Pool({ connectionString: serviceDb.url, max: 2 });
 const reservedIn = async (pattern: string): Promise<number> =>
-  Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ledger_events WHERE type = 'Reserved' AND namespace LIKE $1`, [pattern])).rows[0]?.n);
+  Number(
+    (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ledger_events WHERE type = 'Reserved' AND namespace LIKE $1`, [pattern]))
+      .rows[0]?.n,
+  );
 
 async function putQuotas(namespaces: readonly string[], hard: Record<string, string>): Promise<void> {
   for (let i = 0; i < namespaces.length; i += 32) {
@@ -102,14 +132,29 @@ const lagSource = await openDataSource({ url: serviceDb.url, poolSize: 1 });
 const lagProjection = new UsageProjection(lagSource);
 const rssSamples = sampler(() => api.rss(), 250);
 
-const service: ServiceUnderLoad = { api, worker, lagProjection, databaseUrl: serviceDb.url, reservedIn, loadSeconds: PLAN.loadSeconds, log };
-const serviceRun = (label: string, clients: number, pattern: string, load: () => Promise<LoadResult>): Promise<ServiceRun> => measureServiceRun(service, label, clients, pattern, load);
+const service: ServiceUnderLoad = {
+  api,
+  worker,
+  lagProjection,
+  databaseUrl: serviceDb.url,
+  reservedIn,
+  loadSeconds: PLAN.loadSeconds,
+  log,
+};
+const serviceRun = (label: string, clients: number, pattern: string, load: () => Promise<LoadResult>): Promise<ServiceRun> =>
+  measureServiceRun(service, label, clients, pattern, load);
 
 const runs: ServiceRun[] = [];
 runs.push(
-  await serviceRun(LOW.label, LOW.clients, 'low-%', () => closedLoop(client, { clients: LOW.clients, seconds: PLAN.loadSeconds, next: () => podReview(pick('low', LOW.namespaces)), classify })),
+  await serviceRun(LOW.label, LOW.clients, 'low-%', () =>
+    closedLoop(client, { clients: LOW.clients, seconds: PLAN.loadSeconds, next: () => podReview(pick('low', LOW.namespaces)), classify }),
+  ),
 );
-runs.push(await serviceRun(HOT.label, HOT.clients, 'hot', () => closedLoop(client, { clients: HOT.clients, seconds: PLAN.loadSeconds, next: () => podReview('hot'), classify })));
+runs.push(
+  await serviceRun(HOT.label, HOT.clients, 'hot', () =>
+    closedLoop(client, { clients: HOT.clients, seconds: PLAN.loadSeconds, next: () => podReview('hot'), classify }),
+  ),
+);
 runs.push(
   await serviceRun(MIXED.label, MIXED.clients, 'mix-%', () =>
     closedLoop(client, {
@@ -130,18 +175,45 @@ const peak = runs[0]?.perSecond ?? 0;
 const steadyRate = Math.max(10, Math.floor(peak * 0.7));
 runs.push(
   await serviceRun(`70% of peak (${steadyRate}/s, open loop)`, 256, 'low-%', () =>
-    openLoop(client, { perSecond: steadyRate, seconds: PLAN.loadSeconds, maxInFlight: 256, next: () => podReview(pick('low', LOW.namespaces)), classify }),
+    openLoop(client, {
+      perSecond: steadyRate,
+      seconds: PLAN.loadSeconds,
+      maxInFlight: 256,
+      next: () => podReview(pick('low', LOW.namespaces)),
+      classify,
+    }),
   ),
 );
 
 // Over-admission: far more attempts than room, on one namespace and on 100 small ones.
-log(`over-admission: ${LIMIT.attempts} attempts against pods: ${LIMIT.hard} (one namespace, ${HOT.clients} clients) and 100 × ${LIMIT.hard / 100}`);
-const limitHot = await closedLoop(client, { clients: HOT.clients, seconds: 120, total: LIMIT.attempts, next: () => podReview('limit-hot'), classify });
-const limitLow = await closedLoop(client, { clients: LOW.clients, seconds: 120, total: LIMIT.attempts, next: () => podReview(pick('limit-low', 100)), classify });
-const perNamespace = (await pool.query<{ namespace: string; n: string }>(`SELECT namespace, count(*) AS n FROM ledger_events WHERE type = 'Reserved' AND namespace LIKE 'limit-%' GROUP BY namespace`))
-  .rows;
-const overAdmitted = perNamespace.reduce((sum, row) => sum + Math.max(0, Number(row.n) - (row.namespace === 'limit-hot' ? LIMIT.hard : LIMIT.hard / 100)), 0);
-const overAnswered = Math.max(0, figuresOf(limitHot, 'admission').ok - LIMIT.hard) + Math.max(0, figuresOf(limitLow, 'admission').ok - LIMIT.hard);
+log(
+  `over-admission: ${LIMIT.attempts} attempts against pods: ${LIMIT.hard} (one namespace, ${HOT.clients} clients) and 100 × ${LIMIT.hard / 100}`,
+);
+const limitHot = await closedLoop(client, {
+  clients: HOT.clients,
+  seconds: 120,
+  total: LIMIT.attempts,
+  next: () => podReview('limit-hot'),
+  classify,
+});
+const limitLow = await closedLoop(client, {
+  clients: LOW.clients,
+  seconds: 120,
+  total: LIMIT.attempts,
+  next: () => podReview(pick('limit-low', 100)),
+  classify,
+});
+const perNamespace = (
+  await pool.query<{ namespace: string; n: string }>(
+    `SELECT namespace, count(*) AS n FROM ledger_events WHERE type = 'Reserved' AND namespace LIKE 'limit-%' GROUP BY namespace`,
+  )
+).rows;
+const overAdmitted = perNamespace.reduce(
+  (sum, row) => sum + Math.max(0, Number(row.n) - (row.namespace === 'limit-hot' ? LIMIT.hard : LIMIT.hard / 100)),
+  0,
+);
+const overAnswered =
+  Math.max(0, figuresOf(limitHot, 'admission').ok - LIMIT.hard) + Math.max(0, figuresOf(limitLow, 'admission').ok - LIMIT.hard);
 const overAdmission = {
   attempts: 2 * LIMIT.attempts,
   hard: 2 * LIMIT.hard,
@@ -185,7 +257,13 @@ const commit = (() => {
   }
 })();
 const postgresVersion = (await adminQuery<{ server_version: string }>('SHOW server_version'))[0]?.server_version ?? 'unknown';
-const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: serviceNodeVersion(), postgres: postgresVersion };
+const machine = {
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  memoryGiB: Math.round(totalmem() / 2 ** 30),
+  node: serviceNodeVersion(),
+  postgres: postgresVersion,
+};
 
 console.log(`Services on Node ${machine.node}, ${machine.cpus} cores`);
 console.log('\nBaselines: the admission decision issued straight at PostgreSQL by pgbench (admissions/s)');
@@ -230,9 +308,12 @@ console.table(
   })),
 );
 const walMissing = runs.find((r) => r.writes.unavailable)?.writes.unavailable;
-if (walMissing) console.log(`(WAL per database, rows and index entries not counted: ${walMissing}; the server's WAL includes other databases' writes)`);
+if (walMissing)
+  console.log(`(WAL per database, rows and index entries not counted: ${walMissing}; the server's WAL includes other databases' writes)`);
 else {
-  console.log("Where the writes go: per table, rows / index entries / WAL bytes per admission answered (from this database's WAL; API and projection worker)");
+  console.log(
+    "Where the writes go: per table, rows / index entries / WAL bytes per admission answered (from this database's WAL; API and projection worker)",
+  );
   console.table(whereTheWritesGo(runs.map((r) => ({ label: r.label, writes: r.writes }))));
 }
 
@@ -249,15 +330,21 @@ const targets = benchTargets({
   rssMaxMiB,
 });
 
-console.log('Why transactions were rerun, per load (SQLSTATE 40001 serialization failures, lost compare-and-sets on the head, unique-key races)');
+console.log(
+  'Why transactions were rerun, per load (SQLSTATE 40001 serialization failures, lost compare-and-sets on the head, unique-key races)',
+);
 console.table(runs.map((r) => ({ load: r.label, transactions: r.ledger.transactions, retries: r.ledger.retries, ...r.ledger.conflicts })));
 console.log('Other figures');
 console.table({
   'over-admission': {
     value: `${overAdmission.overAdmitted} (attempts ${overAdmission.attempts}, hard ${overAdmission.hard}, allowed ${overAdmission.allowed}, in the ledger ${overAdmission.reserved})`,
   },
-  'projection lag': { value: `per load in the table above (sampled every 250 ms); ${finalLag.eventsBehind} events behind once the loads stopped` },
-  'as-of usage over HTTP': { value: `p50 ${ms(asOf.p50)} ms, p95 ${ms(asOf.p95)} ms, p99 ${ms(asOf.p99)} ms on ${history.events.toLocaleString('en-US')} events (${asOf.count} random instants)` },
+  'projection lag': {
+    value: `per load in the table above (sampled every 250 ms); ${finalLag.eventsBehind} events behind once the loads stopped`,
+  },
+  'as-of usage over HTTP': {
+    value: `p50 ${ms(asOf.p50)} ms, p95 ${ms(asOf.p95)} ms, p99 ${ms(asOf.p99)} ms on ${history.events.toLocaleString('en-US')} events (${asOf.count} random instants)`,
+  },
   ...Object.fromEntries(
     series.map((s) => [
       `usage series over HTTP, ${s.points} points`,
@@ -266,7 +353,9 @@ console.table({
       },
     ]),
   ),
-  'projection catch-up': { value: `${Math.round(history.catchUpPerSecond).toLocaleString('en-US')} events/s (${history.catchUpSeconds.toFixed(1)} s)` },
+  'projection catch-up': {
+    value: `${Math.round(history.catchUpPerSecond).toLocaleString('en-US')} events/s (${history.catchUpSeconds.toFixed(1)} s)`,
+  },
   reconcile: {
     value: reconcileDone
       ? `${reconcileDone.seconds.toFixed(1)} s for ${reconcileDone.namespaces} namespaces × 100 objects (${Math.round(reconcileDone.namespacesPerSecond)} namespaces/s; ${reconcileDone.committed} committed, ${reconcileDone.released} released, ${reconcileDone.adopted} adopted, ${reconcileDone.wrong} wrong)`
@@ -295,7 +384,11 @@ writeFileSync(
       overAdmission,
       apiRssMaxMiB: Math.round(rssMaxMiB),
       asOf: { events: history.events, latencyMs: asOf, catchUpPerSecond: Math.round(history.catchUpPerSecond) },
-      usageSeries: { events: history.events, rangeMs: seriesRangeMs, byPoints: series.map((s) => ({ points: s.points, latencyMs: s.latency })) },
+      usageSeries: {
+        events: history.events,
+        rangeMs: seriesRangeMs,
+        byPoints: series.map((s) => ({ points: s.points, latencyMs: s.latency })),
+      },
       reconcile,
       targets,
     },

@@ -32,8 +32,14 @@ const namespace = (i: number, tenant: string): RequestSpec => ({
   body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${i}`, labels: { tenant } } },
 });
 let seq = 0;
-const reserve = (i: number): RequestSpec => ({ kind: 'admission', method: 'POST', path: `/v1/namespaces/ns-${i}/reservations`, body: { kind: 'Pod', name: `p${seq++}`, resources: { pods: '1' } } });
-const classify = (_spec: RequestSpec, answer: { status: number }) => (answer.status === 201 ? 'ok' : answer.status === 403 ? 'denied' : 'error');
+const reserve = (i: number): RequestSpec => ({
+  kind: 'admission',
+  method: 'POST',
+  path: `/v1/namespaces/ns-${i}/reservations`,
+  body: { kind: 'Pod', name: `p${seq++}`, resources: { pods: '1' } },
+});
+const classify = (_spec: RequestSpec, answer: { status: number }) =>
+  answer.status === 201 ? 'ok' : answer.status === 403 ? 'denied' : 'error';
 
 const credentials = benchCredentials();
 const db = await createDatabase('series');
@@ -43,7 +49,12 @@ const worker = startProjectionWorker(db.url);
 const client = new HttpClient(api.base, credentials.token, 64);
 const lagSource = await openDataSource({ url: db.url, poolSize: 1 });
 try {
-  const crq = { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'churn' }, spec: { selector: { labels: { matchLabels: { tenant: 'churn' } } }, quota: { hard: { pods: '1000000' } } } };
+  const crq = {
+    apiVersion: 'quota.openshift.io/v1',
+    kind: 'ClusterResourceQuota',
+    metadata: { name: 'churn' },
+    spec: { selector: { labels: { matchLabels: { tenant: 'churn' } } }, quota: { hard: { pods: '1000000' } } },
+  };
   const started = new Date().toISOString();
   await client.must({ kind: 'setup', method: 'PUT', path: '/v1/clusterresourcequotas/churn', body: crq });
   for (let i = 0; i < NAMESPACES; i++) {
@@ -54,9 +65,12 @@ try {
   const churned = new Date().toISOString();
   const lag = new UsageProjection(lagSource);
   while ((await lag.lag()).eventsBehind > 0) await new Promise((resolve) => setTimeout(resolve, 200));
-  console.log(`${NAMESPACES} namespaces joined and ${NAMESPACES - 1} left the quota between ${started} and ${churned}; the projection has caught up`);
+  console.log(
+    `${NAMESPACES} namespaces joined and ${NAMESPACES - 1} left the quota between ${started} and ${churned}; the projection has caught up`,
+  );
 
-  const admissions = async (seconds: number) => summarize((await closedLoop(client, { clients: 2, seconds, next: () => reserve(0), classify })).byKind['admission']?.latenciesMs ?? []);
+  const admissions = async (seconds: number) =>
+    summarize((await closedLoop(client, { clients: 2, seconds, next: () => reserve(0), classify })).byKind['admission']?.latenciesMs ?? []);
   const before = await admissions(3);
   const rows: Record<string, string | number>[] = [];
   for (const [label, since] of [
@@ -69,13 +83,22 @@ try {
     const reads = await Promise.all(
       Array.from({ length: AUDITORS }, async () => {
         const t0 = performance.now();
-        const answer = await client.send({ kind: 'read', method: 'GET', path: `/v1/clusterresourcequotas/churn/usage/series?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}&points=500` }).catch((error: Error) => ({ status: 0, body: error.message }));
+        const answer = await client
+          .send({
+            kind: 'read',
+            method: 'GET',
+            path: `/v1/clusterresourcequotas/churn/usage/series?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}&points=500`,
+          })
+          .catch((error: Error) => ({ status: 0, body: error.message }));
         return { status: answer.status, ms: performance.now() - t0 };
       }),
     );
     const admitted = await during;
     const peak = Math.max(...(await rss.stop()));
-    const statuses = reads.reduce<Record<string, number>>((counts, r) => ({ ...counts, [r.status]: (counts[String(r.status)] ?? 0) + 1 }), {});
+    const statuses = reads.reduce<Record<string, number>>(
+      (counts, r) => ({ ...counts, [r.status]: (counts[String(r.status)] ?? 0) + 1 }),
+      {},
+    );
     rows.push({
       range: label,
       answers: JSON.stringify(statuses),

@@ -39,7 +39,10 @@ function explainNextFlush(): { plan(): string | undefined } {
     if (plan === undefined && typeof statement?.name === 'string' && statement.name.startsWith('ledger_flush_') && rest.length === 0) {
       plan = '';
       await run(this, 'SAVEPOINT bench_explain');
-      const { rows } = await run(this, { text: `EXPLAIN (ANALYZE, BUFFERS, WAL, COSTS OFF, TIMING OFF) ${statement.text}`, values: statement.values ?? [] });
+      const { rows } = await run(this, {
+        text: `EXPLAIN (ANALYZE, BUFFERS, WAL, COSTS OFF, TIMING OFF) ${statement.text}`,
+        values: statement.values ?? [],
+      });
       await run(this, 'ROLLBACK TO SAVEPOINT bench_explain');
       plan = `${statement.text}\n\n${rows.map((r) => r['QUERY PLAN']).join('\n')}`;
       pg.Client.prototype.query = original;
@@ -59,7 +62,11 @@ try {
   const ledger = new LedgerCommands(dataSource);
   const namespaces = Array.from({ length: NAMESPACES }, (_, i) => `ns-${i}`);
   for (const namespace of namespaces) {
-    await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '1000000', 'requests.cpu': '1000000' } } }, { actor: 'bench' });
+    await ledger.putQuota(
+      namespace,
+      { name: 'compute', spec: { hard: { pods: '1000000', 'requests.cpu': '1000000' } } },
+      { actor: 'bench' },
+    );
   }
   const projection = new UsageProjection(dataSource);
   await projection.catchUp();
@@ -93,9 +100,17 @@ try {
           'commits/adm': Number((wal.commits / allowed).toFixed(2)),
         };
   if (explained?.plan()) console.log(`One admission's flush statement:\n${explained.plan()}\n`);
-  console.log(`${allowed} of ${ADMISSIONS} admissions allowed over ${NAMESPACES} namespaces, ${CLIENTS} clients, in ${batches} ledger transactions (including setup)${UNDO ? `; newest ${UNDO} migration(s) undone` : ''}${DROP.length ? `; dropped ${DROP.join(', ')}` : ''}`);
-  console.table([summary('admissions', admissions.wal, admissions.clusterWalBytes), summary('projection catch-up', projected.wal, projected.clusterWalBytes)]);
-  for (const [label, { wal }] of [['admissions', admissions], ['projection catch-up', projected]] as const) {
+  console.log(
+    `${allowed} of ${ADMISSIONS} admissions allowed over ${NAMESPACES} namespaces, ${CLIENTS} clients, in ${batches} ledger transactions (including setup)${UNDO ? `; newest ${UNDO} migration(s) undone` : ''}${DROP.length ? `; dropped ${DROP.join(', ')}` : ''}`,
+  );
+  console.table([
+    summary('admissions', admissions.wal, admissions.clusterWalBytes),
+    summary('projection catch-up', projected.wal, projected.clusterWalBytes),
+  ]);
+  for (const [label, { wal }] of [
+    ['admissions', admissions],
+    ['projection catch-up', projected],
+  ] as const) {
     if ('unavailable' in wal) continue;
     console.log(`Where the writes go: ${label}, per admission`);
     console.table(writesPerAdmission(wal, allowed));

@@ -21,7 +21,9 @@ export class TrimWritePathIndexes1795900000300 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP INDEX ledger_events_request_id`);
-    const [prebuilt] = (await queryRunner.query(`SELECT to_regclass('admission_decisions_namespace_id') IS NOT NULL AS present`)) as { present: boolean }[];
+    const [prebuilt] = (await queryRunner.query(`SELECT to_regclass('admission_decisions_namespace_id') IS NOT NULL AS present`)) as {
+      present: boolean;
+    }[];
     await queryRunner.query(`ALTER TABLE admission_decisions DROP CONSTRAINT admission_decisions_pkey`);
     await queryRunner.query(`DROP INDEX admission_decisions_by_namespace`);
     await queryRunner.query(

@@ -77,9 +77,13 @@ export class SlimProjections1795900000500 implements MigrationInterface {
     await queryRunner.query(`DROP TABLE projected_definitions`);
     await queryRunner.query(`TRUNCATE projected_namespaces, projected_reservations, usage_snapshots`);
     await queryRunner.query(`ALTER TABLE projected_namespaces RESET (fillfactor)`);
-    await queryRunner.query(`ALTER TABLE projected_namespaces DROP COLUMN used, DROP COLUMN released_count, ADD COLUMN state jsonb NOT NULL`);
+    await queryRunner.query(
+      `ALTER TABLE projected_namespaces DROP COLUMN used, DROP COLUMN released_count, ADD COLUMN state jsonb NOT NULL`,
+    );
     await queryRunner.query(`ALTER TABLE projected_reservations RESET (fillfactor)`);
-    await queryRunner.query(`ALTER TABLE projected_reservations DROP COLUMN version, DROP COLUMN committed_at, ADD COLUMN data jsonb NOT NULL`);
+    await queryRunner.query(
+      `ALTER TABLE projected_reservations DROP COLUMN version, DROP COLUMN committed_at, ADD COLUMN data jsonb NOT NULL`,
+    );
     await queryRunner.query(`
       CREATE TABLE projected_quota_usage (
         namespace     text        NOT NULL,
@@ -92,6 +96,8 @@ export class SlimProjections1795900000500 implements MigrationInterface {
         PRIMARY KEY (namespace, quota)
       )`);
     // The read models are empty: the worker replays the ledger from the first event.
-    await queryRunner.query(`UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp()`);
+    await queryRunner.query(
+      `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp()`,
+    );
   }
 }

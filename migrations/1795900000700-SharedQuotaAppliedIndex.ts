@@ -11,7 +11,9 @@ export class SharedQuotaAppliedIndex1795900000700 implements MigrationInterface 
   name = 'SharedQuotaAppliedIndex1795900000700';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`CREATE INDEX ledger_events_shared_applied ON ledger_events ((data->>'key'), recorded_at, namespace) WHERE type = 'SharedQuotaApplied'`);
+    await queryRunner.query(
+      `CREATE INDEX ledger_events_shared_applied ON ledger_events ((data->>'key'), recorded_at, namespace) WHERE type = 'SharedQuotaApplied'`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -53,5 +53,7 @@ export class UsageVersions1795900000900 implements MigrationInterface {
 /** Empties the usage projection's read models and resets its checkpoint: the worker replays the ledger. */
 async function replay(queryRunner: QueryRunner): Promise<void> {
   await queryRunner.query(`TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots`);
-  await queryRunner.query(`UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp()`);
+  await queryRunner.query(
+    `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp()`,
+  );
 }

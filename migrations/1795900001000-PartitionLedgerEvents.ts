@@ -301,7 +301,11 @@ async function appendOnly(queryRunner: QueryRunner): Promise<void> {
 }
 
 /** The table's indexes other than `keep`, each with the statement that makes it on the table of that name again. */
-async function secondaryIndexes(queryRunner: QueryRunner, table: string, keep: readonly string[]): Promise<{ name: string; definition: string }[]> {
+async function secondaryIndexes(
+  queryRunner: QueryRunner,
+  table: string,
+  keep: readonly string[],
+): Promise<{ name: string; definition: string }[]> {
   const rows = (await queryRunner.query(
     `SELECT c.relname AS name, pg_get_indexdef(c.oid) AS definition
        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -315,7 +319,9 @@ async function secondaryIndexes(queryRunner: QueryRunner, table: string, keep: r
 }
 
 async function sameRows(queryRunner: QueryRunner, from: string, to: string): Promise<void> {
-  const [row] = (await queryRunner.query(`SELECT (SELECT count(*) FROM ${quote(from)})::bigint::text AS source, (SELECT count(*) FROM ${quote(to)})::bigint::text AS target`)) as {
+  const [row] = (await queryRunner.query(
+    `SELECT (SELECT count(*) FROM ${quote(from)})::bigint::text AS source, (SELECT count(*) FROM ${quote(to)})::bigint::text AS target`,
+  )) as {
     source: string;
     target: string;
   }[];
@@ -324,12 +330,18 @@ async function sameRows(queryRunner: QueryRunner, from: string, to: string): Pro
 
 /** The new table's identity goes on from where the old one's sequence stood, so no position is ever drawn twice. */
 async function continueSequence(queryRunner: QueryRunner, from: string, to: string): Promise<void> {
-  const [sequences] = (await queryRunner.query(`SELECT pg_get_serial_sequence($1, 'position') AS source, pg_get_serial_sequence($2, 'position') AS target`, [from, to])) as {
+  const [sequences] = (await queryRunner.query(
+    `SELECT pg_get_serial_sequence($1, 'position') AS source, pg_get_serial_sequence($2, 'position') AS target`,
+    [from, to],
+  )) as {
     source: string;
     target: string;
   }[];
   if (!sequences?.source || !sequences.target) throw new Error(`no identity sequence on ${from} or ${to}`);
-  const [state] = (await queryRunner.query(`SELECT last_value::text AS last_value, is_called FROM ${sequences.source}`)) as { last_value: string; is_called: boolean }[];
+  const [state] = (await queryRunner.query(`SELECT last_value::text AS last_value, is_called FROM ${sequences.source}`)) as {
+    last_value: string;
+    is_called: boolean;
+  }[];
   if (!state) throw new Error(`cannot read ${sequences.source}`);
   await queryRunner.query(`SELECT setval($1::regclass, $2::bigint, $3)`, [sequences.target, state.last_value, state.is_called]);
 }
@@ -343,7 +355,9 @@ async function copyGrants(queryRunner: QueryRunner, from: string, to: string): P
     [from],
   )) as { privilege_type: string; grantee: string; is_grantable: boolean }[];
   for (const grant of grants) {
-    await queryRunner.query(`GRANT ${grant.privilege_type} ON ${quote(to)} TO ${grant.grantee}${grant.is_grantable ? ' WITH GRANT OPTION' : ''}`);
+    await queryRunner.query(
+      `GRANT ${grant.privilege_type} ON ${quote(to)} TO ${grant.grantee}${grant.is_grantable ? ' WITH GRANT OPTION' : ''}`,
+    );
   }
 }
 

@@ -12,11 +12,15 @@ export class HorizonDefinitions1795900001100 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`ALTER TABLE ledger_horizon_states ADD COLUMN definition jsonb`);
-    await queryRunner.query(`ALTER TABLE ledger_horizon_states ADD CONSTRAINT ledger_horizon_states_one_kind CHECK (definition IS NULL OR state IS NULL)`);
+    await queryRunner.query(
+      `ALTER TABLE ledger_horizon_states ADD CONSTRAINT ledger_horizon_states_one_kind CHECK (definition IS NULL OR state IS NULL)`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    const [kept] = (await queryRunner.query(`SELECT count(*)::int AS count FROM ledger_horizon_states WHERE definition IS NOT NULL`)) as { count: number }[];
+    const [kept] = (await queryRunner.query(`SELECT count(*)::int AS count FROM ledger_horizon_states WHERE definition IS NOT NULL`)) as {
+      count: number;
+    }[];
     if ((kept?.count ?? 0) > 0) {
       throw new Error(
         `ledger_horizon_states.definition cannot go: it holds ${kept?.count} shared quotas' definitions whose events were archived, and nothing else in the ledger has them (README, "Retention and archiving")`,

@@ -12,7 +12,9 @@ export class SharedQuotaWithdrawnIndex1795900001200 implements MigrationInterfac
   readonly name = 'SharedQuotaWithdrawnIndex1795900001200';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`CREATE INDEX ledger_events_shared_withdrawn ON ledger_events ((data->>'key'), recorded_at, namespace) WHERE type = 'SharedQuotaWithdrawn'`);
+    await queryRunner.query(
+      `CREATE INDEX ledger_events_shared_withdrawn ON ledger_events ((data->>'key'), recorded_at, namespace) WHERE type = 'SharedQuotaWithdrawn'`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

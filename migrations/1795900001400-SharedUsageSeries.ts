@@ -31,8 +31,12 @@ export class SharedUsageSeries1795900001400 implements MigrationInterface {
         PRIMARY KEY (key, at)
       )`);
     await queryRunner.query(`CREATE TABLE projected_shared_unordered (key text PRIMARY KEY)`);
-    await queryRunner.query(`TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots, projected_used_versions, projected_quota_versions`);
-    await queryRunner.query(`UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp()`);
+    await queryRunner.query(
+      `TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots, projected_used_versions, projected_quota_versions`,
+    );
+    await queryRunner.query(
+      `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp()`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

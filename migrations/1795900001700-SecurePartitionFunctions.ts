@@ -23,4 +23,9 @@ export class SecurePartitionFunctions1795900001700 implements MigrationInterface
   }
 }
 
-const FUNCTIONS = ['ledger_events_make_partitions(integer)', 'ledger_events_add_partition(timestamptz)', 'ledger_events_add_default()', 'ledger_events_guard_partition(regclass, text)'];
+const FUNCTIONS = [
+  'ledger_events_make_partitions(integer)',
+  'ledger_events_add_partition(timestamptz)',
+  'ledger_events_add_default()',
+  'ledger_events_guard_partition(regclass, text)',
+];

@@ -32,7 +32,10 @@ if (!base) {
 const since = git('merge-base', 'HEAD', base);
 // Added and modified files; a file moved (renamed, with or without edits) is left as it was, so
 // that the move stays a move for the branches in flight, until the one-time format.
-const changed = [...git('diff', '--name-only', '--find-renames', '--diff-filter=ACM', since).split('\n'), ...git('ls-files', '--others', '--exclude-standard').split('\n')];
+const changed = [
+  ...git('diff', '--name-only', '--find-renames', '--diff-filter=ACM', since).split('\n'),
+  ...git('ls-files', '--others', '--exclude-standard').split('\n'),
+];
 const inBase = (file) => {
   try {
     git('cat-file', '-e', `${since}:${file}`);
@@ -42,11 +45,15 @@ const inBase = (file) => {
   }
 };
 // A test that was there already keeps its text (only its imports may follow moved code) until the one-time format.
-const files = [...new Set(changed)].filter((file) => CODE.test(file) && existsSync(file) && !(/\.(spec|test)\.ts$/.test(file) && inBase(file)));
+const files = [...new Set(changed)].filter(
+  (file) => CODE.test(file) && existsSync(file) && !(/\.(spec|test)\.ts$/.test(file) && inBase(file)),
+);
 if (files.length === 0) {
   console.log(`format: no code file changed since ${base}`);
   process.exit(0);
 }
-const prettier = spawnSync(process.execPath, ['node_modules/prettier/bin/prettier.cjs', mode, '--ignore-unknown', ...files], { stdio: 'inherit' });
+const prettier = spawnSync(process.execPath, ['node_modules/prettier/bin/prettier.cjs', mode, '--ignore-unknown', ...files], {
+  stdio: 'inherit',
+});
 if (prettier.status !== 0 && mode === '--check') console.error(`format: run \`npm run format\` (these files changed since ${base})`);
 process.exit(prettier.status ?? 1);

@@ -41,10 +41,27 @@ export async function runBaseline(design: BaselineDesign, namespaces: number, cl
   try {
     const url = new URL(db.url);
     const common = ['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username) || 'postgres'];
-    const schema = spawnSync('psql', [...common, '-q', '-v', 'ON_ERROR_STOP=1', '-d', db.name, '-f', `${DIR}schema.sql`], { encoding: 'utf8' });
+    const schema = spawnSync('psql', [...common, '-q', '-v', 'ON_ERROR_STOP=1', '-d', db.name, '-f', `${DIR}schema.sql`], {
+      encoding: 'utf8',
+    });
     if (schema.status !== 0) throw new Error(`psql schema.sql: ${schema.stderr}`);
     const { script, perTransaction } = DESIGNS[design];
-    const args = [...common, '-n', '-M', 'extended', '-f', `${DIR}${script}`, '-D', `nns=${namespaces}`, '-c', String(clients), '-j', '2', '-T', String(seconds)];
+    const args = [
+      ...common,
+      '-n',
+      '-M',
+      'extended',
+      '-f',
+      `${DIR}${script}`,
+      '-D',
+      `nns=${namespaces}`,
+      '-c',
+      String(clients),
+      '-j',
+      '2',
+      '-T',
+      String(seconds),
+    ];
     if (design === 'b') args.push('--max-tries=10');
     const run = spawnSync('pgbench', [...args, db.name], { encoding: 'utf8', timeout: (seconds + 60) * 1000 });
     const out = `${run.stdout}\n${run.stderr}`;

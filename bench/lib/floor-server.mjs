@@ -9,7 +9,11 @@ import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import process from 'node:process';
 
-const [head, tail] = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: '\u0000', allowed: true } }).split('"\\u0000"');
+const [head, tail] = JSON.stringify({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid: '\u0000', allowed: true },
+}).split('"\\u0000"');
 const server = createServer((request, response) => {
   const chunks = [];
   request.on('data', (chunk) => chunks.push(chunk));

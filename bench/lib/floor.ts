@@ -28,7 +28,11 @@ export async function measureFloor(seconds: number, clients = 32, framework?: st
     const figures = result.byKind['admission'];
     const count = Math.max(1, figures?.count ?? 0);
     if ((figures?.errors ?? 0) > 0) throw new Error(`the ${framework ?? 'floor'} server answered ${figures?.errors} errors`);
-    return { perSecond: (figures?.ok ?? 0) / result.elapsedSeconds, cpuMsPerRequest: ((server.cpuSeconds() - cpuBefore) * 1000) / count, latency: summarize(figures?.latenciesMs ?? []) };
+    return {
+      perSecond: (figures?.ok ?? 0) / result.elapsedSeconds,
+      cpuMsPerRequest: ((server.cpuSeconds() - cpuBefore) * 1000) / count,
+      latency: summarize(figures?.latenciesMs ?? []),
+    };
   } finally {
     client.close();
     await server.stop();

@@ -25,7 +25,11 @@ import fastify from 'fastify';
 
 const PATH = '/v1/admission/validate';
 const LIMIT = 3 * 1024 * 1024;
-const answer = (review) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review?.request?.uid ?? '', allowed: true } });
+const answer = (review) => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid: review?.request?.uid ?? '', allowed: true },
+});
 
 /** Nest's decorators applied by hand (this file is plain JavaScript): what `@Controller` … `@Body()` would declare. */
 function nestModule() {

@@ -33,7 +33,11 @@ export async function measureHistoryReads(
   const asOfSamples: number[] = [];
   for (let i = 0; i < plan.asOfQueries; i++) {
     const t0 = performance.now();
-    await historyClient.must({ kind: 'asof', method: 'GET', path: `/v1/namespaces/${LONG_NAMESPACE}/usage?at=${encodeURIComponent(instantIn(history))}` });
+    await historyClient.must({
+      kind: 'asof',
+      method: 'GET',
+      path: `/v1/namespaces/${LONG_NAMESPACE}/usage?at=${encodeURIComponent(instantIn(history))}`,
+    });
     asOfSamples.push(performance.now() - t0);
   }
   const asOf = summarize(asOfSamples);

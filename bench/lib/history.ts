@@ -28,7 +28,8 @@ export async function writeLongHistory(databaseUrl: string, approximateEvents: n
        SELECT $2, 1, 'QuotaDefined', 1, '{"name":"compute","spec":{"hard":{"pods":"100k","requests.cpu":"1000"}}}', 'bench', to_timestamp($1 / 1000.0)`,
       [HISTORY_START_MS, LONG_NAMESPACE],
     );
-    const facts = '{"Terminating":false,"NotTerminating":true,"BestEffort":false,"NotBestEffort":true,"PriorityClass":[],"CrossNamespacePodAffinity":false}';
+    const facts =
+      '{"Terminating":false,"NotTerminating":true,"BestEffort":false,"NotBestEffort":true,"PriorityClass":[],"CrossNamespacePodAffinity":false}';
     // Cycle i: Reserved r_i, Committed r_i, and (from i = 1,000 on) Released r_(i-1000).
     // Versions are numbered gap-free as the rows are made.
     await pool.query(
@@ -44,7 +45,10 @@ export async function writeLongHistory(databaseUrl: string, approximateEvents: n
     );
     const { rows } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ledger_events WHERE namespace = $1`, [LONG_NAMESPACE]);
     const events = Number(rows[0]?.n);
-    await pool.query(`INSERT INTO namespace_heads (namespace, version, state) VALUES ($1, $2, '{"quotas":[],"limitRanges":[],"releasedCount":0}')`, [LONG_NAMESPACE, events]);
+    await pool.query(
+      `INSERT INTO namespace_heads (namespace, version, state) VALUES ($1, $2, '{"quotas":[],"limitRanges":[],"releasedCount":0}')`,
+      [LONG_NAMESPACE, events],
+    );
     await pool.query('ANALYZE');
     const dataSource = await openDataSource({ url: databaseUrl, poolSize: 2 });
     const projection = new UsageProjection(dataSource, { batchSize: 5000 });
@@ -53,7 +57,12 @@ export async function writeLongHistory(databaseUrl: string, approximateEvents: n
     const applied = await projection.catchUp().finally(() => dataSource.destroy());
     const cpu = process.cpuUsage(cpu0);
     const catchUpSeconds = (performance.now() - t0) / 1000;
-    return { events, catchUpSeconds, catchUpPerSecond: applied / catchUpSeconds, catchUpNodeMicrosPerEvent: (cpu.user + cpu.system) / Math.max(1, applied) };
+    return {
+      events,
+      catchUpSeconds,
+      catchUpPerSecond: applied / catchUpSeconds,
+      catchUpNodeMicrosPerEvent: (cpu.user + cpu.system) / Math.max(1, applied),
+    };
   } finally {
     await pool.end();
   }

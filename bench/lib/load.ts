@@ -85,7 +85,8 @@ export class HttpClient {
   /** Sends and throws unless the answer is 2xx: for setting up. */
   async must(spec: RequestSpec): Promise<Answer> {
     const answer = await this.send(spec);
-    if (answer.status < 200 || answer.status > 299) throw new Error(`${spec.method} ${spec.path}: ${answer.status} ${answer.body.slice(0, 500)}`);
+    if (answer.status < 200 || answer.status > 299)
+      throw new Error(`${spec.method} ${spec.path}: ${answer.status} ${answer.body.slice(0, 500)}`);
     return answer;
   }
 
@@ -103,7 +104,13 @@ function figuresFor(result: Record<string, KindFigures>, kind: string): KindFigu
   return figures;
 }
 
-async function measure(client: HttpClient, spec: RequestSpec, classify: Classifier, figures: KindFigures, startedAt: number): Promise<void> {
+async function measure(
+  client: HttpClient,
+  spec: RequestSpec,
+  classify: Classifier,
+  figures: KindFigures,
+  startedAt: number,
+): Promise<void> {
   let outcome: 'ok' | 'denied' | 'error';
   let status: string;
   try {
@@ -121,7 +128,10 @@ async function measure(client: HttpClient, spec: RequestSpec, classify: Classifi
 }
 
 /** `clients` loops, each sending `next(i)` until `seconds` pass or `total` requests were sent. */
-export async function closedLoop(client: HttpClient, options: { clients: number; seconds: number; total?: number; next: (i: number) => RequestSpec; classify: Classifier }): Promise<LoadResult> {
+export async function closedLoop(
+  client: HttpClient,
+  options: { clients: number; seconds: number; total?: number; next: (i: number) => RequestSpec; classify: Classifier },
+): Promise<LoadResult> {
   const byKind: Record<string, KindFigures> = {};
   const deadline = performance.now() + options.seconds * 1000;
   let sequence = 0;
@@ -140,7 +150,10 @@ export async function closedLoop(client: HttpClient, options: { clients: number;
  * Requests at `perSecond`, for `seconds`; at most `maxInFlight` outstanding (a request whose
  * slot is not free yet waits, and its wait counts in its latency).
  */
-export async function openLoop(client: HttpClient, options: { perSecond: number; seconds: number; maxInFlight: number; next: (i: number) => RequestSpec; classify: Classifier }): Promise<LoadResult> {
+export async function openLoop(
+  client: HttpClient,
+  options: { perSecond: number; seconds: number; maxInFlight: number; next: (i: number) => RequestSpec; classify: Classifier },
+): Promise<LoadResult> {
   const byKind: Record<string, KindFigures> = {};
   const intervalMs = 1000 / options.perSecond;
   const total = Math.floor(options.perSecond * options.seconds);

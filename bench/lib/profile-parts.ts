@@ -20,7 +20,10 @@ export type Part = (typeof PARTS)[keyof typeof PARTS];
 
 const BY_PACKAGE: ReadonlyArray<readonly [RegExp, Part]> = [
   [/^(pg|pg-protocol|pg-pool|pg-types|pg-connection-string|typeorm)$/, PARTS.postgres],
-  [/^(express|router|@nestjs\/.*|finalhandler|send|serve-static|path-to-regexp|parseurl|qs|type-is|content-type|on-finished|rxjs|reflect-metadata)$/, PARTS.glue],
+  [
+    /^(express|router|@nestjs\/.*|finalhandler|send|serve-static|path-to-regexp|parseurl|qs|type-is|content-type|on-finished|rxjs|reflect-metadata)$/,
+    PARTS.glue,
+  ],
   [/^(body-parser|raw-body|iconv-lite|bytes)$/, PARTS.bodies],
   [/^(pino|pino-std-serializers|sonic-boom|thread-stream|prom-client)$/, PARTS.telemetry],
 ];

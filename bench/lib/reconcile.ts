@@ -57,13 +57,23 @@ export async function reconcileBench(namespaces: number, redisUrl: string, concu
     for (let i = 0; i < names.length; i += 16) {
       await Promise.all(
         names.slice(i, i + 16).map(async (namespace) => {
-          await seeding.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '1000', 'requests.cpu': '10' } } }, { actor: 'bench' });
+          await seeding.putQuota(
+            namespace,
+            { name: 'compute', spec: { hard: { pods: '1000', 'requests.cpu': '10' } } },
+            { actor: 'bench' },
+          );
           const results = await Promise.all(
             Array.from({ length: EXISTING + LOST }, (_, j) =>
               seeding.admit({
                 namespace,
                 source: 'webhook',
-                request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name: `p${j}`, object: podOf(namespace, j) },
+                request: {
+                  operation: 'CREATE',
+                  groupResource: { group: '', resource: 'pods' },
+                  namespace,
+                  name: `p${j}`,
+                  object: podOf(namespace, j),
+                },
                 requestKey: `seed:${namespace}:${j}`,
                 dryRun: false,
                 requester: 'bench',
@@ -75,20 +85,31 @@ export async function reconcileBench(namespaces: number, redisUrl: string, concu
       );
     }
     await seeding.close();
-    await dataSource.query(`CREATE TABLE platform_objects (namespace text NOT NULL, kind text NOT NULL, name text, uid text, object jsonb NOT NULL)`);
-    const rows = names.flatMap((namespace) => [...Array.from({ length: EXISTING }, (_, j) => j), ...Array.from({ length: UNADMITTED }, (_, k) => EXISTING + LOST + k)].map((j) => podOf(namespace, j)));
+    await dataSource.query(
+      `CREATE TABLE platform_objects (namespace text NOT NULL, kind text NOT NULL, name text, uid text, object jsonb NOT NULL)`,
+    );
+    const rows = names.flatMap((namespace) =>
+      [...Array.from({ length: EXISTING }, (_, j) => j), ...Array.from({ length: UNADMITTED }, (_, k) => EXISTING + LOST + k)].map((j) =>
+        podOf(namespace, j),
+      ),
+    );
     for (let i = 0; i < rows.length; i += 5000) {
       const chunk = rows.slice(i, i + 5000);
-      await dataSource.query(`INSERT INTO platform_objects SELECT o->'metadata'->>'namespace', 'Pod', o->'metadata'->>'name', o->'metadata'->>'uid', o FROM jsonb_array_elements($1::jsonb) o`, [
-        JSON.stringify(chunk),
-      ]);
+      await dataSource.query(
+        `INSERT INTO platform_objects SELECT o->'metadata'->>'namespace', 'Pod', o->'metadata'->>'name', o->'metadata'->>'uid', o FROM jsonb_array_elements($1::jsonb) o`,
+        [JSON.stringify(chunk)],
+      );
     }
     await dataSource.query(`CREATE INDEX ON platform_objects (namespace, kind)`);
     await dataSource.query('ANALYZE');
 
     const working = ledger();
     const definitions = new DefinitionQueries(dataSource);
-    const port = { now: () => working.now(), reconcile: working.reconcile.bind(working), namespaces: definitions.namespaces.bind(definitions) };
+    const port = {
+      now: () => working.now(),
+      reconcile: working.reconcile.bind(working),
+      namespaces: definitions.namespaces.bind(definitions),
+    };
     reconciler = new Reconciler(port, createPostgresInventory({ url: db.url, relation: 'platform_objects' }), backend, {
       intervalMs: 3_600_000,
       graceMs: 0,

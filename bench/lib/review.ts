@@ -27,7 +27,12 @@ export function podReview(namespace: string): RequestSpec {
         namespace,
         operation: 'CREATE',
         userInfo: { username: 'system:serviceaccount:ci:deployer' },
-        object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] } },
+        object: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name, namespace },
+          spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '1m' } } }] },
+        },
         dryRun: false,
       },
     },
@@ -63,8 +68,21 @@ function apiserverContainer(container: string, cpu: string) {
     ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
     env: Array.from({ length: 12 }, (_, i) => ({ name: `SETTING_${i}`, value: `value-of-setting-number-${i}` })),
     resources: { requests: { cpu, memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
-    livenessProbe: { httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' }, initialDelaySeconds: 10, periodSeconds: 10, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 },
-    readinessProbe: { httpGet: { path: '/readyz', port: 8080, scheme: 'HTTP' }, periodSeconds: 5, timeoutSeconds: 1, successThreshold: 1, failureThreshold: 3 },
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' },
+      initialDelaySeconds: 10,
+      periodSeconds: 10,
+      timeoutSeconds: 1,
+      successThreshold: 1,
+      failureThreshold: 3,
+    },
+    readinessProbe: {
+      httpGet: { path: '/readyz', port: 8080, scheme: 'HTTP' },
+      periodSeconds: 5,
+      timeoutSeconds: 1,
+      successThreshold: 1,
+      failureThreshold: 3,
+    },
     volumeMounts: [
       { name: 'config', mountPath: '/etc/app' },
       { name: 'kube-api-access', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
@@ -83,8 +101,21 @@ function apiserverPodMetadata(name: string, namespace: string, uid: string) {
     uid,
     creationTimestamp: '2026-12-02T10:00:00Z',
     labels: { app: 'web', 'pod-template-hash': '6d4cf56db6', 'app.kubernetes.io/part-of': 'shop', team: 'checkout' },
-    annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-12-01T09:00:00Z', 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090' },
-    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-6d4cf56db6', uid: '5b1e7a52-9c41-4c5e-8a3c-2f6f2c1d9e10', controller: true, blockOwnerDeletion: true }],
+    annotations: {
+      'kubectl.kubernetes.io/restartedAt': '2026-12-01T09:00:00Z',
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': '9090',
+    },
+    ownerReferences: [
+      {
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        name: 'web-6d4cf56db6',
+        uid: '5b1e7a52-9c41-4c5e-8a3c-2f6f2c1d9e10',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ],
     managedFields: [
       {
         manager: 'kube-controller-manager',
@@ -93,7 +124,11 @@ function apiserverPodMetadata(name: string, namespace: string, uid: string) {
         time: '2026-12-02T10:00:00Z',
         fieldsType: 'FieldsV1',
         fieldsV1: {
-          'f:metadata': { 'f:generateName': {}, 'f:labels': { '.': {}, 'f:app': {}, 'f:pod-template-hash': {} }, 'f:ownerReferences': { '.': {}, 'k:{"uid":"5b1e7a52"}': {} } },
+          'f:metadata': {
+            'f:generateName': {},
+            'f:labels': { '.': {}, 'f:app': {}, 'f:pod-template-hash': {} },
+            'f:ownerReferences': { '.': {}, 'k:{"uid":"5b1e7a52"}': {} },
+          },
           'f:spec': { 'f:containers': { 'k:{"name":"app"}': { '.': {}, 'f:env': {}, 'f:image': {}, 'f:resources': {} } } },
         },
       },
@@ -110,7 +145,10 @@ function apiserverPodSpec() {
         name: 'kube-api-access',
         projected: {
           defaultMode: 420,
-          sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }],
+          sources: [
+            { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+            { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          ],
         },
       },
     ],

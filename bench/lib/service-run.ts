@@ -49,7 +49,13 @@ export function figuresOf(result: LoadResult, kind: string): KindFigures {
   return result.byKind[kind] ?? { count: 0, ok: 0, denied: 0, errors: 0, latenciesMs: [], statuses: {} };
 }
 
-export async function measureServiceRun(service: ServiceUnderLoad, label: string, clients: number, pattern: string, load: () => Promise<LoadResult>): Promise<ServiceRun> {
+export async function measureServiceRun(
+  service: ServiceUnderLoad,
+  label: string,
+  clients: number,
+  pattern: string,
+  load: () => Promise<LoadResult>,
+): Promise<ServiceRun> {
   const { api, worker, lagProjection, databaseUrl, reservedIn } = service;
   service.log(`${label}: ${clients} clients, ${service.loadSeconds} s`);
   const before = await reservedIn(pattern);
@@ -99,6 +105,14 @@ export async function measureServiceRun(service: ServiceUnderLoad, label: string
     projectionLag,
     ledger,
     writes,
-    ...(readLatencies.length > 0 ? { reads: { perSecond: readLatencies.length / result.elapsedSeconds, latency: summarize(readLatencies), errors: reads.reduce((sum, r) => sum + r.errors, 0) } } : {}),
+    ...(readLatencies.length > 0
+      ? {
+          reads: {
+            perSecond: readLatencies.length / result.elapsedSeconds,
+            latency: summarize(readLatencies),
+            errors: reads.reduce((sum, r) => sum + r.errors, 0),
+          },
+        }
+      : {}),
   };
 }

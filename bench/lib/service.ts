@@ -50,7 +50,10 @@ export async function freePort(): Promise<number> {
 }
 
 export function migrate(databaseUrl: string): void {
-  const run = spawnSync(SERVICE_NODE, [MAIN.migrate], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+  const run = spawnSync(SERVICE_NODE, [MAIN.migrate], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`migrate failed: ${run.stdout}${run.stderr}`);
 }
 
@@ -123,9 +126,17 @@ export function serviceNodeVersion(): string {
   return spawnSync(SERVICE_NODE, ['--version'], { encoding: 'utf8' }).stdout.trim();
 }
 
-export const API_NODE_ARGS: readonly string[] = process.env['BENCH_API_NODE_ARGS']?.split(' ').filter(Boolean) ?? ['--max-old-space-size=256', '--max-semi-space-size=8'];
+export const API_NODE_ARGS: readonly string[] = process.env['BENCH_API_NODE_ARGS']?.split(' ').filter(Boolean) ?? [
+  '--max-old-space-size=256',
+  '--max-semi-space-size=8',
+];
 
-export async function startApi(databaseUrl: string, credentials: Credentials, env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<ApiProcess> {
+export async function startApi(
+  databaseUrl: string,
+  credentials: Credentials,
+  env: Record<string, string> = {},
+  nodeArgs: readonly string[] = [],
+): Promise<ApiProcess> {
   const port = await freePort();
   const child = spawn(SERVICE_NODE, [...API_NODE_ARGS, ...nodeArgs, MAIN.api], {
     cwd: ROOT,
@@ -254,7 +265,10 @@ export async function ledgerCounters(base: string): Promise<Record<string, numbe
 export async function startFloorServer(framework?: string): Promise<ApiProcess> {
   const port = await freePort();
   const script = fileURLToPath(new URL(framework ? './framework-server.mjs' : './floor-server.mjs', import.meta.url));
-  const child = spawn(SERVICE_NODE, [...API_NODE_ARGS, script, ...(framework ? [framework] : []), String(port)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(SERVICE_NODE, [...API_NODE_ARGS, script, ...(framework ? [framework] : []), String(port)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const running = track(child, framework ? `${framework} server` : 'floor server');
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`floor server exited with ${code}:\n${running.output()}`)));

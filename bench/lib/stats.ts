@@ -14,7 +14,13 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 export function summarize(samples: readonly number[]): Latency {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: sorted.at(-1) ?? 0, count: sorted.length };
+  return {
+    p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? 0,
+    count: sorted.length,
+  };
 }
 
 /** One decimal for milliseconds, none for rates: what a person reads in the table. */

@@ -59,7 +59,9 @@ export async function walPosition(client: pg.ClientBase | pg.Pool): Promise<stri
 
 /** Bytes of WAL the whole server wrote between two positions (every database). */
 export async function walBytesBetween(client: pg.ClientBase | pg.Pool, from: string, to: string): Promise<number> {
-  return Number((await client.query<{ n: string }>('SELECT pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn)::text AS n', [from, to])).rows[0]?.n ?? 0);
+  return Number(
+    (await client.query<{ n: string }>('SELECT pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn)::text AS n', [from, to])).rows[0]?.n ?? 0,
+  );
 }
 
 interface Mutable {
@@ -96,7 +98,8 @@ export async function walOfDatabase(client: pg.ClientBase | pg.Pool, from: strin
   // pg_waldump reads the files: wait until the end position is on disk (the WAL writer flushes within wal_writer_delay).
   for (let i = 0; i < 50 && !settings.flushed; i++) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    settings.flushed = (await client.query<{ ok: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS ok', [to])).rows[0]?.ok ?? false;
+    settings.flushed =
+      (await client.query<{ ok: boolean }>('SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS ok', [to])).rows[0]?.ok ?? false;
   }
 
   const byNode = new Map<string, Mutable>();
@@ -124,16 +127,30 @@ export async function walOfDatabase(client: pg.ClientBase | pg.Pool, from: strin
     }
     if (!block) continue;
     const node = block[3] as string;
-    const r = byNode.get(node) ?? { inserted: 0, updated: 0, hotUpdated: 0, deleted: 0, indexEntries: 0, records: 0, bytes: 0, fpiBytes: 0 };
+    const r = byNode.get(node) ?? {
+      inserted: 0,
+      updated: 0,
+      hotUpdated: 0,
+      deleted: 0,
+      indexEntries: 0,
+      records: 0,
+      bytes: 0,
+      fpiBytes: 0,
+    };
     byNode.set(node, r);
     countRecord(r, rmgr, desc, bytes, fpi);
   }
-  const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('close', resolve)));
+  const code = await new Promise<number | null>((resolve) =>
+    child.exitCode !== null ? resolve(child.exitCode) : child.once('close', resolve),
+  );
   // pg_waldump exits 1 when the range ends mid-record ("error in WAL record"), having printed everything before it.
   if (code !== 0 && total.records === 0) return { unavailable: `pg_waldump failed (${code}): ${stderr.trim()}` };
 
   const names = await relationNames(client, [...byNode.keys()]);
-  const relations = [...byNode].map(([node, r]): RelationWrites => ({ ...(names.get(node) ?? { relation: `filenode ${node}`, kind: 'other', table: '?' }), ...r }));
+  const relations = [...byNode].map(([node, r]): RelationWrites => ({
+    ...(names.get(node) ?? { relation: `filenode ${node}`, kind: 'other', table: '?' }),
+    ...r,
+  }));
   relations.sort((a, b) => a.table.localeCompare(b.table) || kindOrder(a.kind) - kindOrder(b.kind) || a.relation.localeCompare(b.relation));
   return { ...total, relations };
 }
@@ -153,13 +170,17 @@ function countRecord(r: Mutable, rmgr: string, desc: string, bytes: number, fpi:
   } else if (rmgr === 'Heap2' && desc.startsWith('MULTI_INSERT')) {
     r.inserted += Number(/(\d+) tuples/.exec(desc)?.[1] ?? 1);
   } else if (rmgr === 'Btree') {
-    if (desc.startsWith('INSERT_LEAF') || desc.startsWith('INSERT_POST') || (desc.startsWith('SPLIT') && /level:? 0\b/.test(desc))) r.indexEntries++;
+    if (desc.startsWith('INSERT_LEAF') || desc.startsWith('INSERT_POST') || (desc.startsWith('SPLIT') && /level:? 0\b/.test(desc)))
+      r.indexEntries++;
   }
 }
 
 const kindOrder = (kind: RelationWrites['kind']): number => ['table', 'toast', 'index', 'other'].indexOf(kind);
 
-async function relationNames(client: pg.ClientBase | pg.Pool, nodes: readonly string[]): Promise<Map<string, Pick<RelationWrites, 'relation' | 'kind' | 'table'>>> {
+async function relationNames(
+  client: pg.ClientBase | pg.Pool,
+  nodes: readonly string[],
+): Promise<Map<string, Pick<RelationWrites, 'relation' | 'kind' | 'table'>>> {
   const { rows } = await client.query<{ node: string; relation: string | null; relkind: string | null; owner: string | null }>(
     `SELECT n.node::text AS node, c.relname AS relation, c.relkind::text AS relkind,
             coalesce(ti.relname, tt.relname, tti.relname, c.relname) AS owner
@@ -211,7 +232,10 @@ export function writesPerAdmission(wal: DatabaseWal, admissions: number): Record
 }
 
 /** Read before and after a load: the WAL positions and a connection to the measured database. */
-export async function measureWrites<T>(databaseUrl: string, load: () => Promise<T>): Promise<{ result: T; clusterWalBytes: number; wal: WalMeasure }> {
+export async function measureWrites<T>(
+  databaseUrl: string,
+  load: () => Promise<T>,
+): Promise<{ result: T; clusterWalBytes: number; wal: WalMeasure }> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'qlbench-wal' });
   await client.connect();
   try {
@@ -272,8 +296,13 @@ export function writeFigures(wal: WalMeasure, serverWalBytes: number, admissions
 }
 
 /** "Where the writes go": one row per table, one column per load, each cell rows / index entries / WAL bytes per admission. */
-export function whereTheWritesGo(loads: readonly { readonly label: string; readonly writes: WriteFigures }[]): Record<string, Record<string, string>> {
+export function whereTheWritesGo(
+  loads: readonly { readonly label: string; readonly writes: WriteFigures }[],
+): Record<string, Record<string, string>> {
   const tables = [...new Set(loads.flatMap((l) => Object.keys(l.writes.byTable ?? {})))].sort();
-  const cell = (t: { rows: number; indexEntries: number; walBytes: number } | undefined): string => (t ? `${t.rows} / ${t.indexEntries} / ${t.walBytes}` : '');
-  return Object.fromEntries(tables.map((table) => [table, Object.fromEntries(loads.map((l) => [l.label, cell(l.writes.byTable?.[table])]))]));
+  const cell = (t: { rows: number; indexEntries: number; walBytes: number } | undefined): string =>
+    t ? `${t.rows} / ${t.indexEntries} / ${t.walBytes}` : '';
+  return Object.fromEntries(
+    tables.map((table) => [table, Object.fromEntries(loads.map((l) => [l.label, cell(l.writes.byTable?.[table])]))]),
+  );
 }

@@ -9,7 +9,8 @@ import { defineConfig } from 'vitepress';
  */
 export default defineConfig({
   title: 'quota-ledger',
-  description: 'Kubernetes ResourceQuota and LimitRanger admission on an append-only PostgreSQL ledger, without the races, with a complete audit history.',
+  description:
+    'Kubernetes ResourceQuota and LimitRanger admission on an append-only PostgreSQL ledger, without the races, with a complete audit history.',
   // The site is served from wherever it is copied: relative asset paths, no absolute base.
   cleanUrls: false,
   lastUpdated: false,

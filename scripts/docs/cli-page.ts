@@ -7,7 +7,10 @@ export function cliPage(help: { overview: string; commands: readonly CommandHelp
     generatedHeader('quotactl reference', "quotactl's own help (`quotactl --help` and `quotactl COMMAND --help`)"),
     'The guide to quotactl (installing it as a kubectl plugin, completion, output formats) is [the CLI page](../cli.md).',
     '',
-    table(['command', 'does'], help.commands.map((c) => [`[${code(c.name)}](#quotactl-${c.name})`, c.summary])),
+    table(
+      ['command', 'does'],
+      help.commands.map((c) => [`[${code(c.name)}](#quotactl-${c.name})`, c.summary]),
+    ),
     '',
     '## quotactl',
     '',

@@ -35,14 +35,23 @@ function accepted(definition: VariableDefinition): string {
 /** A documentation path (`security.md#limits`) as a link from docs/reference/. */
 function seeLink(see: string): string {
   const [page = '', anchor] = see.split('#');
-  const title = page.replace(/\.md$/, '').replace(/\/index$/, '').replace(/[-/]/g, ' ');
+  const title = page
+    .replace(/\.md$/, '')
+    .replace(/\/index$/, '')
+    .replace(/[-/]/g, ' ');
   return ` See [${title}](../${page}${anchor ? `#${anchor}` : ''}).`;
 }
 
 /** docs/reference/configuration.md from libs/config's table of variables. */
-export function configurationPage(variables: Readonly<Record<string, VariableDefinition>>, groups: Readonly<Record<string, string>>): string {
+export function configurationPage(
+  variables: Readonly<Record<string, VariableDefinition>>,
+  groups: Readonly<Record<string, string>>,
+): string {
   const parts = [
-    generatedHeader('Configuration reference', '`VARIABLES` in libs/config/src/variables.ts, the table the configuration loaders take their defaults and bounds from'),
+    generatedHeader(
+      'Configuration reference',
+      '`VARIABLES` in libs/config/src/variables.ts, the table the configuration loaders take their defaults and bounds from',
+    ),
     'Every process reads its settings from the environment, once, at boot; a bad value stops it with a message naming the variable',
     '(`invalid configuration: PORT: must be between 0 and 65535, got 70000`). An empty value is the same as an unset one.',
     'The [configuration guide](../configuration.md) says which to set where.',
@@ -50,7 +59,12 @@ export function configurationPage(variables: Readonly<Record<string, VariableDef
   for (const [group, title] of Object.entries(groups)) {
     const rows = Object.entries(variables)
       .filter(([, definition]) => definition.group === group)
-      .map(([name, definition]) => [code(name), cell(defaultOf(definition)), cell(accepted(definition)), cell(definition.meaning + (definition.see ? seeLink(definition.see) : ''))]);
+      .map(([name, definition]) => [
+        code(name),
+        cell(defaultOf(definition)),
+        cell(accepted(definition)),
+        cell(definition.meaning + (definition.see ? seeLink(definition.see) : '')),
+      ]);
     if (rows.length === 0) continue;
     parts.push('', `## ${title}`, '', table(['variable', 'default', 'accepts', 'meaning'], rows));
   }

@@ -67,10 +67,22 @@ export function schemaText(schema: Schema | undefined): string {
 
 function operationSection(method: string, path: string, operation: Operation): string {
   const roles = operation['x-quota-ledger-roles'];
-  const parts = [`### ${method.toUpperCase()} ${code(path)}`, '', prose(operation.summary ?? ''), '', `Roles: ${roles ? roles.map(code).join(', ') : 'open (no credential needed)'}.`];
+  const parts = [
+    `### ${method.toUpperCase()} ${code(path)}`,
+    '',
+    prose(operation.summary ?? ''),
+    '',
+    `Roles: ${roles ? roles.map(code).join(', ') : 'open (no credential needed)'}.`,
+  ];
   const parameters = operation.parameters ?? [];
   if (parameters.length > 0) {
-    const rows = parameters.map((p) => [code(p.name), p.in, p.required ? 'yes' : 'no', cell(schemaText(p.schema)), cell(p.description ?? '')]);
+    const rows = parameters.map((p) => [
+      code(p.name),
+      p.in,
+      p.required ? 'yes' : 'no',
+      cell(schemaText(p.schema)),
+      cell(p.description ?? ''),
+    ]);
     parts.push('', table(['parameter', 'in', 'required', 'schema', 'description'], rows));
   }
   const body = operation.requestBody;
@@ -92,7 +104,8 @@ function operationSection(method: string, path: string, operation: Operation): s
       headers.set(name, entry);
     }
   }
-  for (const [name, { statuses, description }] of headers) parts.push('', `Header ${code(name)} (${statuses.join(', ')}): ${prose(description)}`);
+  for (const [name, { statuses, description }] of headers)
+    parts.push('', `Header ${code(name)} (${statuses.join(', ')}): ${prose(description)}`);
   return parts.join('\n');
 }
 
@@ -127,7 +140,10 @@ export function httpApiPage(document: OpenApi): string {
     }
   }
   const parts = [
-    generatedHeader('HTTP API reference', 'the OpenAPI document the API serves at `/docs/openapi.json` (built from the controllers and apps/admission-api/src/openapi)'),
+    generatedHeader(
+      'HTTP API reference',
+      'the OpenAPI document the API serves at `/docs/openapi.json` (built from the controllers and apps/admission-api/src/openapi)',
+    ),
     `${prose(document.info.description ?? '')} Version ${document.info.version}.`,
     '',
     'The contract in prose, with the rules every route shares, is [the HTTP API page](../api.md); a running API serves this same document',

@@ -14,7 +14,10 @@ export function generatedHeader(title: string, from: string): string {
 
 /** Text for a table cell: one line, pipes escaped, and no raw `<` that Vue would read as a tag. */
 export function cell(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|').replace(/</g, '&lt;');
+  return text
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\|/g, '\\|')
+    .replace(/</g, '&lt;');
 }
 
 /** Prose outside code: no raw `<` or `{{` that Vue would read as markup. */

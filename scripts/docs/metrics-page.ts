@@ -26,12 +26,21 @@ export function metricsPage(byProcess: Readonly<Record<ProcessName, readonly Met
     }
   }
   const defaults = defaultMetricNames(byProcess);
-  rows.push([defaults.map(code).join(', '), 'several', 'every process', '', `prom-client's default metrics (${LINUX_ONLY.map(code).join(', ')} on Linux only)`]);
+  rows.push([
+    defaults.map(code).join(', '),
+    'several',
+    'every process',
+    '',
+    `prom-client's default metrics (${LINUX_ONLY.map(code).join(', ')} on Linux only)`,
+  ]);
   return [
-    generatedHeader('Metrics reference', "the prom-client registries of the API (apps/admission-api/src/observability/metrics.ts), the projection worker (apps/projection-worker/src/metrics.ts) and the reconciler (apps/reconciler/src/metrics.ts)"),
+    generatedHeader(
+      'Metrics reference',
+      'the prom-client registries of the API (apps/admission-api/src/observability/metrics.ts), the projection worker (apps/projection-worker/src/metrics.ts) and the reconciler (apps/reconciler/src/metrics.ts)',
+    ),
     'Each fact is exported by one process, so scrape all three: the API on `PORT` (`GET /metrics`), the projection worker and the',
-    'reconciler on `METRICS_PORT` (9464). Names follow Prometheus\' conventions (`quota_ledger_`, base units, `_total` for counters);',
-    'Node\'s `process_*` and `nodejs_*` series carry no prefix. `test/e2e/metric-names.test.ts` checks that this table lists exactly',
+    "reconciler on `METRICS_PORT` (9464). Names follow Prometheus' conventions (`quota_ledger_`, base units, `_total` for counters);",
+    "Node's `process_*` and `nodejs_*` series carry no prefix. `test/e2e/metric-names.test.ts` checks that this table lists exactly",
     'what each built process serves on `/metrics`, of these types. What to alert on and the dashboard over these series:',
     '[Operations](../operations/index.md#metrics).',
     '',

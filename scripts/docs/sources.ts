@@ -44,7 +44,10 @@ export async function metricsByProcess(): Promise<Record<ProcessName, MetricInfo
   const projection = await fromBuild<typeof ProjectionMetrics>('apps/projection-worker/src/metrics.js');
   const registries: Record<ProcessName, Registry> = {
     api: new api.Metrics().registry,
-    'projection-worker': projection.projectionMetrics(() => Promise.reject(new Error('not read')), () => undefined).registry,
+    'projection-worker': projection.projectionMetrics(
+      () => Promise.reject(new Error('not read')),
+      () => undefined,
+    ).registry,
     // The registry's collect callbacks read the reconciler; declaring the series reads nothing.
     reconciler: reconciler.reconcilerMetrics({} as Parameters<typeof reconciler.reconcilerMetrics>[0]),
   };
@@ -69,7 +72,12 @@ export async function openApiDocument(): Promise<ReturnType<typeof ApiDocs.openA
   const docs = await fromBuild<typeof ApiDocs>('apps/admission-api/src/docs.js');
   // Never connected to: preview mode instantiates no provider.
   const config = loadConfig({ QUOTA_LEDGER_INSECURE_DEV: 'true', DATABASE_URL: 'postgres://preview@127.0.0.1:1/preview' });
-  const app = await NestFactory.create(AdmissionApiModule.forRoot(config), { preview: true, logger: false, bodyParser: false, abortOnError: false });
+  const app = await NestFactory.create(AdmissionApiModule.forRoot(config), {
+    preview: true,
+    logger: false,
+    bodyParser: false,
+    abortOnError: false,
+  });
   try {
     return docs.openApiDocument(app, API_VERSION);
   } finally {
@@ -88,13 +96,21 @@ export async function quotactlHelp(): Promise<{ overview: string; commands: Comm
   const cli = await fromBuild<typeof QuotactlCli>('apps/quotactl/src/cli.js');
   const say = async (argv: string[]): Promise<string> => {
     let out = '';
-    const io = { stdout: (t: string) => void (out += t), stderr: (t: string) => void (out += t), readFile: () => Promise.reject(new Error('no files')), readStdin: () => Promise.resolve(''), cwd: ROOT, env: {} };
+    const io = {
+      stdout: (t: string) => void (out += t),
+      stderr: (t: string) => void (out += t),
+      readFile: () => Promise.reject(new Error('no files')),
+      readStdin: () => Promise.resolve(''),
+      cwd: ROOT,
+      env: {},
+    };
     const code = await cli.run(argv, io);
     if (code !== 0) throw new Error(`quotactl ${argv.join(' ')} exited ${code}: ${out}`);
     return out;
   };
   const commands: CommandHelp[] = [];
-  for (const command of cli.COMMANDS) commands.push({ name: command.name, summary: command.summary, help: await say([command.name, '--help']) });
+  for (const command of cli.COMMANDS)
+    commands.push({ name: command.name, summary: command.summary, help: await say([command.name, '--help']) });
   return { overview: await say(['--help']), commands };
 }
 

@@ -82,7 +82,8 @@ function text(file, pattern) {
 
 function problems(version) {
   const found = places.filter((p) => p.now() !== version).map((p) => `${p.file}: ${p.now()}, not ${version}`);
-  if (!new RegExp(`^## \\[${version.replaceAll('.', '\\.')}\\]`, 'm').test(read('CHANGELOG.md'))) found.push(`CHANGELOG.md: no section "## [${version}]"`);
+  if (!new RegExp(`^## \\[${version.replaceAll('.', '\\.')}\\]`, 'm').test(read('CHANGELOG.md')))
+    found.push(`CHANGELOG.md: no section "## [${version}]"`);
   return found;
 }
 

@@ -26,7 +26,9 @@ const HAND_WIRING = new RegExp(`\\bnew (${LEDGER_CLASSES.join('|')})\\s*\\(|\\bb
 
 /** Where a source builds the ledger by hand: `file: new X(`. */
 export function handWiring(sources: ReadonlyMap<string, string>): string[] {
-  return [...sources].flatMap(([file, text]) => [...text.matchAll(HAND_WIRING)].map((match) => `${file}: ${match[0].replace(/\s*\($/, '(')}`));
+  return [...sources].flatMap(([file, text]) =>
+    [...text.matchAll(HAND_WIRING)].map((match) => `${file}: ${match[0].replace(/\s*\($/, '(')}`),
+  );
 }
 
 /** The apps that run against the ledger, and the module each boots. */
@@ -46,8 +48,16 @@ describe('the composition of the ledger', () => {
   });
 
   it('the rule bites: a hand-built LedgerCommands or ProjectionRunner is named', () => {
-    const built = new Map([['apps/reconciler/src/example.ts', 'const commands = new LedgerCommands(dataSource, {});\nconst runner = new ProjectionRunner (ds, p, {});']]);
-    expect(handWiring(built)).toEqual(['apps/reconciler/src/example.ts: new LedgerCommands(', 'apps/reconciler/src/example.ts: new ProjectionRunner(']);
+    const built = new Map([
+      [
+        'apps/reconciler/src/example.ts',
+        'const commands = new LedgerCommands(dataSource, {});\nconst runner = new ProjectionRunner (ds, p, {});',
+      ],
+    ]);
+    expect(handWiring(built)).toEqual([
+      'apps/reconciler/src/example.ts: new LedgerCommands(',
+      'apps/reconciler/src/example.ts: new ProjectionRunner(',
+    ]);
   });
 
   it.each(LEDGER_APPS)('%s is a Nest application on LedgerModule', (app, moduleFile, ledger) => {

@@ -1,6 +1,16 @@
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
-import { aliasesOf, circles, FILE_LINES_MAX, folderGraph, importGraph, lineCount, longFunctions, readSources, sourceFiles } from './source-shape.js';
+import {
+  aliasesOf,
+  circles,
+  FILE_LINES_MAX,
+  folderGraph,
+  importGraph,
+  lineCount,
+  longFunctions,
+  readSources,
+  sourceFiles,
+} from './source-shape.js';
 
 /**
  * The dependency rules of docs/style.md are lint rules; these cases prove the rules bite
@@ -38,7 +48,10 @@ describe('dependency rules', () => {
   });
 
   it('apps reach libs only through their index alias', async () => {
-    const found = await violations('apps/admission-api/src/example.ts', "import { Quantity } from '../../../libs/domain/src/quantity/quantity.js';");
+    const found = await violations(
+      'apps/admission-api/src/example.ts',
+      "import { Quantity } from '../../../libs/domain/src/quantity/quantity.js';",
+    );
     expect(found.join('\n')).toMatch(/index alias/);
     expect(await violations('apps/admission-api/src/example.ts', "import { Quantity } from '@quota/domain';")).toEqual([]);
   });
@@ -49,27 +62,41 @@ describe('dependency rules', () => {
   });
 
   it('libs/config imports no lib, libs/ledger only the domain', async () => {
-    expect((await violations('libs/config/src/example.ts', "import { Quantity } from '@quota/domain';")).join('\n')).toMatch(/imports no lib/);
-    expect((await violations('libs/ledger/src/example.ts', "import { loadConfig } from '@quota/config';")).join('\n')).toMatch(/only @quota\/domain/);
+    expect((await violations('libs/config/src/example.ts', "import { Quantity } from '@quota/domain';")).join('\n')).toMatch(
+      /imports no lib/,
+    );
+    expect((await violations('libs/ledger/src/example.ts', "import { loadConfig } from '@quota/config';")).join('\n')).toMatch(
+      /only @quota\/domain/,
+    );
     expect(await violations('libs/ledger/src/example.ts', "import { Quantity } from '@quota/domain';")).toEqual([]);
   });
 
   it('libs/ledger reaches migrations/ only through its index, the list the data source runs', async () => {
     const migration = "import { CreateLedgerEvents1795293483763 } from '../../../../migrations/1795293483763-CreateLedgerEvents.js';";
     expect((await violations('libs/ledger/src/database/example.ts', migration)).join('\n')).toMatch(/only migrations\/index\.js/);
-    expect((await violations('libs/ledger/src/example.ts', "import { x } from '../../../migrations/support.js';")).join('\n')).toMatch(/only migrations\/index\.js/);
-    expect(await violations('libs/ledger/src/database/example.ts', "import { MIGRATIONS } from '../../../../migrations/index.js';")).toEqual([]);
+    expect((await violations('libs/ledger/src/example.ts', "import { x } from '../../../migrations/support.js';")).join('\n')).toMatch(
+      /only migrations\/index\.js/,
+    );
+    expect(
+      await violations('libs/ledger/src/database/example.ts', "import { MIGRATIONS } from '../../../../migrations/index.js';"),
+    ).toEqual([]);
   });
 });
 
 describe('the HTTP contract (libs/api)', () => {
   it('imports nothing but its own files, and the ledger and the apps may import it', async () => {
-    expect((await violations('libs/api/src/example.ts', "import { Quantity } from '@quota/domain';")).join('\n')).toMatch(/libs\/api imports nothing/);
-    expect((await violations('libs/api/src/example.ts', "import { readFileSync } from 'node:fs';")).join('\n')).toMatch(/libs\/api imports nothing/);
+    expect((await violations('libs/api/src/example.ts', "import { Quantity } from '@quota/domain';")).join('\n')).toMatch(
+      /libs\/api imports nothing/,
+    );
+    expect((await violations('libs/api/src/example.ts', "import { readFileSync } from 'node:fs';")).join('\n')).toMatch(
+      /libs\/api imports nothing/,
+    );
     expect(await violations('libs/api/src/example.ts', "export * from './status.js';")).toEqual([]);
     expect(await violations('libs/ledger/src/example.ts', "import type { Page } from '@quota/api';")).toEqual([]);
     expect(await violations('apps/quotactl/src/example.ts', "import type { Page } from '@quota/api';")).toEqual([]);
-    expect((await violations('libs/ledger/src/example.ts', "import { Queue } from '@quota/jobs';")).join('\n')).toMatch(/only @quota\/domain and @quota\/api/);
+    expect((await violations('libs/ledger/src/example.ts', "import { Queue } from '@quota/jobs';")).join('\n')).toMatch(
+      /only @quota\/domain and @quota\/api/,
+    );
   });
 });
 
@@ -103,7 +130,9 @@ describe('the shape of the source', () => {
   });
 
   it('has no function over 80 lines without a reason in its comment', () => {
-    expect(files.flatMap((file) => longFunctions(file, sources.get(file) ?? '')).map((f) => `${f.file}:${f.line} ${f.name} (${f.lines} lines)`)).toEqual([]);
+    expect(
+      files.flatMap((file) => longFunctions(file, sources.get(file) ?? '')).map((f) => `${f.file}:${f.line} ${f.name} (${f.lines} lines)`),
+    ).toEqual([]);
   });
 
   it('finds a circle, a folder loop, a long file and a long function where there is one', () => {
@@ -122,7 +151,9 @@ describe('the shape of the source', () => {
     const body = Array.from({ length: 85 }, (_, i) => `  const x${i} = ${i};`).join('\n');
     expect(longFunctions('a.ts', `export function long(): void {\n${body}\n}\n`).map((f) => f.name)).toEqual(['long']);
     expect(longFunctions('a.ts', `const long = (): void => {\n${body}\n};\n`).map((f) => f.name)).toEqual(['long']);
-    expect(longFunctions('a.ts', `/**\n * Length: a table reads best whole.\n */\nexport function long(): void {\n${body}\n}\n`)).toEqual([]);
+    expect(longFunctions('a.ts', `/**\n * Length: a table reads best whole.\n */\nexport function long(): void {\n${body}\n}\n`)).toEqual(
+      [],
+    );
   });
 
   it('resolves imports as the compiler does, and does not count a file importing itself', () => {

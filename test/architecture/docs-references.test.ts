@@ -21,7 +21,12 @@ beforeAll(async () => {
 
 describe('docs/reference/', () => {
   it('has the four generated pages', () => {
-    expect(Object.keys(pages).sort()).toEqual(['docs/reference/cli.md', 'docs/reference/configuration.md', 'docs/reference/http-api.md', 'docs/reference/metrics.md']);
+    expect(Object.keys(pages).sort()).toEqual([
+      'docs/reference/cli.md',
+      'docs/reference/configuration.md',
+      'docs/reference/http-api.md',
+      'docs/reference/metrics.md',
+    ]);
   });
 
   it.each(['configuration', 'metrics', 'http-api', 'cli'])('reference/%s.md is not stale (npm run docs:generate)', (name) => {
@@ -30,8 +35,15 @@ describe('docs/reference/', () => {
   });
 
   it('documents every variable, every series and every command', () => {
-    for (const name of ['DATABASE_URL', 'METRICS_PORT', 'CUSTOM_RESOURCES', 'QUOTA_LEDGER_SERVER']) expect(pages['docs/reference/configuration.md']).toContain(`\`${name}\``);
-    for (const name of ['quota_ledger_admission_duration_seconds', 'quota_ledger_projection_lag_seconds', 'quota_ledger_reconciler_queue_jobs', 'process_cpu_seconds_total']) expect(pages['docs/reference/metrics.md']).toContain(`\`${name}\``);
+    for (const name of ['DATABASE_URL', 'METRICS_PORT', 'CUSTOM_RESOURCES', 'QUOTA_LEDGER_SERVER'])
+      expect(pages['docs/reference/configuration.md']).toContain(`\`${name}\``);
+    for (const name of [
+      'quota_ledger_admission_duration_seconds',
+      'quota_ledger_projection_lag_seconds',
+      'quota_ledger_reconciler_queue_jobs',
+      'process_cpu_seconds_total',
+    ])
+      expect(pages['docs/reference/metrics.md']).toContain(`\`${name}\``);
     expect(pages['docs/reference/http-api.md']).toContain('### POST `/v1/admission/validate`');
     expect(pages['docs/reference/cli.md']).toContain('## quotactl webhook-config');
   });

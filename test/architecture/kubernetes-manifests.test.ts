@@ -90,7 +90,10 @@ writeFileSync(join(COPY, 'overlays/no-cert-manager/ca.crt'), CA_PEM);
 
 function build(relativeDir: string): unknown[] {
   const result = spawnSync(KUSTOMIZE, [...KUSTOMIZE_ARGS, join(COPY, relativeDir)], { encoding: 'utf8', maxBuffer: 32 * 1024 * 1024 });
-  if (result.status !== 0) throw new Error(`${KUSTOMIZE} ${KUSTOMIZE_ARGS.join(' ')} deploy/kubernetes/${relativeDir} failed (kustomize v5 or later is needed):\n${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(
+      `${KUSTOMIZE} ${KUSTOMIZE_ARGS.join(' ')} deploy/kubernetes/${relativeDir} failed (kustomize v5 or later is needed):\n${result.stderr}`,
+    );
   return parseYamlDocuments(result.stdout, `kustomize build deploy/kubernetes/${relativeDir}`).map((d) => d.value);
 }
 
@@ -140,12 +143,18 @@ interface PodTemplate {
 function podTemplates(docs: readonly unknown[]): PodTemplate[] {
   return docs
     .filter((d) => ['Deployment', 'Job'].includes(String(get(d, 'kind'))))
-    .map((d) => ({ where: `${String(get(d, 'kind'))} ${nameOf(d)}`, owner: d, spec: get(d, 'spec', 'template', 'spec'), labels: asObject(get(d, 'spec', 'template', 'metadata', 'labels')) }));
+    .map((d) => ({
+      where: `${String(get(d, 'kind'))} ${nameOf(d)}`,
+      owner: d,
+      spec: get(d, 'spec', 'template', 'spec'),
+      labels: asObject(get(d, 'spec', 'template', 'metadata', 'labels')),
+    }));
 }
 
 const containersOf = (pod: unknown): Json[] => asList(get(pod, 'containers')).map(asObject);
 const envEntries = (container: unknown): Json[] => asList(get(container, 'env')).map(asObject);
-const envValue = (container: unknown, name: string): string | undefined => asText(envEntries(container).find((e) => e['name'] === name)?.['value']);
+const envValue = (container: unknown, name: string): string | undefined =>
+  asText(envEntries(container).find((e) => e['name'] === name)?.['value']);
 const hasEnv = (container: unknown, name: string): boolean => envEntries(container).some((e) => e['name'] === name);
 
 /** A container port by its name or number: the number, or undefined when the container has no such port. */
@@ -168,7 +177,8 @@ const api = (docs: readonly unknown[]): unknown => one(docs, 'Deployment', 'quot
 function secretHolding(pod: unknown, container: unknown, file: string): string | { problem: string } {
   const mount = asList(get(container, 'volumeMounts')).find((m) => get(m, 'mountPath') === posix.dirname(file));
   if (!mount) return { problem: `nothing is mounted at ${posix.dirname(file)}` };
-  if (get(mount, 'subPath') !== undefined) return { problem: `${posix.dirname(file)} is mounted with subPath, which is never updated when the Secret changes` };
+  if (get(mount, 'subPath') !== undefined)
+    return { problem: `${posix.dirname(file)} is mounted with subPath, which is never updated when the Secret changes` };
   const volume = asList(get(pod, 'volumes')).find((v) => get(v, 'name') === get(mount, 'name'));
   const secret = asText(get(volume, 'secret', 'secretName'));
   return secret ?? { problem: `${posix.dirname(file)} is not a Secret volume` };
@@ -236,7 +246,14 @@ const EXPECTED_OBJECTS: Readonly<Record<Overlay, readonly string[]>> = {
   'no-cert-manager': COMMON_OBJECTS,
 };
 
-const CLUSTER_SCOPED = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']);
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+]);
 /**
  * Cluster-scoped kinds newer than kustomize's built-in schema (v5.5 knows Kubernetes 1.21's): its
  * `namespace:` sets theirs too, and the API server drops it from a cluster-scoped object.
@@ -252,9 +269,11 @@ function inventoryProblems(docs: readonly unknown[], expected: readonly string[]
   for (const d of docs) {
     const kind = String(get(d, 'kind'));
     const namespace = namespaceOf(d);
-    if (CLUSTER_SCOPED.has(kind) && namespace !== undefined) problems.push(`${kind} ${nameOf(d)} is cluster-scoped but has namespace ${namespace}`);
+    if (CLUSTER_SCOPED.has(kind) && namespace !== undefined)
+      problems.push(`${kind} ${nameOf(d)} is cluster-scoped but has namespace ${namespace}`);
     if (CLUSTER_SCOPED_UNKNOWN_TO_KUSTOMIZE.has(kind)) continue;
-    if (!CLUSTER_SCOPED.has(kind) && namespace !== NAMESPACE) problems.push(`${kind} ${nameOf(d)} is in namespace ${String(namespace)}, not ${NAMESPACE} (the one the webhooks leave out)`);
+    if (!CLUSTER_SCOPED.has(kind) && namespace !== NAMESPACE)
+      problems.push(`${kind} ${nameOf(d)} is in namespace ${String(namespace)}, not ${NAMESPACE} (the one the webhooks leave out)`);
   }
   return problems;
 }
@@ -274,13 +293,17 @@ function applyStepProblems(docs: readonly unknown[]): string[] {
       .map((d) => `${String(get(d, 'kind'))} ${nameOf(d)}`)
       .sort();
   const webhooks = labelled('admission-webhook');
-  if (JSON.stringify(webhooks) !== JSON.stringify(['MutatingWebhookConfiguration quota-ledger', 'ValidatingWebhookConfiguration quota-ledger']))
+  if (
+    JSON.stringify(webhooks) !==
+    JSON.stringify(['MutatingWebhookConfiguration quota-ledger', 'ValidatingWebhookConfiguration quota-ledger'])
+  )
     problems.push(`${COMPONENT}=admission-webhook selects ${webhooks.join(', ') || 'nothing'}, not exactly the two webhook configurations`);
   const migration = labelled('migration');
   if (!migration.includes('Job quota-ledger-migrate') || migration.some((o) => !/^(Job|NetworkPolicy) /.test(o)))
     problems.push(`${COMPONENT}=migration selects ${migration.join(', ') || 'nothing'}, not the migration Job (and its NetworkPolicy)`);
   for (const d of docs) {
-    if (get(d, 'metadata', 'labels', 'app.kubernetes.io/part-of') !== 'quota-ledger') problems.push(`${String(get(d, 'kind'))} ${nameOf(d)}: no label app.kubernetes.io/part-of=quota-ledger`);
+    if (get(d, 'metadata', 'labels', 'app.kubernetes.io/part-of') !== 'quota-ledger')
+      problems.push(`${String(get(d, 'kind'))} ${nameOf(d)}: no label app.kubernetes.io/part-of=quota-ledger`);
   }
   return problems;
 }
@@ -326,7 +349,8 @@ function containerProblems(where: string, container: unknown, pod: unknown, role
       // The path may carry a query (readiness excludes the queue: admissions never need it).
       if (String(get(probe, 'httpGet', 'path') ?? '').split('?')[0] !== path) problems.push(`${name}: ${label} does not GET ${path}`);
       if (!HEALTH_ROUTES.has(path)) problems.push(`${name}: ${label} GETs ${path}, which the API does not serve`);
-      if (containerPort(container, get(probe, 'httpGet', 'port')) !== port) problems.push(`${name}: ${label} is not on the API port ${port}`);
+      if (containerPort(container, get(probe, 'httpGet', 'port')) !== port)
+        problems.push(`${name}: ${label} is not on the API port ${port}`);
       // An HTTP probe of an HTTPS port fails the TLS handshake: the pod never becomes ready.
       if (tls && get(probe, 'httpGet', 'scheme') !== 'HTTPS') problems.push(`${name}: ${label} must use scheme HTTPS (TLS is on)`);
     }
@@ -335,7 +359,8 @@ function containerProblems(where: string, container: unknown, pod: unknown, role
     else {
       const metricsPort = Number(envValue(container, 'METRICS_PORT') ?? 9464);
       if (get(liveness, 'httpGet', 'path') !== '/healthz') problems.push(`${name}: livenessProbe does not GET /healthz`);
-      if (containerPort(container, get(liveness, 'httpGet', 'port')) !== metricsPort) problems.push(`${name}: livenessProbe is not on METRICS_PORT ${metricsPort}`);
+      if (containerPort(container, get(liveness, 'httpGet', 'port')) !== metricsPort)
+        problems.push(`${name}: livenessProbe is not on METRICS_PORT ${metricsPort}`);
       if (metricsPort === 0) problems.push(`${name}: METRICS_PORT 0 closes the port its livenessProbe needs`);
     }
   } else if (liveness || readiness) {
@@ -345,8 +370,10 @@ function containerProblems(where: string, container: unknown, pod: unknown, role
   for (const entry of envEntries(container)) {
     const variable = asText(entry['name']) ?? '';
     if (!ALLOWED_VARIABLES.has(variable)) problems.push(`${name}: sets ${variable}, which no app reads`);
-    if (/URL$/.test(variable) && entry['value'] !== undefined) problems.push(`${name}: ${variable} is a literal; connection strings hold credentials and come from a Secret`);
-    if (/URL$/.test(variable) && get(entry, 'valueFrom', 'secretKeyRef', 'name') === undefined) problems.push(`${name}: ${variable} does not come from a secretKeyRef`);
+    if (/URL$/.test(variable) && entry['value'] !== undefined)
+      problems.push(`${name}: ${variable} is a literal; connection strings hold credentials and come from a Secret`);
+    if (/URL$/.test(variable) && get(entry, 'valueFrom', 'secretKeyRef', 'name') === undefined)
+      problems.push(`${name}: ${variable} does not come from a secretKeyRef`);
   }
 
   problems.push(...commandProblems(name, [...asList(get(container, 'command')), ...asList(get(container, 'args'))]));
@@ -372,19 +399,25 @@ function podProblems(template: PodTemplate): string[] {
     problems.push(...containerProblems(where, container, pod, expected.role));
     const command = asList(get(container, 'command'));
     if (!command.includes(expected.main)) problems.push(`${where}: does not run ${expected.main}`);
-    if (expected.main === API_MAIN && !API_HEAP.every((flag) => command.includes(flag))) problems.push(`${where}: does not run the API with its heap flags ${API_HEAP.join(' ')}`);
+    if (expected.main === API_MAIN && !API_HEAP.every((flag) => command.includes(flag)))
+      problems.push(`${where}: does not run the API with its heap flags ${API_HEAP.join(' ')}`);
   }
   for (const container of asList(get(pod, 'initContainers'))) problems.push(...containerProblems(where, container, pod, 'init'));
   if (get(pod, 'securityContext', 'runAsNonRoot') !== true) problems.push(`${where}: the pod's securityContext does not set runAsNonRoot`);
-  if (get(pod, 'securityContext', 'seccompProfile', 'type') !== 'RuntimeDefault') problems.push(`${where}: no RuntimeDefault seccomp profile (restricted Pod Security)`);
+  if (get(pod, 'securityContext', 'seccompProfile', 'type') !== 'RuntimeDefault')
+    problems.push(`${where}: no RuntimeDefault seccomp profile (restricted Pod Security)`);
   if (get(owner, 'kind') === 'Deployment') {
     const selector = asObject(get(owner, 'spec', 'selector', 'matchLabels'));
-    if (Object.keys(selector).length === 0 || !selects(selector, labels)) problems.push(`${where}: spec.selector does not match the pod template's labels`);
+    if (Object.keys(selector).length === 0 || !selects(selector, labels))
+      problems.push(`${where}: spec.selector does not match the pod template's labels`);
   } else {
-    if (!['Never', 'OnFailure'].includes(String(get(pod, 'restartPolicy')))) problems.push(`${where}: a Job's pods must have restartPolicy Never or OnFailure`);
+    if (!['Never', 'OnFailure'].includes(String(get(pod, 'restartPolicy'))))
+      problems.push(`${where}: a Job's pods must have restartPolicy Never or OnFailure`);
     const backoff = get(owner, 'spec', 'backoffLimit');
-    if (typeof backoff !== 'number' || backoff > 10) problems.push(`${where}: backoffLimit must be set, at most 10 (a failing migration must fail the upgrade)`);
-    if (typeof get(owner, 'spec', 'activeDeadlineSeconds') !== 'number') problems.push(`${where}: no activeDeadlineSeconds (a migration stuck behind a lock would hang the upgrade)`);
+    if (typeof backoff !== 'number' || backoff > 10)
+      problems.push(`${where}: backoffLimit must be set, at most 10 (a failing migration must fail the upgrade)`);
+    if (typeof get(owner, 'spec', 'activeDeadlineSeconds') !== 'number')
+      problems.push(`${where}: no activeDeadlineSeconds (a migration stuck behind a lock would hang the upgrade)`);
   }
   return problems;
 }
@@ -420,7 +453,10 @@ function configProblems(where: string, container: unknown, role: Role): string[]
   try {
     config = loadConfig(env);
   } catch (error) {
-    return [...problems, `${name}: the configuration refuses its environment: ${error instanceof ConfigError ? error.message : String(error)}`];
+    return [
+      ...problems,
+      `${name}: the configuration refuses its environment: ${error instanceof ConfigError ? error.message : String(error)}`,
+    ];
   }
   // Every process refuses to start without a database (main.ts: "DATABASE_URL is not set").
   if (!config.databaseUrl) problems.push(`${name}: DATABASE_URL is not set; the process exits at start`);
@@ -428,12 +464,18 @@ function configProblems(where: string, container: unknown, role: Role): string[]
     if (!config.tls) problems.push(`${name}: no TLS_CERT_FILE/TLS_KEY_FILE; the kube-apiserver calls webhooks over HTTPS only`);
     if (!config.tokensFile) problems.push(`${name}: no TOKENS_FILE; the API refuses to start without tokens`);
     if (config.insecureDev) problems.push(`${name}: QUOTA_LEDGER_INSECURE_DEV lets every caller in as an admin`);
-    if (containerPort(container, 'https') !== config.port) problems.push(`${name}: listens on PORT ${config.port}, but its https container port is ${String(containerPort(container, 'https'))}`);
-    if (config.host !== '0.0.0.0' && config.host !== '::') problems.push(`${name}: listens on ${config.host} only; the Service cannot reach it`);
+    if (containerPort(container, 'https') !== config.port)
+      problems.push(
+        `${name}: listens on PORT ${config.port}, but its https container port is ${String(containerPort(container, 'https'))}`,
+      );
+    if (config.host !== '0.0.0.0' && config.host !== '::')
+      problems.push(`${name}: listens on ${config.host} only; the Service cannot reach it`);
   }
   if (role === 'worker') {
     if (containerPort(container, 'metrics') !== config.metricsPort)
-      problems.push(`${name}: serves /metrics on METRICS_PORT ${config.metricsPort}, but its metrics container port is ${String(containerPort(container, 'metrics'))}`);
+      problems.push(
+        `${name}: serves /metrics on METRICS_PORT ${config.metricsPort}, but its metrics container port is ${String(containerPort(container, 'metrics'))}`,
+      );
   }
   if (where === 'Deployment quota-ledger-reconciler') {
     if (config.inventory.source !== 'kubernetes' || !config.inventory.inCluster)
@@ -474,13 +516,16 @@ function databaseRoleProblems(docs: readonly unknown[]): string[] {
   const owner = databaseUrlOf(job);
   const role = envValue(job, 'DATABASE_RUNTIME_ROLE');
   if (!owner || !role) return [`Job quota-ledger-migrate: needs DATABASE_URL and DATABASE_RUNTIME_ROLE (the apps' role it grants)`];
-  if (owner.username === role) problems.push(`Job quota-ledger-migrate: migrates as ${role}, the apps' role: the apps would own the schema`);
+  if (owner.username === role)
+    problems.push(`Job quota-ledger-migrate: migrates as ${role}, the apps' role: the apps would own the schema`);
   for (const template of podTemplates(docs).filter((t) => get(t.owner, 'kind') === 'Deployment')) {
     const container = containersOf(template.spec)[0];
     const url = databaseUrlOf(container);
     if (url?.username !== role) problems.push(`${template.where}: connects as ${String(url?.username)}, not the runtime role ${role}`);
-    if (url && `${url.host}${url.pathname}` !== `${owner.host}${owner.pathname}`) problems.push(`${template.where}: on ${url.host}${url.pathname}, not the migrated ${owner.host}${owner.pathname}`);
-    if (envValue(container, 'DATABASE_RUNTIME_ROLE') !== role) problems.push(`${template.where}: DATABASE_RUNTIME_ROLE is not ${role}, so it would run BullMQ's migration it may not`);
+    if (url && `${url.host}${url.pathname}` !== `${owner.host}${owner.pathname}`)
+      problems.push(`${template.where}: on ${url.host}${url.pathname}, not the migrated ${owner.host}${owner.pathname}`);
+    if (envValue(container, 'DATABASE_RUNTIME_ROLE') !== role)
+      problems.push(`${template.where}: DATABASE_RUNTIME_ROLE is not ${role}, so it would run BullMQ's migration it may not`);
   }
   return problems;
 }
@@ -503,7 +548,8 @@ function serviceProblems(docs: readonly unknown[]): string[] {
     const container = containersOf(target?.spec)[0];
     for (const port of asList(get(service, 'spec', 'ports'))) {
       const targetPort = get(port, 'targetPort') ?? get(port, 'port');
-      if (containerPort(container, targetPort) === undefined) problems.push(`${where}: port ${String(get(port, 'name'))} targets ${String(targetPort)}, which ${target?.where} does not open`);
+      if (containerPort(container, targetPort) === undefined)
+        problems.push(`${where}: port ${String(get(port, 'name'))} targets ${String(targetPort)}, which ${target?.where} does not open`);
     }
   }
   return problems;
@@ -518,13 +564,16 @@ function serviceMonitorProblems(docs: readonly unknown[]): string[] {
   const scraped = new Set<string>();
   for (const monitor of monitors) {
     const where = `ServiceMonitor ${nameOf(monitor)}`;
-    const services = ofKind(docs, 'Service').filter((s) => namespaceOf(s) === namespaceOf(monitor) && selects(get(monitor, 'spec', 'selector'), get(s, 'metadata', 'labels')));
+    const services = ofKind(docs, 'Service').filter(
+      (s) => namespaceOf(s) === namespaceOf(monitor) && selects(get(monitor, 'spec', 'selector'), get(s, 'metadata', 'labels')),
+    );
     if (services.length === 0) problems.push(`${where}: selects no Service`);
     for (const endpoint of asList(get(monitor, 'spec', 'endpoints'))) {
       const portName = get(endpoint, 'port');
       const matching = services.filter((s) => asList(get(s, 'spec', 'ports')).some((p) => get(p, 'name') === portName));
       if (matching.length === 0) problems.push(`${where}: endpoint port ${String(portName)} is no port of the Services it selects`);
-      if (get(endpoint, 'path') !== '/metrics') problems.push(`${where}: endpoint port ${String(portName)} scrapes ${String(get(endpoint, 'path'))}, not /metrics`);
+      if (get(endpoint, 'path') !== '/metrics')
+        problems.push(`${where}: endpoint port ${String(portName)} scrapes ${String(get(endpoint, 'path'))}, not /metrics`);
       for (const service of matching) {
         for (const template of podTemplates(docs).filter((t) => selects(get(service, 'spec', 'selector'), t.labels))) {
           const container = containersOf(template.spec)[0];
@@ -535,18 +584,26 @@ function serviceMonitorProblems(docs: readonly unknown[]): string[] {
           const https = envValue(container, 'TLS_CERT_FILE') !== undefined && number === Number(envValue(container, 'PORT') ?? 8080);
           if (https) {
             if (!HEALTH_ROUTES.has('/metrics')) problems.push(`${where}: the API serves no /metrics`);
-            if (get(endpoint, 'scheme') !== 'https') problems.push(`${where}: endpoint port ${String(portName)} reaches the API's HTTPS port with scheme ${String(get(endpoint, 'scheme') ?? 'http')}`);
+            if (get(endpoint, 'scheme') !== 'https')
+              problems.push(
+                `${where}: endpoint port ${String(portName)} reaches the API's HTTPS port with scheme ${String(get(endpoint, 'scheme') ?? 'http')}`,
+              );
             const ca = get(endpoint, 'tlsConfig', 'ca', 'secret');
             if (get(ca, 'name') !== tlsSecret || get(ca, 'key') !== 'ca.crt')
-              problems.push(`${where}: verifies the API with ${String(get(ca, 'name'))}/${String(get(ca, 'key'))}, not ca.crt of the Secret the API serves (${String(tlsSecret)})`);
+              problems.push(
+                `${where}: verifies the API with ${String(get(ca, 'name'))}/${String(get(ca, 'key'))}, not ca.crt of the Secret the API serves (${String(tlsSecret)})`,
+              );
             if (get(endpoint, 'tlsConfig', 'serverName') !== dnsName)
               problems.push(
                 `${where}: tlsConfig.serverName is ${String(get(endpoint, 'tlsConfig', 'serverName'))}, not ${dnsName} (Prometheus dials pod addresses, which the certificate does not name)`,
               );
           } else {
             if (number !== Number(envValue(container, 'METRICS_PORT') ?? 9464))
-              problems.push(`${where}: endpoint port ${String(portName)} reaches ${template.where} on ${String(number)}, not its METRICS_PORT`);
-            if ((get(endpoint, 'scheme') ?? 'http') !== 'http') problems.push(`${where}: the metrics port of ${template.where} is plain HTTP`);
+              problems.push(
+                `${where}: endpoint port ${String(portName)} reaches ${template.where} on ${String(number)}, not its METRICS_PORT`,
+              );
+            if ((get(endpoint, 'scheme') ?? 'http') !== 'http')
+              problems.push(`${where}: the metrics port of ${template.where} is plain HTTP`);
           }
         }
       }
@@ -563,7 +620,8 @@ interface PortRule {
   readonly protocol: string;
 }
 
-const portsOf = (rule: unknown): PortRule[] => asList(get(rule, 'ports')).map((p) => ({ port: get(p, 'port'), protocol: asText(get(p, 'protocol')) ?? 'TCP' }));
+const portsOf = (rule: unknown): PortRule[] =>
+  asList(get(rule, 'ports')).map((p) => ({ port: get(p, 'port'), protocol: asText(get(p, 'protocol')) ?? 'TCP' }));
 
 /** Does this ingress or egress rule list allow `port`/`protocol`, from (or to) any peer, or only from every source (`anywhere`)? */
 function allows(rules: readonly unknown[], container: unknown, port: number, protocol: string, peers: 'anywhere' | 'some'): boolean {
@@ -573,7 +631,9 @@ function allows(rules: readonly unknown[], container: unknown, port: number, pro
     const ports = portsOf(rule);
     // No ports: every port.
     if (ports.length === 0) return true;
-    return ports.some((p) => p.protocol === protocol && (p.port === port || (typeof p.port === 'string' && containerPort(container, p.port) === port)));
+    return ports.some(
+      (p) => p.protocol === protocol && (p.port === port || (typeof p.port === 'string' && containerPort(container, p.port) === port)),
+    );
   });
 }
 
@@ -583,7 +643,10 @@ function openToEveryAddress(rules: readonly unknown[], container: unknown, port:
   return rules.some(
     (rule) =>
       allows([rule], container, port, 'TCP', 'some') &&
-      (asList(get(rule, 'to')).length === 0 || asList(get(rule, 'to')).some((peer) => everything.has(String(get(peer, 'ipBlock', 'cidr'))) && asList(get(peer, 'ipBlock', 'except')).length === 0)),
+      (asList(get(rule, 'to')).length === 0 ||
+        asList(get(rule, 'to')).some(
+          (peer) => everything.has(String(get(peer, 'ipBlock', 'cidr'))) && asList(get(peer, 'ipBlock', 'except')).length === 0,
+        )),
   );
 }
 
@@ -607,11 +670,14 @@ function networkPolicyProblems(docs: readonly unknown[]): string[] {
     if (where === 'Deployment quota-ledger-api') {
       // The kube-apiserver cannot be named by a selector (see network-policies.yaml): the webhook port is open.
       const port = Number(envValue(container, 'PORT') ?? 8080);
-      if (!allows(ingress, container, port, 'TCP', 'anywhere')) problems.push(`${where}: ingress to the webhook port ${port} is not open to every source, so the kube-apiserver cannot call it`);
+      if (!allows(ingress, container, port, 'TCP', 'anywhere'))
+        problems.push(`${where}: ingress to the webhook port ${port} is not open to every source, so the kube-apiserver cannot call it`);
     } else if (get(template.owner, 'kind') === 'Deployment') {
       const port = Number(envValue(container, 'METRICS_PORT') ?? 9464);
-      if (!allows(ingress, container, port, 'TCP', 'some')) problems.push(`${where}: no ingress to its metrics port ${port}, so Prometheus cannot scrape it`);
-      if (ingress.some((rule) => asList(get(rule, 'from')).length === 0)) problems.push(`${where}: takes no traffic but has an ingress rule open to every source`);
+      if (!allows(ingress, container, port, 'TCP', 'some'))
+        problems.push(`${where}: no ingress to its metrics port ${port}, so Prometheus cannot scrape it`);
+      if (ingress.some((rule) => asList(get(rule, 'from')).length === 0))
+        problems.push(`${where}: takes no traffic but has an ingress rule open to every source`);
     } else if (ingress.length > 0) problems.push(`${where}: a Job takes no traffic, but ingress is allowed`);
     const needs: Array<[number, string, string]> = [
       [53, 'UDP', 'DNS'],
@@ -619,11 +685,13 @@ function networkPolicyProblems(docs: readonly unknown[]): string[] {
     ];
     if (hasEnv(container, 'DATABASE_URL')) needs.push([5432, 'TCP', 'PostgreSQL']);
     if (hasEnv(container, 'REDIS_URL')) needs.push([6379, 'TCP', 'Redis']);
-    if (envValue(container, 'INVENTORY_SOURCE') === 'kubernetes') needs.push([443, 'TCP', 'the Kubernetes API'], [6443, 'TCP', "the Kubernetes API's endpoints on kubeadm clusters"]);
+    if (envValue(container, 'INVENTORY_SOURCE') === 'kubernetes')
+      needs.push([443, 'TCP', 'the Kubernetes API'], [6443, 'TCP', "the Kubernetes API's endpoints on kubeadm clusters"]);
     for (const [port, protocol, what] of needs) {
       if (!allows(egress, container, port, protocol, 'some')) problems.push(`${where}: no egress to ${port}/${protocol} (${what})`);
       // DNS may go anywhere (a Service, a node-local cache, the node's resolver); the rest to named peers only.
-      if (port !== 53 && openToEveryAddress(egress, container, port)) problems.push(`${where}: egress to ${port}/${protocol} (${what}) is open to every address, the internet included`);
+      if (port !== 53 && openToEveryAddress(egress, container, port))
+        problems.push(`${where}: egress to ${port}/${protocol} (${what}) is open to every address, the internet included`);
     }
   }
   return problems;
@@ -638,7 +706,11 @@ function comparable(configuration: unknown): unknown {
   delete copy['metadata'];
   for (const webhook of asList(copy['webhooks'])) delete asObject(get(webhook, 'clientConfig'))['caBundle'];
   // Key order differs (YAML from kustomize is sorted); compare as sorted JSON.
-  return JSON.parse(JSON.stringify(copy, (_key, value: unknown) => (isObject(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) : value)));
+  return JSON.parse(
+    JSON.stringify(copy, (_key, value: unknown) =>
+      isObject(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) : value,
+    ),
+  );
 }
 
 function webhookProblems(docs: readonly unknown[], namespaces: 'managed' | 'all' = 'managed'): string[] {
@@ -664,14 +736,17 @@ function webhookProblems(docs: readonly unknown[], namespaces: 'managed' | 'all'
       }
       const path = asText(get(ref, 'path')) ?? '';
       paths.add(path);
-      if (!WEBHOOK_ROUTES.has(path)) problems.push(`${at}: calls ${path}, which the API does not serve (it serves ${[...WEBHOOK_ROUTES].join(', ')})`);
+      if (!WEBHOOK_ROUTES.has(path))
+        problems.push(`${at}: calls ${path}, which the API does not serve (it serves ${[...WEBHOOK_ROUTES].join(', ')})`);
       const service = ofKind(docs, 'Service').find((s) => nameOf(s) === get(ref, 'name') && namespaceOf(s) === get(ref, 'namespace'));
-      if (!service) problems.push(`${at}: calls the Service ${String(get(ref, 'namespace'))}/${String(get(ref, 'name'))}, which is not rendered`);
+      if (!service)
+        problems.push(`${at}: calls the Service ${String(get(ref, 'namespace'))}/${String(get(ref, 'name'))}, which is not rendered`);
       else if (!asList(get(service, 'spec', 'ports')).some((p) => get(p, 'port') === (get(ref, 'port') ?? 443)))
         problems.push(`${at}: calls port ${String(get(ref, 'port') ?? 443)}, which the Service does not have`);
       const timeout = Number(get(webhook, 'timeoutSeconds'));
       // A timeout shorter than a statement turns a slow decision into the failurePolicy instead of the API's own 503.
-      if (!(timeout <= 30 && timeout * 1000 > statementTimeoutMs)) problems.push(`${at}: timeoutSeconds ${timeout} must be at most 30 and above STATEMENT_TIMEOUT_MS (${statementTimeoutMs} ms)`);
+      if (!(timeout <= 30 && timeout * 1000 > statementTimeoutMs))
+        problems.push(`${at}: timeoutSeconds ${timeout} must be at most 30 and above STATEMENT_TIMEOUT_MS (${statementTimeoutMs} ms)`);
     }
   }
   for (const route of WEBHOOK_ROUTES) if (!paths.has(route)) problems.push(`the API serves ${route}, but no webhook calls it`);
@@ -686,7 +761,9 @@ function webhookProblems(docs: readonly unknown[], namespaces: 'managed' | 'all'
   );
   for (const { groupResource } of KNOWN_KINDS.filter((k) => k.groupResource.resource !== 'resourcequotas')) {
     if (!validated.has(`${groupResource.group}/${groupResource.resource}`))
-      problems.push(`no validating webhook rule sends ${groupResource.resource} in group "${groupResource.group}", which the reconciler lists`);
+      problems.push(
+        `no validating webhook rule sends ${groupResource.resource} in group "${groupResource.group}", which the reconciler lists`,
+      );
   }
 
   // The same objects quotactl generates for this Service: one definition of rules, selectors, policies.
@@ -723,14 +800,26 @@ function caProblems(docs: readonly unknown[], overlay: Overlay): string[] {
         continue;
       }
       if (get(certificate, 'spec', 'secretName') !== tlsSecret)
-        problems.push(`${where}: injects the CA of Certificate ${from}, whose Secret ${String(get(certificate, 'spec', 'secretName'))} is not the one the API serves (${String(tlsSecret)})`);
-      if (!asList(get(certificate, 'spec', 'dnsNames')).includes(dnsName)) problems.push(`Certificate ${from}: dnsNames lack ${dnsName}, the name the kube-apiserver dials`);
+        problems.push(
+          `${where}: injects the CA of Certificate ${from}, whose Secret ${String(get(certificate, 'spec', 'secretName'))} is not the one the API serves (${String(tlsSecret)})`,
+        );
+      if (!asList(get(certificate, 'spec', 'dnsNames')).includes(dnsName))
+        problems.push(`Certificate ${from}: dnsNames lack ${dnsName}, the name the kube-apiserver dials`);
       if (get(certificate, 'spec', 'isCA') === true) problems.push(`Certificate ${from}: is a CA, not the serving certificate`);
       // The serving certificate's issuer is a CA Issuer whose key is a self-signed CA Certificate's.
-      const issuer = ofKind(docs, 'Issuer').find((i) => nameOf(i) === get(certificate, 'spec', 'issuerRef', 'name') && namespaceOf(i) === certNamespace);
-      const caCertificate = ofKind(docs, 'Certificate').find((c) => get(c, 'spec', 'secretName') === get(issuer, 'spec', 'ca', 'secretName'));
+      const issuer = ofKind(docs, 'Issuer').find(
+        (i) => nameOf(i) === get(certificate, 'spec', 'issuerRef', 'name') && namespaceOf(i) === certNamespace,
+      );
+      const caCertificate = ofKind(docs, 'Certificate').find(
+        (c) => get(c, 'spec', 'secretName') === get(issuer, 'spec', 'ca', 'secretName'),
+      );
       const root = ofKind(docs, 'Issuer').find((i) => nameOf(i) === get(caCertificate, 'spec', 'issuerRef', 'name'));
-      if (get(certificate, 'spec', 'issuerRef', 'kind') !== 'Issuer' || !issuer || get(caCertificate, 'spec', 'isCA') !== true || !isObject(get(root, 'spec', 'selfSigned'))) {
+      if (
+        get(certificate, 'spec', 'issuerRef', 'kind') !== 'Issuer' ||
+        !issuer ||
+        get(caCertificate, 'spec', 'isCA') !== true ||
+        !isObject(get(root, 'spec', 'selfSigned'))
+      ) {
         problems.push(`Certificate ${from}: not issued by a CA Issuer backed by a self-signed CA Certificate`);
       }
       for (const webhook of asList(get(configuration, 'webhooks'))) {
@@ -741,14 +830,17 @@ function caProblems(docs: readonly unknown[], overlay: Overlay): string[] {
   } else {
     for (const configuration of configurations) {
       const where = `${String(get(configuration, 'kind'))} ${nameOf(configuration)}`;
-      if (get(configuration, 'metadata', 'annotations', INJECT_CA_FROM) !== undefined) problems.push(`${where}: asks cert-manager for its CA, in the overlay without cert-manager`);
+      if (get(configuration, 'metadata', 'annotations', INJECT_CA_FROM) !== undefined)
+        problems.push(`${where}: asks cert-manager for its CA, in the overlay without cert-manager`);
       for (const webhook of asList(get(configuration, 'webhooks'))) {
         // kube-apiserver decodes it as Go does, ignoring line breaks (kustomize folds long base64).
         const bundle = Buffer.from(String(get(webhook, 'clientConfig', 'caBundle') ?? '').replace(/\s+/g, ''), 'base64').toString('utf8');
         if (bundle !== CA_PEM) problems.push(`${where}: webhook ${String(get(webhook, 'name'))}'s caBundle is not ca.crt of the overlay`);
       }
     }
-    for (const d of docs) if (String(get(d, 'apiVersion')).startsWith('cert-manager.io/')) problems.push(`renders ${String(get(d, 'kind'))} ${nameOf(d)}, which needs cert-manager`);
+    for (const d of docs)
+      if (String(get(d, 'apiVersion')).startsWith('cert-manager.io/'))
+        problems.push(`renders ${String(get(d, 'kind'))} ${nameOf(d)}, which needs cert-manager`);
   }
   return problems;
 }
@@ -782,7 +874,11 @@ const READABLE: Readonly<Record<string, readonly string[]>> = [
 function isLedgerQuotaStatusUpdate(rule: unknown): boolean {
   const only = (key: string, value: string): boolean => JSON.stringify(asList(get(rule, key))) === JSON.stringify([value]);
   const statuses = JSON.stringify(asList(get(rule, 'resources')));
-  return only('apiGroups', 'quota-ledger.io') && statuses === JSON.stringify(['ledgerquotas/status', 'ledgerclusterquotas/status', 'ledgerhierarchicalquotas/status']) && only('verbs', 'update');
+  return (
+    only('apiGroups', 'quota-ledger.io') &&
+    statuses === JSON.stringify(['ledgerquotas/status', 'ledgerclusterquotas/status', 'ledgerhierarchicalquotas/status']) &&
+    only('verbs', 'update')
+  );
 }
 
 function clusterRoleProblems(role: unknown): string[] {
@@ -801,12 +897,14 @@ function clusterRoleProblems(role: unknown): string[] {
     // one more way to read a Secret's data, and nothing in the reconciler uses it.
     if (asList(get(rule, 'verbs')).includes('get')) {
       for (const resource of asList(get(rule, 'resources')))
-        if (!GOT_BY_NAME.has(String(resource))) problems.push(`${where}: grants get on ${String(resource)}, which the reconciler never reads by name`);
+        if (!GOT_BY_NAME.has(String(resource)))
+          problems.push(`${where}: grants get on ${String(resource)}, which the reconciler never reads by name`);
     }
     for (const group of asList(get(rule, 'apiGroups'))) {
       for (const resource of asList(get(rule, 'resources'))) {
         const allowed = READABLE[String(group)];
-        if (!allowed?.includes(String(resource))) problems.push(`${where}: grants ${String(resource)} in group "${String(group)}", which the reconciler does not read`);
+        if (!allowed?.includes(String(resource)))
+          problems.push(`${where}: grants ${String(resource)} in group "${String(group)}", which the reconciler does not read`);
         if (asList(get(rule, 'verbs')).includes('list')) granted.add(`${String(group)}/${String(resource)}`);
         if (asList(get(rule, 'verbs')).includes('watch')) watched.add(`${String(group)}/${String(resource)}`);
       }
@@ -815,7 +913,9 @@ function clusterRoleProblems(role: unknown): string[] {
   // One forbidden list fails a whole listing, so every kind the inventory lists must be granted.
   for (const { groupResource } of [...KNOWN_KINDS, { groupResource: { group: '', resource: 'namespaces' } }]) {
     if (!granted.has(`${groupResource.group}/${groupResource.resource}`))
-      problems.push(`ClusterRole: no list on ${groupResource.resource} in group "${groupResource.group}", which the kubernetes inventory lists`);
+      problems.push(
+        `ClusterRole: no list on ${groupResource.resource} in group "${groupResource.group}", which the kubernetes inventory lists`,
+      );
   }
   // The reconciler watches every kind it lists (RECONCILE_WATCH): a forbidden watch is retried forever.
   for (const { groupResource } of [...KNOWN_KINDS, ...DISCOVERED_GRANTED.map((groupResource) => ({ groupResource }))]) {
@@ -833,7 +933,9 @@ describe('kustomize', () => {
   });
 
   it('every variable the configuration reads is found (the loader is really parsed)', () => {
-    expect([...CONFIG_VARIABLES]).toEqual(expect.arrayContaining(['DATABASE_URL', 'TLS_CERT_FILE', 'TOKENS_FILE', 'METRICS_PORT', 'INVENTORY_SOURCE']));
+    expect([...CONFIG_VARIABLES]).toEqual(
+      expect.arrayContaining(['DATABASE_URL', 'TLS_CERT_FILE', 'TOKENS_FILE', 'METRICS_PORT', 'INVENTORY_SOURCE']),
+    );
   });
 });
 
@@ -869,7 +971,11 @@ describe.each(OVERLAYS)('kustomize build deploy/kubernetes/overlays/%s', (overla
   });
 
   it('every container runs the one image, at a pinned tag', () => {
-    const images = new Set(podTemplates(docs).flatMap((t) => [...containersOf(t.spec), ...asList(get(t.spec, 'initContainers'))].map((c) => String(get(c, 'image')))));
+    const images = new Set(
+      podTemplates(docs).flatMap((t) =>
+        [...containersOf(t.spec), ...asList(get(t.spec, 'initContainers'))].map((c) => String(get(c, 'image'))),
+      ),
+    );
     expect([...images]).toHaveLength(1);
     expect([...images][0]).toMatch(/^([^:]+\/)?quota-ledger:[0-9][^:]*$/);
   });
@@ -972,7 +1078,10 @@ describe('the rules bite', () => {
     const list = docs();
     const apiContainer = container(list, 'Deployment', 'quota-ledger-api');
     apiContainer['securityContext'] = { ...asObject(apiContainer['securityContext']), runAsNonRoot: false, runAsUser: 0 };
-    apiContainer['livenessProbe'] = { ...asObject(apiContainer['livenessProbe']), httpGet: { ...asObject(get(apiContainer, 'livenessProbe', 'httpGet')), scheme: 'HTTP' } };
+    apiContainer['livenessProbe'] = {
+      ...asObject(apiContainer['livenessProbe']),
+      httpGet: { ...asObject(get(apiContainer, 'livenessProbe', 'httpGet')), scheme: 'HTTP' },
+    };
     delete apiContainer['readinessProbe'];
     const problems = podTemplates(list).flatMap(podProblems).join('\n');
     expect(problems).toMatch(/may run as root/);
@@ -983,7 +1092,10 @@ describe('the rules bite', () => {
   it('a probe of a path the API does not serve, or a worker probed off METRICS_PORT, fails', () => {
     const list = docs();
     const apiContainer = container(list, 'Deployment', 'quota-ledger-api');
-    apiContainer['readinessProbe'] = { ...asObject(apiContainer['readinessProbe']), httpGet: { ...asObject(get(apiContainer, 'readinessProbe', 'httpGet')), path: '/ready' } };
+    apiContainer['readinessProbe'] = {
+      ...asObject(apiContainer['readinessProbe']),
+      httpGet: { ...asObject(get(apiContainer, 'readinessProbe', 'httpGet')), path: '/ready' },
+    };
     container(list, 'Deployment', 'quota-ledger-reconciler')['livenessProbe'] = { httpGet: { path: '/healthz', port: 8080 } };
     const problems = podTemplates(list).flatMap(podProblems).join('\n');
     expect(problems).toMatch(/readinessProbe does not GET \/readyz/);
@@ -1004,18 +1116,27 @@ describe('the rules bite', () => {
     const list = docs();
     const reconciler = container(list, 'Deployment', 'quota-ledger-reconciler');
     reconciler['env'] = envEntries(reconciler).map((e) =>
-      e['name'] === 'DATABASE_URL' ? { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'quota-ledger-db', key: 'migration-database-url' } } } : e,
+      e['name'] === 'DATABASE_URL'
+        ? { name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'quota-ledger-db', key: 'migration-database-url' } } }
+        : e,
     );
-    expect(databaseRoleProblems(list).join('\n')).toMatch(/Deployment quota-ledger-reconciler: connects as quota_ledger, not the runtime role quota_ledger_runtime/);
+    expect(databaseRoleProblems(list).join('\n')).toMatch(
+      /Deployment quota-ledger-reconciler: connects as quota_ledger, not the runtime role quota_ledger_runtime/,
+    );
     const job = container(list, 'Job', 'quota-ledger-migrate');
-    job['env'] = envEntries(job).map((e) => (e['name'] === 'DATABASE_RUNTIME_ROLE' ? { name: 'DATABASE_RUNTIME_ROLE', value: 'quota_ledger' } : e));
+    job['env'] = envEntries(job).map((e) =>
+      e['name'] === 'DATABASE_RUNTIME_ROLE' ? { name: 'DATABASE_RUNTIME_ROLE', value: 'quota_ledger' } : e,
+    );
     expect(databaseRoleProblems(list).join('\n')).toMatch(/Job quota-ledger-migrate: migrates as quota_ledger, the apps' role/);
   });
 
   it('a misspelt variable, a value the loader refuses, or a missing DATABASE_URL fails', () => {
     const list = docs();
     const reconciler = container(list, 'Deployment', 'quota-ledger-reconciler');
-    reconciler['env'] = [...envEntries(reconciler).filter((e) => e['name'] !== 'DATABASE_URL'), { name: 'INVENTORY_SOURSE', value: 'kubernetes' }];
+    reconciler['env'] = [
+      ...envEntries(reconciler).filter((e) => e['name'] !== 'DATABASE_URL'),
+      { name: 'INVENTORY_SOURSE', value: 'kubernetes' },
+    ];
     const worker = container(list, 'Deployment', 'quota-ledger-projection-worker');
     worker['env'] = envEntries(worker).map((e) => (e['name'] === 'METRICS_PORT' ? { name: 'METRICS_PORT', value: 'nine' } : e));
     expect(podTemplates(list).flatMap(podProblems).join('\n')).toMatch(/sets INVENTORY_SOURSE, which no app reads/);
@@ -1042,12 +1163,15 @@ describe('the rules bite', () => {
     const list = docs();
     const service = find(list, 'Service', 'quota-ledger');
     asObject(service['spec'])['ports'] = [{ name: 'https', port: 443, targetPort: 'http' }];
-    expect(serviceProblems(list).join('\n')).toMatch(/Service quota-ledger: port https targets http, which Deployment quota-ledger-api does not open/);
+    expect(serviceProblems(list).join('\n')).toMatch(
+      /Service quota-ledger: port https targets http, which Deployment quota-ledger-api does not open/,
+    );
   });
 
   it('a webhook path the API does not serve, or rules that drift from quotactl, fail', () => {
     const list = docs();
-    for (const mutate of webhooks(list, 'MutatingWebhookConfiguration')) asObject(get(mutate, 'clientConfig', 'service'))['path'] = '/v1/admission/mutating';
+    for (const mutate of webhooks(list, 'MutatingWebhookConfiguration'))
+      asObject(get(mutate, 'clientConfig', 'service'))['path'] = '/v1/admission/mutating';
     const [validate] = webhooks(list, 'ValidatingWebhookConfiguration');
     if (validate) validate['rules'] = asList(validate['rules']).slice(1);
     const problems = webhookProblems(list).join('\n');
@@ -1060,7 +1184,10 @@ describe('the rules bite', () => {
   it('pods sent from every namespace, an unmanaged Namespace refused in an outage, or a reconciler free to relabel namespaces, fail', () => {
     const list = docs();
     const [validate, , namespaced, unmanaged] = webhooks(list, 'ValidatingWebhookConfiguration');
-    if (validate) validate['namespaceSelector'] = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'quota-ledger'] }] };
+    if (validate)
+      validate['namespaceSelector'] = {
+        matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'quota-ledger'] }],
+      };
     if (unmanaged) unmanaged['failurePolicy'] = 'Fail';
     if (namespaced) namespaced['objectSelector'] = {};
     const problems = namespaceSelectorProblems(list, 'managed').join('\n');
@@ -1079,9 +1206,13 @@ describe('the rules bite', () => {
     const list = docs();
     const [charged, counted] = webhooks(list, 'ValidatingWebhookConfiguration');
     if (counted) counted['failurePolicy'] = 'Fail';
-    expect(failurePolicyProblems(list).join('\n')).toMatch(/\/secrets is only counted and must be sent to one webhook, under the count-only failurePolicy Ignore/);
+    expect(failurePolicyProblems(list).join('\n')).toMatch(
+      /\/secrets is only counted and must be sent to one webhook, under the count-only failurePolicy Ignore/,
+    );
     if (charged) charged['failurePolicy'] = 'Ignore';
-    expect(failurePolicyProblems(list).join('\n')).toMatch(/\/pods is charged beyond a count and must be sent under failurePolicy Fail only/);
+    expect(failurePolicyProblems(list).join('\n')).toMatch(
+      /\/pods is charged beyond a count and must be sent under failurePolicy Fail only/,
+    );
   });
 
   it('a webhook timeout at or below the statement timeout fails', () => {
@@ -1092,7 +1223,8 @@ describe('the rules bite', () => {
 
   it('a CA injected from another certificate than the served one, or one without the Service name, fails', () => {
     const list = docs();
-    asObject(get(find(list, 'MutatingWebhookConfiguration', 'quota-ledger'), 'metadata', 'annotations'))[INJECT_CA_FROM] = 'quota-ledger/quota-ledger-ca';
+    asObject(get(find(list, 'MutatingWebhookConfiguration', 'quota-ledger'), 'metadata', 'annotations'))[INJECT_CA_FROM] =
+      'quota-ledger/quota-ledger-ca';
     asObject(get(find(list, 'Certificate', 'quota-ledger-tls'), 'spec'))['dnsNames'] = ['quota-ledger.example.com'];
     const problems = caProblems(list, 'cert-manager').join('\n');
     expect(problems).toMatch(/whose Secret quota-ledger-ca is not the one the API serves \(quota-ledger-tls\)/);
@@ -1102,7 +1234,9 @@ describe('the rules bite', () => {
   it('a caBundle of another CA fails, in the overlay without cert-manager', () => {
     const list = docs('no-cert-manager');
     const [validate] = webhooks(list, 'ValidatingWebhookConfiguration');
-    asObject(validate?.['clientConfig'])['caBundle'] = Buffer.from('-----BEGIN CERTIFICATE-----\nother\n-----END CERTIFICATE-----\n').toString('base64');
+    asObject(validate?.['clientConfig'])['caBundle'] = Buffer.from(
+      '-----BEGIN CERTIFICATE-----\nother\n-----END CERTIFICATE-----\n',
+    ).toString('base64');
     expect(caProblems(list, 'no-cert-manager').join('\n')).toMatch(/validate\.quota-ledger\.io's caBundle is not ca\.crt of the overlay/);
   });
 
@@ -1136,7 +1270,11 @@ describe('the rules bite', () => {
     const spec = asObject(find(list, 'NetworkPolicy', 'quota-ledger-reconciler')['spec']);
     spec['egress'] = asList(spec['egress']).filter((rule) => !portsOf(rule).some((p) => p.port === 443));
     expect(networkPolicyProblems(list).join('\n')).toMatch(/quota-ledger-reconciler: no egress to 443\/TCP \(the Kubernetes API\)/);
-    spec['egress'] = [...asList(spec['egress']), { ports: [{ port: 443, protocol: 'TCP' }] }, { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ port: 5432, protocol: 'TCP' }] }];
+    spec['egress'] = [
+      ...asList(spec['egress']),
+      { ports: [{ port: 443, protocol: 'TCP' }] },
+      { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ port: 5432, protocol: 'TCP' }] },
+    ];
     const open = networkPolicyProblems(list).join('\n');
     expect(open).toMatch(/quota-ledger-reconciler: egress to 443\/TCP \(the Kubernetes API\) is open to every address/);
     expect(open).toMatch(/quota-ledger-reconciler: egress to 5432\/TCP \(PostgreSQL\) is open to every address/);

@@ -31,8 +31,12 @@ interface NestCli {
 }
 
 const cli = JSON.parse(readFileSync(join(ROOT, 'nest-cli.json'), 'utf8')) as NestCli;
-const directories = (parent: string): string[] => readdirSync(join(ROOT, parent), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
-const outDir = (JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { outDir: string } }).compilerOptions.outDir;
+const directories = (parent: string): string[] =>
+  readdirSync(join(ROOT, parent), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
+const outDir = (JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { outDir: string } }).compilerOptions
+  .outDir;
 /** Where `nest start NAME` runs the compiled entry file from. */
 const outputOf = (project: Project): string => join(outDir, project.sourceRoot, `${project.entryFile}.js`);
 
@@ -41,7 +45,11 @@ describe('nest-cli.json', () => {
     expect(cli.monorepo).toBe(true);
     const applications = Object.keys(cli.projects).filter((name) => cli.projects[name]?.type === 'application');
     const libraries = Object.keys(cli.projects).filter((name) => cli.projects[name]?.type === 'library');
-    expect(applications.sort()).toEqual(directories('apps').filter((name) => name !== 'dashboard').sort());
+    expect(applications.sort()).toEqual(
+      directories('apps')
+        .filter((name) => name !== 'dashboard')
+        .sort(),
+    );
     expect(libraries.sort()).toEqual(directories('libs').sort());
     expect(cli.projects['admission-api']?.root).toBe(cli.root);
   });
@@ -84,11 +92,29 @@ describe('nest start admission-api', () => {
     out = mkdtempSync(join(ROOT, 'dist', 'nest-start-'));
     // (The CLI takes --path relative to the working directory.) The build tsconfig with the output (and its incremental state) in the temporary directory.
     const tsconfig = join(out, 'tsconfig.json');
-    writeFileSync(tsconfig, JSON.stringify({ extends: join(ROOT, 'tsconfig.build.json'), compilerOptions: { outDir: join(out, 'dist'), tsBuildInfoFile: join(out, 'tsbuildinfo'), typeRoots: [join(ROOT, 'node_modules/@types')] } }));
+    writeFileSync(
+      tsconfig,
+      JSON.stringify({
+        extends: join(ROOT, 'tsconfig.build.json'),
+        compilerOptions: {
+          outDir: join(out, 'dist'),
+          tsBuildInfoFile: join(out, 'tsbuildinfo'),
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+        },
+      }),
+    );
     const port = await freePort();
     const child = spawn(join(ROOT, 'node_modules/.bin/nest'), ['start', 'admission-api', '--path', relative(ROOT, tsconfig)], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'true', HOST: '127.0.0.1', PORT: String(port), SHUTDOWN_DRAIN_SECONDS: '0', LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        QUOTA_LEDGER_INSECURE_DEV: 'true',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        SHUTDOWN_DRAIN_SECONDS: '0',
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -102,7 +128,10 @@ describe('nest start admission-api', () => {
         if (child.exitCode !== null) throw new Error(`nest start exited with ${child.exitCode}: ${output}`);
         if (Date.now() > deadline) throw new Error(`the API did not answer /readyz within 240 s: ${output}`);
         await new Promise((resolve) => setTimeout(resolve, 500));
-        ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.text(), () => '');
+        ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+          (r) => r.text(),
+          () => '',
+        );
       }
       expect(existsSync(join(out, 'dist', 'apps/admission-api/src/main.js'))).toBe(true);
     } finally {

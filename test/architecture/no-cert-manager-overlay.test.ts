@@ -27,7 +27,11 @@ describe('overlays/no-cert-manager without and with its ca.crt', () => {
     const result = kustomizeBuild(copy('missing'));
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(KUSTOMIZE_MESSAGE);
-    for (const page of ['kubernetes/overlays/no-cert-manager/kustomization.yaml', 'kubernetes/overlays/no-cert-manager/README.md', '../docs/install/kubernetes.md']) {
+    for (const page of [
+      'kubernetes/overlays/no-cert-manager/kustomization.yaml',
+      'kubernetes/overlays/no-cert-manager/README.md',
+      '../docs/install/kubernetes.md',
+    ]) {
       const text = readFileSync(join(DEPLOY, page), 'utf8');
       expect(text, page).toContain('evalsymlink failure on');
       expect(text, page).toContain('make-ca.sh');
@@ -39,7 +43,9 @@ describe('overlays/no-cert-manager without and with its ca.crt', () => {
     const out = execFileSync(join(overlay, 'make-ca.sh'), { encoding: 'utf8' });
     expect(out).toContain('kubectl -n quota-ledger create secret generic quota-ledger-tls --type=kubernetes.io/tls');
     const pki = join(overlay, 'pki');
-    expect(execFileSync('openssl', ['verify', '-CAfile', join(overlay, 'ca.crt'), join(pki, 'tls.crt')], { encoding: 'utf8' })).toContain(': OK');
+    expect(execFileSync('openssl', ['verify', '-CAfile', join(overlay, 'ca.crt'), join(pki, 'tls.crt')], { encoding: 'utf8' })).toContain(
+      ': OK',
+    );
     const san = execFileSync('openssl', ['x509', '-in', join(pki, 'tls.crt'), '-noout', '-ext', 'subjectAltName'], { encoding: 'utf8' });
     expect(san).toContain('DNS:quota-ledger.quota-ledger.svc');
     const ca = readFileSync(join(overlay, 'ca.crt'), 'utf8');
@@ -48,7 +54,8 @@ describe('overlays/no-cert-manager without and with its ca.crt', () => {
       .filter((d) => /WebhookConfiguration$/.test(String((d as { kind?: string }).kind)))
       .flatMap((d) => (d as { webhooks: { clientConfig: { caBundle: string } }[] }).webhooks);
     expect(webhooks.length).toBe(6);
-    for (const webhook of webhooks) expect(Buffer.from(webhook.clientConfig.caBundle.replace(/\s+/g, ''), 'base64').toString('utf8')).toBe(ca);
+    for (const webhook of webhooks)
+      expect(Buffer.from(webhook.clientConfig.caBundle.replace(/\s+/g, ''), 'base64').toString('utf8')).toBe(ca);
   });
 
   it('make-ca.sh never replaces a ca.crt that is there', () => {

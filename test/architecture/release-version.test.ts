@@ -51,7 +51,9 @@ describe('scripts/release/version.mjs', () => {
     appendFileSync(join(root, 'CHANGELOG.md'), '\n## [0.2.0]\n');
     expect(run('--check', '--root', root).status).toBe(0);
     expect(readFileSync(join(root, 'deploy/helm/quota-ledger/files/base/reconciler.yaml'), 'utf8')).toContain('image: quota-ledger:0.2.0');
-    expect(readFileSync(join(root, 'plugins/krew/quota.yaml'), 'utf8')).toMatch(/ {2}version: v0\.2\.0\n[^]*\/v0\.2\.0\/kubectl-quota\.tar\.gz/);
+    expect(readFileSync(join(root, 'plugins/krew/quota.yaml'), 'utf8')).toMatch(
+      / {2}version: v0\.2\.0\n[^]*\/v0\.2\.0\/kubectl-quota\.tar\.gz/,
+    );
     expect(JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')).packages[''].version).toBe('0.2.0');
     expect(run('--set', 'two', '--root', root).stderr).toContain('not a semantic version');
   });

@@ -32,7 +32,11 @@ function apiDeployments(): Json[] {
     parseAllDocuments(readFileSync(file, 'utf8'))
       .map((document) => asObject(document.toJS()))
       .filter((doc) => doc['kind'] === 'Deployment' && asObject(doc['metadata'])['name'] === API_DEPLOYMENT)
-      .filter((doc) => asList(asObject(asObject(asObject(doc['spec'])['template'])['spec'])['containers']).some((c) => asObject(c)['command'] !== undefined)),
+      .filter((doc) =>
+        asList(asObject(asObject(asObject(doc['spec'])['template'])['spec'])['containers']).some(
+          (c) => asObject(c)['command'] !== undefined,
+        ),
+      ),
   );
 }
 
@@ -40,18 +44,31 @@ const PRESTOP_SLEEP = /^setTimeout\(\(\) => \{\}, ([0-9]+)\)$/;
 
 function shutdownBudgetProblems(deployment: Json): string[] {
   const pod = asObject(asObject(asObject(deployment['spec'])['template'])['spec']);
-  const container = asObject(asList(pod['containers']).find((c) => asList(asObject(c)['command']).some((part) => String(part).includes('admission-api/src/main.js'))));
+  const container = asObject(
+    asList(pod['containers']).find((c) =>
+      asList(asObject(c)['command']).some((part) => String(part).includes('admission-api/src/main.js')),
+    ),
+  );
   if (Object.keys(container).length === 0) return ['no container runs the admission API'];
-  const env = Object.fromEntries(asList(container['env']).map((e) => [String(asObject(e)['name']), asObject(e)['value'] === undefined ? undefined : String(asObject(e)['value'])]));
+  const env = Object.fromEntries(
+    asList(container['env']).map((e) => [
+      String(asObject(e)['name']),
+      asObject(e)['value'] === undefined ? undefined : String(asObject(e)['value']),
+    ]),
+  );
   // The values the API will run with: the manifest's variables over the code's defaults.
   const config = loadConfig(Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith('SHUTDOWN_'))));
   const problems: string[] = [];
   const command = asList(asObject(asObject(asObject(container['lifecycle'])['preStop'])['exec'])['command']).map(String);
   const sleep = command[0] === 'node' && command[1] === '-e' && command.length === 3 ? PRESTOP_SLEEP.exec(command[2] ?? '') : null;
-  if (!sleep) problems.push(`the API container's preStop is not a sleep run by node (["node", "-e", "setTimeout(() => {}, MS)"]): got ${JSON.stringify(command)}`);
+  if (!sleep)
+    problems.push(
+      `the API container's preStop is not a sleep run by node (["node", "-e", "setTimeout(() => {}, MS)"]): got ${JSON.stringify(command)}`,
+    );
   const preStopMs = sleep ? Number(sleep[1]) : 0;
   if (sleep && (preStopMs < 1000 || preStopMs > 30_000)) problems.push(`the preStop sleep of ${preStopMs} ms is not between 1 and 30 s`);
-  if (config.shutdownDrainSeconds === 0) problems.push('SHUTDOWN_DRAIN_SECONDS is 0: /readyz would fail and the server close at the same moment');
+  if (config.shutdownDrainSeconds === 0)
+    problems.push('SHUTDOWN_DRAIN_SECONDS is 0: /readyz would fail and the server close at the same moment');
   const graceSeconds = Number(pod['terminationGracePeriodSeconds'] ?? 30);
   const neededMs = preStopMs + config.shutdownDrainSeconds * 1000 + config.shutdownTimeoutMs;
   if (graceSeconds * 1000 <= neededMs) {
@@ -78,11 +95,27 @@ describe('the API Deployment shuts down within its grace period', () => {
   };
 
   it.each<[string, (pod: Json, container: Json) => void, RegExp]>([
-    ['the grace period Kubernetes defaults to', (pod) => delete pod['terminationGracePeriodSeconds'], /terminationGracePeriodSeconds 30 is not more than/],
-    ['a drain that outlasts the grace period', (_pod, container) => (container['env'] = [...asList(container['env']), { name: 'SHUTDOWN_DRAIN_SECONDS', value: '60' }]), /SHUTDOWN_DRAIN_SECONDS 60 s/],
-    ['no drain', (_pod, container) => (container['env'] = [...asList(container['env']), { name: 'SHUTDOWN_DRAIN_SECONDS', value: '0' }]), /SHUTDOWN_DRAIN_SECONDS is 0/],
+    [
+      'the grace period Kubernetes defaults to',
+      (pod) => delete pod['terminationGracePeriodSeconds'],
+      /terminationGracePeriodSeconds 30 is not more than/,
+    ],
+    [
+      'a drain that outlasts the grace period',
+      (_pod, container) => (container['env'] = [...asList(container['env']), { name: 'SHUTDOWN_DRAIN_SECONDS', value: '60' }]),
+      /SHUTDOWN_DRAIN_SECONDS 60 s/,
+    ],
+    [
+      'no drain',
+      (_pod, container) => (container['env'] = [...asList(container['env']), { name: 'SHUTDOWN_DRAIN_SECONDS', value: '0' }]),
+      /SHUTDOWN_DRAIN_SECONDS is 0/,
+    ],
     ['no preStop', (_pod, container) => delete container['lifecycle'], /preStop is not a sleep run by node/],
-    ['a preStop that needs a shell', (_pod, container) => (container['lifecycle'] = { preStop: { exec: { command: ['sh', '-c', 'sleep 5'] } } }), /preStop is not a sleep run by node/],
+    [
+      'a preStop that needs a shell',
+      (_pod, container) => (container['lifecycle'] = { preStop: { exec: { command: ['sh', '-c', 'sleep 5'] } } }),
+      /preStop is not a sleep run by node/,
+    ],
   ])('names %s', (_what, edit, problem) => {
     expect(shutdownBudgetProblems(broken(edit)).join('\n')).toMatch(problem);
   });

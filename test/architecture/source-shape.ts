@@ -40,7 +40,9 @@ export function readSources(root: string, files: readonly string[]): Map<string,
 
 /** `@quota/name` → its index file: the aliases of tsconfig.json. */
 export function aliasesOf(root: string): Map<string, string> {
-  const config = ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile).config as { compilerOptions: { paths: Record<string, string[]> } };
+  const config = ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile).config as {
+    compilerOptions: { paths: Record<string, string[]> };
+  };
   return new Map(Object.entries(config.compilerOptions.paths).map(([alias, [target]]) => [alias, posix.normalize(target ?? '')]));
 }
 
@@ -58,7 +60,12 @@ export function importGraph(sources: ReadonlyMap<string, string>, aliases: Reado
   return graph;
 }
 
-function resolve(from: string, specifier: string, sources: ReadonlyMap<string, string>, aliases: ReadonlyMap<string, string>): string | undefined {
+function resolve(
+  from: string,
+  specifier: string,
+  sources: ReadonlyMap<string, string>,
+  aliases: ReadonlyMap<string, string>,
+): string | undefined {
   const aliased = aliases.get(specifier);
   if (aliased !== undefined) return sources.has(aliased) ? aliased : undefined;
   if (!specifier.startsWith('.')) return undefined;
@@ -143,7 +150,8 @@ export function longFunctions(file: string, text: string, max = FUNCTION_LINES_M
     if (ts.isFunctionLike(node) && 'body' in node && node.body) {
       const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
       const lines = source.getLineAndCharacterOfPosition(node.end).line - first + 1;
-      if (lines > max && !commentOf(node, source).includes(LENGTH_REASON)) found.push({ file, line: first + 1, name: nameOf(node, source), lines });
+      if (lines > max && !commentOf(node, source).includes(LENGTH_REASON))
+        found.push({ file, line: first + 1, name: nameOf(node, source), lines });
     }
     ts.forEachChild(node, visit);
   };
@@ -153,8 +161,14 @@ export function longFunctions(file: string, text: string, max = FUNCTION_LINES_M
 
 /** The comments before a function, or before the statement that holds it (`const f = () => …`). */
 function commentOf(node: ts.Node, source: ts.SourceFile): string {
-  const holder = ts.isVariableDeclaration(node.parent) ? node.parent.parent.parent : ts.isPropertyAssignment(node.parent) ? node.parent : node;
-  return (ts.getLeadingCommentRanges(source.text, holder.getFullStart()) ?? []).map((range) => source.text.slice(range.pos, range.end)).join('\n');
+  const holder = ts.isVariableDeclaration(node.parent)
+    ? node.parent.parent.parent
+    : ts.isPropertyAssignment(node.parent)
+      ? node.parent
+      : node;
+  return (ts.getLeadingCommentRanges(source.text, holder.getFullStart()) ?? [])
+    .map((range) => source.text.slice(range.pos, range.end))
+    .join('\n');
 }
 
 function nameOf(node: ts.Node, source: ts.SourceFile): string {

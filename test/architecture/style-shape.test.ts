@@ -90,7 +90,16 @@ describe("docs/style.md's map of the code", () => {
   });
 
   it('the rule bites: a file the tree does not have is named', () => {
-    const drawn = ['apps/', '  reconciler/src/         main.ts, reconcile.queue.ts (queue, job names)', 'libs/', '  nowhere/src/  index.ts'];
-    expect(missing(drawn)).toEqual(['the folder libs/nowhere/src/', 'reconcile.queue.ts under apps/reconciler/src/', 'index.ts under libs/nowhere/src/']);
+    const drawn = [
+      'apps/',
+      '  reconciler/src/         main.ts, reconcile.queue.ts (queue, job names)',
+      'libs/',
+      '  nowhere/src/  index.ts',
+    ];
+    expect(missing(drawn)).toEqual([
+      'the folder libs/nowhere/src/',
+      'reconcile.queue.ts under apps/reconciler/src/',
+      'index.ts under libs/nowhere/src/',
+    ]);
   });
 });

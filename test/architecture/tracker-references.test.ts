@@ -32,7 +32,9 @@ function filesOf(root: string): string[] {
 
 /** `file:line: reference` for every place in `text` that names an issue by number. */
 function trackerReferences(file: string, text: string): string[] {
-  return [...text.matchAll(TRACKER_REFERENCE)].map((match) => `${file}:${text.slice(0, match.index).split('\n').length}: ${match[0].replace(/\s+/g, ' ')}`);
+  return [...text.matchAll(TRACKER_REFERENCE)].map(
+    (match) => `${file}:${text.slice(0, match.index).split('\n').length}: ${match[0].replace(/\s+/g, ' ')}`,
+  );
 }
 
 describe('references to the issue tracker', () => {
@@ -61,7 +63,8 @@ describe('references to the issue tracker', () => {
       '// (issue\n// 36)',
     ])
       expect(found(line), line).toBe(1);
-    for (const line of ['// a known issue with 3 retries', '// kubernetes#122483', '// tissue 4', '// issue33', 'const issues = 5;']) expect(found(line), line).toBe(0);
+    for (const line of ['// a known issue with 3 retries', '// kubernetes#122483', '// tissue 4', '// issue33', 'const issues = 5;'])
+      expect(found(line), line).toBe(0);
     expect(trackerReferences('a.ts', 'one\n// (issue 41) and\n * (issue\n * 36)\n')).toEqual(['a.ts:2: issue 41', 'a.ts:3: issue * 36']);
   });
 });

@@ -32,7 +32,8 @@ const pod = (name: string, cpu: string) => ({
   spec: { containers: [{ name: 'c', resources: { requests: { cpu } } }] },
 });
 
-const CONFLICT_MESSAGE = 'Operation cannot be fulfilled on resourcequotas "compute": the object has been modified; please apply your changes to the latest version and try again';
+const CONFLICT_MESSAGE =
+  'Operation cannot be fulfilled on resourcequotas "compute": the object has been modified; please apply your changes to the latest version and try again';
 
 describe('admin API: ResourceQuota', () => {
   it('creates, reads, replaces with optimistic concurrency, lists and deletes a quota, each change a ledger event with its actor', async () => {
@@ -51,7 +52,10 @@ describe('admin API: ResourceQuota', () => {
 
     // A read's status.used is the projection's, annotated with the version it reflects.
     const beforeProjection = await api.request('GET', path);
-    expect(beforeProjection.body.metadata.annotations).toEqual({ 'quota-ledger.io/used-version': '0', 'quota-ledger.io/ledger-version': '1' });
+    expect(beforeProjection.body.metadata.annotations).toEqual({
+      'quota-ledger.io/used-version': '0',
+      'quota-ledger.io/ledger-version': '1',
+    });
     await api.settle();
     const read = await api.request('GET', path);
     expect(read.status).toBe(200);
@@ -62,7 +66,11 @@ describe('admin API: ResourceQuota', () => {
 
     const replaced = await api.request('PUT', path, quota({ pods: '20' }, { resourceVersion: '1' }));
     expect(replaced.status).toBe(200);
-    expect(replaced.body.metadata).toMatchObject({ resourceVersion: '2', uid: created.body.metadata.uid, creationTimestamp: created.body.metadata.creationTimestamp });
+    expect(replaced.body.metadata).toMatchObject({
+      resourceVersion: '2',
+      uid: created.body.metadata.uid,
+      creationTimestamp: created.body.metadata.creationTimestamp,
+    });
 
     const stale = await api.request('PUT', path, quota({ pods: '30' }, { resourceVersion: '1' }));
     expect(stale.status).toBe(409);
@@ -76,14 +84,24 @@ describe('admin API: ResourceQuota', () => {
     const list = await api.request('GET', '/v1/namespaces/team-a/resourcequotas');
     expect(list.status).toBe(200);
     const { annotations: _freshness, ...listedMetadata } = list.body.items[0].metadata;
-    expect({ ...list.body, items: [{ ...list.body.items[0], metadata: listedMetadata }] }).toEqual({ apiVersion: 'v1', kind: 'ResourceQuotaList', metadata: {}, items: [current.body] });
+    expect({ ...list.body, items: [{ ...list.body.items[0], metadata: listedMetadata }] }).toEqual({
+      apiVersion: 'v1',
+      kind: 'ResourceQuotaList',
+      metadata: {},
+      items: [current.body],
+    });
 
     const deleted = await api.request('DELETE', path, undefined, { 'x-remote-user': 'bob' });
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual(current.body);
     const gone = await api.request('GET', path);
     expect(gone.status).toBe(404);
-    expect(gone.body).toMatchObject({ kind: 'Status', reason: 'NotFound', message: 'resourcequotas "compute" not found', details: { name: 'compute', kind: 'resourcequotas' } });
+    expect(gone.body).toMatchObject({
+      kind: 'Status',
+      reason: 'NotFound',
+      message: 'resourcequotas "compute" not found',
+      details: { name: 'compute', kind: 'resourcequotas' },
+    });
     const deletedAgain = await api.request('DELETE', path);
     expect(deletedAgain.status).toBe(404);
     expect(deletedAgain.body.message).toBe('resourcequotas "compute" not found');
@@ -102,7 +120,10 @@ describe('admin API: ResourceQuota', () => {
     const first = await api.request('PUT', path, quota({ 'requests.cpu': '1500m' }));
     expect(first.status).toBe(201);
     const before = await eventCount();
-    const second = await api.request('PUT', path, { ...quota({ 'requests.cpu': '1.5' }), status: { hard: { 'requests.cpu': '99' }, used: { 'requests.cpu': '98' } } });
+    const second = await api.request('PUT', path, {
+      ...quota({ 'requests.cpu': '1.5' }),
+      status: { hard: { 'requests.cpu': '99' }, used: { 'requests.cpu': '98' } },
+    });
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
     expect(second.body.status).toEqual({ hard: { 'requests.cpu': '1500m' }, used: { 'requests.cpu': '0' } });
@@ -119,7 +140,11 @@ describe('admin API: ResourceQuota', () => {
   });
 
   it('refuses a resourceVersion for a quota that does not exist yet', async () => {
-    const response = await api.request('PUT', '/v1/namespaces/fresh/resourcequotas/compute', quota({ pods: '1' }, { resourceVersion: '7' }));
+    const response = await api.request(
+      'PUT',
+      '/v1/namespaces/fresh/resourcequotas/compute',
+      quota({ pods: '1' }, { resourceVersion: '7' }),
+    );
     expect(response.status).toBe(409);
     expect(response.body.reason).toBe('Conflict');
     expect(await events('fresh')).toEqual([]);
@@ -146,14 +171,24 @@ describe('admin API: ResourceQuota', () => {
     const response = await api.request('PUT', '/v1/namespaces/invalid/resourcequotas/compute', quota({ 'requests.cpu': 'abc' }));
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
-    expect(response.body.message).toContain('spec.hard[requests.cpu]: Invalid value: "abc": must be a quantity such as "500m", "2", "1Gi" or "1e3"');
+    expect(response.body.message).toContain(
+      'spec.hard[requests.cpu]: Invalid value: "abc": must be a quantity such as "500m", "2", "1Gi" or "1e3"',
+    );
     expect(response.body.details.causes.map((c: { field: string }) => c.field)).toContain('spec.hard[requests.cpu]');
     expect(await eventCount()).toBe(before);
   });
 
   it.each([
-    ['a name that differs from the URL', { ...quota({ pods: '1' }), metadata: { name: 'other' } }, 'the name of the object (other) does not match the name on the URL (compute)'],
-    ['another namespace', { ...quota({ pods: '1' }), metadata: { namespace: 'team-b' } }, 'the namespace of the provided object does not match the namespace sent on the request'],
+    [
+      'a name that differs from the URL',
+      { ...quota({ pods: '1' }), metadata: { name: 'other' } },
+      'the name of the object (other) does not match the name on the URL (compute)',
+    ],
+    [
+      'another namespace',
+      { ...quota({ pods: '1' }), metadata: { namespace: 'team-b' } },
+      'the namespace of the provided object does not match the namespace sent on the request',
+    ],
     ['a resourceVersion that is not a decimal integer', quota({ pods: '1' }, { resourceVersion: 'abc' }), 'metadata.resourceVersion'],
     ['a resourceVersion that is a number, not a string', quota({ pods: '1' }, { resourceVersion: 3 }), 'metadata.resourceVersion'],
     ['an array body', [1, 2], 'must be a ResourceQuota object'],
@@ -184,7 +219,13 @@ describe('admin API: ResourceQuota', () => {
       const outcome = await ledger.admit({
         namespace: 'lowered',
         source: 'rest',
-        request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace: 'lowered', name, object: pod(name, '500m') },
+        request: {
+          operation: 'CREATE',
+          groupResource: { group: '', resource: 'pods' },
+          namespace: 'lowered',
+          name,
+          object: pod(name, '500m'),
+        },
         dryRun: false,
         requester: 'test',
       });
@@ -235,7 +276,12 @@ describe('admin API: ResourceQuota', () => {
     const storage = await api.request('PUT', path('storage'), named('storage', { 'requests.storage': '10Gi' }));
     expect(storage.status).toBe(201);
     const list = await api.request('GET', '/v1/namespaces/counted/resourcequotas');
-    expect(list.body.items.map((q: { metadata: { name: string }; status: { used: Record<string, string> } }) => [q.metadata.name, q.status.used])).toEqual([
+    expect(
+      list.body.items.map((q: { metadata: { name: string }; status: { used: Record<string, string> } }) => [
+        q.metadata.name,
+        q.status.used,
+      ]),
+    ).toEqual([
       ['objects', { 'count/resourcequotas': '2', resourcequotas: '2' }],
       ['storage', { 'requests.storage': '0' }],
     ]);
@@ -296,11 +342,15 @@ describe('admin API: LimitRange', () => {
 
     const stale = await api.request('PUT', path, limitRange([{ type: 'Container', max: { cpu: '1' } }], { resourceVersion: '9' }));
     expect(stale.status).toBe(409);
-    expect(stale.body.message).toBe('Operation cannot be fulfilled on limitranges "limits": the object has been modified; please apply your changes to the latest version and try again');
+    expect(stale.body.message).toBe(
+      'Operation cannot be fulfilled on limitranges "limits": the object has been modified; please apply your changes to the latest version and try again',
+    );
     const replaced = await api.request('PUT', path, limitRange([{ type: 'Container', max: { cpu: '1' } }], { resourceVersion: '1' }));
     expect(replaced.status).toBe(200);
     expect(replaced.body.metadata).toMatchObject({ resourceVersion: '2', uid: created.body.metadata.uid });
-    expect(replaced.body.spec.limits).toEqual([{ type: 'Container', max: { cpu: '1' }, default: { cpu: '1' }, defaultRequest: { cpu: '1' } }]);
+    expect(replaced.body.spec.limits).toEqual([
+      { type: 'Container', max: { cpu: '1' }, default: { cpu: '1' }, defaultRequest: { cpu: '1' } },
+    ]);
     const again = await api.request('PUT', path, limitRange([{ type: 'Container', max: { cpu: '1000m' } }]));
     expect(again.status).toBe(200);
     expect(again.body.metadata.resourceVersion).toBe('2');
@@ -310,7 +360,11 @@ describe('admin API: LimitRange', () => {
     expect(deleted.body).toEqual(replaced.body);
     const gone = await api.request('GET', path);
     expect(gone.status).toBe(404);
-    expect(gone.body).toMatchObject({ reason: 'NotFound', message: 'limitranges "limits" not found', details: { name: 'limits', kind: 'limitranges' } });
+    expect(gone.body).toMatchObject({
+      reason: 'NotFound',
+      message: 'limitranges "limits" not found',
+      details: { name: 'limits', kind: 'limitranges' },
+    });
     expect((await api.request('DELETE', path)).status).toBe(404);
     expect((await api.request('GET', '/v1/namespaces/team-l/limitranges')).body.items).toEqual([]);
 
@@ -329,11 +383,19 @@ describe('admin API: LimitRange', () => {
       metadata: { annotations: { 'quota-ledger.io/managed-by': 'limitranges' } },
     };
     await api.app.get(LedgerCommands).putLimitRange('team-lc', fromCluster, { actor: 'system:reconciler' });
-    const put = await api.request('PUT', clusterPath, { ...limitRange([{ type: 'Container', max: { cpu: '1' } }]), metadata: { name: 'from-cluster' } });
+    const put = await api.request('PUT', clusterPath, {
+      ...limitRange([{ type: 'Container', max: { cpu: '1' } }]),
+      metadata: { name: 'from-cluster' },
+    });
     const removal = await api.request('DELETE', clusterPath);
     for (const refused of [put, removal]) {
       expect(refused.status).toBe(409);
-      expect(refused.body).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409, details: { name: 'from-cluster', kind: 'limitranges' } });
+      expect(refused.body).toMatchObject({
+        kind: 'Status',
+        reason: 'Conflict',
+        code: 409,
+        details: { name: 'from-cluster', kind: 'limitranges' },
+      });
       expect(refused.body.message).toContain('it is managed by the cluster object limitranges "from-cluster" in namespace "team-lc"');
     }
     expect((await api.request('GET', clusterPath)).body.spec).toEqual(fromCluster.spec);

@@ -38,7 +38,11 @@ async function start(env: Record<string, string>): Promise<ApiProcess> {
 }
 
 async function call(api: ApiProcess, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${api.base}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const response = await fetch(`${api.base}${path}`, {
+    method,
+    headers: { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
@@ -49,15 +53,26 @@ const NAMESPACE = { kind: { group: '', version: 'v1', kind: 'Namespace' }, resou
 
 /** A review of a CREATE of a one-container pod. */
 function podReview(namespace: string, name: string, requests: Record<string, string>) {
-  const object = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid: `uid-${namespace}-${name}` }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests } }] } };
+  const object = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, uid: `uid-${namespace}-${name}` },
+    spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests } }] },
+  };
   return admissionReview({ uid: `admission-config-${++seq}`, ...POD, name, namespace, operation: 'CREATE', object });
 }
 
 const putQuota = (api: ApiProcess, namespace: string, hard: Record<string, string>) =>
-  call(api, 'PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute' }, spec: { hard } });
+  call(api, 'PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'compute' },
+    spec: { hard },
+  });
 
 const count = async (sql: string, namespace: string): Promise<number> => Number((await db.dataSource.query(sql, [namespace]))[0].n);
-const reservedIn = (namespace: string) => count(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, namespace);
+const reservedIn = (namespace: string) =>
+  count(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, namespace);
 const decisionsIn = (namespace: string) => count(`SELECT count(*)::int AS n FROM admission_decisions WHERE namespace = $1`, namespace);
 
 describe('ADMISSION_PLUGINS_DISABLE=ResourceQuota', () => {
@@ -84,11 +99,25 @@ describe('ADMISSION_CONFIG_FILE with the ResourceQuota plugin’s limitedResourc
     mkdirSync(join(dir, 'plugins'));
     writeFileSync(
       join(dir, 'admission.yaml'),
-      ['apiVersion: apiserver.config.k8s.io/v1', 'kind: AdmissionConfiguration', 'plugins:', '  - name: ResourceQuota', '    path: plugins/resourcequota.yaml', ''].join('\n'),
+      [
+        'apiVersion: apiserver.config.k8s.io/v1',
+        'kind: AdmissionConfiguration',
+        'plugins:',
+        '  - name: ResourceQuota',
+        '    path: plugins/resourcequota.yaml',
+        '',
+      ].join('\n'),
     );
     writeFileSync(
       join(dir, 'plugins', 'resourcequota.yaml'),
-      ['apiVersion: resourcequota.admission.k8s.io/v1', 'kind: Configuration', 'limitedResources:', '  - resource: pods', '    matchContains: ["requests.cpu"]', ''].join('\n'),
+      [
+        'apiVersion: resourcequota.admission.k8s.io/v1',
+        'kind: Configuration',
+        'limitedResources:',
+        '  - resource: pods',
+        '    matchContains: ["requests.cpu"]',
+        '',
+      ].join('\n'),
     );
     api = await start({ ADMISSION_CONFIG_FILE: join(dir, 'admission.yaml') });
   }, 60_000);
@@ -104,16 +133,23 @@ describe('ADMISSION_CONFIG_FILE with the ResourceQuota plugin’s limitedResourc
     // A quota on memory only does not cover it either; there the denial is logged.
     expect((await putQuota(api, 'memory-only', { 'requests.memory': '1Gi' })).status).toBe(201);
     const uncovered = await call(api, 'POST', '/v1/admission/validate', podReview('memory-only', 'web', { cpu: '100m', memory: '100Mi' }));
-    expect(uncovered.body.response).toMatchObject({ allowed: false, status: { message: 'pods "web" is forbidden: insufficient quota to consume: requests.cpu' } });
+    expect(uncovered.body.response).toMatchObject({
+      allowed: false,
+      status: { message: 'pods "web" is forbidden: insufficient quota to consume: requests.cpu' },
+    });
     expect(await decisionsIn('memory-only')).toBe(1);
     expect(await reservedIn('memory-only')).toBe(0);
   });
 
   it('admits it where a quota limits requests.cpu, and admits pods that consume none of it anywhere', async () => {
     expect((await putQuota(api, 'cpu-quota', { 'requests.cpu': '2' })).status).toBe(201);
-    expect((await call(api, 'POST', '/v1/admission/validate', podReview('cpu-quota', 'web', { cpu: '100m' }))).body.response).toMatchObject({ allowed: true });
+    expect((await call(api, 'POST', '/v1/admission/validate', podReview('cpu-quota', 'web', { cpu: '100m' }))).body.response).toMatchObject(
+      { allowed: true },
+    );
     expect(await reservedIn('cpu-quota')).toBe(1);
-    expect((await call(api, 'POST', '/v1/admission/validate', podReview('no-quota', 'small', { memory: '64Mi' }))).body.response).toMatchObject({ allowed: true });
+    expect(
+      (await call(api, 'POST', '/v1/admission/validate', podReview('no-quota', 'small', { memory: '64Mi' }))).body.response,
+    ).toMatchObject({ allowed: true });
   });
 });
 
@@ -122,9 +158,19 @@ describe('ADMISSION_PLUGINS_ENABLE=AlwaysDeny and NamespaceLifecycle', () => {
     const api = await start({ ADMISSION_PLUGINS_ENABLE: 'AlwaysDeny' });
     const denied = 'pods "web" is forbidden: admission control is denying all modifications';
     for (const path of ['/v1/admission/mutate', '/v1/admission/validate']) {
-      expect((await call(api, 'POST', path, podReview('any', 'web', { cpu: '100m' }))).body.response).toMatchObject({ allowed: false, status: { code: 403, message: denied } });
+      expect((await call(api, 'POST', path, podReview('any', 'web', { cpu: '100m' }))).body.response).toMatchObject({
+        allowed: false,
+        status: { code: 403, message: denied },
+      });
     }
-    const deleteSystem = admissionReview({ uid: `admission-config-${++seq}`, ...NAMESPACE, name: 'kube-system', operation: 'DELETE', object: null, oldObject: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } } });
+    const deleteSystem = admissionReview({
+      uid: `admission-config-${++seq}`,
+      ...NAMESPACE,
+      name: 'kube-system',
+      operation: 'DELETE',
+      object: null,
+      oldObject: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } },
+    });
     expect((await call(api, 'POST', '/v1/admission/validate', deleteSystem)).body.response).toMatchObject({
       allowed: false,
       status: { code: 403, message: 'namespaces "kube-system" is forbidden: this namespace may not be deleted' },
@@ -135,7 +181,11 @@ describe('ADMISSION_PLUGINS_ENABLE=AlwaysDeny and NamespaceLifecycle', () => {
 
 describe('an admission configuration that cannot be used', () => {
   const boot = (env: Record<string, string>) =>
-    spawnSync(process.execPath, [API_MAIN], { env: { ...process.env, DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'true', PORT: '0', ...env }, encoding: 'utf8', timeout: 30_000 });
+    spawnSync(process.execPath, [API_MAIN], {
+      env: { ...process.env, DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'true', PORT: '0', ...env },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
 
   it('stops the process at boot, naming the variable and the field', () => {
     const file = join(dir, 'broken.yaml');
@@ -162,14 +212,21 @@ describe('an admission configuration that cannot be used', () => {
     );
     const run = boot({ ADMISSION_CONFIG_FILE: file });
     expect(run.status).not.toBe(0);
-    expect(run.stderr).toContain(`ADMISSION_CONFIG_FILE: ${file}: plugins[0].configuration.limitedResources[1].matchScopes[0].operator: must be In, NotIn, Exists or DoesNotExist, got "Equals"`);
+    expect(run.stderr).toContain(
+      `ADMISSION_CONFIG_FILE: ${file}: plugins[0].configuration.limitedResources[1].matchScopes[0].operator: must be In, NotIn, Exists or DoesNotExist, got "Equals"`,
+    );
     expect(run.stdout).not.toContain('listening');
   });
 
   it('stops it for a plugin name it does not know, in the file or in the lists', () => {
     const file = join(dir, 'unknown-plugin.yaml');
-    writeFileSync(file, 'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n  - name: EventRateLimit\n    path: eventconfig.yaml\n');
+    writeFileSync(
+      file,
+      'apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n  - name: EventRateLimit\n    path: eventconfig.yaml\n',
+    );
     expect(boot({ ADMISSION_CONFIG_FILE: file }).stderr).toContain('plugins[0].name: unsupported plugin "EventRateLimit"');
-    expect(boot({ ADMISSION_PLUGINS_ENABLE: 'ResourceQuota', ADMISSION_PLUGINS_DISABLE: 'ResourceQuota' }).stderr).toContain('ADMISSION_PLUGINS_DISABLE: ResourceQuota also in ADMISSION_PLUGINS_ENABLE');
+    expect(boot({ ADMISSION_PLUGINS_ENABLE: 'ResourceQuota', ADMISSION_PLUGINS_DISABLE: 'ResourceQuota' }).stderr).toContain(
+      'ADMISSION_PLUGINS_DISABLE: ResourceQuota also in ADMISSION_PLUGINS_ENABLE',
+    );
   });
 });

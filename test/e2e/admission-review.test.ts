@@ -8,7 +8,11 @@ import { until } from '../support/wait.js';
 let api: RunningApi;
 beforeAll(async () => {
   api = await startApi({}, 'qlwebhook');
-  await api.request('PUT', '/v1/namespaces/team-a/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '2', 'requests.cpu': '1' } } });
+  await api.request('PUT', '/v1/namespaces/team-a/resourcequotas/compute', {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    spec: { hard: { pods: '2', 'requests.cpu': '1' } },
+  });
   await api.request('PUT', '/v1/namespaces/team-a/limitranges/defaults', {
     apiVersion: 'v1',
     kind: 'LimitRange',
@@ -46,22 +50,31 @@ function review(operation: string, object: unknown, extra: Record<string, unknow
       object,
       oldObject: null,
       dryRun: false,
-      options: { apiVersion: 'meta.k8s.io/v1', kind: operation === 'CREATE' ? 'CreateOptions' : operation === 'UPDATE' ? 'UpdateOptions' : 'DeleteOptions' },
+      options: {
+        apiVersion: 'meta.k8s.io/v1',
+        kind: operation === 'CREATE' ? 'CreateOptions' : operation === 'UPDATE' ? 'UpdateOptions' : 'DeleteOptions',
+      },
       ...extra,
     },
   };
 }
 
 const reserved = async (namespace = 'team-a'): Promise<number> =>
-  Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, [namespace]))[0].count);
+  Number(
+    (await api.db.dataSource.query(`SELECT count(*) FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, [namespace]))[0].count,
+  );
 const eventCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events`))[0].count);
-const decisionCount = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
+const decisionCount = async (): Promise<number> =>
+  Number((await api.db.dataSource.query(`SELECT count(*) FROM admission_decisions`))[0].count);
 const validate = (body: unknown) => api.request('POST', '/v1/admission/validate', body);
 const mutate = (body: unknown) => api.request('POST', '/v1/admission/mutate', body);
 const quota = (namespace: string, hard: Record<string, string>) =>
   api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard } });
 /** A pod of another namespace than team-a, with its review. */
-const podIn = (namespace: string, name: string, cpu?: string) => ({ ...pod(name, cpu), metadata: { name, namespace, uid: `obj-${namespace}-${name}` } });
+const podIn = (namespace: string, name: string, cpu?: string) => ({
+  ...pod(name, cpu),
+  metadata: { name, namespace, uid: `obj-${namespace}-${name}` },
+});
 
 describe('the validating webhook', () => {
   it('admits a CREATE within quota and reserves it, then denies one over quota with HTTP 200 and Kubernetes text', async () => {
@@ -71,15 +84,26 @@ describe('the validating webhook', () => {
     expect(first.body).toEqual({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
-      response: { uid: `review-${uidSeq}`, allowed: true, auditAnnotations: { decision: expect.stringMatching(/^\d+$/), reservation: expect.any(String) } },
+      response: {
+        uid: `review-${uidSeq}`,
+        allowed: true,
+        auditAnnotations: { decision: expect.stringMatching(/^\d+$/), reservation: expect.any(String) },
+      },
     });
     const logged = await api.request('GET', `/v1/namespaces/team-a/decisions/${first.body.response.auditAnnotations.decision}`);
-    expect(logged.body).toMatchObject({ allowed: true, name: 'web-1', result: { reservationId: first.body.response.auditAnnotations.reservation } });
+    expect(logged.body).toMatchObject({
+      allowed: true,
+      name: 'web-1',
+      result: { reservationId: first.body.response.auditAnnotations.reservation },
+    });
     expect(await reserved()).toBe(1);
 
     // The admission that fills the quota is allowed with a warning (QUOTA_WARNING_PERCENT, 90 by default).
     const second = await validate(review('CREATE', pod('web-2', '400m')));
-    expect(second.body.response).toMatchObject({ allowed: true, warnings: expect.arrayContaining(['quota "compute": pods at 100% of its limit (2/2)']) });
+    expect(second.body.response).toMatchObject({
+      allowed: true,
+      warnings: expect.arrayContaining(['quota "compute": pods at 100% of its limit (2/2)']),
+    });
 
     const third = await validate(review('CREATE', pod('web-3', '100m')));
     expect(third.status).toBe(200);
@@ -107,7 +131,11 @@ describe('the validating webhook', () => {
   });
 
   it('charges a PVC expansion only its increase, a pod label change nothing, and admits a DELETE (object null) without appending', async () => {
-    await api.request('PUT', '/v1/namespaces/team-c/resourcequotas/storage', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'requests.storage': '5Gi' } } });
+    await api.request('PUT', '/v1/namespaces/team-c/resourcequotas/storage', {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      spec: { hard: { 'requests.storage': '5Gi' } },
+    });
     const pvc = (size: string) => ({
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -123,8 +151,15 @@ describe('the validating webhook', () => {
       });
     expect((await validate(pvcReview('CREATE', pvc('1Gi')))).body.response.allowed).toBe(true);
     expect((await validate(pvcReview('UPDATE', pvc('3Gi'), { oldObject: pvc('1Gi') }))).body.response.allowed).toBe(true);
-    const events = await api.db.dataSource.query(`SELECT data FROM ledger_events WHERE namespace = 'team-c' AND type = 'Reserved' ORDER BY version`);
-    expect(events.map((e: { data: { operation: string; charged: Record<string, string> } }) => [e.data.operation, e.data.charged['requests.storage']])).toEqual([
+    const events = await api.db.dataSource.query(
+      `SELECT data FROM ledger_events WHERE namespace = 'team-c' AND type = 'Reserved' ORDER BY version`,
+    );
+    expect(
+      events.map((e: { data: { operation: string; charged: Record<string, string> } }) => [
+        e.data.operation,
+        e.data.charged['requests.storage'],
+      ]),
+    ).toEqual([
       ['CREATE', '1Gi'],
       ['UPDATE', '2Gi'],
     ]);
@@ -136,7 +171,13 @@ describe('the validating webhook', () => {
     );
 
     const before = await reserved();
-    const relabel = await validate(review('UPDATE', { ...pod('web-1', '400m'), metadata: { ...pod('web-1').metadata, labels: { v: '2' } } }, { oldObject: pod('web-1', '400m') }));
+    const relabel = await validate(
+      review(
+        'UPDATE',
+        { ...pod('web-1', '400m'), metadata: { ...pod('web-1').metadata, labels: { v: '2' } } },
+        { oldObject: pod('web-1', '400m') },
+      ),
+    );
     expect(relabel.body.response.allowed).toBe(true);
     const del = await validate(review('DELETE', null, { name: 'web-2', oldObject: pod('web-2', '400m') }));
     expect(withoutReviewExtras(del.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
@@ -173,12 +214,22 @@ describe('the validating webhook', () => {
   });
 
   it('answers a repeated review uid with the first answer and charges once, even when the repeats race', async () => {
-    await api.request('PUT', '/v1/namespaces/team-b/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '5' } } });
-    const body = review('CREATE', { ...pod('once', '100m'), metadata: { name: 'once', namespace: 'team-b', uid: 'obj-once' } }, { namespace: 'team-b' });
+    await api.request('PUT', '/v1/namespaces/team-b/resourcequotas/compute', {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      spec: { hard: { pods: '5' } },
+    });
+    const body = review(
+      'CREATE',
+      { ...pod('once', '100m'), metadata: { name: 'once', namespace: 'team-b', uid: 'obj-once' } },
+      { namespace: 'team-b' },
+    );
     const answers = await Promise.all(Array.from({ length: 10 }, () => validate(body)));
     expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
     expect(withoutReviewExtras(answers[0]?.body.response)).toEqual({ uid: body.request.uid, allowed: true });
-    const count = await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'team-b' AND type = 'Reserved'`);
+    const count = await api.db.dataSource.query(
+      `SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'team-b' AND type = 'Reserved'`,
+    );
     expect(count[0].n).toBe(1);
   });
 
@@ -189,7 +240,9 @@ describe('the validating webhook', () => {
     const firstAnswer = await validate(first);
     expect(withoutReviewExtras(firstAnswer.body.response)).toEqual({ uid: first.request.uid, allowed: true });
     const secondAnswer = await validate(second);
-    expect(secondAnswer.body.response.status.message).toBe('pods "b" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1');
+    expect(secondAnswer.body.response.status.message).toBe(
+      'pods "b" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1',
+    );
 
     // kube-apiserver retries a review on a timeout: the answer must not flip.
     expect((await validate(first)).body).toEqual(firstAnswer.body);
@@ -205,13 +258,17 @@ describe('the validating webhook', () => {
   it('admits a Scale subresource UPDATE without charging', async () => {
     const before = await reserved();
     const scale = await validate(
-      review('UPDATE', { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 5 } }, {
-        kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
-        resource: { group: 'apps', version: 'v1', resource: 'deployments' },
-        subResource: 'scale',
-        requestSubResource: 'scale',
-        oldObject: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 2 } },
-      }),
+      review(
+        'UPDATE',
+        { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 5 } },
+        {
+          kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+          resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+          subResource: 'scale',
+          requestSubResource: 'scale',
+          oldObject: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 2 } },
+        },
+      ),
     );
     expect(scale.body.response.allowed).toBe(true);
     expect(await reserved()).toBe(before);
@@ -227,7 +284,11 @@ describe('the validating webhook', () => {
       review(
         'CREATE',
         { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-x' } },
-        { namespace: '', kind: { group: '', version: 'v1', kind: 'PersistentVolume' }, resource: { group: '', version: 'v1', resource: 'persistentvolumes' } },
+        {
+          namespace: '',
+          kind: { group: '', version: 'v1', kind: 'PersistentVolume' },
+          resource: { group: '', version: 'v1', resource: 'persistentvolumes' },
+        },
       ),
     );
     expect(withoutReviewExtras(cluster.body.response)).toEqual({ uid: `review-${uidSeq}`, allowed: true });
@@ -237,12 +298,32 @@ describe('the validating webhook', () => {
   const bare = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' };
   it.each([
     ['malformed JSON', '{"apiVersion":', 'body', 'not valid JSON'],
-    ['a v1beta1 review', { ...review('CREATE', pod('x')), apiVersion: 'admission.k8s.io/v1beta1' }, 'apiVersion', 'apiVersion: Unsupported value: "admission.k8s.io/v1beta1"'],
+    [
+      'a v1beta1 review',
+      { ...review('CREATE', pod('x')), apiVersion: 'admission.k8s.io/v1beta1' },
+      'apiVersion',
+      'apiVersion: Unsupported value: "admission.k8s.io/v1beta1"',
+    ],
     ['a review of another kind', { ...review('CREATE', pod('x')), kind: 'AdmissionRequest' }, 'kind', 'kind: Unsupported value'],
     ['a review without request', bare, 'request', 'request: Required value'],
-    ['a review without uid', { ...bare, request: { operation: 'CREATE', resource: { group: '', version: 'v1', resource: 'pods' } } }, 'request.uid', 'request.uid: Required value'],
-    ['a review with an unknown operation', { ...bare, request: { ...review('CREATE', pod('x')).request, operation: 'PATCH' } }, 'request.operation', 'request.operation: Unsupported value: "PATCH"'],
-    ['a review whose dryRun is a string', { ...bare, request: { ...review('CREATE', pod('x')).request, dryRun: 'false' } }, 'request.dryRun', 'request.dryRun: must be a boolean'],
+    [
+      'a review without uid',
+      { ...bare, request: { operation: 'CREATE', resource: { group: '', version: 'v1', resource: 'pods' } } },
+      'request.uid',
+      'request.uid: Required value',
+    ],
+    [
+      'a review with an unknown operation',
+      { ...bare, request: { ...review('CREATE', pod('x')).request, operation: 'PATCH' } },
+      'request.operation',
+      'request.operation: Unsupported value: "PATCH"',
+    ],
+    [
+      'a review whose dryRun is a string',
+      { ...bare, request: { ...review('CREATE', pod('x')).request, dryRun: 'false' } },
+      'request.dryRun',
+      'request.dryRun: must be a boolean',
+    ],
   ])('answers %s with a 400 Status naming the field, and writes nothing', async (_case, body, field, text) => {
     const [events, decisions] = [await eventCount(), await decisionCount()];
     for (const send of [validate, mutate]) {
@@ -264,13 +345,25 @@ describe('the mutating webhook', () => {
     expect(response.body.response).toMatchObject({ uid: `review-${uidSeq}`, allowed: true, patchType: 'JSONPatch' });
     expect(JSON.parse(Buffer.from(response.body.response.patch, 'base64').toString())).toEqual([
       { op: 'add', path: '/spec/containers/0/resources', value: { limits: { cpu: '300m' }, requests: { cpu: '200m' } } },
-      { op: 'add', path: '/metadata/annotations', value: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: cpu request for container app; cpu limit for container app' } },
+      {
+        op: 'add',
+        path: '/metadata/annotations',
+        value: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: cpu request for container app; cpu limit for container app' },
+      },
     ]);
     expect([await eventCount(), await decisionCount()]).toEqual([events, decisions]);
   });
 
   it('defaults a pod that breaks the LimitRange maximum instead of denying it (validate denies)', async () => {
-    const object = { ...pod('mixed'), spec: { containers: [{ name: 'app', image: 'nginx' }, { name: 'big', image: 'nginx', resources: { requests: { cpu: '2' }, limits: { cpu: '2' } } }] } };
+    const object = {
+      ...pod('mixed'),
+      spec: {
+        containers: [
+          { name: 'app', image: 'nginx' },
+          { name: 'big', image: 'nginx', resources: { requests: { cpu: '2' }, limits: { cpu: '2' } } },
+        ],
+      },
+    };
     const response = await mutate(review('CREATE', object));
     expect(response.body.response).toMatchObject({ allowed: true, patchType: 'JSONPatch' });
     expect(JSON.parse(Buffer.from(response.body.response.patch, 'base64').toString())).toContainEqual({
@@ -289,19 +382,41 @@ describe('the mutating webhook', () => {
     [
       'a Deployment',
       () =>
-        review('CREATE', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'team-a' }, spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx' }] } } } }, {
-          kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
-          resource: { group: 'apps', version: 'v1', resource: 'deployments' },
-        }),
+        review(
+          'CREATE',
+          {
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name: 'web', namespace: 'team-a' },
+            spec: { template: { spec: { containers: [{ name: 'app', image: 'nginx' }] } } },
+          },
+          {
+            kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+            resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+          },
+        ),
     ],
     [
       'a cluster-scoped object',
-      () => review('CREATE', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }, { namespace: '', kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' } }),
+      () =>
+        review(
+          'CREATE',
+          { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } },
+          {
+            namespace: '',
+            kind: { group: '', version: 'v1', kind: 'Namespace' },
+            resource: { group: '', version: 'v1', resource: 'namespaces' },
+          },
+        ),
     ],
   ])('allows %s without a patch', async (_case, make) => {
     const body = make();
     const response = await mutate(body);
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: body.request.uid, allowed: true } });
+    expect(response.body).toEqual({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: body.request.uid, allowed: true },
+    });
   });
 });

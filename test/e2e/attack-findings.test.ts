@@ -13,13 +13,21 @@ import { bearer, writeTokensFile } from '../support/tokens.js';
 const TOKENS = {
   admin: { name: 'platform-admin', token: 'findings-admin-0123456789abcdef0123456789', roles: ['admin'] },
   apiserver: { name: 'kube-apiserver', token: 'findings-apiserver-0123456789abcdef012345', roles: ['webhook'], trustUserInfo: true },
-  teamA: { name: 'team-a-ci', token: 'findings-team-a-0123456789abcdef0123456789', roles: ['admission', 'auditor'], namespaces: ['team-a', 'team-r', 'team-s', 'team-i', 'team-c'] },
+  teamA: {
+    name: 'team-a-ci',
+    token: 'findings-team-a-0123456789abcdef0123456789',
+    roles: ['admission', 'auditor'],
+    namespaces: ['team-a', 'team-r', 'team-s', 'team-i', 'team-c'],
+  },
   auditor: { name: 'auditor', token: 'findings-auditor-0123456789abcdef012345678', roles: ['auditor'] },
 };
 
 let api: RunningApi;
 beforeAll(async () => {
-  api = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), quotasPerNamespaceMax: 4, limitRangesPerNamespaceMax: 2 }, 'qlfind');
+  api = await startApi(
+    { insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), quotasPerNamespaceMax: 4, limitRangesPerNamespaceMax: 2 },
+    'qlfind',
+  );
 });
 afterAll(async () => {
   await api?.close();
@@ -27,8 +35,14 @@ afterAll(async () => {
 
 const as = (who: keyof typeof TOKENS) => bearer(TOKENS[who].token);
 const putQuota = (namespace: string, name: string, hard: Record<string, unknown>) =>
-  api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/${name}`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard } }, as('admin'));
-const usage = async (namespace: string): Promise<Record<string, string>> => (await api.request('GET', `/v1/namespaces/${namespace}/usage`, undefined, as('auditor'))).body.quotas[0].used;
+  api.request(
+    'PUT',
+    `/v1/namespaces/${namespace}/resourcequotas/${name}`,
+    { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard } },
+    as('admin'),
+  );
+const usage = async (namespace: string): Promise<Record<string, string>> =>
+  (await api.request('GET', `/v1/namespaces/${namespace}/usage`, undefined, as('auditor'))).body.quotas[0].used;
 const count = async (sql: string, params: unknown[] = []): Promise<number> => Number((await api.db.dataSource.query(sql, params))[0].count);
 
 let seq = 0;
@@ -64,12 +78,15 @@ describe('finding 2: over-admission through UPDATE', () => {
     expect((await validate(pvcReview('team-a', 'CREATE', pvc('team-a', 'Y', '50Gi')))).body.response.allowed).toBe(false);
     const attack = await validate(pvcReview('team-a', 'UPDATE', pvc('team-a', 'X', '100Gi', '3'), pvc('team-a', 'X', '100Gi', '2')));
     expect(attack.body.response).toMatchObject({ allowed: false, status: { code: 403 } });
-    expect(attack.body.response.status.message).toContain('requested: requests.storage=95Gi, used: requests.storage=5Gi, limited: requests.storage=10Gi');
+    expect(attack.body.response.status.message).toContain(
+      'requested: requests.storage=95Gi, used: requests.storage=5Gi, limited: requests.storage=10Gi',
+    );
     // The reported follow-up: commit what was reserved. Only the 5Gi claim is there, and a
     // tenant's REST call may not settle what the cluster's webhook reserved.
     const reservations = await api.request('GET', '/v1/namespaces/team-a/reservations?state=reserved', undefined, as('teamA'));
     expect(reservations.body.items).toHaveLength(1);
-    for (const r of reservations.body.items) expect((await api.request('POST', `/v1/namespaces/team-a/reservations/${r.id}/commit`, undefined, as('teamA'))).status).toBe(403);
+    for (const r of reservations.body.items)
+      expect((await api.request('POST', `/v1/namespaces/team-a/reservations/${r.id}/commit`, undefined, as('teamA'))).status).toBe(403);
     expect(await usage('team-a')).toMatchObject({ 'requests.storage': '5Gi' });
   });
 
@@ -77,23 +94,40 @@ describe('finding 2: over-admission through UPDATE', () => {
     expect((await putQuota('team-r', 'storage', { 'requests.storage': '10Gi' })).status).toBe(201);
     const created = await reserve('team-r', { kind: 'PersistentVolumeClaim', object: pvc('team-r', 'R', '5Gi') });
     expect(created.status).toBe(201);
-    const attack = await reserve('team-r', { kind: 'PersistentVolumeClaim', operation: 'UPDATE', object: pvc('team-r', 'R', '100Gi', '3'), oldObject: pvc('team-r', 'R', '99Gi', '2') });
+    const attack = await reserve('team-r', {
+      kind: 'PersistentVolumeClaim',
+      operation: 'UPDATE',
+      object: pvc('team-r', 'R', '100Gi', '3'),
+      oldObject: pvc('team-r', 'R', '99Gi', '2'),
+    });
     expect(attack.status).toBe(403);
     expect(attack.body.details.denial).toMatchObject({ resource: 'requests.storage', requested: '95Gi', used: '5Gi', hard: '10Gi' });
-    expect((await api.request('POST', `/v1/namespaces/team-r/reservations/${created.body.id}/commit`, undefined, as('teamA'))).status).toBe(200);
+    expect((await api.request('POST', `/v1/namespaces/team-r/reservations/${created.body.id}/commit`, undefined, as('teamA'))).status).toBe(
+      200,
+    );
     expect(await usage('team-r')).toMatchObject({ 'requests.storage': '5Gi' });
   });
 
   it('via REST: giving up the settled claim takes its pending change along, so the change cannot be committed on top of the freed room', async () => {
     expect((await putQuota('team-s', 'storage', { 'requests.storage': '10Gi' })).status).toBe(201);
     const created = await reserve('team-s', { kind: 'PersistentVolumeClaim', object: pvc('team-s', 'S', '5Gi') });
-    const grown = await reserve('team-s', { kind: 'PersistentVolumeClaim', operation: 'UPDATE', object: pvc('team-s', 'S', '8Gi', '3'), oldObject: pvc('team-s', 'S', '5Gi', '2') });
+    const grown = await reserve('team-s', {
+      kind: 'PersistentVolumeClaim',
+      operation: 'UPDATE',
+      object: pvc('team-s', 'S', '8Gi', '3'),
+      oldObject: pvc('team-s', 'S', '5Gi', '2'),
+    });
     expect(grown.status).toBe(201);
     expect(grown.body.charged).toMatchObject({ 'requests.storage': '3Gi' });
     expect((await api.request('DELETE', `/v1/namespaces/team-s/reservations/${created.body.id}`, undefined, as('teamA'))).status).toBe(200);
-    expect((await api.request('GET', `/v1/namespaces/team-s/reservations/${grown.body.id}`, undefined, as('teamA'))).body).toMatchObject({ state: 'released', releaseReason: 'cancelled' });
+    expect((await api.request('GET', `/v1/namespaces/team-s/reservations/${grown.body.id}`, undefined, as('teamA'))).body).toMatchObject({
+      state: 'released',
+      releaseReason: 'cancelled',
+    });
     expect((await reserve('team-s', { kind: 'PersistentVolumeClaim', object: pvc('team-s', 'T', '7Gi') })).status).toBe(201);
-    expect((await api.request('POST', `/v1/namespaces/team-s/reservations/${grown.body.id}/commit`, undefined, as('teamA'))).status).toBe(409);
+    expect((await api.request('POST', `/v1/namespaces/team-s/reservations/${grown.body.id}/commit`, undefined, as('teamA'))).status).toBe(
+      409,
+    );
     expect(await usage('team-s')).toMatchObject({ 'requests.storage': '7Gi' });
   });
 });
@@ -106,7 +140,10 @@ describe('finding 5: unbounded quota size', () => {
     expect(huge.body.message).toContain('holds more than 20000 values');
     const over = await putQuota('team-q', 'over', hard(65));
     expect(over.status).toBe(422);
-    expect(over.body).toMatchObject({ reason: 'Invalid', details: { causes: [{ reason: 'FieldValueTooMany', field: 'spec.hard', message: 'Too many: 65: must have at most 64 items' }] } });
+    expect(over.body).toMatchObject({
+      reason: 'Invalid',
+      details: { causes: [{ reason: 'FieldValueTooMany', field: 'spec.hard', message: 'Too many: 65: must have at most 64 items' }] },
+    });
     expect((await putQuota('team-q', 'wide', hard(64))).status).toBe(201);
   });
 
@@ -115,12 +152,15 @@ describe('finding 5: unbounded quota size', () => {
     const events = await count(`SELECT count(*) FROM ledger_events WHERE namespace = 'team-n'`);
     const fifth = await putQuota('team-n', 'q4', { pods: '1' });
     expect(fifth.status).toBe(403);
-    expect(fifth.body.message).toBe('resourcequotas "q4" is forbidden: namespace "team-n" already has 4 ResourceQuotas, the most it may have (QUOTAS_PER_NAMESPACE_MAX=4)');
+    expect(fifth.body.message).toBe(
+      'resourcequotas "q4" is forbidden: namespace "team-n" already has 4 ResourceQuotas, the most it may have (QUOTAS_PER_NAMESPACE_MAX=4)',
+    );
     expect(await count(`SELECT count(*) FROM ledger_events WHERE namespace = 'team-n'`)).toBe(events);
     // Changing one that exists is still allowed.
     expect((await putQuota('team-n', 'q0', { pods: '2' })).status).toBe(200);
     const limitRange = { apiVersion: 'v1', kind: 'LimitRange', spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } };
-    for (const name of ['l0', 'l1']) expect((await api.request('PUT', `/v1/namespaces/team-n/limitranges/${name}`, limitRange, as('admin'))).status).toBe(201);
+    for (const name of ['l0', 'l1'])
+      expect((await api.request('PUT', `/v1/namespaces/team-n/limitranges/${name}`, limitRange, as('admin'))).status).toBe(201);
     expect((await api.request('PUT', '/v1/namespaces/team-n/limitranges/l2', limitRange, as('admin'))).status).toBe(403);
   });
 });
@@ -128,16 +168,37 @@ describe('finding 5: unbounded quota size', () => {
 describe('finding 6: idempotency keys, repeated uids, namespaces, probes, unmanaged namespaces', () => {
   it('answers a requestId reused with a different body with 409 naming the key, and the same body with the first answer', async () => {
     expect((await putQuota('team-i', 'compute', { 'example.com/gpu': '10' })).status).toBe(201);
-    const body = (amount: string) => ({ requestId: 'deploy-7', kind: 'Widget', resource: 'widgets.example.com', name: 'w', resources: { 'example.com/gpu': amount } });
+    const body = (amount: string) => ({
+      requestId: 'deploy-7',
+      kind: 'Widget',
+      resource: 'widgets.example.com',
+      name: 'w',
+      resources: { 'example.com/gpu': amount },
+    });
     const first = await reserve('team-i', body('1'));
     expect(first.status).toBe(201);
     expect(await reserve('team-i', body('1'))).toEqual(first);
     // Keys in another order are the same request.
-    expect((await reserve('team-i', { resources: { 'example.com/gpu': '1' }, name: 'w', resource: 'widgets.example.com', kind: 'Widget', requestId: 'deploy-7' })).status).toBe(201);
+    expect(
+      (
+        await reserve('team-i', {
+          resources: { 'example.com/gpu': '1' },
+          name: 'w',
+          resource: 'widgets.example.com',
+          kind: 'Widget',
+          requestId: 'deploy-7',
+        })
+      ).status,
+    ).toBe(201);
     const events = await count(`SELECT count(*) FROM ledger_events WHERE namespace = 'team-i'`);
     const reused = await reserve('team-i', body('9'));
     expect(reused.status).toBe(409);
-    expect(reused.body).toMatchObject({ kind: 'Status', reason: 'Conflict', message: 'the requestId "deploy-7" was already used in namespace "team-i" for a different request; a new request needs a new requestId' });
+    expect(reused.body).toMatchObject({
+      kind: 'Status',
+      reason: 'Conflict',
+      message:
+        'the requestId "deploy-7" was already used in namespace "team-i" for a different request; a new request needs a new requestId',
+    });
     expect(await count(`SELECT count(*) FROM ledger_events WHERE namespace = 'team-i'`)).toBe(events);
     expect(await usage('team-i')).toMatchObject({ 'example.com/gpu': '1' });
   });
@@ -179,9 +240,13 @@ describe('finding 6: idempotency keys, repeated uids, namespaces, probes, unmana
   });
 
   it('never limits /healthz/ or /HEALTHZ (both reach the probe)', async () => {
-    const limited = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 1 }, 'qlfindrate');
+    const limited = await startApi(
+      { insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 1 },
+      'qlfindrate',
+    );
     try {
-      for (let i = 0; i < 5; i++) for (const path of ['/healthz/', '/HEALTHZ']) expect((await fetch(`${limited.base}${path}`)).status).toBe(200);
+      for (let i = 0; i < 5; i++)
+        for (const path of ['/healthz/', '/HEALTHZ']) expect((await fetch(`${limited.base}${path}`)).status).toBe(200);
     } finally {
       await limited.close();
     }
@@ -191,13 +256,18 @@ describe('finding 6: idempotency keys, repeated uids, namespaces, probes, unmana
     const decisions = await count(`SELECT count(*) FROM admission_decisions`);
     const review = pvcReview('never-managed', 'DELETE', null, pvc('never-managed', 'D', '1Gi'));
     expect((await validate(review, 'apiserver')).body.response.allowed).toBe(true);
-    expect((await validate(pvcReview('never-managed', 'CREATE', pvc('never-managed', 'E', '1Gi')), 'apiserver')).body.response.allowed).toBe(true);
+    expect(
+      (await validate(pvcReview('never-managed', 'CREATE', pvc('never-managed', 'E', '1Gi')), 'apiserver')).body.response.allowed,
+    ).toBe(true);
     expect(await count(`SELECT count(*) FROM admission_decisions`)).toBe(decisions);
     // A DELETE in a managed namespace does queue its prompt reconcile (BullMQ on PostgreSQL here).
     expect((await validate(pvcReview('team-u', 'DELETE', null, pvc('team-u', 'A', '1Gi')), 'apiserver')).body.response.allowed).toBe(true);
     const queue = reconcileQueue({ kind: 'postgres', url: api.db.url });
     try {
-      await until('the after-delete job of team-u', async () => (await queue.getDeduplicationJobId(namespaceDeduplicationId('team-u', 'after-delete'))) ?? undefined);
+      await until(
+        'the after-delete job of team-u',
+        async () => (await queue.getDeduplicationJobId(namespaceDeduplicationId('team-u', 'after-delete'))) ?? undefined,
+      );
       expect(await queue.getDeduplicationJobId(namespaceDeduplicationId('never-managed', 'after-delete'))).toBeNull();
     } finally {
       await queue.close();

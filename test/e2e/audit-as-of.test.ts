@@ -19,10 +19,28 @@ const eventTime = async (type: string, nth = 0): Promise<string> => {
 
 describe('usage as of an instant', () => {
   it('answers usage before and after a release, and before the namespace had any quota', async () => {
-    expect((await api.request('PUT', `${ns}/resourcequotas/gpus`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'example.com/gpu': '2' } } })).status).toBe(201);
-    const reserved = await api.request('POST', `${ns}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name: 'w1', resources: { 'example.com/gpu': '2' } });
+    expect(
+      (
+        await api.request('PUT', `${ns}/resourcequotas/gpus`, {
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          spec: { hard: { 'example.com/gpu': '2' } },
+        })
+      ).status,
+    ).toBe(201);
+    const reserved = await api.request('POST', `${ns}/reservations`, {
+      kind: 'Widget',
+      resource: 'widgets.example.com',
+      name: 'w1',
+      resources: { 'example.com/gpu': '2' },
+    });
     expect(reserved.status).toBe(201);
-    const denied = await api.request('POST', `${ns}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name: 'w2', resources: { 'example.com/gpu': '1' } }, { 'x-remote-user': 'dave' });
+    const denied = await api.request(
+      'POST',
+      `${ns}/reservations`,
+      { kind: 'Widget', resource: 'widgets.example.com', name: 'w2', resources: { 'example.com/gpu': '1' } },
+      { 'x-remote-user': 'dave' },
+    );
     expect(denied.status).toBe(403);
     expect((await api.request('DELETE', `${ns}/reservations/${reserved.body.id}`)).status).toBe(200);
 
@@ -43,17 +61,31 @@ describe('usage as of an instant', () => {
     // The denial, read later, explains itself against the usage of its time.
     const decisions = await api.request('GET', `${ns}/decisions?allowed=false&requester=dave`);
     expect(decisions.body.items).toHaveLength(1);
-    expect(decisions.body.items[0].result).toMatchObject({ allowed: false, denial: { quota: 'gpus', resource: 'example.com/gpu', requested: '1', used: '2', hard: '2' } });
-    expect(decisions.body.items[0].result.message).toBe('widgets.example.com "w2" is forbidden: exceeded quota: gpus, requested: example.com/gpu=1, used: example.com/gpu=2, limited: example.com/gpu=2');
+    expect(decisions.body.items[0].result).toMatchObject({
+      allowed: false,
+      denial: { quota: 'gpus', resource: 'example.com/gpu', requested: '1', used: '2', hard: '2' },
+    });
+    expect(decisions.body.items[0].result.message).toBe(
+      'widgets.example.com "w2" is forbidden: exceeded quota: gpus, requested: example.com/gpu=1, used: example.com/gpu=2, limited: example.com/gpu=2',
+    );
     const atDenial = await at(decisions.body.items[0].time);
     expect(atDenial.body.quotas).toEqual(gpus('2'));
   });
 
   it('stays exact across snapshots: at the instant of each of ~90 events, usage equals a count of the events up to it', async () => {
     const path = '/v1/namespaces/long';
-    await api.request('PUT', `${path}/resourcequotas/gpus`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'example.com/gpu': '100' } } });
+    await api.request('PUT', `${path}/resourcequotas/gpus`, {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      spec: { hard: { 'example.com/gpu': '100' } },
+    });
     for (let i = 0; i < 60; i++) {
-      const r = await api.request('POST', `${path}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name: `w${i}`, resources: { 'example.com/gpu': '1' } });
+      const r = await api.request('POST', `${path}/reservations`, {
+        kind: 'Widget',
+        resource: 'widgets.example.com',
+        name: `w${i}`,
+        resources: { 'example.com/gpu': '1' },
+      });
       expect(r.status).toBe(201);
       if (i % 2 === 1) {
         await api.request('DELETE', `${path}/reservations/${r.body.id}`);

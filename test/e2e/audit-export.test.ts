@@ -11,7 +11,11 @@ afterAll(async () => {
   await api?.close();
 });
 
-const quota = (hard: Record<string, string>, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard, ...extra } });
+const quota = (hard: Record<string, string>, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'ResourceQuota',
+  spec: { hard, ...extra },
+});
 
 describe('definition history', () => {
   it("answers who changed a quota's limits, when, before and after — also once it is deleted", async () => {
@@ -29,7 +33,10 @@ describe('definition history', () => {
       ['QuotaChanged', 'bob', ['scopes']],
       ['QuotaRemoved', 'carol', ['pods', 'requests.cpu', 'scopes']],
     ]);
-    expect(history.body.items[1]).toMatchObject({ before: { hard: { 'requests.cpu': '2', pods: '10' } }, after: { hard: { 'requests.cpu': '4', pods: '10' } } });
+    expect(history.body.items[1]).toMatchObject({
+      before: { hard: { 'requests.cpu': '2', pods: '10' } },
+      after: { hard: { 'requests.cpu': '4', pods: '10' } },
+    });
     expect(history.body.items[0].before).toBeNull();
     expect(history.body.items[3].after).toBeNull();
     expect(Number.isNaN(Date.parse(history.body.items[0].time))).toBe(false);
@@ -37,7 +44,11 @@ describe('definition history', () => {
     // Paged: the second page's first change still knows what it changed from.
     const first = await api.request('GET', `${path}/history?limit=1`);
     const second = await api.request('GET', `${path}/history?limit=1&after=${first.body.next}`);
-    expect(second.body.items[0]).toMatchObject({ type: 'QuotaChanged', before: { hard: { 'requests.cpu': '2' } }, changed: ['requests.cpu'] });
+    expect(second.body.items[0]).toMatchObject({
+      type: 'QuotaChanged',
+      before: { hard: { 'requests.cpu': '2' } },
+      changed: ['requests.cpu'],
+    });
 
     const never = await api.request('GET', '/v1/namespaces/team-h/resourcequotas/never/history');
     expect(never.status).toBe(404);
@@ -47,7 +58,11 @@ describe('definition history', () => {
 
   it('answers the same for a LimitRange, naming the limit types that changed', async () => {
     const path = '/v1/namespaces/team-h/limitranges/defaults';
-    const limits = (max: string) => ({ apiVersion: 'v1', kind: 'LimitRange', spec: { limits: [{ type: 'Container', max: { cpu: max } }] } });
+    const limits = (max: string) => ({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      spec: { limits: [{ type: 'Container', max: { cpu: max } }] },
+    });
     await api.request('PUT', path, limits('1'));
     await api.request('PUT', path, limits('2'));
     const history = await api.request('GET', `${path}/history`);
@@ -65,14 +80,29 @@ describe('NDJSON export', () => {
     for (let chunk = 0; chunk < 11; chunk++) {
       await Promise.all(
         Array.from({ length: 100 }, (_, i) =>
-          ledger.admit({ namespace: 'busy', source: 'rest', request: { operation: 'CREATE', groupResource: { group: 'example.com', resource: 'widgets' }, namespace: 'busy', name: `w${chunk}-${i}` }, resources: { 'example.com/gpu': '1' }, dryRun: false, requester: 'load' }),
+          ledger.admit({
+            namespace: 'busy',
+            source: 'rest',
+            request: {
+              operation: 'CREATE',
+              groupResource: { group: 'example.com', resource: 'widgets' },
+              namespace: 'busy',
+              name: `w${chunk}-${i}`,
+            },
+            resources: { 'example.com/gpu': '1' },
+            dryRun: false,
+            requester: 'load',
+          }),
         ),
       );
     }
     const response = await fetch(`${api.base}/v1/namespaces/busy/events/export`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
-    const lines = (await response.text()).trimEnd().split('\n').map((line) => JSON.parse(line));
+    const lines = (await response.text())
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toHaveLength(1101);
     expect(lines.map((e) => e.version)).toEqual(Array.from({ length: 1101 }, (_, i) => i + 1));
 
@@ -88,17 +118,29 @@ describe('NDJSON export', () => {
     // A range: after and until are positions.
     const from = lines[99].position;
     const to = lines[149].position;
-    const range = (await (await fetch(`${api.base}/v1/namespaces/busy/events/export?after=${from}&until=${to}`)).text()).trimEnd().split('\n');
+    const range = (await (await fetch(`${api.base}/v1/namespaces/busy/events/export?after=${from}&until=${to}`)).text())
+      .trimEnd()
+      .split('\n');
     expect(range.map((l) => JSON.parse(l).version)).toEqual(Array.from({ length: 50 }, (_, i) => i + 101));
   });
 
   it('streams the decisions log with its filters', async () => {
     await api.request('PUT', '/v1/namespaces/small/resourcequotas/gpus', quota({ 'example.com/gpu': '1' }));
     for (const name of ['a', 'b', 'c']) {
-      await api.request('POST', '/v1/namespaces/small/reservations', { kind: 'Widget', resource: 'widgets.example.com', name, resources: { 'example.com/gpu': '1' } });
+      await api.request('POST', '/v1/namespaces/small/reservations', {
+        kind: 'Widget',
+        resource: 'widgets.example.com',
+        name,
+        resources: { 'example.com/gpu': '1' },
+      });
     }
     const text = await (await fetch(`${api.base}/v1/namespaces/small/decisions/export?allowed=false`)).text();
-    expect(text.trimEnd().split('\n').map((l) => JSON.parse(l).name)).toEqual(['b', 'c']);
+    expect(
+      text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).name),
+    ).toEqual(['b', 'c']);
   });
 
   it('refuses bad parameters with a Status before writing a byte', async () => {

@@ -44,11 +44,20 @@ async function allPages<T>(path: string, limit: number): Promise<T[]> {
 }
 
 /** An NDJSON export, read line by line. */
-async function exportLines(path: string, headers: Record<string, string> = {}): Promise<{ status: number; contentType: string | null; lines: unknown[] }> {
+async function exportLines(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; contentType: string | null; lines: unknown[] }> {
   const response = await fetch(`${api.base}${path}`, { headers });
   const text = await response.text();
   expect(text === '' || text.endsWith('\n')).toBe(true);
-  const lines = text === '' ? [] : text.slice(0, -1).split('\n').map((line) => JSON.parse(line) as unknown);
+  const lines =
+    text === ''
+      ? []
+      : text
+          .slice(0, -1)
+          .split('\n')
+          .map((line) => JSON.parse(line) as unknown);
   return { status: response.status, contentType: response.headers.get('content-type'), lines };
 }
 
@@ -61,9 +70,19 @@ describe('GET resourcequotas/{name}/history', () => {
     expect((await api.request('PUT', path, quota({ hard: { 'requests.cpu': '4000m', pods: '10' } }), as('mallory'))).status).toBe(200);
     // Another quota and a limit range of the same name are other objects.
     await api.request('PUT', '/v1/namespaces/team-h/resourcequotas/other', quota({ hard: { pods: '1' } }), as('alice'));
-    await api.request('PUT', '/v1/namespaces/team-h/limitranges/compute', { kind: 'LimitRange', spec: { limits: [{ type: 'Container', max: { cpu: '1' }, default: { cpu: '1' }, defaultRequest: { cpu: '1' } }] } });
+    await api.request('PUT', '/v1/namespaces/team-h/limitranges/compute', {
+      kind: 'LimitRange',
+      spec: { limits: [{ type: 'Container', max: { cpu: '1' }, default: { cpu: '1' }, defaultRequest: { cpu: '1' } }] },
+    });
     expect(
-      (await api.request('PUT', path, quota({ hard: { 'requests.cpu': '4', pods: '20', 'requests.memory': '1.5Gi' }, scopes: ['NotTerminating'] }), as('carol'))).status,
+      (
+        await api.request(
+          'PUT',
+          path,
+          quota({ hard: { 'requests.cpu': '4', pods: '20', 'requests.memory': '1.5Gi' }, scopes: ['NotTerminating'] }),
+          as('carol'),
+        )
+      ).status,
     ).toBe(200);
     expect((await api.request('DELETE', path, undefined, as('dave'))).status).toBe(200);
     expect((await api.request('PUT', path, quota({ hard: { pods: '5' } }), as('erin'))).status).toBe(201);
@@ -95,7 +114,14 @@ describe('GET resourcequotas/{name}/history', () => {
     for (const item of items) expect(new Date(item['time'] as string).toISOString()).toBe(item['time']);
 
     // The same envelope as the namespace's events.
-    const events = (await api.request('GET', '/v1/namespaces/team-h/events?limit=1000')).body.items as { position: string; version: number; type: string; time: string; actor: string; data: { name: string } }[];
+    const events = (await api.request('GET', '/v1/namespaces/team-h/events?limit=1000')).body.items as {
+      position: string;
+      version: number;
+      type: string;
+      time: string;
+      actor: string;
+      data: { name: string };
+    }[];
     const ofCompute = events.filter((e) => e.type.startsWith('Quota') && e.data.name === 'compute');
     expect(items.map((i) => [i['position'], i['version'], i['time']])).toEqual(ofCompute.map((e) => [e.position, e.version, e.time]));
   });
@@ -117,7 +143,11 @@ describe('GET resourcequotas/{name}/history', () => {
   });
 
   it('answers 404 for a name that never existed in the namespace', async () => {
-    for (const missing of ['/v1/namespaces/team-h/resourcequotas/never/history', '/v1/namespaces/nowhere/resourcequotas/compute/history', '/v1/namespaces/team-h/limitranges/other/history']) {
+    for (const missing of [
+      '/v1/namespaces/team-h/resourcequotas/never/history',
+      '/v1/namespaces/nowhere/resourcequotas/compute/history',
+      '/v1/namespaces/team-h/limitranges/other/history',
+    ]) {
       const response = await api.request('GET', missing);
       expect(response.status).toBe(404);
       expect(response.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404 });
@@ -127,10 +157,26 @@ describe('GET resourcequotas/{name}/history', () => {
 
 describe('GET limitranges/{name}/history', () => {
   const path = '/v1/namespaces/team-l/limitranges/defaults';
-  const limits = (max: string) => [{ type: 'Container', max: { cpu: max, memory: '1Gi' }, default: { cpu: '500m', memory: '512Mi' }, defaultRequest: { cpu: '250m', memory: '256Mi' } }];
+  const limits = (max: string) => [
+    {
+      type: 'Container',
+      max: { cpu: max, memory: '1Gi' },
+      default: { cpu: '500m', memory: '512Mi' },
+      defaultRequest: { cpu: '250m', memory: '256Mi' },
+    },
+  ];
   beforeAll(async () => {
     expect((await api.request('PUT', path, { kind: 'LimitRange', spec: { limits: limits('2') } }, as('alice'))).status).toBe(201);
-    expect((await api.request('PUT', path, { kind: 'LimitRange', spec: { limits: [...limits('4'), { type: 'Pod', max: { cpu: '8' } }] } }, as('bob'))).status).toBe(200);
+    expect(
+      (
+        await api.request(
+          'PUT',
+          path,
+          { kind: 'LimitRange', spec: { limits: [...limits('4'), { type: 'Pod', max: { cpu: '8' } }] } },
+          as('bob'),
+        )
+      ).status,
+    ).toBe(200);
     expect((await api.request('DELETE', path, undefined, as('carol'))).status).toBe(200);
   });
 
@@ -144,7 +190,11 @@ describe('GET limitranges/{name}/history', () => {
       ['LimitRangeRemoved', 'carol'],
     ]);
     expect(items[0]).toMatchObject({ before: null, after: { limits: limits('2') }, changed: ['Container'] });
-    expect(items[1]).toMatchObject({ before: { limits: limits('2') }, after: { limits: [...limits('4'), { type: 'Pod', max: { cpu: '8' } }] }, changed: ['Container', 'Pod'] });
+    expect(items[1]).toMatchObject({
+      before: { limits: limits('2') },
+      after: { limits: [...limits('4'), { type: 'Pod', max: { cpu: '8' } }] },
+      changed: ['Container', 'Pod'],
+    });
     expect(items[2]).toMatchObject({ before: items[1]?.after, after: null, changed: ['Container', 'Pod'] });
   });
 });
@@ -157,7 +207,12 @@ describe('GET reservations', () => {
     await api.request('PUT', '/v1/namespaces/team-r/resourcequotas/gpus', quota({ hard: { 'example.com/gpu': '100' } }));
     startedAt = new Date(Date.now() - 1000).toISOString();
     for (let i = 0; i < 5; i++) {
-      const reserved = await api.request('POST', base, { kind: 'Widget', resource: 'widgets.example.com', name: `w${i}`, resources: { 'example.com/gpu': '1' } });
+      const reserved = await api.request('POST', base, {
+        kind: 'Widget',
+        resource: 'widgets.example.com',
+        name: `w${i}`,
+        resources: { 'example.com/gpu': '1' },
+      });
       expect(reserved.status).toBe(201);
       ids.push(reserved.body.id as string);
     }
@@ -181,11 +236,14 @@ describe('GET reservations', () => {
   });
 
   it('filters by state', async () => {
-    const byState = async (state: string): Promise<string[]> => ((await api.request('GET', `${base}?state=${state}`)).body.items as { id: string }[]).map((r) => r.id);
+    const byState = async (state: string): Promise<string[]> =>
+      ((await api.request('GET', `${base}?state=${state}`)).body.items as { id: string }[]).map((r) => r.id);
     expect((await byState('reserved')).sort()).toEqual([ids[0], ids[3], ids[4]].sort());
     expect(await byState('committed')).toEqual([ids[1]]);
     const released = await api.request('GET', `${base}?state=released`);
-    expect(released.body.items).toEqual([expect.objectContaining({ id: ids[2], state: 'released', releaseReason: 'cancelled', releasedAt: expect.any(String) })]);
+    expect(released.body.items).toEqual([
+      expect.objectContaining({ id: ids[2], state: 'released', releaseReason: 'cancelled', releasedAt: expect.any(String) }),
+    ]);
   });
 
   it('filters by age', async () => {
@@ -211,10 +269,20 @@ describe('NDJSON exports', () => {
   beforeAll(async () => {
     await api.request('PUT', `${ns}/resourcequotas/widgets`, quota({ hard: { 'example.com/widgets': '100000' } }));
     await inParallel(RESERVATIONS, 24, async (i) => {
-      const reserved = await api.request('POST', `${ns}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name: `w${i}`, resources: { 'example.com/widgets': '1' } }, as(`user-${i % 3}`));
+      const reserved = await api.request(
+        'POST',
+        `${ns}/reservations`,
+        { kind: 'Widget', resource: 'widgets.example.com', name: `w${i}`, resources: { 'example.com/widgets': '1' } },
+        as(`user-${i % 3}`),
+      );
       expect(reserved.status).toBe(201);
     });
-    const denied = await api.request('POST', `${ns}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name: 'huge', resources: { 'example.com/widgets': '1000000' } });
+    const denied = await api.request('POST', `${ns}/reservations`, {
+      kind: 'Widget',
+      resource: 'widgets.example.com',
+      name: 'huge',
+      resources: { 'example.com/widgets': '1000000' },
+    });
     expect(denied.status).toBe(403);
     // Another namespace's events in between, which the export must leave out.
     await api.request('PUT', '/v1/namespaces/team-y/resourcequotas/q', quota({ hard: { pods: '1' } }));

@@ -4,9 +4,22 @@ import { startApi, type RunningApi } from '../support/api.js';
 let api: RunningApi;
 beforeAll(async () => {
   api = await startApi({}, 'qlaudit');
-  await api.request('PUT', '/v1/namespaces/team-a/resourcequotas/gpus', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'example.com/gpu': '2' } } });
-  for (const [name, requester] of [['a', 'alice'], ['b', 'bob'], ['c', 'carol']] as const) {
-    await api.request('POST', '/v1/namespaces/team-a/reservations', { kind: 'Widget', resource: 'widgets.example.com', name, resources: { 'example.com/gpu': '1' } }, { 'x-remote-user': requester });
+  await api.request('PUT', '/v1/namespaces/team-a/resourcequotas/gpus', {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    spec: { hard: { 'example.com/gpu': '2' } },
+  });
+  for (const [name, requester] of [
+    ['a', 'alice'],
+    ['b', 'bob'],
+    ['c', 'carol'],
+  ] as const) {
+    await api.request(
+      'POST',
+      '/v1/namespaces/team-a/reservations',
+      { kind: 'Widget', resource: 'widgets.example.com', name, resources: { 'example.com/gpu': '1' } },
+      { 'x-remote-user': requester },
+    );
   }
 });
 afterAll(async () => {
@@ -44,27 +57,52 @@ describe('audit reads of the ledger', () => {
     const second = await api.request('GET', `/v1/namespaces/team-a/events?after=${first.body.next}`);
     expect(second.body.items.map((e: { type: string; version: number }) => [e.type, e.version])).toEqual([['Reserved', 3]]);
     const usage = await api.request('GET', '/v1/namespaces/team-a/usage');
-    expect(usage.body).toMatchObject({ namespace: 'team-a', version: 3, position: second.body.items[0].position, quotas: [{ name: 'gpus', hard: { 'example.com/gpu': '2' }, used: { 'example.com/gpu': '2' } }] });
+    expect(usage.body).toMatchObject({
+      namespace: 'team-a',
+      version: 3,
+      position: second.body.items[0].position,
+      quotas: [{ name: 'gpus', hard: { 'example.com/gpu': '2' }, used: { 'example.com/gpu': '2' } }],
+    });
   });
 
   it('tells dry runs from real decisions, logs no what-if (a read), and names the kind of a resource list', async () => {
-    const whatIf = await api.request('POST', '/v1/namespaces/team-a/whatif', { kind: 'Widget', resource: 'widgets.example.com', name: 'd', resources: { 'example.com/gpu': '1' } }, { 'x-remote-user': 'dave' });
+    const whatIf = await api.request(
+      'POST',
+      '/v1/namespaces/team-a/whatif',
+      { kind: 'Widget', resource: 'widgets.example.com', name: 'd', resources: { 'example.com/gpu': '1' } },
+      { 'x-remote-user': 'dave' },
+    );
     expect(whatIf.body).toMatchObject({ allowed: false });
-    const dryRun = await api.request('POST', '/v1/namespaces/team-a/reservations', { kind: 'Pod', name: 'e', resources: { pods: '1' }, dryRun: true }, { 'x-remote-user': 'erin' });
+    const dryRun = await api.request(
+      'POST',
+      '/v1/namespaces/team-a/reservations',
+      { kind: 'Pod', name: 'e', resources: { pods: '1' }, dryRun: true },
+      { 'x-remote-user': 'erin' },
+    );
     expect(dryRun.status).toBe(200);
 
     const realDenials = await api.request('GET', '/v1/namespaces/team-a/decisions?allowed=false&dryRun=false');
     expect(realDenials.body.items.map((d: { requester: string }) => d.requester)).toEqual(['carol']);
     const dryRuns = await api.request('GET', '/v1/namespaces/team-a/decisions?dryRun=true');
     // dave's what-if is not there: it was a read, and a read leaves nothing behind.
-    expect(dryRuns.body.items.map((d: { requester: string; dryRun: boolean; allowed: boolean }) => [d.requester, d.dryRun, d.allowed])).toEqual([['erin', true, true]]);
+    expect(
+      dryRuns.body.items.map((d: { requester: string; dryRun: boolean; allowed: boolean }) => [d.requester, d.dryRun, d.allowed]),
+    ).toEqual([['erin', true, true]]);
     const exported = await api.request('GET', '/v1/namespaces/team-a/decisions/export?dryRun=true');
     expect(String(exported.body).trim().split('\n')).toHaveLength(1);
     // Every decision says what it admitted, a plain resource list included.
     const all = await api.request('GET', '/v1/namespaces/team-a/decisions');
-    expect(all.body.items.map((d: { kind?: string; name: string }) => `${d.kind} ${d.name}`)).toEqual(['Widget a', 'Widget b', 'Widget c', 'Pod e']);
+    expect(all.body.items.map((d: { kind?: string; name: string }) => `${d.kind} ${d.name}`)).toEqual([
+      'Widget a',
+      'Widget b',
+      'Widget c',
+      'Pod e',
+    ]);
     const reservations = await api.request('GET', '/v1/namespaces/team-a/reservations?state=reserved');
-    expect(reservations.body.items.map((r: { object: { kind?: string; name: string } }) => `${r.object.kind} ${r.object.name}`)).toEqual(['Widget a', 'Widget b']);
+    expect(reservations.body.items.map((r: { object: { kind?: string; name: string } }) => `${r.object.kind} ${r.object.name}`)).toEqual([
+      'Widget a',
+      'Widget b',
+    ]);
   });
 
   it.each([

@@ -17,8 +17,18 @@ const TOKENS = {
   apiserver: { name: 'kube-apiserver', token: 'avail-apiserver-0123456789abcdef01234567', roles: ['webhook'], trustUserInfo: true },
   platform: { name: 'platform-admin', token: 'avail-platform-0123456789abcdef012345678', roles: ['admin'] },
   teamAdmin: { name: 'team-q-admin', token: 'avail-team-admin-0123456789abcdef0123456', roles: ['admin'], namespaces: ['team-q'] },
-  team: { name: 'team-ci', token: 'avail-team-ci-0123456789abcdef0123456789ab', roles: ['admission'], namespaces: ['team-a', 'team-d', 'team-r'] },
-  auditor: { name: 'auditor', token: 'avail-auditor-0123456789abcdef012345678901', roles: ['auditor'], namespaces: ['team-a', 'team-d', 'team-r'] },
+  team: {
+    name: 'team-ci',
+    token: 'avail-team-ci-0123456789abcdef0123456789ab',
+    roles: ['admission'],
+    namespaces: ['team-a', 'team-d', 'team-r'],
+  },
+  auditor: {
+    name: 'auditor',
+    token: 'avail-auditor-0123456789abcdef012345678901',
+    roles: ['auditor'],
+    namespaces: ['team-a', 'team-d', 'team-r'],
+  },
 };
 /** A random 3 MB name, as reported (hex: what a random name costs PostgreSQL, uncompressed). */
 const HUGE_NAME = randomBytes(1_500_000).toString('hex');
@@ -30,7 +40,11 @@ beforeAll(async () => {
   ensureBuilt();
   db = await createMigratedDatabase('qlavail');
   const tokensFile = writeTokensFile(Object.values(TOKENS));
-  api = await startApiProcess({ DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'false', TOKENS_FILE: tokensFile, DATABASE_POOL_SIZE: '4' }, 30_000, ['--max-old-space-size=256', '--max-semi-space-size=8']);
+  api = await startApiProcess(
+    { DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'false', TOKENS_FILE: tokensFile, DATABASE_POOL_SIZE: '4' },
+    30_000,
+    ['--max-old-space-size=256', '--max-semi-space-size=8'],
+  );
   for (const namespace of ['team-a', 'team-d', 'team-r', 'team-q']) {
     const quota = { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'count/configmaps': '100', pods: '0' } } };
     expect((await call('PUT', `/v1/namespaces/${namespace}/resourcequotas/objects`, quota, 'platform')).status).toBe(201);
@@ -101,7 +115,12 @@ const review = (uid: string, namespace: string, object: unknown, extra: Record<s
     ...extra,
   },
 });
-const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name.length}` }, spec: { containers: [{ name: 'app', image: 'nginx' }] } });
+const pod = (name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, uid: `uid-${name.length}` },
+  spec: { containers: [{ name: 'app', image: 'nginx' }] },
+});
 
 describe('CRITICAL: multi-MB object names', () => {
   it('refuses a 3 MB metadata.name on a read-only auditor’s what-if, naming the field and the limit, and stores nothing', async () => {
@@ -132,8 +151,16 @@ describe('CRITICAL: multi-MB object names', () => {
       ['request.name', review('r1', 'team-a', pod('web'), { name: HUGE_NAME }), 'must be no more than 253 characters'],
       ['request.object.metadata.name', review('r2', 'team-a', pod(HUGE_NAME)), 'must be no more than 253 characters'],
       ['request.namespace', review('r3', 'x'.repeat(64), pod('web')), 'must be no more than 63 characters'],
-      ['request.kind.kind', review('r4', 'team-a', pod('web'), { kind: { group: '', version: 'v1', kind: 'P'.repeat(64) } }), 'must be no more than 63 characters'],
-      ['request.userInfo.username', review('r5', 'team-a', pod('web'), { userInfo: { username: 'u'.repeat(1025) } }), 'may not be more than 1024 bytes'],
+      [
+        'request.kind.kind',
+        review('r4', 'team-a', pod('web'), { kind: { group: '', version: 'v1', kind: 'P'.repeat(64) } }),
+        'must be no more than 63 characters',
+      ],
+      [
+        'request.userInfo.username',
+        review('r5', 'team-a', pod('web'), { userInfo: { username: 'u'.repeat(1025) } }),
+        'may not be more than 1024 bytes',
+      ],
       ['request.object.metadata.name', review('r6', 'team-a', { ...pod('Web_1') }), 'a lowercase RFC 1123 subdomain'],
     ];
     for (const [field, body, message] of refusals) {
@@ -145,14 +172,20 @@ describe('CRITICAL: multi-MB object names', () => {
     }
     // A Service's name is a DNS-1035 label (at most 63), as Kubernetes requires.
     const service = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's'.repeat(64) }, spec: { type: 'ClusterIP' } };
-    const serviceReview = review('r7', 'team-a', service, { kind: { group: '', version: 'v1', kind: 'Service' }, resource: { group: '', version: 'v1', resource: 'services' } });
+    const serviceReview = review('r7', 'team-a', service, {
+      kind: { group: '', version: 'v1', kind: 'Service' },
+      resource: { group: '', version: 'v1', resource: 'services' },
+    });
     expect((await call('POST', '/v1/admission/validate', serviceReview, 'apiserver')).status).toBe(400);
     // What the evaluators would record: a class name past 253 bytes, 65 resource names in one list.
     const requests = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`example.com/r${i}`, '1']));
     const charged = { ...pod('web'), spec: { priorityClassName: 'c'.repeat(254), containers: [{ name: 'app', resources: { requests } }] } };
     const unrecordable = await call('POST', '/v1/admission/validate', review('r8', 'team-a', charged), 'apiserver');
     expect(unrecordable.status).toBe(422);
-    expect(json(unrecordable).details.causes.map((c: { field: string }) => c.field)).toEqual(['spec.containers[0].resources.requests', 'spec.priorityClassName']);
+    expect(json(unrecordable).details.causes.map((c: { field: string }) => c.field)).toEqual([
+      'spec.containers[0].resources.requests',
+      'spec.priorityClassName',
+    ]);
     expect(await count(`SELECT count(*) FROM ledger_events`)).toBe(events);
     expect(await count(`SELECT count(*) FROM admission_decisions`)).toBe(decisions);
     await stillUp();
@@ -161,8 +194,14 @@ describe('CRITICAL: multi-MB object names', () => {
   it('serves every history read of rows stored with 3 MB names before the fix, in bounded pages, and stays up', async () => {
     // As reported: denied webhook CREATEs (decisions only) and REST ConfigMap reservations, stored
     // small and rewritten with a 3 MB name each, as a database written before names were bounded.
-    for (let i = 0; i < 15; i++) expect(json(await call('POST', '/v1/admission/validate', review(`deny-${i}`, 'team-d', pod(`web-${i}`)), 'apiserver')).response.allowed).toBe(false);
-    for (let i = 0; i < 64; i++) expect((await call('POST', '/v1/namespaces/team-r/reservations', { kind: 'ConfigMap', object: configMap(`cm-${i}`) }, 'team')).status).toBe(201);
+    for (let i = 0; i < 15; i++)
+      expect(
+        json(await call('POST', '/v1/admission/validate', review(`deny-${i}`, 'team-d', pod(`web-${i}`)), 'apiserver')).response.allowed,
+      ).toBe(false);
+    for (let i = 0; i < 64; i++)
+      expect(
+        (await call('POST', '/v1/namespaces/team-r/reservations', { kind: 'ConfigMap', object: configMap(`cm-${i}`) }, 'team')).status,
+      ).toBe(201);
     await rewriteWithHugeNames(db.dataSource, 'team-d', HUGE_NAME.length, 'random', ['decisions']);
     await rewriteWithHugeNames(db.dataSource, 'team-r', HUGE_NAME.length, 'random', ['events', 'reservations']);
     const before = memory();
@@ -190,7 +229,9 @@ describe('CRITICAL: multi-MB object names', () => {
     }
     await stillUp();
     const after = memory();
-    console.log(`history reads of 3 MB rows: RSS ${Math.round(before.rss / 2 ** 20)} -> ${Math.round(after.rss / 2 ** 20)} MiB, peak ${Math.round(after.peak / 2 ** 20)} MiB`);
+    console.log(
+      `history reads of 3 MB rows: RSS ${Math.round(before.rss / 2 ** 20)} -> ${Math.round(after.rss / 2 ** 20)} MiB, peak ${Math.round(after.peak / 2 ** 20)} MiB`,
+    );
   }, 180_000);
 });
 
@@ -211,7 +252,9 @@ describe('HIGH: validation errors many times the request', () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
-    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => call('PUT', `/v1/namespaces/team-q/resourcequotas/q${i}`, body, 'teamAdmin')));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => call('PUT', `/v1/namespaces/team-q/resourcequotas/q${i}`, body, 'teamAdmin')),
+    );
     done = true;
     await prober;
     for (const answer of answers) {
@@ -226,21 +269,39 @@ describe('HIGH: validation errors many times the request', () => {
     expect(answers.filter((a) => a.status === 422).length).toBeGreaterThan(20);
     await stillUp();
     const after = memory();
-    console.log(`40 PUTs of 19,000 invalid labels: RSS ${Math.round(before.rss / 2 ** 20)} -> ${Math.round(after.rss / 2 ** 20)} MiB, ${probes} probes, slowest ${Math.round(slowestProbe)} ms`);
+    console.log(
+      `40 PUTs of 19,000 invalid labels: RSS ${Math.round(before.rss / 2 ** 20)} -> ${Math.round(after.rss / 2 ** 20)} MiB, ${probes} probes, slowest ${Math.round(slowestProbe)} ms`,
+    );
     // Reported: a probe blocked 16 s.
     expect(slowestProbe).toBeLessThan(5_000);
   }, 120_000);
 
   it('refuses a label set larger than 256 KiB with one error', async () => {
     const labels = Object.fromEntries(Array.from({ length: 19_000 }, (_, i) => [`key-${String(i).padStart(10, '0')}`, 'v']));
-    const answer = await call('PUT', '/v1/namespaces/team-q/resourcequotas/big', { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { labels }, spec: { hard: { pods: '1' } } }, 'teamAdmin');
+    const answer = await call(
+      'PUT',
+      '/v1/namespaces/team-q/resourcequotas/big',
+      { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { labels }, spec: { hard: { pods: '1' } } },
+      'teamAdmin',
+    );
     expect(answer.status).toBe(422);
-    expect(json(answer).details.causes).toEqual([{ reason: 'FieldValueTooLong', field: 'metadata.labels', message: 'Too long: may not be more than 262144 bytes' }]);
+    expect(json(answer).details.causes).toEqual([
+      { reason: 'FieldValueTooLong', field: 'metadata.labels', message: 'Too long: may not be more than 262144 bytes' },
+    ]);
   });
 
   it('denies a Namespace review with 190,000 finalizers with one small error, quickly, unread', async () => {
-    const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-f' }, spec: { finalizers: Array.from({ length: 190_000 }, () => 'x') } };
-    const body = review('ns-1', 'team-f', namespace, { kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' }, name: 'team-f' });
+    const namespace = {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'team-f' },
+      spec: { finalizers: Array.from({ length: 190_000 }, () => 'x') },
+    };
+    const body = review('ns-1', 'team-f', namespace, {
+      kind: { group: '', version: 'v1', kind: 'Namespace' },
+      resource: { group: '', version: 'v1', resource: 'namespaces' },
+      name: 'team-f',
+    });
     const answer = await call('POST', '/v1/admission/validate', body, 'apiserver');
     // Denied, not an HTTP error: no failurePolicy can let it through. Reported: 52.8 MB and 2.7 s of CPU.
     expect(answer.status).toBe(200);

@@ -26,7 +26,11 @@ beforeAll(async () => {
     { name: 'admin', token: ADMIN, roles: ['admin'] },
     { name: 'kube-apiserver', token: ADMISSION, roles: ['webhook', 'admission'] },
   ]);
-  api = await startApiProcess({ DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'false', TOKENS_FILE: tokensFile, DATABASE_POOL_SIZE: '2' }, 30_000, ['--max-old-space-size=256']);
+  api = await startApiProcess(
+    { DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'false', TOKENS_FILE: tokensFile, DATABASE_POOL_SIZE: '2' },
+    30_000,
+    ['--max-old-space-size=256'],
+  );
 }, 120_000);
 afterAll(async () => {
   await api?.stop();
@@ -41,16 +45,29 @@ function rssBytes(pid: number): number {
 }
 
 /** Any method, any body (GET with a body too, which fetch refuses to send). */
-function send(method: string, path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; text: string; ms: number }> {
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<{ status: number; text: string; ms: number }> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const request = http.request(`${api.base}${path}`, { method, headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...headers }, agent: false }, (response) => {
-      let text = '';
-      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, text, ms: performance.now() - started }));
-    });
+    const request = http.request(
+      `${api.base}${path}`,
+      { method, headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...headers }, agent: false },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text, ms: performance.now() - started }));
+      },
+    );
     // The server may answer before reading the body and close: that is not a failure here.
-    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? resolve({ status: -1, text: '', ms: performance.now() - started }) : reject(error)));
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EPIPE' || error.code === 'ECONNRESET'
+        ? resolve({ status: -1, text: '', ms: performance.now() - started })
+        : reject(error),
+    );
     request.end(body);
   });
 }
@@ -69,7 +86,11 @@ const TARGETS: readonly [string, string, string, Record<string, string>, number]
 describe('a 3.2 MB body of 1.6 million array elements, under a 256 MB heap', () => {
   it('is answered on every kind of route, three times each and all at once, and the API stays up with its memory bounded', async () => {
     const before = rssBytes(api.child.pid as number);
-    const answers = await Promise.all(TARGETS.flatMap(([name, method, path, headers, expected]) => [0, 1, 2].map(async () => ({ name, expected, ...(await send(method, path, headers, JUNK)) }))));
+    const answers = await Promise.all(
+      TARGETS.flatMap(([name, method, path, headers, expected]) =>
+        [0, 1, 2].map(async () => ({ name, expected, ...(await send(method, path, headers, JUNK)) })),
+      ),
+    );
     for (const answer of answers) {
       // -1: answered and closed before the body was all sent (the client saw the reset first).
       // 429: a body route whose principal already holds its share of the bodies being read at
@@ -80,7 +101,11 @@ describe('a 3.2 MB body of 1.6 million array elements, under a 256 MB heap', () 
       expect(answer.ms, answer.name).toBeLessThan(15_000);
     }
     const refused = answers.find((a) => a.name === 'the webhook, authenticated' && a.status === 400);
-    expect(JSON.parse(refused?.text ?? '{}')).toMatchObject({ kind: 'Status', code: 400, message: 'body.junk[199998] holds more than 200000 values' });
+    expect(JSON.parse(refused?.text ?? '{}')).toMatchObject({
+      kind: 'Status',
+      code: 400,
+      message: 'body.junk[199998] holds more than 200000 values',
+    });
     expect(api.child.exitCode).toBeNull();
     expect((await fetch(`${api.base}/healthz`)).status).toBe(200);
     const after = rssBytes(api.child.pid as number);

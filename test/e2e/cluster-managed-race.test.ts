@@ -37,9 +37,11 @@ function restWritesOverManaged(rows: readonly Row[]): string[] {
   const found: string[] = [];
   rows.forEach((row, i) => {
     if (row.data.name !== NAME) return;
-    if (row.actor !== SYNC && managed && row.type !== 'QuotaDefined') found.push(`event ${i + 1}: ${row.type} by ${row.actor} on the cluster's definition`);
+    if (row.actor !== SYNC && managed && row.type !== 'QuotaDefined')
+      found.push(`event ${i + 1}: ${row.type} by ${row.actor} on the cluster's definition`);
     if (row.type === 'QuotaRemoved') managed = false;
-    else if (row.type === 'QuotaDefined' || row.type === 'QuotaChanged') managed = row.data.metadata?.annotations?.['quota-ledger.io/managed-by'] !== undefined;
+    else if (row.type === 'QuotaDefined' || row.type === 'QuotaChanged')
+      managed = row.data.metadata?.annotations?.['quota-ledger.io/managed-by'] !== undefined;
   });
   return found;
 }
@@ -67,14 +69,19 @@ describe('a REST write racing the cluster sync', () => {
       );
       const [, answer] = await Promise.all([sync, rest]);
       count(`${remove ? 'DELETE' : 'PUT'} ${answer.status}`);
-      if (answer.status === 409) expect(answer.body.message).toContain(`it is managed by the cluster object ledgerquotas.quota-ledger.io "${NAME}"`);
+      if (answer.status === 409)
+        expect(answer.body.message).toContain(`it is managed by the cluster object ledgerquotas.quota-ledger.io "${NAME}"`);
       // The cluster object goes away: the next round starts from nothing.
       await ledger.deleteQuota(NS, NAME, { actor: SYNC }).catch(() => undefined);
     }
-    const rows: Row[] = await api.db.dataSource.query(`SELECT type, actor, data FROM ledger_events WHERE namespace = $1 ORDER BY version`, [NS]);
+    const rows: Row[] = await api.db.dataSource.query(`SELECT type, actor, data FROM ledger_events WHERE namespace = $1 ORDER BY version`, [
+      NS,
+    ]);
     expect(restWritesOverManaged(rows), JSON.stringify(Object.fromEntries(outcomes))).toEqual([]);
     // Both orders happened: the race was run, not one side always first.
     expect(outcomes.get('PUT 409'), JSON.stringify(Object.fromEntries(outcomes))).toBeGreaterThan(0);
-    expect((outcomes.get('PUT 201') ?? 0) + (outcomes.get('PUT 200') ?? 0), JSON.stringify(Object.fromEntries(outcomes))).toBeGreaterThan(0);
+    expect((outcomes.get('PUT 201') ?? 0) + (outcomes.get('PUT 200') ?? 0), JSON.stringify(Object.fromEntries(outcomes))).toBeGreaterThan(
+      0,
+    );
   });
 });

@@ -62,10 +62,14 @@ describe('concurrent admissions through several API processes', () => {
     const denied = responses.filter((s) => s === 403).length;
     expect({ admitted, denied, other: REQUESTS - admitted - denied }).toEqual({ admitted: HARD, denied: REQUESTS - HARD, other: 0 });
 
-    const reserved = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'hot' AND type = 'Reserved'`);
+    const reserved = await db.dataSource.query(
+      `SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'hot' AND type = 'Reserved'`,
+    );
     expect(reserved[0].n).toBe(HARD);
     await settleProjection(db.dataSource);
-    const quota = (await (await fetch(`${first?.base}/v1/namespaces/hot/resourcequotas/compute`)).json()) as { status: { used: Record<string, string> } };
+    const quota = (await (await fetch(`${first?.base}/v1/namespaces/hot/resourcequotas/compute`)).json()) as {
+      status: { used: Record<string, string> };
+    };
     expect(quota.status.used).toEqual({ pods: String(HARD), 'requests.cpu': '5' });
   });
 });
@@ -87,7 +91,12 @@ async function raceShared(namespaces: readonly string[], prefix: string): Promis
         requestId: `${prefix}-${i}`,
         kind: 'Pod',
         name: `pod-${i}`,
-        object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `pod-${i}`, uid: `${prefix}-uid-${i}` }, spec: { containers: [{ name: 'app', image: 'nginx' }] } },
+        object: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `pod-${i}`, uid: `${prefix}-uid-${i}` },
+          spec: { containers: [{ name: 'app', image: 'nginx' }] },
+        },
       });
       if (response.status === 201) admitted.set(namespace, (admitted.get(namespace) ?? 0) + 1);
       return response.status;
@@ -101,8 +110,25 @@ describe('concurrent admissions under a quota over several namespaces, through s
   it('a ClusterResourceQuota of 50 pods over two namespaces of 40: exactly 50 admitted, neither over 40, every head equal to the folds', async () => {
     const [first] = apis;
     for (const ns of ['shared-a', 'shared-b']) {
-      expect((await json('PUT', `${first?.base}/v1/namespaces/${ns}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { tenant: 'race' } } })).status).toBe(201);
-      expect((await json('PUT', `${first?.base}/v1/namespaces/${ns}/resourcequotas/pods`, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pods' }, spec: { hard: { pods: '40' } } })).status).toBe(201);
+      expect(
+        (
+          await json('PUT', `${first?.base}/v1/namespaces/${ns}`, {
+            apiVersion: 'v1',
+            kind: 'Namespace',
+            metadata: { name: ns, labels: { tenant: 'race' } },
+          })
+        ).status,
+      ).toBe(201);
+      expect(
+        (
+          await json('PUT', `${first?.base}/v1/namespaces/${ns}/resourcequotas/pods`, {
+            apiVersion: 'v1',
+            kind: 'ResourceQuota',
+            metadata: { name: 'pods' },
+            spec: { hard: { pods: '40' } },
+          })
+        ).status,
+      ).toBe(201);
     }
     const created = await json('PUT', `${first?.base}/v1/clusterresourcequotas/race`, {
       apiVersion: 'quota.openshift.io/v1',
@@ -115,7 +141,9 @@ describe('concurrent admissions under a quota over several namespaces, through s
     expect((admitted.get('shared-a') ?? 0) + (admitted.get('shared-b') ?? 0)).toBe(50);
     expect(admitted.get('shared-a')).toBeLessThanOrEqual(40);
     expect(admitted.get('shared-b')).toBeLessThanOrEqual(40);
-    const quota = (await (await fetch(`${first?.base}/v1/clusterresourcequotas/race`)).json()) as { status: { total: { used: Record<string, string> } } };
+    const quota = (await (await fetch(`${first?.base}/v1/clusterresourcequotas/race`)).json()) as {
+      status: { total: { used: Record<string, string> } };
+    };
     expect(quota.status.total.used).toEqual({ pods: '50' });
     expect(await disagreements(poolOf(db.dataSource))).toEqual([]);
   });
@@ -123,9 +151,24 @@ describe('concurrent admissions under a quota over several namespaces, through s
   it('a HierarchicalResourceQuota of 50 pods over a parent and its child of 40 each: the same', async () => {
     const [first] = apis;
     for (const ns of ['parent', 'child']) {
-      const labels = ns === 'child' ? { 'parent.tree.hnc.x-k8s.io/depth': '1', 'child.tree.hnc.x-k8s.io/depth': '0' } : { 'parent.tree.hnc.x-k8s.io/depth': '0' };
-      expect((await json('PUT', `${first?.base}/v1/namespaces/${ns}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } })).status).toBe(201);
-      expect((await json('PUT', `${first?.base}/v1/namespaces/${ns}/resourcequotas/pods`, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'pods' }, spec: { hard: { pods: '40' } } })).status).toBe(201);
+      const labels =
+        ns === 'child'
+          ? { 'parent.tree.hnc.x-k8s.io/depth': '1', 'child.tree.hnc.x-k8s.io/depth': '0' }
+          : { 'parent.tree.hnc.x-k8s.io/depth': '0' };
+      expect(
+        (await json('PUT', `${first?.base}/v1/namespaces/${ns}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } }))
+          .status,
+      ).toBe(201);
+      expect(
+        (
+          await json('PUT', `${first?.base}/v1/namespaces/${ns}/resourcequotas/pods`, {
+            apiVersion: 'v1',
+            kind: 'ResourceQuota',
+            metadata: { name: 'pods' },
+            spec: { hard: { pods: '40' } },
+          })
+        ).status,
+      ).toBe(201);
     }
     const created = await json('PUT', `${first?.base}/v1/namespaces/parent/hierarchicalresourcequotas/tree`, {
       apiVersion: 'hnc.x-k8s.io/v1alpha2',

@@ -17,7 +17,16 @@ const TOKENS = {
 } satisfies Record<string, TestToken>;
 
 type StatusBody = { kind: string; apiVersion: string; status: string; code: number; reason: string; message: string };
-type Decision = { id: string; namespace: string; requester: string; dryRun: boolean; allowed: boolean; source: string; name?: string; result: { code: number; message?: string } };
+type Decision = {
+  id: string;
+  namespace: string;
+  requester: string;
+  dryRun: boolean;
+  allowed: boolean;
+  source: string;
+  name?: string;
+  result: { code: number; message?: string };
+};
 type Marker = { kind: string; decisionId?: string; requester?: string };
 
 const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'a', image: 'x' }] } });
@@ -26,15 +35,22 @@ const quota = (pods: string) => ({ apiVersion: 'v1', kind: 'ResourceQuota', spec
 
 let api: RunningApi;
 const as = (who: keyof typeof TOKENS) => bearer(TOKENS[who].token);
-const whatIf = (body: unknown, who: keyof typeof TOKENS = 'auditor', namespace = 'team-a') => api.request('POST', `/v1/namespaces/${namespace}/whatif`, body, as(who));
-const reserve = (name: string, namespace = 'team-a') => api.request('POST', `/v1/namespaces/${namespace}/reservations`, podBody(name), as('admission'));
+const whatIf = (body: unknown, who: keyof typeof TOKENS = 'auditor', namespace = 'team-a') =>
+  api.request('POST', `/v1/namespaces/${namespace}/whatif`, body, as(who));
+const reserve = (name: string, namespace = 'team-a') =>
+  api.request('POST', `/v1/namespaces/${namespace}/reservations`, podBody(name), as('admission'));
 const usageVersion = async (namespace = 'team-a'): Promise<number> => {
   const { status, body } = await api.request('GET', `/v1/namespaces/${namespace}/usage`, undefined, as('auditor'));
   expect(status).toBe(200);
   return body.version as number;
 };
 const allDecisions = async (namespace = 'team-a', order = 'oldest'): Promise<Decision[]> => {
-  const { status, body } = await api.request('GET', `/v1/namespaces/${namespace}/decisions?limit=1000&order=${order}`, undefined, as('auditor'));
+  const { status, body } = await api.request(
+    'GET',
+    `/v1/namespaces/${namespace}/decisions?limit=1000&order=${order}`,
+    undefined,
+    as('auditor'),
+  );
   expect(status, JSON.stringify(body)).toBe(200);
   expect(body.next).toBeUndefined();
   return body.items as Decision[];
@@ -67,7 +83,12 @@ describe('GET /v1/whoami', () => {
   it('sorts roles and namespaces', async () => {
     const tokens = [
       { name: 'many-roles', token: 'many-roles-0123456789abcdef0123456789abcd', roles: ['auditor', 'admission', 'admin'] },
-      { name: 'many-namespaces', token: 'many-ns-0123456789abcdef0123456789abcdef', roles: ['auditor', 'admission'], namespaces: ['zeta', 'alpha', 'mid'] },
+      {
+        name: 'many-namespaces',
+        token: 'many-ns-0123456789abcdef0123456789abcdef',
+        roles: ['auditor', 'admission'],
+        namespaces: ['zeta', 'alpha', 'mid'],
+      },
     ];
     const several = await startApi({ insecureDev: false, tokensFile: writeTokensFile(tokens) }, 'qldashwho');
     try {
@@ -76,7 +97,11 @@ describe('GET /v1/whoami', () => {
       expect(roles.body).toMatchObject({ name: 'many-roles', roles: ['admin', 'admission', 'auditor'], namespaces: '*' });
       const namespaces = await several.request('GET', '/v1/whoami', undefined, bearer(tokens[1]!.token));
       expect(namespaces.status, JSON.stringify(namespaces.body)).toBe(200);
-      expect(namespaces.body).toMatchObject({ name: 'many-namespaces', roles: ['admission', 'auditor'], namespaces: ['alpha', 'mid', 'zeta'] });
+      expect(namespaces.body).toMatchObject({
+        name: 'many-namespaces',
+        roles: ['admission', 'auditor'],
+        namespaces: ['alpha', 'mid', 'zeta'],
+      });
     } finally {
       await several.close();
     }
@@ -101,18 +126,21 @@ describe('GET /v1/whoami', () => {
 
 // The steps below build on each other (vitest runs a file's tests in order).
 describe('POST /v1/namespaces/{ns}/whatif', () => {
-  it.each(['admin', 'auditor', 'admission', 'teamAuditor'] as const)('answers %s with the decision a reserve would get, and writes nothing', async (who) => {
-    const version = await usageVersion();
-    const { status, body } = await whatIf(podBody('p'), who);
-    expect(status, JSON.stringify(body)).toBe(200);
-    expect(body).toMatchObject({ apiVersion: 'quota-ledger.io/v1', kind: 'WhatIf', namespace: 'team-a', allowed: true, code: 200 });
-    expect(body.charged).toMatchObject({ pods: '1' });
-    expect(body.denial).toBeUndefined();
-    expect(await usageVersion()).toBe(version);
-    const reservations = await api.request('GET', '/v1/namespaces/team-a/reservations', undefined, as('auditor'));
-    expect(reservations.status).toBe(200);
-    expect(reservations.body.items).toEqual([]);
-  });
+  it.each(['admin', 'auditor', 'admission', 'teamAuditor'] as const)(
+    'answers %s with the decision a reserve would get, and writes nothing',
+    async (who) => {
+      const version = await usageVersion();
+      const { status, body } = await whatIf(podBody('p'), who);
+      expect(status, JSON.stringify(body)).toBe(200);
+      expect(body).toMatchObject({ apiVersion: 'quota-ledger.io/v1', kind: 'WhatIf', namespace: 'team-a', allowed: true, code: 200 });
+      expect(body.charged).toMatchObject({ pods: '1' });
+      expect(body.denial).toBeUndefined();
+      expect(await usageVersion()).toBe(version);
+      const reservations = await api.request('GET', '/v1/namespaces/team-a/reservations', undefined, as('auditor'));
+      expect(reservations.status).toBe(200);
+      expect(reservations.body.items).toEqual([]);
+    },
+  );
 
   it('answers a plain resource list too', async () => {
     const { status, body } = await whatIf({ kind: 'Pod', resources: { pods: '1' } });
@@ -249,7 +277,12 @@ describe('GET /v1/namespaces/{ns}/decisions?order=', () => {
     const seen: string[] = [];
     let after: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const { status, body } = await api.request('GET', `/v1/namespaces/team-a/decisions?order=newest&limit=1${after ? `&after=${after}` : ''}`, undefined, as('auditor'));
+      const { status, body } = await api.request(
+        'GET',
+        `/v1/namespaces/team-a/decisions?order=newest&limit=1${after ? `&after=${after}` : ''}`,
+        undefined,
+        as('auditor'),
+      );
       expect(status).toBe(200);
       expect(body.items.length).toBeLessThanOrEqual(1);
       seen.push(...body.items.map((d: Decision) => d.id));
@@ -376,8 +409,14 @@ describe('the dashboard at /ui', () => {
     try {
       expect(await (await fetch(`${open.base}/ui/session.json`)).json()).toEqual({ authentication: 'open' });
       // Without one, every caller is an anonymous admin with every role, named by X-Remote-User when it sends one.
-      expect(await (await fetch(`${open.base}/v1/whoami`)).json()).toMatchObject({ name: 'anonymous', roles: expect.arrayContaining(['admin', 'admission', 'auditor', 'webhook']), namespaces: '*' });
-      expect(await (await fetch(`${open.base}/v1/whoami`, { headers: { 'x-remote-user': 'alice' } })).json()).toMatchObject({ name: 'alice' });
+      expect(await (await fetch(`${open.base}/v1/whoami`)).json()).toMatchObject({
+        name: 'anonymous',
+        roles: expect.arrayContaining(['admin', 'admission', 'auditor', 'webhook']),
+        namespaces: '*',
+      });
+      expect(await (await fetch(`${open.base}/v1/whoami`, { headers: { 'x-remote-user': 'alice' } })).json()).toMatchObject({
+        name: 'alice',
+      });
     } finally {
       await open.close();
     }

@@ -41,7 +41,8 @@ const pod = (name: string, memory = '300Mi') => ({
   metadata: { name, uid: `uid-${name}` },
   spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '100m', memory } } }] },
 });
-const reserve = (name: string, namespace = NS) => api.request('POST', `/v1/namespaces/${namespace}/reservations`, { kind: 'Pod', object: pod(name) }, as('webhook'));
+const reserve = (name: string, namespace = NS) =>
+  api.request('POST', `/v1/namespaces/${namespace}/reservations`, { kind: 'Pod', object: pod(name) }, as('webhook'));
 const putQuota = async (hard: Record<string, string>, namespace = NS) => {
   const current = await api.request('GET', `/v1/namespaces/${namespace}/resourcequotas/compute`, undefined, as('admin'));
   const body = {
@@ -153,7 +154,9 @@ afterAll(async () => {
 describe('the dashboard in the first hour of a new user and an auditor', () => {
   it('leads / to /ui/, and its sign-in says where the development token is, without a 401 before sign-in', async () => {
     // As the zero-setup start runs the API: development mode, its tokens file, and dev-token beside it.
-    const tokensFile = writeTokensFile([{ name: 'developer', token: 'dev-token-0123456789abcdef', roles: ['admin', 'admission', 'auditor'] }]);
+    const tokensFile = writeTokensFile([
+      { name: 'developer', token: 'dev-token-0123456789abcdef', roles: ['admin', 'admission', 'auditor'] },
+    ]);
     const devTokenFile = join(dirname(tokensFile), 'dev-token');
     writeFileSync(devTokenFile, 'dev-token-0123456789abcdef\n', { mode: 0o600 });
     const standalone = await startApi({ insecureDev: true, tokensFile }, 'qlui22dev');
@@ -204,9 +207,22 @@ describe('the dashboard in the first hour of a new user and an auditor', () => {
       expect(await page.locator('.zoom [aria-current="true"]').textContent()).toBe('All');
       // The story, read off the chart: every state in order, each drawn.
       const drawn = await drawnPoints(page, 'pods');
-      expect(drawn.map((p) => `${p.used}/${p.hard}`).filter((state, i, all) => state !== all[i - 1])).toEqual(['0/2', '1/2', '2/2', '2/4', '3/4']);
-      const series = await api.request('GET', `/v1/namespaces/${NS}/usage/series?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}&points=100`, undefined, as('auditor'));
-      expect(drawn.map((p) => p.at)).toEqual(series.body.points.filter((p: { quotas: unknown[] }) => p.quotas.length > 0).map((p: { at: string }) => p.at));
+      expect(drawn.map((p) => `${p.used}/${p.hard}`).filter((state, i, all) => state !== all[i - 1])).toEqual([
+        '0/2',
+        '1/2',
+        '2/2',
+        '2/4',
+        '3/4',
+      ]);
+      const series = await api.request(
+        'GET',
+        `/v1/namespaces/${NS}/usage/series?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}&points=100`,
+        undefined,
+        as('auditor'),
+      );
+      expect(drawn.map((p) => p.at)).toEqual(
+        series.body.points.filter((p: { quotas: unknown[] }) => p.quotas.length > 0).map((p: { at: string }) => p.at),
+      );
     });
     // "Day" is still a click away, and "All" comes back to the history.
     await page.getByRole('group', { name: 'Range' }).getByRole('link', { name: 'Day' }).click();
@@ -230,7 +246,9 @@ describe('the dashboard in the first hour of a new user and an auditor', () => {
           expect.stringMatching(/ quota compute changed by platform-admin: pods: 2 → 4, requests\.cpu: 2 → 4$/),
           expect.stringMatching(/ quota compute defined by platform-admin: pods: 2, requests\.cpu: 2, requests\.memory: 1Gi$/),
         ]);
-      expect(await page.locator('svg.chart[data-resource="pods"] .limit-marker.changed title').textContent()).toContain('pods: 2 → 4, requests.cpu: 2 → 4');
+      expect(await page.locator('svg.chart[data-resource="pods"] .limit-marker.changed title').textContent()).toContain(
+        'pods: 2 → 4, requests.cpu: 2 → 4',
+      );
       const history = page.locator('#quota-history section[data-quota="compute"] tbody tr');
       await expect.poll(() => history.count()).toBe(2);
       const row = async (i: number) => {
@@ -443,7 +461,9 @@ describe('the dashboard in the first hour of a new user and an auditor', () => {
       for (const fact of ['ci-pipeline', 'CREATE Pod web-3', 'the REST API', 'HTTP 403', 'uid-web-3']) expect(facts).toContain(fact);
       expect(await page.locator('#explanation table.exceeded tbody tr td').allTextContents()).toEqual(['pods', '1', '2', '2']);
       // The quotas as they stood then: full.
-      await expect.poll(() => page.locator('#receipt-usage tr[data-resource="pods"]').getByRole('meter').getAttribute('aria-valuetext')).toBe('2 of 2 (100 %)');
+      await expect
+        .poll(() => page.locator('#receipt-usage tr[data-resource="pods"]').getByRole('meter').getAttribute('aria-valuetext'))
+        .toBe('2 of 2 (100 %)');
       expect(await page.locator('#receipt-link').inputValue()).toBe(page.url());
       expect(JSON.parse((await page.locator('#receipt-json').textContent()) ?? '{}')).toMatchObject({ id, namespace: NS, allowed: false });
     });
@@ -462,7 +482,12 @@ describe('the dashboard in the first hour of a new user and an auditor', () => {
     await page.getByRole('tab', { name: 'Decisions' }).click();
     await page.locator('#decisions tbody tr').first().waitFor();
     const exported = async (filter = '') => {
-      const answer = await api.request('GET', `/v1/namespaces/${NS}/decisions/export?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}${filter}`, undefined, as('auditor'));
+      const answer = await api.request(
+        'GET',
+        `/v1/namespaces/${NS}/decisions/export?since=${encodeURIComponent(since)}&until=${encodeURIComponent(until)}${filter}`,
+        undefined,
+        as('auditor'),
+      );
       expect(answer.status).toBe(200);
       return (answer.body as string)
         .trim()
@@ -482,7 +507,9 @@ describe('the dashboard in the first hour of a new user and an auditor', () => {
     const [csv] = await Promise.all([page.waitForEvent('download'), page.locator('#export-csv').click()]);
     expect(csv.suggestedFilename()).toMatch(/^shop denials .+\.csv$/);
     const rows = (await saved(csv)).trim().split('\r\n');
-    expect(rows[0]).toBe('id,time,namespace,source,requester,onBehalfOf,operation,kind,resource,name,dryRun,allowed,code,stage,denial,quota,message');
+    expect(rows[0]).toBe(
+      'id,time,namespace,source,requester,onBehalfOf,operation,kind,resource,name,dryRun,allowed,code,stage,denial,quota,message',
+    );
     expect(rows.slice(1).map((r) => r.split(',')[0])).toEqual(await exported('&allowed=false'));
     expect(rows.slice(1).map((r) => r.split(',')[0])).toEqual(expect.arrayContaining([...denials]));
 

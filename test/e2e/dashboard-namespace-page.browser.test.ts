@@ -31,12 +31,23 @@ const reserve = (namespace: string, kind: string, name: string, resources: Recor
 
 beforeAll(async () => {
   api = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)) }, 'qlnspage');
-  await put(`/v1/namespaces/${BUSY}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '40', 'requests.cpu': '4' } } });
-  await put(`/v1/namespaces/${BUSY}/resourcequotas/storage`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'requests.storage': '10Gi', persistentvolumeclaims: '3' } } });
+  await put(`/v1/namespaces/${BUSY}/resourcequotas/compute`, {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    spec: { hard: { pods: '40', 'requests.cpu': '4' } },
+  });
+  await put(`/v1/namespaces/${BUSY}/resourcequotas/storage`, {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    spec: { hard: { 'requests.storage': '10Gi', persistentvolumeclaims: '3' } },
+  });
   // 30 pods, 3 denied for CPU, 2 claims denied for storage: more reservations and decisions than a page shows.
   for (let i = 0; i < 30; i++) expect((await reserve(BUSY, 'Pod', `web-${i}`, { pods: '1', 'requests.cpu': '100m' })).status).toBe(201);
   for (let i = 0; i < 3; i++) expect((await reserve(BUSY, 'Pod', `big-${i}`, { pods: '1', 'requests.cpu': '5' })).status).toBe(403);
-  for (let i = 0; i < 2; i++) expect((await reserve(BUSY, 'PersistentVolumeClaim', `data-${i}`, { persistentvolumeclaims: '1', 'requests.storage': '20Gi' })).status).toBe(403);
+  for (let i = 0; i < 2; i++)
+    expect(
+      (await reserve(BUSY, 'PersistentVolumeClaim', `data-${i}`, { persistentvolumeclaims: '1', 'requests.storage': '20Gi' })).status,
+    ).toBe(403);
   // A namespace with no ResourceQuota, limited by a cluster quota over its tenant's namespaces.
   await put(`/v1/namespaces/${SOLO}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: SOLO, labels: { tenant: 'acme' } } });
   await put('/v1/clusterresourcequotas/acme', {
@@ -66,9 +77,15 @@ async function signedIn(hash: string, width = 1400): Promise<Page> {
 
 /** Waits until nothing on the page says it is loading, then measures it. */
 async function settledHeight(page: Page): Promise<number> {
-  await expect.poll(() => page.locator('[role="tabpanel"]:not([hidden]) .status:text-is("Loading…"), [aria-busy="true"]').count(), { timeout: 15_000 }).toBe(0);
+  await expect
+    .poll(() => page.locator('[role="tabpanel"]:not([hidden]) .status:text-is("Loading…"), [aria-busy="true"]').count(), {
+      timeout: 15_000,
+    })
+    .toBe(0);
   // Runs in the page; the test's own types have no DOM.
-  return page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document.documentElement.scrollHeight);
+  return page.evaluate(
+    () => (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document.documentElement.scrollHeight,
+  );
 }
 
 describe('a namespace covered only by a shared quota', () => {
@@ -95,7 +112,8 @@ describe('a namespace covered only by a shared quota', () => {
 describe('the usage charts', () => {
   it('draw each denial only on the charts of the quota and resources it was refused for', async () => {
     const page = await signedIn(`#/ns/${BUSY}?tab=usage`);
-    const marks = (quota: string, resource: string) => page.locator(`svg.chart[data-quota="${quota}"][data-resource="${resource}"] .denial-marker`).count();
+    const marks = (quota: string, resource: string) =>
+      page.locator(`svg.chart[data-quota="${quota}"][data-resource="${resource}"] .denial-marker`).count();
     await page.locator('svg.chart[data-resource="requests.storage"]').waitFor();
     expect({
       cpu: await marks('compute', 'requests.cpu'),
@@ -135,7 +153,15 @@ describe("a namespace's page as tabs", () => {
   it('are tabs a screen reader and a keyboard can use, and the address keeps the one chosen', async () => {
     const page = await signedIn(`#/ns/${BUSY}`);
     const tablist = page.getByRole('tablist', { name: `Views of ${BUSY}` });
-    expect(await tablist.getByRole('tab').allTextContents()).toEqual(['Quotas now', 'Usage', 'Changes', 'Reservations', 'Queue', 'Decisions', 'What if?']);
+    expect(await tablist.getByRole('tab').allTextContents()).toEqual([
+      'Quotas now',
+      'Usage',
+      'Changes',
+      'Reservations',
+      'Queue',
+      'Decisions',
+      'What if?',
+    ]);
     expect(await tablist.getByRole('tab', { selected: true }).textContent()).toBe('Quotas now');
     await tablist.getByRole('tab', { name: 'Decisions' }).click();
     expect(await page.getByRole('tab', { name: 'Decisions' }).getAttribute('aria-selected')).toBe('true');
@@ -158,11 +184,20 @@ describe("a namespace's page as tabs", () => {
 describe("a namespace's queue: its waiters in order, and what each waits for", () => {
   it('lists the waiters in queue order with what each waits for, and is empty once a release admits them', async () => {
     const ns = 'waiting';
-    await put(`/v1/namespaces/${ns}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'requests.cpu': '2' } } });
+    await put(`/v1/namespaces/${ns}/resourcequotas/compute`, {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      spec: { hard: { 'requests.cpu': '2' } },
+    });
     const holder = await reserve(ns, 'Pod', 'web-1', { 'requests.cpu': '2' });
     expect(holder.status).toBe(201);
     const wait = (name: string, priority: number) =>
-      api.request('POST', `/v1/namespaces/${ns}/reservations`, { kind: 'Job', name, resources: { 'requests.cpu': '1' }, wait: { seconds: 600, priority } }, as('ci'));
+      api.request(
+        'POST',
+        `/v1/namespaces/${ns}/reservations`,
+        { kind: 'Job', name, resources: { 'requests.cpu': '1' }, wait: { seconds: 600, priority } },
+        as('ci'),
+      );
     expect((await wait('train-low', 0)).status).toBe(202);
     expect((await wait('train-high', 10)).status).toBe(202);
 
@@ -170,7 +205,12 @@ describe("a namespace's queue: its waiters in order, and what each waits for", (
     const rows = page.locator('#queue tbody tr');
     await expect.poll(() => rows.count()).toBe(2);
     const cells = async (i: number) => (await rows.nth(i).locator('td').allTextContents()).map((text) => text.trim());
-    expect((await cells(0)).slice(0, 4)).toEqual(['1', expect.stringMatching(/^Job train-high/), '10', 'compute: requests.cpu needs 1, 2 of 2 used']);
+    expect((await cells(0)).slice(0, 4)).toEqual([
+      '1',
+      expect.stringMatching(/^Job train-high/),
+      '10',
+      'compute: requests.cpu needs 1, 2 of 2 used',
+    ]);
     expect((await cells(1)).slice(0, 3)).toEqual(['2', expect.stringMatching(/^Job train-low/), '0']);
     expect((await cells(0))[5]).toMatch(/^in (9|10) min$/);
 
@@ -181,18 +221,33 @@ describe("a namespace's queue: its waiters in order, and what each waits for", (
     await page.close();
   });
   it("lists on a cluster quota's page the waiters of its namespaces that wait for it", async () => {
-    const queued = await api.request('POST', `/v1/namespaces/${SOLO}/reservations`, { kind: 'Job', name: 'batch-1', resources: { pods: '5' }, wait: { seconds: 600 } }, as('ci'));
+    const queued = await api.request(
+      'POST',
+      `/v1/namespaces/${SOLO}/reservations`,
+      { kind: 'Job', name: 'batch-1', resources: { pods: '5' }, wait: { seconds: 600 } },
+      as('ci'),
+    );
     expect(queued.status).toBe(202);
     const page = await signedIn('#/clusterresourcequotas/acme');
     const row = page.locator('#crq-queue tbody tr');
     await row.first().waitFor();
-    expect((await row.first().locator('td').allTextContents()).slice(0, 5).map((t) => t.trim())).toEqual([SOLO, '1', expect.stringMatching(/^Job batch-1/), '0', 'acme: pods needs 5, 1 of 5 used']);
+    expect((await row.first().locator('td').allTextContents()).slice(0, 5).map((t) => t.trim())).toEqual([
+      SOLO,
+      '1',
+      expect.stringMatching(/^Job batch-1/),
+      '0',
+      'acme: pods needs 5, 1 of 5 used',
+    ]);
     expect(await row.first().getByRole('link', { name: SOLO }).getAttribute('href')).toBe(`#/ns/${SOLO}?tab=queue`);
     await api.request('DELETE', `/v1/namespaces/${SOLO}/reservations/${queued.body.id}`, undefined, as('ci'));
     await page.close();
   });
   it("lists a hierarchical quota's waiters over its whole subtree on its card, in each namespace it covers", async () => {
-    await put('/v1/namespaces/org-dev', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'org-dev', labels: { 'org.tree.hnc.x-k8s.io/depth': '1' } } });
+    await put('/v1/namespaces/org-dev', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'org-dev', labels: { 'org.tree.hnc.x-k8s.io/depth': '1' } },
+    });
     await put('/v1/namespaces/org/hierarchicalresourcequotas/tree', {
       apiVersion: 'hnc.x-k8s.io/v1alpha2',
       kind: 'HierarchicalResourceQuota',
@@ -200,7 +255,12 @@ describe("a namespace's queue: its waiters in order, and what each waits for", (
       spec: { hard: { pods: '1' } },
     });
     expect((await reserve('org', 'Pod', 'first', { pods: '1' })).status).toBe(201);
-    const queued = await api.request('POST', '/v1/namespaces/org-dev/reservations', { kind: 'Job', name: 'nightly', resources: { pods: '1' }, wait: { seconds: 600 } }, as('ci'));
+    const queued = await api.request(
+      'POST',
+      '/v1/namespaces/org-dev/reservations',
+      { kind: 'Job', name: 'nightly', resources: { pods: '1' }, wait: { seconds: 600 } },
+      as('ci'),
+    );
     expect(queued.status, JSON.stringify(queued.body)).toBe(202);
     for (const ns of ['org', 'org-dev']) {
       const page = await signedIn(`#/ns/${ns}?tab=quotas`);

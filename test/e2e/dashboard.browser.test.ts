@@ -52,7 +52,8 @@ const putQuota = async (pods: string) => {
   const answer = await api.request('PUT', `/v1/namespaces/${NS}/resourcequotas/compute`, body, as('admin'));
   expect(answer.status, JSON.stringify(answer.body)).toBeLessThan(300);
 };
-const reserve = (name: string) => api.request('POST', `/v1/namespaces/${NS}/reservations`, { kind: 'Pod', object: pod(name) }, as('webhook'));
+const reserve = (name: string) =>
+  api.request('POST', `/v1/namespaces/${NS}/reservations`, { kind: 'Pod', object: pod(name) }, as('webhook'));
 const shot = (page: Page, name: string) => page.screenshot({ path: fileURLToPath(new URL(`${name}.png`, SCREENSHOTS)), fullPage: true });
 
 /**
@@ -68,7 +69,11 @@ async function seedAYear(): Promise<void> {
   try {
     const hard = async (pods: string) => {
       const current = await ledger.getQuota(YEAR_NS, 'compute');
-      await ledger.putQuota(YEAR_NS, { name: 'compute', spec: { hard: { pods } } }, { actor: 'platform-admin', ...(current ? { expectedVersion: current.version } : {}) });
+      await ledger.putQuota(
+        YEAR_NS,
+        { name: 'compute', spec: { hard: { pods } } },
+        { actor: 'platform-admin', ...(current ? { expectedVersion: current.version } : {}) },
+      );
     };
     await hard('20');
     for (let step = 1; now + STEP_MS < Date.now() - DAY_MS; step++) {
@@ -80,7 +85,12 @@ async function seedAYear(): Promise<void> {
         const { result } = await ledger.admit({
           namespace: YEAR_NS,
           source: 'rest',
-          request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace: YEAR_NS, name: `batch-${step}-${live.length}` },
+          request: {
+            operation: 'CREATE',
+            groupResource: { group: '', resource: 'pods' },
+            namespace: YEAR_NS,
+            name: `batch-${step}-${live.length}`,
+          },
           resources: { pods: '1' },
           dryRun: false,
           requester: 'nightly-batch',
@@ -109,7 +119,9 @@ function sharedPoints(
   series: { points: { at: string; defined: boolean; used: Record<string, string>; hard: Record<string, string> }[] },
   resource: string,
 ): { at: string; used: string; hard: string }[] {
-  return series.points.flatMap((p) => (p.defined && p.hard[resource] !== undefined ? [{ at: p.at, used: p.used[resource] ?? '0', hard: p.hard[resource] }] : []));
+  return series.points.flatMap((p) =>
+    p.defined && p.hard[resource] !== undefined ? [{ at: p.at, used: p.used[resource] ?? '0', hard: p.hard[resource] }] : [],
+  );
 }
 
 /** The range a chart on the page draws (each chart says so in data-since and data-until). */
@@ -158,7 +170,12 @@ beforeAll(async () => {
   deniedDecision = decisions.body.items[0].id;
   // Other namespaces, for the list and its search.
   for (const ns of ['payments', 'search-infra']) {
-    const answer = await api.request('PUT', `/v1/namespaces/${ns}/resourcequotas/small`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '10' } } }, as('admin'));
+    const answer = await api.request(
+      'PUT',
+      `/v1/namespaces/${ns}/resourcequotas/small`,
+      { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '10' } } },
+      as('admin'),
+    );
     expect(answer.status).toBe(201);
   }
   await seedAYear();
@@ -200,7 +217,9 @@ describe('the dashboard in Chromium', () => {
     expect(await page.locator('tr[data-namespace]').count()).toBe(4);
     await shot(page, 'namespaces');
     await page.getByLabel('Find a namespace').fill('pay');
-    await expect.poll(() => page.locator('tr[data-namespace]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-namespace')))).toEqual(['payments']);
+    await expect
+      .poll(() => page.locator('tr[data-namespace]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-namespace'))))
+      .toEqual(['payments']);
     await page.getByLabel('Find a namespace').fill('nothing-like-this');
     await expect.poll(() => page.getByRole('status').textContent()).toContain('No namespace contains');
     await page.close();
@@ -209,11 +228,18 @@ describe('the dashboard in Chromium', () => {
   it('draws the points the audit API gives for the range, steps and all', async () => {
     const page = await signedIn('auditor', `#/ns/${NS}?tab=usage&range=hour&since=${seededFrom}&until=${seededUntil}`);
     const drawn = await drawnPoints(page, 'pods');
-    const series = await api.request('GET', `/v1/namespaces/${NS}/usage/series?since=${seededFrom}&until=${seededUntil}&points=100`, undefined, as('auditor'));
-    const expected = series.body.points.flatMap((p: { at: string; quotas: { name: string; used: Record<string, string>; hard: Record<string, string> }[] }) => {
-      const quota = p.quotas.find((q) => q.name === 'compute');
-      return quota ? [{ at: p.at, used: quota.used['pods'] ?? '0', hard: quota.hard['pods'] }] : [];
-    });
+    const series = await api.request(
+      'GET',
+      `/v1/namespaces/${NS}/usage/series?since=${seededFrom}&until=${seededUntil}&points=100`,
+      undefined,
+      as('auditor'),
+    );
+    const expected = series.body.points.flatMap(
+      (p: { at: string; quotas: { name: string; used: Record<string, string>; hard: Record<string, string> }[] }) => {
+        const quota = p.quotas.find((q) => q.name === 'compute');
+        return quota ? [{ at: p.at, used: quota.used['pods'] ?? '0', hard: quota.hard['pods'] }] : [];
+      },
+    );
     expect(drawn).toEqual(expected);
     // The story of the seeded history, read off the chart: each state in order.
     const states = drawn.map((p) => `${p.used}/${p.hard}`).filter((state, i, all) => state !== all[i - 1]);
@@ -234,9 +260,18 @@ describe('the dashboard in Chromium', () => {
     const drawn = await drawnPoints(page, 'pods');
     expect(drawn).toHaveLength(169);
     const since = new Date(Date.parse(until) - 7 * DAY_MS).toISOString();
-    const series = await api.request('GET', `/v1/namespaces/${YEAR_NS}/usage/series?since=${since}&until=${until}&points=169`, undefined, as('auditor'));
+    const series = await api.request(
+      'GET',
+      `/v1/namespaces/${YEAR_NS}/usage/series?since=${since}&until=${until}&points=169`,
+      undefined,
+      as('auditor'),
+    );
     expect(drawn.map((p) => [p.at, p.used, p.hard])).toEqual(
-      series.body.points.map((p: { at: string; quotas: { used: Record<string, string>; hard: Record<string, string> }[] }) => [p.at, p.quotas[0]?.used['pods'], p.quotas[0]?.hard['pods']]),
+      series.body.points.map((p: { at: string; quotas: { used: Record<string, string>; hard: Record<string, string> }[] }) => [
+        p.at,
+        p.quotas[0]?.used['pods'],
+        p.quotas[0]?.hard['pods'],
+      ]),
     );
     // The weekly wave: usage runs between 4 and 20 pods within the week.
     const used = drawn.map((p) => Number(p.used));
@@ -256,7 +291,9 @@ describe('the dashboard in Chromium', () => {
       undefined,
       as('auditor'),
     );
-    expect(wholeDrawn.map((p) => p.at)).toEqual(wholeSeries.body.points.filter((p: { quotas: unknown[] }) => p.quotas.length > 0).map((p: { at: string }) => p.at));
+    expect(wholeDrawn.map((p) => p.at)).toEqual(
+      wholeSeries.body.points.filter((p: { quotas: unknown[] }) => p.quotas.length > 0).map((p: { at: string }) => p.at),
+    );
     expect([...new Set(wholeDrawn.map((p) => p.hard))]).toEqual(['20', '24', '30']);
     await shot(whole, 'year-history-all');
     await whole.close();
@@ -273,14 +310,19 @@ describe('the dashboard in Chromium', () => {
         // The page's globals (this file is compiled without the DOM's types).
         const page = globalThis as unknown as {
           location: { hash: string };
-          document: { querySelector(selector: string): { getAttribute(name: string): string | null; querySelectorAll(selector: string): { length: number } } | null };
+          document: {
+            querySelector(
+              selector: string,
+            ): { getAttribute(name: string): string | null; querySelectorAll(selector: string): { length: number } } | null;
+          };
           requestAnimationFrame(callback: () => void): void;
         };
         const t0 = performance.now();
         page.location.hash = hash;
         while (performance.now() - t0 < 10_000) {
           const chart = page.document.querySelector('svg.chart[data-resource="pods"]');
-          if (chart?.getAttribute('data-until') === until && chart.querySelectorAll('circle.point').length === 169) return performance.now() - t0;
+          if (chart?.getAttribute('data-until') === until && chart.querySelectorAll('circle.point').length === 169)
+            return performance.now() - t0;
           await new Promise<void>((resolve) => page.requestAnimationFrame(resolve));
         }
         return Number.NaN;
@@ -377,13 +419,19 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Edit hard limits' }).click();
     await page.getByLabel('pods', { exact: true }).fill('5');
     await page.getByRole('button', { name: 'Save' }).click();
-    await expect.poll(async () => page.locator('section.quota[data-quota="compute"]').getByRole('meter').first().getAttribute('aria-valuetext')).toBe('3 of 5 (60 %)');
+    await expect
+      .poll(async () => page.locator('section.quota[data-quota="compute"]').getByRole('meter').first().getAttribute('aria-valuetext'))
+      .toBe('3 of 5 (60 %)');
     const quota = await api.request('GET', `/v1/namespaces/${NS}/resourcequotas/compute`, undefined, as('admin'));
     expect(quota.body.spec.hard).toEqual({ pods: '5', 'requests.cpu': '2' });
 
     // An AdmissionReview pasted as the webhook would receive it.
     await page.getByRole('tab', { name: 'What if?' }).click();
-    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'r1', operation: 'CREATE', namespace: NS, object: pod('web-4', '500m') } };
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { uid: 'r1', operation: 'CREATE', namespace: NS, object: pod('web-4', '500m') },
+    };
     await page.getByLabel('Object or request').fill(JSON.stringify(review));
     await page.getByRole('button', { name: 'Would it be admitted?' }).click();
     const verdict = page.locator('#what-if-result .verdict');
@@ -399,7 +447,12 @@ describe('the dashboard in Chromium', () => {
 
   it('lists the cluster quotas, and shows one with its namespaces, their use, its usage chart and its history', async () => {
     for (const ns of ['acme-web', 'acme-jobs']) {
-      const answer = await api.request('PUT', `/v1/namespaces/${ns}`, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { tenant: 'acme' } } }, as('admin'));
+      const answer = await api.request(
+        'PUT',
+        `/v1/namespaces/${ns}`,
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { tenant: 'acme' } } },
+        as('admin'),
+      );
       expect(answer.status, JSON.stringify(answer.body)).toBe(201);
     }
     const crq = (pods: string, resourceVersion?: string) => ({
@@ -415,14 +468,29 @@ describe('the dashboard in Chromium', () => {
     const created = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('1'), as('admin'));
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     await sleep(400);
-    const reserved = await api.request('POST', '/v1/namespaces/acme-web/reservations', { kind: 'Pod', object: pod('acme-1') }, as('webhook'));
+    const reserved = await api.request(
+      'POST',
+      '/v1/namespaces/acme-web/reservations',
+      { kind: 'Pod', object: pod('acme-1') },
+      as('webhook'),
+    );
     expect(reserved.status, JSON.stringify(reserved.body)).toBe(201);
     await sleep(400);
-    const refused = await api.request('POST', '/v1/namespaces/acme-jobs/reservations', { kind: 'Pod', object: pod('acme-2') }, as('webhook'));
+    const refused = await api.request(
+      'POST',
+      '/v1/namespaces/acme-jobs/reservations',
+      { kind: 'Pod', object: pod('acme-2') },
+      as('webhook'),
+    );
     expect(refused.status, JSON.stringify(refused.body)).toBe(403);
     await sleep(400);
     // A second change, so the history has a before and an after.
-    const raised = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('20', created.body.metadata.resourceVersion), as('admin'));
+    const raised = await api.request(
+      'PUT',
+      '/v1/clusterresourcequotas/acme',
+      crq('20', created.body.metadata.resourceVersion),
+      as('admin'),
+    );
     expect(raised.status, JSON.stringify(raised.body)).toBe(200);
     await sleep(400);
     const crqUntil = new Date(Date.now() + 1000).toISOString();
@@ -454,7 +522,9 @@ describe('the dashboard in Chromium', () => {
     const namespaces = page.locator('#crq-namespaces tbody tr');
     await namespaces.first().waitFor();
     expect(await page.locator('h1').textContent()).toBe('acme');
-    expect(await page.locator('#crq-total tr[data-resource="pods"]').getByRole('meter').getAttribute('aria-valuetext')).toBe('1 of 20 (5 %)');
+    expect(await page.locator('#crq-total tr[data-resource="pods"]').getByRole('meter').getAttribute('aria-valuetext')).toBe(
+      '1 of 20 (5 %)',
+    );
     expect(await namespaces.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-namespace')))).toEqual(['acme-jobs', 'acme-web']);
     expect(await namespaces.nth(0).locator('td').allTextContents()).toEqual(['acme-jobs', '0 (0 %)']);
     expect(await namespaces.nth(1).locator('td').allTextContents()).toEqual(['acme-web', '1 (100 %)']);
@@ -465,12 +535,24 @@ describe('the dashboard in Chromium', () => {
       const cells = history.nth(i).locator('td');
       return [...(await cells.allTextContents()).slice(0, 3), await cells.nth(3).locator('div.lines > div').allTextContents()];
     };
-    expect(await change(0)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'defined', 'platform-admin', ['pods: 1', 'selector: tenant=acme']]);
-    expect(await change(1)).toEqual([expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), 'changed', 'platform-admin', ['pods: 1 → 20']]);
+    expect(await change(0)).toEqual([
+      expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
+      'defined',
+      'platform-admin',
+      ['pods: 1', 'selector: tenant=acme'],
+    ]);
+    expect(await change(1)).toEqual([
+      expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
+      'changed',
+      'platform-admin',
+      ['pods: 1 → 20'],
+    ]);
     // Its usage chart, by default over its whole history (from its first change to now): the
     // points its usage series gives for that range.
     const all = await chartRange(page, 'pods');
-    const firstChange = Date.parse((await api.request('GET', '/v1/clusterresourcequotas/acme/history?limit=1', undefined, as('auditor'))).body.items[0].time);
+    const firstChange = Date.parse(
+      (await api.request('GET', '/v1/clusterresourcequotas/acme/history?limit=1', undefined, as('auditor'))).body.items[0].time,
+    );
     expect(Date.parse(all.since)).toBeLessThan(firstChange);
     expect((firstChange - Date.parse(all.since)) / (Date.parse(all.until) - Date.parse(all.since))).toBeLessThan(0.1);
     expect(await page.locator('.zoom [aria-current="true"]').textContent()).toBe('All');

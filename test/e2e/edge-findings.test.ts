@@ -16,9 +16,22 @@ let api: RunningApi;
 let port: number;
 
 beforeAll(async () => {
-  api = await startApi({ insecureDev: false, tokensFile: writeTokensFile([APISERVER, ADMIN]), bodyLimitBytes: BODY_LIMIT, requestTimeoutMs: REQUEST_TIMEOUT_MS }, 'qledge');
+  api = await startApi(
+    {
+      insecureDev: false,
+      tokensFile: writeTokensFile([APISERVER, ADMIN]),
+      bodyLimitBytes: BODY_LIMIT,
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    },
+    'qledge',
+  );
   port = Number(new URL(api.base).port);
-  const quota = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute', namespace: 'edge' }, spec: { hard: { pods: '4' } } };
+  const quota = {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'compute', namespace: 'edge' },
+    spec: { hard: { pods: '4' } },
+  };
   expect((await api.request('PUT', '/v1/namespaces/edge/resourcequotas/compute', quota, bearer(ADMIN.token))).status).toBe(201);
 });
 
@@ -47,7 +60,8 @@ async function exchange(write: (socket: Socket) => void, waitMs: number): Promis
   return { text, closedAfterMs };
 }
 
-const head = (lines: readonly string[]): string => `${['POST /v1/admission/validate HTTP/1.1', 'Host: localhost', 'Content-Type: application/json', ...lines].join('\r\n')}\r\n\r\n`;
+const head = (lines: readonly string[]): string =>
+  `${['POST /v1/admission/validate HTTP/1.1', 'Host: localhost', 'Content-Type: application/json', ...lines].join('\r\n')}\r\n\r\n`;
 const auth = `Authorization: Bearer ${APISERVER.token}`;
 
 describe('a body over the limit', () => {
@@ -82,7 +96,12 @@ describe('a client that waits for 100 Continue', () => {
     const body = JSON.stringify({
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
-      request: { uid: 'continue-1', resource: { group: '', version: 'v1', resource: 'configmaps' }, namespace: 'elsewhere', operation: 'DELETE' },
+      request: {
+        uid: 'continue-1',
+        resource: { group: '', version: 'v1', resource: 'configmaps' },
+        namespace: 'elsewhere',
+        operation: 'DELETE',
+      },
     });
     const { text } = await exchange((socket) => {
       socket.write(head([auth, `Content-Length: ${Buffer.byteLength(body)}`, 'Expect: 100-continue']));
@@ -130,7 +149,16 @@ describe('a review whose object has no uid', () => {
         metadata: { name: `p-${uid}`, namespace: 'edge', ...(objectUid ? { uid: objectUid } : {}) },
         spec: { containers: [{ name: 'c', image: 'x' }], activeDeadlineSeconds: 5 },
       },
-      ...(operation === 'UPDATE' ? { oldObject: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${uid}`, namespace: 'edge' }, spec: { containers: [{ name: 'c', image: 'x' }] } } } : {}),
+      ...(operation === 'UPDATE'
+        ? {
+            oldObject: {
+              apiVersion: 'v1',
+              kind: 'Pod',
+              metadata: { name: `p-${uid}`, namespace: 'edge' },
+              spec: { containers: [{ name: 'c', image: 'x' }] },
+            },
+          }
+        : {}),
       dryRun: false,
     },
   });
@@ -148,16 +176,26 @@ describe('a review whose object has no uid', () => {
     }
     expect(await api.db.dataSource.query(`SELECT count(*)::int AS n FROM reservations WHERE namespace = 'edge'`)).toEqual(before);
     // The same pod with its uid is admitted.
-    expect((await api.request('POST', '/v1/admission/validate', review('with-uid', 'CREATE', 'uid-1'), bearer(APISERVER.token))).body.response.allowed).toBe(true);
+    expect(
+      (await api.request('POST', '/v1/admission/validate', review('with-uid', 'CREATE', 'uid-1'), bearer(APISERVER.token))).body.response
+        .allowed,
+    ).toBe(true);
   });
 });
 
 describe("an admin's quota with 19,000 resources of bad quantities", () => {
   it('is refused by its size, without parsing a quantity (each bad one cost an error thrown: 0.5 s a request)', async () => {
     const hard = Object.fromEntries(Array.from({ length: 19_000 }, (_, i) => [`example.com/r${i}`, 'x']));
-    const quota = { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'many' }, spec: { selector: { labels: { matchLabels: { a: 'b' } } }, quota: { hard } } };
+    const quota = {
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      metadata: { name: 'many' },
+      spec: { selector: { labels: { matchLabels: { a: 'b' } } }, quota: { hard } },
+    };
     const answer = await api.request('PUT', '/v1/clusterresourcequotas/many', quota, bearer(ADMIN.token));
     expect(answer.status).toBe(422);
-    expect(answer.body.details.causes).toEqual([{ reason: 'FieldValueTooMany', field: 'spec.quota.hard', message: 'Too many: 19000: must have at most 64 items' }]);
+    expect(answer.body.details.causes).toEqual([
+      { reason: 'FieldValueTooMany', field: 'spec.quota.hard', message: 'Too many: 19000: must have at most 64 items' },
+    ]);
   });
 });

@@ -35,14 +35,18 @@ export class DupKeys {
 export type Body = null | boolean | number | string | Raw | DupKeys | readonly Body[] | { readonly [key: string]: Body };
 export type Path = readonly (string | number)[];
 
-const isRecord = (v: Body): v is { readonly [key: string]: Body } => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Raw) && !(v instanceof DupKeys);
+const isRecord = (v: Body): v is { readonly [key: string]: Body } =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Raw) && !(v instanceof DupKeys);
 
 /** JSON text of the model. Own `__proto__` keys survive: Object.entries lists them, unlike a prototype. */
 export function serialize(value: Body): string {
   if (value instanceof Raw) return value.text;
   if (value instanceof DupKeys) return `{${value.entries.map(([k, v]) => `${JSON.stringify(k)}:${serialize(v)}`).join(',')}}`;
   if (Array.isArray(value)) return `[${value.map(serialize).join(',')}]`;
-  if (isRecord(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${serialize(v)}`).join(',')}}`;
+  if (isRecord(value))
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}:${serialize(v)}`)
+      .join(',')}}`;
   return JSON.stringify(value) ?? 'null';
 }
 
@@ -68,7 +72,8 @@ export function pathIndex(body: Body, path: Path): number {
 
 function getAt(value: Body, path: Path): Body {
   let node = value;
-  for (const step of path) node = Array.isArray(node) ? (node as Body[])[step as number] ?? null : (node as Record<string, Body>)[step as string] ?? null;
+  for (const step of path)
+    node = Array.isArray(node) ? ((node as Body[])[step as number] ?? null) : ((node as Record<string, Body>)[step as string] ?? null);
   return node;
 }
 
@@ -99,9 +104,37 @@ function updateAt(value: Body, path: Path, update: (node: Body) => Body | undefi
 // ------------------------------------------------------------------ hostile values
 
 /** Characters that break storage or comparison: NUL (PostgreSQL text refuses it), lone surrogates (jsonb refuses them), BOM, bidi override, combining marks. */
-const NASTY_CHARS = ['\u0000', '\ud800', '\udfff', '\ufeff', '\u202e', '\u0301', '\u2028', '\n', '\r', '\t', '"', '\\', '/', '%', '\u00e9', '\u{1f600}', '\uffff'];
+const NASTY_CHARS = [
+  '\u0000',
+  '\ud800',
+  '\udfff',
+  '\ufeff',
+  '\u202e',
+  '\u0301',
+  '\u2028',
+  '\n',
+  '\r',
+  '\t',
+  '"',
+  '\\',
+  '/',
+  '%',
+  '\u00e9',
+  '\u{1f600}',
+  '\uffff',
+];
 
-export const NASTY_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__', 'then', 'length'];
+export const NASTY_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  '__defineGetter__',
+  'then',
+  'length',
+];
 
 const nastyConstants = fc.constantFrom(
   '',
@@ -140,10 +173,14 @@ export const weirdString: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: fc.string({ unit: 'binary', maxLength: 12 }), weight: 2 },
   { arbitrary: fc.string({ unit: 'grapheme', maxLength: 8 }), weight: 1 },
   // A plausible value with one poisonous character inside.
-  { arbitrary: fc.tuple(fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/), fc.constantFrom(...NASTY_CHARS)).map(([s, c]) => `${s}${c}${s}`), weight: 2 },
+  {
+    arbitrary: fc.tuple(fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/), fc.constantFrom(...NASTY_CHARS)).map(([s, c]) => `${s}${c}${s}`),
+    weight: 2,
+  },
 );
 
-const digits = (min: number, max: number): fc.Arbitrary<string> => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
+const digits = (min: number, max: number): fc.Arbitrary<string> =>
+  fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
 
 /** Quantity texts: well-formed ones at the edges of the range, and malformed ones. */
 export const weirdQuantity: fc.Arbitrary<string> = fc.oneof(
@@ -210,14 +247,26 @@ export const weirdQuantity: fc.Arbitrary<string> = fc.oneof(
 
 /** JSON number literals JSON.stringify never writes (JSON.parse reads them as Infinity, -0 or a rounded value). */
 export const rawNumber: fc.Arbitrary<Raw> = fc
-  .constantFrom('1e400', '-1e400', '-0', '123456789012345678901234567890', '0.0000000000000000000000000001', '1E308', '9007199254740993', '1.0', '0e0')
+  .constantFrom(
+    '1e400',
+    '-1e400',
+    '-0',
+    '123456789012345678901234567890',
+    '0.0000000000000000000000000001',
+    '1E308',
+    '9007199254740993',
+    '1.0',
+    '0e0',
+  )
   .map((text) => new Raw(text));
 
 export const hugeString = (length: number): Raw => new Raw(JSON.stringify('x'.repeat(length)), `hugeString(${length})`);
 
 /** `depth` levels of `[` (or `{"a":`) around a 1: what a recursive reader cannot survive. */
 export const nested = (depth: number, kind: 'array' | 'object'): Raw =>
-  kind === 'array' ? new Raw(`${'['.repeat(depth)}1${']'.repeat(depth)}`, `nested(${depth}, 'array')`) : new Raw(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`, `nested(${depth}, 'object')`);
+  kind === 'array'
+    ? new Raw(`${'['.repeat(depth)}1${']'.repeat(depth)}`, `nested(${depth}, 'array')`)
+    : new Raw(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`, `nested(${depth}, 'object')`);
 
 /** A flat array of `length` zeros, or an object of `length` keys: wide instead of deep (a wide body once took the API's memory). */
 export const wide = (length: number, kind: 'array' | 'object'): Raw =>
@@ -233,12 +282,41 @@ export const weirdValue: fc.Arbitrary<Body> = fc.oneof(
   { arbitrary: fc.constantFrom<Body>(null, true, false, 0, -1, 1.5, 2 ** 53 + 2, 1e308, [], {}, [null], [{}], { '': null }), weight: 2 },
   { arbitrary: rawNumber, weight: 1 },
   { arbitrary: fc.constantFrom(300, 70_000).map(hugeString), weight: 1 },
-  { arbitrary: fc.tuple(fc.integer({ min: 50, max: 5000 }), fc.constantFrom<'array' | 'object'>('array', 'object')).map(([d, k]) => nested(d, k)), weight: 1 },
+  {
+    arbitrary: fc
+      .tuple(fc.integer({ min: 50, max: 5000 }), fc.constantFrom<'array' | 'object'>('array', 'object'))
+      .map(([d, k]) => nested(d, k)),
+    weight: 1,
+  },
 );
 
 export const weirdKey: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: fc.constantFrom(...NASTY_KEYS), weight: 3 },
-  { arbitrary: fc.constantFrom('apiVersion', 'kind', 'metadata', 'spec', 'status', 'request', 'uid', 'name', 'namespace', 'hard', 'limits', 'requests', 'cpu', 'memory', 'pods', 'resources', 'object', 'oldObject', 'dryRun', 'requestId'), weight: 3 },
+  {
+    arbitrary: fc.constantFrom(
+      'apiVersion',
+      'kind',
+      'metadata',
+      'spec',
+      'status',
+      'request',
+      'uid',
+      'name',
+      'namespace',
+      'hard',
+      'limits',
+      'requests',
+      'cpu',
+      'memory',
+      'pods',
+      'resources',
+      'object',
+      'oldObject',
+      'dryRun',
+      'requestId',
+    ),
+    weight: 3,
+  },
   { arbitrary: weirdString, weight: 2 },
 );
 
@@ -257,7 +335,14 @@ export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   // null where an object or a string was: what a hand-written client sends for "nothing".
   { arbitrary: fc.record({ op: fc.constant('set' as const), at: fc.nat(), value: fc.constant(null) }), weight: 2 },
   { arbitrary: fc.record({ op: fc.constant('add' as const), at: fc.nat(), key: weirdKey, value: weirdValue }), weight: 2 },
-  { arbitrary: fc.record({ op: fc.constant('wrap' as const), at: fc.nat(), into: fc.constantFrom<'array' | 'object' | 'string'>('array', 'object', 'string') }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      op: fc.constant('wrap' as const),
+      at: fc.nat(),
+      into: fc.constantFrom<'array' | 'object' | 'string'>('array', 'object', 'string'),
+    }),
+    weight: 1,
+  },
   { arbitrary: fc.record({ op: fc.constant('duplicate' as const), at: fc.nat(), value: weirdValue }), weight: 1 },
 );
 
@@ -293,7 +378,9 @@ export function mutate(body: Body, mutations: readonly Mutation[]): Body {
         current = updateAt(current, path, () => m.value) ?? null;
         break;
       case 'wrap':
-        current = updateAt(current, path, (node) => (m.into === 'array' ? [node] : m.into === 'object' ? { value: node } : serialize(node))) ?? null;
+        current =
+          updateAt(current, path, (node) => (m.into === 'array' ? [node] : m.into === 'object' ? { value: node } : serialize(node))) ??
+          null;
         break;
       default: {
         const never: never = m;
@@ -322,10 +409,15 @@ export const weirdTime: fc.Arbitrary<string> = fc.oneof(
         fraction: fc.option(digits(1, 12)),
         zone: fc.oneof(
           fc.constantFrom('Z', 'z', '', '+00:00', '-00:00', ' UTC'),
-          fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 60 }), fc.constantFrom(':', '')).map(([s, h, m, sep]) => `${s}${pad(h, 2)}${sep}${pad(m, 2)}`),
+          fc
+            .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 60 }), fc.constantFrom(':', ''))
+            .map(([s, h, m, sep]) => `${s}${pad(h, 2)}${sep}${pad(m, 2)}`),
         ),
       })
-      .map((t) => `${pad(t.year, 4)}-${pad(t.month, 2)}-${pad(t.day, 2)}T${pad(t.hour, 2)}:${pad(t.minute, 2)}:${pad(t.second, 2)}${t.fraction === null ? '' : `.${t.fraction}`}${t.zone}`),
+      .map(
+        (t) =>
+          `${pad(t.year, 4)}-${pad(t.month, 2)}-${pad(t.day, 2)}T${pad(t.hour, 2)}:${pad(t.minute, 2)}:${pad(t.second, 2)}${t.fraction === null ? '' : `.${t.fraction}`}${t.zone}`,
+      ),
     weight: 4,
   },
   {
@@ -416,7 +508,36 @@ export function percentEncode(value: string, raw = false): string {
 export const weirdSegment: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: weirdString.filter((s) => s.length > 0).map((s) => percentEncode(s)), weight: 3 },
   {
-    arbitrary: fc.constantFrom('%', '%f', '%ff', '%00', '%2F', '%2f', '%2e', '%2e%2e', '..', '.', 'a%2Fb', '%C0%AF', '%ED%A0%80', '%E2%80%AE', ';', 'a;b=c', '*', '~', '%20', '+', 'A', '-a', 'a..b', 'x'.repeat(64), 'x'.repeat(254), 'fz-paths', 'q0', 'default'),
+    arbitrary: fc.constantFrom(
+      '%',
+      '%f',
+      '%ff',
+      '%00',
+      '%2F',
+      '%2f',
+      '%2e',
+      '%2e%2e',
+      '..',
+      '.',
+      'a%2Fb',
+      '%C0%AF',
+      '%ED%A0%80',
+      '%E2%80%AE',
+      ';',
+      'a;b=c',
+      '*',
+      '~',
+      '%20',
+      '+',
+      'A',
+      '-a',
+      'a..b',
+      'x'.repeat(64),
+      'x'.repeat(254),
+      'fz-paths',
+      'q0',
+      'default',
+    ),
     weight: 2,
   },
   { arbitrary: fc.stringMatching(/^[a-z0-9]([a-z0-9.-]{0,20}[a-z0-9])?$/), weight: 1 },

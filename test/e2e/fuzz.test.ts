@@ -94,16 +94,29 @@ async function setUpNamespaces(): Promise<void> {
     kind: 'LimitRange',
     spec: {
       limits: [
-        { type: 'Container', default: { cpu: '300m', memory: '256Mi' }, defaultRequest: { cpu: '200m', memory: '128Mi' }, max: { cpu: '8', memory: '64Gi' } },
+        {
+          type: 'Container',
+          default: { cpu: '300m', memory: '256Mi' },
+          defaultRequest: { cpu: '200m', memory: '128Mi' },
+          max: { cpu: '8', memory: '64Gi' },
+        },
         { type: 'Pod', max: { cpu: '16' } },
         { type: 'PersistentVolumeClaim', max: { storage: '100Ti' } },
       ],
     },
   });
   // One pod fits: the second gets a denial, which is a 200 (webhook) or 403 (REST), not an error.
-  await put('/v1/namespaces/team-tight/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '1', 'requests.cpu': '100m' } } });
+  await put('/v1/namespaces/team-tight/resourcequotas/compute', {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    spec: { hard: { pods: '1', 'requests.cpu': '100m' } },
+  });
   await put('/v1/namespaces/fz-admin/resourcequotas/q0', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '1' } } });
-  await put('/v1/namespaces/fz-admin/limitranges/l0', { apiVersion: 'v1', kind: 'LimitRange', spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } });
+  await put('/v1/namespaces/fz-admin/limitranges/l0', {
+    apiVersion: 'v1',
+    kind: 'LimitRange',
+    spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] },
+  });
 }
 
 // ------------------------------------------------------------------ valid bodies to start from
@@ -112,7 +125,11 @@ let fresh = 0;
 /** A new suffix per request: repeated review uids or request ids would only replay stored answers. */
 const next = (): string => `${Date.now().toString(36)}-${++fresh}`;
 
-const container = (name: string, resources?: Record<string, Record<string, string>>): Body => ({ name, image: 'nginx:1.27', ...(resources ? { resources } : {}) });
+const container = (name: string, resources?: Record<string, Record<string, string>>): Body => ({
+  name,
+  image: 'nginx:1.27',
+  ...(resources ? { resources } : {}),
+});
 const pod = (namespace: string, name: string, id: string, containers: Body[]): Body => ({
   apiVersion: 'v1',
   kind: 'Pod',
@@ -141,7 +158,10 @@ function review(id: string, operation: string, object: Body, extra: Record<strin
       object,
       oldObject: null,
       dryRun: false,
-      options: { apiVersion: 'meta.k8s.io/v1', kind: operation === 'UPDATE' ? 'UpdateOptions' : operation === 'DELETE' ? 'DeleteOptions' : 'CreateOptions' },
+      options: {
+        apiVersion: 'meta.k8s.io/v1',
+        kind: operation === 'UPDATE' ? 'UpdateOptions' : operation === 'DELETE' ? 'DeleteOptions' : 'CreateOptions',
+      },
       ...extra,
     },
   };
@@ -153,32 +173,69 @@ const pvc = (id: string, size: string): Body => ({
   metadata: { name: 'data', namespace: 'team-a', uid: `obj-${id}` },
   spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', resources: { requests: { storage: size } } },
 });
-const pvcKind = { kind: { group: '', version: 'v1', kind: 'PersistentVolumeClaim' }, resource: { group: '', version: 'v1', resource: 'persistentvolumeclaims' } };
+const pvcKind = {
+  kind: { group: '', version: 'v1', kind: 'PersistentVolumeClaim' },
+  resource: { group: '', version: 'v1', resource: 'persistentvolumeclaims' },
+};
 
 const REVIEWS: readonly ((id: string) => Body)[] = [
-  (id) => review(id, 'CREATE', pod('team-a', 'web', id, [container('app', { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } })])),
+  (id) =>
+    review(
+      id,
+      'CREATE',
+      pod('team-a', 'web', id, [container('app', { requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '200m', memory: '128Mi' } })]),
+    ),
   (id) => review(id, 'CREATE', pod('team-a', 'bare', id, [container('app'), container('sidecar', { limits: { cpu: '1' } })])),
-  (id) => review(id, 'CREATE', { ...(pod('team-a', 'init', id, [container('app')]) as Record<string, Body>), spec: { initContainers: [container('init', { requests: { cpu: '2' } })], containers: [container('app')], overhead: { cpu: '10m' } } }),
+  (id) =>
+    review(id, 'CREATE', {
+      ...(pod('team-a', 'init', id, [container('app')]) as Record<string, Body>),
+      spec: { initContainers: [container('init', { requests: { cpu: '2' } })], containers: [container('app')], overhead: { cpu: '10m' } },
+    }),
   (id) => review(id, 'UPDATE', pvc(id, '3Gi'), { ...pvcKind, oldObject: pvc(id, '1Gi') }),
   (id) => review(id, 'CREATE', pvc(id, '1Gi'), pvcKind),
   (id) => review(id, 'DELETE', null, { name: 'web', oldObject: pod('team-a', 'web', id, [container('app')]) }),
   (id) =>
-    review(id, 'CREATE', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'team-a', uid: `obj-${id}` }, spec: { replicas: 3, template: { spec: { containers: [container('app')] } } } }, {
-      kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
-      resource: { group: 'apps', version: 'v1', resource: 'deployments' },
-    }),
+    review(
+      id,
+      'CREATE',
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web', namespace: 'team-a', uid: `obj-${id}` },
+        spec: { replicas: 3, template: { spec: { containers: [container('app')] } } },
+      },
+      {
+        kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+        resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+      },
+    ),
   (id) =>
-    review(id, 'CREATE', { apiVersion: 'v1', kind: 'Service', metadata: { name: 'lb', namespace: 'team-a', uid: `obj-${id}` }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }] } }, {
-      kind: { group: '', version: 'v1', kind: 'Service' },
-      resource: { group: '', version: 'v1', resource: 'services' },
-    }),
+    review(
+      id,
+      'CREATE',
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'lb', namespace: 'team-a', uid: `obj-${id}` },
+        spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
+      },
+      {
+        kind: { group: '', version: 'v1', kind: 'Service' },
+        resource: { group: '', version: 'v1', resource: 'services' },
+      },
+    ),
   (id) =>
-    review(id, 'UPDATE', { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 5 } }, {
-      kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
-      resource: { group: 'apps', version: 'v1', resource: 'deployments' },
-      subResource: 'scale',
-      oldObject: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 2 } },
-    }),
+    review(
+      id,
+      'UPDATE',
+      { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 5 } },
+      {
+        kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+        resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+        subResource: 'scale',
+        oldObject: { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'web', namespace: 'team-a' }, spec: { replicas: 2 } },
+      },
+    ),
   (id) => review(id, 'CREATE', pod('team-tight', 'web', id, [container('app', { requests: { cpu: '50m' } })]), { namespace: 'team-tight' }),
   (id) => review(id, 'CREATE', pod('fz-unmanaged', 'web', id, [container('app')]), { namespace: 'fz-unmanaged', dryRun: true }),
 ];
@@ -189,9 +246,21 @@ const RESERVES: readonly ((id: string) => Body)[] = [
     requestId: `req-${id}`,
     kind: 'Pod',
     name: 'web',
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', uid: `uid-${id}` }, spec: { containers: [container('app', { limits: { cpu: '500m', memory: '64Mi' } })] } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', uid: `uid-${id}` },
+      spec: { containers: [container('app', { limits: { cpu: '500m', memory: '64Mi' } })] },
+    },
   }),
-  (id) => ({ requestId: `req-${id}`, kind: 'Widget', resource: 'widgets.example.com', name: 'w1', resources: { 'example.com/gpu': '1', 'requests.cpu': '10m' }, ttlSeconds: 600 }),
+  (id) => ({
+    requestId: `req-${id}`,
+    kind: 'Widget',
+    resource: 'widgets.example.com',
+    name: 'w1',
+    resources: { 'example.com/gpu': '1', 'requests.cpu': '10m' },
+    ttlSeconds: 600,
+  }),
   (id) => ({ kind: 'Widget', resource: 'widgets.example.com', name: `w-${id}`, resources: { 'example.com/gpu': '1' }, dryRun: true }),
   (id) => ({
     requestId: `req-${id}`,
@@ -201,17 +270,35 @@ const RESERVES: readonly ((id: string) => Body)[] = [
     object: pvc(id, '2Gi'),
     oldObject: pvc(id, '1Gi'),
   }),
-  (id) => ({ kind: 'Deployment', apiVersion: 'apps/v1', name: 'web', object: { metadata: { name: 'web', uid: `uid-${id}` }, spec: { replicas: 1, template: { spec: { containers: [container('app')] } } } } }),
+  (id) => ({
+    kind: 'Deployment',
+    apiVersion: 'apps/v1',
+    name: 'web',
+    object: { metadata: { name: 'web', uid: `uid-${id}` }, spec: { replicas: 1, template: { spec: { containers: [container('app')] } } } },
+  }),
 ];
 
 const QUOTAS: readonly Body[] = [
-  { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q1', labels: { team: 'a' }, annotations: { owner: 'x' } }, spec: { hard: { 'requests.cpu': '2', 'requests.memory': '1.5Gi', pods: '10' } } },
-  { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q1' }, spec: { hard: { pods: '5', 'count/deployments.apps': '2' }, scopes: ['NotTerminating', 'NotBestEffort'] } },
+  {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'q1', labels: { team: 'a' }, annotations: { owner: 'x' } },
+    spec: { hard: { 'requests.cpu': '2', 'requests.memory': '1.5Gi', pods: '10' } },
+  },
   {
     apiVersion: 'v1',
     kind: 'ResourceQuota',
     metadata: { name: 'q1' },
-    spec: { hard: { 'requests.cpu': '1' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] } },
+    spec: { hard: { pods: '5', 'count/deployments.apps': '2' }, scopes: ['NotTerminating', 'NotBestEffort'] },
+  },
+  {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'q1' },
+    spec: {
+      hard: { 'requests.cpu': '1' },
+      scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },
+    },
   },
   { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q0', resourceVersion: '1' }, spec: { hard: { pods: '2' } } },
 ];
@@ -223,13 +310,24 @@ const LIMIT_RANGES: readonly Body[] = [
     metadata: { name: 'l1' },
     spec: {
       limits: [
-        { type: 'Container', max: { memory: '1.5Gi', cpu: '2' }, min: { cpu: '0.1' }, default: { cpu: '500m' }, defaultRequest: { cpu: '250m' } },
+        {
+          type: 'Container',
+          max: { memory: '1.5Gi', cpu: '2' },
+          min: { cpu: '0.1' },
+          default: { cpu: '500m' },
+          defaultRequest: { cpu: '250m' },
+        },
         { type: 'Pod', max: { cpu: '4000m' }, maxLimitRequestRatio: { cpu: '2' } },
         { type: 'PersistentVolumeClaim', max: { storage: '10Gi' }, min: { storage: '1Gi' } },
       ],
     },
   },
-  { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'l0', resourceVersion: '1' }, spec: { limits: [{ type: 'Container', max: { cpu: '2' } }] } },
+  {
+    apiVersion: 'v1',
+    kind: 'LimitRange',
+    metadata: { name: 'l0', resourceVersion: '1' },
+    spec: { limits: [{ type: 'Container', max: { cpu: '2' } }] },
+  },
 ];
 
 interface Target {
@@ -258,11 +356,43 @@ const QUOTA_SEEDS = QUOTAS.map((q) => () => q);
 const LIMIT_RANGE_SEEDS = LIMIT_RANGES.map((l) => () => l);
 
 const TARGETS: readonly Target[] = [
-  named({ name: 'validate', method: 'POST', path: () => '/v1/admission/validate', seeds: REVIEWS, webhook: true, bodyLimitBytes: ADMISSION_BODY_MAX }),
-  named({ name: 'mutate', method: 'POST', path: () => '/v1/admission/mutate', seeds: REVIEWS, webhook: true, bodyLimitBytes: ADMISSION_BODY_MAX }),
-  named({ name: 'reserve', method: 'POST', path: () => '/v1/namespaces/team-a/reservations', seeds: RESERVES, bodyLimitBytes: ADMISSION_BODY_MAX }),
-  named({ name: 'put resourcequota', method: 'PUT', path: (body) => `/v1/namespaces/fz-admin/resourcequotas/${metadataName(body) ?? 'q1'}`, seeds: QUOTA_SEEDS, bodyLimitBytes: DEFINITION_BODY_MAX }),
-  named({ name: 'put limitrange', method: 'PUT', path: (body) => `/v1/namespaces/fz-admin/limitranges/${metadataName(body) ?? 'l1'}`, seeds: LIMIT_RANGE_SEEDS, bodyLimitBytes: DEFINITION_BODY_MAX }),
+  named({
+    name: 'validate',
+    method: 'POST',
+    path: () => '/v1/admission/validate',
+    seeds: REVIEWS,
+    webhook: true,
+    bodyLimitBytes: ADMISSION_BODY_MAX,
+  }),
+  named({
+    name: 'mutate',
+    method: 'POST',
+    path: () => '/v1/admission/mutate',
+    seeds: REVIEWS,
+    webhook: true,
+    bodyLimitBytes: ADMISSION_BODY_MAX,
+  }),
+  named({
+    name: 'reserve',
+    method: 'POST',
+    path: () => '/v1/namespaces/team-a/reservations',
+    seeds: RESERVES,
+    bodyLimitBytes: ADMISSION_BODY_MAX,
+  }),
+  named({
+    name: 'put resourcequota',
+    method: 'PUT',
+    path: (body) => `/v1/namespaces/fz-admin/resourcequotas/${metadataName(body) ?? 'q1'}`,
+    seeds: QUOTA_SEEDS,
+    bodyLimitBytes: DEFINITION_BODY_MAX,
+  }),
+  named({
+    name: 'put limitrange',
+    method: 'PUT',
+    path: (body) => `/v1/namespaces/fz-admin/limitranges/${metadataName(body) ?? 'l1'}`,
+    seeds: LIMIT_RANGE_SEEDS,
+    bodyLimitBytes: DEFINITION_BODY_MAX,
+  }),
 ];
 
 // ------------------------------------------------------------------ HTTP, and what every answer must satisfy
@@ -282,11 +412,14 @@ interface Answer {
   readonly text: string;
 }
 
-const preview = (text: string, max = 600): string => (text.length > max ? `${JSON.stringify(text.slice(0, max))}… (${text.length} chars)` : JSON.stringify(text));
+const preview = (text: string, max = 600): string =>
+  text.length > max ? `${JSON.stringify(text.slice(0, max))}… (${text.length} chars)` : JSON.stringify(text);
 
 function describeRequest(out: Outgoing): string {
   // Whole bodies up to a few KB, so that a failure report is the reproduction.
-  const body = out.body ? ` body (${out.body.length} bytes${out.chunkBytes ? ', chunked' : ''}): ${preview(out.body.toString('latin1'), 4000)}` : ' no body';
+  const body = out.body
+    ? ` body (${out.body.length} bytes${out.chunkBytes ? ', chunked' : ''}): ${preview(out.body.toString('latin1'), 4000)}`
+    : ' no body';
   return `${out.method} ${out.path} headers ${JSON.stringify(out.headers ?? {})}${body}`;
 }
 
@@ -313,15 +446,27 @@ function send(out: Outgoing): Promise<Answer> {
         // The server runs in this process: while it blocks the event loop the timer below cannot
         // fire, so an answer that came late is a hang too.
         const elapsedMs = Math.round(performance.now() - started);
-        if (elapsedMs > REQUEST_TIMEOUT_MS) settle(() => reject(new Error(`HANG: answered ${response.statusCode} only after ${elapsedMs} ms (the event loop was blocked) to ${describeRequest(out)}`)));
-        else settle(() => resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        if (elapsedMs > REQUEST_TIMEOUT_MS)
+          settle(() =>
+            reject(
+              new Error(
+                `HANG: answered ${response.statusCode} only after ${elapsedMs} ms (the event loop was blocked) to ${describeRequest(out)}`,
+              ),
+            ),
+          );
+        else
+          settle(() =>
+            resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks).toString('utf8') }),
+          );
       });
       response.on('error', (error) => settle(() => reject(new Error(`reading the answer to ${describeRequest(out)}: ${error.message}`))));
     });
     const timer = setTimeout(() => {
       request.destroy();
       const elapsedMs = Math.round(performance.now() - started);
-      settle(() => reject(new Error(`HANG: no answer within ${REQUEST_TIMEOUT_MS} ms (gave up after ${elapsedMs} ms) to ${describeRequest(out)}`)));
+      settle(() =>
+        reject(new Error(`HANG: no answer within ${REQUEST_TIMEOUT_MS} ms (gave up after ${elapsedMs} ms) to ${describeRequest(out)}`)),
+      );
     }, REQUEST_TIMEOUT_MS);
     request.on('error', (error) => settle(() => reject(new Error(`sending ${describeRequest(out)}: ${error.message}`))));
     if (out.body && out.chunkBytes) {
@@ -393,14 +538,24 @@ function checkKubeStatus(answer: Answer, kind: string, context: string): unknown
     typeof json['message'] === 'string' &&
     json['message'].length > 0 &&
     json['code'] === answer.status;
-  if (!ok) violation(`${kind} ${answer.status} not a Status`, `${answer.status} is not a Kubernetes Status (kind, apiVersion v1, status Failure, message, code ${answer.status}): ${preview(answer.text)}\n  request: ${context}`);
+  if (!ok)
+    violation(
+      `${kind} ${answer.status} not a Status`,
+      `${answer.status} is not a Kubernetes Status (kind, apiVersion v1, status Failure, message, code ${answer.status}): ${preview(answer.text)}\n  request: ${context}`,
+    );
   return json;
 }
 
 /** Property 3: no table gained or lost a row, no head moved (a REST denial may record its decision). */
 function checkNothingWritten(before: Snapshot, after: Snapshot, decisionAllowed: boolean, kind: string, context: string): void {
-  const changed = Object.keys({ ...before, ...after }).filter((table) => before[table] !== after[table] && !(decisionAllowed && table === 'admission_decisions'));
-  if (changed.length > 0) violation(`${kind} wrote`, `a rejected request wrote: ${changed.map((t) => `${t} ${before[t]} -> ${after[t]}`).join(', ')}\n  request: ${context}`);
+  const changed = Object.keys({ ...before, ...after }).filter(
+    (table) => before[table] !== after[table] && !(decisionAllowed && table === 'admission_decisions'),
+  );
+  if (changed.length > 0)
+    violation(
+      `${kind} wrote`,
+      `a rejected request wrote: ${changed.map((t) => `${t} ${before[t]} -> ${after[t]}`).join(', ')}\n  request: ${context}`,
+    );
 }
 
 function checkNotPolluted(kind: string, context: string): void {
@@ -431,8 +586,18 @@ async function answerOf(out: Outgoing, kind: string): Promise<Answer | undefined
  */
 async function admissionProblem(): Promise<string | undefined> {
   const id = next();
-  const rest = await send(jsonRequest(byName('reserve'), { kind: 'Widget', resource: 'widgets.example.com', name: `probe-${id}`, resources: { 'example.com/gpu': '1' }, dryRun: true }));
-  const webhook = await send(jsonRequest(byName('validate'), review(id, 'CREATE', pod('team-a', `probe-${id}`, id, [container('app')]), { dryRun: true })));
+  const rest = await send(
+    jsonRequest(byName('reserve'), {
+      kind: 'Widget',
+      resource: 'widgets.example.com',
+      name: `probe-${id}`,
+      resources: { 'example.com/gpu': '1' },
+      dryRun: true,
+    }),
+  );
+  const webhook = await send(
+    jsonRequest(byName('validate'), review(id, 'CREATE', pod('team-a', `probe-${id}`, id, [container('app')]), { dryRun: true })),
+  );
   last = await snapshot();
   if (rest.status === 200 && webhook.status === 200) return undefined;
   return `a dry-run reserve answered ${rest.status} ${preview(rest.text, 200)}, a dry-run review ${webhook.status} ${preview(webhook.text, 200)}`;
@@ -443,7 +608,9 @@ async function admissionProblem(): Promise<string | undefined> {
  * connection must not make the runs after it fail, or shrinking would blame them instead.
  */
 async function resetApiConnections(): Promise<void> {
-  await api.db.dataSource.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'quota-ledger-api' AND state = 'idle'`);
+  await api.db.dataSource.query(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'quota-ledger-api' AND state = 'idle'`,
+  );
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
@@ -478,7 +645,8 @@ async function exchange(out: Outgoing, options: { webhook?: boolean; checkAdmiss
     checkNothingWritten(before, after, isRestDenial(answer, json), kind, context);
   }
   if (options.webhook && answer.status === 200) {
-    const json = parseJson(answer.text) as { apiVersion?: unknown; kind?: unknown; response?: { uid?: unknown; allowed?: unknown } } | undefined;
+    const json = parseJson(answer.text) as
+      { apiVersion?: unknown; kind?: unknown; response?: { uid?: unknown; allowed?: unknown } } | undefined;
     const sent = parseJson(out.body?.toString('utf8') ?? '') as { request?: { uid?: unknown } } | undefined;
     const sentUid = sent?.request?.uid;
     const ok =
@@ -487,7 +655,11 @@ async function exchange(out: Outgoing, options: { webhook?: boolean; checkAdmiss
       typeof json.response?.allowed === 'boolean' &&
       typeof json.response.uid === 'string' &&
       (typeof sentUid !== 'string' || sentUid === json.response.uid);
-    if (!ok) violation(`${kind} 200 not an AdmissionReview`, `a 200 from the webhook that is not an AdmissionReview answer echoing uid ${JSON.stringify(sentUid)}: ${preview(answer.text)}\n  request: ${context}`);
+    if (!ok)
+      violation(
+        `${kind} 200 not an AdmissionReview`,
+        `a 200 from the webhook that is not an AdmissionReview answer echoing uid ${JSON.stringify(sentUid)}: ${preview(answer.text)}\n  request: ${context}`,
+      );
   }
   return answer;
 }
@@ -515,7 +687,12 @@ interface CheckOptions<T> {
 }
 
 /** fc.assert with a fixed seed per property (reported by fast-check on failure) and a time budget. */
-async function check<T>(arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>, numRuns: number, options: CheckOptions<T> = {}): Promise<void> {
+async function check<T>(
+  arbitrary: fc.Arbitrary<T>,
+  predicate: (value: T) => Promise<void>,
+  numRuns: number,
+  options: CheckOptions<T> = {},
+): Promise<void> {
   await fc.assert(fc.asyncProperty(arbitrary, predicate), {
     seed: seedFor(expect.getState().currentTestName ?? ''),
     numRuns: Math.max(1, Math.round(numRuns * RUNS_SCALE)),
@@ -544,7 +721,9 @@ beforeAll(async () => {
 afterAll(async () => {
   if (SURVEY) {
     const kinds = [...survey].sort(([a], [b]) => a.localeCompare(b));
-    console.log(`survey: ${kinds.length} kinds of violation\n${kinds.map(([k, { count, first }]) => `\n== ${k} (×${count})\n${first}`).join('\n')}`);
+    console.log(
+      `survey: ${kinds.length} kinds of violation\n${kinds.map(([k, { count, first }]) => `\n== ${k} (×${count})\n${first}`).join('\n')}`,
+    );
   }
   await api?.close();
 });
@@ -552,7 +731,12 @@ afterAll(async () => {
 // Property 4: whatever the property before did, the process answers and still reaches its database.
 afterEach(async (context) => {
   if (STATS) {
-    console.log(`${context.task.name}: ${[...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(' ')}`);
+    console.log(
+      `${context.task.name}: ${[...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([status, n]) => `${status}×${n}`)
+        .join(' ')}`,
+    );
     statuses.clear();
   }
   const health = await send({ method: 'GET', path: '/healthz' });
@@ -560,7 +744,10 @@ afterEach(async (context) => {
   expect((await send({ method: 'GET', path: '/readyz?exclude=queue' })).status).toBe(200);
   const usage = await send({ method: 'GET', path: '/v1/namespaces/team-a/usage' });
   expect(usage.status).toBe(200);
-  expect(JSON.parse(usage.text)).toMatchObject({ namespace: 'team-a', quotas: expect.arrayContaining([expect.objectContaining({ name: 'compute' })]) });
+  expect(JSON.parse(usage.text)).toMatchObject({
+    namespace: 'team-a',
+    quotas: expect.arrayContaining([expect.objectContaining({ name: 'compute' })]),
+  });
   const problem = await admissionProblem();
   // The next property must start from a service that admits, whatever this one did to it.
   if (problem) await resetApiConnections();
@@ -572,7 +759,8 @@ afterEach(async (context) => {
 const targetArb = fc.constantFrom(...TARGETS);
 const byName = (name: string): Target => TARGETS.find((t) => t.name === name) as Target;
 /** The `at` of a mutation of seed `index` of a target that lands on `path`. */
-const at = (seeds: readonly ((id: string) => Body)[], index: number, path: readonly (string | number)[]): number => pathIndex((seeds[index] as (id: string) => Body)('x'), path);
+const at = (seeds: readonly ((id: string) => Body)[], index: number, path: readonly (string | number)[]): number =>
+  pathIndex((seeds[index] as (id: string) => Body)('x'), path);
 
 /**
  * Counterexamples the mutation properties found (each answered 500), shrunk by hand to one
@@ -617,15 +805,27 @@ describe('fuzzing the HTTP API', () => {
   it('survives arbitrary JSON on every body route (random values, and random fields under the right envelope)', async () => {
     const envelope = (target: Target): fc.Arbitrary<Body> => {
       const fields = fc.dictionary(weirdKey, weirdValue, { maxKeys: 6 });
-      if (target.webhook) return fc.record({ apiVersion: fc.constant('admission.k8s.io/v1'), kind: fc.constant('AdmissionReview'), request: fields }) as fc.Arbitrary<Body>;
-      if (target.name === 'reserve') return fc.tuple(fc.constantFrom('Pod', 'Widget', 'PersistentVolumeClaim', 'Service'), fields).map(([kind, rest]) => ({ ...rest, kind }));
+      if (target.webhook)
+        return fc.record({
+          apiVersion: fc.constant('admission.k8s.io/v1'),
+          kind: fc.constant('AdmissionReview'),
+          request: fields,
+        }) as fc.Arbitrary<Body>;
+      if (target.name === 'reserve')
+        return fc
+          .tuple(fc.constantFrom('Pod', 'Widget', 'PersistentVolumeClaim', 'Service'), fields)
+          .map(([kind, rest]) => ({ ...rest, kind }));
       const kind = target.name === 'put resourcequota' ? 'ResourceQuota' : 'LimitRange';
       return fields.map((spec) => ({ apiVersion: 'v1', kind, spec }));
     };
     const arbitrary = targetArb.chain((target) =>
       fc.tuple(
         fc.constant(target),
-        fc.oneof(fc.jsonValue() as fc.Arbitrary<Body>, fc.anything().map((v) => (JSON.parse(JSON.stringify(v) ?? 'null') as Body)), envelope(target)),
+        fc.oneof(
+          fc.jsonValue() as fc.Arbitrary<Body>,
+          fc.anything().map((v) => JSON.parse(JSON.stringify(v) ?? 'null') as Body),
+          envelope(target),
+        ),
       ),
     );
     await check(arbitrary, async ([target, body]) => void (await exchange(jsonRequest(target, body), { webhook: target.webhook })), 300, {
@@ -636,18 +836,21 @@ describe('fuzzing the HTTP API', () => {
   });
 
   // Every target gets its own property so that one bug does not hide the others behind it.
-  it.each(TARGETS.map((t) => [t.name, t] as const))('survives mutations of valid %s bodies (dropped fields, swapped types, odd quantities and names)', async (_name, target) => {
-    const arbitrary = fc.tuple(fc.nat({ max: target.seeds.length - 1 }), fc.array(mutation, { minLength: 1, maxLength: 4 }));
-    await check(
-      arbitrary,
-      async ([seed, mutations]) => {
-        const body = mutate((target.seeds[seed] as (id: string) => Body)(next()), mutations);
-        await exchange(jsonRequest(target, body), { webhook: target.webhook });
-      },
-      140,
-      { examples: (MUTATION_EXAMPLES[target.name] ?? []).map(([seed, mutations]): [number, Mutation[]] => [seed, mutations]) },
-    );
-  });
+  it.each(TARGETS.map((t) => [t.name, t] as const))(
+    'survives mutations of valid %s bodies (dropped fields, swapped types, odd quantities and names)',
+    async (_name, target) => {
+      const arbitrary = fc.tuple(fc.nat({ max: target.seeds.length - 1 }), fc.array(mutation, { minLength: 1, maxLength: 4 }));
+      await check(
+        arbitrary,
+        async ([seed, mutations]) => {
+          const body = mutate((target.seeds[seed] as (id: string) => Body)(next()), mutations);
+          await exchange(jsonRequest(target, body), { webhook: target.webhook });
+        },
+        140,
+        { examples: (MUTATION_EXAMPLES[target.name] ?? []).map(([seed, mutations]): [number, Mutation[]] => [seed, mutations]) },
+      );
+    },
+  );
 
   it('puts quantities from the edge of the range everywhere a quantity goes', async () => {
     // Quantities deserve a property of their own: a random mutation lands on one only now and then.
@@ -676,7 +879,13 @@ describe('fuzzing the HTTP API', () => {
       '/v1/namespaces/team-a/usage': [one('at', '2026-01-01T00:00:00+16:00')],
       '/v1/namespaces/team-a/events': [overflow('after')],
       '/v1/namespaces/team-a/events/export': [overflow('after')],
-      '/v1/namespaces/team-a/decisions': [one('requester', 'a\u0000a'), one('since', '2026'), one('until', '2026-W01'), one('since', '2026-01-01T00:00:00+16:00'), overflow('after')],
+      '/v1/namespaces/team-a/decisions': [
+        one('requester', 'a\u0000a'),
+        one('since', '2026'),
+        one('until', '2026-W01'),
+        one('since', '2026-01-01T00:00:00+16:00'),
+        overflow('after'),
+      ],
       '/v1/namespaces/team-a/decisions/export': [one('requester', 'a\u0000a'), overflow('after')],
       '/v1/namespaces/team-a/reservations': [one('olderThan', '2026-01-01T00:00:00+16:00')],
       '/v1/namespaces/team-a/resourcequotas/compute/history': [overflow('after')],
@@ -686,24 +895,64 @@ describe('fuzzing the HTTP API', () => {
       ['/v1/namespaces/team-a/usage', { at: weirdTime }],
       ['/v1/namespaces/team-a/events', { after: weirdInteger, limit: weirdInteger }],
       ['/v1/namespaces/team-a/events/export', { after: weirdInteger, until: weirdInteger }],
-      ['/v1/namespaces/team-a/decisions', { allowed: fc.constantFrom('true', 'false', 'TRUE', '1', ''), since: weirdTime, until: weirdTime, requester: weirdString, after: weirdInteger, limit: weirdInteger }],
-      ['/v1/namespaces/team-a/decisions/export', { allowed: fc.constantFrom('true', 'false', 'yes'), since: weirdTime, until: weirdTime, requester: weirdString, after: weirdInteger }],
-      ['/v1/namespaces/team-a/reservations', { state: fc.constantFrom('reserved', 'committed', 'released', 'Reserved', ''), olderThan: weirdTime, after: fc.oneof(weirdString, fc.base64String()), limit: weirdInteger }],
+      [
+        '/v1/namespaces/team-a/decisions',
+        {
+          allowed: fc.constantFrom('true', 'false', 'TRUE', '1', ''),
+          since: weirdTime,
+          until: weirdTime,
+          requester: weirdString,
+          after: weirdInteger,
+          limit: weirdInteger,
+        },
+      ],
+      [
+        '/v1/namespaces/team-a/decisions/export',
+        {
+          allowed: fc.constantFrom('true', 'false', 'yes'),
+          since: weirdTime,
+          until: weirdTime,
+          requester: weirdString,
+          after: weirdInteger,
+        },
+      ],
+      [
+        '/v1/namespaces/team-a/reservations',
+        {
+          state: fc.constantFrom('reserved', 'committed', 'released', 'Reserved', ''),
+          olderThan: weirdTime,
+          after: fc.oneof(weirdString, fc.base64String()),
+          limit: weirdInteger,
+        },
+      ],
       ['/v1/namespaces/team-a/resourcequotas/compute/history', { after: weirdInteger, limit: weirdInteger }],
       ['/v1/namespaces/team-a/limitranges/defaults/history', { after: weirdInteger, limit: weirdInteger }],
     ];
     it.each(routes)('GET %s survives out-of-range and malformed values', async (path, params) => {
       const names = Object.keys(params);
       const param = fc.oneof(
-        { arbitrary: fc.constantFrom(...names).chain((name) => fc.tuple(fc.constant(name), params[name] as fc.Arbitrary<string>)), weight: 6 },
+        {
+          arbitrary: fc.constantFrom(...names).chain((name) => fc.tuple(fc.constant(name), params[name] as fc.Arbitrary<string>)),
+          weight: 6,
+        },
         // Repeated names arrive as arrays, bracketed ones as other keys; unknown names must be refused, not ignored into a crash.
-        { arbitrary: fc.tuple(fc.constantFrom(...names.map((n) => `${n}[]`), ...names.map((n) => `${n}[a]`), ...NASTY_KEYS, 'color'), weirdString), weight: 1 },
+        {
+          arbitrary: fc.tuple(
+            fc.constantFrom(...names.map((n) => `${n}[]`), ...names.map((n) => `${n}[a]`), ...NASTY_KEYS, 'color'),
+            weirdString,
+          ),
+          weight: 1,
+        },
       );
       const arbitrary = fc.tuple(fc.array(fc.tuple(param, fc.boolean()), { maxLength: 4 }), fc.boolean());
       await check(
         arbitrary,
         async ([pairs, bareKey]) => {
-          const query = pairs.map(([[name, value], raw]) => (bareKey && value === '' ? percentEncode(name) : `${percentEncode(name)}=${percentEncode(value, raw)}`)).join('&');
+          const query = pairs
+            .map(([[name, value], raw]) =>
+              bareKey && value === '' ? percentEncode(name) : `${percentEncode(name)}=${percentEncode(value, raw)}`,
+            )
+            .join('&');
           await exchange({ method: 'GET', path: `${path}${query ? `?${query}` : ''}` });
         },
         90,
@@ -748,7 +997,21 @@ describe('fuzzing the HTTP API', () => {
 
   it('survives broken framing of valid bodies: invalid UTF-8, content types and encodings, empty bodies, duplicate keys, __proto__', async () => {
     const framing = fc.oneof(
-      fc.record({ kind: fc.constant('invalid-utf8' as const), at: fc.nat(), bytes: fc.constantFrom([0x80], [0xff], [0xfe], [0xc0, 0xaf], [0xc3], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82], [0xf0, 0x9f, 0x98]) }),
+      fc.record({
+        kind: fc.constant('invalid-utf8' as const),
+        at: fc.nat(),
+        bytes: fc.constantFrom(
+          [0x80],
+          [0xff],
+          [0xfe],
+          [0xc0, 0xaf],
+          [0xc3],
+          [0xed, 0xa0, 0x80],
+          [0xf4, 0x90, 0x80, 0x80],
+          [0xe2, 0x82],
+          [0xf0, 0x9f, 0x98],
+        ),
+      }),
       fc.record({
         kind: fc.constant('content-type' as const),
         value: fc.constantFrom(
@@ -770,10 +1033,43 @@ describe('fuzzing the HTTP API', () => {
           '',
         ),
       }),
-      fc.record({ kind: fc.constant('content-encoding' as const), value: fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-bogus', 'gzip, gzip', 'compress'), compress: fc.boolean() }),
-      fc.record({ kind: fc.constant('body-text' as const), text: fc.constantFrom('', ' ', '\n', 'null', 'true', '0', '""', '[]', '{}', '\ufeff{}', '{"a":1}garbage', '{"a":1}{"a":2}', '{', '}', '{"a":', '{"a":1,}', "{'a':1}", '{a:1}', 'NaN', '[1,2', '\u0000') }),
+      fc.record({
+        kind: fc.constant('content-encoding' as const),
+        value: fc.constantFrom('gzip', 'deflate', 'br', 'identity', 'x-bogus', 'gzip, gzip', 'compress'),
+        compress: fc.boolean(),
+      }),
+      fc.record({
+        kind: fc.constant('body-text' as const),
+        text: fc.constantFrom(
+          '',
+          ' ',
+          '\n',
+          'null',
+          'true',
+          '0',
+          '""',
+          '[]',
+          '{}',
+          '\ufeff{}',
+          '{"a":1}garbage',
+          '{"a":1}{"a":2}',
+          '{',
+          '}',
+          '{"a":',
+          '{"a":1,}',
+          "{'a':1}",
+          '{a:1}',
+          'NaN',
+          '[1,2',
+          '\u0000',
+        ),
+      }),
       fc.record({ kind: fc.constant('duplicate-key' as const), key: weirdKey, value: weirdValue }),
-      fc.record({ kind: fc.constant('proto-keys' as const), where: fc.nat(), key: fc.constantFrom('__proto__', 'constructor', 'prototype') }),
+      fc.record({
+        kind: fc.constant('proto-keys' as const),
+        where: fc.nat(),
+        key: fc.constantFrom('__proto__', 'constructor', 'prototype'),
+      }),
       fc.record({ kind: fc.constant('headers' as const), remoteUser: weirdString, requestId: weirdString }),
     );
     const arbitrary = fc.tuple(targetArb, fc.nat(), framing);
@@ -806,14 +1102,19 @@ describe('fuzzing the HTTP API', () => {
             break;
           case 'proto-keys': {
             // A prototype-polluting payload: JSON.parse keeps these as own keys, an unwary merge would not.
-            const payload: Body = frame.key === 'constructor' ? { prototype: { [POLLUTION_MARK]: true } } : { [POLLUTION_MARK]: true, allowed: true, kind: 'Status' };
+            const payload: Body =
+              frame.key === 'constructor'
+                ? { prototype: { [POLLUTION_MARK]: true } }
+                : { [POLLUTION_MARK]: true, allowed: true, kind: 'Status' };
             const mutated = mutate(body, [{ op: 'add', at: frame.where, key: frame.key, value: payload }]);
             bytes = Buffer.from(serialize(mutated), 'utf8');
             break;
           }
           case 'headers':
             // Header values must be visible ASCII (or latin1) for node:http to send them at all.
-            headers['x-remote-user'] = Buffer.from(frame.remoteUser, 'utf8').toString('latin1').replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
+            headers['x-remote-user'] = Buffer.from(frame.remoteUser, 'utf8')
+              .toString('latin1')
+              .replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
             headers['x-request-id'] = frame.requestId.replace(/[^\t\x20-\x7e]/g, '?');
             break;
           default: {
@@ -821,18 +1122,29 @@ describe('fuzzing the HTTP API', () => {
             throw new Error(`unknown framing ${JSON.stringify(never)}`);
           }
         }
-        await exchange({ method: target.method, path: target.path(body), headers, body: bytes }, { webhook: target.webhook && frame.kind !== 'invalid-utf8' });
+        await exchange(
+          { method: target.method, path: target.path(body), headers, body: bytes },
+          { webhook: target.webhook && frame.kind !== 'invalid-utf8' },
+        );
       },
       300,
     );
   });
 
   it('survives deeply nested JSON anywhere in a valid body', async () => {
-    const arbitrary = fc.tuple(targetArb, fc.nat(), fc.nat(), fc.integer({ min: 1, max: 200_000 }), fc.constantFrom<'array' | 'object'>('array', 'object'));
+    const arbitrary = fc.tuple(
+      targetArb,
+      fc.nat(),
+      fc.nat(),
+      fc.integer({ min: 1, max: 200_000 }),
+      fc.constantFrom<'array' | 'object'>('array', 'object'),
+    );
     await check<[Target, number, number, number, 'array' | 'object']>(
       arbitrary,
       async ([target, pick, where, depth, kind]) => {
-        const body = mutate((target.seeds[pick % target.seeds.length] as (id: string) => Body)(next()), [{ op: 'set', at: where, value: nested(depth, kind) }]);
+        const body = mutate((target.seeds[pick % target.seeds.length] as (id: string) => Body)(next()), [
+          { op: 'set', at: where, value: nested(depth, kind) },
+        ]);
         await exchange(jsonRequest(target, body), { webhook: target.webhook });
       },
       60,
@@ -851,7 +1163,10 @@ describe('fuzzing the HTTP API', () => {
   it('keeps admitting after any one bad request: no request breaks the service for the requests after it', async () => {
     // Only property 4 is judged here (the request's own answer is the other properties' business),
     // so that shrinking keeps what breaks the service rather than what merely fails.
-    const deep = fc.option(fc.tuple(fc.nat(), fc.integer({ min: 1000, max: 200_000 }), fc.constantFrom<'array' | 'object'>('array', 'object')), { freq: 2 });
+    const deep = fc.option(
+      fc.tuple(fc.nat(), fc.integer({ min: 1000, max: 200_000 }), fc.constantFrom<'array' | 'object'>('array', 'object')),
+      { freq: 2 },
+    );
     const arbitrary = fc.tuple(targetArb, fc.nat(), fc.array(mutation, { maxLength: 3 }), deep);
     await check<[Target, number, Mutation[], [number, number, 'array' | 'object'] | null]>(
       arbitrary,
@@ -904,13 +1219,31 @@ describe('fuzzing the HTTP API', () => {
         const limit = target.bodyLimitBytes;
         const under = Math.max(limit - extra, serialize(seed).length + 16);
         if (framing === 'under-limit') out = { method: target.method, path: target.path(seed), headers, body: pad(under) };
-        else if (framing === 'gzip-bomb') out = { method: target.method, path: target.path(seed), headers: { ...headers, 'content-encoding': 'gzip' }, body: gzipSync(pad(limit + extra)) };
-        else out = { method: target.method, path: target.path(seed), headers, body: pad(limit + extra), ...(framing === 'chunked' ? { chunkBytes: 64 * 1024 } : {}) };
+        else if (framing === 'gzip-bomb')
+          out = {
+            method: target.method,
+            path: target.path(seed),
+            headers: { ...headers, 'content-encoding': 'gzip' },
+            body: gzipSync(pad(limit + extra)),
+          };
+        else
+          out = {
+            method: target.method,
+            path: target.path(seed),
+            headers,
+            body: pad(limit + extra),
+            ...(framing === 'chunked' ? { chunkBytes: 64 * 1024 } : {}),
+          };
         const answer = await exchange(out, { webhook: target.webhook });
         if (!answer) return;
         const kind = `${routeOf(out.method, out.path)} ${framing}`;
-        if (framing === 'under-limit' && answer.status === 413) violation(`${kind} 413`, `413 for a body of ${out.body?.length} bytes, under the limit: ${describeRequest(out)}`);
-        if (framing !== 'under-limit' && answer.status !== 413) violation(`${kind} not 413`, `${answer.status}, not 413, for a ${framing} body of ${limit + extra} bytes: ${describeRequest(out)}`);
+        if (framing === 'under-limit' && answer.status === 413)
+          violation(`${kind} 413`, `413 for a body of ${out.body?.length} bytes, under the limit: ${describeRequest(out)}`);
+        if (framing !== 'under-limit' && answer.status !== 413)
+          violation(
+            `${kind} not 413`,
+            `${answer.status}, not 413, for a ${framing} body of ${limit + extra} bytes: ${describeRequest(out)}`,
+          );
       },
       30,
     );
@@ -938,7 +1271,11 @@ describe('fuzzing the HTTP API', () => {
     type Shape = ['array' | 'object', number];
     const shape: fc.Arbitrary<Shape> = fc.tuple(
       fc.constantFrom<'array' | 'object'>('array', 'array', 'object'),
-      fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 150_000, max: 260_000 }), fc.integer({ min: 1_000_000, max: 1_600_000 })),
+      fc.oneof(
+        fc.integer({ min: 1, max: 5_000 }),
+        fc.integer({ min: 150_000, max: 260_000 }),
+        fc.integer({ min: 1_000_000, max: 1_600_000 }),
+      ),
     );
     const arbitrary = fc.tuple(fc.constantFrom(...everyRoute), fc.nat(), shape, fc.boolean());
     await check<[Target, number, Shape, boolean]>(
@@ -954,7 +1291,8 @@ describe('fuzzing the HTTP API', () => {
         if (!answer || target.bodyLimitBytes === 0) return;
         // A body route never accepts more values than its limit, however they are arranged.
         const values = size + (whole ? 1 : 2);
-        if (values > 200_000 && answer.status < 400) violation(`${target.name} accepted a wide body`, `${answer.status} for ${values} values: ${describeRequest(out)}`);
+        if (values > 200_000 && answer.status < 400)
+          violation(`${target.name} accepted a wide body`, `${answer.status} for ${values} values: ${describeRequest(out)}`);
       },
       40,
       { examples: [[byName('validate'), 0, ['array', 1_600_000], true]] },
@@ -976,13 +1314,22 @@ describe('fuzzing the HTTP API', () => {
 
   it('answers a pod with very many containers (a body under the limit) within the timeout, without blocking the process', async () => {
     // CPU per container, not bytes, is what this costs: the body stays under BODY_LIMIT_BYTES.
-    const containers = (n: number): Body[] => Array.from({ length: n }, (_, i): Body => (i % 2 ? { name: `c${i}`, resources: { requests: { cpu: '1m' } } } : { name: `c${i}` }));
-    const arbitrary = fc.tuple(fc.constantFrom(byName('validate'), byName('mutate'), byName('reserve')), fc.integer({ min: 1, max: 80_000 }));
+    const containers = (n: number): Body[] =>
+      Array.from({ length: n }, (_, i): Body => (i % 2 ? { name: `c${i}`, resources: { requests: { cpu: '1m' } } } : { name: `c${i}` }));
+    const arbitrary = fc.tuple(
+      fc.constantFrom(byName('validate'), byName('mutate'), byName('reserve')),
+      fc.integer({ min: 1, max: 80_000 }),
+    );
     await check<[Target, number]>(
       arbitrary,
       async ([target, n]) => {
         const id = next();
-        const object: Body = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'wide', uid: `obj-${id}` }, spec: { containers: containers(n) } };
+        const object: Body = {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'wide', uid: `obj-${id}` },
+          spec: { containers: containers(n) },
+        };
         const body: Body = target.webhook ? review(id, 'CREATE', object) : { kind: 'Pod', name: 'wide', object };
         const out = jsonRequest(target, body);
         expect(out.body?.length ?? 0).toBeLessThan(DEFAULT_BODY_LIMIT_BYTES);
@@ -1004,7 +1351,12 @@ describe('fuzzing the HTTP API', () => {
     // Requests for one namespace that arrive together are decided in one transaction (README,
     // "How a decision is made"): one that PostgreSQL refuses must not take the others down.
     type Field = 'name' | 'requestId' | 'username' | 'uid';
-    const arbitrary = fc.tuple(fc.constantFrom<'reserve' | 'validate'>('reserve', 'validate'), fc.constantFrom<Field>('name', 'requestId', 'username', 'uid'), weirdString, fc.integer({ min: 2, max: 8 }));
+    const arbitrary = fc.tuple(
+      fc.constantFrom<'reserve' | 'validate'>('reserve', 'validate'),
+      fc.constantFrom<Field>('name', 'requestId', 'username', 'uid'),
+      weirdString,
+      fc.integer({ min: 2, max: 8 }),
+    );
     await check<['reserve' | 'validate', Field, string, number]>(
       arbitrary,
       async ([kind, field, poison, companions]) => {
@@ -1020,7 +1372,12 @@ describe('fuzzing the HTTP API', () => {
             };
             return jsonRequest(byName('reserve'), body);
           }
-          const object = pod('team-a', field === 'name' && value !== undefined ? value : `p-${id}`, field === 'uid' && value !== undefined ? value : id, [container('app', { requests: { cpu: '1m' } })]);
+          const object = pod(
+            'team-a',
+            field === 'name' && value !== undefined ? value : `p-${id}`,
+            field === 'uid' && value !== undefined ? value : id,
+            [container('app', { requests: { cpu: '1m' } })],
+          );
           const body = review(id, 'CREATE', object, field === 'username' && value !== undefined ? { userInfo: { username: value } } : {});
           return jsonRequest(byName('validate'), body);
         };
@@ -1034,7 +1391,11 @@ describe('fuzzing the HTTP API', () => {
         answers.forEach((answer, i) => {
           if (i === position || !answer) return;
           const context = `well-formed ${describeRequest(requests[i] as Outgoing)}\n  sent at once with ${companions - 1} others and the malformed ${describeRequest(malformed)} (answered ${answers[position]?.status})`;
-          if (answer.status >= 500) violation(`${kind} batched with a malformed ${field}: ${answer.status}`, `${answer.status} ${preview(answer.text)}\n  request: ${context}`);
+          if (answer.status >= 500)
+            violation(
+              `${kind} batched with a malformed ${field}: ${answer.status}`,
+              `${answer.status} ${preview(answer.text)}\n  request: ${context}`,
+            );
           else if (answer.status >= 400) checkKubeStatus(answer, `${kind} batched`, context);
         });
       },
@@ -1055,7 +1416,19 @@ describe('fuzzing the HTTP API', () => {
 // ------------------------------------------------------------------ helpers of single properties
 
 /** Keys whose value maps resource names to quantities, in every kind of body here. */
-const QUANTITY_MAPS = new Set(['requests', 'limits', 'hard', 'max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio', 'resources', 'overhead', 'capacity']);
+const QUANTITY_MAPS = new Set([
+  'requests',
+  'limits',
+  'hard',
+  'max',
+  'min',
+  'default',
+  'defaultRequest',
+  'maxLimitRequestRatio',
+  'resources',
+  'overhead',
+  'capacity',
+]);
 
 /** The body with the quantity at `pick` (among all of its quantity strings) replaced; unchanged if it has none. */
 function setQuantity(body: Body, pick: number, quantity: string): Body {
@@ -1093,25 +1466,34 @@ const head = (lines: readonly string[]): Buffer => Buffer.from(`${lines.join('\r
 
 /** Requests a well-behaved client never sends: Node's parser or the body reader must refuse them, and promptly. */
 const rawRequest: fc.Arbitrary<RawMaker> = fc.oneof(
-  fc.double({ min: 0, max: 1, noNaN: true }).map(
-    (fraction): RawMaker =>
-      (method, path, body) => ({
-        // The connection ends part-way through the body.
-        bytes: Buffer.concat([
-          head([`${method} ${path} HTTP/1.1`, 'Host: x', 'Content-Type: application/json', `Content-Length: ${body.length}`, 'Connection: close']),
-          body.subarray(0, Math.min(body.length - 1, Math.floor(body.length * fraction))),
-        ]),
-        halfClose: true,
-      }),
-  ),
-  fc.nat().map(
-    (cut): RawMaker =>
-      (method, path, body) => ({
-        // A Content-Length shorter than the body: the rest would read as a next request (Connection: close ends it first).
-        bytes: Buffer.concat([head([`${method} ${path} HTTP/1.1`, 'Host: x', 'Content-Type: application/json', `Content-Length: ${cut % (body.length + 1)}`, 'Connection: close']), body]),
-        halfClose: false,
-      }),
-  ),
+  fc.double({ min: 0, max: 1, noNaN: true }).map((fraction): RawMaker => (method, path, body) => ({
+    // The connection ends part-way through the body.
+    bytes: Buffer.concat([
+      head([
+        `${method} ${path} HTTP/1.1`,
+        'Host: x',
+        'Content-Type: application/json',
+        `Content-Length: ${body.length}`,
+        'Connection: close',
+      ]),
+      body.subarray(0, Math.min(body.length - 1, Math.floor(body.length * fraction))),
+    ]),
+    halfClose: true,
+  })),
+  fc.nat().map((cut): RawMaker => (method, path, body) => ({
+    // A Content-Length shorter than the body: the rest would read as a next request (Connection: close ends it first).
+    bytes: Buffer.concat([
+      head([
+        `${method} ${path} HTTP/1.1`,
+        'Host: x',
+        'Content-Type: application/json',
+        `Content-Length: ${cut % (body.length + 1)}`,
+        'Connection: close',
+      ]),
+      body,
+    ]),
+    halfClose: false,
+  })),
   fc
     .constantFrom(
       ['Content-Length: 10', 'Transfer-Encoding: chunked'],
@@ -1137,27 +1519,34 @@ const rawRequest: fc.Arbitrary<RawMaker> = fc.oneof(
       ['X-Request-Id: ../../\u00e9'],
       ['X-Remote-User: \u00ff\u00fe'],
     )
-    .map(
-      (extra): RawMaker =>
-        (method, path, body) => {
-          const framed = extra.some((h) => /^(content-length|transfer-encoding)/i.test(h));
-          return {
-            bytes: Buffer.concat([head([`${method} ${path} HTTP/1.1`, 'Host: x', 'Content-Type: application/json', ...extra, ...(framed ? [] : [`Content-Length: ${body.length}`]), 'Connection: close']), body]),
-            // A lying length or encoding may leave the server waiting for bytes that never come.
-            halfClose: framed,
-          };
-        },
-    ),
-  fc
-    .constantFrom('zz', '-1', 'ffffffffffffffffff', '5;ext=1', ' 5', '5 ', '0', '')
-    .map(
-      (size): RawMaker =>
-        (method, path, body) => ({
-          // A chunk size line that lies or does not parse, and no terminating chunk.
-          bytes: Buffer.concat([head([`${method} ${path} HTTP/1.1`, 'Host: x', 'Content-Type: application/json', 'Transfer-Encoding: chunked', 'Connection: close']), Buffer.from(`${size}\r\n`), body, Buffer.from('\r\n')]),
-          halfClose: true,
-        }),
-    ),
+    .map((extra): RawMaker => (method, path, body) => {
+      const framed = extra.some((h) => /^(content-length|transfer-encoding)/i.test(h));
+      return {
+        bytes: Buffer.concat([
+          head([
+            `${method} ${path} HTTP/1.1`,
+            'Host: x',
+            'Content-Type: application/json',
+            ...extra,
+            ...(framed ? [] : [`Content-Length: ${body.length}`]),
+            'Connection: close',
+          ]),
+          body,
+        ]),
+        // A lying length or encoding may leave the server waiting for bytes that never come.
+        halfClose: framed,
+      };
+    }),
+  fc.constantFrom('zz', '-1', 'ffffffffffffffffff', '5;ext=1', ' 5', '5 ', '0', '').map((size): RawMaker => (method, path, body) => ({
+    // A chunk size line that lies or does not parse, and no terminating chunk.
+    bytes: Buffer.concat([
+      head([`${method} ${path} HTTP/1.1`, 'Host: x', 'Content-Type: application/json', 'Transfer-Encoding: chunked', 'Connection: close']),
+      Buffer.from(`${size}\r\n`),
+      body,
+      Buffer.from('\r\n'),
+    ]),
+    halfClose: true,
+  })),
   fc
     .constantFrom<readonly [string | null, string | null, string]>(
       ['put', null, 'HTTP/1.1'],
@@ -1178,13 +1567,19 @@ const rawRequest: fc.Arbitrary<RawMaker> = fc.oneof(
       [null, '{path}/\u00e9', 'HTTP/1.1'],
       [null, '{path}\u0000', 'HTTP/1.1'],
     )
-    .map(
-      ([verb, target, version]): RawMaker =>
-        (method, path, body) => ({
-          bytes: Buffer.concat([head([`${verb ?? method} ${(target ?? '{path}').replace('{path}', path)} ${version}`, 'Host: x', 'Content-Type: application/json', `Content-Length: ${body.length}`, 'Connection: close']), body]),
-          halfClose: false,
-        }),
-    ),
+    .map(([verb, target, version]): RawMaker => (method, path, body) => ({
+      bytes: Buffer.concat([
+        head([
+          `${verb ?? method} ${(target ?? '{path}').replace('{path}', path)} ${version}`,
+          'Host: x',
+          'Content-Type: application/json',
+          `Content-Length: ${body.length}`,
+          'Connection: close',
+        ]),
+        body,
+      ]),
+      halfClose: false,
+    })),
 );
 
 /**
@@ -1205,7 +1600,10 @@ async function rawExchange(bytes: Buffer, halfClose: boolean): Promise<void> {
     const timer = setTimeout(() => {
       socket.destroy();
       try {
-        violation(`${kind} HANG`, `HANG: the server neither answered nor closed within ${REQUEST_TIMEOUT_MS} ms: ${context}; got ${preview(Buffer.concat(chunks).toString('latin1'), 200)}`);
+        violation(
+          `${kind} HANG`,
+          `HANG: the server neither answered nor closed within ${REQUEST_TIMEOUT_MS} ms: ${context}; got ${preview(Buffer.concat(chunks).toString('latin1'), 200)}`,
+        );
         resolve(undefined);
       } catch (error) {
         reject(error);
@@ -1239,11 +1637,10 @@ async function rawExchange(bytes: Buffer, halfClose: boolean): Promise<void> {
   const split = text.indexOf('\r\n\r\n');
   if (first !== undefined && first >= 400 && split > 0 && /\r\nx-request-id:/i.test(text.slice(0, split))) {
     const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, split));
-    const bodyText = Buffer.from(text.slice(split + 4), 'latin1').subarray(0, length ? Number(length[1]) : undefined).toString('utf8');
+    const bodyText = Buffer.from(text.slice(split + 4), 'latin1')
+      .subarray(0, length ? Number(length[1]) : undefined)
+      .toString('utf8');
     checkKubeStatus({ status: first, headers: {}, text: bodyText }, kind, context);
   }
   if (!codes.some((s) => s < 300)) checkNothingWritten(before, after, false, kind, context);
 }
-
-
-

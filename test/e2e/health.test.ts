@@ -26,13 +26,25 @@ describe('admission-api over HTTP', () => {
   });
 
   it('answers malformed JSON with a BadRequest Status', async () => {
-    const response = await fetch(`${base}/v1/namespaces/team-a/resourcequotas/q`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+    const response = await fetch(`${base}/v1/namespaces/team-a/resourcequotas/q`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":',
+    });
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: expect.stringMatching(/^the request body is not valid JSON: /) });
+    expect(await response.json()).toMatchObject({
+      kind: 'Status',
+      reason: 'BadRequest',
+      message: expect.stringMatching(/^the request body is not valid JSON: /),
+    });
   });
 
   it('answers a body over the limit with RequestEntityTooLarge', async () => {
-    const response = await fetch(`${base}/v1/namespaces/team-a/resourcequotas/q`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(10_000) }) });
+    const response = await fetch(`${base}/v1/namespaces/team-a/resourcequotas/q`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 'x'.repeat(10_000) }),
+    });
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ kind: 'Status', reason: 'RequestEntityTooLarge', code: 413 });
   });

@@ -11,11 +11,37 @@ import { startApi, type RunningApi } from '../support/api.js';
 let api: RunningApi;
 beforeAll(async () => {
   api = await startApi({}, 'qlheavy');
-  expect((await api.request('PUT', '/v1/namespaces/team-a/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '5' } } })).status).toBe(201);
-  expect((await api.request('PUT', '/v1/namespaces/team-a', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tenant: 'acme' } } })).status).toBe(201);
-  const crq = { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', metadata: { name: 'acme' }, spec: { selector: { labels: { matchLabels: { tenant: 'acme' } } }, quota: { hard: { pods: '9' } } } };
+  expect(
+    (
+      await api.request('PUT', '/v1/namespaces/team-a/resourcequotas/compute', {
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        spec: { hard: { pods: '5' } },
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await api.request('PUT', '/v1/namespaces/team-a', {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'team-a', labels: { tenant: 'acme' } },
+      })
+    ).status,
+  ).toBe(201);
+  const crq = {
+    apiVersion: 'quota.openshift.io/v1',
+    kind: 'ClusterResourceQuota',
+    metadata: { name: 'acme' },
+    spec: { selector: { labels: { matchLabels: { tenant: 'acme' } } }, quota: { hard: { pods: '9' } } },
+  };
   expect((await api.request('PUT', '/v1/clusterresourcequotas/acme', crq)).status).toBe(201);
-  const hrq = { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', metadata: { name: 'tree' }, spec: { hard: { pods: '9' } } };
+  const hrq = {
+    apiVersion: 'hnc.x-k8s.io/v1alpha2',
+    kind: 'HierarchicalResourceQuota',
+    metadata: { name: 'tree' },
+    spec: { hard: { pods: '9' } },
+  };
   expect((await api.request('PUT', '/v1/namespaces/team-a/hierarchicalresourcequotas/tree', hrq)).status).toBe(201);
 });
 afterAll(async () => {
@@ -32,7 +58,12 @@ const HEAVY = [
   '/v1/namespaces/team-a/hierarchicalresourcequotas/tree/usage/series?points=500',
   `/v1/namespaces/team-a/hierarchicalresourcequotas/tree/usage?at=${at()}`,
 ];
-const LIGHT = ['/v1/namespaces/team-a/usage', '/v1/clusterresourcequotas/acme/usage', '/v1/namespaces/team-a/hierarchicalresourcequotas/tree/usage', '/v1/namespaces/team-a/events'];
+const LIGHT = [
+  '/v1/namespaces/team-a/usage',
+  '/v1/clusterresourcequotas/acme/usage',
+  '/v1/namespaces/team-a/hierarchicalresourcequotas/tree/usage',
+  '/v1/namespaces/team-a/events',
+];
 
 describe('series, as-of reads of shared quotas and exports', () => {
   it('are refused with 429 and Retry-After while every slot is taken and the line is full, and served again after', async () => {

@@ -12,8 +12,18 @@ import { bearer, writeTokensFile } from '../support/tokens.js';
  */
 const TOKENS = {
   admin: { name: 'platform-admin', token: 'scope-admin-0123456789abcdef0123456789abcd', roles: ['admin', 'admission'] },
-  parent: { name: 'org-auditor', token: 'scope-parent-0123456789abcdef0123456789abc', roles: ['auditor', 'admission'], namespaces: ['org'] },
-  subtree: { name: 'org-lead', token: 'scope-subtree-0123456789abcdef0123456789ab', roles: ['auditor'], namespaces: ['org', 'org-dev', 'org-prod'] },
+  parent: {
+    name: 'org-auditor',
+    token: 'scope-parent-0123456789abcdef0123456789abc',
+    roles: ['auditor', 'admission'],
+    namespaces: ['org'],
+  },
+  subtree: {
+    name: 'org-lead',
+    token: 'scope-subtree-0123456789abcdef0123456789ab',
+    roles: ['auditor'],
+    namespaces: ['org', 'org-dev', 'org-prod'],
+  },
   child: { name: 'dev-ci', token: 'scope-child-0123456789abcdef0123456789abcd', roles: ['admission'], namespaces: ['org-dev'] },
 };
 type Who = keyof typeof TOKENS;
@@ -24,7 +34,12 @@ let until: string;
 const as = (who: Who) => bearer(TOKENS[who].token);
 const get = (path: string, who: Who) => api.request('GET', path, undefined, as(who));
 const reserve = (namespace: string, name: string, who: Who) =>
-  api.request('POST', `/v1/namespaces/${namespace}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name, resources: { pods: '1' } }, as(who));
+  api.request(
+    'POST',
+    `/v1/namespaces/${namespace}/reservations`,
+    { kind: 'Widget', resource: 'widgets.example.com', name, resources: { pods: '1' } },
+    as(who),
+  );
 
 beforeAll(async () => {
   api = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)) }, 'qlhrqscope');
@@ -33,7 +48,12 @@ beforeAll(async () => {
     const body = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: child, labels: { 'org.tree.hnc.x-k8s.io/depth': '1' } } };
     expect((await api.request('PUT', `/v1/namespaces/${child}`, body, as('admin'))).status).toBe(201);
   }
-  const hrq = { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', metadata: { name: 'tree' }, spec: { hard: { pods: '3' } } };
+  const hrq = {
+    apiVersion: 'hnc.x-k8s.io/v1alpha2',
+    kind: 'HierarchicalResourceQuota',
+    metadata: { name: 'tree' },
+    spec: { hard: { pods: '3' } },
+  };
   expect((await api.request('PUT', '/v1/namespaces/org/hierarchicalresourcequotas/tree', hrq, as('admin'))).status).toBe(201);
   expect((await reserve('org', 'o1', 'parent')).status).toBe(201);
   expect((await reserve('org-dev', 'd1', 'child')).status).toBe(201);
@@ -48,7 +68,8 @@ afterAll(async () => {
 
 const PATH = '/v1/namespaces/org/hierarchicalresourcequotas/tree';
 const namesOf = (usage: { namespaces: { namespace: string }[] }) => usage.namespaces.map((n) => n.namespace);
-const denialsOf = (series: { markers: { kind: string; name?: string }[] }) => series.markers.filter((m) => m.kind === 'denial').map((m) => m.name);
+const denialsOf = (series: { markers: { kind: string; name?: string }[] }) =>
+  series.markers.filter((m) => m.kind === 'denial').map((m) => m.name);
 
 describe("a HierarchicalResourceQuota's usage, read with a token scoped to its parent", () => {
   it("shows the subtree total, and only the parent namespace's part", async () => {
@@ -79,7 +100,10 @@ describe("a HierarchicalResourceQuota's usage, read with a token scoped to its p
       expect(now.status, who).toBe(200);
       expect(namesOf(now.body)).toEqual(['org', 'org-dev', 'org-prod']);
       expect(now.body.namespacesWithheld).toBeUndefined();
-      expect(denialsOf((await get(`${PATH}/usage/series?since=${since}&until=${until}&points=5`, who)).body)).toEqual(['secret-project', 'o2']);
+      expect(denialsOf((await get(`${PATH}/usage/series?since=${since}&until=${until}&points=5`, who)).body)).toEqual([
+        'secret-project',
+        'o2',
+      ]);
     }
   });
 });
@@ -87,7 +111,12 @@ describe("a HierarchicalResourceQuota's usage, read with a token scoped to its p
 describe("a HierarchicalResourceQuota's queue, read with a token scoped to its parent", () => {
   it("shows only the parent namespace's waiters; the descendants' are other teams' and counted as withheld", async () => {
     const wait = (namespace: string, name: string, who: Who) =>
-      api.request('POST', `/v1/namespaces/${namespace}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name, resources: { pods: '1' }, wait: { seconds: 60 } }, as(who));
+      api.request(
+        'POST',
+        `/v1/namespaces/${namespace}/reservations`,
+        { kind: 'Widget', resource: 'widgets.example.com', name, resources: { pods: '1' }, wait: { seconds: 60 } },
+        as(who),
+      );
     expect((await wait('org-dev', 'secret-queued', 'child')).status).toBe(202);
     expect((await wait('org', 'o3', 'parent')).status).toBe(202);
     const scoped = await get(`${PATH}/queue`, 'parent');

@@ -30,11 +30,19 @@ interface Documented {
  * registries), and the README's "Operations" section for as long as it still has the table.
  */
 function documented(text: string, where: string): Record<ProcessName, Documented> {
-  const byProcess = Object.fromEntries(PROCESSES.map((p) => [p, { names: new Set<string>(), types: new Map<string, string>() }])) as Record<ProcessName, Documented>;
+  const byProcess = Object.fromEntries(PROCESSES.map((p) => [p, { names: new Set<string>(), types: new Map<string, string>() }])) as Record<
+    ProcessName,
+    Documented
+  >;
   let rows = 0;
   for (const line of text.split('\n')) {
     if (!/^\s*\| `/.test(line)) continue;
-    const cells = line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((cell) => cell.trim());
+    const cells = line
+      .trim()
+      .replace(/^\|/, '')
+      .replace(/\|$/, '')
+      .split('|')
+      .map((cell) => cell.trim());
     const [metrics = '', type = '', processCell = ''] = cells;
     const names = [...metrics.matchAll(/`([a-z_:][a-z0-9_:]*)`/g)].map((m) => m[1] as string);
     const owners = processCell === 'every process' ? PROCESSES : PROCESSES.filter((p) => p === processCell);
@@ -56,7 +64,9 @@ function documented(text: string, where: string): Record<ProcessName, Documented
 
 /** The tables to hold against the processes: the generated reference, and the README's while it has one. */
 function tables(): [string, Record<ProcessName, Documented>][] {
-  const found: [string, Record<ProcessName, Documented>][] = [['docs/reference/metrics.md', documented(readFileSync(`${ROOT}docs/reference/metrics.md`, 'utf8'), 'docs/reference/metrics.md')]];
+  const found: [string, Record<ProcessName, Documented>][] = [
+    ['docs/reference/metrics.md', documented(readFileSync(`${ROOT}docs/reference/metrics.md`, 'utf8'), 'docs/reference/metrics.md')],
+  ];
   const readme = readFileSync(`${ROOT}README.md`, 'utf8');
   const start = readme.indexOf('\n## Operations\n');
   const section = start < 0 ? '' : readme.slice(start, readme.indexOf('\n## ', start + 5));
@@ -90,7 +100,9 @@ async function startWorker(name: 'projection-worker' | 'reconciler', env: Record
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const base = `http://127.0.0.1:${port}`;
   await until(
     `the ${name}'s /healthz`,
@@ -118,23 +130,35 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const worker of Object.values(workers)) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
+  for (const worker of Object.values(workers))
+    if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
   await api?.stop('SIGKILL');
   await db?.drop();
 });
 
 describe('the metrics the documentation lists', () => {
   it('are exactly what each process serves on /metrics, of the types it says, each quota_ledger_ series from one process', async () => {
-    const bases: Record<ProcessName, string> = { api: api!.base, 'projection-worker': workers['projection-worker']!.base, reconciler: workers.reconciler!.base };
+    const bases: Record<ProcessName, string> = {
+      api: api!.base,
+      'projection-worker': workers['projection-worker']!.base,
+      reconciler: workers.reconciler!.base,
+    };
     const owners = new Map<string, ProcessName[]>();
     for (const name of PROCESSES) {
       const serving = await served(bases[name]);
       for (const [where, table] of tables()) {
-        expect([...serving.keys()].filter((metric) => !table[name].names.has(metric)).sort(), `${name} serves, ${where} does not list`).toEqual([]);
-        expect([...table[name].names].filter((metric) => !serving.has(metric)).sort(), `${where} lists for ${name}, it does not serve`).toEqual([]);
+        expect(
+          [...serving.keys()].filter((metric) => !table[name].names.has(metric)).sort(),
+          `${name} serves, ${where} does not list`,
+        ).toEqual([]);
+        expect(
+          [...table[name].names].filter((metric) => !serving.has(metric)).sort(),
+          `${where} lists for ${name}, it does not serve`,
+        ).toEqual([]);
         for (const [metric, type] of table[name].types) expect(serving.get(metric), `${where}: ${metric}'s type`).toBe(type);
       }
-      for (const metric of serving.keys()) if (metric.startsWith('quota_ledger_')) owners.set(metric, [...(owners.get(metric) ?? []), name]);
+      for (const metric of serving.keys())
+        if (metric.startsWith('quota_ledger_')) owners.set(metric, [...(owners.get(metric) ?? []), name]);
       // Node's own series unprefixed in every process.
       expect(serving.has('process_cpu_seconds_total') && serving.has('nodejs_heap_size_used_bytes'), name).toBe(true);
     }

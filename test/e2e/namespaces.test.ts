@@ -10,7 +10,12 @@ const reservePod = (namespace: string, name: string, cpu: string) =>
   api.request('POST', `/v1/namespaces/${namespace}/reservations`, {
     kind: 'Pod',
     name,
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `${namespace}-${name}` }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu } } }] } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, uid: `${namespace}-${name}` },
+      spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu } } }] },
+    },
   });
 
 beforeAll(async () => {
@@ -18,7 +23,15 @@ beforeAll(async () => {
   expect((await quota('team-a', { pods: '4', 'requests.cpu': '4' })).status).toBe(201);
   for (const name of ['p1', 'p2', 'p3']) expect((await reservePod('team-a', name, '500m')).status).toBe(201);
   expect((await quota('team-b', { pods: '0' })).status).toBe(201);
-  expect((await api.request('PUT', '/v1/namespaces/team-c/limitranges/defaults', { apiVersion: 'v1', kind: 'LimitRange', spec: { limits: [{ type: 'Container', default: { cpu: '100m' } }] } })).status).toBe(201);
+  expect(
+    (
+      await api.request('PUT', '/v1/namespaces/team-c/limitranges/defaults', {
+        apiVersion: 'v1',
+        kind: 'LimitRange',
+        spec: { limits: [{ type: 'Container', default: { cpu: '100m' } }] },
+      })
+    ).status,
+  ).toBe(201);
   expect((await quota('web', { pods: '10' })).status).toBe(201);
 });
 afterAll(async () => {
@@ -33,7 +46,14 @@ describe('GET /v1/namespaces', () => {
     expect(body.items.map((n: { namespace: string }) => n.namespace)).toEqual(['team-a', 'team-b', 'team-c', 'web']);
     const [a, b, c, web] = body.items;
     expect(a).toMatchObject({
-      quotas: [{ name: 'compute', hard: { pods: '4', 'requests.cpu': '4' }, used: { pods: '3', 'requests.cpu': '1500m' }, tightest: { resource: 'pods', ratio: 0.75 } }],
+      quotas: [
+        {
+          name: 'compute',
+          hard: { pods: '4', 'requests.cpu': '4' },
+          used: { pods: '3', 'requests.cpu': '1500m' },
+          tightest: { resource: 'pods', ratio: 0.75 },
+        },
+      ],
       tightest: { quota: 'compute', resource: 'pods', ratio: 0.75 },
     });
     // A hard limit of 0 admits nothing more: it counts as full.

@@ -42,7 +42,8 @@ ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\
 ajv.addFormat('byte', /^[A-Za-z0-9+/]*={0,2}$/);
 
 /** A JSON pointer into the document, as a URI fragment ajv resolves. */
-const pointer = (...tokens: string[]): string => `openapi.json#/${tokens.map((t) => encodeURIComponent(t.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')}`;
+const pointer = (...tokens: string[]): string =>
+  `openapi.json#/${tokens.map((t) => encodeURIComponent(t.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')}`;
 
 const validators = new Map<string, ValidateFunction>();
 function validatorAt(...tokens: string[]): ValidateFunction {
@@ -60,7 +61,11 @@ function templateOf(method: Method, path: string): string | undefined {
   const segments = path.split('/');
   const candidates = Object.keys(document.paths).filter((template) => {
     const parts = template.split('/');
-    return document.paths[template]?.[method] && parts.length === segments.length && parts.every((part, i) => /^\{.+\}$/.test(part) || part === segments[i]);
+    return (
+      document.paths[template]?.[method] &&
+      parts.length === segments.length &&
+      parts.every((part, i) => /^\{.+\}$/.test(part) || part === segments[i])
+    );
   });
   const literals = (template: string): number => template.split('/').filter((part) => !part.startsWith('{')).length;
   return candidates.sort((a, b) => literals(b) - literals(a))[0];
@@ -81,12 +86,20 @@ interface Answer {
  * one of the operation's responses (exactly, or its `NXX` range), the media type one it lists,
  * and the body (each line, for NDJSON) valid against that response's schema.
  */
-async function call(method: Method, path: string, options: { body?: unknown; raw?: string; token?: string | null; headers?: Record<string, string>; base?: string } = {}): Promise<Answer> {
+async function call(
+  method: Method,
+  path: string,
+  options: { body?: unknown; raw?: string; token?: string | null; headers?: Record<string, string>; base?: string } = {},
+): Promise<Answer> {
   const token = options.token === undefined ? TOKENS.operator.token : options.token;
   const payload = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const response = await fetch(`${options.base ?? api.base}${path}`, {
     method: method.toUpperCase(),
-    headers: { ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? bearer(token) : {}), ...options.headers },
+    headers: {
+      ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(token ? bearer(token) : {}),
+      ...options.headers,
+    },
     ...(payload === undefined ? {} : { body: payload }),
   });
   const text = await response.text();
@@ -97,7 +110,10 @@ async function call(method: Method, path: string, options: { body?: unknown; raw
   const status = String(response.status);
   const range = `${status[0]}XX`;
   const key = status in operation.responses ? status : range in operation.responses ? range : undefined;
-  expect(key, `${method.toUpperCase()} ${template} answered ${status}, which the document does not list (${Object.keys(operation.responses).join(', ')}): ${text.slice(0, 300)}`).toBeDefined();
+  expect(
+    key,
+    `${method.toUpperCase()} ${template} answered ${status}, which the document does not list (${Object.keys(operation.responses).join(', ')}): ${text.slice(0, 300)}`,
+  ).toBeDefined();
   const mediaType = (response.headers.get('content-type') ?? '').split(';')[0]?.trim() ?? '';
   const content = operation.responses[key as string]?.content ?? {};
   expect(Object.keys(content), `${method.toUpperCase()} ${template} ${status}: media type ${mediaType}`).toContain(mediaType);
@@ -113,7 +129,10 @@ async function call(method: Method, path: string, options: { body?: unknown; raw
         : [text];
   for (const value of documents) {
     const valid = validate(value);
-    expect(valid ? [] : ajv.errorsText(validate.errors, { separator: '\n' }).split('\n'), `${method.toUpperCase()} ${path} → ${status}: ${JSON.stringify(value).slice(0, 600)}`).toEqual([]);
+    expect(
+      valid ? [] : ajv.errorsText(validate.errors, { separator: '\n' }).split('\n'),
+      `${method.toUpperCase()} ${path} → ${status}: ${JSON.stringify(value).slice(0, 600)}`,
+    ).toEqual([]);
   }
   const seen = answered.get(`${method} ${template}`) ?? new Set<string>();
   answered.set(`${method} ${template}`, seen.add(status));
@@ -128,7 +147,13 @@ async function expectStatus(status: number, method: Method, path: string, option
 }
 
 const operations = (): Array<[string, Method, Operation]> =>
-  Object.entries(document.paths).flatMap(([path, item]) => (Object.entries(item) as Array<[Method, Operation]>).map(([method, operation]): [string, Method, Operation] => [path, method, operation]));
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    (Object.entries(item) as Array<[Method, Operation]>).map(([method, operation]): [string, Method, Operation] => [
+      path,
+      method,
+      operation,
+    ]),
+  );
 
 beforeAll(async () => {
   api = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)) }, 'qlopenapi');
@@ -144,9 +169,13 @@ afterAll(async () => {
 
 describe('the OpenAPI document', () => {
   it('lists every route the router serves (the docs UI and the dashboard, with the root that sends a browser to it, are served beside it)', () => {
-    const router = (api.app.getHttpAdapter().getInstance() as { router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> } }).router;
+    const router = (
+      api.app.getHttpAdapter().getInstance() as { router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> } }
+    ).router;
     const served = router.stack
-      .flatMap((layer) => (layer.route ? Object.keys(layer.route.methods).map((method) => `${method} ${layer.route?.path.replace(/:(\w+)/g, '{$1}')}`) : []))
+      .flatMap((layer) =>
+        layer.route ? Object.keys(layer.route.methods).map((method) => `${method} ${layer.route?.path.replace(/:(\w+)/g, '{$1}')}`) : [],
+      )
       .filter((route) => !/ \/(docs|ui)(\/|$)/.test(route) && route !== 'get /');
     const documented = operations().map(([path, method]) => `${method} ${path}`);
     expect(served.length).toBeGreaterThan(40);
@@ -170,14 +199,21 @@ describe('the OpenAPI document', () => {
       for (const [status, response] of Object.entries(operation.responses)) {
         const media = Object.entries(response.content ?? {});
         if (media.length === 0 || media.some(([, m]) => m.schema === undefined)) problems.push(`${where} ${status}: no schema`);
-        if (status.startsWith('4') && JSON.stringify(response.content) !== JSON.stringify({ 'application/json': { schema: { $ref: '#/components/schemas/Status' } } })) {
+        if (
+          status.startsWith('4') &&
+          JSON.stringify(response.content) !== JSON.stringify({ 'application/json': { schema: { $ref: '#/components/schemas/Status' } } })
+        ) {
           problems.push(`${where} ${status}: not the Status`);
         }
       }
-      if (operation['x-quota-ledger-roles'] && !['401', '403', '429'].every((s) => statuses.includes(s))) problems.push(`${where}: has roles but not 401/403/429`);
-      if (operation.requestBody && !['400', '413', '415'].every((s) => statuses.includes(s))) problems.push(`${where}: takes a body but not 400/413/415`);
-      if (operation.requestBody && Object.values(operation.requestBody.content).some((m) => m.schema === undefined)) problems.push(`${where}: body without a schema`);
-      if (['put', 'post'].includes(method) && !operation.requestBody && !path.endsWith('/commit')) problems.push(`${where}: no request body`);
+      if (operation['x-quota-ledger-roles'] && !['401', '403', '429'].every((s) => statuses.includes(s)))
+        problems.push(`${where}: has roles but not 401/403/429`);
+      if (operation.requestBody && !['400', '413', '415'].every((s) => statuses.includes(s)))
+        problems.push(`${where}: takes a body but not 400/413/415`);
+      if (operation.requestBody && Object.values(operation.requestBody.content).some((m) => m.schema === undefined))
+        problems.push(`${where}: body without a schema`);
+      if (['put', 'post'].includes(method) && !operation.requestBody && !path.endsWith('/commit'))
+        problems.push(`${where}: no request body`);
     }
     expect(problems).toEqual([]);
   });
@@ -186,16 +222,25 @@ describe('the OpenAPI document', () => {
     for (const [path, method, operation] of operations()) {
       for (const [status, response] of Object.entries(operation.responses)) {
         for (const mediaType of Object.keys(response.content ?? {}))
-          expect(() => validatorAt('paths', path, method, 'responses', status, 'content', mediaType, 'schema'), `${method} ${path} ${status}`).not.toThrow();
+          expect(
+            () => validatorAt('paths', path, method, 'responses', status, 'content', mediaType, 'schema'),
+            `${method} ${path} ${status}`,
+          ).not.toThrow();
       }
       for (const mediaType of Object.keys(operation.requestBody?.content ?? {}))
-        expect(() => validatorAt('paths', path, method, 'requestBody', 'content', mediaType, 'schema'), `${method} ${path} body`).not.toThrow();
+        expect(
+          () => validatorAt('paths', path, method, 'requestBody', 'content', mediaType, 'schema'),
+          `${method} ${path} body`,
+        ).not.toThrow();
     }
-    for (const name of Object.keys(document.components.schemas)) expect(() => validatorAt('components', 'schemas', name), name).not.toThrow();
+    for (const name of Object.keys(document.components.schemas))
+      expect(() => validatorAt('components', 'schemas', name), name).not.toThrow();
   });
 
   it('derives query parameters and DTO bodies from their validation', () => {
-    const decisions = document.paths['/v1/namespaces/{namespace}/decisions']?.get as unknown as { parameters: Array<{ name: string; in: string; schema: Record<string, unknown> }> };
+    const decisions = document.paths['/v1/namespaces/{namespace}/decisions']?.get as unknown as {
+      parameters: Array<{ name: string; in: string; schema: Record<string, unknown> }>;
+    };
     const parameter = (name: string) => decisions.parameters.find((p) => p.name === name);
     expect(parameter('limit')).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } });
     expect(parameter('order')).toMatchObject({ schema: { type: 'string', enum: ['oldest', 'newest'] } });
@@ -217,7 +262,12 @@ describe('the OpenAPI document', () => {
 
 describe('every route, its answers validated against the document', () => {
   const ns = 'oa';
-  const quota = (hard: Record<string, string>, metadata: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata, spec: { hard } });
+  const quota = (hard: Record<string, string>, metadata: Record<string, unknown> = {}) => ({
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata,
+    spec: { hard },
+  });
   const pod = (name: string, requests?: Record<string, string>) => ({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -236,19 +286,31 @@ describe('every route, its answers validated against the document', () => {
     });
 
   it('quotas and limit ranges: create, replace, read, list, history, and their refusals', async () => {
-    await expectStatus(201, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '10', 'requests.cpu': '2', 'requests.memory': '2Gi' }) });
+    await expectStatus(201, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, {
+      body: quota({ pods: '10', 'requests.cpu': '2', 'requests.memory': '2Gi' }),
+    });
     const replaced = await expectStatus(200, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, {
       body: quota({ pods: '10', 'requests.cpu': '2', 'requests.memory': '2Gi' }, { labels: { team: 'red' } }),
     });
-    await expectStatus(409, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '9' }, { resourceVersion: '99' }) });
+    await expectStatus(409, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, {
+      body: quota({ pods: '9' }, { resourceVersion: '99' }),
+    });
     await expectStatus(422, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '-1' }) });
     await expectStatus(400, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { raw: '[]' });
     await expectStatus(400, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { raw: '{"apiVersion":' });
-    await expectStatus(413, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '1' }, { annotations: { big: 'x'.repeat(600 * 1024) } }) });
-    await expectStatus(415, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '1' }), headers: { 'content-type': 'application/json; charset=iso-8859-1' } });
+    await expectStatus(413, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, {
+      body: quota({ pods: '1' }, { annotations: { big: 'x'.repeat(600 * 1024) } }),
+    });
+    await expectStatus(415, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, {
+      body: quota({ pods: '1' }),
+      headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+    });
     await expectStatus(400, 'put', `/v1/namespaces/Not_A_Namespace/resourcequotas/compute`, { body: quota({ pods: '1' }) });
     await expectStatus(401, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '1' }), token: null });
-    await expectStatus(403, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, { body: quota({ pods: '1' }), token: TOKENS.auditor.token });
+    await expectStatus(403, 'put', `/v1/namespaces/${ns}/resourcequotas/compute`, {
+      body: quota({ pods: '1' }),
+      token: TOKENS.auditor.token,
+    });
     await expectStatus(201, 'put', `/v1/namespaces/${ns}/resourcequotas/spare`, { body: quota({ 'requests.storage': '1Ti' }) });
     expect(replaced.body.metadata.labels).toEqual({ team: 'red' });
 
@@ -258,10 +320,16 @@ describe('every route, its answers validated against the document', () => {
     await expectStatus(200, 'get', `/v1/namespaces/${ns}/resourcequotas/compute/history`);
     await expectStatus(404, 'get', `/v1/namespaces/${ns}/resourcequotas/missing/history`);
 
-    const limitRange = { apiVersion: 'v1', kind: 'LimitRange', spec: { limits: [{ type: 'Container', defaultRequest: { cpu: '100m', memory: '64Mi' }, max: { cpu: '1' } }] } };
+    const limitRange = {
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      spec: { limits: [{ type: 'Container', defaultRequest: { cpu: '100m', memory: '64Mi' }, max: { cpu: '1' } }] },
+    };
     await expectStatus(201, 'put', `/v1/namespaces/${ns}/limitranges/defaults`, { body: limitRange });
     await expectStatus(200, 'put', `/v1/namespaces/${ns}/limitranges/defaults`, { body: limitRange });
-    await expectStatus(422, 'put', `/v1/namespaces/${ns}/limitranges/defaults`, { body: { ...limitRange, spec: { limits: [{ type: 'Container', min: { cpu: '2' }, max: { cpu: '1' } }] } } });
+    await expectStatus(422, 'put', `/v1/namespaces/${ns}/limitranges/defaults`, {
+      body: { ...limitRange, spec: { limits: [{ type: 'Container', min: { cpu: '2' }, max: { cpu: '1' } }] } },
+    });
     await expectStatus(200, 'get', `/v1/namespaces/${ns}/limitranges/defaults`);
     await expectStatus(404, 'get', `/v1/namespaces/${ns}/limitranges/missing`);
     await expectStatus(200, 'get', `/v1/namespaces/${ns}/limitranges`);
@@ -271,34 +339,59 @@ describe('every route, its answers validated against the document', () => {
   it('admission: the webhook, reservations and what-if', async () => {
     const mutated = await expectStatus(200, 'post', '/v1/admission/mutate', { body: review('oa-mutate', pod('web-0')) });
     expect(mutated.body.response.patchType).toBe('JSONPatch');
-    const allowed = await expectStatus(200, 'post', '/v1/admission/validate', { body: review('oa-validate', pod('web-1', { cpu: '100m', memory: '64Mi' })) });
+    const allowed = await expectStatus(200, 'post', '/v1/admission/validate', {
+      body: review('oa-validate', pod('web-1', { cpu: '100m', memory: '64Mi' })),
+    });
     expect(allowed.body.response.allowed).toBe(true);
-    const denied = await expectStatus(200, 'post', '/v1/admission/validate', { body: review('oa-deny', pod('web-2', { cpu: '5', memory: '64Mi' })) });
+    const denied = await expectStatus(200, 'post', '/v1/admission/validate', {
+      body: review('oa-deny', pod('web-2', { cpu: '5', memory: '64Mi' })),
+    });
     expect(denied.body.response).toMatchObject({ allowed: false, status: { code: 403 } });
     await expectStatus(200, 'post', '/v1/admission/validate', {
-      body: review('oa-namespace', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'oa-reviewed', labels: { team: 'blue' } } }, 'namespaces', undefined),
+      body: review(
+        'oa-namespace',
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'oa-reviewed', labels: { team: 'blue' } } },
+        'namespaces',
+        undefined,
+      ),
     });
-    await expectStatus(400, 'post', '/v1/admission/validate', { body: { apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: {} } });
+    await expectStatus(400, 'post', '/v1/admission/validate', {
+      body: { apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: {} },
+    });
     await expectStatus(400, 'post', '/v1/admission/mutate', { body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' } });
 
     const base = `/v1/namespaces/${ns}/reservations`;
     // An update that adds nothing charges nothing: allowed, with no reservation.
     const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', uid: 'uid-settings' }, data: { a: 'b' } };
-    const granted = await expectStatus(201, 'post', base, { body: { requestId: 'oa-1', kind: 'Pod', name: 'job-1', resources: { pods: '1', 'requests.cpu': '100m' } } });
+    const granted = await expectStatus(201, 'post', base, {
+      body: { requestId: 'oa-1', kind: 'Pod', name: 'job-1', resources: { pods: '1', 'requests.cpu': '100m' } },
+    });
     expect(granted.body.position).toMatch(/^\d+$/);
-    await expectStatus(201, 'post', base, { body: { requestId: 'oa-1', kind: 'Pod', name: 'job-1', resources: { pods: '1', 'requests.cpu': '100m' } } });
-    const near = await expectStatus(201, 'post', base, { body: { requestId: 'oa-2', kind: 'Pod', name: 'job-2', resources: { pods: '1', 'requests.cpu': '1700m' } } });
+    await expectStatus(201, 'post', base, {
+      body: { requestId: 'oa-1', kind: 'Pod', name: 'job-1', resources: { pods: '1', 'requests.cpu': '100m' } },
+    });
+    const near = await expectStatus(201, 'post', base, {
+      body: { requestId: 'oa-2', kind: 'Pod', name: 'job-2', resources: { pods: '1', 'requests.cpu': '1700m' } },
+    });
     expect(near.headers.get('warning')).toContain('299');
-    await expectStatus(200, 'post', base, { body: { requestId: 'oa-3', kind: 'Pod', name: 'job-3', resources: { pods: '1' }, dryRun: true } });
-    await expectStatus(200, 'post', base, { body: { requestId: 'oa-4', kind: 'ConfigMap', operation: 'UPDATE', object: configMap, oldObject: configMap } });
-    const refused = await expectStatus(403, 'post', base, { body: { requestId: 'oa-5', kind: 'Pod', name: 'job-5', resources: { pods: '1', 'requests.cpu': '3' } } });
+    await expectStatus(200, 'post', base, {
+      body: { requestId: 'oa-3', kind: 'Pod', name: 'job-3', resources: { pods: '1' }, dryRun: true },
+    });
+    await expectStatus(200, 'post', base, {
+      body: { requestId: 'oa-4', kind: 'ConfigMap', operation: 'UPDATE', object: configMap, oldObject: configMap },
+    });
+    const refused = await expectStatus(403, 'post', base, {
+      body: { requestId: 'oa-5', kind: 'Pod', name: 'job-5', resources: { pods: '1', 'requests.cpu': '3' } },
+    });
     expect(refused.body.details.denial).toMatchObject({ kind: 'Exceeded', quota: 'compute' });
     await expectStatus(409, 'post', base, { body: { requestId: 'oa-1', kind: 'Pod', name: 'job-other', resources: { pods: '2' } } });
     await expectStatus(422, 'post', base, { body: { kind: 'Gadget', name: 'g', resources: { pods: '1' } } });
     await expectStatus(400, 'post', base, { body: { kind: 'Pod', colour: 'red', resources: { pods: '1' } } });
     await expectStatus(404, 'post', '/v1/namespaces/nowhere/reservations', { body: { kind: 'Pod', name: 'p', resources: { pods: '1' } } });
     // One that waits is queued (202), read, listed with the queue, and cancelled (it fits the hard limit, not the room left).
-    const queued = await expectStatus(202, 'post', base, { body: { requestId: 'oa-6', kind: 'Pod', name: 'job-6', resources: { pods: '1', 'requests.cpu': '1' }, wait: { seconds: 60 } } });
+    const queued = await expectStatus(202, 'post', base, {
+      body: { requestId: 'oa-6', kind: 'Pod', name: 'job-6', resources: { pods: '1', 'requests.cpu': '1' }, wait: { seconds: 60 } },
+    });
     await expectStatus(200, 'get', `${base}/${queued.body.id}`);
     await expectStatus(200, 'get', `/v1/namespaces/${ns}/queue`);
     await expectStatus(200, 'delete', `${base}/${queued.body.id}`);
@@ -314,11 +407,17 @@ describe('every route, its answers validated against the document', () => {
     await expectStatus(200, 'get', `${base}?state=committed&limit=10`);
     await expectStatus(400, 'get', `${base}?state=lost`);
 
-    const would = await expectStatus(200, 'post', `/v1/namespaces/${ns}/whatif`, { body: { kind: 'Pod', object: pod('what-1', { cpu: '100m', memory: '64Mi' }) } });
+    const would = await expectStatus(200, 'post', `/v1/namespaces/${ns}/whatif`, {
+      body: { kind: 'Pod', object: pod('what-1', { cpu: '100m', memory: '64Mi' }) },
+    });
     expect(would.body.allowed).toBe(true);
-    const wouldNot = await expectStatus(200, 'post', `/v1/namespaces/${ns}/whatif`, { body: { kind: 'Pod', resources: { pods: '1', 'requests.cpu': '9' } } });
+    const wouldNot = await expectStatus(200, 'post', `/v1/namespaces/${ns}/whatif`, {
+      body: { kind: 'Pod', resources: { pods: '1', 'requests.cpu': '9' } },
+    });
     expect(wouldNot.body).toMatchObject({ allowed: false, code: 403 });
-    await expectStatus(400, 'post', `/v1/namespaces/${ns}/whatif`, { body: { kind: 'Pod', requestId: 'not-here', resources: { pods: '1' } } });
+    await expectStatus(400, 'post', `/v1/namespaces/${ns}/whatif`, {
+      body: { kind: 'Pod', requestId: 'not-here', resources: { pods: '1' } },
+    });
   });
 
   it('audit: usage, series, events, decisions, exports, namespaces, projection lag, whoami', async () => {
@@ -350,7 +449,11 @@ describe('every route, its answers validated against the document', () => {
   });
 
   it('namespaces, ClusterResourceQuotas and HierarchicalResourceQuotas', async () => {
-    const namespace = (name: string, labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
+    const namespace = (name: string, labels: Record<string, string>) => ({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, labels },
+    });
     await expectStatus(201, 'put', `/v1/namespaces/${ns}`, { body: namespace(ns, { team: 'red' }) });
     await expectStatus(200, 'put', `/v1/namespaces/${ns}`, { body: namespace(ns, { team: 'red' }) });
     await expectStatus(422, 'put', `/v1/namespaces/${ns}`, { body: namespace(ns, { 'bad label!': 'x' }) });
@@ -362,11 +465,19 @@ describe('every route, its answers validated against the document', () => {
     await expectStatus(404, 'delete', '/v1/namespaces/oa-gone');
     await expectStatus(403, 'delete', '/v1/namespaces/kube-system');
 
-    const crq = { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', spec: { selector: { labels: { matchLabels: { team: 'red' } } }, quota: { hard: { pods: '20' } } } };
+    const crq = {
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      spec: { selector: { labels: { matchLabels: { team: 'red' } } }, quota: { hard: { pods: '20' } } },
+    };
     await expectStatus(201, 'put', '/v1/clusterresourcequotas/red', { body: crq });
     await expectStatus(200, 'put', '/v1/clusterresourcequotas/red', { body: crq });
-    await expectStatus(422, 'put', '/v1/clusterresourcequotas/everything', { body: { ...crq, spec: { selector: {}, quota: { hard: { pods: '1' } } } } });
-    await expectStatus(201, 'post', `/v1/namespaces/${ns}/reservations`, { body: { requestId: 'oa-shared', kind: 'Pod', name: 'shared-1', resources: { pods: '1' } } });
+    await expectStatus(422, 'put', '/v1/clusterresourcequotas/everything', {
+      body: { ...crq, spec: { selector: {}, quota: { hard: { pods: '1' } } } },
+    });
+    await expectStatus(201, 'post', `/v1/namespaces/${ns}/reservations`, {
+      body: { requestId: 'oa-shared', kind: 'Pod', name: 'shared-1', resources: { pods: '1' } },
+    });
     await expectStatus(200, 'get', '/v1/clusterresourcequotas');
     await expectStatus(200, 'get', '/v1/clusterresourcequotas/red');
     await expectStatus(404, 'get', '/v1/clusterresourcequotas/blue');
@@ -411,7 +522,10 @@ describe('every route, its answers validated against the document', () => {
   });
 
   it('answers a client over its rate limit with the documented 429', async () => {
-    const limited = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 1 }, 'qlopenapirate');
+    const limited = await startApi(
+      { insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 1 },
+      'qlopenapirate',
+    );
     try {
       const answers = [];
       for (let i = 0; i < 3; i++) answers.push(await call('get', '/v1/whoami', { base: limited.base }));

@@ -11,7 +11,11 @@ import { bearer, writeTokensFile, type TestToken } from '../support/tokens.js';
 let api: RunningApi;
 beforeAll(async () => {
   api = await startApi({}, 'qlops');
-  await api.request('PUT', '/v1/namespaces/ops/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '2' } } });
+  await api.request('PUT', '/v1/namespaces/ops/resourcequotas/compute', {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    spec: { hard: { pods: '2' } },
+  });
 });
 afterAll(async () => {
   await api?.close();
@@ -28,7 +32,12 @@ const review = () => ({
     namespace: 'ops',
     name: `p-${seq}`,
     operation: 'CREATE',
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${seq}`, namespace: 'ops', uid: `ops-uid-${seq}` }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `p-${seq}`, namespace: 'ops', uid: `ops-uid-${seq}` },
+      spec: { containers: [{ name: 'c', image: 'x' }] },
+    },
     dryRun: false,
   },
 });
@@ -54,10 +63,19 @@ function sum(text: string, name: string, labels: Record<string, string>): number
 }
 
 describe('/metrics', () => {
-  it('counts admissions by endpoint, outcome and status code, decisions by reason, and batches, with Node\'s series unprefixed', async () => {
+  it("counts admissions by endpoint, outcome and status code, decisions by reason, and batches, with Node's series unprefixed", async () => {
     // pods: 2 → two webhook admissions allowed, the third denied by ResourceQuota; one REST reservation denied too.
     for (let i = 0; i < 3; i++) expect((await api.request('POST', '/v1/admission/validate', review())).status).toBe(200);
-    expect((await api.request('POST', '/v1/namespaces/ops/reservations', { requestId: 'ops-r', kind: 'Pod', name: 'r', resources: { pods: '1' } })).status).toBe(403);
+    expect(
+      (
+        await api.request('POST', '/v1/namespaces/ops/reservations', {
+          requestId: 'ops-r',
+          kind: 'Pod',
+          name: 'r',
+          resources: { pods: '1' },
+        })
+      ).status,
+    ).toBe(403);
     expect((await api.request('POST', '/v1/admission/validate', { kind: 'AdmissionReview' })).status).toBe(400);
 
     const response = await fetch(`${api.base}/metrics`);
@@ -84,11 +102,26 @@ describe('/metrics', () => {
       tenant: { name: 'team-ops-ci', token: 'team-ops-0123456789abcdef0123456789abc', roles: ['admission'], namespaces: ['ops'] },
       apiserver: { name: 'kube-apiserver', token: 'apiserver-ops-0123456789abcdef012345678', roles: ['webhook'] },
     } satisfies Record<string, TestToken>;
-    const limited = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(tokens)), rateLimitPerSecond: 1, rateLimitBurst: 2, bodyLimitBytes: 4096 }, 'qlopst');
+    const limited = await startApi(
+      {
+        insecureDev: false,
+        tokensFile: writeTokensFile(Object.values(tokens)),
+        rateLimitPerSecond: 1,
+        rateLimitBurst: 2,
+        bodyLimitBytes: 4096,
+      },
+      'qlopst',
+    );
     try {
       const seen = new Map<string, number>();
       const post = async (headers: Record<string, string>, body: string): Promise<number> => {
-        const status = (await fetch(`${limited.base}/v1/admission/validate`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body })).status;
+        const status = (
+          await fetch(`${limited.base}/v1/admission/validate`, {
+            method: 'POST',
+            headers: { ...headers, 'content-type': 'application/json' },
+            body,
+          })
+        ).status;
         seen.set(String(status), (seen.get(String(status)) ?? 0) + 1);
         return status;
       };
@@ -103,7 +136,14 @@ describe('/metrics', () => {
       const text = await (await fetch(`${limited.base}/metrics`)).text();
       for (const [code, count] of seen) {
         expect(sum(text, 'quota_ledger_admission_duration_seconds_count', { endpoint: 'validate', code }), `answers ${code}`).toBe(count);
-        expect(sum(text, 'quota_ledger_admission_duration_seconds_count', { endpoint: 'validate', code, outcome: code === '200' ? 'allowed' : code === '403' ? 'denied' : 'rejected' }), `answers ${code}`).toBe(count);
+        expect(
+          sum(text, 'quota_ledger_admission_duration_seconds_count', {
+            endpoint: 'validate',
+            code,
+            outcome: code === '200' ? 'allowed' : code === '403' ? 'denied' : 'rejected',
+          }),
+          `answers ${code}`,
+        ).toBe(count);
       }
       expect(sum(text, 'quota_ledger_admission_duration_seconds_count', {})).toBe([...seen.values()].reduce((a, b) => a + b, 0));
     } finally {
@@ -125,7 +165,9 @@ describe('/readyz', () => {
       const response = await fetch(`${noRedis.base}/readyz`);
       expect(response.status).toBe(503);
       const text = await response.text();
-      expect(text).toMatch(/^\[\+\]database ok\n\[-\]queue failed: .+\n\[\+\]shutdown ok\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
+      expect(text).toMatch(
+        /^\[\+\]database ok\n\[-\]queue failed: .+\n\[\+\]shutdown ok\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/,
+      );
       const excluded = await fetch(`${noRedis.base}/readyz?exclude=queue`);
       expect(excluded.status).toBe(200);
       expect(await excluded.text()).toContain('[+]queue excluded: ok');
@@ -155,7 +197,17 @@ describe('/readyz', () => {
     const port = (proxy.address() as AddressInfo).port;
     const url = new URL(db.url);
     url.host = `127.0.0.1:${port}`;
-    const config = { ...loadConfig({}), host: '127.0.0.1', port: 0, logLevel: 'error' as const, databaseUrl: url.toString(), databasePoolSize: 2, insecureDev: false, tokensFile: writeTokensFile(tokens), rateLimitPerSecond: 0 };
+    const config = {
+      ...loadConfig({}),
+      host: '127.0.0.1',
+      port: 0,
+      logLevel: 'error' as const,
+      databaseUrl: url.toString(),
+      databasePoolSize: 2,
+      insecureDev: false,
+      tokensFile: writeTokensFile(tokens),
+      rateLimitPerSecond: 0,
+    };
     const app = await createAdmissionApi(config);
     await app.listen(0, '127.0.0.1');
     const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
@@ -176,7 +228,9 @@ describe('/readyz', () => {
       for (const headers of [{}, bearer(tokens[1]!.token), bearer('not-a-token-0123456789abcdef0123456789abcdef')]) {
         const answer = await probe(headers);
         expect(answer.status).toBe(503);
-        expect(answer.text).toBe('[-]database failed: reason withheld\n[+]shutdown ok\n[+]unsettled-reservations ok\n[+]queue excluded: ok\nreadyz check failed\n');
+        expect(answer.text).toBe(
+          '[-]database failed: reason withheld\n[+]shutdown ok\n[+]unsettled-reservations ok\n[+]queue excluded: ok\nreadyz check failed\n',
+        );
       }
     } finally {
       await app.close().catch(() => undefined);
@@ -204,8 +258,11 @@ describe('/docs', () => {
       for (const method of Object.keys(item)) served.add(`${method.toUpperCase()} ${path.replace('{namespace}', '{ns}')}`);
     }
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const sources: [string, string][] = [['docs/api-routes.md', readFileSync(new URL('../../docs/api-routes.md', import.meta.url), 'utf8')]];
-    if (readme.includes('\n## HTTP API\n')) sources.push(['the README', readme.slice(readme.indexOf('## HTTP API'), readme.indexOf('\n## ', readme.indexOf('## HTTP API') + 5))]);
+    const sources: [string, string][] = [
+      ['docs/api-routes.md', readFileSync(new URL('../../docs/api-routes.md', import.meta.url), 'utf8')],
+    ];
+    if (readme.includes('\n## HTTP API\n'))
+      sources.push(['the README', readme.slice(readme.indexOf('## HTTP API'), readme.indexOf('\n## ', readme.indexOf('## HTTP API') + 5))]);
     for (const [where, reference] of sources) {
       const documented = new Set([...reference.matchAll(/`(GET|PUT|POST|DELETE) (\/[^`?\s]*)[^`]*`/g)].map((m) => `${m[1]} ${m[2]}`));
       documented.delete('GET /docs');

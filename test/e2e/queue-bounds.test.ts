@@ -30,69 +30,99 @@ afterAll(async () => {
   await api?.close();
 });
 
-const widgets = (x: string, extra: Record<string, unknown> = {}) => ({ kind: 'Job', resource: 'jobs.batch.example.com', name: 'train', resources: { 'example.com/x': x }, ...extra });
-const reserve = (namespace: string, body: unknown, headers: Record<string, string>) => api.request('POST', `/v1/namespaces/${namespace}/reservations`, body, headers);
+const widgets = (x: string, extra: Record<string, unknown> = {}) => ({
+  kind: 'Job',
+  resource: 'jobs.batch.example.com',
+  name: 'train',
+  resources: { 'example.com/x': x },
+  ...extra,
+});
+const reserve = (namespace: string, body: unknown, headers: Record<string, string>) =>
+  api.request('POST', `/v1/namespaces/${namespace}/reservations`, body, headers);
 const WAIT = { wait: { seconds: 3600, priority: 1000 } };
 
 describe('a wait that can never fit, over HTTP', () => {
   it.each([
     ['a ResourceQuota of 10', '11', 'never-rq', false],
     ['a ClusterResourceQuota of 10', '1000000', 'never-crq', true],
-  ])('under %s, a wait for %s is refused at once (403, the exceeded-quota message) and holds no one back', async (_name, x, namespace, shared) => {
-    if (shared) {
-      const writer = api.app.get(ClusterWriter);
-      await writer.putNamespace({ name: namespace, metadata: { labels: { tenant: 'never' } } }, { actor: 'test' });
-      await writer.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name: 'never' }, spec: { hard: HARD }, selector: { labels: { matchLabels: { tenant: 'never' } } } }, { actor: 'test' });
-    } else {
-      await ledger.putQuota(namespace, { name: 'x', spec: { hard: HARD } }, { actor: 'test' });
-    }
-    const waited = await reserve(namespace, widgets(x, WAIT), GREEDY);
-    expect(waited.status).toBe(403);
-    const quota = shared ? 'exceeded cluster quota: never' : 'exceeded quota: x';
-    expect(waited.body).toMatchObject({
-      kind: 'Status',
-      code: 403,
-      reason: 'Forbidden',
-      message: `jobs.batch.example.com "train" is forbidden: ${quota}, requested: example.com/x=${x === '1000000' ? '1M' : x}, used: example.com/x=0, limited: example.com/x=10`,
-      details: { denial: { kind: 'Exceeded' } },
-    });
-    // As if it had no wait.
-    const plain = await reserve(namespace, widgets(x), GREEDY);
-    expect(plain.status).toBe(403);
-    expect(plain.body.message).toBe(waited.body.message);
-    expect((await api.request('GET', `/v1/namespaces/${namespace}/queue`, undefined, OTHER)).body.items).toEqual([]);
-    expect((await reserve(namespace, widgets('1'), OTHER)).status).toBe(201);
-  });
+  ])(
+    'under %s, a wait for %s is refused at once (403, the exceeded-quota message) and holds no one back',
+    async (_name, x, namespace, shared) => {
+      if (shared) {
+        const writer = api.app.get(ClusterWriter);
+        await writer.putNamespace({ name: namespace, metadata: { labels: { tenant: 'never' } } }, { actor: 'test' });
+        await writer.putSharedQuota(
+          {
+            ref: { kind: 'ClusterResourceQuota', name: 'never' },
+            spec: { hard: HARD },
+            selector: { labels: { matchLabels: { tenant: 'never' } } },
+          },
+          { actor: 'test' },
+        );
+      } else {
+        await ledger.putQuota(namespace, { name: 'x', spec: { hard: HARD } }, { actor: 'test' });
+      }
+      const waited = await reserve(namespace, widgets(x, WAIT), GREEDY);
+      expect(waited.status).toBe(403);
+      const quota = shared ? 'exceeded cluster quota: never' : 'exceeded quota: x';
+      expect(waited.body).toMatchObject({
+        kind: 'Status',
+        code: 403,
+        reason: 'Forbidden',
+        message: `jobs.batch.example.com "train" is forbidden: ${quota}, requested: example.com/x=${x === '1000000' ? '1M' : x}, used: example.com/x=0, limited: example.com/x=10`,
+        details: { denial: { kind: 'Exceeded' } },
+      });
+      // As if it had no wait.
+      const plain = await reserve(namespace, widgets(x), GREEDY);
+      expect(plain.status).toBe(403);
+      expect(plain.body.message).toBe(waited.body.message);
+      expect((await api.request('GET', `/v1/namespaces/${namespace}/queue`, undefined, OTHER)).body.items).toEqual([]);
+      expect((await reserve(namespace, widgets('1'), OTHER)).status).toBe(201);
+    },
+  );
 
   it.each([
     ['a ResourceQuota', 'lowered-rq', false],
     ['a ClusterResourceQuota', 'lowered-crq', true],
-  ])('lets a queued waiter go, with the reason its watch reads, when the hard limit of %s is lowered below its request', async (_name, namespace, shared) => {
-    const writer = api.app.get(ClusterWriter);
-    const limit = async (x: string) => {
-      if (!shared) return void (await ledger.putQuota(namespace, { name: 'x', spec: { hard: { 'example.com/x': x } } }, { actor: 'test' }));
-      await writer.putSharedQuota(
-        { ref: { kind: 'ClusterResourceQuota', name: 'lowered' }, spec: { hard: { 'example.com/x': x } }, selector: { labels: { matchLabels: { tenant: 'lowered' } } } },
-        { actor: 'test' },
+  ])(
+    'lets a queued waiter go, with the reason its watch reads, when the hard limit of %s is lowered below its request',
+    async (_name, namespace, shared) => {
+      const writer = api.app.get(ClusterWriter);
+      const limit = async (x: string) => {
+        if (!shared)
+          return void (await ledger.putQuota(namespace, { name: 'x', spec: { hard: { 'example.com/x': x } } }, { actor: 'test' }));
+        await writer.putSharedQuota(
+          {
+            ref: { kind: 'ClusterResourceQuota', name: 'lowered' },
+            spec: { hard: { 'example.com/x': x } },
+            selector: { labels: { matchLabels: { tenant: 'lowered' } } },
+          },
+          { actor: 'test' },
+        );
+      };
+      if (shared) await writer.putNamespace({ name: namespace, metadata: { labels: { tenant: 'lowered' } } }, { actor: 'test' });
+      await limit('10');
+      expect((await reserve(namespace, widgets('4'), GREEDY)).status).toBe(201);
+      const queued = await reserve(namespace, widgets('7', WAIT), GREEDY);
+      expect(queued.status).toBe(202);
+      const watch = api.request(
+        'GET',
+        `/v1/namespaces/${namespace}/reservations/${queued.body.id}?watch=true&timeoutSeconds=10`,
+        undefined,
+        GREEDY,
       );
-    };
-    if (shared) await writer.putNamespace({ name: namespace, metadata: { labels: { tenant: 'lowered' } } }, { actor: 'test' });
-    await limit('10');
-    expect((await reserve(namespace, widgets('4'), GREEDY)).status).toBe(201);
-    const queued = await reserve(namespace, widgets('7', WAIT), GREEDY);
-    expect(queued.status).toBe(202);
-    const watch = api.request('GET', `/v1/namespaces/${namespace}/reservations/${queued.body.id}?watch=true&timeoutSeconds=10`, undefined, GREEDY);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await limit('6');
-    const ended = await watch;
-    expect(ended.status).toBe(200);
-    expect(ended.body).toMatchObject({
-      id: queued.body.id,
-      state: 'expired',
-      reason: `can never be admitted: it asks for example.com/x=7, more than the hard limit of quota ${shared ? 'lowered' : 'x'} (example.com/x=6)`,
-    });
-    expect((await api.request('GET', `/v1/namespaces/${namespace}/queue`, undefined, OTHER)).body.items).toEqual([]);
-  });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await limit('6');
+      const ended = await watch;
+      expect(ended.status).toBe(200);
+      expect(ended.body).toMatchObject({
+        id: queued.body.id,
+        state: 'expired',
+        reason: `can never be admitted: it asks for example.com/x=7, more than the hard limit of quota ${shared ? 'lowered' : 'x'} (example.com/x=6)`,
+      });
+      expect((await api.request('GET', `/v1/namespaces/${namespace}/queue`, undefined, OTHER)).body.items).toEqual([]);
+    },
+  );
 });
 
 describe("what one principal's blocking waiters hold back, over HTTP", () => {

@@ -66,7 +66,12 @@ function stepsOf(block: readonly string[]): Step[] {
     const expected: string[] = [];
     while (i + 1 < block.length && !block[i + 1]!.startsWith('$ ')) expected.push(block[++i]!);
     const argv = (heredoc ? heredoc[1]! : command).split(' ');
-    steps.push({ argv, ...(stdin !== undefined ? { stdin } : {}), expected, background: argv.includes('--wait') && !argv.includes('--no-follow') });
+    steps.push({
+      argv,
+      ...(stdin !== undefined ? { stdin } : {}),
+      expected,
+      background: argv.includes('--wait') && !argv.includes('--no-follow'),
+    });
   }
   return steps;
 }
@@ -116,9 +121,11 @@ describe('docs/concepts/queue.md, end to end with quotactl', () => {
     expect(steps.length).toBeGreaterThanOrEqual(7);
     expect(steps.filter((s) => s.background)).toHaveLength(1);
     expect(outcome.length).toBeGreaterThan(0);
-    expect(masked(['reservation/5e0a99d3-a711-4211-9ca6-397374532e03 queued at position 1 in demo, expires in 9m59s (2026-11-28T20:38:49.100Z)'])).toEqual([
-      'reservation/<id> queued at position 1 in demo, expires in <duration> (<time>)',
-    ]);
+    expect(
+      masked([
+        'reservation/5e0a99d3-a711-4211-9ca6-397374532e03 queued at position 1 in demo, expires in 9m59s (2026-11-28T20:38:49.100Z)',
+      ]),
+    ).toEqual(['reservation/<id> queued at position 1 in demo, expires in <duration> (<time>)']);
   });
 
   it('prints what the page says, command by command', async () => {
@@ -151,7 +158,11 @@ describe('docs/concepts/queue.md, end to end with quotactl', () => {
 /** Until the demo namespace's queue holds `count` waiters. */
 async function queued(count: number): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    if ((await api.request('GET', '/v1/namespaces/demo/queue', undefined, { authorization: `Bearer ${DEVELOPER.token}` })).body.items?.length === count) return;
+    if (
+      (await api.request('GET', '/v1/namespaces/demo/queue', undefined, { authorization: `Bearer ${DEVELOPER.token}` })).body.items
+        ?.length === count
+    )
+      return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`the queue never held ${count}`);

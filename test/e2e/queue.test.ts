@@ -18,14 +18,21 @@ beforeAll(async () => {
   const queue = { ...loadConfig({}).queue, sweepIntervalMs: 200, waitMaxSeconds: 600 };
   api = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), queue }, 'qlqueue');
   const ledger = api.app.get(LedgerCommands);
-  for (const namespace of ['team-a', 'team-b']) await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { cpu: '2' } } }, { actor: 'test' });
+  for (const namespace of ['team-a', 'team-b'])
+    await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { cpu: '2' } } }, { actor: 'test' });
 });
 afterAll(async () => {
   await api?.close();
 });
 
-const jobs = (cpu: string, extra: Record<string, unknown> = {}) => ({ kind: 'Job', resource: 'jobs.batch.example.com', resources: { cpu }, ...extra });
-const reserve = (body: unknown, namespace = 'team-a', headers = A) => api.request('POST', `/v1/namespaces/${namespace}/reservations`, body, headers);
+const jobs = (cpu: string, extra: Record<string, unknown> = {}) => ({
+  kind: 'Job',
+  resource: 'jobs.batch.example.com',
+  resources: { cpu },
+  ...extra,
+});
+const reserve = (body: unknown, namespace = 'team-a', headers = A) =>
+  api.request('POST', `/v1/namespaces/${namespace}/reservations`, body, headers);
 const events = async (): Promise<number> => Number((await api.db.dataSource.query(`SELECT count(*) FROM ledger_events`))[0].count);
 
 describe('queued reservations over HTTP', () => {
@@ -41,8 +48,16 @@ describe('queued reservations over HTTP', () => {
       waitingFor: [{ quota: 'compute', resources: [{ resource: 'cpu', requested: '1', used: '2', hard: '2' }] }],
     });
     const id = queued.body.id as string;
-    expect((await api.request('GET', `/v1/namespaces/team-a/reservations/${id}`, undefined, A)).body).toMatchObject({ id, state: 'queued', position: 1, priority: 5 });
-    expect((await api.request('GET', '/v1/namespaces/team-a/queue', undefined, A)).body).toMatchObject({ namespace: 'team-a', items: [{ id, position: 1 }] });
+    expect((await api.request('GET', `/v1/namespaces/team-a/reservations/${id}`, undefined, A)).body).toMatchObject({
+      id,
+      state: 'queued',
+      position: 1,
+      priority: 5,
+    });
+    expect((await api.request('GET', '/v1/namespaces/team-a/queue', undefined, A)).body).toMatchObject({
+      namespace: 'team-a',
+      items: [{ id, position: 1 }],
+    });
 
     const watch = api.request('GET', `/v1/namespaces/team-a/reservations/${id}?watch=true&timeoutSeconds=10`, undefined, A);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -67,7 +82,10 @@ describe('queued reservations over HTTP', () => {
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({ id, state: 'cancelled' });
     const before = await events();
-    expect((await api.request('DELETE', `/v1/namespaces/team-a/reservations/${id}`, undefined, A)).body).toMatchObject({ id, state: 'cancelled' });
+    expect((await api.request('DELETE', `/v1/namespaces/team-a/reservations/${id}`, undefined, A)).body).toMatchObject({
+      id,
+      state: 'cancelled',
+    });
     expect(await events()).toBe(before);
   });
 
@@ -75,7 +93,12 @@ describe('queued reservations over HTTP', () => {
     await reserve(jobs('2'), 'team-b');
     const queued = await reserve(jobs('1', { wait: { seconds: 1 } }), 'team-b');
     expect(queued.status).toBe(202);
-    const answer = await api.request('GET', `/v1/namespaces/team-b/reservations/${queued.body.id}?watch=true&timeoutSeconds=5`, undefined, A);
+    const answer = await api.request(
+      'GET',
+      `/v1/namespaces/team-b/reservations/${queued.body.id}?watch=true&timeoutSeconds=5`,
+      undefined,
+      A,
+    );
     expect(answer.body).toMatchObject({ state: 'expired', reason: expect.stringContaining('without room in compute') });
   });
 
@@ -85,7 +108,15 @@ describe('queued reservations over HTTP', () => {
     ['a fractional priority', jobs('1', { wait: { seconds: 5, priority: 1.5 } }), 422],
     ['an unknown wait field', jobs('1', { wait: { seconds: 5, minutes: 1 } }), 400],
     ['a wait that is not an object', jobs('1', { wait: 5 }), 400],
-    ['an object that waits', { kind: 'Pod', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i' }] } }, wait: { seconds: 5 } }, 422],
+    [
+      'an object that waits',
+      {
+        kind: 'Pod',
+        object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        wait: { seconds: 5 },
+      },
+      422,
+    ],
   ])('refuses %s with a Status and writes nothing', async (_name, body, code) => {
     const before = await events();
     const answer = await reserve(body);
@@ -111,10 +142,19 @@ describe('queued reservations under a ClusterResourceQuota, over HTTP', () => {
     const writer = api.app.get(ClusterWriter);
     for (const name of ['crq-x', 'crq-y']) await writer.putNamespace({ name, metadata: { labels: { pool: 'gpu' } } }, { actor: 'test' });
     await writer.putSharedQuota(
-      { ref: { kind: 'ClusterResourceQuota', name: 'gpu' }, spec: { hard: { 'example.com/gpu': '2' } }, selector: { labels: { matchLabels: { pool: 'gpu' } } } },
+      {
+        ref: { kind: 'ClusterResourceQuota', name: 'gpu' },
+        spec: { hard: { 'example.com/gpu': '2' } },
+        selector: { labels: { matchLabels: { pool: 'gpu' } } },
+      },
       { actor: 'test' },
     );
-    const gpus = (extra: Record<string, unknown> = {}) => ({ kind: 'Job', resource: 'jobs.batch.example.com', resources: { 'example.com/gpu': '2' }, ...extra });
+    const gpus = (extra: Record<string, unknown> = {}) => ({
+      kind: 'Job',
+      resource: 'jobs.batch.example.com',
+      resources: { 'example.com/gpu': '2' },
+      ...extra,
+    });
     const holder = await reserve(gpus(), 'crq-x');
     expect(holder.status).toBe(201);
     const queued = await reserve(gpus({ wait: { seconds: 60 } }), 'crq-y');
@@ -127,7 +167,10 @@ describe('queued reservations under a ClusterResourceQuota, over HTTP', () => {
     });
     await api.request('DELETE', `/v1/namespaces/crq-x/reservations/${holder.body.id}`, undefined, A);
     expect((await watch).body).toMatchObject({ id: queued.body.id, state: 'reserved', charged: { 'example.com/gpu': '2' } });
-    expect((await api.request('GET', '/v1/clusterresourcequotas/gpu/queue', undefined, A)).body).toEqual({ key: 'clusterresourcequotas/gpu', namespaces: [] });
+    expect((await api.request('GET', '/v1/clusterresourcequotas/gpu/queue', undefined, A)).body).toEqual({
+      key: 'clusterresourcequotas/gpu',
+      namespaces: [],
+    });
   });
 });
 
@@ -135,6 +178,7 @@ describe('queue metrics', () => {
   it('exports the queue length and how long waiters waited, by outcome', async () => {
     const text = String((await api.request('GET', '/metrics', undefined, A)).body);
     expect(text).toMatch(/^quota_ledger_queued_reservations \d+$/m);
-    for (const outcome of ['admitted', 'cancelled', 'expired']) expect(text).toMatch(new RegExp(`^quota_ledger_queue_wait_seconds_count\\{outcome="${outcome}"\\} [1-9]`, 'm'));
+    for (const outcome of ['admitted', 'cancelled', 'expired'])
+      expect(text).toMatch(new RegExp(`^quota_ledger_queue_wait_seconds_count\\{outcome="${outcome}"\\} [1-9]`, 'm'));
   });
 });

@@ -21,7 +21,12 @@ let api: RunningApi;
 let env: Record<string, string>;
 
 /** Run as kubectl runs a plugin: the file itself, found on PATH, its shebang choosing node. Not spawnSync: the API answers from this process. */
-function plugin(args: readonly string[], program = 'kubectl-quota', cwd = dir, extraEnv: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function plugin(
+  args: readonly string[],
+  program = 'kubectl-quota',
+  cwd = dir,
+  extraEnv: Record<string, string> = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { cwd, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -71,7 +76,10 @@ describe('the quotactl bundle', () => {
   });
 
   it('prints kind/name with -o name against the service, and takes reservation/ID back', async () => {
-    writeFileSync(join(dir, 'quota.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: compute, namespace: demo}\nspec: {hard: {pods: "2"}}\n');
+    writeFileSync(
+      join(dir, 'quota.yaml'),
+      'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: compute, namespace: demo}\nspec: {hard: {pods: "2"}}\n',
+    );
     const apply = await plugin(['apply', '-f', 'quota.yaml', '-o', 'name']);
     expect(apply.status, apply.stderr).toBe(0);
     expect(apply.stdout).toBe('resourcequota/compute\n');
@@ -108,7 +116,14 @@ describe('the quotactl bundle', () => {
     ].join('\n');
     const bash = await plugin(['-c', script], 'bash');
     expect(bash.status, bash.stderr).toBe(0);
-    expect(bash.stdout.split('\n')).toEqual(['describe delete decisions', 'quota limitrange clusterresourcequota hrq namespace', 'table json yaml name', 'quota.yaml', '', '']);
+    expect(bash.stdout.split('\n')).toEqual([
+      'describe delete decisions',
+      'quota limitrange clusterresourcequota hrq namespace',
+      'table json yaml name',
+      'quota.yaml',
+      '',
+      '',
+    ]);
   });
 });
 
@@ -119,7 +134,10 @@ describe('quotactl against the service: what a new user tripped over', () => {
   };
 
   it('prints the Warning of a reserve no quota charges on stderr, as kubectl does, with the standard name; still admitted', async () => {
-    writeFileSync(join(dir, 'typo.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: compute, namespace: typo}\nspec: {hard: {pods: "2", requests.cpu: "1"}}\n');
+    writeFileSync(
+      join(dir, 'typo.yaml'),
+      'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: compute, namespace: typo}\nspec: {hard: {pods: "2", requests.cpu: "1"}}\n',
+    );
     ok(await plugin(['apply', '-f', 'typo.yaml']));
     const reserve = ok(await plugin(['reserve', '-n', 'typo', '--kind', 'Pod', '--name', 'web-1', '--resources', 'requests.cpus=1,pod=1']));
     expect(reserve.stdout).toMatch(/^[A-Za-z0-9._-]+\n$/);
@@ -131,7 +149,9 @@ describe('quotactl against the service: what a new user tripped over', () => {
       ].join('\n'),
     );
     // Spelled right: charged, and nothing to warn of.
-    const right = ok(await plugin(['reserve', '-n', 'typo', '--kind', 'Pod', '--name', 'web-2', '--resources', 'requests.cpu=500m,pods=1', '--dry-run']));
+    const right = ok(
+      await plugin(['reserve', '-n', 'typo', '--kind', 'Pod', '--name', 'web-2', '--resources', 'requests.cpu=500m,pods=1', '--dry-run']),
+    );
     expect(right.stderr).toBe('');
     expect(right.stdout).toBe('dry run: allowed, would charge pods=1, requests.cpu=500m\n');
   });
@@ -154,7 +174,10 @@ describe('quotactl against the service: what a new user tripped over', () => {
     expect(byFile.stdout).toBe('limitrange/lr\n');
     expect((await plugin(['get', 'limits', '-n', 'gone'])).stderr).toBe('No resources found in gone namespace.\n');
     // A reservation's DELETE is its release.
-    writeFileSync(join(dir, 'r.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: gone}\nspec: {hard: {pods: "2"}}\n');
+    writeFileSync(
+      join(dir, 'r.yaml'),
+      'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: gone}\nspec: {hard: {pods: "2"}}\n',
+    );
     ok(await plugin(['apply', '-f', 'r.yaml']));
     const id = ok(await plugin(['reserve', '-n', 'gone', '--kind', 'Pod', '--resources', 'pods=1'])).stdout.trim();
     expect(ok(await plugin(['delete', 'reservation', id, '-n', 'gone'])).stdout).toBe(`reservation/${id} released (cancelled)\n`);
@@ -162,7 +185,10 @@ describe('quotactl against the service: what a new user tripped over', () => {
 
   it('lists across namespaces with -A, and the namespaces themselves', async () => {
     for (const ns of ['across-a', 'across-b']) {
-      writeFileSync(join(dir, `${ns}.yaml`), `apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: compute, namespace: ${ns}}\nspec: {hard: {pods: "4"}}\n`);
+      writeFileSync(
+        join(dir, `${ns}.yaml`),
+        `apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: compute, namespace: ${ns}}\nspec: {hard: {pods: "4"}}\n`,
+      );
       ok(await plugin(['apply', '-f', `${ns}.yaml`]));
     }
     const across = ok(await plugin(['get', 'quota', '-A']));
@@ -176,10 +202,19 @@ describe('quotactl against the service: what a new user tripped over', () => {
   });
 
   it('lists decisions newest first; --order oldest from the start', async () => {
-    writeFileSync(join(dir, 'order.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: order}\nspec: {hard: {pods: "9"}}\n');
+    writeFileSync(
+      join(dir, 'order.yaml'),
+      'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: order}\nspec: {hard: {pods: "9"}}\n',
+    );
     ok(await plugin(['apply', '-f', 'order.yaml']));
-    for (const name of ['first', 'second', 'third']) ok(await plugin(['reserve', '-n', 'order', '--kind', 'Pod', '--name', name, '--resources', 'pods=1']));
-    const names = (stdout: string) => stdout.trim().split('\n').slice(1).map((line) => line.split(/ +/)[4]);
+    for (const name of ['first', 'second', 'third'])
+      ok(await plugin(['reserve', '-n', 'order', '--kind', 'Pod', '--name', name, '--resources', 'pods=1']));
+    const names = (stdout: string) =>
+      stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split(/ +/)[4]);
     expect(names(ok(await plugin(['decisions', '-n', 'order'])).stdout)).toEqual(['third', 'second', 'first']);
     const page = ok(await plugin(['decisions', '-n', 'order', '--limit', '2']));
     expect(names(page.stdout)).toEqual(['third', 'second']);
@@ -189,10 +224,16 @@ describe('quotactl against the service: what a new user tripped over', () => {
   });
 
   it("takes the kubeconfig context's namespace as the default -n, as kubectl does", async () => {
-    writeFileSync(join(dir, 'ctx.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: from-context, namespace: ctx-ns}\nspec: {hard: {pods: "3"}}\n');
+    writeFileSync(
+      join(dir, 'ctx.yaml'),
+      'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: from-context, namespace: ctx-ns}\nspec: {hard: {pods: "3"}}\n',
+    );
     ok(await plugin(['apply', '-f', 'ctx.yaml']));
     const kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\ncurrent-context: team\ncontexts:\n- name: team\n  context: {cluster: c, user: u, namespace: ctx-ns}\n- name: other\n  context: {cluster: c, user: u}\n');
+    writeFileSync(
+      kubeconfig,
+      'apiVersion: v1\nkind: Config\ncurrent-context: team\ncontexts:\n- name: team\n  context: {cluster: c, user: u, namespace: ctx-ns}\n- name: other\n  context: {cluster: c, user: u}\n',
+    );
     const viaEnv = ok(await plugin(['get', 'quota', '-o', 'name'], 'kubectl-quota', dir, { KUBECONFIG: kubeconfig }));
     expect(viaEnv.stdout).toBe('resourcequota/from-context\n');
     const viaFlag = ok(await plugin(['get', 'quota', '--kubeconfig', 'kubeconfig', '--context', 'other']));

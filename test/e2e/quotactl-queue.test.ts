@@ -13,7 +13,8 @@ let api: RunningApi;
 beforeAll(async () => {
   api = await startApi({ queue: { ...loadConfig({}).queue, sweepIntervalMs: 200, waitMaxSeconds: 600 } }, 'qlctlqueue');
   const ledger = api.app.get(LedgerCommands);
-  for (const namespace of ['team-a', 'team-b', 'team-c', 'team-d']) await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { cpu: '2' } } }, { actor: 'test' });
+  for (const namespace of ['team-a', 'team-b', 'team-c', 'team-d'])
+    await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { cpu: '2' } } }, { actor: 'test' });
 });
 afterAll(async () => {
   await api?.close();
@@ -72,9 +73,16 @@ describe('quotactl reserve --wait and quotactl queue', () => {
     const admitted = await waiting;
     expect(admitted.code, admitted.err).toBe(0);
     expect(admitted.out).toBe(`${id}\n`);
-    expect(admitted.err).toMatch(new RegExp(`^reservation/${id} queued at position 1 in team-a, expires in 9m\\d+s \\(\\S+\\)\\n  waiting for compute: cpu 1 \\(used 2/2\\)\\n`));
+    expect(admitted.err).toMatch(
+      new RegExp(
+        `^reservation/${id} queued at position 1 in team-a, expires in 9m\\d+s \\(\\S+\\)\\n  waiting for compute: cpu 1 \\(used 2/2\\)\\n`,
+      ),
+    );
     expect(admitted.err).toMatch(new RegExp(`reservation/${id} admitted after \\d+s\\n$`));
-    expect((await api.request('GET', `/v1/namespaces/team-a/reservations/${id}`)).body).toMatchObject({ state: 'reserved', charged: { cpu: '1' } });
+    expect((await api.request('GET', `/v1/namespaces/team-a/reservations/${id}`)).body).toMatchObject({
+      state: 'reserved',
+      charged: { cpu: '1' },
+    });
 
     const history = (await quotactl('history', '-n', 'team-a')).out;
     expect(history).toMatch(new RegExp(`Queued +\\S+ +${id} job/<unnamed> waits for: cpu=1 priority: 5 until: \\S+ short in: compute\\n`));
@@ -110,7 +118,11 @@ describe('quotactl reserve --wait and quotactl queue', () => {
     const admitted = await waiting;
     expect(admitted.code, admitted.err).toBe(0);
     expect(admitted.out).toBe(`${id}\n`);
-    expect(admitted.err).toMatch(new RegExp(`^reservation/${id} queued at position 1 in team-d, expires in 4m\\d+s \\(\\S+\\)\\n  waiting for compute: cpu 1 \\(used 2/2\\)\\n`));
+    expect(admitted.err).toMatch(
+      new RegExp(
+        `^reservation/${id} queued at position 1 in team-d, expires in 4m\\d+s \\(\\S+\\)\\n  waiting for compute: cpu 1 \\(used 2/2\\)\\n`,
+      ),
+    );
     expect(admitted.err).toMatch(new RegExp(`reservation/${id} admitted after \\d+s\\n$`));
 
     const again = await quotactl('wait', '-n', 'team-d', id);

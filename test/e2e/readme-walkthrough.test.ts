@@ -59,7 +59,11 @@ function walkthroughSteps(readme: string): Step[] {
       pending.push(line);
       continue;
     }
-    steps.push({ script: pending.join('\n'), line: i + 1, expected: { status: Number(expectation[1]), ...(expectation[2] ? { body: expectation[2] } : {}) } });
+    steps.push({
+      script: pending.join('\n'),
+      line: i + 1,
+      expected: { status: Number(expectation[1]), ...(expectation[2] ? { body: expectation[2] } : {}) },
+    });
     pending = [];
   }
   return steps;
@@ -112,13 +116,16 @@ function mismatch(actual: unknown, pattern: unknown, path = '$'): string | undef
         .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
         .join('[\\s\\S]*')}$`,
     );
-    return typeof actual === 'string' && regex.test(actual) ? undefined : `${path}: ${JSON.stringify(actual)} does not match ${JSON.stringify(pattern)}`;
+    return typeof actual === 'string' && regex.test(actual)
+      ? undefined
+      : `${path}: ${JSON.stringify(actual)} does not match ${JSON.stringify(pattern)}`;
   }
   if (Array.isArray(pattern)) {
     if (!Array.isArray(actual)) return `${path}: expected an array, got ${JSON.stringify(actual)}`;
     const more = pattern.at(-1) === MORE;
     const items = more ? pattern.slice(0, -1) : pattern;
-    if (more ? actual.length < items.length : actual.length !== items.length) return `${path}: ${actual.length} items, expected ${more ? 'at least ' : ''}${items.length}`;
+    if (more ? actual.length < items.length : actual.length !== items.length)
+      return `${path}: ${actual.length} items, expected ${more ? 'at least ' : ''}${items.length}`;
     for (let i = 0; i < items.length; i++) {
       const problem = mismatch(actual[i], items[i], `${path}[${i}]`);
       if (problem) return problem;
@@ -126,7 +133,8 @@ function mismatch(actual: unknown, pattern: unknown, path = '$'): string | undef
     return undefined;
   }
   if (pattern !== null && typeof pattern === 'object') {
-    if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return `${path}: expected an object, got ${JSON.stringify(actual)}`;
+    if (actual === null || typeof actual !== 'object' || Array.isArray(actual))
+      return `${path}: expected an object, got ${JSON.stringify(actual)}`;
     for (const [key, value] of Object.entries(pattern)) {
       const problem = mismatch((actual as Record<string, unknown>)[key], value, `${path}.${key}`);
       if (problem) return problem;
@@ -212,7 +220,9 @@ describe('the walkthrough ("The API, by example")', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     if (!readme.split('\n').includes(SECTION)) return;
     const scripts = (text: string): string[] => walkthroughSteps(text).map((step) => `${step.script}\n${JSON.stringify(step.expected)}`);
-    expect(scripts(readme), `the README's "The API, by example" differs from ${PAGE}: make the change in ${PAGE}`).toEqual(scripts(walkthroughSource()));
+    expect(scripts(readme), `the README's "The API, by example" differs from ${PAGE}: make the change in ${PAGE}`).toEqual(
+      scripts(walkthroughSource()),
+    );
   });
 
   it('answers every command as the page says, top to bottom', () => {
@@ -230,8 +240,15 @@ describe('the walkthrough ("The API, by example")', () => {
     const steps = walkthroughSteps(walkthroughSource(page));
     // One bash runs them all (variables and functions carry over); each step's output goes to its own files.
     const out = join(dir, `steps-${page.replace(/\W/g, '_')}`);
-    const script = steps.map((step, i) => `{\n${step.script}\n} >"${out}.${i}.out" 2>"${out}.${i}.err" </dev/null; echo $? >"${out}.${i}.rc"`).join('\n');
-    const run = spawnSync('bash', ['-c', script], { cwd: dir, env: { ...process.env, API: `http://127.0.0.1:${port}` }, encoding: 'utf8', timeout: 120_000 });
+    const script = steps
+      .map((step, i) => `{\n${step.script}\n} >"${out}.${i}.out" 2>"${out}.${i}.err" </dev/null; echo $? >"${out}.${i}.rc"`)
+      .join('\n');
+    const run = spawnSync('bash', ['-c', script], {
+      cwd: dir,
+      env: { ...process.env, API: `http://127.0.0.1:${port}` },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(run.error).toBeUndefined();
     const failures = steps.flatMap((step, i) => {
       const read = (suffix: string): string => readFileSync(`${out}.${i}.${suffix}`, 'utf8');
@@ -249,7 +266,9 @@ describe('the walkthrough ("The API, by example")', () => {
     expect(verdict(step, '{"items":[]}', 'HTTP 403\n', 0)).toContain('HTTP 403, expected 200');
     const exact: Step = { script: '', line: 1, expected: { status: 200, body: '{"items":[{"m":"pods \\"a\\" is forbidden: …"}]}' } };
     expect(verdict(exact, '{"items":[{"m":"pods \\"a\\" is forbidden: over"}]}', 'HTTP 200\n', 0)).toBeUndefined();
-    expect(verdict(exact, '{"items":[{"m":"pods \\"a\\" is forbidden: over"},{"m":"x"}]}', 'HTTP 200\n', 0)).toContain('2 items, expected 1');
+    expect(verdict(exact, '{"items":[{"m":"pods \\"a\\" is forbidden: over"},{"m":"x"}]}', 'HTTP 200\n', 0)).toContain(
+      '2 items, expected 1',
+    );
     expect(verdict(exact, '{"items":[{"m":"pods \\"b\\" is forbidden: over"}]}', 'HTTP 200\n', 0)).toContain('does not match');
   });
 });

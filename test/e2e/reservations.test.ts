@@ -5,7 +5,9 @@ import { startApi, type RunningApi } from '../support/api.js';
 let api: RunningApi;
 beforeAll(async () => {
   api = await startApi({}, 'qlrest');
-  await api.app.get(LedgerCommands).putQuota('team-a', { name: 'compute', spec: { hard: { pods: '2', 'requests.cpu': '1', 'example.com/gpu': '4' } } }, { actor: 'test' });
+  await api.app
+    .get(LedgerCommands)
+    .putQuota('team-a', { name: 'compute', spec: { hard: { pods: '2', 'requests.cpu': '1', 'example.com/gpu': '4' } } }, { actor: 'test' });
 });
 afterAll(async () => {
   await api?.close();
@@ -18,13 +20,24 @@ const allDecisions = () => count(`SELECT count(*) FROM admission_decisions`);
 const pod = (name: string, cpu: string) => ({
   kind: 'Pod',
   name,
-  object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { limits: { cpu } } }] } },
+  object: {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, uid: `uid-${name}` },
+    spec: { containers: [{ name: 'app', image: 'nginx', resources: { limits: { cpu } } }] },
+  },
 });
-const gpus = (name: string, amount: string) => ({ kind: 'Widget', resource: 'widgets.example.com', name, resources: { 'example.com/gpu': amount } });
+const gpus = (name: string, amount: string) => ({
+  kind: 'Widget',
+  resource: 'widgets.example.com',
+  name,
+  resources: { 'example.com/gpu': amount },
+});
 
 const reserve = (body: unknown, namespace = 'team-a') => api.request('POST', `/v1/namespaces/${namespace}/reservations`, body);
 const commit = (id: string) => api.request('POST', `/v1/namespaces/team-a/reservations/${id}/commit`);
-const release = (id: string, headers: Record<string, string> = {}) => api.request('DELETE', `/v1/namespaces/team-a/reservations/${id}`, undefined, headers);
+const release = (id: string, headers: Record<string, string> = {}) =>
+  api.request('DELETE', `/v1/namespaces/team-a/reservations/${id}`, undefined, headers);
 const get = (id: string) => api.request('GET', `/v1/namespaces/team-a/reservations/${id}`);
 
 describe('REST reservations', () => {
@@ -88,12 +101,19 @@ describe('REST reservations', () => {
       status: 'Failure',
       reason: 'Forbidden',
       code: 403,
-      message: 'widgets.example.com "w2" is forbidden: exceeded quota: compute, requested: example.com/gpu=2, used: example.com/gpu=3, limited: example.com/gpu=4',
-      details: { denial: { kind: 'Exceeded', quota: 'compute', resource: 'example.com/gpu', requested: '2', used: '3', hard: '4' }, requestId: denied.headers.get('x-request-id') },
+      message:
+        'widgets.example.com "w2" is forbidden: exceeded quota: compute, requested: example.com/gpu=2, used: example.com/gpu=3, limited: example.com/gpu=4',
+      details: {
+        denial: { kind: 'Exceeded', quota: 'compute', resource: 'example.com/gpu', requested: '2', used: '3', hard: '4' },
+        requestId: denied.headers.get('x-request-id'),
+      },
     });
     // The same answer again, naming the request that asked this time.
     const repeated = await reserve({ requestId: 'deny-1', ...gpus('w2', '2') });
-    expect(repeated).toEqual({ ...denied, body: { ...denied.body, details: { ...denied.body.details, requestId: repeated.headers.get('x-request-id') } } });
+    expect(repeated).toEqual({
+      ...denied,
+      body: { ...denied.body, details: { ...denied.body.details, requestId: repeated.headers.get('x-request-id') } },
+    });
     expect(repeated.body.details.requestId).not.toBe(denied.body.details.requestId);
     // The one that fills it is allowed with a Warning header, as kube-apiserver sends warnings; a dry run warns too.
     const filling = await reserve({ ...gpus('w3', '1'), dryRun: true });
@@ -127,14 +147,27 @@ describe('REST reservations', () => {
     // The decisions log holds the answer as it always did: no warning stored with it.
     const decisions = await api.request('GET', '/v1/namespaces/team-a/decisions?order=newest&limit=1');
     expect(decisions.body.items[0]).toMatchObject({ requestKey: 'rest:typo-1', allowed: true });
-    expect(decisions.body.items[0].result).toEqual({ allowed: true, code: 200, dryRun: false, reservationId: reserved.body.id, charged: { 'requests.cpus': '1' } });
+    expect(decisions.body.items[0].result).toEqual({
+      allowed: true,
+      code: 200,
+      dryRun: false,
+      reservationId: reserved.body.id,
+      charged: { 'requests.cpus': '1' },
+    });
     await release(reserved.body.id);
 
     // Each name its own header; a name a quota limits gets none; a dry run and a what-if warn alike.
     const dry = await reserve({ kind: 'Pod', name: 'typo-2', dryRun: true, resources: { pod: '1', pods: '1', 'requests.cpu': '100m' } });
     expect(dry.status).toBe(200);
-    expect(dry.body).toEqual({ namespace: 'team-a', state: 'reserved', dryRun: true, charged: { pod: '1', pods: '1', 'requests.cpu': '100m' } });
-    expect(dry.headers.get('warning')).toBe('299 - "pod: no quota covering namespace \\"team-a\\" limits this resource, so nothing is charged for it (did you mean pods?)"');
+    expect(dry.body).toEqual({
+      namespace: 'team-a',
+      state: 'reserved',
+      dryRun: true,
+      charged: { pod: '1', pods: '1', 'requests.cpu': '100m' },
+    });
+    expect(dry.headers.get('warning')).toBe(
+      '299 - "pod: no quota covering namespace \\"team-a\\" limits this resource, so nothing is charged for it (did you mean pods?)"',
+    );
     const whatIf = await api.request('POST', '/v1/namespaces/team-a/whatif', { kind: 'Pod', resources: { pod: '1', 'limits.cpus': '1' } });
     expect(whatIf.body).toMatchObject({ kind: 'WhatIf', allowed: true });
     expect(whatIf.headers.get('warning')).toBe(
@@ -148,7 +181,9 @@ describe('REST reservations', () => {
   it('denies a pod whose requests.cpu (defaulted from its limit) would exceed the quota', async () => {
     const denied = await reserve(pod('big', '2'));
     expect(denied.status).toBe(403);
-    expect(denied.body.message).toBe('pods "big" is forbidden: exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=0, limited: requests.cpu=1');
+    expect(denied.body.message).toBe(
+      'pods "big" is forbidden: exceeded quota: compute, requested: requests.cpu=2, used: requests.cpu=0, limited: requests.cpu=1',
+    );
     expect(denied.body.details.denial).toMatchObject({ quota: 'compute', resource: 'requests.cpu', requested: '2', used: '0', hard: '1' });
   });
 
@@ -156,14 +191,23 @@ describe('REST reservations', () => {
     const before = await allEvents();
     const dry = await reserve({ requestId: 'dry-1', dryRun: true, ...pod('dry-1', '100m') });
     expect(dry.status).toBe(200);
-    expect(dry.body).toMatchObject({ namespace: 'team-a', state: 'reserved', dryRun: true, charged: { 'requests.cpu': '100m', pods: '1' } });
+    expect(dry.body).toMatchObject({
+      namespace: 'team-a',
+      state: 'reserved',
+      dryRun: true,
+      charged: { 'requests.cpu': '100m', pods: '1' },
+    });
     expect(dry.body.id).toBeUndefined();
     expect(await allEvents()).toBe(before);
   });
 
   it('answers 200 with state none for an object quota never charges (a resource Kubernetes quota ignores)', async () => {
     const before = await allEvents();
-    const none = await reserve({ kind: 'Event', resource: 'events', object: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'ev-1' } } });
+    const none = await reserve({
+      kind: 'Event',
+      resource: 'events',
+      object: { apiVersion: 'v1', kind: 'Event', metadata: { name: 'ev-1' } },
+    });
     expect(none.status).toBe(200);
     expect(none.body).toEqual({ namespace: 'team-a', state: 'none', charged: {} });
     expect(await allEvents()).toBe(before);
@@ -208,17 +252,42 @@ describe('REST reservations', () => {
     ['an operation other than CREATE or UPDATE', { ...pod('o', '1'), operation: 'DELETE' }, 400, 'operation'],
     ['a fractional ttlSeconds', { ...pod('f', '1'), ttlSeconds: 1.5 }, 400, 'ttlSeconds'],
     // A quantity that does not parse is 400, as the quota PUT answers it and the API server decodes it.
-    ['a quantity that does not parse', gpus('i', '1.5.5'), 400, 'resources[example.com/gpu]: Invalid value: \\"1.5.5\\": must be a quantity such as'],
+    [
+      'a quantity that does not parse',
+      gpus('i', '1.5.5'),
+      400,
+      'resources[example.com/gpu]: Invalid value: \\"1.5.5\\": must be a quantity such as',
+    ],
     ['a quantity of an object that does not parse', pod('iq', 'lots'), 400, 'Invalid value: \\"lots\\": must be a quantity such as'],
     ['an absurd resource name', { ...gpus('a', '1'), resources: { 'no spaces allowed/!': '1' } }, 422, 'no spaces allowed'],
-    ['a resource name over 253 characters', { ...gpus('l', '1'), resources: { [`example.com/${'x'.repeat(300)}`]: '1' } }, 422, 'resources['],
-    ['more than 64 resources', { ...gpus('m', '1'), resources: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`example.com/r${i}`, '1'])) }, 422, 'at most 64'],
+    [
+      'a resource name over 253 characters',
+      { ...gpus('l', '1'), resources: { [`example.com/${'x'.repeat(300)}`]: '1' } },
+      422,
+      'resources[',
+    ],
+    [
+      'more than 64 resources',
+      { ...gpus('m', '1'), resources: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`example.com/r${i}`, '1'])) },
+      422,
+      'at most 64',
+    ],
     ['both object and resources', { ...pod('b', '1'), resources: { pods: '1' } }, 400, 'exactly one of object'],
     ['neither object nor resources', { kind: 'Pod', name: 'n' }, 400, 'exactly one of object'],
     ['an unknown kind without a resource', { kind: 'Widget', resources: { pods: '1' } }, 422, 'kind: Widget is not a kind'],
-    ['a known kind in another group', { kind: 'Job', apiVersion: 'example.com/v1', resources: { pods: '1' } }, 422, 'kind: Job in example.com/v1'],
+    [
+      'a known kind in another group',
+      { kind: 'Job', apiVersion: 'example.com/v1', resources: { pods: '1' } },
+      422,
+      'kind: Job in example.com/v1',
+    ],
     ['a TTL over the configured maximum', { ...pod('l', '1'), ttlSeconds: 10_000_000 }, 422, 'ttlSeconds'],
-    ['an object in another namespace', { kind: 'Pod', object: { metadata: { name: 'o', namespace: 'team-b' } } }, 400, 'object.metadata.namespace'],
+    [
+      'an object in another namespace',
+      { kind: 'Pod', object: { metadata: { name: 'o', namespace: 'team-b' } } },
+      400,
+      'object.metadata.namespace',
+    ],
     ['an object of another kind', { kind: 'Pod', object: { kind: 'Service', metadata: { name: 'o' } } }, 400, 'object.kind'],
     ['an UPDATE without oldObject', { ...pod('up', '1'), operation: 'UPDATE' }, 400, 'oldObject'],
     ['an oldObject without object', { kind: 'Pod', resources: { pods: '1' }, oldObject: { metadata: { name: 'o' } } }, 400, 'oldObject'],

@@ -30,7 +30,12 @@ const review = (namespace: string) => ({
     name: `w-${seq}`,
     operation: 'CREATE',
     userInfo: { username: 'system:serviceaccount:ci:deployer' },
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `w-${seq}`, namespace, uid: `u-${seq}` }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `w-${seq}`, namespace, uid: `u-${seq}` },
+      spec: { containers: [{ name: 'c', image: 'x' }] },
+    },
     dryRun: false,
   },
 });
@@ -46,7 +51,9 @@ beforeAll(async () => {
       done();
     },
   });
-  api = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), logLevel: 'info' }, 'qlsec', { logDestination: logs });
+  api = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), logLevel: 'info' }, 'qlsec', {
+    logDestination: logs,
+  });
   for (const ns of ['team-a', 'team-b']) {
     expect((await api.request('PUT', `/v1/namespaces/${ns}/resourcequotas/compute`, quota, bearer(TOKENS.admin.token))).status).toBe(201);
   }
@@ -128,7 +135,10 @@ describe('roles', () => {
   });
 
   it('records the token name as the actor of what it writes, whatever X-Remote-User claims', async () => {
-    const put = await api.request('PUT', '/v1/namespaces/team-b/limitranges/actor', limitRange, { ...bearer(TOKENS.admin.token), 'x-remote-user': 'someone-else' });
+    const put = await api.request('PUT', '/v1/namespaces/team-b/limitranges/actor', limitRange, {
+      ...bearer(TOKENS.admin.token),
+      'x-remote-user': 'someone-else',
+    });
     expect(put.status).toBe(201);
     const events = await api.request('GET', '/v1/namespaces/team-b/events?limit=100', undefined, bearer(TOKENS.auditor.token));
     const defined = events.body.items.filter((e: { type: string }) => e.type === 'LimitRangeDefined');
@@ -167,7 +177,10 @@ describe('identities (the actor could be forged through userInfo)', () => {
     expect(reservation).toMatchObject({ requester: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
     expect(reservation.history[0]).toMatchObject({ actor: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
     const listed = await audit('/v1/namespaces/team-a/reservations?state=reserved');
-    expect(listed.body.items.find((r: { id: string }) => r.id === reservation.id)).toMatchObject({ requester: 'kube-apiserver', onBehalfOf: 'jane@example.com' });
+    expect(listed.body.items.find((r: { id: string }) => r.id === reservation.id)).toMatchObject({
+      requester: 'kube-apiserver',
+      onBehalfOf: 'jane@example.com',
+    });
   });
 });
 
@@ -183,7 +196,7 @@ describe('a token scoped to team-a', () => {
     expect(after.body.items).toHaveLength(before.body.items.length);
   });
 
-  it('may not send a webhook review, for team-b or its own namespace: reviews are the webhook role\'s', async () => {
+  it("may not send a webhook review, for team-b or its own namespace: reviews are the webhook role's", async () => {
     for (const namespace of ['team-b', 'team-a']) {
       const { status, body } = await api.request('POST', '/v1/admission/validate', review(namespace), headers);
       expect(status).toBe(403);
@@ -227,7 +240,9 @@ describe('authentication failures', () => {
 
 describe('request ids', () => {
   it('echoes a sane X-Request-Id and puts it on the log line of the request', async () => {
-    const response = await fetch(`${api.base}/v1/namespaces/team-a/resourcequotas/nope`, { headers: { ...bearer(TOKENS.auditor.token), 'x-request-id': 'trace-abc.123' } });
+    const response = await fetch(`${api.base}/v1/namespaces/team-a/resourcequotas/nope`, {
+      headers: { ...bearer(TOKENS.auditor.token), 'x-request-id': 'trace-abc.123' },
+    });
     expect(response.status).toBe(404);
     expect(response.headers.get('x-request-id')).toBe('trace-abc.123');
     expect(((await response.json()) as StatusBody).details.requestId).toBe('trace-abc.123');
@@ -257,13 +272,20 @@ describe('start-up', () => {
 });
 
 describe('rate limit', () => {
-  const limitedApi = () => startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 3 }, 'qlrate');
-  const statusOf = async (base: string, headers: Record<string, string>, path = '/v1/namespaces/team-a/resourcequotas'): Promise<number> => (await fetch(`${base}${path}`, { headers })).status;
+  const limitedApi = () =>
+    startApi(
+      { insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 3 },
+      'qlrate',
+    );
+  const statusOf = async (base: string, headers: Record<string, string>, path = '/v1/namespaces/team-a/resourcequotas'): Promise<number> =>
+    (await fetch(`${base}${path}`, { headers })).status;
 
   it('gives a token one bucket however "Bearer" is spelled (finding 4: 64 spellings were 64 buckets)', async () => {
     const limited = await limitedApi();
     try {
-      const spellings = ['Bearer', 'bearer', 'BEARER', 'bEaReR', 'BeArEr'].map((word) => ({ authorization: `${word} ${TOKENS.admission.token}` }));
+      const spellings = ['Bearer', 'bearer', 'BEARER', 'bEaReR', 'BeArEr'].map((word) => ({
+        authorization: `${word} ${TOKENS.admission.token}`,
+      }));
       const statuses = [];
       for (const headers of spellings) statuses.push(await statusOf(limited.base, headers));
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
@@ -293,7 +315,13 @@ describe('rate limit', () => {
     const limited = await limitedApi();
     try {
       const post = async (token: string): Promise<number> =>
-        (await fetch(`${limited.base}/v1/admission/validate`, { method: 'POST', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(review('team-a')) })).status;
+        (
+          await fetch(`${limited.base}/v1/admission/validate`, {
+            method: 'POST',
+            headers: { ...bearer(token), 'content-type': 'application/json' },
+            body: JSON.stringify(review('team-a')),
+          })
+        ).status;
       const apiServer: number[] = [];
       for (let i = 0; i < 8; i++) apiServer.push(await post(TOKENS.apiserver.token));
       expect(apiServer).toEqual(Array(8).fill(200));
@@ -313,7 +341,8 @@ describe('rate limit', () => {
     const limited = await limitedApi();
     try {
       for (let i = 0; i < 8; i++) {
-        for (const path of ['/healthz', '/healthz/', '/HEALTHZ', '/readyz?exclude=queue', '/metrics']) expect(await statusOf(limited.base, {}, path), path).toBe(200);
+        for (const path of ['/healthz', '/healthz/', '/HEALTHZ', '/readyz?exclude=queue', '/metrics'])
+          expect(await statusOf(limited.base, {}, path), path).toBe(200);
       }
     } finally {
       await limited.close();
@@ -321,17 +350,25 @@ describe('rate limit', () => {
   });
 
   it('answers 429 with Retry-After once a client spends its burst, and counts each token apart', async () => {
-    const limited = await startApi({ insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 3 }, 'qlrate');
+    const limited = await startApi(
+      { insecureDev: false, tokensFile: writeTokensFile(Object.values(TOKENS)), rateLimitPerSecond: 1, rateLimitBurst: 3 },
+      'qlrate',
+    );
     try {
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) statuses.push((await limited.request('GET', '/v1/namespaces/team-a/resourcequotas', undefined, bearer(TOKENS.admission.token))).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push(
+          (await limited.request('GET', '/v1/namespaces/team-a/resourcequotas', undefined, bearer(TOKENS.admission.token))).status,
+        );
       expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
       expect(statuses[4]).toBe(429);
       const response = await fetch(`${limited.base}/v1/namespaces/team-a/resourcequotas`, { headers: bearer(TOKENS.admission.token) });
       expect(response.status).toBe(429);
       expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(await response.json()).toMatchObject({ code: 429, reason: 'TooManyRequests' });
-      expect((await limited.request('GET', '/v1/namespaces/team-a/resourcequotas', undefined, bearer(TOKENS.auditor.token))).status).toBe(200);
+      expect((await limited.request('GET', '/v1/namespaces/team-a/resourcequotas', undefined, bearer(TOKENS.auditor.token))).status).toBe(
+        200,
+      );
       expect((await fetch(`${limited.base}/healthz`)).status).toBe(200);
     } finally {
       await limited.close();
@@ -345,11 +382,19 @@ describe('quotas over several namespaces and a token scoped to one namespace', (
     const namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tenant: 'x' } } };
     expect((await api.request('PUT', '/v1/namespaces/team-a', namespace, team)).status).toBe(403);
     expect((await api.request('DELETE', '/v1/namespaces/team-a', undefined, team)).status).toBe(403);
-    const crq = { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', spec: { selector: { labels: { matchLabels: { tenant: 'x' } } }, quota: { hard: { pods: '1' } } } };
+    const crq = {
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'ClusterResourceQuota',
+      spec: { selector: { labels: { matchLabels: { tenant: 'x' } } }, quota: { hard: { pods: '1' } } },
+    };
     expect((await api.request('PUT', '/v1/clusterresourcequotas/x', crq, team)).status).toBe(403);
     expect((await api.request('PUT', '/v1/namespaces/team-a', namespace, bearer(TOKENS.admin.token))).status).toBe(201);
-    expect((await api.request('GET', '/v1/namespaces/team-a/appliedclusterresourcequotas', undefined, bearer(TOKENS.teamA.token))).status).toBe(200);
-    expect((await api.request('GET', '/v1/namespaces/team-b/appliedclusterresourcequotas', undefined, bearer(TOKENS.teamA.token))).status).toBe(403);
+    expect(
+      (await api.request('GET', '/v1/namespaces/team-a/appliedclusterresourcequotas', undefined, bearer(TOKENS.teamA.token))).status,
+    ).toBe(200);
+    expect(
+      (await api.request('GET', '/v1/namespaces/team-b/appliedclusterresourcequotas', undefined, bearer(TOKENS.teamA.token))).status,
+    ).toBe(403);
   });
 
   it("cannot relabel its namespace through the webhook either: a Namespace review is the kube-apiserver's (webhook role), and a tenant's writes nothing", async () => {
@@ -374,9 +419,13 @@ describe('quotas over several namespaces and a token scoped to one namespace', (
       expect(escape.status).toBe(403);
       expect(escape.body.message).toContain('needs the role webhook');
     }
-    expect((await api.request('GET', '/v1/namespaces/team-a', undefined, bearer(TOKENS.admin.token))).body.metadata.labels).toEqual({ tenant: 'x' });
+    expect((await api.request('GET', '/v1/namespaces/team-a', undefined, bearer(TOKENS.admin.token))).body.metadata.labels).toEqual({
+      tenant: 'x',
+    });
     const relayed = await api.request('POST', '/v1/admission/validate', namespaceReview({ tenant: 'y' }), bearer(TOKENS.apiserver.token));
     expect(relayed.body.response).toMatchObject({ allowed: true });
-    expect((await api.request('GET', '/v1/namespaces/team-a', undefined, bearer(TOKENS.admin.token))).body.metadata.labels).toEqual({ tenant: 'y' });
+    expect((await api.request('GET', '/v1/namespaces/team-a', undefined, bearer(TOKENS.admin.token))).body.metadata.labels).toEqual({
+      tenant: 'y',
+    });
   });
 });

@@ -33,14 +33,24 @@ const reserve = (ns: string, i: number, cpu = '100m') =>
     requestId: `r-${ns}-${i}`,
     kind: 'Pod',
     name: `pod-${i}`,
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `pod-${i}`, uid: `uid-${ns}-${i}` }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `pod-${i}`, uid: `uid-${ns}-${i}` },
+      spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] },
+    },
   });
 
 describe('Namespace objects', () => {
   it('are created, read, replaced with optimistic concurrency, listed in history and deleted', async () => {
     const created = await api.request('PUT', '/v1/namespaces/ns-one', namespace('ns-one', { team: 'red' }), { 'x-remote-user': 'alice' });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns-one', resourceVersion: '1', labels: { team: 'red' } }, status: { phase: 'Active' } });
+    expect(created.body).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'ns-one', resourceVersion: '1', labels: { team: 'red' } },
+      status: { phase: 'Active' },
+    });
     expect(created.body.metadata.namespace).toBeUndefined();
     expect((await api.request('GET', '/v1/namespaces/ns-one')).body).toEqual(created.body);
 
@@ -77,14 +87,22 @@ describe('Namespace objects', () => {
 
 describe('ClusterResourceQuota', () => {
   it('covers the namespaces its selector picks, charges them in the same transaction, and names itself in a denial', async () => {
-    for (const ns of ['crq-a', 'crq-b']) expect((await api.request('PUT', `/v1/namespaces/${ns}`, namespace(ns, { tenant: 'acme' }))).status).toBe(201);
-    const created = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('acme', { tenant: 'acme' }, { pods: '3', 'requests.cpu': '1' }));
+    for (const ns of ['crq-a', 'crq-b'])
+      expect((await api.request('PUT', `/v1/namespaces/${ns}`, namespace(ns, { tenant: 'acme' }))).status).toBe(201);
+    const created = await api.request(
+      'PUT',
+      '/v1/clusterresourcequotas/acme',
+      crq('acme', { tenant: 'acme' }, { pods: '3', 'requests.cpu': '1' }),
+    );
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       apiVersion: 'quota.openshift.io/v1',
       kind: 'ClusterResourceQuota',
       metadata: { name: 'acme', resourceVersion: '1' },
-      spec: { selector: { labels: { matchLabels: { tenant: 'acme' } }, annotations: null }, quota: { hard: { pods: '3', 'requests.cpu': '1' } } },
+      spec: {
+        selector: { labels: { matchLabels: { tenant: 'acme' } }, annotations: null },
+        quota: { hard: { pods: '3', 'requests.cpu': '1' } },
+      },
       status: {
         total: { hard: { pods: '3', 'requests.cpu': '1' }, used: { pods: '0', 'requests.cpu': '0' } },
         namespaces: [
@@ -98,12 +116,23 @@ describe('ClusterResourceQuota', () => {
     expect((await reserve('crq-b', 3)).status).toBe(201);
     const denied = await reserve('crq-a', 4);
     expect(denied.status).toBe(403);
-    expect(denied.body.message).toBe('pods "pod-4" is forbidden: exceeded cluster quota: acme, requested: pods=1, used: pods=3, limited: pods=3');
-    expect(denied.body.details.denial).toMatchObject({ kind: 'Exceeded', quota: 'acme', quotaKind: 'ClusterResourceQuota', resource: 'pods', used: '3', hard: '3' });
+    expect(denied.body.message).toBe(
+      'pods "pod-4" is forbidden: exceeded cluster quota: acme, requested: pods=1, used: pods=3, limited: pods=3',
+    );
+    expect(denied.body.details.denial).toMatchObject({
+      kind: 'Exceeded',
+      quota: 'acme',
+      quotaKind: 'ClusterResourceQuota',
+      resource: 'pods',
+      used: '3',
+      hard: '3',
+    });
 
     const read = await api.request('GET', '/v1/clusterresourcequotas/acme');
     expect(read.body.status.total.used).toEqual({ pods: '3', 'requests.cpu': '300m' });
-    expect(read.body.status.namespaces.map((n: { namespace: string; status: { used: { pods: string } } }) => [n.namespace, n.status.used.pods])).toEqual([
+    expect(
+      read.body.status.namespaces.map((n: { namespace: string; status: { used: { pods: string } } }) => [n.namespace, n.status.used.pods]),
+    ).toEqual([
       ['crq-a', '1'],
       ['crq-b', '2'],
     ]);
@@ -112,13 +141,29 @@ describe('ClusterResourceQuota', () => {
 
     const applied = await api.request('GET', '/v1/namespaces/crq-b/appliedclusterresourcequotas');
     expect(applied.body.kind).toBe('AppliedClusterResourceQuotaList');
-    expect(applied.body.items[0]).toMatchObject({ kind: 'AppliedClusterResourceQuota', metadata: { name: 'acme', namespace: 'crq-b' }, status: read.body.status });
+    expect(applied.body.items[0]).toMatchObject({
+      kind: 'AppliedClusterResourceQuota',
+      metadata: { name: 'acme', namespace: 'crq-b' },
+      status: read.body.status,
+    });
     expect((await api.request('GET', '/v1/namespaces/crq-b/appliedclusterresourcequotas/acme')).status).toBe(200);
     expect((await api.request('GET', '/v1/namespaces/other/appliedclusterresourcequotas/acme')).status).toBe(404);
 
     // Raising the limit is a change with history; a stale resourceVersion is a conflict.
-    expect((await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('acme', { tenant: 'acme' }, { pods: '4', 'requests.cpu': '1' }, { resourceVersion: '9' }))).status).toBe(409);
-    const raised = await api.request('PUT', '/v1/clusterresourcequotas/acme', crq('acme', { tenant: 'acme' }, { pods: '4', 'requests.cpu': '1' }, { resourceVersion: '1' }));
+    expect(
+      (
+        await api.request(
+          'PUT',
+          '/v1/clusterresourcequotas/acme',
+          crq('acme', { tenant: 'acme' }, { pods: '4', 'requests.cpu': '1' }, { resourceVersion: '9' }),
+        )
+      ).status,
+    ).toBe(409);
+    const raised = await api.request(
+      'PUT',
+      '/v1/clusterresourcequotas/acme',
+      crq('acme', { tenant: 'acme' }, { pods: '4', 'requests.cpu': '1' }, { resourceVersion: '1' }),
+    );
     expect(raised.status).toBe(200);
     expect(raised.body.metadata.resourceVersion).toBe('2');
     expect((await reserve('crq-a', 5)).status).toBe(201);
@@ -166,7 +211,11 @@ describe('ClusterResourceQuota', () => {
 
 describe('HierarchicalResourceQuota', () => {
   it('covers its namespace and every descendant HNC labelled, charging all of them atomically', async () => {
-    await api.request('PUT', '/v1/namespaces/child-1', namespace('child-1', { 'org.tree.hnc.x-k8s.io/depth': '1', 'child-1.tree.hnc.x-k8s.io/depth': '0' }));
+    await api.request(
+      'PUT',
+      '/v1/namespaces/child-1',
+      namespace('child-1', { 'org.tree.hnc.x-k8s.io/depth': '1', 'child-1.tree.hnc.x-k8s.io/depth': '0' }),
+    );
     const created = await api.request('PUT', '/v1/namespaces/org/hierarchicalresourcequotas/org-pods', {
       apiVersion: 'hnc.x-k8s.io/v1alpha2',
       kind: 'HierarchicalResourceQuota',
@@ -185,7 +234,9 @@ describe('HierarchicalResourceQuota', () => {
     expect((await reserve('child-1', 2)).status).toBe(201);
     const denied = await reserve('child-1', 3);
     expect(denied.status).toBe(403);
-    expect(denied.body.message).toBe('pods "pod-3" is forbidden: exceeded hierarchical quota in namespace "org": "org-pods", requested: pods=1, used: pods=2, limited: pods=2');
+    expect(denied.body.message).toBe(
+      'pods "pod-3" is forbidden: exceeded hierarchical quota in namespace "org": "org-pods", requested: pods=1, used: pods=2, limited: pods=2',
+    );
     expect(denied.body.details.denial).toMatchObject({ quotaKind: 'HierarchicalResourceQuota', quotaNamespace: 'org', quota: 'org-pods' });
     expect((await api.request('GET', '/v1/namespaces/org/hierarchicalresourcequotas')).body.items[0].status.used).toEqual({ pods: '2' });
     expect((await api.request('GET', '/v1/namespaces/org/hierarchicalresourcequotas/org-pods/history')).body.items).toHaveLength(1);
@@ -244,7 +295,16 @@ describe('a shared quota as it was', () => {
     const removed = await instant();
 
     const path = '/v1/clusterresourcequotas/past';
-    expect(await usageAt(path, before)).toEqual({ key: 'clusterresourcequotas/past', at: before, version: 0, defined: false, hard: {}, used: {}, namespaces: [], overHard: [] });
+    expect(await usageAt(path, before)).toEqual({
+      key: 'clusterresourcequotas/past',
+      at: before,
+      version: 0,
+      defined: false,
+      hard: {},
+      used: {},
+      namespaces: [],
+      overHard: [],
+    });
     expect(await usageAt(path, created)).toMatchObject({
       version: 1,
       defined: true,
@@ -257,36 +317,66 @@ describe('a shared quota as it was', () => {
     });
     const atCharged = await usageAt(path, charged);
     expect(atCharged).toMatchObject({ hard: now.body.hard, used: now.body.used });
-    expect(atCharged.namespaces.map(({ namespace: ns, used }: { namespace: string; used: unknown }) => ({ namespace: ns, used }))).toEqual(now.body.namespaces);
-    expect(await usageAt(path, moved)).toMatchObject({ version: 1, used: { pods: '1' }, namespaces: [{ namespace: 'past-a', used: { pods: '1' } }] });
+    expect(atCharged.namespaces.map(({ namespace: ns, used }: { namespace: string; used: unknown }) => ({ namespace: ns, used }))).toEqual(
+      now.body.namespaces,
+    );
+    expect(await usageAt(path, moved)).toMatchObject({
+      version: 1,
+      used: { pods: '1' },
+      namespaces: [{ namespace: 'past-a', used: { pods: '1' } }],
+    });
     expect(await usageAt(path, lowered)).toMatchObject({ version: 2, hard: { pods: '1' }, used: { pods: '1' } });
     expect(await usageAt(path, removed)).toMatchObject({ version: 3, defined: false, hard: {}, used: {}, namespaces: [] });
 
-    const series = await api.request('GET', `${path}/usage/series?since=${encodeURIComponent(before)}&until=${encodeURIComponent(removed)}&points=40`);
+    const series = await api.request(
+      'GET',
+      `${path}/usage/series?since=${encodeURIComponent(before)}&until=${encodeURIComponent(removed)}&points=40`,
+    );
     expect(series.status).toBe(200);
     expect(series.body.points).toHaveLength(40);
     expect(Math.max(...series.body.points.map((p: { used: { pods?: string } }) => Number(p.used.pods ?? 0)))).toBe(3);
-    expect(series.body.markers.map((m: { kind: string; change?: string }) => m.change ?? m.kind)).toEqual(['defined', 'changed', 'denial', 'removed']);
-    expect(series.body.markers[2]).toMatchObject({ kind: 'denial', name: 'pod-4', message: expect.stringContaining('exceeded cluster quota: past') });
+    expect(series.body.markers.map((m: { kind: string; change?: string }) => m.change ?? m.kind)).toEqual([
+      'defined',
+      'changed',
+      'denial',
+      'removed',
+    ]);
+    expect(series.body.markers[2]).toMatchObject({
+      kind: 'denial',
+      name: 'pod-4',
+      message: expect.stringContaining('exceeded cluster quota: past'),
+    });
 
     expect((await api.request('GET', '/v1/clusterresourcequotas/never/usage')).status).toBe(404);
     expect((await api.request('GET', `/v1/clusterresourcequotas/never/usage?at=${encodeURIComponent(removed)}`)).status).toBe(404);
     expect((await api.request('GET', `${path}/usage`)).status).toBe(404);
     const bad = await api.request('GET', `${path}/usage?at=yesterday`);
     expect(bad.status).toBe(400);
-    expect((await api.request('GET', `${path}/usage/series?since=${encodeURIComponent(removed)}&until=${encodeURIComponent(before)}`)).status).toBe(400);
+    expect(
+      (await api.request('GET', `${path}/usage/series?since=${encodeURIComponent(removed)}&until=${encodeURIComponent(before)}`)).status,
+    ).toBe(400);
   });
 
   it('answers the same for a HierarchicalResourceQuota over its subtree', async () => {
     await api.request('PUT', '/v1/namespaces/past-child', namespace('past-child', { 'past-root.tree.hnc.x-k8s.io/depth': '1' }));
-    const hrq = { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', metadata: { name: 'tree' }, spec: { hard: { pods: '4' } } };
+    const hrq = {
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'HierarchicalResourceQuota',
+      metadata: { name: 'tree' },
+      spec: { hard: { pods: '4' } },
+    };
     expect((await api.request('PUT', '/v1/namespaces/past-root/hierarchicalresourcequotas/tree', hrq)).status).toBe(201);
     expect((await reserve('past-root', 1)).status).toBe(201);
     expect((await reserve('past-child', 2)).status).toBe(201);
     const charged = await instant();
     expect((await reserve('past-child', 3)).status).toBe(201);
     const path = '/v1/namespaces/past-root/hierarchicalresourcequotas/tree';
-    expect(await usageAt(path, charged)).toMatchObject({ key: 'hierarchicalresourcequotas/past-root/tree', defined: true, hard: { pods: '4' }, used: { pods: '2' } });
+    expect(await usageAt(path, charged)).toMatchObject({
+      key: 'hierarchicalresourcequotas/past-root/tree',
+      defined: true,
+      hard: { pods: '4' },
+      used: { pods: '2' },
+    });
     expect((await api.request('GET', `${path}/usage`)).body.used).toEqual({ pods: '3' });
     const series = await api.request('GET', `${path}/usage/series?points=5`);
     expect(series.body.points.at(-1).used).toEqual({ pods: '3' });
@@ -295,7 +385,12 @@ describe('a shared quota as it was', () => {
 
 describe("the webhook's Namespace reviews", () => {
   let seq = 0;
-  const namespaceReview = (operation: 'CREATE' | 'UPDATE' | 'DELETE', name: string, labels: Record<string, string> | undefined, extra: Record<string, unknown> = {}) => ({
+  const namespaceReview = (
+    operation: 'CREATE' | 'UPDATE' | 'DELETE',
+    name: string,
+    labels: Record<string, string> | undefined,
+    extra: Record<string, unknown> = {},
+  ) => ({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
     request: {
@@ -318,7 +413,10 @@ describe("the webhook's Namespace reviews", () => {
                 resourceVersion: '48211',
                 creationTimestamp: '2026-11-24T10:00:00Z',
                 labels: { 'kubernetes.io/metadata.name': name, ...labels },
-                annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"apiVersion":"v1","kind":"Namespace"}', owner: 'web-team' },
+                annotations: {
+                  'kubectl.kubernetes.io/last-applied-configuration': '{"apiVersion":"v1","kind":"Namespace"}',
+                  owner: 'web-team',
+                },
                 managedFields: [{ manager: 'kubectl', operation: 'Update' }],
               },
               spec: { finalizers: ['kubernetes'] },
@@ -337,14 +435,23 @@ describe("the webhook's Namespace reviews", () => {
     expect(created.status).toBe(200);
     expect(created.body.response).toEqual({ uid: `ns-review-${seq}`, allowed: true });
     const recorded = await api.request('GET', '/v1/namespaces/web-prod');
-    expect(recorded.body.metadata).toMatchObject({ name: 'web-prod', labels: { 'kubernetes.io/metadata.name': 'web-prod', tenant: 'web' }, annotations: { owner: 'web-team' } });
+    expect(recorded.body.metadata).toMatchObject({
+      name: 'web-prod',
+      labels: { 'kubernetes.io/metadata.name': 'web-prod', tenant: 'web' },
+      annotations: { owner: 'web-team' },
+    });
     expect(recorded.body.metadata.annotations).not.toHaveProperty('kubectl.kubernetes.io/last-applied-configuration');
-    expect((await api.request('GET', '/v1/namespaces/web-prod/appliedclusterresourcequotas')).body.items.map((q: { metadata: { name: string } }) => q.metadata.name)).toEqual(['web']);
+    expect(
+      (await api.request('GET', '/v1/namespaces/web-prod/appliedclusterresourcequotas')).body.items.map(
+        (q: { metadata: { name: string } }) => q.metadata.name,
+      ),
+    ).toEqual(['web']);
     expect((await reserve('web-prod', 1)).status).toBe(201);
     expect((await reserve('web-prod', 2)).body.message).toContain('exceeded cluster quota: web');
 
     // The same review again (kube-apiserver retries) and an UPDATE that changes no label write nothing.
-    const events = async () => (await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'web-prod'`))[0].n as number;
+    const events = async () =>
+      (await api.db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'web-prod'`))[0].n as number;
     const before = await events();
     expect((await validate(namespaceReview('UPDATE', 'web-prod', { tenant: 'web' }))).body.response.allowed).toBe(true);
     expect(await events()).toBe(before);
@@ -384,17 +491,28 @@ describe('a shared quota that came from a cluster object', () => {
     const ref = { kind: 'ClusterResourceQuota', name: 'from-cluster' } as const;
     await api.app
       .get(ClusterWriter)
-      .putSharedQuota({ ref, spec: { hard: { pods: '1' } }, selector: { labels: { matchLabels: { t: 'x' } } }, metadata: { annotations: managed } }, { actor: 'system:reconciler' });
+      .putSharedQuota(
+        { ref, spec: { hard: { pods: '1' } }, selector: { labels: { matchLabels: { t: 'x' } } }, metadata: { annotations: managed } },
+        { actor: 'system:reconciler' },
+      );
     const put = await api.request('PUT', '/v1/clusterresourcequotas/from-cluster', crq('from-cluster', { t: 'x' }, { pods: '9' }));
     const removal = await api.request('DELETE', '/v1/clusterresourcequotas/from-cluster');
     for (const refused of [put, removal]) {
       expect(refused.status).toBe(409);
-      expect(refused.body).toMatchObject({ kind: 'Status', reason: 'Conflict', details: { name: 'from-cluster', kind: 'clusterresourcequotas' } });
+      expect(refused.body).toMatchObject({
+        kind: 'Status',
+        reason: 'Conflict',
+        details: { name: 'from-cluster', kind: 'clusterresourcequotas' },
+      });
       expect(refused.body.message).toContain('it is managed by the cluster object ledgerclusterquotas.quota-ledger.io "from-cluster";');
     }
     expect((await api.request('GET', '/v1/clusterresourcequotas/from-cluster')).body.spec.quota).toEqual({ hard: { pods: '1' } });
 
-    const claimed = await api.request('PUT', '/v1/clusterresourcequotas/claims', crq('claims', { t: 'y' }, { pods: '1' }, { annotations: { ...managed, team: 'y' } }));
+    const claimed = await api.request(
+      'PUT',
+      '/v1/clusterresourcequotas/claims',
+      crq('claims', { t: 'y' }, { pods: '1' }, { annotations: { ...managed, team: 'y' } }),
+    );
     expect(claimed.status).toBe(201);
     expect(claimed.body.metadata.annotations).toEqual({ team: 'y' });
     expect((await api.request('DELETE', '/v1/clusterresourcequotas/claims')).status).toBe(200);
@@ -405,7 +523,11 @@ describe('a shared quota that came from a cluster object', () => {
     await api.app
       .get(ClusterWriter)
       .putSharedQuota(
-        { ref: { kind: 'HierarchicalResourceQuota', name: 'from-cluster', namespace: 'hrq-c' }, spec: { hard: { pods: '1' } }, metadata: { annotations: managed } },
+        {
+          ref: { kind: 'HierarchicalResourceQuota', name: 'from-cluster', namespace: 'hrq-c' },
+          spec: { hard: { pods: '1' } },
+          metadata: { annotations: managed },
+        },
         { actor: 'system:reconciler' },
       );
     const hrq = (name: string, annotations?: Record<string, string>) => ({
@@ -415,9 +537,14 @@ describe('a shared quota that came from a cluster object', () => {
       spec: { hard: { pods: '9' } },
     });
     const path = '/v1/namespaces/hrq-c/hierarchicalresourcequotas';
-    for (const refused of [await api.request('PUT', `${path}/from-cluster`, hrq('from-cluster')), await api.request('DELETE', `${path}/from-cluster`)]) {
+    for (const refused of [
+      await api.request('PUT', `${path}/from-cluster`, hrq('from-cluster')),
+      await api.request('DELETE', `${path}/from-cluster`),
+    ]) {
       expect(refused.status).toBe(409);
-      expect(refused.body.message).toContain('it is managed by the cluster object ledgerhierarchicalquotas.quota-ledger.io "from-cluster" in namespace "hrq-c"');
+      expect(refused.body.message).toContain(
+        'it is managed by the cluster object ledgerhierarchicalquotas.quota-ledger.io "from-cluster" in namespace "hrq-c"',
+      );
     }
     const claimed = await api.request('PUT', `${path}/claims`, hrq('claims', { ...managed, team: 'c' }));
     expect(claimed.body.metadata.annotations).toEqual({ team: 'c' });

@@ -32,9 +32,22 @@ afterAll(async () => {
 
 /** An admission as raw HTTP/1.1, kept alive (no Connection header): what kube-apiserver's client sends. */
 function admission(n: number): string {
-  const object = { apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${n}`, namespace: NAMESPACE, uid: `close-${n}` }, spec: { containers: [{ name: 'c', image: 'x' }] } };
+  const object = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `p-${n}`, namespace: NAMESPACE, uid: `close-${n}` },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+  };
   const body = JSON.stringify(
-    admissionReview({ uid: `close-${n}`, kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: NAMESPACE, name: `p-${n}`, operation: 'CREATE', object }),
+    admissionReview({
+      uid: `close-${n}`,
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      namespace: NAMESPACE,
+      name: `p-${n}`,
+      operation: 'CREATE',
+      object,
+    }),
   );
   return `POST /v1/admission/validate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
@@ -53,7 +66,8 @@ function exchange(socket: Socket, request: string): Promise<string> {
       socket.off('data', onData);
       resolve(result);
     };
-    if (socket.destroyed || socket.readyState !== 'open') return done(`the connection was closed before the request (${socket.readyState})`);
+    if (socket.destroyed || socket.readyState !== 'open')
+      return done(`the connection was closed before the request (${socket.readyState})`);
     socket.on('data', onData);
     socket.once('close', () => done(answer ? answer.slice(0, 200) : 'the connection closed without an answer'));
     socket.once('error', (error: NodeJS.ErrnoException) => done(`error ${error.code ?? error.message}`));

@@ -30,7 +30,8 @@ const replicas: ApiProcess[] = [];
 beforeAll(async () => {
   ensureBuilt();
   db = await createMigratedDatabase('qlsigterm');
-  for (let i = 0; i < 2; i++) replicas.push(await startApiProcess({ DATABASE_URL: db.url, DATABASE_POOL_SIZE: '4', SHUTDOWN_DRAIN_SECONDS: String(DRAIN_SECONDS) }));
+  for (let i = 0; i < 2; i++)
+    replicas.push(await startApiProcess({ DATABASE_URL: db.url, DATABASE_POOL_SIZE: '4', SHUTDOWN_DRAIN_SECONDS: String(DRAIN_SECONDS) }));
 });
 
 afterAll(async () => {
@@ -42,10 +43,23 @@ let seq = 0;
 function review(): { uid: string; body: unknown } {
   const n = ++seq;
   const uid = `drain-${n}`;
-  const object = { apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${n}`, namespace: NAMESPACE, uid: `pod-${n}` }, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1m' } } }] } };
+  const object = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `p-${n}`, namespace: NAMESPACE, uid: `pod-${n}` },
+    spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '1m' } } }] },
+  };
   return {
     uid,
-    body: admissionReview({ uid, kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, namespace: NAMESPACE, name: `p-${n}`, operation: 'CREATE', object }),
+    body: admissionReview({
+      uid,
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      namespace: NAMESPACE,
+      name: `p-${n}`,
+      operation: 'CREATE',
+      object,
+    }),
   };
 }
 
@@ -53,14 +67,21 @@ function review(): { uid: string; body: unknown } {
 async function admit(base: string): Promise<{ failure?: string; connection: string | null }> {
   const { uid, body } = review();
   try {
-    const response = await fetch(`${base}/v1/admission/validate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${base}/v1/admission/validate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const text = await response.text();
     const answer = JSON.parse(text) as { response?: { uid?: string; allowed?: boolean } };
     const ok = response.status === 200 && answer.response?.uid === uid && answer.response.allowed === true;
     return { ...(ok ? {} : { failure: `HTTP ${response.status} ${text.slice(0, 200)}` }), connection: response.headers.get('connection') };
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return { failure: `${error instanceof Error ? error.message : String(error)} ${cause?.code ?? cause?.message ?? ''}`, connection: null };
+    return {
+      failure: `${error instanceof Error ? error.message : String(error)} ${cause?.code ?? cause?.message ?? ''}`,
+      connection: null,
+    };
   }
 }
 
@@ -117,7 +138,8 @@ describe('SIGTERM during a rollout', () => {
         }
         const afterSigterm = sigtermSent;
         const { failure } = await admit(target.base);
-        if (failure) failures.push(`${target === leaving ? 'leaving' : 'staying'} replica${afterSigterm ? ' after SIGTERM' : ''}: ${failure}`);
+        if (failure)
+          failures.push(`${target === leaving ? 'leaving' : 'staying'} replica${afterSigterm ? ' after SIGTERM' : ''}: ${failure}`);
         else {
           served.set(target, (served.get(target) ?? 0) + 1);
           if (target === leaving && afterSigterm) servedByLeavingAfterSigterm++;
@@ -125,8 +147,12 @@ describe('SIGTERM during a rollout', () => {
       }
     });
 
-    await until('both replicas serving admissions', async () => ((served.get(leaving) ?? 0) >= 20 && (served.get(staying) ?? 0) >= 20 ? true : undefined));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => leaving.child.once('exit', (code, signal) => resolve({ code, signal })));
+    await until('both replicas serving admissions', async () =>
+      (served.get(leaving) ?? 0) >= 20 && (served.get(staying) ?? 0) >= 20 ? true : undefined,
+    );
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      leaving.child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     sigtermSent = true;
     leaving.child.kill('SIGTERM');
 
@@ -134,7 +160,9 @@ describe('SIGTERM during a rollout', () => {
     // it is served, and told to close its connection so that its next one goes elsewhere.
     let gone = false;
     void exited.then(() => (gone = true));
-    await until('the leaving replica to answer [-]shutdown, or to exit', async () => (gone || probesAfterSigterm.leaving.some((p) => p.status === 503) ? true : undefined));
+    await until('the leaving replica to answer [-]shutdown, or to exit', async () =>
+      gone || probesAfterSigterm.leaving.some((p) => p.status === 503) ? true : undefined,
+    );
     const stale = gone ? { failure: 'the replica exited before it answered [-]shutdown', connection: null } : await admit(leaving.base);
 
     const exit = await exited;

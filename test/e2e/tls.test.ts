@@ -13,14 +13,31 @@ interface Answer {
   peer: PeerCertificate;
 }
 
-function get(port: number, path: string, options: { ca: Buffer; cert?: Buffer; key?: Buffer; headers?: Record<string, string> }): Promise<Answer> {
+function get(
+  port: number,
+  path: string,
+  options: { ca: Buffer; cert?: Buffer; key?: Buffer; headers?: Record<string, string> },
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, ca: options.ca, cert: options.cert, key: options.key, headers: options.headers, agent: false, servername: 'localhost' }, (res) => {
-      const peer = (res.socket as TLSSocket).getPeerCertificate();
-      let body = '';
-      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, peer }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        ca: options.ca,
+        cert: options.cert,
+        key: options.key,
+        headers: options.headers,
+        agent: false,
+        servername: 'localhost',
+      },
+      (res) => {
+        const peer = (res.socket as TLSSocket).getPeerCertificate();
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, peer }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -43,7 +60,13 @@ beforeAll(async () => {
     {
       insecureDev: false,
       tokensFile: writeTokensFile([{ name: 'admin', token: ADMIN, roles: ['admin'] }]),
-      tls: { certFile: serving.cert, keyFile: serving.key, clientCaFile: pki.caCert, clientCertRole: 'admission', clientCertTrustUserInfo: true },
+      tls: {
+        certFile: serving.cert,
+        keyFile: serving.key,
+        clientCaFile: pki.caCert,
+        clientCertRole: 'admission',
+        clientCertTrustUserInfo: true,
+      },
     },
     'qltls',
   );

@@ -27,7 +27,16 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
   return new Promise((resolve, reject) => {
     const text = JSON.stringify(body);
     const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', ca, servername: 'localhost', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        ca,
+        servername: 'localhost',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers },
+      },
       (res) => {
         let data = '';
         res.on('data', (chunk: Buffer) => (data += chunk.toString()));
@@ -51,7 +60,12 @@ const review = (namespace: string, username = 'jane@example.com') => ({
     name: `p-${seq}`,
     operation: 'CREATE',
     userInfo: { username },
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: `p-${seq}`, namespace, uid: `u-${seq}` }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `p-${seq}`, namespace, uid: `u-${seq}` },
+      spec: { containers: [{ name: 'c', image: 'x' }] },
+    },
     dryRun: false,
   },
 });
@@ -65,7 +79,13 @@ beforeAll(async () => {
     {
       insecureDev: false,
       tokensFile: writeTokensFile([{ name: 'admin', token: ADMIN, roles: ['admin', 'auditor'] }]),
-      tls: { certFile: serving.cert, keyFile: serving.key, clientCaFile: undefined, clientCertRole: 'webhook', clientCertTrustUserInfo: true },
+      tls: {
+        certFile: serving.cert,
+        keyFile: serving.key,
+        clientCaFile: undefined,
+        clientCertRole: 'webhook',
+        clientCertTrustUserInfo: true,
+      },
       namespaceLabelsFrom: 'cluster',
       webhookUnauthenticatedPort: port,
       rateLimitPerSecond: 1,
@@ -74,7 +94,19 @@ beforeAll(async () => {
     },
     'qlunauth',
   );
-  await listenUnauthenticatedWebhook(api.app, { ...loadConfig({}), host: '127.0.0.1', tls: { certFile: serving.cert, keyFile: serving.key, clientCaFile: undefined, clientCertRole: 'webhook', clientCertTrustUserInfo: true }, webhookUnauthenticatedPort: port, requestTimeoutMs: 30_000 });
+  await listenUnauthenticatedWebhook(api.app, {
+    ...loadConfig({}),
+    host: '127.0.0.1',
+    tls: {
+      certFile: serving.cert,
+      keyFile: serving.key,
+      clientCaFile: undefined,
+      clientCertRole: 'webhook',
+      clientCertTrustUserInfo: true,
+    },
+    webhookUnauthenticatedPort: port,
+    requestTimeoutMs: 30_000,
+  });
 });
 afterAll(async () => {
   await api?.close();
@@ -89,7 +121,15 @@ describe('the unauthenticated webhook listener', () => {
     // A managed namespace, so that decisions are recorded.
     const headers = { ...bearer(ADMIN), 'content-type': 'application/json' };
     const https = (path: string, method: string, body?: unknown) => fetchTls(path, method, headers, body);
-    expect((await https('/v1/namespaces/team-u/resourcequotas/compute', 'PUT', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '5' } } })).status).toBe(201);
+    expect(
+      (
+        await https('/v1/namespaces/team-u/resourcequotas/compute', 'PUT', {
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          spec: { hard: { pods: '5' } },
+        })
+      ).status,
+    ).toBe(201);
     const allowed = await post('/v1/admission/validate', review('team-u', 'system:masters-admin'));
     expect(allowed.body.response.allowed).toBe(true);
     const decisions = await https('/v1/namespaces/team-u/decisions?order=newest&limit=1', 'GET');
@@ -106,7 +146,13 @@ describe('the unauthenticated webhook listener', () => {
   });
 
   it('leaves the main listener as it was: a review there still needs the webhook role', async () => {
-    const main = await fetchTls('/v1/admission/validate', 'POST', { 'content-type': 'application/json' }, review('team-u'), Number(new URL(api.base).port));
+    const main = await fetchTls(
+      '/v1/admission/validate',
+      'POST',
+      { 'content-type': 'application/json' },
+      review('team-u'),
+      Number(new URL(api.base).port),
+    );
     expect(main.status).toBe(401);
   });
   // Last: the address's bucket is then spent, on both listeners alike.
@@ -115,14 +161,16 @@ describe('the unauthenticated webhook listener', () => {
     for (let i = 0; i < 12 && !statuses.includes(429); i++) statuses.push((await post('/v1/admission/validate', review('team-v'))).status);
     expect(statuses).toContain(429);
   });
-
 });
 
 describe('its configuration', () => {
   it.each([
     [{ WEBHOOK_UNAUTHENTICATED_PORT: '8443' }, 'needs TLS_CERT_FILE'],
     [{ WEBHOOK_UNAUTHENTICATED_PORT: '8443', TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k' }, 'needs NAMESPACE_LABELS_FROM=cluster'],
-    [{ WEBHOOK_UNAUTHENTICATED_PORT: '8443', PORT: '8443', TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', NAMESPACE_LABELS_FROM: 'cluster' }, 'must differ from PORT'],
+    [
+      { WEBHOOK_UNAUTHENTICATED_PORT: '8443', PORT: '8443', TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', NAMESPACE_LABELS_FROM: 'cluster' },
+      'must differ from PORT',
+    ],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
@@ -132,11 +180,23 @@ function fetchTls(path: string, method: string, headers: Record<string, string>,
   const target = onPort ?? Number(new URL(api.base).port);
   return new Promise((resolve, reject) => {
     const text = body === undefined ? undefined : JSON.stringify(body);
-    const req = request({ host: '127.0.0.1', port: target, path, method, ca, servername: 'localhost', agent: false, headers: { ...headers, ...(text ? { 'content-length': Buffer.byteLength(text) } : {}) } }, (res) => {
-      let data = '';
-      res.on('data', (chunk: Buffer) => (data += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data ? JSON.parse(data) : undefined }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: target,
+        path,
+        method,
+        ca,
+        servername: 'localhost',
+        agent: false,
+        headers: { ...headers, ...(text ? { 'content-length': Buffer.byteLength(text) } : {}) },
+      },
+      (res) => {
+        let data = '';
+        res.on('data', (chunk: Buffer) => (data += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data ? JSON.parse(data) : undefined }));
+      },
+    );
     req.on('error', reject);
     req.end(text);
   });

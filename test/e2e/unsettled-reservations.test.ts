@@ -12,7 +12,11 @@ let api: RunningApi;
 
 beforeAll(async () => {
   api = await startApi({ reconcileGraceSeconds: 0, reconcileIntervalSeconds: 1 }, 'qlunsettled');
-  const put = await api.request('PUT', '/v1/namespaces/crd/resourcequotas/widgets', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'count/widgets.example.com': '5' } } });
+  const put = await api.request('PUT', '/v1/namespaces/crd/resourcequotas/widgets', {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    spec: { hard: { 'count/widgets.example.com': '5' } },
+  });
   expect(put.status).toBe(201);
 });
 afterAll(async () => {
@@ -52,7 +56,9 @@ describe('unsettled webhook reservations', () => {
 
     const ready = await api.request('GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toMatch(/^\[\+\]unsettled-reservations ok \(warning: webhook reservations never committed nor released, still counted: widgets\.example\.com: 1 in 1 namespace; .*CUSTOM_RESOURCES.*\)$/m);
+    expect(ready.body).toMatch(
+      /^\[\+\]unsettled-reservations ok \(warning: webhook reservations never committed nor released, still counted: widgets\.example\.com: 1 in 1 namespace; .*CUSTOM_RESOURCES.*\)$/m,
+    );
     expect(ready.body).toMatch(/readyz check passed\n$/);
 
     // `quotactl describe quota` says so under the quota whose Used counts it (status.used is the projection's).

@@ -11,15 +11,28 @@ const reservePod = (name: string, namespace = 'team-a') =>
   api.request('POST', `/v1/namespaces/${namespace}/reservations`, {
     kind: 'Pod',
     name,
-    object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '100m' } } }] } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, uid: `uid-${name}` },
+      spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu: '100m' } } }] },
+    },
   });
 const putQuota = (pods: string, namespace = 'team-a') =>
-  api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods } } });
+  api.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    spec: { hard: { pods } },
+  });
 /** Every point of a series equals what usage?at= answers for its instant. */
 async function expectEachPointAsOf(namespace: string, points: readonly { at: string; version: number; quotas: unknown }[]): Promise<void> {
   for (const point of points) {
     const at = await api.request('GET', `/v1/namespaces/${namespace}/usage?at=${encodeURIComponent(point.at)}`);
-    expect({ at: point.at, version: point.version, quotas: point.quotas }).toEqual({ at: point.at, version: at.body.version, quotas: at.body.quotas });
+    expect({ at: point.at, version: point.version, quotas: point.quotas }).toEqual({
+      at: point.at,
+      version: at.body.version,
+      quotas: at.body.quotas,
+    });
   }
 }
 
@@ -59,7 +72,11 @@ describe('GET /v1/namespaces/{ns}/usage/series', () => {
 
   it('marks the quota changes and the denial, oldest first, with who and why', async () => {
     const { body } = await api.request('GET', `/v1/namespaces/team-a/usage/series?since=${since}&until=${until}&points=2`);
-    expect(body.markers.map((m: { kind: string; change?: string }) => (m.kind === 'limit' ? `limit:${m.change}` : m.kind))).toEqual(['limit:defined', 'denial', 'limit:changed']);
+    expect(body.markers.map((m: { kind: string; change?: string }) => (m.kind === 'limit' ? `limit:${m.change}` : m.kind))).toEqual([
+      'limit:defined',
+      'denial',
+      'limit:changed',
+    ]);
     const denial = body.markers[1];
     expect(denial).toMatchObject({ kind: 'denial', name: 'c', reason: expect.any(String) });
     expect(denial.message).toContain('exceeded quota: compute');
@@ -93,14 +110,18 @@ describe('GET /v1/namespaces/{ns}/usage/series', () => {
         const reserved = await reservePod(`p${i}`, 'team-b');
         expect(reserved.status).toBe(201);
         ids.push(reserved.body.id);
-        if (i % 2 === 0 && i >= 4) expect((await api.request('POST', `/v1/namespaces/team-b/reservations/${ids[i - 4]}/commit`)).status).toBe(200);
-        if (i % 2 === 1 && i >= 3) expect((await api.request('DELETE', `/v1/namespaces/team-b/reservations/${ids[i - 2]}`)).status).toBe(200);
+        if (i % 2 === 0 && i >= 4)
+          expect((await api.request('POST', `/v1/namespaces/team-b/reservations/${ids[i - 4]}/commit`)).status).toBe(200);
+        if (i % 2 === 1 && i >= 3)
+          expect((await api.request('DELETE', `/v1/namespaces/team-b/reservations/${ids[i - 2]}`)).status).toBe(200);
         if (i === 30) expect((await putQuota('200', 'team-b')).status).toBe(200);
       }
       await sleep(5);
       last = new Date().toISOString();
       await api.settle();
-      const snapshots: { n: number }[] = await api.db.dataSource.query(`SELECT count(*)::int AS n FROM usage_snapshots WHERE namespace = 'team-b'`);
+      const snapshots: { n: number }[] = await api.db.dataSource.query(
+        `SELECT count(*)::int AS n FROM usage_snapshots WHERE namespace = 'team-b'`,
+      );
       expect(snapshots[0]?.n).toBeGreaterThanOrEqual(3);
     });
 

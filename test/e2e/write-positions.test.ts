@@ -18,11 +18,20 @@ afterAll(async () => {
 const positionOf = (answer: Answer): string | null => answer.headers.get('x-ledger-position');
 /** The position of the latest event of `type` in a stream (a namespace, or a shared quota's key). */
 async function eventPosition(stream: string, type: string): Promise<string> {
-  const rows: { position: string }[] = await api.db.dataSource.query(`SELECT position::text AS position FROM ledger_events WHERE namespace = $1 AND type = $2 ORDER BY position DESC LIMIT 1`, [stream, type]);
+  const rows: { position: string }[] = await api.db.dataSource.query(
+    `SELECT position::text AS position FROM ledger_events WHERE namespace = $1 AND type = $2 ORDER BY position DESC LIMIT 1`,
+    [stream, type],
+  );
   return rows[0]?.position ?? 'none';
 }
 const quota = (gpus: string) => ({ apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'example.com/gpu': gpus } } });
-const widget = (name: string, extra: Record<string, unknown> = {}) => ({ kind: 'Widget', resource: 'widgets.example.com', name, resources: { 'example.com/gpu': '1' }, ...extra });
+const widget = (name: string, extra: Record<string, unknown> = {}) => ({
+  kind: 'Widget',
+  resource: 'widgets.example.com',
+  name,
+  resources: { 'example.com/gpu': '1' },
+  ...extra,
+});
 
 describe('the position a write answers', () => {
   it('names the event a quota or limit range PUT or DELETE appended, which the events read then lists', async () => {
@@ -39,14 +48,18 @@ describe('the position a write answers', () => {
     const unchanged = await api.request('PUT', path, quota('2'));
     expect(unchanged.status).toBe(200);
     expect(positionOf(unchanged)).toBe(positionOf(created));
-    const limits = await api.request('PUT', '/v1/namespaces/wp-a/limitranges/l', { apiVersion: 'v1', kind: 'LimitRange', spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } });
+    const limits = await api.request('PUT', '/v1/namespaces/wp-a/limitranges/l', {
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] },
+    });
     expect(positionOf(limits)).toBe(await eventPosition('wp-a', 'LimitRangeDefined'));
     const removed = await api.request('DELETE', '/v1/namespaces/wp-a/limitranges/l');
     expect(positionOf(removed)).toBe(await eventPosition('wp-a', 'LimitRangeRemoved'));
     expect(BigInt(positionOf(removed) ?? 0)).toBeGreaterThan(BigInt(positionOf(limits) ?? 0));
   });
 
-  it('names a reservation\'s event in the header and the body, the same for a repeat; a denial and a dry run name none', async () => {
+  it("names a reservation's event in the header and the body, the same for a repeat; a denial and a dry run name none", async () => {
     expect((await api.request('PUT', '/v1/namespaces/wp-b/resourcequotas/gpus', quota('1'))).status).toBe(201);
     const reserved = await api.request('POST', '/v1/namespaces/wp-b/reservations', widget('w', { requestId: 'deploy-1' }));
     expect(reserved.status).toBe(201);
@@ -77,11 +90,24 @@ describe('the position a write answers', () => {
   });
 
   it('names the last event a Namespace or shared quota write appended across the streams it moved', async () => {
-    const last = async (): Promise<string> => ((await api.db.dataSource.query(`SELECT max(position)::text AS position FROM ledger_events`)) as { position: string }[])[0]!.position;
+    const last = async (): Promise<string> =>
+      ((await api.db.dataSource.query(`SELECT max(position)::text AS position FROM ledger_events`)) as { position: string }[])[0]!.position;
     const writes: [string, string, unknown][] = [
       ['PUT', '/v1/namespaces/wp-c', { apiVersion: 'v1', kind: 'Namespace', metadata: { labels: { team: 'wp' } } }],
-      ['PUT', '/v1/clusterresourcequotas/wp', { apiVersion: 'quota.openshift.io/v1', kind: 'ClusterResourceQuota', spec: { quota: { hard: { pods: '5' } }, selector: { labels: { matchLabels: { team: 'wp' } } } } }],
-      ['PUT', '/v1/namespaces/wp-c/hierarchicalresourcequotas/tree', { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', spec: { hard: { pods: '3' } } }],
+      [
+        'PUT',
+        '/v1/clusterresourcequotas/wp',
+        {
+          apiVersion: 'quota.openshift.io/v1',
+          kind: 'ClusterResourceQuota',
+          spec: { quota: { hard: { pods: '5' } }, selector: { labels: { matchLabels: { team: 'wp' } } } },
+        },
+      ],
+      [
+        'PUT',
+        '/v1/namespaces/wp-c/hierarchicalresourcequotas/tree',
+        { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', spec: { hard: { pods: '3' } } },
+      ],
       ['DELETE', '/v1/namespaces/wp-c/hierarchicalresourcequotas/tree', undefined],
       ['DELETE', '/v1/clusterresourcequotas/wp', undefined],
       ['DELETE', '/v1/namespaces/wp-c', undefined],
@@ -94,8 +120,11 @@ describe('the position a write answers', () => {
   });
 
   it('is documented on each write in the OpenAPI document', async () => {
-    const document = (await (await fetch(`${api.base}/docs/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>> };
-    const header = (path: string, method: string, status: string) => document.paths[path]?.[method]?.responses[status]?.headers?.['X-Ledger-Position'];
+    const document = (await (await fetch(`${api.base}/docs/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+    };
+    const header = (path: string, method: string, status: string) =>
+      document.paths[path]?.[method]?.responses[status]?.headers?.['X-Ledger-Position'];
     expect(header('/v1/namespaces/{namespace}/resourcequotas/{name}', 'put', '201')).toBeDefined();
     expect(header('/v1/namespaces/{namespace}/resourcequotas/{name}', 'put', '200')).toBeDefined();
     expect(header('/v1/namespaces/{namespace}/reservations', 'post', '201')).toBeDefined();

@@ -34,7 +34,10 @@ let output = '';
 
 function copyRepository(to: string): void {
   // Tracked files plus new ones not ignored: what a clone of this work would hold.
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT }).toString().split('\0').filter(Boolean);
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT })
+    .toString()
+    .split('\0')
+    .filter(Boolean);
   for (const file of files) {
     mkdirSync(dirname(join(to, file)), { recursive: true });
     try {
@@ -69,12 +72,18 @@ async function waitReady(child: ChildProcess, withinMs: number): Promise<number>
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   return new Promise((resolve) =>
-    child.exitCode !== null || child.signalCode !== null ? resolve({ code: child.exitCode, signal: child.signalCode }) : child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.exitCode !== null || child.signalCode !== null
+      ? resolve({ code: child.exitCode, signal: child.signalCode })
+      : child.once('exit', (code, signal) => resolve({ code, signal })),
   );
 }
 
 function quotactl(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [join(dir, 'dist/apps/quotactl/src/main.js'), '--server', `http://127.0.0.1:${port}`, ...args], { cwd: dir, env, encoding: 'utf8' });
+  const result = spawnSync(
+    process.execPath,
+    [join(dir, 'dist/apps/quotactl/src/main.js'), '--server', `http://127.0.0.1:${port}`, ...args],
+    { cwd: dir, env, encoding: 'utf8' },
+  );
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -140,7 +149,8 @@ beforeAll(async () => {
   copyRepository(dir);
   port = await freePort();
   env = {};
-  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && name !== 'DATABASE_URL' && name !== 'REDIS_URL') env[name] = value;
+  for (const [name, value] of Object.entries(process.env))
+    if (value !== undefined && name !== 'DATABASE_URL' && name !== 'REDIS_URL') env[name] = value;
   Object.assign(env, { PORT: String(port), EMBEDDED_POSTGRES_PORT: String(await freePort()), LOG_LEVEL: 'warn' });
 }, 30_000);
 
@@ -182,7 +192,10 @@ describe('zero-setup start from a clean copy (DATABASE_URL and REDIS_URL unset)'
   );
 
   it('admits through the CLI with the printed development token', () => {
-    writeFileSync(join(dir, 'quota.yaml'), 'apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: compute\n  namespace: demo\nspec:\n  hard:\n    pods: "1"\n    requests.cpu: "1"\n');
+    writeFileSync(
+      join(dir, 'quota.yaml'),
+      'apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: compute\n  namespace: demo\nspec:\n  hard:\n    pods: "1"\n    requests.cpu: "1"\n',
+    );
     const apply = quotactl('apply', '-f', 'quota.yaml');
     expect(apply.status, apply.stderr).toBe(0);
     expect(apply.stdout).toContain('resourcequota/compute created');
@@ -192,7 +205,18 @@ describe('zero-setup start from a clean copy (DATABASE_URL and REDIS_URL unset)'
     expect(second.status).toBe(3);
     expect(second.stderr).toContain('exceeded quota: compute');
     // A dry run that would be denied is logged, and told apart from the real denial.
-    const dryRun = quotactl('reserve', '-n', 'demo', '--kind', 'Pod', '--name', 'web-3', '--resources', 'pods=1,requests.cpu=500m', '--dry-run');
+    const dryRun = quotactl(
+      'reserve',
+      '-n',
+      'demo',
+      '--kind',
+      'Pod',
+      '--name',
+      'web-3',
+      '--resources',
+      'pods=1,requests.cpu=500m',
+      '--dry-run',
+    );
     expect(dryRun.status).toBe(3);
     const denied = quotactl('decisions', '-n', 'demo', '--denied');
     expect(denied.status, denied.stderr).toBe(0);
@@ -205,11 +229,15 @@ describe('zero-setup start from a clean copy (DATABASE_URL and REDIS_URL unset)'
     expect(describeQuota.stdout).toMatch(/^pods\s+1\s+1$/m);
     expect(describeQuota.stdout).toMatch(/^requests\.cpu\s+500m\s+1$/m);
     // Without the token the service refuses the CLI: tokens are enforced even here.
-    const anonymous = spawnSync(process.execPath, [join(dir, 'dist/apps/quotactl/src/main.js'), '--server', `http://127.0.0.1:${port}`, 'get', 'quota', '-n', 'demo'], {
-      cwd: tmpdir(),
-      env,
-      encoding: 'utf8',
-    });
+    const anonymous = spawnSync(
+      process.execPath,
+      [join(dir, 'dist/apps/quotactl/src/main.js'), '--server', `http://127.0.0.1:${port}`, 'get', 'quota', '-n', 'demo'],
+      {
+        cwd: tmpdir(),
+        env,
+        encoding: 'utf8',
+      },
+    );
     expect(anonymous.status).toBe(5);
   });
 

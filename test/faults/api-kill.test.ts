@@ -6,7 +6,21 @@ import { poolOf } from '../support/api.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { ensureBuilt, startApiProcess, type ApiProcess } from '../support/processes.js';
 import { until } from '../support/wait.js';
-import { createReview, overHardPoints, pod, quotaBody, repeatedIn, restReservation, runClients, send, streamOf, Target, usageOfStream, withoutDeliveryId, type Attempt } from './support/load.js';
+import {
+  createReview,
+  overHardPoints,
+  pod,
+  quotaBody,
+  repeatedIn,
+  restReservation,
+  runClients,
+  send,
+  streamOf,
+  Target,
+  usageOfStream,
+  withoutDeliveryId,
+  type Attempt,
+} from './support/load.js';
 
 /**
  * The admission API is SIGKILLed four times under load (32 clients, REST reservations and
@@ -63,8 +77,10 @@ afterAll(async () => {
 /** An answer as a client reads it, or undefined when it is neither an admission nor a denial. */
 function answerOf(request: Request, attempt: Extract<Attempt, { ok: true }>): Answer | undefined {
   if (request.kind === 'rest') {
-    if (attempt.status === 201 && typeof attempt.body?.id === 'string') return { allowed: true, status: 201, text: attempt.text, reservationId: attempt.body.id };
-    if (attempt.status === 403 && attempt.body?.details?.denial?.resource === 'pods') return { allowed: false, status: 403, text: attempt.text };
+    if (attempt.status === 201 && typeof attempt.body?.id === 'string')
+      return { allowed: true, status: 201, text: attempt.text, reservationId: attempt.body.id };
+    if (attempt.status === 403 && attempt.body?.details?.denial?.resource === 'pods')
+      return { allowed: false, status: 403, text: attempt.text };
     return undefined;
   }
   const response = attempt.body?.response;
@@ -97,8 +113,24 @@ describe('SIGKILL of the admission API under load', () => {
       const object = pod(namespace, `p-${seq}`, `obj-${seq}`);
       const request: Request =
         client % 2 === 0
-          ? { seq, key: `rest:req-${seq}`, kind: 'rest', namespace, path: `/v1/namespaces/${namespace}/reservations`, body: restReservation(`req-${seq}`, object), broken: [] }
-          : { seq, key: `review:rev-${seq}`, kind: 'webhook', namespace, path: '/v1/admission/validate', body: createReview(`rev-${seq}`, object), broken: [] };
+          ? {
+              seq,
+              key: `rest:req-${seq}`,
+              kind: 'rest',
+              namespace,
+              path: `/v1/namespaces/${namespace}/reservations`,
+              body: restReservation(`req-${seq}`, object),
+              broken: [],
+            }
+          : {
+              seq,
+              key: `review:rev-${seq}`,
+              kind: 'webhook',
+              namespace,
+              path: '/v1/admission/validate',
+              body: createReview(`rev-${seq}`, object),
+              broken: [],
+            };
       requests.push(request);
       return request;
     };
@@ -136,8 +168,13 @@ describe('SIGKILL of the admission API under load', () => {
         api = await startApiProcess(env);
         target.moveTo(api.base);
       }
-      const denials = (namespace: string): number => requests.filter((r) => r.namespace === namespace && r.answer?.allowed === false).length;
-      await until('every quota exhausted', async () => (NAMESPACES.every((ns) => denials(ns) >= DENIALS_PER_NAMESPACE) ? true : undefined), 60_000);
+      const denials = (namespace: string): number =>
+        requests.filter((r) => r.namespace === namespace && r.answer?.allowed === false).length;
+      await until(
+        'every quota exhausted',
+        async () => (NAMESPACES.every((ns) => denials(ns) >= DENIALS_PER_NAMESPACE) ? true : undefined),
+        60_000,
+      );
     } finally {
       running = false;
       await load;
@@ -151,7 +188,11 @@ describe('SIGKILL of the admission API under load', () => {
     expect(requests.filter((r) => !r.answer).map((r) => r.key)).toEqual([]);
     const killed = new Map(kills.map((k) => [k.generation, k.at]));
     expect(breaks.filter((b) => !killed.has(b.generation) || b.at < (killed.get(b.generation) as number))).toEqual([]);
-    for (const kill of kills) expect(breaks.filter((b) => b.generation === kill.generation).length, `requests broken by kill of generation ${kill.generation}`).toBeGreaterThan(0);
+    for (const kill of kills)
+      expect(
+        breaks.filter((b) => b.generation === kill.generation).length,
+        `requests broken by kill of generation ${kill.generation}`,
+      ).toBeGreaterThan(0);
 
     // Per namespace: exactly HARD admitted, every other request denied, and the ledger agrees.
     const { rows: reservedRows } = await pool.query<{ namespace: string; request_id: string | null; reservation_id: string }>(
@@ -175,8 +216,10 @@ describe('SIGKILL of the admission API under load', () => {
       const reserved = reservedByKey.get(r.key);
       const ids = reserved?.reservationIds ?? [];
       if (!r.answer?.allowed) return ids.length === 0 ? [] : [`${r.key} denied but reserved ${ids.join(',')}`];
-      if (ids.length !== 1 || reserved?.namespace !== r.namespace) return [`${r.key} allowed, reserved ${ids.length}× in ${reserved?.namespace}`];
-      if (r.answer.reservationId !== undefined && ids[0] !== r.answer.reservationId) return [`${r.key} answered id ${r.answer.reservationId}, ledger has ${ids[0]}`];
+      if (ids.length !== 1 || reserved?.namespace !== r.namespace)
+        return [`${r.key} allowed, reserved ${ids.length}× in ${reserved?.namespace}`];
+      if (r.answer.reservationId !== undefined && ids[0] !== r.answer.reservationId)
+        return [`${r.key} answered id ${r.answer.reservationId}, ledger has ${ids[0]}`];
       return [];
     });
     expect(mismatched).toEqual([]);
@@ -185,7 +228,9 @@ describe('SIGKILL of the admission API under load', () => {
     expect(await repeatedIn(pool, 'Reserved', 'request_id')).toEqual([]);
 
     // One decision per request, agreeing with the answer its client finally got.
-    const { rows: decisions } = await pool.query<{ request_key: string; allowed: boolean }>(`SELECT request_key, allowed FROM admission_decisions`);
+    const { rows: decisions } = await pool.query<{ request_key: string; allowed: boolean }>(
+      `SELECT request_key, allowed FROM admission_decisions`,
+    );
     expect(decisions).toHaveLength(requests.length);
     const decided = new Map(decisions.map((d) => [d.request_key, d.allowed]));
     expect(requests.filter((r) => decided.get(r.key) !== r.answer?.allowed).map((r) => r.key)).toEqual([]);
@@ -198,7 +243,9 @@ describe('SIGKILL of the admission API under load', () => {
       const folded = usageOfStream(stream);
       expect(folded).toEqual({ compute: { pods: String(HARD), 'requests.cpu': String((HARD * 10) / 1000) } });
       const usage = await send('GET', `${base}/v1/namespaces/${namespace}/usage`);
-      expect(usage.ok && Object.fromEntries(usage.body.quotas.map((q: { name: string; used: unknown }) => [q.name, q.used]))).toEqual(folded);
+      expect(usage.ok && Object.fromEntries(usage.body.quotas.map((q: { name: string; used: unknown }) => [q.name, q.used]))).toEqual(
+        folded,
+      );
     }
 
     // Asked again (every request a kill interrupted, and a sample of the others), each gets
@@ -214,8 +261,14 @@ describe('SIGKILL of the admission API under load', () => {
         const again = await send('POST', `${base}${request.path}`, request.body);
         // Equal as JSON, not as text: the stored answer comes back from jsonb, which orders keys its
         // own way; and without the request id a denial names, which is each HTTP request's own.
-        if (!again.ok || again.status !== request.answer?.status || !isDeepStrictEqual(withoutDeliveryId(again.body), withoutDeliveryId(JSON.parse(request.answer.text)))) {
-          changed.push(`${request.key}: ${request.answer?.status} ${request.answer?.text} -> ${again.ok ? `${again.status} ${again.text}` : again.error}`);
+        if (
+          !again.ok ||
+          again.status !== request.answer?.status ||
+          !isDeepStrictEqual(withoutDeliveryId(again.body), withoutDeliveryId(JSON.parse(request.answer.text)))
+        ) {
+          changed.push(
+            `${request.key}: ${request.answer?.status} ${request.answer?.text} -> ${again.ok ? `${again.status} ${again.text}` : again.error}`,
+          );
         }
       }
     });

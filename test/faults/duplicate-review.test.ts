@@ -5,7 +5,19 @@ import type { DataSource } from 'typeorm';
 import { poolOf } from '../support/api.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { ensureBuilt, startApiProcess, type ApiProcess } from '../support/processes.js';
-import { createReview, overHardPoints, pod, quotaBody, repeatedIn, restReservation, send, streamOf, usageOfStream, withoutDeliveryId, type Attempt } from './support/load.js';
+import {
+  createReview,
+  overHardPoints,
+  pod,
+  quotaBody,
+  repeatedIn,
+  restReservation,
+  send,
+  streamOf,
+  usageOfStream,
+  withoutDeliveryId,
+  type Attempt,
+} from './support/load.js';
 
 /**
  * Duplicate deliveries, the way they really arrive: kube-apiserver retries a webhook call
@@ -64,7 +76,10 @@ async function deliverAll(requests: readonly { path: string; body: unknown }[], 
 function distinct(attempts: readonly Attempt[]): Attempt[] {
   const kinds: Attempt[] = [];
   for (const attempt of attempts) {
-    const same = kinds.some((k) => k.ok && attempt.ok && k.status === attempt.status && isDeepStrictEqual(withoutDeliveryId(k.body), withoutDeliveryId(attempt.body)));
+    const same = kinds.some(
+      (k) =>
+        k.ok && attempt.ok && k.status === attempt.status && isDeepStrictEqual(withoutDeliveryId(k.body), withoutDeliveryId(attempt.body)),
+    );
     if (!same) kinds.push(attempt);
   }
   return kinds;
@@ -73,8 +88,10 @@ function distinct(attempts: readonly Attempt[]): Attempt[] {
 async function count(sql: string, params: unknown[]): Promise<number> {
   return Number((await pool.query<{ n: string }>(sql, params)).rows[0]?.n);
 }
-const reservedEvents = (namespace: string): Promise<number> => count(`SELECT count(*) AS n FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, [namespace]);
-const decisionsFor = (namespace: string): Promise<number> => count(`SELECT count(*) AS n FROM admission_decisions WHERE namespace = $1`, [namespace]);
+const reservedEvents = (namespace: string): Promise<number> =>
+  count(`SELECT count(*) AS n FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, [namespace]);
+const decisionsFor = (namespace: string): Promise<number> =>
+  count(`SELECT count(*) AS n FROM admission_decisions WHERE namespace = $1`, [namespace]);
 
 /** The fold of the namespace's stream, which must never have passed hard; and /usage (the head row) must equal it. */
 async function foldedUsage(namespace: string): Promise<Record<string, Record<string, string>>> {
@@ -94,9 +111,26 @@ describe('duplicate deliveries through two API processes', () => {
     await defineQuota(namespace, 10);
     for (let round = 0; round < 5; round++) {
       const uid = `review-${round}`;
-      const [copies] = await deliverAll([{ path: '/v1/admission/validate', body: createReview(uid, pod(namespace, `web-${round}`, `obj-${round}`)) }], COPIES);
+      const [copies] = await deliverAll(
+        [{ path: '/v1/admission/validate', body: createReview(uid, pod(namespace, `web-${round}`, `obj-${round}`)) }],
+        COPIES,
+      );
       expect(copies).toHaveLength(COPIES);
-      expect(distinct(copies as Attempt[])).toEqual([expect.objectContaining({ ok: true, status: 200, body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true, auditAnnotations: { decision: expect.stringMatching(/^\d+$/), reservation: expect.any(String) } } } })]);
+      expect(distinct(copies as Attempt[])).toEqual([
+        expect.objectContaining({
+          ok: true,
+          status: 200,
+          body: {
+            apiVersion: 'admission.k8s.io/v1',
+            kind: 'AdmissionReview',
+            response: {
+              uid,
+              allowed: true,
+              auditAnnotations: { decision: expect.stringMatching(/^\d+$/), reservation: expect.any(String) },
+            },
+          },
+        }),
+      ]);
       expect(await count(`SELECT count(*) AS n FROM ledger_events WHERE type = 'Reserved' AND request_id = $1`, [`review:${uid}`])).toBe(1);
       expect(await count(`SELECT count(*) AS n FROM admission_decisions WHERE request_key = $1`, [`review:${uid}`])).toBe(1);
     }
@@ -108,11 +142,23 @@ describe('duplicate deliveries through two API processes', () => {
   it(`answers ${COPIES} concurrent copies of one REST reservation (same requestId) with one reservation id`, async () => {
     const namespace = 'dup-rest';
     await defineQuota(namespace, 10);
-    const [copies] = await deliverAll([{ path: `/v1/namespaces/${namespace}/reservations`, body: restReservation('deploy-7-web-1', pod(namespace, 'web-1', 'obj-web-1')) }], COPIES);
+    const [copies] = await deliverAll(
+      [{ path: `/v1/namespaces/${namespace}/reservations`, body: restReservation('deploy-7-web-1', pod(namespace, 'web-1', 'obj-web-1')) }],
+      COPIES,
+    );
     const kinds = distinct(copies as Attempt[]);
-    expect(kinds).toEqual([expect.objectContaining({ ok: true, status: 201, body: expect.objectContaining({ id: expect.any(String), namespace, state: 'reserved' }) })]);
+    expect(kinds).toEqual([
+      expect.objectContaining({
+        ok: true,
+        status: 201,
+        body: expect.objectContaining({ id: expect.any(String), namespace, state: 'reserved' }),
+      }),
+    ]);
     const id = (kinds[0] as { body: { id: string } }).body.id;
-    const { rows } = await pool.query(`SELECT data->>'reservationId' AS id, request_id FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, [namespace]);
+    const { rows } = await pool.query(
+      `SELECT data->>'reservationId' AS id, request_id FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`,
+      [namespace],
+    );
     expect(rows).toEqual([{ id, request_id: 'rest:deploy-7-web-1' }]);
     expect(await decisionsFor(namespace)).toBe(1);
     expect(await foldedUsage(namespace)).toEqual(oneCharge);
@@ -131,11 +177,17 @@ describe('duplicate deliveries through two API processes', () => {
     expect(await reservedEvents(namespace)).toBe(1);
 
     const other = pod(namespace, 'web-2', 'obj-shared-rest');
-    const reservations = Array.from({ length: 20 }, (_, i) => ({ path: `/v1/namespaces/${namespace}/reservations`, body: restReservation(`attempt-${i}`, other) }));
+    const reservations = Array.from({ length: 20 }, (_, i) => ({
+      path: `/v1/namespaces/${namespace}/reservations`,
+      body: restReservation(`attempt-${i}`, other),
+    }));
     const rest = (await deliverAll(reservations, 1)).flat();
     const ids = new Set(rest.map((a) => (a.ok && a.status === 201 ? a.body.id : `HTTP ${a.ok ? a.status : a.error}`)));
     expect(ids.size).toBe(1);
-    const { rows } = await pool.query(`SELECT data->>'reservationId' AS id FROM ledger_events WHERE namespace = $1 AND type = 'Reserved' AND data->'object'->>'uid' = $2`, [namespace, 'obj-shared-rest']);
+    const { rows } = await pool.query(
+      `SELECT data->>'reservationId' AS id FROM ledger_events WHERE namespace = $1 AND type = 'Reserved' AND data->'object'->>'uid' = $2`,
+      [namespace, 'obj-shared-rest'],
+    );
     expect(rows).toEqual([{ id: [...ids][0] }]);
 
     expect(await reservedEvents(namespace)).toBe(2);
@@ -163,7 +215,9 @@ describe('duplicate deliveries through two API processes', () => {
       expect(verdicts.filter((v) => v?.allowed === true)).toHaveLength(1);
       const denied = verdicts.find((v) => v?.allowed === false);
       expect(denied?.status?.code).toBe(403);
-      expect(denied?.status?.message).toBe(`pods "${denied?.uid}" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1`);
+      expect(denied?.status?.message).toBe(
+        `pods "${denied?.uid}" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1`,
+      );
       const allowedUid = verdicts.find((v) => v?.allowed)?.uid as string;
       const { rows } = await pool.query(`SELECT request_id FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, [namespace]);
       expect(rows).toEqual([{ request_id: `review:${allowedUid}` }]);
@@ -178,7 +232,10 @@ describe('duplicate deliveries through two API processes', () => {
       await defineQuota(namespace, 1);
       const requestIds = [`a-${round}`, `b-${round}`];
       const answers = await deliverAll(
-        requestIds.map((id) => ({ path: `/v1/namespaces/${namespace}/reservations`, body: restReservation(id, pod(namespace, id, `obj-${id}`)) })),
+        requestIds.map((id) => ({
+          path: `/v1/namespaces/${namespace}/reservations`,
+          body: restReservation(id, pod(namespace, id, `obj-${id}`)),
+        })),
         EDGE_COPIES,
       );
       const verdicts = answers.map((copies, i) => {
@@ -190,8 +247,18 @@ describe('duplicate deliveries through two API processes', () => {
       expect(statuses).toEqual([201, 403]);
       const admitted = verdicts.find((v) => v.ok && v.status === 201) as Extract<Attempt, { ok: true }>;
       const refused = verdicts.find((v) => v.ok && v.status === 403) as Extract<Attempt, { ok: true }>;
-      expect(refused.body.details.denial).toMatchObject({ kind: 'Exceeded', quota: 'compute', resource: 'pods', requested: '1', used: '1', hard: '1' });
-      const { rows } = await pool.query(`SELECT data->>'reservationId' AS id FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`, [namespace]);
+      expect(refused.body.details.denial).toMatchObject({
+        kind: 'Exceeded',
+        quota: 'compute',
+        resource: 'pods',
+        requested: '1',
+        used: '1',
+        hard: '1',
+      });
+      const { rows } = await pool.query(
+        `SELECT data->>'reservationId' AS id FROM ledger_events WHERE namespace = $1 AND type = 'Reserved'`,
+        [namespace],
+      );
       expect(rows).toEqual([{ id: admitted.body.id }]);
       expect(await decisionsFor(namespace)).toBe(2);
       expect(await foldedUsage(namespace)).toEqual(oneCharge);

@@ -67,12 +67,24 @@ beforeAll(async () => {
   // primary dies fails its start (exit 1, restarted by its supervisor), which is not what this tests.
   const [workerPort, reconcilerPort] = [await freePort(), await freePort()];
   worker = startApp('dist/apps/projection-worker/src/main.js', [], { ...env, PROJECTION_POLL_MS: '200', METRICS_PORT: String(workerPort) });
-  reconciler = startApp('dist/apps/reconciler/src/main.js', [], { ...env, RECONCILE_INTERVAL_SECONDS: '1', INVENTORY_SOURCE: 'none', METRICS_PORT: String(reconcilerPort) });
-  for (const [app, port] of [[worker, workerPort], [reconciler, reconcilerPort]] as const) {
-    await until(`${app === worker ? 'the projection worker' : 'the reconciler'} started`, async () => {
-      if (app.child.exitCode !== null) throw new Error(`exited at start: ${app.output()}`);
-      return (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok ? true : undefined;
-    }, 60_000);
+  reconciler = startApp('dist/apps/reconciler/src/main.js', [], {
+    ...env,
+    RECONCILE_INTERVAL_SECONDS: '1',
+    INVENTORY_SOURCE: 'none',
+    METRICS_PORT: String(reconcilerPort),
+  });
+  for (const [app, port] of [
+    [worker, workerPort],
+    [reconciler, reconcilerPort],
+  ] as const) {
+    await until(
+      `${app === worker ? 'the projection worker' : 'the reconciler'} started`,
+      async () => {
+        if (app.child.exitCode !== null) throw new Error(`exited at start: ${app.output()}`);
+        return (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok ? true : undefined;
+      },
+      60_000,
+    );
   }
   for (const [namespace, hard] of Object.entries(QUOTAS)) {
     const put = await fetch(`${api.base}/v1/namespaces/${namespace}/resourcequotas/compute`, {
@@ -99,10 +111,14 @@ async function readyz(): Promise<string> {
 
 /** Waits until /readyz's synchronous-standby line is `[+]` (or `[-]`). */
 const syncLine = (ok: boolean): Promise<string> =>
-  until(`/readyz [${ok ? '+' : '-'}]synchronous-standby`, async () => {
-    const text = await readyz();
-    return text.includes(ok ? '[+]synchronous-standby ok' : '[-]synchronous-standby failed: ') ? text : undefined;
-  }, 30_000);
+  until(
+    `/readyz [${ok ? '+' : '-'}]synchronous-standby`,
+    async () => {
+      const text = await readyz();
+      return text.includes(ok ? '[+]synchronous-standby ok' : '[-]synchronous-standby failed: ') ? text : undefined;
+    },
+    30_000,
+  );
 
 interface Failover {
   readonly killedAt: number;
@@ -118,8 +134,14 @@ async function failover(log: LoadLog): Promise<Failover> {
   const promoteMs = await pair.promote();
   await pair.setSynchronous(false);
   // Admissions go on against the promoted standby, alone: /readyz says so.
-  await until('admissions acknowledged after the kill', async () => (log.acknowledged.slice(acknowledgedBefore).some((a) => a.sentAt >= killedAt) ? true : undefined), 60_000);
-  expect(await syncLine(false)).toMatch(/\[-\]synchronous-standby failed: (synchronous_standby_names is empty|no synchronous standby is streaming)/);
+  await until(
+    'admissions acknowledged after the kill',
+    async () => (log.acknowledged.slice(acknowledgedBefore).some((a) => a.sentAt >= killedAt) ? true : undefined),
+    60_000,
+  );
+  expect(await syncLine(false)).toMatch(
+    /\[-\]synchronous-standby failed: (synchronous_standby_names is empty|no synchronous standby is streaming)/,
+  );
   const rejoinMs = await pair.rejoin();
   await pair.setSynchronous(true);
   await pair.streaming();
@@ -138,8 +160,15 @@ describe('failover of the ledger database under load', () => {
     expect(await syncLine(true)).toMatch(/^200 /);
     const log = new LoadLog(api.base);
     const pids = [api.child.pid, worker.child.pid, reconciler.child.pid];
-    for (const [name, child, output] of [['the API', api.child, () => apiOutput], ['the projection worker', worker.child, worker.output], ['the reconciler', reconciler.child, reconciler.output]] as const) {
-      child.once('exit', (code, signal) => (log.aborted ??= `${name} exited (${code ?? signal}) during the test: ${output().slice(-3000)}`));
+    for (const [name, child, output] of [
+      ['the API', api.child, () => apiOutput],
+      ['the projection worker', worker.child, worker.output],
+      ['the reconciler', reconciler.child, reconciler.output],
+    ] as const) {
+      child.once(
+        'exit',
+        (code, signal) => (log.aborted ??= `${name} exited (${code ?? signal}) during the test: ${output().slice(-3000)}`),
+      );
     }
     const load = Promise.all([
       ...[0, 1, 2, 3].map((w) => restClient(log, REST_NS, w, 4)),
@@ -162,9 +191,17 @@ describe('failover of the ledger database under load', () => {
 
     // Every answer short of a decision was a clean, retryable 503.
     const undecided = log.exchanges.filter((e) => !(e.what === 'reserve' ? [201, 403] : [200]).includes(e.status));
-    expect(undecided.filter((e) => e.status !== 503).map((e) => `${e.what} ${e.key}: ${e.status} ${e.error ?? JSON.stringify(e.body)}`), problem).toEqual([]);
+    expect(
+      undecided.filter((e) => e.status !== 503).map((e) => `${e.what} ${e.key}: ${e.status} ${e.error ?? JSON.stringify(e.body)}`),
+      problem,
+    ).toEqual([]);
     for (const e of undecided) {
-      expect(e.body, `${e.what} ${e.key}`).toMatchObject({ kind: 'Status', reason: 'ServiceUnavailable', code: 503, details: { retryAfterSeconds: 1 } });
+      expect(e.body, `${e.what} ${e.key}`).toMatchObject({
+        kind: 'Status',
+        reason: 'ServiceUnavailable',
+        code: 503,
+        details: { retryAfterSeconds: 1 },
+      });
       expect(e.retryAfter).toBe('1');
     }
 
@@ -191,9 +228,12 @@ describe('failover of the ledger database under load', () => {
       );
       expect(expired[0]?.n, problem).toBeGreaterThan(0);
       const [first, second] = failovers.map((f) => writeDowntimeMs(log, f.killedAt)) as [number, number];
-      console.info(`acknowledged ${log.acknowledged.length}, found ${found.found}, over-admission ${overAdmission}, write downtime ${(first / 1000).toFixed(1)}s`);
+      console.info(
+        `acknowledged ${log.acknowledged.length}, found ${found.found}, over-admission ${overAdmission}, write downtime ${(first / 1000).toFixed(1)}s`,
+      );
       const reasons = new Map<string, number>();
-      for (const e of undecided) reasons.set(String(e.body?.message).replace(/ \(.*$/, ''), (reasons.get(String(e.body?.message).replace(/ \(.*$/, '')) ?? 0) + 1);
+      for (const e of undecided)
+        reasons.set(String(e.body?.message).replace(/ \(.*$/, ''), (reasons.get(String(e.body?.message).replace(/ \(.*$/, '')) ?? 0) + 1);
       console.info(
         `failover back: write downtime ${(second / 1000).toFixed(1)}s; pg_ctl promote ${failovers.map((f) => f.promoteMs).join(' / ')} ms, ` +
           `rejoin (pg_rewind, start, streaming) ${failovers.map((f) => f.rejoinMs).join(' / ')} ms; ${log.exchanges.length} requests, ${undecided.length} answered 503: ${JSON.stringify(Object.fromEntries(reasons))}`,
@@ -214,7 +254,10 @@ async function acknowledgedFound(pool: pg.Pool, acknowledged: readonly Acknowled
     const id = reserved.get(`${a.namespace} ${a.requestId}`);
     return id === undefined || (a.reservationId !== undefined && id !== a.reservationId);
   });
-  return { found: acknowledged.length - missing.length, missing: missing.map((a) => `${a.namespace} ${a.requestId} ${a.reservationId ?? ''}`) };
+  return {
+    found: acknowledged.length - missing.length,
+    missing: missing.map((a) => `${a.namespace} ${a.requestId} ${a.reservationId ?? ''}`),
+  };
 }
 
 /** Request ids or reservations the ledger holds twice. */

@@ -91,7 +91,16 @@ async function send(what: Call['what'], key: string, sent: Sent, base = api.base
     }
     return { what, key, sent, sentAt, answeredAt: Date.now(), status: response.status, body };
   } catch (error) {
-    return { what, key, sent, sentAt, answeredAt: Date.now(), status: 0, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error), body: undefined };
+    return {
+      what,
+      key,
+      sent,
+      sentAt,
+      answeredAt: Date.now(),
+      status: 0,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      body: undefined,
+    };
   }
 }
 
@@ -100,7 +109,10 @@ const reserveRequest = (key: string, gpus: number): Sent => ({
   path: `/v1/namespaces/${REST_NS}/reservations`,
   body: { requestId: key, kind: 'Widget', resource: 'widgets.example.com', name: key, resources: { 'example.com/gpu': String(gpus) } },
 });
-const releaseRequest = (namespace: string, id: string): Sent => ({ method: 'DELETE', path: `/v1/namespaces/${namespace}/reservations/${id}` });
+const releaseRequest = (namespace: string, id: string): Sent => ({
+  method: 'DELETE',
+  path: `/v1/namespaces/${namespace}/reservations/${id}`,
+});
 
 /** An AdmissionReview for a pod CREATE, as kube-apiserver sends it (the pod's uid is already set). */
 const reviewRequest = (namespace: string, uid: string, cpu: string): Sent => ({
@@ -146,7 +158,9 @@ async function streamOf(namespace: string): Promise<RecordedEvent[]> {
 }
 
 const canonicalUsage = (state: NamespaceState): Record<string, Record<string, string>> =>
-  Object.fromEntries([...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]));
+  Object.fromEntries(
+    [...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]),
+  );
 
 /** The quota is never exceeded at any version of the stream, not only at its end. */
 function assertNeverOverHard(events: readonly RecordedEvent[]): NamespaceState {
@@ -167,7 +181,11 @@ beforeAll(async () => {
   ensureBuilt();
   postgres = await startPrivatePostgres();
   // Migrations run as a deployment runs them: once, before the API starts.
-  const migrated = spawnSync(process.execPath, [MIGRATE], { cwd: ROOT, env: { ...process.env, DATABASE_URL: postgres.url }, encoding: 'utf8' });
+  const migrated = spawnSync(process.execPath, [MIGRATE], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: postgres.url },
+    encoding: 'utf8',
+  });
   if (migrated.status !== 0) throw new Error(`migrate failed: ${migrated.stderr}${migrated.stdout}`);
   pool = new pg.Pool({ connectionString: postgres.url, max: 2, application_name: 'quota-ledger-faults-test' });
   // Its idle connections die with the server; the next query reconnects.
@@ -227,7 +245,9 @@ describe('a PostgreSQL outage under load', () => {
 
     const hookWorker = async (worker: number): Promise<void> => {
       for (let seq = 1; !stopping; seq++) {
-        const reviewed = record(await send('review', `h${worker}-${seq}`, reviewRequest(HOOK_NS, `h${worker}-${seq}`, seq % 2 ? '100m' : '200m')));
+        const reviewed = record(
+          await send('review', `h${worker}-${seq}`, reviewRequest(HOOK_NS, `h${worker}-${seq}`, seq % 2 ? '100m' : '200m')),
+        );
         if (reviewed.status !== 200) await sleep(20);
       }
     };
@@ -241,7 +261,10 @@ describe('a PostgreSQL outage under load', () => {
     const janitor = async (): Promise<void> => {
       while (!stopping) {
         const ids = await pool
-          .query<{ id: string }>(`SELECT reservation_id AS id FROM reservations WHERE namespace = $1 AND status = 'reserved' ORDER BY reserved_at LIMIT 5`, [HOOK_NS])
+          .query<{ id: string }>(
+            `SELECT reservation_id AS id FROM reservations WHERE namespace = $1 AND status = 'reserved' ORDER BY reserved_at LIMIT 5`,
+            [HOOK_NS],
+          )
           .then((r) => r.rows.map((row) => row.id))
           .catch(() => []);
         for (const id of ids) janitorReleases.set(id, await janitorRelease(id));
@@ -271,7 +294,10 @@ describe('a PostgreSQL outage under load', () => {
     const seen = (since: number): string => {
       const counts = new Map<string, number>();
       for (const c of calls.filter((call) => call.sentAt > since)) {
-        const outcome = c.what === 'review' && c.status === 200 ? `200 allowed=${String(c.body?.response?.allowed)}` : `${c.status}${c.error ? ` ${c.error}` : ''}`;
+        const outcome =
+          c.what === 'review' && c.status === 200
+            ? `200 allowed=${String(c.body?.response?.allowed)}`
+            : `${c.status}${c.error ? ` ${c.error}` : ''}`;
         counts.set(`${c.what} ${outcome}`, (counts.get(`${c.what} ${outcome}`) ?? 0) + 1);
       }
       return `${JSON.stringify(Object.fromEntries(counts))}\nAPI output:\n${apiOutput.slice(-4000)}`;
@@ -325,7 +351,9 @@ describe('a PostgreSQL outage under load', () => {
         },
         20_000,
       ).catch((error: unknown) => {
-        throw new Error(`${error instanceof Error ? error.message : String(error)}; it answered ${lastProbe?.status}: ${String(lastProbe?.body)}; API output:\n${apiOutput.slice(-4000)}`);
+        throw new Error(
+          `${error instanceof Error ? error.message : String(error)}; it answered ${lastProbe?.status}: ${String(lastProbe?.body)}; API output:\n${apiOutput.slice(-4000)}`,
+        );
       });
       await admissionsSince('admissions after the restart', restartedAt);
       await sleep(1000);
@@ -339,26 +367,48 @@ describe('a PostgreSQL outage under load', () => {
         if (c.what === 'reserve') return c.status !== 201 && c.status !== 403;
         return c.status !== 200;
       });
-      expect(unexpected.map((c) => ({ what: c.what, key: c.key, status: c.status, error: c.error, body: c.body })), apiOutput).toEqual([]);
+      expect(
+        unexpected.map((c) => ({ what: c.what, key: c.key, status: c.status, error: c.error, body: c.body })),
+        apiOutput,
+      ).toEqual([]);
       for (const c of calls.filter((call) => call.status === 503)) {
         // Kubernetes' Status, as every error of the API; the webhook's 503 too: kube-apiserver
         // counts it as a failed call and applies the webhook's failurePolicy.
-        expect(c.body, `${c.what} ${c.key}`).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', code: 503 });
+        expect(c.body, `${c.what} ${c.key}`).toMatchObject({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'ServiceUnavailable',
+          code: 503,
+        });
         // Unreachable (connect refused, or the retries ran out), or lost during COMMIT (the
         // outcome is unknown: asked again below). Conflicts cannot exhaust the retries here:
         // one API process batches each namespace.
-        expect(c.body.message).toMatch(/^the ledger database is unreachable; retry$|^the connection to the ledger was lost while committing/);
+        expect(c.body.message).toMatch(
+          /^the ledger database is unreachable; retry$|^the connection to the ledger was lost while committing/,
+        );
         expect(c.body.details).toMatchObject({ retryAfterSeconds: 1 });
       }
       for (const c of byWhat('reserve').filter((call) => call.status === 403)) {
-        expect(c.body).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403, details: { denial: { quota: 'compute', resource: 'example.com/gpu', hard: '20' } } });
+        expect(c.body).toMatchObject({
+          kind: 'Status',
+          reason: 'Forbidden',
+          code: 403,
+          details: { denial: { quota: 'compute', resource: 'example.com/gpu', hard: '20' } },
+        });
       }
       for (const c of byWhat('review').filter((call) => call.status === 200)) {
         const uid = (c.sent.body as { request: { uid: string } }).request.uid;
         if (c.body.response.allowed) expect(withoutReviewExtras(c.body.response)).toEqual({ uid, allowed: true });
-        else expect(c.body.response).toMatchObject({ uid, allowed: false, status: { code: 403, reason: 'Forbidden', message: expect.stringMatching(/exceeded quota: compute/) } });
+        else
+          expect(c.body.response).toMatchObject({
+            uid,
+            allowed: false,
+            status: { code: 403, reason: 'Forbidden', message: expect.stringMatching(/exceeded quota: compute/) },
+          });
       }
-      for (const c of byWhat('release').filter((call) => call.status === 200)) expect(c.body).toMatchObject({ id: c.key, state: 'released' });
+      for (const c of byWhat('release').filter((call) => call.status === 200))
+        expect(c.body).toMatchObject({ id: c.key, state: 'released' });
 
       // Denials happened in both namespaces: the quotas were binding, not decorative.
       expect(byWhat('reserve').some((c) => c.status === 403)).toBe(true);
@@ -369,7 +419,9 @@ describe('a PostgreSQL outage under load', () => {
       const duringOutage = calls.filter((c) => c.sentAt >= stoppedAt && c.answeredAt <= restartingAt && c.what !== 'readyz');
       expect(duringOutage.filter((c) => c.what === 'reserve').length).toBeGreaterThan(0);
       expect(duringOutage.filter((c) => c.what === 'review').length).toBeGreaterThan(0);
-      expect(duringOutage.filter((c) => c.status !== 503).map((c) => ({ what: c.what, key: c.key, status: c.status, body: c.body }))).toEqual([]);
+      expect(
+        duringOutage.filter((c) => c.status !== 503).map((c) => ({ what: c.what, key: c.key, status: c.status, body: c.body })),
+      ).toEqual([]);
       expect(outageProbes.length).toBeGreaterThan(2);
       for (const probe of outageProbes) {
         expect(probe.status).toBe(503);
@@ -391,7 +443,9 @@ describe('a PostgreSQL outage under load', () => {
       for (const [id, c] of finals) {
         if (c.status !== 503) continue;
         const again = await send(c.what, c.key, c.sent);
-        expect(c.what === 'reserve' ? [201, 403] : [200], `${id} asked again: ${again.status} ${JSON.stringify(again.body)}`).toContain(again.status);
+        expect(c.what === 'reserve' ? [201, 403] : [200], `${id} asked again: ${again.status} ${JSON.stringify(again.body)}`).toContain(
+          again.status,
+        );
         finals.set(id, again);
       }
       const releaseFinals = new Map<string, Call>();
@@ -404,7 +458,8 @@ describe('a PostgreSQL outage under load', () => {
       }
 
       // The janitor's releases interrupted by the outage are asked again (a release is idempotent).
-      for (const [id, answered] of janitorReleases) if (!answered) expect(await janitorRelease(id), `janitor release ${id} asked again`).toBe(true);
+      for (const [id, answered] of janitorReleases)
+        if (!answered) expect(await janitorRelease(id), `janitor release ${id} asked again`).toBe(true);
       await reconciler.close();
       await janitorSource.destroy();
       for (const id of janitorReleases.keys()) releaseFinals.set(id, { what: 'release', key: id, status: 200 } as Call);
@@ -432,16 +487,25 @@ describe('a PostgreSQL outage under load', () => {
           .sort(),
       ).toEqual(hookAdmitted.map((c) => `review:${c.key}`).sort());
       // One decision per request, denials included (the decisions log is unique by request).
-      const decisions = await pool.query<{ key: string }>(`SELECT request_key AS key FROM admission_decisions WHERE namespace = ANY($1) AND request_key IS NOT NULL`, [[REST_NS, HOOK_NS]]);
+      const decisions = await pool.query<{ key: string }>(
+        `SELECT request_key AS key FROM admission_decisions WHERE namespace = ANY($1) AND request_key IS NOT NULL`,
+        [[REST_NS, HOOK_NS]],
+      );
       expect(decisions.rows.map((r) => r.key).sort()).toEqual(
         [...finals.values()].map((c) => (c.what === 'reserve' ? `rest:${c.key}` : `review:${c.key}`)).sort(),
       );
 
       // Each release the API confirmed is one Released event; nothing else was released.
-      const releasedEvents = await pool.query<{ id: string }>(`SELECT data->>'reservationId' AS id FROM ledger_events WHERE type = 'Released' AND namespace = ANY($1)`, [[REST_NS, HOOK_NS]]);
+      const releasedEvents = await pool.query<{ id: string }>(
+        `SELECT data->>'reservationId' AS id FROM ledger_events WHERE type = 'Released' AND namespace = ANY($1)`,
+        [[REST_NS, HOOK_NS]],
+      );
       expect(duplicates(releasedEvents.rows.map((r) => r.id))).toEqual([]);
       expect(releasedEvents.rows.map((r) => r.id).sort()).toEqual(releasedIds);
-      const rows = await pool.query<{ id: string; status: string }>(`SELECT reservation_id AS id, status FROM reservations WHERE namespace = ANY($1)`, [[REST_NS, HOOK_NS]]);
+      const rows = await pool.query<{ id: string; status: string }>(
+        `SELECT reservation_id AS id, status FROM reservations WHERE namespace = ANY($1)`,
+        [[REST_NS, HOOK_NS]],
+      );
       expect(rows.rows.length).toBe(reservedEvents.rows.length);
       expect(
         rows.rows
@@ -463,14 +527,19 @@ describe('a PostgreSQL outage under load', () => {
         const usage = await send('read', namespace, { method: 'GET', path: `/v1/namespaces/${namespace}/usage` });
         expect(usage.status).toBe(200);
         expect(usage.body.version).toBe(state.version);
-        expect(Object.fromEntries((usage.body.quotas as { name: string; used: Record<string, string> }[]).map((q) => [q.name, q.used]))).toEqual(canonicalUsage(state));
+        expect(
+          Object.fromEntries((usage.body.quotas as { name: string; used: Record<string, string> }[]).map((q) => [q.name, q.used])),
+        ).toEqual(canonicalUsage(state));
         const projected = await pool.query<{ quota: string; used: Record<string, string>; version: string }>(
           `SELECT quota, used, version FROM projected_quota_usage WHERE namespace = $1 ORDER BY quota`,
           [namespace],
         );
         expect(Object.fromEntries(projected.rows.map((r) => [r.quota, r.used]))).toEqual(canonicalUsage(state));
         expect(projected.rows.map((r) => Number(r.version))).toEqual([state.version]);
-        const projectedLive = await pool.query<{ id: string }>(`SELECT reservation_id AS id FROM projected_reservations WHERE namespace = $1`, [namespace]);
+        const projectedLive = await pool.query<{ id: string }>(
+          `SELECT reservation_id AS id FROM projected_reservations WHERE namespace = $1`,
+          [namespace],
+        );
         expect(projectedLive.rows.map((r) => r.id).sort()).toEqual([...state.reservations.keys()].sort());
       }
 
@@ -521,7 +590,9 @@ describe('a PostgreSQL outage under load', () => {
       const during = await send('readyz', 'readyz', { method: 'GET', path: '/readyz' }, fresh.base);
       await postgres.start();
       expect(during.status).toBe(503);
-      expect(during.body).toMatch(/^\[-\]database failed: .+\n\[-\]queue failed: .+\n\[\+\]shutdown ok\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
+      expect(during.body).toMatch(
+        /^\[-\]database failed: .+\n\[-\]queue failed: .+\n\[\+\]shutdown ok\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/,
+      );
       let last: Call | undefined;
       await until(
         '/readyz 200 on the fresh API after the restart',
@@ -531,7 +602,9 @@ describe('a PostgreSQL outage under load', () => {
         },
         10_000,
       ).catch((error: unknown) => {
-        throw new Error(`${error instanceof Error ? error.message : String(error)}; it still answers ${last?.status}: ${String(last?.body)}`);
+        throw new Error(
+          `${error instanceof Error ? error.message : String(error)}; it still answers ${last?.status}: ${String(last?.body)}`,
+        );
       });
     } finally {
       await fresh.stop();

@@ -74,7 +74,9 @@ const backend: QueueBackend = { kind: 'redis', url: REDIS_URL, prefix: `qlfault-
 beforeAll(async () => {
   ensureBuilt();
   db = await createMigratedDatabase('qlfrecon');
-  await db.dataSource.query(`CREATE TABLE platform_objects (namespace text NOT NULL, kind text NOT NULL, name text NOT NULL, uid text PRIMARY KEY, object jsonb NOT NULL)`);
+  await db.dataSource.query(
+    `CREATE TABLE platform_objects (namespace text NOT NULL, kind text NOT NULL, name text NOT NULL, uid text PRIMARY KEY, object jsonb NOT NULL)`,
+  );
   platform = new pg.Pool({ connectionString: db.url, max: 4, application_name: 'fault-platform' });
   rebuildSource = await openDataSource({ url: db.url, poolSize: 2, applicationName: 'fault-rebuild' });
 });
@@ -98,7 +100,16 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const FLOWS = ['webhook', 'rest-persist-commit', 'rest-persist', 'rest-cancel', 'rest-abandon', 'rest-late-commit', 'rest-late-release', 'rest-ttl-commit'] as const;
+const FLOWS = [
+  'webhook',
+  'rest-persist-commit',
+  'rest-persist',
+  'rest-cancel',
+  'rest-abandon',
+  'rest-late-commit',
+  'rest-late-release',
+  'rest-ttl-commit',
+] as const;
 type Flow = (typeof FLOWS)[number];
 
 /** What each step of each flow may answer; anything else fails the test. */
@@ -132,7 +143,8 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
       objects: objects.map((o) => ({ groupResource: pods, uid: o.metadata?.uid as string, name: o.metadata?.name as string, object: o })),
       listedAt,
     });
-    const reconcile = (objects: Pod[], listedAt: number) => ledger.reconcile('phantom', listing(objects, listedAt), { actor: 'system:reconciler', graceMs: GRACE_MS });
+    const reconcile = (objects: Pod[], listedAt: number) =>
+      ledger.reconcile('phantom', listing(objects, listedAt), { actor: 'system:reconciler', graceMs: GRACE_MS });
     try {
       await ledger.putQuota('phantom', { name: 'compute', spec: { hard: { pods: '1' } } }, { actor: 'admin' });
       const admitted = await ledger.admit({
@@ -149,7 +161,9 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
       now += 1_000;
       const slowListingStarted = now; // replica 1 sees the pod
       now += 500; // the pod is deleted; replica 2 lists and releases it
-      expect((await reconcile([], now)).actions).toEqual([{ kind: 'release', reservationId: admitted.result.reservationId, reason: 'deleted', uid: 'uid-web-1' }]);
+      expect((await reconcile([], now)).actions).toEqual([
+        { kind: 'release', reservationId: admitted.result.reservationId, reason: 'deleted', uid: 'uid-web-1' },
+      ]);
       // The quota is free again: another pod is admitted.
       now += 100;
       const next = pod('phantom', 'web-2', 'uid-web-2');
@@ -177,12 +191,22 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
     api = await startApiProcess({ DATABASE_URL: db.url, DATABASE_POOL_SIZE: '4' });
     const base = api.base;
     for (const namespace of NAMESPACES) {
-      const put = await send('PUT', `${base}/v1/namespaces/${namespace}/resourcequotas/compute`, quotaBody(namespace === ADOPT_NAMESPACE ? ADOPT_HARD : HARD));
+      const put = await send(
+        'PUT',
+        `${base}/v1/namespaces/${namespace}/resourcequotas/compute`,
+        quotaBody(namespace === ADOPT_NAMESPACE ? ADOPT_HARD : HARD),
+      );
       expect(put.ok && put.status).toBe(201);
     }
 
     // Small batches and frequent snapshots: many steps for the rebuilds to land between.
-    worker = startApp('dist/apps/projection-worker/src/main.js', [], { DATABASE_URL: db.url, METRICS_PORT: '0', PROJECTION_POLL_MS: '100', PROJECTION_BATCH_SIZE: '50', SNAPSHOT_EVERY: '25' });
+    worker = startApp('dist/apps/projection-worker/src/main.js', [], {
+      DATABASE_URL: db.url,
+      METRICS_PORT: '0',
+      PROJECTION_POLL_MS: '100',
+      PROJECTION_BATCH_SIZE: '50',
+      SNAPSHOT_EVERY: '25',
+    });
     for (let i = 0; i < 2; i++) {
       const source = new DataSource(buildDataSourceOptions({ url: db.url, poolSize: 3, applicationName: 'fault-reconciler' }));
       await source.initialize();
@@ -212,11 +236,17 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
     const record = (step: string, attempt: Awaited<ReturnType<typeof send>>): number | undefined => {
       const status = attempt.ok ? attempt.status : undefined;
       statuses.push(`${step}:${status ?? 'error'}`);
-      if (status === undefined || !EXPECTED[step]?.includes(status)) unexpected.push(`${step}: ${attempt.ok ? `${attempt.status} ${attempt.text.slice(0, 300)}` : attempt.error}`);
+      if (status === undefined || !EXPECTED[step]?.includes(status))
+        unexpected.push(`${step}: ${attempt.ok ? `${attempt.status} ${attempt.text.slice(0, 300)}` : attempt.error}`);
       return status;
     };
     const persist = (object: Pod) =>
-      objects.query(`INSERT INTO platform_objects VALUES ($1, 'Pod', $2, $3, $4)`, [object.metadata?.namespace, object.metadata?.name, object.metadata?.uid, JSON.stringify(object)]);
+      objects.query(`INSERT INTO platform_objects VALUES ($1, 'Pod', $2, $3, $4)`, [
+        object.metadata?.namespace,
+        object.metadata?.name,
+        object.metadata?.uid,
+        JSON.stringify(object),
+      ]);
     const restPath = (namespace: string, suffix = '') => `${base}/v1/namespaces/${namespace}/reservations${suffix}`;
 
     /** One admission, as a platform would make it, and what the platform then does with the object. */
@@ -241,7 +271,10 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
         }
         return;
       }
-      const body = { ...(restReservation(`req-${n}`, object) as object), ...(flow === 'rest-ttl-commit' ? { ttlSeconds: TTL_SECONDS } : {}) };
+      const body = {
+        ...(restReservation(`req-${n}`, object) as object),
+        ...(flow === 'rest-ttl-commit' ? { ttlSeconds: TTL_SECONDS } : {}),
+      };
       const reserved = await send('POST', restPath(namespace), body);
       const status = record('rest:reserve', reserved);
       if (status === 403) denied();
@@ -253,7 +286,10 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
           await persist(object);
           const committed = await send('POST', restPath(namespace, `/${id}/commit`));
           // 409 only when the platform deleted the object meanwhile and a reconciler released the reservation (deleted).
-          const gone = committed.ok && committed.status === 409 && (await objects.query(`SELECT 1 FROM platform_objects WHERE uid = $1`, [object.metadata?.uid])).rowCount === 0;
+          const gone =
+            committed.ok &&
+            committed.status === 409 &&
+            (await objects.query(`SELECT 1 FROM platform_objects WHERE uid = $1`, [object.metadata?.uid])).rowCount === 0;
           record(gone ? `${flow}:commit-after-delete` : `${flow}:commit`, committed);
           return;
         }
@@ -270,7 +306,10 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
         case 'rest-ttl-commit': {
           // Settled around the moment the reconciler (or the TTL) gives it up, off the client's loop.
           const delayMs = flow === 'rest-ttl-commit' ? TTL_SECONDS * 1000 - 150 + randomInt(300) : GRACE_MS - 200 + randomInt(600);
-          const settle = flow === 'rest-late-release' ? () => send('DELETE', restPath(namespace, `/${id}`)) : () => send('POST', restPath(namespace, `/${id}/commit`));
+          const settle =
+            flow === 'rest-late-release'
+              ? () => send('DELETE', restPath(namespace, `/${id}`))
+              : () => send('POST', restPath(namespace, `/${id}/commit`));
           const step = `${flow}:${flow === 'rest-late-release' ? 'release' : 'commit'}`;
           lateFlows.push(sleep(delayMs).then(async () => void record(step, await settle())));
           return;
@@ -313,7 +352,11 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
         await sleep(LOAD_MS / 5);
         if (i % 2 === 0) rebuilt.push(await projection.rebuild());
         else {
-          const rebuild = startApp('dist/apps/projection-worker/src/main.js', ['--rebuild'], { DATABASE_URL: db.url, PROJECTION_BATCH_SIZE: '50', SNAPSHOT_EVERY: '25' });
+          const rebuild = startApp('dist/apps/projection-worker/src/main.js', ['--rebuild'], {
+            DATABASE_URL: db.url,
+            PROJECTION_BATCH_SIZE: '50',
+            SNAPSHOT_EVERY: '25',
+          });
           const code = await rebuild.exited;
           rebuildExits.push(code);
           if (code !== 0) unexpected.push(`projection-worker --rebuild exited ${code}: ${rebuild.output()}`);
@@ -327,7 +370,12 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
       await sleep(LOAD_MS);
       await until(
         'denials in every quota and every flow run',
-        async () => (QUOTA_NAMESPACES.every((ns) => (denials.get(ns) ?? 0) >= 3) && flowsRun.size === FLOWS.length && [...flowsRun.values()].every((n) => n >= 3) ? true : undefined),
+        async () =>
+          QUOTA_NAMESPACES.every((ns) => (denials.get(ns) ?? 0) >= 3) &&
+          flowsRun.size === FLOWS.length &&
+          [...flowsRun.values()].every((n) => n >= 3)
+            ? true
+            : undefined,
         30_000,
       );
     } finally {
@@ -349,7 +397,9 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
     const ledgerPool = poolOf(db.dataSource);
     const mismatch = async (namespace: string): Promise<string | undefined> => {
       const state = fold(await streamOf(ledgerPool, namespace));
-      const { rows } = await objects.query<{ uid: string }>(`SELECT uid FROM platform_objects WHERE namespace = $1 ORDER BY uid`, [namespace]);
+      const { rows } = await objects.query<{ uid: string }>(`SELECT uid FROM platform_objects WHERE namespace = $1 ORDER BY uid`, [
+        namespace,
+      ]);
       const live = [...state.reservations.values()];
       const liveUids = live.map((r) => r.object.uid ?? '(none)').sort();
       const expected = rows.map((r) => r.uid);
@@ -376,19 +426,32 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
     expect(await repeatedIn(ledgerPool, 'Committed', "data->>'reservationId'")).toEqual([]);
     expect(await repeatedIn(ledgerPool, 'Reserved', "data->>'reservationId'")).toEqual([]);
     expect(await repeatedIn(ledgerPool, 'Reserved', 'request_id')).toEqual([]);
-    const { rows: adopted } = await ledgerPool.query<{ uid: string; namespace: string }>(`SELECT data->'object'->>'uid' AS uid, namespace FROM ledger_events WHERE type = 'Adopted' ORDER BY 1`);
+    const { rows: adopted } = await ledgerPool.query<{ uid: string; namespace: string }>(
+      `SELECT data->'object'->>'uid' AS uid, namespace FROM ledger_events WHERE type = 'Adopted' ORDER BY 1`,
+    );
     // An admitted object adopted means a listing older than its reservation's release was
     // applied after it (the case above): the object was gone, the adoption charges nothing real.
-    expect(adopted.filter((a) => !a.uid.startsWith('rogue-')), 'adoptions of admitted objects (phantoms)').toEqual([]);
+    expect(
+      adopted.filter((a) => !a.uid.startsWith('rogue-')),
+      'adoptions of admitted objects (phantoms)',
+    ).toEqual([]);
     expect(adopted).toEqual([...rogues].sort().map((uid) => ({ uid, namespace: ADOPT_NAMESPACE })));
-    const { rows: reserved } = await ledgerPool.query<{ request_id: string; namespace: string }>(`SELECT request_id, namespace FROM ledger_events WHERE type = 'Reserved'`);
+    const { rows: reserved } = await ledgerPool.query<{ request_id: string; namespace: string }>(
+      `SELECT request_id, namespace FROM ledger_events WHERE type = 'Reserved'`,
+    );
     expect(new Map(reserved.map((r) => [r.request_id, r.namespace]))).toEqual(admittedKeys);
 
     // What the replicas counted is exactly what the ledger holds from the reconciler.
-    const { rows: byActor } = await ledgerPool.query<{ type: string; n: number }>(`SELECT type, count(*)::int AS n FROM ledger_events WHERE actor = 'system:reconciler' GROUP BY type`);
+    const { rows: byActor } = await ledgerPool.query<{ type: string; n: number }>(
+      `SELECT type, count(*)::int AS n FROM ledger_events WHERE actor = 'system:reconciler' GROUP BY type`,
+    );
     const fromReconciler = Object.fromEntries(byActor.map((r) => [r.type, r.n]));
     const sum = (key: 'committed' | 'released' | 'adopted' | 'failures') => stats.reduce((n, s) => n + s[key], 0);
-    expect({ Committed: fromReconciler['Committed'] ?? 0, Released: fromReconciler['Released'] ?? 0, Adopted: fromReconciler['Adopted'] ?? 0 }).toEqual({
+    expect({
+      Committed: fromReconciler['Committed'] ?? 0,
+      Released: fromReconciler['Released'] ?? 0,
+      Adopted: fromReconciler['Adopted'] ?? 0,
+    }).toEqual({
       Committed: sum('committed'),
       Released: sum('released'),
       Adopted: sum('adopted'),
@@ -421,15 +484,23 @@ describe('two reconcilers and projection rebuilds under admission load', () => {
       );
       expect(Object.fromEntries(projected.map((r) => [r.quota, r.used])), namespace).toEqual(expected);
       expect(projected.map((r) => Number(r.version))).toEqual([stream.length]);
-      const { rows: live } = await ledgerPool.query<{ id: string }>(`SELECT reservation_id AS id FROM projected_reservations WHERE namespace = $1 ORDER BY reservation_id`, [namespace]);
+      const { rows: live } = await ledgerPool.query<{ id: string }>(
+        `SELECT reservation_id AS id FROM projected_reservations WHERE namespace = $1 ORDER BY reservation_id`,
+        [namespace],
+      );
       expect(live.map((r) => r.id)).toEqual([...state.reservations.keys()].sort());
       // The head row (what admission decides on) and the as-of query (from the rebuilt snapshots) agree.
       const now = await send('GET', `${base}/v1/namespaces/${namespace}/usage`);
       const asOf = await send('GET', `${base}/v1/namespaces/${namespace}/usage?at=${encodeURIComponent(new Date().toISOString())}`);
       for (const usage of [now, asOf]) {
-        expect(usage.ok && Object.fromEntries(usage.body.quotas.map((q: { name: string; used: unknown }) => [q.name, q.used])), namespace).toEqual(expected);
+        expect(
+          usage.ok && Object.fromEntries(usage.body.quotas.map((q: { name: string; used: unknown }) => [q.name, q.used])),
+          namespace,
+        ).toEqual(expected);
       }
-      const { rows: count } = await objects.query<{ n: number }>(`SELECT count(*)::int AS n FROM platform_objects WHERE namespace = $1`, [namespace]);
+      const { rows: count } = await objects.query<{ n: number }>(`SELECT count(*)::int AS n FROM platform_objects WHERE namespace = $1`, [
+        namespace,
+      ]);
       expect(usageOfStream(stream)['compute']?.['pods']).toBe(String(count[0]?.n));
     }
   });

@@ -142,7 +142,8 @@ async function admitted(operation: 'CREATE' | 'DELETE', name: string): Promise<v
 }
 
 /** The platform persisted the object: the inventory lists it. */
-const created = (name: string) => db.dataSource.query(`INSERT INTO platform_objects VALUES ($1, 'Pod', $2, $3, $4)`, [NS, name, `uid-${name}`, JSON.stringify(pod(name))]);
+const created = (name: string) =>
+  db.dataSource.query(`INSERT INTO platform_objects VALUES ($1, 'Pod', $2, $3, $4)`, [NS, name, `uid-${name}`, JSON.stringify(pod(name))]);
 const deleted = (name: string) => db.dataSource.query(`DELETE FROM platform_objects WHERE namespace = $1 AND name = $2`, [NS, name]);
 
 /** The namespace's events after its quota was defined, as `Type object-or-id [reason]`. */
@@ -243,10 +244,14 @@ describe('a Redis outage', () => {
     // Readiness: the queue is reported failing; without it the replica stays in service.
     const notReady = await request(api.base, 'GET', '/readyz');
     expect(notReady.status).toBe(503);
-    expect(notReady.body).toMatch(/^\[\+\]database ok\n\[-\]queue failed: .+\n\[\+\]shutdown ok\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/);
+    expect(notReady.body).toMatch(
+      /^\[\+\]database ok\n\[-\]queue failed: .+\n\[\+\]shutdown ok\n\[\+\]unsettled-reservations ok\nreadyz check failed\n$/,
+    );
     const excluded = await request(api.base, 'GET', '/readyz?exclude=queue');
     expect(excluded.status).toBe(200);
-    expect(excluded.body).toBe('[+]database ok\n[+]shutdown ok\n[+]unsettled-reservations ok\n[+]queue excluded: ok\nreadyz check passed\n');
+    expect(excluded.body).toBe(
+      '[+]database ok\n[+]shutdown ok\n[+]unsettled-reservations ok\n[+]queue excluded: ok\nreadyz check passed\n',
+    );
 
     // The reconciler rides the outage out: alive, and its probes answer.
     const outageLeft = OUTAGE_MS - (Date.now() - stoppedAt);
@@ -255,7 +260,11 @@ describe('a Redis outage', () => {
     expect((await request(reconciler.metricsBase, 'GET', '/healthz')).status).toBe(200);
     // A scrape must answer within Prometheus' default scrape timeout (10 s; 5 s here) even
     // though the queue-depth gauge cannot be read. Soft: the rest of the scenario still runs.
-    const scrape = await request(reconciler.metricsBase, 'GET', '/metrics', undefined, 5000).catch((error: unknown) => ({ status: 0, body: String(error), ms: 5000 }));
+    const scrape = await request(reconciler.metricsBase, 'GET', '/metrics', undefined, 5000).catch((error: unknown) => ({
+      status: 0,
+      body: String(error),
+      ms: 5000,
+    }));
     expect.soft(scrape.status, `a scrape of the reconciler during the outage: ${String(scrape.body).slice(0, 200)}`).toBe(200);
     // Nothing was corrected while the queue was away.
     expect(await corrections()).toEqual(['Reserved a', 'Committed a', 'Reserved b', 'Reserved c', 'Reserved w']);
@@ -287,8 +296,18 @@ describe('a Redis outage', () => {
 
     // Usage: b (committed), e (adopted) and the widget, which the pods inventory does not cover.
     const usage = await request(api.base, 'GET', `/v1/namespaces/${NS}/usage`);
-    expect(usage.body.quotas).toEqual([{ name: 'compute', hard: { pods: '10', 'requests.cpu': '2', 'example.com/gpu': '4' }, used: { pods: '2', 'requests.cpu': '200m', 'example.com/gpu': '1' } }]);
-    await eventually('/readyz 200 again', async () => ((await request(api.base, 'GET', '/readyz')).status === 200 ? true : undefined), 10_000);
+    expect(usage.body.quotas).toEqual([
+      {
+        name: 'compute',
+        hard: { pods: '10', 'requests.cpu': '2', 'example.com/gpu': '4' },
+        used: { pods: '2', 'requests.cpu': '200m', 'example.com/gpu': '1' },
+      },
+    ]);
+    await eventually(
+      '/readyz 200 again',
+      async () => ((await request(api.base, 'GET', '/readyz')).status === 200 ? true : undefined),
+      10_000,
+    );
     expect(reconciler.child.exitCode).toBeNull();
     expect(api.child.exitCode).toBeNull();
   });

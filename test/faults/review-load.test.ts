@@ -30,14 +30,24 @@ beforeAll(async () => {
   ensureBuilt();
   db = await createMigratedDatabase('qlload');
   const tokensFile = writeTokensFile([APISERVER, ADMIN]);
-  api = await startApiProcess({ DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'false', TOKENS_FILE: tokensFile, DATABASE_POOL_SIZE: '4' }, 30_000, [
-    '--max-old-space-size=256',
-    '--max-semi-space-size=8',
-    // LOAD_NODE_ARGS: more for node, to look into a run (`--cpu-prof --cpu-prof-dir=…`, `--import …`).
-    ...(process.env['LOAD_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
-  ]);
-  if (process.env['LOAD_NODE_ARGS']) for (const out of [api.child.stdout, api.child.stderr]) out?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-  const quota = { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute', namespace: 'load' }, spec: { hard: { pods: '1000000', 'requests.cpu': '100000' } } };
+  api = await startApiProcess(
+    { DATABASE_URL: db.url, QUOTA_LEDGER_INSECURE_DEV: 'false', TOKENS_FILE: tokensFile, DATABASE_POOL_SIZE: '4' },
+    30_000,
+    [
+      '--max-old-space-size=256',
+      '--max-semi-space-size=8',
+      // LOAD_NODE_ARGS: more for node, to look into a run (`--cpu-prof --cpu-prof-dir=…`, `--import …`).
+      ...(process.env['LOAD_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
+    ],
+  );
+  if (process.env['LOAD_NODE_ARGS'])
+    for (const out of [api.child.stdout, api.child.stderr]) out?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+  const quota = {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'compute', namespace: 'load' },
+    spec: { hard: { pods: '1000000', 'requests.cpu': '100000' } },
+  };
   for (const namespace of ['load', 'others']) {
     const body = Buffer.from(JSON.stringify({ ...quota, metadata: { name: 'compute', namespace } }));
     expect((await post('PUT', `/v1/namespaces/${namespace}/resourcequotas/compute`, [body], ADMIN.token)).status).toBe(201);
@@ -61,11 +71,17 @@ function post(method: string, path: string, chunks: readonly Buffer[], token = A
   const started = performance.now();
   const length = chunks.reduce((n, chunk) => n + chunk.length, 0);
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${api.base}${path}`, { method, agent, headers: { ...bearer(token), 'content-type': 'application/json', 'content-length': String(length) } }, (response) => {
-      const parts: Buffer[] = [];
-      response.on('data', (part: Buffer) => parts.push(part));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8'), ms: performance.now() - started }));
-    });
+    const request = httpRequest(
+      `${api.base}${path}`,
+      { method, agent, headers: { ...bearer(token), 'content-type': 'application/json', 'content-length': String(length) } },
+      (response) => {
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8'), ms: performance.now() - started }),
+        );
+      },
+    );
     request.on('error', reject);
     for (const chunk of chunks) request.write(chunk);
     request.end();
@@ -92,24 +108,56 @@ function shape(resource: string, kind: string, rest: object, metadata: object = 
   };
 }
 
-const container = (i: number, extra: object = {}): object => ({ name: `c${i}`, image: 'app:1', resources: { requests: { cpu: '1m' } }, ...extra });
+const container = (i: number, extra: object = {}): object => ({
+  name: `c${i}`,
+  image: 'app:1',
+  resources: { requests: { cpu: '1m' } },
+  ...extra,
+});
 const LARGE = {
-  environment: shape('pods', 'Pod', { spec: { containers: [container(0, { env: Array.from({ length: 60_000 }, (_, i) => ({ name: `VARIABLE_${i}`, value: `value-${i}` })) })] } }),
-  labels: shape('pods', 'Pod', { spec: { containers: [container(0)] } }, { labels: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`l${i}`, `v${i}`])) }),
-  annotations: shape('pods', 'Pod', { spec: { containers: [container(0)] } }, { annotations: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`a${i}`, `v${i}`])) }),
+  environment: shape('pods', 'Pod', {
+    spec: {
+      containers: [container(0, { env: Array.from({ length: 60_000 }, (_, i) => ({ name: `VARIABLE_${i}`, value: `value-${i}` })) })],
+    },
+  }),
+  labels: shape(
+    'pods',
+    'Pod',
+    { spec: { containers: [container(0)] } },
+    { labels: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`l${i}`, `v${i}`])) },
+  ),
+  annotations: shape(
+    'pods',
+    'Pod',
+    { spec: { containers: [container(0)] } },
+    { annotations: Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`a${i}`, `v${i}`])) },
+  ),
   owners: shape(
     'pods',
     'Pod',
     { spec: { containers: [container(0)] } },
-    { ownerReferences: Array.from({ length: 20_000 }, (_, i) => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `rs${i}`, uid: `rs-${i}` })) },
+    {
+      ownerReferences: Array.from({ length: 20_000 }, (_, i) => ({
+        apiVersion: 'apps/v1',
+        kind: 'ReplicaSet',
+        name: `rs${i}`,
+        uid: `rs-${i}`,
+      })),
+    },
   ),
   containers: shape('pods', 'Pod', { spec: { containers: Array.from({ length: 1_000 }, (_, i) => container(i)) } }),
-  namespace: shape('namespaces', 'Namespace', {}, { labels: Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`team.example.com/l${i}`, `v${i}`])) }),
+  namespace: shape(
+    'namespaces',
+    'Namespace',
+    {},
+    { labels: Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`team.example.com/l${i}`, `v${i}`])) },
+  ),
 };
 /** Everyone else's pods: small, in namespaces of their own. */
 const SMALL = shape('pods', 'Pod', { spec: { containers: [container(0)] } }, {}, 'others');
 
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
 const cpuSeconds = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -162,7 +210,8 @@ describe('the webhook under large legal reviews', () => {
       expect(answer.ms, answer.shape).toBeLessThan(WEBHOOK_TIMEOUT_MS);
       const response = JSON.parse(answer.body).response as { allowed: boolean; status?: { code: number; message: string } };
       if (answer.shape.startsWith('containers') || answer.shape.startsWith('namespace ')) {
-        if (answer.shape.endsWith('validate') || answer.shape.startsWith('containers')) expect(response, answer.shape).toMatchObject({ allowed: false, status: { code: 413 } });
+        if (answer.shape.endsWith('validate') || answer.shape.startsWith('containers'))
+          expect(response, answer.shape).toMatchObject({ allowed: false, status: { code: 413 } });
       } else expect(response.allowed, `${answer.shape}: ${answer.body.slice(0, 300)}`).toBe(true);
     }
   });

@@ -36,7 +36,8 @@ function template(...sets: string[]): Obj[] {
   return parseYamlDocuments(result.stdout, 'helm template').map((d) => d.value as Obj);
 }
 
-const keyOf = (o: Obj): string => `${String(o['apiVersion'])} ${String(o['kind'])} ${String(o['metadata']?.['namespace'] ?? '')}/${String(o['metadata']?.['name'])}`;
+const keyOf = (o: Obj): string =>
+  `${String(o['apiVersion'])} ${String(o['kind'])} ${String(o['metadata']?.['namespace'] ?? '')}/${String(o['metadata']?.['name'])}`;
 
 /** The object without the labels Helm adds (every other label must be the same). */
 function withoutHelmLabels(object: Obj): Obj {
@@ -52,7 +53,9 @@ function differences(rendered: Obj[], expected: Obj[]): string[] {
     const ours = byKey.get(keyOf(object));
     if (!ours) problems.push(`helm does not render ${keyOf(object)}`);
     else if (JSON.stringify(sorted(withoutHelmLabels(ours))) !== JSON.stringify(sorted(object))) {
-      problems.push(`${keyOf(object)} differs:\nhelm      ${JSON.stringify(sorted(withoutHelmLabels(ours)))}\nkustomize ${JSON.stringify(sorted(object))}`);
+      problems.push(
+        `${keyOf(object)} differs:\nhelm      ${JSON.stringify(sorted(withoutHelmLabels(ours)))}\nkustomize ${JSON.stringify(sorted(object))}`,
+      );
     }
     byKey.delete(keyOf(object));
   }
@@ -76,14 +79,24 @@ function kustomizeWith(component: string): Obj[] {
   const copy = join(WORK, `kubernetes-${component}`);
   cpSync(join(DEPLOY, 'kubernetes'), copy, { recursive: true });
   const overlay = join(copy, 'overlays/cert-manager/kustomization.yaml');
-  writeFileSync(overlay, readFileSync(overlay, 'utf8').replace('  - ../../components/prometheus-operator\n', `  - ../../components/prometheus-operator\n  - ../../components/${component}\n`));
+  writeFileSync(
+    overlay,
+    readFileSync(overlay, 'utf8').replace(
+      '  - ../../components/prometheus-operator\n',
+      `  - ../../components/prometheus-operator\n  - ../../components/${component}\n`,
+    ),
+  );
   return kustomizeObjects(join(copy, 'overlays/cert-manager')) as Obj[];
 }
 
 const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUexample\n-----END CERTIFICATE-----\n';
-const webhooksOf = (docs: Obj[]): Obj[] => docs.filter((d) => String(d['kind']).endsWith('WebhookConfiguration')).flatMap((d) => d['webhooks'] as Obj[]);
+const webhooksOf = (docs: Obj[]): Obj[] =>
+  docs.filter((d) => String(d['kind']).endsWith('WebhookConfiguration')).flatMap((d) => d['webhooks'] as Obj[]);
 const find = (docs: Obj[], kind: string, name: string): Obj => docs.find((d) => d['kind'] === kind && d['metadata']['name'] === name) ?? {};
-const containersOf = (doc: Obj): Obj[] => [...(doc['spec']?.['template']?.['spec']?.['initContainers'] ?? []), ...(doc['spec']?.['template']?.['spec']?.['containers'] ?? [])];
+const containersOf = (doc: Obj): Obj[] => [
+  ...(doc['spec']?.['template']?.['spec']?.['initContainers'] ?? []),
+  ...(doc['spec']?.['template']?.['spec']?.['containers'] ?? []),
+];
 
 /** Where each container's DATABASE_URL comes from (`Secret/key`), by `workload/container`. */
 function databaseUrls(docs: Obj[]): Record<string, string> {
@@ -105,15 +118,23 @@ describe('deploy/helm/quota-ledger', () => {
           .map((f) => [`base/${f}`, `kubernetes/base/${f}`]),
       ),
       'cert-manager/certificates.yaml': 'kubernetes/overlays/cert-manager/certificates.yaml',
-      ...Object.fromEntries(['service-monitor.yaml', 'prometheus-rule.yaml', 'grafana-dashboard.json'].map((f) => [`prometheus-operator/${f}`, `kubernetes/components/prometheus-operator/${f}`])),
-      ...Object.fromEntries(['cluster.yaml', 'network-policy.yaml'].map((f) => [`cloudnative-pg/${f}`, `kubernetes/components/cloudnative-pg/${f}`])),
+      ...Object.fromEntries(
+        ['service-monitor.yaml', 'prometheus-rule.yaml', 'grafana-dashboard.json'].map((f) => [
+          `prometheus-operator/${f}`,
+          `kubernetes/components/prometheus-operator/${f}`,
+        ]),
+      ),
+      ...Object.fromEntries(
+        ['cluster.yaml', 'network-policy.yaml'].map((f) => [`cloudnative-pg/${f}`, `kubernetes/components/cloudnative-pg/${f}`]),
+      ),
     };
     const copies = readdirSync(join(CHART, 'files'), { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile())
       .map((e) => join(e.parentPath, e.name).slice(join(CHART, 'files').length + 1))
       .sort();
     expect(copies).toEqual(Object.keys(sources).sort());
-    for (const [copy, source] of Object.entries(sources)) expect(readFileSync(join(CHART, 'files', copy), 'utf8'), copy).toBe(readFileSync(join(DEPLOY, source), 'utf8'));
+    for (const [copy, source] of Object.entries(sources))
+      expect(readFileSync(join(CHART, 'files', copy), 'utf8'), copy).toBe(readFileSync(join(DEPLOY, source), 'utf8'));
   });
 
   it('passes helm lint --strict, with the defaults and with every option on', () => {
@@ -141,7 +162,13 @@ describe('deploy/helm/quota-ledger', () => {
     expect([cluster['spec']['instances'], cluster['spec']['postgresql']['synchronous']]).toEqual([3, { method: 'any', number: 1 }]);
     // The apps as the managed role that owns nothing, the migration as the owner.
     expect(cluster['spec']['managed']['roles']).toEqual([
-      { name: 'quota_ledger_runtime', ensure: 'present', login: true, passwordSecret: { name: 'quota-ledger-pg-runtime' }, inRoles: ['pg_monitor'] },
+      {
+        name: 'quota_ledger_runtime',
+        ensure: 'present',
+        login: true,
+        passwordSecret: { name: 'quota-ledger-pg-runtime' },
+        inRoles: ['pg_monitor'],
+      },
     ]);
     expect(databaseUrls(docs)).toEqual({
       'quota-ledger-api/migrate': 'quota-ledger-pg-app/uri',
@@ -151,11 +178,16 @@ describe('deploy/helm/quota-ledger', () => {
       'quota-ledger-migrate/migrate': 'quota-ledger-pg-app/uri',
     });
     // The Cluster promises a synchronous standby: the API holds it to that (docs/install/database.md).
-    const env = (name: string, container: string): Obj[] => containersOf(find(docs, name === 'quota-ledger-migrate' ? 'Job' : 'Deployment', name)).find((c) => c['name'] === container)?.['env'] ?? [];
+    const env = (name: string, container: string): Obj[] =>
+      containersOf(find(docs, name === 'quota-ledger-migrate' ? 'Job' : 'Deployment', name)).find((c) => c['name'] === container)?.[
+        'env'
+      ] ?? [];
     expect(env('quota-ledger-api', 'api')).toContainEqual({ name: 'DATABASE_REQUIRE_SYNCHRONOUS_STANDBY', value: 'true' });
     // Every process reaches PostgreSQL at the Cluster's pods only.
     for (const name of ['quota-ledger-api', 'quota-ledger-projection-worker', 'quota-ledger-reconciler', 'quota-ledger-migrate']) {
-      const egress = (find(docs, 'NetworkPolicy', name)['spec']['egress'] as Obj[]).filter((r) => (r['ports'] as Obj[]).some((p) => p['port'] === 5432));
+      const egress = (find(docs, 'NetworkPolicy', name)['spec']['egress'] as Obj[]).filter((r) =>
+        (r['ports'] as Obj[]).some((p) => p['port'] === 5432),
+      );
       expect(
         egress.map((r) => r['to']),
         name,
@@ -176,23 +208,31 @@ describe('deploy/helm/quota-ledger', () => {
     const all = template('webhooks.namespaces=all');
     expect(namespaceSelectorProblems(all, 'all')).toEqual([]);
     expect(differences(all, kustomizeWith('all-namespaces'))).toEqual([]);
-    expect(helm(['template', 'ql', CHART, '--set', 'webhooks.namespaces=some']).stderr).toContain('webhooks.namespaces must be managed or all, got "some"');
+    expect(helm(['template', 'ql', CHART, '--set', 'webhooks.namespaces=some']).stderr).toContain(
+      'webhooks.namespaces must be managed or all, got "some"',
+    );
   });
 
   it('sends what quota only counts under webhooks.countFailurePolicy (Ignore by default), and the rest under Fail', () => {
     expect(failurePolicyProblems(template())).toEqual([]);
     expect(failurePolicyProblems(template('webhooks.countFailurePolicy=Fail'), 'Fail')).toEqual([]);
-    expect(helm(['template', 'ql', CHART, '--set', 'webhooks.countFailurePolicy=Never']).stderr).toContain('webhooks failure policies must be Fail or Ignore, got "Never"');
+    expect(helm(['template', 'ql', CHART, '--set', 'webhooks.countFailurePolicy=Never']).stderr).toContain(
+      'webhooks failure policies must be Fail or Ignore, got "Never"',
+    );
   });
 
   it('without cert-manager, puts tls.caBundle into every webhook, renders no cert-manager object, and says what is missing without one', () => {
     const docs = template('tls.certManager=false', `tls.caBundle=${CA_PEM}`);
     expect(docs.filter((d) => String(d['apiVersion']).startsWith('cert-manager.io/'))).toEqual([]);
-    expect(webhooksOf(docs).map((w) => Buffer.from(w['clientConfig']['caBundle'], 'base64').toString('utf8'))).toEqual(Array(6).fill(CA_PEM));
+    expect(webhooksOf(docs).map((w) => Buffer.from(w['clientConfig']['caBundle'], 'base64').toString('utf8'))).toEqual(
+      Array(6).fill(CA_PEM),
+    );
     expect(docs.filter((d) => d['metadata']['annotations']?.['cert-manager.io/inject-ca-from'])).toEqual([]);
     const missing = helm(['template', 'ql', CHART, '--set', 'tls.certManager=false']);
     expect(missing.status).not.toBe(0);
-    expect(missing.stderr).toContain('tls.certManager is false, so tls.caBundle must be the PEM certificate of the CA that signed quota-ledger-tls');
+    expect(missing.stderr).toContain(
+      'tls.certManager is false, so tls.caBundle must be the PEM certificate of the CA that signed quota-ledger-tls',
+    );
   });
 
   it('in managed-control-plane mode, opens the unauthenticated listener, exposes it, points the webhooks at it and lets only allowFrom reach it', () => {
@@ -200,7 +240,12 @@ describe('deploy/helm/quota-ledger', () => {
     const api = find(docs, 'Deployment', 'quota-ledger-api')['spec']['template']['spec']['containers'][0];
     expect(api['env']).toContainEqual({ name: 'WEBHOOK_UNAUTHENTICATED_PORT', value: '8443' });
     expect(api['ports']).toContainEqual({ name: 'webhook-unauth', containerPort: 8443, protocol: 'TCP' });
-    expect(find(docs, 'Service', 'quota-ledger')['spec']['ports']).toContainEqual({ name: 'webhook-unauth', port: 8443, targetPort: 'webhook-unauth', protocol: 'TCP' });
+    expect(find(docs, 'Service', 'quota-ledger')['spec']['ports']).toContainEqual({
+      name: 'webhook-unauth',
+      port: 8443,
+      targetPort: 'webhook-unauth',
+      protocol: 'TCP',
+    });
     expect(webhooksOf(docs).map((w) => w['clientConfig']['service']['port'])).toEqual(Array(6).fill(8443));
     expect(find(docs, 'NetworkPolicy', 'quota-ledger-api-unauthenticated-webhook')['spec']['ingress']).toEqual([
       { from: [{ ipBlock: { cidr: '172.16.0.0/28' } }], ports: [{ port: 'webhook-unauth', protocol: 'TCP' }] },
@@ -211,14 +256,23 @@ describe('deploy/helm/quota-ledger', () => {
 
   it('sends PostgreSQL, Redis and the Kubernetes API traffic to the peers networkPolicy names, never to every address by default', () => {
     const egressTo = (docs: Obj[], name: string, port: number): unknown[] =>
-      (find(docs, 'NetworkPolicy', name)['spec']['egress'] as Obj[]).filter((r) => (r['ports'] as Obj[]).some((p) => p['port'] === port)).map((r) => r['to']);
+      (find(docs, 'NetworkPolicy', name)['spec']['egress'] as Obj[])
+        .filter((r) => (r['ports'] as Obj[]).some((p) => p['port'] === port))
+        .map((r) => r['to']);
     const defaults = template();
-    expect(egressTo(defaults, 'quota-ledger-reconciler', 443)).toEqual([[{ ipBlock: { cidr: '10.0.0.0/8' } }, { ipBlock: { cidr: '172.16.0.0/12' } }, { ipBlock: { cidr: '192.168.0.0/16' } }]]);
-    const set = template('networkPolicy.apiServerPeers[0].ipBlock.cidr=34.1.2.3/32', 'networkPolicy.databasePeers[0].ipBlock.cidr=10.9.0.5/32', 'networkPolicy.redisPeers[0].ipBlock.cidr=10.9.0.6/32');
+    expect(egressTo(defaults, 'quota-ledger-reconciler', 443)).toEqual([
+      [{ ipBlock: { cidr: '10.0.0.0/8' } }, { ipBlock: { cidr: '172.16.0.0/12' } }, { ipBlock: { cidr: '192.168.0.0/16' } }],
+    ]);
+    const set = template(
+      'networkPolicy.apiServerPeers[0].ipBlock.cidr=34.1.2.3/32',
+      'networkPolicy.databasePeers[0].ipBlock.cidr=10.9.0.5/32',
+      'networkPolicy.redisPeers[0].ipBlock.cidr=10.9.0.6/32',
+    );
     expect(egressTo(set, 'quota-ledger-reconciler', 443)).toEqual([[{ ipBlock: { cidr: '34.1.2.3/32' } }]]);
     for (const name of ['quota-ledger-api', 'quota-ledger-projection-worker', 'quota-ledger-reconciler', 'quota-ledger-migrate'])
       expect(egressTo(set, name, 5432)).toEqual([[{ ipBlock: { cidr: '10.9.0.5/32' } }]]);
-    for (const name of ['quota-ledger-api', 'quota-ledger-reconciler']) expect(egressTo(set, name, 6379)).toEqual([[{ ipBlock: { cidr: '10.9.0.6/32' } }]]);
+    for (const name of ['quota-ledger-api', 'quota-ledger-reconciler'])
+      expect(egressTo(set, name, 6379)).toEqual([[{ ipBlock: { cidr: '10.9.0.6/32' } }]]);
   });
 
   it('takes replicas, resources, the image and the database Secret from values', () => {
@@ -234,7 +288,13 @@ describe('deploy/helm/quota-ledger', () => {
     const api = find(docs, 'Deployment', 'quota-ledger-api');
     expect([api['spec']['replicas'], find(docs, 'Deployment', 'quota-ledger-reconciler')['spec']['replicas']]).toEqual([3, 1]);
     expect(api['spec']['template']['spec']['containers'][0]['resources']).toEqual({ requests: { cpu: 1 } });
-    const containers = docs.flatMap((d) => [...(d['spec']?.['template']?.['spec']?.['initContainers'] ?? []), ...(d['spec']?.['template']?.['spec']?.['containers'] ?? [])] as Obj[]);
+    const containers = docs.flatMap(
+      (d) =>
+        [
+          ...(d['spec']?.['template']?.['spec']?.['initContainers'] ?? []),
+          ...(d['spec']?.['template']?.['spec']?.['containers'] ?? []),
+        ] as Obj[],
+    );
     expect(new Set(containers.map((c) => c['image']))).toEqual(new Set(['registry.example.com/ql:9.9.9']));
     expect(databaseUrls(docs)).toEqual({
       'quota-ledger-api/migrate': 'pg/migration-database-url',
@@ -243,7 +303,9 @@ describe('deploy/helm/quota-ledger', () => {
       'quota-ledger-reconciler/reconciler': 'pg/url',
       'quota-ledger-migrate/migrate': 'pg/migration-database-url',
     });
-    const roles = containers.flatMap((c) => (c['env'] as Obj[]).filter((e) => e['name'] === 'DATABASE_RUNTIME_ROLE').map((e) => e['value']));
+    const roles = containers.flatMap((c) =>
+      (c['env'] as Obj[]).filter((e) => e['name'] === 'DATABASE_RUNTIME_ROLE').map((e) => e['value']),
+    );
     expect(roles).toEqual(Array(5).fill('quota_ledger_runtime'));
     const asOwner = template('database.runtimeRole=')
       .flatMap((d) => containersOf(d))

@@ -77,7 +77,12 @@ describe('history pages over rows with 2 MB names', () => {
     const oldest = await allPages((after) => ledger.listDecisions('big', { ...(after ? { after } : {}), limit: 1000 }));
     expect(oldest.map((p) => p.length)).toEqual([1, 1, 1, 1, 1]);
     const newest = await allPages((after) => ledger.listDecisions('big', { ...(after ? { after } : {}), limit: 1000, newestFirst: true }));
-    expect(newest.flat().map((d) => d.id)).toEqual(oldest.flat().map((d) => d.id).reverse());
+    expect(newest.flat().map((d) => d.id)).toEqual(
+      oldest
+        .flat()
+        .map((d) => d.id)
+        .reverse(),
+    );
     expect(newest.flat()[0]?.name).toHaveLength(HUGE);
   });
 
@@ -90,7 +95,9 @@ describe('history pages over rows with 2 MB names', () => {
   });
 
   it('counts a row by its size as read, not as stored: names PostgreSQL compresses a hundredfold come a page each too', async () => {
-    const stored = await db.dataSource.query(`SELECT pg_column_size(data) AS bytes FROM ledger_events WHERE namespace = 'squeezed' AND type = 'Reserved' LIMIT 1`);
+    const stored = await db.dataSource.query(
+      `SELECT pg_column_size(data) AS bytes FROM ledger_events WHERE namespace = 'squeezed' AND type = 'Reserved' LIMIT 1`,
+    );
     expect(Number(stored[0].bytes)).toBeLessThan(HUGE / 50);
     const pages = await allPages((after) => ledger.readEvents('squeezed', { ...(after ? { after } : {}), limit: 100 }));
     expect(pages.map((p) => p.length)).toEqual([2, 1, 1, 1, 1]);

@@ -39,11 +39,16 @@ beforeAll(async () => {
     graceMs: 0,
     concurrency: 1,
   });
-  customReconciler = new Reconciler(recorder, createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }), { ...backend, prefix: `${backend.prefix}-custom` }, {
-    intervalMs: 60_000,
-    graceMs: 0,
-    concurrency: 1,
-  });
+  customReconciler = new Reconciler(
+    recorder,
+    createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }),
+    { ...backend, prefix: `${backend.prefix}-custom` },
+    {
+      intervalMs: 60_000,
+      graceMs: 0,
+      concurrency: 1,
+    },
+  );
 });
 afterAll(async () => {
   await reconciler?.queue.obliterate({ force: true }).catch(() => undefined);
@@ -65,34 +70,60 @@ const used = async (namespace: string) => (await ledger.usage(namespace))?.quota
 
 describe('the one list of kinds', () => {
   it('sends the webhook no kind the kubernetes inventory does not list', () => {
-    const sent = VALIDATE_RULES.filter((r) => r.scope === 'Namespaced').flatMap((r) => r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)));
+    const sent = VALIDATE_RULES.filter((r) => r.scope === 'Namespaced').flatMap((r) =>
+      r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)),
+    );
     const listed = new Set(createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }).covers.map((gr) => `${gr.resource}.${gr.group}`));
     expect(sent.filter((gr) => !listed.has(gr))).toEqual([]);
-    expect(sent.sort()).toEqual(CHARGED_KINDS.filter((k) => k.webhook).map((k) => `${k.groupResource.resource}.${k.groupResource.group}`).sort());
+    expect(sent.sort()).toEqual(
+      CHARGED_KINDS.filter((k) => k.webhook)
+        .map((k) => `${k.groupResource.resource}.${k.groupResource.group}`)
+        .sort(),
+    );
   });
 
   it('with custom resources, sends the webhook what the configured inventory lists and grants the reconciler its list', () => {
     const rules = validateRules([WIDGET]).filter((r) => r.scope === 'Namespaced');
-    const sent = rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)));
-    const listed = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }).covers.map((gr) => `${gr.resource}.${gr.group}`);
+    const sent = rules.flatMap((r) =>
+      r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)),
+    );
+    const listed = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }).covers.map(
+      (gr) => `${gr.resource}.${gr.group}`,
+    );
     expect(sent.sort()).toEqual(listed.filter((gr) => gr !== 'resourcequotas.').sort());
-    const [role] = customResourceRbac([WIDGET], { namespace: 'quota-ledger' }) as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }[];
+    const [role] = customResourceRbac([WIDGET], { namespace: 'quota-ledger' }) as {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    }[];
     expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list'] }]);
   });
 
   it('commits a ResourceClaim the webhook reserved once the cluster shows it, and releases it once it is deleted', async () => {
     const namespace = 'dra';
-    await ledger.putQuota(namespace, { name: 'claims', spec: { hard: { 'count/resourceclaims.resource.k8s.io': '2' } } }, { actor: 'admin' });
+    await ledger.putQuota(
+      namespace,
+      { name: 'claims', spec: { hard: { 'count/resourceclaims.resource.k8s.io': '2' } } },
+      { actor: 'admin' },
+    );
     const object = claim(namespace, 'gpu-1');
-    const admitted = await ledger.admit({ namespace, source: 'webhook', request: { operation: 'CREATE', groupResource: CLAIMS, namespace, name: 'gpu-1', object }, dryRun: false, requester: 'test' });
+    const admitted = await ledger.admit({
+      namespace,
+      source: 'webhook',
+      request: { operation: 'CREATE', groupResource: CLAIMS, namespace, name: 'gpu-1', object },
+      dryRun: false,
+      requester: 'test',
+    });
     expect(admitted.result.allowed).toBe(true);
     expect(await used(namespace)).toMatchObject({ 'count/resourceclaims.resource.k8s.io': '1' });
 
     fake.set(CLAIMS, namespace, [object]);
-    expect((await reconciler.reconcileNamespace(namespace)).actions).toEqual([{ kind: 'commit', reservationId: admitted.result.reservationId, uid: 'uid-dra-gpu-1' }]);
+    expect((await reconciler.reconcileNamespace(namespace)).actions).toEqual([
+      { kind: 'commit', reservationId: admitted.result.reservationId, uid: 'uid-dra-gpu-1' },
+    ]);
     fake.set(CLAIMS, namespace, []);
     const gone = await reconciler.reconcileNamespace(namespace);
-    expect(gone.actions).toEqual([expect.objectContaining({ kind: 'release', reservationId: admitted.result.reservationId, reason: 'deleted' })]);
+    expect(gone.actions).toEqual([
+      expect.objectContaining({ kind: 'release', reservationId: admitted.result.reservationId, reason: 'deleted' }),
+    ]);
     expect(await used(namespace)).toMatchObject({ 'count/resourceclaims.resource.k8s.io': '0' });
   });
 });
@@ -103,17 +134,32 @@ describe('terminal pods: compute released once the listing shows them finished, 
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace, uid: `uid-${namespace}-${name}` },
-    spec: { restartPolicy: 'Never', containers: [{ name: 'work', image: 'busybox', resources: { requests: { cpu: '500m' }, limits: { cpu: '500m' } } }] },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [{ name: 'work', image: 'busybox', resources: { requests: { cpu: '500m' }, limits: { cpu: '500m' } } }],
+    },
     status: { phase },
   });
   const admit = (namespace: string, name: string) =>
-    ledger.admit({ namespace, source: 'webhook', request: { operation: 'CREATE', groupResource: PODS, namespace, name, object: job(namespace, name, 'Pending') }, dryRun: false, requester: 'test' });
+    ledger.admit({
+      namespace,
+      source: 'webhook',
+      request: { operation: 'CREATE', groupResource: PODS, namespace, name, object: job(namespace, name, 'Pending') },
+      dryRun: false,
+      requester: 'test',
+    });
   const usedAt = async (namespace: string, at?: number) =>
-    (at === undefined ? await ledger.usage(namespace) : await ledger.usageAt(namespace, new Date(at).toISOString()))?.quotas.find((q) => q.name === 'compute')?.used;
+    (at === undefined ? await ledger.usage(namespace) : await ledger.usageAt(namespace, new Date(at).toISOString()))?.quotas.find(
+      (q) => q.name === 'compute',
+    )?.used;
 
   it('a committed pod the cluster lists as Succeeded gives back requests.cpu and pods, keeps count/pods, and as-of sees both sides', async () => {
     const namespace = 'batch';
-    await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '1', 'requests.cpu': '1', 'count/pods': '5' } } }, { actor: 'admin' });
+    await ledger.putQuota(
+      namespace,
+      { name: 'compute', spec: { hard: { pods: '1', 'requests.cpu': '1', 'count/pods': '5' } } },
+      { actor: 'admin' },
+    );
     const first = await admit(namespace, 'job-1');
     expect(first.result.allowed).toBe(true);
     fake.set(PODS, namespace, [job(namespace, 'job-1', 'Running')]);
@@ -123,11 +169,17 @@ describe('terminal pods: compute released once the listing shows them finished, 
 
     fake.set(PODS, namespace, [job(namespace, 'job-1', 'Succeeded')]);
     const done = await reconciler.reconcileNamespace(namespace);
-    expect(done.actions).toEqual([{ kind: 'terminate', reservationId: first.result.reservationId, reason: 'Succeeded', uid: 'uid-batch-job-1' }]);
+    expect(done.actions).toEqual([
+      { kind: 'terminate', reservationId: first.result.reservationId, reason: 'Succeeded', uid: 'uid-batch-job-1' },
+    ]);
     expect(await usedAt(namespace)).toEqual({ pods: '0', 'requests.cpu': '0', 'count/pods': '1' });
     // Listed again, nothing more happens; the reservation says it is terminated.
     expect((await reconciler.reconcileNamespace(namespace)).actions).toEqual([]);
-    expect(await ledger.getReservation(namespace, first.result.reservationId ?? '')).toMatchObject({ state: 'committed', charged: { 'count/pods': '1' }, terminatedAt: expect.any(String) });
+    expect(await ledger.getReservation(namespace, first.result.reservationId ?? '')).toMatchObject({
+      state: 'committed',
+      charged: { 'count/pods': '1' },
+      terminatedAt: expect.any(String),
+    });
 
     const [terminated] = await db.dataSource.query(
       `SELECT (extract(epoch from recorded_at) * 1000)::float8 AS at FROM ledger_events WHERE namespace = $1 AND type = 'Terminated'`,
@@ -152,9 +204,20 @@ describe('terminal pods: compute released once the listing shows them finished, 
 
 describe('custom resources (count/<resource>.<group> end to end)', () => {
   const WIDGETS = WIDGET.groupResource;
-  const widget = (namespace: string, name: string): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace, uid: `uid-${namespace}-${name}` }, spec: {} });
+  const widget = (namespace: string, name: string): KubeObject => ({
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name, namespace, uid: `uid-${namespace}-${name}` },
+    spec: {},
+  });
   const admit = (namespace: string, name: string) =>
-    ledger.admit({ namespace, source: 'webhook', request: { operation: 'CREATE', groupResource: WIDGETS, namespace, name, object: widget(namespace, name) }, dryRun: false, requester: 'test' });
+    ledger.admit({
+      namespace,
+      source: 'webhook',
+      request: { operation: 'CREATE', groupResource: WIDGETS, namespace, name, object: widget(namespace, name) },
+      dryRun: false,
+      requester: 'test',
+    });
   const widgetsUsed = async (namespace: string) => (await ledger.usage(namespace))?.quotas.find((q) => q.name === 'widgets')?.used;
 
   it('a configured custom resource the webhook reserved is committed once the cluster lists it and released once it is deleted', async () => {
@@ -163,9 +226,13 @@ describe('custom resources (count/<resource>.<group> end to end)', () => {
     const admitted = await admit(namespace, 'w-1');
     expect(await widgetsUsed(namespace)).toEqual({ 'count/widgets.example.com': '1' });
     fake.set(WIDGETS, namespace, [widget(namespace, 'w-1')]);
-    expect((await customReconciler.reconcileNamespace(namespace)).actions).toEqual([{ kind: 'commit', reservationId: admitted.result.reservationId, uid: 'uid-crd-w-1' }]);
+    expect((await customReconciler.reconcileNamespace(namespace)).actions).toEqual([
+      { kind: 'commit', reservationId: admitted.result.reservationId, uid: 'uid-crd-w-1' },
+    ]);
     fake.set(WIDGETS, namespace, []);
-    expect((await customReconciler.reconcileNamespace(namespace)).actions).toEqual([expect.objectContaining({ kind: 'release', reason: 'deleted' })]);
+    expect((await customReconciler.reconcileNamespace(namespace)).actions).toEqual([
+      expect.objectContaining({ kind: 'release', reason: 'deleted' }),
+    ]);
     expect(await widgetsUsed(namespace)).toEqual({ 'count/widgets.example.com': '0' });
     expect(customReconciler.uncovered.size).toBe(0);
   });
@@ -177,12 +244,18 @@ describe('custom resources (count/<resource>.<group> end to end)', () => {
     fake.set(WIDGETS, namespace, [widget(namespace, 'w-1')]);
     // Within the grace period: nothing is released, the reservation is reported.
     const inventory = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig });
-    const young = await ledger.reconcile(namespace, { ...(await inventory.list(namespace)), listedAt: await ledger.now() }, { actor: 'test', graceMs: 60_000 });
+    const young = await ledger.reconcile(
+      namespace,
+      { ...(await inventory.list(namespace)), listedAt: await ledger.now() },
+      { actor: 'test', graceMs: 60_000 },
+    );
     expect(young).toMatchObject({ actions: [], uncovered: [{ resource: 'widgets.example.com', count: 1 }] });
     await inventory.close();
     // The reconciler without the custom resource (grace 0) can never see the widget: released, not counted forever.
     const judged = await reconciler.reconcileNamespace(namespace);
-    expect(judged.actions).toEqual([{ kind: 'release', reservationId: admitted.result.reservationId, reason: 'uncovered', uid: 'uid-crd-unlisted-w-1' }]);
+    expect(judged.actions).toEqual([
+      { kind: 'release', reservationId: admitted.result.reservationId, reason: 'uncovered', uid: 'uid-crd-unlisted-w-1' },
+    ]);
     expect(await widgetsUsed(namespace)).toEqual({ 'count/widgets.example.com': '0' });
   });
 });

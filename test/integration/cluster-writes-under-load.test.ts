@@ -17,7 +17,11 @@ import { disagreements } from '../support/shared-quotas.js';
 const COVERED = 100;
 const CLIENTS = 12;
 const actor = { actor: 'admin' };
-const wide = (pods: number): SharedQuotaDefinition => ({ ref: { kind: 'ClusterResourceQuota', name: 'wide' }, spec: { hard: { pods: String(pods) } }, selector: { labels: { matchLabels: { wide: 'yes' } } } });
+const wide = (pods: number): SharedQuotaDefinition => ({
+  ref: { kind: 'ClusterResourceQuota', name: 'wide' },
+  spec: { hard: { pods: String(pods) } },
+  selector: { labels: { matchLabels: { wide: 'yes' } } },
+});
 
 let db: TestDatabase & { dataSource: DataSource };
 let writer: ClusterWriter;
@@ -44,8 +48,19 @@ describe('a ClusterResourceQuota over 100 namespaces, changed while every one of
       while (admitting) {
         const n = seq++;
         const namespace = `ns-${n % COVERED}`;
-        const object = { apiVersion: 'v1', kind: 'Pod', metadata: { name: `p${n}`, uid: `u${n}` }, spec: { containers: [{ name: 'app', image: 'x' }] } };
-        await ledger.admit({ namespace, source: 'webhook', request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name: `p${n}`, object }, dryRun: false, requester: 'ci' });
+        const object = {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `p${n}`, uid: `u${n}` },
+          spec: { containers: [{ name: 'app', image: 'x' }] },
+        };
+        await ledger.admit({
+          namespace,
+          source: 'webhook',
+          request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name: `p${n}`, object },
+          dryRun: false,
+          requester: 'ci',
+        });
       }
     });
     try {
@@ -53,7 +68,12 @@ describe('a ClusterResourceQuota over 100 namespaces, changed while every one of
       const before = { ...writer.stats };
       const outcomes: string[] = [];
       for (let change = 1; change <= 4; change++) {
-        outcomes.push(await writer.putSharedQuota(wide(1_000_000 + change), actor).then(() => 'changed', (error: Error) => error.message));
+        outcomes.push(
+          await writer.putSharedQuota(wide(1_000_000 + change), actor).then(
+            () => 'changed',
+            (error: Error) => error.message,
+          ),
+        );
       }
       expect(outcomes).toEqual(['changed', 'changed', 'changed', 'changed']);
       expect(writer.stats.retries - before.retries).toBeLessThanOrEqual(4 * 2);

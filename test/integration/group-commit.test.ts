@@ -44,7 +44,14 @@ function racer(name: string): Promise<Told> {
   return new Promise((resolve, reject) => {
     const child = spawn(`${ROOT}node_modules/.bin/tsx`, ['--tsconfig', 'tsconfig.json', 'test/support/group-commit-racer.ts'], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: db.url, NAMESPACES: NAMESPACES.join(','), ADMISSIONS: String(ADMISSIONS), CLIENTS: '48', NAME: name },
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        NAMESPACES: NAMESPACES.join(','),
+        ADMISSIONS: String(ADMISSIONS),
+        CLIENTS: '48',
+        NAME: name,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -70,7 +77,11 @@ async function streamOf(namespace: string): Promise<RecordedEvent[]> {
 describe('group commits from two processes over the same namespaces', () => {
   it('admit exactly what fits, and leave every head equal to the fold of its stream', async () => {
     const setup = new LedgerCommands(db.dataSource);
-    await Promise.all(NAMESPACES.map((namespace) => setup.putQuota(namespace, { name: 'compute', spec: { hard: { pods: String(HARD) } } }, { actor: 'admin' })));
+    await Promise.all(
+      NAMESPACES.map((namespace) =>
+        setup.putQuota(namespace, { name: 'compute', spec: { hard: { pods: String(HARD) } } }, { actor: 'admin' }),
+      ),
+    );
     await setup.close();
 
     const [a, b] = await Promise.all([racer('a'), racer('b')]);
@@ -98,16 +109,25 @@ describe('group commits from two processes over the same namespaces', () => {
       releases += stream.filter((e) => e.type === 'Released').length;
 
       const folded = fold(stream);
-      const { rows } = await pool.query<{ version: string; state: { quotas: { definition: { name: string }; used: Record<string, string> }[] } }>(
-        `SELECT version, state FROM namespace_heads WHERE namespace = $1`,
-        [namespace],
-      );
+      const { rows } = await pool.query<{
+        version: string;
+        state: { quotas: { definition: { name: string }; used: Record<string, string> }[] };
+      }>(`SELECT version, state FROM namespace_heads WHERE namespace = $1`, [namespace]);
       const head = rows[0];
       expect(Number(head?.version)).toBe(stream.length);
-      expect(Object.fromEntries((head?.state.quotas ?? []).map((q) => [q.definition.name, Resources.canonicalResourceList(Resources.resourceList(q.used))]))).toEqual(
-        Object.fromEntries([...folded.quotas.keys()].map((name) => [name, Resources.canonicalResourceList(folded.used.get(name) ?? Resources.EMPTY)])),
+      expect(
+        Object.fromEntries(
+          (head?.state.quotas ?? []).map((q) => [q.definition.name, Resources.canonicalResourceList(Resources.resourceList(q.used))]),
+        ),
+      ).toEqual(
+        Object.fromEntries(
+          [...folded.quotas.keys()].map((name) => [name, Resources.canonicalResourceList(folded.used.get(name) ?? Resources.EMPTY)]),
+        ),
       );
-      const live = await pool.query<{ id: string }>(`SELECT reservation_id AS id FROM reservations WHERE namespace = $1 AND status <> 'released' ORDER BY reservation_id`, [namespace]);
+      const live = await pool.query<{ id: string }>(
+        `SELECT reservation_id AS id FROM reservations WHERE namespace = $1 AND status <> 'released' ORDER BY reservation_id`,
+        [namespace],
+      );
       expect(live.rows.map((r) => r.id)).toEqual([...folded.reservations.keys()].sort());
     }
     // Every allowed answer is one Reserved event, and every release a caller was told of is one Released event.
@@ -119,12 +139,20 @@ describe('group commits from two processes over the same namespaces', () => {
     const commands = new LedgerCommands(db.dataSource, { retryBaseMs: 1 });
     try {
       const spaces = ['poison-a', 'poison-b', 'poison-c', 'poison-d', 'poison-e'];
-      await Promise.all(spaces.map((namespace) => commands.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '10' } } }, { actor: 'admin' })));
+      await Promise.all(
+        spaces.map((namespace) => commands.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '10' } } }, { actor: 'admin' })),
+      );
       const admit = (namespace: string, name: string, requester: string) =>
         commands.admit({
           namespace,
           source: 'rest',
-          request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` }, spec: { containers: [] } } },
+          request: {
+            operation: 'CREATE',
+            groupResource: { group: '', resource: 'pods' },
+            namespace,
+            name,
+            object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, uid: `uid-${name}` }, spec: { containers: [] } },
+          },
           requestKey: `req-${name}`,
           dryRun: false,
           requester,
@@ -136,14 +164,23 @@ describe('group commits from two processes over the same namespaces', () => {
         admit('poison-c', 'poison-c-2', 'evil\u0000'),
         admit('poison-c', 'poison-c-3', 'alice'),
       ]);
-      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      expect(outcomes.map((o) => o.status)).toEqual([
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+      ]);
       // One group; then halves of its namespaces; then the poisoned namespace's commands one by one.
       expect(commands.stats.transactions - transactions).toBeLessThanOrEqual(1 + 2 * 3 + 3);
-      const reserved = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace LIKE 'poison-%' AND type = 'Reserved'`);
+      const reserved = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ledger_events WHERE namespace LIKE 'poison-%' AND type = 'Reserved'`,
+      );
       expect(reserved.rows[0]?.n).toBe(6);
     } finally {
       await commands.close();
     }
   });
 });
-

@@ -21,7 +21,12 @@ const seen: Seen[] = [];
 let discoveryFails = false;
 let fake: FakeApiServer;
 
-const resource = (name: string, kind: string, namespaced = true, verbs = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']) => ({ name, kind, namespaced, verbs });
+const resource = (
+  name: string,
+  kind: string,
+  namespaced = true,
+  verbs = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+) => ({ name, kind, namespaced, verbs });
 const DOCUMENTS: Record<string, object> = {
   '/api/v1': {
     kind: 'APIResourceList',
@@ -39,13 +44,25 @@ const DOCUMENTS: Record<string, object> = {
   '/apis': {
     kind: 'APIGroupList',
     groups: [
-      { name: 'policy', versions: [{ groupVersion: 'policy/v1', version: 'v1' }], preferredVersion: { groupVersion: 'policy/v1', version: 'v1' } },
+      {
+        name: 'policy',
+        versions: [{ groupVersion: 'policy/v1', version: 'v1' }],
+        preferredVersion: { groupVersion: 'policy/v1', version: 'v1' },
+      },
       { name: 'locked.example.com', versions: [{ groupVersion: 'locked.example.com/v1', version: 'v1' }] },
       { name: 'gone.example.com', versions: [{ groupVersion: 'gone.example.com/v1', version: 'v1' }] },
     ],
   },
-  '/apis/policy/v1': { kind: 'APIResourceList', groupVersion: 'policy/v1', resources: [resource('poddisruptionbudgets', 'PodDisruptionBudget'), resource('evictions', 'Eviction', true, ['create'])] },
-  '/apis/locked.example.com/v1': { kind: 'APIResourceList', groupVersion: 'locked.example.com/v1', resources: [resource('lockers', 'Locker')] },
+  '/apis/policy/v1': {
+    kind: 'APIResourceList',
+    groupVersion: 'policy/v1',
+    resources: [resource('poddisruptionbudgets', 'PodDisruptionBudget'), resource('evictions', 'Eviction', true, ['create'])],
+  },
+  '/apis/locked.example.com/v1': {
+    kind: 'APIResourceList',
+    groupVersion: 'locked.example.com/v1',
+    resources: [resource('lockers', 'Locker')],
+  },
 };
 
 const metadata = (name: string) => ({ name, namespace: 'team-a', uid: `uid-${name}`, resourceVersion: '7' });
@@ -62,11 +79,28 @@ function handle(request: IncomingMessage, response: ServerResponse): void {
   if (!match) return send(404, { kind: 'Status', code: 404, reason: 'NotFound' });
   const [, group = '', plural = ''] = match;
   if (group === 'locked.example.com') return send(403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'lockers is forbidden' });
-  const metadataList = (items: object[]) => ({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion: '9' }, items });
+  const metadataList = (items: object[]) => ({
+    kind: 'PartialObjectMetadataList',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: { resourceVersion: '9' },
+    items,
+  });
   if (plural === 'serviceaccounts') return send(200, metadataList([{ metadata: metadata('default') }, { metadata: metadata('builder') }]));
   if (plural === 'poddisruptionbudgets') return send(200, metadataList([{ metadata: metadata('web-pdb') }]));
-  if (plural === 'secrets') return send(200, { kind: 'SecretList', apiVersion: 'v1', metadata: {}, items: [{ metadata: metadata('token'), data: { password: 'c2VjcmV0' }, type: 'Opaque' }] });
-  if (plural === 'pods') return send(200, { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [{ metadata: metadata('web'), spec: { containers: [] }, status: { phase: 'Running' } }] });
+  if (plural === 'secrets')
+    return send(200, {
+      kind: 'SecretList',
+      apiVersion: 'v1',
+      metadata: {},
+      items: [{ metadata: metadata('token'), data: { password: 'c2VjcmV0' }, type: 'Opaque' }],
+    });
+  if (plural === 'pods')
+    return send(200, {
+      kind: 'PodList',
+      apiVersion: 'v1',
+      metadata: {},
+      items: [{ metadata: metadata('web'), spec: { containers: [] }, status: { phase: 'Running' } }],
+    });
   return send(200, accept === METADATA_ACCEPT ? metadataList([]) : { metadata: {}, items: [] });
 }
 
@@ -77,15 +111,19 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const spelled = (covers: readonly { group: string; resource: string }[]) => covers.map((c) => (c.group === '' ? c.resource : `${c.resource}.${c.group}`));
+const spelled = (covers: readonly { group: string; resource: string }[]) =>
+  covers.map((c) => (c.group === '' ? c.resource : `${c.resource}.${c.group}`));
 
 describe('kubernetes inventory: the kinds come from discovery, read metadata-only unless charged from the spec', () => {
   it('covers every namespaced resource the server serves and can list and watch, beside its fixed kinds', async () => {
     const inventory = await createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }).list('team-a');
     const covers = spelled(inventory.covers);
-    expect(covers).toEqual(expect.arrayContaining(['pods', 'secrets', 'deployments.apps', 'serviceaccounts', 'poddisruptionbudgets.policy']));
+    expect(covers).toEqual(
+      expect.arrayContaining(['pods', 'secrets', 'deployments.apps', 'serviceaccounts', 'poddisruptionbudgets.policy']),
+    );
     // Not served as listable namespaced resources, never charged (events), or forbidden to this source (reported as uncovered).
-    for (const absent of ['pods/status', 'events', 'bindings', 'namespaces', 'evictions.policy', 'lockers.locked.example.com']) expect(covers).not.toContain(absent);
+    for (const absent of ['pods/status', 'events', 'bindings', 'namespaces', 'evictions.policy', 'lockers.locked.example.com'])
+      expect(covers).not.toContain(absent);
     expect(inventory.objects.map((o) => `${spelled([o.groupResource])[0]}/${o.name}`).sort()).toEqual([
       'poddisruptionbudgets.policy/web-pdb',
       'pods/web',
@@ -109,7 +147,11 @@ describe('kubernetes inventory: the kinds come from discovery, read metadata-onl
     expect(JSON.stringify(inventory.objects)).not.toContain('c2VjcmV0');
     const pod = inventory.objects.find((o) => o.groupResource.resource === 'pods');
     expect(pod?.object).toMatchObject({ apiVersion: 'v1', kind: 'Pod', status: { phase: 'Running' } });
-    expect(inventory.objects.find((o) => o.name === 'builder')?.object).toEqual({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata('builder') });
+    expect(inventory.objects.find((o) => o.name === 'builder')?.object).toEqual({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: metadata('builder'),
+    });
   });
 
   it('does not ask again, for a discovery TTL, for a discovered kind it was forbidden to list', async () => {
@@ -138,7 +180,10 @@ describe('kubernetes inventory: the kinds come from discovery, read metadata-onl
 
   it('with resources configured, lists exactly those (no discovery)', async () => {
     seen.length = 0;
-    const inventory = await createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, resources: [{ group: '', resource: 'secrets' }] }).list('team-a');
+    const inventory = await createKubernetesInventory({
+      kubeconfigPath: fake.kubeconfig,
+      resources: [{ group: '', resource: 'secrets' }],
+    }).list('team-a');
     expect(spelled(inventory.covers)).toEqual(['secrets']);
     expect(seen.map((s) => s.path)).toEqual(['/api/v1/namespaces/team-a/secrets']);
     expect(seen[0]?.accept).toBe(METADATA_ACCEPT);

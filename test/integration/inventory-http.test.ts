@@ -10,7 +10,8 @@ const pod = (name: string, namespace: string, metadata: Record<string, unknown> 
   metadata: { name, namespace, uid: `uid-${name}`, ...metadata },
   spec: { containers: [{ name: 'app', image: 'nginx:1.27', resources: { requests: { cpu: '100m' } } }] },
 });
-const list = (items: unknown[], metadata: Record<string, unknown> = {}) => JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata, items });
+const list = (items: unknown[], metadata: Record<string, unknown> = {}) =>
+  JSON.stringify({ apiVersion: 'v1', kind: 'List', metadata, items });
 
 interface Seen {
   readonly url: string;
@@ -22,7 +23,17 @@ interface Seen {
  * never answers and reports the request (and when the client lets go of it).
  */
 const answers: Record<string, (response: ServerResponse) => void> = {
-  'team-a': (res) => json(res, 200, list([pod('a', 'team-a'), pod('b', 'team-a'), { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'team-a', uid: 'uid-web' } }, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }])),
+  'team-a': (res) =>
+    json(
+      res,
+      200,
+      list([
+        pod('a', 'team-a'),
+        pod('b', 'team-a'),
+        { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'team-a', uid: 'uid-web' } },
+        { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } },
+      ]),
+    ),
   'team a/b': (res) => json(res, 200, list([pod('odd', 'team a/b')])),
   'server-error': (res) => json(res, 500, '{"message":"database unavailable"}'),
   unauthorized: (res) => json(res, 401, '{"message":"bad token"}'),
@@ -99,11 +110,15 @@ describe('http inventory source, against a platform endpoint (GET {url}/namespac
 
   it('sends no Authorization header without a token, encodes the namespace, and covers only what it is told', async () => {
     seen.length = 0;
-    const inventory = await createInventorySource({ source: 'http', url: base, resources: [{ group: '', resource: 'pods' }] }).list('team a/b');
+    const inventory = await createInventorySource({ source: 'http', url: base, resources: [{ group: '', resource: 'pods' }] }).list(
+      'team a/b',
+    );
     expect(seen).toEqual([{ url: '/platform/v2/namespaces/team%20a%2Fb/objects', authorization: undefined }]);
     expect(inventory.covers).toEqual([{ group: '', resource: 'pods' }]);
     expect(inventory.objects.map((o) => o.name)).toEqual(['odd']);
-    expect((await source({ resources: [{ group: 'apps', resource: 'deployments' }] }).list('team-a')).objects.map((o) => o.name)).toEqual(['web']);
+    expect((await source({ resources: [{ group: 'apps', resource: 'deployments' }] }).list('team-a')).objects.map((o) => o.name)).toEqual([
+      'web',
+    ]);
   });
 
   it.each([

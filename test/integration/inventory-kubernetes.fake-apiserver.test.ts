@@ -51,7 +51,12 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     const next = offset + limit < clusterNamespaces.length ? String(offset + limit) : undefined;
     return send(
       200,
-      JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion: '48211', ...(next ? { continue: next } : {}) }, items: clusterNamespaces.slice(offset, offset + limit) }),
+      JSON.stringify({
+        kind: 'NamespaceList',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: '48211', ...(next ? { continue: next } : {}) },
+        items: clusterNamespaces.slice(offset, offset + limit),
+      }),
     );
   }
   const match = /^\/apis?\/(?:[a-z0-9.]+\/)?v1\/namespaces\/([^/]+)\/([a-z]+)$/.exec(url.pathname);
@@ -67,8 +72,14 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     if (namespace?.startsWith('expired') && continued) return send(410, await fixture('status-410-expired.json'));
     if (namespace?.startsWith('expired') && !url.searchParams.has('limit')) {
       if (namespace === 'expired-broken') return send(500, await fixture('status-500.json'));
-      const [first, second] = [JSON.parse(await fixture('pods-page-1.json')), JSON.parse(await fixture('pods-page-2.json'))] as { metadata: object; items: { metadata: object }[] }[];
-      const items = [...(first?.items ?? []), ...(second?.items ?? [])].map((item) => ({ ...item, metadata: { ...item.metadata, namespace } }));
+      const [first, second] = [JSON.parse(await fixture('pods-page-1.json')), JSON.parse(await fixture('pods-page-2.json'))] as {
+        metadata: object;
+        items: { metadata: object }[];
+      }[];
+      const items = [...(first?.items ?? []), ...(second?.items ?? [])].map((item) => ({
+        ...item,
+        metadata: { ...item.metadata, namespace },
+      }));
       return send(200, JSON.stringify({ ...second, items }));
     }
     if (namespace === 'no-uid') {
@@ -85,11 +96,24 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   if (resource === 'deployments' && namespace === 'broken') return send(500, await fixture('status-500.json'));
   // A cluster before Kubernetes 1.34 serves no resource.k8s.io/v1.
   if (resource === 'resourceclaims' && namespace === 'old-cluster')
-    return send(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404 }));
+    return send(
+      404,
+      JSON.stringify({
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        message: 'the server could not find the requested resource',
+        reason: 'NotFound',
+        code: 404,
+      }),
+    );
   if (resource === 'persistentvolumeclaims') return send(200, await fixture('persistentvolumeclaims.json'));
   if (resource === 'deployments') return send(200, await fixture('deployments.json'));
   const known = KNOWN_KINDS.find((k) => k.groupResource.resource === resource);
-  return send(200, JSON.stringify({ kind: `${known?.kind}List`, apiVersion: known?.apiVersion, metadata: { resourceVersion: '48211' }, items: [] }));
+  return send(
+    200,
+    JSON.stringify({ kind: `${known?.kind}List`, apiVersion: known?.apiVersion, metadata: { resourceVersion: '48211' }, items: [] }),
+  );
 }
 
 beforeAll(async () => {
@@ -101,7 +125,8 @@ afterAll(async () => {
 });
 
 const PODS = [{ group: '', resource: 'pods' }];
-const source = (options: Omit<KubernetesInventoryOptions, 'kubeconfigPath'> = {}) => createKubernetesInventory({ kubeconfigPath: kubeconfig, pageSize: 2, ...options });
+const source = (options: Omit<KubernetesInventoryOptions, 'kubeconfigPath'> = {}) =>
+  createKubernetesInventory({ kubeconfigPath: kubeconfig, pageSize: 2, ...options });
 const failure = inventoryFailure;
 
 describe('kubernetes inventory source, against a fake API server replaying recorded responses', () => {
@@ -117,14 +142,21 @@ describe('kubernetes inventory source, against a fake API server replaying recor
       ['deployments.apps', 'web', '5f4e3d2c-1b0a-4987-8654-3210fedcba55'],
     ]);
     const [first, , third, deployment] = inventory.objects;
-    expect(first?.object).toMatchObject({ apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'team-a', uid: '0b8f3c5e-6f1d-4a7e-9d52-1f0c4a3b7e11' } });
+    expect(first?.object).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { namespace: 'team-a', uid: '0b8f3c5e-6f1d-4a7e-9d52-1f0c4a3b7e11' },
+    });
     // A Deployment is charged one per object: read metadata-only, and cut down to it even when the server sends more.
     expect(deployment?.object).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' } });
     expect(Object.keys(deployment?.object ?? {})).toEqual(['apiVersion', 'kind', 'metadata']);
     // The object as the API server stored it: timestamps as written, pod-level resources kept.
     const recorded = (JSON.parse(await fixture('pods-page-2.json')) as { items: object[] }).items[0];
     expect(third?.object).toEqual({ apiVersion: 'v1', kind: 'Pod', ...recorded });
-    expect(third?.object).toMatchObject({ metadata: { creationTimestamp: '2026-11-21T02:00:00Z' }, spec: { resources: { requests: { cpu: '1' } } } });
+    expect(third?.object).toMatchObject({
+      metadata: { creationTimestamp: '2026-11-21T02:00:00Z' },
+      spec: { resources: { requests: { cpu: '1' } } },
+    });
   });
 
   it('asks for the namespace in the path, pages by limit and continue, and sends the kubeconfig token', async () => {
@@ -150,7 +182,10 @@ describe('kubernetes inventory source, against a fake API server replaying recor
     seen.length = 0;
     const claims = { group: 'resource.k8s.io', resource: 'resourceclaims' };
     const inventory = await source({ resources: [claims, { group: '', resource: 'configmaps' }] }).list('old-cluster');
-    expect(seen.map((s) => s.path).sort()).toEqual(['/api/v1/namespaces/old-cluster/configmaps', '/apis/resource.k8s.io/v1/namespaces/old-cluster/resourceclaims']);
+    expect(seen.map((s) => s.path).sort()).toEqual([
+      '/api/v1/namespaces/old-cluster/configmaps',
+      '/apis/resource.k8s.io/v1/namespaces/old-cluster/resourceclaims',
+    ]);
     expect(inventory.covers).toContainEqual(claims);
     expect(inventory.objects).toEqual([]);
   });
@@ -164,9 +199,21 @@ describe('kubernetes inventory source, against a fake API server replaying recor
   });
 
   it.each([
-    ['a 403 (the service account may not list pods)', 'forbidden', /namespace forbidden: GET \/api\/v1\/namespaces\/forbidden\/pods: HTTP 403 Forbidden: pods is forbidden/],
-    ['a 500 on one resource while the others answer', 'broken', /GET \/apis\/apps\/v1\/namespaces\/broken\/deployments: HTTP 500 InternalError: Internal error occurred: etcdserver/],
-    ['a 410 on the continue token, then a failure of the unpaged list that replaces it', 'expired-broken', /GET \/api\/v1\/namespaces\/expired-broken\/pods: HTTP 500/],
+    [
+      'a 403 (the service account may not list pods)',
+      'forbidden',
+      /namespace forbidden: GET \/api\/v1\/namespaces\/forbidden\/pods: HTTP 403 Forbidden: pods is forbidden/,
+    ],
+    [
+      'a 500 on one resource while the others answer',
+      'broken',
+      /GET \/apis\/apps\/v1\/namespaces\/broken\/deployments: HTTP 500 InternalError: Internal error occurred: etcdserver/,
+    ],
+    [
+      'a 410 on the continue token, then a failure of the unpaged list that replaces it',
+      'expired-broken',
+      /GET \/api\/v1\/namespaces\/expired-broken\/pods: HTTP 500/,
+    ],
     ['a pod without metadata.uid, naming it', 'no-uid', /namespace no-uid: Pod team-a\/batch-import-7x2lp has no metadata.uid/],
   ])('refuses the whole listing on %s: a partial list would release live reservations', async (_case, namespace, message) => {
     const error = await failure(source().list(namespace));
@@ -210,14 +257,20 @@ describe('kubernetes inventory source, against a fake API server replaying recor
   });
 
   it('refuses at creation a kubeconfig that does not exist, and a resource it cannot list', () => {
-    expect(() => createKubernetesInventory({ kubeconfigPath: `${kubeconfig}-missing` })).toThrow(/kubernetes inventory: cannot load the kubeconfig .*missing/);
+    expect(() => createKubernetesInventory({ kubeconfigPath: `${kubeconfig}-missing` })).toThrow(
+      /kubernetes inventory: cannot load the kubeconfig .*missing/,
+    );
     expect(() => source({ resources: [{ group: 'example.com', resource: 'widgets' }] })).toThrow(/cannot cover widgets\.example\.com/);
   });
 });
 
 describe('kubernetes inventory source: the namespaces of the cluster, from a FAKE API server', () => {
   it('lists every Namespace with its labels and annotations, following the continue token', async () => {
-    clusterNamespaces = [namespaceItem('team-a', { tenant: 'acme' }), namespaceItem('team-b'), { ...namespaceItem('team-c'), metadata: { name: 'team-c', annotations: { owner: 'x' } } }];
+    clusterNamespaces = [
+      namespaceItem('team-a', { tenant: 'acme' }),
+      namespaceItem('team-b'),
+      { ...namespaceItem('team-c'), metadata: { name: 'team-c', annotations: { owner: 'x' } } },
+    ];
     seen.length = 0;
     const listed = await source().namespaces?.();
     expect(listed?.items).toEqual([
@@ -237,6 +290,8 @@ describe('kubernetes inventory source: the namespaces of the cluster, from a FAK
     clusterNamespaces = [{ metadata: { name: 'team-a', labels: { tenant: 7 } } }];
     await expect(source().namespaces?.()).rejects.toThrow('Namespace team-a: metadata.labels is not a map of strings');
     clusterNamespaces = [namespaceItem('a'), namespaceItem('b'), namespaceItem('c')];
-    await expect(source({ maxObjects: 2 }).namespaces?.()).rejects.toThrow('kubernetes: namespaces: more than the 2 objects a listing may hold');
+    await expect(source({ maxObjects: 2 }).namespaces?.()).rejects.toThrow(
+      'kubernetes: namespaces: more than the 2 objects a listing may hold',
+    );
   });
 });

@@ -1,6 +1,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInventorySource, createPostgresInventory, KNOWN_KINDS, type InventorySource, type PostgresInventoryOptions } from '@quota/inventory';
+import {
+  createInventorySource,
+  createPostgresInventory,
+  KNOWN_KINDS,
+  type InventorySource,
+  type PostgresInventoryOptions,
+} from '@quota/inventory';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { inventoryFailure } from '../support/inventory.js';
 import { hammerWhileTerminating } from '../support/terminate.js';
@@ -30,34 +36,55 @@ describe('postgres inventory source, on a table or view in the platform’s own 
     admin = new pg.Client({ connectionString: db.url });
     await admin.connect();
     await admin.query(`CREATE SCHEMA platform`);
-    await admin.query(`CREATE TABLE platform.objects (namespace text NOT NULL, kind text NOT NULL, name text, uid uuid, object jsonb NOT NULL)`);
+    await admin.query(
+      `CREATE TABLE platform.objects (namespace text NOT NULL, kind text NOT NULL, name text, uid uuid, object jsonb NOT NULL)`,
+    );
     const insert = (namespace: string, kind: string, name: string | null, uid: string | null, object: unknown) =>
       admin.query(`INSERT INTO platform.objects VALUES ($1, $2, $3, $4, $5)`, [namespace, kind, name, uid, JSON.stringify(object)]);
     await insert('team-a', 'Pod', 'a', uidOf('a'), pod('a'));
     await insert('team-a', 'Pod', 'b', uidOf('b'), pod('b'));
-    await insert('team-a', 'Deployment', 'web', uidOf('web'), { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'team-a', uid: uidOf('web') }, spec: { replicas: 2 } });
-    await insert('team-a', 'ConfigMap', 'settings', uidOf('settings'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'team-a', uid: uidOf('settings') }, data: {} });
+    await insert('team-a', 'Deployment', 'web', uidOf('web'), {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'team-a', uid: uidOf('web') },
+      spec: { replicas: 2 },
+    });
+    await insert('team-a', 'ConfigMap', 'settings', uidOf('settings'), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'settings', namespace: 'team-a', uid: uidOf('settings') },
+      data: {},
+    });
     // Not a well-known kind: never fetched, whatever it holds.
     await insert('team-a', 'Widget', 'w', null, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } });
     await insert('team-b', 'Pod', 'c', uidOf('c'), pod('c', { namespace: 'team-b' }));
     // Rows that contradict themselves, one namespace each.
     await insert('no-uid', 'Pod', 'orphan', null, pod('orphan', { namespace: 'no-uid', uid: undefined }));
     await insert('kind-mismatch', 'Pod', 'x', uidOf('x'), { ...pod('x', { namespace: 'kind-mismatch' }), kind: 'Service' });
-    await insert('group-mismatch', 'Deployment', 'old', uidOf('old'), { apiVersion: 'extensions/v1beta1', kind: 'Deployment', metadata: { name: 'old', uid: uidOf('old') } });
+    await insert('group-mismatch', 'Deployment', 'old', uidOf('old'), {
+      apiVersion: 'extensions/v1beta1',
+      kind: 'Deployment',
+      metadata: { name: 'old', uid: uidOf('old') },
+    });
     await insert('uid-mismatch', 'Pod', 'y', uidOf('y'), pod('y', { namespace: 'uid-mismatch', uid: uidOf('z') }));
     await insert('twice', 'Pod', 'p', uidOf('p'), pod('p', { namespace: 'twice' }));
     await insert('twice', 'Pod', 'p', uidOf('p'), pod('p', { namespace: 'twice' }));
 
     // Another platform keeps its own shape; a view adapts it (uid as uuid, the object as text).
     await admin.query(`CREATE TABLE platform.workloads (tenant text, object_kind text, object_name text, object_uid uuid, manifest text)`);
-    await admin.query(`INSERT INTO platform.workloads VALUES ('team-a', 'Pod', 'from-view', $1, $2), ('team-a', 'Service', 'svc', $3, $4)`, [
-      uidOf('from-view'),
-      // No metadata.name or uid: the columns supply them.
-      JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: { containers: [] } }),
-      uidOf('svc'),
-      JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc', uid: uidOf('svc') }, spec: { type: 'ClusterIP' } }),
-    ]);
-    await admin.query(`CREATE VIEW platform.inventory AS SELECT tenant AS namespace, object_kind AS kind, object_name AS name, object_uid AS uid, manifest AS object FROM platform.workloads`);
+    await admin.query(
+      `INSERT INTO platform.workloads VALUES ('team-a', 'Pod', 'from-view', $1, $2), ('team-a', 'Service', 'svc', $3, $4)`,
+      [
+        uidOf('from-view'),
+        // No metadata.name or uid: the columns supply them.
+        JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: {}, spec: { containers: [] } }),
+        uidOf('svc'),
+        JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc', uid: uidOf('svc') }, spec: { type: 'ClusterIP' } }),
+      ],
+    );
+    await admin.query(
+      `CREATE VIEW platform.inventory AS SELECT tenant AS namespace, object_kind AS kind, object_name AS name, object_uid AS uid, manifest AS object FROM platform.workloads`,
+    );
     await admin.query(`CREATE VIEW platform.wrong_shape AS SELECT tenant AS namespace, object_kind AS kind FROM platform.workloads`);
     await admin.query(`CREATE VIEW platform.slow AS SELECT o.* FROM platform.objects o, pg_sleep(30)`);
   });
@@ -88,7 +115,12 @@ describe('postgres inventory source, on a table or view in the platform’s own 
       groupResource: { group: '', resource: 'pods' },
       uid: uidOf('from-view'),
       name: 'from-view',
-      object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'from-view', uid: uidOf('from-view'), namespace: 'team-a' }, spec: { containers: [] } },
+      object: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'from-view', uid: uidOf('from-view'), namespace: 'team-a' },
+        spec: { containers: [] },
+      },
     });
     expect(inventory.objects.map((o) => o.name).sort()).toEqual(['from-view', 'svc']);
   });
@@ -109,7 +141,11 @@ describe('postgres inventory source, on a table or view in the platform’s own 
   it.each([
     ['a row with no uid in column or object, naming it', 'no-uid', /namespace no-uid: Pod no-uid\/orphan has no metadata.uid/],
     ['a kind column the object contradicts', 'kind-mismatch', /row Pod x: the kind column says Pod, the object says Service/],
-    ['an apiVersion outside the kind’s group', 'group-mismatch', /row Deployment old: apiVersion extensions\/v1beta1 is not in the apps group of Deployment/],
+    [
+      'an apiVersion outside the kind’s group',
+      'group-mismatch',
+      /row Deployment old: apiVersion extensions\/v1beta1 is not in the apps group of Deployment/,
+    ],
     ['a uid column the object contradicts', 'uid-mismatch', /row Pod y: the uid column says .*, metadata.uid says/],
     ['the same uid twice', 'twice', /uid .* is listed twice/],
   ])('refuses the whole listing on %s', async (_case, namespace, message) => {
@@ -119,20 +155,30 @@ describe('postgres inventory source, on a table or view in the platform’s own 
   });
 
   it('refuses a relation name that is not one identifier when it is created, running nothing', async () => {
-    for (const relation of ['platform.objects; DROP TABLE platform.objects', 'db.platform.objects', '"platform"."objects"', 'pg_sleep(1)', '']) {
+    for (const relation of [
+      'platform.objects; DROP TABLE platform.objects',
+      'db.platform.objects',
+      '"platform"."objects"',
+      'pg_sleep(1)',
+      '',
+    ]) {
       expect(() => createPostgresInventory({ url: db.url, relation })).toThrow(/must be a table or view name, optionally schema-qualified/);
     }
     expect((await admin.query(`SELECT count(*)::int AS n FROM platform.objects`)).rows).toEqual([{ n: 12 }]);
   });
 
   it('reports a relation that does not exist, or lacks the columns, as an InventoryError', async () => {
-    expect((await failure(source({ relation: 'platform.nope' }).list('team-a'))).message).toMatch(/platform\.nope: relation "platform\.nope" does not exist/);
+    expect((await failure(source({ relation: 'platform.nope' }).list('team-a'))).message).toMatch(
+      /platform\.nope: relation "platform\.nope" does not exist/,
+    );
     expect((await failure(source({ relation: 'platform.wrong_shape' }).list('team-a'))).message).toMatch(/column "name" does not exist/);
   });
 
   it('refuses a listing over its row limit, and takes one exactly at it', async () => {
     expect((await source({ relation: 'platform.objects', maxObjects: 4 }).list('team-a')).objects).toHaveLength(4);
-    expect((await failure(source({ relation: 'platform.objects', maxObjects: 3 }).list('team-a'))).message).toMatch(/more than the 3 rows a listing may hold/);
+    expect((await failure(source({ relation: 'platform.objects', maxObjects: 3 }).list('team-a'))).message).toMatch(
+      /more than the 3 rows a listing may hold/,
+    );
   });
 
   it('gives up on a query that runs past timeoutMs', async () => {
@@ -170,7 +216,13 @@ describe('postgres inventory source, on a table or view in the platform’s own 
         () => undefined,
         () => void failed++,
       );
-    const result = await hammerWhileTerminating({ database: db.name, applicationName: 'quota-ledger-inventory', ms: 2000, workers: 4, work });
+    const result = await hammerWhileTerminating({
+      database: db.name,
+      applicationName: 'quota-ledger-inventory',
+      ms: 2000,
+      workers: 4,
+      work,
+    });
     expect(result.uncaught).toEqual([]);
     expect(result.terminated, 'sessions terminated').toBeGreaterThan(0);
     expect(failed, 'listings the terminations failed').toBeGreaterThan(0);

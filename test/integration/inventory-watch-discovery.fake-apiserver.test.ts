@@ -18,12 +18,22 @@ beforeAll(async () => {
   fake = await startFakeApiServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://fake');
     if (url.pathname === '/api/v1') return sendJson(response, 200, JSON.stringify({ resources: [] }));
-    if (url.pathname === '/apis') return sendJson(response, 200, JSON.stringify({ groups: installed ? [{ name: 'example.com', preferredVersion: { groupVersion: 'example.com/v1' } }] : [] }));
+    if (url.pathname === '/apis')
+      return sendJson(
+        response,
+        200,
+        JSON.stringify({ groups: installed ? [{ name: 'example.com', preferredVersion: { groupVersion: 'example.com/v1' } }] : [] }),
+      );
     if (url.pathname === '/apis/example.com/v1') {
       if (!installed) return sendJson(response, 404, JSON.stringify({ kind: 'Status', code: 404 }));
-      return sendJson(response, 200, JSON.stringify({ resources: [{ name: 'widgets', kind: 'Widget', namespaced: true, verbs: ['list', 'watch'] }] }));
+      return sendJson(
+        response,
+        200,
+        JSON.stringify({ resources: [{ name: 'widgets', kind: 'Widget', namespaced: true, verbs: ['list', 'watch'] }] }),
+      );
     }
-    if (url.searchParams.get('watch') !== '1') return sendJson(response, 200, JSON.stringify({ kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '1' }, items: [] }));
+    if (url.searchParams.get('watch') !== '1')
+      return sendJson(response, 200, JSON.stringify({ kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '1' }, items: [] }));
     response.writeHead(200, { 'content-type': 'application/json' });
     if (url.pathname === WIDGETS) {
       widgetWatches.opened++;
@@ -64,7 +74,9 @@ describe('kubernetes inventory: the watched kinds follow discovery (fake API ser
       expect(states.filter((s) => s.resource === 'widgets.example.com').map((s) => s.state)).toContain('started');
       installed = false;
       await until('the watch of widgets stopped', () => widgetWatches.open === 0);
-      expect(states.filter((s) => s.resource === 'widgets.example.com' && (s.state === 'started' || s.state === 'stopped')).map((s) => s.state)).toEqual(['started', 'stopped']);
+      expect(
+        states.filter((s) => s.resource === 'widgets.example.com' && (s.state === 'started' || s.state === 'stopped')).map((s) => s.state),
+      ).toEqual(['started', 'stopped']);
       expect(widgetWatches.opened).toBe(1);
     } finally {
       stop.abort();

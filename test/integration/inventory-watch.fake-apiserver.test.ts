@@ -32,8 +32,17 @@ beforeAll(async () => {
     seen.push({ path: url.pathname, query: Object.fromEntries(url.searchParams), accept: request.headers.accept });
     const watching = url.searchParams.get('watch') === '1';
     if (url.pathname === '/api/v1/pods' && !watching)
-      return sendJson(response, 200, JSON.stringify({ kind: 'PartialObjectMetadataList', metadata: { resourceVersion: podWatches === 0 ? '100' : '300' }, items: [] }));
-    if (url.pathname === '/api/v1/secrets' && !watching) return sendJson(response, 200, JSON.stringify({ kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '100' }, items: [] }));
+      return sendJson(
+        response,
+        200,
+        JSON.stringify({ kind: 'PartialObjectMetadataList', metadata: { resourceVersion: podWatches === 0 ? '100' : '300' }, items: [] }),
+      );
+    if (url.pathname === '/api/v1/secrets' && !watching)
+      return sendJson(
+        response,
+        200,
+        JSON.stringify({ kind: 'PartialObjectMetadataList', metadata: { resourceVersion: '100' }, items: [] }),
+      );
     if (url.pathname === '/api/v1/pods' && watching) {
       podWatches++;
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -53,7 +62,11 @@ beforeAll(async () => {
       response.writeHead(200, { 'content-type': 'application/json' });
       line(response, {
         type: 'DELETED',
-        object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: { name: 'token', namespace: 'team-a', uid: 'uid-token', resourceVersion: '120' } },
+        object: {
+          kind: 'PartialObjectMetadata',
+          apiVersion: 'meta.k8s.io/v1',
+          metadata: { name: 'token', namespace: 'team-a', uid: 'uid-token', resourceVersion: '120' },
+        },
       });
       return;
     }
@@ -81,9 +94,16 @@ describe('kubernetes inventory: watching for what settles a reservation at once 
       'terminal pods team-a/job uid-job',
     ]);
     const pods = seen.filter((s) => s.path === '/api/v1/pods');
-    expect(pods.map((s) => (s.query['watch'] ? `watch@${s.query['resourceVersion']}` : `list limit=${s.query['limit']}`))).toEqual(['list limit=1', 'watch@100', 'list limit=1', 'watch@300']);
+    expect(pods.map((s) => (s.query['watch'] ? `watch@${s.query['resourceVersion']}` : `list limit=${s.query['limit']}`))).toEqual([
+      'list limit=1',
+      'watch@100',
+      'list limit=1',
+      'watch@300',
+    ]);
     expect(pods.find((s) => s.query['watch'])?.query).toMatchObject({ allowWatchBookmarks: 'true' });
     expect(pods.find((s) => s.query['watch'])?.accept).toBe('application/json');
-    expect(seen.find((s) => s.path === '/api/v1/secrets' && s.query['watch'])?.accept).toBe('application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1');
+    expect(seen.find((s) => s.path === '/api/v1/secrets' && s.query['watch'])?.accept).toBe(
+      'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+    );
   });
 });

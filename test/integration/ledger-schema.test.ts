@@ -35,7 +35,9 @@ describe('ledger schema (real PostgreSQL)', () => {
 
   it('refuses to update, delete or truncate an event', async () => {
     await insert('team-c', 1);
-    await expect(db.dataSource.query(`UPDATE ledger_events SET actor = 'x' WHERE namespace = 'team-c'`)).rejects.toThrow(/append-only: UPDATE/);
+    await expect(db.dataSource.query(`UPDATE ledger_events SET actor = 'x' WHERE namespace = 'team-c'`)).rejects.toThrow(
+      /append-only: UPDATE/,
+    );
     await expect(db.dataSource.query(`DELETE FROM ledger_events WHERE namespace = 'team-c'`)).rejects.toThrow(/append-only: DELETE/);
     await expect(db.dataSource.query(`TRUNCATE ledger_events`)).rejects.toThrow(/append-only: TRUNCATE/);
   });
@@ -68,8 +70,12 @@ describe('ledger schema (real PostgreSQL)', () => {
     // Every query of the decisions log names its namespace: one (namespace, id) key serves them all.
     expect(rows.find((r) => r.indexname === 'admission_decisions_pkey')?.indexdef).toMatch(/UNIQUE INDEX .* \(namespace, id\)$/);
     // A shared quota's past starts from the namespaces that carried it: partial, so no admission writes an entry.
-    expect(rows.find((r) => r.indexname === 'ledger_events_shared_applied')?.indexdef).toMatch(/WHERE \(type = 'SharedQuotaApplied'::text\)$/);
-    expect(rows.find((r) => r.indexname === 'ledger_events_shared_withdrawn')?.indexdef).toMatch(/WHERE \(type = 'SharedQuotaWithdrawn'::text\)$/);
+    expect(rows.find((r) => r.indexname === 'ledger_events_shared_applied')?.indexdef).toMatch(
+      /WHERE \(type = 'SharedQuotaApplied'::text\)$/,
+    );
+    expect(rows.find((r) => r.indexname === 'ledger_events_shared_withdrawn')?.indexdef).toMatch(
+      /WHERE \(type = 'SharedQuotaWithdrawn'::text\)$/,
+    );
     // The heads with waiters: on a flag that changes only with a queue's first and last waiter, so an admission's head update stays HOT.
     expect(rows.find((r) => r.indexname === 'namespace_heads_queued')?.indexdef).toMatch(/\(namespace\) WHERE queued$/);
   });
@@ -82,13 +88,21 @@ describe('ledger schema (real PostgreSQL)', () => {
       namespace,
       requester: 'test',
       source: 'webhook',
-      request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name, object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid: name }, spec: { containers: [] } } },
+      request: {
+        operation: 'CREATE',
+        groupResource: { group: '', resource: 'pods' },
+        namespace,
+        name,
+        object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace, uid: name }, spec: { containers: [] } },
+      },
       dryRun: false,
     });
     // The counters are per database (this test's own), and each connection reports its own within a second or so of going idle.
     const counters = async () => {
       await db.dataSource.query('SELECT pg_stat_clear_snapshot()');
-      const [row] = await db.dataSource.query(`SELECT n_tup_upd::int AS updated, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'namespace_heads'`);
+      const [row] = await db.dataSource.query(
+        `SELECT n_tup_upd::int AS updated, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'namespace_heads'`,
+      );
       return row as { updated: number; hot: number };
     };
     const settled = async (updated: number) => {
@@ -108,7 +122,14 @@ describe('ledger schema (real PostgreSQL)', () => {
     expect(admitted.hot - start.hot, 'of them HOT').toBe(30);
     // A full namespace's first waiter sets its flag: that one update is not HOT.
     const widget = { operation: 'CREATE', groupResource: { group: 'example.com', resource: 'widgets' }, namespace, name: 'w' } as const;
-    const waiting = await ledger.admit({ ...pod('w'), source: 'rest', request: widget, kind: 'Widget', resources: { pods: '1' }, wait: { seconds: 60, priority: 0 } });
+    const waiting = await ledger.admit({
+      ...pod('w'),
+      source: 'rest',
+      request: widget,
+      kind: 'Widget',
+      resources: { pods: '1' },
+      wait: { seconds: 60, priority: 0 },
+    });
     expect(waiting.result.allowed).toBe(false);
     const queued = await settled(admitted.updated + 1);
     expect([queued.updated - admitted.updated, queued.hot - admitted.hot]).toEqual([1, 0]);
@@ -118,8 +139,13 @@ describe('ledger schema (real PostgreSQL)', () => {
   it('partitions the events by month, each partition with its own unique (namespace, version) index and TRUNCATE trigger', async () => {
     // A partitioned table's keys must hold the partition key: the primary key is (position, recorded_at),
     // and the stream version is unique per partition (migrations/1795900001000).
-    const [parent] = await db.dataSource.query(`SELECT pg_get_partkeydef('ledger_events'::regclass) AS key, pg_get_indexdef('ledger_events_pkey'::regclass) AS pkey`);
-    expect(parent).toEqual({ key: 'RANGE (recorded_at)', pkey: expect.stringMatching(/UNIQUE INDEX ledger_events_pkey ON ONLY .* \("position", recorded_at\)$/) });
+    const [parent] = await db.dataSource.query(
+      `SELECT pg_get_partkeydef('ledger_events'::regclass) AS key, pg_get_indexdef('ledger_events_pkey'::regclass) AS pkey`,
+    );
+    expect(parent).toEqual({
+      key: 'RANGE (recorded_at)',
+      pkey: expect.stringMatching(/UNIQUE INDEX ledger_events_pkey ON ONLY .* \("position", recorded_at\)$/),
+    });
     const partitions: { name: string; stream_version: string | null; truncate: boolean }[] = await db.dataSource.query(
       `SELECT c.relname AS name,
               (SELECT pg_get_indexdef(x.indexrelid) FROM pg_index x JOIN pg_class xc ON xc.oid = x.indexrelid
@@ -130,14 +156,19 @@ describe('ledger schema (real PostgreSQL)', () => {
     expect(partitions.map((p) => p.name)).toContain('ledger_events_default');
     expect(partitions.length).toBeGreaterThanOrEqual(4);
     for (const p of partitions) {
-      expect(p.stream_version, p.name).toMatch(new RegExp(`^CREATE UNIQUE INDEX ledger_events_stream_version_${p.name.replace('ledger_events_', '')} ON .* \\(namespace, version\\)$`));
+      expect(p.stream_version, p.name).toMatch(
+        new RegExp(
+          `^CREATE UNIQUE INDEX ledger_events_stream_version_${p.name.replace('ledger_events_', '')} ON .* \\(namespace, version\\)$`,
+        ),
+      );
       expect(p.truncate, p.name).toBe(true);
     }
   });
 
   it('leaves half of each head page free, so that rewriting a head stays a HOT update (no index entry for concurrent groups to conflict on)', async () => {
-    const rows: { reloptions: string[] | null }[] = await db.dataSource.query(`SELECT reloptions FROM pg_class WHERE relname = 'namespace_heads'`);
+    const rows: { reloptions: string[] | null }[] = await db.dataSource.query(
+      `SELECT reloptions FROM pg_class WHERE relname = 'namespace_heads'`,
+    );
     expect(rows[0]?.reloptions).toContain('fillfactor=50');
   });
 });
-

@@ -61,17 +61,31 @@ async function quota(namespace: string, hard: Record<string, string>, name = 'co
 describe('the ledger on PostgreSQL', () => {
   it('finds in one read the definitions of every namespace that came from a given kind of cluster object', async () => {
     const by = (managedBy: string) => ({ annotations: { 'quota-ledger.io/managed-by': managedBy, 'other.example/x': 'y' } });
-    await ledger.putQuota('managed-a', { name: 'from-cluster', spec: { hard: { pods: '1' } }, metadata: by('ledgerquotas.quota-ledger.io') }, { actor: 'test' });
+    await ledger.putQuota(
+      'managed-a',
+      { name: 'from-cluster', spec: { hard: { pods: '1' } }, metadata: by('ledgerquotas.quota-ledger.io') },
+      { actor: 'test' },
+    );
     await ledger.putQuota('managed-a', { name: 'from-rest', spec: { hard: { pods: '1' } } }, { actor: 'test' });
-    await ledger.putQuota('managed-b', { name: 'also-cluster', spec: { hard: { pods: '1' } }, metadata: by('ledgerquotas.quota-ledger.io') }, { actor: 'test' });
-    await ledger.putQuota('managed-b', { name: 'another-kind', spec: { hard: { pods: '1' } }, metadata: by('somethingelse') }, { actor: 'test' });
+    await ledger.putQuota(
+      'managed-b',
+      { name: 'also-cluster', spec: { hard: { pods: '1' } }, metadata: by('ledgerquotas.quota-ledger.io') },
+      { actor: 'test' },
+    );
+    await ledger.putQuota(
+      'managed-b',
+      { name: 'another-kind', spec: { hard: { pods: '1' } }, metadata: by('somethingelse') },
+      { actor: 'test' },
+    );
     await ledger.putLimitRange('managed-b', { name: 'defaults', spec: { limits: [] }, metadata: by('limitranges') }, { actor: 'test' });
     const quotas = await ledger.definitions.managedDefinitions('quotas', 'ledgerquotas.quota-ledger.io');
     expect(quotas.filter((d) => d.namespace.startsWith('managed-'))).toEqual([
       { namespace: 'managed-a', name: 'from-cluster' },
       { namespace: 'managed-b', name: 'also-cluster' },
     ]);
-    expect(await ledger.definitions.managedDefinitions('limitRanges', 'limitranges')).toEqual([{ namespace: 'managed-b', name: 'defaults' }]);
+    expect(await ledger.definitions.managedDefinitions('limitRanges', 'limitranges')).toEqual([
+      { namespace: 'managed-b', name: 'defaults' },
+    ]);
     expect(await ledger.definitions.managedDefinitions('limitRanges', 'ledgerquotas.quota-ledger.io')).toEqual([]);
   });
 
@@ -82,8 +96,17 @@ describe('the ledger on PostgreSQL', () => {
     const second = await ledger.admit(admitPod('append', pod('b')));
     expect(second.result).toMatchObject({ allowed: false, code: 403, stage: 'ResourceQuota' });
     expect(second.result.message).toBe('pods "b" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1');
-    expect(second.result.denial).toMatchObject({ kind: 'Exceeded', quota: 'compute', resource: 'pods', requested: '1', used: '1', hard: '1' });
-    const versions = (await db.dataSource.query(`SELECT version FROM ledger_events WHERE namespace = 'append' ORDER BY position`)).map((r: { version: string }) => Number(r.version));
+    expect(second.result.denial).toMatchObject({
+      kind: 'Exceeded',
+      quota: 'compute',
+      resource: 'pods',
+      requested: '1',
+      used: '1',
+      hard: '1',
+    });
+    const versions = (await db.dataSource.query(`SELECT version FROM ledger_events WHERE namespace = 'append' ORDER BY position`)).map(
+      (r: { version: string }) => Number(r.version),
+    );
     expect(versions).toEqual([1, 2]);
     expect(await ledger.usage('append')).toMatchObject({ version: 2, quotas: [{ name: 'compute', used: { pods: '1' } }] });
     const decisions = await ledger.listDecisions('append', { limit: 10 });
@@ -93,7 +116,9 @@ describe('the ledger on PostgreSQL', () => {
   it('refuses a second event at a version the stream already has (the optimistic guard)', async () => {
     await quota('guard', { pods: '5' });
     await expect(
-      db.dataSource.query(`INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor) VALUES ('guard', 1, 'Reserved', 1, '{}', 'x')`),
+      db.dataSource.query(
+        `INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor) VALUES ('guard', 1, 'Reserved', 1, '{}', 'x')`,
+      ),
     ).rejects.toThrow(/ledger_events_stream_version/);
   });
 
@@ -191,7 +216,10 @@ describe('the ledger on PostgreSQL', () => {
     const id = result.reservationId ?? '';
     expect((await ledger.commit('life', id, { actor: 'reconciler' })).changed).toBe(true);
     expect((await ledger.commit('life', id, { actor: 'reconciler' })).changed).toBe(false);
-    expect((await ledger.release('life', id, { actor: 'reconciler', reason: 'deleted' })).view).toMatchObject({ state: 'released', releaseReason: 'deleted' });
+    expect((await ledger.release('life', id, { actor: 'reconciler', reason: 'deleted' })).view).toMatchObject({
+      state: 'released',
+      releaseReason: 'deleted',
+    });
     expect((await ledger.release('life', id, { actor: 'reconciler' })).changed).toBe(false);
     await expect(ledger.commit('life', id, { actor: 'x' })).rejects.toMatchObject({ code: 'Conflict' });
     await expect(ledger.commit('life', 'nope', { actor: 'x' })).rejects.toMatchObject({ code: 'NotFound' });
@@ -205,7 +233,10 @@ describe('the ledger on PostgreSQL', () => {
       const ttl = await clocked.admit({ ...admitPod('life', pod('l2')), source: 'rest', ttlMs: 1000 });
       now += 1001;
       await expect(clocked.commit('life', ttl.result.reservationId ?? '', { actor: 'x' })).rejects.toBeInstanceOf(LedgerError);
-      expect(await clocked.getReservation('life', ttl.result.reservationId ?? '')).toMatchObject({ state: 'released', releaseReason: 'expired' });
+      expect(await clocked.getReservation('life', ttl.result.reservationId ?? '')).toMatchObject({
+        state: 'released',
+        releaseReason: 'expired',
+      });
     } finally {
       await clocked.close();
     }

@@ -34,17 +34,28 @@ beforeAll(async () => {
   fake = await startFakeApiServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://fake');
     const namespaceOf = (n: (typeof clusterNamespaces)[number]) => ({
-      metadata: { name: n.name, uid: `uid-${n.name}`, labels: { 'kubernetes.io/metadata.name': n.name, ...n.labels }, ...(n.resourceVersion ? { resourceVersion: n.resourceVersion } : {}) },
+      metadata: {
+        name: n.name,
+        uid: `uid-${n.name}`,
+        labels: { 'kubernetes.io/metadata.name': n.name, ...n.labels },
+        ...(n.resourceVersion ? { resourceVersion: n.resourceVersion } : {}),
+      },
       status: { phase: 'Active' },
     });
     if (url.pathname === '/api/v1/namespaces') {
       const items = clusterNamespaces.map(namespaceOf);
-      return sendJson(response, 200, JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: listVersion ? { resourceVersion: listVersion } : {}, items }));
+      return sendJson(
+        response,
+        200,
+        JSON.stringify({ kind: 'NamespaceList', apiVersion: 'v1', metadata: listVersion ? { resourceVersion: listVersion } : {}, items }),
+      );
     }
     const one = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(url.pathname);
     if (one) {
       const found = clusterNamespaces.find((n) => n.name === one[1]);
-      return found ? sendJson(response, 200, JSON.stringify({ kind: 'Namespace', apiVersion: 'v1', ...namespaceOf(found) })) : sendJson(response, 404, JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound' }));
+      return found
+        ? sendJson(response, 200, JSON.stringify({ kind: 'Namespace', apiVersion: 'v1', ...namespaceOf(found) }))
+        : sendJson(response, 404, JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound' }));
     }
     const known = KNOWN_KINDS.find((k) => url.pathname.endsWith(`/${k.groupResource.resource}`));
     return sendJson(response, 200, JSON.stringify({ kind: `${known?.kind}List`, apiVersion: known?.apiVersion, metadata: {}, items: [] }));
@@ -62,7 +73,11 @@ beforeAll(async () => {
     namespaceObjects: queries.namespaceObjects.bind(queries),
   };
   const backend = { kind: 'redis' as const, url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` };
-  reconciler = new Reconciler(recorder, createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }), backend, { intervalMs: 60_000, graceMs: 0, concurrency: 1 });
+  reconciler = new Reconciler(recorder, createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }), backend, {
+    intervalMs: 60_000,
+    graceMs: 0,
+    concurrency: 1,
+  });
 });
 afterAll(async () => {
   await reconciler?.queue.obliterate({ force: true }).catch(() => undefined);
@@ -80,15 +95,31 @@ const pod = (namespace: string, name: string): Pod => ({
   spec: { containers: [{ name: 'app', image: 'nginx' }] },
 });
 const admit = (namespace: string, name: string) =>
-  ledger.admit({ namespace, source: 'webhook', request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name, object: pod(namespace, name) }, dryRun: false, requester: 'test' });
+  ledger.admit({
+    namespace,
+    source: 'webhook',
+    request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name, object: pod(namespace, name) },
+    dryRun: false,
+    requester: 'test',
+  });
 const eventCount = async () => Number((await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events`))[0].n);
 
 describe('the reconciler records the Namespaces of a cluster (FAKE API server)', () => {
   it("records their labels, so a cluster quota covers them; moves a relabelled namespace's usage out; removes a deleted one; and writes nothing when nothing changed", async () => {
-    await writer.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name: 'acme' }, spec: { hard: { pods: '2' } }, selector: { labels: { matchLabels: { tenant: 'acme' } } } }, { actor: 'admin' });
+    await writer.putSharedQuota(
+      {
+        ref: { kind: 'ClusterResourceQuota', name: 'acme' },
+        spec: { hard: { pods: '2' } },
+        selector: { labels: { matchLabels: { tenant: 'acme' } } },
+      },
+      { actor: 'admin' },
+    );
     clusterNamespaces = [{ name: 'team-a', labels: { tenant: 'acme' } }, { name: 'team-b', labels: { tenant: 'acme' } }, { name: 'other' }];
     expect(await reconciler.syncNamespaces()).toEqual({ recorded: 3, removed: 0 });
-    expect((await queries.getNamespace('team-a'))?.definition.metadata?.labels).toEqual({ 'kubernetes.io/metadata.name': 'team-a', tenant: 'acme' });
+    expect((await queries.getNamespace('team-a'))?.definition.metadata?.labels).toEqual({
+      'kubernetes.io/metadata.name': 'team-a',
+      tenant: 'acme',
+    });
     expect((await queries.coveringNamespace('team-b')).map((q) => q.key)).toEqual([ACME]);
     // The fan-out reconciles the namespaces a quota covers; `other` holds only its Namespace object.
     expect(await ledger.definitions.namespaces({ limit: 10 })).toEqual(['team-a', 'team-b']);
@@ -100,7 +131,10 @@ describe('the reconciler records the Namespaces of a cluster (FAKE API server)',
     expect(denied.message).toContain('exceeded cluster quota: acme');
 
     // The cluster relabels team-b: its pod's charge leaves the cluster quota, and team-a may admit again.
-    clusterNamespaces = [{ name: 'team-a', labels: { tenant: 'acme' } }, { name: 'team-b', labels: { tenant: 'other' } }];
+    clusterNamespaces = [
+      { name: 'team-a', labels: { tenant: 'acme' } },
+      { name: 'team-b', labels: { tenant: 'other' } },
+    ];
     expect(await reconciler.syncNamespaces()).toEqual({ recorded: 1, removed: 1 });
     expect(await queries.coveringNamespace('team-b')).toEqual([]);
     expect((await queries.getSharedQuota(ACME))?.used).toEqual({ pods: '1' });

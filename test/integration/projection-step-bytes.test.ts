@@ -39,7 +39,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const projectedUsed = async (): Promise<unknown> => (await db.dataSource.query(`SELECT used FROM projected_quota_usage WHERE namespace = 'big'`))[0]?.used;
+const projectedUsed = async (): Promise<unknown> =>
+  (await db.dataSource.query(`SELECT used FROM projected_quota_usage WHERE namespace = 'big'`))[0]?.used;
 
 describe('a projection step over events with 2 MB names', () => {
   it('takes events while the payloads before them stay under its budget, one at least, and applies them all in the end', async () => {

@@ -32,7 +32,9 @@ async function streamOf(namespace: string, untilVersion = Number.MAX_SAFE_INTEGE
 /** The fold's usage per quota, canonical, the shape the read models store. */
 function usageOfFold(events: readonly RecordedEvent[]): Record<string, Record<string, string>> {
   const state = fold(events);
-  return Object.fromEntries([...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]));
+  return Object.fromEntries(
+    [...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]),
+  );
 }
 
 /** The quotas as usage?at= answers them, by the fold. */
@@ -40,16 +42,26 @@ function quotasOfFold(events: readonly RecordedEvent[]): { name: string; hard: R
   const state = fold(events);
   return [...state.quotas.values()]
     .sort((a, b) => (a.name < b.name ? -1 : 1))
-    .map((q) => ({ name: q.name, hard: q.definition.spec.hard ?? {}, used: Resources.canonicalResourceList(state.used.get(q.name) ?? Resources.EMPTY) }));
+    .map((q) => ({
+      name: q.name,
+      hard: q.definition.spec.hard ?? {},
+      used: Resources.canonicalResourceList(state.used.get(q.name) ?? Resources.EMPTY),
+    }));
 }
 
 async function projectedUsage(namespace: string): Promise<Record<string, Record<string, string>>> {
-  const { rows } = await pool.query<{ quota: string; used: Record<string, string> }>(`SELECT quota, used FROM projected_quota_usage WHERE namespace = $1 ORDER BY quota`, [namespace]);
+  const { rows } = await pool.query<{ quota: string; used: Record<string, string> }>(
+    `SELECT quota, used FROM projected_quota_usage WHERE namespace = $1 ORDER BY quota`,
+    [namespace],
+  );
   return Object.fromEntries(rows.map((r) => [r.quota, r.used]));
 }
 
 async function projectedLive(namespace: string): Promise<string[]> {
-  const { rows } = await pool.query<{ id: string }>(`SELECT reservation_id AS id FROM projected_reservations WHERE namespace = $1 ORDER BY reservation_id`, [namespace]);
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT reservation_id AS id FROM projected_reservations WHERE namespace = $1 ORDER BY reservation_id`,
+    [namespace],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -153,7 +165,13 @@ describe('the usage projection', () => {
     let terminations = 0;
     const phaseArb = fc.constantFrom('Running', 'Running', 'Succeeded', 'Failed');
     const command = fc.oneof(
-      fc.record({ kind: fc.constant('quota' as const), name: fc.constantFrom('a', 'b'), cpu: fc.integer({ min: 0, max: 6 }), pods: fc.integer({ min: 1, max: 8 }), scoped: fc.boolean() }),
+      fc.record({
+        kind: fc.constant('quota' as const),
+        name: fc.constantFrom('a', 'b'),
+        cpu: fc.integer({ min: 0, max: 6 }),
+        pods: fc.integer({ min: 1, max: 8 }),
+        scoped: fc.boolean(),
+      }),
       fc.record({ kind: fc.constant('removeQuota' as const), name: fc.constantFrom('a', 'b') }),
       fc.record({ kind: fc.constant('admit' as const), pod: fc.integer({ min: 0, max: 7 }), milli: fc.integer({ min: 0, max: 2500 }) }),
       fc.record({ kind: fc.constant('commit' as const), pick: fc.nat() }),
@@ -181,7 +199,10 @@ describe('the usage projection', () => {
           for (const c of commands) {
             switch (c.kind) {
               case 'quota': {
-                const spec = { hard: { pods: String(c.pods), 'requests.cpu': String(c.cpu) }, ...(c.scoped ? { scopes: ['NotTerminating'] } : {}) };
+                const spec = {
+                  hard: { pods: String(c.pods), 'requests.cpu': String(c.cpu) },
+                  ...(c.scoped ? { scopes: ['NotTerminating'] } : {}),
+                };
                 await ledger.putQuota(namespace, { name: c.name, spec }, { actor: 'test' });
                 break;
               }
@@ -193,7 +214,13 @@ describe('the usage projection', () => {
                 const outcome = await ledger.admit({
                   namespace,
                   source: 'webhook',
-                  request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace, name, object: pod(name, `${c.milli}m`) },
+                  request: {
+                    operation: 'CREATE',
+                    groupResource: { group: '', resource: 'pods' },
+                    namespace,
+                    name,
+                    object: pod(name, `${c.milli}m`),
+                  },
                   dryRun: false,
                   requester: 'test',
                 });
@@ -205,7 +232,8 @@ describe('the usage projection', () => {
               case 'release': {
                 const id = reservations[c.pick % Math.max(1, reservations.length)];
                 if (!id) break;
-                const op = c.kind === 'commit' ? ledger.commit(namespace, id, { actor: 'test' }) : ledger.release(namespace, id, { actor: 'test' });
+                const op =
+                  c.kind === 'commit' ? ledger.commit(namespace, id, { actor: 'test' }) : ledger.release(namespace, id, { actor: 'test' });
                 await op.catch(() => undefined);
                 break;
               }
@@ -217,11 +245,25 @@ describe('the usage projection', () => {
                   {
                     covers: [{ group: '', resource: 'pods' }],
                     objects: [
-                      ...c.exists.map(({ i, phase }) => ({ groupResource: { group: '', resource: 'pods' }, uid: `adopt-${i}`, name: `adopt-${i}`, object: pod(`adopt-${i}`, '100m', phase) })),
+                      ...c.exists.map(({ i, phase }) => ({
+                        groupResource: { group: '', resource: 'pods' },
+                        uid: `adopt-${i}`,
+                        name: `adopt-${i}`,
+                        object: pod(`adopt-${i}`, '100m', phase),
+                      })),
                       ...c.admitted.flatMap(({ pick, phase }) => {
                         const admitted = admittedPods[pick % Math.max(1, admittedPods.length)];
                         const uid = admitted?.metadata?.uid;
-                        return admitted && uid ? [{ groupResource: { group: '', resource: 'pods' }, uid, name: admitted.metadata?.name ?? uid, object: { ...admitted, status: { phase } } }] : [];
+                        return admitted && uid
+                          ? [
+                              {
+                                groupResource: { group: '', resource: 'pods' },
+                                uid,
+                                name: admitted.metadata?.name ?? uid,
+                                object: { ...admitted, status: { phase } },
+                              },
+                            ]
+                          : [];
                       }),
                     ],
                     listedAt,
@@ -262,10 +304,18 @@ describe('the usage projection', () => {
           }
           // A series over the whole history: every point in one statement, each the fold up to it.
           const first = stream[0] as RecordedEvent;
-          const series = await ledger.usageSeries(namespace, { since: new Date(first.at - 1).toISOString(), until: new Date(head.at).toISOString(), points: 50 });
+          const series = await ledger.usageSeries(namespace, {
+            since: new Date(first.at - 1).toISOString(),
+            until: new Date(head.at).toISOString(),
+            points: 50,
+          });
           for (const point of series?.points ?? []) {
             const upTo = stream.filter((e) => e.at <= Date.parse(point.at));
-            expect({ at: point.at, version: point.version, quotas: point.quotas }).toEqual({ at: point.at, version: upTo.at(-1)?.version ?? 0, quotas: quotasOfFold(upTo) });
+            expect({ at: point.at, version: point.version, quotas: point.quotas }).toEqual({
+              at: point.at,
+              version: upTo.at(-1)?.version ?? 0,
+              quotas: quotasOfFold(upTo),
+            });
           }
           expect(series?.points).toHaveLength(50);
 
@@ -315,15 +365,18 @@ describe("the projection's snapshots (written after the step that reached them: 
       // the same step's later events go on to change.
       while ((await projection.step(1000, 'force')) > 0);
       await projection.snapshotsWritten();
-      const { rows } = await pool.query<{ version: number; state: { quotas: { definition: { name: string }; used: Record<string, string> }[] }; reservations: { id: string; status: string; committedAt?: number }[] }>(
-        `SELECT version::int AS version, state, reservations FROM usage_snapshots WHERE namespace = $1 ORDER BY version`,
-        [namespace],
-      );
+      const { rows } = await pool.query<{
+        version: number;
+        state: { quotas: { definition: { name: string }; used: Record<string, string> }[] };
+        reservations: { id: string; status: string; committedAt?: number }[];
+      }>(`SELECT version::int AS version, state, reservations FROM usage_snapshots WHERE namespace = $1 ORDER BY version`, [namespace]);
       expect(rows.length).toBeGreaterThanOrEqual(6);
       for (const row of rows) {
         const stream = await streamOf(namespace, row.version);
         const state = fold(stream);
-        expect(Object.fromEntries(row.state.quotas.map((q) => [q.definition.name, q.used])), `usage at ${row.version}`).toEqual(usageOfFold(stream));
+        expect(Object.fromEntries(row.state.quotas.map((q) => [q.definition.name, q.used])), `usage at ${row.version}`).toEqual(
+          usageOfFold(stream),
+        );
         const live = (reservations: Iterable<{ id: string; status: string; committedAt?: number }>): string[] =>
           [...reservations].map((r) => `${r.id} ${r.status} ${r.committedAt === undefined ? 'pending' : 'committed'}`).sort();
         expect(live(row.reservations), `live reservations at ${row.version}`).toEqual(live(state.reservations.values()));

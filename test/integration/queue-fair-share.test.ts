@@ -47,8 +47,18 @@ async function topUp(namespace: string, depth: number): Promise<void> {
 describe('fair sharing of a ClusterResourceQuota between waiting namespaces', () => {
   it('gives namespaces of weights 1 and 3 25 % and 75 % of the capacity releases free', async () => {
     await writer.putNamespace({ name: 'light', metadata: { labels: { team: 'fair', 'quota-ledger.io/fair-share-weight': '1' } } }, actor);
-    await writer.putNamespace({ name: 'heavy', metadata: { annotations: { 'quota-ledger.io/fair-share-weight': '3' }, labels: { team: 'fair' } } }, actor);
-    await writer.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name: 'fair' }, spec: { hard: { cpu: '20' } }, selector: { labels: { matchLabels: { team: 'fair' } } } }, actor);
+    await writer.putNamespace(
+      { name: 'heavy', metadata: { annotations: { 'quota-ledger.io/fair-share-weight': '3' }, labels: { team: 'fair' } } },
+      actor,
+    );
+    await writer.putSharedQuota(
+      {
+        ref: { kind: 'ClusterResourceQuota', name: 'fair' },
+        spec: { hard: { cpu: '20' } },
+        selector: { labels: { matchLabels: { team: 'fair' } } },
+      },
+      actor,
+    );
     // Full, 10 and 10: each holds half, and each keeps 6 waiting.
     const held: { namespace: string; id: string }[] = [];
     for (const namespace of ['light', 'heavy']) {
@@ -59,7 +69,10 @@ describe('fair sharing of a ClusterResourceQuota between waiting namespaces', ()
     const received = { light: 0, heavy: 0 };
     for (let round = 0; round < 140; round++) {
       const oldest = held.shift() as { namespace: string; id: string };
-      const before = { light: (await queue.queue('light')).items.map((w) => w.id), heavy: (await queue.queue('heavy')).items.map((w) => w.id) };
+      const before = {
+        light: (await queue.queue('light')).items.map((w) => w.id),
+        heavy: (await queue.queue('heavy')).items.map((w) => w.id),
+      };
       await ledger.release(oldest.namespace, oldest.id, { actor: oldest.namespace, reason: 'cancelled' });
       const admitted = await writer.drainSharedQueue(KEY, { actor: 'queue' });
       expect([...admitted.values()].reduce((a, b) => a + b, 0)).toBe(1);
@@ -77,7 +90,8 @@ describe('fair sharing of a ClusterResourceQuota between waiting namespaces', ()
     expect(Math.abs(received.light / total - 0.25)).toBeLessThan(0.05);
     expect(Math.abs(received.heavy / total - 0.75)).toBeLessThan(0.05);
     // Never over hard: the shared quota's usage is exactly its hard, the queues still full.
-    const usage = (await db.dataSource.query(`SELECT state->'members' AS members FROM shared_quota_heads WHERE key = $1`, [KEY]))[0].members as Record<string, { cpu: string }>;
+    const usage = (await db.dataSource.query(`SELECT state->'members' AS members FROM shared_quota_heads WHERE key = $1`, [KEY]))[0]
+      .members as Record<string, { cpu: string }>;
     expect(Object.values(usage).reduce((sum, m) => sum + Number(m.cpu), 0)).toBe(20);
   });
 
@@ -87,9 +101,19 @@ describe('fair sharing of a ClusterResourceQuota between waiting namespaces', ()
     const strictWriter = new ClusterWriter(db.dataSource, { queuePolicy: policy });
     try {
       for (const name of ['blk-a', 'blk-b']) await strictWriter.putNamespace({ name, metadata: { labels: { pool: 'blk' } } }, actor);
-      await strictWriter.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name: 'blk' }, spec: { hard: { cpu: '2' } }, selector: { labels: { matchLabels: { pool: 'blk' } } } }, actor);
+      await strictWriter.putSharedQuota(
+        {
+          ref: { kind: 'ClusterResourceQuota', name: 'blk' },
+          spec: { hard: { cpu: '2' } },
+          selector: { labels: { matchLabels: { pool: 'blk' } } },
+        },
+        actor,
+      );
       await strict.putQuota('blk-a', { name: 'local', spec: { hard: { memory: '2Gi' } } }, actor);
-      const res = (namespace: string, resources: Record<string, string>, wait?: boolean): AdmitCommand => ({ ...job(namespace, wait), resources });
+      const res = (namespace: string, resources: Record<string, string>, wait?: boolean): AdmitCommand => ({
+        ...job(namespace, wait),
+        resources,
+      });
       const holderB = (await strict.admit(res('blk-b', { cpu: '2' }))).result.reservationId as string;
       const holderA = (await strict.admit(res('blk-a', { memory: '2Gi' }))).result.reservationId as string;
       const shared = (await strict.admit(res('blk-a', { cpu: '2', memory: '1Gi' }, true))).result.reservationId as string;

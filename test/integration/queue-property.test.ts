@@ -22,8 +22,13 @@ const freed = new Set<string>();
 
 beforeAll(async () => {
   db = await createMigratedDatabase('qlqprop');
-  ledger = new Ledger(db.dataSource, { retryBaseMs: 1, queuePolicy: { passMax: PASS_MAX, passMs: 3_600_000, perNamespaceMax: 20, blockSharePercent: 100 } });
-  writer = new ClusterWriter(db.dataSource, { queuePolicy: { passMax: PASS_MAX, passMs: 3_600_000, perNamespaceMax: 20, blockSharePercent: 100 } });
+  ledger = new Ledger(db.dataSource, {
+    retryBaseMs: 1,
+    queuePolicy: { passMax: PASS_MAX, passMs: 3_600_000, perNamespaceMax: 20, blockSharePercent: 100 },
+  });
+  writer = new ClusterWriter(db.dataSource, {
+    queuePolicy: { passMax: PASS_MAX, passMs: 3_600_000, perNamespaceMax: 20, blockSharePercent: 100 },
+  });
   queue = new QueueQueries(db.dataSource);
   (ledger.commands as LedgerCommands).onSharedFreed((keys) => keys.forEach((key) => freed.add(key)));
 });
@@ -42,7 +47,16 @@ type Op =
   | { t: 'label'; ns: number; on: boolean };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ t: fc.constant('reserve' as const), ns: fc.nat(1), cpu: fc.integer({ min: 1, max: 3 }), wait: fc.boolean(), priority: fc.nat(1) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      t: fc.constant('reserve' as const),
+      ns: fc.nat(1),
+      cpu: fc.integer({ min: 1, max: 3 }),
+      wait: fc.boolean(),
+      priority: fc.nat(1),
+    }),
+  },
   { weight: 4, arbitrary: fc.record({ t: fc.constant('release' as const), ns: fc.nat(1), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('cancel' as const), ns: fc.nat(1), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('hard' as const), ns: fc.nat(1), cpu: fc.integer({ min: 0, max: 6 }) }) },
@@ -80,7 +94,11 @@ describe('random queued histories on PostgreSQL', () => {
           await ledger.putQuota(name, { name: 'compute', spec: { hard: { cpu: '4' } } }, { actor: 't' });
         }
         await writer.putSharedQuota(
-          { ref: { kind: 'ClusterResourceQuota', name: `qp${run}` }, spec: { hard: { cpu: '6' } }, selector: { labels: { matchLabels: { run: String(run) } } } },
+          {
+            ref: { kind: 'ClusterResourceQuota', name: `qp${run}` },
+            spec: { hard: { cpu: '6' } },
+            selector: { labels: { matchLabels: { run: String(run) } } },
+          },
           { actor: 't' },
         );
         const live = new Map<string, string[]>(names.map((n) => [n, []]));
@@ -91,14 +109,26 @@ describe('random queued histories on PostgreSQL', () => {
         };
         for (const o of ops) {
           const before = new Map(await Promise.all(names.map(async (n) => [n, (await queue.queue(n)).items] as const)));
-          const versions = new Map(await Promise.all(names.map(async (n) => [n, await count(`SELECT coalesce(max(version), 0) AS n FROM ledger_events WHERE namespace = $1`, [n])] as const)));
+          const versions = new Map(
+            await Promise.all(
+              names.map(
+                async (n) =>
+                  [n, await count(`SELECT coalesce(max(version), 0) AS n FROM ledger_events WHERE namespace = $1`, [n])] as const,
+              ),
+            ),
+          );
           await apply(o, names, live, labels);
           await wakeUps(o.t === 'label' || o.t === 'shared');
           for (const name of names) await checkStep(name, key, versions.get(name) ?? 0, before.get(name) ?? [], live);
           // No lost wake-up: a further round of every drain admits nothing.
-          const admittedSoFar = await count(`SELECT count(*) AS n FROM ledger_events WHERE namespace = ANY($1) AND type = 'AdmittedFromQueue'`, [names]);
+          const admittedSoFar = await count(
+            `SELECT count(*) AS n FROM ledger_events WHERE namespace = ANY($1) AND type = 'AdmittedFromQueue'`,
+            [names],
+          );
           await wakeUps(true);
-          expect(await count(`SELECT count(*) AS n FROM ledger_events WHERE namespace = ANY($1) AND type = 'AdmittedFromQueue'`, [names])).toBe(admittedSoFar);
+          expect(
+            await count(`SELECT count(*) AS n FROM ledger_events WHERE namespace = ANY($1) AND type = 'AdmittedFromQueue'`, [names]),
+          ).toBe(admittedSoFar);
         }
         expect(await disagreements(poolOf(db.dataSource))).toEqual([]);
       }),
@@ -107,7 +137,12 @@ describe('random queued histories on PostgreSQL', () => {
   }, 300_000);
 });
 
-async function apply(o: Op, names: readonly string[], live: Map<string, string[]>, labels: (on: boolean) => { labels: Record<string, string> }): Promise<void> {
+async function apply(
+  o: Op,
+  names: readonly string[],
+  live: Map<string, string[]>,
+  labels: (on: boolean) => { labels: Record<string, string> },
+): Promise<void> {
   const name = names[('ns' in o ? o.ns : 0) % names.length] as string;
   switch (o.t) {
     case 'reserve': {
@@ -142,7 +177,14 @@ async function apply(o: Op, names: readonly string[], live: Map<string, string[]
       return;
     case 'shared': {
       const run = names[0]?.slice(2, names[0].indexOf('-')) ?? '';
-      await writer.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name: `qp${run}` }, spec: { hard: { cpu: String(o.cpu) } }, selector: { labels: { matchLabels: { run } } } }, { actor: 't' });
+      await writer.putSharedQuota(
+        {
+          ref: { kind: 'ClusterResourceQuota', name: `qp${run}` },
+          spec: { hard: { cpu: String(o.cpu) } },
+          selector: { labels: { matchLabels: { run } } },
+        },
+        { actor: 't' },
+      );
       return;
     }
     case 'label':
@@ -152,16 +194,23 @@ async function apply(o: Op, names: readonly string[], live: Map<string, string[]
 }
 
 /** The laws of one step in one namespace, from the events it appended there. */
-async function checkStep(name: string, key: string, fromVersion: number, before: readonly { id: string; passed: number }[], live: Map<string, string[]>): Promise<void> {
-  const appended: { type: string; id: string }[] = await db.dataSource.query(`SELECT type, data->>'reservationId' AS id FROM ledger_events WHERE namespace = $1 AND version > $2 ORDER BY version`, [
-    name,
-    fromVersion,
-  ]);
+async function checkStep(
+  name: string,
+  key: string,
+  fromVersion: number,
+  before: readonly { id: string; passed: number }[],
+  live: Map<string, string[]>,
+): Promise<void> {
+  const appended: { type: string; id: string }[] = await db.dataSource.query(
+    `SELECT type, data->>'reservationId' AS id FROM ledger_events WHERE namespace = $1 AND version > $2 ORDER BY version`,
+    [name, fromVersion],
+  );
   const admitted = appended.filter((e) => e.type === 'AdmittedFromQueue').map((e) => e.id);
   for (const id of admitted) live.get(name)?.push(id);
   if (!appended.some((e) => e.type === 'Reserved')) return;
   const head = (await db.dataSource.query(`SELECT state FROM namespace_heads WHERE namespace = $1`, [name]))[0].state;
-  for (const quota of head.quotas) expect(Number(quota.used.cpu ?? 0), `${name} ${quota.definition.name}`).toBeLessThanOrEqual(Number(quota.definition.spec.hard.cpu));
+  for (const quota of head.quotas)
+    expect(Number(quota.used.cpu ?? 0), `${name} ${quota.definition.name}`).toBeLessThanOrEqual(Number(quota.definition.spec.hard.cpu));
   if ((head.shared ?? []).some((q: { key: string }) => q.key === key)) {
     const shared = (await db.dataSource.query(`SELECT state FROM shared_quota_heads WHERE key = $1`, [key]))[0].state;
     const used = Object.values(shared.members as Record<string, { cpu?: string }>).reduce((sum, m) => sum + Number(m.cpu ?? 0), 0);
@@ -171,6 +220,7 @@ async function checkStep(name: string, key: string, fromVersion: number, before:
   const waiting = new Set((await queue.queue(name)).items.map((w) => w.id));
   for (const id of admitted) {
     const at = before.findIndex((w) => w.id === id);
-    for (const ahead of before.slice(0, Math.max(0, at))) if (waiting.has(ahead.id)) expect(ahead.passed, `${ahead.id} passed by ${id}`).toBeLessThan(PASS_MAX);
+    for (const ahead of before.slice(0, Math.max(0, at)))
+      if (waiting.has(ahead.id)) expect(ahead.passed, `${ahead.id} passed by ${id}`).toBeLessThan(PASS_MAX);
   }
 }

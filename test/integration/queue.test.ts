@@ -12,7 +12,11 @@ let queue: QueueQueries;
 
 beforeAll(async () => {
   db = await createMigratedDatabase('qlqueue');
-  ledger = new Ledger(db.dataSource, { retryBaseMs: 1, queuePolicy: { passMax: 2, passMs: 60_000, perNamespaceMax: 3, blockSharePercent: 100 }, queueTotalMax: 5 });
+  ledger = new Ledger(db.dataSource, {
+    retryBaseMs: 1,
+    queuePolicy: { passMax: 2, passMs: 60_000, perNamespaceMax: 3, blockSharePercent: 100 },
+    queueTotalMax: 5,
+  });
   queue = new QueueQueries(db.dataSource);
 });
 afterAll(async () => {
@@ -33,7 +37,9 @@ const reserve = (namespace: string, cpu: string, wait?: { seconds: number; prior
 });
 
 const types = async (namespace: string): Promise<string[]> =>
-  (await db.dataSource.query(`SELECT type FROM ledger_events WHERE namespace = $1 ORDER BY version`, [namespace])).map((r: { type: string }) => r.type);
+  (await db.dataSource.query(`SELECT type FROM ledger_events WHERE namespace = $1 ORDER BY version`, [namespace])).map(
+    (r: { type: string }) => r.type,
+  );
 
 describe('the reservation queue on PostgreSQL', () => {
   it('queues a reserve that does not fit and admits it in the transaction of the release that frees room', async () => {
@@ -48,7 +54,10 @@ describe('the reservation queue on PostgreSQL', () => {
     const id = waiting.result.reservationId as string;
     expect((await queue.queue('q1')).items).toMatchObject([{ id, state: 'queued', position: 1, resources: { cpu: '1' } }]);
     // A repeat answers the first answer and queues nothing more.
-    expect((await ledger.admit(reserve('q1', '1', { seconds: 600, priority: 0 }, 'rest:w1'))).result).toMatchObject({ code: 202, reservationId: id });
+    expect((await ledger.admit(reserve('q1', '1', { seconds: 600, priority: 0 }, 'rest:w1'))).result).toMatchObject({
+      code: 202,
+      reservationId: id,
+    });
     // A new ledger (a restart) finds it: the queue is the ledger.
     const restarted = new Ledger(db.dataSource, { retryBaseMs: 1 });
     await restarted.release('q1', first.result.reservationId as string, { actor: 'team-a', reason: 'cancelled' });
@@ -72,7 +81,11 @@ describe('the reservation queue on PostgreSQL', () => {
     expect(await queue.reservation('q2', a)).toMatchObject({ id: a, state: 'cancelled' });
     await new Promise((resolve) => setTimeout(resolve, 1100));
     expect(await ledger.commands.sweepQueue('q2', { actor: 'sweeper' })).toEqual(['Expired']);
-    expect(await queue.reservation('q2', b)).toMatchObject({ id: b, state: 'expired', reason: expect.stringContaining('without room in compute') });
+    expect(await queue.reservation('q2', b)).toMatchObject({
+      id: b,
+      state: 'expired',
+      reason: expect.stringContaining('without room in compute'),
+    });
     expect(await types('q2')).toEqual(['QuotaDefined', 'Reserved', 'Queued', 'Queued', 'Cancelled', 'Expired']);
   });
 
@@ -86,13 +99,16 @@ describe('the reservation queue on PostgreSQL', () => {
     expect((await queue.queue('q3')).items.map((w) => w.id)).toEqual([high, low, low2]);
     await ledger.putQuota('q3', { name: 'compute', spec: { hard: { cpu: '3' } } }, { actor: 'admin' });
     expect((await queue.queue('q3')).items.map((w) => w.id)).toEqual([low2]);
-    const events = await db.dataSource.query(`SELECT data->>'reservationId' AS id FROM ledger_events WHERE namespace = 'q3' AND type = 'AdmittedFromQueue' ORDER BY version`);
+    const events = await db.dataSource.query(
+      `SELECT data->>'reservationId' AS id FROM ledger_events WHERE namespace = 'q3' AND type = 'AdmittedFromQueue' ORDER BY version`,
+    );
     expect(events.map((e: { id: string }) => e.id)).toEqual([high, low]);
     // One waits in q3; four more in q4 and q5 reach the total bound (5), which refuses before deciding.
     for (const namespace of ['q4', 'q5']) {
       await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { cpu: '1' } } }, { actor: 'admin' });
       await ledger.admit(reserve(namespace, '1'));
-      for (let i = 0; i < 2; i++) expect((await ledger.admit(reserve(namespace, '1', { seconds: 600, priority: 0 }))).result.code).toBe(202);
+      for (let i = 0; i < 2; i++)
+        expect((await ledger.admit(reserve(namespace, '1', { seconds: 600, priority: 0 }))).result.code).toBe(202);
     }
     await expect(ledger.admit(reserve('q5', '1', { seconds: 600, priority: 0 }))).rejects.toMatchObject({ code: 'TooManyRequests' });
     expect(LedgerError).toBeDefined();

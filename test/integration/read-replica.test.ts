@@ -31,7 +31,9 @@ const putQuota = (pods: string) =>
 const eventTypes = async (query = ''): Promise<string[]> => {
   const answer = await api.request('GET', `/v1/namespaces/team-a/events${query}`);
   expect(answer.status).toBe(200);
-  return (answer.body.items as { type: string; data: { spec?: { hard?: { pods?: string } } } }[]).map((e) => `${e.type}:${e.data.spec?.hard?.pods ?? ''}`);
+  return (answer.body.items as { type: string; data: { spec?: { hard?: { pods?: string } } } }[]).map(
+    (e) => `${e.type}:${e.data.spec?.hard?.pods ?? ''}`,
+  );
 };
 const position = async (): Promise<string> => (await api.request('GET', '/v1/namespaces/team-a/usage')).body.position as string;
 
@@ -44,7 +46,7 @@ describe('reads from a streaming replica (DATABASE_READ_URL)', () => {
     expect(reads.stats.replica).toBe(before.replica + 1);
   });
 
-  it('with ?minPosition= sees the caller\'s write: waits for the standby, then asks the primary when the standby lags', async () => {
+  it("with ?minPosition= sees the caller's write: waits for the standby, then asks the primary when the standby lags", async () => {
     await pair.pauseReplay();
     try {
       expect((await putQuota('6')).status).toBe(200);
@@ -65,7 +67,7 @@ describe('reads from a streaming replica (DATABASE_READ_URL)', () => {
     expect(reads.stats.replica).toBe(before.replica + 1);
   });
 
-  it('sees a write through the position the write itself answered (X-Ledger-Position, and a reservation\'s position)', async () => {
+  it("sees a write through the position the write itself answered (X-Ledger-Position, and a reservation's position)", async () => {
     const events = async (query: string): Promise<{ position: string; type: string }[]> => {
       const answer = await api.request('GET', `/v1/namespaces/team-b/events${query}`);
       expect(answer.status).toBe(200);
@@ -74,11 +76,20 @@ describe('reads from a streaming replica (DATABASE_READ_URL)', () => {
     await pair.pauseReplay();
     let reserved: string;
     try {
-      const put = await api.request('PUT', '/v1/namespaces/team-b/resourcequotas/gpus', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { 'example.com/gpu': '4' } } });
+      const put = await api.request('PUT', '/v1/namespaces/team-b/resourcequotas/gpus', {
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        spec: { hard: { 'example.com/gpu': '4' } },
+      });
       expect(put.status).toBe(201);
       const defined = put.headers.get('x-ledger-position') ?? '';
       expect(defined).toMatch(/^[0-9]+$/);
-      const reserve = await api.request('POST', '/v1/namespaces/team-b/reservations', { kind: 'Widget', resource: 'widgets.example.com', name: 'w', resources: { 'example.com/gpu': '1' } });
+      const reserve = await api.request('POST', '/v1/namespaces/team-b/reservations', {
+        kind: 'Widget',
+        resource: 'widgets.example.com',
+        name: 'w',
+        resources: { 'example.com/gpu': '1' },
+      });
       expect(reserve.status).toBe(201);
       reserved = reserve.body.position as string;
       expect(reserve.headers.get('x-ledger-position')).toBe(reserved);

@@ -50,10 +50,14 @@ const listing = (names: string[], listedAt = now): ReconcileListing => ({
   listedAt,
 });
 
-const reconcile = (namespace: string, names: string[], listedAt = now) => ledger.reconcile(namespace, listing(names, listedAt), { actor: 'system:reconciler', graceMs: GRACE_MS });
+const reconcile = (namespace: string, names: string[], listedAt = now) =>
+  ledger.reconcile(namespace, listing(names, listedAt), { actor: 'system:reconciler', graceMs: GRACE_MS });
 
 async function eventTypes(namespace: string): Promise<string[]> {
-  const rows = await db.dataSource.query(`SELECT type, data->>'reason' AS reason FROM ledger_events WHERE namespace = $1 ORDER BY ledger_events.version`, [namespace]);
+  const rows = await db.dataSource.query(
+    `SELECT type, data->>'reason' AS reason FROM ledger_events WHERE namespace = $1 ORDER BY ledger_events.version`,
+    [namespace],
+  );
   return rows.map((r: { type: string; reason: string | null }) => (r.reason ? `${r.type}:${r.reason}` : r.type));
 }
 
@@ -73,7 +77,11 @@ describe('reconciler corrections (the recount race)', () => {
     // A recount would have reset usage to 0 here and admitted this one over quota.
     now += 1_000;
     const second = await ledger.admit(admit('race', 'web-2'));
-    expect(second.result).toMatchObject({ allowed: false, code: 403, denial: { kind: 'Exceeded', quota: 'compute', resource: 'pods', used: '1', hard: '1' } });
+    expect(second.result).toMatchObject({
+      allowed: false,
+      code: 403,
+      denial: { kind: 'Exceeded', quota: 'compute', resource: 'pods', used: '1', hard: '1' },
+    });
 
     // The object appears; the next reconcile commits its reservation.
     now += 1_000;
@@ -101,8 +109,12 @@ describe('reconciler corrections (the recount race)', () => {
     now = reservedAt + GRACE_MS + 1;
     const ledgers = Array.from({ length: 8 }, () => new Ledger(db.dataSource, { clock }));
     try {
-      const outcomes = await Promise.all(ledgers.map((l) => l.reconcile('stale', listing([], reservedAt + GRACE_MS), { actor: 'system:reconciler', graceMs: GRACE_MS })));
-      expect(outcomes.flatMap((o) => o.actions)).toEqual([{ kind: 'release', reservationId: reserved.result.reservationId, reason: 'stale', uid: 'uid-lost' }]);
+      const outcomes = await Promise.all(
+        ledgers.map((l) => l.reconcile('stale', listing([], reservedAt + GRACE_MS), { actor: 'system:reconciler', graceMs: GRACE_MS })),
+      );
+      expect(outcomes.flatMap((o) => o.actions)).toEqual([
+        { kind: 'release', reservationId: reserved.result.reservationId, reason: 'stale', uid: 'uid-lost' },
+      ]);
     } finally {
       await Promise.all(ledgers.map((l) => l.close()));
     }
@@ -120,10 +132,15 @@ describe('reconciler corrections (the recount race)', () => {
     await reconcile('replicas', ['done', 'gone']);
     // The pod `done` reached Succeeded and `gone` was deleted: eight replicas heard it and settle at once.
     now += 1_000;
-    const finished: ReconcileListing = { ...listing([]), objects: [{ groupResource: PODS, uid: 'uid-done', name: 'done', object: { ...pod('done'), status: { phase: 'Succeeded' } } as Pod }] };
+    const finished: ReconcileListing = {
+      ...listing([]),
+      objects: [{ groupResource: PODS, uid: 'uid-done', name: 'done', object: { ...pod('done'), status: { phase: 'Succeeded' } } as Pod }],
+    };
     const ledgers = Array.from({ length: 8 }, () => new Ledger(db.dataSource, { clock }));
     try {
-      const outcomes = await Promise.all(ledgers.map((l) => l.reconcile('replicas', finished, { actor: 'system:reconciler', graceMs: GRACE_MS })));
+      const outcomes = await Promise.all(
+        ledgers.map((l) => l.reconcile('replicas', finished, { actor: 'system:reconciler', graceMs: GRACE_MS })),
+      );
       expect(outcomes.flatMap((o) => o.actions)).toEqual(
         expect.arrayContaining([
           { kind: 'terminate', reservationId: done.result.reservationId, reason: 'Succeeded', uid: 'uid-done' },
@@ -134,7 +151,15 @@ describe('reconciler corrections (the recount race)', () => {
     } finally {
       await Promise.all(ledgers.map((l) => l.close()));
     }
-    expect(await eventTypes('replicas')).toEqual(['QuotaDefined', 'Reserved', 'Reserved', 'Committed', 'Committed', 'Terminated:Succeeded', 'Released:deleted']);
+    expect(await eventTypes('replicas')).toEqual([
+      'QuotaDefined',
+      'Reserved',
+      'Reserved',
+      'Committed',
+      'Committed',
+      'Terminated:Succeeded',
+      'Released:deleted',
+    ]);
     expect((await ledger.usage('replicas'))?.quotas[0]?.used).toEqual({ pods: '0', 'requests.cpu': '0' });
   });
 
@@ -164,14 +189,22 @@ describe('reconciler corrections (the recount race)', () => {
         groupResource: { group: '', resource: 'persistentvolumeclaims' },
         namespace: 'partial',
         name: 'claim',
-        object: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'claim', uid: 'uid-claim' }, spec: { resources: { requests: { storage: '1Gi' } } } },
+        object: {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'claim', uid: 'uid-claim' },
+          spec: { resources: { requests: { storage: '1Gi' } } },
+        },
       },
     });
     // Younger than the grace period: reported, kept.
     expect(await reconcile('partial', [])).toMatchObject({ actions: [], uncovered: [{ resource: 'persistentvolumeclaims', count: 1 }] });
     now += 10 * GRACE_MS;
     // The PVC can never be seen by a listing of pods: it is not left to count forever.
-    expect(await reconcile('partial', [])).toMatchObject({ actions: [{ kind: 'release', reason: 'uncovered', uid: 'uid-claim' }], uncovered: [] });
+    expect(await reconcile('partial', [])).toMatchObject({
+      actions: [{ kind: 'release', reason: 'uncovered', uid: 'uid-claim' }],
+      uncovered: [],
+    });
     expect(await eventTypes('partial')).toEqual(['QuotaDefined', 'Reserved', 'Released:uncovered']);
     expect(await reconcile('nobody-here', ['x'])).toMatchObject({ version: 0, actions: [] });
     expect(await eventTypes('nobody-here')).toEqual([]);

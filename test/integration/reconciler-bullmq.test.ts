@@ -48,14 +48,27 @@ describe.each([
   });
 
   const events = async (type: string): Promise<{ id: string; reason: string | null }[]> =>
-    db.dataSource.query(`SELECT data->>'reservationId' AS id, data->>'reason' AS reason FROM ledger_events WHERE namespace = 'team' AND type = $1 ORDER BY ledger_events.version`, [type]);
+    db.dataSource.query(
+      `SELECT data->>'reservationId' AS id, data->>'reason' AS reason FROM ledger_events WHERE namespace = 'team' AND type = $1 ORDER BY ledger_events.version`,
+      [type],
+    );
   const exists = (name: string) =>
-    db.dataSource.query(`INSERT INTO platform_objects VALUES ('team', 'Pod', $1, $2, $3)`, [name, `uid-${name}`, JSON.stringify(pod(name))]);
+    db.dataSource.query(`INSERT INTO platform_objects VALUES ('team', 'Pod', $1, $2, $3)`, [
+      name,
+      `uid-${name}`,
+      JSON.stringify(pod(name)),
+    ]);
 
   it('commits, releases once, adopts once with two replicas, and reconciles promptly after a delete', async () => {
     await ledger.putQuota('team', { name: 'compute', spec: { hard: { pods: '10' } } }, { actor: 'admin' });
     const admit = (name: string) =>
-      ledger.admit({ namespace: 'team', source: 'webhook', request: { operation: 'CREATE', groupResource: PODS, namespace: 'team', name, object: pod(name) }, dryRun: false, requester: 'test' });
+      ledger.admit({
+        namespace: 'team',
+        source: 'webhook',
+        request: { operation: 'CREATE', groupResource: PODS, namespace: 'team', name, object: pod(name) },
+        dryRun: false,
+        requester: 'test',
+      });
     const persisted = await admit('persisted');
     const lost = await admit('lost');
     await exists('persisted');
@@ -72,10 +85,14 @@ describe.each([
     );
     await Promise.all(replicas.map((r) => r.start()));
 
-    await until('the first corrections', async () => ((await events('Adopted')).length > 0 && (await events('Released')).length > 0 ? true : undefined));
+    await until('the first corrections', async () =>
+      (await events('Adopted')).length > 0 && (await events('Released')).length > 0 ? true : undefined,
+    );
     // Let a few more intervals pass on both replicas: nothing is appended twice.
     const namespacesBefore = replicas.reduce((n, r) => n + r.stats.namespaces, 0);
-    await until('three more reconciles', async () => (replicas.reduce((n, r) => n + r.stats.namespaces, 0) >= namespacesBefore + 3 ? true : undefined));
+    await until('three more reconciles', async () =>
+      replicas.reduce((n, r) => n + r.stats.namespaces, 0) >= namespacesBefore + 3 ? true : undefined,
+    );
     expect(await events('Committed')).toEqual([{ id: persisted.result.reservationId, reason: null }]);
     expect(await events('Released')).toEqual([{ id: lost.result.reservationId, reason: 'stale' }]);
     expect(await events('Adopted')).toHaveLength(1);

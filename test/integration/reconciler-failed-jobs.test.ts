@@ -29,7 +29,8 @@ class FlakyInventory implements InventorySource {
     private readonly failures: number,
   ) {}
   async list(namespace: string): Promise<Inventory> {
-    if (namespace === this.failing && ++this.listings <= this.failures) throw new InventoryError(`listing ${this.listings} failed`, this.kind);
+    if (namespace === this.failing && ++this.listings <= this.failures)
+      throw new InventoryError(`listing ${this.listings} failed`, this.kind);
     return { namespace, covers: this.covers, objects: [] };
   }
   async close(): Promise<void> {}
@@ -57,7 +58,13 @@ describe.each([
 
   it('is reconciled again at the next interval', async () => {
     const inventory = new FlakyInventory('team-a', ATTEMPTS);
-    reconciler = new Reconciler(ledger, inventory, backendOf(db), { intervalMs: 1500, graceMs: 0, concurrency: 2, attempts: ATTEMPTS, retryDelayMs: 100 });
+    reconciler = new Reconciler(ledger, inventory, backendOf(db), {
+      intervalMs: 1500,
+      graceMs: 0,
+      concurrency: 2,
+      attempts: ATTEMPTS,
+      retryDelayMs: 100,
+    });
     await reconciler.start();
     const r = reconciler;
     await until('every attempt of the first job to fail', async () => (r.stats.failures >= ATTEMPTS ? true : undefined), 30_000);

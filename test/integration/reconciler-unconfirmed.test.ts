@@ -60,7 +60,12 @@ beforeAll(async () => {
     ledger,
     inventory,
     { kind: 'redis', url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` },
-    { intervalMs: 60_000, graceMs: GRACE_MS, concurrency: 1, log: (level, msg, fields) => logged.push({ level, msg, ...(fields ? { fields } : {}) }) },
+    {
+      intervalMs: 60_000,
+      graceMs: GRACE_MS,
+      concurrency: 1,
+      log: (level, msg, fields) => logged.push({ level, msg, ...(fields ? { fields } : {}) }),
+    },
   );
 });
 afterAll(async () => {
@@ -69,7 +74,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const metric = async (name: string): Promise<string | undefined> => (await reconcilerMetrics(reconciler).metrics()).split('\n').find((line) => line.startsWith(`${name} `));
+const metric = async (name: string): Promise<string | undefined> =>
+  (await reconcilerMetrics(reconciler).metrics()).split('\n').find((line) => line.startsWith(`${name} `));
 
 describe("the webhook's reservations whose objects never appear", () => {
   it('are counted while they wait, said once when many, and counted again when released as never created', async () => {
@@ -80,8 +86,11 @@ describe("the webhook's reservations whose objects never appear", () => {
 
     const first = await reconciler.reconcileNamespace(NS);
     expect(first.unconfirmed).toBe(forged.length);
-    expect(await metric('quota_ledger_reconciler_unconfirmed_reservations')).toBe(`quota_ledger_reconciler_unconfirmed_reservations ${forged.length}`);
-    const warned = (): typeof logged => logged.filter((line) => line.msg.startsWith('webhook reservations wait for objects the cluster does not have'));
+    expect(await metric('quota_ledger_reconciler_unconfirmed_reservations')).toBe(
+      `quota_ledger_reconciler_unconfirmed_reservations ${forged.length}`,
+    );
+    const warned = (): typeof logged =>
+      logged.filter((line) => line.msg.startsWith('webhook reservations wait for objects the cluster does not have'));
     expect(warned()).toHaveLength(1);
     expect(warned()[0]?.fields).toMatchObject({ namespace: NS, unconfirmed: forged.length });
     // The next pass within the grace period says nothing new.
@@ -92,7 +101,9 @@ describe("the webhook's reservations whose objects never appear", () => {
     const after = await reconciler.reconcileNamespace(NS);
     expect(after.unconfirmed).toBe(0);
     expect(after.actions.filter((action) => action.kind === 'release' && action.reason === 'stale')).toHaveLength(forged.length);
-    expect(await metric('quota_ledger_reconciler_never_created_total')).toBe(`quota_ledger_reconciler_never_created_total ${forged.length}`);
+    expect(await metric('quota_ledger_reconciler_never_created_total')).toBe(
+      `quota_ledger_reconciler_never_created_total ${forged.length}`,
+    );
     expect(await metric('quota_ledger_reconciler_unconfirmed_reservations')).toBe('quota_ledger_reconciler_unconfirmed_reservations 0');
     expect((await ledger.usage(NS))?.quotas[0]?.used).toEqual({ pods: '1' });
   });

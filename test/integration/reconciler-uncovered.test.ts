@@ -40,13 +40,20 @@ const inventory: InventorySource = {
   list: async (namespace): Promise<Inventory> => ({ namespace, covers: [], objects: [] }),
   close: async () => undefined,
 };
-const reconciler = new Reconciler(ledger, inventory, { kind: 'redis', url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` }, { intervalMs: INTERVAL_MS, graceMs: 0, concurrency: 1 });
+const reconciler = new Reconciler(
+  ledger,
+  inventory,
+  { kind: 'redis', url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` },
+  { intervalMs: INTERVAL_MS, graceMs: 0, concurrency: 1 },
+);
 afterAll(async () => {
   await reconciler.stop();
 });
 
 const gauge = async (): Promise<string | undefined> =>
-  (await reconcilerMetrics(reconciler).metrics()).split('\n').find((line) => line.startsWith(`quota_ledger_reconciler_uncovered_reservations{resource="${WIDGETS}"}`));
+  (await reconcilerMetrics(reconciler).metrics())
+    .split('\n')
+    .find((line) => line.startsWith(`quota_ledger_reconciler_uncovered_reservations{resource="${WIDGETS}"}`));
 
 describe('the uncovered reservations the reconciler remembers', () => {
   it('forget a namespace no reconcile has reported on for two intervals, and one whose reconcile found none', async () => {

@@ -76,13 +76,19 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const metric = async (name: string): Promise<string | undefined> => (await reconcilerMetrics(reconciler).metrics()).split('\n').find((line) => line.startsWith(`${name} `));
+const metric = async (name: string): Promise<string | undefined> =>
+  (await reconcilerMetrics(reconciler).metrics()).split('\n').find((line) => line.startsWith(`${name} `));
 
 describe('a listed object the ledger cannot read', () => {
   it('is left out, logged and counted, and the rest of its namespace is reconciled', async () => {
     await ledger.putQuota(NS, { name: 'compute', spec: { hard: { pods: '5', 'requests.cpu': '1' } } }, { actor: 'admin' });
-    const reserved = await Promise.all(['web', 'waiting', 'bad'].map(async (name) => (await ledger.admit(admit(name))).result.reservationId));
-    const longReason = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'x'.repeat(300) }] } as Pod['status'];
+    const reserved = await Promise.all(
+      ['web', 'waiting', 'bad'].map(async (name) => (await ledger.admit(admit(name))).result.reservationId),
+    );
+    const longReason = {
+      phase: 'Pending',
+      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'x'.repeat(300) }],
+    } as Pod['status'];
     listed.push(pod('web', '100m'), pod('waiting', '100m', longReason), pod('bad', 'lots'), pod('rogue', 'plenty'));
 
     const outcome = await reconciler.reconcileNamespace(NS);
@@ -98,7 +104,12 @@ describe('a listed object the ledger cannot read', () => {
     const warned = logged.filter((line) => line.msg.startsWith('listed objects that cannot be read'));
     expect(warned).toHaveLength(1);
     expect(warned[0]?.fields?.['unreadable']).toEqual([
-      expect.objectContaining({ resource: 'pods', name: 'bad', uid: 'uid-bad', reason: expect.stringContaining('spec.containers[0].resources.requests[cpu]') }),
+      expect.objectContaining({
+        resource: 'pods',
+        name: 'bad',
+        uid: 'uid-bad',
+        reason: expect.stringContaining('spec.containers[0].resources.requests[cpu]'),
+      }),
       expect.objectContaining({ name: 'rogue' }),
     ]);
 

@@ -28,7 +28,10 @@ function stubs() {
   const inventory: InventorySource = {
     kind: 'stub',
     covers: [{ group: '', resource: 'pods' }],
-    list: async (namespace): Promise<Inventory> => (listed.push(namespace), { namespace, covers: [{ group: '', resource: 'pods' }], objects: [] }),
+    list: async (namespace): Promise<Inventory> => (
+      listed.push(namespace),
+      { namespace, covers: [{ group: '', resource: 'pods' }], objects: [] }
+    ),
     watchSettlements: (onSignal, signal, onState) => {
       Object.assign(watch, { signal: onSignal, state: onState, aborted: signal });
       return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
@@ -39,7 +42,13 @@ function stubs() {
 }
 
 const backend = () => ({ kind: 'redis' as const, url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` });
-const change = (namespace: string): SettleSignal => ({ namespace, groupResource: { group: '', resource: 'pods' }, uid: 'u1', name: 'p1', why: 'terminal' });
+const change = (namespace: string): SettleSignal => ({
+  namespace,
+  groupResource: { group: '', resource: 'pods' },
+  uid: 'u1',
+  name: 'p1',
+  why: 'terminal',
+});
 
 describe('the reconciler settles on watch events', () => {
   it('reconciles the namespace of a watch event at once, counts it, and stops its watch on stop()', async () => {

@@ -52,7 +52,9 @@ const reserveWidget = (namespace: string, name: string): AdmitCommand => ({
 type Usage = Record<string, Record<string, string>>;
 const usageOf = (events: readonly RecordedEvent[]): Usage => {
   const state = fold(events);
-  return Object.fromEntries([...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]));
+  return Object.fromEntries(
+    [...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]),
+  );
 };
 
 describe('archiving a month whose reservations are still live', () => {
@@ -84,7 +86,10 @@ describe('archiving a month whose reservations are still live', () => {
     return rows.map((r) => ({ type: r.type, data: r.data, version: r.version, at: Math.floor(r.at_ms) }) as RecordedEvent);
   };
   /** The whole stream: the archived month as read before the archive, then what the ledger retains. */
-  const wholeStream = async (namespace: string): Promise<RecordedEvent[]> => [...(archived.get(namespace) ?? []), ...(await stream(namespace))];
+  const wholeStream = async (namespace: string): Promise<RecordedEvent[]> => [
+    ...(archived.get(namespace) ?? []),
+    ...(await stream(namespace)),
+  ];
   const usageAt = async (namespace: string, at: string): Promise<Usage> =>
     Object.fromEntries(((await ledger.usageAt(namespace, at))?.quotas ?? []).map((q) => [q.name, q.used]).sort()) as Usage;
   const listing = (objects: Pod[], listedAt: number) => ({
@@ -92,10 +97,12 @@ describe('archiving a month whose reservations are still live', () => {
     objects: objects.map((o) => ({ groupResource: PODS, uid: o.metadata?.uid as string, name: o.metadata?.name as string, object: o })),
     listedAt,
   });
-  const reconcile = async (namespace: string, objects: Pod[]) => ledger.reconcile(namespace, listing(objects, await ledger.now()), { actor: 'system:reconciler', graceMs: 30 * 86_400_000 });
+  const reconcile = async (namespace: string, objects: Pod[]) =>
+    ledger.reconcile(namespace, listing(objects, await ledger.now()), { actor: 'system:reconciler', graceMs: 30 * 86_400_000 });
 
   /** Usage at every instant of `instants`, as the fold of the whole stream says it was. */
-  const expectedAt = async (namespace: string, at: string): Promise<Usage> => usageOf((await wholeStream(namespace)).filter((e) => e.at <= Date.parse(at)));
+  const expectedAt = async (namespace: string, at: string): Promise<Usage> =>
+    usageOf((await wholeStream(namespace)).filter((e) => e.at <= Date.parse(at)));
 
   async function expectExact(instants: readonly string[]): Promise<void> {
     for (const namespace of NAMESPACES) {
@@ -106,16 +113,30 @@ describe('archiving a month whose reservations are still live', () => {
       const projected = await ledger.projectedUsage(namespace);
       expect(projected?.version, namespace).toBe(head?.version);
       expect(Object.fromEntries(projected?.used ?? []), `${namespace} projected`).toEqual(usageOf(whole));
-      const live = (await db.dataSource.query(`SELECT reservation_id AS id FROM projected_reservations WHERE namespace = $1 ORDER BY 1`, [namespace])) as { id: string }[];
-      expect(live.map((r) => r.id), `${namespace} live reservations`).toEqual([...fold(whole).reservations.keys()].sort());
+      const live = (await db.dataSource.query(`SELECT reservation_id AS id FROM projected_reservations WHERE namespace = $1 ORDER BY 1`, [
+        namespace,
+      ])) as { id: string }[];
+      expect(
+        live.map((r) => r.id),
+        `${namespace} live reservations`,
+      ).toEqual([...fold(whole).reservations.keys()].sort());
       for (const at of instants) expect(await usageAt(namespace, at), `${namespace} at ${at}`).toEqual(await expectedAt(namespace, at));
     }
   }
 
   it('archives January with its reservations live, and keeps them in the horizon states', async () => {
-    await db.dataSource.query(`SELECT ledger_events_add_partition($1), ledger_events_add_partition('2025-02-01T00:00:00Z'), ledger_events_add_partition('2025-03-01T00:00:00Z')`, [JANUARY]);
-    for (const namespace of NAMESPACES) await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '6', 'requests.cpu': '1' } } }, { actor: 'admin' });
-    for (const [namespace, name, cpu] of [['busy', 'p1', '300m'], ['busy', 'p2', '200m'], ['busy', 'p3', '100m'], ['still', 's1', '100m']] as const) {
+    await db.dataSource.query(
+      `SELECT ledger_events_add_partition($1), ledger_events_add_partition('2025-02-01T00:00:00Z'), ledger_events_add_partition('2025-03-01T00:00:00Z')`,
+      [JANUARY],
+    );
+    for (const namespace of NAMESPACES)
+      await ledger.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '6', 'requests.cpu': '1' } } }, { actor: 'admin' });
+    for (const [namespace, name, cpu] of [
+      ['busy', 'p1', '300m'],
+      ['busy', 'p2', '200m'],
+      ['busy', 'p3', '100m'],
+      ['still', 's1', '100m'],
+    ] as const) {
       const admitted = await ledger.admit(admitPod(namespace, pod(name, cpu)));
       ids.set(name, admitted.result.reservationId ?? '');
     }
@@ -123,7 +144,11 @@ describe('archiving a month whose reservations are still live', () => {
     ids.set('w2', (await ledger.admit(reserveWidget('still', 'w2'))).result.reservationId ?? '');
     // In January still: p1 and p3 are listed (committed), p3 already Succeeded (terminated); w1 is committed.
     now = Date.parse('2025-01-20T10:00:00Z');
-    expect((await reconcile('busy', [pod('p1', '300m'), pod('p3', '100m', 'Succeeded')])).actions.map((a) => a.kind).sort()).toEqual(['commit', 'commit', 'terminate']);
+    expect((await reconcile('busy', [pod('p1', '300m'), pod('p3', '100m', 'Succeeded')])).actions.map((a) => a.kind).sort()).toEqual([
+      'commit',
+      'commit',
+      'terminate',
+    ]);
     await ledger.commit('busy', ids.get('w1') ?? '', { actor: 'bob' });
     await new UsageProjection(db.dataSource).catchUp();
     for (const namespace of NAMESPACES) archived.set(namespace, await stream(namespace));
@@ -134,7 +159,9 @@ describe('archiving a month whose reservations are still live', () => {
     expect(report.archived.map((a) => a.partition)).toEqual(['ledger_events_p202501']);
     expect(report.horizon).toBe(HORIZON);
     expect(await stream('busy')).toEqual([]);
-    const held = (await db.dataSource.query(`SELECT namespace, jsonb_array_length(reservations) AS n FROM ledger_horizon_states ORDER BY namespace`)) as { namespace: string; n: number }[];
+    const held = (await db.dataSource.query(
+      `SELECT namespace, jsonb_array_length(reservations) AS n FROM ledger_horizon_states ORDER BY namespace`,
+    )) as { namespace: string; n: number }[];
     expect(held).toEqual([
       { namespace: 'busy', n: 4 },
       { namespace: 'still', n: 2 },
@@ -145,7 +172,10 @@ describe('archiving a month whose reservations are still live', () => {
   it('commits, terminates and releases them after the archive, with every usage exact at every instant', async () => {
     now = Date.parse('2025-02-03T10:00:00Z');
     // p2 appears: committed; p3 (terminated in January) is gone: released as deleted.
-    expect((await reconcile('busy', [pod('p1', '300m'), pod('p2', '200m')])).actions.map((a) => `${a.kind}`).sort()).toEqual(['commit', 'release']);
+    expect((await reconcile('busy', [pod('p1', '300m'), pod('p2', '200m')])).actions.map((a) => `${a.kind}`).sort()).toEqual([
+      'commit',
+      'release',
+    ]);
     now = Date.parse('2025-02-04T10:00:00Z');
     await ledger.release('busy', ids.get('w1') ?? '', { actor: 'bob' });
     now = Date.parse('2025-02-05T10:00:00Z');
@@ -155,7 +185,15 @@ describe('archiving a month whose reservations are still live', () => {
     await ledger.admit(admitPod('busy', pod('p4', '400m')));
     // The projection follows: each of these names a reservation whose making event was archived.
     await new UsageProjection(db.dataSource).catchUp();
-    const instants = [HORIZON, '2025-02-03T10:00:00.500Z', '2025-02-03T12:00:00Z', '2025-02-04T12:00:00Z', '2025-02-05T12:00:00Z', '2025-02-06T12:00:00Z', '2025-03-01T00:00:00Z'];
+    const instants = [
+      HORIZON,
+      '2025-02-03T10:00:00.500Z',
+      '2025-02-03T12:00:00Z',
+      '2025-02-04T12:00:00Z',
+      '2025-02-05T12:00:00Z',
+      '2025-02-06T12:00:00Z',
+      '2025-03-01T00:00:00Z',
+    ];
     await expectExact(instants);
     // Still live at the end: p1 (terminated, counting count/pods only) and p4 in busy, both of still's.
     const live = [...fold(await wholeStream('busy')).reservations.keys()];
@@ -177,7 +215,10 @@ describe('archiving a month whose reservations are still live', () => {
     expect(steps).toBeGreaterThan(3);
     await expectExact(instants);
     // still was idle since January: projected as its horizon state, its two reservations live.
-    expect(((await db.dataSource.query(`SELECT count(*)::int AS n FROM projected_reservations WHERE namespace = 'still'`)) as { n: number }[])[0]?.n).toBe(2);
+    expect(
+      ((await db.dataSource.query(`SELECT count(*)::int AS n FROM projected_reservations WHERE namespace = 'still'`)) as { n: number }[])[0]
+        ?.n,
+    ).toBe(2);
     // And a release of one of them now is projected as usual.
     await ledger.release('still', ids.get('w2') ?? '', { actor: 'bob' });
     await new UsageProjection(db.dataSource).catchUp();

@@ -39,7 +39,9 @@ const insertAt = (ds: DataSource, namespace: string, version: number, at: string
   );
 
 const partitionsOf = async (ds: DataSource): Promise<string[]> =>
-  ((await ds.query(`SELECT partition FROM ledger_event_partitions ORDER BY range_start`)) as { partition: string }[]).map((r) => r.partition);
+  ((await ds.query(`SELECT partition FROM ledger_event_partitions ORDER BY range_start`)) as { partition: string }[]).map(
+    (r) => r.partition,
+  );
 
 /** The UTC month `offset` months from the database's current one, as its partition's suffix and first instant. */
 async function monthOf(ds: DataSource, offset: number): Promise<{ suffix: string; start: string; mid: string }> {
@@ -106,7 +108,10 @@ describe('ledger_events partitioned by month', () => {
   });
 
   it('keeps an event far in the future or the past in DEFAULT, and refuses nothing for want of a partition', async () => {
-    const rows = [...(await insertAt(db.dataSource, 'far', 1, '2199-05-01T00:00:00Z')), ...(await insertAt(db.dataSource, 'far', 2, '1999-01-01T00:00:00Z'))];
+    const rows = [
+      ...(await insertAt(db.dataSource, 'far', 1, '2199-05-01T00:00:00Z')),
+      ...(await insertAt(db.dataSource, 'far', 2, '1999-01-01T00:00:00Z')),
+    ];
     expect(rows.map((r) => r.partition)).toEqual(['ledger_events_default', 'ledger_events_default']);
     expect(BigInt(rows[1]?.position ?? 0)).toBeGreaterThan(BigInt(rows[0]?.position ?? 0));
   });
@@ -114,12 +119,16 @@ describe('ledger_events partitioned by month', () => {
   it('refuses a second event at a stream version within a partition, under a name the write path reads as a lost race', async () => {
     const month = await monthOf(db.dataSource, 0);
     await insertAt(db.dataSource, 'twice', 1, month.mid);
-    await expect(insertAt(db.dataSource, 'twice', 1, month.start)).rejects.toMatchObject({ code: '23505', constraint: `ledger_events_stream_version_p${month.suffix}` });
+    await expect(insertAt(db.dataSource, 'twice', 1, month.start)).rejects.toMatchObject({
+      code: '23505',
+      constraint: `ledger_events_stream_version_p${month.suffix}`,
+    });
   });
 
   it('keeps refusing UPDATE, DELETE and TRUNCATE, of the ledger and of each partition by name', async () => {
     await refusesRewrites(db.dataSource);
-    for (const partition of [...(await partitionsOf(db.dataSource)), 'ledger_events_default']) await refusesRewrites(db.dataSource, partition);
+    for (const partition of [...(await partitionsOf(db.dataSource)), 'ledger_events_default'])
+      await refusesRewrites(db.dataSource, partition);
   });
 
   it('makes the months ahead even when DEFAULT holds their rows, moving those rows to them with their positions', async () => {
@@ -136,7 +145,9 @@ describe('ledger_events partitioned by month', () => {
 
     expect(await ensureLedgerPartitions(ds)).toEqual([`ledger_events_p${next?.suffix}`, `ledger_events_p${afterNext?.suffix}`]);
     expect(await ensureLedgerPartitions(ds)).toEqual([]);
-    const placed = (await ds.query(`SELECT position::text AS position, tableoid::regclass::text AS partition FROM ledger_events WHERE namespace IN ('early', 'far') ORDER BY ledger_events.position`)) as {
+    const placed = (await ds.query(
+      `SELECT position::text AS position, tableoid::regclass::text AS partition FROM ledger_events WHERE namespace IN ('early', 'far') ORDER BY ledger_events.position`,
+    )) as {
       position: string;
       partition: string;
     }[];
@@ -149,7 +160,9 @@ describe('ledger_events partitioned by month', () => {
     expect(await allRows(ds)).toEqual(before);
     // The DEFAULT made again carries what every partition carries.
     await refusesRewrites(ds, 'ledger_events_default');
-    await expect(insertAt(ds, 'far', 1, '2199-06-01T00:00:00Z')).rejects.toMatchObject({ constraint: 'ledger_events_stream_version_default' });
+    await expect(insertAt(ds, 'far', 1, '2199-06-01T00:00:00Z')).rejects.toMatchObject({
+      constraint: 'ledger_events_stream_version_default',
+    });
   });
 
   it('makes the months missed since the newest partition when their rows wait in DEFAULT, and leaves older rows there', async () => {
@@ -161,7 +174,9 @@ describe('ledger_events partitioned by month', () => {
     expect([gapRow?.partition, olderRow?.partition]).toEqual(['ledger_events_default', 'ledger_events_default']);
 
     expect(await ensureLedgerPartitions(ds)).toEqual([`ledger_events_p${gap?.suffix}`]);
-    const placed = (await ds.query(`SELECT version::int AS version, tableoid::regclass::text AS partition FROM ledger_events WHERE namespace = 'paused' ORDER BY version`)) as {
+    const placed = (await ds.query(
+      `SELECT version::int AS version, tableoid::regclass::text AS partition FROM ledger_events WHERE namespace = 'paused' ORDER BY version`,
+    )) as {
       version: number;
       partition: string;
     }[];
@@ -218,7 +233,8 @@ describe('archiving a month', () => {
     const projection = new UsageProjection(db.dataSource);
     await projection.catchUp();
   };
-  const tableExists = async (name: string): Promise<boolean> => ((await db.dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [name])) as { present: boolean }[])[0]?.present === true;
+  const tableExists = async (name: string): Promise<boolean> =>
+    ((await db.dataSource.query(`SELECT to_regclass($1) IS NOT NULL AS present`, [name])) as { present: boolean }[])[0]?.present === true;
 
   /** Usage per quota at an instant, by the fold of the retained events from the stream's horizon state (what usage?at= must answer from the horizon on). */
   async function usageFromHorizon(namespace: string, at: string): Promise<Record<string, Record<string, string>>> {
@@ -237,7 +253,9 @@ describe('archiving a month', () => {
       rows.map((r) => ({ type: r.type, data: r.data, version: r.version, at: Math.floor(r.at_ms) }) as RecordedEvent),
       base?.state,
     );
-    return Object.fromEntries([...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]));
+    return Object.fromEntries(
+      [...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]),
+    );
   }
 
   const usageNow = async (namespace: string, at: string): Promise<Record<string, Record<string, string>>> => {
@@ -246,11 +264,20 @@ describe('archiving a month', () => {
   };
 
   it('records a month of history, its reservations released after it (retention-live.test.ts archives months with live ones)', async () => {
-    await db.dataSource.query(`SELECT ledger_events_add_partition('2025-01-01T00:00:00Z'), ledger_events_add_partition('2025-02-01T00:00:00Z')`);
+    await db.dataSource.query(
+      `SELECT ledger_events_add_partition('2025-01-01T00:00:00Z'), ledger_events_add_partition('2025-02-01T00:00:00Z')`,
+    );
     await ledger.putQuota('arch', { name: 'compute', spec: { hard: { pods: '10', 'requests.cpu': '2' } } }, { actor: 'admin' });
     const cluster = new ClusterWriter(db.dataSource, { clock: () => (now += 1000) });
     await cluster.putNamespace({ name: 'arch', metadata: { labels: { team: 'blue' } } }, { actor: 'admin' });
-    await cluster.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name: 'blue' }, spec: { hard: { pods: '10' } }, selector: { labels: { matchLabels: { team: 'blue' } } } }, { actor: 'admin' });
+    await cluster.putSharedQuota(
+      {
+        ref: { kind: 'ClusterResourceQuota', name: 'blue' },
+        spec: { hard: { pods: '10' } },
+        selector: { labels: { matchLabels: { team: 'blue' } } },
+      },
+      { actor: 'admin' },
+    );
     await cluster.close();
     await ledger.putQuota('idle', { name: 'compute', spec: { hard: { pods: '3' } } }, { actor: 'admin' });
     // Never written to again: its usage from the horizon on comes from its horizon state alone.
@@ -282,7 +309,9 @@ describe('archiving a month', () => {
        VALUES ('clusterresourcequotas/big', 1, 'SharedQuotaDefined', 1, '{"n": 123456789012345678901234567890}', 'admin', '2025-01-31T23:30:00Z')`,
     );
     now = Date.parse('2025-03-05T12:00:00Z');
-    await expect(archiveLedger(db.dataSource, { before: HORIZON, directory })).rejects.toThrow(/projection has not applied all of it \(1 namespaces behind, e\.g\. "late"/);
+    await expect(archiveLedger(db.dataSource, { before: HORIZON, directory })).rejects.toThrow(
+      /projection has not applied all of it \(1 namespaces behind, e\.g\. "late"/,
+    );
     await projectAll();
     const shared = new SharedUsageQueries(db.dataSource);
     for (const at of SHARED_INSTANTS) sharedBefore.set(at, await shared.usageAt(BLUE, at));
@@ -292,11 +321,19 @@ describe('archiving a month', () => {
 
   it('exports exactly the partition’s rows as NDJSON, detaches it and records the horizon; the ledger stays append-only', async () => {
     const ds = db.dataSource;
-    const instants = ['2025-02-01T00:00:00Z', '2025-02-03T10:00:01Z', '2025-02-04T12:00:00Z', '2025-02-25T00:00:00Z', '2025-03-06T00:00:00Z', '2026-01-01T00:00:00Z'];
+    const instants = [
+      '2025-02-01T00:00:00Z',
+      '2025-02-03T10:00:01Z',
+      '2025-02-04T12:00:00Z',
+      '2025-02-25T00:00:00Z',
+      '2025-03-06T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+    ];
     const expected = new Map<string, Record<string, Record<string, string>>>();
     const namespaces = ['arch', 'idle', 'quiet', 'late'];
     for (const namespace of namespaces) for (const at of instants) expected.set(`${namespace}@${at}`, await usageNow(namespace, at));
-    for (const namespace of namespaces) for (const at of JANUARY_INSTANTS) januaryUsage.set(`${namespace}@${at}`, await usageNow(namespace, at));
+    for (const namespace of namespaces)
+      for (const at of JANUARY_INSTANTS) januaryUsage.set(`${namespace}@${at}`, await usageNow(namespace, at));
     const january = (await ds.query(
       `SELECT position::text AS position, namespace, version::int AS version, type, schema_version AS "schemaVersion",
               to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS time, actor, on_behalf_of, request_id, data, transaction_id::text AS "transactionId"
@@ -306,18 +343,28 @@ describe('archiving a month', () => {
     expect(await retentionHorizon(ds)).toBeUndefined();
 
     const dry = await archiveLedger(ds, { before: HORIZON, directory, dryRun: true });
-    expect(dry.planned).toEqual([{ partition: JANUARY, rangeStart: '2025-01-01T00:00:00.000Z', rangeEnd: HORIZON, events: january.length }]);
+    expect(dry.planned).toEqual([
+      { partition: JANUARY, rangeStart: '2025-01-01T00:00:00.000Z', rangeEnd: HORIZON, events: january.length },
+    ]);
     expect(await partitionsOf(ds)).toContain(JANUARY);
 
     const report = await archiveLedger(ds, { before: HORIZON, directory });
     expect(report.archived).toEqual([
-      expect.objectContaining({ partition: JANUARY, rangeEnd: HORIZON, events: january.length, file: path.join(directory, `${JANUARY}.ndjson`), streams: namespaces.length + 2 }),
+      expect.objectContaining({
+        partition: JANUARY,
+        rangeEnd: HORIZON,
+        events: january.length,
+        file: path.join(directory, `${JANUARY}.ndjson`),
+        streams: namespaces.length + 2,
+      }),
     ]);
     expect(report.horizon).toBe(HORIZON);
 
     const lines = (await readFile(path.join(directory, `${JANUARY}.ndjson`), 'utf8')).split('\n');
     expect(lines.pop()).toBe('');
-    expect(lines.find((line) => line.includes('clusterresourcequotas/big'))).toMatch(/"data":\{"n": 123456789012345678901234567890\},"transactionId":"\d+"\}$/);
+    expect(lines.find((line) => line.includes('clusterresourcequotas/big'))).toMatch(
+      /"data":\{"n": 123456789012345678901234567890\},"transactionId":"\d+"\}$/,
+    );
     expect(lines.map((line) => JSON.parse(line) as ArchivedEvent)).toEqual(
       january.map(({ on_behalf_of, request_id, ...event }) => ({
         ...event,
@@ -355,13 +402,25 @@ describe('archiving a month', () => {
         expect(await usageNow(namespace, at), `usageAt of ${namespace} at ${at}`).toEqual(expected.get(`${namespace}@${at}`));
       }
       // Before the horizon: 410 Expired, naming the horizon, for an instant and for a series' start.
-      await expect(ledger.usageAt(namespace, '2025-01-15T00:00:00Z')).rejects.toMatchObject({ code: 'Archived', message: expect.stringContaining(HORIZON) });
-      await expect(ledger.usageSeries(namespace, { since: '2025-01-15T00:00:00Z', until: HORIZON, points: 3 })).rejects.toMatchObject({ code: 'Archived' });
+      await expect(ledger.usageAt(namespace, '2025-01-15T00:00:00Z')).rejects.toMatchObject({
+        code: 'Archived',
+        message: expect.stringContaining(HORIZON),
+      });
+      await expect(ledger.usageSeries(namespace, { since: '2025-01-15T00:00:00Z', until: HORIZON, points: 3 })).rejects.toMatchObject({
+        code: 'Archived',
+      });
     }
   });
 
   const NAMESPACES = ['arch', 'idle', 'quiet', 'late'];
-  const RETAINED_INSTANTS = [HORIZON, '2025-02-03T10:00:01Z', '2025-02-04T12:00:00Z', '2025-02-25T00:00:00Z', '2025-03-06T00:00:00Z', '2025-03-06T10:00:01Z'];
+  const RETAINED_INSTANTS = [
+    HORIZON,
+    '2025-02-03T10:00:01Z',
+    '2025-02-04T12:00:00Z',
+    '2025-02-25T00:00:00Z',
+    '2025-03-06T00:00:00Z',
+    '2025-03-06T10:00:01Z',
+  ];
   const SERIES_RANGE = { since: HORIZON, until: '2025-03-06T10:00:01Z', points: 7 };
 
   /** What usage?at= and a series answer for every namespace from the horizon on (read while the projection has caught up). */
@@ -379,8 +438,13 @@ describe('archiving a month', () => {
     for (const at of SHARED_INSTANTS) expect(await shared.usageAt(BLUE, at), at).toEqual(sharedBefore.get(at));
     const series = await shared.usageSeries(BLUE, { since: HORIZON, until: '2025-03-06T00:00:00Z', points: 4 });
     expect(series?.points.map((p) => p.defined)).toEqual([true, true, true, true]);
-    await expect(shared.usageAt(BLUE, '2025-01-20T00:00:00Z')).rejects.toMatchObject({ code: 'Archived', message: expect.stringContaining(HORIZON) });
-    await expect(shared.usageSeries(BLUE, { since: '2025-01-20T00:00:00Z', until: HORIZON, points: 3 })).rejects.toMatchObject({ code: 'Archived' });
+    await expect(shared.usageAt(BLUE, '2025-01-20T00:00:00Z')).rejects.toMatchObject({
+      code: 'Archived',
+      message: expect.stringContaining(HORIZON),
+    });
+    await expect(shared.usageSeries(BLUE, { since: '2025-01-20T00:00:00Z', until: HORIZON, points: 3 })).rejects.toMatchObject({
+      code: 'Archived',
+    });
   });
 
   it('folds usage?at= and series from the horizon states while the projection has not reached them (no snapshot, no read model)', async () => {
@@ -408,7 +472,9 @@ describe('archiving a month', () => {
       const head = await ledger.usage(namespace);
       const projected = await ledger.projectedUsage(namespace);
       expect(projected?.version, namespace).toBe(head?.version);
-      expect(Object.fromEntries(projected?.used ?? []), namespace).toEqual(Object.fromEntries((head?.quotas ?? []).map((q) => [q.name, q.used])));
+      expect(Object.fromEntries(projected?.used ?? []), namespace).toEqual(
+        Object.fromEntries((head?.quotas ?? []).map((q) => [q.name, q.used])),
+      );
     }
     const shared = new SharedUsageQueries(db.dataSource);
     for (const at of SHARED_INSTANTS) expect(await shared.usageAt(BLUE, at), at).toEqual(sharedBefore.get(at));
@@ -450,7 +516,11 @@ describe('archiving a month', () => {
     // Down to the first migration whose tables say what was archived, which refuses as the
     // partitioning does; those above it (an index) go, and come back after.
     let refused: Error | undefined;
-    for (let undone = 0; !refused && undone < 5; undone++) refused = await db.dataSource.undoLastMigration().then(() => undefined, (error: Error) => error);
+    for (let undone = 0; !refused && undone < 5; undone++)
+      refused = await db.dataSource.undoLastMigration().then(
+        () => undefined,
+        (error: Error) => error,
+      );
     expect(refused?.message).toMatch(/were archived/);
     expect(await tableExists('ledger_event_partitions')).toBe(true);
     await db.dataSource.runMigrations();
@@ -460,7 +530,9 @@ describe('archiving a month', () => {
     const file = path.join(directory, `${JANUARY}.ndjson`);
     const original = await readFile(file, 'utf8');
     await writeFile(file, original.replace(/"actor":"admin"/, '"actor":"someone"'));
-    await expect(archiveLedger(db.dataSource, { before: HORIZON, directory, drop: true })).rejects.toThrow(/is not dropped: .* holds \d+ lines \(sha256/);
+    await expect(archiveLedger(db.dataSource, { before: HORIZON, directory, drop: true })).rejects.toThrow(
+      /is not dropped: .* holds \d+ lines \(sha256/,
+    );
     expect(await tableExists(`archived_${JANUARY}`)).toBe(true);
 
     await writeFile(file, original);
@@ -471,7 +543,9 @@ describe('archiving a month', () => {
   });
 
   it('never archives the month being written', async () => {
-    await expect(archiveLedger(db.dataSource, { before: '2999-01-01T00:00:00Z', directory })).rejects.toThrow(/after the start of the current month/);
+    await expect(archiveLedger(db.dataSource, { before: '2999-01-01T00:00:00Z', directory })).rejects.toThrow(
+      /after the start of the current month/,
+    );
   });
 });
 
@@ -485,7 +559,10 @@ describe('the migration, on a ledger with history', () => {
   beforeAll(async () => {
     expect(partitioning?.name).toBe('PartitionLedgerEvents1795900001000');
     database = await createTestDatabase('qlpartmig');
-    dataSource = await new DataSource({ ...buildDataSourceOptions({ url: database.url, poolSize: 2 }), migrations: MIGRATIONS.slice(0, at) }).initialize();
+    dataSource = await new DataSource({
+      ...buildDataSourceOptions({ url: database.url, poolSize: 2 }),
+      migrations: MIGRATIONS.slice(0, at),
+    }).initialize();
     await runMigrationsLocked(dataSource);
   });
   afterAll(async () => {
@@ -511,32 +588,53 @@ describe('the migration, on a ledger with history', () => {
         [namespace, version, `req-${version}`, at],
       );
     }
-    await plain.query(`INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor) VALUES ('hist-now', 1, 'Reserved', 1, '{}', 'test')`);
+    await plain.query(
+      `INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor) VALUES ('hist-now', 1, 'Reserved', 1, '{}', 'test')`,
+    );
     // A position drawn and never committed: the new table must not draw it again either.
-    await plain.transaction(async (manager) => {
-      await manager.query(`INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor) VALUES ('hist-now', 2, 'Reserved', 1, '{}', 'test')`);
-      throw new Error('roll back');
-    }).catch(() => undefined);
+    await plain
+      .transaction(async (manager) => {
+        await manager.query(
+          `INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor) VALUES ('hist-now', 2, 'Reserved', 1, '{}', 'test')`,
+        );
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
     await plain.query(`CREATE ROLE ${role}`);
     await plain.query(`GRANT SELECT ON ledger_events TO ${role}`);
     const before = await allRows(plain);
     const indexesBefore = await indexesOf(plain);
     await plain.destroy();
 
-    dataSource = await new DataSource({ ...buildDataSourceOptions({ url: database.url, poolSize: 2 }), migrations: MIGRATIONS.slice(0, at + 1) }).initialize();
+    dataSource = await new DataSource({
+      ...buildDataSourceOptions({ url: database.url, poolSize: 2 }),
+      migrations: MIGRATIONS.slice(0, at + 1),
+    }).initialize();
     expect(await runMigrationsLocked(dataSource)).toEqual(['PartitionLedgerEvents1795900001000']);
     expect(await allRows(dataSource)).toEqual(before);
     const partitions = await partitionsOf(dataSource);
     expect(partitions.slice(0, 2)).toEqual(['ledger_events_p202503', 'ledger_events_p202504']);
     const [thisMonth] = await Promise.all([monthOf(dataSource, 0)]);
     expect(partitions).toContain(`ledger_events_p${thisMonth?.suffix}`);
-    const placed = (await dataSource.query(`SELECT namespace, version::int AS version, tableoid::regclass::text AS partition FROM ledger_events WHERE namespace LIKE 'hist-_' ORDER BY ledger_events.position`)) as {
+    const placed = (await dataSource.query(
+      `SELECT namespace, version::int AS version, tableoid::regclass::text AS partition FROM ledger_events WHERE namespace LIKE 'hist-_' ORDER BY ledger_events.position`,
+    )) as {
       partition: string;
     }[];
-    expect(placed.map((r) => r.partition)).toEqual(['ledger_events_p202503', 'ledger_events_p202503', 'ledger_events_p202504', 'ledger_events_default']);
-    const [{ relkind } = { relkind: undefined }] = (await dataSource.query(`SELECT relkind FROM pg_class WHERE oid = 'ledger_events'::regclass`)) as { relkind: string }[];
+    expect(placed.map((r) => r.partition)).toEqual([
+      'ledger_events_p202503',
+      'ledger_events_p202503',
+      'ledger_events_p202504',
+      'ledger_events_default',
+    ]);
+    const [{ relkind } = { relkind: undefined }] = (await dataSource.query(
+      `SELECT relkind FROM pg_class WHERE oid = 'ledger_events'::regclass`,
+    )) as { relkind: string }[];
     expect(relkind).toBe('p');
-    const [{ allowed } = { allowed: undefined }] = (await dataSource.query(`SELECT has_table_privilege($1, 'ledger_events', 'SELECT') AS allowed`, [role])) as { allowed: boolean }[];
+    const [{ allowed } = { allowed: undefined }] = (await dataSource.query(
+      `SELECT has_table_privilege($1, 'ledger_events', 'SELECT') AS allowed`,
+      [role],
+    )) as { allowed: boolean }[];
     expect(allowed).toBe(true);
 
     const lastBefore = BigInt(before.at(-1)?.position ?? 0);
@@ -549,10 +647,14 @@ describe('the migration, on a ledger with history', () => {
 
     const after = await allRows(dataSource);
     await dataSource.undoLastMigration();
-    const [{ kind } = { kind: undefined }] = (await dataSource.query(`SELECT relkind AS kind FROM pg_class WHERE oid = 'ledger_events'::regclass`)) as { kind: string }[];
+    const [{ kind } = { kind: undefined }] = (await dataSource.query(
+      `SELECT relkind AS kind FROM pg_class WHERE oid = 'ledger_events'::regclass`,
+    )) as { kind: string }[];
     expect(kind).toBe('r');
     expect(await allRows(dataSource)).toEqual(after);
-    expect(await dataSource.query(`SELECT to_regclass('ledger_retention') AS t, to_regclass('ledger_events_default') AS d`)).toEqual([{ t: null, d: null }]);
+    expect(await dataSource.query(`SELECT to_regclass('ledger_retention') AS t, to_regclass('ledger_events_default') AS d`)).toEqual([
+      { t: null, d: null },
+    ]);
     // The indexes of the table as it was, under their names and definitions.
     expect(await indexesOf(dataSource)).toEqual(indexesBefore);
     expect(indexesBefore.map((i) => i.indexname)).toContain('ledger_events_stream_version');
@@ -561,10 +663,14 @@ describe('the migration, on a ledger with history', () => {
     )) as { position: string }[];
     expect(BigInt(again?.position ?? 0)).toBe(lastBefore + 3n);
     await expect(
-      dataSource.query(`INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor, recorded_at) VALUES ('hist-a', 1, 'Reserved', 1, '{}', 'x', '2030-01-01')`),
+      dataSource.query(
+        `INSERT INTO ledger_events (namespace, version, type, schema_version, data, actor, recorded_at) VALUES ('hist-a', 1, 'Reserved', 1, '{}', 'x', '2030-01-01')`,
+      ),
     ).rejects.toMatchObject({ constraint: 'ledger_events_stream_version' });
     await refusesRewrites(dataSource);
-    const [{ kept } = { kept: undefined }] = (await dataSource.query(`SELECT has_table_privilege($1, 'ledger_events', 'SELECT') AS kept`, [role])) as { kept: boolean }[];
+    const [{ kept } = { kept: undefined }] = (await dataSource.query(`SELECT has_table_privilege($1, 'ledger_events', 'SELECT') AS kept`, [
+      role,
+    ])) as { kept: boolean }[];
     expect(kept).toBe(true);
 
     expect(await runMigrationsLocked(dataSource)).toEqual(['PartitionLedgerEvents1795900001000']);

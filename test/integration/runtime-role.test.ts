@@ -3,7 +3,16 @@ import type { INestApplication } from '@nestjs/common';
 import { loadConfig } from '@quota/config';
 import type { InventorySource } from '@quota/inventory';
 import { migrateQueueSchema, reconcileQueue } from '@quota/jobs';
-import { buildDataSourceOptions, ensureLedgerPartitions, grantRuntimeRole, LedgerCommands, DefinitionQueries, runMigrationsLocked, RUNTIME_GRANTS, UsageProjection } from '@quota/ledger';
+import {
+  buildDataSourceOptions,
+  ensureLedgerPartitions,
+  grantRuntimeRole,
+  LedgerCommands,
+  DefinitionQueries,
+  runMigrationsLocked,
+  RUNTIME_GRANTS,
+  UsageProjection,
+} from '@quota/ledger';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,18 +103,27 @@ describe('the runtime role (DATABASE_RUNTIME_ROLE)', () => {
         WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm') AND NOT c.relispartition ORDER BY 1`,
     )) as { name: string }[];
     expect(relations.map((r) => r.name).filter((name) => !(name in RUNTIME_GRANTS))).toEqual([]);
-    const [{ owns } = { owns: undefined }] = (await owner.query(`SELECT pg_get_userbyid(relowner) AS owns FROM pg_class WHERE oid = 'ledger_events'::regclass`)) as { owns: string }[];
+    const [{ owns } = { owns: undefined }] = (await owner.query(
+      `SELECT pg_get_userbyid(relowner) AS owns FROM pg_class WHERE oid = 'ledger_events'::regclass`,
+    )) as { owns: string }[];
     expect(owns).toBe(OWNER);
     const privileges = (await owner.query(
       `SELECT t AS "table", p AS privilege FROM unnest(ARRAY['ledger_events', 'admission_decisions']) t, unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER', 'REFERENCES']) p
         WHERE has_table_privilege($1, t, p) ORDER BY 1, 2`,
       [RUNTIME],
     )) as { table: string; privilege: string }[];
-    expect(privileges.map((r) => `${r.table} ${r.privilege}`)).toEqual(['admission_decisions INSERT', 'admission_decisions SELECT', 'ledger_events INSERT', 'ledger_events SELECT']);
+    expect(privileges.map((r) => `${r.table} ${r.privilege}`)).toEqual([
+      'admission_decisions INSERT',
+      'admission_decisions SELECT',
+      'ledger_events INSERT',
+      'ledger_events SELECT',
+    ]);
   });
 
   it('cannot disable the append-only triggers, rewrite or empty the history, or change the schema', async () => {
-    const [{ partition } = { partition: '' }] = (await owner.query(`SELECT partition FROM ledger_event_partitions ORDER BY range_start DESC LIMIT 1`)) as { partition: string }[];
+    const [{ partition } = { partition: '' }] = (await owner.query(
+      `SELECT partition FROM ledger_event_partitions ORDER BY range_start DESC LIMIT 1`,
+    )) as { partition: string }[];
     const statements = [
       'ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_no_update_delete',
       'ALTER TABLE ledger_events DISABLE TRIGGER ALL',
@@ -156,11 +174,31 @@ describe('the runtime role (DATABASE_RUNTIME_ROLE)', () => {
     await api.listen(0, '127.0.0.1');
     base = (await api.getUrl()).replace('[::1]', '127.0.0.1');
     const call = async (method: string, path: string, body?: unknown): Promise<Answer> => {
-      const response = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
       return { status: response.status, body: await response.json() } as Answer;
     };
-    expect((await call('PUT', '/v1/namespaces/roles-a', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'roles-a', labels: { tenant: 'roles' } } })).status).toBe(201);
-    expect((await call('PUT', '/v1/namespaces/roles-a/resourcequotas/pods', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '1' } } })).status).toBe(201);
+    expect(
+      (
+        await call('PUT', '/v1/namespaces/roles-a', {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name: 'roles-a', labels: { tenant: 'roles' } },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await call('PUT', '/v1/namespaces/roles-a/resourcequotas/pods', {
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          spec: { hard: { pods: '1' } },
+        })
+      ).status,
+    ).toBe(201);
     expect(
       (
         await call('PUT', '/v1/clusterresourcequotas/roles', {
@@ -180,11 +218,19 @@ describe('the runtime role (DATABASE_RUNTIME_ROLE)', () => {
         namespace: 'roles-a',
         name,
         operation: 'CREATE',
-        object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'roles-a', uid: `uid-${name}` }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+        object: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name, namespace: 'roles-a', uid: `uid-${name}` },
+          spec: { containers: [{ name: 'c', image: 'x' }] },
+        },
       },
     });
     expect((await call('POST', '/v1/admission/validate', review('first'))).body.response).toMatchObject({ allowed: true });
-    expect((await call('POST', '/v1/admission/validate', review('second'))).body.response).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect((await call('POST', '/v1/admission/validate', review('second'))).body.response).toMatchObject({
+      allowed: false,
+      status: { code: 403 },
+    });
 
     const projection = new UsageProjection(runtime);
     expect(await projection.catchUp()).toBeGreaterThan(0);
@@ -193,7 +239,9 @@ describe('the runtime role (DATABASE_RUNTIME_ROLE)', () => {
     // One month more than the owner made: made through the SECURITY DEFINER function, owned by the owner.
     const made = await ensureLedgerPartitions(runtime, 3);
     expect(made).toHaveLength(1);
-    expect(await owner.query(`SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname = $1`, [made[0]])).toEqual([{ owner: OWNER }]);
+    expect(await owner.query(`SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname = $1`, [made[0]])).toEqual([
+      { owner: OWNER },
+    ]);
 
     // The reconciler's correction: the pod the webhook reserved is listed, so committed.
     const commands = new LedgerCommands(runtime, {});
@@ -203,13 +251,19 @@ describe('the runtime role (DATABASE_RUNTIME_ROLE)', () => {
       list: async (namespace) => ({
         namespace,
         covers: [{ group: '', resource: 'pods' }],
-        objects: [{ groupResource: { group: '', resource: 'pods' }, uid: 'uid-first', name: 'first', object: review('first').request.object }],
+        objects: [
+          { groupResource: { group: '', resource: 'pods' }, uid: 'uid-first', name: 'first', object: review('first').request.object },
+        ],
       }),
       close: async () => undefined,
     };
     const queue = { kind: 'postgres', url: urlAs(RUNTIME, 'bullmq'), schema: 'bullmq', migrate: false } as const;
     const reconciler = new Reconciler(
-      { now: () => commands.now(), reconcile: commands.reconcile.bind(commands), namespaces: new DefinitionQueries(runtime).namespaces.bind(new DefinitionQueries(runtime)) },
+      {
+        now: () => commands.now(),
+        reconcile: commands.reconcile.bind(commands),
+        namespaces: new DefinitionQueries(runtime).namespaces.bind(new DefinitionQueries(runtime)),
+      },
       listed,
       queue,
       { intervalMs: 3_600_000, graceMs: 0, concurrency: 1, watch: false },

@@ -78,7 +78,8 @@ describe('the admission transaction', () => {
   });
 
   it('groups commands of several namespaces in one transaction; a namespace whose head another writer holds waits on its own while the others commit', async () => {
-    for (const namespace of ['held', 'free-a', 'free-b']) await commands.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '10' } } }, { actor: 'admin' });
+    for (const namespace of ['held', 'free-a', 'free-b'])
+      await commands.putQuota(namespace, { name: 'compute', spec: { hard: { pods: '10' } } }, { actor: 'admin' });
     const blocker = new pg.Client({ connectionString: db.url });
     await blocker.connect();
     const grouped = new LedgerCommands(db.dataSource, { retryBaseMs: 1 });
@@ -90,7 +91,11 @@ describe('the admission transaction', () => {
       let heldDone = false;
       void held.finally(() => (heldDone = true));
       // Submitted together: one group, one transaction for both free namespaces.
-      const free = await Promise.all([grouped.admit(admit('free-a', pod('a1'))), grouped.admit(admit('free-a', pod('a2'))), grouped.admit(admit('free-b', pod('b1')))]);
+      const free = await Promise.all([
+        grouped.admit(admit('free-a', pod('a1'))),
+        grouped.admit(admit('free-a', pod('a2'))),
+        grouped.admit(admit('free-b', pod('b1'))),
+      ]);
       expect(free.map((o) => o.result.allowed)).toEqual([true, true, true]);
       expect(grouped.stats.transactions - transactions).toBe(1);
       expect(heldDone).toBe(false);
@@ -127,7 +132,10 @@ describe('the admission transaction', () => {
       },
     });
     try {
-      await expect(racing.commit('moved', id, { actor: 'x' })).rejects.toMatchObject({ code: 'Conflict', message: expect.stringContaining('was released (cancelled)') });
+      await expect(racing.commit('moved', id, { actor: 'x' })).rejects.toMatchObject({
+        code: 'Conflict',
+        message: expect.stringContaining('was released (cancelled)'),
+      });
       expect(moved).toBe(true);
       const types = await db.dataSource.query(`SELECT type FROM ledger_events WHERE namespace = 'moved' ORDER BY version`);
       expect(types.map((t: { type: string }) => t.type)).toEqual(['QuotaDefined', 'Reserved', 'Released']);
@@ -140,10 +148,14 @@ describe('the admission transaction', () => {
     await commands.putQuota('race', { name: 'compute', spec: { hard: { pods: '20' } } }, { actor: 'admin' });
     const other = new LedgerCommands(db.dataSource, { retryBaseMs: 1, batchSizeMax: 1 });
     try {
-      const outcomes = await Promise.allSettled(Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? commands : other).admit(admit('race', pod(`r${i}`)))));
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? commands : other).admit(admit('race', pod(`r${i}`)))),
+      );
       const allowed = outcomes.filter((o) => o.status === 'fulfilled' && o.value.result.allowed).length;
       expect(allowed).toBe(20);
-      const reserved = await db.dataSource.query(`SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'race' AND type = 'Reserved'`);
+      const reserved = await db.dataSource.query(
+        `SELECT count(*)::int AS n FROM ledger_events WHERE namespace = 'race' AND type = 'Reserved'`,
+      );
       expect(reserved[0].n).toBe(20);
     } finally {
       await other.close();
@@ -160,7 +172,9 @@ describe('migrations', () => {
       const [a, b] = await Promise.all([runMigrationsLocked(fresh.dataSource), runMigrationsLocked(fresh.dataSource)]);
       expect(a.length + b.length).toBeGreaterThan(0);
       expect(Math.min(a.length, b.length)).toBe(0);
-      const applied = await fresh.dataSource.query(`SELECT name, count(*)::int AS n FROM schema_migrations GROUP BY name HAVING count(*) > 1`);
+      const applied = await fresh.dataSource.query(
+        `SELECT name, count(*)::int AS n FROM schema_migrations GROUP BY name HAVING count(*) > 1`,
+      );
       expect(applied).toEqual([]);
     } finally {
       await fresh.drop();

@@ -2,7 +2,16 @@ import fc from 'fast-check';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod, SharedQuotaDefinition } from '@quota/domain';
-import { ClusterQueries, ClusterWriter, LedgerClock, LedgerCommands, SharedUsageQueries, UsageProjection, type AdmitCommand, type SharedQuotaUsagePoint } from '@quota/ledger';
+import {
+  ClusterQueries,
+  ClusterWriter,
+  LedgerClock,
+  LedgerCommands,
+  SharedUsageQueries,
+  UsageProjection,
+  type AdmitCommand,
+  type SharedQuotaUsagePoint,
+} from '@quota/ledger';
 import type { DataSource } from 'typeorm';
 import { poolOf } from '../support/api.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
@@ -63,7 +72,10 @@ const hrq = (namespace: string, name: string, pods: number): SharedQuotaDefiniti
 
 /** 300 admissions split over the namespaces, from two command sides (two pools) at once. */
 async function race(namespaces: readonly string[], total: number): Promise<{ allowed: Map<string, number>; denials: string[] }> {
-  const sides = [new LedgerCommands(db.dataSource, { retryBaseMs: 1 }), new LedgerCommands(db.dataSource, { retryBaseMs: 1, groupsInFlightMax: 4 })];
+  const sides = [
+    new LedgerCommands(db.dataSource, { retryBaseMs: 1 }),
+    new LedgerCommands(db.dataSource, { retryBaseMs: 1, groupsInFlightMax: 4 }),
+  ];
   const allowed = new Map(namespaces.map((ns) => [ns, 0]));
   const denials: string[] = [];
   try {
@@ -109,7 +121,10 @@ describe('a HierarchicalResourceQuota over a parent and its children', () => {
   it('admits exactly its hard limit over the subtree, every head equal to the folds', async () => {
     const commands = new LedgerCommands(db.dataSource);
     for (const ns of ['tree-a', 'tree-b']) {
-      await writer.putNamespace({ name: ns, metadata: { labels: { 'tree.tree.hnc.x-k8s.io/depth': '1', 'tree-a.tree.hnc.x-k8s.io/depth': '0' } } }, actor);
+      await writer.putNamespace(
+        { name: ns, metadata: { labels: { 'tree.tree.hnc.x-k8s.io/depth': '1', 'tree-a.tree.hnc.x-k8s.io/depth': '0' } } },
+        actor,
+      );
       await commands.putQuota(ns, { name: 'pods', spec: { hard: { pods: '40' } } }, actor);
     }
     await commands.close();
@@ -144,7 +159,9 @@ describe('a namespace whose labels change', () => {
     expect((await queries.getSharedQuota('clusterresourcequotas/green'))?.namespaces).toEqual([]);
     expect((await commands.admit(admitPod('mover', 'm-5'))).result.allowed).toBe(true);
     await commands.close();
-    const { rows } = await pool.query<{ type: string }>(`SELECT type FROM ledger_events WHERE namespace = 'mover' AND type LIKE 'SharedQuota%' ORDER BY version`);
+    const { rows } = await pool.query<{ type: string }>(
+      `SELECT type FROM ledger_events WHERE namespace = 'mover' AND type LIKE 'SharedQuota%' ORDER BY version`,
+    );
     expect(rows.map((r) => r.type)).toEqual(['SharedQuotaApplied', 'SharedQuotaWithdrawn']);
     expect(await disagreements(pool)).toEqual([]);
   });
@@ -152,7 +169,9 @@ describe('a namespace whose labels change', () => {
   it('withdraws a removed shared quota from every namespace it covered', async () => {
     await writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name: 'blue' }, actor);
     expect(await queries.getSharedQuota('clusterresourcequotas/blue')).toBeUndefined();
-    const { rows } = await pool.query<{ count: string }>(`SELECT count(*) FROM namespace_heads WHERE state->'shared' @> '[{"key":"clusterresourcequotas/blue"}]'`);
+    const { rows } = await pool.query<{ count: string }>(
+      `SELECT count(*) FROM namespace_heads WHERE state->'shared' @> '[{"key":"clusterresourcequotas/blue"}]'`,
+    );
     expect(Number(rows[0]?.count)).toBe(0);
     expect(await disagreements(pool)).toEqual([]);
   });
@@ -178,18 +197,24 @@ describe('random histories of labels, shared quota changes, admissions and relea
         const live = new Map<string, string[]>();
         const keys = ['x', 'y'].map((team) => `clusterresourcequotas/prop-${run}-${team}`);
         // What each shared quota's head held after each step, and when (no event shares the instant).
-        const seen: { at: string; key: string; point: Pick<SharedQuotaUsagePoint, 'defined' | 'hard' | 'used'>; namespaces: unknown }[] = [];
+        const seen: { at: string; key: string; point: Pick<SharedQuotaUsagePoint, 'defined' | 'hard' | 'used'>; namespaces: unknown }[] =
+          [];
         try {
           for (const o of ops) {
             switch (o.t) {
               case 'label':
-                await writer.putNamespace({ name: ns(o.ns), metadata: { labels: o.team === 'none' ? {} : { run: String(run), team: o.team } } }, actor);
+                await writer.putNamespace(
+                  { name: ns(o.ns), metadata: { labels: o.team === 'none' ? {} : { run: String(run), team: o.team } } },
+                  actor,
+                );
                 break;
               case 'quota':
                 await writer.putSharedQuota(crq(`prop-${run}-${o.team}`, { run: String(run), team: o.team }, o.pods), actor);
                 break;
               case 'unquota':
-                await writer.deleteSharedQuota({ kind: 'ClusterResourceQuota', name: `prop-${run}-${o.team}` }, actor).catch(() => undefined);
+                await writer
+                  .deleteSharedQuota({ kind: 'ClusterResourceQuota', name: `prop-${run}-${o.team}` }, actor)
+                  .catch(() => undefined);
                 break;
               case 'admit':
                 await Promise.all(
@@ -230,7 +255,10 @@ describe('random histories of labels, shared quota changes, admissions and relea
                 continue;
               }
               expect({ defined: found.defined, hard: found.hard, used: found.used }, `${then.key} at ${then.at}`).toEqual(then.point);
-              expect(found.namespaces.map(({ namespace, used }) => ({ namespace, used })), `${then.key}'s namespaces at ${then.at}`).toEqual(then.namespaces);
+              expect(
+                found.namespaces.map(({ namespace, used }) => ({ namespace, used })),
+                `${then.key}'s namespaces at ${then.at}`,
+              ).toEqual(then.namespaces);
             }
             // A series samples the same usage: each of its points is what usage?at= answers for its instant.
             const [first, last] = [seen[0], seen.at(-1)];
@@ -239,7 +267,13 @@ describe('random histories of labels, shared quota changes, admissions and relea
                 const series = await usage.usageSeries(key, { since: first.at, until: last.at, points: 7 });
                 for (const point of series?.points ?? []) {
                   const at = await usage.usageAt(key, point.at);
-                  expect(point, `${key}'s series at ${point.at}`).toEqual({ at: point.at, version: at?.version, defined: at?.defined, hard: at?.hard, used: at?.used });
+                  expect(point, `${key}'s series at ${point.at}`).toEqual({
+                    at: point.at,
+                    version: at?.version,
+                    defined: at?.defined,
+                    hard: at?.hard,
+                    used: at?.used,
+                  });
                 }
               }
             }

@@ -16,7 +16,11 @@ import { createMigratedDatabase, type TestDatabase } from '../support/database.j
  */
 const CHURNED = 40;
 const key = 'clusterresourcequotas/churn';
-const crq: SharedQuotaDefinition = { ref: { kind: 'ClusterResourceQuota', name: 'churn' }, spec: { hard: { pods: '100' } }, selector: { labels: { matchLabels: { tenant: 'churn' } } } };
+const crq: SharedQuotaDefinition = {
+  ref: { kind: 'ClusterResourceQuota', name: 'churn' },
+  spec: { hard: { pods: '100' } },
+  selector: { labels: { matchLabels: { tenant: 'churn' } } },
+};
 const actor = { actor: 'admin' };
 
 let db: TestDatabase & { dataSource: DataSource };
@@ -52,7 +56,12 @@ beforeAll(async () => {
   await writer.putSharedQuota(crq, actor);
   const commands = new LedgerCommands(db.dataSource);
   for (let i = 0; i < CHURNED; i++) {
-    const object = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', uid: `uid-${i}` }, spec: { containers: [{ name: 'app', image: 'x' }] } };
+    const object = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', uid: `uid-${i}` },
+      spec: { containers: [{ name: 'app', image: 'x' }] },
+    };
     const admitted = await commands.admit({
       namespace: `churn-${i}`,
       source: 'webhook',

@@ -134,12 +134,24 @@ describe("a shared quota's series after churn, from the shared usage series", ()
 describe('the shared usage series when the projection meets changes out of time order', () => {
   const base = Date.parse('2030-01-01T00:00:00Z');
   const seriesOf = (name: string, source?: 'namespaces') =>
-    usage.usageSeries(`clusterresourcequotas/${name}`, { since: new Date(base).toISOString(), until: new Date(base + 20_000).toISOString(), points: 120 }, undefined, source);
+    usage.usageSeries(
+      `clusterresourcequotas/${name}`,
+      { since: new Date(base).toISOString(), until: new Date(base + 20_000).toISOString(), points: 120 },
+      undefined,
+      source,
+    );
   const count = async (sql: string, name: string) => Number((await db.dataSource.query(sql, [`clusterresourcequotas/${name}`]))[0].n);
 
   it('adds a change projected after later ones to every total from its instant on, across rows; and sums the namespaces of a quota whose namespace went back in time', async () => {
     for (const name of ['late', 'back']) {
-      await writer.putSharedQuota({ ref: { kind: 'ClusterResourceQuota', name }, spec: { hard: { pods: '1000' } }, selector: { labels: { matchLabels: { tenant: name } } } }, actor);
+      await writer.putSharedQuota(
+        {
+          ref: { kind: 'ClusterResourceQuota', name },
+          spec: { hard: { pods: '1000' } },
+          selector: { labels: { matchLabels: { tenant: name } } },
+        },
+        actor,
+      );
     }
     for (const [name, tenant] of [
       ['late-a', 'late'],

@@ -34,14 +34,18 @@ const setting = async (name: string, value: string | undefined): Promise<void> =
   await adminQuery('SELECT pg_reload_conf()');
   // The postmaster reloads, then signals every backend, which reads the file before its next statement.
   await until(`${name} reloaded`, async () => {
-    const { rows } = await adminQuery(`SELECT setting = coalesce(${value === undefined ? 'boot_val' : `'${value}'`}, boot_val) AS done FROM pg_settings WHERE name = '${name}'`);
+    const { rows } = await adminQuery(
+      `SELECT setting = coalesce(${value === undefined ? 'boot_val' : `'${value}'`}, boot_val) AS done FROM pg_settings WHERE name = '${name}'`,
+    );
     return rows[0]?.done === true ? true : undefined;
   });
   await new Promise((resolve) => setTimeout(resolve, 100));
 };
 
 const openOn = (url: string, chosen?: string[]): Promise<DataSource> =>
-  new DataSource(buildDataSourceOptions({ url, poolSize: 2, ...(chosen ? { onHostChosen: (host: string) => void chosen.push(host) } : {}) })).initialize();
+  new DataSource(
+    buildDataSourceOptions({ url, poolSize: 2, ...(chosen ? { onHostChosen: (host: string) => void chosen.push(host) } : {}) }),
+  ).initialize();
 
 beforeAll(async () => {
   pair = await startFailoverPair();
@@ -60,9 +64,14 @@ describe('a multi-host DATABASE_URL (host-failover.ts)', () => {
   it('connects to the host that accepts writes, whichever the list names first, past a host that is down', async () => {
     const down = await freePort();
     const chosen: string[] = [];
-    const ds = await openOn(`postgres://postgres@127.0.0.1:${down},${hostOf(b())},${hostOf(a())}/postgres?target_session_attrs=read-write`, chosen);
+    const ds = await openOn(
+      `postgres://postgres@127.0.0.1:${down},${hostOf(b())},${hostOf(a())}/postgres?target_session_attrs=read-write`,
+      chosen,
+    );
     try {
-      expect(await ds.query('SELECT pg_is_in_recovery() AS recovery, inet_server_port() AS port')).toEqual([{ recovery: false, port: a().port }]);
+      expect(await ds.query('SELECT pg_is_in_recovery() AS recovery, inet_server_port() AS port')).toEqual([
+        { recovery: false, port: a().port },
+      ]);
       expect(chosen).toEqual([hostOf(a())]);
     } finally {
       await ds.destroy();
@@ -76,7 +85,9 @@ describe('a multi-host DATABASE_URL (host-failover.ts)', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as AddressInfo).port;
     const started = Date.now();
-    const ds = await openOn(`postgres://postgres@127.0.0.1:${port},${hostOf(b())},${hostOf(a())}/postgres?target_session_attrs=read-write&connect_timeout=20`);
+    const ds = await openOn(
+      `postgres://postgres@127.0.0.1:${port},${hostOf(b())},${hostOf(a())}/postgres?target_session_attrs=read-write&connect_timeout=20`,
+    );
     try {
       expect(await ds.query('SELECT inet_server_port() AS port')).toEqual([{ port: a().port }]);
       // The silent host's probe gives up only after 20 s; the primary answered long before.
@@ -95,7 +106,9 @@ describe('a multi-host DATABASE_URL (host-failover.ts)', () => {
     } finally {
       await reads.destroy();
     }
-    const none = new DataSource(buildDataSourceOptions({ url: `postgres://postgres@${hostOf(b())}/postgres?target_session_attrs=read-write`, poolSize: 1 }));
+    const none = new DataSource(
+      buildDataSourceOptions({ url: `postgres://postgres@${hostOf(b())}/postgres?target_session_attrs=read-write`, poolSize: 1 }),
+    );
     await expect(none.initialize()).rejects.toMatchObject({
       code: '08001',
       message: `no host of the database URL accepts a session with target_session_attrs=read-write (${hostOf(b())}: a standby (in recovery))`,
@@ -118,20 +131,34 @@ describe('DATABASE_REQUIRE_SYNCHRONOUS_STANDBY', () => {
     await pair.streaming();
     await checkSynchronousStandby(primary);
     await setting('synchronous_commit', 'remote_write');
-    await expect(checkSynchronousStandby(primary)).rejects.toThrow(/^synchronous_commit is remote_write: a commit is acknowledged before a standby has flushed it \(needs on or remote_apply\)$/);
+    await expect(checkSynchronousStandby(primary)).rejects.toThrow(
+      /^synchronous_commit is remote_write: a commit is acknowledged before a standby has flushed it \(needs on or remote_apply\)$/,
+    );
     await setting('synchronous_commit', 'remote_apply');
     await checkSynchronousStandby(primary);
     await setting('synchronous_commit', undefined);
     await setting('synchronous_standby_names', 'nobody');
-    await expect(checkSynchronousStandby(primary)).rejects.toThrow(`no synchronous standby is streaming (synchronous_standby_names = 'nobody'; pg_stat_replication: node_b streaming/async): commits wait until one is`);
+    await expect(checkSynchronousStandby(primary)).rejects.toThrow(
+      `no synchronous standby is streaming (synchronous_standby_names = 'nobody'; pg_stat_replication: node_b streaming/async): commits wait until one is`,
+    );
     await pair.setSynchronous(true);
   });
 
   it('refuses to start the API without one, saying so', async () => {
     await pair.setSynchronous(false);
     try {
-      const config = { ...loadConfig({}), host: '127.0.0.1', port: 0, logLevel: 'error' as const, databaseUrl: pair.primary.url(), insecureDev: true, requireSynchronousStandby: true };
-      await expect(createAdmissionApi(config)).rejects.toThrow(/^DATABASE_REQUIRE_SYNCHRONOUS_STANDBY=true, but synchronous_standby_names is empty/);
+      const config = {
+        ...loadConfig({}),
+        host: '127.0.0.1',
+        port: 0,
+        logLevel: 'error' as const,
+        databaseUrl: pair.primary.url(),
+        insecureDev: true,
+        requireSynchronousStandby: true,
+      };
+      await expect(createAdmissionApi(config)).rejects.toThrow(
+        /^DATABASE_REQUIRE_SYNCHRONOUS_STANDBY=true, but synchronous_standby_names is empty/,
+      );
     } finally {
       await pair.setSynchronous(true);
     }
@@ -142,7 +169,11 @@ describe('DATABASE_REQUIRE_SYNCHRONOUS_STANDBY', () => {
     beforeAll(async () => {
       await pair.streaming();
       api = await startApi({ databaseUrl: pair.primary.url(), requireSynchronousStandby: true }, 'qlsync');
-      const quota = await api.request('PUT', '/v1/namespaces/sync/resourcequotas/compute', { apiVersion: 'v1', kind: 'ResourceQuota', spec: { hard: { pods: '10' } } });
+      const quota = await api.request('PUT', '/v1/namespaces/sync/resourcequotas/compute', {
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        spec: { hard: { pods: '10' } },
+      });
       expect(quota.status).toBe(201);
     }, 60_000);
     afterAll(async () => {
@@ -157,9 +188,15 @@ describe('DATABASE_REQUIRE_SYNCHRONOUS_STANDBY', () => {
       await setting('synchronous_standby_names', 'nobody');
       const failing = await api.request('GET', '/readyz?exclude=queue');
       expect(failing.status).toBe(503);
-      expect(failing.body).toMatch(/^\[\+\]database ok\n\[-\]synchronous-standby failed: no synchronous standby is streaming \(synchronous_standby_names = 'nobody'; pg_stat_replication: node_b streaming\/async\): commits wait until one is\n/m);
+      expect(failing.body).toMatch(
+        /^\[\+\]database ok\n\[-\]synchronous-standby failed: no synchronous standby is streaming \(synchronous_standby_names = 'nobody'; pg_stat_replication: node_b streaming\/async\): commits wait until one is\n/m,
+      );
       await setting('synchronous_standby_names', '*');
-      await until('/readyz 200 again', async () => ((await api.request('GET', '/readyz?exclude=queue')).status === 200 ? true : undefined), 10_000);
+      await until(
+        '/readyz 200 again',
+        async () => ((await api.request('GET', '/readyz?exclude=queue')).status === 200 ? true : undefined),
+        10_000,
+      );
     });
 
     it('never answers "admitted" for a commit whose wait for the standby was cancelled; asked again, it answers what the ledger holds', async () => {
@@ -177,7 +214,9 @@ describe('DATABASE_REQUIRE_SYNCHRONOUS_STANDBY', () => {
       expect(refused.headers.get('retry-after')).toBe('1');
       expect(refused.body).toMatchObject({
         reason: 'ServiceUnavailable',
-        message: expect.stringMatching(/^the ledger committed the decision, but no synchronous standby confirmed it in time \(PostgreSQL: "canceling wait for synchronous replication/),
+        message: expect.stringMatching(
+          /^the ledger committed the decision, but no synchronous standby confirmed it in time \(PostgreSQL: "canceling wait for synchronous replication/,
+        ),
       });
       // The decision did commit on the primary: the same request reads it once the standby is back.
       await setting('synchronous_standby_names', '*');

@@ -66,7 +66,12 @@ const KINDS: readonly Kind[] = [
     groupResource: { group: '', resource: 'persistentvolumeclaims' },
     hard: { 'requests.storage': '1Ti', persistentvolumeclaims: '10' },
     states: STORAGE.length,
-    object: (state, metadata) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata, spec: { resources: { requests: { storage: STORAGE[state] as string } } } }),
+    object: (state, metadata) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata,
+      spec: { resources: { requests: { storage: STORAGE[state] as string } } },
+    }),
   },
   {
     name: "PVC status (the claim's allocated storage)",
@@ -92,7 +97,12 @@ const KINDS: readonly Kind[] = [
     states: SERVICE_TYPES.length,
     object: (state, metadata) => {
       const type = SERVICE_TYPES[state] as string;
-      return { apiVersion: 'v1', kind: 'Service', metadata, spec: { type, ports: [{ port: 80, ...(type === 'ClusterIP' ? {} : { nodePort: 30080 }) }] } };
+      return {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata,
+        spec: { type, ports: [{ port: 80, ...(type === 'ClusterIP' ? {} : { nodePort: 30080 }) }] },
+      };
     },
   },
 ];
@@ -123,7 +133,16 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 const RESIZE_DOWN_THEN_UP: [number, number, Op[]] = [
   0,
   2,
-  [{ t: 'list' }, { t: 'reconcile', pick: 0 }, { t: 'review', to: 1 }, { t: 'write', pick: 0 }, { t: 'list' }, { t: 'review', to: 2 }, { t: 'write', pick: 0 }, { t: 'reconcile', pick: 1 }],
+  [
+    { t: 'list' },
+    { t: 'reconcile', pick: 0 },
+    { t: 'review', to: 1 },
+    { t: 'write', pick: 0 },
+    { t: 'list' },
+    { t: 'review', to: 2 },
+    { t: 'write', pick: 0 },
+    { t: 'reconcile', pick: 1 },
+  ],
 ];
 
 // Histories random runs found (kept: they seldom find them again): the same change asked twice,
@@ -173,7 +192,8 @@ describe('one object changed, written, listed and reconciled in random orders on
         const kind = KINDS[k] as Kind;
         const namespace = `upd-${++run}`;
         const meta = { name: 'ox', uid: `uid-${namespace}` };
-        const objectAt = (state: number, resourceVersion: number) => kind.object(state % kind.states, { ...meta, resourceVersion: String(resourceVersion) });
+        const objectAt = (state: number, resourceVersion: number) =>
+          kind.object(state % kind.states, { ...meta, resourceVersion: String(resourceVersion) });
         await ledger.putQuota(namespace, { name: 'q', spec: { hard: kind.hard } }, { actor: 't' });
         const cluster: Cluster = { state: initial % kind.states, resourceVersion: 100, bypassed: false, inFlight: [], listings: [] };
         const created = await ledger.admit(review(namespace, kind, 'CREATE', objectAt(cluster.state, 0), undefined, `c-${namespace}`));
@@ -191,13 +211,18 @@ describe('one object changed, written, listed and reconciled in random orders on
         now += GRACE_MS + 1_000;
         await reconcileWith(namespace, kind, objectAt, { state: cluster.state, resourceVersion: cluster.resourceVersion, listedAt: now });
         now += 1;
-        const fresh = await reconcileWith(namespace, kind, objectAt, { state: cluster.state, resourceVersion: cluster.resourceVersion, listedAt: now });
+        const fresh = await reconcileWith(namespace, kind, objectAt, {
+          state: cluster.state,
+          resourceVersion: cluster.resourceVersion,
+          listedAt: now,
+        });
         expect(fresh.actions).toEqual([]);
         const spec = asked(kind, objectAt(cluster.state, cluster.resourceVersion));
         expect(await charged(namespace, kind)).toEqual(spec);
         // The projection and the as-of fold read the same events the same way.
         await projected();
-        const read = (used: Readonly<Record<string, string>> | undefined) => Resources.canonicalResourceList(Resources.mask(Resources.resourceList(used ?? {}), Object.keys(kind.hard)));
+        const read = (used: Readonly<Record<string, string>> | undefined) =>
+          Resources.canonicalResourceList(Resources.mask(Resources.resourceList(used ?? {}), Object.keys(kind.hard)));
         expect(read((await ledger.projectedUsage(namespace))?.used.get('q'))).toEqual(spec);
         expect(read((await ledger.usageAt(namespace, new Date(now + 1).toISOString()))?.quotas[0]?.used)).toEqual(spec);
       }),
@@ -206,7 +231,14 @@ describe('one object changed, written, listed and reconciled in random orders on
   }, 600_000);
 });
 
-function review(namespace: string, kind: Kind, operation: 'CREATE' | 'UPDATE', object: KubeObject, oldObject: KubeObject | undefined, key: string): AdmitCommand {
+function review(
+  namespace: string,
+  kind: Kind,
+  operation: 'CREATE' | 'UPDATE',
+  object: KubeObject,
+  oldObject: KubeObject | undefined,
+  key: string,
+): AdmitCommand {
   return {
     namespace,
     source: 'webhook',
@@ -241,7 +273,9 @@ async function apply(o: Op, namespace: string, kind: Kind, cluster: Cluster, obj
     case 'review': {
       // The API server read the object at its resourceVersion, applied the change, and asks.
       const to = o.to % kind.states;
-      const { result } = await ledger.admit(review(namespace, kind, 'UPDATE', objectAt(to, cluster.resourceVersion), objectAt(cluster.state, cluster.resourceVersion), key));
+      const { result } = await ledger.admit(
+        review(namespace, kind, 'UPDATE', objectAt(to, cluster.resourceVersion), objectAt(cluster.state, cluster.resourceVersion), key),
+      );
       // A refused change (409: too many waiting) is never written.
       if (result.allowed) cluster.inFlight.push({ to, base: cluster.resourceVersion, at: now });
       return;
@@ -268,7 +302,12 @@ async function apply(o: Op, namespace: string, kind: Kind, cluster: Cluster, obj
       return;
     case 'reconcile': {
       const listing = cluster.listings.length === 0 ? undefined : cluster.listings[o.pick % cluster.listings.length];
-      await reconcileWith(namespace, kind, objectAt, listing ?? { state: cluster.state, resourceVersion: cluster.resourceVersion, listedAt: now });
+      await reconcileWith(
+        namespace,
+        kind,
+        objectAt,
+        listing ?? { state: cluster.state, resourceVersion: cluster.resourceVersion, listedAt: now },
+      );
       return;
     }
     case 'tick':
@@ -293,9 +332,18 @@ function written(cluster: Cluster, change: { to: number; base: number; at: numbe
   cluster.resourceVersion++;
 }
 
-function reconcileWith(namespace: string, kind: Kind, objectAt: ObjectAt, listing: { state: number; resourceVersion: number; listedAt: number }) {
+function reconcileWith(
+  namespace: string,
+  kind: Kind,
+  objectAt: ObjectAt,
+  listing: { state: number; resourceVersion: number; listedAt: number },
+) {
   const object = objectAt(listing.state, listing.resourceVersion);
-  const input: ReconcileListing = { covers: [kind.groupResource], objects: [{ groupResource: kind.groupResource, uid: object.metadata?.uid ?? '', name: 'ox', object }], listedAt: listing.listedAt };
+  const input: ReconcileListing = {
+    covers: [kind.groupResource],
+    objects: [{ groupResource: kind.groupResource, uid: object.metadata?.uid ?? '', name: 'ox', object }],
+    listedAt: listing.listedAt,
+  };
   return ledger.reconcile(namespace, input, { actor: 'system:reconciler', graceMs: GRACE_MS });
 }
 
@@ -317,7 +365,10 @@ async function expectCovered(namespace: string, kind: Kind, cluster: Cluster, ob
   const charge = Resources.resourceList(await charged(namespace, kind));
   // The spec as stored (unless a change bypassed the webhook: until a listing shows it, the ledger
   // cannot know it), and every change that may still be written (read at the current version).
-  const states = [...(cluster.bypassed ? [] : [cluster.state]), ...cluster.inFlight.filter((c) => c.base === cluster.resourceVersion).map((c) => c.to)];
+  const states = [
+    ...(cluster.bypassed ? [] : [cluster.state]),
+    ...cluster.inFlight.filter((c) => c.base === cluster.resourceVersion).map((c) => c.to),
+  ];
   for (const state of states) {
     const ask = Resources.resourceList(asked(kind, objectAt(state, cluster.resourceVersion)));
     const check = Resources.lessThanOrEqual(ask, charge);

@@ -45,14 +45,20 @@ async function positionOf(namespace: string, type: string, id?: string): Promise
   if (position === undefined) throw new Error(`no ${type} event in ${namespace}`);
   return position;
 }
-const lastPosition = async (): Promise<string> => ((await db.dataSource.query(`SELECT max(position)::text AS position FROM ledger_events`)) as { position: string }[])[0]!.position;
+const lastPosition = async (): Promise<string> =>
+  ((await db.dataSource.query(`SELECT max(position)::text AS position FROM ledger_events`)) as { position: string }[])[0]!.position;
 
 describe('the position a write answers', () => {
   it('is, for each command of a group, its own event, though the group wrote many namespaces and many commands each in one statement', async () => {
     const namespaces = ['pos-a', 'pos-b', 'pos-c'];
-    for (const namespace of namespaces) await ledger.putQuota(namespace, { name: 'gpus', spec: { hard: { 'example.com/gpu': '100' } } }, actor);
+    for (const namespace of namespaces)
+      await ledger.putQuota(namespace, { name: 'gpus', spec: { hard: { 'example.com/gpu': '100' } } }, actor);
     const before = { ...ledger.stats };
-    const outcomes = await Promise.all(namespaces.flatMap((namespace) => Array.from({ length: 12 }, (_, i) => ledger.admit(reserve(namespace, `w-${i}`)).then((outcome) => ({ namespace, outcome })))));
+    const outcomes = await Promise.all(
+      namespaces.flatMap((namespace) =>
+        Array.from({ length: 12 }, (_, i) => ledger.admit(reserve(namespace, `w-${i}`)).then((outcome) => ({ namespace, outcome }))),
+      ),
+    );
     // Submitted together, they were decided in fewer transactions than commands.
     expect(ledger.stats.transactions - before.transactions).toBeLessThan(outcomes.length);
     for (const { namespace, outcome } of outcomes) {
@@ -80,7 +86,7 @@ describe('the position a write answers', () => {
     expect(dry.position).toBeUndefined();
   });
 
-  it('is, for a commit and a release, their event, and for a repeat of either the reservation\'s latest', async () => {
+  it("is, for a commit and a release, their event, and for a repeat of either the reservation's latest", async () => {
     await ledger.putQuota('pos-life', { name: 'gpus', spec: { hard: { 'example.com/gpu': '5' } } }, actor);
     const id = (await ledger.admit(reserve('pos-life', 'w'))).result.reservationId ?? '';
     const committed = await ledger.commit('pos-life', id, actor);
@@ -105,7 +111,11 @@ describe('the position a write answers', () => {
   });
 
   it('is, for a shared quota or a Namespace, the last event of every stream the write moved; unchanged, its last definition event', async () => {
-    const crq: SharedQuotaDefinition = { ref: { kind: 'ClusterResourceQuota', name: 'pos-shared' }, spec: { hard: { pods: '9' } }, selector: { labels: { matchLabels: { team: 'pos' } } } };
+    const crq: SharedQuotaDefinition = {
+      ref: { kind: 'ClusterResourceQuota', name: 'pos-shared' },
+      spec: { hard: { pods: '9' } },
+      selector: { labels: { matchLabels: { team: 'pos' } } },
+    };
     const labelled = await writer.putNamespace({ name: 'pos-ns', metadata: { labels: { team: 'pos' } } }, actor);
     expect(labelled.position).toBe(await lastPosition());
     const defined = await writer.putSharedQuota(crq, actor);

@@ -25,14 +25,37 @@ let stack: LedgerStack;
 let second: RefusingWebhook;
 let kube: KubeApi;
 const otherErrors: string[] = [];
-const summary = { created: 0, lateCreated: 0, deniedByUs: 0, refusedAfterOurs: 0, samples: 0, maxUsed: 0, maxStored: 0, maxAtAnyVersion: 0, released: 0 };
+const summary = {
+  created: 0,
+  lateCreated: 0,
+  deniedByUs: 0,
+  refusedAfterOurs: 0,
+  samples: 0,
+  maxUsed: 0,
+  maxStored: 0,
+  maxAtAnyVersion: 0,
+  released: 0,
+};
 
 beforeAll(async () => {
   stack = await startLedgerCluster({ controllers: ['namespace'] }, { graceSeconds: GRACE_SECONDS, intervalSeconds: 1 });
   kube = kubeApi(stack.plane, { maxSockets: CREATES + LATE_CREATES });
-  second = await startRefusingWebhook(stack.plane, 'second-opinion', (review) => (review.operation === 'CREATE' && review.name && refusedBySecond(review.name) ? `pods "${review.name}" is forbidden: the second opinion says no` : undefined));
+  second = await startRefusingWebhook(stack.plane, 'second-opinion', (review) =>
+    review.operation === 'CREATE' && review.name && refusedBySecond(review.name)
+      ? `pods "${review.name}" is forbidden: the second opinion says no`
+      : undefined,
+  );
   await second.register([{ apiGroups: [''], resources: ['pods'], operations: ['CREATE'] }], {
-    probe: () => stack.plane.tryKubectl(['create', '--dry-run=server', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'probe', namespace: 'default' }, spec: { containers: [{ name: 'a', image: 'x' }] } })),
+    probe: () =>
+      stack.plane.tryKubectl(
+        ['create', '--dry-run=server', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'probe', namespace: 'default' },
+          spec: { containers: [{ name: 'a', image: 'x' }] },
+        }),
+      ),
   });
 });
 
@@ -71,7 +94,10 @@ async function sample(stop: Promise<unknown>): Promise<void> {
   let done = false;
   void stop.finally(() => (done = true));
   while (!done) {
-    const [used, stored] = await Promise.all([usedOf(stack, NAMESPACE), kube.call('GET', `/api/v1/namespaces/${NAMESPACE}/pods?limit=1000`)]);
+    const [used, stored] = await Promise.all([
+      usedOf(stack, NAMESPACE),
+      kube.call('GET', `/api/v1/namespaces/${NAMESPACE}/pods?limit=1000`),
+    ]);
     const pods = Number(used['compute']?.pods ?? 0);
     summary.samples++;
     summary.maxUsed = Math.max(summary.maxUsed, pods);
@@ -82,7 +108,12 @@ async function sample(stop: Promise<unknown>): Promise<void> {
   }
 }
 
-const manifest = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: NAMESPACE }, spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] } });
+const manifest = (name: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: NAMESPACE },
+  spec: { containers: [{ name: 'app', image: 'registry.invalid/app:1' }] },
+});
 
 describe("seed 004's race against kube-apiserver: no over-admission at any moment", () => {
   it(`${CREATES} concurrent creates for a quota of ${HARD}, a quarter refused after ours admitted them, ${LATE_CREATES} more as their room is given back, the reconciler recounting every second`, async () => {
@@ -91,7 +122,8 @@ describe("seed 004's race against kube-apiserver: no over-admission at any momen
     await untilCounted(stack, NAMESPACE);
 
     const names = Array.from({ length: CREATES + LATE_CREATES }, (_, i) => `race-${String(i).padStart(3, '0')}`);
-    const burst = (some: readonly string[]) => Promise.all(some.map((name) => kube.call('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, manifest(name))));
+    const burst = (some: readonly string[]) =>
+      Promise.all(some.map((name) => kube.call('POST', `/api/v1/namespaces/${NAMESPACE}/pods`, manifest(name))));
     const creating = (async () => {
       const first = burst(names.slice(0, CREATES));
       // The late ones in waves of five, every 0.4 s from just before the grace period ends, while the
@@ -116,7 +148,9 @@ describe("seed 004's race against kube-apiserver: no over-admission at any momen
       // more object never stored: the reconciler's to release, like the refused ones.
       else otherErrors.push(`${answer.status} ${message.slice(0, 200)}`);
     }
-    const stored = (await kube.call('GET', `/api/v1/namespaces/${NAMESPACE}/pods?limit=1000`)).body.items as { metadata: { uid: string } }[];
+    const stored = (await kube.call('GET', `/api/v1/namespaces/${NAMESPACE}/pods?limit=1000`)).body.items as {
+      metadata: { uid: string };
+    }[];
     expect(stored).toHaveLength(summary.created);
     expect(summary.created).toBeLessThanOrEqual(HARD);
 

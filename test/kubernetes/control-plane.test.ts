@@ -44,13 +44,25 @@ function startWebhook(): Promise<{ server: Server; port: number; caBundle: strin
       authorizations.push(req.headers.authorization ?? '');
       const review = JSON.parse(body) as { request: { uid: string; name: string } };
       const allowed = review.request.name !== 'denied-by-webhook';
-      const response = { uid: review.request.uid, allowed, ...(allowed ? {} : { status: { code: 403, message: 'the test webhook says no' } }) };
+      const response = {
+        uid: review.request.uid,
+        allowed,
+        ...(allowed ? {} : { status: { code: 403, message: 'the test webhook says no' } }),
+      };
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
     });
   });
   return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, caBundle: readFileSync(pki.caCert).toString('base64'), authorizations, pkiDir: pki.dir })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        server,
+        port: (server.address() as AddressInfo).port,
+        caBundle: readFileSync(pki.caCert).toString('base64'),
+        authorizations,
+        pkiDir: pki.dir,
+      }),
+    ),
   );
 }
 
@@ -65,7 +77,9 @@ describe('a control plane built from the Kubernetes Go modules', () => {
     webhook = await startWebhook();
     plane = await startControlPlane({
       controllers: CONTROLLERS,
-      admission: { configuration: { validatingWebhooks: [{ server: `127.0.0.1:${webhook.port}`, credentials: { token: 'webhook-secret' } }] } },
+      admission: {
+        configuration: { validatingWebhooks: [{ server: `127.0.0.1:${webhook.port}`, credentials: { token: 'webhook-secret' } }] },
+      },
     });
     console.log(`control plane ${plane.version} up in ${plane.timings.total} ms: ${JSON.stringify(plane.timings)}`);
   });
@@ -96,7 +110,9 @@ describe('a control plane built from the Kubernetes Go modules', () => {
 
     const denied = await plane.tryKubectl(['create', '-f', '-'], pod('third', '200m'));
     expect(denied.code).not.toBe(0);
-    expect(denied.stderr).toMatch(/exceeded quota: compute, requested: pods=1,requests\.cpu=200m, used: pods=2,requests\.cpu=400m, limited: pods=2,requests\.cpu=500m/);
+    expect(denied.stderr).toMatch(
+      /exceeded quota: compute, requested: pods=1,requests\.cpu=200m, used: pods=2,requests\.cpu=400m, limited: pods=2,requests\.cpu=500m/,
+    );
 
     // Admission never gives back: the controller recounts after a delete.
     await plane.kubectl(['delete', 'pod', 'first', '-n', 'smoke', '--wait=false']);
@@ -106,8 +122,12 @@ describe('a control plane built from the Kubernetes Go modules', () => {
   it('mints ServiceAccount tokens bound to a ClusterRole', async () => {
     const token = await plane.tokenFor({ namespace: 'smoke', name: 'reader' }, { clusterRole: 'view' });
     const kubeconfig = plane.kubeconfigForToken('reader', token);
-    expect((await runKubectl(kubeconfig, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'])).stdout).toBe('system:serviceaccount:smoke:reader');
-    expect((await runKubectl(kubeconfig, ['get', 'resourcequota', '-n', 'smoke', '-o', 'name'])).stdout.trim()).toBe('resourcequota/compute');
+    expect((await runKubectl(kubeconfig, ['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'])).stdout).toBe(
+      'system:serviceaccount:smoke:reader',
+    );
+    expect((await runKubectl(kubeconfig, ['get', 'resourcequota', '-n', 'smoke', '-o', 'name'])).stdout.trim()).toBe(
+      'resourcequota/compute',
+    );
     const create = await runKubectl(kubeconfig, ['auth', 'can-i', 'create', 'pods', '-n', 'smoke']);
     expect(create.stdout.trim()).toBe('no');
   });
@@ -135,7 +155,9 @@ describe('a control plane built from the Kubernetes Go modules', () => {
     // The apiserver picks the configuration up from its informer, shortly.
     const denial = await until('the webhook to be called', async () => {
       const result = await plane.tryKubectl(['create', 'configmap', 'denied-by-webhook', '-n', 'webhooked']);
-      return result.code !== 0 ? result.stderr : (await plane.kubectl(['delete', 'configmap', 'denied-by-webhook', '-n', 'webhooked']), undefined);
+      return result.code !== 0
+        ? result.stderr
+        : (await plane.kubectl(['delete', 'configmap', 'denied-by-webhook', '-n', 'webhooked']), undefined);
     });
     expect(denial).toContain('the test webhook says no');
     await plane.kubectl(['create', 'configmap', 'allowed', '-n', 'webhooked']);
@@ -145,7 +167,10 @@ describe('a control plane built from the Kubernetes Go modules', () => {
 
 describe('a control plane whose test process is SIGKILLed', () => {
   it('leaves no process and no directory behind', async () => {
-    const holder = spawn(process.execPath, ['--import', 'tsx', 'test/kubernetes/fixtures/hold-control-plane.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(process.execPath, ['--import', 'tsx', 'test/kubernetes/fixtures/hold-control-plane.ts'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const exited = new Promise((resolve) => holder.once('exit', resolve));
     const line = await new Promise<string>((resolve, reject) => {
       let out = '';

@@ -28,7 +28,13 @@ afterAll(async () => {
   await stack?.plane.stop();
 });
 
-const ledgerQuota = (name: string, pods: string) => JSON.stringify({ apiVersion: 'quota-ledger.io/v1alpha1', kind: 'LedgerQuota', metadata: { name, namespace: NAMESPACE }, spec: { hard: { pods } } });
+const ledgerQuota = (name: string, pods: string) =>
+  JSON.stringify({
+    apiVersion: 'quota-ledger.io/v1alpha1',
+    kind: 'LedgerQuota',
+    metadata: { name, namespace: NAMESPACE },
+    spec: { hard: { pods } },
+  });
 
 /** The ledger's hard pods of quota `name` (null once it has none). */
 async function ledgerPods(name: string): Promise<string | null> {
@@ -51,28 +57,54 @@ async function statusWrites(): Promise<number> {
   const text = await stack.plane.kubectl(['get', '--raw', '/metrics']);
   return text
     .split('\n')
-    .filter((line) => line.startsWith('apiserver_request_total{') && line.includes('resource="ledgerquotas"') && line.includes('subresource="status"') && line.includes('verb="PUT"'))
+    .filter(
+      (line) =>
+        line.startsWith('apiserver_request_total{') &&
+        line.includes('resource="ledgerquotas"') &&
+        line.includes('subresource="status"') &&
+        line.includes('verb="PUT"'),
+    )
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
 }
 
 describe('definitions applied with kubectl, watched', () => {
   it('reach the ledger within seconds of each change: created, changed, deleted', async () => {
-    await eventually('the reconciler watching LedgerQuotas', async () => (stack.logs('reconciler').includes('watching ledger quotas') ? true : undefined));
+    await eventually('the reconciler watching LedgerQuotas', async () =>
+      stack.logs('reconciler').includes('watching ledger quotas') ? true : undefined,
+    );
     const times: Record<string, number> = {};
-    times['created'] = await latency('the new quota in the ledger', () => stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota('compute', '3')), 'compute', '3');
+    times['created'] = await latency(
+      'the new quota in the ledger',
+      () => stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota('compute', '3')),
+      'compute',
+      '3',
+    );
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    times['changed'] = await latency('the changed quota in the ledger', () => stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota('compute', '5')), 'compute', '5');
+    times['changed'] = await latency(
+      'the changed quota in the ledger',
+      () => stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota('compute', '5')),
+      'compute',
+      '5',
+    );
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    times['deleted'] = await latency('the quota gone from the ledger', () => stack.plane.kubectl(['delete', 'ledgerquota', 'compute', '-n', NAMESPACE]), 'compute', null);
+    times['deleted'] = await latency(
+      'the quota gone from the ledger',
+      () => stack.plane.kubectl(['delete', 'ledgerquota', 'compute', '-n', NAMESPACE]),
+      'compute',
+      null,
+    );
     console.log(`ms from kubectl to the ledger: ${JSON.stringify(times)}`);
-    for (const [change, ms] of Object.entries(times)) expect(ms, `${change}: ms from kubectl to the ledger (${JSON.stringify(times)})`).toBeLessThan(DEADLINE_MS);
+    for (const [change, ms] of Object.entries(times))
+      expect(ms, `${change}: ms from kubectl to the ledger (${JSON.stringify(times)})`).toBeLessThan(DEADLINE_MS);
   });
 
   it('does not answer its own status writes with passes: admissions moving used cost a status write per periodic pass, not a loop', async () => {
     await stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota('load', '90000'));
-    await eventually('the load quota in the ledger', async () => ((await ledgerPods('load')) === '90k' ? true : undefined), 20_000).catch((error: unknown) => {
-      throw new Error(`${(error as Error).message}\n${stack.logs('reconciler').slice(-3000)}`);
-    });
+    await eventually('the load quota in the ledger', async () => ((await ledgerPods('load')) === '90k' ? true : undefined), 20_000).catch(
+      (error: unknown) => {
+        throw new Error(`${(error as Error).message}\n${stack.logs('reconciler').slice(-3000)}`);
+      },
+    );
     // A namespace made managed again awaits its first count (QUOTA_AWAITS_FIRST_COUNT) before it
     // admits: queued at once by the sync's write, not left to the periodic pass (60 s here).
     const awaiting = Date.now();
@@ -87,7 +119,12 @@ describe('definitions applied with kubectl, watched', () => {
     const client = async () => {
       while (Date.now() - start < 12_000) {
         const name = `w${admitted++}`;
-        const answer = await stack.request('POST', `/v1/namespaces/${NAMESPACE}/reservations`, { kind: 'Widget', resource: 'widgets.example.com', name, resources: { pods: '1' } }, stack.tokens.admission);
+        const answer = await stack.request(
+          'POST',
+          `/v1/namespaces/${NAMESPACE}/reservations`,
+          { kind: 'Widget', resource: 'widgets.example.com', name, resources: { pods: '1' } },
+          stack.tokens.admission,
+        );
         expect(answer.status, JSON.stringify(answer.body)).toBe(201);
       }
     };

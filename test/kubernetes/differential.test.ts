@@ -50,7 +50,11 @@ interface Summary {
   decisions: Record<string, number>;
 }
 
-const runOptions = (log?: (line: string) => void) => ({ ...(log ? { log } : {}), kubelet: KUBELET, known: (d: Disagreement) => knownDifference(d) !== undefined });
+const runOptions = (log?: (line: string) => void) => ({
+  ...(log ? { log } : {}),
+  kubelet: KUBELET,
+  known: (d: Disagreement) => knownDifference(d) !== undefined,
+});
 
 function generated(random: Random, steps: number): OpSource {
   let serial = 0;
@@ -62,12 +66,19 @@ function generated(random: Random, steps: number): OpSource {
  * sequence is replayed first, twice if need be: one that shows nothing the same twice is reported
  * as not reproduced (with what the replays showed instead), and is not shrunk.
  */
-async function shortest(env: Environment, scenario: Scenario, played: readonly Op[], first: Disagreement): Promise<{ ops: readonly Op[]; reproduced: boolean }> {
+async function shortest(
+  env: Environment,
+  scenario: Scenario,
+  played: readonly Op[],
+  first: Disagreement,
+): Promise<{ ops: readonly Op[]; reproduced: boolean }> {
   let instead = '';
   const fails = async (candidate: readonly Op[]): Promise<readonly Op[] | undefined> => {
     const again = await run(env, scenario, replaySource(candidate), candidate.length, runOptions());
     if (again.disagreement && sameFailure(again.disagreement, first)) return again.played;
-    instead = again.disagreement ? `${again.disagreement.what} at step ${again.disagreement.step}: ${again.disagreement.details.join('; ')}` : `no disagreement in ${again.compared} steps`;
+    instead = again.disagreement
+      ? `${again.disagreement.what} at step ${again.disagreement.step}: ${again.disagreement.details.join('; ')}`
+      : `no disagreement in ${again.compared} steps`;
     return undefined;
   };
   const reproduced = (await fails(played)) ?? (await fails(played));
@@ -76,7 +87,9 @@ async function shortest(env: Environment, scenario: Scenario, played: readonly O
     return { ops: played, reproduced: false };
   }
   const result = await shrink(reproduced, fails, SHRINK_SECONDS * 1000);
-  console.log(`  shrunk ${played.length} steps to ${result.ops.length} in ${result.trials} replays${result.complete ? '' : ' (budget spent: not minimal)'}`);
+  console.log(
+    `  shrunk ${played.length} steps to ${result.ops.length} in ${result.trials} replays${result.complete ? '' : ' (budget spent: not minimal)'}`,
+  );
   return { ops: result.ops, reproduced: true };
 }
 
@@ -94,7 +107,11 @@ describe('Kubernetes as the oracle: the ledger decides and counts as Kubernetes 
   let stack: LedgerStack;
   let kube: KubeApi;
   const summary: Summary = { steps: 0, disagreements: 0, known: 0, seeds: [], found: [], ms: 0, timings: {}, decisions: {} };
-  const env = (): Environment => ({ kube, request: (method, path, body) => stack.request(method, path, body), databaseUrl: stack.database.url });
+  const env = (): Environment => ({
+    kube,
+    request: (method, path, body) => stack.request(method, path, body),
+    databaseUrl: stack.database.url,
+  });
 
   beforeAll(async () => {
     stack = await startLedgerCluster(
@@ -123,7 +140,9 @@ describe('Kubernetes as the oracle: the ledger decides and counts as Kubernetes 
         .map(([outcome, count]) => `${outcome} ${count}`)
         .join(', ')}`,
     );
-    console.log(`differential: ${summary.steps} steps, ${summary.disagreements} disagreements${summary.known ? ` (and ${summary.known} known differences)` : ''}`);
+    console.log(
+      `differential: ${summary.steps} steps, ${summary.disagreements} disagreements${summary.known ? ` (and ${summary.known} known differences)` : ''}`,
+    );
   });
 
   function account(timings: Record<string, { count: number; ms: number }>): void {
@@ -134,15 +153,25 @@ describe('Kubernetes as the oracle: the ledger decides and counts as Kubernetes 
   }
 
   async function play(seed: number | string, scenario: Scenario, source: OpSource): Promise<void> {
-    const result = await run(env(), scenario, source, REPLAY ? Number.MAX_SAFE_INTEGER : STEPS, runOptions(VERBOSE ? (line) => console.log(line) : undefined));
+    const result = await run(
+      env(),
+      scenario,
+      source,
+      REPLAY ? Number.MAX_SAFE_INTEGER : STEPS,
+      runOptions(VERBOSE ? (line) => console.log(line) : undefined),
+    );
     summary.steps += result.compared;
     summary.known += result.known.length;
     account(result.timings);
     for (const [outcome, count] of Object.entries(result.decisions)) summary.decisions[outcome] = (summary.decisions[outcome] ?? 0) + count;
     for (const known of result.known)
-      console.log(`seed ${seed}: known difference "${knownDifference(known)?.id}" at step ${known.step}: ${describeOp(known.op).slice(0, 200)}\n    ${known.details.join('\n    ')}`);
+      console.log(
+        `seed ${seed}: known difference "${knownDifference(known)?.id}" at step ${known.step}: ${describeOp(known.op).slice(0, 200)}\n    ${known.details.join('\n    ')}`,
+      );
     summary.seeds.push(seed);
-    console.log(`seed ${seed}: ${result.compared} steps compared in ${(result.ms / 1000).toFixed(1)} s${result.disagreement ? `, then a disagreement (${result.disagreement.what})` : ''}`);
+    console.log(
+      `seed ${seed}: ${result.compared} steps compared in ${(result.ms / 1000).toFixed(1)} s${result.disagreement ? `, then a disagreement (${result.disagreement.what})` : ''}`,
+    );
     if (!result.disagreement) return;
     const { ops, reproduced } = await shortest(env(), scenario, result.played, result.disagreement);
     const replayFile = join(RESULTS, `differential-${seed}.json`);
@@ -178,7 +207,12 @@ describe('Kubernetes as the oracle: the ledger decides and counts as Kubernetes 
   );
 
   const cpu = (value: string) => ({ requests: { cpu: value }, limits: { cpu: value } });
-  const resized = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'resized' }, spec: { containers: [{ name: 'app', image: 'registry.invalid/differential:1', resources: cpu('500m') }] } };
+  const resized = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'resized' },
+    spec: { containers: [{ name: 'app', image: 'registry.invalid/differential:1', resources: cpu('500m') }] },
+  };
 
   it('agrees once a kubelet applied a resize down: the reconciler measures the pod again from its listing', async () => {
     // The pod is resized down and its kubelet applies it; Kubernetes' quota controller recounts
@@ -189,7 +223,13 @@ describe('Kubernetes as the oracle: the ledger decides and counts as Kubernetes 
       { op: 'resize', name: 'resized', container: 'app', resources: cpu('250m') },
       { op: 'kubelet', name: 'resized', container: 'app', resources: cpu('250m') },
     ];
-    const result = await run(env(), { quotas: [{ name: 'compute', hard: { 'requests.cpu': '2', pods: '5' } }] }, replaySource(ops), ops.length, { kubelet: true, settleMs: 3000 });
+    const result = await run(
+      env(),
+      { quotas: [{ name: 'compute', hard: { 'requests.cpu': '2', pods: '5' } }] },
+      replaySource(ops),
+      ops.length,
+      { kubelet: true, settleMs: 3000 },
+    );
     expect(result.disagreement).toBeUndefined();
     expect(result.compared).toBe(4);
   });
@@ -203,7 +243,13 @@ describe('Kubernetes as the oracle: the ledger decides and counts as Kubernetes 
       { op: 'resize', name: 'resized', container: 'app', resources: cpu('1') },
       { op: 'kubelet', name: 'resized', container: 'app', resources: cpu('500m'), infeasible: true },
     ];
-    const result = await run(env(), { quotas: [{ name: 'compute', hard: { 'requests.cpu': '2', pods: '5' } }] }, replaySource(ops), ops.length, { kubelet: true, settleMs: 3000 });
+    const result = await run(
+      env(),
+      { quotas: [{ name: 'compute', hard: { 'requests.cpu': '2', pods: '5' } }] },
+      replaySource(ops),
+      ops.length,
+      { kubelet: true, settleMs: 3000 },
+    );
     expect(result.compared).toBe(3);
     expect(result.disagreement?.details).toEqual(['compute/requests.cpu: kubernetes 500m, ledger 1']);
     expect(knownDifference(result.disagreement!)?.id).toBe("a kubelet's status is measured at the next pass, never below the spec");

@@ -18,10 +18,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
   await stack?.plane.stop();
-  console.log(`first count e2e: ${counts.before} pods before the quota, ${counts.unknown} refused while its status was unknown, ${counts.adopted} adopted by the first count, ${counts.after} admitted after it, ${counts.denied} denied over it`);
+  console.log(
+    `first count e2e: ${counts.before} pods before the quota, ${counts.unknown} refused while its status was unknown, ${counts.adopted} adopted by the first count, ${counts.after} admitted after it, ${counts.denied} denied over it`,
+  );
 });
 
-const storedPods = async (namespace: string): Promise<number> => JSON.parse(await stack.plane.kubectl(['get', 'pods', '-n', namespace, '-o', 'json'])).items.length;
+const storedPods = async (namespace: string): Promise<number> =>
+  JSON.parse(await stack.plane.kubectl(['get', 'pods', '-n', namespace, '-o', 'json'])).items.length;
 
 describe('a quota that starts covering existing objects', () => {
   it('answers status unknown until the first count, then counts what kube-apiserver stores', async () => {
@@ -37,7 +40,9 @@ describe('a quota that starts covering existing objects', () => {
     const usage = await stack.request('GET', '/v1/namespaces/fc/usage');
     expect(usage.body.awaitingFirstCountSince).toEqual(expect.any(String));
     const unknown = await stack.plane.tryKubectl(['create', '-f', '-'], pod('new-0', 'fc'));
-    expect(unknown.stderr).toBe('Error from server (Forbidden): error when creating "STDIN": admission webhook "validate.quota-ledger.io" denied the request: pods "new-0" is forbidden: status unknown for quota: compute, resources: pods\n');
+    expect(unknown.stderr).toBe(
+      'Error from server (Forbidden): error when creating "STDIN": admission webhook "validate.quota-ledger.io" denied the request: pods "new-0" is forbidden: status unknown for quota: compute, resources: pods\n',
+    );
     counts.unknown++;
 
     await stack.startApp('reconciler');

@@ -24,7 +24,9 @@ beforeAll(async () => {
   }
   // The ledger reads the labels back from the cluster (NAMESPACE_LABELS_FROM=cluster).
   for (const namespace of NAMESPACES) {
-    await eventually(`${namespace}'s labels in the ledger`, async () => ((await stack.request('GET', `/v1/namespaces/${namespace}`)).body.metadata?.labels?.tenant === 'acme' ? true : undefined));
+    await eventually(`${namespace}'s labels in the ledger`, async () =>
+      (await stack.request('GET', `/v1/namespaces/${namespace}`)).body.metadata?.labels?.tenant === 'acme' ? true : undefined,
+    );
   }
 });
 
@@ -53,10 +55,15 @@ describe('LedgerClusterQuota objects, applied with kubectl', () => {
 
     // In the ledger, through the REST PUT's command, on behalf of the user our webhook stamped.
     const quota = await eventually('the LedgerClusterQuota in the ledger', () => ledgerClusterQuota('acme'));
-    expect(quota.spec).toEqual({ selector: { labels: { matchLabels: { tenant: 'acme' } }, annotations: null }, quota: { hard: { pods: '1' } } });
+    expect(quota.spec).toEqual({
+      selector: { labels: { matchLabels: { tenant: 'acme' } }, annotations: null },
+      quota: { hard: { pods: '1' } },
+    });
     expect(quota.metadata.annotations['quota-ledger.io/managed-by']).toBe('ledgerclusterquotas.quota-ledger.io');
     const history = await stack.request('GET', '/v1/clusterresourcequotas/acme/history');
-    expect(history.body.items.map((c: { type: string; actor: string; onBehalfOf?: string }) => [c.type, c.actor, c.onBehalfOf])).toEqual([['SharedQuotaDefined', 'system:reconciler', 'admin']]);
+    expect(history.body.items.map((c: { type: string; actor: string; onBehalfOf?: string }) => [c.type, c.actor, c.onBehalfOf])).toEqual([
+      ['SharedQuotaDefined', 'system:reconciler', 'admin'],
+    ]);
 
     // The cluster object is its source of truth: the REST admin API refuses to change or delete it.
     const put = await stack.request('PUT', '/v1/clusterresourcequotas/acme', {
@@ -68,27 +75,45 @@ describe('LedgerClusterQuota objects, applied with kubectl', () => {
     const removal = await stack.request('DELETE', '/v1/clusterresourcequotas/acme');
     for (const refused of [put, removal]) {
       expect(refused.status).toBe(409);
-      expect(refused.body).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409, details: { name: 'acme', kind: 'clusterresourcequotas' } });
+      expect(refused.body).toMatchObject({
+        kind: 'Status',
+        reason: 'Conflict',
+        code: 409,
+        details: { name: 'acme', kind: 'clusterresourcequotas' },
+      });
       expect(refused.body.message).toContain('it is managed by the cluster object ledgerclusterquotas.quota-ledger.io "acme";');
     }
 
     // One pod across both namespaces: the first is admitted (once each namespace is counted), the second refused.
-    await eventually('the first pod admitted', async () => ((await stack.plane.tryKubectl(['create', '-f', '-'], pod('first', 'lcq-a'))).code === 0 ? true : undefined));
+    await eventually('the first pod admitted', async () =>
+      (await stack.plane.tryKubectl(['create', '-f', '-'], pod('first', 'lcq-a'))).code === 0 ? true : undefined,
+    );
     const second = await stack.plane.tryKubectl(['create', '-f', '-'], pod('second', 'lcq-b'));
     expect(second.code).not.toBe(0);
-    expect(second.stderr).toContain('pods "second" is forbidden: exceeded cluster quota: acme, requested: pods=1, used: pods=1, limited: pods=1');
+    expect(second.stderr).toContain(
+      'pods "second" is forbidden: exceeded cluster quota: acme, requested: pods=1, used: pods=1, limited: pods=1',
+    );
 
     // The object's status is the ledger's total, as kubectl get shows it.
     const status = await eventually('status.used from the ledger', async () => {
       const object = JSON.parse(await stack.plane.kubectl(['get', 'ledgerclusterquota', 'acme', '-o', 'json']));
       return object.status?.used?.pods === '1' ? object.status : undefined;
     });
-    expect(status).toMatchObject({ hard: { pods: '1' }, used: { pods: '1' }, observedGeneration: 1, conditions: [{ type: 'Synced', status: 'True' }] });
-    expect(await stack.plane.kubectl(['get', 'ledgerclusterquotas'])).toMatch(/^NAME\s+HARD\s+USED\s+SYNCED\s+AGE\nacme\s+\{"pods":"1"\}\s+\{"pods":"1"\}\s+True\s+/);
+    expect(status).toMatchObject({
+      hard: { pods: '1' },
+      used: { pods: '1' },
+      observedGeneration: 1,
+      conditions: [{ type: 'Synced', status: 'True' }],
+    });
+    expect(await stack.plane.kubectl(['get', 'ledgerclusterquotas'])).toMatch(
+      /^NAME\s+HARD\s+USED\s+SYNCED\s+AGE\nacme\s+\{"pods":"1"\}\s+\{"pods":"1"\}\s+True\s+/,
+    );
 
     // Deleted in the cluster, deleted in the ledger: the pod refused before is admitted.
     await stack.plane.kubectl(['delete', 'ledgerclusterquota', 'acme']);
-    await eventually('the ledger ClusterResourceQuota removed', async () => ((await ledgerClusterQuota('acme')) === undefined ? true : undefined));
+    await eventually('the ledger ClusterResourceQuota removed', async () =>
+      (await ledgerClusterQuota('acme')) === undefined ? true : undefined,
+    );
     const removed = await stack.request('GET', '/v1/clusterresourcequotas/acme/history');
     expect(removed.body.items.map((c: { type: string }) => c.type)).toEqual(['SharedQuotaDefined', 'SharedQuotaRemoved']);
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('second', 'lcq-b'))).code).toBe(0);

@@ -20,14 +20,19 @@ beforeAll(async () => {
   stack = await startLedgerCluster({ controllers: ['namespace'] });
   await stack.plane.apply(readFileSync(CRD, 'utf8'));
   await stack.plane.kubectl(['wait', '--for=condition=established', 'crd/ledgerhierarchicalquotas.quota-ledger.io', '--timeout=60s']);
-  const tree: Record<string, string[]> = { [ROOT_NS]: [`${ROOT_NS}.tree.hnc.x-k8s.io/depth=0`], [CHILD]: [`${ROOT_NS}.tree.hnc.x-k8s.io/depth=1`, `${CHILD}.tree.hnc.x-k8s.io/depth=0`] };
+  const tree: Record<string, string[]> = {
+    [ROOT_NS]: [`${ROOT_NS}.tree.hnc.x-k8s.io/depth=0`],
+    [CHILD]: [`${ROOT_NS}.tree.hnc.x-k8s.io/depth=1`, `${CHILD}.tree.hnc.x-k8s.io/depth=0`],
+  };
   for (const [namespace, labels] of Object.entries(tree)) {
     await stack.plane.createNamespace(namespace);
     await stack.plane.kubectl(['label', 'namespace', namespace, ...labels]);
   }
   // The ledger reads the labels back from the cluster (NAMESPACE_LABELS_FROM=cluster).
   await eventually(`${CHILD}'s tree labels in the ledger`, async () =>
-    (await stack.request('GET', `/v1/namespaces/${CHILD}`)).body.metadata?.labels?.[`${ROOT_NS}.tree.hnc.x-k8s.io/depth`] === '1' ? true : undefined,
+    (await stack.request('GET', `/v1/namespaces/${CHILD}`)).body.metadata?.labels?.[`${ROOT_NS}.tree.hnc.x-k8s.io/depth`] === '1'
+      ? true
+      : undefined,
   );
 });
 
@@ -53,27 +58,47 @@ async function ledgerQuota() {
 
 describe('LedgerHierarchicalQuota objects, applied with kubectl', () => {
   it('reach the ledger, govern admission across the subtree, show the ledger’s used, and are removed with the object', async () => {
-    expect((await stack.plane.kubectl(['apply', '-f', '-'], hierarchicalQuota)).trim()).toBe('ledgerhierarchicalquota.quota-ledger.io/org-pods created');
+    expect((await stack.plane.kubectl(['apply', '-f', '-'], hierarchicalQuota)).trim()).toBe(
+      'ledgerhierarchicalquota.quota-ledger.io/org-pods created',
+    );
 
     const quota = await eventually('the LedgerHierarchicalQuota in the ledger', () => ledgerQuota());
     expect(quota.spec).toEqual({ hard: { pods: '1' } });
     expect(quota.metadata.annotations['quota-ledger.io/managed-by']).toBe('ledgerhierarchicalquotas.quota-ledger.io');
     const history = await stack.request('GET', `${PATH}/history`);
-    expect(history.body.items.map((c: { type: string; actor: string; onBehalfOf?: string }) => [c.type, c.actor, c.onBehalfOf])).toEqual([['SharedQuotaDefined', 'system:reconciler', 'admin']]);
+    expect(history.body.items.map((c: { type: string; actor: string; onBehalfOf?: string }) => [c.type, c.actor, c.onBehalfOf])).toEqual([
+      ['SharedQuotaDefined', 'system:reconciler', 'admin'],
+    ]);
 
-    const put = await stack.request('PUT', PATH, { apiVersion: 'hnc.x-k8s.io/v1alpha2', kind: 'HierarchicalResourceQuota', metadata: { name: 'org-pods' }, spec: { hard: { pods: '9' } } });
+    const put = await stack.request('PUT', PATH, {
+      apiVersion: 'hnc.x-k8s.io/v1alpha2',
+      kind: 'HierarchicalResourceQuota',
+      metadata: { name: 'org-pods' },
+      spec: { hard: { pods: '9' } },
+    });
     const removal = await stack.request('DELETE', PATH);
     for (const refused of [put, removal]) {
       expect(refused.status).toBe(409);
-      expect(refused.body).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409, details: { name: 'org-pods', kind: 'hierarchicalresourcequotas' } });
-      expect(refused.body.message).toContain(`it is managed by the cluster object ledgerhierarchicalquotas.quota-ledger.io "org-pods" in namespace "${ROOT_NS}"`);
+      expect(refused.body).toMatchObject({
+        kind: 'Status',
+        reason: 'Conflict',
+        code: 409,
+        details: { name: 'org-pods', kind: 'hierarchicalresourcequotas' },
+      });
+      expect(refused.body.message).toContain(
+        `it is managed by the cluster object ledgerhierarchicalquotas.quota-ledger.io "org-pods" in namespace "${ROOT_NS}"`,
+      );
     }
 
     // One pod over the subtree: the child's is admitted (once counted), the root's refused.
-    await eventually('the child pod admitted', async () => ((await stack.plane.tryKubectl(['create', '-f', '-'], pod('first', CHILD))).code === 0 ? true : undefined));
+    await eventually('the child pod admitted', async () =>
+      (await stack.plane.tryKubectl(['create', '-f', '-'], pod('first', CHILD))).code === 0 ? true : undefined,
+    );
     const second = await stack.plane.tryKubectl(['create', '-f', '-'], pod('second', ROOT_NS));
     expect(second.code).not.toBe(0);
-    expect(second.stderr).toContain(`pods "second" is forbidden: exceeded hierarchical quota in namespace "${ROOT_NS}": "org-pods", requested: pods=1, used: pods=1, limited: pods=1`);
+    expect(second.stderr).toContain(
+      `pods "second" is forbidden: exceeded hierarchical quota in namespace "${ROOT_NS}": "org-pods", requested: pods=1, used: pods=1, limited: pods=1`,
+    );
 
     const status = await eventually('status.used from the ledger', async () => {
       const object = JSON.parse(await stack.plane.kubectl(['get', 'ledgerhierarchicalquota', 'org-pods', '-n', ROOT_NS, '-o', 'json']));
@@ -83,7 +108,10 @@ describe('LedgerHierarchicalQuota objects, applied with kubectl', () => {
 
     await stack.plane.kubectl(['delete', 'ledgerhierarchicalquota', 'org-pods', '-n', ROOT_NS]);
     await eventually('the ledger HierarchicalResourceQuota removed', async () => ((await ledgerQuota()) === undefined ? true : undefined));
-    expect((await stack.request('GET', `${PATH}/history`)).body.items.map((c: { type: string }) => c.type)).toEqual(['SharedQuotaDefined', 'SharedQuotaRemoved']);
+    expect((await stack.request('GET', `${PATH}/history`)).body.items.map((c: { type: string }) => c.type)).toEqual([
+      'SharedQuotaDefined',
+      'SharedQuotaRemoved',
+    ]);
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('second', ROOT_NS))).code).toBe(0);
   });
 });

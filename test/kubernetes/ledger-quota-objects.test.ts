@@ -43,7 +43,9 @@ async function ledgerQuotaOf(name: string, namespace = NAMESPACE) {
 
 describe('LedgerQuota objects, applied with kubectl', () => {
   it('reach the ledger, govern admission, show the ledger’s used, and are removed with the object', async () => {
-    expect((await stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota({ pods: '1' }))).trim()).toBe('ledgerquota.quota-ledger.io/compute created');
+    expect((await stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota({ pods: '1' }))).trim()).toBe(
+      'ledgerquota.quota-ledger.io/compute created',
+    );
 
     // In the ledger, through the REST PUT's command, recorded as made by kubectl.
     const quota = await eventually('the LedgerQuota in the ledger', () => ledgerQuotaOf('compute'));
@@ -51,8 +53,18 @@ describe('LedgerQuota objects, applied with kubectl', () => {
     expect(quota.metadata.annotations['quota-ledger.io/managed-by']).toBe('ledgerquotas.quota-ledger.io');
     const history = await stack.request('GET', `/v1/namespaces/${NAMESPACE}/resourcequotas/compute/history`);
     // The admin's client certificate names the user "admin": our mutating webhook stamped it on the object.
-    expect(history.body.items.map((c: { type: string; actor: string; onBehalfOf?: string }) => [c.type, c.actor, c.onBehalfOf])).toEqual([['QuotaDefined', 'system:reconciler', 'admin']]);
-    const stamped = await stack.plane.kubectl(['get', 'ledgerquota', 'compute', '-n', NAMESPACE, '-o', 'jsonpath={.metadata.annotations.quota-ledger\\.io/last-applied-by}']);
+    expect(history.body.items.map((c: { type: string; actor: string; onBehalfOf?: string }) => [c.type, c.actor, c.onBehalfOf])).toEqual([
+      ['QuotaDefined', 'system:reconciler', 'admin'],
+    ]);
+    const stamped = await stack.plane.kubectl([
+      'get',
+      'ledgerquota',
+      'compute',
+      '-n',
+      NAMESPACE,
+      '-o',
+      'jsonpath={.metadata.annotations.quota-ledger\\.io/last-applied-by}',
+    ]);
     expect(stamped).toBe('admin');
     await untilCounted(stack, NAMESPACE);
 
@@ -66,8 +78,16 @@ describe('LedgerQuota objects, applied with kubectl', () => {
     const removal = await stack.request('DELETE', `/v1/namespaces/${NAMESPACE}/resourcequotas/compute`);
     for (const refused of [put, removal]) {
       expect(refused.status).toBe(409);
-      expect(refused.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409, details: { name: 'compute', kind: 'resourcequotas' } });
-      expect(refused.body.message).toContain('it is managed by the cluster object ledgerquotas.quota-ledger.io "compute" in namespace "lq-team"');
+      expect(refused.body).toMatchObject({
+        kind: 'Status',
+        status: 'Failure',
+        reason: 'Conflict',
+        code: 409,
+        details: { name: 'compute', kind: 'resourcequotas' },
+      });
+      expect(refused.body.message).toContain(
+        'it is managed by the cluster object ledgerquotas.quota-ledger.io "compute" in namespace "lq-team"',
+      );
     }
     expect((await ledgerQuotaOf('compute')).spec).toEqual({ hard: { pods: '1' } });
 
@@ -85,7 +105,12 @@ describe('LedgerQuota objects, applied with kubectl', () => {
       const object = JSON.parse(await stack.plane.kubectl(['get', 'ledgerquota', 'compute', '-n', NAMESPACE, '-o', 'json']));
       return object.status?.used?.pods === '1' ? object.status : undefined;
     });
-    expect(status).toMatchObject({ hard: { pods: '1' }, used: { pods: '1' }, observedGeneration: 1, conditions: [{ type: 'Synced', status: 'True' }] });
+    expect(status).toMatchObject({
+      hard: { pods: '1' },
+      used: { pods: '1' },
+      observedGeneration: 1,
+      conditions: [{ type: 'Synced', status: 'True' }],
+    });
     const table = await stack.plane.kubectl(['get', 'ledgerquotas', '-n', NAMESPACE]);
     expect(table).toMatch(/^NAME\s+HARD\s+USED\s+SYNCED\s+AGE\ncompute\s+\{"pods":"1"\}\s+\{"pods":"1"\}\s+True\s+/);
     expect(await stack.plane.kubectl(['describe', 'ledgerquota', 'compute', '-n', NAMESPACE])).toMatch(/Used:\s+Pods:\s+1/);
@@ -104,13 +129,17 @@ describe('LedgerQuota objects past QUOTAS_PER_NAMESPACE_MAX', () => {
     const namespace = 'lq-many';
     await stack.plane.createNamespace(namespace);
     for (const name of ['q1', 'q2', 'q3']) await stack.plane.kubectl(['apply', '-f', '-'], ledgerQuota({ pods: '5' }, name, namespace));
-    await eventually('q1 and q2 in the ledger', async () => ((await ledgerQuotaOf('q1', namespace)) && (await ledgerQuotaOf('q2', namespace)) ? true : undefined));
+    await eventually('q1 and q2 in the ledger', async () =>
+      (await ledgerQuotaOf('q1', namespace)) && (await ledgerQuotaOf('q2', namespace)) ? true : undefined,
+    );
     const refused = await eventually('q3 refused', async () => {
       const object = JSON.parse(await stack.plane.kubectl(['get', 'ledgerquota', 'q3', '-n', namespace, '-o', 'json']));
       return object.status?.conditions?.find((c: { type: string }) => c.type === 'Synced');
     });
     expect(refused).toMatchObject({ type: 'Synced', status: 'False', reason: 'Refused' });
-    expect(refused.message).toContain(`namespace "${namespace}" already has 2 ResourceQuotas, the most it may have (QUOTAS_PER_NAMESPACE_MAX=2)`);
+    expect(refused.message).toContain(
+      `namespace "${namespace}" already has 2 ResourceQuotas, the most it may have (QUOTAS_PER_NAMESPACE_MAX=2)`,
+    );
     expect(await ledgerQuotaOf('q3', namespace)).toBeUndefined();
   });
 });

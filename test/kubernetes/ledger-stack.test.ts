@@ -33,7 +33,10 @@ function firstLine(holder: ReturnType<typeof spawn>): Promise<string> {
 
 describe('our stack against a control plane, when its test process is SIGKILLed', () => {
   it('leaves no process, no directory and no database behind', async () => {
-    const holder = spawn(process.execPath, ['--import', 'tsx', 'test/kubernetes/fixtures/hold-ledger-stack.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(process.execPath, ['--import', 'tsx', 'test/kubernetes/fixtures/hold-ledger-stack.ts'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const exited = new Promise((resolve) => holder.once('exit', resolve));
     const { pids, dirs, database } = JSON.parse(await firstLine(holder)) as { pids: number[]; dirs: string[]; database: string };
     // etcd, kube-apiserver, kube-controller-manager; the API, the projection worker, the reconciler.
@@ -44,7 +47,13 @@ describe('our stack against a control plane, when its test process is SIGKILLed'
     holder.kill('SIGKILL');
     await exited;
     const killed = Date.now();
-    await until('the stack to be gone', async () => (pids.some(isAlive) || dirs.some(existsSync) || (await databaseExists(database)) ? undefined : true), 15_000);
-    console.log(`after SIGKILL: ${pids.length} processes, ${dirs.length} directories and database ${database} gone in ${Date.now() - killed} ms`);
+    await until(
+      'the stack to be gone',
+      async () => (pids.some(isAlive) || dirs.some(existsSync) || (await databaseExists(database)) ? undefined : true),
+      15_000,
+    );
+    console.log(
+      `after SIGKILL: ${pids.length} processes, ${dirs.length} directories and database ${database} gone in ${Date.now() - killed} ms`,
+    );
   });
 });

@@ -14,7 +14,10 @@ let stack: LedgerStack;
 /** A plane (the built-in LimitRanger on or off) with our stack, and NAMESPACE, for the describe block it is called in. */
 function planeWithLimitRanger(builtIn: boolean): void {
   beforeAll(async () => {
-    stack = await startLedgerCluster({ controllers: ['namespace'], admission: { disable: builtIn ? ['ServiceAccount'] : ['ServiceAccount', 'LimitRanger'] } });
+    stack = await startLedgerCluster({
+      controllers: ['namespace'],
+      admission: { disable: builtIn ? ['ServiceAccount'] : ['ServiceAccount', 'LimitRanger'] },
+    });
     await stack.plane.createNamespace(NAMESPACE);
   });
   afterAll(async () => {
@@ -37,7 +40,8 @@ async function ledgerLimitRange(name: string) {
   return answer.status === 200 ? answer.body : undefined;
 }
 
-const requestsOf = async (name: string): Promise<string> => stack.plane.kubectl(['get', 'pod', name, '-n', NAMESPACE, '-o', 'jsonpath={.spec.containers[0].resources.requests.cpu}']);
+const requestsOf = async (name: string): Promise<string> =>
+  stack.plane.kubectl(['get', 'pod', name, '-n', NAMESPACE, '-o', 'jsonpath={.spec.containers[0].resources.requests.cpu}']);
 
 describe('LimitRange objects, applied with kubectl', () => {
   planeWithLimitRanger(false);
@@ -53,16 +57,36 @@ describe('LimitRange objects, applied with kubectl', () => {
     expect(stored.spec).toEqual({ limits: [{ type: 'Container', defaultRequest: { cpu: '250m' } }] });
     expect(stored.metadata.annotations['quota-ledger.io/managed-by']).toBe('limitranges');
     const history = await stack.request('GET', `/v1/namespaces/${NAMESPACE}/limitranges/defaults/history`);
-    expect(history.body.items.map((c: { type: string; actor: string; onBehalfOf?: string }) => [c.type, c.actor, c.onBehalfOf])).toEqual([['LimitRangeDefined', 'system:reconciler', 'admin']]);
-    const stamped = await stack.plane.kubectl(['get', 'limitrange', 'defaults', '-n', NAMESPACE, '-o', 'jsonpath={.metadata.annotations.quota-ledger\\.io/last-applied-by}']);
+    expect(history.body.items.map((c: { type: string; actor: string; onBehalfOf?: string }) => [c.type, c.actor, c.onBehalfOf])).toEqual([
+      ['LimitRangeDefined', 'system:reconciler', 'admin'],
+    ]);
+    const stamped = await stack.plane.kubectl([
+      'get',
+      'limitrange',
+      'defaults',
+      '-n',
+      NAMESPACE,
+      '-o',
+      'jsonpath={.metadata.annotations.quota-ledger\\.io/last-applied-by}',
+    ]);
     expect(stamped).toBe('admin');
 
     // The cluster object is its source of truth: the REST admin API refuses to change or delete it.
-    const put = await stack.request('PUT', `/v1/namespaces/${NAMESPACE}/limitranges/defaults`, { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'defaults' }, spec: { limits: [] } });
+    const put = await stack.request('PUT', `/v1/namespaces/${NAMESPACE}/limitranges/defaults`, {
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name: 'defaults' },
+      spec: { limits: [] },
+    });
     const removal = await stack.request('DELETE', `/v1/namespaces/${NAMESPACE}/limitranges/defaults`);
     for (const refused of [put, removal]) {
       expect(refused.status).toBe(409);
-      expect(refused.body).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409, details: { name: 'defaults', kind: 'limitranges' } });
+      expect(refused.body).toMatchObject({
+        kind: 'Status',
+        reason: 'Conflict',
+        code: 409,
+        details: { name: 'defaults', kind: 'limitranges' },
+      });
       expect(refused.body.message).toContain(`it is managed by the cluster object limitranges "defaults" in namespace "${NAMESPACE}"`);
     }
 
@@ -70,7 +94,15 @@ describe('LimitRange objects, applied with kubectl', () => {
     const before = await stack.webhookCalls();
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('defaulted', NAMESPACE))).code).toBe(0);
     expect(await requestsOf('defaulted')).toBe('250m');
-    const annotation = await stack.plane.kubectl(['get', 'pod', 'defaulted', '-n', NAMESPACE, '-o', 'jsonpath={.metadata.annotations.kubernetes\\.io/limit-ranger}']);
+    const annotation = await stack.plane.kubectl([
+      'get',
+      'pod',
+      'defaulted',
+      '-n',
+      NAMESPACE,
+      '-o',
+      'jsonpath={.metadata.annotations.kubernetes\\.io/limit-ranger}',
+    ]);
     expect(annotation).toBe('LimitRanger plugin set: cpu request for container app');
     expect((await stack.webhookCalls()).mutate).toBeGreaterThan(before.mutate);
     await untilUsed(stack, NAMESPACE, 'compute', { 'requests.cpu': '250m' });
@@ -105,7 +137,9 @@ describe('LimitRange objects with the built-in LimitRanger also on', () => {
     await eventually('the LimitRange in the ledger', () => ledgerLimitRange('defaults'));
 
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('defaulted', NAMESPACE))).code).toBe(0);
-    const container = JSON.parse(await stack.plane.kubectl(['get', 'pod', 'defaulted', '-n', NAMESPACE, '-o', 'jsonpath={.spec.containers[0].resources}']));
+    const container = JSON.parse(
+      await stack.plane.kubectl(['get', 'pod', 'defaulted', '-n', NAMESPACE, '-o', 'jsonpath={.spec.containers[0].resources}']),
+    );
     // The API server's defaulting gave the item default = max; LimitRanger set both, ours found nothing left to add.
     expect(container).toEqual({ requests: { cpu: '250m' }, limits: { cpu: '500m' } });
     await untilUsed(stack, NAMESPACE, 'compute', { 'requests.cpu': '250m' });

@@ -39,10 +39,16 @@ afterAll(async () => {
 });
 
 const namespaceObject = async (name: string): Promise<{ labels?: Record<string, string>; annotations?: Record<string, string> }> =>
-  JSON.parse(await stack.plane.kubectl(['get', 'namespace', name, '-o', 'jsonpath={.metadata}'])) as { labels?: Record<string, string>; annotations?: Record<string, string> };
+  JSON.parse(await stack.plane.kubectl(['get', 'namespace', name, '-o', 'jsonpath={.metadata}'])) as {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
 const storedPods = async (namespace: string): Promise<string[]> =>
-  (JSON.parse(await stack.plane.kubectl(['get', 'pods', '-n', namespace, '-o', 'json'])).items as { metadata: { name: string } }[]).map((p) => p.metadata.name).sort();
-const canLabel = async (): Promise<boolean> => (await stack.plane.tryKubectl(['auth', 'can-i', 'patch', 'namespaces', `--as=${RECONCILER}`])).stdout.trim() === 'yes';
+  (JSON.parse(await stack.plane.kubectl(['get', 'pods', '-n', namespace, '-o', 'json'])).items as { metadata: { name: string } }[])
+    .map((p) => p.metadata.name)
+    .sort();
+const canLabel = async (): Promise<boolean> =>
+  (await stack.plane.tryKubectl(['auth', 'can-i', 'patch', 'namespaces', `--as=${RECONCILER}`])).stdout.trim() === 'yes';
 const review = (namespace: string, name: string) => ({
   apiVersion: 'admission.k8s.io/v1',
   kind: 'AdmissionReview',
@@ -82,13 +88,22 @@ describe('the webhooks sent only the namespaces the ledger manages', () => {
     await stack.plane.kubectl(['create', '-f', '-'], pod('window-0', 'mn-race'));
     expect(await stack.webhookCalls()).toEqual(calls);
     // Several count attempts fail to place the label (the reconciler retries, and every 3 s queues it again).
-    await eventually('two count attempts refused the label', async () => ((stack.logs('reconciler').match(/the managed label could not be set/g) ?? []).length >= 2 ? true : undefined), 30_000);
+    await eventually(
+      'two count attempts refused the label',
+      async () => ((stack.logs('reconciler').match(/the managed label could not be set/g) ?? []).length >= 2 ? true : undefined),
+      30_000,
+    );
     const waiting = await stack.request('GET', '/v1/namespaces/mn-race/usage');
-    expect(waiting.body.awaitingFirstCountSince, 'the first count may not happen while the label is not in place').toEqual(expect.any(String));
+    expect(waiting.body.awaitingFirstCountSince, 'the first count may not happen while the label is not in place').toEqual(
+      expect.any(String),
+    );
     expect((await ledgerEvents(stack, 'mn-race')).map((e) => e.type)).not.toContain('Counted');
     // What the webhooks are sent there meanwhile (none, yet: a review the API server would send) is refused.
     const unknown = await stack.request('POST', '/v1/admission/validate', review('mn-race', 'asked'), stack.tokens.webhook);
-    expect(unknown.body.response).toMatchObject({ allowed: false, status: { code: 403, message: 'pods "asked" is forbidden: status unknown for quota: pods, resources: pods' } });
+    expect(unknown.body.response).toMatchObject({
+      allowed: false,
+      status: { code: 403, message: 'pods "asked" is forbidden: status unknown for quota: pods, resources: pods' },
+    });
 
     // The grant back (rbac.yaml as installed): the label goes on, then the count, which adopts all three.
     const restored = Date.now();
@@ -122,7 +137,9 @@ describe('the webhooks sent only the namespaces the ledger manages', () => {
   it('lets nobody but the reconciler remove the label, and the reconciler change nothing else of a Namespace', async () => {
     const removed = await stack.plane.tryKubectl(['label', 'namespace', 'mn-race', `${LABEL}-`]);
     expect(removed.code).not.toBe(0);
-    expect(removed.stderr).toContain('the label quota-ledger.io/managed and the annotation quota-ledger.io/managed-since are the quota-ledger reconciler');
+    expect(removed.stderr).toContain(
+      'the label quota-ledger.io/managed and the annotation quota-ledger.io/managed-since are the quota-ledger reconciler',
+    );
     const relabel = await stack.plane.tryKubectl(['label', 'namespace', 'mn-race', `${LABEL}=false`, '--overwrite']);
     expect(relabel.code).not.toBe(0);
     const other = await stack.plane.tryKubectl(['label', 'namespace', 'mn-race', 'team=red', `--as=${RECONCILER}`]);
@@ -136,7 +153,11 @@ describe('the webhooks sent only the namespaces the ledger manages', () => {
 
   it('puts back a label removed anyway (the policy unbound by a cluster admin) at its next pass, and takes it off a namespace the ledger does not manage', async () => {
     await stack.plane.kubectl(['delete', 'validatingadmissionpolicybinding', 'quota-ledger-managed-label']);
-    await eventually('the label removed by hand', async () => ((await stack.plane.tryKubectl(['label', 'namespace', 'mn-race', `${LABEL}-`])).code === 0 ? true : undefined), 30_000);
+    await eventually(
+      'the label removed by hand',
+      async () => ((await stack.plane.tryKubectl(['label', 'namespace', 'mn-race', `${LABEL}-`])).code === 0 ? true : undefined),
+      30_000,
+    );
     await stack.plane.kubectl(['label', 'namespace', 'mn-plain', `${LABEL}=true`]);
     await eventually('the label back on mn-race and off mn-plain', async () => {
       const [managed, plain] = await Promise.all([namespaceObject('mn-race'), namespaceObject('mn-plain')]);

@@ -29,7 +29,9 @@ afterAll(async () => {
   await stack?.stop();
   await second?.close();
   await stack?.plane.stop();
-  console.log(`namespace labels e2e: ${counts.relabels} relabels with kubectl, ${counts.movedIn} moved into and ${counts.movedOut} out of a ClusterResourceQuota, ${counts.refusedRelabels} refused by another webhook after ours and never recorded`);
+  console.log(
+    `namespace labels e2e: ${counts.relabels} relabels with kubectl, ${counts.movedIn} moved into and ${counts.movedOut} out of a ClusterResourceQuota, ${counts.refusedRelabels} refused by another webhook after ours and never recorded`,
+  );
 });
 
 async function clusterQuota(name: string, tenant: string): Promise<void> {
@@ -46,11 +48,15 @@ async function clusterQuota(name: string, tenant: string): Promise<void> {
 async function covered(name: string): Promise<{ total: string | undefined; namespaces: Record<string, string | undefined> }> {
   const quota = (await stack.request('GET', `/v1/clusterresourcequotas/${name}`)).body;
   const namespaces = (quota.status?.namespaces ?? []) as { namespace: string; status: { used: Record<string, string> } }[];
-  return { total: quota.status?.total?.used?.pods, namespaces: Object.fromEntries(namespaces.map((n) => [n.namespace, n.status.used.pods])) };
+  return {
+    total: quota.status?.total?.used?.pods,
+    namespaces: Object.fromEntries(namespaces.map((n) => [n.namespace, n.status.used.pods])),
+  };
 }
 
 /** The labels the ledger holds for the namespace (what the reconciler read back). */
-const ledgerLabels = async (namespace: string): Promise<Record<string, string>> => (await stack.request('GET', `/v1/namespaces/${namespace}`)).body.metadata?.labels ?? {};
+const ledgerLabels = async (namespace: string): Promise<Record<string, string>> =>
+  (await stack.request('GET', `/v1/namespaces/${namespace}`)).body.metadata?.labels ?? {};
 
 describe('namespace labels from the cluster', () => {
   it('moves a namespace relabelled with kubectl into a ClusterResourceQuota once it is stored, its pods with it, and out again', async () => {
@@ -61,14 +67,22 @@ describe('namespace labels from the cluster', () => {
     await stack.plane.kubectl(['label', 'namespace', 'nl-a', 'tenant=acme']);
     counts.relabels++;
     // Read back, then counted: the two pods admitted before it was managed are adopted.
-    expect(await eventually('nl-a counted in acme', async () => ((await covered('acme')).namespaces['nl-a'] === '2' ? covered('acme') : undefined))).toEqual({ total: '2', namespaces: { 'nl-a': '2' } });
+    expect(
+      await eventually('nl-a counted in acme', async () =>
+        (await covered('acme')).namespaces['nl-a'] === '2' ? covered('acme') : undefined,
+      ),
+    ).toEqual({ total: '2', namespaces: { 'nl-a': '2' } });
     counts.movedIn++;
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('web-2', 'nl-a'))).code).toBe(0);
     await eventually('web-2 charged to acme', async () => ((await covered('acme')).total === '3' ? true : undefined));
 
     await stack.plane.kubectl(['label', 'namespace', 'nl-a', 'tenant-']);
     counts.relabels++;
-    expect(await eventually('nl-a out of acme', async () => ((await covered('acme')).namespaces['nl-a'] === undefined ? covered('acme') : undefined))).toEqual({ total: '0', namespaces: {} });
+    expect(
+      await eventually('nl-a out of acme', async () =>
+        (await covered('acme')).namespaces['nl-a'] === undefined ? covered('acme') : undefined,
+      ),
+    ).toEqual({ total: '0', namespaces: {} });
     counts.movedOut++;
   });
 
@@ -78,7 +92,9 @@ describe('namespace labels from the cluster', () => {
     await stack.plane.kubectl(['create', '-f', '-'], pod('web-0', 'nl-b'));
     const before = await stack.webhookCalls();
     const refused = await stack.plane.tryKubectl(['label', 'namespace', 'nl-b', 'tenant=blocked']);
-    expect(refused.stderr).toContain('admission webhook "second-opinion.test.example.com" denied the request: namespaces "nl-b" is forbidden: tenant blocked is not for you');
+    expect(refused.stderr).toContain(
+      'admission webhook "second-opinion.test.example.com" denied the request: namespaces "nl-b" is forbidden: tenant blocked is not for you',
+    );
     // Ours was asked too (and allowed: kube-apiserver names the one that denied).
     expect((await stack.webhookCalls()).validate).toBeGreaterThan(before.validate);
     counts.refusedRelabels++;

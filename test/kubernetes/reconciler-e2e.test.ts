@@ -2,7 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditedRequests, auditFlags } from '../support/audit-log.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { kubeApi, type KubeApi } from '../support/kube-api.js';
-import { defineQuota, eventsOfObject, eventually, ledgerEvents, pod, uidOf, untilCounted, untilUsed, type LedgerEventView } from '../support/ledger-reads.js';
+import {
+  defineQuota,
+  eventsOfObject,
+  eventually,
+  ledgerEvents,
+  pod,
+  uidOf,
+  untilCounted,
+  untilUsed,
+  type LedgerEventView,
+} from '../support/ledger-reads.js';
 import { prepareLedgerStack, RECONCILER_SERVICE_ACCOUNT, startLedgerStack, type LedgerStack } from '../support/ledger-stack.js';
 import { startRefusingWebhook, type RefusingWebhook } from '../support/refusing-webhook.js';
 import { startSlowProxy, type SlowProxy } from '../support/slow-proxy.js';
@@ -37,7 +47,9 @@ beforeAll(async () => {
   kube = kubeApi(plane);
   // Another admission step after ours: it refuses the pods named refused-*.
   second = await startRefusingWebhook(plane, 'second-opinion', (review) =>
-    review.operation === 'CREATE' && review.name?.startsWith('refused-') ? `pods "${review.name}" is forbidden: the second opinion says no` : undefined,
+    review.operation === 'CREATE' && review.name?.startsWith('refused-')
+      ? `pods "${review.name}" is forbidden: the second opinion says no`
+      : undefined,
   );
   await second.register([{ apiGroups: [''], resources: ['pods'], operations: ['CREATE'] }], {
     probe: () => plane.tryKubectl(['create', '--dry-run=server', '-f', '-'], pod('probe', 'default')),
@@ -75,7 +87,8 @@ function untilSettled(namespace: string, uid: string, settled: (events: LedgerEv
   });
 }
 
-const has = (type: string, reason?: string) => (events: LedgerEventView[]) => events.some((e) => e.type === type && (reason === undefined || e.data.reason === reason));
+const has = (type: string, reason?: string) => (events: LedgerEventView[]) =>
+  events.some((e) => e.type === type && (reason === undefined || e.data.reason === reason));
 
 describe('the reconciler against kube-apiserver, with the ServiceAccount of rbac.yaml', () => {
   it('commits what kubectl created and releases what it deleted', async () => {
@@ -99,7 +112,9 @@ describe('the reconciler against kube-apiserver, with the ServiceAccount of rbac
     await namespaceWithQuota('rc-refused', { pods: '10' });
     const refused = await plane.tryKubectl(['create', '-f', '-'], pod('refused-1', 'rc-refused'));
     expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain('admission webhook "second-opinion.test.example.com" denied the request: pods "refused-1" is forbidden: the second opinion says no');
+    expect(refused.stderr).toContain(
+      'admission webhook "second-opinion.test.example.com" denied the request: pods "refused-1" is forbidden: the second opinion says no',
+    );
     counts.refused++;
     // Both validating webhooks saw the same object, with the uid it would have been stored under.
     const uid = second.refused.find((r) => r.name === 'refused-1')?.object?.metadata?.uid as string;
@@ -125,19 +140,42 @@ describe('the reconciler against kube-apiserver, with the ServiceAccount of rbac
     await create(pod('crashed', 'rc-terminal', { cpu: '1' }));
     await create(pod('bound', 'rc-terminal', { cpu: '1', nodeName: 'node-1' }));
     await untilUsed(stack, 'rc-terminal', 'compute', { pods: '3', 'requests.cpu': '3', 'count/pods': '3' });
-    for (const name of ['done', 'crashed', 'bound']) await untilSettled('rc-terminal', (await uidOf(stack, 'pod', name, 'rc-terminal')) ?? '', has('Committed'));
+    for (const name of ['done', 'crashed', 'bound'])
+      await untilSettled('rc-terminal', (await uidOf(stack, 'pod', name, 'rc-terminal')) ?? '', has('Committed'));
     counts.committed += 3;
 
     // No kubelet: the test plays it, through the status subresource.
-    await plane.kubectl(['patch', 'pod', 'done', '-n', 'rc-terminal', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Succeeded"}}']);
-    await plane.kubectl(['patch', 'pod', 'crashed', '-n', 'rc-terminal', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Failed"}}']);
+    await plane.kubectl([
+      'patch',
+      'pod',
+      'done',
+      '-n',
+      'rc-terminal',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"phase":"Succeeded"}}',
+    ]);
+    await plane.kubectl([
+      'patch',
+      'pod',
+      'crashed',
+      '-n',
+      'rc-terminal',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"phase":"Failed"}}',
+    ]);
     // A pod on a node is deleted gracefully: it stays, terminating, until its kubelet confirms (never, here).
     await plane.kubectl(['delete', 'pod', 'bound', '-n', 'rc-terminal', '--grace-period=1', '--wait=false']);
     expect(await uidOf(stack, 'pod', 'bound', 'rc-terminal')).toBeDefined();
 
     // Kubernetes counts every stored pod in count/pods, and only live ones in pods and compute.
     await untilUsed(stack, 'rc-terminal', 'compute', { pods: '0', 'requests.cpu': '0', 'count/pods': '3' });
-    const terminated = (await ledgerEvents(stack, 'rc-terminal')).filter((e) => e.type === 'Terminated').map((e) => e.data.reason as string);
+    const terminated = (await ledgerEvents(stack, 'rc-terminal'))
+      .filter((e) => e.type === 'Terminated')
+      .map((e) => e.data.reason as string);
     expect(terminated.sort()).toEqual(['DeletionGracePeriodElapsed', 'Failed', 'Succeeded']);
     counts.terminated += 3;
 
@@ -153,10 +191,14 @@ describe('the reconciler against kube-apiserver, with the ServiceAccount of rbac
     for (let i = 0; i < 5; i++) await plane.kubectl(['create', 'configmap', `c${i}`, '-n', 'rc-pages']);
     counts.objects += 5;
     await untilUsed(stack, 'rc-pages', 'compute', { 'count/configmaps': '5' });
-    await eventually('every configmap committed', async () => ((await ledgerEvents(stack, 'rc-pages')).filter((e) => e.type === 'Committed').length === 5 ? true : undefined));
+    await eventually('every configmap committed', async () =>
+      (await ledgerEvents(stack, 'rc-pages')).filter((e) => e.type === 'Committed').length === 5 ? true : undefined,
+    );
     counts.committed += 5;
 
-    const pages = auditedRequests(plane).filter((r) => r.verb === 'list' && r.requestURI.startsWith('/api/v1/namespaces/rc-pages/configmaps?'));
+    const pages = auditedRequests(plane).filter(
+      (r) => r.verb === 'list' && r.requestURI.startsWith('/api/v1/namespaces/rc-pages/configmaps?'),
+    );
     expect(pages.every((r) => r.requestURI.includes('limit=2') && r.code === 200)).toBe(true);
     // One listing of five: a first page and two continued ones.
     const continued = pages.filter((r) => r.requestURI.includes('continue='));
@@ -174,17 +216,29 @@ describe('the reconciler against kube-apiserver, with the ServiceAccount of rbac
     // object outlive their continue token.
     await kube.call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'churn' }, data: { n: '0' } });
     let writes = 0;
-    const writer = setInterval(() => void kube.call('PUT', '/api/v1/namespaces/default/configmaps/churn', { metadata: { name: 'churn' }, data: { n: String(++writes) } }).catch(() => undefined), 100);
+    const writer = setInterval(
+      () =>
+        void kube
+          .call('PUT', '/api/v1/namespaces/default/configmaps/churn', { metadata: { name: 'churn' }, data: { n: String(++writes) } })
+          .catch(() => undefined),
+      100,
+    );
     proxy.delayMs = 1200;
     try {
       await stack.startApp('reconciler', { INVENTORY_PAGE_SIZE: '1', INVENTORY_TIMEOUT_MS: '30000' });
-      await eventually('every configmap committed through the slow listing', async () => ((await ledgerEvents(stack, 'rc-expired')).filter((e) => e.type === 'Committed').length === 5 ? true : undefined), 150_000);
+      await eventually(
+        'every configmap committed through the slow listing',
+        async () => ((await ledgerEvents(stack, 'rc-expired')).filter((e) => e.type === 'Committed').length === 5 ? true : undefined),
+        150_000,
+      );
     } finally {
       clearInterval(writer);
       proxy.delayMs = 0;
     }
     counts.committed += 5;
-    const lists = auditedRequests(plane).filter((r) => r.verb === 'list' && r.requestURI.startsWith('/api/v1/namespaces/rc-expired/configmaps'));
+    const lists = auditedRequests(plane).filter(
+      (r) => r.verb === 'list' && r.requestURI.startsWith('/api/v1/namespaces/rc-expired/configmaps'),
+    );
     const expired = lists.findIndex((r) => r.code === 410 && r.requestURI.includes('continue='));
     expect(expired, `the reconciler's lists of rc-expired/configmaps: ${JSON.stringify(lists)}`).toBeGreaterThanOrEqual(0);
     // The list read again whole, in one answer.

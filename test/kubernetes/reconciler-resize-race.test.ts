@@ -68,7 +68,16 @@ afterAll(async () => {
 
 /** `kubectl patch --subresource=resize` of the pod's one container, requests and limits alike (it is Guaranteed). */
 const resize = (name: string, cpu: string) =>
-  stack.plane.kubectl(['patch', 'pod', name, '-n', NS, '--subresource=resize', '-p', JSON.stringify({ spec: { containers: [{ name: 'app', resources: { requests: { cpu }, limits: { cpu } } }] } })]);
+  stack.plane.kubectl([
+    'patch',
+    'pod',
+    name,
+    '-n',
+    NS,
+    '--subresource=resize',
+    '-p',
+    JSON.stringify({ spec: { containers: [{ name: 'app', resources: { requests: { cpu }, limits: { cpu } } }] } }),
+  ]);
 
 /** What the pod's spec asks, as kube-apiserver stores it. */
 async function specCpu(name: string): Promise<string> {
@@ -108,7 +117,8 @@ describe('a resize up admitted while the resize down before it is unconfirmed', 
     gate = { listed, open: new Promise<void>((resolve) => (open = resolve)) };
     const pass = reconciler.reconcileNamespace(NS);
     const listing = await seen;
-    const listedPod = listing.objects.find((o) => o.uid === uid)?.object as { spec: { containers: { resources: { requests: { cpu: string } } }[] } } | undefined;
+    const listedPod = listing.objects.find((o) => o.uid === uid)?.object as
+      { spec: { containers: { resources: { requests: { cpu: string } } }[] } } | undefined;
     expect(listedPod?.spec.containers[0]?.resources.requests.cpu).toBe('300m');
 
     // Resized back up while the listing that shows 300m is on its way to the ledger.
@@ -130,13 +140,27 @@ describe('a resize up admitted while the resize down before it is unconfirmed', 
     await stack.plane.kubectl(['create', '-f', '-'], pod('chatty', STATUS_NS, { cpu: '100m' }));
     const reason = 'Unschedulable'.padEnd(300, '-');
     const status = { status: { conditions: [{ type: 'PodScheduled', status: 'False', reason, message: 'no nodes' }] } };
-    await stack.plane.kubectl(['patch', 'pod', 'chatty', '-n', STATUS_NS, '--subresource=status', '--type=merge', '-p', JSON.stringify(status)]);
-    expect(JSON.parse(await stack.plane.kubectl(['get', 'pod', 'chatty', '-n', STATUS_NS, '-o', 'json'])).status.conditions[0].reason).toBe(reason);
+    await stack.plane.kubectl([
+      'patch',
+      'pod',
+      'chatty',
+      '-n',
+      STATUS_NS,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify(status),
+    ]);
+    expect(JSON.parse(await stack.plane.kubectl(['get', 'pod', 'chatty', '-n', STATUS_NS, '-o', 'json'])).status.conditions[0].reason).toBe(
+      reason,
+    );
     // Another pod after it: the stack's reconciler settles the namespace on its addition.
     await stack.plane.kubectl(['create', '-f', '-'], pod('after', STATUS_NS, { cpu: '100m' }));
     for (const name of ['chatty', 'after']) {
       const uid = (await uidOf(stack, 'pod', name, STATUS_NS)) ?? '';
-      await eventually(`${name} committed`, async () => (eventsOfObject(await ledgerEvents(stack, STATUS_NS), uid).some((e) => e.type === 'Committed') ? true : undefined)).catch((error: Error) => {
+      await eventually(`${name} committed`, async () =>
+        eventsOfObject(await ledgerEvents(stack, STATUS_NS), uid).some((e) => e.type === 'Committed') ? true : undefined,
+      ).catch((error: Error) => {
         // Say why: what the reconciler logged of its failing jobs.
         const failures = stack
           .logs('reconciler')

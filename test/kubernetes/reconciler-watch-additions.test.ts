@@ -11,7 +11,13 @@ import { prepareLedgerStack, startLedgerStack, type LedgerStack } from '../suppo
 // not one each; and watches that (re)start do not settle every namespace that has objects.
 
 const BURST = 100;
-const figures = { adoptedMs: 0, committedMs: 0, burst: { settles: 0, perObject: 0, committedAfterLastMs: 0 }, restartSignals: 0, skipped: 0 };
+const figures = {
+  adoptedMs: 0,
+  committedMs: 0,
+  burst: { settles: 0, perObject: 0, committedAfterLastMs: 0 },
+  restartSignals: 0,
+  skipped: 0,
+};
 
 let plane: ControlPlane;
 let stack: LedgerStack;
@@ -76,14 +82,18 @@ describe('the reconciler settles additions from its watches', () => {
     const committedFrom = performance.now();
     const reserved = await kube.create('/api/v1/namespaces/ra-outage/secrets', { metadata: { name: 'before' } });
     expect(reserved.status).toBe(201);
-    figures.committedMs = await msUntil(committedFrom, 'the reserved Secret committed', async () => (await eventTypesOf('ra-outage', uidOfAnswer(reserved))).includes('Committed'));
+    figures.committedMs = await msUntil(committedFrom, 'the reserved Secret committed', async () =>
+      (await eventTypesOf('ra-outage', uidOfAnswer(reserved))).includes('Committed'),
+    );
 
     // The outage: the count-only webhook's failurePolicy Ignore lets the Secret in unreserved.
     await stack.stopApp('api');
     const adoptedFrom = performance.now();
     const admitted = await kube.create('/api/v1/namespaces/ra-outage/secrets', { metadata: { name: 'during' } });
     expect(admitted.status).toBe(201);
-    figures.adoptedMs = await msUntil(adoptedFrom, 'the Secret created during the outage adopted', async () => (await eventTypesOf('ra-outage', uidOfAnswer(admitted))).includes('Adopted'));
+    figures.adoptedMs = await msUntil(adoptedFrom, 'the Secret created during the outage adopted', async () =>
+      (await eventTypesOf('ra-outage', uidOfAnswer(admitted))).includes('Adopted'),
+    );
     expect(await eventTypesOf('ra-outage', uidOfAnswer(admitted))).toEqual(['Adopted']);
     await stack.startApp('api');
     await untilUsed(stack, 'ra-outage', 'objects', { 'count/secrets': '2' });
@@ -107,7 +117,9 @@ describe('the reconciler settles additions from its watches', () => {
     );
     const lastCreated = performance.now();
     figures.burst.committedAfterLastMs = await msUntil(lastCreated, `all ${BURST} configmaps committed`, async () => {
-      const [row] = await stack.sql<{ n: string }>(`SELECT count(*) AS n FROM ledger_events WHERE namespace = 'ra-burst' AND type = 'Committed'`);
+      const [row] = await stack.sql<{ n: string }>(
+        `SELECT count(*) AS n FROM ledger_events WHERE namespace = 'ra-burst' AND type = 'Committed'`,
+      );
       return Number(row?.n) === BURST;
     });
     // Let any settle still waiting run, then count them.
@@ -145,6 +157,10 @@ describe('the reconciler settles additions from its watches', () => {
     const from = performance.now();
     const created = await kube.create('/api/v1/namespaces/ra-after/configmaps', { metadata: { name: 'new' } });
     expect(created.status).toBe(201);
-    expect(await msUntil(from, 'the new configmap committed', async () => (await eventTypesOf('ra-after', uidOfAnswer(created))).includes('Committed'))).toBeLessThan(3000);
+    expect(
+      await msUntil(from, 'the new configmap committed', async () =>
+        (await eventTypesOf('ra-after', uidOfAnswer(created))).includes('Committed'),
+      ),
+    ).toBeLessThan(3000);
   });
 });

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { kubeApi, type KubeApi } from '../support/kube-api.js';
-import { defineQuota, eventsOfObject, eventually, ledgerEvents, pod, uidOf, untilCounted, untilUsed, usedOf } from '../support/ledger-reads.js';
+import {
+  defineQuota,
+  eventsOfObject,
+  eventually,
+  ledgerEvents,
+  pod,
+  uidOf,
+  untilCounted,
+  untilUsed,
+  usedOf,
+} from '../support/ledger-reads.js';
 import { prepareLedgerStack, startLedgerStack, type LedgerStack } from '../support/ledger-stack.js';
 
 // The reconciler as built against a real kube-apiserver: the kinds it settles come from
@@ -13,7 +23,11 @@ import { prepareLedgerStack, startLedgerStack, type LedgerStack } from '../suppo
 const GRACE_SECONDS = 2;
 const PODS = 20;
 const CONFIGMAPS = 10;
-const figures = { serviceAccountsHeldSeconds: 0, settle: { p50: 0, p99: 0, max: 0, samples: 0 }, deleted: { p50: 0, p99: 0, max: 0, samples: 0 } };
+const figures = {
+  serviceAccountsHeldSeconds: 0,
+  settle: { p50: 0, p99: 0, max: 0, samples: 0 },
+  deleted: { p50: 0, p99: 0, max: 0, samples: 0 },
+};
 
 let plane: ControlPlane;
 let stack: LedgerStack;
@@ -50,7 +64,8 @@ async function namespaceWithQuota(namespace: string, hard: Record<string, string
   await untilCounted(stack, namespace);
 }
 
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 const summary = (latencies: readonly number[]) => {
   const sorted = [...latencies].sort((a, b) => a - b);
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? 0, samples: sorted.length };
@@ -75,7 +90,9 @@ describe('the reconciler against kube-apiserver: discovered kinds and watches', 
     await untilUsed(stack, 'rw-sa', 'compute', { 'count/serviceaccounts': '2' });
     const uids = [await uidOf(stack, 'serviceaccount', 'builder', 'rw-sa'), await uidOf(stack, 'serviceaccount', 'deployer', 'rw-sa')];
     for (const uid of uids) {
-      await eventually(`ServiceAccount ${uid} committed`, async () => (eventsOfObject(await ledgerEvents(stack, 'rw-sa'), uid ?? '').some((e) => e.type === 'Committed') ? true : undefined));
+      await eventually(`ServiceAccount ${uid} committed`, async () =>
+        eventsOfObject(await ledgerEvents(stack, 'rw-sa'), uid ?? '').some((e) => e.type === 'Committed') ? true : undefined,
+      );
     }
     // Several grace periods and reconcile intervals later, it still holds.
     const heldFrom = Date.now();
@@ -95,8 +112,11 @@ describe('the reconciler against kube-apiserver: discovered kinds and watches', 
   it(`gives a pod's compute back within a second of its phase turning Succeeded (${PODS} pods), and a deleted object's count (${CONFIGMAPS} configmaps; the periodic pass every 600 s)`, async () => {
     await namespaceWithQuota('rw-pods', { pods: '100', 'requests.cpu': '100', 'count/configmaps': '100' });
     // ConfigMaps committed by the periodic pass (every second so far), to be deleted at the end.
-    for (let i = 0; i < CONFIGMAPS; i++) expect((await kube.create('/api/v1/namespaces/rw-pods/configmaps', { metadata: { name: `c${i}` } })).status).toBe(201);
-    await eventually('every configmap committed', async () => ((await ledgerEvents(stack, 'rw-pods')).filter((e) => e.type === 'Committed').length === CONFIGMAPS ? true : undefined));
+    for (let i = 0; i < CONFIGMAPS; i++)
+      expect((await kube.create('/api/v1/namespaces/rw-pods/configmaps', { metadata: { name: `c${i}` } })).status).toBe(201);
+    await eventually('every configmap committed', async () =>
+      (await ledgerEvents(stack, 'rw-pods')).filter((e) => e.type === 'Committed').length === CONFIGMAPS ? true : undefined,
+    );
     // Only the watch can settle within the measurement: the periodic pass runs every 10 minutes.
     await stack.stopApp('reconciler');
     await stack.startApp('reconciler', { RECONCILE_INTERVAL_SECONDS: '600' });
@@ -113,13 +133,18 @@ describe('the reconciler against kube-apiserver: discovered kinds and watches', 
       const before = await cpu();
       latencies.push(
         await timeUntil(
-          async () => expect((await kube.patch(`/api/v1/namespaces/rw-pods/pods/p${i}/status`, { status: { phase: 'Succeeded' } }, 'merge')).status).toBe(200),
+          async () =>
+            expect(
+              (await kube.patch(`/api/v1/namespaces/rw-pods/pods/p${i}/status`, { status: { phase: 'Succeeded' } }, 'merge')).status,
+            ).toBe(200),
           async () => (await cpu()) === before - 1,
         ),
       );
     }
     figures.settle = summary(latencies);
-    expect((await ledgerEvents(stack, 'rw-pods')).filter((e) => e.type === 'Terminated' && e.data.reason === 'Succeeded')).toHaveLength(PODS);
+    expect((await ledgerEvents(stack, 'rw-pods')).filter((e) => e.type === 'Terminated' && e.data.reason === 'Succeeded')).toHaveLength(
+      PODS,
+    );
     expect(figures.settle.p99, `latencies (ms): ${JSON.stringify(latencies)}`).toBeLessThan(1000);
     // What the reconciler says of it: every finished pod a watch signal, each settle counted, no watch failing
     // (rbac.yaml grants watch on each kind it watches; discovered kinds it does not grant fail and are counted).

@@ -16,7 +16,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
   await stack?.plane.stop();
-  console.log(`webhook client certificate e2e: ${counts.admitted} admitted and ${counts.denied} denied through a kube-apiserver authenticated by its certificate`);
+  console.log(
+    `webhook client certificate e2e: ${counts.admitted} admitted and ${counts.denied} denied through a kube-apiserver authenticated by its certificate`,
+  );
 });
 
 describe('the kube-apiserver authenticated by a client certificate', () => {
@@ -27,9 +29,15 @@ describe('the kube-apiserver authenticated by a client certificate', () => {
     expect((await stack.plane.tryKubectl(['create', '-f', '-'], pod('web', 'cert'))).code).toBe(0);
     counts.admitted++;
     const denied = await stack.plane.tryKubectl(['create', '-f', '-'], pod('web-2', 'cert'));
-    expect(denied.stderr).toContain('admission webhook "validate.quota-ledger.io" denied the request: pods "web-2" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1');
+    expect(denied.stderr).toContain(
+      'admission webhook "validate.quota-ledger.io" denied the request: pods "web-2" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1',
+    );
     counts.denied++;
-    const decisions = (await stack.request('GET', '/v1/namespaces/cert/decisions?dryRun=false')).body.items as { name: string; requester: string; onBehalfOf?: string }[];
+    const decisions = (await stack.request('GET', '/v1/namespaces/cert/decisions?dryRun=false')).body.items as {
+      name: string;
+      requester: string;
+      onBehalfOf?: string;
+    }[];
     expect(decisions.map((d) => [d.name, d.requester, d.onBehalfOf])).toEqual([
       ['web', 'apiserver-webhook-client', 'admin'],
       ['web-2', 'apiserver-webhook-client', 'admin'],

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineQuota, eventsOfObject, eventually, ledgerEvents, uidOf, untilCounted, untilSettled, untilUsed } from '../support/ledger-reads.js';
+import {
+  defineQuota,
+  eventsOfObject,
+  eventually,
+  ledgerEvents,
+  uidOf,
+  untilCounted,
+  untilSettled,
+  untilUsed,
+} from '../support/ledger-reads.js';
 import { startLedgerCluster, type LedgerStack } from '../support/ledger-stack.js';
 
 // The other kinds quota charges, through kube-apiserver and our webhooks: PersistentVolumeClaims
@@ -15,13 +24,18 @@ let stack: LedgerStack;
 
 beforeAll(async () => {
   // The PV binder binds claims, pvc-protection lets a deleted claim go.
-  stack = await startLedgerCluster({ controllers: ['namespace', 'persistentvolume-binder', 'pvc-protection'] }, { customResources: [WIDGETS] });
+  stack = await startLedgerCluster(
+    { controllers: ['namespace', 'persistentvolume-binder', 'pvc-protection'] },
+    { customResources: [WIDGETS] },
+  );
 });
 
 afterAll(async () => {
   await stack?.stop();
   await stack?.plane.stop();
-  console.log(`webhook kinds e2e: ${counts.kubectl} kubectl writes, ${counts.denied} denied with our message, ${counts.committed} objects committed, ${counts.released} released`);
+  console.log(
+    `webhook kinds e2e: ${counts.kubectl} kubectl writes, ${counts.denied} denied with our message, ${counts.committed} objects committed, ${counts.released} released`,
+  );
 });
 
 async function kubectl(args: string[], input?: string) {
@@ -53,7 +67,11 @@ async function managedNamespace(namespace: string, hard: Record<string, string>)
 /** Waits until the reconciler settled the object's reservations with an event of `type` (and reason). */
 async function untilObject(namespace: string, uid: string, type: 'Committed' | 'Released', reason?: string): Promise<void> {
   await eventually(`${type} ${reason ?? ''} for ${uid}`, async () =>
-    eventsOfObject(await ledgerEvents(stack, namespace), uid).some((e) => e.type === type && (reason === undefined || e.data.reason === reason)) ? true : undefined,
+    eventsOfObject(await ledgerEvents(stack, namespace), uid).some(
+      (e) => e.type === type && (reason === undefined || e.data.reason === reason),
+    )
+      ? true
+      : undefined,
   );
   if (type === 'Committed') counts.committed++;
   else counts.released++;
@@ -63,10 +81,20 @@ const json = (value: unknown): string => JSON.stringify(value);
 
 describe('the kinds quota charges, through kube-apiserver and our webhooks', () => {
   it('PersistentVolumeClaims: created, expanded, allocated (status), refused past the class quota, deleted', async () => {
-    await managedNamespace('wk-storage', { persistentvolumeclaims: '2', 'requests.storage': '4Gi', 'expandable.storageclass.storage.k8s.io/requests.storage': '3Gi' });
+    await managedNamespace('wk-storage', {
+      persistentvolumeclaims: '2',
+      'requests.storage': '4Gi',
+      'expandable.storageclass.storage.k8s.io/requests.storage': '3Gi',
+    });
     await ok(
       ['apply', '-f', '-'],
-      json({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: 'expandable' }, provisioner: 'kubernetes.io/no-provisioner', allowVolumeExpansion: true }),
+      json({
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+        metadata: { name: 'expandable' },
+        provisioner: 'kubernetes.io/no-provisioner',
+        allowVolumeExpansion: true,
+      }),
     );
     await ok(
       ['apply', '-f', '-'],
@@ -74,7 +102,13 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
         apiVersion: 'v1',
         kind: 'PersistentVolume',
         metadata: { name: 'pv-data' },
-        spec: { storageClassName: 'expandable', capacity: { storage: '5Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/tmp/pv-data' }, claimRef: { namespace: 'wk-storage', name: 'data' } },
+        spec: {
+          storageClassName: 'expandable',
+          capacity: { storage: '5Gi' },
+          accessModes: ['ReadWriteOnce'],
+          hostPath: { path: '/tmp/pv-data' },
+          claimRef: { namespace: 'wk-storage', name: 'data' },
+        },
       }),
     );
     await ok(
@@ -86,23 +120,52 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
         spec: { storageClassName: 'expandable', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
       }),
     );
-    await untilUsed(stack, 'wk-storage', 'compute', { persistentvolumeclaims: '1', 'requests.storage': '1Gi', 'expandable.storageclass.storage.k8s.io/requests.storage': '1Gi' });
+    await untilUsed(stack, 'wk-storage', 'compute', {
+      persistentvolumeclaims: '1',
+      'requests.storage': '1Gi',
+      'expandable.storageclass.storage.k8s.io/requests.storage': '1Gi',
+    });
     // Only a bound claim may grow.
-    await eventually('the claim bound', async () => ((await ok(['get', 'pvc', 'data', '-n', 'wk-storage', '-o', 'jsonpath={.status.phase}'])) === 'Bound' ? true : undefined));
+    await eventually('the claim bound', async () =>
+      (await ok(['get', 'pvc', 'data', '-n', 'wk-storage', '-o', 'jsonpath={.status.phase}'])) === 'Bound' ? true : undefined,
+    );
     const uid = (await uidOf(stack, 'pvc', 'data', 'wk-storage')) ?? '';
 
     await ok(['patch', 'pvc', 'data', '-n', 'wk-storage', '-p', json({ spec: { resources: { requests: { storage: '2Gi' } } } })]);
-    await untilUsed(stack, 'wk-storage', 'compute', { 'requests.storage': '2Gi', 'expandable.storageclass.storage.k8s.io/requests.storage': '2Gi' });
+    await untilUsed(stack, 'wk-storage', 'compute', {
+      'requests.storage': '2Gi',
+      'expandable.storageclass.storage.k8s.io/requests.storage': '2Gi',
+    });
     // Confirmed stored, the next change is charged over it (pending, over the state before both).
     await untilSettled(stack, 'wk-storage');
-    const tooBig = await denied(['patch', 'pvc', 'data', '-n', 'wk-storage', '-p', json({ spec: { resources: { requests: { storage: '4Gi' } } } })]);
+    const tooBig = await denied([
+      'patch',
+      'pvc',
+      'data',
+      '-n',
+      'wk-storage',
+      '-p',
+      json({ spec: { resources: { requests: { storage: '4Gi' } } } }),
+    ]);
     expect(tooBig).toContain(
       'persistentvolumeclaims "data" is forbidden: exceeded quota: compute, requested: expandable.storageclass.storage.k8s.io/requests.storage=2Gi, used: expandable.storageclass.storage.k8s.io/requests.storage=2Gi, limited: expandable.storageclass.storage.k8s.io/requests.storage=3Gi',
     );
 
     // What the volume resizer records; quota counts the larger of the request and the allocation.
-    await ok(['patch', 'pvc', 'data', '-n', 'wk-storage', '--subresource=status', '-p', json({ status: { allocatedResources: { storage: '3Gi' } } })]);
-    await untilUsed(stack, 'wk-storage', 'compute', { 'requests.storage': '3Gi', 'expandable.storageclass.storage.k8s.io/requests.storage': '3Gi' });
+    await ok([
+      'patch',
+      'pvc',
+      'data',
+      '-n',
+      'wk-storage',
+      '--subresource=status',
+      '-p',
+      json({ status: { allocatedResources: { storage: '3Gi' } } }),
+    ]);
+    await untilUsed(stack, 'wk-storage', 'compute', {
+      'requests.storage': '3Gi',
+      'expandable.storageclass.storage.k8s.io/requests.storage': '3Gi',
+    });
     await untilObject('wk-storage', uid, 'Committed');
 
     await ok(['delete', 'pvc', 'data', '-n', 'wk-storage', '--timeout=60s']);
@@ -141,15 +204,25 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
           group: 'example.com',
           names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
           scope: 'Namespaced',
-          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            },
+          ],
         },
       }),
     );
     await ok(['wait', '--for=condition=established', 'crd/widgets.example.com', '--timeout=60s']);
     await managedNamespace('wk-widgets', { 'count/widgets.example.com': '1' });
-    const widget = (name: string, size: number) => json({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'wk-widgets' }, spec: { size } });
+    const widget = (name: string, size: number) =>
+      json({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'wk-widgets' }, spec: { size } });
     // The CRD's resource may take a moment to be served everywhere in the apiserver.
-    await eventually('the first widget created', async () => ((await kubectl(['create', '-f', '-'], widget('w1', 1))).code === 0 ? true : undefined));
+    await eventually('the first widget created', async () =>
+      (await kubectl(['create', '-f', '-'], widget('w1', 1))).code === 0 ? true : undefined,
+    );
     expect(await denied(['create', '-f', '-'], widget('w2', 1), 'validate-count.quota-ledger.io')).toContain(
       'widgets.example.com "w2" is forbidden: exceeded quota: compute, requested: count/widgets.example.com=1, used: count/widgets.example.com=1, limited: count/widgets.example.com=1',
     );
@@ -165,16 +238,24 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
   });
 
   it('ResourceClaims (resource.k8s.io/v1): the claim count and the devices per class', async () => {
-    await managedNamespace('wk-claims', { 'count/resourceclaims.resource.k8s.io': '2', 'gpu.example.com.deviceclass.resource.k8s.io/devices': '2' });
+    await managedNamespace('wk-claims', {
+      'count/resourceclaims.resource.k8s.io': '2',
+      'gpu.example.com.deviceclass.resource.k8s.io/devices': '2',
+    });
     const claim = (name: string, count: number) =>
       json({
         apiVersion: 'resource.k8s.io/v1',
         kind: 'ResourceClaim',
         metadata: { name, namespace: 'wk-claims' },
-        spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com', allocationMode: 'ExactCount', count } }] } },
+        spec: {
+          devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com', allocationMode: 'ExactCount', count } }] },
+        },
       });
     await ok(['create', '-f', '-'], claim('one', 1));
-    await untilUsed(stack, 'wk-claims', 'compute', { 'count/resourceclaims.resource.k8s.io': '1', 'gpu.example.com.deviceclass.resource.k8s.io/devices': '1' });
+    await untilUsed(stack, 'wk-claims', 'compute', {
+      'count/resourceclaims.resource.k8s.io': '1',
+      'gpu.example.com.deviceclass.resource.k8s.io/devices': '1',
+    });
     expect(await denied(['create', '-f', '-'], claim('two', 2))).toContain(
       'resourceclaims.resource.k8s.io "two" is forbidden: exceeded quota: compute, requested: gpu.example.com.deviceclass.resource.k8s.io/devices=2, used: gpu.example.com.deviceclass.resource.k8s.io/devices=1, limited: gpu.example.com.deviceclass.resource.k8s.io/devices=2',
     );
@@ -184,6 +265,9 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
     await ok(['delete', 'resourceclaim', 'one', '-n', 'wk-claims']);
     await untilObject('wk-claims', uid, 'Released', 'deleted');
     await ok(['create', '-f', '-'], claim('two', 2));
-    await untilUsed(stack, 'wk-claims', 'compute', { 'count/resourceclaims.resource.k8s.io': '1', 'gpu.example.com.deviceclass.resource.k8s.io/devices': '2' });
+    await untilUsed(stack, 'wk-claims', 'compute', {
+      'count/resourceclaims.resource.k8s.io': '1',
+      'gpu.example.com.deviceclass.resource.k8s.io/devices': '2',
+    });
   });
 });

@@ -23,7 +23,8 @@ afterAll(async () => {
 
 async function namespaceWithQuota(namespace: string, hard: Record<string, string>, labels: Record<string, string> = {}): Promise<void> {
   await stack.plane.createNamespace(namespace);
-  if (Object.keys(labels).length) await stack.plane.kubectl(['label', 'namespace', namespace, ...Object.entries(labels).map(([k, v]) => `${k}=${v}`)]);
+  if (Object.keys(labels).length)
+    await stack.plane.kubectl(['label', 'namespace', namespace, ...Object.entries(labels).map(([k, v]) => `${k}=${v}`)]);
   await defineQuota(stack, namespace, 'compute', hard);
   await untilCounted(stack, namespace);
 }
@@ -45,7 +46,10 @@ describe('quotactl webhook-config flags, as kube-apiserver applies them', () => 
     await namespaceWithQuota('sel-on', { pods: '0' }, { 'quota-ledger.io/quota': 'enforced' });
     await namespaceWithQuota('sel-off', { pods: '0' });
     await defineQuota(stack, 'quota-ledger', 'compute', { 'count/configmaps': '0' });
-    await stack.registerWebhooks(['--namespace-selector', 'quota-ledger.io/quota=enforced', '--object-selector', '!quota-ledger.io/exempt'], { probeNamespace: 'sel-on' });
+    await stack.registerWebhooks(
+      ['--namespace-selector', 'quota-ledger.io/quota=enforced', '--object-selector', '!quota-ledger.io/exempt'],
+      { probeNamespace: 'sel-on' },
+    );
     try {
       await selected();
     } finally {
@@ -73,7 +77,9 @@ describe('quotactl webhook-config flags, as kube-apiserver applies them', () => 
 
     // Neither reached us: no decision in sel-off, none about the exempt pod.
     expect((await stack.request('GET', '/v1/namespaces/sel-off/decisions')).body.items).toEqual([]);
-    const decided = (await stack.request('GET', '/v1/namespaces/sel-on/decisions?dryRun=false')).body.items.map((d: { name: string }) => d.name);
+    const decided = (await stack.request('GET', '/v1/namespaces/sel-on/decisions?dryRun=false')).body.items.map(
+      (d: { name: string }) => d.name,
+    );
     expect(decided).not.toContain('exempt');
     expect(decided).toContain('web');
   }
@@ -123,13 +129,17 @@ describe('quotactl webhook-config flags, as kube-apiserver applies them', () => 
       expect(refused.code).not.toBe(0);
       counts.refusedWhileDown++;
       // What a `helm install` writes first (its release Secret) is not hostage to the ledger.
-      expect(await stack.plane.kubectl(['create', 'secret', 'generic', 'release-v1', '-n', 'count-outage', '--from-literal=a=b'])).toBe('secret/release-v1 created\n');
+      expect(await stack.plane.kubectl(['create', 'secret', 'generic', 'release-v1', '-n', 'count-outage', '--from-literal=a=b'])).toBe(
+        'secret/release-v1 created\n',
+      );
       counts.admittedWhileDown++;
     } finally {
       await stack.startApp('api');
     }
     const uid = (await uidOf(stack, 'secret', 'release-v1', 'count-outage')) ?? '';
-    await eventually('the Secret adopted', async () => ((await ledgerEvents(stack, 'count-outage')).some((e) => e.type === 'Adopted' && e.data.object?.uid === uid) ? true : undefined));
+    await eventually('the Secret adopted', async () =>
+      (await ledgerEvents(stack, 'count-outage')).some((e) => e.type === 'Adopted' && e.data.object?.uid === uid) ? true : undefined,
+    );
     counts.adopted++;
     await untilUsed(stack, 'count-outage', 'compute', { 'count/secrets': '1' });
     // Counted again: the quota refuses the next one, under validate-count.

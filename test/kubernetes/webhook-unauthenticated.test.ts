@@ -36,7 +36,11 @@ describe('a kube-apiserver without webhook credentials (managed control plane)',
       'admission webhook "validate.quota-ledger.io" denied the request: pods "web-2" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1',
     );
     counts.denied++;
-    const decisions = (await stack.request('GET', '/v1/namespaces/managed/decisions?dryRun=false')).body.items as { name: string; requester: string; onBehalfOf?: string }[];
+    const decisions = (await stack.request('GET', '/v1/namespaces/managed/decisions?dryRun=false')).body.items as {
+      name: string;
+      requester: string;
+      onBehalfOf?: string;
+    }[];
     expect(decisions.map((d) => [d.name, d.requester, d.onBehalfOf])).toEqual([
       ['web', 'unauthenticated:kube-apiserver', undefined],
       ['web-2', 'unauthenticated:kube-apiserver', undefined],
@@ -55,7 +59,10 @@ describe('a kube-apiserver without webhook credentials (managed control plane)',
   });
 
   it('is refused at the main port, where a call without credentials is a 401 and Fail refuses the write', async () => {
-    const atMainPort = (await stack.webhookConfig(['--failure-policy', 'Fail'])).replaceAll(`127.0.0.1:${stack.unauthenticatedPort}`, `127.0.0.1:${stack.port}`);
+    const atMainPort = (await stack.webhookConfig(['--failure-policy', 'Fail'])).replaceAll(
+      `127.0.0.1:${stack.unauthenticatedPort}`,
+      `127.0.0.1:${stack.port}`,
+    );
     expect(atMainPort).toContain(`https://127.0.0.1:${stack.port}/`);
     await stack.plane.apply(atMainPort);
     try {

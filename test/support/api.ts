@@ -38,9 +38,23 @@ export function poolOf(dataSource: DataSource): pg.Pool {
 }
 
 /** The admission API on its own fresh, migrated database, listening on a free port. */
-export async function startApi(overrides: Partial<AppConfig> = {}, prefix = 'qlapi', options: AdmissionApiOptions = {}): Promise<RunningApi> {
+export async function startApi(
+  overrides: Partial<AppConfig> = {},
+  prefix = 'qlapi',
+  options: AdmissionApiOptions = {},
+): Promise<RunningApi> {
   const db = await createMigratedDatabase(prefix);
-  const config: AppConfig = { ...loadConfig({}), host: '127.0.0.1', port: 0, logLevel: 'error', databaseUrl: db.url, databasePoolSize: 4, insecureDev: true, rateLimitPerSecond: 0, ...overrides };
+  const config: AppConfig = {
+    ...loadConfig({}),
+    host: '127.0.0.1',
+    port: 0,
+    logLevel: 'error',
+    databaseUrl: db.url,
+    databasePoolSize: 4,
+    insecureDev: true,
+    rateLimitPerSecond: 0,
+    ...overrides,
+  };
   const app = await createAdmissionApi(config, options);
   await app.listen(0, '127.0.0.1');
   const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
@@ -62,7 +76,10 @@ export async function startApi(overrides: Partial<AppConfig> = {}, prefix = 'qla
         // not JSON: keep the text
       }
       // Headers not enumerable: tests compare whole answers with toEqual, and two answers' headers (dates) differ.
-      return Object.defineProperty({ status: response.status, body: parsed }, 'headers', { value: response.headers, enumerable: false }) as Answer;
+      return Object.defineProperty({ status: response.status, body: parsed }, 'headers', {
+        value: response.headers,
+        enumerable: false,
+      }) as Answer;
     },
     settle: () => settleProjection(db.dataSource),
     async close() {

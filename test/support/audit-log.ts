@@ -20,7 +20,12 @@ export function auditFlags(user: string): { flags: string[]; cleanup: () => void
   const policy = join(dir, 'policy.json');
   writeFileSync(
     policy,
-    JSON.stringify({ apiVersion: 'audit.k8s.io/v1', kind: 'Policy', omitStages: ['RequestReceived'], rules: [{ level: 'Metadata', users: [user] }, { level: 'None' }] }),
+    JSON.stringify({
+      apiVersion: 'audit.k8s.io/v1',
+      kind: 'Policy',
+      omitStages: ['RequestReceived'],
+      rules: [{ level: 'Metadata', users: [user] }, { level: 'None' }],
+    }),
   );
   return { flags: [`--audit-policy-file=${policy}`, '--audit-log-path=-'], cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -32,7 +37,8 @@ export function auditedRequests(plane: ControlPlane): AuditedRequest[] {
   for (const line of log.split('\n')) {
     if (!line.startsWith('{"kind":"Event"')) continue;
     const event = JSON.parse(line) as { verb: string; requestURI: string; stage: string; responseStatus?: { code?: number } };
-    if (event.stage === 'ResponseComplete') requests.push({ verb: event.verb, requestURI: event.requestURI, code: event.responseStatus?.code ?? 0 });
+    if (event.stage === 'ResponseComplete')
+      requests.push({ verb: event.verb, requestURI: event.requestURI, code: event.responseStatus?.code ?? 0 });
   }
   return requests;
 }

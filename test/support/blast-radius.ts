@@ -10,7 +10,14 @@
  *   count the reconciler adopts afterwards anyway. Its policy is the install's value (default
  *   `Ignore`).
  */
-export const CHARGED_RESOURCES = ['/pods', '/pods/resize', '/persistentvolumeclaims', '/persistentvolumeclaims/status', '/services', 'resource.k8s.io/resourceclaims'] as const;
+export const CHARGED_RESOURCES = [
+  '/pods',
+  '/pods/resize',
+  '/persistentvolumeclaims',
+  '/persistentvolumeclaims/status',
+  '/services',
+  'resource.k8s.io/resourceclaims',
+] as const;
 export const COUNT_ONLY_RESOURCES = [
   '/configmaps',
   '/secrets',
@@ -54,12 +61,19 @@ export function failurePolicyProblems(docs: readonly unknown[], countPolicy: 'Fa
   for (const resource of COUNT_ONLY_RESOURCES) {
     const under = sent.filter((s) => s.resource === resource);
     if (under.length !== 1 || under[0]?.failurePolicy !== countPolicy) {
-      problems.push(`${resource} is only counted and must be sent to one webhook, under the count-only failurePolicy ${countPolicy}, found ${JSON.stringify(under)}`);
+      problems.push(
+        `${resource} is only counted and must be sent to one webhook, under the count-only failurePolicy ${countPolicy}, found ${JSON.stringify(under)}`,
+      );
     }
   }
-  const mutating = docs.filter((d) => isObj(d) && d['kind'] === 'MutatingWebhookConfiguration').flatMap((c) => list((c as Obj)['webhooks']));
+  const mutating = docs
+    .filter((d) => isObj(d) && d['kind'] === 'MutatingWebhookConfiguration')
+    .flatMap((c) => list((c as Obj)['webhooks']));
   for (const w of mutating.filter(isObj))
-    if (w['failurePolicy'] !== 'Fail') problems.push(`mutating webhook ${String(w['name'])}: failurePolicy ${String(w['failurePolicy'])}, LimitRange defaults are policy and must be Fail`);
+    if (w['failurePolicy'] !== 'Fail')
+      problems.push(
+        `mutating webhook ${String(w['name'])}: failurePolicy ${String(w['failurePolicy'])}, LimitRange defaults are policy and must be Fail`,
+      );
   return problems;
 }
 
@@ -70,7 +84,9 @@ const NAMESPACE_RESOURCE = '/namespaces';
 function requiresManaged(selector: unknown): boolean {
   if (!isObj(selector)) return false;
   if (isObj(selector['matchLabels']) && MANAGED_LABEL in selector['matchLabels']) return true;
-  return list(selector['matchExpressions']).some((e) => isObj(e) && e['key'] === MANAGED_LABEL && (e['operator'] === 'Exists' || e['operator'] === 'In'));
+  return list(selector['matchExpressions']).some(
+    (e) => isObj(e) && e['key'] === MANAGED_LABEL && (e['operator'] === 'Exists' || e['operator'] === 'In'),
+  );
 }
 
 function webhooksOf(docs: readonly unknown[]): Obj[] {
@@ -99,25 +115,40 @@ export function namespaceSelectorProblems(docs: readonly unknown[], sent: 'manag
   for (const webhook of webhooksOf(docs)) {
     const name = String(webhook['name']);
     const resources = resourcesOf(webhook);
-    const charged = resources.filter((r) => (CHARGED_RESOURCES as readonly string[]).includes(r) || (COUNT_ONLY_RESOURCES as readonly string[]).includes(r));
+    const charged = resources.filter(
+      (r) => (CHARGED_RESOURCES as readonly string[]).includes(r) || (COUNT_ONLY_RESOURCES as readonly string[]).includes(r),
+    );
     const managed = requiresManaged(webhook['namespaceSelector']);
     for (const resource of charged) {
-      if (sent === 'managed' && !managed) problems.push(`${name} sends ${resource} from namespaces not labelled ${MANAGED_LABEL}: an outage refuses writes where no quota is`);
-      if (sent === 'all' && managed) problems.push(`${name} sends ${resource} only from namespaces labelled ${MANAGED_LABEL}, but every namespace was asked for`);
+      if (sent === 'managed' && !managed)
+        problems.push(
+          `${name} sends ${resource} from namespaces not labelled ${MANAGED_LABEL}: an outage refuses writes where no quota is`,
+        );
+      if (sent === 'all' && managed)
+        problems.push(`${name} sends ${resource} only from namespaces labelled ${MANAGED_LABEL}, but every namespace was asked for`);
     }
     if (!resources.includes(NAMESPACE_RESOURCE)) continue;
-    if (managed) problems.push(`${name}: a Namespace's review is matched by its own labels, so this selector would never see the label removed`);
+    if (managed)
+      problems.push(`${name}: a Namespace's review is matched by its own labels, so this selector would never see the label removed`);
     const object = webhook['objectSelector'];
     const ofManaged = requiresManaged(object);
-    const ofUnmanaged = list(isObj(object) ? object['matchExpressions'] : []).some((e) => isObj(e) && e['key'] === MANAGED_LABEL && e['operator'] === 'DoesNotExist');
+    const ofUnmanaged = list(isObj(object) ? object['matchExpressions'] : []).some(
+      (e) => isObj(e) && e['key'] === MANAGED_LABEL && e['operator'] === 'DoesNotExist',
+    );
     if (sent === 'managed' && !ofManaged && !ofUnmanaged && webhook['failurePolicy'] === 'Fail')
       problems.push(`${name}: sends the Namespaces of every namespace under Fail: an outage stops creating namespaces`);
     if (ofUnmanaged && webhook['failurePolicy'] !== 'Ignore')
-      problems.push(`${name}: failurePolicy ${String(webhook['failurePolicy'])} for the Namespaces the ledger does not manage; they must not wait on it (Ignore)`);
-    if (ofManaged && webhook['failurePolicy'] !== 'Fail') problems.push(`${name}: failurePolicy ${String(webhook['failurePolicy'])} for managed Namespaces, whose relabels move shared quotas (Fail)`);
+      problems.push(
+        `${name}: failurePolicy ${String(webhook['failurePolicy'])} for the Namespaces the ledger does not manage; they must not wait on it (Ignore)`,
+      );
+    if (ofManaged && webhook['failurePolicy'] !== 'Fail')
+      problems.push(
+        `${name}: failurePolicy ${String(webhook['failurePolicy'])} for managed Namespaces, whose relabels move shared quotas (Fail)`,
+      );
   }
   const namespaceWebhooks = webhooksOf(docs).filter((w) => resourcesOf(w).includes(NAMESPACE_RESOURCE));
-  if (sent === 'managed' && !namespaceWebhooks.some((w) => requiresManaged(w['objectSelector']))) problems.push('no webhook is sent the writes of managed Namespaces');
+  if (sent === 'managed' && !namespaceWebhooks.some((w) => requiresManaged(w['objectSelector'])))
+    problems.push('no webhook is sent the writes of managed Namespaces');
   return problems;
 }
 
@@ -128,19 +159,26 @@ export function namespaceSelectorProblems(docs: readonly unknown[], sent: 'manag
  */
 export function managedLabelProblems(docs: readonly unknown[]): string[] {
   const problems: string[] = [];
-  const named = (kind: string, name: string): Obj | undefined => docs.find((d): d is Obj => isObj(d) && d['kind'] === kind && isObj(d['metadata']) && d['metadata']['name'] === name);
+  const named = (kind: string, name: string): Obj | undefined =>
+    docs.find((d): d is Obj => isObj(d) && d['kind'] === kind && isObj(d['metadata']) && d['metadata']['name'] === name);
   const role = named('ClusterRole', 'quota-ledger-reconciler-namespace-labels');
   const rules = list(role?.['rules']).filter(isObj);
-  if (!role) problems.push('no ClusterRole quota-ledger-reconciler-namespace-labels: the reconciler cannot label the namespaces it manages');
-  else if (JSON.stringify(rules.map((r) => [r['apiGroups'], r['resources'], r['verbs']])) !== JSON.stringify([[[''], ['namespaces'], ['patch']]]))
+  if (!role)
+    problems.push('no ClusterRole quota-ledger-reconciler-namespace-labels: the reconciler cannot label the namespaces it manages');
+  else if (
+    JSON.stringify(rules.map((r) => [r['apiGroups'], r['resources'], r['verbs']])) !== JSON.stringify([[[''], ['namespaces'], ['patch']]])
+  )
     problems.push(`ClusterRole quota-ledger-reconciler-namespace-labels grants more than patch on namespaces: ${JSON.stringify(rules)}`);
   const policy = named('ValidatingAdmissionPolicy', 'quota-ledger-managed-label');
   const text = JSON.stringify(policy ?? {});
-  if (!policy) problems.push('no ValidatingAdmissionPolicy quota-ledger-managed-label: anyone who may patch a Namespace can remove its managed label');
+  if (!policy)
+    problems.push('no ValidatingAdmissionPolicy quota-ledger-managed-label: anyone who may patch a Namespace can remove its managed label');
   else {
-    if (!text.includes('system:serviceaccount:quota-ledger:quota-ledger-reconciler')) problems.push('the managed-label policy does not name the reconciler');
+    if (!text.includes('system:serviceaccount:quota-ledger:quota-ledger-reconciler'))
+      problems.push('the managed-label policy does not name the reconciler');
     if (!text.includes(MANAGED_LABEL)) problems.push(`the managed-label policy does not guard ${MANAGED_LABEL}`);
-    if (policy['spec'] && isObj(policy['spec']) && policy['spec']['failurePolicy'] !== 'Fail') problems.push('the managed-label policy does not fail closed');
+    if (policy['spec'] && isObj(policy['spec']) && policy['spec']['failurePolicy'] !== 'Fail')
+      problems.push('the managed-label policy does not fail closed');
   }
   const binding = named('ValidatingAdmissionPolicyBinding', 'quota-ledger-managed-label');
   if (!binding) problems.push('no ValidatingAdmissionPolicyBinding quota-ledger-managed-label: the policy guards nothing unbound');

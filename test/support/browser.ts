@@ -10,7 +10,15 @@ export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
  * Without the background-networking flags Chromium keeps dialling Google's hosts, which this
  * machine's closed network refuses; --no-sandbox because CI runs as root.
  */
-const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface TestBrowser {
   /** Every page is its own tab, so each has its own session storage (its own sign-in). */
@@ -55,5 +63,13 @@ export async function signIn(page: Page, url: string, token: string, name: strin
 export async function drawnPoints(page: Page, resource: string): Promise<{ at: string; used: string; hard: string }[]> {
   const chart = page.locator(`svg.chart[data-resource="${resource}"]`);
   await chart.waitFor();
-  return chart.locator('circle.point').evaluateAll((circles) => circles.map((c) => ({ at: c.getAttribute('data-at') ?? '', used: c.getAttribute('data-used') ?? '', hard: c.getAttribute('data-hard') ?? '' })));
+  return chart
+    .locator('circle.point')
+    .evaluateAll((circles) =>
+      circles.map((c) => ({
+        at: c.getAttribute('data-at') ?? '',
+        used: c.getAttribute('data-used') ?? '',
+        hard: c.getAttribute('data-hard') ?? '',
+      })),
+    );
 }

@@ -28,7 +28,21 @@ export interface TestPki {
 export function createTestPki(dir = mkdtempSync(join(tmpdir(), 'ql-pki-'))): TestPki {
   mkdirSync(dir, { recursive: true });
   const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=quota-ledger test CA', '-keyout', 'ca.key', '-out', 'ca.crt');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=quota-ledger test CA',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+  );
   let serial = 1;
   return {
     dir,
@@ -41,7 +55,24 @@ export function createTestPki(dir = mkdtempSync(join(tmpdir(), 'ql-pki-'))): Tes
       );
       const subject = `${organization ? `/O=${organization}` : ''}/CN=${commonName}`;
       openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', subject, '-keyout', `${name}.key`, '-out', `${name}.csr`);
-      openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-set_serial', String(serial++), '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.crt`);
+      openssl(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-set_serial',
+        String(serial++),
+        '-days',
+        '2',
+        '-extfile',
+        `${name}.ext`,
+        '-out',
+        `${name}.crt`,
+      );
       return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
     },
     keyPair(name) {

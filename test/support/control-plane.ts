@@ -91,7 +91,10 @@ export interface ControlPlane {
    * A token (TokenRequest via `kubectl create token`) for a ServiceAccount, created if missing and,
    * with `clusterRole`, bound to that ClusterRole cluster-wide.
    */
-  tokenFor(serviceAccount: { namespace: string; name: string }, options?: { clusterRole?: string; durationSeconds?: number }): Promise<string>;
+  tokenFor(
+    serviceAccount: { namespace: string; name: string },
+    options?: { clusterRole?: string; durationSeconds?: number },
+  ): Promise<string>;
   /** A kubeconfig for this cluster with a bearer token (e.g. one from tokenFor). */
   kubeconfigForToken(name: string, token: string): string;
   /** A certificate signed by this plane's CA (for a webhook's server, another client). */
@@ -103,7 +106,10 @@ export interface ControlPlane {
 }
 
 /** GET over TLS with this plane's CA; answers the status and body, or undefined when nothing listens yet. */
-function httpsGet(url: string, tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean }): Promise<{ status: number; body: string } | undefined> {
+function httpsGet(
+  url: string,
+  tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized?: boolean },
+): Promise<{ status: number; body: string } | undefined> {
   return new Promise((resolve) => {
     const req = request(url, { ...tls, timeout: 2_000 }, (res) => {
       let body = '';
@@ -152,7 +158,13 @@ async function stopAll(processes: readonly Supervised[], dir: string, janitor: J
   rmSync(dir, { recursive: true, force: true });
 }
 
-async function start(options: ControlPlaneOptions, bin: string, dir: string, janitor: Janitor, processes: Supervised[]): Promise<ControlPlane> {
+async function start(
+  options: ControlPlaneOptions,
+  bin: string,
+  dir: string,
+  janitor: Janitor,
+  processes: Supervised[],
+): Promise<ControlPlane> {
   const started = Date.now();
   const deadline = started + (options.startTimeoutMs ?? 60_000);
   const timings: Record<string, number> = {};
@@ -179,7 +191,25 @@ async function start(options: ControlPlaneOptions, bin: string, dir: string, jan
 
 function handle(
   options: ControlPlaneOptions,
-  { server, kubeconfig, dir, version, timings, pki, processes, janitor }: { server: string; kubeconfig: string; dir: string; version: string; timings: Record<string, number>; pki: Pki; processes: Supervised[]; janitor: Janitor },
+  {
+    server,
+    kubeconfig,
+    dir,
+    version,
+    timings,
+    pki,
+    processes,
+    janitor,
+  }: {
+    server: string;
+    kubeconfig: string;
+    dir: string;
+    version: string;
+    timings: Record<string, number>;
+    pki: Pki;
+    processes: Supervised[];
+    janitor: Janitor;
+  },
 ): ControlPlane {
   const { kubectl, tryKubectl } = kubectlFor(kubeconfig);
   const runsServiceAccounts = options.controllers?.includes('serviceaccount') ?? false;
@@ -220,7 +250,11 @@ function makePki(dir: string) {
   const admin = pki.issue('admin', { commonName: 'admin', organization: 'system:masters', client: true });
   // Its own name (RBAC's bootstrap policy knows system:kube-controller-manager) but a member of
   // system:masters: with --use-service-account-credentials=false every controller acts as it.
-  const controllerManager = pki.issue('kube-controller-manager', { commonName: 'system:kube-controller-manager', organization: 'system:masters', client: true });
+  const controllerManager = pki.issue('kube-controller-manager', {
+    commonName: 'system:kube-controller-manager',
+    organization: 'system:masters',
+    client: true,
+  });
   const serviceAccounts = pki.keyPair('service-accounts');
   return {
     caCert: pki.caCert,
@@ -232,7 +266,13 @@ function makePki(dir: string) {
   };
 }
 
-async function startEtcd(options: ControlPlaneOptions, bin: string, dir: string, processes: Supervised[], deadline: number): Promise<string> {
+async function startEtcd(
+  options: ControlPlaneOptions,
+  bin: string,
+  dir: string,
+  processes: Supervised[],
+  deadline: number,
+): Promise<string> {
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const client = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
@@ -250,13 +290,17 @@ async function startEtcd(options: ControlPlaneOptions, bin: string, dir: string,
     ...(options.etcdFlags ?? []),
   ]);
   processes.push(etcd);
-  await waitFor(etcd, async () => {
-    try {
-      return (await fetch(`${client}/health`)).ok;
-    } catch {
-      return false;
-    }
-  }, deadline);
+  await waitFor(
+    etcd,
+    async () => {
+      try {
+        return (await fetch(`${client}/health`)).ok;
+      } catch {
+        return false;
+      }
+    },
+    deadline,
+  );
   return client;
 }
 
@@ -264,7 +308,8 @@ function admissionFlags(options: ControlPlaneOptions, dir: string): string[] {
   const admission = options.admission ?? {};
   const runsServiceAccounts = options.controllers?.includes('serviceaccount') ?? false;
   const disable = admission.disable ?? (runsServiceAccounts ? [] : ['ServiceAccount']);
-  const configFile = admission.configFile ?? (admission.configuration ? writeAdmissionConfiguration(dir, admission.configuration) : undefined);
+  const configFile =
+    admission.configFile ?? (admission.configuration ? writeAdmissionConfiguration(dir, admission.configuration) : undefined);
   return [
     ...(admission.enable?.length ? [`--enable-admission-plugins=${admission.enable.join(',')}`] : []),
     ...(disable.length ? [`--disable-admission-plugins=${disable.join(',')}`] : []),
@@ -337,6 +382,9 @@ async function startControllerManager(
   ]);
   processes.push(controllerManager);
   // Its serving certificate is self-signed (in --cert-dir); /healthz says the controllers started.
-  await waitFor(controllerManager, async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`, { rejectUnauthorized: false }))?.status === 200, deadline);
+  await waitFor(
+    controllerManager,
+    async () => (await httpsGet(`https://127.0.0.1:${port}/healthz`, { rejectUnauthorized: false }))?.status === 200,
+    deadline,
+  );
 }
-

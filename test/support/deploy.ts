@@ -112,7 +112,8 @@ export const RECONCILER_MAIN = 'dist/apps/reconciler/src/main.js';
 /** Problems with a command that should run a compiled entry point of this repository. */
 export function commandProblems(where: string, command: readonly unknown[]): string[] {
   const script = command.find((part): part is string => typeof part === 'string' && part.endsWith('.js'));
-  if (command[0] !== 'node' || script === undefined) return [`${where}: command ${JSON.stringify(command)} does not run "node <script>.js"`];
+  if (command[0] !== 'node' || script === undefined)
+    return [`${where}: command ${JSON.stringify(command)} does not run "node <script>.js"`];
   const match = /^(?:\/app\/)?dist\/((?:apps|libs)\/.+)\.js$/.exec(script);
   if (!match?.[1]) return [`${where}: ${script} is not a build output under dist/apps or dist/libs`];
   const source = `${match[1]}.ts`;

@@ -55,7 +55,10 @@ function binDir(): string {
 
 function owner(): { uid: number; gid: number } | undefined {
   if (userInfo().uid !== 0) return undefined;
-  return { uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()) };
+  return {
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
+  };
 }
 
 async function query(url: string, text: string): Promise<pg.QueryResult> {
@@ -119,7 +122,9 @@ export async function startFailoverPair(): Promise<FailoverPair> {
       child.stdout?.on('data', (chunk: Buffer) => (printed += chunk.toString()));
       child.stderr?.on('data', (chunk: Buffer) => (printed += chunk.toString()));
       child.once('error', reject);
-      child.once('exit', (code, signal) => (code === 0 ? resolve(printed) : reject(new Error(`${tool} ${args.join(' ')} failed (${code ?? signal}): ${printed}`))));
+      child.once('exit', (code, signal) =>
+        code === 0 ? resolve(printed) : reject(new Error(`${tool} ${args.join(' ')} failed (${code ?? signal}): ${printed}`)),
+      );
     });
   /** Runs a PostgreSQL tool; returns what it printed (stdout and stderr), throws with it when it fails. */
   const run = (tool: string, args: readonly string[]): string => {
@@ -153,16 +158,31 @@ export async function startFailoverPair(): Promise<FailoverPair> {
   const start = async (node: Node): Promise<void> => {
     const child = spawn(
       join(bin, 'postgres'),
-      ['-D', node.dir, '-p', String(node.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${root}`, '-c', `cluster_name=${node.name}`],
+      [
+        '-D',
+        node.dir,
+        '-p',
+        String(node.port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        `unix_socket_directories=${root}`,
+        '-c',
+        `cluster_name=${node.name}`,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'], cwd: root, ...(ids ?? {}) },
     );
     child.stderr?.on('data', (chunk: Buffer) => appendFileSync(join(root, `${node.name}.log`), chunk));
     node.child = child;
-    await poll(`${node.name} accepts connections`, async () => {
-      if (child.exitCode !== null) throw new Error(`${node.name} exited during start (code ${child.exitCode})`);
-      await query(node.url(), 'SELECT 1');
-      return true;
-    }, 60_000);
+    await poll(
+      `${node.name} accepts connections`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${node.name} exited during start (code ${child.exitCode})`);
+        await query(node.url(), 'SELECT 1');
+        return true;
+      },
+      60_000,
+    );
   };
 
   run('initdb', ['-D', a.dir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
@@ -206,20 +226,28 @@ export async function startFailoverPair(): Promise<FailoverPair> {
     async setSynchronous(on) {
       await query(primary.url(), on ? `ALTER SYSTEM SET synchronous_standby_names = '*'` : 'ALTER SYSTEM RESET synchronous_standby_names');
       await query(primary.url(), 'SELECT pg_reload_conf()');
-      await poll('synchronous_standby_names in effect', async () => {
-        const { rows } = await query(primary.url(), `SELECT current_setting('synchronous_standby_names') AS names`);
-        return (rows[0].names !== '') === on ? true : undefined;
-      }, 10_000);
+      await poll(
+        'synchronous_standby_names in effect',
+        async () => {
+          const { rows } = await query(primary.url(), `SELECT current_setting('synchronous_standby_names') AS names`);
+          return (rows[0].names !== '') === on ? true : undefined;
+        },
+        10_000,
+      );
     },
     async streaming(timeoutMs = 30_000) {
-      await poll(`${standby.name} streaming from ${primary.name}`, async () => {
-        const { rows } = await query(
-          primary.url(),
-          `SELECT state, sync_state, current_setting('synchronous_standby_names') <> '' AS synchronous FROM pg_stat_replication WHERE application_name = '${standby.name}'`,
-        );
-        const row = rows[0];
-        return row && row.state === 'streaming' && (!row.synchronous || row.sync_state === 'sync') ? true : undefined;
-      }, timeoutMs);
+      await poll(
+        `${standby.name} streaming from ${primary.name}`,
+        async () => {
+          const { rows } = await query(
+            primary.url(),
+            `SELECT state, sync_state, current_setting('synchronous_standby_names') <> '' AS synchronous FROM pg_stat_replication WHERE application_name = '${standby.name}'`,
+          );
+          const row = rows[0];
+          return row && row.state === 'streaming' && (!row.synchronous || row.sync_state === 'sync') ? true : undefined;
+        },
+        timeoutMs,
+      );
     },
     killPrimary() {
       const pid = primary.child?.pid;
@@ -238,10 +266,14 @@ export async function startFailoverPair(): Promise<FailoverPair> {
       const started = Date.now();
       await runAsync('pg_ctl', ['promote', '-w', '-t', '60', '-D', standby.dir]);
       const promoted = standby;
-      await poll(`${promoted.name} accepts writes`, async () => {
-        const { rows } = await query(promoted.url(), 'SELECT pg_is_in_recovery() AS recovery');
-        return rows[0].recovery ? undefined : true;
-      }, 30_000);
+      await poll(
+        `${promoted.name} accepts writes`,
+        async () => {
+          const { rows } = await query(promoted.url(), 'SELECT pg_is_in_recovery() AS recovery');
+          return rows[0].recovery ? undefined : true;
+        },
+        30_000,
+      );
       [primary, standby] = [promoted, primary];
       return Date.now() - started;
     },
@@ -254,7 +286,15 @@ export async function startFailoverPair(): Promise<FailoverPair> {
       // the old timeline, can never follow). It runs the killed server's crash recovery first, then
       // copies what diverged, and writes standby.signal and primary_conninfo (-R).
       await query(primary.url(), 'CHECKPOINT');
-      const rewound = await runAsync('pg_rewind', ['-D', old.dir, '--source-server', `host=127.0.0.1 port=${primary.port} user=postgres dbname=postgres`, '-R', '--no-sync', '--progress']);
+      const rewound = await runAsync('pg_rewind', [
+        '-D',
+        old.dir,
+        '--source-server',
+        `host=127.0.0.1 port=${primary.port} user=postgres dbname=postgres`,
+        '-R',
+        '--no-sync',
+        '--progress',
+      ]);
       appendFileSync(join(root, `${old.name}.log`), `pg_rewind: ${rewound}\n`);
       writeFileSync(join(old.dir, 'standby.signal'), '');
       if (ids) chownSync(join(old.dir, 'standby.signal'), ids.uid, ids.gid);

@@ -14,7 +14,9 @@ export interface FakeApiServer {
   close(): Promise<void>;
 }
 
-export async function startFakeApiServer(handle: (request: IncomingMessage, response: ServerResponse) => Promise<void> | void): Promise<FakeApiServer> {
+export async function startFakeApiServer(
+  handle: (request: IncomingMessage, response: ServerResponse) => Promise<void> | void,
+): Promise<FakeApiServer> {
   const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -78,7 +80,12 @@ export async function startFakeCluster(kinds: readonly FakeKind[]): Promise<Fake
     const match = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)\/namespaces\/([^/]+)\/([^/]+)$/.exec(path);
     const group = match?.[1] ?? '';
     const known = match ? kinds.find((k) => k.groupResource.group === group && k.groupResource.resource === match[3]) : undefined;
-    if (!match || !known) return sendJson(response, 404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }));
+    if (!match || !known)
+      return sendJson(
+        response,
+        404,
+        JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }),
+      );
     const list = items.get(keyOf(group, known.groupResource.resource, match[2] ?? '')) ?? [];
     return sendJson(response, 200, JSON.stringify({ kind: `${known.kind}List`, apiVersion: known.apiVersion, metadata: {}, items: list }));
   });

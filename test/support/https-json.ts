@@ -6,7 +6,10 @@ import type { Answer } from './api.js';
  * JSON over HTTPS with a CA of the test's own (fetch takes no CA without undici's dispatcher):
  * the answer as test/support/api.ts's `request` gives it, the body parsed when it is JSON.
  */
-export function httpsJson(url: string, options: { method?: string; body?: unknown; headers?: Record<string, string>; ca: Buffer | string; timeoutMs?: number }): Promise<Answer> {
+export function httpsJson(
+  url: string,
+  options: { method?: string; body?: unknown; headers?: Record<string, string>; ca: Buffer | string; timeoutMs?: number },
+): Promise<Answer> {
   const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
   return new Promise((resolve, reject) => {
     // Plain http too (the worker's and reconciler's /healthz): the CA is then unused.
@@ -17,7 +20,11 @@ export function httpsJson(url: string, options: { method?: string; body?: unknow
         method: options.method ?? 'GET',
         ca: options.ca,
         timeout: options.timeoutMs ?? 30_000,
-        headers: { accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
+        headers: {
+          accept: 'application/json',
+          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+          ...options.headers,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -37,7 +44,9 @@ export function httpsJson(url: string, options: { method?: string; body?: unknow
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`${options.method ?? 'GET'} ${url}: no answer within ${options.timeoutMs ?? 30_000} ms`)));
+    req.on('timeout', () =>
+      req.destroy(new Error(`${options.method ?? 'GET'} ${url}: no answer within ${options.timeoutMs ?? 30_000} ms`)),
+    );
     req.on('error', reject);
     req.end(payload);
   });

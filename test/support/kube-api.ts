@@ -43,13 +43,24 @@ const CONTENT_TYPES: Record<PatchType, string> = {
 export function kubeApi(plane: ControlPlane, options: string | { readonly name?: string; readonly maxSockets?: number } = {}): KubeApi {
   const { name = 'test-admin', maxSockets = 8 } = typeof options === 'string' ? { name: options } : options;
   const { cert, key } = plane.issueCertificate(name, { commonName: name, organization: 'system:masters', client: true });
-  const agent = new Agent({ ca: readFileSync(plane.caCert), cert: readFileSync(cert), key: readFileSync(key), keepAlive: true, maxSockets });
+  const agent = new Agent({
+    ca: readFileSync(plane.caCert),
+    cert: readFileSync(cert),
+    key: readFileSync(key),
+    keepAlive: true,
+    maxSockets,
+  });
   const call = (method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeAnswer> => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
       const req = request(
         `${plane.server}${path}`,
-        { method, agent, timeout: 60_000, headers: { accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': contentType }) } },
+        {
+          method,
+          agent,
+          timeout: 60_000,
+          headers: { accept: 'application/json', ...(payload === undefined ? {} : { 'content-type': contentType }) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));

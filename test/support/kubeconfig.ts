@@ -5,7 +5,9 @@ import { join } from 'node:path';
 export type Credentials = { clientCertificate: string; clientKey: string } | { token: string };
 
 function user(credentials: Credentials): Record<string, string> {
-  return 'token' in credentials ? { token: credentials.token } : { 'client-certificate': credentials.clientCertificate, 'client-key': credentials.clientKey };
+  return 'token' in credentials
+    ? { token: credentials.token }
+    : { 'client-certificate': credentials.clientCertificate, 'client-key': credentials.clientKey };
 }
 
 /** A one-context kubeconfig (JSON, which kubectl and client libraries read as YAML). */
@@ -51,11 +53,15 @@ export function writeAdmissionConfiguration(dir: string, configuration: Admissio
     const kubeconfig = join(dir, file);
     const users = clients.map((client) => ({ name: client.server, user: user(client.credentials) }));
     writeFileSync(kubeconfig, JSON.stringify({ apiVersion: 'v1', kind: 'Config', users }, null, 2), { mode: 0o600 });
-    plugins.push({ name, configuration: { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfig } });
+    plugins.push({
+      name,
+      configuration: { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfig },
+    });
   };
   webhookPlugin('ValidatingAdmissionWebhook', 'validating-webhooks.kubeconfig', configuration.validatingWebhooks);
   webhookPlugin('MutatingAdmissionWebhook', 'mutating-webhooks.kubeconfig', configuration.mutatingWebhooks);
-  for (const [name, pluginConfiguration] of Object.entries(configuration.plugins ?? {})) plugins.push({ name, configuration: pluginConfiguration });
+  for (const [name, pluginConfiguration] of Object.entries(configuration.plugins ?? {}))
+    plugins.push({ name, configuration: pluginConfiguration });
   const file = join(dir, 'admission-configuration.json');
   writeFileSync(file, JSON.stringify({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration', plugins }, null, 2));
   return file;

@@ -83,16 +83,22 @@ async function untilBound(kubectl: Kubectl, clusterRole: string, user: string, n
   const deadline = Date.now() + 30_000;
   for (;;) {
     const role = JSON.parse(await kubectl(['get', 'clusterrole', clusterRole, '-o', 'json'])) as { rules?: PolicyRule[] | null };
-    const rule = (role.rules ?? []).find((r) => r.verbs?.length && !r.resourceNames?.length && (r.resources?.length || r.nonResourceURLs?.length));
+    const rule = (role.rules ?? []).find(
+      (r) => r.verbs?.length && !r.resourceNames?.length && (r.resources?.length || r.nonResourceURLs?.length),
+    );
     if (rule?.verbs) {
       const [resource = '', subresource] = (rule.resources?.[0] ?? '').split('/');
       const group = rule.apiGroups?.[0] ? `.${rule.apiGroups[0]}` : '';
-      const what = rule.resources?.length ? [`${resource}${group}`, ...(subresource ? [`--subresource=${subresource}`] : [])] : [rule.nonResourceURLs?.[0] ?? '/'];
+      const what = rule.resources?.length
+        ? [`${resource}${group}`, ...(subresource ? [`--subresource=${subresource}`] : [])]
+        : [rule.nonResourceURLs?.[0] ?? '/'];
       const answer = await kubectl(['auth', 'can-i', rule.verbs[0] ?? 'get', ...what, `--as=${user}`, '-n', namespace]).catch(() => 'no');
       if (answer.trim() === 'yes') return;
     }
     if (Date.now() > deadline) {
-      throw new Error(`${user} is not granted ClusterRole ${clusterRole} (an aggregated role needs the clusterrole-aggregation controller)`);
+      throw new Error(
+        `${user} is not granted ClusterRole ${clusterRole} (an aggregated role needs the clusterrole-aggregation controller)`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -8,7 +8,9 @@ import { parseYamlDocuments } from './deploy.js';
 export function kustomizeCommand(): readonly [string, ...string[]] {
   if (spawnSync('kustomize', ['version'], { stdio: 'ignore' }).status === 0) return ['kustomize', 'build'];
   if (spawnSync('kubectl', ['kustomize', '--help'], { stdio: 'ignore' }).status === 0) return ['kubectl', 'kustomize'];
-  throw new Error('neither kustomize nor kubectl is on PATH: install kubectl (it carries kustomize) or kustomize v5; `bash .ci/run` installs kubectl when neither is there');
+  throw new Error(
+    'neither kustomize nor kubectl is on PATH: install kubectl (it carries kustomize) or kustomize v5; `bash .ci/run` installs kubectl when neither is there',
+  );
 }
 
 /** `kustomize build DIR`: its status, output and error, as they are. */

@@ -47,13 +47,20 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 150));
   }
 }
 
 /** Polls until `namespace`'s quota `quota` shows `expected` (each listed resource), and returns its used. */
-export function untilUsed(stack: LedgerStack, namespace: string, quota: string, expected: Record<string, string>, timeoutMs?: number): Promise<Record<string, string>> {
+export function untilUsed(
+  stack: LedgerStack,
+  namespace: string,
+  quota: string,
+  expected: Record<string, string>,
+  timeoutMs?: number,
+): Promise<Record<string, string>> {
   return eventually(
     `${namespace}/${quota} to use ${JSON.stringify(expected)}`,
     async () => {
@@ -66,8 +73,14 @@ export function untilUsed(stack: LedgerStack, namespace: string, quota: string, 
 
 /** Defines a ResourceQuota in the ledger (the admin API), as `kubectl apply` would in a cluster. */
 export async function defineQuota(stack: LedgerStack, namespace: string, name: string, hard: Record<string, string>): Promise<void> {
-  const answer = await stack.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/${name}`, { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name }, spec: { hard } });
-  if (answer.status !== 200 && answer.status !== 201) throw new Error(`quota ${namespace}/${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  const answer = await stack.request('PUT', `/v1/namespaces/${namespace}/resourcequotas/${name}`, {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name },
+    spec: { hard },
+  });
+  if (answer.status !== 200 && answer.status !== 201)
+    throw new Error(`quota ${namespace}/${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
 }
 
 /** Waits for the namespace's first count (Counted after CountAwaited), so that its quotas enforce. */
@@ -85,7 +98,9 @@ export function untilSettled(stack: LedgerStack, namespace: string, timeoutMs?: 
     `every reservation of ${namespace} settled`,
     async () => {
       const events = await ledgerEvents(stack, namespace);
-      const settled = new Set(events.filter((e) => e.type === 'Committed' || e.type === 'Released').map((e) => e.data.reservationId as string));
+      const settled = new Set(
+        events.filter((e) => e.type === 'Committed' || e.type === 'Released').map((e) => e.data.reservationId as string),
+      );
       return events.every((e) => e.type !== 'Reserved' || settled.has(e.data.reservationId as string)) ? events : undefined;
     },
     timeoutMs,
@@ -94,8 +109,15 @@ export function untilSettled(stack: LedgerStack, namespace: string, timeoutMs?: 
 
 /** The events of one object (by uid) whose reservations they name: Reserved, then what settled each. */
 export function eventsOfObject(events: readonly LedgerEventView[], uid: string): LedgerEventView[] {
-  const reservations = new Set(events.filter((e) => (e.type === 'Reserved' || e.type === 'Adopted') && e.data.object?.uid === uid).map((e) => e.data.reservationId as string));
-  return events.filter((e) => ((e.type === 'Reserved' || e.type === 'Adopted') && e.data.object?.uid === uid) || reservations.has(e.data?.reservationId as string));
+  const reservations = new Set(
+    events
+      .filter((e) => (e.type === 'Reserved' || e.type === 'Adopted') && e.data.object?.uid === uid)
+      .map((e) => e.data.reservationId as string),
+  );
+  return events.filter(
+    (e) =>
+      ((e.type === 'Reserved' || e.type === 'Adopted') && e.data.object?.uid === uid) || reservations.has(e.data?.reservationId as string),
+  );
 }
 
 export interface PodOptions {
@@ -112,10 +134,20 @@ export function pod(name: string, namespace: string, options: PodOptions = {}): 
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { ...(options.generateName ? { generateName: name } : { name }), namespace, ...(options.labels ? { labels: options.labels } : {}) },
+    metadata: {
+      ...(options.generateName ? { generateName: name } : { name }),
+      namespace,
+      ...(options.labels ? { labels: options.labels } : {}),
+    },
     spec: {
       ...(options.nodeName ? { nodeName: options.nodeName } : {}),
-      containers: [{ name: 'app', image: 'registry.invalid/app:1', ...(Object.keys(requests).length ? { resources: { requests, limits: requests } } : {}) }],
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.invalid/app:1',
+          ...(Object.keys(requests).length ? { resources: { requests, limits: requests } } : {}),
+        },
+      ],
     },
   });
 }

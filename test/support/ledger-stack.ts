@@ -143,12 +143,18 @@ export async function prepareLedgerStack(auth: WebhookAuth = 'token'): Promise<P
   const port = await freePort();
   const token = (): string => randomBytes(32).toString('hex');
   const tokens = { webhook: token(), admin: token(), auditor: token(), admission: token() };
-  if (auth === 'none') return { port, tokens, unauthenticatedPort: await freePort(), admission: { validatingWebhooks: [], mutatingWebhooks: [] } };
+  if (auth === 'none')
+    return { port, tokens, unauthenticatedPort: await freePort(), admission: { validatingWebhooks: [], mutatingWebhooks: [] } };
   const pki = auth === 'client-certificate' ? createTestPki() : undefined;
   const certificate = pki?.issue('kube-apiserver-webhooks', { commonName: 'apiserver-webhook-client', client: true });
   const credentials = certificate ? { clientCertificate: certificate.cert, clientKey: certificate.key } : { token: tokens.webhook };
   const client = { server: `127.0.0.1:${port}`, credentials };
-  return { port, tokens, admission: { validatingWebhooks: [client], mutatingWebhooks: [client] }, ...(pki ? { clientCa: { dir: pki.dir, caCert: pki.caCert } } : {}) };
+  return {
+    port,
+    tokens,
+    admission: { validatingWebhooks: [client], mutatingWebhooks: [client] },
+    ...(pki ? { clientCa: { dir: pki.dir, caCert: pki.caCert } } : {}),
+  };
 }
 
 /** A plane with the stack's webhook credentials (merged into `planeOptions.admission.configuration`), then the stack. */
@@ -179,7 +185,11 @@ function run(command: string, args: readonly string[], env: Env): Promise<string
 }
 
 /** Step two: our stack against `plane`, started with `prepared.admission`. Rejects with nothing left running. */
-export async function startLedgerStack(plane: ControlPlane, prepared: PreparedStack, options: LedgerStackOptions = {}): Promise<LedgerStack> {
+export async function startLedgerStack(
+  plane: ControlPlane,
+  prepared: PreparedStack,
+  options: LedgerStackOptions = {},
+): Promise<LedgerStack> {
   ensureBuilt();
   const timings: Record<string, number> = {};
   const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
@@ -192,7 +202,10 @@ export async function startLedgerStack(plane: ControlPlane, prepared: PreparedSt
   const dir = mkdtempSync(join(tmpdir(), 'ql-stack-'));
   // A test killed outright runs no afterAll: the janitor drops the database too.
   const clientCa = prepared.clientCa ? `; rm -rf '${prepared.clientCa.dir}'` : '';
-  const janitor = startJanitor(dir, `psql -qX '${TEST_PG_ADMIN_URL}' -c 'DROP DATABASE IF EXISTS ${database.name} WITH (FORCE)' >/dev/null 2>&1${clientCa}`);
+  const janitor = startJanitor(
+    dir,
+    `psql -qX '${TEST_PG_ADMIN_URL}' -c 'DROP DATABASE IF EXISTS ${database.name} WITH (FORCE)' >/dev/null 2>&1${clientCa}`,
+  );
   const running = new Map<AppName, Supervised>();
   let pool: pg.Pool | undefined;
   const teardown = async (): Promise<void> => {
@@ -236,7 +249,16 @@ async function reconcilerCredentials(plane: ControlPlane, kubeconfig: string, se
     if (Date.now() > deadline) throw new Error(`${user} was not granted the reconciler's ClusterRole`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const token = (await plane.kubectl(['create', 'token', RECONCILER_SERVICE_ACCOUNT.name, '-n', RECONCILER_SERVICE_ACCOUNT.namespace, '--duration=7200s'])).trim();
+  const token = (
+    await plane.kubectl([
+      'create',
+      'token',
+      RECONCILER_SERVICE_ACCOUNT.name,
+      '-n',
+      RECONCILER_SERVICE_ACCOUNT.namespace,
+      '--duration=7200s',
+    ])
+  ).trim();
   return writeKubeconfig(kubeconfig, server, plane.caCert, { token });
 }
 
@@ -350,7 +372,8 @@ function assemble(parts: Parts): LedgerStack {
     dir,
     reconcilerKubeconfig: parts.reconcilerKubeconfig,
     timings: parts.timings,
-    request: (method, path, body, token = prepared.tokens.admin) => httpsJson(`${base}${path}`, { method, body, ca, headers: { authorization: `Bearer ${token}` } }),
+    request: (method, path, body, token = prepared.tokens.admin) =>
+      httpsJson(`${base}${path}`, { method, body, ca, headers: { authorization: `Bearer ${token}` } }),
     webhookConfig,
     async registerWebhooks(flags = options.webhookFlags ?? [], { wait = true, probeNamespace = 'default' } = {}) {
       const yaml = await webhookConfig(flags);
@@ -388,13 +411,19 @@ async function webhookCalls(base: string, ca: Buffer): Promise<{ validate: numbe
  */
 async function untilWebhooksCalled(plane: ControlPlane, base: string, ca: Buffer, namespace: string): Promise<void> {
   const before = await webhookCalls(base, ca);
-  const pod = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'ql-webhook-probe', namespace }, spec: { containers: [{ name: 'probe', image: 'registry.invalid/probe:1' }] } });
+  const pod = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'ql-webhook-probe', namespace },
+    spec: { containers: [{ name: 'probe', image: 'registry.invalid/probe:1' }] },
+  });
   const deadline = Date.now() + 30_000;
   for (;;) {
     await plane.tryKubectl(['create', '--dry-run=server', '-o', 'name', '-f', '-'], pod);
     const now = await webhookCalls(base, ca);
     if (now.validate > before.validate && now.mutate > before.mutate) return;
-    if (Date.now() > deadline) throw new Error(`the kube-apiserver did not call the webhooks within 30 s (validate ${now.validate}, mutate ${now.mutate})`);
+    if (Date.now() > deadline)
+      throw new Error(`the kube-apiserver did not call the webhooks within 30 s (validate ${now.validate}, mutate ${now.mutate})`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -1,10 +1,4 @@
-import {
-  AuditQueries,
-  DefinitionQueries,
-  LedgerCommands,
-  UsageQueries,
-  type LedgerOptions,
-} from '@quota/ledger';
+import { AuditQueries, DefinitionQueries, LedgerCommands, UsageQueries, type LedgerOptions } from '@quota/ledger';
 import type { DataSource } from 'typeorm';
 
 /**

@@ -32,12 +32,25 @@ export interface ApiProcess {
 }
 
 /** One admission-api process on its own port, ready when /healthz answers; `nodeArgs` go to node (`--max-old-space-size=256`). */
-export async function startApiProcess(env: Record<string, string>, timeoutMs = 30_000, nodeArgs: readonly string[] = []): Promise<ApiProcess> {
+export async function startApiProcess(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  nodeArgs: readonly string[] = [],
+): Promise<ApiProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, API_MAIN], {
     cwd: ROOT,
     // No drain on SIGTERM unless a test asks for one (sigterm-drain.test.ts): nothing here follows /readyz.
-    env: { ...process.env, LOG_LEVEL: 'error', HOST: '127.0.0.1', PORT: String(port), QUOTA_LEDGER_INSECURE_DEV: 'true', RATE_LIMIT_PER_SECOND: '0', SHUTDOWN_DRAIN_SECONDS: '0', ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'error',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      QUOTA_LEDGER_INSECURE_DEV: 'true',
+      RATE_LIMIT_PER_SECOND: '0',
+      SHUTDOWN_DRAIN_SECONDS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -18,8 +18,12 @@ const HISTOGRAM_SUFFIXES = ['_bucket', '_sum', '_count'];
 export function seriesOf(metrics: readonly MetricInfo[]): Map<string, readonly string[]> {
   const series = new Map<string, readonly string[]>(PROMETHEUS_SERIES);
   for (const metric of metrics) {
-    if (metric.type === 'histogram') for (const suffix of HISTOGRAM_SUFFIXES) series.set(`${metric.name}${suffix}`, suffix === '_bucket' ? [...metric.labels, 'le'] : metric.labels);
-    else if (metric.type === 'summary') for (const suffix of ['', '_sum', '_count']) series.set(`${metric.name}${suffix}`, suffix === '' ? [...metric.labels, 'quantile'] : metric.labels);
+    if (metric.type === 'histogram')
+      for (const suffix of HISTOGRAM_SUFFIXES)
+        series.set(`${metric.name}${suffix}`, suffix === '_bucket' ? [...metric.labels, 'le'] : metric.labels);
+    else if (metric.type === 'summary')
+      for (const suffix of ['', '_sum', '_count'])
+        series.set(`${metric.name}${suffix}`, suffix === '' ? [...metric.labels, 'quantile'] : metric.labels);
     else series.set(metric.name, metric.labels);
   }
   return series;
@@ -33,7 +37,10 @@ export function promqlProblems(where: string, expr: string, series: ReadonlyMap<
   const labels: string[] = [];
   tree.iterate({
     enter: (node) => {
-      if (node.type.isError) problems.push(`${where}: does not parse at ${node.from}: ${JSON.stringify(expr.slice(Math.max(0, node.from - 20), node.from + 20))}`);
+      if (node.type.isError)
+        problems.push(
+          `${where}: does not parse at ${node.from}: ${JSON.stringify(expr.slice(Math.max(0, node.from - 20), node.from + 20))}`,
+        );
       const text = expr.slice(node.from, node.to);
       if (node.name === 'Identifier' && node.node.parent?.name === 'VectorSelector') selected.push(text);
       if (node.name === 'LabelName') labels.push(text);
@@ -46,6 +53,7 @@ export function promqlProblems(where: string, expr: string, series: ReadonlyMap<
     if (!labelsOf) problems.push(`${where}: ${name} is no series the processes export`);
     else labelsOf.forEach((label) => known.add(label));
   }
-  for (const label of new Set(labels)) if (!known.has(label)) problems.push(`${where}: label ${label} is on none of ${selected.join(', ')}`);
+  for (const label of new Set(labels))
+    if (!known.has(label)) problems.push(`${where}: label ${label} is on none of ${selected.join(', ')}`);
   return problems;
 }

@@ -27,11 +27,18 @@ export interface RefusingWebhook {
   readonly seen: ReviewRequest[];
   readonly refused: ReviewRequest[];
   /** Registers it (kubectl apply) for these resources and waits until the kube-apiserver calls it. */
-  register(rules: readonly { apiGroups: string[]; resources: string[]; operations: string[]; scope?: string }[], options?: { probe?: () => Promise<unknown> }): Promise<void>;
+  register(
+    rules: readonly { apiGroups: string[]; resources: string[]; operations: string[]; scope?: string }[],
+    options?: { probe?: () => Promise<unknown> },
+  ): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startRefusingWebhook(plane: ControlPlane, name: string, refuse: (request: ReviewRequest) => string | undefined): Promise<RefusingWebhook> {
+export async function startRefusingWebhook(
+  plane: ControlPlane,
+  name: string,
+  refuse: (request: ReviewRequest) => string | undefined,
+): Promise<RefusingWebhook> {
   const serving = plane.issueCertificate(`${name}-webhook`, { commonName: '127.0.0.1', ipAddresses: ['127.0.0.1'] });
   const seen: ReviewRequest[] = [];
   const refused: ReviewRequest[] = [];

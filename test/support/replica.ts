@@ -90,15 +90,45 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   appendFileSync(join(primaryDir, 'pg_hba.conf'), '\nhost replication all 127.0.0.1/32 trust\n');
   const [primaryPort, standbyPort] = [await freePort(), await freePort()];
   const serve = (dir: string, port: number): ChildProcess =>
-    spawn(join(bin, 'postgres'), ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${root}`, '-c', 'fsync=off', '-c', 'max_connections=60'], {
-      stdio: 'ignore',
-      cwd: root,
-      ...(ids ?? {}),
-    });
+    spawn(
+      join(bin, 'postgres'),
+      [
+        '-D',
+        dir,
+        '-p',
+        String(port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        `unix_socket_directories=${root}`,
+        '-c',
+        'fsync=off',
+        '-c',
+        'max_connections=60',
+      ],
+      {
+        stdio: 'ignore',
+        cwd: root,
+        ...(ids ?? {}),
+      },
+    );
   const primary = serve(primaryDir, primaryPort);
   const primaryUrl = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
   await ready(primaryUrl, primary, 'the primary');
-  run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', standbyDir, '-R', '-X', 'stream', '--no-sync']);
+  run('pg_basebackup', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(primaryPort),
+    '-U',
+    'postgres',
+    '-D',
+    standbyDir,
+    '-R',
+    '-X',
+    'stream',
+    '--no-sync',
+  ]);
   writeFileSync(join(standbyDir, 'standby.signal'), '');
   const standby = serve(standbyDir, standbyPort);
   const standbyUrl = `postgres://postgres@127.0.0.1:${standbyPort}/postgres`;

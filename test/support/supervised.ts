@@ -51,7 +51,10 @@ export interface Janitor {
  * `afterwards`, a shell command, runs last (e.g. dropping the test's database).
  */
 export function startJanitor(dir: string, afterwards = ''): Janitor {
-  const janitor = spawn('/bin/sh', ['-c', JANITOR_SCRIPT, 'janitor', String(process.pid), dir, afterwards], { detached: true, stdio: 'ignore' });
+  const janitor = spawn('/bin/sh', ['-c', JANITOR_SCRIPT, 'janitor', String(process.pid), dir, afterwards], {
+    detached: true,
+    stdio: 'ignore',
+  });
   janitor.unref();
   if (janitor.pid === undefined) throw new Error('could not start the janitor (/bin/sh)');
   return { pid: janitor.pid, dismiss: () => void janitor.kill('SIGKILL') };

@@ -14,7 +14,13 @@ export interface Hammered {
  * start-up, between checkout and first query, and mid-query. Reports what escaped the process's
  * handlers, which must be nothing.
  */
-export async function hammerWhileTerminating(options: { database: string; applicationName: string; ms: number; workers: number; work: () => Promise<void> }): Promise<Hammered> {
+export async function hammerWhileTerminating(options: {
+  database: string;
+  applicationName: string;
+  ms: number;
+  workers: number;
+  work: () => Promise<void>;
+}): Promise<Hammered> {
   const uncaught: string[] = [];
   const heard = (error: unknown) => uncaught.push(error instanceof Error ? error.message : String(error));
   process.on('uncaughtException', heard);

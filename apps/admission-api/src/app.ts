@@ -37,7 +37,9 @@ async function requireSynchronousStandby(app: INestApplication): Promise<void> {
     await checkSynchronousStandby(app.get(DataSource));
   } catch (error) {
     await app.close().catch(() => undefined);
-    throw new Error(`DATABASE_REQUIRE_SYNCHRONOUS_STANDBY=true, but ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`DATABASE_REQUIRE_SYNCHRONOUS_STANDBY=true, but ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
 }
 

@@ -1,5 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, type OpenAPIObject, type OperationObject, type ParameterObject, type ResponseObject, SwaggerModule } from '@nestjs/swagger';
+import {
+  DocumentBuilder,
+  type OpenAPIObject,
+  type OperationObject,
+  type ParameterObject,
+  type ResponseObject,
+  SwaggerModule,
+} from '@nestjs/swagger';
 import { type Handler, handlersOf, pathParameterSchemas } from './openapi/handlers.js';
 import { operationIdOf, ROUTE_DOCS, type RouteDoc } from './openapi/routes.js';
 import { SCHEMAS, schemaRef } from './openapi/schemas.js';
@@ -26,14 +33,18 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as 
 const SHARED_ERRORS: Readonly<Record<number, string>> = {
   400: 'A malformed path parameter, query parameter or body; details.causes names the field.',
   401: 'No valid credentials (a bearer token from TOKENS_FILE, or a client certificate).',
-  403: 'The caller\'s roles or namespaces do not allow this (x-quota-ledger-roles).',
+  403: "The caller's roles or namespaces do not allow this (x-quota-ledger-roles).",
   413: 'The body is larger than the server accepts (BODY_LIMIT_BYTES; 512 KiB for an object definition).',
   415: 'The body is not UTF-8 JSON.',
   429: 'Too many requests from this client (RATE_LIMIT_PER_SECOND), or too many bodies being read at once; retry after details.retryAfterSeconds.',
 };
-const SERVER_ERROR = 'The ledger could not answer (503: unreachable or too busy, retry after details.retryAfterSeconds), or an internal error (500, named by its request id).';
+const SERVER_ERROR =
+  'The ledger could not answer (503: unreachable or too busy, retry after details.retryAfterSeconds), or an internal error (500, named by its request id).';
 
-const statusAnswer = (description: string): ResponseObject => ({ description, content: { 'application/json': { schema: schemaRef('Status') } } });
+const statusAnswer = (description: string): ResponseObject => ({
+  description,
+  content: { 'application/json': { schema: schemaRef('Status') } },
+});
 
 /** The route table's entry applied to the operation @nestjs/swagger built from the handler. */
 function describeOperation(operation: OperationObject, route: RouteDoc, handler: Handler | undefined): void {
@@ -47,10 +58,22 @@ function describeOperation(operation: OperationObject, route: RouteDoc, handler:
     if (description) parameter.description = description;
   }
   for (const [name, extra] of Object.entries(route.parameters ?? {})) {
-    if (!parameters.some((p) => p.name === name)) parameters.push({ name, in: extra.in, required: extra.in === 'path', schema: extra.schema, ...(extra.description ? { description: extra.description } : {}) });
+    if (!parameters.some((p) => p.name === name))
+      parameters.push({
+        name,
+        in: extra.in,
+        required: extra.in === 'path',
+        schema: extra.schema,
+        ...(extra.description ? { description: extra.description } : {}),
+      });
   }
   operation.parameters = parameters;
-  if (route.body) operation.requestBody = { required: true, description: route.body.description, content: { 'application/json': { schema: route.body.schema } } };
+  if (route.body)
+    operation.requestBody = {
+      required: true,
+      description: route.body.description,
+      content: { 'application/json': { schema: route.body.schema } },
+    };
 
   const responses = operation.responses as Record<string, ResponseObject>;
   for (const [status, answer] of Object.entries(route.answers)) {
@@ -114,5 +137,8 @@ export function openApiDocument(app: INestApplication, version: string): OpenAPI
 
 /** Serves the UI at /docs and the document at /docs/openapi.json. */
 export function serveDocs(app: INestApplication, version: string): void {
-  SwaggerModule.setup('docs', app, openApiDocument(app, version), { jsonDocumentUrl: 'docs/openapi.json', yamlDocumentUrl: 'docs/openapi.yaml' });
+  SwaggerModule.setup('docs', app, openApiDocument(app, version), {
+    jsonDocumentUrl: 'docs/openapi.json',
+    yamlDocumentUrl: 'docs/openapi.yaml',
+  });
 }

@@ -11,7 +11,8 @@ import { archiveLedger, ArchiveRefused, openDataSource } from '@quota/ledger';
  * each detached table once its file reads back right. An operator's step, like `npm run migrate`:
  * it needs DATABASE_URL with the rights of the ledger's owner.
  */
-const USAGE = 'usage: npm run ledger:archive -- --before=<RFC 3339, at most the start of this month> --dir=<directory> [--drop] [--dry-run]';
+const USAGE =
+  'usage: npm run ledger:archive -- --before=<RFC 3339, at most the start of this month> --dir=<directory> [--drop] [--dry-run]';
 
 const config = loadConfig();
 if (!config.databaseUrl) {
@@ -52,7 +53,11 @@ try {
   console.log(report.horizon ? `${horizon} ${report.horizon} (usage before it answers 410)` : 'retention horizon: none (nothing archived)');
 } catch (error) {
   // A refusal explains itself; anything else is a failure whose transaction was rolled back.
-  console.error(error instanceof ArchiveRefused ? error.message : `archive failed: ${error instanceof Error ? error.message : String(error)} (the partition it was on is unchanged; those reported above are archived)`);
+  console.error(
+    error instanceof ArchiveRefused
+      ? error.message
+      : `archive failed: ${error instanceof Error ? error.message : String(error)} (the partition it was on is unchanged; those reported above are archived)`,
+  );
   process.exitCode = 1;
 } finally {
   await dataSource.destroy();

@@ -8,10 +8,19 @@ import { createLogger } from './observability/logger.js';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel, 'admission-api');
-leaveWithSupervisor((message) => console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', app: 'admission-api', msg: message })));
+leaveWithSupervisor((message) =>
+  console.error(JSON.stringify({ time: new Date().toISOString(), level: 'warn', app: 'admission-api', msg: message })),
+);
 const app = await createAdmissionApi(config).catch((error: unknown) => {
   // On stderr, as an error thrown by loadConfig() is.
-  console.error(JSON.stringify({ time: new Date().toISOString(), level: 'fatal', app: 'admission-api', msg: error instanceof Error ? error.message : String(error) }));
+  console.error(
+    JSON.stringify({
+      time: new Date().toISOString(),
+      level: 'fatal',
+      app: 'admission-api',
+      msg: error instanceof Error ? error.message : String(error),
+    }),
+  );
   process.exit(2);
 });
 await app.listen(config.port, config.host);

@@ -65,7 +65,9 @@ try {
     const made = await ensureLedgerPartitions(dataSource);
     if (made.length > 0) console.log(`made partitions ${made.join(', ')}`);
   } catch (error) {
-    console.warn(`could not make the ledger's partitions ahead now (${error instanceof Error ? error.message : String(error)}); the projection worker tries again hourly`);
+    console.warn(
+      `could not make the ledger's partitions ahead now (${error instanceof Error ? error.message : String(error)}); the projection worker tries again hourly`,
+    );
   }
   // The apps' own role, when they have one: what they need of the schema as it is now, and no
   // more. It runs no DDL, so BullMQ's tables (the queue without REDIS_URL) are made here too.
@@ -74,7 +76,8 @@ try {
     if (!config.redisUrl) await withClient(databaseUrl, migrateQueueSchema);
     const granted = await grantRuntimeRole(dataSource, runtimeRole);
     console.log(`granted ${runtimeRole} what the apps need on ${granted.relations} relations`);
-    if (granted.unknown.length > 0) console.warn(`gave ${runtimeRole} nothing on ${granted.unknown.join(', ')}: libs/ledger runtime-role.ts does not name them`);
+    if (granted.unknown.length > 0)
+      console.warn(`gave ${runtimeRole} nothing on ${granted.unknown.join(', ')}: libs/ledger runtime-role.ts does not name them`);
   }
 } finally {
   await dataSource.destroy();

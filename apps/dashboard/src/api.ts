@@ -53,7 +53,12 @@ async function request(method: 'GET' | 'POST' | 'PUT', path: string, accept: str
     });
   } catch (error) {
     const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
-    throw new ApiError(0, timedOut ? `${method} ${path} took longer than ${REQUEST_TIMEOUT_MS / 1000} s` : `cannot reach the service: ${(error as Error).message}`);
+    throw new ApiError(
+      0,
+      timedOut
+        ? `${method} ${path} took longer than ${REQUEST_TIMEOUT_MS / 1000} s`
+        : `cannot reach the service: ${(error as Error).message}`,
+    );
   }
   const text = await response.text();
   if (!response.ok) {

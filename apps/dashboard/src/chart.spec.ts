@@ -1,10 +1,29 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { axisLabel, binaryCeiling, denialsOf, geometryOf, isByteResource, layoutDenials, nearestSample, niceCeiling, sharedSeries, tracksOf, type Series } from './chart.js';
+import {
+  axisLabel,
+  binaryCeiling,
+  denialsOf,
+  geometryOf,
+  isByteResource,
+  layoutDenials,
+  nearestSample,
+  niceCeiling,
+  sharedSeries,
+  tracksOf,
+  type Series,
+} from './chart.js';
 
 const BOX = { width: 120, height: 60, left: 10, right: 10, top: 5, bottom: 5 };
 const point = (at: string, quotas: Series['points'][number]['quotas']) => ({ at, version: 0, quotas });
-const series = (points: Series['points']): Series => ({ namespace: 'ns', since: points[0]?.at ?? '', until: points.at(-1)?.at ?? '', points, markers: [], truncated: false });
+const series = (points: Series['points']): Series => ({
+  namespace: 'ns',
+  since: points[0]?.at ?? '',
+  until: points.at(-1)?.at ?? '',
+  points,
+  markers: [],
+  truncated: false,
+});
 
 describe('tracksOf', () => {
   it('makes one track per quota resource, in order of first appearance, with gaps where the quota did not exist', () => {
@@ -17,9 +36,21 @@ describe('tracksOf', () => {
       {
         quota: 'compute',
         resource: 'pods',
-        samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '2', used: '1' }, { at: '2026-01-01T00:02:00.000Z', hard: '2', used: '0' }],
+        samples: [
+          { at: '2026-01-01T00:00:00.000Z' },
+          { at: '2026-01-01T00:01:00.000Z', hard: '2', used: '1' },
+          { at: '2026-01-01T00:02:00.000Z', hard: '2', used: '0' },
+        ],
       },
-      { quota: 'compute', resource: 'requests.cpu', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z' }, { at: '2026-01-01T00:02:00.000Z', hard: '1', used: '0' }] },
+      {
+        quota: 'compute',
+        resource: 'requests.cpu',
+        samples: [
+          { at: '2026-01-01T00:00:00.000Z' },
+          { at: '2026-01-01T00:01:00.000Z' },
+          { at: '2026-01-01T00:02:00.000Z', hard: '1', used: '0' },
+        ],
+      },
     ]);
   });
 });
@@ -28,7 +59,15 @@ describe('sharedSeries', () => {
   it("reads a shared quota's series as one quota named after it, absent where it did not exist, linking no denial", () => {
     const markers: Series['markers'] = [
       { kind: 'limit', at: '2026-01-01T00:00:30.000Z', version: 1, quota: 'acme', change: 'defined', actor: 'platform-admin' },
-      { kind: 'denial', at: '2026-01-01T00:01:30.000Z', decisionId: '7', reason: 'Forbidden', requester: 'ci', name: 'web-2', message: 'exceeded cluster quota: acme' },
+      {
+        kind: 'denial',
+        at: '2026-01-01T00:01:30.000Z',
+        decisionId: '7',
+        reason: 'Forbidden',
+        requester: 'ci',
+        name: 'web-2',
+        message: 'exceeded cluster quota: acme',
+      },
     ];
     const s = sharedSeries(
       {
@@ -49,13 +88,24 @@ describe('sharedSeries', () => {
     expect(s.markers).toEqual(markers);
     expect(s.points.map((p) => p.quotas)).toEqual([[], [{ name: 'acme', hard: { pods: '1' }, used: { pods: '1' } }], []]);
     expect(tracksOf(s)).toEqual([
-      { quota: 'acme', resource: 'pods', samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '1', used: '1' }, { at: '2026-01-01T00:02:00.000Z' }] },
+      {
+        quota: 'acme',
+        resource: 'pods',
+        samples: [
+          { at: '2026-01-01T00:00:00.000Z' },
+          { at: '2026-01-01T00:01:00.000Z', hard: '1', used: '1' },
+          { at: '2026-01-01T00:02:00.000Z' },
+        ],
+      },
     ]);
   });
 });
 
 describe('denialsOf', () => {
-  const denial = (decisionId: string, fields: Partial<Extract<Series['markers'][number], { kind: 'denial' }>>): Series['markers'][number] => ({
+  const denial = (
+    decisionId: string,
+    fields: Partial<Extract<Series['markers'][number], { kind: 'denial' }>>,
+  ): Series['markers'][number] => ({
     kind: 'denial',
     at: '2026-01-01T00:01:00.000Z',
     decisionId,
@@ -95,7 +145,11 @@ describe('geometryOf', () => {
   const track = {
     quota: 'q',
     resource: 'pods',
-    samples: [{ at: '2026-01-01T00:00:00.000Z' }, { at: '2026-01-01T00:01:00.000Z', hard: '4', used: '1' }, { at: '2026-01-01T00:02:00.000Z', hard: '4', used: '3' }],
+    samples: [
+      { at: '2026-01-01T00:00:00.000Z' },
+      { at: '2026-01-01T00:01:00.000Z', hard: '4', used: '1' },
+      { at: '2026-01-01T00:02:00.000Z', hard: '4', used: '3' },
+    ],
   };
   const g = geometryOf(track, '2026-01-01T00:00:00.000Z', '2026-01-01T00:02:00.000Z', BOX);
 
@@ -119,16 +173,28 @@ describe('geometryOf', () => {
 
   it('keeps every dot inside the box, whatever the values (law)', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 10 ** 9 }), fc.integer({ min: 0, max: 10 ** 9 })), { minLength: 1, maxLength: 30 }), (values) => {
-        const samples = values.map(([used, hard], i) => ({ at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), used: `${used}m`, hard: `${hard}m` }));
-        const geometry = geometryOf({ quota: 'q', resource: 'r', samples }, samples[0]!.at, new Date(Date.UTC(2026, 0, 1) + values.length * 1000).toISOString(), BOX);
-        for (const p of geometry.points) {
-          expect(p.x).toBeGreaterThanOrEqual(BOX.left);
-          expect(p.x).toBeLessThanOrEqual(BOX.width - BOX.right);
-          expect(p.y).toBeGreaterThanOrEqual(BOX.top);
-          expect(p.y).toBeLessThanOrEqual(BOX.height - BOX.bottom);
-        }
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 10 ** 9 }), fc.integer({ min: 0, max: 10 ** 9 })), { minLength: 1, maxLength: 30 }),
+        (values) => {
+          const samples = values.map(([used, hard], i) => ({
+            at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+            used: `${used}m`,
+            hard: `${hard}m`,
+          }));
+          const geometry = geometryOf(
+            { quota: 'q', resource: 'r', samples },
+            samples[0]!.at,
+            new Date(Date.UTC(2026, 0, 1) + values.length * 1000).toISOString(),
+            BOX,
+          );
+          for (const p of geometry.points) {
+            expect(p.x).toBeGreaterThanOrEqual(BOX.left);
+            expect(p.x).toBeLessThanOrEqual(BOX.width - BOX.right);
+            expect(p.y).toBeGreaterThanOrEqual(BOX.top);
+            expect(p.y).toBeLessThanOrEqual(BOX.height - BOX.bottom);
+          }
+        },
+      ),
     );
   });
 });
@@ -208,7 +274,14 @@ describe('memory and storage axes', () => {
     expect(g.bytes).toBe(true);
     expect(g.yTicks.map((t) => axisLabel(t.value, g.bytes))).toEqual(['0', '512Mi', '1Gi', '1.5Gi']);
     // Other resources keep decimal steps.
-    expect(geometryOf({ quota: 'q', resource: 'pods', samples: [{ at: samples[0]!.at, hard: '10', used: '3' }] }, samples[0]!.at, '2026-01-01T00:01:00.000Z', BOX).bytes).toBe(false);
+    expect(
+      geometryOf(
+        { quota: 'q', resource: 'pods', samples: [{ at: samples[0]!.at, hard: '10', used: '3' }] },
+        samples[0]!.at,
+        '2026-01-01T00:01:00.000Z',
+        BOX,
+      ).bytes,
+    ).toBe(false);
   });
 
   it('steps by the smallest power of two at or above the step asked for (law)', () => {
@@ -248,14 +321,19 @@ describe('layoutDenials', () => {
 
   it('never draws two marks of one level closer than the gap, and shows every marker once (law)', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 640, noNaN: true }), { maxLength: 60 }), fc.integer({ min: 2, max: 6 }), (unsorted, stackMax) => {
-        const xs = [...unsorted].sort((a, b) => a - b);
-        const { placed, overflow } = layoutDenials(xs, 14, stackMax);
-        const marks = [...placed.map((p) => ({ x: p.x, level: p.level })), ...overflow];
-        for (const a of marks) for (const b of marks) if (a !== b && a.level === b.level) expect(Math.abs(a.x - b.x)).toBeGreaterThanOrEqual(14);
-        for (const m of marks) expect(m.level).toBeLessThan(stackMax);
-        expect([...placed.map((p) => p.index), ...overflow.flatMap((o) => o.indices)].sort((a, b) => a - b)).toEqual(xs.map((_, i) => i));
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 640, noNaN: true }), { maxLength: 60 }),
+        fc.integer({ min: 2, max: 6 }),
+        (unsorted, stackMax) => {
+          const xs = [...unsorted].sort((a, b) => a - b);
+          const { placed, overflow } = layoutDenials(xs, 14, stackMax);
+          const marks = [...placed.map((p) => ({ x: p.x, level: p.level })), ...overflow];
+          for (const a of marks)
+            for (const b of marks) if (a !== b && a.level === b.level) expect(Math.abs(a.x - b.x)).toBeGreaterThanOrEqual(14);
+          for (const m of marks) expect(m.level).toBeLessThan(stackMax);
+          expect([...placed.map((p) => p.index), ...overflow.flatMap((o) => o.indices)].sort((a, b) => a - b)).toEqual(xs.map((_, i) => i));
+        },
+      ),
     );
   });
 });

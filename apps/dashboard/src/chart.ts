@@ -79,7 +79,10 @@ type Denial = Extract<Marker, { kind: 'denial' }>;
  */
 export function denialsOf(series: Series, track: Pick<Track, 'quota' | 'resource'>): Denial[] {
   return series.markers.filter(
-    (m): m is Denial => m.kind === 'denial' && (m.resources ?? []).includes(track.resource) && (series.namespace === undefined || (m.quota === track.quota && m.quotaKind === undefined)),
+    (m): m is Denial =>
+      m.kind === 'denial' &&
+      (m.resources ?? []).includes(track.resource) &&
+      (series.namespace === undefined || (m.quota === track.quota && m.quotaKind === undefined)),
   );
 }
 
@@ -174,7 +177,9 @@ export function geometryOf(track: Track, since: string, until: string, box: Box)
   };
 
   const points = track.samples.flatMap((sample) =>
-    sample.hard === undefined ? [] : [{ x: x(Date.parse(sample.at)), y: y(quantityNumber(sample.used)), at: sample.at, used: sample.used ?? '0', hard: sample.hard }],
+    sample.hard === undefined
+      ? []
+      : [{ x: x(Date.parse(sample.at)), y: y(quantityNumber(sample.used)), at: sample.at, used: sample.used ?? '0', hard: sample.hard }],
   );
   const yTicks = Array.from({ length: Math.round(yMax / yStep) + 1 }, (_, i) => ({ value: i * yStep, y: y(i * yStep) }));
   const xTicks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
@@ -236,7 +241,11 @@ export interface DenialOverflow {
  * puts the rest under one "+n" mark. Clusters start at least `gap` apart, so marks of the same
  * level in different clusters never touch either.
  */
-export function layoutDenials(xs: readonly number[], gap: number, stackMax: number): { placed: PlacedDenial[]; overflow: DenialOverflow[] } {
+export function layoutDenials(
+  xs: readonly number[],
+  gap: number,
+  stackMax: number,
+): { placed: PlacedDenial[]; overflow: DenialOverflow[] } {
   const clusters: { x: number; indices: number[] }[] = [];
   xs.forEach((x, index) => {
     const last = clusters.at(-1);

@@ -30,7 +30,10 @@ export interface ClusterResourceQuota {
   readonly spec: { readonly selector: ClusterQuotaSelector; readonly quota: { readonly hard?: Readonly<Record<string, string>> } };
   readonly status: {
     readonly total: { readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> };
-    readonly namespaces: readonly { readonly namespace: string; readonly status: { readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> } }[];
+    readonly namespaces: readonly {
+      readonly namespace: string;
+      readonly status: { readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> };
+    }[];
   };
 }
 
@@ -42,7 +45,9 @@ export function selectorSummary(selector: ClusterQuotaSelector | null | undefine
   const labels = selector?.labels;
   const requirements = [
     ...Object.entries(labels?.matchLabels ?? {}).map(([key, value]) => `${key}=${value}`),
-    ...(labels?.matchExpressions ?? []).map((e) => (e.operator === 'In' || e.operator === 'NotIn' ? `${e.key} ${e.operator} (${(e.values ?? []).join(',')})` : `${e.key} ${e.operator}`)),
+    ...(labels?.matchExpressions ?? []).map((e) =>
+      e.operator === 'In' || e.operator === 'NotIn' ? `${e.key} ${e.operator} (${(e.values ?? []).join(',')})` : `${e.key} ${e.operator}`,
+    ),
   ];
   const annotations = Object.entries(selector?.annotations ?? {}).map(([key, value]) => `${key}=${value}`);
   const parts = [requirements.join(', '), annotations.length > 0 ? `annotations: ${annotations.join(', ')}` : ''].filter(Boolean);
@@ -50,7 +55,10 @@ export function selectorSummary(selector: ClusterQuotaSelector | null | undefine
 }
 
 /** The resource closest to its hard limit (the first of equals), or undefined without limits. */
-export function tightestResource(hard: Readonly<Record<string, string>>, used: Readonly<Record<string, string>>): { readonly resource: string; readonly ratio: number } | undefined {
+export function tightestResource(
+  hard: Readonly<Record<string, string>>,
+  used: Readonly<Record<string, string>>,
+): { readonly resource: string; readonly ratio: number } | undefined {
   let tightest: { resource: string; ratio: number } | undefined;
   for (const [resource, limit] of Object.entries(hard)) {
     const ratio = usageRatio(used[resource], limit);
@@ -106,8 +114,12 @@ export interface CoveringQuota {
  * quota to its own page; a hierarchical one (which has no page of its own) to the namespace it
  * lives in, whose page lists it among the quotas covering it.
  */
-export function coveringPlace(quota: Pick<CoveringQuota, 'kind' | 'name' | 'namespace'>): { readonly label: string; readonly href: string } {
-  if (quota.kind === 'ClusterResourceQuota') return { label: `cluster quota ${quota.name}`, href: `#/clusterresourcequotas/${encodeURIComponent(quota.name)}` };
+export function coveringPlace(quota: Pick<CoveringQuota, 'kind' | 'name' | 'namespace'>): {
+  readonly label: string;
+  readonly href: string;
+} {
+  if (quota.kind === 'ClusterResourceQuota')
+    return { label: `cluster quota ${quota.name}`, href: `#/clusterresourcequotas/${encodeURIComponent(quota.name)}` };
   const home = quota.namespace ?? '';
   return { label: `hierarchical quota ${home}/${quota.name}`, href: `#/ns/${encodeURIComponent(home)}` };
 }

@@ -6,7 +6,11 @@ type Attributes = Record<string, string | number | boolean | undefined | ((event
  * requesters from the ledger cannot inject markup. `on*` attributes given functions become
  * listeners; `false`/`undefined` attributes are left out.
  */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   apply(element, attributes, children);
   return element;
@@ -15,7 +19,11 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Att
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 /** The same for SVG elements. */
-export function s<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: Child[]): SVGElementTagNameMap[K] {
+export function s<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: Child[]
+): SVGElementTagNameMap[K] {
   const element = document.createElementNS(SVG_NS, tag);
   apply(element, attributes, children);
   return element;

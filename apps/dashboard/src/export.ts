@@ -21,7 +21,16 @@ export function csv(header: readonly string[], rows: readonly (readonly (string 
 /** A usage chart's data, one row per sample, quota and resource: what the charts draw, for a spreadsheet. */
 export function seriesCsv(series: Series): string {
   const rows = series.points.flatMap((point) =>
-    point.quotas.flatMap((quota) => Object.entries(quota.hard).map(([resource, hard]) => [point.at, point.version, quota.name, resource, quota.used[resource] ?? '0', hard])),
+    point.quotas.flatMap((quota) =>
+      Object.entries(quota.hard).map(([resource, hard]) => [
+        point.at,
+        point.version,
+        quota.name,
+        resource,
+        quota.used[resource] ?? '0',
+        hard,
+      ]),
+    ),
   );
   return csv(['at', 'version', 'quota', 'resource', 'used', 'hard'], rows);
 }
@@ -53,7 +62,28 @@ export function decisionsCsv(ndjson: string): string {
         d.result.message,
       ];
     });
-  return csv(['id', 'time', 'namespace', 'source', 'requester', 'onBehalfOf', 'operation', 'kind', 'resource', 'name', 'dryRun', 'allowed', 'code', 'stage', 'denial', 'quota', 'message'], rows);
+  return csv(
+    [
+      'id',
+      'time',
+      'namespace',
+      'source',
+      'requester',
+      'onBehalfOf',
+      'operation',
+      'kind',
+      'resource',
+      'name',
+      'dryRun',
+      'allowed',
+      'code',
+      'stage',
+      'denial',
+      'quota',
+      'message',
+    ],
+    rows,
+  );
 }
 
 /** A file name for an export: the view and its range, safe on every file system ("team-a decisions 2026-01-01T00-00-00Z.csv"). */

@@ -54,7 +54,8 @@ export function resourceList(list: Readonly<Record<string, string>> | undefined)
 }
 
 /** The principal that asked, and the user it asked for when a trusted relay named one. */
-export const who = (requester: string | undefined, onBehalfOf: string | undefined): string => (requester ?? '—') + (onBehalfOf ? ` for ${onBehalfOf}` : '');
+export const who = (requester: string | undefined, onBehalfOf: string | undefined): string =>
+  (requester ?? '—') + (onBehalfOf ? ` for ${onBehalfOf}` : '');
 
 /**
  * An instant typed by a person: the page's own form ("2026-11-23 14:05:09", in the reader's time

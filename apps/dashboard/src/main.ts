@@ -41,22 +41,39 @@ function whereTokensAre(devTokenFile: string | undefined): HTMLElement {
       h('code', {}, 'token'),
       ' line, every role) and keeps it in ',
       devTokenFile ? h('code', { id: 'dev-token-file' }, devTokenFile) : h('code', {}, 'dev-token'),
-      devTokenFile ? '. Show it with ' : ' in its data directory (.quota-ledger/ in the project unless QUOTA_LEDGER_DATA_DIR says otherwise). Show it with ',
+      devTokenFile
+        ? '. Show it with '
+        : ' in its data directory (.quota-ledger/ in the project unless QUOTA_LEDGER_DATA_DIR says otherwise). Show it with ',
       h('code', {}, `cat ${devTokenFile ?? '.quota-ledger/dev-token'}`),
       '.',
     ),
-    h('p', {}, 'Otherwise, ask whoever runs this service for a token with the admin or auditor role (its SHA-256 digest goes in the TOKENS_FILE; see the documentation, “Security”).'),
+    h(
+      'p',
+      {},
+      'Otherwise, ask whoever runs this service for a token with the admin or auditor role (its SHA-256 digest goes in the TOKENS_FILE; see the documentation, “Security”).',
+    ),
   );
 }
 
 /** The token form: shown when the service needs credentials and this tab has none, or the token was refused. */
 function signIn(problem?: string): void {
-  const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', required: true, spellcheck: 'false', 'aria-describedby': 'token-help' });
+  const input = h('input', {
+    id: 'token',
+    type: 'password',
+    autocomplete: 'off',
+    required: true,
+    spellcheck: 'false',
+    'aria-describedby': 'token-help',
+  });
   const form = h(
     'form',
     { class: 'sign-in' },
     h('h1', {}, 'Sign in'),
-    h('p', {}, 'Enter an API token with the admin or auditor role. It is kept in this tab’s session storage until the tab closes, and sent only to this service.'),
+    h(
+      'p',
+      {},
+      'Enter an API token with the admin or auditor role. It is kept in this tab’s session storage until the tab closes, and sent only to this service.',
+    ),
     problem ? h('p', { class: 'error', role: 'alert' }, problem) : null,
     h('label', { for: 'token' }, 'Token'),
     input,
@@ -98,7 +115,11 @@ async function start(): Promise<void> {
       await loadSession();
       signIn(had ? `That token was not accepted: ${e.message}` : undefined);
     } else {
-      fill(main, h('p', { class: 'error', role: 'alert' }, `The service did not answer: ${e.message}`), h('button', { type: 'button', onclick: () => void start() }, 'Try again'));
+      fill(
+        main,
+        h('p', { class: 'error', role: 'alert' }, `The service did not answer: ${e.message}`),
+        h('button', { type: 'button', onclick: () => void start() }, 'Try again'),
+      );
     }
     return;
   }
@@ -116,7 +137,14 @@ async function start(): Promise<void> {
 function route(): void {
   if (!who) return;
   if (!canAudit(who)) {
-    fill(main, h('p', { class: 'error', role: 'alert' }, `“${who.name}” has the roles ${who.roles.join(', ')}; the dashboard needs admin or auditor.`));
+    fill(
+      main,
+      h(
+        'p',
+        { class: 'error', role: 'alert' },
+        `“${who.name}” has the roles ${who.roles.join(', ')}; the dashboard needs admin or auditor.`,
+      ),
+    );
     return;
   }
   const [path = '', query = ''] = location.hash.replace(/^#/, '').split('?');

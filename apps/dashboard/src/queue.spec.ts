@@ -60,7 +60,14 @@ describe("a namespace's queue, as the page shows it", () => {
       waited: '2 min',
       expires: 'in 8 min',
     });
-    expect(queueRow({ id: 'r-2' }, NOW)).toMatchObject({ position: '—', priority: '0', passed: '', waiting: [], waited: '—', expires: '—' });
+    expect(queueRow({ id: 'r-2' }, NOW)).toMatchObject({
+      position: '—',
+      priority: '0',
+      passed: '',
+      waiting: [],
+      waited: '—',
+      expires: '—',
+    });
   });
 });
 
@@ -75,7 +82,11 @@ describe("a shared quota's waiters", () => {
         { namespace: 'team-c', weight: 1, used: {}, items: [] },
       ],
     };
-    expect(sharedWaiters(queue).map((w) => `${w.namespace}/${w.item.id}×${w.weight}`)).toEqual(['team-b/b1×3', 'team-b/b2×3', 'team-a/a2×1']);
+    expect(sharedWaiters(queue).map((w) => `${w.namespace}/${w.item.id}×${w.weight}`)).toEqual([
+      'team-b/b1×3',
+      'team-b/b2×3',
+      'team-a/a2×1',
+    ]);
     expect(sharedWaiters({ namespaces: [{ namespace: 'n' }] })).toEqual([]);
     expect(sharedWaiters(undefined)).toEqual([]);
   });

@@ -75,9 +75,19 @@ export interface SharedWaiter {
  * share first, as the server answers), each namespace's waiters in its own queue's order.
  */
 export function sharedWaiters(
-  queue: { readonly namespaces?: readonly { readonly namespace: string; readonly weight?: number; readonly items?: readonly Partial<QueuedReservation>[] }[] } | undefined,
+  queue:
+    | {
+        readonly namespaces?: readonly {
+          readonly namespace: string;
+          readonly weight?: number;
+          readonly items?: readonly Partial<QueuedReservation>[];
+        }[];
+      }
+    | undefined,
 ): SharedWaiter[] {
   return (queue?.namespaces ?? []).flatMap((waiting) =>
-    [...(waiting.items ?? [])].sort((a, b) => (a.position ?? Infinity) - (b.position ?? Infinity)).map((item) => ({ namespace: waiting.namespace, weight: waiting.weight ?? 1, item })),
+    [...(waiting.items ?? [])]
+      .sort((a, b) => (a.position ?? Infinity) - (b.position ?? Infinity))
+      .map((item) => ({ namespace: waiting.namespace, weight: waiting.weight ?? 1, item })),
   );
 }

@@ -1,22 +1,53 @@
 import { describe, expect, it } from 'vitest';
 import { parsePasted, PASTE_MAX_CHARS, type YamlLoader } from './what-if.js';
 
-const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'team-a' }, spec: { containers: [{ name: 'a', image: 'x' }] }, status: { phase: 'Running' } };
+const pod = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'web', namespace: 'team-a' },
+  spec: { containers: [{ name: 'a', image: 'x' }] },
+  status: { phase: 'Running' },
+};
 
 describe('parsePasted', () => {
   it('asks about a pasted object as a CREATE of it, without its status', async () => {
     const { status: _status, ...object } = pod;
-    expect(await parsePasted(JSON.stringify(pod))).toEqual({ ok: true, body: { kind: 'Pod', object }, namespace: 'team-a', what: 'Pod web' });
+    expect(await parsePasted(JSON.stringify(pod))).toEqual({
+      ok: true,
+      body: { kind: 'Pod', object },
+      namespace: 'team-a',
+      what: 'Pod web',
+    });
   });
 
   it('takes the object, operation and old object of an AdmissionReview', async () => {
-    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', operation: 'UPDATE', namespace: 'team-b', object: pod, oldObject: pod } };
-    expect(await parsePasted(JSON.stringify(review))).toEqual({ ok: true, body: { kind: 'Pod', object: pod, operation: 'UPDATE', oldObject: pod }, namespace: 'team-b', what: 'UPDATE of Pod web' });
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: { uid: 'u', operation: 'UPDATE', namespace: 'team-b', object: pod, oldObject: pod },
+    };
+    expect(await parsePasted(JSON.stringify(review))).toEqual({
+      ok: true,
+      body: { kind: 'Pod', object: pod, operation: 'UPDATE', oldObject: pod },
+      namespace: 'team-b',
+      what: 'UPDATE of Pod web',
+    });
   });
 
   it('passes a REST reservation body on, without the fields that only matter when writing', async () => {
-    const body = { kind: 'Widget', resource: 'widgets.example.com', resources: { 'count/widgets.example.com': '1' }, requestId: 'r1', dryRun: false, ttlSeconds: 60 };
-    expect(await parsePasted(JSON.stringify(body))).toEqual({ ok: true, body: { kind: 'Widget', resource: 'widgets.example.com', resources: { 'count/widgets.example.com': '1' } }, what: 'Widget' });
+    const body = {
+      kind: 'Widget',
+      resource: 'widgets.example.com',
+      resources: { 'count/widgets.example.com': '1' },
+      requestId: 'r1',
+      dryRun: false,
+      ttlSeconds: 60,
+    };
+    expect(await parsePasted(JSON.stringify(body))).toEqual({
+      ok: true,
+      body: { kind: 'Widget', resource: 'widgets.example.com', resources: { 'count/widgets.example.com': '1' } },
+      what: 'Widget',
+    });
   });
 
   it.each([
@@ -66,7 +97,15 @@ describe('parsePasted', () => {
     const answer = await parsePasted(yaml);
     expect(answer).toEqual({
       ok: true,
-      body: { kind: 'Pod', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'team-a' }, spec: { containers: [{ name: 'a', image: 'x', resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: 1 } } }] } } },
+      body: {
+        kind: 'Pod',
+        object: {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: 'web', namespace: 'team-a' },
+          spec: { containers: [{ name: 'a', image: 'x', resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: 1 } } }] },
+        },
+      },
       namespace: 'team-a',
       what: 'Pod web',
     });

@@ -10,7 +10,9 @@ export interface WhatIfBody {
   readonly resources?: Record<string, unknown>;
 }
 
-export type Pasted = { readonly ok: true; readonly body: WhatIfBody; readonly namespace?: string; readonly what: string } | { readonly ok: false; readonly problem: string };
+export type Pasted =
+  | { readonly ok: true; readonly body: WhatIfBody; readonly namespace?: string; readonly what: string }
+  | { readonly ok: false; readonly problem: string };
 
 /** The pasted text is bounded before parsing: a what-if is one object, not a file. */
 export const PASTE_MAX_CHARS = 256 * 1024;
@@ -31,8 +33,13 @@ const loadYaml: YamlLoader = () => import('yaml');
  * names one, is returned so the page can say if it differs.
  */
 export async function parsePasted(text: string, yaml: YamlLoader = loadYaml): Promise<Pasted> {
-  if (text.trim() === '') return { ok: false, problem: 'Paste a Pod (or another object) as YAML or JSON, an AdmissionReview, or a REST reservation body.' };
-  if (text.length > PASTE_MAX_CHARS) return { ok: false, problem: `That is ${text.length.toLocaleString('en-US')} characters; a what-if takes at most ${PASTE_MAX_CHARS.toLocaleString('en-US')}.` };
+  if (text.trim() === '')
+    return { ok: false, problem: 'Paste a Pod (or another object) as YAML or JSON, an AdmissionReview, or a REST reservation body.' };
+  if (text.length > PASTE_MAX_CHARS)
+    return {
+      ok: false,
+      problem: `That is ${text.length.toLocaleString('en-US')} characters; a what-if takes at most ${PASTE_MAX_CHARS.toLocaleString('en-US')}.`,
+    };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -52,14 +59,18 @@ async function readYaml(text: string, yaml: YamlLoader): Promise<{ ok: true; val
   try {
     documents = (await yaml()).parseAllDocuments(text);
   } catch (error) {
-    return { ok: false, problem: `Could not load the YAML reader: ${(error as Error).message}. Paste JSON instead (kubectl get pod NAME -o json).` };
+    return {
+      ok: false,
+      problem: `Could not load the YAML reader: ${(error as Error).message}. Paste JSON instead (kubectl get pod NAME -o json).`,
+    };
   }
   if (!Array.isArray(documents)) return { ok: false, problem: 'Not YAML or JSON: nothing to read.' };
   const problem = documents.flatMap((d) => d.errors)[0];
   // The parser's message names the line and column ("… at line 2, column 7:"); the excerpt after it is left out.
   if (problem) return { ok: false, problem: `Not YAML or JSON: ${(problem.message.split('\n')[0] ?? '').replace(/:$/, '')}.` };
   const present = documents.filter((d) => d.contents !== null);
-  if (present.length !== 1) return { ok: false, problem: `A what-if takes one object; this has ${present.length} YAML documents (separated by ---).` };
+  if (present.length !== 1)
+    return { ok: false, problem: `A what-if takes one object; this has ${present.length} YAML documents (separated by ---).` };
   return { ok: true, value: (present[0] as (typeof present)[number]).toJS({ maxAliasCount: 100 }) };
 }
 
@@ -69,16 +80,22 @@ function interpret(value: unknown): Pasted {
 
   if (value['kind'] === 'AdmissionReview') {
     const request = value['request'];
-    if (!isObject(request) || !isObject(request['object'])) return { ok: false, problem: 'This AdmissionReview has no request.object to ask about.' };
+    if (!isObject(request) || !isObject(request['object']))
+      return { ok: false, problem: 'This AdmissionReview has no request.object to ask about.' };
     const object = request['object'];
     const operation = request['operation'];
-    if (operation !== undefined && operation !== 'CREATE' && operation !== 'UPDATE') return { ok: false, problem: `Only a CREATE or UPDATE is charged; this review is a ${String(operation)}.` };
+    if (operation !== undefined && operation !== 'CREATE' && operation !== 'UPDATE')
+      return { ok: false, problem: `Only a CREATE or UPDATE is charged; this review is a ${String(operation)}.` };
     const kind = typeof object['kind'] === 'string' ? object['kind'] : undefined;
     if (!kind) return { ok: false, problem: 'request.object has no kind.' };
     const namespace = typeof request['namespace'] === 'string' ? request['namespace'] : namespaceOf(object);
     return {
       ok: true,
-      body: { kind, object, ...(operation === 'UPDATE' ? { operation, ...(isObject(request['oldObject']) ? { oldObject: request['oldObject'] } : {}) } : {}) },
+      body: {
+        kind,
+        object,
+        ...(operation === 'UPDATE' ? { operation, ...(isObject(request['oldObject']) ? { oldObject: request['oldObject'] } : {}) } : {}),
+      },
       ...(namespace ? { namespace } : {}),
       what: `${operation ?? 'CREATE'} of ${kind} ${nameOf(object) ?? ''}`.trim(),
     };
@@ -88,15 +105,29 @@ function interpret(value: unknown): Pasted {
     const { requestId: _requestId, dryRun: _dryRun, ttlSeconds: _ttl, ...body } = value;
     const object = isObject(value['object']) ? value['object'] : undefined;
     const namespace = object ? namespaceOf(object) : undefined;
-    return { ok: true, body: body as unknown as WhatIfBody, ...(namespace ? { namespace } : {}), what: `${value['kind']} ${typeof value['name'] === 'string' ? value['name'] : (object && nameOf(object)) ?? ''}`.trim() };
+    return {
+      ok: true,
+      body: body as unknown as WhatIfBody,
+      ...(namespace ? { namespace } : {}),
+      what: `${value['kind']} ${typeof value['name'] === 'string' ? value['name'] : ((object && nameOf(object)) ?? '')}`.trim(),
+    };
   }
   if (typeof value['kind'] === 'string' && typeof value['apiVersion'] === 'string') {
     const namespace = namespaceOf(value);
     // kubectl's own bookkeeping is not part of what is admitted; a pasted live object carries it.
     const { status: _status, ...object } = value;
-    return { ok: true, body: { kind: value['kind'], object }, ...(namespace ? { namespace } : {}), what: `${value['kind']} ${nameOf(value) ?? ''}`.trim() };
+    return {
+      ok: true,
+      body: { kind: value['kind'], object },
+      ...(namespace ? { namespace } : {}),
+      what: `${value['kind']} ${nameOf(value) ?? ''}`.trim(),
+    };
   }
-  return { ok: false, problem: 'Not an object this box understands: expected apiVersion and kind (a Kubernetes object), an AdmissionReview, or a body with kind and object or resources.' };
+  return {
+    ok: false,
+    problem:
+      'Not an object this box understands: expected apiVersion and kind (a Kubernetes object), an AdmissionReview, or a body with kind and object or resources.',
+  };
 }
 
 function metadataOf(object: Record<string, unknown>): Record<string, unknown> | undefined {

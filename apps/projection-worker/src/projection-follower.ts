@@ -44,13 +44,23 @@ export class ProjectionFollower implements OnApplicationBootstrap, BeforeApplica
     // database outage (no connection, no LISTEN) with METRICS_PORT=0 left nothing to wait for, and
     // the worker exited 0 in the middle of a failover.
     this.alive = setInterval(() => undefined, 60_000);
-    logger.info({ pollMs: config.projectionPollMs, batchSize: config.projectionBatchSize, stepMax: config.projectionStepMax, coalesceMs: config.projectionCoalesceMs }, 'following the ledger');
+    logger.info(
+      {
+        pollMs: config.projectionPollMs,
+        batchSize: config.projectionBatchSize,
+        stepMax: config.projectionStepMax,
+        coalesceMs: config.projectionCoalesceMs,
+      },
+      'following the ledger',
+    );
     this.partitions = setInterval(() => void this.makePartitions(), PARTITIONS_EVERY_MS);
     this.partitions.unref();
     await this.makePartitions();
     // Alive while the event loop turns: a database outage is not cured by a restart, so it is
     // reported by the lag series and the logs, not by failing the liveness probe.
-    this.ops = config.metricsPort ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: metrics.registry, healthy: () => true }) : undefined;
+    this.ops = config.metricsPort
+      ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: metrics.registry, healthy: () => true })
+      : undefined;
     if (this.ops) logger.info({ port: this.ops.port }, 'GET /metrics and /healthz');
   }
 

@@ -15,7 +15,10 @@ export class ProjectionWorkerModule {
     const log = (level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void => logger[level](fields, msg);
     return {
       module: ProjectionWorkerModule,
-      imports: [ConfigModule.forRoot(config), LedgerModule.forRoot(config, mode === 'rebuild' ? 'projection-rebuild' : 'projection-worker', { log })],
+      imports: [
+        ConfigModule.forRoot(config),
+        LedgerModule.forRoot(config, mode === 'rebuild' ? 'projection-rebuild' : 'projection-worker', { log }),
+      ],
       providers: mode === 'rebuild' ? [] : [{ provide: WORKER_LOGGER, useValue: logger }, ProjectionFollower],
     };
   }

@@ -58,10 +58,24 @@ export const OPTIONS = {
 export type FlagName = keyof typeof OPTIONS;
 
 export type Flags = {
-  readonly [K in FlagName]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+  readonly [K in FlagName]?: (typeof OPTIONS)[K] extends { multiple: true }
+    ? string[]
+    : (typeof OPTIONS)[K]['type'] extends 'boolean'
+      ? boolean
+      : string;
 };
 
-export const GLOBAL_FLAGS: readonly FlagName[] = ['server', 'token', 'certificate-authority', 'insecure-skip-tls-verify', 'request-timeout', 'kubeconfig', 'context', 'output', 'help'];
+export const GLOBAL_FLAGS: readonly FlagName[] = [
+  'server',
+  'token',
+  'certificate-authority',
+  'insecure-skip-tls-verify',
+  'request-timeout',
+  'kubeconfig',
+  'context',
+  'output',
+  'help',
+];
 
 /** One line of help per flag: the spelling with its value, then what it does. */
 export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = {
@@ -69,10 +83,19 @@ export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = 
   token: ['--token TOKEN', 'bearer token (QUOTA_LEDGER_TOKEN; else ./.quota-ledger/dev-token, which `npm start` writes)'],
   'certificate-authority': ['--certificate-authority FILE', 'PEM CA that signed the server certificate (QUOTA_LEDGER_CA_FILE)'],
   'insecure-skip-tls-verify': ['--insecure-skip-tls-verify', 'do not verify the server certificate (insecure: testing only)'],
-  'request-timeout': ['--request-timeout DURATION', 'give up on a request after this long: seconds or 500ms/30s/2m; 0 waits forever (QUOTA_LEDGER_REQUEST_TIMEOUT; default 30)'],
-  output: ['-o, --output FORMAT', 'table (default), json or yaml; name (kind/name lines, as kubectl -o name) where a command prints objects'],
+  'request-timeout': [
+    '--request-timeout DURATION',
+    'give up on a request after this long: seconds or 500ms/30s/2m; 0 waits forever (QUOTA_LEDGER_REQUEST_TIMEOUT; default 30)',
+  ],
+  output: [
+    '-o, --output FORMAT',
+    'table (default), json or yaml; name (kind/name lines, as kubectl -o name) where a command prints objects',
+  ],
   help: ['-h, --help', 'this help'],
-  kubeconfig: ['--kubeconfig FILE', 'the kubeconfig whose context gives the default namespace (else $KUBECONFIG, else ~/.kube/config); quotactl reads nothing else from it'],
+  kubeconfig: [
+    '--kubeconfig FILE',
+    'the kubeconfig whose context gives the default namespace (else $KUBECONFIG, else ~/.kube/config); quotactl reads nothing else from it',
+  ],
   context: ['--context NAME', 'the kubeconfig context whose namespace is the default -n (else its current-context)'],
   namespace: ['-n, --namespace NS', 'the namespace (default: the kubeconfig context\'s namespace, else "default")'],
   'all-namespaces': ['-A, --all-namespaces', 'list across every namespace the ledger holds (NAMESPACE column first); -n is ignored'],
@@ -95,23 +118,44 @@ export const FLAG_HELP: Readonly<Record<FlagName, readonly [string, string]>> = 
   'dry-run': ['--dry-run', 'decide without reserving'],
   ttl: ['--ttl SECONDS', 'release the reservation unless committed within this many seconds'],
   wait: ['--wait DURATION', 'when it does not fit, wait in the queue this long (600, 90s, 10m, 1h) instead of a 403; --resources only'],
-  priority: ['--priority N', 'its place in the queue with --wait: higher first, -1000 to 1000 (default 0; a negative one as --priority=-5)'],
-  'no-follow': ['--no-follow', 'with --wait: print that it is queued and return, instead of watching until it is admitted, expires or is cancelled'],
+  priority: [
+    '--priority N',
+    'its place in the queue with --wait: higher first, -1000 to 1000 (default 0; a negative one as --priority=-5)',
+  ],
+  'no-follow': [
+    '--no-follow',
+    'with --wait: print that it is queued and return, instead of watching until it is admitted, expires or is cancelled',
+  ],
   'ca-file': ['--ca-file FILE', "PEM CA that signed the API's serving certificate (becomes caBundle)"],
   url: ['--url URL', "the API's https:// URL, for a webhook outside the cluster"],
   'service-namespace': ['--service-namespace NS', "namespace of the API's Service"],
   'service-name': ['--service-name NAME', "name of the API's Service"],
   'service-port': ['--service-port PORT', 'port of the Service (default 443)'],
-  'failure-policy': ['--failure-policy POLICY', 'Fail (default) or Ignore: mutate, and validate for pods, claims, services, resource claims, namespaces'],
-  'count-failure-policy': ['--count-failure-policy POLICY', 'Ignore (default) or Fail: validate for the kinds quota only counts (configmaps, secrets, workloads, custom resources)'],
+  'failure-policy': [
+    '--failure-policy POLICY',
+    'Fail (default) or Ignore: mutate, and validate for pods, claims, services, resource claims, namespaces',
+  ],
+  'count-failure-policy': [
+    '--count-failure-policy POLICY',
+    'Ignore (default) or Fail: validate for the kinds quota only counts (configmaps, secrets, workloads, custom resources)',
+  ],
   'timeout-seconds': ['--timeout-seconds N', 'webhook timeout, 1-30 (default 10)'],
-  namespaces: ['--namespaces managed|all', 'managed (default): only namespaces labelled quota-ledger.io/managed by the reconciler; all: every namespace, as before the label'],
+  namespaces: [
+    '--namespaces managed|all',
+    'managed (default): only namespaces labelled quota-ledger.io/managed by the reconciler; all: every namespace, as before the label',
+  ],
   'namespace-selector': [
     '--namespace-selector SELECTOR',
     "only namespaces with these labels, as kubectl -l takes them (env=prod,team in (a,b),!legacy); kube-system and the service's namespace stay excluded",
   ],
-  'custom-resource': ['--custom-resource R.GROUP/VERSION=Kind', 'a custom resource quota charges (repeatable), as CUSTOM_RESOURCES names it: validating rules, and RBAC for the reconciler'],
-  'object-selector': ['--object-selector SELECTOR', "only objects with these labels (same syntax); whoever sets an object's labels can then skip quota"],
+  'custom-resource': [
+    '--custom-resource R.GROUP/VERSION=Kind',
+    'a custom resource quota charges (repeatable), as CUSTOM_RESOURCES names it: validating rules, and RBAC for the reconciler',
+  ],
+  'object-selector': [
+    '--object-selector SELECTOR',
+    "only objects with these labels (same syntax); whoever sets an object's labels can then skip quota",
+  ],
 };
 
 export interface Parsed {
@@ -153,7 +197,9 @@ export function parse(argv: readonly string[]): Parsed {
   }
   const values = result.values as Record<string, unknown>;
   for (const name of falses) values[name] = false;
-  const given = (result.tokens ?? []).flatMap((token) => (token.kind === 'option' ? [{ name: token.name as FlagName, rawName: token.rawName }] : []));
+  const given = (result.tokens ?? []).flatMap((token) =>
+    token.kind === 'option' ? [{ name: token.name as FlagName, rawName: token.rawName }] : [],
+  );
   return { positionals: result.positionals, flags: values as Flags, given };
 }
 
@@ -177,7 +223,8 @@ function parseErrorMessage(error: unknown): string {
 /** The value of a flag that must be a whole number in a range. */
 export function wholeNumber(raw: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  if (!/^[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
 
@@ -186,14 +233,18 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d
 /** An RFC 3339 instant with a zone, as the server takes it (a zone-less time would be read in the server's zone). */
 export function instant(raw: string | undefined, flag: string): string | undefined {
   if (raw === undefined) return undefined;
-  if (!RFC3339.test(raw) || Number.isNaN(Date.parse(raw))) throw new UsageError(`--${flag} must be an RFC 3339 time with a zone, e.g. 2026-11-23T14:03:00Z, got ${JSON.stringify(raw)}`);
+  if (!RFC3339.test(raw) || Number.isNaN(Date.parse(raw)))
+    throw new UsageError(`--${flag} must be an RFC 3339 time with a zone, e.g. 2026-11-23T14:03:00Z, got ${JSON.stringify(raw)}`);
   return raw;
 }
 
 /** A ledger position: the server's decimal bigint. */
 export function position(raw: string | undefined, flag: string): string | undefined {
   if (raw === undefined) return undefined;
-  if (!/^[0-9]{1,19}$/.test(raw)) throw new UsageError(`--${flag} must be a position (a whole number, as printed in POSITION or by the previous page), got ${JSON.stringify(raw)}`);
+  if (!/^[0-9]{1,19}$/.test(raw))
+    throw new UsageError(
+      `--${flag} must be a position (a whole number, as printed in POSITION or by the previous page), got ${JSON.stringify(raw)}`,
+    );
   return raw;
 }
 
@@ -204,14 +255,18 @@ export function seconds(raw: string | undefined, flag: string, max: number): num
   if (raw === undefined) return undefined;
   const match = /^([0-9]{1,7})(s|m|h)?$/.exec(raw);
   const value = match ? Number(match[1]) * (DURATION_UNITS[match[2] ?? 's'] ?? 1) : Number.NaN;
-  if (!(value >= 1 && value <= max)) throw new UsageError(`--${flag} must be a duration from 1s to ${max}s: seconds (600) or a number with a unit (90s, 10m, 1h), got ${JSON.stringify(raw)}`);
+  if (!(value >= 1 && value <= max))
+    throw new UsageError(
+      `--${flag} must be a duration from 1s to ${max}s: seconds (600) or a number with a unit (90s, 10m, 1h), got ${JSON.stringify(raw)}`,
+    );
   return value;
 }
 
 /** A whole number that may be negative, in a range. */
 export function integer(raw: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^-?[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  if (!/^-?[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw new UsageError(`--${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
 
@@ -224,6 +279,7 @@ export function reservationId(args: readonly string[], command: string): string 
   const id = given?.replace(/^reservations?\//, '');
   if (!id) throw new UsageError(`${command} needs the reservation id (what reserve printed)`);
   if (rest.length > 0) throw new UsageError(`${command} takes one reservation id, got ${args.length}`);
-  if (!RESERVATION_ID.test(id)) throw new UsageError(`${JSON.stringify(id)} is not a reservation id (1-128 letters, digits, '.', '_' or '-')`);
+  if (!RESERVATION_ID.test(id))
+    throw new UsageError(`${JSON.stringify(id)} is not a reservation id (1-128 letters, digits, '.', '_' or '-')`);
   return id;
 }

@@ -23,8 +23,16 @@ beforeAll(async () => {
     let text = '';
     req.on('data', (chunk: Buffer) => (text += chunk.toString()));
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', auth: req.headers.authorization, body: text ? JSON.parse(text) : undefined });
-      const [status, body, headers = []] = answers.get(`${req.method} ${req.url}`) ?? [404, { kind: 'Status', code: 404, reason: 'NotFound', message: `${req.url} not found` }];
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        auth: req.headers.authorization,
+        body: text ? JSON.parse(text) : undefined,
+      });
+      const [status, body, headers = []] = answers.get(`${req.method} ${req.url}`) ?? [
+        404,
+        { kind: 'Status', code: 404, reason: 'NotFound', message: `${req.url} not found` },
+      ];
       res.writeHead(status, ['content-type', 'application/json', ...headers]).end(JSON.stringify(body));
     });
   });
@@ -61,7 +69,15 @@ function io(files: Record<string, string> = {}, env: Record<string, string> = {}
 }
 
 const QUOTA_YAML = 'apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: compute\n  namespace: team-a\nspec:\n  hard:\n    pods: "10"\n';
-const status = (code: number, reason: string, message: string, details?: object) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message, ...(details ? { details } : {}) });
+const status = (code: number, reason: string, message: string, details?: object) => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  code,
+  reason,
+  message,
+  ...(details ? { details } : {}),
+});
 
 describe('usage errors: exit 2, error: on stderr, nothing sent', () => {
   it.each([
@@ -119,7 +135,9 @@ describe('usage errors: exit 2, error: on stderr, nothing sent', () => {
   it('apply refuses a namespace that disagrees with -n', async () => {
     const out = io({ '/work/q.yaml': QUOTA_YAML });
     expect(await run(['apply', '-f', 'q.yaml', '-n', 'team-b'], out)).toBe(EXIT.usage);
-    expect(out.err).toBe(`error: the namespace from the provided object "team-a" does not match the namespace "team-b". You must pass '--namespace=team-a' to perform this operation.\n`);
+    expect(out.err).toBe(
+      `error: the namespace from the provided object "team-a" does not match the namespace "team-b". You must pass '--namespace=team-a' to perform this operation.\n`,
+    );
     expect(seen).toEqual([]);
   });
 
@@ -144,17 +162,31 @@ describe('help and version', () => {
     }
   });
 
-  it.each(['apply', 'get', 'describe', 'delete', 'usage', 'history', 'decisions', 'reserve', 'commit', 'release', 'queue', 'wait', 'webhook-config', 'completion', 'version', 'help'])(
-    'has usage text for %s',
-    async (command) => {
-      const flag = io();
-      expect(await run([command, '--help'], flag)).toBe(EXIT.ok);
-      expect(flag.out).toContain(`Usage:\n  quotactl ${command}`);
-      const viaHelp = io();
-      expect(await run(['help', command], viaHelp)).toBe(EXIT.ok);
-      expect(viaHelp.out).toBe(flag.out);
-    },
-  );
+  it.each([
+    'apply',
+    'get',
+    'describe',
+    'delete',
+    'usage',
+    'history',
+    'decisions',
+    'reserve',
+    'commit',
+    'release',
+    'queue',
+    'wait',
+    'webhook-config',
+    'completion',
+    'version',
+    'help',
+  ])('has usage text for %s', async (command) => {
+    const flag = io();
+    expect(await run([command, '--help'], flag)).toBe(EXIT.ok);
+    expect(flag.out).toContain(`Usage:\n  quotactl ${command}`);
+    const viaHelp = io();
+    expect(await run(['help', command], viaHelp)).toBe(EXIT.ok);
+    expect(viaHelp.out).toBe(flag.out);
+  });
 
   it('prints the client version', async () => {
     const out = io();
@@ -166,7 +198,10 @@ describe('help and version', () => {
 describe('apply', () => {
   it('PUTs every document with the token and says created, configured or unchanged', async () => {
     answers.set('GET /v1/namespaces/team-a/resourcequotas/compute', [404, status(404, 'NotFound', 'resourcequotas "compute" not found')]);
-    answers.set('PUT /v1/namespaces/team-a/resourcequotas/compute', [201, { kind: 'ResourceQuota', metadata: { name: 'compute', resourceVersion: '1' } }]);
+    answers.set('PUT /v1/namespaces/team-a/resourcequotas/compute', [
+      201,
+      { kind: 'ResourceQuota', metadata: { name: 'compute', resourceVersion: '1' } },
+    ]);
     answers.set('GET /v1/namespaces/team-a/limitranges/defaults', [200, { metadata: { resourceVersion: '2' } }]);
     answers.set('PUT /v1/namespaces/team-a/limitranges/defaults', [200, { metadata: { resourceVersion: '3' } }]);
     answers.set('GET /v1/namespaces/team-a/limitranges/same', [200, { metadata: { resourceVersion: '2' } }]);
@@ -200,7 +235,10 @@ describe('apply', () => {
   });
 
   it('reports a refused object, applies the others, and exits with the refusal', async () => {
-    answers.set('PUT /v1/namespaces/team-a/resourcequotas/bad', [422, status(422, 'Invalid', 'ResourceQuota "bad" is invalid: spec.hard[pods]: Invalid value: "-1"')]);
+    answers.set('PUT /v1/namespaces/team-a/resourcequotas/bad', [
+      422,
+      status(422, 'Invalid', 'ResourceQuota "bad" is invalid: spec.hard[pods]: Invalid value: "-1"'),
+    ]);
     answers.set('PUT /v1/namespaces/team-a/resourcequotas/good', [201, {}]);
     const out = io({ '/work/two.yaml': 'kind: ResourceQuota\nmetadata: {name: bad}\n---\nkind: ResourceQuota\nmetadata: {name: good}\n' });
     expect(await run(['apply', '-f', 'two.yaml', '-n', 'team-a'], out)).toBe(EXIT.failed);
@@ -216,7 +254,9 @@ describe('apply', () => {
     const moved = io({ '-': fromCluster('9f1c') });
     expect(await run(['apply', '-f', '-'], moved), moved.err).toBe(EXIT.ok);
     expect(moved.out).toBe('resourcequota/compute created\n');
-    expect(moved.err).toBe("Warning: resourcequota/compute: metadata.uid 9f1c and resourceVersion 48213 are another server's; applied without that precondition\n");
+    expect(moved.err).toBe(
+      "Warning: resourcequota/compute: metadata.uid 9f1c and resourceVersion 48213 are another server's; applied without that precondition\n",
+    );
     const sent = seen.find((s) => s.method === 'PUT')?.body as { metadata: Record<string, unknown> };
     expect(sent.metadata).not.toHaveProperty('resourceVersion');
     expect(sent.metadata).not.toHaveProperty('uid');
@@ -233,7 +273,10 @@ describe('apply', () => {
     const ours = io({ '-': fromCluster('ours') });
     expect(await run(['apply', '-f', '-'], ours), ours.err).toBe(EXIT.ok);
     expect(ours.err).toBe('');
-    expect((seen.find((s) => s.method === 'PUT')?.body as { metadata: Record<string, unknown> }).metadata).toMatchObject({ uid: 'ours', resourceVersion: '48213' });
+    expect((seen.find((s) => s.method === 'PUT')?.body as { metadata: Record<string, unknown> }).metadata).toMatchObject({
+      uid: 'ours',
+      resourceVersion: '48213',
+    });
   });
 });
 
@@ -250,8 +293,14 @@ describe('apply: namespaces and quotas over several namespaces', () => {
     ].join('---\n');
     const out = io({ '/work/tenants.yaml': stream });
     expect(await run(['apply', '-f', 'tenants.yaml'], out)).toBe(EXIT.ok);
-    expect(out.out).toBe('namespace/team-a created\nclusterresourcequota.quota.openshift.io/acme created\nhierarchicalresourcequota.hnc.x-k8s.io/subtree configured\n');
-    expect(seen.filter((s) => s.method === 'PUT').map((s) => s.url)).toEqual(['/v1/namespaces/team-a', '/v1/clusterresourcequotas/acme', '/v1/namespaces/team-a/hierarchicalresourcequotas/subtree']);
+    expect(out.out).toBe(
+      'namespace/team-a created\nclusterresourcequota.quota.openshift.io/acme created\nhierarchicalresourcequota.hnc.x-k8s.io/subtree configured\n',
+    );
+    expect(seen.filter((s) => s.method === 'PUT').map((s) => s.url)).toEqual([
+      '/v1/namespaces/team-a',
+      '/v1/clusterresourcequotas/acme',
+      '/v1/namespaces/team-a/hierarchicalresourcequotas/subtree',
+    ]);
   });
 
   it("refuses a kind's wrong apiVersion before sending anything", async () => {
@@ -268,7 +317,10 @@ describe('get and describe: ClusterResourceQuota as oc prints it, HierarchicalRe
     kind: 'ClusterResourceQuota',
     metadata: { name: 'acme', creationTimestamp: '2026-11-23T09:59:00Z', labels: { owner: 'platform' } },
     spec: {
-      selector: { labels: { matchLabels: { tenant: 'acme' }, matchExpressions: [{ key: 'env', operator: 'In', values: ['prod', 'dev'] }] }, annotations: null },
+      selector: {
+        labels: { matchLabels: { tenant: 'acme' }, matchExpressions: [{ key: 'env', operator: 'In', values: ['prod', 'dev'] }] },
+        annotations: null,
+      },
       quota: { hard: { pods: '50', 'requests.cpu': '10' } },
     },
     status: {
@@ -317,7 +369,11 @@ describe('get and describe: ClusterResourceQuota as oc prints it, HierarchicalRe
   it('reads a HierarchicalResourceQuota from its namespace', async () => {
     answers.set('GET /v1/namespaces/org/hierarchicalresourcequotas/subtree', [
       200,
-      { metadata: { name: 'subtree', namespace: 'org', creationTimestamp: '2026-11-23T10:00:00Z' }, spec: { hard: { pods: '10' } }, status: { hard: { pods: '10' }, used: { pods: '4' } } },
+      {
+        metadata: { name: 'subtree', namespace: 'org', creationTimestamp: '2026-11-23T10:00:00Z' },
+        spec: { hard: { pods: '10' } },
+        status: { hard: { pods: '10' }, used: { pods: '4' } },
+      },
     ]);
     const out = io();
     expect(await run(['get', 'hrq/subtree', '-n', 'org'], out)).toBe(EXIT.ok);
@@ -338,14 +394,18 @@ describe('get and describe', () => {
     answers.set('GET /v1/namespaces/team-a/resourcequotas', [200, { kind: 'ResourceQuotaList', items: [quota] }]);
     const out = io();
     expect(await run(['get', 'quota', '-n', 'team-a'], out)).toBe(EXIT.ok);
-    expect(out.out).toBe('NAME      AGE     REQUEST                            LIMIT\ncompute   5m30s   pods: 1/10, requests.cpu: 500m/2\n');
+    expect(out.out).toBe(
+      'NAME      AGE     REQUEST                            LIMIT\ncompute   5m30s   pods: 1/10, requests.cpu: 500m/2\n',
+    );
   });
 
   it("prints kubectl's Used/Hard table for describe quota", async () => {
     answers.set('GET /v1/namespaces/team-a/resourcequotas/compute', [200, quota]);
     const out = io();
     expect(await run(['describe', 'resourcequota/compute', '-n', 'team-a'], out)).toBe(EXIT.ok);
-    expect(out.out).toBe('Name:         compute\nNamespace:    team-a\nResource      Used  Hard\n--------      ----  ----\npods          1     10\nrequests.cpu  500m  2\n');
+    expect(out.out).toBe(
+      'Name:         compute\nNamespace:    team-a\nResource      Used  Hard\n--------      ----  ----\npods          1     10\nrequests.cpu  500m  2\n',
+    );
   });
 
   it('says so on stderr when the namespace has none', async () => {
@@ -395,7 +455,9 @@ describe('get and describe', () => {
     for (const argv of [['describe', 'quota'], ['usage'], ['decisions'], ['version']]) {
       const out = io();
       expect(await run([...argv, '-o', 'name'], out)).toBe(EXIT.usage);
-      expect(out.err).toBe('error: unable to match a printer suitable for the output format "name", allowed formats are: json,table,yaml\n');
+      expect(out.err).toBe(
+        'error: unable to match a printer suitable for the output format "name", allowed formats are: json,table,yaml\n',
+      );
     }
     const get = io();
     expect(await run(['get', 'quota', '-o', 'xml'], get)).toBe(EXIT.usage);
@@ -454,7 +516,10 @@ describe('the token', () => {
 
 describe('audit commands', () => {
   it('usage --at asks for that instant and prints QUOTA RESOURCE USED HARD', async () => {
-    answers.set('GET /v1/namespaces/team-a/usage?at=2026-11-23T14%3A03%3A00Z', [200, { namespace: 'team-a', position: '9', quotas: [{ name: 'compute', hard: { pods: '10' }, used: { pods: '2' } }] }]);
+    answers.set('GET /v1/namespaces/team-a/usage?at=2026-11-23T14%3A03%3A00Z', [
+      200,
+      { namespace: 'team-a', position: '9', quotas: [{ name: 'compute', hard: { pods: '10' }, used: { pods: '2' } }] },
+    ]);
     const out = io();
     expect(await run(['usage', '-n', 'team-a', '--at', '2026-11-23T14:03:00Z'], out)).toBe(EXIT.ok);
     expect(out.out).toBe('QUOTA     RESOURCE   USED   HARD\ncompute   pods       2      10\n');
@@ -476,8 +541,13 @@ describe('audit commands', () => {
     ]);
     const out = io();
     expect(await run(['usage', 'clusterresourcequota', 'acme', '--at', '2026-11-23T14:03:00Z'], out)).toBe(EXIT.ok);
-    expect(out.out).toBe('NAMESPACE   RESOURCE   USED   HARD\n(all)       pods       3      5\na           pods       1\nb           pods       2\n');
-    answers.set('GET /v1/namespaces/org/hierarchicalresourcequotas/tree/usage', [200, { defined: true, hard: {}, used: {}, namespaces: [] }]);
+    expect(out.out).toBe(
+      'NAMESPACE   RESOURCE   USED   HARD\n(all)       pods       3      5\na           pods       1\nb           pods       2\n',
+    );
+    answers.set('GET /v1/namespaces/org/hierarchicalresourcequotas/tree/usage', [
+      200,
+      { defined: true, hard: {}, used: {}, namespaces: [] },
+    ]);
     expect(await run(['usage', 'hrq/tree', '-n', 'org'], io())).toBe(EXIT.ok);
     expect(seen.at(-1)?.url).toBe('/v1/namespaces/org/hierarchicalresourcequotas/tree/usage');
     const wrong = io();
@@ -488,7 +558,10 @@ describe('audit commands', () => {
   it('history pages with --after and --limit and says where the next page starts', async () => {
     answers.set('GET /v1/namespaces/team-a/events?after=5&limit=1', [
       200,
-      { items: [{ position: '6', version: 2, type: 'Committed', time: '2026-11-23T10:00:00Z', actor: 'ci', data: { reservationId: 'r1' } }], next: '6' },
+      {
+        items: [{ position: '6', version: 2, type: 'Committed', time: '2026-11-23T10:00:00Z', actor: 'ci', data: { reservationId: 'r1' } }],
+        next: '6',
+      },
     ]);
     const out = io();
     expect(await run(['history', '-n', 'team-a', '--after', '5', '--limit', '1'], out)).toBe(EXIT.ok);
@@ -497,7 +570,10 @@ describe('audit commands', () => {
   });
 
   it('decisions --denied asks for allowed=false with the filters, newest first', async () => {
-    answers.set('GET /v1/namespaces/team-a/decisions?allowed=false&since=2026-11-23T00%3A00%3A00Z&limit=10&order=newest', [200, { items: [] }]);
+    answers.set('GET /v1/namespaces/team-a/decisions?allowed=false&since=2026-11-23T00%3A00%3A00Z&limit=10&order=newest', [
+      200,
+      { items: [] },
+    ]);
     const out = io();
     expect(await run(['decisions', '-n', 'team-a', '--denied', '--since', '2026-11-23T00:00:00Z', '--limit', '10'], out)).toBe(EXIT.ok);
     expect(out.out).toMatch(/^TIME +ALLOWED +DRY-RUN +KIND +NAME +OPERATION +REQUESTER +REASON +MESSAGE\n$/);
@@ -525,7 +601,10 @@ describe('audit commands', () => {
       requester: 'ci',
       result: { allowed: true, charged: { pods: '1' } },
     });
-    answers.set('GET /v1/namespaces/team-a/decisions?limit=2&order=newest', [200, { items: [decision('9', '2026-11-23T10:05:00Z'), decision('8', '2026-11-23T10:04:00Z')], next: '8' }]);
+    answers.set('GET /v1/namespaces/team-a/decisions?limit=2&order=newest', [
+      200,
+      { items: [decision('9', '2026-11-23T10:05:00Z'), decision('8', '2026-11-23T10:04:00Z')], next: '8' },
+    ]);
     const newest = io();
     expect(await run(['decisions', '-n', 'team-a', '--limit', '2'], newest)).toBe(EXIT.ok);
     expect(
@@ -535,7 +614,10 @@ describe('audit commands', () => {
         .map((line) => line.split(/ +/)[4]),
     ).toEqual(['web-9', 'web-8']);
     expect(newest.err).toBe('(more: --after 8)\n');
-    answers.set('GET /v1/namespaces/team-a/decisions?after=8&limit=2&order=newest', [200, { items: [decision('7', '2026-11-23T10:03:00Z')] }]);
+    answers.set('GET /v1/namespaces/team-a/decisions?after=8&limit=2&order=newest', [
+      200,
+      { items: [decision('7', '2026-11-23T10:03:00Z')] },
+    ]);
     expect(await run(['decisions', '-n', 'team-a', '--after', '8', '--limit', '2'], io())).toBe(EXIT.ok);
     answers.set('GET /v1/namespaces/team-a/decisions?limit=2', [200, { items: [decision('1', '2026-11-23T09:00:00Z')] }]);
     const oldest = io();
@@ -552,7 +634,10 @@ describe('audit commands', () => {
   });
 
   it('reserve --dry-run=false is a real reservation', async () => {
-    answers.set('POST /v1/namespaces/team-a/reservations', [201, { id: 'r-9', namespace: 'team-a', state: 'reserved', charged: { pods: '1' } }]);
+    answers.set('POST /v1/namespaces/team-a/reservations', [
+      201,
+      { id: 'r-9', namespace: 'team-a', state: 'reserved', charged: { pods: '1' } },
+    ]);
     expect(await run(['reserve', '-n', 'team-a', '--kind', 'Pod', '--resources', 'pods=1', '--dry-run=false'], io())).toBe(EXIT.ok);
     expect(seen.at(-1)?.body).not.toHaveProperty('dryRun');
   });
@@ -572,11 +657,15 @@ describe('reserve --wait: a reservation that does not fit waits in the queue', (
   it('sends the wait, says on stderr where it waits and for what, and with --no-follow prints the id without watching', async () => {
     answers.set('POST /v1/namespaces/a/reservations', [202, queuedAnswer]);
     const out = io();
-    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '10m', '--priority=-5', '--no-follow'], out)).toBe(EXIT.ok);
+    expect(
+      await run(['reserve', '-n', 'a', '--kind', 'Pod', '--resources', 'pods=1', '--wait', '10m', '--priority=-5', '--no-follow'], out),
+    ).toBe(EXIT.ok);
     expect(seen.map((s) => s.method)).toEqual(['POST']);
     expect(seen[0]?.body).toEqual({ kind: 'Pod', resources: { pods: '1' }, wait: { seconds: 600, priority: -5 } });
     expect(out.out).toBe('q-1\n');
-    expect(out.err).toBe('reservation/q-1 queued at position 2 in a, expires in 10m (2026-11-23T10:15:30Z)\n  waiting for compute: pods 1 (used 10/10)\n');
+    expect(out.err).toBe(
+      'reservation/q-1 queued at position 2 in a, expires in 10m (2026-11-23T10:15:30Z)\n  waiting for compute: pods 1 (used 10/10)\n',
+    );
   });
 
   it('watches until it is admitted, then prints the id (or the reservation in -o json)', async () => {
@@ -606,7 +695,14 @@ describe('reserve --wait: a reservation that does not fit waits in the queue', (
   });
 
   it('queue prints the table in queue order, -o name the reservations release takes', async () => {
-    const item = { ...queuedAnswer, priority: 100, resources: { pods: '1' }, object: { group: '', resource: 'pods' }, queuedAt: '2026-11-23T10:05:00Z', passed: 0 };
+    const item = {
+      ...queuedAnswer,
+      priority: 100,
+      resources: { pods: '1' },
+      object: { group: '', resource: 'pods' },
+      queuedAt: '2026-11-23T10:05:00Z',
+      passed: 0,
+    };
     answers.set('GET /v1/namespaces/a/queue', [
       200,
       {
@@ -635,15 +731,46 @@ describe('reserve --wait: a reservation that does not fit waits in the queue', (
 
 describe('reservations', () => {
   it('reserve sends the resource list and prints the id', async () => {
-    answers.set('POST /v1/namespaces/team-a/reservations', [201, { id: 'r-1', namespace: 'team-a', state: 'reserved', charged: { pods: '1' } }]);
+    answers.set('POST /v1/namespaces/team-a/reservations', [
+      201,
+      { id: 'r-1', namespace: 'team-a', state: 'reserved', charged: { pods: '1' } },
+    ]);
     const out = io();
-    expect(await run(['reserve', '-n', 'team-a', '--kind', 'Pod', '--name', 'web-1', '--resources', 'requests.cpu=500m,pods=1', '--request-id', 'k1', '--ttl', '600'], out)).toBe(EXIT.ok);
+    expect(
+      await run(
+        [
+          'reserve',
+          '-n',
+          'team-a',
+          '--kind',
+          'Pod',
+          '--name',
+          'web-1',
+          '--resources',
+          'requests.cpu=500m,pods=1',
+          '--request-id',
+          'k1',
+          '--ttl',
+          '600',
+        ],
+        out,
+      ),
+    ).toBe(EXIT.ok);
     expect(out.out).toBe('r-1\n');
-    expect(seen[0]?.body).toEqual({ kind: 'Pod', name: 'web-1', requestId: 'k1', resources: { 'requests.cpu': '500m', pods: '1' }, ttlSeconds: 600 });
+    expect(seen[0]?.body).toEqual({
+      kind: 'Pod',
+      name: 'web-1',
+      requestId: 'k1',
+      resources: { 'requests.cpu': '500m', pods: '1' },
+      ttlSeconds: 600,
+    });
   });
 
   it('reserve -f sends the object, its namespace and kind, and --dry-run', async () => {
-    answers.set('POST /v1/namespaces/team-b/reservations', [200, { namespace: 'team-b', state: 'reserved', dryRun: true, charged: { pods: '1' } }]);
+    answers.set('POST /v1/namespaces/team-b/reservations', [
+      200,
+      { namespace: 'team-b', state: 'reserved', dryRun: true, charged: { pods: '1' } },
+    ]);
     const pod = 'apiVersion: v1\nkind: Pod\nmetadata: {name: web-1, namespace: team-b}\nspec: {containers: [{name: app, image: nginx}]}\n';
     const out = io({ '/work/pod.yaml': pod });
     expect(await run(['reserve', '-f', 'pod.yaml', '--dry-run'], out)).toBe(EXIT.ok);
@@ -653,12 +780,17 @@ describe('reservations', () => {
 
   it('exits 3 on a denied reservation and prints the denial', async () => {
     const message = 'pods "web-2" is forbidden: exceeded quota: compute, requested: pods=1, used: pods=1, limited: pods=1';
-    answers.set('POST /v1/namespaces/a/reservations', [403, status(403, 'Forbidden', message, { kind: 'Pod', stage: 'ResourceQuota', denial: { kind: 'Exceeded', quota: 'compute' } })]);
+    answers.set('POST /v1/namespaces/a/reservations', [
+      403,
+      status(403, 'Forbidden', message, { kind: 'Pod', stage: 'ResourceQuota', denial: { kind: 'Exceeded', quota: 'compute' } }),
+    ]);
     const out = io();
     expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--name', 'web-2', '--resources', 'pods=1'], out)).toBe(EXIT.denied);
     expect(out.err).toBe(`Error from server (Forbidden): ${message}\n`);
     const json = io();
-    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--name', 'web-2', '--resources', 'pods=1', '-o', 'json'], json)).toBe(EXIT.denied);
+    expect(await run(['reserve', '-n', 'a', '--kind', 'Pod', '--name', 'web-2', '--resources', 'pods=1', '-o', 'json'], json)).toBe(
+      EXIT.denied,
+    );
     expect(JSON.parse(json.out)).toMatchObject({ details: { denial: { quota: 'compute' } } });
   });
 
@@ -690,7 +822,10 @@ describe('reservations', () => {
       expect(await run([command, '-n', 'a', reserve.out.trim(), '-o', 'name'], out), out.err).toBe(EXIT.ok);
       expect(out.out).toBe('reservation/r-7\n');
     }
-    expect(seen.map((s) => `${s.method} ${s.url}`).slice(1)).toEqual(['POST /v1/namespaces/a/reservations/r-7/commit', 'DELETE /v1/namespaces/a/reservations/r-7']);
+    expect(seen.map((s) => `${s.method} ${s.url}`).slice(1)).toEqual([
+      'POST /v1/namespaces/a/reservations/r-7/commit',
+      'DELETE /v1/namespaces/a/reservations/r-7',
+    ]);
   });
 
   it('-o name of a dry run: no reservation, so nothing on stdout and the decision on stderr', async () => {
@@ -713,9 +848,24 @@ describe('webhook-config', () => {
 
   it('prints both configurations for a service, without a server', async () => {
     const out = io({ '/work/ca.pem': CA });
-    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--failure-policy', 'Ignore', '--timeout-seconds', '5'], out)).toBe(
-      EXIT.ok,
-    );
+    expect(
+      await run(
+        [
+          'webhook-config',
+          '--ca-file',
+          'ca.pem',
+          '--service-namespace',
+          'quota-ledger',
+          '--service-name',
+          'api',
+          '--failure-policy',
+          'Ignore',
+          '--timeout-seconds',
+          '5',
+        ],
+        out,
+      ),
+    ).toBe(EXIT.ok);
     expect(out.out).toContain('kind: MutatingWebhookConfiguration');
     expect(out.out).toContain('kind: ValidatingWebhookConfiguration');
     expect(out.out).toContain('failurePolicy: Ignore');
@@ -725,7 +875,24 @@ describe('webhook-config', () => {
 
   it('--count-failure-policy sets the count-only webhook alone; anything but Fail or Ignore is a usage error', async () => {
     const out = io({ '/work/ca.pem': CA });
-    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', '--count-failure-policy', 'Fail', '-o', 'json'], out)).toBe(EXIT.ok);
+    expect(
+      await run(
+        [
+          'webhook-config',
+          '--ca-file',
+          'ca.pem',
+          '--service-namespace',
+          'quota-ledger',
+          '--service-name',
+          'api',
+          '--count-failure-policy',
+          'Fail',
+          '-o',
+          'json',
+        ],
+        out,
+      ),
+    ).toBe(EXIT.ok);
     const items = (JSON.parse(out.out) as { items: { webhooks: { name: string; failurePolicy: string }[] }[] }).items;
     expect(items.flatMap((i) => i.webhooks.map((w) => `${w.name}=${w.failurePolicy}`))).toEqual([
       'mutate.quota-ledger.io=Fail',
@@ -736,7 +903,9 @@ describe('webhook-config', () => {
       'validate-unmanaged-namespaces.quota-ledger.io=Ignore',
     ]);
     const bad = io({ '/work/ca.pem': CA });
-    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--url', 'https://x', '--count-failure-policy', 'Never'], bad)).toBe(EXIT.usage);
+    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--url', 'https://x', '--count-failure-policy', 'Never'], bad)).toBe(
+      EXIT.usage,
+    );
     expect(bad.err).toContain('--count-failure-policy must be Fail or Ignore, got "Never"');
   });
 
@@ -757,9 +926,25 @@ describe('webhook-config', () => {
 
   it("adds each --custom-resource to the validating rules and prints the reconciler's RBAC to list them", async () => {
     const out = io({ '/work/ca.pem': CA });
-    const flags = ['--custom-resource', 'widgets.example.com/v1=Widget', '--custom-resource', 'gadgets.example.com/v1beta1=Gadget', '-o', 'json'];
-    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'platform', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
-    type Doc = { kind: string; metadata: { name: string }; webhooks?: { rules: unknown[] }[]; rules?: unknown[]; subjects?: unknown[]; roleRef?: { name: string } };
+    const flags = [
+      '--custom-resource',
+      'widgets.example.com/v1=Widget',
+      '--custom-resource',
+      'gadgets.example.com/v1beta1=Gadget',
+      '-o',
+      'json',
+    ];
+    expect(
+      await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'platform', '--service-name', 'api', ...flags], out),
+    ).toBe(EXIT.ok);
+    type Doc = {
+      kind: string;
+      metadata: { name: string };
+      webhooks?: { rules: unknown[] }[];
+      rules?: unknown[];
+      subjects?: unknown[];
+      roleRef?: { name: string };
+    };
     const [, validating, role, binding] = (JSON.parse(out.out) as { items: Doc[] }).items;
     expect([validating?.kind, role?.kind, binding?.kind]).toEqual(['ValidatingWebhookConfiguration', 'ClusterRole', 'ClusterRoleBinding']);
     // Custom resources are only counted: the count-only webhook's.
@@ -803,9 +988,22 @@ describe('webhook-config', () => {
 
   it("applies --namespace-selector and --object-selector, in kubectl's syntax, to both webhooks", async () => {
     const out = io({ '/work/ca.pem': CA });
-    const flags = ['--namespace-selector', 'env=prod,team in (a,b),!legacy', '--object-selector', 'tier!=cache', '--namespaces', 'all', '-o', 'json'];
-    expect(await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', ...flags], out)).toBe(EXIT.ok);
-    const webhooks = (JSON.parse(out.out) as { items: { webhooks: { namespaceSelector: unknown; objectSelector: unknown }[] }[] }).items.flatMap((item) => item.webhooks);
+    const flags = [
+      '--namespace-selector',
+      'env=prod,team in (a,b),!legacy',
+      '--object-selector',
+      'tier!=cache',
+      '--namespaces',
+      'all',
+      '-o',
+      'json',
+    ];
+    expect(
+      await run(['webhook-config', '--ca-file', 'ca.pem', '--service-namespace', 'quota-ledger', '--service-name', 'api', ...flags], out),
+    ).toBe(EXIT.ok);
+    const webhooks = (
+      JSON.parse(out.out) as { items: { webhooks: { namespaceSelector: unknown; objectSelector: unknown }[] }[] }
+    ).items.flatMap((item) => item.webhooks);
     expect(webhooks).toHaveLength(5);
     for (const webhook of webhooks) {
       expect(webhook.namespaceSelector).toEqual({
@@ -821,8 +1019,16 @@ describe('webhook-config', () => {
   });
 
   it.each([
-    ['--namespace-selector', 'team in ()', "error: --namespace-selector \"team in ()\": unable to parse requirement: found ')', expected: ',', or identifier\n"],
-    ['--object-selector', 'replicas>1', 'error: --object-selector "replicas>1": unable to parse requirement: "gt" isn\'t supported in label selectors\n'],
+    [
+      '--namespace-selector',
+      'team in ()',
+      "error: --namespace-selector \"team in ()\": unable to parse requirement: found ')', expected: ',', or identifier\n",
+    ],
+    [
+      '--object-selector',
+      'replicas>1',
+      'error: --object-selector "replicas>1": unable to parse requirement: "gt" isn\'t supported in label selectors\n',
+    ],
     ['--namespace-selector', '-env=prod', 'error: --namespace-selector "-env=prod": unable to parse requirement: invalid label key "-env"'],
   ])('refuses a bad %s (%j) with exit 2, naming the flag', async (flag, value, message) => {
     const out = io({ '/work/ca.pem': CA });
@@ -850,7 +1056,12 @@ describe("warnings: kubectl prints the server's Warning headers on stderr", () =
     expect(await run(['reserve', '-n', 'team-a', '--kind', 'Pod', '--resources', 'requests.cpus=1'], out)).toBe(EXIT.ok);
     expect(out.out).toBe('r-1\n');
     expect(out.err).toBe(
-      ['Warning: requests.cpus: no quota covering namespace "team-a" limits this resource, so nothing is charged for it (did you mean requests.cpu?)', 'Warning: a, b', 'Warning: c', ''].join('\n'),
+      [
+        'Warning: requests.cpus: no quota covering namespace "team-a" limits this resource, so nothing is charged for it (did you mean requests.cpu?)',
+        'Warning: a, b',
+        'Warning: c',
+        '',
+      ].join('\n'),
     );
     const json = io();
     expect(await run(['reserve', '-n', 'team-a', '--kind', 'Pod', '--resources', 'requests.cpus=1', '-o', 'json'], json)).toBe(EXIT.ok);
@@ -888,7 +1099,9 @@ describe('delete: as kubectl deletes, by TYPE NAME or TYPE/NAME', () => {
     expect(await run(['delete', 'clusterquota', 'acme'], shared)).toBe(EXIT.ok);
     expect(await run(['delete', 'hrq/subtree', '-n', 'org'], shared)).toBe(EXIT.ok);
     expect(await run(['delete', 'ns', 'old'], shared)).toBe(EXIT.ok);
-    expect(shared.out).toBe('clusterresourcequota.quota.openshift.io "acme" deleted\nhierarchicalresourcequota.hnc.x-k8s.io "subtree" deleted\nnamespace "old" deleted\n');
+    expect(shared.out).toBe(
+      'clusterresourcequota.quota.openshift.io "acme" deleted\nhierarchicalresourcequota.hnc.x-k8s.io "subtree" deleted\nnamespace "old" deleted\n',
+    );
     expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
       'DELETE /v1/namespaces/team-a/resourcequotas/compute',
       'DELETE /v1/namespaces/team-a/resourcequotas/storage',
@@ -909,7 +1122,9 @@ describe('delete: as kubectl deletes, by TYPE NAME or TYPE/NAME', () => {
     expect(out.out).toBe('resourcequota "compute" deleted\nclusterresourcequota.quota.openshift.io "acme" deleted\n');
     const pod = io({ '/work/p.yaml': `${QUOTA_YAML}---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n` });
     expect(await run(['delete', '-f', 'p.yaml'], pod)).toBe(EXIT.usage);
-    expect(pod.err).toContain('delete handles ResourceQuota, LimitRange, Namespace, ClusterResourceQuota, HierarchicalResourceQuota objects, not "Pod"');
+    expect(pod.err).toContain(
+      'delete handles ResourceQuota, LimitRange, Namespace, ClusterResourceQuota, HierarchicalResourceQuota objects, not "Pod"',
+    );
     expect(seen).toHaveLength(2);
   });
 
@@ -952,7 +1167,11 @@ describe('delete: as kubectl deletes, by TYPE NAME or TYPE/NAME', () => {
 });
 
 describe('get -A and get namespaces', () => {
-  const summary = (namespace: string, quotas: { name: string; hard: Record<string, string>; used: Record<string, string> }[], tightest?: object) => ({
+  const summary = (
+    namespace: string,
+    quotas: { name: string; hard: Record<string, string>; used: Record<string, string> }[],
+    tightest?: object,
+  ) => ({
     namespace,
     version: 3,
     quotas,
@@ -965,13 +1184,24 @@ describe('get -A and get namespaces', () => {
   });
 
   it('lists the quotas of every namespace the ledger holds, NAMESPACE first, asking only namespaces that have quotas', async () => {
-    answers.set('GET /v1/namespaces?limit=1000', [200, { items: [summary('team-a', [{ name: 'compute', hard: { pods: '10' }, used: { pods: '9' } }]), summary('team-b', [])], next: 'team-b' }]);
-    answers.set('GET /v1/namespaces?after=team-b&limit=1000', [200, { items: [summary('team-c', [{ name: 'gpus', hard: { pods: '10' }, used: { pods: '9' } }])] }]);
+    answers.set('GET /v1/namespaces?limit=1000', [
+      200,
+      {
+        items: [summary('team-a', [{ name: 'compute', hard: { pods: '10' }, used: { pods: '9' } }]), summary('team-b', [])],
+        next: 'team-b',
+      },
+    ]);
+    answers.set('GET /v1/namespaces?after=team-b&limit=1000', [
+      200,
+      { items: [summary('team-c', [{ name: 'gpus', hard: { pods: '10' }, used: { pods: '9' } }])] },
+    ]);
     answers.set('GET /v1/namespaces/team-a/resourcequotas', [200, { items: [quotaIn('team-a', 'compute')] }]);
     answers.set('GET /v1/namespaces/team-c/resourcequotas', [200, { items: [quotaIn('team-c', 'gpus')] }]);
     const out = io();
     expect(await run(['get', 'quota', '-A'], out), out.err).toBe(EXIT.ok);
-    expect(out.out).toBe('NAMESPACE   NAME      AGE     REQUEST      LIMIT\nteam-a      compute   5m30s   pods: 9/10\nteam-c      gpus      5m30s   pods: 9/10\n');
+    expect(out.out).toBe(
+      'NAMESPACE   NAME      AGE     REQUEST      LIMIT\nteam-a      compute   5m30s   pods: 9/10\nteam-c      gpus      5m30s   pods: 9/10\n',
+    );
     expect(seen.map((s) => s.url)).not.toContain('/v1/namespaces/team-b/resourcequotas');
     const names = io();
     expect(await run(['get', 'quota', '--all-namespaces', '-o', 'name'], names)).toBe(EXIT.ok);
@@ -983,7 +1213,10 @@ describe('get -A and get namespaces', () => {
 
   it('lists limit ranges of every namespace, says "No resources found" when there are none, and refuses a name with -A', async () => {
     answers.set('GET /v1/namespaces?limit=1000', [200, { items: [summary('team-a', []), summary('team-b', [])] }]);
-    answers.set('GET /v1/namespaces/team-a/limitranges', [200, { items: [{ metadata: { name: 'defaults', namespace: 'team-a', creationTimestamp: '2026-11-23T10:00:00Z' } }] }]);
+    answers.set('GET /v1/namespaces/team-a/limitranges', [
+      200,
+      { items: [{ metadata: { name: 'defaults', namespace: 'team-a', creationTimestamp: '2026-11-23T10:00:00Z' } }] },
+    ]);
     answers.set('GET /v1/namespaces/team-b/limitranges', [200, { items: [] }]);
     const out = io();
     expect(await run(['get', 'limits', '-A'], out)).toBe(EXIT.ok);
@@ -1011,7 +1244,11 @@ describe('get -A and get namespaces', () => {
       200,
       {
         items: [
-          summary('team-a', [{ name: 'compute', hard: { pods: '10', 'requests.cpu': '2' }, used: { pods: '9', 'requests.cpu': '1' } }], { quota: 'compute', resource: 'pods', ratio: 0.9 }),
+          summary('team-a', [{ name: 'compute', hard: { pods: '10', 'requests.cpu': '2' }, used: { pods: '9', 'requests.cpu': '1' } }], {
+            quota: 'compute',
+            resource: 'pods',
+            ratio: 0.9,
+          }),
           summary('team-b', []),
         ],
       },
@@ -1082,21 +1319,40 @@ describe("the kubeconfig context's namespace is the default -n", () => {
     const stream = 'kind: ResourceQuota\nmetadata: {name: q}\n---\nkind: ResourceQuota\nmetadata: {name: z, namespace: team-z}\n';
     const out = io({ '/work/q.yaml': stream, '/kc': KUBECONFIG }, {}, ['/kc']);
     expect(await run(['apply', '-f', 'q.yaml'], out), out.err).toBe(EXIT.ok);
-    expect(seen.filter((s) => s.method === 'PUT').map((s) => s.url)).toEqual(['/v1/namespaces/team-a/resourcequotas/q', '/v1/namespaces/team-z/resourcequotas/z']);
+    expect(seen.filter((s) => s.method === 'PUT').map((s) => s.url)).toEqual([
+      '/v1/namespaces/team-a/resourcequotas/q',
+      '/v1/namespaces/team-z/resourcequotas/z',
+    ]);
   });
 
   it.each([
-    ['an unknown --context', ['get', 'quota', '--kubeconfig', 'kc.yaml', '--context', 'nope'], 'error: context "nope" does not exist in kc.yaml\n'],
+    [
+      'an unknown --context',
+      ['get', 'quota', '--kubeconfig', 'kc.yaml', '--context', 'nope'],
+      'error: context "nope" does not exist in kc.yaml\n',
+    ],
     ['a missing --kubeconfig', ['get', 'quota', '--kubeconfig', 'gone.yaml'], 'error: cannot read --kubeconfig gone.yaml: no such file\n'],
-    ['a --context where no kubeconfig is found', ['get', 'quota', '--context', 'dev'], 'error: context "dev" does not exist (no kubeconfig was found)\n'],
-    ['a --kubeconfig that is not one', ['get', 'quota', '--kubeconfig', 'list.yaml'], 'error: --kubeconfig list.yaml is not a kubeconfig (YAML with contexts)\n'],
+    [
+      'a --context where no kubeconfig is found',
+      ['get', 'quota', '--context', 'dev'],
+      'error: context "dev" does not exist (no kubeconfig was found)\n',
+    ],
+    [
+      'a --kubeconfig that is not one',
+      ['get', 'quota', '--kubeconfig', 'list.yaml'],
+      'error: --kubeconfig list.yaml is not a kubeconfig (YAML with contexts)\n',
+    ],
     [
       'a context namespace that is not a namespace',
       ['get', 'quota', '--kubeconfig', 'bad.yaml'],
       'error: invalid namespace "Team_A" (the namespace of kubeconfig context "x"): a lowercase RFC 1123 label (letters, digits and \'-\', at most 63)\n',
     ],
   ])('is a usage error, sending nothing: %s', async (_, argv, message) => {
-    const out = io({ '/work/kc.yaml': KUBECONFIG, '/work/list.yaml': '- a\n- b\n', '/work/bad.yaml': 'current-context: x\ncontexts:\n- name: x\n  context: {namespace: Team_A}\n' });
+    const out = io({
+      '/work/kc.yaml': KUBECONFIG,
+      '/work/list.yaml': '- a\n- b\n',
+      '/work/bad.yaml': 'current-context: x\ncontexts:\n- name: x\n  context: {namespace: Team_A}\n',
+    });
     expect(await run(argv, out)).toBe(EXIT.usage);
     expect(out.err).toBe(message);
     expect(seen).toEqual([]);

@@ -67,7 +67,10 @@ const completionCommand: Command = {
   run: async (ctx) => {
     const [shell, ...rest] = ctx.args;
     const known = SHELLS.find((s) => s === shell);
-    if (known === undefined || rest.length > 0) throw new UsageError(`completion takes one shell: ${SHELLS.join(' or ')}${shell === undefined ? '' : `, got ${JSON.stringify(ctx.args.join(' '))}`}`);
+    if (known === undefined || rest.length > 0)
+      throw new UsageError(
+        `completion takes one shell: ${SHELLS.join(' or ')}${shell === undefined ? '' : `, got ${JSON.stringify(ctx.args.join(' '))}`}`,
+      );
     ctx.io.stdout(completionScript(known));
     return EXIT.ok;
   },
@@ -169,7 +172,9 @@ async function namespaceOf(io: Io, flags: Flags, command: Command): Promise<stri
   const namespace = flags.namespace ?? fromContext?.namespace ?? 'default';
   if (!NAMESPACE.test(namespace)) {
     const where = fromContext ? ` (the namespace of kubeconfig context "${fromContext.context}")` : '';
-    throw new UsageError(`invalid namespace ${JSON.stringify(namespace)}${where}: a lowercase RFC 1123 label (letters, digits and '-', at most 63)`);
+    throw new UsageError(
+      `invalid namespace ${JSON.stringify(namespace)}${where}: a lowercase RFC 1123 label (letters, digits and '-', at most 63)`,
+    );
   }
   return namespace;
 }
@@ -178,7 +183,10 @@ async function namespaceOf(io: Io, flags: Flags, command: Command): Promise<stri
 function outputFormat(raw: string | undefined, command: Command): OutputFormat {
   const allowed = command.outputs ?? DEFAULT_OUTPUTS;
   const format = raw === undefined || raw === 'wide' ? 'table' : allowed.find((f) => f === raw);
-  if (format === undefined) throw new UsageError(`unable to match a printer suitable for the output format ${JSON.stringify(raw)}, allowed formats are: ${[...allowed].sort().join(',')}`);
+  if (format === undefined)
+    throw new UsageError(
+      `unable to match a printer suitable for the output format ${JSON.stringify(raw)}, allowed formats are: ${[...allowed].sort().join(',')}`,
+    );
   return format;
 }
 
@@ -200,7 +208,8 @@ async function settings(io: Io, flags: Flags): Promise<CliConfig> {
 /** The client, with the CA read before anything is sent (an unreadable CA is a usage error). */
 async function connect(io: Io, config: CliConfig): Promise<ApiClient> {
   const ca = config.caFile !== undefined ? await readInput(io, config.caFile) : undefined;
-  if (ca !== undefined && !ca.includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`${config.caFile} is not a PEM certificate (no -----BEGIN CERTIFICATE----- line)`);
+  if (ca !== undefined && !ca.includes('-----BEGIN CERTIFICATE-----'))
+    throw new UsageError(`${config.caFile} is not a PEM certificate (no -----BEGIN CERTIFICATE----- line)`);
   return new ApiClient({
     server: config.server,
     token: config.token,

@@ -39,7 +39,9 @@ describe('ApiClient', () => {
   });
 
   it('reads a Status answer as an ApiError with its reason and message', async () => {
-    const server = await http((_req, res) => res.writeHead(409, { 'content-type': 'application/json' }).end('{"kind":"Status","code":409,"reason":"Conflict","message":"stale"}'));
+    const server = await http((_req, res) =>
+      res.writeHead(409, { 'content-type': 'application/json' }).end('{"kind":"Status","code":409,"reason":"Conflict","message":"stale"}'),
+    );
     const error = await new ApiClient({ server, timeoutMs: 5000 }).call('GET', '/v1/x').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 409, reason: 'Conflict', message: 'stale' });
@@ -48,7 +50,11 @@ describe('ApiClient', () => {
   it("words a proxy's non-Status 502 as kubectl does, and it counts as unavailable", async () => {
     const server = await http((_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>'));
     const error = await new ApiClient({ server, timeoutMs: 5000 }).call('GET', '/v1/x').catch((e: unknown) => e);
-    expect(error).toMatchObject({ status: 502, reason: 'InternalError', message: 'an error on the server ("<html>Bad Gateway</html>") has prevented the request from succeeding' });
+    expect(error).toMatchObject({
+      status: 502,
+      reason: 'InternalError',
+      message: 'an error on the server ("<html>Bad Gateway</html>") has prevented the request from succeeding',
+    });
     expect(exitCodeOf(error)).toBe(EXIT.unavailable);
   });
 
@@ -93,7 +99,9 @@ describe('ApiClient', () => {
     const { cert, key } = pki.issue('server', { commonName: '127.0.0.1', ipAddresses: ['127.0.0.1'] });
     afterAll(() => rmSync(pki.dir, { recursive: true, force: true }));
     const https = async (): Promise<string> => {
-      const server = createHttpsServer({ cert: readFileSync(cert), key: readFileSync(key) }, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+      const server = createHttpsServer({ cert: readFileSync(cert), key: readFileSync(key) }, (_req, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
+      );
       return `https://127.0.0.1:${await listen(server as unknown as Server)}`;
     };
 

@@ -57,7 +57,17 @@ export class ApiError extends Error {
 /** The largest answer read; a page is at most 1,000 items, far below this. */
 const ANSWER_BYTES_MAX = 64 * 1024 * 1024;
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EPIPE', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ECONNABORTED',
+]);
 
 /**
  * JSON over HTTP(S) with Node's own clients, because fetch cannot be given a CA bundle. Follows
@@ -99,14 +109,17 @@ export class ApiClient {
             ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
             ...(this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}),
           },
-          ...(https ? { ...(this.options.ca ? { ca: this.options.ca } : {}), rejectUnauthorized: this.options.insecureSkipTlsVerify !== true } : {}),
+          ...(https
+            ? { ...(this.options.ca ? { ca: this.options.ca } : {}), rejectUnauthorized: this.options.insecureSkipTlsVerify !== true }
+            : {}),
         },
         (res) => {
           const chunks: Buffer[] = [];
           let size = 0;
           res.on('data', (chunk: Buffer) => {
             size += chunk.length;
-            if (size > ANSWER_BYTES_MAX) req.destroy(new Unavailable(`the answer from ${target.origin} is larger than ${ANSWER_BYTES_MAX} bytes`));
+            if (size > ANSWER_BYTES_MAX)
+              req.destroy(new Unavailable(`the answer from ${target.origin} is larger than ${ANSWER_BYTES_MAX} bytes`));
             else chunks.push(chunk);
           });
           res.on('end', () =>
@@ -119,14 +132,23 @@ export class ApiClient {
           res.on('error', (error) => finish(() => reject(connectionError(error, target))));
         },
       );
-      if (timeoutMs > 0) timer = setTimeout(() => req.destroy(new Unavailable(`no answer from ${target.origin} within ${formatMs(timeoutMs)} (--request-timeout)`)), timeoutMs);
+      if (timeoutMs > 0)
+        timer = setTimeout(
+          () => req.destroy(new Unavailable(`no answer from ${target.origin} within ${formatMs(timeoutMs)} (--request-timeout)`)),
+          timeoutMs,
+        );
       req.on('error', (error) => finish(() => reject(connectionError(error, target))));
       req.end(payload);
     });
   }
 
   /** The answer's body when it is a success (2xx); an ApiError otherwise. */
-  async call<T = unknown>(method: string, path: string, body?: unknown, query?: Readonly<Record<string, string | undefined>>): Promise<{ status: number; body: T }> {
+  async call<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    query?: Readonly<Record<string, string | undefined>>,
+  ): Promise<{ status: number; body: T }> {
     const answer = await this.send(method, path, body, query);
     if (answer.status >= 200 && answer.status < 300) return { status: answer.status, body: answer.body as T };
     throw apiError(answer);
@@ -207,10 +229,13 @@ function formatMs(ms: number): string {
 function connectionError(error: Error, target: URL): Error {
   if (error instanceof Unavailable || error instanceof TlsError) return error;
   const code = (error as NodeJS.ErrnoException).code ?? '';
-  if (code === 'ECONNREFUSED') return new Unavailable(`the connection to the server ${target.host} was refused - did you specify the right host or port?`);
+  if (code === 'ECONNREFUSED')
+    return new Unavailable(`the connection to the server ${target.host} was refused - did you specify the right host or port?`);
   if (NETWORK_CODES.has(code)) return new Unavailable(`unable to connect to the server ${target.host}: ${error.message}`);
   if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/i.test(code) || /certificate|ssl|tls/i.test(error.message)) {
-    return new TlsError(`unable to connect to the server ${target.host}: ${error.message} (pass --certificate-authority with the CA that signed its certificate)`);
+    return new TlsError(
+      `unable to connect to the server ${target.host}: ${error.message} (pass --certificate-authority with the CA that signed its certificate)`,
+    );
   }
   return new Unavailable(`unable to connect to the server ${target.host}: ${error.message}`);
 }
@@ -223,12 +248,19 @@ export function apiError(answer: Answer): ApiError {
   }
   if (answer.status >= 300 && answer.status < 400) {
     const location = typeof answer.headers.location === 'string' ? ` to ${answer.headers.location}` : '';
-    return new ApiError(answer.status, '', `the server answered ${answer.status} (a redirect${location}); quotactl follows no redirects: check --server`, answer.body);
+    return new ApiError(
+      answer.status,
+      '',
+      `the server answered ${answer.status} (a redirect${location}); quotactl follows no redirects: check --server`,
+      answer.body,
+    );
   }
   const reason = statusReason(answer.status);
   const text = typeof answer.body === 'string' ? answer.body.trim() : JSON.stringify(answer.body ?? '');
   const snippet = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   const message =
-    answer.status >= 500 ? `an error on the server (${JSON.stringify(snippet)}) has prevented the request from succeeding` : `the server answered ${answer.status}${snippet ? `: ${snippet}` : ''}`;
+    answer.status >= 500
+      ? `an error on the server (${JSON.stringify(snippet)}) has prevented the request from succeeding`
+      : `the server answered ${answer.status}${snippet ? `: ${snippet}` : ''}`;
   return new ApiError(answer.status, reason, message, answer.body);
 }

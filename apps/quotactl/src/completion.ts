@@ -45,9 +45,15 @@ export const SHELLS = ['bash', 'zsh'] as const;
 /** Flags whose value is a file: the shell's own file completion does best there. */
 const FILE_FLAGS: ReadonlySet<FlagName> = new Set(['filename', 'ca-file', 'certificate-authority', 'kubeconfig']);
 /** Flags with a closed set of values. */
-const FLAG_VALUES: Partial<Record<FlagName, readonly string[]>> = { 'failure-policy': ['Fail', 'Ignore'], 'count-failure-policy': ['Ignore', 'Fail'], order: ['newest', 'oldest'] };
+const FLAG_VALUES: Partial<Record<FlagName, readonly string[]>> = {
+  'failure-policy': ['Fail', 'Ignore'],
+  'count-failure-policy': ['Ignore', 'Fail'],
+  order: ['newest', 'oldest'],
+};
 
-const SHORT: ReadonlyMap<string, FlagName> = new Map(Object.entries(OPTIONS).flatMap(([name, option]) => ('short' in option ? [[`-${option.short}`, name as FlagName] as const] : [])));
+const SHORT: ReadonlyMap<string, FlagName> = new Map(
+  Object.entries(OPTIONS).flatMap(([name, option]) => ('short' in option ? [[`-${option.short}`, name as FlagName] as const] : [])),
+);
 
 function flagOf(word: string): FlagName | undefined {
   if (SHORT.has(word)) return SHORT.get(word);
@@ -65,7 +71,8 @@ function flagsOf(command: Command | undefined): readonly FlagName[] {
 }
 
 function valuesOf(flag: FlagName, command: Command | undefined): Answer {
-  if (flag === 'output') return { candidates: (command?.outputs ?? DEFAULT_OUTPUTS).map((value) => ({ value })), directive: DIRECTIVE.noFileComp };
+  if (flag === 'output')
+    return { candidates: (command?.outputs ?? DEFAULT_OUTPUTS).map((value) => ({ value })), directive: DIRECTIVE.noFileComp };
   if (FILE_FLAGS.has(flag)) return { candidates: [], directive: DIRECTIVE.default };
   return { candidates: (FLAG_VALUES[flag] ?? []).map((value) => ({ value })), directive: DIRECTIVE.noFileComp };
 }
@@ -114,9 +121,13 @@ function answer(commands: readonly Command[], words: readonly string[]): Answer 
 
   const inline = /^(--[a-z][-a-z]*)=/.exec(current);
   const inlineFlag = inline ? flagOf(current) : undefined;
-  if (inline?.[1] && inlineFlag !== undefined && takesValue(inlineFlag)) return { ...valuesOf(inlineFlag, command), prefix: `${inline[1]}=` };
+  if (inline?.[1] && inlineFlag !== undefined && takesValue(inlineFlag))
+    return { ...valuesOf(inlineFlag, command), prefix: `${inline[1]}=` };
   if (current.startsWith('-')) {
-    return { candidates: flagsOf(command).map((f) => ({ value: `--${f}`, description: FLAG_HELP[f][1] })), directive: DIRECTIVE.noFileComp };
+    return {
+      candidates: flagsOf(command).map((f) => ({ value: `--${f}`, description: FLAG_HELP[f][1] })),
+      directive: DIRECTIVE.noFileComp,
+    };
   }
   if (name === undefined) return { candidates: commandNames(commands), directive: DIRECTIVE.noFileComp };
   if (command === undefined) return { candidates: [], directive: DIRECTIVE.noFileComp };

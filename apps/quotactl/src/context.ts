@@ -75,7 +75,16 @@ export async function readInput(io: Io, path: string): Promise<string> {
     return path === '-' ? await io.readStdin() : await io.readFile(isAbsolute(path) ? path : resolve(io.cwd, path));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : error instanceof Error ? error.message : String(error);
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : error instanceof Error
+              ? error.message
+              : String(error);
     throw new UsageError(path === '-' ? `cannot read standard input: ${why}` : `cannot read ${path}: ${why}`);
   }
 }

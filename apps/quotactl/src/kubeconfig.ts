@@ -46,7 +46,10 @@ function parseKubeconfig(text: string): Kubeconfig | undefined {
   for (const entry of Array.isArray(document['contexts']) ? document['contexts'] : []) {
     if (!isRecord(entry) || typeof entry['name'] !== 'string' || contexts.has(entry['name'])) continue;
     const context = isRecord(entry['context']) ? entry['context'] : {};
-    contexts.set(entry['name'], typeof context['namespace'] === 'string' && context['namespace'] !== '' ? { namespace: context['namespace'] } : {});
+    contexts.set(
+      entry['name'],
+      typeof context['namespace'] === 'string' && context['namespace'] !== '' ? { namespace: context['namespace'] } : {},
+    );
   }
   const current = document['current-context'];
   return { ...(typeof current === 'string' && current !== '' ? { currentContext: current } : {}), contexts };
@@ -71,7 +74,9 @@ async function readKubeconfig(io: Io, path: string, explicit: boolean): Promise<
   } catch (error) {
     if (!explicit) return undefined;
     const code = (error as NodeJS.ErrnoException).code;
-    throw new UsageError(`cannot read --kubeconfig ${path}: ${code === 'ENOENT' ? 'no such file' : error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(
+      `cannot read --kubeconfig ${path}: ${code === 'ENOENT' ? 'no such file' : error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const config = parseKubeconfig(text);
   if (!config && explicit) throw new UsageError(`--kubeconfig ${path} is not a kubeconfig (YAML with contexts)`);
@@ -102,7 +107,10 @@ export async function contextNamespace(io: Io, flags: Flags): Promise<ContextNam
   if (name === undefined) return undefined;
   const context = merged.contexts.get(name);
   if (!context) {
-    if (flags.context !== undefined) throw new UsageError(`context "${flags.context}" does not exist${read.length > 0 ? ` in ${read.join(delimiter)}` : ' (no kubeconfig was found)'}`);
+    if (flags.context !== undefined)
+      throw new UsageError(
+        `context "${flags.context}" does not exist${read.length > 0 ? ` in ${read.join(delimiter)}` : ' (no kubeconfig was found)'}`,
+      );
     return undefined;
   }
   return context.namespace === undefined ? undefined : { namespace: context.namespace, context: name };

@@ -30,8 +30,14 @@ export function parseObjects(text: string, file: string): SourcedObject[] {
     if (error) throw new UsageError(`error parsing ${source}: ${error.message.split('\n')[0]}`);
     const value: unknown = document.toJS({ maxAliasCount: 1000 });
     if (value === null || value === undefined) return;
-    if (!isObject(value)) throw new UsageError(`error parsing ${source}: a document must be an object with apiVersion and kind, got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}`);
-    if (value['kind'] === 'List' || (typeof value['kind'] === 'string' && value['kind'].endsWith('List') && Array.isArray(value['items']))) {
+    if (!isObject(value))
+      throw new UsageError(
+        `error parsing ${source}: a document must be an object with apiVersion and kind, got ${Array.isArray(value) ? 'a list' : JSON.stringify(value)}`,
+      );
+    if (
+      value['kind'] === 'List' ||
+      (typeof value['kind'] === 'string' && value['kind'].endsWith('List') && Array.isArray(value['items']))
+    ) {
       const items = value['items'];
       if (!Array.isArray(items)) throw new UsageError(`error parsing ${source}: a List needs items`);
       items.forEach((item, i) => {
@@ -61,7 +67,9 @@ export function identity(object: KubeObject): { name: string | undefined; namesp
 export function targetNamespace(object: KubeObject, flagNamespace: string | undefined, fallback = 'default'): string {
   const own = identity(object).namespace;
   if (own !== undefined && flagNamespace !== undefined && own !== flagNamespace) {
-    throw new UsageError(`the namespace from the provided object "${own}" does not match the namespace "${flagNamespace}". You must pass '--namespace=${own}' to perform this operation.`);
+    throw new UsageError(
+      `the namespace from the provided object "${own}" does not match the namespace "${flagNamespace}". You must pass '--namespace=${own}' to perform this operation.`,
+    );
   }
   return own ?? flagNamespace ?? fallback;
 }

@@ -3,7 +3,15 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { labelSelectorMatches, parseLabelSelector } from '@quota/domain';
 import { labelSelectorString } from './format/describe.js';
-import { MUTATE_PATH, VALIDATE_PATH, toYaml, webhookConfiguration, type LabelSelector, type LabelSelectorRequirement, type RuleWithOperations } from './webhook-config.js';
+import {
+  MUTATE_PATH,
+  VALIDATE_PATH,
+  toYaml,
+  webhookConfiguration,
+  type LabelSelector,
+  type LabelSelectorRequirement,
+  type RuleWithOperations,
+} from './webhook-config.js';
 
 // Not a real certificate: the generator only checks the PEM armour, never the DER inside.
 const CA = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUexampleexampleexample\n-----END CERTIFICATE-----\n';
@@ -16,8 +24,16 @@ function resourcesOf(rules: readonly RuleWithOperations[], group: string): strin
 describe('webhookConfiguration', () => {
   it('returns a mutating and a validating configuration of admissionregistration.k8s.io/v1', () => {
     const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
-    expect(mutating).toMatchObject({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'quota-ledger' } });
-    expect(validating).toMatchObject({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'quota-ledger' } });
+    expect(mutating).toMatchObject({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'quota-ledger' },
+    });
+    expect(validating).toMatchObject({
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'quota-ledger' },
+    });
     expect(mutating.webhooks.map((w) => w.name)).toEqual(['mutate.quota-ledger.io', 'mutate-definitions.quota-ledger.io']);
     expect(validating.webhooks.map((w) => w.name)).toEqual([
       'validate.quota-ledger.io',
@@ -31,27 +47,45 @@ describe('webhookConfiguration', () => {
       'validate-count.quota-ledger.io',
       'validate-namespaces.quota-ledger.io',
     ]);
-    expect(() => webhookConfiguration({ caBundlePem: CA, service, namespaces: 'some' as 'all' })).toThrow(/namespaces must be managed or all/);
+    expect(() => webhookConfiguration({ caBundlePem: CA, service, namespaces: 'some' as 'all' })).toThrow(
+      /namespaces must be managed or all/,
+    );
   });
 
   it('sends only the namespaces labelled quota-ledger.io/managed by default, and every one with namespaces: all', () => {
     const sent = (options: { namespaces?: 'managed' | 'all' }, labels: Record<string, string>) => {
       const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service, ...options });
-      return [...mutating.webhooks, ...validating.webhooks].filter((w) => labelSelectorMatches(w.namespaceSelector, labels)).map((w) => w.name);
+      return [...mutating.webhooks, ...validating.webhooks]
+        .filter((w) => labelSelectorMatches(w.namespaceSelector, labels))
+        .map((w) => w.name);
     };
     const plain = { 'kubernetes.io/metadata.name': 'team-a' };
     const managed = { ...plain, 'quota-ledger.io/managed': 'true' };
-    const everything = ['mutate.quota-ledger.io', 'mutate-definitions.quota-ledger.io', 'validate.quota-ledger.io', 'validate-count.quota-ledger.io', 'validate-namespaces.quota-ledger.io'];
+    const everything = [
+      'mutate.quota-ledger.io',
+      'mutate-definitions.quota-ledger.io',
+      'validate.quota-ledger.io',
+      'validate-count.quota-ledger.io',
+      'validate-namespaces.quota-ledger.io',
+    ];
     expect(sent({}, managed)).toEqual([...everything, 'validate-unmanaged-namespaces.quota-ledger.io']);
     // A namespace no quota covers: only its definitions' author stamp and its Namespace's own writes.
-    expect(sent({}, plain)).toEqual(['mutate-definitions.quota-ledger.io', 'validate-namespaces.quota-ledger.io', 'validate-unmanaged-namespaces.quota-ledger.io']);
+    expect(sent({}, plain)).toEqual([
+      'mutate-definitions.quota-ledger.io',
+      'validate-namespaces.quota-ledger.io',
+      'validate-unmanaged-namespaces.quota-ledger.io',
+    ]);
     expect(sent({ namespaces: 'all' }, plain)).toEqual(everything);
     // A Namespace's own writes: by its labels, old or new. Managed ones under Fail, the others under Ignore.
     const [, validating] = webhookConfiguration({ caBundlePem: CA, service });
     const forNamespace = (labels: Record<string, string>) =>
-      validating.webhooks.filter((w) => w.rules.some((r) => r.resources.includes('namespaces')) && labelSelectorMatches(w.objectSelector, labels));
+      validating.webhooks.filter(
+        (w) => w.rules.some((r) => r.resources.includes('namespaces')) && labelSelectorMatches(w.objectSelector, labels),
+      );
     expect(forNamespace(managed).map((w) => [w.name, w.failurePolicy])).toEqual([['validate-namespaces.quota-ledger.io', 'Fail']]);
-    expect(forNamespace(plain).map((w) => [w.name, w.failurePolicy])).toEqual([['validate-unmanaged-namespaces.quota-ledger.io', 'Ignore']]);
+    expect(forNamespace(plain).map((w) => [w.name, w.failurePolicy])).toEqual([
+      ['validate-unmanaged-namespaces.quota-ledger.io', 'Ignore'],
+    ]);
   });
 
   it('sends what quota only counts to a webhook of its own, Ignore by default, and what it charges under Fail', () => {
@@ -62,7 +96,13 @@ describe('webhookConfiguration', () => {
     });
     const [charged, counted] = validating.webhooks;
     expect([mutating.webhooks[0]?.failurePolicy, charged?.failurePolicy, counted?.failurePolicy]).toEqual(['Fail', 'Fail', 'Ignore']);
-    expect(resourcesOf(charged?.rules ?? [], '')).toEqual(['pods', 'pods/resize', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'services']);
+    expect(resourcesOf(charged?.rules ?? [], '')).toEqual([
+      'pods',
+      'pods/resize',
+      'persistentvolumeclaims',
+      'persistentvolumeclaims/status',
+      'services',
+    ]);
     expect(resourcesOf(charged?.rules ?? [], 'resource.k8s.io')).toEqual(['resourceclaims']);
     expect(resourcesOf(counted?.rules ?? [], '')).toEqual(['configmaps', 'secrets', 'replicationcontrollers']);
     expect(resourcesOf(counted?.rules ?? [], 'apps')).toEqual(['deployments', 'replicasets', 'statefulsets', 'daemonsets']);
@@ -80,7 +120,14 @@ describe('webhookConfiguration', () => {
     // mutate, mutate-definitions; validate, validate-count, validate-namespaces, validate-unmanaged-namespaces (always Ignore).
     expect(policies({ countFailurePolicy: 'Fail' })).toEqual(['Fail', 'Fail', 'Fail', 'Fail', 'Fail', 'Ignore']);
     expect(policies({ failurePolicy: 'Ignore' })).toEqual(['Ignore', 'Ignore', 'Ignore', 'Ignore', 'Ignore', 'Ignore']);
-    expect(policies({ failurePolicy: 'Ignore', countFailurePolicy: 'Fail' })).toEqual(['Ignore', 'Ignore', 'Ignore', 'Fail', 'Ignore', 'Ignore']);
+    expect(policies({ failurePolicy: 'Ignore', countFailurePolicy: 'Fail' })).toEqual([
+      'Ignore',
+      'Ignore',
+      'Ignore',
+      'Fail',
+      'Ignore',
+      'Ignore',
+    ]);
     expect(() => policies({ countFailurePolicy: 'Sometimes' as 'Fail' })).toThrow(/countFailurePolicy must be Fail or Ignore/);
   });
 
@@ -94,8 +141,18 @@ describe('webhookConfiguration', () => {
 
   it('points a service reference at the mutate and validate paths on port 443 by default', () => {
     const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
-    expect(mutating.webhooks[0]?.clientConfig.service).toEqual({ namespace: 'quota-ledger', name: 'quota-ledger', path: MUTATE_PATH, port: 443 });
-    expect(validating.webhooks[0]?.clientConfig.service).toEqual({ namespace: 'quota-ledger', name: 'quota-ledger', path: VALIDATE_PATH, port: 443 });
+    expect(mutating.webhooks[0]?.clientConfig.service).toEqual({
+      namespace: 'quota-ledger',
+      name: 'quota-ledger',
+      path: MUTATE_PATH,
+      port: 443,
+    });
+    expect(validating.webhooks[0]?.clientConfig.service).toEqual({
+      namespace: 'quota-ledger',
+      name: 'quota-ledger',
+      path: VALIDATE_PATH,
+      port: 443,
+    });
     expect(mutating.webhooks[0]?.clientConfig.url).toBeUndefined();
   });
 
@@ -143,7 +200,9 @@ describe('webhookConfiguration', () => {
   });
 
   it.each([0, 31, -1, 2.5, Number.NaN])('refuses timeoutSeconds %s', (timeoutSeconds) => {
-    expect(() => webhookConfiguration({ caBundlePem: CA, service, timeoutSeconds })).toThrow(/timeoutSeconds must be a whole number from 1 to 30/);
+    expect(() => webhookConfiguration({ caBundlePem: CA, service, timeoutSeconds })).toThrow(
+      /timeoutSeconds must be a whole number from 1 to 30/,
+    );
   });
 
   it('uses a 10 second timeout by default and accepts 1 and 30', () => {
@@ -166,11 +225,17 @@ describe('webhookConfiguration', () => {
   });
 
   it('excludes kube-system and the namespace of the service by default', () => {
-    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' }, namespaces: 'all' });
+    const [mutating, validating] = webhookConfiguration({
+      caBundlePem: CA,
+      service: { namespace: 'platform', name: 'ql' },
+      namespaces: 'all',
+    });
     const expected = { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'platform'] }] };
     for (const webhook of [...mutating.webhooks, ...validating.webhooks]) expect(webhook.namespaceSelector).toEqual(expected);
     const [managed] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' } });
-    expect(managed.webhooks[0]?.namespaceSelector).toEqual({ matchExpressions: [...expected.matchExpressions, { key: 'quota-ledger.io/managed', operator: 'Exists' }] });
+    expect(managed.webhooks[0]?.namespaceSelector).toEqual({
+      matchExpressions: [...expected.matchExpressions, { key: 'quota-ledger.io/managed', operator: 'Exists' }],
+    });
   });
 
   it('excludes the quota-ledger namespace when the API is reached by url', () => {
@@ -179,8 +244,16 @@ describe('webhookConfiguration', () => {
   });
 
   it('narrows to the namespace selector it is given, still excluding kube-system and its own namespace', () => {
-    const namespaceSelector: LabelSelector = { matchLabels: { 'quota-ledger.io/enforce': 'true' }, matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['cache'] }] };
-    const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service: { namespace: 'platform', name: 'ql' }, namespaceSelector, namespaces: 'all' });
+    const namespaceSelector: LabelSelector = {
+      matchLabels: { 'quota-ledger.io/enforce': 'true' },
+      matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['cache'] }],
+    };
+    const [mutating, validating] = webhookConfiguration({
+      caBundlePem: CA,
+      service: { namespace: 'platform', name: 'ql' },
+      namespaceSelector,
+      namespaces: 'all',
+    });
     const expected = {
       matchLabels: { 'quota-ledger.io/enforce': 'true' },
       matchExpressions: [
@@ -191,7 +264,11 @@ describe('webhookConfiguration', () => {
     expect(mutating.webhooks[0]?.namespaceSelector).toEqual(expected);
     expect(validating.webhooks[0]?.namespaceSelector).toEqual(expected);
     // A selector that would pick kube-system by its name cannot: requirements are ANDed.
-    const greedy = webhookConfiguration({ caBundlePem: CA, service, namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } })[1];
+    const greedy = webhookConfiguration({
+      caBundlePem: CA,
+      service,
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+    })[1];
     expect(labelSelectorMatches(greedy.webhooks[0]?.namespaceSelector, { 'kubernetes.io/metadata.name': 'kube-system' })).toBe(false);
   });
 
@@ -204,12 +281,24 @@ describe('webhookConfiguration', () => {
     expect(m2.webhooks[0]?.objectSelector).toEqual(objectSelector);
     expect(v2.webhooks[0]?.objectSelector).toEqual(objectSelector);
     // The Namespaces' webhooks add the managed label's requirement to it.
-    expect(v2.webhooks[2]?.objectSelector).toEqual({ matchExpressions: [...(objectSelector.matchExpressions ?? []), { key: 'quota-ledger.io/managed', operator: 'Exists' }] });
+    expect(v2.webhooks[2]?.objectSelector).toEqual({
+      matchExpressions: [...(objectSelector.matchExpressions ?? []), { key: 'quota-ledger.io/managed', operator: 'Exists' }],
+    });
   });
 
   it.each<readonly [string, 'namespaceSelector' | 'objectSelector', LabelSelector, RegExp]>([
-    ['an In without values', 'namespaceSelector', { matchExpressions: [{ key: 'env', operator: 'In' }] }, /namespaceSelector\.matchExpressions\[0\]\.values: Required value/],
-    ['a key that is no label key', 'objectSelector', { matchLabels: { '-env': 'prod' } }, /objectSelector\.matchLabels: Invalid value: "-env"/],
+    [
+      'an In without values',
+      'namespaceSelector',
+      { matchExpressions: [{ key: 'env', operator: 'In' }] },
+      /namespaceSelector\.matchExpressions\[0\]\.values: Required value/,
+    ],
+    [
+      'a key that is no label key',
+      'objectSelector',
+      { matchLabels: { '-env': 'prod' } },
+      /objectSelector\.matchLabels: Invalid value: "-env"/,
+    ],
     [
       'an unknown operator',
       'objectSelector',
@@ -260,8 +349,17 @@ describe('webhookConfiguration', () => {
 
   it('declares v1 reviews, Equivalent matching, side effects, and reinvokes the mutating hook when a later mutator changed the object', () => {
     const [mutating, validating] = webhookConfiguration({ caBundlePem: CA, service });
-    expect(mutating.webhooks[0]).toMatchObject({ admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', sideEffects: 'None', reinvocationPolicy: 'IfNeeded' });
-    expect(validating.webhooks[0]).toMatchObject({ admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent', sideEffects: 'NoneOnDryRun' });
+    expect(mutating.webhooks[0]).toMatchObject({
+      admissionReviewVersions: ['v1'],
+      matchPolicy: 'Equivalent',
+      sideEffects: 'None',
+      reinvocationPolicy: 'IfNeeded',
+    });
+    expect(validating.webhooks[0]).toMatchObject({
+      admissionReviewVersions: ['v1'],
+      matchPolicy: 'Equivalent',
+      sideEffects: 'NoneOnDryRun',
+    });
     expect(validating.webhooks[0]).not.toHaveProperty('reinvocationPolicy');
   });
 
@@ -279,7 +377,9 @@ describe('webhookConfiguration', () => {
 
   it('validates every counted kind on CREATE, UPDATE and DELETE, but not ResourceQuota objects', () => {
     const rules = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks.flatMap((w) => w.rules);
-    expect(resourcesOf(rules, '')).toEqual(expect.arrayContaining(['pods', 'services', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets', 'configmaps']));
+    expect(resourcesOf(rules, '')).toEqual(
+      expect.arrayContaining(['pods', 'services', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets', 'configmaps']),
+    );
     expect(resourcesOf(rules, '')).not.toContain('resourcequotas');
     expect(resourcesOf(rules, 'apps')).toEqual(expect.arrayContaining(['deployments', 'replicasets', 'statefulsets']));
     expect(resourcesOf(rules, 'batch')).toEqual(expect.arrayContaining(['jobs', 'cronjobs']));
@@ -291,7 +391,13 @@ describe('webhookConfiguration', () => {
   });
 
   it('sends the Namespaces themselves, cluster-scoped and alone in their rule, so the ledger records their labels', () => {
-    const namespaces = { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' };
+    const namespaces = {
+      apiGroups: [''],
+      apiVersions: ['*'],
+      resources: ['namespaces'],
+      operations: ['CREATE', 'UPDATE', 'DELETE'],
+      scope: 'Cluster',
+    };
     const [, validating] = webhookConfiguration({ caBundlePem: CA, service });
     expect(validating.webhooks.map((w) => w.rules.filter((r) => r.scope === 'Cluster'))).toEqual([[], [], [namespaces], [namespaces]]);
   });

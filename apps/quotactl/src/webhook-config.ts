@@ -1,9 +1,26 @@
 import { stringify } from 'yaml';
 import { MANAGED_NAMESPACE_LABEL, validateLabelSelector, type LabelSelector, type LabelSelectorRequirement } from '@quota/domain';
-import { groupsOf, MUTATE_DEFINITION_RULES, MUTATE_RULES, NAMESPACE_RULE, validateWebhookRules, type CustomResource, type RuleWithOperations } from './webhook-rules.js';
+import {
+  groupsOf,
+  MUTATE_DEFINITION_RULES,
+  MUTATE_RULES,
+  NAMESPACE_RULE,
+  validateWebhookRules,
+  type CustomResource,
+  type RuleWithOperations,
+} from './webhook-rules.js';
 
 export type { LabelSelector, LabelSelectorRequirement } from '@quota/domain';
-export { MUTATE_DEFINITION_RULES, MUTATE_RULES, NAMESPACE_RULE, VALIDATE_RULES, validateRules, validateWebhookRules, type CustomResource, type RuleWithOperations } from './webhook-rules.js';
+export {
+  MUTATE_DEFINITION_RULES,
+  MUTATE_RULES,
+  NAMESPACE_RULE,
+  VALIDATE_RULES,
+  validateRules,
+  validateWebhookRules,
+  type CustomResource,
+  type RuleWithOperations,
+} from './webhook-rules.js';
 
 /**
  * The MutatingWebhookConfiguration and ValidatingWebhookConfiguration that register the
@@ -60,7 +77,8 @@ interface CommonOptions {
 }
 
 export type WebhookConfigurationOptions =
-  (CommonOptions & { readonly url: string; readonly service?: undefined }) | (CommonOptions & { readonly service: WebhookServiceRef; readonly url?: undefined });
+  | (CommonOptions & { readonly url: string; readonly service?: undefined })
+  | (CommonOptions & { readonly service: WebhookServiceRef; readonly url?: undefined });
 
 export interface WebhookClientConfig {
   readonly caBundle: string;
@@ -138,16 +156,23 @@ interface Settings {
   readonly objectSelector: LabelSelector;
   readonly failurePolicy: FailurePolicy;
   readonly countFailurePolicy: FailurePolicy;
-  readonly common: (path: string, policy?: FailurePolicy, selectors?: Pick<Webhook, 'namespaceSelector' | 'objectSelector'>) => Omit<Webhook, 'name' | 'rules' | 'sideEffects'>;
+  readonly common: (
+    path: string,
+    policy?: FailurePolicy,
+    selectors?: Pick<Webhook, 'namespaceSelector' | 'objectSelector'>,
+  ) => Omit<Webhook, 'name' | 'rules' | 'sideEffects'>;
 }
 
 function settingsOf(options: WebhookConfigurationOptions): Settings {
   const name = options.name ?? DEFAULT_NAME;
-  if (!DNS_LABEL.test(name)) throw new Error(`webhook-config: name ${JSON.stringify(name)} must be a DNS label (lower-case letters, digits and '-', at most 63)`);
+  if (!DNS_LABEL.test(name))
+    throw new Error(`webhook-config: name ${JSON.stringify(name)} must be a DNS label (lower-case letters, digits and '-', at most 63)`);
   const caBundle = encodeCaBundle(options.caBundlePem);
   const timeoutSeconds = options.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1 || timeoutSeconds > MAX_TIMEOUT_SECONDS) {
-    throw new Error(`webhook-config: timeoutSeconds must be a whole number from 1 to ${MAX_TIMEOUT_SECONDS}, got ${String(timeoutSeconds)}`);
+    throw new Error(
+      `webhook-config: timeoutSeconds must be a whole number from 1 to ${MAX_TIMEOUT_SECONDS}, got ${String(timeoutSeconds)}`,
+    );
   }
   const failurePolicy = checkedPolicy(options.failurePolicy ?? DEFAULT_FAILURE_POLICY, 'failurePolicy');
   const countFailurePolicy = checkedPolicy(options.countFailurePolicy ?? DEFAULT_COUNT_FAILURE_POLICY, 'countFailurePolicy');
@@ -172,7 +197,12 @@ export function webhookConfiguration(options: WebhookConfigurationOptions): [Mut
   const settings = settingsOf(options);
   const labels = { 'app.kubernetes.io/name': 'quota-ledger', 'app.kubernetes.io/managed-by': 'quotactl' };
   return [
-    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: settings.name, labels }, webhooks: mutatingWebhooks(settings) },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: settings.name, labels },
+      webhooks: mutatingWebhooks(settings),
+    },
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
@@ -209,12 +239,20 @@ function validatingWebhooks(settings: Settings, rules: ReturnType<typeof validat
   const { name, common, managed, everywhere, objectSelector, failurePolicy, countFailurePolicy } = settings;
   // A Namespace's own writes: matched by its labels (old or new, for objectSelector), so a managed
   // namespace's are sent whatever it becomes, under failurePolicy; the others' only to read them.
-  const namespaces = (operator: 'Exists' | 'DoesNotExist') => ({ namespaceSelector: everywhere, objectSelector: withRequirement(objectSelector, { key: MANAGED_NAMESPACE_LABEL, operator }) });
+  const namespaces = (operator: 'Exists' | 'DoesNotExist') => ({
+    namespaceSelector: everywhere,
+    objectSelector: withRequirement(objectSelector, { key: MANAGED_NAMESPACE_LABEL, operator }),
+  });
   return [
     // validate appends a reservation, but never for a dry run.
     { name: webhookName('validate', name), ...common(VALIDATE_PATH), rules: rules.charged, sideEffects: 'NoneOnDryRun' },
     // The same route for the kinds quota only counts, under their own failure policy.
-    { name: webhookName('validate-count', name), ...common(VALIDATE_PATH, countFailurePolicy), rules: rules.countOnly, sideEffects: 'NoneOnDryRun' },
+    {
+      name: webhookName('validate-count', name),
+      ...common(VALIDATE_PATH, countFailurePolicy),
+      rules: rules.countOnly,
+      sideEffects: 'NoneOnDryRun',
+    },
     {
       name: webhookName('validate-namespaces', name),
       ...common(VALIDATE_PATH, failurePolicy, managed ? namespaces('Exists') : { namespaceSelector: everywhere, objectSelector }),
@@ -224,7 +262,14 @@ function validatingWebhooks(settings: Settings, rules: ReturnType<typeof validat
     // The namespaces the ledger does not manage: their relabels are read at once (one may come
     // under a shared quota), but an outage of the ledger must not stop creating them.
     ...(managed
-      ? [{ name: webhookName('validate-unmanaged-namespaces', name), ...common(VALIDATE_PATH, 'Ignore', namespaces('DoesNotExist')), rules: [NAMESPACE_RULE], sideEffects: 'NoneOnDryRun' as const }]
+      ? [
+          {
+            name: webhookName('validate-unmanaged-namespaces', name),
+            ...common(VALIDATE_PATH, 'Ignore', namespaces('DoesNotExist')),
+            rules: [NAMESPACE_RULE],
+            sideEffects: 'NoneOnDryRun' as const,
+          },
+        ]
       : []),
   ];
 }
@@ -234,15 +279,26 @@ function validatingWebhooks(settings: Settings, rules: ReturnType<typeof validat
  * (its kubernetes inventory lists every kind it covers; one forbidden list fails the listing): a
  * ClusterRole `NAME-reconciler-custom-resources` and its binding to the reconciler's service account.
  */
-export function customResourceRbac(customResources: readonly CustomResource[], options: { readonly name?: string; readonly namespace: string }): object[] {
+export function customResourceRbac(
+  customResources: readonly CustomResource[],
+  options: { readonly name?: string; readonly namespace: string },
+): object[] {
   const name = `${options.name ?? DEFAULT_NAME}-reconciler-custom-resources`;
-  const labels = { 'app.kubernetes.io/name': 'quota-ledger', 'app.kubernetes.io/component': 'reconciler', 'app.kubernetes.io/managed-by': 'quotactl' };
+  const labels = {
+    'app.kubernetes.io/name': 'quota-ledger',
+    'app.kubernetes.io/component': 'reconciler',
+    'app.kubernetes.io/managed-by': 'quotactl',
+  };
   return [
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name, labels },
-      rules: groupsOf(customResources).map(([group, kinds]) => ({ apiGroups: [group], resources: kinds.map((k) => k.groupResource.resource), verbs: ['get', 'list'] })),
+      rules: groupsOf(customResources).map(([group, kinds]) => ({
+        apiGroups: [group],
+        resources: kinds.map((k) => k.groupResource.resource),
+        verbs: ['get', 'list'],
+      })),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -266,7 +322,9 @@ export function toYaml(docs: readonly object[]): string {
 
 function encodeCaBundle(pem: string): string {
   if (typeof pem !== 'string' || !pem.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new Error('webhook-config: the CA bundle must be PEM text containing "-----BEGIN CERTIFICATE-----" (pass the CA certificate file, not its base64 or DER form)');
+    throw new Error(
+      'webhook-config: the CA bundle must be PEM text containing "-----BEGIN CERTIFICATE-----" (pass the CA certificate file, not its base64 or DER form)',
+    );
   }
   // A key next to the certificate means the wrong file was passed, and it would be published in the cluster.
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
@@ -277,7 +335,8 @@ function encodeCaBundle(pem: string): string {
 
 function clientTarget(options: WebhookConfigurationOptions): (path: string) => Pick<WebhookClientConfig, 'url' | 'service'> {
   const { url, service } = options;
-  if ((url === undefined) === (service === undefined)) throw new Error('webhook-config: give either url or service, not both and not neither');
+  if ((url === undefined) === (service === undefined))
+    throw new Error('webhook-config: give either url or service, not both and not neither');
   if (url !== undefined) {
     let parsed: URL;
     try {
@@ -285,7 +344,8 @@ function clientTarget(options: WebhookConfigurationOptions): (path: string) => P
     } catch {
       throw new Error(`webhook-config: url ${JSON.stringify(url)} is not a URL`);
     }
-    if (parsed.protocol !== 'https:') throw new Error(`webhook-config: url must use https (kube-apiserver calls webhooks over TLS only), got ${parsed.protocol}`);
+    if (parsed.protocol !== 'https:')
+      throw new Error(`webhook-config: url must use https (kube-apiserver calls webhooks over TLS only), got ${parsed.protocol}`);
     // kube-apiserver rejects these in clientConfig.url.
     if (parsed.username || parsed.password) throw new Error('webhook-config: url must not contain user info');
     if (parsed.search || parsed.hash) throw new Error('webhook-config: url must not contain a query or a fragment');
@@ -294,20 +354,27 @@ function clientTarget(options: WebhookConfigurationOptions): (path: string) => P
   }
   const ref = service as WebhookServiceRef;
   if (!DNS_LABEL.test(ref.namespace) || !DNS_LABEL.test(ref.name)) {
-    throw new Error(`webhook-config: service ${JSON.stringify(`${ref.namespace}/${ref.name}`)} must be a namespace and a name that are DNS labels`);
+    throw new Error(
+      `webhook-config: service ${JSON.stringify(`${ref.namespace}/${ref.name}`)} must be a namespace and a name that are DNS labels`,
+    );
   }
   const port = ref.port ?? 443;
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`webhook-config: service port must be from 1 to 65535, got ${String(port)}`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(`webhook-config: service port must be from 1 to 65535, got ${String(port)}`);
   return (path) => ({ service: { namespace: ref.namespace, name: ref.name, path, port } });
 }
 
 /** kube-apiserver wants a fully qualified name (three segments or more), unique in its configuration. */
-function webhookName(operation: 'mutate' | 'mutate-definitions' | 'validate' | 'validate-count' | 'validate-namespaces' | 'validate-unmanaged-namespaces', name: string): string {
+function webhookName(
+  operation: 'mutate' | 'mutate-definitions' | 'validate' | 'validate-count' | 'validate-namespaces' | 'validate-unmanaged-namespaces',
+  name: string,
+): string {
   return name === DEFAULT_NAME ? `${operation}.quota-ledger.io` : `${operation}.${name}.quota-ledger.io`;
 }
 
 function checkedPolicy(policy: FailurePolicy, option: string): FailurePolicy {
-  if (policy !== 'Fail' && policy !== 'Ignore') throw new Error(`webhook-config: ${option} must be Fail or Ignore, got ${JSON.stringify(policy)}`);
+  if (policy !== 'Fail' && policy !== 'Ignore')
+    throw new Error(`webhook-config: ${option} must be Fail or Ignore, got ${JSON.stringify(policy)}`);
   return policy;
 }
 
@@ -336,7 +403,8 @@ function withRequirement(selector: LabelSelector, requirement: LabelSelectorRequ
 
 function sentNamespaces(namespaces: SentNamespaces | undefined): SentNamespaces {
   const chosen = namespaces ?? DEFAULT_SENT_NAMESPACES;
-  if (chosen !== 'managed' && chosen !== 'all') throw new Error(`webhook-config: namespaces must be managed or all, got ${JSON.stringify(chosen)}`);
+  if (chosen !== 'managed' && chosen !== 'all')
+    throw new Error(`webhook-config: namespaces must be managed or all, got ${JSON.stringify(chosen)}`);
   return chosen;
 }
 

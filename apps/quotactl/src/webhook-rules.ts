@@ -23,7 +23,13 @@ export interface RuleWithOperations {
  * webhooks: a Namespace review is matched by the Namespace's labels, and the label that makes a
  * namespace sent is one of them.
  */
-export const NAMESPACE_RULE: RuleWithOperations = { apiGroups: [''], apiVersions: ['*'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Cluster' };
+export const NAMESPACE_RULE: RuleWithOperations = {
+  apiGroups: [''],
+  apiVersions: ['*'],
+  resources: ['namespaces'],
+  operations: ['CREATE', 'UPDATE', 'DELETE'],
+  scope: 'Cluster',
+};
 
 /**
  * What validate sees, both webhooks together (`validateWebhookRules` splits them): every
@@ -48,9 +54,15 @@ export function validateRules(customResources: readonly CustomResource[]): RuleW
  * resource claims) under `failurePolicy`, `countOnly` (the `countOnly` kinds and every custom
  * resource, which quota counts only) under `countFailurePolicy`. NAMESPACE_RULE has webhooks of its own.
  */
-export function validateWebhookRules(customResources: readonly CustomResource[]): { charged: RuleWithOperations[]; countOnly: RuleWithOperations[] } {
+export function validateWebhookRules(customResources: readonly CustomResource[]): {
+  charged: RuleWithOperations[];
+  countOnly: RuleWithOperations[];
+} {
   const sent = CHARGED_KINDS.filter((k) => k.webhook);
-  return { charged: kindRules(sent.filter((k) => !k.countOnly)), countOnly: kindRules([...sent.filter((k) => k.countOnly), ...customResources]) };
+  return {
+    charged: kindRules(sent.filter((k) => !k.countOnly)),
+    countOnly: kindRules([...sent.filter((k) => k.countOnly), ...customResources]),
+  };
 }
 
 function kindRules(kinds: readonly (CustomResource | ChargedKind)[]): RuleWithOperations[] {

@@ -18,7 +18,10 @@ if (!config.databaseUrl) {
   process.exit(2);
 }
 const log = (level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void => logger[level](fields, msg);
-const app = await NestFactory.createApplicationContext(ReconcilerModule.forRoot(config, log), { logger: new NestPinoLogger(logger), abortOnError: false });
+const app = await NestFactory.createApplicationContext(ReconcilerModule.forRoot(config, log), {
+  logger: new NestPinoLogger(logger),
+  abortOnError: false,
+});
 
 // No enableShutdownHooks(): onShutdown owns the signals and bounds the close by SHUTDOWN_TIMEOUT_MS.
 onShutdown(() => app.close(), { timeoutMs: config.shutdownTimeoutMs, logger });

@@ -21,7 +21,12 @@ function harness(namespaces: ClusterNamespace[], options: { refuse?: boolean } =
       writes.push(`${name}=${since ?? 'removed'}`);
       const { [LABEL]: _label, ...labels } = namespace.labels ?? {};
       const { [SINCE]: _since, ...annotations } = namespace.annotations ?? {};
-      stored.set(name, since === null ? { name, labels, annotations } : { name, labels: { ...labels, [LABEL]: 'true' }, annotations: { ...annotations, [SINCE]: since } });
+      stored.set(
+        name,
+        since === null
+          ? { name, labels, annotations }
+          : { name, labels: { ...labels, [LABEL]: 'true' }, annotations: { ...annotations, [SINCE]: since } },
+      );
       return 'patched';
     },
   };
@@ -35,7 +40,11 @@ function harness(namespaces: ClusterNamespace[], options: { refuse?: boolean } =
   return { labels, writes, waits, stored, advance: (ms: number) => (now += ms) };
 }
 
-const labelled = (name: string, since: number): ClusterNamespace => ({ name, labels: { [LABEL]: 'true' }, annotations: { [SINCE]: new Date(since).toISOString() } });
+const labelled = (name: string, since: number): ClusterNamespace => ({
+  name,
+  labels: { [LABEL]: 'true' },
+  annotations: { [SINCE]: new Date(since).toISOString() },
+});
 
 describe('ManagedLabels.ensure: the label in place before a first count', () => {
   it('labels a namespace that lacks it, then waits the propagation delay before the listing may begin', async () => {
@@ -69,7 +78,13 @@ describe('ManagedLabels.ensure: the label in place before a first count', () => 
 
 describe('ManagedLabels.sweep: the fan-out over every Namespace', () => {
   it('labels what the ledger manages, unlabels what it does not, and labels again one made managed while its label came off', async () => {
-    const { labels, writes, stored } = harness([{ name: 'new' }, labelled('left', T0 - 1), labelled('kept', T0 - 1), labelled('racing', T0 - 1), { name: 'plain' }]);
+    const { labels, writes, stored } = harness([
+      { name: 'new' },
+      labelled('left', T0 - 1),
+      labelled('kept', T0 - 1),
+      labelled('racing', T0 - 1),
+      { name: 'plain' },
+    ]);
     let racingAsked = 0;
     // 'racing' is unmanaged when asked before its label comes off, managed right after.
     const isManaged = async (name: string) => name === 'racing' && ++racingAsked > 1;

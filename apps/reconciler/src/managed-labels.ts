@@ -66,7 +66,10 @@ export class ManagedLabels {
       if (since === undefined) {
         since = await this.options.now();
         if ((await this.api.mark(namespace, new Date(since).toISOString())) === 'gone') return false;
-        this.options.log?.('info', 'namespace labelled as managed: the webhooks are sent its writes', { namespace, label: MANAGED_NAMESPACE_LABEL });
+        this.options.log?.('info', 'namespace labelled as managed: the webhooks are sent its writes', {
+          namespace,
+          label: MANAGED_NAMESPACE_LABEL,
+        });
       }
       // Whichever replica set it: the delay runs from the time the label says.
       const wait = Math.min(this.propagationMs, since + this.propagationMs - (await this.options.now()));
@@ -88,7 +91,11 @@ export class ManagedLabels {
    * again right before and right after its label is taken off (`isManaged`): one made managed in
    * between gets it back at once (the watch adopts what was created in that instant).
    */
-  async sweep(namespaces: readonly ClusterNamespace[], managed: ReadonlySet<string>, isManaged: (namespace: string) => Promise<boolean>): Promise<{ labelled: number; unlabelled: number }> {
+  async sweep(
+    namespaces: readonly ClusterNamespace[],
+    managed: ReadonlySet<string>,
+    isManaged: (namespace: string) => Promise<boolean>,
+  ): Promise<{ labelled: number; unlabelled: number }> {
     let labelled = 0;
     let unlabelled = 0;
     for (const namespace of namespaces) {
@@ -101,7 +108,10 @@ export class ManagedLabels {
           if (await isManaged(namespace.name)) await this.mark(namespace.name);
         }
       } catch (error) {
-        this.options.log?.('warn', 'the managed label of a namespace was not brought up to date', { namespace: namespace.name, error: (error as Error).message });
+        this.options.log?.('warn', 'the managed label of a namespace was not brought up to date', {
+          namespace: namespace.name,
+          error: (error as Error).message,
+        });
       }
     }
     if (labelled + unlabelled > 0) this.options.log?.('info', 'managed labels brought up to date', { labelled, unlabelled });

@@ -30,7 +30,12 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
       }
     },
   });
-  mirroredCounter({ name: 'quota_ledger_reconciler_namespaces_total', help: 'Namespace reconciliations completed.', registers, read: () => reconciler.stats.namespaces });
+  mirroredCounter({
+    name: 'quota_ledger_reconciler_namespaces_total',
+    help: 'Namespace reconciliations completed.',
+    registers,
+    read: () => reconciler.stats.namespaces,
+  });
   mirroredCounter({
     name: 'quota_ledger_reconciler_unreadable_objects_total',
     help: "Listed objects left out of a namespace's pass because they could not be read even as the API server stored them (each pass that met one counts it; the log names them); the namespace's other objects were reconciled.",

@@ -17,5 +17,6 @@ export const RECONCILE_QUEUE_BACKEND = Symbol('RECONCILE_QUEUE_BACKEND');
 export const reconcileQueueBackend: Provider = {
   provide: RECONCILE_QUEUE_BACKEND,
   inject: [APP_CONFIG],
-  useFactory: (config: AppConfig): QueueBackend => queueBackendOf(config.redisUrl, config.databaseUrl ?? '', { migrate: !config.databaseRuntimeRole }),
+  useFactory: (config: AppConfig): QueueBackend =>
+    queueBackendOf(config.redisUrl, config.databaseUrl ?? '', { migrate: !config.databaseRuntimeRole }),
 };

@@ -54,7 +54,11 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
     const source = createInventorySource(inventory);
     const clusterAccess =
       inventory.source === 'kubernetes'
-        ? { ...(inventory.kubeconfigPath ? { kubeconfigPath: inventory.kubeconfigPath } : {}), inCluster: inventory.inCluster, timeoutMs: inventory.timeoutMs }
+        ? {
+            ...(inventory.kubeconfigPath ? { kubeconfigPath: inventory.kubeconfigPath } : {}),
+            inCluster: inventory.inCluster,
+            timeoutMs: inventory.timeoutMs,
+          }
         : undefined;
     // The webhooks' default namespaceSelector sends only the namespaces labelled as managed.
     const readNamespace = source.namespace?.bind(source);
@@ -76,14 +80,24 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
     // the ledger (without the second, a LedgerQuota applied with kubectl to a namespace left its
     // admissions refused, "status unknown", until the next periodic pass: up to 600 s when watching).
     const countAtOnce = (namespaces: readonly string[]): void => {
-      for (const namespace of namespaces) void reconciler.enqueue(namespace, 'count').catch((error: unknown) => log('warn', 'first count not queued', { namespace, error: (error as Error).message }));
+      for (const namespace of namespaces)
+        void reconciler
+          .enqueue(namespace, 'count')
+          .catch((error: unknown) => log('warn', 'first count not queued', { namespace, error: (error as Error).message }));
     };
     ledger.cluster.onCountAwaited(countAtOnce);
     ledger.commands.onCountAwaited(countAtOnce);
     await reconciler.start();
     // LedgerQuota, LimitRange and LedgerClusterQuota objects (applied with kubectl) into the ledger, and the ledger's usage into the quotas' status.
     const { commands, definitions, cluster, clusterQueries } = ledger;
-    this.syncs = clusterAccess ? startDefinitionSyncs({ commands, definitions, writer: cluster, queries: clusterQueries }, clusterAccess, config.reconcileIntervalSeconds, { log }) : undefined;
+    this.syncs = clusterAccess
+      ? startDefinitionSyncs(
+          { commands, definitions, writer: cluster, queries: clusterQueries },
+          clusterAccess,
+          config.reconcileIntervalSeconds,
+          { log },
+        )
+      : undefined;
     log('info', 'reconciling', {
       queue: this.backend.kind,
       inventory: inventory.source,
@@ -92,7 +106,9 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
       watch: reconciler.watches,
       managedLabel: labels !== undefined,
     });
-    this.ops = config.metricsPort ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: reconcilerMetrics(reconciler), healthy: () => true }) : undefined;
+    this.ops = config.metricsPort
+      ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: reconcilerMetrics(reconciler), healthy: () => true })
+      : undefined;
     if (this.ops) log('info', 'GET /metrics and /healthz', { port: this.ops.port });
   }
 

@@ -141,7 +141,11 @@ export class Reconciler {
     this.uncovered = new UncoveredReports(2 * options.intervalMs, options.uncoveredNamespacesMax);
     this.settler =
       options.watch !== false && inventory.watchSettlements
-        ? new WatchSettler((namespace) => this.settleOnWatch(namespace), options.log, options.coalesceMs === undefined ? {} : { coalesceMs: options.coalesceMs })
+        ? new WatchSettler(
+            (namespace) => this.settleOnWatch(namespace),
+            options.log,
+            options.coalesceMs === undefined ? {} : { coalesceMs: options.coalesceMs },
+          )
         : undefined;
   }
 
@@ -167,7 +171,11 @@ export class Reconciler {
         } else if (state.state === 'listed' || state.state === 'resumed') failing.delete(state.resource);
         else if (state.state === 'started' || state.state === 'stopped') {
           if (state.state === 'stopped') failing.delete(state.resource);
-          this.options.log?.('info', state.state === 'started' ? 'watching a kind discovered since start' : 'no longer watching a kind the cluster stopped serving', { resource: state.resource });
+          this.options.log?.(
+            'info',
+            state.state === 'started' ? 'watching a kind discovered since start' : 'no longer watching a kind the cluster stopped serving',
+            { resource: state.resource },
+          );
         }
       },
     ).catch((error: unknown) => this.options.log?.('error', 'watch stopped', { error: (error as Error).message }));
@@ -199,7 +207,12 @@ export class Reconciler {
       : new Worker<NamespaceJobData>(RECONCILE_QUEUE, processor, workerOptions);
     this.worker.on('failed', (job, error) => {
       this.stats.failures++;
-      this.options.log?.('warn', 'reconcile job failed', { job: job?.id, namespace: job?.data.namespace, attempt: job?.attemptsMade, error: error.message });
+      this.options.log?.('warn', 'reconcile job failed', {
+        job: job?.id,
+        namespace: job?.data.namespace,
+        attempt: job?.attemptsMade,
+        error: error.message,
+      });
     });
     this.worker.on('error', (error) => this.options.log?.('error', 'reconcile worker error', { error: error.message }));
     this.startWatching();
@@ -237,7 +250,10 @@ export class Reconciler {
       { actor: this.options.actor ?? 'system:reconciler', graceMs: this.options.graceMs },
     );
     this.noteOutcome(namespace, outcome, listedAt);
-    if (!countable) throw new Error(`namespace ${namespace}: its managed label is not in place, so its first count waits (the webhooks are not sent its writes until it is)`);
+    if (!countable)
+      throw new Error(
+        `namespace ${namespace}: its managed label is not in place, so its first count waits (the webhooks are not sent its writes until it is)`,
+      );
     return outcome;
   }
 
@@ -290,11 +306,16 @@ export class Reconciler {
     this.unreadableSaid.delete(namespace);
     if (said !== '') {
       this.unreadableSaid.set(namespace, said);
-      if (this.unreadableSaid.size > UNREADABLE_NAMESPACES_MAX) this.unreadableSaid.delete(this.unreadableSaid.keys().next().value as string);
-      this.options.log?.('warn', 'listed objects that cannot be read were left out of the pass (their reservations kept as they were); the rest were reconciled', {
-        namespace,
-        unreadable: outcome.unreadable,
-      });
+      if (this.unreadableSaid.size > UNREADABLE_NAMESPACES_MAX)
+        this.unreadableSaid.delete(this.unreadableSaid.keys().next().value as string);
+      this.options.log?.(
+        'warn',
+        'listed objects that cannot be read were left out of the pass (their reservations kept as they were); the rest were reconciled',
+        {
+          namespace,
+          unreadable: outcome.unreadable,
+        },
+      );
     }
   }
 
@@ -312,7 +333,11 @@ export class Reconciler {
 
   private jobOptions(namespace: string, reason: string, delayMs: number) {
     const { attempts, retryDelayMs } = this.options;
-    return namespaceJobOptions(namespace, reason, { delayMs, ...(attempts === undefined ? {} : { attempts }), ...(retryDelayMs === undefined ? {} : { retryDelayMs }) });
+    return namespaceJobOptions(namespace, reason, {
+      delayMs,
+      ...(attempts === undefined ? {} : { attempts }),
+      ...(retryDelayMs === undefined ? {} : { retryDelayMs }),
+    });
   }
 
   private async process(job: Job<NamespaceJobData>): Promise<unknown> {
@@ -341,7 +366,10 @@ export class Reconciler {
     try {
       return clusterNamespaceRecord(namespace.name, namespace);
     } catch (error) {
-      this.options.log?.('warn', 'a namespace of the cluster was not recorded', { namespace: namespace.name, error: (error as Error).message });
+      this.options.log?.('warn', 'a namespace of the cluster was not recorded', {
+        namespace: namespace.name,
+        error: (error as Error).message,
+      });
       return undefined;
     }
   }
@@ -407,7 +435,13 @@ export class Reconciler {
     for (;;) {
       const namespaces = await this.ledger.namespaces({ ...(after === undefined ? {} : { after }), limit: pageSize });
       if (namespaces.length === 0) return { queued };
-      await this.queue.addBulk(namespaces.map((namespace) => ({ name: NAMESPACE_JOB, data: { namespace, reason: 'interval' }, opts: this.jobOptions(namespace, 'interval', 0) })));
+      await this.queue.addBulk(
+        namespaces.map((namespace) => ({
+          name: NAMESPACE_JOB,
+          data: { namespace, reason: 'interval' },
+          opts: this.jobOptions(namespace, 'interval', 0),
+        })),
+      );
       queued += namespaces.length;
       after = namespaces.at(-1);
     }

@@ -16,7 +16,10 @@ export const UNCOVERED_NAMESPACES_MAX = 10_000;
  * going first. Reports are kept in the order they were made, so both take the oldest first.
  */
 export class UncoveredReports {
-  private readonly reports = new Map<string, { readonly at: number; readonly uncovered: readonly Uncovered[]; readonly unconfirmed: number }>();
+  private readonly reports = new Map<
+    string,
+    { readonly at: number; readonly uncovered: readonly Uncovered[]; readonly unconfirmed: number }
+  >();
 
   constructor(
     private readonly maxAgeMs: number,
@@ -52,7 +55,8 @@ export class UncoveredReports {
   totals(now: number): Map<string, number> {
     this.prune(now);
     const totals = new Map<string, number>();
-    for (const { uncovered } of this.reports.values()) for (const { resource, count } of uncovered) totals.set(resource, (totals.get(resource) ?? 0) + count);
+    for (const { uncovered } of this.reports.values())
+      for (const { resource, count } of uncovered) totals.set(resource, (totals.get(resource) ?? 0) + count);
     return totals;
   }
 

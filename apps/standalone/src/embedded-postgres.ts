@@ -1,6 +1,20 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, chownSync, constants, cpSync, createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  constants,
+  cpSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import pg from 'pg';
@@ -61,11 +75,16 @@ async function initdb(binaries: Binaries, dir: string, password: string, owner: 
   writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
   if (owner) chownSync(passwordFile, owner.uid, owner.gid);
   try {
-    const result = spawnSync(binaries.initdb, [`--pgdata=${dir}`, '--username=postgres', `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'], {
-      ...(owner ?? {}),
-      encoding: 'utf8',
-    });
-    if (result.status !== 0) throw new Error(`initdb failed (${result.status ?? result.signal}): ${result.stderr || result.error?.message}`);
+    const result = spawnSync(
+      binaries.initdb,
+      [`--pgdata=${dir}`, '--username=postgres', `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'],
+      {
+        ...(owner ?? {}),
+        encoding: 'utf8',
+      },
+    );
+    if (result.status !== 0)
+      throw new Error(`initdb failed (${result.status ?? result.signal}): ${result.stderr || result.error?.message}`);
   } finally {
     rmSync(passwordFile, { force: true });
   }
@@ -118,7 +137,8 @@ function reachableBinaries(binaries: Binaries, log: (message: string) => void): 
     // Copied aside and renamed into place: a start killed halfway leaves no half copy behind.
     const partial = `${target}.partial-${process.pid}`;
     rmSync(partial, { recursive: true, force: true });
-    for (const part of ['bin', 'lib', 'share']) cpSync(join(native, part), join(partial, part), { recursive: true, verbatimSymlinks: true });
+    for (const part of ['bin', 'lib', 'share'])
+      cpSync(join(native, part), join(partial, part), { recursive: true, verbatimSymlinks: true });
     chmodSync(partial, 0o755);
     rmSync(target, { recursive: true, force: true });
     renameSync(partial, target);
@@ -193,7 +213,10 @@ const WATCHDOG_DELAY_SECONDS = 6;
  */
 function startWatchdog(pid: number): ChildProcess {
   const script = `read -r _; sleep ${WATCHDOG_DELAY_SECONDS}; kill -INT "$1" 2>/dev/null; exit 0`;
-  const watchdog = spawn('sh', ['-c', script, 'quota-ledger-postgres-watchdog', String(pid)], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  const watchdog = spawn('sh', ['-c', script, 'quota-ledger-postgres-watchdog', String(pid)], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
   watchdog.on('error', () => undefined); // no sh: the next start still stops an orphan
   watchdog.stdin?.on('error', () => undefined);
   watchdog.unref();
@@ -219,9 +242,12 @@ async function waitUntilReady(url: string, port: number, logFile: string, exited
   while (!(await tryConnect(url))) {
     if (exited()) {
       const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-8).join('\n') : '';
-      throw new Error(`the embedded PostgreSQL exited during start (port ${port} in use? set EMBEDDED_POSTGRES_PORT). Its log (${logFile}):\n${tail}`);
+      throw new Error(
+        `the embedded PostgreSQL exited during start (port ${port} in use? set EMBEDDED_POSTGRES_PORT). Its log (${logFile}):\n${tail}`,
+      );
     }
-    if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL did not accept connections within ${READY_TIMEOUT_MS} ms; see ${logFile}`);
+    if (Date.now() > deadline)
+      throw new Error(`the embedded PostgreSQL did not accept connections within ${READY_TIMEOUT_MS} ms; see ${logFile}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -273,11 +299,26 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const postgres = binaries.postgres;
   const logFile = join(root, 'postgres.log');
   const logStream = createWriteStream(logFile, { flags: 'a' });
-  const child: ChildProcess = spawn(postgres, ['-D', dir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=100'], {
-    detached: true,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    ...(owner ?? {}),
-  });
+  const child: ChildProcess = spawn(
+    postgres,
+    [
+      '-D',
+      dir,
+      '-p',
+      String(options.port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=100',
+    ],
+    {
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...(owner ?? {}),
+    },
+  );
   child.stderr?.pipe(logStream);
   let exited = false;
   child.once('exit', () => (exited = true));

@@ -19,7 +19,8 @@ const app = (name: string): string => fileURLToPath(new URL(`../../${name}/src/m
 const config = loadConfig();
 const standalone = loadStandaloneConfig();
 const logger = createLogger(config.logLevel, 'standalone');
-const log = (level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}): void => logger[level](fields, message);
+const log = (level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown> = {}): void =>
+  logger[level](fields, message);
 
 if (await portInUse(standalone.apiHost, config.port)) {
   log(
@@ -57,7 +58,10 @@ async function stop(code: number): Promise<void> {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 
-const migrate = spawnSync(process.execPath, [app('admission-api').replace(/main\.js$/, 'migrate.js')], { env: childEnvironment({ DATABASE_URL: databaseUrl }), stdio: 'inherit' });
+const migrate = spawnSync(process.execPath, [app('admission-api').replace(/main\.js$/, 'migrate.js')], {
+  env: childEnvironment({ DATABASE_URL: databaseUrl }),
+  stdio: 'inherit',
+});
 if (migrate.status !== 0) {
   log('error', 'the migrations failed; nothing was started');
   await postgres?.stop();
@@ -85,9 +89,13 @@ const lines = [
   `  API docs   ${base}/docs`,
   `  dashboard  ${base}/ui/`,
   `  database   ${postgres ? `embedded PostgreSQL in ${relative(process.cwd(), postgres.dir).startsWith('..') ? postgres.dir : relative(process.cwd(), postgres.dir)}, port ${standalone.embeddedPostgresPort}` : 'DATABASE_URL'}`,
-  ...(postgres?.outsideBecause ? [`             (outside the project: ${postgres.outsideBecause}; the same directory at every start)`] : []),
+  ...(postgres?.outsideBecause
+    ? [`             (outside the project: ${postgres.outsideBecause}; the same directory at every start)`]
+    : []),
   `  queue      ${config.redisUrl ? 'Redis (REDIS_URL)' : 'BullMQ on PostgreSQL'}`,
-  ...(devToken ? [`  token      ${devToken.token}`, `             (every role; kept in ${devToken.tokenFile}; quotactl run from here uses it)`] : ['  tokens     TOKENS_FILE']),
+  ...(devToken
+    ? [`  token      ${devToken.token}`, `             (every role; kept in ${devToken.tokenFile}; quotactl run from here uses it)`]
+    : ['  tokens     TOKENS_FILE']),
   `  try        npm run quotactl -- get quota -n default`,
   '  Ctrl-C stops everything.',
   '',

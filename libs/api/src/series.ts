@@ -10,7 +10,14 @@ export interface UsagePoint {
 
 /** Something to mark on a usage chart. */
 export type UsageMarker =
-  | { readonly kind: 'limit'; readonly at: string; readonly version: number; readonly quota: string; readonly change: 'defined' | 'changed' | 'removed'; readonly actor: string }
+  | {
+      readonly kind: 'limit';
+      readonly at: string;
+      readonly version: number;
+      readonly quota: string;
+      readonly change: 'defined' | 'changed' | 'removed';
+      readonly actor: string;
+    }
   | {
       readonly kind: 'denial';
       readonly at: string;

@@ -71,9 +71,14 @@ function enabledPlugins(env: Env): AdmissionPluginName[] {
   const disable = pluginList(env, 'ADMISSION_PLUGINS_DISABLE');
   const both = enable.filter((name) => disable.includes(name));
   if (both.length > 0) {
-    throw new AdmissionConfigProblem('ADMISSION_PLUGINS_DISABLE', `${both.join(', ')} also in ADMISSION_PLUGINS_ENABLE: a plugin is either enabled or disabled`);
+    throw new AdmissionConfigProblem(
+      'ADMISSION_PLUGINS_DISABLE',
+      `${both.join(', ')} also in ADMISSION_PLUGINS_ENABLE: a plugin is either enabled or disabled`,
+    );
   }
-  return ADMISSION_PLUGIN_NAMES.filter((name) => (DEFAULT_ADMISSION_PLUGIN_NAMES.includes(name) || enable.includes(name)) && !disable.includes(name));
+  return ADMISSION_PLUGIN_NAMES.filter(
+    (name) => (DEFAULT_ADMISSION_PLUGIN_NAMES.includes(name) || enable.includes(name)) && !disable.includes(name),
+  );
 }
 
 function pluginList(env: Env, variable: string): AdmissionPluginName[] {
@@ -99,7 +104,15 @@ const RESOURCE_QUOTA_CONFIGURATION_KINDS: Readonly<Record<string, string>> = {
 };
 
 /** The scopes a quota (and so a limited scope) may name. */
-const QUOTA_SCOPES = ['Terminating', 'NotTerminating', 'BestEffort', 'NotBestEffort', 'PriorityClass', 'CrossNamespacePodAffinity', 'VolumeAttributesClass'];
+const QUOTA_SCOPES = [
+  'Terminating',
+  'NotTerminating',
+  'BestEffort',
+  'NotBestEffort',
+  'PriorityClass',
+  'CrossNamespacePodAffinity',
+  'VolumeAttributesClass',
+];
 
 /** A field that cannot be used, named by its path in the file ('' for the file as a whole). */
 class FieldProblem extends Error {
@@ -156,7 +169,8 @@ function resourceQuotaLimits(raw: unknown, file: string, read: ReadTextFile): Li
     const { configuration, path } = plugin;
     if (configuration !== undefined && path !== undefined) throw new FieldProblem(at, 'give configuration or path, not both');
     if (configuration === undefined && path === undefined) return;
-    if (name !== 'ResourceQuota') throw new FieldProblem(`${at}.${configuration === undefined ? 'path' : 'configuration'}`, `${name} takes no configuration`);
+    if (name !== 'ResourceQuota')
+      throw new FieldProblem(`${at}.${configuration === undefined ? 'path' : 'configuration'}`, `${name} takes no configuration`);
     if (configuration !== undefined) {
       limited = limitedResources(configuration, `${at}.configuration`);
     } else {
@@ -178,7 +192,9 @@ function limitedResources(raw: unknown, at: string): LimitedResourceConfig[] {
   const config = object(raw, at, ['apiVersion', 'kind', 'limitedResources']);
   typeOf(config, at, Object.keys(RESOURCE_QUOTA_CONFIGURATION_KINDS), (version) => RESOURCE_QUOTA_CONFIGURATION_KINDS[version] ?? '');
   if (config['limitedResources'] === undefined) return [];
-  return list(config['limitedResources'], child(at, 'limitedResources')).map((item, index) => limitedResource(item, child(at, `limitedResources[${index}]`)));
+  return list(config['limitedResources'], child(at, 'limitedResources')).map((item, index) =>
+    limitedResource(item, child(at, `limitedResources[${index}]`)),
+  );
 }
 
 const child = (at: string, name: string): string => (at ? `${at}.${name}` : name);
@@ -189,15 +205,24 @@ function limitedResource(raw: unknown, at: string): LimitedResourceConfig {
   if (resource === '') throw new FieldProblem(`${at}.resource`, 'Required value');
   const apiGroup = entry['apiGroup'] === undefined ? undefined : string(entry['apiGroup'], `${at}.apiGroup`);
   const matchContains = entry['matchContains'] === undefined ? undefined : strings(entry['matchContains'], `${at}.matchContains`);
-  const matchScopes = entry['matchScopes'] === undefined ? undefined : list(entry['matchScopes'], `${at}.matchScopes`).map((scope, index) => scopeRequirement(scope, `${at}.matchScopes[${index}]`));
-  return { ...(apiGroup ? { apiGroup } : {}), resource, ...(matchContains ? { matchContains } : {}), ...(matchScopes ? { matchScopes } : {}) };
+  const matchScopes =
+    entry['matchScopes'] === undefined
+      ? undefined
+      : list(entry['matchScopes'], `${at}.matchScopes`).map((scope, index) => scopeRequirement(scope, `${at}.matchScopes[${index}]`));
+  return {
+    ...(apiGroup ? { apiGroup } : {}),
+    resource,
+    ...(matchContains ? { matchContains } : {}),
+    ...(matchScopes ? { matchScopes } : {}),
+  };
 }
 
 /** A ScopedResourceSelectorRequirement as a quota's scopeSelector takes it. */
 function scopeRequirement(raw: unknown, at: string): ScopeRequirementConfig {
   const requirement = object(raw, at, ['scopeName', 'operator', 'values']);
   const scopeName = string(requirement['scopeName'], `${at}.scopeName`);
-  if (!QUOTA_SCOPES.includes(scopeName)) throw new FieldProblem(`${at}.scopeName`, `unsupported scope "${scopeName}": must be one of ${QUOTA_SCOPES.join(', ')}`);
+  if (!QUOTA_SCOPES.includes(scopeName))
+    throw new FieldProblem(`${at}.scopeName`, `unsupported scope "${scopeName}": must be one of ${QUOTA_SCOPES.join(', ')}`);
   const operator = string(requirement['operator'], `${at}.operator`);
   const values = requirement['values'] === undefined ? [] : strings(requirement['values'], `${at}.values`);
   switch (operator) {
@@ -226,9 +251,11 @@ function object(raw: unknown, at: string, fields: readonly string[]): Record<str
 /** apiVersion one of `versions`, and the kind that version names. */
 function typeOf(record: Record<string, unknown>, at: string, versions: readonly string[], kindOf: (version: string) => string): void {
   const apiVersion = string(record['apiVersion'], child(at, 'apiVersion'));
-  if (!versions.includes(apiVersion)) throw new FieldProblem(child(at, 'apiVersion'), `must be ${versions.join(' or ')}, got "${apiVersion}"`);
+  if (!versions.includes(apiVersion))
+    throw new FieldProblem(child(at, 'apiVersion'), `must be ${versions.join(' or ')}, got "${apiVersion}"`);
   const kind = string(record['kind'], child(at, 'kind'));
-  if (kind !== kindOf(apiVersion)) throw new FieldProblem(child(at, 'kind'), `must be ${kindOf(apiVersion)} for ${apiVersion}, got "${kind}"`);
+  if (kind !== kindOf(apiVersion))
+    throw new FieldProblem(child(at, 'kind'), `must be ${kindOf(apiVersion)} for ${apiVersion}, got "${kind}"`);
 }
 
 function list(raw: unknown, at: string): unknown[] {

@@ -14,9 +14,27 @@ describe('loadCliConfig', () => {
   });
 
   it('takes QUOTA_LEDGER_* variables, and flags over them', () => {
-    const env = { QUOTA_LEDGER_SERVER: 'https://ql.example.com/', QUOTA_LEDGER_TOKEN: 'env-token', QUOTA_LEDGER_CA_FILE: '/etc/ca.pem', QUOTA_LEDGER_REQUEST_TIMEOUT: '5' };
-    expect(loadCliConfig(env, {})).toMatchObject({ server: 'https://ql.example.com', token: 'env-token', tokenSource: 'environment', caFile: '/etc/ca.pem', requestTimeoutMs: 5000 });
-    expect(loadCliConfig(env, { server: 'http://other:9000/prefix/', token: 'flag-token', certificateAuthority: 'ca2.pem', requestTimeout: '2m' })).toMatchObject({
+    const env = {
+      QUOTA_LEDGER_SERVER: 'https://ql.example.com/',
+      QUOTA_LEDGER_TOKEN: 'env-token',
+      QUOTA_LEDGER_CA_FILE: '/etc/ca.pem',
+      QUOTA_LEDGER_REQUEST_TIMEOUT: '5',
+    };
+    expect(loadCliConfig(env, {})).toMatchObject({
+      server: 'https://ql.example.com',
+      token: 'env-token',
+      tokenSource: 'environment',
+      caFile: '/etc/ca.pem',
+      requestTimeoutMs: 5000,
+    });
+    expect(
+      loadCliConfig(env, {
+        server: 'http://other:9000/prefix/',
+        token: 'flag-token',
+        certificateAuthority: 'ca2.pem',
+        requestTimeout: '2m',
+      }),
+    ).toMatchObject({
       server: 'http://other:9000/prefix',
       token: 'flag-token',
       tokenSource: 'flag',

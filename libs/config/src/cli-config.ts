@@ -56,7 +56,10 @@ type Env = Readonly<Record<string, string | undefined>>;
  *   used only when neither `--token` nor QUOTA_LEDGER_TOKEN gives one
  */
 export function loadCliConfig(env: Env, flags: CliFlags, devToken?: string): CliConfig {
-  const server = serverUrl(flags.server !== undefined ? '--server' : 'QUOTA_LEDGER_SERVER', flags.server ?? (env['QUOTA_LEDGER_SERVER'] || CLI_DEFAULT_SERVER));
+  const server = serverUrl(
+    flags.server !== undefined ? '--server' : 'QUOTA_LEDGER_SERVER',
+    flags.server ?? (env['QUOTA_LEDGER_SERVER'] || CLI_DEFAULT_SERVER),
+  );
 
   const [token, tokenSource] = resolveToken(env, flags, devToken);
 
@@ -70,7 +73,8 @@ export function loadCliConfig(env: Env, flags: CliFlags, devToken?: string): Cli
 
   const timeoutSource = flags.requestTimeout !== undefined ? '--request-timeout' : 'QUOTA_LEDGER_REQUEST_TIMEOUT';
   const timeoutText = flags.requestTimeout ?? (env['QUOTA_LEDGER_REQUEST_TIMEOUT'] || undefined);
-  const requestTimeoutMs = timeoutText === undefined ? CLI_DEFAULT_REQUEST_TIMEOUT_SECONDS * 1000 : parseTimeout(timeoutSource, timeoutText);
+  const requestTimeoutMs =
+    timeoutText === undefined ? CLI_DEFAULT_REQUEST_TIMEOUT_SECONDS * 1000 : parseTimeout(timeoutSource, timeoutText);
 
   return { server, token, tokenSource, caFile, insecureSkipTlsVerify, requestTimeoutMs };
 }
@@ -109,9 +113,13 @@ function serverUrl(source: string, raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new CliConfigError(source, `${JSON.stringify(raw)} is not a URL (e.g. https://quota-ledger.example.com or http://127.0.0.1:8080)`);
+    throw new CliConfigError(
+      source,
+      `${JSON.stringify(raw)} is not a URL (e.g. https://quota-ledger.example.com or http://127.0.0.1:8080)`,
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliConfigError(source, `must be an http:// or https:// URL, got ${url.protocol}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CliConfigError(source, `must be an http:// or https:// URL, got ${url.protocol}`);
   // A password in the URL would be sent nowhere (the token is the credential) and shows up in every error message.
   if (url.username || url.password) throw new CliConfigError(source, 'must not contain user info: pass the token with --token');
   if (url.search || url.hash) throw new CliConfigError(source, 'must not contain a query or a fragment');
@@ -123,7 +131,11 @@ const TIMEOUT_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_
 /** Seconds (`30`, `2.5`) or a duration with a unit as kubectl takes it (`500ms`, `30s`, `2m`, `1h`); 0 disables it. */
 function parseTimeout(source: string, raw: string): number {
   const match = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)?$/.exec(raw.trim());
-  if (!match?.[1]) throw new CliConfigError(source, `${JSON.stringify(raw)} is not a duration: give seconds (30) or a number with a unit (500ms, 30s, 2m, 1h); 0 waits forever`);
+  if (!match?.[1])
+    throw new CliConfigError(
+      source,
+      `${JSON.stringify(raw)} is not a duration: give seconds (30) or a number with a unit (500ms, 30s, 2m, 1h); 0 waits forever`,
+    );
   const value = Number(match[1]);
   // A positive value never rounds down to 0, which would mean "forever".
   const ms = value === 0 ? 0 : Math.max(1, Math.round(value * (TIMEOUT_UNITS[match[2] ?? 's'] ?? 1000)));

@@ -158,5 +158,17 @@ export type InventoryConfig =
       readonly pageSize: number;
       readonly customKinds: readonly CustomResourceConfig[];
     }
-  | { readonly source: 'postgres'; readonly databaseUrl: string; readonly relation: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] }
-  | { readonly source: 'http'; readonly url: string; readonly token?: string; readonly timeoutMs: number; readonly customKinds: readonly CustomResourceConfig[] };
+  | {
+      readonly source: 'postgres';
+      readonly databaseUrl: string;
+      readonly relation: string;
+      readonly timeoutMs: number;
+      readonly customKinds: readonly CustomResourceConfig[];
+    }
+  | {
+      readonly source: 'http';
+      readonly url: string;
+      readonly token?: string;
+      readonly timeoutMs: number;
+      readonly customKinds: readonly CustomResourceConfig[];
+    };

@@ -34,7 +34,16 @@ describe('loadConfig', () => {
       admissionRetryMax: 12,
       statementTimeoutMs: 5000,
       reservationTtlMaxSeconds: 604800,
-      queue: { waitMaxSeconds: 3600, perNamespaceMax: 100, totalMax: 10_000, passMax: 8, passSeconds: 60, blockSharePercent: 50, watchesPerPrincipalMax: 8, sweepIntervalMs: 1000 },
+      queue: {
+        waitMaxSeconds: 3600,
+        perNamespaceMax: 100,
+        totalMax: 10_000,
+        passMax: 8,
+        passSeconds: 60,
+        blockSharePercent: 50,
+        watchesPerPrincipalMax: 8,
+        sweepIntervalMs: 1000,
+      },
       quotasPerNamespaceMax: 16,
       limitRangesPerNamespaceMax: 16,
       sharedQuotaNamespacesMax: 1000,
@@ -68,10 +77,22 @@ describe('loadConfig', () => {
   it.each([
     [
       { TLS_CERT_FILE: '/tls/tls.crt', TLS_KEY_FILE: '/tls/tls.key' },
-      { certFile: '/tls/tls.crt', keyFile: '/tls/tls.key', clientCaFile: undefined, clientCertRole: 'webhook', clientCertTrustUserInfo: true },
+      {
+        certFile: '/tls/tls.crt',
+        keyFile: '/tls/tls.key',
+        clientCaFile: undefined,
+        clientCertRole: 'webhook',
+        clientCertTrustUserInfo: true,
+      },
     ],
     [
-      { TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', TLS_CLIENT_CA_FILE: 'ca', TLS_CLIENT_CERT_ROLE: 'auditor', TLS_CLIENT_CERT_TRUST_USER_INFO: 'false' },
+      {
+        TLS_CERT_FILE: 'c',
+        TLS_KEY_FILE: 'k',
+        TLS_CLIENT_CA_FILE: 'ca',
+        TLS_CLIENT_CERT_ROLE: 'auditor',
+        TLS_CLIENT_CERT_TRUST_USER_INFO: 'false',
+      },
       { certFile: 'c', keyFile: 'k', clientCaFile: 'ca', clientCertRole: 'auditor', clientCertTrustUserInfo: false },
     ],
   ])('reads TLS settings %o', (env, tls) => {
@@ -125,24 +146,42 @@ describe('loadConfig', () => {
     [{ INVENTORY_SOURCE: 'kubernetes', INVENTORY_PAGE_SIZE: '0' }, /INVENTORY_PAGE_SIZE/],
     [{ INVENTORY_SOURCE: 'http', INVENTORY_URL: 'ftp://x' }, /INVENTORY_URL: must use http: or https:/],
     [{ CUSTOM_RESOURCES: 'widgets' }, /CUSTOM_RESOURCES: "widgets" is not resource\.group\/version=Kind/],
-    [{ CUSTOM_RESOURCES: 'Widgets.example.com/v1=Widget' }, /CUSTOM_RESOURCES: "Widgets\.example\.com\/v1=Widget" is not resource\.group\/version=Kind/],
-    [{ CUSTOM_RESOURCES: 'serviceaccounts/v1=ServiceAccount,serviceaccounts/v2=ServiceAccount' }, /CUSTOM_RESOURCES: lists serviceaccounts twice/],
+    [
+      { CUSTOM_RESOURCES: 'Widgets.example.com/v1=Widget' },
+      /CUSTOM_RESOURCES: "Widgets\.example\.com\/v1=Widget" is not resource\.group\/version=Kind/,
+    ],
+    [
+      { CUSTOM_RESOURCES: 'serviceaccounts/v1=ServiceAccount,serviceaccounts/v2=ServiceAccount' },
+      /CUSTOM_RESOURCES: lists serviceaccounts twice/,
+    ],
     [{ CUSTOM_RESOURCES: 'widgets.example.com/1=Widget' }, /CUSTOM_RESOURCES: "widgets\.example\.com\/1=Widget"/],
     [{ CUSTOM_RESOURCES: 'widgets.example.com/v1=widget' }, /CUSTOM_RESOURCES/],
-    [{ CUSTOM_RESOURCES: 'widgets.example.com/v1=Widget,widgets.example.com/v2=Widget' }, /CUSTOM_RESOURCES: lists widgets\.example\.com twice/],
+    [
+      { CUSTOM_RESOURCES: 'widgets.example.com/v1=Widget,widgets.example.com/v2=Widget' },
+      /CUSTOM_RESOURCES: lists widgets\.example\.com twice/,
+    ],
   ])('refuses an inventory configuration that cannot work: %o', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
   it('reconciles every 600 s by default when the reconciler watches the cluster, else every 60 s; a set interval wins', () => {
     expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes' })).toMatchObject({ reconcileWatch: true, reconcileIntervalSeconds: 600 });
-    expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes', RECONCILE_WATCH: 'false' })).toMatchObject({ reconcileWatch: false, reconcileIntervalSeconds: 60 });
-    expect(loadConfig({ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://h/db', INVENTORY_RELATION: 'o' }).reconcileIntervalSeconds).toBe(60);
+    expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes', RECONCILE_WATCH: 'false' })).toMatchObject({
+      reconcileWatch: false,
+      reconcileIntervalSeconds: 60,
+    });
+    expect(
+      loadConfig({ INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://h/db', INVENTORY_RELATION: 'o' })
+        .reconcileIntervalSeconds,
+    ).toBe(60);
     expect(loadConfig({ INVENTORY_SOURCE: 'kubernetes', RECONCILE_INTERVAL_SECONDS: '30' }).reconcileIntervalSeconds).toBe(30);
   });
 
   it('reads CUSTOM_RESOURCES of built-in groups, the core group included (count/serviceaccounts)', () => {
-    const config = loadConfig({ INVENTORY_SOURCE: 'kubernetes', CUSTOM_RESOURCES: 'serviceaccounts/v1=ServiceAccount,poddisruptionbudgets.policy/v1=PodDisruptionBudget' });
+    const config = loadConfig({
+      INVENTORY_SOURCE: 'kubernetes',
+      CUSTOM_RESOURCES: 'serviceaccounts/v1=ServiceAccount,poddisruptionbudgets.policy/v1=PodDisruptionBudget',
+    });
     expect(config.inventory).toMatchObject({
       customKinds: [
         { kind: 'ServiceAccount', apiVersion: 'v1', groupResource: { group: '', resource: 'serviceaccounts' } },
@@ -152,7 +191,10 @@ describe('loadConfig', () => {
   });
 
   it('reads CUSTOM_RESOURCES into the kinds the inventory lists besides the known ones', () => {
-    const config = loadConfig({ INVENTORY_SOURCE: 'kubernetes', CUSTOM_RESOURCES: ' widgets.example.com/v1=Widget, gadgets.tools.example.org/v1beta2=Gadget ' });
+    const config = loadConfig({
+      INVENTORY_SOURCE: 'kubernetes',
+      CUSTOM_RESOURCES: ' widgets.example.com/v1=Widget, gadgets.tools.example.org/v1beta2=Gadget ',
+    });
     expect(config.inventory).toMatchObject({
       customKinds: [
         { kind: 'Widget', apiVersion: 'example.com/v1', groupResource: { group: 'example.com', resource: 'widgets' } },
@@ -174,14 +216,21 @@ describe('loadConfig', () => {
       DATABASE_READ_URL: 'postgres://db-b,db-a/ledger?target_session_attrs=prefer-standby',
       DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: 'true',
     });
-    expect(config).toMatchObject({ databaseUrl: hosts, databaseReadUrl: 'postgres://db-b,db-a/ledger?target_session_attrs=prefer-standby', requireSynchronousStandby: true });
+    expect(config).toMatchObject({
+      databaseUrl: hosts,
+      databaseReadUrl: 'postgres://db-b,db-a/ledger?target_session_attrs=prefer-standby',
+      requireSynchronousStandby: true,
+    });
   });
 
   it.each([
     [{ DATABASE_URL: 'postgres://a,b/ledger' }, /REDIS_URL: is required when DATABASE_URL names several hosts/],
     [{ DATABASE_URL: 'postgres://a,,b/ledger', REDIS_URL: 'redis://r' }, /DATABASE_URL: has an empty host/],
     [{ DATABASE_URL: 'postgres://a,b:x/ledger', REDIS_URL: 'redis://r' }, /DATABASE_URL: must be a URL/],
-    [{ DATABASE_URL: 'postgres://a,b/ledger?target_session_attrs=master', REDIS_URL: 'redis://r' }, /DATABASE_URL: target_session_attrs must be one of/],
+    [
+      { DATABASE_URL: 'postgres://a,b/ledger?target_session_attrs=master', REDIS_URL: 'redis://r' },
+      /DATABASE_URL: target_session_attrs must be one of/,
+    ],
     [{ DATABASE_READ_URL: 'postgres://a/ledger?target_session_attrs=replica' }, /DATABASE_READ_URL: target_session_attrs must be one of/],
     [{ DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: 'yes' }, /DATABASE_REQUIRE_SYNCHRONOUS_STANDBY: must be one of/],
   ])('refuses a database setting that cannot work: %o', (env, message) => {

@@ -58,7 +58,8 @@ function postgresUrl(env: Env, name: 'DATABASE_URL' | 'DATABASE_READ_URL'): stri
     }
   }
   const attrs = new URLSearchParams(raw.split('?')[1] ?? '').get('target_session_attrs');
-  if (attrs !== null && !TARGET_SESSION_ATTRS.includes(attrs)) throw new ConfigError(name, `target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${attrs}"`);
+  if (attrs !== null && !TARGET_SESSION_ATTRS.includes(attrs))
+    throw new ConfigError(name, `target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${attrs}"`);
   return raw;
 }
 
@@ -69,7 +70,8 @@ type ValueOf<N extends OneOfName> = (typeof VARIABLES)[N]['values'][number];
 function oneOf<N extends OneOfName>(env: Env, name: N, fallback?: ValueOf<N>): ValueOf<N> {
   const allowed: readonly string[] = VARIABLES[name].values;
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback ?? (VARIABLES[name] as { default?: ValueOf<N> }).default ?? (allowed[0] as ValueOf<N>);
+  if (raw === undefined || raw === '')
+    return fallback ?? (VARIABLES[name] as { default?: ValueOf<N> }).default ?? (allowed[0] as ValueOf<N>);
   if (!allowed.includes(raw)) {
     throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
   }
@@ -83,7 +85,10 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
   const bodyLimitBytes = integer(env, 'BODY_LIMIT_BYTES');
   const bodiesInFlightMaxBytes = integer(env, 'BODIES_IN_FLIGHT_MAX_BYTES');
   if (bodiesInFlightMaxBytes < bodyLimitBytes) {
-    throw new ConfigError('BODIES_IN_FLIGHT_MAX_BYTES', `must be at least BODY_LIMIT_BYTES (${bodyLimitBytes}), or no body of the largest size could ever be read`);
+    throw new ConfigError(
+      'BODIES_IN_FLIGHT_MAX_BYTES',
+      `must be at least BODY_LIMIT_BYTES (${bodyLimitBytes}), or no body of the largest size could ever be read`,
+    );
   }
   return {
     port: integer(env, 'PORT'),
@@ -130,7 +135,8 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY'),
     reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS'),
     inventory: inventoryConfig(env),
-    awaitFirstCount: oneOf(env, 'QUOTA_AWAITS_FIRST_COUNT', env['INVENTORY_SOURCE'] && env['INVENTORY_SOURCE'] !== 'none' ? 'true' : 'false') === 'true',
+    awaitFirstCount:
+      oneOf(env, 'QUOTA_AWAITS_FIRST_COUNT', env['INVENTORY_SOURCE'] && env['INVENTORY_SOURCE'] !== 'none' ? 'true' : 'false') === 'true',
     ...unauthenticatedWebhook(env),
     namespaceLabelsFrom: oneOf(env, 'NAMESPACE_LABELS_FROM', env['INVENTORY_SOURCE'] === 'kubernetes' ? 'cluster' : 'reviews'),
     tokensFile: env['TOKENS_FILE'] || undefined,
@@ -138,7 +144,10 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     tls: tlsConfig(env),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND'),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST'),
-    webhookUnauthenticatedRate: { perSecond: integer(env, 'WEBHOOK_UNAUTHENTICATED_RATE_PER_SECOND'), burst: integer(env, 'WEBHOOK_UNAUTHENTICATED_RATE_BURST') },
+    webhookUnauthenticatedRate: {
+      perSecond: integer(env, 'WEBHOOK_UNAUTHENTICATED_RATE_PER_SECOND'),
+      burst: integer(env, 'WEBHOOK_UNAUTHENTICATED_RATE_BURST'),
+    },
     requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS'),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS'),
     shutdownDrainSeconds: integer(env, 'SHUTDOWN_DRAIN_SECONDS'),
@@ -150,7 +159,11 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
 function unauthenticatedWebhook(env: Env): { webhookUnauthenticatedPort?: number } {
   const port = integer(env, 'WEBHOOK_UNAUTHENTICATED_PORT');
   if (port === 0) return {};
-  if (!env['TLS_CERT_FILE']) throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'needs TLS_CERT_FILE and TLS_KEY_FILE: the API server calls webhooks over HTTPS only');
+  if (!env['TLS_CERT_FILE'])
+    throw new ConfigError(
+      'WEBHOOK_UNAUTHENTICATED_PORT',
+      'needs TLS_CERT_FILE and TLS_KEY_FILE: the API server calls webhooks over HTTPS only',
+    );
   const labels = env['NAMESPACE_LABELS_FROM'] ?? (env['INVENTORY_SOURCE'] === 'kubernetes' ? 'cluster' : 'reviews');
   if (labels !== 'cluster') {
     throw new ConfigError(
@@ -158,7 +171,8 @@ function unauthenticatedWebhook(env: Env): { webhookUnauthenticatedPort?: number
       'needs NAMESPACE_LABELS_FROM=cluster: an unauthenticated Namespace review must never record labels (anyone reaching the port could move namespaces between shared quotas)',
     );
   }
-  if (env['PORT'] !== undefined && Number(env['PORT']) === port) throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'must differ from PORT');
+  if (env['PORT'] !== undefined && Number(env['PORT']) === port)
+    throw new ConfigError('WEBHOOK_UNAUTHENTICATED_PORT', 'must differ from PORT');
   return { webhookUnauthenticatedPort: port };
 }
 
@@ -169,7 +183,10 @@ function unauthenticatedWebhook(env: Env): { webhookUnauthenticatedPort?: number
 function databaseUrl(env: Env): string | undefined {
   const value = postgresUrl(env, 'DATABASE_URL');
   if (value !== undefined && /^[^/]*\/\/([^@/?]*@)?[^/?]*,/.test(value) && !env['REDIS_URL']) {
-    throw new ConfigError('REDIS_URL', 'is required when DATABASE_URL names several hosts: the reconcile queue on PostgreSQL (the default without REDIS_URL) cannot follow a failover');
+    throw new ConfigError(
+      'REDIS_URL',
+      'is required when DATABASE_URL names several hosts: the reconcile queue on PostgreSQL (the default without REDIS_URL) cannot follow a failover',
+    );
   }
   return value;
 }
@@ -196,7 +213,8 @@ function tlsConfig(env: Env): TlsConfig | undefined {
   const keyFile = env['TLS_KEY_FILE'] || undefined;
   const clientCaFile = env['TLS_CLIENT_CA_FILE'] || undefined;
   if (!certFile && !keyFile) {
-    if (clientCaFile) throw new ConfigError('TLS_CLIENT_CA_FILE', 'needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates exist only over HTTPS');
+    if (clientCaFile)
+      throw new ConfigError('TLS_CLIENT_CA_FILE', 'needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates exist only over HTTPS');
     return undefined;
   }
   if (!certFile) throw new ConfigError('TLS_CERT_FILE', 'is required when TLS_KEY_FILE is set');

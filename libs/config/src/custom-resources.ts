@@ -14,7 +14,9 @@ const DNS_LABEL = '[a-z0-9](?:[-a-z0-9]*[a-z0-9])?';
  * a built-in one without a dot (`poddisruptionbudgets.policy/v1=PodDisruptionBudget`) or the core
  * group, left out (`serviceaccounts/v1=ServiceAccount`): any kind quota counts as `count/<resource>.<group>`.
  */
-const CUSTOM_RESOURCE = new RegExp(`^(${DNS_LABEL})(?:\\.(${DNS_LABEL}(?:\\.${DNS_LABEL})*))?/(v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?)=([A-Z][A-Za-z0-9]*)$`);
+const CUSTOM_RESOURCE = new RegExp(
+  `^(${DNS_LABEL})(?:\\.(${DNS_LABEL}(?:\\.${DNS_LABEL})*))?/(v[1-9][0-9]*(?:(?:alpha|beta)[1-9][0-9]*)?)=([A-Z][A-Za-z0-9]*)$`,
+);
 const CUSTOM_RESOURCES_MAX = 64;
 
 /**
@@ -26,7 +28,8 @@ export function parseCustomResources(entries: readonly string[]): CustomResource
   const kinds: CustomResourceConfig[] = [];
   for (const entry of entries) {
     const match = CUSTOM_RESOURCE.exec(entry);
-    if (!match) return `"${entry}" is not resource.group/version=Kind (e.g. widgets.example.com/v1=Widget, or serviceaccounts/v1=ServiceAccount for the core group)`;
+    if (!match)
+      return `"${entry}" is not resource.group/version=Kind (e.g. widgets.example.com/v1=Widget, or serviceaccounts/v1=ServiceAccount for the core group)`;
     const [, resource = '', group = '', version = '', kind = ''] = match;
     const spelled = group === '' ? resource : `${resource}.${group}`;
     if (kinds.some((k) => k.groupResource.resource === resource && k.groupResource.group === group)) return `lists ${spelled} twice`;

@@ -7,6 +7,7 @@ const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 export function runtimeRole(env: Readonly<Record<string, string | undefined>>): string | undefined {
   const raw = env['DATABASE_RUNTIME_ROLE'];
   if (raw === undefined || raw === '') return undefined;
-  if (!ROLE_NAME.test(raw)) throw new ConfigError('DATABASE_RUNTIME_ROLE', `must be a role name of lower-case letters, digits and '_' (at most 63), got "${raw}"`);
+  if (!ROLE_NAME.test(raw))
+    throw new ConfigError('DATABASE_RUNTIME_ROLE', `must be a role name of lower-case letters, digits and '_' (at most 63), got "${raw}"`);
   return raw;
 }

@@ -12,8 +12,20 @@ export const DEFAULT_BODY_LIMIT_BYTES = 3 * 1024 * 1024 + 64 * 1024;
 export const SERVER_VARIABLES = {
   // HTTP server
   PORT: integer('server', 8080, 0, 65535, 'HTTP(S) port of the admission API.'),
-  HOST: { group: 'server', kind: 'text', default: '0.0.0.0', defaultText: '`0.0.0.0` (`npm start`: `127.0.0.1`)', meaning: "Listen address of the API and of the workers' `/metrics` + `/healthz`." },
-  HTTP_REQUEST_TIMEOUT_MS: integer('server', 30_000, 1000, 600_000, 'Longest a request may take from its first byte to the answer (headers within 20 s); then 408 or the connection is closed.'),
+  HOST: {
+    group: 'server',
+    kind: 'text',
+    default: '0.0.0.0',
+    defaultText: '`0.0.0.0` (`npm start`: `127.0.0.1`)',
+    meaning: "Listen address of the API and of the workers' `/metrics` + `/healthz`.",
+  },
+  HTTP_REQUEST_TIMEOUT_MS: integer(
+    'server',
+    30_000,
+    1000,
+    600_000,
+    'Longest a request may take from its first byte to the answer (headers within 20 s); then 408 or the connection is closed.',
+  ),
   BODY_LIMIT_BYTES: integer(
     'server',
     DEFAULT_BODY_LIMIT_BYTES,
@@ -47,7 +59,13 @@ export const SERVER_VARIABLES = {
     "Reviews per second one address may send to the unauthenticated webhook listener, per replica (burst `WEBHOOK_UNAUTHENTICATED_RATE_BURST`); past it 429, which the API server's failurePolicy answers. Far below `RATE_LIMIT_PER_SECOND`: whoever reaches that port can forge reviews that hold quota until the reconciler's grace period ends. A managed control plane that admits more writes than this from one address raises it; `0` turns it off.",
     { see: 'install/managed-control-planes.md' },
   ),
-  WEBHOOK_UNAUTHENTICATED_RATE_BURST: integer('server', 200, 1, 1_000_000, 'Reviews one address may send to the unauthenticated webhook listener at once above its rate before 429.'),
+  WEBHOOK_UNAUTHENTICATED_RATE_BURST: integer(
+    'server',
+    200,
+    1,
+    1_000_000,
+    'Reviews one address may send to the unauthenticated webhook listener at once above its rate before 429.',
+  ),
   WEBHOOK_UNAUTHENTICATED_PORT: integer(
     'server',
     0,
@@ -90,9 +108,16 @@ export const SERVER_VARIABLES = {
     meaning: 'A hot standby of `DATABASE_URL` (PostgreSQL streaming replication): the API reads history there.',
     see: 'operations/replicas.md',
   },
-  READ_REPLICA_WAIT_MS: integer('database', 1000, 0, 30_000, 'Longest a read with `?minPosition=` waits for the standby to replay that event before the primary answers.', {
-    see: 'operations/replicas.md',
-  }),
+  READ_REPLICA_WAIT_MS: integer(
+    'database',
+    1000,
+    0,
+    30_000,
+    'Longest a read with `?minPosition=` waits for the standby to replay that event before the primary answers.',
+    {
+      see: 'operations/replicas.md',
+    },
+  ),
   REDIS_URL: {
     group: 'database',
     kind: 'url',
@@ -119,7 +144,8 @@ export const SERVER_VARIABLES = {
   TOKENS_FILE: {
     group: 'security',
     kind: 'file',
-    meaning: 'YAML file of hashed bearer tokens with their roles; re-read when it changes. Required unless `QUOTA_LEDGER_INSECURE_DEV=true`.',
+    meaning:
+      'YAML file of hashed bearer tokens with their roles; re-read when it changes. Required unless `QUOTA_LEDGER_INSECURE_DEV=true`.',
     see: 'security.md',
   },
   QUOTA_LEDGER_INSECURE_DEV: {
@@ -129,9 +155,18 @@ export const SERVER_VARIABLES = {
     meaning:
       'Development only: lets the API start without `TOKENS_FILE`, and then every caller is an anonymous admin with every role (logged as a warning at boot). With `TOKENS_FILE` set (as `npm start` sets it) every call still needs a token.',
   },
-  TLS_CERT_FILE: { group: 'security', kind: 'file', meaning: 'HTTPS: the serving certificate (PEM), with `TLS_KEY_FILE`; reloaded when it changes.', see: 'security.md#https' },
+  TLS_CERT_FILE: {
+    group: 'security',
+    kind: 'file',
+    meaning: 'HTTPS: the serving certificate (PEM), with `TLS_KEY_FILE`; reloaded when it changes.',
+    see: 'security.md#https',
+  },
   TLS_KEY_FILE: { group: 'security', kind: 'file', meaning: 'HTTPS: the serving key (PEM), with `TLS_CERT_FILE`.' },
-  TLS_CLIENT_CA_FILE: { group: 'security', kind: 'file', meaning: 'Also accept client certificates signed by this CA (as the kube-apiserver authenticates to a webhook); needs `TLS_CERT_FILE`.' },
+  TLS_CLIENT_CA_FILE: {
+    group: 'security',
+    kind: 'file',
+    meaning: 'Also accept client certificates signed by this CA (as the kube-apiserver authenticates to a webhook); needs `TLS_CERT_FILE`.',
+  },
   TLS_CLIENT_CERT_ROLE: {
     group: 'security',
     kind: 'oneOf',

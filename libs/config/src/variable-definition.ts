@@ -48,7 +48,14 @@ export interface IntegerDefinition extends VariableDefinition {
   readonly max: number;
 }
 
-export const integer = (group: VariableGroup, value: number, min: number, max: number, meaning: string, more: Pick<VariableDefinition, 'see' | 'defaultText'> = {}): IntegerDefinition => ({
+export const integer = (
+  group: VariableGroup,
+  value: number,
+  min: number,
+  max: number,
+  meaning: string,
+  more: Pick<VariableDefinition, 'see' | 'defaultText'> = {},
+): IntegerDefinition => ({
   group,
   kind: 'integer',
   default: value,

@@ -38,7 +38,13 @@ describe('VARIABLES, the table the loaders and the configuration reference share
   it('holds every variable loadConfig asks for, whichever inventory source and TLS settings', () => {
     const variants: Record<string, string>[] = [
       {},
-      { INVENTORY_SOURCE: 'kubernetes', TLS_CERT_FILE: 'c', TLS_KEY_FILE: 'k', TLS_CLIENT_CA_FILE: 'ca', WEBHOOK_UNAUTHENTICATED_PORT: '8443' },
+      {
+        INVENTORY_SOURCE: 'kubernetes',
+        TLS_CERT_FILE: 'c',
+        TLS_KEY_FILE: 'k',
+        TLS_CLIENT_CA_FILE: 'ca',
+        WEBHOOK_UNAUTHENTICATED_PORT: '8443',
+      },
       { INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://x/y', INVENTORY_RELATION: 'objects' },
       { INVENTORY_SOURCE: 'http', INVENTORY_URL: 'https://inventory.example', INVENTORY_TOKEN: 't' },
     ];
@@ -74,6 +80,7 @@ describe('VARIABLES, the table the loaders and the configuration reference share
 
   it('lists the QUOTA_LEDGER_* variables quotactl copies from the environment', () => {
     expect(typeof cliEnvironment).toBe('function');
-    for (const name of ['QUOTA_LEDGER_SERVER', 'QUOTA_LEDGER_TOKEN', 'QUOTA_LEDGER_CA_FILE', 'QUOTA_LEDGER_REQUEST_TIMEOUT']) expect(NAMES).toContain(name);
+    for (const name of ['QUOTA_LEDGER_SERVER', 'QUOTA_LEDGER_TOKEN', 'QUOTA_LEDGER_CA_FILE', 'QUOTA_LEDGER_REQUEST_TIMEOUT'])
+      expect(NAMES).toContain(name);
   });
 });

@@ -18,7 +18,9 @@ export const VARIABLES = { ...SERVER_VARIABLES, ...OPERATION_VARIABLES } as cons
 export type VariableName = keyof typeof VARIABLES;
 
 /** The names of the variables whose definition has the given kind. */
-export type VariableOfKind<K extends VariableKind> = { [N in VariableName]: (typeof VARIABLES)[N] extends { readonly kind: K } ? N : never }[VariableName];
+export type VariableOfKind<K extends VariableKind> = {
+  [N in VariableName]: (typeof VARIABLES)[N] extends { readonly kind: K } ? N : never;
+}[VariableName];
 
 export function variable(name: VariableName): VariableDefinition {
   return VARIABLES[name];

@@ -18,7 +18,9 @@ describe('discovery: the kinds an inventory lists', () => {
         resource('listonly', 'ListOnly', true, ['list']),
       ],
     };
-    expect(listableKinds('v1', list)).toEqual([{ kind: 'ServiceAccount', apiVersion: 'v1', groupResource: { group: '', resource: 'serviceaccounts' } }]);
+    expect(listableKinds('v1', list)).toEqual([
+      { kind: 'ServiceAccount', apiVersion: 'v1', groupResource: { group: '', resource: 'serviceaccounts' } },
+    ]);
     expect(listableKinds('policy/v1', { resources: [resource('poddisruptionbudgets', 'PodDisruptionBudget')] })).toEqual([
       { kind: 'PodDisruptionBudget', apiVersion: 'policy/v1', groupResource: { group: 'policy', resource: 'poddisruptionbudgets' } },
     ]);
@@ -27,7 +29,10 @@ describe('discovery: the kinds an inventory lists', () => {
 
   it("takes each group's preferred version, else its first", () => {
     const groups = {
-      groups: [{ versions: [{ groupVersion: 'a.io/v2' }, { groupVersion: 'a.io/v1' }], preferredVersion: { groupVersion: 'a.io/v1' } }, { versions: [{ groupVersion: 'b.io/v1beta1' }] }],
+      groups: [
+        { versions: [{ groupVersion: 'a.io/v2' }, { groupVersion: 'a.io/v1' }], preferredVersion: { groupVersion: 'a.io/v1' } },
+        { versions: [{ groupVersion: 'b.io/v1beta1' }] },
+      ],
     };
     expect(preferredVersions(groups)).toEqual(['a.io/v1', 'b.io/v1beta1']);
   });
@@ -40,8 +45,13 @@ describe('discovery: the kinds an inventory lists', () => {
       '/apis/gone.io/v1': null,
     };
     const kinds = await discoverKinds(async (path) => documents[path]);
-    expect(kinds.map((k) => `${k.groupResource.resource}.${k.groupResource.group}`)).toEqual(['serviceaccounts.', 'poddisruptionbudgets.policy']);
-    await expect(discoverKinds(async (path) => (path === '/apis' ? Promise.reject(new Error('HTTP 500')) : documents[path]))).rejects.toThrow('HTTP 500');
+    expect(kinds.map((k) => `${k.groupResource.resource}.${k.groupResource.group}`)).toEqual([
+      'serviceaccounts.',
+      'poddisruptionbudgets.policy',
+    ]);
+    await expect(
+      discoverKinds(async (path) => (path === '/apis' ? Promise.reject(new Error('HTTP 500')) : documents[path])),
+    ).rejects.toThrow('HTTP 500');
   });
 
   it('a fixed kind keeps its apiVersion over the discovered one', () => {
@@ -57,7 +67,9 @@ describe('discovery: the kinds an inventory lists', () => {
 
   it('reads whole exactly the kinds whose charge is not one per object (metadata-only for the rest)', () => {
     for (const { groupResource } of [...KNOWN_KINDS, { groupResource: { group: '', resource: 'serviceaccounts' } }]) {
-      expect(needsWholeObject(groupResource), `${groupResource.resource}.${groupResource.group}`).toBe(!(evaluatorFor(groupResource) instanceof ObjectCountEvaluator));
+      expect(needsWholeObject(groupResource), `${groupResource.resource}.${groupResource.group}`).toBe(
+        !(evaluatorFor(groupResource) instanceof ObjectCountEvaluator),
+      );
     }
   });
 });

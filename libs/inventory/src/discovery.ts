@@ -56,7 +56,8 @@ export async function discoverKinds(get: DiscoveryGet): Promise<KnownKind[]> {
   const lists = await Promise.all(versions.map(async (version) => [version, await get(`/apis/${version}`)] as const));
   const kinds: KnownKind[] = [];
   for (const [version, list] of [['v1', core] as const, ...lists]) {
-    for (const kind of listableKinds(version, list)) if (!kinds.some((k) => sameResource(k.groupResource, kind.groupResource))) kinds.push(kind);
+    for (const kind of listableKinds(version, list))
+      if (!kinds.some((k) => sameResource(k.groupResource, kind.groupResource))) kinds.push(kind);
   }
   return kinds;
 }
@@ -65,7 +66,10 @@ export async function discoverKinds(get: DiscoveryGet): Promise<KnownKind[]> {
 export function mergeKinds(fixed: readonly KnownKind[], discovered: readonly KnownKind[]): KnownKind[] {
   const merged = [...fixed];
   for (const kind of discovered) {
-    const clash = merged.some((k) => sameResource(k.groupResource, kind.groupResource) || (k.kind === kind.kind && k.groupResource.group === kind.groupResource.group));
+    const clash = merged.some(
+      (k) =>
+        sameResource(k.groupResource, kind.groupResource) || (k.kind === kind.kind && k.groupResource.group === kind.groupResource.group),
+    );
     if (!clash) merged.push(kind);
   }
   return merged;

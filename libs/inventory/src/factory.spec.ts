@@ -13,7 +13,12 @@ describe('creating an inventory source from its configuration', () => {
   });
 
   it('builds a postgres source on databaseUrl, covering the resources asked for', async () => {
-    const source = createInventorySource({ source: 'postgres', databaseUrl: 'postgres://nobody@127.0.0.1:1/none', relation: 'platform.objects', resources: [{ group: '', resource: 'pods' }] });
+    const source = createInventorySource({
+      source: 'postgres',
+      databaseUrl: 'postgres://nobody@127.0.0.1:1/none',
+      relation: 'platform.objects',
+      resources: [{ group: '', resource: 'pods' }],
+    });
     expect(source.kind).toBe('postgres');
     expect(source.covers).toEqual([{ group: '', resource: 'pods' }]);
     await source.close();
@@ -27,13 +32,33 @@ describe('creating an inventory source from its configuration', () => {
   });
 
   it.each([
-    ['a relation that is not an identifier', () => createInventorySource({ source: 'postgres', databaseUrl: 'postgres://h/db', relation: 'objects; DROP TABLE x' }), /relation "objects; DROP TABLE x" must be a table or view name/],
-    ['a resource no source can list', () => createInventorySource({ source: 'http', url: 'https://h', resources: [{ group: 'example.com', resource: 'widgets' }] }), /http inventory: cannot cover widgets\.example\.com/],
-    ['a url that is not one', () => createInventorySource({ source: 'http', url: 'platform/api' }), /http inventory: url "platform\/api" is not a URL/],
+    [
+      'a relation that is not an identifier',
+      () => createInventorySource({ source: 'postgres', databaseUrl: 'postgres://h/db', relation: 'objects; DROP TABLE x' }),
+      /relation "objects; DROP TABLE x" must be a table or view name/,
+    ],
+    [
+      'a resource no source can list',
+      () => createInventorySource({ source: 'http', url: 'https://h', resources: [{ group: 'example.com', resource: 'widgets' }] }),
+      /http inventory: cannot cover widgets\.example\.com/,
+    ],
+    [
+      'a url that is not one',
+      () => createInventorySource({ source: 'http', url: 'platform/api' }),
+      /http inventory: url "platform\/api" is not a URL/,
+    ],
     ['a url of another scheme', () => createInventorySource({ source: 'http', url: 'ftp://h/api' }), /must use http: or https:/],
     ['a url with a query', () => createInventorySource({ source: 'http', url: 'https://h/api?x=1' }), /must not carry a query/],
-    ['a timeout of zero', () => createInventorySource({ source: 'http', url: 'https://h', timeoutMs: 0 }), /timeoutMs must be a positive whole number, got 0/],
-    ['a fractional object limit', () => createInventorySource({ source: 'postgres', databaseUrl: 'postgres://h/db', relation: 't', maxObjects: 1.5 }), /maxObjects must be a positive whole number/],
+    [
+      'a timeout of zero',
+      () => createInventorySource({ source: 'http', url: 'https://h', timeoutMs: 0 }),
+      /timeoutMs must be a positive whole number, got 0/,
+    ],
+    [
+      'a fractional object limit',
+      () => createInventorySource({ source: 'postgres', databaseUrl: 'postgres://h/db', relation: 't', maxObjects: 1.5 }),
+      /maxObjects must be a positive whole number/,
+    ],
   ])('refuses %s when it is created, not at the first listing', (_case, create, message) => {
     expect(create).toThrow(message);
   });

@@ -45,7 +45,10 @@ export function createHttpInventory(options: HttpInventoryOptions): InventorySou
   const maxBytes = positiveInteger(SOURCE, 'maxBytes', options.maxBytes, DEFAULT_MAX_BYTES);
   const maxObjects = positiveInteger(SOURCE, 'maxObjects', options.maxObjects, DEFAULT_MAX_OBJECTS);
   const base = baseUrl(options.url);
-  const headers: Record<string, string> = { accept: 'application/json', ...(options.token ? { authorization: `Bearer ${options.token}` } : {}) };
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+  };
 
   return {
     kind: SOURCE,
@@ -53,7 +56,8 @@ export function createHttpInventory(options: HttpInventoryOptions): InventorySou
     async list(namespace: string, signal?: AbortSignal): Promise<Inventory> {
       const url = `${base}/namespaces/${encodeURIComponent(namespace)}/objects`;
       // The token never goes into a message; the URL carries none.
-      const fail = (message: string, cause?: unknown) => new InventoryError(`http: namespace ${namespace}: GET ${url}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+      const fail = (message: string, cause?: unknown) =>
+        new InventoryError(`http: namespace ${namespace}: GET ${url}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
       const call = callDeadline(timeoutMs, signal);
       let text: string;
       try {
@@ -76,7 +80,8 @@ export function createHttpInventory(options: HttpInventoryOptions): InventorySou
       }
       if (!isRecord(body) || !Array.isArray(body['items'])) throw fail('the answer is not a list with an "items" array');
       const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
-      if (typeof metadata['continue'] === 'string' && metadata['continue'] !== '') throw fail('the answer is one page of several (metadata.continue is set); the endpoint must answer the whole namespace');
+      if (typeof metadata['continue'] === 'string' && metadata['continue'] !== '')
+        throw fail('the answer is one page of several (metadata.continue is set); the endpoint must answer the whole namespace');
       return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, body['items'], covers, maxObjects, all) };
     },
     close: async () => undefined,
@@ -90,8 +95,10 @@ function baseUrl(url: string): string {
   } catch {
     throw new Error(`http inventory: url ${JSON.stringify(url)} is not a URL`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`http inventory: url must use http: or https:, got ${parsed.protocol}`);
-  if (parsed.search || parsed.hash) throw new Error('http inventory: url must not carry a query or fragment: the source appends /namespaces/{namespace}/objects');
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new Error(`http inventory: url must use http: or https:, got ${parsed.protocol}`);
+  if (parsed.search || parsed.hash)
+    throw new Error('http inventory: url must not carry a query or fragment: the source appends /namespaces/{namespace}/objects');
   return parsed.toString().replace(/\/+$/, '');
 }
 

@@ -14,7 +14,13 @@ export {
 } from './kinds.js';
 export { DEFAULT_TIMEOUT_MS, DEFAULT_MAX_OBJECTS, DEFAULT_MAX_BYTES } from './limits.js';
 export { quoteRelation } from './relation.js';
-export { createKubernetesInventory, DEFAULT_PAGE_SIZE, DEFAULT_DISCOVERY_TTL_MS, METADATA_ACCEPT, type KubernetesInventoryOptions } from './kubernetes.js';
+export {
+  createKubernetesInventory,
+  DEFAULT_PAGE_SIZE,
+  DEFAULT_DISCOVERY_TTL_MS,
+  METADATA_ACCEPT,
+  type KubernetesInventoryOptions,
+} from './kubernetes.js';
 export { createPostgresInventory, type PostgresInventoryOptions } from './postgres.js';
 export { createHttpInventory, type HttpInventoryOptions } from './http.js';
 export { createInventorySource, NO_INVENTORY, type InventorySourceConfig } from './factory.js';

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkResources, DEFAULT_RESOURCES, formatResource, groupOfApiVersion, KNOWN_KINDS, kindsWith, knownKindOf, resourceOfKind } from './kinds.js';
+import {
+  checkResources,
+  DEFAULT_RESOURCES,
+  formatResource,
+  groupOfApiVersion,
+  KNOWN_KINDS,
+  kindsWith,
+  knownKindOf,
+  resourceOfKind,
+} from './kinds.js';
 
 describe('the well-known kinds every source maps through', () => {
   it.each([
@@ -67,16 +76,28 @@ describe('the well-known kinds every source maps through', () => {
 
 describe('the resources a source is configured to cover', () => {
   it('returns their kinds, in the order given', () => {
-    expect(checkResources('test', [{ group: 'apps', resource: 'deployments' }, { group: '', resource: 'pods' }]).map((k) => k.kind)).toEqual(['Deployment', 'Pod']);
+    expect(
+      checkResources('test', [
+        { group: 'apps', resource: 'deployments' },
+        { group: '', resource: 'pods' },
+      ]).map((k) => k.kind),
+    ).toEqual(['Deployment', 'Pod']);
   });
 
   it('refuses a resource no source can list: it would be covered yet never listed, and all its reservations released', () => {
-    expect(() => checkResources('test', [{ group: 'example.com', resource: 'widgets' }])).toThrow(/test inventory: cannot cover widgets\.example\.com: not one of pods, /);
+    expect(() => checkResources('test', [{ group: 'example.com', resource: 'widgets' }])).toThrow(
+      /test inventory: cannot cover widgets\.example\.com: not one of pods, /,
+    );
     expect(() => checkResources('test', [{ group: '', resource: 'deployments' }])).toThrow(/cannot cover deployments:/);
   });
 
   it('refuses a resource listed twice', () => {
-    expect(() => checkResources('test', [{ group: '', resource: 'pods' }, { group: '', resource: 'pods' }])).toThrow(/pods is listed twice/);
+    expect(() =>
+      checkResources('test', [
+        { group: '', resource: 'pods' },
+        { group: '', resource: 'pods' },
+      ]),
+    ).toThrow(/pods is listed twice/);
   });
 });
 
@@ -92,8 +113,12 @@ describe('kindsWith (CUSTOM_RESOURCES)', () => {
   });
 
   it('refuses a custom resource that redefines a known one, by resource or by kind in its group', () => {
-    expect(() => kindsWith([{ kind: 'Thing', apiVersion: 'v1', groupResource: { group: '', resource: 'pods' } }])).toThrow(/custom resource pods \(Thing\) clashes with pods \(Pod\)/);
-    expect(() => kindsWith([{ kind: 'Deployment', apiVersion: 'apps/v2', groupResource: { group: 'apps', resource: 'deploys' } }])).toThrow(/clashes with deployments\.apps/);
+    expect(() => kindsWith([{ kind: 'Thing', apiVersion: 'v1', groupResource: { group: '', resource: 'pods' } }])).toThrow(
+      /custom resource pods \(Thing\) clashes with pods \(Pod\)/,
+    );
+    expect(() => kindsWith([{ kind: 'Deployment', apiVersion: 'apps/v2', groupResource: { group: 'apps', resource: 'deploys' } }])).toThrow(
+      /clashes with deployments\.apps/,
+    );
     expect(() => kindsWith([widget, widget])).toThrow(/clashes/);
   });
 });

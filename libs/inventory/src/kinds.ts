@@ -20,8 +20,14 @@ export const DEFAULT_RESOURCES: readonly GroupResource[] = KNOWN_KINDS.map((k) =
 export function kindsWith(custom: readonly KnownKind[] = []): readonly KnownKind[] {
   const kinds: KnownKind[] = [...KNOWN_KINDS];
   for (const kind of custom) {
-    const taken = kinds.find((k) => sameResource(k.groupResource, kind.groupResource) || (k.kind === kind.kind && k.groupResource.group === kind.groupResource.group));
-    if (taken) throw new Error(`custom resource ${formatResource(kind.groupResource)} (${kind.kind}) clashes with ${formatResource(taken.groupResource)} (${taken.kind})`);
+    const taken = kinds.find(
+      (k) =>
+        sameResource(k.groupResource, kind.groupResource) || (k.kind === kind.kind && k.groupResource.group === kind.groupResource.group),
+    );
+    if (taken)
+      throw new Error(
+        `custom resource ${formatResource(kind.groupResource)} (${kind.kind}) clashes with ${formatResource(taken.groupResource)} (${taken.kind})`,
+      );
     kinds.push(kind);
   }
   return kinds;
@@ -46,12 +52,14 @@ export const FULL_OBJECT_RESOURCES: readonly GroupResource[] = [
   { group: 'resource.k8s.io', resource: 'resourceclaims' },
 ];
 
-export const needsWholeObject = (groupResource: GroupResource): boolean => FULL_OBJECT_RESOURCES.some((r) => sameResource(r, groupResource));
+export const needsWholeObject = (groupResource: GroupResource): boolean =>
+  FULL_OBJECT_RESOURCES.some((r) => sameResource(r, groupResource));
 
 export const sameResource = (a: GroupResource, b: GroupResource): boolean => a.group === b.group && a.resource === b.resource;
 
 /** Kubernetes' own spelling: `pods`, `deployments.apps`. */
-export const formatResource = (groupResource: GroupResource): string => (groupResource.group === '' ? groupResource.resource : `${groupResource.resource}.${groupResource.group}`);
+export const formatResource = (groupResource: GroupResource): string =>
+  groupResource.group === '' ? groupResource.resource : `${groupResource.resource}.${groupResource.group}`;
 
 /**
  * The resource an object of this kind and apiVersion is, when the kind is known *in that
@@ -70,11 +78,18 @@ export function knownKindOf(groupResource: GroupResource, kinds: readonly KnownK
  * The kinds of the resources a source is asked to cover, checked once at creation: a resource no source
  * can map would be "covered" yet never listed, and every reservation for it released.
  */
-export function checkResources(source: string, resources: readonly GroupResource[], kinds: readonly KnownKind[] = KNOWN_KINDS): readonly KnownKind[] {
+export function checkResources(
+  source: string,
+  resources: readonly GroupResource[],
+  kinds: readonly KnownKind[] = KNOWN_KINDS,
+): readonly KnownKind[] {
   const checked: KnownKind[] = [];
   for (const resource of resources) {
     const known = knownKindOf(resource, kinds);
-    if (!known) throw new Error(`${source} inventory: cannot cover ${formatResource(resource)}: not one of ${kinds.map((k) => formatResource(k.groupResource)).join(', ')}`);
+    if (!known)
+      throw new Error(
+        `${source} inventory: cannot cover ${formatResource(resource)}: not one of ${kinds.map((k) => formatResource(k.groupResource)).join(', ')}`,
+      );
     if (checked.includes(known)) throw new Error(`${source} inventory: ${formatResource(resource)} is listed twice in resources`);
     checked.push(known);
   }

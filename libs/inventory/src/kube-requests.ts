@@ -48,10 +48,13 @@ export function serverOf(config: KubeConfig): string {
   }
   // loadFromCluster outside a pod yields https://undefined:undefined.
   if (!cluster || !url || url.hostname === 'undefined' || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw new Error(`kubernetes inventory: the current context names no usable API server${cluster ? ` (server: ${JSON.stringify(cluster.server)})` : ''}`);
+    throw new Error(
+      `kubernetes inventory: the current context names no usable API server${cluster ? ` (server: ${JSON.stringify(cluster.server)})` : ''}`,
+    );
   }
   // client-node sends credentials over plain http only when TLS verification is waived on purpose.
-  if (url.protocol === 'http:' && !cluster.skipTLSVerify) throw new Error(`kubernetes inventory: ${cluster.server} is plain http; set insecure-skip-tls-verify on the cluster to allow it`);
+  if (url.protocol === 'http:' && !cluster.skipTLSVerify)
+    throw new Error(`kubernetes inventory: ${cluster.server} is plain http; set insecure-skip-tls-verify on the cluster to allow it`);
   return cluster.server.replace(/\/+$/, '');
 }
 
@@ -107,7 +110,9 @@ function get(url: URL, options: https.RequestOptions, signal: AbortSignal, maxBy
         if (size <= maxBytes) chunks.push(chunk);
         else request.destroy((tooLarge = new Error(`the answer is over the ${maxBytes}-byte limit`)));
       });
-      response.on('end', () => (tooLarge ? reject(tooLarge) : resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') })));
+      response.on('end', () =>
+        tooLarge ? reject(tooLarge) : resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+      );
       response.on('error', reject);
     });
     request.on('error', reject);

@@ -30,7 +30,8 @@ const WATCH_TIMEOUT_SECONDS = 300;
 /** Pods remembered as already reported terminal, so that later status writes do not report them again. */
 const TERMINAL_REMEMBERED_MAX = 100_000;
 
-const collectionPath = (kind: KnownKind): string => (kind.groupResource.group === '' ? `/api/${kind.apiVersion}` : `/apis/${kind.apiVersion}`) + `/${kind.groupResource.resource}`;
+const collectionPath = (kind: KnownKind): string =>
+  (kind.groupResource.group === '' ? `/api/${kind.apiVersion}` : `/apis/${kind.apiVersion}`) + `/${kind.groupResource.resource}`;
 
 /** Watches one kind across the cluster until `signal` aborts; `onSignal` hears each settling change. */
 export function watchKind(
@@ -50,7 +51,13 @@ export function watchKind(
   return runWatchLoop(kubeTransport(ctx, kind), signal, {
     ...loop,
     onEvent,
-    onState: (state, detail) => onState?.({ resource, state, ...(detail?.error ? { error: (detail.error as Error).message } : {}), ...(detail?.waitMs ? { waitMs: detail.waitMs } : {}) }),
+    onState: (state, detail) =>
+      onState?.({
+        resource,
+        state,
+        ...(detail?.error ? { error: (detail.error as Error).message } : {}),
+        ...(detail?.waitMs ? { waitMs: detail.waitMs } : {}),
+      }),
   });
 }
 
@@ -97,7 +104,12 @@ export function collectionTransport(ctx: KubeWatchContext, path: string, objects
       return version;
     },
     async *watch(resourceVersion, signal) {
-      const query = new URLSearchParams({ watch: '1', resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(WATCH_TIMEOUT_SECONDS) });
+      const query = new URLSearchParams({
+        watch: '1',
+        resourceVersion,
+        allowWatchBookmarks: 'true',
+        timeoutSeconds: String(WATCH_TIMEOUT_SECONDS),
+      });
       const response = await open(ctx, `${path}?${query}`, accept, signal);
       if (response.statusCode === 410) {
         response.resume();
@@ -120,7 +132,8 @@ export function collectionTransport(ctx: KubeWatchContext, path: string, objects
 
 function parseEvent(line: string): WatchEvent {
   const event = JSON.parse(line) as unknown;
-  if (!isRecord(event) || typeof event['type'] !== 'string' || !isRecord(event['object'])) throw new Error(`not a watch event: ${line.slice(0, 200)}`);
+  if (!isRecord(event) || typeof event['type'] !== 'string' || !isRecord(event['object']))
+    throw new Error(`not a watch event: ${line.slice(0, 200)}`);
   return event as unknown as WatchEvent;
 }
 

@@ -61,7 +61,8 @@ function clusterNamespaceOf(item: unknown): ClusterNamespace | string {
   const annotations = stringMap(metadata?.['annotations']);
   if (metadata?.['labels'] !== undefined && !labels) return `Namespace ${name}: metadata.labels is not a map of strings`;
   if (metadata?.['annotations'] !== undefined && !annotations) return `Namespace ${name}: metadata.annotations is not a map of strings`;
-  const resourceVersion = typeof metadata?.['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
+  const resourceVersion =
+    typeof metadata?.['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
   return { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), ...(resourceVersion ? { resourceVersion } : {}) };
 }
 
@@ -93,7 +94,8 @@ function discoveryCache(ctx: Listing, ttlMs: number): (signal: AbortSignal) => P
 /** One discovery document (`/api/v1`, `/apis`, `/apis/GROUP/VERSION`), or null when the server answers 404. */
 async function getDocument(ctx: Listing, path: string, signal: AbortSignal): Promise<unknown> {
   const url = new URL(`${ctx.server}${path}`);
-  const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: discovery: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+  const fail = (message: string, cause?: unknown) =>
+    new InventoryError(`kubernetes: discovery: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
   const response = await send(ctx, url, callDeadline(ctx.timeoutMs, signal), fail);
   if (response.status === 404) return null;
   if (response.status !== 200) throw fail(describeStatus(response));
@@ -129,10 +131,19 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   return {
     kind: SOURCE,
     covers,
-    list: (namespace: string, signal?: AbortSignal) => listNamespace({ ctx, kinds, all, discovery, forbidden, discoveryTtlMs }, namespace, signal),
+    list: (namespace: string, signal?: AbortSignal) =>
+      listNamespace({ ctx, kinds, all, discovery, forbidden, discoveryTtlMs }, namespace, signal),
     async namespaces(signal?: AbortSignal): Promise<NamespaceListing> {
       const versions: string[] = [];
-      const items = await listResource(ctx, NAMESPACES_PATH, 'namespaces', NAMESPACE_KIND, signal ?? new AbortController().signal, { objects: 0 }, versions);
+      const items = await listResource(
+        ctx,
+        NAMESPACES_PATH,
+        'namespaces',
+        NAMESPACE_KIND,
+        signal ?? new AbortController().signal,
+        { objects: 0 },
+        versions,
+      );
       if (items === UNREADABLE) throw new InventoryError('kubernetes: namespaces: forbidden', SOURCE);
       const namespaces = items.map((item) => {
         const namespace = clusterNamespaceOf(item);
@@ -189,17 +200,25 @@ async function listNamespace(state: NamespaceListingState, namespace: string, si
       listed.map((known) => {
         // A discovered kind this source may not read (RBAC) is left uncovered, and reported as such, not failed.
         const optional = !kinds.includes(known);
-        return listResource(ctx, listPath(known, namespace), `namespace ${namespace}`, known, both, counted, [], optional).catch((error: unknown) => {
-          first ??= error;
-          listing.abort();
-          throw error;
-        });
+        return listResource(ctx, listPath(known, namespace), `namespace ${namespace}`, known, both, counted, [], optional).catch(
+          (error: unknown) => {
+            first ??= error;
+            listing.abort();
+            throw error;
+          },
+        );
       }),
     );
-    listed.forEach((known, index) => lists[index] === UNREADABLE && forbidden.set(formatResource(known.groupResource), Date.now() + discoveryTtlMs));
+    listed.forEach(
+      (known, index) => lists[index] === UNREADABLE && forbidden.set(formatResource(known.groupResource), Date.now() + discoveryTtlMs),
+    );
     const listedCovers = listed.filter((_, index) => lists[index] !== UNREADABLE).map((k) => k.groupResource);
     const objects = lists.flatMap((list) => (list === UNREADABLE ? [] : list));
-    return { namespace, covers: listedCovers, objects: toInventoryObjects(SOURCE, namespace, objects, listedCovers, ctx.maxObjects, mapped) };
+    return {
+      namespace,
+      covers: listedCovers,
+      objects: toInventoryObjects(SOURCE, namespace, objects, listedCovers, ctx.maxObjects, mapped),
+    };
   } catch (error) {
     const reported = first ?? error;
     if (reported instanceof InventoryError) throw reported;
@@ -224,7 +243,8 @@ async function page(
   if (limit !== undefined) url.searchParams.set('limit', String(limit));
   if (token !== undefined) url.searchParams.set('continue', token);
   const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
-  const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+  const fail = (message: string, cause?: unknown) =>
+    new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
   const call = callDeadline(ctx.timeoutMs, signal);
   const response = await send(ctx, url, call, fail, metadataOnly(known) ? METADATA_ACCEPT : 'application/json');
   if (response.status === 403 && optional && token === undefined) throw new Forbidden(fail(describeStatus(response)).message, SOURCE);
@@ -234,7 +254,8 @@ async function page(
   if (response.status === 404 && token === undefined && known !== NAMESPACE_KIND) return { items: [] };
   if (response.status !== 200) {
     const status = describeStatus(response);
-    if (response.status === 410 && token !== undefined) throw new ContinueExpired(fail(`the continue token expired before the list was read to its end (${status})`).message, SOURCE);
+    if (response.status === 410 && token !== undefined)
+      throw new ContinueExpired(fail(`the continue token expired before the list was read to its end (${status})`).message, SOURCE);
     throw fail(status);
   }
   const body = jsonOf(response, fail);
@@ -244,12 +265,19 @@ async function page(
   if (!Array.isArray(items)) throw fail('the answer has no "items" array');
   // A server that ignored the metadata-only Accept answers the kind's own list: its items are cut down to their metadata below.
   const listKinds = metadataOnly(known) ? ['PartialObjectMetadataList', `${known.kind}List`] : [`${known.kind}List`];
-  if (body['kind'] !== undefined && !listKinds.includes(String(body['kind']))) throw fail(`expected a ${listKinds.join(' or ')}, got ${String(body['kind'])}`);
+  if (body['kind'] !== undefined && !listKinds.includes(String(body['kind'])))
+    throw fail(`expected a ${listKinds.join(' or ')}, got ${String(body['kind'])}`);
   const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
   const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
   if (next !== undefined && next === token) throw fail('the server answered the same continue token again');
-  const resourceVersion = typeof metadata['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
-  return { apiVersion: body['apiVersion'], items, ...(next === undefined ? {} : { next }), ...(resourceVersion ? { resourceVersion } : {}) };
+  const resourceVersion =
+    typeof metadata['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
+  return {
+    apiVersion: body['apiVersion'],
+    items,
+    ...(next === undefined ? {} : { next }),
+    ...(resourceVersion ? { resourceVersion } : {}),
+  };
 }
 
 /**
@@ -304,7 +332,8 @@ async function listPages(
     // List items carry no apiVersion or kind: the list says which they are. A metadata-only
     // list is a meta.k8s.io list of PartialObjectMetadata: its items are the kind asked for.
     if (metadataOnly(known)) {
-      for (const item of list.items) objects.push(isRecord(item) ? { apiVersion: known.apiVersion, kind: known.kind, metadata: item['metadata'] } : item);
+      for (const item of list.items)
+        objects.push(isRecord(item) ? { apiVersion: known.apiVersion, kind: known.kind, metadata: item['metadata'] } : item);
     } else {
       const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
       for (const item of list.items) objects.push(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item);
@@ -318,7 +347,8 @@ async function listPages(
 async function getNamespace(ctx: Listing, name: string, signal?: AbortSignal): Promise<ClusterNamespace | null> {
   const url = new URL(`${ctx.server}${NAMESPACES_PATH}/${encodeURIComponent(name)}`);
   const call = callDeadline(ctx.timeoutMs, signal ?? new AbortController().signal);
-  const fail = (message: string, cause?: unknown) => new InventoryError(`kubernetes: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+  const fail = (message: string, cause?: unknown) =>
+    new InventoryError(`kubernetes: GET ${url.pathname}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
   const response = await send(ctx, url, call, fail);
   if (response.status === 404) return null;
   if (response.status !== 200) throw fail(describeStatus(response));

@@ -8,7 +8,8 @@ export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** A limit option: a positive whole number, or the default. A bad value is a configuration error. */
 export function positiveInteger(source: string, name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${source} inventory: ${name} must be a positive whole number, got ${value}`);
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new Error(`${source} inventory: ${name} must be a positive whole number, got ${value}`);
   return value;
 }
 

@@ -3,9 +3,15 @@ import { InventoryError } from './inventory.js';
 import { DEFAULT_RESOURCES } from './kinds.js';
 import { toInventoryObjects } from './objects.js';
 
-const pod = (name: string, metadata: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'team-a', uid: `uid-${name}`, ...metadata }, spec: { containers: [] } });
+const pod = (name: string, metadata: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'team-a', uid: `uid-${name}`, ...metadata },
+  spec: { containers: [] },
+});
 const PODS_ONLY = [{ group: '', resource: 'pods' }];
-const list = (raw: readonly unknown[], covers = DEFAULT_RESOURCES, maxObjects = 100) => toInventoryObjects('test', 'team-a', raw, covers, maxObjects);
+const list = (raw: readonly unknown[], covers = DEFAULT_RESOURCES, maxObjects = 100) =>
+  toInventoryObjects('test', 'team-a', raw, covers, maxObjects);
 const failure = (raw: readonly unknown[], covers = DEFAULT_RESOURCES, maxObjects = 100): InventoryError => {
   try {
     list(raw, covers, maxObjects);
@@ -18,7 +24,12 @@ const failure = (raw: readonly unknown[], covers = DEFAULT_RESOURCES, maxObjects
 
 describe('turning listed objects into inventory objects', () => {
   it('keeps covered objects whole, with their resource, uid and name', () => {
-    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'team-a', uid: 'uid-web' }, spec: { replicas: 2 } };
+    const deployment = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'team-a', uid: 'uid-web' },
+      spec: { replicas: 2 },
+    };
     expect(list([pod('a'), deployment])).toEqual([
       { groupResource: { group: '', resource: 'pods' }, uid: 'uid-a', name: 'a', object: pod('a') },
       { groupResource: { group: 'apps', resource: 'deployments' }, uid: 'uid-web', name: 'web', object: deployment },
@@ -38,7 +49,11 @@ describe('turning listed objects into inventory objects', () => {
   });
 
   it.each([
-    ['an object without metadata.uid, naming it', [pod('a'), pod('web-1', { uid: undefined })], /namespace team-a: Pod team-a\/web-1 has no metadata.uid, so it cannot be matched/],
+    [
+      'an object without metadata.uid, naming it',
+      [pod('a'), pod('web-1', { uid: undefined })],
+      /namespace team-a: Pod team-a\/web-1 has no metadata.uid, so it cannot be matched/,
+    ],
     ['an object with an empty uid', [pod('a', { uid: '' })], /Pod team-a\/a has no metadata.uid/],
     ['an object without a name', [{ apiVersion: 'v1', kind: 'Pod', metadata: { uid: 'u' } }], /Pod #0 \(no name\) has no metadata.name/],
     ['an object of another namespace', [pod('a', { namespace: 'team-b' })], /Pod team-b\/a belongs to namespace team-b/],

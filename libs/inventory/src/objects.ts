@@ -11,7 +11,8 @@ export function describeObject(item: unknown, index: number): string {
   return typeof metadata['namespace'] === 'string' ? `${kind} ${metadata['namespace']}/${name}` : `${kind} ${name}`;
 }
 
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Raw listed objects (each with apiVersion, kind, metadata) → the covered InventoryObjects.
@@ -39,9 +40,11 @@ export function toInventoryObjects(
     const groupResource = resourceOfKind(object.kind, object.apiVersion, kinds);
     if (!groupResource || !covers.some((c) => sameResource(c, groupResource))) continue;
     const metadata = isRecord(object.metadata) ? object.metadata : {};
-    if (typeof metadata.uid !== 'string' || metadata.uid === '') throw fail(`${where} has no metadata.uid, so it cannot be matched to a reservation`);
+    if (typeof metadata.uid !== 'string' || metadata.uid === '')
+      throw fail(`${where} has no metadata.uid, so it cannot be matched to a reservation`);
     if (typeof metadata.name !== 'string' || metadata.name === '') throw fail(`${where} has no metadata.name`);
-    if (metadata.namespace !== undefined && metadata.namespace !== namespace) throw fail(`${where} belongs to namespace ${String(metadata.namespace)}`);
+    if (metadata.namespace !== undefined && metadata.namespace !== namespace)
+      throw fail(`${where} belongs to namespace ${String(metadata.namespace)}`);
     if (uids.has(metadata.uid)) throw fail(`${where}: uid ${metadata.uid} is listed twice`);
     uids.add(metadata.uid);
     objects.push({ groupResource, uid: metadata.uid, name: metadata.name, object: { ...object, metadata: { ...metadata, namespace } } });

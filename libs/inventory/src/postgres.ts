@@ -69,7 +69,12 @@ export function createPostgresInventory(options: PostgresInventoryOptions): Inve
     kind: SOURCE,
     covers,
     async list(namespace: string, signal?: AbortSignal): Promise<Inventory> {
-      const fail = (message: string, cause?: unknown) => new InventoryError(`postgres: namespace ${namespace}: ${options.relation}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
+      const fail = (message: string, cause?: unknown) =>
+        new InventoryError(
+          `postgres: namespace ${namespace}: ${options.relation}: ${message}`,
+          SOURCE,
+          cause === undefined ? undefined : { cause },
+        );
       const call = callDeadline(timeoutMs, signal);
       let rows: Row[];
       try {
@@ -86,7 +91,12 @@ export function createPostgresInventory(options: PostgresInventoryOptions): Inve
 }
 
 /** The row's object, with the row's name and uid filled in, or a failure when the row contradicts itself. */
-function objectOfRow(row: Row, index: number, kinds: readonly KnownKind[], fail: (message: string) => InventoryError): Record<string, unknown> {
+function objectOfRow(
+  row: Row,
+  index: number,
+  kinds: readonly KnownKind[],
+  fail: (message: string) => InventoryError,
+): Record<string, unknown> {
   const where = `row ${row.kind} ${row.name ?? `#${index} (no name)`}`;
   let object = row.object;
   if (typeof object === 'string') {
@@ -98,7 +108,8 @@ function objectOfRow(row: Row, index: number, kinds: readonly KnownKind[], fail:
   }
   if (!isRecord(object)) throw fail(`${where}: the object column holds no object`);
   const metadata = isRecord(object['metadata']) ? object['metadata'] : {};
-  if (object['kind'] !== undefined && object['kind'] !== row.kind) throw fail(`${where}: the kind column says ${row.kind}, the object says ${String(object['kind'])}`);
+  if (object['kind'] !== undefined && object['kind'] !== row.kind)
+    throw fail(`${where}: the kind column says ${row.kind}, the object says ${String(object['kind'])}`);
   // The query fetched only covered kinds, so the row's kind is a known one.
   const known = kinds.find((k) => k.kind === row.kind);
   const apiVersion = object['apiVersion'] ?? known?.apiVersion;
@@ -110,7 +121,12 @@ function objectOfRow(row: Row, index: number, kinds: readonly KnownKind[], fail:
       throw fail(`${where}: the ${field} column says ${row[field]}, metadata.${field} says ${String(metadata[field])}`);
     }
   }
-  return { ...object, apiVersion, kind: row.kind, metadata: { ...metadata, name: metadata['name'] ?? row.name ?? undefined, uid: metadata['uid'] ?? row.uid ?? undefined } };
+  return {
+    ...object,
+    apiVersion,
+    kind: row.kind,
+    metadata: { ...metadata, name: metadata['name'] ?? row.name ?? undefined, uid: metadata['uid'] ?? row.uid ?? undefined },
+  };
 }
 
 /**

@@ -71,7 +71,11 @@ describe('the watched kinds follow discovery', () => {
     h.documents['/apis'] = { groups: [] };
     await h.tick();
     expect([...h.watched].sort()).toEqual(['pods@v1', 'serviceaccounts@v1']);
-    expect(h.log).toEqual(['+widgets.example.com@example.com/v1 -', '+widgets.example.com@example.com/v2 -widgets.example.com@example.com/v1', '+ -widgets.example.com@example.com/v2']);
+    expect(h.log).toEqual([
+      '+widgets.example.com@example.com/v1 -',
+      '+widgets.example.com@example.com/v2 -widgets.example.com@example.com/v1',
+      '+ -widgets.example.com@example.com/v2',
+    ]);
     h.stop.abort();
     await h.done;
     expect(h.watched.size).toBe(0);

@@ -36,9 +36,15 @@ function fakeStream(script: Step[], stop: AbortController) {
   return { transport, calls };
 }
 
-const pod = (type: WatchEvent['type'], name: string, rv: string): WatchEvent => ({ type, object: { metadata: { name, resourceVersion: rv } } });
+const pod = (type: WatchEvent['type'], name: string, rv: string): WatchEvent => ({
+  type,
+  object: { metadata: { name, resourceVersion: rv } },
+});
 const bookmark = (rv: string): WatchEvent => ({ type: 'BOOKMARK', object: { metadata: { resourceVersion: rv } } });
-const gone: WatchEvent = { type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 5 (9)' } };
+const gone: WatchEvent = {
+  type: 'ERROR',
+  object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 5 (9)' },
+};
 
 async function run(script: Step[]) {
   const stop = new AbortController();
@@ -58,7 +64,11 @@ async function run(script: Step[]) {
 
 describe('the watch loop, against a fake stream', () => {
   it('lists once, watches from that resourceVersion, and resumes from the last one seen (bookmarks included) when a watch ends', async () => {
-    const { calls, events, waits } = await run([{ list: '10' }, { events: [pod('ADDED', 'a', '11'), bookmark('15')] }, { events: [pod('DELETED', 'a', '16')] }]);
+    const { calls, events, waits } = await run([
+      { list: '10' },
+      { events: [pod('ADDED', 'a', '11'), bookmark('15')] },
+      { events: [pod('DELETED', 'a', '16')] },
+    ]);
     expect(calls).toEqual(['list', 'watch@10', 'watch@15', 'watch@16']);
     expect(events).toEqual(['ADDED a', 'DELETED a']);
     expect(waits).toEqual([]);

@@ -39,7 +39,10 @@ export interface WatchLoopOptions {
   /** Every change of an object (not bookmarks or errors). */
   readonly onEvent: (event: WatchEvent) => void;
   /** What the loop did: `listed`, `relist` (410), `failed` (then waits), `resumed` (a watch ended). */
-  readonly onState?: (state: 'listed' | 'relist' | 'failed' | 'resumed', detail?: { error?: unknown; waitMs?: number; resourceVersion?: string }) => void;
+  readonly onState?: (
+    state: 'listed' | 'relist' | 'failed' | 'resumed',
+    detail?: { error?: unknown; waitMs?: number; resourceVersion?: string },
+  ) => void;
 }
 
 export const DEFAULT_WATCH_BACKOFF_MS = 200;
@@ -65,7 +68,8 @@ export function resourceVersionOf(event: WatchEvent): string | undefined {
 }
 
 /** Whether an ERROR event is the server saying the resourceVersion is gone (a Status with code 410). */
-export const isGoneStatus = (object: Record<string, unknown>): boolean => object['code'] === 410 || object['reason'] === 'Expired' || object['reason'] === 'Gone';
+export const isGoneStatus = (object: Record<string, unknown>): boolean =>
+  object['code'] === 410 || object['reason'] === 'Expired' || object['reason'] === 'Gone';
 
 /** Runs until `signal` aborts; never rejects (failures are waited out and retried). */
 export async function runWatchLoop(transport: WatchTransport, signal: AbortSignal, options: WatchLoopOptions): Promise<void> {
@@ -85,7 +89,8 @@ export async function runWatchLoop(transport: WatchTransport, signal: AbortSigna
       }
       let seen = 0;
       for await (const event of transport.watch(version, signal)) {
-        if (event.type === 'ERROR') throw isGoneStatus(event.object) ? new WatchGone() : new Error(`watch error: ${JSON.stringify(event.object).slice(0, 300)}`);
+        if (event.type === 'ERROR')
+          throw isGoneStatus(event.object) ? new WatchGone() : new Error(`watch error: ${JSON.stringify(event.object).slice(0, 300)}`);
         failures = 0;
         seen++;
         version = resourceVersionOf(event) ?? version;

@@ -36,8 +36,14 @@ export type QueueBackend =
 export const QUEUE_SCHEMA = 'bullmq';
 
 /** Redis when a URL is given, else BullMQ's PostgreSQL backend on the ledger's database (`migrate` as above). */
-export function queueBackendOf(redisUrl: string | undefined, databaseUrl: string, options: { readonly migrate?: boolean } = {}): QueueBackend {
-  return redisUrl ? { kind: 'redis', url: redisUrl } : { kind: 'postgres', url: databaseUrl, ...(options.migrate === false ? { migrate: false } : {}) };
+export function queueBackendOf(
+  redisUrl: string | undefined,
+  databaseUrl: string,
+  options: { readonly migrate?: boolean } = {},
+): QueueBackend {
+  return redisUrl
+    ? { kind: 'redis', url: redisUrl }
+    : { kind: 'postgres', url: databaseUrl, ...(options.migrate === false ? { migrate: false } : {}) };
 }
 
 /**
@@ -64,7 +70,11 @@ export const NAMESPACE_JOB_RETRY_DELAY_MS = 1000;
  * opposite: a job that failed every attempt kept its id in the failed set (removeOnFail), and
  * every later add of that id was a no-op, so the namespace was never reconciled again.
  */
-export function namespaceJobOptions(namespace: string, reason: string, options: { delayMs?: number; attempts?: number; retryDelayMs?: number } = {}): JobsOptions {
+export function namespaceJobOptions(
+  namespace: string,
+  reason: string,
+  options: { delayMs?: number; attempts?: number; retryDelayMs?: number } = {},
+): JobsOptions {
   return {
     deduplication: { id: namespaceDeduplicationId(namespace, reason) },
     delay: options.delayMs ?? 0,
@@ -77,17 +87,35 @@ export function namespaceJobOptions(namespace: string, reason: string, options: 
 }
 
 /** Constructor arguments for a Queue or Worker on the backend (BullMQ takes the factory last). */
-export function bullConnection(backend: QueueBackend): { options: Pick<QueueOptions, 'connection'>; factory?: typeof createPostgresBackend } {
-  if (backend.kind === 'redis') return { options: { connection: redisOptions(backend.url), ...(backend.prefix ? { prefix: backend.prefix } : {}) } as Pick<QueueOptions, 'connection'> };
+export function bullConnection(backend: QueueBackend): {
+  options: Pick<QueueOptions, 'connection'>;
+  factory?: typeof createPostgresBackend;
+} {
+  if (backend.kind === 'redis')
+    return {
+      options: { connection: redisOptions(backend.url), ...(backend.prefix ? { prefix: backend.prefix } : {}) } as Pick<
+        QueueOptions,
+        'connection'
+      >,
+    };
   return {
-    options: { connection: { connectionString: backend.url, schema: backend.schema ?? QUEUE_SCHEMA, migrate: backend.migrate ?? true, max: 4 } as unknown as QueueOptions['connection'] },
+    options: {
+      connection: {
+        connectionString: backend.url,
+        schema: backend.schema ?? QUEUE_SCHEMA,
+        migrate: backend.migrate ?? true,
+        max: 4,
+      } as unknown as QueueOptions['connection'],
+    },
     factory: createPostgresBackend,
   };
 }
 
 export function reconcileQueue(backend: QueueBackend): Queue<NamespaceJobData> {
   const { options, factory } = bullConnection(backend);
-  return factory ? new Queue<NamespaceJobData>(RECONCILE_QUEUE, options as never, factory as never) : new Queue<NamespaceJobData>(RECONCILE_QUEUE, options);
+  return factory
+    ? new Queue<NamespaceJobData>(RECONCILE_QUEUE, options as never, factory as never)
+    : new Queue<NamespaceJobData>(RECONCILE_QUEUE, options);
 }
 
 /** ioredis options from a redis:// or rediss:// URL (BullMQ then owns and closes its clients). */

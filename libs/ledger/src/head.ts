@@ -40,7 +40,12 @@ export interface HeadJson {
   readonly lastEventAt?: number;
   readonly releasedCount: number;
   /** The Namespace object (labels, annotations), when one is defined. */
-  readonly object?: { readonly definition: NamespaceDefinition; readonly version: number; readonly createdAt: number; readonly updatedAt: number };
+  readonly object?: {
+    readonly definition: NamespaceDefinition;
+    readonly version: number;
+    readonly createdAt: number;
+    readonly updatedAt: number;
+  };
   /** The shared quotas covering the namespace, with what it contributes to each (absent: none). */
   readonly shared?: readonly {
     readonly key: string;
@@ -138,7 +143,8 @@ export function stateOf(version: number, head: HeadJson, reservations: Iterable<
     live.set(reservation.id, reservation);
     const uid = reservation.object.uid;
     const current = uid === undefined ? undefined : byUid.get(uid);
-    if (uid !== undefined && (current === undefined || (live.get(current)?.version ?? 0) < reservation.version)) byUid.set(uid, reservation.id);
+    if (uid !== undefined && (current === undefined || (live.get(current)?.version ?? 0) < reservation.version))
+      byUid.set(uid, reservation.id);
   }
   return {
     version,
@@ -186,7 +192,9 @@ export function headOf(state: NamespaceState): HeadJson {
  * shared quotas covering the namespace (with what it contributes to each). The projection keeps
  * these alone (projected_namespaces.head_rest).
  */
-export function headRestOf(state: NamespaceState): Pick<HeadJson, 'object' | 'shared' | 'objectOnly' | 'objectRemovedAt' | 'awaitingCountSince' | 'queue'> {
+export function headRestOf(
+  state: NamespaceState,
+): Pick<HeadJson, 'object' | 'shared' | 'objectOnly' | 'objectRemovedAt' | 'awaitingCountSince' | 'queue'> {
   return {
     ...(state.object ? { object: state.object } : {}),
     ...(state.shared.size > 0
@@ -255,5 +263,11 @@ export function reservationFromJson(j: ReservationJson): Reservation {
 
 /** The shared quotas a head says cover its namespace: each by kind and name, with its hard limits and this namespace's part of its use. */
 export function coveringShared(shared: HeadJson['shared']): CoveringSharedQuota[] {
-  return (shared ?? []).map((q) => ({ kind: q.ref.kind, name: q.ref.name, ...(q.ref.namespace ? { namespace: q.ref.namespace } : {}), hard: q.spec.hard ?? {}, used: q.used }));
+  return (shared ?? []).map((q) => ({
+    kind: q.ref.kind,
+    name: q.ref.name,
+    ...(q.ref.namespace ? { namespace: q.ref.namespace } : {}),
+    hard: q.spec.hard ?? {},
+    used: q.used,
+  }));
 }

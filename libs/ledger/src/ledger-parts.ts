@@ -33,7 +33,15 @@ export interface LedgerParts {
   close(): Promise<void>;
 }
 
-const AUDIT_HISTORY = ['readEvents', 'listDecisions', 'getDecision', 'getReservation', 'listReservations', 'unsettledReservations', 'listNamespaces'] as const;
+const AUDIT_HISTORY = [
+  'readEvents',
+  'listDecisions',
+  'getDecision',
+  'getReservation',
+  'listReservations',
+  'unsettledReservations',
+  'listNamespaces',
+] as const;
 
 /** The only place the ledger's classes are constructed for a process (an architecture test holds apps to it). */
 export function buildLedgerParts(dataSource: DataSource, settings: LedgerSettings): LedgerParts {
@@ -52,7 +60,11 @@ export function buildLedgerParts(dataSource: DataSource, settings: LedgerSetting
     ...(settings.reads?.log ? { log: settings.reads.log } : {}),
   });
   const { pollMs, stepMax, coalesceMs, onError, batchSize, snapshotEvery } = settings.projection ?? {};
-  const projection = new UsageProjection(dataSource, { ...(batchSize ? { batchSize } : {}), ...(snapshotEvery ? { snapshotEvery } : {}), ...(onError ? { onError } : {}) });
+  const projection = new UsageProjection(dataSource, {
+    ...(batchSize ? { batchSize } : {}),
+    ...(snapshotEvery ? { snapshotEvery } : {}),
+    ...(onError ? { onError } : {}),
+  });
   return {
     dataSource,
     commands,
@@ -69,7 +81,12 @@ export function buildLedgerParts(dataSource: DataSource, settings: LedgerSetting
     queue: new QueueQueries(dataSource),
     projection,
     projectionRunner: (hooks = {}) =>
-      new ProjectionRunner(dataSource, projection, { pollMs: pollMs ?? 1000, ...(stepMax ? { stepMax } : {}), ...(coalesceMs === undefined ? {} : { coalesceMs }), ...hooks }),
+      new ProjectionRunner(dataSource, projection, {
+        pollMs: pollMs ?? 1000,
+        ...(stepMax ? { stepMax } : {}),
+        ...(coalesceMs === undefined ? {} : { coalesceMs }),
+        ...hooks,
+      }),
     close: async () => {
       await commands.close();
       await cluster.close();

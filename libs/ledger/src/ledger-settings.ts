@@ -34,7 +34,13 @@ export interface LedgerConfig {
   readonly quotaWarningPercent: number;
   readonly sharedQuotaNamespacesMax: number;
   readonly awaitFirstCount: boolean;
-  readonly queue: { readonly passMax: number; readonly passSeconds: number; readonly perNamespaceMax: number; readonly blockSharePercent: number; readonly totalMax: number };
+  readonly queue: {
+    readonly passMax: number;
+    readonly passSeconds: number;
+    readonly perNamespaceMax: number;
+    readonly blockSharePercent: number;
+    readonly totalMax: number;
+  };
   readonly admission: { readonly plugins: readonly AdmissionPlugin[]; readonly limitedResources: readonly LimitedResource[] };
   readonly reconcileConcurrency: number;
   readonly projectionBatchSize: number;
@@ -66,7 +72,12 @@ export interface LedgerSettings {
 }
 
 /** What each role is called in a message (and in pg_stat_activity, below). */
-const ROLE_NAMES: Record<LedgerRole, string> = { api: 'the admission API', reconciler: 'the reconciler', 'projection-worker': 'the projection worker', 'projection-rebuild': 'the projection rebuild' };
+const ROLE_NAMES: Record<LedgerRole, string> = {
+  api: 'the admission API',
+  reconciler: 'the reconciler',
+  'projection-worker': 'the projection worker',
+  'projection-rebuild': 'the projection rebuild',
+};
 
 const APPLICATION_NAMES: Record<LedgerRole, string> = {
   api: 'quota-ledger-api',
@@ -111,7 +122,12 @@ function commandsOf(config: LedgerConfig, role: LedgerRole, hooks: LedgerHooks):
     limitedResources: config.admission.limitedResources,
     sharedQuotaNamespacesMax: config.sharedQuotaNamespacesMax,
     awaitFirstCount: config.awaitFirstCount,
-    queuePolicy: { passMax: config.queue.passMax, passMs: config.queue.passSeconds * 1000, perNamespaceMax: config.queue.perNamespaceMax, blockSharePercent: config.queue.blockSharePercent },
+    queuePolicy: {
+      passMax: config.queue.passMax,
+      passMs: config.queue.passSeconds * 1000,
+      perNamespaceMax: config.queue.perNamespaceMax,
+      blockSharePercent: config.queue.blockSharePercent,
+    },
     queueTotalMax: config.queue.totalMax,
     ...hooks.commands,
   };
@@ -120,8 +136,12 @@ function commandsOf(config: LedgerConfig, role: LedgerRole, hooks: LedgerHooks):
 /** The one mapping from configuration to the ledger's options. */
 export function ledgerSettings(config: LedgerConfig, role: LedgerRole, hooks: LedgerHooks = {}): LedgerSettings {
   const database = databaseOf(config, role);
-  const replica = role === 'api' && config.databaseReadUrl ? { database: { ...database, url: config.databaseReadUrl, applicationName: 'quota-ledger-api-reads' } } : {};
-  const warn = (msg: string) => (error: unknown) => hooks.log?.('warn', msg, { error: error instanceof Error ? error.message : String(error) });
+  const replica =
+    role === 'api' && config.databaseReadUrl
+      ? { database: { ...database, url: config.databaseReadUrl, applicationName: 'quota-ledger-api-reads' } }
+      : {};
+  const warn = (msg: string) => (error: unknown) =>
+    hooks.log?.('warn', msg, { error: error instanceof Error ? error.message : String(error) });
   return {
     database,
     commands: commandsOf(config, role, hooks),

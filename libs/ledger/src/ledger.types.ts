@@ -74,7 +74,16 @@ export interface LedgerOptions {
 }
 
 export type { AdmissionResult, DenialJson } from '@quota/domain';
-export type { AdmissionSource, EventView, Page, SharedQuotaUsagePoint, SharedQuotaUsageSeries, UsageMarker, UsagePoint, UsageSeries } from '@quota/api';
+export type {
+  AdmissionSource,
+  EventView,
+  Page,
+  SharedQuotaUsagePoint,
+  SharedQuotaUsageSeries,
+  UsageMarker,
+  UsagePoint,
+  UsageSeries,
+} from '@quota/api';
 
 /** A decision as the audit API lists it: the contract's view of the domain's answer. */
 export type DecisionView = ApiDecisionView<AdmissionResult>;

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { LedgerError } from './ledger-error.js';
 import { decodeEvent, type FoldRow } from './rows.js';
 
-const row = (over: Partial<FoldRow>): FoldRow => ({ version: '7', type: 'Committed', schema_version: 1, data: { reservationId: 'r1' }, at_ms: 1_700_000_000_123.6, ...over });
+const row = (over: Partial<FoldRow>): FoldRow => ({
+  version: '7',
+  type: 'Committed',
+  schema_version: 1,
+  data: { reservationId: 'r1' },
+  at_ms: 1_700_000_000_123.6,
+  ...over,
+});
 
 describe('decodeEvent', () => {
   it('decodes a row of a known type and schema version into the domain event', () => {
@@ -13,7 +20,9 @@ describe('decodeEvent', () => {
   it('refuses an event type this build does not know, naming it, with a coded error', () => {
     const decode = () => decodeEvent(row({ type: 'QuotaBorrowed' }));
     expect(decode).toThrow(LedgerError);
-    expect(decode).toThrow('the ledger holds an event of type "QuotaBorrowed" (version 7) that this build does not know; upgrade this replica');
+    expect(decode).toThrow(
+      'the ledger holds an event of type "QuotaBorrowed" (version 7) that this build does not know; upgrade this replica',
+    );
     try {
       decode();
     } catch (error) {

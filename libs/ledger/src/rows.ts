@@ -1,4 +1,12 @@
-import { EVENT_SCHEMA_VERSION, LEDGER_EVENT_TYPES, originOf, type LedgerEventType, type RecordedEvent, type RecordedReservation, type ReleaseReason } from '@quota/domain';
+import {
+  EVENT_SCHEMA_VERSION,
+  LEDGER_EVENT_TYPES,
+  originOf,
+  type LedgerEventType,
+  type RecordedEvent,
+  type RecordedReservation,
+  type ReleaseReason,
+} from '@quota/domain';
 import type { ReservationJson } from './head.js';
 import { LedgerError } from './ledger-error.js';
 import type { AdmissionResult, DecisionView } from './ledger.types.js';
@@ -34,7 +42,8 @@ export interface FoldRow {
   readonly at_ms: number;
 }
 
-export const FOLD_COLUMNS = 'version::text AS version, type, schema_version, data, (extract(epoch from recorded_at) * 1000)::float8 AS at_ms';
+export const FOLD_COLUMNS =
+  'version::text AS version, type, schema_version, data, (extract(epoch from recorded_at) * 1000)::float8 AS at_ms';
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(LEDGER_EVENT_TYPES);
 
@@ -45,7 +54,10 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set(LEDGER_EVENT_TYPES);
  */
 export function decodeEvent(row: FoldRow): RecordedEvent {
   if (!KNOWN_TYPES.has(row.type)) {
-    throw new LedgerError('Undecodable', `the ledger holds an event of type "${row.type}" (version ${row.version}) that this build does not know; upgrade this replica`);
+    throw new LedgerError(
+      'Undecodable',
+      `the ledger holds an event of type "${row.type}" (version ${row.version}) that this build does not know; upgrade this replica`,
+    );
   }
   if (!Number.isInteger(row.schema_version) || row.schema_version < 1 || row.schema_version > EVENT_SCHEMA_VERSION) {
     throw new LedgerError(
@@ -97,12 +109,21 @@ export function recordFromJson(
   rest: Pick<ReservationRecord, 'eventVersions' | 'releasedAt' | 'releaseReason' | 'requestId'>,
 ): ReservationRecord {
   const origin = originOf(json, rest.requestId);
-  return { id: json.id, object: json.object, origin, status, ...(json.expiresAt === undefined ? {} : { expiresAt: json.expiresAt }), json, ...rest };
+  return {
+    id: json.id,
+    object: json.object,
+    origin,
+    status,
+    ...(json.expiresAt === undefined ? {} : { expiresAt: json.expiresAt }),
+    json,
+    ...rest,
+  };
 }
 
 // ------------------------------------------------------------------------ decisions
 
-export const DECISION_COLUMNS = 'id::text AS id, decided_at, source, request_key, operation, resource, kind, name, object_uid, requester, on_behalf_of, dry_run, allowed, result';
+export const DECISION_COLUMNS =
+  'id::text AS id, decided_at, source, request_key, operation, resource, kind, name, object_uid, requester, on_behalf_of, dry_run, allowed, result';
 
 /** An `admission_decisions` row as DECISION_COLUMNS selects it. */
 export interface DecisionRow {

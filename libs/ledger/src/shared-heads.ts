@@ -131,7 +131,9 @@ export class SharedHeads {
           definition: e.definition,
           ...(e.createdAt === undefined ? {} : { createdAt: e.createdAt }),
           ...(e.updatedAt === undefined ? {} : { updatedAt: e.updatedAt }),
-          members: Object.fromEntries([...e.members].sort(([a], [b]) => (a < b ? -1 : 1)).map(([ns, used]) => [ns, Resources.canonicalResourceList(used)])),
+          members: Object.fromEntries(
+            [...e.members].sort(([a], [b]) => (a < b ? -1 : 1)).map(([ns, used]) => [ns, Resources.canonicalResourceList(used)]),
+          ),
         },
         events: e.events,
       }));

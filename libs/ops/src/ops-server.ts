@@ -10,7 +10,12 @@ export interface OpsServer {
  * GET /metrics (Prometheus) and GET /healthz for a process without an HTTP API of its own
  * (the projection worker, the reconciler): what a Kubernetes probe and a scrape need.
  */
-export async function startOpsServer(options: { port: number; host: string; registry: Registry; healthy: () => boolean }): Promise<OpsServer> {
+export async function startOpsServer(options: {
+  port: number;
+  host: string;
+  registry: Registry;
+  healthy: () => boolean;
+}): Promise<OpsServer> {
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     if (request.method !== 'GET') {

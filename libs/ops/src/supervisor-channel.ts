@@ -20,7 +20,10 @@ export function leaveWithSupervisor(onOrphaned: (message: string) => void = () =
   process.once('disconnect', () => {
     // Ours is the first listener; any other is the app's shutdown, which starts after this returns.
     if (process.listenerCount('disconnect') === 0) exitNow(onOrphaned, 'the supervisor is gone while the app was starting: exiting');
-    setTimeout(() => exitNow(onOrphaned, `the supervisor is gone and the app did not stop within ${ORPHAN_GRACE_MS} ms: exiting`), ORPHAN_GRACE_MS).unref();
+    setTimeout(
+      () => exitNow(onOrphaned, `the supervisor is gone and the app did not stop within ${ORPHAN_GRACE_MS} ms: exiting`),
+      ORPHAN_GRACE_MS,
+    ).unref();
   });
 }
 

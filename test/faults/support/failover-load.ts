@@ -60,23 +60,51 @@ export class LoadLog {
       } catch {
         // not JSON
       }
-      exchange = { what, key, sentAt, answeredAt: Date.now(), status: response.status, body: parsed, retryAfter: response.headers.get('retry-after') };
+      exchange = {
+        what,
+        key,
+        sentAt,
+        answeredAt: Date.now(),
+        status: response.status,
+        body: parsed,
+        retryAfter: response.headers.get('retry-after'),
+      };
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause;
-      exchange = { what, key, sentAt, answeredAt: Date.now(), status: 0, body: undefined, retryAfter: null, error: cause?.code ?? (error instanceof Error ? error.message : String(error)) };
+      exchange = {
+        what,
+        key,
+        sentAt,
+        answeredAt: Date.now(),
+        status: 0,
+        body: undefined,
+        retryAfter: null,
+        error: cause?.code ?? (error instanceof Error ? error.message : String(error)),
+      };
     }
     this.exchanges.push(exchange);
     return exchange;
   }
 
   /** Sends until the answer is one of `final` (a decision); gives up after `deadlineMs`, which fails the test. */
-  async untilFinal(what: Exchange['what'], key: string, method: string, path: string, body: unknown, final: readonly number[], deadlineMs = 60_000): Promise<Exchange> {
+  async untilFinal(
+    what: Exchange['what'],
+    key: string,
+    method: string,
+    path: string,
+    body: unknown,
+    final: readonly number[],
+    deadlineMs = 60_000,
+  ): Promise<Exchange> {
     const deadline = Date.now() + deadlineMs;
     for (let attempt = 0; ; attempt++) {
       if (this.aborted !== undefined) throw new Error(`${what} ${key}: ${this.aborted}`);
       const exchange = await this.send(what, key, method, path, body);
       if (final.includes(exchange.status)) return exchange;
-      if (Date.now() > deadline) throw new Error(`${what} ${key}: no decision within ${deadlineMs} ms; last answer ${exchange.status} ${JSON.stringify(exchange.body ?? exchange.error)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${what} ${key}: no decision within ${deadlineMs} ms; last answer ${exchange.status} ${JSON.stringify(exchange.body ?? exchange.error)}`,
+        );
       await sleep(Math.min(200, 50 * 2 ** Math.min(attempt, 2)));
     }
   }
@@ -95,11 +123,23 @@ export async function restClient(log: LoadLog, namespace: string, worker: number
   for (let seq = 1; !log.stopping; seq++) {
     if (live.length >= window) await releaseOldest();
     const key = `${namespace}-r${worker}-${seq}`;
-    const body = { requestId: key, kind: 'Widget', resource: 'widgets.example.com', name: key, resources: { 'example.com/gpu': String(1 + (seq % 3)) } };
+    const body = {
+      requestId: key,
+      kind: 'Widget',
+      resource: 'widgets.example.com',
+      name: key,
+      resources: { 'example.com/gpu': String(1 + (seq % 3)) },
+    };
     const answer = await log.untilFinal('reserve', key, 'POST', `/v1/namespaces/${namespace}/reservations`, body, [201, 403]);
     if (answer.status === 201) {
       live.push(answer.body.id as string);
-      log.acknowledged.push({ namespace, requestId: `rest:${key}`, reservationId: answer.body.id as string, sentAt: answer.sentAt, answeredAt: answer.answeredAt });
+      log.acknowledged.push({
+        namespace,
+        requestId: `rest:${key}`,
+        reservationId: answer.body.id as string,
+        sentAt: answer.sentAt,
+        answeredAt: answer.answeredAt,
+      });
     } else await releaseOldest();
   }
 }
@@ -108,9 +148,23 @@ export async function restClient(log: LoadLog, namespace: string, worker: number
 export async function expiringClient(log: LoadLog, namespace: string): Promise<void> {
   for (let seq = 1; !log.stopping; seq++) {
     const key = `${namespace}-t${seq}`;
-    const body = { requestId: key, kind: 'Widget', resource: 'widgets.example.com', name: key, resources: { 'example.com/gpu': '1' }, ttlSeconds: 1 };
+    const body = {
+      requestId: key,
+      kind: 'Widget',
+      resource: 'widgets.example.com',
+      name: key,
+      resources: { 'example.com/gpu': '1' },
+      ttlSeconds: 1,
+    };
     const answer = await log.untilFinal('reserve', key, 'POST', `/v1/namespaces/${namespace}/reservations`, body, [201, 403]);
-    if (answer.status === 201) log.acknowledged.push({ namespace, requestId: `rest:${key}`, reservationId: answer.body.id as string, sentAt: answer.sentAt, answeredAt: answer.answeredAt });
+    if (answer.status === 201)
+      log.acknowledged.push({
+        namespace,
+        requestId: `rest:${key}`,
+        reservationId: answer.body.id as string,
+        sentAt: answer.sentAt,
+        answeredAt: answer.answeredAt,
+      });
     else await sleep(200);
   }
 }
@@ -142,7 +196,8 @@ export async function webhookClient(log: LoadLog, namespace: string, worker: num
       },
     };
     const answer = await log.untilFinal('review', uid, 'POST', '/v1/admission/validate', review, [200]);
-    if (answer.body?.response?.allowed === true) log.acknowledged.push({ namespace, requestId: `review:${uid}`, sentAt: answer.sentAt, answeredAt: answer.answeredAt });
+    if (answer.body?.response?.allowed === true)
+      log.acknowledged.push({ namespace, requestId: `review:${uid}`, sentAt: answer.sentAt, answeredAt: answer.answeredAt });
     else await sleep(20);
   }
 }

@@ -68,7 +68,10 @@ export function createReview(uid: string, object: Pod): unknown {
       name: object.metadata?.name ?? '',
       namespace,
       operation: 'CREATE',
-      userInfo: { username: 'system:serviceaccount:kube-system:replicaset-controller', groups: ['system:serviceaccounts', 'system:authenticated'] },
+      userInfo: {
+        username: 'system:serviceaccount:kube-system:replicaset-controller',
+        groups: ['system:serviceaccounts', 'system:authenticated'],
+      },
       object,
       oldObject: null,
       dryRun: false,
@@ -84,7 +87,12 @@ export function restReservation(requestId: string, object: Pod): unknown {
 
 /** `pods: HARD` with enough CPU that only the pod count can run out. */
 export function quotaBody(pods: number): unknown {
-  return { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute' }, spec: { hard: { pods: String(pods), 'requests.cpu': '1000' } } };
+  return {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'compute' },
+    spec: { hard: { pods: String(pods), 'requests.cpu': '1000' } },
+  };
 }
 
 /** A namespace's whole stream, as the domain folds it. */
@@ -99,7 +107,9 @@ export async function streamOf(pool: pg.Pool, namespace: string): Promise<Record
 
 /** Usage per quota of a folded state, canonical: the shape the head row, /usage and the read models show. */
 export function usageOf(state: NamespaceState): Record<string, Record<string, string>> {
-  return Object.fromEntries([...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]));
+  return Object.fromEntries(
+    [...state.quotas.keys()].sort().map((name) => [name, Resources.canonicalResourceList(state.used.get(name) ?? Resources.EMPTY)]),
+  );
 }
 
 /** Usage per quota of a stream (the fold asserts every invariant on the way: gap-free versions, no double release). */
@@ -120,7 +130,9 @@ export function overHardPoints(events: readonly RecordedEvent[]): string[] {
       const used = state.used.get(quota.name) ?? Resources.EMPTY;
       const { exceeded } = Resources.lessThanOrEqual(used, quota.hard);
       for (const resource of exceeded) {
-        points.push(`v${event.version} ${event.type}: ${quota.name} ${resource} used ${Resources.get(used, resource)?.canonical()} > hard ${Resources.get(quota.hard, resource)?.canonical()}`);
+        points.push(
+          `v${event.version} ${event.type}: ${quota.name} ${resource} used ${Resources.get(used, resource)?.canonical()} > hard ${Resources.get(quota.hard, resource)?.canonical()}`,
+        );
       }
     }
   }
@@ -128,7 +140,11 @@ export function overHardPoints(events: readonly RecordedEvent[]): string[] {
 }
 
 /** Values of `expression` (over ledger_events) that occur in more than one event of `type`: each must occur once. */
-export async function repeatedIn(pool: pg.Pool, type: string, expression: "data->>'reservationId'" | 'request_id'): Promise<{ value: string; n: number }[]> {
+export async function repeatedIn(
+  pool: pg.Pool,
+  type: string,
+  expression: "data->>'reservationId'" | 'request_id',
+): Promise<{ value: string; n: number }[]> {
   const { rows } = await pool.query<{ value: string; n: number }>(
     `SELECT ${expression} AS value, count(*)::int AS n FROM ledger_events WHERE type = $1 AND ${expression} IS NOT NULL GROUP BY 1 HAVING count(*) > 1 ORDER BY 1`,
     [type],
@@ -183,7 +199,11 @@ export interface AppProcess {
 
 /** One compiled app (`dist/apps/…/main.js`, path from the repository root), quiet unless it fails. */
 export function startApp(script: string, args: readonly string[], env: Record<string, string>): AppProcess {
-  const child = spawn(process.execPath, [`${ROOT}${script}`, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'error', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [`${ROOT}${script}`, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -208,7 +228,12 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
  * WITH (FORCE) that lands in between ends those backends under the closing clients, which
  * then report an unhandled error. Best effort: gives up after `timeoutMs`.
  */
-export async function connectionsClosed(pool: pg.Pool, database: string, keepApplication = 'quota-ledger', timeoutMs = 5_000): Promise<void> {
+export async function connectionsClosed(
+  pool: pg.Pool,
+  database: string,
+  keepApplication = 'quota-ledger',
+  timeoutMs = 5_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const { rows } = await pool.query<{ n: number }>(

@@ -28,7 +28,8 @@ const DATABASE = 'quota_ledger_faults';
 function assertTraversable(dir: string): void {
   if (userInfo().uid !== 0) return;
   for (let path = resolve(dir); ; path = dirname(path)) {
-    if ((statSync(path).mode & 0o001) === 0) throw new Error(`the private PostgreSQL runs as "postgres", which cannot enter ${path}: set TMPDIR to a traversable directory`);
+    if ((statSync(path).mode & 0o001) === 0)
+      throw new Error(`the private PostgreSQL runs as "postgres", which cannot enter ${path}: set TMPDIR to a traversable directory`);
     if (path === dirname(path)) return;
   }
 }

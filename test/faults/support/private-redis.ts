@@ -38,7 +38,9 @@ function ping(port: number): Promise<boolean> {
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {
@@ -48,11 +50,15 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
 
   const launch = async (): Promise<void> => {
     output = '';
-    const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-      // Its working directory is where a dump would land; nothing is saved, but never the checkout.
-      cwd: tmpdir(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const started = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      {
+        // Its working directory is where a dump would land; nothing is saved, but never the checkout.
+        cwd: tmpdir(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     started.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     started.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child = started;

@@ -8,7 +8,12 @@ import { EXPANDABLE_CLASS, FIXED_CLASS, HIGH_PRIORITY, LOW_PRIORITY, OVERHEAD_RU
  * plain JSON without a namespace: each side posts the same one to its own namespace.
  */
 
-export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: Record<string, unknown> };
+export type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+};
 
 const CPU = ['50m', '100m', '250m', '500m', '1', '1500m'];
 const MEMORY = ['32Mi', '64Mi', '128Mi', '256Mi', '512Mi'];
@@ -22,7 +27,10 @@ function containerResources(random: Random): { requests?: ResourceList; limits?:
   if (shape === 'none') return {};
   const requests: ResourceList = {};
   const limits: ResourceList = {};
-  for (const [resource, values] of [['cpu', CPU], ['memory', MEMORY]] as const) {
+  for (const [resource, values] of [
+    ['cpu', CPU],
+    ['memory', MEMORY],
+  ] as const) {
     if (!random.chance(0.75)) continue;
     const low = random.int(0, values.length - 2);
     const high = random.int(low, values.length - 1);
@@ -55,7 +63,8 @@ export function podManifest(random: Random, name: string, claims: readonly strin
   ];
   const spec: Record<string, unknown> = { containers, restartPolicy: random.pick(['Always', 'Never', 'OnFailure']) };
   if (initContainers.length) spec.initContainers = initContainers;
-  if (random.chance(0.1)) spec.resources = { requests: { cpu: random.pick(CPU.slice(1)), memory: random.pick(MEMORY.slice(1)) }, limits: { cpu: '2' } };
+  if (random.chance(0.1))
+    spec.resources = { requests: { cpu: random.pick(CPU.slice(1)), memory: random.pick(MEMORY.slice(1)) }, limits: { cpu: '2' } };
   if (random.chance(0.25)) spec.activeDeadlineSeconds = 600;
   if (random.chance(0.25)) spec.priorityClassName = random.pick([HIGH_PRIORITY, LOW_PRIORITY]);
   if (random.chance(0.1)) spec.runtimeClassName = OVERHEAD_RUNTIME;
@@ -63,7 +72,13 @@ export function podManifest(random: Random, name: string, claims: readonly strin
   if (random.chance(0.1)) spec.nodeName = 'node-without-kubelet';
   // Affinity to pods of other namespaces (the CrossNamespacePodAffinity scope).
   if (random.chance(0.08)) {
-    spec.affinity = { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'other' } }, topologyKey: 'kubernetes.io/hostname', namespaces: ['elsewhere'] }] } };
+    spec.affinity = {
+      podAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { labelSelector: { matchLabels: { app: 'other' } }, topologyKey: 'kubernetes.io/hostname', namespaces: ['elsewhere'] },
+        ],
+      },
+    };
   }
   if (claims.length && random.chance(0.15)) {
     spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: random.pick(claims) } }];
@@ -103,13 +118,30 @@ export function serviceShape(random: Random): { type: ServiceType; allocateLoadB
 
 export function serviceManifest(random: Random, name: string): Manifest {
   const ports = Array.from({ length: random.int(1, 2) }, (_, i) => ({ name: `p${i}`, port: 80 + i }));
-  if (random.chance(0.1)) return { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { type: 'ExternalName', externalName: 'elsewhere.example.com', ports } };
-  return { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ...serviceShape(random), ports, selector: { app: 'differential' } } };
+  if (random.chance(0.1))
+    return {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name },
+      spec: { type: 'ExternalName', externalName: 'elsewhere.example.com', ports },
+    };
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name },
+    spec: { ...serviceShape(random), ports, selector: { app: 'differential' } },
+  };
 }
 
 /** The API path of a kind's collection in `namespace`. */
 export function collectionPath(kind: string, namespace: string): string {
-  const plural = { Pod: 'pods', PersistentVolumeClaim: 'persistentvolumeclaims', Service: 'services', ConfigMap: 'configmaps', Secret: 'secrets' }[kind];
+  const plural = {
+    Pod: 'pods',
+    PersistentVolumeClaim: 'persistentvolumeclaims',
+    Service: 'services',
+    ConfigMap: 'configmaps',
+    Secret: 'secrets',
+  }[kind];
   if (!plural) throw new Error(`no path for kind ${kind}`);
   return `/api/v1/namespaces/${namespace}/${plural}`;
 }

@@ -1,4 +1,15 @@
-import { claimManifest, CLAIM_SIZES, amount, dataManifest, podManifest, scaled, serviceManifest, serviceShape, type Manifest, type ServiceType } from './objects.js';
+import {
+  claimManifest,
+  CLAIM_SIZES,
+  amount,
+  dataManifest,
+  podManifest,
+  scaled,
+  serviceManifest,
+  serviceShape,
+  type Manifest,
+  type ServiceType,
+} from './objects.js';
 import type { Random } from './random.js';
 import { addableResources, hardValueFor, type QuotaDefinition, type ResourceList, type Scenario } from './scenario.js';
 
@@ -54,12 +65,19 @@ export interface World {
 
 export function newWorld(scenario: Scenario, kubelet = false): World {
   const late = scenario.definedAfter !== undefined;
-  return { objects: new Map(), quotas: late ? [] : copyQuotas(scenario.quotas), ...(late ? { later: scenario } : {}), defineAt: scenario.definedAfter ?? 0, kubelet };
+  return {
+    objects: new Map(),
+    quotas: late ? [] : copyQuotas(scenario.quotas),
+    ...(late ? { later: scenario } : {}),
+    defineAt: scenario.definedAfter ?? 0,
+    kubelet,
+  };
 }
 
 const copyQuotas = (quotas: readonly QuotaDefinition[]): QuotaDefinition[] => quotas.map((q) => ({ ...q, hard: { ...q.hard } }));
 
-const objectOf = (world: World, name: string, kind: Kind): ObjectState | undefined => (world.objects.get(name)?.kind === kind ? world.objects.get(name) : undefined);
+const objectOf = (world: World, name: string, kind: Kind): ObjectState | undefined =>
+  world.objects.get(name)?.kind === kind ? world.objects.get(name) : undefined;
 
 /** Whether `op` can be played now (its object exists, or for a create, does not). */
 export function applicable(op: Op, world: World): boolean {
@@ -97,7 +115,9 @@ export function applicable(op: Op, world: World): boolean {
   }
 }
 
-function containersOf(pod: { spec?: { containers?: { name: string; resources?: ContainerResources }[] } }): Record<string, ContainerResources> {
+function containersOf(pod: {
+  spec?: { containers?: { name: string; resources?: ContainerResources }[] };
+}): Record<string, ContainerResources> {
   return Object.fromEntries((pod.spec?.containers ?? []).map((c) => [c.name, { ...c.resources }]));
 }
 
@@ -107,11 +127,24 @@ function stateOf(stored: any): ObjectState {
   const name = String(stored.metadata.name);
   if (stored.kind === 'Pod') {
     const deadline = stored.spec.activeDeadlineSeconds as number | undefined;
-    return { kind: 'Pod', name, terminal: false, bound: Boolean(stored.spec.nodeName), containers: containersOf(stored), ...(deadline === undefined ? {} : { deadline }) };
+    return {
+      kind: 'Pod',
+      name,
+      terminal: false,
+      bound: Boolean(stored.spec.nodeName),
+      containers: containersOf(stored),
+      ...(deadline === undefined ? {} : { deadline }),
+    };
   }
   if (stored.kind === 'Service') return { kind: 'Service', name, type: stored.spec.type };
   if (stored.kind === 'ConfigMap' || stored.kind === 'Secret') return { kind: stored.kind, name };
-  return { kind: 'PersistentVolumeClaim', name, bound: false, className: stored.spec.storageClassName, storage: stored.spec.resources.requests.storage };
+  return {
+    kind: 'PersistentVolumeClaim',
+    name,
+    bound: false,
+    className: stored.spec.storageClassName,
+    storage: stored.spec.resources.requests.storage,
+  };
 }
 
 /** The world after `op` was allowed, given the object the Kubernetes side answered (if any). */
@@ -126,8 +159,7 @@ export function evolve(world: World, op: Op, stored: any): void {
   else if (op.op === 'resize' && current?.kind === 'Pod') {
     current.previous = current.containers;
     current.containers = containersOf(stored);
-  }
-  else if (op.op === 'finish' && current?.kind === 'Pod') current.terminal = true;
+  } else if (op.op === 'finish' && current?.kind === 'Pod') current.terminal = true;
   else if (op.op === 'deadline' && current?.kind === 'Pod') current.deadline = op.seconds;
   else if (op.op === 'bind' && current?.kind === 'PersistentVolumeClaim') current.bound = true;
   else if (op.op === 'expand' && current?.kind === 'PersistentVolumeClaim') current.storage = op.storage;
@@ -142,7 +174,23 @@ export function evolve(world: World, op: Op, stored: any): void {
   }
 }
 
-const WEIGHTS = { pod: 28, claim: 8, service: 7, data: 4, label: 5, resize: 10, finish: 7, deadline: 3, kubelet: 5, bind: 4, expand: 5, allocate: 3, retype: 5, delete: 14, hard: 4 } as const;
+const WEIGHTS = {
+  pod: 28,
+  claim: 8,
+  service: 7,
+  data: 4,
+  label: 5,
+  resize: 10,
+  finish: 7,
+  deadline: 3,
+  kubelet: 5,
+  bind: 4,
+  expand: 5,
+  allocate: 3,
+  retype: 5,
+  delete: 14,
+  hard: 4,
+} as const;
 type Choice = keyof typeof WEIGHTS;
 
 /** The next step drawn for `world`; `serial` names new objects. */
@@ -169,10 +217,19 @@ export function nextOp(random: Random, world: World, serial: number): Op {
     delete: all.length > 0,
     hard: world.quotas.length > 0,
   };
-  const choice = random.weighted(Object.fromEntries(Object.entries(WEIGHTS).filter(([k]) => possible[k as Choice])) as Record<Choice, number>);
+  const choice = random.weighted(
+    Object.fromEntries(Object.entries(WEIGHTS).filter(([k]) => possible[k as Choice])) as Record<Choice, number>,
+  );
   switch (choice) {
     case 'pod':
-      return { op: 'create', manifest: podManifest(random, `pod-${serial}`, claims.map((c) => c.name)) };
+      return {
+        op: 'create',
+        manifest: podManifest(
+          random,
+          `pod-${serial}`,
+          claims.map((c) => c.name),
+        ),
+      };
     case 'claim':
       return { op: 'create', manifest: claimManifest(random, `claim-${serial}`) };
     case 'service':
@@ -186,11 +243,21 @@ export function nextOp(random: Random, world: World, serial: number): Op {
     case 'resize':
       return resizeOp(random, random.chance(0.9) && pods.some((p) => !p.terminal) ? pods.filter((p) => !p.terminal) : pods);
     case 'finish':
-      return { op: 'finish', name: random.pick(pods.filter((p) => !p.terminal)).name, phase: random.pick(['Succeeded', 'Failed'] as const) };
+      return {
+        op: 'finish',
+        name: random.pick(pods.filter((p) => !p.terminal)).name,
+        phase: random.pick(['Succeeded', 'Failed'] as const),
+      };
     case 'deadline':
-      return deadlineOp(random, pods.filter((p) => !p.terminal));
+      return deadlineOp(
+        random,
+        pods.filter((p) => !p.terminal),
+      );
     case 'kubelet':
-      return kubeletOp(random, pods.filter((p) => !p.terminal));
+      return kubeletOp(
+        random,
+        pods.filter((p) => !p.terminal),
+      );
     case 'bind':
       return { op: 'bind', name: random.pick(claims.filter((c) => !c.bound)).name };
     case 'expand':
@@ -240,7 +307,8 @@ function kubeletOp(random: Random, pods: readonly ObjectState[]): Op {
   const pod = random.pick(pods) as Extract<ObjectState, { kind: 'Pod' }>;
   const container = random.pick(Object.keys(pod.containers));
   const before = pod.previous?.[container];
-  if (before && random.chance(0.6)) return { op: 'kubelet', name: pod.name, container, resources: before, ...(random.chance(0.5) ? { infeasible: true } : {}) };
+  if (before && random.chance(0.6))
+    return { op: 'kubelet', name: pod.name, container, resources: before, ...(random.chance(0.5) ? { infeasible: true } : {}) };
   return { op: 'kubelet', name: pod.name, container, resources: pod.containers[container] ?? {} };
 }
 
@@ -297,17 +365,26 @@ export function describeOp(op: Op): string {
     case 'hard':
       return `(both quotas) ${op.quota}.spec.hard[${op.resource}] = ${op.value ?? '(removed)'}`;
     case 'define':
-      return '(both namespaces) the scenario\'s quotas and LimitRange defined now';
+      return "(both namespaces) the scenario's quotas and LimitRange defined now";
   }
 }
 
 /** A kubelet's status of a running pod with one container's allocation and applied resources. */
 export function kubeletStatus(op: Extract<Op, { op: 'kubelet' }>): { status: Record<string, unknown> } {
-  const container = { name: op.container, image: 'registry.invalid/differential:1', imageID: '', ready: true, restartCount: 0, state: { running: {} } };
+  const container = {
+    name: op.container,
+    image: 'registry.invalid/differential:1',
+    imageID: '',
+    ready: true,
+    restartCount: 0,
+    state: { running: {} },
+  };
   return {
     status: {
       phase: 'Running',
-      containerStatuses: [{ ...container, ...(op.resources.requests ? { allocatedResources: op.resources.requests } : {}), resources: op.resources }],
+      containerStatuses: [
+        { ...container, ...(op.resources.requests ? { allocatedResources: op.resources.requests } : {}), resources: op.resources },
+      ],
       ...(op.infeasible ? { conditions: [{ type: 'PodResizePending', status: 'True', reason: 'Infeasible' }] } : {}),
     },
   };

@@ -21,13 +21,19 @@ export interface Decision {
 const WEBHOOK_PREFIX = /^admission webhook "[^"]+" denied the request: /;
 
 /** The resources of `a=1,b=2` (a refusal's `requested:` list). */
-const namesOf = (list: string): string[] => list.split(',').map((entry) => entry.split('=')[0]!.trim()).filter(Boolean);
+const namesOf = (list: string): string[] =>
+  list
+    .split(',')
+    .map((entry) => entry.split('=')[0]!.trim())
+    .filter(Boolean);
 
 /** LimitRanger's violations: one message, or `[a, b]` in Go's map order. */
 function limitRangeItems(text: string): string[] | undefined {
   const body = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
   const items = body.split(/, (?=(?:minimum|maximum) |\S+ max limit to request ratio )/);
-  return items.every((item) => /^(minimum|maximum) \S+ usage per |^\S+ max limit to request ratio per /.test(item)) ? items.sort() : undefined;
+  return items.every((item) => /^(minimum|maximum) \S+ usage per |^\S+ max limit to request ratio per /.test(item))
+    ? items.sort()
+    : undefined;
 }
 
 /** The decision an answer of the API server carries. */
@@ -39,7 +45,14 @@ export function decisionOf(answer: KubeAnswer): Decision {
   let match = /^exceeded quota: ([^,]+), requested: (\S+), used:/.exec(text);
   if (match) return { allowed: false, kind: 'QuotaExceeded', quota: match[1], resources: namesOf(match[2]!).sort(), message };
   match = /^failed quota: ([^:]+): must specify (.*)$/.exec(text);
-  if (match) return { allowed: false, kind: 'QuotaMustSpecify', quota: match[1], resources: [...match[2]!.matchAll(/([\w./-]+) for: /g)].map((m) => m[1]!).sort(), message };
+  if (match)
+    return {
+      allowed: false,
+      kind: 'QuotaMustSpecify',
+      quota: match[1],
+      resources: [...match[2]!.matchAll(/([\w./-]+) for: /g)].map((m) => m[1]!).sort(),
+      message,
+    };
   match = /^status unknown for quota: ([^,]+), resources: (.*)$/.exec(text);
   if (match) return { allowed: false, kind: 'QuotaStatusUnknown', quota: match[1], resources: namesOf(match[2]!).sort(), message };
   const items = limitRangeItems(text);
@@ -112,7 +125,12 @@ export function usageDifferences(kubernetes: Usage, ledger: Usage, limited: Reco
     for (const resource of resources) {
       const k = kubernetes[quota]?.[resource];
       const q = ledger[quota]?.[resource];
-      if (!sameQuantity(k, q)) differences.push({ resource: `${quota}/${resource}`, ...(k === undefined ? {} : { kubernetes: k }), ...(q === undefined ? {} : { ledger: q }) });
+      if (!sameQuantity(k, q))
+        differences.push({
+          resource: `${quota}/${resource}`,
+          ...(k === undefined ? {} : { kubernetes: k }),
+          ...(q === undefined ? {} : { ledger: q }),
+        });
     }
   }
   return differences;

@@ -1,7 +1,15 @@
 import type { Answer } from '../../support/api.js';
 import type { KubeApi } from '../../support/kube-api.js';
 import { applicable, describeOp, evolve, newWorld, type Op, type World } from './operations.js';
-import { decisionOf, sameDecision, showDecision, showDifference, usageDifferences, type Decision, type UsageDifference } from './outcome.js';
+import {
+  decisionOf,
+  sameDecision,
+  showDecision,
+  showDifference,
+  usageDifferences,
+  type Decision,
+  type UsageDifference,
+} from './outcome.js';
 import type { Scenario } from './scenario.js';
 import { createNamespace, KubernetesSide, LedgerSide, type Side } from './sides.js';
 
@@ -97,16 +105,31 @@ async function settle(sides: [Side, Side], world: World, op: Op, settleMs = SETT
  * One step on both sides: the decisions compared, the world evolved, Used settled and compared.
  * Answers the disagreement it showed, if any, and whether that was a known one the run survives.
  */
-async function playStep(sides: [Side, Side], world: World, op: Op, step: number, options: RunOptions): Promise<{ disagreement?: Disagreement; goOn: boolean; decision: Decision }> {
+async function playStep(
+  sides: [Side, Side],
+  world: World,
+  op: Op,
+  step: number,
+  options: RunOptions,
+): Promise<{ disagreement?: Disagreement; goOn: boolean; decision: Decision }> {
   const log = options.log ?? (() => undefined);
   const answers = await Promise.all(sides.map((side) => side.perform(op, world)));
   const [k, l] = answers.map(decisionOf) as [Decision, Decision];
   const same = sameDecision(k, l);
-  log(`  ${String(step).padStart(3)} ${describeOp(op).slice(0, 160)}\n      kubernetes: ${showDecision(k).slice(0, 300)}${same ? '' : `\n      ledger:     ${showDecision(l).slice(0, 300)}`}`);
+  log(
+    `  ${String(step).padStart(3)} ${describeOp(op).slice(0, 160)}\n      kubernetes: ${showDecision(k).slice(0, 300)}${same ? '' : `\n      ledger:     ${showDecision(l).slice(0, 300)}`}`,
+  );
   let known: Disagreement | undefined;
   if (!same) {
     const said = [k.kind ?? 'allowed', l.kind ?? 'allowed'];
-    const disagreement: Disagreement = { step, op, what: 'decision', details: [`kubernetes: ${showDecision(k)}`, `ledger: ${showDecision(l)}`], signature: signature('decision', op, said), decisions: { kubernetes: k, ledger: l } };
+    const disagreement: Disagreement = {
+      step,
+      op,
+      what: 'decision',
+      details: [`kubernetes: ${showDecision(k)}`, `ledger: ${showDecision(l)}`],
+      signature: signature('decision', op, said),
+      decisions: { kubernetes: k, ledger: l },
+    };
     // Both refused for different reasons (a known difference): nothing changed, the run can go on.
     if (k.allowed || l.allowed || !options.known?.(disagreement)) return { disagreement, goOn: false, decision: k };
     known = disagreement;
@@ -116,22 +139,54 @@ async function playStep(sides: [Side, Side], world: World, op: Op, step: number,
   if (differences.length === 0) return { ...(known ? { disagreement: known } : {}), goOn: true, decision: k };
   const details = differences.map(showDifference);
   log(`      Used differs: ${details.join('; ')}`);
-  return { disagreement: { step, op, what: 'usage', details, usage: differences, signature: signature('usage', op, differences.map((d) => d.resource)) }, goOn: false, decision: k };
+  return {
+    disagreement: {
+      step,
+      op,
+      what: 'usage',
+      details,
+      usage: differences,
+      signature: signature(
+        'usage',
+        op,
+        differences.map((d) => d.resource),
+      ),
+    },
+    goOn: false,
+    decision: k,
+  };
 }
 
 let runs = 0;
 
 /** Plays `source` (at most `maxSteps` steps) on a new pair of namespaces. */
-export async function run(env: Environment, scenario: Scenario, source: OpSource, maxSteps: number, options: RunOptions = {}): Promise<RunResult> {
+export async function run(
+  env: Environment,
+  scenario: Scenario,
+  source: OpSource,
+  maxSteps: number,
+  options: RunOptions = {},
+): Promise<RunResult> {
   const started = Date.now();
   const suffix = `${process.pid}-${++runs}`;
-  const sides: [Side, Side] = [new KubernetesSide(env.kube, `diff-k-${suffix}`), new LedgerSide(env.kube, env.request, env.databaseUrl, `diff-l-${suffix}`)];
+  const sides: [Side, Side] = [
+    new KubernetesSide(env.kube, `diff-k-${suffix}`),
+    new LedgerSide(env.kube, env.request, env.databaseUrl, `diff-l-${suffix}`),
+  ];
   const played: Op[] = [];
   const known: Disagreement[] = [];
   const timings: RunResult['timings'] = {};
   const decisions: Record<string, number> = {};
   let compared = 0;
-  const result = (disagreement?: Disagreement): RunResult => ({ played, compared, known, timings, decisions, ms: Date.now() - started, ...(disagreement ? { disagreement } : {}) });
+  const result = (disagreement?: Disagreement): RunResult => ({
+    played,
+    compared,
+    known,
+    timings,
+    decisions,
+    ms: Date.now() - started,
+    ...(disagreement ? { disagreement } : {}),
+  });
   try {
     await Promise.all(sides.map((side) => createNamespace(env.kube, side.namespace, side.label)));
     // Defined now, or by the `define` step (Scenario.definedAfter).

@@ -43,11 +43,23 @@ export const OVERHEAD_RUNTIME = 'with-overhead';
 
 /** Cluster-scoped objects the generated objects refer to, created once per control plane. */
 export const CLUSTER_FIXTURES: readonly unknown[] = [
-  { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: EXPANDABLE_CLASS }, provisioner: 'example.com/none', allowVolumeExpansion: true },
+  {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: EXPANDABLE_CLASS },
+    provisioner: 'example.com/none',
+    allowVolumeExpansion: true,
+  },
   { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: FIXED_CLASS }, provisioner: 'example.com/none' },
   { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: HIGH_PRIORITY }, value: 1000 },
   { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: LOW_PRIORITY }, value: 10 },
-  { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: OVERHEAD_RUNTIME }, handler: 'runc', overhead: { podFixed: { cpu: '10m', memory: '16Mi' } } },
+  {
+    apiVersion: 'node.k8s.io/v1',
+    kind: 'RuntimeClass',
+    metadata: { name: OVERHEAD_RUNTIME },
+    handler: 'runc',
+    overhead: { podFixed: { cpu: '10m', memory: '16Mi' } },
+  },
 ];
 
 const CPU = ['500m', '1', '1500m', '2', '3'];
@@ -98,13 +110,53 @@ function objectsQuota(random: Random): QuotaDefinition {
 function scopedQuotas(random: Random): QuotaDefinition[] {
   const candidates: QuotaDefinition[] = [
     { name: 'best-effort', scopes: ['BestEffort'], hard: { pods: String(random.int(1, 3)) } },
-    { name: 'not-best-effort', scopes: ['NotBestEffort'], hard: some(random, [['pods', String(random.int(2, 5))], ['limits.cpu', random.pick(CPU)]], 0.7) },
-    { name: 'terminating', scopes: ['Terminating'], hard: some(random, [['pods', String(random.int(1, 3))], ['requests.cpu', random.pick(CPU)]], 0.7) },
-    { name: 'not-terminating', scopes: ['NotTerminating'], hard: some(random, [['pods', String(random.int(2, 5))], ['requests.memory', random.pick(MEMORY)]], 0.7) },
+    {
+      name: 'not-best-effort',
+      scopes: ['NotBestEffort'],
+      hard: some(
+        random,
+        [
+          ['pods', String(random.int(2, 5))],
+          ['limits.cpu', random.pick(CPU)],
+        ],
+        0.7,
+      ),
+    },
+    {
+      name: 'terminating',
+      scopes: ['Terminating'],
+      hard: some(
+        random,
+        [
+          ['pods', String(random.int(1, 3))],
+          ['requests.cpu', random.pick(CPU)],
+        ],
+        0.7,
+      ),
+    },
+    {
+      name: 'not-terminating',
+      scopes: ['NotTerminating'],
+      hard: some(
+        random,
+        [
+          ['pods', String(random.int(2, 5))],
+          ['requests.memory', random.pick(MEMORY)],
+        ],
+        0.7,
+      ),
+    },
     {
       name: 'high-priority',
       scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: [HIGH_PRIORITY] }] },
-      hard: some(random, [['pods', String(random.int(1, 3))], ['requests.cpu', random.pick(CPU)]], 0.7),
+      hard: some(
+        random,
+        [
+          ['pods', String(random.int(1, 3))],
+          ['requests.cpu', random.pick(CPU)],
+        ],
+        0.7,
+      ),
     },
     { name: 'cross-namespace', scopes: ['CrossNamespacePodAffinity'], hard: { pods: String(random.int(0, 1)) } },
   ];
@@ -134,7 +186,8 @@ function limitRange(random: Random): LimitRangeItem[] | undefined {
   if (random.chance(0.15)) return undefined;
   const items: LimitRangeItem[] = [containerItem(random)];
   if (random.chance(0.3)) items.push({ type: 'Pod', max: { cpu: random.pick(['2', '3']), memory: '1536Mi' } });
-  if (random.chance(0.4)) items.push({ type: 'PersistentVolumeClaim', min: { storage: '256Mi' }, max: { storage: random.pick(['2Gi', '3Gi']) } });
+  if (random.chance(0.4))
+    items.push({ type: 'PersistentVolumeClaim', min: { storage: '256Mi' }, max: { storage: random.pick(['2Gi', '3Gi']) } });
   return items;
 }
 
@@ -159,8 +212,22 @@ export function addableResources(quota: QuotaDefinition): string[] {
   if (quota.scopes?.includes('BestEffort')) return ['pods'];
   const compute = ['pods', 'requests.cpu', 'requests.memory', 'limits.cpu', 'limits.memory'];
   if (scoped) return compute;
-  if (quota.name === 'compute') return [...compute, 'count/pods', 'requests.ephemeral-storage', 'limits.ephemeral-storage', 'requests.example.com/gpu'];
-  return ['services', 'services.nodeports', 'services.loadbalancers', 'persistentvolumeclaims', 'requests.storage', EXPANDABLE_STORAGE, EXPANDABLE_CLAIMS, 'count/services', 'count/configmaps', 'configmaps', 'count/secrets', 'secrets'];
+  if (quota.name === 'compute')
+    return [...compute, 'count/pods', 'requests.ephemeral-storage', 'limits.ephemeral-storage', 'requests.example.com/gpu'];
+  return [
+    'services',
+    'services.nodeports',
+    'services.loadbalancers',
+    'persistentvolumeclaims',
+    'requests.storage',
+    EXPANDABLE_STORAGE,
+    EXPANDABLE_CLAIMS,
+    'count/services',
+    'count/configmaps',
+    'configmaps',
+    'count/secrets',
+    'secrets',
+  ];
 }
 
 /** A ResourceQuota object of `definition`, with `extra` hard entries (Kubernetes' side only). */

@@ -7,7 +7,11 @@ import type { Op } from './operations.js';
  * Steps whose object no longer exists are skipped by the replay, so any subsequence is playable;
  * `fails` answers the steps played up to the failure (the replay may fail sooner), or undefined.
  */
-export async function shrink(ops: readonly Op[], fails: (candidate: readonly Op[]) => Promise<readonly Op[] | undefined>, budgetMs: number): Promise<{ ops: readonly Op[]; trials: number; complete: boolean }> {
+export async function shrink(
+  ops: readonly Op[],
+  fails: (candidate: readonly Op[]) => Promise<readonly Op[] | undefined>,
+  budgetMs: number,
+): Promise<{ ops: readonly Op[]; trials: number; complete: boolean }> {
   const deadline = Date.now() + budgetMs;
   let current = ops;
   let chunks = 2;

@@ -55,14 +55,23 @@ function objectPath(kind: string, namespace: string, name: string): string {
 }
 
 /** The object requests of `op`, the same on both sides. */
-async function performObjectOp(kube: KubeApi, namespace: string, op: Exclude<Op, { op: 'hard' | 'define' }>, world: World): Promise<KubeAnswer> {
+async function performObjectOp(
+  kube: KubeApi,
+  namespace: string,
+  op: Exclude<Op, { op: 'hard' | 'define' }>,
+  world: World,
+): Promise<KubeAnswer> {
   switch (op.op) {
     case 'create':
       return kube.create(collectionPath(op.manifest.kind, namespace), { ...op.manifest, metadata: { ...op.manifest.metadata, namespace } });
     case 'label':
       return kube.patch(objectPath(op.kind, namespace, op.name), { metadata: { labels: { tier: op.value } } });
     case 'resize':
-      return kube.patch(`${objectPath('Pod', namespace, op.name)}/resize`, { spec: { containers: [{ name: op.container, resources: op.resources }] } }, 'strategic');
+      return kube.patch(
+        `${objectPath('Pod', namespace, op.name)}/resize`,
+        { spec: { containers: [{ name: op.container, resources: op.resources }] } },
+        'strategic',
+      );
     case 'finish':
       return kube.patch(`${objectPath('Pod', namespace, op.name)}/status`, { status: { phase: op.phase } });
     case 'deadline':
@@ -70,16 +79,24 @@ async function performObjectOp(kube: KubeApi, namespace: string, op: Exclude<Op,
     case 'kubelet':
       return kube.patch(`${objectPath('Pod', namespace, op.name)}/status`, kubeletStatus(op));
     case 'allocate':
-      return kube.patch(`${objectPath('PersistentVolumeClaim', namespace, op.name)}/status`, { status: { allocatedResources: { storage: op.storage } } });
+      return kube.patch(`${objectPath('PersistentVolumeClaim', namespace, op.name)}/status`, {
+        status: { allocatedResources: { storage: op.storage } },
+      });
     case 'bind': {
       const claim = world.objects.get(op.name);
       const storage = claim?.kind === 'PersistentVolumeClaim' ? claim.storage : '1Gi';
-      return kube.patch(`${objectPath('PersistentVolumeClaim', namespace, op.name)}/status`, { status: { phase: 'Bound', capacity: { storage } } });
+      return kube.patch(`${objectPath('PersistentVolumeClaim', namespace, op.name)}/status`, {
+        status: { phase: 'Bound', capacity: { storage } },
+      });
     }
     case 'expand':
-      return kube.patch(objectPath('PersistentVolumeClaim', namespace, op.name), { spec: { resources: { requests: { storage: op.storage } } } });
+      return kube.patch(objectPath('PersistentVolumeClaim', namespace, op.name), {
+        spec: { resources: { requests: { storage: op.storage } } },
+      });
     case 'retype':
-      return kube.patch(objectPath('Service', namespace, op.name), { spec: { type: op.type, allocateLoadBalancerNodePorts: op.allocateLoadBalancerNodePorts ?? null } });
+      return kube.patch(objectPath('Service', namespace, op.name), {
+        spec: { type: op.type, allocateLoadBalancerNodePorts: op.allocateLoadBalancerNodePorts ?? null },
+      });
     case 'delete':
       return deleted(kube, objectPath(op.kind, namespace, op.name), op.graceSeconds);
   }
@@ -128,7 +145,11 @@ async function defined(define: () => Promise<void>): Promise<KubeAnswer> {
 }
 
 export async function createNamespace(kube: KubeApi, name: string, side: Side['label']): Promise<void> {
-  const answer = await kube.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [SIDE_LABEL]: side } } });
+  const answer = await kube.create('/api/v1/namespaces', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { [SIDE_LABEL]: side } },
+  });
   if (answer.status !== 201) throw new Error(`namespace ${name}: ${answer.status} ${JSON.stringify(answer.body)}`);
 }
 
@@ -153,7 +174,10 @@ export class KubernetesSide implements Side {
       if (answer.status !== 201) throw new Error(`kubernetes quota ${quota.name}: ${JSON.stringify(answer.body)}`);
     }
     if (scenario.limitRange) {
-      const answer = await this.kube.create(`/api/v1/namespaces/${this.namespace}/limitranges`, limitRangeObject(scenario.limitRange, this.namespace));
+      const answer = await this.kube.create(
+        `/api/v1/namespaces/${this.namespace}/limitranges`,
+        limitRangeObject(scenario.limitRange, this.namespace),
+      );
       if (answer.status !== 201) throw new Error(`kubernetes limit range: ${JSON.stringify(answer.body)}`);
     }
     await this.synced();
@@ -228,7 +252,11 @@ export class LedgerSide implements Side {
       this.definitions.set(quota.name, quota);
     }
     if (scenario.limitRange) {
-      const answer = await this.request('PUT', `/v1/namespaces/${this.namespace}/limitranges/limits`, limitRangeObject(scenario.limitRange, this.namespace));
+      const answer = await this.request(
+        'PUT',
+        `/v1/namespaces/${this.namespace}/limitranges/limits`,
+        limitRangeObject(scenario.limitRange, this.namespace),
+      );
       if (answer.status !== 201) throw new Error(`ledger limit range: ${answer.status} ${JSON.stringify(answer.body)}`);
     }
     // The namespace became managed: its quotas refuse until the reconciler's first count.
@@ -260,7 +288,11 @@ export class LedgerSide implements Side {
   /** A reconcile of the namespace, queued now (so its listing begins after the step), until it completed. */
   async refresh(): Promise<void> {
     const jobId = `differential-${Date.now()}-${this.serial++}.${this.namespace}`;
-    await this.queue.add(NAMESPACE_JOB, { namespace: this.namespace, reason: 'differential' }, { jobId, removeOnComplete: false, removeOnFail: false, attempts: 3, backoff: { type: 'fixed', delay: 200 } });
+    await this.queue.add(
+      NAMESPACE_JOB,
+      { namespace: this.namespace, reason: 'differential' },
+      { jobId, removeOnComplete: false, removeOnFail: false, attempts: 3, backoff: { type: 'fixed', delay: 200 } },
+    );
     await until(`the reconcile of ${this.namespace}`, async () => {
       const state = await this.queue.getJobState(jobId);
       if (state === 'failed') throw new Error(`the reconcile of ${this.namespace} failed`);

@@ -12,7 +12,15 @@ import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { definitionAuthorPatch, isDefinitionReview } from './definition-author.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { isNamespaceReview, namespaceOfReview, reviewedNamespaceName } from './namespace-review.js';
-import { allowResponse, decisionAnnotations, denyResponse, parseAdmissionReview, ReviewMalformed, type AdmissionReviewRequest, type AdmissionReviewResponse } from './admission-review.js';
+import {
+  allowResponse,
+  decisionAnnotations,
+  denyResponse,
+  parseAdmissionReview,
+  ReviewMalformed,
+  type AdmissionReviewRequest,
+  type AdmissionReviewResponse,
+} from './admission-review.js';
 import { Allow, NamespaceInBody } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/edge/body-guard.js';
 import { noteAnswer, TimedAdmission } from '../observability/admission-timing.js';
@@ -33,7 +41,11 @@ function parse(body: unknown): { review: AdmissionReviewRequest; tooLarge?: Sele
  * API server refuses an object over its own limits, and never decided on part of it.
  */
 function tooLargeResponse(review: AdmissionReviewRequest, tooLarge: SelectionTooLarge): AdmissionReviewResponse {
-  const what = forbiddenText(review.resource, review.name ?? '', `${tooLarge.field}: ${tooLarge.detail}; the fields admission reads of one object are bounded`);
+  const what = forbiddenText(
+    review.resource,
+    review.name ?? '',
+    `${tooLarge.field}: ${tooLarge.detail}; the fields admission reads of one object are bounded`,
+  );
   return denyResponse(review.uid, 413, what);
 }
 
@@ -43,7 +55,11 @@ function readReview<T>(read: () => T): T {
     return read();
   } catch (error) {
     if (!(error instanceof ReviewMalformed)) throw error;
-    throw new BadRequestException(kubeStatus(400, `the AdmissionReview is malformed: ${error.message}`, { causes: [{ reason: 'FieldValueInvalid', field: error.field, message: error.problem }] }));
+    throw new BadRequestException(
+      kubeStatus(400, `the AdmissionReview is malformed: ${error.message}`, {
+        causes: [{ reason: 'FieldValueInvalid', field: error.field, message: error.problem }],
+      }),
+    );
   }
 }
 
@@ -77,7 +93,10 @@ export class AdmissionReviewController {
   @HttpCode(200)
   async mutate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
     const { review, tooLarge } = parse(body);
-    return noteAnswer(request.res as Response, tooLarge ? this.refuseTooLarge(review, tooLarge, request) : await this.mutation(review, request));
+    return noteAnswer(
+      request.res as Response,
+      tooLarge ? this.refuseTooLarge(review, tooLarge, request) : await this.mutation(review, request),
+    );
   }
 
   /** LimitRange validation and the quota check; an allowed CREATE/UPDATE appends a reservation. */
@@ -89,7 +108,10 @@ export class AdmissionReviewController {
   @HttpCode(200)
   async validate(@Body() body: unknown, @Req() request: Request): Promise<AdmissionReviewResponse> {
     const { review, tooLarge } = parse(body);
-    return noteAnswer(request.res as Response, tooLarge ? this.refuseTooLarge(review, tooLarge, request) : await this.validation(review, request));
+    return noteAnswer(
+      request.res as Response,
+      tooLarge ? this.refuseTooLarge(review, tooLarge, request) : await this.validation(review, request),
+    );
   }
 
   private refuseTooLarge(review: AdmissionReviewRequest, tooLarge: SelectionTooLarge, request: Request): AdmissionReviewResponse {
@@ -102,8 +124,10 @@ export class AdmissionReviewController {
     const denied = this.alwaysDenied(review);
     if (denied) return denied;
     // A LedgerQuota or LimitRange: who made it, for the reconciler to record in the ledger.
-    if (isDefinitionReview(review)) return allowResponse(review.uid, definitionAuthorPatch(review, onBehalfOf(request, review.username).onBehalfOf));
-    if (!review.namespace || !review.object || !pluginEnabled(this.config.admission.plugins, 'LimitRanger')) return allowResponse(review.uid);
+    if (isDefinitionReview(review))
+      return allowResponse(review.uid, definitionAuthorPatch(review, onBehalfOf(request, review.username).onBehalfOf));
+    if (!review.namespace || !review.object || !pluginEnabled(this.config.admission.plugins, 'LimitRanger'))
+      return allowResponse(review.uid);
     const limitRanges = await this.definitions.limitRanges(review.namespace);
     return allowResponse(review.uid, limitRangeDefaultsPatch(review, limitRanges));
   }
@@ -134,13 +158,22 @@ export class AdmissionReviewController {
     this.metrics.decided('webhook', result);
     // Only where the ledger keeps reservations: a namespace it never managed has nothing to release.
     if (review.operation === 'DELETE' && !review.dryRun && result.allowed && managed) this.reconcile.afterDelete(review.namespace);
-    const extras = { auditAnnotations: decisionAnnotations(decisionId, result.reservationId), ...(result.warnings ? { warnings: result.warnings } : {}) };
-    return result.allowed ? allowResponse(review.uid, undefined, extras) : denyResponse(review.uid, result.code, result.message ?? 'denied', extras);
+    const extras = {
+      auditAnnotations: decisionAnnotations(decisionId, result.reservationId),
+      ...(result.warnings ? { warnings: result.warnings } : {}),
+    };
+    return result.allowed
+      ? allowResponse(review.uid, undefined, extras)
+      : denyResponse(review.uid, result.code, result.message ?? 'denied', extras);
   }
 
   /** AlwaysDeny's answer to a review it refuses (every one, while it runs); the ledger decides the rest. */
   private alwaysDenied(review: AdmissionReviewRequest): AdmissionReviewResponse | undefined {
-    const denied = alwaysDenyRefusal(this.config.admission.plugins, review.resource, admissionObjectName(review.object ?? review.oldObject, review.name));
+    const denied = alwaysDenyRefusal(
+      this.config.admission.plugins,
+      review.resource,
+      admissionObjectName(review.object ?? review.oldObject, review.name),
+    );
     return denied ? denyResponse(review.uid, 403, denied) : undefined;
   }
 

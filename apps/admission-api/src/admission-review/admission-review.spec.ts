@@ -7,7 +7,14 @@ const base = { uid: 'u-1', operation: 'CREATE', resource: { group: '', version: 
 describe('parseAdmissionReview', () => {
   it('reads what the decision needs and tolerates the fields it does not read', () => {
     const parsed = parseAdmissionReview(
-      review({ ...base, requestKind: { group: '', version: 'v1', kind: 'Pod' }, options: { kind: 'CreateOptions' }, userInfo: { username: 'alice', groups: ['dev'] }, dryRun: true, object: { metadata: { name: 'p' } } }),
+      review({
+        ...base,
+        requestKind: { group: '', version: 'v1', kind: 'Pod' },
+        options: { kind: 'CreateOptions' },
+        userInfo: { username: 'alice', groups: ['dev'] },
+        dryRun: true,
+        object: { metadata: { name: 'p' } },
+      }),
     );
     expect(parsed).toEqual({
       uid: 'u-1',
@@ -37,7 +44,12 @@ describe('parseAdmissionReview', () => {
         object: { kind: 'Scale', spec: { replicas: 3 } },
       }),
     );
-    expect(parsed).toMatchObject({ name: 'web', subResource: 'scale', kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, resource: { group: 'apps', resource: 'deployments' } });
+    expect(parsed).toMatchObject({
+      name: 'web',
+      subResource: 'scale',
+      kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' },
+      resource: { group: 'apps', resource: 'deployments' },
+    });
   });
 
   it('reads a cluster-scoped request (empty namespace) as having no namespace, and dryRun absent as false', () => {
@@ -47,7 +59,9 @@ describe('parseAdmissionReview', () => {
   });
 
   it('reads a DELETE whose object is null', () => {
-    expect(parseAdmissionReview(review({ ...base, operation: 'DELETE', object: null, oldObject: { metadata: { name: 'p' } } }))).toMatchObject({ operation: 'DELETE', oldObject: { metadata: { name: 'p' } } });
+    expect(
+      parseAdmissionReview(review({ ...base, operation: 'DELETE', object: null, oldObject: { metadata: { name: 'p' } } })),
+    ).toMatchObject({ operation: 'DELETE', oldObject: { metadata: { name: 'p' } } });
   });
 
   it.each([

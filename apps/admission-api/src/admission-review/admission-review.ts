@@ -107,7 +107,8 @@ function obj(parent: Json, key: string, path: string): KubeObject | undefined {
   const value = parent[key];
   if (value === undefined || value === null) return undefined;
   if (!isObject(value)) throw new ReviewMalformed(`${path}.${key}`, 'must be an object or null');
-  if (value['metadata'] !== undefined && !isObject(value['metadata'])) throw new ReviewMalformed(`${path}.${key}.metadata`, 'must be an object');
+  if (value['metadata'] !== undefined && !isObject(value['metadata']))
+    throw new ReviewMalformed(`${path}.${key}.metadata`, 'must be an object');
   return value as KubeObject;
 }
 
@@ -115,9 +116,13 @@ function obj(parent: Json, key: string, path: string): KubeObject | undefined {
 function reviewRequestOf(body: unknown): Record<string, unknown> {
   if (!isObject(body)) throw new ReviewMalformed('body', 'must be an AdmissionReview object');
   if (body['apiVersion'] !== 'admission.k8s.io/v1') {
-    throw new ReviewMalformed('apiVersion', `Unsupported value: ${JSON.stringify(body['apiVersion'])}: supported values: "admission.k8s.io/v1"`);
+    throw new ReviewMalformed(
+      'apiVersion',
+      `Unsupported value: ${JSON.stringify(body['apiVersion'])}: supported values: "admission.k8s.io/v1"`,
+    );
   }
-  if (body['kind'] !== 'AdmissionReview') throw new ReviewMalformed('kind', `Unsupported value: ${JSON.stringify(body['kind'])}: supported values: "AdmissionReview"`);
+  if (body['kind'] !== 'AdmissionReview')
+    throw new ReviewMalformed('kind', `Unsupported value: ${JSON.stringify(body['kind'])}: supported values: "AdmissionReview"`);
   const request = body['request'];
   if (!isObject(request)) throw new ReviewMalformed('request', 'Required value');
   return request;
@@ -136,13 +141,20 @@ function reviewKindOf(request: Record<string, unknown>): AdmissionReviewRequest[
 }
 
 /** The object and old object: within their kind's bounds, and in the namespace the request names (as the REST path and the API server itself). */
-function checkObjects(groupResource: { group: string; resource: string }, namespace: string | undefined, objects: readonly (readonly [string, KubeObject | undefined])[]): void {
+function checkObjects(
+  groupResource: { group: string; resource: string },
+  namespace: string | undefined,
+  objects: readonly (readonly [string, KubeObject | undefined])[],
+): void {
   for (const [field, value] of objects) {
     const problem = value === undefined ? undefined : objectShapeProblem(groupResource, value, field);
     if (problem) throw new ReviewMalformed(problem.field, problem.message);
     const objectNamespace = value?.metadata?.namespace;
     if (namespace && objectNamespace !== undefined && objectNamespace !== '' && objectNamespace !== namespace) {
-      throw new ReviewMalformed(`${field}.metadata.namespace`, 'the namespace of the provided object does not match the namespace sent on the request');
+      throw new ReviewMalformed(
+        `${field}.metadata.namespace`,
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
     }
   }
 }
@@ -154,7 +166,10 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
   if (uid.length === 0 || uid.length > UID_MAX) throw new ReviewMalformed('request.uid', `must be 1 to ${UID_MAX} characters`);
   const operation = str(request, 'operation', 'request', true) as string;
   if (!(OPERATIONS as readonly string[]).includes(operation)) {
-    throw new ReviewMalformed('request.operation', `Unsupported value: "${operation}": supported values: ${OPERATIONS.map((o) => `"${o}"`).join(', ')}`);
+    throw new ReviewMalformed(
+      'request.operation',
+      `Unsupported value: "${operation}": supported values: ${OPERATIONS.map((o) => `"${o}"`).join(', ')}`,
+    );
   }
   const resource = request['resource'];
   if (!isObject(resource)) throw new ReviewMalformed('request.resource', 'Required value');
@@ -165,9 +180,11 @@ export function parseAdmissionReview(body: unknown): AdmissionReviewRequest {
 
   const kind = reviewKindOf(request);
   const userInfo = request['userInfo'];
-  if (userInfo !== undefined && userInfo !== null && !isObject(userInfo)) throw new ReviewMalformed('request.userInfo', 'must be an object');
+  if (userInfo !== undefined && userInfo !== null && !isObject(userInfo))
+    throw new ReviewMalformed('request.userInfo', 'must be an object');
   const dryRun = request['dryRun'];
-  if (dryRun !== undefined && dryRun !== null && typeof dryRun !== 'boolean') throw new ReviewMalformed('request.dryRun', 'must be a boolean');
+  if (dryRun !== undefined && dryRun !== null && typeof dryRun !== 'boolean')
+    throw new ReviewMalformed('request.dryRun', 'must be a boolean');
 
   const subResource = str(request, 'subResource', 'request', false);
   const name = str(request, 'name', 'request', false);
@@ -209,7 +226,8 @@ function storedStringProblem(
   namespace: string | undefined,
   username: string | undefined,
 ): NameProblem | undefined {
-  const optional = (value: string | undefined, check: (value: string) => NameProblem | undefined): NameProblem | undefined => (value ? check(value) : undefined);
+  const optional = (value: string | undefined, check: (value: string) => NameProblem | undefined): NameProblem | undefined =>
+    value ? check(value) : undefined;
   return (
     labelProblem(resource.resource, 'request.resource.resource') ??
     groupProblem(resource.group, 'request.resource.group') ??
@@ -231,7 +249,9 @@ export function allowResponse(uid: string, patch?: readonly unknown[], extras: R
     response: {
       uid,
       allowed: true,
-      ...(patch && patch.length > 0 ? { patchType: 'JSONPatch' as const, patch: Buffer.from(JSON.stringify(patch)).toString('base64') } : {}),
+      ...(patch && patch.length > 0
+        ? { patchType: 'JSONPatch' as const, patch: Buffer.from(JSON.stringify(patch)).toString('base64') }
+        : {}),
       ...extrasOf(extras),
     },
   };

@@ -8,20 +8,28 @@ const review = (annotations?: Record<string, string>, extra: Partial<AdmissionRe
     operation: 'UPDATE',
     resource: { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerquotas' },
     namespace: 'team-a',
-    object: { apiVersion: 'quota-ledger.io/v1alpha1', kind: 'LedgerQuota', metadata: { name: 'q', ...(annotations ? { annotations } : {}) } },
+    object: {
+      apiVersion: 'quota-ledger.io/v1alpha1',
+      kind: 'LedgerQuota',
+      metadata: { name: 'q', ...(annotations ? { annotations } : {}) },
+    },
     ...extra,
   }) as unknown as AdmissionReviewRequest;
 
 describe('definitionAuthorPatch', () => {
   it('stamps the trusted user, over whatever the object claimed', () => {
-    expect(definitionAuthorPatch(review(), 'alice')).toEqual([{ op: 'add', path: '/metadata/annotations', value: { 'quota-ledger.io/last-applied-by': 'alice' } }]);
+    expect(definitionAuthorPatch(review(), 'alice')).toEqual([
+      { op: 'add', path: '/metadata/annotations', value: { 'quota-ledger.io/last-applied-by': 'alice' } },
+    ]);
     expect(definitionAuthorPatch(review({ 'quota-ledger.io/last-applied-by': 'mallory' }), 'alice')).toEqual([
       { op: 'add', path: '/metadata/annotations/quota-ledger.io~1last-applied-by', value: 'alice' },
     ]);
   });
 
   it('removes a claimed author when no user can be trusted, and leaves the rest alone', () => {
-    expect(definitionAuthorPatch(review({ 'quota-ledger.io/last-applied-by': 'mallory' }), undefined)).toEqual([{ op: 'remove', path: '/metadata/annotations/quota-ledger.io~1last-applied-by' }]);
+    expect(definitionAuthorPatch(review({ 'quota-ledger.io/last-applied-by': 'mallory' }), undefined)).toEqual([
+      { op: 'remove', path: '/metadata/annotations/quota-ledger.io~1last-applied-by' },
+    ]);
     expect(definitionAuthorPatch(review({ team: 'a' }), undefined)).toEqual([]);
     expect(definitionAuthorPatch(review(undefined, { operation: 'DELETE' }), 'alice')).toEqual([]);
   });

@@ -2,7 +2,10 @@ import { LAST_APPLIED_BY_ANNOTATION } from '@quota/domain';
 import type { AdmissionReviewRequest } from './admission-review.js';
 
 /** The kinds of cluster object the reconciler copies into the ledger with their author, by group. */
-const AUTHORED: Readonly<Record<string, readonly string[]>> = { 'quota-ledger.io': ['ledgerquotas', 'ledgerclusterquotas', 'ledgerhierarchicalquotas'], '': ['limitranges'] };
+const AUTHORED: Readonly<Record<string, readonly string[]>> = {
+  'quota-ledger.io': ['ledgerquotas', 'ledgerclusterquotas', 'ledgerhierarchicalquotas'],
+  '': ['limitranges'],
+};
 
 /** Whether the review is of a definition the cluster holds (a LedgerQuota, a LimitRange, a LedgerClusterQuota) itself, not of its status (the reconciler's). */
 export function isDefinitionReview(review: AdmissionReviewRequest): boolean {
@@ -21,7 +24,8 @@ export function definitionAuthorPatch(review: AdmissionReviewRequest, user: stri
   if (!review.object || (review.operation !== 'CREATE' && review.operation !== 'UPDATE')) return [];
   const metadata = (review.object as { metadata?: { annotations?: Record<string, string> } }).metadata;
   const annotations = metadata?.annotations;
-  if (user === undefined) return annotations && LAST_APPLIED_BY_ANNOTATION in annotations ? [{ op: 'remove', path: `/metadata/annotations/${ESCAPED}` }] : [];
+  if (user === undefined)
+    return annotations && LAST_APPLIED_BY_ANNOTATION in annotations ? [{ op: 'remove', path: `/metadata/annotations/${ESCAPED}` }] : [];
   if (!annotations) return [{ op: 'add', path: '/metadata/annotations', value: { [LAST_APPLIED_BY_ANNOTATION]: user } }];
   return [{ op: 'add', path: `/metadata/annotations/${ESCAPED}`, value: user }];
 }

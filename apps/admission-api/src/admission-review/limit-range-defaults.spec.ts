@@ -14,8 +14,18 @@ const limitRanges: LimitRange[] = [
 
 const bare = { name: 'app', image: 'nginx' };
 const sized = (cpu: string) => ({ name: 'sidecar', image: 'envoy', resources: { requests: { cpu }, limits: { cpu } } });
-const pod = (...containers: object[]) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'ns' }, spec: { containers } });
-const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec: { resources: { requests: { storage: '1Gi' } } } };
+const pod = (...containers: object[]) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name: 'web', namespace: 'ns' },
+  spec: { containers },
+});
+const pvc = {
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  metadata: { name: 'data' },
+  spec: { resources: { requests: { storage: '1Gi' } } },
+};
 
 const podsResource = { group: '', version: 'v1', resource: 'pods' };
 const review = (overrides: Partial<AdmissionReviewRequest>): AdmissionReviewRequest => ({
@@ -28,12 +38,23 @@ const review = (overrides: Partial<AdmissionReviewRequest>): AdmissionReviewRequ
   ...overrides,
 });
 
-const containerDefaults = { op: 'add', path: '/spec/containers/0/resources', value: { limits: { cpu: '300m' }, requests: { cpu: '200m' } } };
-const annotation = (text: string) => ({ op: 'add', path: '/metadata/annotations', value: { 'kubernetes.io/limit-ranger': `LimitRanger plugin set: ${text}` } });
+const containerDefaults = {
+  op: 'add',
+  path: '/spec/containers/0/resources',
+  value: { limits: { cpu: '300m' }, requests: { cpu: '200m' } },
+};
+const annotation = (text: string) => ({
+  op: 'add',
+  path: '/metadata/annotations',
+  value: { 'kubernetes.io/limit-ranger': `LimitRanger plugin set: ${text}` },
+});
 
 describe('limitRangeDefaultsPatch', () => {
   it('defaults a CREATEd pod container that sets no resources and says so in the annotation', () => {
-    expect(limitRangeDefaultsPatch(review({}), limitRanges)).toEqual([containerDefaults, annotation('cpu request for container app; cpu limit for container app')]);
+    expect(limitRangeDefaultsPatch(review({}), limitRanges)).toEqual([
+      containerDefaults,
+      annotation('cpu request for container app; cpu limit for container app'),
+    ]);
   });
 
   it('still defaults a pod that breaks a LimitRange maximum: denying it is the validating webhook’s job', () => {
@@ -56,7 +77,9 @@ describe('limitRangeDefaultsPatch', () => {
     const again = limitRangeDefaultsPatch(review({ object: injected }), limitRanges);
     expect(again.filter((op) => op.path.startsWith('/spec/'))).toEqual([{ ...containerDefaults, path: '/spec/containers/1/resources' }]);
     const annotated = applyJsonPatch(injected, again) as { metadata: { annotations?: Record<string, string> } };
-    expect(annotated.metadata.annotations?.['kubernetes.io/limit-ranger']).toBe('LimitRanger plugin set: cpu request for container proxy; cpu limit for container proxy');
+    expect(annotated.metadata.annotations?.['kubernetes.io/limit-ranger']).toBe(
+      'LimitRanger plugin set: cpu request for container proxy; cpu limit for container proxy',
+    );
   });
 
   it.each<[string, Partial<AdmissionReviewRequest>, readonly LimitRange[]]>([
@@ -65,14 +88,35 @@ describe('limitRangeDefaultsPatch', () => {
     ['a cluster-scoped request', { namespace: undefined }, limitRanges],
     ['a DELETE (object null)', { operation: 'DELETE', object: undefined, oldObject: pod(bare) }, limitRanges],
     ['a pod UPDATE (containers are immutable)', { operation: 'UPDATE', oldObject: pod(bare) }, limitRanges],
-    ['a PersistentVolumeClaim (never defaulted)', { resource: { group: '', version: 'v1', resource: 'persistentvolumeclaims' }, object: pvc }, limitRanges],
-    ['a Deployment', { resource: { group: 'apps', version: 'v1', resource: 'deployments' }, object: { kind: 'Deployment', metadata: { name: 'web' } } }, limitRanges],
     [
-      'a Scale subresource UPDATE',
-      { operation: 'UPDATE', resource: { group: 'apps', version: 'v1', resource: 'deployments' }, subResource: 'scale', object: { kind: 'Scale', metadata: { name: 'web' }, spec: { replicas: 3 } } },
+      'a PersistentVolumeClaim (never defaulted)',
+      { resource: { group: '', version: 'v1', resource: 'persistentvolumeclaims' }, object: pvc },
       limitRanges,
     ],
-    ['a pod being deleted (finalizer update)', { operation: 'UPDATE', subResource: 'resize', oldObject: { ...pod(bare), metadata: { name: 'web', deletionTimestamp: '2026-01-01T00:00:00Z' } } }, limitRanges],
+    [
+      'a Deployment',
+      { resource: { group: 'apps', version: 'v1', resource: 'deployments' }, object: { kind: 'Deployment', metadata: { name: 'web' } } },
+      limitRanges,
+    ],
+    [
+      'a Scale subresource UPDATE',
+      {
+        operation: 'UPDATE',
+        resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+        subResource: 'scale',
+        object: { kind: 'Scale', metadata: { name: 'web' }, spec: { replicas: 3 } },
+      },
+      limitRanges,
+    ],
+    [
+      'a pod being deleted (finalizer update)',
+      {
+        operation: 'UPDATE',
+        subResource: 'resize',
+        oldObject: { ...pod(bare), metadata: { name: 'web', deletionTimestamp: '2026-01-01T00:00:00Z' } },
+      },
+      limitRanges,
+    ],
   ])('answers no patch for %s', (_case, overrides, ranges) => {
     expect(limitRangeDefaultsPatch(review(overrides), ranges)).toEqual([]);
   });

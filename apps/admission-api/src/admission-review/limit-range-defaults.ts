@@ -1,4 +1,11 @@
-import { admitLimitRanger, computePodDefaults, withLimitRangeApiDefaults, type JsonPatchOperation, type LimitRange, type Pod } from '@quota/domain';
+import {
+  admitLimitRanger,
+  computePodDefaults,
+  withLimitRangeApiDefaults,
+  type JsonPatchOperation,
+  type LimitRange,
+  type Pod,
+} from '@quota/domain';
 import type { AdmissionReviewRequest } from './admission-review.js';
 
 /**

@@ -22,7 +22,8 @@ export function namespaceOfReview(review: AdmissionReviewRequest): NamespaceDefi
   const object = review.object;
   if (!object) throw new ReviewMalformed('request.object', `Required value: a ${review.operation} of a Namespace carries the object`);
   const name = reviewedNamespaceName(review);
-  if (object.metadata?.name && object.metadata.name !== name) throw new ReviewMalformed('request.object.metadata.name', `must equal request.name ("${name}")`);
+  if (object.metadata?.name && object.metadata.name !== name)
+    throw new ReviewMalformed('request.object.metadata.name', `must equal request.name ("${name}")`);
   // Not an observation of the stored object (it is not stored yet): no resourceVersion is kept.
   const { resourceVersion: _unstored, ...metadata } = object.metadata ?? {};
   return clusterNamespaceRecord(name, metadata, (object as { spec?: { finalizers?: unknown } }).spec?.finalizers);

@@ -19,7 +19,11 @@ const REQUEST_FIELDS: Readonly<Record<string, FieldSelection>> = {
 const HEADER = keys({ apiVersion: WHOLE, kind: WHOLE, request: keys(REQUEST_FIELDS) });
 
 /** What the webhook's body scan records (body-guard.ts `@JsonBody`): the review, and of its objects what admission reads of any kind. */
-export const REVIEW_SCAN: FieldSelection = keys({ apiVersion: WHOLE, kind: WHOLE, request: keys({ ...REQUEST_FIELDS, object: ANY_KIND_FIELDS, oldObject: ANY_KIND_FIELDS }) });
+export const REVIEW_SCAN: FieldSelection = keys({
+  apiVersion: WHOLE,
+  kind: WHOLE,
+  request: keys({ ...REQUEST_FIELDS, object: ANY_KIND_FIELDS, oldObject: ANY_KIND_FIELDS }),
+});
 
 /** The review to decide: what admission reads of it, and, when its objects' fields are more than it reads, why they were left out. */
 export interface ReviewBody {
@@ -67,7 +71,13 @@ export function reviewBodyOf(body: unknown): ReviewBody {
   return { review: header };
 }
 
-function readObject(body: ScannedBody, request: Record<string, unknown>, field: 'object' | 'oldObject', groupResource: GroupResource | undefined, budget: SelectionBudget): void {
+function readObject(
+  body: ScannedBody,
+  request: Record<string, unknown>,
+  field: 'object' | 'oldObject',
+  groupResource: GroupResource | undefined,
+  budget: SelectionBudget,
+): void {
   const found = body.at(['request', field]);
   if (found) request[field] = body.read(found, groupResource ? fieldsRead(groupResource) : OBJECT_FIELDS, `request.${field}`, budget);
 }

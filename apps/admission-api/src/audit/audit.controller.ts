@@ -2,7 +2,18 @@ import { once } from 'node:events';
 import { BadRequestException, Controller, Get, Inject, Param, Query, Res, UsePipes } from '@nestjs/common';
 import type { Response } from 'express';
 import type { AppConfig } from '@quota/config';
-import { AuditQueries, LedgerClock, LedgerError, UsageQueries, type DecisionView, type EventView, type NamespaceUsage, type Page, type UnsettledReservations, type UsageSeries } from '@quota/ledger';
+import {
+  AuditQueries,
+  LedgerClock,
+  LedgerError,
+  UsageQueries,
+  type DecisionView,
+  type EventView,
+  type NamespaceUsage,
+  type Page,
+  type UnsettledReservations,
+  type UsageSeries,
+} from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
 import { NamespacePipe } from '../common/kube/path-params.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
@@ -89,7 +100,9 @@ export class AuditController {
    */
   @Allow('admin', 'auditor')
   @Get('usage/unsettled')
-  async unsettled(@Param('namespace', NamespacePipe) namespace: string): Promise<{ reservedBefore: string; items: UnsettledReservations[] }> {
+  async unsettled(
+    @Param('namespace', NamespacePipe) namespace: string,
+  ): Promise<{ reservedBefore: string; items: UnsettledReservations[] }> {
     const reservedBefore = unsettledBefore(this.config, await this.clock.now());
     return { reservedBefore, items: await this.audit.unsettledReservations(reservedBefore, namespace) };
   }
@@ -108,12 +121,19 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @HeavyRead()
   @Get('events/export')
-  async exportEvents(@Param('namespace', NamespacePipe) namespace: string, @Query() query: ExportQueryDto, @Res() response: Response): Promise<void> {
+  async exportEvents(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Query() query: ExportQueryDto,
+    @Res() response: Response,
+  ): Promise<void> {
     // Without `until`, the export ends at the namespace's last event when it starts: a stream
     // that keeps growing would never finish.
     const until = BigInt(query.until ?? (await this.usageQueries.usage(namespace))?.position ?? '0');
     await streamNdjson(response, async (after) => {
-      const page = await this.audit.readEvents(namespace, { ...(after ? { after } : query.after ? { after: query.after } : {}), limit: EXPORT_PAGE });
+      const page = await this.audit.readEvents(namespace, {
+        ...(after ? { after } : query.after ? { after: query.after } : {}),
+        limit: EXPORT_PAGE,
+      });
       const items = page.items.filter((e) => BigInt(e.position) <= until);
       const done = !page.next || items.length < page.items.length;
       return { items, ...(done ? {} : { next: page.next }) };
@@ -124,7 +144,11 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @HeavyRead()
   @Get('decisions/export')
-  async exportDecisions(@Param('namespace', NamespacePipe) namespace: string, @Query() query: DecisionsQueryDto, @Res() response: Response): Promise<void> {
+  async exportDecisions(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Query() query: DecisionsQueryDto,
+    @Res() response: Response,
+  ): Promise<void> {
     await streamNdjson(response, (after) =>
       this.audit.listDecisions(namespace, {
         ...(query.allowed === undefined ? {} : { allowed: query.allowed }),
@@ -157,9 +181,11 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @Get('decisions/:id')
   async decision(@Param('namespace', NamespacePipe) namespace: string, @Param('id') id: string): Promise<DecisionView> {
-    if (!POSITION.test(id)) throw new BadRequestException(kubeStatus(400, `invalid decision id ${JSON.stringify(id.slice(0, 100))} in the path: 1 to 18 digits`));
+    if (!POSITION.test(id))
+      throw new BadRequestException(kubeStatus(400, `invalid decision id ${JSON.stringify(id.slice(0, 100))} in the path: 1 to 18 digits`));
     const decision = await this.audit.getDecision(namespace, id);
-    if (!decision) throw new LedgerError('NotFound', `decisions "${id}" not found in namespace "${namespace}"`, { kind: 'decisions', name: id });
+    if (!decision)
+      throw new LedgerError('NotFound', `decisions "${id}" not found in namespace "${namespace}"`, { kind: 'decisions', name: id });
     return decision;
   }
 }

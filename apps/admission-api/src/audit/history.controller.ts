@@ -25,7 +25,10 @@ export class HistoryController {
   /** Oldest first. `GET reservations/{id}` (ReservationsController) shows one with its history. */
   @Allow('admin', 'auditor')
   @Get('reservations')
-  listReservations(@Param('namespace', NamespacePipe) namespace: string, @Query() query: ReservationsQueryDto): Promise<Page<ReservationView>> {
+  listReservations(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Query() query: ReservationsQueryDto,
+  ): Promise<Page<ReservationView>> {
     const after = query.after === undefined ? undefined : decodeReservationCursor(query.after);
     if (query.after !== undefined && !after) throw badParameter('after', 'must be the `next` of a previous page');
     return this.audit.listReservations(namespace, {

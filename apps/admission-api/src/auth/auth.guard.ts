@@ -29,13 +29,17 @@ export class AuthGuard implements CanActivate {
     }
     const what = `${request.method} ${request.path}`;
     if (!roles.some((role) => principal.roles.has(role))) {
-      throw forbidden(`"${principal.name}" (roles: ${[...principal.roles].join(', ')}) cannot ${what}: it needs the role ${roles.join(' or ')}`);
+      throw forbidden(
+        `"${principal.name}" (roles: ${[...principal.roles].join(', ')}) cannot ${what}: it needs the role ${roles.join(' or ')}`,
+      );
     }
     if (principal.namespaces === 'all') return true;
     const namespace = request.params['namespace'];
     if (typeof namespace === 'string') {
       if (principal.namespaces.has(namespace)) return true;
-      throw forbidden(`"${principal.name}" may act only in namespace${principal.namespaces.size > 1 ? 's' : ''} ${[...principal.namespaces].join(', ')}; ${what} is in namespace "${namespace}"`);
+      throw forbidden(
+        `"${principal.name}" may act only in namespace${principal.namespaces.size > 1 ? 's' : ''} ${[...principal.namespaces].join(', ')}; ${what} is in namespace "${namespace}"`,
+      );
     }
     if (this.reflector.get<boolean | undefined>(NAMESPACE_IN_BODY_KEY, context.getHandler())) return true;
     if (this.reflector.get<boolean | undefined>(NO_NAMESPACE_KEY, context.getHandler())) return true;

@@ -47,14 +47,18 @@ export function forbidden(message: string): HttpException {
 export function assertNamespaceAllowed(request: Request, namespace: string): void {
   const principal = (request as AuthenticatedRequest).principal;
   if (!principal || principal.namespaces === 'all' || principal.namespaces.has(namespace)) return;
-  throw forbidden(`"${principal.name}" may act only in namespace${principal.namespaces.size > 1 ? 's' : ''} ${[...principal.namespaces].join(', ')}; this request is for namespace "${namespace}"`);
+  throw forbidden(
+    `"${principal.name}" may act only in namespace${principal.namespaces.size > 1 ? 's' : ''} ${[...principal.namespaces].join(', ')}; this request is for namespace "${namespace}"`,
+  );
 }
 
 /** Throws 403 when a namespace-scoped principal would change something cluster-scoped (`what`). */
 export function assertClusterWide(request: Request, what: string): void {
   const principal = (request as AuthenticatedRequest).principal;
   if (!principal || principal.namespaces === 'all') return;
-  throw forbidden(`"${principal.name}" may act only in namespace${principal.namespaces.size > 1 ? 's' : ''} ${[...principal.namespaces].join(', ')}; ${what} is cluster-scoped`);
+  throw forbidden(
+    `"${principal.name}" may act only in namespace${principal.namespaces.size > 1 ? 's' : ''} ${[...principal.namespaces].join(', ')}; ${what} is cluster-scoped`,
+  );
 }
 
 /**
@@ -93,7 +97,8 @@ export class Authenticator implements OnApplicationShutdown {
    */
   identify(request: AuthenticatedRequest): Principal | undefined {
     if (request.principal || request.authFailure !== undefined) return request.principal;
-    if ((request as { [UNAUTHENTICATED_WEBHOOK]?: boolean })[UNAUTHENTICATED_WEBHOOK]) return (request.principal = UNAUTHENTICATED_KUBE_APISERVER);
+    if ((request as { [UNAUTHENTICATED_WEBHOOK]?: boolean })[UNAUTHENTICATED_WEBHOOK])
+      return (request.principal = UNAUTHENTICATED_KUBE_APISERVER);
     try {
       request.principal = this.authenticate(request);
     } catch (error) {
@@ -122,7 +127,13 @@ export class Authenticator implements OnApplicationShutdown {
     // Development only: an authenticating proxy's X-Remote-User still names the actor.
     const header = request.headers['x-remote-user'];
     const name = Array.isArray(header) ? header[0] : header;
-    return { name: name && name.length <= 253 ? name : 'anonymous', roles: new Set(ROLES), namespaces: 'all', via: 'insecure-development', trustUserInfo: true };
+    return {
+      name: name && name.length <= 253 ? name : 'anonymous',
+      roles: new Set(ROLES),
+      namespaces: 'all',
+      via: 'insecure-development',
+      trustUserInfo: true,
+    };
   }
 
   private clientCertificate(request: Request): Principal | undefined {
@@ -133,7 +144,13 @@ export class Authenticator implements OnApplicationShutdown {
     const subject = socket.getPeerCertificate().subject as Record<string, string | string[]> | undefined;
     const common = subject?.['CN'];
     const name = (Array.isArray(common) ? common[0] : common) ?? 'client-certificate';
-    return { name, roles: new Set([tls.clientCertRole]), namespaces: 'all', via: 'client-certificate', trustUserInfo: tls.clientCertTrustUserInfo };
+    return {
+      name,
+      roles: new Set([tls.clientCertRole]),
+      namespaces: 'all',
+      via: 'client-certificate',
+      trustUserInfo: tls.clientCertTrustUserInfo,
+    };
   }
 
   private reload(file: string): void {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { sha256Hex, TokenSet } from './tokens.js';
 
 const file = (body: string): string => `tokens:\n${body}`;
-const entry = (name: string, token: string, extra = ''): string => `  - name: ${name}\n    sha256: "${sha256Hex(token)}"\n    roles: [admin]\n${extra}`;
+const entry = (name: string, token: string, extra = ''): string =>
+  `  - name: ${name}\n    sha256: "${sha256Hex(token)}"\n    roles: [admin]\n${extra}`;
 
 describe('tokens file', () => {
   it('finds the principal of each token, and none for a token that is not listed', () => {
@@ -18,7 +19,11 @@ describe('tokens file', () => {
   it.each([
     ['not YAML', 'tokens: [', /is not valid YAML/],
     ['no list', 'tokens: []', /non-empty `tokens:` list/],
-    ['a token in the clear', file('  - name: a\n    sha256: my-secret-token\n    roles: [admin]\n'), /tokens\[0\]\.sha256 must be 64 lowercase hex digits/],
+    [
+      'a token in the clear',
+      file('  - name: a\n    sha256: my-secret-token\n    roles: [admin]\n'),
+      /tokens\[0\]\.sha256 must be 64 lowercase hex digits/,
+    ],
     ['an unknown role', file(`  - name: a\n    sha256: "${sha256Hex('x')}"\n    roles: [root]\n`), /tokens\[0\]\.roles must be/],
     ['no roles', file(`  - name: a\n    sha256: "${sha256Hex('x')}"\n    roles: []\n`), /tokens\[0\]\.roles must be/],
     ['a bad namespace', file(entry('a', 'x', '    namespaces: [Team_A]\n')), /tokens\[0\]\.namespaces/],

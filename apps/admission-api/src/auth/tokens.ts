@@ -82,12 +82,16 @@ export class TokenSet {
         }
       }
       const name = entry['name'];
-      if (typeof name !== 'string' || name.length === 0 || name.length > 253) throw new TokenFileError(file, `${at}.name must be a string of 1 to 253 characters`);
+      if (typeof name !== 'string' || name.length === 0 || name.length > 253)
+        throw new TokenFileError(file, `${at}.name must be a string of 1 to 253 characters`);
       if (names.has(name)) throw new TokenFileError(file, `${at}.name "${name}" appears twice`);
       names.add(name);
       const digest = entry['sha256'];
       if (typeof digest !== 'string' || !SHA256_HEX.test(digest)) {
-        throw new TokenFileError(file, `${at}.sha256 must be 64 lowercase hex digits (printf %s "$TOKEN" | sha256sum); never put the token itself in this file`);
+        throw new TokenFileError(
+          file,
+          `${at}.sha256 must be 64 lowercase hex digits (printf %s "$TOKEN" | sha256sum); never put the token itself in this file`,
+        );
       }
       if (digests.has(digest)) throw new TokenFileError(file, `${at}: the same token is listed twice`);
       digests.add(digest);
@@ -98,14 +102,21 @@ export class TokenSet {
       const namespaces = entry['namespaces'];
       let scope: ReadonlySet<string> | 'all' = 'all';
       if (namespaces !== undefined && namespaces !== null) {
-        if (!Array.isArray(namespaces) || namespaces.length === 0 || !namespaces.every((n): n is string => typeof n === 'string' && NAMESPACE.test(n))) {
+        if (
+          !Array.isArray(namespaces) ||
+          namespaces.length === 0 ||
+          !namespaces.every((n): n is string => typeof n === 'string' && NAMESPACE.test(n))
+        ) {
           throw new TokenFileError(file, `${at}.namespaces must be a non-empty list of namespace names (leave it out for every namespace)`);
         }
         scope = new Set(namespaces);
       }
       const trustUserInfo = entry['trustUserInfo'] ?? false;
       if (typeof trustUserInfo !== 'boolean') throw new TokenFileError(file, `${at}.trustUserInfo must be true or false`);
-      return { digest: Buffer.from(digest, 'hex'), principal: { name, roles: new Set(roles), namespaces: scope, via: 'token', trustUserInfo } };
+      return {
+        digest: Buffer.from(digest, 'hex'),
+        principal: { name, roles: new Set(roles), namespaces: scope, via: 'token', trustUserInfo },
+      };
     });
     return new TokenSet(entries);
   }
@@ -116,7 +127,9 @@ export class TokenSet {
    * `failurePolicy: Fail` stops the cluster's writes. Named at boot and on every reload.
    */
   get withoutWebhookRole(): string[] {
-    return this.entries.filter((e) => e.principal.trustUserInfo && e.principal.roles.has('admission') && !e.principal.roles.has('webhook')).map((e) => e.principal.name);
+    return this.entries
+      .filter((e) => e.principal.trustUserInfo && e.principal.roles.has('admission') && !e.principal.roles.has('webhook'))
+      .map((e) => e.principal.name);
   }
 
   /** The principal whose token this is, or undefined. Takes the same time whichever entry matches. */

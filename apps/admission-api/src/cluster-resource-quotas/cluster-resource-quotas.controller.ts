@@ -1,7 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { SharedQuotaQueue } from '@quota/api';
-import { assertDefinitionSize, clusterResourceQuotaSizeErrors, sharedQuotaKey, validateClusterResourceQuota, type SharedQuotaDefinition, type SharedQuotaRef } from '@quota/domain';
+import {
+  assertDefinitionSize,
+  clusterResourceQuotaSizeErrors,
+  sharedQuotaKey,
+  validateClusterResourceQuota,
+  type SharedQuotaDefinition,
+  type SharedQuotaRef,
+} from '@quota/domain';
 import {
   ClusterQueries,
   ClusterWriter,
@@ -24,7 +31,13 @@ import { HeavyRead } from '../common/edge/heavy-reads.js';
 import { AnswersPosition } from '../common/ledger/ledger-position.js';
 import { renderClusterResourceQuota } from '../shared-quotas/render.js';
 import { withoutSystemAnnotations } from '../definitions/cluster-managed.js';
-import { CLUSTER_SCOPED, DefinitionHandlers, userMetadata, type DefinitionKind, type DefinitionList } from '../definitions/definition-handlers.js';
+import {
+  CLUSTER_SCOPED,
+  DefinitionHandlers,
+  userMetadata,
+  type DefinitionKind,
+  type DefinitionList,
+} from '../definitions/definition-handlers.js';
 import { LIST_MAX, usageOr404, seriesOr404 } from '../shared-quotas/shared-quota-reads.js';
 
 type ClusterResourceQuota = ReturnType<typeof renderClusterResourceQuota>;
@@ -48,7 +61,12 @@ export class ClusterResourceQuotasController {
   @JsonBody('definition')
   @AnswersPosition(201, 200)
   @Put(':name')
-  put(@Param('name', ObjectNamePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<ClusterResourceQuota> {
+  put(
+    @Param('name', ObjectNamePipe) name: string,
+    @Body() raw: unknown,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<ClusterResourceQuota> {
     return this.serve.put(CLUSTER_SCOPED, name, raw, request, response);
   }
 
@@ -75,22 +93,43 @@ export class ClusterResourceQuotasController {
   @HeavyRead('at')
   @Get(':name/usage')
   usageAt(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageQueryDto) {
-    return usageOr404(this.queries, this.usage, sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), query.at, 'clusterresourcequotas', name);
+    return usageOr404(
+      this.queries,
+      this.usage,
+      sharedQuotaKey({ kind: 'ClusterResourceQuota', name }),
+      query.at,
+      'clusterresourcequotas',
+      name,
+    );
   }
 
   /** Its usage sampled over a range (as the namespace's usage series), with its limit changes and the denials naming it. */
   @Allow('admin', 'auditor')
   @HeavyRead()
   @Get(':name/usage/series')
-  usageSeries(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageSeriesQueryDto): Promise<SharedQuotaUsageSeries> {
-    return seriesOr404(this.usage, this.clock, sharedQuotaKey({ kind: 'ClusterResourceQuota', name }), query, 'clusterresourcequotas', name);
+  usageSeries(
+    @Param('name', ObjectNamePipe) name: string,
+    @Query(dtoValidationPipe()) query: UsageSeriesQueryDto,
+  ): Promise<SharedQuotaUsageSeries> {
+    return seriesOr404(
+      this.usage,
+      this.clock,
+      sharedQuotaKey({ kind: 'ClusterResourceQuota', name }),
+      query,
+      'clusterresourcequotas',
+      name,
+    );
   }
 
   @Allow('admin')
   @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  delete(@Param('name', ObjectNamePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<ClusterResourceQuota> {
+  delete(
+    @Param('name', ObjectNamePipe) name: string,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<ClusterResourceQuota> {
     return this.serve.delete(CLUSTER_SCOPED, name, request, response);
   }
 
@@ -99,13 +138,18 @@ export class ClusterResourceQuotasController {
   @Get(':name/queue')
   async queue(@Param('name', ObjectNamePipe) name: string): Promise<SharedQuotaQueue> {
     const key = sharedQuotaKey({ kind: 'ClusterResourceQuota', name });
-    if (!(await this.queries.getSharedQuota(key))) throw new LedgerError('NotFound', `${'clusterresourcequotas'} "${name}" not found`, { kind: 'clusterresourcequotas', name });
+    if (!(await this.queries.getSharedQuota(key)))
+      throw new LedgerError('NotFound', `${'clusterresourcequotas'} "${name}" not found`, { kind: 'clusterresourcequotas', name });
     return this.queues.sharedQueue(key);
   }
 }
 
 /** ClusterResourceQuota as a definition kind: cluster-scoped, validated as OpenShift validates it, read from its head. */
-function clusterResourceQuotaKind(writer: ClusterWriter, queries: ClusterQueries, definitions: DefinitionQueries): DefinitionKind<SharedQuotaDefinition, SharedQuotaView, ClusterResourceQuota> {
+function clusterResourceQuotaKind(
+  writer: ClusterWriter,
+  queries: ClusterQueries,
+  definitions: DefinitionQueries,
+): DefinitionKind<SharedQuotaDefinition, SharedQuotaView, ClusterResourceQuota> {
   const refOf = (name: string): SharedQuotaRef => ({ kind: 'ClusterResourceQuota', name });
   return {
     kind: 'ClusterResourceQuota',
@@ -116,7 +160,12 @@ function clusterResourceQuotaKind(writer: ClusterWriter, queries: ClusterQueries
     definitionOf(body, name) {
       const quota = validateClusterResourceQuota(body);
       assertDefinitionSize('ClusterResourceQuota', name, clusterResourceQuotaSizeErrors(quota));
-      return { ref: refOf(name), spec: quota.spec.quota, selector: quota.spec.selector, metadata: userMetadata(quota.metadata, withoutSystemAnnotations) };
+      return {
+        ref: refOf(name),
+        spec: quota.spec.quota,
+        selector: quota.spec.selector,
+        metadata: userMetadata(quota.metadata, withoutSystemAnnotations),
+      };
     },
     // One that came from a LedgerClusterQuota object is changed there, not here (409, decided in the
     // write's transaction); nor can a PUT claim to be one.

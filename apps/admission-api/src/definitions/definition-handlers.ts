@@ -1,4 +1,12 @@
-import { LedgerError, type DefinitionChange, type Page, type PutOptions, type PutResult, type RemoveResult, type WriteOptions } from '@quota/ledger';
+import {
+  LedgerError,
+  type DefinitionChange,
+  type Page,
+  type PutOptions,
+  type PutResult,
+  type RemoveResult,
+  type WriteOptions,
+} from '@quota/ledger';
 import type { Request, Response } from 'express';
 import type { EventsQueryDto } from '../audit/audit.dto.js';
 import { requesterOf } from '../auth/requester.js';
@@ -70,7 +78,10 @@ export class DefinitionHandlers<D, V, O> {
     const identity = readPutIdentity(raw, namespace, name, this.kind.kind);
     const { expectedVersion } = identity;
     const definition = this.kind.definitionOf(this.kind.clusterScoped ? withoutNamespace(identity.body) : identity.body, name, namespace);
-    const result = await this.kind.put(namespace, definition, { actor: requesterOf(request), ...(expectedVersion === undefined ? {} : { expectedVersion }) });
+    const result = await this.kind.put(namespace, definition, {
+      actor: requesterOf(request),
+      ...(expectedVersion === undefined ? {} : { expectedVersion }),
+    });
     response.status(result.created ? 201 : 200);
     sendPosition(response, result.position);
     return this.kind.render(result.view);
@@ -78,16 +89,26 @@ export class DefinitionHandlers<D, V, O> {
 
   async get(namespace: string, name: string): Promise<O> {
     const object = await this.kind.read(namespace, name);
-    if (!object) throw new LedgerError('NotFound', `${this.kind.notFoundAs ?? this.kind.resource} "${name}" not found`, { kind: this.kind.resource, name });
+    if (!object)
+      throw new LedgerError('NotFound', `${this.kind.notFoundAs ?? this.kind.resource} "${name}" not found`, {
+        kind: this.kind.resource,
+        name,
+      });
     return object;
   }
 
   /** Every change of its definition: who, when, before and after (also after it was deleted). */
   async history(namespace: string, name: string, query: EventsQueryDto): Promise<Page<DefinitionChange>> {
-    const page = await this.kind.history(namespace, name, { ...(query.after ? { after: query.after } : {}), limit: query.limit ?? DEFAULT_PAGE });
+    const page = await this.kind.history(namespace, name, {
+      ...(query.after ? { after: query.after } : {}),
+      limit: query.limit ?? DEFAULT_PAGE,
+    });
     if (page) return page;
     const { resource } = this.kind;
-    const never = this.kind.stream === 'namespace' ? `has no history in namespace ${namespace}: it never existed there` : 'has no history: it never existed';
+    const never =
+      this.kind.stream === 'namespace'
+        ? `has no history in namespace ${namespace}: it never existed there`
+        : 'has no history: it never existed';
     throw new LedgerError('NotFound', `${resource} "${name}" ${never}`, { kind: resource, name });
   }
 
@@ -112,6 +133,12 @@ function withoutNamespace(body: Record<string, unknown>): Record<string, unknown
 type UserMetadata = { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> };
 
 /** The metadata a user sets and the ledger keeps: labels and annotations, the annotations filtered when `annotations` says how. */
-export function userMetadata(metadata: UserMetadata | undefined, annotations: (all: Readonly<Record<string, string>>) => Record<string, string> = (all) => ({ ...all })) {
-  return { ...(metadata?.labels ? { labels: metadata.labels } : {}), ...(metadata?.annotations ? { annotations: annotations(metadata.annotations) } : {}) };
+export function userMetadata(
+  metadata: UserMetadata | undefined,
+  annotations: (all: Readonly<Record<string, string>>) => Record<string, string> = (all) => ({ ...all }),
+) {
+  return {
+    ...(metadata?.labels ? { labels: metadata.labels } : {}),
+    ...(metadata?.annotations ? { annotations: annotations(metadata.annotations) } : {}),
+  };
 }

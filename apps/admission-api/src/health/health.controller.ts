@@ -58,12 +58,23 @@ export class HealthController {
   }
 
   @Get('readyz')
-  async readyz(@Query('exclude') exclude: string | string[] | undefined, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async readyz(
+    @Query('exclude') exclude: string | string[] | undefined,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
     const detailed = this.mayReadReasons(request);
     const excluded = new Set(([] as string[]).concat(exclude ?? []));
     const checks: Array<[string, () => Promise<unknown>]> = [
       ['database', () => withTimeout(this.dataSource.query('SELECT 1'), CHECK_TIMEOUT_MS)],
-      ...(this.config.requireSynchronousStandby ? [['synchronous-standby', () => withTimeout(checkSynchronousStandby(this.dataSource), CHECK_TIMEOUT_MS)] as [string, () => Promise<unknown>]] : []),
+      ...(this.config.requireSynchronousStandby
+        ? [
+            ['synchronous-standby', () => withTimeout(checkSynchronousStandby(this.dataSource), CHECK_TIMEOUT_MS)] as [
+              string,
+              () => Promise<unknown>,
+            ],
+          ]
+        : []),
       ['queue', () => this.queue.depth()],
       ['shutdown', () => this.shuttingDown()],
     ];
@@ -82,9 +93,14 @@ export class HealthController {
           }
         }),
     );
-    if (!excluded.has('unsettled-reservations')) results.push({ name: 'unsettled-reservations', ok: true, line: await this.unsettledLine(detailed) });
+    if (!excluded.has('unsettled-reservations'))
+      results.push({ name: 'unsettled-reservations', ok: true, line: await this.unsettledLine(detailed) });
     const ok = results.every((r) => r.ok);
-    const lines = [...results.map((r) => r.line), ...[...excluded].map((name) => `[+]${name} excluded: ok`), `readyz check ${ok ? 'passed' : 'failed'}`];
+    const lines = [
+      ...results.map((r) => r.line),
+      ...[...excluded].map((name) => `[+]${name} excluded: ok`),
+      `readyz check ${ok ? 'passed' : 'failed'}`,
+    ];
     response
       .status(ok ? 200 : 503)
       .type('text/plain; charset=utf-8')
@@ -120,13 +136,19 @@ export class HealthController {
   private async unsettledLine(detailed: boolean): Promise<string> {
     const now = Date.now();
     if (!this.unsettled || now - this.unsettled.at > Math.min(UNSETTLED_CACHE_MS, unsettledAfterMs(this.config))) {
-      this.unsettled = { at: now, answer: withTimeout(this.audit.unsettledReservations(unsettledBefore(this.config, now)), CHECK_TIMEOUT_MS) };
+      this.unsettled = {
+        at: now,
+        answer: withTimeout(this.audit.unsettledReservations(unsettledBefore(this.config, now)), CHECK_TIMEOUT_MS),
+      };
     }
     try {
       const unsettled = await this.unsettled.answer;
       if (unsettled.length === 0) return '[+]unsettled-reservations ok';
-      if (!detailed) return '[+]unsettled-reservations ok (warning: webhook reservations never committed nor released, still counted; details withheld)';
-      const parts = unsettled.map((u) => `${u.resource}: ${u.count} in ${u.namespaces} namespace${u.namespaces === 1 ? '' : 's'}`).join(', ');
+      if (!detailed)
+        return '[+]unsettled-reservations ok (warning: webhook reservations never committed nor released, still counted; details withheld)';
+      const parts = unsettled
+        .map((u) => `${u.resource}: ${u.count} in ${u.namespaces} namespace${u.namespaces === 1 ? '' : 's'}`)
+        .join(', ');
       return `[+]unsettled-reservations ok (warning: webhook reservations never committed nor released, still counted: ${parts}; no inventory lists these kinds (INVENTORY_SOURCE, CUSTOM_RESOURCES) or no reconciler runs)`;
     } catch {
       // Advisory only: when the ledger cannot be read, the database check says why.

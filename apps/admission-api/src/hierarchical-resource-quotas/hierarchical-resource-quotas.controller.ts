@@ -1,7 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { SharedQuotaQueue } from '@quota/api';
-import { assertDefinitionSize, resourceQuotaSizeErrors, sharedQuotaKey, validateHierarchicalResourceQuota, type SharedQuotaDefinition, type SharedQuotaRef } from '@quota/domain';
+import {
+  assertDefinitionSize,
+  resourceQuotaSizeErrors,
+  sharedQuotaKey,
+  validateHierarchicalResourceQuota,
+  type SharedQuotaDefinition,
+  type SharedQuotaRef,
+} from '@quota/domain';
 import {
   ClusterQueries,
   ClusterWriter,
@@ -67,13 +74,20 @@ export class HierarchicalResourceQuotasController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
-  get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<HierarchicalResourceQuota> {
+  get(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+  ): Promise<HierarchicalResourceQuota> {
     return this.serve.get(namespace, name);
   }
 
   @Allow('admin', 'auditor')
   @Get(':name/history')
-  history(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+  history(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Query(dtoValidationPipe()) query: EventsQueryDto,
+  ): Promise<Page<DefinitionChange>> {
     return this.serve.history(namespace, name, query);
   }
 
@@ -81,7 +95,12 @@ export class HierarchicalResourceQuotasController {
   @Allow('admin', 'auditor', 'admission')
   @HeavyRead('at')
   @Get(':name/usage')
-  usageAt(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageQueryDto, @Req() request: Request) {
+  usageAt(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Query(dtoValidationPipe()) query: UsageQueryDto,
+    @Req() request: Request,
+  ) {
     const key = sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace });
     return usageOr404(this.queries, this.usage, key, query.at, 'hierarchicalresourcequotas.hnc.x-k8s.io', name, namespaceScopeOf(request));
   }
@@ -119,9 +138,17 @@ export class HierarchicalResourceQuotasController {
    */
   @Allow('admin', 'auditor', 'admission')
   @Get(':name/queue')
-  async queue(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Req() request: Request): Promise<SharedQuotaQueue> {
+  async queue(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Req() request: Request,
+  ): Promise<SharedQuotaQueue> {
     const key = sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace });
-    if (!(await this.queries.getSharedQuota(key))) throw new LedgerError('NotFound', `${'hierarchicalresourcequotas'} "${name}" not found`, { kind: 'hierarchicalresourcequotas', name });
+    if (!(await this.queries.getSharedQuota(key)))
+      throw new LedgerError('NotFound', `${'hierarchicalresourcequotas'} "${name}" not found`, {
+        kind: 'hierarchicalresourcequotas',
+        name,
+      });
     return withinScope(await this.queues.sharedQueue(key), namespaceScopeOf(request));
   }
 }
@@ -142,7 +169,11 @@ function hierarchicalResourceQuotaKind(
     definitionOf(body, name, namespace) {
       const quota = validateHierarchicalResourceQuota(body);
       assertDefinitionSize('HierarchicalResourceQuota', name, resourceQuotaSizeErrors({ spec: quota.spec }));
-      return { ref: refOf(namespace, name), spec: { hard: quota.spec.hard ?? {} }, metadata: userMetadata(quota.metadata, withoutSystemAnnotations) };
+      return {
+        ref: refOf(namespace, name),
+        spec: { hard: quota.spec.hard ?? {} },
+        metadata: userMetadata(quota.metadata, withoutSystemAnnotations),
+      };
     },
     // One that came from a LedgerHierarchicalQuota object is changed there, not here (409, decided in
     // the write's transaction); nor can a PUT claim to be one.
@@ -154,6 +185,7 @@ function hierarchicalResourceQuotaKind(
       const view = await queries.getSharedQuota(sharedQuotaKey(refOf(namespace, name)));
       return view ? renderHierarchicalResourceQuota(view) : undefined;
     },
-    readAll: async (namespace) => (await queries.listSharedQuotas(`hierarchicalresourcequotas/${namespace}/`, LIST_MAX)).map(renderHierarchicalResourceQuota),
+    readAll: async (namespace) =>
+      (await queries.listSharedQuotas(`hierarchicalresourcequotas/${namespace}/`, LIST_MAX)).map(renderHierarchicalResourceQuota),
   };
 }

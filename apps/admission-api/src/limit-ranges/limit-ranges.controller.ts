@@ -63,7 +63,11 @@ export class LimitRangesController {
   /** Every change of its definition: who, when, before and after (also after it was deleted). */
   @Allow('admin', 'auditor')
   @Get(':name/history')
-  history(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+  history(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Query(dtoValidationPipe()) query: EventsQueryDto,
+  ): Promise<Page<DefinitionChange>> {
     return this.serve.history(namespace, name, query);
   }
 
@@ -88,7 +92,10 @@ export class LimitRangesController {
 }
 
 /** LimitRange as a definition kind: defaulted and validated as the API server stores it, its quantities canonical. */
-function limitRangeKind(ledger: LedgerCommands, definitions: DefinitionQueries): DefinitionKind<LimitRangeDefinition, LimitRangeView, LimitRange> {
+function limitRangeKind(
+  ledger: LedgerCommands,
+  definitions: DefinitionQueries,
+): DefinitionKind<LimitRangeDefinition, LimitRangeView, LimitRange> {
   return {
     kind: 'LimitRange',
     resource: 'limitranges',

@@ -3,7 +3,15 @@ import type { Request, Response } from 'express';
 import { namespaceDefinitionOf, namespaceDeletionRefusal, validateNamespace, type NamespaceDefinition } from '@quota/domain';
 import type { AppConfig } from '@quota/config';
 import { APP_CONFIG } from '../config/app-config.module.js';
-import { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerError, type DefinitionChange, type NamespaceView, type Page } from '@quota/ledger';
+import {
+  ClusterQueries,
+  ClusterWriter,
+  DefinitionQueries,
+  LedgerError,
+  type DefinitionChange,
+  type NamespaceView,
+  type Page,
+} from '@quota/ledger';
 import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
@@ -37,7 +45,12 @@ export class NamespaceObjectsController {
   @JsonBody('definition')
   @AnswersPosition(201, 200)
   @Put(':name')
-  put(@Param('name', NamespacePipe) name: string, @Body() raw: unknown, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<Namespace> {
+  put(
+    @Param('name', NamespacePipe) name: string,
+    @Body() raw: unknown,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<Namespace> {
     return this.serve.put(CLUSTER_SCOPED, name, raw, request, response);
   }
 
@@ -50,7 +63,10 @@ export class NamespaceObjectsController {
   /** Every change of its labels and annotations: who, when, before and after. */
   @Allow('admin', 'auditor')
   @Get(':namespace/history')
-  history(@Param('namespace', NamespacePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+  history(
+    @Param('namespace', NamespacePipe) name: string,
+    @Query(dtoValidationPipe()) query: EventsQueryDto,
+  ): Promise<Page<DefinitionChange>> {
     return this.serve.history(CLUSTER_SCOPED, name, query);
   }
 
@@ -59,7 +75,11 @@ export class NamespaceObjectsController {
   @AnswersPosition(200)
   @Delete(':name')
   @HttpCode(200)
-  delete(@Param('name', NamespacePipe) name: string, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<Namespace> {
+  delete(
+    @Param('name', NamespacePipe) name: string,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<Namespace> {
     return this.serve.delete(CLUSTER_SCOPED, name, request, response);
   }
 
@@ -68,14 +88,22 @@ export class NamespaceObjectsController {
   @Get(':namespace/appliedclusterresourcequotas')
   async applied(@Param('namespace', NamespacePipe) namespace: string) {
     const views = (await this.queries.coveringNamespace(namespace)).filter((v) => v.definition.ref.kind === 'ClusterResourceQuota');
-    return { apiVersion: 'quota.openshift.io/v1', kind: 'AppliedClusterResourceQuotaList', metadata: {}, items: views.map((v) => renderAppliedClusterResourceQuota(v, namespace)) };
+    return {
+      apiVersion: 'quota.openshift.io/v1',
+      kind: 'AppliedClusterResourceQuotaList',
+      metadata: {},
+      items: views.map((v) => renderAppliedClusterResourceQuota(v, namespace)),
+    };
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':namespace/appliedclusterresourcequotas/:name')
   async appliedOne(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string) {
-    const view = (await this.queries.coveringNamespace(namespace)).find((v) => v.definition.ref.kind === 'ClusterResourceQuota' && v.definition.ref.name === name);
-    if (!view) throw new LedgerError('NotFound', `appliedclusterresourcequotas "${name}" not found`, { kind: 'appliedclusterresourcequotas', name });
+    const view = (await this.queries.coveringNamespace(namespace)).find(
+      (v) => v.definition.ref.kind === 'ClusterResourceQuota' && v.definition.ref.name === name,
+    );
+    if (!view)
+      throw new LedgerError('NotFound', `appliedclusterresourcequotas "${name}" not found`, { kind: 'appliedclusterresourcequotas', name });
     return renderAppliedClusterResourceQuota(view, namespace);
   }
 }
@@ -84,7 +112,12 @@ export class NamespaceObjectsController {
  * Namespace as a definition kind: cluster-scoped, its labels and annotations validated as the API
  * server validates them; listed by NamespacesController (the namespaces' overview), not here.
  */
-function namespaceKind(writer: ClusterWriter, queries: ClusterQueries, definitions: DefinitionQueries, config: AppConfig): DefinitionKind<NamespaceDefinition, NamespaceView, Namespace> {
+function namespaceKind(
+  writer: ClusterWriter,
+  queries: ClusterQueries,
+  definitions: DefinitionQueries,
+  config: AppConfig,
+): DefinitionKind<NamespaceDefinition, NamespaceView, Namespace> {
   return {
     kind: 'Namespace',
     apiVersion: 'v1',

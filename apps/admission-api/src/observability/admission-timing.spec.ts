@@ -23,8 +23,16 @@ function routes(): Route[] {
       .map((key) => prototype[key])
       .filter((handler): handler is object => typeof handler === 'function' && Reflect.hasMetadata(PATH_METADATA, handler))
       .map((handler) => {
-        const path = `/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].filter((p) => p !== '' && p !== '/').join('/')}`.replace(/:[A-Za-z]+/g, 'team-a');
-        return { method: RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod], path, endpoint: Reflect.getMetadata(ENDPOINT_KEY, handler) as string | undefined };
+        const path =
+          `/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].filter((p) => p !== '' && p !== '/').join('/')}`.replace(
+            /:[A-Za-z]+/g,
+            'team-a',
+          );
+        return {
+          method: RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod],
+          path,
+          endpoint: Reflect.getMetadata(ENDPOINT_KEY, handler) as string | undefined,
+        };
       });
   });
 }
@@ -32,7 +40,12 @@ function routes(): Route[] {
 describe('admission timing', () => {
   it('finds, from the path alone, the endpoint of every handler that answers admissions, and of no other route', () => {
     const all = routes();
-    expect(all.filter((r) => r.endpoint).map((r) => r.endpoint).sort()).toEqual(['mutate', 'reserve', 'validate']);
+    expect(
+      all
+        .filter((r) => r.endpoint)
+        .map((r) => r.endpoint)
+        .sort(),
+    ).toEqual(['mutate', 'reserve', 'validate']);
     for (const route of all) expect(admissionEndpointOf(route.method, route.path), `${route.method} ${route.path}`).toBe(route.endpoint);
   });
 

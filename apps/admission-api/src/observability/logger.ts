@@ -45,7 +45,12 @@ export function requestContext(logger: Logger) {
     context.run({ requestId }, () => {
       response.once('finish', () => {
         const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-        const fields = { method: request.method, path: request.path, status: response.statusCode, durationMs: Math.round(durationMs * 100) / 100 };
+        const fields = {
+          method: request.method,
+          path: request.path,
+          status: response.statusCode,
+          durationMs: Math.round(durationMs * 100) / 100,
+        };
         if (QUIET_PATHS.has(request.path)) logger.debug(fields, 'request');
         else if (response.statusCode >= 500) logger.error(fields, 'request');
         else logger.info(fields, 'request');

@@ -1,6 +1,19 @@
 import { ADMISSION_PLUGINS, RELEASE_REASONS } from '@quota/domain';
 import { RESERVATION_STATES } from '../audit/history.dto.js';
-import { POSITION_SCHEMA, array, boolean, closed, constant, integer, page, ref, string, stringMap, time, type Schema } from './schema-parts.js';
+import {
+  POSITION_SCHEMA,
+  array,
+  boolean,
+  closed,
+  constant,
+  integer,
+  page,
+  ref,
+  string,
+  stringMap,
+  time,
+  type Schema,
+} from './schema-parts.js';
 
 /**
  * The answers the service builds for admission (reviews, results, reservations, the queue, what-if),
@@ -28,7 +41,11 @@ export const ANSWER_SCHEMAS = {
         properties: {
           uid: string(undefined, { minLength: 1, maxLength: 128 }),
           kind: { type: 'object', properties: { group: string(), version: string(), kind: string() } },
-          resource: { type: 'object', required: ['resource'], properties: { group: string(), version: string(), resource: string(undefined, { minLength: 1 }) } },
+          resource: {
+            type: 'object',
+            required: ['resource'],
+            properties: { group: string(), version: string(), resource: string(undefined, { minLength: 1 }) },
+          },
           subResource: string(),
           name: string(),
           namespace: string(),
@@ -64,7 +81,9 @@ export const ANSWER_SCHEMAS = {
           ),
           patchType: constant('JSONPatch'),
           patch: string('Base64 of the JSON Patch (LimitRange defaults).', { format: 'byte' }),
-          auditAnnotations: stringMap("`decision` (its id in the decisions log) and `reservation`; kube-apiserver prefixes each key with the webhook's name."),
+          auditAnnotations: stringMap(
+            "`decision` (its id in the decisions log) and `reservation`; kube-apiserver prefixes each key with the webhook's name.",
+          ),
           warnings: array(string(), 'Quotas the request leaves near their limits; kubectl prints them.'),
         },
         ['uid', 'allowed'],
@@ -73,18 +92,31 @@ export const ANSWER_SCHEMAS = {
     ['apiVersion', 'kind', 'response'],
     'A decision, allowed or denied, always with HTTP 200.',
   ),
-  JsonPatchOperation: closed({ op: { type: 'string', enum: ['add', 'replace', 'test', 'remove'] }, path: string('A JSON pointer.'), value: {} }, ['op', 'path']),
+  JsonPatchOperation: closed(
+    { op: { type: 'string', enum: ['add', 'replace', 'test', 'remove'] }, path: string('A JSON pointer.'), value: {} },
+    ['op', 'path'],
+  ),
   Denial: closed(
     {
       kind: string('Which rule refused: Exceeded, MustSpecify, StatusUnknown, NegativeUsage, InsufficientQuotaToConsume, ...'),
       quota: string(),
-      quotaKind: { type: 'string', enum: ['ClusterResourceQuota', 'HierarchicalResourceQuota'], description: 'Absent for a ResourceQuota.' },
+      quotaKind: {
+        type: 'string',
+        enum: ['ClusterResourceQuota', 'HierarchicalResourceQuota'],
+        description: 'Absent for a ResourceQuota.',
+      },
       quotaNamespace: string("A HierarchicalResourceQuota's namespace."),
       resource: string('Exceeded: the first resource over its limit.'),
       requested: ref('Quantity'),
       used: ref('Quantity'),
       hard: ref('Quantity'),
-      exceeded: array(closed({ resource: string(), requested: ref('Quantity'), used: ref('Quantity'), hard: ref('Quantity') }, ['resource', 'requested', 'hard'])),
+      exceeded: array(
+        closed({ resource: string(), requested: ref('Quantity'), used: ref('Quantity'), hard: ref('Quantity') }, [
+          'resource',
+          'requested',
+          'hard',
+        ]),
+      ),
       resources: array(string()),
     },
     ['kind'],
@@ -93,7 +125,11 @@ export const ANSWER_SCHEMAS = {
   AdmissionResult: closed(
     {
       allowed: boolean(),
-      code: { type: 'integer', enum: [200, 202, 403, 409, 429, 500], description: '202: queued, it waits for room; 429: it asked to wait and the queue was full.' },
+      code: {
+        type: 'integer',
+        enum: [200, 202, 403, 409, 429, 500],
+        description: '202: queued, it waits for room; 429: it asked to wait and the queue was full.',
+      },
       dryRun: boolean(),
       message: string(),
       stage: { type: 'string', enum: [...ADMISSION_PLUGINS] },
@@ -126,7 +162,11 @@ export const ANSWER_SCHEMAS = {
   ReservationNotRecorded: closed(
     {
       namespace: string(),
-      state: { type: 'string', enum: ['reserved', 'none'], description: '`reserved`: a dry run that would reserve; `none`: allowed, nothing charged.' },
+      state: {
+        type: 'string',
+        enum: ['reserved', 'none'],
+        description: '`reserved`: a dry run that would reserve; `none`: allowed, nothing charged.',
+      },
       dryRun: { type: 'boolean', enum: [true] },
       charged: ref('ResourceList'),
       expiresAt: time(),
@@ -143,9 +183,13 @@ export const ANSWER_SCHEMAS = {
       origin: {
         type: 'string',
         enum: ['webhook', 'rest', 'adopted'],
-        description: "Who made it: the kube-apiserver's review (webhook) and the reconciler (adopted) are settled from what the cluster holds; rest by REST calls.",
+        description:
+          "Who made it: the kube-apiserver's review (webhook) and the reconciler (adopted) are settled from what the cluster holds; rest by REST calls.",
       },
-      object: closed({ group: string("'' for the core group."), resource: string(), kind: string(), name: string(), uid: string() }, ['group', 'resource']),
+      object: closed({ group: string("'' for the core group."), resource: string(), kind: string(), name: string(), uid: string() }, [
+        'group',
+        'resource',
+      ]),
       charged: ref('ResourceList'),
       reservedAt: time(),
       committedAt: time(),
@@ -165,7 +209,9 @@ export const ANSWER_SCHEMAS = {
   WaitingFor: closed(
     {
       quota: string('The quota (a shared one by its name).'),
-      resources: array(closed({ resource: string(), requested: string(), used: string(), hard: string() }, ['resource', 'requested', 'used', 'hard'])),
+      resources: array(
+        closed({ resource: string(), requested: string(), used: string(), hard: string() }, ['resource', 'requested', 'used', 'hard']),
+      ),
     },
     ['quota', 'resources'],
     'A quota a queued reservation waits for, and its resources that are short.',
@@ -206,12 +252,15 @@ export const ANSWER_SCHEMAS = {
     {
       key: string(),
       namespaces: array(
-        closed({ namespace: string(), weight: integer('quota-ledger.io/fair-share-weight (1 when absent).'), used: ref('ResourceList'), items: array(ref('QueuedReservation')) }, [
-          'namespace',
-          'weight',
-          'used',
-          'items',
-        ]),
+        closed(
+          {
+            namespace: string(),
+            weight: integer('quota-ledger.io/fair-share-weight (1 when absent).'),
+            used: ref('ResourceList'),
+            items: array(ref('QueuedReservation')),
+          },
+          ['namespace', 'weight', 'used', 'items'],
+        ),
         'In the order the fair drain serves them: lowest weighted dominant share first.',
       ),
       namespacesWithheld: integer('To a token limited to namespaces: waiting namespaces outside its scope, left out.'),

@@ -42,7 +42,10 @@ const PIPE_SCHEMAS = new Map<unknown, SchemaObject>([
 
 /** The schemas of a handler's path parameters, by name, from the pipes that check them (`@Param('name', Pipe)`). */
 export function pathParameterSchemas({ controller, method }: Handler): Record<string, SchemaObject> {
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) ?? {}) as Record<string, { data?: unknown; pipes?: unknown[] }>;
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) ?? {}) as Record<
+    string,
+    { data?: unknown; pipes?: unknown[] }
+  >;
   const schemas: Record<string, SchemaObject> = {};
   for (const [key, arg] of Object.entries(args)) {
     if (Number(key.split(':')[0]) !== RouteParamtypes.PARAM || typeof arg.data !== 'string') continue;

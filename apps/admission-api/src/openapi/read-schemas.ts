@@ -72,13 +72,18 @@ export const READ_SCHEMAS = {
     },
     ['namespace', 'version', 'position', 'quotas'],
   ),
-  UsageMarker: { oneOf: [USAGE_MARKER_LIMIT, USAGE_MARKER_DENIAL], description: 'A quota limit change or a denial, to mark on a usage chart.' },
+  UsageMarker: {
+    oneOf: [USAGE_MARKER_LIMIT, USAGE_MARKER_DENIAL],
+    description: 'A quota limit change or a denial, to mark on a usage chart.',
+  },
   UsageSeries: closed(
     {
       namespace: string(),
       since: time(),
       until: time(),
-      points: array(closed({ at: time(), version: integer(undefined, { minimum: 0 }), quotas: array(QUOTA_USAGE) }, ['at', 'version', 'quotas'])),
+      points: array(
+        closed({ at: time(), version: integer(undefined, { minimum: 0 }), quotas: array(QUOTA_USAGE) }, ['at', 'version', 'quotas']),
+      ),
       markers: array(ref('UsageMarker')),
       truncated: boolean('More markers than the answer holds.'),
     },
@@ -88,7 +93,14 @@ export const READ_SCHEMAS = {
     {
       reservedBefore: time(),
       items: array(
-        closed({ resource: string('`widgets.example.com`'), count: integer(undefined, { minimum: 1 }), namespaces: integer(undefined, { minimum: 1 }) }, ['resource', 'count', 'namespaces']),
+        closed(
+          {
+            resource: string('`widgets.example.com`'),
+            count: integer(undefined, { minimum: 1 }),
+            namespaces: integer(undefined, { minimum: 1 }),
+          },
+          ['resource', 'count', 'namespaces'],
+        ),
       ),
     },
     ['reservedBefore', 'items'],
@@ -107,7 +119,9 @@ export const READ_SCHEMAS = {
         closed({ resource: string(), used: string(), hard: string() }, ['resource', 'used', 'hard']),
         'Resources used beyond hard (a namespace relabelled in, a lowered limit): nothing more is admitted until usage drops.',
       ),
-      namespacesWithheld: integer("Covered namespaces outside the caller's scope, left out of `namespaces` (their usage is in `used`).", { minimum: 1 }),
+      namespacesWithheld: integer("Covered namespaces outside the caller's scope, left out of `namespaces` (their usage is in `used`).", {
+        minimum: 1,
+      }),
     },
     ['key', 'version', 'defined', 'hard', 'used', 'namespaces', 'overHard'],
   ),
@@ -117,7 +131,16 @@ export const READ_SCHEMAS = {
       since: time(),
       until: time(),
       points: array(
-        closed({ at: time(), version: integer(undefined, { minimum: 0 }), defined: boolean(), hard: ref('ResourceList'), used: ref('ResourceList') }, ['at', 'version', 'defined', 'hard', 'used']),
+        closed(
+          {
+            at: time(),
+            version: integer(undefined, { minimum: 0 }),
+            defined: boolean(),
+            hard: ref('ResourceList'),
+            used: ref('ResourceList'),
+          },
+          ['at', 'version', 'defined', 'hard', 'used'],
+        ),
       ),
       markers: array(ref('UsageMarker')),
       truncated: boolean(),
@@ -134,7 +157,10 @@ export const READ_SCHEMAS = {
             name: string(),
             hard: ref('ResourceList'),
             used: ref('ResourceList'),
-            tightest: closed({ resource: string(), ratio: { type: 'number', minimum: 0, description: 'used / hard (1: at the limit).' } }, ['resource', 'ratio']),
+            tightest: closed({ resource: string(), ratio: { type: 'number', minimum: 0, description: 'used / hard (1: at the limit).' } }, [
+              'resource',
+              'ratio',
+            ]),
           },
           ['name', 'hard', 'used'],
         ),
@@ -163,7 +189,10 @@ export const READ_SCHEMAS = {
       kind: constant('WhoAmI'),
       name: string(),
       roles: array({ type: 'string', enum: [...ROLES] }),
-      namespaces: { oneOf: [{ type: 'string', enum: ['*'] }, array(string())], description: '`"*"` for every namespace, else those the caller may act in.' },
+      namespaces: {
+        oneOf: [{ type: 'string', enum: ['*'] }, array(string())],
+        description: '`"*"` for every namespace, else those the caller may act in.',
+      },
     },
     ['apiVersion', 'kind', 'name', 'roles', 'namespaces'],
   ),

@@ -45,7 +45,9 @@ export interface RouteDoc {
   /** 4xx answers particular to the route (each a Status), with what they mean there; docs.ts adds the shared ones. */
   readonly errors: Readonly<Record<number, string>>;
   /** Parameters that are not derived (a path id checked in the handler, a raw `@Query('x')`), by name. */
-  readonly parameters?: Readonly<Record<string, { readonly in: 'path' | 'query'; readonly schema: SchemaObject; readonly description?: string }>>;
+  readonly parameters?: Readonly<
+    Record<string, { readonly in: 'path' | 'query'; readonly schema: SchemaObject; readonly description?: string }>
+  >;
 }
 
 type Controller = abstract new (...args: never[]) => object;
@@ -60,7 +62,11 @@ function route<C extends Controller>(controller: C, method: keyof InstanceType<C
 }
 
 const json = (name: SchemaName, description: string): Answer => ({ description, schema: schemaRef(name) });
-const ndjson = (name: SchemaName, description: string): Answer => ({ description, schema: schemaRef(name), mediaType: 'application/x-ndjson' });
+const ndjson = (name: SchemaName, description: string): Answer => ({
+  description,
+  schema: schemaRef(name),
+  mediaType: 'application/x-ndjson',
+});
 const text = (description: string, mediaType = 'text/plain'): Answer => ({ description, schema: { type: 'string' }, mediaType });
 
 const NOT_FOUND = 'It does not exist (or never existed, for a history).';
@@ -85,7 +91,10 @@ function definitionRoutes(
 ): void {
   route(controller, 'put', {
     summary: `Create or replace a ${kind}`,
-    body: { schema: schemaRef(kind), description: `The ${kind}; metadata.resourceVersion, when given, must be the stored one (409 otherwise).` },
+    body: {
+      schema: schemaRef(kind),
+      description: `The ${kind}; metadata.resourceVersion, when given, must be the stored one (409 otherwise).`,
+    },
     answers: { 201: json(kind, 'Created.'), 200: json(kind, 'Replaced (or unchanged).') },
     errors: errors.put,
   });
@@ -95,23 +104,44 @@ function definitionRoutes(
     answers: { 200: json('DefinitionChangePage', 'Who changed it, when, before and after; oldest first.') },
     errors: { 404: NOT_FOUND },
   });
-  route(controller, 'delete', { summary: `Delete a ${kind}`, answers: { 200: json(kind, 'Its last state.') }, errors: { 404: NOT_FOUND, ...errors.delete } });
+  route(controller, 'delete', {
+    summary: `Delete a ${kind}`,
+    answers: { 200: json(kind, 'Its last state.') },
+    errors: { 404: NOT_FOUND, ...errors.delete },
+  });
 }
 
 const TOO_MANY_NAMESPACES = 'It would cover more than SHARED_QUOTA_NAMESPACES_MAX namespaces.';
 definitionRoutes(ResourceQuotasController, 'ResourceQuota', {
-  put: { ...PUT_ERRORS, 403: 'A quota limiting count/resourcequotas has no room for another, or the namespace holds QUOTAS_PER_NAMESPACE_MAX.' },
+  put: {
+    ...PUT_ERRORS,
+    403: 'A quota limiting count/resourcequotas has no room for another, or the namespace holds QUOTAS_PER_NAMESPACE_MAX.',
+  },
 });
-definitionRoutes(LimitRangesController, 'LimitRange', { put: { ...PUT_ERRORS, 403: 'The namespace holds LIMIT_RANGES_PER_NAMESPACE_MAX limit ranges.' } });
+definitionRoutes(LimitRangesController, 'LimitRange', {
+  put: { ...PUT_ERRORS, 403: 'The namespace holds LIMIT_RANGES_PER_NAMESPACE_MAX limit ranges.' },
+});
 definitionRoutes(ClusterResourceQuotasController, 'ClusterResourceQuota', { put: { ...PUT_ERRORS, 403: TOO_MANY_NAMESPACES } });
 definitionRoutes(HierarchicalResourceQuotasController, 'HierarchicalResourceQuota', { put: { ...PUT_ERRORS, 403: TOO_MANY_NAMESPACES } });
 definitionRoutes(NamespaceObjectsController, 'Namespace', {
   put: PUT_ERRORS,
   delete: { 403: 'default, kube-system and kube-public are never deleted (NamespaceLifecycle).' },
 });
-route(ResourceQuotasController, 'list', { summary: 'List the ResourceQuotas of a namespace', answers: { 200: json('ResourceQuotaList', "With the projection's usage.") }, errors: {} });
-route(LimitRangesController, 'list', { summary: 'List the LimitRanges of a namespace', answers: { 200: json('LimitRangeList', 'The LimitRanges.') }, errors: {} });
-route(ClusterResourceQuotasController, 'list', { summary: 'List the ClusterResourceQuotas', answers: { 200: json('ClusterResourceQuotaList', 'The ClusterResourceQuotas.') }, errors: {} });
+route(ResourceQuotasController, 'list', {
+  summary: 'List the ResourceQuotas of a namespace',
+  answers: { 200: json('ResourceQuotaList', "With the projection's usage.") },
+  errors: {},
+});
+route(LimitRangesController, 'list', {
+  summary: 'List the LimitRanges of a namespace',
+  answers: { 200: json('LimitRangeList', 'The LimitRanges.') },
+  errors: {},
+});
+route(ClusterResourceQuotasController, 'list', {
+  summary: 'List the ClusterResourceQuotas',
+  answers: { 200: json('ClusterResourceQuotaList', 'The ClusterResourceQuotas.') },
+  errors: {},
+});
 route(HierarchicalResourceQuotasController, 'list', {
   summary: 'List the HierarchicalResourceQuotas of a namespace',
   answers: { 200: json('HierarchicalResourceQuotaList', 'The HierarchicalResourceQuotas.') },
@@ -131,7 +161,9 @@ for (const controller of [ClusterResourceQuotasController, HierarchicalResourceQ
   });
   route(controller, 'usageSeries', {
     summary: 'Usage of a quota over several namespaces, sampled over a range',
-    answers: { 200: json('SharedQuotaUsageSeries', 'Points evenly spaced over the range, with its limit changes and the denials naming it.') },
+    answers: {
+      200: json('SharedQuotaUsageSeries', 'Points evenly spaced over the range, with its limit changes and the denials naming it.'),
+    },
     errors: { 404: NOT_FOUND },
   });
 }
@@ -140,19 +172,33 @@ route(NamespaceObjectsController, 'applied', {
   answers: { 200: json('AppliedClusterResourceQuotaList', "OpenShift's AppliedClusterResourceQuotaList.") },
   errors: {},
 });
-route(NamespaceObjectsController, 'appliedOne', { summary: 'One ClusterResourceQuota covering a namespace', answers: { 200: json('AppliedClusterResourceQuota', 'It.') }, errors: { 404: NOT_FOUND } });
+route(NamespaceObjectsController, 'appliedOne', {
+  summary: 'One ClusterResourceQuota covering a namespace',
+  answers: { 200: json('AppliedClusterResourceQuota', 'It.') },
+  errors: { 404: NOT_FOUND },
+});
 
 const review = { schema: schemaRef('AdmissionReviewRequest'), description: 'The AdmissionReview kube-apiserver sends.' };
 route(AdmissionReviewController, 'mutate', {
   summary: 'Mutating webhook: LimitRange defaults',
   body: review,
-  answers: { 200: json('AdmissionReviewResponse', "Allowed with the defaults as a JSONPatch, or AlwaysDeny's refusal. A 5XX hands the request to the failurePolicy.") },
+  answers: {
+    200: json(
+      'AdmissionReviewResponse',
+      "Allowed with the defaults as a JSONPatch, or AlwaysDeny's refusal. A 5XX hands the request to the failurePolicy.",
+    ),
+  },
   errors: {},
 });
 route(AdmissionReviewController, 'validate', {
   summary: 'Validating webhook: LimitRange validation and quota',
   body: review,
-  answers: { 200: json('AdmissionReviewResponse', 'The decision, allowed or denied; an allowed CREATE/UPDATE reserves. A 5XX hands the request to the failurePolicy.') },
+  answers: {
+    200: json(
+      'AdmissionReviewResponse',
+      'The decision, allowed or denied; an allowed CREATE/UPDATE reserves. A 5XX hands the request to the failurePolicy.',
+    ),
+  },
   errors: {},
 });
 
@@ -178,49 +224,111 @@ route(ReservationsController, 'commit', {
 });
 route(ReservationsController, 'release', {
   summary: 'Release a reservation, or cancel a queued one',
-  answers: { 200: { description: 'Released, or cancelled while queued (idempotent).', schema: { oneOf: [schemaRef('Reservation'), schemaRef('QueuedReservation')] } } },
+  answers: {
+    200: {
+      description: 'Released, or cancelled while queued (idempotent).',
+      schema: { oneOf: [schemaRef('Reservation'), schemaRef('QueuedReservation')] },
+    },
+  },
   errors: { 404: NOT_FOUND, 409: 'It cannot be released in its state.' },
 });
 route(ReservationsController, 'get', {
   summary: 'A reservation and its history, or its place in the queue (watch=true waits while it is queued)',
-  answers: { 200: { description: 'The reservation, or the queued one.', schema: { oneOf: [schemaRef('Reservation'), schemaRef('QueuedReservation')] } } },
-  errors: { 404: NOT_FOUND, 429: 'watch=true while its principal holds QUEUE_WATCHES_PER_PRINCIPAL_MAX watches open on this server already (Retry-After).' },
+  answers: {
+    200: {
+      description: 'The reservation, or the queued one.',
+      schema: { oneOf: [schemaRef('Reservation'), schemaRef('QueuedReservation')] },
+    },
+  },
+  errors: {
+    404: NOT_FOUND,
+    429: 'watch=true while its principal holds QUEUE_WATCHES_PER_PRINCIPAL_MAX watches open on this server already (Retry-After).',
+  },
 });
-route(QueueController, 'list', { summary: "The namespace's queue of reservations waiting for room", answers: { 200: json('NamespaceQueue', 'In queue order.') }, errors: {} });
-route(HistoryController, 'listReservations', { summary: 'Reservations by state and age', answers: { 200: json('ReservationPage', 'Oldest first.') }, errors: {} });
+route(QueueController, 'list', {
+  summary: "The namespace's queue of reservations waiting for room",
+  answers: { 200: json('NamespaceQueue', 'In queue order.') },
+  errors: {},
+});
+route(HistoryController, 'listReservations', {
+  summary: 'Reservations by state and age',
+  answers: { 200: json('ReservationPage', 'Oldest first.') },
+  errors: {},
+});
 route(WhatIfController, 'ask', {
   summary: 'Would this be admitted now? (appends nothing)',
   answers: { 200: { ...json('WhatIf', 'The decision a reserve would get, allowed or not.'), headers: WARNING_HEADER } },
-  errors: { 404: 'The namespace has no quota or limit range (it is not managed here).', 422: 'An invalid object or resource list; details.causes names the field.' },
+  errors: {
+    404: 'The namespace has no quota or limit range (it is not managed here).',
+    422: 'An invalid object or resource list; details.causes names the field.',
+  },
 });
 
-route(AuditController, 'usage', { summary: 'Usage per quota, now (exact) or at an instant', answers: { 200: json('NamespaceUsage', 'Usage per quota.') }, errors: { 404: NOT_FOUND } });
+route(AuditController, 'usage', {
+  summary: 'Usage per quota, now (exact) or at an instant',
+  answers: { 200: json('NamespaceUsage', 'Usage per quota.') },
+  errors: { 404: NOT_FOUND },
+});
 route(AuditController, 'usageSeries', {
   summary: 'Usage per quota sampled over a range',
   answers: { 200: json('UsageSeries', 'Points evenly spaced over the range, with quota changes and denials as markers.') },
   errors: { 404: NOT_FOUND },
 });
-route(AuditController, 'unsettled', { summary: 'Webhook reservations no reconcile has settled', answers: { 200: json('UnsettledReservations', 'By resource.') }, errors: {} });
-route(AuditController, 'events', { summary: "The namespace's ledger stream, paged", answers: { 200: json('EventPage', 'Events by position.') }, errors: {} });
-route(AuditController, 'exportEvents', { summary: "The namespace's events as NDJSON", answers: { 200: ndjson('Event', 'One event per line, each of this schema.') }, errors: {} });
-route(AuditController, 'decisions', { summary: 'The decisions log', answers: { 200: json('DecisionPage', 'Decisions with their explanation.') }, errors: {} });
-route(AuditController, 'exportDecisions', { summary: 'The decisions log as NDJSON', answers: { 200: ndjson('Decision', 'One decision per line, each of this schema.') }, errors: {} });
+route(AuditController, 'unsettled', {
+  summary: 'Webhook reservations no reconcile has settled',
+  answers: { 200: json('UnsettledReservations', 'By resource.') },
+  errors: {},
+});
+route(AuditController, 'events', {
+  summary: "The namespace's ledger stream, paged",
+  answers: { 200: json('EventPage', 'Events by position.') },
+  errors: {},
+});
+route(AuditController, 'exportEvents', {
+  summary: "The namespace's events as NDJSON",
+  answers: { 200: ndjson('Event', 'One event per line, each of this schema.') },
+  errors: {},
+});
+route(AuditController, 'decisions', {
+  summary: 'The decisions log',
+  answers: { 200: json('DecisionPage', 'Decisions with their explanation.') },
+  errors: {},
+});
+route(AuditController, 'exportDecisions', {
+  summary: 'The decisions log as NDJSON',
+  answers: { 200: ndjson('Decision', 'One decision per line, each of this schema.') },
+  errors: {},
+});
 route(AuditController, 'decision', {
   summary: 'One decision and why',
   answers: { 200: json('Decision', 'The decision.') },
   errors: { 404: NOT_FOUND },
   parameters: { id: { in: 'path', schema: POSITION_SCHEMA, description: "The decision's id." } },
 });
-route(NamespacesController, 'list', { summary: "Namespaces with their quotas' usage", answers: { 200: json('NamespaceSummaryPage', 'By name.') }, errors: {} });
-route(ProjectionsController, 'lag', { summary: 'How far the projection trails the ledger', answers: { 200: json('ProjectionLag', 'The checkpoint and its lag.') }, errors: {} });
-route(WhoAmIController, 'whoami', { summary: 'Who the credentials belong to', answers: { 200: json('WhoAmI', 'Name, roles and namespaces.') }, errors: {} });
+route(NamespacesController, 'list', {
+  summary: "Namespaces with their quotas' usage",
+  answers: { 200: json('NamespaceSummaryPage', 'By name.') },
+  errors: {},
+});
+route(ProjectionsController, 'lag', {
+  summary: 'How far the projection trails the ledger',
+  answers: { 200: json('ProjectionLag', 'The checkpoint and its lag.') },
+  errors: {},
+});
+route(WhoAmIController, 'whoami', {
+  summary: 'Who the credentials belong to',
+  answers: { 200: json('WhoAmI', 'Name, roles and namespaces.') },
+  errors: {},
+});
 
 route(HealthController, 'healthz', { summary: 'Liveness', answers: { 200: text('`ok` while the process runs.') }, errors: {} });
 route(HealthController, 'readyz', {
   summary: 'Readiness',
   answers: {
     200: text('One `[+]name ok` line per check, then `readyz check passed`.'),
-    503: text('A `[-]name failed: why` line for each failing check (the why only to an authenticated caller not limited to namespaces; else `reason withheld`), then `readyz check failed`.'),
+    503: text(
+      'A `[-]name failed: why` line for each failing check (the why only to an authenticated caller not limited to namespaces; else `reason withheld`), then `readyz check failed`.',
+    ),
   },
   errors: {},
   parameters: {
@@ -231,7 +339,11 @@ route(HealthController, 'readyz', {
     },
   },
 });
-route(HealthController, 'metricsText', { summary: 'Prometheus metrics', answers: { 200: text('Prometheus text exposition format.') }, errors: {} });
+route(HealthController, 'metricsText', {
+  summary: 'Prometheus metrics',
+  answers: { 200: text('Prometheus text exposition format.') },
+  errors: {},
+});
 
 /** The route table, by operationId. */
 export const ROUTE_DOCS: ReadonlyMap<string, RouteDoc> = ROUTES;

@@ -6,22 +6,52 @@ export type Schema = SchemaObject | ReferenceObject;
 /** A reference to a component (checked where SCHEMAS is used: the e2e test resolves every $ref). */
 export const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
 
-export const string = (description?: string, extra: SchemaObject = {}): SchemaObject => ({ type: 'string', ...(description ? { description } : {}), ...extra });
-export const integer = (description?: string, extra: SchemaObject = {}): SchemaObject => ({ type: 'integer', ...(description ? { description } : {}), ...extra });
+export const string = (description?: string, extra: SchemaObject = {}): SchemaObject => ({
+  type: 'string',
+  ...(description ? { description } : {}),
+  ...extra,
+});
+export const integer = (description?: string, extra: SchemaObject = {}): SchemaObject => ({
+  type: 'integer',
+  ...(description ? { description } : {}),
+  ...extra,
+});
 export const boolean = (description?: string): SchemaObject => ({ type: 'boolean', ...(description ? { description } : {}) });
 export const time = (description?: string): SchemaObject => string(description, { format: 'date-time' });
-export const constant = (value: string | number): SchemaObject => ({ type: typeof value === 'number' ? 'integer' : 'string', enum: [value] });
-export const array = (items: Schema, description?: string): SchemaObject => ({ type: 'array', items, ...(description ? { description } : {}) });
-export const stringMap = (description?: string): SchemaObject => ({ type: 'object', additionalProperties: { type: 'string' }, ...(description ? { description } : {}) });
+export const constant = (value: string | number): SchemaObject => ({
+  type: typeof value === 'number' ? 'integer' : 'string',
+  enum: [value],
+});
+export const array = (items: Schema, description?: string): SchemaObject => ({
+  type: 'array',
+  items,
+  ...(description ? { description } : {}),
+});
+export const stringMap = (description?: string): SchemaObject => ({
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  ...(description ? { description } : {}),
+});
 
 /** An object with exactly these properties, the listed ones always present. */
 export function closed(properties: Record<string, Schema>, required: readonly string[] = [], description?: string): SchemaObject {
-  return { type: 'object', properties, ...(required.length > 0 ? { required: [...required] } : {}), additionalProperties: false, ...(description ? { description } : {}) };
+  return {
+    type: 'object',
+    properties,
+    ...(required.length > 0 ? { required: [...required] } : {}),
+    additionalProperties: false,
+    ...(description ? { description } : {}),
+  };
 }
 
 /** A Kubernetes list: `{apiVersion, kind: <Kind>List, metadata: {}, items}`. */
 export function kubeList(apiVersion: string, kind: string, item: string): SchemaObject {
-  return closed({ apiVersion: constant(apiVersion), kind: constant(`${kind}List`), metadata: closed({}), items: array(ref(item)) }, ['apiVersion', 'kind', 'metadata', 'items']);
+  return closed({ apiVersion: constant(apiVersion), kind: constant(`${kind}List`), metadata: closed({}), items: array(ref(item)) }, [
+    'apiVersion',
+    'kind',
+    'metadata',
+    'items',
+  ]);
 }
 
 /** A page of a paged read: pass `next` as `after` for the following page; absent on the last. */
@@ -31,7 +61,10 @@ export function page(item: string): SchemaObject {
 
 /** A ledger position (`ledger_events.position`): a decimal bigint of at most 18 digits. */
 export const POSITION_SCHEMA: SchemaObject = string('A ledger position (ledger_events.position), decimal.', { pattern: '^[0-9]{1,18}$' });
-export const NAMESPACE_NAME_SCHEMA: SchemaObject = string('A namespace name: a DNS-1123 label.', { pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 });
+export const NAMESPACE_NAME_SCHEMA: SchemaObject = string('A namespace name: a DNS-1123 label.', {
+  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+  maxLength: 63,
+});
 export const OBJECT_NAME_SCHEMA: SchemaObject = string('An object name: a DNS-1123 subdomain.', {
   pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
   maxLength: 253,
@@ -51,7 +84,11 @@ export const COVERING_SHARED_QUOTA = closed(
   ['kind', 'name', 'hard', 'used'],
 );
 
-export const QUOTA_USAGE = closed({ name: string('The ResourceQuota.'), hard: ref('ResourceList'), used: ref('ResourceList') }, ['name', 'hard', 'used']);
+export const QUOTA_USAGE = closed({ name: string('The ResourceQuota.'), hard: ref('ResourceList'), used: ref('ResourceList') }, [
+  'name',
+  'hard',
+  'used',
+]);
 
 /** What an event shows; a definition change adds its before/after. */
 export const EVENT_PROPERTIES: Record<string, Schema> = {
@@ -85,7 +122,12 @@ export const CLUSTER_RESOURCE_QUOTA: SchemaObject = closed(
     status: closed(
       {
         total: closed({ hard: ref('ResourceList'), used: ref('ResourceList') }, ['hard', 'used']),
-        namespaces: array(closed({ namespace: string(), status: closed({ hard: ref('ResourceList'), used: ref('ResourceList') }, ['hard', 'used']) }, ['namespace', 'status'])),
+        namespaces: array(
+          closed({ namespace: string(), status: closed({ hard: ref('ResourceList'), used: ref('ResourceList') }, ['hard', 'used']) }, [
+            'namespace',
+            'status',
+          ]),
+        ),
       },
       ['total', 'namespaces'],
       'Computed by the ledger; ignored on a write.',

@@ -2,7 +2,19 @@ import type { ReferenceObject } from '@nestjs/swagger';
 import { ADMISSION_PLUGINS } from '@quota/domain';
 import { ANSWER_SCHEMAS } from './answer-schemas.js';
 import { READ_SCHEMAS } from './read-schemas.js';
-import { CLUSTER_RESOURCE_QUOTA, array, closed, constant, integer, kubeList, ref, string, stringMap, time, type Schema } from './schema-parts.js';
+import {
+  CLUSTER_RESOURCE_QUOTA,
+  array,
+  closed,
+  constant,
+  integer,
+  kubeList,
+  ref,
+  string,
+  stringMap,
+  time,
+  type Schema,
+} from './schema-parts.js';
 
 /**
  * The bodies the API answers (and the Kubernetes objects it takes), as OpenAPI 3.0 schema
@@ -22,7 +34,11 @@ export const SCHEMAS = {
     pattern: '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$',
     example: '500m',
   }),
-  ResourceList: { type: 'object', additionalProperties: ref('Quantity'), description: 'Resource name → quantity (`requests.cpu`, `count/pods`, ...).' },
+  ResourceList: {
+    type: 'object',
+    additionalProperties: ref('Quantity'),
+    description: 'Resource name → quantity (`requests.cpu`, `count/pods`, ...).',
+  },
   Status: closed(
     {
       kind: constant('Status'),
@@ -46,7 +62,14 @@ export const SCHEMAS = {
     stage: { type: 'string', enum: [...ADMISSION_PLUGINS], description: 'A denied reservation: the admission plugin that refused.' },
     denial: ref('Denial'),
   }),
-  StatusCause: closed({ reason: string('e.g. FieldValueInvalid, FieldValueRequired.'), field: string('The field path, e.g. `spec.hard[requests.cpu]`.'), message: string() }, ['reason', 'message']),
+  StatusCause: closed(
+    {
+      reason: string('e.g. FieldValueInvalid, FieldValueRequired.'),
+      field: string('The field path, e.g. `spec.hard[requests.cpu]`.'),
+      message: string(),
+    },
+    ['reason', 'message'],
+  ),
   ObjectMeta: closed(
     {
       name: string(),
@@ -54,7 +77,9 @@ export const SCHEMAS = {
       namespace: string(),
       selfLink: string(),
       uid: string(),
-      resourceVersion: string('The version of the object in its stream; send it back on a PUT for optimistic concurrency (409 when stale).'),
+      resourceVersion: string(
+        'The version of the object in its stream; send it back on a PUT for optimistic concurrency (409 when stale).',
+      ),
       generation: integer(),
       creationTimestamp: time(),
       deletionTimestamp: time(),
@@ -71,15 +96,28 @@ export const SCHEMAS = {
   LabelSelector: {
     ...closed({
       matchLabels: stringMap(),
-      matchExpressions: array(closed({ key: string(), operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }, values: array(string()) }, ['key', 'operator'])),
+      matchExpressions: array(
+        closed({ key: string(), operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }, values: array(string()) }, [
+          'key',
+          'operator',
+        ]),
+      ),
     }),
     nullable: true,
   },
   ResourceQuotaSpec: closed({
     hard: ref('ResourceList'),
-    scopes: array(string(), 'Terminating, NotTerminating, BestEffort, NotBestEffort, PriorityClass, CrossNamespacePodAffinity, VolumeAttributesClass'),
+    scopes: array(
+      string(),
+      'Terminating, NotTerminating, BestEffort, NotBestEffort, PriorityClass, CrossNamespacePodAffinity, VolumeAttributesClass',
+    ),
     scopeSelector: closed({
-      matchExpressions: array(closed({ scopeName: string(), operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }, values: array(string()) }, ['scopeName', 'operator'])),
+      matchExpressions: array(
+        closed(
+          { scopeName: string(), operator: { type: 'string', enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }, values: array(string()) },
+          ['scopeName', 'operator'],
+        ),
+      ),
     }),
   }),
   ResourceQuota: closed(
@@ -106,7 +144,12 @@ export const SCHEMAS = {
     ['type'],
   ),
   LimitRange: closed(
-    { apiVersion: constant('v1'), kind: constant('LimitRange'), metadata: ref('ObjectMeta'), spec: closed({ limits: array(ref('LimitRangeItem')) }) },
+    {
+      apiVersion: constant('v1'),
+      kind: constant('LimitRange'),
+      metadata: ref('ObjectMeta'),
+      spec: closed({ limits: array(ref('LimitRangeItem')) }),
+    },
     [],
     "core/v1 LimitRange, stored with the API server's defaulting applied.",
   ),
@@ -136,7 +179,11 @@ export const SCHEMAS = {
       kind: constant('HierarchicalResourceQuota'),
       metadata: ref('ObjectMeta'),
       spec: closed({ hard: ref('ResourceList') }),
-      status: closed({ hard: ref('ResourceList'), used: ref('ResourceList') }, [], 'Over the namespace and its descendants; computed by the ledger, ignored on a write.'),
+      status: closed(
+        { hard: ref('ResourceList'), used: ref('ResourceList') },
+        [],
+        'Over the namespace and its descendants; computed by the ledger, ignored on a write.',
+      ),
     },
     [],
     'hnc.x-k8s.io/v1alpha2 HierarchicalResourceQuota: limits over its namespace and every namespace below it.',

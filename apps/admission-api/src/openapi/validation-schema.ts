@@ -48,7 +48,8 @@ function propertyOf(dto: Dto, property: string, metadatas: readonly ValidationMe
         break;
       case 'matches': {
         const pattern = first as RegExp;
-        if (pattern.flags !== '') throw new Error(`${dto.name}.${property}: a pattern with flags (/${pattern.source}/${pattern.flags}) has no OpenAPI spelling`);
+        if (pattern.flags !== '')
+          throw new Error(`${dto.name}.${property}: a pattern with flags (/${pattern.source}/${pattern.flags}) has no OpenAPI spelling`);
         options.pattern = pattern.source;
         options.type ??= 'string';
         break;
@@ -70,17 +71,21 @@ function propertyOf(dto: Dto, property: string, metadatas: readonly ValidationMe
         options.type ??= 'string';
         break;
       default:
-        throw new Error(`${dto.name}.${property}: class-validator's ${metadata.name ?? metadata.type} has no OpenAPI translation in openapi/validation-schema.ts; add one`);
+        throw new Error(
+          `${dto.name}.${property}: class-validator's ${metadata.name ?? metadata.type} has no OpenAPI translation in openapi/validation-schema.ts; add one`,
+        );
     }
   }
-  if (options.type === undefined) throw new Error(`${dto.name}.${property}: no decorator says its type (IsString, IsInt, IsBoolean, IsObject, IsIn, Matches)`);
+  if (options.type === undefined)
+    throw new Error(`${dto.name}.${property}: no decorator says its type (IsString, IsInt, IsBoolean, IsObject, IsIn, Matches)`);
   return options;
 }
 
 /** Every validated property of the DTO (its own and inherited), as @nestjs/swagger property options. */
 export function propertiesFromValidation(dto: Dto): Record<string, PropertyOptions> {
   const byProperty = new Map<string, ValidationMetadata[]>();
-  for (const metadata of validationOf(dto)) byProperty.set(metadata.propertyName, [...(byProperty.get(metadata.propertyName) ?? []), metadata]);
+  for (const metadata of validationOf(dto))
+    byProperty.set(metadata.propertyName, [...(byProperty.get(metadata.propertyName) ?? []), metadata]);
   return Object.fromEntries([...byProperty].map(([property, metadatas]) => [property, propertyOf(dto, property, metadatas)]));
 }
 
@@ -96,7 +101,8 @@ export function describeValidatedDtos(handlers: readonly Handler[]): Set<string>
     for (const type of parameterTypes(handler)) {
       if (typeof type !== 'function' || validationOf(type as Dto).length === 0) continue;
       names.add(type.name);
-      if (!Object.hasOwn(type, METADATA_FACTORY)) Object.defineProperty(type, METADATA_FACTORY, { value: () => propertiesFromValidation(type as Dto) });
+      if (!Object.hasOwn(type, METADATA_FACTORY))
+        Object.defineProperty(type, METADATA_FACTORY, { value: () => propertiesFromValidation(type as Dto) });
     }
   }
   return names;

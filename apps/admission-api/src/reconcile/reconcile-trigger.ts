@@ -1,7 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
 import { ClusterWriter, LedgerCommands } from '@quota/ledger';
-import { NAMESPACE_JOB, NAMESPACE_OBJECT_JOB, namespaceJobOptions, queueBackendOf, reconcileQueue, type NamespaceJobData } from '@quota/jobs';
+import {
+  NAMESPACE_JOB,
+  NAMESPACE_OBJECT_JOB,
+  namespaceJobOptions,
+  queueBackendOf,
+  reconcileQueue,
+  type NamespaceJobData,
+} from '@quota/jobs';
 import { withTimeout } from '@quota/ops';
 import type { Queue } from 'bullmq';
 import { APP_CONFIG } from '../config/app-config.module.js';
@@ -73,7 +80,9 @@ export class ReconcileTrigger implements OnApplicationShutdown {
     if (!queue) return;
     const added = queue.add(job, { namespace, reason }, namespaceJobOptions(namespace, reason, { delayMs: delay }));
     withTimeout(added, ENQUEUE_TIMEOUT_MS).catch((error: unknown) =>
-      this.logger.warn(`could not queue the reconcile (${reason}) of namespace ${namespace}: ${error instanceof Error ? error.message : String(error)}`),
+      this.logger.warn(
+        `could not queue the reconcile (${reason}) of namespace ${namespace}: ${error instanceof Error ? error.message : String(error)}`,
+      ),
     );
   }
 

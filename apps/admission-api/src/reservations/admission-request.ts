@@ -52,7 +52,8 @@ const badRequest = (field: string, message: string): BadRequestException =>
 /** The body's apiVersion, or the object's; the two must agree when both are given. */
 function apiVersionOf(dto: AdmissionBody): string | undefined {
   const fromObject = dto.object?.['apiVersion'];
-  if (fromObject !== undefined && typeof fromObject !== 'string') throw badRequest('object.apiVersion', 'must be a string such as "v1" or "apps/v1"');
+  if (fromObject !== undefined && typeof fromObject !== 'string')
+    throw badRequest('object.apiVersion', 'must be a string such as "v1" or "apps/v1"');
   if (dto.apiVersion !== undefined && fromObject !== undefined && fromObject !== dto.apiVersion) {
     throw badRequest('object.apiVersion', `must equal apiVersion (${dto.apiVersion})`);
   }
@@ -78,7 +79,8 @@ const isPods = (groupResource: GroupResource): boolean => groupResource.group ==
 function resourceListOf(raw: Record<string, unknown>): Record<string, string> {
   const entries = Object.entries(raw);
   if (entries.length === 0) throw invalid('resources', 'must name at least one resource');
-  if (entries.length > RESOURCE_LIST_MAX) throw invalid('resources', `at most ${RESOURCE_LIST_MAX} resources per reservation, got ${entries.length}`);
+  if (entries.length > RESOURCE_LIST_MAX)
+    throw invalid('resources', `at most ${RESOURCE_LIST_MAX} resources per reservation, got ${entries.length}`);
   for (const [name, value] of entries) {
     const problems = isQualifiedName(name);
     if (problems.length > 0) throw invalid(`resources[${cutText(name)}]`, `invalid resource name: ${problems.join('; ')}`);
@@ -87,12 +89,22 @@ function resourceListOf(raw: Record<string, unknown>): Record<string, string> {
   return Resources.canonicalResourceList(Resources.parseResourceList(raw, 'resources'));
 }
 
-function objectOf(dto: AdmissionBody, groupResource: GroupResource, raw: Record<string, unknown>, field: 'object' | 'oldObject', namespace: string): KubeObject {
+function objectOf(
+  dto: AdmissionBody,
+  groupResource: GroupResource,
+  raw: Record<string, unknown>,
+  field: 'object' | 'oldObject',
+  namespace: string,
+): KubeObject {
   const metadata = raw['metadata'];
-  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))) throw badRequest(`${field}.metadata`, 'must be an object');
+  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)))
+    throw badRequest(`${field}.metadata`, 'must be an object');
   const objectNamespace = (metadata as { namespace?: unknown } | undefined)?.namespace;
   if (objectNamespace !== undefined && objectNamespace !== namespace) {
-    throw badRequest(`${field}.metadata.namespace`, 'the namespace of the provided object does not match the namespace sent on the request');
+    throw badRequest(
+      `${field}.metadata.namespace`,
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
   }
   if (raw['kind'] !== undefined && raw['kind'] !== dto.kind) throw badRequest(`${field}.kind`, `must equal kind (${dto.kind})`);
   const problem = objectShapeProblem(groupResource, raw, field);
@@ -106,17 +118,23 @@ function objectOf(dto: AdmissionBody, groupResource: GroupResource, raw: Record<
  * What a REST body asks to admit, checked: an object (defaulted as the API server would) or a
  * plain resource list, never both. The caller adds who asks, the idempotency key and dryRun.
  */
-export function admitCommandOf(dto: AdmissionBody, namespace: string, ttlMaxSeconds: number): Omit<AdmitCommand, 'dryRun' | 'requester' | 'requestKey'> {
+export function admitCommandOf(
+  dto: AdmissionBody,
+  namespace: string,
+  ttlMaxSeconds: number,
+): Omit<AdmitCommand, 'dryRun' | 'requester' | 'requestKey'> {
   if ((dto.object === undefined) === (dto.resources === undefined)) {
     throw badRequest('object', 'give exactly one of object (a Kubernetes object) or resources (a resource list)');
   }
   if (dto.ttlSeconds !== undefined && dto.ttlSeconds > ttlMaxSeconds) throw invalid('ttlSeconds', `must be at most ${ttlMaxSeconds}`);
   const operation = dto.operation ?? 'CREATE';
-  if (dto.oldObject !== undefined && dto.object === undefined) throw badRequest('oldObject', 'only goes with object (the object as it will be stored)');
+  if (dto.oldObject !== undefined && dto.object === undefined)
+    throw badRequest('oldObject', 'only goes with object (the object as it will be stored)');
   const groupResource = groupResourceOf(dto, apiVersionOf(dto));
   const object = dto.object ? objectOf(dto, groupResource, dto.object, 'object', namespace) : undefined;
   const oldObject = dto.oldObject ? objectOf(dto, groupResource, dto.oldObject, 'oldObject', namespace) : undefined;
-  if (operation === 'UPDATE' && object && !oldObject) throw badRequest('oldObject', 'an UPDATE of an object needs the object as it is now (oldObject)');
+  if (operation === 'UPDATE' && object && !oldObject)
+    throw badRequest('oldObject', 'an UPDATE of an object needs the object as it is now (oldObject)');
   const resources = dto.resources ? resourceListOf(dto.resources) : undefined;
   const name = dto.name ?? object?.metadata?.name;
   // Stored with the decision and the reservation: the kind's name rule, as the object's own name.
@@ -125,7 +143,14 @@ export function admitCommandOf(dto: AdmissionBody, namespace: string, ttlMaxSeco
   return {
     namespace,
     source: 'rest',
-    request: { operation, groupResource, namespace, ...(name ? { name } : {}), ...(object ? { object } : {}), ...(oldObject ? { oldObject } : {}) },
+    request: {
+      operation,
+      groupResource,
+      namespace,
+      ...(name ? { name } : {}),
+      ...(object ? { object } : {}),
+      ...(oldObject ? { oldObject } : {}),
+    },
     ...(resources ? { resources } : {}),
     // The body's kind is required and recorded even when no object carries it (a resource list),
     // so decisions and reservations always say what was admitted ("Pod web-2", never "pods web-2").

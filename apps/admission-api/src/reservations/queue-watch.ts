@@ -36,8 +36,16 @@ export class QueueSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly logger = new Logger('queue');
   private readonly drainer: QueueDrainer;
 
-  constructor(@Inject(LedgerCommands) ledger: LedgerCommands, @Inject(QueueQueries) queue: QueueQueries, @Inject(APP_CONFIG) config: AppConfig, @Inject(ClusterWriter) writer: ClusterWriter) {
-    this.drainer = new QueueDrainer(ledger, writer, queue, { sweepIntervalMs: config.queue.sweepIntervalMs, warn: (message) => this.logger.warn(message) });
+  constructor(
+    @Inject(LedgerCommands) ledger: LedgerCommands,
+    @Inject(QueueQueries) queue: QueueQueries,
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(ClusterWriter) writer: ClusterWriter,
+  ) {
+    this.drainer = new QueueDrainer(ledger, writer, queue, {
+      sweepIntervalMs: config.queue.sweepIntervalMs,
+      warn: (message) => this.logger.warn(message),
+    });
   }
 
   onApplicationBootstrap(): void {

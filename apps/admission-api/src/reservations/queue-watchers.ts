@@ -113,7 +113,8 @@ export class QueueWatchers implements OnApplicationShutdown {
       const waiting = await this.queue.waitingIds(namespaces);
       // Only the namespaces read: a watcher that came meanwhile waits for the next read.
       for (const namespace of namespaces) {
-        for (const [id, wakes] of [...(this.watching.get(namespace) ?? [])]) if (!waiting.get(namespace)?.has(id)) for (const wake of [...wakes]) wake();
+        for (const [id, wakes] of [...(this.watching.get(namespace) ?? [])])
+          if (!waiting.get(namespace)?.has(id)) for (const wake of [...wakes]) wake();
       }
     } catch (error) {
       // The next poll reads again; each watcher still ends by its own timeout.

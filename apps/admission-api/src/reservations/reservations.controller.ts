@@ -1,9 +1,36 @@
-import { BadRequestException, Body, Controller, Delete, Get, HttpCode, HttpException, Inject, Injectable, Param, Post, Query, Req, Res, UsePipes, type PipeTransform } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpException,
+  Inject,
+  Injectable,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UsePipes,
+  type PipeTransform,
+} from '@nestjs/common';
 import type { QueuedAnswer, QueuedReservation } from '@quota/api';
 import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
 import { WARNINGS_MAX } from '@quota/domain';
-import { AuditQueries, LedgerCommands, LedgerError, QueueQueries, type AdmissionResult, type AdmitOutcome, type CommitOutcome, type ReleaseOutcome, type ReservationView } from '@quota/ledger';
+import {
+  AuditQueries,
+  LedgerCommands,
+  LedgerError,
+  QueueQueries,
+  type AdmissionResult,
+  type AdmitOutcome,
+  type CommitOutcome,
+  type ReleaseOutcome,
+  type ReservationView,
+} from '@quota/ledger';
 import { NamespacePipe } from '../common/kube/path-params.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
@@ -31,7 +58,12 @@ function tooManyWatches(principal: string, max: number): HttpException {
 export class ReservationIdPipe implements PipeTransform<string, string> {
   transform(value: string): string {
     if (!/^[A-Za-z0-9._-]{1,128}$/.test(value)) {
-      throw new BadRequestException(kubeStatus(400, `invalid reservation id ${JSON.stringify(value.slice(0, 200))} in the path: 1 to 128 letters, digits, '.', '_' or '-'`));
+      throw new BadRequestException(
+        kubeStatus(
+          400,
+          `invalid reservation id ${JSON.stringify(value.slice(0, 200))} in the path: 1 to 128 letters, digits, '.', '_' or '-'`,
+        ),
+      );
     }
     return value;
   }
@@ -62,11 +94,25 @@ export function appendWarnings(response: Response, outcome: Pick<AdmitOutcome, '
  * `dryRun: true` and no id for a dry run; 200 with `state: "none"` when the request is allowed
  * but charges nothing (a kind no quota counts), so there is nothing to commit or release.
  */
-function reserveAnswer(namespace: string, name: string | undefined, kind: string, result: AdmissionResult, position: string | undefined): { status: number; body: unknown } {
+function reserveAnswer(
+  namespace: string,
+  name: string | undefined,
+  kind: string,
+  result: AdmissionResult,
+  position: string | undefined,
+): { status: number; body: unknown } {
   if (result.code === 202 && result.queued && result.reservationId) {
     // Waiting in the queue: `position` is its place in the queue; the ledger's is `ledgerPosition`.
     const { position: place, waitingFor, expiresAt } = result.queued;
-    const body: QueuedAnswer = { id: result.reservationId, namespace, state: 'queued', position: place, waitingFor, expiresAt, ...(position === undefined ? {} : { ledgerPosition: position }) };
+    const body: QueuedAnswer = {
+      id: result.reservationId,
+      namespace,
+      state: 'queued',
+      position: place,
+      waitingFor,
+      expiresAt,
+      ...(position === undefined ? {} : { ledgerPosition: position }),
+    };
     return { status: 202, body };
   }
   if (!result.allowed) {
@@ -83,7 +129,13 @@ function reserveAnswer(namespace: string, name: string | undefined, kind: string
   if (result.dryRun) {
     return {
       status: 200,
-      body: { namespace, state: result.charged ? 'reserved' : 'none', dryRun: true, charged: result.charged ?? {}, ...(result.expiresAt ? { expiresAt: result.expiresAt } : {}) },
+      body: {
+        namespace,
+        state: result.charged ? 'reserved' : 'none',
+        dryRun: true,
+        charged: result.charged ?? {},
+        ...(result.expiresAt ? { expiresAt: result.expiresAt } : {}),
+      },
     };
   }
   if (!result.reservationId) return { status: 200, body: { namespace, state: 'none', charged: {} } };
@@ -130,7 +182,12 @@ export class ReservationsController {
   @AnswersPosition(201)
   @Post()
   @UsePipes(dtoValidationPipe())
-  async reserve(@Param('namespace', NamespacePipe) namespace: string, @Body() dto: ReserveDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<unknown> {
+  async reserve(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Body() dto: ReserveDto,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<unknown> {
     const command = admitCommandOf(dto, namespace, this.config.reservationTtlMaxSeconds);
     const wait = waitOf(dto, this.config.queue.waitMaxSeconds);
     const outcome = await this.ledger.admit({
@@ -185,7 +242,10 @@ export class ReservationsController {
       }
     }
     try {
-      return positioned(response, await this.ledger.release(namespace, id, { actor: requesterOf(request), reason: 'cancelled', by: 'rest' }));
+      return positioned(
+        response,
+        await this.ledger.release(namespace, id, { actor: requesterOf(request), reason: 'cancelled', by: 'rest' }),
+      );
     } catch (error) {
       // Cancelled or expired while it waited: the same answer again, nothing appended.
       const ended = error instanceof LedgerError && error.code === 'NotFound' ? await this.queue.ended(namespace, id) : undefined;
@@ -234,7 +294,10 @@ export class ReservationsController {
   }
 
   private async lookup(namespace: string, id: string): Promise<ReservationView | QueuedReservation> {
-    const view = (await this.queue.waiting(namespace, id)) ?? (await this.audit.getReservation(namespace, id)) ?? (await this.queue.ended(namespace, id));
+    const view =
+      (await this.queue.waiting(namespace, id)) ??
+      (await this.audit.getReservation(namespace, id)) ??
+      (await this.queue.ended(namespace, id));
     if (!view) throw new LedgerError('NotFound', `reservations "${id}" not found`, { kind: 'reservations', name: id });
     return view;
   }

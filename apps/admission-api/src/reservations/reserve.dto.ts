@@ -22,7 +22,9 @@ export class ReserveDto {
   /** `plural` or `plural.group`; overrides the resource of `kind`. */
   @IsOptional()
   @IsString()
-  @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, { message: 'resource must be a plural resource name, optionally with its group (deployments.apps)' })
+  @Matches(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+    message: 'resource must be a plural resource name, optionally with its group (deployments.apps)',
+  })
   @Length(1, 253)
   resource?: string;
 

@@ -47,7 +47,12 @@ export class WhatIfController {
   @Post()
   @HttpCode(200)
   @UsePipes(dtoValidationPipe())
-  async ask(@Param('namespace', NamespacePipe) namespace: string, @Body() dto: WhatIfDto, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<WhatIfAnswer> {
+  async ask(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Body() dto: WhatIfDto,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<WhatIfAnswer> {
     const command = admitCommandOf(dto, namespace, this.config.reservationTtlMaxSeconds);
     const outcome = await this.ledger.admit({ ...command, dryRun: true, logged: false, requester: requesterOf(request) });
     const { result } = outcome;

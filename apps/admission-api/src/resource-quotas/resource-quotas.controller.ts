@@ -1,7 +1,22 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { assertDefinitionSize, quotaObjectCountNames, resourceQuotaSizeErrors, validateResourceQuota, type QuotaDefinition, type ResourceQuota } from '@quota/domain';
-import { DefinitionQueries, LedgerCommands, UsageQueries, type DefinitionChange, type Page, type ProjectedUsage, type QuotaView } from '@quota/ledger';
+import {
+  assertDefinitionSize,
+  quotaObjectCountNames,
+  resourceQuotaSizeErrors,
+  validateResourceQuota,
+  type QuotaDefinition,
+  type ResourceQuota,
+} from '@quota/domain';
+import {
+  DefinitionQueries,
+  LedgerCommands,
+  UsageQueries,
+  type DefinitionChange,
+  type Page,
+  type ProjectedUsage,
+  type QuotaView,
+} from '@quota/ledger';
 import { renderMetadata } from '../common/kube/kube-object.js';
 import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
@@ -30,7 +45,8 @@ export function renderQuota(view: QuotaView, projected?: ProjectedUsage): Resour
     createdAt: view.createdAt,
     ...(view.definition.metadata ? { metadata: view.definition.metadata } : {}),
   });
-  if (!projected) return { apiVersion: 'v1', kind: 'ResourceQuota', metadata, spec: view.definition.spec, status: { hard: view.hard, used: view.used } };
+  if (!projected)
+    return { apiVersion: 'v1', kind: 'ResourceQuota', metadata, spec: view.definition.spec, status: { hard: view.hard, used: view.used } };
   const projectedUsed = projected.used.get(view.definition.name) ?? {};
   const used = Object.fromEntries(Object.keys(view.hard).map((name) => [name, projectedUsed[name] ?? '0']));
   // The count of ResourceQuotas comes from the definitions, which the view has at the head.
@@ -61,7 +77,11 @@ annotated with the version it reflects (`quota-ledger.io/used-version`) against 
 export class ResourceQuotasController {
   private readonly serve: DefinitionHandlers<QuotaDefinition, QuotaView, ResourceQuota>;
 
-  constructor(@Inject(LedgerCommands) ledger: LedgerCommands, @Inject(DefinitionQueries) definitions: DefinitionQueries, @Inject(UsageQueries) usage: UsageQueries) {
+  constructor(
+    @Inject(LedgerCommands) ledger: LedgerCommands,
+    @Inject(DefinitionQueries) definitions: DefinitionQueries,
+    @Inject(UsageQueries) usage: UsageQueries,
+  ) {
     this.serve = new DefinitionHandlers(resourceQuotaKind(ledger, definitions, usage));
   }
 
@@ -88,7 +108,11 @@ export class ResourceQuotasController {
   /** Every change of its definition: who, when, before and after (also after it was deleted). */
   @Allow('admin', 'auditor')
   @Get(':name/history')
-  history(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+  history(
+    @Param('namespace', NamespacePipe) namespace: string,
+    @Param('name', ObjectNamePipe) name: string,
+    @Query(dtoValidationPipe()) query: EventsQueryDto,
+  ): Promise<Page<DefinitionChange>> {
     return this.serve.history(namespace, name, query);
   }
 
@@ -113,7 +137,11 @@ export class ResourceQuotasController {
 }
 
 /** ResourceQuota as a definition kind: validated as Kubernetes validates it, read with the projection's usage. */
-function resourceQuotaKind(ledger: LedgerCommands, definitions: DefinitionQueries, usage: UsageQueries): DefinitionKind<QuotaDefinition, QuotaView, ResourceQuota> {
+function resourceQuotaKind(
+  ledger: LedgerCommands,
+  definitions: DefinitionQueries,
+  usage: UsageQueries,
+): DefinitionKind<QuotaDefinition, QuotaView, ResourceQuota> {
   return {
     kind: 'ResourceQuota',
     resource: 'resourcequotas',

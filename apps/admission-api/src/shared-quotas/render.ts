@@ -29,7 +29,10 @@ export function renderClusterResourceQuota(view: SharedQuotaView) {
     apiVersion: 'quota.openshift.io/v1' as const,
     kind: 'ClusterResourceQuota' as const,
     metadata: clusterMetadata(definition.ref.name, view.version, view.createdAt, definition.metadata),
-    spec: { selector: { labels: definition.selector?.labels ?? null, annotations: definition.selector?.annotations ?? null }, quota: definition.spec },
+    spec: {
+      selector: { labels: definition.selector?.labels ?? null, annotations: definition.selector?.annotations ?? null },
+      quota: definition.spec,
+    },
     status: {
       total: { hard: view.hard, used: view.used },
       namespaces: view.namespaces.map((n) => ({ namespace: n.namespace, status: { hard: view.hard, used: n.used } })),

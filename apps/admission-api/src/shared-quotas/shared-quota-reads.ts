@@ -21,18 +21,41 @@ export const LIST_MAX = 1000;
  * of namespaces in the scope; `namespacesWithheld` counts the others (other teams' namespaces,
  * whose usage and denials the parent's token may not read).
  */
-export async function usageOr404(queries: ClusterQueries, usage: SharedUsageQueries, key: string, at: string | undefined, resource: string, name: string, scope?: ReadonlySet<string>) {
+export async function usageOr404(
+  queries: ClusterQueries,
+  usage: SharedUsageQueries,
+  key: string,
+  at: string | undefined,
+  resource: string,
+  name: string,
+  scope?: ReadonlySet<string>,
+) {
   if (at) {
     const then = await usage.usageAt(key, at);
     if (then) return withinScope(then, scope);
   } else {
     const view = await queries.getSharedQuota(key);
-    if (view) return withinScope({ key, version: view.version, defined: true, hard: view.hard, used: view.used, namespaces: view.namespaces, overHard: view.overHard }, scope);
+    if (view)
+      return withinScope(
+        {
+          key,
+          version: view.version,
+          defined: true,
+          hard: view.hard,
+          used: view.used,
+          namespaces: view.namespaces,
+          overHard: view.overHard,
+        },
+        scope,
+      );
   }
   throw new LedgerError('NotFound', `${resource} "${name}" not found`, { kind: resource, name });
 }
 
-export function withinScope<T extends { readonly namespaces: readonly { readonly namespace: string }[] }>(usage: T, scope: ReadonlySet<string> | undefined): T & { namespacesWithheld?: number } {
+export function withinScope<T extends { readonly namespaces: readonly { readonly namespace: string }[] }>(
+  usage: T,
+  scope: ReadonlySet<string> | undefined,
+): T & { namespacesWithheld?: number } {
   if (!scope) return usage;
   const namespaces = usage.namespaces.filter((n) => scope.has(n.namespace));
   const withheld = usage.namespaces.length - namespaces.length;

@@ -14,7 +14,19 @@ export function usageBar(ratio: number, used: string, hard: string, label: strin
   return h(
     'span',
     { class: `usage ${level}` },
-    h('span', { class: 'bar', role: 'meter', 'aria-label': label, 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': Math.round(Math.min(ratio, 10) * 100), 'aria-valuetext': `${used} of ${hard} (${percent(ratio)})` }, fill),
+    h(
+      'span',
+      {
+        class: 'bar',
+        role: 'meter',
+        'aria-label': label,
+        'aria-valuemin': 0,
+        'aria-valuemax': 100,
+        'aria-valuenow': Math.round(Math.min(ratio, 10) * 100),
+        'aria-valuetext': `${used} of ${hard} (${percent(ratio)})`,
+      },
+      fill,
+    ),
     h('span', { class: 'numbers' }, `${used} / ${hard} `, h('span', { class: 'pct' }, percent(ratio))),
   );
 }

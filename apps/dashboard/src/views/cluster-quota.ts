@@ -34,7 +34,10 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
   let first: string | undefined;
   try {
     // Its first change is where the whole history (the default range) starts.
-    const [object, history] = await Promise.all([api<ClusterResourceQuota>('GET', base), api<{ items: QuotaChange[] }>('GET', `${base}/history?limit=1`).catch(() => ({ items: [] }))]);
+    const [object, history] = await Promise.all([
+      api<ClusterResourceQuota>('GET', base),
+      api<{ items: QuotaChange[] }>('GET', `${base}/history?limit=1`).catch(() => ({ items: [] })),
+    ]);
     quota = object;
     first = history.items[0]?.time;
   } catch (error) {
@@ -51,7 +54,10 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
   ];
   // The same charts as a namespace's, of one quota named after it (its limit changes name it so).
   const span = spanOf(route, first);
-  const series = api<SharedSeries>('GET', `${base}/usage/series?since=${enc(span.since)}&until=${enc(span.until)}&points=${span.points}`).then((answer) => sharedSeries(answer, name));
+  const series = api<SharedSeries>(
+    'GET',
+    `${base}/usage/series?since=${enc(span.since)}&until=${enc(span.until)}&points=${span.points}`,
+  ).then((answer) => sharedSeries(answer, name));
   const instant = async (at: string): Promise<Instant> => {
     const then = await api<SharedInstant>('GET', `${base}/usage?at=${enc(at)}`);
     return { at, version: then.version, quotas: then.defined ? [{ name, hard: then.hard, used: then.used }] : [], parts: then.namespaces };
@@ -74,8 +80,18 @@ export async function clusterQuotaView(main: HTMLElement, name: string, route: R
       exportAs: `${name} usage`,
     }),
     h('section', { 'aria-labelledby': 'h-namespaces' }, h('h2', { id: 'h-namespaces' }, 'Namespaces'), namespacesTable(quota)),
-    h('section', { 'aria-labelledby': 'h-queue' }, h('h2', { id: 'h-queue' }, 'Waiting for room'), sharedQueueTable(`${base}/queue`, name, 'crq-queue')),
-    h('section', { 'aria-labelledby': 'h-history' }, h('h2', { id: 'h-history' }, 'History'), historyTable(base, 'crq-history', 'Changes to its definition, oldest first')),
+    h(
+      'section',
+      { 'aria-labelledby': 'h-queue' },
+      h('h2', { id: 'h-queue' }, 'Waiting for room'),
+      sharedQueueTable(`${base}/queue`, name, 'crq-queue'),
+    ),
+    h(
+      'section',
+      { 'aria-labelledby': 'h-history' },
+      h('h2', { id: 'h-history' }, 'History'),
+      historyTable(base, 'crq-history', 'Changes to its definition, oldest first'),
+    ),
   );
 }
 
@@ -100,7 +116,11 @@ function totalSection(name: string, hard: Readonly<Record<string, string>>, used
                 'tr',
                 { 'data-resource': resource },
                 h('td', { 'data-label': 'Resource' }, resource),
-                h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(used[resource], limit), used[resource] ?? '0', limit, `${resource} in cluster quota ${name}`)),
+                h(
+                  'td',
+                  { 'data-label': 'Used / hard' },
+                  usageBar(usageRatio(used[resource], limit), used[resource] ?? '0', limit, `${resource} in cluster quota ${name}`),
+                ),
               ),
             ),
           ),
@@ -117,7 +137,11 @@ function namespacesTable(quota: ClusterResourceQuota): HTMLElement {
     'table',
     { id: 'crq-namespaces', class: 'list stack' },
     h('caption', {}, 'Used per resource, and (in brackets) its share of what all the namespaces use'),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Namespace'), ...resources.map((resource) => h('th', { scope: 'col' }, resource)))),
+    h(
+      'thead',
+      {},
+      h('tr', {}, h('th', { scope: 'col' }, 'Namespace'), ...resources.map((resource) => h('th', { scope: 'col' }, resource))),
+    ),
     h(
       'tbody',
       {},
@@ -127,7 +151,13 @@ function namespacesTable(quota: ClusterResourceQuota): HTMLElement {
           { 'data-namespace': n.namespace },
           h('td', { 'data-label': 'Namespace' }, h('a', { href: `#/ns/${enc(n.namespace)}` }, n.namespace)),
           ...resources.map((resource) =>
-            h('td', { 'data-resource': resource, 'data-label': resource }, n.status.used[resource] ?? '0', ' ', h('span', { class: 'muted' }, `(${share(n.status.used[resource], used[resource])})`)),
+            h(
+              'td',
+              { 'data-resource': resource, 'data-label': resource },
+              n.status.used[resource] ?? '0',
+              ' ',
+              h('span', { class: 'muted' }, `(${share(n.status.used[resource], used[resource])})`),
+            ),
           ),
         ),
       ),
@@ -139,7 +169,9 @@ function namespacesTable(quota: ClusterResourceQuota): HTMLElement {
         'tr',
         {},
         h('th', { scope: 'row' }, 'All namespaces'),
-        ...resources.map((resource) => h('td', { 'data-resource': resource, 'data-label': resource }, `${used[resource] ?? '0'} of ${hard[resource]}`)),
+        ...resources.map((resource) =>
+          h('td', { 'data-resource': resource, 'data-label': resource }, `${used[resource] ?? '0'} of ${hard[resource]}`),
+        ),
       ),
     ),
   );

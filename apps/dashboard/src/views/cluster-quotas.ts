@@ -7,7 +7,8 @@ import { rangeQuery, type RangeRoute } from './range.js';
 import { sectionsNav } from './sections.js';
 
 /** The address of one cluster quota's page, with its usage chart at a range when one is given. */
-export const clusterQuotaHref = (name: string, range?: RangeRoute): string => `#/clusterresourcequotas/${enc(name)}${range ? `?${rangeQuery(range)}` : ''}`;
+export const clusterQuotaHref = (name: string, range?: RangeRoute): string =>
+  `#/clusterresourcequotas/${enc(name)}${range ? `?${rangeQuery(range)}` : ''}`;
 
 /** Every ClusterResourceQuota: what its selector picks, how many namespaces, and its tightest resource as a bar. */
 export function clusterQuotasView(main: HTMLElement, who: WhoAmI): void {
@@ -17,12 +18,24 @@ export function clusterQuotasView(main: HTMLElement, who: WhoAmI): void {
     main,
     sectionsNav('clusterresourcequotas', who),
     h('h1', {}, 'Cluster quotas'),
-    h('p', { class: 'lede' }, 'Each ClusterResourceQuota: one quota shared by every namespace its selector picks, with its tightest resource across them all, as admission sees it now.'),
+    h(
+      'p',
+      { class: 'lede' },
+      'Each ClusterResourceQuota: one quota shared by every namespace its selector picks, with its tightest resource across them all, as admission sees it now.',
+    ),
     h(
       'table',
       { id: 'crq-list', class: 'list stack' },
       h('caption', { class: 'visually-hidden' }, 'Cluster quotas, their selectors and their tightest resource'),
-      h('thead', {}, h('tr', {}, ...['Cluster quota', 'Selects', 'Namespaces', 'Tightest resource', 'Used / hard'].map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ...['Cluster quota', 'Selects', 'Namespaces', 'Tightest resource', 'Used / hard'].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
       list,
     ),
     status,
@@ -56,7 +69,20 @@ function row(quota: ClusterResourceQuota): HTMLTableRowElement {
     h('td', { 'data-label': 'Cluster quota' }, h('a', { href: clusterQuotaHref(name) }, name)),
     h('td', { 'data-label': 'Selects' }, h('code', {}, selectorSummary(quota.spec.selector))),
     h('td', { 'data-label': 'Namespaces' }, count),
-    tightest ? h('td', { 'data-label': 'Tightest resource' }, tightest.resource) : h('td', { class: 'muted', 'data-label': 'Tightest resource' }, 'no limits'),
-    h('td', { 'data-label': 'Used / hard' }, tightest ? usageBar(tightest.ratio, used[tightest.resource] ?? '0', hard[tightest.resource] ?? '?', `${name}: ${tightest.resource} across ${count} namespace${count === 1 ? '' : 's'}`) : ''),
+    tightest
+      ? h('td', { 'data-label': 'Tightest resource' }, tightest.resource)
+      : h('td', { class: 'muted', 'data-label': 'Tightest resource' }, 'no limits'),
+    h(
+      'td',
+      { 'data-label': 'Used / hard' },
+      tightest
+        ? usageBar(
+            tightest.ratio,
+            used[tightest.resource] ?? '0',
+            hard[tightest.resource] ?? '?',
+            `${name}: ${tightest.resource} across ${count} namespace${count === 1 ? '' : 's'}`,
+          )
+        : '',
+    ),
   );
 }

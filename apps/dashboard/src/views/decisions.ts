@@ -31,7 +31,8 @@ export function decisionsLog(namespace: string, since: string, until: string): H
   const body = h('tbody');
   const filters = () => `since=${enc(since)}&until=${enc(until)}${deniedOnly.checked ? '&allowed=false' : ''}`;
   const { more, status, reload } = pager<Decision>(body, {
-    path: (after) => `/v1/namespaces/${enc(namespace)}/decisions?order=newest&limit=${PAGE()}&${filters()}${after ? `&after=${enc(after)}` : ''}`,
+    path: (after) =>
+      `/v1/namespaces/${enc(namespace)}/decisions?order=newest&limit=${PAGE()}&${filters()}${after ? `&after=${enc(after)}` : ''}`,
     row: (d) => row(namespace, d),
     summary: (shown) => (shown === 0 ? `No ${deniedOnly.checked ? 'denials' : 'decisions'} in this range.` : ''),
     moreLabel: 'Show older',
@@ -50,8 +51,22 @@ export function decisionsLog(namespace: string, since: string, until: string): H
       exportStatus.textContent = (error as ApiError).message;
     }
   };
-  const idInput = h('input', { id: 'decision-id', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false', pattern: '[0-9]{1,18}', required: true, size: 12 });
-  const find = h('form', { class: 'find-decision' }, h('label', { for: 'decision-id' }, 'Open a decision by id'), idInput, h('button', { type: 'submit', class: 'secondary' }, 'Open'));
+  const idInput = h('input', {
+    id: 'decision-id',
+    inputmode: 'numeric',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    pattern: '[0-9]{1,18}',
+    required: true,
+    size: 12,
+  });
+  const find = h(
+    'form',
+    { class: 'find-decision' },
+    h('label', { for: 'decision-id' }, 'Open a decision by id'),
+    idInput,
+    h('button', { type: 'submit', class: 'secondary' }, 'Open'),
+  );
   find.addEventListener('submit', (event) => {
     event.preventDefault();
     location.hash = decisionHref(namespace, idInput.value.trim());
@@ -94,7 +109,13 @@ function row(namespace: string, d: Decision): HTMLTableRowElement {
     h(
       'td',
       { 'data-label': 'Decision', class: 'decision' },
-      d.allowed ? h('span', { class: 'ok' }, 'allowed') : h('span', { class: 'bad' }, `denied${d.result.denial ? ` (${d.result.denial.kind})` : d.result.stage ? ` (${d.result.stage})` : ''}`),
+      d.allowed
+        ? h('span', { class: 'ok' }, 'allowed')
+        : h(
+            'span',
+            { class: 'bad' },
+            `denied${d.result.denial ? ` (${d.result.denial.kind})` : d.result.stage ? ` (${d.result.stage})` : ''}`,
+          ),
     ),
     h('td', { 'data-label': '' }, h('a', { href: decisionHref(namespace, d.id), 'aria-label': `why: decision ${d.id}` }, 'Why?')),
   );
@@ -102,12 +123,23 @@ function row(namespace: string, d: Decision): HTMLTableRowElement {
 
 /** A denial in plain words, with the numbers that decided it. */
 /** Why a decision (or a what-if's answer, which names its stage as a plain string) went as it did. */
-export function explanation(allowed: boolean, result: Pick<AdmissionResult, 'charged' | 'denial' | 'message'> & { readonly stage?: string }): HTMLElement {
+export function explanation(
+  allowed: boolean,
+  result: Pick<AdmissionResult, 'charged' | 'denial' | 'message'> & { readonly stage?: string },
+): HTMLElement {
   if (allowed) {
-    return h('div', { class: 'explanation ok', id: 'explanation' }, h('p', {}, h('strong', {}, 'Allowed. '), `It charges ${resourceList(result.charged)}.`));
+    return h(
+      'div',
+      { class: 'explanation ok', id: 'explanation' },
+      h('p', {}, h('strong', {}, 'Allowed. '), `It charges ${resourceList(result.charged)}.`),
+    );
   }
   const denial = result.denial;
-  const exceeded = denial?.exceeded ?? (denial?.resource && denial.requested && denial.hard ? [{ resource: denial.resource, requested: denial.requested, used: denial.used, hard: denial.hard }] : []);
+  const exceeded =
+    denial?.exceeded ??
+    (denial?.resource && denial.requested && denial.hard
+      ? [{ resource: denial.resource, requested: denial.requested, used: denial.used, hard: denial.hard }]
+      : []);
   let summary: string;
   switch (denial?.kind) {
     case 'Exceeded':
@@ -227,7 +259,16 @@ export async function decisionView(main: HTMLElement, namespace: string, id: str
           { 'data-quota': quota.name, 'data-resource': resource },
           h('td', { 'data-label': 'Quota' }, quota.name),
           h('td', { 'data-label': 'Resource' }, resource),
-          h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name} then`)),
+          h(
+            'td',
+            { 'data-label': 'Used / hard' },
+            usageBar(
+              usageRatio(quota.used[resource], limit),
+              quota.used[resource] ?? '0',
+              limit,
+              `${resource} in quota ${quota.name} then`,
+            ),
+          ),
         ),
       ),
     );

@@ -35,14 +35,21 @@ export function historyTable(base: string, id: string, caption: string): HTMLEle
   return h(
     'div',
     {},
-    h('table', { class: 'list stack history', id }, h('caption', { class: 'visually-hidden' }, caption), h('thead', {}, h('tr', {}, ...['Time', 'Change', 'By', 'What changed'].map((t) => h('th', { scope: 'col' }, t)))), body),
+    h(
+      'table',
+      { class: 'list stack history', id },
+      h('caption', { class: 'visually-hidden' }, caption),
+      h('thead', {}, h('tr', {}, ...['Time', 'Change', 'By', 'What changed'].map((t) => h('th', { scope: 'col' }, t)))),
+      body,
+    ),
     more,
     status,
   );
 }
 
 /** A page of a quota's history: `GET …/history?limit=&after=`. */
-const historyPage = (base: string, limit: number, after: string | undefined): string => `${base}/history?limit=${limit}${after ? `&after=${encodeURIComponent(after)}` : ''}`;
+const historyPage = (base: string, limit: number, after: string | undefined): string =>
+  `${base}/history?limit=${limit}${after ? `&after=${encodeURIComponent(after)}` : ''}`;
 
 /**
  * The changes behind a series' limit markers, by quota and version: each named quota's history

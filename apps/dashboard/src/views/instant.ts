@@ -8,7 +8,11 @@ import { usageBar } from './bar.js';
 export interface Instant {
   readonly at: string;
   readonly version: number;
-  readonly quotas: readonly { readonly name: string; readonly hard: Readonly<Record<string, string>>; readonly used: Readonly<Record<string, string>> }[];
+  readonly quotas: readonly {
+    readonly name: string;
+    readonly hard: Readonly<Record<string, string>>;
+    readonly used: Readonly<Record<string, string>>;
+  }[];
   readonly parts?: readonly { readonly namespace: string; readonly used: Readonly<Record<string, string>> }[];
 }
 
@@ -17,9 +21,20 @@ export interface Instant {
  * or next sample) asks the as-of API and shows every quota as admission saw it then, exact.
  * `onShow` is told the instant (the charts draw a line there, the address keeps it).
  */
-export function instantPanel(series: Series, load: (at: string) => Promise<Instant>, onShow: (at: string) => void): { element: HTMLElement; show: (at: string) => void } {
+export function instantPanel(
+  series: Series,
+  load: (at: string) => Promise<Instant>,
+  onShow: (at: string) => void,
+): { element: HTMLElement; show: (at: string) => void } {
   const ats = series.points.map((p) => p.at);
-  const input = h('input', { id: 'instant-at', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'YYYY-MM-DD HH:MM:SS', 'aria-describedby': 'instant-help' });
+  const input = h('input', {
+    id: 'instant-at',
+    type: 'text',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    placeholder: 'YYYY-MM-DD HH:MM:SS',
+    'aria-describedby': 'instant-help',
+  });
   const result = h('div', { id: 'instant-result', 'aria-live': 'polite' });
   const previous = h('button', { type: 'button', class: 'secondary', disabled: true }, '← Previous sample');
   const next = h('button', { type: 'button', class: 'secondary', disabled: true }, 'Next sample →');
@@ -57,7 +72,11 @@ export function instantPanel(series: Series, load: (at: string) => Promise<Insta
     'section',
     { class: 'instant', id: 'instant', 'aria-labelledby': 'h-instant' },
     h('h3', { id: 'h-instant' }, 'Usage at an instant'),
-    h('p', { id: 'instant-help', class: 'muted' }, 'Click a chart to see every quota as admission saw it at that sample (exact, from the ledger), or type an instant.'),
+    h(
+      'p',
+      { id: 'instant-help', class: 'muted' },
+      'Click a chart to see every quota as admission saw it at that sample (exact, from the ledger), or type an instant.',
+    ),
     form,
     result,
   );
@@ -65,15 +84,32 @@ export function instantPanel(series: Series, load: (at: string) => Promise<Insta
 }
 
 /** The instant typed in: in local time or RFC 3339, shown on submit; one that does not read as an instant is said in `result`. */
-function instantForm(series: Series, input: HTMLInputElement, steps: readonly HTMLButtonElement[], result: HTMLElement, show: (at: string) => void): HTMLFormElement {
-  const form = h('form', { class: 'instant-form' }, h('label', { for: 'instant-at' }, 'Instant'), input, h('button', { type: 'submit' }, 'Show'), ...steps);
+function instantForm(
+  series: Series,
+  input: HTMLInputElement,
+  steps: readonly HTMLButtonElement[],
+  result: HTMLElement,
+  show: (at: string) => void,
+): HTMLFormElement {
+  const form = h(
+    'form',
+    { class: 'instant-form' },
+    h('label', { for: 'instant-at' }, 'Instant'),
+    input,
+    h('button', { type: 'submit' }, 'Show'),
+    ...steps,
+  );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const at = parseInstant(input.value);
     if (at === undefined) {
       fill(
         result,
-        h('p', { class: 'error', role: 'alert' }, `“${input.value.trim()}” is not an instant: write it as ${localTime(series.until)} (your time zone) or in RFC 3339 (2026-01-01T12:00:00Z).`),
+        h(
+          'p',
+          { class: 'error', role: 'alert' },
+          `“${input.value.trim()}” is not an instant: write it as ${localTime(series.until)} (your time zone) or in RFC 3339 (2026-01-01T12:00:00Z).`,
+        ),
       );
       return;
     }
@@ -93,7 +129,12 @@ function instantTable(instant: Instant): HTMLElement {
         h(
           'td',
           { 'data-label': 'Used / hard' },
-          usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name} at ${localTime(instant.at)}`),
+          usageBar(
+            usageRatio(quota.used[resource], limit),
+            quota.used[resource] ?? '0',
+            limit,
+            `${resource} in quota ${quota.name} at ${localTime(instant.at)}`,
+          ),
         ),
       ),
     ),
@@ -121,7 +162,12 @@ function instantTable(instant: Instant): HTMLElement {
             'tbody',
             {},
             ...instant.parts.map((part) =>
-              h('tr', { 'data-namespace': part.namespace }, h('td', { 'data-label': 'Namespace' }, part.namespace), ...resources.map((r) => h('td', { 'data-label': r }, part.used[r] ?? '0'))),
+              h(
+                'tr',
+                { 'data-namespace': part.namespace },
+                h('td', { 'data-label': 'Namespace' }, part.namespace),
+                ...resources.map((r) => h('td', { 'data-label': r }, part.used[r] ?? '0')),
+              ),
             ),
           ),
         )

@@ -63,7 +63,8 @@ export function namespaceView(main: HTMLElement, who: WhoAmI, route: NamespaceRo
     void loaded.then((range) => slot.isConnected && slot.replaceChildren(build(range)));
     return slot;
   };
-  const section = (id: string, title: string, ...content: Node[]): HTMLElement => h('section', { 'aria-labelledby': id }, h('h2', { id }, title), ...content);
+  const section = (id: string, title: string, ...content: Node[]): HTMLElement =>
+    h('section', { 'aria-labelledby': id }, h('h2', { id }, title), ...content);
   // The charts' section lists the range's markers on the Changes tab.
   const markers = h('div', {}, loading());
   const usage = ranged(({ span, series }) =>
@@ -142,7 +143,10 @@ async function loadRange(base: string, route: RangeRoute): Promise<Loaded> {
       )
     : undefined;
   const span = spanOf(route, first);
-  return { span, series: api<Series>('GET', `${base}/usage/series?since=${enc(span.since)}&until=${enc(span.until)}&points=${span.points}`) };
+  return {
+    span,
+    series: api<Series>('GET', `${base}/usage/series?since=${enc(span.since)}&until=${enc(span.until)}&points=${span.points}`),
+  };
 }
 
 /**

@@ -20,7 +20,14 @@ const SEARCH_DEBOUNCE_MS = 200;
 
 /** Every namespace with its tightest quota as a bar, searchable by name, paged. */
 export function namespacesView(main: HTMLElement, who: WhoAmI): void {
-  const search = h('input', { id: 'ns-search', type: 'search', placeholder: 'part of a name', autocomplete: 'off', spellcheck: 'false', 'aria-controls': 'ns-list' });
+  const search = h('input', {
+    id: 'ns-search',
+    type: 'search',
+    placeholder: 'part of a name',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    'aria-controls': 'ns-list',
+  });
   const list = h('tbody');
   const footer = h('div');
   fill(
@@ -33,7 +40,17 @@ export function namespacesView(main: HTMLElement, who: WhoAmI): void {
       'table',
       { id: 'ns-list', class: 'list stack' },
       h('caption', { class: 'visually-hidden' }, 'Namespaces and their tightest quota'),
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Namespace'), h('th', { scope: 'col' }, 'Tightest quota'), h('th', { scope: 'col' }, 'Used / hard'))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'col' }, 'Namespace'),
+          h('th', { scope: 'col' }, 'Tightest quota'),
+          h('th', { scope: 'col' }, 'Used / hard'),
+        ),
+      ),
       list,
     ),
     footer,
@@ -45,7 +62,13 @@ export function namespacesView(main: HTMLElement, who: WhoAmI): void {
     fill(
       list,
       ...who.namespaces.map((ns) =>
-        h('tr', {}, h('td', { 'data-label': 'Namespace' }, h('a', { href: `#/ns/${enc(ns)}` }, ns)), h('td', { 'data-label': 'Tightest quota' }, '—'), h('td', { 'data-label': '' }, '')),
+        h(
+          'tr',
+          {},
+          h('td', { 'data-label': 'Namespace' }, h('a', { href: `#/ns/${enc(ns)}` }, ns)),
+          h('td', { 'data-label': 'Tightest quota' }, '—'),
+          h('td', { 'data-label': '' }, ''),
+        ),
       ),
     );
     fill(footer, h('p', { class: 'status', role: 'status' }, 'This token is limited to these namespaces.'));
@@ -87,7 +110,13 @@ function row(summary: NamespaceSummary): HTMLTableRowElement {
             'covered by ',
             ...shared.flatMap((q, i) => [i > 0 ? ', ' : '', h('a', { href: coveringPlace(q).href }, coveringPlace(q).label)]),
           );
-    return h('tr', { 'data-namespace': summary.namespace }, h('td', { 'data-label': 'Namespace' }, link), cell, h('td', { 'data-label': '' }, ''));
+    return h(
+      'tr',
+      { 'data-namespace': summary.namespace },
+      h('td', { 'data-label': 'Namespace' }, link),
+      cell,
+      h('td', { 'data-label': '' }, ''),
+    );
   }
   const quota = summary.quotas.find((q) => q.name === tightest.quota);
   const used = quota?.used[tightest.resource] ?? '0';
@@ -97,6 +126,10 @@ function row(summary: NamespaceSummary): HTMLTableRowElement {
     { 'data-namespace': summary.namespace },
     h('td', { 'data-label': 'Namespace' }, link),
     h('td', { 'data-label': 'Tightest quota' }, `${tightest.quota} · ${tightest.resource}`),
-    h('td', { 'data-label': 'Used / hard' }, usageBar(tightest.ratio, used, hard, `${summary.namespace}: ${tightest.resource} in quota ${tightest.quota}`)),
+    h(
+      'td',
+      { 'data-label': 'Used / hard' },
+      usageBar(tightest.ratio, used, hard, `${summary.namespace}: ${tightest.resource} in quota ${tightest.quota}`),
+    ),
   );
 }

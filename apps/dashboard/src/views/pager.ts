@@ -14,7 +14,15 @@ export interface Pager {
  * "Show more". An answer that arrives after a newer request was made (a filter changed
  * meanwhile) is dropped, so a slow old page never overwrites a new one.
  */
-export function pager<T>(body: HTMLTableSectionElement, options: { path: (after: string | undefined) => string; row: (item: T) => HTMLElement; summary: (shown: number, more: boolean) => string; moreLabel?: string }): Pager {
+export function pager<T>(
+  body: HTMLTableSectionElement,
+  options: {
+    path: (after: string | undefined) => string;
+    row: (item: T) => HTMLElement;
+    summary: (shown: number, more: boolean) => string;
+    moreLabel?: string;
+  },
+): Pager {
   const more = h('button', { type: 'button', class: 'more', hidden: true }, options.moreLabel ?? 'Show more');
   const status = h('p', { class: 'status', role: 'status' });
   let next: string | undefined;

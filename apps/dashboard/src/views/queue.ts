@@ -25,7 +25,11 @@ export function queueTable(namespace: string): HTMLElement {
       'table',
       { class: 'list stack', id: 'queue' },
       h('caption', { class: 'visually-hidden' }, 'Reservations waiting for room, in the order they will be admitted'),
-      h('thead', {}, h('tr', {}, ...['#', 'Object', 'Priority', 'Waiting for', 'Waited', 'Expires'].map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'thead',
+        {},
+        h('tr', {}, ...['#', 'Object', 'Priority', 'Waiting for', 'Waited', 'Expires'].map((t) => h('th', { scope: 'col' }, t))),
+      ),
       body,
     ),
     more,
@@ -38,12 +42,34 @@ function row(item: Partial<NamespaceQueue['items'][number]>, now: number): HTMLT
   return h(
     'tr',
     { 'data-reservation': r.id },
-    h('td', { 'data-label': 'Position' }, r.position, r.passed ? h('div', { class: 'muted small', title: 'reservations behind it admitted before it' }, r.passed) : null),
-    h('td', { 'data-label': 'Object', class: 'object' }, h('span', { class: 'nowrap' }, r.object), h('div', { class: 'muted small uid' }, r.id)),
+    h(
+      'td',
+      { 'data-label': 'Position' },
+      r.position,
+      r.passed ? h('div', { class: 'muted small', title: 'reservations behind it admitted before it' }, r.passed) : null,
+    ),
+    h(
+      'td',
+      { 'data-label': 'Object', class: 'object' },
+      h('span', { class: 'nowrap' }, r.object),
+      h('div', { class: 'muted small uid' }, r.id),
+    ),
     h('td', { 'data-label': 'Priority' }, r.priority),
-    h('td', { 'data-label': 'Waiting for' }, ...r.waiting.map((w) => h('div', {}, h('strong', {}, w.quota), w.detail ? `: ${w.detail}` : ''))),
-    h('td', { 'data-label': 'Waited', class: 'nowrap' }, item.queuedAt ? h('time', { datetime: item.queuedAt, title: localTime(item.queuedAt) }, r.waited) : r.waited),
-    h('td', { 'data-label': 'Expires', class: 'nowrap' }, item.expiresAt ? h('time', { datetime: item.expiresAt, title: localTime(item.expiresAt) }, r.expires) : r.expires),
+    h(
+      'td',
+      { 'data-label': 'Waiting for' },
+      ...r.waiting.map((w) => h('div', {}, h('strong', {}, w.quota), w.detail ? `: ${w.detail}` : '')),
+    ),
+    h(
+      'td',
+      { 'data-label': 'Waited', class: 'nowrap' },
+      item.queuedAt ? h('time', { datetime: item.queuedAt, title: localTime(item.queuedAt) }, r.waited) : r.waited,
+    ),
+    h(
+      'td',
+      { 'data-label': 'Expires', class: 'nowrap' },
+      item.expiresAt ? h('time', { datetime: item.expiresAt, title: localTime(item.expiresAt) }, r.expires) : r.expires,
+    ),
   );
 }
 
@@ -58,7 +84,13 @@ export function sharedQueueTable(path: string, quota: string, id: string): HTMLE
   void api<Partial<SharedQuotaQueue>>('GET', path)
     .then((queue) => {
       const waiters = sharedWaiters(queue);
-      const withheld = queue.namespacesWithheld ? h('p', { class: 'muted small' }, `${queue.namespacesWithheld} waiting namespace(s) outside your token's namespaces are not shown.`) : null;
+      const withheld = queue.namespacesWithheld
+        ? h(
+            'p',
+            { class: 'muted small' },
+            `${queue.namespacesWithheld} waiting namespace(s) outside your token's namespaces are not shown.`,
+          )
+        : null;
       if (waiters.length === 0) return fill(area, h('p', { class: 'muted' }, `No reservation is waiting for ${quota}.`), withheld);
       const now = Date.now();
       fill(
@@ -66,15 +98,28 @@ export function sharedQueueTable(path: string, quota: string, id: string): HTMLE
         h(
           'table',
           { class: 'list stack' },
-          h('caption', {}, `Reservations waiting for ${quota}: namespaces in the order its fair share serves them, each in its queue's order`),
-          h('thead', {}, h('tr', {}, ...['Namespace', '#', 'Object', 'Priority', 'Waiting for', 'Waited', 'Expires'].map((t) => h('th', { scope: 'col' }, t)))),
+          h(
+            'caption',
+            {},
+            `Reservations waiting for ${quota}: namespaces in the order its fair share serves them, each in its queue's order`,
+          ),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ...['Namespace', '#', 'Object', 'Priority', 'Waiting for', 'Waited', 'Expires'].map((t) => h('th', { scope: 'col' }, t)),
+            ),
+          ),
           h(
             'tbody',
             {},
             ...waiters.map(({ namespace, weight, item }) => {
               const line = row(item, now);
               const cell = h('td', { 'data-label': 'Namespace' }, h('a', { href: `#/ns/${enc(namespace)}?tab=queue` }, namespace));
-              if (weight !== 1) cell.append(h('div', { class: 'muted small', title: 'quota-ledger.io/fair-share-weight' }, `weight ${weight}`));
+              if (weight !== 1)
+                cell.append(h('div', { class: 'muted small', title: 'quota-ledger.io/fair-share-weight' }, `weight ${weight}`));
               line.prepend(cell);
               return line;
             }),
@@ -84,7 +129,8 @@ export function sharedQueueTable(path: string, quota: string, id: string): HTMLE
       );
     })
     .catch((error: ApiError) => {
-      const message = error.status === 403 ? `Its waiters are shown to tokens that may read the quota itself (${error.message})` : error.message;
+      const message =
+        error.status === 403 ? `Its waiters are shown to tokens that may read the quota itself (${error.message})` : error.message;
       fill(area, h('p', { class: error.status === 403 ? 'muted' : 'error', role: 'alert' }, message));
     });
   return area;

@@ -35,7 +35,9 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
       }
       fill(
         container,
-        ...(usage.quotas.length === 0 ? [h('p', { class: 'muted' }, 'No ResourceQuota of its own: the shared quotas below limit it.')] : usage.quotas.map((quota) => card(quota))),
+        ...(usage.quotas.length === 0
+          ? [h('p', { class: 'muted' }, 'No ResourceQuota of its own: the shared quotas below limit it.')]
+          : usage.quotas.map((quota) => card(quota))),
         ...shared.map(sharedCard),
       );
     } catch (error) {
@@ -59,7 +61,11 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
               'tr',
               {},
               h('td', { 'data-label': 'Resource' }, resource),
-              h('td', { 'data-label': 'Used / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`)),
+              h(
+                'td',
+                { 'data-label': 'Used / hard' },
+                usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource} in quota ${quota.name}`),
+              ),
             ),
           ),
         ),
@@ -85,12 +91,25 @@ export function quotasNow(namespace: string, editable: boolean, onChanged: () =>
       }
       inputs = Object.entries(quota.spec.hard ?? {}).map(([resource, value]) => ({
         resource,
-        input: h('input', { id: `hard-${name}-${resource}`.replace(/[^A-Za-z0-9_-]/g, '_'), name: resource, value, required: true, autocomplete: 'off', spellcheck: 'false' }),
+        input: h('input', {
+          id: `hard-${name}-${resource}`.replace(/[^A-Za-z0-9_-]/g, '_'),
+          name: resource,
+          value,
+          required: true,
+          autocomplete: 'off',
+          spellcheck: 'false',
+        }),
       }));
       fill(
         form,
         ...inputs.map(({ resource, input }) => h('div', { class: 'field' }, h('label', { for: input.id }, resource), input)),
-        h('div', {}, h('button', { type: 'submit' }, 'Save'), ' ', h('button', { type: 'button', class: 'secondary', onclick: () => toggle(false) }, 'Cancel')),
+        h(
+          'div',
+          {},
+          h('button', { type: 'submit' }, 'Save'),
+          ' ',
+          h('button', { type: 'button', class: 'secondary', onclick: () => toggle(false) }, 'Cancel'),
+        ),
         message,
       );
       form.hidden = false;
@@ -143,7 +162,11 @@ function sharedCard(quota: CoveringQuota): HTMLElement {
   const id = `shared-${quota.kind}-${quota.namespace ?? ''}-${quota.name}`.replace(/[^A-Za-z0-9_-]/g, '_');
   return h(
     'section',
-    { class: 'quota shared', 'data-shared': `${quota.kind}/${quota.namespace ? `${quota.namespace}/` : ''}${quota.name}`, 'aria-labelledby': id },
+    {
+      class: 'quota shared',
+      'data-shared': `${quota.kind}/${quota.namespace ? `${quota.namespace}/` : ''}${quota.name}`,
+      'aria-labelledby': id,
+    },
     h('h3', { id }, h('a', { href }, label)),
     h(
       'p',
@@ -151,7 +174,13 @@ function sharedCard(quota: CoveringQuota): HTMLElement {
       'Shared with the other namespaces it covers: this namespace’s part of its use, against its hard limits. ',
       quota.kind === 'ClusterResourceQuota'
         ? h('span', {}, 'Its total is on ', h('a', { href }, 'its page'), '.')
-        : h('span', {}, 'Its total: ', h('code', {}, `GET /v1/namespaces/${quota.namespace ?? ''}/hierarchicalresourcequotas/${quota.name}/usage`), '.'),
+        : h(
+            'span',
+            {},
+            'Its total: ',
+            h('code', {}, `GET /v1/namespaces/${quota.namespace ?? ''}/hierarchicalresourcequotas/${quota.name}/usage`),
+            '.',
+          ),
     ),
     h(
       'table',
@@ -165,14 +194,32 @@ function sharedCard(quota: CoveringQuota): HTMLElement {
             'tr',
             { 'data-resource': resource },
             h('td', { 'data-label': 'Resource' }, resource),
-            h('td', { 'data-label': 'This namespace / hard' }, usageBar(usageRatio(quota.used[resource], limit), quota.used[resource] ?? '0', limit, `${resource}: this namespace's part of ${label}`)),
+            h(
+              'td',
+              { 'data-label': 'This namespace / hard' },
+              usageBar(
+                usageRatio(quota.used[resource], limit),
+                quota.used[resource] ?? '0',
+                limit,
+                `${resource}: this namespace's part of ${label}`,
+              ),
+            ),
           ),
         ),
       ),
     ),
     // A hierarchical quota has no page of its own: its waiters, over its whole subtree, are here.
     quota.kind === 'HierarchicalResourceQuota' && quota.namespace
-      ? h('div', {}, h('h4', {}, 'Waiting for room'), sharedQueueTable(`/v1/namespaces/${enc(quota.namespace)}/hierarchicalresourcequotas/${enc(quota.name)}/queue`, quota.name, `${id}-queue`))
+      ? h(
+          'div',
+          {},
+          h('h4', {}, 'Waiting for room'),
+          sharedQueueTable(
+            `/v1/namespaces/${enc(quota.namespace)}/hierarchicalresourcequotas/${enc(quota.name)}/queue`,
+            quota.name,
+            `${id}-queue`,
+          ),
+        )
       : null,
   );
 }

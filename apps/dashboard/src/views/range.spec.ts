@@ -4,11 +4,21 @@ import { rangeQuery, rangeRoute, spanOf } from './range.js';
 describe('a chart range in the address', () => {
   it('reads the zoom level and the ends, the whole history by default, dropping what does not parse', () => {
     expect(rangeRoute(new URLSearchParams(''))).toEqual({ range: 'all' });
-    expect(rangeRoute(new URLSearchParams('range=all&at=2026-01-01T00:00:00Z&until=soon'))).toEqual({ range: 'all', at: '2026-01-01T00:00:00.000Z' });
-    expect(rangeRoute(new URLSearchParams('range=week&until=2026-01-08T00:00:00Z'))).toEqual({ range: 'week', until: '2026-01-08T00:00:00.000Z' });
+    expect(rangeRoute(new URLSearchParams('range=all&at=2026-01-01T00:00:00Z&until=soon'))).toEqual({
+      range: 'all',
+      at: '2026-01-01T00:00:00.000Z',
+    });
+    expect(rangeRoute(new URLSearchParams('range=week&until=2026-01-08T00:00:00Z'))).toEqual({
+      range: 'week',
+      until: '2026-01-08T00:00:00.000Z',
+    });
     expect(rangeRoute(new URLSearchParams('range=year&until=yesterday&since=2026-01-01T00:00:00Z'))).toEqual({ range: 'all' });
     expect(rangeRoute(new URLSearchParams('range=hour&since=2026-01-01T00:00:00Z'))).toEqual({ range: 'hour' });
-    expect(rangeRoute(new URLSearchParams('range=hour&since=2026-01-01T00:00:00Z&until=2026-01-01T00:05:00Z'))).toEqual({ range: 'hour', since: '2026-01-01T00:00:00.000Z', until: '2026-01-01T00:05:00.000Z' });
+    expect(rangeRoute(new URLSearchParams('range=hour&since=2026-01-01T00:00:00Z&until=2026-01-01T00:05:00Z'))).toEqual({
+      range: 'hour',
+      since: '2026-01-01T00:00:00.000Z',
+      until: '2026-01-01T00:05:00.000Z',
+    });
   });
 
   it('writes back what it reads', () => {
@@ -26,10 +36,28 @@ describe('a chart range in the address', () => {
   });
 
   it('spans a zoom level back from its end, and a range given by both ends at 100 samples', () => {
-    expect(spanOf({ range: 'week', until: '2026-01-08T00:00:00.000Z' })).toEqual({ since: '2026-01-01T00:00:00.000Z', until: '2026-01-08T00:00:00.000Z', ms: 7 * 24 * 3600_000, points: 169, custom: false, fitted: false });
-    expect(spanOf({ range: 'hour', since: '2026-01-01T00:00:00.000Z', until: '2026-01-01T00:05:00.000Z' })).toEqual({ since: '2026-01-01T00:00:00.000Z', until: '2026-01-01T00:05:00.000Z', ms: 300_000, points: 100, custom: true, fitted: false });
+    expect(spanOf({ range: 'week', until: '2026-01-08T00:00:00.000Z' })).toEqual({
+      since: '2026-01-01T00:00:00.000Z',
+      until: '2026-01-08T00:00:00.000Z',
+      ms: 7 * 24 * 3600_000,
+      points: 169,
+      custom: false,
+      fitted: false,
+    });
+    expect(spanOf({ range: 'hour', since: '2026-01-01T00:00:00.000Z', until: '2026-01-01T00:05:00.000Z' })).toEqual({
+      since: '2026-01-01T00:00:00.000Z',
+      until: '2026-01-01T00:05:00.000Z',
+      ms: 300_000,
+      points: 100,
+      custom: true,
+      fitted: false,
+    });
     // Ends before it starts: the zoom level, back from the end.
-    expect(spanOf({ range: 'hour', since: '2026-01-01T02:00:00.000Z', until: '2026-01-01T01:00:00.000Z' })).toMatchObject({ since: '2026-01-01T00:00:00.000Z', points: 61, custom: false });
+    expect(spanOf({ range: 'hour', since: '2026-01-01T02:00:00.000Z', until: '2026-01-01T01:00:00.000Z' })).toMatchObject({
+      since: '2026-01-01T00:00:00.000Z',
+      points: 61,
+      custom: false,
+    });
     const now = spanOf({ range: 'day' });
     expect(now.ms).toBe(24 * 3600_000);
     expect(Date.parse(now.until) % 1000).toBe(0);
@@ -53,7 +81,14 @@ describe('a chart range in the address', () => {
     expect(Date.parse(fresh.since)).toBeLessThanOrEqual(firstAt - 100);
     expect(fresh.ms).toBeLessThan(2000);
     // No history, or one that starts after the end: a day.
-    expect(spanOf({ range: 'all', until: '2026-01-02T00:00:00.000Z' })).toMatchObject({ since: '2026-01-01T00:00:00.000Z', points: 97, fitted: false });
-    expect(spanOf({ range: 'all', until: '2026-01-02T00:00:00.000Z' }, '2026-02-01T00:00:00.000Z')).toMatchObject({ since: '2026-01-01T00:00:00.000Z', fitted: false });
+    expect(spanOf({ range: 'all', until: '2026-01-02T00:00:00.000Z' })).toMatchObject({
+      since: '2026-01-01T00:00:00.000Z',
+      points: 97,
+      fitted: false,
+    });
+    expect(spanOf({ range: 'all', until: '2026-01-02T00:00:00.000Z' }, '2026-02-01T00:00:00.000Z')).toMatchObject({
+      since: '2026-01-01T00:00:00.000Z',
+      fitted: false,
+    });
   });
 });

@@ -49,7 +49,12 @@ export function rangeRoute(params: URLSearchParams): RangeRoute {
 
 /** The query (without `?`) of a page's address at a range: the zoom and position survive a reload and can be shared. */
 export function rangeQuery(route: RangeRoute): string {
-  return new URLSearchParams({ range: route.range, ...(route.until ? { until: route.until } : {}), ...(route.since && route.until ? { since: route.since } : {}), ...(route.at ? { at: route.at } : {}) }).toString();
+  return new URLSearchParams({
+    range: route.range,
+    ...(route.until ? { until: route.until } : {}),
+    ...(route.since && route.until ? { since: route.since } : {}),
+    ...(route.at ? { at: route.at } : {}),
+  }).toString();
 }
 
 /** The instants a range covers and how many samples a chart of it draws. */
@@ -103,7 +108,13 @@ export function rangeToolbar(route: RangeRoute, span: Span, href: (route: RangeR
     ...names.map((name) =>
       h(
         'a',
-        { class: 'button', href: href({ range: name, ...(route.until ? { until: route.until } : {}) }), 'aria-current': name === range && !custom ? 'true' : undefined, 'data-range': name, ...(name === 'all' ? { title: 'From the first event to the end of the range' } : {}) },
+        {
+          class: 'button',
+          href: href({ range: name, ...(route.until ? { until: route.until } : {}) }),
+          'aria-current': name === range && !custom ? 'true' : undefined,
+          'data-range': name,
+          ...(name === 'all' ? { title: 'From the first event to the end of the range' } : {}),
+        },
         name === 'all' ? ALL.label : RANGES[name].label,
       ),
     ),
@@ -114,9 +125,38 @@ export function rangeToolbar(route: RangeRoute, span: Span, href: (route: RangeR
   const pan = h(
     'div',
     { class: 'pan', role: 'group', 'aria-label': 'Move the range' },
-    fitted ? null : h('a', { class: 'button', href: href({ range, until: earlier, ...(custom ? { since: new Date(Date.parse(earlier) - span.ms).toISOString() } : {}) }), rel: 'prev' }, '← Earlier'),
-    route.until && !fitted ? h('a', { class: 'button', href: href({ range, ...(later ? { until: later, ...(custom ? { since: until } : {}) } : {}) }), rel: 'next' }, 'Later →') : null,
+    fitted
+      ? null
+      : h(
+          'a',
+          {
+            class: 'button',
+            href: href({ range, until: earlier, ...(custom ? { since: new Date(Date.parse(earlier) - span.ms).toISOString() } : {}) }),
+            rel: 'prev',
+          },
+          '← Earlier',
+        ),
+    route.until && !fitted
+      ? h(
+          'a',
+          { class: 'button', href: href({ range, ...(later ? { until: later, ...(custom ? { since: until } : {}) } : {}) }), rel: 'next' },
+          'Later →',
+        )
+      : null,
     route.until ? h('a', { class: 'button', href: href({ range }) }, 'Now') : null,
   );
-  return h('div', { class: 'toolbar' }, zoom, pan, h('p', { class: 'range' }, 'From ', h('time', { datetime: since }, localTime(since)), ' to ', h('time', { datetime: until }, localTime(until))));
+  return h(
+    'div',
+    { class: 'toolbar' },
+    zoom,
+    pan,
+    h(
+      'p',
+      { class: 'range' },
+      'From ',
+      h('time', { datetime: since }, localTime(since)),
+      ' to ',
+      h('time', { datetime: until }, localTime(until)),
+    ),
+  );
 }

@@ -7,7 +7,13 @@ interface Reservation {
   readonly id: string;
   readonly state: 'reserved' | 'committed' | 'released';
   readonly operation: string;
-  readonly object: { readonly group: string; readonly resource: string; readonly kind?: string; readonly name?: string; readonly uid?: string };
+  readonly object: {
+    readonly group: string;
+    readonly resource: string;
+    readonly kind?: string;
+    readonly name?: string;
+    readonly uid?: string;
+  };
   readonly charged: Record<string, string>;
   readonly reservedAt: string;
   readonly expiresAt?: string;
@@ -30,7 +36,8 @@ export function reservationsTable(namespace: string): HTMLElement {
   );
   const body = h('tbody');
   const { more, status, reload } = pager<Reservation>(body, {
-    path: (after) => `/v1/namespaces/${enc(namespace)}/reservations?limit=${PAGE()}${state.value ? `&state=${state.value}` : ''}${after ? `&after=${enc(after)}` : ''}`,
+    path: (after) =>
+      `/v1/namespaces/${enc(namespace)}/reservations?limit=${PAGE()}${state.value ? `&state=${state.value}` : ''}${after ? `&after=${enc(after)}` : ''}`,
     row: (r) => row(r, Date.now()),
     summary: (shown) => (shown === 0 ? (state.value ? `No ${state.value} reservations.` : 'No reservations.') : ''),
   });
@@ -44,7 +51,11 @@ export function reservationsTable(namespace: string): HTMLElement {
       'table',
       { class: 'list stack', id: 'reservations' },
       h('caption', { class: 'visually-hidden' }, 'Reservations, oldest first'),
-      h('thead', {}, h('tr', {}, ...['Object', 'State', 'Age', 'Requester', 'Charged', 'Expires'].map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'thead',
+        {},
+        h('tr', {}, ...['Object', 'State', 'Age', 'Requester', 'Charged', 'Expires'].map((t) => h('th', { scope: 'col' }, t))),
+      ),
       body,
     ),
     more,
@@ -58,9 +69,18 @@ function row(r: Reservation, now: number): HTMLTableRowElement {
     'tr',
     { 'data-reservation': r.id },
     // The object's kind and name on one line ("Pod hook-1", never "Pod hook-" over "1"); its uid may break.
-    h('td', { 'data-label': 'Object', class: 'object' }, h('span', { class: 'nowrap' }, object), r.object.uid ? h('div', { class: 'muted small uid' }, r.object.uid) : null),
+    h(
+      'td',
+      { 'data-label': 'Object', class: 'object' },
+      h('span', { class: 'nowrap' }, object),
+      r.object.uid ? h('div', { class: 'muted small uid' }, r.object.uid) : null,
+    ),
     h('td', { 'data-label': 'State' }, r.state, r.operation === 'ADOPT' ? h('span', { class: 'badge' }, 'adopted') : null),
-    h('td', { 'data-label': 'Age', class: 'nowrap' }, h('time', { datetime: r.reservedAt, title: localTime(r.reservedAt) }, age(r.reservedAt, now))),
+    h(
+      'td',
+      { 'data-label': 'Age', class: 'nowrap' },
+      h('time', { datetime: r.reservedAt, title: localTime(r.reservedAt) }, age(r.reservedAt, now)),
+    ),
     h('td', { 'data-label': 'Requester', class: 'nowrap' }, who(r.requester, r.onBehalfOf)),
     h('td', { 'data-label': 'Charged' }, resourceList(r.charged)),
     h('td', { 'data-label': 'Expires' }, r.expiresAt ? h('time', { datetime: r.expiresAt }, localTime(r.expiresAt)) : '—'),

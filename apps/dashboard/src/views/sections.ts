@@ -9,6 +9,12 @@ export type Section = 'namespaces' | 'clusterresourcequotas';
  */
 export function sectionsNav(current: Section, who: WhoAmI): HTMLElement | null {
   if (who.namespaces !== '*') return null;
-  const link = (section: Section, href: string, text: string) => h('a', { href, 'aria-current': section === current ? 'page' : undefined }, text);
-  return h('nav', { class: 'sections', 'aria-label': 'Lists' }, link('namespaces', '#/', 'Namespaces'), link('clusterresourcequotas', '#/clusterresourcequotas', 'Cluster quotas'));
+  const link = (section: Section, href: string, text: string) =>
+    h('a', { href, 'aria-current': section === current ? 'page' : undefined }, text);
+  return h(
+    'nav',
+    { class: 'sections', 'aria-label': 'Lists' },
+    link('namespaces', '#/', 'Namespaces'),
+    link('clusterresourcequotas', '#/clusterresourcequotas', 'Cluster quotas'),
+  );
 }

@@ -14,7 +14,12 @@ export interface TabSpec<Id extends string> {
  * Every panel is in the page from the start, hidden but for one, so what a panel loads is there
  * when its tab is chosen. `onSelect` is told each choice (the page keeps it in its address).
  */
-export function tabs<Id extends string>(label: string, specs: readonly TabSpec<Id>[], selected: Id, onSelect: (id: Id) => void): HTMLElement {
+export function tabs<Id extends string>(
+  label: string,
+  specs: readonly TabSpec<Id>[],
+  selected: Id,
+  onSelect: (id: Id) => void,
+): HTMLElement {
   const buttons: HTMLButtonElement[] = [];
   const panels: HTMLElement[] = [];
   const show = (index: number, focus: boolean): void => {
@@ -26,7 +31,11 @@ export function tabs<Id extends string>(label: string, specs: readonly TabSpec<I
     if (focus) buttons[index]?.focus();
   };
   specs.forEach((spec, i) => {
-    const button = h('button', { type: 'button', role: 'tab', id: `tab-${spec.id}`, 'aria-controls': `panel-${spec.id}`, 'data-tab': spec.id }, spec.label);
+    const button = h(
+      'button',
+      { type: 'button', role: 'tab', id: `tab-${spec.id}`, 'aria-controls': `panel-${spec.id}`, 'data-tab': spec.id },
+      spec.label,
+    );
     button.addEventListener('click', () => {
       show(i, false);
       onSelect(spec.id);
@@ -40,7 +49,13 @@ export function tabs<Id extends string>(label: string, specs: readonly TabSpec<I
       onSelect((specs[index] as TabSpec<Id>).id);
     });
     buttons.push(button);
-    panels.push(h('div', { role: 'tabpanel', id: `panel-${spec.id}`, 'aria-labelledby': `tab-${spec.id}`, tabindex: 0, class: 'tabpanel' }, spec.panel));
+    panels.push(
+      h(
+        'div',
+        { role: 'tabpanel', id: `panel-${spec.id}`, 'aria-labelledby': `tab-${spec.id}`, tabindex: 0, class: 'tabpanel' },
+        spec.panel,
+      ),
+    );
   });
   const element = h('div', { class: 'tabs' }, h('div', { role: 'tablist', 'aria-label': label, class: 'tablist' }, ...buttons), ...panels);
   show(

@@ -1,4 +1,15 @@
-import { axisLabel, denialsOf, geometryOf, layoutDenials, nearestSample, tracksOf, type Box, type Marker, type Series, type Track } from '../chart.js';
+import {
+  axisLabel,
+  denialsOf,
+  geometryOf,
+  layoutDenials,
+  nearestSample,
+  tracksOf,
+  type Box,
+  type Marker,
+  type Series,
+  type Track,
+} from '../chart.js';
 import { type ApiError, enc } from '../api.js';
 import { changeSummary, type QuotaChange } from '../cluster-quota.js';
 import { download, fill, h, s } from '../dom.js';
@@ -72,16 +83,28 @@ export function usageSection(options: UsageSectionOptions): HTMLElement {
   const chartArea = h('div', { id: 'usage', 'aria-busy': 'true' }, h('p', { class: 'status', role: 'status' }, 'Loading usage…'));
   const markersArea = options.markersInto ?? h('div');
   const instantArea = h('div');
-  const exportButton = h('button', { type: 'button', class: 'secondary', id: 'export-usage', disabled: true }, 'Download the chart data (CSV)');
+  const exportButton = h(
+    'button',
+    { type: 'button', class: 'secondary', id: 'export-usage', disabled: true },
+    'Download the chart data (CSV)',
+  );
   void (async () => {
     try {
       const series = await options.series;
-      const changes = options.changes ? await options.changes(series).catch(() => new Map<string, QuotaChange>()) : new Map<string, QuotaChange>();
+      const changes = options.changes
+        ? await options.changes(series).catch(() => new Map<string, QuotaChange>())
+        : new Map<string, QuotaChange>();
       // A "+n" mark zooms in on its cluster: the same page, over the cluster's seconds.
       const zoomHref = (since: string, until: string) => options.href({ range: route.range, since, until });
       let shown: string | undefined;
       const narrow = matchMedia(NARROW_MEDIA);
-      const draw = () => usageCharts(series, { changes, zoomHref, box: narrow.matches ? NARROW : WIDE, ...(options.instant ? { onPick: (at: string) => panel?.show(at) } : {}) });
+      const draw = () =>
+        usageCharts(series, {
+          changes,
+          zoomHref,
+          box: narrow.matches ? NARROW : WIDE,
+          ...(options.instant ? { onPick: (at: string) => panel?.show(at) } : {}),
+        });
       let charts = draw();
       const panel = options.instant
         ? instantPanel(series, options.instant, (at) => {
@@ -105,7 +128,9 @@ export function usageSection(options: UsageSectionOptions): HTMLElement {
       fill(instantArea, panel?.element);
       fill(markersArea, markerList(series, changes));
       exportButton.disabled = false;
-      exportButton.addEventListener('click', () => download(exportName(options.exportAs, series.since, series.until, 'csv'), 'text/csv', seriesCsv(series)));
+      exportButton.addEventListener('click', () =>
+        download(exportName(options.exportAs, series.since, series.until, 'csv'), 'text/csv', seriesCsv(series)),
+      );
       if (route.at) panel?.show(route.at);
     } catch (error) {
       fill(chartArea, h('p', { class: 'error', role: 'alert' }, (error as ApiError).message));
@@ -135,7 +160,8 @@ export function usageSection(options: UsageSectionOptions): HTMLElement {
 }
 
 /** Where a denial leads: its explanation, on a namespace's series; nowhere on a shared quota's (its markers do not say which namespace decided). */
-const decisionHref = (series: Series, decisionId: string): string | undefined => (series.namespace === undefined ? undefined : `#/ns/${enc(series.namespace)}/decisions/${enc(decisionId)}`);
+const decisionHref = (series: Series, decisionId: string): string | undefined =>
+  series.namespace === undefined ? undefined : `#/ns/${enc(series.namespace)}/decisions/${enc(decisionId)}`;
 
 export interface ChartOptions {
   readonly changes: LimitChanges;
@@ -156,7 +182,8 @@ export interface ChartOptions {
  */
 export function usageCharts(series: Series, options: ChartOptions): { element: HTMLElement; mark: (at: string | undefined) => void } {
   const tracks = tracksOf(series);
-  if (tracks.length === 0) return { element: h('p', { class: 'muted' }, 'No quota had a hard limit in this range.'), mark: () => undefined };
+  if (tracks.length === 0)
+    return { element: h('p', { class: 'muted' }, 'No quota had a hard limit in this range.'), mark: () => undefined };
   const cursors: SVGLineElement[] = [];
   const from = Date.parse(series.since);
   const to = Date.parse(series.until);
@@ -218,11 +245,21 @@ function chart(track: Track, series: Series, options: ChartOptions, cursors: SVG
           s('text', { class: 'ylabel', x: BOX.left - 6, y: t.y + 4, 'text-anchor': 'end' }, axisLabel(t.value, g.bytes)),
         ),
       ),
-      ...g.xTicks.map((t, i) => s('text', { class: 'xlabel', x: t.x, y: BOX.height - 8, 'text-anchor': i === 0 ? 'start' : i === g.xTicks.length - 1 ? 'end' : 'middle' }, tickLabel(t.at, spanMs))),
+      ...g.xTicks.map((t, i) =>
+        s(
+          'text',
+          { class: 'xlabel', x: t.x, y: BOX.height - 8, 'text-anchor': i === 0 ? 'start' : i === g.xTicks.length - 1 ? 'end' : 'middle' },
+          tickLabel(t.at, spanMs),
+        ),
+      ),
       s('path', { class: 'hard', d: g.hardPath }),
       s('path', { class: 'used', d: g.usedPath }),
       ...g.points.map((p) =>
-        s('circle', { class: 'point', cx: p.x, cy: p.y, r: 2.5, 'data-at': p.at, 'data-used': p.used, 'data-hard': p.hard }, s('title', {}, `${localTime(p.at)}: ${p.used} used of ${p.hard}`)),
+        s(
+          'circle',
+          { class: 'point', cx: p.x, cy: p.y, r: 2.5, 'data-at': p.at, 'data-used': p.used, 'data-hard': p.hard },
+          s('title', {}, `${localTime(p.at)}: ${p.used} used of ${p.hard}`),
+        ),
       ),
       cursor,
     ),
@@ -233,7 +270,13 @@ function chart(track: Track, series: Series, options: ChartOptions, cursors: SVG
   return h(
     'figure',
     { class: 'chart-card' },
-    h('figcaption', {}, h('strong', {}, track.resource), ` · quota ${track.quota}`, last ? h('span', { class: 'now' }, `${last.used} / ${last.hard}`) : null),
+    h(
+      'figcaption',
+      {},
+      h('strong', {}, track.resource),
+      ` · quota ${track.quota}`,
+      last ? h('span', { class: 'now' }, `${last.used} / ${last.hard}`) : null,
+    ),
     svg,
   );
 }
@@ -267,7 +310,13 @@ function limitMarker(m: Extract<Marker, { kind: 'limit' }>, x: number, top: numb
  * that would touch stacked upward from the first of their cluster (only the lowest has a stem,
  * so no mark's stem crosses another's dot), and what a stack cannot hold as one "+n" mark.
  */
-function denialMarkers(denials: readonly Extract<Marker, { kind: 'denial' }>[], series: Series, x: (atMs: number) => number, bottom: number, zoomHref: ChartOptions['zoomHref']): SVGElement[] {
+function denialMarkers(
+  denials: readonly Extract<Marker, { kind: 'denial' }>[],
+  series: Series,
+  x: (atMs: number) => number,
+  bottom: number,
+  zoomHref: ChartOptions['zoomHref'],
+): SVGElement[] {
   const { placed, overflow } = layoutDenials(
     denials.map((m) => x(Date.parse(m.at))),
     DENIAL_GAP,
@@ -284,11 +333,18 @@ function denialMarkers(denials: readonly Extract<Marker, { kind: 'denial' }>[], 
     ];
     const href = decisionHref(series, m.decisionId);
     // Nowhere to lead: a mark like a limit change's, read as text in the list under the charts.
-    if (href === undefined) return s('g', { class: 'denial-marker', 'data-decision': m.decisionId, 'data-level': level, 'aria-hidden': 'true' }, ...drawing);
+    if (href === undefined)
+      return s('g', { class: 'denial-marker', 'data-decision': m.decisionId, 'data-level': level, 'aria-hidden': 'true' }, ...drawing);
     // A link: keyboard users reach it with Tab, and Enter opens the explanation.
     return s(
       'a',
-      { href, class: 'denial-marker', 'data-decision': m.decisionId, 'data-level': level, 'aria-label': `denied ${m.name ?? 'a request'} of ${m.requester} at ${localTime(m.at)}` },
+      {
+        href,
+        class: 'denial-marker',
+        'data-decision': m.decisionId,
+        'data-level': level,
+        'aria-label': `denied ${m.name ?? 'a request'} of ${m.requester} at ${localTime(m.at)}`,
+      },
       ...drawing,
     );
   });
@@ -307,7 +363,16 @@ function denialMarkers(denials: readonly Extract<Marker, { kind: 'denial' }>[], 
     ];
     marks.push(
       zoomHref
-        ? s('a', { href: zoomHref(since, until), class: 'denial-cluster', 'data-count': cluster.indices.length, 'aria-label': `${label}: zoom in` }, ...drawing)
+        ? s(
+            'a',
+            {
+              href: zoomHref(since, until),
+              class: 'denial-cluster',
+              'data-count': cluster.indices.length,
+              'aria-label': `${label}: zoom in`,
+            },
+            ...drawing,
+          )
         : s('g', { class: 'denial-cluster', 'data-count': cluster.indices.length, 'aria-hidden': 'true' }, ...drawing),
     );
   }
@@ -322,7 +387,13 @@ function denialMarkers(denials: readonly Extract<Marker, { kind: 'denial' }>[], 
 export function markerList(series: Series, changes: LimitChanges): HTMLElement {
   if (series.markers.length === 0) return h('p', { class: 'muted', id: 'markers' }, 'No limit changes or denials in this range.');
   const items = [...series.markers].reverse().map((m) => {
-    if (m.kind === 'limit') return h('li', { class: 'limit', 'data-version': m.version }, h('time', { datetime: m.at }, localTime(m.at)), ` ${limitText(m, changes)}`);
+    if (m.kind === 'limit')
+      return h(
+        'li',
+        { class: 'limit', 'data-version': m.version },
+        h('time', { datetime: m.at }, localTime(m.at)),
+        ` ${limitText(m, changes)}`,
+      );
     const href = decisionHref(series, m.decisionId);
     const what = `denied ${m.name ?? 'a request'}`;
     return h(
@@ -341,5 +412,11 @@ export function markerList(series: Series, changes: LimitChanges): HTMLElement {
     list.append(...rest);
     more.remove();
   });
-  return h('div', { id: 'markers' }, series.truncated ? h('p', { class: 'warning' }, 'More than 1,000 markers of a kind in this range: zoom in to see them all.') : null, list, more);
+  return h(
+    'div',
+    { id: 'markers' },
+    series.truncated ? h('p', { class: 'warning' }, 'More than 1,000 markers of a kind in this range: zoom in to see them all.') : null,
+    list,
+    more,
+  );
 }

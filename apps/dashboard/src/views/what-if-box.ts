@@ -14,7 +14,12 @@ interface WhatIfAnswer {
 }
 
 const EXAMPLE = JSON.stringify(
-  { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'what-if' }, spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '500m', memory: '256Mi' } } }] } },
+  {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'what-if' },
+    spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: '500m', memory: '256Mi' } } }] },
+  },
   null,
   2,
 );
@@ -29,7 +34,11 @@ export function whatIfBox(namespace: string): HTMLElement {
     'form',
     { class: 'what-if' },
     h('label', { for: 'what-if-input' }, 'Object or request'),
-    h('p', { id: 'what-if-help', class: 'muted' }, 'Paste a Pod as YAML or JSON (kubectl get pod NAME -o yaml), another object, an AdmissionReview, or a REST reservation body. It is checked against this namespace’s quotas and limit ranges now, as a dry run: nothing is reserved.'),
+    h(
+      'p',
+      { id: 'what-if-help', class: 'muted' },
+      'Paste a Pod as YAML or JSON (kubectl get pod NAME -o yaml), another object, an AdmissionReview, or a REST reservation body. It is checked against this namespace’s quotas and limit ranges now, as a dry run: nothing is reserved.',
+    ),
     input,
     h('div', {}, button),
     result,
@@ -48,7 +57,16 @@ export function whatIfBox(namespace: string): HTMLElement {
       return;
     }
     if (pasted.namespace && pasted.namespace !== namespace) {
-      fill(result, h('p', { class: 'error', role: 'alert' }, `The pasted object is for namespace “${pasted.namespace}”, and this page is “${namespace}”. `, h('a', { href: `#/ns/${enc(pasted.namespace)}` }, `Open ${pasted.namespace}`), ' to ask there, or remove metadata.namespace.'));
+      fill(
+        result,
+        h(
+          'p',
+          { class: 'error', role: 'alert' },
+          `The pasted object is for namespace “${pasted.namespace}”, and this page is “${namespace}”. `,
+          h('a', { href: `#/ns/${enc(pasted.namespace)}` }, `Open ${pasted.namespace}`),
+          ' to ask there, or remove metadata.namespace.',
+        ),
+      );
       return;
     }
     button.disabled = true;
@@ -57,7 +75,11 @@ export function whatIfBox(namespace: string): HTMLElement {
       const answer = await api<WhatIfAnswer>('POST', `/v1/namespaces/${enc(namespace)}/whatif`, pasted.body);
       fill(
         result,
-        h('p', { class: answer.allowed ? 'verdict ok' : 'verdict bad', 'data-allowed': String(answer.allowed) }, `${pasted.what}: ${answer.allowed ? 'would be admitted now' : 'would be denied now'}.`),
+        h(
+          'p',
+          { class: answer.allowed ? 'verdict ok' : 'verdict bad', 'data-allowed': String(answer.allowed) },
+          `${pasted.what}: ${answer.allowed ? 'would be admitted now' : 'would be denied now'}.`,
+        ),
         answer.allowed ? h('p', {}, `It would charge ${resourceList(answer.charged)}.`) : explanation(false, answer),
       );
     } catch (error) {

@@ -17,8 +17,17 @@ export const KINDS: Readonly<Record<string, Kind>> = {
   ResourceQuota: { apiVersion: 'v1', resource: 'resourcequotas', singular: 'resourcequota' },
   LimitRange: { apiVersion: 'v1', resource: 'limitranges', singular: 'limitrange' },
   Namespace: { apiVersion: 'v1', resource: 'namespaces', singular: 'namespace', cluster: true },
-  ClusterResourceQuota: { apiVersion: 'quota.openshift.io/v1', resource: 'clusterresourcequotas', singular: 'clusterresourcequota.quota.openshift.io', cluster: true },
-  HierarchicalResourceQuota: { apiVersion: 'hnc.x-k8s.io/v1alpha2', resource: 'hierarchicalresourcequotas', singular: 'hierarchicalresourcequota.hnc.x-k8s.io' },
+  ClusterResourceQuota: {
+    apiVersion: 'quota.openshift.io/v1',
+    resource: 'clusterresourcequotas',
+    singular: 'clusterresourcequota.quota.openshift.io',
+    cluster: true,
+  },
+  HierarchicalResourceQuota: {
+    apiVersion: 'hnc.x-k8s.io/v1alpha2',
+    resource: 'hierarchicalresourcequotas',
+    singular: 'hierarchicalresourcequota.hnc.x-k8s.io',
+  },
 };
 
 export interface Target {
@@ -87,7 +96,8 @@ async function apply(ctx: Context): Promise<ExitCode> {
       const { status, body } = await ctx.client.call<{ metadata?: { resourceVersion?: string } }>('PUT', t.path, asOurs(ctx, t, stored));
       applied.push(body);
       const after = body?.metadata?.resourceVersion;
-      const word = status === 201 ? 'created' : before !== undefined && after !== undefined && before === after ? 'unchanged' : 'configured';
+      const word =
+        status === 201 ? 'created' : before !== undefined && after !== undefined && before === after ? 'unchanged' : 'configured';
       if (ctx.output === 'table') ctx.io.stdout(`${t.singular}/${t.name} ${word}\n`);
       else if (ctx.output === 'name') ctx.io.stdout(`${t.singular}/${t.name}\n`);
     } catch (error) {
@@ -96,7 +106,8 @@ async function apply(ctx: Context): Promise<ExitCode> {
       failure ??= error;
     }
   }
-  if ((ctx.output === 'json' || ctx.output === 'yaml') && applied.length > 0) print(ctx, applied.length === 1 && targets.length === 1 ? applied[0] : asList(applied), () => '');
+  if ((ctx.output === 'json' || ctx.output === 'yaml') && applied.length > 0)
+    print(ctx, applied.length === 1 && targets.length === 1 ? applied[0] : asList(applied), () => '');
   return failure === undefined ? EXIT.ok : exitCodeOf(failure);
 }
 
@@ -129,7 +140,9 @@ function asOurs(ctx: Context, t: Target, stored: StoredIdentity | undefined): Ku
   if (typeof uid !== 'string' || uid === '' || uid === stored?.uid) return t.object;
   const { uid: _uid, resourceVersion, ...rest } = metadata;
   if (resourceVersion !== undefined && resourceVersion !== '') {
-    ctx.io.stderr(`Warning: ${t.singular}/${t.name}: metadata.uid ${uid} and resourceVersion ${String(resourceVersion)} are another server's; applied without that precondition\n`);
+    ctx.io.stderr(
+      `Warning: ${t.singular}/${t.name}: metadata.uid ${uid} and resourceVersion ${String(resourceVersion)} are another server's; applied without that precondition\n`,
+    );
   }
   return { ...t.object, metadata: rest };
 }

@@ -89,7 +89,11 @@ export const usageCommand: Command = {
     'covered (NAMESPACE "(all)") and what each of them contributed, now or at --at.',
   ].join('\n'),
   flags: ['namespace', 'at'],
-  examples: ['quotactl usage -n team-a', 'quotactl usage -n team-a --at 2026-11-23T14:03:00Z', 'quotactl usage clusterresourcequota acme --at 2026-11-23T14:03:00Z'],
+  examples: [
+    'quotactl usage -n team-a',
+    'quotactl usage -n team-a --at 2026-11-23T14:03:00Z',
+    'quotactl usage clusterresourcequota acme --at 2026-11-23T14:03:00Z',
+  ],
   needsServer: true,
   run: usage,
 };
@@ -112,7 +116,8 @@ export const historyCommand: Command = {
 export const decisionsCommand: Command = {
   name: 'decisions',
   summary: 'admission decisions and their explanations',
-  synopsis: 'decisions [-n NS] [--denied|--allowed] [--dry-run=true|false] [--since T] [--until T] [--requester USER] [--order newest|oldest] [--after ID] [--limit N]',
+  synopsis:
+    'decisions [-n NS] [--denied|--allowed] [--dry-run=true|false] [--since T] [--until T] [--requester USER] [--order newest|oldest] [--after ID] [--limit N]',
   description: [
     'TIME, ALLOWED, DRY-RUN, KIND, NAME, OPERATION, REQUESTER, REASON (the plugin that refused:',
     'ResourceQuota or LimitRanger) and MESSAGE (the refusal as the API server words it, or what an',
@@ -123,7 +128,10 @@ export const decisionsCommand: Command = {
   ].join('\n'),
   flags: ['namespace', 'denied', 'allowed', 'dry-run', 'since', 'until', 'requester', 'order', 'after', 'limit'],
   flagHelp: { 'dry-run': 'only dry runs; --dry-run=false: only the decisions that counted' },
-  examples: ['quotactl decisions -n team-a --denied --dry-run=false', 'quotactl decisions -n team-a --since 2026-11-23T00:00:00Z --order oldest -o json'],
+  examples: [
+    'quotactl decisions -n team-a --denied --dry-run=false',
+    'quotactl decisions -n team-a --since 2026-11-23T00:00:00Z --order oldest -o json',
+  ],
   needsServer: true,
   run: decisions,
 };

@@ -21,12 +21,18 @@ const RESERVATION_TYPES: ReadonlySet<string> = new Set(['reservation', 'reservat
 /** One `TYPE` and its names, as kubectl takes them: `quota a b` or `quota/a limitrange/b`. */
 function deletionsOf(ctx: Context): Deletion[] {
   const args = ctx.args;
-  if (args.length === 0) throw new UsageError('you must specify the type of resource to delete and its name (quota NAME, limitrange/NAME, …) or -f FILE');
+  if (args.length === 0)
+    throw new UsageError('you must specify the type of resource to delete and its name (quota NAME, limitrange/NAME, …) or -f FILE');
   const slashed = args.filter((a) => a.includes('/'));
   if (slashed.length > 0 && slashed.length !== args.length) {
-    throw new UsageError('there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. quotactl delete quota/compute)');
+    throw new UsageError(
+      'there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. quotactl delete quota/compute)',
+    );
   }
-  const pairs: [string, string][] = slashed.length > 0 ? args.map((a) => [a.slice(0, a.indexOf('/')), a.slice(a.indexOf('/') + 1)]) : args.slice(1).map((name) => [args[0] ?? '', name]);
+  const pairs: [string, string][] =
+    slashed.length > 0
+      ? args.map((a) => [a.slice(0, a.indexOf('/')), a.slice(a.indexOf('/') + 1)])
+      : args.slice(1).map((name) => [args[0] ?? '', name]);
   if (pairs.length === 0) throw new UsageError(`resource(s) were provided, but no name was specified: quotactl delete ${args[0]} NAME`);
   return pairs.map(([rawType, name]) => deletionOf(ctx, rawType.toLowerCase(), name));
 }
@@ -35,7 +41,8 @@ function deletionOf(ctx: Context, type: string, name: string): Deletion {
   if (name === '') throw new UsageError(`${type}/: the name after / is empty`);
   if (NAMESPACE_TYPES.has(type)) return { path: `/v1/namespaces/${enc(name)}`, singular: 'namespace', name };
   if (RESERVATION_TYPES.has(type)) {
-    if (!RESERVATION_ID.test(name)) throw new UsageError(`${JSON.stringify(name)} is not a reservation id (1-128 letters, digits, '.', '_' or '-')`);
+    if (!RESERVATION_ID.test(name))
+      throw new UsageError(`${JSON.stringify(name)} is not a reservation id (1-128 letters, digits, '.', '_' or '-')`);
     return { path: namespacePath(ctx.namespace, 'reservations', name), singular: 'reservation', name, reservation: true };
   }
   let resource;
@@ -43,7 +50,9 @@ function deletionOf(ctx: Context, type: string, name: string): Deletion {
     resource = resourceAndName('delete', [type, name]).resource;
   } catch (error) {
     if (error instanceof UsageError)
-      throw new UsageError(`the server doesn't have a resource type "${type}" (quotactl delete knows quota, limitrange, clusterresourcequota, hierarchicalresourcequota, namespace and reservation)`);
+      throw new UsageError(
+        `the server doesn't have a resource type "${type}" (quotactl delete knows quota, limitrange, clusterresourcequota, hierarchicalresourcequota, namespace and reservation)`,
+      );
     throw error;
   }
   return { path: pathOf(ctx, resource, name), singular: NAME_PREFIX[resource], name };
@@ -57,14 +66,21 @@ function deletionOf(ctx: Context, type: string, name: string): Deletion {
  */
 async function remove(ctx: Context): Promise<ExitCode> {
   const files = ctx.flags.filename ?? [];
-  if (files.length > 0 && ctx.args.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(ctx.args[0])}: delete takes either -f FILE or TYPE NAME…`);
-  const deletions: Deletion[] = files.length > 0 ? (await targetsOf(ctx, 'delete')).map((t) => ({ path: t.path, singular: t.singular, name: t.name })) : deletionsOf(ctx);
+  if (files.length > 0 && ctx.args.length > 0)
+    throw new UsageError(`unexpected argument ${JSON.stringify(ctx.args[0])}: delete takes either -f FILE or TYPE NAME…`);
+  const deletions: Deletion[] =
+    files.length > 0
+      ? (await targetsOf(ctx, 'delete')).map((t) => ({ path: t.path, singular: t.singular, name: t.name }))
+      : deletionsOf(ctx);
   let failure: unknown;
   for (const deletion of deletions) {
     try {
       const { body } = await ctx.client.call<ReservationView>('DELETE', deletion.path);
       if (ctx.output === 'name') ctx.io.stdout(`${deletion.singular}/${deletion.name}\n`);
-      else if (deletion.reservation) ctx.io.stdout(`reservation/${deletion.name} ${body?.state ?? 'released'}${body?.releaseReason ? ` (${body.releaseReason})` : ''}\n`);
+      else if (deletion.reservation)
+        ctx.io.stdout(
+          `reservation/${deletion.name} ${body?.state ?? 'released'}${body?.releaseReason ? ` (${body.releaseReason})` : ''}\n`,
+        );
       else ctx.io.stdout(`${deletion.singular} "${deletion.name}" deleted\n`);
     } catch (error) {
       if (error instanceof Unavailable || !(error instanceof ApiError)) throw error;

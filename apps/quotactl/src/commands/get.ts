@@ -2,7 +2,15 @@ import type { Page } from '../api-types.js';
 import { ApiError } from '../client.js';
 import { asList, enc, namespacePath, print, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
-import { describeClusterQuota, describeLimitRange, describeQuota, joinDescriptions, type ClusterQuotaObject, type LimitRangeObject, type QuotaObject } from '../format/describe.js';
+import {
+  describeClusterQuota,
+  describeLimitRange,
+  describeQuota,
+  joinDescriptions,
+  type ClusterQuotaObject,
+  type LimitRangeObject,
+  type QuotaObject,
+} from '../format/describe.js';
 import { limitRangeTable, namespacesTable, quotaTable, type NamespaceSummaryRow, type TableOptions } from '../format/table.js';
 
 export type Resource = 'resourcequotas' | 'limitranges' | 'clusterresourcequotas' | 'hierarchicalresourcequotas';
@@ -48,7 +56,10 @@ export function pathOf(ctx: Context, resource: Resource, name?: string, namespac
 }
 
 /** A ClusterResourceQuota in the quota table's columns: its total over every namespace it covers. */
-const asQuota = (o: ClusterQuotaObject): QuotaObject => ({ ...(o.metadata ? { metadata: o.metadata } : {}), ...(o.status?.total ? { status: o.status.total } : {}) });
+const asQuota = (o: ClusterQuotaObject): QuotaObject => ({
+  ...(o.metadata ? { metadata: o.metadata } : {}),
+  ...(o.status?.total ? { status: o.status.total } : {}),
+});
 
 /** `get quota NAME`, `get quota/NAME` or `get quota`: the resource and the optional name. */
 export function resourceAndName(command: string, args: readonly string[]): { resource: Resource; name: string | undefined } {
@@ -58,7 +69,10 @@ export function resourceAndName(command: string, args: readonly string[]): { res
   const type = (slash < 0 ? first : first.slice(0, slash)).toLowerCase();
   const resource = RESOURCES[type];
   if (!resource) {
-    const known = command === 'get' ? 'quota, limitrange, clusterresourcequota, hierarchicalresourcequota and namespace' : 'quota, limitrange, clusterresourcequota and hierarchicalresourcequota';
+    const known =
+      command === 'get'
+        ? 'quota, limitrange, clusterresourcequota, hierarchicalresourcequota and namespace'
+        : 'quota, limitrange, clusterresourcequota and hierarchicalresourcequota';
     throw new UsageError(`the server doesn't have a resource type "${type}" (quotactl ${command} knows ${known})`);
   }
   const name = slash < 0 ? rest.shift() : first.slice(slash + 1);
@@ -83,7 +97,10 @@ export async function namespaceSummaries(ctx: Context): Promise<NamespaceSummary
   const all: NamespaceSummaryRow[] = [];
   let after: string | undefined;
   do {
-    const { body } = await ctx.client.call<Page<NamespaceSummaryRow>>('GET', '/v1/namespaces', undefined, { after, limit: String(NAMESPACE_PAGE) });
+    const { body } = await ctx.client.call<Page<NamespaceSummaryRow>>('GET', '/v1/namespaces', undefined, {
+      after,
+      limit: String(NAMESPACE_PAGE),
+    });
     all.push(...(body?.items ?? []));
     after = body?.next;
   } while (after !== undefined);
@@ -180,12 +197,16 @@ function show(command: 'get' | 'describe') {
     }
     if (items.length === 0) {
       // kubectl says so on stderr: stdout stays a (empty) table for scripts.
-      ctx.io.stderr(CLUSTER_SCOPED.has(resource) || across ? 'No resources found\n' : `No resources found in ${ctx.namespace} namespace.\n`);
+      ctx.io.stderr(
+        CLUSTER_SCOPED.has(resource) || across ? 'No resources found\n' : `No resources found in ${ctx.namespace} namespace.\n`,
+      );
       return EXIT.ok;
     }
     if (ctx.output === 'name') {
       // By the resource asked for, not the items' kind: list items need not carry one.
-      const names = items.map((o) => (o as { metadata?: { name?: unknown } } | undefined)?.metadata?.name).filter((n): n is string => typeof n === 'string');
+      const names = items
+        .map((o) => (o as { metadata?: { name?: unknown } } | undefined)?.metadata?.name)
+        .filter((n): n is string => typeof n === 'string');
       ctx.io.stdout(names.map((n) => `${NAME_PREFIX[resource]}/${n}\n`).join(''));
       return EXIT.ok;
     }
@@ -203,7 +224,9 @@ function show(command: 'get' | 'describe') {
  * or when the caller may not read them (a token without the auditor role).
  */
 async function unsettledLine(ctx: Context): Promise<string> {
-  const answer = await ctx.client.call<{ items?: { resource: string; count: number }[] }>('GET', namespacePath(ctx.namespace, 'usage', 'unsettled')).catch(() => undefined);
+  const answer = await ctx.client
+    .call<{ items?: { resource: string; count: number }[] }>('GET', namespacePath(ctx.namespace, 'usage', 'unsettled'))
+    .catch(() => undefined);
   const items = answer?.body?.items ?? [];
   if (items.length === 0) return '';
   const parts = items.map((u) => `${u.resource} ${u.count}`).join(', ');
@@ -262,7 +285,12 @@ export const describeCommand: Command = {
     "Unsettled line that -n NS adds under a namespace's quotas).",
   ].join('\n'),
   flags: ['namespace', 'all-namespaces'],
-  examples: ['quotactl describe quota -n team-a', 'quotactl describe limitrange defaults -n team-a', 'quotactl describe clusterresourcequota acme', 'quotactl describe quota -A'],
+  examples: [
+    'quotactl describe quota -n team-a',
+    'quotactl describe limitrange defaults -n team-a',
+    'quotactl describe clusterresourcequota acme',
+    'quotactl describe quota -A',
+  ],
   needsServer: true,
   run: show('describe'),
 };

@@ -53,6 +53,13 @@ export function commandHelp(command: Command): string {
   if (command.examples?.length) parts.push('', 'Examples:', ...command.examples.map((e) => `  ${e}`));
   if (command.flags.length) parts.push('', 'Flags:', flagLines(command.flags, command.flagHelp).trimEnd());
   const globals = command.needsServer ? GLOBAL_FLAGS : GLOBAL_FLAGS.filter((f) => f === 'output' || f === 'help');
-  parts.push('', command.needsServer ? 'Global flags:' : 'Other flags:', flagLines(globals, command.flagHelp).trimEnd(), '', EXIT_CODES_HELP, '');
+  parts.push(
+    '',
+    command.needsServer ? 'Global flags:' : 'Other flags:',
+    flagLines(globals, command.flagHelp).trimEnd(),
+    '',
+    EXIT_CODES_HELP,
+    '',
+  );
   return parts.join('\n');
 }

@@ -69,11 +69,14 @@ function outcome(ctx: Context, id: string, body: Watched, started: number | unde
       () => [],
     );
     const reason = 'reason' in body && body.reason ? `: ${body.reason}` : '';
-    ctx.io.stderr(`error: reservation/${id} ${state === 'expired' ? 'expired while it waited' : 'was cancelled while it waited'}${reason}\n`);
+    ctx.io.stderr(
+      `error: reservation/${id} ${state === 'expired' ? 'expired while it waited' : 'was cancelled while it waited'}${reason}\n`,
+    );
     return state === 'expired' ? EXIT.denied : EXIT.failed;
   }
   const now = state === 'reserved' ? '' : ` (now ${state})`;
-  const when = started === undefined ? 'was admitted before this wait' : `admitted after ${age(new Date(started).toISOString(), ctx.now())}`;
+  const when =
+    started === undefined ? 'was admitted before this wait' : `admitted after ${age(new Date(started).toISOString(), ctx.now())}`;
   ctx.io.stderr(`reservation/${id} ${when}${now}\n`);
   print(
     ctx,
@@ -153,7 +156,11 @@ export const queueCommand: Command = {
     'arrival. -o name prints reservation/ID lines, which release takes to cancel them.',
   ].join('\n'),
   flags: ['namespace'],
-  examples: ['quotactl queue -n team-a', 'quotactl queue -n team-a -o json', 'quotactl queue -n team-a -o name | xargs -r -n1 quotactl release -n team-a'],
+  examples: [
+    'quotactl queue -n team-a',
+    'quotactl queue -n team-a -o json',
+    'quotactl queue -n team-a -o name | xargs -r -n1 quotactl release -n team-a',
+  ],
   needsServer: true,
   outputs: ['table', 'json', 'yaml', 'name'],
   run: queue,

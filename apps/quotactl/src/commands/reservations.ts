@@ -27,7 +27,10 @@ export function parseResourceList(raw: string): Record<string, string> {
     const eq = pair.indexOf('=');
     const name = eq < 0 ? '' : pair.slice(0, eq).trim();
     const value = eq < 0 ? '' : pair.slice(eq + 1).trim();
-    if (!name || !value) throw new UsageError(`--resources takes name=quantity pairs separated by commas (requests.cpu=500m,pods=1), got ${JSON.stringify(pair)}`);
+    if (!name || !value)
+      throw new UsageError(
+        `--resources takes name=quantity pairs separated by commas (requests.cpu=500m,pods=1), got ${JSON.stringify(pair)}`,
+      );
     if (name in list) throw new UsageError(`--resources names ${name} twice`);
     if (!Quantity.tryParse(value)) throw new UsageError(`--resources: ${name}=${value}: ${QUANTITY_EXAMPLES}`);
     list[name] = value;
@@ -49,10 +52,12 @@ function waitOf(ctx: Context): { seconds: number; priority?: number } | undefine
   const wait = seconds(flags.wait, 'wait', WAIT_MAX_SECONDS);
   const priority = integer(flags.priority, 'priority', PRIORITY_MIN, PRIORITY_MAX);
   if (wait === undefined) {
-    if (priority !== undefined || flags['no-follow']) throw new UsageError(`${priority !== undefined ? '--priority' : '--no-follow'} goes with --wait`);
+    if (priority !== undefined || flags['no-follow'])
+      throw new UsageError(`${priority !== undefined ? '--priority' : '--no-follow'} goes with --wait`);
     return undefined;
   }
-  if (flags.filename !== undefined) throw new UsageError('--wait takes --resources: only a resource list waits in the queue (an object is refused)');
+  if (flags.filename !== undefined)
+    throw new UsageError('--wait takes --resources: only a resource list waits in the queue (an object is refused)');
   if (flags['dry-run']) throw new UsageError('--wait and --dry-run exclude each other: a dry run does not wait');
   return { seconds: wait, ...(priority !== undefined ? { priority } : {}) };
 }
@@ -63,7 +68,8 @@ async function reserve(ctx: Context): Promise<ExitCode> {
   const files = flags.filename ?? [];
   if (files.length > 1) throw new UsageError('reserve takes one -f');
   const file = files[0];
-  if ((file === undefined) === (flags.resources === undefined)) throw new UsageError('reserve needs exactly one of --resources name=quantity,… or -f OBJECT');
+  if ((file === undefined) === (flags.resources === undefined))
+    throw new UsageError('reserve needs exactly one of --resources name=quantity,… or -f OBJECT');
   const wait = waitOf(ctx);
   const object = file !== undefined ? await readObject(ctx, file) : undefined;
 
@@ -71,7 +77,9 @@ async function reserve(ctx: Context): Promise<ExitCode> {
   if (!kind) throw new UsageError('reserve needs --kind (Pod, PersistentVolumeClaim, …)');
   if (!KIND.test(kind)) throw new UsageError(`--kind must be a Kubernetes kind such as Pod, got ${JSON.stringify(kind)}`);
   if (flags.resource !== undefined && !RESOURCE.test(flags.resource))
-    throw new UsageError(`--resource must be a plural resource, optionally with its group (widgets.example.com), got ${JSON.stringify(flags.resource)}`);
+    throw new UsageError(
+      `--resource must be a plural resource, optionally with its group (widgets.example.com), got ${JSON.stringify(flags.resource)}`,
+    );
   const resources = flags.resources !== undefined ? parseResourceList(flags.resources) : undefined;
   const ttlSeconds = wholeNumber(flags.ttl, 'ttl', 1, TTL_MAX_SECONDS);
 
@@ -79,7 +87,9 @@ async function reserve(ctx: Context): Promise<ExitCode> {
   if (object) {
     const own = identity(object).namespace;
     if (own !== undefined && ctx.namespaceGiven && own !== ctx.namespace) {
-      throw new UsageError(`the namespace from the provided object "${own}" does not match the namespace "${ctx.namespace}". You must pass '--namespace=${own}' to perform this operation.`);
+      throw new UsageError(
+        `the namespace from the provided object "${own}" does not match the namespace "${ctx.namespace}". You must pass '--namespace=${own}' to perform this operation.`,
+      );
     }
     namespace = own ?? ctx.namespace;
   }
@@ -97,7 +107,11 @@ async function reserve(ctx: Context): Promise<ExitCode> {
   };
   let answer: ReserveAnswer | undefined;
   try {
-    const { status, body: answered } = await ctx.client.call<ReserveAnswer | QueuedAnswer>('POST', namespacePath(namespace, 'reservations'), body);
+    const { status, body: answered } = await ctx.client.call<ReserveAnswer | QueuedAnswer>(
+      'POST',
+      namespacePath(namespace, 'reservations'),
+      body,
+    );
     if (status === 202 && answered?.id) return await followQueued(ctx, namespace, answered as QueuedAnswer);
     answer = answered as ReserveAnswer;
   } catch (error) {
@@ -122,11 +136,15 @@ function settle(action: 'commit' | 'release') {
   return async (ctx: Context): Promise<ExitCode> => {
     const id = reservationId(ctx.args, action);
     const path = namespacePath(ctx.namespace, 'reservations', id);
-    const { body } = action === 'commit' ? await ctx.client.call<ReservationView>('POST', `${path}/commit`) : await ctx.client.call<ReservationView>('DELETE', path);
+    const { body } =
+      action === 'commit'
+        ? await ctx.client.call<ReservationView>('POST', `${path}/commit`)
+        : await ctx.client.call<ReservationView>('DELETE', path);
     print(
       ctx,
       body,
-      () => `reservation/${id} ${body?.state ?? (action === 'commit' ? 'committed' : 'released')}${body?.releaseReason ? ` (${body.releaseReason})` : ''}\n`,
+      () =>
+        `reservation/${id} ${body?.state ?? (action === 'commit' ? 'committed' : 'released')}${body?.releaseReason ? ` (${body.releaseReason})` : ''}\n`,
       () => [`reservation/${id}`],
     );
     return EXIT.ok;
@@ -136,7 +154,8 @@ function settle(action: 'commit' | 'release') {
 export const reserveCommand: Command = {
   name: 'reserve',
   summary: 'reserve quota for an object (REST admission)',
-  synopsis: 'reserve [-n NS] --kind KIND [--name NAME] (--resources name=qty,… | -f OBJECT) [--request-id ID] [--dry-run] [--ttl SECONDS] [--wait DURATION [--priority N] [--no-follow]]',
+  synopsis:
+    'reserve [-n NS] --kind KIND [--name NAME] (--resources name=qty,… | -f OBJECT) [--request-id ID] [--dry-run] [--ttl SECONDS] [--wait DURATION [--priority N] [--no-follow]]',
   description: [
     'Asks the admission chain (LimitRanger defaults and limits, then every quota) to admit an object',
     "and charges it to the namespace's quotas at once; prints the reservation id. -f gives the",
@@ -149,7 +168,20 @@ export const reserveCommand: Command = {
     '',
     WAIT_HELP,
   ].join('\n'),
-  flags: ['namespace', 'kind', 'name', 'resource', 'resources', 'filename', 'request-id', 'dry-run', 'ttl', 'wait', 'priority', 'no-follow'],
+  flags: [
+    'namespace',
+    'kind',
+    'name',
+    'resource',
+    'resources',
+    'filename',
+    'request-id',
+    'dry-run',
+    'ttl',
+    'wait',
+    'priority',
+    'no-follow',
+  ],
   examples: [
     'quotactl reserve -n team-a --kind Pod --name web-1 --resources requests.cpu=500m,pods=1',
     'quotactl reserve -n team-a --kind Pod -f pod.yaml --request-id deploy-42-web-1',

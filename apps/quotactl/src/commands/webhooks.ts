@@ -3,7 +3,14 @@ import { parseLabelSelector, type LabelSelector } from '@quota/domain';
 import { wholeNumber } from '../args.js';
 import { asList, objectNames, readInput, serialize, type Command, type Context } from '../context.js';
 import { EXIT, UsageError, type ExitCode } from '../errors.js';
-import { customResourceRbac, toYaml, webhookConfiguration, type FailurePolicy, type SentNamespaces, type WebhookConfigurationOptions } from '../webhook-config.js';
+import {
+  customResourceRbac,
+  toYaml,
+  webhookConfiguration,
+  type FailurePolicy,
+  type SentNamespaces,
+  type WebhookConfigurationOptions,
+} from '../webhook-config.js';
 
 /** Needs no server: it only turns the CA file and the flags into the two configurations. */
 async function webhookConfig(ctx: Context): Promise<ExitCode> {
@@ -22,7 +29,8 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
   const port = wholeNumber(flags['service-port'], 'service-port', 1, 65535);
   const namespaceSelector = selector(flags['namespace-selector'], 'namespace-selector');
   const namespaces = flags.namespaces;
-  if (namespaces !== undefined && namespaces !== 'managed' && namespaces !== 'all') throw new UsageError(`--namespaces must be managed or all, got ${JSON.stringify(namespaces)}`);
+  if (namespaces !== undefined && namespaces !== 'managed' && namespaces !== 'all')
+    throw new UsageError(`--namespaces must be managed or all, got ${JSON.stringify(namespaces)}`);
   const objectSelector = selector(flags['object-selector'], 'object-selector');
   const customResources = parseCustomResources(flags['custom-resource'] ?? []);
   if (typeof customResources === 'string') throw new UsageError(`--custom-resource ${customResources}`);
@@ -42,13 +50,25 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
   const options: WebhookConfigurationOptions =
     flags.url !== undefined
       ? { ...common, url: flags.url }
-      : { ...common, service: { namespace: flags['service-namespace'] ?? '', name: flags['service-name'] ?? '', ...(port !== undefined ? { port } : {}) } };
+      : {
+          ...common,
+          service: {
+            namespace: flags['service-namespace'] ?? '',
+            name: flags['service-name'] ?? '',
+            ...(port !== undefined ? { port } : {}),
+          },
+        };
   let docs: object[];
   try {
     docs = webhookConfiguration(options);
     // The reconciler must list them too, or their reservations are only ever released as uncovered.
     if (customResources.length > 0)
-      docs.push(...customResourceRbac(customResources, { ...(flags.name !== undefined ? { name: flags.name } : {}), namespace: flags['service-namespace'] ?? 'quota-ledger' }));
+      docs.push(
+        ...customResourceRbac(customResources, {
+          ...(flags.name !== undefined ? { name: flags.name } : {}),
+          namespace: flags['service-namespace'] ?? 'quota-ledger',
+        }),
+      );
   } catch (error) {
     // The generator checks what the flags said (URL, names, CA text): the user's input, so exit 2.
     throw new UsageError((error instanceof Error ? error.message : String(error)).replace(/^webhook-config: /, ''));
@@ -64,7 +84,8 @@ async function webhookConfig(ctx: Context): Promise<ExitCode> {
 }
 
 function failurePolicy(raw: string | undefined, flag: string): FailurePolicy | undefined {
-  if (raw !== undefined && raw !== 'Fail' && raw !== 'Ignore') throw new UsageError(`--${flag} must be Fail or Ignore, got ${JSON.stringify(raw)}`);
+  if (raw !== undefined && raw !== 'Fail' && raw !== 'Ignore')
+    throw new UsageError(`--${flag} must be Fail or Ignore, got ${JSON.stringify(raw)}`);
   return raw;
 }
 
@@ -120,7 +141,10 @@ export const webhookConfigCommand: Command = {
     'custom-resource',
     'name',
   ],
-  flagHelp: { name: 'metadata.name of both configurations (default quota-ledger)', output: 'yaml (default), json, or name (kind.group/name of each object)' },
+  flagHelp: {
+    name: 'metadata.name of both configurations (default quota-ledger)',
+    output: 'yaml (default), json, or name (kind.group/name of each object)',
+  },
   examples: [
     'quotactl webhook-config --ca-file ca.crt --service-namespace quota-ledger --service-name quota-ledger | kubectl apply -f -',
     'quotactl webhook-config --ca-file ca.crt --url https://quota-ledger.example.com --failure-policy Ignore',

@@ -6,7 +6,10 @@ describe('describe quota', () => {
     const text = describeQuota({
       metadata: { name: 'compute', namespace: 'team-a' },
       spec: { hard: { pods: '10', 'requests.cpu': '2', 'requests.memory': '1Gi' } },
-      status: { hard: { pods: '10', 'requests.cpu': '2', 'requests.memory': '1Gi' }, used: { pods: '1', 'requests.cpu': '500m', 'requests.memory': '512Mi' } },
+      status: {
+        hard: { pods: '10', 'requests.cpu': '2', 'requests.memory': '1Gi' },
+        used: { pods: '1', 'requests.cpu': '500m', 'requests.memory': '512Mi' },
+      },
     });
     // kubectl.kubernetes.io's quota-memory-cpu-namespace example has exactly this layout.
     expect(text).toBe(

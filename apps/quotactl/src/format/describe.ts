@@ -35,10 +35,13 @@ export interface LimitRangeObject {
  * it prints nothing for the others, and neither do we.
  */
 const SCOPE_HELP: Readonly<Record<string, string>> = {
-  Terminating: 'Matches all pods that have an active deadline. These pods have a limited lifespan on a node before being actively terminated by the system.',
-  NotTerminating: 'Matches all pods that do not have an active deadline. These pods usually include long running pods whose container command is not expected to terminate.',
+  Terminating:
+    'Matches all pods that have an active deadline. These pods have a limited lifespan on a node before being actively terminated by the system.',
+  NotTerminating:
+    'Matches all pods that do not have an active deadline. These pods usually include long running pods whose container command is not expected to terminate.',
   BestEffort: 'Matches all pods that do not have resource requirements set. These pods have a best effort quality of service.',
-  NotBestEffort: 'Matches all pods that have at least one resource requirement set. These pods have a burstable or guaranteed quality of service.',
+  NotBestEffort:
+    'Matches all pods that have at least one resource requirement set. These pods have a burstable or guaranteed quality of service.',
 };
 
 /** Go's sort.Strings order (bytes), not the locale's. */
@@ -52,7 +55,8 @@ function usedAsHard(used: string | undefined, hard: string): string {
   const hardQuantity = Quantity.tryParse(hard);
   const usedQuantity = used === undefined ? Quantity.ZERO : Quantity.tryParse(used);
   if (!hardQuantity || !usedQuantity) return used ?? '0';
-  if (used === undefined || usedQuantity.format !== hardQuantity.format) return Quantity.fromInt(usedQuantity.value(), hardQuantity.format).toString();
+  if (used === undefined || usedQuantity.format !== hardQuantity.format)
+    return Quantity.fromInt(usedQuantity.value(), hardQuantity.format).toString();
   return used;
 }
 
@@ -131,7 +135,10 @@ export interface ClusterQuotaObject {
     };
     readonly quota?: { readonly scopes?: readonly string[] };
   };
-  readonly status?: { readonly total?: { readonly hard?: Quantities; readonly used?: Quantities }; readonly namespaces?: readonly { readonly namespace?: string }[] };
+  readonly status?: {
+    readonly total?: { readonly hard?: Quantities; readonly used?: Quantities };
+    readonly namespaces?: readonly { readonly namespace?: string }[];
+  };
 }
 
 /** docker/go-units HumanDuration, which oc prints ages with ("5 minutes ago"). */

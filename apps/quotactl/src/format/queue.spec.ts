@@ -44,7 +44,9 @@ describe('queuedMessage', () => {
       expiresAt: '2026-11-23T10:06:00Z',
       waitingFor: [{ quota: 'compute', resources: [{ resource: 'cpu', requested: '1', used: '2', hard: '2' }] }],
     };
-    expect(queuedMessage(answer, NOW)).toBe('reservation/r-1 queued at position 3 in team-a, expires in 30s (2026-11-23T10:06:00Z)\n  waiting for compute: cpu 1 (used 2/2)\n');
+    expect(queuedMessage(answer, NOW)).toBe(
+      'reservation/r-1 queued at position 3 in team-a, expires in 30s (2026-11-23T10:06:00Z)\n  waiting for compute: cpu 1 (used 2/2)\n',
+    );
   });
 });
 
@@ -58,10 +60,16 @@ describe("history's summary of the queue's events", () => {
       deadline: '2026-11-23T10:15:00Z',
       waitingFor: [{ quota: 'compute', resources: [{ resource: 'requests.cpu', requested: '1', used: '2', hard: '2' }] }],
     };
-    expect(eventSummary('Queued', queued)).toBe('r-1 job/train-1 waits for: requests.cpu=1 priority: 10 until: 2026-11-23T10:15:00Z short in: compute');
-    expect(eventSummary('AdmittedFromQueue', { reservationId: 'r-1', freedBy: { type: 'Released', version: 5 } })).toBe('r-1 admitted by the room Released (version 5) freed');
+    expect(eventSummary('Queued', queued)).toBe(
+      'r-1 job/train-1 waits for: requests.cpu=1 priority: 10 until: 2026-11-23T10:15:00Z short in: compute',
+    );
+    expect(eventSummary('AdmittedFromQueue', { reservationId: 'r-1', freedBy: { type: 'Released', version: 5 } })).toBe(
+      'r-1 admitted by the room Released (version 5) freed',
+    );
     expect(eventSummary('AdmittedFromQueue', { reservationId: 'r-1' })).toBe('r-1 admitted by the sweep');
     expect(eventSummary('Cancelled', { reservationId: 'r-1' })).toBe('r-1 (cancelled while it waited)');
-    expect(eventSummary('Expired', { reservationId: 'r-1', reason: 'waited 600s without room in compute' })).toBe('r-1 (waited 600s without room in compute)');
+    expect(eventSummary('Expired', { reservationId: 'r-1', reason: 'waited 600s without room in compute' })).toBe(
+      'r-1 (waited 600s without room in compute)',
+    );
   });
 });

@@ -31,7 +31,10 @@ export function until(timestamp: string | undefined, now: number): string {
  * What `reserve --wait` prints on stderr when it is queued: where it stands in which namespace,
  * when it expires, and what it waits for.
  */
-export function queuedMessage(answer: { id?: string; namespace?: string; position?: number; expiresAt?: string; waitingFor?: readonly WaitingFor[] }, now: number): string {
+export function queuedMessage(
+  answer: { id?: string; namespace?: string; position?: number; expiresAt?: string; waitingFor?: readonly WaitingFor[] },
+  now: number,
+): string {
   const position = answer.position === undefined ? '' : ` at position ${answer.position}`;
   const expires = answer.expiresAt ? `, expires in ${until(answer.expiresAt, now)} (${answer.expiresAt})` : '';
   return `reservation/${answer.id ?? '?'} queued${position} in ${answer.namespace ?? '?'}${expires}\n  waiting for ${waitingForText(answer.waitingFor)}\n`;

@@ -123,7 +123,12 @@ export interface TableOptions {
   readonly allNamespaces?: boolean;
 }
 
-function namespaced(options: TableOptions, header: readonly string[], items: readonly Named[], rows: ReadonlyArray<readonly string[]>): string {
+function namespaced(
+  options: TableOptions,
+  header: readonly string[],
+  items: readonly Named[],
+  rows: ReadonlyArray<readonly string[]>,
+): string {
   if (!options.allNamespaces) return table(header, rows);
   return table(
     ['NAMESPACE', ...header],
@@ -139,7 +144,9 @@ const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
  * each as `name: used/hard` (printers.go printResourceQuota).
  */
 export function quotaTable(
-  quotas: ReadonlyArray<Named & { readonly spec?: { readonly hard?: Quantities }; readonly status?: { readonly hard?: Quantities; readonly used?: Quantities } }>,
+  quotas: ReadonlyArray<
+    Named & { readonly spec?: { readonly hard?: Quantities }; readonly status?: { readonly hard?: Quantities; readonly used?: Quantities } }
+  >,
   now: number,
   options: TableOptions = {},
 ): string {
@@ -149,7 +156,9 @@ export function quotaTable(
     const limit: string[] = [];
     for (const name of Object.keys(hard).sort(byteOrder)) {
       const pieces = name.split('.');
-      (pieces.length > 1 && pieces[0] === 'limits' ? limit : request).push(`${name}: ${quota.status?.used?.[name] ?? '0'}/${hard[name] ?? ''}`);
+      (pieces.length > 1 && pieces[0] === 'limits' ? limit : request).push(
+        `${name}: ${quota.status?.used?.[name] ?? '0'}/${hard[name] ?? ''}`,
+      );
     }
     return [quota.metadata?.name ?? '', age(quota.metadata?.creationTimestamp, now), request.join(', '), limit.join(', ')];
   });
@@ -186,14 +195,18 @@ export function namespacesTable(namespaces: readonly NamespaceSummaryRow[]): str
   const rows = namespaces.map((ns) => {
     const tight = ns.tightest;
     const quota = tight ? ns.quotas?.find((q) => q.name === tight.quota) : undefined;
-    const cell = tight ? `${tight.quota}: ${tight.resource} ${quota?.used?.[tight.resource] ?? '0'}/${quota?.hard?.[tight.resource] ?? '?'}` : '<none>';
+    const cell = tight
+      ? `${tight.quota}: ${tight.resource} ${quota?.used?.[tight.resource] ?? '0'}/${quota?.hard?.[tight.resource] ?? '?'}`
+      : '<none>';
     return [ns.namespace, String(ns.quotas?.length ?? 0), cell];
   });
   return table(['NAME', 'QUOTAS', 'TIGHTEST'], rows);
 }
 
 /** `quotactl usage`: one row per quota and resource, quotas and resources in name order. */
-export function usageTable(quotas: ReadonlyArray<{ readonly name: string; readonly hard?: Quantities; readonly used?: Quantities }>): string {
+export function usageTable(
+  quotas: ReadonlyArray<{ readonly name: string; readonly hard?: Quantities; readonly used?: Quantities }>,
+): string {
   const rows = [...quotas]
     .sort((a, b) => byteOrder(a.name, b.name))
     .flatMap((quota) =>
@@ -237,8 +250,10 @@ export function historyTable(events: readonly EventRow[]): string {
 }
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-const record = (value: unknown): Record<string, unknown> => (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
-const quantities = (value: unknown): Quantities => Object.fromEntries(Object.entries(record(value)).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+const record = (value: unknown): Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+const quantities = (value: unknown): Quantities =>
+  Object.fromEntries(Object.entries(record(value)).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
 
 /** `pods/web-1`: what a reservation is for, as kubectl names objects (kind, else resource). */
 function objectName(ref: unknown): string {

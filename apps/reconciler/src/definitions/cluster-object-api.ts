@@ -16,11 +16,29 @@ export interface ObjectKind {
 }
 
 /** The LedgerQuota kind (deploy/kubernetes/base/ledgerquota-crd.yaml). */
-export const LEDGER_QUOTA: ObjectKind = { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerquotas', kind: 'LedgerQuota', namespaced: true };
+export const LEDGER_QUOTA: ObjectKind = {
+  group: 'quota-ledger.io',
+  version: 'v1alpha1',
+  resource: 'ledgerquotas',
+  kind: 'LedgerQuota',
+  namespaced: true,
+};
 /** The LedgerClusterQuota kind (deploy/kubernetes/base/ledgerclusterquota-crd.yaml): the ledger's ClusterResourceQuota. */
-export const LEDGER_CLUSTER_QUOTA: ObjectKind = { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerclusterquotas', kind: 'LedgerClusterQuota', namespaced: false };
+export const LEDGER_CLUSTER_QUOTA: ObjectKind = {
+  group: 'quota-ledger.io',
+  version: 'v1alpha1',
+  resource: 'ledgerclusterquotas',
+  kind: 'LedgerClusterQuota',
+  namespaced: false,
+};
 /** The LedgerHierarchicalQuota kind (deploy/kubernetes/base/ledgerhierarchicalquota-crd.yaml): the ledger's HierarchicalResourceQuota. */
-export const LEDGER_HIERARCHICAL_QUOTA: ObjectKind = { group: 'quota-ledger.io', version: 'v1alpha1', resource: 'ledgerhierarchicalquotas', kind: 'LedgerHierarchicalQuota', namespaced: true };
+export const LEDGER_HIERARCHICAL_QUOTA: ObjectKind = {
+  group: 'quota-ledger.io',
+  version: 'v1alpha1',
+  resource: 'ledgerhierarchicalquotas',
+  kind: 'LedgerHierarchicalQuota',
+  namespaced: true,
+};
 /** The cluster's own LimitRange (v1): no status, and no controller writes it. */
 export const LIMIT_RANGE: ObjectKind = { group: '', version: 'v1', resource: 'limitranges', kind: 'LimitRange', namespaced: true };
 
@@ -37,7 +55,12 @@ export interface ClusterObject {
     readonly generation?: number;
     readonly labels?: Record<string, string>;
     readonly annotations?: Record<string, string>;
-    readonly managedFields?: readonly { readonly manager?: string; readonly operation?: string; readonly time?: string; readonly subresource?: string }[];
+    readonly managedFields?: readonly {
+      readonly manager?: string;
+      readonly operation?: string;
+      readonly time?: string;
+      readonly subresource?: string;
+    }[];
   };
   readonly spec?: unknown;
   readonly status?: ObjectStatus;
@@ -48,7 +71,13 @@ export interface ObjectStatus {
   readonly hard?: Record<string, string>;
   readonly used?: Record<string, string>;
   readonly observedGeneration?: number;
-  readonly conditions?: readonly { readonly type: string; readonly status: string; readonly reason?: string; readonly message?: string; readonly lastTransitionTime?: string }[];
+  readonly conditions?: readonly {
+    readonly type: string;
+    readonly status: string;
+    readonly reason?: string;
+    readonly message?: string;
+    readonly lastTransitionTime?: string;
+  }[];
 }
 
 /** What the sync needs of the cluster: every object of a kind, and a write of one's status. */
@@ -59,7 +88,11 @@ export interface ClusterObjectApi {
    * PUT of the status subresource (optimistic: a 409 means the object changed since it was listed).
    * `written` hears the resourceVersion the write gave the object: its watch event is our own.
    */
-  updateStatus(object: ClusterObject, status: ObjectStatus, written?: (resourceVersion: string) => void): Promise<'updated' | 'conflict' | 'gone'>;
+  updateStatus(
+    object: ClusterObject,
+    status: ObjectStatus,
+    written?: (resourceVersion: string) => void,
+  ): Promise<'updated' | 'conflict' | 'gone'>;
   /** The kind's changes across the cluster, metadata only (absent: the sync only polls). */
   readonly changes?: WatchTransport;
 }
@@ -95,11 +128,18 @@ function apiServer(options: ClusterObjectApiOptions, what: string): { server: st
  * set (`since`) or removed (null), by a JSON merge patch that touches nothing else (RBAC: `patch`
  * on namespaces; the admission policy of managed-namespace-label.yaml lets it change only these).
  */
-export function createNamespaceMarker(options: ClusterObjectApiOptions): (name: string, since: string | null) => Promise<'patched' | 'gone'> {
+export function createNamespaceMarker(
+  options: ClusterObjectApiOptions,
+): (name: string, since: string | null) => Promise<'patched' | 'gone'> {
   const { call } = apiServer(options, 'namespaces');
   return async (name, since) => {
     const path = `/api/v1/namespaces/${encodeURIComponent(name)}`;
-    const patch = { metadata: { labels: { [MANAGED_NAMESPACE_LABEL]: since === null ? null : 'true' }, annotations: { [MANAGED_SINCE_ANNOTATION]: since } } };
+    const patch = {
+      metadata: {
+        labels: { [MANAGED_NAMESPACE_LABEL]: since === null ? null : 'true' },
+        annotations: { [MANAGED_SINCE_ANNOTATION]: since },
+      },
+    };
     const answer = await call('PATCH', path, patch, 'application/merge-patch+json');
     if (answer.status === 200) return 'patched';
     if (answer.status === 404) return 'gone';
@@ -121,7 +161,9 @@ export function createClusterObjectApi(kind: ObjectKind, options: ClusterObjectA
         if (answer.status === 404 && token === undefined) return undefined;
         if (answer.status !== 200) throw new Error(`${kind.resource}: GET ${root}/${kind.resource}: ${describe(answer)}`);
         const list = JSON.parse(answer.body) as { items?: ClusterObject[] | null; metadata?: { continue?: string } };
-        items.push(...(list.items ?? []).map((item) => (kind.namespaced ? item : { ...item, metadata: { ...item.metadata, namespace: '' } })));
+        items.push(
+          ...(list.items ?? []).map((item) => (kind.namespaced ? item : { ...item, metadata: { ...item.metadata, namespace: '' } })),
+        );
         token = list.metadata?.continue || undefined;
       } while (token);
       return items;
@@ -163,21 +205,36 @@ function describe(answer: { status: number; body: string }): string {
   return `HTTP ${answer.status}`;
 }
 
-function send(url: URL, method: string, options: https.RequestOptions, timeoutMs: number, body?: unknown, contentType = 'application/json'): Promise<{ status: number; body: string }> {
+function send(
+  url: URL,
+  method: string,
+  options: https.RequestOptions,
+  timeoutMs: number,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers = { ...(options.headers as http.OutgoingHttpHeaders | undefined), accept: 'application/json', ...(payload ? { 'content-type': contentType } : {}) };
-    const request = (url.protocol === 'https:' ? https.request : http.request)(url, { ...options, method, headers, signal: AbortSignal.timeout(timeoutMs) }, (response) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_BYTES) request.destroy(new Error(`the answer is over the ${MAX_BYTES}-byte limit`));
-        else chunks.push(chunk);
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      response.on('error', reject);
-    });
+    const headers = {
+      ...(options.headers as http.OutgoingHttpHeaders | undefined),
+      accept: 'application/json',
+      ...(payload ? { 'content-type': contentType } : {}),
+    };
+    const request = (url.protocol === 'https:' ? https.request : http.request)(
+      url,
+      { ...options, method, headers, signal: AbortSignal.timeout(timeoutMs) },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_BYTES) request.destroy(new Error(`the answer is over the ${MAX_BYTES}-byte limit`));
+          else chunks.push(chunk);
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(payload);
   });

@@ -3,7 +3,9 @@ import { MANAGED_BY_ANNOTATION } from '@quota/domain';
 import type { ClusterObject, ClusterObjectApi, ObjectStatus } from './cluster-object-api.js';
 import { ClusterQuotaSync, HierarchicalQuotaSync, type ClusterQuotaLedger } from './cluster-quota-sync.js';
 
-type Held = { definition: { ref: { kind: string; name: string; namespace?: string }; metadata?: { annotations?: Record<string, string> } } };
+type Held = {
+  definition: { ref: { kind: string; name: string; namespace?: string }; metadata?: { annotations?: Record<string, string> } };
+};
 
 function fakeLedger(held: Held[]) {
   const writes: string[] = [];
@@ -16,7 +18,10 @@ function fakeLedger(held: Held[]) {
       writes.push(`delete ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name} by ${options.actor}`);
       return {};
     },
-    listSharedQuotas: async (prefix: string) => held.filter((h) => prefix === (h.definition.ref.kind === 'ClusterResourceQuota' ? 'clusterresourcequotas/' : 'hierarchicalresourcequotas/')),
+    listSharedQuotas: async (prefix: string) =>
+      held.filter(
+        (h) => prefix === (h.definition.ref.kind === 'ClusterResourceQuota' ? 'clusterresourcequotas/' : 'hierarchicalresourcequotas/'),
+      ),
   };
   return { ledger: ledger as unknown as ClusterQuotaLedger, writes };
 }
@@ -28,7 +33,12 @@ const object: ClusterObject = {
 
 describe('ClusterQuotaSync', () => {
   it("puts each LedgerClusterQuota into the ledger as the ClusterResourceQuota of its name, writes the ledger's total into its status, and removes only its own orphans", async () => {
-    const gone = { definition: { ref: { kind: 'ClusterResourceQuota' as const, name: 'gone' }, metadata: { annotations: { [MANAGED_BY_ANNOTATION]: 'ledgerclusterquotas.quota-ledger.io' } } } };
+    const gone = {
+      definition: {
+        ref: { kind: 'ClusterResourceQuota' as const, name: 'gone' },
+        metadata: { annotations: { [MANAGED_BY_ANNOTATION]: 'ledgerclusterquotas.quota-ledger.io' } },
+      },
+    };
     const rest = { definition: { ref: { kind: 'ClusterResourceQuota' as const, name: 'rest' } } };
     const present = { definition: { ref: { kind: 'ClusterResourceQuota' as const, name: 'acme' }, metadata: gone.definition.metadata } };
     const { ledger, writes } = fakeLedger([gone, rest, present]);

@@ -49,7 +49,10 @@ const LEDGER_HIERARCHICAL_QUOTAS: SharedQuotaObjects = {
  * the namespaces it covers) → their status. A ledger shared quota from one carries the annotation
  * quota-ledger.io/managed-by: ledgerclusterquotas.quota-ledger.io (ledgerhierarchicalquotas...).
  */
-function sharedQuotaKind(ledger: ClusterQuotaLedger, { label, managedBy, prefix, definitionOf, refOf }: SharedQuotaObjects): SyncedKind<SharedQuotaDefinition, SharedQuotaView> {
+function sharedQuotaKind(
+  ledger: ClusterQuotaLedger,
+  { label, managedBy, prefix, definitionOf, refOf }: SharedQuotaObjects,
+): SyncedKind<SharedQuotaDefinition, SharedQuotaView> {
   return {
     label,
     managedBy,

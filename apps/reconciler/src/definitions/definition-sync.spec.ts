@@ -34,7 +34,10 @@ function fakeWatch() {
   return { transport, send, watches: () => watches };
 }
 
-const object = (name: string): ClusterObject => ({ metadata: { name, namespace: 'team-a', resourceVersion: '2' }, spec: { hard: { pods: '1' } } });
+const object = (name: string): ClusterObject => ({
+  metadata: { name, namespace: 'team-a', resourceVersion: '2' },
+  spec: { hard: { pods: '1' } },
+});
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 /** A kind whose passes the test counts; a pass waits for `release()` when `hold` is set. */
@@ -86,7 +89,8 @@ describe('DefinitionSync, watching its kind', () => {
     const sync = new DefinitionSync(kind, api(watch.transport));
     sync.start(3_600_000);
     await settle();
-    for (let i = 0; i < 5; i++) watch.send({ type: 'MODIFIED', object: { metadata: { name: 'compute', resourceVersion: String(10 + i) } } });
+    for (let i = 0; i < 5; i++)
+      watch.send({ type: 'MODIFIED', object: { metadata: { name: 'compute', resourceVersion: String(10 + i) } } });
     await settle();
     expect(state.lists, 'the first pass still runs').toBe(1);
     state.hold = undefined;
@@ -113,7 +117,11 @@ describe('DefinitionSync, watching its kind', () => {
     const { state, kind, api } = countingKind();
     let writes = 0;
     let answerWrite = () => {};
-    const statusKind: typeof kind = { ...kind, totals: (view) => view, put: async () => ({ changed: false, view: { hard: { pods: '1' }, used: { pods: String(state.lists) } } }) };
+    const statusKind: typeof kind = {
+      ...kind,
+      totals: (view) => view,
+      put: async () => ({ changed: false, view: { hard: { pods: '1' }, used: { pods: String(state.lists) } } }),
+    };
     const statusApi: ClusterObjectApi = {
       ...api(watch.transport),
       // The write's event reaches the watch before its answer reaches the pass, as it may on a real server.
@@ -159,7 +167,10 @@ describe('DefinitionSync, watching its kind', () => {
     served = true;
     await new Promise((resolve) => setTimeout(resolve, 500));
     await sync.stop();
-    expect(logs.filter((l) => !l.includes('synced from the cluster'))).toEqual(['info test quotas: not served by the cluster (its CRD not installed?); watched once it is', 'info watching test quotas']);
+    expect(logs.filter((l) => !l.includes('synced from the cluster'))).toEqual([
+      'info test quotas: not served by the cluster (its CRD not installed?); watched once it is',
+      'info watching test quotas',
+    ]);
   });
 
   it('without a watch, passes at the interval only', async () => {

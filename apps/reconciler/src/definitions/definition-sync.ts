@@ -102,7 +102,11 @@ export class DefinitionSync<D = unknown, V = unknown> {
     this.pass(false);
     this.timer = setInterval(() => this.pass(false), intervalMs);
     const changes = this.api.changes;
-    if (changes) this.watch = runWatchLoop(changes, this.watching.signal, { onEvent: (event) => this.onEvent(event), onState: (state, detail) => this.watchState(state, detail) });
+    if (changes)
+      this.watch = runWatchLoop(changes, this.watching.signal, {
+        onEvent: (event) => this.onEvent(event),
+        onState: (state, detail) => this.watchState(state, detail),
+      });
   }
 
   /** A watch event: a pass, unless it is a MODIFIED our own status write caused. */
@@ -168,7 +172,9 @@ export class DefinitionSync<D = unknown, V = unknown> {
     this.failing = true;
     const error = (detail?.error as Error | undefined)?.message ?? '';
     // A CRD not installed: the periodic pass finds nothing either, and the watch starts once it is served.
-    const why = /HTTP 404\b/.test(error) ? 'not served by the cluster (its CRD not installed?); watched once it is' : 'the watch failed; the periodic pass still syncs them';
+    const why = /HTTP 404\b/.test(error)
+      ? 'not served by the cluster (its CRD not installed?); watched once it is'
+      : 'the watch failed; the periodic pass still syncs them';
     this.options.log?.(/HTTP 404\b/.test(error) ? 'info' : 'warn', `${this.kind.label}: ${why}`, { error, retryInMs: detail?.waitMs });
   }
 
@@ -179,7 +185,8 @@ export class DefinitionSync<D = unknown, V = unknown> {
     const outcome = { put: 0, removed: 0, statuses: 0, refused: 0 };
     for (const object of objects) await this.syncOne(object, outcome);
     outcome.removed = await this.removeOrphans(new Set(objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)));
-    if (outcome.put + outcome.removed + outcome.refused > 0) this.options.log?.('info', `${this.kind.label} synced from the cluster`, { ...outcome });
+    if (outcome.put + outcome.removed + outcome.refused > 0)
+      this.options.log?.('info', `${this.kind.label} synced from the cluster`, { ...outcome });
     return outcome;
   }
 
@@ -241,7 +248,10 @@ export function restBody(object: ClusterObject, apiVersion: string, kind: string
 export const totalsOf = (view: LedgerTotals): LedgerTotals => ({ hard: view.hard, used: view.used });
 
 /** The object's labels and annotations as the ledger keeps them: ours and kubectl's dropped, marked as from the cluster's `managedBy`. */
-export function ledgerMetadata(object: ClusterObject, managedBy: string): { labels?: Record<string, string>; annotations: Record<string, string> } {
+export function ledgerMetadata(
+  object: ClusterObject,
+  managedBy: string,
+): { labels?: Record<string, string>; annotations: Record<string, string> } {
   const { labels } = object.metadata;
   const kept = Object.entries(object.metadata.annotations ?? {}).filter(([key]) => !DROPPED_ANNOTATION.test(key));
   return { ...(labels ? { labels } : {}), annotations: { ...Object.fromEntries(kept), [MANAGED_BY_ANNOTATION]: managedBy } };
@@ -258,7 +268,10 @@ export function authorOf(object: ClusterObject, reconciler = 'system:reconciler'
   const user = object.metadata.annotations?.[LAST_APPLIED_BY_ANNOTATION];
   if (user) return { actor: reconciler, onBehalfOf: user };
   const entries = (object.metadata.managedFields ?? []).filter((e) => e.subresource === undefined || e.subresource === '');
-  const newest = entries.reduce<(typeof entries)[number] | undefined>((best, e) => (!best || (e.time ?? '') >= (best.time ?? '') ? e : best), undefined);
+  const newest = entries.reduce<(typeof entries)[number] | undefined>(
+    (best, e) => (!best || (e.time ?? '') >= (best.time ?? '') ? e : best),
+    undefined,
+  );
   return { actor: `kubernetes:${newest?.manager ?? 'unknown'}` };
 }
 
@@ -271,7 +284,8 @@ type Condition = NonNullable<ObjectStatus['conditions']>[number];
 /** The Synced condition; its transition time moves only when its status does. */
 function condition(object: ClusterObject, status: 'True' | 'False', reason: string, message: string): Condition {
   const before = object.status?.conditions?.find((c) => c.type === 'Synced');
-  const lastTransitionTime = before?.status === status && before.lastTransitionTime ? before.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const lastTransitionTime =
+    before?.status === status && before.lastTransitionTime ? before.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   return { type: 'Synced', status, reason, message: message.slice(0, 1000), lastTransitionTime };
 }
 

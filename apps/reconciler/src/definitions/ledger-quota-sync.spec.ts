@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ClusterObjectApi as LedgerQuotaApi, ClusterObject as LedgerQuotaObject, ObjectStatus as LedgerQuotaStatus } from './cluster-object-api.js';
+import type {
+  ClusterObjectApi as LedgerQuotaApi,
+  ClusterObject as LedgerQuotaObject,
+  ObjectStatus as LedgerQuotaStatus,
+} from './cluster-object-api.js';
 import { MANAGED_BY_ANNOTATION, MANAGED_BY_CLUSTER } from '@quota/domain';
 import { LedgerError } from '@quota/ledger';
 import { authorOf, LedgerQuotaSync, type LedgerQuotaLedger } from './ledger-quota-sync.js';
@@ -37,7 +41,9 @@ function fakeLedger(initial: Record<string, Stored[]> = {}) {
       return {};
     },
     managedDefinitions: async (_kind: 'quotas', managedBy: string) =>
-      [...quotas.entries()].flatMap(([namespace, list]) => list.filter((q) => q.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy).map((q) => ({ namespace, name: q.name }))),
+      [...quotas.entries()].flatMap(([namespace, list]) =>
+        list.filter((q) => q.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy).map((q) => ({ namespace, name: q.name })),
+      ),
   };
   return { ledger: ledger as unknown as LedgerQuotaLedger, writes, quotas };
 }
@@ -55,19 +61,32 @@ function fakeApi(objects: LedgerQuotaObject[] | undefined) {
 }
 
 const object = (name: string, hard: Record<string, string>, extra: Partial<LedgerQuotaObject['metadata']> = {}): LedgerQuotaObject => ({
-  metadata: { name, namespace: 'team-a', generation: 2, managedFields: [{ manager: 'kubectl-client-side-apply', operation: 'Update', time: '2026-01-01T00:00:00Z' }], ...extra },
+  metadata: {
+    name,
+    namespace: 'team-a',
+    generation: 2,
+    managedFields: [{ manager: 'kubectl-client-side-apply', operation: 'Update', time: '2026-01-01T00:00:00Z' }],
+    ...extra,
+  },
   spec: { hard },
 });
 
 describe('LedgerQuotaSync', () => {
   it('puts each object into the ledger as made by its manager, marked as from the cluster, and writes used and hard into its status', async () => {
     const { ledger, writes, quotas } = fakeLedger();
-    const { api, statuses } = fakeApi([object('compute', { pods: '1' }, { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', team: 'a' } })]);
+    const { api, statuses } = fakeApi([
+      object('compute', { pods: '1' }, { annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', team: 'a' } }),
+    ]);
     const outcome = await new LedgerQuotaSync(ledger, api).sync();
     expect(outcome).toMatchObject({ put: 1, removed: 0, statuses: 1, refused: 0 });
     expect(writes).toEqual(['put team-a/compute by kubernetes:kubectl-client-side-apply']);
     expect(quotas.get('team-a')?.[0]?.metadata?.annotations).toEqual({ team: 'a', [MANAGED_BY_ANNOTATION]: MANAGED_BY_CLUSTER });
-    expect(statuses[0]?.status).toMatchObject({ hard: { pods: '1' }, used: { pods: '1' }, observedGeneration: 2, conditions: [{ type: 'Synced', status: 'True' }] });
+    expect(statuses[0]?.status).toMatchObject({
+      hard: { pods: '1' },
+      used: { pods: '1' },
+      observedGeneration: 2,
+      conditions: [{ type: 'Synced', status: 'True' }],
+    });
 
     // A second pass with the status as written changes nothing.
     const again = fakeApi([{ ...object('compute', { pods: '1' }, { annotations: { team: 'a' } }), status: statuses[0]?.status }]);
@@ -75,7 +94,11 @@ describe('LedgerQuotaSync', () => {
   });
 
   it('removes the ledger quotas from the cluster whose object is gone, and leaves those made through REST', async () => {
-    const fromCluster = { name: 'gone', spec: { hard: { pods: '1' } }, metadata: { annotations: { [MANAGED_BY_ANNOTATION]: MANAGED_BY_CLUSTER } } };
+    const fromCluster = {
+      name: 'gone',
+      spec: { hard: { pods: '1' } },
+      metadata: { annotations: { [MANAGED_BY_ANNOTATION]: MANAGED_BY_CLUSTER } },
+    };
     const { ledger, writes } = fakeLedger({ 'team-a': [fromCluster, { name: 'rest', spec: { hard: { pods: '2' } } }] });
     const { api } = fakeApi([]);
     expect((await new LedgerQuotaSync(ledger, api).sync()).removed).toBe(1);
@@ -83,7 +106,11 @@ describe('LedgerQuotaSync', () => {
   });
 
   it('counts nothing, and goes on, when another replica removed the quota first', async () => {
-    const fromCluster = { name: 'gone', spec: { hard: { pods: '1' } }, metadata: { annotations: { [MANAGED_BY_ANNOTATION]: MANAGED_BY_CLUSTER } } };
+    const fromCluster = {
+      name: 'gone',
+      spec: { hard: { pods: '1' } },
+      metadata: { annotations: { [MANAGED_BY_ANNOTATION]: MANAGED_BY_CLUSTER } },
+    };
     const { ledger } = fakeLedger({ 'team-a': [fromCluster], 'team-b': [{ ...fromCluster, name: 'also-gone' }] });
     const deleted: string[] = [];
     ledger.deleteQuota = async (namespace, name) => {
@@ -96,7 +123,11 @@ describe('LedgerQuotaSync', () => {
   });
 
   it('removes nothing when the cluster does not serve the kind', async () => {
-    const fromCluster = { name: 'kept', spec: { hard: { pods: '1' } }, metadata: { annotations: { [MANAGED_BY_ANNOTATION]: MANAGED_BY_CLUSTER } } };
+    const fromCluster = {
+      name: 'kept',
+      spec: { hard: { pods: '1' } },
+      metadata: { annotations: { [MANAGED_BY_ANNOTATION]: MANAGED_BY_CLUSTER } },
+    };
     const { ledger, writes } = fakeLedger({ 'team-a': [fromCluster] });
     await new LedgerQuotaSync(ledger, fakeApi(undefined).api).sync();
     expect(writes).toEqual([]);

@@ -16,7 +16,8 @@ function fakeLedger(initial: Record<string, Stored[]> = {}) {
       const before = list.find((r) => r.name === definition.name);
       const changed = JSON.stringify(before) !== JSON.stringify(definition);
       ranges.set(namespace, [...list.filter((r) => r.name !== definition.name), definition]);
-      if (changed) writes.push(`put ${namespace}/${definition.name} by ${options.actor}${options.onBehalfOf ? ` for ${options.onBehalfOf}` : ''}`);
+      if (changed)
+        writes.push(`put ${namespace}/${definition.name} by ${options.actor}${options.onBehalfOf ? ` for ${options.onBehalfOf}` : ''}`);
       return { created: !before, changed, view: view(namespace, definition), position: '1' };
     },
     deleteLimitRange: async (namespace: string, name: string, options: { actor: string }) => {
@@ -28,7 +29,9 @@ function fakeLedger(initial: Record<string, Stored[]> = {}) {
       return {};
     },
     managedDefinitions: async (_kind: 'limitRanges', managedBy: string) =>
-      [...ranges.entries()].flatMap(([namespace, list]) => list.filter((r) => r.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy).map((r) => ({ namespace, name: r.name }))),
+      [...ranges.entries()].flatMap(([namespace, list]) =>
+        list.filter((r) => r.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === managedBy).map((r) => ({ namespace, name: r.name })),
+      ),
   };
   return { ledger: ledger as unknown as LimitRangeLedger, writes, ranges };
 }
@@ -70,7 +73,11 @@ describe('LimitRangeSync', () => {
 
   it('removes the ledger LimitRanges from the cluster whose object is gone, and leaves those made through REST and the quotas', async () => {
     const fromCluster = { name: 'gone', spec: { limits: [] }, metadata: { annotations: { [MANAGED_BY_ANNOTATION]: 'limitranges' } } };
-    const fromLedgerQuota = { name: 'quota-like', spec: { limits: [] }, metadata: { annotations: { [MANAGED_BY_ANNOTATION]: 'ledgerquotas.quota-ledger.io' } } };
+    const fromLedgerQuota = {
+      name: 'quota-like',
+      spec: { limits: [] },
+      metadata: { annotations: { [MANAGED_BY_ANNOTATION]: 'ledgerquotas.quota-ledger.io' } },
+    };
     const { ledger, writes } = fakeLedger({ 'team-a': [fromCluster, fromLedgerQuota, { name: 'rest', spec: { limits: [] } }] });
     expect((await new LimitRangeSync(ledger, fakeApi([]).api).sync()).removed).toBe(1);
     expect(writes).toEqual(['delete team-a/gone by system:reconciler']);

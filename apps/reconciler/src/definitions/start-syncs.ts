@@ -1,5 +1,12 @@
 import type { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands } from '@quota/ledger';
-import { createClusterObjectApi, LEDGER_CLUSTER_QUOTA, LEDGER_HIERARCHICAL_QUOTA, LEDGER_QUOTA, LIMIT_RANGE, type ClusterObjectApiOptions } from './cluster-object-api.js';
+import {
+  createClusterObjectApi,
+  LEDGER_CLUSTER_QUOTA,
+  LEDGER_HIERARCHICAL_QUOTA,
+  LEDGER_QUOTA,
+  LIMIT_RANGE,
+  type ClusterObjectApiOptions,
+} from './cluster-object-api.js';
 import { ClusterQuotaSync, HierarchicalQuotaSync, type ClusterQuotaLedger } from './cluster-quota-sync.js';
 import type { DefinitionSync, DefinitionSyncOptions } from './definition-sync.js';
 import { LedgerQuotaSync } from './ledger-quota-sync.js';
@@ -19,7 +26,12 @@ export const DEFINITION_SYNC_MAX_SECONDS = 10;
  * Stop them with `stop()`.
  */
 export function startDefinitionSyncs(
-  { commands, definitions, writer, queries }: { commands: LedgerCommands; definitions: DefinitionQueries; writer: ClusterWriter; queries: ClusterQueries },
+  {
+    commands,
+    definitions,
+    writer,
+    queries,
+  }: { commands: LedgerCommands; definitions: DefinitionQueries; writer: ClusterWriter; queries: ClusterQueries },
   cluster: ClusterObjectApiOptions,
   intervalSeconds: number,
   options: DefinitionSyncOptions,
@@ -31,7 +43,11 @@ export function startDefinitionSyncs(
     listSharedQuotas: queries.listSharedQuotas.bind(queries),
   };
   const syncs: DefinitionSync[] = [
-    new LedgerQuotaSync({ putQuota: commands.putQuota.bind(commands), deleteQuota: commands.deleteQuota.bind(commands), managedDefinitions }, createClusterObjectApi(LEDGER_QUOTA, cluster), options),
+    new LedgerQuotaSync(
+      { putQuota: commands.putQuota.bind(commands), deleteQuota: commands.deleteQuota.bind(commands), managedDefinitions },
+      createClusterObjectApi(LEDGER_QUOTA, cluster),
+      options,
+    ),
     new LimitRangeSync(
       {
         putLimitRange: commands.putLimitRange.bind(commands),

@@ -80,7 +80,12 @@ function commitReservation(draft: Draft, reservationId: string, at: number): voi
   // A committed update counts the object's whole new usage; the reservation of its
   // previous state is released (superseded) by its own event.
   const { previousScopeFacts: _, oldResourceVersion: __, ...rest } = reservation;
-  const committed: Reservation = { ...rest, status: 'committed', contribution: reservation.objectUsage ?? reservation.contribution, committedAt: at };
+  const committed: Reservation = {
+    ...rest,
+    status: 'committed',
+    contribution: reservation.objectUsage ?? reservation.contribution,
+    committedAt: at,
+  };
   applyContribution(draft, reservation, -1);
   applyContribution(draft, committed, 1);
   draft.reservations.set(reservationId, committed);
@@ -95,7 +100,10 @@ function terminateReservation(draft: Draft, data: Extract<ReservationEvent, { re
   const remaining = parse(data.usage);
   // It releases a part of the charge: every key it keeps was charged, and no more of it.
   const unknown = Resources.resourceNames(remaining).filter((name) => !Resources.has(reservation.contribution, name));
-  assert(unknown.length === 0 && Resources.lessThanOrEqual(remaining, reservation.contribution).ok, `reservation ${reservationId} terminated to more than it counted`);
+  assert(
+    unknown.length === 0 && Resources.lessThanOrEqual(remaining, reservation.contribution).ok,
+    `reservation ${reservationId} terminated to more than it counted`,
+  );
   const terminated: Reservation = { ...reservation, contribution: remaining, terminatedAt: at };
   applyContribution(draft, reservation, -1);
   applyContribution(draft, terminated, 1);

@@ -21,12 +21,26 @@ const podFacts = { Terminating: false, NotTerminating: true, BestEffort: false, 
 const pods = { group: '', resource: 'pods', kind: 'Pod' };
 
 const quota = (name: string, spec: ResourceQuotaSpec): LedgerEvent => ({ type: 'QuotaDefined', data: { name, spec } });
-const reserve = (id: string, charged: Record<string, string>, extra: Partial<Extract<LedgerEvent, { type: 'Reserved' }>['data']> = {}): LedgerEvent => ({
+const reserve = (
+  id: string,
+  charged: Record<string, string>,
+  extra: Partial<Extract<LedgerEvent, { type: 'Reserved' }>['data']> = {},
+): LedgerEvent => ({
   type: 'Reserved',
-  data: { reservationId: id, object: { ...pods, name: id, uid: `uid-${id}` }, operation: 'CREATE', charged, scopeFacts: podFacts, ...extra },
+  data: {
+    reservationId: id,
+    object: { ...pods, name: id, uid: `uid-${id}` },
+    operation: 'CREATE',
+    charged,
+    scopeFacts: podFacts,
+    ...extra,
+  },
 });
 const committed = (id: string): LedgerEvent => ({ type: 'Committed', data: { reservationId: id } });
-const terminated = (id: string, usage: Record<string, string>): LedgerEvent => ({ type: 'Terminated', data: { reservationId: id, reason: 'Succeeded', usage } });
+const terminated = (id: string, usage: Record<string, string>): LedgerEvent => ({
+  type: 'Terminated',
+  data: { reservationId: id, reason: 'Succeeded', usage },
+});
 
 describe('fold', () => {
   it('counts a reservation toward every quota it matches, restricted to the quota’s hard resources', () => {
@@ -53,7 +67,10 @@ describe('fold', () => {
     const state = fold(
       record([
         quota('long', { hard: { pods: '5' }, scopes: ['NotTerminating'] }),
-        quota('high', { hard: { pods: '5' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] } }),
+        quota('high', {
+          hard: { pods: '5' },
+          scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] },
+        }),
         reserve('a', { pods: '1' }),
         reserve('b', { pods: '1' }, { scopeFacts: terminating }),
         reserve('c', { pods: '1' }, { scopeFacts: { ...podFacts, PriorityClass: ['high'] } }),
@@ -116,7 +133,18 @@ describe('fold', () => {
     const state = fold(
       record([
         reserve('v1', { pods: '1' }),
-        { type: 'Reserved', data: { reservationId: 'v2', object: { ...pods, uid: 'uid-v1' }, operation: 'UPDATE', charged: {}, objectUsage: { pods: '1' }, supersedes: 'v1', scopeFacts: podFacts } },
+        {
+          type: 'Reserved',
+          data: {
+            reservationId: 'v2',
+            object: { ...pods, uid: 'uid-v1' },
+            operation: 'UPDATE',
+            charged: {},
+            objectUsage: { pods: '1' },
+            supersedes: 'v1',
+            scopeFacts: podFacts,
+          },
+        },
         { type: 'Released', data: { reservationId: 'v2', reason: 'stale' } },
       ]),
     );
@@ -150,16 +178,38 @@ describe('fold', () => {
   });
 
   it.each<[string, LedgerEvent[]]>([
-    ['a reservation released twice', [reserve('a', { pods: '1' }), { type: 'Released', data: { reservationId: 'a', reason: 'deleted' } }, { type: 'Released', data: { reservationId: 'a', reason: 'deleted' } }]],
+    [
+      'a reservation released twice',
+      [
+        reserve('a', { pods: '1' }),
+        { type: 'Released', data: { reservationId: 'a', reason: 'deleted' } },
+        { type: 'Released', data: { reservationId: 'a', reason: 'deleted' } },
+      ],
+    ],
     ['a commit of an unknown reservation', [{ type: 'Committed', data: { reservationId: 'x' } }]],
-    ['a reservation committed twice', [reserve('a', { pods: '1' }), { type: 'Committed', data: { reservationId: 'a' } }, { type: 'Committed', data: { reservationId: 'a' } }]],
+    [
+      'a reservation committed twice',
+      [
+        reserve('a', { pods: '1' }),
+        { type: 'Committed', data: { reservationId: 'a' } },
+        { type: 'Committed', data: { reservationId: 'a' } },
+      ],
+    ],
     ['a reservation id recorded twice', [reserve('a', { pods: '1' }), reserve('a', { pods: '1' })]],
     ['a negative charge', [reserve('a', { pods: '-1' })]],
     ['a quota defined twice', [quota('q', { hard: {} }), quota('q', { hard: {} })]],
     ['a quota changed before it exists', [{ type: 'QuotaChanged', data: { name: 'q', spec: { hard: {} } } }]],
     ['a limit range removed before it exists', [{ type: 'LimitRangeRemoved', data: { name: 'l' } }]],
     ['a pending reservation terminated', [reserve('a', { pods: '1' }), terminated('a', { pods: '1' })]],
-    ['a reservation terminated twice', [reserve('a', { pods: '1', 'count/pods': '1' }), committed('a'), terminated('a', { 'count/pods': '1' }), terminated('a', { 'count/pods': '1' })]],
+    [
+      'a reservation terminated twice',
+      [
+        reserve('a', { pods: '1', 'count/pods': '1' }),
+        committed('a'),
+        terminated('a', { 'count/pods': '1' }),
+        terminated('a', { 'count/pods': '1' }),
+      ],
+    ],
     ['a termination that keeps more than was counted', [reserve('a', { pods: '1' }), committed('a'), terminated('a', { pods: '2' })]],
     ['a termination that keeps a key never counted', [reserve('a', { pods: '1' }), committed('a'), terminated('a', { 'count/pods': '1' })]],
   ])('crashes loudly on an impossible history: %s', (_name, events) => {
@@ -168,7 +218,9 @@ describe('fold', () => {
 
   it('a terminated reservation keeps only what its event says, and its deletion releases that', () => {
     const charge = { pods: '1', 'count/pods': '1', 'requests.cpu': '500m' };
-    const running = fold(record([quota('q', { hard: { pods: '5', 'count/pods': '5', 'requests.cpu': '2' } }), reserve('a', charge), committed('a')]));
+    const running = fold(
+      record([quota('q', { hard: { pods: '5', 'count/pods': '5', 'requests.cpu': '2' } }), reserve('a', charge), committed('a')]),
+    );
     const terminal = fold(record([terminated('a', { 'count/pods': '1' })], 3), running);
     expect(usedOf(terminal, 'q')).toEqual({ pods: '0', 'count/pods': '1', 'requests.cpu': '0' });
     expect(terminal.reservations.get('a')).toMatchObject({ status: 'committed', terminatedAt: T0 + 3000 });
@@ -180,14 +232,35 @@ describe('fold', () => {
     const limit = { hard: { 'count/resourcequotas': '3', resourcequotas: '3', pods: '5' } };
     const adoptedQuota: LedgerEvent = {
       type: 'Adopted',
-      data: { reservationId: 'rq', object: { group: '', resource: 'resourcequotas', uid: 'uid-rq' }, usage: { 'count/resourcequotas': '1', resourcequotas: '1' }, scopeFacts: {} },
+      data: {
+        reservationId: 'rq',
+        object: { group: '', resource: 'resourcequotas', uid: 'uid-rq' },
+        usage: { 'count/resourcequotas': '1', resourcequotas: '1' },
+        scopeFacts: {},
+      },
     };
-    const two = fold(record([quota('a', limit), adoptedQuota, quota('b', { hard: { pods: '1' } }), quota('scoped', { hard: { resourcequotas: '9' }, scopes: ['BestEffort'] })]));
+    const two = fold(
+      record([
+        quota('a', limit),
+        adoptedQuota,
+        quota('b', { hard: { pods: '1' } }),
+        quota('scoped', { hard: { resourcequotas: '9' }, scopes: ['BestEffort'] }),
+      ]),
+    );
     expect(usedOf(two, 'a')).toEqual({ 'count/resourcequotas': '3', resourcequotas: '3', pods: '0' });
     // A scoped quota counts no quota objects (the object-count evaluator matches no scope).
     expect(usedOf(two, 'scoped')).toEqual({ resourcequotas: '0' });
     expect(Resources.canonicalResourceList(recomputeUsed(two, 'a') ?? {})).toEqual(usedOf(two, 'a'));
-    const one = fold(record([{ type: 'QuotaRemoved', data: { name: 'b' } }, { type: 'Released', data: { reservationId: 'rq', reason: 'deleted' } }], 4), two);
+    const one = fold(
+      record(
+        [
+          { type: 'QuotaRemoved', data: { name: 'b' } },
+          { type: 'Released', data: { reservationId: 'rq', reason: 'deleted' } },
+        ],
+        4,
+      ),
+      two,
+    );
     expect(usedOf(one, 'a')).toEqual({ 'count/resourcequotas': '2', resourcequotas: '2', pods: '0' });
   });
 
@@ -230,7 +303,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('commit' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('release' as const), pick: fc.nat(), reason: fc.nat(3) }),
   fc.record({ kind: fc.constant('adopt' as const), usage: amounts, facts: factsArb }),
-  fc.record({ kind: fc.constant('terminate' as const), pick: fc.nat(), keep: fc.array(fc.boolean(), { minLength: KEYS.length, maxLength: KEYS.length }) }),
+  fc.record({
+    kind: fc.constant('terminate' as const),
+    pick: fc.nat(),
+    keep: fc.array(fc.boolean(), { minLength: KEYS.length, maxLength: KEYS.length }),
+  }),
 );
 
 const list = (values: bigint[]): Record<string, string> =>
@@ -240,7 +317,10 @@ const list = (values: bigint[]): Record<string, string> =>
 function history(steps: readonly Step[]): LedgerEvent[] {
   const events: LedgerEvent[] = [];
   const quotas = new Set<string>();
-  const live = new Map<string, { status: 'reserved' | 'committed'; uid: string; usage: bigint[]; supersedes?: string; facts: ScopeFactsTuple; terminated?: true }>();
+  const live = new Map<
+    string,
+    { status: 'reserved' | 'committed'; uid: string; usage: bigint[]; supersedes?: string; facts: ScopeFactsTuple; terminated?: true }
+  >();
   type ScopeFactsTuple = [boolean, boolean, number];
   const factsOf = ([terminating, bestEffort, priority]: ScopeFactsTuple) => ({
     Terminating: terminating,
@@ -272,7 +352,10 @@ function history(steps: readonly Step[]): LedgerEvent[] {
         const uid = `u${id}`;
         const object = { ...pods, uid };
         if (step.kind === 'reserve') {
-          events.push({ type: 'Reserved', data: { reservationId: id, object, operation: 'CREATE', charged: list(step.usage), scopeFacts: factsOf(step.facts) } });
+          events.push({
+            type: 'Reserved',
+            data: { reservationId: id, object, operation: 'CREATE', charged: list(step.usage), scopeFacts: factsOf(step.facts) },
+          });
           live.set(id, { status: 'reserved', uid, usage: step.usage, facts: step.facts });
         } else {
           events.push({ type: 'Adopted', data: { reservationId: id, object, usage: list(step.usage), scopeFacts: factsOf(step.facts) } });
@@ -281,7 +364,10 @@ function history(steps: readonly Step[]): LedgerEvent[] {
         break;
       }
       case 'update': {
-        const previous = pick([...live.entries()].filter(([, r]) => r.status === 'committed' && !r.supersedes), step.pick);
+        const previous = pick(
+          [...live.entries()].filter(([, r]) => r.status === 'committed' && !r.supersedes),
+          step.pick,
+        );
         if (!previous) break;
         const [oldId, old] = previous;
         const id = `r${next++}`;
@@ -304,7 +390,10 @@ function history(steps: readonly Step[]): LedgerEvent[] {
         break;
       }
       case 'commit': {
-        const chosen = pick([...live.entries()].filter(([, r]) => r.status === 'reserved'), step.pick);
+        const chosen = pick(
+          [...live.entries()].filter(([, r]) => r.status === 'reserved'),
+          step.pick,
+        );
         if (!chosen) break;
         const [id, reservation] = chosen;
         events.push({ type: 'Committed', data: { reservationId: id } });
@@ -318,11 +407,16 @@ function history(steps: readonly Step[]): LedgerEvent[] {
       }
       case 'terminate': {
         // A committed object turns terminal: it keeps some keys of its charge (a pod keeps count/pods).
-        const chosen = pick([...live.entries()].filter(([, r]) => r.status === 'committed' && !r.terminated), step.pick);
+        const chosen = pick(
+          [...live.entries()].filter(([, r]) => r.status === 'committed' && !r.terminated),
+          step.pick,
+        );
         if (!chosen) break;
         const [id, reservation] = chosen;
         const kept = reservation.usage.map((n, i) => (step.keep[i] ? n : undefined));
-        const usage = Object.fromEntries(KEYS.flatMap((key, i) => (kept[i] === undefined ? [] : [[key, Quantity.fromNanos(kept[i] as bigint).canonical()]])));
+        const usage = Object.fromEntries(
+          KEYS.flatMap((key, i) => (kept[i] === undefined ? [] : [[key, Quantity.fromNanos(kept[i] as bigint).canonical()]])),
+        );
         const reason = (['Succeeded', 'Failed', 'DeletionGracePeriodElapsed'] as const)[step.pick % 3] ?? 'Succeeded';
         events.push({ type: 'Terminated', data: { reservationId: id, reason, usage } });
         reservation.usage = kept.map((n) => n ?? 0n);
@@ -400,7 +494,9 @@ describe('fold laws for a shared quota covering the namespace', () => {
   });
   const specOf = (events: readonly RecordedEvent[]): ResourceQuotaSpec => {
     const defined = events.find((e) => e.type === 'QuotaDefined' || e.type === 'QuotaChanged');
-    return defined && (defined.type === 'QuotaDefined' || defined.type === 'QuotaChanged') ? defined.data.spec : { hard: { pods: '10', 'requests.cpu': '4' } };
+    return defined && (defined.type === 'QuotaDefined' || defined.type === 'QuotaChanged')
+      ? defined.data.spec
+      : { hard: { pods: '10', 'requests.cpu': '4' } };
   };
 
   it('keeps the namespace’s part equal to a recount, and to a ResourceQuota of the same spec applied at the same point', () => {
@@ -409,7 +505,12 @@ describe('fold laws for a shared quota covering the namespace', () => {
         const at = events.length === 0 ? 0 : cut % (events.length + 1);
         const spec = specOf(events);
         const plain = events.map(({ version: _v, at: _at, ...e }) => e as LedgerEvent);
-        const withShared = record([...plain.slice(0, at), applied(spec), { type: 'QuotaDefined', data: { name: 'twin', spec } }, ...plain.slice(at)]);
+        const withShared = record([
+          ...plain.slice(0, at),
+          applied(spec),
+          { type: 'QuotaDefined', data: { name: 'twin', spec } },
+          ...plain.slice(at),
+        ]);
         const state = fold(withShared);
         const part = state.sharedUsed.get('clusterresourcequotas/team') ?? {};
         expect(Resources.equals(part, recomputeSharedUsed(state, 'clusterresourcequotas/team') ?? {})).toBe(true);
@@ -420,7 +521,13 @@ describe('fold laws for a shared quota covering the namespace', () => {
   });
 
   it('forgets the namespace’s part once the shared quota is withdrawn, and a Namespace object alone leaves it unmanaged', () => {
-    const state = fold(record([applied({ hard: { pods: '5' } }), reserve('a', { pods: '1' }), { type: 'SharedQuotaWithdrawn', data: { key: 'clusterresourcequotas/team' } }]));
+    const state = fold(
+      record([
+        applied({ hard: { pods: '5' } }),
+        reserve('a', { pods: '1' }),
+        { type: 'SharedQuotaWithdrawn', data: { key: 'clusterresourcequotas/team' } },
+      ]),
+    );
     expect(state.shared.size).toBe(0);
     expect(state.sharedUsed.size).toBe(0);
     const labelled = fold(record([{ type: 'NamespaceDefined', data: { name: 'a', metadata: { labels: { team: 'x' } } } }]));

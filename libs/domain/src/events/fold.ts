@@ -15,7 +15,16 @@ import { draftOf, initialState, type Draft, type NamespaceState, type QuotaState
  * of what each contributes, restricted to the quota's hard resources.
  */
 
-export type { LimitRangeState, NamespaceObjectState, NamespaceState, QuotaState, Reservation, ReservationStatus, SharedQuotaState, Waiter } from './state.js';
+export type {
+  LimitRangeState,
+  NamespaceObjectState,
+  NamespaceState,
+  QuotaState,
+  Reservation,
+  ReservationStatus,
+  SharedQuotaState,
+  Waiter,
+} from './state.js';
 export { compareWaiters, queueOrder } from './queue-fold.js';
 export { initialState } from './state.js';
 export { contributionTo, recomputeSharedUsed, recomputeUsed } from './quota-usage.js';
@@ -32,7 +41,11 @@ export function evolve(state: NamespaceState, event: RecordedEvent): NamespaceSt
  * working copy: read it then, don't keep it), so a reader that needs every version's state
  * does not pay a copy per event, as `evolve` would.
  */
-export function fold(events: Iterable<RecordedEvent>, from: NamespaceState = initialState(), observe?: (state: NamespaceState, event: RecordedEvent) => void): NamespaceState {
+export function fold(
+  events: Iterable<RecordedEvent>,
+  from: NamespaceState = initialState(),
+  observe?: (state: NamespaceState, event: RecordedEvent) => void,
+): NamespaceState {
   const draft = draftOf(from);
   for (const event of events) {
     apply(draft, event);
@@ -183,7 +196,12 @@ function applyData(draft: Draft, event: LedgerEvent, version: number, at: number
 }
 
 /** The Namespace object defined or changed (its labels and annotations). */
-function defineNamespaceObject(draft: Draft, event: Extract<LedgerEvent, { readonly type: 'NamespaceDefined' | 'NamespaceChanged' }>, version: number, at: number): void {
+function defineNamespaceObject(
+  draft: Draft,
+  event: Extract<LedgerEvent, { readonly type: 'NamespaceDefined' | 'NamespaceChanged' }>,
+  version: number,
+  at: number,
+): void {
   if (event.type === 'NamespaceDefined') assert(!draft.object, `namespace ${event.data.name} defined twice`);
   else assert(draft.object, `namespace ${event.data.name} changed before it was defined`);
   draft.object = { definition: event.data, version, createdAt: draft.object?.createdAt ?? at, updatedAt: at };
@@ -191,7 +209,12 @@ function defineNamespaceObject(draft: Draft, event: Extract<LedgerEvent, { reado
 }
 
 /** A quota defined or changed: its usage recounted over every live reservation. */
-function defineQuota(draft: Draft, event: Extract<LedgerEvent, { readonly type: 'QuotaDefined' | 'QuotaChanged' }>, version: number, at: number): void {
+function defineQuota(
+  draft: Draft,
+  event: Extract<LedgerEvent, { readonly type: 'QuotaDefined' | 'QuotaChanged' }>,
+  version: number,
+  at: number,
+): void {
   const { name } = event.data;
   const previous = draft.quotas.get(name);
   if (event.type === 'QuotaDefined') assert(!previous, `quota ${name} defined twice`);
@@ -213,7 +236,12 @@ function defineQuota(draft: Draft, event: Extract<LedgerEvent, { readonly type: 
 }
 
 /** A shared quota newly covering the namespace, or changed: the namespace's contribution to it recounted. */
-function applySharedQuota(draft: Draft, event: Extract<LedgerEvent, { readonly type: 'SharedQuotaApplied' }>, version: number, at: number): void {
+function applySharedQuota(
+  draft: Draft,
+  event: Extract<LedgerEvent, { readonly type: 'SharedQuotaApplied' }>,
+  version: number,
+  at: number,
+): void {
   const { key, ref, spec } = event.data;
   const previous = draft.shared.get(key);
   const hard = parse(spec.hard);

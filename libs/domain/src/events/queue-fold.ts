@@ -50,7 +50,10 @@ export function applyQueueEvent(draft: Draft, event: QueueEvent, version: number
     }
     case 'Cancelled':
     case 'Expired':
-      assert(draft.queue.delete(event.data.reservationId), `reservation ${event.data.reservationId} ${event.type.toLowerCase()} but not queued`);
+      assert(
+        draft.queue.delete(event.data.reservationId),
+        `reservation ${event.data.reservationId} ${event.type.toLowerCase()} but not queued`,
+      );
       return;
   }
 }

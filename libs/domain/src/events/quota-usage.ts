@@ -38,7 +38,8 @@ export function usedFor(quota: QuotaState, reservations: Iterable<Reservation>, 
     const amount = contributionTo(reservation, quota);
     if (amount) used = Resources.add(used, Resources.mask(amount, names));
   }
-  if (counted.length > 0) used = Resources.add(used, Resources.fromEntries(counted.map((name) => [name, Quantity.fromInt(BigInt(quotaCount ?? 0))])));
+  if (counted.length > 0)
+    used = Resources.add(used, Resources.fromEntries(counted.map((name) => [name, Quantity.fromInt(BigInt(quotaCount ?? 0))])));
   return used;
 }
 
@@ -96,7 +97,13 @@ export function applyContribution(draft: Draft, reservation: Reservation, sign: 
   if (draft.shared.size > 0) applyTo(draft.shared, draft.sharedUsed, reservation, sign, false);
 }
 
-function applyTo(quotas: ReadonlyMap<string, QuotaState>, usedByQuota: Map<string, ResourceList>, reservation: Reservation, sign: 1 | -1, ownQuotas: boolean): void {
+function applyTo(
+  quotas: ReadonlyMap<string, QuotaState>,
+  usedByQuota: Map<string, ResourceList>,
+  reservation: Reservation,
+  sign: 1 | -1,
+  ownQuotas: boolean,
+): void {
   for (const quota of quotas.values()) {
     const amount = contributionTo(reservation, quota);
     if (!amount) continue;

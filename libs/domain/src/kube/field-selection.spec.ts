@@ -16,7 +16,12 @@ const selectionArb: fc.Arbitrary<FieldSelection> = fc.letrec<{ selection: FieldS
 })).selection;
 const valueArb = fc.jsonValue({ maxDepth: 4 }).chain((v) => fc.constant(v));
 const keyedValueArb = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 1 }), fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(fc.constantFrom(...NAMES), tie('value'), { maxKeys: 4 })),
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.jsonValue({ maxDepth: 1 }),
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom(...NAMES), tie('value'), { maxKeys: 4 }),
+  ),
 })).value;
 
 describe('selecting the fields admission reads', () => {
@@ -27,7 +32,12 @@ describe('selecting the fields admission reads', () => {
       metadata: { name: 'p', labels: { a: 'b' }, managedFields: [{}] },
       spec: { containers: [{ name: 'c', image: 'x', env: [{ name: 'A' }], resources: { requests: { cpu: '1' } } }] },
     };
-    expect(selectFields(pod, POD_FIELDS)).toEqual({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] } });
+    expect(selectFields(pod, POD_FIELDS)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', resources: { requests: { cpu: '1' } } }] },
+    });
   });
 
   it.each<[string, unknown, FieldSelection, unknown]>([

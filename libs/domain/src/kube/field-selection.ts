@@ -48,7 +48,8 @@ export const keys = (selected: Readonly<Record<string, FieldSelection>>): FieldS
 /** Every item of an array. */
 export const each = (item: FieldSelection): FieldSelection => ({ items: item });
 
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The selected part of a parsed JSON value. Where the value is not of the selected shape it keeps
@@ -58,7 +59,8 @@ const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
  */
 export function selectFields(value: unknown, selection: FieldSelection): unknown {
   if (selection.whole) return value;
-  if (Array.isArray(value)) return selection.items ? value.map((item: unknown) => selectFields(item, selection.items as FieldSelection)) : [];
+  if (Array.isArray(value))
+    return selection.items ? value.map((item: unknown) => selectFields(item, selection.items as FieldSelection)) : [];
   if (!isObject(value)) return value;
   if (!selection.keys) return {};
   const out: Record<string, unknown> = {};
@@ -104,6 +106,9 @@ export const OBJECT_METADATA_KEYS: Readonly<Record<string, FieldSelection>> = {
 export const OBJECT_FIELDS: FieldSelection = keys({ apiVersion: WHOLE, kind: WHOLE, metadata: keys(OBJECT_METADATA_KEYS) });
 
 /** An object's fields: its identity (OBJECT_FIELDS) and these. */
-export function objectFields(more: Readonly<Record<string, FieldSelection>>, metadata: Readonly<Record<string, FieldSelection>> = {}): FieldSelection {
+export function objectFields(
+  more: Readonly<Record<string, FieldSelection>>,
+  metadata: Readonly<Record<string, FieldSelection>> = {},
+): FieldSelection {
   return mergeSelections(OBJECT_FIELDS, keys({ ...more, metadata: keys(metadata) }));
 }

@@ -1,5 +1,16 @@
 import { BETA_STORAGE_CLASS_ANNOTATION, LAST_APPLIED_BY_ANNOTATION, LIMIT_RANGER_ANNOTATION } from './annotations.js';
-import { each, keys, mergeSelections, METADATA_MAP_MAX_BYTES, OBJECT_FIELDS, objectFields, PRESENCE, selectFields, WHOLE, type FieldSelection } from './field-selection.js';
+import {
+  each,
+  keys,
+  mergeSelections,
+  METADATA_MAP_MAX_BYTES,
+  OBJECT_FIELDS,
+  objectFields,
+  PRESENCE,
+  selectFields,
+  WHOLE,
+  type FieldSelection,
+} from './field-selection.js';
 import type { GroupResource, KubeObject } from './types.js';
 
 /**
@@ -47,7 +58,11 @@ export const POD_FIELDS: FieldSelection = objectFields(
 export const PERSISTENT_VOLUME_CLAIM_FIELDS: FieldSelection = objectFields(
   {
     spec: keys({ resources: RESOURCES, storageClassName: WHOLE, volumeAttributesClassName: WHOLE }),
-    status: keys({ allocatedResources: WHOLE, currentVolumeAttributesClassName: WHOLE, modifyVolumeStatus: keys({ targetVolumeAttributesClassName: WHOLE }) }),
+    status: keys({
+      allocatedResources: WHOLE,
+      currentVolumeAttributesClassName: WHOLE,
+      modifyVolumeStatus: keys({ targetVolumeAttributesClassName: WHOLE }),
+    }),
   },
   { annotations: keys({ [BETA_STORAGE_CLASS_ANNOTATION]: WHOLE }) },
 );
@@ -57,7 +72,15 @@ export const SERVICE_FIELDS: FieldSelection = objectFields({
 });
 
 /** One device choice; the fields beyond the three charged are read only for being set (a v1beta1 request's flat choice). */
-const DEVICE_CHOICE = keys({ deviceClassName: WHOLE, allocationMode: WHOLE, count: WHOLE, selectors: PRESENCE, adminAccess: PRESENCE, tolerations: PRESENCE, capacity: PRESENCE });
+const DEVICE_CHOICE = keys({
+  deviceClassName: WHOLE,
+  allocationMode: WHOLE,
+  count: WHOLE,
+  selectors: PRESENCE,
+  adminAccess: PRESENCE,
+  tolerations: PRESENCE,
+  capacity: PRESENCE,
+});
 const DEVICE_REQUEST = mergeSelections(DEVICE_CHOICE, keys({ exactly: DEVICE_CHOICE, firstAvailable: each(DEVICE_CHOICE) }));
 
 export const RESOURCE_CLAIM_FIELDS: FieldSelection = objectFields({ spec: keys({ devices: keys({ requests: each(DEVICE_REQUEST) }) }) });
@@ -66,13 +89,20 @@ export const RESOURCE_CLAIM_FIELDS: FieldSelection = objectFields({ spec: keys({
 export const NAMESPACE_FIELDS: FieldSelection = objectFields(
   // At most 256 finalizers, as the ledger validates a Namespace (METADATA_LIST_MAX, shared/namespace-validation.ts).
   { spec: keys({ finalizers: { items: WHOLE, maxItems: 256 } }) },
-  { labels: { whole: true, maxBytes: METADATA_MAP_MAX_BYTES }, annotations: { whole: true, maxBytes: METADATA_MAP_MAX_BYTES }, resourceVersion: WHOLE },
+  {
+    labels: { whole: true, maxBytes: METADATA_MAP_MAX_BYTES },
+    annotations: { whole: true, maxBytes: METADATA_MAP_MAX_BYTES },
+    resourceVersion: WHOLE,
+  },
 );
 
 /** A LedgerQuota, LimitRange or shared quota under review: whether it has annotations, and the author one (the mutating webhook stamps it). */
 export const DEFINITION_FIELDS: FieldSelection = objectFields({}, { annotations: keys({ [LAST_APPLIED_BY_ANNOTATION]: WHOLE }) });
 
-const DEFINITION_RESOURCES: Readonly<Record<string, readonly string[]>> = { 'quota-ledger.io': ['ledgerquotas', 'ledgerclusterquotas', 'ledgerhierarchicalquotas'], '': ['limitranges'] };
+const DEFINITION_RESOURCES: Readonly<Record<string, readonly string[]>> = {
+  'quota-ledger.io': ['ledgerquotas', 'ledgerclusterquotas', 'ledgerhierarchicalquotas'],
+  '': ['limitranges'],
+};
 
 /** What admission reads of an object of this kind; OBJECT_FIELDS for every kind it only counts. */
 export function fieldsRead(groupResource: GroupResource): FieldSelection {
@@ -95,7 +125,14 @@ export function fieldsRead(groupResource: GroupResource): FieldSelection {
 }
 
 /** Every kind's together: what the edge records while it reads a body whose kind it does not know yet. */
-export const ANY_KIND_FIELDS: FieldSelection = [POD_FIELDS, PERSISTENT_VOLUME_CLAIM_FIELDS, SERVICE_FIELDS, RESOURCE_CLAIM_FIELDS, NAMESPACE_FIELDS, DEFINITION_FIELDS].reduce(mergeSelections);
+export const ANY_KIND_FIELDS: FieldSelection = [
+  POD_FIELDS,
+  PERSISTENT_VOLUME_CLAIM_FIELDS,
+  SERVICE_FIELDS,
+  RESOURCE_CLAIM_FIELDS,
+  NAMESPACE_FIELDS,
+  DEFINITION_FIELDS,
+].reduce(mergeSelections);
 
 /** The part of an object of this kind that admission reads (undefined stays undefined). */
 export function selectObject<T extends KubeObject | undefined>(groupResource: GroupResource, object: T): T {

@@ -34,18 +34,41 @@ export interface ChargedKind {
  */
 export const CHARGED_KINDS: readonly ChargedKind[] = [
   { kind: 'Pod', apiVersion: 'v1', groupResource: { group: '', resource: 'pods' }, webhook: true, subresources: ['resize'] },
-  { kind: 'PersistentVolumeClaim', apiVersion: 'v1', groupResource: { group: '', resource: 'persistentvolumeclaims' }, webhook: true, subresources: ['status'] },
+  {
+    kind: 'PersistentVolumeClaim',
+    apiVersion: 'v1',
+    groupResource: { group: '', resource: 'persistentvolumeclaims' },
+    webhook: true,
+    subresources: ['status'],
+  },
   { kind: 'Service', apiVersion: 'v1', groupResource: { group: '', resource: 'services' }, webhook: true },
   { kind: 'ConfigMap', apiVersion: 'v1', groupResource: { group: '', resource: 'configmaps' }, webhook: true, countOnly: true },
   { kind: 'Secret', apiVersion: 'v1', groupResource: { group: '', resource: 'secrets' }, webhook: true, countOnly: true },
-  { kind: 'ReplicationController', apiVersion: 'v1', groupResource: { group: '', resource: 'replicationcontrollers' }, webhook: true, countOnly: true },
+  {
+    kind: 'ReplicationController',
+    apiVersion: 'v1',
+    groupResource: { group: '', resource: 'replicationcontrollers' },
+    webhook: true,
+    countOnly: true,
+  },
   { kind: 'ResourceQuota', apiVersion: 'v1', groupResource: { group: '', resource: 'resourcequotas' }, webhook: false },
   { kind: 'Job', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'jobs' }, webhook: true, countOnly: true },
   { kind: 'CronJob', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'cronjobs' }, webhook: true, countOnly: true },
   { kind: 'Deployment', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'deployments' }, webhook: true, countOnly: true },
   { kind: 'ReplicaSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'replicasets' }, webhook: true, countOnly: true },
-  { kind: 'StatefulSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'statefulsets' }, webhook: true, countOnly: true },
+  {
+    kind: 'StatefulSet',
+    apiVersion: 'apps/v1',
+    groupResource: { group: 'apps', resource: 'statefulsets' },
+    webhook: true,
+    countOnly: true,
+  },
   { kind: 'DaemonSet', apiVersion: 'apps/v1', groupResource: { group: 'apps', resource: 'daemonsets' }, webhook: true, countOnly: true },
   // Dynamic resource allocation (GA in Kubernetes 1.34): charged per claim and per device class.
-  { kind: 'ResourceClaim', apiVersion: 'resource.k8s.io/v1', groupResource: { group: 'resource.k8s.io', resource: 'resourceclaims' }, webhook: true },
+  {
+    kind: 'ResourceClaim',
+    apiVersion: 'resource.k8s.io/v1',
+    groupResource: { group: 'resource.k8s.io', resource: 'resourceclaims' },
+    webhook: true,
+  },
 ];

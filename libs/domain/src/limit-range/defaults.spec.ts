@@ -46,8 +46,13 @@ describe('merging defaults into a pod', () => {
 
   it('fills every resource of a container that specifies none', () => {
     const pod = applyDefaults(deepFreeze(validPod('empty-resources', 1, {})), [lr]);
-    expect(pod.spec?.containers?.[0]?.resources).toEqual({ requests: { cpu: '50m', memory: '5Mi' }, limits: { cpu: '75m', memory: '10Mi' } });
-    expect(annotationOf(pod)).toBe('LimitRanger plugin set: cpu, memory request for container foo-0; cpu, memory limit for container foo-0');
+    expect(pod.spec?.containers?.[0]?.resources).toEqual({
+      requests: { cpu: '50m', memory: '5Mi' },
+      limits: { cpu: '75m', memory: '10Mi' },
+    });
+    expect(annotationOf(pod)).toBe(
+      'LimitRanger plugin set: cpu, memory request for container foo-0; cpu, memory limit for container foo-0',
+    );
   });
 
   it('fills only the missing keys, in containers and init containers', () => {
@@ -100,7 +105,11 @@ describe('the defaulting patch', () => {
       name: 'creates resources when the container has none',
       pod: base(undefined),
       patch: [
-        { op: 'add', path: '/spec/containers/0/resources', value: { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m', memory: '512Mi' } } },
+        {
+          op: 'add',
+          path: '/spec/containers/0/resources',
+          value: { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m', memory: '512Mi' } },
+        },
         { op: 'add', path: `/metadata/annotations/${annotation}`, value: all },
       ],
     },
@@ -110,7 +119,11 @@ describe('the defaulting patch', () => {
       patch: [
         { op: 'add', path: '/spec/containers/0/resources/limits/memory', value: '1Gi' },
         { op: 'add', path: '/spec/containers/0/resources/requests', value: { cpu: '500m', memory: '512Mi' } },
-        { op: 'add', path: `/metadata/annotations/${annotation}`, value: 'LimitRanger plugin set: cpu, memory request for container app; memory limit for container app' },
+        {
+          op: 'add',
+          path: `/metadata/annotations/${annotation}`,
+          value: 'LimitRanger plugin set: cpu, memory request for container app; memory limit for container app',
+        },
       ],
     },
     {
@@ -126,7 +139,11 @@ describe('the defaulting patch', () => {
       pod: base({ limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1' } }, { name: 'web' }),
       patch: [
         { op: 'add', path: '/spec/containers/0/resources/requests/memory', value: '512Mi' },
-        { op: 'add', path: '/metadata/annotations', value: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: memory request for container app' } },
+        {
+          op: 'add',
+          path: '/metadata/annotations',
+          value: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: memory request for container app' },
+        },
       ],
     },
     {
@@ -134,12 +151,19 @@ describe('the defaulting patch', () => {
       pod: { spec: { containers: [{ name: 'app', resources: { limits: { cpu: '1', memory: '1Gi' }, requests: { memory: '1' } } }] } },
       patch: [
         { op: 'add', path: '/spec/containers/0/resources/requests/cpu', value: '500m' },
-        { op: 'add', path: '/metadata', value: { annotations: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: cpu request for container app' } } },
+        {
+          op: 'add',
+          path: '/metadata',
+          value: { annotations: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: cpu request for container app' } },
+        },
       ],
     },
     {
       name: 'overwrites a stale limit-ranger annotation',
-      pod: base({ limits: { cpu: '1', memory: '1Gi' }, requests: { memory: '1' } }, { annotations: { 'kubernetes.io/limit-ranger': 'old' } }),
+      pod: base(
+        { limits: { cpu: '1', memory: '1Gi' }, requests: { memory: '1' } },
+        { annotations: { 'kubernetes.io/limit-ranger': 'old' } },
+      ),
       patch: [
         { op: 'add', path: '/spec/containers/0/resources/requests/cpu', value: '500m' },
         { op: 'replace', path: `/metadata/annotations/${annotation}`, value: 'LimitRanger plugin set: cpu request for container app' },
@@ -164,7 +188,11 @@ describe('the defaulting patch', () => {
       patch: [
         { op: 'add', path: '/spec/containers/0/resources/limits', value: { cpu: '1' } },
         { op: 'add', path: '/spec/containers/0/resources/requests', value: { cpu: '500m' } },
-        { op: 'add', path: `/metadata/annotations/${annotation}`, value: 'LimitRanger plugin set: cpu request for container app; cpu limit for container app' },
+        {
+          op: 'add',
+          path: `/metadata/annotations/${annotation}`,
+          value: 'LimitRanger plugin set: cpu request for container app; cpu limit for container app',
+        },
       ],
     },
     {
@@ -174,7 +202,11 @@ describe('the defaulting patch', () => {
       patch: [
         { op: 'add', path: '/spec/containers/0/resources/limits/a~0b', value: '2' },
         { op: 'add', path: '/spec/containers/0/resources/limits/example.com~1gpu', value: '1' },
-        { op: 'add', path: `/metadata/annotations/${annotation}`, value: 'LimitRanger plugin set: a~b, example.com/gpu limit for container app' },
+        {
+          op: 'add',
+          path: `/metadata/annotations/${annotation}`,
+          value: 'LimitRanger plugin set: a~b, example.com/gpu limit for container app',
+        },
       ],
     },
     {
@@ -187,13 +219,20 @@ describe('the defaulting patch', () => {
       patch: [
         { op: 'add', path: '/spec/containers/0/resources/limits', value: { cpu: '1', memory: '1Gi' } },
         { op: 'add', path: '/spec/containers/0/resources/requests', value: { cpu: '100m', memory: '256Mi' } },
-        { op: 'add', path: `/metadata/annotations/${annotation}`, value: 'LimitRanger plugin set: memory request for container app; memory limit for container app' },
+        {
+          op: 'add',
+          path: `/metadata/annotations/${annotation}`,
+          value: 'LimitRanger plugin set: memory request for container app; memory limit for container app',
+        },
       ],
     },
     {
       name: 'keeps the earlier annotation when a later LimitRange sets nothing',
       pod: base({}),
-      limitRanges: [limitRange('Container', { default: cpuMem('1') }, 'first'), limitRange('Container', { default: cpuMem('2') }, 'second')],
+      limitRanges: [
+        limitRange('Container', { default: cpuMem('1') }, 'first'),
+        limitRange('Container', { default: cpuMem('2') }, 'second'),
+      ],
       patch: [
         { op: 'add', path: '/spec/containers/0/resources/limits', value: { cpu: '1' } },
         { op: 'add', path: `/metadata/annotations/${annotation}`, value: 'LimitRanger plugin set: cpu limit for container app' },
@@ -201,11 +240,24 @@ describe('the defaulting patch', () => {
     },
     {
       name: 'addresses init containers under /spec/initContainers',
-      pod: { metadata: { name: 'p' }, spec: { containers: [{ name: 'app', resources: { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1', memory: '1Gi' } } }], initContainers: [{ name: 'setup', resources: {} }] } },
+      pod: {
+        metadata: { name: 'p' },
+        spec: {
+          containers: [{ name: 'app', resources: { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '1', memory: '1Gi' } } }],
+          initContainers: [{ name: 'setup', resources: {} }],
+        },
+      },
       patch: [
         { op: 'add', path: '/spec/initContainers/0/resources/limits', value: { cpu: '1', memory: '1Gi' } },
         { op: 'add', path: '/spec/initContainers/0/resources/requests', value: { cpu: '500m', memory: '512Mi' } },
-        { op: 'add', path: '/metadata/annotations', value: { 'kubernetes.io/limit-ranger': 'LimitRanger plugin set: cpu, memory request for init container setup; cpu, memory limit for init container setup' } },
+        {
+          op: 'add',
+          path: '/metadata/annotations',
+          value: {
+            'kubernetes.io/limit-ranger':
+              'LimitRanger plugin set: cpu, memory request for init container setup; cpu, memory limit for init container setup',
+          },
+        },
       ],
     },
   ];
@@ -236,7 +288,11 @@ describe('the defaulting patch', () => {
 describe('API defaulting of a LimitRange as written (not done by LimitRanger)', () => {
   it('defaults default from max, then defaultRequest from default, then from min', () => {
     const lr = withLimitRangeApiDefaults({
-      spec: { limits: [{ type: 'Container', max: cpuMem('2', '2Gi'), min: { cpu: '100m', 'ephemeral-storage': '1Gi' }, default: cpuMem('', '1Gi') }] },
+      spec: {
+        limits: [
+          { type: 'Container', max: cpuMem('2', '2Gi'), min: { cpu: '100m', 'ephemeral-storage': '1Gi' }, default: cpuMem('', '1Gi') },
+        ],
+      },
     });
     expect(lr.spec?.limits?.[0]).toEqual({
       type: 'Container',

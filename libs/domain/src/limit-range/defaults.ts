@@ -101,8 +101,20 @@ export function computePodDefaults(whole: Pod, limitRanges: readonly LimitRange[
   // patch addresses, the same places of the pod as given.
   const pod = selectFields(whole, POD_FIELDS) as Pod;
   const slots: Slot[] = [
-    ...containersOf(pod.spec?.containers).map((container, index) => ({ init: false, index, container, requests: new Map(), limits: new Map() })),
-    ...containersOf(pod.spec?.initContainers).map((container, index) => ({ init: true, index, container, requests: new Map(), limits: new Map() })),
+    ...containersOf(pod.spec?.containers).map((container, index) => ({
+      init: false,
+      index,
+      container,
+      requests: new Map(),
+      limits: new Map(),
+    })),
+    ...containersOf(pod.spec?.initContainers).map((container, index) => ({
+      init: true,
+      index,
+      container,
+      requests: new Map(),
+      limits: new Map(),
+    })),
   ];
   let annotation: string | undefined;
   for (const limitRange of limitRanges) {
@@ -159,7 +171,10 @@ function mutatedPod(pod: Pod, changed: readonly Slot[], annotation: string | und
       return { ...container, resources: next as ResourceRequirements };
     });
   };
-  const spec = pod.spec === undefined ? undefined : { ...pod.spec, containers: patchList(pod.spec.containers, false), initContainers: patchList(pod.spec.initContainers, true) };
+  const spec =
+    pod.spec === undefined
+      ? undefined
+      : { ...pod.spec, containers: patchList(pod.spec.containers, false), initContainers: patchList(pod.spec.initContainers, true) };
   // Keep absent lists absent rather than writing `undefined` keys.
   if (spec && pod.spec?.containers === undefined) delete (spec as Record<string, unknown>)['containers'];
   if (spec && pod.spec?.initContainers === undefined) delete (spec as Record<string, unknown>)['initContainers'];
@@ -210,7 +225,11 @@ function buildPatch(pod: Pod, changed: readonly Slot[], annotation: string | und
       ops.push({ op: 'add', path: '/metadata/annotations', value: { [LIMIT_RANGER_ANNOTATION]: annotation } });
     } else {
       const exists = hasKey(metadata['annotations'], LIMIT_RANGER_ANNOTATION);
-      ops.push({ op: exists ? 'replace' : 'add', path: jsonPointer('metadata', 'annotations', LIMIT_RANGER_ANNOTATION), value: annotation });
+      ops.push({
+        op: exists ? 'replace' : 'add',
+        path: jsonPointer('metadata', 'annotations', LIMIT_RANGER_ANNOTATION),
+        value: annotation,
+      });
     }
   }
   return ops;

@@ -20,7 +20,10 @@ function canonicalItem(item: LimitRangeItem): LimitRangeItem {
  * own LimitRange object: what the API server would store (its defaulting applied, then validated),
  * bounded in size, every quantity canonical. The metadata is the body's, for the caller to filter.
  */
-export function limitRangeForLedger(body: unknown, name: string): { readonly spec: { readonly limits: readonly LimitRangeItem[] }; readonly metadata: LimitRange['metadata'] } {
+export function limitRangeForLedger(
+  body: unknown,
+  name: string,
+): { readonly spec: { readonly limits: readonly LimitRangeItem[] }; readonly metadata: LimitRange['metadata'] } {
   const limitRange = prepareLimitRangeForStorage(body);
   assertDefinitionSize('LimitRange', name, limitRangeSizeErrors(limitRange));
   return { spec: { limits: (limitRange.spec?.limits ?? []).map(canonicalItem) }, metadata: limitRange.metadata };

@@ -1,6 +1,13 @@
 export { applyJsonPatch, deepEqualJson, escapePointerToken, jsonPointer } from './json-patch.js';
 export type { JsonPatchOperation } from './json-patch.js';
-export { LIMIT_RANGER_ANNOTATION, LIMIT_TYPE_CONTAINER, LIMIT_TYPE_POD, LIMIT_TYPE_PVC, parseLimitRange, withLimitRangeApiDefaults } from './limit-range.js';
+export {
+  LIMIT_RANGER_ANNOTATION,
+  LIMIT_TYPE_CONTAINER,
+  LIMIT_TYPE_POD,
+  LIMIT_TYPE_PVC,
+  parseLimitRange,
+  withLimitRangeApiDefaults,
+} from './limit-range.js';
 export type { ParsedLimitRange, ParsedLimitRangeItem } from './limit-range.js';
 export { applyDefaults, computePodDefaults, defaultContainerResourceRequirements } from './defaults.js';
 export type { ContainerDefaulting, DefaultRequirements, PodDefaulting } from './defaults.js';

@@ -21,11 +21,27 @@ describe('applyJsonPatch', () => {
   const doc = deepFreeze({ metadata: { annotations: { 'a/b': 'x' } }, list: [1, 2, 3] });
 
   it.each<[string, JsonPatchOperation[], unknown]>([
-    ['adds a member', [{ op: 'add', path: '/metadata/name', value: 'n' }], { metadata: { annotations: { 'a/b': 'x' }, name: 'n' }, list: [1, 2, 3] }],
-    ['adds over an existing member', [{ op: 'add', path: '/metadata/annotations/a~1b', value: 'y' }], { metadata: { annotations: { 'a/b': 'y' } }, list: [1, 2, 3] }],
-    ['replaces an escaped member', [{ op: 'replace', path: '/metadata/annotations/a~1b', value: 'z' }], { metadata: { annotations: { 'a/b': 'z' } }, list: [1, 2, 3] }],
+    [
+      'adds a member',
+      [{ op: 'add', path: '/metadata/name', value: 'n' }],
+      { metadata: { annotations: { 'a/b': 'x' }, name: 'n' }, list: [1, 2, 3] },
+    ],
+    [
+      'adds over an existing member',
+      [{ op: 'add', path: '/metadata/annotations/a~1b', value: 'y' }],
+      { metadata: { annotations: { 'a/b': 'y' } }, list: [1, 2, 3] },
+    ],
+    [
+      'replaces an escaped member',
+      [{ op: 'replace', path: '/metadata/annotations/a~1b', value: 'z' }],
+      { metadata: { annotations: { 'a/b': 'z' } }, list: [1, 2, 3] },
+    ],
     ['removes a member', [{ op: 'remove', path: '/metadata/annotations/a~1b' }], { metadata: { annotations: {} }, list: [1, 2, 3] }],
-    ['inserts into an array', [{ op: 'add', path: '/list/1', value: 9 }], { metadata: { annotations: { 'a/b': 'x' } }, list: [1, 9, 2, 3] }],
+    [
+      'inserts into an array',
+      [{ op: 'add', path: '/list/1', value: 9 }],
+      { metadata: { annotations: { 'a/b': 'x' } }, list: [1, 9, 2, 3] },
+    ],
     ['appends with -', [{ op: 'add', path: '/list/-', value: 4 }], { metadata: { annotations: { 'a/b': 'x' } }, list: [1, 2, 3, 4] }],
     ['passes a matching test', [{ op: 'test', path: '/list/0', value: 1 }], doc],
   ])('%s, leaving the input alone', (_name, patch, expected) => {

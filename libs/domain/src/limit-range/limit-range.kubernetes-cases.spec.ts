@@ -28,7 +28,12 @@ const ctr = (name: string, requests?: RawQuantities, limits?: RawQuantities): Ct
 const cpu = (value: string): RawQuantities => ({ cpu: value });
 const mem = (value: string): RawQuantities => ({ memory: value });
 
-function podOf(containers: readonly Ctr[], initContainers?: readonly Ctr[], spec: Record<string, unknown> = {}, metadata: unknown = { name: 'p', namespace: 'ns' }): Pod {
+function podOf(
+  containers: readonly Ctr[],
+  initContainers?: readonly Ctr[],
+  spec: Record<string, unknown> = {},
+  metadata: unknown = { name: 'p', namespace: 'ns' },
+): Pod {
   return { metadata, spec: { containers, ...(initContainers ? { initContainers } : {}), ...spec } } as Pod;
 }
 
@@ -114,7 +119,10 @@ describe('defaulting a created pod (LimitRanges read as the API server decodes t
     {
       name: 'with two LimitRanges the first to set a key wins and the annotation is the last one that set anything',
       pod: one(),
-      limitRanges: [lr('first', { type: 'Container', default: cpu('1') }), lr('second', { type: 'Container', default: cpuMem('2', '1Gi') })],
+      limitRanges: [
+        lr('first', { type: 'Container', default: cpu('1') }),
+        lr('second', { type: 'Container', default: cpuMem('2', '1Gi') }),
+      ],
       resources: [both(cpuMem('1', '1Gi'))],
       annotation: set('memory request for container app', 'memory limit for container app'),
     },
@@ -161,7 +169,12 @@ describe('defaulting a created pod (LimitRanges read as the API server decodes t
         { requests: cpuMem('100m', '512Mi'), limits: cpuMem('1', '512Mi') },
         { requests: cpuMem('1', '1Gi'), limits: cpuMem('1', '1Gi') },
       ],
-      annotation: set('memory request for container web', 'cpu, memory limit for container web', 'cpu request for container db', 'cpu limit for container db'),
+      annotation: set(
+        'memory request for container web',
+        'cpu, memory limit for container web',
+        'cpu request for container db',
+        'cpu limit for container db',
+      ),
     },
     {
       name: 'defaults are written as Kubernetes prints the stored quantity',
@@ -196,11 +209,20 @@ describe('defaulting a created pod (LimitRanges read as the API server decodes t
     const pod = podOf([ctr('app', cpu('1'), cpu('1'))], undefined, { ephemeralContainers: [{ name: 'debug' }] });
     const decision = create(pod, [container({ default: cpuMem('1', '1Gi') })]);
     expect(decision.object['spec']).toMatchObject({ ephemeralContainers: [{ name: 'debug' }] });
-    expect(decision.patch.map((op) => op.path)).toEqual(['/spec/containers/0/resources/limits/memory', '/spec/containers/0/resources/requests/memory', '/metadata/annotations']);
+    expect(decision.patch.map((op) => op.path)).toEqual([
+      '/spec/containers/0/resources/limits/memory',
+      '/spec/containers/0/resources/requests/memory',
+      '/metadata/annotations',
+    ]);
   });
 
   it('keeps a stale limit-ranger annotation when nothing is set', () => {
-    const pod = podOf([ctr('app', cpu('1'), cpu('1'))], undefined, {}, { name: 'p', annotations: { [LIMIT_RANGER_ANNOTATION]: 'old', team: 'a' } });
+    const pod = podOf(
+      [ctr('app', cpu('1'), cpu('1'))],
+      undefined,
+      {},
+      { name: 'p', annotations: { [LIMIT_RANGER_ANNOTATION]: 'old', team: 'a' } },
+    );
     const decision = create(pod, [container({ default: cpu('2') })]);
     expect(decision.patch).toEqual([]);
     // Of the annotations admission reads only LimitRanger's own (kube/fields-read.ts).
@@ -326,7 +348,12 @@ describe('validating a pod (as the plugin gets it, already defaulted)', () => {
   const ratio = (value: string, resource = 'cpu') => container({ maxLimitRequestRatio: { [resource]: value } });
 
   it.each<{ name: string; pod: Pod; limitRanges: LimitRange[]; message: string | undefined }>([
-    { name: 'a request equal to the min and a limit equal to the max pass', pod: one(cpu('100m'), cpu('1')), limitRanges: [container({ min: cpu('100m'), max: cpu('1') })], message: undefined },
+    {
+      name: 'a request equal to the min and a limit equal to the max pass',
+      pod: one(cpu('100m'), cpu('1')),
+      limitRanges: [container({ min: cpu('100m'), max: cpu('1') })],
+      message: undefined,
+    },
     {
       name: 'a limit below the min is reported once the request passes',
       pod: one(cpu('100m'), cpu('50m')),
@@ -369,7 +396,12 @@ describe('validating a pod (as the plugin gets it, already defaulted)', () => {
       limitRanges: [ratio('2')],
       message: 'cpu max limit to request ratio per Container is 2, but no request is specified or request is 0',
     },
-    { name: 'a ratio with no limit', pod: one(cpu('1')), limitRanges: [ratio('2')], message: 'cpu max limit to request ratio per Container is 2, but no limit is specified or limit is 0' },
+    {
+      name: 'a ratio with no limit',
+      pod: one(cpu('1')),
+      limitRanges: [ratio('2')],
+      message: 'cpu max limit to request ratio per Container is 2, but no limit is specified or limit is 0',
+    },
     {
       name: 'a ratio with a zero limit',
       pod: one(cpu('1'), cpu('0')),
@@ -432,8 +464,18 @@ describe('validating a pod (as the plugin gets it, already defaulted)', () => {
       limitRanges: [lr('lr', { type: 'Pod', max: cpu('1') }, { type: 'Container', max: cpu('500m') })],
       message: '[maximum cpu usage per Pod is 1, but limit is 2, maximum cpu usage per Container is 500m, but limit is 2]',
     },
-    { name: 'a PersistentVolumeClaim item does not apply to pods', pod: one(), limitRanges: [lr('lr', { type: 'PersistentVolumeClaim', max: storage('1Gi') })], message: undefined },
-    { name: 'an item of an unknown type is ignored', pod: one(), limitRanges: [lr('lr', { type: 'example.com/Image', max: storage('1Gi') })], message: undefined },
+    {
+      name: 'a PersistentVolumeClaim item does not apply to pods',
+      pod: one(),
+      limitRanges: [lr('lr', { type: 'PersistentVolumeClaim', max: storage('1Gi') })],
+      message: undefined,
+    },
+    {
+      name: 'an item of an unknown type is ignored',
+      pod: one(),
+      limitRanges: [lr('lr', { type: 'example.com/Image', max: storage('1Gi') })],
+      message: undefined,
+    },
     {
       name: 'ephemeral containers are not checked',
       pod: podOf([ctr('app', undefined, cpu('500m'))], undefined, { ephemeralContainers: [ctr('debug', undefined, cpu('5'))] }),
@@ -472,7 +514,10 @@ describe('validating a pod (as the plugin gets it, already defaulted)', () => {
     },
     {
       name: 'a sidecar started before a one-shot init container runs alongside it',
-      pod: podOf([ctr('a', cpu('100m'), cpu('100m'))], [{ ...ctr('proxy', cpu('200m'), cpu('200m')), restartPolicy: 'Always' }, ctr('i', cpu('500m'), cpu('500m'))]),
+      pod: podOf(
+        [ctr('a', cpu('100m'), cpu('100m'))],
+        [{ ...ctr('proxy', cpu('200m'), cpu('200m')), restartPolicy: 'Always' }, ctr('i', cpu('500m'), cpu('500m'))],
+      ),
       limitRanges: [podItem({ max: cpu('650m') })],
       message: 'maximum cpu usage per Pod is 650m, but limit is 700m',
     },
@@ -482,7 +527,12 @@ describe('validating a pod (as the plugin gets it, already defaulted)', () => {
       limitRanges: [podItem({ maxLimitRequestRatio: cpu('3') })],
       message: 'cpu max limit to request ratio per Pod is 3, but provided ratio is 4.000000',
     },
-    { name: 'a Pod sum exactly at the min passes', pod: podOf([ctr('a', cpu('50m')), ctr('b', cpu('50m'))]), limitRanges: [podItem({ min: cpu('100m') })], message: undefined },
+    {
+      name: 'a Pod sum exactly at the min passes',
+      pod: podOf([ctr('a', cpu('50m')), ctr('b', cpu('50m'))]),
+      limitRanges: [podItem({ min: cpu('100m') })],
+      message: undefined,
+    },
     {
       name: 'pod-level requests replace the container sum for a Pod min',
       pod: podOf([ctr('a', cpu('50m')), ctr('b', cpu('50m'))], undefined, { resources: { requests: cpu('1') } }),
@@ -521,20 +571,37 @@ describe('validating a pod (as the plugin gets it, already defaulted)', () => {
 describe('validating a persistent volume claim', () => {
   const pvcItem = (item: Omit<LimitRangeItem, 'type'>) => lr('lr', { type: 'PersistentVolumeClaim', ...item });
 
-  it.each<{ name: string; requests?: RawQuantities; old?: RawQuantities | null; item: Omit<LimitRangeItem, 'type'>; message: string | undefined }>([
+  it.each<{
+    name: string;
+    requests?: RawQuantities;
+    old?: RawQuantities | null;
+    item: Omit<LimitRangeItem, 'type'>;
+    message: string | undefined;
+  }>([
     {
       name: 'a claim with no request under a max says no request is specified',
       item: { max: storage('10Gi') },
       message: 'maximum storage usage per PersistentVolumeClaim is 10Gi.  No request is specified',
     },
-    { name: 'a request equal to both min and max passes, however written', requests: storage('1024Mi'), item: { min: storage('1Gi'), max: storage('1Gi') }, message: undefined },
+    {
+      name: 'a request equal to both min and max passes, however written',
+      requests: storage('1024Mi'),
+      item: { min: storage('1Gi'), max: storage('1Gi') },
+      message: undefined,
+    },
     {
       name: 'a request below the min on create',
       requests: storage('500Mi'),
       item: { min: storage('1Gi') },
       message: 'minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi',
     },
-    { name: 'an update keeping a request below a later min passes', requests: storage('500Mi'), old: storage('500Mi'), item: { min: storage('1Gi') }, message: undefined },
+    {
+      name: 'an update keeping a request below a later min passes',
+      requests: storage('500Mi'),
+      old: storage('500Mi'),
+      item: { min: storage('1Gi') },
+      message: undefined,
+    },
     {
       name: 'an update with no request before or after is still checked (unlike pods)',
       old: {},
@@ -547,7 +614,12 @@ describe('validating a persistent volume claim', () => {
       item: { min: { 'example.com/iops': '100' } },
       message: 'minimum example.com/iops usage per PersistentVolumeClaim is 100.  No request is specified',
     },
-    { name: 'maxLimitRequestRatio is never checked on claims', requests: storage('1Gi'), item: { maxLimitRequestRatio: storage('1') }, message: undefined },
+    {
+      name: 'maxLimitRequestRatio is never checked on claims',
+      requests: storage('1Gi'),
+      item: { maxLimitRequestRatio: storage('1') },
+      message: undefined,
+    },
   ])('$name', ({ requests, old, item, message }) => {
     const oldPvc = old === undefined || old === null ? undefined : validPvc('c', old);
     expect(validatePvcLimits(deepFreeze(validPvc('c', requests)), [pvcItem(item)], oldPvc).message).toBe(message);
@@ -557,7 +629,14 @@ describe('validating a persistent volume claim', () => {
 describe('an in-place resize (pods/resize), checked against the stored pod', () => {
   const stored = podOf([ctr('app', cpuMem('500m', '128Mi'), cpuMem('1', '128Mi'))]);
   const resize = (object: Pod, limitRanges: LimitRange[], oldObject: Pod | undefined = stored) =>
-    admitLimitRanger({ operation: 'UPDATE', subresource: 'resize', resource: pods, object: deepFreeze(object), limitRanges, ...(oldObject ? { oldObject } : {}) });
+    admitLimitRanger({
+      operation: 'UPDATE',
+      subresource: 'resize',
+      resource: pods,
+      object: deepFreeze(object),
+      limitRanges,
+      ...(oldObject ? { oldObject } : {}),
+    });
 
   it.each<{ name: string; pod: Pod; old?: Pod; limitRanges: LimitRange[]; message: string | undefined }>([
     {
@@ -576,7 +655,8 @@ describe('an in-place resize (pods/resize), checked against the stored pod', () 
       name: 'a changed limit makes the resource checked in full, the unchanged request too',
       pod: podOf([ctr('app', cpuMem('500m', '128Mi'), cpuMem('2', '128Mi'))]),
       limitRanges: [container({ min: cpu('1'), max: cpu('1500m') })],
-      message: 'pods "p" is forbidden: [minimum cpu usage per Container is 1, but request is 500m, maximum cpu usage per Container is 1500m, but limit is 2]',
+      message:
+        'pods "p" is forbidden: [minimum cpu usage per Container is 1, but request is 500m, maximum cpu usage per Container is 1500m, but limit is 2]',
     },
     {
       name: 'a resource absent before and after is skipped',
@@ -632,7 +712,9 @@ describe('an in-place resize (pods/resize), checked against the stored pod', () 
 
   it('refuses on CREATE what a resize would skip', () => {
     const decision = create(podOf([ctr('app', cpu('600m'), cpu('1'))]), [container({ maxLimitRequestRatio: mem('2') })]);
-    expect(decision.message).toBe('pods "p" is forbidden: memory max limit to request ratio per Container is 2, but no request is specified or request is 0');
+    expect(decision.message).toBe(
+      'pods "p" is forbidden: memory max limit to request ratio per Container is 2, but no request is specified or request is 0',
+    );
   });
 });
 
@@ -670,14 +752,24 @@ describe('admission of the whole request', () => {
 
   it('still checks a CREATE whose object carries a deletionTimestamp (only the stored object counts)', () => {
     const pod = podOf([ctr('app', cpu('2'), cpu('2'))], undefined, {}, { name: 'p', deletionTimestamp: '2026-01-01T00:00:00Z' });
-    expect(create(pod, [container({ max: cpu('1') })]).message).toBe('pods "p" is forbidden: maximum cpu usage per Container is 1, but limit is 2');
+    expect(create(pod, [container({ max: cpu('1') })]).message).toBe(
+      'pods "p" is forbidden: maximum cpu usage per Container is 1, but limit is 2',
+    );
   });
 });
 
 describe('SetDefaults_LimitRangeItem, applied on read', () => {
   it.each<{ name: string; item: LimitRangeItem; defaulted: LimitRangeItem }>([
-    { name: 'a Pod item is left as is', item: { type: 'Pod', max: cpu('2'), min: cpu('1') }, defaulted: { type: 'Pod', max: cpu('2'), min: cpu('1') } },
-    { name: 'a claim item is left as is', item: { type: 'PersistentVolumeClaim', max: storage('1Gi') }, defaulted: { type: 'PersistentVolumeClaim', max: storage('1Gi') } },
+    {
+      name: 'a Pod item is left as is',
+      item: { type: 'Pod', max: cpu('2'), min: cpu('1') },
+      defaulted: { type: 'Pod', max: cpu('2'), min: cpu('1') },
+    },
+    {
+      name: 'a claim item is left as is',
+      item: { type: 'PersistentVolumeClaim', max: storage('1Gi') },
+      defaulted: { type: 'PersistentVolumeClaim', max: storage('1Gi') },
+    },
     {
       name: 'max and min only: default and defaultRequest both come from max',
       item: { type: 'Container', max: cpu('2'), min: cpu('1') },

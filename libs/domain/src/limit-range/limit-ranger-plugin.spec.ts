@@ -6,7 +6,17 @@ import { selectObject } from '../kube/fields-read.js';
 
 const PODS = { group: '', resource: 'pods' };
 import { validatePodLimits } from './validate.js';
-import { cpuMem, deepFreeze, limitRange, requirements, storage, validLimitRange, validLimitRangeNoDefaults, validPod, validPvc } from './spec-fixtures.js';
+import {
+  cpuMem,
+  deepFreeze,
+  limitRange,
+  requirements,
+  storage,
+  validLimitRange,
+  validLimitRangeNoDefaults,
+  validPod,
+  validPvc,
+} from './spec-fixtures.js';
 
 const pods: GroupResource = { group: '', resource: 'pods' };
 const pvcs: GroupResource = { group: '', resource: 'persistentvolumeclaims' };
@@ -64,7 +74,10 @@ describe('admitting a pod', () => {
   });
 
   it('refuses a created pod that specifies no resources under a Pod-only LimitRange', () => {
-    const podOnly: LimitRange = { metadata: { name: 'abc' }, spec: { limits: validLimitRangeNoDefaults().spec?.limits?.slice(0, 1) ?? [] } };
+    const podOnly: LimitRange = {
+      metadata: { name: 'abc' },
+      spec: { limits: validLimitRangeNoDefaults().spec?.limits?.slice(0, 1) ?? [] },
+    };
     const decision = admitLimitRanger(request({ name: 'testPod', object: deepFreeze(validPod('testPod', 1, {})), limitRanges: [podOnly] }));
     expect(decision.applies).toBe(true);
     expect(decision.allowed).toBe(false);
@@ -94,7 +107,10 @@ describe('admitting a pod', () => {
   });
 
   it('never blocks a pod being deleted', () => {
-    const terminating = deepFreeze({ ...validPod('terminatingPod', 1, {}), metadata: { name: 'terminatingPod', deletionTimestamp: '2026-01-01T00:00:00Z' } });
+    const terminating = deepFreeze({
+      ...validPod('terminatingPod', 1, {}),
+      metadata: { name: 'terminatingPod', deletionTimestamp: '2026-01-01T00:00:00Z' },
+    });
     const decision = admitLimitRanger(request({ operation: 'UPDATE', subresource: 'resize', object: terminating, oldObject: terminating }));
     expect(decision).toMatchObject({ applies: false, allowed: true });
   });
@@ -103,7 +119,9 @@ describe('admitting a pod', () => {
     const pod = deepFreeze(validPod('web', 1, {}));
     const decision = admitLimitRanger(request({ object: pod, limitRanges: [validLimitRange()] }));
     expect(decision.allowed).toBe(true);
-    expect(decision.annotation).toBe('LimitRanger plugin set: cpu, memory request for container foo-0; cpu, memory limit for container foo-0');
+    expect(decision.annotation).toBe(
+      'LimitRanger plugin set: cpu, memory request for container foo-0; cpu, memory limit for container foo-0',
+    );
     expect(decision.patch).toEqual([
       { op: 'add', path: '/spec/containers/0/resources/limits', value: { cpu: '75m', memory: '10Mi' } },
       { op: 'add', path: '/spec/containers/0/resources/requests', value: { cpu: '50m', memory: '5Mi' } },
@@ -138,13 +156,17 @@ describe('resizing a pod in place', () => {
 
   it('refuses a resize above the Container maximum', () => {
     const resized = validPod('web', 1, requirements(cpuMem('500m', '256Mi'), cpuMem('2', '256Mi')));
-    const decision = admitLimitRanger(request({ operation: 'UPDATE', subresource: 'resize', name: 'web', object: resized, oldObject: running, limitRanges: [lr] }));
+    const decision = admitLimitRanger(
+      request({ operation: 'UPDATE', subresource: 'resize', name: 'web', object: resized, oldObject: running, limitRanges: [lr] }),
+    );
     expect(decision.message).toBe('pods "web" is forbidden: maximum cpu usage per Container is 1, but limit is 2');
   });
 
   it('admits a resize within the LimitRange', () => {
     const resized = validPod('web', 1, requirements(cpuMem('800m', '256Mi'), cpuMem('1', '256Mi')));
-    const decision = admitLimitRanger(request({ operation: 'UPDATE', subresource: 'resize', object: resized, oldObject: running, limitRanges: [lr] }));
+    const decision = admitLimitRanger(
+      request({ operation: 'UPDATE', subresource: 'resize', object: resized, oldObject: running, limitRanges: [lr] }),
+    );
     expect(decision).toMatchObject({ applies: true, allowed: true, patch: [] });
   });
 
@@ -152,7 +174,9 @@ describe('resizing a pod in place', () => {
     // The stored memory limit breaks a LimitRange created later; the resize only touches cpu.
     const strict = limitRange('Container', { max: cpuMem('1', '128Mi') });
     const resized = validPod('web', 1, requirements(cpuMem('800m', '256Mi'), cpuMem('1', '256Mi')));
-    const decision = admitLimitRanger(request({ operation: 'UPDATE', subresource: 'resize', object: resized, oldObject: running, limitRanges: [strict] }));
+    const decision = admitLimitRanger(
+      request({ operation: 'UPDATE', subresource: 'resize', object: resized, oldObject: running, limitRanges: [strict] }),
+    );
     expect(decision.allowed).toBe(true);
     // Without the stored pod (as on CREATE) the same pod is refused.
     expect(validatePodLimits(resized, [strict]).message).toBe('maximum memory usage per Container is 128Mi, but limit is 256Mi');
@@ -163,9 +187,13 @@ describe('admitting a persistent volume claim', () => {
   const lr = limitRange('PersistentVolumeClaim', { min: storage('1Gi'), max: storage('10Gi') });
 
   it('refuses a claim above the maximum, without defaulting anything', () => {
-    const decision = admitLimitRanger(request({ resource: pvcs, name: 'data', object: deepFreeze(validPvc('data', storage('20Gi'))), limitRanges: [lr] }));
+    const decision = admitLimitRanger(
+      request({ resource: pvcs, name: 'data', object: deepFreeze(validPvc('data', storage('20Gi'))), limitRanges: [lr] }),
+    );
     expect(decision).toMatchObject({ applies: true, allowed: false, patch: [] });
-    expect(decision.message).toBe('persistentvolumeclaims "data" is forbidden: maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi');
+    expect(decision.message).toBe(
+      'persistentvolumeclaims "data" is forbidden: maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi',
+    );
   });
 
   it('admits a claim within the range with no patch', () => {
@@ -176,19 +204,35 @@ describe('admitting a persistent volume claim', () => {
   it('admits an update that leaves a stored request alone', () => {
     const stored = deepFreeze(validPvc('data', storage('20Gi')));
     const labelled = { ...stored, metadata: { ...stored.metadata, labels: { tier: 'gold' } } };
-    const decision = admitLimitRanger(request({ operation: 'UPDATE', resource: pvcs, object: labelled, oldObject: stored, limitRanges: [lr] }));
+    const decision = admitLimitRanger(
+      request({ operation: 'UPDATE', resource: pvcs, object: labelled, oldObject: stored, limitRanges: [lr] }),
+    );
     expect(decision.allowed).toBe(true);
   });
 
   it('refuses an update that grows the request above the maximum', () => {
     const stored = deepFreeze(validPvc('data', storage('5Gi')));
-    const decision = admitLimitRanger(request({ operation: 'UPDATE', resource: pvcs, name: 'data', object: validPvc('data', storage('11Gi')), oldObject: stored, limitRanges: [lr] }));
+    const decision = admitLimitRanger(
+      request({
+        operation: 'UPDATE',
+        resource: pvcs,
+        name: 'data',
+        object: validPvc('data', storage('11Gi')),
+        oldObject: stored,
+        limitRanges: [lr],
+      }),
+    );
     expect(decision.allowed).toBe(false);
   });
 
   it('never blocks a claim being deleted', () => {
-    const stored = deepFreeze({ ...validPvc('data', storage('5Gi')), metadata: { name: 'data', deletionTimestamp: '2026-01-01T00:00:00Z' } });
-    const decision = admitLimitRanger(request({ operation: 'UPDATE', resource: pvcs, object: validPvc('data', storage('50Gi')), oldObject: stored, limitRanges: [lr] }));
+    const stored = deepFreeze({
+      ...validPvc('data', storage('5Gi')),
+      metadata: { name: 'data', deletionTimestamp: '2026-01-01T00:00:00Z' },
+    });
+    const decision = admitLimitRanger(
+      request({ operation: 'UPDATE', resource: pvcs, object: validPvc('data', storage('50Gi')), oldObject: stored, limitRanges: [lr] }),
+    );
     expect(decision).toMatchObject({ applies: false, allowed: true });
   });
 });

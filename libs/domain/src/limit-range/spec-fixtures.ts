@@ -35,7 +35,13 @@ export function validLimitRange(): LimitRange {
     spec: {
       limits: [
         { type: 'Pod', max: cpuMem('200m', '4Gi'), min: cpuMem('50m', '2Mi') },
-        { type: 'Container', max: cpuMem('100m', '2Gi'), min: cpuMem('25m', '1Mi'), default: cpuMem('75m', '10Mi'), defaultRequest: cpuMem('50m', '5Mi') },
+        {
+          type: 'Container',
+          max: cpuMem('100m', '2Gi'),
+          min: cpuMem('25m', '1Mi'),
+          default: cpuMem('75m', '10Mi'),
+          defaultRequest: cpuMem('50m', '5Mi'),
+        },
       ],
     },
   };
@@ -64,18 +70,32 @@ export function validPod(name: string, containers: number, resources: ResourceRe
 
 export function withInit(pod: Pod, ...resources: ResourceRequirements[]): Pod {
   const existing = pod.spec?.initContainers ?? [];
-  return { ...pod, spec: { ...pod.spec, initContainers: [...existing, ...resources.map((r, i) => ({ name: `foo-${i}`, image: `foo:V${i}`, resources: r }))] } };
+  return {
+    ...pod,
+    spec: {
+      ...pod.spec,
+      initContainers: [...existing, ...resources.map((r, i) => ({ name: `foo-${i}`, image: `foo:V${i}`, resources: r }))],
+    },
+  };
 }
 
 /** Appends a sidecar: an init container with `restartPolicy: Always`. */
 export function withSidecar(pod: Pod, resources: ResourceRequirements): Pod {
   const existing = pod.spec?.initContainers ?? [];
   const n = existing.length;
-  return { ...pod, spec: { ...pod.spec, initContainers: [...existing, { name: `foo-${n}`, image: `foo:V${n}`, restartPolicy: 'Always', resources }] } };
+  return {
+    ...pod,
+    spec: { ...pod.spec, initContainers: [...existing, { name: `foo-${n}`, image: `foo:V${n}`, restartPolicy: 'Always', resources }] },
+  };
 }
 
 export function validPvc(name: string, requests?: RawQuantities): PersistentVolumeClaim {
-  return { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'test' }, spec: { resources: requirements(requests) } };
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name, namespace: 'test' },
+    spec: { resources: requirements(requests) },
+  };
 }
 
 /** Freezes a JSON value all the way down, so any write to an input throws. */

@@ -7,7 +7,18 @@ import { resourceList } from '../resources/resource-list.js';
 import { formatRatio, limitRequestRatioConstraint, maxConstraint, maxRequestConstraint, minConstraint } from './constraints.js';
 import { applyDefaults } from './defaults.js';
 import { aggregateMessage, podLimitViolations, validatePodLimits, validatePvcLimits } from './validate.js';
-import { cpuMem, deepFreeze, ephemeral, limitRange, requirements, storage, validPod, validPvc, withInit, withSidecar } from './spec-fixtures.js';
+import {
+  cpuMem,
+  deepFreeze,
+  ephemeral,
+  limitRange,
+  requirements,
+  storage,
+  validPod,
+  validPvc,
+  withInit,
+  withSidecar,
+} from './spec-fixtures.js';
 
 const ctr = (spec: Parameters<typeof limitRange>[1]) => limitRange('Container', spec);
 const podLR = (spec: Parameters<typeof limitRange>[1]) => limitRange('Pod', spec);
@@ -32,7 +43,11 @@ describe('pods that satisfy the LimitRange', () => {
     ['pod-min-cpu-request-limit', validPod('a', 2, r(cpuMem('75m'), cpuMem('200m'))), podLR({ min: cpuMem('100m') })],
     ['pod-min-memory-request', validPod('a', 2, r(cpuMem('', '60Mi'))), podLR({ min: cpuMem('', '100Mi') })],
     ['pod-min-memory-request-limit', validPod('a', 2, r(cpuMem('', '60Mi'), cpuMem('', '100Mi'))), podLR({ min: cpuMem('', '100Mi') })],
-    ['pod-init-min-memory-request', withInit(validPod('a', 2, r(cpuMem('', '60Mi'))), r(cpuMem('', '100Mi'))), podLR({ min: cpuMem('', '100Mi') })],
+    [
+      'pod-init-min-memory-request',
+      withInit(validPod('a', 2, r(cpuMem('', '60Mi'))), r(cpuMem('', '100Mi'))),
+      podLR({ min: cpuMem('', '100Mi') }),
+    ],
     [
       'pod-init-min-memory-request-limit',
       withInit(validPod('a', 2, r(cpuMem('', '60Mi'), cpuMem('', '100Mi'))), r(cpuMem('', '80Mi'), cpuMem('', '100Mi'))),
@@ -45,29 +60,69 @@ describe('pods that satisfy the LimitRange', () => {
       withInit(validPod('a', 2, r(cpuMem('500m'), cpuMem('1'))), r(cpuMem('1'), cpuMem('2')), r(cpuMem('1'), cpuMem('1'))),
       podLR({ max: cpuMem('2') }),
     ],
-    ['pod-init-max-cpu-limit', withInit(validPod('a', 2, r({}, cpuMem('1'))), r({}, cpuMem('2')), r({}, cpuMem('2'))), podLR({ max: cpuMem('2') })],
+    [
+      'pod-init-max-cpu-limit',
+      withInit(validPod('a', 2, r({}, cpuMem('1'))), r({}, cpuMem('2')), r({}, cpuMem('2'))),
+      podLR({ max: cpuMem('2') }),
+    ],
     ['pod-max-mem-request-limit', validPod('a', 2, r(cpuMem('', '250Mi'), cpuMem('', '500Mi'))), podLR({ max: cpuMem('', '1Gi') })],
     ['pod-max-mem-limit', validPod('a', 2, r({}, cpuMem('', '500Mi'))), podLR({ max: cpuMem('', '1Gi') })],
-    ['pod-max-mem-ratio', validPod('a', 3, r(cpuMem('', '300Mi'), cpuMem('', '450Mi'))), podLR({ max: cpuMem('', '2Gi'), maxLimitRequestRatio: cpuMem('', '1.5') })],
+    [
+      'pod-max-mem-ratio',
+      validPod('a', 3, r(cpuMem('', '300Mi'), cpuMem('', '450Mi'))),
+      podLR({ max: cpuMem('', '2Gi'), maxLimitRequestRatio: cpuMem('', '1.5') }),
+    ],
     ['ctr-1-min-local-ephemeral-storage-request', validPod('a', 1, r(ephemeral('60Mi'))), ctr({ min: ephemeral('50Mi') })],
-    ['ctr-1-min-local-ephemeral-storage-request-limit', validPod('a', 1, r(ephemeral('60Mi'), ephemeral('100Mi'))), ctr({ min: ephemeral('50Mi') })],
-    ['ctr-1-max-local-ephemeral-storage-request-limit', validPod('a', 1, r(ephemeral('250Mi'), ephemeral('500Mi'))), ctr({ max: ephemeral('1Gi') })],
+    [
+      'ctr-1-min-local-ephemeral-storage-request-limit',
+      validPod('a', 1, r(ephemeral('60Mi'), ephemeral('100Mi'))),
+      ctr({ min: ephemeral('50Mi') }),
+    ],
+    [
+      'ctr-1-max-local-ephemeral-storage-request-limit',
+      validPod('a', 1, r(ephemeral('250Mi'), ephemeral('500Mi'))),
+      ctr({ max: ephemeral('1Gi') }),
+    ],
     ['ctr-1-max-local-ephemeral-storage-limit', validPod('a', 1, r({}, ephemeral('500Mi'))), ctr({ max: ephemeral('1Gi') })],
     ['ctr-2-min-local-ephemeral-storage-request', validPod('a', 2, r(ephemeral('60Mi'))), ctr({ min: ephemeral('50Mi') })],
-    ['ctr-2-min-local-ephemeral-storage-request-limit', validPod('a', 2, r(ephemeral('60Mi'), ephemeral('100Mi'))), ctr({ min: ephemeral('50Mi') })],
-    ['ctr-2-max-local-ephemeral-storage-request-limit', validPod('a', 2, r(ephemeral('250Mi'), ephemeral('500Mi'))), ctr({ max: ephemeral('600Mi') })],
+    [
+      'ctr-2-min-local-ephemeral-storage-request-limit',
+      validPod('a', 2, r(ephemeral('60Mi'), ephemeral('100Mi'))),
+      ctr({ min: ephemeral('50Mi') }),
+    ],
+    [
+      'ctr-2-max-local-ephemeral-storage-request-limit',
+      validPod('a', 2, r(ephemeral('250Mi'), ephemeral('500Mi'))),
+      ctr({ max: ephemeral('600Mi') }),
+    ],
     ['ctr-2-max-local-ephemeral-storage-limit', validPod('a', 2, r({}, ephemeral('500Mi'))), ctr({ max: ephemeral('600Mi') })],
     ['pod-min-local-ephemeral-storage-request', validPod('a', 2, r(ephemeral('60Mi'))), podLR({ min: ephemeral('100Mi') })],
-    ['pod-min-local-ephemeral-storage-request-limit', validPod('a', 2, r(ephemeral('60Mi'), ephemeral('100Mi'))), podLR({ min: ephemeral('100Mi') })],
-    ['pod-init-min-local-ephemeral-storage-request', withInit(validPod('a', 2, r(ephemeral('60Mi'))), r(ephemeral('100Mi'))), podLR({ min: ephemeral('100Mi') })],
+    [
+      'pod-min-local-ephemeral-storage-request-limit',
+      validPod('a', 2, r(ephemeral('60Mi'), ephemeral('100Mi'))),
+      podLR({ min: ephemeral('100Mi') }),
+    ],
+    [
+      'pod-init-min-local-ephemeral-storage-request',
+      withInit(validPod('a', 2, r(ephemeral('60Mi'))), r(ephemeral('100Mi'))),
+      podLR({ min: ephemeral('100Mi') }),
+    ],
     [
       'pod-init-min-local-ephemeral-storage-request-limit',
       withInit(validPod('a', 2, r(ephemeral('60Mi'), ephemeral('100Mi'))), r(ephemeral('80Mi'), ephemeral('100Mi'))),
       podLR({ min: ephemeral('100Mi') }),
     ],
-    ['pod-max-local-ephemeral-storage-request-limit', validPod('a', 2, r(ephemeral('250Mi'), ephemeral('500Mi'))), podLR({ max: ephemeral('1Gi') })],
+    [
+      'pod-max-local-ephemeral-storage-request-limit',
+      validPod('a', 2, r(ephemeral('250Mi'), ephemeral('500Mi'))),
+      podLR({ max: ephemeral('1Gi') }),
+    ],
     ['pod-max-local-ephemeral-storage-limit', validPod('a', 2, r({}, ephemeral('500Mi'))), podLR({ max: ephemeral('1Gi') })],
-    ['pod-max-local-ephemeral-storage-ratio', validPod('a', 3, r(ephemeral('300Mi'), ephemeral('450Mi'))), podLR({ max: ephemeral('2Gi'), maxLimitRequestRatio: ephemeral('1.5') })],
+    [
+      'pod-max-local-ephemeral-storage-ratio',
+      validPod('a', 3, r(ephemeral('300Mi'), ephemeral('450Mi'))),
+      podLR({ max: ephemeral('2Gi'), maxLimitRequestRatio: ephemeral('1.5') }),
+    ],
   ])('admits %s', (_name, pod, lr) => {
     const result = admitPod(pod, lr);
     expect(result).toEqual({ ok: true, violations: [] });
@@ -80,14 +135,44 @@ describe('pods that break the LimitRange', () => {
   const noReq = (res: string, type: string, q: string) => `minimum ${res} usage per ${type} is ${q}.  No request is specified`;
   const noLim = (res: string, type: string, q: string) => `maximum ${res} usage per ${type} is ${q}.  No limit is specified`;
   it.each<[string, Pod, LimitRange, string]>([
-    ['ctr-min-cpu-request', validPod('a', 1, r(cpuMem('40m'))), ctr({ min: cpuMem('50m') }), 'minimum cpu usage per Container is 50m, but request is 40m'],
-    ['ctr-min-cpu-request-limit', validPod('a', 1, r(cpuMem('40m'), cpuMem('200m'))), ctr({ min: cpuMem('50m') }), 'minimum cpu usage per Container is 50m, but request is 40m'],
+    [
+      'ctr-min-cpu-request',
+      validPod('a', 1, r(cpuMem('40m'))),
+      ctr({ min: cpuMem('50m') }),
+      'minimum cpu usage per Container is 50m, but request is 40m',
+    ],
+    [
+      'ctr-min-cpu-request-limit',
+      validPod('a', 1, r(cpuMem('40m'), cpuMem('200m'))),
+      ctr({ min: cpuMem('50m') }),
+      'minimum cpu usage per Container is 50m, but request is 40m',
+    ],
     ['ctr-min-cpu-no-request-limit', validPod('a', 1, {}), ctr({ min: cpuMem('50m') }), noReq('cpu', 'Container', '50m')],
-    ['ctr-min-memory-request', validPod('a', 1, r(cpuMem('', '40Mi'))), ctr({ min: cpuMem('', '50Mi') }), 'minimum memory usage per Container is 50Mi, but request is 40Mi'],
-    ['ctr-min-memory-request-limit', validPod('a', 1, r(cpuMem('', '40Mi'), cpuMem('', '100Mi'))), ctr({ min: cpuMem('', '50Mi') }), 'minimum memory usage per Container is 50Mi, but request is 40Mi'],
+    [
+      'ctr-min-memory-request',
+      validPod('a', 1, r(cpuMem('', '40Mi'))),
+      ctr({ min: cpuMem('', '50Mi') }),
+      'minimum memory usage per Container is 50Mi, but request is 40Mi',
+    ],
+    [
+      'ctr-min-memory-request-limit',
+      validPod('a', 1, r(cpuMem('', '40Mi'), cpuMem('', '100Mi'))),
+      ctr({ min: cpuMem('', '50Mi') }),
+      'minimum memory usage per Container is 50Mi, but request is 40Mi',
+    ],
     ['ctr-min-memory-no-request-limit', validPod('a', 1, {}), ctr({ min: cpuMem('', '50Mi') }), noReq('memory', 'Container', '50Mi')],
-    ['ctr-max-cpu-request-limit', validPod('a', 1, r(cpuMem('500m'), cpuMem('2500m'))), ctr({ max: cpuMem('2') }), 'maximum cpu usage per Container is 2, but limit is 2500m'],
-    ['ctr-max-cpu-limit', validPod('a', 1, r({}, cpuMem('2500m'))), ctr({ max: cpuMem('2') }), 'maximum cpu usage per Container is 2, but limit is 2500m'],
+    [
+      'ctr-max-cpu-request-limit',
+      validPod('a', 1, r(cpuMem('500m'), cpuMem('2500m'))),
+      ctr({ max: cpuMem('2') }),
+      'maximum cpu usage per Container is 2, but limit is 2500m',
+    ],
+    [
+      'ctr-max-cpu-limit',
+      validPod('a', 1, r({}, cpuMem('2500m'))),
+      ctr({ max: cpuMem('2') }),
+      'maximum cpu usage per Container is 2, but limit is 2500m',
+    ],
     ['ctr-max-cpu-no-request-limit', validPod('a', 1, {}), ctr({ max: cpuMem('2') }), noLim('cpu', 'Container', '2')],
     [
       'ctr-max-cpu-ratio',
@@ -95,17 +180,67 @@ describe('pods that break the LimitRange', () => {
       ctr({ maxLimitRequestRatio: cpuMem('1') }),
       'cpu max limit to request ratio per Container is 1, but provided ratio is 2.000000',
     ],
-    ['ctr-max-mem-request-limit', validPod('a', 1, r(cpuMem('', '250Mi'), cpuMem('', '2Gi'))), ctr({ max: cpuMem('', '1Gi') }), 'maximum memory usage per Container is 1Gi, but limit is 2Gi'],
-    ['ctr-max-mem-limit', validPod('a', 1, r({}, cpuMem('', '2Gi'))), ctr({ max: cpuMem('', '1Gi') }), 'maximum memory usage per Container is 1Gi, but limit is 2Gi'],
+    [
+      'ctr-max-mem-request-limit',
+      validPod('a', 1, r(cpuMem('', '250Mi'), cpuMem('', '2Gi'))),
+      ctr({ max: cpuMem('', '1Gi') }),
+      'maximum memory usage per Container is 1Gi, but limit is 2Gi',
+    ],
+    [
+      'ctr-max-mem-limit',
+      validPod('a', 1, r({}, cpuMem('', '2Gi'))),
+      ctr({ max: cpuMem('', '1Gi') }),
+      'maximum memory usage per Container is 1Gi, but limit is 2Gi',
+    ],
     ['ctr-max-mem-no-request-limit', validPod('a', 1, {}), ctr({ max: cpuMem('', '1Gi') }), noLim('memory', 'Container', '1Gi')],
-    ['pod-min-cpu-request', validPod('a', 1, r(cpuMem('75m'))), podLR({ min: cpuMem('100m') }), 'minimum cpu usage per Pod is 100m, but request is 75m'],
-    ['pod-min-cpu-request-limit', validPod('a', 1, r(cpuMem('75m'), cpuMem('200m'))), podLR({ min: cpuMem('100m') }), 'minimum cpu usage per Pod is 100m, but request is 75m'],
-    ['pod-min-memory-request', validPod('a', 1, r(cpuMem('', '60Mi'))), podLR({ min: cpuMem('', '100Mi') }), 'minimum memory usage per Pod is 100Mi, but request is 60Mi'],
-    ['pod-min-memory-request-limit', validPod('a', 1, r(cpuMem('', '60Mi'), cpuMem('', '100Mi'))), podLR({ min: cpuMem('', '100Mi') }), 'minimum memory usage per Pod is 100Mi, but request is 60Mi'],
-    ['pod-max-cpu-request-limit', validPod('a', 3, r(cpuMem('500m'), cpuMem('1'))), podLR({ max: cpuMem('2') }), 'maximum cpu usage per Pod is 2, but limit is 3'],
-    ['pod-max-cpu-limit', validPod('a', 3, r({}, cpuMem('1'))), podLR({ max: cpuMem('2') }), 'maximum cpu usage per Pod is 2, but limit is 3'],
-    ['pod-max-mem-request-limit', validPod('a', 3, r(cpuMem('', '250Mi'), cpuMem('', '500Mi'))), podLR({ max: cpuMem('', '1Gi') }), 'maximum memory usage per Pod is 1Gi, but limit is 1500Mi'],
-    ['pod-max-mem-limit', validPod('a', 3, r({}, cpuMem('', '500Mi'))), podLR({ max: cpuMem('', '1Gi') }), 'maximum memory usage per Pod is 1Gi, but limit is 1500Mi'],
+    [
+      'pod-min-cpu-request',
+      validPod('a', 1, r(cpuMem('75m'))),
+      podLR({ min: cpuMem('100m') }),
+      'minimum cpu usage per Pod is 100m, but request is 75m',
+    ],
+    [
+      'pod-min-cpu-request-limit',
+      validPod('a', 1, r(cpuMem('75m'), cpuMem('200m'))),
+      podLR({ min: cpuMem('100m') }),
+      'minimum cpu usage per Pod is 100m, but request is 75m',
+    ],
+    [
+      'pod-min-memory-request',
+      validPod('a', 1, r(cpuMem('', '60Mi'))),
+      podLR({ min: cpuMem('', '100Mi') }),
+      'minimum memory usage per Pod is 100Mi, but request is 60Mi',
+    ],
+    [
+      'pod-min-memory-request-limit',
+      validPod('a', 1, r(cpuMem('', '60Mi'), cpuMem('', '100Mi'))),
+      podLR({ min: cpuMem('', '100Mi') }),
+      'minimum memory usage per Pod is 100Mi, but request is 60Mi',
+    ],
+    [
+      'pod-max-cpu-request-limit',
+      validPod('a', 3, r(cpuMem('500m'), cpuMem('1'))),
+      podLR({ max: cpuMem('2') }),
+      'maximum cpu usage per Pod is 2, but limit is 3',
+    ],
+    [
+      'pod-max-cpu-limit',
+      validPod('a', 3, r({}, cpuMem('1'))),
+      podLR({ max: cpuMem('2') }),
+      'maximum cpu usage per Pod is 2, but limit is 3',
+    ],
+    [
+      'pod-max-mem-request-limit',
+      validPod('a', 3, r(cpuMem('', '250Mi'), cpuMem('', '500Mi'))),
+      podLR({ max: cpuMem('', '1Gi') }),
+      'maximum memory usage per Pod is 1Gi, but limit is 1500Mi',
+    ],
+    [
+      'pod-max-mem-limit',
+      validPod('a', 3, r({}, cpuMem('', '500Mi'))),
+      podLR({ max: cpuMem('', '1Gi') }),
+      'maximum memory usage per Pod is 1Gi, but limit is 1500Mi',
+    ],
     [
       'pod-init-max-mem-limit',
       withInit(validPod('a', 1, r({}, cpuMem('', '500Mi'))), r({}, cpuMem('', '1.5Gi'))),
@@ -118,40 +253,85 @@ describe('pods that break the LimitRange', () => {
       podLR({ max: cpuMem('', '2Gi'), maxLimitRequestRatio: cpuMem('', '1.5') }),
       'memory max limit to request ratio per Pod is 1500m, but provided ratio is 2.000000',
     ],
-    ['ctr-1-min-local-ephemeral-storage-request', validPod('a', 1, r(ephemeral('40Mi'))), ctr({ min: ephemeral('50Mi') }), 'minimum ephemeral-storage usage per Container is 50Mi, but request is 40Mi'],
+    [
+      'ctr-1-min-local-ephemeral-storage-request',
+      validPod('a', 1, r(ephemeral('40Mi'))),
+      ctr({ min: ephemeral('50Mi') }),
+      'minimum ephemeral-storage usage per Container is 50Mi, but request is 40Mi',
+    ],
     [
       'ctr-1-min-local-ephemeral-storage-request-limit',
       validPod('a', 1, r(ephemeral('40Mi'), ephemeral('100Mi'))),
       ctr({ min: ephemeral('50Mi') }),
       'minimum ephemeral-storage usage per Container is 50Mi, but request is 40Mi',
     ],
-    ['ctr-1-min-local-ephemeral-storage-no-request-limit', validPod('a', 1, {}), ctr({ min: ephemeral('50Mi') }), noReq('ephemeral-storage', 'Container', '50Mi')],
+    [
+      'ctr-1-min-local-ephemeral-storage-no-request-limit',
+      validPod('a', 1, {}),
+      ctr({ min: ephemeral('50Mi') }),
+      noReq('ephemeral-storage', 'Container', '50Mi'),
+    ],
     [
       'ctr-1-max-local-ephemeral-storage-request-limit',
       validPod('a', 1, r(ephemeral('250Mi'), ephemeral('2Gi'))),
       ctr({ max: ephemeral('1Gi') }),
       'maximum ephemeral-storage usage per Container is 1Gi, but limit is 2Gi',
     ],
-    ['ctr-1-max-local-ephemeral-storage-limit', validPod('a', 1, r({}, ephemeral('2Gi'))), ctr({ max: ephemeral('1Gi') }), 'maximum ephemeral-storage usage per Container is 1Gi, but limit is 2Gi'],
-    ['ctr-1-max-local-ephemeral-storage-no-request-limit', validPod('a', 1, {}), ctr({ max: ephemeral('1Gi') }), noLim('ephemeral-storage', 'Container', '1Gi')],
+    [
+      'ctr-1-max-local-ephemeral-storage-limit',
+      validPod('a', 1, r({}, ephemeral('2Gi'))),
+      ctr({ max: ephemeral('1Gi') }),
+      'maximum ephemeral-storage usage per Container is 1Gi, but limit is 2Gi',
+    ],
+    [
+      'ctr-1-max-local-ephemeral-storage-no-request-limit',
+      validPod('a', 1, {}),
+      ctr({ max: ephemeral('1Gi') }),
+      noLim('ephemeral-storage', 'Container', '1Gi'),
+    ],
     // With two containers breaking it the same way, the aggregate shows the text once.
-    ['ctr-2-min-local-ephemeral-storage-request', validPod('a', 2, r(ephemeral('40Mi'))), ctr({ min: ephemeral('50Mi') }), 'minimum ephemeral-storage usage per Container is 50Mi, but request is 40Mi'],
+    [
+      'ctr-2-min-local-ephemeral-storage-request',
+      validPod('a', 2, r(ephemeral('40Mi'))),
+      ctr({ min: ephemeral('50Mi') }),
+      'minimum ephemeral-storage usage per Container is 50Mi, but request is 40Mi',
+    ],
     [
       'ctr-2-min-local-ephemeral-storage-request-limit',
       validPod('a', 2, r(ephemeral('40Mi'), ephemeral('100Mi'))),
       ctr({ min: ephemeral('50Mi') }),
       'minimum ephemeral-storage usage per Container is 50Mi, but request is 40Mi',
     ],
-    ['ctr-2-min-local-ephemeral-storage-no-request-limit', validPod('a', 2, {}), ctr({ min: ephemeral('50Mi') }), noReq('ephemeral-storage', 'Container', '50Mi')],
+    [
+      'ctr-2-min-local-ephemeral-storage-no-request-limit',
+      validPod('a', 2, {}),
+      ctr({ min: ephemeral('50Mi') }),
+      noReq('ephemeral-storage', 'Container', '50Mi'),
+    ],
     [
       'ctr-2-max-local-ephemeral-storage-request-limit',
       validPod('a', 2, r(ephemeral('250Mi'), ephemeral('2Gi'))),
       ctr({ max: ephemeral('1Gi') }),
       'maximum ephemeral-storage usage per Container is 1Gi, but limit is 2Gi',
     ],
-    ['ctr-2-max-local-ephemeral-storage-limit', validPod('a', 2, r({}, ephemeral('2Gi'))), ctr({ max: ephemeral('1Gi') }), 'maximum ephemeral-storage usage per Container is 1Gi, but limit is 2Gi'],
-    ['ctr-2-max-local-ephemeral-storage-no-request-limit', validPod('a', 2, {}), ctr({ max: ephemeral('1Gi') }), noLim('ephemeral-storage', 'Container', '1Gi')],
-    ['pod-min-local-ephemeral-storage-request', validPod('a', 1, r(ephemeral('60Mi'))), podLR({ min: ephemeral('100Mi') }), 'minimum ephemeral-storage usage per Pod is 100Mi, but request is 60Mi'],
+    [
+      'ctr-2-max-local-ephemeral-storage-limit',
+      validPod('a', 2, r({}, ephemeral('2Gi'))),
+      ctr({ max: ephemeral('1Gi') }),
+      'maximum ephemeral-storage usage per Container is 1Gi, but limit is 2Gi',
+    ],
+    [
+      'ctr-2-max-local-ephemeral-storage-no-request-limit',
+      validPod('a', 2, {}),
+      ctr({ max: ephemeral('1Gi') }),
+      noLim('ephemeral-storage', 'Container', '1Gi'),
+    ],
+    [
+      'pod-min-local-ephemeral-storage-request',
+      validPod('a', 1, r(ephemeral('60Mi'))),
+      podLR({ min: ephemeral('100Mi') }),
+      'minimum ephemeral-storage usage per Pod is 100Mi, but request is 60Mi',
+    ],
     [
       'pod-min-local-ephemeral-storage-request-limit',
       validPod('a', 1, r(ephemeral('60Mi'), ephemeral('100Mi'))),
@@ -164,7 +344,12 @@ describe('pods that break the LimitRange', () => {
       podLR({ max: ephemeral('1Gi') }),
       'maximum ephemeral-storage usage per Pod is 1Gi, but limit is 1500Mi',
     ],
-    ['pod-max-local-ephemeral-storage-limit', validPod('a', 3, r({}, ephemeral('500Mi'))), podLR({ max: ephemeral('1Gi') }), 'maximum ephemeral-storage usage per Pod is 1Gi, but limit is 1500Mi'],
+    [
+      'pod-max-local-ephemeral-storage-limit',
+      validPod('a', 3, r({}, ephemeral('500Mi'))),
+      podLR({ max: ephemeral('1Gi') }),
+      'maximum ephemeral-storage usage per Pod is 1Gi, but limit is 1500Mi',
+    ],
     [
       'pod-init-max-local-ephemeral-storage-limit',
       withInit(validPod('a', 1, r({}, ephemeral('500Mi'))), r({}, ephemeral('1.5Gi'))),
@@ -241,7 +426,10 @@ describe('the aggregated message', () => {
         ],
       },
     };
-    const pod = withInit(validPod('a', 1, requirements(cpuMem('50m', '32Mi'), cpuMem('2', '2Gi'))), requirements(cpuMem('200m', '64Mi'), cpuMem('200m', '64Mi')));
+    const pod = withInit(
+      validPod('a', 1, requirements(cpuMem('50m', '32Mi'), cpuMem('2', '2Gi'))),
+      requirements(cpuMem('200m', '64Mi'), cpuMem('200m', '64Mi')),
+    );
     const result = validatePodLimits(deepFreeze(pod), [lr]);
     expect(result.violations.map((v) => [v.container?.name, v.container?.init, v.resource, v.problem])).toEqual([
       ['foo-0', false, 'cpu', 'RequestBelowMin'],
@@ -271,7 +459,10 @@ describe('the aggregated message', () => {
   });
 
   it('describes each violation in structure as well as in text', () => {
-    const [v] = podLimitViolations(limitRange('Container', { maxLimitRequestRatio: cpuMem('2') }), validPod('a', 1, requirements(cpuMem('250m'), cpuMem('1'))));
+    const [v] = podLimitViolations(
+      limitRange('Container', { maxLimitRequestRatio: cpuMem('2') }),
+      validPod('a', 1, requirements(cpuMem('250m'), cpuMem('1'))),
+    );
     expect(v).toMatchObject({
       limitRange: 'abc',
       limitType: 'Container',
@@ -319,8 +510,18 @@ describe('persistent volume claims', () => {
   });
 
   it.each([
-    ['pvc-below-min-storage-request', storage('500Mi'), pvcLR({ min: storage('1Gi') }), 'minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi'],
-    ['pvc-exceeds-max-storage-request', storage('100Gi'), pvcLR({ min: storage('1Gi'), max: storage('1Gi') }), 'maximum storage usage per PersistentVolumeClaim is 1Gi, but request is 100Gi'],
+    [
+      'pvc-below-min-storage-request',
+      storage('500Mi'),
+      pvcLR({ min: storage('1Gi') }),
+      'minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi',
+    ],
+    [
+      'pvc-exceeds-max-storage-request',
+      storage('100Gi'),
+      pvcLR({ min: storage('1Gi'), max: storage('1Gi') }),
+      'maximum storage usage per PersistentVolumeClaim is 1Gi, but request is 100Gi',
+    ],
     [
       'a claim with no storage request',
       undefined,
@@ -393,13 +594,49 @@ describe('exact constraint comparisons', () => {
     ['at the maximum', '1', '2', '2', undefined],
     ['above the maximum', '1', '3', '2', 'memory max limit to request ratio per Container is 2, but provided ratio is 3.000000'],
     ['under the maximum with both operands negative', '-1', '-1', '2', undefined],
-    ['above the maximum with both operands negative', '-1', '-3', '2', 'memory max limit to request ratio per Container is 2, but provided ratio is 3.000000'],
-    ['above the maximum with only the request negative', '-1', '3', '2', 'memory max limit to request ratio per Container is 2, but provided ratio is 3.000000'],
-    ['above the maximum with only the limit negative', '1', '-3', '2', 'memory max limit to request ratio per Container is 2, but provided ratio is 3.000000'],
-    ['with operands at different scales', '1', '1500m', '1', 'memory max limit to request ratio per Container is 1, but provided ratio is 1.500000'],
-    ['with a zero request', '0', '1', '2', 'memory max limit to request ratio per Container is 2, but no request is specified or request is 0'],
+    [
+      'above the maximum with both operands negative',
+      '-1',
+      '-3',
+      '2',
+      'memory max limit to request ratio per Container is 2, but provided ratio is 3.000000',
+    ],
+    [
+      'above the maximum with only the request negative',
+      '-1',
+      '3',
+      '2',
+      'memory max limit to request ratio per Container is 2, but provided ratio is 3.000000',
+    ],
+    [
+      'above the maximum with only the limit negative',
+      '1',
+      '-3',
+      '2',
+      'memory max limit to request ratio per Container is 2, but provided ratio is 3.000000',
+    ],
+    [
+      'with operands at different scales',
+      '1',
+      '1500m',
+      '1',
+      'memory max limit to request ratio per Container is 1, but provided ratio is 1.500000',
+    ],
+    [
+      'with a zero request',
+      '0',
+      '1',
+      '2',
+      'memory max limit to request ratio per Container is 2, but no request is specified or request is 0',
+    ],
     ['with a zero limit', '1', '0', '2', 'memory max limit to request ratio per Container is 2, but no limit is specified or limit is 0'],
-    ['with a tiny nonzero request', '1n', '1', '2', 'memory max limit to request ratio per Container is 2, but provided ratio is 1000000000.000000'],
+    [
+      'with a tiny nonzero request',
+      '1n',
+      '1',
+      '2',
+      'memory max limit to request ratio per Container is 2, but provided ratio is 1000000000.000000',
+    ],
   ])('ratio message %s', (_name, request, limit, ratio, message) => {
     expect(limitRequestRatioConstraint('Container', 'memory', q(ratio), mem(request), mem(limit))?.message).toBe(message);
   });

@@ -1,9 +1,23 @@
 import type { LimitRange, PersistentVolumeClaim, Pod } from '../kube/types.js';
 import type { Quantity } from '../quantity/quantity.js';
 import { EMPTY, get, parseResourceList, type ResourceList } from '../resources/resource-list.js';
-import { limitRequestRatioConstraint, maxConstraint, maxRequestConstraint, minConstraint, type ConstraintFailure, type LimitConstraint, type LimitProblem } from './constraints.js';
+import {
+  limitRequestRatioConstraint,
+  maxConstraint,
+  maxRequestConstraint,
+  minConstraint,
+  type ConstraintFailure,
+  type LimitConstraint,
+  type LimitProblem,
+} from './constraints.js';
 import { LIMIT_TYPE_CONTAINER, LIMIT_TYPE_POD, LIMIT_TYPE_PVC, parseLimitRange, type ParsedLimitRangeItem } from './limit-range.js';
-import { parseLimitRangerPod, limitRangerPodLimits, limitRangerPodRequests, type LimitRangerContainer, type LimitRangerPodOptions } from './pod-resources.js';
+import {
+  parseLimitRangerPod,
+  limitRangerPodLimits,
+  limitRangerPodRequests,
+  type LimitRangerContainer,
+  type LimitRangerPodOptions,
+} from './pod-resources.js';
 import { selectFields } from '../kube/field-selection.js';
 import { PERSISTENT_VOLUME_CLAIM_FIELDS, POD_FIELDS } from '../kube/fields-read.js';
 
@@ -49,7 +63,13 @@ export function aggregateMessage(messages: readonly string[]): string {
   return unique.length === 1 ? (unique[0] as string) : `[${unique.join(', ')}]`;
 }
 
-type Check = (limitType: string, resource: string, enforced: Quantity, requests: ResourceList, limits: ResourceList) => ConstraintFailure | undefined;
+type Check = (
+  limitType: string,
+  resource: string,
+  enforced: Quantity,
+  requests: ResourceList,
+  limits: ResourceList,
+) => ConstraintFailure | undefined;
 
 /** Absent from both lists, or present in both with equal values (sameQuantity). */
 function sameQuantity(resource: string, a: ResourceList, b: ResourceList): boolean {
@@ -65,11 +85,17 @@ function sameQuantity(resource: string, a: ResourceList, b: ResourceList): boole
  * LimitRange created after it. Without an old value (CREATE) nothing is skipped.
  */
 function unchangedBy(old: { requests: ResourceList; limits: ResourceList } | undefined, requests: ResourceList, limits: ResourceList) {
-  return (resource: string): boolean => old !== undefined && sameQuantity(resource, requests, old.requests) && sameQuantity(resource, limits, old.limits);
+  return (resource: string): boolean =>
+    old !== undefined && sameQuantity(resource, requests, old.requests) && sameQuantity(resource, limits, old.limits);
 }
 
 /** min, then max, then ratio, each over its resources: the plugin's order. */
-function checkItem(item: ParsedLimitRangeItem, requests: ResourceList, limits: ResourceList, skip: (resource: string) => boolean = () => false) {
+function checkItem(
+  item: ParsedLimitRangeItem,
+  requests: ResourceList,
+  limits: ResourceList,
+  skip: (resource: string) => boolean = () => false,
+) {
   const failures: { resource: string; failure: ConstraintFailure }[] = [];
   const run = (bounds: ResourceList, check: Check) => {
     for (const resource of Object.keys(bounds).sort()) {
@@ -84,7 +110,13 @@ function checkItem(item: ParsedLimitRangeItem, requests: ResourceList, limits: R
   return failures;
 }
 
-function violation(limitRange: string, limitType: string, resource: string, failure: ConstraintFailure, container?: LimitRangerContainer): LimitViolation {
+function violation(
+  limitRange: string,
+  limitType: string,
+  resource: string,
+  failure: ConstraintFailure,
+  container?: LimitRangerContainer,
+): LimitViolation {
   return {
     limitRange,
     limitType,
@@ -123,7 +155,8 @@ export function podLimitViolations(limitRange: LimitRange, pod: Pod, options: Li
     if (item.type === LIMIT_TYPE_POD) {
       const requests = limitRangerPodRequests(resources, options);
       const limits = limitRangerPodLimits(resources, options);
-      const stored = old === undefined ? undefined : { requests: limitRangerPodRequests(old, options), limits: limitRangerPodLimits(old, options) };
+      const stored =
+        old === undefined ? undefined : { requests: limitRangerPodRequests(old, options), limits: limitRangerPodLimits(old, options) };
       for (const { resource, failure } of checkItem(item, requests, limits, unchangedBy(stored, requests, limits))) {
         out.push(violation(parsed.name, item.type, resource, failure));
       }
@@ -185,7 +218,12 @@ function firstRefusal(limitRanges: readonly LimitRange[], check: (limitRange: Li
  * Kubernetes validates the mutated object), and on an in-place resize the stored pod as
  * `oldPod`. Throws DomainError('QuantityInvalid') for an unparsable quantity in the pod.
  */
-export function validatePodLimits(whole: Pod, limitRanges: readonly LimitRange[], options: LimitRangerPodOptions = {}, wholeOld?: Pod): LimitValidation {
+export function validatePodLimits(
+  whole: Pod,
+  limitRanges: readonly LimitRange[],
+  options: LimitRangerPodOptions = {},
+  wholeOld?: Pod,
+): LimitValidation {
   // Only what admission reads of a pod (kube/fields-read.ts).
   const pod = selectFields(whole, POD_FIELDS) as Pod;
   const oldPod = wholeOld === undefined ? undefined : (selectFields(wholeOld, POD_FIELDS) as Pod);
@@ -195,7 +233,11 @@ export function validatePodLimits(whole: Pod, limitRanges: readonly LimitRange[]
 }
 
 /** Validates a claim against the namespace's LimitRanges (`oldPvc` on UPDATE). */
-export function validatePvcLimits(whole: PersistentVolumeClaim, limitRanges: readonly LimitRange[], wholeOld?: PersistentVolumeClaim): LimitValidation {
+export function validatePvcLimits(
+  whole: PersistentVolumeClaim,
+  limitRanges: readonly LimitRange[],
+  wholeOld?: PersistentVolumeClaim,
+): LimitValidation {
   // Only what admission reads of a claim (kube/fields-read.ts).
   const pvc = selectFields(whole, PERSISTENT_VOLUME_CLAIM_FIELDS) as PersistentVolumeClaim;
   const oldPvc = wholeOld === undefined ? undefined : (selectFields(wholeOld, PERSISTENT_VOLUME_CLAIM_FIELDS) as PersistentVolumeClaim);

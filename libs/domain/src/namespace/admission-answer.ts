@@ -42,7 +42,10 @@ export function earlierAnswer(command: Admission, facts: NamespaceFacts): Admiss
 
 /** The answer to give (and log) for a decision made now: with its near-limit warnings and, for a resource list, its uncharged names. */
 export function decidedAnswer(decision: AdmissionDecision, command: Admission, facts: NamespaceFacts): AdmissionAnswer {
-  const warnings = decision.allowed && !decision.existing && command.warnAtPercent !== undefined ? nearLimitWarnings(decision.charges, facts.state, command.warnAtPercent) : [];
+  const warnings =
+    decision.allowed && !decision.existing && command.warnAtPercent !== undefined
+      ? nearLimitWarnings(decision.charges, facts.state, command.warnAtPercent)
+      : [];
   return withUncharged({ kind: 'Decided', result: resultOf(decision, command.dryRun, warnings) }, command, facts);
 }
 
@@ -51,7 +54,11 @@ export function decidedAnswer(decision: AdmissionDecision, command: Admission, f
  * (a typo such as `requests.cpus` or `pod`). Where ResourceQuota admission is off, nothing is
  * ever charged, and nothing is said.
  */
-function withUncharged<A extends Extract<AdmissionAnswer, { kind: 'Decided' | 'Repeated' }>>(answer: A, command: Admission, facts: NamespaceFacts): A {
+function withUncharged<A extends Extract<AdmissionAnswer, { kind: 'Decided' | 'Repeated' }>>(
+  answer: A,
+  command: Admission,
+  facts: NamespaceFacts,
+): A {
   if (command.type !== 'AdmitResources' || !answer.result.allowed || !pluginEnabled(command.plugins, 'ResourceQuota')) return answer;
   const uncharged = unchargedResourceWarnings(facts.namespace, Resources.resourceList(command.resources), facts.state);
   return uncharged.length > 0 ? { ...answer, uncharged } : answer;
@@ -98,7 +105,9 @@ export function resultOf(decision: AdmissionDecision, dryRun: boolean, warnings:
 
 /** The answer to an idempotency key sent again with a different request: 409, nothing decided or written. */
 function keyReused(namespace: string, requestKey: string, dryRun: boolean): AdmissionResult {
-  const [kind, key] = requestKey.startsWith('review:') ? ['the AdmissionReview uid', requestKey.slice(7)] : ['the requestId', requestKey.slice(requestKey.indexOf(':') + 1)];
+  const [kind, key] = requestKey.startsWith('review:')
+    ? ['the AdmissionReview uid', requestKey.slice(7)]
+    : ['the requestId', requestKey.slice(requestKey.indexOf(':') + 1)];
   return {
     allowed: false,
     code: 409,

@@ -78,7 +78,11 @@ export interface AdmissionDenied {
   readonly limits?: LimitValidation;
 }
 
-export const ALLOW_WITHOUT_CHARGE: AdmissionAllowed = Object.freeze({ allowed: true, patch: Object.freeze([]), charges: Object.freeze([]) });
+export const ALLOW_WITHOUT_CHARGE: AdmissionAllowed = Object.freeze({
+  allowed: true,
+  patch: Object.freeze([]),
+  charges: Object.freeze([]),
+});
 
 /**
  * A webhook review of an object without `metadata.uid`, which the kube-apiserver sets before it
@@ -149,8 +153,16 @@ export function admissionViewOf(state: NamespaceState, uid?: string, sharedElsew
       ...[...state.shared.values()].map((quota) => {
         const here = state.sharedUsed.get(quota.key) ?? Resources.EMPTY;
         const elsewhere = sharedElsewhere?.get(quota.key);
-        assert(sharedElsewhere === undefined || elsewhere !== undefined, `the usage of ${quota.key} in other namespaces was read before deciding`);
-        return { name: quota.key, shared: quota.ref, spec: quota.definition.spec, used: unknown ? Resources.EMPTY : elsewhere ? Resources.add(here, elsewhere) : here };
+        assert(
+          sharedElsewhere === undefined || elsewhere !== undefined,
+          `the usage of ${quota.key} in other namespaces was read before deciding`,
+        );
+        return {
+          name: quota.key,
+          shared: quota.ref,
+          spec: quota.definition.spec,
+          used: unknown ? Resources.EMPTY : elsewhere ? Resources.add(here, elsewhere) : here,
+        };
       }),
     ],
     limitRanges: [...state.limitRanges.values()].map((lr) => ({

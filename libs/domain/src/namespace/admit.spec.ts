@@ -20,7 +20,8 @@ function recordAll(events: readonly LedgerEvent[]): RecordedEvent[] {
   return events.map((event, i) => ({ ...event, version: i + 1, at: T0 + i }));
 }
 
-const append = (state: NamespaceState, event: LedgerEvent): NamespaceState => evolve(state, { ...event, version: state.version + 1, at: T0 + state.version + 1 });
+const append = (state: NamespaceState, event: LedgerEvent): NamespaceState =>
+  evolve(state, { ...event, version: state.version + 1, at: T0 + state.version + 1 });
 
 const pod = (name: string, requests: Record<string, string>, limits: Record<string, string> = requests): Pod => ({
   apiVersion: 'v1',
@@ -36,7 +37,8 @@ const create = (object: Pod, id = `res-${object.metadata?.name}`): AdmitObject =
   dryRun: false,
 });
 
-const withQuota = (hard: Record<string, string>, extra: LedgerEvent[] = []): NamespaceState => fold(recordAll([{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard } } }, ...extra]));
+const withQuota = (hard: Record<string, string>, extra: LedgerEvent[] = []): NamespaceState =>
+  fold(recordAll([{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard } } }, ...extra]));
 
 const stored = <T extends { metadata: object }>(o: T): T => ({ ...o, metadata: { ...o.metadata, resourceVersion: '5' } });
 
@@ -65,7 +67,8 @@ describe('admitObject', () => {
       allowed: false,
       code: 403,
       stage: 'ResourceQuota',
-      message: 'pods "b" is forbidden: exceeded quota: compute, requested: requests.cpu=600m, used: requests.cpu=600m, limited: requests.cpu=1',
+      message:
+        'pods "b" is forbidden: exceeded quota: compute, requested: requests.cpu=600m, used: requests.cpu=600m, limited: requests.cpu=1',
     });
     if (second.allowed) return;
     expect(second.denial?.kind).toBe('Exceeded');
@@ -77,7 +80,10 @@ describe('admitObject', () => {
         { type: 'QuotaDefined', data: { name: 'compute', spec: { hard: { 'limits.memory': '1Gi' } } } },
         {
           type: 'LimitRangeDefined',
-          data: { name: 'defaults', spec: { limits: [{ type: 'Container', default: { memory: '512Mi' }, defaultRequest: { memory: '256Mi' } }] } },
+          data: {
+            name: 'defaults',
+            spec: { limits: [{ type: 'Container', default: { memory: '512Mi' }, defaultRequest: { memory: '256Mi' } }] },
+          },
         },
       ]),
     );
@@ -90,7 +96,9 @@ describe('admitObject', () => {
   });
 
   it('a LimitRange violation is refused before quota is looked at', () => {
-    const state = fold(recordAll([{ type: 'LimitRangeDefined', data: { name: 'caps', spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } } }]));
+    const state = fold(
+      recordAll([{ type: 'LimitRangeDefined', data: { name: 'caps', spec: { limits: [{ type: 'Container', max: { cpu: '1' } }] } } }]),
+    );
     const decision = decideOn(create(pod('big', { cpu: '2' })), state);
     expect(decision).toMatchObject({
       allowed: false,
@@ -103,30 +111,54 @@ describe('admitObject', () => {
   it('reserves a pod in a namespace without quota, so a quota created later counts it', () => {
     const decision = decideOn(create(pod('early', { cpu: '1' })), initialState());
     if (!decision.allowed || !decision.reservation) throw new Error('expected a reservation');
-    const later = append(append(initialState(), decision.reservation), { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '4' } } } });
+    const later = append(append(initialState(), decision.reservation), {
+      type: 'QuotaDefined',
+      data: { name: 'q', spec: { hard: { 'requests.cpu': '4' } } },
+    });
     expect(Resources.canonicalResourceList(later.used.get('q') ?? {})).toEqual({ 'requests.cpu': '1' });
   });
 
   it('DELETE is always allowed and reserves nothing', () => {
     const decision = decideOn(
-      { request: { operation: 'DELETE', groupResource: PODS, namespace: 'team-a', oldObject: pod('x', { cpu: '1' }) }, reservationId: 'r', type: 'AdmitObject', dryRun: false },
+      {
+        request: { operation: 'DELETE', groupResource: PODS, namespace: 'team-a', oldObject: pod('x', { cpu: '1' }) },
+        reservationId: 'r',
+        type: 'AdmitObject',
+        dryRun: false,
+      },
       withQuota({ 'requests.cpu': '0' }),
     );
     expect(decision).toEqual({ allowed: true, patch: [], charges: [] });
   });
 
   it('an update of a service charges only its increase and supersedes the object’s reservation', () => {
-    const svc = (type: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', uid: 'uid-s' }, spec: { type, ports: [{ port: 80 }] } });
+    const svc = (type: string) => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's', uid: 'uid-s' },
+      spec: { type, ports: [{ port: 80 }] },
+    });
     const state = withQuota({ 'services.loadbalancers': '1' });
     const created = decideOn(
-      { request: { operation: 'CREATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('ClusterIP') }, reservationId: 'r1', type: 'AdmitObject', dryRun: false },
+      {
+        request: { operation: 'CREATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('ClusterIP') },
+        reservationId: 'r1',
+        type: 'AdmitObject',
+        dryRun: false,
+      },
       state,
     );
     if (!created.allowed || !created.reservation) throw new Error('expected a reservation');
     const after = append(state, created.reservation);
     const updated = decideOn(
       {
-        request: { operation: 'UPDATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('LoadBalancer'), oldObject: stored(svc('ClusterIP')) },
+        request: {
+          operation: 'UPDATE',
+          groupResource: { group: '', resource: 'services' },
+          namespace: 'team-a',
+          object: svc('LoadBalancer'),
+          oldObject: stored(svc('ClusterIP')),
+        },
         reservationId: 'r2',
         type: 'AdmitObject',
         dryRun: false,
@@ -143,10 +175,21 @@ describe('admitObject', () => {
   });
 
   it('an update whose old object has no resourceVersion (create-on-update) is charged its whole usage, as the quota check charges it', () => {
-    const svc = (type: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', uid: 'uid-s' }, spec: { type, ports: [{ port: 80 }] } });
+    const svc = (type: string) => ({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's', uid: 'uid-s' },
+      spec: { type, ports: [{ port: 80 }] },
+    });
     const updated = decideOn(
       {
-        request: { operation: 'UPDATE', groupResource: { group: '', resource: 'services' }, namespace: 'team-a', object: svc('LoadBalancer'), oldObject: svc('ClusterIP') },
+        request: {
+          operation: 'UPDATE',
+          groupResource: { group: '', resource: 'services' },
+          namespace: 'team-a',
+          object: svc('LoadBalancer'),
+          oldObject: svc('ClusterIP'),
+        },
         reservationId: 'r2',
         type: 'AdmitObject',
         dryRun: false,
@@ -165,9 +208,20 @@ describe('admitObject', () => {
 });
 
 describe('a change of an object while another of it waits to be confirmed', () => {
-  const ox = (cpu: string, resourceVersion: string): Pod => ({ ...pod('ox', { cpu }, {}), metadata: { name: 'ox', namespace: 'team-a', uid: 'uid-ox', resourceVersion } });
+  const ox = (cpu: string, resourceVersion: string): Pod => ({
+    ...pod('ox', { cpu }, {}),
+    metadata: { name: 'ox', namespace: 'team-a', uid: 'uid-ox', resourceVersion },
+  });
   const resize = (to: Pod, from: Pod, id: string, source: AdmitObject['source'] = 'webhook'): AdmitObject => ({
-    request: { operation: 'UPDATE', groupResource: PODS, subresource: 'resize', namespace: 'team-a', name: 'ox', object: to, oldObject: from },
+    request: {
+      operation: 'UPDATE',
+      groupResource: PODS,
+      subresource: 'resize',
+      namespace: 'team-a',
+      name: 'ox',
+      object: to,
+      oldObject: from,
+    },
     reservationId: id,
     type: 'AdmitObject',
     dryRun: false,
@@ -176,7 +230,10 @@ describe('a change of an object while another of it waits to be confirmed', () =
   /** Pod ox created at 500m and committed, then resized down to 300m (waiting to be confirmed). */
   function resizedDown(): NamespaceState {
     let state = withQuota({ 'requests.cpu': '2' });
-    for (const admit of [{ ...create(ox('500m', '1'), 'c'), source: 'webhook' as const }, resize(ox('300m', '10'), ox('500m', '10'), 'down')]) {
+    for (const admit of [
+      { ...create(ox('500m', '1'), 'c'), source: 'webhook' as const },
+      resize(ox('300m', '10'), ox('500m', '10'), 'down'),
+    ]) {
       const decision = decideOn(admit, state);
       if (!decision.allowed || !decision.reservation) throw new Error('fits');
       state = append(state, decision.reservation);
@@ -190,7 +247,15 @@ describe('a change of an object while another of it waits to be confirmed', () =
     expect(up).toMatchObject({
       allowed: true,
       charges: [],
-      reservation: { data: { operation: 'UPDATE', charged: { 'requests.cpu': '0' }, objectUsage: { 'requests.cpu': '500m' }, supersedes: 'down', oldResourceVersion: '11' } },
+      reservation: {
+        data: {
+          operation: 'UPDATE',
+          charged: { 'requests.cpu': '0' },
+          objectUsage: { 'requests.cpu': '500m' },
+          supersedes: 'down',
+          oldResourceVersion: '11',
+        },
+      },
     });
     // Committing the resize down under it would charge 300m while the pod may be at 500m: refused.
     const state = append(resizedDown(), (up as { reservation: LedgerEvent }).reservation);
@@ -200,7 +265,10 @@ describe('a change of an object while another of it waits to be confirmed', () =
 
   it('records a repeat of the waiting change too: it is a request of its own, which may be written when the first is not', () => {
     const again = decideOn(resize(ox('300m', '10'), ox('500m', '10'), 'again'), resizedDown());
-    expect(again).toMatchObject({ allowed: true, reservation: { data: { operation: 'UPDATE', objectUsage: { 'requests.cpu': '300m' }, supersedes: 'down' } } });
+    expect(again).toMatchObject({
+      allowed: true,
+      reservation: { data: { operation: 'UPDATE', objectUsage: { 'requests.cpu': '300m' }, supersedes: 'down' } },
+    });
   });
 
   it("records the resourceVersion a change was read at from the API server's review only, never from a REST call's oldObject", () => {
@@ -214,16 +282,36 @@ describe('a change of an object while another of it waits to be confirmed', () =
 });
 
 describe('admitObject laws', () => {
-  const podArb = fc.record({ cpuMilli: fc.integer({ min: 1, max: 1500 }), memMi: fc.integer({ min: 1, max: 700 }), terminating: fc.boolean() });
-  const quotaArb = fc.record({ cpuMilli: fc.integer({ min: 0, max: 4000 }), memMi: fc.integer({ min: 0, max: 2048 }), pods: fc.integer({ min: 0, max: 8 }) });
+  const podArb = fc.record({
+    cpuMilli: fc.integer({ min: 1, max: 1500 }),
+    memMi: fc.integer({ min: 1, max: 700 }),
+    terminating: fc.boolean(),
+  });
+  const quotaArb = fc.record({
+    cpuMilli: fc.integer({ min: 0, max: 4000 }),
+    memMi: fc.integer({ min: 0, max: 2048 }),
+    pods: fc.integer({ min: 0, max: 8 }),
+  });
 
   it('never admits a request that takes any quota over hard, and its reported usage is the fold’s', () => {
     fc.assert(
       fc.property(quotaArb, quotaArb, fc.array(podArb, { maxLength: 25 }), (all, longRunning, pods) => {
         let state = fold(
           recordAll([
-            { type: 'QuotaDefined', data: { name: 'all', spec: { hard: { 'requests.cpu': `${all.cpuMilli}m`, 'requests.memory': `${all.memMi}Mi`, pods: `${all.pods}` } } } },
-            { type: 'QuotaDefined', data: { name: 'long', spec: { hard: { 'limits.cpu': `${longRunning.cpuMilli}m`, pods: `${longRunning.pods}` }, scopes: ['NotTerminating'] } } },
+            {
+              type: 'QuotaDefined',
+              data: {
+                name: 'all',
+                spec: { hard: { 'requests.cpu': `${all.cpuMilli}m`, 'requests.memory': `${all.memMi}Mi`, pods: `${all.pods}` } },
+              },
+            },
+            {
+              type: 'QuotaDefined',
+              data: {
+                name: 'long',
+                spec: { hard: { 'limits.cpu': `${longRunning.cpuMilli}m`, pods: `${longRunning.pods}` }, scopes: ['NotTerminating'] },
+              },
+            },
           ]),
         );
         pods.forEach((p, i) => {
@@ -232,7 +320,15 @@ describe('admitObject laws', () => {
             metadata: { name: `p${i}`, uid: `u${i}` },
             spec: {
               ...(p.terminating ? { activeDeadlineSeconds: 60 } : {}),
-              containers: [{ name: 'c', resources: { requests: { cpu: `${p.cpuMilli}m`, memory: `${p.memMi}Mi` }, limits: { cpu: `${p.cpuMilli}m`, memory: `${p.memMi}Mi` } } }],
+              containers: [
+                {
+                  name: 'c',
+                  resources: {
+                    requests: { cpu: `${p.cpuMilli}m`, memory: `${p.memMi}Mi` },
+                    limits: { cpu: `${p.cpuMilli}m`, memory: `${p.memMi}Mi` },
+                  },
+                },
+              ],
             },
           };
           const decision = decideOn(create(object, `r${i}`), state);
@@ -249,7 +345,8 @@ describe('admitObject laws', () => {
     );
   });
 
-  type Step = { kind: 'create'; cpuMilli: number; terminating: boolean } | { kind: 'flip'; pick: number } | { kind: 'commit'; pick: number };
+  type Step =
+    { kind: 'create'; cpuMilli: number; terminating: boolean } | { kind: 'flip'; pick: number } | { kind: 'commit'; pick: number };
   const stepArb: fc.Arbitrary<Step> = fc.oneof(
     fc.record({ kind: fc.constant('create' as const), cpuMilli: fc.integer({ min: 1, max: 1200 }), terminating: fc.boolean() }),
     fc.record({ kind: fc.constant('flip' as const), pick: fc.nat() }),
@@ -266,56 +363,76 @@ describe('admitObject laws', () => {
       },
     });
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 0, max: 3000 }), fc.array(stepArb, { maxLength: 30 }), (shortHard, longHard, steps) => {
-        let state = fold(
-          recordAll([
-            { type: 'QuotaDefined', data: { name: 'short', spec: { hard: { 'requests.cpu': `${shortHard}m` }, scopes: ['Terminating'] } } },
-            { type: 'QuotaDefined', data: { name: 'long', spec: { hard: { 'requests.cpu': `${longHard}m` }, scopes: ['NotTerminating'] } } },
-            { type: 'QuotaDefined', data: { name: 'all', spec: { hard: { pods: '100' } } } },
-          ]),
-        );
-        const pods: { pod: Pod; cpuMilli: number; terminating: boolean; version: number }[] = [];
-        let next = 0;
-        const admit = (command: AdmitObject) => {
-          const decision = decideOn(command, state);
-          if (!decision.allowed || !decision.reservation) return false;
-          state = append(state, decision.reservation);
-          for (const charge of decision.charges) {
-            expect(Resources.equals(charge.used, Resources.mask(state.used.get(charge.quota) ?? {}, Object.keys(charge.used)))).toBe(true);
+      fc.property(
+        fc.integer({ min: 0, max: 3000 }),
+        fc.integer({ min: 0, max: 3000 }),
+        fc.array(stepArb, { maxLength: 30 }),
+        (shortHard, longHard, steps) => {
+          let state = fold(
+            recordAll([
+              {
+                type: 'QuotaDefined',
+                data: { name: 'short', spec: { hard: { 'requests.cpu': `${shortHard}m` }, scopes: ['Terminating'] } },
+              },
+              {
+                type: 'QuotaDefined',
+                data: { name: 'long', spec: { hard: { 'requests.cpu': `${longHard}m` }, scopes: ['NotTerminating'] } },
+              },
+              { type: 'QuotaDefined', data: { name: 'all', spec: { hard: { pods: '100' } } } },
+            ]),
+          );
+          const pods: { pod: Pod; cpuMilli: number; terminating: boolean; version: number }[] = [];
+          let next = 0;
+          const admit = (command: AdmitObject) => {
+            const decision = decideOn(command, state);
+            if (!decision.allowed || !decision.reservation) return false;
+            state = append(state, decision.reservation);
+            for (const charge of decision.charges) {
+              expect(Resources.equals(charge.used, Resources.mask(state.used.get(charge.quota) ?? {}, Object.keys(charge.used)))).toBe(
+                true,
+              );
+            }
+            return true;
+          };
+          for (const step of steps) {
+            if (step.kind === 'create') {
+              const i = pods.length;
+              const pod = podOf(i, step.cpuMilli, step.terminating, 1);
+              if (admit(create(pod, `r${next++}`))) pods.push({ pod, cpuMilli: step.cpuMilli, terminating: step.terminating, version: 1 });
+            } else if (step.kind === 'flip' && pods.length > 0) {
+              const entry = pods[step.pick % pods.length]!;
+              const i = Number(entry.pod.metadata?.name?.slice(1));
+              const updated = podOf(i, entry.cpuMilli, !entry.terminating, entry.version + 1);
+              const command: AdmitObject = {
+                request: {
+                  operation: 'UPDATE',
+                  groupResource: PODS,
+                  namespace: 'team-a',
+                  name: `p${i}`,
+                  object: updated,
+                  oldObject: entry.pod,
+                },
+                reservationId: `r${next++}`,
+                type: 'AdmitObject',
+                dryRun: false,
+              };
+              if (admit(command)) Object.assign(entry, { pod: updated, terminating: !entry.terminating, version: entry.version + 1 });
+            } else if (step.kind === 'commit') {
+              const pending = [...state.reservations.values()].filter((r) => r.status === 'reserved');
+              const chosen = pending[step.pick % Math.max(pending.length, 1)];
+              if (!chosen) continue;
+              const outcome = decideCommit(state, chosen.id, T0);
+              // A flip committed under a later one waiting would charge that one less than it asks.
+              if (outcome.kind === 'Blocked') continue;
+              if (outcome.kind !== 'Commit') throw new Error(`a pending reservation must commit, got ${outcome.kind}`);
+              for (const event of outcome.events) state = append(state, event);
+            }
+            for (const quota of state.quotas.values()) {
+              expect(Resources.lessThanOrEqual(state.used.get(quota.name) ?? {}, quota.hard).ok).toBe(true);
+            }
           }
-          return true;
-        };
-        for (const step of steps) {
-          if (step.kind === 'create') {
-            const i = pods.length;
-            const pod = podOf(i, step.cpuMilli, step.terminating, 1);
-            if (admit(create(pod, `r${next++}`))) pods.push({ pod, cpuMilli: step.cpuMilli, terminating: step.terminating, version: 1 });
-          } else if (step.kind === 'flip' && pods.length > 0) {
-            const entry = pods[step.pick % pods.length]!;
-            const i = Number(entry.pod.metadata?.name?.slice(1));
-            const updated = podOf(i, entry.cpuMilli, !entry.terminating, entry.version + 1);
-            const command: AdmitObject = {
-              request: { operation: 'UPDATE', groupResource: PODS, namespace: 'team-a', name: `p${i}`, object: updated, oldObject: entry.pod },
-              reservationId: `r${next++}`,
-              type: 'AdmitObject',
-              dryRun: false,
-            };
-            if (admit(command)) Object.assign(entry, { pod: updated, terminating: !entry.terminating, version: entry.version + 1 });
-          } else if (step.kind === 'commit') {
-            const pending = [...state.reservations.values()].filter((r) => r.status === 'reserved');
-            const chosen = pending[step.pick % Math.max(pending.length, 1)];
-            if (!chosen) continue;
-            const outcome = decideCommit(state, chosen.id, T0);
-            // A flip committed under a later one waiting would charge that one less than it asks.
-            if (outcome.kind === 'Blocked') continue;
-            if (outcome.kind !== 'Commit') throw new Error(`a pending reservation must commit, got ${outcome.kind}`);
-            for (const event of outcome.events) state = append(state, event);
-          }
-          for (const quota of state.quotas.values()) {
-            expect(Resources.lessThanOrEqual(state.used.get(quota.name) ?? {}, quota.hard).ok).toBe(true);
-          }
-        }
-      }),
+        },
+      ),
     );
   });
 });
@@ -329,12 +446,24 @@ describe('what the ledger holds for an object, not what the request claims (an U
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } },
   });
   const storage = (hard: string) => withQuota({ 'requests.storage': hard });
-  const admitPvc = (state: NamespaceState, operation: 'CREATE' | 'UPDATE', object: ReturnType<typeof pvc>, id: string, oldObject?: ReturnType<typeof pvc>) =>
+  const admitPvc = (
+    state: NamespaceState,
+    operation: 'CREATE' | 'UPDATE',
+    object: ReturnType<typeof pvc>,
+    id: string,
+    oldObject?: ReturnType<typeof pvc>,
+  ) =>
     decideOn(
-      { request: { operation, groupResource: PVCS, namespace: 'team-a', object, ...(oldObject ? { oldObject } : {}) }, reservationId: id, type: 'AdmitObject', dryRun: false },
+      {
+        request: { operation, groupResource: PVCS, namespace: 'team-a', object, ...(oldObject ? { oldObject } : {}) },
+        reservationId: id,
+        type: 'AdmitObject',
+        dryRun: false,
+      },
       state,
     );
-  const used = (state: NamespaceState): string | undefined => Resources.canonicalResourceList(state.used.get('compute') ?? {})['requests.storage'];
+  const used = (state: NamespaceState): string | undefined =>
+    Resources.canonicalResourceList(state.used.get('compute') ?? {})['requests.storage'];
   const created = (hard: string, size: string, uid = 'X'): NamespaceState => {
     const state = storage(hard);
     const decision = admitPvc(state, 'CREATE', pvc(uid, size), `c-${uid}`);
@@ -348,7 +477,8 @@ describe('what the ledger holds for an object, not what the request claims (an U
     expect(update).toMatchObject({
       allowed: false,
       code: 403,
-      message: 'persistentvolumeclaims "claim-X" is forbidden: exceeded quota: compute, requested: requests.storage=95Gi, used: requests.storage=5Gi, limited: requests.storage=10Gi',
+      message:
+        'persistentvolumeclaims "claim-X" is forbidden: exceeded quota: compute, requested: requests.storage=95Gi, used: requests.storage=5Gi, limited: requests.storage=10Gi',
     });
   });
 
@@ -357,7 +487,12 @@ describe('what the ledger holds for an object, not what the request claims (an U
     for (const claimed of [pvc('X', '1Gi', '2'), pvc('X', '8Gi', '2'), pvc('X', '500Gi', '2'), pvc('X', '5Gi')]) {
       const update = admitPvc(state, 'UPDATE', pvc('X', '8Gi', '3'), 'u1', claimed);
       if (!update.allowed || !update.reservation) throw new Error('a 3Gi increase fits');
-      expect(update.reservation.data).toMatchObject({ operation: 'UPDATE', charged: { 'requests.storage': '3Gi' }, objectUsage: { 'requests.storage': '8Gi' }, supersedes: 'c-X' });
+      expect(update.reservation.data).toMatchObject({
+        operation: 'UPDATE',
+        charged: { 'requests.storage': '3Gi' },
+        objectUsage: { 'requests.storage': '8Gi' },
+        supersedes: 'c-X',
+      });
       const pending = append(state, update.reservation);
       expect(used(pending)).toBe('8Gi');
       const commit = decideCommit(pending, 'u1', T0);
@@ -402,7 +537,11 @@ describe('what the ledger holds for an object, not what the request claims (an U
     // showing 1Gi while this one is being written does not measure the claim down to 1Gi.
     const state = created('10Gi', '5Gi');
     const relabel = admitPvc(state, 'UPDATE', pvc('X', '5Gi', '3'), 'u1', pvc('X', '1Gi', '2'));
-    expect(relabel).toMatchObject({ allowed: true, charges: [], reservation: { data: { operation: 'UPDATE', charged: { 'requests.storage': '0' }, objectUsage: { 'requests.storage': '5Gi' } } } });
+    expect(relabel).toMatchObject({
+      allowed: true,
+      charges: [],
+      reservation: { data: { operation: 'UPDATE', charged: { 'requests.storage': '0' }, objectUsage: { 'requests.storage': '5Gi' } } },
+    });
   });
 
   it('charges the same CREATE of a known uid once, and refuses a different one with 409 instead of charging the old size', () => {
@@ -448,9 +587,19 @@ describe('what the ledger holds for an object, not what the request claims (an U
       | { kind: 'release'; pick: number; reason: 'cancelled' | 'stale' | 'deleted' };
     const step: fc.Arbitrary<Step> = fc.oneof(
       fc.record({ kind: fc.constant('create' as const), object: fc.nat(2), gi: fc.integer({ min: 1, max: 12 }) }),
-      fc.record({ kind: fc.constant('update' as const), object: fc.nat(2), gi: fc.integer({ min: 1, max: 40 }), claimedGi: fc.integer({ min: 1, max: 40 }), claimStored: fc.boolean() }),
+      fc.record({
+        kind: fc.constant('update' as const),
+        object: fc.nat(2),
+        gi: fc.integer({ min: 1, max: 40 }),
+        claimedGi: fc.integer({ min: 1, max: 40 }),
+        claimStored: fc.boolean(),
+      }),
       fc.record({ kind: fc.constant('commit' as const), pick: fc.nat() }),
-      fc.record({ kind: fc.constant('release' as const), pick: fc.nat(), reason: fc.constantFrom('cancelled' as const, 'stale' as const, 'deleted' as const) }),
+      fc.record({
+        kind: fc.constant('release' as const),
+        pick: fc.nat(),
+        reason: fc.constantFrom('cancelled' as const, 'stale' as const, 'deleted' as const),
+      }),
     );
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 30 }), fc.array(step, { maxLength: 40 }), (hardGi, steps) => {

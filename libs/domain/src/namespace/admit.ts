@@ -92,7 +92,12 @@ export function admitObject(whole: AdmitObject, facts: NamespaceFacts): Admissio
  * (stored.ts), never against the caller's oldObject; a request that contradicts that record is a
  * conflict, and a REST call may not change what the cluster admitted.
  */
-function chargeObject(command: AdmitObject, facts: NamespaceFacts, view: AdmissionView, defaulted: { object: KubeObject; patch: readonly JsonPatchOperation[] }): AdmissionDecision {
+function chargeObject(
+  command: AdmitObject,
+  facts: NamespaceFacts,
+  view: AdmissionView,
+  defaulted: { object: KubeObject; patch: readonly JsonPatchOperation[] },
+): AdmissionDecision {
   const { request } = command;
   const { object, patch } = defaulted;
   const stored = storedObjectOf(request, view.stored ?? []);
@@ -103,8 +108,12 @@ function chargeObject(command: AdmitObject, facts: NamespaceFacts, view: Admissi
   // else is a change and must say so (an UPDATE), or it would be charged the old size.
   if (request.operation === 'CREATE' && stored.settled) {
     const now = newState(request, object, facts.now);
-    if (now && sameState(now, settledStateOf(stored.settled))) return { allowed: true, object, patch, charges: [], existing: stored.settled };
-    return objectConflict(request, `the object (uid ${object.metadata?.uid}) is already admitted (reservation ${stored.settled.id}) with other usage; send an UPDATE to change it`);
+    if (now && sameState(now, settledStateOf(stored.settled)))
+      return { allowed: true, object, patch, charges: [], existing: stored.settled };
+    return objectConflict(
+      request,
+      `the object (uid ${object.metadata?.uid}) is already admitted (reservation ${stored.settled.id}) with other usage; send an UPDATE to change it`,
+    );
   }
 
   // The cluster's listing found the object at its end (a terminated reservation: a pod Succeeded or
@@ -143,7 +152,10 @@ function chargeObject(command: AdmitObject, facts: NamespaceFacts, view: Admissi
   if (reservation && command.source === 'webhook' && reservation.data.object.uid === undefined) return uidMissing(request);
   // One more change of an object with as many waiting as it may have: refused, not reserved.
   if (reservation?.data.operation === 'UPDATE' && stored.live >= LIVE_PER_OBJECT_MAX) {
-    return objectConflict(request, `${stored.live} changes of the object (uid ${reservation.data.object.uid}) are waiting to be confirmed; retry once they are committed or released`);
+    return objectConflict(
+      request,
+      `${stored.live} changes of the object (uid ${reservation.data.object.uid}) are waiting to be confirmed; retry once they are committed or released`,
+    );
   }
   return { allowed: true, object, patch, charges: quota.charges, ...(reservation ? { reservation } : {}) };
 }

@@ -23,10 +23,28 @@ function decideOn(events: readonly LedgerEvent[], command: NamespaceCommand) {
   return decide(command, { ...emptyFacts(NS, T0 + 1000, state, events.length > 0), liveLoaded: 'all' });
 }
 
-const quotaFrom = (metadata?: object): LedgerEvent => ({ type: 'QuotaDefined', data: { name: 'compute', spec: { hard: { pods: '1' } }, ...(metadata ? { metadata } : {}) } });
-const limitRangeFrom = (metadata?: object): LedgerEvent => ({ type: 'LimitRangeDefined', data: { name: 'defaults', spec: cpuLimits, ...(metadata ? { metadata } : {}) } });
-const putQuota = (extra: object = {}): NamespaceCommand => ({ type: 'PutQuota', definition: { name: 'compute', spec: { hard: { pods: '2' } } }, uid: 'u', limit, ...extra });
-const putLimitRange = (extra: object = {}): NamespaceCommand => ({ type: 'PutLimitRange', definition: { name: 'defaults', spec: { limits: [] } }, uid: 'u', limit, ...extra });
+const quotaFrom = (metadata?: object): LedgerEvent => ({
+  type: 'QuotaDefined',
+  data: { name: 'compute', spec: { hard: { pods: '1' } }, ...(metadata ? { metadata } : {}) },
+});
+const limitRangeFrom = (metadata?: object): LedgerEvent => ({
+  type: 'LimitRangeDefined',
+  data: { name: 'defaults', spec: cpuLimits, ...(metadata ? { metadata } : {}) },
+});
+const putQuota = (extra: object = {}): NamespaceCommand => ({
+  type: 'PutQuota',
+  definition: { name: 'compute', spec: { hard: { pods: '2' } } },
+  uid: 'u',
+  limit,
+  ...extra,
+});
+const putLimitRange = (extra: object = {}): NamespaceCommand => ({
+  type: 'PutLimitRange',
+  definition: { name: 'defaults', spec: { limits: [] } },
+  uid: 'u',
+  limit,
+  ...extra,
+});
 
 const conflict = (resource: string, name: string, manager: string, verb: string) => ({
   kind: 'Refused',
@@ -49,8 +67,18 @@ describe('a REST write to a definition a cluster object manages', () => {
       { type: 'RemoveQuota', name: 'compute', unmanagedOnly: true },
       conflict('resourcequotas', 'compute', 'ledgerquotas.quota-ledger.io', 'deleted'),
     ],
-    ['PUT of a LimitRange object’s', [limitRangeFrom(managed('limitranges'))], putLimitRange({ unmanagedOnly: true }), conflict('limitranges', 'defaults', 'limitranges', 'changed')],
-    ['DELETE of it', [limitRangeFrom(managed('limitranges'))], { type: 'RemoveLimitRange', name: 'defaults', unmanagedOnly: true }, conflict('limitranges', 'defaults', 'limitranges', 'deleted')],
+    [
+      'PUT of a LimitRange object’s',
+      [limitRangeFrom(managed('limitranges'))],
+      putLimitRange({ unmanagedOnly: true }),
+      conflict('limitranges', 'defaults', 'limitranges', 'changed'),
+    ],
+    [
+      'DELETE of it',
+      [limitRangeFrom(managed('limitranges'))],
+      { type: 'RemoveLimitRange', name: 'defaults', unmanagedOnly: true },
+      conflict('limitranges', 'defaults', 'limitranges', 'deleted'),
+    ],
     [
       'PUT with a resourceVersion, stale or not: managed is said first',
       [quotaFrom(managed('ledgerquotas.quota-ledger.io'))],
@@ -68,13 +96,23 @@ describe('a REST write to a definition a cluster object manages', () => {
     ['the sync’s DELETE of it', [quotaFrom(managed('ledgerquotas.quota-ledger.io'))], { type: 'RemoveQuota', name: 'compute' }, 'Removed'],
     ['a REST PUT of a quota made through REST', [quotaFrom()], putQuota({ unmanagedOnly: true }), 'Changed'],
     ['a REST PUT of a new quota', [], putQuota({ unmanagedOnly: true }), 'Defined'],
-    ['a REST DELETE of a LimitRange made through REST', [limitRangeFrom()], { type: 'RemoveLimitRange', name: 'defaults', unmanagedOnly: true }, 'Removed'],
+    [
+      'a REST DELETE of a LimitRange made through REST',
+      [limitRangeFrom()],
+      { type: 'RemoveLimitRange', name: 'defaults', unmanagedOnly: true },
+      'Removed',
+    ],
   ])('%s goes through', (_, history, command, kind) => {
     expect(decideOn(history, command).answer).toEqual({ kind });
   });
 
   it('is refused for shared quotas too, a ClusterResourceQuota’s and a HierarchicalResourceQuota’s', () => {
-    const crq: PutSharedQuota = { type: 'PutSharedQuota', definition: { ref: { kind: 'ClusterResourceQuota', name: 'team' }, spec: { hard: { pods: '10' } } }, uid: 'u', namespacesMax: 10 };
+    const crq: PutSharedQuota = {
+      type: 'PutSharedQuota',
+      definition: { ref: { kind: 'ClusterResourceQuota', name: 'team' }, spec: { hard: { pods: '10' } } },
+      uid: 'u',
+      namespacesMax: 10,
+    };
     const head = (metadata?: object) => ({ version: 1, definition: { ...crq.definition, ...(metadata ? { metadata } : {}) }, members: [] });
     const facts = (metadata?: object) => ({ now: T0, head: head(metadata), namespaces: [] });
     const byCluster = managed('ledgerclusterquotas.quota-ledger.io');
@@ -83,17 +121,27 @@ describe('a REST write to a definition a cluster object manages', () => {
       message:
         'Operation cannot be fulfilled on clusterresourcequotas "team": it is managed by the cluster object ledgerclusterquotas.quota-ledger.io "team"; it can be changed there (kubectl), not through this API',
     });
-    expect(decideSharedQuota({ type: 'RemoveSharedQuota', ref: crq.definition.ref, unmanagedOnly: true }, facts(byCluster)).answer).toMatchObject({
+    expect(
+      decideSharedQuota({ type: 'RemoveSharedQuota', ref: crq.definition.ref, unmanagedOnly: true }, facts(byCluster)).answer,
+    ).toMatchObject({
       code: 'Conflict',
       message: expect.stringContaining('it can be deleted there'),
     });
     expect(decideSharedQuota({ type: 'RemoveSharedQuota', ref: crq.definition.ref }, facts(byCluster)).answer).toEqual({ kind: 'Removed' });
     expect(decideSharedQuota({ ...crq, unmanagedOnly: true }, facts()).answer).toMatchObject({ kind: 'Changed' });
     const hrqRef = { kind: 'HierarchicalResourceQuota', name: 'tree', namespace: NS } as const;
-    const hrq = { version: 1, definition: { ref: hrqRef, spec: { hard: { pods: '1' } }, metadata: managed('ledgerhierarchicalquotas.quota-ledger.io') }, members: [] };
-    expect(decideSharedQuota({ type: 'RemoveSharedQuota', ref: hrqRef, unmanagedOnly: true }, { now: T0, head: hrq, namespaces: [] }).answer).toMatchObject({
+    const hrq = {
+      version: 1,
+      definition: { ref: hrqRef, spec: { hard: { pods: '1' } }, metadata: managed('ledgerhierarchicalquotas.quota-ledger.io') },
+      members: [],
+    };
+    expect(
+      decideSharedQuota({ type: 'RemoveSharedQuota', ref: hrqRef, unmanagedOnly: true }, { now: T0, head: hrq, namespaces: [] }).answer,
+    ).toMatchObject({
       code: 'Conflict',
-      message: expect.stringContaining(`hierarchicalresourcequotas "tree": it is managed by the cluster object ledgerhierarchicalquotas.quota-ledger.io "tree" in namespace "${NS}"`),
+      message: expect.stringContaining(
+        `hierarchicalresourcequotas "tree": it is managed by the cluster object ledgerhierarchicalquotas.quota-ledger.io "tree" in namespace "${NS}"`,
+      ),
     });
   });
 });

@@ -12,7 +12,8 @@ const PODS = { group: '', resource: 'pods' };
 /** An object's admission as the namespace decider makes it, on this state (every live reservation of the object loaded). */
 const decideOn = (command: AdmitObject, state: NamespaceState) => admitObject(command, emptyFacts('team-a', T0, state));
 
-const append = (state: NamespaceState, event: LedgerEvent): NamespaceState => evolve(state, { ...event, version: state.version + 1, at: T0 + state.version + 1 });
+const append = (state: NamespaceState, event: LedgerEvent): NamespaceState =>
+  evolve(state, { ...event, version: state.version + 1, at: T0 + state.version + 1 });
 
 const pod = (name: string, cpu: string): Pod => ({
   apiVersion: 'v1',
@@ -28,7 +29,8 @@ const create = (object: Pod): AdmitObject => ({
   dryRun: false,
 });
 
-const withQuota = (hard: Record<string, string>): NamespaceState => fold([{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard } }, version: 1, at: T0 }]);
+const withQuota = (hard: Record<string, string>): NamespaceState =>
+  fold([{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard } }, version: 1, at: T0 }]);
 
 describe('a resize of a pod the listing found terminal (test/kubernetes differential, seed 7)', () => {
   // kubectl create a pod with limits.cpu=1500m; its phase becomes Succeeded and the reconciler's
@@ -42,7 +44,15 @@ describe('a resize of a pod the listing found terminal (test/kubernetes differen
     status: { phase },
   });
   const resize = (object: Pod): AdmitObject => ({
-    request: { operation: 'UPDATE', groupResource: PODS, subresource: 'resize', namespace: 'team-a', name: 'done', object, oldObject: finished },
+    request: {
+      operation: 'UPDATE',
+      groupResource: PODS,
+      subresource: 'resize',
+      namespace: 'team-a',
+      name: 'done',
+      object,
+      oldObject: finished,
+    },
     reservationId: 'resize',
     type: 'AdmitObject',
     dryRun: false,

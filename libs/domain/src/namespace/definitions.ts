@@ -7,7 +7,16 @@ import { RESOURCE_QUOTAS } from '../quota/quota-objects.js';
 import * as Resources from '../resources/resource-list.js';
 import { notFound, refusal, type Refusal } from './answers.js';
 import { clusterManagedRefusal } from './cluster-managed.js';
-import type { Decided, DefinitionLimit, PutAnswer, PutLimitRange, PutQuota, RemoveAnswer, RemoveLimitRange, RemoveQuota } from './commands.js';
+import type {
+  Decided,
+  DefinitionLimit,
+  PutAnswer,
+  PutLimitRange,
+  PutQuota,
+  RemoveAnswer,
+  RemoveLimitRange,
+  RemoveQuota,
+} from './commands.js';
 import type { NamespaceFacts } from './facts.js';
 
 /**
@@ -70,7 +79,12 @@ export function decidePut(plan: PutPlan, facts: NamespaceFacts): Decided<PutAnsw
 export function decideRemoveQuota(command: RemoveQuota, facts: NamespaceFacts): Decided<RemoveAnswer> {
   const existing = facts.state.quotas.get(command.name)?.definition;
   if (!existing) return { events: [], answer: notFound('resourcequotas', command.name) };
-  const managed = clusterManagedRefusal(command, existing.metadata, { resource: 'resourcequotas', namespace: facts.namespace, name: command.name, verb: 'deleted' });
+  const managed = clusterManagedRefusal(command, existing.metadata, {
+    resource: 'resourcequotas',
+    namespace: facts.namespace,
+    name: command.name,
+    verb: 'deleted',
+  });
   if (managed) return { events: [], answer: managed };
   return { events: [{ type: 'QuotaRemoved', data: { name: command.name } }], answer: { kind: 'Removed' } };
 }
@@ -78,7 +92,12 @@ export function decideRemoveQuota(command: RemoveQuota, facts: NamespaceFacts): 
 export function decideRemoveLimitRange(command: RemoveLimitRange, facts: NamespaceFacts): Decided<RemoveAnswer> {
   const existing = facts.state.limitRanges.get(command.name)?.definition;
   if (!existing) return { events: [], answer: notFound('limitranges', command.name) };
-  const managed = clusterManagedRefusal(command, existing.metadata, { resource: 'limitranges', namespace: facts.namespace, name: command.name, verb: 'deleted' });
+  const managed = clusterManagedRefusal(command, existing.metadata, {
+    resource: 'limitranges',
+    namespace: facts.namespace,
+    name: command.name,
+    verb: 'deleted',
+  });
   if (managed) return { events: [], answer: managed };
   return { events: [{ type: 'LimitRangeRemoved', data: { name: command.name } }], answer: { kind: 'Removed' } };
 }
@@ -96,10 +115,20 @@ function checkPut(
   const expected = command.expectedVersion;
   const current = all.get(name)?.version;
   if (expected !== undefined && current === undefined) {
-    return refusal('Conflict', `Operation cannot be fulfilled on ${resource} "${name}": the object does not exist; remove metadata.resourceVersion to create it`, resource, name);
+    return refusal(
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} "${name}": the object does not exist; remove metadata.resourceVersion to create it`,
+      resource,
+      name,
+    );
   }
   if (expected !== undefined && current !== expected) {
-    return refusal('Conflict', `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`, resource, name);
+    return refusal(
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      resource,
+      name,
+    );
   }
   if (existing === undefined && all.size >= command.limit.max) {
     const message = `${resource} "${name}" is forbidden: namespace "${facts.namespace}" already has ${all.size} ${kinds}, the most it may have (${command.limit.setting}=${command.limit.max})`;
@@ -132,7 +161,12 @@ function quotaCountRefusal(definition: QuotaDefinition, facts: NamespaceFacts): 
 }
 
 /** Users set labels and annotations; uid and creationTimestamp are the ledger's, kept from the first definition. */
-function storedMetadata(given: QuotaDefinition['metadata'], existing: QuotaDefinition['metadata'], uid: string, now: number): QuotaDefinition['metadata'] {
+function storedMetadata(
+  given: QuotaDefinition['metadata'],
+  existing: QuotaDefinition['metadata'],
+  uid: string,
+  now: number,
+): QuotaDefinition['metadata'] {
   const { uid: _uid, creationTimestamp: _created, ...rest } = given ?? {};
   return { ...rest, uid: existing?.uid ?? uid, creationTimestamp: existing?.creationTimestamp ?? iso(now) };
 }

@@ -64,7 +64,12 @@ export interface StoredAnswer {
 }
 
 /** The facts of a namespace nothing has been read of yet (tests and the specs start here). */
-export function emptyFacts(namespace: string, now: number, state: NamespaceState = initialState(), known = state.version > 0): NamespaceFacts {
+export function emptyFacts(
+  namespace: string,
+  now: number,
+  state: NamespaceState = initialState(),
+  known = state.version > 0,
+): NamespaceFacts {
   return { namespace, known, now, state, liveLoaded: 'all', reservations: new Map(), answers: new Map() };
 }
 

@@ -31,17 +31,35 @@ function stateOf(given: Given, hard: number): NamespaceState {
     { type: 'NamespaceDefined', data: { name: given.name, metadata: { labels: { [FAIR_SHARE_WEIGHT_KEY]: String(given.weight) } } } },
     { type: 'SharedQuotaApplied', data: { key: KEY, ref: REF, spec: { hard: { cpu: String(hard) } } } },
   ];
-  if (given.used > 0) events.push({ type: 'Reserved', data: { reservationId: `${given.name}-held`, object: WIDGETS, operation: 'CREATE', charged: { cpu: String(given.used) }, scopeFacts: {} } });
+  if (given.used > 0)
+    events.push({
+      type: 'Reserved',
+      data: {
+        reservationId: `${given.name}-held`,
+        object: WIDGETS,
+        operation: 'CREATE',
+        charged: { cpu: String(given.used) },
+        scopeFacts: {},
+      },
+    });
   for (let i = 0; i < given.waiters; i++) {
     events.push({
       type: 'Queued',
-      data: { reservationId: `${given.name}-w${i}`, object: WIDGETS, resources: { cpu: String(given.each ?? 1) }, priority: 0, deadline: new Date(NOW + 60_000).toISOString(), waitingFor: [] },
+      data: {
+        reservationId: `${given.name}-w${i}`,
+        object: WIDGETS,
+        resources: { cpu: String(given.each ?? 1) },
+        priority: 0,
+        deadline: new Date(NOW + 60_000).toISOString(),
+        waitingFor: [],
+      },
     });
   }
   return fold(events);
 }
 
-const cpu = (list: Resources.ResourceList | undefined): number => Number((Resources.get(list ?? Resources.EMPTY, 'cpu')?.nanos ?? 0n) / 1_000_000_000n);
+const cpu = (list: Resources.ResourceList | undefined): number =>
+  Number((Resources.get(list ?? Resources.EMPTY, 'cpu')?.nanos ?? 0n) / 1_000_000_000n);
 
 /** Every namespace's facts as one transaction reads them: its state, and the shared quota's usage in the others. */
 function factsOf(states: readonly NamespaceState[], names: readonly string[]): NamespaceFacts[] {
@@ -159,11 +177,18 @@ describe('decideFairDrain', () => {
 });
 
 describe('decideFairDrain laws', () => {
-  const namespacesArb = fc.uniqueArray(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd'), weight: fc.integer({ min: 1, max: 5 }), waiters: fc.integer({ min: 0, max: 12 }) }), {
-    selector: (n) => n.name,
-    minLength: 1,
-    maxLength: 4,
-  });
+  const namespacesArb = fc.uniqueArray(
+    fc.record({
+      name: fc.constantFrom('a', 'b', 'c', 'd'),
+      weight: fc.integer({ min: 1, max: 5 }),
+      waiters: fc.integer({ min: 0, max: 12 }),
+    }),
+    {
+      selector: (n) => n.name,
+      minLength: 1,
+      maxLength: 4,
+    },
+  );
 
   it('never charges the shared quota over hard, and leaves no room while a waiter that fits still waits', () => {
     fc.assert(
@@ -201,7 +226,10 @@ describe('decideFairDrain laws', () => {
 describe('freedSharedKeys', () => {
   const held = stateOf({ name: 'a', weight: 1, used: 2, waiters: 0 }, 4);
   const waiting = stateOf({ name: 'a', weight: 1, used: 2, waiters: 1 }, 4);
-  const reserve: LedgerEvent = { type: 'Reserved', data: { reservationId: 'more', object: WIDGETS, operation: 'CREATE', charged: { cpu: '1' }, scopeFacts: {} } };
+  const reserve: LedgerEvent = {
+    type: 'Reserved',
+    data: { reservationId: 'more', object: WIDGETS, operation: 'CREATE', charged: { cpu: '1' }, scopeFacts: {} },
+  };
   const release: LedgerEvent = { type: 'Released', data: { reservationId: 'a-held', reason: 'cancelled' } };
   const cancel: LedgerEvent = { type: 'Cancelled', data: { reservationId: 'a-w0' } };
   it.each([

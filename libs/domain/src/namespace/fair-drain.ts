@@ -64,7 +64,11 @@ function fairest(namespaces: readonly NamespaceFacts[], key: string): { namespac
   const hard = namespaces.find((facts) => facts.state.shared.has(key))?.state.shared.get(key)?.hard ?? Resources.EMPTY;
   const candidates = namespaces
     .filter((facts) => next.has(facts.namespace))
-    .map((facts) => ({ namespace: facts.namespace, weight: fairShareWeight(facts.state.object?.definition.metadata), used: facts.state.sharedUsed.get(key) ?? Resources.EMPTY }));
+    .map((facts) => ({
+      namespace: facts.namespace,
+      weight: fairShareWeight(facts.state.object?.definition.metadata),
+      used: facts.state.sharedUsed.get(key) ?? Resources.EMPTY,
+    }));
   const first = fairShareOrder(candidates, hard)[0];
   const events = first && next.get(first.namespace);
   return first && events ? { namespace: first.namespace, events } : undefined;
@@ -147,7 +151,12 @@ export function freedSharedKeys(before: NamespaceState, after: NamespaceState, e
   const freed: string[] = [];
   for (const [key, used] of before.sharedUsed) {
     const now = after.sharedUsed.get(key);
-    if (!after.shared.has(key) || !now || Object.entries(used).some(([resource, amount]) => (Resources.get(now, resource)?.cmp(amount) ?? -1) < 0)) freed.push(key);
+    if (
+      !after.shared.has(key) ||
+      !now ||
+      Object.entries(used).some(([resource, amount]) => (Resources.get(now, resource)?.cmp(amount) ?? -1) < 0)
+    )
+      freed.push(key);
   }
   return freed;
 }

@@ -34,7 +34,8 @@ function facts(events: readonly LedgerEvent[], listedAt = 0): NamespaceFacts {
   return { ...emptyFacts(NS, T0 + 1000, state, events.length > 0), releasedSince: { since: listedAt, uids: new Set() } };
 }
 
-const reconcileOn = (command: NamespaceCommand & { type: 'Reconcile' }, events: readonly LedgerEvent[]) => decide(command, facts(events, command.listedAt));
+const reconcileOn = (command: NamespaceCommand & { type: 'Reconcile' }, events: readonly LedgerEvent[]) =>
+  decide(command, facts(events, command.listedAt));
 
 const putQuota = (hard: Record<string, string>, awaitFirstCount = true): NamespaceCommand => ({
   type: 'PutQuota',
@@ -77,10 +78,29 @@ describe('a namespace made managed', () => {
   it('refuses what its quotas would charge until counted, naming the quota as Kubernetes does', () => {
     const { events, answer } = decide(admit('third'), facts([quotaDefined, awaited]));
     expect(events).toEqual([]);
-    expect(answer).toMatchObject({ kind: 'Decided', result: { allowed: false, code: 403, denial: { kind: 'StatusUnknown', quota: 'compute', resources: ['pods'] } } });
-    expect((answer as { result: { message: string } }).result.message).toBe('pods "third" is forbidden: status unknown for quota: compute, resources: pods');
-    const list = decide({ type: 'AdmitResources', groupResource: PODS, name: 'x', resources: { pods: '1' }, reservationId: 'r-x', dryRun: false, source: 'rest' }, facts([quotaDefined, awaited]));
-    expect(list.answer).toMatchObject({ kind: 'Decided', result: { allowed: false, denial: { kind: 'StatusUnknown', quota: 'compute', resources: ['pods'] } } });
+    expect(answer).toMatchObject({
+      kind: 'Decided',
+      result: { allowed: false, code: 403, denial: { kind: 'StatusUnknown', quota: 'compute', resources: ['pods'] } },
+    });
+    expect((answer as { result: { message: string } }).result.message).toBe(
+      'pods "third" is forbidden: status unknown for quota: compute, resources: pods',
+    );
+    const list = decide(
+      {
+        type: 'AdmitResources',
+        groupResource: PODS,
+        name: 'x',
+        resources: { pods: '1' },
+        reservationId: 'r-x',
+        dryRun: false,
+        source: 'rest',
+      },
+      facts([quotaDefined, awaited]),
+    );
+    expect(list.answer).toMatchObject({
+      kind: 'Decided',
+      result: { allowed: false, denial: { kind: 'StatusUnknown', quota: 'compute', resources: ['pods'] } },
+    });
   });
 
   it('is counted by a complete listing begun after it awaited, which adopts what exists; the next pod over hard is then refused', () => {
@@ -89,12 +109,18 @@ describe('a namespace made managed', () => {
     expect(before.events.map((e) => e.type)).toEqual(['Adopted', 'Adopted']);
     expect(reconcileOn({ ...listing(['a', 'b'], T0 + 5), covers: [] }, [quotaDefined, awaited]).events).toEqual([]);
     // Begun after, but before the webhooks were sent the namespace's writes (its label not yet in place): no count.
-    expect(reconcileOn({ ...listing(['a', 'b'], T0 + 5), countable: false }, [quotaDefined, awaited]).events.map((e) => e.type)).toEqual(['Adopted', 'Adopted']);
+    expect(reconcileOn({ ...listing(['a', 'b'], T0 + 5), countable: false }, [quotaDefined, awaited]).events.map((e) => e.type)).toEqual([
+      'Adopted',
+      'Adopted',
+    ]);
     const { events, answer } = reconcileOn(listing(['a', 'b'], T0 + 5), [quotaDefined, awaited]);
     expect(events.map((e) => e.type)).toEqual(['Adopted', 'Adopted', 'Counted']);
     expect(answer).toMatchObject({ kind: 'Reconciled', counted: true });
     const after = facts([quotaDefined, awaited, ...events]);
     expect(after.state.awaitingCountSince).toBeUndefined();
-    expect(decide(admit('third'), after).answer).toMatchObject({ kind: 'Decided', result: { allowed: false, denial: { kind: 'Exceeded', quota: 'compute' } } });
+    expect(decide(admit('third'), after).answer).toMatchObject({
+      kind: 'Decided',
+      result: { allowed: false, denial: { kind: 'Exceeded', quota: 'compute' } },
+    });
   });
 });

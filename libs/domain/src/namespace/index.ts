@@ -11,6 +11,14 @@ export { decideFairDrain, FAIR_DRAIN_ADMISSIONS_MAX, freedSharedKeys, type FairD
 export type { AdmissionRequest } from './admission-decision.js';
 export type { ExistingObject, OverHard, ReconcileAction, Uncovered, Unreadable } from './reconcile.js';
 export { measureListing, type Listed } from './settle-listed.js';
-export { ADMISSION_PLUGINS, alwaysDenyRefusal, DEFAULT_ADMISSION_PLUGINS, IMMORTAL_NAMESPACES, namespaceDeletionRefusal, pluginEnabled, type AdmissionPlugin } from './plugins.js';
+export {
+  ADMISSION_PLUGINS,
+  alwaysDenyRefusal,
+  DEFAULT_ADMISSION_PLUGINS,
+  IMMORTAL_NAMESPACES,
+  namespaceDeletionRefusal,
+  pluginEnabled,
+  type AdmissionPlugin,
+} from './plugins.js';
 export { defaultPodForAdmission, groupResourceForKind } from './rest.js';
 export { LIVE_PER_OBJECT_MAX, originOf, type ReservationOrigin } from './stored.js';

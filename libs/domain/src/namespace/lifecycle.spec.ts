@@ -16,7 +16,10 @@ const appendAll = (state: NamespaceState, events: readonly LedgerEvent[]): Names
 
 const base: LedgerEvent[] = [
   { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '10' } } } },
-  { type: 'Reserved', data: { reservationId: 'v1', object: obj, operation: 'CREATE', charged: { 'requests.cpu': '1' }, scopeFacts: facts } },
+  {
+    type: 'Reserved',
+    data: { reservationId: 'v1', object: obj, operation: 'CREATE', charged: { 'requests.cpu': '1' }, scopeFacts: facts },
+  },
   { type: 'Committed', data: { reservationId: 'v1' } },
   {
     type: 'Reserved',
@@ -94,7 +97,11 @@ describe('decideCommit', () => {
 
   it.each([
     // [case, the earlier change's cpu, expected]
-    ['refuses to commit a change lowering the settled state under a later one waiting: it would be charged less than it asks', '500m', 'Blocked'],
+    [
+      'refuses to commit a change lowering the settled state under a later one waiting: it would be charged less than it asks',
+      '500m',
+      'Blocked',
+    ],
     ['commits one that lowers nothing: the later change stays covered by its increase over the settled state', '2', 'Commit'],
   ] as const)('%s', (_case, cpu, expected) => {
     // Settled at 1 cpu; a change to `cpu` (charged its increase), then a later one back to 1 (charged nothing).
@@ -162,7 +169,10 @@ describe('decideCommit', () => {
       },
     ]);
     expect(decideCommit(state, 'rest', T0 + 999).kind).toBe('Commit');
-    expect(decideCommit(state, 'rest', T0 + 1000)).toEqual({ kind: 'Expired', events: [{ type: 'Released', data: { reservationId: 'rest', reason: 'expired' } }] });
+    expect(decideCommit(state, 'rest', T0 + 1000)).toEqual({
+      kind: 'Expired',
+      events: [{ type: 'Released', data: { reservationId: 'rest', reason: 'expired' } }],
+    });
   });
 });
 

@@ -26,7 +26,12 @@ export type CommitOutcome =
   | { readonly kind: 'NotLive' };
 
 /** `released`: reservations the caller releases in the same transaction, before this commit. */
-export function decideCommit(state: NamespaceState, reservationId: string, now: number, released: ReadonlySet<string> = NONE): CommitOutcome {
+export function decideCommit(
+  state: NamespaceState,
+  reservationId: string,
+  now: number,
+  released: ReadonlySet<string> = NONE,
+): CommitOutcome {
   const reservation = state.reservations.get(reservationId);
   if (!reservation || released.has(reservationId)) return { kind: 'NotLive' };
   if (reservation.status === 'committed') return { kind: 'AlreadyCommitted' };
@@ -36,7 +41,9 @@ export function decideCommit(state: NamespaceState, reservationId: string, now: 
   const live = objectReservations(state, reservation).filter((other) => !released.has(other.id));
   const blocker = laterChangeUnderCharged(live, reservation);
   if (blocker) return { kind: 'Blocked', by: blocker.id };
-  const superseded = live.filter((other) => other.version < reservation.version).map((other): LedgerEvent => ({ type: 'Released', data: { reservationId: other.id, reason: 'superseded' } }));
+  const superseded = live
+    .filter((other) => other.version < reservation.version)
+    .map((other): LedgerEvent => ({ type: 'Released', data: { reservationId: other.id, reason: 'superseded' } }));
   return { kind: 'Commit', events: [{ type: 'Committed', data: { reservationId } }, ...superseded] };
 }
 

@@ -24,7 +24,12 @@ export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts)
   if (expected !== undefined && existing === undefined) {
     return {
       events: [],
-      answer: refusal('Conflict', `Operation cannot be fulfilled on namespaces "${name}": the object does not exist; remove metadata.resourceVersion to create it`, 'namespaces', name),
+      answer: refusal(
+        'Conflict',
+        `Operation cannot be fulfilled on namespaces "${name}": the object does not exist; remove metadata.resourceVersion to create it`,
+        'namespaces',
+        name,
+      ),
     };
   }
   if (expected !== undefined && existing?.version !== expected) {
@@ -41,7 +46,8 @@ export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts)
   // A listing older than the stored Namespace the record was last taken from changes nothing.
   const observed = command.definition.observedVersion;
   const recorded = existing?.definition.observedVersion;
-  if (observed !== undefined && recorded !== undefined && !isNewerVersion(observed, recorded)) return { events: [], answer: { kind: 'Unchanged' } };
+  if (observed !== undefined && recorded !== undefined && !isNewerVersion(observed, recorded))
+    return { events: [], answer: { kind: 'Unchanged' } };
   const { uid: _uid, creationTimestamp: _created, ...given } = command.definition.metadata ?? {};
   const stored: NamespaceDefinition = {
     name,
@@ -54,8 +60,11 @@ export function decidePutNamespace(command: PutNamespace, facts: NamespaceFacts)
     ...(observed === undefined ? {} : { observedVersion: observed }),
   };
   // A new resourceVersion alone (the object changed in nothing the ledger keeps) is no change.
-  if (existing && deepEqualJson(withoutObserved(existing.definition), withoutObserved(stored))) return { events: [], answer: { kind: 'Unchanged' } };
-  return existing ? { events: [{ type: 'NamespaceChanged', data: stored }], answer: { kind: 'Changed' } } : { events: [{ type: 'NamespaceDefined', data: stored }], answer: { kind: 'Defined' } };
+  if (existing && deepEqualJson(withoutObserved(existing.definition), withoutObserved(stored)))
+    return { events: [], answer: { kind: 'Unchanged' } };
+  return existing
+    ? { events: [{ type: 'NamespaceChanged', data: stored }], answer: { kind: 'Changed' } }
+    : { events: [{ type: 'NamespaceDefined', data: stored }], answer: { kind: 'Defined' } };
 }
 
 function withoutObserved(definition: NamespaceDefinition): unknown {
@@ -85,6 +94,7 @@ export function decideSyncSharedQuotas(command: SyncSharedQuotas, facts: Namespa
     applied.push(quota.key);
     events.push({ type: 'SharedQuotaApplied', data: { key: quota.key, ref: quota.ref, spec: quota.spec } });
   }
-  if (applied.length > 0) assert(facts.liveLoaded === 'all', 'a shared quota applied recounts usage: every live reservation was loaded before deciding');
+  if (applied.length > 0)
+    assert(facts.liveLoaded === 'all', 'a shared quota applied recounts usage: every live reservation was loaded before deciding');
   return { events, answer: { kind: 'Synced', applied, withdrawn } };
 }

@@ -49,9 +49,15 @@ interface Target {
 
 /** What a plugin's refusal names: the request's resource, object name, operation and namespace. */
 function targetOf(command: Admission, namespace: string): Target {
-  if (command.type === 'AdmitResources') return { operation: 'CREATE', resource: command.groupResource, name: command.name ?? '', namespace };
+  if (command.type === 'AdmitResources')
+    return { operation: 'CREATE', resource: command.groupResource, name: command.name ?? '', namespace };
   const { request } = command;
-  return { operation: request.operation, resource: request.groupResource, name: admissionObjectName(request.object ?? request.oldObject, request.name), namespace };
+  return {
+    operation: request.operation,
+    resource: request.groupResource,
+    name: admissionObjectName(request.object ?? request.oldObject, request.name),
+    namespace,
+  };
 }
 
 /** A refusal by NamespaceLifecycle or AlwaysDeny: logged as a decision where the namespace is managed, answered alone where not. */
@@ -68,7 +74,8 @@ function refusedBy(stage: AdmissionPlugin, message: string, command: Admission, 
  */
 function unmanagedResult(command: AdmitObject | AdmitResources): AdmissionResult {
   const allowed: AdmissionResult = { allowed: true, code: 200, dryRun: command.dryRun };
-  if (command.type !== 'AdmitObject' || !command.limitedResources?.length || !pluginEnabled(command.plugins, 'ResourceQuota')) return allowed;
+  if (command.type !== 'AdmitObject' || !command.limitedResources?.length || !pluginEnabled(command.plugins, 'ResourceQuota'))
+    return allowed;
   const { request } = command;
   if ((request.operation !== 'CREATE' && request.operation !== 'UPDATE') || !request.object) return allowed;
   const quota = checkQuota({

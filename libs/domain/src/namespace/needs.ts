@@ -28,7 +28,12 @@ const NOTHING: Needs = { requestKeys: [], reservationIds: [], uids: [], allLive:
 
 export function needsOf(command: NamespaceCommand, facts: NamespaceFacts): Needs | undefined {
   const needs = needsAny(command, facts);
-  const empty = needs.requestKeys.length === 0 && needs.reservationIds.length === 0 && needs.uids.length === 0 && !needs.allLive && !needs.releasedSince;
+  const empty =
+    needs.requestKeys.length === 0 &&
+    needs.reservationIds.length === 0 &&
+    needs.uids.length === 0 &&
+    !needs.allLive &&
+    !needs.releasedSince;
   return empty ? undefined : needs;
 }
 

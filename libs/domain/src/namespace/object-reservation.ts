@@ -90,7 +90,10 @@ function changesNothing(command: ObjectCharge, now: SettledState, stored: Stored
   if (!oldObject) return false;
   try {
     const evaluator = evaluatorFor(command.request.groupResource);
-    const before = { usage: evaluator.usage(oldObject, { now: command.now, asLive, specFloor: true }), scopeFacts: evaluator.scopeFacts(oldObject) };
+    const before = {
+      usage: evaluator.usage(oldObject, { now: command.now, asLive, specFloor: true }),
+      scopeFacts: evaluator.scopeFacts(oldObject),
+    };
     return sameState(before, stateOf(newest));
   } catch (error) {
     if (error instanceof DomainError) return false;

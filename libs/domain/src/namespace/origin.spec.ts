@@ -15,13 +15,27 @@ import { emptyFacts, type NamespaceFacts, type RecordedReservation } from './fac
 const T0 = Date.UTC(2026, 0, 1);
 const NS = 'team-a';
 const pods = { group: '', resource: 'pods' };
-const facts = { Terminating: false, NotTerminating: true, BestEffort: false, NotBestEffort: true, PriorityClass: [], CrossNamespacePodAffinity: false };
+const facts = {
+  Terminating: false,
+  NotTerminating: true,
+  BestEffort: false,
+  NotBestEffort: true,
+  PriorityClass: [],
+  CrossNamespacePodAffinity: false,
+};
 /** A running 500m pod's whole usage, as admission records it. */
 const running = { 'count/pods': '1', pods: '1', cpu: '500m', 'requests.cpu': '500m', 'limits.cpu': '500m' };
 
 const reserved = (id: string, uid: string | undefined, source?: 'webhook' | 'rest'): LedgerEvent => ({
   type: 'Reserved',
-  data: { reservationId: id, object: { ...pods, kind: 'Pod', name: `pod-${id}`, ...(uid ? { uid } : {}) }, operation: 'CREATE', charged: running, scopeFacts: facts, ...(source ? { source } : {}) },
+  data: {
+    reservationId: id,
+    object: { ...pods, kind: 'Pod', name: `pod-${id}`, ...(uid ? { uid } : {}) },
+    operation: 'CREATE',
+    charged: running,
+    scopeFacts: facts,
+    ...(source ? { source } : {}),
+  },
 });
 const adopted = (id: string, uid: string): LedgerEvent => ({
   type: 'Adopted',
@@ -29,7 +43,11 @@ const adopted = (id: string, uid: string): LedgerEvent => ({
 });
 
 function given(events: readonly LedgerEvent[], extra: Partial<NamespaceFacts> = {}) {
-  const state = fold([{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard: { pods: '5', 'requests.cpu': '4' } } } } as LedgerEvent, ...events].map((e, i) => ({ ...e, version: i + 1, at: T0 + i })));
+  const state = fold(
+    [{ type: 'QuotaDefined', data: { name: 'compute', spec: { hard: { pods: '5', 'requests.cpu': '4' } } } } as LedgerEvent, ...events].map(
+      (e, i) => ({ ...e, version: i + 1, at: T0 + i }),
+    ),
+  );
   const all: NamespaceFacts = { ...emptyFacts(NS, T0 + 1000, state, true), ...extra };
   return (command: NamespaceCommand) => decide(command, all);
 }
@@ -39,12 +57,25 @@ const record = (id: string, origin: RecordedReservation['origin']): Partial<Name
 });
 
 function resized(uid: string, cpu: string): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: NS, uid, resourceVersion: '7' }, spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu }, limits: { cpu } } }] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: NS, uid, resourceVersion: '7' },
+    spec: { containers: [{ name: 'app', image: 'x', resources: { requests: { cpu }, limits: { cpu } } }] },
+  };
 }
 
 const restUpdate = (uid: string, cpu: string): AdmitObject => ({
   type: 'AdmitObject',
-  request: { operation: 'UPDATE', groupResource: pods, subresource: 'resize', namespace: NS, name: 'web', object: resized(uid, cpu), oldObject: resized(uid, '500m') },
+  request: {
+    operation: 'UPDATE',
+    groupResource: pods,
+    subresource: 'resize',
+    namespace: NS,
+    name: 'web',
+    object: resized(uid, cpu),
+    oldObject: resized(uid, '500m'),
+  },
   reservationId: 'r-new',
   dryRun: false,
   source: 'rest',
@@ -56,7 +87,12 @@ describe('originOf', () => {
     ['adopted, whatever else', { operation: 'ADOPT', object: { ...pods, uid: 'u' } }, 'rest:x', 'adopted'],
     ['an old reservation by its review key', { operation: 'CREATE', object: pods }, 'review:abc', 'webhook'],
     ['an old reservation by its REST key', { operation: 'CREATE', object: { ...pods, uid: 'u' } }, 'rest:abc', 'rest'],
-    ['an old reservation of an object with a uid and no key: the webhook, the safe side', { operation: 'CREATE', object: { ...pods, uid: 'u' } }, undefined, 'webhook'],
+    [
+      'an old reservation of an object with a uid and no key: the webhook, the safe side',
+      { operation: 'CREATE', object: { ...pods, uid: 'u' } },
+      undefined,
+      'webhook',
+    ],
     ['an old reservation of a plain list and no key: REST', { operation: 'CREATE', object: pods }, undefined, 'rest'],
   ] as const)('tells %s', (_what, reservation, requestId, expected) => {
     expect(originOf(reservation, requestId)).toBe(expected);
@@ -82,7 +118,9 @@ describe('a REST call against what the cluster made', () => {
   it('may commit and release its own REST reservation, and the ledger (by nobody in particular) may settle any', () => {
     const decideOn = given([reserved('r1', 'u-r1', 'rest')], { ...record('r1', 'rest'), liveLoaded: 'all' });
     expect(decideOn({ type: 'CommitReservation', reservationId: 'r1', by: 'rest' }).answer).toEqual({ kind: 'Committed' });
-    expect(decideOn({ type: 'ReleaseReservation', reservationId: 'r1', reason: 'cancelled', by: 'rest' }).answer).toEqual({ kind: 'Released' });
+    expect(decideOn({ type: 'ReleaseReservation', reservationId: 'r1', reason: 'cancelled', by: 'rest' }).answer).toEqual({
+      kind: 'Released',
+    });
     const cluster = given([reserved('r1', 'u-r1', 'webhook')], { ...record('r1', 'webhook'), liveLoaded: 'all' });
     expect(cluster({ type: 'CommitReservation', reservationId: 'r1' }).answer).toEqual({ kind: 'Committed' });
   });
@@ -95,7 +133,10 @@ describe('a REST call against what the cluster made', () => {
   });
 
   it('may reserve an UPDATE of its own REST object, and the cluster may change a REST object', () => {
-    expect(given([reserved('r1', 'u1', 'rest')])(restUpdate('u1', '1')).answer).toMatchObject({ kind: 'Decided', result: { allowed: true } });
+    expect(given([reserved('r1', 'u1', 'rest')])(restUpdate('u1', '1')).answer).toMatchObject({
+      kind: 'Decided',
+      result: { allowed: true },
+    });
     const review: AdmitObject = { ...restUpdate('u1', '1'), source: 'webhook' };
     const { events, answer } = given([reserved('r1', 'u1', 'rest')])(review);
     expect(answer).toMatchObject({ kind: 'Decided', result: { allowed: true } });
@@ -108,7 +149,15 @@ describe("a request's word that its object has ended", () => {
     const finished = (cpu: string): Pod => ({ ...resized('u1', cpu), status: { phase: 'Succeeded' } });
     const review: AdmitObject = {
       type: 'AdmitObject',
-      request: { operation: 'UPDATE', groupResource: pods, subresource: 'resize', namespace: NS, name: 'web', object: finished('500m'), oldObject: resized('u1', '500m') },
+      request: {
+        operation: 'UPDATE',
+        groupResource: pods,
+        subresource: 'resize',
+        namespace: NS,
+        name: 'web',
+        object: finished('500m'),
+        oldObject: resized('u1', '500m'),
+      },
       reservationId: 'r-new',
       dryRun: false,
       source: 'webhook',
@@ -116,7 +165,12 @@ describe("a request's word that its object has ended", () => {
     const { events } = given([reserved('r1', 'u1', 'webhook'), { type: 'Committed', data: { reservationId: 'r1' } }])(review);
     // Nothing the ledger counts changes: no reservation, so nothing to commit that would cut the pod's compute.
     expect(events).toEqual([]);
-    const bigger = given([reserved('r1', 'u1', 'webhook'), { type: 'Committed', data: { reservationId: 'r1' } }])({ ...review, request: { ...review.request, object: finished('1') } });
-    expect(bigger.events).toMatchObject([{ type: 'Reserved', data: { operation: 'UPDATE', objectUsage: { 'requests.cpu': '1', 'count/pods': '1' } } }]);
+    const bigger = given([reserved('r1', 'u1', 'webhook'), { type: 'Committed', data: { reservationId: 'r1' } }])({
+      ...review,
+      request: { ...review.request, object: finished('1') },
+    });
+    expect(bigger.events).toMatchObject([
+      { type: 'Reserved', data: { operation: 'UPDATE', objectUsage: { 'requests.cpu': '1', 'count/pods': '1' } } },
+    ]);
   });
 });

@@ -32,7 +32,11 @@ export function namespaceDeletionRefusal(name: string, enabled: readonly Admissi
 }
 
 /** AlwaysDeny's answer to every request (kube-apiserver's words), else undefined when it is not enabled. */
-export function alwaysDenyRefusal(enabled: readonly AdmissionPlugin[] | undefined, resource: GroupResource, name: string): string | undefined {
+export function alwaysDenyRefusal(
+  enabled: readonly AdmissionPlugin[] | undefined,
+  resource: GroupResource,
+  name: string,
+): string | undefined {
   if (!pluginEnabled(enabled, 'AlwaysDeny')) return undefined;
   return forbiddenText(resource, name, 'admission control is denying all modifications');
 }
@@ -61,5 +65,9 @@ export function namespaceLifecycleRefusal(
   state: NamespaceState,
 ): string | undefined {
   if (!pluginEnabled(enabled, 'NamespaceLifecycle') || request.operation !== 'CREATE' || !namespaceObjectRemoved(state)) return undefined;
-  return forbiddenText(request.resource, request.name, `unable to create new content in namespace ${request.namespace} because it is being terminated`);
+  return forbiddenText(
+    request.resource,
+    request.name,
+    `unable to create new content in namespace ${request.namespace} because it is being terminated`,
+  );
 }

@@ -12,7 +12,10 @@ import { BlockingShares, neverFits, quotaLimitsOf } from './queue-bounds.js';
 // lets go of, and stops holding back for.
 const POLICY: QueuePolicy = { passMax: 0, passMs: 0, perNamespaceMax: 50, blockSharePercent: 50 };
 const KEY = 'clusterresourcequotas/crq';
-const CRQ: LedgerEvent = { type: 'SharedQuotaApplied', data: { key: KEY, ref: { kind: 'ClusterResourceQuota', name: 'crq' }, spec: { hard: { 'example.com/x': '10' } } } };
+const CRQ: LedgerEvent = {
+  type: 'SharedQuotaApplied',
+  data: { key: KEY, ref: { kind: 'ClusterResourceQuota', name: 'crq' }, spec: { hard: { 'example.com/x': '10' } } },
+};
 
 class Stream {
   state: NamespaceState = initialState();
@@ -22,7 +25,9 @@ class Stream {
   constructor(private readonly policy: QueuePolicy = POLICY) {}
 
   facts(): NamespaceFacts {
-    const reservations = new Map<string, RecordedReservation>([...this.state.reservations.values()].map((r) => [r.id, { id: r.id, object: r.object, origin: 'rest', status: r.status }]));
+    const reservations = new Map<string, RecordedReservation>(
+      [...this.state.reservations.values()].map((r) => [r.id, { id: r.id, object: r.object, origin: 'rest', status: r.status }]),
+    );
     const sharedElsewhere = new Map([...this.state.shared.keys()].map((key) => [key, this.elsewhere.get(key) ?? Resources.EMPTY]));
     return { ...emptyFacts('ns', 1000, this.state), reservations, queuePolicy: this.policy, sharedElsewhere };
   }
@@ -38,7 +43,12 @@ class Stream {
   }
 
   hard(x: string) {
-    return this.run({ type: 'PutQuota', definition: { name: 'compute', spec: { hard: { 'example.com/x': x } } }, uid: 'q', limit: { max: 4, setting: 'QUOTAS_PER_NAMESPACE_MAX' } });
+    return this.run({
+      type: 'PutQuota',
+      definition: { name: 'compute', spec: { hard: { 'example.com/x': x } } },
+      uid: 'q',
+      limit: { max: 4, setting: 'QUOTAS_PER_NAMESPACE_MAX' },
+    });
   }
 
   reserve(id: string, x: string, wait?: { principal?: string; priority?: number }) {
@@ -58,15 +68,35 @@ const types = (events: readonly LedgerEvent[]): string[] => events.map((e) => e.
 
 describe('a waiter that can never fit', () => {
   it.each([
-    ['more than the hard limit', { 'example.com/x': '10' }, { 'example.com/x': '11' }, { quota: 'compute', resource: 'example.com/x', requested: '11', hard: '10' }],
+    [
+      'more than the hard limit',
+      { 'example.com/x': '10' },
+      { 'example.com/x': '11' },
+      { quota: 'compute', resource: 'example.com/x', requested: '11', hard: '10' },
+    ],
     ['exactly the hard limit', { 'example.com/x': '10' }, { 'example.com/x': '10' }, undefined],
-    ['a million under a limit of 10', { 'example.com/x': '10' }, { 'example.com/x': '1M' }, { quota: 'compute', resource: 'example.com/x', requested: '1M', hard: '10' }],
+    [
+      'a million under a limit of 10',
+      { 'example.com/x': '10' },
+      { 'example.com/x': '1M' },
+      { quota: 'compute', resource: 'example.com/x', requested: '1M', hard: '10' },
+    ],
     ['a resource the quota does not limit', { 'example.com/x': '10' }, { 'example.com/y': '11' }, undefined],
-    ['the one limited resource of two it exceeds', { cpu: '4', memory: '1Gi' }, { cpu: '1', memory: '2Gi' }, { quota: 'compute', resource: 'memory', requested: '2Gi', hard: '1Gi' }],
+    [
+      'the one limited resource of two it exceeds',
+      { cpu: '4', memory: '1Gi' },
+      { cpu: '1', memory: '2Gi' },
+      { quota: 'compute', resource: 'memory', requested: '2Gi', hard: '1Gi' },
+    ],
     ['a milli-unit past the limit', { cpu: '2' }, { cpu: '2001m' }, { quota: 'compute', resource: 'cpu', requested: '2001m', hard: '2' }],
   ])('finds %s', (_name, hard, request, unfit) => {
     const s = new Stream();
-    s.run({ type: 'PutQuota', definition: { name: 'compute', spec: { hard } }, uid: 'q', limit: { max: 4, setting: 'QUOTAS_PER_NAMESPACE_MAX' } });
+    s.run({
+      type: 'PutQuota',
+      definition: { name: 'compute', spec: { hard } },
+      uid: 'q',
+      limit: { max: 4, setting: 'QUOTAS_PER_NAMESPACE_MAX' },
+    });
     expect(neverFits(quotaLimitsOf(s.state), Resources.resourceList(request))).toEqual(unfit);
   });
 
@@ -83,7 +113,9 @@ describe('a waiter that can never fit', () => {
     expect(waited.events).toEqual([]);
     expect(waited.answer).toMatchObject({ kind: 'Decided', result: { allowed: false, code: 403, denial: { kind: 'Exceeded' } } });
     const message = (waited.answer as { result: { message: string } }).result.message;
-    expect(message).toMatch(shared ? /exceeded cluster quota: crq, requested: example.com\/x=/ : /exceeded quota: compute, requested: example.com\/x=/);
+    expect(message).toMatch(
+      shared ? /exceeded cluster quota: crq, requested: example.com\/x=/ : /exceeded quota: compute, requested: example.com\/x=/,
+    );
     expect(message.replace('"big"', '"plain"')).toBe((plain.answer as { result: { message: string } }).result.message);
     expect(s.state.queue.size).toBe(0);
   });
@@ -106,7 +138,10 @@ describe('a waiter that can never fit', () => {
     expect(types(lowered.events)).toEqual(['QuotaChanged', 'Expired', 'AdmittedFromQueue', 'Reserved']);
     expect(lowered.events[1]).toEqual({
       type: 'Expired',
-      data: { reservationId: 'big', reason: 'can never be admitted: it asks for example.com/x=8, more than the hard limit of quota compute (example.com/x=6)' },
+      data: {
+        reservationId: 'big',
+        reason: 'can never be admitted: it asks for example.com/x=8, more than the hard limit of quota compute (example.com/x=6)',
+      },
     });
     expect(s.state.queue.size).toBe(0);
   });
@@ -116,7 +151,9 @@ describe('a waiter that can never fit', () => {
     s.hard('10');
     s.reserve('held', '9');
     s.reserve('big', '10', { principal: 'p' });
-    expect(s.reserve('blocked', '0.5').answer).toMatchObject({ result: { code: 403, message: expect.stringContaining('queued reservation big') } });
+    expect(s.reserve('blocked', '0.5').answer).toMatchObject({
+      result: { code: 403, message: expect.stringContaining('queued reservation big') },
+    });
     // The lowered limit folded without the drain that would follow it now.
     s.fold([{ type: 'QuotaChanged', data: { name: 'compute', spec: { hard: { 'example.com/x': '9.5' } } } } as LedgerEvent]);
     expect(s.state.queue.has('big')).toBe(true);
@@ -166,7 +203,10 @@ describe("one principal's blocking waiters hold back at most QUEUE_BLOCK_SHARE_P
     s.reserve('held', '9');
     for (const [id, principal, x] of waiters) expect(s.reserve(id, x, { principal }).answer).toMatchObject({ result: { code: 202 } });
     const fresh = s.reserve('fresh', '1');
-    if (blocker) expect(fresh.answer).toMatchObject({ result: { allowed: false, code: 403, message: expect.stringContaining(`queued reservation ${blocker} `) } });
+    if (blocker)
+      expect(fresh.answer).toMatchObject({
+        result: { allowed: false, code: 403, message: expect.stringContaining(`queued reservation ${blocker} `) },
+      });
     else expect(fresh.answer).toMatchObject({ result: { allowed: true } });
   });
 

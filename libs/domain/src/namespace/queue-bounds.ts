@@ -44,7 +44,8 @@ export function neverFits(limits: readonly QuotaLimit[], resources: ResourceList
     for (const resource of Object.keys(resources).sort()) {
       const requested = Resources.get(resources, resource);
       const limit = Resources.get(hard, resource);
-      if (requested && limit && requested.cmp(limit) > 0) return { quota, resource, requested: requested.toString(), hard: limit.toString() };
+      if (requested && limit && requested.cmp(limit) > 0)
+        return { quota, resource, requested: requested.toString(), hard: limit.toString() };
     }
   }
   return undefined;
@@ -56,7 +57,8 @@ export function unfitReason(unfit: Unfit): string {
 }
 
 /** The principal a waiter's share counts against: its own id when it was queued before principals were kept. */
-const principalOf = (waiter: Waiter): string => (waiter.principal === undefined ? `reservation:${waiter.id}` : `principal:${waiter.principal}`);
+const principalOf = (waiter: Waiter): string =>
+  waiter.principal === undefined ? `reservation:${waiter.id}` : `principal:${waiter.principal}`;
 
 /**
  * What each principal's blocking waiters ask for, counted in queue order as the drain meets them:

@@ -7,7 +7,14 @@ import { decideReconcile, type ExistingObject, type ReconcileInput } from './rec
 
 const T0 = Date.UTC(2026, 0, 1);
 const GRACE = 60_000;
-const facts = { NotTerminating: true, Terminating: false, BestEffort: false, NotBestEffort: true, PriorityClass: [], CrossNamespacePodAffinity: false };
+const facts = {
+  NotTerminating: true,
+  Terminating: false,
+  BestEffort: false,
+  NotBestEffort: true,
+  PriorityClass: [],
+  CrossNamespacePodAffinity: false,
+};
 const pods = { group: '', resource: 'pods' };
 
 function history(events: LedgerEvent[], at = (i: number) => T0 + i): NamespaceState {
@@ -29,9 +36,20 @@ function pod(uid: string, cpu = '1', extra: { status?: Pod['status']; metadata?:
 const wholeUsage = (cpu: string) => ({ 'count/pods': '1', pods: '1', cpu, 'requests.cpu': cpu, 'limits.cpu': cpu });
 
 const quota: LedgerEvent = { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '2', pods: '2' } } } };
-const reserve = (id: string, uid: string | undefined, extra: Partial<Extract<LedgerEvent, { type: 'Reserved' }>['data']> = {}): LedgerEvent => ({
+const reserve = (
+  id: string,
+  uid: string | undefined,
+  extra: Partial<Extract<LedgerEvent, { type: 'Reserved' }>['data']> = {},
+): LedgerEvent => ({
   type: 'Reserved',
-  data: { reservationId: id, object: { ...pods, ...(uid ? { uid } : {}) }, operation: 'CREATE', charged: wholeUsage('1'), scopeFacts: facts, ...extra },
+  data: {
+    reservationId: id,
+    object: { ...pods, ...(uid ? { uid } : {}) },
+    operation: 'CREATE',
+    charged: wholeUsage('1'),
+    scopeFacts: facts,
+    ...extra,
+  },
 });
 
 /** Ids enough for every listing here, as the ledger draws one per listed object. */
@@ -63,7 +81,9 @@ describe('decideReconcile', () => {
 
   it('releases a committed reservation whose object is gone as deleted, but not one committed after the listing began', () => {
     const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }], (i) => T0 + i * 1000);
-    expect(decideReconcile(state, input({ listedAt: T0 + 2001 })).actions).toEqual([{ kind: 'release', reservationId: 'r1', reason: 'deleted', uid: 'u1' }]);
+    expect(decideReconcile(state, input({ listedAt: T0 + 2001 })).actions).toEqual([
+      { kind: 'release', reservationId: 'r1', reason: 'deleted', uid: 'u1' },
+    ]);
     expect(decideReconcile(state, input({ listedAt: T0 + 2000 })).actions).toEqual([]);
   });
 
@@ -72,7 +92,10 @@ describe('decideReconcile', () => {
     const decision = decideReconcile(state, input({ objects: [pod('u1'), pod('u2'), pod('u3', '500m')] }));
     expect(decision.actions.map((a) => a.kind)).toEqual(['commit', 'commit', 'adopt']);
     const adopted = decision.events.at(-1);
-    expect(adopted).toMatchObject({ type: 'Adopted', data: { object: { uid: 'u3', name: 'pod-u3', kind: 'Pod' }, usage: { 'requests.cpu': '500m', pods: '1' } } });
+    expect(adopted).toMatchObject({
+      type: 'Adopted',
+      data: { object: { uid: 'u3', name: 'pod-u3', kind: 'Pod' }, usage: { 'requests.cpu': '500m', pods: '1' } },
+    });
     expect(decision.overHard).toEqual([
       { quota: 'q', resource: 'requests.cpu', used: '2500m', hard: '2' },
       { quota: 'q', resource: 'pods', used: '3', hard: '2' },
@@ -81,7 +104,12 @@ describe('decideReconcile', () => {
 
   it('does not adopt, on a listing older than the release, an object whose reservation another reconcile released as deleted', () => {
     // Listing L1 saw web-1; web-1 was deleted; L2 released it; web-2 took the room; L1 comes last.
-    const state = history([quota, reserve('r1', 'web-1'), { type: 'Committed', data: { reservationId: 'r1' } }, { type: 'Released', data: { reservationId: 'r1', reason: 'deleted' } }]);
+    const state = history([
+      quota,
+      reserve('r1', 'web-1'),
+      { type: 'Committed', data: { reservationId: 'r1' } },
+      { type: 'Released', data: { reservationId: 'r1', reason: 'deleted' } },
+    ]);
     const stale = input({ objects: [pod('web-1')], releasedSinceListing: new Set(['web-1']) });
     expect(decideReconcile(state, stale).events).toEqual([]);
     // A listing that began after the release, and still shows the object, adopts it.
@@ -94,7 +122,8 @@ describe('decideReconcile', () => {
   });
 
   describe('reservations of kinds the listing does not cover (never left to grow Used forever)', () => {
-    const widget = (id: string, uid: string) => reserve(id, uid, { object: { group: 'example.com', resource: 'widgets', uid }, charged: { 'count/widgets.example.com': '1' } });
+    const widget = (id: string, uid: string) =>
+      reserve(id, uid, { object: { group: 'example.com', resource: 'widgets', uid }, charged: { 'count/widgets.example.com': '1' } });
     const state = history([quota, widget('w1', 'u1'), widget('w2', 'u2'), { type: 'Committed', data: { reservationId: 'w2' } }]);
 
     it('releases a reserved one as uncovered after the grace period, like an object that never appeared; reports the committed one', () => {
@@ -123,7 +152,13 @@ describe('decideReconcile', () => {
   });
 
   it('commits an update only when the object shows the new usage, retiring the state it replaces', () => {
-    const update = reserve('r2', 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '0', pods: '0' }, objectUsage: wholeUsage('1500m'), supersedes: 'r1', previousScopeFacts: facts });
+    const update = reserve('r2', 'u1', {
+      operation: 'UPDATE',
+      charged: { 'requests.cpu': '0', pods: '0' },
+      objectUsage: wholeUsage('1500m'),
+      supersedes: 'r1',
+      previousScopeFacts: facts,
+    });
     const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, update]);
     const unchanged = decideReconcile(state, input({ listedAt: T0 + 5, objects: [pod('u1', '1')] }));
     expect(unchanged.events).toEqual([]);
@@ -139,22 +174,44 @@ describe('decideReconcile', () => {
 
   it('never commits a change the listed object shows only in part (a resize claiming the pod Succeeded erased its compute)', () => {
     // What a resize review claiming `status.phase: Succeeded` reserved before the fix: the terminal usage, a count only.
-    const claim = reserve('r2', 'u1', { operation: 'UPDATE', charged: { 'count/pods': '0' }, objectUsage: { 'count/pods': '1' }, supersedes: 'r1', previousScopeFacts: facts });
+    const claim = reserve('r2', 'u1', {
+      operation: 'UPDATE',
+      charged: { 'count/pods': '0' },
+      objectUsage: { 'count/pods': '1' },
+      supersedes: 'r1',
+      previousScopeFacts: facts,
+    });
     const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, claim]);
     const running = decideReconcile(state, input({ listedAt: T0 + 5, objects: [pod('u1', '1')] }));
     expect(running.actions).toEqual([]);
     expect(running.pending).toBe(1);
     // Whereas a pod the listing shows Succeeded is cut down to its count by a Terminated event, from the listing.
-    const done = decideReconcile(history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }]), input({ objects: [pod('u1', '1', { status: { phase: 'Succeeded' } })] }));
+    const done = decideReconcile(
+      history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }]),
+      input({ objects: [pod('u1', '1', { status: { phase: 'Succeeded' } })] }),
+    );
     expect(done.actions).toEqual([{ kind: 'terminate', reservationId: 'r1', reason: 'Succeeded', uid: 'u1' }]);
   });
 
   it('releases a stale older change once when a later change of the same object commits in the same pass', () => {
     const change = (id: string, cpu: string, supersedes: string) =>
-      reserve(id, 'u1', { operation: 'UPDATE', charged: { 'requests.cpu': '0', pods: '0' }, objectUsage: wholeUsage(cpu), supersedes, previousScopeFacts: facts });
+      reserve(id, 'u1', {
+        operation: 'UPDATE',
+        charged: { 'requests.cpu': '0', pods: '0' },
+        objectUsage: wholeUsage(cpu),
+        supersedes,
+        previousScopeFacts: facts,
+      });
     // r2 is old enough to be stale; the object shows r3's usage.
-    const state = history([quota, reserve('r1', 'u1'), { type: 'Committed', data: { reservationId: 'r1' } }, change('r2', '1200m', 'r1'), change('r3', '1500m', 'r2')], (i) =>
-      i < 4 ? T0 + i : T0 + GRACE + 5,
+    const state = history(
+      [
+        quota,
+        reserve('r1', 'u1'),
+        { type: 'Committed', data: { reservationId: 'r1' } },
+        change('r2', '1200m', 'r1'),
+        change('r3', '1500m', 'r2'),
+      ],
+      (i) => (i < 4 ? T0 + i : T0 + GRACE + 5),
     );
     const decision = decideReconcile(state, input({ objects: [pod('u1', '1500m')] }));
     expect(decision.actions).toEqual([
@@ -169,9 +226,23 @@ describe('decideReconcile', () => {
 
   it('confirms, of a resize down and then up, only what the listing shows: never the resize down under the resize up it does not show yet', () => {
     const change = (id: string, cpu: string, supersedes: string, oldResourceVersion: string) =>
-      reserve(id, 'u1', { operation: 'UPDATE', charged: {}, objectUsage: wholeUsage(cpu), supersedes, previousScopeFacts: facts, oldResourceVersion });
-    const state = history([quota, reserve('c', 'u1'), { type: 'Committed', data: { reservationId: 'c' } }, change('down', '300m', 'c', '10'), change('up', '1', 'down', '11')]);
-    const at = (cpu: string, resourceVersion: string) => input({ listedAt: T0 + 10, objects: [pod('u1', cpu, { metadata: { resourceVersion } })] });
+      reserve(id, 'u1', {
+        operation: 'UPDATE',
+        charged: {},
+        objectUsage: wholeUsage(cpu),
+        supersedes,
+        previousScopeFacts: facts,
+        oldResourceVersion,
+      });
+    const state = history([
+      quota,
+      reserve('c', 'u1'),
+      { type: 'Committed', data: { reservationId: 'c' } },
+      change('down', '300m', 'c', '10'),
+      change('up', '1', 'down', '11'),
+    ]);
+    const at = (cpu: string, resourceVersion: string) =>
+      input({ listedAt: T0 + 10, objects: [pod('u1', cpu, { metadata: { resourceVersion } })] });
     // Listed between the two (the report: this listing committed the resize down, 300m for good).
     expect(decideReconcile(state, at('300m', '11'))).toMatchObject({ events: [], pending: 2 });
     const after = decideReconcile(state, at('1', '12'));
@@ -189,7 +260,16 @@ describe('decideReconcile', () => {
     const listing = input({ objects: [pod('u1', '500m')] });
     const decision = decideReconcile(state, listing);
     expect(decision.events).toEqual([
-      { type: 'Adopted', data: { reservationId: 'adopted-1', object: { ...pods, kind: 'Pod', name: 'pod-u1', uid: 'u1' }, usage: wholeUsage('500m'), scopeFacts: facts, replaces: 'r1' } },
+      {
+        type: 'Adopted',
+        data: {
+          reservationId: 'adopted-1',
+          object: { ...pods, kind: 'Pod', name: 'pod-u1', uid: 'u1' },
+          usage: wholeUsage('500m'),
+          scopeFacts: facts,
+          replaces: 'r1',
+        },
+      },
       { type: 'Released', data: { reservationId: 'r1', reason: 'superseded' } },
     ]);
     expect(decision.actions).toEqual([{ kind: 'remeasure', reservationId: 'adopted-1', replaces: 'r1', uid: 'u1' }]);
@@ -201,7 +281,10 @@ describe('decideReconcile', () => {
   it('leaves out an object it cannot read, reporting it, and reconciles the rest (one bad object failed the whole namespace)', () => {
     const unparsable = (uid: string): ExistingObject => {
       const listed = pod(uid);
-      return { ...listed, object: { ...listed.object, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: 'lots' } } }] } } as Pod };
+      return {
+        ...listed,
+        object: { ...listed.object, spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: 'lots' } } }] } } as Pod,
+      };
     };
     // u2's reservation is committed and u3 has none: neither is released, nor adopted, on this listing.
     const state = history([quota, reserve('r1', 'u1'), reserve('r2', 'u2'), { type: 'Committed', data: { reservationId: 'r2' } }]);
@@ -215,8 +298,13 @@ describe('decideReconcile', () => {
 
   it('reads a listed object as the API server stored it: a status condition reason longer than the ledger takes from a request', () => {
     const state = history([quota, reserve('r1', 'u1')]);
-    const long = pod('u1', '1', { status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'r'.repeat(300) }] } as Pod['status'] });
-    expect(decideReconcile(state, input({ objects: [long] }))).toMatchObject({ actions: [{ kind: 'commit', reservationId: 'r1' }], unreadable: [] });
+    const long = pod('u1', '1', {
+      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'r'.repeat(300) }] } as Pod['status'],
+    });
+    expect(decideReconcile(state, input({ objects: [long] }))).toMatchObject({
+      actions: [{ kind: 'commit', reservationId: 'r1' }],
+      unreadable: [],
+    });
   });
 
   it('releases the pending changes of a deleted object with its committed state', () => {
@@ -245,10 +333,15 @@ describe('decideReconcile', () => {
   });
 
   describe('terminal pods (Kubernetes stops charging compute once a pod is terminal; count/pods stays)', () => {
-    const countQuota: LedgerEvent = { type: 'QuotaDefined', data: { name: 'q', spec: { hard: { 'requests.cpu': '2', pods: '2', 'count/pods': '5' } } } };
+    const countQuota: LedgerEvent = {
+      type: 'QuotaDefined',
+      data: { name: 'q', spec: { hard: { 'requests.cpu': '2', pods: '2', 'count/pods': '5' } } },
+    };
     const charge = wholeUsage('1');
     const running = history([countQuota, reserve('r1', 'u1', { charged: charge }), { type: 'Committed', data: { reservationId: 'r1' } }]);
-    const deleting = (graceSeconds: number) => ({ metadata: { deletionTimestamp: new Date(T0).toISOString(), deletionGracePeriodSeconds: graceSeconds } });
+    const deleting = (graceSeconds: number) => ({
+      metadata: { deletionTimestamp: new Date(T0).toISOString(), deletionGracePeriodSeconds: graceSeconds },
+    });
 
     it.each([
       ['Succeeded', { status: { phase: 'Succeeded' } }, T0 + GRACE + 20],
@@ -285,8 +378,15 @@ describe('decideReconcile', () => {
     });
 
     it('releases a terminated pod as deleted once it is gone', () => {
-      const terminal = evolve(running, { type: 'Terminated', data: { reservationId: 'r1', reason: 'Succeeded', usage: { 'count/pods': '1' } }, version: 4, at: T0 + 5 });
-      expect(decideReconcile(terminal, input({})).actions).toEqual([{ kind: 'release', reservationId: 'r1', reason: 'deleted', uid: 'u1' }]);
+      const terminal = evolve(running, {
+        type: 'Terminated',
+        data: { reservationId: 'r1', reason: 'Succeeded', usage: { 'count/pods': '1' } },
+        version: 4,
+        at: T0 + 5,
+      });
+      expect(decideReconcile(terminal, input({})).actions).toEqual([
+        { kind: 'release', reservationId: 'r1', reason: 'deleted', uid: 'u1' },
+      ]);
     });
   });
 });

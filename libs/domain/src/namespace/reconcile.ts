@@ -182,7 +182,12 @@ class Corrections {
       if (event.type !== 'Released') continue;
       this.retired.add(event.data.reservationId);
       this.events.push(event);
-      this.actions.push({ kind: 'release', reservationId: event.data.reservationId, reason, ...(reservation.object.uid ? { uid: reservation.object.uid } : {}) });
+      this.actions.push({
+        kind: 'release',
+        reservationId: event.data.reservationId,
+        reason,
+        ...(reservation.object.uid ? { uid: reservation.object.uid } : {}),
+      });
     }
   }
 
@@ -227,7 +232,8 @@ class Corrections {
     }
     // Committed, it counts the object's whole usage: a pod that ran to completion before this
     // listing saw it is cut down at once.
-    if (holder) this.terminate(holder, holder.status === 'committed' ? holder.contribution : (holder.objectUsage ?? holder.contribution), listed);
+    if (holder)
+      this.terminate(holder, holder.status === 'committed' ? holder.contribution : (holder.objectUsage ?? holder.contribution), listed);
   }
 
   private commit(reservation: Reservation, uid: string): boolean {
@@ -247,7 +253,10 @@ class Corrections {
   private remeasure(settled: Reservation, listed: MeasuredObject): void {
     const reservationId = this.nextId();
     const { uid } = listed.existing;
-    this.events.push(adoptedEvent(reservationId, listed, settled.id), { type: 'Released', data: { reservationId: settled.id, reason: 'superseded' } });
+    this.events.push(adoptedEvent(reservationId, listed, settled.id), {
+      type: 'Released',
+      data: { reservationId: settled.id, reason: 'superseded' },
+    });
     this.retired.add(settled.id);
     this.claimed.add(uid);
     this.actions.push({ kind: 'remeasure', reservationId, replaces: settled.id, uid });
@@ -261,7 +270,10 @@ class Corrections {
     if (reservation.terminatedAt !== undefined || listed.endOfLife === undefined) return;
     const kept = keptPart(counted, listed.usage);
     if (Resources.equals(kept, counted)) return;
-    this.events.push({ type: 'Terminated', data: { reservationId: reservation.id, reason: listed.endOfLife, usage: Resources.canonicalResourceList(kept) } });
+    this.events.push({
+      type: 'Terminated',
+      data: { reservationId: reservation.id, reason: listed.endOfLife, usage: Resources.canonicalResourceList(kept) },
+    });
     this.actions.push({ kind: 'terminate', reservationId: reservation.id, reason: listed.endOfLife, uid: listed.existing.uid });
   }
 }

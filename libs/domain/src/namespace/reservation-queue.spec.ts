@@ -18,24 +18,39 @@ class Stream {
   last: readonly LedgerEvent[] = [];
 
   facts(): NamespaceFacts {
-    const reservations = new Map<string, RecordedReservation>([...this.state.reservations.values()].map((r) => [r.id, { id: r.id, object: r.object, origin: 'rest', status: r.status }]));
+    const reservations = new Map<string, RecordedReservation>(
+      [...this.state.reservations.values()].map((r) => [r.id, { id: r.id, object: r.object, origin: 'rest', status: r.status }]),
+    );
     return { ...emptyFacts('ns', this.now, this.state), reservations, queuePolicy: POLICY };
   }
 
   run(command: NamespaceCommand): { readonly before: NamespaceState; readonly events: readonly LedgerEvent[]; readonly answer: unknown } {
     const before = this.state;
     const { events, answer } = decide(command, this.facts());
-    for (const event of events) this.state = evolve(this.state, { ...event, version: this.state.version + 1, at: this.now } as RecordedEvent);
+    for (const event of events)
+      this.state = evolve(this.state, { ...event, version: this.state.version + 1, at: this.now } as RecordedEvent);
     this.last = events;
     return { before, events, answer };
   }
 
   hard(cpu: number): void {
-    this.run({ type: 'PutQuota', definition: { name: 'compute', spec: { hard: { cpu: String(cpu) } } }, uid: 'q', limit: { max: 4, setting: 'QUOTAS_PER_NAMESPACE_MAX' } });
+    this.run({
+      type: 'PutQuota',
+      definition: { name: 'compute', spec: { hard: { cpu: String(cpu) } } },
+      uid: 'q',
+      limit: { max: 4, setting: 'QUOTAS_PER_NAMESPACE_MAX' },
+    });
   }
 
   reserve(id: string, cpu: number, wait?: { ms: number; priority: number }) {
-    return this.run({ type: 'AdmitResources', dryRun: false, reservationId: id, groupResource: { group: '', resource: 'widgets' }, resources: { cpu: String(cpu) }, ...(wait ? { wait } : {}) });
+    return this.run({
+      type: 'AdmitResources',
+      dryRun: false,
+      reservationId: id,
+      groupResource: { group: '', resource: 'widgets' },
+      resources: { cpu: String(cpu) },
+      ...(wait ? { wait } : {}),
+    });
   }
 
   release(id: string) {
@@ -58,7 +73,11 @@ describe('the reservation queue: wait for room instead of a 403', () => {
     expect(queued.events.map((e) => e.type)).toEqual(['Queued']);
     expect(queued.answer).toMatchObject({
       kind: 'Decided',
-      result: { code: 202, reservationId: 'b', queued: { position: 1, waitingFor: [{ quota: 'compute', resources: [{ resource: 'cpu', requested: '1', used: '2', hard: '2' }] }] } },
+      result: {
+        code: 202,
+        reservationId: 'b',
+        queued: { position: 1, waitingFor: [{ quota: 'compute', resources: [{ resource: 'cpu', requested: '1', used: '2', hard: '2' }] }] },
+      },
     });
     const freed = s.release('a');
     expect(freed.events.map((e) => e.type)).toEqual(['Released', 'AdmittedFromQueue', 'Reserved']);
@@ -76,7 +95,10 @@ describe('the reservation queue: wait for room instead of a 403', () => {
     s.reserve('low2', 1, { ms: 1000, priority: 0 });
     expect(queueOrder(s.state.queue).map((w) => w.id)).toEqual(['high', 'low', 'low2']);
     s.hard(3);
-    expect(s.last.filter((e) => e.type === 'AdmittedFromQueue').map((e) => (e.data as { reservationId: string }).reservationId)).toEqual(['high', 'low']);
+    expect(s.last.filter((e) => e.type === 'AdmittedFromQueue').map((e) => (e.data as { reservationId: string }).reservationId)).toEqual([
+      'high',
+      'low',
+    ]);
   });
 
   it('lets small ones pass a big waiter until it is blocking (passMax), then holds the room for it', () => {
@@ -85,7 +107,8 @@ describe('the reservation queue: wait for room instead of a 403', () => {
     for (const id of ['f1', 'f2', 'f3', 'f4']) s.reserve(id, 1);
     s.reserve('big', 3, { ms: 1000, priority: 0 });
     for (const id of ['s1', 's2', 's3']) s.reserve(id, 1, { ms: 1000, priority: 0 });
-    const admittedBy = (id: string): string[] => s.release(id).events.flatMap((e) => (e.type === 'AdmittedFromQueue' ? [e.data.reservationId] : []));
+    const admittedBy = (id: string): string[] =>
+      s.release(id).events.flatMap((e) => (e.type === 'AdmittedFromQueue' ? [e.data.reservationId] : []));
     expect(admittedBy('f1')).toEqual(['s1']);
     expect(admittedBy('f2')).toEqual(['s2']);
     expect(s.state.queue.get('big')?.passed).toBe(POLICY.passMax);
@@ -101,20 +124,35 @@ describe('the reservation queue: wait for room instead of a 403', () => {
     s.reserve('f1', 1);
     s.reserve('big', 2, { ms: 1000, priority: 0 });
     s.now = POLICY.passMs;
-    expect(s.reserve('late', 1, { ms: 1000, priority: 0 }).answer).toMatchObject({ result: { code: 202, queued: { position: 2, waitingFor: [{ quota: 'queued reservation big' }] } } });
+    expect(s.reserve('late', 1, { ms: 1000, priority: 0 }).answer).toMatchObject({
+      result: { code: 202, queued: { position: 2, waitingFor: [{ quota: 'queued reservation big' }] } },
+    });
     expect(s.release('f1').events.flatMap((e) => (e.type === 'AdmittedFromQueue' ? [e.data.reservationId] : []))).toEqual(['big']);
   });
 
   it('holds back a request without a wait behind a blocking waiter short of the same resource, not one asking for others', () => {
     const s = new Stream();
-    s.run({ type: 'PutQuota', definition: { name: 'compute', spec: { hard: { cpu: '2', memory: '2Gi' } } }, uid: 'q', limit: { max: 4, setting: 'QUOTAS_PER_NAMESPACE_MAX' } });
+    s.run({
+      type: 'PutQuota',
+      definition: { name: 'compute', spec: { hard: { cpu: '2', memory: '2Gi' } } },
+      uid: 'q',
+      limit: { max: 4, setting: 'QUOTAS_PER_NAMESPACE_MAX' },
+    });
     s.reserve('f1', 1);
     s.reserve('big', 2, { ms: 1000, priority: 0 });
     expect(s.reserve('small', 1).answer).toMatchObject({ result: { allowed: true } });
     s.release('small');
     s.now = POLICY.passMs;
-    expect(s.reserve('late', 1).answer).toMatchObject({ result: { allowed: false, code: 403, message: expect.stringContaining('queued reservation big') } });
-    const memory = s.run({ type: 'AdmitResources', dryRun: false, reservationId: 'mem', groupResource: { group: '', resource: 'widgets' }, resources: { memory: '1Gi' } });
+    expect(s.reserve('late', 1).answer).toMatchObject({
+      result: { allowed: false, code: 403, message: expect.stringContaining('queued reservation big') },
+    });
+    const memory = s.run({
+      type: 'AdmitResources',
+      dryRun: false,
+      reservationId: 'mem',
+      groupResource: { group: '', resource: 'widgets' },
+      resources: { memory: '1Gi' },
+    });
     expect(memory.answer).toMatchObject({ result: { allowed: true } });
   });
 
@@ -127,7 +165,9 @@ describe('the reservation queue: wait for room instead of a 403', () => {
     expect(s.run({ type: 'CancelQueued', reservationId: 'c' }).events.map((e) => e.type)).toEqual(['Cancelled']);
     s.now = 20;
     const swept = s.run({ type: 'SweepQueue' });
-    expect(swept.events).toEqual([{ type: 'Expired', data: { reservationId: 'b', reason: expect.stringContaining('without room in compute') } }]);
+    expect(swept.events).toEqual([
+      { type: 'Expired', data: { reservationId: 'b', reason: expect.stringContaining('without room in compute') } },
+    ]);
     expect(s.state.queue.size).toBe(0);
   });
 
@@ -141,9 +181,21 @@ describe('the reservation queue: wait for room instead of a 403', () => {
 
   it('property: a random history never admits over hard, never out of order, and leaves no waiter that fits (no lost wake-up)', () => {
     type Op =
-      { op: 'reserve'; cpu: number; wait: number; priority: number } | { op: 'release'; pick: number } | { op: 'hard'; cpu: number } | { op: 'cancel'; pick: number } | { op: 'tick'; ms: number };
+      | { op: 'reserve'; cpu: number; wait: number; priority: number }
+      | { op: 'release'; pick: number }
+      | { op: 'hard'; cpu: number }
+      | { op: 'cancel'; pick: number }
+      | { op: 'tick'; ms: number };
     const op: fc.Arbitrary<Op> = fc.oneof(
-      { weight: 6, arbitrary: fc.record({ op: fc.constant('reserve' as const), cpu: fc.constantFrom(1, 1, 3, 4), wait: fc.integer({ min: 0, max: 200 }), priority: fc.integer({ min: 0, max: 1 }) }) },
+      {
+        weight: 6,
+        arbitrary: fc.record({
+          op: fc.constant('reserve' as const),
+          cpu: fc.constantFrom(1, 1, 3, 4),
+          wait: fc.integer({ min: 0, max: 200 }),
+          priority: fc.integer({ min: 0, max: 1 }),
+        }),
+      },
       { weight: 3, arbitrary: fc.record({ op: fc.constant('release' as const), pick: fc.nat() }) },
       { weight: 1, arbitrary: fc.record({ op: fc.constant('hard' as const), cpu: fc.integer({ min: 0, max: 8 }) }) },
       { weight: 1, arbitrary: fc.record({ op: fc.constant('cancel' as const), pick: fc.nat() }) },

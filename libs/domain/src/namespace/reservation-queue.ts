@@ -28,9 +28,15 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 const policyOf = (facts: NamespaceFacts): QueuePolicy => facts.queuePolicy ?? DEFAULT_QUEUE_POLICY;
 
 /** Per quota the resource list would be charged to, the resources short of room (none: it fits). */
-export function shortfalls(state: NamespaceState, resources: ResourceList, sharedElsewhere?: ReadonlyMap<string, ResourceList>): WaitingForJson[] {
+export function shortfalls(
+  state: NamespaceState,
+  resources: ResourceList,
+  sharedElsewhere?: ReadonlyMap<string, ResourceList>,
+): WaitingForJson[] {
   const short: WaitingForJson[] = [];
-  const quotas = [...admissionViewOf(state, undefined, sharedElsewhere).quotas].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const quotas = [...admissionViewOf(state, undefined, sharedElsewhere).quotas].sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   for (const quota of quotas) {
     if (quotaScopeRequirements(quota.spec).length > 0) continue;
     const hard = Resources.resourceList(quota.spec.hard ?? {});
@@ -38,9 +44,11 @@ export function shortfalls(state: NamespaceState, resources: ResourceList, share
     for (const [resource, requested] of Object.entries(Resources.withoutZeros(Resources.mask(resources, Object.keys(hard))))) {
       const limit = Resources.get(hard, resource);
       const used = Resources.get(quota.used, resource) ?? requested.sub(requested);
-      if (limit && used.add(requested).cmp(limit) > 0) lacking.push({ resource, requested: requested.toString(), used: used.toString(), hard: limit.toString() });
+      if (limit && used.add(requested).cmp(limit) > 0)
+        lacking.push({ resource, requested: requested.toString(), used: used.toString(), hard: limit.toString() });
     }
-    if (lacking.length > 0) short.push({ quota: quotaNamed(quota).quota, resources: lacking.sort((a, b) => (a.resource < b.resource ? -1 : 1)) });
+    if (lacking.length > 0)
+      short.push({ quota: quotaNamed(quota).quota, resources: lacking.sort((a, b) => (a.resource < b.resource ? -1 : 1)) });
   }
   return short;
 }
@@ -79,7 +87,11 @@ function heldBack(command: AdmitResources, blocker: Waiter): Decided<AdmissionAn
  * (it fits, or it was refused for a reason waiting cannot cure: a request beyond a quota's hard
  * limit is refused as Kubernetes refuses it, never queued).
  */
-export function decideWait(command: AdmitResources, facts: NamespaceFacts, decision: AdmissionDecision): Decided<AdmissionAnswer> | undefined {
+export function decideWait(
+  command: AdmitResources,
+  facts: NamespaceFacts,
+  decision: AdmissionDecision,
+): Decided<AdmissionAnswer> | undefined {
   const wait = command.wait;
   if (command.dryRun || facts.state.queue.size + (wait ? 1 : 0) === 0) return undefined;
   const resources = Resources.resourceList(command.resources);
@@ -100,7 +112,12 @@ export function decideWait(command: AdmitResources, facts: NamespaceFacts, decis
     type: 'Queued',
     data: {
       reservationId: command.reservationId,
-      object: { group: command.groupResource.group, resource: command.groupResource.resource, ...(command.kind ? { kind: command.kind } : {}), ...(command.name ? { name: command.name } : {}) },
+      object: {
+        group: command.groupResource.group,
+        resource: command.groupResource.resource,
+        ...(command.kind ? { kind: command.kind } : {}),
+        ...(command.name ? { name: command.name } : {}),
+      },
       resources: Resources.canonicalResourceList(resources),
       priority: wait.priority,
       deadline: iso(deadline),
@@ -122,7 +139,10 @@ export function decideWait(command: AdmitResources, facts: NamespaceFacts, decis
 
 export function decideCancelQueued(command: CancelQueued, facts: NamespaceFacts): Decided<CancelAnswer> {
   if (!facts.state.queue.has(command.reservationId)) {
-    return { events: [], answer: refusal('NotFound', `reservations "${command.reservationId}" is not queued`, 'reservations', command.reservationId) };
+    return {
+      events: [],
+      answer: refusal('NotFound', `reservations "${command.reservationId}" is not queued`, 'reservations', command.reservationId),
+    };
   }
   return { events: [{ type: 'Cancelled', data: { reservationId: command.reservationId } }], answer: { kind: 'Cancelled' } };
 }
@@ -152,11 +172,18 @@ export function withDrain<A>(command: NamespaceCommand, facts: NamespaceFacts, d
  * other namespaces, so the shared quota's fair drain admits it, not the namespace's own drain.
  */
 export function sharedChargesOf(state: NamespaceState, resources: ResourceList): string[] {
-  return [...state.shared.values()].filter((quota) => quota.requirements.length === 0 && quota.hardNames.some((name) => Resources.get(resources, name)?.sign() === 1)).map((quota) => quota.key);
+  return [...state.shared.values()]
+    .filter((quota) => quota.requirements.length === 0 && quota.hardNames.some((name) => Resources.get(resources, name)?.sign() === 1))
+    .map((quota) => quota.key);
 }
 
 /** The first waiter's admission by decideResources, or undefined when it does not fit. */
-function admission(facts: NamespaceFacts, state: NamespaceState, waiter: Waiter, freedBy?: AdmittedFromQueue['data']['freedBy']): LedgerEvent[] | undefined {
+function admission(
+  facts: NamespaceFacts,
+  state: NamespaceState,
+  waiter: Waiter,
+  freedBy?: AdmittedFromQueue['data']['freedBy'],
+): LedgerEvent[] | undefined {
   const decision = decideResources(
     {
       namespace: facts.namespace,
@@ -186,7 +213,8 @@ export function nextSharedAdmission(facts: NamespaceFacts, key: string): LedgerE
   const blockers: ResourceList[] = [];
   for (const waiter of queueOrder(facts.state.queue)) {
     // Past its deadline or never fitting: the namespace's own drain takes it out of the queue.
-    if (waiter.deadline <= facts.now || neverFits(limits, waiter.resources) || blockers.some((b) => overlaps(b, waiter.resources))) continue;
+    if (waiter.deadline <= facts.now || neverFits(limits, waiter.resources) || blockers.some((b) => overlaps(b, waiter.resources)))
+      continue;
     const events = admission(facts, facts.state, waiter);
     // Another drain's waiter (its own namespace's, or another shared quota's) is not admitted
     // here, but one that is blocking and does not fit holds back this drain's too.
@@ -217,7 +245,9 @@ export function drainQueue(facts: NamespaceFacts, freedBy?: AdmittedFromQueue['d
     const unfit = neverFits(limits, waiter.resources);
     if (waiter.deadline <= facts.now || unfit) {
       const short = shortfalls(state, waiter.resources, facts.sharedElsewhere).map((w) => w.quota);
-      const reason = unfit ? unfitReason(unfit) : `waited until its deadline ${iso(waiter.deadline)} without room${short.length > 0 ? ` in ${short.join(', ')}` : ''}`;
+      const reason = unfit
+        ? unfitReason(unfit)
+        : `waited until its deadline ${iso(waiter.deadline)} without room${short.length > 0 ? ` in ${short.join(', ')}` : ''}`;
       push([{ type: 'Expired', data: { reservationId: waiter.id, reason } }]);
       continue;
     }

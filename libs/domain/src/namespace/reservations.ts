@@ -2,7 +2,15 @@ import { assert } from '../assert.js';
 import { decideCommit, decideRelease } from './lifecycle.js';
 import { decideReconcile } from './reconcile.js';
 import { notFound, refusal, type Refusal } from './answers.js';
-import type { CommitAnswer, CommitReservation, Decided, Reconcile, ReconcileAnswer, ReleaseAnswer, ReleaseReservation } from './commands.js';
+import type {
+  CommitAnswer,
+  CommitReservation,
+  Decided,
+  Reconcile,
+  ReconcileAnswer,
+  ReleaseAnswer,
+  ReleaseReservation,
+} from './commands.js';
 import { liveLoadedFor, type NamespaceFacts, type RecordedReservation } from './facts.js';
 
 /**
@@ -58,7 +66,11 @@ export function decideReleaseReservation(command: ReleaseReservation, facts: Nam
  */
 export function decideReconciliation(command: Reconcile, facts: NamespaceFacts): Decided<ReconcileAnswer> {
   // A namespace that holds only its Namespace object is not managed: nothing is charged there to reconcile.
-  if (!facts.known || facts.state.objectOnly) return { events: [], answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0, unconfirmed: 0, uncovered: [], unreadable: [] } };
+  if (!facts.known || facts.state.objectOnly)
+    return {
+      events: [],
+      answer: { kind: 'Reconciled', actions: [], overHard: [], pending: 0, unconfirmed: 0, uncovered: [], unreadable: [] },
+    };
   assert(facts.liveLoaded === 'all', 'every live reservation was loaded before reconciling');
   assert(facts.releasedSince?.since === command.listedAt, 'the releases since the listing were looked up before reconciling');
   const decision = decideReconcile(facts.state, {
@@ -94,18 +106,27 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
 /** The listed uids no live reservation claims: those whose releases since the listing matter. */
 export function unclaimedUids(command: Reconcile, facts: NamespaceFacts): string[] {
   const claimed = new Set<string>();
-  for (const reservation of facts.state.reservations.values()) if (reservation.object.uid !== undefined) claimed.add(reservation.object.uid);
+  for (const reservation of facts.state.reservations.values())
+    if (reservation.object.uid !== undefined) claimed.add(reservation.object.uid);
   return [...new Set(command.objects.map((o) => o.uid))].filter((uid) => !claimed.has(uid));
 }
 
-function recordOf(id: string, facts: NamespaceFacts, by: 'rest' | undefined): { readonly record: RecordedReservation } | { readonly refused: Refusal } {
-  if (!facts.known) return { refused: refusal('NamespaceNotFound', `namespaces "${facts.namespace}" not found`, 'namespaces', facts.namespace) };
+function recordOf(
+  id: string,
+  facts: NamespaceFacts,
+  by: 'rest' | undefined,
+): { readonly record: RecordedReservation } | { readonly refused: Refusal } {
+  if (!facts.known)
+    return { refused: refusal('NamespaceNotFound', `namespaces "${facts.namespace}" not found`, 'namespaces', facts.namespace) };
   const record = facts.reservations.get(id);
   assert(record !== undefined, `reservation ${id} was looked up before deciding`);
   if (record === null) return { refused: notFound('reservations', id) };
   if (by === 'rest' && record.origin !== 'rest') return { refused: clusterOwned(record) };
   const uid = record.object.uid;
-  assert(record.status === 'released' || uid === undefined || liveLoadedFor(facts, uid), `the live reservations of ${uid} were loaded before deciding`);
+  assert(
+    record.status === 'released' || uid === undefined || liveLoadedFor(facts, uid),
+    `the live reservations of ${uid} were loaded before deciding`,
+  );
   return { record };
 }
 
@@ -120,5 +141,10 @@ function clusterOwned(record: RecordedReservation): Refusal {
 
 function expired(id: string, expiresAt: number | undefined): Refusal {
   const at = expiresAt === undefined ? '' : ` at ${iso(expiresAt)}`;
-  return refusal('Expired', `reservation "${id}" expired${at} before it was committed and has been released; reserve again`, 'reservations', id);
+  return refusal(
+    'Expired',
+    `reservation "${id}" expired${at} before it was committed and has been released; reserve again`,
+    'reservations',
+    id,
+  );
 }

@@ -53,13 +53,21 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
       [{ name: 'mem', spec: { hard: { 'requests.memory': '2Gi' } }, used: { 'requests.memory': '1Gi' } }],
       { mem: { 'requests.memory': '2Gi' } },
     ],
-    ['skips a quota that limits none of the resources', { 'example.com/gpu': '1' }, [{ name: 'cpu', spec: { hard: { 'requests.cpu': '1' } } }], {}],
+    [
+      'skips a quota that limits none of the resources',
+      { 'example.com/gpu': '1' },
+      [{ name: 'cpu', spec: { hard: { 'requests.cpu': '1' } } }],
+      {},
+    ],
     [
       'skips scoped quotas, even ones it would exceed',
       { pods: '1' },
       [
         { name: 'be', spec: { hard: { pods: '0' }, scopes: ['BestEffort'] } },
-        { name: 'pc', spec: { hard: { pods: '0' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'DoesNotExist' }] } } },
+        {
+          name: 'pc',
+          spec: { hard: { pods: '0' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'DoesNotExist' }] } },
+        },
       ],
       {},
     ],
@@ -109,14 +117,25 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
   });
 
   it('words a denial without a name as apierrors.NewForbidden does (no quoted name)', () => {
-    const decision = decideResources(command({ pods: '1' }, { name: undefined, groupResource: { group: '', resource: 'pods' } }), view([{ name: 'q', spec: { hard: { pods: '0' } } }]));
-    expect(decision).toMatchObject({ allowed: false, message: 'pods is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0' });
+    const decision = decideResources(
+      command({ pods: '1' }, { name: undefined, groupResource: { group: '', resource: 'pods' } }),
+      view([{ name: 'q', spec: { hard: { pods: '0' } } }]),
+    );
+    expect(decision).toMatchObject({
+      allowed: false,
+      message: 'pods is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0',
+    });
   });
 
   // A plain list refused by a shared quota used to be named by the quota's internal key
   // ("exceeded quota: clusterresourcequotas/acme") and its denial had no quotaKind.
   it.each<[string, SharedQuotaRef, string, Record<string, unknown>]>([
-    ['a ClusterResourceQuota as OpenShift does', { kind: 'ClusterResourceQuota', name: 'acme' }, 'exceeded cluster quota: acme,', { quota: 'acme', quotaKind: 'ClusterResourceQuota' }],
+    [
+      'a ClusterResourceQuota as OpenShift does',
+      { kind: 'ClusterResourceQuota', name: 'acme' },
+      'exceeded cluster quota: acme,',
+      { quota: 'acme', quotaKind: 'ClusterResourceQuota' },
+    ],
     [
       'a HierarchicalResourceQuota as HNC does',
       { kind: 'HierarchicalResourceQuota', name: 'sub', namespace: 'team-a' },
@@ -124,7 +143,11 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
       { quota: 'sub', quotaKind: 'HierarchicalResourceQuota', quotaNamespace: 'team-a' },
     ],
   ])('names %s, as an object denial names it', (_case, shared, words, named) => {
-    const quotas = view([{ name: 'q', spec: { hard: { pods: '1' } }, used: { pods: '1' } }]).quotas.map((q) => ({ ...q, name: sharedQuotaKey(shared), shared }));
+    const quotas = view([{ name: 'q', spec: { hard: { pods: '1' } }, used: { pods: '1' } }]).quotas.map((q) => ({
+      ...q,
+      name: sharedQuotaKey(shared),
+      shared,
+    }));
     const decision = decideResources(command({ pods: '1' }), { quotas, limitRanges: [] });
     if (decision.allowed || !decision.denial) throw new Error('expected a denial');
     expect(decision.message).toBe(`widgets.example.com "w1" is forbidden: ${words} requested: pods=1, used: pods=1, limited: pods=1`);
@@ -136,15 +159,28 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
   // by kind and name, missed them.
   it('names a ClusterResourceQuota whose usage is unknown by its kind and name, as an object denial does', () => {
     const shared: SharedQuotaRef = { kind: 'ClusterResourceQuota', name: 'acme' };
-    const quotas = view([{ name: 'q', spec: { hard: { pods: '1' } } }]).quotas.map((q) => ({ ...q, name: sharedQuotaKey(shared), shared, used: list({}) }));
+    const quotas = view([{ name: 'q', spec: { hard: { pods: '1' } } }]).quotas.map((q) => ({
+      ...q,
+      name: sharedQuotaKey(shared),
+      shared,
+      used: list({}),
+    }));
     const decision = decideResources(command({ pods: '1' }), { quotas, limitRanges: [] });
     if (decision.allowed || !decision.denial) throw new Error('expected a denial');
     expect(decision.message).toBe('widgets.example.com "w1" is forbidden: status unknown for cluster quota: acme, resources: pods');
-    expect(denialJson(decision.denial)).toEqual({ kind: 'StatusUnknown', quota: 'acme', quotaKind: 'ClusterResourceQuota', resources: ['pods'] });
+    expect(denialJson(decision.denial)).toEqual({
+      kind: 'StatusUnknown',
+      quota: 'acme',
+      quotaKind: 'ClusterResourceQuota',
+      resources: ['pods'],
+    });
   });
 
   it('reserves the whole list, canonical, for the object it names, with its expiry', () => {
-    const decision = decideResources(command({ 'requests.memory': '1.5Gi', 'example.com/gpu': '1000m' }, { kind: 'Widget', expiresAt: Date.UTC(2030, 0, 2, 3, 4, 5) }), view([]));
+    const decision = decideResources(
+      command({ 'requests.memory': '1.5Gi', 'example.com/gpu': '1000m' }, { kind: 'Widget', expiresAt: Date.UTC(2030, 0, 2, 3, 4, 5) }),
+      view([]),
+    );
     if (!decision.allowed) throw new Error('expected allowed');
     expect(decision.reservation).toEqual({
       type: 'Reserved',
@@ -168,8 +204,16 @@ describe('decideResources (a REST reservation of a plain resource list)', () => 
     ['a NotTerminating quota', { hard: { pods: '5' }, scopes: ['NotTerminating'] }, '0'],
     ['a BestEffort quota', { hard: { pods: '5' }, scopes: ['BestEffort'] }, '0'],
     ['a NotBestEffort quota', { hard: { pods: '5' }, scopes: ['NotBestEffort'] }, '0'],
-    ['a PriorityClass NotIn quota', { hard: { pods: '5' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'NotIn', values: ['high'] }] } }, '0'],
-    ['a PriorityClass DoesNotExist quota', { hard: { pods: '5' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'DoesNotExist' }] } }, '0'],
+    [
+      'a PriorityClass NotIn quota',
+      { hard: { pods: '5' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'NotIn', values: ['high'] }] } },
+      '0',
+    ],
+    [
+      'a PriorityClass DoesNotExist quota',
+      { hard: { pods: '5' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'DoesNotExist' }] } },
+      '0',
+    ],
     ['a CrossNamespacePodAffinity quota', { hard: { pods: '5' }, scopes: ['CrossNamespacePodAffinity'] }, '0'],
   ])('a folded reservation of a plain list counts toward %s: %s', (_case, spec, used) => {
     const decision = decideResources(command({ pods: '1' }), view([]));
@@ -190,11 +234,22 @@ describe('defaultPodForAdmission (SetDefaults_Pod: requests from limits)', () =>
       { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m' } },
       { limits: { cpu: '1', memory: '1Gi' }, requests: { cpu: '500m', memory: '1Gi' } },
     ],
-    ['an extended resource is copied too', { limits: { 'example.com/gpu': '2' } }, { limits: { 'example.com/gpu': '2' }, requests: { 'example.com/gpu': '2' } }],
+    [
+      'an extended resource is copied too',
+      { limits: { 'example.com/gpu': '2' } },
+      { limits: { 'example.com/gpu': '2' }, requests: { 'example.com/gpu': '2' } },
+    ],
     ['requests only: unchanged', { requests: { cpu: '100m' } }, { requests: { cpu: '100m' } }],
     ['no resources: unchanged', undefined, undefined],
   ])('%s', (_case, resources, expected) => {
-    const pod = { apiVersion: 'v1', kind: 'Pod', spec: { containers: [{ name: 'c', ...(resources ? { resources } : {}) }], initContainers: [{ name: 'i', ...(resources ? { resources } : {}) }] } };
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      spec: {
+        containers: [{ name: 'c', ...(resources ? { resources } : {}) }],
+        initContainers: [{ name: 'i', ...(resources ? { resources } : {}) }],
+      },
+    };
     const before = structuredClone(pod);
     const defaulted = defaultPodForAdmission(pod);
     expect(defaulted.spec?.containers?.[0]?.resources).toEqual(expected);

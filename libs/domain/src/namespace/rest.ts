@@ -53,7 +53,12 @@ export function decideResources(command: ResourceListRequest, view: AdmissionVie
       if (after && limit && after.cmp(limit) > 0) {
         // A quota's usage has an entry per hard resource; zero keeps the message whole if not.
         const zero = limit.sub(limit);
-        exceeded.push({ resource, requested: Resources.get(delta, resource) ?? zero, used: Resources.get(quota.used, resource) ?? zero, hard: limit });
+        exceeded.push({
+          resource,
+          requested: Resources.get(delta, resource) ?? zero,
+          used: Resources.get(quota.used, resource) ?? zero,
+          hard: limit,
+        });
       }
     }
     if (exceeded.length > 0) {

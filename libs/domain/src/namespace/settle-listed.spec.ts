@@ -8,12 +8,27 @@ import { liveReservationsOf } from './stored.js';
 const T0 = Date.UTC(2026, 0, 1);
 const GRACE = 60_000;
 const pods = { group: '', resource: 'pods' };
-const facts = { NotTerminating: true, Terminating: false, BestEffort: false, NotBestEffort: true, PriorityClass: [], CrossNamespacePodAffinity: false };
+const facts = {
+  NotTerminating: true,
+  Terminating: false,
+  BestEffort: false,
+  NotBestEffort: true,
+  PriorityClass: [],
+  CrossNamespacePodAffinity: false,
+};
 const whole = (cpu: string) => ({ 'count/pods': '1', pods: '1', cpu, 'requests.cpu': cpu, 'limits.cpu': cpu });
 
 /** Pod `ox`, its CREATE at 500m (committed unless told), then its changes: [cpu, the resourceVersion each was read at]. */
-function ox(changes: readonly (readonly [string, string | undefined])[], options: { committed?: boolean; changedAt?: number } = {}): Reservation[] {
-  const events: LedgerEvent[] = [{ type: 'Reserved', data: { reservationId: 'c', object: { ...pods, uid: 'ox' }, operation: 'CREATE', charged: whole('500m'), scopeFacts: facts } }];
+function ox(
+  changes: readonly (readonly [string, string | undefined])[],
+  options: { committed?: boolean; changedAt?: number } = {},
+): Reservation[] {
+  const events: LedgerEvent[] = [
+    {
+      type: 'Reserved',
+      data: { reservationId: 'c', object: { ...pods, uid: 'ox' }, operation: 'CREATE', charged: whole('500m'), scopeFacts: facts },
+    },
+  ];
   if (options.committed !== false) events.push({ type: 'Committed', data: { reservationId: 'c' } });
   changes.forEach(([cpu, base], i) =>
     events.push({
@@ -31,7 +46,9 @@ function ox(changes: readonly (readonly [string, string | undefined])[], options
     }),
   );
   const settledAt = events.length - changes.length;
-  const state = fold(events.map((event, i) => ({ ...event, version: i + 1, at: i < settledAt ? T0 + i : (options.changedAt ?? T0 + 1000) + i })));
+  const state = fold(
+    events.map((event, i) => ({ ...event, version: i + 1, at: i < settledAt ? T0 + i : (options.changedAt ?? T0 + 1000) + i })),
+  );
   return liveReservationsOf(state, 'ox');
 }
 
@@ -76,10 +93,25 @@ describe('planListed: what the listing of one object the ledger holds settles', 
   it.each([
     // [case, listed cpu, listed resourceVersion, expected plan]
     ['before either resize: both may still be written, nothing is settled', '500m', '10', ['waiting:2']],
-    ['between them (the report: committing the resize down here charged 300m for good): the resize up may still be written, so it waits', '300m', '11', ['waiting:2']],
+    [
+      'between them (the report: committing the resize down here charged 300m for good): the resize up may still be written, so it waits',
+      '300m',
+      '11',
+      ['waiting:2'],
+    ],
     ['after both: the resize up holds, the resize down and the CREATE are superseded by its commit', '500m', '12', ['commit:u2']],
-    ['after the resize down only, the up lost to another write: the up is stale, the down holds', '300m', '13', ['release:u2:stale', 'commit:u1']],
-    ['after neither, both lost (a write the webhook never saw): both stale, the CREATE measured again', '700m', '13', ['release:u1:stale', 'release:u2:stale', 'remeasure:c']],
+    [
+      'after the resize down only, the up lost to another write: the up is stale, the down holds',
+      '300m',
+      '13',
+      ['release:u2:stale', 'commit:u1'],
+    ],
+    [
+      'after neither, both lost (a write the webhook never saw): both stale, the CREATE measured again',
+      '700m',
+      '13',
+      ['release:u1:stale', 'release:u2:stale', 'remeasure:c'],
+    ],
   ] as const)('%s', (_case, cpu, resourceVersion, expected) => {
     expect(plan(downThenUp, listed(cpu, resourceVersion))).toEqual(expected);
   });
@@ -127,11 +159,21 @@ describe('planListed: what the listing of one object the ledger holds settles', 
     it.each([
       ['a listing that shows other usage than the committed record, nothing waiting', ox([]), listed('300m', '20'), ['remeasure:c']],
       ['one that shows the record: nothing to do', ox([]), listed('500m', '20'), []],
-      ['a reserved CREATE listed at other usage: measured again rather than committed', ox([], { committed: false }), listed('300m', '20'), ['remeasure:c']],
+      [
+        'a reserved CREATE listed at other usage: measured again rather than committed',
+        ox([], { committed: false }),
+        listed('300m', '20'),
+        ['remeasure:c'],
+      ],
       ['a reserved CREATE listed as reserved: committed', ox([], { committed: false }), listed('500m', '20'), ['commit:c']],
       ['a pod at its end: the Terminated event cuts it down, not a measure', ox([]), listed('300m', '20', { phase: 'Succeeded' }), []],
       // Kubernetes counts it at what the node holds (300m); the kubelet may apply it yet.
-      ['a pod whose resize up to 500m its kubelet found Infeasible: still its spec', ox([]), listed('500m', '20', infeasibleAt('300m')), []],
+      [
+        'a pod whose resize up to 500m its kubelet found Infeasible: still its spec',
+        ox([]),
+        listed('500m', '20', infeasibleAt('300m')),
+        [],
+      ],
     ] as const)('%s', (_case, live, object, expected) => {
       expect(plan(live, object)).toEqual(expected);
     });
@@ -151,7 +193,13 @@ describe('planListed: what the listing of one object the ledger holds settles', 
 });
 
 describe('measureListed: a listed object as the API server stored it', () => {
-  const pod = (extra: Partial<Pod>): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'p' }, spec: { containers: [{ name: 'c', image: 'x' }] }, ...extra });
+  const pod = (extra: Partial<Pod>): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'ns', uid: 'p' },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+    ...extra,
+  });
   const measure = (object: Pod) => measureListed({ groupResource: pods, uid: 'p', name: 'p', object }, T0);
 
   it.each([

@@ -108,7 +108,11 @@ export interface ListedPlan {
 }
 
 /** `live`: the object's live reservations, oldest first. */
-export function planListed(live: readonly Reservation[], listed: MeasuredObject, at: { readonly listedAt: number; readonly graceMs: number }): ListedPlan {
+export function planListed(
+  live: readonly Reservation[],
+  listed: MeasuredObject,
+  at: { readonly listedAt: number; readonly graceMs: number },
+): ListedPlan {
   const settled = settledOf(live);
   const changes = live.filter((reservation) => !isSettled(reservation));
   // The newest change the listing shows is the one that holds.

@@ -1,6 +1,14 @@
 import type { SharedQuotaChanged, SharedQuotaDefined, SharedQuotaRemoved } from '../events/events.js';
 import { deepEqualJson } from '../limit-range/json-patch.js';
-import { selectableOf, sharedQuotaKey, sharedQuotaSelects, sharedQuotaTitle, type NamespaceDefinition, type SharedQuotaDefinition, type SharedQuotaRef } from '../shared/shared-quota.js';
+import {
+  selectableOf,
+  sharedQuotaKey,
+  sharedQuotaSelects,
+  sharedQuotaTitle,
+  type NamespaceDefinition,
+  type SharedQuotaDefinition,
+  type SharedQuotaRef,
+} from '../shared/shared-quota.js';
 import { notFound, refusal, type Refusal } from './answers.js';
 import { clusterManagedRefusal } from './cluster-managed.js';
 import type { AppliedSharedQuota } from './commands.js';
@@ -45,14 +53,19 @@ export interface NamespaceLabels {
 export interface SharedQuotaFacts {
   readonly now: number;
   /** The quota's head: its stream version, its definition (undefined once removed), the namespaces it covers. */
-  readonly head: { readonly version: number; readonly definition: SharedQuotaDefinition | undefined; readonly members: readonly string[] } | undefined;
+  readonly head:
+    { readonly version: number; readonly definition: SharedQuotaDefinition | undefined; readonly members: readonly string[] } | undefined;
   /** Every namespace the ledger knows (a PUT's selection); a DELETE needs none. */
   readonly namespaces: readonly NamespaceLabels[];
 }
 
 export type SharedQuotaEvent = SharedQuotaDefined | SharedQuotaChanged | SharedQuotaRemoved;
 
-export type SharedQuotaAnswer = { readonly kind: 'Defined' | 'Changed'; readonly definition: SharedQuotaDefinition } | { readonly kind: 'Unchanged' } | { readonly kind: 'Removed' } | Refusal;
+export type SharedQuotaAnswer =
+  | { readonly kind: 'Defined' | 'Changed'; readonly definition: SharedQuotaDefinition }
+  | { readonly kind: 'Unchanged' }
+  | { readonly kind: 'Removed' }
+  | Refusal;
 
 export interface SharedQuotaDecision {
   readonly events: readonly SharedQuotaEvent[];
@@ -69,7 +82,8 @@ function decidePut(command: PutSharedQuota, facts: SharedQuotaFacts): SharedQuot
   const { definition } = command;
   const existing = facts.head?.definition;
   const refused =
-    clusterManagedRefusal(command, existing?.metadata, managedTarget(definition.ref, 'changed')) ?? staleRefusal(definition.ref, existing, facts.head?.version ?? 0, command.expectedVersion);
+    clusterManagedRefusal(command, existing?.metadata, managedTarget(definition.ref, 'changed')) ??
+    staleRefusal(definition.ref, existing, facts.head?.version ?? 0, command.expectedVersion);
   if (refused) return { events: [], answer: refused, resync: [] };
   const stored: SharedQuotaDefinition = {
     ...definition,
@@ -83,7 +97,8 @@ function decidePut(command: PutSharedQuota, facts: SharedQuotaFacts): SharedQuot
   if (existing && deepEqualJson(plain(existing), plain(stored))) return { events: [], answer: { kind: 'Unchanged' }, resync: [] };
   const selected = facts.namespaces.filter((n) => sharedQuotaSelects(stored, selectableOf(n.namespace, n.object))).map((n) => n.namespace);
   // A hierarchical quota covers its own namespace whether the ledger knows it yet or not.
-  if (stored.ref.kind === 'HierarchicalResourceQuota' && stored.ref.namespace && !selected.includes(stored.ref.namespace)) selected.push(stored.ref.namespace);
+  if (stored.ref.kind === 'HierarchicalResourceQuota' && stored.ref.namespace && !selected.includes(stored.ref.namespace))
+    selected.push(stored.ref.namespace);
   if (selected.length > command.namespacesMax) {
     const message = `${sharedQuotaTitle(stored.ref)} is forbidden: it would cover ${selected.length} namespaces, more than one shared quota may (SHARED_QUOTA_NAMESPACES_MAX=${command.namespacesMax})`;
     return { events: [], answer: refusal('Forbidden', message, sharedQuotaPlural(stored.ref), stored.ref.name), resync: [] };
@@ -97,7 +112,12 @@ function decidePut(command: PutSharedQuota, facts: SharedQuotaFacts): SharedQuot
 }
 
 function managedTarget(ref: SharedQuotaRef, verb: 'changed' | 'deleted') {
-  return { resource: sharedQuotaPlural(ref), namespace: ref.kind === 'HierarchicalResourceQuota' ? (ref.namespace ?? '') : '', name: ref.name, verb };
+  return {
+    resource: sharedQuotaPlural(ref),
+    namespace: ref.kind === 'HierarchicalResourceQuota' ? (ref.namespace ?? '') : '',
+    name: ref.name,
+    verb,
+  };
 }
 
 function decideRemove(command: RemoveSharedQuota, facts: SharedQuotaFacts): SharedQuotaDecision {
@@ -115,7 +135,11 @@ export function appliedSharedQuota(definition: SharedQuotaDefinition): AppliedSh
 }
 
 /** The shared quotas among `registry` that select a namespace with this Namespace object (none: no labels). */
-export function sharedQuotasCovering(registry: readonly SharedQuotaDefinition[], name: string, definition: NamespaceDefinition | undefined): SharedQuotaDefinition[] {
+export function sharedQuotasCovering(
+  registry: readonly SharedQuotaDefinition[],
+  name: string,
+  definition: NamespaceDefinition | undefined,
+): SharedQuotaDefinition[] {
   return registry.filter((d) => sharedQuotaSelects(d, selectableOf(name, definition)));
 }
 
@@ -124,7 +148,13 @@ export function sharedQuotasCovering(registry: readonly SharedQuotaDefinition[],
  * (relabels once grew one past its cap, and its admin could no longer redefine it); undefined when
  * none does. `current`: the keys covering it now; `members`: how many namespaces a quota covers.
  */
-export function crowdedRefusal(name: string, covering: readonly SharedQuotaDefinition[], current: ReadonlySet<string>, members: (key: string) => number, namespacesMax: number): Refusal | undefined {
+export function crowdedRefusal(
+  name: string,
+  covering: readonly SharedQuotaDefinition[],
+  current: ReadonlySet<string>,
+  members: (key: string) => number,
+  namespacesMax: number,
+): Refusal | undefined {
   for (const definition of covering) {
     const key = sharedQuotaKey(definition.ref);
     if (current.has(key) || members(key) < namespacesMax) continue;
@@ -143,10 +173,21 @@ export function sharedQuotaPlural(ref: SharedQuotaRef): string {
   return ref.kind === 'ClusterResourceQuota' ? 'clusterresourcequotas' : 'hierarchicalresourcequotas';
 }
 
-function staleRefusal(ref: SharedQuotaRef, existing: SharedQuotaDefinition | undefined, version: number, expected: number | undefined): Refusal | undefined {
+function staleRefusal(
+  ref: SharedQuotaRef,
+  existing: SharedQuotaDefinition | undefined,
+  version: number,
+  expected: number | undefined,
+): Refusal | undefined {
   if (expected === undefined) return undefined;
   const resource = sharedQuotaPlural(ref);
-  if (!existing) return refusal('Conflict', `Operation cannot be fulfilled on ${resource} "${ref.name}": the object does not exist; remove metadata.resourceVersion to create it`, resource, ref.name);
+  if (!existing)
+    return refusal(
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} "${ref.name}": the object does not exist; remove metadata.resourceVersion to create it`,
+      resource,
+      ref.name,
+    );
   if (version === expected) return undefined;
   return refusal(
     'Conflict',

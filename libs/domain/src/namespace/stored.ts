@@ -112,12 +112,18 @@ function sameFact(a: ScopeFacts[string] | undefined, b: ScopeFacts[string] | und
  * later would count its whole new usage against a check that assumed the settled usage was
  * still there. `superseded` releases (a commit replacing older states) never cascade.
  */
-export function releaseEvents(state: NamespaceState, reservation: Reservation, reason: ReleaseReason, alreadyReleased: ReadonlySet<string> = new Set()): LedgerEvent[] {
+export function releaseEvents(
+  state: NamespaceState,
+  reservation: Reservation,
+  reason: ReleaseReason,
+  alreadyReleased: ReadonlySet<string> = new Set(),
+): LedgerEvent[] {
   const events: LedgerEvent[] = [{ type: 'Released', data: { reservationId: reservation.id, reason } }];
   const uid = reservation.object.uid;
   if (reason === 'superseded' || uid === undefined || !isSettled(reservation)) return events;
   for (const other of liveReservationsOf(state, uid)) {
-    if (other.id === reservation.id || isSettled(other) || alreadyReleased.has(other.id) || !isSameResource(other, reservation.object)) continue;
+    if (other.id === reservation.id || isSettled(other) || alreadyReleased.has(other.id) || !isSameResource(other, reservation.object))
+      continue;
     events.push({ type: 'Released', data: { reservationId: other.id, reason } });
   }
   return events;

@@ -44,7 +44,12 @@ const exactText = fc.oneof(
       return { text: `${s}${whole}${fraction ? `.${fraction}` : ''}${suffix.text}`, nanos: s === '-' ? -magnitude : magnitude };
     }),
   fc
-    .record({ sign, whole: fc.bigInt({ min: 0n, max: 999n }), fraction: digits(0, 9), suffix: fc.constantFrom('Ki', 'Mi', 'Gi', 'Ti', 'Pi') })
+    .record({
+      sign,
+      whole: fc.bigInt({ min: 0n, max: 999n }),
+      fraction: digits(0, 9),
+      suffix: fc.constantFrom('Ki', 'Mi', 'Gi', 'Ti', 'Pi'),
+    })
     .map(({ sign: s, whole, fraction, suffix }) => {
       const scaled = BigInt(`${whole}${fraction}`) * (1n << BigInt(BINARY_SUFFIXES[suffix] ?? 0)) * NANOS;
       const magnitude = scaled / 10n ** BigInt(fraction.length);
@@ -119,9 +124,19 @@ describe('round trips', () => {
     const int63 = fc.bigInt({ min: 0n, max: MAX_INT64 });
     const fuzzed = fc.oneof(
       int63.map((v) => Quantity.fromInt(v, 'BinarySI')),
-      fc.tuple(fc.bigInt({ min: 0n, max: 1023n }), fc.integer({ min: 0, max: 4 })).map(([v, k]) => Quantity.fromInt(v << BigInt(10 * k), 'BinarySI')),
-      fc.tuple(int63, fc.integer({ min: 0, max: 3 }), fc.constantFrom<QuantityFormat>('DecimalSI', 'DecimalExponent')).map(([v, s, f]) => Quantity.fromScaled(v, -s, f)),
-      fc.tuple(fc.bigInt({ min: 0n, max: 999n }), fc.integer({ min: 0, max: 14 }), fc.constantFrom<QuantityFormat>('DecimalSI', 'DecimalExponent')).map(([v, i, f]) => Quantity.fromScaled(v, i - 3, f)),
+      fc
+        .tuple(fc.bigInt({ min: 0n, max: 1023n }), fc.integer({ min: 0, max: 4 }))
+        .map(([v, k]) => Quantity.fromInt(v << BigInt(10 * k), 'BinarySI')),
+      fc
+        .tuple(int63, fc.integer({ min: 0, max: 3 }), fc.constantFrom<QuantityFormat>('DecimalSI', 'DecimalExponent'))
+        .map(([v, s, f]) => Quantity.fromScaled(v, -s, f)),
+      fc
+        .tuple(
+          fc.bigInt({ min: 0n, max: 999n }),
+          fc.integer({ min: 0, max: 14 }),
+          fc.constantFrom<QuantityFormat>('DecimalSI', 'DecimalExponent'),
+        )
+        .map(([v, i, f]) => Quantity.fromScaled(v, i - 3, f)),
     );
     fc.assert(
       fc.property(fuzzed, (q) => {
@@ -148,7 +163,11 @@ describe('exactness', () => {
       fc.property(exactText, exactText, (a, b) => {
         const sum = Quantity.parse(a.text).add(Quantity.parse(b.text));
         expect(sum.equals(Quantity.parse(plainDecimal(a.nanos + b.nanos)))).toBe(true);
-        expect(Quantity.parse(a.text).sub(Quantity.parse(b.text)).equals(Quantity.parse(plainDecimal(a.nanos - b.nanos)))).toBe(true);
+        expect(
+          Quantity.parse(a.text)
+            .sub(Quantity.parse(b.text))
+            .equals(Quantity.parse(plainDecimal(a.nanos - b.nanos))),
+        ).toBe(true);
       }),
       { numRuns: 3000 },
     );
@@ -186,7 +205,9 @@ describe('exactness', () => {
   });
 
   it('cancels any sum by subtracting its terms, across scales (TestAddSubRoundTrip)', () => {
-    const scaled = fc.tuple(fc.bigInt({ min: 0n, max: MAX_INT64 }), fc.integer({ min: -9, max: 10 })).map(([v, k]) => Quantity.fromScaled(v, k));
+    const scaled = fc
+      .tuple(fc.bigInt({ min: 0n, max: MAX_INT64 }), fc.integer({ min: -9, max: 10 }))
+      .map(([v, k]) => Quantity.fromScaled(v, k));
     fc.assert(
       fc.property(fc.array(scaled, { maxLength: 100 }), (terms) => {
         const total = terms.reduce((sum, q) => sum.add(q), Quantity.ZERO);

@@ -348,7 +348,7 @@ describe('printing (TestQuantityString)', () => {
     expect(Quantity.parse('1000m').sub(Quantity.parse('1')).toString()).toBe('0');
   });
 
-  it('prints the examples of Kubernetes\' documentation (ExampleFormat)', () => {
+  it("prints the examples of Kubernetes' documentation (ExampleFormat)", () => {
     expect(Quantity.fromInt(5n * 1024n ** 3n, 'BinarySI').toString()).toBe('5Gi');
     expect(Quantity.fromInt(5_000_000_000n, 'DecimalSI').toString()).toBe('5G');
     expect(Quantity.fromMilli(5300n, 'DecimalSI').toString()).toBe('5300m');
@@ -581,7 +581,7 @@ describe('arithmetic keeps the format rules of Kubernetes', () => {
     expect(a.sub(b).format).toBe(difference.format);
   });
 
-  it('gives a zero sum the zero receiver\'s new format, as Kubernetes does', () => {
+  it("gives a zero sum the zero receiver's new format, as Kubernetes does", () => {
     expect(Quantity.parse('0').add(Quantity.parse('1Ki')).format).toBe('BinarySI');
     expect(Quantity.parse('1Ki').add(Quantity.parse('-1Ki')).toString()).toBe('0');
   });
@@ -778,9 +778,12 @@ describe('reading values out (Value, MilliValue, ScaledValue)', () => {
     [1n, -3, 0, 1000n],
     [1000n, -3, 2, 100_000_000n],
     [MAX_INT64 / 1000n, 0, 3, (MAX_INT64 / 1000n) * 1000n],
-  ] as const)('scales %s at inf scale %i to inf scale %i as %s, rounding up (TestScaledValueInternal)', (unscaled, scale, newScale, expected) => {
-    expect(Quantity.parse(`${unscaled}e${-scale}`).scaledValue(-newScale)).toBe(expected);
-  });
+  ] as const)(
+    'scales %s at inf scale %i to inf scale %i as %s, rounding up (TestScaledValueInternal)',
+    (unscaled, scale, newScale, expected) => {
+      expect(Quantity.parse(`${unscaled}e${-scale}`).scaledValue(-newScale)).toBe(expected);
+    },
+  );
 
   it('reports whole numbers', () => {
     expect(Quantity.parse('2').isInteger()).toBe(true);
@@ -796,7 +799,7 @@ describe('reading values out (Value, MilliValue, ScaledValue)', () => {
   });
 });
 
-describe('JSON, as Kubernetes\' UnmarshalJSON reads it (TestJSONWhitespace)', () => {
+describe("JSON, as Kubernetes' UnmarshalJSON reads it (TestJSONWhitespace)", () => {
   it.each([
     [' 1', '1'],
     ['1 ', '1'],
@@ -847,7 +850,7 @@ describe('deliberate departures from Kubernetes', () => {
   });
 
   it.each(['1e-2147483648', '1.5e-2147483647', '0.5e-2147483647'])(
-    'rejects %s as too large, because Kubernetes\' int32 scale wraps it to a huge number',
+    "rejects %s as too large, because Kubernetes' int32 scale wraps it to a huge number",
     (input) => {
       expect(parseError(input).reason).toBe('tooLarge');
     },
@@ -868,13 +871,13 @@ describe('deliberate departures from Kubernetes', () => {
     expect(Quantity.parse('1Ei').mul(1024n).toString()).toBe('1024Ei');
   });
 
-  it('rounds negative values away from zero on every path (Kubernetes\' inf.Dec path rounds toward +infinity)', () => {
+  it("rounds negative values away from zero on every path (Kubernetes' inf.Dec path rounds toward +infinity)", () => {
     expect(Quantity.parse('-0.207621214302').value()).toBe(-1n);
     expect(Quantity.parse('-0.207621214302').milliValue()).toBe(-208n);
     expect(Quantity.parse('-9.5000000001Gi').value()).toBe(-10200547329n);
   });
 
-  it('reads values exactly where Kubernetes\' int64 would overflow', () => {
+  it("reads values exactly where Kubernetes' int64 would overflow", () => {
     expect(Quantity.parse('1Ei').milliValue()).toBe(1024n ** 6n * 1000n);
     expect(Quantity.parse('-200Ti').value()).toBe(-200n * 1024n ** 4n);
   });

@@ -50,7 +50,9 @@ export class Quantity {
     if (!scanned) throw new QuantityParseError(str, 'formatWrong');
     const suffix = interpretSuffix(scanned.suffix);
     if (!suffix) throw new QuantityParseError(str, 'suffix');
-    return suffix.base === 2 ? Quantity.parseBinary(str, scanned, suffix.exponent) : Quantity.parseDecimal(str, scanned, suffix.exponent, suffix.format);
+    return suffix.base === 2
+      ? Quantity.parseBinary(str, scanned, suffix.exponent)
+      : Quantity.parseDecimal(str, scanned, suffix.exponent, suffix.format);
   }
 
   /** Like `parse`, but returns undefined instead of throwing. */

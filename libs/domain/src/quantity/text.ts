@@ -59,7 +59,9 @@ const DECIMAL_SUFFIXES: ReadonlyMap<string, number> = new Map([
   ['P', 15],
   ['E', 18],
 ]);
-export const DECIMAL_SUFFIX_BY_EXPONENT: ReadonlyMap<number, string> = new Map([...DECIMAL_SUFFIXES].map(([suffix, exponent]) => [exponent, suffix]));
+export const DECIMAL_SUFFIX_BY_EXPONENT: ReadonlyMap<number, string> = new Map(
+  [...DECIMAL_SUFFIXES].map(([suffix, exponent]) => [exponent, suffix]),
+);
 const BINARY_SUFFIXES: ReadonlyMap<string, number> = new Map([
   ['Ki', 10],
   ['Mi', 20],
@@ -223,7 +225,17 @@ export function binaryNanos(num: string, denom: string, exponent: number): bigin
 
 /** Go's unicode.IsSpace, which strings.TrimSpace uses (not quite JavaScript's trim set). */
 const isGoSpace = (c: number): boolean =>
-  (c >= 0x09 && c <= 0x0d) || c === 0x20 || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+  (c >= 0x09 && c <= 0x0d) ||
+  c === 0x20 ||
+  c === 0x85 ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000;
 
 export function trimGoSpace(text: string): string {
   let start = 0;

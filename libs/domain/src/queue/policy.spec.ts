@@ -61,7 +61,11 @@ describe('the queue policy: BestEffortFIFO with a bound on passing', () => {
     for (let round = 0; round < 2000; round++) {
       const freedFrom = held.shift() as string;
       used.set(freedFrom, (used.get(freedFrom) ?? 0) - 1);
-      const candidates: FairShareCandidate[] = [...used].map(([namespace, cpu]) => ({ namespace, weight: weights[namespace] ?? 1, used: list({ cpu: String(cpu) }) }));
+      const candidates: FairShareCandidate[] = [...used].map(([namespace, cpu]) => ({
+        namespace,
+        weight: weights[namespace] ?? 1,
+        used: list({ cpu: String(cpu) }),
+      }));
       const next = fairShareOrder(candidates, hard)[0]?.namespace as string;
       used.set(next, (used.get(next) ?? 0) + 1);
       received.set(next, (received.get(next) ?? 0) + 1);

@@ -36,7 +36,9 @@ export const FAIR_SHARE_WEIGHT_KEY = 'quota-ledger.io/fair-share-weight';
 export const FAIR_SHARE_WEIGHT_MAX = 1000;
 
 /** A namespace's weight from its labels or annotations (an integer 1..1000; anything else: 1). */
-export function fairShareWeight(meta: { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> } | undefined): number {
+export function fairShareWeight(
+  meta: { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> } | undefined,
+): number {
   const raw = meta?.labels?.[FAIR_SHARE_WEIGHT_KEY] ?? meta?.annotations?.[FAIR_SHARE_WEIGHT_KEY];
   if (raw === undefined || !/^[1-9][0-9]{0,3}$/.test(raw)) return 1;
   return Math.min(Number(raw), FAIR_SHARE_WEIGHT_MAX);
@@ -85,5 +87,7 @@ export interface FairShareCandidate {
 export function fairShareOrder(candidates: readonly FairShareCandidate[], hard: ResourceList): FairShareCandidate[] {
   const shares = new Map(candidates.map((c) => [c.namespace, weightedDominantShare(c.used, hard, c.weight)]));
   const shareOf = (c: FairShareCandidate): Share => shares.get(c.namespace) ?? { num: 0n, den: 1n };
-  return [...candidates].sort((a, b) => compareShares(shareOf(a), shareOf(b)) || (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
+  return [...candidates].sort(
+    (a, b) => compareShares(shareOf(a), shareOf(b)) || (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0),
+  );
 }

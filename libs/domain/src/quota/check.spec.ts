@@ -48,7 +48,12 @@ const fakeEvaluator: UsageEvaluator = {
   },
 };
 
-const quota = (name: string, hard: Record<string, string>, used: Record<string, string>, spec: Omit<ResourceQuotaSpec, 'hard'> = {}): QuotaSnapshot => ({
+const quota = (
+  name: string,
+  hard: Record<string, string>,
+  used: Record<string, string>,
+  spec: Omit<ResourceQuotaSpec, 'hard'> = {},
+): QuotaSnapshot => ({
   name,
   spec: { ...spec, hard },
   used: resourceList(used),
@@ -76,7 +81,9 @@ describe('decideQuota: which requests are charged at all', () => {
   });
 
   it('allows a kind that has no evaluator', () => {
-    expect(decideQuota(request('CREATE', widget({ usage: { widgets: '1' } }), [quota('q', { widgets: '0' }, { widgets: '0' })]), undefined)).toEqual({
+    expect(
+      decideQuota(request('CREATE', widget({ usage: { widgets: '1' } }), [quota('q', { widgets: '0' }, { widgets: '0' })]), undefined),
+    ).toEqual({
       allowed: true,
       charges: [],
     });
@@ -125,7 +132,9 @@ describe('decideQuota: CREATE against hard limits', () => {
       'reports every exceeded resource of the quota, sorted',
       [quota('q', { widgets: '1', 'requests.cpu': '1', gadgets: '10' }, { widgets: '1', 'requests.cpu': '1', gadgets: '0' })],
       { usage: { widgets: '1', 'requests.cpu': '1', gadgets: '1' } },
-      { denied: 'exceeded quota: q, requested: requests.cpu=1,widgets=1, used: requests.cpu=1,widgets=1, limited: requests.cpu=1,widgets=1' },
+      {
+        denied: 'exceeded quota: q, requested: requests.cpu=1,widgets=1, used: requests.cpu=1,widgets=1, limited: requests.cpu=1,widgets=1',
+      },
     ],
     [
       'charges every applicable quota',
@@ -184,10 +193,15 @@ describe('decideQuota: CREATE against hard limits', () => {
     [
       'needs every scope of the quota, plain and selector alike',
       [
-        quota('scoped', { widgets: '0' }, { widgets: '0' }, {
-          scopes: ['Special'],
-          scopeSelector: { matchExpressions: [{ scopeName: 'Other', operator: 'Exists' }] },
-        }),
+        quota(
+          'scoped',
+          { widgets: '0' },
+          { widgets: '0' },
+          {
+            scopes: ['Special'],
+            scopeSelector: { matchExpressions: [{ scopeName: 'Other', operator: 'Exists' }] },
+          },
+        ),
       ],
       { usage: { widgets: '1' }, inScopes: ['Special'] },
       { used: {} },
@@ -212,12 +226,16 @@ describe('decideQuota: CREATE against hard limits', () => {
     expect(decision.denial.kind).toBe('Exceeded');
     if (decision.denial.kind !== 'Exceeded') return;
     expect(decision.denial.quota).toBe('q');
-    expect(decision.denial.resources.map((r) => [r.resource, `${r.requested}`, `${r.used}`, `${r.hard}`])).toEqual([['requests.cpu', '2', '1', '2']]);
+    expect(decision.denial.resources.map((r) => [r.resource, `${r.requested}`, `${r.used}`, `${r.hard}`])).toEqual([
+      ['requests.cpu', '2', '1', '2'],
+    ]);
   });
 
   it('returns the charge itself beside the new usage', () => {
     const decision = decideQuota(
-      request('CREATE', widget({ usage: { widgets: '1', gadgets: '0' } }), [quota('q', { widgets: '5', gadgets: '5' }, { widgets: '2', gadgets: '1' })]),
+      request('CREATE', widget({ usage: { widgets: '1', gadgets: '0' } }), [
+        quota('q', { widgets: '5', gadgets: '5' }, { widgets: '2', gadgets: '1' }),
+      ]),
       fakeEvaluator,
     );
     expect(decision.allowed && decision.charges.map((c) => [c.quota, plain(c.delta), plain(c.used)])).toEqual([
@@ -284,7 +302,10 @@ describe('decideQuota: UPDATE charges only the increase', () => {
   });
 
   it('denies an UPDATE that comes without the old object', () => {
-    const decision = decideQuota(request('UPDATE', widget({ usage: { widgets: '1' } }), [quota('q', { widgets: '5' }, { widgets: '0' })]), fakeEvaluator);
+    const decision = decideQuota(
+      request('UPDATE', widget({ usage: { widgets: '1' } }), [quota('q', { widgets: '5' }, { widgets: '0' })]),
+      fakeEvaluator,
+    );
     expect(outcome(decision)).toEqual({ denied: 'unable to get previous usage since prior version of object was not found' });
   });
 });
@@ -293,7 +314,11 @@ describe('decideQuota: refusals before any charge', () => {
   it('applies the must-specify rule of a matching quota', () => {
     const decision = decideQuota(
       request('CREATE', widget({ usage: { widgets: '1' }, omits: ['requests.memory', 'requests.cpu'] }), [
-        quota('compute', { widgets: '5', 'requests.cpu': '1', 'requests.memory': '1Gi' }, { widgets: '0', 'requests.cpu': '0', 'requests.memory': '0' }),
+        quota(
+          'compute',
+          { widgets: '5', 'requests.cpu': '1', 'requests.memory': '1Gi' },
+          { widgets: '0', 'requests.cpu': '0', 'requests.memory': '0' },
+        ),
       ]),
       fakeEvaluator,
     );
@@ -304,7 +329,9 @@ describe('decideQuota: refusals before any charge', () => {
   it('words the must-specify rule as the evaluator does', () => {
     const wordy: UsageEvaluator = { ...fakeEvaluator, constraintError: (required) => `must specify ${required.join(' and ')} for: app` };
     const decision = decideQuota(
-      request('CREATE', widget({ usage: { widgets: '1' }, omits: ['requests.cpu'] }), [quota('compute', { 'requests.cpu': '1' }, { 'requests.cpu': '0' })]),
+      request('CREATE', widget({ usage: { widgets: '1' }, omits: ['requests.cpu'] }), [
+        quota('compute', { 'requests.cpu': '1' }, { 'requests.cpu': '0' }),
+      ]),
       wordy,
     );
     expect(outcome(decision)).toEqual({ denied: 'failed quota: compute: must specify requests.cpu for: app' });
@@ -323,7 +350,9 @@ describe('decideQuota: refusals before any charge', () => {
 
   it('ignores the must-specify rule of a quota that does not apply', () => {
     const decision = decideQuota(
-      request('CREATE', widget({ usage: { widgets: '1' }, omits: ['requests.cpu'] }), [quota('compute', { 'requests.cpu': '1' }, { 'requests.cpu': '0' }, { scopes: ['Special'] })]),
+      request('CREATE', widget({ usage: { widgets: '1' }, omits: ['requests.cpu'] }), [
+        quota('compute', { 'requests.cpu': '1' }, { 'requests.cpu': '0' }, { scopes: ['Special'] }),
+      ]),
       fakeEvaluator,
     );
     expect(outcome(decision)).toEqual({ used: {} });
@@ -331,8 +360,18 @@ describe('decideQuota: refusals before any charge', () => {
 
   // Kubernetes' TestHasUsageStats, through the decision.
   it.each<[string, Record<string, string>, Record<string, string>, ReturnType<typeof outcome>]>([
-    ['denies when a limited resource has no usage figure', { 'requests.memory': '1Gi' }, {}, { denied: 'status unknown for quota: q, resources: requests.memory' }],
-    ['allows when every limited resource has a usage figure', { 'requests.memory': '1Gi' }, { 'requests.memory': '500Mi' }, { used: { q: { 'requests.memory': '501Mi' } } }],
+    [
+      'denies when a limited resource has no usage figure',
+      { 'requests.memory': '1Gi' },
+      {},
+      { denied: 'status unknown for quota: q, resources: requests.memory' },
+    ],
+    [
+      'allows when every limited resource has a usage figure',
+      { 'requests.memory': '1Gi' },
+      { 'requests.memory': '500Mi' },
+      { used: { q: { 'requests.memory': '501Mi' } } },
+    ],
     [
       'does not need usage for a hard resource the evaluator does not charge',
       { 'requests.memory': '1Gi', pods: '1' },
@@ -346,7 +385,10 @@ describe('decideQuota: refusals before any charge', () => {
       { denied: 'status unknown for quota: q, resources: requests.memory,widgets' },
     ],
   ])('%s', (_name, hard, used, expected) => {
-    const decision = decideQuota(request('CREATE', widget({ usage: { 'requests.memory': '1Mi' } }), [quota('q', hard, used)]), fakeEvaluator);
+    const decision = decideQuota(
+      request('CREATE', widget({ usage: { 'requests.memory': '1Mi' } }), [quota('q', hard, used)]),
+      fakeEvaluator,
+    );
     expect(outcome(decision)).toEqual(expected);
   });
 
@@ -498,22 +540,35 @@ describe('decideQuota: limitedResources', () => {
 describe('decideQuota: details', () => {
   it('measures usage with the request namespace filled in when the object has none', () => {
     calls.length = 0;
-    decideQuota(request('CREATE', widget({ usage: { widgets: '1' } }), [quota('q', { widgets: '5' }, { widgets: '0' })], { namespace: 'team-a' }), fakeEvaluator);
+    decideQuota(
+      request('CREATE', widget({ usage: { widgets: '1' } }), [quota('q', { widgets: '5' }, { widgets: '0' })], { namespace: 'team-a' }),
+      fakeEvaluator,
+    );
     expect(calls).toEqual(['usage:team-a']);
   });
 
   it('keeps the namespace the object already has', () => {
     calls.length = 0;
-    decideQuota(request('CREATE', widget({ namespace: 'own', usage: { widgets: '1' } }), [quota('q', { widgets: '5' }, { widgets: '0' })], { namespace: 'team-a' }), fakeEvaluator);
+    decideQuota(
+      request('CREATE', widget({ namespace: 'own', usage: { widgets: '1' } }), [quota('q', { widgets: '5' }, { widgets: '0' })], {
+        namespace: 'team-a',
+      }),
+      fakeEvaluator,
+    );
     expect(calls).toEqual(['usage:own']);
   });
 
   it('records a status write over the limit instead of refusing it', () => {
     const decision = decideQuota(
-      request('UPDATE', widget({ usage: { 'requests.storage': '20Gi' } }), [quota('q', { 'requests.storage': '12Gi' }, { 'requests.storage': '10Gi' })], {
-        subresource: 'status',
-        oldObject: widget({ resourceVersion: '3', usage: { 'requests.storage': '10Gi' } }),
-      }),
+      request(
+        'UPDATE',
+        widget({ usage: { 'requests.storage': '20Gi' } }),
+        [quota('q', { 'requests.storage': '12Gi' }, { 'requests.storage': '10Gi' })],
+        {
+          subresource: 'status',
+          oldObject: widget({ resourceVersion: '3', usage: { 'requests.storage': '10Gi' } }),
+        },
+      ),
       fakeEvaluator,
     );
     expect(outcome(decision)).toEqual({ used: { q: { 'requests.storage': '20Gi' } } });

@@ -1,7 +1,19 @@
 import type { GroupResource, KubeObject, Operation, ResourceQuotaSpec, ScopedResourceSelectorRequirement } from '../kube/types.js';
 import { DomainError } from '../errors.js';
 import { Quantity } from '../quantity/quantity.js';
-import { add, fromEntries, get, has, lessThanOrEqual, mask, negativeKeys, parseResourceList, resourceNames, withoutZeros, type ResourceList } from '../resources/resource-list.js';
+import {
+  add,
+  fromEntries,
+  get,
+  has,
+  lessThanOrEqual,
+  mask,
+  negativeKeys,
+  parseResourceList,
+  resourceNames,
+  withoutZeros,
+  type ResourceList,
+} from '../resources/resource-list.js';
 import type { UsageEvaluator, UsageOptions } from '../usage/evaluator.js';
 import type { ExceededResource, QuotaDenial } from './denial.js';
 import { factsMatchAll, quotaScopeRequirements, type ScopeFacts } from '../scopes/facts.js';
@@ -79,7 +91,8 @@ export interface QuotaCharge {
   readonly used: ResourceList;
 }
 
-export type QuotaDecision = { readonly allowed: true; readonly charges: readonly QuotaCharge[] } | { readonly allowed: false; readonly denial: QuotaDenial };
+export type QuotaDecision =
+  { readonly allowed: true; readonly charges: readonly QuotaCharge[] } | { readonly allowed: false; readonly denial: QuotaDenial };
 
 const allowedWithoutCharge = (): QuotaDecision => ({ allowed: true, charges: [] });
 
@@ -169,7 +182,9 @@ export function decideQuota(input: QuotaCheckInput, ev: UsageEvaluator | undefin
 
   // Limited scopes come from every configured entry, whatever kind it names (as in Kubernetes).
   const limitedScopes = limited.flatMap((entry) => ev.matchingScopes(object, entry.matchScopes ?? []));
-  const limitedForKind = limited.filter((entry) => (entry.apiGroup ?? '') === groupResource.group && entry.resource === groupResource.resource);
+  const limitedForKind = limited.filter(
+    (entry) => (entry.apiGroup ?? '') === groupResource.group && entry.resource === groupResource.resource,
+  );
   const limitedNames = limitedForKind.length > 0 ? limitedByDefault(usageOf(object), limitedForKind) : new Set<string>();
 
   // The namespace's own quotas first (Kubernetes' plugin), then the shared ones (OpenShift's and
@@ -222,7 +237,13 @@ function applicableQuotas(
   quotas: readonly PreparedQuota[],
   ev: UsageEvaluator,
   object: KubeObject,
-): { readonly interesting: PreparedQuota[]; readonly restrictedNames: Set<string>; readonly restrictedScopes: ScopedResourceSelectorRequirement[] } | Extract<QuotaDecision, { allowed: false }> {
+):
+  | {
+      readonly interesting: PreparedQuota[];
+      readonly restrictedNames: Set<string>;
+      readonly restrictedScopes: ScopedResourceSelectorRequirement[];
+    }
+  | Extract<QuotaDecision, { allowed: false }> {
   const interesting: PreparedQuota[] = [];
   const restrictedNames = new Set<string>();
   const restrictedScopes: ScopedResourceSelectorRequirement[] = [];
@@ -252,7 +273,9 @@ function deltasOf(
   interesting: readonly PreparedQuota[],
   inputUsage: ResourceList,
   usageOf: (o: KubeObject) => ResourceList,
-): { readonly deltas: Map<PreparedQuota, ResourceList>; readonly deltaWithoutQuota: ResourceList } | Extract<QuotaDecision, { allowed: false }> {
+):
+  | { readonly deltas: Map<PreparedQuota, ResourceList>; readonly deltaWithoutQuota: ResourceList }
+  | Extract<QuotaDecision, { allowed: false }> {
   const deltas = new Map<PreparedQuota, ResourceList>(interesting.map((quota) => [quota, inputUsage]));
   let deltaWithoutQuota: ResourceList = input.operation === 'CREATE' ? inputUsage : {};
 
@@ -287,7 +310,11 @@ function deltasOf(
 }
 
 /** Each quota's charge checked against its hard limits, in order: the first over its limit refuses. */
-function chargeQuotas(input: QuotaCheckInput, interesting: readonly PreparedQuota[], deltas: ReadonlyMap<PreparedQuota, ResourceList>): QuotaDecision {
+function chargeQuotas(
+  input: QuotaCheckInput,
+  interesting: readonly PreparedQuota[],
+  deltas: ReadonlyMap<PreparedQuota, ResourceList>,
+): QuotaDecision {
   const charges: QuotaCharge[] = [];
   for (const quota of interesting) {
     const delta = deltas.get(quota);

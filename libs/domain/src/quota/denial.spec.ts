@@ -40,7 +40,7 @@ describe('renderDenial', () => {
       'exceeded quota: q, requested: pods=1, used: , limited: pods=0',
     ],
     [
-      'the must-specify rule in the evaluator\'s words',
+      "the must-specify rule in the evaluator's words",
       {
         kind: 'MustSpecify',
         quota: 'compute',
@@ -59,7 +59,11 @@ describe('renderDenial', () => {
       { kind: 'NegativeUsage', resources: ['requests.storage'] },
       'quota usage is negative for resource(s): requests.storage',
     ],
-    ['an update without its old object', { kind: 'OldObjectMissing' }, 'unable to get previous usage since prior version of object was not found'],
+    [
+      'an update without its old object',
+      { kind: 'OldObjectMissing' },
+      'unable to get previous usage since prior version of object was not found',
+    ],
     [
       'limited resources without a covering quota',
       { kind: 'InsufficientQuotaToConsume', resources: ['requests.cpu', 'cpu'] },
@@ -98,7 +102,9 @@ describe('renderDenial', () => {
     ],
   ])('prints the requested list %j as %s', (list, printed) => {
     const resources = Object.entries(list).map(([name, value]) => exceeded(name, value, value, value));
-    expect(renderDenial({ kind: 'Exceeded', quota: 'q', resources })).toBe(`exceeded quota: q, requested: ${printed}, used: ${printed}, limited: ${printed}`);
+    expect(renderDenial({ kind: 'Exceeded', quota: 'q', resources })).toBe(
+      `exceeded quota: q, requested: ${printed}, used: ${printed}, limited: ${printed}`,
+    );
   });
 });
 
@@ -107,7 +113,9 @@ describe('formatScopeRequirements', () => {
     expect(formatScopeRequirements([])).toBe('[]');
   });
   it('separates several values with spaces', () => {
-    expect(formatScopeRequirements([{ scopeName: 'PriorityClass', operator: 'In', values: ['a', 'b'] }])).toBe('[{PriorityClass In [a b]}]');
+    expect(formatScopeRequirements([{ scopeName: 'PriorityClass', operator: 'In', values: ['a', 'b'] }])).toBe(
+      '[{PriorityClass In [a b]}]',
+    );
   });
 });
 

@@ -29,7 +29,13 @@ export type QuotaDenial =
    * The object omits a cpu/memory request or limit that a matching quota tracks. `detail` is
    * the evaluator's wording of the rule (`must specify limits.cpu for: app; ...`).
    */
-  | { readonly kind: 'MustSpecify'; readonly quota: string; readonly shared?: SharedQuotaRef; readonly resources: readonly string[]; readonly detail: string }
+  | {
+      readonly kind: 'MustSpecify';
+      readonly quota: string;
+      readonly shared?: SharedQuotaRef;
+      readonly resources: readonly string[];
+      readonly detail: string;
+    }
   /** A matching quota has no usage figure for a resource it limits. */
   | { readonly kind: 'StatusUnknown'; readonly quota: string; readonly shared?: SharedQuotaRef; readonly resources: readonly string[] }
   /** The object itself would consume a negative amount. */
@@ -41,7 +47,12 @@ export type QuotaDenial =
   /** `limitedResources` names a scope the object is in that no quota scope covers. */
   | { readonly kind: 'InsufficientQuotaToMatchScopes'; readonly scopes: readonly ScopedResourceSelectorRequirement[] }
   /** The request would take a quota's usage above its hard limit. */
-  | { readonly kind: 'Exceeded'; readonly quota: string; readonly shared?: SharedQuotaRef; readonly resources: readonly ExceededResource[] };
+  | {
+      readonly kind: 'Exceeded';
+      readonly quota: string;
+      readonly shared?: SharedQuotaRef;
+      readonly resources: readonly ExceededResource[];
+    };
 
 /**
  * The quota as a refusal names it: a ResourceQuota by its name (Kubernetes' words), a
@@ -51,7 +62,10 @@ export type QuotaDenial =
 function quotaWords(denial: { readonly quota: string; readonly shared?: SharedQuotaRef }): { noun: string; name: string } {
   if (!denial.shared) return { noun: 'quota', name: denial.quota };
   if (denial.shared.kind === 'ClusterResourceQuota') return { noun: 'cluster quota', name: denial.shared.name };
-  return { noun: `hierarchical quota in namespace ${JSON.stringify(denial.shared.namespace ?? '')}`, name: JSON.stringify(denial.shared.name) };
+  return {
+    noun: `hierarchical quota in namespace ${JSON.stringify(denial.shared.namespace ?? '')}`,
+    name: JSON.stringify(denial.shared.name),
+  };
 }
 
 const sortedNames = (names: Iterable<string>): string[] => [...new Set(names)].sort();

@@ -1,7 +1,14 @@
 export { checkQuota } from './resource-quota-plugin.js';
 export { decideQuota } from './check.js';
 export type { LimitedResource, QuotaCharge, QuotaCheckInput, QuotaDecision, QuotaSnapshot } from './check.js';
-export { admissionObjectName, forbiddenMessage, formatScopeRequirements, groupResourceString, isForbidden, renderDenial } from './denial.js';
+export {
+  admissionObjectName,
+  forbiddenMessage,
+  formatScopeRequirements,
+  groupResourceString,
+  isForbidden,
+  renderDenial,
+} from './denial.js';
 export type { ExceededResource, QuotaDenial } from './denial.js';
 export { matchesAllScopes, quotaMatchesObject } from './scopes.js';
 export { quotaObjectCountNames, RESOURCE_QUOTAS } from './quota-objects.js';

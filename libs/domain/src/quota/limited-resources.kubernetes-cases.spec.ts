@@ -32,7 +32,10 @@ const pod = (name: string, requests: Raw, priorityClassName?: string): KubeObjec
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace: NS, uid: `uid-${name}` },
-  spec: { containers: [{ name: 'app', image: 'foo:V0', resources: { requests, limits: {} } }], ...(priorityClassName ? { priorityClassName } : {}) },
+  spec: {
+    containers: [{ name: 'app', image: 'foo:V0', resources: { requests, limits: {} } }],
+    ...(priorityClassName ? { priorityClassName } : {}),
+  },
 });
 
 const service = (type: string, resourceVersion?: string, ports: number[] = []): KubeObject => ({
@@ -42,12 +45,27 @@ const service = (type: string, resourceVersion?: string, ports: number[] = []): 
   spec: { type, ...(ports.length > 0 ? { ports: ports.map((port) => ({ port })) } : {}) },
 });
 
-const deployment: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: NS, uid: 'uid-web' }, spec: {} };
+const deployment: KubeObject = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'web', namespace: NS, uid: 'uid-web' },
+  spec: {},
+};
 
-const quota = (name: string, hard: Raw, spec: object = {}): LedgerEvent => ({ type: 'QuotaDefined', data: { name, spec: { ...spec, hard } } });
-const limitRange: LedgerEvent = { type: 'LimitRangeDefined', data: { name: 'limits', spec: { limits: [{ type: 'PersistentVolumeClaim', max: { storage: '10Gi' } }] } } };
+const quota = (name: string, hard: Raw, spec: object = {}): LedgerEvent => ({
+  type: 'QuotaDefined',
+  data: { name, spec: { ...spec, hard } },
+});
+const limitRange: LedgerEvent = {
+  type: 'LimitRangeDefined',
+  data: { name: 'limits', spec: { limits: [{ type: 'PersistentVolumeClaim', max: { storage: '10Gi' } }] } },
+};
 
-const scope = (scopeName: string, operator: string, values?: string[]): ScopedResourceSelectorRequirement => ({ scopeName, operator, ...(values ? { values } : {}) });
+const scope = (scopeName: string, operator: string, values?: string[]): ScopedResourceSelectorRequirement => ({
+  scopeName,
+  operator,
+  ...(values ? { values } : {}),
+});
 
 interface Case {
   readonly name: string;
@@ -179,7 +197,9 @@ describe('limitedResources, as the whole admission chain decides them', () => {
     // TestAdmitLimitedScopeWithCoverQuota, "Pod has limited priorityclass. Covering quota exists for configured limited scope PriorityClassIn."
     {
       name: 'admits a pod of a limited priority class where a quota scoped to that class exists',
-      given: [quota('quota', { pods: '10' }, { scopeSelector: { matchExpressions: [scope('PriorityClass', 'In', ['cluster-services'])] } })],
+      given: [
+        quota('quota', { pods: '10' }, { scopeSelector: { matchExpressions: [scope('PriorityClass', 'In', ['cluster-services'])] } }),
+      ],
       limited: [limitPods({ matchScopes: [scope('PriorityClass', 'In', ['another-priorityclass-name', 'cluster-services'])] })],
       object: pod('allowed-pod', { cpu: '3', memory: '2Gi' }, 'cluster-services'),
       expected: 'admitted',
@@ -190,7 +210,8 @@ describe('limitedResources, as the whole admission chain decides them', () => {
       given: [quota('quota', { pods: '10' })],
       limited: [limitPods({ matchScopes: [scope('PriorityClass', 'In', ['another-priorityclass-name', 'cluster-services'])] })],
       object: pod('not-allowed-pod', { cpu: '3', memory: '2Gi' }, 'cluster-services'),
-      expected: 'pods "not-allowed-pod" is forbidden: insufficient quota to match these scopes: [{PriorityClass In [another-priorityclass-name cluster-services]}]',
+      expected:
+        'pods "not-allowed-pod" is forbidden: insufficient quota to match these scopes: [{PriorityClass In [another-priorityclass-name cluster-services]}]',
     },
     // Beyond the Go tables: the entry's API group must be the request's (CheckRequest compares GroupResource).
     {

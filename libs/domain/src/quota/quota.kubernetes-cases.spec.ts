@@ -153,7 +153,10 @@ describe('Kubernetes cases: UPDATE charges SubtractWithNonNegativeResult per key
       operation: 'UPDATE',
       object: widget({ usage: { widgets: '2' }, inScopes: ['Special'] }),
       oldObject: stored({ widgets: '2' }),
-      quotas: [quota('special', { widgets: '3' }, { widgets: '2' }, { scopes: ['Special'] }), quota('all', { widgets: '9' }, { widgets: '2' })],
+      quotas: [
+        quota('special', { widgets: '3' }, { widgets: '2' }, { scopes: ['Special'] }),
+        quota('all', { widgets: '9' }, { widgets: '2' }),
+      ],
       expected: { denied: 'exceeded quota: special, requested: widgets=2, used: widgets=2, limited: widgets=3' },
     },
     {
@@ -272,10 +275,13 @@ describe('Kubernetes cases: the exceeded-quota message', () => {
       name: 'limits print in canonical form: 1000m as 1, 2048Mi as 2Gi',
       object: widget({ usage: { 'requests.cpu': '2', 'requests.memory': '3Gi' } }),
       quotas: [quota('q', { 'requests.cpu': '1000m', 'requests.memory': '2048Mi' }, { 'requests.cpu': '0', 'requests.memory': '0' })],
-      expected: { denied: 'exceeded quota: q, requested: requests.cpu=2,requests.memory=3Gi, used: requests.cpu=0,requests.memory=0, limited: requests.cpu=1,requests.memory=2Gi' },
+      expected: {
+        denied:
+          'exceeded quota: q, requested: requests.cpu=2,requests.memory=3Gi, used: requests.cpu=0,requests.memory=0, limited: requests.cpu=1,requests.memory=2Gi',
+      },
     },
     {
-      name: 'the requested amount prints in the request\'s own format (0.5 as 500m), the used one in the quota\'s',
+      name: "the requested amount prints in the request's own format (0.5 as 500m), the used one in the quota's",
       object: widget({ usage: { 'requests.cpu': '0.5', 'requests.memory': '1073741824' } }),
       quotas: [quota('q', { 'requests.cpu': '1', 'requests.memory': '1Gi' }, { 'requests.cpu': '600m', 'requests.memory': '512Mi' })],
       expected: {
@@ -284,12 +290,14 @@ describe('Kubernetes cases: the exceeded-quota message', () => {
       },
     },
     {
-      name: 'an UPDATE delta keeps the new object\'s format: 15Gi written in bytes minus 10Gi prints in bytes',
+      name: "an UPDATE delta keeps the new object's format: 15Gi written in bytes minus 10Gi prints in bytes",
       operation: 'UPDATE',
       object: widget({ usage: { 'requests.storage': '16106127360' } }),
       oldObject: stored({ 'requests.storage': '10Gi' }),
       quotas: [quota('q', { 'requests.storage': '12Gi' }, { 'requests.storage': '10Gi' })],
-      expected: { denied: 'exceeded quota: q, requested: requests.storage=5368709120, used: requests.storage=10Gi, limited: requests.storage=12Gi' },
+      expected: {
+        denied: 'exceeded quota: q, requested: requests.storage=5368709120, used: requests.storage=10Gi, limited: requests.storage=12Gi',
+      },
     },
   ]);
 });
@@ -311,13 +319,19 @@ describe('Kubernetes cases: several quotas', () => {
     {
       name: 'a must-specify failure of a later quota wins over an earlier exceeded quota (constraints are checked first)',
       object: widget({ usage: { widgets: '9' }, omits: ['requests.memory'] }),
-      quotas: [quota('a-full', { widgets: '1' }, { widgets: '1' }), quota('b-memory', { 'requests.memory': '1Gi' }, { 'requests.memory': '0' })],
+      quotas: [
+        quota('a-full', { widgets: '1' }, { widgets: '1' }),
+        quota('b-memory', { 'requests.memory': '1Gi' }, { 'requests.memory': '0' }),
+      ],
       expected: { denied: 'failed quota: b-memory: must specify requests.memory' },
     },
     {
       name: 'must-specify under several quotas names only the first failing quota and its own resources',
       object: widget({ usage: { widgets: '1' }, omits: ['requests.cpu', 'requests.memory'] }),
-      quotas: [quota('b-memory', { 'requests.memory': '1Gi' }, { 'requests.memory': '0' }), quota('a-cpu', { 'requests.cpu': '1' }, { 'requests.cpu': '0' })],
+      quotas: [
+        quota('b-memory', { 'requests.memory': '1Gi' }, { 'requests.memory': '0' }),
+        quota('a-cpu', { 'requests.cpu': '1' }, { 'requests.cpu': '0' }),
+      ],
       expected: { denied: 'failed quota: a-cpu: must specify requests.cpu' },
     },
     {
@@ -370,7 +384,14 @@ describe('Kubernetes cases: quotas that do not apply', () => {
     {
       name: 'a quota needs every scope: matching one of two selectors is not enough',
       object: widget({ usage: { widgets: '1' }, inScopes: ['Special'] }),
-      quotas: [quota('scoped', { widgets: '0' }, { widgets: '0' }, { scopeSelector: { matchExpressions: [sel('Special', 'Exists'), sel('Other', 'Exists')] } })],
+      quotas: [
+        quota(
+          'scoped',
+          { widgets: '0' },
+          { widgets: '0' },
+          { scopeSelector: { matchExpressions: [sel('Special', 'Exists'), sel('Other', 'Exists')] } },
+        ),
+      ],
       expected: { used: {} },
     },
   ]);
@@ -419,7 +440,10 @@ describe('Kubernetes cases: limitedResources', () => {
       name: 'a limited scope listed by two entries is printed twice',
       object: widget({ usage: { widgets: '1' }, inScopes: ['Special'] }),
       quotas: [],
-      limitedResources: [limitWidgets({ matchScopes: [sel('Special', 'Exists')] }), { resource: 'gadgets', matchScopes: [sel('Special', 'Exists')] }],
+      limitedResources: [
+        limitWidgets({ matchScopes: [sel('Special', 'Exists')] }),
+        { resource: 'gadgets', matchScopes: [sel('Special', 'Exists')] },
+      ],
       expected: { denied: 'insufficient quota to match these scopes: [{Special Exists []} {Special Exists []}]' },
     },
     {
@@ -626,14 +650,19 @@ describe('Kubernetes cases: counted kinds', () => {
       resource: { group: 'apps', resource: 'deployments' },
       object: { metadata: { name: 'd', namespace: 'test' } },
       quotas: [quota('q', { 'count/deployments.apps': '2' }, { 'count/deployments.apps': '2' })],
-      expected: { denied: 'exceeded quota: q, requested: count/deployments.apps=1, used: count/deployments.apps=2, limited: count/deployments.apps=2' },
+      expected: {
+        denied: 'exceeded quota: q, requested: count/deployments.apps=1, used: count/deployments.apps=2, limited: count/deployments.apps=2',
+      },
     },
     {
       name: 'a legacy alias and its count name are both charged and both reported',
       resource: { group: '', resource: 'secrets' },
       object: { metadata: { name: 's', namespace: 'test' } },
       quotas: [quota('q', { secrets: '1', 'count/secrets': '1' }, { secrets: '1', 'count/secrets': '1' })],
-      expected: { denied: 'exceeded quota: q, requested: count/secrets=1,secrets=1, used: count/secrets=1,secrets=1, limited: count/secrets=1,secrets=1' },
+      expected: {
+        denied:
+          'exceeded quota: q, requested: count/secrets=1,secrets=1, used: count/secrets=1,secrets=1, limited: count/secrets=1,secrets=1',
+      },
     },
     {
       name: 'a scoped quota never matches a counted kind (object counts match no scope)',
@@ -651,7 +680,7 @@ describe('Kubernetes cases: counted kinds', () => {
       expected: { denied: 'insufficient quota to consume: count/deployments.apps' },
     },
     {
-      name: 'a quota on a kind\'s count with no usage figure refuses with status unknown',
+      name: "a quota on a kind's count with no usage figure refuses with status unknown",
       resource: { group: '', resource: 'configmaps' },
       object: { metadata: { name: 'c', namespace: 'test' } },
       quotas: [quota('q', { configmaps: '5', 'count/configmaps': '5' }, { configmaps: '1' })],
@@ -665,7 +694,10 @@ describe('Kubernetes cases: pods through the plugin', () => {
     {
       name: 'must-specify names only the first failing quota and the resources that quota tracks',
       object: pod({}, {}),
-      quotas: [quota('b-limits', { 'limits.memory': '1Gi' }, { 'limits.memory': '0' }), quota('a-requests', { 'requests.cpu': '1' }, { 'requests.cpu': '0' })],
+      quotas: [
+        quota('b-limits', { 'limits.memory': '1Gi' }, { 'limits.memory': '0' }),
+        quota('a-requests', { 'requests.cpu': '1' }, { 'requests.cpu': '0' }),
+      ],
       expected: { denied: 'failed quota: a-requests: must specify requests.cpu for: app' },
     },
     {
@@ -682,14 +714,25 @@ describe('Kubernetes cases: pods through the plugin', () => {
     },
     {
       name: 'the requests of several containers are summed before the check',
-      object: pod({}, {}, { containers: [{ name: 'a', requests: { cpu: '600m' } }, { name: 'b', requests: { cpu: '600m' } }] }),
+      object: pod(
+        {},
+        {},
+        {
+          containers: [
+            { name: 'a', requests: { cpu: '600m' } },
+            { name: 'b', requests: { cpu: '600m' } },
+          ],
+        },
+      ),
       quotas: [quota('q', { 'requests.cpu': '1' }, { 'requests.cpu': '0' })],
       expected: { denied: 'exceeded quota: q, requested: requests.cpu=1200m, used: requests.cpu=0, limited: requests.cpu=1' },
     },
     {
       name: 'a NotIn PriorityClass scope matches a pod without a priority class',
       object: pod({ cpu: '1' }),
-      quotas: [quota('q', { pods: '1' }, { pods: '1' }, { scopeSelector: { matchExpressions: [sel('PriorityClass', 'NotIn', ['high'])] } })],
+      quotas: [
+        quota('q', { pods: '1' }, { pods: '1' }, { scopeSelector: { matchExpressions: [sel('PriorityClass', 'NotIn', ['high'])] } }),
+      ],
       expected: { denied: 'exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1' },
     },
     {
@@ -701,7 +744,9 @@ describe('Kubernetes cases: pods through the plugin', () => {
     {
       name: 'a limited PriorityClass In scope is covered by any matched quota scope of the same name (NotIn here)',
       object: pod({ cpu: '1' }, { cpu: '1' }, { priorityClassName: 'gold' }),
-      quotas: [quota('q', { pods: '5' }, { pods: '0' }, { scopeSelector: { matchExpressions: [sel('PriorityClass', 'NotIn', ['silver'])] } })],
+      quotas: [
+        quota('q', { pods: '5' }, { pods: '0' }, { scopeSelector: { matchExpressions: [sel('PriorityClass', 'NotIn', ['silver'])] } }),
+      ],
       limitedResources: [{ resource: 'pods', matchScopes: [sel('PriorityClass', 'In', ['gold'])] }],
       expected: { used: { q: { pods: '1' } } },
     },
@@ -726,7 +771,12 @@ describe('Kubernetes cases: pods through the plugin', () => {
   ]);
 
   it('words the refusal as pods "web" is forbidden', () => {
-    const decision = admit({ name: '', object: pod({ cpu: '2' }), quotas: [quota('q', { cpu: '1' }, { cpu: '0' })], expected: { used: {} } });
+    const decision = admit({
+      name: '',
+      object: pod({ cpu: '2' }),
+      quotas: [quota('q', { cpu: '1' }, { cpu: '0' })],
+      expected: { used: {} },
+    });
     expect(!decision.allowed && isForbidden(decision.denial) && forbiddenMessage(PODS, 'web', decision.denial)).toBe(
       'pods "web" is forbidden: exceeded quota: q, requested: cpu=2, used: cpu=0, limited: cpu=1',
     );
@@ -758,7 +808,9 @@ describe('Kubernetes cases: services and claims through the plugin', () => {
       object: claim('16106127360'),
       oldObject: claim('10Gi', '3'),
       quotas: [quota('q', { 'requests.storage': '12Gi' }, { 'requests.storage': '10Gi' })],
-      expected: { denied: 'exceeded quota: q, requested: requests.storage=5368709120, used: requests.storage=10Gi, limited: requests.storage=12Gi' },
+      expected: {
+        denied: 'exceeded quota: q, requested: requests.storage=5368709120, used: requests.storage=10Gi, limited: requests.storage=12Gi',
+      },
     },
     {
       name: 'a claim of a storage class is limited by the class-qualified names as well',

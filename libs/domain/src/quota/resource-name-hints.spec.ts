@@ -48,6 +48,8 @@ describe('nearestResourceName', () => {
   });
 
   it('knows the object count of every kind the service charges, as a quota names it', () => {
-    expect(OBJECT_COUNT_NAMES).toEqual(expect.arrayContaining(['count/pods', 'count/deployments.apps', 'count/jobs.batch', 'count/resourceclaims.resource.k8s.io']));
+    expect(OBJECT_COUNT_NAMES).toEqual(
+      expect.arrayContaining(['count/pods', 'count/deployments.apps', 'count/jobs.batch', 'count/resourceclaims.resource.k8s.io']),
+    );
   });
 });

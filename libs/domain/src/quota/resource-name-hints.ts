@@ -20,11 +20,22 @@ const STANDARD_NAMES: readonly string[] = [...STANDARD_QUOTA_RESOURCE_NAMES, ...
 const REQUEST_ALIASES: ReadonlySet<string> = new Set(['cpu', 'memory', 'ephemeral-storage', 'storage']);
 
 /** The object counts Kubernetes also names without `count/` (`pods` and `count/pods`). */
-const LEGACY_COUNTS: ReadonlySet<string> = new Set(['pods', 'services', 'secrets', 'configmaps', 'persistentvolumeclaims', 'replicationcontrollers', 'resourcequotas']);
+const LEGACY_COUNTS: ReadonlySet<string> = new Set([
+  'pods',
+  'services',
+  'secrets',
+  'configmaps',
+  'persistentvolumeclaims',
+  'replicationcontrollers',
+  'resourcequotas',
+]);
 
 /** `count/deployments` → `count/deployments.apps`: a charged kind's count without its group. */
 const COUNT_WITH_GROUP: ReadonlyMap<string, string> = new Map(
-  CHARGED_KINDS.filter((kind) => kind.groupResource.group !== '').map((kind) => [`count/${kind.groupResource.resource}`, `count/${groupResourceString(kind.groupResource)}`]),
+  CHARGED_KINDS.filter((kind) => kind.groupResource.group !== '').map((kind) => [
+    `count/${kind.groupResource.resource}`,
+    `count/${groupResourceString(kind.groupResource)}`,
+  ]),
 );
 
 /** Other spellings of the same quantity, as far as quota counts them alike. */
@@ -84,7 +95,8 @@ export function nearestResourceName(name: string, limited: ReadonlySet<string>):
     const distance = editDistance(lower, candidate.toLowerCase(), max);
     if (distance > max) continue;
     const isLimited = limited.has(candidate);
-    if (!best || distance < best.distance || (distance === best.distance && isLimited && !best.limited)) best = { name: candidate, distance, limited: isLimited };
+    if (!best || distance < best.distance || (distance === best.distance && isLimited && !best.limited))
+      best = { name: candidate, distance, limited: isLimited };
   }
   return best?.name;
 }

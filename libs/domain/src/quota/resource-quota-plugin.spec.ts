@@ -129,7 +129,8 @@ const serviceQuota = () =>
     { services: '1', 'services.loadbalancers': '1', 'services.nodeports': '0' },
   );
 
-const pvcQuota = () => quota('quota', { persistentvolumeclaims: '3', 'requests.storage': '100Gi' }, { persistentvolumeclaims: '1', 'requests.storage': '10Gi' });
+const pvcQuota = () =>
+  quota('quota', { persistentvolumeclaims: '3', 'requests.storage': '100Gi' }, { persistentvolumeclaims: '1', 'requests.storage': '10Gi' });
 
 describe('quota admission: operations that are never charged', () => {
   runCases([
@@ -236,7 +237,10 @@ describe('quota admission: scoped quotas', () => {
     {
       name: 'charges a pod with an active deadline to the Terminating quota only',
       object: pod('allowed-pod', cpuMem('100m', '2Gi'), {}, { activeDeadlineSeconds: 30 }),
-      quotas: [computeQuota('quota-non-terminating', { scopes: ['NotTerminating'] }), computeQuota('quota-terminating', { scopes: ['Terminating'] })],
+      quotas: [
+        computeQuota('quota-non-terminating', { scopes: ['NotTerminating'] }),
+        computeQuota('quota-terminating', { scopes: ['Terminating'] }),
+      ],
       expected: { used: { 'quota-terminating': { cpu: '1100m', memory: '52Gi', pods: '4' } } },
     },
     // TestAdmitBelowBestEffortQuotaLimit
@@ -415,7 +419,10 @@ describe('quota admission: limitedResources by scope (PriorityClass and BestEffo
   const priorityExists = selector('PriorityClass', 'Exists');
   const bestEffort = selector('BestEffort', 'Exists');
   const priorityIn = (...values: string[]) => selector('PriorityClass', 'In', values);
-  const bestEffortAndClusterServices = [limitPods({ matchScopes: [bestEffort] }), limitPods({ matchScopes: [priorityIn('cluster-services')] })];
+  const bestEffortAndClusterServices = [
+    limitPods({ matchScopes: [bestEffort] }),
+    limitPods({ matchScopes: [priorityIn('cluster-services')] }),
+  ];
   const limitedPriorityIn = [limitPods({ matchScopes: [priorityIn('another-priorityclass-name', 'cluster-services')] })];
   const besteffortQuota = () => quota('quota-besteffort', { pods: '5' }, { pods: '3' }, { scopes: ['BestEffort'] });
 
@@ -582,7 +589,9 @@ describe('quota admission: CrossNamespacePodAffinity', () => {
     podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ namespaces, topologyKey: 'kubernetes.io/hostname' }] },
   });
   const antiAffinityAnyNamespace = {
-    podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ podAffinityTerm: { namespaceSelector: {}, topologyKey: 'zone' } }] },
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [{ podAffinityTerm: { namespaceSelector: {}, topologyKey: 'zone' } }],
+    },
   };
   const limited = [limitPods({ matchScopes: [crossNamespace] })];
   const crossQuota = () => quota('cross-ns', { pods: '10' }, { pods: '0' }, { scopes: ['CrossNamespacePodAffinity'] });

@@ -46,7 +46,11 @@ describe('quotaScopeRequirements', () => {
         { scopeName: 'PriorityClass', operator: 'DoesNotExist' },
       ],
     ],
-    ['a selector without expressions adds nothing', { scopes: ['BestEffort'], scopeSelector: {} }, [{ scopeName: 'BestEffort', operator: 'Exists' }]],
+    [
+      'a selector without expressions adds nothing',
+      { scopes: ['BestEffort'], scopeSelector: {} },
+      [{ scopeName: 'BestEffort', operator: 'Exists' }],
+    ],
   ])('%s', (_name, spec, expected) => {
     expect(quotaScopeRequirements(spec)).toEqual(expected);
   });

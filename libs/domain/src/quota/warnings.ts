@@ -39,7 +39,9 @@ export function nearLimitWarnings(charges: readonly QuotaCharge[], state: Namesp
 /** A quota as warnings name it: `quota "compute"`, `cluster quota "acme"`, `hierarchical quota "org/acme"`. */
 function quotaTitle(name: string, shared: SharedQuotaState | undefined): string {
   if (!shared) return `quota "${name}"`;
-  return shared.ref.kind === 'ClusterResourceQuota' ? `cluster quota "${shared.ref.name}"` : `hierarchical quota "${shared.ref.namespace ?? ''}/${shared.ref.name}"`;
+  return shared.ref.kind === 'ClusterResourceQuota'
+    ? `cluster quota "${shared.ref.name}"`
+    : `hierarchical quota "${shared.ref.namespace ?? ''}/${shared.ref.name}"`;
 }
 
 /**
@@ -73,11 +75,15 @@ export function unchargedResourceWarnings(namespace: string, resources: Resource
     const scoped = scopedBy.get(name);
     if (scoped) {
       const which = scoped.length > 3 ? `${scoped.slice(0, 3).join(', ')} and ${scoped.length - 3} more` : scoped.join(', ');
-      warnings.push(`${name}: only scoped quotas limit this resource in namespace "${namespace}" (${which}), and a resource list matches no scope, so nothing is charged for it`);
+      warnings.push(
+        `${name}: only scoped quotas limit this resource in namespace "${namespace}" (${which}), and a resource list matches no scope, so nothing is charged for it`,
+      );
       continue;
     }
     const nearest = nearestResourceName(name, limited);
-    warnings.push(`${name}: no quota covering namespace "${namespace}" limits this resource, so nothing is charged for it${nearest ? ` (did you mean ${nearest}?)` : ''}`);
+    warnings.push(
+      `${name}: no quota covering namespace "${namespace}" limits this resource, so nothing is charged for it${nearest ? ` (did you mean ${nearest}?)` : ''}`,
+    );
   }
   return warnings.slice(0, WARNINGS_MAX);
 }

@@ -48,7 +48,11 @@ export function parseResourceList(raw: unknown, fieldPath: string): ResourceList
   }
   if (causes.length > 0) {
     // At most FIELD_ERRORS_MAX described: a list can hold as many entries as a body values.
-    throw new DomainError(unparsable ? 'QuantityInvalid' : 'ObjectInvalid', listMessages(causes.map((c) => `${c.field}: ${c.message}`)), firstOf(causes).listed);
+    throw new DomainError(
+      unparsable ? 'QuantityInvalid' : 'ObjectInvalid',
+      listMessages(causes.map((c) => `${c.field}: ${c.message}`)),
+      firstOf(causes).listed,
+    );
   }
   return build(pairs);
 }

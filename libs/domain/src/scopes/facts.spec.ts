@@ -23,7 +23,12 @@ describe('scope facts', () => {
     ['Exists without', { PriorityClass: [] }, req('PriorityClass', 'Exists'), false],
     ['DoesNotExist without', { PriorityClass: [] }, req('PriorityClass', 'DoesNotExist'), true],
     ['DoesNotExist with', { PriorityClass: ['x'] }, req('PriorityClass', 'DoesNotExist'), false],
-    ['In when any of several values matches (a claim moving classes)', { VolumeAttributesClass: ['gold', 'silver'] }, req('VolumeAttributesClass', 'In', ['silver']), true],
+    [
+      'In when any of several values matches (a claim moving classes)',
+      { VolumeAttributesClass: ['gold', 'silver'] },
+      req('VolumeAttributesClass', 'In', ['silver']),
+      true,
+    ],
   ])('%s', (_name, facts, requirement, expected) => {
     expect(factsMatchRequirement(facts, requirement)).toBe(expected);
   });

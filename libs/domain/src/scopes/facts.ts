@@ -34,7 +34,10 @@ export function factsMatchAll(facts: ScopeFacts, requirements: readonly ScopedRe
 }
 
 /** The requirements, out of `scopes`, that an object with these facts satisfies. */
-export function matchingScopesByFacts(facts: ScopeFacts, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
+export function matchingScopesByFacts(
+  facts: ScopeFacts,
+  scopes: readonly ScopedResourceSelectorRequirement[],
+): ScopedResourceSelectorRequirement[] {
   return scopes.filter((scope) => factsMatchRequirement(facts, scope));
 }
 

@@ -10,13 +10,29 @@ describe('parseLabelSelector (labels.Parse, then ParseToLabelSelector)', () => {
     ['== is the same', 'env==prod', { matchLabels: { env: 'prod' } }],
     ['= with nothing after it matches the empty value', 'env=', { matchLabels: { env: '' } }],
     ['!= is NotIn of one value', 'tier!=cache', { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['cache'] }] }],
-    ['in is a set, sorted and without repeats', 'team in (b,a,b)', { matchExpressions: [{ key: 'team', operator: 'In', values: ['a', 'b'] }] }],
+    [
+      'in is a set, sorted and without repeats',
+      'team in (b,a,b)',
+      { matchExpressions: [{ key: 'team', operator: 'In', values: ['a', 'b'] }] },
+    ],
     ['notin', 'team notin (a)', { matchExpressions: [{ key: 'team', operator: 'NotIn', values: ['a'] }] }],
     ['a bare key is Exists', 'legacy', { matchExpressions: [{ key: 'legacy', operator: 'Exists' }] }],
     ['!key is DoesNotExist', '!legacy', { matchExpressions: [{ key: 'legacy', operator: 'DoesNotExist' }] }],
-    ['a leading comma in a set adds the empty value', 'team in (,a)', { matchExpressions: [{ key: 'team', operator: 'In', values: ['', 'a'] }] }],
-    ['a trailing comma in a set adds the empty value', 'team in (a,)', { matchExpressions: [{ key: 'team', operator: 'In', values: ['', 'a'] }] }],
-    ['a keyword is only a word where a value stands', 'op in (in,notin)', { matchExpressions: [{ key: 'op', operator: 'In', values: ['in', 'notin'] }] }],
+    [
+      'a leading comma in a set adds the empty value',
+      'team in (,a)',
+      { matchExpressions: [{ key: 'team', operator: 'In', values: ['', 'a'] }] },
+    ],
+    [
+      'a trailing comma in a set adds the empty value',
+      'team in (a,)',
+      { matchExpressions: [{ key: 'team', operator: 'In', values: ['', 'a'] }] },
+    ],
+    [
+      'a keyword is only a word where a value stands',
+      'op in (in,notin)',
+      { matchExpressions: [{ key: 'op', operator: 'In', values: ['in', 'notin'] }] },
+    ],
     [
       'requirements keep their order, labels apart',
       'env=prod,tier!=cache,team in (a,b),!legacy',
@@ -29,9 +45,21 @@ describe('parseLabelSelector (labels.Parse, then ParseToLabelSelector)', () => {
         ],
       },
     ],
-    ['blanks around tokens are ignored', ' env = prod , team  in ( a , b ) ', { matchLabels: { env: 'prod' }, matchExpressions: [{ key: 'team', operator: 'In', values: ['a', 'b'] }] }],
-    ['a prefixed key', 'kubernetes.io/metadata.name notin (kube-system)', { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }] }],
-    ['a second = on one key stays a requirement of its own (both must hold)', 'a=1,a=2', { matchLabels: { a: '1' }, matchExpressions: [{ key: 'a', operator: 'In', values: ['2'] }] }],
+    [
+      'blanks around tokens are ignored',
+      ' env = prod , team  in ( a , b ) ',
+      { matchLabels: { env: 'prod' }, matchExpressions: [{ key: 'team', operator: 'In', values: ['a', 'b'] }] },
+    ],
+    [
+      'a prefixed key',
+      'kubernetes.io/metadata.name notin (kube-system)',
+      { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }] },
+    ],
+    [
+      'a second = on one key stays a requirement of its own (both must hold)',
+      'a=1,a=2',
+      { matchLabels: { a: '1' }, matchExpressions: [{ key: 'a', operator: 'In', values: ['2'] }] },
+    ],
   ])('%s: %j', (_name, text, expected) => {
     expect(parseLabelSelector(text)).toEqual({ ok: true, selector: expected });
   });

@@ -33,7 +33,11 @@ function tokenize(text: string): Token[] {
     const symbol = SYMBOLS.find((s) => text.startsWith(s, i));
     if (symbol) {
       i += symbol.length;
-      tokens.push(symbol === '!' || symbol === '(' || symbol === ')' || symbol === ',' ? { kind: symbol, text: symbol } : { kind: 'operator', text: symbol });
+      tokens.push(
+        symbol === '!' || symbol === '(' || symbol === ')' || symbol === ','
+          ? { kind: symbol, text: symbol }
+          : { kind: 'operator', text: symbol },
+      );
       continue;
     }
     let end = i;
@@ -180,7 +184,8 @@ export function parseLabelSelector(text: string): ParsedLabelSelector {
         if (start.kind !== 'identifier' && start.kind !== '!') fail(`found '${start.text}', expected: !, identifier, or 'end of string'`);
         const parsed = parseRequirement(reader);
         if (!('equals' in parsed)) matchExpressions.push(parsed);
-        else if (Object.hasOwn(matchLabels, parsed.key)) matchExpressions.push({ key: parsed.key, operator: 'In', values: [parsed.equals] });
+        else if (Object.hasOwn(matchLabels, parsed.key))
+          matchExpressions.push({ key: parsed.key, operator: 'In', values: [parsed.equals] });
         else matchLabels[parsed.key] = parsed.equals;
         const separator = reader.next();
         if (separator.kind === 'end') break;

@@ -1,13 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { NAME_PART_MSG, triples, type Cause } from '../validation/spec-helpers.js';
-import { type LabelSelector, type LabelSelectorRequirement, type LabelSet, labelSelectorMatches, validateLabelSelector } from './label-selector.js';
+import {
+  type LabelSelector,
+  type LabelSelectorRequirement,
+  type LabelSet,
+  labelSelectorMatches,
+  validateLabelSelector,
+} from './label-selector.js';
 
 const LABEL_VALUE_MSG =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 describe('labelSelectorMatches (LabelSelectorAsSelector, then Matches)', () => {
-  const tier = (operator: LabelSelectorRequirement['operator'], values?: string[]): LabelSelector => ({ matchExpressions: [{ key: 'example.com/tier', operator, ...(values ? { values } : {}) }] });
+  const tier = (operator: LabelSelectorRequirement['operator'], values?: string[]): LabelSelector => ({
+    matchExpressions: [{ key: 'example.com/tier', operator, ...(values ? { values } : {}) }],
+  });
   it.each<readonly [string, LabelSelector | undefined, LabelSet, boolean]>([
     ['an absent selector selects nothing', undefined, { a: 'b' }, false],
     ['an empty selector selects everything', {}, {}, true],
@@ -26,7 +34,12 @@ describe('labelSelectorMatches (LabelSelectorAsSelector, then Matches)', () => {
     ['Exists: missing', tier('Exists'), { tier: 'web' }, false],
     ['DoesNotExist: missing', tier('DoesNotExist'), { tier: 'web' }, true],
     ['DoesNotExist: present', tier('DoesNotExist'), { 'example.com/tier': 'web' }, false],
-    ['matchLabels and expressions must all hold', { matchLabels: { team: 'a' }, matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] }, { team: 'a', env: 'dev' }, false],
+    [
+      'matchLabels and expressions must all hold',
+      { matchLabels: { team: 'a' }, matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] },
+      { team: 'a', env: 'dev' },
+      false,
+    ],
     ['a label named like an object property is only a label', { matchLabels: { constructor: 'x' } }, {}, false],
   ])('%s', (_name, selector, labels, expected) => {
     expect(labelSelectorMatches(selector, labels)).toBe(expected);
@@ -44,8 +57,12 @@ describe('labelSelectorMatches (LabelSelectorAsSelector, then Matches)', () => {
   it('NotIn is the complement of In, DoesNotExist of Exists', () => {
     fc.assert(
       fc.property(key, values, labels, (k, vs, l) => {
-        expect(labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'NotIn', values: vs }] }, l)).toBe(!labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'In', values: vs }] }, l));
-        expect(labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'DoesNotExist' }] }, l)).toBe(!labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'Exists' }] }, l));
+        expect(labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'NotIn', values: vs }] }, l)).toBe(
+          !labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'In', values: vs }] }, l),
+        );
+        expect(labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'DoesNotExist' }] }, l)).toBe(
+          !labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'Exists' }] }, l),
+        );
       }),
     );
   });
@@ -53,8 +70,12 @@ describe('labelSelectorMatches (LabelSelectorAsSelector, then Matches)', () => {
   it('requirements are ANDed, and matchLabels {k: v} is In k [v]', () => {
     fc.assert(
       fc.property(fc.array(requirement, { maxLength: 4 }), key, value, labels, (requirements, k, v, l) => {
-        expect(labelSelectorMatches({ matchExpressions: requirements }, l)).toBe(requirements.every((r) => labelSelectorMatches({ matchExpressions: [r] }, l)));
-        expect(labelSelectorMatches({ matchLabels: { [k]: v } }, l)).toBe(labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'In', values: [v] }] }, l));
+        expect(labelSelectorMatches({ matchExpressions: requirements }, l)).toBe(
+          requirements.every((r) => labelSelectorMatches({ matchExpressions: [r] }, l)),
+        );
+        expect(labelSelectorMatches({ matchLabels: { [k]: v } }, l)).toBe(
+          labelSelectorMatches({ matchExpressions: [{ key: k, operator: 'In', values: [v] }] }, l),
+        );
       }),
     );
   });
@@ -63,21 +84,43 @@ describe('labelSelectorMatches (LabelSelectorAsSelector, then Matches)', () => {
 describe('validateLabelSelector (ValidateLabelSelector)', () => {
   const path = 'spec.selector';
   it.each<readonly [string, LabelSelector, readonly Cause[]]>([
-    ['a valid selector', { matchLabels: { 'example.com/team': 'a' }, matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['dev', ''] }] }, []],
+    [
+      'a valid selector',
+      { matchLabels: { 'example.com/team': 'a' }, matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['dev', ''] }] },
+      [],
+    ],
     [
       'In without values',
       { matchExpressions: [{ key: 'env', operator: 'In' }] },
-      [['FieldValueRequired', 'spec.selector.matchExpressions[0].values', "Required value: must be specified when `operator` is 'In' or 'NotIn'"]],
+      [
+        [
+          'FieldValueRequired',
+          'spec.selector.matchExpressions[0].values',
+          "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+        ],
+      ],
     ],
     [
       'NotIn with an empty list of values',
       { matchExpressions: [{ key: 'env', operator: 'NotIn', values: [] }] },
-      [['FieldValueRequired', 'spec.selector.matchExpressions[0].values', "Required value: must be specified when `operator` is 'In' or 'NotIn'"]],
+      [
+        [
+          'FieldValueRequired',
+          'spec.selector.matchExpressions[0].values',
+          "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+        ],
+      ],
     ],
     [
       'Exists with values',
       { matchExpressions: [{ key: 'env', operator: 'Exists', values: ['x'] }] },
-      [['FieldValueForbidden', 'spec.selector.matchExpressions[0].values', "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"]],
+      [
+        [
+          'FieldValueForbidden',
+          'spec.selector.matchExpressions[0].values',
+          "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+        ],
+      ],
     ],
     [
       'an operator Kubernetes does not know',
@@ -92,7 +135,11 @@ describe('validateLabelSelector (ValidateLabelSelector)', () => {
         ['FieldValueInvalid', 'spec.selector.matchExpressions[0].values[1]', `Invalid value: "not ok": ${LABEL_VALUE_MSG}`],
       ],
     ],
-    ['matchLabels are labels', { matchLabels: { '-team': 'a' } }, [['FieldValueInvalid', 'spec.selector.matchLabels', `Invalid value: "-team": ${NAME_PART_MSG}`]]],
+    [
+      'matchLabels are labels',
+      { matchLabels: { '-team': 'a' } },
+      [['FieldValueInvalid', 'spec.selector.matchLabels', `Invalid value: "-team": ${NAME_PART_MSG}`]],
+    ],
   ])('%s', (_name, selector, expected) => {
     expect(triples(validateLabelSelector(selector, path))).toEqual(expected);
   });

@@ -17,7 +17,9 @@ export type LabelSet = Readonly<Record<string, string>>;
 export function validateLabelSelector(selector: LabelSelector | undefined | null, path: string): FieldError[] {
   if (!selector) return [];
   const errs = validateLabels(selector.matchLabels ?? {}, child(path, 'matchLabels'));
-  (selector.matchExpressions ?? []).forEach((requirement, i) => errs.push(...validateRequirement(requirement, index(child(path, 'matchExpressions'), i))));
+  (selector.matchExpressions ?? []).forEach((requirement, i) =>
+    errs.push(...validateRequirement(requirement, index(child(path, 'matchExpressions'), i))),
+  );
   return errs;
 }
 
@@ -35,13 +37,16 @@ function validateRequirement(requirement: LabelSelectorRequirement, path: string
       break;
     case 'Exists':
     case 'DoesNotExist':
-      if (values.length > 0) errs.push(forbidden(child(path, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+      if (values.length > 0)
+        errs.push(forbidden(child(path, 'values'), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
       break;
     default:
       errs.push(invalid(child(path, 'operator'), str(String(requirement.operator)), 'not a valid selector operator'));
   }
   errs.push(...isQualifiedName(requirement.key).map((msg) => invalid(child(path, 'key'), str(requirement.key), msg)));
-  values.forEach((value, i) => errs.push(...isValidLabelValue(value).map((msg) => invalid(index(child(path, 'values'), i), str(value), msg))));
+  values.forEach((value, i) =>
+    errs.push(...isValidLabelValue(value).map((msg) => invalid(index(child(path, 'values'), i), str(value), msg))),
+  );
   return errs;
 }
 

@@ -9,7 +9,11 @@ import {
   validateClusterResourceQuotaSelector,
 } from './namespace-selection.js';
 
-const ns = (name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): SelectableNamespace => ({ name, labels, annotations });
+const ns = (name: string, labels: Record<string, string> = {}, annotations: Record<string, string> = {}): SelectableNamespace => ({
+  name,
+  labels,
+  annotations,
+});
 
 describe('validateClusterResourceQuotaSelector (OpenShift ValidateClusterResourceQuota, spec.selector)', () => {
   const path = 'spec.selector';
@@ -19,7 +23,11 @@ describe('validateClusterResourceQuotaSelector (OpenShift ValidateClusterResourc
     ['by both', { labels: { matchExpressions: [{ key: 'env', operator: 'Exists' }] }, annotations: { owner: 'alice' } }, []],
     ['no selector at all', undefined, [['FieldValueRequired', 'spec.selector', 'Required value: must restrict the selected projects']]],
     ['an empty selector', {}, [['FieldValueRequired', 'spec.selector', 'Required value: must restrict the selected projects']]],
-    ['null labels and annotations', { labels: null, annotations: null }, [['FieldValueRequired', 'spec.selector', 'Required value: must restrict the selected projects']]],
+    [
+      'null labels and annotations',
+      { labels: null, annotations: null },
+      [['FieldValueRequired', 'spec.selector', 'Required value: must restrict the selected projects']],
+    ],
     [
       'a label selector that selects everything',
       { labels: {} },
@@ -36,7 +44,13 @@ describe('validateClusterResourceQuotaSelector (OpenShift ValidateClusterResourc
     [
       'an invalid requirement',
       { labels: { matchExpressions: [{ key: 'env', operator: 'In' }] } },
-      [['FieldValueRequired', 'spec.selector.labels.matchExpressions[0].values', "Required value: must be specified when `operator` is 'In' or 'NotIn'"]],
+      [
+        [
+          'FieldValueRequired',
+          'spec.selector.labels.matchExpressions[0].values',
+          "Required value: must be specified when `operator` is 'In' or 'NotIn'",
+        ],
+      ],
     ],
   ])('%s', (_name, selector, expected) => {
     expect(triples(validateClusterResourceQuotaSelector(selector, path))).toEqual(expected);
@@ -47,10 +61,20 @@ describe('clusterResourceQuotaSelects (OpenShift clusterquotamapping GetMatcher)
   it.each<readonly [string, ClusterResourceQuotaSelector, SelectableNamespace, boolean]>([
     ['labels match', { labels: { matchLabels: { team: 'a' } } }, ns('a-dev', { team: 'a' }), true],
     ['labels do not match', { labels: { matchLabels: { team: 'a' } } }, ns('b-dev', { team: 'b' }), false],
-    ['every annotation matches', { annotations: { owner: 'alice', cost: '42' } }, ns('x', {}, { owner: 'alice', cost: '42', other: 'y' }), true],
+    [
+      'every annotation matches',
+      { annotations: { owner: 'alice', cost: '42' } },
+      ns('x', {}, { owner: 'alice', cost: '42', other: 'y' }),
+      true,
+    ],
     ['an annotation differs', { annotations: { owner: 'alice' } }, ns('x', {}, { owner: 'bob' }), false],
     ['an annotation is missing', { annotations: { owner: 'alice' } }, ns('x', { owner: 'alice' }), false],
-    ['labels and annotations must both match', { labels: { matchLabels: { team: 'a' } }, annotations: { owner: 'alice' } }, ns('x', { team: 'a' }, { owner: 'bob' }), false],
+    [
+      'labels and annotations must both match',
+      { labels: { matchLabels: { team: 'a' } }, annotations: { owner: 'alice' } },
+      ns('x', { team: 'a' }, { owner: 'bob' }),
+      false,
+    ],
     ['a selector that restricts nothing selects nothing', {}, ns('x', { team: 'a' }), false],
   ])('%s', (_name, selector, namespace, expected) => {
     expect(clusterResourceQuotaSelects(selector, namespace)).toBe(expected);

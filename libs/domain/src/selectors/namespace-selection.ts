@@ -1,6 +1,13 @@
 import { type FieldError, child, invalid, required } from '../validation/field.js';
 import { validateAnnotations } from '../validation/object-meta.js';
-import { type LabelSelector, type LabelSet, labelSelectorMatches, printedSelector, selectsEverything, validateLabelSelector } from './label-selector.js';
+import {
+  type LabelSelector,
+  type LabelSet,
+  labelSelectorMatches,
+  printedSelector,
+  selectsEverything,
+  validateLabelSelector,
+} from './label-selector.js';
 
 /**
  * Which namespaces a quota over several namespaces covers, in the two shapes platform teams
@@ -26,7 +33,10 @@ export interface ClusterResourceQuotaSelector {
  * selector with at least one label or expression, or at least one annotation); the label
  * selector and the annotation keys must be valid.
  */
-export function validateClusterResourceQuotaSelector(selector: ClusterResourceQuotaSelector | undefined | null, path: string): FieldError[] {
+export function validateClusterResourceQuotaSelector(
+  selector: ClusterResourceQuotaSelector | undefined | null,
+  path: string,
+): FieldError[] {
   const labels = selector?.labels ?? undefined;
   const annotations = selector?.annotations ?? undefined;
   const errs: FieldError[] = [];
@@ -34,7 +44,8 @@ export function validateClusterResourceQuotaSelector(selector: ClusterResourceQu
   if (!restricts) errs.push(required(path, 'must restrict the selected projects'));
   if (labels !== undefined) {
     errs.push(...validateLabelSelector(labels, child(path, 'labels')));
-    if (selectsEverything(labels)) errs.push(invalid(child(path, 'labels'), printedSelector(labels), 'must restrict the selected projects'));
+    if (selectsEverything(labels))
+      errs.push(invalid(child(path, 'labels'), printedSelector(labels), 'must restrict the selected projects'));
   }
   if (annotations !== undefined) errs.push(...validateAnnotations(annotations, child(path, 'annotations')));
   return errs;

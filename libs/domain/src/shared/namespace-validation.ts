@@ -2,7 +2,14 @@ import { MANAGED_NAMESPACE_LABEL, MANAGED_SINCE_ANNOTATION } from '../kube/manag
 import type { NamespaceDefinition } from './shared-quota.js';
 import { StrictDecoder } from '../validation/decode.js';
 import { type FieldError, checkEach, invalid, invalidObject, str, tooMany } from '../validation/field.js';
-import { type FullObjectMeta, type ObjectMetaRules, decodeObjectMeta, isStandardOrQualifiedFinalizer, METADATA_LIST_MAX, validateObjectMeta } from '../validation/object-meta.js';
+import {
+  type FullObjectMeta,
+  type ObjectMetaRules,
+  decodeObjectMeta,
+  isStandardOrQualifiedFinalizer,
+  METADATA_LIST_MAX,
+  validateObjectMeta,
+} from '../validation/object-meta.js';
 import { isQualifiedName, nameIsDNSLabel } from '../validation/names.js';
 
 /**
@@ -61,7 +68,10 @@ function finalizerErrors(finalizers: readonly string[], path: string): FieldErro
  * kubectl's copy of the last applied object: it repeats the object, can be as large as all
  * annotations together, and no quota selects on it, so the ledger does not keep it.
  */
-const NOT_RECORDED_ANNOTATIONS: ReadonlySet<string> = new Set(['kubectl.kubernetes.io/last-applied-configuration', MANAGED_SINCE_ANNOTATION]);
+const NOT_RECORDED_ANNOTATIONS: ReadonlySet<string> = new Set([
+  'kubectl.kubernetes.io/last-applied-configuration',
+  MANAGED_SINCE_ANNOTATION,
+]);
 /** The reconciler's mark of a namespace the ledger manages: it follows from the ledger, and selects no quota. */
 const NOT_RECORDED_LABELS: ReadonlySet<string> = new Set([MANAGED_NAMESPACE_LABEL]);
 
@@ -73,7 +83,11 @@ const NOT_RECORDED_LABELS: ReadonlySet<string> = new Set([MANAGED_NAMESPACE_LABE
  */
 export function clusterNamespaceRecord(
   name: string,
-  metadata: { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>>; readonly resourceVersion?: string },
+  metadata: {
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+    readonly resourceVersion?: string;
+  },
   finalizers?: unknown,
 ): NamespaceDefinition {
   const annotations = Object.entries(metadata.annotations ?? {}).filter(([key]) => !NOT_RECORDED_ANNOTATIONS.has(key));
@@ -92,13 +106,20 @@ export function clusterNamespaceRecord(
 export function namespaceDefinitionOf(name: string, namespace: Namespace): NamespaceDefinition {
   return {
     name,
-    metadata: { ...(namespace.metadata.labels ? { labels: namespace.metadata.labels } : {}), ...(namespace.metadata.annotations ? { annotations: namespace.metadata.annotations } : {}) },
+    metadata: {
+      ...(namespace.metadata.labels ? { labels: namespace.metadata.labels } : {}),
+      ...(namespace.metadata.annotations ? { annotations: namespace.metadata.annotations } : {}),
+    },
     ...(namespace.spec.finalizers ? { spec: { finalizers: namespace.spec.finalizers } } : {}),
   };
 }
 
 /** Whether two records carry the same labels and annotations (the finalizers select nothing). */
 export function sameNamespaceMetadata(a: Pick<NamespaceDefinition, 'metadata'>, b: Pick<NamespaceDefinition, 'metadata'>): boolean {
-  const canonical = (m: Readonly<Record<string, string>> | undefined) => JSON.stringify(Object.entries(m ?? {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
-  return canonical(a.metadata?.labels) === canonical(b.metadata?.labels) && canonical(a.metadata?.annotations) === canonical(b.metadata?.annotations);
+  const canonical = (m: Readonly<Record<string, string>> | undefined) =>
+    JSON.stringify(Object.entries(m ?? {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+  return (
+    canonical(a.metadata?.labels) === canonical(b.metadata?.labels) &&
+    canonical(a.metadata?.annotations) === canonical(b.metadata?.annotations)
+  );
 }

@@ -3,7 +3,13 @@ import { type ClusterResourceQuotaSelector, validateClusterResourceQuotaSelector
 import type { LabelSelector, LabelSelectorRequirement } from '../selectors/label-selector.js';
 import { StrictDecoder } from '../validation/decode.js';
 import { child, invalidObject } from '../validation/field.js';
-import { type FullObjectMeta, NAMESPACED_DNS_SUBDOMAIN, type ObjectMetaRules, decodeObjectMeta, validateObjectMeta } from '../validation/object-meta.js';
+import {
+  type FullObjectMeta,
+  NAMESPACED_DNS_SUBDOMAIN,
+  type ObjectMetaRules,
+  decodeObjectMeta,
+  validateObjectMeta,
+} from '../validation/object-meta.js';
 import { nameIsDNSSubdomain } from '../validation/names.js';
 import { decodeQuotaSpec, toQuotaSpec, validateQuotaSpec } from '../validation/resource-quota.js';
 import { assertDefinitionSize, clusterResourceQuotaSizeErrors, resourceQuotaSizeErrors } from '../validation/sizes.js';
@@ -52,7 +58,11 @@ export function validateClusterResourceQuota(obj: unknown): ClusterResourceQuota
 
   const selector: ClusterResourceQuotaSelector = { ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) };
   assertDefinitionSize(kind, metadata.name ?? '', clusterResourceQuotaSizeErrors({ spec: { selector, quota: toQuotaSpec(quota) } }));
-  const errs = [...validateObjectMeta(metadata, CLUSTER_DNS_SUBDOMAIN), ...validateClusterResourceQuotaSelector(selector, 'spec.selector'), ...validateQuotaSpec(quota, 'spec.quota')];
+  const errs = [
+    ...validateObjectMeta(metadata, CLUSTER_DNS_SUBDOMAIN),
+    ...validateClusterResourceQuotaSelector(selector, 'spec.selector'),
+    ...validateQuotaSpec(quota, 'spec.quota'),
+  ];
   if (errs.length > 0) throw invalidObject(kind, metadata.name ?? '', errs);
   return { apiVersion: 'quota.openshift.io/v1', kind, metadata, spec: { selector, quota: toQuotaSpec(quota) } };
 }

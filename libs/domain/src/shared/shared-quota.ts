@@ -67,7 +67,9 @@ const PLURAL: Readonly<Record<SharedQuotaKind, string>> = {
  * '/', which no namespace name can, so a shared quota's stream never collides with a namespace's.
  */
 export function sharedQuotaKey(ref: SharedQuotaRef): string {
-  return ref.kind === 'HierarchicalResourceQuota' ? `${PLURAL[ref.kind]}/${ref.namespace ?? ''}/${ref.name}` : `${PLURAL[ref.kind]}/${ref.name}`;
+  return ref.kind === 'HierarchicalResourceQuota'
+    ? `${PLURAL[ref.kind]}/${ref.namespace ?? ''}/${ref.name}`
+    : `${PLURAL[ref.kind]}/${ref.name}`;
 }
 
 /** Whether a stream key is a shared quota's (not a namespace's). */
@@ -77,7 +79,9 @@ export function isSharedQuotaKey(key: string): boolean {
 
 /** How a person names it: `clusterresourcequota "team"`, `hierarchicalresourcequota "parent/team"`. */
 export function sharedQuotaTitle(ref: SharedQuotaRef): string {
-  return ref.kind === 'HierarchicalResourceQuota' ? `hierarchicalresourcequota "${ref.namespace ?? ''}/${ref.name}"` : `clusterresourcequota "${ref.name}"`;
+  return ref.kind === 'HierarchicalResourceQuota'
+    ? `hierarchicalresourcequota "${ref.namespace ?? ''}/${ref.name}"`
+    : `clusterresourcequota "${ref.name}"`;
 }
 
 /** A namespace as a selection sees it, from its Namespace object (none: no labels, no annotations). */
@@ -89,7 +93,8 @@ export function selectableOf(name: string, definition: NamespaceDefinition | und
 
 /** Whether a shared quota covers a namespace. */
 export function sharedQuotaSelects(definition: SharedQuotaDefinition, namespace: SelectableNamespace): boolean {
-  if (definition.ref.kind === 'HierarchicalResourceQuota') return hierarchicalResourceQuotaSelects(definition.ref.namespace ?? '', namespace);
+  if (definition.ref.kind === 'HierarchicalResourceQuota')
+    return hierarchicalResourceQuotaSelects(definition.ref.namespace ?? '', namespace);
   return definition.selector !== undefined && clusterResourceQuotaSelects(definition.selector, namespace);
 }
 

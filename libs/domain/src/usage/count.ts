@@ -30,7 +30,6 @@ export class ObjectCountEvaluator extends UnscopedEvaluator {
     return intersection(input, this.resourceNames);
   }
 
-
   usage(_object: KubeObject): ResourceList {
     return Resources.fromEntries(this.resourceNames.map((name) => [name, Quantity.fromInt(1n)] as const));
   }

@@ -21,7 +21,10 @@ export abstract class EvaluatorBase implements UsageEvaluator {
   }
 
   /** The limited scopes whose scope name no matched quota scope carries. */
-  uncoveredQuotaScopes(limitedScopes: readonly ScopedResourceSelectorRequirement[], matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
+  uncoveredQuotaScopes(
+    limitedScopes: readonly ScopedResourceSelectorRequirement[],
+    matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
+  ): ScopedResourceSelectorRequirement[] {
     return limitedScopes.filter((limited) => !matchedQuotaScopes.some((matched) => matched.scopeName === limited.scopeName));
   }
 }
@@ -39,7 +42,10 @@ export abstract class UnscopedEvaluator extends EvaluatorBase {
     return [];
   }
 
-  override uncoveredQuotaScopes(_limitedScopes: readonly ScopedResourceSelectorRequirement[], _matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[] {
+  override uncoveredQuotaScopes(
+    _limitedScopes: readonly ScopedResourceSelectorRequirement[],
+    _matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
+  ): ScopedResourceSelectorRequirement[] {
     return [];
   }
 

@@ -56,7 +56,10 @@ export interface UsageEvaluator {
   /** The scope requirements, out of `scopes`, that the object satisfies (via `scopeFacts`). */
   matchingScopes(object: KubeObject, scopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[];
   /** The limited scopes that no matched quota covers (admission configuration `limitedResources`). */
-  uncoveredQuotaScopes(limitedScopes: readonly ScopedResourceSelectorRequirement[], matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[]): ScopedResourceSelectorRequirement[];
+  uncoveredQuotaScopes(
+    limitedScopes: readonly ScopedResourceSelectorRequirement[],
+    matchedQuotaScopes: readonly ScopedResourceSelectorRequirement[],
+  ): ScopedResourceSelectorRequirement[];
   /**
    * The must-specify rule: the names out of `required` that the object must set but does
    * not (e.g. a pod without `requests.cpu` under a `requests.cpu` quota). Empty when satisfied.

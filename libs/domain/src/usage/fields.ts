@@ -36,7 +36,11 @@ export class FieldReader {
   resources(raw: unknown, path: string): ResourceList {
     const count = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? Object.keys(raw).length : 0;
     if (count > RESOURCE_LIST_MAX && !this.stored) {
-      this.causes.push({ reason: 'FieldValueTooMany', field: path, message: `Too many: ${count}: must have at most ${RESOURCE_LIST_MAX} items` });
+      this.causes.push({
+        reason: 'FieldValueTooMany',
+        field: path,
+        message: `Too many: ${count}: must have at most ${RESOURCE_LIST_MAX} items`,
+      });
       return EMPTY;
     }
     try {
@@ -75,7 +79,11 @@ export class FieldReader {
       return '';
     }
     if (this.stored || !exceedsBytes(raw, EVALUATED_STRING_MAX_BYTES)) return raw;
-    this.causes.push({ reason: 'FieldValueTooLong', field: path, message: `Too long: may not be more than ${EVALUATED_STRING_MAX_BYTES} bytes` });
+    this.causes.push({
+      reason: 'FieldValueTooLong',
+      field: path,
+      message: `Too long: may not be more than ${EVALUATED_STRING_MAX_BYTES} bytes`,
+    });
     return '';
   }
 

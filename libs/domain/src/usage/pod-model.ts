@@ -102,7 +102,8 @@ function readPodOnce(object: KubeObject, stored: boolean): PodModel {
       const allocated = optionalResources(read, field(containerStatus, 'allocatedResources'), `${path}.allocatedResources`);
       return {
         name: read.string(field(containerStatus, 'name'), `${path}.name`),
-        resources: resources === undefined ? undefined : { requests: appliedRequests ?? Resources.EMPTY, limits: appliedLimits ?? Resources.EMPTY },
+        resources:
+          resources === undefined ? undefined : { requests: appliedRequests ?? Resources.EMPTY, limits: appliedLimits ?? Resources.EMPTY },
         allocatedResources: allocated ?? Resources.EMPTY,
         appliedRequests,
         appliedLimits,
@@ -125,7 +126,8 @@ function readPodOnce(object: KubeObject, stored: boolean): PodModel {
     containers: containers('containers'),
     initContainers: containers('initContainers'),
     overhead: read.resources(field(spec, 'overhead'), 'spec.overhead'),
-    podResources: podResourcesRaw === undefined || podResourcesRaw === null ? undefined : requirements(read, podResourcesRaw, 'spec.resources'),
+    podResources:
+      podResourcesRaw === undefined || podResourcesRaw === null ? undefined : requirements(read, podResourcesRaw, 'spec.resources'),
     containerStatuses: statuses('containerStatuses'),
     initContainerStatuses: statuses('initContainerStatuses'),
     conditions,
@@ -177,10 +179,15 @@ function readCrossNamespaceAffinity(read: FieldReader, raw: unknown): boolean {
     const requiredPath = `${path}.requiredDuringSchedulingIgnoredDuringExecution`;
     const preferredPath = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
     const terms = [
-      ...read.array(field(group, 'requiredDuringSchedulingIgnoredDuringExecution'), requiredPath).map((term, i) => [term, `${requiredPath}[${i}]`] as const),
+      ...read
+        .array(field(group, 'requiredDuringSchedulingIgnoredDuringExecution'), requiredPath)
+        .map((term, i) => [term, `${requiredPath}[${i}]`] as const),
       ...read
         .array(field(group, 'preferredDuringSchedulingIgnoredDuringExecution'), preferredPath)
-        .map((weighted, i) => [field(read.object(weighted, `${preferredPath}[${i}]`), 'podAffinityTerm'), `${preferredPath}[${i}].podAffinityTerm`] as const),
+        .map(
+          (weighted, i) =>
+            [field(read.object(weighted, `${preferredPath}[${i}]`), 'podAffinityTerm'), `${preferredPath}[${i}].podAffinityTerm`] as const,
+        ),
     ];
     for (const [rawTerm, termPath] of terms) {
       const term = read.object(rawTerm, termPath);

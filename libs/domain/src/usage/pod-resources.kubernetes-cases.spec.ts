@@ -133,7 +133,11 @@ describe('pod requests while a resize is in flight (Kubernetes cases)', () => {
     ],
     [
       'lets pod-level requests override whatever the containers were resized to',
-      { podResources: { requests: cpu('1') }, containers: [{ name: 'c', requests: cpu('1') }], containerStatuses: [{ name: 'c', requests: cpu('4') }] },
+      {
+        podResources: { requests: cpu('1') },
+        containers: [{ name: 'c', requests: cpu('1') }],
+        containerStatuses: [{ name: 'c', requests: cpu('4') }],
+      },
       cpu('1'),
     ],
   ])('%s', (_name, data, expected) => {
@@ -142,7 +146,11 @@ describe('pod requests while a resize is in flight (Kubernetes cases)', () => {
 });
 
 describe('pod limits while a resize is in flight (Kubernetes cases)', () => {
-  const lim = (name: string, value: string, sidecar?: boolean): ContainerSpec => ({ name, limits: cpu(value), ...(sidecar ? { sidecar } : {}) });
+  const lim = (name: string, value: string, sidecar?: boolean): ContainerSpec => ({
+    name,
+    limits: cpu(value),
+    ...(sidecar ? { sidecar } : {}),
+  });
   it.each<[string, PodSpecData, Amounts]>([
     [
       'takes the larger of the summed spec and the summed applied limits: 3, not 4',
@@ -167,7 +175,11 @@ describe('pod limits while a resize is in flight (Kubernetes cases)', () => {
     ],
     [
       'adds a sidecar limited higher than its spec at the applied value',
-      { initContainers: [lim('side', '1', true)], containers: [lim('c', '1')], initContainerStatuses: [{ name: 'side', limits: cpu('3') }] },
+      {
+        initContainers: [lim('side', '1', true)],
+        containers: [lim('c', '1')],
+        initContainerStatuses: [{ name: 'side', limits: cpu('3') }],
+      },
       cpu('4'),
     ],
     [
@@ -187,7 +199,11 @@ describe('pod QoS class (Kubernetes cases)', () => {
     ['a pod without containers is BestEffort', {}, 'BestEffort'],
     ['explicit zero requests alone are BestEffort', { containers: [c(both('0', '0'), {})] }, 'BestEffort'],
     ['only extended resources are BestEffort', { containers: [c({ 'example.com/gpu': '1' }, { 'example.com/gpu': '1' })] }, 'BestEffort'],
-    ['only ephemeral storage is BestEffort', { containers: [c({ 'ephemeral-storage': '1Gi' }, { 'ephemeral-storage': '2Gi' })] }, 'BestEffort'],
+    [
+      'only ephemeral storage is BestEffort',
+      { containers: [c({ 'ephemeral-storage': '1Gi' }, { 'ephemeral-storage': '2Gi' })] },
+      'BestEffort',
+    ],
     ['limits without requests (not yet defaulted) are Burstable', { containers: [c({}, both('1', '1Gi'))] }, 'Burstable'],
     ['equal values written differently are Guaranteed', { containers: [c(both('1', '1Gi'), both('1000m', '1024Mi'))] }, 'Guaranteed'],
     [
@@ -216,8 +232,16 @@ describe('pod QoS class (Kubernetes cases)', () => {
       { podResources: { requests: { 'hugepages-2Mi': '2Mi' } }, containers: [c(both('1', '1Gi'), both('1', '1Gi'))] },
       'BestEffort',
     ],
-    ['pod-level memory alone, equal, is Burstable', { podResources: { requests: { memory: '1Gi' }, limits: { memory: '1Gi' } }, containers: [c({}, {})] }, 'Burstable'],
-    ['pod-level limits without requests are Burstable', { podResources: { limits: both('1', '1Gi') }, containers: [c({}, {})] }, 'Burstable'],
+    [
+      'pod-level memory alone, equal, is Burstable',
+      { podResources: { requests: { memory: '1Gi' }, limits: { memory: '1Gi' } }, containers: [c({}, {})] },
+      'Burstable',
+    ],
+    [
+      'pod-level limits without requests are Burstable',
+      { podResources: { limits: both('1', '1Gi') }, containers: [c({}, {})] },
+      'Burstable',
+    ],
   ])('%s', (_name, data, expected) => {
     expect(computePodQOS(readPod(pod(data)))).toBe(expected);
   });

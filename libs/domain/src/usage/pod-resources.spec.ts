@@ -108,7 +108,12 @@ function sidecarCases(side: 'requests' | 'limits'): [string, PodSpecData, PodRes
     [
       'several restartable init containers add up beside the containers',
       {
-        initContainers: [c('5', 'init-1'), c('1', 'restartable-init-1', true), c('2', 'restartable-init-2', true), c('3', 'restartable-init-3', true)],
+        initContainers: [
+          c('5', 'init-1'),
+          c('1', 'restartable-init-1', true),
+          c('2', 'restartable-init-2', true),
+          c('3', 'restartable-init-3', true),
+        ],
         containers: [c('1', 'container-1')],
       },
       {},
@@ -214,19 +219,28 @@ describe('pod limits', () => {
     ],
     [
       'a pod scaled up is limited by its new limit',
-      { containers: [{ name: 'container-1', limits: { memory: '2Gi' } }], containerStatuses: [{ name: 'container-1', limits: { memory: '1Gi' } }] },
+      {
+        containers: [{ name: 'container-1', limits: { memory: '2Gi' } }],
+        containerStatuses: [{ name: 'container-1', limits: { memory: '1Gi' } }],
+      },
       { useStatusResources: true },
       { memory: '2Gi' },
     ],
     [
       'a pod scaled down keeps its applied limit until the kubelet lowers it',
-      { containers: [{ name: 'container-1', limits: { memory: '1Gi' } }], containerStatuses: [{ name: 'container-1', limits: { memory: '2Gi' } }] },
+      {
+        containers: [{ name: 'container-1', limits: { memory: '1Gi' } }],
+        containerStatuses: [{ name: 'container-1', limits: { memory: '2Gi' } }],
+      },
       { useStatusResources: true },
       { memory: '2Gi' },
     ],
     [
       'a pod scaled down has its new limit when the status is ignored',
-      { containers: [{ name: 'container-1', limits: { memory: '1Gi' } }], containerStatuses: [{ name: 'container-1', limits: { memory: '2Gi' } }] },
+      {
+        containers: [{ name: 'container-1', limits: { memory: '1Gi' } }],
+        containerStatuses: [{ name: 'container-1', limits: { memory: '2Gi' } }],
+      },
       { useStatusResources: false },
       { memory: '1Gi' },
     ],
@@ -253,7 +267,14 @@ describe('pod-level resources', () => {
     ['pod-level memory is ignored when pod-level resources are skipped', { memory: '2Mi' }, [], [], true, {}],
     ['pod-level memory is the request', { memory: '2Mi' }, [], [], false, { memory: '2Mi' }],
     ['pod-level memory joins container cpu', { memory: '2Mi' }, [c({ cpu: '2m' })], [], false, { memory: '2Mi', cpu: '2m' }],
-    ['an unsupported pod-level resource leaves the container value', { storage: '2Mi' }, [c({ storage: '3Mi' })], [], false, { storage: '3Mi' }],
+    [
+      'an unsupported pod-level resource leaves the container value',
+      { storage: '2Mi' },
+      [c({ storage: '3Mi' })],
+      [],
+      false,
+      { storage: '3Mi' },
+    ],
     ['an unsupported pod-level resource is dropped', { storage: '2Mi' }, [c({ memory: '3Mi' })], [], false, { memory: '3Mi' }],
     ['containers alone are summed', {}, [c({ memory: '3Mi', cpu: '2m' })], [], false, { memory: '3Mi', cpu: '2m' }],
     [
@@ -264,7 +285,14 @@ describe('pod-level resources', () => {
       false,
       { memory: '6Mi', cpu: '8m' },
     ],
-    ['an init container can set the total', {}, [c({ memory: '3Mi', cpu: '2m' })], [c({ memory: '5Mi', cpu: '4m' })], false, { memory: '5Mi', cpu: '4m' }],
+    [
+      'an init container can set the total',
+      {},
+      [c({ memory: '3Mi', cpu: '2m' })],
+      [c({ memory: '5Mi', cpu: '4m' })],
+      false,
+      { memory: '5Mi', cpu: '4m' },
+    ],
     [
       'an init container sets the total with pod-level resources skipped',
       {},
@@ -273,7 +301,14 @@ describe('pod-level resources', () => {
       true,
       { memory: '5Mi', cpu: '4m' },
     ],
-    ['a sidecar adds to the containers', {}, [c({ memory: '3Mi', cpu: '2m' })], [c({ memory: '5Mi', cpu: '4m' }, true)], false, { memory: '8Mi', cpu: '6m' }],
+    [
+      'a sidecar adds to the containers',
+      {},
+      [c({ memory: '3Mi', cpu: '2m' })],
+      [c({ memory: '5Mi', cpu: '4m' }, true)],
+      false,
+      { memory: '8Mi', cpu: '6m' },
+    ],
     [
       'an init container after a sidecar needs both',
       {},
@@ -318,7 +353,11 @@ describe('container aggregates', () => {
 describe('pod QoS class', () => {
   const c = (requests: Amounts, limits: Amounts): ContainerSpec => ({ requests, limits });
   it.each<[string, PodSpecData, string]>([
-    ['one container with equal requests and limits is Guaranteed', { containers: [c(cpuMem('100m', '100Mi'), cpuMem('100m', '100Mi'))] }, 'Guaranteed'],
+    [
+      'one container with equal requests and limits is Guaranteed',
+      { containers: [c(cpuMem('100m', '100Mi'), cpuMem('100m', '100Mi'))] },
+      'Guaranteed',
+    ],
     [
       'two such containers are Guaranteed',
       { containers: [c(cpuMem('100m', '100Mi'), cpuMem('100m', '100Mi')), c(cpuMem('100m', '100Mi'), cpuMem('100m', '100Mi'))] },
@@ -327,7 +366,11 @@ describe('pod QoS class', () => {
     ['two containers without resources are BestEffort', { containers: [c({}, {}), c({}, {})] }, 'BestEffort'],
     ['one container without resources is BestEffort', { containers: [c({}, {})] }, 'BestEffort'],
     ['BestEffort beside Burstable is Burstable', { containers: [c({}, {}), c(cpuMem('1'), cpuMem('2'))] }, 'Burstable'],
-    ['BestEffort beside Guaranteed is Burstable', { containers: [c({}, {}), c(cpuMem('10m', '100Mi'), cpuMem('10m', '100Mi'))] }, 'Burstable'],
+    [
+      'BestEffort beside Guaranteed is Burstable',
+      { containers: [c({}, {}), c(cpuMem('10m', '100Mi'), cpuMem('10m', '100Mi'))] },
+      'Burstable',
+    ],
     ['memory alone, even equal, is Burstable', { containers: [c(cpuMem(undefined, '100Mi'), cpuMem(undefined, '100Mi'))] }, 'Burstable'],
     ['requests without limits are Burstable', { containers: [c(cpuMem('100m', '100Mi'), {})] }, 'Burstable'],
     [
@@ -359,7 +402,10 @@ describe('pod QoS class', () => {
     ],
     [
       'pod-level resources decide over Burstable containers',
-      { containers: [c(cpuMem('3m', '10Mi'), cpuMem('5m', '20Mi'))], podResources: { requests: cpuMem('10m', '100Mi'), limits: cpuMem('10m', '100Mi') } },
+      {
+        containers: [c(cpuMem('3m', '10Mi'), cpuMem('5m', '20Mi'))],
+        podResources: { requests: cpuMem('10m', '100Mi'), limits: cpuMem('10m', '100Mi') },
+      },
       'Guaranteed',
     ],
     [
@@ -369,7 +415,10 @@ describe('pod QoS class', () => {
     ],
     [
       'pod-level Burstable decides over Guaranteed containers',
-      { containers: [c(cpuMem('5m', '10Mi'), cpuMem('5m', '10Mi'))], podResources: { requests: cpuMem('10m', '10Mi'), limits: cpuMem('20m', '50Mi') } },
+      {
+        containers: [c(cpuMem('5m', '10Mi'), cpuMem('5m', '10Mi'))],
+        podResources: { requests: cpuMem('10m', '10Mi'), limits: cpuMem('20m', '50Mi') },
+      },
       'Burstable',
     ],
     [

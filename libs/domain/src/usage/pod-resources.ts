@@ -133,7 +133,9 @@ function aggregate(pod: PodModel, options: PodResourcesOptions, side: Side): Mut
 /** Regular containers and sidecars summed; each plain init container with the sidecars before it; the peak wins. */
 function aggregateBy(pod: PodModel, options: PodResourcesOptions, contribution: Contribution): MutableList {
   const infeasible = options.useStatusResources === true && !options.specFloor && isPodResizeInfeasible(pod);
-  const own = (container: PodContainer): ResourceList => contribution(container, options.useStatusResources ? findContainerStatus(pod, container.name) : undefined, infeasible) ?? Resources.EMPTY;
+  const own = (container: PodContainer): ResourceList =>
+    contribution(container, options.useStatusResources ? findContainerStatus(pod, container.name) : undefined, infeasible) ??
+    Resources.EMPTY;
 
   const total: MutableList = new Map();
   for (const container of pod.containers) addInto(total, own(container));

@@ -15,8 +15,16 @@ describe('pod usage (Kubernetes cases)', () => {
   it.each<[string, PodSpecData, Amounts]>([
     ['charges only the object count for a Succeeded pod', { phase: 'Succeeded', containers: [{ requests: { cpu: '1' } }] }, count],
     ['charges only the object count for a Failed pod', { phase: 'Failed', containers: [{ requests: { cpu: '1' } }] }, count],
-    ['charges an Unknown-phase pod in full', { phase: 'Unknown', containers: [{ requests: { cpu: '1' } }] }, charged({ cpu: '1', 'requests.cpu': '1' })],
-    ['charges the overhead of a pod whose containers ask nothing, but no limit', { overhead: { cpu: '250m' }, containers: [{}] }, charged({ cpu: '250m', 'requests.cpu': '250m' })],
+    [
+      'charges an Unknown-phase pod in full',
+      { phase: 'Unknown', containers: [{ requests: { cpu: '1' } }] },
+      charged({ cpu: '1', 'requests.cpu': '1' }),
+    ],
+    [
+      'charges the overhead of a pod whose containers ask nothing, but no limit',
+      { overhead: { cpu: '250m' }, containers: [{}] },
+      charged({ cpu: '250m', 'requests.cpu': '250m' }),
+    ],
     ['charges a stated zero request as zero', { containers: [{ requests: { cpu: '0' } }] }, charged({ cpu: '0', 'requests.cpu': '0' })],
     ['never charges the limits of an extended resource', { containers: [{ limits: { 'example.com/gpu': '2' } }] }, charged({})],
     [
@@ -24,10 +32,26 @@ describe('pod usage (Kubernetes cases)', () => {
       { containers: [{ requests: { 'deviceclass.resource.kubernetes.io/gpu': '1' } }] },
       charged({ 'requests.deviceclass.resource.kubernetes.io/gpu': '1' }),
     ],
-    ['does not charge another kubernetes.io-prefixed resource', { containers: [{ requests: { 'kubernetes.io/widget': '1' } }] }, charged({})],
-    ['does not charge a resource whose domain is not a DNS name (upper case)', { containers: [{ requests: { 'Example.com/gpu': '1' } }] }, charged({})],
-    ['does not charge an extended resource whose name part is over 63 characters', { containers: [{ requests: { [`example.com/${'g'.repeat(64)}`]: '1' } }] }, charged({})],
-    ['charges hugepages limits nowhere, only their requests', { containers: [{ requests: { 'hugepages-2Mi': '4Mi' }, limits: { 'hugepages-2Mi': '4Mi' } }] }, charged({ 'hugepages-2Mi': '4Mi', 'requests.hugepages-2Mi': '4Mi' })],
+    [
+      'does not charge another kubernetes.io-prefixed resource',
+      { containers: [{ requests: { 'kubernetes.io/widget': '1' } }] },
+      charged({}),
+    ],
+    [
+      'does not charge a resource whose domain is not a DNS name (upper case)',
+      { containers: [{ requests: { 'Example.com/gpu': '1' } }] },
+      charged({}),
+    ],
+    [
+      'does not charge an extended resource whose name part is over 63 characters',
+      { containers: [{ requests: { [`example.com/${'g'.repeat(64)}`]: '1' } }] },
+      charged({}),
+    ],
+    [
+      'charges hugepages limits nowhere, only their requests',
+      { containers: [{ requests: { 'hugepages-2Mi': '4Mi' }, limits: { 'hugepages-2Mi': '4Mi' } }] },
+      charged({ 'hugepages-2Mi': '4Mi', 'requests.hugepages-2Mi': '4Mi' }),
+    ],
     [
       'charges a sidecar, then the init container that needs it: max(1+1+3, 5+1) = 6',
       {
@@ -63,7 +87,10 @@ describe('pod usage (Kubernetes cases)', () => {
     ],
     [
       'never charges ephemeral containers',
-      { containers: [{ requests: { cpu: '1' } }], spec: { ephemeralContainers: [{ name: 'debug', resources: { requests: { cpu: '5' } } }] } },
+      {
+        containers: [{ requests: { cpu: '1' } }],
+        spec: { ephemeralContainers: [{ name: 'debug', resources: { requests: { cpu: '5' } } }] },
+      },
       charged({ cpu: '1', 'requests.cpu': '1' }),
     ],
     [
@@ -82,10 +109,20 @@ describe('pod usage (Kubernetes cases)', () => {
       metadata: { deletionTimestamp: '2025-06-01T12:00:00Z', ...(grace === undefined ? {} : { deletionGracePeriodSeconds: grace }) },
     });
   it.each<[string, KubeObject, number, Amounts]>([
-    ['still charges a deleting pod at the very end of its grace period', deleting(30), deleted + 30_000, charged({ cpu: '1', 'requests.cpu': '1' })],
+    [
+      'still charges a deleting pod at the very end of its grace period',
+      deleting(30),
+      deleted + 30_000,
+      charged({ cpu: '1', 'requests.cpu': '1' }),
+    ],
     ['stops charging compute a moment after the grace period', deleting(30), deleted + 30_001, count],
     ['stops charging at once after a zero grace period', deleting(0), deleted + 1, count],
-    ['keeps charging a deleting pod without a grace period, however late', deleting(undefined), deleted + 86_400_000, charged({ cpu: '1', 'requests.cpu': '1' })],
+    [
+      'keeps charging a deleting pod without a grace period, however late',
+      deleting(undefined),
+      deleted + 86_400_000,
+      charged({ cpu: '1', 'requests.cpu': '1' }),
+    ],
   ])('%s', (_name, object, now, expected) => {
     expect(values(evaluator.usage(object, { now }))).toEqual(values(expected));
   });
@@ -100,17 +137,42 @@ describe('pod usage (Kubernetes cases)', () => {
 
 describe('the must-specify rule for pods (Kubernetes cases)', () => {
   it.each<[string, PodSpecData, string[], string | undefined]>([
-    ['a limit does not satisfy a requests.cpu quota', { containers: [{ name: 'app', limits: { cpu: '1' } }] }, ['requests.cpu'], 'must specify requests.cpu for: app'],
-    ['a limit does not satisfy a bare cpu quota either', { containers: [{ name: 'app', limits: { cpu: '1' } }] }, ['cpu'], 'must specify cpu for: app'],
-    ['a request does not satisfy a limits.memory quota', { containers: [{ name: 'app', requests: { memory: '1Gi' } }] }, ['limits.memory'], 'must specify limits.memory for: app'],
-    ['a sidecar is held to the rule like any init container', { initContainers: [{ name: 'side', sidecar: true }], containers: [{ name: 'app', requests: { cpu: '1' } }] }, ['cpu'], 'must specify cpu for: side'],
+    [
+      'a limit does not satisfy a requests.cpu quota',
+      { containers: [{ name: 'app', limits: { cpu: '1' } }] },
+      ['requests.cpu'],
+      'must specify requests.cpu for: app',
+    ],
+    [
+      'a limit does not satisfy a bare cpu quota either',
+      { containers: [{ name: 'app', limits: { cpu: '1' } }] },
+      ['cpu'],
+      'must specify cpu for: app',
+    ],
+    [
+      'a request does not satisfy a limits.memory quota',
+      { containers: [{ name: 'app', requests: { memory: '1Gi' } }] },
+      ['limits.memory'],
+      'must specify limits.memory for: app',
+    ],
+    [
+      'a sidecar is held to the rule like any init container',
+      { initContainers: [{ name: 'side', sidecar: true }], containers: [{ name: 'app', requests: { cpu: '1' } }] },
+      ['cpu'],
+      'must specify cpu for: side',
+    ],
     [
       'pod-level resources of an unsupported kind do not excuse the containers',
       { podResources: { requests: { 'ephemeral-storage': '1Gi' } }, containers: [{ name: 'app' }] },
       ['cpu'],
       'must specify cpu for: app',
     ],
-    ['pod-level limits alone excuse the containers', { podResources: { limits: { memory: '1Gi' } }, containers: [{ name: 'app' }] }, ['cpu', 'memory'], undefined],
+    [
+      'pod-level limits alone excuse the containers',
+      { podResources: { limits: { memory: '1Gi' } }, containers: [{ name: 'app' }] },
+      ['cpu', 'memory'],
+      undefined,
+    ],
     [
       'resources and container names are listed in byte order',
       { containers: [{ name: 'b' }, { name: 'B' }, { name: 'a', requests: { cpu: '1' } }] },
@@ -129,9 +191,19 @@ describe('pod scopes (Kubernetes cases)', () => {
   it.each<[string, KubeObject, ScopedResourceSelectorRequirement, boolean]>([
     ['an active deadline of zero is Terminating', pod({ spec: { activeDeadlineSeconds: 0 } }), exists('Terminating'), true],
     ['an active deadline of zero is not NotTerminating', pod({ spec: { activeDeadlineSeconds: 0 } }), exists('NotTerminating'), false],
-    ['Terminating ignores the operator it is written with', pod({ spec: { activeDeadlineSeconds: 5 } }), { scopeName: 'Terminating', operator: 'In', values: ['x'] }, true],
+    [
+      'Terminating ignores the operator it is written with',
+      pod({ spec: { activeDeadlineSeconds: 5 } }),
+      { scopeName: 'Terminating', operator: 'In', values: ['x'] },
+      true,
+    ],
     ['zero requests leave a pod BestEffort', pod({ containers: [{ requests: { cpu: '0', memory: '0' } }] }), exists('BestEffort'), true],
-    ['only extended resources leave a pod BestEffort', pod({ containers: [{ requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } }] }), exists('BestEffort'), true],
+    [
+      'only extended resources leave a pod BestEffort',
+      pod({ containers: [{ requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '1' } }] }),
+      exists('BestEffort'),
+      true,
+    ],
     ['limits only make a pod NotBestEffort', pod({ containers: [{ limits: { memory: '1Gi' } }] }), exists('NotBestEffort'), true],
     [
       'a recorded QoS class is believed over the containers',
@@ -143,13 +215,21 @@ describe('pod scopes (Kubernetes cases)', () => {
     ['an empty priority class name is no class for Exists', pod({ spec: { priorityClassName: '' } }), exists('PriorityClass'), false],
     [
       'an empty namespace selector in required anti-affinity is cross-namespace',
-      pod({ spec: { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: {}, namespaceSelector: {} }] } } } }),
+      pod({
+        spec: {
+          affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: {}, namespaceSelector: {} }] } },
+        },
+      }),
       exists('CrossNamespacePodAffinity'),
       true,
     ],
     [
       'an empty namespace list and a null selector are not cross-namespace',
-      pod({ spec: { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ namespaces: [], namespaceSelector: null }] } } } }),
+      pod({
+        spec: {
+          affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ namespaces: [], namespaceSelector: null }] } },
+        },
+      }),
       exists('CrossNamespacePodAffinity'),
       false,
     ],

@@ -27,7 +27,12 @@ describe('the must-specify rule for pods', () => {
       'must specify memory for: bar,foo',
     ],
     ['a container without memory is named', { containers: [cpuOnly('dummy')] }, ['memory'], 'must specify memory for: dummy'],
-    ['containers without memory are named in order', { containers: [cpuOnly('foo'), cpuOnly('bar')] }, ['memory'], 'must specify memory for: bar,foo'],
+    [
+      'containers without memory are named in order',
+      { containers: [cpuOnly('foo'), cpuOnly('bar')] },
+      ['memory'],
+      'must specify memory for: bar,foo',
+    ],
     [
       'every missing resource is listed with its containers',
       { containers: [{ name: 'foo' }, { name: 'bar' }] },
@@ -40,7 +45,12 @@ describe('the must-specify rule for pods', () => {
       ['memory', 'cpu'],
       undefined,
     ],
-    ['a stated request satisfies the rule even at zero', { containers: [requestsAndLimits({ cpu: '0' }, {}, 'app')] }, ['requests.cpu'], undefined],
+    [
+      'a stated request satisfies the rule even at zero',
+      { containers: [requestsAndLimits({ cpu: '0' }, {}, 'app')] },
+      ['requests.cpu'],
+      undefined,
+    ],
     [
       'a request does not satisfy a limit quota',
       { containers: [requestsAndLimits({ cpu: '1' }, {}, 'app')] },
@@ -118,17 +128,34 @@ describe('pod usage', () => {
       { containers: [requestsAndLimits(dongle, dongle)] },
       { 'requests.example.com/dongle': '3', pods: '1', ...count },
     ],
-    ['a succeeded pod is still counted but charges nothing else', { containers: [requestsAndLimits(dongle, dongle)], phase: 'Succeeded' }, count],
-    ['a failed pod is still counted but charges nothing else', { containers: [requestsAndLimits({ cpu: '1' }, { cpu: '1' })], phase: 'Failed' }, count],
+    [
+      'a succeeded pod is still counted but charges nothing else',
+      { containers: [requestsAndLimits(dongle, dongle)], phase: 'Succeeded' },
+      count,
+    ],
+    [
+      'a failed pod is still counted but charges nothing else',
+      { containers: [requestsAndLimits({ cpu: '1' }, { cpu: '1' })], phase: 'Failed' },
+      count,
+    ],
     [
       'the largest init container overrides the sum of the containers',
       {
         initContainers: [
-          requestsAndLimits({ cpu: '4', memory: '100M', 'example.com/dongle': '4' }, { cpu: '8', memory: '200M', 'example.com/dongle': '4' }),
-          requestsAndLimits({ cpu: '1', memory: '50M', 'example.com/dongle': '2' }, { cpu: '2', memory: '100M', 'example.com/dongle': '2' }),
+          requestsAndLimits(
+            { cpu: '4', memory: '100M', 'example.com/dongle': '4' },
+            { cpu: '8', memory: '200M', 'example.com/dongle': '4' },
+          ),
+          requestsAndLimits(
+            { cpu: '1', memory: '50M', 'example.com/dongle': '2' },
+            { cpu: '2', memory: '100M', 'example.com/dongle': '2' },
+          ),
         ],
         containers: [
-          requestsAndLimits({ cpu: '1', memory: '50M', 'example.com/dongle': '1' }, { cpu: '2', memory: '100M', 'example.com/dongle': '1' }),
+          requestsAndLimits(
+            { cpu: '1', memory: '50M', 'example.com/dongle': '1' },
+            { cpu: '2', memory: '100M', 'example.com/dongle': '1' },
+          ),
           requestsAndLimits({ cpu: '2', memory: '25M', 'example.com/dongle': '2' }, { cpu: '5', memory: '50M', 'example.com/dongle': '2' }),
         ],
       },
@@ -211,11 +238,7 @@ describe('pod usage', () => {
       { containers: [{ requests: { 'deviceclass.resource.kubernetes.io/gpu': '2' } }] },
       { 'requests.deviceclass.resource.kubernetes.io/gpu': '2', pods: '1', ...count },
     ],
-    [
-      'a pod without resources is charged one pod',
-      { containers: [{ name: 'app' }] },
-      { pods: '1', ...count },
-    ],
+    ['a pod without resources is charged one pod', { containers: [{ name: 'app' }] }, { pods: '1', ...count }],
   ])('%s', (_name, data, expected) => {
     expect(values(evaluator.usage(pod(data), { now: NOW }))).toEqual(values(expected));
   });
@@ -309,13 +332,21 @@ describe('pod usage summed over the pods a quota matches', () => {
     ],
     [
       'only pods of the selected priority class are charged',
-      [make('p1', 'high-priority', cpu1, 'Running'), make('p2', 'high-priority', cpu1, 'Succeeded'), make('p3', 'low-priority', cpu1, 'Running')],
+      [
+        make('p1', 'high-priority', cpu1, 'Running'),
+        make('p2', 'high-priority', cpu1, 'Succeeded'),
+        make('p3', 'low-priority', cpu1, 'Running'),
+      ],
       [highPriority],
       { pods: '1', 'count/pods': '2', cpu: '1', 'requests.cpu': '1', 'limits.cpu': '1' },
     ],
     [
       'a PriorityClass scope and selector together select the same pods',
-      [make('p1', 'high-priority', cpu1, 'Running'), make('p2', 'high-priority', cpu1, 'Succeeded'), make('p3', 'low-priority', cpu1, 'Running')],
+      [
+        make('p1', 'high-priority', cpu1, 'Running'),
+        make('p2', 'high-priority', cpu1, 'Succeeded'),
+        make('p3', 'low-priority', cpu1, 'Running'),
+      ],
       [exists('PriorityClass'), highPriority],
       { pods: '1', 'count/pods': '2', cpu: '1', 'requests.cpu': '1', 'limits.cpu': '1' },
     ],
@@ -352,7 +383,12 @@ describe('pod scopes', () => {
 
   it.each<[string, PodSpecData, ScopedResourceSelectorRequirement[] | undefined, ScopedResourceSelectorRequirement[]]>([
     ['an empty pod is NotTerminating and BestEffort', {}, undefined, named('NotTerminating', 'BestEffort')],
-    ['a pod of the class matches the PriorityClass selector', { spec: { priorityClassName: 'class1' } }, undefined, named('NotTerminating', 'BestEffort', 'PriorityClass')],
+    [
+      'a pod of the class matches the PriorityClass selector',
+      { spec: { priorityClassName: 'class1' } },
+      undefined,
+      named('NotTerminating', 'BestEffort', 'PriorityClass'),
+    ],
     [
       'a pod with requests is NotBestEffort',
       {
@@ -370,13 +406,25 @@ describe('pod scopes', () => {
     ['only the asked scopes are returned', { spec: deadline }, named('Terminating'), named('Terminating')],
     [
       'required affinity naming and selecting namespaces is cross-namespace',
-      { spec: { ...deadline, affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ namespaces: ['ns1'], namespaceSelector: {} })] } } } },
+      {
+        spec: {
+          ...deadline,
+          affinity: {
+            podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ namespaces: ['ns1'], namespaceSelector: {} })] },
+          },
+        },
+      },
       undefined,
       named('Terminating', 'BestEffort', 'CrossNamespacePodAffinity'),
     ],
     [
       'required affinity naming namespaces is cross-namespace',
-      { spec: { ...deadline, affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ namespaces: ['ns1'] })] } } } },
+      {
+        spec: {
+          ...deadline,
+          affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ namespaces: ['ns1'] })] } },
+        },
+      },
       undefined,
       named('Terminating', 'BestEffort', 'CrossNamespacePodAffinity'),
     ],
@@ -387,7 +435,9 @@ describe('pod scopes', () => {
           ...deadline,
           affinity: {
             podAffinity: {
-              preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: term({ namespaces: ['ns2'], namespaceSelector: {} }) }],
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                { weight: 1, podAffinityTerm: term({ namespaces: ['ns2'], namespaceSelector: {} }) },
+              ],
             },
           },
         },
@@ -400,7 +450,11 @@ describe('pod scopes', () => {
       {
         spec: {
           ...deadline,
-          affinity: { podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: term({ namespaceSelector: {} }) }] } },
+          affinity: {
+            podAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: term({ namespaceSelector: {} }) }],
+            },
+          },
         },
       },
       undefined,
@@ -411,7 +465,11 @@ describe('pod scopes', () => {
       {
         spec: {
           ...deadline,
-          affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: term({ namespaceSelector: {} }) }] } },
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: term({ namespaceSelector: {} }) }],
+            },
+          },
         },
       },
       undefined,
@@ -419,7 +477,12 @@ describe('pod scopes', () => {
     ],
     [
       'required anti-affinity naming namespaces is cross-namespace',
-      { spec: { ...deadline, affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ namespaces: ['ns3'] })] } } } },
+      {
+        spec: {
+          ...deadline,
+          affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term({ namespaces: ['ns3'] })] } },
+        },
+      },
       undefined,
       named('Terminating', 'BestEffort', 'CrossNamespacePodAffinity'),
     ],
@@ -429,7 +492,12 @@ describe('pod scopes', () => {
       undefined,
       named('NotTerminating', 'BestEffort'),
     ],
-    ['a negative active deadline is NotTerminating', { spec: { activeDeadlineSeconds: -1 } }, undefined, named('NotTerminating', 'BestEffort')],
+    [
+      'a negative active deadline is NotTerminating',
+      { spec: { activeDeadlineSeconds: -1 } },
+      undefined,
+      named('NotTerminating', 'BestEffort'),
+    ],
     ['an unknown scope never matches', {}, [{ scopeName: 'VolumeAttributesClass', operator: 'Exists' }], []],
   ])('%s', (_name, data, scopes, expected) => {
     expect(evaluator.matchingScopes(pod(data), scopes ?? all)).toEqual(expected);
@@ -575,7 +643,10 @@ describe('invalid pods', () => {
   it('rejects containers that are not a list', () => {
     const object: KubeObject = { kind: 'Pod', spec: { containers: { name: 'app' } } };
     expect(() => evaluator.usage(object)).toThrow(
-      expect.objectContaining({ code: 'ObjectInvalid', causes: [expect.objectContaining({ field: 'spec.containers', reason: 'FieldValueTypeInvalid' })] }),
+      expect.objectContaining({
+        code: 'ObjectInvalid',
+        causes: [expect.objectContaining({ field: 'spec.containers', reason: 'FieldValueTypeInvalid' })],
+      }),
     );
   });
 

@@ -99,7 +99,9 @@ export class PodEvaluator extends EvaluatorBase {
   constraintError(required: readonly string[], object: KubeObject): string | undefined {
     const missing = missingByResource(readPod(object), required);
     if (missing.size === 0) return undefined;
-    const parts = [...missing.keys()].sort(compareStrings).map((resource) => `${resource} for: ${[...(missing.get(resource) ?? [])].sort(compareStrings).join(',')}`);
+    const parts = [...missing.keys()]
+      .sort(compareStrings)
+      .map((resource) => `${resource} for: ${[...(missing.get(resource) ?? [])].sort(compareStrings).join(',')}`);
     return `must specify ${parts.join('; ')}`;
   }
 

@@ -72,7 +72,10 @@ describe('claim usage', () => {
 
   it('rejects an invalid storage request naming the field', () => {
     expect(() => evaluator.usage(claim({ storage: 'big' }))).toThrow(
-      expect.objectContaining({ code: 'QuantityInvalid', causes: [expect.objectContaining({ field: 'spec.resources.requests[storage]' })] }),
+      expect.objectContaining({
+        code: 'QuantityInvalid',
+        causes: [expect.objectContaining({ field: 'spec.resources.requests[storage]' })],
+      }),
     );
   });
 });
@@ -117,7 +120,10 @@ describe('the VolumeAttributesClass scope', () => {
   const moving = claim({
     storage: '1Gi',
     spec: { volumeAttributesClassName: 'fast' },
-    status: { currentVolumeAttributesClassName: 'slow', modifyVolumeStatus: { targetVolumeAttributesClassName: 'fast', status: 'InProgress' } },
+    status: {
+      currentVolumeAttributesClassName: 'slow',
+      modifyVolumeStatus: { targetVolumeAttributesClassName: 'fast', status: 'InProgress' },
+    },
   });
 
   it.each<[string, KubeObject, ScopedResourceSelectorRequirement, boolean]>([

@@ -58,7 +58,12 @@ export class PersistentVolumeClaimEvaluator extends EvaluatorBase {
 
   matchingResources(input: readonly string[]): string[] {
     return unique(
-      input.filter((name) => name === PVC_OBJECT_COUNT_NAME || PVC_RESOURCE_NAMES.includes(name) || PVC_RESOURCE_NAMES.some((resource) => name.endsWith(`${STORAGE_CLASS_SUFFIX}${resource}`))),
+      input.filter(
+        (name) =>
+          name === PVC_OBJECT_COUNT_NAME ||
+          PVC_RESOURCE_NAMES.includes(name) ||
+          PVC_RESOURCE_NAMES.some((resource) => name.endsWith(`${STORAGE_CLASS_SUFFIX}${resource}`)),
+      ),
     );
   }
 

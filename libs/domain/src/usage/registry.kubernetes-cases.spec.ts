@@ -11,10 +11,22 @@ import { values } from './spec-support.js';
 
 describe('object counting (Kubernetes cases)', () => {
   it.each<[string, GroupResource, Record<string, string>]>([
-    ['deployments of apps are counted as count/deployments.apps', { group: 'apps', resource: 'deployments' }, { 'count/deployments.apps': '1' }],
+    [
+      'deployments of apps are counted as count/deployments.apps',
+      { group: 'apps', resource: 'deployments' },
+      { 'count/deployments.apps': '1' },
+    ],
     ['jobs of batch are counted as count/jobs.batch', { group: 'batch', resource: 'jobs' }, { 'count/jobs.batch': '1' }],
-    ['pods of another group are only counted, under that group', { group: 'metrics.k8s.io', resource: 'pods' }, { 'count/pods.metrics.k8s.io': '1' }],
-    ['config maps of another group have no legacy alias', { group: 'example.com', resource: 'configmaps' }, { 'count/configmaps.example.com': '1' }],
+    [
+      'pods of another group are only counted, under that group',
+      { group: 'metrics.k8s.io', resource: 'pods' },
+      { 'count/pods.metrics.k8s.io': '1' },
+    ],
+    [
+      'config maps of another group have no legacy alias',
+      { group: 'example.com', resource: 'configmaps' },
+      { 'count/configmaps.example.com': '1' },
+    ],
     ['core services accounts are counted without a group', { group: '', resource: 'serviceaccounts' }, { 'count/serviceaccounts': '1' }],
   ])('%s', (_name, groupResource, expected) => {
     const evaluator = evaluatorFor(groupResource);
@@ -24,13 +36,22 @@ describe('object counting (Kubernetes cases)', () => {
 
   it('matches the count name once and sorted, never the bare or group-less name', () => {
     const evaluator = evaluatorFor({ group: 'apps', resource: 'deployments' });
-    expect(evaluator.matchingResources(['deployments', 'count/deployments', 'count/deployments.apps', 'count/deployments.apps', 'deployments.apps'])).toEqual([
-      'count/deployments.apps',
-    ]);
+    expect(
+      evaluator.matchingResources([
+        'deployments',
+        'count/deployments',
+        'count/deployments.apps',
+        'count/deployments.apps',
+        'deployments.apps',
+      ]),
+    ).toEqual(['count/deployments.apps']);
   });
 
   it('matches a legacy alias and the count name, sorted', () => {
-    expect(evaluatorFor({ group: '', resource: 'secrets' }).matchingResources(['secrets', 'count/secrets'])).toEqual(['count/secrets', 'secrets']);
+    expect(evaluatorFor({ group: '', resource: 'secrets' }).matchingResources(['secrets', 'count/secrets'])).toEqual([
+      'count/secrets',
+      'secrets',
+    ]);
   });
 
   it.each<[string, Operation, string, boolean]>([

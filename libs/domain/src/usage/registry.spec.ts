@@ -34,7 +34,11 @@ describe('object counting', () => {
       { group: '', resource: 'replicationcontrollers' },
       { 'count/replicationcontrollers': '1', replicationcontrollers: '1' },
     ],
-    ['a resource quota counts under its legacy name too', { group: '', resource: 'resourcequotas' }, { 'count/resourcequotas': '1', resourcequotas: '1' }],
+    [
+      'a resource quota counts under its legacy name too',
+      { group: '', resource: 'resourcequotas' },
+      { 'count/resourcequotas': '1', resourcequotas: '1' },
+    ],
     ['another core kind counts only as count/<resource>', { group: '', resource: 'serviceaccounts' }, { 'count/serviceaccounts': '1' }],
     ['a kind of a group counts as count/<resource>.<group>', { group: 'apps', resource: 'deployments' }, { 'count/deployments.apps': '1' }],
     [

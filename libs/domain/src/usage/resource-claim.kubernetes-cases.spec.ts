@@ -26,14 +26,23 @@ describe('resource claim usage (Kubernetes cases)', () => {
     ['an exact count is charged to its device class', claim([exactly('gpu', 'ExactCount', 2)]), { ...count, [devices('gpu')]: '2' }],
     ['All is charged as the largest allocation, 32 devices', claim([exactly('gpu', 'All')]), { ...count, [devices('gpu')]: '32' }],
     ['an unknown allocation mode charges the class zero devices', claim([exactly('gpu', 'Some')]), { ...count, [devices('gpu')]: '0' }],
-    ['requests of one class add up', claim([exactly('gpu', 'ExactCount', 2), exactly('gpu', 'ExactCount', 3)]), { ...count, [devices('gpu')]: '5' }],
+    [
+      'requests of one class add up',
+      claim([exactly('gpu', 'ExactCount', 2), exactly('gpu', 'ExactCount', 3)]),
+      { ...count, [devices('gpu')]: '5' },
+    ],
     [
       'alternatives charge each class its worst case',
-      claim([{ name: 'r', firstAvailable: [
-        { name: 'a', deviceClassName: 'gpu', allocationMode: 'ExactCount', count: 1 },
-        { name: 'b', deviceClassName: 'gpu', allocationMode: 'ExactCount', count: 2 },
-        { name: 'c', deviceClassName: 'tpu', allocationMode: 'All' },
-      ] }]),
+      claim([
+        {
+          name: 'r',
+          firstAvailable: [
+            { name: 'a', deviceClassName: 'gpu', allocationMode: 'ExactCount', count: 1 },
+            { name: 'b', deviceClassName: 'gpu', allocationMode: 'ExactCount', count: 2 },
+            { name: 'c', deviceClassName: 'tpu', allocationMode: 'All' },
+          ],
+        },
+      ]),
       { ...count, [devices('gpu')]: '2', [devices('tpu')]: '32' },
     ],
     [
@@ -43,7 +52,13 @@ describe('resource claim usage (Kubernetes cases)', () => {
     ],
     [
       'alternatives win over an exact request in the same entry',
-      claim([{ name: 'r', exactly: { deviceClassName: 'gpu', allocationMode: 'ExactCount', count: 9 }, firstAvailable: [{ name: 'a', deviceClassName: 'tpu', allocationMode: 'ExactCount', count: 1 }] }]),
+      claim([
+        {
+          name: 'r',
+          exactly: { deviceClassName: 'gpu', allocationMode: 'ExactCount', count: 9 },
+          firstAvailable: [{ name: 'a', deviceClassName: 'tpu', allocationMode: 'ExactCount', count: 1 }],
+        },
+      ]),
       { ...count, [devices('tpu')]: '1' },
     ],
     ['a request of neither shape charges nothing', claim([{ name: 'r' }]), count],
@@ -69,10 +84,14 @@ describe('resource claim operations and names (Kubernetes cases)', () => {
   });
 
   it('matches the count and per-class names in input order, nothing else', () => {
-    expect(evaluator.matchingResources(['gpu.deviceclass.resource.k8s.io/devices', 'count/resourceclaims.resource.k8s.io', 'resourceclaims', 'requests.example.com/gpu'])).toEqual([
-      'gpu.deviceclass.resource.k8s.io/devices',
-      'count/resourceclaims.resource.k8s.io',
-    ]);
+    expect(
+      evaluator.matchingResources([
+        'gpu.deviceclass.resource.k8s.io/devices',
+        'count/resourceclaims.resource.k8s.io',
+        'resourceclaims',
+        'requests.example.com/gpu',
+      ]),
+    ).toEqual(['gpu.deviceclass.resource.k8s.io/devices', 'count/resourceclaims.resource.k8s.io']);
   });
 
   it('has no scopes and no must-specify rule', () => {

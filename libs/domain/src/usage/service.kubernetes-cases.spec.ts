@@ -21,7 +21,14 @@ describe('service usage (Kubernetes cases)', () => {
     ['a node port service without ports charges no node port', { type: 'NodePort' }, charged('0', '0')],
     [
       'a node port service charges every port, TCP and UDP, named node port or not',
-      { type: 'NodePort', ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP', nodePort: 30053 }, { port: 80, nodePort: 0 }] },
+      {
+        type: 'NodePort',
+        ports: [
+          { port: 53, protocol: 'UDP' },
+          { port: 53, protocol: 'TCP', nodePort: 30053 },
+          { port: 80, nodePort: 0 },
+        ],
+      },
       charged('3', '0'),
     ],
     [
@@ -36,11 +43,26 @@ describe('service usage (Kubernetes cases)', () => {
     ],
     [
       'a load balancer allocating no node ports charges each named one, mixed protocols alike',
-      { type: 'LoadBalancer', allocateLoadBalancerNodePorts: false, ports: [{ port: 53, protocol: 'UDP', nodePort: 30053 }, { port: 53, protocol: 'TCP', nodePort: 30054 }] },
+      {
+        type: 'LoadBalancer',
+        allocateLoadBalancerNodePorts: false,
+        ports: [
+          { port: 53, protocol: 'UDP', nodePort: 30053 },
+          { port: 53, protocol: 'TCP', nodePort: 30054 },
+        ],
+      },
       charged('2', '1'),
     ],
-    ['a cluster IP service naming a node port charges none', { type: 'ClusterIP', ports: [{ port: 80, nodePort: 30080 }] }, charged('0', '0')],
-    ['a type Kubernetes does not know charges no node port nor load balancer', { type: 'Headless', ports: [{ port: 80 }] }, charged('0', '0')],
+    [
+      'a cluster IP service naming a node port charges none',
+      { type: 'ClusterIP', ports: [{ port: 80, nodePort: 30080 }] },
+      charged('0', '0'),
+    ],
+    [
+      'a type Kubernetes does not know charges no node port nor load balancer',
+      { type: 'Headless', ports: [{ port: 80 }] },
+      charged('0', '0'),
+    ],
     ['a lower-case type is not NodePort', { type: 'nodeport', ports: [{ port: 80 }] }, charged('0', '0')],
   ])('%s', (_name, spec, expected) => {
     expect(values(evaluator.usage(service(spec)))).toEqual(values(expected));
@@ -48,7 +70,10 @@ describe('service usage (Kubernetes cases)', () => {
 
   it('refuses allocateLoadBalancerNodePorts that is not a boolean, as decoding would', () => {
     expect(() => evaluator.usage(service({ type: 'LoadBalancer', allocateLoadBalancerNodePorts: 'false', ports: [{ port: 80 }] }))).toThrow(
-      expect.objectContaining({ code: 'ObjectInvalid', causes: [expect.objectContaining({ field: 'spec.allocateLoadBalancerNodePorts' })] }),
+      expect.objectContaining({
+        code: 'ObjectInvalid',
+        causes: [expect.objectContaining({ field: 'spec.allocateLoadBalancerNodePorts' })],
+      }),
     );
   });
 });
@@ -63,11 +88,8 @@ describe('which service operations are charged (Kubernetes cases)', () => {
   });
 
   it('matches its names sorted and once each, whatever the input order', () => {
-    expect(evaluator.matchingResources(['services.nodeports', 'services', 'count/services', 'services', 'services.loadbalancers', 'pods'])).toEqual([
-      'count/services',
-      'services',
-      'services.loadbalancers',
-      'services.nodeports',
-    ]);
+    expect(
+      evaluator.matchingResources(['services.nodeports', 'services', 'count/services', 'services', 'services.loadbalancers', 'pods']),
+    ).toEqual(['count/services', 'services', 'services.loadbalancers', 'services.nodeports']);
   });
 });

@@ -46,7 +46,11 @@ describe('service usage', () => {
     ],
     [
       'a load balancer without node-port allocation charges only explicit node ports',
-      { type: 'LoadBalancer', allocateLoadBalancerNodePorts: false, ports: [{ port: 27443, nodePort: 30001 }, { port: 27444 }, { port: 27445, nodePort: 0 }] },
+      {
+        type: 'LoadBalancer',
+        allocateLoadBalancerNodePorts: false,
+        ports: [{ port: 27443, nodePort: 30001 }, { port: 27444 }, { port: 27445, nodePort: 0 }],
+      },
       { ...base, 'services.nodeports': '1', 'services.loadbalancers': '1' },
     ],
     [
@@ -59,7 +63,11 @@ describe('service usage', () => {
       { type: 'ExternalName', externalName: 'example.com', ports: [{ port: 80 }] },
       { ...base, 'services.nodeports': '0', 'services.loadbalancers': '0' },
     ],
-    ['a service without a type charges neither', { ports: [{ port: 80 }] }, { ...base, 'services.nodeports': '0', 'services.loadbalancers': '0' }],
+    [
+      'a service without a type charges neither',
+      { ports: [{ port: 80 }] },
+      { ...base, 'services.nodeports': '0', 'services.loadbalancers': '0' },
+    ],
   ])('%s', (_name, spec, expected) => {
     expect(values(evaluator.usage(service(spec)))).toEqual(values(expected));
   });

@@ -14,7 +14,12 @@ import type { UsageOptions } from './evaluator.js';
 const SERVICES: GroupResource = { group: '', resource: 'services' };
 export const SERVICE_OBJECT_COUNT_NAME = objectCountName(SERVICES);
 
-export const SERVICE_RESOURCE_NAMES: readonly string[] = [SERVICE_OBJECT_COUNT_NAME, 'services', 'services.nodeports', 'services.loadbalancers'];
+export const SERVICE_RESOURCE_NAMES: readonly string[] = [
+  SERVICE_OBJECT_COUNT_NAME,
+  'services',
+  'services.nodeports',
+  'services.loadbalancers',
+];
 
 export class ServiceEvaluator extends UnscopedEvaluator {
   readonly groupResource = SERVICES;

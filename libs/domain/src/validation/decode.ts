@@ -1,7 +1,20 @@
 import { DomainError } from '../errors.js';
 import { Quantity, QuantityParseError } from '../quantity/quantity.js';
 import { RESOURCE_LIST_MAX } from './sizes.js';
-import { type FieldError, child, cutText, errorString, FIELD_ERRORS_MAX, goJson, invalid, key, notSupported, quoteCut, str, typeInvalid } from './field.js';
+import {
+  type FieldError,
+  child,
+  cutText,
+  errorString,
+  FIELD_ERRORS_MAX,
+  goJson,
+  invalid,
+  key,
+  notSupported,
+  quoteCut,
+  str,
+  typeInvalid,
+} from './field.js';
 
 /**
  * Reads untrusted JSON into typed values the way the API server's strict decoder does:
@@ -35,7 +48,8 @@ const GO_SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\
 const GO_TRIM_RE = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'g');
 export const goTrimSpace = (s: string): string => s.replace(GO_TRIM_RE, '');
 
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export class StrictDecoder {
   private readonly decodeErrors: FieldError[] = [];
@@ -186,7 +200,11 @@ export class StrictDecoder {
       detail = this.omitted === 0 ? parts.join(', ') : `${parts.join(', ')}, and ${this.omitted} more errors`;
     }
     const version = this.apiVersion.slice(this.apiVersion.indexOf('/') + 1);
-    throw new DomainError('ObjectMalformed', `${this.kind} in version "${version}" cannot be handled as a ${this.kind}: ${detail}`, this.errors());
+    throw new DomainError(
+      'ObjectMalformed',
+      `${this.kind} in version "${version}" cannot be handled as a ${this.kind}: ${detail}`,
+      this.errors(),
+    );
   }
 
   /** For the top level: anything but an object is refused outright. */

@@ -40,7 +40,9 @@ export const cutText = (s: string): string => (s.length > PRINTED_VALUE_MAX ? cu
 
 /** The first FIELD_ERRORS_MAX items, and how many were left out. */
 export function firstOf<T>(items: readonly T[]): { readonly listed: readonly T[]; readonly more: number } {
-  return items.length <= FIELD_ERRORS_MAX ? { listed: items, more: 0 } : { listed: items.slice(0, FIELD_ERRORS_MAX), more: items.length - FIELD_ERRORS_MAX };
+  return items.length <= FIELD_ERRORS_MAX
+    ? { listed: items, more: 0 }
+    : { listed: items.slice(0, FIELD_ERRORS_MAX), more: items.length - FIELD_ERRORS_MAX };
 }
 
 /**
@@ -59,9 +61,14 @@ export function described<T extends FieldCause>(errors: readonly T[]): { readonl
  * The problems of every item, each described by `describe` up to FIELD_ERRORS_MAX, then counted
  * as OMITTED (`problems` must be cheap: it runs for every item).
  */
-export function checkEach<T, P = string>(items: Iterable<T>, problems: (item: T) => readonly P[], describe: (item: T, problem: P) => FieldError): FieldError[] {
+export function checkEach<T, P = string>(
+  items: Iterable<T>,
+  problems: (item: T) => readonly P[],
+  describe: (item: T, problem: P) => FieldError,
+): FieldError[] {
   const errs: FieldError[] = [];
-  for (const item of items) for (const problem of problems(item)) errs.push(errs.length < FIELD_ERRORS_MAX ? describe(item, problem) : OMITTED);
+  for (const item of items)
+    for (const problem of problems(item)) errs.push(errs.length < FIELD_ERRORS_MAX ? describe(item, problem) : OMITTED);
   return errs;
 }
 
@@ -118,7 +125,8 @@ export function goQuote(s: string): string {
         out += '\\v';
         continue;
     }
-    if (cp >= 0xd800 && cp <= 0xdfff) out += '\\ufffd'; // a lone surrogate reached Go as U+FFFD
+    if (cp >= 0xd800 && cp <= 0xdfff)
+      out += '\\ufffd'; // a lone surrogate reached Go as U+FFFD
     else if (PRINTABLE.test(ch)) out += ch;
     else if (cp < 0x80) out += `\\x${hex(cp, 2)}`;
     else if (cp < 0x10000) out += `\\u${hex(cp, 4)}`;
@@ -238,7 +246,11 @@ export function aggregate(all: readonly FieldCause[]): string {
  * them), up to FIELD_ERRORS_MAX; the message says how many more there were.
  */
 export function invalidObject(kind: string, name: string, errors: readonly FieldError[]): DomainError {
-  return new DomainError('ObjectInvalid', `${kind} ${quoteCut(name)} is invalid: ${aggregate(errors)}`, firstOf(described(errors).errors).listed);
+  return new DomainError(
+    'ObjectInvalid',
+    `${kind} ${quoteCut(name)} is invalid: ${aggregate(errors)}`,
+    firstOf(described(errors).errors).listed,
+  );
 }
 
 /** Whether `s` is longer than `max` UTF-8 bytes; a string with more UTF-16 units than that is, without counting. */

@@ -3,7 +3,14 @@
 export { validateResourceQuota } from './resource-quota.js';
 export { prepareLimitRangeForStorage, validateLimitRange } from './limit-range.js';
 export { METADATA_LIST_MAX, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES, TOTAL_LABEL_SIZE_LIMIT_BYTES } from './object-meta.js';
-export { assertDefinitionSize, clusterResourceQuotaSizeErrors, DEFINITION_LIST_MAX, limitRangeSizeErrors, RESOURCE_LIST_MAX, resourceQuotaSizeErrors } from './sizes.js';
+export {
+  assertDefinitionSize,
+  clusterResourceQuotaSizeErrors,
+  DEFINITION_LIST_MAX,
+  limitRangeSizeErrors,
+  RESOURCE_LIST_MAX,
+  resourceQuotaSizeErrors,
+} from './sizes.js';
 export {
   STANDARD_QUOTA_RESOURCE_NAMES,
   INTEGER_RESOURCE_NAMES,

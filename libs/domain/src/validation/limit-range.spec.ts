@@ -115,7 +115,11 @@ describe('validateLimitRange rejects what Kubernetes rejects (TestValidateLimitR
       limitRange([], { name: '', namespace: 'foo' }),
       [['FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required']],
     ],
-    ['a missing namespace', limitRange([], { name: 'abc', namespace: '' }), [['FieldValueRequired', 'metadata.namespace', 'Required value']]],
+    [
+      'a missing namespace',
+      limitRange([], { name: 'abc', namespace: '' }),
+      [['FieldValueRequired', 'metadata.namespace', 'Required value']],
+    ],
     [
       'a name that is no DNS subdomain',
       limitRange([], { name: '^Invalid', namespace: 'foo' }),
@@ -137,7 +141,12 @@ describe('validateLimitRange rejects what Kubernetes rejects (TestValidateLimitR
     [
       'a default on a Pod limit',
       limitRange([
-        { type: 'Pod', max: resources('100m', '10000m', '', ''), min: resources('0m', '100m', '', ''), default: resources('10m', '100m', '', '') },
+        {
+          type: 'Pod',
+          max: resources('100m', '10000m', '', ''),
+          min: resources('0m', '100m', '', ''),
+          default: resources('10m', '100m', '', ''),
+        },
       ]),
       [['FieldValueForbidden', 'spec.limits[0].default', "Forbidden: may not be specified when `type` is 'Pod'"]],
     ],
@@ -160,15 +169,28 @@ describe('validateLimitRange rejects what Kubernetes rejects (TestValidateLimitR
     ],
     [
       'a default above max (Kubernetes prints max as the bad value)',
-      limitRange([{ type: 'Container', max: resources('1', '', '', ''), min: resources('100m', '', '', ''), default: resources('2000m', '', '', '') }]),
+      limitRange([
+        { type: 'Container', max: resources('1', '', '', ''), min: resources('100m', '', '', ''), default: resources('2000m', '', '', '') },
+      ]),
       [['FieldValueInvalid', 'spec.limits[0].default[cpu]', 'Invalid value: "1": default value 2 is greater than max value 1']],
     ],
     [
       'a defaultRequest above max',
       limitRange([
-        { type: 'Container', max: resources('1', '', '', ''), min: resources('100m', '', '', ''), defaultRequest: resources('2000m', '', '', '') },
+        {
+          type: 'Container',
+          max: resources('1', '', '', ''),
+          min: resources('100m', '', '', ''),
+          defaultRequest: resources('2000m', '', '', ''),
+        },
       ]),
-      [['FieldValueInvalid', 'spec.limits[0].defaultRequest[cpu]', 'Invalid value: "2": default request value 2 is greater than max value 1']],
+      [
+        [
+          'FieldValueInvalid',
+          'spec.limits[0].defaultRequest[cpu]',
+          'Invalid value: "2": default request value 2 is greater than max value 1',
+        ],
+      ],
     ],
     [
       'a defaultRequest above the default',
@@ -197,9 +219,20 @@ describe('validateLimitRange rejects what Kubernetes rejects (TestValidateLimitR
     [
       'a maxLimitRequestRatio above max/min',
       limitRange([
-        { type: 'Container', max: resources('', '2Gi', '', ''), min: resources('', '512Mi', '', ''), maxLimitRequestRatio: resources('', '10', '', '') },
+        {
+          type: 'Container',
+          max: resources('', '2Gi', '', ''),
+          min: resources('', '512Mi', '', ''),
+          maxLimitRequestRatio: resources('', '10', '', ''),
+        },
       ]),
-      [['FieldValueInvalid', 'spec.limits[0].maxLimitRequestRatio[memory]', 'Invalid value: "10": ratio 10 is greater than max/min = 4.000000']],
+      [
+        [
+          'FieldValueInvalid',
+          'spec.limits[0].maxLimitRequestRatio[memory]',
+          'Invalid value: "10": ratio 10 is greater than max/min = 4.000000',
+        ],
+      ],
     ],
     [
       'a non-standard unprefixed limit type',
@@ -253,7 +286,11 @@ describe('validateLimitRange: ordering, overcommit and resource names', () => {
         },
       ]),
       [
-        ['FieldValueInvalid', 'spec.limits[0].defaultRequest[cpu]', 'Invalid value: "100m": min value 500m is greater than default request value 100m'],
+        [
+          'FieldValueInvalid',
+          'spec.limits[0].defaultRequest[cpu]',
+          'Invalid value: "100m": min value 500m is greater than default request value 100m',
+        ],
         ['FieldValueInvalid', 'spec.limits[0].default[cpu]', 'Invalid value: "500m": min value 500m is greater than default value 200m'],
       ],
     ],
@@ -305,7 +342,13 @@ describe('validateLimitRange: ordering, overcommit and resource names', () => {
     [
       'a ratio above max/min computed in whole units for huge values',
       limitRange([{ type: 'Container', max: { memory: '8E' }, min: { memory: '4E' }, maxLimitRequestRatio: { memory: '3' } }]),
-      [['FieldValueInvalid', 'spec.limits[0].maxLimitRequestRatio[memory]', 'Invalid value: "3": ratio 3 is greater than max/min = 2.000000']],
+      [
+        [
+          'FieldValueInvalid',
+          'spec.limits[0].maxLimitRequestRatio[memory]',
+          'Invalid value: "3": ratio 3 is greater than max/min = 2.000000',
+        ],
+      ],
     ],
   ];
 
@@ -360,13 +403,7 @@ describe('validateLimitRange: strict decoding of untrusted JSON', () => {
     [
       'an unparsable quantity',
       limitRange([{ type: 'Container', max: { cpu: 'lots' } }]),
-      [
-        [
-          'FieldValueInvalid',
-          'spec.limits[0].max[cpu]',
-          `Invalid value: "lots": must be a quantity such as "500m", "2", "1Gi" or "1e3"`,
-        ],
-      ],
+      [['FieldValueInvalid', 'spec.limits[0].max[cpu]', `Invalid value: "lots": must be a quantity such as "500m", "2", "1Gi" or "1e3"`]],
     ],
     [
       'another kind',

@@ -191,7 +191,9 @@ function validateItem(item: DecodedItem, path: string, seenTypes: Set<string>): 
     }
     // Hugepages and extended resources cannot be overcommitted: request must equal limit.
     if (!isOvercommitAllowed(name) && def && defReq && def.cmp(defReq) !== 0) {
-      errs.push(invalid(at('defaultRequest'), json(defReq), `default value ${def} must equal to defaultRequest value ${defReq} in ${name}`));
+      errs.push(
+        invalid(at('defaultRequest'), json(defReq), `default value ${def} must equal to defaultRequest value ${defReq} in ${name}`),
+      );
     }
   }
   return errs;

@@ -22,36 +22,76 @@ type Row = readonly [name: string, metadata: Record<string, unknown>, causes: re
 
 const rows: readonly Row[] = [
   ['a complete owner reference: Kubernetes accepts', { ownerReferences: [OWNER] }, []],
-  ['an owner with apiVersion "apps/": Kubernetes finds no version', { ownerReferences: [{ ...OWNER, apiVersion: 'apps/' }] }, [
-    ['FieldValueInvalid', 'metadata.ownerReferences.apiVersion', 'Invalid value: "apps/": version must not be empty'],
-  ]],
-  ['an owner with apiVersion "/": Kubernetes finds no version', { ownerReferences: [{ ...OWNER, apiVersion: '/' }] }, [
-    ['FieldValueInvalid', 'metadata.ownerReferences.apiVersion', 'Invalid value: "/": version must not be empty'],
-  ]],
-  ['an owner with an empty apiVersion: Kubernetes reports an invalid, not a missing, value', { ownerReferences: [{ ...OWNER, apiVersion: '' }] }, [
-    ['FieldValueInvalid', 'metadata.ownerReferences.apiVersion', 'Invalid value: "": version must not be empty'],
-  ]],
-  ['an owner with a custom group version: Kubernetes accepts', { ownerReferences: [{ ...OWNER, apiVersion: 'example.com/v1alpha1', kind: 'Thing' }] }, []],
+  [
+    'an owner with apiVersion "apps/": Kubernetes finds no version',
+    { ownerReferences: [{ ...OWNER, apiVersion: 'apps/' }] },
+    [['FieldValueInvalid', 'metadata.ownerReferences.apiVersion', 'Invalid value: "apps/": version must not be empty']],
+  ],
+  [
+    'an owner with apiVersion "/": Kubernetes finds no version',
+    { ownerReferences: [{ ...OWNER, apiVersion: '/' }] },
+    [['FieldValueInvalid', 'metadata.ownerReferences.apiVersion', 'Invalid value: "/": version must not be empty']],
+  ],
+  [
+    'an owner with an empty apiVersion: Kubernetes reports an invalid, not a missing, value',
+    { ownerReferences: [{ ...OWNER, apiVersion: '' }] },
+    [['FieldValueInvalid', 'metadata.ownerReferences.apiVersion', 'Invalid value: "": version must not be empty']],
+  ],
+  [
+    'an owner with a custom group version: Kubernetes accepts',
+    { ownerReferences: [{ ...OWNER, apiVersion: 'example.com/v1alpha1', kind: 'Thing' }] },
+    [],
+  ],
   [
     'an Event owner: Kubernetes bans it, printing the reference under the list path',
     { ownerReferences: [{ apiVersion: 'v1', kind: 'Event', name: 'e', uid: 'u' }] },
-    [['FieldValueInvalid', 'metadata.ownerReferences', 'Invalid value: {"apiVersion":"v1","kind":"Event","name":"e","uid":"u"}: /v1, Kind=Event is disallowed from being an owner']],
+    [
+      [
+        'FieldValueInvalid',
+        'metadata.ownerReferences',
+        'Invalid value: {"apiVersion":"v1","kind":"Event","name":"e","uid":"u"}: /v1, Kind=Event is disallowed from being an owner',
+      ],
+    ],
   ],
   [
     'an Event owner spelled "/v1": Kubernetes bans it too (same group and version)',
     { ownerReferences: [{ apiVersion: '/v1', kind: 'Event', name: 'e', uid: 'u' }] },
-    [['FieldValueInvalid', 'metadata.ownerReferences', 'Invalid value: {"apiVersion":"/v1","kind":"Event","name":"e","uid":"u"}: /v1, Kind=Event is disallowed from being an owner']],
+    [
+      [
+        'FieldValueInvalid',
+        'metadata.ownerReferences',
+        'Invalid value: {"apiVersion":"/v1","kind":"Event","name":"e","uid":"u"}: /v1, Kind=Event is disallowed from being an owner',
+      ],
+    ],
   ],
-  ['an events.k8s.io Event owner: Kubernetes accepts (only the core Event is banned)', { ownerReferences: [{ ...OWNER, apiVersion: 'events.k8s.io/v1', kind: 'Event' }] }, []],
+  [
+    'an events.k8s.io Event owner: Kubernetes accepts (only the core Event is banned)',
+    { ownerReferences: [{ ...OWNER, apiVersion: 'events.k8s.io/v1', kind: 'Event' }] },
+    [],
+  ],
   [
     'two owners missing their uid: Kubernetes reports one cause each, at the same path',
-    { ownerReferences: [{ ...OWNER, uid: '' }, { ...OWNER, name: 'api', uid: '' }] },
+    {
+      ownerReferences: [
+        { ...OWNER, uid: '' },
+        { ...OWNER, name: 'api', uid: '' },
+      ],
+    },
     [
       ['FieldValueInvalid', 'metadata.ownerReferences.uid', 'Invalid value: "": must not be empty'],
       ['FieldValueInvalid', 'metadata.ownerReferences.uid', 'Invalid value: "": must not be empty'],
     ],
   ],
-  ['one controller among several owners: Kubernetes accepts', { ownerReferences: [{ ...OWNER, controller: true }, { ...OWNER, name: 'b', controller: false }] }, []],
+  [
+    'one controller among several owners: Kubernetes accepts',
+    {
+      ownerReferences: [
+        { ...OWNER, controller: true },
+        { ...OWNER, name: 'b', controller: false },
+      ],
+    },
+    [],
+  ],
   [
     'a managed-fields entry without an operation: Kubernetes reports an invalid empty operation',
     { managedFields: [{ manager: 'kubectl', fieldsType: 'FieldsV1' }] },
@@ -81,11 +121,13 @@ const rows: readonly Row[] = [
   [
     'a finalizer with two slashes: Kubernetes reports the label-key format on the list, and no standard-name check',
     { finalizers: ['a/b/c'] },
-    [[
-      'FieldValueInvalid',
-      'metadata.finalizers',
-      "Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-    ]],
+    [
+      [
+        'FieldValueInvalid',
+        'metadata.finalizers',
+        "Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+      ],
+    ],
   ],
   ['the standard finalizers kubernetes and orphan: Kubernetes accepts', { finalizers: ['kubernetes', 'orphan'] }, []],
   [
@@ -93,8 +135,16 @@ const rows: readonly Row[] = [
     { name: undefined, generateName: 'LR-' },
     [['FieldValueInvalid', 'metadata.generateName', `Invalid value: "LR-": ${DNS_SUBDOMAIN_MSG}`]],
   ],
-  ['a generateName ending in a dash without a name: Kubernetes accepts (the name is generated)', { name: undefined, generateName: 'lr-' }, []],
-  ['neither name nor generateName: Kubernetes requires one', { name: undefined }, [['FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required']]],
+  [
+    'a generateName ending in a dash without a name: Kubernetes accepts (the name is generated)',
+    { name: undefined, generateName: 'lr-' },
+    [],
+  ],
+  [
+    'neither name nor generateName: Kubernetes requires one',
+    { name: undefined },
+    [['FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required']],
+  ],
   ['generation 0: Kubernetes accepts', { generation: 0 }, []],
 ];
 
@@ -110,7 +160,16 @@ describe('metadata on create, case by case', () => {
   });
 
   it('prints two identical owner-reference errors once in the message', () => {
-    const error = domainErrorOf(() => validateLimitRange(withMeta({ ownerReferences: [{ ...OWNER, uid: '' }, { ...OWNER, uid: '' }] })));
+    const error = domainErrorOf(() =>
+      validateLimitRange(
+        withMeta({
+          ownerReferences: [
+            { ...OWNER, uid: '' },
+            { ...OWNER, uid: '' },
+          ],
+        }),
+      ),
+    );
     expect(error.message).toBe('LimitRange "lr" is invalid: metadata.ownerReferences.uid: Invalid value: "": must not be empty');
   });
 });

@@ -29,7 +29,11 @@ describe('metadata validation (ValidateObjectMeta)', () => {
       { namespace: 'a.b' },
       [['FieldValueInvalid', 'metadata.namespace', 'Invalid value: "a.b": must not contain dots']],
     ],
-    ['a negative generation', { generation: -1 }, [['FieldValueInvalid', 'metadata.generation', 'Invalid value: -1: must be greater than or equal to 0']]],
+    [
+      'a negative generation',
+      { generation: -1 },
+      [['FieldValueInvalid', 'metadata.generation', 'Invalid value: -1: must be greater than or equal to 0']],
+    ],
     [
       'a label key with an empty prefix and a label value too long (both reported on the map)',
       { labels: { '/a': 'ok', b: 'v'.repeat(64) } },
@@ -51,12 +55,24 @@ describe('metadata validation (ValidateObjectMeta)', () => {
     [
       'an unqualified finalizer that is not a standard one',
       { finalizers: ['kubernetes', 'example.com/cleanup', 'cleanup'] },
-      [['FieldValueInvalid', 'metadata.finalizers[2]', 'Invalid value: "cleanup": name is neither a standard finalizer name nor is it fully qualified']],
+      [
+        [
+          'FieldValueInvalid',
+          'metadata.finalizers[2]',
+          'Invalid value: "cleanup": name is neither a standard finalizer name nor is it fully qualified',
+        ],
+      ],
     ],
     [
       'both orphan and foregroundDeletion',
       { finalizers: ['orphan', 'foregroundDeletion'] },
-      [['FieldValueInvalid', 'metadata.finalizers', 'Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set']],
+      [
+        [
+          'FieldValueInvalid',
+          'metadata.finalizers',
+          'Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and foregroundDeletion cannot be both set',
+        ],
+      ],
     ],
     [
       'an owner reference missing its fields (reported under the list path, as invalid values)',
@@ -108,14 +124,27 @@ describe('metadata validation (ValidateObjectMeta)', () => {
       annotations: { 'Kubectl.Kubernetes.io/Last-Applied': '{}' },
       finalizers: ['example.com/keep'],
       ownerReferences: [{ apiVersion: 'v1', kind: 'Namespace', name: 'team-a', uid: 'u', blockOwnerDeletion: false }],
-      managedFields: [{ manager: 'kubectl', operation: 'Apply', apiVersion: 'v1', time: '2024-05-01T10:00:00.5+02:00', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } }],
+      managedFields: [
+        {
+          manager: 'kubectl',
+          operation: 'Apply',
+          apiVersion: 'v1',
+          time: '2024-05-01T10:00:00.5+02:00',
+          fieldsType: 'FieldsV1',
+          fieldsV1: { 'f:spec': {} },
+        },
+      ],
     };
     expect(validateResourceQuota(withMeta(metadata)).metadata).toEqual(metadata);
   });
 
   it('refuses a timestamp that is not RFC 3339 while decoding', () => {
     expect(triples(domainErrorOf(() => validateResourceQuota(withMeta({ creationTimestamp: 'yesterday' }))).causes)).toEqual([
-      ['FieldValueInvalid', 'metadata.creationTimestamp', 'Invalid value: "yesterday": must be an RFC 3339 date-time (e.g. "2006-01-02T15:04:05Z")'],
+      [
+        'FieldValueInvalid',
+        'metadata.creationTimestamp',
+        'Invalid value: "yesterday": must be an RFC 3339 date-time (e.g. "2006-01-02T15:04:05Z")',
+      ],
     ]);
   });
 });
@@ -162,7 +191,11 @@ describe('printing bad values as Go does', () => {
   });
 
   it('aggregates: once per distinct message, brackets only for several', () => {
-    const e = (field: string): { reason: string; field: string; message: string } => ({ reason: 'FieldValueRequired', field, message: 'Required value' });
+    const e = (field: string): { reason: string; field: string; message: string } => ({
+      reason: 'FieldValueRequired',
+      field,
+      message: 'Required value',
+    });
     expect(aggregate([e('a'), e('a')])).toBe('a: Required value');
     expect(aggregate([e('a'), e('b'), e('a')])).toBe('[a: Required value, b: Required value]');
   });

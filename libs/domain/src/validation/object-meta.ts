@@ -194,7 +194,11 @@ export function validateObjectMeta(meta: FullObjectMeta, rules: ObjectMetaRules,
 }
 
 /** A list's entries validated, or, over METADATA_LIST_MAX, the one error that says so. */
-function listBound<T>(list: readonly T[] | undefined, path: string, validate: (list: readonly T[], path: string) => FieldError[]): FieldError[] {
+function listBound<T>(
+  list: readonly T[] | undefined,
+  path: string,
+  validate: (list: readonly T[], path: string) => FieldError[],
+): FieldError[] {
   if (list === undefined) return [];
   return list.length > METADATA_LIST_MAX ? [tooMany(path, list.length, METADATA_LIST_MAX)] : validate(list, path);
 }
@@ -226,14 +230,21 @@ function totalBytesOver(map: Readonly<Record<string, string>>, max: number): boo
  */
 export function validateLabels(labels: Readonly<Record<string, string>>, path: string): FieldError[] {
   if (totalBytesOver(labels, TOTAL_LABEL_SIZE_LIMIT_BYTES)) return [tooLong(path, TOTAL_LABEL_SIZE_LIMIT_BYTES)];
-  const problems = ([k, v]: readonly [string, string]) => [...isQualifiedName(k).map((msg) => ({ value: k, msg })), ...isValidLabelValue(v).map((msg) => ({ value: v, msg }))];
+  const problems = ([k, v]: readonly [string, string]) => [
+    ...isQualifiedName(k).map((msg) => ({ value: k, msg })),
+    ...isValidLabelValue(v).map((msg) => ({ value: v, msg })),
+  ];
   return checkEach(Object.entries(labels), problems, (_entry, { value, msg }) => invalid(path, str(value), msg));
 }
 
 /** Keys are qualified names, case-insensitively; keys and values together at most 256 KiB, checked first. */
 export function validateAnnotations(annotations: Readonly<Record<string, string>>, path: string): FieldError[] {
   if (totalBytesOver(annotations, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES)) return [tooLong(path, TOTAL_ANNOTATION_SIZE_LIMIT_BYTES)];
-  return checkEach(Object.keys(annotations), (k) => isQualifiedName(k.toLowerCase()), (k, msg) => invalid(path, str(k), msg));
+  return checkEach(
+    Object.keys(annotations),
+    (k) => isQualifiedName(k.toLowerCase()),
+    (k, msg) => invalid(path, str(k), msg),
+  );
 }
 
 /**
@@ -283,7 +294,11 @@ function validateOwnerReferences(refs: readonly OwnerReference[], path: string):
 }
 
 function validateFinalizers(finalizers: readonly string[], path: string): FieldError[] {
-  const errs = checkEach(finalizers, (fin) => isQualifiedName(fin), (fin, msg) => invalid(path, str(fin), msg));
+  const errs = checkEach(
+    finalizers,
+    (fin) => isQualifiedName(fin),
+    (fin, msg) => invalid(path, str(fin), msg),
+  );
   if (finalizers.includes('orphan') && finalizers.includes('foregroundDeletion')) {
     errs.push(invalid(path, json(finalizers), 'finalizer orphan and foregroundDeletion cannot be both set'));
   }

@@ -60,21 +60,30 @@ export function labelProblem(value: string, field: string): NameProblem | undefi
 export function kindProblem(value: string, field: string): NameProblem | undefined {
   if (exceedsBytes(value, 63)) return { field, message: `Invalid value: ${quoteCut(value)}: must be no more than 63 characters` };
   if (!/^[A-Za-z]([-A-Za-z0-9]*[A-Za-z0-9])?$/.test(value)) {
-    return { field, message: `Invalid value: ${quoteCut(value)}: a kind must start with a letter and consist of letters, digits or '-' (e.g. 'Pod', 'CronTab')` };
+    return {
+      field,
+      message: `Invalid value: ${quoteCut(value)}: a kind must start with a letter and consist of letters, digits or '-' (e.g. 'Pod', 'CronTab')`,
+    };
   }
   return undefined;
 }
 
 /** A plain string the ledger records (a uid, a user name): at most `max` bytes. */
 export function tooLongProblem(value: string, field: string, max: number): NameProblem | undefined {
-  return exceedsBytes(value, max) ? { field, message: `Too long: may not be more than ${max} bytes (it has ${value.length} characters)` } : undefined;
+  return exceedsBytes(value, max)
+    ? { field, message: `Too long: may not be more than ${max} bytes (it has ${value.length} characters)` }
+    : undefined;
 }
 
 /**
  * `metadata.name`, `generateName`, `namespace` and `uid` of an object admitted as `groupResource`:
  * the first problem, or undefined. (Empty values are left to the rest of admission.)
  */
-export function metadataNameProblem(groupResource: GroupResource, metadata: Readonly<Record<string, unknown>>, path: string): NameProblem | undefined {
+export function metadataNameProblem(
+  groupResource: GroupResource,
+  metadata: Readonly<Record<string, unknown>>,
+  path: string,
+): NameProblem | undefined {
   const rule = nameRuleFor(groupResource);
   const text = (key: string): string => (typeof metadata[key] === 'string' ? (metadata[key] as string) : '');
   const name = text('name');

@@ -44,7 +44,11 @@ describe('validateResourceName (TestValidateResourceNames)', () => {
 
   it('explains an unknown unprefixed name', () => {
     expect(validateResourceName('network', 'field')).toEqual([
-      { reason: 'FieldValueInvalid', field: 'field', message: 'Invalid value: "network": must be a standard resource type or fully qualified' },
+      {
+        reason: 'FieldValueInvalid',
+        field: 'field',
+        message: 'Invalid value: "network": must be a standard resource type or fully qualified',
+      },
     ]);
   });
 

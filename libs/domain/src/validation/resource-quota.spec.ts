@@ -3,7 +3,12 @@ import { type Cause, DNS_LABEL_MSG, DNS_SUBDOMAIN_MSG, domainErrorOf, triples } 
 import { validateResourceQuota } from './resource-quota.js';
 
 const META = { name: 'abc', namespace: 'foo' };
-const quota = (spec: unknown, metadata: unknown = META): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata, spec });
+const quota = (spec: unknown, metadata: unknown = META): Record<string, unknown> => ({
+  apiVersion: 'v1',
+  kind: 'ResourceQuota',
+  metadata,
+  spec,
+});
 
 /** The full spec of Kubernetes' TestValidateResourceQuota (object counts, compute, DRA names). */
 const FULL_HARD = {
@@ -52,7 +57,11 @@ describe('validateResourceQuota rejects what Kubernetes rejects (TestValidateRes
       quota({ hard: FULL_HARD }, { name: '', namespace: 'foo' }),
       [['FieldValueRequired', 'metadata.name', 'Required value: name or generateName is required']],
     ],
-    ['a missing namespace', quota({ hard: FULL_HARD }, { name: 'abc', namespace: '' }), [['FieldValueRequired', 'metadata.namespace', 'Required value']]],
+    [
+      'a missing namespace',
+      quota({ hard: FULL_HARD }, { name: 'abc', namespace: '' }),
+      [['FieldValueRequired', 'metadata.namespace', 'Required value']],
+    ],
     [
       'a name that is no DNS subdomain',
       quota({ hard: FULL_HARD }, { name: '^Invalid', namespace: 'foo' }),
@@ -120,7 +129,9 @@ describe('validateResourceQuota rejects what Kubernetes rejects (TestValidateRes
     ],
     [
       'CrossNamespacePodAffinity selected with In',
-      quota({ scopeSelector: { matchExpressions: [{ scopeName: 'CrossNamespacePodAffinity', operator: 'In', values: ['cluster-services'] }] } }),
+      quota({
+        scopeSelector: { matchExpressions: [{ scopeName: 'CrossNamespacePodAffinity', operator: 'In', values: ['cluster-services'] }] },
+      }),
       [['FieldValueInvalid', 'spec.scopeSelector.matchExpressions.operator', `Invalid value: "In": ${EXISTS_ONLY}`]],
     ],
   ];
@@ -213,7 +224,10 @@ describe('validateResourceQuota: scopes and scope selectors', () => {
     ],
     [
       'a VolumeAttributesClass selector on cpu',
-      { hard: { cpu: '1' }, scopeSelector: { matchExpressions: [{ scopeName: 'VolumeAttributesClass', operator: 'In', values: ['gold'] }] } },
+      {
+        hard: { cpu: '1' },
+        scopeSelector: { matchExpressions: [{ scopeName: 'VolumeAttributesClass', operator: 'In', values: ['gold'] }] },
+      },
       [
         [
           'FieldValueInvalid',
@@ -229,7 +243,10 @@ describe('validateResourceQuota: scopes and scope selectors', () => {
   });
 
   it.each([
-    ['a PriorityClass quota on pods and compute', { hard: { pods: '5', 'requests.cpu': '2', 'limits.memory': '1Gi' }, scopes: ['PriorityClass'] }],
+    [
+      'a PriorityClass quota on pods and compute',
+      { hard: { pods: '5', 'requests.cpu': '2', 'limits.memory': '1Gi' }, scopes: ['PriorityClass'] },
+    ],
     [
       'a VolumeAttributesClass selector on PVC count and storage',
       {
@@ -237,7 +254,10 @@ describe('validateResourceQuota: scopes and scope selectors', () => {
         scopeSelector: { matchExpressions: [{ scopeName: 'VolumeAttributesClass', operator: 'In', values: ['gold'] }] },
       },
     ],
-    ['a scoped quota that also limits a non-standard resource (scopes only constrain standard names)', { hard: { 'example.com/foo': '1' }, scopes: ['BestEffort'] }],
+    [
+      'a scoped quota that also limits a non-standard resource (scopes only constrain standard names)',
+      { hard: { 'example.com/foo': '1' }, scopes: ['BestEffort'] },
+    ],
     ['NotIn with values', { scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'NotIn', values: ['low'] }] } }],
     ['DoesNotExist without values', { scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'DoesNotExist' }] } }],
     ['an empty scope selector', { scopeSelector: {} }],
@@ -309,7 +329,9 @@ describe('validateResourceQuota: resource names and quantities in spec.hard', ()
 describe('validateResourceQuota: the overall message reads like the API server', () => {
   it('prints a single error bare', () => {
     const error = domainErrorOf(() => validateResourceQuota(quota({ hard: { storage: '10' } })));
-    expect(error.message).toBe('ResourceQuota "abc" is invalid: spec.hard[storage]: Invalid value: "storage": must be a standard resource for quota');
+    expect(error.message).toBe(
+      'ResourceQuota "abc" is invalid: spec.hard[storage]: Invalid value: "storage": must be a standard resource for quota',
+    );
   });
 
   it('prints several errors in brackets, in order', () => {
@@ -321,7 +343,9 @@ describe('validateResourceQuota: the overall message reads like the API server',
 
   it('prints an error once in the message but keeps every cause, as Kubernetes does', () => {
     const error = domainErrorOf(() => validateResourceQuota(quota({ hard: { cpu: '1', memory: '1Gi' }, scopes: ['BestEffort'] })));
-    expect(error.message).toBe('ResourceQuota "abc" is invalid: spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource');
+    expect(error.message).toBe(
+      'ResourceQuota "abc" is invalid: spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource',
+    );
     expect(error.causes).toHaveLength(2);
   });
 });
@@ -339,9 +363,19 @@ describe('validateResourceQuota: strict decoding of untrusted JSON', () => {
     [
       'an unknown field in a selector requirement',
       quota({ scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'Exists', value: 'x' }] } }),
-      [['FieldValueInvalid', 'spec.scopeSelector.matchExpressions[0].value', 'unknown field "spec.scopeSelector.matchExpressions[0].value"']],
+      [
+        [
+          'FieldValueInvalid',
+          'spec.scopeSelector.matchExpressions[0].value',
+          'unknown field "spec.scopeSelector.matchExpressions[0].value"',
+        ],
+      ],
     ],
-    ['an unknown metadata field', quota({}, { ...META, nmae: 'x' }), [['FieldValueInvalid', 'metadata.nmae', 'unknown field "metadata.nmae"']]],
+    [
+      'an unknown metadata field',
+      quota({}, { ...META, nmae: 'x' }),
+      [['FieldValueInvalid', 'metadata.nmae', 'unknown field "metadata.nmae"']],
+    ],
     [
       'fields of the wrong JSON type',
       quota({ hard: ['cpu'], scopes: 'BestEffort' }, { name: 7, namespace: 'foo' }),
@@ -357,7 +391,11 @@ describe('validateResourceQuota: strict decoding of untrusted JSON', () => {
       [
         ['FieldValueInvalid', 'spec.hard[cpu]', `Invalid value: "1 core": must be a quantity such as "500m", "2", "1Gi" or "1e3"`],
         ['FieldValueInvalid', 'spec.hard[memory]', `Invalid value: "true": must be a quantity such as "500m", "2", "1Gi" or "1e3"`],
-        ['FieldValueInvalid', 'spec.hard[pods]', `Invalid value: "10ki": must be a quantity such as "500m", "2", "1Gi" or "1e3": the suffix is none of n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or an exponent (e3)`],
+        [
+          'FieldValueInvalid',
+          'spec.hard[pods]',
+          `Invalid value: "10ki": must be a quantity such as "500m", "2", "1Gi" or "1e3": the suffix is none of n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or an exponent (e3)`,
+        ],
       ],
     ],
     [
@@ -368,7 +406,11 @@ describe('validateResourceQuota: strict decoding of untrusted JSON', () => {
         ['FieldValueNotSupported', 'kind', 'Unsupported value: "LimitRange": supported values: "ResourceQuota"'],
       ],
     ],
-    ['something that is not an object', ['not', 'a', 'quota'], [['FieldValueTypeInvalid', '', 'Invalid value: "array": must be of type object']]],
+    [
+      'something that is not an object',
+      ['not', 'a', 'quota'],
+      [['FieldValueTypeInvalid', '', 'Invalid value: "array": must be of type object']],
+    ],
     ['null', null, [['FieldValueTypeInvalid', '', 'Invalid value: "null": must be of type object']]],
   ])('refuses %s before validating', (_name, obj, expected) => {
     const error = domainErrorOf(() => validateResourceQuota(obj));

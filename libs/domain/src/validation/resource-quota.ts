@@ -1,9 +1,4 @@
-import {
-  type RawQuantities,
-  type ResourceQuota,
-  type ResourceQuotaSpec,
-  type ScopedResourceSelectorRequirement,
-} from '../kube/types.js';
+import { type RawQuantities, type ResourceQuota, type ResourceQuotaSpec, type ScopedResourceSelectorRequirement } from '../kube/types.js';
 import { type QuantityEntries, StrictDecoder } from './decode.js';
 import { type FieldError, child, invalid, invalidObject, json, required } from './field.js';
 import { type FullObjectMeta, NAMESPACED_DNS_SUBDOMAIN, decodeObjectMeta, validateObjectMeta } from './object-meta.js';
@@ -121,7 +116,8 @@ function validateScopeSelector(spec: DecodedSpec, hardNames: readonly string[], 
   const field = child(path, 'scopeSelector.matchExpressions');
   const seen = new Set<string>();
   for (const req of expressions) {
-    if (!isStandardResourceQuotaScope(req.scopeName)) errs.push(invalid(child(field, 'scopeName'), json(req.scopeName), 'unsupported scope'));
+    if (!isStandardResourceQuotaScope(req.scopeName))
+      errs.push(invalid(child(field, 'scopeName'), json(req.scopeName), 'unsupported scope'));
     for (const name of hardNames) {
       if (isStandardQuotaResourceName(name) && !isResourceQuotaScopeValidForResource(req.scopeName, name)) {
         errs.push(invalid(field, json(printedSelector(spec.scopeSelector.matchExpressions)), 'unsupported scope applied to resource'));
@@ -142,7 +138,11 @@ function validateScopeSelector(spec: DecodedSpec, hardNames: readonly string[], 
       case 'DoesNotExist':
         if (values.length !== 0) {
           errs.push(
-            invalid(child(field, 'values'), json(req.values), "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector"),
+            invalid(
+              child(field, 'values'),
+              json(req.values),
+              "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector",
+            ),
           );
         }
         break;
@@ -180,7 +180,11 @@ export function validateQuotaSpec(spec: DecodedSpec, path: string): FieldError[]
   const hard = spec.hard ?? [];
   // Kubernetes walks the hard names as a sorted set for the scope checks.
   const hardNames = [...new Set(hard.map(([name]) => name))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  return [...validateQuotaResourceList(hard, child(path, 'hard')), ...validateScopes(spec, hardNames, path), ...validateScopeSelector(spec, hardNames, path)];
+  return [
+    ...validateQuotaResourceList(hard, child(path, 'hard')),
+    ...validateScopes(spec, hardNames, path),
+    ...validateScopeSelector(spec, hardNames, path),
+  ];
 }
 
 const raw = (entries: QuantityEntries): RawQuantities => Object.fromEntries(entries.map(([name, q]) => [name, q.toString()]));

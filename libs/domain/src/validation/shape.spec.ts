@@ -14,8 +14,18 @@ describe('objectShapeProblem', () => {
     ['metadata that is a list', pods, { metadata: [] }, 'object.metadata'],
     ['a null container', pods, { spec: { containers: [null] } }, 'object.spec.containers[0]'],
     ['containers that are a string', pods, { spec: { containers: 'x' } }, 'object.spec.containers'],
-    ['an init container with a list for resources', pods, { spec: { initContainers: [{ name: 'i', resources: [] }] } }, 'object.spec.initContainers[0].resources'],
-    ['a request that is an object', pods, { spec: { containers: [{ name: 'a', resources: { limits: { cpu: { m: 1 } } } }] } }, 'object.spec.containers[0].resources.limits.cpu'],
+    [
+      'an init container with a list for resources',
+      pods,
+      { spec: { initContainers: [{ name: 'i', resources: [] }] } },
+      'object.spec.initContainers[0].resources',
+    ],
+    [
+      'a request that is an object',
+      pods,
+      { spec: { containers: [{ name: 'a', resources: { limits: { cpu: { m: 1 } } } }] } },
+      'object.spec.containers[0].resources.limits.cpu',
+    ],
     ['overhead that is a string', pods, { spec: { overhead: 'x' } }, 'object.spec.overhead'],
     ['a claim whose requests are a list', pvcs, { spec: { resources: { requests: [] } } }, 'object.spec.resources.requests'],
     ['a service with a null port', services, { spec: { ports: [null] } }, 'object.spec.ports[0]'],
@@ -28,7 +38,10 @@ describe('objectShapeProblem', () => {
   it(`refuses a pod with more than ${POD_CONTAINERS_MAX} containers in all, naming the limit`, () => {
     const half = Array.from({ length: POD_CONTAINERS_MAX / 2 + 1 }, () => container);
     const problem = objectShapeProblem(pods, { spec: { containers: half, initContainers: half } });
-    expect(problem).toEqual({ field: 'object.spec.containers', message: `Too many: ${POD_CONTAINERS_MAX + 2}: must have at most ${POD_CONTAINERS_MAX} containers, init containers and ephemeral containers in all` });
+    expect(problem).toEqual({
+      field: 'object.spec.containers',
+      message: `Too many: ${POD_CONTAINERS_MAX + 2}: must have at most ${POD_CONTAINERS_MAX} containers, init containers and ephemeral containers in all`,
+    });
     expect(objectShapeProblem(pods, { spec: { containers: half.slice(1), initContainers: half.slice(1) } })).toBeUndefined();
   });
 });

@@ -22,12 +22,16 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 
 function optionalString(parent: Json, key: string, path: string): ShapeProblem | undefined {
   const value = parent[key];
-  return value === undefined || value === null || typeof value === 'string' ? undefined : { field: `${path}.${key}`, message: `must be a string, got ${kindOf(value)}` };
+  return value === undefined || value === null || typeof value === 'string'
+    ? undefined
+    : { field: `${path}.${key}`, message: `must be a string, got ${kindOf(value)}` };
 }
 
 function optionalObject(parent: Json, key: string, path: string): ShapeProblem | undefined {
   const value = parent[key];
-  return value === undefined || value === null || isObject(value) ? undefined : { field: `${path}.${key}`, message: `must be an object, got ${kindOf(value)}` };
+  return value === undefined || value === null || isObject(value)
+    ? undefined
+    : { field: `${path}.${key}`, message: `must be an object, got ${kindOf(value)}` };
 }
 
 const kindOf = (v: unknown): string => (Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`);
@@ -39,7 +43,8 @@ function resourceList(parent: Json, key: string, path: string): ShapeProblem | u
   const list = parent[key];
   if (!isObject(list)) return undefined;
   for (const [name, value] of Object.entries(list)) {
-    if (typeof value !== 'string' && typeof value !== 'number') return { field: `${path}.${key}.${name}`, message: `must be a quantity such as "500m" or "1Gi", got ${kindOf(value)}` };
+    if (typeof value !== 'string' && typeof value !== 'number')
+      return { field: `${path}.${key}.${name}`, message: `must be a quantity such as "500m" or "1Gi", got ${kindOf(value)}` };
   }
   return undefined;
 }
@@ -92,14 +97,18 @@ export function objectShapeProblem(groupResource: GroupResource, whole: unknown,
       if (Array.isArray(list)) containers += list.length;
     }
     if (containers > POD_CONTAINERS_MAX)
-      return { field: `${path}.spec.containers`, message: `Too many: ${containers}: must have at most ${POD_CONTAINERS_MAX} containers, init containers and ephemeral containers in all` };
+      return {
+        field: `${path}.spec.containers`,
+        message: `Too many: ${containers}: must have at most ${POD_CONTAINERS_MAX} containers, init containers and ephemeral containers in all`,
+      };
     return resourceList(spec, 'overhead', `${path}.spec`) ?? optionalString(spec, 'priorityClassName', `${path}.spec`);
   }
   if (groupResource.resource === 'persistentvolumeclaims') {
     const resources = spec['resources'];
     const problem = optionalObject(spec, 'resources', `${path}.spec`) ?? optionalString(spec, 'storageClassName', `${path}.spec`);
     if (problem) return problem;
-    if (isObject(resources)) return resourceList(resources, 'requests', `${path}.spec.resources`) ?? resourceList(resources, 'limits', `${path}.spec.resources`);
+    if (isObject(resources))
+      return resourceList(resources, 'requests', `${path}.spec.resources`) ?? resourceList(resources, 'limits', `${path}.spec.resources`);
   }
   if (groupResource.resource === 'services') {
     const ports = spec['ports'];

@@ -24,7 +24,9 @@ export function resourceQuotaSizeErrors(quota: ResourceQuota): FieldError[] {
     ...countErrors('spec.hard', spec.hard, RESOURCE_LIST_MAX),
     ...countErrors('spec.scopes', spec.scopes, DEFINITION_LIST_MAX),
     ...countErrors('spec.scopeSelector.matchExpressions', spec.scopeSelector?.matchExpressions, DEFINITION_LIST_MAX),
-    ...expressions.flatMap((e, i) => countErrors(child(index('spec.scopeSelector.matchExpressions', i), 'values'), e.values, DEFINITION_LIST_MAX)),
+    ...expressions.flatMap((e, i) =>
+      countErrors(child(index('spec.scopeSelector.matchExpressions', i), 'values'), e.values, DEFINITION_LIST_MAX),
+    ),
   ];
 }
 
@@ -33,7 +35,9 @@ export function limitRangeSizeErrors(limitRange: LimitRange): FieldError[] {
   return [
     ...countErrors('spec.limits', limits, DEFINITION_LIST_MAX),
     ...limits.flatMap((item, i) =>
-      (['max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio'] as const).flatMap((list) => countErrors(child(index('spec.limits', i), list), item[list], RESOURCE_LIST_MAX)),
+      (['max', 'min', 'default', 'defaultRequest', 'maxLimitRequestRatio'] as const).flatMap((list) =>
+        countErrors(child(index('spec.limits', i), list), item[list], RESOURCE_LIST_MAX),
+      ),
     ),
   ];
 }
@@ -52,7 +56,10 @@ export function assertDefinitionSize(kind: string, name: string, errors: readonl
  * (every namespace's labels are matched against it when a label or the quota changes).
  */
 export function clusterResourceQuotaSizeErrors(quota: {
-  readonly spec: { readonly quota: ResourceQuotaSpec; readonly selector: { readonly labels?: LabelSelector | null; readonly annotations?: Readonly<Record<string, string>> | null } };
+  readonly spec: {
+    readonly quota: ResourceQuotaSpec;
+    readonly selector: { readonly labels?: LabelSelector | null; readonly annotations?: Readonly<Record<string, string>> | null };
+  };
 }): FieldError[] {
   const labels = quota.spec.selector.labels ?? undefined;
   const expressions = labels?.matchExpressions ?? [];
@@ -60,7 +67,9 @@ export function clusterResourceQuotaSizeErrors(quota: {
     ...resourceQuotaSizeErrors({ spec: quota.spec.quota }).map((e) => ({ ...e, field: e.field.replace(/^spec\./, 'spec.quota.') })),
     ...countErrors('spec.selector.labels.matchLabels', labels?.matchLabels ?? undefined, DEFINITION_LIST_MAX),
     ...countErrors('spec.selector.labels.matchExpressions', expressions, DEFINITION_LIST_MAX),
-    ...expressions.flatMap((e, i) => countErrors(child(index('spec.selector.labels.matchExpressions', i), 'values'), e.values, DEFINITION_LIST_MAX)),
+    ...expressions.flatMap((e, i) =>
+      countErrors(child(index('spec.selector.labels.matchExpressions', i), 'values'), e.values, DEFINITION_LIST_MAX),
+    ),
     ...countErrors('spec.selector.annotations', quota.spec.selector.annotations ?? undefined, DEFINITION_LIST_MAX),
   ];
 }

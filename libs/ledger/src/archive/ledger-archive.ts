@@ -106,7 +106,9 @@ export async function archiveLedger(dataSource: DataSource, options: ArchiveOpti
   const [limits] = await dataSource.query(`SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS this_month`);
   const thisMonth = (limits as { this_month: Date }).this_month;
   if (before.getTime() > thisMonth.getTime()) {
-    throw new ArchiveRefused(`--before=${options.before} is after the start of the current month (${thisMonth.toISOString()}): the month being written is never archived`);
+    throw new ArchiveRefused(
+      `--before=${options.before} is after the start of the current month (${thisMonth.toISOString()}): the month being written is never archived`,
+    );
   }
   const candidates = (await dataSource.query(
     `SELECT partition, range_start, range_end FROM ledger_event_partitions WHERE range_end <= $1::timestamptz ORDER BY range_start`,
@@ -117,10 +119,21 @@ export async function archiveLedger(dataSource: DataSource, options: ArchiveOpti
     const planned: PartitionRange[] = [];
     for (const c of candidates) {
       const [row] = await dataSource.query(`SELECT count(*)::text AS count FROM ${ident(c.partition)}`);
-      planned.push({ partition: c.partition, rangeStart: c.range_start.toISOString(), rangeEnd: c.range_end.toISOString(), events: Number((row as { count: string }).count) });
+      planned.push({
+        partition: c.partition,
+        rangeStart: c.range_start.toISOString(),
+        rangeEnd: c.range_end.toISOString(),
+        events: Number((row as { count: string }).count),
+      });
     }
     const horizon = planned.at(-1)?.rangeEnd ?? (await currentHorizon(dataSource));
-    return { planned, archived: [], dropped: [], ...(horizon ? { horizon } : {}), defaultBeforeHorizon: horizon ? await defaultBefore(dataSource, horizon) : 0 };
+    return {
+      planned,
+      archived: [],
+      dropped: [],
+      ...(horizon ? { horizon } : {}),
+      defaultBeforeHorizon: horizon ? await defaultBefore(dataSource, horizon) : 0,
+    };
   }
 
   await mkdir(options.directory, { recursive: true });
@@ -130,17 +143,26 @@ export async function archiveLedger(dataSource: DataSource, options: ArchiveOpti
     log(`archiving ${range.partition} [${range.rangeStart}, ${range.rangeEnd})`);
     const result = await archivePartition(dataSource, range, options.directory);
     forgetRetentionHorizon(dataSource);
-    log(`  ${result.events} events → ${result.file} (sha256 ${result.sha256}); ${result.streams} horizon states; detached as ${ARCHIVED_PREFIX}${range.partition}`);
+    log(
+      `  ${result.events} events → ${result.file} (sha256 ${result.sha256}); ${result.streams} horizon states; detached as ${ARCHIVED_PREFIX}${range.partition}`,
+    );
     archived.push(result);
   }
   const dropped = options.drop ? await dropVerified(dataSource, log) : [];
   const horizon = await currentHorizon(dataSource);
   const defaultBeforeHorizon = horizon ? await defaultBefore(dataSource, horizon) : 0;
-  if (defaultBeforeHorizon > 0) log(`note: ${defaultBeforeHorizon} events in ledger_events_default were recorded before ${horizon}; no partition held them, so they stay in the ledger`);
+  if (defaultBeforeHorizon > 0)
+    log(
+      `note: ${defaultBeforeHorizon} events in ledger_events_default were recorded before ${horizon}; no partition held them, so they stay in the ledger`,
+    );
   return { planned: [], archived, dropped, ...(horizon ? { horizon } : {}), defaultBeforeHorizon };
 }
 
-async function archivePartition(dataSource: DataSource, range: Omit<PartitionRange, 'events'>, directory: string): Promise<PartitionArchive> {
+async function archivePartition(
+  dataSource: DataSource,
+  range: Omit<PartitionRange, 'events'>,
+  directory: string,
+): Promise<PartitionArchive> {
   const runner = dataSource.createQueryRunner();
   const file = path.resolve(directory, `${range.partition}.ndjson`);
   const partial = `${file}.partial`;
@@ -165,7 +187,17 @@ async function archivePartition(dataSource: DataSource, range: Omit<PartitionRan
       await client.query(
         `INSERT INTO ledger_retention (partition, range_start, range_end, events, first_position, last_position, file, sha256, detached_as)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [range.partition, range.rangeStart, range.rangeEnd, exported.events, exported.firstPosition, exported.lastPosition, file, exported.sha256, `${ARCHIVED_PREFIX}${range.partition}`],
+        [
+          range.partition,
+          range.rangeStart,
+          range.rangeEnd,
+          exported.events,
+          exported.firstPosition,
+          exported.lastPosition,
+          file,
+          exported.sha256,
+          `${ARCHIVED_PREFIX}${range.partition}`,
+        ],
       );
       committing = true;
       await client.query('COMMIT');
@@ -251,7 +283,9 @@ async function foldTo(client: pg.PoolClient, namespace: string, version: number)
     );
     const events = rows.map(decodeEvent);
     // A gap would fold a wrong state and present it as exact: a stream's versions are gap-free.
-    events.forEach((event, i) => assert(event.version === state.version + i + 1, `stream ${namespace} lacks version ${state.version + i + 1} below ${version}`));
+    events.forEach((event, i) =>
+      assert(event.version === state.version + i + 1, `stream ${namespace} lacks version ${state.version + i + 1} below ${version}`),
+    );
     assert(events.length > 0, `stream ${namespace} lacks version ${state.version + 1} below ${version}`);
     state = fold(events, state);
   }
@@ -288,7 +322,9 @@ async function detach(client: pg.PoolClient, partition: string): Promise<void> {
 
 /** Drops the detached tables not dropped yet, each once its file reads back with the recorded line count and digest. */
 async function dropVerified(dataSource: DataSource, log: (message: string) => void): Promise<string[]> {
-  const pending = (await dataSource.query(`SELECT partition, detached_as, file, events::text AS events, sha256 FROM ledger_retention WHERE dropped_at IS NULL ORDER BY range_start`)) as {
+  const pending = (await dataSource.query(
+    `SELECT partition, detached_as, file, events::text AS events, sha256 FROM ledger_retention WHERE dropped_at IS NULL ORDER BY range_start`,
+  )) as {
     partition: string;
     detached_as: string;
     file: string;
@@ -298,10 +334,14 @@ async function dropVerified(dataSource: DataSource, log: (message: string) => vo
   const dropped: string[] = [];
   for (const p of pending) {
     const read = await readBack(p.file).catch((error: unknown) => {
-      throw new ArchiveRefused(`${p.detached_as} is not dropped: its archive ${p.file} cannot be read (${error instanceof Error ? error.message : String(error)})`);
+      throw new ArchiveRefused(
+        `${p.detached_as} is not dropped: its archive ${p.file} cannot be read (${error instanceof Error ? error.message : String(error)})`,
+      );
     });
     if (read.lines !== Number(p.events) || read.sha256 !== p.sha256) {
-      throw new ArchiveRefused(`${p.detached_as} is not dropped: ${p.file} holds ${read.lines} lines (sha256 ${read.sha256}), the archive recorded ${p.events} (sha256 ${p.sha256})`);
+      throw new ArchiveRefused(
+        `${p.detached_as} is not dropped: ${p.file} holds ${read.lines} lines (sha256 ${read.sha256}), the archive recorded ${p.events} (sha256 ${p.sha256})`,
+      );
     }
     await dataSource.transaction(async (manager) => {
       await manager.query(`DROP TABLE ${ident(p.detached_as)}`);
@@ -319,6 +359,8 @@ async function currentHorizon(dataSource: DataSource): Promise<string | undefine
 }
 
 async function defaultBefore(dataSource: DataSource, horizon: string): Promise<number> {
-  const [row] = await dataSource.query(`SELECT count(*)::int AS count FROM ledger_events_default WHERE recorded_at < $1::timestamptz`, [horizon]);
+  const [row] = await dataSource.query(`SELECT count(*)::int AS count FROM ledger_events_default WHERE recorded_at < $1::timestamptz`, [
+    horizon,
+  ]);
   return (row as { count: number }).count;
 }

@@ -119,7 +119,14 @@ export interface HorizonState {
  * when none of its events was archived: then its retained events start at version 1.
  */
 export async function horizonState(dataSource: DataSource, namespace: string, version?: number): Promise<HorizonState | undefined> {
-  const rows = await select<{ version: string; position: string; recorded_at: Date; horizon: Date; state: HeadJson | null; reservations: ReservationJson[] | null }>(
+  const rows = await select<{
+    version: string;
+    position: string;
+    recorded_at: Date;
+    horizon: Date;
+    state: HeadJson | null;
+    reservations: ReservationJson[] | null;
+  }>(
     dataSource,
     `SELECT version::text AS version, position::text AS position, recorded_at, horizon, state, reservations FROM ledger_horizon_states
       WHERE namespace = $1 AND ($2::bigint IS NULL OR version <= $2::bigint)

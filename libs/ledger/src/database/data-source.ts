@@ -33,13 +33,19 @@ export interface DataSourceSettings {
  * a pool whose connections go to the host that matches (host-failover.ts).
  */
 export function buildDataSourceOptions(settings: DataSourceSettings): DataSourceOptions {
-  const timeout = settings.statementTimeoutMs === undefined ? {} : { statement_timeout: settings.statementTimeoutMs, idle_in_transaction_session_timeout: settings.statementTimeoutMs };
+  const timeout =
+    settings.statementTimeoutMs === undefined
+      ? {}
+      : { statement_timeout: settings.statementTimeoutMs, idle_in_transaction_session_timeout: settings.statementTimeoutMs };
   const url = parseDatabaseUrl(settings.url);
   // With several hosts, a connection to one that does not answer (a machine gone: no refusal, no
   // reset) must give up, so that the next one probes the others: libpq's connect_timeout, else 5 s.
   // Every connection's errors are listened to (pool-client.ts); the failover client is one too.
   const client = url.needsFailover
-    ? { Client: failoverClientClass(url, settings.onHostChosen ? { onHostChosen: settings.onHostChosen } : {}), connectionTimeoutMillis: url.connectTimeoutMs ?? FAILOVER_CONNECT_TIMEOUT_MS }
+    ? {
+        Client: failoverClientClass(url, settings.onHostChosen ? { onHostChosen: settings.onHostChosen } : {}),
+        connectionTimeoutMillis: url.connectTimeoutMs ?? FAILOVER_CONNECT_TIMEOUT_MS,
+      }
     : { Client: LedgerPoolClient };
   return {
     type: 'postgres',

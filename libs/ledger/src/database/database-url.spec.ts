@@ -3,7 +3,9 @@ import { parseDatabaseUrl } from './database-url.js';
 
 describe('parseDatabaseUrl', () => {
   it('reads libpq’s host list and target_session_attrs, and gives pg one single-host URL per host', () => {
-    const url = parseDatabaseUrl('postgres://ql:s%40cret@db-a:5432,db-b:6432,[::1]/ledger?sslmode=disable&target_session_attrs=read-write&application_name=x');
+    const url = parseDatabaseUrl(
+      'postgres://ql:s%40cret@db-a:5432,db-b:6432,[::1]/ledger?sslmode=disable&target_session_attrs=read-write&application_name=x',
+    );
     expect(url.hosts).toEqual([{ host: 'db-a', port: 5432 }, { host: 'db-b', port: 6432 }, { host: '::1' }]);
     expect(url.targetSessionAttrs).toBe('read-write');
     expect(url.needsFailover).toBe(true);
@@ -33,7 +35,10 @@ describe('parseDatabaseUrl', () => {
   });
 
   it.each([
-    ['postgres://a,b/db?target_session_attrs=writable', /target_session_attrs must be one of any, read-write, read-only, primary, standby, prefer-standby, got "writable"/],
+    [
+      'postgres://a,b/db?target_session_attrs=writable',
+      /target_session_attrs must be one of any, read-write, read-only, primary, standby, prefer-standby, got "writable"/,
+    ],
     ['postgres://a:5432,,b/db', /cannot read the host ""/],
     ['postgres://a:99999,b/db', /port 99999 of host "a"/],
     ['mysql://a,b/db', /postgres:\/\/ or postgresql:\/\//],

@@ -8,7 +8,14 @@
 /** libpq's `target_session_attrs`: which of the hosts a session may use. */
 export type TargetSessionAttrs = 'any' | 'read-write' | 'read-only' | 'primary' | 'standby' | 'prefer-standby';
 
-export const TARGET_SESSION_ATTRS: readonly TargetSessionAttrs[] = ['any', 'read-write', 'read-only', 'primary', 'standby', 'prefer-standby'];
+export const TARGET_SESSION_ATTRS: readonly TargetSessionAttrs[] = [
+  'any',
+  'read-write',
+  'read-only',
+  'primary',
+  'standby',
+  'prefer-standby',
+];
 
 export interface DatabaseHost {
   /** As pg takes it: an IPv6 address without its brackets. */
@@ -47,13 +54,19 @@ export function parseDatabaseUrl(url: string): DatabaseUrl {
   const params = query === undefined ? [] : query.split('&');
   const attrs = params.map((p) => ATTRS_PARAM.exec(p)?.[1]).filter((v): v is string => v !== undefined);
   const targetSessionAttrs = (attrs.at(-1) ?? 'any') as TargetSessionAttrs;
-  if (!TARGET_SESSION_ATTRS.includes(targetSessionAttrs)) throw new Error(`target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${targetSessionAttrs}"`);
+  if (!TARGET_SESSION_ATTRS.includes(targetSessionAttrs))
+    throw new Error(`target_session_attrs must be one of ${TARGET_SESSION_ATTRS.join(', ')}, got "${targetSessionAttrs}"`);
   const kept = params.filter((p) => p !== '' && !ATTRS_PARAM.test(p));
   const tail = `${pathPart}${kept.length > 0 ? `?${kept.join('&')}` : ''}`;
   const hosts = hostList === '' ? [] : hostList.split(',').map(hostOf);
   const urlFor = (host: DatabaseHost): string =>
-    hosts.length === 0 ? `${scheme}${userInfo === undefined ? '' : `${userInfo}@`}${tail}` : `${scheme}${userInfo === undefined ? '' : `${userInfo}@`}${hostText(host)}${tail}`;
-  const timeout = params.map((p) => /^connect_timeout=([0-9]+)$/.exec(p)?.[1]).filter((v) => v !== undefined).at(-1);
+    hosts.length === 0
+      ? `${scheme}${userInfo === undefined ? '' : `${userInfo}@`}${tail}`
+      : `${scheme}${userInfo === undefined ? '' : `${userInfo}@`}${hostText(host)}${tail}`;
+  const timeout = params
+    .map((p) => /^connect_timeout=([0-9]+)$/.exec(p)?.[1])
+    .filter((v) => v !== undefined)
+    .at(-1);
   return {
     hosts: hosts.length === 0 ? [{ host: '' }] : hosts,
     targetSessionAttrs,

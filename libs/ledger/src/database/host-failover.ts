@@ -212,7 +212,9 @@ export function failoverClientClass(url: DatabaseUrl, options: HostFailoverOptio
         await super.connect();
         const role = await roleOf(this);
         if (!matches(url.targetSessionAttrs, role, false)) {
-          throw new NoMatchingHost(`${describeHost(host)} no longer accepts a session with target_session_attrs=${url.targetSessionAttrs}: it is ${role.recovery ? 'a standby' : 'read-only'}`);
+          throw new NoMatchingHost(
+            `${describeHost(host)} no longer accepts a session with target_session_attrs=${url.targetSessionAttrs}: it is ${role.recovery ? 'a standby' : 'read-only'}`,
+          );
         }
       } catch (error) {
         locator.forget(host);

@@ -132,7 +132,10 @@ export class ReadPath {
 
   private markDown(error: unknown): void {
     this.downUntil = Date.now() + this.options.downForMs;
-    this.options.log?.('warn', 'the read replica failed; reading from the primary', { error: error instanceof Error ? error.message : String(error), retryInMs: this.options.downForMs });
+    this.options.log?.('warn', 'the read replica failed; reading from the primary', {
+      error: error instanceof Error ? error.message : String(error),
+      retryInMs: this.options.downForMs,
+    });
   }
 
   async close(): Promise<void> {
@@ -155,7 +158,11 @@ function unavailable(error: unknown): boolean {
  * made on the standby, or on the primary's); its other methods always on the primary. Without a
  * standby, the primary's instance itself.
  */
-export function routedReads<Q extends object>(make: (dataSource: DataSource) => Q, reads: ReadPath, methods: readonly (keyof Q & string)[]): Q {
+export function routedReads<Q extends object>(
+  make: (dataSource: DataSource) => Q,
+  reads: ReadPath,
+  methods: readonly (keyof Q & string)[],
+): Q {
   const onPrimary = make(reads.primary);
   if (!reads.replica) return onPrimary;
   const onReplica = make(reads.replica);
@@ -165,7 +172,12 @@ export function routedReads<Q extends object>(make: (dataSource: DataSource) => 
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof property !== 'string' || !routed.has(property) || typeof value !== 'function') return value;
       return (...args: unknown[]) =>
-        reads.run((source) => (Reflect.get(source === 'replica' ? onReplica : onPrimary, property) as (...a: unknown[]) => Promise<unknown>).apply(source === 'replica' ? onReplica : onPrimary, args));
+        reads.run((source) =>
+          (Reflect.get(source === 'replica' ? onReplica : onPrimary, property) as (...a: unknown[]) => Promise<unknown>).apply(
+            source === 'replica' ? onReplica : onPrimary,
+            args,
+          ),
+        );
     },
   });
 }

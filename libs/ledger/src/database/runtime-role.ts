@@ -72,11 +72,14 @@ async function unfitness(client: pg.ClientBase, role: string): Promise<string | 
     [role],
   );
   const row = rows[0];
-  if (!row) return `role ${role} does not exist: create it first (CREATE ROLE ${role} LOGIN PASSWORD '…'; CloudNativePG: spec.managed.roles)`;
-  if (row.superuser) return `role ${role} is a superuser: it could disable the append-only triggers (session_replication_role); give the apps a role that is not`;
+  if (!row)
+    return `role ${role} does not exist: create it first (CREATE ROLE ${role} LOGIN PASSWORD '…'; CloudNativePG: spec.managed.roles)`;
+  if (row.superuser)
+    return `role ${role} is a superuser: it could disable the append-only triggers (session_replication_role); give the apps a role that is not`;
   if (row.owner === role) return `role ${role} owns ledger_events: migrate as the owner, and give the apps a role that owns nothing`;
   if (row.is_current) return `role ${role} is the one migrating, which owns the schema: the apps need a role of their own`;
-  if (row.acts_as_owner) return `role ${role} is a member of ${row.owner ?? 'the owner'}, which owns the schema: it could ALTER the tables as that role`;
+  if (row.acts_as_owner)
+    return `role ${role} is a member of ${row.owner ?? 'the owner'}, which owns the schema: it could ALTER the tables as that role`;
   return undefined;
 }
 

@@ -36,7 +36,8 @@ export async function checkSynchronousStandby(dataSource: DataSource): Promise<v
 }
 
 function synchronousProblem({ names, level, standbys }: Settings): string | undefined {
-  if (names.trim() === '') return 'synchronous_standby_names is empty: commits wait for no standby (set it on the primary, e.g. ANY 1 (standby_a, standby_b))';
+  if (names.trim() === '')
+    return 'synchronous_standby_names is empty: commits wait for no standby (set it on the primary, e.g. ANY 1 (standby_a, standby_b))';
   if (!SYNCHRONOUS_COMMIT_LEVELS.includes(level)) {
     return `synchronous_commit is ${level}: a commit is acknowledged before a standby has flushed it (needs ${SYNCHRONOUS_COMMIT_LEVELS.join(' or ')})`;
   }

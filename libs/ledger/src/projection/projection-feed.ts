@@ -49,7 +49,10 @@ export interface VersionRange {
  * `bounds`, at most that many and that many bytes of payload (one always), so each namespace's
  * are a prefix of its range; without, all of them (a gap ahead of events already read).
  */
-export function versionsRead(ranges: readonly VersionRange[], bounds?: { readonly max: number; readonly bytesMax: number }): pg.QueryConfig {
+export function versionsRead(
+  ranges: readonly VersionRange[],
+  bounds?: { readonly max: number; readonly bytesMax: number },
+): pg.QueryConfig {
   const values = [ranges.map((r) => r.namespace), ranges.map((r) => r.after), ranges.map((r) => r.upTo)];
   const all = `SELECT ${FEED_COLUMNS}
                  FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS k(ns, after, up_to)

@@ -43,7 +43,10 @@ const key = (namespace: string, id: string): string => `${namespace}\u0000${id}`
  * at the projected version, which the archive let reach at least that far; so it was live there.
  * One pass over one state per namespace, however many reservations are asked for.
  */
-export async function horizonReservations(client: pg.PoolClient, rows: readonly ReservationKeyRow[]): Promise<Map<string, HorizonReservation>> {
+export async function horizonReservations(
+  client: pg.PoolClient,
+  rows: readonly ReservationKeyRow[],
+): Promise<Map<string, HorizonReservation>> {
   const archived = rows.filter((row) => row.type === null);
   const found = new Map<string, HorizonReservation>();
   if (archived.length === 0) return found;
@@ -68,23 +71,43 @@ export function reservationOf(row: ReservationKeyRow, horizon: ReadonlyMap<strin
   let state: NamespaceState;
   const held = horizon.get(key(row.namespace, row.reservation_id));
   if (row.version !== null && row.type !== null && row.schema_version !== null && row.at_ms !== null) {
-    const event = decodeEvent({ version: row.version, type: row.type, schema_version: row.schema_version, data: row.data, at_ms: row.at_ms });
+    const event = decodeEvent({
+      version: row.version,
+      type: row.type,
+      schema_version: row.schema_version,
+      data: row.data,
+      at_ms: row.at_ms,
+    });
     state = evolve({ ...initialState(), version: event.version - 1 }, event);
   } else if (held) {
     state = stateOf(Number(held.version), EMPTY_HEAD, [reservationFromJson(held.reservation)]);
   } else {
-    throw new Error(`projected reservation ${row.namespace}/${row.reservation_id}: its making event was archived and no horizon state holds it`);
+    throw new Error(
+      `projected reservation ${row.namespace}/${row.reservation_id}: its making event was archived and no horizon state holds it`,
+    );
   }
   if (row.committed_at !== null && state.reservations.get(row.reservation_id)?.committedAt === undefined) {
-    state = evolve(state, { type: 'Committed', data: { reservationId: row.reservation_id }, version: state.version + 1, at: Number(row.committed_at) } as RecordedEvent);
+    state = evolve(state, {
+      type: 'Committed',
+      data: { reservationId: row.reservation_id },
+      version: state.version + 1,
+      at: Number(row.committed_at),
+    } as RecordedEvent);
   }
   // A Terminated event the archive took is in the horizon state's reservation already.
   if (row.terminated_version !== null && row.terminated_data !== null) {
-    const terminated = decodeEvent({ version: row.terminated_version, type: 'Terminated', schema_version: Number(row.terminated_schema_version), data: row.terminated_data, at_ms: Number(row.terminated_at_ms) });
+    const terminated = decodeEvent({
+      version: row.terminated_version,
+      type: 'Terminated',
+      schema_version: Number(row.terminated_schema_version),
+      data: row.terminated_data,
+      at_ms: Number(row.terminated_at_ms),
+    });
     state = evolve(state, { ...terminated, version: state.version + 1 });
   }
   const reservation = state.reservations.get(row.reservation_id);
-  if (!reservation) throw new Error(`projected reservation ${row.namespace}/${row.reservation_id} is not made by the event at version ${row.version}`);
+  if (!reservation)
+    throw new Error(`projected reservation ${row.namespace}/${row.reservation_id} is not made by the event at version ${row.version}`);
   return reservation;
 }
 
@@ -105,7 +128,14 @@ export interface HorizonStart {
 export async function horizonStarts(client: pg.PoolClient, namespaces: readonly string[]): Promise<Map<string, HorizonStart>> {
   const starts = new Map<string, HorizonStart>();
   if (namespaces.length === 0) return starts;
-  const { rows } = await client.query<{ namespace: string; version: string; position: string; at_ms: number; state: HeadJson; reservations: ReservationJson[] | null }>(
+  const { rows } = await client.query<{
+    namespace: string;
+    version: string;
+    position: string;
+    at_ms: number;
+    state: HeadJson;
+    reservations: ReservationJson[] | null;
+  }>(
     `SELECT DISTINCT ON (h.namespace) h.namespace, h.version::text AS version, h.position::text AS position,
             (extract(epoch from h.recorded_at) * 1000)::float8 AS at_ms, h.state, h.reservations
        FROM ledger_horizon_states h WHERE h.namespace = ANY($1::text[]) AND h.state IS NOT NULL
@@ -113,7 +143,11 @@ export async function horizonStarts(client: pg.PoolClient, namespaces: readonly 
     [namespaces],
   );
   for (const row of rows) {
-    starts.set(row.namespace, { state: stateOf(Number(row.version), row.state, (row.reservations ?? []).map(reservationFromJson)), position: row.position, atMs: row.at_ms });
+    starts.set(row.namespace, {
+      state: stateOf(Number(row.version), row.state, (row.reservations ?? []).map(reservationFromJson)),
+      position: row.position,
+      atMs: row.at_ms,
+    });
   }
   return starts;
 }

@@ -29,7 +29,13 @@ export function keepHorizonReservations(out: BatchWrites, namespace: string, sta
 export class BatchWrites {
   constructor(private readonly snapshotsDue: DueSnapshot[]) {}
 
-  private readonly inserts = { ns: [] as string[], id: [] as string[], version: [] as number[], committed: [] as (number | null)[], terminated: [] as (number | null)[] };
+  private readonly inserts = {
+    ns: [] as string[],
+    id: [] as string[],
+    version: [] as number[],
+    committed: [] as (number | null)[],
+    terminated: [] as (number | null)[],
+  };
   private readonly commits = { ns: [] as string[], id: [] as string[], committed: [] as number[] };
   private readonly terminations = { ns: [] as string[], id: [] as string[], version: [] as number[] };
   private readonly deletes = { ns: [] as string[], id: [] as string[] };
@@ -63,7 +69,8 @@ export class BatchWrites {
 
   /** What changed at one version of a namespace (usage-versions.ts); a namespace's come in version order. */
   version(namespace: string, row: VersionRow): void {
-    if (row.quotas !== undefined) this.quotaVersions.push(`{"namespace":${JSON.stringify(namespace)},"version":${row.version},"quotas":${row.quotas}}`);
+    if (row.quotas !== undefined)
+      this.quotaVersions.push(`{"namespace":${JSON.stringify(namespace)},"version":${row.version},"quotas":${row.quotas}}`);
     if (row.used === undefined) return;
     let open = this.usedRows.get(namespace);
     if (open && open.versions.length >= USED_VERSIONS_PER_ROW) {
@@ -81,7 +88,9 @@ export class BatchWrites {
 
   private closeUsedRow(namespace: string, row: { versions: number[]; used: string[]; shared: (string | undefined)[] }): void {
     const shared = row.shared.some((s) => s !== undefined) ? `[${row.shared.map((s) => s ?? 'null').join(',')}]` : 'null';
-    this.usedVersions.push(`{"namespace":${JSON.stringify(namespace)},"version":${row.versions[0]},"versions":[${row.versions.join(',')}],"used":[${row.used.join(',')}],"shared":${shared}}`);
+    this.usedVersions.push(
+      `{"namespace":${JSON.stringify(namespace)},"version":${row.versions[0]},"versions":[${row.versions.join(',')}],"used":[${row.used.join(',')}],"shared":${shared}}`,
+    );
     this.usedRows.delete(namespace);
   }
 
@@ -90,7 +99,9 @@ export class BatchWrites {
     this.inserts.ns.push(namespace);
     this.inserts.id.push(reservation.id);
     this.inserts.version.push(reservation.version);
-    this.inserts.committed.push(reservation.operation !== 'ADOPT' && reservation.committedAt !== undefined ? reservation.committedAt : null);
+    this.inserts.committed.push(
+      reservation.operation !== 'ADOPT' && reservation.committedAt !== undefined ? reservation.committedAt : null,
+    );
     this.inserts.terminated.push(terminatedVersion ?? null);
   }
 
@@ -139,10 +150,10 @@ export class BatchWrites {
 
   async flush(client: pg.PoolClient): Promise<void> {
     if (this.deletes.ns.length > 0) {
-      await client.query(`DELETE FROM projected_reservations r USING unnest($1::text[], $2::text[]) AS k(ns, id) WHERE r.namespace = k.ns AND r.reservation_id = k.id`, [
-        this.deletes.ns,
-        this.deletes.id,
-      ]);
+      await client.query(
+        `DELETE FROM projected_reservations r USING unnest($1::text[], $2::text[]) AS k(ns, id) WHERE r.namespace = k.ns AND r.reservation_id = k.id`,
+        [this.deletes.ns, this.deletes.id],
+      );
     }
     if (this.inserts.ns.length > 0) {
       await client.query(

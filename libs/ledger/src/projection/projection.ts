@@ -1,7 +1,15 @@
 import { fold, isSharedQuotaKey, type NamespaceState, type RecordedEvent } from '@quota/domain';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { feedDrained, feedRead, payloadBytes, PROJECTION_STEP_MAX_BYTES, versionsRead, type BoundedFeedRow, type FeedRow } from './projection-feed.js';
+import {
+  feedDrained,
+  feedRead,
+  payloadBytes,
+  PROJECTION_STEP_MAX_BYTES,
+  versionsRead,
+  type BoundedFeedRow,
+  type FeedRow,
+} from './projection-feed.js';
 import { decodeEvent } from '../rows.js';
 import { stateOf } from '../head.js';
 import { StateCache } from './projection-cache.js';
@@ -56,7 +64,14 @@ export interface ProjectionOptions {
 }
 
 /** Event types that change a namespace's definitions (and so its projected_definitions row). */
-const DEFINING: ReadonlySet<string> = new Set(['QuotaDefined', 'QuotaChanged', 'QuotaRemoved', 'LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved']);
+const DEFINING: ReadonlySet<string> = new Set([
+  'QuotaDefined',
+  'QuotaChanged',
+  'QuotaRemoved',
+  'LimitRangeDefined',
+  'LimitRangeChanged',
+  'LimitRangeRemoved',
+]);
 
 const DEFAULTS = { batchSize: 1000, snapshotEvery: 10_000, name: 'usage' };
 
@@ -100,7 +115,10 @@ export class UsageProjection {
     const due: DueSnapshot[] = [];
     const taken = await this.inTransaction(async (client) => {
       await client.query(`INSERT INTO projection_checkpoints (name) VALUES ($1) ON CONFLICT (name) DO NOTHING`, [this.name]);
-      const { rows: checkpoints } = await client.query<{ position: string }>(`SELECT position::text AS position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, [this.name]);
+      const { rows: checkpoints } = await client.query<{ position: string }>(
+        `SELECT position::text AS position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`,
+        [this.name],
+      );
       const checkpoint = checkpoints[0]?.position ?? '0';
       const { rows } = await client.query<BoundedFeedRow>(feedRead(checkpoint, max, this.stepBytesMax));
       let swept: FeedRow[] = [];
@@ -230,9 +248,10 @@ export class UsageProjection {
       await client.query(
         `TRUNCATE projected_namespaces, projected_definitions, projected_reservations, usage_snapshots, projected_used_versions, projected_quota_versions, projected_shared_usage, projected_shared_unordered`,
       );
-      await client.query(`UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`, [
-        this.name,
-      ]);
+      await client.query(
+        `UPDATE projection_checkpoints SET transaction_id = '0'::xid8, position = 0, events_applied = 0, last_event_at = NULL, updated_at = clock_timestamp() WHERE name = $1`,
+        [this.name],
+      );
     });
   }
 
@@ -255,7 +274,12 @@ export class UsageProjection {
    * and a gap ahead of them (an event the feed passed while its transaction was open) is read
    * from the (namespace, version) key first. Returns how many events were applied.
    */
-  private async apply(client: pg.PoolClient, rows: readonly FeedRow[], left: Map<string, NamespaceState>, due: DueSnapshot[]): Promise<number> {
+  private async apply(
+    client: pg.PoolClient,
+    rows: readonly FeedRow[],
+    left: Map<string, NamespaceState>,
+    due: DueSnapshot[],
+  ): Promise<number> {
     const byNamespace = new Map<string, FeedRow[]>();
     for (const row of rows) {
       // A shared quota's stream holds its definition only; its usage is in its head.
@@ -294,7 +318,8 @@ export class UsageProjection {
     }
     // A gap's events come in (namespace, version) order and all precede the namespace's fresh ones.
     const filled = new Map<string, FeedRow[]>();
-    for (const row of gaps.length > 0 ? (await client.query<FeedRow>(versionsRead(gaps))).rows : []) filled.set(row.namespace, [...(filled.get(row.namespace) ?? []), row]);
+    for (const row of gaps.length > 0 ? (await client.query<FeedRow>(versionsRead(gaps))).rows : [])
+      filled.set(row.namespace, [...(filled.get(row.namespace) ?? []), row]);
     for (const [namespace, rows] of filled) byNamespace.set(namespace, [...rows, ...(byNamespace.get(namespace) ?? [])]);
     if (byNamespace.size === 0) return 0;
     const cached = new Map<string, NamespaceState>();
@@ -323,9 +348,20 @@ export class UsageProjection {
   }
 
   /** Folds one namespace's events onto its projected state (`before`) and queues the writes; returns the state it leaves. */
-  private project(out: BatchWrites, namespace: string, events: readonly FeedRow[], head: NamespaceRow | undefined, before: NamespaceState, wantsAll: boolean): NamespaceState {
+  private project(
+    out: BatchWrites,
+    namespace: string,
+    events: readonly FeedRow[],
+    head: NamespaceRow | undefined,
+    before: NamespaceState,
+    wantsAll: boolean,
+  ): NamespaceState {
     const recorded = events.map(recordedOf);
-    const versions = new VersionRecorder({ ...before, lastEventAt: before.lastEventAt ?? head?.last_at_ms ?? undefined }, (row) => out.version(namespace, row), out.sharedChange);
+    const versions = new VersionRecorder(
+      { ...before, lastEventAt: before.lastEventAt ?? head?.last_at_ms ?? undefined },
+      (row) => out.version(namespace, row),
+      out.sharedChange,
+    );
     // Fold in chunks that end where a snapshot is due, so snapshots land every
     // `snapshotEvery` events however large the step.
     let after = before;

@@ -2,8 +2,24 @@ import { Quantity } from '@quota/domain';
 import type { DataSource } from 'typeorm';
 import { byteBoundedSql, HISTORY_PAGE_MAX_BYTES, pageCutShort, type ByteBoundedColumns } from './byte-bounded.js';
 import { coveringShared, type HeadJson } from '../head.js';
-import type { CoveringSharedQuota, DecisionQuery, DecisionView, EventView, Page, ReservationState, ReservationView } from '../ledger.types.js';
-import { DECISION_COLUMNS, EVENT_COLUMNS, RESERVATION_COLUMNS, recordOf, type DecisionRow, type EventRow, type ReservationRow } from '../rows.js';
+import type {
+  CoveringSharedQuota,
+  DecisionQuery,
+  DecisionView,
+  EventView,
+  Page,
+  ReservationState,
+  ReservationView,
+} from '../ledger.types.js';
+import {
+  DECISION_COLUMNS,
+  EVENT_COLUMNS,
+  RESERVATION_COLUMNS,
+  recordOf,
+  type DecisionRow,
+  type EventRow,
+  type ReservationRow,
+} from '../rows.js';
 import { select } from '../sql.js';
 import { decisionViewOf, eventView, reservationViewOf } from './views.js';
 
@@ -109,25 +125,39 @@ export class AuditQueries {
 
   /** One decision of the log, with its explanation; undefined when the namespace has no such id. */
   async getDecision(namespace: string, id: string): Promise<DecisionView | undefined> {
-    const rows = await select<DecisionRow>(this.dataSource, `SELECT ${DECISION_COLUMNS} FROM admission_decisions WHERE namespace = $1 AND id = $2::bigint`, [namespace, id]);
+    const rows = await select<DecisionRow>(
+      this.dataSource,
+      `SELECT ${DECISION_COLUMNS} FROM admission_decisions WHERE namespace = $1 AND id = $2::bigint`,
+      [namespace, id],
+    );
     return rows[0] && decisionViewOf(namespace, rows[0]);
   }
 
   /** A reservation with its history (its events, oldest first) and who asked for it. */
   async getReservation(namespace: string, id: string): Promise<ReservationView | undefined> {
-    const rows = await select<ReservationRow>(this.dataSource, `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND reservation_id = $2`, [namespace, id]);
+    const rows = await select<ReservationRow>(
+      this.dataSource,
+      `SELECT ${RESERVATION_COLUMNS} FROM reservations WHERE namespace = $1 AND reservation_id = $2`,
+      [namespace, id],
+    );
     const row = rows[0];
     if (!row) return undefined;
     const record = recordOf(row);
-    const events = await select<EventRow>(this.dataSource, `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version = ANY($2::bigint[]) ORDER BY ledger_events.version`, [
-      namespace,
-      record.eventVersions,
-    ]);
+    const events = await select<EventRow>(
+      this.dataSource,
+      `SELECT ${EVENT_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version = ANY($2::bigint[]) ORDER BY ledger_events.version`,
+      [namespace, record.eventVersions],
+    );
     const history = events.map(eventView);
     // Who asked is the actor of its Reserved or Adopted event; an archived one names nobody (not the releaser).
     // (Queued, for one admitted from the queue: its Reserved is the freeing command's.)
     const first = history.find((event) => event.type === 'Queued' || event.type === 'Reserved' || event.type === 'Adopted');
-    return { ...reservationViewOf(namespace, record), ...(first ? { requester: first.actor } : {}), ...(first?.onBehalfOf ? { onBehalfOf: first.onBehalfOf } : {}), history };
+    return {
+      ...reservationViewOf(namespace, record),
+      ...(first ? { requester: first.actor } : {}),
+      ...(first?.onBehalfOf ? { onBehalfOf: first.onBehalfOf } : {}),
+      history,
+    };
   }
 
   /** Reservations of a namespace, oldest first (by reservation time, then id), optionally of one state and older than an instant. */
@@ -145,7 +175,9 @@ export class AuditQueries {
       conditions.push(`(reserved_at, reservation_id) > (${param(query.after.reservedAt)}::timestamptz, ${param(query.after.id)}::text)`);
     }
     // The requester is the actor of the reservation's first event (Reserved or Adopted).
-    const rows = await select<ReservationRow & ByteBoundedColumns & { reserved_at_text: string; requester: string | null; on_behalf_of: string | null }>(
+    const rows = await select<
+      ReservationRow & ByteBoundedColumns & { reserved_at_text: string; requester: string | null; on_behalf_of: string | null }
+    >(
       this.dataSource,
       byteBoundedSql({
         candidates: `SELECT ${RESERVATION_COLUMNS}, reservations.reserved_at AS page_at, reservations.reservation_id AS page_id,
@@ -187,7 +219,11 @@ export class AuditQueries {
         GROUP BY 1, 2 ORDER BY count(*) DESC, 1, 2 LIMIT 20`,
       [olderThan, namespace ?? null],
     );
-    return rows.map((r) => ({ resource: r.grp === '' ? r.resource : `${r.resource}.${r.grp}`, count: Number(r.count), namespaces: Number(r.namespaces) }));
+    return rows.map((r) => ({
+      resource: r.grp === '' ? r.resource : `${r.resource}.${r.grp}`,
+      count: Number(r.count),
+      namespaces: Number(r.namespaces),
+    }));
   }
 
   /**
@@ -219,9 +255,16 @@ export class AuditQueries {
         return { name: q.definition.name, hard, used: q.used, ...(tightest ? { tightest } : {}) };
       });
       let tightest: NamespaceSummary['tightest'];
-      for (const q of quotas) if (q.tightest && (!tightest || q.tightest.ratio > tightest.ratio)) tightest = { quota: q.name, ...q.tightest };
+      for (const q of quotas)
+        if (q.tightest && (!tightest || q.tightest.ratio > tightest.ratio)) tightest = { quota: q.name, ...q.tightest };
       const shared = coveringShared(row.shared ?? undefined);
-      return { namespace: row.namespace, version: Number(row.version), quotas, ...(tightest ? { tightest } : {}), ...(shared.length > 0 ? { shared } : {}) };
+      return {
+        namespace: row.namespace,
+        version: Number(row.version),
+        quotas,
+        ...(tightest ? { tightest } : {}),
+        ...(shared.length > 0 ? { shared } : {}),
+      };
     });
     const last = items.at(-1);
     return rows.length > limit && last ? { items, next: last.namespace } : { items };

@@ -13,24 +13,39 @@ export class ClusterQueries {
   constructor(private readonly dataSource: DataSource) {}
 
   async getNamespace(name: string): Promise<NamespaceView | undefined> {
-    const rows = await select<{ version: string; state: HeadJson }>(this.dataSource, `SELECT version, state FROM namespace_heads WHERE namespace = $1`, [name]);
+    const rows = await select<{ version: string; state: HeadJson }>(
+      this.dataSource,
+      `SELECT version, state FROM namespace_heads WHERE namespace = $1`,
+      [name],
+    );
     const row = rows[0];
     return row ? namespaceViewOf(name, stateOf(Number(row.version), row.state)) : undefined;
   }
 
   /** Every recorded Namespace object's name, labels and annotations, in name order. */
   async namespaceObjects(): Promise<{ name: string; labels?: Record<string, string>; annotations?: Record<string, string> }[]> {
-    const rows = await select<{ namespace: string; metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } | null }>(
+    const rows = await select<{
+      namespace: string;
+      metadata: { labels?: Record<string, string>; annotations?: Record<string, string> } | null;
+    }>(
       this.dataSource,
       `SELECT namespace, state->'object'->'definition'->'metadata' AS metadata FROM namespace_heads
         WHERE jsonb_typeof(state->'object') = 'object' ORDER BY namespace`,
       [],
     );
-    return rows.map((r) => ({ name: r.namespace, ...(r.metadata?.labels ? { labels: r.metadata.labels } : {}), ...(r.metadata?.annotations ? { annotations: r.metadata.annotations } : {}) }));
+    return rows.map((r) => ({
+      name: r.namespace,
+      ...(r.metadata?.labels ? { labels: r.metadata.labels } : {}),
+      ...(r.metadata?.annotations ? { annotations: r.metadata.annotations } : {}),
+    }));
   }
 
   async getSharedQuota(key: string): Promise<SharedQuotaView | undefined> {
-    const rows = await select<{ version: string; state: SharedHeadJson }>(this.dataSource, `SELECT version, state FROM shared_quota_heads WHERE key = $1`, [key]);
+    const rows = await select<{ version: string; state: SharedHeadJson }>(
+      this.dataSource,
+      `SELECT version, state FROM shared_quota_heads WHERE key = $1`,
+      [key],
+    );
     const row = rows[0];
     return row ? sharedQuotaViewOf(key, Number(row.version), row.state) : undefined;
   }

@@ -1,4 +1,12 @@
-import { Resources, type NamespaceDefinition, type NamespaceState, type RawQuantities, type ResourceList, type SharedQuotaDefinition, type SharedQuotaRef } from '@quota/domain';
+import {
+  Resources,
+  type NamespaceDefinition,
+  type NamespaceState,
+  type RawQuantities,
+  type ResourceList,
+  type SharedQuotaDefinition,
+  type SharedQuotaRef,
+} from '@quota/domain';
 import type { SharedHeadJson } from '../shared-heads.js';
 
 /** A Namespace object as stored, and the shared quotas covering the namespace now. */

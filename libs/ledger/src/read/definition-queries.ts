@@ -54,19 +54,30 @@ export class DefinitionQueries {
    * before listing a namespace on a watch event (an unmanaged namespace's listing would change nothing).
    */
   async namespaceManaged(namespace: string): Promise<boolean> {
-    const rows = await select<{ one: number }>(this.dataSource, `SELECT 1 AS one FROM namespace_heads WHERE namespace = $1 AND (state->'objectOnly') IS DISTINCT FROM 'true'::jsonb`, [namespace]);
+    const rows = await select<{ one: number }>(
+      this.dataSource,
+      `SELECT 1 AS one FROM namespace_heads WHERE namespace = $1 AND (state->'objectOnly') IS DISTINCT FROM 'true'::jsonb`,
+      [namespace],
+    );
     return rows.length > 0;
   }
 
   /** Every namespace namespaceManaged says yes to, at once (the reconciler's pass over the managed labels). */
   async managedNamespaces(): Promise<Set<string>> {
-    const rows = await select<{ namespace: string }>(this.dataSource, `SELECT namespace FROM namespace_heads WHERE (state->'objectOnly') IS DISTINCT FROM 'true'::jsonb`);
+    const rows = await select<{ namespace: string }>(
+      this.dataSource,
+      `SELECT namespace FROM namespace_heads WHERE (state->'objectOnly') IS DISTINCT FROM 'true'::jsonb`,
+    );
     return new Set(rows.map((r) => r.namespace));
   }
 
   /** Whether the namespace awaits its first count (CountAwaited, not yet Counted): one key lookup, before its listing. */
   async awaitingFirstCount(namespace: string): Promise<boolean> {
-    const rows = await select<{ one: number }>(this.dataSource, `SELECT 1 AS one FROM namespace_heads WHERE namespace = $1 AND state ? 'awaitingCountSince'`, [namespace]);
+    const rows = await select<{ one: number }>(
+      this.dataSource,
+      `SELECT 1 AS one FROM namespace_heads WHERE namespace = $1 AND state ? 'awaitingCountSince'`,
+      [namespace],
+    );
     return rows.length > 0;
   }
 
@@ -102,8 +113,14 @@ export class DefinitionQueries {
    * Every change of one ResourceQuota's or LimitRange's definition, oldest first: who, when,
    * and the definition before and after. Undefined when that name never existed there.
    */
-  async definitionHistory(namespace: string, kind: 'quota' | 'limitRange', name: string, page: { readonly after?: string; readonly limit: number }): Promise<Page<DefinitionChange> | undefined> {
-    const types = kind === 'quota' ? ['QuotaDefined', 'QuotaChanged', 'QuotaRemoved'] : ['LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved'];
+  async definitionHistory(
+    namespace: string,
+    kind: 'quota' | 'limitRange',
+    name: string,
+    page: { readonly after?: string; readonly limit: number },
+  ): Promise<Page<DefinitionChange> | undefined> {
+    const types =
+      kind === 'quota' ? ['QuotaDefined', 'QuotaChanged', 'QuotaRemoved'] : ['LimitRangeDefined', 'LimitRangeChanged', 'LimitRangeRemoved'];
     return this.changes(
       namespace,
       types,
@@ -190,7 +207,11 @@ export class DefinitionQueries {
   }
 
   private async head(namespace: string): Promise<{ version: number; state: HeadJson } | undefined> {
-    const rows = await select<{ version: string; state: HeadJson }>(this.dataSource, `SELECT version, state FROM namespace_heads WHERE namespace = $1`, [namespace]);
+    const rows = await select<{ version: string; state: HeadJson }>(
+      this.dataSource,
+      `SELECT version, state FROM namespace_heads WHERE namespace = $1`,
+      [namespace],
+    );
     const row = rows[0];
     return row ? { version: Number(row.version), state: row.state } : undefined;
   }

@@ -15,7 +15,11 @@ export class QueueQueries {
 
   /** The namespace's waiters in queue order (empty when none, or no such namespace). */
   async queue(namespace: string): Promise<NamespaceQueue> {
-    const rows = await select<{ queue: WaiterJson[] | null }>(this.dataSource, `SELECT state->'queue' AS queue FROM namespace_heads WHERE namespace = $1`, [namespace]);
+    const rows = await select<{ queue: WaiterJson[] | null }>(
+      this.dataSource,
+      `SELECT state->'queue' AS queue FROM namespace_heads WHERE namespace = $1`,
+      [namespace],
+    );
     const waiters = new Map((rows[0]?.queue ?? []).map((j) => [j.id, waiterFromJson(j)]));
     return { namespace, items: queueOrder(waiters).map((w, i) => viewOf(namespace, w, { state: 'queued', position: i + 1 })) };
   }
@@ -33,14 +37,22 @@ export class QueueQueries {
         .map((w, i) => ({ w, position: i + 1 }))
         .filter(({ w }) => sharedChargesOf(state, w.resources).includes(key))
         .map(({ w, position }) => viewOf(row.namespace, w, { state: 'queued', position }));
-      return { namespace: row.namespace, weight: fairShareWeight(state.object?.definition.metadata), used: state.sharedUsed.get(key) ?? Resources.EMPTY, hard: state.shared.get(key)?.hard, items };
+      return {
+        namespace: row.namespace,
+        weight: fairShareWeight(state.object?.definition.metadata),
+        used: state.sharedUsed.get(key) ?? Resources.EMPTY,
+        hard: state.shared.get(key)?.hard,
+        items,
+      };
     });
     const hard = waiting.find((w) => w.hard)?.hard ?? Resources.EMPTY;
     const order = fairShareOrder(waiting, hard).map((c) => c.namespace);
     const byName = new Map(waiting.map((w) => [w.namespace, w]));
     const namespaces = order.flatMap((name) => {
       const w = byName.get(name);
-      return w && w.items.length > 0 ? [{ namespace: w.namespace, weight: w.weight, used: Resources.canonicalResourceList(w.used), items: w.items }] : [];
+      return w && w.items.length > 0
+        ? [{ namespace: w.namespace, weight: w.weight, used: Resources.canonicalResourceList(w.used), items: w.items }]
+        : [];
     });
     return { key, namespaces };
   }
@@ -90,7 +102,11 @@ export class QueueQueries {
       waitingFor: data.waitingFor,
     };
     const reason = typeof ended.data['reason'] === 'string' ? ended.data['reason'] : undefined;
-    return viewOf(namespace, waiter, { state: ended.type === 'Cancelled' ? 'cancelled' : 'expired', endedAt: ended.at, ...(reason ? { reason } : {}) });
+    return viewOf(namespace, waiter, {
+      state: ended.type === 'Cancelled' ? 'cancelled' : 'expired',
+      endedAt: ended.at,
+      ...(reason ? { reason } : {}),
+    });
   }
 
   /**
@@ -142,7 +158,11 @@ interface WaiterEventData {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-function viewOf(namespace: string, w: Waiter, rest: Pick<QueuedReservation, 'state'> & Partial<Pick<QueuedReservation, 'position' | 'endedAt' | 'reason'>>): QueuedReservation {
+function viewOf(
+  namespace: string,
+  w: Waiter,
+  rest: Pick<QueuedReservation, 'state'> & Partial<Pick<QueuedReservation, 'position' | 'endedAt' | 'reason'>>,
+): QueuedReservation {
   return {
     id: w.id,
     namespace,
@@ -159,7 +179,10 @@ function viewOf(namespace: string, w: Waiter, rest: Pick<QueuedReservation, 'sta
 
 /** Reservations queued in all namespaces together (the QUEUE_TOTAL_MAX bound, read before the transaction): the queued heads only (1795900001300). */
 export async function queuedTotal(dataSource: DataSource): Promise<number> {
-  const rows = await select<{ n: number }>(dataSource, `SELECT coalesce(sum(jsonb_array_length(state->'queue')), 0)::int AS n FROM namespace_heads WHERE queued`);
+  const rows = await select<{ n: number }>(
+    dataSource,
+    `SELECT coalesce(sum(jsonb_array_length(state->'queue')), 0)::int AS n FROM namespace_heads WHERE queued`,
+  );
   return rows[0]?.n ?? 0;
 }
 

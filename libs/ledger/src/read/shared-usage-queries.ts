@@ -83,11 +83,28 @@ export class SharedUsageQueries {
           // ones, before they were named as object denials are), named by the quota's key
           // ('clusterresourcequotas/acme', which no ResourceQuota can be named): still this
           // quota's, and still in the ledger.
-          [visible ? candidates.filter((namespace) => visible.has(namespace)) : candidates, range.since, range.until, ref.kind, ref.name, ref.namespace ?? '', key],
+          [
+            visible ? candidates.filter((namespace) => visible.has(namespace)) : candidates,
+            range.since,
+            range.until,
+            ref.kind,
+            ref.name,
+            ref.namespace ?? '',
+            key,
+          ],
         )
       : [];
     const markers: UsageMarker[] = [
-      ...limits.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({ kind: 'limit', at: r.at.toISOString(), version: Number(r.version), quota: r.name, change: CHANGE[r.type], actor: r.actor })),
+      ...limits
+        .slice(0, SERIES_MARKERS_MAX)
+        .map((r): UsageMarker => ({
+          kind: 'limit',
+          at: r.at.toISOString(),
+          version: Number(r.version),
+          quota: r.name,
+          change: CHANGE[r.type],
+          actor: r.actor,
+        })),
       ...denials.slice(0, SERIES_MARKERS_MAX).map(denialMarker),
     ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     return {
@@ -135,7 +152,10 @@ export class SharedUsageQueries {
       const late = instants.flatMap((at, i) => (Date.parse(at) >= from ? [i] : []));
       if (late.length === 0) return;
       const at = late.map((i) => instants[i] as string);
-      const [actual, held] = await Promise.all([contributed(query, namespace, key, at, contributionTo(key)), sharedAtInstants(query, namespace, key, at, projected)]);
+      const [actual, held] = await Promise.all([
+        contributed(query, namespace, key, at, contributionTo(key)),
+        sharedAtInstants(query, namespace, key, at, projected),
+      ]);
       late.forEach((index, j) => {
         const without = Resources.subtract(totals[index] ?? Resources.EMPTY, Resources.resourceList(held[j]?.used ?? {}));
         totals[index] = Resources.add(without, actual[j]?.value ?? Resources.EMPTY);
@@ -144,7 +164,11 @@ export class SharedUsageQueries {
     const total = (i: number) => {
       const hard = definitionAt[i]?.definition ? Resources.resourceList(definitionAt[i]?.definition?.spec.hard ?? {}) : Resources.EMPTY;
       const part = Resources.mask(totals[i] ?? Resources.EMPTY, Resources.resourceNames(hard));
-      return { hard: Resources.canonicalResourceList(hard), used: Resources.canonicalResourceList(Resources.add(Resources.resourceList(sharedTotal(hard, []).used), part)), namespaces: [] };
+      return {
+        hard: Resources.canonicalResourceList(hard),
+        used: Resources.canonicalResourceList(Resources.add(Resources.resourceList(sharedTotal(hard, []).used), part)),
+        namespaces: [],
+      };
     };
     return { samples: samplesOf(instants, definitionAt, total), candidates };
   }
@@ -209,7 +233,11 @@ export class SharedUsageQueries {
 }
 
 /** The quota's definition at each instant (its own stream's last event at or before it), and that event's version (0: none). */
-async function definitionsAt(query: Query, key: string, instants: readonly string[]): Promise<{ version: number; definition: SharedQuotaDefinition | undefined }[]> {
+async function definitionsAt(
+  query: Query,
+  key: string,
+  instants: readonly string[],
+): Promise<{ version: number; definition: SharedQuotaDefinition | undefined }[]> {
   const definitions = await query<{ ord: string; version: string; type: string; data: SharedQuotaDefinition }>(
     `SELECT i.ord::text AS ord, t.version::text AS version, t.type, t.data
        FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
@@ -222,15 +250,26 @@ async function definitionsAt(query: Query, key: string, instants: readonly strin
          ORDER BY version DESC LIMIT 1) t`,
     [key, instants],
   );
-  const definitionAt = new Array<{ version: number; definition: SharedQuotaDefinition | undefined }>(instants.length).fill({ version: 0, definition: undefined });
-  for (const row of definitions) definitionAt[Number(row.ord) - 1] = { version: Number(row.version), definition: row.type === 'SharedQuotaRemoved' ? undefined : row.data };
+  const definitionAt = new Array<{ version: number; definition: SharedQuotaDefinition | undefined }>(instants.length).fill({
+    version: 0,
+    definition: undefined,
+  });
+  for (const row of definitions)
+    definitionAt[Number(row.ord) - 1] = {
+      version: Number(row.version),
+      definition: row.type === 'SharedQuotaRemoved' ? undefined : row.data,
+    };
   return definitionAt;
 }
 
 type InstantTotal = { hard: RawQuantities; used: RawQuantities; namespaces: { namespace: string; version: number; used: RawQuantities }[] };
 
 /** Each instant's point: its definition's version and whether it was defined, and its total. */
-function samplesOf(instants: readonly string[], definitionAt: readonly { version: number; definition: SharedQuotaDefinition | undefined }[], totalAt: (i: number) => InstantTotal) {
+function samplesOf(
+  instants: readonly string[],
+  definitionAt: readonly { version: number; definition: SharedQuotaDefinition | undefined }[],
+  totalAt: (i: number) => InstantTotal,
+) {
   return instants.map((at, i) => {
     const { version, definition } = definitionAt[i] ?? { version: 0, definition: undefined };
     const total = totalAt(i);

@@ -11,7 +11,8 @@ function expected(changes: readonly Change[]): { atMs: number; pods: number }[] 
   return instants.map((atMs) => ({ atMs, pods: changes.filter((c) => c.atMs <= atMs).reduce((sum, c) => sum + c.pods, 0) }));
 }
 
-const pods = (entries: readonly SeriesEntry[]) => entries.map((e) => ({ atMs: e.atMs, pods: Number(Resources.get(e.total, 'pods')?.value() ?? 0n) }));
+const pods = (entries: readonly SeriesEntry[]) =>
+  entries.map((e) => ({ atMs: e.atMs, pods: Number(Resources.get(e.total, 'pods')?.value() ?? 0n) }));
 const delta = (c: Change) => ({ atMs: c.atMs, delta: Resources.resourceList({ pods: String(c.pods) }) });
 
 describe('the shared usage series: merging a step’s changes into the stored totals', () => {

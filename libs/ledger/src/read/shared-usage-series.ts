@@ -59,7 +59,10 @@ export class SharedSeriesWrites {
    * SHARED_INSTANTS_PER_ROW. Three statements for all the shared quotas a step moved.
    */
   async flush(client: pg.ClientBase): Promise<void> {
-    if (this.unordered.size > 0) await client.query(`INSERT INTO projected_shared_unordered (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING`, [[...this.unordered]]);
+    if (this.unordered.size > 0)
+      await client.query(`INSERT INTO projected_shared_unordered (key) SELECT unnest($1::text[]) ON CONFLICT (key) DO NOTHING`, [
+        [...this.unordered],
+      ]);
     if (this.deltas.size === 0) return;
     const keys = [...this.deltas.keys()];
     const earliest = keys.map((key) => Math.min(...(this.deltas.get(key) ?? []).map((d) => d.atMs)));
@@ -83,7 +86,8 @@ export class SharedSeriesWrites {
     const written: string[] = [];
     for (const key of keys) {
       const merged = mergeChanges(stored.get(key) ?? [], this.deltas.get(key) ?? []);
-      for (let i = 0; i < merged.length; i += SHARED_INSTANTS_PER_ROW) written.push(rowJson(key, merged.slice(i, i + SHARED_INSTANTS_PER_ROW)));
+      for (let i = 0; i < merged.length; i += SHARED_INSTANTS_PER_ROW)
+        written.push(rowJson(key, merged.slice(i, i + SHARED_INSTANTS_PER_ROW)));
     }
     // The rows read are replaced: their instants may be regrouped, and each total moved.
     await client.query(
@@ -106,7 +110,10 @@ export class SharedSeriesWrites {
  * from its instant on, and an instant not stored yet gets the total before it plus the changes up
  * to it. Before the first stored instant the total is nothing.
  */
-export function mergeChanges(stored: readonly SeriesEntry[], deltas: readonly { readonly atMs: number; readonly delta: ResourceList }[]): SeriesEntry[] {
+export function mergeChanges(
+  stored: readonly SeriesEntry[],
+  deltas: readonly { readonly atMs: number; readonly delta: ResourceList }[],
+): SeriesEntry[] {
   const changes = [...deltas].sort((a, b) => a.atMs - b.atMs);
   const out: SeriesEntry[] = [];
   let carry: ResourceList = Resources.EMPTY;
@@ -117,7 +124,8 @@ export function mergeChanges(stored: readonly SeriesEntry[], deltas: readonly { 
     const storedAt = stored[s]?.atMs ?? Infinity;
     const changeAt = changes[c]?.atMs ?? Infinity;
     const at = Math.min(storedAt, changeAt);
-    for (; c < changes.length && (changes[c] as { atMs: number }).atMs === at; c++) carry = Resources.add(carry, (changes[c] as { delta: ResourceList }).delta);
+    for (; c < changes.length && (changes[c] as { atMs: number }).atMs === at; c++)
+      carry = Resources.add(carry, (changes[c] as { delta: ResourceList }).delta);
     if (storedAt === at) before = (stored[s++] as SeriesEntry).total;
     out.push({ atMs: at, total: Resources.add(before, carry) });
   }
@@ -149,7 +157,11 @@ export interface ModelledSeries {
  */
 export async function modelledSeries(query: Query, key: string, instants: readonly string[]): Promise<ModelledSeries> {
   const last = new Date(Math.max(...instants.map((at) => Date.parse(at)))).toISOString();
-  const [row] = await query<{ totals: (RawQuantities | null)[] | null; lagging: { namespace: string; projected: number; next_at: string | null }[] | null; unordered: boolean }>(
+  const [row] = await query<{
+    totals: (RawQuantities | null)[] | null;
+    lagging: { namespace: string; projected: number; next_at: string | null }[] | null;
+    unordered: boolean;
+  }>(
     `SELECT (SELECT jsonb_agg(u.total ORDER BY i.ord)
                FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
                LEFT JOIN LATERAL (

@@ -93,13 +93,21 @@ export class UsageQueries {
       position: row.position ?? '0',
       quotas: row.state.quotas.map((q) => ({ name: q.definition.name, hard: q.definition.spec.hard ?? {}, used: q.used })),
       ...(row.state.shared && row.state.shared.length > 0 ? { shared: coveringShared(row.state.shared) } : {}),
-      ...(row.state.awaitingCountSince === undefined ? {} : { awaitingFirstCountSince: new Date(row.state.awaitingCountSince).toISOString() }),
+      ...(row.state.awaitingCountSince === undefined
+        ? {}
+        : { awaitingFirstCountSince: new Date(row.state.awaitingCountSince).toISOString() }),
     };
   }
 
   /** Usage per quota as the projection worker has folded it, with how far behind the head it is; undefined without a stream. */
   async projectedUsage(namespace: string): Promise<ProjectedUsage | undefined> {
-    const rows = await select<{ head_version: string; version: string | null; projected_at: Date | null; quota: string | null; used: RawQuantities | null }>(
+    const rows = await select<{
+      head_version: string;
+      version: string | null;
+      projected_at: Date | null;
+      quota: string | null;
+      used: RawQuantities | null;
+    }>(
       this.dataSource,
       `SELECT h.version::text AS head_version, p.version::text AS version, p.projected_at, q.quota, q.used
          FROM namespace_heads h
@@ -154,12 +162,14 @@ export class UsageQueries {
       [namespace, version],
     );
     const snapshot = snapshots[0];
-    const from = snapshot ? stateOf(Number(snapshot.version), snapshot.state, snapshot.reservations.map(reservationFromJson)) : initialState();
-    const events = await select<FoldRow>(this.dataSource, `SELECT ${FOLD_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version > $2 AND version <= $3 ORDER BY ledger_events.version`, [
-      namespace,
-      from.version,
-      version,
-    ]);
+    const from = snapshot
+      ? stateOf(Number(snapshot.version), snapshot.state, snapshot.reservations.map(reservationFromJson))
+      : initialState();
+    const events = await select<FoldRow>(
+      this.dataSource,
+      `SELECT ${FOLD_COLUMNS} FROM ledger_events WHERE namespace = $1 AND version > $2 AND version <= $3 ORDER BY ledger_events.version`,
+      [namespace, from.version, version],
+    );
     const head = headOf(fold(events.map(decodeEvent), from));
     return {
       namespace,
@@ -176,7 +186,10 @@ export class UsageQueries {
    * has not reached yet folded, sharing folds, see sampleUsage), and the range's limit changes
    * and denials as markers. Undefined when the namespace has no stream.
    */
-  async usageSeries(namespace: string, range: { readonly since: string; readonly until: string; readonly points: number }): Promise<UsageSeries | undefined> {
+  async usageSeries(
+    namespace: string,
+    range: { readonly since: string; readonly until: string; readonly points: number },
+  ): Promise<UsageSeries | undefined> {
     if (!(await this.exists(namespace))) return undefined;
     await this.retained(namespace, range.since);
     const points = await this.usageAtMany(namespace, seriesInstants(range));
@@ -207,7 +220,14 @@ export class UsageQueries {
       })),
       ...denials.slice(0, SERIES_MARKERS_MAX).map(denialMarker),
     ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-    return { namespace, since: range.since, until: range.until, points, markers, truncated: limits.length > SERIES_MARKERS_MAX || denials.length > SERIES_MARKERS_MAX };
+    return {
+      namespace,
+      since: range.since,
+      until: range.until,
+      points,
+      markers,
+      truncated: limits.length > SERIES_MARKERS_MAX || denials.length > SERIES_MARKERS_MAX,
+    };
   }
 
   private async usageAtMany(namespace: string, instants: readonly string[]): Promise<UsagePoint[]> {

@@ -67,7 +67,12 @@ export interface StateSample<T> {
  * What `capture` reads from a namespace's state at each instant (as sampleUsage, whose fold it
  * is), through `query`: a shared quota's series samples many namespaces through one limit.
  */
-export async function sampleStates<T>(query: Query, namespace: string, instants: readonly string[], capture: (state: NamespaceState) => T): Promise<StateSample<T>[]> {
+export async function sampleStates<T>(
+  query: Query,
+  namespace: string,
+  instants: readonly string[],
+  capture: (state: NamespaceState) => T,
+): Promise<StateSample<T>[]> {
   // Per instant: the last event recorded at or before it (as usageAt picks it) and the newest
   // snapshot or horizon state at or below that event (where the fold starts). Instants before
   // the first event have no row: version 0.
@@ -134,7 +139,8 @@ async function foldChain<T>(query: Query, namespace: string, chain: Chain, read:
   const captured = new Map<number, T>();
   let next = 0;
   const capture = (): void => {
-    for (let version = versions[next]; version !== undefined && version <= state.version; version = versions[++next]) captured.set(version, read(state));
+    for (let version = versions[next]; version !== undefined && version <= state.version; version = versions[++next])
+      captured.set(version, read(state));
   };
   capture();
   let pending = state.version < last ? page(state.version) : undefined;
@@ -146,7 +152,7 @@ async function foldChain<T>(query: Query, namespace: string, chain: Chain, read:
     pending = readTo < last ? page(readTo) : undefined;
     const events = rows.map(decodeEvent);
     // Fold the page in stretches that end at the versions to capture.
-    for (let start = 0; start < events.length; ) {
+    for (let start = 0; start < events.length;) {
       const until = versions[next] ?? last;
       let end = start;
       while (end < events.length && (events[end]?.version ?? Infinity) <= until) end++;

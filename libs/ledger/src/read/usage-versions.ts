@@ -56,7 +56,8 @@ export interface VersionRow {
  * shared-usage-series.ts): `delta` at the event's instant; or `unordered`, an event recorded
  * earlier than the namespace's event before it, which a total kept by instant cannot place.
  */
-export type SharedChange = { readonly key: string; readonly atMs: number; readonly delta: ResourceList } | { readonly key: string; readonly unordered: true };
+export type SharedChange =
+  { readonly key: string; readonly atMs: number; readonly delta: ResourceList } | { readonly key: string; readonly unordered: true };
 
 /**
  * Watches one namespace's fold, event by event (fold's `observe`), and reports each version
@@ -91,7 +92,13 @@ export class VersionRecorder {
     }
     this.lastAt = Math.max(this.lastAt ?? event.at, event.at);
     const sharedChanged = changed(this.sharedUsed, state.sharedUsed) || changed(this.shared, state.shared);
-    if (sharedChanged) sharedChanges(contributionsOf(this.shared, this.sharedUsed), contributionsOf(state.shared, state.sharedUsed), event.at, this.emitShared);
+    if (sharedChanged)
+      sharedChanges(
+        contributionsOf(this.shared, this.sharedUsed),
+        contributionsOf(state.shared, state.sharedUsed),
+        event.at,
+        this.emitShared,
+      );
     const usedChanged = sharedChanged || changed(this.used, state.used);
     const quotasChanged = changed(this.quotas, state.quotas);
     if (!usedChanged && !quotasChanged) return;
@@ -135,7 +142,12 @@ function contributionsOf(shared: NamespaceState['shared'], sharedUsed: Namespace
 }
 
 /** Each shared quota whose contribution moved from `before` to `after`, with the difference, at `atMs`. */
-function sharedChanges(before: ReadonlyMap<string, ResourceList>, after: ReadonlyMap<string, ResourceList>, atMs: number, emit: (change: SharedChange) => void): void {
+function sharedChanges(
+  before: ReadonlyMap<string, ResourceList>,
+  after: ReadonlyMap<string, ResourceList>,
+  atMs: number,
+  emit: (change: SharedChange) => void,
+): void {
   for (const key of new Set([...before.keys(), ...after.keys()])) {
     const delta = Resources.withoutZeros(Resources.subtract(after.get(key) ?? Resources.EMPTY, before.get(key) ?? Resources.EMPTY));
     if (Object.keys(delta).length > 0) emit({ key, atMs, delta });
@@ -192,7 +204,14 @@ export interface VersionPoint {
  * A point above that version comes back without quotas: the caller folds it.
  */
 export async function usageAtInstants(query: Query, namespace: string, instants: readonly string[]): Promise<VersionPoint[]> {
-  const rows = await query<{ ord: string; version: string | null; position: string | null; projected: string | null; used: Record<string, RawQuantities> | null; quotas: QuotaHard[] | null }>(
+  const rows = await query<{
+    ord: string;
+    version: string | null;
+    position: string | null;
+    projected: string | null;
+    used: Record<string, RawQuantities> | null;
+    quotas: QuotaHard[] | null;
+  }>(
     `SELECT i.ord::text AS ord, t.version::text AS version, t.position::text AS position,
             (SELECT p.version FROM projected_namespaces p WHERE p.namespace = $1)::text AS projected, u.used, q.quotas
        FROM unnest($2::timestamptz[]) WITH ORDINALITY AS i(at, ord)
@@ -233,7 +252,13 @@ export interface SharedPoint {
  * statement); with `upTo`, as of its last event at or before the instant but at most version `upTo`
  * (what the shared usage series holds of a namespace projected that far).
  */
-export async function sharedAtInstants(query: Query, namespace: string, key: string, instants: readonly string[], upTo?: number): Promise<SharedPoint[]> {
+export async function sharedAtInstants(
+  query: Query,
+  namespace: string,
+  key: string,
+  instants: readonly string[],
+  upTo?: number,
+): Promise<SharedPoint[]> {
   const rows = await query<{ ord: string; version: string | null; projected: string | null; used: RawQuantities | null }>(
     `SELECT i.ord::text AS ord, t.version::text AS version,
             (SELECT p.version FROM projected_namespaces p WHERE p.namespace = $1)::text AS projected, u.shared->$3 AS used

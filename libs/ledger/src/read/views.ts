@@ -97,14 +97,24 @@ export function limitRangeViewOfState(namespace: string, state: NamespaceState, 
 }
 
 export function limitRangeViewOfHead(namespace: string, entry: HeadJson['limitRanges'][number]): LimitRangeView {
-  return { namespace, definition: entry.definition, version: entry.version, createdAt: iso(entry.createdAt), updatedAt: iso(entry.updatedAt) };
+  return {
+    namespace,
+    definition: entry.definition,
+    version: entry.version,
+    createdAt: iso(entry.createdAt),
+    updatedAt: iso(entry.updatedAt),
+  };
 }
 
 /**
  * What a change changed: for a quota, the hard resources whose limit differs (plus `scopes`
  * or `scopeSelector` when those changed); for a limit range, the limit types that differ.
  */
-export function changedKeys(kind: 'quota' | 'limitRange', before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined): string[] {
+export function changedKeys(
+  kind: 'quota' | 'limitRange',
+  before: Record<string, unknown> | undefined,
+  after: Record<string, unknown> | undefined,
+): string[] {
   if (kind === 'quota') {
     const hardBefore = (before?.['hard'] ?? {}) as Record<string, string>;
     const hardAfter = (after?.['hard'] ?? {}) as Record<string, string>;

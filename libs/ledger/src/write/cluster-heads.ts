@@ -34,16 +34,20 @@ export async function namespaceLabels(client: pg.ClientBase): Promise<NamespaceL
 }
 
 export async function readSharedHead(client: pg.ClientBase, key: string): Promise<SharedHeadRow | undefined> {
-  const { rows } = await client.query<SharedHeadRow>(`SELECT key, revision::text AS revision, version::text AS version, state FROM shared_quota_heads WHERE key = $1`, [key]);
+  const { rows } = await client.query<SharedHeadRow>(
+    `SELECT key, revision::text AS revision, version::text AS version, state FROM shared_quota_heads WHERE key = $1`,
+    [key],
+  );
   return rows[0];
 }
 
 /** Locks the heads of these namespaces, in name order (the order every multi-head writer takes). */
 export async function lockNamespaceHeads(client: pg.ClientBase, namespaces: readonly string[]): Promise<Map<string, LockedHead>> {
   if (namespaces.length === 0) return new Map();
-  const { rows } = await client.query<LockedHead>(`SELECT namespace, version::text AS version, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace FOR NO KEY UPDATE`, [
-    [...new Set(namespaces)].sort(),
-  ]);
+  const { rows } = await client.query<LockedHead>(
+    `SELECT namespace, version::text AS version, state FROM namespace_heads WHERE namespace = ANY($1::text[]) ORDER BY namespace FOR NO KEY UPDATE`,
+    [[...new Set(namespaces)].sort()],
+  );
   return new Map(rows.map((r) => [r.namespace, r]));
 }
 

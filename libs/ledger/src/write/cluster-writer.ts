@@ -28,7 +28,15 @@ import { NamespaceUnitOfWork } from './unit-of-work.js';
 import { namespaceViewOf, sharedQuotaViewOf, type NamespaceView, type SharedQuotaView } from '../read/cluster-views.js';
 import { waitingUnder } from '../read/queue-queries.js';
 import { fairDrain, type DequeueOutcome } from './shared-drain.js';
-import { LIVE_SHARED_QUOTAS, liveSharedQuotas, lockNamespaceHeads, lockSharedHeads, namespaceLabels, readSharedHead, type LockedHead } from './cluster-heads.js';
+import {
+  LIVE_SHARED_QUOTAS,
+  liveSharedQuotas,
+  lockNamespaceHeads,
+  lockSharedHeads,
+  namespaceLabels,
+  readSharedHead,
+  type LockedHead,
+} from './cluster-heads.js';
 import { refusal, writeMeta } from './command-outcomes.js';
 
 /**
@@ -120,12 +128,26 @@ export class ClusterWriter {
       const head = await lockNamespaceHeads(tx.client, [name]);
       const current = head.get(name);
       const covering = sharedQuotasCovering(registry, name, definition);
-      const shared = await lockSharedHeads(tx.client, [...(current?.state.shared ?? []).map((q) => q.key), ...covering.map((d) => sharedQuotaKey(d.ref))]);
-      const crowded = crowdedRefusal(name, covering, new Set((current?.state.shared ?? []).map((q) => q.key)), (key) => shared.memberCount(key), this.namespacesMax);
+      const shared = await lockSharedHeads(tx.client, [
+        ...(current?.state.shared ?? []).map((q) => q.key),
+        ...covering.map((d) => sharedQuotaKey(d.ref)),
+      ]);
+      const crowded = crowdedRefusal(
+        name,
+        covering,
+        new Set((current?.state.shared ?? []).map((q) => q.key)),
+        (key) => shared.memberCount(key),
+        this.namespacesMax,
+      );
       if (crowded) throw refusal(crowded);
       const work = this.begin(tx, name, current, shared);
       const { answer: put } = await work.decide(
-        { type: 'PutNamespace', definition, uid, ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }) },
+        {
+          type: 'PutNamespace',
+          definition,
+          uid,
+          ...(options.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion }),
+        },
         writeMeta(options),
       );
       if (put.kind === 'Refused') throw refusal(put);
@@ -158,7 +180,10 @@ export class ClusterWriter {
         (current.state.shared ?? []).map((q) => q.key),
       );
       const work = this.begin(tx, name, current, shared);
-      const { answer } = await work.decide({ type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) }, writeMeta(options));
+      const { answer } = await work.decide(
+        { type: 'RemoveNamespace', ...(options.listedVersion ? { listedVersion: options.listedVersion } : {}) },
+        writeMeta(options),
+      );
       if (answer.kind === 'Refused') throw refusal(answer);
       await work.decide(this.sync(covering.map(appliedSharedQuota)), writeMeta(options));
       return removed(before, await flushWorks(tx.client, [work], tx.now, shared));
@@ -173,7 +198,9 @@ export class ClusterWriter {
    */
   async relabelProblem(definition: NamespaceDefinition): Promise<string | undefined> {
     const name = definition.name;
-    const registry: SharedQuotaDefinition[] = (await this.dataSource.query(LIVE_SHARED_QUOTAS)).map((r: { definition: SharedQuotaDefinition }) => r.definition);
+    const registry: SharedQuotaDefinition[] = (await this.dataSource.query(LIVE_SHARED_QUOTAS)).map(
+      (r: { definition: SharedQuotaDefinition }) => r.definition,
+    );
     const covering = sharedQuotasCovering(registry, name, definition);
     if (covering.length === 0) return undefined;
     const rows: { key: string; members: number; here: boolean }[] = await this.dataSource.query(
@@ -215,7 +242,12 @@ export class ClusterWriter {
       committed = works.units;
       const plan = works.shared.plans().find((p) => p.key === key);
       assert(plan, `shared quota ${key} was written`);
-      return { created: answer.kind === 'Defined', changed: true, view: sharedQuotaViewOf(key, plan.version, plan.state) as SharedQuotaView, position };
+      return {
+        created: answer.kind === 'Defined',
+        changed: true,
+        view: sharedQuotaViewOf(key, plan.version, plan.state) as SharedQuotaView,
+        position,
+      };
     });
     this.tell(committed);
     // Unchanged: it stands on its stream's last definition event.
@@ -285,11 +317,14 @@ export class ClusterWriter {
     );
     const shared = await lockSharedHeads(tx.client, [key]);
     if (!shared.has(key)) shared.take({ key });
-    for (const event of events) shared.define(key, stored, { type: event.type, data: event.data, ...eventMeta(options), at: tx.now }, tx.now);
+    for (const event of events)
+      shared.define(key, stored, { type: event.type, data: event.data, ...eventMeta(options), at: tx.now }, tx.now);
     const units: NamespaceUnitOfWork[] = [];
     for (const { namespace, covered } of resync) {
       const work = this.begin(tx, namespace, heads.get(namespace), shared);
-      const keep: AppliedSharedQuota[] = [...work.current.shared.values()].filter((q) => q.key !== key).map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
+      const keep: AppliedSharedQuota[] = [...work.current.shared.values()]
+        .filter((q) => q.key !== key)
+        .map((q) => ({ key: q.key, ref: q.ref, spec: q.definition.spec }));
       await work.decide(this.sync(covered && stored ? [...keep, appliedSharedQuota(stored)] : keep), writeMeta(options));
       units.push(work);
     }
@@ -298,7 +333,16 @@ export class ClusterWriter {
 
   private begin(tx: Tx, namespace: string, head: LockedHead | undefined, shared: SharedHeads): NamespaceUnitOfWork {
     const row = { namespace, head_version: head?.version ?? null, decisions: null, reservations: null };
-    return NamespaceUnitOfWork.begin(tx.client, namespace, tx.now, head ? { version: Number(head.version), state: head.state } : undefined, EMPTY_READ, row, shared, this.options.queuePolicy);
+    return NamespaceUnitOfWork.begin(
+      tx.client,
+      namespace,
+      tx.now,
+      head ? { version: Number(head.version), state: head.state } : undefined,
+      EMPTY_READ,
+      row,
+      shared,
+      this.options.queuePolicy,
+    );
   }
 
   /**
@@ -315,7 +359,8 @@ export class ClusterWriter {
     return this.retries.run((attempt) => this.once(attempt, body), {
       conflicted: (cause) => this.stats.conflicts[cause]++,
       retrying: () => this.stats.retries++,
-      gaveUp: (attempts) => new LedgerError('Unavailable', `the change conflicted with concurrent ones ${attempts} times; retry`, { retryAfterSeconds: 1 }),
+      gaveUp: (attempts) =>
+        new LedgerError('Unavailable', `the change conflicted with concurrent ones ${attempts} times; retry`, { retryAfterSeconds: 1 }),
     });
   }
 
@@ -343,7 +388,9 @@ export class ClusterWriter {
 
 /** What the shared-quota decider needs of a head. */
 function factsOf(head: SharedHeadRow | undefined) {
-  return head ? { version: Number(head.version), definition: head.state.definition ?? undefined, members: Object.keys(head.state.members) } : undefined;
+  return head
+    ? { version: Number(head.version), definition: head.state.definition ?? undefined, members: Object.keys(head.state.members) }
+    : undefined;
 }
 
 /** A shared quota's own event: the actor, and the Kubernetes user it relayed (a LedgerClusterQuota's author). */

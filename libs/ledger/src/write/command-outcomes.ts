@@ -1,4 +1,12 @@
-import { assert, groupResourceString, initialState, type AnswerOf, type NamespaceCommand, type NamespaceFacts, type Refusal } from '@quota/domain';
+import {
+  assert,
+  groupResourceString,
+  initialState,
+  type AnswerOf,
+  type NamespaceCommand,
+  type NamespaceFacts,
+  type Refusal,
+} from '@quota/domain';
 import { LedgerError } from '../ledger-error.js';
 import type { AdmitCommand, AdmitOutcome, CommitOutcome, PutOptions, WriteOptions } from '../ledger.types.js';
 import { reservationViewOf } from '../read/views.js';
@@ -26,11 +34,19 @@ export function admitOutcome(step: Step<AnswerOf['AdmitObject']>): AdmitOutcome 
       return { result: answer.result, repeated: true, decisionId: step.decision?.id ?? '', managed, ...uncharged(answer) };
     case 'Decided':
       if (!step.decision) return { result: answer.result, repeated: false, decisionId: '', managed: true, ...uncharged(answer) };
-      return { result: answer.result, repeated: false, decisionId: step.decision.id ?? '', managed: true, position: step.position, ...uncharged(answer) };
+      return {
+        result: answer.result,
+        repeated: false,
+        decisionId: step.decision.id ?? '',
+        managed: true,
+        position: step.position,
+        ...uncharged(answer),
+      };
   }
 }
 
-const uncharged = (answer: { readonly uncharged?: readonly string[] }): Pick<AdmitOutcome, 'uncharged'> => (answer.uncharged ? { uncharged: answer.uncharged } : {});
+const uncharged = (answer: { readonly uncharged?: readonly string[] }): Pick<AdmitOutcome, 'uncharged'> =>
+  answer.uncharged ? { uncharged: answer.uncharged } : {};
 
 /** Roughly what a command writes: a reconcile one reservation and event per object listed, a definition its spec, anything else a few rows. */
 export function bytesOf(command: NamespaceCommand): number {
@@ -55,12 +71,19 @@ export function refusal(answer: Refusal): LedgerError {
 }
 
 /** A commit's or release's outcome, and the reservation's latest event: what a repeat (which appended nothing) stands on. */
-export function settled(namespace: string, step: Step<unknown>, changed: boolean): { outcome: CommitOutcome; latest: EventRef | undefined } {
+export function settled(
+  namespace: string,
+  step: Step<unknown>,
+  changed: boolean,
+): { outcome: CommitOutcome; latest: EventRef | undefined } {
   const record = step.reservation;
   assert(record, `the reservation was read before it was decided on`);
   const view = reservationViewOf(namespace, record);
   const version = record.eventVersions.at(-1);
-  return { outcome: { view, changed, position: step.position }, latest: version === undefined ? undefined : { stream: namespace, version } };
+  return {
+    outcome: { view, changed, position: step.position },
+    latest: version === undefined ? undefined : { stream: namespace, version },
+  };
 }
 
 export function expected(options: PutOptions): { expectedVersion?: number; unmanagedOnly?: true } {

@@ -19,7 +19,10 @@ export type EventRef = { readonly stream: string; readonly version: number } | {
 export async function positionOf(dataSource: DataSource, ref: EventRef): Promise<string | undefined> {
   const query =
     'version' in ref
-      ? { text: `SELECT position::text AS position FROM ledger_events WHERE namespace = $1 AND version = $2`, values: [ref.stream, ref.version] }
+      ? {
+          text: `SELECT position::text AS position FROM ledger_events WHERE namespace = $1 AND version = $2`,
+          values: [ref.stream, ref.version],
+        }
       : {
           text: `SELECT e.position::text AS position FROM reservations AS r
                    JOIN ledger_events AS e ON e.namespace = r.namespace AND e.version = r.event_versions[1]
@@ -35,7 +38,11 @@ export async function positionOf(dataSource: DataSource, ref: EventRef): Promise
 }
 
 /** A write's result as it is, or, when the write appended nothing, with the position of the event it points to. */
-export async function pointing<R extends { readonly position?: string | undefined }>(dataSource: DataSource, result: R, ref: EventRef | undefined): Promise<R> {
+export async function pointing<R extends { readonly position?: string | undefined }>(
+  dataSource: DataSource,
+  result: R,
+  ref: EventRef | undefined,
+): Promise<R> {
   if (result.position !== undefined || ref === undefined) return result;
   const position = await positionOf(dataSource, ref);
   return position === undefined ? result : { ...result, position };

@@ -78,13 +78,23 @@ const TEXTS = new Map<string, { readonly name: string; readonly text: string }>(
  * number of plans that append events plus the shared heads written; if it does not, a head moved
  * and nothing of that namespace was written: the caller rolls the transaction back.
  */
-export function flushStatement(plans: readonly FlushPlan[], now: number, shared: readonly SharedHeadPlan[] = []): pg.QueryConfig | undefined {
+export function flushStatement(
+  plans: readonly FlushPlan[],
+  now: number,
+  shared: readonly SharedHeadPlan[] = [],
+): pg.QueryConfig | undefined {
   const appending = plans.filter((p) => p.events.length > 0);
   const decisions = plans.flatMap((p) => p.decisions.map((input) => ({ namespace: p.namespace, appends: p.events.length > 0, input })));
   if (appending.length === 0 && decisions.length === 0 && shared.length === 0) return undefined;
   const created = appending.flatMap((p) => p.created.map((r) => reservationRow(p.namespace, r)));
   const changed = appending.flatMap((p) => p.changed.map((r) => reservationRow(p.namespace, r)));
-  const shape: Shape = { shared: shared.length > 0, appending: appending.length > 0, created: created.length > 0, changed: changed.length > 0, decisions: decisions.length > 0 };
+  const shape: Shape = {
+    shared: shared.length > 0,
+    appending: appending.length > 0,
+    created: created.length > 0,
+    changed: changed.length > 0,
+    decisions: decisions.length > 0,
+  };
   const key = `${+shape.shared}${+shape.appending}${+shape.created}${+shape.changed}${+shape.decisions}`;
   let statement = TEXTS.get(key);
   if (!statement) {
@@ -116,12 +126,38 @@ export function statementText(shape: Shape): string {
   return `WITH ${ctes.join(',\n')} SELECT ${ids}, ${headCheck}, ${positions}`;
 }
 
-function appendValues(plans: readonly FlushPlan[], shared: readonly SharedHeadPlan[], created: readonly unknown[], changed: readonly unknown[]): unknown[] {
-  const heads = plans.map((p) => ({ namespace: p.namespace, base: p.base.version, existed: p.base.existed, version: p.head.version, state: p.head.state }));
+function appendValues(
+  plans: readonly FlushPlan[],
+  shared: readonly SharedHeadPlan[],
+  created: readonly unknown[],
+  changed: readonly unknown[],
+): unknown[] {
+  const heads = plans.map((p) => ({
+    namespace: p.namespace,
+    base: p.base.version,
+    existed: p.base.existed,
+    version: p.head.version,
+    state: p.head.state,
+  }));
   // A shared quota's definition events are its own stream, keyed like its head.
-  const events = [...plans.flatMap((p) => p.events.map((e) => ({ namespace: p.namespace, ...e }))), ...shared.flatMap((h) => h.events.map((e) => ({ namespace: h.key, ...e })))];
+  const events = [
+    ...plans.flatMap((p) => p.events.map((e) => ({ namespace: p.namespace, ...e }))),
+    ...shared.flatMap((h) => h.events.map((e) => ({ namespace: h.key, ...e }))),
+  ];
   const values: unknown[] = [];
-  if (shared.length > 0) values.push(JSON.stringify(shared.map((h) => ({ key: h.key, base: h.base.revision, existed: h.base.existed, revision: h.revision, version: h.version, state: h.state }))));
+  if (shared.length > 0)
+    values.push(
+      JSON.stringify(
+        shared.map((h) => ({
+          key: h.key,
+          base: h.base.revision,
+          existed: h.base.existed,
+          revision: h.revision,
+          version: h.version,
+          state: h.state,
+        })),
+      ),
+    );
   values.push(JSON.stringify(heads), JSON.stringify(events));
   if (created.length > 0) values.push(JSON.stringify(created));
   if (changed.length > 0) values.push(JSON.stringify(changed));

@@ -11,8 +11,15 @@ import type { NamespaceUnitOfWork } from './unit-of-work.js';
  * of the last event written (undefined when none was), and tells each unit of work its
  * decisions' ids and its events' positions.
  */
-export async function flushWorks(client: pg.ClientBase, works: readonly NamespaceUnitOfWork[], now: number, shared: SharedHeads): Promise<string | undefined> {
-  const planned = works.map((work) => ({ work, plan: work.plan() })).filter((p): p is { work: NamespaceUnitOfWork; plan: FlushPlan } => p.plan !== undefined);
+export async function flushWorks(
+  client: pg.ClientBase,
+  works: readonly NamespaceUnitOfWork[],
+  now: number,
+  shared: SharedHeads,
+): Promise<string | undefined> {
+  const planned = works
+    .map((work) => ({ work, plan: work.plan() }))
+    .filter((p): p is { work: NamespaceUnitOfWork; plan: FlushPlan } => p.plan !== undefined);
   const sharedPlans = shared.plans();
   const statement = flushStatement(
     planned.map((p) => p.plan),

@@ -105,7 +105,15 @@ function committer(db: FakeDatabase, retryMax = 5): GroupCommitter {
 /** A command that records one denial named `name` (a decision, no events) and answers its name. */
 const deny = (name: string): NamespaceJob<string> => ({
   async run(work) {
-    work.recordDecision({ source: 'rest', operation: 'CREATE', resource: 'pods', name, requester: 'alice', dryRun: false, result: { allowed: false, code: 403, dryRun: false } });
+    work.recordDecision({
+      source: 'rest',
+      operation: 'CREATE',
+      resource: 'pods',
+      name,
+      requester: 'alice',
+      dryRun: false,
+      result: { allowed: false, code: 403, dryRun: false },
+    });
     return name;
   },
 });
@@ -114,7 +122,11 @@ describe('GroupCommitter over a fake client: retry and bisect', () => {
   it('commits a batch of several namespaces whole, in one transaction', async () => {
     const db = new FakeDatabase();
     const group = committer(db);
-    const answers = await Promise.all([group.submit('ns-a', deny('a1')), group.submit('ns-a', deny('a2')), group.submit('ns-b', deny('b1'))]);
+    const answers = await Promise.all([
+      group.submit('ns-a', deny('a1')),
+      group.submit('ns-a', deny('a2')),
+      group.submit('ns-b', deny('b1')),
+    ]);
     await group.close();
     expect(answers).toEqual(['a1', 'a2', 'b1']);
     expect(db.writes).toHaveLength(1);
@@ -174,7 +186,10 @@ describe('GroupCommitter over a fake client: retry and bisect', () => {
     const group = committer(db, 3);
     const answer = group.submit('ns-a', deny('a1'));
     await expect(answer).rejects.toThrow(LedgerError);
-    await expect(answer).rejects.toMatchObject({ code: 'Unavailable', message: expect.stringContaining('conflicted with concurrent ones 3 times') });
+    await expect(answer).rejects.toMatchObject({
+      code: 'Unavailable',
+      message: expect.stringContaining('conflicted with concurrent ones 3 times'),
+    });
     await group.close();
     expect(db.writes).toHaveLength(3);
     expect(db.committed()).toEqual([]);

@@ -53,7 +53,13 @@ export class GroupCommitter {
   private pumpScheduled = false;
   private timer: NodeJS.Timeout | undefined;
   private closing = false;
-  readonly stats: BatchStats = { transactions: 0, commands: 0, retries: 0, unavailable: 0, conflicts: { serialization: 0, version: 0, unique: 0, locked: 0 } };
+  readonly stats: BatchStats = {
+    transactions: 0,
+    commands: 0,
+    retries: 0,
+    unavailable: 0,
+    conflicts: { serialization: 0, version: 0, unique: 0, locked: 0 },
+  };
 
   constructor(
     private readonly dataSource: DataSource,
@@ -69,10 +75,19 @@ export class GroupCommitter {
     }
     if (queue.pending.length >= this.options.queueMax) {
       this.stats.unavailable++;
-      return Promise.reject(new LedgerError('Unavailable', `too many requests are waiting for namespace ${namespace}; retry shortly`, { retryAfterSeconds: 1 }));
+      return Promise.reject(
+        new LedgerError('Unavailable', `too many requests are waiting for namespace ${namespace}; retry shortly`, { retryAfterSeconds: 1 }),
+      );
     }
     const promise = new Promise<R>((resolve, reject) => {
-      queue.pending.push({ job: job as NamespaceJob<unknown>, resolve: resolve as (value: unknown) => void, reject, attempts: 0, held: 0, alone: false });
+      queue.pending.push({
+        job: job as NamespaceJob<unknown>,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        attempts: 0,
+        held: 0,
+        alone: false,
+      });
     });
     this.schedule();
     return promise;
@@ -264,19 +279,30 @@ export class GroupCommitter {
 function unavailable(error: unknown, attempts?: number): LedgerError {
   if (error instanceof LedgerError) return error;
   if (isRetryableConflict(error)) {
-    return new LedgerError('Unavailable', `the namespace is too busy: the decision conflicted with concurrent ones ${attempts ?? 0} times; retry`, { retryAfterSeconds: 1 });
+    return new LedgerError(
+      'Unavailable',
+      `the namespace is too busy: the decision conflicted with concurrent ones ${attempts ?? 0} times; retry`,
+      { retryAfterSeconds: 1 },
+    );
   }
   if (isTimeout(error)) return new LedgerError('Unavailable', 'the ledger did not answer in time; retry', { retryAfterSeconds: 1 });
-  if (isConnectionError(error)) return new LedgerError('Unavailable', 'the ledger database is unreachable; retry', { retryAfterSeconds: 1 });
+  if (isConnectionError(error))
+    return new LedgerError('Unavailable', 'the ledger database is unreachable; retry', { retryAfterSeconds: 1 });
   return error instanceof Error ? (error as LedgerError) : new LedgerError('Unavailable', String(error));
 }
 
 function busy(waitedMs: number): LedgerError {
-  return new LedgerError('Unavailable', `the namespace is too busy: other writers held it for ${waitedMs} ms; retry`, { retryAfterSeconds: 1 });
+  return new LedgerError('Unavailable', `the namespace is too busy: other writers held it for ${waitedMs} ms; retry`, {
+    retryAfterSeconds: 1,
+  });
 }
 
 function unknownOutcome(): LedgerError {
-  return new LedgerError('Unavailable', 'the connection to the ledger was lost while committing: the outcome is unknown; repeat the request with the same request id to learn it', {
-    retryAfterSeconds: 1,
-  });
+  return new LedgerError(
+    'Unavailable',
+    'the connection to the ledger was lost while committing: the outcome is unknown; repeat the request with the same request id to learn it',
+    {
+      retryAfterSeconds: 1,
+    },
+  );
 }

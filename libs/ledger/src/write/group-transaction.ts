@@ -66,7 +66,13 @@ export type Attempt =
  * (test/integration/serializable.test.ts moves a head between the prefetch and the
  * transaction and checks the re-read.)
  */
-export async function attemptGroup(hooks: TransactionHooks, stats: BatchStats, runner: QueryRunner, client: pg.PoolClient, group: readonly Part[]): Promise<Attempt> {
+export async function attemptGroup(
+  hooks: TransactionHooks,
+  stats: BatchStats,
+  runner: QueryRunner,
+  client: pg.PoolClient,
+  group: readonly Part[],
+): Promise<Attempt> {
   let commitSent = false;
   let culprit: Queued | undefined;
   try {
@@ -79,7 +85,16 @@ export async function attemptGroup(hooks: TransactionHooks, stats: BatchStats, r
     const works: NamespaceUnitOfWork[] = [];
     for (const { namespace, read, part, facts } of taken) {
       const head = heads.get(namespace);
-      const work = NamespaceUnitOfWork.begin(client, namespace, now, head ? { version: Number(head.version), state: head.state } : undefined, read, facts, shared, hooks.queuePolicy);
+      const work = NamespaceUnitOfWork.begin(
+        client,
+        namespace,
+        now,
+        head ? { version: Number(head.version), state: head.state } : undefined,
+        read,
+        facts,
+        shared,
+        hooks.queuePolicy,
+      );
       works.push(work);
       for (const queued of part.batch) {
         const mark = work.mark();

@@ -12,7 +12,9 @@ export class LedgerClock {
 
   async now(): Promise<number> {
     if (this.clock) return this.clock();
-    const rows: { now_ms: number }[] = await this.dataSource.query(`SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`);
+    const rows: { now_ms: number }[] = await this.dataSource.query(
+      `SELECT (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`,
+    );
     return Math.floor(rows[0]?.now_ms ?? Date.now());
   }
 }

@@ -87,7 +87,10 @@ export class LedgerCommands {
     this.newId = options.newId ?? randomUUID;
     this.clock = new LedgerClock(dataSource, options.clock);
     this.quotaLimit = { max: options.quotasPerNamespaceMax ?? DEFAULTS.quotasPerNamespaceMax, setting: 'QUOTAS_PER_NAMESPACE_MAX' };
-    this.limitRangeLimit = { max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax, setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX' };
+    this.limitRangeLimit = {
+      max: options.limitRangesPerNamespaceMax ?? DEFAULTS.limitRangesPerNamespaceMax,
+      setting: 'LIMIT_RANGES_PER_NAMESPACE_MAX',
+    };
     this.warnAtPercent = options.quotaWarningPercent ? options.quotaWarningPercent : undefined;
     this.awaitFirstCount = options.awaitFirstCount === true;
     this.queueTotalMax = options.queueTotalMax ?? DEFAULTS.queueTotalMax;
@@ -165,7 +168,11 @@ export class LedgerCommands {
     const key = command.requestKey !== undefined && !command.dryRun ? command.requestKey : undefined;
     if (command.wait && !command.dryRun && (await queuedTotal(this.dataSource)) >= this.queueTotalMax) {
       // Checked before the transaction (a bound, not an invariant): one more waiter than the bound may slip in per race.
-      throw new LedgerError('TooManyRequests', `${this.queueTotalMax} reservations are queued in all namespaces (QUEUE_TOTAL_MAX); retry later`, { retryAfterSeconds: 5 });
+      throw new LedgerError(
+        'TooManyRequests',
+        `${this.queueTotalMax} reservations are queued in all namespaces (QUEUE_TOTAL_MAX); retry later`,
+        { retryAfterSeconds: 5 },
+      );
     }
     // Computed outside the transaction: the key is a claim checked against what it was first used for.
     const digest = key === undefined ? undefined : requestDigest(command);
@@ -187,12 +194,28 @@ export class LedgerCommands {
           ...(request.name ? { name: request.name } : {}),
           ...(kindOf(command) ? { kind: kindOf(command) } : {}),
           resources: command.resources,
-          ...(command.wait ? { wait: { ms: command.wait.seconds * 1000, priority: command.wait.priority, principal: command.requester } } : {}),
+          ...(command.wait
+            ? { wait: { ms: command.wait.seconds * 1000, priority: command.wait.priority, principal: command.requester } }
+            : {}),
         }
-      : { type: 'AdmitObject', ...common, request, ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}) };
-    const meta = { actor: command.requester, ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}), ...(command.requestKey ? { requestId: command.requestKey } : {}) };
+      : {
+          type: 'AdmitObject',
+          ...common,
+          request,
+          ...(this.admission.limitedResources ? { limitedResources: this.admission.limitedResources } : {}),
+        };
+    const meta = {
+      actor: command.requester,
+      ...(command.onBehalfOf ? { onBehalfOf: command.onBehalfOf } : {}),
+      ...(command.requestKey ? { requestId: command.requestKey } : {}),
+    };
     // What the step keeps, as data: the decisions-log row for an answer decided now (unless unlogged), the stored one for a repeat.
-    const keep: Keep = { decision: { ...(key === undefined ? {} : { requestKey: key }), ...(command.logged === false ? {} : { row: decisionOf(command, key, digest) }) } };
+    const keep: Keep = {
+      decision: {
+        ...(key === undefined ? {} : { requestKey: key }),
+        ...(command.logged === false ? {} : { row: decisionOf(command, key, digest) }),
+      },
+    };
     const step = await this.handle(command.namespace, decided, meta, keep);
     const outcome = admitOutcome(step);
     // A repeat, or an object admitted again, appended nothing: it stands on its reservation's
@@ -212,8 +235,17 @@ export class LedgerCommands {
     return pointing(this.dataSource, outcome, latest);
   }
 
-  async release(namespace: string, reservationId: string, options: WriteOptions & { readonly reason?: ReleaseReason; readonly by?: 'rest' }): Promise<ReleaseOutcome> {
-    const command = { type: 'ReleaseReservation', reservationId, reason: options.reason ?? 'cancelled', ...(options.by ? { by: options.by } : {}) } as const;
+  async release(
+    namespace: string,
+    reservationId: string,
+    options: WriteOptions & { readonly reason?: ReleaseReason; readonly by?: 'rest' },
+  ): Promise<ReleaseOutcome> {
+    const command = {
+      type: 'ReleaseReservation',
+      reservationId,
+      reason: options.reason ?? 'cancelled',
+      ...(options.by ? { by: options.by } : {}),
+    } as const;
     const step = await this.handle(namespace, command, writeMeta(options), { reservation: reservationId });
     if (step.answer.kind === 'Refused') throw refusal(step.answer);
     const { outcome, latest } = settled(namespace, step, step.answer.kind === 'Released');
@@ -239,7 +271,11 @@ export class LedgerCommands {
    * reservation once, and a reservation admitted while the listing ran is judged by the state
    * that includes it.
    */
-  async reconcile(namespace: string, listing: ReconcileListing, options: WriteOptions & { readonly graceMs: number }): Promise<ReconcileOutcome> {
+  async reconcile(
+    namespace: string,
+    listing: ReconcileListing,
+    options: WriteOptions & { readonly graceMs: number },
+  ): Promise<ReconcileOutcome> {
     const countable = listing.countable === false ? { countable: false } : {};
     // Measured once, outside the transaction (and its retries), as of the listing's start.
     const listed = measureListing(listing.objects, listing.listedAt);
@@ -267,7 +303,14 @@ export class LedgerCommands {
   }
 
   async putQuota(namespace: string, definition: QuotaDefinition, options: PutOptions): Promise<PutResult<QuotaView>> {
-    const command = { type: 'PutQuota', definition, uid: this.newId(), limit: this.quotaLimit, awaitFirstCount: this.awaitFirstCount, ...expected(options) } as const;
+    const command = {
+      type: 'PutQuota',
+      definition,
+      uid: this.newId(),
+      limit: this.quotaLimit,
+      awaitFirstCount: this.awaitFirstCount,
+      ...expected(options),
+    } as const;
     const { answer, after, position } = await this.handle(namespace, command, writeMeta(options));
     if (answer.kind === 'Refused') throw refusal(answer);
     const view = quotaViewOfState(namespace, after, definition.name);
@@ -278,7 +321,11 @@ export class LedgerCommands {
   }
 
   async deleteQuota(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<QuotaView>> {
-    const { answer, before, position } = await this.handle(namespace, { type: 'RemoveQuota', name, ...unmanaged(options) }, writeMeta(options));
+    const { answer, before, position } = await this.handle(
+      namespace,
+      { type: 'RemoveQuota', name, ...unmanaged(options) },
+      writeMeta(options),
+    );
     if (answer.kind === 'Refused') throw refusal(answer);
     const last = quotaViewOfState(namespace, before, name);
     assert(last, `quota ${name} existed before its removal`);
@@ -286,7 +333,14 @@ export class LedgerCommands {
   }
 
   async putLimitRange(namespace: string, definition: LimitRangeDefinition, options: PutOptions): Promise<PutResult<LimitRangeView>> {
-    const command = { type: 'PutLimitRange', definition, uid: this.newId(), limit: this.limitRangeLimit, awaitFirstCount: this.awaitFirstCount, ...expected(options) } as const;
+    const command = {
+      type: 'PutLimitRange',
+      definition,
+      uid: this.newId(),
+      limit: this.limitRangeLimit,
+      awaitFirstCount: this.awaitFirstCount,
+      ...expected(options),
+    } as const;
     const { answer, after, position } = await this.handle(namespace, command, writeMeta(options));
     if (answer.kind === 'Refused') throw refusal(answer);
     const view = limitRangeViewOfState(namespace, after, definition.name);
@@ -296,7 +350,11 @@ export class LedgerCommands {
   }
 
   async deleteLimitRange(namespace: string, name: string, options: WriteOptions): Promise<RemoveResult<LimitRangeView>> {
-    const { answer, before, position } = await this.handle(namespace, { type: 'RemoveLimitRange', name, ...unmanaged(options) }, writeMeta(options));
+    const { answer, before, position } = await this.handle(
+      namespace,
+      { type: 'RemoveLimitRange', name, ...unmanaged(options) },
+      writeMeta(options),
+    );
     if (answer.kind === 'Refused') throw refusal(answer);
     const last = limitRangeViewOfState(namespace, before, name);
     assert(last, `limit range ${name} existed before its removal`);
@@ -309,18 +367,28 @@ export class LedgerCommands {
    * the unit of work applies: the batch writes a decision with it); the Step comes back once the
    * transaction has committed. A retried transaction runs all of it again on fresh reads.
    */
-  private async handle<C extends NamespaceCommand>(namespace: string, command: C, meta: EventMeta, keep?: Keep): Promise<Step<AnswerOf[C['type']]>> {
+  private async handle<C extends NamespaceCommand>(
+    namespace: string,
+    command: C,
+    meta: EventMeta,
+    keep?: Keep,
+  ): Promise<Step<AnswerOf[C['type']]>> {
     const first = needsOf(command, unread(namespace));
     const step = await this.groups.submit(namespace, {
       ...(first ? { prefetch: first } : {}),
       bytes: bytesOf(command),
       run: (work) => work.decide(command, meta, keep),
     });
-    if (step.events.some((event) => event.type === 'CountAwaited')) for (const listener of this.countAwaitedListeners) listener([namespace]);
-    const freed = step.events.length > 0 && (step.before.shared.size > 0 || step.after.shared.size > 0) ? freedSharedKeys(step.before, step.after, step.events) : [];
+    if (step.events.some((event) => event.type === 'CountAwaited'))
+      for (const listener of this.countAwaitedListeners) listener([namespace]);
+    const freed =
+      step.events.length > 0 && (step.before.shared.size > 0 || step.after.shared.size > 0)
+        ? freedSharedKeys(step.before, step.after, step.events)
+        : [];
     if (freed.length > 0) for (const listener of this.sharedFreedListeners) listener(freed);
     if (step.before.queue.size > 0 && this.dequeuedListeners.length > 0) {
-      for (const { outcome, waitedMs } of dequeuedBy(step.before, step.events, step.after.lastEventAt ?? 0)) for (const listener of this.dequeuedListeners) listener(outcome, waitedMs);
+      for (const { outcome, waitedMs } of dequeuedBy(step.before, step.events, step.after.lastEventAt ?? 0))
+        for (const listener of this.dequeuedListeners) listener(outcome, waitedMs);
     }
     return step;
   }

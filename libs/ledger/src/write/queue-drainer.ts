@@ -89,7 +89,9 @@ export class QueueDrainer {
     try {
       for (let key = first(this.freed); key !== undefined; key = first(this.freed)) {
         this.freed.delete(key);
-        await this.writer.drainSharedQueue(key, { actor: 'system:queue-fair-share' }).catch((error: unknown) => this.warn('a fair drain', error));
+        await this.writer
+          .drainSharedQueue(key, { actor: 'system:queue-fair-share' })
+          .catch((error: unknown) => this.warn('a fair drain', error));
       }
     } finally {
       this.draining = false;

@@ -32,7 +32,13 @@ export interface ReadRow {
  * order given). Prepared once per connection (named), so PostgreSQL does not plan it per group.
  */
 export function keyedRead(reads: readonly { readonly namespace: string; readonly read: KeyedRead }[]): pg.QueryConfig {
-  const input = reads.map(({ namespace, read }, ord) => ({ ord, ns: namespace, keys: read.requestKeys, uids: read.uids, ids: read.reservationIds }));
+  const input = reads.map(({ namespace, read }, ord) => ({
+    ord,
+    ns: namespace,
+    keys: read.requestKeys,
+    uids: read.uids,
+    ids: read.reservationIds,
+  }));
   return { name: 'ledger_read', text: READ_SQL, values: [JSON.stringify(input)] };
 }
 

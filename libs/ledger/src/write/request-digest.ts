@@ -10,7 +10,9 @@ import type { AdmitCommand } from '../ledger.types.js';
  */
 export function requestDigest(command: AdmitCommand): string {
   const { namespace, source, request, resources, ttlMs, requester, onBehalfOf } = command;
-  return createHash('sha256').update(canonicalJson({ namespace, source, request, resources, ttlMs, requester, onBehalfOf })).digest('base64url');
+  return createHash('sha256')
+    .update(canonicalJson({ namespace, source, request, resources, ttlMs, requester, onBehalfOf }))
+    .digest('base64url');
 }
 
 /** JSON with every object's keys sorted (undefined members left out, as JSON.stringify does). */

@@ -22,7 +22,11 @@ describe('RetryPolicy', () => {
   it('retries a transaction that conflicted, throws any other error at once, and says when it gave up', async () => {
     const fast = new RetryPolicy({ retryMax: 3, retryBaseMs: 1, retryMaxDelayMs: 1 });
     const counted: string[] = [];
-    const on = { conflicted: (cause: string) => counted.push(cause), retrying: () => counted.push('retry'), gaveUp: (n: number) => new Error(`gave up after ${n}`) };
+    const on = {
+      conflicted: (cause: string) => counted.push(cause),
+      retrying: () => counted.push('retry'),
+      gaveUp: (n: number) => new Error(`gave up after ${n}`),
+    };
     let calls = 0;
     await expect(fast.run(async (attempt) => (++calls < 2 ? Promise.reject(new VersionConflict('ns', 1)) : attempt), on)).resolves.toBe(2);
     expect(counted).toEqual(['version', 'retry']);

@@ -50,7 +50,11 @@ export class RetryPolicy {
    */
   async run<R>(
     transaction: (attempt: number) => Promise<R>,
-    on: { readonly conflicted: (cause: ConflictCause) => void; readonly retrying: () => void; readonly gaveUp: (attempts: number, error: unknown) => Error },
+    on: {
+      readonly conflicted: (cause: ConflictCause) => void;
+      readonly retrying: () => void;
+      readonly gaveUp: (attempts: number, error: unknown) => Error;
+    },
   ): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       try {

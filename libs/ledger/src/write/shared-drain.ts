@@ -8,7 +8,12 @@ import type { EventMeta, NamespaceUnitOfWork } from './unit-of-work.js';
  * the transaction read them); each unit appends its namespace's events in that order.
  * Returns how many were admitted, per namespace.
  */
-export function fairDrain(units: readonly NamespaceUnitOfWork[], key: string, meta: EventMeta, dequeued: { outcome: DequeueOutcome; waitedMs: number }[] = []): Map<string, number> {
+export function fairDrain(
+  units: readonly NamespaceUnitOfWork[],
+  key: string,
+  meta: EventMeta,
+  dequeued: { outcome: DequeueOutcome; waitedMs: number }[] = [],
+): Map<string, number> {
   const byNamespace = new Map(units.map((unit) => [unit.namespace, unit]));
   const decision = decideFairDrain(
     units.map((unit) => unit.facts),
@@ -26,10 +31,18 @@ export function fairDrain(units: readonly NamespaceUnitOfWork[], key: string, me
 /** How a queued reservation stopped waiting, as the queue-wait metric labels it. */
 export type DequeueOutcome = 'admitted' | 'cancelled' | 'expired';
 
-const DEQUEUE_OUTCOMES: Readonly<Record<string, DequeueOutcome>> = { AdmittedFromQueue: 'admitted', Cancelled: 'cancelled', Expired: 'expired' };
+const DEQUEUE_OUTCOMES: Readonly<Record<string, DequeueOutcome>> = {
+  AdmittedFromQueue: 'admitted',
+  Cancelled: 'cancelled',
+  Expired: 'expired',
+};
 
 /** Each waiter these events took out of the queue, with how long it waited (`now`: the transaction's time). */
-export function dequeuedBy(before: NamespaceState, events: readonly LedgerEvent[], now: number): { outcome: DequeueOutcome; waitedMs: number }[] {
+export function dequeuedBy(
+  before: NamespaceState,
+  events: readonly LedgerEvent[],
+  now: number,
+): { outcome: DequeueOutcome; waitedMs: number }[] {
   return events.flatMap((event) => {
     const outcome = DEQUEUE_OUTCOMES[event.type];
     const waiter = outcome && 'reservationId' in event.data ? before.queue.get(event.data.reservationId) : undefined;

@@ -173,7 +173,9 @@ export class NamespaceUnitOfWork {
     const shared = this.shared;
     assert(shared, `namespace ${this.namespace} is covered by shared quotas, whose heads were not read`);
     // Only the heads read in this transaction: admission reads every one (admissionViewOf checks).
-    return new Map([...this.state.shared.keys()].filter((key) => shared.has(key)).map((key) => [key, shared.elsewhere(key, this.namespace)]));
+    return new Map(
+      [...this.state.shared.keys()].filter((key) => shared.has(key)).map((key) => [key, shared.elsewhere(key, this.namespace)]),
+    );
   }
 
   /** Keeps the shared heads' copy of this namespace's contributions equal to its state. */
@@ -229,7 +231,8 @@ export class NamespaceUnitOfWork {
     }
     const answer = step.answer as { readonly kind: string; readonly result?: AdmissionResult };
     if (answer.kind === 'Repeated' && keep.decision) step.decision = this.decisionFor(keep.decision.requestKey ?? '');
-    else if (answer.kind === 'Decided' && keep.decision?.row && answer.result) step.decision = this.recordDecision({ ...keep.decision.row, result: answer.result });
+    else if (answer.kind === 'Decided' && keep.decision?.row && answer.result)
+      step.decision = this.recordDecision({ ...keep.decision.row, result: answer.result });
   }
 
   /** Reads what a command still needs (needsOf), by key. */
@@ -289,7 +292,14 @@ export class NamespaceUnitOfWork {
   }
 
   mark(): Mark {
-    return { state: this.state, events: this.events.length, decisions: this.decisions.length, steps: this.steps.length, touched: new Map(this.touched), exists: this.exists };
+    return {
+      state: this.state,
+      events: this.events.length,
+      decisions: this.decisions.length,
+      steps: this.steps.length,
+      touched: new Map(this.touched),
+      exists: this.exists,
+    };
   }
 
   restore(mark: Mark): void {
@@ -320,7 +330,15 @@ export class NamespaceUnitOfWork {
       const version = before.version + 1;
       const record = { ...event, version, at: this.now } as RecordedEvent;
       this.state = evolve(before, record);
-      this.events.push({ version, type: event.type, data: event.data, request_id: meta.requestId ?? null, actor: meta.actor, on_behalf_of: meta.onBehalfOf ?? null, at: this.now });
+      this.events.push({
+        version,
+        type: event.type,
+        data: event.data,
+        request_id: meta.requestId ?? null,
+        actor: meta.actor,
+        on_behalf_of: meta.onBehalfOf ?? null,
+        at: this.now,
+      });
       this.track(before, record, meta);
       // A release here changes which objects were released since a listing: ask again.
       if (event.type === 'Released') this.releasedSince = undefined;
@@ -346,7 +364,9 @@ export class NamespaceUnitOfWork {
         assert(live, `reservation ${event.data.reservationId} is live after ${event.type}`);
         // Admitted from the queue: its history starts at its Queued event; the freeing command's request id is not its own.
         const queued = this.dequeued.get(live.id);
-        const rest = queued ? { eventVersions: [...queued, event.version] } : { eventVersions: [event.version], ...(meta.requestId === undefined ? {} : { requestId: meta.requestId }) };
+        const rest = queued
+          ? { eventVersions: [...queued, event.version] }
+          : { eventVersions: [event.version], ...(meta.requestId === undefined ? {} : { requestId: meta.requestId }) };
         this.touched.set(live.id, recordFromJson(reservationToJson(live), live.status, rest));
         return;
       }
@@ -376,7 +396,8 @@ export class NamespaceUnitOfWork {
   recordDecision(input: DecisionInput): DecisionHandle {
     const handle: DecisionHandle = {};
     this.decisions.push({ input, handle });
-    if (input.requestKey !== undefined) this.answers.set(input.requestKey, { id: undefined, result: input.result, digest: input.requestDigest });
+    if (input.requestKey !== undefined)
+      this.answers.set(input.requestKey, { id: undefined, result: input.result, digest: input.requestDigest });
     return handle;
   }
 

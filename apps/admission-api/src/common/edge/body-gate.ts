@@ -35,7 +35,10 @@ export class Gate {
   }
 
   /** Resolves with the release of a permit, once one is free; rejects with GateBusy past `waitMaxMs`, or when `abandoned` fires first. */
-  acquire(abandoned?: { once(event: 'close', listener: () => void): unknown; off(event: 'close', listener: () => void): unknown }): Promise<() => void> {
+  acquire(abandoned?: {
+    once(event: 'close', listener: () => void): unknown;
+    off(event: 'close', listener: () => void): unknown;
+  }): Promise<() => void> {
     if (this.free > 0) {
       this.free--;
       return Promise.resolve(this.releaser());

@@ -10,7 +10,8 @@ import { BODY_KEY, type BodyKind, type BodySpec, JsonBodyReader } from './json-b
  * The handler takes a JSON body of this kind, read after the caller is authorized (JsonBodyGuard);
  * with a selection, only the selected fields are ever parsed (the body is a ScannedBody).
  */
-export const JsonBody = (kind: BodyKind, selection?: FieldSelection): MethodDecorator => SetMetadata(BODY_KEY, { kind, ...(selection ? { selection } : {}) } satisfies BodySpec);
+export const JsonBody = (kind: BodyKind, selection?: FieldSelection): MethodDecorator =>
+  SetMetadata(BODY_KEY, { kind, ...(selection ? { selection } : {}) } satisfies BodySpec);
 
 /**
  * Reads the body of a `@JsonBody` handler, the last of the guards: after the AuthGuard (no body

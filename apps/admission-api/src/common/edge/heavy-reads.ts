@@ -1,4 +1,14 @@
-import { HttpException, Inject, Injectable, SetMetadata, UseInterceptors, applyDecorators, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import {
+  HttpException,
+  Inject,
+  Injectable,
+  SetMetadata,
+  UseInterceptors,
+  applyDecorators,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { defer, finalize, from, mergeMap, type Observable } from 'rxjs';

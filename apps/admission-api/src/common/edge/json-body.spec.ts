@@ -9,7 +9,12 @@ describe('the bytes of bodies being read at once', () => {
   it('are bounded in all, and one principal holds at most a quarter of the large ones', () => {
     const budget = new InFlightBudget(MAX);
     expect([budget.take('tenant', 20 * L), budget.take('tenant', 5 * L), budget.take('tenant', L)]).toEqual([true, true, false]);
-    expect([budget.take('b', 25 * L), budget.take('c', 25 * L), budget.take('d', 12 * L), budget.take('e', 2 * L)]).toEqual([true, true, true, false]);
+    expect([budget.take('b', 25 * L), budget.take('c', 25 * L), budget.take('d', 12 * L), budget.take('e', 2 * L)]).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
     budget.give('tenant', 20 * L);
     expect([budget.take('d', 14 * L), budget.take('e', 20 * L), budget.take('f', L)]).toEqual([false, true, false]);
   });

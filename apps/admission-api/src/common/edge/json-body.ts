@@ -58,7 +58,13 @@ export function bodyLimits(kind: BodyKind, config: Pick<AppConfig, 'bodyLimitByt
 export const BODY_KEY = 'quota-ledger:json-body';
 
 function refused(code: number, message: string, field?: string): BodyRefused {
-  return new BodyRefused(kubeStatus(code, field ? `${field} ${message}` : message, field ? { causes: [{ reason: 'FieldValueInvalid', field, message: `${field} ${message}` }] } : undefined));
+  return new BodyRefused(
+    kubeStatus(
+      code,
+      field ? `${field} ${message}` : message,
+      field ? { causes: [{ reason: 'FieldValueInvalid', field, message: `${field} ${message}` }] } : undefined,
+    ),
+  );
 }
 
 /** A body this small is cheap to read and scan: it is never refused for the room large ones take, and is scanned at once. */
@@ -199,7 +205,10 @@ export class JsonBodyReader {
   private reserve(response: Response, principal: string, size: number): number {
     if (!this.budget.take(principal, size)) {
       response.setHeader('Retry-After', '1');
-      throw new HttpException(kubeStatus(429, 'the server is reading as many request bodies as it holds at once; retry in a second', { retryAfterSeconds: 1 }), 429);
+      throw new HttpException(
+        kubeStatus(429, 'the server is reading as many request bodies as it holds at once; retry in a second', { retryAfterSeconds: 1 }),
+        429,
+      );
     }
     return size;
   }
@@ -211,7 +220,10 @@ export class JsonBodyReader {
     // Authorized and within the budget: now, not before, a client waiting for `100 Continue` may send.
     writeContinueIfExpected(request, response);
     try {
-      return await getRawBody(stream, { limit: limits.bytesMax, ...(inflater || !Number.isSafeInteger(declared) ? {} : { length: declared }) });
+      return await getRawBody(stream, {
+        limit: limits.bytesMax,
+        ...(inflater || !Number.isSafeInteger(declared) ? {} : { length: declared }),
+      });
     } finally {
       if (inflater) {
         request.unpipe(inflater);
@@ -237,14 +249,20 @@ function decoded(bytes: Buffer, scan: JsonScan): unknown {
   if (scan.empty) return {};
   const start = firstByte(bytes);
   // As body-parser's strict mode: a body is an object or an array.
-  if (bytes[start] !== 0x7b && bytes[start] !== 0x5b) throw refused(400, 'the request body is not valid JSON: it must be an object or an array');
+  if (bytes[start] !== 0x7b && bytes[start] !== 0x5b)
+    throw refused(400, 'the request body is not valid JSON: it must be an object or an array');
   return scan.found ? new ScannedBody(bytes, scan.found) : JSON.parse(bytes.toString('utf8', start));
 }
 
 /** A large body that waited longer than LARGE_BODY_WAIT_MS for its turn: 503, and the caller (a failurePolicy, a client) retries. */
 function busy(error: unknown): never {
   if (!(error instanceof GateBusy)) throw error;
-  throw new HttpException(kubeStatus(503, `the server is busy reading large request bodies (this one ${error.message}); retry in a second`, { retryAfterSeconds: 1 }), 503);
+  throw new HttpException(
+    kubeStatus(503, `the server is busy reading large request bodies (this one ${error.message}); retry in a second`, {
+      retryAfterSeconds: 1,
+    }),
+    503,
+  );
 }
 
 /** Where the JSON text starts: past a UTF-8 byte order mark and whitespace. */

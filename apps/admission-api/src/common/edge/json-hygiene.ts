@@ -21,7 +21,8 @@ export function queryProblem(query: unknown): string | undefined {
   for (const [key, value] of Object.entries(query)) {
     if (UNSTORABLE.test(key)) return 'query has a key with NUL (\\u0000) or an unpaired UTF-16 surrogate';
     const values: unknown[] = Array.isArray(value) ? value : [value];
-    if (values.some((v) => typeof v === 'string' && UNSTORABLE.test(v))) return `query.${key} must not contain NUL (\\u0000) or an unpaired UTF-16 surrogate`;
+    if (values.some((v) => typeof v === 'string' && UNSTORABLE.test(v)))
+      return `query.${key} must not contain NUL (\\u0000) or an unpaired UTF-16 surrogate`;
   }
   return undefined;
 }

@@ -32,7 +32,8 @@ describe('scanJson', () => {
         const { values, depth } = measure(JSON.parse(text));
         expect(scanJson(bytes(text), { depthMax: Math.max(depth, 1), valuesMax: values }).problem).toBeUndefined();
         expect(scanJson(bytes(text), { depthMax: Math.max(depth, 1), valuesMax: values - 1 }).problem?.message).toMatch(/holds more than/);
-        if (depth > 1) expect(scanJson(bytes(text), { depthMax: depth - 1, valuesMax: values }).problem?.message).toMatch(/nested more than/);
+        if (depth > 1)
+          expect(scanJson(bytes(text), { depthMax: depth - 1, valuesMax: values }).problem?.message).toMatch(/nested more than/);
       }),
       { numRuns: 500 },
     );
@@ -71,7 +72,10 @@ describe('scanJson', () => {
 
   it('refuses a 3.2 MB flat array of 1.6 million zeros at the values limit, without parsing it', () => {
     const text = `{"junk":[${'0,'.repeat(1_600_000)}0]}`;
-    expect(scanJson(bytes(text), { depthMax: 64, valuesMax: 200_000 }).problem).toEqual({ field: 'body.junk[199998]', message: 'holds more than 200000 values' });
+    expect(scanJson(bytes(text), { depthMax: 64, valuesMax: 200_000 }).problem).toEqual({
+      field: 'body.junk[199998]',
+      message: 'holds more than 200000 values',
+    });
   });
 
   it('never throws on bytes that are not JSON', () => {

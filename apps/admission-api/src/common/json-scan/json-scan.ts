@@ -63,7 +63,11 @@ const LOWER_E = 0x65;
 const UPPER_E = 0x45;
 /** After a backslash: `"` `\` `/` b f n r t (u is read apart). */
 const SIMPLE_ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
-const LITERALS: Readonly<Record<number, readonly number[]>> = { 0x74: [...Buffer.from('true')], 0x66: [...Buffer.from('false')], 0x6e: [...Buffer.from('null')] };
+const LITERALS: Readonly<Record<number, readonly number[]>> = {
+  0x74: [...Buffer.from('true')],
+  0x66: [...Buffer.from('false')],
+  0x6e: [...Buffer.from('null')],
+};
 
 const OBJECT = 1;
 const ARRAY = 2;
@@ -187,7 +191,9 @@ class Scanner {
     this.open(OBJECT);
     const keys = selection?.keys;
     const index = keys ? keyIndexOf(selection) : undefined;
-    const found: Found | undefined = selection ? { start, end: start, kind: 'object', ...(keys ? { keys: new Map<string, Found>() } : {}) } : undefined;
+    const found: Found | undefined = selection
+      ? { start, end: start, kind: 'object', ...(keys ? { keys: new Map<string, Found>() } : {}) }
+      : undefined;
     this.whitespace();
     if (this.bytes[this.i] === CLOSE_OBJECT) return this.close(found);
     for (;;) {

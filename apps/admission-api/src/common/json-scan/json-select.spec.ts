@@ -16,7 +16,12 @@ const selectionArb: fc.Arbitrary<FieldSelection> = fc.letrec<{ selection: FieldS
   ),
 })).selection;
 const valueArb = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof({ depthSize: 'small' }, fc.jsonValue({ maxDepth: 1 }), fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(fc.constantFrom(...NAMES, '__proto__'), tie('value'), { maxKeys: 4 })),
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.jsonValue({ maxDepth: 1 }),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(fc.constantFrom(...NAMES, '__proto__'), tie('value'), { maxKeys: 4 }),
+  ),
 })).value;
 /** JSON text as JSON.stringify writes it, or spread over lines with indentation. */
 const textOf = (value: unknown, spaced: boolean): string => JSON.stringify(value, null, spaced ? 2 : undefined) ?? 'null';
@@ -74,10 +79,22 @@ describe('reading the selected fields of a body without parsing the rest', () =>
   });
 
   it.each<[string, FieldSelection, string, string]>([
-    ['a value over its size', keys({ a: { whole: true, maxBytes: 8 } }), '{"a":["0123456789"]}', 'body.a: Too long: 14 bytes: must have at most 8 bytes'],
-    ['a list over its items', keys({ a: { items: WHOLE, maxItems: 2 } }), '{"a":[1,2,3]}', 'body.a: Too many: 3: must have at most 2 items'],
+    [
+      'a value over its size',
+      keys({ a: { whole: true, maxBytes: 8 } }),
+      '{"a":["0123456789"]}',
+      'body.a: Too long: 14 bytes: must have at most 8 bytes',
+    ],
+    [
+      'a list over its items',
+      keys({ a: { items: WHOLE, maxItems: 2 } }),
+      '{"a":[1,2,3]}',
+      'body.a: Too many: 3: must have at most 2 items',
+    ],
   ])('refuses %s, naming it', (_what, selection, text, message) => {
-    expect(() => read(text, selection)).toThrow(new SelectionTooLarge(message.split(': ')[0] as string, message.slice(message.indexOf(': ') + 2)));
+    expect(() => read(text, selection)).toThrow(
+      new SelectionTooLarge(message.split(': ')[0] as string, message.slice(message.indexOf(': ') + 2)),
+    );
   });
 
   it('reads a string whole however long it is: it is a copy, and its reader holds it to its length', () => {
@@ -96,7 +113,12 @@ describe('reading the selected fields of a body without parsing the rest', () =>
 
 describe('the scan as a JSON validator', () => {
   const mutated = fc
-    .tuple(valueArb, fc.nat(), fc.constantFrom('', ',', ']', '}', ':', '"', '\\', 'x', '-', '0', '.', 'e', ' ', '\u0001', 'tru', '{', '['), fc.nat({ max: 3 }))
+    .tuple(
+      valueArb,
+      fc.nat(),
+      fc.constantFrom('', ',', ']', '}', ':', '"', '\\', 'x', '-', '0', '.', 'e', ' ', '\u0001', 'tru', '{', '['),
+      fc.nat({ max: 3 }),
+    )
     .map(([value, at, insert, cut]) => {
       const text = textOf(value, false);
       const i = at % (text.length + 1);

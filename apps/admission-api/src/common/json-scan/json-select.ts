@@ -60,7 +60,8 @@ function parsed(bytes: Buffer, found: Found, selection: FieldSelection, path: st
   const max = selection.maxBytes ?? SELECTED_VALUE_MAX_BYTES;
   if (size > max) throw new SelectionTooLarge(path, `Too long: ${size} bytes: must have at most ${max} bytes`);
   budget.bytes -= size;
-  if (budget.bytes < 0) throw new SelectionTooLarge(path, `the fields admission reads of this request take more than ${SELECTED_BYTES_MAX} bytes in all`);
+  if (budget.bytes < 0)
+    throw new SelectionTooLarge(path, `the fields admission reads of this request take more than ${SELECTED_BYTES_MAX} bytes in all`);
   return JSON.parse(bytes.toString('utf8', found.start, found.end));
 }
 

@@ -23,7 +23,14 @@ export class ScanPool {
 
   constructor() {
     const filename = workerFile();
-    this.pool = filename ? new Piscina<ScanTask, JsonScan>({ filename, minThreads: 1, maxThreads: Math.min(4, Math.max(1, availableParallelism() - 1)), idleTimeout: 60_000 }) : undefined;
+    this.pool = filename
+      ? new Piscina<ScanTask, JsonScan>({
+          filename,
+          minThreads: 1,
+          maxThreads: Math.min(4, Math.max(1, availableParallelism() - 1)),
+          idleTimeout: 60_000,
+        })
+      : undefined;
   }
 
   /** Whether scans run on worker threads (false: on the event loop). */
@@ -44,6 +51,9 @@ export class ScanPool {
 function workerFile(): string | undefined {
   const here = fileURLToPath(new URL('./scan-worker.js', import.meta.url));
   if (existsSync(here)) return here;
-  const built = here.replace(/\/apps\/admission-api\/src\/common\/json-scan\/scan-worker\.js$/, '/dist/apps/admission-api/src/common/json-scan/scan-worker.js');
+  const built = here.replace(
+    /\/apps\/admission-api\/src\/common\/json-scan\/scan-worker\.js$/,
+    '/dist/apps/admission-api/src/common/json-scan/scan-worker.js',
+  );
   return built !== here && existsSync(built) ? built : undefined;
 }

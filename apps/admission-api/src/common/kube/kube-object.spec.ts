@@ -35,8 +35,16 @@ describe('readPutIdentity', () => {
   });
 
   it.each([
-    ['a name that differs from the URL', { metadata: { name: 'other' } }, 'the name of the object (other) does not match the name on the URL (q)'],
-    ['another namespace', { metadata: { namespace: 'elsewhere' } }, 'the namespace of the provided object does not match the namespace sent on the request'],
+    [
+      'a name that differs from the URL',
+      { metadata: { name: 'other' } },
+      'the name of the object (other) does not match the name on the URL (q)',
+    ],
+    [
+      'another namespace',
+      { metadata: { namespace: 'elsewhere' } },
+      'the namespace of the provided object does not match the namespace sent on the request',
+    ],
     ['a resourceVersion with letters', { metadata: { resourceVersion: '12a' } }, 'metadata.resourceVersion: Invalid value: "12a"'],
     ['a resourceVersion with a leading zero', { metadata: { resourceVersion: '01' } }, 'metadata.resourceVersion'],
     ['a numeric resourceVersion', { metadata: { resourceVersion: 1 } }, 'metadata.resourceVersion: Invalid value: 1'],
@@ -52,12 +60,26 @@ describe('readPutIdentity', () => {
 describe('renderMetadata', () => {
   it('prints the version as a string and prefers the stored creationTimestamp', () => {
     expect(
-      renderMetadata({ name: 'q', namespace: 'ns', version: 7, createdAt: '2026-01-02T00:00:00.000Z', metadata: { uid: 'u', creationTimestamp: '2026-01-01T00:00:00Z' } }),
+      renderMetadata({
+        name: 'q',
+        namespace: 'ns',
+        version: 7,
+        createdAt: '2026-01-02T00:00:00.000Z',
+        metadata: { uid: 'u', creationTimestamp: '2026-01-01T00:00:00Z' },
+      }),
     ).toEqual({ name: 'q', namespace: 'ns', uid: 'u', resourceVersion: '7', creationTimestamp: '2026-01-01T00:00:00Z' });
   });
 
   it('falls back to createdAt and omits empty labels and annotations', () => {
-    expect(renderMetadata({ name: 'q', namespace: 'ns', version: 1, createdAt: '2026-01-02T00:00:00.000Z', metadata: { labels: {}, annotations: {} } })).toEqual({
+    expect(
+      renderMetadata({
+        name: 'q',
+        namespace: 'ns',
+        version: 1,
+        createdAt: '2026-01-02T00:00:00.000Z',
+        metadata: { labels: {}, annotations: {} },
+      }),
+    ).toEqual({
       name: 'q',
       namespace: 'ns',
       resourceVersion: '1',

@@ -61,7 +61,10 @@ export function readPutIdentity(raw: unknown, namespace: string, name: string, k
   const resourceVersion = metadata['resourceVersion'];
   if (resourceVersion !== undefined && resourceVersion !== '') {
     if (typeof resourceVersion !== 'string' || !/^[1-9][0-9]{0,15}$/.test(resourceVersion)) {
-      throw bad(`metadata.resourceVersion: Invalid value: ${JSON.stringify(resourceVersion)}: must be a resourceVersion this server returned`, 'metadata.resourceVersion');
+      throw bad(
+        `metadata.resourceVersion: Invalid value: ${JSON.stringify(resourceVersion)}: must be a resourceVersion this server returned`,
+        'metadata.resourceVersion',
+      );
     }
     expectedVersion = Number(resourceVersion);
   }

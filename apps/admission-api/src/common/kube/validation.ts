@@ -22,7 +22,9 @@ class BoundedValidationPipe extends ValidationPipe {
   override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const fields = typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value).length : 0;
     if ((metadata.type === 'body' || metadata.type === 'query') && fields > DTO_FIELDS_MAX) {
-      throw new BadRequestException(kubeStatus(400, `the request ${metadata.type} has ${fields} fields; it may have at most ${DTO_FIELDS_MAX}`));
+      throw new BadRequestException(
+        kubeStatus(400, `the request ${metadata.type} has ${fields} fields; it may have at most ${DTO_FIELDS_MAX}`),
+      );
     }
     return super.transform(value, metadata);
   }

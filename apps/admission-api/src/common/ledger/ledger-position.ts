@@ -26,7 +26,8 @@ export const AnswersPosition = (...statuses: number[]): MethodDecorator =>
         description: '',
         headers: {
           [LEDGER_POSITION_HEADER]: {
-            description: 'The ledger position of the event this write stands on; pass it as ?minPosition= to a history read that must see the write. Absent when it stands on none (a denial, a dry run).',
+            description:
+              'The ledger position of the event this write stands on; pass it as ?minPosition= to a history read that must see the write. Absent when it stands on none (a denial, a dry run).',
             schema: { type: 'string', pattern: '^[0-9]{1,18}$' },
           },
         },

@@ -46,7 +46,8 @@ const WEBHOOK_PATHS = new Set(['/v1/admission/validate', '/v1/admission/mutate']
  * usual, for the API server too.
  */
 export function isClusterWriteReview(request: Request, principal: Principal | undefined): boolean {
-  if (request.method !== 'POST' || !principal || principal.via === 'insecure-development' || principal.via === 'unauthenticated-webhook') return false;
+  if (request.method !== 'POST' || !principal || principal.via === 'insecure-development' || principal.via === 'unauthenticated-webhook')
+    return false;
   if (!principal.roles.has('webhook')) return false;
   const lower = request.path.toLowerCase();
   return WEBHOOK_PATHS.has(lower.endsWith('/') ? lower.slice(0, -1) : lower);
@@ -106,7 +107,13 @@ export function rateLimit(options: RateLimitOptions) {
   const strangers = new Buckets(options.addressesMax ?? 10_000);
   const refuse = (response: Response, wait: number, perSecond: number, burst: number): void => {
     response.setHeader('Retry-After', String(wait));
-    response.status(429).json(kubeStatus(429, `too many requests from this client: at most ${perSecond} per second (burst ${burst}); retry after ${wait} s`, { retryAfterSeconds: wait }));
+    response
+      .status(429)
+      .json(
+        kubeStatus(429, `too many requests from this client: at most ${perSecond} per second (burst ${burst}); retry after ${wait} s`, {
+          retryAfterSeconds: wait,
+        }),
+      );
   };
   return (request: Request, response: Response, next: NextFunction): void => {
     const unauthenticated = options.unauthenticatedWebhook;

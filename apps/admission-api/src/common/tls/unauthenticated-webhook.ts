@@ -37,7 +37,14 @@ export async function listenUnauthenticatedWebhook(app: INestApplication, config
   const listener: RequestListener = (request, response) => {
     if (!served(request)) {
       response.writeHead(404, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(kubeStatus(404, `this listener serves only POST /v1/admission/validate and /v1/admission/mutate (the unauthenticated webhook for managed control planes)`)));
+      response.end(
+        JSON.stringify(
+          kubeStatus(
+            404,
+            `this listener serves only POST /v1/admission/validate and /v1/admission/mutate (the unauthenticated webhook for managed control planes)`,
+          ),
+        ),
+      );
       return;
     }
     (request as unknown as Record<symbol, boolean>)[UNAUTHENTICATED_WEBHOOK] = true;
