@@ -520,16 +520,14 @@ describe('a shared quota that came from a cluster object', () => {
 
   it('a HierarchicalResourceQuota from a LedgerHierarchicalQuota is refused to REST writes (409), and a REST PUT cannot claim to be one', async () => {
     const managed = { 'quota-ledger.io/managed-by': 'ledgerhierarchicalquotas.quota-ledger.io' };
-    await api.app
-      .get(ClusterWriter)
-      .putSharedQuota(
-        {
-          ref: { kind: 'HierarchicalResourceQuota', name: 'from-cluster', namespace: 'hrq-c' },
-          spec: { hard: { pods: '1' } },
-          metadata: { annotations: managed },
-        },
-        { actor: 'system:reconciler' },
-      );
+    await api.app.get(ClusterWriter).putSharedQuota(
+      {
+        ref: { kind: 'HierarchicalResourceQuota', name: 'from-cluster', namespace: 'hrq-c' },
+        spec: { hard: { pods: '1' } },
+        metadata: { annotations: managed },
+      },
+      { actor: 'system:reconciler' },
+    );
     const hrq = (name: string, annotations?: Record<string, string>) => ({
       apiVersion: 'hnc.x-k8s.io/v1alpha2',
       kind: 'HierarchicalResourceQuota',

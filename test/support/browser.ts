@@ -63,13 +63,11 @@ export async function signIn(page: Page, url: string, token: string, name: strin
 export async function drawnPoints(page: Page, resource: string): Promise<{ at: string; used: string; hard: string }[]> {
   const chart = page.locator(`svg.chart[data-resource="${resource}"]`);
   await chart.waitFor();
-  return chart
-    .locator('circle.point')
-    .evaluateAll((circles) =>
-      circles.map((c) => ({
-        at: c.getAttribute('data-at') ?? '',
-        used: c.getAttribute('data-used') ?? '',
-        hard: c.getAttribute('data-hard') ?? '',
-      })),
-    );
+  return chart.locator('circle.point').evaluateAll((circles) =>
+    circles.map((c) => ({
+      at: c.getAttribute('data-at') ?? '',
+      used: c.getAttribute('data-used') ?? '',
+      hard: c.getAttribute('data-hard') ?? '',
+    })),
+  );
 }

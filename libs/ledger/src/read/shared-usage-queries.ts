@@ -95,16 +95,14 @@ export class SharedUsageQueries {
         )
       : [];
     const markers: UsageMarker[] = [
-      ...limits
-        .slice(0, SERIES_MARKERS_MAX)
-        .map((r): UsageMarker => ({
-          kind: 'limit',
-          at: r.at.toISOString(),
-          version: Number(r.version),
-          quota: r.name,
-          change: CHANGE[r.type],
-          actor: r.actor,
-        })),
+      ...limits.slice(0, SERIES_MARKERS_MAX).map((r): UsageMarker => ({
+        kind: 'limit',
+        at: r.at.toISOString(),
+        version: Number(r.version),
+        quota: r.name,
+        change: CHANGE[r.type],
+        actor: r.actor,
+      })),
       ...denials.slice(0, SERIES_MARKERS_MAX).map(denialMarker),
     ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     return {

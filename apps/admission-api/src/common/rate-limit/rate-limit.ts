@@ -107,13 +107,11 @@ export function rateLimit(options: RateLimitOptions) {
   const strangers = new Buckets(options.addressesMax ?? 10_000);
   const refuse = (response: Response, wait: number, perSecond: number, burst: number): void => {
     response.setHeader('Retry-After', String(wait));
-    response
-      .status(429)
-      .json(
-        kubeStatus(429, `too many requests from this client: at most ${perSecond} per second (burst ${burst}); retry after ${wait} s`, {
-          retryAfterSeconds: wait,
-        }),
-      );
+    response.status(429).json(
+      kubeStatus(429, `too many requests from this client: at most ${perSecond} per second (burst ${burst}); retry after ${wait} s`, {
+        retryAfterSeconds: wait,
+      }),
+    );
   };
   return (request: Request, response: Response, next: NextFunction): void => {
     const unauthenticated = options.unauthenticatedWebhook;
