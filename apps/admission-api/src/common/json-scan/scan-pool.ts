@@ -14,7 +14,8 @@ import type { ScanTask } from './scan-worker.js';
  * comes back is where the selected values lie: small. One thread for every core but one (at
  * least one, at most four): the event loop keeps a core.
  *
- * The worker is the compiled scan-worker.js beside this file. Under a test runner that runs the
+ * The worker is the compiled scan-worker-entry.cjs beside this file (CommonJS: see there), which
+ * imports scan-worker.js. Under a test runner that runs the
  * TypeScript sources, it is the build's (dist/), when there is one; with neither, bodies are
  * scanned here, as small ones are.
  */
@@ -49,11 +50,11 @@ export class ScanPool {
 }
 
 function workerFile(): string | undefined {
-  const here = fileURLToPath(new URL('./scan-worker.js', import.meta.url));
+  const here = fileURLToPath(new URL('./scan-worker-entry.cjs', import.meta.url));
   if (existsSync(here)) return here;
   const built = here.replace(
-    /\/apps\/admission-api\/src\/common\/json-scan\/scan-worker\.js$/,
-    '/dist/apps/admission-api/src/common/json-scan/scan-worker.js',
+    /\/apps\/admission-api\/src\/common\/json-scan\/scan-worker-entry\.cjs$/,
+    '/dist/apps/admission-api/src/common/json-scan/scan-worker-entry.cjs',
   );
   return built !== here && existsSync(built) ? built : undefined;
 }
