@@ -5,10 +5,11 @@ import {
   type OperationObject,
   type ParameterObject,
   type ResponseObject,
+  type SchemaObject,
   SwaggerModule,
 } from '@nestjs/swagger';
-import { type Handler, handlersOf, pathParameterSchemas } from './openapi/handlers.js';
-import { operationIdOf, ROUTE_DOCS, type RouteDoc } from './openapi/routes.js';
+import { handlersOf } from './openapi/handlers.js';
+import { ROUTE_DOCS, type RouteDoc } from './openapi/routes.js';
 import { SCHEMAS, schemaRef } from './openapi/schemas.js';
 import { describeValidatedDtos } from './openapi/validation-schema.js';
 
@@ -47,12 +48,12 @@ const statusAnswer = (description: string): ResponseObject => ({
 });
 
 /** The route table's entry applied to the operation @nestjs/swagger built from the handler. */
-function describeOperation(operation: OperationObject, route: RouteDoc, handler: Handler | undefined): void {
+function describeOperation(operation: OperationObject, route: RouteDoc): void {
   operation.summary = route.summary;
-  const pipes = handler ? pathParameterSchemas(handler) : {};
   const parameters = (operation.parameters ?? []) as ParameterObject[];
   for (const parameter of parameters) {
-    const schema = route.parameters?.[parameter.name]?.schema ?? (parameter.in === 'path' ? pipes[parameter.name] : undefined);
+    const schema =
+      route.parameters?.[parameter.name]?.schema ?? (parameter.in === 'path' ? (parameter.schema as SchemaObject | undefined) : undefined);
     if (schema) parameter.schema = schema;
     const description = route.parameters?.[parameter.name]?.description ?? schema?.description;
     if (description) parameter.description = description;
@@ -120,7 +121,6 @@ export function openApiDocument(app: INestApplication, version: string): OpenAPI
     const schema = components.schemas[name];
     if (schema && !('$ref' in schema)) schema.additionalProperties = false;
   }
-  const byOperationId = new Map(handlers.map((handler) => [operationIdOf(handler.controller, handler.method), handler]));
   for (const [path, item] of Object.entries(document.paths)) {
     const tag = TAGS.find(([pattern]) => pattern.test(path))?.[1];
     for (const method of METHODS) {
@@ -129,7 +129,7 @@ export function openApiDocument(app: INestApplication, version: string): OpenAPI
       if (tag) operation.tags = [tag];
       // An operation missing from the route table keeps what @nestjs/swagger found; the e2e test names it.
       const route = operation.operationId ? ROUTE_DOCS.get(operation.operationId) : undefined;
-      if (route) describeOperation(operation, route, byOperationId.get(operation.operationId as string));
+      if (route) describeOperation(operation, route);
     }
   }
   return document;

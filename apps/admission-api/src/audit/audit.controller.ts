@@ -15,7 +15,7 @@ import {
   type UsageSeries,
 } from '@quota/ledger';
 import { kubeStatus } from '../errors/kube-status.js';
-import { NamespacePipe } from '../common/kube/path-params.js';
+import { NamespaceParam } from '../common/kube/path-params.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
 import { DecisionsQueryDto, EventsQueryDto, ExportQueryDto, UsageQueryDto, UsageSeriesQueryDto } from './audit.dto.js';
 import { Allow } from '../auth/roles.decorator.js';
@@ -74,7 +74,7 @@ export class AuditController {
   /** Usage now (the head, exact) or, with `?at=`, as it was at that instant (folded from the ledger). */
   @Allow('admin', 'auditor', 'admission')
   @Get('usage')
-  async usage(@Param('namespace', NamespacePipe) namespace: string, @Query() query: UsageQueryDto): Promise<NamespaceUsage> {
+  async usage(@NamespaceParam() namespace: string, @Query() query: UsageQueryDto): Promise<NamespaceUsage> {
     const usage = query.at ? await this.usageQueries.usageAt(namespace, query.at) : await this.usageQueries.usage(namespace);
     if (!usage) throw new LedgerError('NamespaceNotFound', `namespaces "${namespace}" not found`, { kind: 'namespaces', name: namespace });
     return usage;
@@ -87,7 +87,7 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @HeavyRead()
   @Get('usage/series')
-  async usageSeries(@Param('namespace', NamespacePipe) namespace: string, @Query() query: UsageSeriesQueryDto): Promise<UsageSeries> {
+  async usageSeries(@NamespaceParam() namespace: string, @Query() query: UsageSeriesQueryDto): Promise<UsageSeries> {
     const series = await this.usageQueries.usageSeries(namespace, await seriesRange(query, this.clock));
     if (!series) throw new LedgerError('NamespaceNotFound', `namespaces "${namespace}" not found`, { kind: 'namespaces', name: namespace });
     return series;
@@ -100,16 +100,14 @@ export class AuditController {
    */
   @Allow('admin', 'auditor')
   @Get('usage/unsettled')
-  async unsettled(
-    @Param('namespace', NamespacePipe) namespace: string,
-  ): Promise<{ reservedBefore: string; items: UnsettledReservations[] }> {
+  async unsettled(@NamespaceParam() namespace: string): Promise<{ reservedBefore: string; items: UnsettledReservations[] }> {
     const reservedBefore = unsettledBefore(this.config, await this.clock.now());
     return { reservedBefore, items: await this.audit.unsettledReservations(reservedBefore, namespace) };
   }
 
   @Allow('admin', 'auditor')
   @Get('events')
-  events(@Param('namespace', NamespacePipe) namespace: string, @Query() query: EventsQueryDto): Promise<Page<EventView>> {
+  events(@NamespaceParam() namespace: string, @Query() query: EventsQueryDto): Promise<Page<EventView>> {
     return this.audit.readEvents(namespace, { ...(query.after ? { after: query.after } : {}), limit: query.limit ?? DEFAULT_PAGE });
   }
 
@@ -121,11 +119,7 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @HeavyRead()
   @Get('events/export')
-  async exportEvents(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Query() query: ExportQueryDto,
-    @Res() response: Response,
-  ): Promise<void> {
+  async exportEvents(@NamespaceParam() namespace: string, @Query() query: ExportQueryDto, @Res() response: Response): Promise<void> {
     // Without `until`, the export ends at the namespace's last event when it starts: a stream
     // that keeps growing would never finish.
     const until = BigInt(query.until ?? (await this.usageQueries.usage(namespace))?.position ?? '0');
@@ -144,11 +138,7 @@ export class AuditController {
   @Allow('admin', 'auditor')
   @HeavyRead()
   @Get('decisions/export')
-  async exportDecisions(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Query() query: DecisionsQueryDto,
-    @Res() response: Response,
-  ): Promise<void> {
+  async exportDecisions(@NamespaceParam() namespace: string, @Query() query: DecisionsQueryDto, @Res() response: Response): Promise<void> {
     await streamNdjson(response, (after) =>
       this.audit.listDecisions(namespace, {
         ...(query.allowed === undefined ? {} : { allowed: query.allowed }),
@@ -164,7 +154,7 @@ export class AuditController {
 
   @Allow('admin', 'auditor')
   @Get('decisions')
-  decisions(@Param('namespace', NamespacePipe) namespace: string, @Query() query: DecisionsQueryDto): Promise<Page<DecisionView>> {
+  decisions(@NamespaceParam() namespace: string, @Query() query: DecisionsQueryDto): Promise<Page<DecisionView>> {
     return this.audit.listDecisions(namespace, {
       ...(query.allowed === undefined ? {} : { allowed: query.allowed }),
       ...(query.dryRun === undefined ? {} : { dryRun: query.dryRun }),
@@ -180,7 +170,7 @@ export class AuditController {
   /** One decision with its explanation: where a denial on the dashboard's chart leads. */
   @Allow('admin', 'auditor')
   @Get('decisions/:id')
-  async decision(@Param('namespace', NamespacePipe) namespace: string, @Param('id') id: string): Promise<DecisionView> {
+  async decision(@NamespaceParam() namespace: string, @Param('id') id: string): Promise<DecisionView> {
     if (!POSITION.test(id))
       throw new BadRequestException(kubeStatus(400, `invalid decision id ${JSON.stringify(id.slice(0, 100))} in the path: 1 to 18 digits`));
     const decision = await this.audit.getDecision(namespace, id);

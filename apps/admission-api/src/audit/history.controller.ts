@@ -1,6 +1,6 @@
-import { BadRequestException, Controller, Get, Inject, Param, Query, UsePipes } from '@nestjs/common';
+import { BadRequestException, Controller, Get, Inject, Query, UsePipes } from '@nestjs/common';
 import { AuditQueries, decodeReservationCursor, type Page, type ReservationView } from '@quota/ledger';
-import { NamespacePipe } from '../common/kube/path-params.js';
+import { NamespaceParam } from '../common/kube/path-params.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { ReservationsQueryDto } from './history.dto.js';
@@ -25,10 +25,7 @@ export class HistoryController {
   /** Oldest first. `GET reservations/{id}` (ReservationsController) shows one with its history. */
   @Allow('admin', 'auditor')
   @Get('reservations')
-  listReservations(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Query() query: ReservationsQueryDto,
-  ): Promise<Page<ReservationView>> {
+  listReservations(@NamespaceParam() namespace: string, @Query() query: ReservationsQueryDto): Promise<Page<ReservationView>> {
     const after = query.after === undefined ? undefined : decodeReservationCursor(query.after);
     if (query.after !== undefined && !after) throw badParameter('after', 'must be the `next` of a previous page');
     return this.audit.listReservations(namespace, {

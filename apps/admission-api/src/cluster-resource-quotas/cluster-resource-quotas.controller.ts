@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { SharedQuotaQueue } from '@quota/api';
 import {
@@ -22,7 +22,7 @@ import {
   type SharedQuotaUsageSeries,
   type SharedQuotaView,
 } from '@quota/ledger';
-import { ObjectNamePipe } from '../common/kube/path-params.js';
+import { ObjectNameParam } from '../common/kube/path-params.js';
 import { EventsQueryDto, UsageQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
@@ -62,7 +62,7 @@ export class ClusterResourceQuotasController {
   @AnswersPosition(201, 200)
   @Put(':name')
   put(
-    @Param('name', ObjectNamePipe) name: string,
+    @ObjectNameParam() name: string,
     @Body() raw: unknown,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
@@ -78,13 +78,13 @@ export class ClusterResourceQuotasController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
-  get(@Param('name', ObjectNamePipe) name: string): Promise<ClusterResourceQuota> {
+  get(@ObjectNameParam() name: string): Promise<ClusterResourceQuota> {
     return this.serve.get(CLUSTER_SCOPED, name);
   }
 
   @Allow('admin', 'auditor')
   @Get(':name/history')
-  history(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
+  history(@ObjectNameParam() name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
     return this.serve.history(CLUSTER_SCOPED, name, query);
   }
 
@@ -92,7 +92,7 @@ export class ClusterResourceQuotasController {
   @Allow('admin', 'auditor', 'admission')
   @HeavyRead('at')
   @Get(':name/usage')
-  usageAt(@Param('name', ObjectNamePipe) name: string, @Query(dtoValidationPipe()) query: UsageQueryDto) {
+  usageAt(@ObjectNameParam() name: string, @Query(dtoValidationPipe()) query: UsageQueryDto) {
     return usageOr404(
       this.queries,
       this.usage,
@@ -107,10 +107,7 @@ export class ClusterResourceQuotasController {
   @Allow('admin', 'auditor')
   @HeavyRead()
   @Get(':name/usage/series')
-  usageSeries(
-    @Param('name', ObjectNamePipe) name: string,
-    @Query(dtoValidationPipe()) query: UsageSeriesQueryDto,
-  ): Promise<SharedQuotaUsageSeries> {
+  usageSeries(@ObjectNameParam() name: string, @Query(dtoValidationPipe()) query: UsageSeriesQueryDto): Promise<SharedQuotaUsageSeries> {
     return seriesOr404(
       this.usage,
       this.clock,
@@ -126,7 +123,7 @@ export class ClusterResourceQuotasController {
   @Delete(':name')
   @HttpCode(200)
   delete(
-    @Param('name', ObjectNamePipe) name: string,
+    @ObjectNameParam() name: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<ClusterResourceQuota> {
@@ -136,7 +133,7 @@ export class ClusterResourceQuotasController {
   /** The reservations waiting for its room, per namespace, in the order its fair drain serves them. */
   @Allow('admin', 'auditor', 'admission')
   @Get(':name/queue')
-  async queue(@Param('name', ObjectNamePipe) name: string): Promise<SharedQuotaQueue> {
+  async queue(@ObjectNameParam() name: string): Promise<SharedQuotaQueue> {
     const key = sharedQuotaKey({ kind: 'ClusterResourceQuota', name });
     if (!(await this.queries.getSharedQuota(key)))
       throw new LedgerError('NotFound', `${'clusterresourcequotas'} "${name}" not found`, { kind: 'clusterresourcequotas', name });

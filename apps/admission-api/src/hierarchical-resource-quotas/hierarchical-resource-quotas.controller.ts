@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { SharedQuotaQueue } from '@quota/api';
 import {
@@ -22,7 +22,7 @@ import {
   type SharedQuotaUsageSeries,
   type SharedQuotaView,
 } from '@quota/ledger';
-import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
+import { NamespaceParam, ObjectNameParam } from '../common/kube/path-params.js';
 import { namespaceScopeOf } from '../auth/requester.js';
 import { EventsQueryDto, UsageQueryDto, UsageSeriesQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
@@ -57,8 +57,8 @@ export class HierarchicalResourceQuotasController {
   @AnswersPosition(201, 200)
   @Put(':name')
   put(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Body() raw: unknown,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
@@ -68,24 +68,21 @@ export class HierarchicalResourceQuotasController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  list(@Param('namespace', NamespacePipe) namespace: string): Promise<DefinitionList<HierarchicalResourceQuota>> {
+  list(@NamespaceParam() namespace: string): Promise<DefinitionList<HierarchicalResourceQuota>> {
     return this.serve.list(namespace);
   }
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
-  get(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
-  ): Promise<HierarchicalResourceQuota> {
+  get(@NamespaceParam() namespace: string, @ObjectNameParam() name: string): Promise<HierarchicalResourceQuota> {
     return this.serve.get(namespace, name);
   }
 
   @Allow('admin', 'auditor')
   @Get(':name/history')
   history(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Query(dtoValidationPipe()) query: EventsQueryDto,
   ): Promise<Page<DefinitionChange>> {
     return this.serve.history(namespace, name, query);
@@ -96,8 +93,8 @@ export class HierarchicalResourceQuotasController {
   @HeavyRead('at')
   @Get(':name/usage')
   usageAt(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Query(dtoValidationPipe()) query: UsageQueryDto,
     @Req() request: Request,
   ) {
@@ -109,8 +106,8 @@ export class HierarchicalResourceQuotasController {
   @HeavyRead()
   @Get(':name/usage/series')
   usageSeries(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Query(dtoValidationPipe()) query: UsageSeriesQueryDto,
     @Req() request: Request,
   ): Promise<SharedQuotaUsageSeries> {
@@ -123,8 +120,8 @@ export class HierarchicalResourceQuotasController {
   @Delete(':name')
   @HttpCode(200)
   delete(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<HierarchicalResourceQuota> {
@@ -138,11 +135,7 @@ export class HierarchicalResourceQuotasController {
    */
   @Allow('admin', 'auditor', 'admission')
   @Get(':name/queue')
-  async queue(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
-    @Req() request: Request,
-  ): Promise<SharedQuotaQueue> {
+  async queue(@NamespaceParam() namespace: string, @ObjectNameParam() name: string, @Req() request: Request): Promise<SharedQuotaQueue> {
     const key = sharedQuotaKey({ kind: 'HierarchicalResourceQuota', name, namespace });
     if (!(await this.queries.getSharedQuota(key)))
       throw new LedgerError('NotFound', `${'hierarchicalresourcequotas'} "${name}" not found`, {

@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { limitRangeForLedger, type LimitRange, type LimitRangeDefinition } from '@quota/domain';
 import { DefinitionQueries, LedgerCommands, type DefinitionChange, type LimitRangeView, type Page } from '@quota/ledger';
 import { renderMetadata } from '../common/kube/kube-object.js';
-import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
+import { NamespaceParam, ObjectNameParam } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
@@ -45,8 +45,8 @@ export class LimitRangesController {
   @AnswersPosition(201, 200)
   @Put(':name')
   put(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Body() raw: unknown,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
@@ -56,7 +56,7 @@ export class LimitRangesController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
-  get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<LimitRange> {
+  get(@NamespaceParam() namespace: string, @ObjectNameParam() name: string): Promise<LimitRange> {
     return this.serve.get(namespace, name);
   }
 
@@ -64,8 +64,8 @@ export class LimitRangesController {
   @Allow('admin', 'auditor')
   @Get(':name/history')
   history(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Query(dtoValidationPipe()) query: EventsQueryDto,
   ): Promise<Page<DefinitionChange>> {
     return this.serve.history(namespace, name, query);
@@ -73,7 +73,7 @@ export class LimitRangesController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  list(@Param('namespace', NamespacePipe) namespace: string): Promise<DefinitionList<LimitRange>> {
+  list(@NamespaceParam() namespace: string): Promise<DefinitionList<LimitRange>> {
     return this.serve.list(namespace);
   }
 
@@ -82,8 +82,8 @@ export class LimitRangesController {
   @Delete(':name')
   @HttpCode(200)
   delete(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<LimitRange> {

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { namespaceDefinitionOf, namespaceDeletionRefusal, validateNamespace, type NamespaceDefinition } from '@quota/domain';
 import type { AppConfig } from '@quota/config';
@@ -12,7 +12,7 @@ import {
   type NamespaceView,
   type Page,
 } from '@quota/ledger';
-import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
+import { NamespaceParam, ObjectNameParam } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
@@ -46,7 +46,7 @@ export class NamespaceObjectsController {
   @AnswersPosition(201, 200)
   @Put(':name')
   put(
-    @Param('name', NamespacePipe) name: string,
+    @NamespaceParam('name') name: string,
     @Body() raw: unknown,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
@@ -56,17 +56,14 @@ export class NamespaceObjectsController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':namespace')
-  get(@Param('namespace', NamespacePipe) name: string): Promise<Namespace> {
+  get(@NamespaceParam() name: string): Promise<Namespace> {
     return this.serve.get(CLUSTER_SCOPED, name);
   }
 
   /** Every change of its labels and annotations: who, when, before and after. */
   @Allow('admin', 'auditor')
   @Get(':namespace/history')
-  history(
-    @Param('namespace', NamespacePipe) name: string,
-    @Query(dtoValidationPipe()) query: EventsQueryDto,
-  ): Promise<Page<DefinitionChange>> {
+  history(@NamespaceParam() name: string, @Query(dtoValidationPipe()) query: EventsQueryDto): Promise<Page<DefinitionChange>> {
     return this.serve.history(CLUSTER_SCOPED, name, query);
   }
 
@@ -76,7 +73,7 @@ export class NamespaceObjectsController {
   @Delete(':name')
   @HttpCode(200)
   delete(
-    @Param('name', NamespacePipe) name: string,
+    @NamespaceParam('name') name: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<Namespace> {
@@ -86,7 +83,7 @@ export class NamespaceObjectsController {
   /** The ClusterResourceQuotas covering the namespace, readable by its own tokens (OpenShift's AppliedClusterResourceQuota). */
   @Allow('admin', 'auditor', 'admission')
   @Get(':namespace/appliedclusterresourcequotas')
-  async applied(@Param('namespace', NamespacePipe) namespace: string) {
+  async applied(@NamespaceParam() namespace: string) {
     const views = (await this.queries.coveringNamespace(namespace)).filter((v) => v.definition.ref.kind === 'ClusterResourceQuota');
     return {
       apiVersion: 'quota.openshift.io/v1',
@@ -98,7 +95,7 @@ export class NamespaceObjectsController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':namespace/appliedclusterresourcequotas/:name')
-  async appliedOne(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string) {
+  async appliedOne(@NamespaceParam() namespace: string, @ObjectNameParam() name: string) {
     const view = (await this.queries.coveringNamespace(namespace)).find(
       (v) => v.definition.ref.kind === 'ClusterResourceQuota' && v.definition.ref.name === name,
     );

@@ -61,15 +61,7 @@ export function page(item: string): SchemaObject {
 
 /** A ledger position (`ledger_events.position`): a decimal bigint of at most 18 digits. */
 export const POSITION_SCHEMA: SchemaObject = string('A ledger position (ledger_events.position), decimal.', { pattern: '^[0-9]{1,18}$' });
-export const NAMESPACE_NAME_SCHEMA: SchemaObject = string('A namespace name: a DNS-1123 label.', {
-  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
-  maxLength: 63,
-});
-export const OBJECT_NAME_SCHEMA: SchemaObject = string('An object name: a DNS-1123 subdomain.', {
-  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
-  maxLength: 253,
-});
-export const RESERVATION_ID_SCHEMA: SchemaObject = string('A reservation id.', { pattern: '^[A-Za-z0-9._-]{1,128}$' });
+export { NAMESPACE_NAME_SCHEMA, OBJECT_NAME_SCHEMA, RESERVATION_ID_SCHEMA } from '../common/kube/path-params.js';
 
 /** A shared quota covering a namespace (its head's word): kind, name, its hard limits and the namespace's part of its use. */
 export const COVERING_SHARED_QUOTA = closed(

@@ -1,8 +1,8 @@
-import { Controller, Get, Inject, Param } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
 import type { NamespaceQueue } from '@quota/api';
 import { QueueQueries } from '@quota/ledger';
 import { Allow } from '../auth/roles.decorator.js';
-import { NamespacePipe } from '../common/kube/path-params.js';
+import { NamespaceParam } from '../common/kube/path-params.js';
 
 /** The namespace's queue of reservations waiting for room, in the order they will be admitted. */
 @Controller('v1/namespaces/:namespace/queue')
@@ -11,7 +11,7 @@ export class QueueController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  list(@Param('namespace', NamespacePipe) namespace: string): Promise<NamespaceQueue> {
+  list(@NamespaceParam() namespace: string): Promise<NamespaceQueue> {
     return this.queue.queue(namespace);
   }
 }

@@ -1,21 +1,4 @@
-import {
-  BadRequestException,
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  HttpException,
-  Inject,
-  Injectable,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UsePipes,
-  type PipeTransform,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpException, Inject, Post, Query, Req, Res, UsePipes } from '@nestjs/common';
 import type { QueuedAnswer, QueuedReservation } from '@quota/api';
 import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
@@ -31,7 +14,7 @@ import {
   type ReleaseOutcome,
   type ReservationView,
 } from '@quota/ledger';
-import { NamespacePipe } from '../common/kube/path-params.js';
+import { NamespaceParam, ReservationIdParam } from '../common/kube/path-params.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { APP_CONFIG } from '../config/app-config.module.js';
@@ -52,21 +35,6 @@ const WATCH_RETRY_AFTER_SECONDS = 5;
 function tooManyWatches(principal: string, max: number): HttpException {
   const message = `${JSON.stringify(principal)} is watching as many queued reservations as one principal may at once on this server (${max}, QUEUE_WATCHES_PER_PRINCIPAL_MAX); retry in ${WATCH_RETRY_AFTER_SECONDS} s, once one has ended`;
   return new HttpException(kubeStatus(429, message, { retryAfterSeconds: WATCH_RETRY_AFTER_SECONDS }), 429);
-}
-
-@Injectable()
-export class ReservationIdPipe implements PipeTransform<string, string> {
-  transform(value: string): string {
-    if (!/^[A-Za-z0-9._-]{1,128}$/.test(value)) {
-      throw new BadRequestException(
-        kubeStatus(
-          400,
-          `invalid reservation id ${JSON.stringify(value.slice(0, 200))} in the path: 1 to 128 letters, digits, '.', '_' or '-'`,
-        ),
-      );
-    }
-    return value;
-  }
 }
 
 /**
@@ -183,7 +151,7 @@ export class ReservationsController {
   @Post()
   @UsePipes(dtoValidationPipe())
   async reserve(
-    @Param('namespace', NamespacePipe) namespace: string,
+    @NamespaceParam() namespace: string,
     @Body() dto: ReserveDto,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
@@ -211,8 +179,8 @@ export class ReservationsController {
   @Post(':id/commit')
   @HttpCode(200)
   async commit(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('id', ReservationIdPipe) id: string,
+    @NamespaceParam() namespace: string,
+    @ReservationIdParam() id: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PositionedReservation> {
@@ -226,8 +194,8 @@ export class ReservationsController {
   @Delete(':id')
   @HttpCode(200)
   async release(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('id', ReservationIdPipe) id: string,
+    @NamespaceParam() namespace: string,
+    @ReservationIdParam() id: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<PositionedReservation | QueuedReservation> {
@@ -263,8 +231,8 @@ export class ReservationsController {
   @Get(':id')
   @UsePipes(dtoValidationPipe())
   async get(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('id', ReservationIdPipe) id: string,
+    @NamespaceParam() namespace: string,
+    @ReservationIdParam() id: string,
     @Query() query: ReservationQueryDto,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,

@@ -1,11 +1,11 @@
-import { Body, Controller, HttpCode, Inject, Param, Post, Req, Res, UsePipes } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post, Req, Res, UsePipes } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { AppConfig } from '@quota/config';
 import { LedgerCommands, type AdmissionResult } from '@quota/ledger';
 import { requesterOf } from '../auth/requester.js';
 import { Allow } from '../auth/roles.decorator.js';
 import { JsonBody } from '../common/edge/body-guard.js';
-import { NamespacePipe } from '../common/kube/path-params.js';
+import { NamespaceParam } from '../common/kube/path-params.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { admitCommandOf } from './admission-request.js';
@@ -48,7 +48,7 @@ export class WhatIfController {
   @HttpCode(200)
   @UsePipes(dtoValidationPipe())
   async ask(
-    @Param('namespace', NamespacePipe) namespace: string,
+    @NamespaceParam() namespace: string,
     @Body() dto: WhatIfDto,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Put, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Put, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
   assertDefinitionSize,
@@ -18,7 +18,7 @@ import {
   type QuotaView,
 } from '@quota/ledger';
 import { renderMetadata } from '../common/kube/kube-object.js';
-import { NamespacePipe, ObjectNamePipe } from '../common/kube/path-params.js';
+import { NamespaceParam, ObjectNameParam } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
 import { dtoValidationPipe } from '../common/kube/validation.js';
 import { Allow } from '../auth/roles.decorator.js';
@@ -90,8 +90,8 @@ export class ResourceQuotasController {
   @AnswersPosition(201, 200)
   @Put(':name')
   put(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Body() raw: unknown,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
@@ -101,7 +101,7 @@ export class ResourceQuotasController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get(':name')
-  get(@Param('namespace', NamespacePipe) namespace: string, @Param('name', ObjectNamePipe) name: string): Promise<ResourceQuota> {
+  get(@NamespaceParam() namespace: string, @ObjectNameParam() name: string): Promise<ResourceQuota> {
     return this.serve.get(namespace, name);
   }
 
@@ -109,8 +109,8 @@ export class ResourceQuotasController {
   @Allow('admin', 'auditor')
   @Get(':name/history')
   history(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Query(dtoValidationPipe()) query: EventsQueryDto,
   ): Promise<Page<DefinitionChange>> {
     return this.serve.history(namespace, name, query);
@@ -118,7 +118,7 @@ export class ResourceQuotasController {
 
   @Allow('admin', 'auditor', 'admission')
   @Get()
-  list(@Param('namespace', NamespacePipe) namespace: string): Promise<DefinitionList<ResourceQuota>> {
+  list(@NamespaceParam() namespace: string): Promise<DefinitionList<ResourceQuota>> {
     return this.serve.list(namespace);
   }
 
@@ -127,8 +127,8 @@ export class ResourceQuotasController {
   @Delete(':name')
   @HttpCode(200)
   delete(
-    @Param('namespace', NamespacePipe) namespace: string,
-    @Param('name', ObjectNamePipe) name: string,
+    @NamespaceParam() namespace: string,
+    @ObjectNameParam() name: string,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<ResourceQuota> {

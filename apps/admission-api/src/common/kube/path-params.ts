@@ -1,4 +1,5 @@
-import { BadRequestException, Injectable, type PipeTransform } from '@nestjs/common';
+import { BadRequestException, Injectable, Param, type PipeTransform, type Type } from '@nestjs/common';
+import { ApiParam, type SchemaObject } from '@nestjs/swagger';
 import { isDNS1123Label, isDNS1123Subdomain } from '@quota/domain';
 import { kubeStatus } from '../../errors/kube-status.js';
 
@@ -36,3 +37,55 @@ export class ObjectNamePipe implements PipeTransform<string, string> {
     return value;
   }
 }
+
+@Injectable()
+export class ReservationIdPipe implements PipeTransform<string, string> {
+  transform(value: string): string {
+    if (!/^[A-Za-z0-9._-]{1,128}$/.test(value)) {
+      throw new BadRequestException(
+        kubeStatus(
+          400,
+          `invalid reservation id ${JSON.stringify(value.slice(0, 200))} in the path: 1 to 128 letters, digits, '.', '_' or '-'`,
+        ),
+      );
+    }
+    return value;
+  }
+}
+
+/** What each pipe accepts, for the OpenAPI document (the pipe is the check, this its description). */
+export const NAMESPACE_NAME_SCHEMA: SchemaObject = {
+  type: 'string',
+  description: 'A namespace name: a DNS-1123 label.',
+  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+  maxLength: 63,
+};
+export const OBJECT_NAME_SCHEMA: SchemaObject = {
+  type: 'string',
+  description: 'An object name: a DNS-1123 subdomain.',
+  pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+  maxLength: 253,
+};
+export const RESERVATION_ID_SCHEMA: SchemaObject = { type: 'string', description: 'A reservation id.', pattern: '^[A-Za-z0-9._-]{1,128}$' };
+
+/**
+ * A path parameter checked by its pipe and described by the same decorator: Nest's `@Param` with
+ * the pipe, and @nestjs/swagger's `@ApiParam` with the schema of what the pipe accepts, so the
+ * OpenAPI document says what the check is, from the place that makes it.
+ */
+function checkedPathParam(name: string, pipe: Type<PipeTransform<string, string>>, schema: SchemaObject): ParameterDecorator {
+  const param = Param(name, pipe);
+  const described = ApiParam({ name, required: true, schema });
+  return (target, method, index) => {
+    param(target, method, index);
+    const descriptor = method === undefined ? undefined : Object.getOwnPropertyDescriptor(target, method);
+    if (method !== undefined && descriptor) described(target, method, descriptor);
+  };
+}
+
+/** A namespace in the path (a DNS-1123 label). */
+export const NamespaceParam = (name = 'namespace'): ParameterDecorator => checkedPathParam(name, NamespacePipe, NAMESPACE_NAME_SCHEMA);
+/** An object's name in the path (a DNS-1123 subdomain). */
+export const ObjectNameParam = (name = 'name'): ParameterDecorator => checkedPathParam(name, ObjectNamePipe, OBJECT_NAME_SCHEMA);
+/** A reservation id in the path. */
+export const ReservationIdParam = (name = 'id'): ParameterDecorator => checkedPathParam(name, ReservationIdPipe, RESERVATION_ID_SCHEMA);
