@@ -1,9 +1,11 @@
 import 'reflect-metadata';
-import { RequestMethod, type Type } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { NestFactory, Reflector } from '@nestjs/core';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { loadConfig } from '@quota/config';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AdmissionApiModule } from '../admission-api.module.js';
+import { handlersOf } from '../openapi/handlers.js';
+import { operationIdOf } from '../openapi/routes.js';
 import { admissionEndpointOf, ENDPOINT_KEY, outcomeOf } from './admission-timing.js';
 
 interface Route {
@@ -13,33 +15,43 @@ interface Route {
   readonly endpoint: string | undefined;
 }
 
-/** Every route of the API, as Nest will register it, with a sample value in each parameter. */
-function routes(): Route[] {
-  const controllers = (AdmissionApiModule.forRoot(loadConfig({})).controllers ?? []) as Type[];
-  return controllers.flatMap((controller) => {
-    const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
-    const prototype = controller.prototype as Record<string, unknown>;
-    return Object.getOwnPropertyNames(prototype)
-      .map((key) => prototype[key])
-      .filter((handler): handler is object => typeof handler === 'function' && Reflect.hasMetadata(PATH_METADATA, handler))
-      .map((handler) => {
-        const path =
-          `/${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].filter((p) => p !== '' && p !== '/').join('/')}`.replace(
-            /:[A-Za-z]+/g,
-            'team-a',
-          );
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/**
+ * Every route of the API, as the framework registers it (the OpenAPI document @nestjs/swagger
+ * builds from the controllers: every route is in it, which test/e2e/openapi.test.ts holds), with a
+ * sample value in each parameter, and the endpoint its handler's @TimedAdmission names (read with
+ * Nest's Reflector).
+ */
+async function apiRoutes(): Promise<Route[]> {
+  const app = await NestFactory.create(AdmissionApiModule.forRoot(loadConfig({})), { preview: true, logger: false, abortOnError: false });
+  try {
+    const document = SwaggerModule.createDocument(app, new DocumentBuilder().build());
+    const handlers = new Map(handlersOf(app).map((handler) => [operationIdOf(handler.controller, handler.method), handler]));
+    const reflector = new Reflector();
+    return Object.entries(document.paths).flatMap(([path, item]) =>
+      METHODS.filter((method) => item[method]).map((method) => {
+        const handler = handlers.get(item[method]?.operationId ?? '');
+        const fn = handler ? (handler.controller.prototype as Record<string, () => unknown>)[handler.method] : undefined;
         return {
-          method: RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod],
-          path,
-          endpoint: Reflect.getMetadata(ENDPOINT_KEY, handler) as string | undefined,
+          method: method.toUpperCase(),
+          path: path.replace(/\{[A-Za-z]+\}/g, 'team-a'),
+          endpoint: fn ? reflector.get<string | undefined>(ENDPOINT_KEY, fn) : undefined,
         };
-      });
-  });
+      }),
+    );
+  } finally {
+    await app.close();
+  }
 }
 
+let all: Route[] = [];
+beforeAll(async () => {
+  all = await apiRoutes();
+});
 describe('admission timing', () => {
   it('finds, from the path alone, the endpoint of every handler that answers admissions, and of no other route', () => {
-    const all = routes();
+    expect(all.length).toBeGreaterThan(40);
     expect(
       all
         .filter((r) => r.endpoint)
