@@ -53,8 +53,6 @@ export interface LedgerConfig {
 /** What a process tells the ledger that is not configuration: where its warnings go. */
 export interface LedgerHooks {
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
-  /** Seams for tests (a clock, ids, fault injection), laid over the configured options. */
-  readonly commands?: Pick<LedgerOptions, 'clock' | 'newId' | 'onCommitted' | 'onPrefetched' | 'onLocked'>;
 }
 
 /** What a process configures the ledger with: its database, the command side's limits, reads, and the projection. */
@@ -109,7 +107,7 @@ function databaseOf(config: LedgerConfig, role: LedgerRole): DataSourceSettings 
 }
 
 /** The command side's options: the same in every role, since the reconciler's syncs and releases decide as the API does. */
-function commandsOf(config: LedgerConfig, role: LedgerRole, hooks: LedgerHooks): LedgerOptions {
+function commandsOf(config: LedgerConfig, role: LedgerRole): LedgerOptions {
   return {
     batchSizeMax: config.admissionBatchMax,
     groupCommandsMax: config.admissionGroupMax,
@@ -129,7 +127,6 @@ function commandsOf(config: LedgerConfig, role: LedgerRole, hooks: LedgerHooks):
       blockSharePercent: config.queue.blockSharePercent,
     },
     queueTotalMax: config.queue.totalMax,
-    ...hooks.commands,
   };
 }
 
@@ -144,7 +141,7 @@ export function ledgerSettings(config: LedgerConfig, role: LedgerRole, hooks: Le
     hooks.log?.('warn', msg, { error: error instanceof Error ? error.message : String(error) });
   return {
     database,
-    commands: commandsOf(config, role, hooks),
+    commands: commandsOf(config, role),
     reads: { ...replica, waitMs: config.readReplicaWaitMs, ...(hooks.log ? { log: hooks.log } : {}) },
     projection: {
       batchSize: config.projectionBatchSize,
