@@ -281,12 +281,15 @@ function chart(track: Track, series: Series, options: ChartOptions, cursors: SVG
   );
 }
 
-/** A click on a chart picks the sample nearest the pointer (`spanMs`: the range the chart spans). */
+/** A click on a chart picks the sample clicked, or else the one nearest the pointer (`spanMs`: the range the chart spans). */
 function pickOnClick(svg: SVGSVGElement, series: Series, BOX: Box, spanMs: number, pick: (at: string) => void): void {
   const ats = series.points.map((p) => p.at);
   svg.addEventListener('click', (event) => {
     // A denial's link leads to its explanation; anywhere else picks the instant under the pointer.
     if ((event.target as Element).closest('a')) return;
+    // A drawn sample is the instant aimed at, even where samples closer than a pixel overlap.
+    const point = (event.target as Element).closest('circle.point')?.getAttribute('data-at');
+    if (point) return pick(point);
     const box = svg.getBoundingClientRect();
     const x = ((event.clientX - box.left) / box.width) * BOX.width;
     const atMs = Date.parse(series.since) + ((x - BOX.left) / (BOX.width - BOX.left - BOX.right)) * spanMs;
