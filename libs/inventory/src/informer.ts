@@ -1,0 +1,238 @@
+import { isRecord } from './objects.js';
+import { isGoneStatus, resourceVersionOf, sleepFor, WatchGone, type WatchEvent } from './watch.js';
+
+/**
+ * The cache of one kind across the cluster, as Kubernetes' informers keep it: one paged LIST,
+ * then one WATCH from the list's resourceVersion, each event applied to the cache; a LIST again
+ * only when the server has forgotten that point (410) or after a failure. Only what `keep` takes
+ * of each object is held (the facts a charge needs, not whole objects), by namespace and uid.
+ *
+ * It fails closed. The cache answers (`objectsIn`) only while it is synced: listed whole and its
+ * watch open. While it lists, while its watch is broken, or past its ceiling of objects or bytes
+ * (then emptied), it answers undefined, and a caller must treat the namespace's listing as
+ * incomplete (release nothing). `currentAt` says up to when the cache is known current (the last
+ * event, bookmark or watch opened): a listing taken from the cache is as of then, not of now, so
+ * an object created while a silent watch had stalled is never taken for absent.
+ */
+
+export interface ListPage {
+  readonly items: readonly Record<string, unknown>[];
+  readonly resourceVersion?: string;
+  readonly continue?: string;
+}
+
+export interface InformerTransport {
+  /** One page of the cluster-wide list (`token`: the continue token). Rejects with WatchGone (410), InformerForbidden (403) or any error. */
+  listPage(token: string | undefined, signal: AbortSignal): Promise<ListPage>;
+  /**
+   * The events after `resourceVersion`, until the server ends the watch; `onOpen` once the server
+   * has accepted it (before any event: a quiet kind may send none for minutes). Throws WatchGone when it answers 410.
+   */
+  watch(resourceVersion: string, signal: AbortSignal, onOpen: () => void): AsyncIterable<WatchEvent>;
+}
+
+/** The reconciler may not list this kind (403): the informer stops, unsynced, until it is started again (the next discovery). */
+export class InformerForbidden extends Error {
+  override name = 'InformerForbidden';
+}
+
+export type InformerState = 'listing' | 'synced' | 'broken' | 'over-ceiling' | 'forbidden' | 'stopped';
+
+export interface InformerOptions<T> {
+  /** What is kept of an object (undefined: nothing; the object is not cached, say one without a uid). */
+  readonly keep: (object: Record<string, unknown>) => T | undefined;
+  /** Objects the cache may hold; past it the cache is emptied and stays unsynced until a later list fits. */
+  readonly maxObjects: number;
+  /** Bytes the cache may hold, measured as the kept facts' JSON. */
+  readonly maxBytes: number;
+  /** Each change after the first list (not bookmarks), with what the cache held of the object before it. */
+  readonly onEvent?: (event: WatchEvent, before: T | undefined) => void;
+  readonly onState?: (state: InformerState, detail?: { readonly error?: unknown; readonly waitMs?: number }) => void;
+  /** First wait after a failure, in ms, doubled at each failure in a row up to `maxBackoffMs`. */
+  readonly backoffMs?: number;
+  readonly maxBackoffMs?: number;
+  /** How long an over-ceiling cache waits before it lists again, in ms (default 5 minutes). */
+  readonly overCeilingWaitMs?: number;
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly now?: () => number;
+}
+
+class OverCeiling extends Error {}
+
+interface Entry<T> {
+  readonly value: T;
+  readonly bytes: number;
+}
+
+export class Informer<T> {
+  private byNamespace = new Map<string, Map<string, Entry<T>>>();
+  private held = { objects: 0, bytes: 0 };
+  private current: number | undefined;
+  private stateNow: InformerState = 'listing';
+
+  constructor(
+    private readonly transport: InformerTransport,
+    private readonly options: InformerOptions<T>,
+  ) {}
+
+  get state(): InformerState {
+    return this.stateNow;
+  }
+
+  /** Objects and bytes held now (for the memory gauge). */
+  get size(): { readonly objects: number; readonly bytes: number } {
+    return { ...this.held };
+  }
+
+  /** Up to when the cache is known current (a local clock reading), or undefined while it is not synced. */
+  get currentAt(): number | undefined {
+    return this.stateNow === 'synced' ? this.current : undefined;
+  }
+
+  /** The kept facts of every object of the namespace, or undefined while the cache is not synced. */
+  objectsIn(namespace: string): readonly T[] | undefined {
+    if (this.stateNow !== 'synced') return undefined;
+    return [...(this.byNamespace.get(namespace)?.values() ?? [])].map((entry) => entry.value);
+  }
+
+  /** The namespaces that hold an object now (undefined while not synced). */
+  namespaces(): readonly string[] | undefined {
+    return this.stateNow === 'synced' ? [...this.byNamespace.keys()] : undefined;
+  }
+
+  /** Lists, then watches, until `signal` aborts or the kind is forbidden; never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    const sleep = this.options.sleep ?? sleepFor;
+    let failures = 0;
+    let version: string | undefined;
+    while (!signal.aborted) {
+      try {
+        if (version === undefined) version = await this.relist(signal);
+        let seen = 0;
+        const opened = (): void => {
+          this.current = this.now();
+          this.setState('synced');
+        };
+        for await (const event of this.transport.watch(version, signal, opened)) {
+          seen++;
+          failures = 0;
+          version = this.apply(event) ?? version;
+        }
+        if (signal.aborted) break;
+        if (seen === 0) throw new Error('the watch ended without an event');
+      } catch (error) {
+        if (signal.aborted) break;
+        if (error instanceof InformerForbidden) return this.stop('forbidden', error);
+        if (error instanceof WatchGone) {
+          version = undefined;
+          continue;
+        }
+        if (error instanceof OverCeiling) {
+          version = undefined;
+          this.clear();
+          this.setState('over-ceiling', { error });
+          await sleep(this.options.overCeilingWaitMs ?? 5 * 60_000, signal);
+          continue;
+        }
+        const waitMs = Math.min(this.options.maxBackoffMs ?? 30_000, (this.options.backoffMs ?? 200) * 2 ** failures++);
+        this.setState('broken', { error, waitMs });
+        await sleep(waitMs, signal);
+      }
+    }
+    this.stop('stopped');
+  }
+
+  /** Every page of the list into a new cache, swapped in whole at the end; the list's resourceVersion. */
+  private async relist(signal: AbortSignal): Promise<string> {
+    this.setState('listing');
+    const fresh = new Map<string, Map<string, Entry<T>>>();
+    const counted = { objects: 0, bytes: 0 };
+    let token: string | undefined;
+    let version: string | undefined;
+    do {
+      const page = await this.transport.listPage(token, signal);
+      version ??= page.resourceVersion;
+      for (const item of page.items) this.put(fresh, counted, item);
+      token = page.continue;
+    } while (token !== undefined);
+    if (version === undefined) throw new Error('the list has no resourceVersion');
+    this.byNamespace = fresh;
+    this.held = counted;
+    return version;
+  }
+
+  /** One watch event applied; the resourceVersion it moves the cache to. */
+  private apply(event: WatchEvent): string | undefined {
+    if (event.type === 'ERROR')
+      throw isGoneStatus(event.object) ? new WatchGone() : new Error(`watch error: ${JSON.stringify(event.object).slice(0, 300)}`);
+    this.current = this.now();
+    if (event.type === 'BOOKMARK') return resourceVersionOf(event);
+    const { namespace, uid } = identityOf(event.object);
+    const before = namespace !== undefined && uid !== undefined ? this.byNamespace.get(namespace)?.get(uid) : undefined;
+    if (event.type === 'DELETED') this.remove(namespace, uid);
+    else this.put(this.byNamespace, this.held, event.object);
+    this.options.onEvent?.(event, before?.value);
+    return resourceVersionOf(event);
+  }
+
+  /** Puts (or replaces) an object's kept facts, counting it in `counted`; throws OverCeiling past a ceiling. */
+  private put(
+    into: Map<string, Map<string, Entry<T>>>,
+    counted: { objects: number; bytes: number },
+    object: Record<string, unknown>,
+  ): void {
+    const { namespace, uid } = identityOf(object);
+    const value = namespace !== undefined && uid !== undefined ? this.options.keep(object) : undefined;
+    if (value === undefined || namespace === undefined || uid === undefined) return;
+    const entry = { value, bytes: Buffer.byteLength(JSON.stringify(value)) + uid.length };
+    let objects = into.get(namespace);
+    if (!objects) into.set(namespace, (objects = new Map()));
+    const previous = objects.get(uid);
+    objects.set(uid, entry);
+    counted.objects += previous ? 0 : 1;
+    counted.bytes += entry.bytes - (previous?.bytes ?? 0);
+    if (counted.objects > this.options.maxObjects || counted.bytes > this.options.maxBytes)
+      throw new OverCeiling(
+        `more than the cache's ceiling of ${this.options.maxObjects} objects or ${this.options.maxBytes} bytes (${counted.objects} objects, ${counted.bytes} bytes)`,
+      );
+  }
+
+  private remove(namespace: string | undefined, uid: string | undefined): void {
+    if (namespace === undefined || uid === undefined) return;
+    const objects = this.byNamespace.get(namespace);
+    const entry = objects?.get(uid);
+    if (!objects || !entry) return;
+    objects.delete(uid);
+    if (objects.size === 0) this.byNamespace.delete(namespace);
+    this.held.objects--;
+    this.held.bytes -= entry.bytes;
+  }
+
+  private clear(): void {
+    this.byNamespace = new Map();
+    this.held = { objects: 0, bytes: 0 };
+  }
+
+  private stop(state: 'forbidden' | 'stopped', error?: unknown): void {
+    this.clear();
+    this.setState(state, error === undefined ? undefined : { error });
+  }
+
+  private setState(state: InformerState, detail?: { readonly error?: unknown; readonly waitMs?: number }): void {
+    const changed = state !== this.stateNow;
+    this.stateNow = state;
+    if (changed || detail) this.options.onState?.(state, detail);
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+}
+
+/** An object's namespace and uid, where it has them. */
+function identityOf(object: Record<string, unknown>): { namespace?: string; uid?: string } {
+  const metadata = isRecord(object['metadata']) ? object['metadata'] : {};
+  const namespace = typeof metadata['namespace'] === 'string' && metadata['namespace'] !== '' ? metadata['namespace'] : undefined;
+  const uid = typeof metadata['uid'] === 'string' && metadata['uid'] !== '' ? metadata['uid'] : undefined;
+  return { ...(namespace ? { namespace } : {}), ...(uid ? { uid } : {}) };
+}
