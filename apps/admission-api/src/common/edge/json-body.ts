@@ -13,6 +13,7 @@ import { ScanPool } from '../json-scan/scan-pool.js';
 import { ScannedBody } from '../json-scan/json-select.js';
 import { writeContinueIfExpected } from './expect-continue.js';
 import { Gate, GateBusy } from './body-gate.js';
+import { closeAfterAnswer } from './lingering-close.js';
 
 /**
  * Request bodies are read only by the handlers that take one, and only after the guard has
@@ -23,8 +24,9 @@ import { Gate, GateBusy } from './body-gate.js';
  * only where admission reads it (scanned-body.ts), any other body parsed whole.
  *
  * A body refused while it is read (too large, or not the JSON it must be) is answered at once,
- * with `Connection: close`, and the rest of it is never read: a body over the limit is 413 as
- * soon as its length says so or its bytes pass the limit, however it is framed.
+ * with `Connection: close`, and the rest of it is never parsed (only read and dropped for a
+ * moment, so that the client reads the answer: lingering-close.ts): a body over the limit is 413
+ * as soon as its length says so or its bytes pass the limit, however it is framed.
  */
 export const JSON_DEPTH_MAX = 64;
 
@@ -189,7 +191,7 @@ export class JsonBodyReader {
       } catch (error) {
         // Refused before its end: the rest is not read, and the connection cannot carry another request.
         response.setHeader('Connection', 'close');
-        response.once('finish', () => request.destroy());
+        response.once('finish', () => closeAfterAnswer(request));
         throw readFailure(error);
       }
       // A large body is scanned off the event loop (scan-pool.ts), a small one at once.
