@@ -95,11 +95,6 @@ export class Informer<T> {
     return [...(this.byNamespace.get(namespace)?.values() ?? [])].map((entry) => entry.value);
   }
 
-  /** The namespaces that hold an object now (undefined while not synced). */
-  namespaces(): readonly string[] | undefined {
-    return this.stateNow === 'synced' ? [...this.byNamespace.keys()] : undefined;
-  }
-
   /** Lists, then watches, until `signal` aborts or the kind is forbidden; never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     const sleep = this.options.sleep ?? sleepFor;

@@ -189,7 +189,7 @@ export class JsonBodyReader {
         reserved = this.reserve(response, principal, size);
         bytes = await this.bytesOf(request, response, limits);
       } catch (error) {
-        // Refused before its end: the rest is not read, and the connection cannot carry another request.
+        // Refused before its end: the rest is not parsed (only dropped, lingering-close.ts), and the connection cannot carry another request.
         response.setHeader('Connection', 'close');
         response.once('finish', () => closeAfterAnswer(request));
         throw readFailure(error);
