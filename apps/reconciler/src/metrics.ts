@@ -1,5 +1,6 @@
 import { mirroredCounter, withTimeout } from '@quota/ops';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { CacheState } from '@quota/inventory';
 import type { Reconciler } from './reconciler.js';
 
 /**
@@ -7,7 +8,7 @@ import type { Reconciler } from './reconciler.js';
  * reconcile queue's depth (exported here only: the queue is this process's work). Node's
  * process_* and nodejs_* series unprefixed, as every process serves them.
  */
-export function reconcilerMetrics(reconciler: Reconciler): Registry {
+export function reconcilerMetrics(reconciler: Reconciler, cacheStates?: () => readonly CacheState[]): Registry {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
@@ -62,6 +63,7 @@ export function reconcilerMetrics(reconciler: Reconciler): Registry {
   });
   waitingMetrics(reconciler, registers);
   watchMetrics(reconciler, registers);
+  if (cacheStates) cacheMetrics(cacheStates, registers);
   new Gauge({
     name: 'quota_ledger_reconciler_queue_jobs',
     help: 'Reconcile jobs in the queue by state (wait, delayed, active, failed).',
@@ -138,4 +140,34 @@ function waitingMetrics(reconciler: Reconciler, registers: Registry[]): void {
     registers,
     read: () => reconciler.stats.neverCreated,
   });
+}
+
+/** The watch-fed caches of the kubernetes inventory (INVENTORY_CACHE), one per kind: what they hold and whether they answer. */
+function cacheMetrics(cacheStates: () => readonly CacheState[], registers: Registry[]): void {
+  const gauge = (name: string, help: string, value: (state: CacheState) => number): Gauge =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        this.reset();
+        for (const state of cacheStates()) this.set({ resource: state.resource }, value(state));
+      },
+    });
+  gauge(
+    'quota_ledger_reconciler_cache_objects',
+    "Objects one kind's cache holds (INVENTORY_CACHE_MAX_OBJECTS is its ceiling).",
+    (s) => s.objects,
+  );
+  gauge(
+    'quota_ledger_reconciler_cache_bytes',
+    "Bytes one kind's cache holds, counted as the kept facts' JSON (INVENTORY_CACHE_MAX_BYTES is its ceiling; the heap holds about three times as much).",
+    (s) => s.bytes,
+  );
+  gauge(
+    'quota_ledger_reconciler_cache_synced',
+    "1 while one kind's cache answers listings (listed whole and its watch open, or the kind not served); 0 while it lists, its watch is broken, it is over its ceiling or forbidden: a fixed kind's listings then fail and settle nothing.",
+    (s) => (s.state === 'synced' || s.state === 'not-served' ? 1 : 0),
+  );
 }

@@ -1,11 +1,12 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
-import { createInventorySource } from '@quota/inventory';
+import { createInventorySource, type CacheState } from '@quota/inventory';
 import type { QueueBackend } from '@quota/jobs';
 import { LEDGER_PARTS, type LedgerParts } from '@quota/ledger';
 import { APP_CONFIG, startOpsServer, type OpsServer } from '@quota/ops';
 import { createNamespaceMarker } from './definitions/cluster-object-api.js';
 import { startDefinitionSyncs } from './definitions/start-syncs.js';
+import { CACHE_DELIVERY_MARGIN_MS } from './listing-time.js';
 import { ManagedLabels } from './managed-labels.js';
 import { reconcilerMetrics } from './metrics.js';
 import { RECONCILE_QUEUE_BACKEND } from './reconcile-queue.provider.js';
@@ -26,6 +27,21 @@ function reconcilerLedger({ commands, definitions, cluster, clusterQueries }: Le
     putNamespace: cluster.putNamespace.bind(cluster),
     deleteNamespace: cluster.deleteNamespace.bind(cluster),
     namespaceObjects: clusterQueries.namespaceObjects.bind(clusterQueries),
+  };
+}
+
+/** What the log says of the kind caches: a kind left uncovered for its RBAC (info, once per try), one over its ceiling (error). */
+function cacheLog(log: ReconcilerLog): (state: CacheState) => void {
+  return (state) => {
+    if (state.state === 'forbidden')
+      log('info', 'a discovered kind the reconciler may not list is left uncovered; tried again after the next discovery', {
+        resource: state.resource,
+      });
+    else if (state.state === 'over-ceiling')
+      log('error', "a kind's cache is over its ceiling: emptied, its listings fail closed (nothing released) until it fits", {
+        resource: state.resource,
+        error: state.error,
+      });
   };
 }
 
@@ -51,7 +67,7 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
   async onApplicationBootstrap(): Promise<void> {
     const { config, ledger, log } = this;
     const inventory = config.inventory;
-    const source = createInventorySource(inventory);
+    const source = createInventorySource(inventory.source === 'kubernetes' ? { ...inventory, onCacheState: cacheLog(log) } : inventory);
     const clusterAccess =
       inventory.source === 'kubernetes'
         ? {
@@ -79,10 +95,12 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
     // the cluster's labels put it under, or by a LedgerQuota or LimitRange the definition syncs put into
     // the ledger (without the second, a LedgerQuota applied with kubectl to a namespace left its
     // admissions refused, "status unknown", until the next periodic pass: up to 600 s when watching).
+    // From a watch-fed cache, a listing is timed its delivery margin before now: the count waits for it to cover the namespace's start.
+    const countDelayMs = source.cacheStates ? CACHE_DELIVERY_MARGIN_MS + 100 : 0;
     const countAtOnce = (namespaces: readonly string[]): void => {
       for (const namespace of namespaces)
         void reconciler
-          .enqueue(namespace, 'count')
+          .enqueue(namespace, 'count', countDelayMs)
           .catch((error: unknown) => log('warn', 'first count not queued', { namespace, error: (error as Error).message }));
     };
     ledger.cluster.onCountAwaited(countAtOnce);
@@ -107,7 +125,12 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
       managedLabel: labels !== undefined,
     });
     this.ops = config.metricsPort
-      ? await startOpsServer({ port: config.metricsPort, host: config.host, registry: reconcilerMetrics(reconciler), healthy: () => true })
+      ? await startOpsServer({
+          port: config.metricsPort,
+          host: config.host,
+          registry: reconcilerMetrics(reconciler, source.cacheStates?.bind(source)),
+          healthy: () => true,
+        })
       : undefined;
     if (this.ops) log('info', 'GET /metrics and /healthz', { port: this.ops.port });
   }

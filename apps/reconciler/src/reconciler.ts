@@ -15,7 +15,9 @@ import {
 import type { ClusterQueries, ClusterWriter, DefinitionQueries, LedgerCommands, ReconcileOutcome } from '@quota/ledger';
 import { Worker, type Job, type Queue } from 'bullmq';
 import type { ManagedLabels } from './managed-labels.js';
+import { CACHE_DELIVERY_MARGIN_MS, listingTime } from './listing-time.js';
 import { WatchSettler } from './settle-on-watch.js';
+import { watchStateLog } from './watch-state-log.js';
 import { UncoveredReports } from './uncovered.js';
 
 export interface ReconcilerOptions {
@@ -55,7 +57,6 @@ export interface ReconcilerOptions {
 /** Namespaces whose unreadable objects the log remembers having said (beyond it, one may be said again). */
 const UNREADABLE_NAMESPACES_MAX = 10_000;
 
-/** Counters for metrics and tests. */
 /**
  * A namespace's unconfirmed webhook reservations are said in the log when they reach this many,
  * and again only after they fell below half of it (the gauge counts every one). Creates in flight
@@ -141,11 +142,10 @@ export class Reconciler {
     this.uncovered = new UncoveredReports(2 * options.intervalMs, options.uncoveredNamespacesMax);
     this.settler =
       options.watch !== false && inventory.watchSettlements
-        ? new WatchSettler(
-            (namespace) => this.settleOnWatch(namespace),
-            options.log,
-            options.coalesceMs === undefined ? {} : { coalesceMs: options.coalesceMs },
-          )
+        ? new WatchSettler((namespace) => this.settleOnWatch(namespace), options.log, {
+            ...(options.coalesceMs === undefined ? {} : { coalesceMs: options.coalesceMs }),
+            ...(inventory.cacheStates ? { urgentDelayMs: CACHE_DELIVERY_MARGIN_MS } : {}),
+          })
         : undefined;
   }
 
@@ -159,26 +159,9 @@ export class Reconciler {
     const watch = this.inventory.watchSettlements?.bind(this.inventory);
     if (!settler || !watch) return;
     const stop = new AbortController();
-    const failing = this.watchesFailing;
-    const done = watch(
-      (change) => settler.signal(change),
-      stop.signal,
-      (state) => {
-        // A failure is said once per resource until its watch works again.
-        if (state.state === 'failed' && !failing.has(state.resource)) {
-          failing.add(state.resource);
-          this.options.log?.('warn', 'watch failing; retrying with backoff (the periodic pass settles meanwhile)', { ...state });
-        } else if (state.state === 'listed' || state.state === 'resumed') failing.delete(state.resource);
-        else if (state.state === 'started' || state.state === 'stopped') {
-          if (state.state === 'stopped') failing.delete(state.resource);
-          this.options.log?.(
-            'info',
-            state.state === 'started' ? 'watching a kind discovered since start' : 'no longer watching a kind the cluster stopped serving',
-            { resource: state.resource },
-          );
-        }
-      },
-    ).catch((error: unknown) => this.options.log?.('error', 'watch stopped', { error: (error as Error).message }));
+    const done = watch((change) => settler.signal(change), stop.signal, watchStateLog(this.watchesFailing, this.options.log)).catch(
+      (error: unknown) => this.options.log?.('error', 'watch stopped', { error: (error as Error).message }),
+    );
     this.watching = { stop, done };
   }
 
@@ -242,8 +225,9 @@ export class Reconciler {
     const labels = this.options.labels;
     const awaiting = labels !== undefined && (await this.ledger.awaitingFirstCount?.(namespace)) === true;
     const countable = labels !== undefined && awaiting ? await labels.ensure(namespace) : true;
-    const listedAt = await this.ledger.now();
+    const [localAt, ledgerAt] = [Date.now(), await this.ledger.now()];
     const inventory = await this.inventory.list(namespace);
+    const listedAt = listingTime(ledgerAt, localAt, inventory.asOf);
     const outcome = await this.ledger.reconcile(
       namespace,
       { covers: inventory.covers, objects: inventory.objects, listedAt, ...(countable ? {} : { countable: false }) },

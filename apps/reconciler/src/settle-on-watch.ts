@@ -28,16 +28,23 @@ export class WatchSettler {
   /** Namespaces to settle again after their running settle: `now`, or `later` (additions only). */
   private readonly again = new Map<string, 'now' | 'later'>();
   /** Namespaces whose additions wait for the rest of their burst. */
-  private readonly waiting = new Map<string, NodeJS.Timeout>();
+  private readonly waiting = new Map<string, { readonly timer: NodeJS.Timeout; readonly urgent: boolean }>();
   private readonly coalesceMs: number;
+  private readonly urgentDelayMs: number;
 
   constructor(
     /** Settles the namespace; answering false means it had nothing to settle (counted as skipped). */
     private readonly settle: (namespace: string) => Promise<unknown>,
     private readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void,
-    options: { readonly coalesceMs?: number } = {},
+    /**
+     * `urgentDelayMs`: how long a deletion or a finished pod waits before its settle (default 0):
+     * a listing read from a watch-fed cache is timed that much before now (listing-time.ts), so a
+     * settle run at once could not release what the ledger recorded within that margin.
+     */
+    options: { readonly coalesceMs?: number; readonly urgentDelayMs?: number } = {},
   ) {
     this.coalesceMs = options.coalesceMs ?? DEFAULT_COALESCE_MS;
+    this.urgentDelayMs = options.urgentDelayMs ?? 0;
   }
 
   signal(change: Pick<SettleSignal, 'namespace'> & Partial<Pick<SettleSignal, 'why'>>): void {
@@ -48,10 +55,11 @@ export class WatchSettler {
       if (urgent || !this.again.has(namespace)) this.again.set(namespace, urgent ? 'now' : 'later');
       return;
     }
-    const timer = this.waiting.get(namespace);
-    if (timer && !urgent) return;
-    if (urgent) this.run(namespace);
-    else this.wait(namespace);
+    const waiting = this.waiting.get(namespace);
+    if (waiting && (!urgent || waiting.urgent)) return;
+    if (!urgent) this.wait(namespace, this.coalesceMs, false);
+    else if (this.urgentDelayMs > 0) this.wait(namespace, this.urgentDelayMs, true);
+    else this.run(namespace);
   }
 
   /** Resolves once no settle runs or waits (for shutdown and tests). */
@@ -64,25 +72,26 @@ export class WatchSettler {
 
   /** Drops the additions still waiting (shutdown: the periodic pass settles them). */
   cancel(): void {
-    for (const timer of this.waiting.values()) clearTimeout(timer);
+    for (const { timer } of this.waiting.values()) clearTimeout(timer);
     this.waiting.clear();
     this.again.clear();
   }
 
-  private wait(namespace: string): void {
-    this.waiting.set(
-      namespace,
-      setTimeout(() => {
-        this.waiting.delete(namespace);
-        this.run(namespace);
-      }, this.coalesceMs),
-    );
+  /** Settles the namespace after `ms` (a shorter, urgent wait replaces a waiting addition's). */
+  private wait(namespace: string, ms: number, urgent: boolean): void {
+    const waiting = this.waiting.get(namespace);
+    if (waiting) clearTimeout(waiting.timer);
+    const timer = setTimeout(() => {
+      this.waiting.delete(namespace);
+      this.run(namespace);
+    }, ms);
+    this.waiting.set(namespace, { timer, urgent });
   }
 
   private run(namespace: string): void {
-    const timer = this.waiting.get(namespace);
-    if (timer) {
-      clearTimeout(timer);
+    const waiting = this.waiting.get(namespace);
+    if (waiting) {
+      clearTimeout(waiting.timer);
       this.waiting.delete(namespace);
     }
     const done = this.settle(namespace)
@@ -98,8 +107,9 @@ export class WatchSettler {
         this.running.delete(namespace);
         const next = this.again.get(namespace);
         this.again.delete(namespace);
-        if (next === 'now') this.run(namespace);
-        else if (next === 'later') this.wait(namespace);
+        if (next === 'now' && this.urgentDelayMs === 0) this.run(namespace);
+        else if (next === 'now') this.wait(namespace, this.urgentDelayMs, true);
+        else if (next === 'later') this.wait(namespace, this.coalesceMs, false);
       });
     this.running.set(namespace, done);
   }

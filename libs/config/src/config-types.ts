@@ -156,6 +156,10 @@ export type InventoryConfig =
       readonly timeoutMs: number;
       /** Objects per page of a list (`limit`), each list followed by `continue` to its end (INVENTORY_PAGE_SIZE). */
       readonly pageSize: number;
+      /** Listings from watch-fed caches, one per kind (INVENTORY_CACHE), and each kind cache's ceiling. */
+      readonly cache: boolean;
+      readonly cacheMaxObjects: number;
+      readonly cacheMaxBytes: number;
       readonly customKinds: readonly CustomResourceConfig[];
     }
   | {

@@ -276,7 +276,11 @@ function inventoryConfig(env: Env): InventoryConfig {
       const inCluster = oneOf(env, 'INVENTORY_IN_CLUSTER') === 'true';
       const kubeconfigPath = env['INVENTORY_KUBECONFIG'] || undefined;
       const pageSize = integer(env, 'INVENTORY_PAGE_SIZE');
-      return { source, inCluster, timeoutMs, pageSize, customKinds, ...(kubeconfigPath ? { kubeconfigPath } : {}) };
+      const cache = oneOf(env, 'INVENTORY_CACHE') === 'true';
+      const cacheMaxObjects = integer(env, 'INVENTORY_CACHE_MAX_OBJECTS');
+      const cacheMaxBytes = integer(env, 'INVENTORY_CACHE_MAX_BYTES');
+      const limits = { pageSize, cache, cacheMaxObjects, cacheMaxBytes };
+      return { source, inCluster, timeoutMs, ...limits, customKinds, ...(kubeconfigPath ? { kubeconfigPath } : {}) };
     }
     case 'postgres':
       return {

@@ -259,6 +259,29 @@ export const OPERATION_VARIABLES = {
     meaning: 'The http source: the reconciler GETs `{url}/namespaces/{ns}/objects`.',
   },
   INVENTORY_TOKEN: { group: 'reconciler', kind: 'text', meaning: 'The http source: sent as a bearer token.' },
+  INVENTORY_CACHE: {
+    group: 'reconciler',
+    kind: 'oneOf',
+    values: ['true', 'false'],
+    default: 'true',
+    meaning:
+      'The kubernetes source: list from watch-fed caches, one per kind across the cluster (one LIST per kind at start, then WATCH; a namespace listing is read from memory). `false`: list every kind of the namespace from the kube-apiserver at each listing.',
+    see: 'operations/scale.md',
+  },
+  INVENTORY_CACHE_MAX_OBJECTS: integer(
+    'reconciler',
+    500_000,
+    1,
+    100_000_000,
+    "The kubernetes source's cache: objects one kind may hold. Past it the kind's cache is emptied, its listings fail closed (nothing is released from it) and it is listed again after 5 minutes.",
+  ),
+  INVENTORY_CACHE_MAX_BYTES: integer(
+    'reconciler',
+    268_435_456,
+    1024,
+    68_719_476_736,
+    "The kubernetes source's cache: bytes (of the kept facts, as JSON) one kind may hold; past it, as past INVENTORY_CACHE_MAX_OBJECTS.",
+  ),
   INVENTORY_TIMEOUT_MS: integer('reconciler', 10_000, 100, 600_000, 'Longest a listing may take.'),
   INVENTORY_PAGE_SIZE: integer(
     'reconciler',

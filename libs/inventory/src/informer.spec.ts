@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Informer, InformerForbidden, type InformerOptions, type InformerTransport, type ListPage } from './informer.js';
-import { WatchGone, type WatchEvent } from './watch.js';
+import { Informer, InformerForbidden, InformerNotServed, type InformerOptions, type InformerTransport, type ListPage } from './informer.js';
+import type { WatchEvent } from './watch.js';
 
 /**
  * A FAKE list+watch transport: each call takes the next scripted step. A list step is its pages;
@@ -184,13 +184,77 @@ describe('Informer: one kind cached from one list and one watch (fake transport)
     expect(t.informer.state).toBe('forbidden');
   });
 
-  it('is known current as of its last event, bookmark or opened watch, not of now', async () => {
-    const script: Step[] = [{ pages: [{ items: [], resourceVersion: '5' }] }];
-    const t = await run(script);
-    script.push({ events: [bookmark('6')], look: t.look('bookmark') }, { events: [], then: new WatchGone() });
+  it('is current while synced, and opens a watch that stays silent past silentAfterMs again from where it was', async () => {
+    const stop = new AbortController();
+    const calls: string[] = [];
+    const current: (number | undefined)[] = [];
+    // A FAKE stream that hangs after its events (a stalled connection) until the informer gives up on it.
+    const stalling: InformerTransport = {
+      listPage: async () => ({ items: [], resourceVersion: '5' }),
+      async *watch(resourceVersion, signal, onOpen) {
+        calls.push(`watch@${resourceVersion}`);
+        if (calls.length === 3) return void stop.abort();
+        onOpen();
+        current.push(informer.currentAt);
+        if (resourceVersion === '5') yield bookmark('6');
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      },
+    };
+    const informer = new Informer(stalling, { keep, maxObjects: 10, maxBytes: 10_000, silentAfterMs: 30, now: () => 42 });
+    await informer.run(stop.signal);
+    expect(calls).toEqual(['watch@5', 'watch@6', 'watch@6']);
+    expect(current).toEqual([42, 42]);
+    expect(informer.currentAt).toBeUndefined();
+  });
+
+  it('tells a relist after a 410 every object that appeared, went or stayed (what the broken watch missed), but not the first list', async () => {
+    const script: Step[] = [{ pages: [{ items: [pod('a', '1'), pod('a', '2')], resourceVersion: '5' }] }];
+    const relists: string[][] = [];
+    const t = await run(script, {
+      onRelist: (changes) => relists.push([...changes].map((c) => `${c.uid} ${c.before?.phase ?? '-'} -> ${c.after?.phase ?? '-'}`).sort()),
+    });
+    script.push(
+      { events: [gone] },
+      { pages: [{ items: [pod('a', '2', 'Succeeded'), pod('b', '3')], resourceVersion: '20' }] },
+      { events: [] },
+    );
     await t.start();
-    const at = (t.seen['bookmark'] as { at: number }).at;
-    expect(at).toBeGreaterThan(1000);
-    expect(t.informer.currentAt).toBeUndefined();
+    expect(relists).toEqual([['1 Running -> -', '2 Running -> Succeeded', '3 - -> Running']]);
+  });
+
+  it('tells no relist after it was emptied past its ceiling: what it held is gone, and its objects are not news', async () => {
+    const script: Step[] = [
+      { pages: [{ items: [pod('a', '1'), pod('a', '2'), pod('a', '3')], resourceVersion: '5' }] },
+      { pages: [{ items: [pod('a', '1')], resourceVersion: '6' }] },
+      { events: [] },
+    ];
+    let relisted = 0;
+    const t = await run(script, { maxObjects: 2, onRelist: () => void relisted++ });
+    await t.start();
+    expect(t.states).toContain('over-ceiling');
+    expect(relisted).toBe(0);
+  });
+
+  it('says a kind the server does not serve (404) is not served, holding nothing, and lists it again after a long wait', async () => {
+    const t = await run([{ listFails: new InformerNotServed('no such resource') }, { listFails: new InformerNotServed('still none') }]);
+    await t.start();
+    expect(t.states.slice(0, 3)).toEqual(['not-served', 'listing', 'not-served']);
+    expect(t.waits.slice(0, 2)).toEqual([60_000, 60_000]);
+    expect(t.calls.slice(0, 2)).toEqual(['list', 'list']);
+  });
+
+  it('lets a listing wait while the cache fills: settled() resolves when it is synced, or after its time', async () => {
+    const script: Step[] = [{ pages: [{ items: [pod('a', '1')], resourceVersion: '5' }] }];
+    const t = await run(script);
+    const order: string[] = [];
+    const waited = t.informer.settled(60_000).then(() => order.push(`settled ${t.informer.state}`));
+    script.push({ events: [], look: () => order.push('open') });
+    await t.start();
+    await waited;
+    expect(order).toContain('settled synced');
+    const idle = new Informer(fakeTransport([], new AbortController()).transport, { keep, maxObjects: 1, maxBytes: 1 });
+    const started = Date.now();
+    await idle.settled(50);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
   });
 });

@@ -10,9 +10,10 @@ import { isGoneStatus, resourceVersionOf, sleepFor, WatchGone, type WatchEvent }
  * It fails closed. The cache answers (`objectsIn`) only while it is synced: listed whole and its
  * watch open. While it lists, while its watch is broken, or past its ceiling of objects or bytes
  * (then emptied), it answers undefined, and a caller must treat the namespace's listing as
- * incomplete (release nothing). `currentAt` says up to when the cache is known current (the last
- * event, bookmark or watch opened): a listing taken from the cache is as of then, not of now, so
- * an object created while a silent watch had stalled is never taken for absent.
+ * incomplete (release nothing). While it is synced it is current, less the time an event takes
+ * to arrive: a watch that stays silent longer than `silentAfterMs` (the server sends a bookmark
+ * about every minute) is taken for stalled and opened again from its last resourceVersion, so a
+ * cache never answers for long from a connection that stopped delivering unseen.
  */
 
 export interface ListPage {
@@ -36,7 +37,20 @@ export class InformerForbidden extends Error {
   override name = 'InformerForbidden';
 }
 
-export type InformerState = 'listing' | 'synced' | 'broken' | 'over-ceiling' | 'forbidden' | 'stopped';
+/** The server does not serve this kind (404): no object of it can exist; listed again after `overCeilingWaitMs`. */
+export class InformerNotServed extends Error {
+  override name = 'InformerNotServed';
+}
+
+export type InformerState = 'listing' | 'synced' | 'broken' | 'over-ceiling' | 'not-served' | 'forbidden' | 'stopped';
+
+/** One object whose kept facts a relist changed: `before` absent, it appeared; `after` absent, it is gone. */
+export interface RelistChange<T> {
+  readonly namespace: string;
+  readonly uid: string;
+  readonly before?: T;
+  readonly after?: T;
+}
 
 export interface InformerOptions<T> {
   /** What is kept of an object (undefined: nothing; the object is not cached, say one without a uid). */
@@ -47,10 +61,18 @@ export interface InformerOptions<T> {
   readonly maxBytes: number;
   /** Each change after the first list (not bookmarks), with what the cache held of the object before it. */
   readonly onEvent?: (event: WatchEvent, before: T | undefined) => void;
+  /**
+   * After a relist that was not the first (a 410, a failure or the ceiling): every object that
+   * appeared, went or is held in both (a watch missed what happened meanwhile; client-go's
+   * Replace tells its handlers the same way). The caller compares `before` and `after`.
+   */
+  readonly onRelist?: (changes: Iterable<RelistChange<T>>) => void;
   readonly onState?: (state: InformerState, detail?: { readonly error?: unknown; readonly waitMs?: number }) => void;
   /** First wait after a failure, in ms, doubled at each failure in a row up to `maxBackoffMs`. */
   readonly backoffMs?: number;
   readonly maxBackoffMs?: number;
+  /** A watch silent this long (no event, no bookmark) is opened again from where it was, in ms (default 90 s). */
+  readonly silentAfterMs?: number;
   /** How long an over-ceiling cache waits before it lists again, in ms (default 5 minutes). */
   readonly overCeilingWaitMs?: number;
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -58,6 +80,9 @@ export interface InformerOptions<T> {
 }
 
 class OverCeiling extends Error {}
+
+/** Longer than the kube-apiserver's bookmark period (about a minute) with room to spare. */
+export const DEFAULT_SILENT_AFTER_MS = 90_000;
 
 interface Entry<T> {
   readonly value: T;
@@ -67,8 +92,9 @@ interface Entry<T> {
 export class Informer<T> {
   private byNamespace = new Map<string, Map<string, Entry<T>>>();
   private held = { objects: 0, bytes: 0 };
-  private current: number | undefined;
   private stateNow: InformerState = 'listing';
+  private listedOnce = false;
+  private readonly waiters = new Set<() => void>();
 
   constructor(
     private readonly transport: InformerTransport,
@@ -84,15 +110,32 @@ export class Informer<T> {
     return { ...this.held };
   }
 
-  /** Up to when the cache is known current (a local clock reading), or undefined while it is not synced. */
+  /** Up to when the cache is known current (a local clock reading: now, while it is synced), or undefined while it is not. */
   get currentAt(): number | undefined {
-    return this.stateNow === 'synced' ? this.current : undefined;
+    return this.stateNow === 'synced' ? this.now() : undefined;
   }
 
   /** The kept facts of every object of the namespace, or undefined while the cache is not synced. */
   objectsIn(namespace: string): readonly T[] | undefined {
     if (this.stateNow !== 'synced') return undefined;
     return [...(this.byNamespace.get(namespace)?.values() ?? [])].map((entry) => entry.value);
+  }
+
+  /**
+   * Resolves once the cache is no longer listing (synced, or failed and saying why), or after
+   * `ms`: what a listing waits for before it reads a cache that is being filled.
+   */
+  settled(ms: number): Promise<void> {
+    if (this.stateNow !== 'listing') return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
   }
 
   /** Lists, then watches, until `signal` aborts or the kind is forbidden; never rejects. */
@@ -103,38 +146,65 @@ export class Informer<T> {
     while (!signal.aborted) {
       try {
         if (version === undefined) version = await this.relist(signal);
-        let seen = 0;
-        const opened = (): void => {
-          this.current = this.now();
-          this.setState('synced');
-        };
-        for await (const event of this.transport.watch(version, signal, opened)) {
-          seen++;
-          failures = 0;
-          version = this.apply(event) ?? version;
+        const watched = { version, seen: 0, silent: false };
+        try {
+          await this.watchOnce(watched, signal, () => (failures = 0));
+        } finally {
+          version = watched.version; // where a broken watch is resumed from
         }
         if (signal.aborted) break;
-        if (seen === 0) throw new Error('the watch ended without an event');
+        if (watched.seen === 0 && !watched.silent) throw new Error('the watch ended without an event');
       } catch (error) {
         if (signal.aborted) break;
         if (error instanceof InformerForbidden) return this.stop('forbidden', error);
-        if (error instanceof WatchGone) {
-          version = undefined;
-          continue;
-        }
-        if (error instanceof OverCeiling) {
+        const longWait = this.options.overCeilingWaitMs ?? 5 * 60_000;
+        if (error instanceof WatchGone) version = undefined;
+        else if (error instanceof InformerNotServed || error instanceof OverCeiling) {
           version = undefined;
           this.clear();
-          this.setState('over-ceiling', { error });
-          await sleep(this.options.overCeilingWaitMs ?? 5 * 60_000, signal);
-          continue;
+          this.setState(error instanceof OverCeiling ? 'over-ceiling' : 'not-served', { error });
+          await sleep(longWait, signal);
+        } else {
+          const waitMs = Math.min(this.options.maxBackoffMs ?? 30_000, (this.options.backoffMs ?? 200) * 2 ** failures++);
+          this.setState('broken', { error, waitMs });
+          await sleep(waitMs, signal);
         }
-        const waitMs = Math.min(this.options.maxBackoffMs ?? 30_000, (this.options.backoffMs ?? 200) * 2 ** failures++);
-        this.setState('broken', { error, waitMs });
-        await sleep(waitMs, signal);
       }
     }
     this.stop('stopped');
+  }
+
+  /**
+   * One watch from `version` until the server ends it, or until it has been silent for
+   * `silentAfterMs` (no event or bookmark: the server sends a bookmark about every minute, so a
+   * connection that says nothing for longer may have stalled unseen; it is watched again from
+   * where it was). `at` follows the resourceVersion it reached and the events it carried.
+   */
+  private async watchOnce(at: { version: string; seen: number; silent: boolean }, signal: AbortSignal, onEvent: () => void): Promise<void> {
+    const silence = new AbortController();
+    const silentAfterMs = this.options.silentAfterMs ?? DEFAULT_SILENT_AFTER_MS;
+    let timer = setTimeout(() => silence.abort(), silentAfterMs);
+    const heard = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => silence.abort(), silentAfterMs);
+    };
+    const opened = (): void => {
+      heard();
+      this.setState('synced');
+    };
+    try {
+      for await (const event of this.transport.watch(at.version, AbortSignal.any([signal, silence.signal]), opened)) {
+        heard();
+        at.seen++;
+        onEvent();
+        at.version = this.apply(event) ?? at.version;
+      }
+    } catch (error) {
+      if (!silence.signal.aborted || signal.aborted) throw error;
+    } finally {
+      clearTimeout(timer);
+      at.silent = silence.signal.aborted;
+    }
   }
 
   /** Every page of the list into a new cache, swapped in whole at the end; the list's resourceVersion. */
@@ -151,8 +221,11 @@ export class Informer<T> {
       token = page.continue;
     } while (token !== undefined);
     if (version === undefined) throw new Error('the list has no resourceVersion');
+    const previous = this.listedOnce ? this.byNamespace : undefined;
     this.byNamespace = fresh;
     this.held = counted;
+    this.listedOnce = true;
+    if (previous && this.options.onRelist) this.options.onRelist(relistChanges(previous, fresh));
     return version;
   }
 
@@ -160,7 +233,6 @@ export class Informer<T> {
   private apply(event: WatchEvent): string | undefined {
     if (event.type === 'ERROR')
       throw isGoneStatus(event.object) ? new WatchGone() : new Error(`watch error: ${JSON.stringify(event.object).slice(0, 300)}`);
-    this.current = this.now();
     if (event.type === 'BOOKMARK') return resourceVersionOf(event);
     const { namespace, uid } = identityOf(event.object);
     const before = namespace !== undefined && uid !== undefined ? this.byNamespace.get(namespace)?.get(uid) : undefined;
@@ -203,7 +275,9 @@ export class Informer<T> {
     this.held.bytes -= entry.bytes;
   }
 
+  /** Empties the cache; the next list is then a first one again (its objects are not told to onRelist). */
   private clear(): void {
+    this.listedOnce = false;
     this.byNamespace = new Map();
     this.held = { objects: 0, bytes: 0 };
   }
@@ -217,6 +291,7 @@ export class Informer<T> {
     const changed = state !== this.stateNow;
     this.stateNow = state;
     if (changed || detail) this.options.onState?.(state, detail);
+    if (state !== 'listing') for (const done of [...this.waiters]) done();
   }
 
   private now(): number {
@@ -230,4 +305,18 @@ function identityOf(object: Record<string, unknown>): { namespace?: string; uid?
   const namespace = typeof metadata['namespace'] === 'string' && metadata['namespace'] !== '' ? metadata['namespace'] : undefined;
   const uid = typeof metadata['uid'] === 'string' && metadata['uid'] !== '' ? metadata['uid'] : undefined;
   return { ...(namespace ? { namespace } : {}), ...(uid ? { uid } : {}) };
+}
+
+/** Every object a relist changed the cache's facts of, or held in both (the caller compares). */
+function* relistChanges<T>(
+  previous: Map<string, Map<string, Entry<T>>>,
+  fresh: Map<string, Map<string, Entry<T>>>,
+): Iterable<RelistChange<T>> {
+  for (const [namespace, objects] of previous)
+    for (const [uid, entry] of objects) {
+      const now = fresh.get(namespace)?.get(uid);
+      yield { namespace, uid, before: entry.value, ...(now ? { after: now.value } : {}) };
+    }
+  for (const [namespace, objects] of fresh)
+    for (const [uid, entry] of objects) if (!previous.get(namespace)?.has(uid)) yield { namespace, uid, after: entry.value };
 }

@@ -31,6 +31,8 @@ export interface InventorySource {
    * Runs until `signal` aborts; failures are retried inside (kube-watch.ts, watch.ts) and told to `onState`.
    */
   watchSettlements?(onSignal: (change: SettleSignal) => void, signal: AbortSignal, onState?: (state: WatchState) => void): Promise<void>;
+  /** Each kind's cache now, where the source lists from watch-fed caches (kubernetes, INVENTORY_CACHE). */
+  cacheStates?(): readonly CacheState[];
   close(): Promise<void>;
 }
 
@@ -54,6 +56,21 @@ export interface Inventory {
   /** Complete for these resources. */
   readonly covers: readonly GroupResource[];
   readonly objects: readonly InventoryObject[];
+  /**
+   * Up to when the listing is known current, on this process's clock (Date.now), where it was
+   * read from a cache: the oldest of its kinds' last events. Absent, it is as of the call.
+   */
+  readonly asOf?: number;
+}
+
+/** One kind's watch-fed cache (kube-cache.ts), as the metrics and the log see it. */
+export interface CacheState {
+  readonly resource: string;
+  readonly state: 'listing' | 'synced' | 'broken' | 'over-ceiling' | 'not-served' | 'forbidden' | 'stopped';
+  readonly objects: number;
+  readonly bytes: number;
+  readonly error?: string;
+  readonly waitMs?: number;
 }
 
 /** One existing object: which resource it is, its uid, and the object (for adoption's usage). */

@@ -30,7 +30,7 @@ const WATCH_TIMEOUT_SECONDS = 300;
 /** Pods remembered as already reported terminal, so that later status writes do not report them again. */
 const TERMINAL_REMEMBERED_MAX = 100_000;
 
-const collectionPath = (kind: KnownKind): string =>
+export const collectionPath = (kind: KnownKind): string =>
   (kind.groupResource.group === '' ? `/api/${kind.apiVersion}` : `/apis/${kind.apiVersion}`) + `/${kind.groupResource.resource}`;
 
 /** Watches one kind across the cluster until `signal` aborts; `onSignal` hears each settling change. */
@@ -103,7 +103,7 @@ export function collectionTransport(ctx: KubeWatchContext, path: string, objects
       if (typeof version !== 'string' || version === '') throw new Error(`GET ${path}: the list has no resourceVersion`);
       return version;
     },
-    async *watch(resourceVersion, signal) {
+    async *watch(resourceVersion, signal, onOpen) {
       const query = new URLSearchParams({
         watch: '1',
         resourceVersion,
@@ -116,6 +116,7 @@ export function collectionTransport(ctx: KubeWatchContext, path: string, objects
         throw new WatchGone();
       }
       if (response.statusCode !== 200) throw statusError(`watch ${path}`, response.statusCode, await readAll(response));
+      onOpen?.();
       let buffered = '';
       for await (const chunk of response as AsyncIterable<Buffer>) {
         buffered += chunk.toString('utf8');

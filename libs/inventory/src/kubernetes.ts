@@ -1,12 +1,23 @@
 import type { GroupResource } from '@quota/domain';
-import { InventoryError, type ClusterNamespace, type Inventory, type InventorySource, type NamespaceListing } from './inventory.js';
+import {
+  InventoryError,
+  type CacheState,
+  type ClusterNamespace,
+  type Inventory,
+  type InventorySource,
+  type NamespaceListing,
+} from './inventory.js';
+import { KindCaches } from './kube-cache.js';
 import { discoverKinds, mergeKinds } from './discovery.js';
 import { watchKind } from './kube-watch.js';
 import { watchDiscoveredKinds } from './watch-kinds.js';
-import { checkResources, formatResource, kindsWith, needsWholeObject, type KnownKind } from './kinds.js';
+import { checkResources, formatResource, kindsWith, type KnownKind } from './kinds.js';
 import { callDeadline, DEFAULT_MAX_BYTES, DEFAULT_MAX_OBJECTS, DEFAULT_TIMEOUT_MS, messageOf, positiveInteger } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
 import { describeStatus, jsonOf, loadKubeConfig, send, serverOf, type Listing } from './kube-requests.js';
+import { ContinueExpired, Forbidden, metadataOnly, NAMESPACE_KIND, page } from './kube-list-page.js';
+
+export { METADATA_ACCEPT } from './kube-list-page.js';
 
 export interface KubernetesInventoryOptions {
   /** A kubeconfig file. Without it and without `inCluster`: $KUBECONFIG, then ~/.kube/config. */
@@ -31,13 +42,28 @@ export interface KubernetesInventoryOptions {
   readonly maxObjects?: number;
   /** Body of one page, in bytes. Default 64 MiB. */
   readonly maxBytes?: number;
+  /**
+   * List from watch-fed caches, one per kind across the cluster (kube-cache.ts): one LIST per kind
+   * at start, then WATCH; no request per namespace listing. Default true; false lists every kind
+   * of the namespace per listing (and watches only for the settle signals).
+   */
+  readonly cache?: boolean;
+  /** Objects one kind's cache may hold (default 500,000); past it the cache is emptied and fails closed. */
+  readonly cacheMaxObjects?: number;
+  /** Bytes (of the kept facts) one kind's cache may hold (default 256 MiB). */
+  readonly cacheMaxBytes?: number;
+  /** How long a listing waits for a cache being filled, in ms (default 60 s). */
+  readonly cacheSyncWaitMs?: number;
+  /** Each kind cache's state changes (for the log). */
+  readonly onCacheState?: (state: CacheState) => void;
 }
+
+export const DEFAULT_CACHE_MAX_OBJECTS = 500_000;
+export const DEFAULT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_CACHE_SYNC_WAIT_MS = 60_000;
 
 export const DEFAULT_PAGE_SIZE = 500;
 export const DEFAULT_DISCOVERY_TTL_MS = 5 * 60_000;
-
-/** The metadata-only form of a list (and of a watch): items carry apiVersion, kind and metadata, nothing else. */
-export const METADATA_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
 const SOURCE = 'kubernetes';
 
@@ -47,7 +73,6 @@ export function listPath(known: KnownKind, namespace: string): string {
   return `${root}/namespaces/${encodeURIComponent(namespace)}/${known.groupResource.resource}`;
 }
 
-const NAMESPACE_KIND: KnownKind = { kind: 'Namespace', apiVersion: 'v1', groupResource: { group: '', resource: 'namespaces' } };
 const NAMESPACES_PATH = '/api/v1/namespaces';
 
 /** A listed Namespace's name, labels and annotations, or why it cannot be read. */
@@ -66,15 +91,7 @@ function clusterNamespaceOf(item: unknown): ClusterNamespace | string {
   return { name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), ...(resourceVersion ? { resourceVersion } : {}) };
 }
 
-/** A paged list outlived its snapshot: the continue token's resourceVersion was compacted (410). */
-class ContinueExpired extends InventoryError {}
-
-/** A discovered kind this source is forbidden to list (403): left out of the listing's covers. */
-class Forbidden extends InventoryError {}
 const UNREADABLE = Symbol('unreadable');
-
-/** Whether a kind is read metadata-only: every charged kind whose charge is one per object (kinds.ts). */
-const metadataOnly = (known: KnownKind): boolean => known !== NAMESPACE_KIND && !needsWholeObject(known.groupResource);
 
 /** The served kinds, discovered at most once per `ttlMs` (concurrent listings share one discovery; a failed one is not kept). */
 function discoveryCache(ctx: Listing, ttlMs: number): (signal: AbortSignal) => Promise<readonly KnownKind[]> {
@@ -127,8 +144,9 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
   const discovery = options.resources === undefined ? discoveryCache(ctx, discoveryTtlMs) : undefined;
   // Discovered kinds answered 403, by resource: not asked again (in any namespace) for a discovery TTL; they stay uncovered.
   const forbidden = new Map<string, number>();
+  const cached = options.cache === false ? undefined : kindCaches(ctx, options, kinds, all, discovery, discoveryTtlMs);
 
-  return {
+  const source: InventorySource = {
     kind: SOURCE,
     covers,
     list: (namespace: string, signal?: AbortSignal) =>
@@ -170,6 +188,36 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
     },
     close: async () => undefined,
   };
+  return cached
+    ? {
+        ...source,
+        list: (namespace) => cached.list(namespace),
+        watchSettlements: (onSignal, signal, onState) => cached.watch(onSignal, signal, onState),
+        cacheStates: () => cached.states(),
+        close: () => cached.close(),
+      }
+    : source;
+}
+
+/** The watch-fed caches of the covered and discovered kinds, with their ceilings. */
+function kindCaches(
+  ctx: Listing,
+  options: KubernetesInventoryOptions,
+  fixed: readonly KnownKind[],
+  all: readonly KnownKind[],
+  discover: ((signal: AbortSignal) => Promise<readonly KnownKind[]>) | undefined,
+  discoveryTtlMs: number,
+): KindCaches {
+  return new KindCaches(ctx, {
+    fixed,
+    all,
+    ...(discover ? { discover } : {}),
+    discoveryTtlMs,
+    maxObjects: positiveInteger(SOURCE, 'cacheMaxObjects', options.cacheMaxObjects, DEFAULT_CACHE_MAX_OBJECTS),
+    maxBytes: positiveInteger(SOURCE, 'cacheMaxBytes', options.cacheMaxBytes, DEFAULT_CACHE_MAX_BYTES),
+    syncWaitMs: positiveInteger(SOURCE, 'cacheSyncWaitMs', options.cacheSyncWaitMs, DEFAULT_CACHE_SYNC_WAIT_MS),
+    ...(options.onCacheState ? { onState: options.onCacheState } : {}),
+  });
 }
 
 /** One namespace's listing: what createKubernetesInventory's sources share between listings. */
@@ -226,58 +274,6 @@ async function listNamespace(state: NamespaceListingState, namespace: string, si
   } finally {
     listing.abort();
   }
-}
-
-/** One page: the raw list, or an InventoryError saying why not. */
-async function page(
-  ctx: Listing,
-  path: string,
-  scope: string,
-  known: KnownKind,
-  token: string | undefined,
-  signal: AbortSignal,
-  limit: number | undefined,
-  optional = false,
-): Promise<{ apiVersion?: unknown; items: unknown[]; next?: string; resourceVersion?: string }> {
-  const url = new URL(`${ctx.server}${path}`);
-  if (limit !== undefined) url.searchParams.set('limit', String(limit));
-  if (token !== undefined) url.searchParams.set('continue', token);
-  const what = `GET ${url.pathname}${token === undefined ? '' : ' (continued)'}`;
-  const fail = (message: string, cause?: unknown) =>
-    new InventoryError(`kubernetes: ${scope}: ${what}: ${message}`, SOURCE, cause === undefined ? undefined : { cause });
-  const call = callDeadline(ctx.timeoutMs, signal);
-  const response = await send(ctx, url, call, fail, metadataOnly(known) ? METADATA_ACCEPT : 'application/json');
-  if (response.status === 403 && optional && token === undefined) throw new Forbidden(fail(describeStatus(response)).message, SOURCE);
-  // A namespaced list answers 404 only when the cluster does not serve the resource at all
-  // (an API group it lacks, e.g. resource.k8s.io/v1 before Kubernetes 1.34): no such object
-  // can exist, and so none can be missing from the listing.
-  if (response.status === 404 && token === undefined && known !== NAMESPACE_KIND) return { items: [] };
-  if (response.status !== 200) {
-    const status = describeStatus(response);
-    if (response.status === 410 && token !== undefined)
-      throw new ContinueExpired(fail(`the continue token expired before the list was read to its end (${status})`).message, SOURCE);
-    throw fail(status);
-  }
-  const body = jsonOf(response, fail);
-  if (!isRecord(body)) throw fail('the answer is not a list');
-  // An empty list may come back as `"items": null`.
-  const items = body['items'] ?? [];
-  if (!Array.isArray(items)) throw fail('the answer has no "items" array');
-  // A server that ignored the metadata-only Accept answers the kind's own list: its items are cut down to their metadata below.
-  const listKinds = metadataOnly(known) ? ['PartialObjectMetadataList', `${known.kind}List`] : [`${known.kind}List`];
-  if (body['kind'] !== undefined && !listKinds.includes(String(body['kind'])))
-    throw fail(`expected a ${listKinds.join(' or ')}, got ${String(body['kind'])}`);
-  const metadata = isRecord(body['metadata']) ? body['metadata'] : {};
-  const next = typeof metadata['continue'] === 'string' && metadata['continue'] !== '' ? metadata['continue'] : undefined;
-  if (next !== undefined && next === token) throw fail('the server answered the same continue token again');
-  const resourceVersion =
-    typeof metadata['resourceVersion'] === 'string' && metadata['resourceVersion'] !== '' ? metadata['resourceVersion'] : undefined;
-  return {
-    apiVersion: body['apiVersion'],
-    items,
-    ...(next === undefined ? {} : { next }),
-    ...(resourceVersion ? { resourceVersion } : {}),
-  };
 }
 
 /**

@@ -17,8 +17,8 @@ export interface WatchEvent {
 export interface WatchTransport {
   /** The collection's resourceVersion now (a list; the items are not needed). Rejects with WatchGone or any error. */
   list(signal: AbortSignal): Promise<string>;
-  /** The events after `resourceVersion`, until the server ends the watch. Throws WatchGone when it answers 410. */
-  watch(resourceVersion: string, signal: AbortSignal): AsyncIterable<WatchEvent>;
+  /** The events after `resourceVersion`, until the server ends the watch (`onOpen` once it accepted it). Throws WatchGone when it answers 410. */
+  watch(resourceVersion: string, signal: AbortSignal, onOpen?: () => void): AsyncIterable<WatchEvent>;
 }
 
 /** The server no longer has the resourceVersion asked for (410 Gone / Expired): list again. */
