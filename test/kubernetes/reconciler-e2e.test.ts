@@ -87,6 +87,53 @@ function untilSettled(namespace: string, uid: string, settled: (events: LedgerEv
   });
 }
 
+/**
+ * Runs `work` while writes elsewhere move etcd's revision on and each second's compaction drops
+ * what a paged list's first snapshot needs, and each request of the reconciler takes 1.2 s more:
+ * its pages of one object outlive their continue token.
+ */
+async function underChurn(work: () => Promise<void>): Promise<void> {
+  await kube
+    .call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'churn' }, data: { n: '0' } })
+    .catch(() => undefined);
+  let writes = 0;
+  const writer = setInterval(
+    () =>
+      void kube
+        .call('PUT', '/api/v1/namespaces/default/configmaps/churn', { metadata: { name: 'churn' }, data: { n: String(++writes) } })
+        .catch(() => undefined),
+    100,
+  );
+  proxy.delayMs = 1200;
+  try {
+    await work();
+  } finally {
+    clearInterval(writer);
+    proxy.delayMs = 0;
+  }
+}
+
+/** Starts the reconciler with `env` and waits until the namespace's five configmaps are committed. */
+async function startSlowly(namespace: string, env: Record<string, string>): Promise<void> {
+  await stack.startApp('reconciler', env);
+  await eventually(
+    'every configmap committed through the slow listing',
+    async () => ((await ledgerEvents(stack, namespace)).filter((e) => e.type === 'Committed').length === 5 ? true : undefined),
+    150_000,
+  );
+}
+
+/** The reconciler's list requests since `from` (an index into the audit log), by path without the query. */
+function listsSince(from: number): Map<string, { requestURI: string; code: number }[]> {
+  const byPath = new Map<string, { requestURI: string; code: number }[]>();
+  for (const request of auditedRequests(plane).slice(from)) {
+    if (request.verb !== 'list') continue;
+    const path = request.requestURI.split('?')[0]!;
+    byPath.set(path, [...(byPath.get(path) ?? []), request]);
+  }
+  return byPath;
+}
+
 const has = (type: string, reason?: string) => (events: LedgerEventView[]) =>
   events.some((e) => e.type === type && (reason === undefined || e.data.reason === reason));
 
@@ -184,9 +231,9 @@ describe('the reconciler against kube-apiserver, with the ServiceAccount of rbac
     counts.released++;
   });
 
-  it('lists in pages of INVENTORY_PAGE_SIZE, following continue to the end', async () => {
+  it('lists in pages of INVENTORY_PAGE_SIZE, following continue to the end (INVENTORY_CACHE=false: every kind listed per namespace)', async () => {
     await stack.stopApp('reconciler');
-    await stack.startApp('reconciler', { INVENTORY_PAGE_SIZE: '2' });
+    await stack.startApp('reconciler', { INVENTORY_PAGE_SIZE: '2', INVENTORY_CACHE: 'false' });
     await namespaceWithQuota('rc-pages', { 'count/configmaps': '20' });
     for (let i = 0; i < 5; i++) await plane.kubectl(['create', 'configmap', `c${i}`, '-n', 'rc-pages']);
     counts.objects += 5;
@@ -206,35 +253,14 @@ describe('the reconciler against kube-apiserver, with the ServiceAccount of rbac
     counts.pages = Math.max(counts.pages, 3);
   });
 
-  it('restarts a list whose continue token expired (410 from the real server) and completes the listing', async () => {
+  it('restarts a list whose continue token expired (410 from the real server) and completes the listing (INVENTORY_CACHE=false)', async () => {
     await namespaceWithQuota('rc-expired', { 'count/configmaps': '20' });
     await stack.stopApp('reconciler');
     for (let i = 0; i < 5; i++) await plane.kubectl(['create', 'configmap', `e${i}`, '-n', 'rc-expired']);
     counts.objects += 5;
-    // Writes elsewhere move etcd's revision on, and each second's compaction drops what the first
-    // page's snapshot needs; each request of the reconciler takes 1.2 s more, so its pages of one
-    // object outlive their continue token.
-    await kube.call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'churn' }, data: { n: '0' } });
-    let writes = 0;
-    const writer = setInterval(
-      () =>
-        void kube
-          .call('PUT', '/api/v1/namespaces/default/configmaps/churn', { metadata: { name: 'churn' }, data: { n: String(++writes) } })
-          .catch(() => undefined),
-      100,
+    await underChurn(() =>
+      startSlowly('rc-expired', { INVENTORY_PAGE_SIZE: '1', INVENTORY_TIMEOUT_MS: '30000', INVENTORY_CACHE: 'false' }),
     );
-    proxy.delayMs = 1200;
-    try {
-      await stack.startApp('reconciler', { INVENTORY_PAGE_SIZE: '1', INVENTORY_TIMEOUT_MS: '30000' });
-      await eventually(
-        'every configmap committed through the slow listing',
-        async () => ((await ledgerEvents(stack, 'rc-expired')).filter((e) => e.type === 'Committed').length === 5 ? true : undefined),
-        150_000,
-      );
-    } finally {
-      clearInterval(writer);
-      proxy.delayMs = 0;
-    }
     counts.committed += 5;
     const lists = auditedRequests(plane).filter(
       (r) => r.verb === 'list' && r.requestURI.startsWith('/api/v1/namespaces/rc-expired/configmaps'),
@@ -244,6 +270,51 @@ describe('the reconciler against kube-apiserver, with the ServiceAccount of rbac
     // The list read again whole, in one answer.
     expect(lists.slice(expired + 1).some((r) => r.code === 200 && r.requestURI === '/api/v1/namespaces/rc-expired/configmaps')).toBe(true);
     counts.restartedAfter410 = lists.filter((r) => r.code === 410).length;
+    await stack.stopApp('reconciler');
+    await stack.startApp('reconciler');
+  });
+
+  it('reads listings from one cluster-wide list per kind, in pages of INVENTORY_PAGE_SIZE, and settles without a LIST per namespace (INVENTORY_CACHE)', async () => {
+    await namespaceWithQuota('rc-cache', { 'count/configmaps': '20' });
+    await stack.stopApp('reconciler');
+    const from = auditedRequests(plane).length;
+    for (let i = 0; i < 5; i++) await plane.kubectl(['create', 'configmap', `k${i}`, '-n', 'rc-cache']);
+    counts.objects += 5;
+    await stack.startApp('reconciler', { INVENTORY_PAGE_SIZE: '2' });
+    await eventually('every configmap adopted or committed from the cache', async () =>
+      (await ledgerEvents(stack, 'rc-cache')).filter((e) => e.type === 'Committed' || e.type === 'Adopted').length === 5 ? true : undefined,
+    );
+    const k0 = await uidOf(stack, 'configmap', 'k0', 'rc-cache');
+    await plane.kubectl(['delete', 'configmap', 'k0', '-n', 'rc-cache']);
+    await untilSettled('rc-cache', k0 ?? '', has('Released', 'deleted'));
+    counts.released++;
+    const lists = listsSince(from);
+    expect([...lists.keys()].filter((path) => path.includes('/namespaces/'))).toEqual([]);
+    // One list per kind since the start (a kind forbidden to the reconciler is asked once per discovery); the
+    // definition syncs' watches (`limit=1`: where a watch starts) are theirs, not the inventory's.
+    for (const [path, requests] of lists) {
+      const firstPages = requests.filter(
+        (r) => !r.requestURI.includes('continue=') && !r.requestURI.includes('limit=1&') && !r.requestURI.endsWith('limit=1'),
+      );
+      expect(firstPages.length, `${path}: ${JSON.stringify(requests)}`).toBeLessThanOrEqual(2);
+    }
+    const configmaps = lists.get('/api/v1/configmaps') ?? [];
+    expect(configmaps.every((r) => r.requestURI.includes('limit=2') && r.code === 200)).toBe(true);
+    expect(configmaps.filter((r) => r.requestURI.includes('continue=')).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('reads a cluster-wide list whose continue token expired (410) again whole, and fills its cache (INVENTORY_CACHE)', async () => {
+    await namespaceWithQuota('rc-expired-cache', { 'count/configmaps': '20' });
+    await stack.stopApp('reconciler');
+    const from = auditedRequests(plane).length;
+    for (let i = 0; i < 5; i++) await plane.kubectl(['create', 'configmap', `e${i}`, '-n', 'rc-expired-cache']);
+    counts.objects += 5;
+    await underChurn(() => startSlowly('rc-expired-cache', { INVENTORY_PAGE_SIZE: '1', INVENTORY_TIMEOUT_MS: '30000' }));
+    const lists = listsSince(from).get('/api/v1/configmaps') ?? [];
+    const expired = lists.findIndex((r) => r.code === 410 && r.requestURI.includes('continue='));
+    expect(expired, `the reconciler's lists of configmaps: ${JSON.stringify(lists)}`).toBeGreaterThanOrEqual(0);
+    expect(lists.slice(expired + 1).some((r) => r.code === 200 && r.requestURI === '/api/v1/configmaps')).toBe(true);
+    counts.restartedAfter410 += lists.filter((r) => r.code === 410).length;
     await stack.stopApp('reconciler');
     await stack.startApp('reconciler');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Informer, InformerForbidden, InformerNotServed, type InformerOptions, type InformerTransport, type ListPage } from './informer.js';
-import type { WatchEvent } from './watch.js';
+import { WatchGone, type WatchEvent } from './watch.js';
 
 /**
  * A FAKE list+watch transport: each call takes the next scripted step. A list step is its pages;
@@ -19,8 +19,8 @@ function fakeTransport(script: Step[], stop: AbortController) {
   };
   let pages: ListPage[] = [];
   const transport: InformerTransport = {
-    async listPage(token) {
-      calls.push(token === undefined ? 'list' : `list+${token}`);
+    async listPage(token, _signal, whole) {
+      calls.push(token === undefined ? (whole ? 'list whole' : 'list') : `list+${token}`);
       if (token === undefined) {
         const step = next();
         if (!step) return { items: [], resourceVersion: '0' };
@@ -28,7 +28,9 @@ function fakeTransport(script: Step[], stop: AbortController) {
         if (!('pages' in step)) throw new Error('script: expected a list');
         pages = [...step.pages];
       }
-      return pages.shift() as ListPage;
+      const page = pages.shift() as ListPage;
+      if (page === EXPIRED) throw new WatchGone('continue token expired');
+      return page;
     },
     async *watch(resourceVersion, _signal, onOpen) {
       calls.push(`watch@${resourceVersion}`);
@@ -53,6 +55,8 @@ const pod = (namespace: string, uid: string, phase = 'Running', rv = '1'): Recor
 const event = (type: WatchEvent['type'], object: Record<string, unknown>): WatchEvent => ({ type, object });
 const bookmark = (rv: string): WatchEvent => event('BOOKMARK', { metadata: { resourceVersion: rv } });
 const gone = event('ERROR', { kind: 'Status', code: 410, reason: 'Expired' });
+/** A page whose continue token the server answers 410. */
+const EXPIRED: ListPage = { items: [] };
 
 /** What the tests keep of a pod: its name and phase (not its spec). */
 const keep = (object: Record<string, unknown>) => ({
@@ -256,5 +260,17 @@ describe('Informer: one kind cached from one list and one watch (fake transport)
     const started = Date.now();
     await idle.settled(50);
     expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+  });
+
+  it('reads a list whose continue token expired (410) again whole, in one answer, not paged again', async () => {
+    const script: Step[] = [
+      { pages: [{ items: [pod('a', '1')], resourceVersion: '5', continue: 'p2' }, EXPIRED] },
+      { pages: [{ items: [pod('a', '1'), pod('a', '2')], resourceVersion: '9' }] },
+    ];
+    const t = await run(script);
+    script.push({ events: [], look: t.look('listed') });
+    await t.start();
+    expect(t.calls.slice(0, 4)).toEqual(['list', 'list+p2', 'list whole', 'watch@9']);
+    expect(t.seen['listed']).toMatchObject({ a: [{ name: 'pod-1' }, { name: 'pod-2' }], state: 'synced' });
   });
 });

@@ -23,8 +23,11 @@ export interface ListPage {
 }
 
 export interface InformerTransport {
-  /** One page of the cluster-wide list (`token`: the continue token). Rejects with WatchGone (410), InformerForbidden (403) or any error. */
-  listPage(token: string | undefined, signal: AbortSignal): Promise<ListPage>;
+  /**
+   * One page of the cluster-wide list (`token`: the continue token), or the whole list in one
+   * answer (`whole`). Rejects with WatchGone (410), InformerForbidden (403), InformerNotServed (404) or any error.
+   */
+  listPage(token: string | undefined, signal: AbortSignal, whole?: boolean): Promise<ListPage>;
   /**
    * The events after `resourceVersion`, until the server ends the watch; `onOpen` once the server
    * has accepted it (before any event: a quiet kind may send none for minutes). Throws WatchGone when it answers 410.
@@ -80,6 +83,7 @@ export interface InformerOptions<T> {
 }
 
 class OverCeiling extends Error {}
+class ContinueExpired extends Error {}
 
 /** Longer than the kube-apiserver's bookmark period (about a minute) with room to spare. */
 export const DEFAULT_SILENT_AFTER_MS = 90_000;
@@ -207,15 +211,31 @@ export class Informer<T> {
     }
   }
 
-  /** Every page of the list into a new cache, swapped in whole at the end; the list's resourceVersion. */
+  /**
+   * Every page of the list into a new cache, swapped in whole at the end; the list's
+   * resourceVersion. A list whose continue token expired (410: etcd compacted the snapshot its
+   * pages were read from) is read again whole, in one answer, as client-go's pager does: paged
+   * again, under the same churn, it could expire again and again.
+   */
   private async relist(signal: AbortSignal): Promise<string> {
     this.setState('listing');
+    try {
+      return await this.listInto(signal, false);
+    } catch (error) {
+      if (!(error instanceof ContinueExpired)) throw error;
+      return this.listInto(signal, true);
+    }
+  }
+
+  private async listInto(signal: AbortSignal, whole: boolean): Promise<string> {
     const fresh = new Map<string, Map<string, Entry<T>>>();
     const counted = { objects: 0, bytes: 0 };
     let token: string | undefined;
     let version: string | undefined;
     do {
-      const page = await this.transport.listPage(token, signal);
+      const page = await this.transport.listPage(token, signal, whole).catch((error: unknown) => {
+        throw token !== undefined && error instanceof WatchGone ? new ContinueExpired(error.message) : error;
+      });
       version ??= page.resourceVersion;
       for (const item of page.items) this.put(fresh, counted, item);
       token = page.continue;

@@ -236,9 +236,9 @@ export function informerTransport(ctx: Listing, kind: KnownKind, optional: boole
   const path = collectionPath(kind);
   const watch = collectionTransport(ctx, path, needsWholeObject(kind.groupResource) ? 'whole' : 'metadata');
   return {
-    async listPage(token, signal) {
+    async listPage(token, signal, whole) {
       try {
-        const listed = await page(ctx, path, 'cluster', kind, token, signal, ctx.pageSize, optional);
+        const listed = await page(ctx, path, 'cluster', kind, token, signal, whole ? undefined : ctx.pageSize, optional);
         if (listed.notServed) throw new InformerNotServed(`the cluster does not serve ${formatResource(kind.groupResource)}`);
         const items = listed.items.filter(isRecord);
         return {
