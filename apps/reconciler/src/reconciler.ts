@@ -409,6 +409,14 @@ export class Reconciler {
   }
 
   private async fanOut(): Promise<{ queued: number }> {
+    // A pass still queued (slower than the interval) is not queued again over itself: the namespaces it already settled would settle twice.
+    const { wait = 0, prioritized = 0 } = await this.queue.getJobCounts('wait', 'prioritized');
+    if (wait + prioritized > 0) {
+      this.options.log?.('info', "the last pass's jobs are still queued: this interval's fan-out is skipped", {
+        queued: wait + prioritized,
+      });
+      return { queued: 0 };
+    }
     // Labels first: the namespace jobs below then reconcile against the quotas that cover them now.
     await this.syncNamespaces().catch((error: unknown) => {
       this.options.log?.('warn', 'namespaces not recorded this interval', { error: (error as Error).message });

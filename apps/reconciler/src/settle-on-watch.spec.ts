@@ -120,4 +120,39 @@ describe('WatchSettler', () => {
       expect(calls).toEqual([]);
     });
   });
+
+  it('with urgentDelayMs, a deletion waits that margin (taking a waiting addition with it), and so does the settle again after a running one', async () => {
+    vi.useFakeTimers();
+    try {
+      const calls: string[] = [];
+      const gates: (() => void)[] = [];
+      const settler = new WatchSettler(
+        (namespace) =>
+          new Promise<void>((resolve) => {
+            calls.push(namespace);
+            gates.push(resolve);
+          }),
+        undefined,
+        { coalesceMs: 500, urgentDelayMs: 300 },
+      );
+      settler.signal({ namespace: 'a', why: 'added' });
+      settler.signal({ namespace: 'a', why: 'deleted' });
+      await vi.advanceTimersByTimeAsync(299);
+      expect(calls).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(calls).toEqual(['a']);
+      // A deletion while it runs: settled again, the margin after it ended.
+      settler.signal({ namespace: 'a', why: 'deleted' });
+      gates.shift()?.();
+      await vi.advanceTimersByTimeAsync(299);
+      expect(calls).toEqual(['a']);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(calls).toEqual(['a', 'a']);
+      gates.shift()?.();
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(settler.stats).toMatchObject({ signals: 3, settles: 2 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });

@@ -55,16 +55,25 @@ export async function migrateQueueSchema(client: pg.ClientBase): Promise<void> {
   await runMigrations(client as never, QUEUE_SCHEMA);
 }
 
-/** The deduplication id of a namespace's job for a purpose (Queue.getDeduplicationJobId finds the pending one). */
-export const namespaceDeduplicationId = (namespace: string, reason: string): string => `${reason}.${namespace}`;
+/** Reasons whose jobs are their own: one delayed after a DELETE review, and the Namespace object's sync (another job). */
+const OWN_JOB_REASONS: ReadonlySet<string> = new Set(['after-delete', 'namespace-object']);
+
+/**
+ * The deduplication id of a namespace's job (Queue.getDeduplicationJobId finds the pending one).
+ * A settle queued at once is one job per namespace whatever queued it (the interval's fan-out, a
+ * first count): the same settle, so a namespace waiting for one is not settled twice. A settle
+ * delayed after a DELETE review, and the Namespace object's sync, keep ids of their own.
+ */
+export const namespaceDeduplicationId = (namespace: string, reason: string): string =>
+  `${OWN_JOB_REASONS.has(reason) ? reason : 'settle'}.${namespace}`;
 
 /** Attempts of a namespace job whose listing failed, and the first retry's delay (doubled at each). */
 export const NAMESPACE_JOB_ATTEMPTS = 3;
 export const NAMESPACE_JOB_RETRY_DELAY_MS = 1000;
 
 /**
- * A namespace job's options: one job per namespace and purpose, whatever the number of
- * producers. BullMQ's deduplication keeps that one job while it is delayed, waiting, running or
+ * A namespace job's options: one job per namespace and purpose (namespaceDeduplicationId),
+ * whatever the number of producers. BullMQ's deduplication keeps that one job while it is delayed, waiting, running or
  * waiting for a retry, and forgets it once the job completes or fails for good, so the next
  * fan-out queues the namespace again whatever happened to its last job. A fixed `jobId` did the
  * opposite: a job that failed every attempt kept its id in the failed set (removeOnFail), and
