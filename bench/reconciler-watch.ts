@@ -16,7 +16,12 @@
  *
  * Asserts nothing. Not a CPU benchmark: the figures are counts and bytes.
  *
- *   npx tsx --tsconfig tsconfig.json bench/reconciler-watch.ts [--namespaces=1000] [--seconds=60]
+ * 4. and, from the restart to idle (nothing settled for 10 s): its time, the namespaces settled
+ *    (per namespace), the requests by verb and the LISTs by resource, the peak RSS, and what the
+ *    kind caches hold (objects, bytes per object). `--cache=false` runs the reconciler listing
+ *    every kind per namespace (INVENTORY_CACHE=false), the shape before the caches.
+ *
+ *   npx tsx --tsconfig tsconfig.json bench/reconciler-watch.ts [--namespaces=1000] [--seconds=60] [--cache=false]
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,6 +36,8 @@ const arg = (name: string, fallback: number): number =>
 const NAMESPACES = arg('namespaces', 1000);
 const SECONDS = arg('seconds', 60);
 const CONCURRENCY = 20;
+/** `--cache=false`: the reconciler lists every kind per namespace (INVENTORY_CACHE=false), as before the caches. */
+const CACHE = process.argv.includes('--cache=false') ? 'false' : 'true';
 
 type ByVerb = Record<string, number>;
 
@@ -70,6 +77,45 @@ async function reconcilerMetric(stack: LedgerStack, series: string): Promise<num
   const text = await (await fetch(stack.metricsUrl('reconciler'))).text();
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return Number(line?.slice(series.length + 1) ?? NaN);
+}
+
+/** A reconciler series summed over its labels. */
+async function reconcilerSum(stack: LedgerStack, series: string): Promise<number> {
+  const text = await (await fetch(stack.metricsUrl('reconciler'))).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${series}{`) || l.startsWith(`${series} `))
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
+
+/** LIST requests by resource (apiserver_request_total), every scope and code. */
+async function listsByResource(plane: ControlPlane): Promise<ByVerb> {
+  const text = await plane.kubectl(['get', '--raw', '/metrics']);
+  const totals: ByVerb = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{') || !line.includes('verb="LIST"')) continue;
+    const resource = /resource="([^"]*)"/.exec(line)?.[1] ?? '?';
+    const group = /group="([^"]*)"/.exec(line)?.[1] ?? '';
+    const key = group ? `${resource}.${group}` : resource;
+    totals[key] = (totals[key] ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return totals;
+}
+
+/** Polls the restarted reconciler until it has settled nothing for 10 s: what it settled, and its peak RSS. */
+async function untilIdle(stack: LedgerStack): Promise<{ settles: number; peakRss: number }> {
+  let peakRss = 0;
+  let last = -1;
+  let quietSince = Date.now();
+  for (;;) {
+    await sleep(1000);
+    const now = await reconcilerMetric(stack, 'quota_ledger_reconciler_namespaces_total').catch(() => NaN);
+    peakRss = Math.max(peakRss, (await reconcilerMetric(stack, 'process_resident_memory_bytes').catch(() => 0)) || 0);
+    if (Number.isNaN(now)) continue;
+    if (now !== last) quietSince = Date.now();
+    else if (Date.now() - quietSince >= 10_000) return { settles: now, peakRss };
+    last = now;
+  }
 }
 
 async function counted(stack: LedgerStack): Promise<number> {
@@ -123,15 +169,15 @@ async function main(): Promise<void> {
     await sleep(SECONDS * 1000);
     const without = diff(await requestsByVerb(plane), quiet0);
 
-    await s.startApp('reconciler', { RECONCILE_INTERVAL_SECONDS: '600' });
-    // Its start: any pass queued, every watch's list and watch; then the idle minute.
-    let reconciled = -1;
-    for (;;) {
-      await sleep(5000);
-      const now = await reconcilerMetric(s, 'quota_ledger_reconciler_namespaces_total');
-      if (now === reconciled) break;
-      reconciled = now;
-    }
+    const restart0 = await requestsByVerb(plane);
+    const lists0 = await listsByResource(plane);
+    const startedAt = Date.now();
+    await s.startApp('reconciler', { RECONCILE_INTERVAL_SECONDS: '600', INVENTORY_CACHE: CACHE });
+    // Its start: every kind's list and watch, any pass queued; idle once nothing was settled for 10 s.
+    const restart = await untilIdle(s);
+    const idleAt = Date.now();
+    const restartRequests = diff(await requestsByVerb(plane), restart0);
+    const restartLists = diff(await listsByResource(plane), lists0);
     const openIdle = await openByVerb(plane);
     const idle0 = await requestsByVerb(plane);
     const reconciledBefore = await reconcilerMetric(s, 'quota_ledger_reconciler_namespaces_total');
@@ -141,6 +187,8 @@ async function main(): Promise<void> {
     const rss = await reconcilerMetric(s, 'process_resident_memory_bytes');
     const heap = await reconcilerMetric(s, 'nodejs_heap_size_used_bytes');
 
+    const cacheObjects = await reconcilerSum(s, 'quota_ledger_reconciler_cache_objects');
+    const cacheBytes = await reconcilerSum(s, 'quota_ledger_reconciler_cache_bytes');
     const reconcilerOnly = diff(idle, without);
     const listsPerSettle = Math.round(((settles['LIST'] ?? 0) / NAMESPACES) * 10) / 10;
     console.log(
@@ -161,6 +209,19 @@ async function main(): Promise<void> {
       `  one namespace settle (first counts): ${listsPerSettle} LIST requests; a periodic pass every 600 s = ${Math.round((listsPerSettle * NAMESPACES) / 10)} LIST/min on average`,
     );
     console.log(`  reconciler memory: RSS ${Math.round(rss / 2 ** 20)} MiB, heap used ${Math.round(heap / 2 ** 20)} MiB`);
+    const listed = Object.entries(restartLists).sort(([, a], [, b]) => b - a);
+    console.log(
+      `  restart (INVENTORY_CACHE=${CACHE}): idle after ${Math.round((idleAt - startedAt) / 1000)} s; ${restart.settles} namespaces settled ` +
+        `(${Math.round((restart.settles / NAMESPACES) * 100) / 100} per namespace); RSS peak ${Math.round(restart.peakRss / 2 ** 20)} MiB`,
+    );
+    console.log(`  restart requests by verb: ${JSON.stringify(restartRequests)}`);
+    console.log(
+      `  restart LISTs: ${listed.reduce((n, [, c]) => n + c, 0)} over ${listed.length} resources, at most ${listed[0]?.[1] ?? 0} for one (${listed[0]?.[0] ?? '-'})`,
+    );
+    if (cacheObjects > 0)
+      console.log(
+        `  cache: ${cacheObjects} objects, ${Math.round(cacheBytes / 2 ** 20)} MiB of kept facts, ${Math.round(cacheBytes / cacheObjects)} bytes per object`,
+      );
   } finally {
     kube.close();
     await stack?.stop();

@@ -72,6 +72,7 @@ export default defineConfig({
           { text: 'Replicas and failover', link: '/operations/replicas' },
           { text: 'A synchronous standby, and failover', link: '/operations/failover' },
           { text: 'When the ledger is down', link: '/operations/blast-radius' },
+          { text: 'Scale: the reconciler and the kube-apiserver', link: '/operations/scale' },
         ],
       },
       {

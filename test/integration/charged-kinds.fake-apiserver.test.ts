@@ -94,7 +94,7 @@ describe('the one list of kinds', () => {
     const [role] = customResourceRbac([WIDGET], { namespace: 'quota-ledger' }) as {
       rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
     }[];
-    expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list'] }]);
+    expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list', 'watch'] }]);
   });
 
   it('commits a ResourceClaim the webhook reserved once the cluster shows it, and releases it once it is deleted', async () => {

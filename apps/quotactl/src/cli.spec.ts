@@ -955,7 +955,7 @@ describe('webhook-config', () => {
       operations: ['CREATE', 'UPDATE', 'DELETE'],
       scope: 'Namespaced',
     });
-    expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets', 'gadgets'], verbs: ['get', 'list'] }]);
+    expect(role?.rules).toEqual([{ apiGroups: ['example.com'], resources: ['widgets', 'gadgets'], verbs: ['get', 'list', 'watch'] }]);
     expect(binding?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'quota-ledger-reconciler', namespace: 'platform' }]);
     expect(binding?.roleRef?.name).toBe(role?.metadata.name);
   });

@@ -275,7 +275,7 @@ function validatingWebhooks(settings: Settings, rules: ReturnType<typeof validat
 }
 
 /**
- * What the reconciler needs beyond deploy/kubernetes/base/rbac.yaml to list the custom resources
+ * What the reconciler needs beyond deploy/kubernetes/base/rbac.yaml to list and watch the custom resources
  * (its kubernetes inventory lists every kind it covers; one forbidden list fails the listing): a
  * ClusterRole `NAME-reconciler-custom-resources` and its binding to the reconciler's service account.
  */
@@ -297,7 +297,7 @@ export function customResourceRbac(
       rules: groupsOf(customResources).map(([group, kinds]) => ({
         apiGroups: [group],
         resources: kinds.map((k) => k.groupResource.resource),
-        verbs: ['get', 'list'],
+        verbs: ['get', 'list', 'watch'],
       })),
     },
     {

@@ -7,7 +7,7 @@ import { APP_CONFIG, startOpsServer, type OpsServer } from '@quota/ops';
 import { createNamespaceMarker } from './definitions/cluster-object-api.js';
 import { startDefinitionSyncs } from './definitions/start-syncs.js';
 import { CACHE_DELIVERY_MARGIN_MS } from './listing-time.js';
-import { ManagedLabels } from './managed-labels.js';
+import { LABEL_PROPAGATION_MS, ManagedLabels } from './managed-labels.js';
 import { reconcilerMetrics } from './metrics.js';
 import { RECONCILE_QUEUE_BACKEND } from './reconcile-queue.provider.js';
 import { Reconciler, type ReconcilerLedger } from './reconciler.js';
@@ -80,7 +80,15 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
     const readNamespace = source.namespace?.bind(source);
     const labels =
       clusterAccess && readNamespace && config.reconcileManagedLabel
-        ? new ManagedLabels({ read: readNamespace, mark: createNamespaceMarker(clusterAccess) }, { now: () => ledger.commands.now(), log })
+        ? new ManagedLabels(
+            { read: readNamespace, mark: createNamespaceMarker(clusterAccess) },
+            // A listing from the caches is timed their delivery margin before now: the label's wait covers it too.
+            {
+              now: () => ledger.commands.now(),
+              log,
+              propagationMs: LABEL_PROPAGATION_MS + (source.cacheStates ? CACHE_DELIVERY_MARGIN_MS : 0),
+            },
+          )
         : undefined;
     const reconciler = new Reconciler(reconcilerLedger(ledger), source, this.backend, {
       intervalMs: config.reconcileIntervalSeconds * 1000,

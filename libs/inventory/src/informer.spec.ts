@@ -273,4 +273,30 @@ describe('Informer: one kind cached from one list and one watch (fake transport)
     expect(t.calls.slice(0, 4)).toEqual(['list', 'list+p2', 'list whole', 'watch@9']);
     expect(t.seen['listed']).toMatchObject({ a: [{ name: 'pod-1' }, { name: 'pod-2' }], state: 'synced' });
   });
+
+  it('lists a not-served kind again at once when asked (retryNow), not only after the long wait', async () => {
+    const stop = new AbortController();
+    let lists = 0;
+    const transport: InformerTransport = {
+      async listPage() {
+        if (++lists === 1) throw new InformerNotServed('no such resource');
+        return { items: [pod('a', '1')], resourceVersion: '3' };
+      },
+      async *watch(_version, signal, onOpen) {
+        onOpen();
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        yield* [];
+      },
+    };
+    const informer = new Informer(transport, { keep, maxObjects: 10, maxBytes: 10_000, overCeilingWaitMs: 3_600_000 });
+    const running = informer.run(stop.signal);
+    await informer.settled(1000);
+    expect(informer.state).toBe('not-served');
+    informer.retryNow();
+    expect(informer.state).toBe('listing');
+    await informer.settled(1000);
+    expect(informer.objectsIn('a')).toEqual([{ name: 'pod-1', phase: 'Running' }]);
+    stop.abort();
+    await running;
+  });
 });

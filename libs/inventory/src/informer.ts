@@ -98,6 +98,8 @@ export class Informer<T> {
   private held = { objects: 0, bytes: 0 };
   private stateNow: InformerState = 'listing';
   private listedOnce = false;
+  /** Ends the long wait after a not-served list (retryNow). */
+  private wake: AbortController | undefined;
   private readonly waiters = new Set<() => void>();
 
   constructor(
@@ -142,6 +144,17 @@ export class Informer<T> {
     });
   }
 
+  /**
+   * Lists again now if the cache waits after finding its kind not served (a CRD may have been
+   * installed since): what a listing asks before it takes such a kind for empty. The state is
+   * `listing` from this call on, so `settled()` waits for the answer.
+   */
+  retryNow(): void {
+    if (this.stateNow !== 'not-served' || !this.wake) return;
+    this.setState('listing');
+    this.wake.abort();
+  }
+
   /** Lists, then watches, until `signal` aborts or the kind is forbidden; never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     const sleep = this.options.sleep ?? sleepFor;
@@ -167,7 +180,10 @@ export class Informer<T> {
           version = undefined;
           this.clear();
           this.setState(error instanceof OverCeiling ? 'over-ceiling' : 'not-served', { error });
-          await sleep(longWait, signal);
+          const wake = new AbortController();
+          this.wake = wake;
+          await sleep(longWait, AbortSignal.any([signal, wake.signal]));
+          this.wake = undefined;
         } else {
           const waitMs = Math.min(this.options.maxBackoffMs ?? 30_000, (this.options.backoffMs ?? 200) * 2 ** failures++);
           this.setState('broken', { error, waitMs });

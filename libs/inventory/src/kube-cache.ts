@@ -47,6 +47,8 @@ interface Cache {
   readonly kind: KnownKind;
   readonly fixed: boolean;
   readonly informer: Informer<KubeObject>;
+  /** When a listing last asked a not-served kind's cache to list again. */
+  asked: number;
 }
 
 type Listener = { readonly onSignal: (change: SettleSignal) => void; readonly onState?: (state: WatchState) => void };
@@ -94,6 +96,11 @@ export class KindCaches {
     let asOf = Date.now();
     for (const cache of this.caches.values()) {
       const { informer, kind } = cache;
+      // Not served when last listed: asked again (at most once a second) before it is taken for empty, as a CRD may be installed since.
+      if (informer.state === 'not-served' && Date.now() - cache.asked >= 1000) {
+        cache.asked = Date.now();
+        informer.retryNow();
+      }
       if (informer.state === 'listing') await informer.settled(Math.max(0, deadline - Date.now()));
       if (informer.state === 'not-served') {
         covers.push(kind.groupResource); // no object of it can exist, so none is missing
@@ -169,7 +176,7 @@ export class KindCaches {
           this.tell({ resource, state: 'failed', error: error ?? state, ...(detail?.waitMs ? { waitMs: detail.waitMs } : {}) });
       },
     });
-    this.caches.set(key, { kind, fixed, informer });
+    this.caches.set(key, { kind, fixed, informer, asked: 0 });
     if (this.options.fixed.every((known) => this.caches.has(keyOf(known)))) this.markApplied?.();
     try {
       while (!signal.aborted) {
