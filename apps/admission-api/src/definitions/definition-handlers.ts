@@ -1,3 +1,4 @@
+import { warningHeader } from '../common/kube/warning-header.js';
 import {
   LedgerError,
   type DefinitionChange,
@@ -59,6 +60,8 @@ export interface DefinitionKind<D, V, O> {
   readAll?(namespace: string): Promise<O[]>;
   /** A page of the changes of its definition (undefined: it never existed). */
   history(namespace: string, name: string, page: HistoryPage): Promise<Page<DefinitionChange> | undefined>;
+  /** What a stored write warns of, as `Warning` headers (a quota naming a count admission never sees). */
+  warnings?(definition: D): readonly string[];
 }
 
 /** A kind's list, as Kubernetes answers one. */
@@ -84,6 +87,7 @@ export class DefinitionHandlers<D, V, O> {
     });
     response.status(result.created ? 201 : 200);
     sendPosition(response, result.position);
+    for (const warning of this.kind.warnings?.(definition) ?? []) response.append('Warning', warningHeader(warning));
     return this.kind.render(result.view);
   }
 

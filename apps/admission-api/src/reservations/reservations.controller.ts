@@ -28,6 +28,7 @@ import { JsonBody } from '../common/edge/body-guard.js';
 import { TimedAdmission } from '../observability/admission-timing.js';
 import { Metrics } from '../observability/metrics.js';
 import { AnswersPosition, sendPosition } from '../common/ledger/ledger-position.js';
+import { warningHeader } from '../common/kube/warning-header.js';
 
 /** Seconds a principal refused a watch is told to wait: watches end within their timeout, most much sooner. */
 const WATCH_RETRY_AFTER_SECONDS = 5;
@@ -35,15 +36,6 @@ const WATCH_RETRY_AFTER_SECONDS = 5;
 function tooManyWatches(principal: string, max: number): HttpException {
   const message = `${JSON.stringify(principal)} is watching as many queued reservations as one principal may at once on this server (${max}, QUEUE_WATCHES_PER_PRINCIPAL_MAX); retry in ${WATCH_RETRY_AFTER_SECONDS} s, once one has ended`;
   return new HttpException(kubeStatus(429, message, { retryAfterSeconds: WATCH_RETRY_AFTER_SECONDS }), 429);
-}
-
-/**
- * A warning as kube-apiserver sends one (RFC 7234 §5.5 shape, code 299, agent "-"): the text
- * quoted, with `"` and `\` escaped, and nothing outside printable ASCII (a header cannot carry it).
- */
-export function warningHeader(text: string): string {
-  const printable = text.replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, (c) => `\\${c}`);
-  return `299 - "${printable}"`;
 }
 
 /**

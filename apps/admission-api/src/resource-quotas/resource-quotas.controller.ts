@@ -1,10 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Put, Query, Req, Res } from '@nestjs/common';
+import type { AppConfig } from '@quota/config';
 import type { Request, Response } from 'express';
 import {
   assertDefinitionSize,
   quotaObjectCountNames,
   resourceQuotaSizeErrors,
+  unroutedCountWarnings,
   validateResourceQuota,
+  type GroupResource,
   type QuotaDefinition,
   type ResourceQuota,
 } from '@quota/domain';
@@ -17,6 +20,7 @@ import {
   type ProjectedUsage,
   type QuotaView,
 } from '@quota/ledger';
+import { APP_CONFIG } from '../config/app-config.module.js';
 import { renderMetadata } from '../common/kube/kube-object.js';
 import { NamespaceParam, ObjectNameParam } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
@@ -81,8 +85,9 @@ export class ResourceQuotasController {
     @Inject(LedgerCommands) ledger: LedgerCommands,
     @Inject(DefinitionQueries) definitions: DefinitionQueries,
     @Inject(UsageQueries) usage: UsageQueries,
+    @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.serve = new DefinitionHandlers(resourceQuotaKind(ledger, definitions, usage));
+    this.serve = new DefinitionHandlers(resourceQuotaKind(ledger, definitions, usage, customResourcesOf(config)));
   }
 
   @Allow('admin')
@@ -141,6 +146,7 @@ function resourceQuotaKind(
   ledger: LedgerCommands,
   definitions: DefinitionQueries,
   usage: UsageQueries,
+  customResources: readonly GroupResource[],
 ): DefinitionKind<QuotaDefinition, QuotaView, ResourceQuota> {
   return {
     kind: 'ResourceQuota',
@@ -157,6 +163,7 @@ function resourceQuotaKind(
     remove: (namespace, name, options) => ledger.deleteQuota(namespace, name, { ...options, unmanagedOnly: true }),
     history: (namespace, name, page) => definitions.definitionHistory(namespace, 'quota', name, page),
     render: (view) => renderQuota(view),
+    warnings: (definition) => unroutedCountWarnings(Object.keys(definition.spec.hard ?? {}), customResources),
     async read(namespace, name) {
       const [view, projected] = await Promise.all([definitions.getQuota(namespace, name), usage.projectedUsage(namespace)]);
       return view ? renderQuota(view, projected) : undefined;
@@ -166,4 +173,9 @@ function resourceQuotaKind(
       return views.map((view) => renderQuota(view, projected));
     },
   };
+}
+
+/** The custom resources this deployment names (CUSTOM_RESOURCES): the webhooks are sent them too, as quotactl generates them. */
+export function customResourcesOf(config: AppConfig): readonly GroupResource[] {
+  return config.inventory.source === 'none' ? [] : config.inventory.customKinds.map((kind) => kind.groupResource);
 }
