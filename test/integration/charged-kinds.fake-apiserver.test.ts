@@ -34,14 +34,14 @@ beforeAll(async () => {
   ledger = new Ledger(db.dataSource);
   const backend = { kind: 'redis' as const, url: REDIS_URL, prefix: `qltest-${randomBytes(4).toString('hex')}` };
   const recorder = { now: ledger.now, reconcile: ledger.reconcile, namespaces: ledger.definitions.namespaces.bind(ledger.definitions) };
-  reconciler = new Reconciler(recorder, createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }), backend, {
+  reconciler = new Reconciler(recorder, createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig }), backend, {
     intervalMs: 60_000,
     graceMs: 0,
     concurrency: 1,
   });
   customReconciler = new Reconciler(
     recorder,
-    createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }),
+    createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }),
     { ...backend, prefix: `${backend.prefix}-custom` },
     {
       intervalMs: 60_000,
@@ -73,7 +73,9 @@ describe('the one list of kinds', () => {
     const sent = VALIDATE_RULES.filter((r) => r.scope === 'Namespaced').flatMap((r) =>
       r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)),
     );
-    const listed = new Set(createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }).covers.map((gr) => `${gr.resource}.${gr.group}`));
+    const listed = new Set(
+      createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig }).covers.map((gr) => `${gr.resource}.${gr.group}`),
+    );
     expect(sent.filter((gr) => !listed.has(gr))).toEqual([]);
     expect(sent.sort()).toEqual(
       CHARGED_KINDS.filter((k) => k.webhook)
@@ -87,7 +89,7 @@ describe('the one list of kinds', () => {
     const sent = rules.flatMap((r) =>
       r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)),
     );
-    const listed = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }).covers.map(
+    const listed = createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }).covers.map(
       (gr) => `${gr.resource}.${gr.group}`,
     );
     expect(sent.sort()).toEqual(listed.filter((gr) => gr !== 'resourcequotas.').sort());
@@ -243,7 +245,7 @@ describe('custom resources (count/<resource>.<group> end to end)', () => {
     const admitted = await admit(namespace, 'w-1');
     fake.set(WIDGETS, namespace, [widget(namespace, 'w-1')]);
     // Within the grace period: nothing is released, the reservation is reported.
-    const inventory = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig });
+    const inventory = createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig });
     const young = await ledger.reconcile(
       namespace,
       { ...(await inventory.list(namespace)), listedAt: await ledger.now() },

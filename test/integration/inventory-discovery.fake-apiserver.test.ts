@@ -116,7 +116,7 @@ const spelled = (covers: readonly { group: string; resource: string }[]) =>
 
 describe('kubernetes inventory: the kinds come from discovery, read metadata-only unless charged from the spec', () => {
   it('covers every namespaced resource the server serves and can list and watch, beside its fixed kinds', async () => {
-    const inventory = await createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }).list('team-a');
+    const inventory = await createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig }).list('team-a');
     const covers = spelled(inventory.covers);
     expect(covers).toEqual(
       expect.arrayContaining(['pods', 'secrets', 'deployments.apps', 'serviceaccounts', 'poddisruptionbudgets.policy']),
@@ -135,7 +135,7 @@ describe('kubernetes inventory: the kinds come from discovery, read metadata-onl
 
   it('lists kinds charged one per object metadata-only, and keeps nothing but metadata even when the server sends more', async () => {
     seen.length = 0;
-    const inventory = await createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }).list('team-a');
+    const inventory = await createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig }).list('team-a');
     const acceptOf = (path: string) => seen.find((s) => s.path === path)?.accept;
     expect(acceptOf('/api/v1/namespaces/team-a/pods')).toBe('application/json');
     expect(acceptOf('/api/v1/namespaces/team-a/services')).toBe('application/json');
@@ -155,7 +155,7 @@ describe('kubernetes inventory: the kinds come from discovery, read metadata-onl
   });
 
   it('does not ask again, for a discovery TTL, for a discovered kind it was forbidden to list', async () => {
-    const source = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig });
+    const source = createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig });
     seen.length = 0;
     await source.list('team-a');
     const again = await source.list('team-a');
@@ -164,14 +164,14 @@ describe('kubernetes inventory: the kinds come from discovery, read metadata-onl
   });
 
   it('discovers once per TTL, and a failed discovery fails the listing rather than cover less', async () => {
-    const source = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig, discoveryTtlMs: 60_000 });
+    const source = createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig, discoveryTtlMs: 60_000 });
     seen.length = 0;
     await source.list('team-a');
     await source.list('team-a');
     expect(seen.filter((s) => s.path === '/apis')).toHaveLength(1);
     discoveryFails = true;
     try {
-      const error = await inventoryFailure(createKubernetesInventory({ kubeconfigPath: fake.kubeconfig }).list('team-a'));
+      const error = await inventoryFailure(createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig }).list('team-a'));
       expect(error.message).toContain('discovery: GET /apis: HTTP 500');
     } finally {
       discoveryFails = false;
@@ -181,6 +181,7 @@ describe('kubernetes inventory: the kinds come from discovery, read metadata-onl
   it('with resources configured, lists exactly those (no discovery)', async () => {
     seen.length = 0;
     const inventory = await createKubernetesInventory({
+      cache: false,
       kubeconfigPath: fake.kubeconfig,
       resources: [{ group: '', resource: 'secrets' }],
     }).list('team-a');

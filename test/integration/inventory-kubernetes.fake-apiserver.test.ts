@@ -6,7 +6,8 @@ import { inventoryFailure } from '../support/inventory.js';
 import { sendJson, startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver.js';
 
 /**
- * We cannot run a Kubernetes API server here. This is a FAKE API server (node:http) that
+ * The per-namespace listing (INVENTORY_CACHE=false; the caches are tested on the real plane,
+ * test/kubernetes/reconciler-e2e.test.ts). We cannot run a Kubernetes API server here. This is a FAKE API server (node:http) that
  * replays RECORDED list responses (test/fixtures/kubernetes/), reached through a kubeconfig
  * the way a real cluster is. Each namespace plays one scenario:
  *
@@ -126,13 +127,15 @@ afterAll(async () => {
 
 const PODS = [{ group: '', resource: 'pods' }];
 const source = (options: Omit<KubernetesInventoryOptions, 'kubeconfigPath'> = {}) =>
-  createKubernetesInventory({ kubeconfigPath: kubeconfig, pageSize: 2, ...options });
+  createKubernetesInventory({ cache: false, kubeconfigPath: kubeconfig, pageSize: 2, ...options });
 const failure = inventoryFailure;
 
 describe('kubernetes inventory source, against a fake API server replaying recorded responses', () => {
   it('lists every covered resource of the namespace, following the continue token, and fills in apiVersion and kind', async () => {
     seen.length = 0;
-    const inventory = await createInventorySource({ source: 'kubernetes', kubeconfigPath: kubeconfig, pageSize: 2 }).list('team-a');
+    const inventory = await createInventorySource({ source: 'kubernetes', cache: false, kubeconfigPath: kubeconfig, pageSize: 2 }).list(
+      'team-a',
+    );
     expect(inventory.namespace).toBe('team-a');
     expect(inventory.covers).toHaveLength(14);
     expect(inventory.objects.map((o) => [`${o.groupResource.resource}.${o.groupResource.group}`, o.name, o.uid])).toEqual([
@@ -257,7 +260,7 @@ describe('kubernetes inventory source, against a fake API server replaying recor
   });
 
   it('refuses at creation a kubeconfig that does not exist, and a resource it cannot list', () => {
-    expect(() => createKubernetesInventory({ kubeconfigPath: `${kubeconfig}-missing` })).toThrow(
+    expect(() => createKubernetesInventory({ cache: false, kubeconfigPath: `${kubeconfig}-missing` })).toThrow(
       /kubernetes inventory: cannot load the kubeconfig .*missing/,
     );
     expect(() => source({ resources: [{ group: 'example.com', resource: 'widgets' }] })).toThrow(/cannot cover widgets\.example\.com/);

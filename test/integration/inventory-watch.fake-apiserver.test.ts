@@ -80,7 +80,7 @@ afterAll(async () => {
 
 describe('kubernetes inventory: watching for what settles a reservation at once (fake API server)', () => {
   it('reports a pod that finished (once) and objects deleted, lists again after a 410, and watches from resourceVersions with bookmarks', async () => {
-    const source = createKubernetesInventory({ kubeconfigPath: fake.kubeconfig });
+    const source = createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig });
     const signals: SettleSignal[] = [];
     const stop = new AbortController();
     const done = source.watchSettlements?.((change) => signals.push(change), stop.signal);
