@@ -120,11 +120,37 @@ describe('loadConfig', () => {
   it.each([
     [
       { INVENTORY_SOURCE: 'kubernetes', INVENTORY_KUBECONFIG: '/etc/kube/config' },
-      { source: 'kubernetes', kubeconfigPath: '/etc/kube/config', inCluster: false, timeoutMs: 10000, pageSize: 500, customKinds: [] },
+      {
+        source: 'kubernetes',
+        kubeconfigPath: '/etc/kube/config',
+        inCluster: false,
+        timeoutMs: 10000,
+        pageSize: 500,
+        cache: true,
+        cacheMaxObjects: 500_000,
+        cacheMaxBytes: 268_435_456,
+        customKinds: [],
+      },
     ],
     [
-      { INVENTORY_SOURCE: 'kubernetes', INVENTORY_IN_CLUSTER: 'true', INVENTORY_PAGE_SIZE: '2' },
-      { source: 'kubernetes', inCluster: true, timeoutMs: 10000, pageSize: 2, customKinds: [] },
+      {
+        INVENTORY_SOURCE: 'kubernetes',
+        INVENTORY_IN_CLUSTER: 'true',
+        INVENTORY_PAGE_SIZE: '2',
+        INVENTORY_CACHE: 'false',
+        INVENTORY_CACHE_MAX_OBJECTS: '1000',
+        INVENTORY_CACHE_MAX_BYTES: '65536',
+      },
+      {
+        source: 'kubernetes',
+        inCluster: true,
+        timeoutMs: 10000,
+        pageSize: 2,
+        cache: false,
+        cacheMaxObjects: 1000,
+        cacheMaxBytes: 65536,
+        customKinds: [],
+      },
     ],
     [
       { INVENTORY_SOURCE: 'postgres', INVENTORY_DATABASE_URL: 'postgres://p@h/platform', INVENTORY_RELATION: 'platform.objects' },
