@@ -133,6 +133,75 @@ async function inParallel(n: number, work: (i: number) => Promise<void>): Promis
   );
 }
 
+/** Namespaces, each under a quota (its first count awaited) and holding a ConfigMap: the LIST requests the first counts cost, and the time. */
+async function setUp(
+  plane: ControlPlane,
+  s: LedgerStack,
+  kube: ReturnType<typeof kubeApi>,
+): Promise<{ settles: ByVerb; setupSeconds: number }> {
+  const setupFrom = Date.now();
+  await inParallel(NAMESPACES, async (i) => {
+    const name = `bench-${i}`;
+    const created = await kube.create('/api/v1/namespaces', { metadata: { name } });
+    if (created.status !== 201) throw new Error(`namespace ${name}: ${created.status}`);
+  });
+  // The quotas make every namespace managed: each is listed for its first count (a namespace settle).
+  const before = await requestsByVerb(plane);
+  await inParallel(NAMESPACES, (i) => defineQuota(s, `bench-${i}`, 'objects', { 'count/configmaps': '10' }));
+  while ((await counted(s)) < NAMESPACES) await sleep(1000);
+  const settles = diff(await requestsByVerb(plane), before);
+  await inParallel(NAMESPACES, async (i) => {
+    const created = await kube.create(`/api/v1/namespaces/bench-${i}/configmaps`, { metadata: { name: 'kept' } });
+    if (created.status !== 201) throw new Error(`configmap in bench-${i}: ${created.status}`);
+  });
+  await sleep(5000);
+  const setupSeconds = Math.round((Date.now() - setupFrom) / 1000);
+
+  return { settles, setupSeconds };
+}
+
+interface Restart {
+  readonly seconds: number;
+  readonly settles: number;
+  readonly peakRss: number;
+  readonly requests: ByVerb;
+  readonly lists: ByVerb;
+}
+
+/** Starts the stopped reconciler and waits until it is idle: how long, what it settled and asked the kube-apiserver. */
+async function measureRestart(plane: ControlPlane, s: LedgerStack): Promise<Restart> {
+  const requests0 = await requestsByVerb(plane);
+  const lists0 = await listsByResource(plane);
+  const startedAt = Date.now();
+  await s.startApp('reconciler', { RECONCILE_INTERVAL_SECONDS: '600', INVENTORY_CACHE: CACHE });
+  // Its start: every kind's list and watch, any pass queued; idle once nothing was settled for 10 s.
+  const { settles, peakRss } = await untilIdle(s);
+  const seconds = Math.round((Date.now() - startedAt) / 1000);
+  return {
+    seconds,
+    settles,
+    peakRss,
+    requests: diff(await requestsByVerb(plane), requests0),
+    lists: diff(await listsByResource(plane), lists0),
+  };
+}
+
+function printRestart(restart: Restart, cacheObjects: number, cacheBytes: number): void {
+  const listed = Object.entries(restart.lists).sort(([, a], [, b]) => b - a);
+  console.log(
+    `  restart (INVENTORY_CACHE=${CACHE}): idle after ${restart.seconds} s; ${restart.settles} namespaces settled ` +
+      `(${Math.round((restart.settles / NAMESPACES) * 100) / 100} per namespace); RSS peak ${Math.round(restart.peakRss / 2 ** 20)} MiB`,
+  );
+  console.log(`  restart requests by verb: ${JSON.stringify(restart.requests)}`);
+  console.log(
+    `  restart LISTs: ${listed.reduce((n, [, c]) => n + c, 0)} over ${listed.length} resources, at most ${listed[0]?.[1] ?? 0} for one (${listed[0]?.[0] ?? '-'})`,
+  );
+  if (cacheObjects > 0)
+    console.log(
+      `  cache: ${cacheObjects} objects, ${Math.round(cacheBytes / 2 ** 20)} MiB of kept facts, ${Math.round(cacheBytes / cacheObjects)} bytes per object`,
+    );
+}
+
 async function main(): Promise<void> {
   const prepared = await prepareLedgerStack();
   const plane = await startControlPlane({ admission: { configuration: prepared.admission } });
@@ -144,23 +213,7 @@ async function main(): Promise<void> {
     await plane.kubectl(['wait', '--for=condition=established', 'crd/ledgerquotas.quota-ledger.io', '--timeout=60s']);
     stack = await startLedgerStack(plane, prepared, { intervalSeconds: 600, graceSeconds: 120 });
     const s = stack;
-    const setupFrom = Date.now();
-    await inParallel(NAMESPACES, async (i) => {
-      const name = `bench-${i}`;
-      const created = await kube.create('/api/v1/namespaces', { metadata: { name } });
-      if (created.status !== 201) throw new Error(`namespace ${name}: ${created.status}`);
-    });
-    // The quotas make every namespace managed: each is listed for its first count (a namespace settle).
-    const before = await requestsByVerb(plane);
-    await inParallel(NAMESPACES, (i) => defineQuota(s, `bench-${i}`, 'objects', { 'count/configmaps': '10' }));
-    while ((await counted(s)) < NAMESPACES) await sleep(1000);
-    const settles = diff(await requestsByVerb(plane), before);
-    await inParallel(NAMESPACES, async (i) => {
-      const created = await kube.create(`/api/v1/namespaces/bench-${i}/configmaps`, { metadata: { name: 'kept' } });
-      if (created.status !== 201) throw new Error(`configmap in bench-${i}: ${created.status}`);
-    });
-    await sleep(5000);
-    const setupSeconds = Math.round((Date.now() - setupFrom) / 1000);
+    const { settles, setupSeconds } = await setUp(plane, s, kube);
 
     await s.stopApp('reconciler');
     await sleep(5000);
@@ -169,15 +222,7 @@ async function main(): Promise<void> {
     await sleep(SECONDS * 1000);
     const without = diff(await requestsByVerb(plane), quiet0);
 
-    const restart0 = await requestsByVerb(plane);
-    const lists0 = await listsByResource(plane);
-    const startedAt = Date.now();
-    await s.startApp('reconciler', { RECONCILE_INTERVAL_SECONDS: '600', INVENTORY_CACHE: CACHE });
-    // Its start: every kind's list and watch, any pass queued; idle once nothing was settled for 10 s.
-    const restart = await untilIdle(s);
-    const idleAt = Date.now();
-    const restartRequests = diff(await requestsByVerb(plane), restart0);
-    const restartLists = diff(await listsByResource(plane), lists0);
+    const restart = await measureRestart(plane, s);
     const openIdle = await openByVerb(plane);
     const idle0 = await requestsByVerb(plane);
     const reconciledBefore = await reconcilerMetric(s, 'quota_ledger_reconciler_namespaces_total');
@@ -209,19 +254,7 @@ async function main(): Promise<void> {
       `  one namespace settle (first counts): ${listsPerSettle} LIST requests; a periodic pass every 600 s = ${Math.round((listsPerSettle * NAMESPACES) / 10)} LIST/min on average`,
     );
     console.log(`  reconciler memory: RSS ${Math.round(rss / 2 ** 20)} MiB, heap used ${Math.round(heap / 2 ** 20)} MiB`);
-    const listed = Object.entries(restartLists).sort(([, a], [, b]) => b - a);
-    console.log(
-      `  restart (INVENTORY_CACHE=${CACHE}): idle after ${Math.round((idleAt - startedAt) / 1000)} s; ${restart.settles} namespaces settled ` +
-        `(${Math.round((restart.settles / NAMESPACES) * 100) / 100} per namespace); RSS peak ${Math.round(restart.peakRss / 2 ** 20)} MiB`,
-    );
-    console.log(`  restart requests by verb: ${JSON.stringify(restartRequests)}`);
-    console.log(
-      `  restart LISTs: ${listed.reduce((n, [, c]) => n + c, 0)} over ${listed.length} resources, at most ${listed[0]?.[1] ?? 0} for one (${listed[0]?.[0] ?? '-'})`,
-    );
-    if (cacheObjects > 0)
-      console.log(
-        `  cache: ${cacheObjects} objects, ${Math.round(cacheBytes / 2 ** 20)} MiB of kept facts, ${Math.round(cacheBytes / cacheObjects)} bytes per object`,
-      );
+    printRestart(restart, cacheObjects, cacheBytes);
   } finally {
     kube.close();
     await stack?.stop();

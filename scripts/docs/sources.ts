@@ -49,7 +49,7 @@ export async function metricsByProcess(): Promise<Record<ProcessName, MetricInfo
       () => undefined,
     ).registry,
     // The registry's collect callbacks read the reconciler; declaring the series reads nothing.
-    reconciler: reconciler.reconcilerMetrics({} as Parameters<typeof reconciler.reconcilerMetrics>[0], () => []),
+    reconciler: reconciler.reconcilerMetrics({} as Parameters<typeof reconciler.reconcilerMetrics>[0]),
   };
   const byProcess = {} as Record<ProcessName, MetricInfo[]>;
   for (const process of PROCESSES) {

@@ -63,7 +63,7 @@ export function reconcilerMetrics(reconciler: Reconciler, cacheStates?: () => re
   });
   waitingMetrics(reconciler, registers);
   watchMetrics(reconciler, registers);
-  if (cacheStates) cacheMetrics(cacheStates, registers);
+  cacheMetrics(cacheStates ?? (() => []), registers);
   new Gauge({
     name: 'quota_ledger_reconciler_queue_jobs',
     help: 'Reconcile jobs in the queue by state (wait, delayed, active, failed).',
