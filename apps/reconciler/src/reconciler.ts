@@ -409,9 +409,11 @@ export class Reconciler {
   }
 
   private async fanOut(): Promise<{ queued: number }> {
-    // A pass still queued (slower than the interval) is not queued again over itself: the namespaces it already settled would settle twice.
+    // A pass still queued (slower than the interval) is not queued again over itself: the namespaces it already settled
+    // would settle twice. A backlog of at least a page says so; the few jobs a busy cluster has waiting at any time do not.
+    const pageSize = this.options.fanOutPageSize ?? 500;
     const { wait = 0, prioritized = 0 } = await this.queue.getJobCounts('wait', 'prioritized');
-    if (wait + prioritized > 0) {
+    if (wait + prioritized >= pageSize) {
       this.options.log?.('info', "the last pass's jobs are still queued: this interval's fan-out is skipped", {
         queued: wait + prioritized,
       });
@@ -421,7 +423,6 @@ export class Reconciler {
     await this.syncNamespaces().catch((error: unknown) => {
       this.options.log?.('warn', 'namespaces not recorded this interval', { error: (error as Error).message });
     });
-    const pageSize = this.options.fanOutPageSize ?? 500;
     let queued = 0;
     let after: string | undefined;
     for (;;) {

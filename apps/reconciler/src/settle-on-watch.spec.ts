@@ -1,17 +1,25 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WatchSettler } from './settle-on-watch.js';
 
+/** A settler whose settles each wait for their gate to open: `calls` says which namespaces it settled, in order. */
+function gatedSettler(options?: ConstructorParameters<typeof WatchSettler>[2]) {
+  const calls: string[] = [];
+  const gates: (() => void)[] = [];
+  const settler = new WatchSettler(
+    (namespace) =>
+      new Promise<void>((resolve) => {
+        calls.push(namespace);
+        gates.push(resolve);
+      }),
+    undefined,
+    options,
+  );
+  return { calls, gates, settler };
+}
+
 describe('WatchSettler', () => {
   it('settles a namespace at once, once at a time, and once more for signals that arrived while it ran', async () => {
-    const calls: string[] = [];
-    const gates: (() => void)[] = [];
-    const settler = new WatchSettler(
-      (namespace) =>
-        new Promise<void>((resolve) => {
-          calls.push(namespace);
-          gates.push(resolve);
-        }),
-    );
+    const { calls, gates, settler } = gatedSettler();
     settler.signal({ namespace: 'a' });
     settler.signal({ namespace: 'b' });
     expect(calls).toEqual(['a', 'b']);
@@ -67,17 +75,7 @@ describe('WatchSettler', () => {
 
     it('additions while a settle runs settle once more, a window after it; a deletion does not wait for the window', async () => {
       vi.useFakeTimers();
-      const calls: string[] = [];
-      const gates: (() => void)[] = [];
-      const settler = new WatchSettler(
-        (namespace) =>
-          new Promise<void>((resolve) => {
-            calls.push(namespace);
-            gates.push(resolve);
-          }),
-        undefined,
-        { coalesceMs: 500 },
-      );
+      const { calls, gates, settler } = gatedSettler({ coalesceMs: 500 });
       settler.signal({ namespace: 'a', why: 'added' });
       await vi.advanceTimersByTimeAsync(500);
       expect(calls).toEqual(['a']);
@@ -124,17 +122,7 @@ describe('WatchSettler', () => {
   it('with urgentDelayMs, a deletion waits that margin (taking a waiting addition with it), and so does the settle again after a running one', async () => {
     vi.useFakeTimers();
     try {
-      const calls: string[] = [];
-      const gates: (() => void)[] = [];
-      const settler = new WatchSettler(
-        (namespace) =>
-          new Promise<void>((resolve) => {
-            calls.push(namespace);
-            gates.push(resolve);
-          }),
-        undefined,
-        { coalesceMs: 500, urgentDelayMs: 300 },
-      );
+      const { calls, gates, settler } = gatedSettler({ coalesceMs: 500, urgentDelayMs: 300 });
       settler.signal({ namespace: 'a', why: 'added' });
       settler.signal({ namespace: 'a', why: 'deleted' });
       await vi.advanceTimersByTimeAsync(299);

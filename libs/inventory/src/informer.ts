@@ -1,3 +1,4 @@
+import type { CacheState } from './inventory.js';
 import { isRecord } from './objects.js';
 import { isGoneStatus, resourceVersionOf, sleepFor, WatchGone, type WatchEvent } from './watch.js';
 
@@ -45,7 +46,8 @@ export class InformerNotServed extends Error {
   override name = 'InformerNotServed';
 }
 
-export type InformerState = 'listing' | 'synced' | 'broken' | 'over-ceiling' | 'not-served' | 'forbidden' | 'stopped';
+/** What an informer is doing (the one list of states, in inventory.ts where the metrics read them). */
+export type InformerState = CacheState['state'];
 
 /** One object whose kept facts a relist changed: `before` absent, it appeared; `after` absent, it is gone. */
 export interface RelistChange<T> {
@@ -65,8 +67,8 @@ export interface InformerOptions<T> {
   /** Each change after the first list (not bookmarks), with what the cache held of the object before it. */
   readonly onEvent?: (event: WatchEvent, before: T | undefined) => void;
   /**
-   * After a relist that was not the first (a 410, a failure or the ceiling): every object that
-   * appeared, went or is held in both (a watch missed what happened meanwhile; client-go's
+   * After a relist that was not the first (after a 410; not after the cache was emptied): every
+   * object that appeared, went or is held in both (a watch missed what happened meanwhile; client-go's
    * Replace tells its handlers the same way). The caller compares `before` and `after`.
    */
   readonly onRelist?: (changes: Iterable<RelistChange<T>>) => void;

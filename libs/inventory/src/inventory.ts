@@ -58,7 +58,7 @@ export interface Inventory {
   readonly objects: readonly InventoryObject[];
   /**
    * Up to when the listing is known current, on this process's clock (Date.now), where it was
-   * read from a cache: the oldest of its kinds' last events. Absent, it is as of the call.
+   * read from watch-fed caches (when it was read: a synced cache is current). Absent, it is as of the call.
    */
   readonly asOf?: number;
 }

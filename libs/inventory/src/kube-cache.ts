@@ -21,9 +21,9 @@ import { watchDiscoveredKinds } from './watch-kinds.js';
  *
  * It fails closed as the LIST did. A fixed kind whose cache is not synced (being listed, its watch
  * broken, over its ceiling) fails the listing; a discovered kind's is left out of its covers (its
- * reservations are left alone). A listing is as of the oldest `currentAt` of the kinds it covers
- * (`asOf`): the ledger times it then, so a reservation made while a watch was silent is never taken
- * for absent. The same caches' events are the settle signals (an object deleted or added, a pod
+ * reservations are left alone). A synced cache is current (a silent watch is reopened, informer.ts),
+ * so a listing is as of when it was read (`asOf`), less the time an event takes to arrive, which
+ * the reconciler allows for (listing-time.ts). The same caches' events are the settle signals (an object deleted or added, a pod
  * finished), and so are the differences a relist finds (a watch that missed them).
  */
 export interface KindCachesOptions {

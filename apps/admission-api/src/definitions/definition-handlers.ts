@@ -1,4 +1,4 @@
-import { warningHeader } from '../common/kube/warning-header.js';
+import { WARNINGS_MAX } from '@quota/domain';
 import {
   LedgerError,
   type DefinitionChange,
@@ -11,6 +11,7 @@ import {
 import type { Request, Response } from 'express';
 import type { EventsQueryDto } from '../audit/audit.dto.js';
 import { requesterOf } from '../auth/requester.js';
+import { warningHeader } from '../common/kube/warning-header.js';
 import { readPutIdentity } from '../common/kube/kube-object.js';
 import { sendPosition } from '../common/ledger/ledger-position.js';
 
@@ -60,7 +61,7 @@ export interface DefinitionKind<D, V, O> {
   readAll?(namespace: string): Promise<O[]>;
   /** A page of the changes of its definition (undefined: it never existed). */
   history(namespace: string, name: string, page: HistoryPage): Promise<Page<DefinitionChange> | undefined>;
-  /** What a stored write warns of, as `Warning` headers (a quota naming a count admission never sees). */
+  /** What a stored write warns of, as `Warning` headers, at most WARNINGS_MAX (a quota naming a count admission never sees). */
   warnings?(definition: D): readonly string[];
 }
 
@@ -87,7 +88,8 @@ export class DefinitionHandlers<D, V, O> {
     });
     response.status(result.created ? 201 : 200);
     sendPosition(response, result.position);
-    for (const warning of this.kind.warnings?.(definition) ?? []) response.append('Warning', warningHeader(warning));
+    for (const warning of (this.kind.warnings?.(definition) ?? []).slice(0, WARNINGS_MAX))
+      response.append('Warning', warningHeader(warning));
     return this.kind.render(result.view);
   }
 
