@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataSource } from 'typeorm';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
@@ -85,13 +86,22 @@ async function admit(base: string): Promise<{ failure?: string; connection: stri
   }
 }
 
-async function probe(base: string): Promise<Probe> {
-  try {
-    const response = await fetch(`${base}/readyz?exclude=queue`);
-    return { status: response.status, body: await response.text() };
-  } catch (error) {
-    return { status: 0, body: error instanceof Error ? error.message : String(error) };
-  }
+/**
+ * One readiness probe as the kubelet sends it: a new connection each time (its HTTP prober disables
+ * keep-alive). A probe on a reused keep-alive connection can meet the server closing that idle
+ * connection as it drains, and fail without the server having stopped answering.
+ */
+function probe(base: string): Promise<Probe> {
+  return new Promise((resolve) => {
+    const request = http.get(`${base}/readyz?exclude=queue`, { agent: false, timeout: 5_000 }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', (error) => resolve({ status: 0, body: error.message }));
+    });
+    request.on('timeout', () => request.destroy(new Error('the probe timed out')));
+    request.on('error', (error) => resolve({ status: 0, body: error.message }));
+  });
 }
 
 describe('SIGTERM during a rollout', () => {
