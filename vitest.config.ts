@@ -36,12 +36,27 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/architecture/**/*.test.ts'],
-          exclude: ['test/e2e/**/*.browser.test.ts'],
+          exclude: ['test/e2e/**/*.browser.test.ts', 'test/e2e/zero-setup.test.ts'],
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
           // Each file creates its own database; files run in parallel.
           fileParallelism: true,
+        },
+      },
+      {
+        plugins,
+        resolve: { alias },
+        test: {
+          // The README's quick start from a clean copy (npm run test:quickstart): npm install and a
+          // whole build, then the embedded PostgreSQL. Alone, after the integration files: beside
+          // them it measures their load, not the start.
+          name: 'quickstart',
+          include: ['test/e2e/zero-setup.test.ts'],
+          environment: 'node',
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          fileParallelism: false,
         },
       },
       {

@@ -24,6 +24,11 @@ const GRACE_MS = 1_500;
 let db: TestDatabase & { dataSource: DataSource };
 let ledger: Ledger;
 let reconciler: Reconciler;
+/**
+ * The reconciler times its listings on the ledger's clock: pinned to before the admissions, every
+ * forged reservation is within its grace however long a loaded machine takes to admit them all.
+ */
+let listedAt: number | undefined;
 const logged: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
 
 const pod = (name: string): Pod => ({
@@ -56,6 +61,8 @@ const inventory: InventorySource = {
 beforeAll(async () => {
   db = await createMigratedDatabase('qlforged');
   ledger = new Ledger(db.dataSource);
+  const ledgerNow = ledger.now;
+  ledger.now = async () => listedAt ?? ledgerNow();
   reconciler = new Reconciler(
     ledger,
     inventory,
@@ -81,6 +88,7 @@ describe("the webhook's reservations whose objects never appear", () => {
   it('are counted while they wait, said once when many, and counted again when released as never created', async () => {
     await ledger.putQuota(NS, { name: 'compute', spec: { hard: { pods: '1000' } } }, { actor: 'admin' });
     const forged = Array.from({ length: UNCONFIRMED_SAID + 2 }, (_, i) => `forged-${i}`);
+    listedAt = await ledger.now();
     for (const name of [...forged, 'real']) expect((await ledger.admit(review(name))).result.allowed).toBe(true);
     listed.push(pod('real'));
 
@@ -97,6 +105,7 @@ describe("the webhook's reservations whose objects never appear", () => {
     await reconciler.reconcileNamespace(NS);
     expect(warned()).toHaveLength(1);
 
+    listedAt = undefined;
     await new Promise((resolve) => setTimeout(resolve, GRACE_MS + 100));
     const after = await reconciler.reconcileNamespace(NS);
     expect(after.unconfirmed).toBe(0);
