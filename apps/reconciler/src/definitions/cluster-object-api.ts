@@ -93,7 +93,7 @@ export interface ClusterObjectApi {
     status: ObjectStatus,
     written?: (resourceVersion: string) => void,
   ): Promise<'updated' | 'conflict' | 'gone'>;
-  /** The kind's changes across the cluster, metadata only (absent: the sync only polls). */
+  /** The kind's changes across the cluster, whole objects: each is synced from its event (absent: the sync only polls). */
   readonly changes?: WatchTransport;
 }
 
@@ -152,7 +152,7 @@ export function createClusterObjectApi(kind: ObjectKind, options: ClusterObjectA
   const { server, config, call } = apiServer(options, kind.resource);
   const root = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
   return {
-    changes: collectionTransport({ server, config, timeoutMs: options.timeoutMs }, `${root}/${kind.resource}`, 'metadata'),
+    changes: collectionTransport({ server, config, timeoutMs: options.timeoutMs }, `${root}/${kind.resource}`, 'whole'),
     async list() {
       const items: ClusterObject[] = [];
       let token: string | undefined;

@@ -12,7 +12,8 @@ import {
 } from '@quota/domain';
 import type { ClusterQueries, ClusterWriter, SharedQuotaView } from '@quota/ledger';
 import type { ClusterObject } from './cluster-object-api.js';
-import { restBody, syncOf, totalsOf, type LedgerMetadata, type SyncedKind } from './definition-sync.js';
+import { restBody, totalsOf, type LedgerMetadata } from './definition-object.js';
+import { syncOf, type SyncedKind } from './definition-sync.js';
 
 /** What the sync needs of the ledger: the shared-quota commands the REST PUT and DELETE run, and the ClusterResourceQuotas it holds. */
 export type ClusterQuotaLedger = Pick<ClusterWriter, 'putSharedQuota' | 'deleteSharedQuota'> & Pick<ClusterQueries, 'listSharedQuotas'>;

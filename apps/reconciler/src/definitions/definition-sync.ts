@@ -1,25 +1,17 @@
-import { LAST_APPLIED_BY_ANNOTATION, MANAGED_BY_ANNOTATION } from '@quota/domain';
 import { runWatchLoop, type WatchEvent } from '@quota/inventory';
 import { LedgerError, type WriteOptions } from '@quota/ledger';
 import type { ClusterObject, ClusterObjectApi, ObjectStatus } from './cluster-object-api.js';
-
-/** Annotations of the object never copied into the ledger: ours, and kubectl's copy of the whole object. */
-const DROPPED_ANNOTATION = /^quota-ledger\.io\/|^kubectl\.kubernetes\.io\/last-applied-configuration$/;
-
-/** Who a ledger change from the cluster is recorded as. */
-export interface Author {
-  readonly actor: string;
-  readonly onBehalfOf?: string;
-}
-
-/** An object's labels and annotations as the ledger keeps them (ledgerMetadata). */
-export type LedgerMetadata = ReturnType<typeof ledgerMetadata>;
-
-/** What a status shows of the ledger: the definition's hard and used. */
-export interface LedgerTotals {
-  readonly hard: Record<string, string>;
-  readonly used: Record<string, string>;
-}
+import {
+  authorOf,
+  condition,
+  generation,
+  ledgerMetadata,
+  sameStatus,
+  type Author,
+  type LedgerMetadata,
+  type LedgerTotals,
+} from './definition-object.js';
+import { KeyedQueue } from './keyed-queue.js';
 
 /**
  * One kind of cluster object, as the sync copies it into the ledger: how an object becomes the
@@ -46,7 +38,12 @@ export interface DefinitionSyncOptions {
   /** Who removals are recorded as (the cluster does not say who deleted an object). */
   readonly actor?: string;
   readonly log?: (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  /** Objects synced at once (default DEFAULT_SYNC_CONCURRENCY). */
+  readonly concurrency?: number;
 }
+
+/** How many objects of a kind are synced at once: a change waits for at most these in hand. */
+export const DEFAULT_SYNC_CONCURRENCY = 4;
 
 export interface DefinitionSyncOutcome {
   /** Definitions put or changed in the ledger from their object. */
@@ -59,18 +56,31 @@ export interface DefinitionSyncOutcome {
   readonly refused: number;
 }
 
+/** What the queue holds of a key: the object as last seen, or null once it is gone from the cluster. */
+type Seen = ClusterObject | null;
+
+const NOTHING: DefinitionSyncOutcome = { put: 0, removed: 0, statuses: 0, refused: 0 };
+
 /**
  * Cluster objects of one kind → the ledger, and the ledger's usage → their status. The cluster
  * object is the source of truth of a definition that came from it: each object is put into the
  * ledger through the REST PUT's command (an unchanged one appends nothing), recorded as made by its
  * author (authorOf); a ledger definition marked as from the cluster whose object is gone is
  * removed; a kind with a status gets the ledger's hard and used in it, written only when they
- * differ. A pass acts only on a complete listing.
+ * differ.
+ *
+ * As Kubernetes' controllers work: the kind is watched whole, and each event queues its object by
+ * key (namespace/name) in a KeyedQueue, ahead of routine work; a worker syncs that one object (or,
+ * for a DELETED, removes its definition if the cluster held it). A change governs admission after
+ * the keys in hand, never after a pass over the kind. The periodic pass (the safety net, and the
+ * status's used) lists the kind and queues every object behind the changes; it leaves alone the
+ * keys an event touched since its listing began (the event's object is at least as new), and acts
+ * only on a complete listing.
  */
 export class DefinitionSync<D = unknown, V = unknown> {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
-  /** A change was reported while a pass ran: one more pass follows it. */
+  /** A relist came while a pass ran: one more pass follows it. */
   private again = false;
   private stopped = false;
   private readonly watching = new AbortController();
@@ -79,24 +89,34 @@ export class DefinitionSync<D = unknown, V = unknown> {
   private failing = false;
   /**
    * The resourceVersions our status writes gave objects, in this pass and the one before: their
-   * MODIFIED events are our own, and start no pass (else, while admissions move `used`, each pass's
-   * writes would start the next one, back to back).
+   * MODIFIED events are our own, and queue nothing (else, while admissions move `used`, each
+   * write would queue the object for another write, back to back).
    */
   private ownNow = new Set<string>();
   private ownBefore = new Set<string>();
-  /** MODIFIED events that came while a pass ran (its writes not all answered yet): judged when it ends. */
-  private heldBack: string[] = [];
+  /** MODIFIED events of a key in hand (its status write not answered yet): judged when the worker lets it go. */
+  private readonly heldBack = new Map<string, ClusterObject>();
+  /** Keys a watch event queued since the pass in hand began its listing. */
+  private readonly touched = new Set<string>();
+  private readonly tally = { ...NOTHING };
+  private readonly queue: KeyedQueue<Seen>;
 
   constructor(
     private readonly kind: SyncedKind<D, V>,
     private readonly api: ClusterObjectApi,
     private readonly options: DefinitionSyncOptions = {},
-  ) {}
+  ) {
+    this.queue = new KeyedQueue((key, seen) => this.work(key, seen), {
+      concurrency: options.concurrency ?? DEFAULT_SYNC_CONCURRENCY,
+      onError: (key, error) =>
+        this.options.log?.('warn', `one of the ${this.kind.label} not synced this time`, { key, error: (error as Error).message }),
+    });
+  }
 
   /**
-   * A pass now, after every change the kind's watch reports (an object applied with kubectl
-   * governs within a second), and every `intervalMs` (the safety net, and the status's used).
-   * Never two passes at once; a failed pass is logged, the next one tries again.
+   * A pass now and every `intervalMs` (the safety net, and the status's used); between them each
+   * change the kind's watch reports is synced at once (an object applied with kubectl governs
+   * within a second). Never two passes at once; a failed pass is logged, the next one tries again.
    */
   start(intervalMs: number): void {
     this.pass(false);
@@ -109,50 +129,65 @@ export class DefinitionSync<D = unknown, V = unknown> {
       });
   }
 
-  /** A watch event: a pass, unless it is a MODIFIED our own status write caused. */
-  private onEvent(event: WatchEvent): void {
-    const metadata = event.object['metadata'] as { resourceVersion?: unknown } | undefined;
-    const version = typeof metadata?.resourceVersion === 'string' ? metadata.resourceVersion : undefined;
-    if (event.type !== 'MODIFIED' || version === undefined) return this.changed();
-    if (this.running) this.heldBack.push(version);
-    else if (!this.own(version)) this.changed();
-  }
-
-  private own(version: string): boolean {
-    return this.ownNow.has(version) || this.ownBefore.has(version);
-  }
-
-  /** Told of a change of one of the kind's objects: a pass as soon as none runs. */
-  changed(): void {
-    this.failing = false;
-    this.pass(true);
-  }
-
-  /** Stops the passes and the watch, and waits for the pass in hand. */
+  /** Stops the passes and the watch, drops what is queued, and waits for the work in hand. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     this.watching.abort();
+    const drained = this.queue.stop();
     await this.watch;
     await this.running;
+    await drained;
   }
 
-  /** A pass now, unless one runs: then a change (`follow`) gets one right after it, a tick none. */
+  /** A watch event: its object queued ahead of routine work, unless it is a MODIFIED our own status write caused. */
+  private onEvent(event: WatchEvent): void {
+    const object = clusterObjectOf(event.object);
+    if (!object) return;
+    this.failing = false;
+    const key = keyOf(object.metadata);
+    const version = object.metadata.resourceVersion;
+    if (event.type === 'MODIFIED' && version !== undefined) {
+      if (this.own(version)) return;
+      if (this.queue.holds(key)) {
+        this.touched.add(key);
+        this.heldBack.set(key, object);
+        return;
+      }
+    }
+    this.touched.add(key);
+    this.queue.add(key, event.type === 'DELETED' ? null : object, true);
+  }
+
+  private own(version: string | undefined): boolean {
+    return version !== undefined && (this.ownNow.has(version) || this.ownBefore.has(version));
+  }
+
+  /** One key: its object synced, or its definition removed if the cluster held it and the object is gone. */
+  private async work(key: string, seen: Seen): Promise<void> {
+    try {
+      if (seen) await this.syncOne(seen);
+      else await this.removeIfHeld(key);
+    } finally {
+      const held = this.heldBack.get(key);
+      this.heldBack.delete(key);
+      // Queued again (after this worker lets the key go) unless it was our own write's.
+      if (held && !this.own(held.metadata.resourceVersion)) this.queue.add(key, held, true);
+    }
+  }
+
+  /** A pass now, unless one runs: then a relist (`follow`) gets one right after it, a tick none. */
   private pass(follow: boolean): void {
     if (this.stopped) return;
     if (this.running) {
       this.again ||= follow;
       return;
     }
-    this.ownBefore = this.ownNow;
-    this.ownNow = new Set();
     this.running = this.sync()
       .catch((error: unknown) => this.options.log?.('warn', `${this.kind.label} not synced this time`, { error: (error as Error).message }))
       .finally(() => {
         this.running = undefined;
-        const foreign = this.heldBack.some((version) => !this.own(version));
-        this.heldBack = [];
-        if (this.again || foreign) {
+        if (this.again) {
           this.again = false;
           this.pass(false);
         }
@@ -164,7 +199,7 @@ export class DefinitionSync<D = unknown, V = unknown> {
     if (state === 'listed') {
       if (this.listings === 0 || this.failing) this.options.log?.('info', `watching ${this.kind.label}`);
       // A listing after the first (the server forgot the watch's point): changes may have been missed.
-      if (this.listings++ > 0) this.changed();
+      if (this.listings++ > 0) this.pass(true);
       this.failing = false;
       return;
     }
@@ -178,55 +213,88 @@ export class DefinitionSync<D = unknown, V = unknown> {
     this.options.log?.(/HTTP 404\b/.test(error) ? 'info' : 'warn', `${this.kind.label}: ${why}`, { error, retryInMs: detail?.waitMs });
   }
 
+  /**
+   * One pass: every object of the kind queued behind the changes, every ledger definition the
+   * cluster held whose object is gone queued for removal, and the queue worked through. What it
+   * did (and the changes synced meanwhile) is its outcome.
+   */
   async sync(): Promise<DefinitionSyncOutcome> {
+    this.ownBefore = this.ownNow;
+    this.ownNow = new Set();
+    this.touched.clear();
+    const before = { ...this.tally };
     const objects = await this.api.list();
     // The kind is not served (a CRD not installed): nothing comes from the cluster, and nothing is removed.
-    if (!objects) return { put: 0, removed: 0, statuses: 0, refused: 0 };
-    const outcome = { put: 0, removed: 0, statuses: 0, refused: 0 };
-    for (const object of objects) await this.syncOne(object, outcome);
-    outcome.removed = await this.removeOrphans(new Set(objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)));
+    if (!objects) return NOTHING;
+    const listed = new Set<string>();
+    for (const object of objects) {
+      const key = keyOf(object.metadata);
+      listed.add(key);
+      if (!this.touched.has(key)) this.queue.add(key, object, false);
+    }
+    for (const held of await this.kind.held(this.kind.managedBy)) {
+      const key = keyOf(held);
+      if (!listed.has(key) && !this.touched.has(key)) this.queue.add(key, null, false);
+    }
+    await this.queue.idle();
+    const outcome = {
+      put: this.tally.put - before.put,
+      removed: this.tally.removed - before.removed,
+      statuses: this.tally.statuses - before.statuses,
+      refused: this.tally.refused - before.refused,
+    };
     if (outcome.put + outcome.removed + outcome.refused > 0)
       this.options.log?.('info', `${this.kind.label} synced from the cluster`, { ...outcome });
     return outcome;
   }
 
-  private async syncOne(object: ClusterObject, outcome: { put: number; statuses: number; refused: number }): Promise<void> {
+  private async syncOne(object: ClusterObject): Promise<void> {
     const { namespace, name } = object.metadata;
     let status: ObjectStatus;
     try {
       const definition = this.kind.definitionOf(object, ledgerMetadata(object, this.kind.managedBy));
       const result = await this.kind.put(namespace, definition, authorOf(object, this.options.actor));
-      if (result.changed) outcome.put++;
+      if (result.changed) this.tally.put++;
       const { hard, used } = this.kind.totals?.(result.view) ?? { hard: {}, used: {} };
       status = { hard, used, ...generation(object), conditions: [condition(object, 'True', 'Synced', 'the ledger holds this definition')] };
     } catch (error) {
       // An invalid spec (or one the ledger refuses): the ledger keeps what it had, the status (if any) says why.
-      outcome.refused++;
+      this.tally.refused++;
       const message = (error as Error).message;
       this.options.log?.('warn', `one of the ${this.kind.label} was not put into the ledger`, { namespace, name, error: message });
       status = { ...object.status, ...generation(object), conditions: [condition(object, 'False', 'Refused', message)] };
     }
     if (!this.kind.totals || sameStatus(object.status, status)) return;
     const written = await this.api.updateStatus(object, status, (version) => this.ownNow.add(version));
-    // A conflict or a deletion since the listing: the next pass sees the object as it is now.
-    if (written === 'updated') outcome.statuses++;
+    // A conflict or a deletion since it was seen: its watch event (or the next pass) brings it as it is now.
+    if (written === 'updated') this.tally.statuses++;
   }
 
-  private async removeOrphans(present: ReadonlySet<string>): Promise<number> {
-    const orphans: { namespace: string; name: string }[] = [];
-    for (const held of await this.kind.held(this.kind.managedBy)) if (!present.has(`${held.namespace}/${held.name}`)) orphans.push(held);
-    let removed = 0;
-    for (const { namespace, name } of orphans) {
-      try {
-        await this.kind.remove(namespace, name, { actor: this.options.actor ?? 'system:reconciler' });
-        removed++;
-      } catch (error) {
-        // Another replica's pass removed it first.
-        if (!(error instanceof LedgerError && error.code === 'NotFound')) throw error;
-      }
+  /** The ledger definition of `key` removed, if the cluster held it (a REST-made one of the same name stays). */
+  private async removeIfHeld(key: string): Promise<void> {
+    const slash = key.indexOf('/');
+    const [namespace, name] = [key.slice(0, slash), key.slice(slash + 1)];
+    const held = await this.kind.held(this.kind.managedBy);
+    if (!held.some((h) => h.namespace === namespace && h.name === name)) return;
+    try {
+      await this.kind.remove(namespace, name, { actor: this.options.actor ?? 'system:reconciler' });
+      this.tally.removed++;
+    } catch (error) {
+      // Another replica removed it first.
+      if (!(error instanceof LedgerError && error.code === 'NotFound')) throw error;
     }
-    return removed;
   }
+}
+
+/** namespace/name ('' for a cluster-wide object's namespace): names hold no '/'. */
+const keyOf = (at: { readonly namespace: string; readonly name: string }): string => `${at.namespace}/${at.name}`;
+
+/** A watch event's object as the sync reads it (a cluster-wide one's namespace ''), or undefined without a name. */
+function clusterObjectOf(raw: Record<string, unknown>): ClusterObject | undefined {
+  const metadata = raw['metadata'] as (Record<string, unknown> & ClusterObject['metadata']) | undefined;
+  if (typeof metadata !== 'object' || metadata === null || typeof metadata.name !== 'string' || metadata.name === '') return undefined;
+  const namespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
+  return { ...(raw as unknown as ClusterObject), metadata: { ...metadata, namespace } };
 }
 
 /** The sync of one kind, made of the ledger's commands `ledger` gives it: `new (ledger, api, options)`. */
@@ -236,70 +304,4 @@ export function syncOf<L, D, V>(kindOf: (ledger: L) => SyncedKind<D, V>) {
       super(kindOf(ledger), api, options);
     }
   };
-}
-
-/** The object as the body of the REST PUT whose command puts it (`apiVersion`, `kind`): its name, its namespace if it has one, its spec. */
-export function restBody(object: ClusterObject, apiVersion: string, kind: string): Record<string, unknown> {
-  const { name, namespace } = object.metadata;
-  return { apiVersion, kind, metadata: { name, ...(namespace ? { namespace } : {}) }, spec: object.spec ?? {} };
-}
-
-/** The hard and used of a view that has them (a quota's, a shared quota's). */
-export const totalsOf = (view: LedgerTotals): LedgerTotals => ({ hard: view.hard, used: view.used });
-
-/** The object's labels and annotations as the ledger keeps them: ours and kubectl's dropped, marked as from the cluster's `managedBy`. */
-export function ledgerMetadata(
-  object: ClusterObject,
-  managedBy: string,
-): { labels?: Record<string, string>; annotations: Record<string, string> } {
-  const { labels } = object.metadata;
-  const kept = Object.entries(object.metadata.annotations ?? {}).filter(([key]) => !DROPPED_ANNOTATION.test(key));
-  return { ...(labels ? { labels } : {}), annotations: { ...Object.fromEntries(kept), [MANAGED_BY_ANNOTATION]: managedBy } };
-}
-
-/**
- * Who changed the object: the user our mutating webhook stamped (LAST_APPLIED_BY_ANNOTATION, from
- * the kube-apiserver's userInfo), recorded as the reconciler acting on their behalf; without it (an
- * object in a namespace the webhook leaves out, or written before it was registered), the manager
- * of the newest managedFields entry of the main resource (`kubectl-client-side-apply`,
- * `argocd-controller`): the client that wrote, not the user, for managedFields name no user.
- */
-export function authorOf(object: ClusterObject, reconciler = 'system:reconciler'): Author {
-  const user = object.metadata.annotations?.[LAST_APPLIED_BY_ANNOTATION];
-  if (user) return { actor: reconciler, onBehalfOf: user };
-  const entries = (object.metadata.managedFields ?? []).filter((e) => e.subresource === undefined || e.subresource === '');
-  const newest = entries.reduce<(typeof entries)[number] | undefined>(
-    (best, e) => (!best || (e.time ?? '') >= (best.time ?? '') ? e : best),
-    undefined,
-  );
-  return { actor: `kubernetes:${newest?.manager ?? 'unknown'}` };
-}
-
-function generation(object: ClusterObject): { observedGeneration?: number } {
-  return object.metadata.generation === undefined ? {} : { observedGeneration: object.metadata.generation };
-}
-
-type Condition = NonNullable<ObjectStatus['conditions']>[number];
-
-/** The Synced condition; its transition time moves only when its status does. */
-function condition(object: ClusterObject, status: 'True' | 'False', reason: string, message: string): Condition {
-  const before = object.status?.conditions?.find((c) => c.type === 'Synced');
-  const lastTransitionTime =
-    before?.status === status && before.lastTransitionTime ? before.lastTransitionTime : new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  return { type: 'Synced', status, reason, message: message.slice(0, 1000), lastTransitionTime };
-}
-
-function sameStatus(a: ObjectStatus | undefined, b: ObjectStatus): boolean {
-  const canonical = (s: ObjectStatus | undefined) =>
-    JSON.stringify({
-      hard: sorted(s?.hard),
-      used: sorted(s?.used),
-      observedGeneration: s?.observedGeneration,
-      conditions: (s?.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message, c.lastTransitionTime]),
-    });
-  return canonical(a) === canonical(b);
-}
-
-function sorted(map: Record<string, string> | undefined): [string, string][] {
-  return Object.entries(map ?? {}).sort(([x], [y]) => x.localeCompare(y));
 }

@@ -1,8 +1,9 @@
 import { MANAGED_BY_CLUSTER, validateResourceQuota, type QuotaDefinition } from '@quota/domain';
 import type { DefinitionQueries, LedgerCommands, QuotaView } from '@quota/ledger';
-import { restBody, syncOf, totalsOf, type SyncedKind } from './definition-sync.js';
+import { restBody, totalsOf } from './definition-object.js';
+import { syncOf, type SyncedKind } from './definition-sync.js';
 
-export { authorOf } from './definition-sync.js';
+export { authorOf } from './definition-object.js';
 
 /** What the sync needs of the ledger: the commands the REST PUT and DELETE run, and the quotas that came from the cluster. */
 export type LedgerQuotaLedger = Pick<LedgerCommands, 'putQuota' | 'deleteQuota'> & Pick<DefinitionQueries, 'managedDefinitions'>;

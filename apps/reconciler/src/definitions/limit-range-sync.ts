@@ -1,6 +1,7 @@
 import { limitRangeForLedger, MANAGED_BY_LIMIT_RANGE, type LimitRangeDefinition } from '@quota/domain';
 import type { DefinitionQueries, LedgerCommands, LimitRangeView } from '@quota/ledger';
-import { restBody, syncOf, type SyncedKind } from './definition-sync.js';
+import { restBody } from './definition-object.js';
+import { syncOf, type SyncedKind } from './definition-sync.js';
 
 /** What the sync needs of the ledger: the commands the REST PUT and DELETE of a LimitRange run, and the LimitRanges that came from the cluster. */
 export type LimitRangeLedger = Pick<LedgerCommands, 'putLimitRange' | 'deleteLimitRange'> & Pick<DefinitionQueries, 'managedDefinitions'>;
