@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AdmissionReviewRequest } from './admission-review.js';
-import { definitionAuthorPatch, isDefinitionReview } from './definition-author.js';
+import { definitionAuthorPatch, definitionWarnings, isDefinitionReview } from './definition-author.js';
 
 const review = (annotations?: Record<string, string>, extra: Partial<AdmissionReviewRequest> = {}): AdmissionReviewRequest =>
   ({
@@ -47,5 +47,39 @@ describe('definitionAuthorPatch', () => {
     expect(of('', 'ledgerquotas')).toBe(false);
     expect(of('quota-ledger.io', 'ledgerclusterquotas')).toBe(true);
     expect(of('quota-ledger.io', 'ledgerhierarchicalquotas')).toBe(true);
+  });
+});
+
+describe('definitionWarnings', () => {
+  const quota = (resource: string, spec: unknown, operation = 'CREATE') =>
+    review(undefined, {
+      operation,
+      resource: { group: 'quota-ledger.io', version: 'v1alpha1', resource },
+      object: { metadata: { name: 'q' }, spec },
+    } as Partial<AdmissionReviewRequest>);
+  const counts = { hard: { 'count/serviceaccounts': '2', 'count/configmaps': '5', 'count/widgets.example.com': '1' } };
+
+  it('warns of each count the webhooks are not sent, where each kind of quota object keeps its hard', () => {
+    for (const [resource, spec] of [
+      ['ledgerquotas', counts],
+      ['ledgerhierarchicalquotas', counts],
+      ['ledgerclusterquotas', { quota: counts, selector: {} }],
+    ] as const) {
+      const warnings = definitionWarnings(quota(resource, spec), []);
+      expect(
+        warnings.map((w) => w.split(' ')[0]),
+        resource,
+      ).toEqual(['count/serviceaccounts', 'count/widgets.example.com']);
+    }
+  });
+
+  it('takes the custom resources the webhooks are sent as routed, and warns of nothing on DELETE, a LimitRange or a malformed spec', () => {
+    expect(definitionWarnings(quota('ledgerquotas', counts), [{ group: 'example.com', resource: 'widgets' }])).toHaveLength(1);
+    expect(definitionWarnings(quota('ledgerquotas', counts, 'DELETE'), [])).toEqual([]);
+    expect(definitionWarnings(quota('ledgerquotas', { hard: ['count/serviceaccounts'] }), [])).toEqual([]);
+    const limitRange = review(undefined, {
+      resource: { group: '', version: 'v1', resource: 'limitranges' },
+    } as Partial<AdmissionReviewRequest>);
+    expect(definitionWarnings(limitRange, [])).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { LAST_APPLIED_BY_ANNOTATION } from '@quota/domain';
+import { LAST_APPLIED_BY_ANNOTATION, unroutedCountWarnings, type GroupResource } from '@quota/domain';
 import type { AdmissionReviewRequest } from './admission-review.js';
 
 /** The kinds of cluster object the reconciler copies into the ledger with their author, by group. */
@@ -28,4 +28,18 @@ export function definitionAuthorPatch(review: AdmissionReviewRequest, user: stri
     return annotations && LAST_APPLIED_BY_ANNOTATION in annotations ? [{ op: 'remove', path: `/metadata/annotations/${ESCAPED}` }] : [];
   if (!annotations) return [{ op: 'add', path: '/metadata/annotations', value: { [LAST_APPLIED_BY_ANNOTATION]: user } }];
   return [{ op: 'add', path: `/metadata/annotations/${ESCAPED}`, value: user }];
+}
+
+/**
+ * kubectl's warnings for a quota object (LedgerQuota, LedgerHierarchicalQuota: `spec.hard`;
+ * LedgerClusterQuota: `spec.quota.hard`) that counts a kind the webhooks are not sent: the same
+ * as the REST PUT's, so that `kubectl apply` says what the REST API says, that such a count is
+ * only counted after the fact.
+ */
+export function definitionWarnings(review: AdmissionReviewRequest, customResources: readonly GroupResource[]): string[] {
+  if (review.resource.group !== 'quota-ledger.io' || (review.operation !== 'CREATE' && review.operation !== 'UPDATE')) return [];
+  const spec = (review.object as { spec?: { hard?: unknown; quota?: { hard?: unknown } } } | undefined)?.spec;
+  const hard = review.resource.resource === 'ledgerclusterquotas' ? spec?.quota?.hard : spec?.hard;
+  if (typeof hard !== 'object' || hard === null || Array.isArray(hard)) return [];
+  return unroutedCountWarnings(Object.keys(hard), customResources);
 }

@@ -21,6 +21,7 @@ import {
   type QuotaView,
 } from '@quota/ledger';
 import { APP_CONFIG } from '../config/app-config.module.js';
+import { customResourcesOf } from '../config/custom-resources.js';
 import { renderMetadata } from '../common/kube/kube-object.js';
 import { NamespaceParam, ObjectNameParam } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
@@ -173,9 +174,4 @@ function resourceQuotaKind(
       return views.map((view) => renderQuota(view, projected));
     },
   };
-}
-
-/** The custom resources this deployment names (CUSTOM_RESOURCES): the webhooks are sent them too, as quotactl generates them. */
-export function customResourcesOf(config: AppConfig): readonly GroupResource[] {
-  return config.inventory.source === 'none' ? [] : config.inventory.customKinds.map((kind) => kind.groupResource);
 }

@@ -96,8 +96,16 @@ export const NAMESPACE_FIELDS: FieldSelection = objectFields(
   },
 );
 
-/** A LedgerQuota, LimitRange or shared quota under review: whether it has annotations, and the author one (the mutating webhook stamps it). */
-export const DEFINITION_FIELDS: FieldSelection = objectFields({}, { annotations: keys({ [LAST_APPLIED_BY_ANNOTATION]: WHOLE }) });
+/**
+ * A LedgerQuota, LimitRange or shared quota under review: whether it has annotations, and the
+ * author one (the mutating webhook stamps it); and a quota object's hard (`spec.hard`, a
+ * LedgerClusterQuota's `spec.quota.hard`), whose counts of kinds the webhooks are not sent are
+ * warned of.
+ */
+export const DEFINITION_FIELDS: FieldSelection = objectFields(
+  { spec: keys({ hard: WHOLE, quota: keys({ hard: WHOLE }) }) },
+  { annotations: keys({ [LAST_APPLIED_BY_ANNOTATION]: WHOLE }) },
+);
 
 const DEFINITION_RESOURCES: Readonly<Record<string, readonly string[]>> = {
   'quota-ledger.io': ['ledgerquotas', 'ledgerclusterquotas', 'ledgerhierarchicalquotas'],
