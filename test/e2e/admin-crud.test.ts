@@ -41,10 +41,10 @@ describe('admin API: ResourceQuota', () => {
     const routed = await api.request('PUT', path, quota({ 'count/configmaps': '5', 'count/deployments.apps': '2', pods: '3' }));
     expect(routed.status).toBe(201);
     expect(routed.headers.get('warning')).toBeNull();
-    const unrouted = await api.request('PUT', path, quota({ 'count/serviceaccounts': '2', 'count/configmaps': '5' }));
+    const unrouted = await api.request('PUT', path, quota({ 'count/poddisruptionbudgets.policy': '2', 'count/configmaps': '5' }));
     expect(unrouted.status).toBe(200);
     expect(unrouted.headers.get('warning')).toBe(
-      '299 - "count/serviceaccounts is counted only after the fact: the webhooks are not sent serviceaccounts writes, so a create past it is not refused; name it in CUSTOM_RESOURCES and in quotactl webhook-config --custom-resource (serviceaccounts/<version>=<Kind>) to enforce it at admission"',
+      '299 - "count/poddisruptionbudgets.policy is counted only after the fact: the webhooks are not sent poddisruptionbudgets.policy writes, so a create past it is not refused; name it in CUSTOM_RESOURCES and in quotactl webhook-config --custom-resource (poddisruptionbudgets.policy/<version>=<Kind>) to enforce it at admission"',
     );
   });
 

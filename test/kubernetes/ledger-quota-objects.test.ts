@@ -150,12 +150,12 @@ describe('LedgerQuota objects counting a kind the webhooks are not sent', () => 
     await stack.plane.createNamespace(namespace);
     const unrouted = await stack.plane.tryKubectl(
       ['apply', '-f', '-'],
-      ledgerQuota({ 'count/serviceaccounts': '2', 'count/configmaps': '5' }, 'accounts', namespace),
+      ledgerQuota({ 'count/poddisruptionbudgets.policy': '2', 'count/configmaps': '5' }, 'budgets', namespace),
     );
     expect(unrouted.code, unrouted.stderr).toBe(0);
     const warnings = unrouted.stderr.split('\n').filter((line) => line.startsWith('Warning:'));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain('count/serviceaccounts is counted only after the fact');
+    expect(warnings[0]).toContain('count/poddisruptionbudgets.policy is counted only after the fact');
     // A count the webhooks are sent (ConfigMaps) is enforced at admission: no warning.
     const routed = await stack.plane.tryKubectl(['apply', '-f', '-'], ledgerQuota({ 'count/configmaps': '5' }, 'maps', namespace));
     expect([routed.code, routed.stderr.trim()]).toEqual([0, '']);

@@ -15,16 +15,16 @@ import {
 import { prepareLedgerStack, startLedgerStack, type LedgerStack } from '../support/ledger-stack.js';
 
 // The reconciler as built against a real kube-apiserver: the kinds it settles come from
-// discovery, so a count/serviceaccounts quota holds past the grace period, and its watches settle
-// a finished pod's compute at once. The webhook is sent ServiceAccounts (webhook-config
-// --custom-resource) but the reconciler is not told of them (no CUSTOM_RESOURCES): only
-// discovery can make it list them.
+// discovery, so a count/poddisruptionbudgets.policy quota holds past the grace period, and its
+// watches settle a finished pod's compute at once. The webhook is sent PodDisruptionBudgets
+// (webhook-config --custom-resource) but the reconciler is not told of them (no CUSTOM_RESOURCES):
+// only discovery can make it list them.
 
 const GRACE_SECONDS = 2;
 const PODS = 20;
 const CONFIGMAPS = 10;
 const figures = {
-  serviceAccountsHeldSeconds: 0,
+  budgetsHeldSeconds: 0,
   settle: { p50: 0, p99: 0, max: 0, samples: 0 },
   deleted: { p50: 0, p99: 0, max: 0, samples: 0 },
 };
@@ -39,7 +39,7 @@ beforeAll(async () => {
   stack = await startLedgerStack(plane, prepared, {
     graceSeconds: GRACE_SECONDS,
     intervalSeconds: 1,
-    webhookFlags: ['--custom-resource', 'serviceaccounts/v1=ServiceAccount'],
+    webhookFlags: ['--custom-resource', 'poddisruptionbudgets.policy/v1=PodDisruptionBudget'],
     // The API's own prompt reconcile after a DELETE is put off, so that only the watch can settle a deletion at once.
     appEnv: { api: { RECONCILE_AFTER_DELETE_SECONDS: '600' } },
   });
@@ -52,7 +52,7 @@ afterAll(async () => {
   await plane?.stop();
   const { settle, deleted } = figures;
   console.log(
-    `reconciler watch: count/serviceaccounts held ${figures.serviceAccountsHeldSeconds} s past a ${GRACE_SECONDS} s grace; ` +
+    `reconciler watch: count/poddisruptionbudgets.policy held ${figures.budgetsHeldSeconds} s past a ${GRACE_SECONDS} s grace; ` +
       `pod Succeeded -> compute back: p50 ${settle.p50} ms, p99 ${settle.p99} ms, max ${settle.max} ms over ${settle.samples} pods; ` +
       `configmap deleted -> count back: p50 ${deleted.p50} ms, p99 ${deleted.p99} ms over ${deleted.samples}`,
   );
@@ -83,30 +83,41 @@ async function timeUntil(change: () => Promise<unknown>, done: () => Promise<boo
 }
 
 describe('the reconciler against kube-apiserver: discovered kinds and watches', () => {
-  it('keeps a count/serviceaccounts quota holding past the grace period: the ServiceAccounts are listed (discovered) and committed, not released as uncovered', async () => {
-    await namespaceWithQuota('rw-sa', { 'count/serviceaccounts': '2' });
-    await plane.kubectl(['create', 'serviceaccount', 'builder', '-n', 'rw-sa']);
-    await plane.kubectl(['create', 'serviceaccount', 'deployer', '-n', 'rw-sa']);
-    await untilUsed(stack, 'rw-sa', 'compute', { 'count/serviceaccounts': '2' });
-    const uids = [await uidOf(stack, 'serviceaccount', 'builder', 'rw-sa'), await uidOf(stack, 'serviceaccount', 'deployer', 'rw-sa')];
+  it('keeps a count/poddisruptionbudgets.policy quota holding past the grace period: the PodDisruptionBudgets are listed (discovered) and committed, not released as uncovered', async () => {
+    await namespaceWithQuota('rw-sa', { 'count/poddisruptionbudgets.policy': '2' });
+    await plane.kubectl(['create', 'poddisruptionbudget', 'builder', '-n', 'rw-sa', '--selector=app=builder', '--min-available=1']);
+    await plane.kubectl(['create', 'poddisruptionbudget', 'deployer', '-n', 'rw-sa', '--selector=app=deployer', '--min-available=1']);
+    await untilUsed(stack, 'rw-sa', 'compute', { 'count/poddisruptionbudgets.policy': '2' });
+    const uids = [
+      await uidOf(stack, 'poddisruptionbudget', 'builder', 'rw-sa'),
+      await uidOf(stack, 'poddisruptionbudget', 'deployer', 'rw-sa'),
+    ];
     for (const uid of uids) {
-      await eventually(`ServiceAccount ${uid} committed`, async () =>
+      await eventually(`PodDisruptionBudget ${uid} committed`, async () =>
         eventsOfObject(await ledgerEvents(stack, 'rw-sa'), uid ?? '').some((e) => e.type === 'Committed') ? true : undefined,
       );
     }
     // Several grace periods and reconcile intervals later, it still holds.
     const heldFrom = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 4 * GRACE_SECONDS * 1000));
-    figures.serviceAccountsHeldSeconds = Math.round((Date.now() - heldFrom) / 1000);
-    expect((await usedOf(stack, 'rw-sa'))['compute']).toMatchObject({ 'count/serviceaccounts': '2' });
-    const denied = await plane.tryKubectl(['create', 'serviceaccount', 'third', '-n', 'rw-sa']);
+    figures.budgetsHeldSeconds = Math.round((Date.now() - heldFrom) / 1000);
+    expect((await usedOf(stack, 'rw-sa'))['compute']).toMatchObject({ 'count/poddisruptionbudgets.policy': '2' });
+    const denied = await plane.tryKubectl([
+      'create',
+      'poddisruptionbudget',
+      'third',
+      '-n',
+      'rw-sa',
+      '--selector=app=third',
+      '--min-available=1',
+    ]);
     expect(denied.code).not.toBe(0);
     expect(denied.stderr).toContain('exceeded quota');
     const events = await ledgerEvents(stack, 'rw-sa');
     expect(events.filter((e) => e.type === 'Released' && e.data.reason === 'uncovered')).toEqual([]);
     // A deletion gives it back.
-    await plane.kubectl(['delete', 'serviceaccount', 'builder', '-n', 'rw-sa']);
-    await untilUsed(stack, 'rw-sa', 'compute', { 'count/serviceaccounts': '1' });
+    await plane.kubectl(['delete', 'poddisruptionbudget', 'builder', '-n', 'rw-sa']);
+    await untilUsed(stack, 'rw-sa', 'compute', { 'count/poddisruptionbudgets.policy': '1' });
   });
 
   it(`gives a pod's compute back within a second of its phase turning Succeeded (${PODS} pods), and a deleted object's count (${CONFIGMAPS} configmaps; the periodic pass every 600 s)`, async () => {

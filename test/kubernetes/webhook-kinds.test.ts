@@ -193,6 +193,22 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
     await untilUsed(stack, 'wk-services', 'compute', { services: '1', 'services.nodeports': '1' });
   });
 
+  it('ServiceAccounts: count/serviceaccounts refuses the one past it at admission, as Kubernetes does, and is released on delete', async () => {
+    // The plane runs no serviceaccount controller: the namespace holds none until these.
+    await managedNamespace('wk-accounts', { 'count/serviceaccounts': '2' });
+    await ok(['create', 'serviceaccount', 'builder', '-n', 'wk-accounts']);
+    await ok(['create', 'serviceaccount', 'deployer', '-n', 'wk-accounts']);
+    expect(await denied(['create', 'serviceaccount', 'third', '-n', 'wk-accounts'], undefined, 'validate-count.quota-ledger.io')).toContain(
+      'serviceaccounts "third" is forbidden: exceeded quota: compute, requested: count/serviceaccounts=1, used: count/serviceaccounts=2, limited: count/serviceaccounts=2',
+    );
+    const builder = (await uidOf(stack, 'serviceaccount', 'builder', 'wk-accounts')) ?? '';
+    await untilObject('wk-accounts', builder, 'Committed');
+    await ok(['delete', 'serviceaccount', 'builder', '-n', 'wk-accounts']);
+    await untilObject('wk-accounts', builder, 'Released', 'deleted');
+    await ok(['create', 'serviceaccount', 'third', '-n', 'wk-accounts']);
+    await untilUsed(stack, 'wk-accounts', 'compute', { 'count/serviceaccounts': '2' });
+  });
+
   it('a custom resource of ours (widgets.example.com): counted, listed by the reconciler with the RBAC webhook-config printed', async () => {
     await ok(
       ['apply', '-f', '-'],

@@ -22,6 +22,7 @@ export const COUNT_ONLY_RESOURCES = [
   '/configmaps',
   '/secrets',
   '/replicationcontrollers',
+  '/serviceaccounts',
   'batch/jobs',
   'batch/cronjobs',
   'apps/deployments',

@@ -104,7 +104,7 @@ describe('webhookConfiguration', () => {
       'services',
     ]);
     expect(resourcesOf(charged?.rules ?? [], 'resource.k8s.io')).toEqual(['resourceclaims']);
-    expect(resourcesOf(counted?.rules ?? [], '')).toEqual(['configmaps', 'secrets', 'replicationcontrollers']);
+    expect(resourcesOf(counted?.rules ?? [], '')).toEqual(['configmaps', 'secrets', 'replicationcontrollers', 'serviceaccounts']);
     expect(resourcesOf(counted?.rules ?? [], 'apps')).toEqual(['deployments', 'replicasets', 'statefulsets', 'daemonsets']);
     expect(resourcesOf(counted?.rules ?? [], 'batch')).toEqual(['jobs', 'cronjobs']);
     expect(resourcesOf(counted?.rules ?? [], 'example.com')).toEqual(['widgets']);

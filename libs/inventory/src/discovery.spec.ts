@@ -57,16 +57,16 @@ describe('discovery: the kinds an inventory lists', () => {
   it('a fixed kind keeps its apiVersion over the discovered one', () => {
     const discovered = [
       { kind: 'Deployment', apiVersion: 'apps/v2', groupResource: { group: 'apps', resource: 'deployments' } },
-      { kind: 'ServiceAccount', apiVersion: 'v1', groupResource: { group: '', resource: 'serviceaccounts' } },
+      { kind: 'PodDisruptionBudget', apiVersion: 'policy/v1', groupResource: { group: 'policy', resource: 'poddisruptionbudgets' } },
     ];
     const merged = mergeKinds(KNOWN_KINDS, discovered);
     expect(merged.find((k) => k.groupResource.resource === 'deployments')?.apiVersion).toBe('apps/v1');
-    expect(merged.at(-1)?.kind).toBe('ServiceAccount');
+    expect(merged.at(-1)?.kind).toBe('PodDisruptionBudget');
     expect(merged).toHaveLength(KNOWN_KINDS.length + 1);
   });
 
   it('reads whole exactly the kinds whose charge is not one per object (metadata-only for the rest)', () => {
-    for (const { groupResource } of [...KNOWN_KINDS, { groupResource: { group: '', resource: 'serviceaccounts' } }]) {
+    for (const { groupResource } of [...KNOWN_KINDS, { groupResource: { group: 'policy', resource: 'poddisruptionbudgets' } }]) {
       expect(needsWholeObject(groupResource), `${groupResource.resource}.${groupResource.group}`).toBe(
         !(evaluatorFor(groupResource) instanceof ObjectCountEvaluator),
       );

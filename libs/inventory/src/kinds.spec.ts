@@ -33,9 +33,9 @@ describe('the well-known kinds every source maps through', () => {
   });
 
   it('covers by default exactly the known kinds, each once', () => {
-    expect(DEFAULT_RESOURCES).toHaveLength(14);
-    expect(new Set(DEFAULT_RESOURCES.map(formatResource)).size).toBe(14);
-    expect(new Set(KNOWN_KINDS.map((k) => k.kind)).size).toBe(14);
+    expect(DEFAULT_RESOURCES).toHaveLength(15);
+    expect(new Set(DEFAULT_RESOURCES.map(formatResource)).size).toBe(15);
+    expect(new Set(KNOWN_KINDS.map((k) => k.kind)).size).toBe(15);
   });
 
   it.each([

@@ -51,6 +51,14 @@ export const CHARGED_KINDS: readonly ChargedKind[] = [
     webhook: true,
     countOnly: true,
   },
+  // count/serviceaccounts: Kubernetes' quota refuses the one past it at admission, so ours does too.
+  {
+    kind: 'ServiceAccount',
+    apiVersion: 'v1',
+    groupResource: { group: '', resource: 'serviceaccounts' },
+    webhook: true,
+    countOnly: true,
+  },
   { kind: 'ResourceQuota', apiVersion: 'v1', groupResource: { group: '', resource: 'resourcequotas' }, webhook: false },
   { kind: 'Job', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'jobs' }, webhook: true, countOnly: true },
   { kind: 'CronJob', apiVersion: 'batch/v1', groupResource: { group: 'batch', resource: 'cronjobs' }, webhook: true, countOnly: true },

@@ -3,8 +3,8 @@ import { unroutedCountWarnings } from './unrouted-counts.js';
 
 describe('unroutedCountWarnings: the object counts a quota names that admission never sees', () => {
   it.each([
-    { names: ['count/configmaps', 'count/deployments.apps', 'pods', 'requests.cpu'], custom: [], warned: [] },
-    { names: ['count/serviceaccounts'], custom: [], warned: ['count/serviceaccounts'] },
+    { names: ['count/configmaps', 'count/deployments.apps', 'count/serviceaccounts', 'pods', 'requests.cpu'], custom: [], warned: [] },
+    { names: ['count/poddisruptionbudgets.policy'], custom: [], warned: ['count/poddisruptionbudgets.policy'] },
     { names: ['count/ingresses.networking.k8s.io', 'count/secrets'], custom: [], warned: ['count/ingresses.networking.k8s.io'] },
     {
       names: ['count/widgets.example.com'],
@@ -20,8 +20,8 @@ describe('unroutedCountWarnings: the object counts a quota names that admission 
   });
 
   it('says what to do', () => {
-    expect(unroutedCountWarnings(['count/serviceaccounts'], [])).toEqual([
-      'count/serviceaccounts is counted only after the fact: the webhooks are not sent serviceaccounts writes, so a create past it is not refused; name it in CUSTOM_RESOURCES and in quotactl webhook-config --custom-resource (serviceaccounts/<version>=<Kind>) to enforce it at admission',
+    expect(unroutedCountWarnings(['count/poddisruptionbudgets.policy'], [])).toEqual([
+      'count/poddisruptionbudgets.policy is counted only after the fact: the webhooks are not sent poddisruptionbudgets.policy writes, so a create past it is not refused; name it in CUSTOM_RESOURCES and in quotactl webhook-config --custom-resource (poddisruptionbudgets.policy/<version>=<Kind>) to enforce it at admission',
     ]);
   });
 });
