@@ -137,7 +137,7 @@ describe('kubernetes inventory source, against a fake API server replaying recor
       'team-a',
     );
     expect(inventory.namespace).toBe('team-a');
-    expect(inventory.covers).toHaveLength(14);
+    expect(inventory.covers).toHaveLength(15);
     expect(inventory.objects.map((o) => [`${o.groupResource.resource}.${o.groupResource.group}`, o.name, o.uid])).toEqual([
       ['pods.', 'web-5d8f9c74b7-2xkqz', '0b8f3c5e-6f1d-4a7e-9d52-1f0c4a3b7e11'],
       ['pods.', 'web-5d8f9c74b7-k8wq2', '7c2e9a10-2b4f-4c8d-8e3a-5d6f7a8b9c22'],
@@ -175,9 +175,9 @@ describe('kubernetes inventory source, against a fake API server replaying recor
         '/apis/batch/v1/namespaces/team-a/cronjobs',
       ]),
     );
-    // Discovery (/api/v1 and /apis: this fake serves neither, so nothing is added), 14 resources, pods in two pages.
+    // Discovery (/api/v1 and /apis: this fake serves neither, so nothing is added), 15 resources, pods in two pages.
     expect(seen.slice(0, 2).map((s) => s.path)).toEqual(['/api/v1', '/apis']);
-    expect(seen).toHaveLength(17);
+    expect(seen).toHaveLength(18);
     expect(new Set(seen.map((s) => s.authorization))).toEqual(new Set(['Bearer test-token']));
   });
 
