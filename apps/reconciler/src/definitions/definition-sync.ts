@@ -56,8 +56,11 @@ export interface DefinitionSyncOutcome {
   readonly refused: number;
 }
 
-/** What the queue holds of a key: the object as last seen, or null once it is gone from the cluster. */
-type Seen = ClusterObject | null;
+/**
+ * What the queue holds of a key: the object as last seen, or that it is gone from the cluster
+ * (`held`: the pass just read that the cluster holds its ledger definition, so it is not asked again).
+ */
+type Seen = ClusterObject | { readonly gone: true; readonly held: boolean };
 
 const NOTHING: DefinitionSyncOutcome = { put: 0, removed: 0, statuses: 0, refused: 0 };
 
@@ -156,7 +159,7 @@ export class DefinitionSync<D = unknown, V = unknown> {
       }
     }
     this.touched.add(key);
-    this.queue.add(key, event.type === 'DELETED' ? null : object, true);
+    this.queue.add(key, event.type === 'DELETED' ? { gone: true, held: false } : object, true);
   }
 
   private own(version: string | undefined): boolean {
@@ -166,8 +169,8 @@ export class DefinitionSync<D = unknown, V = unknown> {
   /** One key: its object synced, or its definition removed if the cluster held it and the object is gone. */
   private async work(key: string, seen: Seen): Promise<void> {
     try {
-      if (seen) await this.syncOne(seen);
-      else await this.removeIfHeld(key);
+      if ('gone' in seen) await this.removeIfHeld(key, seen.held);
+      else await this.syncOne(seen);
     } finally {
       const held = this.heldBack.get(key);
       this.heldBack.delete(key);
@@ -234,7 +237,7 @@ export class DefinitionSync<D = unknown, V = unknown> {
     }
     for (const held of await this.kind.held(this.kind.managedBy)) {
       const key = keyOf(held);
-      if (!listed.has(key) && !this.touched.has(key)) this.queue.add(key, null, false);
+      if (!listed.has(key) && !this.touched.has(key)) this.queue.add(key, { gone: true, held: true }, false);
     }
     await this.queue.idle();
     const outcome = {
@@ -270,12 +273,11 @@ export class DefinitionSync<D = unknown, V = unknown> {
     if (written === 'updated') this.tally.statuses++;
   }
 
-  /** The ledger definition of `key` removed, if the cluster held it (a REST-made one of the same name stays). */
-  private async removeIfHeld(key: string): Promise<void> {
+  /** The ledger definition of `key` removed, if the cluster held it (a REST-made one of the same name stays); `known`: the caller just read that it does. */
+  private async removeIfHeld(key: string, known: boolean): Promise<void> {
     const slash = key.indexOf('/');
     const [namespace, name] = [key.slice(0, slash), key.slice(slash + 1)];
-    const held = await this.kind.held(this.kind.managedBy);
-    if (!held.some((h) => h.namespace === namespace && h.name === name)) return;
+    if (!known && !(await this.kind.held(this.kind.managedBy)).some((h) => h.namespace === namespace && h.name === name)) return;
     try {
       await this.kind.remove(namespace, name, { actor: this.options.actor ?? 'system:reconciler' });
       this.tally.removed++;
