@@ -230,7 +230,13 @@ export class Reconciler {
     const listedAt = listingTime(ledgerAt, localAt, inventory.asOf);
     const outcome = await this.ledger.reconcile(
       namespace,
-      { covers: inventory.covers, objects: inventory.objects, listedAt, ...(countable ? {} : { countable: false }) },
+      {
+        covers: inventory.covers,
+        objects: inventory.objects,
+        listedAt,
+        ...(inventory.deleted?.length ? { deleted: inventory.deleted } : {}),
+        ...(countable ? {} : { countable: false }),
+      },
       { actor: this.options.actor ?? 'system:reconciler', graceMs: this.options.graceMs },
     );
     this.noteOutcome(namespace, outcome, listedAt);

@@ -61,6 +61,12 @@ export interface Inventory {
    * read from watch-fed caches (when it was read: a synced cache is current). Absent, it is as of the call.
    */
   readonly asOf?: number;
+  /**
+   * Uids of the namespace's objects the source saw deleted lately (a watch-fed cache's DELETED
+   * events and relists, tombstones.ts). A uid is never reused: a reservation still waiting for
+   * one of these is released at once, not after the grace period.
+   */
+  readonly deleted?: readonly string[];
 }
 
 /** One kind's watch-fed cache (kube-cache.ts), as the metrics and the log see it. */

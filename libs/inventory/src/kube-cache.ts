@@ -8,6 +8,7 @@ import type { Listing } from './kube-requests.js';
 import { collectionPath, collectionTransport } from './kube-watch.js';
 import { messageOf } from './limits.js';
 import { isRecord, toInventoryObjects } from './objects.js';
+import { Tombstones } from './tombstones.js';
 import { sleepFor, WatchGone, type WatchEvent } from './watch.js';
 import { watchDiscoveredKinds } from './watch-kinds.js';
 
@@ -43,6 +44,10 @@ export interface KindCachesOptions {
 
 const SOURCE = 'kubernetes';
 
+/** How long, and how many, deleted uids the caches remember (tombstones.ts): past any grace period, about 10 MiB at most. */
+export const TOMBSTONE_KEEP_MS = 600_000;
+export const TOMBSTONES_MAX = 100_000;
+
 interface Cache {
   readonly kind: KnownKind;
   readonly fixed: boolean;
@@ -56,6 +61,7 @@ type Listener = { readonly onSignal: (change: SettleSignal) => void; readonly on
 export class KindCaches {
   private readonly caches = new Map<string, Cache>();
   private readonly listeners = new Set<Listener>();
+  private readonly tombstones = new Tombstones({ keepMs: TOMBSTONE_KEEP_MS, max: TOMBSTONES_MAX });
   private running: { readonly stop: AbortController; readonly done: Promise<void> } | undefined;
   private applied: Promise<void> | undefined;
   private markApplied: (() => void) | undefined;
@@ -119,7 +125,8 @@ export class KindCaches {
       this.options.all,
       [...this.caches.values()].map((cache) => cache.kind),
     );
-    return { namespace, covers, objects: toInventoryObjects(SOURCE, namespace, raw, covers, this.ctx.maxObjects, mapped), asOf };
+    const objects = toInventoryObjects(SOURCE, namespace, raw, covers, this.ctx.maxObjects, mapped);
+    return { namespace, covers, objects, asOf, deleted: this.tombstones.in(namespace) };
   }
 
   /** Hears every settling change until `signal` aborts (the caches run on until close). */
@@ -213,6 +220,7 @@ export class KindCaches {
   private emit(kind: KnownKind, object: KubeObject, why: SettleSignal['why']): void {
     const { namespace, uid, name } = object.metadata ?? {};
     if (typeof namespace !== 'string' || typeof uid !== 'string' || typeof name !== 'string') return;
+    if (why === 'deleted') this.tombstones.add(namespace, uid);
     for (const listener of this.listeners) listener.onSignal({ namespace, groupResource: kind.groupResource, uid, name, why });
   }
 

@@ -326,6 +326,8 @@ export interface ReconcileListing {
   readonly objects: readonly ExistingObject[];
   /** When the listing started, epoch ms (on the ledger's clock; see LedgerOptions.clock). */
   readonly listedAt: number;
+  /** Uids the source saw deleted lately (Inventory.deleted): a reservation still waiting for one is released at once. */
+  readonly deleted?: readonly string[];
   /** false: it may not be the namespace's first count (Reconcile.countable: its managed label was not in place). */
   readonly countable?: boolean;
 }

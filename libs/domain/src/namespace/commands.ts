@@ -123,6 +123,12 @@ export interface Reconcile {
    */
   readonly ids: readonly string[];
   /**
+   * Uids the listing's source saw deleted lately (a watch's DELETED event, a relist): a uid is
+   * never reused, so a reservation of one still waiting for its object is released at once
+   * (`deleted`), not after the grace period. An object re-created under the same name has a new uid.
+   */
+  readonly deleted?: readonly string[];
+  /**
    * false: the listing may not be the namespace's first count, whatever its time, because writes
    * there may have bypassed the webhooks after it started (the namespace's managed label was not
    * yet in place: the webhooks are sent only labelled namespaces' writes). Default true.

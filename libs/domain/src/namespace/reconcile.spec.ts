@@ -87,6 +87,33 @@ describe('decideReconcile', () => {
     expect(decideReconcile(state, input({ listedAt: T0 + 2000 })).actions).toEqual([]);
   });
 
+  it('releases at once, as deleted, a reservation whose uid the source saw deleted, however young or newly committed; not one of another uid', () => {
+    const young = T0 + 2;
+    const state = history([
+      quota,
+      reserve('r1', 'u1'),
+      reserve('r2', 'u2'),
+      reserve('r3', 'u3'),
+      { type: 'Committed', data: { reservationId: 'r3' } },
+    ]);
+    const decision = decideReconcile(state, input({ listedAt: young, now: young, deleted: new Set(['u1', 'u3', 'gone']) }));
+    expect(decision.actions).toEqual([
+      { kind: 'release', reservationId: 'r1', reason: 'deleted', uid: 'u1' },
+      { kind: 'release', reservationId: 'r3', reason: 'deleted', uid: 'u3' },
+    ]);
+    expect(decision.pending).toBe(1);
+  });
+
+  it("charges an object re-created under a deleted one's name: its new uid is listed, the old uid alone is released", () => {
+    const state = history([quota, reserve('r1', 'u1')]);
+    const again = { ...pod('u2'), name: 'pod-u1' };
+    const decision = decideReconcile(state, input({ listedAt: T0 + 2, now: T0 + 2, objects: [again], deleted: new Set(['u1']) }));
+    expect(decision.actions).toEqual([
+      { kind: 'release', reservationId: 'r1', reason: 'deleted', uid: 'u1' },
+      { kind: 'adopt', reservationId: 'adopted-1', uid: 'u2', name: 'pod-u1', resource: 'pods.' },
+    ]);
+  });
+
   it('adopts an object that exists without a reservation, and reports a quota pushed over hard', () => {
     const state = history([quota, reserve('r1', 'u1'), reserve('r2', 'u2')]);
     const decision = decideReconcile(state, input({ objects: [pod('u1'), pod('u2'), pod('u3', '500m')] }));

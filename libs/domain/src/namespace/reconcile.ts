@@ -41,6 +41,8 @@ export interface ReconcileInput {
    * so it is not adopted on this listing; a later listing adopts it if it really exists.
    */
   readonly releasedSinceListing?: ReadonlySet<string>;
+  /** Uids the source saw deleted (Reconcile.deleted): their objects can never exist again. */
+  readonly deleted?: ReadonlySet<string>;
 }
 
 export type ReconcileAction =
@@ -205,7 +207,9 @@ class Corrections {
   /** A reservation whose object the listing does not show. */
   absent(reservation: Reservation): void {
     const { input } = this;
-    if (reservation.status === 'committed') {
+    // Seen deleted: whenever it was reserved or committed, its object is gone for good.
+    if (reservation.object.uid !== undefined && input.deleted?.has(reservation.object.uid)) this.release(reservation, 'deleted');
+    else if (reservation.status === 'committed') {
       if ((reservation.committedAt ?? reservation.reservedAt) < input.listedAt) this.release(reservation, 'deleted');
     } else if (input.listedAt - reservation.reservedAt >= input.graceMs) this.release(reservation, 'stale');
     else {

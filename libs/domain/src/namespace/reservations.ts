@@ -82,6 +82,7 @@ export function decideReconciliation(command: Reconcile, facts: NamespaceFacts):
     graceMs: command.graceMs,
     ids: command.ids,
     releasedSinceListing: facts.releasedSince.uids,
+    ...(command.deleted?.length ? { deleted: new Set(command.deleted) } : {}),
   });
   // A complete listing begun after the namespace became managed, and after the webhooks were sent
   // its writes (`countable`), has adopted what exists: its first count.

@@ -287,6 +287,7 @@ export class LedgerCommands {
       listedAt: listing.listedAt,
       graceMs: options.graceMs,
       ids: listing.objects.map(() => this.newId()),
+      ...(listing.deleted?.length ? { deleted: listing.deleted } : {}),
       ...countable,
     } as const;
     const { answer, after } = await this.handle(namespace, command, writeMeta(options));
