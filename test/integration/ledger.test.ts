@@ -87,6 +87,11 @@ describe('the ledger on PostgreSQL', () => {
       { namespace: 'managed-b', name: 'defaults' },
     ]);
     expect(await ledger.definitions.managedDefinitions('limitRanges', 'ledgerquotas.quota-ledger.io')).toEqual([]);
+    // One namespace's, as a deletion's check reads them.
+    expect(await ledger.definitions.managedDefinitions('quotas', 'ledgerquotas.quota-ledger.io', 'managed-b')).toEqual([
+      { namespace: 'managed-b', name: 'also-cluster' },
+    ]);
+    expect(await ledger.definitions.managedDefinitions('quotas', 'ledgerquotas.quota-ledger.io', 'managed-none')).toEqual([]);
   });
 
   it('appends a reservation and advances the head, gap-free, and answers a denial without appending', async () => {

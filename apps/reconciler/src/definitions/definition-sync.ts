@@ -29,8 +29,11 @@ export interface SyncedKind<D, V> {
   put(namespace: string, definition: D, author: Author): Promise<{ readonly changed: boolean; readonly view: V }>;
   /** A kind whose objects have a status the reconciler writes: the ledger's hard and used in a view. */
   totals?(view: V): LedgerTotals;
-  /** Every ledger definition of the kind marked as managed by `managedBy` (namespace '' for a cluster-wide one). */
-  held(managedBy: string): Promise<readonly { readonly namespace: string; readonly name: string }[]>;
+  /**
+   * Every ledger definition of the kind marked as managed by `managedBy` (namespace '' for a
+   * cluster-wide one); given `namespace`, at least those of it (a deletion's check reads one namespace, not every one).
+   */
+  held(managedBy: string, namespace?: string): Promise<readonly { readonly namespace: string; readonly name: string }[]>;
   remove(namespace: string, name: string, options: WriteOptions): Promise<unknown>;
 }
 
@@ -277,7 +280,7 @@ export class DefinitionSync<D = unknown, V = unknown> {
   private async removeIfHeld(key: string, known: boolean): Promise<void> {
     const slash = key.indexOf('/');
     const [namespace, name] = [key.slice(0, slash), key.slice(slash + 1)];
-    if (!known && !(await this.kind.held(this.kind.managedBy)).some((h) => h.namespace === namespace && h.name === name)) return;
+    if (!known && !(await this.kind.held(this.kind.managedBy, namespace)).some((h) => h.namespace === namespace && h.name === name)) return;
     try {
       await this.kind.remove(namespace, name, { actor: this.options.actor ?? 'system:reconciler' });
       this.tally.removed++;

@@ -24,7 +24,7 @@ export function ledgerQuotaKind(ledger: LedgerQuotaLedger): SyncedKind<QuotaDefi
     },
     put: (namespace, definition, author) => ledger.putQuota(namespace, definition, author),
     totals: totalsOf,
-    held: (managedBy) => ledger.managedDefinitions('quotas', managedBy),
+    held: (managedBy, namespace) => ledger.managedDefinitions('quotas', managedBy, namespace),
     remove: (namespace, name, options) => ledger.deleteQuota(namespace, name, options),
   };
 }

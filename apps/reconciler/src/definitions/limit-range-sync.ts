@@ -22,7 +22,7 @@ export function limitRangeKind(ledger: LimitRangeLedger): SyncedKind<LimitRangeD
       return { name, spec: limitRangeForLedger(restBody(object, 'v1', 'LimitRange'), name).spec, metadata };
     },
     put: (namespace, definition, author) => ledger.putLimitRange(namespace, definition, author),
-    held: (managedBy) => ledger.managedDefinitions('limitRanges', managedBy),
+    held: (managedBy, namespace) => ledger.managedDefinitions('limitRanges', managedBy, namespace),
     remove: (namespace, name, options) => ledger.deleteLimitRange(namespace, name, options),
   };
 }

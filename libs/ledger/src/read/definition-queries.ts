@@ -87,14 +87,20 @@ export class DefinitionQueries {
    * quota-ledger.io/managed-by: `managedBy` (the reconciler's sync finds those whose cluster object
    * is gone). One read of the heads, not one per namespace: 10,000 namespaces took 10,000 reads.
    */
-  async managedDefinitions(kind: 'quotas' | 'limitRanges', managedBy: string): Promise<{ namespace: string; name: string }[]> {
+  /** The definitions of `kind` marked as managed by `managedBy`: every namespace's, or only `namespace`'s (one head read). */
+  async managedDefinitions(
+    kind: 'quotas' | 'limitRanges',
+    managedBy: string,
+    namespace?: string,
+  ): Promise<{ namespace: string; name: string }[]> {
+    const where = namespace === undefined ? '' : 'h.namespace = $4 AND ';
     return select<{ namespace: string; name: string }>(
       this.dataSource,
       `SELECT h.namespace, d->'definition'->>'name' AS name
          FROM namespace_heads h CROSS JOIN LATERAL jsonb_array_elements(CASE WHEN jsonb_typeof(h.state->$1) = 'array' THEN h.state->$1 ELSE '[]'::jsonb END) AS d
-        WHERE d->'definition'->'metadata'->'annotations'->>$3 = $2
+        WHERE ${where}d->'definition'->'metadata'->'annotations'->>$3 = $2
         ORDER BY 1, 2`,
-      [kind, managedBy, MANAGED_BY_ANNOTATION],
+      namespace === undefined ? [kind, managedBy, MANAGED_BY_ANNOTATION] : [kind, managedBy, MANAGED_BY_ANNOTATION, namespace],
     );
   }
 
