@@ -145,6 +145,7 @@ export class Reconciler {
         ? new WatchSettler((namespace) => this.settleOnWatch(namespace), options.log, {
             ...(options.coalesceMs === undefined ? {} : { coalesceMs: options.coalesceMs }),
             ...(inventory.cacheStates ? { urgentDelayMs: CACHE_DELIVERY_MARGIN_MS } : {}),
+            maxSettles: options.concurrency, // as many as the queue's jobs: they share the database pool
           })
         : undefined;
   }

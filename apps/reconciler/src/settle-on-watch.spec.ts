@@ -55,6 +55,39 @@ describe('WatchSettler', () => {
     expect(logged).toEqual(['settle after a watch event failed']);
   });
 
+  it('runs at most maxSettles at once; the rest wait their turn, deletions before additions, each namespace once', async () => {
+    vi.useFakeTimers();
+    try {
+      const { calls, gates, settler } = gatedSettler({ coalesceMs: 10, maxSettles: 2 });
+      settler.signal({ namespace: 'a', why: 'deleted' });
+      settler.signal({ namespace: 'b', why: 'deleted' });
+      settler.signal({ namespace: 'c', why: 'added' });
+      settler.signal({ namespace: 'e', why: 'added' });
+      await vi.advanceTimersByTimeAsync(10);
+      settler.signal({ namespace: 'd', why: 'deleted' });
+      settler.signal({ namespace: 'd', why: 'deleted' });
+      // c is due as an addition; a deletion of it moves it among the urgent, behind d.
+      settler.signal({ namespace: 'c', why: 'deleted' });
+      expect(calls).toEqual(['a', 'b']);
+      expect(settler.queued).toBe(3);
+      gates.shift()?.();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(calls).toEqual(['a', 'b', 'd']);
+      gates.shift()?.();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(calls).toEqual(['a', 'b', 'd', 'c']);
+      for (let i = 0; i < 3; i++) {
+        gates.shift()?.();
+        await vi.advanceTimersByTimeAsync(0);
+      }
+      await settler.idle();
+      expect(calls).toEqual(['a', 'b', 'd', 'c', 'e']);
+      expect(settler.stats).toMatchObject({ signals: 7, settles: 5 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   describe('additions', () => {
     afterEach(() => void vi.useRealTimers());
 
