@@ -363,6 +363,10 @@ function containerProblems(where: string, container: unknown, pod: unknown, role
         problems.push(`${name}: livenessProbe is not on METRICS_PORT ${metricsPort}`);
       if (metricsPort === 0) problems.push(`${name}: METRICS_PORT 0 closes the port its livenessProbe needs`);
     }
+    // The reconciler's readiness: its caches synced (cache-readiness.ts), on the same port.
+    if (readiness && get(readiness, 'httpGet', 'path') !== '/readyz') problems.push(`${name}: readinessProbe does not GET /readyz`);
+    if (readiness && containerPort(container, get(readiness, 'httpGet', 'port')) !== Number(envValue(container, 'METRICS_PORT') ?? 9464))
+      problems.push(`${name}: readinessProbe is not on METRICS_PORT`);
   } else if (liveness || readiness) {
     problems.push(`${name}: a ${role === 'init' ? 'init container' : "Job's container"} has no probes`);
   }

@@ -164,6 +164,11 @@ describe('the reconciler settles additions from its watches', () => {
       return Number.isNaN(value) ? undefined : value;
     });
     expect(figures.restartSignals, 'watch signals at rest after a restart').toBeLessThan(5);
+    // Its caches synced, it says so on GET /readyz (503, naming the kind and why, while one is not).
+    const readyz = await fetch(stack.metricsUrl('reconciler').replace(/\/metrics$/, '/readyz'));
+    const readiness = (await readyz.json()) as { ready: boolean; caches: { synced: number } };
+    expect(readyz.status, JSON.stringify(readiness)).toBe(200);
+    expect(readiness.caches.synced, JSON.stringify(readiness)).toBeGreaterThan(10);
     // And the watches are running: a new object is still settled.
     await namespaceWithQuota('ra-after', { 'count/configmaps': '5' });
     const from = performance.now();

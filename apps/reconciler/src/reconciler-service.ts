@@ -4,6 +4,7 @@ import { createInventorySource, type CacheState } from '@quota/inventory';
 import type { QueueBackend } from '@quota/jobs';
 import { LEDGER_PARTS, type LedgerParts } from '@quota/ledger';
 import { APP_CONFIG, startOpsServer, type OpsServer } from '@quota/ops';
+import { cacheReadiness } from './cache-readiness.js';
 import { createNamespaceMarker } from './definitions/cluster-object-api.js';
 import { startDefinitionSyncs } from './definitions/start-syncs.js';
 import { CACHE_DELIVERY_MARGIN_MS } from './listing-time.js';
@@ -138,9 +139,10 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
           host: config.host,
           registry: reconcilerMetrics(reconciler, source.cacheStates?.bind(source)),
           healthy: () => true,
+          readiness: () => cacheReadiness(source.cacheStates?.()),
         })
       : undefined;
-    if (this.ops) log('info', 'GET /metrics and /healthz', { port: this.ops.port });
+    if (this.ops) log('info', 'GET /metrics, /healthz and /readyz', { port: this.ops.port });
   }
 
   async beforeApplicationShutdown(): Promise<void> {
