@@ -18,12 +18,14 @@
  *
  * 4. and, from the restart to idle (nothing settled for 10 s): its time, the namespaces settled
  *    (per namespace), the requests by verb and the LISTs by resource, the peak RSS, and what the
- *    kind caches hold (objects, bytes per object). `--cache=false` runs the reconciler listing
+ *    kind caches hold (objects, bytes per object); then the same for a restart that runs a
+ *    periodic pass over every namespace at once (its fan-out job queued as it starts). `--cache=false` runs the reconciler listing
  *    every kind per namespace (INVENTORY_CACHE=false), the shape before the caches.
  *
  *   npx tsx --tsconfig tsconfig.json bench/reconciler-watch.ts [--namespaces=1000] [--seconds=60] [--cache=false] [--setup-concurrency=32]
  */
 import { readFileSync } from 'node:fs';
+import { FAN_OUT_JOB, queueBackendOf, reconcileQueue } from '@quota/jobs';
 import { join } from 'node:path';
 import { startControlPlane, type ControlPlane } from '../test/support/control-plane.js';
 import { kubeApi } from '../test/support/kube-api.js';
@@ -174,11 +176,20 @@ interface Restart {
   readonly lists: ByVerb;
 }
 
-/** Starts the stopped reconciler and waits until it is idle: how long, what it settled and asked the kube-apiserver. */
-async function measureRestart(plane: ControlPlane, s: LedgerStack): Promise<Restart> {
+/**
+ * Starts the stopped reconciler and waits until it is idle: how long, what it settled and asked the
+ * kube-apiserver. `pass`: a periodic pass over every namespace is queued as it starts (the
+ * schedule's fan-out job, added to its queue), as when a restart meets the interval.
+ */
+async function measureRestart(plane: ControlPlane, s: LedgerStack, pass = false): Promise<Restart> {
   const requests0 = await requestsByVerb(plane);
   const lists0 = await listsByResource(plane);
   const startedAt = Date.now();
+  if (pass) {
+    const queue = reconcileQueue(queueBackendOf(undefined, s.database.url));
+    await queue.add(FAN_OUT_JOB, { namespace: '', reason: 'interval' }, { removeOnComplete: true });
+    await queue.close();
+  }
   await s.startApp('reconciler', { RECONCILE_INTERVAL_SECONDS: '600', INVENTORY_CACHE: CACHE });
   // Its start: every kind's list and watch, any pass queued; idle once nothing was settled for 10 s.
   const { settles, peakRss } = await untilIdle(s);
@@ -192,15 +203,15 @@ async function measureRestart(plane: ControlPlane, s: LedgerStack): Promise<Rest
   };
 }
 
-function printRestart(restart: Restart, cacheObjects: number, cacheBytes: number): void {
+function printRestart(restart: Restart, cacheObjects: number, cacheBytes: number, what = 'restart'): void {
   const listed = Object.entries(restart.lists).sort(([, a], [, b]) => b - a);
   console.log(
-    `  restart (INVENTORY_CACHE=${CACHE}): idle after ${restart.seconds} s; ${restart.settles} namespaces settled ` +
+    `  ${what} (INVENTORY_CACHE=${CACHE}): idle after ${restart.seconds} s; ${restart.settles} namespaces settled ` +
       `(${Math.round((restart.settles / NAMESPACES) * 100) / 100} per namespace); RSS peak ${Math.round(restart.peakRss / 2 ** 20)} MiB`,
   );
-  console.log(`  restart requests by verb: ${JSON.stringify(restart.requests)}`);
+  console.log(`  ${what} requests by verb: ${JSON.stringify(restart.requests)}`);
   console.log(
-    `  restart LISTs: ${listed.reduce((n, [, c]) => n + c, 0)} over ${listed.length} resources, at most ${listed[0]?.[1] ?? 0} for one (${listed[0]?.[0] ?? '-'})`,
+    `  ${what} LISTs: ${listed.reduce((n, [, c]) => n + c, 0)} over ${listed.length} resources, at most ${listed[0]?.[1] ?? 0} for one (${listed[0]?.[0] ?? '-'})`,
   );
   if (cacheObjects > 0)
     console.log(
@@ -263,6 +274,10 @@ async function main(): Promise<void> {
     );
     console.log(`  reconciler memory: RSS ${Math.round(rss / 2 ** 20)} MiB, heap used ${Math.round(heap / 2 ** 20)} MiB`);
     printRestart(restart, cacheObjects, cacheBytes);
+    // Again, with a pass over every namespace at the start (a new schedule's first run).
+    await s.stopApp('reconciler');
+    const withPass = await measureRestart(plane, s, true);
+    printRestart(withPass, 0, 0, 'restart with a periodic pass');
   } finally {
     kube.close();
     await stack?.stop();
