@@ -19,7 +19,8 @@
  * 4. and, from the restart to idle (nothing settled for 10 s): its time, the namespaces settled
  *    (per namespace), the requests by verb and the LISTs by resource, the peak RSS, and what the
  *    kind caches hold (objects, bytes per object); then the same for a restart that runs a
- *    periodic pass over every namespace at once (its fan-out job queued as it starts). `--cache=false` runs the reconciler listing
+ *    periodic pass over every namespace at once (its fan-out job queued as it starts); then a
+ *    finished pod's compute back (20 pods across the namespaces, phase Succeeded -> Terminated). `--cache=false` runs the reconciler listing
  *    every kind per namespace (INVENTORY_CACHE=false), the shape before the caches.
  *
  *   npx tsx --tsconfig tsconfig.json bench/reconciler-watch.ts [--namespaces=1000] [--seconds=60] [--cache=false] [--setup-concurrency=32]
@@ -44,6 +45,8 @@ const CONCURRENCY = 20;
  * the setup of 10,000 namespaces alone took about an hour. The restart measured runs at the default.
  */
 const SETUP_CONCURRENCY = arg('setup-concurrency', 32);
+/** Pods finished one after another at the end, each timed to its compute given back. */
+const FINISHED = 20;
 /** `--cache=false`: the reconciler lists every kind per namespace (INVENTORY_CACHE=false), as before the caches. */
 const CACHE = process.argv.includes('--cache=false') ? 'false' : 'true';
 
@@ -219,6 +222,44 @@ function printRestart(restart: Restart, cacheObjects: number, cacheBytes: number
     );
 }
 
+/** The Terminated event of a pod's uid, polled every 20 ms: ms from `from`. */
+async function untilTerminated(s: LedgerStack, namespace: string, uid: string, from: number): Promise<number> {
+  for (;;) {
+    const rows = await s.sql(
+      `SELECT 1 FROM ledger_events WHERE namespace = $1 AND type = 'Terminated' AND data->>'reservationId' IN
+         (SELECT data->>'reservationId' FROM ledger_events WHERE namespace = $1 AND data->'object'->>'uid' = $2)`,
+      [namespace, uid],
+    );
+    if (rows.length > 0) return Date.now() - from;
+    if (Date.now() - from > 60_000) throw new Error(`pod ${uid} in ${namespace}: no Terminated within 60 s`);
+    await sleep(20);
+  }
+}
+
+/**
+ * A finished pod's compute back: `FINISHED` pods, each in another of the namespaces, created, then
+ * their phase set to Succeeded (the status subresource, as a kubelet does): ms to their Terminated event.
+ */
+async function measureFinished(s: LedgerStack, kube: ReturnType<typeof kubeApi>): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < FINISHED; i++) {
+    const namespace = `bench-${Math.floor((i * NAMESPACES) / FINISHED)}`;
+    const body = {
+      metadata: { name: 'done' },
+      spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '100m' } } }] },
+    };
+    const created = await kube.create(`/api/v1/namespaces/${namespace}/pods`, body);
+    if (created.status !== 201) throw new Error(`pod in ${namespace}: ${created.status} ${JSON.stringify(created.body)}`);
+    const uid = String((created.body as { metadata?: { uid?: string } }).metadata?.uid);
+    await sleep(1500); // its reservation committed first (the addition's settle)
+    const from = Date.now();
+    const patched = await kube.patch(`/api/v1/namespaces/${namespace}/pods/done/status`, { status: { phase: 'Succeeded' } }, 'merge');
+    if (patched.status !== 200) throw new Error(`pod status in ${namespace}: ${patched.status}`);
+    times.push(await untilTerminated(s, namespace, uid, from));
+  }
+  return times.sort((a, b) => a - b);
+}
+
 async function main(): Promise<void> {
   const prepared = await prepareLedgerStack();
   const plane = await startControlPlane({ admission: { configuration: prepared.admission } });
@@ -278,6 +319,11 @@ async function main(): Promise<void> {
     await s.stopApp('reconciler');
     const withPass = await measureRestart(plane, s, true);
     printRestart(withPass, 0, 0, 'restart with a periodic pass');
+    const finished = await measureFinished(s, kube);
+    const at = (q: number) => finished[Math.min(finished.length - 1, Math.ceil(q * finished.length) - 1)];
+    console.log(
+      `  a finished pod's compute back (${FINISHED} pods, phase Succeeded -> Terminated): p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${finished.at(-1)} ms`,
+    );
   } finally {
     kube.close();
     await stack?.stop();
