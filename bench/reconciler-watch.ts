@@ -24,6 +24,7 @@
  *    every kind per namespace (INVENTORY_CACHE=false), the shape before the caches.
  *
  *   npx tsx --tsconfig tsconfig.json bench/reconciler-watch.ts [--namespaces=1000] [--seconds=60] [--cache=false] [--setup-concurrency=32]
+ *     [--node-options='--max-semi-space-size=8']
  */
 import { readFileSync } from 'node:fs';
 import { FAN_OUT_JOB, queueBackendOf, reconcileQueue } from '@quota/jobs';
@@ -45,6 +46,8 @@ const CONCURRENCY = 20;
  * the setup of 10,000 namespaces alone took about an hour. The restart measured runs at the default.
  */
 const SETUP_CONCURRENCY = arg('setup-concurrency', 32);
+/** `--node-options='--max-semi-space-size=8'`: NODE_OPTIONS of the restarted reconciler (its memory's shape). */
+const NODE_OPTIONS = process.argv.find((a) => a.startsWith('--node-options='))?.slice('--node-options='.length);
 /** Pods finished one after another at the end, each timed to its compute given back. */
 const FINISHED = 20;
 /** `--cache=false`: the reconciler lists every kind per namespace (INVENTORY_CACHE=false), as before the caches. */
@@ -193,7 +196,11 @@ async function measureRestart(plane: ControlPlane, s: LedgerStack, pass = false)
     await queue.add(FAN_OUT_JOB, { namespace: '', reason: 'interval' }, { removeOnComplete: true });
     await queue.close();
   }
-  await s.startApp('reconciler', { RECONCILE_INTERVAL_SECONDS: '600', INVENTORY_CACHE: CACHE });
+  await s.startApp('reconciler', {
+    RECONCILE_INTERVAL_SECONDS: '600',
+    INVENTORY_CACHE: CACHE,
+    ...(NODE_OPTIONS ? { NODE_OPTIONS } : {}),
+  });
   // Its start: every kind's list and watch, any pass queued; idle once nothing was settled for 10 s.
   const { settles, peakRss } = await untilIdle(s);
   const seconds = Math.round((Date.now() - startedAt) / 1000);
@@ -297,7 +304,7 @@ async function main(): Promise<void> {
     const reconcilerOnly = diff(idle, without);
     const listsPerSettle = Math.round(((settles['LIST'] ?? 0) / NAMESPACES) * 10) / 10;
     console.log(
-      `reconciler at rest, ${NAMESPACES} namespaces (each with a quota and a ConfigMap), kube-apiserver ${plane.version}; setup ${setupSeconds} s (RECONCILE_CONCURRENCY=${SETUP_CONCURRENCY} meanwhile)`,
+      `reconciler at rest, ${NAMESPACES} namespaces (each with a quota and a ConfigMap), kube-apiserver ${plane.version}; setup ${setupSeconds} s (RECONCILE_CONCURRENCY=${SETUP_CONCURRENCY} meanwhile)${NODE_OPTIONS ? `; NODE_OPTIONS=${NODE_OPTIONS}` : ''}`,
     );
     console.log(`  requests/min, reconciler stopped: ${total(perMinute(without, SECONDS))} ${JSON.stringify(perMinute(without, SECONDS))}`);
     console.log(
