@@ -81,13 +81,12 @@ export class DefinitionQueries {
     return rows.length > 0;
   }
 
-  /** Namespaces with a stream, in name order, paged (the reconciler's fan-out). */
   /**
    * Every quota or LimitRange, in every namespace, whose definition carries
    * quota-ledger.io/managed-by: `managedBy` (the reconciler's sync finds those whose cluster object
    * is gone). One read of the heads, not one per namespace: 10,000 namespaces took 10,000 reads.
+   * Given `namespace`, only that namespace's (one head: a deletion's check).
    */
-  /** The definitions of `kind` marked as managed by `managedBy`: every namespace's, or only `namespace`'s (one head read). */
   async managedDefinitions(
     kind: 'quotas' | 'limitRanges',
     managedBy: string,
@@ -104,6 +103,7 @@ export class DefinitionQueries {
     );
   }
 
+  /** Namespaces with a stream, in name order, paged (the reconciler's fan-out). */
   async namespaces(page: { readonly after?: string; readonly limit: number }): Promise<string[]> {
     // A namespace the ledger holds only the Namespace object of (recorded from the cluster, no
     // quota covers it) has no reservations to reconcile.
