@@ -80,3 +80,8 @@ export const CHARGED_KINDS: readonly ChargedKind[] = [
     webhook: true,
   },
 ];
+
+/** Whether a resource is one of CHARGED_KINDS (the kinds every inventory lists and RBAC grants). */
+export function isChargedKind(groupResource: GroupResource): boolean {
+  return CHARGED_KINDS.some((k) => k.groupResource.group === groupResource.group && k.groupResource.resource === groupResource.resource);
+}

@@ -118,6 +118,31 @@ describe('admitObject', () => {
     expect(Resources.canonicalResourceList(later.used.get('q') ?? {})).toEqual({ 'requests.cpu': '1' });
   });
 
+  it.each<{ kind: string; resource: { group: string; resource: string }; hard: Record<string, string>; reserved: boolean }>([
+    { kind: 'a ConfigMap (one of CHARGED_KINDS)', resource: { group: '', resource: 'configmaps' }, hard: { pods: '4' }, reserved: true },
+    { kind: 'a Widget no quota counts', resource: { group: 'example.com', resource: 'widgets' }, hard: { pods: '4' }, reserved: false },
+    {
+      kind: 'a Widget a quota counts',
+      resource: { group: 'example.com', resource: 'widgets' },
+      hard: { 'count/widgets.example.com': '2' },
+      reserved: true,
+    },
+    { kind: 'a Role no quota counts', resource: { group: 'rbac.authorization.k8s.io', resource: 'roles' }, hard: {}, reserved: false },
+  ])('reserves $kind: $reserved (a kind outside CHARGED_KINDS only where a quota counts it)', ({ resource, hard, reserved }) => {
+    const object = { apiVersion: 'v1', kind: 'Thing', metadata: { name: 'x', namespace: 'team-a', uid: 'uid-x' } };
+    const decision = decideOn(
+      {
+        request: { operation: 'CREATE', groupResource: resource, namespace: 'team-a', name: 'x', object },
+        reservationId: 'r',
+        type: 'AdmitObject',
+        dryRun: false,
+      },
+      withQuota(hard),
+    );
+    expect(decision.allowed).toBe(true);
+    expect(decision.allowed && decision.reservation !== undefined).toBe(reserved);
+  });
+
   it('DELETE is always allowed and reserves nothing', () => {
     const decision = decideOn(
       {

@@ -1,5 +1,6 @@
 import { assert } from '../assert.js';
 import type { LedgerEvent } from '../events/events.js';
+import { isChargedKind } from '../kube/kinds.js';
 import type { KubeObject } from '../kube/types.js';
 import { admitLimitRanger } from '../limit-range/limit-ranger-plugin.js';
 import type { JsonPatchOperation } from '../limit-range/json-patch.js';
@@ -147,6 +148,10 @@ function chargeObject(
     ...(command.ttlMs === undefined ? {} : { expiresAt: facts.now + command.ttlMs }),
     ...(command.source ? { source: command.source } : {}),
   };
+  // The count webhook is sent every kind's CREATE: one outside CHARGED_KINDS is reserved only where
+  // a quota counts it, else the ledger would hold reservations of kinds the reconciler may not even
+  // list (RBAC), each released as uncovered; those it lists it adopts, so a quota counting them later counts them.
+  if (quota.charges.length === 0 && !isChargedKind(request.groupResource)) return { allowed: true, object, patch, charges: [] };
   const reservation = reservationFor(charge, object, stored, asLive);
   // A webhook's reservation is confirmed or released by the object's uid alone (it has no TTL).
   if (reservation && command.source === 'webhook' && reservation.data.object.uid === undefined) return uidMissing(request);
