@@ -38,13 +38,17 @@ const CONFLICT_MESSAGE =
 describe('admin API: ResourceQuota', () => {
   it('warns, on a PUT, of an object count admission never sees (counted only after the fact), and of nothing else', async () => {
     const path = '/v1/namespaces/team-w/resourcequotas/compute';
-    const routed = await api.request('PUT', path, quota({ 'count/configmaps': '5', 'count/deployments.apps': '2', pods: '3' }));
+    const routed = await api.request(
+      'PUT',
+      path,
+      quota({ 'count/configmaps': '5', 'count/deployments.apps': '2', 'count/poddisruptionbudgets.policy': '2', pods: '3' }),
+    );
     expect(routed.status).toBe(201);
     expect(routed.headers.get('warning')).toBeNull();
-    const unrouted = await api.request('PUT', path, quota({ 'count/poddisruptionbudgets.policy': '2', 'count/configmaps': '5' }));
+    const unrouted = await api.request('PUT', path, quota({ 'count/resourcequotas': '2', 'count/configmaps': '5' }));
     expect(unrouted.status).toBe(200);
     expect(unrouted.headers.get('warning')).toBe(
-      '299 - "count/poddisruptionbudgets.policy is counted only after the fact: the webhooks are not sent poddisruptionbudgets.policy writes, so a create past it is not refused; name it in CUSTOM_RESOURCES and in quotactl webhook-config --custom-resource (poddisruptionbudgets.policy/<version>=<Kind>) to enforce it at admission"',
+      '299 - "count/resourcequotas is counted only after the fact: the webhooks are not sent resourcequotas writes (quotas are defined through the ledger), so a create past it is not refused; the reconciler counts what exists"',
     );
   });
 

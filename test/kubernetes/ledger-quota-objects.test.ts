@@ -150,14 +150,17 @@ describe('LedgerQuota objects counting a kind the webhooks are not sent', () => 
     await stack.plane.createNamespace(namespace);
     const unrouted = await stack.plane.tryKubectl(
       ['apply', '-f', '-'],
-      ledgerQuota({ 'count/poddisruptionbudgets.policy': '2', 'count/configmaps': '5' }, 'budgets', namespace),
+      ledgerQuota({ 'count/resourcequotas': '2', 'count/configmaps': '5' }, 'budgets', namespace),
     );
     expect(unrouted.code, unrouted.stderr).toBe(0);
     const warnings = unrouted.stderr.split('\n').filter((line) => line.startsWith('Warning:'));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain('count/poddisruptionbudgets.policy is counted only after the fact');
-    // A count the webhooks are sent (ConfigMaps) is enforced at admission: no warning.
-    const routed = await stack.plane.tryKubectl(['apply', '-f', '-'], ledgerQuota({ 'count/configmaps': '5' }, 'maps', namespace));
+    expect(warnings[0]).toContain('count/resourcequotas is counted only after the fact');
+    // A count the webhooks are sent (ConfigMaps, any other kind's) is enforced at admission: no warning.
+    const routed = await stack.plane.tryKubectl(
+      ['apply', '-f', '-'],
+      ledgerQuota({ 'count/configmaps': '5', 'count/poddisruptionbudgets.policy': '2' }, 'maps', namespace),
+    );
     expect([routed.code, routed.stderr.trim()]).toEqual([0, '']);
   });
 });

@@ -31,6 +31,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  const count = stack ? await countWebhookCalls() : undefined;
+  if (count)
+    console.log(
+      `count webhook over the file: ${count.calls} calls, ${count.excluded} requests its rules matched left out by its matchCondition, evaluations timed ${count.timed} (${(count.timedSeconds * 1e6).toFixed(0)} µs)`,
+    );
   await stack?.stop();
   await stack?.plane.stop();
   console.log(
@@ -78,6 +83,43 @@ async function untilObject(namespace: string, uid: string, type: 'Committed' | '
 }
 
 const json = (value: unknown): string => JSON.stringify(value);
+
+/** A namespaced CRD served at v1, any fields kept. */
+function crd(group: string, kind: string, plural: string) {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${plural}.${group}` },
+    spec: {
+      group,
+      names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+}
+
+/** What kube-apiserver's metrics say of the count webhook so far: its calls, the requests its matchCondition left out, and the evaluations timed. */
+async function countWebhookCalls(): Promise<{ calls: number; excluded: number; timed: number; timedSeconds: number }> {
+  const lines = (await stack.plane.kubectl(['get', '--raw', '/metrics']))
+    .split('\n')
+    .filter((l) => l.includes('name="validate-count.quota-ledger.io"'));
+  const sum = (prefix: string) =>
+    lines.filter((l) => l.startsWith(`${prefix}{`)).reduce((total, l) => total + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return {
+    calls: sum('apiserver_admission_webhook_admission_duration_seconds_count'),
+    excluded: sum('apiserver_admission_match_condition_exclusions_total'),
+    timed: sum('apiserver_admission_match_condition_evaluation_seconds_count'),
+    timedSeconds: sum('apiserver_admission_match_condition_evaluation_seconds_sum'),
+  };
+}
 
 describe('the kinds quota charges, through kube-apiserver and our webhooks', () => {
   it('PersistentVolumeClaims: created, expanded, allocated (status), refused past the class quota, deleted', async () => {
@@ -251,6 +293,40 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
     await untilObject('wk-widgets', uid, 'Released', 'deleted');
     await ok(['create', '-f', '-'], widget('w2', 1));
     await untilUsed(stack, 'wk-widgets', 'compute', { 'count/widgets.example.com': '1' });
+  });
+
+  it('every other kind: count/poddisruptionbudgets.policy and a CRD no flag names refuse the one past them at admission; a Role no quota counts is not reserved', async () => {
+    await ok(['apply', '-f', '-'], json(crd('example.org', 'Gadget', 'gadgets')));
+    await ok(['wait', '--for=condition=established', 'crd/gadgets.example.org', '--timeout=60s']);
+    await managedNamespace('wk-every', { 'count/poddisruptionbudgets.policy': '1', 'count/gadgets.example.org': '1' });
+    const before = await countWebhookCalls();
+    const budget = (name: string) => ['create', 'poddisruptionbudget', name, '-n', 'wk-every', '--selector=app=web', '--min-available=1'];
+    await ok(budget('web'));
+    expect(await denied(budget('web-2'), undefined, 'validate-count.quota-ledger.io')).toContain(
+      'poddisruptionbudgets.policy "web-2" is forbidden: exceeded quota: compute, requested: count/poddisruptionbudgets.policy=1, used: count/poddisruptionbudgets.policy=1, limited: count/poddisruptionbudgets.policy=1',
+    );
+    const gadget = (name: string) => json({ apiVersion: 'example.org/v1', kind: 'Gadget', metadata: { name, namespace: 'wk-every' } });
+    await eventually('the first gadget created', async () =>
+      (await kubectl(['create', '-f', '-'], gadget('g1'))).code === 0 ? true : undefined,
+    );
+    expect(await denied(['create', '-f', '-'], gadget('g2'), 'validate-count.quota-ledger.io')).toContain(
+      'gadgets.example.org "g2" is forbidden: exceeded quota: compute, requested: count/gadgets.example.org=1, used: count/gadgets.example.org=1, limited: count/gadgets.example.org=1',
+    );
+    // Sent too (its CREATE), but no quota counts Roles: answered without a reservation.
+    await ok(['create', 'role', 'reader', '-n', 'wk-every', '--verb=get', '--resource=pods']);
+    const reserved = (await ledgerEvents(stack, 'wk-every')).filter((e) => e.type === 'Reserved').map((e) => e.data.object.resource);
+    expect(reserved.sort()).toEqual(['gadgets', 'poddisruptionbudgets']);
+    // A deleted budget (its DELETE is not sent) is released when the reconciler's watch sees it gone.
+    const uid = (await uidOf(stack, 'poddisruptionbudget', 'web', 'wk-every')) ?? '';
+    await ok(['delete', 'poddisruptionbudget', 'web', '-n', 'wk-every']);
+    await untilObject('wk-every', uid, 'Released', 'deleted');
+    await ok(budget('web-2'));
+    const after = await countWebhookCalls();
+    console.log(
+      `every kind e2e: validate-count.quota-ledger.io called ${after.calls - before.calls} times for 7 writes, ${after.excluded - before.excluded} left out by its matchCondition`,
+    );
+    // Five creates and two refusals; the Role's too; neither the namespace's quota nor the deletion.
+    expect(after.calls - before.calls).toBe(6);
   });
 
   it('ResourceClaims (resource.k8s.io/v1): the claim count and the devices per class', async () => {

@@ -104,12 +104,50 @@ describe('webhookConfiguration', () => {
       'services',
     ]);
     expect(resourcesOf(charged?.rules ?? [], 'resource.k8s.io')).toEqual(['resourceclaims']);
-    expect(resourcesOf(counted?.rules ?? [], '')).toEqual(['configmaps', 'secrets', 'replicationcontrollers', 'serviceaccounts']);
-    expect(resourcesOf(counted?.rules ?? [], 'apps')).toEqual(['deployments', 'replicasets', 'statefulsets', 'daemonsets']);
-    expect(resourcesOf(counted?.rules ?? [], 'batch')).toEqual(['jobs', 'cronjobs']);
-    expect(resourcesOf(counted?.rules ?? [], 'example.com')).toEqual(['widgets']);
-    // The same route and everything else alike: only the kinds and the policy differ.
-    expect({ ...counted, name: '', rules: [], failurePolicy: '' }).toEqual({ ...charged, name: '', rules: [], failurePolicy: '' });
+    // Every kind's CREATE, then the count-only kinds' DELETE (and the custom resources named).
+    expect(counted?.rules[0]).toEqual({
+      apiGroups: ['*'],
+      apiVersions: ['*'],
+      resources: ['*'],
+      operations: ['CREATE'],
+      scope: 'Namespaced',
+    });
+    const deletes = counted?.rules.slice(1) ?? [];
+    expect(deletes.every((r) => r.operations.join() === 'DELETE')).toBe(true);
+    expect(resourcesOf(deletes, '')).toEqual(['configmaps', 'secrets', 'replicationcontrollers', 'serviceaccounts']);
+    expect(resourcesOf(deletes, 'apps')).toEqual(['deployments', 'replicasets', 'statefulsets', 'daemonsets']);
+    expect(resourcesOf(deletes, 'batch')).toEqual(['jobs', 'cronjobs']);
+    expect(resourcesOf(deletes, 'example.com')).toEqual(['widgets']);
+    // The same route and everything else alike: only the kinds, their conditions and the policy differ.
+    const bare = { name: '', rules: [], failurePolicy: '', matchConditions: [] };
+    expect({ ...counted, ...bare }).toEqual({ ...charged, ...bare });
+  });
+
+  it("leaves out of every kind's CREATE what validate is sent and what quota never charges, by one CEL condition", () => {
+    const [, validating] = webhookConfiguration({ caBundlePem: CA, service });
+    const [charged, counted, ...namespaces] = validating.webhooks;
+    expect([charged?.matchConditions, ...namespaces.map((w) => w.matchConditions)]).toEqual([undefined, undefined, undefined]);
+    expect(counted?.matchConditions).toHaveLength(1);
+    const expression = counted?.matchConditions?.[0]?.expression ?? '';
+    const excluded = [...expression.matchAll(/'([^']*)'/g)].map((m) => m[1]);
+    expect(expression.startsWith("!(request.resource.group + '/' + request.resource.resource in [")).toBe(true);
+    // Charged by validate under failurePolicy, not counted here a second time; ResourceQuota objects; events and the review APIs.
+    expect(excluded).toEqual(
+      expect.arrayContaining([
+        '/pods',
+        '/persistentvolumeclaims',
+        '/services',
+        'resource.k8s.io/resourceclaims',
+        '/resourcequotas',
+        '/events',
+        'events.k8s.io/events',
+        '/bindings',
+        'authorization.k8s.io/localsubjectaccessreviews',
+      ]),
+    );
+    // Every kind quota only counts goes through.
+    for (const kind of ['/configmaps', '/serviceaccounts', 'apps/deployments', 'policy/poddisruptionbudgets', 'example.com/widgets'])
+      expect(excluded).not.toContain(kind);
   });
 
   it('takes each failure policy on its own', () => {
@@ -375,19 +413,16 @@ describe('webhookConfiguration', () => {
     expect(new Set(rules.flatMap((r) => r.operations))).toEqual(new Set(['CREATE', 'UPDATE']));
   });
 
-  it('validates every counted kind on CREATE, UPDATE and DELETE, but not ResourceQuota objects', () => {
-    const rules = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks.flatMap((w) => w.rules);
-    expect(resourcesOf(rules, '')).toEqual(
-      expect.arrayContaining(['pods', 'services', 'persistentvolumeclaims', 'replicationcontrollers', 'secrets', 'configmaps']),
-    );
-    expect(resourcesOf(rules, '')).not.toContain('resourcequotas');
-    expect(resourcesOf(rules, 'apps')).toEqual(expect.arrayContaining(['deployments', 'replicasets', 'statefulsets']));
-    expect(resourcesOf(rules, 'batch')).toEqual(expect.arrayContaining(['jobs', 'cronjobs']));
+  it('validates the charged kinds on CREATE, UPDATE and DELETE, every other kind on CREATE, but not ResourceQuota objects', () => {
+    const [charged, counted] = webhookConfiguration({ caBundlePem: CA, service })[1].webhooks;
+    const rules = charged?.rules ?? [];
+    expect(resourcesOf(rules, '')).toEqual(expect.arrayContaining(['pods', 'services', 'persistentvolumeclaims']));
     expect(resourcesOf(rules, 'resource.k8s.io')).toEqual(['resourceclaims']);
-    for (const r of rules) {
-      expect(r.operations).toEqual(['CREATE', 'UPDATE', 'DELETE']);
-      expect(r.scope).toBe(r.resources.includes('namespaces') ? 'Cluster' : 'Namespaced');
-    }
+    for (const r of rules) expect([r.operations, r.scope]).toEqual([['CREATE', 'UPDATE', 'DELETE'], 'Namespaced']);
+    const named = (counted?.rules ?? []).flatMap((r) => r.resources);
+    expect(named).not.toContain('resourcequotas');
+    expect(counted?.matchConditions?.[0]?.expression).toContain("'/resourcequotas'");
+    for (const r of counted?.rules ?? []) expect(r.scope).toBe('Namespaced');
   });
 
   it('sends the Namespaces themselves, cluster-scoped and alone in their rule, so the ledger records their labels', () => {

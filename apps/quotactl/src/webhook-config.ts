@@ -1,17 +1,21 @@
 import { stringify } from 'yaml';
 import { MANAGED_NAMESPACE_LABEL, validateLabelSelector, type LabelSelector, type LabelSelectorRequirement } from '@quota/domain';
 import {
+  COUNT_MATCH_CONDITIONS,
   groupsOf,
   MUTATE_DEFINITION_RULES,
   MUTATE_RULES,
   NAMESPACE_RULE,
   validateWebhookRules,
   type CustomResource,
+  type MatchCondition,
   type RuleWithOperations,
 } from './webhook-rules.js';
 
 export type { LabelSelector, LabelSelectorRequirement } from '@quota/domain';
 export {
+  COUNT_MATCH_CONDITIONS,
+  EVERY_KIND_CREATE,
   MUTATE_DEFINITION_RULES,
   MUTATE_RULES,
   NAMESPACE_RULE,
@@ -19,6 +23,7 @@ export {
   validateRules,
   validateWebhookRules,
   type CustomResource,
+  type MatchCondition,
   type RuleWithOperations,
 } from './webhook-rules.js';
 
@@ -70,7 +75,10 @@ interface CommonOptions {
   readonly namespaceSelector?: LabelSelector;
   /** Objects whose requests are sent, by their own labels; absent (`{}`), every object. */
   readonly objectSelector?: LabelSelector;
-  /** Custom resources quota charges (`count/<resource>.<group>`), as CUSTOM_RESOURCES names them: validate is sent them too. */
+  /**
+   * Custom resources quota counts (`count/<resource>.<group>`), as CUSTOM_RESOURCES names them: their
+   * CREATE is sent like every kind's, and their DELETE too, for a release at once.
+   */
   readonly customResources?: readonly CustomResource[];
   /** `managed` by default (DEFAULT_SENT_NAMESPACES). */
   readonly namespaces?: SentNamespaces;
@@ -90,6 +98,8 @@ export interface Webhook {
   readonly name: string;
   readonly clientConfig: WebhookClientConfig;
   readonly rules: readonly RuleWithOperations[];
+  /** CEL conditions every request the rules match must meet to be sent (the count webhook's). */
+  readonly matchConditions?: readonly MatchCondition[];
   readonly failurePolicy: FailurePolicy;
   readonly matchPolicy: 'Equivalent';
   readonly namespaceSelector: LabelSelector;
@@ -133,14 +143,15 @@ export interface ValidatingWebhookConfiguration {
 export const DEFAULT_FAILURE_POLICY: FailurePolicy = 'Fail';
 
 /**
- * `Ignore` for the count-only kinds (ConfigMaps, Secrets, the workload controllers, custom
- * resources: `countOnly` in CHARGED_KINDS): their writes are the cluster's plumbing (every
- * `helm install` writes a release Secret, controllers and operators write ConfigMaps), and
- * under `Fail` all of it stops while the ledger is down. What `Ignore` admits meanwhile is an
- * object count only, never compute, storage or a load balancer (the pods a Deployment makes are
- * still refused under `Fail`), and nothing is lost: the reconciler lists every kind and appends an
- * `Adopted` event for each object nobody reserved, so the count is right again within one
- * interval; a quota it puts over its hard limit refuses further objects until some are deleted.
+ * `Ignore` for what quota only counts (every kind's CREATE but the charged ones: ConfigMaps,
+ * Secrets, the workload controllers, Roles, Leases, custom resources): their writes are the
+ * cluster's plumbing (every `helm install` writes a release Secret, controllers and operators
+ * write ConfigMaps and Leases), and under `Fail` all of it stops while the ledger is down. What
+ * `Ignore` admits meanwhile is an object count only, never compute, storage or a load balancer
+ * (the pods a Deployment makes are still refused under `Fail`), and nothing is lost: the
+ * reconciler lists every kind and appends an `Adopted` event for each object nobody reserved, so
+ * the count is right again within one interval; a quota it puts over its hard limit refuses
+ * further objects until some are deleted.
  */
 export const DEFAULT_COUNT_FAILURE_POLICY: FailurePolicy = 'Ignore';
 
@@ -251,6 +262,7 @@ function validatingWebhooks(settings: Settings, rules: ReturnType<typeof validat
       name: webhookName('validate-count', name),
       ...common(VALIDATE_PATH, countFailurePolicy),
       rules: rules.countOnly,
+      matchConditions: COUNT_MATCH_CONDITIONS,
       sideEffects: 'NoneOnDryRun',
     },
     {

@@ -1,4 +1,4 @@
-import { CHARGED_KINDS, type ChargedKind } from '@quota/domain';
+import { CHARGED_KINDS, IGNORED_RESOURCES, type ChargedKind } from '@quota/domain';
 
 /**
  * Which API requests each admission webhook is sent (`rules` of the configurations
@@ -32,18 +32,35 @@ export const NAMESPACE_RULE: RuleWithOperations = {
 };
 
 /**
- * What validate sees, both webhooks together (`validateWebhookRules` splits them): every
- * namespaced kind a quota counts (the domain's CHARGED_KINDS: the list the inventory lists and
- * the reconciler's RBAC grants), with DELETE so that a release is
- * recorded at once instead of at the next reconcile. Namespaces are sent too (the one cluster-scoped rule): the ledger
- * records their labels. ResourceQuota objects are left out on purpose: quotas live in the
- * ledger's admin API, and charging `count/resourcequotas` at admission would only duplicate
- * what the reconciler counts. `pods/resize` and `persistentvolumeclaims/status` are the two
- * subresource writes quota admission charges (in-place resize, allocated storage).
+ * Every namespaced kind's CREATE, in every group and version: Kubernetes' quota counts an object
+ * of any kind a quota names (`count/widgets.example.com`), so the count webhook is sent them all,
+ * a CRD installed tomorrow included, and no rule has to follow discovery. Its matchConditions
+ * (COUNT_MATCH_CONDITIONS) leave out the kinds validate is sent and those quota never charges. A
+ * kind's UPDATE changes no count (the object-count evaluator handles CREATE alone), so none is sent.
+ */
+export const EVERY_KIND_CREATE: RuleWithOperations = {
+  apiGroups: ['*'],
+  apiVersions: ['*'],
+  resources: ['*'],
+  operations: ['CREATE'],
+  scope: 'Namespaced',
+};
+
+/**
+ * What validate sees, both webhooks together (`validateWebhookRules` splits them): the kinds
+ * quota charges beyond a count (pods, claims, services, resource claims), with DELETE so that a
+ * release is recorded at once instead of at the next reconcile; Namespaces (the one
+ * cluster-scoped rule: the ledger records their labels); and the CREATE of every other
+ * namespaced kind, which quota counts (`count/<resource>.<group>`, a CRD's included), with the
+ * DELETE of the count-only kinds of CHARGED_KINDS. ResourceQuota objects are left out on purpose
+ * (COUNT_MATCH_CONDITIONS): quotas live in the ledger's admin API, and charging
+ * `count/resourcequotas` at admission would only duplicate what the reconciler counts.
+ * `pods/resize` and `persistentvolumeclaims/status` are the two subresource writes quota
+ * admission charges (in-place resize, allocated storage).
  */
 export const VALIDATE_RULES: readonly RuleWithOperations[] = validateRules([]);
 
-/** The validate rules with these custom resources added (each group's kinds in one rule): both validating webhooks' together. */
+/** The validate rules with these custom resources' DELETE added (each group's kinds in one rule): both validating webhooks' together. */
 export function validateRules(customResources: readonly CustomResource[]): RuleWithOperations[] {
   const { charged, countOnly } = validateWebhookRules(customResources);
   return [...charged, NAMESPACE_RULE, ...countOnly];
@@ -51,8 +68,10 @@ export function validateRules(customResources: readonly CustomResource[]): RuleW
 
 /**
  * The validate rules of the namespaced kinds split by webhook: `charged` (pods, claims, services,
- * resource claims) under `failurePolicy`, `countOnly` (the `countOnly` kinds and every custom
- * resource, which quota counts only) under `countFailurePolicy`. NAMESPACE_RULE has webhooks of its own.
+ * resource claims) under `failurePolicy`; `countOnly`, what quota only counts, under
+ * `countFailurePolicy`: every kind's CREATE (EVERY_KIND_CREATE), and the DELETE of the count-only
+ * kinds and the custom resources named, which the reconciler lists (a delete of any other kind is
+ * released when its watch sees it gone). NAMESPACE_RULE has webhooks of its own.
  */
 export function validateWebhookRules(customResources: readonly CustomResource[]): {
   charged: RuleWithOperations[];
@@ -60,17 +79,46 @@ export function validateWebhookRules(customResources: readonly CustomResource[])
 } {
   const sent = CHARGED_KINDS.filter((k) => k.webhook);
   return {
-    charged: kindRules(sent.filter((k) => !k.countOnly)),
-    countOnly: kindRules([...sent.filter((k) => k.countOnly), ...customResources]),
+    charged: kindRules(
+      sent.filter((k) => !k.countOnly),
+      ['CREATE', 'UPDATE', 'DELETE'],
+    ),
+    countOnly: [EVERY_KIND_CREATE, ...kindRules([...sent.filter((k) => k.countOnly), ...customResources], ['DELETE'])],
   };
 }
 
-function kindRules(kinds: readonly (CustomResource | ChargedKind)[]): RuleWithOperations[] {
+/** A webhook's CEL condition on each request its rules match (admissionregistration.k8s.io/v1 MatchCondition). */
+export interface MatchCondition {
+  readonly name: string;
+  readonly expression: string;
+}
+
+/**
+ * What EVERY_KIND_CREATE does not send: the kinds validate is sent under `failurePolicy` (they
+ * would be charged twice), ResourceQuota objects (see VALIDATE_RULES), and the resources quota never
+ * charges (IGNORED_RESOURCES: events, the review APIs, bindings). Matched as `<group>/<resource>`,
+ * the core group empty; the API server evaluates it before calling the webhook.
+ */
+export const COUNT_MATCH_CONDITIONS: readonly MatchCondition[] = [
+  {
+    name: 'counted-only',
+    expression: `!(request.resource.group + '/' + request.resource.resource in [${countExcluded()
+      .map((r) => `'${r.group}/${r.resource}'`)
+      .join(', ')}])`,
+  },
+];
+
+function countExcluded(): { readonly group: string; readonly resource: string }[] {
+  const elsewhere = CHARGED_KINDS.filter((k) => !k.countOnly).map((k) => k.groupResource);
+  return [...elsewhere, ...IGNORED_RESOURCES];
+}
+
+function kindRules(kinds: readonly (CustomResource | ChargedKind)[], operations: RuleWithOperations['operations']): RuleWithOperations[] {
   return groupsOf(kinds).map(([group, inGroup]) =>
     rule(
       group,
       inGroup.flatMap((k) => [k.groupResource.resource, ...subresourcesOf(k).map((sub) => `${k.groupResource.resource}/${sub}`)]),
-      ['CREATE', 'UPDATE', 'DELETE'],
+      operations,
     ),
   );
 }

@@ -4,20 +4,12 @@ import { assertClusterWide, assertNamespaceAllowed } from '../auth/authenticator
 import { onBehalfOf, requesterOf } from '../auth/requester.js';
 import { ClusterWriter, DefinitionQueries, LedgerCommands, LedgerError } from '@quota/ledger';
 import type { AppConfig } from '@quota/config';
-import {
-  admissionObjectName,
-  alwaysDenyRefusal,
-  forbiddenText,
-  namespaceDeletionRefusal,
-  pluginEnabled,
-  type GroupResource,
-} from '@quota/domain';
+import { admissionObjectName, alwaysDenyRefusal, forbiddenText, namespaceDeletionRefusal, pluginEnabled } from '@quota/domain';
 import { APP_CONFIG } from '../config/app-config.module.js';
 import { kubeStatus } from '../errors/kube-status.js';
 import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { definitionAuthorPatch, definitionWarnings, isDefinitionReview } from './definition-author.js';
-import { customResourcesOf } from '../config/custom-resources.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { isNamespaceReview, namespaceOfReview, reviewedNamespaceName } from './namespace-review.js';
 import {
@@ -87,12 +79,9 @@ export class AdmissionReviewController {
     @Inject(ReconcileTrigger) private readonly reconcile: ReconcileTrigger,
     @Inject(Metrics) private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
-    this.customResources = customResourcesOf(config);
-  }
+  ) {}
 
   /** The custom resources the webhooks are sent besides the charged kinds: a quota counting another kind is warned of. */
-  private readonly customResources: readonly GroupResource[];
 
   /**
    * LimitRange defaults as a JSONPatch (LimitRanger's mutating step; none while it is disabled),
@@ -139,7 +128,7 @@ export class AdmissionReviewController {
     // A LedgerQuota or LimitRange: who made it, for the reconciler to record in the ledger.
     if (isDefinitionReview(review))
       return allowResponse(review.uid, definitionAuthorPatch(review, onBehalfOf(request, review.username).onBehalfOf), {
-        warnings: definitionWarnings(review, this.customResources),
+        warnings: definitionWarnings(review),
       });
     if (!review.namespace || !review.object || !pluginEnabled(this.config.admission.plugins, 'LimitRanger'))
       return allowResponse(review.uid);

@@ -57,7 +57,7 @@ describe('definitionWarnings', () => {
       resource: { group: 'quota-ledger.io', version: 'v1alpha1', resource },
       object: { metadata: { name: 'q' }, spec },
     } as Partial<AdmissionReviewRequest>);
-  const counts = { hard: { 'count/poddisruptionbudgets.policy': '2', 'count/configmaps': '5', 'count/widgets.example.com': '1' } };
+  const counts = { hard: { resourcequotas: '2', 'count/configmaps': '5', 'count/widgets.example.com': '1', 'count/resourcequotas': '1' } };
 
   it('warns of each count the webhooks are not sent, where each kind of quota object keeps its hard', () => {
     for (const [resource, spec] of [
@@ -65,21 +65,20 @@ describe('definitionWarnings', () => {
       ['ledgerhierarchicalquotas', counts],
       ['ledgerclusterquotas', { quota: counts, selector: {} }],
     ] as const) {
-      const warnings = definitionWarnings(quota(resource, spec), []);
+      const warnings = definitionWarnings(quota(resource, spec));
       expect(
         warnings.map((w) => w.split(' ')[0]),
         resource,
-      ).toEqual(['count/poddisruptionbudgets.policy', 'count/widgets.example.com']);
+      ).toEqual(['resourcequotas', 'count/resourcequotas']);
     }
   });
 
-  it('takes the custom resources the webhooks are sent as routed, and warns of nothing on DELETE, a LimitRange or a malformed spec', () => {
-    expect(definitionWarnings(quota('ledgerquotas', counts), [{ group: 'example.com', resource: 'widgets' }])).toHaveLength(1);
-    expect(definitionWarnings(quota('ledgerquotas', counts, 'DELETE'), [])).toEqual([]);
-    expect(definitionWarnings(quota('ledgerquotas', { hard: ['count/poddisruptionbudgets.policy'] }), [])).toEqual([]);
+  it('warns of nothing on DELETE, a LimitRange or a malformed spec', () => {
+    expect(definitionWarnings(quota('ledgerquotas', counts, 'DELETE'))).toEqual([]);
+    expect(definitionWarnings(quota('ledgerquotas', { hard: ['count/resourcequotas'] }))).toEqual([]);
     const limitRange = review(undefined, {
       resource: { group: '', version: 'v1', resource: 'limitranges' },
     } as Partial<AdmissionReviewRequest>);
-    expect(definitionWarnings(limitRange, [])).toEqual([]);
+    expect(definitionWarnings(limitRange)).toEqual([]);
   });
 });

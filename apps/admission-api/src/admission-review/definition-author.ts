@@ -1,4 +1,4 @@
-import { LAST_APPLIED_BY_ANNOTATION, unroutedCountWarnings, WARNINGS_MAX, type GroupResource } from '@quota/domain';
+import { LAST_APPLIED_BY_ANNOTATION, unroutedCountWarnings, WARNINGS_MAX } from '@quota/domain';
 import type { AdmissionReviewRequest } from './admission-review.js';
 
 /** The kinds of cluster object the reconciler copies into the ledger with their author, by group. */
@@ -36,10 +36,10 @@ export function definitionAuthorPatch(review: AdmissionReviewRequest, user: stri
  * as the REST PUT's, so that `kubectl apply` says what the REST API says, that such a count is
  * only counted after the fact. At most WARNINGS_MAX, as the PUT sends.
  */
-export function definitionWarnings(review: AdmissionReviewRequest, customResources: readonly GroupResource[]): string[] {
+export function definitionWarnings(review: AdmissionReviewRequest): string[] {
   if (review.resource.group !== 'quota-ledger.io' || (review.operation !== 'CREATE' && review.operation !== 'UPDATE')) return [];
   const spec = (review.object as { spec?: { hard?: unknown; quota?: { hard?: unknown } } } | undefined)?.spec;
   const hard = review.resource.resource === 'ledgerclusterquotas' ? spec?.quota?.hard : spec?.hard;
   if (typeof hard !== 'object' || hard === null || Array.isArray(hard)) return [];
-  return unroutedCountWarnings(Object.keys(hard), customResources).slice(0, WARNINGS_MAX);
+  return unroutedCountWarnings(Object.keys(hard)).slice(0, WARNINGS_MAX);
 }

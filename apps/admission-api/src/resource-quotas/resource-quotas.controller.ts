@@ -1,5 +1,4 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Put, Query, Req, Res } from '@nestjs/common';
-import type { AppConfig } from '@quota/config';
 import type { Request, Response } from 'express';
 import {
   assertDefinitionSize,
@@ -7,7 +6,6 @@ import {
   resourceQuotaSizeErrors,
   unroutedCountWarnings,
   validateResourceQuota,
-  type GroupResource,
   type QuotaDefinition,
   type ResourceQuota,
 } from '@quota/domain';
@@ -20,8 +18,6 @@ import {
   type ProjectedUsage,
   type QuotaView,
 } from '@quota/ledger';
-import { APP_CONFIG } from '../config/app-config.module.js';
-import { customResourcesOf } from '../config/custom-resources.js';
 import { renderMetadata } from '../common/kube/kube-object.js';
 import { NamespaceParam, ObjectNameParam } from '../common/kube/path-params.js';
 import { EventsQueryDto } from '../audit/audit.dto.js';
@@ -86,9 +82,8 @@ export class ResourceQuotasController {
     @Inject(LedgerCommands) ledger: LedgerCommands,
     @Inject(DefinitionQueries) definitions: DefinitionQueries,
     @Inject(UsageQueries) usage: UsageQueries,
-    @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.serve = new DefinitionHandlers(resourceQuotaKind(ledger, definitions, usage, customResourcesOf(config)));
+    this.serve = new DefinitionHandlers(resourceQuotaKind(ledger, definitions, usage));
   }
 
   @Allow('admin')
@@ -147,7 +142,6 @@ function resourceQuotaKind(
   ledger: LedgerCommands,
   definitions: DefinitionQueries,
   usage: UsageQueries,
-  customResources: readonly GroupResource[],
 ): DefinitionKind<QuotaDefinition, QuotaView, ResourceQuota> {
   return {
     kind: 'ResourceQuota',
@@ -164,7 +158,7 @@ function resourceQuotaKind(
     remove: (namespace, name, options) => ledger.deleteQuota(namespace, name, { ...options, unmanagedOnly: true }),
     history: (namespace, name, page) => definitions.definitionHistory(namespace, 'quota', name, page),
     render: (view) => renderQuota(view),
-    warnings: (definition) => unroutedCountWarnings(Object.keys(definition.spec.hard ?? {}), customResources),
+    warnings: (definition) => unroutedCountWarnings(Object.keys(definition.spec.hard ?? {})),
     async read(namespace, name) {
       const [view, projected] = await Promise.all([definitions.getQuota(namespace, name), usage.projectedUsage(namespace)]);
       return view ? renderQuota(view, projected) : undefined;
