@@ -252,27 +252,7 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
   });
 
   it('a custom resource of ours (widgets.example.com): counted, listed by the reconciler with the RBAC webhook-config printed', async () => {
-    await ok(
-      ['apply', '-f', '-'],
-      json({
-        apiVersion: 'apiextensions.k8s.io/v1',
-        kind: 'CustomResourceDefinition',
-        metadata: { name: 'widgets.example.com' },
-        spec: {
-          group: 'example.com',
-          names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
-          scope: 'Namespaced',
-          versions: [
-            {
-              name: 'v1',
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-            },
-          ],
-        },
-      }),
-    );
+    await ok(['apply', '-f', '-'], json(crd('example.com', 'Widget', 'widgets')));
     await ok(['wait', '--for=condition=established', 'crd/widgets.example.com', '--timeout=60s']);
     await managedNamespace('wk-widgets', { 'count/widgets.example.com': '1' });
     const widget = (name: string, size: number) =>
