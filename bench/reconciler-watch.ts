@@ -24,7 +24,7 @@
  *    every kind per namespace (INVENTORY_CACHE=false), the shape before the caches.
  *
  *   npx tsx --tsconfig tsconfig.json bench/reconciler-watch.ts [--namespaces=1000] [--seconds=60] [--cache=false] [--setup-concurrency=32]
- *     [--node-options='--max-semi-space-size=8']
+ *     [--node-options='--max-semi-space-size=8'] [--compare-env=MALLOC_ARENA_MAX=2]
  */
 import { readFileSync } from 'node:fs';
 import { FAN_OUT_JOB, queueBackendOf, reconcileQueue } from '@quota/jobs';
@@ -48,6 +48,16 @@ const CONCURRENCY = 20;
 const SETUP_CONCURRENCY = arg('setup-concurrency', 32);
 /** `--node-options='--max-semi-space-size=8'`: NODE_OPTIONS of the restarted reconciler (its memory's shape). */
 const NODE_OPTIONS = process.argv.find((a) => a.startsWith('--node-options='))?.slice('--node-options='.length);
+/**
+ * `--compare-env=MALLOC_ARENA_MAX=2[,K=V…]`: a third restart with a pass, the reconciler given these
+ * variables besides, so their effect on its memory is read beside the second in the same run.
+ */
+const COMPARE_ENV: Record<string, string> = Object.fromEntries(
+  (process.argv.find((a) => a.startsWith('--compare-env='))?.slice('--compare-env='.length) ?? '')
+    .split(',')
+    .filter((kv) => kv.includes('='))
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
 /** Pods finished one after another at the end, each timed to its compute given back. */
 const FINISHED = 20;
 /** `--cache=false`: the reconciler lists every kind per namespace (INVENTORY_CACHE=false), as before the caches. */
@@ -86,6 +96,7 @@ const total = (counts: ByVerb): number => Object.values(counts).reduce((a, b) =>
 const perMinute = (counts: ByVerb, seconds: number): ByVerb =>
   Object.fromEntries(Object.entries(counts).map(([verb, n]) => [verb, Math.round((n * 60) / seconds)]));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const mib = (bytes: number): number => Math.round(bytes / 2 ** 20);
 
 async function reconcilerMetric(stack: LedgerStack, series: string): Promise<number> {
   const text = await (await fetch(stack.metricsUrl('reconciler'))).text();
@@ -116,18 +127,44 @@ async function listsByResource(plane: ControlPlane): Promise<ByVerb> {
   return totals;
 }
 
-/** Polls the restarted reconciler until it has settled nothing for 10 s: what it settled, and its peak RSS. */
-async function untilIdle(stack: LedgerStack): Promise<{ settles: number; peakRss: number }> {
-  let peakRss = 0;
+/** The reconciler's memory as its /metrics says: resident, and V8's heap (committed, used) and external memory. */
+interface Memory {
+  readonly rss: number;
+  readonly heapTotal: number;
+  readonly heapUsed: number;
+  readonly external: number;
+}
+
+async function memoryOf(stack: LedgerStack): Promise<Memory> {
+  const text = await (await fetch(stack.metricsUrl('reconciler'))).text();
+  const value = (series: string) =>
+    Number(
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`${series} `))
+        ?.slice(series.length + 1) ?? 0,
+    );
+  return {
+    rss: value('process_resident_memory_bytes'),
+    heapTotal: value('nodejs_heap_size_total_bytes'),
+    heapUsed: value('nodejs_heap_size_used_bytes'),
+    external: value('nodejs_external_memory_bytes'),
+  };
+}
+
+/** Polls the restarted reconciler until it has settled nothing for 10 s: what it settled, and its memory when its RSS peaked. */
+async function untilIdle(stack: LedgerStack): Promise<{ settles: number; peak: Memory }> {
+  let peak: Memory = { rss: 0, heapTotal: 0, heapUsed: 0, external: 0 };
   let last = -1;
   let quietSince = Date.now();
   for (;;) {
     await sleep(1000);
     const now = await reconcilerMetric(stack, 'quota_ledger_reconciler_namespaces_total').catch(() => NaN);
-    peakRss = Math.max(peakRss, (await reconcilerMetric(stack, 'process_resident_memory_bytes').catch(() => 0)) || 0);
+    const memory = await memoryOf(stack).catch(() => undefined);
+    if (memory && memory.rss > peak.rss) peak = memory;
     if (Number.isNaN(now)) continue;
     if (now !== last) quietSince = Date.now();
-    else if (Date.now() - quietSince >= 10_000) return { settles: now, peakRss };
+    else if (Date.now() - quietSince >= 10_000) return { settles: now, peak };
     last = now;
   }
 }
@@ -177,7 +214,7 @@ async function setUp(
 interface Restart {
   readonly seconds: number;
   readonly settles: number;
-  readonly peakRss: number;
+  readonly peak: Memory;
   readonly requests: ByVerb;
   readonly lists: ByVerb;
 }
@@ -187,7 +224,7 @@ interface Restart {
  * kube-apiserver. `pass`: a periodic pass over every namespace is queued as it starts (the
  * schedule's fan-out job, added to its queue), as when a restart meets the interval.
  */
-async function measureRestart(plane: ControlPlane, s: LedgerStack, pass = false): Promise<Restart> {
+async function measureRestart(plane: ControlPlane, s: LedgerStack, pass = false, env: Record<string, string> = {}): Promise<Restart> {
   const requests0 = await requestsByVerb(plane);
   const lists0 = await listsByResource(plane);
   const startedAt = Date.now();
@@ -200,14 +237,15 @@ async function measureRestart(plane: ControlPlane, s: LedgerStack, pass = false)
     RECONCILE_INTERVAL_SECONDS: '600',
     INVENTORY_CACHE: CACHE,
     ...(NODE_OPTIONS ? { NODE_OPTIONS } : {}),
+    ...env,
   });
   // Its start: every kind's list and watch, any pass queued; idle once nothing was settled for 10 s.
-  const { settles, peakRss } = await untilIdle(s);
+  const { settles, peak } = await untilIdle(s);
   const seconds = Math.round((Date.now() - startedAt) / 1000);
   return {
     seconds,
     settles,
-    peakRss,
+    peak,
     requests: diff(await requestsByVerb(plane), requests0),
     lists: diff(await listsByResource(plane), lists0),
   };
@@ -217,7 +255,8 @@ function printRestart(restart: Restart, cacheObjects: number, cacheBytes: number
   const listed = Object.entries(restart.lists).sort(([, a], [, b]) => b - a);
   console.log(
     `  ${what} (INVENTORY_CACHE=${CACHE}): idle after ${restart.seconds} s; ${restart.settles} namespaces settled ` +
-      `(${Math.round((restart.settles / NAMESPACES) * 100) / 100} per namespace); RSS peak ${Math.round(restart.peakRss / 2 ** 20)} MiB`,
+      `(${Math.round((restart.settles / NAMESPACES) * 100) / 100} per namespace); RSS peak ${mib(restart.peak.rss)} MiB ` +
+      `(then V8 heap ${mib(restart.peak.heapTotal)} MiB committed, ${mib(restart.peak.heapUsed)} used; external ${mib(restart.peak.external)} MiB)`,
   );
   console.log(`  ${what} requests by verb: ${JSON.stringify(restart.requests)}`);
   console.log(
@@ -326,6 +365,12 @@ async function main(): Promise<void> {
     await s.stopApp('reconciler');
     const withPass = await measureRestart(plane, s, true);
     printRestart(withPass, 0, 0, 'restart with a periodic pass');
+    if (Object.keys(COMPARE_ENV).length > 0) {
+      await s.stopApp('reconciler');
+      const compared = await measureRestart(plane, s, true, COMPARE_ENV);
+      const named = Object.entries(COMPARE_ENV).map(([k, v]) => `${k}=${v}`);
+      printRestart(compared, 0, 0, `restart with a periodic pass, ${named.join(' ')}`);
+    }
     const finished = await measureFinished(s, kube);
     const at = (q: number) => finished[Math.min(finished.length - 1, Math.ceil(q * finished.length) - 1)];
     console.log(
