@@ -153,7 +153,15 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
       listNamespace({ ctx, kinds, all, discovery, forbidden, discoveryTtlMs }, namespace, signal),
     async namespaces(signal?: AbortSignal): Promise<NamespaceListing> {
       const versions: string[] = [];
-      const items = await listResource(
+      // Each page's Namespaces are cut to what the ledger records as they come (their name, labels,
+      // annotations and version), never held whole: 10,000 of them with their managedFields were most
+      // of a periodic pass's heap.
+      const keep = (item: unknown): ClusterNamespace => {
+        const namespace = clusterNamespaceOf(item);
+        if (typeof namespace === 'string') throw new InventoryError(`kubernetes: namespaces: ${namespace}`, SOURCE);
+        return namespace;
+      };
+      const namespaces = await listResource(
         ctx,
         NAMESPACES_PATH,
         'namespaces',
@@ -161,13 +169,10 @@ export function createKubernetesInventory(options: KubernetesInventoryOptions = 
         signal ?? new AbortController().signal,
         { objects: 0 },
         versions,
+        false,
+        keep,
       );
-      if (items === UNREADABLE) throw new InventoryError('kubernetes: namespaces: forbidden', SOURCE);
-      const namespaces = items.map((item) => {
-        const namespace = clusterNamespaceOf(item);
-        if (typeof namespace === 'string') throw new InventoryError(`kubernetes: namespaces: ${namespace}`, SOURCE);
-        return namespace;
-      });
+      if (namespaces === UNREADABLE) throw new InventoryError('kubernetes: namespaces: forbidden', SOURCE);
       return { items: namespaces, ...(versions[0] ? { resourceVersion: versions[0] } : {}) };
     },
     namespace: (name: string, signal?: AbortSignal) => getNamespace(ctx, name, signal),
@@ -282,7 +287,7 @@ async function listNamespace(state: NamespaceListingState, namespace: string, si
  * snapshot). A list whose continue token expired (410: etcd compacted its snapshot while the
  * pages were read) is read again whole, in one answer, as client-go's pager does.
  */
-async function listResource(
+async function listResource<T = unknown>(
   ctx: Listing,
   path: string,
   scope: string,
@@ -291,21 +296,22 @@ async function listResource(
   counted: { objects: number },
   versions: string[] = [],
   optional = false,
-): Promise<unknown[] | typeof UNREADABLE> {
+  keep: (object: unknown) => T = (object) => object as T,
+): Promise<T[] | typeof UNREADABLE> {
   const before = { objects: counted.objects, versions: versions.length };
   try {
-    return await listPages(ctx, path, scope, known, signal, counted, versions, ctx.pageSize, optional);
+    return await listPages(ctx, path, scope, known, signal, counted, versions, ctx.pageSize, optional, keep);
   } catch (error) {
     if (error instanceof Forbidden) return UNREADABLE;
     if (!(error instanceof ContinueExpired)) throw error;
     counted.objects = before.objects;
     versions.length = before.versions;
-    return listPages(ctx, path, scope, known, signal, counted, versions, undefined);
+    return listPages(ctx, path, scope, known, signal, counted, versions, undefined, false, keep);
   }
 }
 
-/** One list from its first page (of `limit` objects, or all of them) to its last. */
-async function listPages(
+/** One list from its first page (of `limit` objects, or all of them) to its last: what `keep` makes of each object. */
+async function listPages<T>(
   ctx: Listing,
   path: string,
   scope: string,
@@ -314,9 +320,10 @@ async function listPages(
   counted: { objects: number },
   versions: string[],
   limit: number | undefined,
-  optional = false,
-): Promise<unknown[]> {
-  const objects: unknown[] = [];
+  optional: boolean,
+  keep: (object: unknown) => T,
+): Promise<T[]> {
+  const objects: T[] = [];
   let token: string | undefined;
   do {
     const list = await page(ctx, path, scope, known, token, signal, limit, optional);
@@ -329,10 +336,10 @@ async function listPages(
     // list is a meta.k8s.io list of PartialObjectMetadata: its items are the kind asked for.
     if (metadataOnly(known)) {
       for (const item of list.items)
-        objects.push(isRecord(item) ? { apiVersion: known.apiVersion, kind: known.kind, metadata: item['metadata'] } : item);
+        objects.push(keep(isRecord(item) ? { apiVersion: known.apiVersion, kind: known.kind, metadata: item['metadata'] } : item));
     } else {
       const apiVersion = typeof list.apiVersion === 'string' ? list.apiVersion : known.apiVersion;
-      for (const item of list.items) objects.push(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item);
+      for (const item of list.items) objects.push(keep(isRecord(item) ? { apiVersion, kind: known.kind, ...item } : item));
     }
     token = list.next;
   } while (token !== undefined);
