@@ -97,8 +97,10 @@ export const DOCUMENTED_VARIABLES = [
   'INVENTORY_IN_CLUSTER',
 ] as const;
 export const CONFIG_VARIABLES = variablesReadByConfig();
-/** A manifest may set only what the apps read: anything else is a typo that silently does nothing. */
-export const ALLOWED_VARIABLES = new Set([...CONFIG_VARIABLES, ...DOCUMENTED_VARIABLES]);
+/** Read by the image's runtime, not by an app: glibc's malloc (the reconciler's arenas). */
+const RUNTIME_VARIABLES = ['MALLOC_ARENA_MAX'] as const;
+/** A manifest may set only what the apps (or their runtime) read: anything else is a typo that silently does nothing. */
+export const ALLOWED_VARIABLES = new Set([...CONFIG_VARIABLES, ...DOCUMENTED_VARIABLES, ...RUNTIME_VARIABLES]);
 /** Node's own, set by the image. */
 export const IMAGE_VARIABLES = new Set([...ALLOWED_VARIABLES, 'NODE_ENV']);
 
