@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHARGED_KINDS, type KubeObject } from '@quota/domain';
 import { createKubernetesInventory, KNOWN_KINDS } from '@quota/inventory';
 import { Reconciler } from '../../apps/reconciler/src/reconciler.js';
-import { customResourceRbac, validateRules, VALIDATE_RULES } from '../../apps/quotactl/src/webhook-config.js';
+import {
+  customResourceRbac,
+  EVERY_KIND_CREATE,
+  validateRules,
+  VALIDATE_RULES,
+  type RuleWithOperations,
+} from '../../apps/quotactl/src/webhook-config.js';
 import { createMigratedDatabase, type TestDatabase } from '../support/database.js';
 import { startFakeCluster, type FakeCluster } from '../support/fake-apiserver.js';
 import { Ledger } from '../support/ledger.js';
@@ -69,10 +75,11 @@ const claim = (namespace: string, name: string): KubeObject => ({
 const used = async (namespace: string) => (await ledger.usage(namespace))?.quotas.find((q) => q.name === 'claims')?.used;
 
 describe('the one list of kinds', () => {
-  it('sends the webhook no kind the kubernetes inventory does not list', () => {
-    const sent = VALIDATE_RULES.filter((r) => r.scope === 'Namespaced').flatMap((r) =>
-      r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)),
-    );
+  // Every kind's CREATE goes to the count webhook by one `*` rule (a kind outside CHARGED_KINDS is
+  // reserved only where a quota counts it); every kind a rule names is one the inventory lists.
+  it('names in the webhook rules no kind the kubernetes inventory does not list, and sends the rest by CREATE alone', () => {
+    expect(VALIDATE_RULES.filter((r) => r.resources.includes('*'))).toEqual([EVERY_KIND_CREATE]);
+    const sent = namedKinds(VALIDATE_RULES);
     const listed = new Set(
       createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig }).covers.map((gr) => `${gr.resource}.${gr.group}`),
     );
@@ -84,11 +91,8 @@ describe('the one list of kinds', () => {
     );
   });
 
-  it('with custom resources, sends the webhook what the configured inventory lists and grants the reconciler its list', () => {
-    const rules = validateRules([WIDGET]).filter((r) => r.scope === 'Namespaced');
-    const sent = rules.flatMap((r) =>
-      r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)),
-    );
+  it('with custom resources, names in the webhook rules what the configured inventory lists and grants the reconciler its list', () => {
+    const sent = namedKinds(validateRules([WIDGET]));
     const listed = createKubernetesInventory({ cache: false, kubeconfigPath: fake.kubeconfig, customKinds: [WIDGET] }).covers.map(
       (gr) => `${gr.resource}.${gr.group}`,
     );
@@ -261,3 +265,10 @@ describe('custom resources (count/<resource>.<group> end to end)', () => {
     expect(await widgetsUsed(namespace)).toEqual({ 'count/widgets.example.com': '0' });
   });
 });
+
+/** The namespaced kinds the rules name (`resource.group`), less subresources and the `*` rule of every kind's CREATE. */
+function namedKinds(rules: readonly RuleWithOperations[]): string[] {
+  return rules
+    .filter((r) => r.scope === 'Namespaced' && r !== EVERY_KIND_CREATE)
+    .flatMap((r) => r.apiGroups.flatMap((g) => r.resources.filter((res) => !res.includes('/')).map((res) => `${res}.${g}`)));
+}
