@@ -81,8 +81,6 @@ export class AdmissionReviewController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** The custom resources the webhooks are sent besides the charged kinds: a quota counting another kind is warned of. */
-
   /**
    * LimitRange defaults as a JSONPatch (LimitRanger's mutating step; none while it is disabled),
    * the author of a LedgerQuota or LimitRange as an annotation, or AlwaysDeny's refusal. No side effects: nothing is written, not even a decision.
