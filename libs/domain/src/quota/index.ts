@@ -24,4 +24,4 @@ export {
   MANAGED_BY_HIERARCHICAL_QUOTA,
   MANAGED_BY_LIMIT_RANGE,
 } from './managed-by.js';
-export { unroutedCountWarnings } from './unrouted-counts.js';
+export { unroutedCounts, unroutedCountWarnings, type RegisteredRule } from './unrouted-counts.js';

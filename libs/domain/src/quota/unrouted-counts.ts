@@ -11,12 +11,10 @@ import { isIgnoredResource, LEGACY_OBJECT_COUNT_ALIASES } from '../usage/registr
  * admission. One warning each, saying so.
  */
 export function unroutedCountWarnings(resourceNames: readonly string[]): string[] {
-  const unrouted = CHARGED_KINDS.filter((kind) => !kind.webhook).map((kind) => kind.groupResource);
   const warnings: string[] = [];
   for (const name of resourceNames) {
     const groupResource = countedResource(name);
-    if (!groupResource || isIgnoredResource(groupResource)) continue;
-    if (!unrouted.some((r) => r.group === groupResource.group && r.resource === groupResource.resource)) continue;
+    if (!groupResource || isIgnoredResource(groupResource) || !neverSent(groupResource)) continue;
     const resource = groupResourceString(groupResource);
     warnings.push(
       `${name} is counted only after the fact: the webhooks are not sent ${resource} writes (quotas are defined through the ledger), ` +
@@ -24,6 +22,46 @@ export function unroutedCountWarnings(resourceNames: readonly string[]): string[
     );
   }
   return warnings;
+}
+
+/** One rule of a registered webhook, as admissionregistration.k8s.io/v1 has it (only what routing a CREATE reads). */
+export interface RegisteredRule {
+  readonly operations?: readonly string[];
+  readonly apiGroups?: readonly string[];
+  readonly resources?: readonly string[];
+  readonly scope?: string;
+}
+
+/**
+ * The object counts among `resourceNames` (a quota's hard keys) whose CREATE none of `rules` sends,
+ * in the order given: those a create past would not be refused at admission, only counted after
+ * the fact. Matched as the kube-apiserver matches a rule (`*` in groups and operations, `*` and
+ * every-resource-and-subresource in resources, a Namespaced or `*` scope); a webhook's
+ * matchConditions and selectors are not evaluated (a kind a rule names is sent where the webhook is). ResourceQuota objects are never
+ * sent, whatever the rules (the count webhook's condition leaves them out); what quota never
+ * charges is never reported.
+ */
+export function unroutedCounts(resourceNames: readonly string[], rules: readonly RegisteredRule[]): string[] {
+  return resourceNames.filter((name) => {
+    const groupResource = countedResource(name);
+    if (!groupResource || isIgnoredResource(groupResource)) return false;
+    return neverSent(groupResource) || !rules.some((rule) => sendsCreate(rule, groupResource));
+  });
+}
+
+function sendsCreate(rule: RegisteredRule, { group, resource }: GroupResource): boolean {
+  const has = (values: readonly string[] | undefined, ...wanted: string[]) => (values ?? []).some((v) => wanted.includes(v));
+  return (
+    has(rule.operations, 'CREATE', '*') &&
+    has(rule.apiGroups, group, '*') &&
+    has(rule.resources, resource, '*', '*/*') &&
+    (rule.scope === undefined || rule.scope === '*' || rule.scope === 'Namespaced')
+  );
+}
+
+/** A kind quota charges whose writes no webhook of ours is sent (CHARGED_KINDS without `webhook`: ResourceQuota objects). */
+function neverSent({ group, resource }: GroupResource): boolean {
+  return CHARGED_KINDS.some((kind) => !kind.webhook && kind.groupResource.group === group && kind.groupResource.resource === resource);
 }
 
 /** `count/serviceaccounts` → core serviceaccounts, `count/ingresses.networking.k8s.io` → that group's ingresses; a legacy bare name (`resourcequotas`) its core kind. */
