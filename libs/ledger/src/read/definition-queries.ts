@@ -1,4 +1,4 @@
-import { MANAGED_BY_ANNOTATION, type LimitRange } from '@quota/domain';
+import { LEGACY_OBJECT_COUNT_ALIASES, MANAGED_BY_ANNOTATION, type LimitRange } from '@quota/domain';
 import type { DataSource } from 'typeorm';
 import type { HeadJson } from '../head.js';
 import type { DefinitionChange, LimitRangeView, Page, QuotaView } from '../ledger.types.js';
@@ -101,6 +101,29 @@ export class DefinitionQueries {
         ORDER BY 1, 2`,
       namespace === undefined ? [kind, managedBy, MANAGED_BY_ANNOTATION] : [kind, managedBy, MANAGED_BY_ANNOTATION, namespace],
     );
+  }
+
+  /**
+   * The object counts quotas name (their `count/…` and legacy bare hard keys) with how many quotas
+   * name each: every namespace's quotas and every shared quota, in one read of the heads (the
+   * reconciler checks them against the webhooks' rules).
+   */
+  async countedResources(): Promise<Map<string, number>> {
+    const array = (json: string) => `CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} ELSE '[]'::jsonb END`;
+    const keys = (hard: string) => `jsonb_object_keys(CASE WHEN jsonb_typeof(${hard}) = 'object' THEN ${hard} ELSE '{}'::jsonb END)`;
+    const rows = await select<{ name: string; quotas: number }>(
+      this.dataSource,
+      `SELECT name, count(*)::int AS quotas FROM (
+         SELECT ${keys("q->'definition'->'spec'->'hard'")} AS name
+           FROM namespace_heads h CROSS JOIN LATERAL jsonb_array_elements(${array("h.state->'quotas'")}) AS q
+         UNION ALL
+         SELECT ${keys("s.state->'definition'->'spec'->'hard'")} FROM shared_quota_heads s
+       ) named
+       WHERE name LIKE 'count/%' OR name = ANY($1)
+       GROUP BY name ORDER BY name`,
+      [Object.keys(LEGACY_OBJECT_COUNT_ALIASES)],
+    );
+    return new Map(rows.map((r) => [r.name, r.quotas]));
   }
 
   /** Namespaces with a stream, in name order, paged (the reconciler's fan-out). */
