@@ -342,4 +342,52 @@ describe('the kinds quota charges, through kube-apiserver and our webhooks', () 
       'gpu.example.com.deviceclass.resource.k8s.io/devices': '2',
     });
   });
+
+  it("a registration older than the one quotactl prints: the reconciler reports the quotas' counts it does not send, until it is applied again", async () => {
+    await managedNamespace('wk-routes', { 'count/poddisruptionbudgets.policy': '5', 'count/resourcequotas': '1', 'count/configmaps': '9' });
+    // Every kind's CREATE is sent but ResourceQuota objects': only count/resourcequotas is reported (of every quota of this file).
+    const onlyQuotaObjects = (series: Record<string, number>) => json(series) === json({ 'count/resourcequotas': 1 });
+    await untilUnrouted('only count/resourcequotas', onlyQuotaObjects);
+    const registered = JSON.parse(await ok(['get', 'validatingwebhookconfiguration', 'quota-ledger', '-o', 'json'])) as {
+      webhooks: { name: string }[];
+    };
+    // What an older release registered: the count webhook sent a fixed list of kinds (and had no condition).
+    const at = registered.webhooks.findIndex((w) => w.name === 'validate-count.quota-ledger.io');
+    const oldRules = [
+      { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps', 'secrets'], scope: 'Namespaced' },
+    ];
+    await ok([
+      'patch',
+      'validatingwebhookconfiguration',
+      'quota-ledger',
+      '--type=json',
+      '-p',
+      json([
+        { op: 'replace', path: `/webhooks/${at}/rules`, value: oldRules },
+        { op: 'remove', path: `/webhooks/${at}/matchConditions` },
+      ]),
+    ]);
+    try {
+      // wk-routes' budget count (and wk-every's, when that test ran); configmaps are still sent.
+      const series = await untilUnrouted('count/poddisruptionbudgets.policy', (s) => (s['count/poddisruptionbudgets.policy'] ?? 0) >= 1);
+      expect(series).toMatchObject({ 'count/resourcequotas': 1 });
+      expect(series['count/configmaps']).toBeUndefined();
+      const readiness = JSON.parse(await (await fetch(stack.metricsUrl('reconciler').replace(/\/metrics$/, '/readyz'))).text());
+      expect(readiness.webhookRoutes).toEqual({ configuration: 'quota-ledger', unroutedCounts: series });
+    } finally {
+      await stack.registerWebhooks();
+    }
+    await untilUnrouted('only count/resourcequotas again', onlyQuotaObjects);
+  });
 });
+
+/** The reconciler's quota_ledger_reconciler_unrouted_counts series (resource → quotas), once `done` says they are as awaited. */
+async function untilUnrouted(what: string, done: (series: Record<string, number>) => boolean): Promise<Record<string, number>> {
+  return eventually(`unrouted counts: ${what}`, async () => {
+    const text = await (await fetch(stack.metricsUrl('reconciler'))).text();
+    const series = Object.fromEntries(
+      [...text.matchAll(/^quota_ledger_reconciler_unrouted_counts\{resource="([^"]+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]),
+    );
+    return done(series) ? series : undefined;
+  });
+}

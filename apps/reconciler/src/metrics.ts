@@ -2,13 +2,18 @@ import { mirroredCounter, withTimeout } from '@quota/ops';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { CacheState } from '@quota/inventory';
 import type { Reconciler } from './reconciler.js';
+import type { WebhookRoutes } from './webhook-routes.js';
 
 /**
  * The reconciler's series: actions by kind, namespaces reconciled, failed listings, and the
  * reconcile queue's depth (exported here only: the queue is this process's work). Node's
  * process_* and nodejs_* series unprefixed, as every process serves them.
  */
-export function reconcilerMetrics(reconciler: Reconciler, cacheStates?: () => readonly CacheState[]): Registry {
+export function reconcilerMetrics(
+  reconciler: Reconciler,
+  cacheStates?: () => readonly CacheState[],
+  routes?: Pick<WebhookRoutes, 'totals'>,
+): Registry {
   const registry = new Registry();
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
@@ -64,6 +69,7 @@ export function reconcilerMetrics(reconciler: Reconciler, cacheStates?: () => re
   waitingMetrics(reconciler, registers);
   watchMetrics(reconciler, registers);
   cacheMetrics(cacheStates ?? (() => []), registers);
+  routeMetrics(routes, registers);
   new Gauge({
     name: 'quota_ledger_reconciler_queue_jobs',
     help: 'Reconcile jobs in the queue by state (wait, delayed, active, failed).',
@@ -76,6 +82,20 @@ export function reconcilerMetrics(reconciler: Reconciler, cacheStates?: () => re
     },
   });
   return registry;
+}
+
+/** The quotas' object counts the registered webhook configuration does not send (webhook-routes.ts). */
+function routeMetrics(routes: Pick<WebhookRoutes, 'totals'> | undefined, registers: Registry[]): void {
+  new Gauge({
+    name: 'quota_ledger_reconciler_unrouted_counts',
+    help: "Quotas naming an object count (count/…) whose kind's CREATE the registered ValidatingWebhookConfiguration (RECONCILE_WEBHOOK_CONFIGURATION) does not send, by resource name, as its last check found them: a create past such a count is not refused at admission, only counted after the fact. count/resourcequotas always is; any other means the registration is older than the webhook configuration quotactl prints. No series while the configuration cannot be read (/readyz says why).",
+    labelNames: ['resource'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [resource, quotas] of routes?.totals() ?? []) this.set({ resource }, quotas);
+    },
+  });
 }
 
 /** The watch's series (settle-on-watch.ts): signals heard, settles run, watches failing now. */

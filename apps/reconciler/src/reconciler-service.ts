@@ -1,17 +1,18 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { AppConfig } from '@quota/config';
-import { createInventorySource, type CacheState } from '@quota/inventory';
+import { createInventorySource, type CacheState, type InventorySource } from '@quota/inventory';
 import type { QueueBackend } from '@quota/jobs';
 import { LEDGER_PARTS, type LedgerParts } from '@quota/ledger';
 import { APP_CONFIG, startOpsServer, type OpsServer } from '@quota/ops';
 import { cacheReadiness } from './cache-readiness.js';
-import { createNamespaceMarker } from './definitions/cluster-object-api.js';
+import { createNamespaceMarker, createWebhookRulesReader } from './definitions/cluster-object-api.js';
 import { startDefinitionSyncs } from './definitions/start-syncs.js';
 import { CACHE_DELIVERY_MARGIN_MS } from './listing-time.js';
 import { LABEL_PROPAGATION_MS, ManagedLabels } from './managed-labels.js';
 import { reconcilerMetrics } from './metrics.js';
 import { RECONCILE_QUEUE_BACKEND } from './reconcile-queue.provider.js';
 import { Reconciler, type ReconcilerLedger } from './reconciler.js';
+import { WEBHOOK_ROUTES_PERIOD_MAX_MS, WebhookRoutes } from './webhook-routes.js';
 
 export const RECONCILER_LOG = Symbol('RECONCILER_LOG');
 export type ReconcilerLog = (level: 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>) => void;
@@ -46,6 +47,21 @@ function cacheLog(log: ReconcilerLog): (state: CacheState) => void {
   };
 }
 
+/** The check of the quotas' object counts against the registered ValidatingWebhookConfiguration's rules. */
+function webhookRoutes(
+  config: AppConfig,
+  clusterAccess: Parameters<typeof createWebhookRulesReader>[0],
+  definitions: LedgerParts['definitions'],
+  log: ReconcilerLog,
+): WebhookRoutes {
+  const name = config.reconcileWebhookConfiguration;
+  return new WebhookRoutes(
+    name,
+    { rules: createWebhookRulesReader(clusterAccess, name), counted: () => definitions.countedResources() },
+    { periodMs: Math.min(config.reconcileIntervalSeconds * 1000, WEBHOOK_ROUTES_PERIOD_MAX_MS), log },
+  );
+}
+
 /**
  * The reconciler's work in one provider: the every-namespace job scheduler and the namespace
  * jobs (Reconciler, on BullMQ), the definition syncs of LedgerQuota, LimitRange and
@@ -56,6 +72,7 @@ function cacheLog(log: ReconcilerLog): (state: CacheState) => void {
 export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private reconciler: Reconciler | undefined;
   private syncs: { stop(): Promise<void> } | undefined;
+  private routes: WebhookRoutes | undefined;
   private ops: OpsServer | undefined;
 
   constructor(
@@ -125,6 +142,9 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
           { log },
         )
       : undefined;
+    // The quotas' object counts against the registered webhook's rules (a stale registration leaves some counted only after the fact).
+    this.routes = clusterAccess ? webhookRoutes(config, clusterAccess, definitions, log) : undefined;
+    this.routes?.start();
     log('info', 'reconciling', {
       queue: this.backend.kind,
       inventory: inventory.source,
@@ -133,21 +153,30 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
       watch: reconciler.watches,
       managedLabel: labels !== undefined,
     });
-    this.ops = config.metricsPort
-      ? await startOpsServer({
-          port: config.metricsPort,
-          host: config.host,
-          registry: reconcilerMetrics(reconciler, source.cacheStates?.bind(source)),
-          healthy: () => true,
-          readiness: () => cacheReadiness(source.cacheStates?.()),
-        })
-      : undefined;
+    this.ops = await this.startOps(reconciler, source);
     if (this.ops) log('info', 'GET /metrics, /healthz and /readyz', { port: this.ops.port });
+  }
+
+  /** GET /metrics, /healthz and /readyz on METRICS_PORT (none when it is 0). */
+  private async startOps(reconciler: Reconciler, source: InventorySource): Promise<OpsServer | undefined> {
+    const { config } = this;
+    if (!config.metricsPort) return undefined;
+    return startOpsServer({
+      port: config.metricsPort,
+      host: config.host,
+      registry: reconcilerMetrics(reconciler, source.cacheStates?.bind(source), this.routes),
+      healthy: () => true,
+      readiness: () => {
+        const { ready, detail } = cacheReadiness(source.cacheStates?.());
+        return { ready, detail: { ...detail, ...this.routes?.readinessDetail() } };
+      },
+    });
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.log('info', 'finishing the jobs in hand', { ...this.reconciler?.stats });
     await this.syncs?.stop();
+    this.routes?.stop();
     await this.reconciler?.stop();
     await this.ops?.close();
   }

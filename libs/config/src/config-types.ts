@@ -79,6 +79,8 @@ export interface AppConfig {
   readonly reconcileWatch: boolean;
   /** RECONCILE_MANAGED_LABEL: the managed label on the namespaces the ledger manages (kubernetes inventory only). */
   readonly reconcileManagedLabel: boolean;
+  /** RECONCILE_WEBHOOK_CONFIGURATION: the ValidatingWebhookConfiguration whose rules the reconciler checks the quotas' object counts against. */
+  readonly reconcileWebhookConfiguration: string;
   /** Namespaces reconciled at once by one reconciler process. */
   readonly reconcileConcurrency: number;
   /** Delay of the prompt reconcile after an admitted DELETE, in seconds. */

@@ -55,6 +55,7 @@ describe('loadConfig', () => {
       reconcileGraceSeconds: 120,
       reconcileWatch: true,
       reconcileManagedLabel: true,
+      reconcileWebhookConfiguration: 'quota-ledger',
       reconcileConcurrency: 4,
       reconcileAfterDeleteSeconds: 5,
       inventory: { source: 'none' },

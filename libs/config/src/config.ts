@@ -131,6 +131,7 @@ export function loadConfig(env: Env = process.env, read?: ReadTextFile): AppConf
     reconcileIntervalSeconds: reconcileInterval(env),
     reconcileWatch: oneOf(env, 'RECONCILE_WATCH') === 'true',
     reconcileManagedLabel: oneOf(env, 'RECONCILE_MANAGED_LABEL') === 'true',
+    reconcileWebhookConfiguration: env['RECONCILE_WEBHOOK_CONFIGURATION'] || 'quota-ledger',
     reconcileGraceSeconds: integer(env, 'RECONCILE_GRACE_SECONDS'),
     reconcileConcurrency: integer(env, 'RECONCILE_CONCURRENCY'),
     reconcileAfterDeleteSeconds: integer(env, 'RECONCILE_AFTER_DELETE_SECONDS'),

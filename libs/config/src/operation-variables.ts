@@ -193,6 +193,14 @@ export const OPERATION_VARIABLES = {
       "With `INVENTORY_SOURCE=kubernetes`: label every namespace the ledger manages `quota-ledger.io/managed` (and take it off every other), which the webhooks' default `namespaceSelector` requires; a namespace's first count then waits until its label is in place (RBAC `patch` on namespaces). `false` only where the webhooks are sent every namespace (`quotactl webhook-config --namespaces all`).",
     see: 'operations/blast-radius.md#which-namespaces-are-sent',
   },
+  RECONCILE_WEBHOOK_CONFIGURATION: {
+    group: 'reconciler',
+    kind: 'text',
+    default: 'quota-ledger',
+    meaning:
+      'With `INVENTORY_SOURCE=kubernetes`: the ValidatingWebhookConfiguration the webhooks are registered by (`quotactl webhook-config --name`). The reconciler reads its rules every interval (at most every 5 minutes) and reports the object counts quotas name that it does not send (`quota_ledger_reconciler_unrouted_counts`, `/readyz`); RBAC `get` on it.',
+    see: 'install/webhook-configuration.md#a-quota-on-a-kind-the-registration-does-not-send',
+  },
   RECONCILE_GRACE_SECONDS: integer('reconciler', 120, 0, 86_400, 'A reservation younger than this is never released as stale.', {
     see: 'concepts/reconciliation.md',
   }),

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import { MANAGED_NAMESPACE_LABEL, MANAGED_SINCE_ANNOTATION } from '@quota/domain';
+import { MANAGED_NAMESPACE_LABEL, MANAGED_SINCE_ANNOTATION, type RegisteredRule } from '@quota/domain';
 import { collectionTransport, type WatchTransport } from '@quota/inventory';
 
 /** A kind of cluster object whose objects the reconciler copies into the ledger. */
@@ -144,6 +144,25 @@ export function createNamespaceMarker(
     if (answer.status === 200) return 'patched';
     if (answer.status === 404) return 'gone';
     throw new Error(`namespaces: PATCH ${path}: ${describe(answer)}`);
+  };
+}
+
+/**
+ * The rules of the ValidatingWebhookConfiguration `name` (every webhook's, together), or
+ * 'not-found'; any other answer (a 403: RBAC `get` on it is missing) throws with its Status.
+ */
+export function createWebhookRulesReader(
+  options: ClusterObjectApiOptions,
+  name: string,
+): () => Promise<readonly RegisteredRule[] | 'not-found'> {
+  const { call } = apiServer(options, 'validatingwebhookconfigurations');
+  const path = `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${encodeURIComponent(name)}`;
+  return async () => {
+    const answer = await call('GET', path);
+    if (answer.status === 404) return 'not-found';
+    if (answer.status !== 200) throw new Error(`GET ${path}: ${describe(answer)}`);
+    const configuration = JSON.parse(answer.body) as { webhooks?: readonly { rules?: readonly RegisteredRule[] | null }[] | null };
+    return (configuration.webhooks ?? []).flatMap((webhook) => webhook.rules ?? []);
   };
 }
 
