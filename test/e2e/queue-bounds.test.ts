@@ -2,6 +2,7 @@ import { loadConfig } from '@quota/config';
 import { ClusterWriter, LedgerCommands } from '@quota/ledger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type RunningApi } from '../support/api.js';
+import { admissionReview } from '../support/review.js';
 import { bearer, writeTokensFile } from '../support/tokens.js';
 
 // A waiter that can never fit held a namespace for up to an hour: quota example.com/x: 10, a
@@ -14,6 +15,7 @@ const TOKENS = {
   admin: { name: 'ops', token: 'ops-token', roles: ['admin', 'admission'] },
   greedy: { name: 'greedy-runner', token: 'greedy-token', roles: ['admission'] },
   other: { name: 'other-runner', token: 'other-token', roles: ['admission'] },
+  kube: { name: 'kube-apiserver', token: 'kube-token', roles: ['webhook'] },
 };
 const GREEDY = bearer(TOKENS.greedy.token);
 const OTHER = bearer(TOKENS.other.token);
@@ -141,6 +143,60 @@ describe("what one principal's blocking waiters hold back, over HTTP", () => {
     const held2 = await reserve('share', widgets('1'), OTHER);
     expect(held2.status).toBe(403);
     expect(held2.body.message).toContain(`queued reservation ${within.body.id as string}`);
+  });
+});
+
+describe('pods behind a blocking waiter, over HTTP', () => {
+  const podReview = (name: string, cpu: string) =>
+    admissionReview({
+      uid: `review-${name}`,
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      name,
+      namespace: 'pods-wait',
+      operation: 'CREATE',
+      object: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: 'pods-wait', uid: `uid-${name}` },
+        spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu } } }] },
+      },
+    });
+  const validate = async (name: string, cpu: string) =>
+    (await api.request('POST', '/v1/admission/validate', podReview(name, cpu), bearer(TOKENS.kube.token))).body.response;
+
+  it("refuses a pod's review that fits but takes the room a blocking waiter waits for; the holder's release admits the waiter, not the pods", async () => {
+    await ledger.putQuota('pods-wait', { name: 'compute', spec: { hard: { cpu: '4' } } }, { actor: 'test' });
+    const cpu = (name: string, amount: string, extra: Record<string, unknown> = {}) => ({
+      kind: 'Job',
+      resource: 'jobs.batch.example.com',
+      name,
+      resources: { cpu: amount },
+      ...extra,
+    });
+    const holder = await reserve('pods-wait', cpu('holder', '3'), OTHER);
+    expect(holder.status).toBe(201);
+    const waiter = await reserve('pods-wait', cpu('train', '2', { wait: { seconds: 3600 } }), GREEDY);
+    expect(waiter.status).toBe(202);
+    // Blocking at once (QUEUE_PASS_SECONDS=0); 1 CPU would fit, but it is the waiter's.
+    expect(await validate('web-1', '1')).toMatchObject({
+      allowed: false,
+      status: { code: 403, message: expect.stringContaining(`pods "web-1" is forbidden: queued reservation ${waiter.body.id as string}`) },
+    });
+    expect(
+      (await api.request('DELETE', `/v1/namespaces/pods-wait/reservations/${holder.body.id as string}`, undefined, OTHER)).status,
+    ).toBe(200);
+    expect(
+      (await api.request('GET', `/v1/namespaces/pods-wait/reservations/${waiter.body.id as string}`, undefined, GREEDY)).body,
+    ).toMatchObject({
+      state: 'reserved',
+    });
+    // The queue is empty: pods are decided on the quota alone again.
+    expect(await validate('web-2', '2')).toMatchObject({ allowed: true });
+    expect(await validate('web-3', '1')).toMatchObject({
+      allowed: false,
+      status: { message: expect.stringContaining('exceeded quota: compute') },
+    });
   });
 });
 

@@ -23,7 +23,7 @@ import { liveLoadedFor, type NamespaceFacts } from './facts.js';
 import { namespaceStages } from './namespace-stages.js';
 import { clusterReservationOf, newState, reservationFor, storedObjectOf, type ObjectCharge } from './object-reservation.js';
 import { pluginEnabled } from './plugins.js';
-import { decideWait } from './reservation-queue.js';
+import { decideBehindQueue, decideWait } from './reservation-queue.js';
 import { decideResources } from './rest.js';
 import { LIVE_PER_OBJECT_MAX, sameState, settledStateOf } from './stored.js';
 
@@ -33,8 +33,8 @@ import { LIVE_PER_OBJECT_MAX, sameState, settledStateOf } from './stored.js';
  * conflict); the namespace's stages, NamespaceLifecycle and AlwaysDeny (namespace-stages.ts; an
  * unmanaged namespace is answered there); then, on what the ledger holds, LimitRanger's defaults
  * and validation and ResourceQuota on the defaulted object, so a platform team gets the answer
- * the API server would give; a resource list that may wait is queued where it does not fit
- * (reservation-queue.ts). Each plugin runs only when enabled (`command.plugins`).
+ * the API server would give; a resource list that may wait is queued where it does not fit, and
+ * what fits is held back behind a blocking waiter short of what it asks for (reservation-queue.ts). Each plugin runs only when enabled (`command.plugins`).
  */
 export function decideAdmit(command: AdmitObject | AdmitResources, facts: NamespaceFacts): Decided<AdmissionAnswer> {
   const earlier = earlierAnswer(command, facts);
@@ -42,7 +42,7 @@ export function decideAdmit(command: AdmitObject | AdmitResources, facts: Namesp
   const refused = namespaceStages(command, facts);
   if (refused) return refused;
   const decision = command.type === 'AdmitObject' ? admitObject(command, facts) : admitResources(command, facts);
-  const waiting = command.type === 'AdmitResources' ? decideWait(command, facts, decision) : undefined;
+  const waiting = command.type === 'AdmitResources' ? decideWait(command, facts, decision) : decideBehindQueue(command, facts, decision);
   if (waiting) return waiting;
   const reserved = decision.allowed && !decision.existing && !command.dryRun ? decision.reservation : undefined;
   const events: LedgerEvent[] = reserved ? [reserved] : [];

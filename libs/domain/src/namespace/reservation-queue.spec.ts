@@ -57,6 +57,23 @@ class Stream {
     return this.run({ type: 'ReleaseReservation', reservationId: id, reason: 'cancelled' });
   }
 
+  /** A pod's webhook review asking for `cpu`: charged to the same quota as the REST waiters. */
+  pod(id: string, cpu: number) {
+    const object = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: id, namespace: 'ns', uid: `uid-${id}` },
+      spec: { containers: [{ name: 'app', image: 'nginx', resources: { requests: { cpu: String(cpu) } } }] },
+    };
+    return this.run({
+      type: 'AdmitObject',
+      source: 'webhook',
+      dryRun: false,
+      reservationId: id,
+      request: { operation: 'CREATE', groupResource: { group: '', resource: 'pods' }, namespace: 'ns', name: id, object },
+    });
+  }
+
   used(): bigint {
     return Resources.get(this.state.used.get('compute') ?? Resources.EMPTY, 'cpu')?.nanos ?? 0n;
   }
@@ -156,6 +173,30 @@ describe('the reservation queue: wait for room instead of a 403', () => {
     expect(memory.answer).toMatchObject({ result: { allowed: true } });
   });
 
+  it("holds back a pod's review behind a blocking waiter short of what the pod asks for, so a stream of pods cannot starve it", () => {
+    const s = new Stream();
+    s.hard(2);
+    s.reserve('holder', 1);
+    s.reserve('big', 2, { ms: 1000, priority: 0 });
+    // Before it is blocking, a pod that fits passes it, as a REST list does.
+    expect(s.pod('early', 1).answer).toMatchObject({ result: { allowed: true } });
+    s.release('early');
+    s.now = POLICY.passMs;
+    expect(s.pod('web', 1)).toMatchObject({
+      events: [],
+      answer: {
+        result: {
+          allowed: false,
+          code: 403,
+          stage: 'ResourceQuota',
+          message: `pods "web" is forbidden: queued reservation big (priority 0, waiting since ${new Date(0).toISOString()}) is first in line for these resources; retry once it is admitted, cancelled or expired`,
+        },
+      },
+    });
+    // The holder's release admits the waiter, in the same command: the room went to it, not to the pods.
+    expect(s.release('holder').events.map((e) => e.type)).toEqual(['Released', 'AdmittedFromQueue', 'Reserved']);
+  });
+
   it('expires a waiter past its deadline with the reason, and cancels one', () => {
     const s = new Stream();
     s.hard(1);
@@ -182,6 +223,7 @@ describe('the reservation queue: wait for room instead of a 403', () => {
   it('property: a random history never admits over hard, never out of order, and leaves no waiter that fits (no lost wake-up)', () => {
     type Op =
       | { op: 'reserve'; cpu: number; wait: number; priority: number }
+      | { op: 'pod'; cpu: number }
       | { op: 'release'; pick: number }
       | { op: 'hard'; cpu: number }
       | { op: 'cancel'; pick: number }
@@ -196,6 +238,7 @@ describe('the reservation queue: wait for room instead of a 403', () => {
           priority: fc.integer({ min: 0, max: 1 }),
         }),
       },
+      { weight: 2, arbitrary: fc.record({ op: fc.constant('pod' as const), cpu: fc.constantFrom(1, 2) }) },
       { weight: 3, arbitrary: fc.record({ op: fc.constant('release' as const), pick: fc.nat() }) },
       { weight: 1, arbitrary: fc.record({ op: fc.constant('hard' as const), cpu: fc.integer({ min: 0, max: 8 }) }) },
       { weight: 1, arbitrary: fc.record({ op: fc.constant('cancel' as const), pick: fc.nat() }) },
@@ -208,7 +251,7 @@ describe('the reservation queue: wait for room instead of a 403', () => {
         let n = 0;
         for (const o of ops) {
           const step = apply(s, o, () => `r${n++}`);
-          checkStep(s, step);
+          checkStep(s, step, o.op === 'reserve' && o.wait ? o.priority : 0);
         }
       }),
       { numRuns: 300 },
@@ -223,6 +266,8 @@ function apply(s: Stream, o: { op: string; cpu?: number; wait?: number; priority
   switch (o.op) {
     case 'reserve':
       return s.reserve(id(), o.cpu ?? 1, o.wait ? { ms: o.wait, priority: o.priority ?? 0 } : undefined);
+    case 'pod':
+      return s.pod(id(), o.cpu ?? 1);
     case 'release': {
       const live = pick([...s.state.reservations.keys()]);
       return live ? s.release(live) : s.run({ type: 'SweepQueue' });
@@ -241,7 +286,7 @@ function apply(s: Stream, o: { op: string; cpu?: number; wait?: number; priority
 }
 
 /** The laws of one step: no admission over hard; none out of the stated order; none left that fits. */
-function checkStep(s: Stream, step: { readonly before: NamespaceState; readonly events: readonly LedgerEvent[] }): void {
+function checkStep(s: Stream, step: { readonly before: NamespaceState; readonly events: readonly LedgerEvent[] }, priority: number): void {
   const hard = Resources.get(s.state.quotas.get('compute')?.hard ?? Resources.EMPTY, 'cpu')?.nanos ?? 0n;
   const admitted = step.events.filter((e) => e.type === 'AdmittedFromQueue' || e.type === 'Reserved');
   if (admitted.length > 0) expect(s.used()).toBeLessThanOrEqual(hard);
@@ -256,6 +301,16 @@ function checkStep(s: Stream, step: { readonly before: NamespaceState; readonly 
       expect(isBlocking(ahead, s.now, POLICY)).toBe(false);
       expect(shortfalls(s.state, ahead.resources).length).toBeGreaterThan(0);
     }
+  }
+  // No arrival passes a blocking waiter of its priority or above that can fit (all ask for cpu): a REST list nor a pod.
+  const direct = step.events.filter((e) => e.type === 'Reserved' && !fromQueue.includes(e.data.reservationId));
+  const hardBefore = Resources.get(step.before.quotas.get('compute')?.hard ?? Resources.EMPTY, 'cpu');
+  for (const waiter of direct.length > 0 ? order.filter((w) => w.priority >= priority) : []) {
+    const fits = hardBefore !== undefined && (Resources.get(waiter.resources, 'cpu')?.cmp(hardBefore) ?? 1) <= 0;
+    expect(
+      isBlocking(waiter, s.now, POLICY) && fits,
+      `${direct.map((e) => e.type === 'Reserved' && e.data.reservationId)} passed ${waiter.id}`,
+    ).toBe(false);
   }
   // No lost wake-up: the drain on the state left admits nothing more.
   expect(drainQueue(s.facts()).filter((e) => e.type === 'AdmittedFromQueue')).toEqual([]);

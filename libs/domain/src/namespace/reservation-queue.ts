@@ -2,13 +2,14 @@ import type { AdmittedFromQueue, LedgerEvent, Queued, RecordedEvent, WaitingForJ
 import { evolve, queueOrder, type NamespaceState, type Waiter } from '../events/fold.js';
 import { DEFAULT_QUEUE_POLICY, isBlocking, type QueuePolicy } from '../queue/policy.js';
 import { quotaNamed } from '../quota/check.js';
+import { admissionObjectName } from '../quota/denial.js';
 import * as Resources from '../resources/resource-list.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { quotaScopeRequirements } from '../scopes/facts.js';
-import { admissionViewOf, type AdmissionDecision } from './admission-decision.js';
+import { admissionViewOf, groupResourceText, type AdmissionDecision } from './admission-decision.js';
 import type { AdmissionResult } from './answers.js';
 import { refusal } from './answers.js';
-import type { AdmissionAnswer, AdmitResources, CancelAnswer, CancelQueued, Decided, NamespaceCommand } from './commands.js';
+import type { AdmissionAnswer, AdmitObject, AdmitResources, CancelAnswer, CancelQueued, Decided, NamespaceCommand } from './commands.js';
 import type { NamespaceFacts } from './facts.js';
 import { BlockingShares, neverFits, quotaLimitsOf, unfitReason } from './queue-bounds.js';
 import { decideResources } from './rest.js';
@@ -75,10 +76,29 @@ function blockerAhead(facts: NamespaceFacts, priority: number, resources: Resour
 }
 
 /** A request without a wait that fits, held back by a blocking waiter ahead of it (priority 0): 403, it may ask to wait instead. */
-function heldBack(command: AdmitResources, blocker: Waiter): Decided<AdmissionAnswer> {
-  const what = `${command.groupResource.resource}${command.name ? ` "${command.name}"` : ''}`;
-  const message = `${what} is forbidden: queued reservation ${blocker.id} (priority ${blocker.priority}, waiting since ${iso(blocker.queuedAt)}) is first in line for these resources; send the request with "wait" to queue behind it`;
+function heldBack(what: string, blocker: Waiter, instead: string): Decided<AdmissionAnswer> {
+  const message = `${what} is forbidden: queued reservation ${blocker.id} (priority ${blocker.priority}, waiting since ${iso(blocker.queuedAt)}) is first in line for these resources; ${instead}`;
   return { events: [], answer: { kind: 'Decided', result: { allowed: false, code: 403, dryRun: false, stage: 'ResourceQuota', message } } };
+}
+
+/**
+ * An object's admission (a webhook review, a REST object) that fits but charges a resource a
+ * blocking waiter ahead of it is short of: refused 403 naming the waiter, as a REST resource list
+ * without a wait is, so that no stream of arrivals keeps a waiter from the room it waits for.
+ * Undefined: decided as usual (no waiter, a dry run, nothing charged, or no blocker ahead).
+ */
+export function decideBehindQueue(
+  command: AdmitObject,
+  facts: NamespaceFacts,
+  decision: AdmissionDecision,
+): Decided<AdmissionAnswer> | undefined {
+  if (command.dryRun || facts.state.queue.size === 0 || !decision.allowed || !decision.reservation) return undefined;
+  const asked = decision.charges.reduce<ResourceList>((all, charge) => Resources.max(all, charge.delta), Resources.EMPTY);
+  const blocker = blockerAhead(facts, 0, asked);
+  if (!blocker) return undefined;
+  const { request } = command;
+  const what = `${groupResourceText(request)} "${admissionObjectName(request.object, request.name)}"`;
+  return heldBack(what, blocker, 'retry once it is admitted, cancelled or expired');
 }
 
 /**
@@ -96,7 +116,8 @@ export function decideWait(
   if (command.dryRun || facts.state.queue.size + (wait ? 1 : 0) === 0) return undefined;
   const resources = Resources.resourceList(command.resources);
   const blocker = blockerAhead(facts, wait?.priority ?? 0, resources);
-  if (!wait) return decision.allowed && blocker ? heldBack(command, blocker) : undefined;
+  const what = `${command.groupResource.resource}${command.name ? ` "${command.name}"` : ''}`;
+  if (!wait) return decision.allowed && blocker ? heldBack(what, blocker, 'send the request with "wait" to queue behind it') : undefined;
   if (decision.allowed && !blocker) return undefined;
   if (!decision.allowed && decision.denial?.kind !== 'Exceeded') return undefined;
   if (!decision.allowed && neverFits(quotaLimitsOf(facts.state, facts.sharedElsewhere), resources)) return undefined;
