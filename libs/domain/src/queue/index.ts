@@ -1,1 +1,2 @@
 export * from './policy.js';
+export * from './wait-estimate.js';
