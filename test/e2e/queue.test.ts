@@ -182,3 +182,34 @@ describe('queue metrics', () => {
       expect(text).toMatch(new RegExp(`^quota_ledger_queue_wait_seconds_count\\{outcome="${outcome}"\\} [1-9]`, 'm'));
   });
 });
+
+describe("the wait to expect, from the ledger's own history", () => {
+  it('lists a waiter with the median and p90 of the waits of those like it once five were admitted, and none for a size never waited', async () => {
+    const ledger = api.app.get(LedgerCommands);
+    await ledger.putQuota('estimates', { name: 'compute', spec: { hard: { cpu: '2' } } }, { actor: 'test' });
+    for (let round = 0; round < 6; round++) {
+      const holder = await reserve(jobs('2'), 'estimates');
+      const waiter = await reserve(jobs('1', { wait: { seconds: 60 } }), 'estimates');
+      expect(waiter.status).toBe(202);
+      await new Promise((resolve) => setTimeout(resolve, 20 * (round + 1)));
+      await api.request('DELETE', `/v1/namespaces/estimates/reservations/${holder.body.id as string}`, undefined, A);
+      const admitted = await api.request('GET', `/v1/namespaces/estimates/reservations/${waiter.body.id as string}`, undefined, A);
+      expect(admitted.body.state).toBe('reserved');
+      await api.request('DELETE', `/v1/namespaces/estimates/reservations/${waiter.body.id as string}`, undefined, A);
+    }
+    expect((await reserve(jobs('2'), 'estimates')).status).toBe(201);
+    const like = await reserve(jobs('1', { wait: { seconds: 60 } }), 'estimates');
+    const unlike = await reserve(jobs('250m', { wait: { seconds: 60 } }), 'estimates');
+    const { items } = (await api.request('GET', '/v1/namespaces/estimates/queue', undefined, A)).body as {
+      items: { id: string; estimate?: { samples: number; p50Seconds: number; p90Seconds: number } }[];
+    };
+    const estimate = items.find((item) => item.id === like.body.id)?.estimate;
+    expect(estimate).toMatchObject({ samples: 6 });
+    // Each wait was at least its round's sleep before the release; p50 is the third shortest, p90 the longest.
+    expect(estimate?.p50Seconds).toBeGreaterThanOrEqual(0.06);
+    expect(estimate?.p90Seconds).toBeGreaterThanOrEqual(0.12);
+    expect(estimate?.p50Seconds).toBeLessThanOrEqual(estimate?.p90Seconds ?? 0);
+    // 250m is not within a factor of two of 1: no waits like it.
+    expect(items.find((item) => item.id === unlike.body.id)).not.toHaveProperty('estimate');
+  });
+});

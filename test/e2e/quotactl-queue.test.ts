@@ -64,8 +64,8 @@ describe('quotactl reserve --wait and quotactl queue', () => {
     const list = await quotactl('queue', '-n', 'team-a');
     expect(list.code).toBe(0);
     const [header, row, more] = list.out.split('\n');
-    expect(header).toMatch(/^POSITION +ID +PRIORITY +RESOURCES +AGE +EXPIRES +WAITING FOR$/);
-    expect(row).toMatch(/^1 +\S+ +5 +cpu=1 +\d+s +9m\d+s +compute: cpu 1 \(used 2\/2\)$/);
+    expect(header).toMatch(/^POSITION +ID +PRIORITY +RESOURCES +AGE +EXPIRES +TYPICAL WAIT +WAITING FOR$/);
+    expect(row).toMatch(/^1 +\S+ +5 +cpu=1 +\d+s +9m\d+s +<none> +compute: cpu 1 \(used 2\/2\)$/);
     expect(more).toBe('');
     const id = (await quotactl('queue', '-n', 'team-a', '-o', 'name')).out.trim().replace('reservation/', '');
 

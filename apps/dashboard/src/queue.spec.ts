@@ -47,6 +47,7 @@ describe("a namespace's queue, as the page shows it", () => {
         waitingFor: [{ quota: 'compute', resources: [{ resource: 'requests.cpu', requested: '1', used: '2', hard: '2' }] }],
         queuedAt: '2026-11-23T11:58:00.000Z',
         expiresAt: '2026-11-23T12:08:00.000Z',
+        estimate: { samples: 12, p50Seconds: 150, p90Seconds: 600 },
       },
       NOW,
     );
@@ -58,6 +59,7 @@ describe("a namespace's queue, as the page shows it", () => {
       passed: 'passed 3×',
       waiting: [{ quota: 'compute', detail: 'requests.cpu needs 1, 2 of 2 used' }],
       waited: '2 min',
+      typical: 'typically 2 min (p90 10 min)',
       expires: 'in 8 min',
     });
     expect(queueRow({ id: 'r-2' }, NOW)).toMatchObject({
@@ -66,6 +68,7 @@ describe("a namespace's queue, as the page shows it", () => {
       passed: '',
       waiting: [],
       waited: '—',
+      typical: '',
       expires: '—',
     });
   });

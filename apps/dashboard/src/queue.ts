@@ -45,6 +45,8 @@ export interface QueueRow {
   readonly passed: string;
   readonly waiting: WaitingLine[];
   readonly waited: string;
+  /** `typically 42s (p90 3m5s)`: how long recent waiters like it waited; empty without an estimate. */
+  readonly typical: string;
   readonly expires: string;
 }
 
@@ -58,8 +60,15 @@ export function queueRow(item: Partial<QueuedReservation>, nowMs: number): Queue
     passed: passed > 0 ? `passed ${passed}×` : '',
     waiting: waitingLines(item.waitingFor),
     waited: item.queuedAt ? age(item.queuedAt, nowMs) : '—',
+    typical: typicalWait(item.estimate, nowMs),
     expires: timeLeft(item.expiresAt, nowMs),
   };
+}
+
+function typicalWait(estimate: QueuedReservation['estimate'] | undefined, nowMs: number): string {
+  if (typeof estimate?.p50Seconds !== 'number' || typeof estimate.p90Seconds !== 'number') return '';
+  const span = (seconds: number) => age(new Date(nowMs - seconds * 1000).toISOString(), nowMs);
+  return `typically ${span(estimate.p50Seconds)} (p90 ${span(estimate.p90Seconds)})`;
 }
 
 /** One waiter of a shared quota, with its namespace and that namespace's fair-share weight. */

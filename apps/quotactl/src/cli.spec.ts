@@ -709,7 +709,7 @@ describe('reserve --wait: a reservation that does not fit waits in the queue', (
         namespace: 'a',
         items: [
           { ...item, position: 1 },
-          { ...item, id: 'q-2', position: 2, priority: 0 },
+          { ...item, id: 'q-2', position: 2, priority: 0, estimate: { samples: 12, p50Seconds: 42, p90Seconds: 185 } },
         ],
       },
     ]);
@@ -717,9 +717,9 @@ describe('reserve --wait: a reservation that does not fit waits in the queue', (
     expect(await run(['queue', '-n', 'a'], out)).toBe(EXIT.ok);
     expect(out.out).toBe(
       [
-        'POSITION   ID    PRIORITY   RESOURCES   AGE   EXPIRES   WAITING FOR',
-        '1          q-1   100        pods=1      30s   10m       compute: pods 1 (used 10/10)',
-        '2          q-2   0          pods=1      30s   10m       compute: pods 1 (used 10/10)',
+        'POSITION   ID    PRIORITY   RESOURCES   AGE   EXPIRES   TYPICAL WAIT     WAITING FOR',
+        '1          q-1   100        pods=1      30s   10m       <none>           compute: pods 1 (used 10/10)',
+        '2          q-2   0          pods=1      30s   10m       42s (p90 3m5s)   compute: pods 1 (used 10/10)',
         '',
       ].join('\n'),
     );

@@ -46,6 +46,11 @@ export interface QueuedReservation {
   /** Cancelled or expired: when, and (expired) why. */
   readonly endedAt?: string;
   readonly reason?: string;
+  /**
+   * In a queue's listing: how long the namespace's recent waiters asking for about as much (the same
+   * resources, each within a factor of two) waited before admission; absent below 5 such waits.
+   */
+  readonly estimate?: { readonly samples: number; readonly p50Seconds: number; readonly p90Seconds: number };
 }
 
 export interface NamespaceQueue {

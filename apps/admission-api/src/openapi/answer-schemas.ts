@@ -244,6 +244,15 @@ export const ANSWER_SCHEMAS = {
       passed: integer('Reservations behind it admitted before it (QUEUE_PASS_MAX bounds this).'),
       endedAt: time(),
       reason: string('Expired: why.'),
+      estimate: closed(
+        {
+          samples: integer('The past waits the percentiles are taken over.'),
+          p50Seconds: { type: 'number' },
+          p90Seconds: { type: 'number' },
+        },
+        ['samples', 'p50Seconds', 'p90Seconds'],
+        "In a queue's listing: how long the namespace's recent waiters asking for about as much (the same resources, each within a factor of two) waited before admission; absent below 5 such waits.",
+      ),
     },
     ['id', 'namespace', 'state', 'priority', 'resources', 'object', 'waitingFor', 'queuedAt', 'expiresAt', 'passed'],
     'A reservation waiting in the queue, or one that stopped waiting without being admitted.',

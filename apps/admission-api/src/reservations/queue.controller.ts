@@ -4,7 +4,7 @@ import { QueueQueries } from '@quota/ledger';
 import { Allow } from '../auth/roles.decorator.js';
 import { NamespaceParam } from '../common/kube/path-params.js';
 
-/** The namespace's queue of reservations waiting for room, in the order they will be admitted. */
+/** The namespace's queue of reservations waiting for room, in the order they will be admitted, each with the wait to expect. */
 @Controller('v1/namespaces/:namespace/queue')
 export class QueueController {
   constructor(@Inject(QueueQueries) private readonly queue: QueueQueries) {}
@@ -12,6 +12,6 @@ export class QueueController {
   @Allow('admin', 'auditor', 'admission')
   @Get()
   list(@NamespaceParam() namespace: string): Promise<NamespaceQueue> {
-    return this.queue.queue(namespace);
+    return this.queue.queueWithEstimates(namespace);
   }
 }

@@ -64,6 +64,7 @@ function row(item: Partial<NamespaceQueue['items'][number]>, now: number): HTMLT
       'td',
       { 'data-label': 'Waited', class: 'nowrap' },
       item.queuedAt ? h('time', { datetime: item.queuedAt, title: localTime(item.queuedAt) }, r.waited) : r.waited,
+      r.typical ? h('div', { class: 'muted small', title: 'the median and p90 of the waits of recent waiters like it' }, r.typical) : null,
     ),
     h(
       'td',

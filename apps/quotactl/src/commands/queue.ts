@@ -150,7 +150,8 @@ export const queueCommand: Command = {
   synopsis: 'queue [-n NS] [-o table|json|yaml|name]',
   description: [
     'POSITION, ID, PRIORITY, RESOURCES (what it asks), AGE (how long it has waited), EXPIRES (how',
-    'long it may still wait) and WAITING FOR (each quota and resource that is short, as',
+    "long it may still wait), TYPICAL WAIT (the median and p90 of how long the namespace's recent",
+    'waiters asking for about as much waited; <none> below 5 of them) and WAITING FOR (each quota and resource that is short, as',
     '`quota: resource requested (used used/hard)`, or the blocking reservation ahead of it) for',
     'every reservation `reserve --wait` queued in the namespace, in queue order: priority, then',
     'arrival. -o name prints reservation/ID lines, which release takes to cancel them.',

@@ -40,9 +40,17 @@ export function queuedMessage(
   return `reservation/${answer.id ?? '?'} queued${position} in ${answer.namespace ?? '?'}${expires}\n  waiting for ${waitingForText(answer.waitingFor)}\n`;
 }
 
+/** The wait to expect, as `12s (p90 40s)` in kubectl's AGE units; `<none>` without an estimate (fewer than 5 past waits like it). */
+export function typicalWait(estimate: QueuedReservation['estimate'] | undefined, now: number): string {
+  if (!estimate || typeof estimate.p50Seconds !== 'number' || typeof estimate.p90Seconds !== 'number') return '<none>';
+  const span = (seconds: number) => age(new Date(now - seconds * 1000).toISOString(), now);
+  return `${span(estimate.p50Seconds)} (p90 ${span(estimate.p90Seconds)})`;
+}
+
 /**
  * `quotactl queue`: one row per waiter in queue order (priority, then arrival). AGE is how long it
- * has waited, EXPIRES how long it may still wait; WAITING FOR comes last, as free text.
+ * has waited, EXPIRES how long it may still wait, TYPICAL WAIT how long waiters like it waited;
+ * WAITING FOR comes last, as free text.
  */
 export function queueTable(items: readonly Partial<QueuedReservation>[], now: number): string {
   const rows = items.map((item) => [
@@ -52,7 +60,8 @@ export function queueTable(items: readonly Partial<QueuedReservation>[], now: nu
     resourceList(item.resources),
     age(item.queuedAt, now),
     until(item.expiresAt, now),
+    typicalWait(item.estimate, now),
     waitingForText(item.waitingFor),
   ]);
-  return table(['POSITION', 'ID', 'PRIORITY', 'RESOURCES', 'AGE', 'EXPIRES', 'WAITING FOR'], rows);
+  return table(['POSITION', 'ID', 'PRIORITY', 'RESOURCES', 'AGE', 'EXPIRES', 'TYPICAL WAIT', 'WAITING FOR'], rows);
 }

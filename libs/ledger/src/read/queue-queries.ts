@@ -1,5 +1,14 @@
 import type { NamespaceQueue, QueuedReservation, SharedQuotaQueue } from '@quota/api';
-import { fairShareOrder, fairShareWeight, queueOrder, Resources, sharedChargesOf, type Waiter } from '@quota/domain';
+import {
+  fairShareOrder,
+  fairShareWeight,
+  queueOrder,
+  Resources,
+  sharedChargesOf,
+  waitEstimate,
+  type PastWait,
+  type Waiter,
+} from '@quota/domain';
 import type { DataSource } from 'typeorm';
 import { stateOf, waiterFromJson, type HeadJson, type WaiterJson } from '../head.js';
 import { select } from '../sql.js';
@@ -10,6 +19,9 @@ import { select } from '../sql.js';
  * transaction as them), so a read never lags a write; a waiter that ended without admission is
  * found by its Cancelled or Expired event.
  */
+/** The events of a namespace's stream the wait estimates read at most (its newest). */
+export const PAST_WAITS_EVENTS = 10_000;
+
 export class QueueQueries {
   constructor(private readonly dataSource: DataSource) {}
 
@@ -22,6 +34,41 @@ export class QueueQueries {
     );
     const waiters = new Map((rows[0]?.queue ?? []).map((j) => [j.id, waiterFromJson(j)]));
     return { namespace, items: queueOrder(waiters).map((w, i) => viewOf(namespace, w, { state: 'queued', position: i + 1 })) };
+  }
+
+  /**
+   * The namespace's queue as `GET …/queue` lists it: each waiter with the wait to expect
+   * (waitEstimate) from the namespace's past waits (pastWaits), when there are enough like it.
+   */
+  async queueWithEstimates(namespace: string): Promise<NamespaceQueue> {
+    const queue = await this.queue(namespace);
+    if (queue.items.length === 0) return queue;
+    const past = await this.pastWaits(namespace);
+    const items = queue.items.map((item) => {
+      const estimate = waitEstimate(Resources.resourceList(item.resources), past);
+      return estimate ? { ...item, estimate } : item;
+    });
+    return { ...queue, items };
+  }
+
+  /**
+   * How long the namespace's waiters admitted from its queue waited, newest first: each
+   * AdmittedFromQueue paired with its Queued, among the namespace's last PAST_WAITS_EVENTS events
+   * (a bounded read of its stream, whatever its length).
+   */
+  async pastWaits(namespace: string): Promise<PastWait[]> {
+    const rows = await select<{ resources: Record<string, string> | null; waited_ms: string }>(
+      this.dataSource,
+      `WITH recent AS (
+         SELECT type, recorded_at, data FROM ledger_events WHERE namespace = $1 ORDER BY version DESC LIMIT $2
+       )
+       SELECT q.data->'resources' AS resources, (extract(epoch FROM a.recorded_at - q.recorded_at) * 1000)::bigint::text AS waited_ms
+         FROM recent a JOIN recent q ON q.type = 'Queued' AND q.data->>'reservationId' = a.data->>'reservationId'
+        WHERE a.type = 'AdmittedFromQueue'
+        ORDER BY a.recorded_at DESC`,
+      [namespace, PAST_WAITS_EVENTS],
+    );
+    return rows.map((r) => ({ resources: Resources.resourceList(r.resources ?? {}), waitedMs: Number(r.waited_ms) }));
   }
 
   /** The waiters charged to a shared quota, per waiting namespace, in the order its fair drain serves the namespaces. */
