@@ -21,6 +21,8 @@ interface Given {
   readonly used: number;
   readonly waiters: number;
   readonly each?: number;
+  /** Its waiters' priority (default 0). */
+  readonly priority?: number;
 }
 
 const fold = (events: readonly LedgerEvent[], state: NamespaceState = initialState()): NamespaceState =>
@@ -49,7 +51,7 @@ function stateOf(given: Given, hard: number): NamespaceState {
         reservationId: `${given.name}-w${i}`,
         object: WIDGETS,
         resources: { cpu: String(given.each ?? 1) },
-        priority: 0,
+        priority: given.priority ?? 0,
         deadline: new Date(NOW + 60_000).toISOString(),
         waitingFor: [],
       },
@@ -107,6 +109,25 @@ describe('decideFairDrain', () => {
       ],
       8,
       { a: 2, b: 6 },
+    ],
+    [
+      'serves a higher priority first, across namespaces, whatever the shares',
+      [
+        { name: 'a', weight: 1, used: 0, waiters: 3 },
+        { name: 'b', weight: 1, used: 3, waiters: 3, priority: 5 },
+      ],
+      5,
+      { a: 0, b: 2 },
+    ],
+    [
+      'shares among equal priorities by weight; a lower priority waits while they fit',
+      [
+        { name: 'a', weight: 1, used: 0, waiters: 4, priority: 1 },
+        { name: 'b', weight: 3, used: 0, waiters: 4, priority: 1 },
+        { name: 'c', weight: 1, used: 0, waiters: 4 },
+      ],
+      6,
+      { a: 2, b: 4, c: 0 },
     ],
     [
       'serves first the namespace that holds less of the quota',

@@ -10,8 +10,9 @@ import { drainQueue, nextSharedAdmission } from './reservation-queue.js';
 /**
  * A shared quota's fair drain, decided: of the namespaces waiting under shared quota `key` (their
  * facts as the drain starts, read in one transaction), while some namespace's next waiter fits,
- * admit the one of the namespace with the lowest weighted dominant share of the quota
- * (fairShareOrder; weights from `quota-ledger.io/fair-share-weight`), then ask again. Each choice
+ * admit the one of the highest priority, among equals that of the namespace with the lowest
+ * weighted dominant share of the quota (fairShareOrder; weights from
+ * `quota-ledger.io/fair-share-weight`), then ask again. Each choice
  * is made on the states the admissions before it leave, the shared quotas' usage elsewhere
  * included, so the quota is never charged over hard. When none of the quota's waiters fits, each
  * namespace drains its own queue (a waiter that left may have unblocked it), and the fair drain
@@ -53,7 +54,7 @@ export function decideFairDrain(namespaces: readonly NamespaceFacts[], key: stri
   return { steps: drain.steps, admitted };
 }
 
-/** The next admission by fair share: of the namespaces whose next waiter fits, the one of the lowest weighted dominant share. */
+/** The next admission: of the namespaces whose next waiter fits, the one whose waiter has the highest priority, then the lowest weighted dominant share. */
 function fairest(namespaces: readonly NamespaceFacts[], key: string): { namespace: string; events: LedgerEvent[] } | undefined {
   const next = new Map<string, LedgerEvent[]>();
   for (const facts of namespaces) {
@@ -68,10 +69,17 @@ function fairest(namespaces: readonly NamespaceFacts[], key: string): { namespac
       namespace: facts.namespace,
       weight: fairShareWeight(facts.state.object?.definition.metadata),
       used: facts.state.sharedUsed.get(key) ?? Resources.EMPTY,
+      priority: admittedPriority(facts, next.get(facts.namespace) ?? []),
     }));
   const first = fairShareOrder(candidates, hard)[0];
   const events = first && next.get(first.namespace);
   return first && events ? { namespace: first.namespace, events } : undefined;
+}
+
+/** The priority of the waiter an admission's events admit (its AdmittedFromQueue's). */
+function admittedPriority(facts: NamespaceFacts, events: readonly LedgerEvent[]): number {
+  const admitted = events.find((event) => event.type === 'AdmittedFromQueue');
+  return admitted?.type === 'AdmittedFromQueue' ? (facts.state.queue.get(admitted.data.reservationId)?.priority ?? 0) : 0;
 }
 
 /**

@@ -42,6 +42,17 @@ describe('the queue policy: BestEffortFIFO with a bound on passing', () => {
       hard,
     );
     expect(order.map((c) => c.namespace)).toEqual(['c', 'a', 'b']);
+    // A higher priority goes first whatever its share; equals keep the share's order.
+    const ranked = fairShareOrder(
+      [
+        { namespace: 'b', weight: 1, used: list({ cpu: '10' }), priority: 1 },
+        { namespace: 'a', weight: 3, used: list({ cpu: '30' }), priority: 1 },
+        { namespace: 'c', weight: 1, used: list({ cpu: '5' }) },
+        { namespace: 'd', weight: 1, used: list({ cpu: '90' }), priority: 100 },
+      ],
+      hard,
+    );
+    expect(ranked.map((c) => c.namespace)).toEqual(['d', 'a', 'b', 'c']);
   });
 
   it('gives two always-waiting namespaces of weights 1 and 3 25 % and 75 % of the freed capacity (within 2 %)', () => {

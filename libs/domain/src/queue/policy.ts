@@ -71,23 +71,29 @@ export function weightedDominantShare(used: ResourceList, hard: ResourceList, we
   return { num: best.num, den: best.den * BigInt(Math.max(1, weight)) };
 }
 
-/** One namespace waiting under a shared quota: its weight and what it uses of the quota now. */
+/** One namespace waiting under a shared quota: its weight, what it uses of the quota now, and the priority of its waiter to serve next. */
 export interface FairShareCandidate {
   readonly namespace: string;
   readonly weight: number;
   readonly used: ResourceList;
+  /** Its next waiter's priority (absent: 0); a higher one is served first, whatever the shares. */
+  readonly priority?: number;
 }
 
 /**
- * Which namespace a shared quota serves next when room frees: the lowest weighted dominant share
- * first, then the namespace name (deterministic). Pure: the caller tries the first one's queue
- * head, and on admission recomputes (its share grew), so over time each waiting namespace
- * receives freed capacity in proportion to its weight.
+ * Which namespace a shared quota serves next when room frees: the one whose next waiter has the
+ * highest priority (priority orders across the quota's namespaces as within one), then, among
+ * equals, the lowest weighted dominant share, then the namespace name (deterministic). Pure: the
+ * caller tries the first one's queue head, and on admission recomputes (its share grew), so over
+ * time each waiting namespace of a priority receives freed capacity in proportion to its weight.
  */
 export function fairShareOrder(candidates: readonly FairShareCandidate[], hard: ResourceList): FairShareCandidate[] {
   const shares = new Map(candidates.map((c) => [c.namespace, weightedDominantShare(c.used, hard, c.weight)]));
   const shareOf = (c: FairShareCandidate): Share => shares.get(c.namespace) ?? { num: 0n, den: 1n };
   return [...candidates].sort(
-    (a, b) => compareShares(shareOf(a), shareOf(b)) || (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0),
+    (a, b) =>
+      (b.priority ?? 0) - (a.priority ?? 0) ||
+      compareShares(shareOf(a), shareOf(b)) ||
+      (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0),
   );
 }

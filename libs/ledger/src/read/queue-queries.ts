@@ -90,6 +90,7 @@ export class QueueQueries {
         used: state.sharedUsed.get(key) ?? Resources.EMPTY,
         hard: state.shared.get(key)?.hard,
         items,
+        priority: items[0]?.priority ?? 0,
       };
     });
     const hard = waiting.find((w) => w.hard)?.hard ?? Resources.EMPTY;
