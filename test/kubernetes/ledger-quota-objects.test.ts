@@ -164,3 +164,34 @@ describe('LedgerQuota objects counting a kind the webhooks are not sent', () => 
     expect([routed.code, routed.stderr.trim()]).toEqual([0, '']);
   });
 });
+
+describe('LedgerQuota objects ResourceQuota validation refuses', () => {
+  it('kubectl apply fails with Kubernetes’ field error, as for a ResourceQuota, and nothing is stored or put into the ledger', async () => {
+    const namespace = 'lq-invalid';
+    await stack.plane.createNamespace(namespace);
+    const invalid = JSON.stringify({
+      apiVersion: 'quota-ledger.io/v1alpha1',
+      kind: 'LedgerQuota',
+      metadata: { name: 'best-effort', namespace },
+      spec: { hard: { 'requests.ephemeral-storage': '1Gi' }, scopes: ['BestEffort'] },
+    });
+    const applied = await stack.plane.tryKubectl(['apply', '-f', '-'], invalid);
+    expect(applied.code).not.toBe(0);
+    expect(applied.stderr).toContain(
+      'admission webhook "mutate-definitions.quota-ledger.io" denied the request: LedgerQuota.quota-ledger.io "best-effort" is invalid: spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource',
+    );
+    // The same spec as a ResourceQuota: Kubernetes' own validation says the same of it.
+    const native = await stack.plane.tryKubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: { name: 'best-effort', namespace },
+        spec: JSON.parse(invalid).spec,
+      }),
+    );
+    expect(native.stderr).toContain('spec.scopes: Invalid value: ["BestEffort"]: unsupported scope applied to resource');
+    expect((await stack.plane.tryKubectl(['get', 'ledgerquota', 'best-effort', '-n', namespace])).code).not.toBe(0);
+    expect(await ledgerQuotaOf('best-effort', namespace)).toBeUndefined();
+  });
+});

@@ -10,6 +10,7 @@ import { kubeStatus } from '../errors/kube-status.js';
 import { Metrics } from '../observability/metrics.js';
 import { ReconcileTrigger } from '../reconcile/reconcile-trigger.js';
 import { definitionAuthorPatch, definitionWarnings, isDefinitionReview } from './definition-author.js';
+import { definitionRefusal } from './definition-validation.js';
 import { limitRangeDefaultsPatch } from './limit-range-defaults.js';
 import { isNamespaceReview, namespaceOfReview, reviewedNamespaceName } from './namespace-review.js';
 import {
@@ -123,11 +124,14 @@ export class AdmissionReviewController {
     if (review.namespace) assertNamespaceAllowed(request, review.namespace);
     const denied = this.alwaysDenied(review);
     if (denied) return denied;
-    // A LedgerQuota or LimitRange: who made it, for the reconciler to record in the ledger.
-    if (isDefinitionReview(review))
+    // A LedgerQuota or LimitRange: refused as its REST kind is when invalid; else who made it, for the reconciler to record in the ledger.
+    if (isDefinitionReview(review)) {
+      const refusal = definitionRefusal(review);
+      if (refusal) return denyResponse(review.uid, refusal.code, refusal.message);
       return allowResponse(review.uid, definitionAuthorPatch(review, onBehalfOf(request, review.username).onBehalfOf), {
         warnings: definitionWarnings(review),
       });
+    }
     if (!review.namespace || !review.object || !pluginEnabled(this.config.admission.plugins, 'LimitRanger'))
       return allowResponse(review.uid);
     const limitRanges = await this.definitions.limitRanges(review.namespace);

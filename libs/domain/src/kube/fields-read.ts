@@ -97,20 +97,24 @@ export const NAMESPACE_FIELDS: FieldSelection = objectFields(
 );
 
 /**
- * A LedgerQuota, LimitRange or shared quota under review: whether it has annotations, and the
- * author one (the mutating webhook stamps it); and a quota object's hard (`spec.hard`, a
- * LedgerClusterQuota's `spec.quota.hard`), whose counts of kinds the webhooks are not sent are
- * warned of.
+ * A LimitRange under review: whether it has annotations, and the author one (the mutating webhook
+ * stamps it). Kubernetes validates its spec itself.
  */
-export const DEFINITION_FIELDS: FieldSelection = objectFields(
-  { spec: keys({ hard: WHOLE, quota: keys({ hard: WHOLE }) }) },
+export const DEFINITION_FIELDS: FieldSelection = objectFields({}, { annotations: keys({ [LAST_APPLIED_BY_ANNOTATION]: WHOLE }) });
+
+/**
+ * A LedgerQuota, LedgerClusterQuota or LedgerHierarchicalQuota under review: the author annotation,
+ * and its whole spec, which the mutating webhook validates as the REST API validates the
+ * ResourceQuota, ClusterResourceQuota or HierarchicalResourceQuota it stands for (a quota's spec
+ * is small: its hard, scopes and selectors), and whose counts of kinds the webhooks are not sent
+ * are warned of.
+ */
+export const QUOTA_DEFINITION_FIELDS: FieldSelection = objectFields(
+  { spec: WHOLE },
   { annotations: keys({ [LAST_APPLIED_BY_ANNOTATION]: WHOLE }) },
 );
 
-const DEFINITION_RESOURCES: Readonly<Record<string, readonly string[]>> = {
-  'quota-ledger.io': ['ledgerquotas', 'ledgerclusterquotas', 'ledgerhierarchicalquotas'],
-  '': ['limitranges'],
-};
+const QUOTA_DEFINITIONS = ['ledgerquotas', 'ledgerclusterquotas', 'ledgerhierarchicalquotas'];
 
 /** What admission reads of an object of this kind; OBJECT_FIELDS for every kind it only counts. */
 export function fieldsRead(groupResource: GroupResource): FieldSelection {
@@ -128,7 +132,8 @@ export function fieldsRead(groupResource: GroupResource): FieldSelection {
     }
   }
   if (group === 'resource.k8s.io' && resource === 'resourceclaims') return RESOURCE_CLAIM_FIELDS;
-  if ((DEFINITION_RESOURCES[group] ?? []).includes(resource)) return DEFINITION_FIELDS;
+  if (group === 'quota-ledger.io' && QUOTA_DEFINITIONS.includes(resource)) return QUOTA_DEFINITION_FIELDS;
+  if (group === '' && resource === 'limitranges') return DEFINITION_FIELDS;
   return OBJECT_FIELDS;
 }
 
@@ -139,7 +144,7 @@ export const ANY_KIND_FIELDS: FieldSelection = [
   SERVICE_FIELDS,
   RESOURCE_CLAIM_FIELDS,
   NAMESPACE_FIELDS,
-  DEFINITION_FIELDS,
+  QUOTA_DEFINITION_FIELDS,
 ].reduce(mergeSelections);
 
 /** The part of an object of this kind that admission reads (undefined stays undefined). */
